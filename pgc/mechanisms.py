@@ -1,0 +1,279 @@
+"""ε-LDP gradient mechanisms behind one public interface (:class:`Mechanism`).
+
+The trainer, the auditor, the attacker and third-party code all use the same contract::
+
+    class Mechanism(Protocol):
+        epsilon: float  # claimed ε of ONE submission (math.inf for none)
+        def __call__(self, gradients: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+
+``gradients`` is a float array ``(n, d)``: n independent submissions. The result is the privatized
+``(n, d)`` array; the input is never mutated. All randomness comes from the ``rng`` passed in.
+
+Non-finite rule (all built-in mechanisms): a row with any NaN or ±inf entry is replaced by the zero
+vector *before* clipping, then privatized like any other row. A NaN that appears only under some ψ
+would otherwise pass straight into the output (or poison θ) and reveal ψ; the zero row's output
+distribution is that of a legal input, so the ε guarantee is unchanged. The trainer counts such rows
+(evaluation-only) so a user can see that it happened.
+
+Mechanisms:
+
+* :class:`Laplace` — Algorithm 2: L1 clip to C/2 (eq. 19, sensitivity C by eq. 20), then
+  Lap(C/ε) noise per coordinate (eq. 21). Paper: C = 0.01.
+* :class:`ProjectedRandomSign` — Algorithm 3: fresh Achlioptas matrix M per submission (eq. 5),
+  u = M g, element-wise clip to [-C, C] (eq. 23), bit flip to ±C spending ε/d̂ per coordinate
+  (eq. 24), output Mᵀũ. d̂ = max{1, min{d, ⌊ε/2.5⌋}} unless given. Paper: C = 1.
+* :class:`NoNoise` — ε = ∞. By default it keeps Laplace's L1 clipping to C/2 (C = 0.01): with the
+  paper's η = 0.5 an unclipped A3C gradient (norms in the hundreds) diverges, so the paper's
+  non-private baseline must have been clipped; ``clip=None`` gives the unclipped reading.
+* :func:`split_rounds` — §3.2.1: an agent submitting T times spends ε/T per submission.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable, Protocol, runtime_checkable
+
+import numpy as np
+from scipy.special import expit
+
+SQRT3 = math.sqrt(3.0)
+
+
+@runtime_checkable
+class Mechanism(Protocol):
+    """Randomizes a batch of gradients; ``epsilon`` is the claimed ε of one submission."""
+
+    epsilon: float
+
+    def __call__(self, gradients: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure building blocks (tested against hand-computed numbers)
+# ---------------------------------------------------------------------------------------------
+
+
+def check_gradients(gradients: np.ndarray) -> np.ndarray:
+    """Validate a ``(n, d)`` gradient batch and return it as float64 (a copy is not guaranteed)."""
+    arr = np.asarray(gradients)
+    if arr.ndim != 2 or arr.shape[1] < 1:
+        raise ValueError(f"gradients must be a 2-D array (n, d), got shape {arr.shape}")
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"gradients must be numeric, got dtype {arr.dtype}")
+    return arr.astype(np.float64, copy=False)
+
+
+def check_rng(rng: object) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+def nonfinite_rows(gradients: np.ndarray) -> np.ndarray:
+    """Boolean mask of rows holding any NaN or ±inf."""
+    return ~np.all(np.isfinite(gradients), axis=1)
+
+
+def sanitize(gradients: np.ndarray) -> np.ndarray:
+    """A float64 copy with every non-finite row replaced by zeros (the non-finite rule)."""
+    out = np.array(gradients, dtype=np.float64, copy=True)
+    out[nonfinite_rows(out)] = 0.0
+    return out
+
+
+def l1_clip(gradients: np.ndarray, bound: float) -> np.ndarray:
+    """Eq. 19: g / max{1, ||g||_1 / bound} per row (bound = C/2)."""
+    norms = np.abs(gradients).sum(axis=1, keepdims=True)
+    return gradients / np.maximum(1.0, norms / bound)
+
+
+def prs_reduced_dim(epsilon: float, dim: int) -> int:
+    """The paper's d̂ = max{1, min{d, ⌊ε/2.5⌋}} (§4, following [28])."""
+    if math.isinf(epsilon):
+        return dim
+    return max(1, min(dim, math.floor(epsilon / 2.5)))
+
+
+def bit_flip_plus_probability(clipped: np.ndarray, clip: float, epsilon_per_coordinate: float) -> np.ndarray:
+    """Eq. 24: P(ũ_i = +C) = 1/(e^ε'+1) + (ū_i + C)/(2C) · (e^ε'−1)/(e^ε'+1), ε' = ε/d̂.
+
+    Written with expit/tanh so that large ε' does not overflow.
+    """
+    e = epsilon_per_coordinate
+    return expit(-e) + (clipped + clip) / (2.0 * clip) * np.tanh(e / 2.0)
+
+
+def achlioptas_matrices(rng: np.random.Generator, n: int, rows: int, dim: int) -> np.ndarray:
+    """n independent matrices (eq. 5): ±√3 with probability 1/6 each, 0 with probability 2/3."""
+    u = rng.random((n, rows, dim))
+    return np.where(u < 1.0 / 6.0, -SQRT3, np.where(u < 1.0 / 3.0, SQRT3, 0.0))
+
+
+def _check_epsilon(epsilon: float, allow_inf: bool = False) -> float:
+    if not isinstance(epsilon, (int, float, np.floating)) or math.isnan(epsilon) or epsilon <= 0:
+        raise ValueError(f"epsilon must be a positive number, got {epsilon!r}")
+    if math.isinf(epsilon) and not allow_inf:
+        raise ValueError("epsilon = inf means no privacy: use the 'none' mechanism (NoNoise)")
+    return float(epsilon)
+
+
+def _check_clip(clip: float | None, allow_none: bool = False) -> float | None:
+    if clip is None and allow_none:
+        return None
+    if not isinstance(clip, (int, float, np.floating)) or not math.isfinite(clip) or clip <= 0:
+        raise ValueError(f"clip C must be a positive finite number, got {clip!r}")
+    return float(clip)
+
+
+# ---------------------------------------------------------------------------------------------
+# Mechanisms
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Laplace:
+    """Algorithm 2: L1 clip to C/2 (eq. 19), add Lap(C/ε) per coordinate (eq. 21)."""
+
+    epsilon: float
+    clip: float = 0.01
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
+        object.__setattr__(self, "clip", _check_clip(self.clip))
+
+    @property
+    def noise_scale(self) -> float:
+        return self.clip / self.epsilon  # eq. 21: sensitivity C (eq. 20) over ε
+
+    def clip_only(self, gradients: np.ndarray) -> np.ndarray:
+        return l1_clip(sanitize(check_gradients(gradients)), self.clip / 2.0)
+
+    def __call__(self, gradients: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        clipped = self.clip_only(gradients)
+        return clipped + check_rng(rng).laplace(0.0, self.noise_scale, size=clipped.shape)
+
+
+@dataclass(frozen=True)
+class PRSRelease:
+    """What a PRS submission is made of (for white-box audits): output = Mᵀũ."""
+
+    output: np.ndarray  # (n, d)
+    matrices: np.ndarray  # (n, d̂, d)
+    signs: np.ndarray  # (n, d̂), ũ ∈ {−C, +C}
+    clipped: np.ndarray  # (n, d̂), ū
+
+
+@dataclass(frozen=True)
+class ProjectedRandomSign:
+    """Algorithm 3 (projected random sign). ``reduced_dim=None`` applies the paper's d̂ rule."""
+
+    epsilon: float
+    clip: float = 1.0
+    reduced_dim: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
+        object.__setattr__(self, "clip", _check_clip(self.clip))
+        if self.reduced_dim is not None and (not isinstance(self.reduced_dim, (int, np.integer)) or self.reduced_dim < 1):
+            raise ValueError(f"reduced_dim d̂ must be a positive integer, got {self.reduced_dim!r}")
+
+    def reduced_dim_for(self, dim: int) -> int:
+        if self.reduced_dim is None:
+            return prs_reduced_dim(self.epsilon, dim)
+        if self.reduced_dim > dim:
+            raise ValueError(f"reduced_dim d̂={self.reduced_dim} exceeds the gradient dimension d={dim}")
+        return int(self.reduced_dim)
+
+    def release(self, gradients: np.ndarray, rng: np.random.Generator) -> PRSRelease:
+        g = sanitize(check_gradients(gradients))
+        rng = check_rng(rng)
+        n, d = g.shape
+        d_hat = self.reduced_dim_for(d)
+        m = achlioptas_matrices(rng, n, d_hat, d)  # eq. 5, fresh per submission
+        u = np.einsum("nkd,nd->nk", m, g)
+        clipped = np.clip(u, -self.clip, self.clip)  # eq. 23
+        p_plus = bit_flip_plus_probability(clipped, self.clip, self.epsilon / d_hat)  # eq. 24
+        signs = np.where(rng.random(p_plus.shape) < p_plus, self.clip, -self.clip)
+        return PRSRelease(np.einsum("nkd,nk->nd", m, signs), m, signs, clipped)
+
+    def __call__(self, gradients: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return self.release(gradients, rng).output
+
+
+@dataclass(frozen=True)
+class NoNoise:
+    """ε = ∞: no noise. Keeps L1 clipping to C/2 unless ``clip=None`` (see module docstring)."""
+
+    clip: float | None = 0.01
+    epsilon: float = math.inf
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "clip", _check_clip(self.clip, allow_none=True))
+        if self.epsilon != math.inf:
+            raise ValueError("NoNoise always has epsilon = inf")
+
+    def __call__(self, gradients: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        g = sanitize(check_gradients(gradients))
+        return g if self.clip is None else l1_clip(g, self.clip / 2.0)
+
+
+def split_rounds(mechanism: Mechanism, rounds: int) -> Mechanism:
+    """§3.2.1: the per-submission mechanism when an agent submits ``rounds`` times under a total ε.
+
+    Works for any mechanism that is a dataclass with an ``epsilon`` field (all built-in ones).
+    """
+    if not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    if rounds == 1 or math.isinf(mechanism.epsilon):
+        return mechanism
+    try:
+        return replace(mechanism, epsilon=mechanism.epsilon / rounds)  # type: ignore[type-var]
+    except TypeError:
+        raise TypeError(f"{type(mechanism).__name__} is not a dataclass with an epsilon field; "
+                        "build its per-round instance yourself") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Registry by name (the CLI and the tuner read it)
+# ---------------------------------------------------------------------------------------------
+
+MechanismFactory = Callable[..., Mechanism]
+_DEFAULT_CLIP = {"laplace": 0.01, "prs": 1.0, "none": 0.01}  # paper §4 "Hyper Parameters"
+
+
+def _make_laplace(epsilon: float, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:
+    if reduced_dim is not None:
+        raise ValueError("reduced_dim only applies to the 'prs' mechanism")
+    return Laplace(epsilon=epsilon, clip=_DEFAULT_CLIP["laplace"] if clip is None else clip)
+
+
+def _make_prs(epsilon: float, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:
+    return ProjectedRandomSign(epsilon=epsilon, clip=_DEFAULT_CLIP["prs"] if clip is None else clip,
+                               reduced_dim=reduced_dim)
+
+
+def _make_none(epsilon: float = math.inf, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:
+    if epsilon is not None and not (isinstance(epsilon, (int, float)) and math.isinf(epsilon)):
+        raise ValueError("the 'none' mechanism has epsilon = inf")
+    if reduced_dim is not None:
+        raise ValueError("reduced_dim only applies to the 'prs' mechanism")
+    return NoNoise(clip=_DEFAULT_CLIP["none"] if clip is None else (None if clip == math.inf else clip))
+
+
+MECHANISMS: dict[str, MechanismFactory] = {"laplace": _make_laplace, "prs": _make_prs, "none": _make_none}
+
+
+def register_mechanism(name: str, factory: MechanismFactory) -> None:
+    """Make a third-party mechanism available by name (``factory(epsilon, clip, reduced_dim)``)."""
+    if not name or name in MECHANISMS:
+        raise ValueError(f"mechanism name {name!r} is empty or already registered")
+    MECHANISMS[name] = factory
+
+
+def make_mechanism(name: str, epsilon: float = math.inf, clip: float | None = None,
+                   reduced_dim: int | None = None) -> Mechanism:
+    """Build a registered mechanism; ``clip=None`` takes the paper's C for that mechanism."""
+    if name not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {name!r}; known: {', '.join(sorted(MECHANISMS))}")
+    return MECHANISMS[name](epsilon=epsilon, clip=clip, reduced_dim=reduced_dim)

@@ -1,0 +1,145 @@
+"""Lanes of agents playing episodes, and clean (pre-mechanism) gradients at a given model.
+
+:class:`LaneEngine` owns the per-lane arrays the compiled kernel (:mod:`pgc.kernel`) works on;
+the trainer drives it asynchronously, :func:`simulate_episodes` drives it for the auditor and the
+attacker ("what would an agent with physics ψ submit at model θ?").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import kernel
+from .env import EPISODE_CAP, PHYSICS_FIELDS, initial_states
+from .model import DIM
+
+
+@dataclass(frozen=True)
+class A3CHyperparams:
+    """Loss and episode settings; paper §4: γ = 0.99, λ = 0.5, β = 0.01, cap 200."""
+
+    gamma: float = 0.99
+    lam: float = 0.5
+    beta: float = 0.01
+    cap: int = EPISODE_CAP
+    bootstrap_truncated: bool = True  # V(s_T; θ') as eq. 18's bootstrap when cut by the cap
+    action_selection: str = "greedy"  # "greedy": argmax π as Alg. 1; "sample": a ~ π (usual A3C)
+
+    def __post_init__(self) -> None:
+        if not (0.0 < self.gamma < 1.0):
+            raise ValueError(f"gamma must lie in (0, 1), got {self.gamma}")
+        for name in ("lam", "beta"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+        if self.action_selection not in ("greedy", "sample"):
+            raise ValueError(f"action_selection must be 'greedy' or 'sample', got {self.action_selection!r}")
+        if not isinstance(self.cap, (int, np.integer)) or not 1 <= self.cap <= 10_000:
+            raise ValueError(f"cap must be an integer in [1, 10000], got {self.cap!r}")
+
+
+class LaneEngine:
+    """Per-lane episode state; :meth:`tick` steps all active lanes once (compiled, parallel)."""
+
+    def __init__(self, n_lanes: int, hyper: A3CHyperparams):
+        if n_lanes < 1:
+            raise ValueError("need at least one lane")
+        self.hyper = hyper
+        self.n = n_lanes
+        self.state = np.zeros((n_lanes, 4))
+        self.elapsed = np.zeros(n_lanes, np.int64)
+        self.theta = np.zeros((n_lanes, DIM))
+        self.physics = np.ones((n_lanes, len(PHYSICS_FIELDS)))
+        self.alpha = np.zeros(n_lanes)
+        self.acc = np.zeros((n_lanes, kernel.ACC_TERMS, DIM))
+        self.active = np.zeros(n_lanes, np.bool_)
+        self.gradients = np.zeros((n_lanes, DIM))
+        self.done = np.zeros(n_lanes, np.bool_)
+        self.terminated = np.zeros(n_lanes, np.bool_)
+        self.actions = np.zeros(n_lanes, np.int8)
+
+    def start(self, lanes: np.ndarray, theta: np.ndarray, physics: np.ndarray, alpha: np.ndarray,
+              rng: np.random.Generator, states: np.ndarray | None = None) -> None:
+        """Begin a new episode on ``lanes`` (θ' copied now, Alg. 1 "Copy parameters θ' ← θ")."""
+        k = len(lanes)
+        self.state[lanes] = initial_states(rng, k) if states is None else states
+        self.elapsed[lanes] = 0
+        self.acc[lanes] = 0.0
+        self.theta[lanes] = theta
+        self.physics[lanes] = physics
+        self.alpha[lanes] = alpha
+        self.active[lanes] = True
+
+    def stop(self, lanes: np.ndarray) -> None:
+        self.active[lanes] = False
+
+    def tick(self, rng: np.random.Generator) -> np.ndarray:
+        """One step of every active lane; returns the indices of lanes whose episode ended."""
+        u = rng.random((2, self.n))
+        h = self.hyper
+        kernel.advance(self.state, self.elapsed, self.theta, self.physics, self.alpha, u[0], u[1],
+                       self.acc, self.active, h.cap, h.gamma, h.lam, h.beta, h.bootstrap_truncated,
+                       h.action_selection == "sample", self.gradients, self.done, self.terminated, self.actions)
+        finished = np.flatnonzero(self.done)
+        self.active[finished] = False
+        return finished
+
+
+@dataclass(frozen=True)
+class EpisodeBatch:
+    """Clean per-episode gradients (before any mechanism) and scores (episode lengths)."""
+
+    gradients: np.ndarray  # (n, 112) float64, may hold non-finite values for a diverged model
+    scores: np.ndarray  # (n,) int64
+    terminated: np.ndarray  # (n,) bool: the pole fell (False: cut by the cap)
+
+
+def simulate_episodes(theta: np.ndarray, physics: np.ndarray, rng: np.random.Generator, *,
+                      alpha: float | np.ndarray = 0.0, hyper: A3CHyperparams | None = None,
+                      max_lanes: int = 4096) -> EpisodeBatch:
+    """Play one episode per physics row at model θ and return each episode's clean gradient.
+
+    ``theta`` is one model ``(112,)`` for all episodes or one per episode ``(n, 112)``; ``physics``
+    is ``(n, 6)`` (see :func:`pgc.env.physics_array`); ``alpha`` the exploration probability.
+    Episodes are fed through at most ``max_lanes`` lanes, refilled as soon as one finishes.
+    """
+    hyper = hyper or A3CHyperparams()
+    physics = np.asarray(physics, dtype=np.float64)
+    if physics.ndim != 2 or physics.shape[1] != len(PHYSICS_FIELDS):
+        raise ValueError(f"physics must have shape (n, {len(PHYSICS_FIELDS)}), got {physics.shape}")
+    n = physics.shape[0]
+    theta = np.asarray(theta, dtype=np.float64)
+    thetas = np.broadcast_to(theta, (n, DIM)) if theta.ndim == 1 else theta
+    if thetas.shape != (n, DIM):
+        raise ValueError(f"theta must have shape ({DIM},) or ({n}, {DIM}), got {theta.shape}")
+    alphas = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,))
+    grads = np.empty((n, DIM))
+    scores = np.empty(n, np.int64)
+    terminated = np.empty(n, np.bool_)
+    if n == 0:
+        return EpisodeBatch(grads, scores, terminated)
+    lanes = min(n, max_lanes)
+    engine = LaneEngine(lanes, hyper)
+    episode_of_lane = np.arange(lanes)
+    engine.start(np.arange(lanes), thetas[:lanes], physics[:lanes], alphas[:lanes], rng)
+    next_episode = lanes
+    remaining = n
+    while remaining:
+        finished = engine.tick(rng)
+        if finished.size == 0:
+            continue
+        ep = episode_of_lane[finished]
+        grads[ep] = engine.gradients[finished]
+        scores[ep] = engine.elapsed[finished]
+        terminated[ep] = engine.terminated[finished]
+        remaining -= finished.size
+        refill = finished[: max(0, min(finished.size, n - next_episode))]
+        if refill.size:
+            new = np.arange(next_episode, next_episode + refill.size)
+            episode_of_lane[refill] = new
+            engine.start(refill, thetas[new], physics[new], alphas[new], rng)
+            next_episode += refill.size
+    return EpisodeBatch(grads, scores, terminated)

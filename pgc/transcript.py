@@ -1,0 +1,122 @@
+"""The transcript: every submission as the aggregator (or a colluding agent) sees it, kept apart from
+the ground truth, which only an evaluator may read.
+
+Aggregator view (``transcript.npz``), one row per submission in arrival order:
+
+* ``agent``, ``round`` — who submitted (agent index in start order) and which of its T rounds;
+* ``worker`` — the worker slot (0..W−1) that ran the episode;
+* ``model_version`` — the θ version the agent copied when its episode began (stale if updates
+  happened meanwhile); ``theta_versions``/``thetas`` hold θ for every version any agent used, plus
+  the final one, exactly (float64);
+* ``gradient`` — the noisy gradient g̃ (float32: the aggregator's θ update used the float64 value);
+* ``score`` — the reported score ζ (episode length). NOT protected by the mechanism;
+* ``start_tick``, ``arrival_tick`` — environment-step clock (since the trial began) when the
+  episode started and when the submission arrived. Timing, like the score, is a side channel.
+
+Ground truth (``ground_truth.npz``, evaluation-only): ``psi`` (the agent's gravity), ``terminated``
+(pole fell vs cut by the cap) and ``nonfinite`` (the clean gradient had a NaN/inf, replaced by zeros).
+Attackers and auditors must never read it except to score themselves.
+
+Files are written atomically and read with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+
+from .model import DIM
+
+TRANSCRIPT_FILE = "transcript.npz"
+GROUND_TRUTH_FILE = "ground_truth.npz"
+
+
+def atomic_savez(path: Path, **arrays: np.ndarray) -> None:
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    tmp.replace(path)
+
+
+@dataclass
+class Transcript:
+    agent: np.ndarray
+    round: np.ndarray
+    worker: np.ndarray
+    model_version: np.ndarray
+    gradient: np.ndarray
+    score: np.ndarray
+    start_tick: np.ndarray
+    arrival_tick: np.ndarray
+    theta_versions: np.ndarray
+    thetas: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.score)
+        for f in fields(self):
+            arr = getattr(self, f.name)
+            if f.name in ("theta_versions", "thetas"):
+                continue
+            if len(arr) != n:
+                raise ValueError(f"transcript field {f.name} has {len(arr)} rows, expected {n}")
+        if self.gradient.ndim != 2 or self.gradient.shape[1] != DIM:
+            raise ValueError(f"transcript gradients must be (n, {DIM})")
+        if self.thetas.shape != (len(self.theta_versions), DIM):
+            raise ValueError("transcript thetas must be (versions, 112)")
+        missing = np.setdiff1d(np.unique(self.model_version), self.theta_versions)
+        if missing.size:
+            raise ValueError(f"transcript lacks θ for model versions {missing[:5].tolist()}")
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+    def theta_at(self, version: int | np.ndarray) -> np.ndarray:
+        """θ for one version (112,) or an array of versions (n, 112)."""
+        idx = np.searchsorted(self.theta_versions, version)
+        return self.thetas[idx]
+
+    def submission_thetas(self) -> np.ndarray:
+        """θ' each submission was computed at, (n, 112)."""
+        return self.theta_at(self.model_version)
+
+    def save(self, directory: Path) -> Path:
+        path = Path(directory) / TRANSCRIPT_FILE
+        atomic_savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
+        return path
+
+    @classmethod
+    def load(cls, directory: Path) -> "Transcript":
+        return cls(**_load_npz(Path(directory) / TRANSCRIPT_FILE, [f.name for f in fields(cls)]))
+
+
+@dataclass
+class GroundTruth:
+    """Evaluation-only: what the aggregator must not see."""
+
+    psi: np.ndarray
+    terminated: np.ndarray
+    nonfinite: np.ndarray
+
+    def save(self, directory: Path) -> Path:
+        path = Path(directory) / GROUND_TRUTH_FILE
+        atomic_savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
+        return path
+
+    @classmethod
+    def load(cls, directory: Path) -> "GroundTruth":
+        return cls(**_load_npz(Path(directory) / GROUND_TRUTH_FILE, [f.name for f in fields(cls)]))
+
+
+def _load_npz(path: Path, names: list[str]) -> dict[str, np.ndarray]:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = [n for n in names if n not in data.files]
+            if missing:
+                raise ValueError(f"{path} lacks arrays {missing}")
+            return {n: data[n] for n in names}
+    except (OSError, ValueError, EOFError) as exc:
+        raise ValueError(f"{path} is not a valid transcript file: {exc}") from None

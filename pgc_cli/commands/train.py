@@ -1,0 +1,123 @@
+"""``pgc train``: K independent PGC-A3C trials in one vectorised batch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+from pgc.mechanisms import MECHANISMS
+from pgc.rollout import A3CHyperparams
+from pgc.rundir import save_run
+from pgc.trainer import TrainConfig, train_batch
+
+from ..main import CLIError
+
+# CLI flag -> TrainConfig field
+_FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "clip": "clip", "reduced_dim": "reduced_dim",
+          "buffer": "buffer_size", "submissions": "submissions", "workers": "workers", "lr": "learning_rate",
+          "rounds": "rounds", "stop_at_success": "stop_at_success"}
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    """Config file (JSON, TrainConfig fields) first, explicit flags on top."""
+    data: dict = {}
+    if args.config:
+        path = Path(args.config)
+        if not path.is_file():
+            raise CLIError(f"config file {path} does not exist")
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise CLIError(f"config file {path} is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise CLIError(f"config file {path} must hold a JSON object")
+    for flag, field_name in _FLAGS.items():
+        value = getattr(args, flag)
+        if value is not None:
+            data[field_name] = value
+    if args.gravities is not None:
+        data["gravities"] = tuple(args.gravities)
+    if args.action_selection is not None:
+        hyper = data.get("hyper") or {}
+        data["hyper"] = {**(hyper if isinstance(hyper, dict) else {}), "action_selection": args.action_selection}
+    if data.get("mechanism") == "none":
+        data["epsilon"] = math.inf
+    if args.clip is not None and math.isinf(args.clip):
+        data["clip"] = math.inf if data.get("mechanism") == "none" else args.clip
+    return TrainConfig.from_dict(data)
+
+
+class TrainCommand:
+    help = "train PGC-A3C"
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--config", help="JSON file with TrainConfig fields (flags override it)")
+        p.add_argument("--mechanism", choices=sorted(MECHANISMS), help="gradient mechanism (default laplace)")
+        p.add_argument("--epsilon", type=positive_float, help="ε per agent (default 1; ignored for none)")
+        p.add_argument("--clip", type=positive_float, help="clip C (default: paper's, 0.01 laplace/none, 1 prs; "
+                                                            "'inf' with none = unclipped)")
+        p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂ (default max{1, min{d, ⌊ε/2.5⌋}})")
+        p.add_argument("--buffer", type=positive_int, help="MAX_BUF (default 1)")
+        p.add_argument("--submissions", type=positive_int, help="N submissions per trial (default 10000)")
+        p.add_argument("--workers", type=positive_int, help="W concurrent workers (default 9)")
+        p.add_argument("--lr", type=positive_float, help="η (default 0.5)")
+        p.add_argument("--rounds", type=positive_int, help="submissions per agent, ε split (§3.2.1; default 1)")
+        p.add_argument("--gravities", type=float, nargs="+", help="Ψ (default 9.7 9.8 9.9)")
+        p.add_argument("--action-selection", choices=["greedy", "sample"], help="greedy = Alg. 1 (default)")
+        p.add_argument("--stop-at-success", action="store_true", default=None, help="end a trial at its FST")
+        p.add_argument("--trials", type=positive_int, default=1, help="K trials, seeds S..S+K-1 (default 1)")
+        p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+        p.add_argument("--out", default="runs/train", help="output folder (default runs/train)")
+        p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
+        p.add_argument("--no-transcript", action="store_true", help="do not record transcripts")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar (default: on when stderr is a terminal)")
+
+    def run(self, args: argparse.Namespace) -> int:
+        if args.seed < 0:
+            raise CLIError("--seed must be >= 0")
+        base = config_from_args(args)
+        configs = [base.replace(seed=args.seed + i) for i in range(args.trials)]
+        out = Path(args.out)
+        if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
+            raise CLIError(f"{out} exists and is not empty (use --force to replace it)")
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        start = time.perf_counter()
+        results = train_batch(configs, record_transcripts=not args.no_transcript, progress=progress)
+        wall = time.perf_counter() - start
+        save_run(results, out, wall_time=wall, overwrite=args.force)
+        steps = sum(r.agent_steps for r in results)
+        print(f"{base.mechanism} ε={base.epsilon:g} C={base.build_mechanism().__dict__.get('clip')} |B|={base.buffer_size} "
+              f"N={base.submissions} W={base.workers} trials={len(results)}: {wall:.1f}s, {steps:,} agent-steps "
+              f"({steps / wall:.3g}/s)")
+        for r in results:
+            s = r.summary()
+            final = "n/a" if s["final_mu"] is None else f"{s['final_mu']:.1f}"
+            print(f"  seed {s['seed']}: FST={s['fst']}  final μ={final}  updates={s['updates']}"
+                  + (f"  non-finite gradients={s['nonfinite_gradients']}" if s["nonfinite_gradients"] else ""))
+        print(f"wrote {out}/summary.json and {len(results)} trial folder(s)")
+        return 0

@@ -1,0 +1,82 @@
+"""The ``pgc`` command line: one subcommand per module in :mod:`pgc_cli.commands`.
+
+Each command is a class with ``help``, ``add_arguments(parser)`` and ``run(args) -> int`` (Optuna's
+CLI style). Commands are imported lazily, so ``pgc train`` never imports the auditor or optuna.
+Bad input raises :class:`CLIError` (or ``ValueError``/``FileNotFoundError``): the message goes to
+stderr and the exit code is 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Protocol, Sequence
+
+# name -> (module:Class, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "train": ("pgc_cli.commands.train:TrainCommand", "train PGC-A3C (K trials at once); writes checkpoints, transcript, summary"),
+    "bench": ("pgc_cli.commands.bench:BenchCommand", "benchmarks that print a ratio against a reference measured in the same run"),
+    "replicate": ("pgc_cli.commands.replicate:ReplicateCommand", "replicate the paper's Tables 1-3 and Figures 2-3 with a zero-information control"),
+    "audit": ("pgc_cli.commands.audit:AuditCommand", "empirical epsilon lower bounds: mechanisms, trained models, transcript channels"),
+    "attack": ("pgc_cli.commands.attack:AttackCommand", "dynamics-inference attacks recovering gravity from submissions"),
+    "report": ("pgc_cli.commands.report:ReportCommand", "privacy report (HTML, Markdown, JSON) from result files"),
+    "tune": ("pgc_cli.commands.tune:TuneCommand", "tune epsilon and mechanism settings with optuna"),
+    "pipeline": ("pgc_cli.commands.pipeline:PipelineCommand", "the main job: train -> audit -> attack -> report on embedded defaults"),
+}
+
+
+class CLIError(Exception):
+    """A user error: printed without a traceback, exit code 2."""
+
+
+class Command(Protocol):
+    help: str
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _load(name: str) -> Command:
+    target, _ = COMMANDS[name]
+    module_name, cls_name = target.split(":")
+    return getattr(importlib.import_module(module_name), cls_name)()
+
+
+def _available() -> list[str]:
+    out = []
+    for name, (target, _) in COMMANDS.items():
+        if importlib.util.find_spec(target.split(":")[0]) is not None:
+            out.append(name)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    names = _available()
+    parser = argparse.ArgumentParser(prog="pgc", description="pgc-audit: privacy auditing and attacks for LDP distributed RL")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = argv[0] if argv and argv[0] in names else None
+    for name in names:
+        p = sub.add_parser(name, help=COMMANDS[name][1], description=COMMANDS[name][1])
+        if name == chosen:
+            command = _load(name)
+            command.add_arguments(p)
+            p.set_defaults(_command=command)
+    args = parser.parse_args(argv)
+    if chosen is None:
+        parser.print_help(sys.stderr if argv else sys.stdout)
+        return 2 if argv else 0
+    try:
+        return int(args._command.run(args) or 0)
+    except (CLIError, ValueError, FileNotFoundError, TypeError) as exc:
+        print(f"pgc {chosen}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"pgc {chosen}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
