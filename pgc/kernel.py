@@ -4,24 +4,21 @@ Each lane is one agent playing one episode with its own parameter copy θ' (112 
 :mod:`pgc.model`) and its own physics row (:mod:`pgc.env`). One call of :func:`advance` moves every
 active lane by one environment step.
 
-Gradient of eqs. 15–18, accumulated online
-------------------------------------------
-With rewards r_t = 1 (CartPole, terminal step included), episode length T, bootstrap value V_T
-(eq. 18: V(s_T; θ') — taken as 0 when the pole fell, see below), discount γ and
+Gradient of eqs. 15–18
+----------------------
+With rewards r_t = 1 (CartPole, terminal step included), episode length T and bootstrap value V_T,
 
     V̂_t = Σ_{j=t}^{T-1} γ^{j-t} r_j + γ^{T-t} V_T      (eq. 18 with eq. 12's γ^{T-t})
     A_t  = V̂_t − V(s_t; θ')                               (eq. 12)
 
 the semi-gradient of eq. 15 (A_t and V̂_t treated as constants, the A3C convention) is
 
-    g = Σ_t A_t u_t + Σ_t w_t,
-    u_t = −∇ log π(a_t|s_t) − 2λ ∇V(s_t),   w_t = −β ∇H(π(·|s_t)).
+    g = Σ_t [ −A_t ∇log π(a_t|s_t) − β ∇H(π(·|s_t)) − 2λ A_t ∇V(s_t) ].
 
-Since Σ_{j≥t} γ^{j-t} = (1 − γ^{T−t})/(1 − γ), A_t is affine in γ^{−t} with coefficients known only at
-the end, so three 112-vectors per lane suffice — no trajectory storage, no padding:
-
-    S0 = Σ u_t,   S1 = Σ γ^{−t} u_t,   S2 = Σ (w_t − V(s_t) u_t)
-    g  = S0/(1−γ) + γ^T (V_T − 1/(1−γ)) S1 + S2.
+While an episode runs, a lane stores only (s_t, a_t) — 5 numbers a step — in its own trajectory
+buffer; when it ends, one backward sweep (t = T−1..0) computes V̂_t recursively, recomputes the tiny
+forward pass and accumulates g into a single 112-vector. Every lane loops over its own length, so
+nothing is padded, and the sweep's working set stays in L1 cache.
 
 The sums run over the T steps at which an action was taken (t = 0..T−1); the terminal state has no
 action, so eq. 16's term at t = T_n is empty. V_T is V(s_T; θ') if the episode was cut by the 200-step
@@ -32,6 +29,7 @@ cap (``bootstrap_truncated=True``), and 0 if the pole fell (a terminal state's v
 from __future__ import annotations
 
 import math
+import os
 
 import numba as nb
 import numpy as np
@@ -39,104 +37,95 @@ import numpy as np
 from .env import THETA_THRESHOLD, X_THRESHOLD
 from .model import DIM
 
-ACC_TERMS = 3  # S0, S1, S2 above
+TRAJ_FIELDS = 5  # s_t (4 numbers) and a_t per stored step
 
 
 @nb.njit(cache=True, inline="always")
-def _forward(theta, row, s0, s1, s2, s3, pre, h):
-    """Writes pre-activations and hidden units; returns (z0, z1, v)."""
+def _forward(theta, row, s0, s1, s2, s3):
+    """Returns (z0, z1, v): policy logits and value of state s at θ[row]."""
     z0 = 0.0
     z1 = 0.0
     v = 0.0
     for j in range(16):
         p = theta[row, 4 * j] * s0 + theta[row, 4 * j + 1] * s1 + theta[row, 4 * j + 2] * s2 + theta[row, 4 * j + 3] * s3
-        pre[j] = p
-        hj = p if p > 0.0 else 0.0
-        h[j] = hj
-        z0 += theta[row, 64 + j] * hj
-        z1 += theta[row, 80 + j] * hj
-        v += theta[row, 96 + j] * hj
+        if p > 0.0:
+            z0 += theta[row, 64 + j] * p
+            z1 += theta[row, 80 + j] * p
+            v += theta[row, 96 + j] * p
     return z0, z1, v
 
 
 @nb.njit(cache=True, inline="always")
-def _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, acc, active,
+def _log_softmax2(z0, z1):
+    zmax = z0 if z0 > z1 else z1
+    lse = zmax + math.log(math.exp(z0 - zmax) + math.exp(z1 - zmax))
+    return z0 - lse, z1 - lse
+
+
+@nb.njit(cache=True, inline="always")
+def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_out):
+    """Backward sweep over one stored episode: writes g of eqs. 15–18 into grad_out[lane]."""
+    for k in range(grad_out.shape[1]):
+        grad_out[lane, k] = 0.0
+    target = v_boot
+    for t in range(steps - 1, -1, -1):
+        target = 1.0 + gamma * target  # eq. 18, r_t = 1
+        s0 = traj[lane, t, 0]
+        s1 = traj[lane, t, 1]
+        s2 = traj[lane, t, 2]
+        s3 = traj[lane, t, 3]
+        a = int(traj[lane, t, 4])
+        z0, z1, v = _forward(theta, lane, s0, s1, s2, s3)
+        logp0, logp1 = _log_softmax2(z0, z1)
+        p0 = math.exp(logp0)
+        p1 = math.exp(logp1)
+        entropy = -(p0 * logp0 + p1 * logp1)  # eq. 13
+        adv = target - v  # eq. 12 (a constant for the gradient)
+        # upstream gradient on the logits and the value
+        dz0 = adv * (p0 - (1.0 if a == 0 else 0.0)) + beta * p0 * (logp0 + entropy)
+        dz1 = adv * (p1 - (1.0 if a == 1 else 0.0)) + beta * p1 * (logp1 + entropy)
+        dv = -2.0 * lam * adv
+        for j in range(16):
+            p = theta[lane, 4 * j] * s0 + theta[lane, 4 * j + 1] * s1 + theta[lane, 4 * j + 2] * s2 + theta[lane, 4 * j + 3] * s3
+            if p > 0.0:
+                grad_out[lane, 64 + j] += dz0 * p
+                grad_out[lane, 80 + j] += dz1 * p
+                grad_out[lane, 96 + j] += dv * p
+                dh = theta[lane, 64 + j] * dz0 + theta[lane, 80 + j] * dz1 + theta[lane, 96 + j] * dv
+                grad_out[lane, 4 * j] += dh * s0
+                grad_out[lane, 4 * j + 1] += dh * s1
+                grad_out[lane, 4 * j + 2] += dh * s2
+                grad_out[lane, 4 * j + 3] += dh * s3
+
+
+@nb.njit(cache=True, inline="always")
+def _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
                cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
     """One environment step of one lane (see :func:`advance`)."""
     done[lane] = False
     if not active[lane]:
         return
-    pre = np.empty(16)
-    h = np.empty(16)
     s0 = state[lane, 0]
     s1 = state[lane, 1]
     s2 = state[lane, 2]
     s3 = state[lane, 3]
-    z0, z1, v = _forward(theta, lane, s0, s1, s2, s3, pre, h)
-    # log-softmax of two logits, computed stably
-    zmax = z0 if z0 > z1 else z1
-    lse = zmax + math.log(math.exp(z0 - zmax) + math.exp(z1 - zmax))
-    logp0 = z0 - lse
-    logp1 = z1 - lse
-    p0 = math.exp(logp0)
-    p1 = math.exp(logp1)
-    entropy = -(p0 * logp0 + p1 * logp1)  # eq. 13
+    z0, z1, v = _forward(theta, lane, s0, s1, s2, s3)
     # action (§4): with probability α uniformly random; otherwise argmax π (Alg. 1; ties -> 0 as
     # numpy's argmax) or, with ``sample_actions``, a draw from π (the usual A3C actor)
     if u_explore[lane] < alpha[lane]:
         a = 0 if u_action[lane] < 0.5 else 1
     elif sample_actions:
-        a = 1 if u_action[lane] < p1 else 0
+        _, logp1 = _log_softmax2(z0, z1)
+        a = 1 if u_action[lane] < math.exp(logp1) else 0
     else:
         a = 0 if z0 >= z1 else 1
     actions[lane] = a
-    # upstream gradients on (logits, value) of the three accumulated terms
-    az0 = p0 - (1.0 if a == 0 else 0.0)  # ∂(−log π_a)/∂z
-    az1 = p1 - (1.0 if a == 1 else 0.0)
-    bz0 = beta * p0 * (logp0 + entropy)  # ∂(−βH)/∂z
-    bz1 = beta * p1 * (logp1 + entropy)
     t = elapsed[lane]
-    disc_inv = gamma ** (-t)
-    dz0_0 = az0
-    dz1_0 = az1
-    dv_0 = -2.0 * lam
-    dz0_1 = disc_inv * az0
-    dz1_1 = disc_inv * az1
-    dv_1 = disc_inv * dv_0
-    dz0_2 = bz0 - v * az0
-    dz1_2 = bz1 - v * az1
-    dv_2 = 2.0 * lam * v
-    for j in range(16):
-        hj = h[j]
-        acc[lane, 0, 64 + j] += dz0_0 * hj
-        acc[lane, 0, 80 + j] += dz1_0 * hj
-        acc[lane, 0, 96 + j] += dv_0 * hj
-        acc[lane, 1, 64 + j] += dz0_1 * hj
-        acc[lane, 1, 80 + j] += dz1_1 * hj
-        acc[lane, 1, 96 + j] += dv_1 * hj
-        acc[lane, 2, 64 + j] += dz0_2 * hj
-        acc[lane, 2, 80 + j] += dz1_2 * hj
-        acc[lane, 2, 96 + j] += dv_2 * hj
-        if pre[j] > 0.0:
-            wp0 = theta[lane, 64 + j]
-            wp1 = theta[lane, 80 + j]
-            wv = theta[lane, 96 + j]
-            dh0 = wp0 * dz0_0 + wp1 * dz1_0 + wv * dv_0
-            dh1 = wp0 * dz0_1 + wp1 * dz1_1 + wv * dv_1
-            dh2 = wp0 * dz0_2 + wp1 * dz1_2 + wv * dv_2
-            b = 4 * j
-            acc[lane, 0, b] += dh0 * s0
-            acc[lane, 0, b + 1] += dh0 * s1
-            acc[lane, 0, b + 2] += dh0 * s2
-            acc[lane, 0, b + 3] += dh0 * s3
-            acc[lane, 1, b] += dh1 * s0
-            acc[lane, 1, b + 1] += dh1 * s1
-            acc[lane, 1, b + 2] += dh1 * s2
-            acc[lane, 1, b + 3] += dh1 * s3
-            acc[lane, 2, b] += dh2 * s0
-            acc[lane, 2, b + 1] += dh2 * s1
-            acc[lane, 2, b + 2] += dh2 * s2
-            acc[lane, 2, b + 3] += dh2 * s3
+    traj[lane, t, 0] = s0
+    traj[lane, t, 1] = s1
+    traj[lane, t, 2] = s2
+    traj[lane, t, 3] = s3
+    traj[lane, t, 4] = a
     # CartPole physics, same operations and order as gymnasium's CartPoleEnv.step (Euler)
     gravity = physics[lane, 0]
     masscart = physics[lane, 1]
@@ -168,34 +157,33 @@ def _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action,
         terminated[lane] = term
         v_boot = 0.0
         if (not term) and bootstrap_truncated:
-            _, _, v_boot = _forward(theta, lane, x, x_dot, th, th_dot, pre, h)
-        big_t = t + 1
-        inv = 1.0 / (1.0 - gamma)
-        c1 = gamma ** big_t * (v_boot - inv)
-        for k in range(DIM):
-            grad_out[lane, k] = acc[lane, 0, k] * inv + c1 * acc[lane, 1, k] + acc[lane, 2, k]
+            _, _, v_boot = _forward(theta, lane, x, x_dot, th, th_dot)
+        _episode_gradient(lane, traj, t + 1, v_boot, theta, gamma, lam, beta, grad_out)
 
 
-SERIAL_MAX_LANES = 256  # below this, a parallel region per tick costs more than it saves
+# A numba parallel region per tick costs a thread hand-off each step; on a busy 2-core machine that
+# is slower than one core. Parallelism therefore comes from processes (train_batch(processes=...));
+# set PGC_PARALLEL_LANES=n to use threads for ticks of more than n lanes.
+SERIAL_MAX_LANES = int(os.environ.get("PGC_PARALLEL_LANES", "0")) or 1 << 62
 
 
 @nb.njit(cache=True)
-def _advance_serial(state, elapsed, theta, physics, alpha, u_explore, u_action, acc, active,
+def _advance_serial(state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
                     cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
     for lane in range(state.shape[0]):
-        _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, acc, active,
+        _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
                    cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
 
 
 @nb.njit(parallel=True, cache=True)
-def _advance_parallel(state, elapsed, theta, physics, alpha, u_explore, u_action, acc, active,
+def _advance_parallel(state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
                       cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
     for lane in nb.prange(state.shape[0]):
-        _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, acc, active,
+        _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
                    cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
 
 
-def advance(state, elapsed, theta, physics, alpha, u_explore, u_action, acc, active,
+def advance(state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
             cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
     """Advance every active lane one step (all arrays per lane, see :class:`pgc.rollout.LaneEngine`).
 
@@ -204,7 +192,7 @@ def advance(state, elapsed, theta, physics, alpha, u_explore, u_action, acc, act
     versions give identical results.
     """
     fn = _advance_parallel if state.shape[0] > SERIAL_MAX_LANES else _advance_serial
-    fn(state, elapsed, theta, physics, alpha, u_explore, u_action, acc, active,
+    fn(state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
        cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
 
 
@@ -212,5 +200,5 @@ def warm_up() -> None:
     """Compile (or load from cache) the kernel on a tiny batch."""
     n = 2
     advance(np.zeros((n, 4)), np.zeros(n, np.int64), np.zeros((n, DIM)), np.ones((n, 6)), np.zeros(n),
-            np.zeros(n), np.zeros(n), np.zeros((n, ACC_TERMS, DIM)), np.ones(n, np.bool_), 200, 0.99, 0.5,
+            np.zeros(n), np.zeros(n), np.zeros((n, 200, TRAJ_FIELDS)), np.ones(n, np.bool_), 200, 0.99, 0.5,
             0.01, True, False, np.zeros((n, DIM)), np.zeros(n, np.bool_), np.zeros(n, np.bool_), np.zeros(n, np.int8))

@@ -54,7 +54,9 @@ class LaneEngine:
         self.theta = np.zeros((n_lanes, DIM))
         self.physics = np.ones((n_lanes, len(PHYSICS_FIELDS)))
         self.alpha = np.zeros(n_lanes)
-        self.acc = np.zeros((n_lanes, kernel.ACC_TERMS, DIM))
+        if n_lanes * hyper.cap * kernel.TRAJ_FIELDS * 8 > 2**31:
+            raise ValueError(f"{n_lanes} lanes × cap {hyper.cap} need over 2 GiB of trajectory buffers")
+        self.traj = np.zeros((n_lanes, hyper.cap, kernel.TRAJ_FIELDS))  # (s_t, a_t) per step
         self.active = np.zeros(n_lanes, np.bool_)
         self.gradients = np.zeros((n_lanes, DIM))
         self.done = np.zeros(n_lanes, np.bool_)
@@ -67,7 +69,6 @@ class LaneEngine:
         k = len(lanes)
         self.state[lanes] = initial_states(rng, k) if states is None else states
         self.elapsed[lanes] = 0
-        self.acc[lanes] = 0.0
         self.theta[lanes] = theta
         self.physics[lanes] = physics
         self.alpha[lanes] = alpha
@@ -81,7 +82,7 @@ class LaneEngine:
         u = rng.random((2, self.n))
         h = self.hyper
         kernel.advance(self.state, self.elapsed, self.theta, self.physics, self.alpha, u[0], u[1],
-                       self.acc, self.active, h.cap, h.gamma, h.lam, h.beta, h.bootstrap_truncated,
+                       self.traj, self.active, h.cap, h.gamma, h.lam, h.beta, h.bootstrap_truncated,
                        h.action_selection == "sample", self.gradients, self.done, self.terminated, self.actions)
         finished = np.flatnonzero(self.done)
         self.active[finished] = False

@@ -19,7 +19,6 @@ pending trial at once, so no lane idles while stragglers run.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
@@ -172,13 +171,16 @@ def train(config: TrainConfig, *, record_transcript: bool = False, progress: boo
 
 def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Sequence[bool] = False,
                 max_lanes: int = 8192, progress: bool = False,
-                mechanisms: Sequence[Mechanism] | None = None) -> list[TrainResult]:
+                mechanisms: Sequence[Mechanism] | None = None, processes: int = 1) -> list[TrainResult]:
     """Run K independent trials (any mix of settings and seeds) in one vectorised batch.
 
     Randomness: a trial's initial θ and its agents' ψ come from its own ``seed``; environment and
-    mechanism noise come from one root ``SeedSequence`` of all the batch's seeds, so the same batch
-    reproduces bit for bit. ``mechanisms`` overrides each trial's registry mechanism (e.g. a
-    third-party implementation); ``record_transcripts`` keeps the transcript of the chosen trials.
+    mechanism noise come from one root ``SeedSequence`` of the seeds of the trials sharing a process,
+    so the same call (same configs, same ``processes``) reproduces bit for bit.
+    ``processes > 1`` deals the trials round-robin to that many forked processes (one compiled
+    engine each, no per-step thread synchronisation). ``mechanisms`` overrides each trial's registry
+    mechanism (e.g. a third-party implementation); ``record_transcripts`` keeps the transcript of
+    the chosen trials.
     """
     configs = list(configs)
     if not configs:
@@ -189,13 +191,49 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
         raise ValueError("record_transcripts must have one flag per config")
     if mechanisms is not None and len(mechanisms) != k_trials:
         raise ValueError("mechanisms must have one entry per config")
+    if not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"processes must be a positive integer, got {processes!r}")
+    processes = min(processes, k_trials)
+    if processes > 1:
+        return _train_sharded(configs, record, max_lanes, progress, mechanisms, processes)
+    return _train_one_process(configs, record, max_lanes, progress, mechanisms)
+
+
+_SHARD_JOBS: list = []
+
+
+def _run_shard(index: int) -> list[TrainResult]:
+    configs, record, max_lanes, progress, mechanisms = _SHARD_JOBS[index]
+    return _train_one_process(configs, record, max_lanes, progress, mechanisms)
+
+
+def _train_sharded(configs, record, max_lanes, progress, mechanisms, processes) -> list[TrainResult]:
+    import multiprocessing
+
+    shards = [list(range(i, len(configs), processes)) for i in range(processes)]
+    _SHARD_JOBS[:] = [([configs[i] for i in idx], [record[i] for i in idx], max(1, max_lanes // processes),
+                       progress and n == 0, None if mechanisms is None else [mechanisms[i] for i in idx])
+                      for n, idx in enumerate(shards)]
+    try:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            parts = pool.map(_run_shard, range(processes))
+    finally:
+        _SHARD_JOBS.clear()
+    out: list[TrainResult | None] = [None] * len(configs)
+    for idx, part in zip(shards, parts):
+        for i, r in zip(idx, part):
+            out[i] = r
+    return out  # type: ignore[return-value]
+
+
+def _train_one_process(configs, record, max_lanes, progress, mechanisms) -> list[TrainResult]:
+    k_trials = len(configs)
     hyper = configs[0].hyper
     if any(c.hyper != hyper for c in configs):
         raise ValueError("all trials of a batch must share A3CHyperparams (one compiled engine)")
     if max(c.workers for c in configs) > max_lanes:
         raise ValueError("max_lanes is smaller than a trial's worker count")
 
-    start_wall = time.perf_counter()
     root = np.random.SeedSequence([c.seed for c in configs] + [k_trials])
     env_rng, mech_seq = (np.random.Generator(np.random.PCG64(s)) for s in root.spawn(2))
 
@@ -210,6 +248,7 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
             group_keys[key] = len(group_mech)
             group_mech.append(m)
         trial_group[k] = group_keys[key]
+    single_group = len(group_mech) == 1
     mech_rngs = [np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(mech_seq.integers(2**63)).spawn(len(group_mech))]
 
     # ---- per-trial state -------------------------------------------------------------------
@@ -219,6 +258,7 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
     lr = np.array([c.learning_rate for c in configs])
     rounds = np.array([c.rounds for c in configs], np.int64)
     zero_info = np.array([c.zero_information for c in configs])
+    any_zero_info = bool(zero_info.any())
     stop_early = np.array([c.stop_at_success for c in configs])
     window = np.array([c.window for c in configs], np.int64)
     target = np.array([c.target_score for c in configs])
@@ -306,45 +346,48 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
         if fin.size == 0:
             continue
         k = lane_trial[fin]
-        order = np.lexsort((lane_worker[fin], k))
+        order = np.argsort(k, kind="stable")  # by trial; lanes of a trial are in worker order
         fin, k = fin[order], k[order]
-        first = np.searchsorted(k, k, side="left")
-        rank = np.arange(k.size) - first
-        keep = submitted[k] + rank < n_sub[k]
-        fin, k, rank = fin[keep], k[keep], rank[keep]
-        if fin.size == 0:
-            continue
+        uk, first_of, counts = np.unique(k, return_index=True, return_counts=True)
+        rank = np.arange(k.size) - np.repeat(first_of, counts)
+        keep = submitted[k] + rank < n_sub[k]  # a trial takes no more than its N submissions
+        if not keep.all():
+            fin, k, rank = fin[keep], k[keep], rank[keep]
+            if fin.size == 0:
+                continue
+            uk, first_of, counts = np.unique(k, return_index=True, return_counts=True)
         # ---- agents privatize their gradients (Alg. 2 / Alg. 3) --------------------------
         clean = engine.gradients[fin]
         bad = nonfinite_rows(clean)
         if bad.any():
             np.add.at(nonfinite, k[bad], 1)
-        if zero_info[k].any():
-            clean = clean.copy()
+        if any_zero_info and zero_info[k].any():
             clean[zero_info[k]] = 0.0
-        noisy = np.empty_like(clean)
-        groups = trial_group[k]
-        for g in np.unique(groups):
-            rows = np.flatnonzero(groups == g)
-            noisy[rows] = group_mech[g](clean[rows], mech_rngs[g])
+        if single_group:
+            noisy = group_mech[0](clean, mech_rngs[0])
+        else:
+            noisy = np.empty_like(clean)
+            groups = trial_group[k]
+            for g in np.unique(groups):
+                rows = np.flatnonzero(groups == g)
+                noisy[rows] = group_mech[g](clean[rows], mech_rngs[g])
         # ---- aggregator: buffer, then eq. 22 -----------------------------------------------
-        uk, counts = np.unique(k, return_counts=True)
-        slot = buf_count[k] + rank  # position counted from the start of the trial's open buffer
-        closes = slot // buf_size[k]  # 0: the open buffer, 1: the next one, ...
-        n_closed = (buf_count[uk] + counts) // buf_size[uk]
+        # Per trial, its first m submissions of this tick complete the open buffer (and any further
+        # full buffers); the remaining ones open the next buffer.
+        b_u = buf_size[uk]
+        n_closed = (buf_count[uk] + counts) // b_u
+        m = np.minimum(counts, np.maximum(0, n_closed * b_u - buf_count[uk]))
+        closed_sum, open_sum = _split_segment_sums(noisy, first_of, counts, m)
+        had = n_closed > 0
+        if had.any():
+            kh = uk[had]
+            theta[kh] -= (lr[kh] / buf_size[kh])[:, None] * (buf_sum[kh] + closed_sum[had])  # eq. 22
+            buf_sum[kh] = 0.0
+        buf_sum[uk] += open_sum
+        version[uk] += n_closed
+        buf_count[uk] = (buf_count[uk] + counts) % b_u
         closed_of = np.zeros(k_trials, np.int64)
         closed_of[uk] = n_closed
-        into_closed = closes < closed_of[k]
-        delta = np.zeros((k_trials, DIM))
-        np.add.at(delta, k[into_closed], noisy[into_closed])
-        had = closed_of > 0
-        delta[had] += buf_sum[had]
-        buf_sum[had] = 0.0
-        # submissions landing in the (new) open buffer
-        np.add.at(buf_sum, k[~into_closed], noisy[~into_closed])
-        theta[had] -= (lr[had] / buf_size[had])[:, None] * delta[had]  # eq. 22
-        version += closed_of
-        buf_count[uk] = (buf_count[uk] + counts) % buf_size[uk]
         # ---- bookkeeping: scores, transcript, success --------------------------------------
         pos = submitted[k] + rank
         lengths = engine.elapsed[fin]
@@ -389,7 +432,6 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
             launch_pending()
     bar.close()
 
-    wall = time.perf_counter() - start_wall
     results = []
     for k, c in enumerate(configs):
         transcript = ground_truth = None
@@ -411,8 +453,23 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
                                    scores=scores[k, : submitted[k]].astype(np.int64), updates=int(version[k]),
                                    agent_steps=int(steps[k]), nonfinite_gradients=int(nonfinite[k]),
                                    transcript=transcript, ground_truth=ground_truth))
-    train_batch.last_wall_time = wall  # type: ignore[attr-defined]
     return results
+
+
+def _split_segment_sums(rows: np.ndarray, first: np.ndarray, counts: np.ndarray,
+                        head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For consecutive row segments [first, first+counts): sums of their first ``head`` rows and of
+    the rest (zeros where a part is empty)."""
+    padded = np.concatenate([rows, np.zeros((1, rows.shape[1]))])  # so that index n is valid
+    bounds = np.empty(2 * first.size, np.int64)
+    bounds[0::2] = first
+    bounds[1::2] = first + head
+    # reduceat sums from each boundary to the next one (the head, then the tail up to the next
+    # segment); an empty part yields a stray row instead of 0, hence the masks
+    sums = np.add.reduceat(padded, bounds, axis=0)
+    head_sum = np.where((head > 0)[:, None], sums[0::2], 0.0)
+    tail_sum = np.where((head < counts)[:, None], sums[1::2], 0.0)
+    return head_sum, tail_sum
 
 
 class _NullBar:

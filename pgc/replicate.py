@@ -1,0 +1,602 @@
+"""Replication of the paper's §4 (Tables 1–3, Figures 2–3) with a zero-information control.
+
+The grid (issue 3): Laplace with |B| = 1 (C = 0.01) and PRS with |B| = 100 (C = 1), each at
+ε ∈ {1, 2, 5, 10}; non-private ε = ∞; 20 trials per setting; cap 90,000 submissions; Ψ = {9.7, 9.8,
+9.9}; 9 workers; γ = 0.99, η = 0.5, λ = 0.5, β = 0.01 (§4 "Hyper Parameters").
+
+Zero-information control
+------------------------
+For every private setting the same protocol is run with ``TrainConfig(zero_information=True)``:
+the mechanism is fed a zero gradient, so each submission is pure mechanism noise at that mechanism's
+output scale (Laplace: Lap(C/ε) per coordinate; PRS: Mᵀũ with fair random signs). θ then performs a
+random walk that knows nothing about any agent's episode. Whatever such a trial "achieves" is random
+search in parameter space; a setting whose FST and success ratio are no better than its control's
+has not shown that the noisy gradients carry learning signal.
+
+Readings (the paper's ambiguities)
+----------------------------------
+A :class:`Reading` is a named, documented preset. Everything the paper states is kept in every
+reading; a reading only fixes what the paper leaves open, and lists any departure in
+``departures``. The ε = ∞ row is run once per entry of ``nonprivate_variants`` (e.g. clipped with
+the Laplace C, as the core's literal reading, and with a loose clip), so Table 3 can be computed
+against each non-private reference.
+
+* ``literal`` — the core's defaults: actions argmax π (Alg. 1) with the §4 α-exploration; ε = ∞
+  keeps Laplace's L1 clip C = 0.01 (η = 0.5 with an unclipped A3C gradient diverges).
+* ``sampled`` — actions drawn from π (the usual A3C actor; §2.2.1 "based on the confidence, each
+  agent decides the next action"), with the same α-exploration; everything else as ``literal``.
+  ε = ∞ is run twice: clipped at C = 0.01 and clipped at C = 10 (a loose L1 bound that keeps the
+  paper's η = 0.5 stable; the C for ε = ∞ is not in the paper).
+
+Metrics (pure functions below)
+------------------------------
+* Table 1: median FST (eq. 26; a trial that never succeeds within the cap has FST = ∞), with a
+  distribution-free order-statistic interval for the median (binomial(K, ½) coverage ≥ 95 %;
+  censored trials sort last, so an interval may be open to ∞).
+* Table 2: success ratio at the cap (eq. 27) with the exact Clopper–Pearson interval.
+* Table 3: relative AUC of the success-ratio curve on submissions 1..cap against the non-private
+  run, with a percentile bootstrap interval (both sets of trials resampled; seeded generator).
+* Control comparison: one-sided Mann–Whitney U on FST (censored trials tied at the top rank) and
+  one-sided Fisher exact test on the success counts, Holm-adjusted over the private settings.
+
+A cell's verdict is "reproduced" when the paper's number lies inside our 95 % interval.
+
+Runtime: the whole grid goes through ONE :func:`pgc.trainer.train_batch` call per reading, so
+lanes are pooled across trials; Table 1–3 trials use ``stop_at_success`` (FST and success ratio
+only need the first success), Figure 2 trials run full length.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Sequence
+
+import numpy as np
+from scipy import stats
+
+from .env import PAPER_GRAVITIES
+from .metrics import average_scores, success_ratio, success_ratio_auc
+from .rollout import A3CHyperparams
+from .trainer import TrainConfig, train_batch
+
+FORMAT = "pgc-replicate/1"
+PAPER_EPSILONS = (1.0, 2.0, 5.0, 10.0)
+PAPER_TRIALS = 20
+PAPER_CAP = 90_000
+LEVEL = 0.95
+
+# Paper §4, Tables 1–3 (keys: (mechanism, ε)).
+PAPER_FST_MEDIAN = {
+    ("laplace", 1.0): 18377.0, ("laplace", 2.0): 20238.5, ("laplace", 5.0): 5714.5, ("laplace", 10.0): 4055.0,
+    ("none", math.inf): 1769.0,
+    ("prs", 1.0): 25226.5, ("prs", 2.0): 7549.0, ("prs", 5.0): 2656.5, ("prs", 10.0): 11217.5,
+}
+PAPER_SUCCESS_RATIO = {
+    ("laplace", 1.0): 0.80, ("laplace", 2.0): 0.90, ("laplace", 5.0): 1.00, ("laplace", 10.0): 1.00,
+    ("none", math.inf): 1.0,
+    ("prs", 1.0): 0.85, ("prs", 2.0): 0.95, ("prs", 5.0): 0.90, ("prs", 10.0): 0.90,
+}
+PAPER_RELATIVE_AUC = {
+    ("laplace", 1.0): 0.673, ("laplace", 2.0): 0.711, ("laplace", 5.0): 0.909, ("laplace", 10.0): 0.965,
+    ("prs", 1.0): 0.660, ("prs", 2.0): 0.862, ("prs", 5.0): 0.835, ("prs", 10.0): 0.771,
+    ("none", math.inf): 1.0,
+}
+PAPER_BUFFER = {"laplace": 1, "prs": 100, "none": 1}  # §4.1: Laplace |B| = 1, PRS |B| = 100
+
+
+# ---------------------------------------------------------------------------------------------
+# Readings
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NonPrivateVariant:
+    """One way to run ε = ∞: the L1 clip C (``math.inf``: unclipped) and the learning rate η."""
+
+    name: str
+    clip: float = 0.01
+    learning_rate: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not self.name or "/" in self.name:
+            raise ValueError("variant name must be non-empty and contain no '/'")
+        if not (self.clip > 0) or not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
+            raise ValueError("clip must be > 0 (inf = unclipped) and learning_rate a positive number")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A named, documented way to resolve the paper's ambiguities (see module docstring)."""
+
+    name: str
+    summary: str
+    hyper: A3CHyperparams
+    nonprivate_variants: tuple[NonPrivateVariant, ...]
+    departures: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.nonprivate_variants:
+            raise ValueError("a reading needs at least one non-private variant")
+        names = [v.name for v in self.nonprivate_variants]
+        if len(set(names)) != len(names):
+            raise ValueError("non-private variant names must be unique")
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "summary": self.summary, "hyper": asdict(self.hyper),
+                "nonprivate_variants": [asdict(v) for v in self.nonprivate_variants],
+                "departures": list(self.departures)}
+
+
+_COMMON = ("γ = 0.99, η = 0.5, λ = 0.5, β = 0.01; Laplace C = 0.01 |B| = 1, PRS C = 1 |B| = 100, "
+           "d̂ = max{1, min{d, ⌊ε/2.5⌋}}; α = max{0, 0.5 − n/1800}; 9 workers; Ψ = {9.7, 9.8, 9.9}; "
+           "V(s_T) bootstraps an episode cut at 200 steps; μ over the trailing 10 submissions")
+
+READINGS: dict[str, Reading] = {
+    "literal": Reading(
+        name="literal",
+        summary="Alg. 1 as written: greedy argmax actions (plus α-exploration); ε = ∞ keeps L1 clip C = 0.01. "
+                + _COMMON,
+        hyper=A3CHyperparams(action_selection="greedy"),
+        nonprivate_variants=(NonPrivateVariant("C=0.01", clip=0.01, learning_rate=0.5),),
+        departures=(),
+    ),
+    "sampled": Reading(
+        name="sampled",
+        summary="actions drawn from π (the usual A3C actor) plus α-exploration; ε = ∞ run clipped at the "
+                "Laplace C = 0.01 and at a loose C = 10. " + _COMMON,
+        hyper=A3CHyperparams(action_selection="sample"),
+        nonprivate_variants=(NonPrivateVariant("C=0.01", clip=0.01, learning_rate=0.5),
+                             NonPrivateVariant("C=10", clip=10.0, learning_rate=0.5)),
+        departures=("actions a ~ π instead of Alg. 1's argmax π",
+                    "ε = ∞ variant 'C=10': an L1 clip of 10 on the non-private gradient, not stated in the paper"),
+    ),
+}
+
+
+def get_reading(name: str) -> Reading:
+    if name not in READINGS:
+        raise ValueError(f"unknown reading {name!r}; known: {', '.join(READINGS)}")
+    return READINGS[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Grid
+# ---------------------------------------------------------------------------------------------
+
+CONTROL_MODES = ("matched", "eps1", "none")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One cell of the grid: a mechanism at ε with a buffer size, a control flag and a role.
+
+    role ``"table"``: Table 1–3 trials (stop at the first success); ``"curve"``: Figure 2 trials
+    (full length, μ curve kept).
+    """
+
+    mechanism: str
+    epsilon: float
+    buffer_size: int
+    control: bool = False
+    role: str = "table"
+    variant: str = ""  # non-private variant name
+
+    @property
+    def key(self) -> str:
+        eps = "inf" if math.isinf(self.epsilon) else f"{self.epsilon:g}"
+        parts = [self.role, self.mechanism, f"eps={eps}", f"B={self.buffer_size}"]
+        if self.variant:
+            parts.append(self.variant)
+        if self.control:
+            parts.append("control")
+        return "/".join(parts)
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """What to run. Defaults: the paper's grid (20 trials, cap 90,000) under the ``sampled`` reading."""
+
+    reading: str = "sampled"
+    trials: int = PAPER_TRIALS
+    cap: int = PAPER_CAP
+    epsilons: tuple[float, ...] = PAPER_EPSILONS
+    mechanisms: tuple[str, ...] = ("laplace", "prs")
+    controls: str = "matched"  # matched: a control per private setting; eps1: one per mechanism at ε=1
+    curve_trials: int = 3  # Figure 2 trials per (mechanism, |B|) at ε = 1
+    curve_submissions: int = 20_000
+    workers: int = 9
+    seed: int = 0
+    max_lanes: int = 8192
+
+    def __post_init__(self) -> None:
+        get_reading(self.reading)
+        for name in ("trials", "cap", "workers", "curve_submissions", "max_lanes"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if not isinstance(self.curve_trials, (int, np.integer)) or self.curve_trials < 0:
+            raise ValueError(f"curve_trials must be a non-negative integer, got {self.curve_trials!r}")
+        if self.cap > 10_000_000 or self.curve_submissions > 10_000_000:
+            raise ValueError("cap and curve_submissions must be <= 10,000,000")
+        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        object.__setattr__(self, "epsilons", tuple(float(e) for e in self.epsilons))
+        if not self.epsilons or not all(math.isfinite(e) and e > 0 for e in self.epsilons):
+            raise ValueError("epsilons must be positive finite numbers")
+        if len(set(self.epsilons)) != len(self.epsilons):
+            raise ValueError("epsilons must be distinct")
+        object.__setattr__(self, "mechanisms", tuple(self.mechanisms))
+        if not set(self.mechanisms) <= {"laplace", "prs"}:
+            raise ValueError("mechanisms must be drawn from {'laplace', 'prs'}")
+        if self.controls not in CONTROL_MODES:
+            raise ValueError(f"controls must be one of {CONTROL_MODES}, got {self.controls!r}")
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["epsilons"] = list(self.epsilons)
+        d["mechanisms"] = list(self.mechanisms)
+        return d
+
+
+def grid_settings(spec: GridSpec) -> list[Setting]:
+    """The settings of the grid, in a fixed order (non-private, private, controls, curves)."""
+    reading = get_reading(spec.reading)
+    out = [Setting("none", math.inf, 1, variant=v.name) for v in reading.nonprivate_variants]
+    for mech in spec.mechanisms:
+        out += [Setting(mech, eps, PAPER_BUFFER[mech]) for eps in spec.epsilons]
+    for mech in spec.mechanisms:
+        if spec.controls == "matched":
+            out += [Setting(mech, eps, PAPER_BUFFER[mech], control=True) for eps in spec.epsilons]
+        elif spec.controls == "eps1":
+            out.append(Setting(mech, min(spec.epsilons), PAPER_BUFFER[mech], control=True))
+    if spec.curve_trials:
+        eps_curve = 1.0 if 1.0 in spec.epsilons else min(spec.epsilons)
+        for mech in spec.mechanisms:
+            out += [Setting(mech, eps_curve, b, role="curve") for b in (1, 100)]
+    return out
+
+
+def setting_configs(spec: GridSpec, setting: Setting) -> list[TrainConfig]:
+    """TrainConfigs of one setting. Seeds seed..seed+K−1 are shared by all settings, so the k-th
+    trials of two settings start from the same θ and the same sequence of agents' ψ."""
+    reading = get_reading(spec.reading)
+    base = dict(mechanism=setting.mechanism, buffer_size=setting.buffer_size, workers=spec.workers,
+                gravities=PAPER_GRAVITIES, hyper=reading.hyper, zero_information=setting.control)
+    if setting.mechanism == "none":
+        variant = {v.name: v for v in reading.nonprivate_variants}[setting.variant]
+        base.update(epsilon=math.inf, clip=variant.clip, learning_rate=variant.learning_rate)
+    else:
+        base.update(epsilon=setting.epsilon, learning_rate=0.5)
+    if setting.role == "curve":
+        n, k = spec.curve_submissions, spec.curve_trials
+        base.update(submissions=n, stop_at_success=False)
+    else:
+        n, k = spec.cap, spec.trials
+        base.update(submissions=n, stop_at_success=True)
+    return [TrainConfig(seed=spec.seed + i, **base) for i in range(k)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure statistics
+# ---------------------------------------------------------------------------------------------
+
+
+def median_fst(fsts: Sequence[float]) -> float:
+    """The sample median of FSTs (average of the two middle values for even K; ∞ sorts last)."""
+    x = np.sort(np.asarray(fsts, dtype=np.float64))
+    if x.size == 0:
+        raise ValueError("need at least one trial")
+    n = x.size
+    if n % 2:
+        return float(x[n // 2])
+    lo, hi = x[n // 2 - 1], x[n // 2]
+    return float(hi) if math.isinf(hi) else float((lo + hi) / 2)
+
+
+def median_order_statistic_ranks(n: int, level: float = LEVEL) -> tuple[int, int, float]:
+    """1-based ranks (j, k) of the shortest symmetric order-statistic interval [X_(j), X_(k)] for the
+    median with coverage P(j ≤ Bin(n, ½) < k) ≥ level; returns (j, k, coverage). For n too small to
+    reach ``level``, the widest interval (1, n) is returned with its (lower) coverage."""
+    if n < 1:
+        raise ValueError("need at least one trial")
+    if not 0 < level < 1:
+        raise ValueError("level must lie in (0, 1)")
+    best = (1, n, float(stats.binom.cdf(n - 1, n, 0.5) - stats.binom.cdf(0, n, 0.5)) if n > 1 else 0.0)
+    for j in range(n // 2, 0, -1):
+        k = n + 1 - j
+        coverage = float(stats.binom.cdf(k - 1, n, 0.5) - stats.binom.cdf(j - 1, n, 0.5))
+        if coverage >= level:
+            return j, k, coverage
+    return best
+
+
+def median_interval(fsts: Sequence[float], level: float = LEVEL) -> tuple[float, float, float]:
+    """Order-statistic interval for the median FST: (lower, upper, coverage); ∞ bounds are censored."""
+    x = np.sort(np.asarray(fsts, dtype=np.float64))
+    j, k, coverage = median_order_statistic_ranks(x.size, level)
+    return float(x[j - 1]), float(x[k - 1]), coverage
+
+
+def success_interval(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
+    """Exact Clopper–Pearson interval for a success ratio."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(successes, trials, alpha=1 - level, method="beta")
+    return float(lo), float(hi)
+
+
+def relative_auc_value(fsts: Sequence[float], reference_fsts: Sequence[float], horizon: int) -> float:
+    ref = success_ratio_auc(np.asarray(reference_fsts, float), horizon)
+    return math.nan if ref == 0 else success_ratio_auc(np.asarray(fsts, float), horizon) / ref
+
+
+def relative_auc_interval(fsts: Sequence[float], reference_fsts: Sequence[float], horizon: int,
+                          rng: np.random.Generator, resamples: int = 4000,
+                          level: float = LEVEL) -> tuple[float, float]:
+    """Percentile bootstrap interval of the relative AUC, resampling both sets of trials."""
+    f = np.asarray(fsts, float)
+    r = np.asarray(reference_fsts, float)
+
+    def contrib(x):  # per-trial AUC contribution (see pgc.metrics.success_ratio_auc)
+        return np.where(x <= horizon, horizon - np.minimum(x, horizon) + 1, 0.0)
+
+    cf, cr = contrib(f), contrib(r)
+    a = cf[rng.integers(0, f.size, (resamples, f.size))].mean(axis=1)
+    b = cr[rng.integers(0, r.size, (resamples, r.size))].mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
+    ratio = ratio[np.isfinite(ratio)]
+    if ratio.size == 0:
+        return math.nan, math.nan
+    q = (1 - level) / 2
+    return float(np.quantile(ratio, q)), float(np.quantile(ratio, 1 - q))
+
+
+def compare_to_control(fsts: Sequence[float], control_fsts: Sequence[float], cap: int) -> dict:
+    """One-sided tests that a setting learns faster / more often than its zero-information control.
+
+    Mann–Whitney U on FST (censored trials replaced by cap + 1, i.e. tied at the top rank) with
+    alternative "setting's FST is stochastically smaller"; Fisher's exact test on success counts with
+    alternative "setting succeeds more often"."""
+    f = np.asarray(fsts, float)
+    c = np.asarray(control_fsts, float)
+    fc = np.where(np.isfinite(f), f, cap + 1.0)
+    cc = np.where(np.isfinite(c), c, cap + 1.0)
+    if np.all(fc == fc[0]) and np.all(cc == fc[0]):
+        p_mwu = 1.0  # all tied (e.g. nobody succeeded): no evidence either way
+    else:
+        p_mwu = float(stats.mannwhitneyu(fc, cc, alternative="less").pvalue)
+    s, sc = int(np.isfinite(f).sum()), int(np.isfinite(c).sum())
+    p_fisher = float(stats.fisher_exact([[s, f.size - s], [sc, c.size - sc]], alternative="greater")[1])
+    return {"successes": s, "control_successes": sc, "median_fst": median_fst(f),
+            "control_median_fst": median_fst(c), "p_mwu": p_mwu, "p_fisher": p_fisher}
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values (statsmodels ``multipletests``)."""
+    if len(pvalues) == 0:
+        return []
+    from statsmodels.stats.multitest import multipletests
+
+    return [float(p) for p in multipletests(list(pvalues), method="holm")[1]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the grid
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GridRun:
+    """Raw outcome of the grid: per setting the trial summaries (and μ curves for Figure 2)."""
+
+    spec: GridSpec
+    settings: list[Setting]
+    trials: dict[str, list[dict]] = field(default_factory=dict)
+    curves: dict[str, dict] = field(default_factory=dict)
+    wall_time_s: float = 0.0
+    agent_steps: int = 0
+    submissions: int = 0
+
+
+def _curve_points(n: int, points: int = 400) -> np.ndarray:
+    """Submission counts at which Figure 2 curves are sampled (1-based, window-complete)."""
+    return np.unique(np.linspace(10, n, min(points, n)).round().astype(np.int64))
+
+
+def run_grid(spec: GridSpec, *, progress: bool = False) -> GridRun:
+    """Run every setting of ``spec`` in one :func:`train_batch` call (lanes pooled across trials)."""
+    settings = grid_settings(spec)
+    configs: list[TrainConfig] = []
+    owner: list[int] = []
+    for i, s in enumerate(settings):
+        cs = setting_configs(spec, s)
+        configs += cs
+        owner += [i] * len(cs)
+    start = time.perf_counter()
+    results = train_batch(configs, progress=progress, max_lanes=spec.max_lanes)
+    wall = time.perf_counter() - start
+    run = GridRun(spec=spec, settings=settings, wall_time_s=wall,
+                  agent_steps=int(sum(r.agent_steps for r in results)),
+                  submissions=int(sum(r.scores.size for r in results)))
+    for i, s in enumerate(settings):
+        rs = [r for r, o in zip(results, owner) if o == i]
+        run.trials[s.key] = [r.summary() for r in rs]
+        if s.role == "curve":
+            xs = _curve_points(s_sub := rs[0].config.submissions)
+            mus = np.stack([_mu_at(r.scores, xs, r.config.window) for r in rs])
+            run.curves[s.key] = {"submissions": xs.tolist(), "mu": mus.round(2).tolist(),
+                                 "mean_mu": mus.mean(axis=0).round(2).tolist(), "length": s_sub}
+    return run
+
+
+def _mu_at(scores: np.ndarray, xs: np.ndarray, window: int) -> np.ndarray:
+    """Trailing μ (eq. 25) at 1-based submission counts ``xs`` (NaN before the first full window)."""
+    mu = average_scores(scores, window)
+    idx = xs - window
+    out = np.full(xs.shape, np.nan)
+    ok = (idx >= 0) & (idx < mu.size)
+    out[ok] = mu[idx[ok]]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics, verdicts, JSON result
+# ---------------------------------------------------------------------------------------------
+
+
+def _fsts(trials: list[dict]) -> np.ndarray:
+    return np.array([float(t["fst"]) if not isinstance(t["fst"], str) else math.inf for t in trials])
+
+
+def _paper_key(s: Setting) -> tuple[str, float]:
+    return (s.mechanism, s.epsilon)
+
+
+def analyse(run: GridRun, *, bootstrap_seed: int = 0) -> dict:
+    """Tables 1–3, the control comparison and Figure 3's curves, as a JSON-ready dict."""
+    spec = run.spec
+    reading = get_reading(spec.reading)
+    cap = spec.cap
+    boot_rng = np.random.default_rng(np.random.SeedSequence([spec.seed, bootstrap_seed, 3]))
+    table_settings = [s for s in run.settings if s.role == "table"]
+    references = [s for s in table_settings if s.mechanism == "none"]
+    primary_ref = references[-1]  # the last variant: the one that learns under "sampled"
+    grid_x = np.unique(np.concatenate([[1], np.linspace(1, cap, 600).round(), [cap]])).astype(np.int64)
+
+    rows = []
+    for s in table_settings:
+        f = _fsts(run.trials[s.key])
+        k = int(np.isfinite(f).sum())
+        med = median_fst(f)
+        lo, hi, cov = median_interval(f)
+        sr_lo, sr_hi = success_interval(k, f.size)
+        row = {"key": s.key, "mechanism": s.mechanism, "epsilon": s.epsilon, "buffer_size": s.buffer_size,
+               "variant": s.variant, "control": s.control, "trials": int(f.size), "successes": k,
+               "median_fst": med, "median_fst_ci": [lo, hi], "median_ci_coverage": round(cov, 4),
+               "success_ratio": k / f.size, "success_ratio_ci": [sr_lo, sr_hi],
+               "fsts": f.tolist(),
+               "agent_steps": int(sum(t["agent_steps"] for t in run.trials[s.key])),
+               "best_mu_median": float(np.median([t["best_mu"] or 0.0 for t in run.trials[s.key]]))}
+        row["relative_auc"] = {}
+        for ref in references:
+            rf = _fsts(run.trials[ref.key])
+            value = relative_auc_value(f, rf, cap)
+            ci = relative_auc_interval(f, rf, cap, boot_rng)
+            row["relative_auc"][ref.variant] = {"value": value, "ci": list(ci)}
+        row["success_curve"] = success_ratio(f, grid_x).round(4).tolist()
+        pk = _paper_key(s)
+        if not s.control and pk in PAPER_FST_MEDIAN:
+            paper_fst, paper_sr = PAPER_FST_MEDIAN[pk], PAPER_SUCCESS_RATIO[pk]
+            paper_auc = PAPER_RELATIVE_AUC[pk]
+            auc = row["relative_auc"][primary_ref.variant]
+            row["paper"] = {"median_fst": paper_fst, "success_ratio": paper_sr, "relative_auc": paper_auc}
+            row["verdict"] = {
+                "median_fst": (_verdict(paper_fst, lo, hi) if cov >= LEVEL else
+                               f"too few trials for a {LEVEL:.0%} interval"),
+                "success_ratio": _verdict(paper_sr, sr_lo, sr_hi),
+                "relative_auc": ("reference" if s.mechanism == "none" and s is primary_ref else
+                                 _verdict(paper_auc, *auc["ci"])),
+            }
+        rows.append(row)
+
+    by_key = {r["key"]: r for r in rows}
+    comparisons = []
+    for s in table_settings:
+        if s.control or s.mechanism == "none":
+            continue
+        ctrl = _control_for(s, table_settings)
+        if ctrl is None:
+            continue
+        cmp = compare_to_control(by_key[s.key]["fsts"], by_key[ctrl.key]["fsts"], cap)
+        comparisons.append({"setting": s.key, "control": ctrl.key, **cmp})
+    # the non-private references against the ε=1 Laplace control (the largest random walk)
+    lap_ctrl = next((c for c in table_settings if c.control and c.mechanism == "laplace"
+                     and c.epsilon == min(spec.epsilons)), None)
+    if lap_ctrl is not None:
+        for ref in references:
+            cmp = compare_to_control(by_key[ref.key]["fsts"], by_key[lap_ctrl.key]["fsts"], cap)
+            comparisons.append({"setting": ref.key, "control": lap_ctrl.key, **cmp})
+    adj_mwu = holm([c["p_mwu"] for c in comparisons])
+    adj_fisher = holm([c["p_fisher"] for c in comparisons])
+    for c, pm, pf in zip(comparisons, adj_mwu, adj_fisher):
+        c["p_mwu_holm"], c["p_fisher_holm"] = pm, pf
+        better = pm < 1 - LEVEL or pf < 1 - LEVEL
+        if better:
+            c["verdict"] = "better than control"
+        elif c["successes"] == 0:
+            c["verdict"] = "no successes (nothing to compare)"
+        else:
+            c["verdict"] = "not better than control: explainable as random search"
+        by_key[c["setting"]]["vs_control"] = {k: c[k] for k in ("control", "p_mwu_holm", "p_fisher_holm", "verdict")}
+
+    return {
+        "kind": "replicate",
+        "format": FORMAT,
+        "reading": reading.to_dict(),
+        "spec": spec.to_dict(),
+        "primary_reference": primary_ref.key,
+        "level": LEVEL,
+        "wall_time_s": round(run.wall_time_s, 2),
+        "agent_steps": run.agent_steps,
+        "submissions": run.submissions,
+        "agent_steps_per_s": run.agent_steps / run.wall_time_s if run.wall_time_s > 0 else None,
+        "trials_total": int(sum(len(v) for v in run.trials.values())),
+        "machine": machine_info(),
+        "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "settings": rows,
+        "control_comparisons": comparisons,
+        "success_curve_x": grid_x.tolist(),
+        "figure2": run.curves,
+        "trials": run.trials,
+        "paper": {"fst_median": _paper_table(PAPER_FST_MEDIAN), "success_ratio": _paper_table(PAPER_SUCCESS_RATIO),
+                  "relative_auc": _paper_table(PAPER_RELATIVE_AUC)},
+    }
+
+
+def _control_for(s: Setting, settings: list[Setting]) -> Setting | None:
+    same = [c for c in settings if c.control and c.mechanism == s.mechanism]
+    exact = [c for c in same if c.epsilon == s.epsilon]
+    if exact:
+        return exact[0]
+    return min(same, key=lambda c: c.epsilon) if same else None
+
+
+def _verdict(paper: float, lo: float, hi: float) -> str:
+    if math.isnan(lo) or math.isnan(hi):
+        return "n/a (no interval: the reference never succeeds)"
+    if lo <= paper <= hi:
+        return "reproduced"
+    return "not reproduced (ours lower)" if hi < paper else "not reproduced (ours higher)"
+
+
+def _paper_table(table: dict) -> list[dict]:
+    return [{"mechanism": m, "epsilon": e, "value": v} for (m, e), v in table.items()]
+
+
+def machine_info() -> dict:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
+    return {"cpu_count": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "loadavg": [round(x, 2) for x in load], "platform": platform.platform(),
+            "python": platform.python_version(), "numba_threads": os.environ.get("NUMBA_NUM_THREADS")}
+
+
+def replicate(spec: GridSpec, *, progress: bool = False) -> dict:
+    """Run the grid and analyse it: the JSON-ready result (``kind = "replicate"``)."""
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    load_before = machine_info()["loadavg"]
+    result = analyse(run_grid(spec, progress=progress))
+    result["started_utc"] = started
+    result["machine"]["loadavg_at_start"] = load_before
+    return result
+
+
+def quick_spec(reading: str = "sampled", seed: int = 0) -> GridSpec:
+    """The ``--quick`` grid: a smoke test of every code path (few trials, small cap)."""
+    return GridSpec(reading=reading, trials=4, cap=3000, epsilons=(1.0, 10.0), controls="matched",
+                    curve_trials=1, curve_submissions=1000, seed=seed)

@@ -1,0 +1,224 @@
+"""pgc report: tolerant reading, verdicts, warnings, atomic output, bad input, and the page in a real browser."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pgc.rundir import save_run
+from pgc.trainer import TrainConfig, train_batch
+from pgc_cli.main import main
+from reports import ReportInputError, build_report, load_sources
+from reports.browser import check_page, chromium_path, external_references, screenshot
+from reports.content import channel_verdict, ldp_ceiling
+from tuning.study import pareto_front
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    configs = [TrainConfig(mechanism="laplace", epsilon=1.0, submissions=300, seed=s) for s in range(2)]
+    configs += [TrainConfig(mechanism="none", epsilon=math.inf, submissions=300, seed=s) for s in range(2)]
+    out = tmp_path_factory.mktemp("run") / "train"
+    save_run(train_batch(configs), out, wall_time=0.0)
+    return out
+
+
+def _audit_result() -> dict:
+    bound = {"samples_per_side": 200_000, "max_certifiable_epsilon": 11.2, "confidence": 0.95, "statistic": "llr",
+             "hypothesis": "+G·e_1 vs −G·e_1"}
+    return {"kind": "audit", "samples": 200_000, "results": [
+        {"mechanism": "Laplace(epsilon=1.0)", "claimed_epsilon": 1.0, "epsilon_lower_bound": 0.96, "confidence": 0.95,
+         "violation": False, "bound": bound},
+        {"mechanism": "NoiseTooSmall(epsilon=1.0)", "claimed_epsilon": 1.0, "epsilon_lower_bound": 1.9,
+         "confidence": 0.95, "violation": True, "bound": {**bound, "epsilon_lower_bound": 1.9}},
+    ], "environment": {"pair": [9.7, 9.9], "claimed_epsilon": 1.0, "channels": [
+        {"channel": "gradient", "epsilon_lower_bound": 0.02, "max_certifiable_epsilon": 11.2, "samples_per_side": 50_000},
+        {"channel": "score", "epsilon_lower_bound": 2.5, "max_certifiable_epsilon": 11.2, "samples_per_side": 50_000},
+        {"channel": "timing", "epsilon_lower_bound": 2.4, "max_certifiable_epsilon": 11.2, "samples_per_side": 50_000},
+        {"channel": "gradient", "k": 10, "epsilon_lower_bound": 1.3, "max_certifiable_epsilon": 11.2},
+    ]}}
+
+
+def _attack_result() -> dict:
+    rows = []
+    for eps in (1.0, 2.0, 5.0, "inf"):
+        e = math.inf if eps == "inf" else eps
+        rows.append({"attacker": "likelihood", "channels": ["gradient"], "epsilon": eps, "k": 1,
+                     "candidates": [9.7, 9.8, 9.9], "accuracy": 0.34, "accuracy_ci": [0.32, 0.36],
+                     "chance": 1 / 3, "ceiling": ldp_ceiling(e, 1, 3)})
+    rows.append({"attacker": "side-channel", "channels": ["score"], "epsilon": 1.0, "k": 1,
+                 "candidates": [9.7, 9.8, 9.9], "accuracy": 0.70, "accuracy_ci": [0.66, 0.74], "chance": 1 / 3,
+                 "ceiling": ldp_ceiling(1.0, 1, 3)})
+    return {"kind": "attack", "rows": rows}
+
+
+def _tune_result() -> dict:
+    trials = []
+    for n, (u, p) in enumerate([(0.0, 0.5), (0.25, 2.0), (0.5, 8.0), (0.25, 9.0), (1.0, 40.0)]):
+        trials.append({"number": n, "state": "COMPLETE", "params": {"mechanism": "laplace", "epsilon": p, "clip": 1.0,
+                       "buffer_size": 10, "learning_rate": 0.1}, "utility": u, "privacy": p, "success_ratio": u,
+                       "median_fst": 1000.0 if u else "inf", "final_mu": 50.0})
+    trials.append({"number": 5, "state": "PRUNED", "params": {"mechanism": "prs"}, "utility": 0.0, "privacy": 1.0})
+    front = pareto_front([(t["number"], t["utility"], t["privacy"]) for t in trials if t["state"] == "COMPLETE"])
+    return {"kind": "tune", "study": "t", "mode": "pareto", "utility": "success_ratio", "privacy": "claimed ε",
+            "evaluation": {"runs_per_trial": 8, "submissions": 3000, "gravities": [9.6, 9.8, 10.0]},
+            "counts": {"COMPLETE": 5, "PRUNED": 1}, "trials": trials, "pareto_front": front}
+
+
+@pytest.fixture(scope="module")
+def inputs(run_dir, tmp_path_factory) -> list[Path]:
+    d = tmp_path_factory.mktemp("results")
+    paths = []
+    for name, data in (("audit.json", _audit_result()), ("attack.json", _attack_result()), ("tune.json", _tune_result())):
+        (d / name).write_text(json.dumps(data))
+        paths.append(d / name)
+    return [run_dir, *paths]
+
+
+@pytest.fixture(scope="module")
+def report(inputs, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    assert main(["report", *map(str, inputs), "--out", str(out)]) == 0
+    return out
+
+
+# ---- pure pieces ------------------------------------------------------------------------------
+
+
+def test_ldp_ceiling_hand_values():
+    assert ldp_ceiling(1.0, 1, 3) == pytest.approx(math.e / (math.e + 2), abs=1e-12)  # 0.576
+    assert round(ldp_ceiling(1.0, 1, 3), 3) == 0.576
+    assert ldp_ceiling(0.5, 2, 2) == pytest.approx(math.e / (math.e + 1))
+    assert ldp_ceiling(math.inf, 1, 3) == 1.0
+
+
+def test_channel_verdicts():
+    assert channel_verdict("mechanism output", 1.0, 0.97) == "consistent"
+    assert channel_verdict("mechanism output", 1.0, 1.01) == "violated"
+    assert channel_verdict("score", 1.0, 0.5) == "unprotected channel"
+    assert channel_verdict("timing", 1.0, 0.0) == "consistent"
+    assert channel_verdict("score", 1.0, 2.5) == "unprotected channel"
+    assert channel_verdict("all channels", 1.0, 3.0) == "violated (via unprotected channel)"
+    assert channel_verdict("gradient", 1.0, 0.5, violation=True) == "violated"
+
+
+def test_pareto_front_pure():
+    pts = [(0, 0.0, 0.5), (1, 0.5, 1.0), (2, 0.4, 2.0), (3, 0.5, 1.0), (4, 1.0, 9.0), (5, 0.9, 9.0)]
+    assert pareto_front(pts) == [0, 1, 3, 4]
+
+
+# ---- the report -------------------------------------------------------------------------------
+
+
+def test_report_contents(report):
+    page = (report / "report.html").read_text()
+    summary = json.loads((report / "report.json").read_text())
+    md = (report / "report.md").read_text()
+    assert summary["kind"] == "report"
+    assert external_references(page) == []  # self-contained: nothing but data: URIs
+    verdicts = {(b["subject"].split("(")[0], b["channel"]): b["verdict"] for b in summary["bounds"]}
+    assert verdicts[("Laplace", "mechanism output")] == "consistent"
+    assert verdicts[("NoiseTooSmall", "mechanism output")] == "violated"
+    assert any(ch == "score" and v == "unprotected channel" for (_, ch), v in verdicts.items())
+    titles = {w["title"] for w in summary["warnings"]}
+    assert {"Privacy claim exceeded", "Unprotected side channels (score, timing)", "Composition not accounted for",
+            "Attack beats the ε-LDP ceiling"} <= titles
+    assert summary["verdict"].startswith("VIOLATED")
+    above = [a for a in summary["attacks"] if a["above_ceiling"]]
+    assert [a["attacker"] for a in above] == ["side-channel"]
+    assert summary["tuning"][0]["pareto_front"] == [0, 1, 2, 4]
+    assert set(summary["figures"]) >= {"bounds.png", "attack.png", "composition.png", "learning_curves.png",
+                                       "success_ratio.png", "pareto_tune.png"}
+    for name in summary["figures"]:
+        assert (report / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"figures/{name}" in md
+    assert page.count("data:image/png;base64,") == len(summary["figures"])
+    # utility of the run: the paper number is shown for the paper's Laplace ε=1 setting
+    lap = next(u for u in summary["utility"] if u["mechanism"] == "laplace")
+    assert lap["paper"]["fst_median"] == 18377 and lap["trials"] == 2 and lap["horizon"] == 300
+    assert not list(report.glob("**/*.tmp"))
+
+
+def test_report_page_in_headless_chromium(report, tmp_path):
+    """The page loads in a real browser with no error and every plot decodes to a non-empty image."""
+    assert chromium_path() is not None, "chromium must be installed (.ci/run: apt-get install -y chromium)"
+    figures = json.loads((report / "report.json").read_text())["figures"]
+    result = check_page(report / "report.html")
+    assert result["errors"] == []
+    assert len(result["images"]) == len(figures) > 0
+    for img in result["images"]:
+        assert img["complete"] and img["width"] > 100 and img["height"] > 100, img
+    png = screenshot(report / "report.html", tmp_path / "shot.png", height=1500)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+
+
+def test_browser_probe_catches_a_broken_image(tmp_path):
+    """The probe is able to fail: a corrupted data URI and a script error are both reported."""
+    bad = tmp_path / "bad.html"
+    bad.write_text("<!DOCTYPE html><html><head><title>x</title></head><body>"
+                   "<img src='data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB'>"
+                   "<script>undefinedFunction()</script></body></html>")
+    result = check_page(bad)
+    assert result["images"][0]["width"] == 0
+    assert len(result["errors"]) >= 2
+
+
+# ---- bad input: exit 2, nothing written --------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["missing", "corrupted", "wrong_kind", "not_object", "empty_folder"])
+def test_bad_input_exit_2_and_nothing_written(case, run_dir, tmp_path, capsys):
+    bad = tmp_path / "in"
+    if case == "corrupted":
+        bad = tmp_path / "audit.json"
+        bad.write_text(json.dumps(_audit_result())[:-20])
+    elif case == "wrong_kind":
+        bad = tmp_path / "x.json"
+        bad.write_text(json.dumps({"kind": "weather", "value": 1}))
+    elif case == "not_object":
+        bad = tmp_path / "x.json"
+        bad.write_text("[1, 2]")
+    elif case == "empty_folder":
+        bad.mkdir()
+    out = tmp_path / "out"
+    assert main(["report", str(run_dir), str(bad), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "pgc report: error:" in err and str(bad.name) in err
+    assert not out.exists()
+
+
+def test_corrupted_run_summary_is_rejected(run_dir, tmp_path):
+    broken = tmp_path / "train"
+    shutil.copytree(run_dir, broken)
+    (broken / "summary.json").write_text((run_dir / "summary.json").read_text()[:100])
+    with pytest.raises(ReportInputError, match="not valid JSON"):
+        load_sources([broken])
+
+
+def test_rewrite_keeps_previous_report_intact_on_error(report, inputs, tmp_path):
+    out = tmp_path / "rep"
+    build_report(inputs[:1], out)
+    before = (out / "report.html").read_bytes()
+    with pytest.raises(ReportInputError):
+        build_report([inputs[0], tmp_path / "nope.json"], out)
+    assert (out / "report.html").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["figures", "report.html", "report.json", "report.md"]
+
+
+def test_unknown_fields_are_tolerated(run_dir, tmp_path):
+    """A newer audit format with extra nesting and fields still yields its bounds."""
+    data = {"kind": "audit", "schema": 7, "extra": {"anything": [1, 2, {"nested": True}]},
+            "groups": {"mechanisms": [{"mechanism": "PRS", "claimed_epsilon": "inf", "epsilon_lower_bound": 3.0,
+                                       "new_field": {"x": 1}}]}}
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(data))
+    out = tmp_path / "r"
+    build_report([path], out)
+    summary = json.loads((out / "report.json").read_text())
+    assert [b["lower_bound"] for b in summary["bounds"]] == [3.0]
+    assert re.search(r"consistent", summary["bounds"][0]["verdict"])
