@@ -168,37 +168,59 @@ SERIAL_MAX_LANES = int(os.environ.get("PGC_PARALLEL_LANES", "0")) or 1 << 62
 
 
 @nb.njit(cache=True)
-def _advance_serial(state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
+def _advance_serial(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
                     cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
-    for lane in range(state.shape[0]):
-        _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
-                   cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
+    n_lanes = state.shape[0]
+    for tick in range(max_ticks):
+        any_done = False
+        u_explore = uniforms[tick, 0]
+        u_action = uniforms[tick, 1]
+        for lane in range(n_lanes):
+            _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj,
+                       active, cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done,
+                       terminated, actions)
+            if done[lane]:
+                any_done = True
+        if any_done:
+            return tick + 1
+    return max_ticks
 
 
 @nb.njit(parallel=True, cache=True)
-def _advance_parallel(state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
+def _advance_parallel(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
                       cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
-    for lane in nb.prange(state.shape[0]):
-        _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
-                   cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
+    n_lanes = state.shape[0]
+    for tick in range(max_ticks):
+        u_explore = uniforms[tick, 0]
+        u_action = uniforms[tick, 1]
+        for lane in nb.prange(n_lanes):
+            _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj,
+                       active, cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done,
+                       terminated, actions)
+        if done.any():
+            return tick + 1
+    return max_ticks
 
 
-def advance(state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
+def advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
             cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
-    """Advance every active lane one step (all arrays per lane, see :class:`pgc.rollout.LaneEngine`).
+    """Advance every active lane tick by tick until some lane's episode ends (or ``max_ticks``).
 
-    Finished lanes get ``done``, their gradient in ``grad_out`` and their episode length in
-    ``elapsed``; the caller resets them. Lanes are independent, so the parallel and the serial
-    versions give identical results.
+    ``uniforms[t, 0]`` / ``uniforms[t, 1]`` are the exploration / action draws of tick t for every
+    lane. Returns the number of ticks played; finished lanes (``done``) hold their gradient in
+    ``grad_out`` and their episode length in ``elapsed``; the caller resets them. Stopping at the
+    first finished episode keeps the asynchronous protocol exact: the aggregator acts on every
+    submission before any other lane plays its next step. Lanes are independent, so the parallel
+    and the serial versions give identical results.
     """
     fn = _advance_parallel if state.shape[0] > SERIAL_MAX_LANES else _advance_serial
-    fn(state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
-       cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
+    return fn(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
+              cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
 
 
 def warm_up() -> None:
     """Compile (or load from cache) the kernel on a tiny batch."""
     n = 2
-    advance(np.zeros((n, 4)), np.zeros(n, np.int64), np.zeros((n, DIM)), np.ones((n, 6)), np.zeros(n),
-            np.zeros(n), np.zeros(n), np.zeros((n, 200, TRAJ_FIELDS)), np.ones(n, np.bool_), 200, 0.99, 0.5,
+    advance(1, np.zeros((1, 2, n)), np.zeros((n, 4)), np.zeros(n, np.int64), np.zeros((n, DIM)), np.ones((n, 6)),
+            np.zeros(n), np.zeros((n, 200, TRAJ_FIELDS)), np.ones(n, np.bool_), 200, 0.99, 0.5,
             0.01, True, False, np.zeros((n, DIM)), np.zeros(n, np.bool_), np.zeros(n, np.bool_), np.zeros(n, np.int8))

@@ -206,9 +206,9 @@ class GridSpec:
     cap: int = PAPER_CAP
     epsilons: tuple[float, ...] = PAPER_EPSILONS
     mechanisms: tuple[str, ...] = ("laplace", "prs")
-    controls: str = "matched"  # matched: a control per private setting; eps1: one per mechanism at ε=1
-    curve_trials: int = 3  # Figure 2 trials per (mechanism, |B|) at ε = 1
-    curve_submissions: int = 20_000
+    controls: str = "eps1"  # eps1: one control per mechanism at the smallest ε; matched: one per setting
+    curve_trials: int = 2  # Figure 2 trials per (mechanism, |B|) at ε = 1
+    curve_submissions: int = 15_000
     workers: int = 9
     seed: int = 0
     max_lanes: int = 8192
@@ -402,6 +402,33 @@ class GridRun:
     wall_time_s: float = 0.0
     agent_steps: int = 0
     submissions: int = 0
+    started_utc: str | None = None
+    loadavg_at_start: list | None = None
+
+
+    def to_dict(self) -> dict:
+        """Raw grid outcome (JSON-ready apart from non-finite floats): re-analysable with :func:`analyse`."""
+        return {"kind": "replicate-raw", "format": FORMAT, "spec": self.spec.to_dict(), "trials": self.trials,
+                "curves": self.curves, "wall_time_s": self.wall_time_s, "agent_steps": self.agent_steps,
+                "submissions": self.submissions, "started_utc": self.started_utc,
+                "loadavg_at_start": self.loadavg_at_start, "machine": machine_info()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GridRun":
+        if not isinstance(data, dict) or data.get("kind") != "replicate-raw":
+            raise ValueError("not a raw replicate grid (kind != 'replicate-raw')")
+        sd = dict(data["spec"])
+        sd["epsilons"] = tuple(sd["epsilons"])
+        sd["mechanisms"] = tuple(sd["mechanisms"])
+        spec = GridSpec(**sd)
+        settings = grid_settings(spec)
+        missing = [st.key for st in settings if st.key not in data["trials"]]
+        if missing:
+            raise ValueError(f"raw grid lacks settings {missing}")
+        return cls(spec=spec, settings=settings, trials=data["trials"], curves=data.get("curves", {}),
+                   wall_time_s=float(data["wall_time_s"]), agent_steps=int(data["agent_steps"]),
+                   submissions=int(data["submissions"]), started_utc=data.get("started_utc"),
+                   loadavg_at_start=data.get("loadavg_at_start"))
 
 
 def _curve_points(n: int, points: int = 400) -> np.ndarray:
@@ -497,11 +524,11 @@ def analyse(run: GridRun, *, bootstrap_seed: int = 0) -> dict:
             auc = row["relative_auc"][primary_ref.variant]
             row["paper"] = {"median_fst": paper_fst, "success_ratio": paper_sr, "relative_auc": paper_auc}
             row["verdict"] = {
-                "median_fst": (_verdict(paper_fst, lo, hi) if cov >= LEVEL else
+                "median_fst": (fst_verdict(paper_fst, lo, hi, cap) if cov >= LEVEL else
                                f"too few trials for a {LEVEL:.0%} interval"),
-                "success_ratio": _verdict(paper_sr, sr_lo, sr_hi),
+                "success_ratio": ratio_verdict(paper_sr, sr_lo, sr_hi, cap),
                 "relative_auc": ("reference" if s.mechanism == "none" and s is primary_ref else
-                                 _verdict(paper_auc, *auc["ci"])),
+                                 auc_verdict(paper_auc, *auc["ci"], cap)),
             }
         rows.append(row)
 
@@ -514,14 +541,14 @@ def analyse(run: GridRun, *, bootstrap_seed: int = 0) -> dict:
         if ctrl is None:
             continue
         cmp = compare_to_control(by_key[s.key]["fsts"], by_key[ctrl.key]["fsts"], cap)
-        comparisons.append({"setting": s.key, "control": ctrl.key, **cmp})
+        comparisons.append({"setting": s.key, "control": ctrl.key, "matched": ctrl.epsilon == s.epsilon, **cmp})
     # the non-private references against the ε=1 Laplace control (the largest random walk)
     lap_ctrl = next((c for c in table_settings if c.control and c.mechanism == "laplace"
                      and c.epsilon == min(spec.epsilons)), None)
     if lap_ctrl is not None:
         for ref in references:
             cmp = compare_to_control(by_key[ref.key]["fsts"], by_key[lap_ctrl.key]["fsts"], cap)
-            comparisons.append({"setting": ref.key, "control": lap_ctrl.key, **cmp})
+            comparisons.append({"setting": ref.key, "control": lap_ctrl.key, "matched": False, **cmp})
     adj_mwu = holm([c["p_mwu"] for c in comparisons])
     adj_fisher = holm([c["p_fisher"] for c in comparisons])
     for c, pm, pf in zip(comparisons, adj_mwu, adj_fisher):
@@ -547,7 +574,8 @@ def analyse(run: GridRun, *, bootstrap_seed: int = 0) -> dict:
         "submissions": run.submissions,
         "agent_steps_per_s": run.agent_steps / run.wall_time_s if run.wall_time_s > 0 else None,
         "trials_total": int(sum(len(v) for v in run.trials.values())),
-        "machine": machine_info(),
+        "machine": {**machine_info(), "loadavg_at_start": run.loadavg_at_start},
+        "started_utc": run.started_utc,
         "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "settings": rows,
         "control_comparisons": comparisons,
@@ -567,12 +595,33 @@ def _control_for(s: Setting, settings: list[Setting]) -> Setting | None:
     return min(same, key=lambda c: c.epsilon) if same else None
 
 
-def _verdict(paper: float, lo: float, hi: float) -> str:
-    if math.isnan(lo) or math.isnan(hi):
-        return "n/a (no interval: the reference never succeeds)"
+def fst_verdict(paper: float, lo: float, hi: float, cap: int) -> str:
+    """Table 1 cell: the paper's median FST against our order-statistic interval [lo, hi]
+    (hi = ∞: the interval is open beyond our cap, so only a lower bound is known)."""
+    if lo <= paper <= hi:
+        return "reproduced" if math.isfinite(hi) else f"consistent (our interval is open beyond the cap {cap:,})"
+    return "not reproduced (ours lower)" if hi < paper else "not reproduced (ours higher)"
+
+
+def ratio_verdict(paper: float, lo: float, hi: float, cap: int) -> str:
+    """Table 2 cell. The paper's ratio is at 90,000 submissions; at a smaller cap ours can only be
+    lower than it would be at 90,000, so "ours lower" is then not decisive."""
     if lo <= paper <= hi:
         return "reproduced"
-    return "not reproduced (ours lower)" if hi < paper else "not reproduced (ours higher)"
+    if hi < paper:
+        return ("not reproduced (ours lower)" if cap >= PAPER_CAP else
+                f"lower at our cap {cap:,} (not decisive: the paper counts up to {PAPER_CAP:,})")
+    return "not reproduced (ours higher)"
+
+
+def auc_verdict(paper: float, lo: float, hi: float, cap: int) -> str:
+    """Table 3 cell (our AUC horizon is the cap; the paper's is 90,000)."""
+    if math.isnan(lo) or math.isnan(hi):
+        return "n/a (no interval: the reference never succeeds)"
+    note = "" if cap >= PAPER_CAP else f" — horizon {cap:,}, paper {PAPER_CAP:,}"
+    if lo <= paper <= hi:
+        return "reproduced" + note
+    return ("not reproduced (ours lower)" if hi < paper else "not reproduced (ours higher)") + note
 
 
 def _paper_table(table: dict) -> list[dict]:
@@ -586,17 +635,20 @@ def machine_info() -> dict:
             "python": platform.python_version(), "numba_threads": os.environ.get("NUMBA_NUM_THREADS")}
 
 
-def replicate(spec: GridSpec, *, progress: bool = False) -> dict:
-    """Run the grid and analyse it: the JSON-ready result (``kind = "replicate"``)."""
+def replicate(spec: GridSpec, *, progress: bool = False, raw_hook=None) -> dict:
+    """Run the grid and analyse it: the JSON-ready result (``kind = "replicate"``).
+
+    ``raw_hook(grid_run)`` is called with the raw outcome before the analysis (e.g. to save it)."""
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     load_before = machine_info()["loadavg"]
-    result = analyse(run_grid(spec, progress=progress))
-    result["started_utc"] = started
-    result["machine"]["loadavg_at_start"] = load_before
-    return result
+    run = run_grid(spec, progress=progress)
+    run.started_utc, run.loadavg_at_start = started, load_before
+    if raw_hook is not None:
+        raw_hook(run)
+    return analyse(run)
 
 
 def quick_spec(reading: str = "sampled", seed: int = 0) -> GridSpec:
     """The ``--quick`` grid: a smoke test of every code path (few trials, small cap)."""
-    return GridSpec(reading=reading, trials=4, cap=3000, epsilons=(1.0, 10.0), controls="matched",
+    return GridSpec(reading=reading, trials=12, cap=3000, epsilons=(1.0,), controls="matched",
                     curve_trials=1, curve_submissions=1000, seed=seed)

@@ -62,6 +62,8 @@ class LaneEngine:
         self.done = np.zeros(n_lanes, np.bool_)
         self.terminated = np.zeros(n_lanes, np.bool_)
         self.actions = np.zeros(n_lanes, np.int8)
+        self.last_ticks = 0
+        self._block = 1
 
     def start(self, lanes: np.ndarray, theta: np.ndarray, physics: np.ndarray, alpha: np.ndarray,
               rng: np.random.Generator, states: np.ndarray | None = None) -> None:
@@ -77,13 +79,23 @@ class LaneEngine:
     def stop(self, lanes: np.ndarray) -> None:
         self.active[lanes] = False
 
-    def tick(self, rng: np.random.Generator) -> np.ndarray:
-        """One step of every active lane; returns the indices of lanes whose episode ended."""
-        u = rng.random((2, self.n))
+    def tick(self, rng: np.random.Generator, max_ticks: int = 64) -> np.ndarray:
+        """Step every active lane until at least one episode ends (at most ``max_ticks`` steps);
+        returns the finished lanes.
+
+        ``self.last_ticks`` tells how many steps were played. The random draws are taken in blocks
+        whose size follows the previous call (deterministic); unused draws are discarded.
+        """
+        block = min(self._block, max_ticks)
+        u = rng.random((block, 2, self.n))
         h = self.hyper
-        kernel.advance(self.state, self.elapsed, self.theta, self.physics, self.alpha, u[0], u[1],
-                       self.traj, self.active, h.cap, h.gamma, h.lam, h.beta, h.bootstrap_truncated,
-                       h.action_selection == "sample", self.gradients, self.done, self.terminated, self.actions)
+        ticks = kernel.advance(block, u, self.state, self.elapsed, self.theta, self.physics, self.alpha,
+                               self.traj, self.active, h.cap, h.gamma, h.lam, h.beta, h.bootstrap_truncated,
+                               h.action_selection == "sample", self.gradients, self.done, self.terminated,
+                               self.actions)
+        self.last_ticks = int(ticks)
+        # next block: twice the ticks this call needed, within [1, 64]
+        self._block = max(1, min(64, 2 * self.last_ticks))
         finished = np.flatnonzero(self.done)
         self.active[finished] = False
         return finished

@@ -342,7 +342,7 @@ def _train_one_process(configs, record, max_lanes, progress, mechanisms) -> list
     while not finished_trial.all():
         # ---- every worker plays one step -------------------------------------------------
         fin = engine.tick(env_rng)
-        tick += 1
+        tick += engine.last_ticks
         if fin.size == 0:
             continue
         k = lane_trial[fin]

@@ -59,7 +59,7 @@ def test_kernel_step_equals_gymnasium(params, rng):
     acts = [[] for _ in range(8)]
     alive = np.ones(8, bool)
     while alive.any():
-        fin = engine.tick(rng)
+        fin = engine.tick(rng, max_ticks=1)
         for lane in np.flatnonzero(alive):
             traj[lane].append(engine.state[lane].copy())
             acts[lane].append(int(engine.actions[lane]))

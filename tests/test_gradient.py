@@ -16,7 +16,7 @@ def record_episodes(theta, hyper, rng, n=6, alpha=0.3, gravity=9.8):
     actions = [[] for _ in range(n)]
     alive = np.ones(n, bool)
     while alive.any():
-        fin = engine.tick(rng)
+        fin = engine.tick(rng, max_ticks=1)
         for lane in np.flatnonzero(alive):
             actions[lane].append(int(engine.actions[lane]))
             states[lane].append(engine.state[lane].copy())

@@ -45,13 +45,13 @@ def test_order_statistic_ranks_known_values():
 def test_median_interval_empirical_coverage(rng):
     # distribution-free: coverage >= 95 % for any continuous law; 4000 repetitions, 1.8 % below
     # 95.86 % is > 5 standard errors (false-failure rate < 1e-6)
-    x = rng.exponential(1000.0, size=(4000, 20))
+    x = np.sort(rng.exponential(1000.0, size=(4000, 20)), axis=1)
     true_median = 1000.0 * math.log(2)
-    hits = 0
-    for row in x:
-        lo, hi, _ = median_interval(row)
-        hits += lo <= true_median <= hi
-    assert hits / 4000 > 0.94
+    lo, hi, cov = median_interval(x[0])
+    assert (lo, hi) == (x[0, 5], x[0, 14])
+    j, k, _ = median_order_statistic_ranks(20)
+    hits = (x[:, j - 1] <= true_median) & (true_median <= x[:, k - 1])
+    assert hits.mean() > 0.94
 
 
 def test_success_interval_is_clopper_pearson():
@@ -101,7 +101,9 @@ def test_paper_grid_definition():
     private = [s for s in table if s.mechanism != "none" and not s.control]
     assert {(s.mechanism, s.epsilon, s.buffer_size) for s in private} == {
         (m, e, b) for m, b in (("laplace", 1), ("prs", 100)) for e in (1.0, 2.0, 5.0, 10.0)}
-    assert len([s for s in table if s.control]) == 8  # matched controls
+    assert {(s.mechanism, s.epsilon) for s in table if s.control} == {("laplace", 1.0), ("prs", 1.0)}
+    matched = [s for s in grid_settings(GridSpec(controls="matched")) if s.control]
+    assert {(s.mechanism, s.epsilon) for s in matched} == {(s.mechanism, s.epsilon) for s in private}
     assert len({s.key for s in settings}) == len(settings)
     for s in table:
         cs = setting_configs(spec, s)
@@ -187,17 +189,22 @@ def test_quick_files_exist_and_are_well_formed(quick_run):
 
 
 def test_quick_nonprivate_beats_zero_information_control(quick_run):
-    """Under the ``sampled`` reading the loosely clipped non-private run learns within 3,000
-    submissions and the ε=1 Laplace control (pure noise) does not. Pilot (seeds 0–15, cap 8,000):
-    see docs/README-replicate.md. With K = 8 trials each, the test fails only if the Fisher exact
-    p-value is ≥ 0.01; that needs ≤ 4 more successes for the reference than the control, whose
-    probability under the piloted rates is below 1e-3 (the stated false-failure rate)."""
+    """Under the ``sampled`` reading the loosely clipped non-private run (ε=∞, C=10) learns within
+    3,000 submissions and the ε=1 Laplace control (pure mechanism noise) does not.
+
+    Pilot on independent seeds 100–123, cap 3,000: reference 20/24 successes (FST 479–2354),
+    control 0/24 (best μ ≤ 61). With K = 12 each and the control at 0, Fisher's one-sided p < 0.05
+    needs ≥ 4/12 reference successes: P(Bin(12, 0.83) ≤ 3) ≈ 2e-5 at the pilot rate, 8.5e-3 at its
+    one-sided 95 % lower confidence bound 0.66. That is the stated false-failure rate (over seeds;
+    the test itself is deterministic for the fixed seeds 0–11)."""
     data = json.loads((quick_run / "replicate.json").read_text())
     cmp = {c["setting"]: c for c in data["control_comparisons"]}
     c = cmp["table/none/eps=inf/B=1/C=10"]
     assert c["control"] == "table/laplace/eps=1/B=1/control"
     assert c["successes"] > c["control_successes"]
-    assert c["p_fisher"] < 0.01
+    assert c["p_fisher"] < 0.05
+    # the clipped-at-C=0.01 reading of ε=∞ (the core's literal choice) is recorded beside it
+    assert "table/none/eps=inf/B=1/C=0.01" in cmp
 
 
 def test_cli_bad_input_exit_code_2(tmp_path, capsys):

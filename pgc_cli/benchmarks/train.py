@@ -24,6 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mechanism", default="laplace", choices=["laplace", "prs", "none"])
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--naive-seconds", type=float, default=10.0, help="how long to time the naive loop")
+    p.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                   help="worker processes the trials are dealt to (default: all cores)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write the numbers to this JSON file")
 
@@ -42,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
     configs = [TrainConfig(mechanism=args.mechanism, epsilon=eps, submissions=args.submissions,
                            buffer_size=100 if args.mechanism == "prs" else 1, seed=args.seed + i)
                for i in range(args.trials)]
-    train_batch(configs[:1] * 1)  # compile / load every code path once
+    train_batch(configs[:1])  # compile / load every code path once
     start = time.perf_counter()
-    results = train_batch(configs)
+    results = train_batch(configs, processes=args.processes)
     fast_wall = time.perf_counter() - start
     fast_steps = sum(r.agent_steps for r in results)
     fast_rate = fast_steps / fast_wall
@@ -54,14 +56,15 @@ def run(args: argparse.Namespace) -> int:
     ratio = fast_rate / naive_rate
     numbers = {
         "benchmark": "train", "mechanism": args.mechanism, "epsilon": eps, "trials": args.trials,
-        "workers_per_trial": 9, "lanes": args.trials * 9, "submissions_per_trial": args.submissions,
+        "workers_per_trial": 9, "lanes": args.trials * 9, "processes": args.processes, "submissions_per_trial": args.submissions,
         "vectorised_agent_steps": fast_steps, "vectorised_wall_s": fast_wall,
         "vectorised_steps_per_s": fast_rate, "naive_agent_steps": naive_steps,
         "naive_steps_per_s": naive_rate, "ratio": ratio, "cpu_count": os.cpu_count(),
         "machine": platform.machine(), "python": platform.python_version(),
     }
     print(f"vectorised trainer: {fast_steps:,} agent-steps in {fast_wall:.1f}s = {fast_rate:.3g} agent-steps/s "
-          f"({args.trials} trials x 9 workers, {args.mechanism}, {args.submissions} submissions each)")
+          f"({args.trials} trials x 9 workers, {args.mechanism}, {args.submissions} submissions each, "
+          f"{args.processes} processes)")
     print(f"naive reference:    {naive_steps:,} agent-steps in {args.naive_seconds:.1f}s = {naive_rate:.3g} agent-steps/s "
           "(one gymnasium agent, torch forward per step, autograd per episode)")
     print(f"ratio: {ratio:,.0f}x")

@@ -91,6 +91,8 @@ class TrainCommand:
         p.add_argument("--stop-at-success", action="store_true", default=None, help="end a trial at its FST")
         p.add_argument("--trials", type=positive_int, default=1, help="K trials, seeds S..S+K-1 (default 1)")
         p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+        p.add_argument("--processes", type=positive_int, default=1,
+                       help="deal the trials to this many processes (default 1; results depend on it)")
         p.add_argument("--out", default="runs/train", help="output folder (default runs/train)")
         p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
         p.add_argument("--no-transcript", action="store_true", help="do not record transcripts")
@@ -107,7 +109,8 @@ class TrainCommand:
             raise CLIError(f"{out} exists and is not empty (use --force to replace it)")
         progress = sys.stderr.isatty() if args.progress is None else args.progress
         start = time.perf_counter()
-        results = train_batch(configs, record_transcripts=not args.no_transcript, progress=progress)
+        results = train_batch(configs, record_transcripts=not args.no_transcript, progress=progress,
+                              processes=args.processes)
         wall = time.perf_counter() - start
         save_run(results, out, wall_time=wall, overwrite=args.force)
         steps = sum(r.agent_steps for r in results)
