@@ -40,7 +40,7 @@ from .model import DIM
 TRAJ_FIELDS = 5  # s_t (4 numbers) and a_t per stored step
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _forward(theta, row, s0, s1, s2, s3):
     """Returns (z0, z1, v): policy logits and value of state s at θ[row]."""
     z0 = 0.0
@@ -55,14 +55,14 @@ def _forward(theta, row, s0, s1, s2, s3):
     return z0, z1, v
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _log_softmax2(z0, z1):
     zmax = z0 if z0 > z1 else z1
     lse = zmax + math.log(math.exp(z0 - zmax) + math.exp(z1 - zmax))
     return z0 - lse, z1 - lse
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, error_model="numpy")  # once per episode: a call, kept out of the hot step
 def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_out):
     """Backward sweep over one stored episode: writes g of eqs. 15–18 into grad_out[lane]."""
     for k in range(grad_out.shape[1]):
@@ -98,7 +98,7 @@ def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_o
                 grad_out[lane, 4 * j + 3] += dh * s3
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
                cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
     """One environment step of one lane (see :func:`advance`)."""
@@ -167,7 +167,7 @@ def _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action,
 SERIAL_MAX_LANES = int(os.environ.get("PGC_PARALLEL_LANES", "0")) or 1 << 62
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def _advance_serial(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
                     cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
     n_lanes = state.shape[0]
@@ -186,7 +186,7 @@ def _advance_serial(max_ticks, uniforms, state, elapsed, theta, physics, alpha, 
     return max_ticks
 
 
-@nb.njit(parallel=True, cache=True)
+@nb.njit(parallel=True, cache=True, error_model="numpy")
 def _advance_parallel(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
                       cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
     n_lanes = state.shape[0]

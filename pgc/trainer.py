@@ -85,6 +85,8 @@ class TrainConfig:
         d = asdict(self)
         d["gravities"] = list(self.gravities)
         d["epsilon"] = _json_float(self.epsilon)
+        if self.clip is not None:
+            d["clip"] = _json_float(self.clip)
         return d
 
     @classmethod
@@ -100,8 +102,12 @@ class TrainConfig:
             data["physics"] = CartPoleParams(**data["physics"])
         if "gravities" in data:
             data["gravities"] = tuple(data["gravities"])
-        if isinstance(data.get("epsilon"), str):
-            data["epsilon"] = float(data["epsilon"])
+        for key in ("epsilon", "clip"):  # JSON has no inf: "inf" strings are accepted
+            if isinstance(data.get(key), str):
+                try:
+                    data[key] = float(data[key])
+                except ValueError:
+                    raise ValueError(f"config {key} must be a number, got {data[key]!r}") from None
         return cls(**data)
 
     def replace(self, **changes) -> "TrainConfig":

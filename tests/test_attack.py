@@ -190,3 +190,27 @@ def test_transcript_target_links_rounds_and_keeps_truth_apart(small_run):
     per_sub = cfg.build_mechanism().epsilon
     assert per_sub == pytest.approx(1.0)  # ε = 2 split over 2 rounds (§3.2.1)
     assert math.isclose(ldp_ceiling(per_sub, 2, 3), ldp_ceiling(2.0, 1, 3))
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
+def test_laplace_likelihood_is_bayes_optimal_on_worst_case_inputs(eps):
+    """Two clipped inputs ±(C/2)e₁ at L1 distance C (the sensitivity): the MAP test's success is exactly
+    1 − ½e^{−ε/2}, below the ceiling e^ε/(1+e^ε). The attacker must hit the former within its CI."""
+    from attacks.likelihood import LikelihoodAttacker
+    from attacks.shadow import Contexts, ShadowBank
+
+    mech = Laplace(eps, clip=0.01)
+    n, d = 4000, 112
+    rng = np.random.default_rng(np.random.SeedSequence([7, int(eps * 10)]))
+    clean = np.zeros((2, d))
+    clean[0, 0], clean[1, 0] = 0.005, -0.005
+    truth = np.arange(n) % 2
+    view = AttackView(mech(clean[truth], rng), np.zeros((n, 112)), np.zeros(n), np.zeros(n), np.zeros(n), np.arange(n))
+    threat = ThreatModel(mechanism=mech, candidates=(1.0, 2.0), budget=2)
+    bank = ShadowBank(np.array([1.0, 2.0]), clean[None, :, None, :], np.zeros((1, 2, 1)))
+    ll = LikelihoodAttacker().loglik(threat, view, Contexts.of(view), bank, rng)
+    correct = int(np.sum(ll.argmax(axis=1) == truth))
+    lo, hi = clopper_pearson(correct, n, STRICT)
+    optimum = 1 - 0.5 * math.exp(-eps / 2)
+    assert lo <= optimum <= hi
+    assert hi < ldp_ceiling(eps, 1, 2) + 0.03

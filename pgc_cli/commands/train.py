@@ -14,32 +14,13 @@ from pgc.rollout import A3CHyperparams
 from pgc.rundir import save_run
 from pgc.trainer import TrainConfig, train_batch
 
+from ..args import positive_float, positive_int
 from ..main import CLIError
 
 # CLI flag -> TrainConfig field
 _FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "clip": "clip", "reduced_dim": "reduced_dim",
           "buffer": "buffer_size", "submissions": "submissions", "workers": "workers", "lr": "learning_rate",
           "rounds": "rounds", "stop_at_success": "stop_at_success"}
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if math.isnan(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
-    return value
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
-    return value
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:

@@ -1,0 +1,38 @@
+"""argparse value types shared by the commands: clear messages, exit code 2 through argparse."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def positive_float(text: str) -> float:
+    """A float > 0 (``inf`` allowed, NaN refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def probability(text: str) -> float:
+    """A float in the open interval (0, 1), e.g. a confidence level."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must lie strictly between 0 and 1")
+    return value

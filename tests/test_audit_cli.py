@@ -1,0 +1,58 @@
+"""`pgc audit`: bad input exits 2 with nothing written; good input writes one JSON with "kind": "audit"."""
+
+import json
+
+import pytest
+
+from pgc_cli.main import main
+
+
+@pytest.mark.parametrize("argv", [
+    [],  # no mode
+    ["--mechanism", "laplace"],  # no --epsilon
+    ["--mechanism", "nosuch", "--epsilon", "1"],
+    ["--mechanism", "laplace", "--epsilon", "0"],
+    ["--mechanism", "laplace", "--epsilon", "1", "--confidence", "1.5"],
+    ["--mechanism", "laplace", "--epsilon", "1", "--white-box"],  # Laplace has no (ũ, M)
+    ["--mechanism", "none", "--epsilon", "1"],
+    ["--mechanism", "laplace", "--epsilon", "1", "--self-test"],  # two modes
+    ["--run", "/nonexistent/run"],
+    ["--mechanism", "laplace", "--epsilon", "1", "--seed", "-1"],
+])
+def test_bad_input_exits_2_and_writes_nothing(argv, tmp_path, capsys):
+    out = tmp_path / "a.json"
+    try:
+        code = main(["audit", *argv, "--out", str(out)])
+    except SystemExit as exc:  # argparse rejects malformed values itself
+        code = exc.code
+    assert code == 2
+    assert not out.exists()
+    assert "error" in capsys.readouterr().err
+
+
+def test_mechanism_mode_writes_json(tmp_path, capsys):
+    out = tmp_path / "sub" / "audit.json"
+    assert main(["audit", "--mechanism", "laplace", "--epsilon", "2", "--samples", "5000", "--out", str(out),
+                 "--no-progress"]) == 0
+    data = json.loads(out.read_text())
+    assert data["kind"] == "audit" and data["mode"] == "mechanism"
+    (row,) = data["channels"]
+    assert row["claimed_epsilon"] == 2.0 and 0 < row["epsilon_lower_bound"] <= 2.0
+    assert row["verdict"] == "consistent" and row["samples_per_side"] == 5000
+    assert row["max_certifiable_epsilon"] > row["epsilon_lower_bound"]
+    assert "CONSISTENT" in capsys.readouterr().out
+    assert not list(out.parent.glob("*.tmp"))
+
+
+def test_run_mode_audits_channels(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["train", "--submissions", "30", "--out", str(run), "--no-progress"]) == 0
+    out = tmp_path / "run-audit.json"
+    assert main(["audit", "--run", str(run), "--initial", "--samples", "1000", "--mechanism-samples", "2000",
+                 "--pairs", "5:15", "--compositions", "--out", str(out), "--no-progress"]) == 0
+    data = json.loads(out.read_text())
+    scopes = {(r["scope"], r["channel"]) for r in data["channels"]}
+    assert ("environment 5 vs 15", "gradient") in scopes and ("environment 5 vs 15", "score") in scopes
+    assert {r["verdict"] for r in data["channels"]} <= {"consistent", "violated", "unprotected channel"}
+    assert data["model"] == "initial" and data["mechanism_source"] == "run"
+    assert main(["audit", "--run", str(run), "--trial", "3", "--out", str(tmp_path / "x.json")]) == 2

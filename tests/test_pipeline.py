@@ -1,0 +1,39 @@
+"""pgc pipeline (the main job) end to end on tiny budgets: every step runs and the report shows all of them."""
+
+from __future__ import annotations
+
+import json
+
+from pgc_cli.main import main
+from reports.browser import external_references
+
+
+def test_pipeline_quick_train_audit_attack_report(tmp_path, capsys):
+    out = tmp_path / "pipeline"
+    assert main(["pipeline", "--quick", "--out", str(out)]) == 0
+    manifest = json.loads((out / "pipeline.json").read_text())
+    assert manifest["kind"] == "pipeline"
+    assert [s["step"] for s in manifest["steps"]] == ["train", "audit", "attack", "attack-sweep", "report"]
+    assert all(s["exit_code"] in (0, 1) for s in manifest["steps"])
+    assert not (tmp_path / "pipeline.partial").exists()
+
+    summary = json.loads((out / "report" / "report.json").read_text())
+    kinds = sorted({i["kind"] for i in summary["inputs"]})
+    assert kinds == ["attack", "audit", "train"]
+    assert all(str(out) in i["path"] for i in summary["inputs"])  # paths point at the final folder
+    channels = {b["channel"] for b in summary["bounds"]}
+    assert {"gradient", "score", "arrival", "all"} <= channels
+    assert summary["attacks"] and summary["utility"]
+    assert {"bounds.png", "attack.png", "learning_curves.png"} <= set(summary["figures"])
+    page = (out / "report" / "report.html").read_text()
+    assert external_references(page) == []
+    # the pipeline manifest itself is a report input that expands to the results it lists
+    assert main(["report", str(out / "pipeline.json"), "--out", str(tmp_path / "again")]) == 0
+    again = json.loads((tmp_path / "again" / "report.json").read_text())
+    assert len(again["inputs"]) == len(summary["inputs"])
+
+    # a second run refuses to overwrite without --force, and leaves the first intact
+    capsys.readouterr()
+    assert main(["pipeline", "--quick", "--out", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (out / "report" / "report.html").read_text() == page
