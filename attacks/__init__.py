@@ -1,0 +1,26 @@
+"""Dynamics-inference attacks on PGC-A3C submissions (issue 5): recover an agent's gravity ψ.
+
+Layering: depends on :mod:`pgc` only. Public API:
+
+* :class:`ThreatModel`, :class:`AttackView`, :data:`CHANNELS` — what the attacker knows and sees
+  (:mod:`attacks.threat`);
+* :class:`LikelihoodAttacker`, :class:`LearnedAttacker`, :class:`SideChannelAttacker`;
+* :func:`run_attack` — shadow simulation, attackers, k-linking, evaluation;
+* targets: :func:`draw_truth`, :func:`fresh_submissions` (at a checkpoint), :func:`run_submissions`
+  (a ``pgc train`` transcript); :class:`TargetTruth` is evaluation-only;
+* pure math: :func:`ldp_ceiling`, :func:`clopper_pearson`, :func:`normalized_advantage`,
+  :func:`regression_baseline`; :func:`evaluate_classification`, :func:`evaluate_regression`.
+"""
+
+from .bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advantage, regression_baseline
+from .evaluate import evaluate_classification, evaluate_regression
+from .learned import LearnedAttacker
+from .likelihood import LikelihoodAttacker, SideChannelAttacker
+from .runner import ATTACKERS, run_attack
+from .targets import TargetTruth, draw_truth, fresh_submissions, run_submissions
+from .threat import CHANNELS, AttackView, ThreatModel, parse_channels
+
+__all__ = ["ATTACKERS", "CHANNELS", "AttackView", "LearnedAttacker", "LikelihoodAttacker", "SideChannelAttacker",
+           "TargetTruth", "ThreatModel", "chance_level", "clopper_pearson", "draw_truth", "evaluate_classification",
+           "evaluate_regression", "fresh_submissions", "ldp_ceiling", "normalized_advantage", "parse_channels",
+           "regression_baseline", "run_attack", "run_submissions"]

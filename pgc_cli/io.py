@@ -30,25 +30,32 @@ def json_safe(obj: Any) -> Any:
     return obj
 
 
-def write_json_atomic(path: Path, data: Any) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(json_safe(data), fh, indent=2, sort_keys=False)
-        fh.write("\n")
-    os.replace(tmp, path)
-    return path
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
+    """Write to a temporary file beside ``path``, then rename: readers never see half a file.
+    The file gets the usual permissions (0666 & ~umask), not mkstemp's 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
     return path
+
+
+def write_json_atomic(path: Path, data: Any) -> Path:
+    return write_text_atomic(path, json.dumps(json_safe(data), indent=2, sort_keys=False) + "\n")
 
 
 def read_json(path: Path) -> Any:

@@ -103,8 +103,12 @@ def test_score_channel_above_ceiling_is_an_unprotected_finding(theta):
 
 
 def test_seeds_reproduce_and_differ(theta):
+    import torch
+
     kw = dict(targets=60, k=(1, 2), budget=40, epochs=5, attackers=("likelihood", "learned"))
+    torch_state = torch.random.get_rng_state().clone()
     a = _attack(theta, Laplace(5.0), WIDE, seed=9, **kw)
+    assert torch.equal(torch_state, torch.random.get_rng_state())  # no global torch RNG used
     b = _attack(theta, Laplace(5.0), WIDE, seed=9, **kw)
     c = _attack(theta, Laplace(5.0), WIDE, seed=10, **kw)
     assert a["rows"] == b["rows"]

@@ -64,3 +64,18 @@ def test_bad_input_exit_code_2(tmp_path, run_dir, argv, capsys):
     assert exc.value.code == 2
     assert not out.exists()
     assert "error" in capsys.readouterr().err
+
+
+def test_sweep_writes_json_and_plot_and_replots(tmp_path):
+    out = tmp_path / "sweep.json"
+    rc = main(["attack", "--sweep", "--model", "init:0", "--epsilons", "1", "inf", "--k", "1", "2", "--targets", "30",
+               "--budget", "10", "--epochs", "2", "--out", str(out), "--no-progress"])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    assert data["kind"] == "attack" and data["mode"] == "sweep" and data["violations"] == []
+    assert {r["epsilon"] for r in data["rows"]} == {1.0, "inf"}
+    png = out.with_suffix(".png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    png.unlink()
+    assert main(["attack", "--plot", str(out)]) == 0 and png.exists()
+    assert main(["attack", "--plot", str(tmp_path / "missing.json")]) == 2

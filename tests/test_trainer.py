@@ -153,3 +153,15 @@ def test_run_folder_roundtrip(tmp_path):
     with pytest.raises(FileExistsError):
         save_run(res, out, wall_time=1.0)
     assert not list(tmp_path.glob("*.partial"))
+
+
+def test_process_shards_are_deterministic_and_keep_order():
+    cfgs = [TrainConfig(mechanism="laplace", submissions=60 + 10 * s, seed=s) for s in range(5)]
+    a = train_batch(cfgs, processes=2)
+    b = train_batch(cfgs, processes=2)
+    assert [r.config.seed for r in a] == list(range(5))
+    assert [r.scores.size for r in a] == [60, 70, 80, 90, 100]
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x.theta, y.theta)
+    with pytest.raises(ValueError, match="processes"):
+        train_batch(cfgs, processes=0)

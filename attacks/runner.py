@@ -1,0 +1,199 @@
+"""Run attackers on a view, link k submissions per target, and score them (evaluator last).
+
+Linking (k submissions known to come from one environment): each attacker gives per-submission
+log-likelihoods ℓ_i(ψ) (classification; log-softmax for the learned one), summed over the target's
+first k submissions; the prediction is the MAP (uniform prior) or, for a range, the posterior mean
+over the grid. The learned regressor's k predictions are averaged.
+
+Budgets: the shadow bank is simulated once at the largest budget; a smaller budget uses the first J
+episodes of every (context, ψ) — nested, so curves against the budget compare like with like.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from .evaluate import evaluate_classification, evaluate_regression
+from .learned import LearnedAttacker
+from .likelihood import LikelihoodAttacker, SideChannelAttacker
+from .shadow import Contexts, ShadowBank, candidate_grid, simulate_bank
+from .targets import TargetTruth
+from .threat import AttackView, ThreatModel
+
+ATTACKERS = {"likelihood": LikelihoodAttacker, "learned": LearnedAttacker, "side-channel": SideChannelAttacker}
+
+
+def make_attacker(name: str, **kwargs):
+    if name not in ATTACKERS:
+        raise ValueError(f"unknown attacker {name!r}; known: {', '.join(ATTACKERS)}")
+    return ATTACKERS[name](**kwargs)
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """Temporarily set torch's intra-op threads (small matrices on a shared machine run faster on one)."""
+    if n is None:
+        yield
+        return
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def rank_in_group(group: np.ndarray) -> np.ndarray:
+    """0-based position of each row among its group's rows (row order)."""
+    order = np.argsort(group, kind="stable")
+    g = group[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(g)) + 1] if len(g) else np.zeros(0, np.int64)
+    rank = np.empty(len(g), np.int64)
+    rank[order] = np.arange(len(g)) - np.repeat(starts, np.diff(np.r_[starts, len(g)]))
+    return rank
+
+
+def link_loglik(loglik: np.ndarray, group: np.ndarray, rank: np.ndarray, k: int, n_targets: int) -> np.ndarray:
+    """Σ over each target's first k submissions of ℓ_i(ψ) → (n_targets, P)."""
+    keep = rank < k
+    out = np.zeros((n_targets, loglik.shape[1]))
+    np.add.at(out, group[keep], loglik[keep])
+    return out
+
+
+def posterior(linked: np.ndarray) -> np.ndarray:
+    z = linked - linked.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def subset_bank(bank: ShadowBank, budget: int) -> ShadowBank:
+    return ShadowBank(bank.psis, bank.gradients[:, :, :budget], bank.scores[:, :, :budget])
+
+
+@dataclass
+class AttackOutcome:
+    """Per-submission output of one attacker at one budget (no ground truth inside)."""
+
+    attacker: str
+    budget: int
+    channels: list[str]
+    loglik: np.ndarray | None  # (n, P) classification / grid
+    regression: np.ndarray | None  # (n,) learned regressor
+
+
+def run_attack(threat: ThreatModel, view: AttackView, truth: TargetTruth, *, seed: np.random.SeedSequence | int,
+               attackers=("likelihood", "learned", "side-channel"), ks=(1,), budgets=None,
+               confidence: float = 0.95, grid_points: int = 21, progress: bool = False,
+               learned_kwargs: dict | None = None, threads: int | None = 1) -> dict:
+    """Attack ``view`` with each applicable attacker for each budget; evaluate for each k.
+
+    Returns ``{"rows": [...], "skipped": [...], "kde_bandwidth": ...}``; one row per (attacker, budget, k).
+    """
+    with torch_threads(threads):
+        return _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, grid_points, progress,
+                           learned_kwargs)
+
+
+def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, grid_points, progress,
+                learned_kwargs) -> dict:
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    sim_seq, *att_seqs = seq.spawn(1 + len(attackers))
+    budgets = sorted({int(b) for b in (budgets or [threat.budget])})
+    if budgets[0] < 2:
+        raise ValueError("budgets must be >= 2")
+    ks = sorted({int(k) for k in ks})
+    sizes = view.group_sizes()
+    if ks[0] < 1 or ks[-1] > sizes.min():
+        raise ValueError(f"k must lie in 1..{sizes.min()} (the fewest submissions any target has)")
+    contexts = Contexts.of(view)
+    grid = candidate_grid(threat, grid_points)
+    bank = simulate_bank(threat, contexts, grid, budgets[-1], np.random.default_rng(sim_seq))
+    rank = rank_in_group(view.group)
+    n_targets = view.n_targets
+    rows: list[dict] = []
+    skipped: list[dict] = []
+    kde = None
+    steps = [(name, b, s) for name, s in zip(attackers, att_seqs) for b in budgets]
+    bar = tqdm(steps, desc="attack", disable=not progress, leave=False)
+    for name, budget, s in bar:
+        bar.set_postfix_str(f"{name} budget={budget}")
+        kwargs = (learned_kwargs or {}) if name == "learned" else {}
+        attacker = make_attacker(name, **kwargs)
+        if not attacker.applies_to(threat):
+            if budget == budgets[0]:
+                skipped.append({"attacker": name, "reason": "does not apply to this threat model (channels/mechanism)"})
+            continue
+        rng = np.random.default_rng([*s.generate_state(2), budget])
+        b = subset_bank(bank, budget)
+        channels = attacker.channels_used(threat)
+        if name == "learned":
+            out = attacker.fit_predict(threat, view, contexts, b, rng)
+            loglik, reg = (None, out) if threat.is_regression else (out, None)
+        else:
+            loglik, reg = attacker.loglik(threat, view, contexts, b, rng), None
+            if name == "likelihood":
+                kde = attacker.kde_bandwidth
+        for k in ks:
+            row = {"attacker": name, "channels": channels, "budget": budget, "k": k, "epsilon": threat.epsilon}
+            if reg is not None:
+                keep = rank < k
+                pred = np.bincount(view.group[keep], weights=reg[keep], minlength=n_targets) / k
+                row.update(evaluate_regression(pred, truth, threat.psi_range))
+            else:
+                linked = link_loglik(loglik, view.group, rank, k, n_targets)
+                post = posterior(linked)
+                if threat.is_regression:
+                    row.update(evaluate_regression(post @ grid, truth, threat.psi_range))
+                else:
+                    pred = grid[np.argmax(linked, axis=1)]
+                    row.update(evaluate_classification(pred, truth, threat.candidates, epsilon=threat.epsilon, k=k,
+                                                       protected_only=set(channels) <= {"gradient", "prs_internals"},
+                                                       confidence=confidence))
+                    # the attacker's own estimate of the Bayes-optimal accuracy (E max posterior)
+                    row["self_assessed_accuracy"] = float(post.max(axis=1).mean())
+            rows.append(row)
+    return {"rows": rows, "skipped": skipped, "kde_bandwidth": kde, "contexts": len(contexts),
+            "n_submissions": len(view), "n_targets": n_targets, "grid": grid.tolist()}
+
+
+def best_rows(rows: list[dict], budget: int | None = None) -> dict[tuple[str, int], dict]:
+    """(attacker, k) → row at the given budget (default: the largest)."""
+    out: dict[tuple[str, int], dict] = {}
+    for r in rows:
+        if budget is not None and r["budget"] != budget:
+            continue
+        key = (r["attacker"], r["k"])
+        if key not in out or r["budget"] > out[key]["budget"]:
+            out[key] = r
+    return out
+
+
+def compare(rows: list[dict]) -> list[dict]:
+    """Per (k, budget): the best attacker, its distance to the ceiling, and learned − likelihood when both
+    ran (the issue's canary criteria: best within 0.02 of the optimum; learned within 0.02 of likelihood)."""
+    out = []
+    keys = sorted({(r["k"], r["budget"]) for r in rows if "accuracy" in r})
+    for k, budget in keys:
+        sel = {r["attacker"]: r for r in rows if r["k"] == k and r["budget"] == budget and "accuracy" in r}
+        best = max(sel.values(), key=lambda r: r["accuracy"])
+        item = {"k": k, "budget": budget, "best_attacker": best["attacker"], "best_accuracy": best["accuracy"],
+                "best_ci": best["ci"], "ceiling": best["ceiling"], "ceiling_minus_best": best["ceiling"] - best["accuracy"]}
+        if "learned" in sel and "likelihood" in sel:
+            item["learned_minus_likelihood"] = sel["learned"]["accuracy"] - sel["likelihood"]["accuracy"]
+        out.append(item)
+    return out
+
+
+def violations(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r.get("verdict") == "VIOLATION"]
+
+
+def fmt_eps(eps: float) -> str:
+    return "inf" if math.isinf(eps) else f"{eps:g}"

@@ -1,0 +1,272 @@
+"""``pgc attack``: dynamics-inference attacks recovering gravity ψ from submissions (issue 5).
+
+Targets:
+  --run DIR                 a ``pgc train`` folder: attack its transcript (mechanism, Ψ, A3C settings from
+                            the run; agents linked over their rounds)
+  --model SPEC              fresh submissions at a model: init:SEED, run:DIR, run-initial:DIR or a
+                            checkpoint file; with --mechanism/--epsilon/--clip
+  --sweep                   with --model (repeatable): accuracy vs --epsilons, JSON + PNG plot
+
+Output: a JSON result (``"kind": "attack"``, atomic write) and a readable summary on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pgc.mechanisms import MECHANISMS
+from pgc.rollout import A3CHyperparams
+
+from ..io import write_json_atomic
+from ..main import CLIError
+from .train import positive_float, positive_int
+
+
+def _epsilon(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0 (or inf)")
+    return value
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} must be finite")
+    return value
+
+
+def _budget(text: str) -> int:
+    value = positive_int(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError("the budget must be >= 2 shadow episodes per ψ")
+    return value
+
+
+class AttackCommand:
+    help = "dynamics-inference attacks"
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        target = p.add_mutually_exclusive_group(required=True)
+        target.add_argument("--run", help="attack the transcript of this pgc train folder")
+        target.add_argument("--plot", metavar="SWEEP_JSON", help="only re-draw the PNG of a --sweep result file")
+        target.add_argument("--model", action="append",
+                            help="fresh submissions at a model: init:SEED | run:DIR | run-initial:DIR | CHECKPOINT "
+                                 "(repeatable with --sweep)")
+        p.add_argument("--trial", type=int, default=0, help="trial of --run (default 0)")
+        p.add_argument("--mechanism", choices=sorted(MECHANISMS), help="mechanism of fresh submissions (default laplace)")
+        p.add_argument("--epsilon", type=_epsilon, help="ε per submission of fresh submissions (default 1; inf = none)")
+        p.add_argument("--clip", type=positive_float, help="clip C (default: the mechanism's paper value)")
+        p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂")
+        cand = p.add_mutually_exclusive_group()
+        cand.add_argument("--candidates", type=_finite, nargs="+", help="candidate set Ψ (default 9.7 9.8 9.9)")
+        cand.add_argument("--range", type=_finite, nargs=2, metavar=("LO", "HI"), help="regression over ψ ∈ [LO, HI]")
+        p.add_argument("--budget", type=_budget, nargs="+", default=[500],
+                       help="shadow episodes per candidate ψ (per target θ); several give a budget curve (default 500)")
+        p.add_argument("--k", type=positive_int, nargs="+", default=[1],
+                       help="linked submissions per target; several give a curve (default 1)")
+        p.add_argument("--targets", type=positive_int, default=600, help="attacked environments (default 600)")
+        p.add_argument("--channels",
+                       help="channels the attacker may use, comma-separated: gradient,score,timing,prs_internals "
+                            "(default gradient; --sweep always runs gradient and gradient,score)")
+        p.add_argument("--attackers", default="likelihood,learned,side-channel",
+                       help="attackers to run (default likelihood,learned,side-channel)")
+        p.add_argument("--action-selection", choices=["greedy", "sample"], help="A3C action selection for --model "
+                       "(default: the run's for run:DIR, else greedy)")
+        p.add_argument("--lam", type=float, help="λ (value-loss weight) for --model (default: run's, else 0.5)")
+        p.add_argument("--alpha", type=float, default=0.0, help="exploration probability of fresh agents (default 0)")
+        p.add_argument("--white-box", action="store_true", help="PRS: give the attacker (M, ũ) (channel prs_internals)")
+        p.add_argument("--sweep", action="store_true", help="accuracy vs --epsilons for each --model; writes JSON + PNG")
+        p.add_argument("--epsilons", type=_epsilon, nargs="+", default=[1, 2, 5, 10, math.inf],
+                       help="ε values of --sweep (default 1 2 5 10 inf)")
+        p.add_argument("--epochs", type=positive_int, default=40, help="learned attacker epochs (default 40)")
+        p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+        p.add_argument("--out", help="JSON result file (default: results/attack/attack.json; PNG beside it with --sweep)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar (default: on when stderr is a terminal)")
+
+    # ------------------------------------------------------------------------------------------
+    def run(self, args: argparse.Namespace) -> int:
+        from attacks.runner import ATTACKERS
+        from attacks.threat import parse_channels
+
+        if args.plot:
+            return self._replot(Path(args.plot))
+        if args.seed < 0:
+            raise CLIError("--seed must be >= 0")
+        if not 0.0 <= args.alpha <= 1.0:
+            raise CLIError("--alpha must lie in [0, 1]")
+        if args.lam is not None and not (math.isfinite(args.lam) and args.lam >= 0):
+            raise CLIError("--lam must be a finite number >= 0")
+        if args.sweep and args.channels is not None:
+            raise CLIError("--sweep runs the channel sets gradient and gradient,score itself; drop --channels")
+        channels = parse_channels(args.channels or "gradient")
+        attackers = [a.strip() for a in args.attackers.split(",") if a.strip()]
+        unknown = [a for a in attackers if a not in ATTACKERS]
+        if not attackers or unknown:
+            raise CLIError(f"unknown attacker(s) {unknown}; known: {', '.join(ATTACKERS)}")
+        if args.range is not None and not args.range[0] < args.range[1]:
+            raise CLIError("--range needs LO < HI")
+        if args.candidates is not None and (len(args.candidates) < 2 or len(set(args.candidates)) != len(args.candidates)):
+            raise CLIError("--candidates needs at least two distinct values")
+        if args.sweep and args.run:
+            raise CLIError("--sweep works on --model targets")
+        if args.run and any(v is not None for v in (args.mechanism, args.epsilon, args.clip, args.reduced_dim,
+                                                     args.action_selection, args.lam)):
+            raise CLIError("--run takes mechanism, ε, clip and A3C settings from the run; drop those flags")
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        out = Path(args.out or "results/attack/attack.json")
+        if out.suffix != ".json":
+            raise CLIError("--out must name a .json file")
+        learned_kwargs = {"epochs": args.epochs}
+        start = time.perf_counter()
+        if args.sweep:
+            result = self._sweep(args, channels, attackers, progress, learned_kwargs, out)
+        elif args.run:
+            result = self._run_target(args, channels, attackers, progress, learned_kwargs)
+        else:
+            result = self._model_target(args, channels, attackers, progress, learned_kwargs)
+        result["wall_s"] = time.perf_counter() - start
+        write_json_atomic(out, result)
+        print(f"wrote {out}" + (f" and {out.with_suffix('.png')}" if args.sweep else ""))
+        if result.get("violations"):
+            print(f"!!! {len(result['violations'])} PRIVACY VIOLATION(S) OR EVALUATION BUG: a gradient-only attack "
+                  "beat the ε-LDP ceiling beyond its confidence interval — see 'violations' in the JSON", file=sys.stderr)
+            return 1
+        return 0
+
+    # ------------------------------------------------------------------------------------------
+    def _hyper(self, args, model_hyper: A3CHyperparams | None) -> A3CHyperparams:
+        base = model_hyper or A3CHyperparams()
+        changes = {}
+        if args.action_selection is not None:
+            changes["action_selection"] = args.action_selection
+        if args.lam is not None:
+            changes["lam"] = args.lam
+        if not changes:
+            return base
+        fields = {f: getattr(base, f) for f in ("gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection")}
+        return A3CHyperparams(**{**fields, **changes})
+
+    def _model_target(self, args, channels, attackers, progress, learned_kwargs) -> dict:
+        from attacks.sweep import ModelSpec, attack_fresh, build_mechanism
+        from attacks.threat import ThreatModel
+
+        if len(args.model) != 1:
+            raise CLIError("give one --model (several only with --sweep)")
+        model = ModelSpec.parse(args.model[0])
+        eps = args.epsilon if args.epsilon is not None else (math.inf if args.mechanism == "none" else 1.0)
+        mech = build_mechanism(args.mechanism or "laplace", eps, args.clip, args.reduced_dim)
+        if args.white_box and "prs_internals" not in channels:
+            channels = channels + ("prs_internals",)
+        threat = ThreatModel(mechanism=mech, channels=channels,
+                             candidates=None if args.range else tuple(args.candidates or (9.7, 9.8, 9.9)),
+                             psi_range=tuple(args.range) if args.range else None, budget=max(args.budget),
+                             hyper=self._hyper(args, model.hyper))
+        res = attack_fresh(threat, model, n_targets=args.targets, ks=args.k, seed=np.random.SeedSequence(args.seed),
+                           attackers=attackers, budgets=args.budget, alpha=args.alpha, white_box=args.white_box,
+                           progress=progress, learned_kwargs=learned_kwargs)
+        result = self._result("model", {"model": args.model[0], "alpha": args.alpha}, threat, res, args)
+        self._print(result)
+        return result
+
+    def _run_target(self, args, channels, attackers, progress, learned_kwargs) -> dict:
+        from attacks.sweep import attack_run
+
+        threat, res = attack_run(args.run, trial=args.trial, channels=channels, budgets=args.budget, ks=args.k,
+                                 max_targets=args.targets, seed=np.random.SeedSequence(args.seed),
+                                 attackers=attackers, psi_range=tuple(args.range) if args.range else None,
+                                 progress=progress, learned_kwargs=learned_kwargs)
+        result = self._result("run", {"run": str(args.run), "trial": args.trial}, threat, res, args)
+        self._print(result)
+        return result
+
+    def _sweep(self, args, channels, attackers, progress, learned_kwargs, out: Path) -> dict:
+        from attacks.sweep import ModelSpec, plot_sweep, sweep_epsilons
+
+        if args.range:
+            raise CLIError("--sweep works with a candidate set, not --range")
+        if len(args.budget) != 1:
+            raise CLIError("--sweep takes one --budget")
+        models = [ModelSpec.parse(m) for m in args.model]
+        cands = tuple(args.candidates or (9.7, 9.8, 9.9))
+        print(f"sweep: {len(models)} model(s) x ε {[float(e) for e in args.epsilons]} x k {args.k}, Ψ={list(cands)}, "
+              f"{args.targets} targets, budget {args.budget[0]}/ψ")
+        res = sweep_epsilons(models, mechanism=args.mechanism or "laplace", epsilons=args.epsilons, clip=args.clip,
+                             reduced_dim=args.reduced_dim, candidates=cands, hyper=self._hyper(args, None), ks=args.k,
+                             budget=args.budget[0], n_targets=args.targets, seed=args.seed, attackers=attackers,
+                             progress=progress, learned_kwargs=learned_kwargs)
+        result = {"kind": "attack", "mode": "sweep", "command": "pgc " + " ".join(sys.argv[1:]),
+                  "seed": args.seed, "mechanism": args.mechanism or "laplace", "clip": args.clip,
+                  "candidates": list(cands), "epsilons": list(args.epsilons), "ks": args.k,
+                  "budget": args.budget[0], "targets": args.targets, "models": [m.label for m in models],
+                  "plot": out.with_suffix(".png").name, **res}
+        plot_sweep(result, out.with_suffix(".png"), _sweep_title(result))
+        self._print_rows(res["rows"], by_model=True)
+        return result
+
+    def _replot(self, path: Path) -> int:
+        from attacks.sweep import plot_sweep
+
+        from ..io import read_json
+
+        data = read_json(path)
+        if not isinstance(data, dict) or data.get("kind") != "attack" or data.get("mode") != "sweep":
+            raise CLIError(f"{path} is not a pgc attack --sweep result")
+        png = plot_sweep(data, path.with_suffix(".png"), _sweep_title(data))
+        print(f"wrote {png}")
+        return 0
+
+    def _result(self, mode, target, threat, res, args) -> dict:
+        from attacks.runner import compare, violations
+
+        return {"kind": "attack", "mode": mode, "command": "pgc " + " ".join(sys.argv[1:]), "seed": args.seed,
+                "target": target, "threat_model": threat.describe(), "budgets": args.budget, "ks": args.k,
+                **res, "comparison": compare(res["rows"]), "violations": violations(res["rows"])}
+
+    def _print(self, result: dict) -> None:
+        tm = result["threat_model"]
+        m = tm["mechanism"]
+        print(f"attack on {result['mode']} {result['target']}: {m['name']} ε={m['epsilon']} C={m['clip']}, "
+              f"channels allowed {tm['channels']}, {result['n_targets']} targets / {result['n_submissions']} "
+              f"submissions, {result['contexts']} distinct θ")
+        for s in result["skipped"]:
+            print(f"  skipped {s['attacker']}: {s['reason']}")
+        self._print_rows(result["rows"], by_model=False)
+        for c in result.get("comparison", []):
+            gap = f", learned − likelihood {c['learned_minus_likelihood']:+.3f}" if "learned_minus_likelihood" in c else ""
+            print(f"  k={c['k']} budget={c['budget']}: best {c['best_attacker']} {c['best_accuracy']:.3f} "
+                  f"(ceiling − best {c['ceiling_minus_best']:+.3f}{gap})")
+
+    @staticmethod
+    def _print_rows(rows, by_model: bool) -> None:
+        from attacks.runner import fmt_eps
+
+        for r in rows:
+            head = (f"  {r.get('model', '')} ε={fmt_eps(r['epsilon'])} " if by_model else "  ") + \
+                   f"{r['attacker']:<12} [{'+'.join(r['channels'])}] budget={r['budget']} k={r['k']}: "
+            if "accuracy" in r:
+                flag = "" if r["verdict"] in ("ok", "n/a") else f"  <-- {r['verdict']}"
+                print(head + f"acc {r['accuracy']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]  chance {r['chance']:.3f}  "
+                      f"ceiling {r['ceiling']:.3f}  adv {r['advantage']:+.3f}{flag}")
+            else:
+                print(head + f"MAE {r['mae']:.4f} (prior {r['prior_mae']:.4f})  RMSE {r['rmse']:.4f} "
+                      f"(prior {r['prior_rmse']:.4f})")
+
+
+def _sweep_title(data: dict) -> str:
+    clip = data.get("clip") or "paper's"
+    return (f"Recovering ψ ∈ {data['candidates']} from {data.get('mechanism', 'laplace')}-privatized gradients "
+            f"(C={clip}; ε=inf: clip only; {data['targets']} targets; shadow budget {data['budget']}/ψ)")
