@@ -1,0 +1,214 @@
+"""``pgc pipeline``: the main job — a short train → audit → attack → report on embedded defaults.
+
+    pgc pipeline                       # runs/pipeline/report/report.html (a few minutes on 2 cores)
+    pgc pipeline --out DIR --force     # replace an earlier pipeline folder
+    pgc pipeline --include results/tune/tune.json   # add further results (e.g. a tuning study) to the report
+
+Embedded defaults (all visible in DIR/pipeline.json):
+
+1. train — the paper's literal setting (Laplace ε = 1, C = 0.01, |B| = 1, η = 0.5, greedy actions,
+   λ = 0.5, Ψ = {9.7, 9.8, 9.9}, 9 workers): 4 trials × 2,000 submissions with transcripts, plus
+   2 non-private (clipped) reference trials, and as a yardstick for utility 2 non-private trials of the
+   variant that does learn (λ = 0, sampled actions, unclipped, η = 1e-3; not the paper's settings);
+2. audit — ``pgc audit --run``: black-box canary audit of the run's mechanism, and the environment
+   audit of trial 0's trained model per transcript channel for ψ = 9.7 vs 9.9 and the wide pair 5 vs 15,
+   with k = 3 submissions per environment;
+3. attack — ``pgc attack --run`` on trial 0's transcript (gradient, score and timing channels), and an
+   accuracy-vs-ε sweep at the trained model (ε ∈ {1, 10, ∞}, k ∈ {1, 10});
+4. report — ``pgc report`` on all of the above.
+
+Steps that need a package this checkout lacks are skipped and named in the report's input list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import math
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from ..io import write_json_atomic
+from ..main import CLIError
+
+TRAIN_DEFAULTS = {"mechanism": "laplace", "epsilon": 1.0, "trials": 4, "reference_trials": 2, "submissions": 2000}
+AUDIT_DEFAULTS = {"pairs": ["9.7:9.9", "5:15"], "samples": 10_000, "mechanism_samples": 100_000, "compositions": [3]}
+ATTACK_DEFAULTS = {"targets": 300, "budget": 100, "channels": "gradient,score,timing",
+                   "attackers": "likelihood,side-channel", "sweep_epsilons": ["1", "10", "inf"], "sweep_k": ["1", "10"],
+                   "sweep_targets": 200}
+
+
+class PipelineCommand:
+    help = "the main job: train -> audit -> attack -> report on embedded defaults"
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--out", default="runs/pipeline", help="output folder (default runs/pipeline)")
+        p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
+        p.add_argument("--seed", type=int, default=0, help="root seed of every step (default 0)")
+        p.add_argument("--quick", action="store_true", help="tiny budgets (smoke test; numbers are not meaningful)")
+        p.add_argument("--include", nargs="+", default=[], metavar="RESULT",
+                       help="further results (replicate, tune, audit, attack JSON) to add to the report")
+        p.add_argument("--skip", nargs="+", default=[], choices=["audit", "attack"], help="steps to leave out")
+
+    def run(self, args: argparse.Namespace) -> int:
+        if args.seed < 0:
+            raise CLIError("--seed must be >= 0")
+        out = Path(args.out)
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            if not args.force:
+                raise CLIError(f"{out} exists and is not empty (use --force to replace it)")
+            if not out.is_dir():
+                raise CLIError(f"{out} exists and is not a folder")
+        for extra in args.include:
+            if not Path(extra).exists():
+                raise CLIError(f"--include {extra} does not exist")
+        work = out.with_name(out.name + ".partial")
+        if work.exists():
+            shutil.rmtree(work)
+        work.mkdir(parents=True)
+        steps: list[dict] = []
+        inputs: list[str] = []
+        try:
+            self._train(args, work, steps, inputs)
+            if "audit" not in args.skip:
+                self._audit(args, work, steps, inputs)
+            if "attack" not in args.skip:
+                self._attack(args, work, steps, inputs)
+            inputs += [str(Path(x).resolve()) for x in args.include]
+            self._report(args, work, out, steps, inputs)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        if out.exists():
+            shutil.rmtree(out)
+        work.replace(out)  # the finished pipeline appears at once
+        total = sum(s["wall_s"] for s in steps)
+        print(f"pipeline finished in {total:.0f}s: open {out / 'report' / 'report.html'}")
+        return 0
+
+    # ------------------------------------------------------------------------------------------
+    def _step(self, name: str, argv: list[str], steps: list[dict], ok_codes=(0,)) -> int:
+        from ..main import main
+
+        print(f"[{name}] pgc {' '.join(argv)}", flush=True)
+        start = time.perf_counter()
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = main(argv)
+        wall = time.perf_counter() - start
+        text = buf.getvalue()
+        for line in text.splitlines()[-14:]:
+            print(f"  {line}")
+        steps.append({"step": name, "command": "pgc " + " ".join(argv), "exit_code": code, "wall_s": round(wall, 2)})
+        if code not in ok_codes:
+            raise CLIError(f"step {name} failed (exit code {code})")
+        print(f"[{name}] {wall:.1f}s", flush=True)
+        return code
+
+    def _train(self, args, work: Path, steps: list[dict], inputs: list[str]) -> None:
+        from pgc.rollout import A3CHyperparams
+        from pgc.rundir import save_run
+        from pgc.trainer import TrainConfig, train_batch
+
+        d = TRAIN_DEFAULTS
+        n = 300 if args.quick else d["submissions"]
+        trials, refs = (2, 1) if args.quick else (d["trials"], d["reference_trials"])
+        configs = [TrainConfig(mechanism=d["mechanism"], epsilon=d["epsilon"], submissions=n, seed=args.seed + i)
+                   for i in range(trials)]
+        configs += [TrainConfig(mechanism="none", epsilon=math.inf, submissions=n, seed=args.seed + i)
+                    for i in range(refs)]
+        print(f"[train] paper setting: laplace ε=1 C=0.01 |B|=1 η=0.5 greedy, {trials} trials + {refs} non-private "
+              f"reference, {n:,} submissions each", flush=True)
+        start = time.perf_counter()
+        results = train_batch(configs, record_transcripts=[True] * trials + [False] * refs)
+        wall = time.perf_counter() - start
+        save_run(results, work / "train", wall_time=wall, extra={"note": "pgc pipeline train step"})
+        for r in results:
+            s = r.summary()
+            print(f"  {r.config.mechanism} seed {s['seed']}: FST={s['fst']} final μ={s['final_mu']:.1f}")
+        steps.append({"step": "train", "command": "pgc pipeline (train_batch)", "exit_code": 0, "wall_s": round(wall, 2),
+                      "configs": [c.to_dict() for c in configs[:1]] + [configs[-1].to_dict()]})
+        inputs.append("train")
+        print(f"[train] {wall:.1f}s", flush=True)
+
+        # Utility, honestly: the paper's literal settings barely learn, so the report also shows the
+        # non-private variant that does (λ = 0, sampled actions, unclipped, η = 1e-3) as a yardstick.
+        hyper = A3CHyperparams(lam=0.0, action_selection="sample")
+        learn = [TrainConfig(mechanism="none", epsilon=math.inf, clip=math.inf, learning_rate=1e-3, hyper=hyper,
+                             submissions=n, seed=args.seed + i) for i in range(refs)]
+        print(f"[train-learnable] non-private λ=0, sampled actions, unclipped, η=1e-3: {refs} trials × {n:,}", flush=True)
+        start = time.perf_counter()
+        results = train_batch(learn)
+        wall = time.perf_counter() - start
+        save_run(results, work / "train-learnable", wall_time=wall,
+                 extra={"note": "pgc pipeline: non-private yardstick that learns (not the paper's settings)"})
+        for r in results:
+            s = r.summary()
+            print(f"  none (learnable) seed {s['seed']}: FST={s['fst']} final μ={s['final_mu']:.1f}")
+        steps.append({"step": "train-learnable", "command": "pgc pipeline (train_batch)", "exit_code": 0,
+                      "wall_s": round(wall, 2), "configs": [learn[0].to_dict()]})
+        inputs.append("train-learnable")
+        print(f"[train-learnable] {wall:.1f}s", flush=True)
+
+    def _audit(self, args, work: Path, steps: list[dict], inputs: list[str]) -> None:
+        if importlib.util.find_spec("pgc_cli.commands.audit") is None or importlib.util.find_spec("audit") is None:
+            steps.append({"step": "audit", "skipped": "the audit package is not available", "wall_s": 0.0})
+            return
+        a = AUDIT_DEFAULTS
+        argv = ["audit", "--run", str(work / "train"), "--pairs", *a["pairs"],
+                "--samples", str(2000 if args.quick else a["samples"]),
+                "--mechanism-samples", str(5000 if args.quick else a["mechanism_samples"]),
+                "--compositions", *map(str, a["compositions"]), "--seed", str(args.seed),
+                "--out", str(work / "audit.json"), "--no-progress"]
+        self._step("audit", argv, steps)
+        inputs.append("audit.json")
+
+    def _attack(self, args, work: Path, steps: list[dict], inputs: list[str]) -> None:
+        if importlib.util.find_spec("pgc_cli.commands.attack") is None or importlib.util.find_spec("attacks") is None:
+            steps.append({"step": "attack", "skipped": "the attacks package is not available", "wall_s": 0.0})
+            return
+        a = ATTACK_DEFAULTS
+        targets = "60" if args.quick else str(a["targets"])
+        budget = "20" if args.quick else str(a["budget"])
+        # exit code 1 = the attacker flagged a ceiling violation: a finding for the report, not a failure
+        self._step("attack", ["attack", "--run", str(work / "train"), "--channels", a["channels"], "--attackers",
+                              a["attackers"], "--targets", targets, "--budget", budget, "--seed", str(args.seed),
+                              "--out", str(work / "attack-run.json"), "--no-progress"], steps, ok_codes=(0, 1))
+        inputs.append("attack-run.json")
+        self._step("attack-sweep", ["attack", "--sweep", "--model", f"run:{work / 'train'}", "--epsilons",
+                                    *a["sweep_epsilons"], "--k", *a["sweep_k"], "--attackers", "likelihood",
+                                    "--targets", "60" if args.quick else str(a["sweep_targets"]), "--budget", budget,
+                                    "--seed", str(args.seed), "--out", str(work / "attack-sweep.json"),
+                                    "--no-progress"], steps, ok_codes=(0, 1))
+        inputs.append("attack-sweep.json")
+
+    def _report(self, args, work: Path, out: Path, steps: list[dict], inputs: list[str]) -> None:
+        from reports import ReportInputError, build_report
+
+        manifest = {"kind": "pipeline", "format": "pgc-pipeline/1", "seed": args.seed, "quick": args.quick,
+                    "command": "pgc " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["pipeline"] else "pgc pipeline",
+                    "defaults": {"train": TRAIN_DEFAULTS, "audit": AUDIT_DEFAULTS, "attack": ATTACK_DEFAULTS},
+                    "inputs": inputs, "steps": steps}
+        write_json_atomic(work / "pipeline.json", manifest)
+        start = time.perf_counter()
+        sources = [str(work / x) if not Path(x).is_absolute() else x for x in inputs]
+        try:
+            build_report(sources, work / "report", title="pgc-audit privacy report — main job (pgc pipeline)")
+        except ReportInputError as exc:
+            raise CLIError(f"report step: {exc}") from None
+        # the report refers to the inputs by their final location
+        for name in ("report.html", "report.md", "report.json"):
+            path = work / "report" / name
+            path.write_text(path.read_text().replace(str(work.resolve()), str(out.resolve()))
+                            .replace(str(work), str(out)))
+        wall = time.perf_counter() - start
+        steps.append({"step": "report", "command": f"pgc report {' '.join(inputs)} --out report", "exit_code": 0,
+                      "wall_s": round(wall, 2)})
+        manifest["steps"] = steps
+        manifest["wall_s"] = round(sum(s["wall_s"] for s in steps), 2)
+        write_json_atomic(work / "pipeline.json", manifest)
+        print(f"[report] {wall:.1f}s -> {out / 'report' / 'report.html'}", flush=True)

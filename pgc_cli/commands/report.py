@@ -1,0 +1,30 @@
+"""``pgc report RUN_OR_RESULT... --out DIR``: privacy report (HTML, Markdown, JSON) from result files."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..main import CLIError
+
+
+class ReportCommand:
+    help = "privacy report (HTML, Markdown, JSON) from result files"
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument("inputs", nargs="+", metavar="RUN_OR_RESULT",
+                       help="pgc train run folders and JSON results of replicate, audit, attack or tune")
+        p.add_argument("--out", default="runs/report", help="output folder (default runs/report)")
+        p.add_argument("--title", default="pgc-audit privacy report", help="page title")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from reports import ReportInputError, build_report
+
+        try:
+            written = build_report(args.inputs, Path(args.out), title=args.title)
+        except ReportInputError as exc:
+            raise CLIError(str(exc)) from None
+        html = written["report.html"]
+        print(f"wrote {html} ({html.stat().st_size / 1024:.0f} KiB, self-contained), {written['report.md']}, "
+              f"{written['report.json']} and {sum(1 for k in written if k.startswith('figures'))} figure(s)")
+        return 0

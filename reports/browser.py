@@ -1,0 +1,91 @@
+"""Checking a report the way a reader sees it: headless Chromium (Debian ``chromium``).
+
+:func:`check_page` loads a copy of the page with a small probe script injected first in ``<head>``;
+the probe records every error event (script errors, resources that fail to load) and, on load, the
+decoded size of every ``<img>``; Chromium's ``--dump-dom`` returns the page with the probe's JSON.
+:func:`screenshot` renders the page to a PNG. Nothing is installed here; ``.ci/run`` installs chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio"]
+
+_PROBE = """<script>
+window.__probe = {errors: [], images: []};
+window.addEventListener('error', function (e) {
+  var t = e.target && e.target !== window ? (e.target.tagName || '') + ' ' + String(e.target.src || '').slice(0, 60) : '';
+  window.__probe.errors.push(String(e.message || 'resource error') + ' ' + t);
+}, true);
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  window.__probe.images = imgs.map(function (i) {
+    return {complete: i.complete, width: i.naturalWidth, height: i.naturalHeight, alt: i.alt.slice(0, 80)};
+  });
+  var pre = document.createElement('pre');
+  pre.id = '__probe';
+  pre.textContent = JSON.stringify(window.__probe);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?(?!data:|#)([^"'\s>]+)|url\(\s*["']?(?!data:)([^)"']+)""", re.I)
+
+
+def chromium_path() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def external_references(page: str) -> list[str]:
+    """Every src/href/url(...) in the page that is not an inline data: URI or a #fragment."""
+    return [a or b for a, b in EXTERNAL.findall(page)]
+
+
+def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess:
+    exe = chromium_path()
+    if exe is None:
+        raise FileNotFoundError("chromium is not installed (Debian: apt-get install -y chromium)")
+    with tempfile.TemporaryDirectory(prefix="pgc-chromium-") as profile:
+        env = {**os.environ, "HOME": profile}
+        return subprocess.run([exe, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
+                              timeout=timeout, env=env)
+
+
+def check_page(html_path: str | Path, timeout: float = 90) -> dict:
+    """Load the page in headless Chromium; return {"errors": [...], "images": [{complete, width, height}]}."""
+    page = Path(html_path).read_text()
+    probed = page.replace("<head>", "<head>" + _PROBE, 1) if "<head>" in page else _PROBE + page
+    with tempfile.TemporaryDirectory(prefix="pgc-page-") as tmp:
+        probe_file = Path(tmp) / "probe.html"
+        probe_file.write_text(probed)
+        proc = _run(["--virtual-time-budget=5000", "--dump-dom", probe_file.as_uri()], timeout)
+    m = re.search(r'<pre id="__probe">(.*?)</pre>', proc.stdout, re.S)
+    if not m:
+        raise RuntimeError(f"chromium did not run the probe (exit {proc.returncode}): {proc.stderr[-800:]}")
+    import html as _html
+
+    return json.loads(_html.unescape(m.group(1)))
+
+
+def screenshot(html_path: str | Path, png_path: str | Path, width: int = 1200, height: int = 4000,
+               timeout: float = 90) -> Path:
+    png = Path(png_path).resolve()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    proc = _run([f"--window-size={width},{height}", f"--screenshot={png}", "--virtual-time-budget=3000",
+                 Path(html_path).resolve().as_uri()], timeout)
+    if not png.is_file():
+        raise RuntimeError(f"chromium wrote no screenshot (exit {proc.returncode}): {proc.stderr[-800:]}")
+    return png

@@ -1,0 +1,219 @@
+"""Report figures (matplotlib, Agg backend) returned as PNG bytes, ready to embed as base64."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from .content import AttackRow, BoundRow, fmt_eps, ldp_ceiling  # noqa: E402
+
+DPI = 96
+_VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700"}
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _verdict_colour(verdict: str) -> str:
+    if verdict.startswith("violated"):
+        return _VERDICT_COLOURS["violated"]
+    return _VERDICT_COLOURS.get(verdict, "#495057")
+
+
+def bounds_figure(rows: list[BoundRow]) -> bytes:
+    """Horizontal bars: observed ε_LB per row, the claim as a black tick, the certifiable cap as a grey tick."""
+    rows = rows[:40]
+    fig, ax = plt.subplots(figsize=(8.5, 0.32 * len(rows) + 1.4))
+    y = np.arange(len(rows))[::-1]
+    lbs = [r.lower_bound for r in rows]
+    ax.barh(y, lbs, color=[_verdict_colour(r.verdict) for r in rows], height=0.6, label="observed ε lower bound")
+    finite_claims = [(yy, r.claimed) for yy, r in zip(y, rows) if r.claimed is not None and math.isfinite(r.claimed)]
+    if finite_claims:
+        ax.scatter([c for _, c in finite_claims], [yy for yy, _ in finite_claims], marker="|", s=260, color="black",
+                   linewidths=2.5, label="claimed ε", zorder=3)
+    caps = [(yy, r.cap) for yy, r in zip(y, rows) if r.cap is not None and math.isfinite(r.cap)]
+    if caps:
+        ax.scatter([c for _, c in caps], [yy for yy, _ in caps], marker="|", s=200, color="#adb5bd", linewidths=2,
+                   label="certifiable cap (budget)", zorder=2)
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{r.subject[:38]} · {r.channel[:26]}" for r in rows], fontsize=8)
+    ax.set_xlabel("ε")
+    ax.set_title("Claimed ε vs observed lower bound (bar colour = verdict)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return _png(fig)
+
+
+def composition_figure(rows: list[BoundRow]) -> bytes:
+    """ε_LB against k per (subject, channel), with each row's claim (kε for k full-ε submissions)."""
+    from .content import base_channel
+
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    groups: dict[str, list[BoundRow]] = {}
+    for r in rows:
+        groups.setdefault(f"{r.subject} · {base_channel(r.channel)}", []).append(r)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (label, rs) in enumerate(groups.items()):
+        col = colours[i % len(colours)]
+        rs = sorted(rs, key=lambda r: r.k or 1)
+        ks = [r.k or 1 for r in rs]
+        ax.plot(ks, [r.lower_bound for r in rs], "o-", color=col, label=f"ε_LB {label[:48]}")
+        claims = [(k, r.claimed) for k, r in zip(ks, rs) if r.claimed is not None and math.isfinite(r.claimed)]
+        if claims:
+            ax.plot([k for k, _ in claims], [c for _, c in claims], "x--", color=col, alpha=0.7)
+        caps = [(k, r.cap) for k, r in zip(ks, rs) if r.cap and math.isfinite(r.cap)]
+        if caps:
+            ax.plot([k for k, _ in caps], [c for _, c in caps], "_", color="#868e96", markersize=14)
+    ax.plot([], [], "x--", color="grey", label="claim (kε for k full-ε submissions)")
+    ax.plot([], [], "_", color="#868e96", markersize=14, label="certifiable cap")
+    ax.set_xlabel("k submissions from the same environment")
+    ax.set_ylabel("ε")
+    ax.set_xticks(sorted({r.k or 1 for r in rows}))
+    ax.set_title("Composition: observed ε lower bound vs k")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+def attack_figure(rows: list[AttackRow]) -> bytes:
+    """Accuracy vs ε per attacker (and k), with chance and the ε-LDP ceiling; ε = ∞ drawn at the right edge."""
+    finite = sorted({r.epsilon for r in rows if r.epsilon is not None and math.isfinite(r.epsilon)})
+    lo = min(finite) if finite else 1.0
+    hi = max(finite) if finite else 10.0
+    inf_x = hi * 2.5
+
+    def xpos(e):
+        return inf_x if e is None or math.isinf(e) else e
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.3))
+    groups: dict[tuple, list[AttackRow]] = {}
+    for r in rows:  # one line per target, channel set, k: the best attacker at each ε
+        groups.setdefault((r.setting.rsplit("/", 1)[-1][:30], r.channels, r.k or 1, r.candidates), []).append(r)
+    groups = dict(list(groups.items())[:10])
+    ks_cands = set()
+    for (setting, channels, k, cands), rs in groups.items():
+        by_eps: dict = {}
+        for r in rs:
+            if r.epsilon not in by_eps or r.accuracy > by_eps[r.epsilon].accuracy:
+                by_eps[r.epsilon] = r
+        rs = sorted(by_eps.values(), key=lambda r: xpos(r.epsilon))
+        attacker = "best" if len({r.attacker for r in rs}) > 1 else rs[0].attacker
+        xs = [xpos(r.epsilon) for r in rs]
+        acc = [r.accuracy for r in rs]
+        err = None
+        if all(r.ci_low is not None and r.ci_high is not None for r in rs):
+            err = np.array([[a - r.ci_low for a, r in zip(acc, rs)], [r.ci_high - a for a, r in zip(acc, rs)]])
+            err = np.clip(err, 0, None)
+        label = f"{attacker} [{channels}] k={k}" + (f" {setting}" if setting else "")
+        ax.errorbar(xs, acc, yerr=err, marker="o", capsize=3, label=label[:60])
+        if cands:
+            ks_cands.add((k, cands))
+        chance = next((r.chance for r in rs if r.chance is not None), None)
+        if chance is not None:
+            ax.axhline(chance, color="grey", ls=":", lw=1)
+    grid = np.geomspace(max(lo / 1.5, 1e-3), hi * 1.2, 200)
+    for k, cands in sorted(ks_cands):
+        ax.plot(grid, [ldp_ceiling(e, k, cands) for e in grid], "--", lw=1.2, alpha=0.8,
+                label=f"ε-LDP ceiling k={k}, |Ψ|={cands}")
+    if not ks_cands:
+        ceil_pts = [(xpos(r.epsilon), r.ceiling) for r in rows if r.ceiling is not None]
+        if ceil_pts:
+            ceil_pts.sort()
+            ax.plot([p[0] for p in ceil_pts], [p[1] for p in ceil_pts], "--", color="black", label="ε-LDP ceiling")
+    ax.plot([], [], ":", color="grey", label="chance (best prior-only guess)")
+    ax.set_xscale("log")
+    ticks = finite + [inf_x]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([fmt_eps(t) for t in finite] + ["∞"])
+    ax.set_xlabel("ε per submission")
+    ax.set_ylabel("attack accuracy")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("Attack accuracy vs ε")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return _png(fig)
+
+
+def learning_curves_figure(curves: list[dict]) -> bytes:
+    fig, ax = plt.subplots(figsize=(7.5, 4.3))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, c in enumerate(curves[:10]):
+        col = colours[i % len(colours)]
+        mus = c["mu"]
+        n = max(m.size for m in mus)
+        for m in mus:
+            ax.plot(np.arange(m.size) + 10, m, color=col, alpha=0.18, lw=0.6)
+        stacked = np.full((len(mus), n), np.nan)
+        for j, m in enumerate(mus):
+            stacked[j, : m.size] = m
+        ax.plot(np.arange(n) + 10, np.nanmedian(stacked, axis=0), color=col, lw=1.8,
+                label=f"{c['label'][:70]} (median of {len(mus)})")
+    ax.axhline(curves[0].get("target", 195) if curves else 195, color="black", ls="--", lw=1, label="target Θ = 195")
+    ax.set_xlabel("submission n")
+    ax.set_ylabel("average score μ (eq. 25, window 10)")
+    ax.set_title("Learning curves")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    return _png(fig)
+
+
+def success_ratio_figure(curves: list[dict]) -> bytes:
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    for c in curves[:10]:
+        ax.step(c["n"], c["ratio"], where="post", label=c["label"][:70])
+    ax.set_xlabel("submission n")
+    ax.set_ylabel("success ratio (eq. 27)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("Success ratio: fraction of trials with FST ≤ n")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    return _png(fig)
+
+
+def pareto_figure(points: list[dict], front: set[int], utility_name: str, privacy_name: str,
+                  constraint: float | None = None, pruned: list[dict] | None = None) -> bytes:
+    """Utility vs privacy per completed trial; the Pareto front joined; colour = mechanism."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    mechs = sorted({p["mechanism"] for p in points})
+    colours = dict(zip(mechs, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    finite_x = [p["privacy"] for p in points + (pruned or []) if math.isfinite(p["privacy"])]
+    inf_x = (max(finite_x) * 2.5) if finite_x else 100.0
+
+    def xpos(x):
+        return inf_x if math.isinf(x) else x
+
+    for m in mechs:
+        ps = [p for p in points if p["mechanism"] == m]
+        ax.scatter([xpos(p["privacy"]) for p in ps], [p["utility"] for p in ps], s=28, alpha=0.55,
+                   color=colours[m], label=f"{m} trials")
+    if pruned:
+        ax.scatter([xpos(p["privacy"]) for p in pruned], [p["utility"] for p in pruned], marker="x", s=22,
+                   color="#adb5bd", label=f"pruned ({len(pruned)}, intermediate value)")
+    fp = sorted((p for p in points if p["number"] in front), key=lambda p: xpos(p["privacy"]))
+    if fp:
+        ax.plot([xpos(p["privacy"]) for p in fp], [p["utility"] for p in fp], "-", color="black", lw=1.2,
+                drawstyle="steps-post", label="Pareto front")
+        ax.scatter([xpos(p["privacy"]) for p in fp], [p["utility"] for p in fp], s=70, facecolors="none",
+                   edgecolors="black", linewidths=1.5)
+        for p in fp:
+            ax.annotate(f"#{p['number']}", (xpos(p["privacy"]), p["utility"]), fontsize=7,
+                        xytext=(4, 4), textcoords="offset points")
+    if constraint is not None:
+        ax.axhline(constraint, color="#c92a2a", ls="--", lw=1, label=f"constraint ≥ {constraint:g}")
+    ax.set_xscale("log")
+    ax.set_xlabel(privacy_name + " (lower = more private)")
+    ax.set_ylabel(utility_name + " (higher = more useful)")
+    ax.set_title("Tuning: utility vs privacy")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return _png(fig)

@@ -1,0 +1,376 @@
+"""Render report content as one self-contained HTML page, Markdown (with PNGs beside it) and a JSON summary.
+
+The HTML page has no external resource at all: styles inline, figures as ``data:image/png;base64``,
+no script. The Markdown references the same figures as files in ``DIR/figures/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import math
+from dataclasses import asdict
+from pathlib import Path
+
+from .content import PAPER_HORIZON, ReportContent, base_channel, best_attacks, fmt_eps
+from . import plots
+
+FORMAT = "pgc-report/1"
+
+_CSS = """
+body{font-family:-apple-system,'Segoe UI',Roboto,'DejaVu Sans',Arial,sans-serif;margin:0;background:#f8f9fa;color:#212529}
+main{max-width:1100px;margin:0 auto;padding:24px 32px 64px;background:#fff}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;border-bottom:2px solid #dee2e6;padding-bottom:4px;margin-top:36px}
+h3{font-size:16px;margin-top:22px}.sub{color:#6c757d;font-size:13px}
+table{border-collapse:collapse;width:100%;font-size:13px;margin:8px 0 14px}
+th,td{border:1px solid #dee2e6;padding:4px 7px;text-align:left;vertical-align:top}
+th{background:#f1f3f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.v-consistent{color:#2b8a3e;font-weight:600}.v-violated{color:#c92a2a;font-weight:700}
+.v-unprotected{color:#e67700;font-weight:700}
+.warn{border-left:5px solid #adb5bd;background:#f8f9fa;padding:8px 12px;margin:8px 0;font-size:14px}
+.warn.critical{border-color:#c92a2a;background:#fff5f5}.warn.warning{border-color:#e67700;background:#fff9db}
+.warn.info{border-color:#1971c2;background:#e7f5ff}.warn b{display:block;margin-bottom:2px}
+figure{margin:10px 0 18px}figure img{max-width:100%;border:1px solid #e9ecef}
+figcaption{font-size:12px;color:#6c757d}
+.verdict-box{font-size:15px;padding:10px 14px;border-radius:4px;background:#f1f3f5;margin:12px 0}
+code{background:#f1f3f5;padding:1px 4px;border-radius:3px;font-size:12px}
+"""
+
+
+def _esc(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _vclass(verdict: str) -> str:
+    if verdict.startswith("violated"):
+        return "v-violated"
+    if verdict.startswith("unprotected"):
+        return "v-unprotected"
+    return "v-consistent"
+
+
+def _f(x, digits: int = 3) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, (int,)) and not isinstance(x, bool):
+        return f"{x:,}"
+    return fmt_eps(float(x), digits)
+
+
+class _Doc:
+    """Builds HTML and Markdown side by side."""
+
+    def __init__(self, out_dir: Path):
+        self.html: list[str] = []
+        self.md: list[str] = []
+        self.figures: dict[str, bytes] = {}
+        self.out_dir = out_dir
+
+    def heading(self, text: str, level: int = 2, anchor: str | None = None) -> None:
+        aid = f' id="{anchor}"' if anchor else ""
+        self.html.append(f"<h{level}{aid}>{_esc(text)}</h{level}>")
+        self.md.append(f"\n{'#' * level} {text}\n")
+
+    def para(self, text: str, cls: str | None = None) -> None:
+        c = f' class="{cls}"' if cls else ""
+        self.html.append(f"<p{c}>{_esc(text)}</p>")
+        self.md.append(text + "\n")
+
+    def table(self, header: list[str], rows: list[list], numeric: set[int] | None = None,
+              classes: list[dict[int, str]] | None = None) -> None:
+        numeric = numeric or set()
+        h = ["<table><thead><tr>" + "".join(f"<th>{_esc(c)}</th>" for c in header) + "</tr></thead><tbody>"]
+        for i, row in enumerate(rows):
+            cells = []
+            for j, cell in enumerate(row):
+                cls = []
+                if j in numeric:
+                    cls.append("n")
+                if classes and j in classes[i]:
+                    cls.append(classes[i][j])
+                attr = f' class="{" ".join(cls)}"' if cls else ""
+                cells.append(f"<td{attr}>{_esc(cell)}</td>")
+            h.append("<tr>" + "".join(cells) + "</tr>")
+        h.append("</tbody></table>")
+        self.html.append("".join(h))
+        md = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        for row in rows:
+            md.append("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |")
+        self.md.append("\n".join(md) + "\n")
+
+    def figure(self, name: str, png: bytes, caption: str) -> None:
+        self.figures[name] = png
+        b64 = base64.b64encode(png).decode("ascii")
+        self.html.append(f'<figure><img alt="{_esc(caption)}" src="data:image/png;base64,{b64}">'
+                         f"<figcaption>{_esc(caption)}</figcaption></figure>")
+        self.md.append(f"![{caption}](figures/{name})\n\n*{caption}*\n")
+
+    def warning(self, level: str, title: str, text: str) -> None:
+        self.html.append(f'<div class="warn {_esc(level)}"><b>{_esc(title)}</b>{_esc(text)}</div>')
+        icon = {"critical": "🛑", "warning": "⚠️", "info": "ℹ️"}.get(level, "•")
+        self.md.append(f"> {icon} **{title}.** {text}\n")
+
+    def raw_html(self, text: str) -> None:
+        self.html.append(text)
+
+
+def overall_verdict(c: ReportContent) -> str:
+    from .content import is_side_channel
+
+    if any(b.verdict.startswith("violated") and not is_side_channel(b.channel) for b in c.bounds) \
+            or any(a.above_ceiling and not a.uses_side_channel for a in c.attacks):
+        return "VIOLATED — at least one output leaks more than its ε claim allows."
+    if any(b.verdict.startswith("violated") for b in c.bounds) \
+            or any(a.above_ceiling and a.uses_side_channel for a in c.attacks):
+        return ("CLAIM EXCEEDED THROUGH SIDE CHANNELS — the noisy gradient is consistent with its ε, but the score/timing "
+                "released beside it leak more than ε about the environment.")
+    if any(b.verdict.startswith("unprotected") for b in c.bounds):
+        return "CLAIM HOLDS FOR THE GRADIENT, BUT SIDE CHANNELS LEAK — the released score/timing is not covered by ε."
+    if c.bounds:
+        return "CONSISTENT — no audited output exceeds its claim at the stated confidence (a lower bound cannot prove the claim)."
+    return "NO AUDIT GIVEN — this report shows utility and tuning only; it makes no privacy finding."
+
+
+def _headline(doc: _Doc, c: ReportContent) -> None:
+    doc.heading("Claimed ε vs observed ε lower bound", anchor="headline")
+    if not c.bounds:
+        doc.para("No audit result was given, so no lower bound is shown. Run `pgc audit` and pass its JSON to the report.")
+        return
+    doc.para("Each row is one audited output: a mechanism (black-box canaries) or one channel of the transcript "
+             "(gradient, score, timing, all together) for a pair of environments. ε_LB is a lower bound that holds "
+             "with the stated confidence; the certifiable cap is the largest bound a perfect test could give with "
+             "the same number of samples, so an ε_LB near the cap means the budget, not the mechanism, limited it.")
+    rows, classes = [], []
+    for b in c.bounds:
+        ratio = (b.lower_bound / b.claimed) if b.claimed and math.isfinite(b.claimed) and b.claimed > 0 else None
+        budget = f"{b.samples:,}/side" if b.samples else "—"
+        rows.append([b.subject, b.channel, _f(b.claimed), _f(b.lower_bound), _f(ratio, 2),
+                     f"{b.confidence:.0%}" if b.confidence else "—", _f(b.cap), budget,
+                     b.verdict + (" · budget-limited" if b.budget_limited else ""),
+                     "; ".join(x for x in [b.test, *b.notes] if x)])
+        classes.append({8: _vclass(b.verdict)})
+    doc.table(["subject", "channel", "claimed ε", "observed ε_LB", "ε_LB/ε", "confidence", "certifiable cap",
+               "budget", "verdict", "test"], rows, numeric={2, 3, 4, 6}, classes=classes)
+    doc.figure("bounds.png", plots.bounds_figure(c.bounds),
+               "Observed ε lower bound per audited output (bars), the claim (black tick) and the certifiable cap (grey tick).")
+    def base(b):
+        return (b.subject, base_channel(b.channel))
+
+    multi = {base(b) for b in c.bounds if b.k and b.k > 1}
+    comp = [b for b in c.bounds if base(b) in multi]
+    if comp and len({b.k or 1 for b in comp}) > 1:
+        doc.heading("Composition: ε_LB vs k", 3, anchor="composition")
+        doc.para("k submissions made in the same environment: the guarantee for the environment degrades with k "
+                 "(basic composition gives kε). The bound rising above the per-submission claim is expected; it is "
+                 "a finding when the system advertises ε per environment or per agent while agents submit repeatedly.")
+        doc.figure("composition.png", plots.composition_figure(comp), "Observed ε lower bound against k with kε (dashed).")
+
+
+def _attacks(doc: _Doc, c: ReportContent) -> None:
+    doc.heading("What an attacker learns: accuracy vs ε", anchor="attacks")
+    if not c.attacks:
+        doc.para("No attack result was given. Run `pgc attack` and pass its JSON to the report.")
+        return
+    doc.para("The honest-but-curious aggregator guesses each submitter's environment ψ. Chance is the best guess "
+             "without data; the ε-LDP ceiling e^{kε}/(e^{kε}+|Ψ|−1) is the most any attacker can reach if the ε "
+             "claim holds for k linked submissions. Accuracy above the ceiling (beyond its interval) means the claim "
+             "is broken or an unprotected channel was used.")
+    shown = best_attacks(c.attacks)
+    eps_values = sorted({a.epsilon for a in shown if a.epsilon is not None}, key=lambda e: (math.isinf(e), e))
+    pivot: dict[tuple, dict] = {}
+    for a in shown:
+        target = a.setting.rsplit("/", 1)[-1][:40] if a.setting else a.source
+        key = (target, a.channels, a.k or 1, a.candidates or "—", a.budget or "—")
+        cell = pivot.setdefault(key, {})
+        if a.epsilon not in cell or a.accuracy > cell[a.epsilon].accuracy:
+            cell[a.epsilon] = a
+    doc.para(f"Best attacker's accuracy (of {len(c.attacks)} attack rows; all rows with intervals are in report.json) "
+             "per target, channel set and k; in brackets the ε-LDP ceiling; ‼ marks accuracy above the ceiling "
+             "beyond its interval.")
+    rows, classes = [], []
+    for key, cell in list(pivot.items())[:40]:
+        row = list(key)
+        cls = {}
+        for j, e in enumerate(eps_values):
+            a = cell.get(e)
+            if a is None:
+                row.append("—")
+                continue
+            mark = "‼ " if a.above_ceiling else ""
+            row.append(f"{mark}{a.accuracy:.3f} ({_f(a.ceiling, 3)})")
+            if a.above_ceiling:
+                cls[len(key) + j] = "v-violated"
+        chance = next((a.chance for a in cell.values() if a.chance is not None), None)
+        row.append(_f(chance, 3))
+        rows.append(row)
+        classes.append(cls)
+    doc.table(["target", "channels", "k", "|Ψ|", "budget/ψ"] + [f"ε={fmt_eps(e)}" for e in eps_values] + ["chance"],
+              rows, numeric=set(range(2, 6 + len(eps_values))), classes=classes)
+    if any(a.epsilon is not None for a in shown):
+        doc.figure("attack.png", plots.attack_figure(shown),
+                   "Attack accuracy vs ε with 95% intervals, chance (dotted) and the ε-LDP ceiling (dashed).")
+
+
+def _utility(doc: _Doc, c: ReportContent) -> None:
+    doc.heading("Utility: what the privacy costs", anchor="utility")
+    if not c.utility and not c.replicate:
+        doc.para("No training run or replication result was given.")
+        return
+    if c.utility:
+        doc.para("FST: first submission count at which the trailing 10-submission average score reaches 195 (eq. 26; "
+                 "∞ when never). Success ratio: fraction of trials with FST within the run's horizon (eq. 27). Paper "
+                 f"numbers are shown only for the paper's own settings; they were measured over {PAPER_HORIZON:,} "
+                 "submissions and 20 trials, so a shorter run is expected to show fewer successes.")
+        rows = []
+        for u in c.utility:
+            p = u.paper or {}
+            rows.append([u.setting, u.trials, f"{u.horizon:,}", _f(u.fst_median, 5), _f(p.get("fst_median"), 6),
+                         _f(u.success_ratio, 2), _f(p.get("success_ratio"), 2), _f(u.relative_auc, 3),
+                         _f(p.get("relative_auc"), 3), _f(u.final_mu, 3), u.note])
+        doc.table(["setting", "trials", "horizon", "median FST", "paper FST", "success ratio", "paper", "rel. AUC",
+                   "paper", "final μ (median)", "note"], rows, numeric={1, 2, 3, 4, 5, 6, 7, 8, 9})
+    if c.curves:
+        doc.figure("learning_curves.png", plots.learning_curves_figure(c.curves),
+                   "Average score μ per submission: thin lines are single trials, thick lines the median.")
+    if c.success_curves:
+        doc.figure("success_ratio.png", plots.success_ratio_figure(c.success_curves),
+                   "Success ratio (eq. 27) against the number of submissions.")
+    for rep in c.replicate:
+        doc.heading(f"Replication of the paper ({rep['source']})", 3)
+        if rep["rows"]:
+            keys: list[str] = []
+            for r in rep["rows"]:
+                for k, v in r.items():
+                    if k not in keys and not isinstance(v, (dict, list)):
+                        keys.append(k)
+            keys = keys[:12]
+            doc.para("Each row: our number with its interval beside the paper's (paper numbers: 20 trials, 90,000 "
+                     "submissions); a setting not better than its zero-information control is explainable as random "
+                     "search in parameter space.") if "paper FST" in keys else None
+            doc.table(keys, [[_cell(r.get(k)) for k in keys] for r in rep["rows"]])
+        for text in rep["text"]:
+            doc.para(text)
+        for name, (caption, png) in rep.get("figures", {}).items():
+            doc.figure(name, png, f"{rep['source']}: {caption}")
+        for img in rep["images"][:6]:
+            try:
+                doc.figure(f"replicate_{img.name}", img.read_bytes(), f"{rep['source']}: {img.name}")
+            except OSError:
+                continue
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return fmt_eps(v, 4)
+    if v is None:
+        return "—"
+    return str(v)
+
+
+def tuning_points(study: dict) -> tuple[list[dict], set[int]]:
+    points = []
+    for t in study.get("trials", []):
+        if t.get("state") != "COMPLETE":
+            continue
+        from .loaders import number
+
+        u, p = number(t.get("utility")), number(t.get("privacy"))
+        if u is None or p is None or math.isnan(u) or math.isnan(p):
+            continue
+        points.append({"number": t["number"], "utility": u, "privacy": p,
+                       "mechanism": str((t.get("params") or {}).get("mechanism", "?")), "trial": t})
+    return points, set(study.get("pareto_front") or [])
+
+
+def _tuning(doc: _Doc, c: ReportContent) -> None:
+    if not c.tuning:
+        return
+    doc.heading("Tuning: the utility–privacy frontier", anchor="tuning")
+    for entry in c.tuning:
+        study = entry["data"]
+        ev = study.get("evaluation", {})
+        counts = study.get("counts", {})
+        doc.para(f"Study '{study.get('study', '?')}' ({study.get('mode', '?')} mode, sampler {study.get('sampler', '?')}, "
+                 f"seed {study.get('seed', '?')}): {counts.get('COMPLETE', 0)} complete, {counts.get('PRUNED', 0)} pruned, "
+                 f"{counts.get('FAIL', 0)} failed trials. Each trial trains {ev.get('runs_per_trial', '?')} runs of "
+                 f"{_f(ev.get('submissions'))} submissions on ψ ∈ {ev.get('gravities', '?')} "
+                 f"({ev.get('environments', 'shadow/public')} environments). Utility = {study.get('utility', '?')}, "
+                 f"privacy = {study.get('privacy', '?')}.")
+        points, front = tuning_points(study)
+        if points:
+            cons = (study.get("constraint") or {}).get("min")
+            pruned = []
+            for t in study.get("trials", []):
+                x = t.get("privacy") if t.get("privacy") is not None else t.get("claimed_epsilon")
+                if t.get("state") == "PRUNED" and isinstance(x, (int, float)):
+                    pruned.append({"privacy": float(x), "utility": float(t.get("utility") or 0.0)})
+            doc.figure(f"pareto_{entry['source']}.png",
+                       plots.pareto_figure(points, front, str(study.get("utility")), str(study.get("privacy")), cons,
+                                           pruned=pruned),
+                       "Every completed trial (dots), pruned trials at their intermediate utility (grey ×), and the "
+                       "Pareto front (no other trial is both more useful and more private) joined.")
+        front_pts = sorted((p for p in points if p["number"] in front), key=lambda p: p["privacy"])
+        if front_pts:
+            rows = []
+            for p in front_pts:
+                t = p["trial"]
+                prm = t.get("params", {})
+                rows.append([f"#{p['number']}", prm.get("mechanism"), _f(prm.get("epsilon")), _f(prm.get("clip")),
+                             prm.get("buffer_size"), prm.get("reduced_dim", "—"), _f(prm.get("learning_rate")),
+                             _f(p["privacy"]), _f(t.get("success_ratio"), 2), _f(t.get("median_fst"), 5),
+                             _f(t.get("final_mu"), 3)])
+            doc.table(["trial", "mechanism", "ε", "C", "|B|", "d̂", "η", str(study.get("privacy")), "success ratio",
+                       "median FST", "final μ"], rows, numeric={2, 3, 4, 5, 6, 7, 8, 9, 10})
+        best = study.get("best_constrained")
+        if study.get("mode") == "constrained":
+            if best:
+                doc.para(f"Constrained result: the smallest {study.get('privacy')} whose {study.get('utility')} ≥ "
+                         f"{(study.get('constraint') or {}).get('min')} is {_f(best.get('privacy'))} "
+                         f"(trial #{best.get('number')}, params {best.get('params')}).")
+            else:
+                doc.para("Constrained result: no trial met the utility constraint.")
+        doc.para("Tuning on private environments spends privacy itself (each trial is another release about them); "
+                 "this study used " + str(ev.get("environments", "shadow/public")) + " ψ values.")
+
+
+def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy report") -> tuple[str, str, dict, dict]:
+    """Return (html, markdown, json summary, figures {name: png bytes})."""
+    doc = _Doc(out_dir)
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    verdict = overall_verdict(c)
+    doc.raw_html(f"<h1>{_esc(title)}</h1><div class='sub'>generated {now} from {len(c.sources)} input(s)</div>")
+    doc.md.append(f"# {title}\n\n*generated {now} from {len(c.sources)} input(s)*\n")
+    doc.raw_html(f"<div class='verdict-box'><b>Verdict:</b> {_esc(verdict)}</div>")
+    doc.md.append(f"**Verdict:** {verdict}\n")
+    doc.heading("Warnings", anchor="warnings")
+    if c.warnings:
+        for w in c.warnings:
+            doc.warning(w["level"], w["title"], w["text"])
+    else:
+        doc.para("None.")
+    _headline(doc, c)
+    _attacks(doc, c)
+    _utility(doc, c)
+    _tuning(doc, c)
+    doc.heading("Inputs", anchor="inputs")
+    doc.table(["kind", "label", "file"], [[s.kind, s.label, str(s.path)] for s in c.sources])
+    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width,initial-scale=1'>"
+            f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body><main>"
+            + "\n".join(doc.html) + "</main></body></html>\n")
+    markdown = "\n".join(doc.md)
+    summary = {
+        "kind": "report", "format": FORMAT, "generated": now, "verdict": verdict,
+        "inputs": [{"kind": s.kind, "label": s.label, "path": str(s.path)} for s in c.sources],
+        "warnings": c.warnings,
+        "bounds": [{**asdict(b), "budget_limited": b.budget_limited} for b in c.bounds],
+        "attacks": [{**asdict(a), "above_ceiling": a.above_ceiling, "uses_side_channel": a.uses_side_channel}
+                    for a in c.attacks],
+        "utility": [asdict(u) for u in c.utility],
+        "tuning": [{"source": t["source"], "pareto_front": t["data"].get("pareto_front"),
+                    "best_constrained": t["data"].get("best_constrained"), "counts": t["data"].get("counts")}
+                   for t in c.tuning],
+        "figures": sorted(doc.figures),
+    }
+    return page, markdown, summary, doc.figures

@@ -1,0 +1,406 @@
+"""The optuna study: ask a batch of trials, train them together, prune at rungs, tell, export.
+
+Why batches: :func:`pgc.trainer.train_batch` runs many training runs in one vectorised pool whose
+cost is dominated by the number of clock ticks, not by the number of lanes; B optuna trials × R runs
+each cost little more than one trial. Each trial is evaluated at increasing submission budgets
+("rungs"); after an intermediate rung a trial that shows no sign of learning (no success and median
+average score below ``prune_below_mu``) is pruned, the rest are trained again at the next budget.
+
+Storage and resuming: any optuna RDB URL (SQLite file by default; PostgreSQL/MySQL for N workers on
+many machines). In-flight trials send heartbeats; when a worker is killed its trials go stale, and the
+next worker to start marks them failed and re-queues their parameters (``RetryHeartbeatStaleTrialCallback``).
+Completed trials are never touched. ``n_trials`` counts finished (complete + pruned) trials of the
+whole study, so re-running the same command after a kill continues up to the same total.
+
+Seeds: the sampler is seeded from (study seed, number of trials already stored) — a fresh sampler
+after a resume does not replay the first draws; every trial's training seeds come from
+SeedSequence([study seed, trial number]) (the original number for a retried trial) and are stored
+as the trial's ``seeds`` attribute.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import math
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import optuna
+from optuna.trial import TrialState
+
+from pgc.trainer import TrainConfig, train_batch
+
+from .space import HYPER_PRESETS, Evaluation, StudySettings
+
+FORMAT = "pgc-tune/1"
+FAILED_TRIAL_RETRIES = 3
+
+
+# ---------------------------------------------------------------------------------------------
+# pure helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def pareto_front(points: list[tuple[int, float, float]]) -> list[int]:
+    """Ids of the points not dominated when maximising utility and minimising privacy.
+
+    ``points``: (id, utility, privacy). A point is dominated if another is at least as good in both
+    and strictly better in one. Equal points are all kept.
+    """
+    front = []
+    for i, u, p in points:
+        dominated = any((u2 >= u and p2 <= p) and (u2 > u or p2 < p) for j, u2, p2 in points if j != i)
+        if not dominated:
+            front.append(i)
+    return sorted(front)
+
+
+def trial_seeds(study_seed: int, trial_number: int, runs: int) -> list[int]:
+    """Training seeds of one trial: SeedSequence([study seed, trial number]) → ``runs`` 31-bit ints."""
+    state = np.random.SeedSequence([study_seed, trial_number]).generate_state(runs, dtype=np.uint32)
+    return [int(s) >> 1 for s in state]
+
+
+def run_metrics(fsts: np.ndarray, final_mu: np.ndarray, horizon: int) -> dict:
+    """Utility of one trial's runs at ``horizon`` submissions (FST ∞ counts as a failure)."""
+    fsts = np.asarray(fsts, dtype=float)
+    return {"success_ratio": float(np.mean(fsts <= horizon)), "median_fst": float(np.median(fsts)),
+            "final_mu": float(np.median(final_mu)) if len(final_mu) else 0.0, "horizon": int(horizon),
+            "fsts": [float(f) for f in fsts]}
+
+
+def utility_value(metrics: dict, which: str) -> float:
+    return metrics["success_ratio"] if which == "success_ratio" else min(1.0, metrics["final_mu"] / 200.0)
+
+
+def should_prune(metrics: dict, ev: Evaluation) -> bool:
+    """Rung rule: prune when no run succeeded and the median average score shows no learning."""
+    return metrics["success_ratio"] == 0.0 and metrics["final_mu"] < ev.prune_below_mu
+
+
+# ---------------------------------------------------------------------------------------------
+# storage, study
+# ---------------------------------------------------------------------------------------------
+
+
+def make_storage(url: str, heartbeat_interval: int = 30, grace_period: int | None = None) -> optuna.storages.RDBStorage:
+    if "://" not in url:
+        raise ValueError(f"storage must be an optuna RDB URL such as sqlite:///study.db, got {url!r}")
+    grace = grace_period if grace_period is not None else 3 * heartbeat_interval
+    return optuna.storages.RDBStorage(
+        url, heartbeat_interval=heartbeat_interval, grace_period=grace,
+        heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=FAILED_TRIAL_RETRIES),
+        engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else {"connect_args": {"timeout": 60}})
+
+
+def _directions(settings: StudySettings) -> list[str]:
+    return ["maximize", "minimize"] if settings.mode == "pareto" else ["minimize"]
+
+
+def _sampler(settings: StudySettings, seed: int):
+    """Seeded sampler. In constrained mode the feasibility (utility ≥ target) is stored with each trial
+    (``Trial.set_constraint``) and TPE/NSGA-II rank feasible trials first."""
+    if settings.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if settings.sampler == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=12)
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=10, multivariate=True, group=True)
+
+
+def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudySettings,
+               sampler_seed: int | None = None) -> optuna.Study:
+    """Create or load the study; refuses to mix settings with an existing study of the same name."""
+    directions = _directions(settings)
+    try:
+        existing = optuna.load_study(study_name=name, storage=storage)
+    except KeyError:
+        existing = None
+    wanted = settings.to_dict()
+    if existing is not None:
+        stored = existing.user_attrs.get("settings")
+        if stored is not None and stored != _jsonable(wanted):
+            raise ValueError(f"study {name!r} in this storage was created with different settings; "
+                             "use another --study name or the same options")
+        n_stored = len(existing.trials)
+    else:
+        n_stored = 0
+    seed = sampler_seed if sampler_seed is not None else int(
+        np.random.SeedSequence([settings.seed, n_stored]).generate_state(1)[0] >> 1)
+    study = optuna.create_study(study_name=name, storage=storage, directions=directions,
+                                sampler=_sampler(settings, seed), load_if_exists=True)
+    if existing is None:
+        study.set_user_attr("settings", _jsonable(wanted))
+        study.set_user_attr("format", FORMAT)
+        metric_names = (["utility", "privacy"] if settings.mode == "pareto" else ["privacy"])
+        study.set_metric_names(metric_names)
+    study.set_user_attr(f"sampler_seed_{n_stored}", seed)
+    return study
+
+
+def _jsonable(obj):
+    import json
+
+    return json.loads(json.dumps(obj, default=str))
+
+
+class _Heartbeat:
+    """Records heartbeats for the in-flight trials of this worker until stopped."""
+
+    def __init__(self, storage, trial_ids: list[int], interval: float):
+        self.storage, self.ids, self.interval = storage, list(trial_ids), interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            for tid in list(self.ids):
+                try:
+                    self.storage.record_heartbeat(tid)
+                except Exception:  # a finished trial, a transient DB error: the next beat retries
+                    pass
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluation
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    trial: optuna.Trial
+    params: dict
+    seeds: list[int]
+    privacy: float
+    claimed: float
+    metrics: dict | None = None
+    intermediate: dict | None = None
+
+
+def _configs(p: _Pending, ev: Evaluation, submissions: int) -> list[TrainConfig]:
+    hyper = HYPER_PRESETS[ev.hyper]
+    prm = p.params
+    eps = math.inf if prm["mechanism"] == "none" else prm["epsilon"]
+    return [TrainConfig(mechanism=prm["mechanism"], epsilon=eps, clip=prm["clip"], reduced_dim=prm.get("reduced_dim"),
+                        buffer_size=prm["buffer_size"], learning_rate=prm["learning_rate"], submissions=submissions,
+                        workers=ev.workers, gravities=ev.gravities, hyper=hyper, stop_at_success=True, seed=s)
+            for s in p.seeds]
+
+
+def _privacy_value(params: dict, ev: Evaluation, seed: int) -> tuple[float, float, dict]:
+    """(privacy objective, claimed ε, extra attrs)."""
+    claimed = math.inf if params["mechanism"] == "none" else float(params["epsilon"])
+    if ev.privacy == "claimed" or math.isinf(claimed):
+        return claimed, claimed, {}
+    from pgc.mechanisms import make_mechanism
+
+    try:
+        from audit import audit_mechanism
+    except ImportError as exc:  # pragma: no cover - the audit package is part of the project
+        raise ValueError(f"privacy='audit' needs the audit package: {exc}") from None
+    mech = make_mechanism(params["mechanism"], claimed, params["clip"], params.get("reduced_dim"))
+    res = audit_mechanism(mech, samples=ev.audit_samples, confidence=ev.audit_confidence, seed=seed)
+    return float(res.epsilon_lower_bound), claimed, {"audit_violation": bool(res.violation),
+                                                     "audit_wall_s": float(res.wall_time_s)}
+
+
+def evaluate_batch(pending: list[_Pending], ev: Evaluation, log: Callable[[str], None] = print) -> None:
+    """Train every pending trial at each rung (all trials of a rung in ONE train_batch); prune between rungs."""
+    active = list(pending)
+    rungs = ev.rung_submissions()
+    for r, n in enumerate(rungs):
+        if not active:
+            break
+        configs = [c for p in active for c in _configs(p, ev, n)]
+        t0 = time.perf_counter()
+        results = train_batch(configs)
+        wall = time.perf_counter() - t0
+        last = r == len(rungs) - 1
+        survivors = []
+        for i, p in enumerate(active):
+            rs = results[i * ev.runs_per_trial:(i + 1) * ev.runs_per_trial]
+            m = run_metrics(np.array([x.fst for x in rs]),
+                            np.array([x.average_scores[-1] if x.average_scores.size else 0.0 for x in rs]), n)
+            m["rung_wall_s"] = wall
+            if last:
+                p.metrics = m
+            else:
+                p.intermediate = (p.intermediate or {}) | {str(n): m}
+                if should_prune(m, ev):
+                    p.metrics = m
+                    p.metrics["pruned_at"] = n
+                else:
+                    survivors.append(p)
+        log(f"  rung {n:,} submissions: {len(active)} trial(s) × {ev.runs_per_trial} runs in {wall:.1f}s"
+            + ("" if last else f", {len(active) - len(survivors)} pruned"))
+        active = survivors
+
+
+def run_study(name: str, storage_url: str, settings: StudySettings, n_trials: int, *, batch: int = 4,
+              timeout: float | None = None, heartbeat_interval: int = 30, grace_period: int | None = None,
+              log: Callable[[str], None] = print) -> optuna.Study:
+    """Run (or resume) the study until it holds ``n_trials`` finished trials or ``timeout`` passes."""
+    if n_trials < 1 or batch < 1:
+        raise ValueError("n_trials and batch must be >= 1")
+    with warnings.catch_warnings():  # heartbeats are used with ask/tell on purpose (see the module docstring)
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used with Study.optimize")
+        return _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log)
+
+
+def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log) -> optuna.Study:
+    storage = make_storage(storage_url, heartbeat_interval, grace_period)
+    study = open_study(name, storage, settings)
+    optuna.storages.fail_stale_trials(study)  # trials of a killed worker → FAIL, parameters re-queued
+    _fail_orphans(study, storage, grace_period if grace_period is not None else 3 * heartbeat_interval)
+    ev = settings.evaluation
+    start = time.perf_counter()
+    while True:
+        done = _finished(study)
+        if done >= n_trials:
+            break
+        if timeout is not None and time.perf_counter() - start > timeout:
+            log(f"timeout after {time.perf_counter() - start:.0f}s")
+            break
+        size = min(batch, n_trials - done)
+        pending: list[_Pending] = []
+        with _Heartbeat(storage, [], max(1.0, heartbeat_interval / 2)) as beat:
+            try:
+                for _ in range(size):
+                    trial = study.ask()
+                    storage.record_heartbeat(trial._trial_id)  # from now on a killed worker leaves a stale trial
+                    beat.ids.append(trial._trial_id)
+                    params = settings.space.suggest(trial)
+                    retried = storage.get_trial_system_attrs(trial._trial_id).get("failed_trial")
+                    origin = trial.number if retried is None else retried
+                    seeds = trial_seeds(settings.seed, origin, ev.runs_per_trial)
+                    trial.set_user_attr("seeds", seeds)
+                    trial.set_user_attr("seed_origin_trial", origin)
+                    privacy, claimed, extra = _privacy_value(params, ev, seeds[0])
+                    for k, v in extra.items():
+                        trial.set_user_attr(k, v)
+                    pending.append(_Pending(trial, params, seeds, privacy, claimed))
+                log(f"batch of {len(pending)}: trials {[p.trial.number for p in pending]} ({done} finished so far)")
+                evaluate_batch(pending, ev, log)
+            except BaseException:
+                for tid in beat.ids:
+                    with contextlib.suppress(Exception):
+                        storage.set_trial_state_values(tid, state=TrialState.FAIL)
+                raise
+        for p in pending:
+            _tell(study, p, settings)
+    return study
+
+
+def _fail_orphans(study: optuna.Study, storage, grace: float) -> None:
+    """RUNNING trials without parameters, older than the grace period: a worker killed between asking for
+    the trial and its first heartbeat (a live worker sets parameters within milliseconds). Nothing to re-queue."""
+    now = datetime.datetime.now()
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        if not t.params and t.datetime_start is not None and (now - t.datetime_start).total_seconds() > grace:
+            with contextlib.suppress(Exception):
+                storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+
+
+def _finished(study: optuna.Study) -> int:
+    return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
+
+
+def _tell(study: optuna.Study, p: _Pending, settings: StudySettings) -> None:
+    m = p.metrics
+    ev = settings.evaluation
+    utility = utility_value(m, ev.utility)
+    t = p.trial
+    for key in ("success_ratio", "median_fst", "final_mu", "horizon", "fsts"):
+        t.set_user_attr(key, m[key])
+    t.set_user_attr("utility", utility)
+    t.set_user_attr("privacy", p.privacy)
+    t.set_user_attr("claimed_epsilon", p.claimed)
+    if p.intermediate:
+        t.set_user_attr("intermediate", p.intermediate)
+    pruned = "pruned_at" in m
+    if settings.mode == "constrained":  # feasible iff ≤ 0: utility ≥ target
+        t.set_constraint("utility_at_least", float(settings.min_utility) - utility)
+    if settings.mode == "constrained" and not pruned:
+        for step, im in sorted((int(k), v) for k, v in (p.intermediate or {}).items()):
+            t.report(utility_value(im, ev.utility), step)
+    if pruned:
+        t.set_user_attr("pruned_at", m["pruned_at"])
+        study.tell(t, state=TrialState.PRUNED)
+    else:
+        values = [utility, p.privacy] if settings.mode == "pareto" else [p.privacy]
+        study.tell(t, values)
+
+
+# ---------------------------------------------------------------------------------------------
+# export (kind "tune", read by the report)
+# ---------------------------------------------------------------------------------------------
+
+
+def _safe_url(url: str) -> str:
+    """The storage URL without a password."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        cred, host = rest.rsplit("@", 1)
+        user = cred.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}"
+    return url
+
+
+def export_study(name: str, storage_url: str) -> dict:
+    """The study as a JSON-ready dict (kind "tune"): settings, every trial, Pareto front, constrained best."""
+    study = optuna.load_study(study_name=name, storage=storage_url)
+    stored = study.user_attrs.get("settings") or {}
+    mode = stored.get("mode", "pareto")
+    ev = stored.get("evaluation", {})
+    trials = []
+    for t in study.get_trials(deepcopy=False):
+        ua = t.user_attrs
+        trials.append({
+            "number": t.number, "state": t.state.name, "params": t.params,
+            "values": list(t.values) if t.values is not None else None,
+            "utility": ua.get("utility"), "privacy": ua.get("privacy"), "claimed_epsilon": ua.get("claimed_epsilon"),
+            "success_ratio": ua.get("success_ratio"), "median_fst": ua.get("median_fst"),
+            "final_mu": ua.get("final_mu"), "horizon": ua.get("horizon"), "fsts": ua.get("fsts"),
+            "seeds": ua.get("seeds"), "seed_origin_trial": ua.get("seed_origin_trial"),
+            "pruned_at": ua.get("pruned_at"), "intermediate": ua.get("intermediate"),
+            "retry_of": t.system_attrs.get("failed_trial"),
+            "duration_s": t.duration.total_seconds() if t.duration else None})
+    complete = [t for t in trials if t["state"] == "COMPLETE" and t["utility"] is not None and t["privacy"] is not None]
+    front = pareto_front([(t["number"], float(t["utility"]), float(t["privacy"])) for t in complete])
+    best = None
+    if mode == "constrained":
+        target = stored.get("min_utility")
+        feasible = [t for t in complete if t["utility"] >= target]
+        if feasible:
+            b = min(feasible, key=lambda t: (t["privacy"], -t["utility"]))
+            best = {k: b[k] for k in ("number", "params", "privacy", "utility", "success_ratio", "median_fst")}
+    counts: dict[str, int] = {}
+    for t in trials:
+        counts[t["state"]] = counts.get(t["state"], 0) + 1
+    return {
+        "kind": "tune", "format": FORMAT, "study": name, "storage": _safe_url(storage_url), "mode": mode,
+        "sampler": stored.get("sampler"), "seed": stored.get("seed"),
+        "sampler_seeds": {k: v for k, v in study.user_attrs.items() if k.startswith("sampler_seed_")},
+        "utility": ev.get("utility", "success_ratio"),
+        "privacy": "claimed ε" if ev.get("privacy", "claimed") == "claimed" else "audited ε_LB",
+        "objectives": [{"name": "utility", "direction": "maximize"}, {"name": "privacy", "direction": "minimize"}]
+        if mode == "pareto" else [{"name": "privacy", "direction": "minimize"}],
+        "constraint": {"metric": ev.get("utility", "success_ratio"), "min": stored.get("min_utility")}
+        if mode == "constrained" else None,
+        "space": stored.get("space"), "evaluation": ev, "counts": counts, "trials": trials,
+        "pareto_front": front, "best_constrained": best,
+    }
