@@ -25,27 +25,7 @@ from pgc.rollout import A3CHyperparams
 
 from ..io import write_json_atomic
 from ..main import CLIError
-from .train import positive_float, positive_int
-
-
-def _epsilon(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if math.isnan(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be > 0 (or inf)")
-    return value
-
-
-def _finite(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} must be finite")
-    return value
+from ..args import finite_float, positive_float, positive_int
 
 
 def _budget(text: str) -> int:
@@ -67,12 +47,12 @@ class AttackCommand:
                                  "(repeatable with --sweep)")
         p.add_argument("--trial", type=int, default=0, help="trial of --run (default 0)")
         p.add_argument("--mechanism", choices=sorted(MECHANISMS), help="mechanism of fresh submissions (default laplace)")
-        p.add_argument("--epsilon", type=_epsilon, help="ε per submission of fresh submissions (default 1; inf = none)")
+        p.add_argument("--epsilon", type=positive_float, help="ε per submission of fresh submissions (default 1; inf = none)")
         p.add_argument("--clip", type=positive_float, help="clip C (default: the mechanism's paper value)")
         p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂")
         cand = p.add_mutually_exclusive_group()
-        cand.add_argument("--candidates", type=_finite, nargs="+", help="candidate set Ψ (default 9.7 9.8 9.9)")
-        cand.add_argument("--range", type=_finite, nargs=2, metavar=("LO", "HI"), help="regression over ψ ∈ [LO, HI]")
+        cand.add_argument("--candidates", type=finite_float, nargs="+", help="candidate set Ψ (default 9.7 9.8 9.9)")
+        cand.add_argument("--range", type=finite_float, nargs=2, metavar=("LO", "HI"), help="regression over ψ ∈ [LO, HI]")
         p.add_argument("--budget", type=_budget, nargs="+", default=[500],
                        help="shadow episodes per candidate ψ (per target θ); several give a budget curve (default 500)")
         p.add_argument("--k", type=positive_int, nargs="+", default=[1],
@@ -89,7 +69,7 @@ class AttackCommand:
         p.add_argument("--alpha", type=float, default=0.0, help="exploration probability of fresh agents (default 0)")
         p.add_argument("--white-box", action="store_true", help="PRS: give the attacker (M, ũ) (channel prs_internals)")
         p.add_argument("--sweep", action="store_true", help="accuracy vs --epsilons for each --model; writes JSON + PNG")
-        p.add_argument("--epsilons", type=_epsilon, nargs="+", default=[1, 2, 5, 10, math.inf],
+        p.add_argument("--epsilons", type=positive_float, nargs="+", default=[1, 2, 5, 10, math.inf],
                        help="ε values of --sweep (default 1 2 5 10 inf)")
         p.add_argument("--epochs", type=positive_int, default=40, help="learned attacker epochs (default 40)")
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")

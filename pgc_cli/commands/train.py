@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -15,6 +14,7 @@ from pgc.rundir import save_run
 from pgc.trainer import TrainConfig, train_batch
 
 from ..args import positive_float, positive_int
+from ..io import read_json
 from ..main import CLIError
 
 # CLI flag -> TrainConfig field
@@ -27,15 +27,9 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     """Config file (JSON, TrainConfig fields) first, explicit flags on top."""
     data: dict = {}
     if args.config:
-        path = Path(args.config)
-        if not path.is_file():
-            raise CLIError(f"config file {path} does not exist")
-        try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise CLIError(f"config file {path} is not valid JSON: {exc}") from None
+        data = read_json(Path(args.config))
         if not isinstance(data, dict):
-            raise CLIError(f"config file {path} must hold a JSON object")
+            raise CLIError(f"config file {args.config} must hold a JSON object")
     for flag, field_name in _FLAGS.items():
         value = getattr(args, flag)
         if value is not None:

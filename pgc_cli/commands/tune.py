@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..io import write_json_atomic
 from ..main import CLIError
-from .train import positive_float, positive_int
+from ..args import positive_float, positive_int
 
 
 class TuneCommand:
