@@ -1,0 +1,318 @@
+"""Choose a test on a training split, certify it on fresh samples.
+
+Protocol (so that the α budget is spent exactly once):
+
+1. For every candidate hypothesis pair (canary pair, environment pair, channel) draw a small
+   PILOT split and rank the pairs; the best ``FINALISTS`` pairs get the full TRAINING split.
+   On each split, Half of it fits each statistic (:mod:`audit.statistics`), the other half scores it; a
+   threshold t and the α split between FPR and FNR (``fp_share``) are chosen to maximise the bound
+   the certification sample size would give at the training rates (smoothed, so an empty tail is
+   not mistaken for a perfect test).
+2. The single best (pair, statistic, t, fp_share) is then run once on FRESH certification samples;
+   only those counts enter :func:`audit.bounds.epsilon_lower_bound`. The selection never sees them,
+   so the bound holds at the stated confidence with no multiple-testing correction.
+
+:class:`CertifiedTest` implements :class:`audit.interfaces.Tester`: ``lower_bound()`` and
+``rejects(claim)`` are separate questions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from . import bounds
+from .interfaces import Sampler, Scorer
+from .statistics import default_statistics
+
+FP_SHARES = (0.1, 0.25, 0.5, 0.75, 0.9)
+MAX_THRESHOLDS = 3000
+CHUNK = 65_536
+TIE_MARGIN = 0.01  # a later (more complex) candidate must beat the current one by 1% to replace it
+FINALISTS = 2  # pairs that get the full training split after the pilot ranking
+TRAIN_CALLS = 4  # the training split of each side is drawn in this many mechanism calls
+SELECTION_PESSIMISM = 0.05  # one-sided level of the training-rate upper bounds used to rank tests
+
+
+@dataclass(frozen=True)
+class EpsilonBound:
+    """A certified lower bound with everything needed to read it."""
+
+    epsilon_lower_bound: float
+    confidence: float
+    delta: float
+    samples_per_side: int
+    false_positives: int
+    false_negatives: int
+    fpr_upper: float
+    fnr_upper: float
+    fp_share: float
+    max_certifiable_epsilon: float  # a perfect test's bound with this n and α
+    smallest_detectable_delta: float  # at ε = 0 ... see detectable_delta_at
+    detectable_delta_at: float  # the ε at which smallest_detectable_delta was computed
+    hypothesis: str  # which pair / channel
+    statistic: str
+    threshold: float
+    projected_epsilon: float  # what the training split predicted
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class CandidateTest:
+    label: str
+    statistic: str
+    scorer: Scorer
+    threshold: float
+    fp_share: float
+    projected_epsilon: float
+    train_samples: int
+
+
+def _threshold_grid(values: np.ndarray) -> np.ndarray:
+    u = np.unique(values)
+    if u.size <= MAX_THRESHOLDS:
+        return u
+    m = u.size
+    lin = np.linspace(0, m - 1, MAX_THRESHOLDS // 2)
+    tail = np.unique(np.round(np.geomspace(1, m / 2, MAX_THRESHOLDS // 4)))
+    idx = np.unique(np.concatenate([lin, tail - 1, m - tail]).astype(np.int64).clip(0, m - 1))
+    return u[idx]
+
+
+def approximate_upper(k, n, alpha: float):
+    """Fast Poisson upper bound on a rate, k/n (selection only; certification uses exact
+    Clopper–Pearson, which this slightly exceeds for small rates): Γ⁻¹(k+1, 1−α)/n."""
+    from scipy.special import gammaincinv
+
+    return np.minimum(1.0, gammaincinv(np.asarray(k, np.float64) + 1.0, 1.0 - alpha) / n)
+
+
+def projected_epsilon(fp, n_neg, fn, n_pos, n_cert: int, alpha: float, delta: float, share: float):
+    """The bound n_cert fresh samples would give, assuming pessimistic (95% upper) training rates.
+
+    Pessimism matters: the threshold scan looks at thousands of tails and the luckiest empty tail
+    would otherwise look like a perfect test (winner's curse).
+    """
+    fpr = approximate_upper(fp, n_neg, SELECTION_PESSIMISM)
+    fnr = approximate_upper(fn, n_pos, SELECTION_PESSIMISM)
+    fpr_ub = approximate_upper(fpr * n_cert, n_cert, share * alpha)
+    fnr_ub = approximate_upper(fnr * n_cert, n_cert, (1 - share) * alpha)
+    return bounds.epsilon_from_rates(fpr_ub, fnr_ub, delta)
+
+
+def choose_threshold(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: float,
+                     delta: float) -> tuple[float, float, float]:
+    """(threshold, fp_share, projected ε) maximising the projected certified bound; T = [s ≥ t]."""
+    grid = _threshold_grid(np.concatenate([s_pos, s_neg]))
+    sp, sn = np.sort(s_pos), np.sort(s_neg)
+    tp = sp.size - np.searchsorted(sp, grid, side="left")
+    fp = sn.size - np.searchsorted(sn, grid, side="left")
+    best = (float(grid[0]), 0.5, 0.0)
+    for share in FP_SHARES:
+        eps = projected_epsilon(fp, sn.size, sp.size - tp, sp.size, n_cert, alpha, delta, share)
+        i = int(np.argmax(eps))
+        if eps[i] > best[2]:
+            best = (float(grid[i]), share, float(eps[i]))
+    return best
+
+
+def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_cert: int, alpha: float,
+                  delta: float, statistics: Sequence | None = None) -> CandidateTest | None:
+    """Best statistic and threshold for one hypothesis pair, from its training split only."""
+    statistics = default_statistics() if statistics is None else statistics
+    train_pos, train_neg = _as_2d(train_pos), _as_2d(train_neg)
+    # first half fits, second half selects: samplers draw the training split in TRAIN_CALLS
+    # separate calls, so each half comes from its own calls (this is what exposes noise reused
+    # from call to call)
+    half_p, half_n = len(train_pos) // 2, len(train_neg) // 2
+    fit_p, sel_p = train_pos[:half_p], train_pos[half_p:]
+    fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
+    best: CandidateTest | None = None
+    for stat in statistics:
+        scorer = stat.fit(fit_p, fit_n)
+        if scorer is None:
+            continue
+        s_pos, s_neg = np.asarray(scorer(sel_p), np.float64), np.asarray(scorer(sel_n), np.float64)
+        if not (np.all(np.isfinite(s_pos)) and np.all(np.isfinite(s_neg))):
+            continue
+        t, share, eps = choose_threshold(s_pos, s_neg, n_cert, alpha, delta)
+        if best is None or eps > best.projected_epsilon * (1.0 + TIE_MARGIN):
+            best = CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos))
+    return best
+
+
+def _as_2d(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2:
+        raise ValueError(f"outputs must be (n, k), got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("the audited outputs contain NaN or inf")
+    return x
+
+
+def count_accepts(test: CandidateTest, chunks: Iterable[np.ndarray]) -> tuple[int, int]:
+    """(number with score ≥ threshold, total) over an iterable of output chunks."""
+    hits = total = 0
+    for chunk in chunks:
+        s = np.asarray(test.scorer(_as_2d(chunk)))
+        hits += int(np.count_nonzero(s >= test.threshold))
+        total += len(s)
+    return hits, total
+
+
+def certify(test: CandidateTest, cert_pos: Iterable[np.ndarray], cert_neg: Iterable[np.ndarray],
+            confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0) -> EpsilonBound:
+    """Run the chosen test once on fresh samples and turn its error counts into a bound."""
+    alpha = 1.0 - confidence
+    tp, n_pos = count_accepts(test, cert_pos)
+    fp, n_neg = count_accepts(test, cert_neg)
+    if n_pos != n_neg:
+        raise ValueError("certification needs the same number of samples per side")
+    fn = n_pos - tp
+    share = test.fp_share
+    eps = bounds.epsilon_lower_bound(fp, n_neg, fn, n_pos, alpha, delta, share)
+    return EpsilonBound(
+        epsilon_lower_bound=float(eps), confidence=confidence, delta=delta, samples_per_side=n_pos,
+        false_positives=fp, false_negatives=fn,
+        fpr_upper=float(bounds.cp_upper(fp, n_neg, share * alpha)),
+        fnr_upper=float(bounds.cp_upper(fn, n_pos, (1 - share) * alpha)), fp_share=share,
+        max_certifiable_epsilon=float(bounds.max_certifiable_epsilon(n_pos, alpha, delta, share)),
+        smallest_detectable_delta=float(bounds.smallest_detectable_delta(
+            n_pos, alpha, detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0, share)),
+        detectable_delta_at=float(detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0),
+        hypothesis=test.label, statistic=test.statistic, threshold=float(test.threshold),
+        projected_epsilon=float(test.projected_epsilon))
+
+
+def sampled_chunks(sampler: Sampler, n: int, rng: np.random.Generator, chunk: int = CHUNK,
+                   on_chunk: Callable[[int], None] | None = None):
+    """Draw n outputs from ``sampler`` in chunks (memory stays O(chunk·k))."""
+    done = 0
+    while done < n:
+        m = min(chunk, n - done)
+        yield sampler(m, rng)
+        done += m
+        if on_chunk is not None:
+            on_chunk(m)
+
+
+@dataclass(frozen=True)
+class HypothesisPair:
+    """Two samplers to tell apart (the positive one is "x", the negative "x'")."""
+
+    label: str
+    positive: Sampler
+    negative: Sampler
+
+
+@dataclass
+class CertifiedTest:
+    """Select on a training split over all pairs, certify the winner on fresh samples (a Tester).
+
+    ``lower_bound()`` computes (once) and returns the :class:`EpsilonBound`; ``rejects(claim)``
+    only says whether that bound exceeds the claim.
+    """
+
+    pairs: Sequence[HypothesisPair]
+    samples: int
+    train_samples: int
+    confidence: float = 0.95
+    delta: float = 0.0
+    seed: int | np.random.SeedSequence = 0
+    statistics: Sequence | None = None
+    detectable_delta_at: float = 0.0
+    progress: bool = False
+    pilot_samples: int | None = None  # per pair; None: max(2000, train_samples // 5)
+    candidates: list[CandidateTest] = field(default_factory=list, init=False)
+    _bound: EpsilonBound | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.pairs:
+            raise ValueError("need at least one hypothesis pair")
+        if not (0.0 < self.confidence < 1.0):
+            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence!r}")
+        if self.samples < 10 or self.train_samples < 20:
+            raise ValueError("need samples >= 10 and train_samples >= 20")
+        if self.pilot_samples is None:
+            self.pilot_samples = max(2_000, self.train_samples // 5)
+
+    def lower_bound(self) -> EpsilonBound:
+        if self._bound is None:
+            self._bound = self._run()
+        return self._bound
+
+    def rejects(self, claimed_epsilon: float) -> bool:
+        return self.lower_bound().epsilon_lower_bound > claimed_epsilon
+
+    def _run(self) -> EpsilonBound:
+        alpha = 1.0 - self.confidence
+        root = self.seed if isinstance(self.seed, np.random.SeedSequence) else np.random.SeedSequence(self.seed)
+        train_seq, cert_seq = root.spawn(2)
+        pilot = self.pilot_samples if len(self.pairs) > FINALISTS else None
+        if pilot is not None and pilot >= self.train_samples:
+            pilot = None
+        total = 2 * self.samples + 2 * (len(self.pairs) * pilot + FINALISTS * self.train_samples if pilot
+                                         else len(self.pairs) * self.train_samples)
+        bar = _bar(total, self.progress)
+        pilot_seq, final_seq = train_seq.spawn(2)
+        finalists = list(self.pairs)
+        if pilot is not None:  # stage 1: a small pilot split ranks the pairs
+            ranked = []
+            for pair, seq in zip(self.pairs, pilot_seq.spawn(len(self.pairs))):
+                cand = self._train(pair, pilot, seq, alpha, bar)
+                if cand is not None:
+                    ranked.append((cand.projected_epsilon, len(ranked), pair))
+            finalists = [pair for _, _, pair in sorted(ranked, key=_occam_key(ranked))[:FINALISTS]]
+        best: CandidateTest | None = None
+        best_pair: HypothesisPair | None = None
+        for pair, seq in zip(finalists, final_seq.spawn(len(finalists))):  # stage 2: the full training split
+            cand = self._train(pair, self.train_samples, seq, alpha, bar)
+            if cand is None:
+                continue
+            self.candidates.append(cand)
+            if best is None or cand.projected_epsilon > best.projected_epsilon * (1.0 + TIE_MARGIN):
+                best, best_pair = cand, pair
+        if best is None:
+            raise ValueError("no statistic applies to these outputs")
+        rp, rn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
+        bound = certify(best, sampled_chunks(best_pair.positive, self.samples, rp, on_chunk=bar.update),
+                        sampled_chunks(best_pair.negative, self.samples, rn, on_chunk=bar.update),
+                        self.confidence, self.delta, self.detectable_delta_at)
+        bar.close()
+        return bound
+
+
+    def _train(self, pair: HypothesisPair, n: int, seq: np.random.SeedSequence, alpha: float, bar):
+        rp, rn = (np.random.Generator(np.random.PCG64(s)) for s in seq.spawn(2))
+        chunk = -(-n // TRAIN_CALLS)
+        pos = np.concatenate(list(sampled_chunks(pair.positive, n, rp, chunk, bar.update)))
+        neg = np.concatenate(list(sampled_chunks(pair.negative, n, rn, chunk, bar.update)))
+        return fit_candidate(pair.label, pos, neg, self.samples, alpha, self.delta, self.statistics)
+
+
+def _occam_key(ranked):
+    """Sort key: by projected ε, but candidates within TIE_MARGIN of the best keep their given order
+    (simpler canaries and statistics come first; near-ties are noise, not evidence)."""
+    top = max(r[0] for r in ranked) if ranked else 0.0
+    return lambda r: (0, r[1]) if r[0] >= top / (1.0 + TIE_MARGIN) else (1, -r[0])
+
+
+class _NullBar:
+    def update(self, n: int = 1) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _bar(total: int, enabled: bool):
+    if not enabled:
+        return _NullBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="out", unit_scale=True, mininterval=0.5, leave=False)

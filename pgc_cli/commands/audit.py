@@ -1,0 +1,253 @@
+"""``pgc audit``: certified ε lower bounds next to the claim.
+
+Three modes (exactly one):
+
+* ``--mechanism NAME --epsilon E [--clip C] [--reduced-dim K] [--rounds T] [--white-box]`` —
+  black-box canary audit of a registered mechanism (``--white-box``: PRS from its ũ and M);
+* ``--run DIR`` — the run's mechanism (canary audit) and an environment audit of its trained model
+  (``--initial`` for the initial weights) for each ``--pairs`` ψ:ψ', per transcript channel;
+  ``--mechanism``/``--epsilon`` override the run's mechanism;
+* ``--self-test`` — every correct mechanism and every planted bug; exit code 1 if any is misjudged.
+
+Writes one JSON file (atomically; ``"kind": "audit"``, a flat ``"channels"`` list for report
+generators) and prints a readable summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+from ..io import write_json_atomic
+from ..main import CLIError
+from ..args import positive_float, positive_int
+
+DEFAULT_PAIRS = ("9.7:9.9", "5:15")
+
+
+def gravity_pair(text: str) -> tuple[float, float]:
+    try:
+        a, b = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a pair ψ:ψ' such as 9.7:9.9") from None
+    if not (math.isfinite(a) and math.isfinite(b)) or a == b:
+        raise argparse.ArgumentTypeError(f"{text!r}: need two different finite gravities")
+    return a, b
+
+
+def confidence_level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (0.0 < value < 1.0):
+        raise argparse.ArgumentTypeError(f"confidence must lie in (0, 1), got {text}")
+    return value
+
+
+def _fmt(x: float) -> str:
+    return "∞" if isinstance(x, float) and math.isinf(x) else f"{x:.3f}"
+
+
+def _channel_row(scope: str, channel: str, claimed: float, lb: float, confidence: float, n: int, cap: float,
+                 verdict: str, **extra) -> dict:
+    return {"scope": scope, "channel": channel, "claimed_epsilon": claimed, "epsilon_lower_bound": lb,
+            "confidence": confidence, "samples_per_side": n, "max_certifiable_epsilon": cap,
+            "verdict": verdict, **extra}
+
+
+def _trial_config(summary: dict):
+    """The trial's TrainConfig; tolerates "inf" strings written for ε or C (JSON has no ∞)."""
+    from pgc.trainer import TrainConfig
+
+    data = dict(summary["config"])
+    for key in ("epsilon", "clip"):
+        if isinstance(data.get(key), str):
+            data[key] = float(data[key])
+    return TrainConfig.from_dict(data)
+
+
+class AuditCommand:
+    help = "empirical ε lower bounds"
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        mode = p.add_argument_group("what to audit (exactly one of --mechanism, --run, --self-test)")
+        mode.add_argument("--mechanism", help="registered mechanism name (laplace, prs, ...)")
+        mode.add_argument("--run", help="a run folder written by `pgc train --out`")
+        mode.add_argument("--self-test", action="store_true", help="audit every correct mechanism and every mutant")
+        p.add_argument("--epsilon", type=positive_float, help="claimed ε per agent (mechanism mode: required)")
+        p.add_argument("--clip", type=positive_float, help="clip C (default: the paper's for the mechanism)")
+        p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂ (default: the paper's rule)")
+        p.add_argument("--rounds", type=positive_int, default=1,
+                       help="submissions per agent with the §3.2.1 split; audited as one release (default 1)")
+        p.add_argument("--white-box", action="store_true", help="PRS: audit its internal report (ũ, M)")
+        p.add_argument("--float-exact", action="store_true",
+                       help="audit the exact float64 outputs (default: rounded to 2^-30·C, blind to last-bit "
+                            "floating-point leaks)")
+        p.add_argument("--dim", type=positive_int, default=112, help="gradient dimension (default 112)")
+        p.add_argument("--trial", type=int, default=0, help="run mode: trial index (default 0)")
+        p.add_argument("--initial", action="store_true", help="run mode: audit at the initial weights")
+        p.add_argument("--pairs", type=gravity_pair, nargs="+", default=None,
+                       help="run mode: neighbouring gravities ψ:ψ' (default 9.7:9.9 5:15)")
+        p.add_argument("--compositions", type=positive_int, nargs="*", default=[3],
+                       help="run mode: k for k submissions from one environment (default 3; none: empty)")
+        p.add_argument("--samples", type=positive_int,
+                       help="certification samples per side (default 1,000,000; run mode's environment audit 100,000)")
+        p.add_argument("--mechanism-samples", type=positive_int, default=1_000_000,
+                       help="run mode: samples of the canary audit of the run's mechanism (default 1,000,000)")
+        p.add_argument("--confidence", type=confidence_level, default=0.95, help="confidence level (default 0.95)")
+        p.add_argument("--delta", type=float, default=0.0, help="δ of the claim (default 0: pure ε-DP)")
+        p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+        p.add_argument("--out", help="JSON result file (default runs/audit/<mode>.json)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar (default: on when stderr is a terminal)")
+
+    # ------------------------------------------------------------------------------------------
+    def run(self, args: argparse.Namespace) -> int:
+        modes = [m for m in ("mechanism", "run", "self_test") if getattr(args, m)]
+        if args.run and args.mechanism:
+            modes.remove("mechanism")  # --mechanism overrides the run's mechanism
+        if len(modes) != 1:
+            raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test")
+        if args.seed < 0:
+            raise CLIError("--seed must be >= 0")
+        if not (0.0 <= args.delta < 1.0):
+            raise CLIError("--delta must lie in [0, 1)")
+        if args.compositions and any(k < 2 for k in args.compositions):
+            raise CLIError("--compositions must be integers >= 2")
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        mode = modes[0]
+        out = Path(args.out) if args.out else Path("runs/audit") / f"{mode.replace('_', '-')}.json"
+        if out.exists() and out.is_dir():
+            raise CLIError(f"--out {out} is a folder; give a file name")
+        start = time.perf_counter()
+        report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
+                  "delta": args.delta, "seed": args.seed, "channels": []}
+        status = getattr(self, f"_{mode}")(args, report, progress)
+        report["wall_time_s"] = time.perf_counter() - start
+        write_json_atomic(out, report)
+        print(f"wrote {out} ({report['wall_time_s']:.1f}s)")
+        return status
+
+    # ------------------------------------------------------------------------------------------
+    def _build_mechanism(self, name: str, epsilon: float | None, clip, reduced_dim, rounds: int):
+        from pgc.mechanisms import MECHANISMS, make_mechanism, split_rounds
+
+        from audit.mutants import RepeatedSubmissions
+
+        if name not in MECHANISMS:
+            raise CLIError(f"unknown mechanism {name!r}; known: {', '.join(sorted(MECHANISMS))}")
+        if name == "none":
+            raise CLIError("the 'none' mechanism claims ε = ∞: there is nothing to refute")
+        if epsilon is None:
+            raise CLIError("--epsilon is required with --mechanism")
+        base = make_mechanism(name, epsilon, clip, reduced_dim)
+        return base if rounds == 1 else RepeatedSubmissions(split_rounds(base, rounds), rounds, epsilon)
+
+    def _mechanism_audit(self, mech, args, samples: int, progress: bool, white_box: bool):
+        from audit import audit_mechanism, audit_prs_whitebox
+
+        if white_box:
+            if not callable(getattr(mech, "release", None)):
+                raise CLIError("--white-box needs a mechanism with a release() report (prs)")
+            return audit_prs_whitebox(mech, dim=args.dim, samples=samples, confidence=args.confidence,
+                                      seed=args.seed, delta=args.delta, progress=progress)
+        return audit_mechanism(mech, dim=args.dim, samples=samples, confidence=args.confidence, seed=args.seed,
+                               delta=args.delta, float_exact=getattr(args, "float_exact", False), progress=progress)
+
+    def _print_mechanism(self, result) -> None:
+        b = result.bound
+        print(f"{result.mechanism} [{result.mode}]: claimed ε = {_fmt(result.claimed_epsilon)}, "
+              f"ε_LB = {result.epsilon_lower_bound:.3f} at {100 * result.confidence:g}% confidence "
+              f"(n = {b.samples_per_side:,}/side, cap {b.max_certifiable_epsilon:.2f}, smallest detectable "
+              f"δ at ε={b.detectable_delta_at:g}: {b.smallest_detectable_delta:.2e}) -> {result.verdict.upper()}")
+        print(f"  test: {b.hypothesis}, statistic {b.statistic}, FP {b.false_positives}, FN {b.false_negatives}; "
+              f"{result.wall_time_s:.1f}s")
+
+    def _mechanism(self, args, report: dict, progress: bool) -> int:
+        mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
+        samples = args.samples or 1_000_000
+        result = self._mechanism_audit(mech, args, samples, progress, args.white_box)
+        self._print_mechanism(result)
+        report["mechanism_audits"] = [result.to_dict()]
+        report["channels"].append(_channel_row("mechanism", f"canary ({result.mode})", result.claimed_epsilon,
+                                               result.epsilon_lower_bound, result.confidence,
+                                               result.bound.samples_per_side, result.bound.max_certifiable_epsilon,
+                                               result.verdict, mechanism=result.mechanism))
+        return 0
+
+    def _run(self, args, report: dict, progress: bool) -> int:
+        from pgc.rundir import load_run
+
+        from audit.environment import environment_audit
+
+        run_dir = Path(args.run)
+        if not run_dir.is_dir():
+            raise CLIError(f"--run {run_dir} is not a folder")
+        summary, trials = load_run(run_dir)
+        if not 0 <= args.trial < len(trials):
+            raise CLIError(f"--trial {args.trial} out of range: the run has {len(trials)} trial(s)")
+        trial = trials[args.trial]
+        config = _trial_config(trial.summary)
+        if args.mechanism:
+            mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, 1)
+            source = "override"
+        else:
+            if config.mechanism == "none":
+                raise CLIError("the run used no mechanism (ε = ∞); give --mechanism/--epsilon to audit one at its model")
+            mech = config.build_mechanism()  # per-submission mechanism (ε split over rounds)
+            source = "run"
+        theta = trial.initial_theta() if args.initial else trial.theta()
+        report.update(run=str(run_dir), trial=args.trial, model="initial" if args.initial else "final",
+                      mechanism_source=source, run_config=config.to_dict())
+        mres = self._mechanism_audit(mech, args, args.mechanism_samples, progress, False)
+        self._print_mechanism(mres)
+        report["mechanism_audits"] = [mres.to_dict()]
+        report["channels"].append(_channel_row("mechanism", "canary (black-box)", mres.claimed_epsilon,
+                                               mres.epsilon_lower_bound, mres.confidence, mres.bound.samples_per_side,
+                                               mres.bound.max_certifiable_epsilon, mres.verdict,
+                                               mechanism=mres.mechanism))
+        pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
+        envs = []
+        for psi, psi_prime in pairs:
+            res = environment_audit(theta, mech, psi, psi_prime, samples=args.samples or 100_000,
+                                    confidence=args.confidence, seed=args.seed, hyper=config.hyper,
+                                    physics=config.physics, workers=config.workers, population=config.gravities,
+                                    compositions=tuple(args.compositions), progress=progress)
+            envs.append(res.to_dict())
+            print(f"environment ψ={psi:g} vs ψ'={psi_prime:g} at the {report['model']} model "
+                  f"(mean score {res.score_means[0]:.1f} vs {res.score_means[1]:.1f}; {res.wall_time_s:.1f}s):")
+            for c in res.channels:
+                print(f"  {c.channel:<20} claim {_fmt(c.claimed_epsilon):>6}  ε_LB {c.epsilon_lower_bound:7.3f}  "
+                      f"(n={c.samples_per_side:,}, cap {c.max_certifiable_epsilon:.2f})  {c.verdict}")
+                report["channels"].append(_channel_row(f"environment {psi:g} vs {psi_prime:g}", c.channel,
+                                                       c.claimed_epsilon, c.epsilon_lower_bound, c.confidence,
+                                                       c.samples_per_side, c.max_certifiable_epsilon, c.verdict,
+                                                       statistic=c.statistic, note=c.note))
+        report["environment_audits"] = envs
+        return 0
+
+    def _self_test(self, args, report: dict, progress: bool) -> int:
+        from audit.selftest import TABLE_HEADER, format_row, run_self_test
+
+        samples = args.samples or 1_000_000
+        print(f"self-test: {samples:,} certification samples per side, {100 * args.confidence:g}% confidence, "
+              f"seed {args.seed}")
+        print(TABLE_HEADER)
+        rows = run_self_test(samples=samples, confidence=args.confidence, seed=args.seed, dim=args.dim,
+                             progress=progress, on_row=lambda r: print(format_row(r), flush=True))
+        report["self_test"] = [r.to_dict() for r in rows]
+        for r in rows:
+            report["channels"].append(_channel_row("self-test", f"{r.case.name} ({r.case.mode})",
+                                                   r.result.claimed_epsilon, r.result.epsilon_lower_bound,
+                                                   r.result.confidence, r.result.bound.samples_per_side,
+                                                   r.result.bound.max_certifiable_epsilon, r.result.verdict,
+                                                   correct_mechanism=r.case.correct, passed=r.passed,
+                                                   true_epsilon=r.true_epsilon))
+        failed = [r for r in rows if not r.passed]
+        print(f"{len(rows) - len(failed)}/{len(rows)} judged correctly"
+              + (f"; MISJUDGED: {', '.join(r.case.name for r in failed)}" if failed else ""))
+        return 1 if failed else 0
