@@ -29,7 +29,6 @@ cap (``bootstrap_truncated=True``), and 0 if the pole fell (a terminal state's v
 from __future__ import annotations
 
 import math
-import os
 
 import numba as nb
 import numpy as np
@@ -75,7 +74,15 @@ def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_o
         s2 = traj[lane, t, 2]
         s3 = traj[lane, t, 3]
         a = int(traj[lane, t, 4])
-        z0, z1, v = _forward(theta, lane, s0, s1, s2, s3)
+        z0 = 0.0
+        z1 = 0.0
+        v = 0.0
+        for j in range(16):  # forward pass, written out: no array-passing call per step
+            p = theta[lane, 4 * j] * s0 + theta[lane, 4 * j + 1] * s1 + theta[lane, 4 * j + 2] * s2 + theta[lane, 4 * j + 3] * s3
+            if p > 0.0:
+                z0 += theta[lane, 64 + j] * p
+                z1 += theta[lane, 80 + j] * p
+                v += theta[lane, 96 + j] * p
         logp0, logp1 = _log_softmax2(z0, z1)
         p0 = math.exp(logp0)
         p1 = math.exp(logp1)
@@ -98,106 +105,82 @@ def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_o
                 grad_out[lane, 4 * j + 3] += dh * s3
 
 
-@nb.njit(cache=True, inline="always", error_model="numpy")
-def _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj, active,
-               cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
-    """One environment step of one lane (see :func:`advance`)."""
-    done[lane] = False
-    if not active[lane]:
-        return
-    s0 = state[lane, 0]
-    s1 = state[lane, 1]
-    s2 = state[lane, 2]
-    s3 = state[lane, 3]
-    z0, z1, v = _forward(theta, lane, s0, s1, s2, s3)
-    # action (§4): with probability α uniformly random; otherwise argmax π (Alg. 1; ties -> 0 as
-    # numpy's argmax) or, with ``sample_actions``, a draw from π (the usual A3C actor)
-    if u_explore[lane] < alpha[lane]:
-        a = 0 if u_action[lane] < 0.5 else 1
-    elif sample_actions:
-        _, logp1 = _log_softmax2(z0, z1)
-        a = 1 if u_action[lane] < math.exp(logp1) else 0
-    else:
-        a = 0 if z0 >= z1 else 1
-    actions[lane] = a
-    t = elapsed[lane]
-    traj[lane, t, 0] = s0
-    traj[lane, t, 1] = s1
-    traj[lane, t, 2] = s2
-    traj[lane, t, 3] = s3
-    traj[lane, t, 4] = a
-    # CartPole physics, same operations and order as gymnasium's CartPoleEnv.step (Euler)
-    gravity = physics[lane, 0]
-    masscart = physics[lane, 1]
-    masspole = physics[lane, 2]
-    length = physics[lane, 3]
-    force_mag = physics[lane, 4]
-    tau = physics[lane, 5]
-    total_mass = masspole + masscart
-    polemass_length = masspole * length
-    force = force_mag if a == 1 else -force_mag
-    costheta = math.cos(s2)
-    sintheta = math.sin(s2)
-    temp = (force + polemass_length * (s3 * s3) * sintheta) / total_mass
-    thetaacc = (gravity * sintheta - costheta * temp) / (
-        length * (4.0 / 3.0 - masspole * (costheta * costheta) / total_mass))
-    xacc = temp - polemass_length * thetaacc * costheta / total_mass
-    x = s0 + tau * s1
-    x_dot = s1 + tau * xacc
-    th = s2 + tau * s3
-    th_dot = s3 + tau * thetaacc
-    state[lane, 0] = x
-    state[lane, 1] = x_dot
-    state[lane, 2] = th
-    state[lane, 3] = th_dot
-    elapsed[lane] = t + 1
-    term = x < -X_THRESHOLD or x > X_THRESHOLD or th < -THETA_THRESHOLD or th > THETA_THRESHOLD
-    if term or t + 1 >= cap:
-        done[lane] = True
-        terminated[lane] = term
-        v_boot = 0.0
-        if (not term) and bootstrap_truncated:
-            _, _, v_boot = _forward(theta, lane, x, x_dot, th, th_dot)
-        _episode_gradient(lane, traj, t + 1, v_boot, theta, gamma, lam, beta, grad_out)
-
-
-# A numba parallel region per tick costs a thread hand-off each step; on a busy 2-core machine that
-# is slower than one core. Parallelism therefore comes from processes (train_batch(processes=...));
-# set PGC_PARALLEL_LANES=n to use threads for ticks of more than n lanes.
-SERIAL_MAX_LANES = int(os.environ.get("PGC_PARALLEL_LANES", "0")) or 1 << 62
-
-
 @nb.njit(cache=True, error_model="numpy")
-def _advance_serial(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
-                    cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
+def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
+             cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
     n_lanes = state.shape[0]
     for tick in range(max_ticks):
         any_done = False
         u_explore = uniforms[tick, 0]
         u_action = uniforms[tick, 1]
         for lane in range(n_lanes):
-            _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj,
-                       active, cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done,
-                       terminated, actions)
-            if done[lane]:
+            done[lane] = False
+            if not active[lane]:
+                continue
+            s0 = state[lane, 0]
+            s1 = state[lane, 1]
+            s2 = state[lane, 2]
+            s3 = state[lane, 3]
+            z0 = 0.0
+            z1 = 0.0
+            v = 0.0
+            for j in range(16):  # forward pass, written out: no array-passing call per step
+                p = theta[lane, 4 * j] * s0 + theta[lane, 4 * j + 1] * s1 + theta[lane, 4 * j + 2] * s2 + theta[lane, 4 * j + 3] * s3
+                if p > 0.0:
+                    z0 += theta[lane, 64 + j] * p
+                    z1 += theta[lane, 80 + j] * p
+                    v += theta[lane, 96 + j] * p
+            # action (§4): with probability α uniformly random; otherwise argmax π (Alg. 1; ties -> 0 as
+            # numpy's argmax) or, with ``sample_actions``, a draw from π (the usual A3C actor)
+            if u_explore[lane] < alpha[lane]:
+                a = 0 if u_action[lane] < 0.5 else 1
+            elif sample_actions:
+                _, logp1 = _log_softmax2(z0, z1)
+                a = 1 if u_action[lane] < math.exp(logp1) else 0
+            else:
+                a = 0 if z0 >= z1 else 1
+            actions[lane] = a
+            t = elapsed[lane]
+            traj[lane, t, 0] = s0
+            traj[lane, t, 1] = s1
+            traj[lane, t, 2] = s2
+            traj[lane, t, 3] = s3
+            traj[lane, t, 4] = a
+            # CartPole physics, same operations and order as gymnasium's CartPoleEnv.step (Euler)
+            gravity = physics[lane, 0]
+            masscart = physics[lane, 1]
+            masspole = physics[lane, 2]
+            length = physics[lane, 3]
+            force_mag = physics[lane, 4]
+            tau = physics[lane, 5]
+            total_mass = masspole + masscart
+            polemass_length = masspole * length
+            force = force_mag if a == 1 else -force_mag
+            costheta = math.cos(s2)
+            sintheta = math.sin(s2)
+            temp = (force + polemass_length * (s3 * s3) * sintheta) / total_mass
+            thetaacc = (gravity * sintheta - costheta * temp) / (
+                length * (4.0 / 3.0 - masspole * (costheta * costheta) / total_mass))
+            xacc = temp - polemass_length * thetaacc * costheta / total_mass
+            x = s0 + tau * s1
+            x_dot = s1 + tau * xacc
+            th = s2 + tau * s3
+            th_dot = s3 + tau * thetaacc
+            state[lane, 0] = x
+            state[lane, 1] = x_dot
+            state[lane, 2] = th
+            state[lane, 3] = th_dot
+            elapsed[lane] = t + 1
+            term = x < -X_THRESHOLD or x > X_THRESHOLD or th < -THETA_THRESHOLD or th > THETA_THRESHOLD
+            if term or t + 1 >= cap:
+                done[lane] = True
                 any_done = True
+                terminated[lane] = term
+                v_boot = 0.0
+                if (not term) and bootstrap_truncated:
+                    _, _, v_boot = _forward(theta, lane, x, x_dot, th, th_dot)
+                _episode_gradient(lane, traj, t + 1, v_boot, theta, gamma, lam, beta, grad_out)
         if any_done:
-            return tick + 1
-    return max_ticks
-
-
-@nb.njit(parallel=True, cache=True, error_model="numpy")
-def _advance_parallel(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
-                      cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
-    n_lanes = state.shape[0]
-    for tick in range(max_ticks):
-        u_explore = uniforms[tick, 0]
-        u_action = uniforms[tick, 1]
-        for lane in nb.prange(n_lanes):
-            _step_lane(lane, state, elapsed, theta, physics, alpha, u_explore, u_action, traj,
-                       active, cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done,
-                       terminated, actions)
-        if done.any():
             return tick + 1
     return max_ticks
 
@@ -210,12 +193,13 @@ def advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, ac
     lane. Returns the number of ticks played; finished lanes (``done``) hold their gradient in
     ``grad_out`` and their episode length in ``elapsed``; the caller resets them. Stopping at the
     first finished episode keeps the asynchronous protocol exact: the aggregator acts on every
-    submission before any other lane plays its next step. Lanes are independent, so the parallel
-    and the serial versions give identical results.
+    submission before any other lane plays its next step.
+
+    The hot loop is one flat compiled function (a helper taking arrays would pay reference
+    counting on every lane visit); parallelism comes from processes (``train_batch(processes=)``).
     """
-    fn = _advance_parallel if state.shape[0] > SERIAL_MAX_LANES else _advance_serial
-    return fn(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
-              cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
+    return _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
+                    cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
 
 
 def warm_up() -> None:
