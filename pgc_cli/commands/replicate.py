@@ -1,0 +1,191 @@
+"""``pgc replicate``: the paper's Tables 1–3 and Figures 2–3 with a zero-information control.
+
+    pgc replicate --quick --out runs/replicate-quick            # smoke test (seconds to a minute)
+    pgc replicate --reading sampled --out results/replicate     # the paper's grid, cap 90,000
+    pgc replicate --from-raw OUT/sampled/grid.raw.json --out OUT --force   # re-analyse a saved grid
+
+Each reading is written to ``OUT/<reading>/``: ``replicate.json`` (kind "replicate", read by
+``pgc report``), the Markdown tables and the PNG figures. The folder is built under a temporary
+name and renamed at the end, so an interrupted run leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pgc.replicate import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridRun, GridSpec,
+                           analyse, quick_spec, replicate)
+
+from ..io import json_safe, read_json, write_json_atomic
+from ..main import CLIError
+from .train import positive_float, positive_int
+
+RESULT_FILE = "replicate.json"
+RAW_FILE = "grid.raw.json"
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return value
+
+
+def finite_epsilon(text: str) -> float:
+    value = positive_float(text)
+    if math.isinf(value):
+        raise argparse.ArgumentTypeError("ε must be finite (ε = ∞ is always run as the non-private reference)")
+    return value
+
+
+def spec_from_args(args: argparse.Namespace, reading: str) -> GridSpec:
+    base = quick_spec(reading, seed=args.seed) if args.quick else GridSpec(reading=reading, seed=args.seed)
+    changes = {}
+    for flag, name in (("trials", "trials"), ("cap", "cap"), ("controls", "controls"),
+                       ("curve_trials", "curve_trials"), ("curve_submissions", "curve_submissions"),
+                       ("workers", "workers"), ("processes", "processes")):
+        value = getattr(args, flag)
+        if value is not None:
+            changes[name] = value
+    if args.epsilons is not None:
+        changes["epsilons"] = tuple(args.epsilons)
+    if args.mechanisms is not None:
+        changes["mechanisms"] = tuple(args.mechanisms)
+    if args.nonprivate_variants is not None:
+        changes["nonprivate_variants"] = tuple(args.nonprivate_variants)
+    data = {**base.to_dict(), **changes}
+    return GridSpec(**{**data, "epsilons": tuple(data["epsilons"]), "mechanisms": tuple(data["mechanisms"]),
+                       "nonprivate_variants": tuple(data["nonprivate_variants"])})
+
+
+class ReplicateCommand:
+    help = "replicate the paper's Tables 1-3 and Figures 2-3 with a zero-information control"
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--quick", action="store_true",
+                       help="smoke grid: 12 trials, cap 3,000, ε = 1, one 1,000-submission Figure-2 trial per curve")
+        p.add_argument("--reading", nargs="+", choices=sorted(READINGS), default=None,
+                       help="reading preset(s) of the paper's ambiguities (default: sampled); see docs/README-replicate.md")
+        p.add_argument("--trials", type=positive_int, help=f"trials per setting (default {PAPER_TRIALS})")
+        p.add_argument("--cap", type=positive_int, help=f"submissions per trial, the FST cap (default {PAPER_CAP:,})")
+        p.add_argument("--epsilons", type=finite_epsilon, nargs="+",
+                       help=f"private ε values (default {' '.join(f'{e:g}' for e in PAPER_EPSILONS)})")
+        p.add_argument("--mechanisms", nargs="+", choices=["laplace", "prs"], help="default: laplace prs")
+        p.add_argument("--nonprivate-variants", nargs="+", metavar="NAME",
+                       help="run only these ε=∞ variants of the reading (e.g. C=10); default: all")
+        p.add_argument("--controls", choices=CONTROL_MODES,
+                       help="zero-information controls: eps1 (one per mechanism at the smallest ε, default), "
+                            "matched (one per private setting), none")
+        p.add_argument("--curve-trials", type=non_negative_int, help="Figure 2 trials per curve (default 2; 0: skip)")
+        p.add_argument("--curve-submissions", type=positive_int, help="length of Figure 2 runs (default 15,000)")
+        p.add_argument("--workers", type=positive_int, help="W concurrent workers (default 9)")
+        p.add_argument("--processes", type=positive_int,
+                       help="forked trainer processes (default 1; 2 uses both cores of the reference machine)")
+        p.add_argument("--seed", type=non_negative_int, default=0, help="first seed (default 0)")
+        p.add_argument("--out", default="runs/replicate", help="output folder (default runs/replicate)")
+        p.add_argument("--force", action="store_true", help="replace existing OUT/<reading> folders")
+        p.add_argument("--from-raw", metavar="FILE",
+                       help=f"re-analyse a saved raw grid (OUT/<reading>.{RAW_FILE}) instead of running it")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar (default: on when stderr is a terminal)")
+
+    def run(self, args: argparse.Namespace) -> int:
+        from reports.replication import render_all
+
+        out = Path(args.out)
+        if args.from_raw:
+            return self._from_raw(Path(args.from_raw), out, args, render_all)
+        readings = args.reading or ["sampled"]
+        if len(set(readings)) != len(readings):
+            raise CLIError("--reading lists a reading twice")
+        specs = {r: spec_from_args(args, r) for r in readings}  # validate everything before running
+        if out.exists() and not out.is_dir():
+            raise CLIError(f"{out} exists and is not a folder")
+        for r in readings:
+            target = out / r
+            if target.exists() and any(target.iterdir()) and not args.force:
+                raise CLIError(f"{target} exists and is not empty (use --force to replace it)")
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        for r, spec in specs.items():
+            start = time.perf_counter()
+            raw_path = out / f"{r}.{RAW_FILE}"
+            raw: dict = {}
+
+            def save_raw(run: GridRun, raw_path=raw_path, raw=raw) -> None:  # survives a failing analysis
+                raw.update(run.to_dict())
+                write_json_atomic(raw_path, raw)
+
+            result = replicate(spec, progress=progress, raw_hook=save_raw)
+            self._finish(result, raw, out / r, args, render_all, time.perf_counter() - start)
+            raw_path.unlink(missing_ok=True)  # now inside the folder
+        return 0
+
+    def _from_raw(self, path: Path, out: Path, args: argparse.Namespace, render_all) -> int:
+        raw = read_json(path)
+        try:
+            run = GridRun.from_dict(_floats(raw))
+        except (KeyError, TypeError) as exc:
+            raise CLIError(f"{path} is not a raw replicate grid: {exc}") from None
+        target = out / run.spec.reading
+        if target.exists() and any(target.iterdir()) and not args.force:
+            raise CLIError(f"{target} exists and is not empty (use --force to replace it)")
+        start = time.perf_counter()
+        result = analyse(run)
+        result["reanalysed_from"] = str(path)  # the grid's own wall time and machine load are kept in it
+        self._finish(result, raw, target, args, render_all, time.perf_counter() - start)
+        return 0
+
+    @staticmethod
+    def _finish(result: dict, raw: dict, target: Path, args, render_all, wall: float) -> None:
+        result["cli_args"] = {k: v for k, v in vars(args).items() if not k.startswith("_")}
+        blobs = render_all(result)
+        blobs[RESULT_FILE] = (json.dumps(json_safe(result), indent=1, ensure_ascii=False) + "\n").encode()
+        blobs[RAW_FILE] = (json.dumps(json_safe(raw), ensure_ascii=False) + "\n").encode()
+        _write_folder(target, blobs)
+        _print_summary(result, target, wall)
+
+
+def _floats(obj):
+    """JSON's "inf"/"nan" strings back to floats in trial summaries."""
+    if isinstance(obj, dict):
+        return {k: (float(v) if k in ("fst",) and isinstance(v, str) else _floats(v)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_floats(v) for v in obj]
+    return obj
+
+
+def _write_folder(target: Path, blobs: dict[str, bytes]) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", suffix=".partial", dir=target.parent))
+    try:
+        for name, blob in blobs.items():
+            (tmp / name).write_bytes(blob)
+        if target.exists():
+            shutil.rmtree(target)
+        tmp.replace(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _print_summary(result: dict, target: Path, wall: float) -> None:
+    steps = result["agent_steps"]
+    print(f"reading {result['reading']['name']}: {result['trials_total']} trials, cap {result['spec']['cap']:,}: "
+          f"grid {result['wall_time_s']:.1f}s ({wall:.1f}s with analysis), {steps:,} agent-steps "
+          f"({steps / max(result['wall_time_s'], 1e-9):.3g}/s)")
+    for row in result["settings"]:
+        fst = row["median_fst"]
+        fst_s = "∞" if math.isinf(fst) else f"{fst:,.1f}"
+        vs = row.get("vs_control", {}).get("verdict", "")
+        print(f"  {row['key']:<40} success {row['successes']:>2}/{row['trials']:<2}  median FST {fst_s:>10}  {vs}")
+    print(f"wrote {target}/")
