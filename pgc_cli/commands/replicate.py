@@ -25,20 +25,10 @@ from pgc.replicate import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIAL
 
 from ..io import json_safe, read_json, write_json_atomic
 from ..main import CLIError
-from .train import positive_float, positive_int
+from ..args import non_negative_int, positive_float, positive_int
 
 RESULT_FILE = "replicate.json"
 RAW_FILE = "grid.raw.json"
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
-    return value
 
 
 def finite_epsilon(text: str) -> float:
