@@ -68,11 +68,8 @@ def fresh_submissions(threat: ThreatModel, theta: np.ndarray, truth: TargetTruth
 
 
 def trial_config(trial: TrialFiles) -> TrainConfig:
-    """The trial's TrainConfig, tolerating ``clip: "inf"`` as written by ``pgc train --clip inf``."""
-    data = dict(trial.summary["config"])
-    if isinstance(data.get("clip"), str):
-        data["clip"] = float(data["clip"])
-    return TrainConfig.from_dict(data)
+    """The trial's TrainConfig (``clip: "inf"`` from ``pgc train --clip inf`` is read by the core)."""
+    return trial.config
 
 
 def load_trial(run_dir: str | Path, trial: int = 0) -> tuple[TrialFiles, TrainConfig]:

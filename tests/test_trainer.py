@@ -137,6 +137,11 @@ def test_config_validation():
         A3CHyperparams(action_selection="softmax")
     cfg = TrainConfig(mechanism="prs", epsilon=10.0, hyper=A3CHyperparams(cap=50))
     assert TrainConfig.from_dict(cfg.to_dict()) == cfg
+    unclipped = TrainConfig(mechanism="none", epsilon=math.inf, clip=math.inf)
+    assert unclipped.to_dict()["clip"] == "inf"  # JSON has no ∞
+    assert TrainConfig.from_dict(unclipped.to_dict()) == unclipped
+    with pytest.raises(ValueError, match="clip must be a number"):
+        TrainConfig.from_dict({"clip": "big"})
     with pytest.raises(ValueError, match="unknown config keys"):
         TrainConfig.from_dict({"epsilon": 1.0, "lr": 3})
 

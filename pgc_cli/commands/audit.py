@@ -59,17 +59,6 @@ def _channel_row(scope: str, channel: str, claimed: float, lb: float, confidence
             "verdict": verdict, **extra}
 
 
-def _trial_config(summary: dict):
-    """The trial's TrainConfig; tolerates "inf" strings written for ε or C (JSON has no ∞)."""
-    from pgc.trainer import TrainConfig
-
-    data = dict(summary["config"])
-    for key in ("epsilon", "clip"):
-        if isinstance(data.get(key), str):
-            data[key] = float(data[key])
-    return TrainConfig.from_dict(data)
-
-
 class AuditCommand:
     help = "empirical ε lower bounds"
 
@@ -191,7 +180,7 @@ class AuditCommand:
         if not 0 <= args.trial < len(trials):
             raise CLIError(f"--trial {args.trial} out of range: the run has {len(trials)} trial(s)")
         trial = trials[args.trial]
-        config = _trial_config(trial.summary)
+        config = trial.config  # TrainConfig.from_dict reads the "inf" strings JSON needs
         if args.mechanism:
             mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, 1)
             source = "override"
