@@ -17,6 +17,8 @@ import math
 import platform
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,15 +53,30 @@ def _json_safe(x):
     return x
 
 
+@contextmanager
+def replace_directory_atomically(target: str | Path) -> Iterator[Path]:
+    """Yield a fresh temporary folder beside ``target``; on success it replaces ``target`` (rename),
+    on any error it is deleted, so readers never see a half-written folder."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", suffix=".partial", dir=target.parent))
+    try:
+        yield tmp
+        if target.exists():
+            shutil.rmtree(target)
+        tmp.replace(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def save_run(results, out_dir: str | Path, *, wall_time: float, extra: dict | None = None,
              overwrite: bool = False) -> Path:
     """Write a list of :class:`pgc.trainer.TrainResult` as a run folder (atomically)."""
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not overwrite)):
         raise FileExistsError(f"{out} exists and is not empty (use --force to replace it)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", suffix=".partial", dir=out.parent))
-    try:
+    with replace_directory_atomically(out) as tmp:
         trials = []
         for i, r in enumerate(results):
             tdir = tmp / f"trial_{i:03d}"
@@ -76,12 +93,6 @@ def save_run(results, out_dir: str | Path, *, wall_time: float, extra: dict | No
                    "agent_steps": int(sum(r.agent_steps for r in results)),
                    "versions": versions(), "trials": trials, **(extra or {})}
         (tmp / SUMMARY_FILE).write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.replace(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out
 
 

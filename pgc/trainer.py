@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .env import PAPER_GRAVITIES, TARGET_SCORE, CartPoleParams, physics_array
+from .env import PAPER_GRAVITIES, TARGET_SCORE, CartPoleParams
 from .mechanisms import MECHANISMS, Mechanism, make_mechanism, nonfinite_rows, split_rounds
 from .metrics import WINDOW, average_scores, first_success_time
 from .model import DIM, glorot_uniform_theta

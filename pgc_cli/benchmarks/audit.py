@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 help = "auditor tightness (ε_LB/ε) and speed against the naive-canary reference"

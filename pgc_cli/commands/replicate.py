@@ -14,14 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from pgc.replicate import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridRun, GridSpec,
                            analyse, quick_spec, replicate)
+
+from pgc.rundir import replace_directory_atomically
 
 from ..io import json_safe, read_json, write_json_atomic
 from ..main import CLIError
@@ -155,17 +155,9 @@ def _floats(obj):
 
 
 def _write_folder(target: Path, blobs: dict[str, bytes]) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", suffix=".partial", dir=target.parent))
-    try:
+    with replace_directory_atomically(target) as tmp:
         for name, blob in blobs.items():
             (tmp / name).write_bytes(blob)
-        if target.exists():
-            shutil.rmtree(target)
-        tmp.replace(target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _print_summary(result: dict, target: Path, wall: float) -> None:

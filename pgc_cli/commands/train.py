@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 from pgc.mechanisms import MECHANISMS
-from pgc.rollout import A3CHyperparams
 from pgc.rundir import save_run
 from pgc.trainer import TrainConfig, train_batch
 
