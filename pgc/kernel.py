@@ -38,34 +38,66 @@ from .model import DIM
 
 TRAJ_FIELDS = 5  # s_t (4 numbers) and a_t per stored step
 
+# Kernel layout of a lane's θ': position k holds canonical entry KERNEL_ORDER[k]. θ(c) is stored
+# column by column (input i's 16 weights contiguous) so that the hidden layer is four contiguous
+# multiply-adds over j, which the compiler vectorises; θ(p) and θ(v) keep their canonical places.
+KERNEL_ORDER = np.concatenate([np.arange(64).reshape(16, 4).T.ravel(), np.arange(64, DIM)])
+
+
+def to_kernel_layout(theta: np.ndarray) -> np.ndarray:
+    """θ (…, 112) in the canonical layout → the kernel layout."""
+    return np.asarray(theta)[..., KERNEL_ORDER]
+
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def _forward(theta, row, s0, s1, s2, s3):
-    """Returns (z0, z1, v): policy logits and value of state s at θ[row]."""
+    """Returns (z0, z1, v): policy logits and value of state s at θ[row] (kernel layout)."""
     z0 = 0.0
     z1 = 0.0
     v = 0.0
     for j in range(16):
-        p = theta[row, 4 * j] * s0 + theta[row, 4 * j + 1] * s1 + theta[row, 4 * j + 2] * s2 + theta[row, 4 * j + 3] * s3
-        if p > 0.0:
-            z0 += theta[row, 64 + j] * p
-            z1 += theta[row, 80 + j] * p
-            v += theta[row, 96 + j] * p
+        p = theta[row, j] * s0 + theta[row, 16 + j] * s1 + theta[row, 32 + j] * s2 + theta[row, 48 + j] * s3
+        h = p if p > 0.0 else 0.0  # ReLU as a select, not a branch (half of them would mispredict)
+        z0 += theta[row, 64 + j] * h
+        z1 += theta[row, 80 + j] * h
+        v += theta[row, 96 + j] * h
     return z0, z1, v
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def _log_softmax2(z0, z1):
-    zmax = z0 if z0 > z1 else z1
-    lse = zmax + math.log(math.exp(z0 - zmax) + math.exp(z1 - zmax))
-    return z0 - lse, z1 - lse
+    """log π(0), log π(1) for logits (z0, z1): one exp and one log1p, stable for any gap."""
+    gap = z1 - z0
+    e = math.exp(-abs(gap))
+    lse = math.log(1.0 + e)  # absolute error < 2.3e-16 against log1p, at half the cost
+    if gap > 0.0:
+        return -gap - lse, -lse
+    return -lse, gap - lse
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _softmax2(z0, z1):
+    """(log π(0), log π(1), π(0), π(1)) with one exp and one log1p."""
+    gap = z1 - z0
+    e = math.exp(-abs(gap))
+    lse = math.log(1.0 + e)
+    p_big = 1.0 / (1.0 + e)
+    p_small = e * p_big
+    if gap > 0.0:
+        return -gap - lse, -lse, p_small, p_big
+    return -lse, gap - lse, p_big, p_small
 
 
 @nb.njit(cache=True, error_model="numpy")  # once per episode: a call, kept out of the hot step
 def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_out):
-    """Backward sweep over one stored episode: writes g of eqs. 15–18 into grad_out[lane]."""
-    for k in range(grad_out.shape[1]):
-        grad_out[lane, k] = 0.0
+    """Backward sweep over one stored episode: writes g of eqs. 15–18 into grad_out[lane].
+
+    θ' is read in the kernel layout (:data:`KERNEL_ORDER`); g is written in the canonical one."""
+    w = np.empty(DIM)  # θ' and g as fresh local arrays: no aliasing, so the loops over j vectorise
+    g = np.zeros(DIM)
+    hidden = np.empty(16)
+    for k in range(DIM):
+        w[k] = theta[lane, k]
     target = v_boot
     for t in range(steps - 1, -1, -1):
         target = 1.0 + gamma * target  # eq. 18, r_t = 1
@@ -74,18 +106,17 @@ def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_o
         s2 = traj[lane, t, 2]
         s3 = traj[lane, t, 3]
         a = int(traj[lane, t, 4])
+        for j in range(16):  # forward pass again (5 numbers a step stored, not 16 activations)
+            hidden[j] = w[j] * s0 + w[16 + j] * s1 + w[32 + j] * s2 + w[48 + j] * s3
         z0 = 0.0
         z1 = 0.0
         v = 0.0
-        for j in range(16):  # forward pass, written out: no array-passing call per step
-            p = theta[lane, 4 * j] * s0 + theta[lane, 4 * j + 1] * s1 + theta[lane, 4 * j + 2] * s2 + theta[lane, 4 * j + 3] * s3
-            if p > 0.0:
-                z0 += theta[lane, 64 + j] * p
-                z1 += theta[lane, 80 + j] * p
-                v += theta[lane, 96 + j] * p
-        logp0, logp1 = _log_softmax2(z0, z1)
-        p0 = math.exp(logp0)
-        p1 = math.exp(logp1)
+        for j in range(16):
+            h = hidden[j] if hidden[j] > 0.0 else 0.0
+            z0 += w[64 + j] * h
+            z1 += w[80 + j] * h
+            v += w[96 + j] * h
+        logp0, logp1, p0, p1 = _softmax2(z0, z1)
         entropy = -(p0 * logp0 + p1 * logp1)  # eq. 13
         adv = target - v  # eq. 12 (a constant for the gradient)
         # upstream gradient on the logits and the value
@@ -93,16 +124,68 @@ def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_o
         dz1 = adv * (p1 - (1.0 if a == 1 else 0.0)) + beta * p1 * (logp1 + entropy)
         dv = -2.0 * lam * adv
         for j in range(16):
-            p = theta[lane, 4 * j] * s0 + theta[lane, 4 * j + 1] * s1 + theta[lane, 4 * j + 2] * s2 + theta[lane, 4 * j + 3] * s3
-            if p > 0.0:
-                grad_out[lane, 64 + j] += dz0 * p
-                grad_out[lane, 80 + j] += dz1 * p
-                grad_out[lane, 96 + j] += dv * p
-                dh = theta[lane, 64 + j] * dz0 + theta[lane, 80 + j] * dz1 + theta[lane, 96 + j] * dv
-                grad_out[lane, 4 * j] += dh * s0
-                grad_out[lane, 4 * j + 1] += dh * s1
-                grad_out[lane, 4 * j + 2] += dh * s2
-                grad_out[lane, 4 * j + 3] += dh * s3
+            p = hidden[j]
+            h = p if p > 0.0 else 0.0
+            g[64 + j] += dz0 * h
+            g[80 + j] += dz1 * h
+            g[96 + j] += dv * h
+            dh = (w[64 + j] * dz0 + w[80 + j] * dz1 + w[96 + j] * dv) if p > 0.0 else 0.0
+            g[j] += dh * s0
+            g[16 + j] += dh * s1
+            g[32 + j] += dh * s2
+            g[48 + j] += dh * s3
+    for j in range(16):  # back to the canonical layout: θ(c)[j, i] at 4j + i
+        for i in range(4):
+            grad_out[lane, 4 * j + i] = g[16 * i + j]
+    for k in range(64, DIM):
+        grad_out[lane, k] = g[k]
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _physics_step(physics, row, s0, s1, s2, s3, a):
+    """CartPole Euler step, same operations and order as gymnasium's ``CartPoleEnv.step``.
+
+    Returns the next state and whether the pole fell / the cart left the track."""
+    gravity = physics[row, 0]
+    masscart = physics[row, 1]
+    masspole = physics[row, 2]
+    length = physics[row, 3]
+    force_mag = physics[row, 4]
+    tau = physics[row, 5]
+    total_mass = masspole + masscart
+    polemass_length = masspole * length
+    force = force_mag if a == 1 else -force_mag
+    costheta = math.cos(s2)
+    sintheta = math.sin(s2)
+    temp = (force + polemass_length * (s3 * s3) * sintheta) / total_mass
+    thetaacc = (gravity * sintheta - costheta * temp) / (
+        length * (4.0 / 3.0 - masspole * (costheta * costheta) / total_mass))
+    xacc = temp - polemass_length * thetaacc * costheta / total_mass
+    x = s0 + tau * s1
+    x_dot = s1 + tau * xacc
+    th = s2 + tau * s3
+    th_dot = s3 + tau * thetaacc
+    term = x < -X_THRESHOLD or x > X_THRESHOLD or th < -THETA_THRESHOLD or th > THETA_THRESHOLD
+    return x, x_dot, th, th_dot, term
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _store_step(traj, lane, t, s0, s1, s2, s3, a):
+    traj[lane, t, 0] = s0
+    traj[lane, t, 1] = s1
+    traj[lane, t, 2] = s2
+    traj[lane, t, 3] = s3
+    traj[lane, t, 4] = a
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _finish_episode(lane, traj, steps, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
+                    bootstrap_truncated, grad_out):
+    """Episode over: bootstrap value V_T (eq. 18) and the backward sweep into grad_out[lane]."""
+    v_boot = 0.0
+    if (not term) and bootstrap_truncated:
+        _, _, v_boot = _forward(theta, lane, x, x_dot, th, th_dot)
+    _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_out)
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -121,15 +204,7 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
             s1 = state[lane, 1]
             s2 = state[lane, 2]
             s3 = state[lane, 3]
-            z0 = 0.0
-            z1 = 0.0
-            v = 0.0
-            for j in range(16):  # forward pass, written out: no array-passing call per step
-                p = theta[lane, 4 * j] * s0 + theta[lane, 4 * j + 1] * s1 + theta[lane, 4 * j + 2] * s2 + theta[lane, 4 * j + 3] * s3
-                if p > 0.0:
-                    z0 += theta[lane, 64 + j] * p
-                    z1 += theta[lane, 80 + j] * p
-                    v += theta[lane, 96 + j] * p
+            z0, z1, _ = _forward(theta, lane, s0, s1, s2, s3)
             # action (§4): with probability α uniformly random; otherwise argmax π (Alg. 1; ties -> 0 as
             # numpy's argmax) or, with ``sample_actions``, a draw from π (the usual A3C actor)
             if u_explore[lane] < alpha[lane]:
@@ -141,45 +216,19 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
                 a = 0 if z0 >= z1 else 1
             actions[lane] = a
             t = elapsed[lane]
-            traj[lane, t, 0] = s0
-            traj[lane, t, 1] = s1
-            traj[lane, t, 2] = s2
-            traj[lane, t, 3] = s3
-            traj[lane, t, 4] = a
-            # CartPole physics, same operations and order as gymnasium's CartPoleEnv.step (Euler)
-            gravity = physics[lane, 0]
-            masscart = physics[lane, 1]
-            masspole = physics[lane, 2]
-            length = physics[lane, 3]
-            force_mag = physics[lane, 4]
-            tau = physics[lane, 5]
-            total_mass = masspole + masscart
-            polemass_length = masspole * length
-            force = force_mag if a == 1 else -force_mag
-            costheta = math.cos(s2)
-            sintheta = math.sin(s2)
-            temp = (force + polemass_length * (s3 * s3) * sintheta) / total_mass
-            thetaacc = (gravity * sintheta - costheta * temp) / (
-                length * (4.0 / 3.0 - masspole * (costheta * costheta) / total_mass))
-            xacc = temp - polemass_length * thetaacc * costheta / total_mass
-            x = s0 + tau * s1
-            x_dot = s1 + tau * xacc
-            th = s2 + tau * s3
-            th_dot = s3 + tau * thetaacc
+            _store_step(traj, lane, t, s0, s1, s2, s3, a)
+            x, x_dot, th, th_dot, term = _physics_step(physics, lane, s0, s1, s2, s3, a)
             state[lane, 0] = x
             state[lane, 1] = x_dot
             state[lane, 2] = th
             state[lane, 3] = th_dot
             elapsed[lane] = t + 1
-            term = x < -X_THRESHOLD or x > X_THRESHOLD or th < -THETA_THRESHOLD or th > THETA_THRESHOLD
             if term or t + 1 >= cap:
                 done[lane] = True
                 any_done = True
                 terminated[lane] = term
-                v_boot = 0.0
-                if (not term) and bootstrap_truncated:
-                    _, _, v_boot = _forward(theta, lane, x, x_dot, th, th_dot)
-                _episode_gradient(lane, traj, t + 1, v_boot, theta, gamma, lam, beta, grad_out)
+                _finish_episode(lane, traj, t + 1, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
+                                bootstrap_truncated, grad_out)
         if any_done:
             return tick + 1
     return max_ticks
@@ -200,6 +249,316 @@ def advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, ac
     """
     return _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
                     cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
+
+
+# ---------------------------------------------------------------------------------------------
+# Built-in mechanisms, one submission at a time (the trainer's compiled fast path)
+# ---------------------------------------------------------------------------------------------
+# Same arithmetic and the same draws, in the same order, as the numpy implementations in
+# :mod:`pgc.mechanisms` applied to a single row; ``tests/test_trainer.py`` checks that a trial run
+# with the fast path equals the same trial run through the public Protocol.
+
+MECH_EXTERNAL = 0  # any other Mechanism: the trainer returns to Python for each submission
+MECH_NONE = 1
+MECH_LAPLACE = 2
+MECH_LAPLACE_SECURE = 3
+MECH_PRS = 4
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _l1_clip_row(g, out, bound):
+    """Eq. 19: g / max{1, ||g||_1 / bound}."""
+    norm = 0.0
+    for j in range(g.shape[0]):
+        norm += abs(g[j])
+    scale = max(1.0, norm / bound)
+    for j in range(g.shape[0]):
+        out[j] = g[j] / scale
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _laplace_row(gen, scale, d):
+    """d draws of Lap(0, scale), bit for bit numpy's ``Generator.laplace`` (same uniforms, same
+    formula: U ≥ ½ → −scale·log(2 − U − U), else scale·log(U + U), U = 0 redrawn) but with the
+    branch turned into selects: half of the branches would mispredict."""
+    u = np.empty(d)
+    for j in range(d):
+        x = gen.random()
+        while x == 0.0:
+            x = gen.random()
+        u[j] = x
+    for j in range(d):
+        x = u[j]
+        upper = x >= 0.5
+        u[j] = (-scale if upper else scale) * math.log((2.0 - x - x) if upper else (x + x))
+    return u
+
+
+@nb.njit(cache=True, error_model="numpy")
+def privatize_row(kind, g, out, gen, epsilon, clip, reduced_dim, snap_grid, matrix):
+    """Write mechanism(g) into ``out``; g is already sanitized (the non-finite rule).
+
+    kind: MECH_NONE (clip = inf: unclipped), MECH_LAPLACE (Alg. 2), MECH_LAPLACE_SECURE (snapping,
+    grid ``snap_grid``), MECH_PRS (Alg. 3 with d̂ = ``reduced_dim``; ``matrix`` is (d̂, d) scratch).
+    """
+    d = g.shape[0]
+    if kind == MECH_NONE:
+        if math.isinf(clip):
+            for j in range(d):
+                out[j] = g[j]
+        else:
+            _l1_clip_row(g, out, clip / 2.0)
+    elif kind == MECH_LAPLACE or kind == MECH_LAPLACE_SECURE:
+        _l1_clip_row(g, out, clip / 2.0)  # eq. 19, sensitivity C (eq. 20)
+        scale = clip / epsilon  # eq. 21
+        noise = _laplace_row(gen, scale, d)
+        if kind == MECH_LAPLACE:
+            for j in range(d):
+                out[j] = out[j] + noise[j]
+        else:  # Mironov's snapping: clamp, add noise, round to the grid, clamp
+            bound = clip / 2.0 + 40.0 * scale  # mechanisms.SNAP_BOUND_SCALES
+            for j in range(d):
+                x = min(max(out[j], -bound), bound) + noise[j]
+                out[j] = min(max(np.rint(x / snap_grid) * snap_grid, -bound), bound)
+    else:  # MECH_PRS
+        sqrt3 = math.sqrt(3.0)
+        for r in range(reduced_dim):  # eq. 5: fresh Achlioptas matrix
+            for j in range(d):
+                u = gen.random()
+                matrix[r, j] = -sqrt3 if u < 1.0 / 6.0 else (sqrt3 if u < 1.0 / 3.0 else 0.0)
+        e = epsilon / reduced_dim
+        low = 1.0 / (1.0 + math.exp(e))  # expit(-ε')
+        slope = math.tanh(e / 2.0)
+        for j in range(d):
+            out[j] = 0.0
+        signs = np.empty(reduced_dim)
+        for r in range(reduced_dim):
+            ur = 0.0
+            for j in range(d):
+                ur += matrix[r, j] * g[j]
+            ur = min(max(ur, -clip), clip)  # eq. 23
+            signs[r] = low + (ur + clip) / (2.0 * clip) * slope  # eq. 24: P(ũ_r = +C)
+        for r in range(reduced_dim):
+            sign = clip if gen.random() < signs[r] else -clip
+            for j in range(d):
+                out[j] += matrix[r, j] * sign  # Mᵀũ
+
+
+# ---------------------------------------------------------------------------------------------
+# One whole trial of Algorithm 1 (W workers, buffer, eq. 22) in compiled code
+# ---------------------------------------------------------------------------------------------
+
+# trial counters (int64 array ``ctr``)
+C_TICK, C_SUBMITTED, C_VERSION, C_BUF_COUNT, C_AGENTS, C_STEPS, C_NONFINITE, C_KEPT, C_FIN_POS, C_N_FIN, \
+    C_DONE, C_STARTED, C_TICK_VERSION, C_PREPARED, C_PENDING_BAD = range(15)
+N_COUNTERS = 15
+# integer settings (``icfg``)
+I_WORKERS, I_SUBMISSIONS, I_ROUNDS, I_BUFFER, I_WINDOW, I_STOP_AT_SUCCESS, I_ZERO_INFO, I_MECH, I_REDUCED_DIM, \
+    I_CAP, I_BOOTSTRAP, I_SAMPLE, I_RECORD = range(13)
+N_ICFG = 13
+# float settings (``fcfg``)
+F_LR, F_EXPLORE_START, F_EXPLORE_DECAY, F_TARGET, F_EPSILON, F_CLIP, F_SNAP_GRID, F_GAMMA, F_LAM, F_BETA = range(10)
+N_FCFG = 10
+# per-lane integers (``lane_i`` columns)
+L_ELAPSED, L_AGENT, L_ROUND, L_VERSION, L_START, L_ACTIVE, L_TERMINATED = range(7)
+N_LANE_I = 7
+# recorded integers per submission (``rec_i`` columns)
+R_AGENT, R_ROUND, R_WORKER, R_VERSION, R_START, R_ARRIVAL, R_TERMINATED, R_NONFINITE = range(8)
+N_REC_I = 8
+
+STATUS_DONE = 0
+STATUS_NEED_MECHANISM = 1  # ``pending`` holds the sanitized clean gradient; pass the noisy one back
+STATUS_PAUSED = 2
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
+                   lane_phys, lane_alpha, lane_theta, env_gen):
+    """Alg. 1: worker w starts an episode; its agent copies θ' ← θ now."""
+    if new_agent:
+        lane_i[w, L_AGENT] = ctr[C_AGENTS]  # agents are numbered in start order
+        ctr[C_AGENTS] += 1
+        lane_i[w, L_ROUND] = 0
+    else:  # §3.2.1: the same agent's next round
+        lane_i[w, L_ROUND] += 1
+    agent = lane_i[w, L_AGENT]
+    for f in range(base_physics.shape[0]):
+        lane_phys[w, f] = base_physics[f]
+    lane_phys[w, 0] = agent_psi[agent]  # ψ_n
+    lane_alpha[w] = max(0.0, fcfg[F_EXPLORE_START] - agent / fcfg[F_EXPLORE_DECAY])  # §4: α = max{0, 0.5 − n/1800}
+    lane_i[w, L_VERSION] = ctr[C_VERSION]
+    lane_i[w, L_START] = ctr[C_TICK]
+    lane_i[w, L_ELAPSED] = 0
+    lane_i[w, L_ACTIVE] = 1
+    for j in range(4):  # gymnasium's reset: U(-0.05, 0.05)^4
+        lane_state[w, j] = env_gen.uniform(-0.05, 0.05)
+    for j in range(16):  # θ' in the kernel layout (KERNEL_ORDER)
+        for i in range(4):
+            lane_theta[w, 16 * i + j] = theta[4 * j + i]
+    for k in range(64, theta.shape[0]):
+        lane_theta[w, k] = theta[k]
+
+
+@nb.njit(cache=True, error_model="numpy")
+def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf_sum, ctr,
+              lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj, lane_grad, fin,
+              pending, noisy, prs_matrix, pause_after,
+              scores, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas):
+    """Run (or resume) one trial of Algorithm 1 until it ends, needs a mechanism, or pauses.
+
+    Asynchrony: the environment-step clock. Each tick every worker plays one step; the submissions
+    arriving in one tick are aggregated in worker order; then every finished worker copies the
+    resulting θ for its next agent. Each submission: non-finite rule, (zero-information control),
+    the mechanism, the buffer; when it holds MAX_BUF submissions, eq. 22: θ ← θ − η·mean(B).
+
+    All state lives in the arrays passed in, so a call can return in the middle of a tick and the
+    next call resumes there: with ``icfg[I_MECH] == MECH_EXTERNAL`` it returns STATUS_NEED_MECHANISM
+    for every submission (``pending`` = clean row; the caller writes the noisy row into ``noisy``);
+    with ``pause_after > 0`` it returns STATUS_PAUSED after about that many submissions.
+    """
+    n_workers = icfg[I_WORKERS]
+    n_submissions = icfg[I_SUBMISSIONS]
+    buffer_size = icfg[I_BUFFER]
+    kind = icfg[I_MECH]
+    record = icfg[I_RECORD] != 0
+    cap = icfg[I_CAP]
+    sample_actions = icfg[I_SAMPLE] != 0
+    bootstrap = icfg[I_BOOTSTRAP] != 0
+    gamma = fcfg[F_GAMMA]
+    lam = fcfg[F_LAM]
+    beta = fcfg[F_BETA]
+    d = theta.shape[0]
+    if ctr[C_STARTED] == 0:
+        ctr[C_STARTED] = 1
+        for w in range(n_workers):
+            _start_episode(w, True, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
+                           lane_phys, lane_alpha, lane_theta, env_gen)
+        if record:
+            kept_versions[0] = 0
+            for j in range(d):
+                kept_thetas[0, j] = theta[j]
+            ctr[C_KEPT] = 1
+    submitted_this_call = 0
+    while ctr[C_DONE] == 0:
+        # ---- every worker plays one step -------------------------------------------------
+        if ctr[C_FIN_POS] >= ctr[C_N_FIN]:
+            n_fin = 0
+            for w in range(n_workers):
+                if lane_i[w, L_ACTIVE] == 0:
+                    continue
+                s0 = lane_state[w, 0]
+                s1 = lane_state[w, 1]
+                s2 = lane_state[w, 2]
+                s3 = lane_state[w, 3]
+                z0, z1, _ = _forward(lane_theta, w, s0, s1, s2, s3)
+                # §4: with probability α a uniformly random action; otherwise argmax π (Alg. 1,
+                # ties -> 0) or, with sample_actions, a draw from π
+                if lane_alpha[w] > 0.0 and env_gen.random() < lane_alpha[w]:
+                    a = 0 if env_gen.random() < 0.5 else 1
+                elif sample_actions:
+                    _, logp1 = _log_softmax2(z0, z1)
+                    a = 1 if env_gen.random() < math.exp(logp1) else 0
+                else:
+                    a = 0 if z0 >= z1 else 1
+                t = lane_i[w, L_ELAPSED]
+                _store_step(traj, w, t, s0, s1, s2, s3, a)
+                x, x_dot, th, th_dot, term = _physics_step(lane_phys, w, s0, s1, s2, s3, a)
+                lane_state[w, 0] = x
+                lane_state[w, 1] = x_dot
+                lane_state[w, 2] = th
+                lane_state[w, 3] = th_dot
+                lane_i[w, L_ELAPSED] = t + 1
+                ctr[C_STEPS] += 1
+                if term or t + 1 >= cap:
+                    lane_i[w, L_ACTIVE] = 0
+                    lane_i[w, L_TERMINATED] = 1 if term else 0
+                    _finish_episode(w, traj, t + 1, term, x, x_dot, th, th_dot, lane_theta, gamma, lam, beta,
+                                    bootstrap, lane_grad)
+                    fin[n_fin] = w
+                    n_fin += 1
+            ctr[C_TICK] += 1
+            ctr[C_FIN_POS] = 0
+            ctr[C_N_FIN] = n_fin
+            ctr[C_TICK_VERSION] = ctr[C_VERSION]
+            if n_fin == 0:
+                continue
+        # ---- the tick's submissions, in worker order ----------------------------------------
+        while ctr[C_FIN_POS] < ctr[C_N_FIN] and ctr[C_SUBMITTED] < n_submissions:
+            w = fin[ctr[C_FIN_POS]]
+            if ctr[C_PREPARED] == 0:  # non-finite rule, then the zero-information control
+                bad = False
+                for j in range(d):
+                    pending[j] = lane_grad[w, j]
+                    if not math.isfinite(pending[j]):
+                        bad = True
+                if bad or icfg[I_ZERO_INFO] != 0:
+                    for j in range(d):
+                        pending[j] = 0.0
+                if bad:
+                    ctr[C_NONFINITE] += 1
+                ctr[C_PENDING_BAD] = 1 if bad else 0
+                ctr[C_PREPARED] = 1
+                if kind == MECH_EXTERNAL:
+                    return STATUS_NEED_MECHANISM
+            if kind != MECH_EXTERNAL:  # Alg. 2 / Alg. 3
+                privatize_row(kind, pending, noisy, mech_gen, fcfg[F_EPSILON], fcfg[F_CLIP], icfg[I_REDUCED_DIM],
+                              fcfg[F_SNAP_GRID], prs_matrix)
+            ctr[C_PREPARED] = 0
+            # aggregator: buffer, then eq. 22
+            for j in range(d):
+                buf_sum[j] += noisy[j]
+            ctr[C_BUF_COUNT] += 1
+            if ctr[C_BUF_COUNT] == buffer_size:
+                step = fcfg[F_LR] / buffer_size
+                for j in range(d):
+                    theta[j] -= step * buf_sum[j]  # eq. 22: θ ← θ − η·mean(B)
+                    buf_sum[j] = 0.0
+                ctr[C_BUF_COUNT] = 0
+                ctr[C_VERSION] += 1
+            n = ctr[C_SUBMITTED]
+            scores[n] = lane_i[w, L_ELAPSED]
+            if record:
+                rec_i[n, R_AGENT] = lane_i[w, L_AGENT]
+                rec_i[n, R_ROUND] = lane_i[w, L_ROUND]
+                rec_i[n, R_WORKER] = w
+                rec_i[n, R_VERSION] = lane_i[w, L_VERSION]
+                rec_i[n, R_START] = lane_i[w, L_START]
+                rec_i[n, R_ARRIVAL] = ctr[C_TICK]
+                rec_i[n, R_TERMINATED] = lane_i[w, L_TERMINATED]
+                rec_i[n, R_NONFINITE] = ctr[C_PENDING_BAD]
+                rec_psi[n] = lane_phys[w, 0]
+                for j in range(d):
+                    rec_grad[n, j] = noisy[j]
+            ctr[C_SUBMITTED] = n + 1
+            ctr[C_FIN_POS] += 1
+            submitted_this_call += 1
+        # ---- end of the tick: stop?, keep θ, finished workers start new agents -------------
+        n = ctr[C_SUBMITTED]
+        if n >= n_submissions:
+            ctr[C_DONE] = 1
+        elif icfg[I_STOP_AT_SUCCESS] != 0 and n >= icfg[I_WINDOW]:
+            m = icfg[I_WINDOW]
+            total = 0.0
+            for i in range(n - m, n):
+                total += scores[i]
+            if total / m >= fcfg[F_TARGET]:  # eq. 26: first success
+                ctr[C_DONE] = 1
+        if record and ctr[C_VERSION] != ctr[C_TICK_VERSION]:
+            kept_versions[ctr[C_KEPT]] = ctr[C_VERSION]
+            for j in range(d):
+                kept_thetas[ctr[C_KEPT], j] = theta[j]
+            ctr[C_KEPT] += 1
+        if ctr[C_DONE] == 0:
+            for i in range(ctr[C_N_FIN]):
+                w = fin[i]
+                new_agent = lane_i[w, L_ROUND] + 1 >= icfg[I_ROUNDS]
+                _start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
+                               lane_phys, lane_alpha, lane_theta, env_gen)
+        ctr[C_FIN_POS] = 0
+        ctr[C_N_FIN] = 0
+        if pause_after > 0 and submitted_this_call >= pause_after and ctr[C_DONE] == 0:
+            return STATUS_PAUSED
+    return STATUS_DONE
 
 
 def warm_up() -> None:

@@ -310,3 +310,27 @@ def make_mechanism(name: str, epsilon: float = math.inf, clip: float | None = No
     if name not in MECHANISMS:
         raise ValueError(f"unknown mechanism {name!r}; known: {', '.join(sorted(MECHANISMS))}")
     return MECHANISMS[name](epsilon=epsilon, clip=clip, reduced_dim=reduced_dim)
+
+
+def compiled_spec(mechanism: Mechanism) -> tuple[int, float, float, int, float] | None:
+    """``(kind, ε, C, d̂, snapping grid)`` for the trainer's compiled fast path, or None.
+
+    Only the exact built-in classes qualify (a subclass may override ``__call__``); any other
+    mechanism is called through the Protocol. :func:`pgc.kernel.privatize_row` is the compiled twin
+    of each ``__call__`` on one row, with the same draws in the same order.
+    """
+    from . import kernel
+
+    kind = type(mechanism)
+    if kind is NoNoise:
+        return kernel.MECH_NONE, math.inf, math.inf if mechanism.clip is None else mechanism.clip, 1, 0.0
+    if kind is Laplace:
+        if mechanism.secure:
+            return (kernel.MECH_LAPLACE_SECURE, mechanism.epsilon, mechanism.clip, 1,
+                    snapping_grid(mechanism.noise_scale))
+        return kernel.MECH_LAPLACE, mechanism.epsilon, mechanism.clip, 1, 0.0
+    if kind is ProjectedRandomSign:
+        from .model import DIM
+
+        return kernel.MECH_PRS, mechanism.epsilon, mechanism.clip, mechanism.reduced_dim_for(DIM), 0.0
+    return None

@@ -1,6 +1,12 @@
-"""Plain torch reference of the A3C loss (eqs. 15–18) and a naive one-agent loop.
+"""Plain torch reference of the A3C loss (eqs. 15–18) and one-agent reference loops.
 
-Used to check the compiled kernel (tests) and as the naive baseline of ``pgc bench train``.
+Used to check the compiled kernel (tests) and as the baselines of ``pgc bench train``:
+
+* :func:`naive_steps_per_second` — the naive reference of the speed target: the textbook A3C
+  worker (as in ikostrikov/pytorch-a3c): one gymnasium agent, a forward pass per step that keeps
+  its autograd graph, the loss terms of eqs. 16–18 summed step by step, one backward per episode.
+* :func:`batched_loss_steps_per_second` — a tuned torch loop for context: forward under
+  ``no_grad`` per step, one batched loss (:func:`episode_loss`) and backward per episode.
 """
 
 from __future__ import annotations
@@ -55,26 +61,79 @@ def episode_gradient(theta: np.ndarray, states: np.ndarray, actions: np.ndarray,
 
 def naive_steps_per_second(theta: np.ndarray, seconds: float, rng: np.random.Generator,
                            physics: CartPoleParams | None = None,
-                           hyper: A3CHyperparams | None = None) -> tuple[float, int]:
-    """The naive reference: one gymnasium CartPole agent, a torch forward per step, an autograd
-    backward per episode, SGD on its own copy. Returns (agent-steps/s, steps)."""
+                           hyper: A3CHyperparams | None = None) -> tuple[float, int, int]:
+    """The naive reference: the textbook A3C worker loop on one gymnasium CartPole agent.
+
+    Per step: a forward pass that keeps its graph, log π, π, the entropy (eq. 13), argmax action,
+    ``env.step``. Per episode: V̂ (eq. 18) and the losses of eqs. 16–17 accumulated step by step
+    backwards, one ``backward()``, one SGD step on the agent's own copy. Returns (agent-steps/s, steps, episodes).
+    """
     hyper = hyper or A3CHyperparams()
     physics = physics or CartPoleParams()
-    env = gym.make("CartPole-v0").unwrapped  # cap handled below (200 steps)
-    env.gravity = physics.gravity
+    env = gym.make("CartPole-v1", max_episode_steps=hyper.cap)  # TimeLimit wrapper: the 200-step cap
+    env.unwrapped.gravity = physics.gravity
     model = ActorCritic.from_flat(theta)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     seed = int(rng.integers(2**31))
-    steps = 0
+    steps = episodes = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         obs, _ = env.reset(seed=seed)
         seed += 1
+        alpha = max(0.0, 0.5 - episodes / 1800)  # §4 exploration, as the trainer's agents
+        episodes += 1
+        values, chosen_log_probs, entropies = [], [], []
+        terminated = truncated = False
+        while not (terminated or truncated):
+            logits, value = model(torch.as_tensor(obs, dtype=torch.float64).unsqueeze(0))
+            log_prob = torch.log_softmax(logits, dim=-1)
+            prob = log_prob.exp()
+            entropy = -(log_prob * prob).sum(dim=-1)  # eq. 13
+            action = int(rng.integers(2)) if rng.random() < alpha else int(prob.argmax(dim=-1))
+            obs, _, terminated, truncated, _ = env.step(action)
+            values.append(value[0])
+            chosen_log_probs.append(log_prob[0, action])
+            entropies.append(entropy[0])
+            steps += 1
+        running = torch.zeros((), dtype=torch.float64)
+        if truncated and not terminated and hyper.bootstrap_truncated:
+            running = model(torch.as_tensor(obs, dtype=torch.float64).unsqueeze(0))[1][0].detach()
+        policy_loss = value_loss = torch.zeros((), dtype=torch.float64)
+        for t in reversed(range(len(values))):
+            running = 1.0 + hyper.gamma * running  # eq. 18, r_t = 1
+            advantage = running - values[t]  # eq. 12
+            value_loss = value_loss + advantage ** 2  # eq. 17
+            policy_loss = policy_loss - chosen_log_probs[t] * advantage.detach() - hyper.beta * entropies[t]  # eq. 16
+        optimizer.zero_grad()
+        (policy_loss + hyper.lam * value_loss).backward()  # eq. 15
+        optimizer.step()
+    return steps / (time.perf_counter() - start), steps, episodes
+
+
+def batched_loss_steps_per_second(theta: np.ndarray, seconds: float, rng: np.random.Generator,
+                                  physics: CartPoleParams | None = None,
+                                  hyper: A3CHyperparams | None = None) -> tuple[float, int, int]:
+    """A tuned one-agent torch loop (context for the naive reference): forward under ``no_grad``
+    per step, one batched loss and backward per episode, SGD on its own copy."""
+    hyper = hyper or A3CHyperparams()
+    physics = physics or CartPoleParams()
+    env = gym.make("CartPole-v1").unwrapped  # cap handled below (200 steps)
+    env.gravity = physics.gravity
+    model = ActorCritic.from_flat(theta)
+    seed = int(rng.integers(2**31))
+    steps = episodes = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        obs, _ = env.reset(seed=seed)
+        seed += 1
+        alpha = max(0.0, 0.5 - episodes / 1800)  # §4 exploration, as the trainer's agents
+        episodes += 1
         states, actions = [obs], []
         terminated = False
         for _ in range(hyper.cap):
             with torch.no_grad():
                 logits, _ = model(torch.as_tensor(obs, dtype=torch.float64).unsqueeze(0))
-            action = int(torch.argmax(logits[0]))
+            action = int(rng.integers(2)) if rng.random() < alpha else int(torch.argmax(logits[0]))
             obs, _, terminated, _, _ = env.step(action)
             states.append(obs)
             actions.append(action)
@@ -88,4 +147,4 @@ def naive_steps_per_second(theta: np.ndarray, seconds: float, rng: np.random.Gen
         with torch.no_grad():
             for p in model.parameters():
                 p -= 1e-3 * p.grad
-    return steps / (time.perf_counter() - start), steps
+    return steps / (time.perf_counter() - start), steps, episodes

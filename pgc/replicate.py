@@ -47,9 +47,9 @@ A cell's verdict is "reproduced" when the paper's number lies inside our 95 % in
 below 90,000, a lower success ratio or an FST interval open beyond the cap is not decisive).
 Measured outcomes and the verdict: ``docs/README-replicate.md``, ``results/replicate/``.
 
-Runtime: the whole grid goes through ONE :func:`pgc.trainer.train_batch` call per reading, so
-lanes are pooled across trials; Table 1–3 trials use ``stop_at_success`` (FST and success ratio
-only need the first success), Figure 2 trials run full length.
+Runtime: the whole grid goes through ONE :func:`pgc.trainer.train_batch` call per reading (each
+trial one compiled loop, trials spread over ``processes``); Table 1–3 trials use ``stop_at_success``
+(FST and success ratio only need the first success), Figure 2 trials run full length.
 """
 
 from __future__ import annotations
@@ -217,13 +217,12 @@ class GridSpec:
     curve_submissions: int = 15_000
     workers: int = 9
     seed: int = 0
-    max_lanes: int = 8192
-    processes: int = 1  # train_batch's forked processes (runtime only; changes the noise streams)
+    processes: int = 1  # train_batch's forked processes (runtime only: results do not depend on it)
     nonprivate_variants: tuple[str, ...] = ()  # subset of the reading's ε=∞ variants to run; () = all
 
     def __post_init__(self) -> None:
         get_reading(self.reading)
-        for name in ("trials", "cap", "workers", "curve_submissions", "max_lanes", "processes"):
+        for name in ("trials", "cap", "workers", "curve_submissions", "processes"):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -443,6 +442,7 @@ class GridRun:
         if not isinstance(data, dict) or data.get("kind") != "replicate-raw":
             raise ValueError("not a raw replicate grid (kind != 'replicate-raw')")
         sd = dict(data["spec"])
+        sd.pop("max_lanes", None)  # a runtime setting of earlier versions (lane pool); no effect on results
         sd["epsilons"] = tuple(sd["epsilons"])
         sd["mechanisms"] = tuple(sd["mechanisms"])
         sd["nonprivate_variants"] = tuple(sd.get("nonprivate_variants", ()))
@@ -463,7 +463,7 @@ def _curve_points(n: int, points: int = 400) -> np.ndarray:
 
 
 def run_grid(spec: GridSpec, *, progress: bool = False) -> GridRun:
-    """Run every setting of ``spec`` in one :func:`train_batch` call (lanes pooled across trials)."""
+    """Run every setting of ``spec`` in one :func:`train_batch` call."""
     settings = grid_settings(spec)
     configs: list[TrainConfig] = []
     owner: list[int] = []
@@ -472,8 +472,7 @@ def run_grid(spec: GridSpec, *, progress: bool = False) -> GridRun:
         configs += cs
         owner += [i] * len(cs)
     start = time.perf_counter()
-    results = train_batch(configs, progress=progress, max_lanes=spec.max_lanes,
-                          **({"processes": spec.processes} if spec.processes > 1 else {}))
+    results = train_batch(configs, progress=progress, processes=spec.processes)
     wall = time.perf_counter() - start
     run = GridRun(spec=spec, settings=settings, wall_time_s=wall,
                   agent_steps=int(sum(r.agent_steps for r in results)),

@@ -71,7 +71,7 @@ class LaneEngine:
         k = len(lanes)
         self.state[lanes] = initial_states(rng, k) if states is None else states
         self.elapsed[lanes] = 0
-        self.theta[lanes] = theta
+        self.theta[lanes] = kernel.to_kernel_layout(theta)  # θ' as the kernel reads it
         self.physics[lanes] = physics
         self.alpha[lanes] = alpha
         self.active[lanes] = True

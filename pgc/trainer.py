@@ -12,8 +12,11 @@ the submissions that arrive in one tick are applied in worker order, and all fin
 copy the resulting θ for their next agent. Exploration follows §4: α = max{0, 0.5 − n/1800} with n
 the agent's index in start order.
 
-All trials of a batch share one pool of lanes: a finished trial hands its W lanes to the next
-pending trial at once, so no lane idles while stragglers run.
+Execution: a trial runs start to end inside one compiled function (:func:`pgc.kernel.run_trial`):
+its W lanes, trajectory buffers, θ and buffer (a few hundred KiB) stay in cache, and for the
+built-in mechanisms no Python runs per step or per submission. Trials are independent, so a batch
+is a loop over trials, optionally spread over forked processes; each trial draws only from
+generators spawned from its own seed, which makes its result independent of the batch.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ from typing import Sequence
 import numpy as np
 
 from .env import PAPER_GRAVITIES, TARGET_SCORE, CartPoleParams
-from .mechanisms import MECHANISMS, Mechanism, make_mechanism, nonfinite_rows, split_rounds
+from . import kernel
+from .env import PHYSICS_FIELDS
+from .mechanisms import MECHANISMS, Mechanism, compiled_spec, make_mechanism, split_rounds
 from .metrics import WINDOW, average_scores, first_success_time
 from .model import DIM, glorot_uniform_theta
-from .rollout import A3CHyperparams, LaneEngine
+from .rollout import A3CHyperparams
 from .transcript import GroundTruth, Transcript
 
 
@@ -154,39 +159,28 @@ class TrainResult:
         }
 
 
-@dataclass
-class _Recorder:
-    """Per-trial transcript being built (lists of per-tick chunks)."""
-
-    chunks: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    theta_versions: dict[int, np.ndarray] = field(default_factory=dict)
-
-    def add(self, **arrays: np.ndarray) -> None:
-        for name, arr in arrays.items():
-            self.chunks.setdefault(name, []).append(arr)
-
-    def column(self, name: str, dtype) -> np.ndarray:
-        parts = self.chunks.get(name)
-        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
-
-
 def train(config: TrainConfig, *, record_transcript: bool = False, progress: bool = False) -> TrainResult:
     """Run one trial (see :func:`train_batch`)."""
     return train_batch([config], record_transcripts=record_transcript, progress=progress)[0]
 
 
 def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Sequence[bool] = False,
-                max_lanes: int = 8192, progress: bool = False,
-                mechanisms: Sequence[Mechanism] | None = None, processes: int = 1) -> list[TrainResult]:
-    """Run K independent trials (any mix of settings and seeds) in one vectorised batch.
+                progress: bool = False, mechanisms: Sequence[Mechanism] | None = None,
+                processes: int = 1) -> list[TrainResult]:
+    """Run K independent trials (any mix of settings and seeds); results in the order of ``configs``.
 
-    Randomness: a trial's initial θ and its agents' ψ come from its own ``seed``; environment and
-    mechanism noise come from one root ``SeedSequence`` of the seeds of the trials sharing a process,
-    so the same call (same configs, same ``processes``) reproduces bit for bit.
-    ``processes > 1`` deals the trials round-robin to that many forked processes (one compiled
-    engine each, no per-step thread synchronisation). ``mechanisms`` overrides each trial's registry
-    mechanism (e.g. a third-party implementation); ``record_transcripts`` keeps the transcript of
-    the chosen trials.
+    Each trial runs start to end in one compiled loop (:func:`pgc.kernel.run_trial`): its W workers,
+    mechanism and aggregator stay in L1 cache, and no Python code runs per step or per submission
+    for the built-in mechanisms. A trial's randomness comes from its own ``seed`` only (θ₀ and ψ_n
+    from ``SeedSequence(seed)``, environment and mechanism noise from its two spawned children), so
+    a trial's result does not depend on the other trials of the batch nor on ``processes``.
+
+    ``processes > 1`` hands the trials to that many forked processes. ``mechanisms`` overrides each
+    trial's registry mechanism (e.g. a third-party implementation of the :class:`Mechanism`
+    Protocol): such a mechanism is called once per submission with a ``(1, 112)`` row and the
+    trial's mechanism generator, exactly as the built-in fast path draws its noise, so a built-in
+    mechanism passed this way reproduces the fast-path run. ``record_transcripts`` keeps the
+    transcript of the chosen trials.
     """
     configs = list(configs)
     if not configs:
@@ -197,285 +191,148 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
         raise ValueError("record_transcripts must have one flag per config")
     if mechanisms is not None and len(mechanisms) != k_trials:
         raise ValueError("mechanisms must have one entry per config")
-    if not isinstance(processes, int) or processes < 1:
+    if not isinstance(processes, int) or isinstance(processes, bool) or processes < 1:
         raise ValueError(f"processes must be a positive integer, got {processes!r}")
-    processes = min(processes, k_trials)
-    if processes > 1:
-        return _train_sharded(configs, record, max_lanes, progress, mechanisms, processes)
-    return _train_one_process(configs, record, max_lanes, progress, mechanisms)
-
-
-_SHARD_JOBS: list = []
-
-
-def _run_shard(index: int) -> list[TrainResult]:
-    configs, record, max_lanes, progress, mechanisms = _SHARD_JOBS[index]
-    return _train_one_process(configs, record, max_lanes, progress, mechanisms)
-
-
-def _train_sharded(configs, record, max_lanes, progress, mechanisms, processes) -> list[TrainResult]:
-    import multiprocessing
-
-    shards = [list(range(i, len(configs), processes)) for i in range(processes)]
-    _SHARD_JOBS[:] = [([configs[i] for i in idx], [record[i] for i in idx], max(1, max_lanes // processes),
-                       progress and n == 0, None if mechanisms is None else [mechanisms[i] for i in idx])
-                      for n, idx in enumerate(shards)]
+    mechs = [None] * k_trials if mechanisms is None else list(mechanisms)
+    jobs = list(zip(configs, record, mechs))
+    bar = _progress_bar(sum(c.submissions for c in configs), progress)
     try:
-        with multiprocessing.get_context("fork").Pool(processes) as pool:
-            parts = pool.map(_run_shard, range(processes))
-    finally:
-        _SHARD_JOBS.clear()
-    out: list[TrainResult | None] = [None] * len(configs)
-    for idx, part in zip(shards, parts):
-        for i, r in zip(idx, part):
-            out[i] = r
-    return out  # type: ignore[return-value]
-
-
-def _train_one_process(configs, record, max_lanes, progress, mechanisms) -> list[TrainResult]:
-    k_trials = len(configs)
-    hyper = configs[0].hyper
-    if any(c.hyper != hyper for c in configs):
-        raise ValueError("all trials of a batch must share A3CHyperparams (one compiled engine)")
-    if max(c.workers for c in configs) > max_lanes:
-        raise ValueError("max_lanes is smaller than a trial's worker count")
-
-    root = np.random.SeedSequence([c.seed for c in configs] + [k_trials])
-    env_rng, mech_seq = (np.random.Generator(np.random.PCG64(s)) for s in root.spawn(2))
-
-    # ---- mechanisms, grouped so each distinct one is called once per tick -------------------
-    mech_objs = [m for m in mechanisms] if mechanisms is not None else [c.build_mechanism() for c in configs]
-    group_keys: dict[object, int] = {}
-    trial_group = np.empty(k_trials, np.int64)
-    group_mech: list[Mechanism] = []
-    for k, m in enumerate(mech_objs):
-        key = m if mechanisms is None else id(m)
-        if key not in group_keys:
-            group_keys[key] = len(group_mech)
-            group_mech.append(m)
-        trial_group[k] = group_keys[key]
-    single_group = len(group_mech) == 1
-    mech_rngs = [np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(mech_seq.integers(2**63)).spawn(len(group_mech))]
-
-    # ---- per-trial state -------------------------------------------------------------------
-    n_sub = np.array([c.submissions for c in configs], np.int64)
-    n_max = int(n_sub.max())
-    buf_size = np.array([c.buffer_size for c in configs], np.int64)
-    lr = np.array([c.learning_rate for c in configs])
-    rounds = np.array([c.rounds for c in configs], np.int64)
-    zero_info = np.array([c.zero_information for c in configs])
-    any_zero_info = bool(zero_info.any())
-    stop_early = np.array([c.stop_at_success for c in configs])
-    window = np.array([c.window for c in configs], np.int64)
-    target = np.array([c.target_score for c in configs])
-    theta = np.empty((k_trials, DIM))
-    max_agents = max(-(-c.submissions // c.rounds) + c.workers for c in configs)
-    agent_psi = np.zeros((k_trials, max_agents))
-    for k, c in enumerate(configs):
-        trial_rng = np.random.default_rng(np.random.SeedSequence(c.seed))
-        theta[k] = glorot_uniform_theta(trial_rng)
-        n_agents = -(-c.submissions // c.rounds) + c.workers  # agents cut off mid-episode never submit
-        agent_psi[k, :n_agents] = trial_rng.choice(np.asarray(c.gravities), size=n_agents)  # ψ_n ~ U(Ψ)
-    trial_physics = np.stack([c.physics.as_row() for c in configs])
-    explore_start = np.array([c.exploration_start for c in configs])
-    explore_decay = np.array([c.exploration_decay for c in configs])
-    initial_theta = theta.copy()
-    buf_sum = np.zeros((k_trials, DIM))
-    buf_count = np.zeros(k_trials, np.int64)
-    version = np.zeros(k_trials, np.int64)
-    submitted = np.zeros(k_trials, np.int64)
-    agents_started = np.zeros(k_trials, np.int64)
-    steps = np.zeros(k_trials, np.int64)
-    nonfinite = np.zeros(k_trials, np.int64)
-    finished_trial = np.zeros(k_trials, np.bool_)
-    trial_start_tick = np.zeros(k_trials, np.int64)
-    scores = np.zeros((k_trials, n_max), np.int16 if hyper.cap < 32_000 else np.int32)
-    recorders = {k: _Recorder() for k in range(k_trials) if record[k]}
-    for k, rec in recorders.items():
-        rec.theta_versions[0] = theta[k].copy()
-
-    # ---- lane pool -------------------------------------------------------------------------
-    total_workers = sum(c.workers for c in configs)
-    n_lanes = min(max_lanes, total_workers)
-    engine = LaneEngine(n_lanes, hyper)
-    lane_trial = np.full(n_lanes, -1, np.int64)
-    lane_worker = np.zeros(n_lanes, np.int64)
-    lane_agent = np.zeros(n_lanes, np.int64)
-    lane_round = np.zeros(n_lanes, np.int64)
-    lane_version = np.zeros(n_lanes, np.int64)
-    lane_start = np.zeros(n_lanes, np.int64)
-    free_lanes = list(range(n_lanes))
-    pending = list(range(k_trials))
-    tick = 0
-
-    def start_agents(lanes: np.ndarray, same_agent: np.ndarray) -> None:
-        """(Re)start episodes on ``lanes``; ``same_agent`` marks lanes continuing an agent's rounds."""
-        k = lane_trial[lanes]
-        new = ~same_agent
-        if new.any():
-            kn = k[new]
-            # agent indices in start order, lanes ordered by (trial, worker)
-            order = np.lexsort((lane_worker[lanes[new]], kn))
-            ln = lanes[new][order]
-            kn = kn[order]
-            first = np.searchsorted(kn, kn, side="left")
-            idx = agents_started[kn] + (np.arange(kn.size) - first)
-            lane_agent[ln] = idx
-            lane_round[ln] = 0
-            np.add.at(agents_started, kn, 1)
-        lane_round[lanes[same_agent]] += 1
-        ag = lane_agent[lanes]
-        phys = trial_physics[k]
-        phys[:, 0] = agent_psi[k, ag]
-        alpha = np.maximum(0.0, explore_start[k] - ag / explore_decay[k])  # §4: α = max{0, 0.5 − n/1800}
-        lane_version[lanes] = version[k]
-        lane_start[lanes] = tick - trial_start_tick[k]
-        engine.start(lanes, theta[k], phys, alpha, env_rng)
-
-    def launch_pending() -> None:
-        while pending and len(free_lanes) >= configs[pending[0]].workers:
-            k = pending.pop(0)
-            w = configs[k].workers
-            lanes = np.array(sorted(free_lanes[:w]))
-            del free_lanes[:w]
-            lane_trial[lanes] = k
-            lane_worker[lanes] = np.arange(w)
-            trial_start_tick[k] = tick
-            start_agents(lanes, np.zeros(w, np.bool_))
-
-    launch_pending()
-    bar = _progress_bar(int(n_sub.sum()), progress)
-    while not finished_trial.all():
-        # ---- every worker plays one step -------------------------------------------------
-        fin = engine.tick(env_rng)
-        tick += engine.last_ticks
-        if fin.size == 0:
-            continue
-        k = lane_trial[fin]
-        order = np.argsort(k, kind="stable")  # by trial; lanes of a trial are in worker order
-        fin, k = fin[order], k[order]
-        uk, first_of, counts = np.unique(k, return_index=True, return_counts=True)
-        rank = np.arange(k.size) - np.repeat(first_of, counts)
-        keep = submitted[k] + rank < n_sub[k]  # a trial takes no more than its N submissions
-        if not keep.all():
-            fin, k, rank = fin[keep], k[keep], rank[keep]
-            if fin.size == 0:
-                continue
-            uk, first_of, counts = np.unique(k, return_index=True, return_counts=True)
-        # ---- agents privatize their gradients (Alg. 2 / Alg. 3) --------------------------
-        clean = engine.gradients[fin]
-        bad = nonfinite_rows(clean)
-        if bad.any():
-            np.add.at(nonfinite, k[bad], 1)
-        if any_zero_info and zero_info[k].any():
-            clean[zero_info[k]] = 0.0
-        if single_group:
-            noisy = group_mech[0](clean, mech_rngs[0])
+        if min(processes, k_trials) > 1:
+            results = _train_forked(jobs, min(processes, k_trials), bar)
         else:
-            noisy = np.empty_like(clean)
-            groups = trial_group[k]
-            for g in np.unique(groups):
-                rows = np.flatnonzero(groups == g)
-                noisy[rows] = group_mech[g](clean[rows], mech_rngs[g])
-        # ---- aggregator: buffer, then eq. 22 -----------------------------------------------
-        # Per trial, its first m submissions of this tick complete the open buffer (and any further
-        # full buffers); the remaining ones open the next buffer.
-        b_u = buf_size[uk]
-        n_closed = (buf_count[uk] + counts) // b_u
-        m = np.minimum(counts, np.maximum(0, n_closed * b_u - buf_count[uk]))
-        closed_sum, open_sum = _split_segment_sums(noisy, first_of, counts, m)
-        had = n_closed > 0
-        if had.any():
-            kh = uk[had]
-            theta[kh] -= (lr[kh] / buf_size[kh])[:, None] * (buf_sum[kh] + closed_sum[had])  # eq. 22
-            buf_sum[kh] = 0.0
-        buf_sum[uk] += open_sum
-        version[uk] += n_closed
-        buf_count[uk] = (buf_count[uk] + counts) % b_u
-        closed_of = np.zeros(k_trials, np.int64)
-        closed_of[uk] = n_closed
-        # ---- bookkeeping: scores, transcript, success --------------------------------------
-        pos = submitted[k] + rank
-        lengths = engine.elapsed[fin]
-        scores[k, pos] = lengths
-        np.add.at(steps, k, lengths)
-        submitted[uk] += counts
-        bar.update(int(fin.size))
-        for t in uk[np.isin(uk, list(recorders))].tolist() if recorders else ():
-            rows = k == t
-            lanes_t = fin[rows]
-            rec = recorders[t]
-            rec.add(agent=lane_agent[lanes_t], round=lane_round[lanes_t], worker=lane_worker[lanes_t],
-                    model_version=lane_version[lanes_t], gradient=noisy[rows].astype(np.float32),
-                    score=lengths[rows], start_tick=lane_start[lanes_t],
-                    arrival_tick=np.full(lanes_t.size, tick - trial_start_tick[t]),
-                    psi=engine.physics[lanes_t, 0], terminated=engine.terminated[lanes_t], nonfinite=bad[rows])
-            if closed_of[t]:
-                rec.theta_versions[int(version[t])] = theta[t].copy()
-        done_now = submitted[uk] >= n_sub[uk]
-        if stop_early[uk].any():
-            for t in uk[stop_early[uk] & ~done_now].tolist():
-                m = window[t]
-                n = submitted[t]
-                if n >= m and scores[t, n - m:n].mean() >= target[t]:
-                    done_now[np.flatnonzero(uk == t)] = True
-        # ---- finished trials free their lanes; other finished workers start new agents -----
-        for t in uk[done_now].tolist():
-            finished_trial[t] = True
-            lanes_t = np.flatnonzero(lane_trial == t)
-            running = lanes_t[engine.active[lanes_t]]
-            steps[t] += int(engine.elapsed[running].sum())  # episodes cut off by the trial's end
-            engine.stop(lanes_t)
-            lane_trial[lanes_t] = -1
-            free_lanes.extend(lanes_t.tolist())
-            bar.update(int(n_sub[t] - submitted[t]))
-        restart = fin[~finished_trial[k]]
-        if restart.size:
-            same = lane_round[restart] + 1 < rounds[lane_trial[restart]]
-            start_agents(restart, same)
-        if done_now.any():
-            free_lanes.sort()
-            launch_pending()
-    bar.close()
-
-    results = []
-    for k, c in enumerate(configs):
-        transcript = ground_truth = None
-        if k in recorders:
-            rec = recorders[k]
-            rec.theta_versions[int(version[k])] = theta[k].copy()
-            vers = np.array(sorted(rec.theta_versions), np.int64)
-            transcript = Transcript(
-                agent=rec.column("agent", np.int32), round=rec.column("round", np.int16),
-                worker=rec.column("worker", np.int16), model_version=rec.column("model_version", np.int64),
-                gradient=(np.concatenate(rec.chunks["gradient"]) if "gradient" in rec.chunks
-                          else np.zeros((0, DIM), np.float32)),
-                score=rec.column("score", np.int16), start_tick=rec.column("start_tick", np.int64),
-                arrival_tick=rec.column("arrival_tick", np.int64), theta_versions=vers,
-                thetas=np.stack([rec.theta_versions[int(v)] for v in vers]))
-            ground_truth = GroundTruth(psi=rec.column("psi", np.float64), terminated=rec.column("terminated", np.bool_),
-                                       nonfinite=rec.column("nonfinite", np.bool_))
-        results.append(TrainResult(config=c, initial_theta=initial_theta[k], theta=theta[k].copy(),
-                                   scores=scores[k, : submitted[k]].astype(np.int64), updates=int(version[k]),
-                                   agent_steps=int(steps[k]), nonfinite_gradients=int(nonfinite[k]),
-                                   transcript=transcript, ground_truth=ground_truth))
+            results = [_train_trial(*job, bar=bar) for job in jobs]
+    finally:
+        bar.close()
     return results
 
 
-def _split_segment_sums(rows: np.ndarray, first: np.ndarray, counts: np.ndarray,
-                        head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For consecutive row segments [first, first+counts): sums of their first ``head`` rows and of
-    the rest (zeros where a part is empty)."""
-    padded = np.concatenate([rows, np.zeros((1, rows.shape[1]))])  # so that index n is valid
-    bounds = np.empty(2 * first.size, np.int64)
-    bounds[0::2] = first
-    bounds[1::2] = first + head
-    # reduceat sums from each boundary to the next one (the head, then the tail up to the next
-    # segment); an empty part yields a stray row instead of 0, hence the masks
-    sums = np.add.reduceat(padded, bounds, axis=0)
-    head_sum = np.where((head > 0)[:, None], sums[0::2], 0.0)
-    tail_sum = np.where((head < counts)[:, None], sums[1::2], 0.0)
-    return head_sum, tail_sum
+_FORK_JOBS: list = []
+
+
+def _train_job(index: int) -> tuple[int, TrainResult]:
+    return index, _train_trial(*_FORK_JOBS[index], bar=None)
+
+
+def _train_forked(jobs, processes: int, bar) -> list[TrainResult]:
+    import multiprocessing
+
+    _FORK_JOBS[:] = jobs
+    out: list[TrainResult | None] = [None] * len(jobs)
+    # longest trials first, handed out one at a time: the processes finish together
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].submissions)
+    try:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            for i, result in pool.imap_unordered(_train_job, order):
+                out[i] = result
+                bar.update(int(jobs[i][0].submissions))
+    finally:
+        _FORK_JOBS.clear()
+    return out  # type: ignore[return-value]
+
+
+_PROGRESS_EVERY = 2000  # submissions between progress updates of a single trial
+
+
+def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None, bar=None) -> TrainResult:
+    """One trial of Algorithm 1: set up its arrays, then drive :func:`pgc.kernel.run_trial`."""
+    c = config
+    hyper = c.hyper
+    # ---- randomness: θ₀ and ψ_n from the seed; env and mechanism noise from its children ----
+    trial_rng = np.random.default_rng(np.random.SeedSequence(c.seed))
+    theta = glorot_uniform_theta(trial_rng)
+    initial_theta = theta.copy()
+    n_agents = -(-c.submissions // c.rounds) + c.workers  # agents cut off mid-episode never submit
+    agent_psi = trial_rng.choice(np.asarray(c.gravities), size=n_agents)  # ψ_n ~ U(Ψ)
+    env_gen, mech_gen = (np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(c.seed).spawn(2))
+
+    # ---- mechanism: a compiled built-in, or the Protocol called from here -------------------
+    mech = c.build_mechanism() if mechanism is None else mechanism
+    spec = compiled_spec(mech)
+    kind, epsilon, clip, reduced_dim, snap_grid = spec if spec is not None else (kernel.MECH_EXTERNAL, 0.0, 0.0, 1, 0.0)
+
+    # ---- settings and state arrays ----------------------------------------------------------
+    icfg = np.zeros(kernel.N_ICFG, np.int64)
+    icfg[[kernel.I_WORKERS, kernel.I_SUBMISSIONS, kernel.I_ROUNDS, kernel.I_BUFFER, kernel.I_WINDOW,
+          kernel.I_STOP_AT_SUCCESS, kernel.I_ZERO_INFO, kernel.I_MECH, kernel.I_REDUCED_DIM, kernel.I_CAP,
+          kernel.I_BOOTSTRAP, kernel.I_SAMPLE, kernel.I_RECORD]] = [
+        c.workers, c.submissions, c.rounds, c.buffer_size, c.window, c.stop_at_success, c.zero_information,
+        kind, reduced_dim, hyper.cap, hyper.bootstrap_truncated, hyper.action_selection == "sample", record]
+    fcfg = np.zeros(kernel.N_FCFG)
+    fcfg[[kernel.F_LR, kernel.F_EXPLORE_START, kernel.F_EXPLORE_DECAY, kernel.F_TARGET, kernel.F_EPSILON,
+          kernel.F_CLIP, kernel.F_SNAP_GRID, kernel.F_GAMMA, kernel.F_LAM, kernel.F_BETA]] = [
+        c.learning_rate, c.exploration_start, c.exploration_decay, c.target_score, epsilon, clip, snap_grid,
+        hyper.gamma, hyper.lam, hyper.beta]
+    w = c.workers
+    buf_sum = np.zeros(DIM)
+    ctr = np.zeros(kernel.N_COUNTERS, np.int64)
+    lane_i = np.zeros((w, kernel.N_LANE_I), np.int64)
+    lane_state = np.zeros((w, 4))
+    lane_phys = np.zeros((w, len(PHYSICS_FIELDS)))
+    lane_alpha = np.zeros(w)
+    lane_theta = np.zeros((w, DIM))
+    traj = np.zeros((w, hyper.cap, kernel.TRAJ_FIELDS))
+    lane_grad = np.zeros((w, DIM))
+    fin = np.zeros(w, np.int64)
+    pending = np.zeros(DIM)
+    noisy = np.zeros(DIM)
+    prs_matrix = np.zeros((max(1, reduced_dim), DIM))
+    scores = np.zeros(c.submissions, np.int64)
+    n_rec = c.submissions if record else 0
+    rec_i = np.zeros((n_rec, kernel.N_REC_I), np.int64)
+    rec_psi = np.zeros(n_rec)
+    rec_grad = np.zeros((n_rec, DIM), np.float32)
+    n_kept = c.submissions // c.buffer_size + 2 if record else 0
+    kept_versions = np.zeros(n_kept, np.int64)
+    kept_thetas = np.zeros((n_kept, DIM))
+    pause_after = _PROGRESS_EVERY if bar is not None and not isinstance(bar, _NullBar) else 0
+    reported = 0
+
+    # ---- run: the compiled loop returns only to ask for a mechanism or to report progress ----
+    while True:
+        status = kernel.run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, c.physics.as_row(), theta, buf_sum, ctr,
+                                  lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj, lane_grad, fin,
+                                  pending, noisy, prs_matrix, pause_after,
+                                  scores, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas)
+        if status == kernel.STATUS_DONE:
+            break
+        if status == kernel.STATUS_NEED_MECHANISM:
+            noisy[:] = _call_external(mech, pending, mech_gen)
+        elif bar is not None:  # STATUS_PAUSED
+            bar.update(int(ctr[kernel.C_SUBMITTED]) - reported)
+            reported = int(ctr[kernel.C_SUBMITTED])
+    if bar is not None:
+        bar.update(c.submissions - reported)  # a trial stopped at its first success counts as done
+
+    n = int(ctr[kernel.C_SUBMITTED])
+    transcript = ground_truth = None
+    if record:
+        kept = int(ctr[kernel.C_KEPT])
+        versions, thetas = kept_versions[:kept], kept_thetas[:kept]
+        if versions[-1] != ctr[kernel.C_VERSION]:  # never happens: kept after every tick that updated
+            raise AssertionError("final θ version was not kept")
+        ri = rec_i[:n]
+        transcript = Transcript(
+            agent=ri[:, kernel.R_AGENT].astype(np.int32), round=ri[:, kernel.R_ROUND].astype(np.int16),
+            worker=ri[:, kernel.R_WORKER].astype(np.int16), model_version=ri[:, kernel.R_VERSION].copy(),
+            gradient=rec_grad[:n].copy(), score=scores[:n].astype(np.int16 if hyper.cap < 32_000 else np.int32),
+            start_tick=ri[:, kernel.R_START].copy(), arrival_tick=ri[:, kernel.R_ARRIVAL].copy(),
+            theta_versions=versions.copy(), thetas=thetas.copy())
+        ground_truth = GroundTruth(psi=rec_psi[:n].copy(), terminated=ri[:, kernel.R_TERMINATED].astype(np.bool_),
+                                   nonfinite=ri[:, kernel.R_NONFINITE].astype(np.bool_))
+    return TrainResult(config=c, initial_theta=initial_theta, theta=theta, scores=scores[:n].copy(),
+                       updates=int(ctr[kernel.C_VERSION]), agent_steps=int(ctr[kernel.C_STEPS]),
+                       nonfinite_gradients=int(ctr[kernel.C_NONFINITE]), transcript=transcript,
+                       ground_truth=ground_truth)
+
+
+def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A third-party mechanism on one sanitized submission; its output must be a finite (1, 112) row."""
+    out = np.asarray(mechanism(clean[None, :].copy(), rng), dtype=np.float64)
+    if out.shape != (1, DIM):
+        raise ValueError(f"mechanism {type(mechanism).__name__} returned shape {out.shape}, expected (1, {DIM})")
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"mechanism {type(mechanism).__name__} returned a non-finite gradient")
+    return out[0]
 
 
 class _NullBar:

@@ -91,12 +91,16 @@ def test_same_seed_same_run_bit_for_bit():
     assert not np.array_equal(c[0].theta, a[0].theta)
 
 
-def test_lane_pool_reuse_gives_each_trial_its_submissions():
+def test_mixed_trials_each_get_their_submissions_and_do_not_interact():
     cfgs = [TrainConfig(mechanism="laplace", submissions=n, workers=w, seed=i)
             for i, (n, w) in enumerate([(50, 9), (120, 4), (30, 9), (80, 2)])]
-    res = train_batch(cfgs, max_lanes=12)  # fewer lanes than all workers: trials queue
+    res = train_batch(cfgs)
     assert [r.scores.size for r in res] == [50, 120, 30, 80]
     assert all(r.updates == r.scores.size for r in res)
+    # a trial's run depends on its own seed only: not on the batch, its position, or processes
+    alone = train(cfgs[1])
+    np.testing.assert_array_equal(alone.theta, res[1].theta)
+    np.testing.assert_array_equal(alone.scores, res[1].scores)
 
 
 def test_stop_at_success_and_zero_information():
@@ -170,3 +174,72 @@ def test_process_shards_are_deterministic_and_keep_order():
         np.testing.assert_array_equal(x.theta, y.theta)
     with pytest.raises(ValueError, match="processes"):
         train_batch(cfgs, processes=0)
+
+
+# ---- compiled fast path vs the public Mechanism Protocol ------------------------------------
+
+
+@dataclass(frozen=True)
+class ThroughProtocol:
+    """Wraps a built-in mechanism so the trainer cannot recognise it: every submission goes through
+    ``__call__`` from Python, with the trial's mechanism generator."""
+
+    inner: object
+
+    @property
+    def epsilon(self):
+        return self.inner.epsilon
+
+    def __call__(self, gradients, rng):
+        return self.inner(gradients, rng)
+
+
+@pytest.mark.parametrize("mechanism, epsilon, clip, buffer_size", [
+    ("laplace", 1.0, None, 1), ("laplace-secure", 2.0, None, 3), ("prs", 10.0, None, 20),
+    ("prs", 5.0, 0.5, 1), ("none", math.inf, None, 1), ("none", math.inf, math.inf, 5)])
+def test_compiled_mechanisms_equal_the_protocol_path(mechanism, epsilon, clip, buffer_size):
+    cfg = TrainConfig(mechanism=mechanism, epsilon=epsilon, clip=clip, buffer_size=buffer_size, submissions=150,
+                      learning_rate=0.5 if clip != math.inf else 1e-3, seed=11)
+    fast = train(cfg, record_transcript=True)
+    slow = train_batch([cfg], record_transcripts=True, mechanisms=[ThroughProtocol(cfg.build_mechanism())])[0]
+    np.testing.assert_array_equal(fast.scores, slow.scores)  # same episodes: same draws in the same order
+    np.testing.assert_allclose(fast.transcript.gradient, slow.transcript.gradient, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(fast.theta, slow.theta, rtol=0, atol=1e-10)  # sums in another order only
+    assert fast.updates == slow.updates == 150 // buffer_size
+
+
+def test_results_do_not_depend_on_processes_or_progress(monkeypatch):
+    import pgc.trainer as trainer
+
+    cfgs = [TrainConfig(mechanism="prs", epsilon=5.0, buffer_size=10, submissions=90 + 20 * s, seed=s) for s in range(4)]
+    serial = train_batch(cfgs)
+    forked = train_batch(cfgs, processes=2)
+    monkeypatch.setattr(trainer, "_PROGRESS_EVERY", 7)  # pause and resume the compiled loop often
+    paused = train_batch(cfgs, progress=True)
+    for a, b, c in zip(serial, forked, paused):
+        np.testing.assert_array_equal(a.theta, b.theta)
+        np.testing.assert_array_equal(a.theta, c.theta)
+        np.testing.assert_array_equal(a.scores, c.scores)
+        assert a.agent_steps == b.agent_steps == c.agent_steps
+
+
+def test_a_broken_third_party_mechanism_is_stopped():
+    @dataclass(frozen=True)
+    class WrongShape:
+        epsilon: float = 1.0
+
+        def __call__(self, g, rng):
+            return g[:, :10]
+
+    @dataclass(frozen=True)
+    class EmitsNaN:
+        epsilon: float = 1.0
+
+        def __call__(self, g, rng):
+            return g * np.nan
+
+    cfg = TrainConfig(submissions=20, seed=0)
+    with pytest.raises(ValueError, match="shape"):
+        train_batch([cfg], mechanisms=[WrongShape()])
+    with pytest.raises(ValueError, match="non-finite"):
+        train_batch([cfg], mechanisms=[EmitsNaN()])

@@ -160,3 +160,23 @@ def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
     complete = [t for t in result["trials"] if t["state"] == "COMPLETE"]
     assert set(result["pareto_front"]) <= {t["number"] for t in complete}
     assert np.all([t["seeds"] for t in result["trials"] if t["state"] != "FAIL"])
+
+
+def test_a_retry_popped_by_a_worker_killed_before_its_first_heartbeat_is_failed_and_requeued(tmp_path):
+    from tuning.study import _fail_orphans, make_storage
+
+    storage = make_storage(f"sqlite:///{tmp_path / 's.db'}", heartbeat_interval=1, grace_period=1)
+    study = optuna.create_study(study_name="o", storage=storage, directions=["maximize", "minimize"])
+    dist = {"log_epsilon": optuna.distributions.FloatDistribution(-1.0, 1.0)}
+    study.add_trial(optuna.create_trial(state=optuna.trial.TrialState.WAITING, params={"log_epsilon": 0.25},
+                                        distributions=dist, system_attrs={"failed_trial": 0}))
+    popped = study.ask(fixed_distributions=dist)  # RUNNING, parameters set, no heartbeat: then the kill
+    live = study.ask()  # a live worker's trial: it has its seeds attribute
+    live.set_user_attr("seeds", [1])
+    time.sleep(1.2)
+    _fail_orphans(study, storage, grace=1.0)
+    states = {t.number: t.state for t in study.get_trials()}
+    assert states[popped.number] == optuna.trial.TrialState.FAIL
+    assert states[live.number] == optuna.trial.TrialState.RUNNING
+    retries = [t for t in study.get_trials() if t.state == optuna.trial.TrialState.WAITING]
+    assert len(retries) == 1 and retries[0].params == {"log_epsilon": 0.25}

@@ -306,13 +306,19 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
 
 
 def _fail_orphans(study: optuna.Study, storage, grace: float) -> None:
-    """RUNNING trials without parameters, older than the grace period: a worker killed between asking for
-    the trial and its first heartbeat (a live worker sets parameters within milliseconds). Nothing to re-queue."""
+    """RUNNING trials with no heartbeat to go stale: a worker killed between ``study.ask()`` and the
+    trial's first heartbeat. They never got their ``seeds`` attribute (a live worker sets it within
+    milliseconds of asking), so they are recognised by its absence once older than the grace period.
+    They fail; one that already held parameters (a popped retry) is re-queued as the heartbeat
+    callback would have done."""
     now = datetime.datetime.now()
+    callback = storage.get_heartbeat_stale_trial_callback()
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        if not t.params and t.datetime_start is not None and (now - t.datetime_start).total_seconds() > grace:
-            with contextlib.suppress(Exception):
-                storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL)
+        if "seeds" in t.user_attrs or t.datetime_start is None or (now - t.datetime_start).total_seconds() <= grace:
+            continue
+        with contextlib.suppress(Exception):
+            if storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL) and t.params and callback:
+                callback(study, storage.get_trial(t._trial_id))
 
 
 def _finished(study: optuna.Study) -> int:
