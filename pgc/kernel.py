@@ -1,8 +1,13 @@
-"""Fused, compiled step of many agent lanes: CartPole physics + policy + online A3C gradient.
+"""Compiled core: CartPole physics + policy + online A3C gradient, and whole trials of Algorithm 1.
 
-Each lane is one agent playing one episode with its own parameter copy θ' (112 floats, layout in
-:mod:`pgc.model`) and its own physics row (:mod:`pgc.env`). One call of :func:`advance` moves every
-active lane by one environment step.
+A lane is one agent playing one episode with its own parameter copy θ' (112 floats, in the kernel
+layout :data:`KERNEL_ORDER`) and its own physics row (:mod:`pgc.env`). Two drivers share the same
+inlined pieces (forward pass, physics step, backward sweep):
+
+* :func:`advance` — many lanes at one fixed model each, tick by tick until some episode ends
+  (:class:`pgc.rollout.LaneEngine`: clean gradients for the auditor and the attacker);
+* :func:`run_trial` — one whole trial: W workers, the built-in mechanisms (:func:`privatize_row`,
+  the compiled twin of :mod:`pgc.mechanisms` on one row), the buffer and eq. 22, the transcript.
 
 Gradient of eqs. 15–18
 ----------------------
@@ -188,6 +193,27 @@ def _finish_episode(lane, traj, steps, term, x, x_dot, th, th_dot, theta, gamma,
     _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_out)
 
 
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _play(lane, a, t, state, theta, physics, traj, cap, gamma, lam, beta, bootstrap_truncated, grad_out):
+    """Lane plays action a at its step t: store (s_t, a_t), CartPole step, and at the episode's end
+    the backward sweep into grad_out[lane]. Returns (episode over, pole fell)."""
+    s0 = state[lane, 0]
+    s1 = state[lane, 1]
+    s2 = state[lane, 2]
+    s3 = state[lane, 3]
+    _store_step(traj, lane, t, s0, s1, s2, s3, a)
+    x, x_dot, th, th_dot, term = _physics_step(physics, lane, s0, s1, s2, s3, a)
+    state[lane, 0] = x
+    state[lane, 1] = x_dot
+    state[lane, 2] = th
+    state[lane, 3] = th_dot
+    over = term or t + 1 >= cap
+    if over:
+        _finish_episode(lane, traj, t + 1, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
+                        bootstrap_truncated, grad_out)
+    return over, term
+
+
 @nb.njit(cache=True, error_model="numpy")
 def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
              cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
@@ -200,11 +226,7 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
             done[lane] = False
             if not active[lane]:
                 continue
-            s0 = state[lane, 0]
-            s1 = state[lane, 1]
-            s2 = state[lane, 2]
-            s3 = state[lane, 3]
-            z0, z1, _ = _forward(theta, lane, s0, s1, s2, s3)
+            z0, z1, _ = _forward(theta, lane, state[lane, 0], state[lane, 1], state[lane, 2], state[lane, 3])
             # action (§4): with probability α uniformly random; otherwise argmax π (Alg. 1; ties -> 0 as
             # numpy's argmax) or, with ``sample_actions``, a draw from π (the usual A3C actor)
             if u_explore[lane] < alpha[lane]:
@@ -216,19 +238,13 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
                 a = 0 if z0 >= z1 else 1
             actions[lane] = a
             t = elapsed[lane]
-            _store_step(traj, lane, t, s0, s1, s2, s3, a)
-            x, x_dot, th, th_dot, term = _physics_step(physics, lane, s0, s1, s2, s3, a)
-            state[lane, 0] = x
-            state[lane, 1] = x_dot
-            state[lane, 2] = th
-            state[lane, 3] = th_dot
             elapsed[lane] = t + 1
-            if term or t + 1 >= cap:
+            over, term = _play(lane, a, t, state, theta, physics, traj, cap, gamma, lam, beta,
+                               bootstrap_truncated, grad_out)
+            if over:
                 done[lane] = True
                 any_done = True
                 terminated[lane] = term
-                _finish_episode(lane, traj, t + 1, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
-                                bootstrap_truncated, grad_out)
         if any_done:
             return tick + 1
     return max_ticks
@@ -446,11 +462,8 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
             for w in range(n_workers):
                 if lane_i[w, L_ACTIVE] == 0:
                     continue
-                s0 = lane_state[w, 0]
-                s1 = lane_state[w, 1]
-                s2 = lane_state[w, 2]
-                s3 = lane_state[w, 3]
-                z0, z1, _ = _forward(lane_theta, w, s0, s1, s2, s3)
+                z0, z1, _ = _forward(lane_theta, w, lane_state[w, 0], lane_state[w, 1], lane_state[w, 2],
+                                     lane_state[w, 3])
                 # §4: with probability α a uniformly random action; otherwise argmax π (Alg. 1,
                 # ties -> 0) or, with sample_actions, a draw from π
                 if lane_alpha[w] > 0.0 and env_gen.random() < lane_alpha[w]:
@@ -461,19 +474,13 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
                 else:
                     a = 0 if z0 >= z1 else 1
                 t = lane_i[w, L_ELAPSED]
-                _store_step(traj, w, t, s0, s1, s2, s3, a)
-                x, x_dot, th, th_dot, term = _physics_step(lane_phys, w, s0, s1, s2, s3, a)
-                lane_state[w, 0] = x
-                lane_state[w, 1] = x_dot
-                lane_state[w, 2] = th
-                lane_state[w, 3] = th_dot
                 lane_i[w, L_ELAPSED] = t + 1
                 ctr[C_STEPS] += 1
-                if term or t + 1 >= cap:
+                over, term = _play(w, a, t, lane_state, lane_theta, lane_phys, traj, cap, gamma, lam, beta,
+                                   bootstrap, lane_grad)
+                if over:
                     lane_i[w, L_ACTIVE] = 0
                     lane_i[w, L_TERMINATED] = 1 if term else 0
-                    _finish_episode(w, traj, t + 1, term, x, x_dot, th, th_dot, lane_theta, gamma, lam, beta,
-                                    bootstrap, lane_grad)
                     fin[n_fin] = w
                     n_fin += 1
             ctr[C_TICK] += 1

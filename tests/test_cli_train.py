@@ -76,3 +76,13 @@ def test_bad_config_file(tmp_path):
     assert main(["train", "--config", str(bad), "--out", str(tmp_path / "r")]) == 2
     bad.write_text(json.dumps({"epsilon": 1.0, "nonsense": 2}))
     assert main(["train", "--config", str(bad), "--out", str(tmp_path / "r")]) == 2
+
+
+def test_bench_train_prints_both_references_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "train", "--trials", "3", "--submissions", "30", "--naive-seconds", "0.3",
+                 "--processes", "1", "--json", str(out)]) == 0
+    numbers = json.loads(out.read_text())["numbers"]
+    assert numbers["vectorised_agent_steps"] > 0 and numbers["naive_agent_steps"] > 0
+    assert numbers["ratio"] == pytest.approx(numbers["vectorised_steps_per_s"] / numbers["naive_steps_per_s"])
+    assert "naive reference" in capsys.readouterr().out

@@ -1,8 +1,7 @@
 """The optuna study: ask a batch of trials, train them together, prune at rungs, tell, export.
 
-Why batches: :func:`pgc.trainer.train_batch` runs many training runs in one vectorised pool whose
-cost is dominated by the number of clock ticks, not by the number of lanes; B optuna trials × R runs
-each cost little more than one trial. Each trial is evaluated at increasing submission budgets
+Why batches: B optuna trials × R runs each go to one :func:`pgc.trainer.train_batch` call (every
+run one compiled loop seeded by its own seed), so a batch is trained, pruned and told together. Each trial is evaluated at increasing submission budgets
 ("rungs"); after an intermediate rung a trial that shows no sign of learning (no success and median
 average score below ``prune_below_mu``) is pruned, the rest are trained again at the next budget.
 

@@ -57,10 +57,10 @@ def run(args: argparse.Namespace) -> int:
 
     fast_episodes = sum(r.scores.size for r in results)
 
-    rng = np.random.default_rng(args.seed)
-    theta = glorot_uniform_theta(rng)
-    naive_rate, naive_steps, naive_episodes = naive_steps_per_second(theta, args.naive_seconds, rng)
-    tuned_rate, tuned_steps, tuned_episodes = batched_loss_steps_per_second(theta, args.naive_seconds, rng)
+    theta_rng, naive_rng, tuned_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(args.seed).spawn(3))
+    theta = glorot_uniform_theta(theta_rng)
+    naive_rate, naive_steps, naive_episodes = naive_steps_per_second(theta, args.naive_seconds, naive_rng)
+    tuned_rate, tuned_steps, tuned_episodes = batched_loss_steps_per_second(theta, args.naive_seconds, tuned_rng)
     ratio = fast_rate / naive_rate
     numbers = {
         "benchmark": "train", "mechanism": args.mechanism, "epsilon": eps, "trials": args.trials,

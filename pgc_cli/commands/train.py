@@ -66,7 +66,7 @@ class TrainCommand:
         p.add_argument("--trials", type=positive_int, default=1, help="K trials, seeds S..S+K-1 (default 1)")
         p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
         p.add_argument("--processes", type=positive_int, default=1,
-                       help="deal the trials to this many processes (default 1; results depend on it)")
+                       help="spread the trials over this many processes (default 1; results do not depend on it)")
         p.add_argument("--out", default="runs/train", help="output folder (default runs/train)")
         p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
         p.add_argument("--no-transcript", action="store_true", help="do not record transcripts")
