@@ -194,9 +194,12 @@ def _finish_episode(lane, traj, steps, term, x, x_dot, th, th_dot, theta, gamma,
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
-def _play(lane, a, t, state, theta, physics, traj, cap, gamma, lam, beta, bootstrap_truncated, grad_out):
-    """Lane plays action a at its step t: store (s_t, a_t), CartPole step, and at the episode's end
-    the backward sweep into grad_out[lane]. Returns (episode over, pole fell)."""
+def _play(lane, a, t, state, physics, traj, cap):
+    """Lane plays action a at its step t: store (s_t, a_t) and take the CartPole step.
+
+    Returns (episode over, pole fell, s_{t+1}). The caller runs :func:`_finish_episode` when the
+    episode is over: called from here, inlined into a hot loop, its array arguments would be
+    reference-counted on every step, not once per episode."""
     s0 = state[lane, 0]
     s1 = state[lane, 1]
     s2 = state[lane, 2]
@@ -207,11 +210,7 @@ def _play(lane, a, t, state, theta, physics, traj, cap, gamma, lam, beta, bootst
     state[lane, 1] = x_dot
     state[lane, 2] = th
     state[lane, 3] = th_dot
-    over = term or t + 1 >= cap
-    if over:
-        _finish_episode(lane, traj, t + 1, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
-                        bootstrap_truncated, grad_out)
-    return over, term
+    return term or t + 1 >= cap, term, x, x_dot, th, th_dot
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -239,9 +238,10 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
             actions[lane] = a
             t = elapsed[lane]
             elapsed[lane] = t + 1
-            over, term = _play(lane, a, t, state, theta, physics, traj, cap, gamma, lam, beta,
-                               bootstrap_truncated, grad_out)
+            over, term, x, x_dot, th, th_dot = _play(lane, a, t, state, physics, traj, cap)
             if over:
+                _finish_episode(lane, traj, t + 1, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
+                                bootstrap_truncated, grad_out)
                 done[lane] = True
                 any_done = True
                 terminated[lane] = term
@@ -476,9 +476,10 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
                 t = lane_i[w, L_ELAPSED]
                 lane_i[w, L_ELAPSED] = t + 1
                 ctr[C_STEPS] += 1
-                over, term = _play(w, a, t, lane_state, lane_theta, lane_phys, traj, cap, gamma, lam, beta,
-                                   bootstrap, lane_grad)
+                over, term, x, x_dot, th, th_dot = _play(w, a, t, lane_state, lane_phys, traj, cap)
                 if over:
+                    _finish_episode(w, traj, t + 1, term, x, x_dot, th, th_dot, lane_theta, gamma, lam, beta,
+                                    bootstrap, lane_grad)
                     lane_i[w, L_ACTIVE] = 0
                     lane_i[w, L_TERMINATED] = 1 if term else 0
                     fin[n_fin] = w
