@@ -39,6 +39,7 @@ import numba as nb
 import numpy as np
 
 from .env import THETA_THRESHOLD, X_THRESHOLD
+from .mechanisms import SNAP_BOUND_SCALES
 from .model import DIM
 
 TRAJ_FIELDS = 5  # s_t (4 numbers) and a_t per stored step
@@ -282,12 +283,43 @@ MECH_PRS = 4
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
+def _l1_norm(g):
+    """||g||_1 summed in the order of numpy's pairwise ``np.abs(g).sum()`` for d ≤ 128 (eight
+    running sums, combined as a tree, then the d mod 8 tail), so the clip is bit for bit numpy's."""
+    d = g.shape[0]
+    if d < 8 or d > 128:
+        total = 0.0
+        for j in range(d):
+            total += abs(g[j])
+        return total
+    r0 = abs(g[0])
+    r1 = abs(g[1])
+    r2 = abs(g[2])
+    r3 = abs(g[3])
+    r4 = abs(g[4])
+    r5 = abs(g[5])
+    r6 = abs(g[6])
+    r7 = abs(g[7])
+    full = d - d % 8
+    for i in range(8, full, 8):
+        r0 += abs(g[i])
+        r1 += abs(g[i + 1])
+        r2 += abs(g[i + 2])
+        r3 += abs(g[i + 3])
+        r4 += abs(g[i + 4])
+        r5 += abs(g[i + 5])
+        r6 += abs(g[i + 6])
+        r7 += abs(g[i + 7])
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for j in range(full, d):
+        total += abs(g[j])
+    return total
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _l1_clip_row(g, out, bound):
     """Eq. 19: g / max{1, ||g||_1 / bound}."""
-    norm = 0.0
-    for j in range(g.shape[0]):
-        norm += abs(g[j])
-    scale = max(1.0, norm / bound)
+    scale = max(1.0, _l1_norm(g) / bound)
     for j in range(g.shape[0]):
         out[j] = g[j] / scale
 
@@ -332,7 +364,7 @@ def privatize_row(kind, g, out, gen, epsilon, clip, reduced_dim, snap_grid, matr
             for j in range(d):
                 out[j] = out[j] + noise[j]
         else:  # Mironov's snapping: clamp, add noise, round to the grid, clamp
-            bound = clip / 2.0 + 40.0 * scale  # mechanisms.SNAP_BOUND_SCALES
+            bound = clip / 2.0 + SNAP_BOUND_SCALES * scale
             for j in range(d):
                 x = min(max(out[j], -bound), bound) + noise[j]
                 out[j] = min(max(np.rint(x / snap_grid) * snap_grid, -bound), bound)
@@ -491,7 +523,7 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
             if n_fin == 0:
                 continue
         # ---- the tick's submissions, in worker order ----------------------------------------
-        while ctr[C_FIN_POS] < ctr[C_N_FIN] and ctr[C_SUBMITTED] < n_submissions:
+        while ctr[C_FIN_POS] < ctr[C_N_FIN] and ctr[C_DONE] == 0:
             w = fin[ctr[C_FIN_POS]]
             if ctr[C_PREPARED] == 0:  # non-finite rule, then the zero-information control
                 bad = False
@@ -537,20 +569,22 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
                 rec_psi[n] = lane_phys[w, 0]
                 for j in range(d):
                     rec_grad[n, j] = noisy[j]
-            ctr[C_SUBMITTED] = n + 1
+            n += 1
+            ctr[C_SUBMITTED] = n
             ctr[C_FIN_POS] += 1
             submitted_this_call += 1
-        # ---- end of the tick: stop?, keep θ, finished workers start new agents -------------
-        n = ctr[C_SUBMITTED]
-        if n >= n_submissions:
-            ctr[C_DONE] = 1
-        elif icfg[I_STOP_AT_SUCCESS] != 0 and n >= icfg[I_WINDOW]:
-            m = icfg[I_WINDOW]
-            total = 0.0
-            for i in range(n - m, n):
-                total += scores[i]
-            if total / m >= fcfg[F_TARGET]:  # eq. 26: first success
+            # the trial ends after its N-th submission, or with stop_at_success right at its first
+            # success (eq. 26): later arrivals of the same tick are not applied
+            if n >= n_submissions:
                 ctr[C_DONE] = 1
+            elif icfg[I_STOP_AT_SUCCESS] != 0 and n >= icfg[I_WINDOW]:
+                m = icfg[I_WINDOW]
+                total = 0.0
+                for i in range(n - m, n):
+                    total += scores[i]
+                if total / m >= fcfg[F_TARGET]:
+                    ctr[C_DONE] = 1
+        # ---- end of the tick: keep θ, finished workers start new agents --------------------
         if record and ctr[C_VERSION] != ctr[C_TICK_VERSION]:
             kept_versions[ctr[C_KEPT]] = ctr[C_VERSION]
             for j in range(d):

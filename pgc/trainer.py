@@ -21,16 +21,16 @@ generators spawned from its own seed, which makes its result independent of the 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
 import numpy as np
 
-from .env import PAPER_GRAVITIES, TARGET_SCORE, CartPoleParams
 from . import kernel
-from .env import PHYSICS_FIELDS
-from .mechanisms import MECHANISMS, Mechanism, compiled_spec, make_mechanism, split_rounds
+from .env import PAPER_GRAVITIES, PHYSICS_FIELDS, TARGET_SCORE, CartPoleParams
+from .mechanisms import MECHANISMS, Mechanism, ProjectedRandomSign, compiled_spec, make_mechanism, split_rounds
 from .metrics import WINDOW, average_scores, first_success_time
 from .model import DIM, glorot_uniform_theta
 from .rollout import A3CHyperparams
@@ -73,13 +73,17 @@ class TrainConfig:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if self.submissions > 10_000_000:
             raise ValueError("submissions must be <= 10,000,000")
+        if self.workers > 10_000 or self.rounds > 10_000:  # the transcript stores them as int16
+            raise ValueError("workers and rounds must be <= 10,000")
         if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
         if not (0 <= self.exploration_start <= 1) or not self.exploration_decay > 0:
             raise ValueError("exploration_start must lie in [0, 1] and exploration_decay be > 0")
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        self.build_mechanism()  # validates ε, C, d̂ for the mechanism
+        mechanism = self.build_mechanism()  # validates ε and C for the mechanism
+        if isinstance(mechanism, ProjectedRandomSign):
+            mechanism.reduced_dim_for(DIM)  # d̂ ≤ d
 
     def build_mechanism(self) -> Mechanism:
         """The per-submission mechanism (ε split over ``rounds``)."""
@@ -206,27 +210,32 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
     return results
 
 
-_FORK_JOBS: list = []
+_FORK_JOBS: dict[int, list] = {}  # batch id -> jobs, inherited by the forked workers
+_BATCH_IDS = itertools.count()
 
 
-def _train_job(index: int) -> tuple[int, TrainResult]:
-    return index, _train_trial(*_FORK_JOBS[index], bar=None)
+def _train_job(batch: int, index: int) -> tuple[int, TrainResult]:
+    return index, _train_trial(*_FORK_JOBS[batch][index], bar=None)
 
 
 def _train_forked(jobs, processes: int, bar) -> list[TrainResult]:
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    _FORK_JOBS[:] = jobs
+    batch = next(_BATCH_IDS)
+    _FORK_JOBS[batch] = jobs  # set before the workers fork: third-party mechanisms need not pickle
     out: list[TrainResult | None] = [None] * len(jobs)
-    # longest trials first, handed out one at a time: the processes finish together
+    # longest trials first, handed out one at a time: the processes finish together. A worker that
+    # dies (e.g. out of memory) raises BrokenProcessPool here instead of hanging.
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].submissions)
     try:
-        with multiprocessing.get_context("fork").Pool(processes) as pool:
-            for i, result in pool.imap_unordered(_train_job, order):
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+            for future in as_completed([pool.submit(_train_job, batch, i) for i in order]):
+                i, result = future.result()
                 out[i] = result
                 bar.update(int(jobs[i][0].submissions))
     finally:
-        _FORK_JOBS.clear()
+        del _FORK_JOBS[batch]
     return out  # type: ignore[return-value]
 
 
@@ -297,7 +306,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
             break
         if status == kernel.STATUS_NEED_MECHANISM:
             noisy[:] = _call_external(mech, pending, mech_gen)
-        elif bar is not None:  # STATUS_PAUSED
+        if bar is not None and (status == kernel.STATUS_PAUSED or ctr[kernel.C_SUBMITTED] - reported >= _PROGRESS_EVERY):
             bar.update(int(ctr[kernel.C_SUBMITTED]) - reported)
             reported = int(ctr[kernel.C_SUBMITTED])
     if bar is not None:

@@ -107,6 +107,15 @@ def test_stop_at_success_and_zero_information():
     cfg = TrainConfig(mechanism="none", submissions=200, stop_at_success=True, target_score=5.0, seed=0)
     res = train(cfg)
     assert res.scores.size == res.fst < 200  # stopped at its first success
+    # many workers finish in the same tick: the trial still stops at the submission that succeeded
+    stopped = 0
+    for seed in range(6):
+        wide = train(TrainConfig(mechanism="none", submissions=300, stop_at_success=True, target_score=15.0,
+                                 workers=30, seed=seed), record_transcript=True)
+        expected = 300 if math.isinf(wide.fst) else wide.fst
+        assert wide.scores.size == wide.updates == len(wide.transcript) == expected
+        stopped += expected < 300
+    assert stopped >= 2  # (seed 2 succeeds at submission 28, mid-tick)
     zero = train(TrainConfig(mechanism="none", submissions=50, zero_information=True, seed=0))
     np.testing.assert_array_equal(zero.theta, zero.initial_theta)  # no noise and no information: θ never moves
 
@@ -137,6 +146,10 @@ def test_config_validation():
         TrainConfig(buffer_size=0)
     with pytest.raises(ValueError, match="gravities"):
         TrainConfig(gravities=())
+    with pytest.raises(ValueError, match="workers and rounds"):
+        TrainConfig(workers=40_000)
+    with pytest.raises(ValueError, match="reduced_dim"):
+        TrainConfig(mechanism="prs", epsilon=10.0, reduced_dim=200)
     with pytest.raises(ValueError, match="action_selection"):
         A3CHyperparams(action_selection="softmax")
     cfg = TrainConfig(mechanism="prs", epsilon=10.0, hyper=A3CHyperparams(cap=50))
@@ -216,6 +229,19 @@ def test_results_do_not_depend_on_processes_or_progress(monkeypatch):
     forked = train_batch(cfgs, processes=2)
     monkeypatch.setattr(trainer, "_PROGRESS_EVERY", 7)  # pause and resume the compiled loop often
     paused = train_batch(cfgs, progress=True)
+    updates = []
+
+    class Bar:
+        def update(self, n):
+            updates.append(n)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(trainer, "_progress_bar", lambda total, enabled: Bar())
+    protocol = train_batch(cfgs[:1], progress=True, mechanisms=[ThroughProtocol(cfgs[0].build_mechanism())])[0]
+    assert sum(updates) == cfgs[0].submissions and len(updates) >= cfgs[0].submissions // 7  # reported as it goes
+    np.testing.assert_allclose(protocol.theta, serial[0].theta, atol=1e-12)
     for a, b, c in zip(serial, forked, paused):
         np.testing.assert_array_equal(a.theta, b.theta)
         np.testing.assert_array_equal(a.theta, c.theta)
