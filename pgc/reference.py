@@ -59,6 +59,18 @@ def episode_gradient(theta: np.ndarray, states: np.ndarray, actions: np.ndarray,
     return np.concatenate([p.grad.reshape(-1).numpy() for p in model._ordered()])
 
 
+def _timed_episodes(env, rng: np.random.Generator, seconds: float):
+    """Consecutive episodes of one agent until ``seconds`` have passed: yields (first observation, α)
+    with §4's exploration α = max{0, 0.5 − n/1800} for the n-th episode, as the trainer's agents."""
+    seed = int(rng.integers(2**31))
+    start = time.perf_counter()
+    episode = 0
+    while time.perf_counter() - start < seconds:
+        obs, _ = env.reset(seed=seed + episode)
+        yield obs, max(0.0, 0.5 - episode / 1800)
+        episode += 1
+
+
 def naive_steps_per_second(theta: np.ndarray, seconds: float, rng: np.random.Generator,
                            physics: CartPoleParams | None = None,
                            hyper: A3CHyperparams | None = None) -> tuple[float, int, int]:
@@ -74,13 +86,9 @@ def naive_steps_per_second(theta: np.ndarray, seconds: float, rng: np.random.Gen
     env.unwrapped.gravity = physics.gravity
     model = ActorCritic.from_flat(theta)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-    seed = int(rng.integers(2**31))
     steps = episodes = 0
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        obs, _ = env.reset(seed=seed)
-        seed += 1
-        alpha = max(0.0, 0.5 - episodes / 1800)  # §4 exploration, as the trainer's agents
+    for obs, alpha in _timed_episodes(env, rng, seconds):
         episodes += 1
         values, chosen_log_probs, entropies = [], [], []
         terminated = truncated = False
@@ -120,13 +128,9 @@ def batched_loss_steps_per_second(theta: np.ndarray, seconds: float, rng: np.ran
     env = gym.make("CartPole-v1").unwrapped  # cap handled below (200 steps)
     env.gravity = physics.gravity
     model = ActorCritic.from_flat(theta)
-    seed = int(rng.integers(2**31))
     steps = episodes = 0
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        obs, _ = env.reset(seed=seed)
-        seed += 1
-        alpha = max(0.0, 0.5 - episodes / 1800)  # §4 exploration, as the trainer's agents
+    for obs, alpha in _timed_episodes(env, rng, seconds):
         episodes += 1
         states, actions = [obs], []
         terminated = False
