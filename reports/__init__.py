@@ -12,48 +12,14 @@ nothing half-written.
 from __future__ import annotations
 
 import json
-import math
-import os
-import tempfile
 from pathlib import Path
 
+from .files import json_safe, write_bytes_atomic
 from .loaders import KINDS, ReportInputError, Source, load_sources
 
 __all__ = ["KINDS", "ReportInputError", "Source", "build_report", "load_sources"]
 
 HTML_FILE, MD_FILE, JSON_FILE, FIGURE_DIR = "report.html", "report.md", "report.json", "figures"
-
-
-def _json_safe(obj):
-    if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set)):
-        return [_json_safe(v) for v in obj]
-    if isinstance(obj, Path):
-        return str(obj)
-    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
-        try:
-            obj = obj.item()
-        except (AttributeError, ValueError):
-            return str(obj)
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
-    return obj
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a report is meant to be read
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def build_report(inputs, out_dir: str | Path, *, title: str = "pgc-audit privacy report") -> dict[str, Path]:
@@ -70,10 +36,10 @@ def build_report(inputs, out_dir: str | Path, *, title: str = "pgc-audit privacy
     page, markdown, summary, figures = render(content, out, title=title)
     blobs = {Path(FIGURE_DIR) / name: png for name, png in figures.items()}
     blobs[Path(MD_FILE)] = markdown.encode()
-    blobs[Path(JSON_FILE)] = (json.dumps(_json_safe(summary), indent=2, ensure_ascii=False) + "\n").encode()
+    blobs[Path(JSON_FILE)] = (json.dumps(json_safe(summary), indent=2, ensure_ascii=False) + "\n").encode()
     blobs[Path(HTML_FILE)] = page.encode()  # last: its presence marks a finished report
     written = {}
     for rel, data in blobs.items():
-        _write_atomic(out / rel, data)
+        write_bytes_atomic(out / rel, data)
         written[str(rel)] = out / rel
     return written

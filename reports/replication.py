@@ -16,8 +16,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -25,6 +23,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+from .files import write_bytes_atomic  # noqa: E402
 
 TABLE_FILES = {"table1": "table1_fst.md", "table2": "table2_success_ratio.md",
                "table3": "table3_relative_auc.md", "control": "control.md", "all": "tables.md"}
@@ -276,18 +276,6 @@ def figure2(data: dict) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def _write_atomic(path: Path, blob: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def render_all(data: dict) -> dict[str, bytes]:
     """Every output file name → bytes (nothing written)."""
     out = {TABLE_FILES[name]: text.encode() for name, text in render_tables(data).items()}
@@ -304,6 +292,6 @@ def write_replication(result: str | Path | dict, out_dir: str | Path) -> dict[st
     out = Path(out_dir)
     written = {}
     for name, blob in blobs.items():
-        _write_atomic(out / name, blob)
+        write_bytes_atomic(out / name, blob)
         written[name] = out / name
     return written
