@@ -42,7 +42,7 @@ class A3CHyperparams:
 
 
 class LaneEngine:
-    """Per-lane episode state; :meth:`tick` steps all active lanes once (compiled, parallel)."""
+    """Per-lane episode state; :meth:`tick` steps all active lanes once (compiled)."""
 
     def __init__(self, n_lanes: int, hyper: A3CHyperparams):
         if n_lanes < 1:

@@ -272,6 +272,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         c.learning_rate, c.exploration_start, c.exploration_decay, c.target_score, epsilon, clip, snap_grid,
         hyper.gamma, hyper.lam, hyper.beta]
     w = c.workers
+    base_physics = c.physics.as_row()  # gravity replaced by each agent's ψ_n
     buf_sum = np.zeros(DIM)
     ctr = np.zeros(kernel.N_COUNTERS, np.int64)
     lane_i = np.zeros((w, kernel.N_LANE_I), np.int64)
@@ -298,7 +299,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
 
     # ---- run: the compiled loop returns only to ask for a mechanism or to report progress ----
     while True:
-        status = kernel.run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, c.physics.as_row(), theta, buf_sum, ctr,
+        status = kernel.run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf_sum, ctr,
                                   lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj, lane_grad, fin,
                                   pending, noisy, prs_matrix, pause_after,
                                   scores, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas)
