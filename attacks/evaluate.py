@@ -10,7 +10,14 @@ Ceiling verdicts (``verdict``):
   the mechanism is not ε-LDP as claimed, or the evaluation is wrong. Flagged loudly.
 * ``"unprotected-channel-above-ceiling"`` — same, but the attack used the score/timing channel,
   which the mechanism does not protect: a legitimate leak, not an evaluation bug.
+* ``"attacker-defect"`` — the CI lies entirely BELOW chance. Under the uniform prior with balanced
+  targets no guess can be worse than chance in expectation, so this is a defect of the attacker (or
+  its likelihood estimate), never a privacy result; ``below_chance`` is then True as well.
 * ``"ok"`` otherwise (``"n/a"`` for ε = ∞ or regression).
+
+Every classification row carries ``chance`` (1/|Ψ|) and ``ceiling`` (e^{kε}/(e^{kε}+|Ψ|−1), 1 at ε = ∞).
+Predictions and truth are compared by candidate INDEX (nearest candidate), never by a float tolerance,
+so candidates closer than any tolerance (even equal physics under two names) stay distinct classes.
 """
 
 from __future__ import annotations
@@ -30,22 +37,32 @@ def evaluate_classification(predicted: np.ndarray, truth: TargetTruth, candidate
     if pred.shape != true.shape:
         raise ValueError("one prediction per target is needed")
     n = true.size
-    correct = int(np.sum(np.isclose(pred, true)))
+    cands = np.asarray(candidates, dtype=np.float64)
+    pred_idx, true_idx = candidate_index(pred, cands), candidate_index(true, cands)
+    correct = int(np.sum(pred_idx == true_idx))
     acc = correct / n
     lo, hi = clopper_pearson(correct, n, confidence)
-    cands = np.asarray(candidates, dtype=np.float64)
-    freq = np.array([np.sum(np.isclose(true, c)) for c in cands]) / n
+    freq = np.bincount(true_idx, minlength=len(cands)) / n
     prior_best = float(freq.max())
+    chance = chance_level(len(cands))
     ceiling = ldp_ceiling(epsilon, k, len(cands)) if math.isfinite(epsilon) else 1.0
     verdict = "n/a" if not math.isfinite(epsilon) else "ok"
     if math.isfinite(epsilon) and lo > ceiling:
         verdict = "VIOLATION" if protected_only else "unprotected-channel-above-ceiling"
+    below = bool(hi < chance)
+    if below:
+        verdict = "attacker-defect"
     return {"n_targets": n, "correct": correct, "accuracy": acc, "ci": [lo, hi], "confidence": confidence,
-            "chance": chance_level(len(cands)), "prior_best_guess": prior_best,
+            "chance": chance, "below_chance": below, "prior_best_guess": prior_best,
             "advantage": acc - prior_best,
             "normalized_advantage": normalized_advantage(acc, prior_best) if prior_best < 1 else 0.0,
             "ceiling": ceiling, "ceiling_applies": bool(protected_only and math.isfinite(epsilon)),
             "verdict": verdict}
+
+
+def candidate_index(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Index of the nearest candidate for each value (exact for values taken from ``candidates``)."""
+    return np.abs(np.asarray(values, np.float64)[:, None] - np.asarray(candidates, np.float64)[None, :]).argmin(axis=1)
 
 
 def evaluate_regression(predicted: np.ndarray, truth: TargetTruth, psi_range) -> dict:

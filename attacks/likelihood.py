@@ -16,9 +16,25 @@ Gradient channel, by mechanism (shadow episodes c_{p,j}, j = 1..J, at the submis
   d̂ > 1 the decomposition is not unique and the white-box channel ``prs_internals`` is required.
 
 Score / timing channel (NOT protected by the mechanism): the empirical score distribution of the
-shadow episodes, smoothed by a discrete Laplace kernel of width ``score_bandwidth``; with the gradient
-it enters jointly, p(g̃, ζ | ψ) ≈ (1/J) Σ_j K(ζ − ζ_j) Lap(g̃ − c_j), so the two channels are never
-double-counted.
+shadow episodes, smoothed by a discrete Laplace kernel of width h; with the gradient it enters
+jointly, p(g̃, ζ | ψ) ≈ (1/J) Σ_j K(ζ − ζ_j) Lap(g̃ − c_j), so the two channels are never double-counted.
+
+Calibration (every channel). A fixed narrow kernel (h = 1) on J ≈ 100 shadow scores spread over
+tens of values is a noisy, over-confident likelihood: a target score in a tail is "explained" by
+whichever ψ happened to draw one shadow episode near it. Summed over k linked submissions this Monte
+Carlo noise of ONE shadow bank decides the guess for every target at once, so the bank-conditional
+accuracy can fall below chance while the attacker reports 60 % confidence. The same holds for the
+gradient at large ε, where the Laplace density is peaked and (1/J) Σ_j is dominated by the nearest
+shadow episode. Therefore (when J ≥ 4) the score width h is chosen by held-out posterior log loss of
+the score alone (half the shadow episodes predict the other half), and then a shrinkage weight λ by
+held-out posterior log loss of the whole likelihood (the held-out half goes through the actual
+mechanism, fresh noise); every candidate's likelihood is shrunk toward the pooled one:
+
+    p̂_λ(view | ψ) = (1 − λ) p̂(view | ψ) + λ · (1/|Ψ|) Σ_ψ' p̂(view | ψ').
+
+λ = 1 (all candidates equal: the uniform posterior) is chosen when the shadow episodes carry no
+usable signal, e.g. for candidates with identical physics; ties are then broken at random by the
+runner.
 """
 
 from __future__ import annotations
@@ -119,12 +135,18 @@ class LikelihoodAttacker:
 
     name = "likelihood"
 
-    def __init__(self, score_bandwidth: float = 1.0, use_gradient: bool = True, use_side_channels: bool = True):
+    SCORE_WIDTHS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+    SHRINKAGE = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95, 1.0)
+
+    def __init__(self, score_bandwidth: float = 1.0, use_gradient: bool = True, use_side_channels: bool = True,
+                 calibrate: bool = True):
         if not score_bandwidth > 0:
             raise ValueError("score_bandwidth must be > 0")
         self.score_bandwidth = float(score_bandwidth)
         self.use_gradient = use_gradient
         self.use_side_channels = use_side_channels
+        self.calibrate = calibrate
+        self.shrinkage = 0.0  # λ of the last loglik call (see module doc)
         self.kde_bandwidth: float | None = None
         self.coordinate_scale: np.ndarray | None = None  # ε = ∞: per-coordinate spread the kernel is measured in
 
@@ -153,11 +175,22 @@ class LikelihoodAttacker:
                rng: np.random.Generator) -> np.ndarray:
         if not self.applies_to(threat):
             raise ValueError(f"{self.name} attacker does not apply to this threat model")
-        side_name, side = score_channel(threat, view) if self.use_side_channels else (None, None)
+        _, side = score_channel(threat, view) if self.use_side_channels else (None, None)
         mech = threat.mechanism
-        out = np.empty((len(view), len(bank.psis)))
         if self.use_gradient and isinstance(mech, NoNoise):
             self.kde_bandwidth = self._select_bandwidth(mech, bank, side is not None, rng)
+        self.shrinkage = 0.0
+        if self.calibrate and bank.budget >= 4:
+            if side is not None:
+                self.score_bandwidth, _ = select_score_model(bank.scores, self.SCORE_WIDTHS, self.SHRINKAGE)
+            self.shrinkage = self._select_shrinkage(threat, contexts, bank, rng)
+        return shrink(self._raw_loglik(threat, view, contexts, bank), self.shrinkage)
+
+    def _raw_loglik(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank) -> np.ndarray:
+        """Monte Carlo log-likelihoods (n, P) with the current widths, before shrinkage."""
+        _, side = score_channel(threat, view) if self.use_side_channels else (None, None)
+        mech = threat.mechanism
+        out = np.empty((len(view), len(bank.psis)))
         prs_m = prs_s = None
         if self.use_gradient and isinstance(mech, ProjectedRandomSign):
             if threat.uses("prs_internals") and view.prs_matrices is not None:
@@ -185,6 +218,42 @@ class LikelihoodAttacker:
                     centers, x = centers / self.coordinate_scale, x / self.coordinate_scale
                 out[rows] = kernel_loglik(x, centers, scale, xs, cs, self.score_bandwidth)
         return out
+
+    def _select_shrinkage(self, threat: ThreatModel, contexts: Contexts, bank: ShadowBank,
+                          rng: np.random.Generator, max_contexts: int = 8) -> float:
+        """λ by held-out posterior log loss: the second half of each (context, ψ)'s shadow episodes goes
+        through the actual mechanism (fresh noise from ``rng``) and is attacked with the first half as
+        the bank; the λ (see module doc) with the smallest cross-entropy wins, the larger on ties."""
+        m, p, j, d = bank.gradients.shape
+        half = j // 2
+        ctx = np.sort(rng.choice(m, size=min(m, max_contexts), replace=False))
+        fit = ShadowBank(bank.psis, bank.gradients[ctx, :, :half], bank.scores[ctx, :, :half])
+        held = bank.gradients[ctx, :, half:].reshape(-1, d)
+        held_scores = bank.scores[ctx, :, half:].reshape(-1)
+        per_ctx = p * (j - half)
+        of_row = np.repeat(np.arange(len(ctx)), per_ctx)
+        truth = np.tile(np.repeat(np.arange(p), j - half), len(ctx))
+        mech = threat.mechanism
+        matrices = signs = None
+        if isinstance(mech, ProjectedRandomSign):
+            rel = mech.release(held, rng)
+            noisy = rel.output
+            if threat.uses("prs_internals"):
+                matrices, signs = rel.matrices, rel.signs
+        else:
+            noisy = mech(held, rng)
+        sub = Contexts(contexts.thetas[ctx], contexts.alphas[ctx], of_row)
+        pseudo = AttackView(noisy, sub.thetas[of_row], sub.alphas[of_row], held_scores, held_scores.copy(),
+                            np.arange(len(held)), matrices, signs)
+        raw = self._raw_loglik(threat, pseudo, sub, fit)
+        best, best_loss = 0.0, math.inf
+        for lam in sorted(self.SHRINKAGE, reverse=True):
+            mixed = torch.from_numpy(shrink(raw, lam))
+            post = mixed - torch.logsumexp(mixed, dim=1, keepdim=True)
+            loss = -float(post[torch.arange(len(truth)), torch.from_numpy(truth)].mean())
+            if loss < best_loss - 1e-9:
+                best, best_loss = float(lam), loss
+        return best
 
     @staticmethod
     def _clean_view(mech, grads: np.ndarray) -> np.ndarray:
@@ -236,6 +305,46 @@ class LikelihoodAttacker:
             if loss < best_loss - 1e-12:
                 best, best_loss = h, loss
         return float(best * bank.gradients.shape[-1])
+
+
+def shrink(loglik: np.ndarray, lam: float) -> np.ndarray:
+    """log[(1 − λ) p_ψ + λ · mean_ψ' p_ψ'] for log-likelihoods (n, P) sharing one constant across ψ."""
+    if lam <= 0.0:
+        return loglik
+    t = torch.from_numpy(np.asarray(loglik, np.float64))
+    pooled = _logmeanexp(t, dim=1)[:, None].expand_as(t)
+    if lam >= 1.0:
+        return pooled.numpy().copy()
+    out = torch.logaddexp(t + math.log1p(-lam), pooled + math.log(lam))
+    return out.numpy()
+
+
+def select_score_model(scores: np.ndarray, widths, shrinkages, max_contexts: int = 8) -> tuple[float, float]:
+    """(h, λ) minimising the held-out posterior log loss of the score-only likelihood.
+
+    ``scores`` is (m, P, J); the first half of every (context, ψ)'s episodes is the fit set, the second
+    half is held out (episodes are i.i.d., so the split needs no randomness). Among equal losses the
+    larger λ (the more cautious posterior) and then the wider kernel win."""
+    m, p, j = scores.shape
+    half = j // 2
+    blocks = []
+    for c in range(min(m, max_contexts)):
+        fit = torch.from_numpy(np.asarray(scores[c, :, :half], np.float64)).reshape(1, p * half)
+        held = torch.from_numpy(np.asarray(scores[c, :, half:], np.float64)).reshape(-1, 1)
+        truth = torch.from_numpy(np.repeat(np.arange(p), j - half))
+        blocks.append(((held - fit).abs().reshape(-1, p, half), truth))
+    best, best_loss = (max(widths), 1.0), math.inf
+    for h in sorted(widths, reverse=True):
+        lls = [(_logmeanexp(-dist / h, dim=2), truth) for dist, truth in blocks]
+        for lam in sorted(shrinkages, reverse=True):
+            loss = 0.0
+            for ll, truth in lls:
+                mixed = torch.from_numpy(shrink(ll.numpy(), lam))
+                post = mixed - torch.logsumexp(mixed, dim=1, keepdim=True)
+                loss -= float(post[torch.arange(len(truth)), truth].mean())
+            if loss < best_loss - 1e-9:
+                best, best_loss = (float(h), float(lam)), loss
+    return best
 
 
 def score_channel_name(threat: ThreatModel) -> str | None:

@@ -67,10 +67,41 @@ def link_loglik(loglik: np.ndarray, group: np.ndarray, rank: np.ndarray, k: int,
     return out
 
 
+TIE_RTOL = 1e-12  # log-likelihoods this close (relative) count as tied
+
+
+def _finite_or_floor(linked: np.ndarray) -> np.ndarray:
+    """NaN → −∞ (a NaN log-likelihood carries no evidence for its candidate); a row whose entries are
+    all −∞ (every candidate impossible: a degenerate estimate) becomes all zeros, i.e. uninformative."""
+    z = np.where(np.isnan(linked), -np.inf, np.asarray(linked, dtype=np.float64))
+    dead = ~np.isfinite(z.max(axis=1)) if z.size else np.zeros(len(z), bool)
+    z[dead] = 0.0
+    z[np.isposinf(z)] = np.finfo(np.float64).max  # +∞ is "certain": the largest finite value
+    return z
+
+
 def posterior(linked: np.ndarray) -> np.ndarray:
-    z = linked - linked.max(axis=1, keepdims=True)
+    """Posterior under the uniform prior; uniform for a degenerate (all −∞ / NaN) row."""
+    z = _finite_or_floor(linked)
+    z = z - z.max(axis=1, keepdims=True)
     p = np.exp(z)
     return p / p.sum(axis=1, keepdims=True)
+
+
+def map_index(linked: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """MAP candidate per row with ties broken uniformly at random (seeded ``rng``).
+
+    ``np.argmax`` alone returns the FIRST maximal entry, so identical (or all −∞) log-likelihoods would
+    always name the first candidate — a systematic guess that is not the uniform prior's Bayes rule and
+    shifts accuracy away from chance whenever the truth is not exactly balanced. Entries within
+    :data:`TIE_RTOL` (relative) of the row's maximum are tied; NaN counts as −∞; an all −∞ row is a tie
+    of every candidate."""
+    z = _finite_or_floor(linked)
+    top = z.max(axis=1, keepdims=True)
+    tied = z >= top - TIE_RTOL * np.maximum(1.0, np.abs(top))
+    # a uniform random key per entry; the largest key among the tied entries wins
+    keys = np.where(tied, rng.random(z.shape), -1.0)
+    return np.argmax(keys, axis=1)
 
 
 def subset_bank(bank: ShadowBank, budget: int) -> ShadowBank:
@@ -131,6 +162,7 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
                 skipped.append({"attacker": name, "reason": "does not apply to this threat model (channels/mechanism)"})
             continue
         rng = np.random.default_rng([*s.generate_state(2), budget])
+        tie_rng = np.random.default_rng([*s.generate_state(2), budget, 1])  # MAP tie-breaking only
         b = subset_bank(bank, budget)
         channels = attacker.channels_used(threat)
         if name == "learned":
@@ -152,7 +184,7 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
                 if threat.is_regression:
                     row.update(evaluate_regression(post @ grid, truth, threat.psi_range))
                 else:
-                    pred = grid[np.argmax(linked, axis=1)]
+                    pred = grid[map_index(linked, tie_rng)]
                     row.update(evaluate_classification(pred, truth, threat.candidates, epsilon=threat.epsilon, k=k,
                                                        protected_only=set(channels) <= {"gradient", "prs_internals"},
                                                        confidence=confidence))
