@@ -132,3 +132,45 @@ def smallest_detectable_delta(n: int, alpha: float, epsilon: float, fp_share: fl
         else:
             lo = mid + 1
     return lo / n
+
+
+P_VALUE_FLOOR = 1e-300
+
+
+def claim_p_value(false_positives, negatives, false_negatives, positives, claimed_epsilon: float,
+                  delta: float = 0.0, fp_share: float = 0.5) -> float:
+    """p-value of H0 "true ε ≤ claimed_epsilon" from a test's error counts.
+
+    The smallest α at which :func:`epsilon_lower_bound` (same counts, δ, fp_share) exceeds the claim:
+    the bound grows with α (the Clopper–Pearson rate bounds shrink), so the set of such α is an
+    interval (p, 1) and rejecting H0 whenever α > p is exactly "ε_LB(α) > claim". Found by bisection on
+    log α (relative precision ~1e-12); the returned α itself satisfies ε_LB(α) > claim. Returns 1.0
+    when even α → 1 does not exceed the claim (and for an infinite claim), and :data:`P_VALUE_FLOOR`
+    when the bound exceeds the claim at every representable α.
+    """
+    claimed_epsilon = float(claimed_epsilon)
+    if math.isnan(claimed_epsilon):
+        raise ValueError("claimed_epsilon must be a number")
+    if not (0.0 < fp_share < 1.0):
+        raise ValueError(f"fp_share must lie in (0, 1), got {fp_share!r}")
+    _check_counts(false_positives, negatives)
+    _check_counts(false_negatives, positives)
+    if math.isinf(claimed_epsilon) and claimed_epsilon > 0:
+        return 1.0
+
+    def exceeds(log_alpha: float) -> bool:
+        return epsilon_lower_bound(false_positives, negatives, false_negatives, positives,
+                                   math.exp(log_alpha), delta, fp_share) > claimed_epsilon
+
+    lo, hi = math.log(P_VALUE_FLOOR), math.log1p(-1e-12)
+    if not exceeds(hi):
+        return 1.0
+    if exceeds(lo):
+        return P_VALUE_FLOOR
+    while hi - lo > 1e-12 * max(1.0, abs(lo)):  # invariant: not exceeds(lo), exceeds(hi)
+        mid = 0.5 * (lo + hi)
+        if exceeds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return float(math.exp(hi))

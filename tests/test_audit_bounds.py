@@ -84,3 +84,34 @@ def test_bad_inputs():
         bounds.epsilon_lower_bound(1, 10, 1, 10, 0.05, fp_share=1.0)
     with pytest.raises(ValueError):
         bounds.epsilon_from_rates(0.1, 0.1, delta=1.0)
+
+
+def test_claim_p_value_is_the_alpha_where_the_bound_crosses_the_claim():
+    counts = (10, 1000, 200, 1000)  # point estimate ln(0.8/0.01) ≈ 4.38 (and the other direction ln(0.99/0.2))
+    for claim in (1.0, 2.5, 3.5):
+        p = bounds.claim_p_value(*counts, claim)
+        assert 0 < p < 1
+        assert bounds.epsilon_lower_bound(*counts, p) > claim
+        assert bounds.epsilon_lower_bound(*counts, p * (1 - 1e-6)) <= claim
+    # monotone: a larger claim is harder to reject
+    ps = [bounds.claim_p_value(*counts, c) for c in (1.0, 2.0, 3.0, 4.0)]
+    assert ps == sorted(ps)
+    # a claim at or above the point estimate is never rejected, nor is an infinite claim
+    assert bounds.claim_p_value(*counts, 4.5) == 1.0
+    assert bounds.claim_p_value(*counts, math.inf) == 1.0
+    # consistency with the 95 % bound: rejected at 5 % iff the 95 % bound exceeds the claim
+    lb95 = bounds.epsilon_lower_bound(*counts, 0.05)
+    assert bounds.claim_p_value(*counts, lb95 - 1e-6) < 0.05 < bounds.claim_p_value(*counts, lb95 + 1e-6)
+
+
+def test_claim_p_value_hand_case():
+    # a perfect test (0 errors of n per side), claim 0, α split evenly: ε_LB(α) > 0 iff 1 − u > u with
+    # u = 1 − (α/2)^(1/n), i.e. (α/2)^(1/n) > 1/2, α > 2·2^(−n). n = 10: p = 2/1024
+    assert bounds.claim_p_value(0, 10, 0, 10, 0.0) == pytest.approx(2 / 1024, rel=1e-9)
+    # with claim ε: (α/2)^(1/n) > e^ε/(1 + e^ε)  ⇒  p = 2 (e^ε/(1+e^ε))^n
+    eps = 1.0
+    assert bounds.claim_p_value(0, 10, 0, 10, eps) == pytest.approx(2 * (math.e / (1 + math.e)) ** 10, rel=1e-9)
+    # a coin-flip test proves nothing even at α → 1
+    assert bounds.claim_p_value(500, 1000, 500, 1000, 0.0) == 1.0
+    with pytest.raises(ValueError):
+        bounds.claim_p_value(5, 4, 0, 10, 1.0)
