@@ -63,6 +63,9 @@ class BoundRow:
     test: str  # statistic / hypothesis
     verdict: str  # consistent / violated / unprotected channel
     notes: list[str] = field(default_factory=list)
+    p_value: float | None = None  # H0 "true ε ≤ the row's claim" (p_value_leak for unprotected rows: H0 "ε ≤ 0")
+    model: str = ""  # "adversarial" for adversarial-aggregator rows
+    holm_significant: bool | None = None  # None: not in the family (no p-value)
 
     @property
     def budget_limited(self) -> bool:
@@ -85,6 +88,14 @@ class AttackRow:
     setting: str = ""
     budget: int | None = None
     given_verdict: str = ""
+    given_below_chance: bool | None = None
+
+    @property
+    def attacker_defect(self) -> bool:
+        """The interval lies entirely below chance: a defect of the attacker, never a privacy result."""
+        if self.given_below_chance or self.given_verdict == "attacker-defect":
+            return True
+        return bool(self.chance is not None and self.ci_high is not None and self.ci_high < self.chance - 1e-12)
 
     @property
     def uses_side_channel(self) -> bool:
@@ -95,7 +106,7 @@ class AttackRow:
     def above_ceiling(self) -> bool:
         if self.ceiling is None or not math.isfinite(self.ceiling):
             return False
-        if self.given_verdict and self.given_verdict not in ("ok", "n/a"):
+        if self.given_verdict in ("VIOLATION", "unprotected-channel-above-ceiling"):
             return True  # the attacker's own evaluation flagged it
         low = self.ci_low if self.ci_low is not None else self.accuracy
         return low > self.ceiling + 1e-9
@@ -129,6 +140,8 @@ class ReportContent:
     replicate: list[dict] = field(default_factory=list)  # {source, tables: [...], verdict text}
     warnings: list[dict] = field(default_factory=list)  # {level, title, text}
     facts: list[str] = field(default_factory=list)
+    adversarial: list[dict] = field(default_factory=list)  # {source, audits: [...], curve: [...]}
+    family: dict = field(default_factory=dict)  # Holm over the channel rows with a p-value (see holm_family)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,6 +279,9 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
             verdict = given.lower()  # the auditor's own verdict is authoritative
             if verdict == "violated" and is_side_channel(channel):
                 verdict = "violated (via unprotected channel)"
+        p_val = _num(obj, "p_value")
+        if verdict.startswith("unprotected") and _num(obj, "p_value_leak") is not None:
+            p_val = _num(obj, "p_value_leak")
         true_eps = _num(obj, "true_epsilon")
         row = BoundRow(
             source=src.label, subject=subject, channel=channel, claimed=claimed, lower_bound=lb,
@@ -274,7 +290,9 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
             samples=_int(obj, "samples_per_side", "samples", "n") or _int(bound, "samples_per_side")
             or _int(data, "samples"),
             delta=_num(obj, "delta") if "delta" in obj else _num(bound, "delta"),
-            k=k, test=test, verdict=verdict)
+            k=k, test=test, verdict=verdict,
+            p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
+            model=str(obj.get("model") or "") if isinstance(obj.get("model"), str) else "")
         if true_eps is not None:
             row.notes.append(f"true ε {fmt_eps(true_eps)}")
         if obj.get("expected") is not None:
@@ -289,6 +307,81 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
             row.test = " · ".join(x for x in (row.test, obj["statistic"]) if x)
         rows.append(row)
     return rows
+
+
+def holm_family(rows: list[BoundRow]) -> dict:
+    """Family-wise verdict over every row with a p-value: Holm at α = 1 − confidence (the rows' own
+    confidence; the smallest when they differ). Sets ``row.holm_significant``; rows without a p-value
+    stay outside the family (None). Per-row bounds are unchanged (each valid alone)."""
+    from statsmodels.stats.multitest import multipletests
+
+    members = [r for r in rows if r.p_value is not None]
+    confs = [r.confidence for r in members if r.confidence]
+    alpha = 1.0 - (min(confs) if confs else 0.95)
+    out = {"alpha": alpha, "size": len(members), "excluded": sum(1 for r in rows if r.p_value is None),
+           "significant": [], "method": "holm"}
+    if not members:
+        return out
+    reject, adjusted, _, _ = multipletests([r.p_value for r in members], alpha=alpha, method="holm")
+    for r, rej, adj in zip(members, reject, adjusted):
+        r.holm_significant = bool(rej)
+        r.notes.append(f"p = {r.p_value:.3g}, Holm-adjusted {adj:.3g}")
+        if rej:
+            out["significant"].append({"subject": r.subject, "channel": r.channel, "verdict": r.verdict,
+                                       "p_value": r.p_value, "adjusted_p_value": float(adj), "model": r.model})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# adversarial aggregator
+# ---------------------------------------------------------------------------------------------
+
+
+def adversarial_from_audit(src: Source) -> dict | None:
+    """The ``adversarial_audits`` list and the ``curve`` points of an audit result (tolerant: any key
+    may be missing); None when the result has neither."""
+    data = src.data
+    audits_in = data.get("adversarial_audits")
+    curve_in = data.get("curve")
+    if not isinstance(audits_in, list) and not isinstance(curve_in, list):
+        return None
+    audits = []
+    for a in audits_in if isinstance(audits_in, list) else []:
+        if not isinstance(a, dict):
+            continue
+        search = a.get("search") if isinstance(a.get("search"), dict) else {}
+        chans = [c for c in a.get("channels", []) if isinstance(c, dict)] if isinstance(a.get("channels"), list) else []
+        if not chans:
+            chans = [{}]
+        for ch in chans:
+            audits.append({"psi": _num(a, "psi"), "psi_prime": _num(a, "psi_prime"),
+                           "mechanism": str(a.get("mechanism") or "—"),
+                           "claimed_epsilon": _num(ch, "claimed_epsilon") if _num(ch, "claimed_epsilon") is not None
+                           else _num(a, "claimed_epsilon"),
+                           "channel": str(ch.get("channel") or "—"), "epsilon_lower_bound": _num(ch, "epsilon_lower_bound"),
+                           "ratio": _num(ch, "ratio"), "verdict": str(ch.get("verdict") or "—"),
+                           "noise_free_epsilon_lower_bound": _num(a, "noise_free_epsilon_lower_bound"),
+                           "objective": str(search.get("objective") or "—"), "evaluations": _int(search, "evaluations"),
+                           "wall_time_s": _num(search, "wall_time_s"), "theta_file": str(a.get("theta_file") or "")})
+    curve = []
+    for pt in curve_in if isinstance(curve_in, list) else []:
+        if not isinstance(pt, dict):
+            continue
+        dpsi = _num(pt, "delta_psi")
+        if dpsi is None and _num(pt, "psi") is not None and _num(pt, "psi_prime") is not None:
+            dpsi = abs(_num(pt, "psi_prime") - _num(pt, "psi"))
+        eps = _num(pt, "epsilon", "claimed_epsilon")
+        ratio = _num(pt, "ratio")
+        lb = _num(pt, "epsilon_lower_bound")
+        if ratio is None and lb is not None and eps and math.isfinite(eps):
+            ratio = lb / eps
+        if dpsi is None or ratio is None or not dpsi > 0 or not math.isfinite(ratio):
+            continue
+        curve.append({"delta_psi": dpsi, "ratio": ratio, "epsilon": eps, "epsilon_lower_bound": lb,
+                      "model": str(pt.get("model") or "honest"), "channel": str(pt.get("channel") or "all")})
+    if not audits and not curve:
+        return None
+    return {"source": src.label, "mode": data.get("mode"), "audits": audits, "curve": curve}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,7 +424,8 @@ def attacks_from_result(src: Source) -> list[AttackRow]:
             chance=_num(obj, "chance", "chance_level", "prior_accuracy"),
             ceiling=_num(obj, "ceiling", "ldp_ceiling", "accuracy_ceiling"),
             setting=str(_first(obj, "model", "setting", "label", default="") or ""),
-            budget=_int(obj, "budget"), given_verdict=str(obj.get("verdict") or "")))
+            budget=_int(obj, "budget"), given_verdict=str(obj.get("verdict") or ""),
+            given_below_chance=obj.get("below_chance") if isinstance(obj.get("below_chance"), bool) else None))
     return rows
 
 
@@ -342,6 +436,8 @@ def best_attacks(rows: list[AttackRow]) -> list[AttackRow]:
     extra = []
     for r in rows:
         key = (r.source, r.setting, r.channels, r.k or 1, r.epsilon, r.candidates)
+        if r.attacker_defect:
+            continue  # not a privacy result (listed apart by the report)
         if r.above_ceiling:
             extra.append(r)
         if key not in best or r.accuracy > best[key].accuracy:
@@ -635,6 +731,15 @@ def build_warnings(c: ReportContent) -> list[dict]:
                           f"k = {a.k or 1}) reaches {a.accuracy:.3f} (CI low {fmt_eps(a.ci_low)}) against a ceiling of "
                           f"{a.ceiling:.3f}. The gradient mechanism is not at fault; what the agent reports beside it "
                           "is unprotected, so the system does not deliver its claim."})
+    defects = [a for a in c.attacks if a.attacker_defect]
+    if defects:
+        a = min(defects, key=lambda a: a.ci_high if a.ci_high is not None else a.accuracy)
+        w.append({"level": "warning", "title": "Attacker defect: accuracy below chance",
+                  "text": f"{len(defects)} attack row(s) lie entirely below chance (e.g. {a.attacker}, {a.channels}, "
+                          f"ε = {fmt_eps(a.epsilon)}, k = {a.k or 1}: {a.accuracy:.3f}, CI high {fmt_eps(a.ci_high)} < "
+                          f"chance {fmt_eps(a.chance)}). Under a uniform prior no sound attacker is worse than chance, so "
+                          "these rows say something about the attacker (or sampling luck among many rows), nothing about "
+                          "privacy; they are left out of the accuracy table and the plot."})
     limited = [b for b in c.bounds if b.budget_limited]
     if limited:
         b = limited[0]
@@ -668,6 +773,9 @@ def build_content(sources: list[Source]) -> ReportContent:
     for src in sources:
         if src.kind == "audit":
             c.bounds.extend(bounds_from_audit(src))
+            adv = adversarial_from_audit(src)
+            if adv is not None:
+                c.adversarial.append(adv)
         elif src.kind == "attack":
             c.attacks.extend(attacks_from_result(src))
         elif src.kind == "train":
@@ -679,5 +787,6 @@ def build_content(sources: list[Source]) -> ReportContent:
             c.replicate.append(replicate_tables(src))
         elif src.kind == "tune":
             c.tuning.append({"source": src.label, "data": src.data})
+    c.family = holm_family(c.bounds)
     c.warnings = build_warnings(c)
     return c

@@ -217,3 +217,27 @@ def pareto_figure(points: list[dict], front: set[int], utility_name: str, privac
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     return _png(fig)
+
+
+def adversarial_curve_figure(points: list[dict]) -> bytes:
+    """ε_LB/ε against Δψ (log x), one line per (model, channel, ε); honest dashed, adversarial solid."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    groups: dict[tuple, list[dict]] = {}
+    for p in points:
+        groups.setdefault((p["model"], p["channel"], p["epsilon"]), []).append(p)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    keys = sorted(groups, key=lambda k: (k[0], k[1], math.inf if k[2] is None else k[2]))
+    for i, key in enumerate(keys):
+        model, channel, eps = key
+        pts = sorted(groups[key], key=lambda p: p["delta_psi"])
+        ax.plot([p["delta_psi"] for p in pts], [p["ratio"] for p in pts], marker="o", ms=3.5,
+                ls="-" if model == "adversarial" else "--", color=colours[i % len(colours)],
+                label=f"{model} · {channel} · ε={fmt_eps(eps)}")
+    ax.axhline(1.0, color="black", lw=0.8, ls=":", label="ε_LB = ε (claim reached)")
+    ax.set_xscale("log")
+    ax.set_xlabel("Δψ = |ψ' − ψ|")
+    ax.set_ylabel("ε_LB / ε")
+    ax.set_title("Adversarial vs honest aggregator: certified fraction of the claim")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="best")
+    return _png(fig)

@@ -115,17 +115,27 @@ class _Doc:
         self.html.append(text)
 
 
+def verdict_rows(c: ReportContent):
+    """The bound rows the overall verdict reads: with p-values present, only the rows that stay
+    significant after Holm over the whole family (family-wise error ≤ α); rows without a p-value are
+    outside the family. Without any p-value (older files) every row's own verdict is read, uncorrected."""
+    if c.family.get("size"):
+        return [b for b in c.bounds if b.holm_significant]
+    return list(c.bounds)
+
+
 def overall_verdict(c: ReportContent) -> str:
     from .content import is_side_channel
 
-    if any(b.verdict.startswith("violated") and not is_side_channel(b.channel) for b in c.bounds) \
+    bounds = verdict_rows(c)
+    if any(b.verdict.startswith("violated") and not is_side_channel(b.channel) for b in bounds) \
             or any(a.above_ceiling and not a.uses_side_channel for a in c.attacks):
         return "VIOLATED — at least one output leaks more than its ε claim allows."
-    if any(b.verdict.startswith("violated") for b in c.bounds) \
+    if any(b.verdict.startswith("violated") for b in bounds) \
             or any(a.above_ceiling and a.uses_side_channel for a in c.attacks):
         return ("CLAIM EXCEEDED THROUGH SIDE CHANNELS — the noisy gradient is consistent with its ε, but the score/timing "
                 "released beside it leak more than ε about the environment.")
-    if any(b.verdict.startswith("unprotected") for b in c.bounds):
+    if any(b.verdict.startswith("unprotected") for b in bounds):
         return "CLAIM HOLDS FOR THE GRADIENT, BUT SIDE CHANNELS LEAK — the released score/timing is not covered by ε."
     if c.bounds:
         return "CONSISTENT — no audited output exceeds its claim at the stated confidence (a lower bound cannot prove the claim)."
@@ -141,17 +151,21 @@ def _headline(doc: _Doc, c: ReportContent) -> None:
              "(gradient, score, timing, all together) for a pair of environments. ε_LB is a lower bound that holds "
              "with the stated confidence; the certifiable cap is the largest bound a perfect test could give with "
              "the same number of samples, so an ε_LB near the cap means the budget, not the mechanism, limited it.")
+    _family(doc, c)
     rows, classes = [], []
     for b in c.bounds:
         ratio = (b.lower_bound / b.claimed) if b.claimed and math.isfinite(b.claimed) and b.claimed > 0 else None
         budget = f"{b.samples:,}/side" if b.samples else "—"
-        rows.append([b.subject, b.channel, _f(b.claimed), _f(b.lower_bound), _f(ratio, 2),
+        holm = "—" if b.holm_significant is None else ("significant" if b.holm_significant else "not significant")
+        rows.append([b.subject + (" (adversarial)" if b.model == "adversarial" else ""), b.channel, _f(b.claimed),
+                     _f(b.lower_bound), _f(ratio, 2),
                      f"{b.confidence:.0%}" if b.confidence else "—", _f(b.cap), budget,
-                     b.verdict + (" · budget-limited" if b.budget_limited else ""),
+                     b.verdict + (" · budget-limited" if b.budget_limited else "") + " (each valid alone)",
+                     _f(b.p_value, 3), holm,
                      "; ".join(x for x in [b.test, *b.notes] if x)])
         classes.append({8: _vclass(b.verdict)})
     doc.table(["subject", "channel", "claimed ε", "observed ε_LB", "ε_LB/ε", "confidence", "certifiable cap",
-               "budget", "verdict", "test"], rows, numeric={2, 3, 4, 6}, classes=classes)
+               "budget", "verdict", "p-value", "after Holm", "test"], rows, numeric={2, 3, 4, 6, 9}, classes=classes)
     doc.figure("bounds.png", plots.bounds_figure(c.bounds),
                "Observed ε lower bound per audited output (bars), the claim (black tick) and the certifiable cap (grey tick).")
     def base(b):
@@ -167,6 +181,52 @@ def _headline(doc: _Doc, c: ReportContent) -> None:
         doc.figure("composition.png", plots.composition_figure(comp), "Observed ε lower bound against k with kε (dashed).")
 
 
+def _family(doc: _Doc, c: ReportContent) -> None:
+    f = c.family or {}
+    size, excluded = f.get("size", 0), f.get("excluded", 0)
+    if not size:
+        doc.para(f"Family-wise verdict: no row carries a p-value (older result files), so the overall verdict reads "
+                 f"each of the {len(c.bounds)} row(s) at its own confidence, without a correction for multiple rows.")
+        return
+    sig = f.get("significant", [])
+    names = "; ".join(f"{s['subject']} · {s['channel']} (p = {s['p_value']:.3g}, adjusted {s['adjusted_p_value']:.3g})"
+                      for s in sig) or "none"
+    doc.para(f"Family-wise verdict: {size} row(s) in the family, tested together with Holm's method at family level "
+             f"α = {f.get('alpha', 0.05):.3g} (each row's p-value is for H0 \"true ε ≤ the row's claim\"; for unprotected "
+             f"channels, when given, \"ε ≤ 0\"). Rows significant after Holm: {len(sig)} — {names}. Only these enter the "
+             "overall verdict; the per-row bounds and verdicts below are each valid alone at their own confidence."
+             + (f" {excluded} row(s) without a p-value are shown but excluded from the family-wise verdict."
+                if excluded else ""))
+
+
+def _adversarial(doc: _Doc, c: ReportContent) -> None:
+    if not c.adversarial:
+        return
+    doc.heading("Adversarial aggregator", anchor="adversarial")
+    doc.para("An aggregator that does not follow the protocol may choose the model θ it sends to the agents so that "
+             "their submissions separate two environments ψ and ψ' as well as possible. Each row is one such audit: "
+             "the θ found by the search, the bound certified at it per channel, and the bound without noise "
+             "(what the clean channel would reveal).")
+    rows, classes = [], []
+    for adv in c.adversarial:
+        for a in adv["audits"]:
+            ev = a["evaluations"]
+            rows.append([adv["source"], f"{_f(a['psi'])} vs {_f(a['psi_prime'])}", a["mechanism"], a["channel"],
+                         _f(a["claimed_epsilon"]), _f(a["epsilon_lower_bound"]), _f(a["ratio"], 2), a["verdict"],
+                         _f(a["noise_free_epsilon_lower_bound"]), a["objective"], "—" if ev is None else f"{ev:,}",
+                         _f(a["wall_time_s"]), a["theta_file"] or "—"])
+            classes.append({7: _vclass(a["verdict"])})
+    if rows:
+        doc.table(["source", "ψ vs ψ'", "mechanism", "channel", "claimed ε", "ε_LB", "ε_LB/ε", "verdict",
+                   "noise-free ε_LB", "search objective", "evaluations", "search s", "θ file"], rows,
+                  numeric={4, 5, 6, 8, 10, 11}, classes=classes)
+    curve = [p for adv in c.adversarial for p in adv["curve"]]
+    if curve:
+        doc.figure("adversarial_curve.png", plots.adversarial_curve_figure(curve),
+                   "ε_LB/ε against Δψ = |ψ' − ψ| (log scale), one line per (model, channel, ε): honest aggregator "
+                   "dashed, adversarial solid.")
+
+
 def _attacks(doc: _Doc, c: ReportContent) -> None:
     doc.heading("What an attacker learns: accuracy vs ε", anchor="attacks")
     if not c.attacks:
@@ -177,6 +237,7 @@ def _attacks(doc: _Doc, c: ReportContent) -> None:
              "claim holds for k linked submissions. Accuracy above the ceiling (beyond its interval) means the claim "
              "is broken or an unprotected channel was used.")
     shown = best_attacks(c.attacks)
+    defects = [a for a in c.attacks if a.attacker_defect]
     eps_values = sorted({a.epsilon for a in shown if a.epsilon is not None}, key=lambda e: (math.isinf(e), e))
     pivot: dict[tuple, dict] = {}
     for a in shown:
@@ -210,6 +271,16 @@ def _attacks(doc: _Doc, c: ReportContent) -> None:
     if any(a.epsilon is not None for a in shown):
         doc.figure("attack.png", plots.attack_figure(shown),
                    "Attack accuracy vs ε with 95% intervals, chance (dotted) and the ε-LDP ceiling (dashed).")
+    if defects:
+        doc.heading("Attacker defects (not privacy results)", 3, anchor="attacker-defects")
+        doc.para("These rows' intervals lie entirely below chance. No sound attacker under a uniform prior does worse "
+                 "than chance, so each row is flagged as an ATTACKER DEFECT (or sampling luck among many rows); it "
+                 "says nothing about privacy and is left out of the table and plot above.")
+        doc.table(["source", "target", "attacker", "channels", "k", "ε", "accuracy", "interval", "chance", "ceiling",
+                   "flag"],
+                  [[a.source, a.setting or "—", a.attacker, a.channels, a.k or 1, _f(a.epsilon), f"{a.accuracy:.3f}",
+                    f"[{_f(a.ci_low)}, {_f(a.ci_high)}]", _f(a.chance), _f(a.ceiling), "attacker defect"]
+                   for a in defects], numeric={4, 5, 6, 8, 9}, classes=[{10: "v-violated"} for _ in defects])
 
 
 def _utility(doc: _Doc, c: ReportContent) -> None:
@@ -350,6 +421,7 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
     else:
         doc.para("None.")
     _headline(doc, c)
+    _adversarial(doc, c)
     _attacks(doc, c)
     _utility(doc, c)
     _tuning(doc, c)
@@ -364,9 +436,11 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
         "kind": "report", "format": FORMAT, "generated": now, "verdict": verdict,
         "inputs": [{"kind": s.kind, "label": s.label, "path": str(s.path)} for s in c.sources],
         "warnings": c.warnings,
+        "family": c.family,
         "bounds": [{**asdict(b), "budget_limited": b.budget_limited} for b in c.bounds],
-        "attacks": [{**asdict(a), "above_ceiling": a.above_ceiling, "uses_side_channel": a.uses_side_channel}
-                    for a in c.attacks],
+        "attacks": [{**asdict(a), "above_ceiling": a.above_ceiling, "uses_side_channel": a.uses_side_channel,
+                     "attacker_defect": a.attacker_defect} for a in c.attacks],
+        "adversarial": c.adversarial,
         "utility": [asdict(u) for u in c.utility],
         "tuning": [{"source": t["source"], "pareto_front": t["data"].get("pareto_front"),
                     "best_constrained": t["data"].get("best_constrained"), "counts": t["data"].get("counts")}

@@ -44,6 +44,27 @@ def _audit_result() -> dict:
     ]}}
 
 
+def _adversarial_result() -> dict:
+    """The new adversarial-aggregator layout, deliberately with some keys missing."""
+    curve = []
+    for model, ratio in (("honest", 0.05), ("adversarial", 0.4)):
+        for dpsi in (0.2, 1.0, 5.0, 10.0):
+            curve.append({"psi": 9.8, "psi_prime": 9.8 + dpsi, "delta_psi": dpsi, "epsilon": 1.0, "model": model,
+                          "channel": "gradient", "epsilon_lower_bound": ratio * dpsi / 10, "ratio": ratio * dpsi / 10})
+    curve.append({"psi": 5.0, "psi_prime": 15.0, "epsilon": 1.0, "model": "adversarial", "channel": "all",
+                  "epsilon_lower_bound": 0.9})  # no delta_psi, no ratio: derived
+    audits = [{"psi": 5.0, "psi_prime": 15.0, "mechanism": "laplace", "claimed_epsilon": 1.0,
+               "channels": [{"channel": "gradient", "claimed_epsilon": 1.0, "epsilon_lower_bound": 0.62, "ratio": 0.62,
+                             "verdict": "consistent", "model": "adversarial"}],
+               "noise_free_epsilon_lower_bound": 7.5, "search": {"objective": "llr", "evaluations": 400,
+                                                                 "wall_time_s": 3.2}, "theta_file": "theta.npy"},
+              {"psi": 9.7, "psi_prime": 9.9}]  # a bare entry: shown with dashes
+    return {"kind": "audit", "mode": "adversarial", "adversarial_audits": audits, "curve": curve,
+            "channels": [{"scope": "environment 5 vs 15", "channel": "gradient", "claimed_epsilon": 1.0,
+                          "epsilon_lower_bound": 0.62, "confidence": 0.95, "verdict": "consistent",
+                          "model": "adversarial", "p_value": 1.0}]}
+
+
 def _attack_result() -> dict:
     rows = []
     for eps in (1.0, 2.0, 5.0, "inf"):
@@ -89,7 +110,7 @@ def inputs(run_dir, tmp_path_factory) -> list[Path]:
     d = tmp_path_factory.mktemp("results")
     paths = []
     for name, data in (("audit.json", _audit_result()), ("attack.json", _attack_result()), ("tune.json", _tune_result()),
-                       ("replicate.json", _replicate_result())):
+                       ("replicate.json", _replicate_result()), ("adversarial.json", _adversarial_result())):
         (d / name).write_text(json.dumps(data))
         paths.append(d / name)
     return [run_dir, *paths]
@@ -184,6 +205,22 @@ def test_browser_probe_catches_a_broken_image(tmp_path):
     result = check_page(bad)
     assert result["images"][0]["width"] == 0
     assert len(result["errors"]) >= 2
+
+
+def test_adversarial_aggregator_section(report):
+    summary = json.loads((report / "report.json").read_text())
+    md = (report / "report.md").read_text()
+    page = (report / "report.html").read_text()
+    adv = summary["adversarial"]
+    assert len(adv) == 1 and adv[0]["mode"] == "adversarial"
+    assert len(adv[0]["audits"]) == 2 and adv[0]["audits"][0]["noise_free_epsilon_lower_bound"] == 7.5
+    assert len(adv[0]["curve"]) == 9
+    derived = next(p for p in adv[0]["curve"] if p["channel"] == "all")
+    assert derived["delta_psi"] == 10.0 and derived["ratio"] == 0.9
+    assert "adversarial_curve.png" in summary["figures"]
+    assert "## Adversarial aggregator" in md and 'id="adversarial"' in page
+    assert "| adversarial | 5 vs 15 | laplace | gradient | 1 | 0.62 | 0.62 | consistent | 7.5 | llr | 400 |" in md
+    assert any(b["model"] == "adversarial" for b in summary["bounds"])
 
 
 # ---- bad input: exit 2, nothing written --------------------------------------------------------
