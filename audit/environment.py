@@ -68,9 +68,24 @@ class ChannelAudit:
     verdict: str
     statistic: str
     note: str = ""
+    false_positives: int = 0  # the certification counts, so that a p-value can be derived later
+    false_negatives: int = 0
+    fp_share: float = 0.5
+    delta: float = 0.0
+
+    def p_value(self, claim: float) -> float:
+        """p-value of "true ε ≤ claim" from the certification counts (Holm-ready)."""
+        from .bounds import claim_p_value
+
+        return claim_p_value(self.false_positives, self.samples_per_side, self.false_negatives,
+                             self.samples_per_side, claim, self.delta, self.fp_share)
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["p_value"] = self.p_value(self.claimed_epsilon)
+        if self.channel not in PROTECTED:  # a leak at all: "true ε ≤ 0"
+            out["p_value_leak"] = self.p_value(0.0)
+        return out
 
 
 @dataclass
@@ -122,13 +137,18 @@ def arrival_rank(target_scores: np.ndarray, other_scores: np.ndarray, rng: np.ra
 
 
 def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_prime: float, *,
-                      samples: int = 100_000, confidence: float = 0.95, seed: int = 0,
+                      samples: int = 100_000, confidence: float = 0.95, seed: int | np.random.SeedSequence = 0,
                       hyper: A3CHyperparams | None = None, physics: CartPoleParams | None = None,
                       workers: int = 9, population: Sequence[float] = PAPER_GRAVITIES,
                       compositions: Sequence[int] = (3,), train_fraction: float = 0.25,
                       order_fraction: float = 0.25, exploration: float = 0.0,
+                      channels: Sequence[str] | None = None,
                       progress: bool = False) -> EnvironmentAuditResult:
-    """Audit every transcript channel of one submission for the pair ψ vs ψ' at model θ."""
+    """Audit every transcript channel of one submission for the pair ψ vs ψ' at model θ.
+
+    ``channels`` restricts the audit to some of ``gradient``, ``score``, ``arrival``,
+    ``arrival-order``, ``all`` and the composition channels (default: every channel).
+    """
     if not (math.isfinite(psi) and math.isfinite(psi_prime)) or psi == psi_prime:
         raise ValueError(f"need two different finite gravities, got {psi!r} and {psi_prime!r}")
     if not isinstance(samples, (int, np.integer)) or samples < 100:
@@ -137,6 +157,14 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     if any((not isinstance(k, (int, np.integer))) or k < 2 for k in compositions):
         raise ValueError("compositions must be integers >= 2")
+    known = ["gradient", "score", "arrival"] + (["arrival-order"] if workers > 1 else []) + ["all"]
+    for k in compositions:
+        known += [f"gradient×{k}", f"gradient×{k} split", f"score×{k}"]
+    wanted = known if channels is None else list(channels)
+    unknown = [c for c in wanted if c not in known]
+    if unknown or not wanted:
+        raise ValueError(f"unknown or no channels {unknown or wanted}; known: {', '.join(known)}")
+    compositions = [k for k in compositions if any(c.startswith((f"gradient×{k}", f"score×{k}")) for c in wanted)]
     start = time.perf_counter()
     theta = np.asarray(theta, dtype=np.float64)
     hyper = hyper or A3CHyperparams()
@@ -144,7 +172,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     claimed = float(mechanism.epsilon)
     train = max(200, int(train_fraction * samples))
     total = train + samples
-    root = np.random.SeedSequence(seed)
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     sim_seq, mech_seq, order_seq, test_seq = root.spawn(4)
 
     def episodes(gravity, n, rng):
@@ -170,7 +198,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
 
     order_samples = max(100, int(order_fraction * samples))
     order_train = max(200, int(train_fraction * order_samples))
-    if workers > 1:
+    if "arrival-order" in wanted:
         orng = np.random.Generator(np.random.PCG64(order_seq))
         n_o = order_train + order_samples
         for label, g in (("pos", psi), ("neg", psi_prime)):
@@ -180,11 +208,12 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
                                        alpha=exploration, hyper=hyper).scores.reshape(n_o, workers - 1)
             sides[label]["arrival-order"] = arrival_rank(target, others, orng)[:, None]
 
-    channels = []
-    names = ["gradient", "score", "arrival"] + (["arrival-order"] if workers > 1 else []) + ["all"]
-    for k in compositions:
-        names += [f"gradient×{k}", f"gradient×{k} split", f"score×{k}"]
-    for name, tseq in zip(names, test_seq.spawn(len(names))):
+    audited = []
+    # one certification stream per known channel, in the fixed order: a channel's bound does not
+    # depend on which other channels were requested
+    for name, tseq in zip(known, test_seq.spawn(len(known))):
+        if name not in wanted:
+            continue
         pos, neg = sides["pos"][name], sides["neg"][name]
         n_train = order_train if name == "arrival-order" else train
         n_cert = len(pos) - n_train
@@ -205,11 +234,12 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
             note = f"rank among {workers} workers started together, others ψ ~ U({list(population)})"
         elif name == "all":
             note = "gradient, score and arrival together"
-        channels.append(ChannelAudit(name, claim, bound.epsilon_lower_bound, confidence, bound.samples_per_side,
-                                     bound.max_certifiable_epsilon, _verdict(name, claim, bound.epsilon_lower_bound),
-                                     bound.statistic, note))
+        audited.append(ChannelAudit(name, claim, bound.epsilon_lower_bound, confidence, bound.samples_per_side,
+                                    bound.max_certifiable_epsilon, _verdict(name, claim, bound.epsilon_lower_bound),
+                                    bound.statistic, note, bound.false_positives, bound.false_negatives,
+                                    bound.fp_share, bound.delta))
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
     from .blackbox import describe
 
-    return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, channels, means,
+    return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, audited, means,
                                   time.perf_counter() - start)

@@ -39,7 +39,7 @@ class AttackCommand:
     help = "dynamics-inference attacks"
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        target = p.add_mutually_exclusive_group(required=True)
+        target = p.add_mutually_exclusive_group()
         target.add_argument("--run", help="attack the transcript of this pgc train folder")
         target.add_argument("--plot", metavar="SWEEP_JSON", help="only re-draw the PNG of a --sweep result file")
         target.add_argument("--model", action="append",
@@ -68,6 +68,9 @@ class AttackCommand:
         p.add_argument("--lam", type=float, help="λ (value-loss weight) for --model (default: run's, else 0.5)")
         p.add_argument("--alpha", type=float, default=0.0, help="exploration probability of fresh agents (default 0)")
         p.add_argument("--white-box", action="store_true", help="PRS: give the attacker (M, ũ) (channel prs_internals)")
+        target.add_argument("--active", action="store_true",
+                       help="active attacker: the aggregator crafts θ for the candidates (extreme pair) and "
+                            "attacks fresh submissions at it; the crafted θ is saved beside --out")
         p.add_argument("--sweep", action="store_true", help="accuracy vs --epsilons for each --model; writes JSON + PNG")
         p.add_argument("--epsilons", type=positive_float, nargs="+", default=[1, 2, 5, 10, math.inf],
                        help="ε values of --sweep (default 1 2 5 10 inf)")
@@ -103,6 +106,10 @@ class AttackCommand:
             raise CLIError("--candidates needs at least two distinct values")
         if args.sweep and args.run:
             raise CLIError("--sweep works on --model targets")
+        if args.active and (args.sweep or args.range):
+            raise CLIError("--active crafts its own model for a candidate set: drop --sweep and --range")
+        if not (args.active or args.run or args.model or args.plot):
+            raise CLIError("give one of --run DIR, --model SPEC, --active, --plot FILE")
         if args.run and any(v is not None for v in (args.mechanism, args.epsilon, args.clip, args.reduced_dim,
                                                      args.action_selection, args.lam)):
             raise CLIError("--run takes mechanism, ε, clip and A3C settings from the run; drop those flags")
@@ -116,6 +123,8 @@ class AttackCommand:
             result = self._sweep(args, channels, attackers, progress, learned_kwargs, out)
         elif args.run:
             result = self._run_target(args, channels, attackers, progress, learned_kwargs)
+        elif args.active:
+            result = self._active_target(args, channels, attackers, progress, learned_kwargs, out)
         else:
             result = self._model_target(args, channels, attackers, progress, learned_kwargs)
         result["wall_s"] = time.perf_counter() - start
@@ -140,13 +149,13 @@ class AttackCommand:
         fields = {f: getattr(base, f) for f in ("gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection")}
         return A3CHyperparams(**{**fields, **changes})
 
-    def _model_target(self, args, channels, attackers, progress, learned_kwargs) -> dict:
+    def _model_target(self, args, channels, attackers, progress, learned_kwargs, model=None) -> dict:
         from attacks.sweep import ModelSpec, attack_fresh, build_mechanism
         from attacks.threat import ThreatModel
 
         if len(args.model) != 1:
             raise CLIError("give one --model (several only with --sweep)")
-        model = ModelSpec.parse(args.model[0])
+        model = model or ModelSpec.parse(args.model[0])
         eps = args.epsilon if args.epsilon is not None else (math.inf if args.mechanism == "none" else 1.0)
         mech = build_mechanism(args.mechanism or "laplace", eps, args.clip, args.reduced_dim)
         if args.white_box and "prs_internals" not in channels:
@@ -155,11 +164,47 @@ class AttackCommand:
                              candidates=None if args.range else tuple(args.candidates or (9.7, 9.8, 9.9)),
                              psi_range=tuple(args.range) if args.range else None, budget=max(args.budget),
                              hyper=self._hyper(args, model.hyper))
-        res = attack_fresh(threat, model, n_targets=args.targets, ks=args.k, seed=np.random.SeedSequence(args.seed),
+        seed = getattr(args, "seed_sequence", None) or np.random.SeedSequence(args.seed)
+        res = attack_fresh(threat, model, n_targets=args.targets, ks=args.k, seed=seed,
                            attackers=attackers, budgets=args.budget, alpha=args.alpha, white_box=args.white_box,
                            progress=progress, learned_kwargs=learned_kwargs)
         result = self._result("model", {"model": args.model[0], "alpha": args.alpha}, threat, res, args)
         self._print(result)
+        return result
+
+    def _active_target(self, args, channels, attackers, progress, learned_kwargs, out: Path) -> dict:
+        from pgc.model import save_checkpoint
+
+        from attacks.active import craft_for_candidates, laplace_layout_accuracy
+        from attacks.sweep import ModelSpec
+
+        cands = tuple(args.candidates or (9.7, 9.8, 9.9))
+        if len(cands) < 2 or len(set(cands)) != len(cands):
+            raise CLIError("--candidates needs at least two distinct values")
+        search_seq, attack_seq = np.random.SeedSequence(args.seed).spawn(2)
+        hyper = self._hyper(args, None)
+        crafted = craft_for_candidates(cands, channels, seed=search_seq, hyper=hyper)
+        theta_path = out.with_name(out.stem + "-crafted-theta.pt")
+        theta_path.parent.mkdir(parents=True, exist_ok=True)
+        save_checkpoint(crafted.theta, theta_path, {"crafted_for": f"{min(cands):g} vs {max(cands):g}",
+                                                    "objective": crafted.objective})
+        print(f"crafted θ for {min(cands):g} vs {max(cands):g} through the {crafted.objective} "
+              f"({crafted.evaluations} evaluations, {crafted.wall_time_s:.0f}s) -> {theta_path}")
+        args.model = [str(theta_path)]
+        args.seed_sequence = attack_seq
+        result = self._model_target(args, channels, attackers, progress, learned_kwargs,
+                                    model=ModelSpec(f"crafted:{theta_path.name}", crafted.theta, None))
+        result["mode"] = "active"
+        result["active"] = {"crafted_for": [min(cands), max(cands)], "theta_file": theta_path.name,
+                            "search": crafted.to_dict()}
+        mech = result["threat_model"]["mechanism"]
+        eps = args.epsilon if args.epsilon is not None else 1.0
+        if (args.mechanism or "laplace") == "laplace" and math.isfinite(eps) and len(cands) in (2, 3):
+            layout = "opposite" if len(cands) == 2 else "diamond"
+            result["active"]["laplace_best_layout"] = {"layout": layout, "accuracy": laplace_layout_accuracy(layout, eps)}
+            print(f"  Laplace at ε={eps:g} reaches at best {result['active']['laplace_best_layout']['accuracy']:.3f} "
+                  f"with one submission ({layout} layout of the clipped gradients; the ε-LDP ceiling is attained "
+                  f"by randomized response); mechanism {mech['name']}")
         return result
 
     def _run_target(self, args, channels, attackers, progress, learned_kwargs) -> dict:

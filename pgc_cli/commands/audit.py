@@ -9,6 +9,12 @@ Three modes (exactly one):
   ``--mechanism``/``--epsilon`` override the run's mechanism;
 * ``--self-test`` — every correct mechanism and every planted bug; exit code 1 if any is misjudged.
 
+``--adversarial-model`` (with ``--mechanism`` or ``--run``): the aggregator crafts θ for each pair
+(:mod:`audit.adversarial`) and the channels are certified at it; ``--pairs`` also takes a range
+``LO..HI`` (an optuna search for the pair the crafted model separates best). The crafted θ are saved
+as checkpoints beside the JSON (``pgc attack --model FILE`` loads them). ``--adversarial-curve``
+(with ``--mechanism``): ε_LB/ε against the neighbour distance, honest vs crafted θ.
+
 Writes one JSON file (atomically; ``"kind": "audit"``, a flat ``"channels"`` list for report
 generators) and prints a readable summary.
 """
@@ -29,6 +35,8 @@ DEFAULT_PAIRS = ("9.7:9.9", "5:15")
 
 
 def gravity_pair(text: str) -> tuple[float, float]:
+    if ".." in text:
+        return gravity_range(text)
     try:
         a, b = (float(x) for x in text.split(":"))
     except ValueError:
@@ -36,6 +44,20 @@ def gravity_pair(text: str) -> tuple[float, float]:
     if not (math.isfinite(a) and math.isfinite(b)) or a == b:
         raise argparse.ArgumentTypeError(f"{text!r}: need two different finite gravities")
     return a, b
+
+
+class GravityRange(tuple):
+    """``LO..HI``: search the pair inside the range (``--adversarial-model``)."""
+
+
+def gravity_range(text: str) -> GravityRange:
+    try:
+        a, b = (float(x) for x in text.split(".."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a range LO..HI such as 9.5..10.1") from None
+    if not (math.isfinite(a) and math.isfinite(b)) or not a < b:
+        raise argparse.ArgumentTypeError(f"{text!r}: need finite LO < HI")
+    return GravityRange((a, b))
 
 
 def confidence_level(text: str) -> float:
@@ -89,6 +111,22 @@ class AuditCommand:
                        help="run mode: samples of the canary audit of the run's mechanism (default 1,000,000)")
         p.add_argument("--confidence", type=confidence_level, default=0.95, help="confidence level (default 0.95)")
         p.add_argument("--delta", type=float, default=0.0, help="δ of the claim (default 0: pure ε-DP)")
+        adv = p.add_argument_group("adversarial aggregator (the aggregator crafts the model)")
+        adv.add_argument("--adversarial-model", action="store_true",
+                         help="craft θ per pair (--pairs ψ:ψ' or LO..HI) and certify the channels at it")
+        adv.add_argument("--adversarial-curve", action="store_true",
+                         help="with --mechanism: ε_LB/ε against Δψ at the honest and the crafted θ")
+        adv.add_argument("--channels", default="gradient,score,all",
+                         help="adversarial channels: gradient,score,arrival,all (default gradient,score,all)")
+        adv.add_argument("--search-trials", type=positive_int, default=12,
+                         help="optuna trials of the worst-pair search for a range (default 12)")
+        adv.add_argument("--epsilons", type=positive_float, nargs="+", default=[1.0, 4.0],
+                         help="--adversarial-curve: claimed ε values (default 1 4)")
+        adv.add_argument("--distances", type=positive_float, nargs="+", default=None,
+                         help="--adversarial-curve: Δψ values (default 0.2 0.5 1 2 5 10)")
+        adv.add_argument("--honest-model", default=None,
+                         help="--adversarial-curve: the honest θ (checkpoint file, init:SEED or run:DIR; "
+                              "default init:0)")
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
         p.add_argument("--out", help="JSON result file (default runs/audit/<mode>.json)")
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -107,14 +145,36 @@ class AuditCommand:
             raise CLIError("--delta must lie in [0, 1)")
         if args.compositions and any(k < 2 for k in args.compositions):
             raise CLIError("--compositions must be integers >= 2")
+        if args.adversarial_model or args.adversarial_curve:
+            if args.adversarial_model and args.adversarial_curve:
+                raise CLIError("give one of --adversarial-model, --adversarial-curve")
+            if args.self_test:
+                raise CLIError("--adversarial-model/--adversarial-curve audit a mechanism or a run, not --self-test")
+            if args.adversarial_curve and args.run:
+                raise CLIError("--adversarial-curve works with --mechanism (the honest θ is --honest-model)")
+            from audit.adversarial import ADVERSARIAL_CHANNELS
+
+            chans = [c.strip() for c in args.channels.split(",") if c.strip()]
+            bad = [c for c in chans if c not in ADVERSARIAL_CHANNELS]
+            if bad or not chans:
+                raise CLIError(f"--channels: unknown {bad or chans}; known: {', '.join(ADVERSARIAL_CHANNELS)}")
+            args.channel_list = chans
+        elif any(isinstance(p, GravityRange) for p in (args.pairs or [])):
+            raise CLIError("a range LO..HI in --pairs needs --adversarial-model")
         progress = sys.stderr.isatty() if args.progress is None else args.progress
         mode = modes[0]
+        if args.adversarial_curve:
+            mode = "adversarial_curve"
+        elif args.adversarial_model and mode == "mechanism":
+            mode = "adversarial"
         out = Path(args.out) if args.out else Path("runs/audit") / f"{mode.replace('_', '-')}.json"
+        args.out_path = out
         if out.exists() and out.is_dir():
             raise CLIError(f"--out {out} is a folder; give a file name")
         start = time.perf_counter()
         report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
-                  "delta": args.delta, "seed": args.seed, "channels": []}
+                  "delta": args.delta, "seed": args.seed, "command": "pgc " + " ".join(sys.argv[1:]),
+                  "channels": []}
         status = getattr(self, f"_{mode}")(args, report, progress)
         report["wall_time_s"] = time.perf_counter() - start
         write_json_atomic(out, report)
@@ -200,6 +260,11 @@ class AuditCommand:
                                                mres.bound.max_certifiable_epsilon, mres.verdict,
                                                mechanism=mres.mechanism))
         pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
+        if args.adversarial_model:
+            report["model"] = "adversarial"
+            report["adversarial_audits"] = self._adversarial_pairs(args, mech, pairs, report, progress,
+                                                                   hyper=config.hyper, physics=config.physics)
+            return 0
         envs = []
         for psi, psi_prime in pairs:
             res = environment_audit(theta, mech, psi, psi_prime, samples=args.samples or 100_000,
@@ -217,6 +282,91 @@ class AuditCommand:
                                                        c.samples_per_side, c.max_certifiable_epsilon, c.verdict,
                                                        statistic=c.statistic, note=c.note))
         report["environment_audits"] = envs
+        return 0
+
+    def _adversarial(self, args, report: dict, progress: bool) -> int:
+        mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
+        pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
+        report["model"] = "adversarial"
+        report["adversarial_audits"] = self._adversarial_pairs(args, mech, pairs, report, progress)
+        return 0
+
+    def _adversarial_pairs(self, args, mech, pairs, report: dict, progress: bool, hyper=None, physics=None) -> list:
+        from pgc.model import save_checkpoint
+
+        from audit.adversarial import adversarial_audit, worst_pair_search
+
+        audits = []
+        root = __import__("numpy").random.SeedSequence(args.seed)
+        for pair, seq in zip(pairs, root.spawn(len(pairs))):
+            pair_seed = int(seq.generate_state(1)[0])
+            extra = {}
+            if isinstance(pair, GravityRange):
+                objective = "gradient" if any(c != "score" for c in args.channel_list) else "score"
+                found = worst_pair_search(pair[0], pair[1], objective=objective, trials=args.search_trials,
+                                          seed=pair_seed, physics=physics, hyper=hyper)
+                print(f"worst pair in {pair[0]:g}..{pair[1]:g} ({args.search_trials} optuna trials, "
+                      f"{found.wall_time_s:.0f}s): {found.psi:.4g} vs {found.psi_prime:.4g} "
+                      f"(search objective {found.value:.3f}); certifying on fresh samples")
+                psi, psi_prime = found.psi, found.psi_prime
+                extra["worst_pair_search"] = {"range": list(pair), **found.to_dict()}
+            else:
+                psi, psi_prime = pair
+            res = adversarial_audit(mech, psi, psi_prime, samples=args.samples or 200_000, seed=pair_seed,
+                                    channels=args.channel_list, confidence=args.confidence, physics=physics,
+                                    hyper=hyper, progress=progress)
+            d = {**res.to_dict(), **extra, "theta_files": {}}
+            stem = args.out_path.with_suffix("")
+            for objective, theta in res.thetas.items():
+                path = Path(f"{stem}-theta-{psi:g}-{psi_prime:g}-{objective}.pt")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                save_checkpoint(theta, path, {"crafted_for": f"{psi:g} vs {psi_prime:g}", "objective": objective})
+                d["theta_files"][objective] = path.name
+            d["theta_file"] = d["theta_files"].get("gradient", next(iter(d["theta_files"].values())))
+            audits.append(d)
+            nf = res.noise_free_epsilon_lower_bound
+            print(f"adversarial model, ψ={psi:g} vs ψ'={psi_prime:g}, {res.mechanism} "
+                  f"(search {sum(s.wall_time_s for s in res.searches.values()):.0f}s, total {res.wall_time_s:.0f}s)"
+                  + (f"; noise-free gradient ε_LB {nf:.3f}" if nf is not None else ""))
+            for r in res.rows:
+                ratio = "" if r.ratio != r.ratio else f"  ε_LB/ε {r.ratio:.3f}"
+                print(f"  {r.channel:<10} claim {_fmt(r.claimed_epsilon):>6}  ε_LB {r.epsilon_lower_bound:7.3f}{ratio}  "
+                      f"(n={r.audit.samples_per_side:,}, cap {r.audit.max_certifiable_epsilon:.2f}, "
+                      f"θ crafted for {r.objective})  {r.verdict}")
+                row = r.to_dict()
+                report["channels"].append(_channel_row(
+                    f"adversarial {psi:g} vs {psi_prime:g}", r.channel, r.claimed_epsilon, r.epsilon_lower_bound,
+                    r.audit.confidence, r.audit.samples_per_side, r.audit.max_certifiable_epsilon, r.verdict,
+                    model="adversarial", ratio=r.ratio, statistic=r.audit.statistic, p_value=row["p_value"],
+                    **({"p_value_leak": row["p_value_leak"]} if "p_value_leak" in row else {})))
+        return audits
+
+    def _adversarial_curve(self, args, report: dict, progress: bool) -> int:
+        from pgc.mechanisms import make_mechanism
+
+        from attacks.sweep import ModelSpec
+        from audit.adversarial import CURVE_DISTANCES, adversarial_curve
+
+        mech = self._build_mechanism(args.mechanism, args.epsilons[0], args.clip, args.reduced_dim, 1)
+        del mech  # validated the name and parameters
+        try:
+            honest = ModelSpec.parse(args.honest_model or "init:0")
+        except (ValueError, FileNotFoundError) as exc:
+            raise CLIError(f"--honest-model: {exc}") from None
+        distances = tuple(args.distances or CURVE_DISTANCES)
+        print(f"adversarial curve: {args.mechanism} ε {args.epsilons}, Δψ {list(distances)}, honest θ "
+              f"{honest.label}, {args.samples or 100_000:,} samples per side")
+        res = adversarial_curve(lambda e: make_mechanism(args.mechanism, e, args.clip, args.reduced_dim),
+                                args.epsilons, honest_theta=honest.theta, distances=distances,
+                                channels=args.channel_list, samples=args.samples or 100_000, seed=args.seed,
+                                confidence=args.confidence, log=lambda line: print(line, flush=True))
+        report.update(mode="adversarial", model="adversarial", honest_model=honest.label, **res)
+        for p in res["curve"]:
+            report["channels"].append(_channel_row(
+                f"{p['model']} {p['psi']:g} vs {p['psi_prime']:g} ε={p['epsilon']:g}", p["channel"], p["epsilon"],
+                p["epsilon_lower_bound"], args.confidence, p["samples_per_side"], math.nan,
+                p["verdict"], model=p["model"],
+                ratio=p["ratio"], p_value=p["p_value"]))
         return 0
 
     def _self_test(self, args, report: dict, progress: bool) -> int:
