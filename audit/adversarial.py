@@ -275,8 +275,8 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
     validation = np.random.SeedSequence(final_seq.entropy, spawn_key=final_seq.spawn_key + (1,))
 
     def validate(theta: np.ndarray) -> float:
-        """The objective on 4× as many episodes from a validation stream (no winner's curse)."""
-        a, b = sim.play(theta, 4 * settings.episodes, validation)
+        """The objective on 10× as many episodes from a validation stream (no winner's curse)."""
+        a, b = sim.play(theta, 10 * settings.episodes, validation)
         if objective == "score":
             return ks_distance(a.scores, b.scores)
         return gradient_objective(detector_share(a.gradients), detector_share(b.gradients))
@@ -287,7 +287,7 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
                             np.random.SeedSequence(search_seq.entropy, spawn_key=(gen,)))
             return ks_distance(a.scores, b.scores)
 
-        candidates = list(ks[:5])
+        candidates = list(ks[:10])
         history: list[float] = []
         for r in range(settings.restarts):
             x, v, n, hist = _cmaes(score_fun, ks[r % len(ks)], 0.2, max(1, settings.generations // 2),
