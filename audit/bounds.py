@@ -21,6 +21,7 @@ Everything here is a plain function of counts; tests check it against hand-compu
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
@@ -159,8 +160,10 @@ def claim_p_value(false_positives, negatives, false_negatives, positives, claime
         return 1.0
 
     def exceeds(log_alpha: float) -> bool:
-        return epsilon_lower_bound(false_positives, negatives, false_negatives, positives,
-                                   math.exp(log_alpha), delta, fp_share) > claimed_epsilon
+        with warnings.catch_warnings():  # boost's beta quantile warns (harmlessly) at α near 1e-300
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return epsilon_lower_bound(false_positives, negatives, false_negatives, positives,
+                                       math.exp(log_alpha), delta, fp_share) > claimed_epsilon
 
     lo, hi = math.log(P_VALUE_FLOOR), math.log1p(-1e-12)
     if not exceeds(hi):

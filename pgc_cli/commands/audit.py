@@ -81,6 +81,14 @@ def _channel_row(scope: str, channel: str, claimed: float, lb: float, confidence
             "verdict": verdict, **extra}
 
 
+def _bound_p_value(bound, claim: float) -> float:
+    """p-value of "true ε ≤ claim" from a certified bound's counts (the report's Holm family)."""
+    from audit.bounds import claim_p_value
+
+    return claim_p_value(bound.false_positives, bound.samples_per_side, bound.false_negatives,
+                         bound.samples_per_side, claim, bound.delta, bound.fp_share)
+
+
 class AuditCommand:
     help = "empirical ε lower bounds"
 
@@ -225,7 +233,8 @@ class AuditCommand:
         report["channels"].append(_channel_row("mechanism", f"canary ({result.mode})", result.claimed_epsilon,
                                                result.epsilon_lower_bound, result.confidence,
                                                result.bound.samples_per_side, result.bound.max_certifiable_epsilon,
-                                               result.verdict, mechanism=result.mechanism))
+                                               result.verdict, mechanism=result.mechanism,
+                                               p_value=_bound_p_value(result.bound, result.claimed_epsilon)))
         return 0
 
     def _run(self, args, report: dict, progress: bool) -> int:
@@ -252,19 +261,20 @@ class AuditCommand:
         theta = trial.initial_theta() if args.initial else trial.theta()
         report.update(run=str(run_dir), trial=args.trial, model="initial" if args.initial else "final",
                       mechanism_source=source, run_config=config.to_dict())
+        pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
+        if args.adversarial_model:  # the run's mechanism and settings at crafted models (no canary audit)
+            report.update(mode="adversarial", model="adversarial")
+            report["adversarial_audits"] = self._adversarial_pairs(args, mech, pairs, report, progress,
+                                                                   hyper=config.hyper, physics=config.physics)
+            return 0
         mres = self._mechanism_audit(mech, args, args.mechanism_samples, progress, False)
         self._print_mechanism(mres)
         report["mechanism_audits"] = [mres.to_dict()]
         report["channels"].append(_channel_row("mechanism", "canary (black-box)", mres.claimed_epsilon,
                                                mres.epsilon_lower_bound, mres.confidence, mres.bound.samples_per_side,
                                                mres.bound.max_certifiable_epsilon, mres.verdict,
-                                               mechanism=mres.mechanism))
-        pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
-        if args.adversarial_model:
-            report["model"] = "adversarial"
-            report["adversarial_audits"] = self._adversarial_pairs(args, mech, pairs, report, progress,
-                                                                   hyper=config.hyper, physics=config.physics)
-            return 0
+                                               mechanism=mres.mechanism,
+                                               p_value=_bound_p_value(mres.bound, mres.claimed_epsilon)))
         envs = []
         for psi, psi_prime in pairs:
             res = environment_audit(theta, mech, psi, psi_prime, samples=args.samples or 100_000,
@@ -280,14 +290,16 @@ class AuditCommand:
                 report["channels"].append(_channel_row(f"environment {psi:g} vs {psi_prime:g}", c.channel,
                                                        c.claimed_epsilon, c.epsilon_lower_bound, c.confidence,
                                                        c.samples_per_side, c.max_certifiable_epsilon, c.verdict,
-                                                       statistic=c.statistic, note=c.note))
+                                                       statistic=c.statistic, note=c.note,
+                                                       **{k: v for k, v in c.to_dict().items()
+                                                          if k in ("p_value", "p_value_leak")}))
         report["environment_audits"] = envs
         return 0
 
     def _adversarial(self, args, report: dict, progress: bool) -> int:
         mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
         pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
-        report["model"] = "adversarial"
+        report.update(mode="adversarial", model="adversarial")
         report["adversarial_audits"] = self._adversarial_pairs(args, mech, pairs, report, progress)
         return 0
 

@@ -13,6 +13,7 @@ TARGETS = {
     "audit": "pgc_cli.benchmarks.audit",
     "attack": "pgc_cli.benchmarks.attack",
     "replicate": "pgc_cli.benchmarks.replicate",
+    "adversarial": "pgc_cli.benchmarks.adversarial",
 }
 
 
