@@ -11,7 +11,7 @@ samples), :mod:`audit.blackbox` (canary audit of any Mechanism), :mod:`audit.whi
 :mod:`audit.selftest`.
 """
 
-from .blackbox import CanaryPair, MechanismAuditResult, audit_mechanism, canary_pairs
+from .blackbox import CanaryPair, DeltaTestResult, MechanismAuditResult, audit_mechanism, canary_pairs, delta_test
 from .bounds import (cp_lower, cp_upper, delta_lower_bound, epsilon_from_rates, epsilon_lower_bound,
                      max_certifiable_epsilon, smallest_detectable_delta)
 from .environment import EnvironmentAuditResult, environment_audit
@@ -19,6 +19,7 @@ from .tester import CertifiedTest, EpsilonBound, HypothesisPair
 from .whitebox import audit_prs_whitebox
 
 __all__ = ["audit_mechanism", "audit_prs_whitebox", "environment_audit", "MechanismAuditResult",
+           "DeltaTestResult", "delta_test",
            "EnvironmentAuditResult", "CanaryPair", "canary_pairs", "CertifiedTest", "EpsilonBound",
            "HypothesisPair", "cp_lower", "cp_upper", "delta_lower_bound", "epsilon_from_rates",
            "epsilon_lower_bound", "max_certifiable_epsilon", "smallest_detectable_delta"]

@@ -20,6 +20,17 @@ Canary pairs (x, x'), all with magnitude G ≫ C so that any sane clipping satur
 
 The statistic and threshold are chosen on a training split (``train_fraction`` × samples per side
 per canary pair) and certified on ``samples`` fresh outputs per side (:mod:`audit.tester`).
+
+δ-type leaks (rare releases without noise, point masses) barely move a threshold on a projection:
+a mechanism that releases 1 in 1,000 gradients exactly and Laplace otherwise gives ε_LB ≈ ε. A
+second, separate test looks for them (:func:`delta_test`): on its own training split it searches
+"the output equals (or lies within η·spread of) a value that recurs under x but not under x'"
+events (:class:`audit.statistics.ExactRelease`) over every canary pair, and certifies the best one
+on fresh samples as a δ lower bound at the claimed ε (:func:`audit.bounds.delta_lower_bound`).
+The overall α = 1 − confidence is SPLIT: the ε test runs at α_ε = (1 − DELTA_ALPHA_SHARE)·α, the δ
+test at α_δ = DELTA_ALPHA_SHARE·α, so by the union bound both bounds hold together at the stated
+confidence and the verdict "violated" (ε_LB > claimed ε, or δ_LB > claimed δ) is wrong with
+probability ≤ α.
 """
 
 from __future__ import annotations
@@ -31,12 +42,18 @@ from typing import Sequence
 
 import numpy as np
 
-from .statistics import PRSLexicographicLikelihoodRatio, default_statistics
-from .tester import CertifiedTest, EpsilonBound, HypothesisPair
+from . import bounds
+from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
+from .tester import (FP_SHARES, TIE_MARGIN, TRAIN_CALLS, CertifiedTest, EpsilonBound,
+                     HypothesisPair, approximate_upper, sampled_chunks)
 
 CANARY_MAGNITUDE = 1e4  # G / C
 RESOLUTION = 2.0**-30  # default output rounding, relative to C (ulps of C-scale float64 are ~2^-52·C)
 LEX_COLUMNS = 4  # non-zero coordinates of the lexicographic canary (weights 1, 10⁻², 10⁻⁴, 10⁻⁶)
+DELTA_ALPHA_SHARE = 0.1  # share of α = 1 − confidence spent on the δ test (the ε test gets the rest)
+DELTA_SELECTION_PESSIMISM = 0.25  # one-sided level of the δ test's training hit-rate bound (ranking only)
+MIN_DELTA_HITS = 3  # training hits an event needs before it is certified
+DELTA_SEED_KEY = 0xDE17A  # spawn key of the δ test's random streams (apart from the ε test's)
 
 
 @dataclass(frozen=True)
@@ -92,9 +109,48 @@ class MechanismSampler:
         return out
 
 
+@dataclass(frozen=True)
+class DeltaTestResult:
+    """The δ test: one point-mass event, chosen on a training split and counted on fresh samples.
+
+    ``hits`` of ``samples_per_side`` outputs under the event's own hypothesis (``direction``
+    "positive": x, "negative": x') fell in the event, ``false_hits`` under the other one.
+    ``delta_lower_bound`` is the certified δ at ``claimed_epsilon`` (confidence
+    ``confidence`` = 1 − α_δ on its own), ``epsilon_lower_bound`` the certified ε of the same counts
+    at the claimed δ. ``certified`` is False when the training split showed no point mass worth
+    certifying: then no fresh samples were drawn and both bounds are 0 (trivially valid).
+    """
+
+    hypothesis: str
+    statistic: str
+    direction: str
+    certified: bool
+    samples_per_side: int
+    hits: int
+    false_hits: int
+    fp_share: float
+    confidence: float
+    claimed_epsilon: float
+    claimed_delta: float
+    delta_lower_bound: float
+    epsilon_lower_bound: float
+    smallest_detectable_delta: float
+    projected_delta: float
+    train_samples: int
+    point_masses: int  # cells in the event (found on the fit half)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
 @dataclass
 class MechanismAuditResult:
-    """``epsilon_lower_bound`` vs ``claimed_epsilon``; ``violation`` iff LB > claim at ``confidence``."""
+    """``epsilon_lower_bound`` vs ``claimed_epsilon`` and ``delta_lower_bound`` vs ``claimed_delta``.
+
+    ``violation`` iff ε_LB > claimed ε or δ_LB > claimed δ; together at ``confidence`` (α split
+    between the ε test, ``bound.confidence``, and the δ test, ``delta_test.confidence``).
+    ``delta_test`` is None where no δ test ran (white-box audits, an infinite claim).
+    """
 
     mechanism: str
     claimed_epsilon: float
@@ -106,6 +162,21 @@ class MechanismAuditResult:
     wall_time_s: float
     candidates: list[dict] = field(default_factory=list)
     cpu_time_s: float = float("nan")  # process CPU time (the machine may be shared)
+    claimed_delta: float = 0.0
+    delta_test: DeltaTestResult | None = None
+    delta_time_s: float = 0.0  # CPU seconds of the δ test (included in cpu_time_s)
+
+    @property
+    def delta_lower_bound(self) -> float | None:
+        return None if self.delta_test is None else self.delta_test.delta_lower_bound
+
+    @property
+    def epsilon_violation(self) -> bool:
+        return self.epsilon_lower_bound > self.claimed_epsilon
+
+    @property
+    def delta_violation(self) -> bool:
+        return self.delta_test is not None and self.delta_test.delta_lower_bound > self.claimed_delta
 
     @property
     def ratio(self) -> float:
@@ -115,11 +186,33 @@ class MechanismAuditResult:
     def verdict(self) -> str:
         return "violated" if self.violation else "consistent"
 
+    @property
+    def reason(self) -> str:
+        parts = []
+        if self.epsilon_violation:
+            parts.append(f"ε_LB = {self.epsilon_lower_bound:.3f} > claimed ε = {self.claimed_epsilon:g} "
+                         f"({self.bound.hypothesis} / {self.bound.statistic})")
+        if self.delta_violation:
+            d = self.delta_test
+            kind = "pure ε-DP claimed" if self.claimed_delta == 0 else f"claimed δ = {self.claimed_delta:g}"
+            parts.append(f"δ_LB = {d.delta_lower_bound:.3g} > {self.claimed_delta:g} at the claimed ε = "
+                         f"{self.claimed_epsilon:g} ({kind}): {d.statistic} event hit {d.hits:,} of "
+                         f"{d.samples_per_side:,} outputs under {'x' if d.direction == 'positive' else 'x′'} "
+                         f"vs {d.false_hits:,} under {'x′' if d.direction == 'positive' else 'x'} ({d.hypothesis})")
+        if not parts:
+            return "ε_LB ≤ claimed ε" + ("" if self.delta_test is None else " and δ_LB ≤ claimed δ")
+        return "; ".join(parts)
+
     def to_dict(self) -> dict:
         return {"mechanism": self.mechanism, "mode": self.mode, "claimed_epsilon": self.claimed_epsilon,
-                "epsilon_lower_bound": self.epsilon_lower_bound, "confidence": self.confidence,
-                "violation": self.violation, "verdict": self.verdict, "ratio": self.ratio,
-                "wall_time_s": self.wall_time_s, "cpu_time_s": self.cpu_time_s, "bound": self.bound.to_dict(), "candidates": self.candidates}
+                "claimed_delta": self.claimed_delta, "epsilon_lower_bound": self.epsilon_lower_bound,
+                "delta_lower_bound": self.delta_lower_bound, "confidence": self.confidence,
+                "violation": self.violation, "epsilon_violation": self.epsilon_violation,
+                "delta_violation": self.delta_violation, "verdict": self.verdict, "reason": self.reason,
+                "ratio": self.ratio, "wall_time_s": self.wall_time_s, "cpu_time_s": self.cpu_time_s,
+                "delta_time_s": self.delta_time_s, "bound": self.bound.to_dict(),
+                "delta_test": None if self.delta_test is None else self.delta_test.to_dict(),
+                "candidates": self.candidates}
 
 
 def describe(mechanism) -> str:
@@ -150,20 +243,147 @@ def _candidates(test: CertifiedTest) -> list[dict]:
              "train_samples": c.train_samples} for c in test.candidates]
 
 
+def approximate_lower(k, n, alpha: float):
+    """Fast Poisson lower bound on a rate (selection only): Γ⁻¹(k, α)/n, 0 at k = 0."""
+    from scipy.special import gammaincinv
+
+    k = np.asarray(k, np.float64)
+    return np.where(k > 0, gammaincinv(np.maximum(k, 1e-300), alpha), 0.0) / n
+
+
+def projected_delta(hits, false_hits, n_sel: int, n_cert: int, alpha: float, epsilon: float,
+                    share: float) -> float:
+    """The δ bound n_cert fresh samples would give: hit rate at its 25% lower bound, false-hit rate
+    as observed (a point mass has NO false hits, and any upper bound on a zero count, ≥ ln(1/p)/n,
+    projected to n_cert would hide leaks of a few per thousand at small training splits).
+
+    Ranking only: the certified bound does not depend on it; an over-optimistic pick only costs
+    the certification samples (and at least MIN_DELTA_HITS training hits are required).
+    """
+    hit_rate = approximate_lower(hits, n_sel, DELTA_SELECTION_PESSIMISM)
+    false_rate = false_hits / n_sel
+    lo = approximate_lower(hit_rate * n_cert, n_cert, (1.0 - share) * alpha)
+    hi = approximate_upper(false_rate * n_cert, n_cert, share * alpha)
+    return float(lo - math.exp(epsilon) * hi)
+
+
+@dataclass
+class _DeltaCandidate:
+    pair: HypothesisPair
+    statistic: str
+    scorer: object
+    sign: float  # +1: event {score ≥ 1} under x; −1: event {score ≤ −1} under x'
+    fp_share: float
+    projected: float
+    point_masses: int
+
+
+def _event_hits(cand: _DeltaCandidate, chunks) -> tuple[int, int]:
+    hits = total = 0
+    for chunk in chunks:
+        s = np.asarray(cand.scorer(np.asarray(chunk, dtype=np.float64)))
+        hits += int(np.count_nonzero(cand.sign * s >= 1.0))
+        total += len(s)
+    return hits, total
+
+
+def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples: int, train_samples: int,
+               confidence: float, seed: np.random.SeedSequence, claimed_delta: float = 0.0,
+               statistics: Sequence | None = None) -> DeltaTestResult:
+    """Certified δ lower bound at the claimed ε from the best point-mass event (module docstring).
+
+    Selection (training split only, ``train_samples`` per side per pair, drawn in TRAIN_CALLS calls;
+    the first half fits the event's point masses, the second half scores it): over every pair, every
+    :class:`ExactRelease` statistic and both directions, the event and α split (fp_share) with the
+    largest projected δ bound. If none is positive nothing is certified (δ_LB = 0). Otherwise the
+    single chosen event is counted on ``samples`` fresh outputs per side and
+    :func:`audit.bounds.delta_lower_bound` turns the counts into δ_LB at confidence ``confidence``.
+    """
+    if not math.isfinite(claimed_epsilon):
+        raise ValueError("the δ test needs a finite claimed ε")
+    alpha = 1.0 - confidence
+    statistics = exact_release_statistics(claimed_epsilon) if statistics is None else statistics
+    train_seq, cert_seq = seed.spawn(2)
+    best: _DeltaCandidate | None = None
+    for pair, seq in zip(pairs, train_seq.spawn(len(pairs))):
+        rp, rn = (np.random.Generator(np.random.PCG64(x)) for x in seq.spawn(2))
+        chunk = -(-train_samples // TRAIN_CALLS)
+        pos = np.concatenate(list(sampled_chunks(pair.positive, train_samples, rp, chunk)))
+        neg = np.concatenate(list(sampled_chunks(pair.negative, train_samples, rn, chunk)))
+        if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(neg))):
+            raise ValueError("the audited outputs contain NaN or inf")
+        half_p, half_n = len(pos) // 2, len(neg) // 2
+        for stat in statistics:
+            scorer = stat.fit(pos[:half_p], neg[:half_n])
+            if scorer is None:
+                continue
+            s_pos, s_neg = np.asarray(scorer(pos[half_p:])), np.asarray(scorer(neg[half_n:]))
+            n_sel = min(len(s_pos), len(s_neg))
+            masses = getattr(scorer, "point_masses", (0, 0))
+            for sign, own, other, m in ((1.0, s_pos, s_neg, masses[0]), (-1.0, s_neg, s_pos, masses[1])):
+                hits, false_hits = np.count_nonzero(sign * own >= 1), np.count_nonzero(sign * other >= 1)
+                if hits < MIN_DELTA_HITS:
+                    continue
+                for share in FP_SHARES:
+                    proj = projected_delta(hits, false_hits, n_sel, samples, alpha, claimed_epsilon, share)
+                    if best is None or proj > max(best.projected * (1.0 + TIE_MARGIN), best.projected + 1e-12):
+                        best = _DeltaCandidate(pair, stat.name, scorer, sign, share, proj, int(m))
+    detectable = float(bounds.smallest_detectable_delta(samples, alpha, claimed_epsilon))
+    if best is None or best.projected <= 0:
+        return DeltaTestResult(
+            hypothesis=best.pair.label if best else "", statistic=best.statistic if best else "",
+            direction="positive" if best is None or best.sign > 0 else "negative", certified=False,
+            samples_per_side=0, hits=0, false_hits=0, fp_share=best.fp_share if best else 0.5,
+            confidence=confidence, claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta,
+            delta_lower_bound=0.0, epsilon_lower_bound=0.0, smallest_detectable_delta=detectable,
+            projected_delta=best.projected if best else 0.0, train_samples=train_samples,
+            point_masses=best.point_masses if best else 0)
+    rp, rn = (np.random.Generator(np.random.PCG64(x)) for x in cert_seq.spawn(2))
+    own_sampler, other_sampler = ((best.pair.positive, best.pair.negative) if best.sign > 0
+                                  else (best.pair.negative, best.pair.positive))
+    hits, n_own = _event_hits(best, sampled_chunks(own_sampler, samples, rp))
+    false_hits, n_other = _event_hits(best, sampled_chunks(other_sampler, samples, rn))
+    misses = n_own - hits
+    delta_lb = bounds.delta_lower_bound(false_hits, n_other, misses, n_own, alpha, claimed_epsilon, best.fp_share)
+    eps_lb = bounds.epsilon_lower_bound(false_hits, n_other, misses, n_own, alpha, claimed_delta, best.fp_share)
+    return DeltaTestResult(
+        hypothesis=best.pair.label, statistic=best.statistic, direction="positive" if best.sign > 0 else "negative",
+        certified=True, samples_per_side=n_own, hits=hits, false_hits=false_hits, fp_share=best.fp_share,
+        confidence=confidence, claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta,
+        delta_lower_bound=float(delta_lb), epsilon_lower_bound=float(eps_lb),
+        smallest_detectable_delta=float(bounds.smallest_detectable_delta(samples, alpha, claimed_epsilon,
+                                                                         best.fp_share)),
+        projected_delta=best.projected, train_samples=train_samples, point_masses=best.point_masses)
+
+
 def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confidence: float = 0.95,
                     seed: int = 0, *, delta: float = 0.0, train_fraction: float = 0.1,
                     canaries: Sequence[CanaryPair] | None = None, statistics: Sequence | None = None,
-                    float_exact: bool = False, progress: bool = False) -> MechanismAuditResult:
+                    float_exact: bool = False, delta_test_samples: int | None = None,
+                    delta_train_samples: int | None = None, progress: bool = False) -> MechanismAuditResult:
     """Black-box audit (see module docstring). ``samples``: certification outputs per side.
 
     By default the outputs are rounded to ``RESOLUTION``·C before any statistic sees them: the
     audit then measures the mechanism's arithmetic, not the last bits of its floating-point
     implementation. ``float_exact=True`` audits the exact float64 outputs, where the core's
     Laplace shows a Mironov (2012) style violation (see docs/README-audit.md).
+
+    ``delta``: the claim's δ (0: pure ε-DP). The δ test (:func:`delta_test`) certifies on
+    ``delta_test_samples`` fresh outputs per side (default ``samples``; 0 turns it off, and then
+    the ε test gets the whole α) after selecting its event on ``delta_train_samples`` per side per
+    canary pair (default: the ε test's training size). It does not run for an infinite claimed ε.
     """
     claimed = _check_common(mechanism, dim, samples, confidence)
     if not (0.0 < train_fraction <= 1.0):
         raise ValueError(f"train_fraction must lie in (0, 1], got {train_fraction!r}")
+    if not (0.0 <= delta < 1.0):
+        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
+    delta_samples = samples if delta_test_samples is None else delta_test_samples
+    if not isinstance(delta_samples, (int, np.integer)) or (delta_samples != 0 and delta_samples < 100):
+        raise ValueError(f"delta_test_samples must be 0 or an integer >= 100, got {delta_test_samples!r}")
+    run_delta = delta_samples > 0 and math.isfinite(claimed)
+    alpha = 1.0 - confidence
+    eps_confidence = 1.0 - (1.0 - DELTA_ALPHA_SHARE) * alpha if run_delta else confidence
     scale = float(getattr(mechanism, "clip", None) or 1.0)
     if float_exact:
         resolution = None
@@ -179,11 +399,23 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
                                                               min(LEX_COLUMNS, dim)))
     train = max(2_000, min(200_000, int(train_fraction * samples)))
     start, cpu = time.perf_counter(), time.process_time()
-    test = CertifiedTest(pairs, samples=samples, train_samples=train, confidence=confidence, delta=delta,
+    test = CertifiedTest(pairs, samples=samples, train_samples=train, confidence=eps_confidence, delta=delta,
                          seed=seed, statistics=statistics, detectable_delta_at=claimed, progress=progress)
     bound = test.lower_bound()
+    dtest, delta_cpu = None, 0.0
+    if run_delta:
+        cpu_d = time.process_time()
+        dtrain = train if delta_train_samples is None else int(delta_train_samples)
+        if dtrain < 20:
+            raise ValueError(f"delta_train_samples must be >= 20, got {delta_train_samples!r}")
+        dtest = delta_test(pairs, claimed, delta_samples, dtrain, 1.0 - DELTA_ALPHA_SHARE * alpha,
+                           np.random.SeedSequence(seed, spawn_key=(DELTA_SEED_KEY,)), claimed_delta=delta)
+        delta_cpu = time.process_time() - cpu_d
     wall = time.perf_counter() - start
+    eps_violation = test.rejects(claimed)
+    delta_violation = dtest is not None and dtest.delta_lower_bound > delta
     return MechanismAuditResult(describe(mechanism), claimed, bound.epsilon_lower_bound, confidence,
-                                test.rejects(claimed), bound, "black-box" + (" float-exact" if float_exact else ""),
-                                wall, _candidates(test),
-                                time.process_time() - cpu)
+                                eps_violation or delta_violation, bound,
+                                "black-box" + (" float-exact" if float_exact else ""),
+                                wall, _candidates(test), time.process_time() - cpu, claimed_delta=delta,
+                                delta_test=dtest, delta_time_s=delta_cpu)

@@ -23,6 +23,9 @@ seed-reuse                noise generator re-seeded with a constant   ∞ for an
 float16-textbook-laplace  the textbook inverse-CDF sampler             ∞ (finite support: x + N and
                           −b·sgn(u)·ln(1−2|u|) evaluated in float16    x' + N are disjoint; Mironov
                           (mixed precision)                           2012's attack, coarse lattice)
+rare-noiseless-release    1 in 1,000 submissions released without     ∞ (it is (ε, 10⁻³)-DP: a δ-type
+                          noise (the clipped gradient exactly), the   leak that a threshold on a
+                          rest Lap(C/ε); claims pure ε                projection barely sees)
 ========================  ==========================================  ==============================
 """
 
@@ -196,3 +199,31 @@ class RepeatedSubmissions:
 
     def __call__(self, gradients, rng):
         return np.concatenate([self.per_round(gradients, rng) for _ in range(self.rounds)], axis=1)
+
+
+@dataclass(frozen=True)
+class RareNoiselessRelease:
+    """Alg. 2 that, with probability ``leak_rate``, returns the clipped gradient WITHOUT noise.
+
+    (A "fast path" that skips the noise on some branch.) Every other release is correct, so the
+    outputs look like Lap(C/ε) noise to any threshold on a projection (ε_LB ≈ ε); but the
+    noiseless release is a point mass at the clipped input, which x' never produces: the mechanism
+    is (ε, leak_rate)-DP, not ε-DP. True ε (δ = 0) = ∞; true δ at the claimed ε = ``leak_rate``.
+    """
+
+    epsilon: float
+    clip: float = 0.01
+    leak_rate: float = 1e-3
+
+    def true_epsilon(self, dim: int) -> float:
+        return math.inf
+
+    def true_delta(self, dim: int) -> float:
+        return self.leak_rate
+
+    def __call__(self, gradients, rng):
+        rng = check_rng(rng)
+        g = l1_clip(sanitize(check_gradients(gradients)), self.clip / 2.0)
+        noisy = g + rng.laplace(0.0, self.clip / self.epsilon, size=g.shape)
+        leak = rng.random(g.shape[0]) < self.leak_rate
+        return np.where(leak[:, None], g, noisy)

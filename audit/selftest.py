@@ -1,7 +1,8 @@
 """``pgc audit --self-test``: the auditor against every correct mechanism and every planted bug.
 
-A correct mechanism must come out "consistent" (ε_LB ≤ claim; by construction this fails with
-probability ≤ α = 1 − confidence), every mutant "violated" (ε_LB > claim).
+A correct mechanism must come out "consistent" (ε_LB ≤ claimed ε and δ_LB ≤ claimed δ = 0; by
+construction this fails with probability ≤ α = 1 − confidence), every mutant "violated" (ε_LB > claim,
+or, for the δ-type leak, δ_LB > 0 at the claimed ε).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def self_test_cases() -> list[SelfTestCase]:
         SelfTestCase("multi-round-no-split", mutants.RepeatedSubmissions(Laplace(1.0), 3, 1.0), False),
         SelfTestCase("seed-reuse", mutants.SeedReuseLaplace(1.0), False),
         SelfTestCase("float16-textbook-laplace", mutants.Float16TextbookLaplace(1.0), False),
+        SelfTestCase("rare-noiseless-release", mutants.RareNoiselessRelease(1.0), False,
+                     note="1 in 1,000 released without noise: caught by the δ test (ε_LB ≈ ε)"),
     ]
 
 
@@ -64,8 +67,9 @@ class SelfTestRow:
     def to_dict(self) -> dict:
         return {"name": self.case.name, "mode": self.case.mode, "correct_mechanism": self.case.correct,
                 "claimed_epsilon": self.result.claimed_epsilon, "true_epsilon": self.true_epsilon,
-                "epsilon_lower_bound": self.result.epsilon_lower_bound, "verdict": self.result.verdict,
-                "passed": self.passed, "audit": self.result.to_dict()}
+                "epsilon_lower_bound": self.result.epsilon_lower_bound,
+                "delta_lower_bound": self.result.delta_lower_bound, "verdict": self.result.verdict,
+                "reason": self.result.reason, "passed": self.passed, "audit": self.result.to_dict()}
 
 
 def run_self_test(samples: int = 1_000_000, confidence: float = 0.95, seed: int = 0, dim: int = 112,
@@ -85,10 +89,12 @@ def run_self_test(samples: int = 1_000_000, confidence: float = 0.95, seed: int 
 def format_row(row: SelfTestRow) -> str:
     true = "∞" if math.isinf(row.true_epsilon) else f"{row.true_epsilon:.3g}"
     kind = "correct" if row.case.correct else "mutant"
+    dlb = row.result.delta_lower_bound
+    dlb = "—" if dlb is None else ("0" if dlb == 0 else f"{dlb:.2e}")
     return (f"| {row.case.name:<26} | {kind:<7} | {row.case.mode:<9} | {row.result.claimed_epsilon:>5g} | {true:>6} "
-            f"| {row.result.epsilon_lower_bound:>7.3f} | {row.result.bound.max_certifiable_epsilon:>6.2f} "
+            f"| {row.result.epsilon_lower_bound:>7.3f} | {dlb:>8} | {row.result.bound.max_certifiable_epsilon:>6.2f} "
             f"| {row.result.verdict:<10} | {'ok' if row.passed else 'FAIL':<4} | {row.result.wall_time_s:>5.1f} |")
 
 
-TABLE_HEADER = ("| mechanism                  | kind    | mode      | claim | true ε |   ε_LB  |  cap   | verdict    | test | time s |\n"
-                "|----------------------------|---------|-----------|------:|-------:|--------:|-------:|------------|------|-------:|")
+TABLE_HEADER = ("| mechanism                  | kind    | mode      | claim | true ε |   ε_LB  |   δ_LB   |  cap   | verdict    | test | time s |\n"
+                "|----------------------------|---------|-----------|------:|-------:|--------:|---------:|-------:|------------|------|-------:|")

@@ -61,6 +61,7 @@ def test_boundary_claim_passes_at_true_epsilon_and_fails_below():
 def test_correct_mechanisms_are_not_flagged(mech):
     res = audit_mechanism(mech, samples=10_000, confidence=STRICT, seed=11)
     assert not res.violation
+    assert res.delta_test is not None and res.delta_lower_bound == 0.0  # the δ test ran and saw no point mass
     assert res.epsilon_lower_bound > 0.5 * mech.epsilon  # and the audit has power
 
 
@@ -89,6 +90,16 @@ def test_each_mutant_is_flagged_black_box(mech):
     assert res.violation, res.to_dict()
     assert res.epsilon_lower_bound > mech.epsilon
     assert res.epsilon_lower_bound <= mech.true_epsilon(112) + 1e-9  # a lower bound never exceeds the truth
+
+
+def test_rare_noiseless_release_is_flagged_through_delta_not_epsilon():
+    """1 in 200 released without noise, claim ε = 1, n = 20,000 per side (≈ 100 certified hits, floor
+    ≈ 4·10⁻⁴): the δ test gives δ_LB > 0 at ε = 1 while the ε test's bound stays near the claim."""
+    mech = mutants.RareNoiselessRelease(1.0, leak_rate=5e-3)
+    res = audit_mechanism(mech, samples=20_000, seed=7)
+    assert res.violation and res.delta_violation, res.to_dict()
+    assert 0 < res.delta_lower_bound <= mech.true_delta(112)
+    assert res.epsilon_lower_bound < 1.3
 
 
 @pytest.mark.parametrize("mech", [mutants.PRSSwappedFlip(5.0), mutants.PRSFullEpsilonPerCoordinate(5.0)],
