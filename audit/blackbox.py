@@ -44,7 +44,7 @@ import numpy as np
 
 from . import bounds
 from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
-from .tester import (FP_SHARES, TIE_MARGIN, TRAIN_CALLS, CertifiedTest, EpsilonBound,
+from .tester import (FP_SHARES, TRAIN_CALLS, CertifiedTest, EpsilonBound,
                      HypothesisPair, approximate_upper, sampled_chunks)
 
 CANARY_MAGNITUDE = 1e4  # G / C
@@ -53,6 +53,7 @@ LEX_COLUMNS = 4  # non-zero coordinates of the lexicographic canary (weights 1, 
 DELTA_ALPHA_SHARE = 0.1  # share of α = 1 − confidence spent on the δ test (the ε test gets the rest)
 DELTA_SELECTION_PESSIMISM = 0.25  # one-sided level of the δ test's training hit-rate bound (ranking only)
 MIN_DELTA_HITS = 3  # training hits an event needs before it is certified
+DELTA_TIE_MARGIN = 0.1  # a later (coarser) event must beat the current one by 10%: hit counts are small
 DELTA_SEED_KEY = 0xDE17A  # spawn key of the δ test's random streams (apart from the ε test's)
 
 
@@ -253,15 +254,17 @@ def approximate_lower(k, n, alpha: float):
 
 def projected_delta(hits, false_hits, n_sel: int, n_cert: int, alpha: float, epsilon: float,
                     share: float) -> float:
-    """The δ bound n_cert fresh samples would give: hit rate at its 25% lower bound, false-hit rate
-    as observed (a point mass has NO false hits, and any upper bound on a zero count, ≥ ln(1/p)/n,
-    projected to n_cert would hide leaks of a few per thousand at small training splits).
+    """The δ bound n_cert fresh samples would give: hit rate at its 25% lower bound, false-hit rate at
+    its 75% upper bound, except that NO false hits project as 0 (a point mass has none, and any
+    upper bound on a zero count, ≥ ln(1/p)/n, projected to n_cert would hide leaks of a few per
+    thousand at small training splits; the pessimism on non-zero counts keeps the lattice of a
+    correct discrete mechanism, whose cells differ by at most e^ε, from being certified in vain).
 
     Ranking only: the certified bound does not depend on it; an over-optimistic pick only costs
     the certification samples (and at least MIN_DELTA_HITS training hits are required).
     """
     hit_rate = approximate_lower(hits, n_sel, DELTA_SELECTION_PESSIMISM)
-    false_rate = false_hits / n_sel
+    false_rate = approximate_upper(false_hits, n_sel, DELTA_SELECTION_PESSIMISM) if false_hits > 0 else 0.0
     lo = approximate_lower(hit_rate * n_cert, n_cert, (1.0 - share) * alpha)
     hi = approximate_upper(false_rate * n_cert, n_cert, share * alpha)
     return float(lo - math.exp(epsilon) * hi)
@@ -326,7 +329,7 @@ def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples:
                     continue
                 for share in FP_SHARES:
                     proj = projected_delta(hits, false_hits, n_sel, samples, alpha, claimed_epsilon, share)
-                    if best is None or proj > max(best.projected * (1.0 + TIE_MARGIN), best.projected + 1e-12):
+                    if best is None or proj > max(best.projected * (1.0 + DELTA_TIE_MARGIN), best.projected + 1e-12):
                         best = _DeltaCandidate(pair, stat.name, scorer, sign, share, proj, int(m))
     detectable = float(bounds.smallest_detectable_delta(samples, alpha, claimed_epsilon))
     if best is None or best.projected <= 0:
