@@ -7,10 +7,12 @@
 Modules: :mod:`audit.bounds` (pure bound math), :mod:`audit.interfaces` (Protocols),
 :mod:`audit.statistics` and :mod:`audit.tester` (select on a training split, certify on fresh
 samples), :mod:`audit.blackbox` (canary audit of any Mechanism), :mod:`audit.whitebox` (PRS ũ, M),
-:mod:`audit.environment` (per transcript channel at a model), :mod:`audit.mutants` (planted bugs),
+:mod:`audit.environment` (per transcript channel at a model), :mod:`audit.adversarial` (the
+aggregator crafts the model: adversary instantiation), :mod:`audit.mutants` (planted bugs),
 :mod:`audit.selftest`.
 """
 
+from .adversarial import AdversarialAuditResult, SearchSettings, adversarial_audit, search_crafted_model
 from .blackbox import CanaryPair, DeltaTestResult, MechanismAuditResult, audit_mechanism, canary_pairs, delta_test
 from .bounds import (cp_lower, cp_upper, delta_lower_bound, epsilon_from_rates, epsilon_lower_bound,
                      max_certifiable_epsilon, smallest_detectable_delta)
@@ -18,7 +20,8 @@ from .environment import EnvironmentAuditResult, environment_audit
 from .tester import CertifiedTest, EpsilonBound, HypothesisPair
 from .whitebox import audit_prs_whitebox
 
-__all__ = ["audit_mechanism", "audit_prs_whitebox", "environment_audit", "MechanismAuditResult",
+__all__ = ["adversarial_audit", "search_crafted_model", "AdversarialAuditResult", "SearchSettings",
+           "audit_mechanism", "audit_prs_whitebox", "environment_audit", "MechanismAuditResult",
            "DeltaTestResult", "delta_test",
            "EnvironmentAuditResult", "CanaryPair", "canary_pairs", "CertifiedTest", "EpsilonBound",
            "HypothesisPair", "cp_lower", "cp_upper", "delta_lower_bound", "epsilon_from_rates",

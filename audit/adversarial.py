@@ -157,10 +157,12 @@ class SearchSettings:
     population: int = 12
     episodes: int = 400
     restarts: int = 2  # gradient searches started from the best screened controllers
+    detector_screen: int = 40  # random (detector, threshold) pairs tried per restart before CMA-ES
     exploration: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("screen_controllers", "screen_episodes", "generations", "population", "episodes", "restarts"):
+        for name in ("screen_controllers", "screen_episodes", "generations", "population", "episodes", "restarts",
+                     "detector_screen"):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"SearchSettings.{name} must be a positive integer, got {value!r}")
@@ -171,6 +173,10 @@ class SearchSettings:
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+QUICK_SEARCH = SearchSettings(screen_controllers=100, screen_episodes=300, generations=15, population=10,
+                              episodes=250, restarts=1, detector_screen=20)  # wide pairs; about a quarter of the time
 
 
 @dataclass
@@ -311,8 +317,18 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
     history: list[float] = []
     candidates = []
     for r in range(settings.restarts):
-        w0 = wrng.normal(size=4)
-        x0 = np.concatenate([ks[r % len(ks)], w0 / np.abs(w0).sum(), [2.0]])
+        # start: the r-th best controller with the best of a random screen of detectors and thresholds
+        starts = []
+        for _ in range(settings.detector_screen):
+            w0 = wrng.normal(size=4)
+            starts.append(np.concatenate([ks[r % len(ks)], w0 / np.abs(w0).sum(), [wrng.uniform(0.0, 4.0)]]))
+        crn = np.random.SeedSequence(search_seq.entropy, spawn_key=(10_000 + r,))
+        values = []
+        for x in starts:
+            a, b = sim.play(theta_from_vector(x), settings.screen_episodes // 2, crn)
+            values.append(gradient_objective(detector_share(a.gradients), detector_share(b.gradients)))
+        evals += len(starts)
+        x0 = starts[int(np.argmax(values))]
         x, v, n, hist = _cmaes(grad_fun, x0, 0.3, settings.generations, settings.population,
                                _seed_of(search_seq) + r, bounds)
         evals += n
@@ -498,7 +514,7 @@ def worst_pair_search(lo: float, hi: float, *, objective: str = "gradient", tria
     quick = SearchSettings(screen_controllers=max(20, settings.screen_controllers // 4),
                            screen_episodes=settings.screen_episodes, generations=max(5, settings.generations // 4),
                            population=settings.population, episodes=settings.episodes, restarts=1,
-                           exploration=settings.exploration)
+                           detector_screen=max(5, settings.detector_screen // 4), exploration=settings.exploration)
     start = time.perf_counter()
     root = np.random.SeedSequence(seed)
     sampler_seed = _seed_of(root.spawn(1)[0])

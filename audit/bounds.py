@@ -177,3 +177,35 @@ def claim_p_value(false_positives, negatives, false_negatives, positives, claime
         else:
             lo = mid
     return float(math.exp(hi))
+
+
+def delta_claim_p_value(false_hits, negatives, misses, positives, epsilon: float, claimed_delta: float = 0.0,
+                        fp_share: float = 0.5) -> float:
+    """p-value of H0 "the mechanism is (ε, claimed_delta)-DP" from an event test's counts.
+
+    The smallest α at which :func:`delta_lower_bound` (same counts, ε, fp_share) exceeds the claimed δ
+    (bisection on log α, as :func:`claim_p_value`); 1.0 when even α → 1 does not exceed it.
+    """
+    if not (0.0 <= claimed_delta < 1.0):
+        raise ValueError(f"claimed_delta must lie in [0, 1), got {claimed_delta!r}")
+    _check_counts(false_hits, negatives)
+    _check_counts(misses, positives)
+
+    def exceeds(log_alpha: float) -> bool:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return delta_lower_bound(false_hits, negatives, misses, positives, math.exp(log_alpha), epsilon,
+                                     fp_share) > claimed_delta
+
+    lo, hi = math.log(P_VALUE_FLOOR), math.log1p(-1e-12)
+    if not exceeds(hi):
+        return 1.0
+    if exceeds(lo):
+        return P_VALUE_FLOOR
+    while hi - lo > 1e-12 * max(1.0, abs(lo)):
+        mid = 0.5 * (lo + hi)
+        if exceeds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return math.exp(hi)

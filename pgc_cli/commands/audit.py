@@ -89,6 +89,21 @@ def _bound_p_value(bound, claim: float) -> float:
                          bound.samples_per_side, claim, bound.delta, bound.fp_share)
 
 
+def _mechanism_p_value(result) -> float:
+    """p-value of the mechanism audit's claim (ε, δ): its ε test and δ test split α (α_ε + α_δ = α), so
+    min(p_ε·α/α_ε, p_δ·α/α_δ) is a valid p-value of "both hold" (union bound)."""
+    from audit.bounds import delta_claim_p_value
+
+    p_eps = _bound_p_value(result.bound, result.claimed_epsilon)
+    dt = getattr(result, "delta_test", None)
+    if dt is None or not dt.certified:
+        return p_eps  # the ε test had (all of, or its share of) α; a share-weighted p is ≥ this one
+    a_eps, a_delta = 1.0 - result.bound.confidence, 1.0 - dt.confidence
+    p_delta = delta_claim_p_value(dt.false_hits, dt.samples_per_side, dt.samples_per_side - dt.hits,
+                                  dt.samples_per_side, dt.claimed_epsilon, dt.claimed_delta, dt.fp_share)
+    return float(min(1.0, p_eps * (a_eps + a_delta) / a_eps, p_delta * (a_eps + a_delta) / a_delta))
+
+
 class AuditCommand:
     help = "empirical ε lower bounds"
 
@@ -126,6 +141,8 @@ class AuditCommand:
                          help="with --mechanism: ε_LB/ε against Δψ at the honest and the crafted θ")
         adv.add_argument("--channels", default="gradient,score,all",
                          help="adversarial channels: gradient,score,arrival,all (default gradient,score,all)")
+        adv.add_argument("--search-budget", choices=["default", "quick"], default="default",
+                         help="crafted-model search budget (quick: about a quarter; enough for wide pairs)")
         adv.add_argument("--search-trials", type=positive_int, default=12,
                          help="optuna trials of the worst-pair search for a range (default 12)")
         adv.add_argument("--epsilons", type=positive_float, nargs="+", default=[1.0, 4.0],
@@ -221,8 +238,19 @@ class AuditCommand:
               f"ε_LB = {result.epsilon_lower_bound:.3f} at {100 * result.confidence:g}% confidence "
               f"(n = {b.samples_per_side:,}/side, cap {b.max_certifiable_epsilon:.2f}, smallest detectable "
               f"δ at ε={b.detectable_delta_at:g}: {b.smallest_detectable_delta:.2e}) -> {result.verdict.upper()}")
-        print(f"  test: {b.hypothesis}, statistic {b.statistic}, FP {b.false_positives}, FN {b.false_negatives}; "
+        print(f"  ε test: {b.hypothesis}, statistic {b.statistic}, FP {b.false_positives}, FN {b.false_negatives}; "
               f"{result.wall_time_s:.1f}s")
+        dt = getattr(result, "delta_test", None)
+        if dt is not None:
+            if dt.certified:
+                print(f"  δ test: {dt.statistic} on {dt.hypothesis} ({dt.direction}), {dt.hits} hits vs {dt.false_hits} "
+                      f"of {dt.samples_per_side:,}/side -> δ_LB = {dt.delta_lower_bound:.2e} at ε = "
+                      f"{_fmt(dt.claimed_epsilon)} (claimed δ {dt.claimed_delta:g}; alone at "
+                      f"{100 * dt.confidence:g}%)")
+            else:
+                print("  δ test: no point mass or exact release seen on the training split (δ_LB = 0)")
+        if getattr(result, "reason", ""):
+            print(f"  verdict: {result.reason}")
 
     def _mechanism(self, args, report: dict, progress: bool) -> int:
         mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
@@ -234,7 +262,8 @@ class AuditCommand:
                                                result.epsilon_lower_bound, result.confidence,
                                                result.bound.samples_per_side, result.bound.max_certifiable_epsilon,
                                                result.verdict, mechanism=result.mechanism,
-                                               p_value=_bound_p_value(result.bound, result.claimed_epsilon)))
+                                               p_value=_mechanism_p_value(result),
+                                               delta_lower_bound=getattr(result, "delta_lower_bound", 0.0)))
         return 0
 
     def _run(self, args, report: dict, progress: bool) -> int:
@@ -274,7 +303,8 @@ class AuditCommand:
                                                mres.epsilon_lower_bound, mres.confidence, mres.bound.samples_per_side,
                                                mres.bound.max_certifiable_epsilon, mres.verdict,
                                                mechanism=mres.mechanism,
-                                               p_value=_bound_p_value(mres.bound, mres.claimed_epsilon)))
+                                               p_value=_mechanism_p_value(mres),
+                                               delta_lower_bound=getattr(mres, "delta_lower_bound", 0.0)))
         envs = []
         for psi, psi_prime in pairs:
             res = environment_audit(theta, mech, psi, psi_prime, samples=args.samples or 100_000,
@@ -306,8 +336,10 @@ class AuditCommand:
     def _adversarial_pairs(self, args, mech, pairs, report: dict, progress: bool, hyper=None, physics=None) -> list:
         from pgc.model import save_checkpoint
 
-        from audit.adversarial import adversarial_audit, worst_pair_search
+        from audit.adversarial import QUICK_SEARCH, SearchSettings, adversarial_audit, worst_pair_search
 
+        settings = QUICK_SEARCH if args.search_budget == "quick" else SearchSettings()
+        report["search_settings"] = settings.to_dict()
         audits = []
         root = __import__("numpy").random.SeedSequence(args.seed)
         for pair, seq in zip(pairs, root.spawn(len(pairs))):
@@ -316,7 +348,7 @@ class AuditCommand:
             if isinstance(pair, GravityRange):
                 objective = "gradient" if any(c != "score" for c in args.channel_list) else "score"
                 found = worst_pair_search(pair[0], pair[1], objective=objective, trials=args.search_trials,
-                                          seed=pair_seed, physics=physics, hyper=hyper)
+                                          seed=pair_seed, physics=physics, hyper=hyper, settings=settings)
                 print(f"worst pair in {pair[0]:g}..{pair[1]:g} ({args.search_trials} optuna trials, "
                       f"{found.wall_time_s:.0f}s): {found.psi:.4g} vs {found.psi_prime:.4g} "
                       f"(search objective {found.value:.3f}); certifying on fresh samples")
@@ -326,7 +358,7 @@ class AuditCommand:
                 psi, psi_prime = pair
             res = adversarial_audit(mech, psi, psi_prime, samples=args.samples or 200_000, seed=pair_seed,
                                     channels=args.channel_list, confidence=args.confidence, physics=physics,
-                                    hyper=hyper, progress=progress)
+                                    hyper=hyper, settings=settings, progress=progress)
             d = {**res.to_dict(), **extra, "theta_files": {}}
             stem = args.out_path.with_suffix("")
             for objective, theta in res.thetas.items():

@@ -171,7 +171,8 @@ class PipelineCommand:
                 "--out", str(work / "audit.json"), "--no-progress"]
         self._step("audit", argv, steps)
         inputs.append("audit.json")
-        argv = ["audit", "--run", str(work / "train"), "--adversarial-model", "--pairs", *a["adversarial_pairs"],
+        argv = ["audit", "--run", str(work / "train"), "--adversarial-model", "--search-budget", "quick",
+                "--pairs", *a["adversarial_pairs"],
                 "--samples", str(2000 if args.quick else a["adversarial_samples"]), "--seed", str(args.seed),
                 "--out", str(work / "audit-adversarial.json"), "--no-progress"]
         self._step("audit-adversarial", argv, steps)
