@@ -13,14 +13,21 @@ def test_pipeline_quick_train_audit_attack_report(tmp_path, capsys):
     assert main(["pipeline", "--quick", "--out", str(out)]) == 0
     manifest = json.loads((out / "pipeline.json").read_text())
     assert manifest["kind"] == "pipeline"
-    assert [s["step"] for s in manifest["steps"]] == ["train", "train-learnable", "audit", "attack", "attack-sweep", "report"]
+    assert [s["step"] for s in manifest["steps"]] == ["train", "train-learnable", "audit", "audit-adversarial", "attack",
+                                                      "attack-sweep", "report"]
     assert all(s["exit_code"] in (0, 1) for s in manifest["steps"])
     assert not (tmp_path / "pipeline.partial").exists()
 
     summary = json.loads((out / "report" / "report.json").read_text())
     kinds = sorted({i["kind"] for i in summary["inputs"]})
     assert kinds == ["attack", "audit", "train"]
-    assert all(str(out) in i["path"] for i in summary["inputs"])  # paths point at the final folder
+    # paths point at the final folder (or at the committed adversarial curve of the checkout)
+    assert all(str(out) in i["path"] or "results/audit/adversarial" in i["path"] for i in summary["inputs"])
+    adversarial = json.loads((out / "audit-adversarial.json").read_text())
+    assert adversarial["mode"] == "adversarial" and adversarial["adversarial_audits"][0]["psi"] == 5.0
+    assert {c["model"] for c in adversarial["channels"]} == {"adversarial"}
+    assert all("p_value" in c for c in adversarial["channels"])
+    assert summary["adversarial"]
     channels = {b["channel"] for b in summary["bounds"]}
     assert {"gradient", "score", "arrival", "all"} <= channels
     assert summary["attacks"] and summary["utility"]
