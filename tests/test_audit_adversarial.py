@@ -131,3 +131,15 @@ def test_cli_refuses_bad_adversarial_input(argv, tmp_path, capsys):
         code = exc.code
     assert code == 2 and not out.exists()
     assert "error" in capsys.readouterr().err
+
+
+def test_worst_pair_search_stays_in_the_range_and_prefers_wide_pairs():
+    from audit.adversarial import worst_pair_search
+
+    tiny = SearchSettings(screen_controllers=8, screen_episodes=60, generations=4, population=6, episodes=60,
+                          restarts=1, detector_screen=4)
+    res = worst_pair_search(5.0, 15.0, objective="score", trials=4, seed=1, settings=tiny, min_distance=1.0)
+    assert 5.0 <= res.psi < res.psi_prime <= 15.0 and res.psi_prime - res.psi >= 1.0
+    assert len(res.trials) == 4 and res.value == max(t["value"] for t in res.trials)
+    with pytest.raises(ValueError):
+        worst_pair_search(10.0, 9.0)
