@@ -24,8 +24,11 @@ The network has 16 bias-free ReLU units. The crafted θ uses four of them:
   clipped gradient is ≈ −(C/2)·(r, 1 − r) in one environment and ≈ +(C/2)·(r', 1 − r') in the other:
   at L1 distance ≈ C, the most a sensitivity-C mechanism allows (Laplace privacy loss ε·‖Δ‖₁/C).
 
-The search (CMA-ES, the ``cmaes`` package) runs over the nine numbers (k, w, log₁₀ τ); the score
-search over k alone. Objectives are computed on simulated episodes from the SEARCH stream of the
+The search first ranks bang-bang controllers by how differently their scores are distributed
+(a random screen, then CMA-ES over k, candidates re-ranked on validation episodes); the score
+objective stops there. The gradient objective then gives the best controllers a value-flip detector
+(a random screen of (w, τ)) and refines all nine numbers (k, w, log₁₀ τ) with CMA-ES (the ``cmaes``
+package). Objectives are computed on simulated episodes from the SEARCH stream of the
 run's seed, with common random numbers (the same seed for every candidate of a generation); the
 certification draws fresh episodes from another stream, so the search is selection done on data the
 bound never sees: the α of the certified bound is spent once, on the fresh samples.
@@ -280,48 +283,54 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
     evals = len(ks)
     validation = np.random.SeedSequence(final_seq.entropy, spawn_key=final_seq.spawn_key + (1,))
 
-    def validate(theta: np.ndarray) -> float:
-        """The objective on 10× as many episodes from a validation stream (no winner's curse)."""
+    def validate_score(theta: np.ndarray) -> float:
+        """Score KS on 10× as many episodes from a validation stream (no winner's curse)."""
         a, b = sim.play(theta, 10 * settings.episodes, validation)
-        if objective == "score":
-            return ks_distance(a.scores, b.scores)
+        return ks_distance(a.scores, b.scores)
+
+    def validate_gradient(theta: np.ndarray) -> float:
+        a, b = sim.play(theta, 10 * settings.episodes, validation)
         return gradient_objective(detector_share(a.gradients), detector_share(b.gradients))
 
+    def score_fun(x, gen):
+        a, b = sim.play(crafted_theta(x, np.ones(4), 2.0), settings.episodes,
+                        np.random.SeedSequence(search_seq.entropy, spawn_key=(gen,)))
+        return ks_distance(a.scores, b.scores)
+
+    # stage 1 (both objectives): controllers whose score distributions differ most — the screened
+    # ones and CMA-ES refinements of the best, ranked on validation episodes
+    controllers = list(ks[:10])
+    history: list[float] = []
+    for r in range(settings.restarts):
+        x, v, n, hist = _cmaes(score_fun, ks[r % len(ks)], 0.2, max(1, settings.generations // 2),
+                               settings.population, _seed_of(search_seq) + r)
+        evals += n
+        history += hist
+        controllers.append(x)
+    score_values = np.array([validate_score(crafted_theta(x, np.ones(4), 2.0)) for x in controllers])
+    evals += len(controllers)
+    ranked = [controllers[i] for i in np.argsort(-score_values, kind="stable")]
     if objective == "score":
-        def score_fun(x, gen):
-            a, b = sim.play(crafted_theta(x, np.ones(4), 2.0), settings.episodes,
-                            np.random.SeedSequence(search_seq.entropy, spawn_key=(gen,)))
-            return ks_distance(a.scores, b.scores)
-
-        candidates = list(ks[:10])
-        history: list[float] = []
-        for r in range(settings.restarts):
-            x, v, n, hist = _cmaes(score_fun, ks[r % len(ks)], 0.2, max(1, settings.generations // 2),
-                                   settings.population, _seed_of(search_seq) + r)
-            evals += n
-            history += hist
-            candidates.append(x)
-        values = [validate(crafted_theta(x, np.ones(4), 2.0)) for x in candidates]
-        x = candidates[int(np.argmax(values))]
+        x = ranked[0]
         vector = np.concatenate([x, np.ones(4), [2.0]])
-        return SearchResult("score", crafted_theta(x, np.ones(4), 2.0), vector, float(max(values)),
-                            evals + len(candidates), time.perf_counter() - start, history)
+        return SearchResult("score", crafted_theta(x, np.ones(4), 2.0), vector, float(score_values.max()),
+                            evals, time.perf_counter() - start, history)
 
+    # stage 2 (gradient): for the best controllers, a value-flip detector: a random screen of
+    # (detector, threshold), then CMA-ES over all nine numbers
     def grad_fun(x, gen):
         a, b = sim.play(theta_from_vector(x), settings.episodes,
-                        np.random.SeedSequence(search_seq.entropy, spawn_key=(gen,)))
+                        np.random.SeedSequence(search_seq.entropy, spawn_key=(1_000 + gen,)))
         return gradient_objective(detector_share(a.gradients), detector_share(b.gradients))
 
     bounds = np.array([[-10.0, 10.0]] * 8 + [list(LOG_THRESHOLD_RANGE)])
     wrng = np.random.Generator(np.random.PCG64(final_seq))
-    history: list[float] = []
     candidates = []
     for r in range(settings.restarts):
-        # start: the r-th best controller with the best of a random screen of detectors and thresholds
         starts = []
         for _ in range(settings.detector_screen):
             w0 = wrng.normal(size=4)
-            starts.append(np.concatenate([ks[r % len(ks)], w0 / np.abs(w0).sum(), [wrng.uniform(0.0, 4.0)]]))
+            starts.append(np.concatenate([ranked[r % len(ranked)], w0 / np.abs(w0).sum(), [wrng.uniform(0.0, 4.0)]]))
         crn = np.random.SeedSequence(search_seq.entropy, spawn_key=(10_000 + r,))
         values = []
         for x in starts:
@@ -329,12 +338,13 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
             values.append(gradient_objective(detector_share(a.gradients), detector_share(b.gradients)))
         evals += len(starts)
         x0 = starts[int(np.argmax(values))]
+        candidates.append(x0)
         x, v, n, hist = _cmaes(grad_fun, x0, 0.3, settings.generations, settings.population,
-                               _seed_of(search_seq) + r, bounds)
+                               _seed_of(search_seq) + 100 + r, bounds)
         evals += n
         history += hist
         candidates.append(np.concatenate([x[:8], [float(np.clip(x[8], *LOG_THRESHOLD_RANGE))]]))
-    values = [validate(theta_from_vector(x)) for x in candidates]
+    values = [validate_gradient(theta_from_vector(x)) for x in candidates]
     x = candidates[int(np.argmax(values))]
     return SearchResult("gradient", theta_from_vector(x), x, float(max(values)), evals + len(candidates),
                         time.perf_counter() - start, history)
