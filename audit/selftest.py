@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
 
@@ -73,9 +73,19 @@ class SelfTestRow:
 
 
 def run_self_test(samples: int = 1_000_000, confidence: float = 0.95, seed: int = 0, dim: int = 112,
-                  progress: bool = False, on_row: Callable[[SelfTestRow], None] | None = None) -> list[SelfTestRow]:
+                  progress: bool = False, on_row: Callable[[SelfTestRow], None] | None = None,
+                  only: Sequence[str] | None = None) -> list[SelfTestRow]:
+    """Audit every case (``only``: the cases with these names); a case keeps its seed (seed + its
+    index in the full catalogue) whichever cases are selected."""
+    cases = self_test_cases()
+    if only is not None:
+        unknown = sorted(set(only) - {c.name for c in cases})
+        if unknown:
+            raise ValueError(f"unknown self-test case(s) {unknown}; known: {', '.join(sorted({c.name for c in cases}))}")
     rows = []
-    for i, case in enumerate(self_test_cases()):
+    for i, case in enumerate(cases):
+        if only is not None and case.name not in only:
+            continue
         audit = audit_prs_whitebox if case.mode == "white-box" else audit_mechanism
         result = audit(case.mechanism, dim=dim, samples=samples, confidence=confidence, seed=seed + i,
                        progress=progress)

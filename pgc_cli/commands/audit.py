@@ -118,6 +118,7 @@ class AuditCommand:
         p.add_argument("--rounds", type=positive_int, default=1,
                        help="submissions per agent with the §3.2.1 split; audited as one release (default 1)")
         p.add_argument("--white-box", action="store_true", help="PRS: audit its internal report (ũ, M)")
+        p.add_argument("--only", nargs="+", metavar="CASE", help="--self-test: only these case names (default: every case)")
         p.add_argument("--float-exact", action="store_true",
                        help="audit the exact float64 outputs (default: rounded to 2^-30·C, blind to last-bit "
                             "floating-point leaks)")
@@ -417,11 +418,20 @@ class AuditCommand:
         from audit.selftest import TABLE_HEADER, format_row, run_self_test
 
         samples = args.samples or 1_000_000
+        from audit.selftest import self_test_cases
+
+        known = {c.name for c in self_test_cases()}
+        if args.only and set(args.only) - known:
+            raise CLIError(f"--only: unknown case(s) {sorted(set(args.only) - known)}; known: {', '.join(sorted(known))}")
         print(f"self-test: {samples:,} certification samples per side, {100 * args.confidence:g}% confidence, "
               f"seed {args.seed}")
         print(TABLE_HEADER)
-        rows = run_self_test(samples=samples, confidence=args.confidence, seed=args.seed, dim=args.dim,
-                             progress=progress, on_row=lambda r: print(format_row(r), flush=True))
+        only = args.only
+        try:
+            rows = run_self_test(samples=samples, confidence=args.confidence, seed=args.seed, dim=args.dim,
+                                 progress=progress, on_row=lambda r: print(format_row(r), flush=True), only=only)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
         report["self_test"] = [r.to_dict() for r in rows]
         for r in rows:
             report["channels"].append(_channel_row("self-test", f"{r.case.name} ({r.case.mode})",
