@@ -404,7 +404,10 @@ class AdversarialAuditResult:
                 "claimed_epsilon": self.claimed_epsilon, "confidence": self.confidence, "model": "adversarial",
                 "channels": [r.to_dict() for r in self.rows],
                 "noise_free_epsilon_lower_bound": self.noise_free_epsilon_lower_bound,
-                "search": {k: s.to_dict() for k, s in self.searches.items()},
+                "search": {"objective": ", ".join(self.searches),
+                           "evaluations": sum(s.evaluations for s in self.searches.values()),
+                           "wall_time_s": sum(s.wall_time_s for s in self.searches.values()),
+                           "per_objective": {k: s.to_dict() for k, s in self.searches.items()}},
                 "score_means": {k: list(v) for k, v in self.score_means.items()},
                 "wall_time_s": self.wall_time_s}
 
@@ -592,9 +595,7 @@ def adversarial_curve(make: Callable[[float], Mechanism], epsilons: Sequence[flo
                                         confidence=confidence, settings=settings, thetas=thetas, noise_free=False)
             honest = environment_audit(honest_theta, mech, psi, psi_prime, samples=samples, confidence=confidence,
                                        seed=hon_seed, workers=1, compositions=(), channels=list(channels))
-            d = adv.to_dict()
-            d["search"] = {k: {**v, "objective": k} for k, v in d["search"].items()}
-            adv_dicts.append(d)
+            adv_dicts.append(adv.to_dict())
             honest_dicts.append(honest.to_dict())
             for model, rows in (("adversarial", [r.audit for r in adv.rows]), (honest_label, honest.channels)):
                 for c in rows:
