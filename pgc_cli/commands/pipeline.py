@@ -14,8 +14,9 @@ Embedded defaults (all visible in DIR/pipeline.json):
    audit of trial 0's trained model per transcript channel for ψ = 9.7 vs 9.9 and the wide pair 5 vs 15,
    with k = 3 submissions per environment;
    then the adversarial aggregator: ``pgc audit --run --adversarial-model`` crafts θ for 5 vs 15
-   and certifies the run's mechanism at it per channel; the committed curve of ε_LB/ε against Δψ
-   (``results/audit/adversarial/curve.json``, when the checkout has it) joins the report;
+   and certifies the run's mechanism at it per channel; the committed adversarial evidence (the curve
+   of ε_LB/ε against Δψ, the headline audits and the active attacks under ``results/``, when the
+   checkout has them) joins the report;
 3. attack — ``pgc attack --run`` on trial 0's transcript (gradient, score and timing channels), and an
    accuracy-vs-ε sweep at the trained model (ε ∈ {1, 10, ∞}, k ∈ {1, 10});
 4. report — ``pgc report`` on all of the above.
@@ -41,7 +42,12 @@ from ..main import CLIError
 TRAIN_DEFAULTS = {"mechanism": "laplace", "epsilon": 1.0, "trials": 4, "reference_trials": 2, "submissions": 2000}
 AUDIT_DEFAULTS = {"pairs": ["9.7:9.9", "5:15"], "samples": 10_000, "mechanism_samples": 100_000, "compositions": [3],
                   "adversarial_pairs": ["5:15"], "adversarial_samples": 20_000}
-COMMITTED_CURVE = Path(__file__).resolve().parents[2] / "results" / "audit" / "adversarial" / "curve.json"
+_RESULTS = Path(__file__).resolve().parents[2] / "results"
+# committed adversarial-aggregator evidence the main job's report shows beside its own fresh audit
+COMMITTED_ADVERSARIAL = tuple(_RESULTS / p for p in (
+    "audit/adversarial/curve.json", "audit/adversarial/laplace-eps1.json", "audit/adversarial/laplace-eps4.json",
+    "audit/adversarial/prs-eps1.json", "attack/active/laplace-eps1-5-10-15.json",
+    "attack/active/paper-psi-score.json"))
 ATTACK_DEFAULTS = {"targets": 300, "budget": 100, "channels": "gradient,score,timing",
                    "attackers": "likelihood,side-channel", "sweep_epsilons": ["1", "10", "inf"], "sweep_k": ["1", "10"],
                    "sweep_targets": 200}
@@ -177,8 +183,7 @@ class PipelineCommand:
                 "--out", str(work / "audit-adversarial.json"), "--no-progress"]
         self._step("audit-adversarial", argv, steps)
         inputs.append("audit-adversarial.json")
-        if COMMITTED_CURVE.is_file():
-            inputs.append(str(COMMITTED_CURVE))
+        inputs += [str(path) for path in COMMITTED_ADVERSARIAL if path.is_file()]
 
     def _attack(self, args, work: Path, steps: list[dict], inputs: list[str]) -> None:
         if importlib.util.find_spec("pgc_cli.commands.attack") is None or importlib.util.find_spec("attacks") is None:
