@@ -36,9 +36,11 @@ bound never sees: the α of the certified bound is spent once, on the fresh samp
 Objectives (mechanism-agnostic: they look at clean gradients, before any mechanism):
 
 * ``gradient`` — the signed detector share t = (g₉₈ + g₉₉)/‖g‖₁ ∈ [−1, 1] of each episode;
-  score = KS(t, t') + max(0, robust separation)/2, where the robust separation is the gap
-  between the 2 % and 98 % quantiles of the two sides (2 = perfectly opposite). KS drives the
-  search while the sides overlap, the quantile gap once they are apart (what an ε-test's tail needs).
+  score = W₁(t, t') + max(0, robust separation)/2, where W₁ is the 1-Wasserstein distance of the
+  two sides' shares (2 = all at opposite corners) and the robust separation is the gap between
+  their 2 % and 98 % quantiles. W₁ drives the search while the sides overlap, the quantile gap once
+  they are apart (what an ε-test's tail needs). Both are in units of t: the L1 distance a noisy
+  mechanism's test can see.
 * ``score`` — Kolmogorov–Smirnov distance between the two score distributions (a plug-in total
   variation over 201 bins is dominated by its own noise at a few hundred episodes).
 """
@@ -133,9 +135,21 @@ def quantile_separation(a: np.ndarray, b: np.ndarray, q: float = 0.02) -> float:
     return float(max(qa[0] - qb[1], qb[0] - qa[1]))
 
 
+def wasserstein_1(a: np.ndarray, b: np.ndarray) -> float:
+    """1-Wasserstein distance of two equal-size samples: mean |sorted(a) − sorted(b)|."""
+    a, b = np.sort(np.asarray(a, np.float64)), np.sort(np.asarray(b, np.float64))
+    if a.size != b.size:
+        raise ValueError("wasserstein_1 needs samples of equal size")
+    return float(np.abs(a - b).mean())
+
+
 def gradient_objective(t_pos: np.ndarray, t_neg: np.ndarray) -> float:
-    """KS + max(0, robust separation)/2 ∈ [0, 2] of the detector shares (module docstring)."""
-    return ks_distance(t_pos, t_neg) + 0.5 * max(0.0, quantile_separation(t_pos, t_neg))
+    """W₁ + max(0, robust separation)/2 ∈ [0, 3] of the detector shares (module docstring).
+
+    Both terms are measured in units of the share itself, which is what a noisy mechanism's test
+    sees: a rank statistic such as KS would reward differences in the fifth decimal that no noise
+    level lets through."""
+    return wasserstein_1(t_pos, t_neg) + 0.5 * max(0.0, quantile_separation(t_pos, t_neg))
 
 
 def total_variation(scores_pos: np.ndarray, scores_neg: np.ndarray, cap: int) -> float:
