@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Sequence
 
@@ -30,7 +31,8 @@ import numpy as np
 
 from . import kernel
 from .env import PAPER_GRAVITIES, PHYSICS_FIELDS, TARGET_SCORE, CartPoleParams
-from .mechanisms import MECHANISMS, Mechanism, ProjectedRandomSign, compiled_spec, make_mechanism, split_rounds
+from .mechanisms import (MECHANISMS, Mechanism, ProjectedRandomSign, compiled_spec, make_mechanism, mechanism_record,
+                         split_rounds)
 from .metrics import WINDOW, average_scores, first_success_time
 from .model import DIM, glorot_uniform_theta
 from .rollout import A3CHyperparams
@@ -62,8 +64,11 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.mechanism, str):
+            raise ValueError(f"mechanism must be a name (string), got {self.mechanism!r}")
         if self.mechanism not in MECHANISMS:
             raise ValueError(f"unknown mechanism {self.mechanism!r}; known: {', '.join(sorted(MECHANISMS))}")
+        _check_types(self)
         object.__setattr__(self, "gravities", tuple(float(g) for g in self.gravities))
         if not self.gravities or not all(math.isfinite(g) for g in self.gravities):
             raise ValueError("gravities Ψ must be a non-empty tuple of finite numbers")
@@ -75,6 +80,8 @@ class TrainConfig:
             raise ValueError("submissions must be <= 10,000,000")
         if self.workers > 10_000 or self.rounds > 10_000:  # the transcript stores them as int16
             raise ValueError("workers and rounds must be <= 10,000")
+        if not math.isinf(self.epsilon) and self.epsilon > MAX_EPSILON:
+            raise ValueError(f"epsilon must be <= {MAX_EPSILON:g} (or inf for no privacy), got {self.epsilon!r}")
         if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
         if not (0 <= self.exploration_start <= 1) or not self.exploration_decay > 0:
@@ -100,16 +107,31 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "TrainConfig":
+        """A config from JSON-like data; wrongly typed values raise ``ValueError`` naming the key."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a config must be a JSON object, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown config keys: {sorted(unknown)}")
         data = dict(data)
-        if isinstance(data.get("hyper"), dict):
-            data["hyper"] = A3CHyperparams(**data["hyper"])
-        if isinstance(data.get("physics"), dict):
-            data["physics"] = CartPoleParams(**data["physics"])
+        for key, kind in (("hyper", A3CHyperparams), ("physics", CartPoleParams)):
+            if key not in data:
+                continue
+            value = data[key]
+            if isinstance(value, dict):
+                sub = {f.name: f for f in fields(kind)}
+                bad = sorted(set(value) - set(sub), key=str)
+                if bad:
+                    raise ValueError(f"unknown config {key} keys: {bad}")
+                for name, v in value.items():
+                    _check_value(f"{key}.{name}", sub[name].type, v)
+                data[key] = kind(**value)
+            elif not isinstance(value, kind):
+                raise ValueError(f"config {key} must be an object of {kind.__name__} fields, got {value!r}")
         if "gravities" in data:
+            if not isinstance(data["gravities"], (list, tuple)):
+                raise ValueError(f"config gravities must be a list of numbers, got {data['gravities']!r}")
             data["gravities"] = tuple(data["gravities"])
         for key in ("epsilon", "clip"):  # JSON has no inf: "inf" strings are accepted
             if isinstance(data.get(key), str):
@@ -121,6 +143,82 @@ class TrainConfig:
 
     def replace(self, **changes) -> "TrainConfig":
         return TrainConfig(**{**{f.name: getattr(self, f.name) for f in fields(self)}, **changes})
+
+
+MAX_EPSILON = 1e6  # per-agent ε beyond this is no privacy at all: use the 'none' mechanism (ε = inf)
+MAX_TRIALS = 100_000  # trials of one batch
+MEMORY_FRACTION = 0.5  # a batch may hold at most this share of the machine's memory
+
+
+def _check_value(name: str, annotation, value) -> None:
+    """``value`` has the JSON type the field's annotation asks for (bool is not a number)."""
+    text = str(annotation)
+    if value is None and "None" in text:
+        return
+    if text.startswith("tuple"):
+        ok = isinstance(value, (list, tuple)) and all(
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value)
+        kind = "a list of numbers"
+    elif "float" in text:
+        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+        kind = "a number"
+    elif "bool" in text:
+        ok = isinstance(value, (bool, np.bool_))
+        kind = "true or false"
+    elif "int" in text:
+        ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        kind = "an integer"
+    elif "str" in text:
+        ok = isinstance(value, str)
+        kind = "a string"
+    else:
+        return
+    if not ok:
+        raise ValueError(f"config {name} must be {kind}, got {value!r}")
+    if kind == "a number" and isinstance(value, (float, np.floating)) and math.isnan(value):
+        raise ValueError(f"config {name} must be a number, got NaN")
+
+
+def _check_types(config: "TrainConfig") -> None:
+    for f in fields(config):
+        if f.name in ("hyper", "physics"):
+            kind = A3CHyperparams if f.name == "hyper" else CartPoleParams
+            if not isinstance(getattr(config, f.name), kind):
+                raise ValueError(f"config {f.name} must be {kind.__name__}, got {getattr(config, f.name)!r}")
+            continue
+        _check_value(f.name, f.type, getattr(config, f.name))
+
+
+def estimate_batch_bytes(configs: Sequence["TrainConfig"], record: bool | Sequence[bool] = True) -> int:
+    """Memory a batch holds at its end (results of every trial, transcripts included), in bytes."""
+    flags = [bool(record)] * len(configs) if isinstance(record, bool) else list(record)
+    total = 0
+    for c, rec in zip(configs, flags):
+        n = c.submissions
+        per = n * 8 + c.workers * (c.hyper.cap * kernel.TRAJ_FIELDS + 4 * DIM) * 8 + 16 * DIM * 8
+        if rec:  # rec_i, ψ, float32 gradients, then the kept θ versions (copied once into the transcript)
+            per += 2 * (n * (kernel.N_REC_I * 8 + 8 + DIM * 4) + (n // c.buffer_size + 2) * (DIM * 8 + 8))
+        total += per
+    return total
+
+
+def memory_limit_bytes() -> int:
+    """The share :data:`MEMORY_FRACTION` of this machine's physical memory."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * MEMORY_FRACTION)
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def check_batch_size(configs: Sequence["TrainConfig"], record: bool | Sequence[bool] = True) -> None:
+    """Refuse, before anything is allocated, a batch with too many trials or too large for memory."""
+    if len(configs) > MAX_TRIALS:
+        raise ValueError(f"a batch may hold at most {MAX_TRIALS:,} trials, got {len(configs):,}")
+    need, limit = estimate_batch_bytes(configs, record), memory_limit_bytes()
+    if need > limit:
+        raise ValueError(f"the batch would hold about {need / 2**30:.1f} GiB of results, more than the limit of "
+                         f"{limit / 2**30:.1f} GiB ({MEMORY_FRACTION:.0%} of this machine's memory); use fewer "
+                         "trials or submissions, or no transcripts")
 
 
 def _json_float(x: float) -> float | str:
@@ -140,6 +238,7 @@ class TrainResult:
     nonfinite_gradients: int  # evaluation-only count of clean gradients that hit the non-finite rule
     transcript: Transcript | None = None
     ground_truth: GroundTruth | None = None
+    mechanism: dict | None = None  # pgc.mechanisms.mechanism_record of the mechanism actually used
 
     @property
     def fst(self) -> float:
@@ -197,6 +296,7 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
         raise ValueError("mechanisms must have one entry per config")
     if not isinstance(processes, int) or isinstance(processes, bool) or processes < 1:
         raise ValueError(f"processes must be a positive integer, got {processes!r}")
+    check_batch_size(configs, record)
     mechs = [None] * k_trials if mechanisms is None else list(mechanisms)
     jobs = list(zip(configs, record, mechs))
     bar = _progress_bar(sum(c.submissions for c in configs), progress)
@@ -256,6 +356,11 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
 
     # ---- mechanism: a compiled built-in, or the Protocol called from here -------------------
     mech = c.build_mechanism() if mechanism is None else mechanism
+    if mechanism is None:
+        record_mech = mechanism_record(mech, name=c.mechanism, rounds=c.rounds, factory_args={
+            "epsilon": math.inf if c.mechanism == "none" else c.epsilon, "clip": c.clip, "reduced_dim": c.reduced_dim})
+    else:
+        record_mech = mechanism_record(mech)
     spec = compiled_spec(mech)
     kind, epsilon, clip, reduced_dim, snap_grid = spec if spec is not None else (kernel.MECH_EXTERNAL, 0.0, 0.0, 1, 0.0)
 
@@ -332,7 +437,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     return TrainResult(config=c, initial_theta=initial_theta, theta=theta, scores=scores[:n].copy(),
                        updates=int(ctr[kernel.C_VERSION]), agent_steps=int(ctr[kernel.C_STEPS]),
                        nonfinite_gradients=int(ctr[kernel.C_NONFINITE]), transcript=transcript,
-                       ground_truth=ground_truth)
+                       ground_truth=ground_truth, mechanism=record_mech)
 
 
 def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -22,6 +22,8 @@ Files are written atomically and read with ``allow_pickle=False``.
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from .model import DIM
 
 TRANSCRIPT_FILE = "transcript.npz"
 GROUND_TRUTH_FILE = "ground_truth.npz"
+MAX_FILE_BYTES = 64 * 2**30
 
 
 def atomic_savez(path: Path, **arrays: np.ndarray) -> None:
@@ -88,7 +91,28 @@ class Transcript:
 
     @classmethod
     def load(cls, directory: Path) -> "Transcript":
-        return cls(**_load_npz(Path(directory) / TRANSCRIPT_FILE, [f.name for f in fields(cls)]))
+        """Read ``transcript.npz``; a missing, truncated or malformed file, or non-finite gradients or θ
+        (NaN, or float32 values that overflowed to ±inf), raise ``ValueError`` naming the file."""
+        path = Path(directory) / TRANSCRIPT_FILE
+        arrays = _load_npz(path, [f.name for f in fields(cls)])
+        for name in ("gradient", "thetas"):
+            arr = arrays[name]
+            if not np.issubdtype(arr.dtype, np.floating):
+                raise ValueError(f"{path}: {name} must hold floats, got {arr.dtype}")
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                rows = np.unique(np.nonzero(bad)[0])
+                raise ValueError(f"{path}: {name} holds {int(bad.sum())} non-finite value(s) (NaN or ±inf) in "
+                                 f"{rows.size} row(s), first row {int(rows[0])}; the transcript is corrupted or "
+                                 "was written by a broken mechanism")
+        for name in ("agent", "round", "worker", "model_version", "score", "start_tick", "arrival_tick",
+                     "theta_versions"):
+            if not np.issubdtype(arrays[name].dtype, np.integer):
+                raise ValueError(f"{path}: {name} must hold integers, got {arrays[name].dtype}")
+        try:
+            return cls(**arrays)
+        except (ValueError, IndexError, TypeError) as exc:
+            raise ValueError(f"{path} is not a valid transcript: {exc}") from None
 
 
 @dataclass
@@ -112,11 +136,20 @@ class GroundTruth:
 def _load_npz(path: Path, names: list[str]) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_FILE_BYTES / 2**30:.0f} GiB; not a transcript pgc wrote")
     try:
         with np.load(path, allow_pickle=False) as data:
             missing = [n for n in names if n not in data.files]
             if missing:
                 raise ValueError(f"{path} lacks arrays {missing}")
-            return {n: data[n] for n in names}
-    except (OSError, ValueError, EOFError) as exc:
-        raise ValueError(f"{path} is not a valid transcript file: {exc}") from None
+            out = {}
+            for n in names:
+                arr = data[n]
+                if not isinstance(arr, np.ndarray) or arr.dtype.hasobject:
+                    raise ValueError(f"array {n} is not a plain numeric array")
+                out[n] = arr
+            return out
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ValueError(f"{path} is not a valid transcript file (truncated or corrupted?): "
+                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None

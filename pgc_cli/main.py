@@ -52,6 +52,12 @@ def _available() -> list[str]:
     return out
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as one line of text (its first non-empty line, else its type)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     names = _available()
@@ -71,7 +77,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._command.run(args) or 0)
     except (CLIError, ValueError, FileNotFoundError, TypeError) as exc:
-        print(f"pgc {chosen}: error: {exc}", file=sys.stderr)
+        print(f"pgc {chosen}: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # no space left, read-only file system, permission denied...
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"pgc {chosen}: error: {exc.strerror or one_line(exc)}{where}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"pgc {chosen}: error: out of memory (use smaller settings)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"pgc {chosen}: interrupted", file=sys.stderr)

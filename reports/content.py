@@ -632,14 +632,45 @@ def replicate_tables(src: Source) -> dict:
             out["text"].append(value)
         elif isinstance(value, list):
             out["text"].extend(str(v) for v in value if isinstance(v, str))
+    seen: set[Path] = set()
     for _, obj in walk(data):
         for key, value in obj.items():
-            if isinstance(value, str) and value.lower().endswith(".png"):
-                p = Path(value)
-                p = p if p.is_absolute() else src.path.parent / p
-                if p.is_file() and p not in out["images"]:
-                    out["images"].append(p)
+            if isinstance(value, str) and value.lower().endswith(".png") and len(out["images"]) < 6:
+                found = read_png_inside(value, src.path.parent)
+                if found is not None and found[0] not in seen:
+                    seen.add(found[0])
+                    out["images"].append((found[0].name, found[1]))
     return out
+
+
+MAX_EMBEDDED_PNG = 8 * 2**20
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def read_png_inside(name: str, folder: Path) -> tuple[Path, bytes] | None:
+    """The bytes of the PNG file ``name`` refers to, only if it is a regular file (no symbolic link,
+    FIFO or device) inside ``folder`` (the input's own folder), at most :data:`MAX_EMBEDDED_PNG` bytes
+    and starts with the PNG signature; else None (an input cannot make the report embed other files)."""
+    import os
+    import stat
+
+    try:
+        base = folder.resolve()
+        p = Path(name)
+        p = p if p.is_absolute() else folder / p
+        if p.is_symlink() or base not in p.resolve().parents:
+            return None
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_EMBEDDED_PNG:
+                return None
+            data = fh.read(MAX_EMBEDDED_PNG + 1)
+    except (OSError, ValueError):
+        return None
+    if len(data) > MAX_EMBEDDED_PNG or not data.startswith(PNG_MAGIC):
+        return None
+    return p.resolve(), data
 
 
 # ---------------------------------------------------------------------------------------------

@@ -67,9 +67,25 @@ def number(value: Any) -> float | None:
     return None
 
 
+MAX_INPUT_BYTES = 256 * 2**20
+
+
 def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text()
+    import os
+    import stat
+
+    try:  # non-blocking open, then fstat: a FIFO or a device given as input is refused, never read
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ReportInputError(f"{path} is not a regular file")
+            if st.st_size > MAX_INPUT_BYTES:
+                raise ReportInputError(f"{path} is larger than {MAX_INPUT_BYTES // 2**20} MiB; not a pgc result")
+            raw = fh.read(MAX_INPUT_BYTES + 1)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ReportInputError(f"{path} is not a UTF-8 text file") from None
     except OSError as exc:
         raise ReportInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
@@ -98,11 +114,15 @@ def _classify(path: Path, data: Any) -> str:
     return kind
 
 
-def load_source(spec: str | Path) -> list[Source]:
+def load_source(spec: str | Path, _depth: int = 0) -> list[Source]:
     """Load one command-line input; a pipeline manifest expands to the sources it lists."""
     path = Path(spec)
+    if _depth > 8:
+        raise ReportInputError(f"{path}: pipeline manifests nested more than 8 deep (a manifest listing itself?)")
     if not path.exists():
         raise ReportInputError(f"{path} does not exist")
+    if not path.is_dir() and not path.is_file():
+        raise ReportInputError(f"{path} is not a regular file or a folder")
     if path.is_dir():
         run_summary = path / "summary.json"
         candidates = [path / name for name in _FOLDER_CANDIDATES if (path / name).is_file()]
@@ -121,11 +141,14 @@ def load_source(spec: str | Path) -> list[Source]:
     kind = _classify(file, data)
     if kind == "pipeline":
         out: list[Source] = []
-        for item in data.get("inputs", []):
+        items = data.get("inputs", [])
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, str):
+                raise ReportInputError(f"{file} lists an input that is not a path: {item!r}")
             item_path = Path(item)
             if not item_path.is_absolute():
                 item_path = file.parent / item_path
-            out.extend(load_source(item_path))
+            out.extend(load_source(item_path, _depth + 1))
         if not out:
             raise ReportInputError(f"{file} is a pipeline manifest listing no inputs")
         return out

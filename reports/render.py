@@ -10,6 +10,7 @@ import base64
 import datetime as _dt
 import html
 import math
+import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -42,6 +43,29 @@ def _esc(x) -> str:
     return html.escape(str(x), quote=True)
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_|~])")
+_MD_LINK = re.compile(r"(\])([(:\[])|(!)(\[)")
+_MD_BLOCK_START = re.compile(r"^([#>+=-]|\d+[.)])(?=\s|$)")
+
+
+def _md(x) -> str:
+    """Text copied into Markdown as text: one line, HTML special characters as entities, emphasis,
+    code, table and escape characters backslash-escaped, link/image/reference syntax (``](``, ``]:``,
+    ``![``) and block markers at the start broken: an input cannot inject links, images, raw HTML or
+    new blocks."""
+    text = " ".join(str(x).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_LINK.sub(lambda m: (m.group(1) + "\\" + m.group(2)) if m.group(1) is not None else "!\\[", text)
+    return _MD_BLOCK_START.sub(r"\\\1", text)
+
+
+def _safe_name(name: str) -> str:
+    """A figure file name made of safe characters only."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", str(name)).lstrip(".") or "figure"
+    return name if name.lower().endswith(".png") else name + ".png"
+
+
 def _vclass(verdict: str) -> str:
     if verdict.startswith("violated"):
         return "v-violated"
@@ -70,12 +94,12 @@ class _Doc:
     def heading(self, text: str, level: int = 2, anchor: str | None = None) -> None:
         aid = f' id="{anchor}"' if anchor else ""
         self.html.append(f"<h{level}{aid}>{_esc(text)}</h{level}>")
-        self.md.append(f"\n{'#' * level} {text}\n")
+        self.md.append(f"\n{'#' * level} {_md(text)}\n")
 
     def para(self, text: str, cls: str | None = None) -> None:
         c = f' class="{cls}"' if cls else ""
         self.html.append(f"<p{c}>{_esc(text)}</p>")
-        self.md.append(text + "\n")
+        self.md.append(_md(text) + "\n")
 
     def table(self, header: list[str], rows: list[list], numeric: set[int] | None = None,
               classes: list[dict[int, str]] | None = None) -> None:
@@ -94,22 +118,23 @@ class _Doc:
             h.append("<tr>" + "".join(cells) + "</tr>")
         h.append("</tbody></table>")
         self.html.append("".join(h))
-        md = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        md = ["| " + " | ".join(_md(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         for row in rows:
-            md.append("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |")
+            md.append("| " + " | ".join(_md(c) for c in row) + " |")
         self.md.append("\n".join(md) + "\n")
 
     def figure(self, name: str, png: bytes, caption: str) -> None:
+        name = _safe_name(name)
         self.figures[name] = png
         b64 = base64.b64encode(png).decode("ascii")
         self.html.append(f'<figure><img alt="{_esc(caption)}" src="data:image/png;base64,{b64}">'
                          f"<figcaption>{_esc(caption)}</figcaption></figure>")
-        self.md.append(f"![{caption}](figures/{name})\n\n*{caption}*\n")
+        self.md.append(f"![{_md(caption)}](figures/{name})\n\n*{_md(caption)}*\n")
 
     def warning(self, level: str, title: str, text: str) -> None:
         self.html.append(f'<div class="warn {_esc(level)}"><b>{_esc(title)}</b>{_esc(text)}</div>')
         icon = {"critical": "🛑", "warning": "⚠️", "info": "ℹ️"}.get(level, "•")
-        self.md.append(f"> {icon} **{title}.** {text}\n")
+        self.md.append(f"> {icon} **{_md(title)}.** {_md(text)}\n")
 
     def raw_html(self, text: str) -> None:
         self.html.append(text)
@@ -324,11 +349,8 @@ def _utility(doc: _Doc, c: ReportContent) -> None:
             doc.para(text)
         for name, (caption, png) in rep.get("figures", {}).items():
             doc.figure(name, png, f"{rep['source']}: {caption}")
-        for img in rep["images"][:6]:
-            try:
-                doc.figure(f"replicate_{img.name}", img.read_bytes(), f"{rep['source']}: {img.name}")
-            except OSError:
-                continue
+        for name, png in rep["images"][:6]:  # checked PNG bytes from the input's own folder (content.py)
+            doc.figure(f"replicate_{name}", png, f"{rep['source']}: {name}")
 
 
 def _cell(v) -> str:
@@ -411,9 +433,9 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     verdict = overall_verdict(c)
     doc.raw_html(f"<h1>{_esc(title)}</h1><div class='sub'>generated {now} from {len(c.sources)} input(s)</div>")
-    doc.md.append(f"# {title}\n\n*generated {now} from {len(c.sources)} input(s)*\n")
+    doc.md.append(f"# {_md(title)}\n\n*generated {now} from {len(c.sources)} input(s)*\n")
     doc.raw_html(f"<div class='verdict-box'><b>Verdict:</b> {_esc(verdict)}</div>")
-    doc.md.append(f"**Verdict:** {verdict}\n")
+    doc.md.append(f"**Verdict:** {_md(verdict)}\n")
     doc.heading("Warnings", anchor="warnings")
     if c.warnings:
         for w in c.warnings:

@@ -11,8 +11,13 @@ next worker to start marks them failed and re-queues their parameters (``RetryHe
 Completed trials are never touched. ``n_trials`` counts finished (complete + pruned) trials of the
 whole study, so re-running the same command after a kill continues up to the same total.
 
-Seeds: the sampler is seeded from (study seed, number of trials already stored) — a fresh sampler
-after a resume does not replay the first draws; every trial's training seeds come from
+Killed workers: a RUNNING trial records its worker (host, boot id, pid, process start time); a worker
+starting on the same machine fails at once the trials of workers that are gone (no waiting for the
+grace period) and re-queues each once. Stale trials are also reaped before every batch.
+
+Seeds: the sampler is seeded from (study seed, number of trials already stored, worker identity) — a
+fresh sampler after a resume does not replay the first draws, and two workers started together on one
+study do not propose the same parameters; every trial's training seeds come from
 SeedSequence([study seed, trial number]) (the original number for a retried trial) and are stored
 as the trial's ``seeds`` attribute.
 """
@@ -22,6 +27,8 @@ from __future__ import annotations
 import contextlib
 import datetime
 import math
+import os
+import socket
 import threading
 import time
 import warnings
@@ -112,8 +119,12 @@ def _sampler(settings: StudySettings, seed: int):
 
 
 def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudySettings,
-               sampler_seed: int | None = None) -> optuna.Study:
-    """Create or load the study; refuses to mix settings with an existing study of the same name."""
+               sampler_seed: int | None = None, worker_id: str | None = None) -> optuna.Study:
+    """Create or load the study; refuses to mix settings with an existing study of the same name.
+
+    The sampler's seed comes from (study seed, trials already stored, worker): ``worker_id`` when
+    given (reproducible), else this process's :func:`worker_identity` — two workers started together
+    on one study never share a sampler seed, so they do not propose the same parameters."""
     directions = _directions(settings)
     try:
         existing = optuna.load_study(study_name=name, storage=storage)
@@ -128,8 +139,10 @@ def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudyS
         n_stored = len(existing.trials)
     else:
         n_stored = 0
+    ident = worker_identity()
     seed = sampler_seed if sampler_seed is not None else int(
-        np.random.SeedSequence([settings.seed, n_stored]).generate_state(1)[0] >> 1)
+        np.random.SeedSequence([settings.seed, n_stored, worker_key(worker_id if worker_id is not None else ident)])
+        .generate_state(1)[0] >> 1)
     study = optuna.create_study(study_name=name, storage=storage, directions=directions,
                                 sampler=_sampler(settings, seed), load_if_exists=True)
     if existing is None:
@@ -137,8 +150,68 @@ def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudyS
         study.set_user_attr("format", FORMAT)
         metric_names = (["utility", "privacy"] if settings.mode == "pareto" else ["privacy"])
         study.set_metric_names(metric_names)
-    study.set_user_attr(f"sampler_seed_{n_stored}", seed)
+    tag = worker_id if worker_id is not None else f"{ident['host']}-{ident['pid']}"
+    study.set_user_attr(f"sampler_seed_{n_stored}" + ("" if sampler_seed is not None else f"_{tag}"), seed)
     return study
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` (Linux clock ticks since boot), or None if it is gone / unknown."""
+    try:
+        stat = open(f"/proc/{pid}/stat", "rb").read().decode(errors="replace")
+        return stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _boot_id() -> str:
+    try:
+        return open("/proc/sys/kernel/random/boot_id").read().strip()
+    except OSError:
+        return ""
+
+
+def worker_identity(pid: int | None = None) -> dict:
+    """Who runs a trial: host, boot id, pid and the process's start time (a reused pid differs in it)."""
+    pid = os.getpid() if pid is None else pid
+    return {"host": socket.gethostname(), "boot": _boot_id(), "pid": pid, "start": _process_start(pid)}
+
+
+def worker_key(identity) -> int:
+    """A 32-bit number from a worker identity (dict or string), for seeding."""
+    import hashlib
+    import json
+
+    text = identity if isinstance(identity, str) else json.dumps(identity, sort_keys=True)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+def _worker_is_dead(identity) -> bool:
+    """True only when ``identity`` names a process of THIS machine (same host and boot) that is gone."""
+    if not isinstance(identity, dict):
+        return False
+    me = worker_identity()
+    if identity.get("host") != me["host"] or identity.get("boot") != me["boot"] or not isinstance(identity.get("pid"), int):
+        return False  # another machine's worker: only its heartbeat can tell
+    start = _process_start(identity["pid"])
+    return start is None or (identity.get("start") is not None and start != identity["start"])
+
+
+def fail_dead_workers(study: optuna.Study, storage) -> list[int]:
+    """Fail at once the RUNNING trials whose worker process on this machine is gone (a quick resume,
+    before their heartbeat goes stale) and re-queue each once with its parameters, as the heartbeat
+    callback does for stale trials. Returns the failed trial numbers."""
+    callback = storage.get_heartbeat_stale_trial_callback()
+    failed = []
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        if not _worker_is_dead(t.user_attrs.get("worker")):
+            continue
+        with contextlib.suppress(Exception):
+            if storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
+                failed.append(t.number)
+                if callback is not None:
+                    callback(study, storage.get_trial(t._trial_id))
+    return failed
 
 
 def _jsonable(obj):
@@ -250,21 +323,31 @@ def evaluate_batch(pending: list[_Pending], ev: Evaluation, log: Callable[[str],
 
 def run_study(name: str, storage_url: str, settings: StudySettings, n_trials: int, *, batch: int = 4,
               timeout: float | None = None, heartbeat_interval: int = 30, grace_period: int | None = None,
-              log: Callable[[str], None] = print) -> optuna.Study:
-    """Run (or resume) the study until it holds ``n_trials`` finished trials or ``timeout`` passes."""
+              log: Callable[[str], None] = print, worker_id: str | None = None) -> optuna.Study:
+    """Run (or resume) the study until it holds ``n_trials`` finished trials or ``timeout`` passes.
+
+    ``worker_id`` names this worker for the sampler's seed (see :func:`open_study`)."""
     if n_trials < 1 or batch < 1:
         raise ValueError("n_trials and batch must be >= 1")
     with warnings.catch_warnings():  # heartbeats are used with ask/tell on purpose (see the module docstring)
         warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
         warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used with Study.optimize")
-        return _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log)
+        return _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log,
+                    worker_id)
 
 
-def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log) -> optuna.Study:
+def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log,
+         worker_id=None) -> optuna.Study:
     storage = make_storage(storage_url, heartbeat_interval, grace_period)
-    study = open_study(name, storage, settings)
-    optuna.storages.fail_stale_trials(study)  # trials of a killed worker → FAIL, parameters re-queued
-    _fail_orphans(study, storage, grace_period if grace_period is not None else 3 * heartbeat_interval)
+    study = open_study(name, storage, settings, worker_id=worker_id)
+    grace = grace_period if grace_period is not None else 3 * heartbeat_interval
+
+    def reap() -> None:  # trials of killed workers → FAIL, parameters re-queued once
+        fail_dead_workers(study, storage)
+        optuna.storages.fail_stale_trials(study)
+        _fail_orphans(study, storage, grace)
+
+    reap()
     ev = settings.evaluation
     start = time.perf_counter()
     while True:
@@ -275,6 +358,7 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
             log(f"timeout after {time.perf_counter() - start:.0f}s")
             break
         size = min(batch, n_trials - done)
+        reap()  # a worker beside this one may have died since the last batch
         pending: list[_Pending] = []
         with _Heartbeat(storage, [], max(1.0, heartbeat_interval / 2)) as beat:
             try:
@@ -282,6 +366,7 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
                     trial = study.ask()
                     storage.record_heartbeat(trial._trial_id)  # from now on a killed worker leaves a stale trial
                     beat.ids.append(trial._trial_id)
+                    trial.set_user_attr("worker", worker_identity())  # a resume on this machine sees it died
                     params = settings.space.suggest(trial)
                     retried = storage.get_trial_system_attrs(trial._trial_id).get("failed_trial")
                     origin = trial.number if retried is None else retried

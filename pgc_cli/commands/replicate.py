@@ -12,6 +12,7 @@ name and renamed at the end, so an interrupted run leaves nothing half-written.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 from pgc.replicate import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridRun, GridSpec,
                            analyse, quick_spec, replicate)
 
-from pgc.rundir import replace_directory_atomically
+from pgc.rundir import check_output_dir, output_lock, replace_directory_atomically
 
 from ..io import json_safe, read_json, write_json_atomic
 from ..main import CLIError
@@ -102,10 +103,16 @@ class ReplicateCommand:
         if out.exists() and not out.is_dir():
             raise CLIError(f"{out} exists and is not a folder")
         for r in readings:
-            target = out / r
-            if target.exists() and any(target.iterdir()) and not args.force:
-                raise CLIError(f"{target} exists and is not empty (use --force to replace it)")
+            check_output_dir(out / r, force=args.force)
         progress = sys.stderr.isatty() if args.progress is None else args.progress
+        with contextlib.ExitStack() as locks:  # every reading's folder is ours until the end
+            for r in readings:
+                locks.enter_context(output_lock(out / r))
+                check_output_dir(out / r, force=args.force)
+            self._run_readings(specs, out, args, progress, render_all)
+        return 0
+
+    def _run_readings(self, specs, out: Path, args, progress: bool, render_all) -> None:
         for r, spec in specs.items():
             start = time.perf_counter()
             raw_path = out / f"{r}.{RAW_FILE}"
@@ -118,7 +125,6 @@ class ReplicateCommand:
             result = replicate(spec, progress=progress, raw_hook=save_raw)
             self._finish(result, raw, out / r, args, render_all, time.perf_counter() - start)
             raw_path.unlink(missing_ok=True)  # now inside the folder
-        return 0
 
     def _from_raw(self, path: Path, out: Path, args: argparse.Namespace, render_all) -> int:
         raw = read_json(path)
@@ -127,12 +133,13 @@ class ReplicateCommand:
         except (KeyError, TypeError) as exc:
             raise CLIError(f"{path} is not a raw replicate grid: {exc}") from None
         target = out / run.spec.reading
-        if target.exists() and any(target.iterdir()) and not args.force:
-            raise CLIError(f"{target} exists and is not empty (use --force to replace it)")
-        start = time.perf_counter()
-        result = analyse(run)
-        result["reanalysed_from"] = str(path)  # the grid's own wall time and machine load are kept in it
-        self._finish(result, raw, target, args, render_all, time.perf_counter() - start)
+        check_output_dir(target, force=args.force)
+        with output_lock(target):
+            check_output_dir(target, force=args.force)
+            start = time.perf_counter()
+            result = analyse(run)
+            result["reanalysed_from"] = str(path)  # the grid's own wall time and machine load are kept in it
+            self._finish(result, raw, target, args, render_all, time.perf_counter() - start)
         return 0
 
     @staticmethod

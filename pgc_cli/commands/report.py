@@ -18,10 +18,16 @@ class ReportCommand:
         p.add_argument("--title", default="pgc-audit privacy report", help="page title")
 
     def run(self, args: argparse.Namespace) -> int:
+        from pgc.rundir import check_output_dir, output_lock, write_marker
         from reports import ReportInputError, build_report
 
+        out = Path(args.out)
+        check_output_dir(out, update=True)  # absent, empty or a report folder pgc wrote; writable
         try:
-            written = build_report(args.inputs, Path(args.out), title=args.title)
+            with output_lock(out):
+                check_output_dir(out, update=True)
+                written = build_report(args.inputs, out, title=args.title)
+                write_marker(out, command="report")
         except ReportInputError as exc:
             raise CLIError(str(exc)) from None
         html = written["report.html"]

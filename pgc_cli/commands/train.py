@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from pgc.mechanisms import MECHANISMS
-from pgc.rundir import save_run
-from pgc.trainer import TrainConfig, train_batch
+from pgc.rundir import check_output_dir, output_lock, save_run
+from pgc.trainer import MAX_TRIALS, TrainConfig, check_batch_size, train_batch
 
 from ..args import positive_float, positive_int
 from ..io import read_json
@@ -77,16 +77,19 @@ class TrainCommand:
         if args.seed < 0:
             raise CLIError("--seed must be >= 0")
         base = config_from_args(args)
+        check_batch_size([base] * min(args.trials, MAX_TRIALS + 1), not args.no_transcript)  # before allocating
         configs = [base.replace(seed=args.seed + i) for i in range(args.trials)]
         out = Path(args.out)
-        if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
-            raise CLIError(f"{out} exists and is not empty (use --force to replace it)")
-        progress = sys.stderr.isatty() if args.progress is None else args.progress
-        start = time.perf_counter()
-        results = train_batch(configs, record_transcripts=not args.no_transcript, progress=progress,
-                              processes=args.processes)
-        wall = time.perf_counter() - start
-        save_run(results, out, wall_time=wall, overwrite=args.force)
+        check_output_dir(out, force=args.force)
+        # the folder's lock is held from here to the final rename: a second writer exits at once
+        with output_lock(out):
+            check_output_dir(out, force=args.force)
+            progress = sys.stderr.isatty() if args.progress is None else args.progress
+            start = time.perf_counter()
+            results = train_batch(configs, record_transcripts=not args.no_transcript, progress=progress,
+                                  processes=args.processes)
+            wall = time.perf_counter() - start
+            save_run(results, out, wall_time=wall, overwrite=args.force)
         steps = sum(r.agent_steps for r in results)
         print(f"{base.mechanism} ε={base.epsilon:g} C={base.build_mechanism().__dict__.get('clip')} |B|={base.buffer_size} "
               f"N={base.submissions} W={base.workers} trials={len(results)}: {wall:.1f}s, {steps:,} agent-steps "

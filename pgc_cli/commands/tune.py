@@ -55,6 +55,8 @@ class TuneCommand:
         p.add_argument("--heartbeat", type=positive_int, default=30, help="heartbeat interval (s) of in-flight trials")
         p.add_argument("--grace", type=positive_int, help="seconds without heartbeat before a trial counts as "
                                                           "killed and is re-queued (default 3 × heartbeat)")
+        p.add_argument("--worker-id", help="name of this worker, for its sampler seed (default: host and process id; "
+                                           "give distinct names to make N workers reproducible)")
         p.add_argument("--export-only", action="store_true", help="write tune.json from the storage without running")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -62,9 +64,17 @@ class TuneCommand:
 
         from tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study
 
+        from pgc.rundir import MARKER_FILE, OutputDirError, check_output_dir, write_marker
+
         out = Path(args.out)
-        if out.exists() and not out.is_dir():
-            raise CLIError(f"{out} exists and is not a folder")
+        if not _is_tune_folder(out):  # a study folder (ours) is resumed; anything else must be absent or empty
+            check_output_dir(out, update=True)
+        else:
+            try:
+                check_output_dir(out, update=True)
+            except OutputDirError as exc:
+                if MARKER_FILE not in str(exc):
+                    raise
         storage = args.storage or f"sqlite:///{(out / 'study.db').as_posix()}"
         if "://" not in storage:
             raise CLIError(f"--storage must be an optuna RDB URL such as sqlite:///study.db, got {storage!r}")
@@ -86,15 +96,19 @@ class TuneCommand:
                                      min_utility=args.min_success, sampler=args.sampler, seed=args.seed)
         except ValueError as exc:
             raise CLIError(str(exc)) from None
+        _check_sizes(settings, args)  # everything is validated before the storage and study exist
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         if storage.startswith("sqlite:///"):
             Path(storage[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        _open_storage(storage, args)
+        out.mkdir(parents=True, exist_ok=True)
+        write_marker(out, command="tune")
         if not args.export_only:
             def log(msg: str) -> None:
                 print(msg, file=sys.stderr, flush=True)
 
             run_study(args.study, storage, settings, args.trials, batch=args.batch, timeout=args.timeout,
-                      heartbeat_interval=args.heartbeat, grace_period=args.grace, log=log)
+                      heartbeat_interval=args.heartbeat, grace_period=args.grace, log=log, worker_id=args.worker_id)
         try:
             result = export_study(args.study, storage)
         except KeyError:
@@ -115,3 +129,51 @@ class TuneCommand:
             print(f"no trial reached utility >= {args.min_success}")
         print(f"wrote {path}; browse with: optuna-dashboard {storage}")
         return 0
+
+
+def _is_tune_folder(out: Path) -> bool:
+    """A folder an earlier ``pgc tune`` wrote (its SQLite study or tune.json), marker or not."""
+    db = out / "study.db"
+    try:
+        if db.is_file() and not db.is_symlink():
+            with open(db, "rb") as fh:
+                return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+    return False
+
+
+def _check_sizes(settings, args) -> None:
+    """The largest training batch the study will run, validated (limits, memory) before anything starts."""
+    from pgc.trainer import TrainConfig, check_batch_size
+    from tuning.space import HYPER_PRESETS
+
+    ev = settings.evaluation
+    try:
+        config = TrainConfig(submissions=max(ev.rung_submissions()), workers=ev.workers, gravities=ev.gravities,
+                             hyper=HYPER_PRESETS[ev.hyper])
+        check_batch_size([config] * (args.batch * ev.runs_per_trial), False)
+    except ValueError as exc:
+        raise CLIError(f"invalid tuning budget: {exc}") from None
+
+
+def _open_storage(url: str, args) -> None:
+    """Connect once to the storage before any work: a missing database driver, a malformed URL or an
+    unreachable server is a one-line error."""
+    from tuning.study import _safe_url, make_storage
+
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            storage = make_storage(url, args.heartbeat, args.grace)
+    except ImportError as exc:
+        raise CLIError(f"storage {_safe_url(url)} needs a database driver that is not installed "
+                       f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+    except Exception as exc:  # sqlalchemy errors: bad URL, server unreachable, not a database
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise CLIError(f"cannot open storage {_safe_url(url)}: {type(exc).__name__}: {first}") from None
+    engine = getattr(storage, "engine", None)
+    if engine is not None:
+        engine.dispose()
