@@ -1,0 +1,338 @@
+"""Reliability of the ``pgc`` commands under hostile input, concurrency and kills.
+
+Every test here fails on the code before the output-folder guard, the lock, the atomic swap, the stale
+partial cleanup, the mechanism record, the transcript's finite check and the report's input checks.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pgc import rundir
+from pgc.mechanisms import MECHANISMS, Laplace, MechanismUnavailableError
+from pgc.rundir import MARKER_FILE, load_mechanism, load_run, output_lock
+from pgc.trainer import TrainConfig, train_batch
+from pgc.transcript import Transcript
+from pgc_cli.main import main
+
+TRAIN = ["train", "--submissions", "60", "--workers", "3", "--no-progress"]
+
+
+def _train(out, *extra) -> int:
+    return main([*TRAIN, "--out", str(out), *extra])
+
+
+def _one_line_error(err: str, rc: int) -> None:
+    assert rc == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "error:" in lines[0] and "Traceback" not in err, err
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. --force never deletes what pgc did not create
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", [".", "sub/..", "..", "HOME", "/"])
+def test_force_refuses_working_parent_home_and_root(tmp_path, monkeypatch, capsys, target):
+    work = tmp_path / "top" / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "mine.txt").write_text("precious")
+    (tmp_path / "top" / "also-mine.txt").write_text("precious")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.txt").write_text("precious")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(home))
+    rc = _train(str(home) if target == "HOME" else target, "--force")
+    _one_line_error(capsys.readouterr().err, rc)
+    assert (work / "mine.txt").read_text() == "precious"
+    assert (tmp_path / "top" / "also-mine.txt").read_text() == "precious"
+    assert (home / "notes.txt").read_text() == "precious"
+
+
+def test_force_refuses_a_folder_pgc_did_not_write(tmp_path, capsys):
+    user = tmp_path / "photos"
+    user.mkdir()
+    (user / "cat.jpg").write_bytes(b"meow")
+    rc = _train(user, "--force")
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert "not written by pgc" in err and (user / "cat.jpg").read_bytes() == b"meow"
+
+
+def test_force_replaces_its_own_output(tmp_path):
+    out = tmp_path / "run"
+    assert _train(out, "--seed", "1") == 0
+    assert (out / MARKER_FILE).is_file()
+    assert _train(out, "--seed", "2", "--force") == 0
+    assert load_run(out)[1][0].summary["seed"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no lock, partial or old folder left
+
+
+def test_guard_refuses_unwritable_location_before_the_work(tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    real = tempfile.mkstemp
+
+    def read_only(*args, dir=None, **kw):
+        if dir is not None and Path(dir) == tmp_path:
+            raise OSError(errno.EROFS, "Read-only file system", str(dir))
+        return real(*args, dir=dir, **kw)
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    monkeypatch.setattr("pgc_cli.commands.train.train_batch", lambda *a, **k: pytest.fail("trained first"))
+    rc = _train(tmp_path / "run")
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert "Read-only" in err
+
+
+def test_disk_full_is_a_one_line_error_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", "checkpoint.pt")
+
+    monkeypatch.setattr(rundir, "save_checkpoint", full)
+    rc = _train(tmp_path / "run")
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert "No space left" in err and list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. two writers of one folder: one wins, the other exits 2
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_held_lock_makes_a_second_writer_exit_2(tmp_path, capsys):
+    import fcntl
+
+    out = tmp_path / "run"
+    lock = rundir.lock_path(out)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)  # another process's lock: a separate open file
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        rc = _train(out)
+    finally:
+        os.close(fd)
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert str(out) in err and "another process" in err and not out.exists()
+
+
+def test_lock_is_reentrant_and_removed(tmp_path):
+    out = tmp_path / "x"
+    with output_lock(out) as lock, output_lock(out):
+        assert lock.is_file()
+    assert not lock.exists()
+
+
+def _cli(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "pgc_cli", *argv]
+
+
+def test_three_concurrent_trainers_one_result(tmp_path):
+    out = tmp_path / "run"
+    procs = [subprocess.Popen(_cli(*TRAIN, "--out", str(out), "--seed", str(i), "--submissions", "400"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    codes = sorted(rc for rc, _ in results)
+    assert codes == [0, 2, 2], results
+    for rc, err in results:
+        if rc == 2:
+            _one_line_error(err, rc)
+            assert str(out) in err
+    summary, trials = load_run(out)
+    assert len(trials) == 1
+    winner = [i for i, (rc, _) in enumerate(results) if rc == 0][0]
+    assert trials[0].summary["seed"] == winner
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 3 + 4. kills: the folder is old, new or absent; leftovers of dead writers are cleaned
+# ---------------------------------------------------------------------------------------------
+
+
+def _complete(out: Path) -> int | None:
+    """The seed of a complete run folder, None if absent; fails on a half-written one."""
+    if not out.exists():
+        return None
+    assert (out / MARKER_FILE).is_file()
+    summary, trials = load_run(out)
+    for t in trials:
+        t.theta()
+        assert len(t.transcript()) == t.summary["submissions"]
+    return summary["trials"][0]["seed"]
+
+
+def test_kill_minus_9_at_random_moments(tmp_path):
+    out = tmp_path / "run"
+    argv = _cli("train", "--submissions", "800", "--workers", "3", "--trials", "4", "--no-progress",
+                "--out", str(out), "--force")
+    t0 = time.monotonic()
+    assert subprocess.run([*argv, "--seed", "0"], capture_output=True).returncode == 0
+    full = time.monotonic() - t0
+    rng = np.random.default_rng(np.random.SeedSequence(7))
+    seeds_seen = {0}
+    budget = time.monotonic() + 60
+    kills = 0
+    while kills < 10 and time.monotonic() < budget:
+        seed = kills + 1
+        proc = subprocess.Popen([*argv, "--seed", str(seed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.4, 1.05) * full)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        kills += 1
+        state = _complete(out)  # old, new or absent, never half
+        assert state is None or state in seeds_seen | {seed}
+        if state is not None:
+            seeds_seen.add(state)
+    assert kills >= 10
+    assert subprocess.run([*argv, "--seed", "99"], capture_output=True).returncode == 0
+    assert _complete(out) == 99
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # stale partial/old folders removed
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_stale_partials_of_dead_writers_are_removed_live_ones_kept(tmp_path):
+    out = tmp_path / "run"
+    dead = tmp_path / f"run.pgc-{_dead_pid()}-abc.partial"
+    live = tmp_path / f"run.pgc-{os.getppid()}-def.partial"  # a live process (pytest's parent)
+    other = tmp_path / f"other.pgc-{_dead_pid()}-ghi.partial"
+    for d in (dead, live, other):
+        d.mkdir()
+        (d / "f").write_text("x")
+    assert _train(out) == 0
+    assert not dead.exists() and live.exists() and other.exists()
+
+
+def test_an_old_folder_moved_aside_by_a_killed_writer_is_restored(tmp_path):
+    out = tmp_path / "run"
+    assert _train(out, "--seed", "5") == 0
+    aside = tmp_path / f"run.pgc-{_dead_pid()}-xyz.old"
+    out.rename(aside)  # the writer died between "old aside" and "new in"
+    with output_lock(out):
+        rundir.remove_stale_partials(out)
+    assert _complete(out) == 5 and not aside.exists()
+
+
+def test_replacement_without_atomic_exchange_keeps_nothing_behind(tmp_path, monkeypatch):
+    monkeypatch.setattr(rundir, "_exchange", lambda a, b: False)
+    out = tmp_path / "run"
+    assert _train(out, "--seed", "1") == 0
+    assert _train(out, "--seed", "2", "--force") == 0
+    assert _complete(out) == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+# ---------------------------------------------------------------------------------------------
+# errors: one line, exit 2
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("config", [{"hyper": "x"}, {"epsilon": True}, {"hyper": {"cap": "200"}},
+                                    {"physics": [1]}, {"gravities": "9.8"}, {"buffer_size": 1.5},
+                                    {"stop_at_success": "yes"}, {"mechanism": 3}, {"epsilon": 1e300},
+                                    {"seed": -1}, {"clip": None, "epsilon": "x"}, [1, 2]])
+def test_wrongly_typed_config_values(tmp_path, capsys, config):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps(config))
+    rc = _train(tmp_path / "run", "--config", str(cfg))
+    _one_line_error(capsys.readouterr().err, rc)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("argv, limit", [(["--trials", "100000000"], "100,000"),
+                                         (["--epsilon", "1e300"], "1e+06"),
+                                         (["--submissions", "9000000", "--trials", "5000"], "GiB")])
+def test_sizes_checked_before_allocation(tmp_path, capsys, argv, limit):
+    rc = _train(tmp_path / "run", *argv)
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert limit in err
+
+
+def test_truncated_transcript_is_a_clear_error(tmp_path):
+    out = tmp_path / "run"
+    assert _train(out) == 0
+    path = out / "trial_000" / "transcript.npz"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ValueError, match="truncated or corrupted"):
+        load_run(out)[1][0].transcript()
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. non-finite transcripts
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_transcript_is_refused(tmp_path, bad):
+    out = tmp_path / "run"
+    assert _train(out) == 0
+    directory = out / "trial_000"
+    t = load_run(out)[1][0].transcript()
+    t.gradient[:] = bad  # NaN, or a float32 value that overflowed to inf
+    t.save(directory)
+    with pytest.raises(ValueError, match="non-finite"):
+        Transcript.load(directory)
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. a custom mechanism is recorded and rebuilt, or refused clearly
+# ---------------------------------------------------------------------------------------------
+
+
+class _Halved(Laplace):
+    """A registered third-party mechanism (a Laplace subclass, so it runs through the Protocol)."""
+
+
+def test_custom_mechanism_recorded_and_rebuilt(tmp_path):
+    name = "halved-test"
+    MECHANISMS[name] = lambda epsilon, clip=None, reduced_dim=None: _Halved(epsilon=epsilon, clip=clip or 0.02)
+    try:
+        mech = _Halved(epsilon=2.0, clip=0.02)
+        res = train_batch([TrainConfig(submissions=30, workers=2)], mechanisms=[mech], record_transcripts=True)
+        out = rundir.save_run(res, tmp_path / "run", wall_time=0.0)
+        record = load_run(out)[1][0].summary["mechanism"]
+        assert record["name"] == name and record["class"].endswith("_Halved")
+        assert record["params"]["epsilon"] == 2.0 and record["params"]["clip"] == 0.02 and len(record["fingerprint"]) == 64
+        again = load_mechanism(out)
+        assert type(again) is _Halved and again.epsilon == 2.0 and again.clip == 0.02
+    finally:
+        del MECHANISMS[name]
+    with pytest.raises(MechanismUnavailableError, match="not registered"):
+        load_mechanism(out)
+
+
+def test_unregistered_mechanism_cannot_be_rebuilt(tmp_path):
+    class Private(Laplace):
+        pass
+
+    res = train_batch([TrainConfig(submissions=30, workers=2)], mechanisms=[Private(epsilon=1.0, clip=0.01)])
+    out = rundir.save_run(res, tmp_path / "run", wall_time=0.0)
+    assert load_run(out)[1][0].summary["mechanism"]["name"] is None
+    with pytest.raises(MechanismUnavailableError, match="unregistered mechanism"):
+        load_mechanism(out)
+
+
+def test_builtin_mechanism_with_rounds_rebuilds_exactly(tmp_path):
+    out = tmp_path / "run"
+    assert _train(out, "--mechanism", "prs", "--epsilon", "7", "--rounds", "3") == 0
+    mech = load_mechanism(out)
+    assert mech == TrainConfig(mechanism="prs", epsilon=7, rounds=3).build_mechanism()
