@@ -1,0 +1,144 @@
+"""Hostile report inputs and tuning workers that die or start together."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import optuna
+import pytest
+
+from pgc_cli.main import main
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+
+
+def _replicate_json(folder, images):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "replicate.json"
+    path.write_text(json.dumps({"kind": "replicate", "notes": ["see the figures"],
+                                "plots": [{"file": name} for name in images]}))
+    return path
+
+
+def test_report_embeds_only_png_files_inside_the_input_folder(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0")
+    folder = tmp_path / "res"
+    folder.mkdir()
+    (folder / "good.png").write_bytes(PNG)
+    (folder / "link.png").symlink_to(secret)
+    (folder / "renamed.png").write_text("root:x:0:0 not a png")
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(PNG)
+    os.mkfifo(folder / "fifo.png")
+    src = _replicate_json(folder, ["good.png", "link.png", "renamed.png", str(outside), "../outside.png",
+                                   "fifo.png", "/dev/zero.png"])
+    out = tmp_path / "report"
+    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "report", str(src), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    figures = sorted(p.name for p in (out / "figures").iterdir())
+    assert figures == ["replicate_good.png"]
+    assert "root:x" not in (out / "report.html").read_text()
+
+
+@pytest.mark.parametrize("make", ["fifo", "device"])
+def test_report_refuses_non_regular_inputs_without_hanging(tmp_path, make):
+    path = tmp_path / "in.json"
+    if make == "fifo":
+        os.mkfifo(path)
+    else:
+        path = "/dev/zero"
+    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "report", str(path), "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "regular file" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_report_markdown_escapes_copied_text(tmp_path):
+    folder = tmp_path / "res"
+    folder.mkdir()
+    path = folder / "replicate.json"
+    path.write_text(json.dumps({"kind": "replicate", "notes": [
+        "[click](http://evil.example) ![x](http://evil.example/p.png) <script>alert(1)</script>",
+        "# fake heading"]}))
+    out = tmp_path / "report"
+    assert main(["report", str(path), "--out", str(out), "--title", "<b>t</b> [a](b)"]) == 0
+    md = (out / "report.md").read_text()
+    assert "](http://evil" not in md and "<script>" not in md and "<b>" not in md and "\n# fake" not in md
+    assert "&lt;script&gt;" in md
+
+
+def test_report_refuses_a_foreign_output_folder(tmp_path, capsys):
+    folder = tmp_path / "res"
+    src = _replicate_json(folder, [])
+    user = tmp_path / "docs"
+    user.mkdir()
+    (user / "thesis.md").write_text("mine")
+    assert main(["report", str(src), "--out", str(user)]) == 2
+    assert "not written by pgc" in capsys.readouterr().err
+    assert sorted(p.name for p in user.iterdir()) == ["thesis.md"]
+    assert main(["report", str(src), "--out", str(tmp_path / "r")]) == 0
+    assert main(["report", str(src), "--out", str(tmp_path / "r")]) == 0  # its own folder: updated
+
+
+# ---------------------------------------------------------------------------------------------
+# tune
+# ---------------------------------------------------------------------------------------------
+
+
+def _settings(seed=3):
+    from tuning import Evaluation, SearchSpace, StudySettings
+
+    return StudySettings(space=SearchSpace(mechanisms=("laplace",)), evaluation=Evaluation(submissions=100),
+                         sampler="random", seed=seed)
+
+
+def test_dead_workers_trials_fail_at_once_and_are_retried_once(tmp_path):
+    from tuning.study import fail_dead_workers, make_storage, open_study, worker_identity
+
+    storage = make_storage(f"sqlite:///{tmp_path / 's.db'}", heartbeat_interval=60, grace_period=600)
+    study = open_study("s", storage, _settings())
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    killed = study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
+    storage.record_heartbeat(killed._trial_id)  # fresh heartbeat: fail_stale_trials would not touch it
+    killed.set_user_attr("worker", {**worker_identity(), "pid": dead.pid, "start": "1"})
+    alive = study.ask()
+    alive.set_user_attr("worker", worker_identity())
+    optuna.storages.fail_stale_trials(study)
+    assert fail_dead_workers(study, storage) == [killed.number]
+    states = {t.number: t.state for t in study.get_trials()}
+    assert states[killed.number] == optuna.trial.TrialState.FAIL
+    assert states[alive.number] == optuna.trial.TrialState.RUNNING
+    retries = [t for t in study.get_trials() if t.system_attrs.get("failed_trial") == killed.number]
+    assert len(retries) == 1 and retries[0].params == killed.params
+    assert fail_dead_workers(study, storage) == []  # once
+
+
+def test_concurrent_workers_get_distinct_sampler_seeds(tmp_path):
+    from tuning.study import make_storage, open_study
+
+    storage = make_storage(f"sqlite:///{tmp_path / 's.db'}")
+    a = open_study("s", storage, _settings(), worker_id="a")
+    b = open_study("s", storage, _settings(), worker_id="b")
+    a_again = open_study("s2", storage, _settings(), worker_id="a")
+    seeds = {k: v for k, v in b.user_attrs.items() if k.startswith("sampler_seed_")}
+    assert seeds["sampler_seed_0_a"] != seeds["sampler_seed_0_b"]
+    assert a_again.user_attrs["sampler_seed_0_a"] == seeds["sampler_seed_0_a"]  # reproducible by name
+    dist = {"x": optuna.distributions.FloatDistribution(0.0, 1.0)}
+    xs_a = [a.ask(dist).params["x"] for _ in range(4)]
+    xs_b = [b.ask(dist).params["x"] for _ in range(4)]
+    assert not set(xs_a) & set(xs_b)
+
+
+def test_tune_rejects_bad_storage_and_budget_before_creating_anything(tmp_path, capsys):
+    out = tmp_path / "t"
+    assert main(["tune", "--out", str(out), "--storage", "mysql://u:pw@localhost/db", "--trials", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "driver" in err and "pw" not in err and len(err.strip().splitlines()) == 1
+    assert main(["tune", "--out", str(out), "--submissions", "100000000", "--trials", "1"]) == 2
+    assert "10,000,000" in capsys.readouterr().err
+    assert not out.exists()
