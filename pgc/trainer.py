@@ -183,6 +183,7 @@ class TrainResult:
     # evaluation-only: the true ζ when the score is privatized (``scores`` then holds what the
     # aggregator saw, and μ / FST / stop_at_success work from it)
     true_scores: np.ndarray | None = None
+    ticks: int = 0  # environment-step clock at the end of the trial (at the stop, with stop_at_success)
 
     @property
     def fst(self) -> float:
@@ -403,7 +404,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     return TrainResult(config=c, initial_theta=initial_theta, theta=theta, scores=seen.copy(),
                        updates=int(ctr[kernel.C_VERSION]), agent_steps=int(ctr[kernel.C_STEPS]),
                        nonfinite_gradients=int(ctr[kernel.C_NONFINITE]), transcript=transcript,
-                       ground_truth=ground_truth, true_scores=true_scores)
+                       ground_truth=ground_truth, true_scores=true_scores, ticks=int(ctr[kernel.C_TICK]))
 
 
 def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
