@@ -188,3 +188,20 @@ def test_environment_audit_of_a_protected_configuration():
     assert arrival.epsilon_lower_bound > 0.1 and arrival.verdict in ("unprotected channel", "violated")
     with pytest.raises(ValueError, match="score_epsilon"):
         environment_audit(theta, config.build_mechanism(), 2.0, 30.0, protect=("score",), samples=200)
+
+
+def test_audit_run_reads_the_runs_mitigations(tmp_path):
+    import json
+
+    run = tmp_path / "run"
+    assert main(["train", "--submissions", "30", "--epsilon", "2", "--protect", "score,timing", "--out", str(run),
+                 "--no-progress"]) == 0
+    out = tmp_path / "audit.json"
+    assert main(["audit", "--run", str(run), "--initial", "--samples", "1000", "--mechanism-samples", "2000",
+                 "--pairs", "5:15", "--compositions", "--out", str(out), "--no-progress"]) == 0
+    data = json.loads(out.read_text())
+    env = data["environment_audits"][0]
+    assert env["protect"] == ["score", "timing"] and env["score_epsilon"] == pytest.approx(0.2)
+    assert env["claimed_epsilon"] == pytest.approx(2.0) and env["gradient_epsilon"] == pytest.approx(1.8)
+    assert data["mechanism_audits"][0]["claimed_epsilon"] == pytest.approx(1.8)  # the gradient's share
+    assert {c["channel"]: c["claimed_epsilon"] for c in env["channels"]}["arrival"] == pytest.approx(2.0)
