@@ -18,6 +18,15 @@ separately, with the same select-on-training / certify-on-fresh protocol as the 
   the claim to compare with is k·ε), ``gradient×k split`` (§3.2.1 split: each spends ε/k, claim
   ε) and ``score×k`` (the k scores).
 
+Protected configurations (``protect``, ``score_epsilon``; see :mod:`pgc.protect`): with ``score``
+the ``score`` channel (and ``score×k``, ``all``) is the privatized score clip(ζ, 0, cap) +
+Lap(cap/ε_score); with ``timing`` the ``arrival`` channel is start + cap (a constant) and
+``arrival-order`` is the rank among W workers that all arrive in the same tick — uniform, as the
+target's slot is (and, with ``order``, the shuffler's permutation). ``order`` alone leaves the rank
+as unprotected: the shuffler permutes only within a tick, and the unprotected model already breaks
+ties uniformly. Every channel is then compared with the TOTAL claim per submission,
+ε_gradient + ε_score (k times that for the k-submission channels).
+
 Verdicts per channel: ``violated`` (ε_LB > the claim at the stated confidence), ``unprotected
 channel`` (a channel no mechanism covers, with ε_LB > 0: it leaks and nothing bounds the leak),
 ``consistent`` otherwise. Every channel's bound holds at the stated confidence on its own; the
@@ -35,6 +44,7 @@ import numpy as np
 
 from pgc.env import PAPER_GRAVITIES, CartPoleParams, physics_array
 from pgc.mechanisms import Mechanism, split_rounds
+from pgc.protect import ScoreLaplace, parse_protect
 from pgc.rollout import A3CHyperparams, simulate_episodes
 
 from .tester import CertifiedTest, HypothesisPair
@@ -113,10 +123,23 @@ class EnvironmentAuditResult:
                 "channels": [c.to_dict() for c in self.channels], **self.extra}
 
 
-def _verdict(channel: str, claimed: float, lb: float) -> str:
+def protected_channels(protect: Sequence[str] = (), compositions: Sequence[int] = ()) -> set[str]:
+    """The audited channels a claim covers under the given mitigations."""
+    protect = parse_protect(protect)
+    out = set(PROTECTED)
+    if "score" in protect:
+        out |= {"score"} | {f"score×{k}" for k in compositions}
+    if "timing" in protect:
+        out |= {"arrival", "arrival-order"}
+    if "score" in protect and "timing" in protect:
+        out.add("all")
+    return out
+
+
+def _verdict(channel: str, claimed: float, lb: float, covered: set[str] = PROTECTED) -> str:
     if lb > claimed:
         return "violated"
-    if channel not in PROTECTED and lb > 0:
+    if channel not in covered and lb > 0:
         return "unprotected channel"
     return "consistent"
 
@@ -142,13 +165,26 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
                       workers: int = 9, population: Sequence[float] = PAPER_GRAVITIES,
                       compositions: Sequence[int] = (3,), train_fraction: float = 0.25,
                       order_fraction: float = 0.25, exploration: float = 0.0,
-                      channels: Sequence[str] | None = None,
+                      channels: Sequence[str] | None = None, protect: Sequence[str] = (),
+                      score_epsilon: float | None = None,
                       progress: bool = False) -> EnvironmentAuditResult:
     """Audit every transcript channel of one submission for the pair ψ vs ψ' at model θ.
 
     ``channels`` restricts the audit to some of ``gradient``, ``score``, ``arrival``,
     ``arrival-order``, ``all`` and the composition channels (default: every channel).
+    ``protect`` (any of ``score``, ``timing``, ``order``) audits a protected configuration;
+    ``mechanism`` is then the gradient mechanism (at ε − ε_score) and ``score_epsilon`` the score
+    mechanism's ε per submission (required with ``score``); the claim is their sum.
     """
+    protect = parse_protect(protect)
+    if "score" in protect:
+        if score_epsilon is None:
+            raise ValueError("protect 'score' needs score_epsilon (the score mechanism's ε per submission)")
+        score_mech = ScoreLaplace(score_epsilon, float((hyper or A3CHyperparams()).cap))
+    elif score_epsilon is not None:
+        raise ValueError("score_epsilon is given but the score channel is not protected")
+    else:
+        score_mech = None
     if not (math.isfinite(psi) and math.isfinite(psi_prime)) or psi == psi_prime:
         raise ValueError(f"need two different finite gravities, got {psi!r} and {psi_prime!r}")
     if not isinstance(samples, (int, np.integer)) or samples < 100:
@@ -169,23 +205,30 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     theta = np.asarray(theta, dtype=np.float64)
     hyper = hyper or A3CHyperparams()
     base = physics or CartPoleParams()
-    claimed = float(mechanism.epsilon)
+    claimed = float(mechanism.epsilon) + (score_mech.epsilon if score_mech is not None else 0.0)  # total claim
+    covered = protected_channels(protect, compositions)
     train = max(200, int(train_fraction * samples))
     total = train + samples
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    sim_seq, mech_seq, order_seq, test_seq = root.spawn(4)
+    # the first four children as ever; the fifth (score noise) only with a privatized score
+    sim_seq, mech_seq, order_seq, test_seq, score_seq = root.spawn(5)
 
     def episodes(gravity, n, rng):
         return simulate_episodes(theta, physics_array(n, base, gravity=gravity), rng, alpha=exploration, hyper=hyper)
 
     sides = {}
-    for label, g, sseq, mseq in zip(("pos", "neg"), (psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2)):
+    for label, g, sseq, mseq, scseq in zip(("pos", "neg"), (psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2),
+                                           score_seq.spawn(2)):
         rng, mrng = np.random.Generator(np.random.PCG64(sseq)), np.random.Generator(np.random.PCG64(mseq))
+        srng = np.random.Generator(np.random.PCG64(scseq))
         batch = episodes(g, total, rng)
         noisy = np.asarray(mechanism(batch.gradients, mrng), dtype=np.float32)  # as the transcript stores it
-        scores = batch.scores.astype(np.float64)[:, None]
-        side = {"gradient": noisy, "score": scores, "arrival": 0.0 + scores,
-                "all": np.concatenate([scores, scores, noisy], axis=1).astype(np.float32)}
+        true_scores = batch.scores.astype(np.float64)[:, None]
+        scores = true_scores if score_mech is None else score_mech(true_scores, srng)
+        # arrival of a worker started at tick 0: start + ζ, or start + cap on the fixed schedule
+        arrival = np.full_like(true_scores, float(hyper.cap)) if "timing" in protect else 0.0 + true_scores
+        side = {"gradient": noisy, "score": scores, "arrival": arrival,
+                "all": np.concatenate([scores, arrival, noisy], axis=1).astype(np.float32)}
         for k in compositions:
             more = episodes(g, total * (k - 1), rng)
             grads = np.concatenate([batch.gradients[None], more.gradients.reshape(k - 1, total, -1)])
@@ -193,7 +236,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
             side[f"gradient×{k}"] = np.concatenate([mechanism(grads[i], mrng) for i in range(k)], axis=1).astype(np.float32)
             per_round = split_rounds(mechanism, k)
             side[f"gradient×{k} split"] = np.concatenate([per_round(grads[i], mrng) for i in range(k)], axis=1).astype(np.float32)
-            side[f"score×{k}"] = sc
+            side[f"score×{k}"] = sc if score_mech is None else score_mech(sc, srng)
         sides[label] = side
 
     order_samples = max(100, int(order_fraction * samples))
@@ -202,6 +245,10 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         orng = np.random.Generator(np.random.PCG64(order_seq))
         n_o = order_train + order_samples
         for label, g in (("pos", psi), ("neg", psi_prime)):
+            if "timing" in protect:  # all W arrive in the same tick; the target's place is uniform
+                episodes(g, n_o, orng)  # (played anyway: the episodes exist, their lengths are not seen)
+                sides[label]["arrival-order"] = orng.integers(0, workers, size=n_o).astype(np.float64)[:, None]
+                continue
             target = episodes(g, n_o, orng).scores
             others_psi = orng.choice(np.asarray(population, dtype=np.float64), size=n_o * (workers - 1))
             others = simulate_episodes(theta, physics_array(others_psi.size, base, gravity=others_psi), orng,
@@ -226,20 +273,34 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
             claim, note = claimed * int(name.split("×")[1]), "k submissions at full ε: claim k·ε by composition"
         elif name.endswith("split"):
             claim, note = claimed, "§3.2.1 split: each submission spends ε/k"
+        elif name.startswith("score×") and score_mech is not None:
+            claim, note = claimed * int(name.split("×")[1]), "k privatized scores: claim k·ε (total) by composition"
         else:
             claim, note = claimed, ""
         if name == "arrival":
-            note = "arrival tick of a worker started at tick 0; arrival = start + score in the simulator"
+            note = ("arrival tick on the fixed schedule: start + cap, a constant" if "timing" in protect else
+                    "arrival tick of a worker started at tick 0; arrival = start + score in the simulator"
+                    + (" (the TRUE score: privatizing the score does not protect it)" if score_mech is not None else ""))
         elif name == "arrival-order":
-            note = f"rank among {workers} workers started together, others ψ ~ U({list(population)})"
+            note = (f"rank among {workers} workers arriving in the same tick (fixed schedule): uniform"
+                    if "timing" in protect else
+                    f"rank among {workers} workers started together, others ψ ~ U({list(population)})")
         elif name == "all":
             note = "gradient, score and arrival together"
+        elif name == "score" and score_mech is not None:
+            note = f"privatized score: clip to [0, {score_mech.cap:g}] + Lap({score_mech.scale:g}), ε_score {score_mech.epsilon:g}"
         audited.append(ChannelAudit(name, claim, bound.epsilon_lower_bound, confidence, bound.samples_per_side,
-                                    bound.max_certifiable_epsilon, _verdict(name, claim, bound.epsilon_lower_bound),
+                                    bound.max_certifiable_epsilon,
+                                    _verdict(name, claim, bound.epsilon_lower_bound, covered),
                                     bound.statistic, note, bound.false_positives, bound.false_negatives,
                                     bound.fp_share, bound.delta))
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
     from .blackbox import describe
 
+    extra = {}
+    if protect:
+        extra = {"protect": list(protect), "gradient_epsilon": float(mechanism.epsilon),
+                 "score_epsilon": score_mech.epsilon if score_mech is not None else 0.0,
+                 "claim": "total: ε_gradient + ε_score per submission"}
     return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, audited, means,
-                                  time.perf_counter() - start)
+                                  time.perf_counter() - start, extra)

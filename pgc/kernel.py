@@ -391,14 +391,15 @@ C_TICK, C_SUBMITTED, C_VERSION, C_BUF_COUNT, C_AGENTS, C_STEPS, C_NONFINITE, C_K
 N_COUNTERS = 15
 # integer settings (``icfg``)
 I_WORKERS, I_SUBMISSIONS, I_ROUNDS, I_BUFFER, I_WINDOW, I_STOP_AT_SUCCESS, I_ZERO_INFO, I_MECH, I_REDUCED_DIM, \
-    I_CAP, I_BOOTSTRAP, I_SAMPLE, I_RECORD = range(13)
-N_ICFG = 13
+    I_CAP, I_BOOTSTRAP, I_SAMPLE, I_RECORD, I_PROTECT_SCORE, I_PROTECT_TIMING, I_PROTECT_ORDER = range(16)
+N_ICFG = 16
 # float settings (``fcfg``)
-F_LR, F_EXPLORE_START, F_EXPLORE_DECAY, F_TARGET, F_EPSILON, F_CLIP, F_SNAP_GRID, F_GAMMA, F_LAM, F_BETA = range(10)
-N_FCFG = 10
+F_LR, F_EXPLORE_START, F_EXPLORE_DECAY, F_TARGET, F_EPSILON, F_CLIP, F_SNAP_GRID, F_GAMMA, F_LAM, F_BETA, \
+    F_SCORE_SCALE = range(11)
+N_FCFG = 11
 # per-lane integers (``lane_i`` columns)
-L_ELAPSED, L_AGENT, L_ROUND, L_VERSION, L_START, L_ACTIVE, L_TERMINATED = range(7)
-N_LANE_I = 7
+L_ELAPSED, L_AGENT, L_ROUND, L_VERSION, L_START, L_ACTIVE, L_TERMINATED, L_WAITING = range(8)
+N_LANE_I = 8  # L_WAITING: fixed schedule (``timing``): the episode is over, the lane waits for start + cap
 # recorded integers per submission (``rec_i`` columns)
 R_AGENT, R_ROUND, R_WORKER, R_VERSION, R_START, R_ARRIVAL, R_TERMINATED, R_NONFINITE = range(8)
 N_REC_I = 8
@@ -436,11 +437,22 @@ def _start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta
         lane_theta[w, k] = theta[k]
 
 
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _laplace_scalar(gen, scale):
+    """One draw of Lap(0, scale), numpy's ``Generator.laplace`` formula (U = 0 redrawn)."""
+    x = gen.random()
+    while x == 0.0:
+        x = gen.random()
+    if x >= 0.5:
+        return -scale * math.log(2.0 - x - x)
+    return scale * math.log(x + x)
+
+
 @nb.njit(cache=True, error_model="numpy")
-def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf_sum, ctr,
+def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, base_physics, theta, buf_sum, ctr,
               lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj, lane_grad, fin,
               pending, noisy, prs_matrix, pause_after,
-              scores, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas):
+              scores, reported, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas):
     """Run (or resume) one trial of Algorithm 1 until it ends, needs a mechanism, or pauses.
 
     Asynchrony: the environment-step clock. Each tick every worker plays one step; the submissions
@@ -452,6 +464,14 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
     next call resumes there: with ``icfg[I_MECH] == MECH_EXTERNAL`` it returns STATUS_NEED_MECHANISM
     for every submission (``pending`` = clean row; the caller writes the noisy row into ``noisy``);
     with ``pause_after > 0`` it returns STATUS_PAUSED after about that many submissions.
+
+    Mitigations (:mod:`pgc.protect`; all off by default, and then none of their generators is drawn
+    from): ``I_PROTECT_SCORE`` — the reported score is clip(ζ, 0, cap) + Lap(``F_SCORE_SCALE``)
+    from ``score_gen`` (written to ``reported``; ``scores`` keeps the true ζ), and the stopping rule
+    reads the reported scores; ``I_PROTECT_TIMING`` — fixed schedule: a lane whose episode ends
+    before the cap waits (plays no steps) and submits in the tick at which start + cap is reached;
+    ``I_PROTECT_ORDER`` — shuffler: the tick's arrivals are permuted uniformly with ``order_gen``
+    (the restarts follow the same order) and the recorded worker is −1.
     """
     n_workers = icfg[I_WORKERS]
     n_submissions = icfg[I_SUBMISSIONS]
@@ -461,6 +481,9 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
     cap = icfg[I_CAP]
     sample_actions = icfg[I_SAMPLE] != 0
     bootstrap = icfg[I_BOOTSTRAP] != 0
+    protect_score = icfg[I_PROTECT_SCORE] != 0
+    protect_timing = icfg[I_PROTECT_TIMING] != 0
+    protect_order = icfg[I_PROTECT_ORDER] != 0
     gamma = fcfg[F_GAMMA]
     lam = fcfg[F_LAM]
     beta = fcfg[F_BETA]
@@ -482,6 +505,11 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
             n_fin = 0
             for w in range(n_workers):
                 if lane_i[w, L_ACTIVE] == 0:
+                    # fixed schedule: a waiting lane submits in the tick that reaches start + cap
+                    if lane_i[w, L_WAITING] != 0 and ctr[C_TICK] + 1 >= lane_i[w, L_START] + cap:
+                        lane_i[w, L_WAITING] = 0
+                        fin[n_fin] = w
+                        n_fin += 1
                     continue
                 z0, z1, _ = _forward(lane_theta, w, lane_state[w, 0], lane_state[w, 1], lane_state[w, 2],
                                      lane_state[w, 3])
@@ -503,9 +531,18 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
                                     bootstrap, lane_grad)
                     lane_i[w, L_ACTIVE] = 0
                     lane_i[w, L_TERMINATED] = 1 if term else 0
-                    fin[n_fin] = w
-                    n_fin += 1
+                    if protect_timing and ctr[C_TICK] + 1 < lane_i[w, L_START] + cap:
+                        lane_i[w, L_WAITING] = 1  # ended early: wait for the fixed submission tick
+                    else:
+                        fin[n_fin] = w
+                        n_fin += 1
             ctr[C_TICK] += 1
+            if protect_order:  # shuffler: a uniformly random order of this tick's arrivals
+                for i in range(n_fin - 1, 0, -1):
+                    k = min(int(order_gen.random() * (i + 1)), i)
+                    tmp = fin[i]
+                    fin[i] = fin[k]
+                    fin[k] = tmp
             ctr[C_FIN_POS] = 0
             ctr[C_N_FIN] = n_fin
             ctr[C_TICK_VERSION] = ctr[C_VERSION]
@@ -546,10 +583,13 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
                 ctr[C_VERSION] += 1
             n = ctr[C_SUBMITTED]
             scores[n] = lane_i[w, L_ELAPSED]
+            if protect_score:  # the score's own ε-LDP mechanism, before it leaves the agent
+                reported[n] = min(max(float(lane_i[w, L_ELAPSED]), 0.0), float(cap)) + \
+                    _laplace_scalar(score_gen, fcfg[F_SCORE_SCALE])
             if record:
                 rec_i[n, R_AGENT] = lane_i[w, L_AGENT]
                 rec_i[n, R_ROUND] = lane_i[w, L_ROUND]
-                rec_i[n, R_WORKER] = w
+                rec_i[n, R_WORKER] = -1 if protect_order else w
                 rec_i[n, R_VERSION] = lane_i[w, L_VERSION]
                 rec_i[n, R_START] = lane_i[w, L_START]
                 rec_i[n, R_ARRIVAL] = ctr[C_TICK]
@@ -569,8 +609,12 @@ def run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf
             elif icfg[I_STOP_AT_SUCCESS] != 0 and n >= icfg[I_WINDOW]:
                 m = icfg[I_WINDOW]
                 total = 0.0
-                for i in range(n - m, n):
-                    total += scores[i]
+                if protect_score:
+                    for i in range(n - m, n):
+                        total += reported[i]
+                else:
+                    for i in range(n - m, n):
+                        total += scores[i]
                 if total / m >= fcfg[F_TARGET]:
                     ctr[C_DONE] = 1
         # ---- end of the tick: keep θ, finished workers start new agents --------------------

@@ -73,6 +73,10 @@ class OutputDirError(ValueError):
     """An output folder that may not be written (a user error: one line, exit code 2)."""
 
 
+class OutputExistsError(OutputDirError, FileExistsError):
+    """The output folder exists and is not empty (and replacing it was not asked for)."""
+
+
 class OutputBusyError(OutputDirError):
     """Another process holds the output folder's lock."""
 
@@ -152,7 +156,7 @@ def check_output_dir(path: str | Path, *, force: bool = False, update: bool = Fa
             raise OutputDirError(f"cannot read {given}: {exc.strerror or exc}") from None
         if nonempty:
             if not (force or update):
-                raise OutputDirError(f"{given} exists and is not empty (use --force to replace it)")
+                raise OutputExistsError(f"{given} exists and is not empty (use --force to replace it)")
             if not is_pgc_output(given):
                 raise OutputDirError(f"{given} is not empty and was not written by pgc (no {MARKER_FILE} "
                                      f"marker); refusing to {'replace' if force else 'write into'} it")

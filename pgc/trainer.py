@@ -35,6 +35,7 @@ from .mechanisms import (MECHANISMS, Mechanism, ProjectedRandomSign, compiled_sp
                          split_rounds)
 from .metrics import WINDOW, average_scores, first_success_time
 from .model import DIM, glorot_uniform_theta
+from .protect import ScoreLaplace, parse_protect, split_budget
 from .rollout import A3CHyperparams
 from .transcript import GroundTruth, Transcript
 
@@ -62,6 +63,9 @@ class TrainConfig:
     stop_at_success: bool = False
     zero_information: bool = False  # control: the mechanism is fed a zero gradient
     seed: int = 0
+    # mitigations (pgc.protect): any of "score", "timing", "order" ("all": the three)
+    protect: tuple[str, ...] = ()
+    score_epsilon: float | None = None  # per agent, out of ε; None: 10 % of ε (with "score")
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, str):
@@ -88,14 +92,45 @@ class TrainConfig:
             raise ValueError("exploration_start must lie in [0, 1] and exploration_decay be > 0")
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        object.__setattr__(self, "protect", parse_protect(self.protect))
+        if self.score_epsilon is not None:
+            object.__setattr__(self, "score_epsilon", float(self.score_epsilon))
+        if "score" in self.protect and self.mechanism == "none":
+            raise ValueError("a privatized score needs a private gradient mechanism (not 'none')")
+        split_budget(self.epsilon, self.score_epsilon, self.protect)  # validates score_epsilon
         mechanism = self.build_mechanism()  # validates ε and C for the mechanism
         if isinstance(mechanism, ProjectedRandomSign):
             mechanism.reduced_dim_for(DIM)  # d̂ ≤ d
 
+    @property
+    def gradient_epsilon(self) -> float:
+        """ε of the gradient mechanism per agent: ε − ε_score with a privatized score, else ε."""
+        return math.inf if self.mechanism == "none" else split_budget(self.epsilon, self.score_epsilon, self.protect)[0]
+
+    @property
+    def score_epsilon_total(self) -> float:
+        """ε_score per agent (0 when the score is not protected)."""
+        return 0.0 if "score" not in self.protect else split_budget(self.epsilon, self.score_epsilon, self.protect)[1]
+
     def build_mechanism(self) -> Mechanism:
-        """The per-submission mechanism (ε split over ``rounds``)."""
-        eps = math.inf if self.mechanism == "none" else self.epsilon
-        return split_rounds(make_mechanism(self.mechanism, eps, self.clip, self.reduced_dim), self.rounds)
+        """The per-submission gradient mechanism (ε − ε_score, split over ``rounds``)."""
+        return split_rounds(make_mechanism(self.mechanism, self.gradient_epsilon, self.clip, self.reduced_dim),
+                            self.rounds)
+
+    def build_score_mechanism(self) -> ScoreLaplace | None:
+        """The per-submission score mechanism (ε_score / rounds, sensitivity cap), or None."""
+        if "score" not in self.protect:
+            return None
+        return ScoreLaplace(self.score_epsilon_total / self.rounds, float(self.hyper.cap))
+
+    def protection(self) -> dict:
+        """What is protected and the total claim per agent (recorded in run folders and transcripts)."""
+        eps_s = self.score_epsilon_total
+        return {"protect": list(self.protect), "claimed_epsilon_total": _json_float(self.epsilon),
+                "gradient_epsilon": _json_float(self.gradient_epsilon), "score_epsilon": eps_s,
+                "claim_covers": ["gradient"] + (["score"] if "score" in self.protect else [])
+                + (["arrival", "arrival-order"] if "timing" in self.protect else []),
+                "metrics_from": "privatized scores" if "score" in self.protect else "reported (true) scores"}
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -103,6 +138,9 @@ class TrainConfig:
         d["epsilon"] = _json_float(self.epsilon)
         if self.clip is not None:
             d["clip"] = _json_float(self.clip)
+        d["protect"] = list(self.protect)
+        if not self.protect and self.score_epsilon is None:  # unprotected configs keep their old form
+            del d["protect"], d["score_epsilon"]
         return d
 
     @classmethod
@@ -133,6 +171,8 @@ class TrainConfig:
             if not isinstance(data["gravities"], (list, tuple)):
                 raise ValueError(f"config gravities must be a list of numbers, got {data['gravities']!r}")
             data["gravities"] = tuple(data["gravities"])
+        if isinstance(data.get("protect"), list):
+            data["protect"] = tuple(data["protect"])
         for key in ("epsilon", "clip"):  # JSON has no inf: "inf" strings are accepted
             if isinstance(data.get(key), str):
                 try:
@@ -185,6 +225,8 @@ def _check_types(config: "TrainConfig") -> None:
             kind = A3CHyperparams if f.name == "hyper" else CartPoleParams
             if not isinstance(getattr(config, f.name), kind):
                 raise ValueError(f"config {f.name} must be {kind.__name__}, got {getattr(config, f.name)!r}")
+            continue
+        if f.name == "protect":  # names of channels, parsed and validated by pgc.protect.parse_protect
             continue
         _check_value(f.name, f.type, getattr(config, f.name))
 
@@ -239,10 +281,20 @@ class TrainResult:
     transcript: Transcript | None = None
     ground_truth: GroundTruth | None = None
     mechanism: dict | None = None  # pgc.mechanisms.mechanism_record of the mechanism actually used
+    # evaluation-only: the true ζ when the score is privatized (``scores`` then holds what the
+    # aggregator saw, and μ / FST / stop_at_success work from it)
+    true_scores: np.ndarray | None = None
+    ticks: int = 0  # environment-step clock at the end of the trial (at the stop, with stop_at_success)
 
     @property
     def fst(self) -> float:
         return first_success_time(self.scores, self.config.target_score, self.config.window)
+
+    @property
+    def true_fst(self) -> float:
+        """Evaluation-only: FST on the true scores (equals :attr:`fst` without a privatized score)."""
+        scores = self.scores if self.true_scores is None else self.true_scores
+        return first_success_time(scores, self.config.target_score, self.config.window)
 
     @property
     def average_scores(self) -> np.ndarray:
@@ -259,7 +311,17 @@ class TrainResult:
             "updates": self.updates,
             "agent_steps": self.agent_steps,
             "nonfinite_gradients": self.nonfinite_gradients,
+            **(self._protection_summary() if self.config.protect else {}),
         }
+
+    def _protection_summary(self) -> dict:
+        out = self.config.protection()
+        if self.true_scores is not None:
+            true_mu = average_scores(self.true_scores, self.config.window)
+            out.update(note="fst, final_mu and best_mu are computed from the privatized scores the aggregator saw",
+                       fst_true_scores=_json_float(self.true_fst),
+                       final_mu_true_scores=float(true_mu[-1]) if true_mu.size else None)
+        return out
 
 
 def train(config: TrainConfig, *, record_transcript: bool = False, progress: bool = False) -> TrainResult:
@@ -352,7 +414,10 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     initial_theta = theta.copy()
     n_agents = -(-c.submissions // c.rounds) + c.workers  # agents cut off mid-episode never submit
     agent_psi = trial_rng.choice(np.asarray(c.gravities), size=n_agents)  # ψ_n ~ U(Ψ)
-    env_gen, mech_gen = (np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(c.seed).spawn(2))
+    # children 0 and 1 as ever; 2 (score noise) and 3 (shuffler) are drawn from only when protected
+    env_gen, mech_gen, score_gen, order_gen = (np.random.Generator(np.random.PCG64(s))
+                                               for s in np.random.SeedSequence(c.seed).spawn(4))
+    score_mech = c.build_score_mechanism()
 
     # ---- mechanism: a compiled built-in, or the Protocol called from here -------------------
     mech = c.build_mechanism() if mechanism is None else mechanism
@@ -368,14 +433,16 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     icfg = np.zeros(kernel.N_ICFG, np.int64)
     icfg[[kernel.I_WORKERS, kernel.I_SUBMISSIONS, kernel.I_ROUNDS, kernel.I_BUFFER, kernel.I_WINDOW,
           kernel.I_STOP_AT_SUCCESS, kernel.I_ZERO_INFO, kernel.I_MECH, kernel.I_REDUCED_DIM, kernel.I_CAP,
-          kernel.I_BOOTSTRAP, kernel.I_SAMPLE, kernel.I_RECORD]] = [
+          kernel.I_BOOTSTRAP, kernel.I_SAMPLE, kernel.I_RECORD, kernel.I_PROTECT_SCORE, kernel.I_PROTECT_TIMING,
+          kernel.I_PROTECT_ORDER]] = [
         c.workers, c.submissions, c.rounds, c.buffer_size, c.window, c.stop_at_success, c.zero_information,
-        kind, reduced_dim, hyper.cap, hyper.bootstrap_truncated, hyper.action_selection == "sample", record]
+        kind, reduced_dim, hyper.cap, hyper.bootstrap_truncated, hyper.action_selection == "sample", record,
+        "score" in c.protect, "timing" in c.protect, "order" in c.protect]
     fcfg = np.zeros(kernel.N_FCFG)
     fcfg[[kernel.F_LR, kernel.F_EXPLORE_START, kernel.F_EXPLORE_DECAY, kernel.F_TARGET, kernel.F_EPSILON,
-          kernel.F_CLIP, kernel.F_SNAP_GRID, kernel.F_GAMMA, kernel.F_LAM, kernel.F_BETA]] = [
+          kernel.F_CLIP, kernel.F_SNAP_GRID, kernel.F_GAMMA, kernel.F_LAM, kernel.F_BETA, kernel.F_SCORE_SCALE]] = [
         c.learning_rate, c.exploration_start, c.exploration_decay, c.target_score, epsilon, clip, snap_grid,
-        hyper.gamma, hyper.lam, hyper.beta]
+        hyper.gamma, hyper.lam, hyper.beta, 0.0 if score_mech is None else score_mech.scale]
     w = c.workers
     base_physics = c.physics.as_row()  # gravity replaced by each agent's ψ_n
     buf_sum = np.zeros(DIM)
@@ -392,6 +459,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     noisy = np.zeros(DIM)
     prs_matrix = np.zeros((max(1, reduced_dim), DIM))
     scores = np.zeros(c.submissions, np.int64)
+    score_out = np.zeros(c.submissions if score_mech is not None else 0)
     n_rec = c.submissions if record else 0
     rec_i = np.zeros((n_rec, kernel.N_REC_I), np.int64)
     rec_psi = np.zeros(n_rec)
@@ -404,10 +472,10 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
 
     # ---- run: the compiled loop returns only to ask for a mechanism or to report progress ----
     while True:
-        status = kernel.run_trial(env_gen, mech_gen, icfg, fcfg, agent_psi, base_physics, theta, buf_sum, ctr,
-                                  lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj, lane_grad, fin,
-                                  pending, noisy, prs_matrix, pause_after,
-                                  scores, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas)
+        status = kernel.run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, base_physics,
+                                  theta, buf_sum, ctr, lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj,
+                                  lane_grad, fin, pending, noisy, prs_matrix, pause_after,
+                                  scores, score_out, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas)
         if status == kernel.STATUS_DONE:
             break
         if status == kernel.STATUS_NEED_MECHANISM:
@@ -419,6 +487,10 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         bar.update(c.submissions - reported)  # a trial stopped at its first success counts as done
 
     n = int(ctr[kernel.C_SUBMITTED])
+    true_scores = None
+    seen = scores[:n]
+    if score_mech is not None:  # the aggregator saw the privatized scores; the true ones are evaluation-only
+        true_scores, seen = scores[:n].copy(), score_out[:n]
     transcript = ground_truth = None
     if record:
         kept = int(ctr[kernel.C_KEPT])
@@ -429,15 +501,18 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         transcript = Transcript(
             agent=ri[:, kernel.R_AGENT].astype(np.int32), round=ri[:, kernel.R_ROUND].astype(np.int16),
             worker=ri[:, kernel.R_WORKER].astype(np.int16), model_version=ri[:, kernel.R_VERSION].copy(),
-            gradient=rec_grad[:n].copy(), score=scores[:n].astype(np.int16 if hyper.cap < 32_000 else np.int32),
+            gradient=rec_grad[:n].copy(),
+            score=(seen.copy() if score_mech is not None else seen.astype(np.int16 if hyper.cap < 32_000 else np.int32)),
             start_tick=ri[:, kernel.R_START].copy(), arrival_tick=ri[:, kernel.R_ARRIVAL].copy(),
-            theta_versions=versions.copy(), thetas=thetas.copy())
+            theta_versions=versions.copy(), thetas=thetas.copy(),
+            protection=c.protection() if c.protect else None)
         ground_truth = GroundTruth(psi=rec_psi[:n].copy(), terminated=ri[:, kernel.R_TERMINATED].astype(np.bool_),
-                                   nonfinite=ri[:, kernel.R_NONFINITE].astype(np.bool_))
-    return TrainResult(config=c, initial_theta=initial_theta, theta=theta, scores=scores[:n].copy(),
+                                   nonfinite=ri[:, kernel.R_NONFINITE].astype(np.bool_), true_score=true_scores)
+    return TrainResult(config=c, initial_theta=initial_theta, theta=theta, scores=seen.copy(),
                        updates=int(ctr[kernel.C_VERSION]), agent_steps=int(ctr[kernel.C_STEPS]),
                        nonfinite_gradients=int(ctr[kernel.C_NONFINITE]), transcript=transcript,
-                       ground_truth=ground_truth, mechanism=record_mech)
+                       ground_truth=ground_truth, mechanism=record_mech,
+                       true_scores=true_scores, ticks=int(ctr[kernel.C_TICK]))
 
 
 def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -4,17 +4,23 @@ the ground truth, which only an evaluator may read.
 Aggregator view (``transcript.npz``), one row per submission in arrival order:
 
 * ``agent``, ``round`` — who submitted (agent index in start order) and which of its T rounds;
-* ``worker`` — the worker slot (0..W−1) that ran the episode;
+* ``worker`` — the worker slot (0..W−1) that ran the episode; −1 when the shuffler (``order``
+  protection) unlinks submissions from worker identity;
 * ``model_version`` — the θ version the agent copied when its episode began (stale if updates
   happened meanwhile); ``theta_versions``/``thetas`` hold θ for every version any agent used, plus
   the final one, exactly (float64);
 * ``gradient`` — the noisy gradient g̃ (float32: the aggregator's θ update used the float64 value);
-* ``score`` — the reported score ζ (episode length). NOT protected by the mechanism;
+* ``score`` — the reported score ζ (episode length). NOT protected by the mechanism, unless the
+  run protects it (``score``: then a float, clip(ζ, 0, cap) + Lap(cap/ε_score));
 * ``start_tick``, ``arrival_tick`` — environment-step clock (since the trial began) when the
-  episode started and when the submission arrived. Timing, like the score, is a side channel.
+  episode started and when the submission arrived. Timing, like the score, is a side channel
+  (under the fixed schedule, ``timing``, arrival − start is always the episode cap).
+* ``protection`` (only in runs with mitigations; stored as the JSON array ``protection_json``) —
+  which channels are protected and the total claim: ε = ε_gradient + ε_score per agent.
 
 Ground truth (``ground_truth.npz``, evaluation-only): ``psi`` (the agent's gravity), ``terminated``
-(pole fell vs cut by the cap) and ``nonfinite`` (the clean gradient had a NaN/inf, replaced by zeros).
+(pole fell vs cut by the cap), ``nonfinite`` (the clean gradient had a NaN/inf, replaced by zeros)
+and, when the score is privatized, ``true_score`` (the true ζ).
 Attackers and auditors must never read it except to score themselves.
 
 Files are written atomically and read with ``allow_pickle=False``.
@@ -22,6 +28,7 @@ Files are written atomically and read with ``allow_pickle=False``.
 
 from __future__ import annotations
 
+import json
 import zipfile
 import zlib
 from dataclasses import dataclass, fields
@@ -55,12 +62,13 @@ class Transcript:
     arrival_tick: np.ndarray
     theta_versions: np.ndarray
     thetas: np.ndarray
+    protection: dict | None = None  # mitigations and the total claim (None: none protected)
 
     def __post_init__(self) -> None:
         n = len(self.score)
         for f in fields(self):
             arr = getattr(self, f.name)
-            if f.name in ("theta_versions", "thetas"):
+            if f.name in ("theta_versions", "thetas", "protection"):
                 continue
             if len(arr) != n:
                 raise ValueError(f"transcript field {f.name} has {len(arr)} rows, expected {n}")
@@ -84,9 +92,16 @@ class Transcript:
         """θ' each submission was computed at, (n, 112)."""
         return self.theta_at(self.model_version)
 
+    @property
+    def protected(self) -> tuple[str, ...]:
+        return tuple(self.protection["protect"]) if self.protection else ()
+
     def save(self, directory: Path) -> Path:
         path = Path(directory) / TRANSCRIPT_FILE
-        atomic_savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
+        arrays = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "protection"}
+        if self.protection is not None:
+            arrays["protection_json"] = np.array(json.dumps(self.protection))
+        atomic_savez(path, **arrays)
         return path
 
     @classmethod
@@ -94,7 +109,9 @@ class Transcript:
         """Read ``transcript.npz``; a missing, truncated or malformed file, or non-finite gradients or θ
         (NaN, or float32 values that overflowed to ±inf), raise ``ValueError`` naming the file."""
         path = Path(directory) / TRANSCRIPT_FILE
-        arrays = _load_npz(path, [f.name for f in fields(cls)])
+        arrays = _load_npz(path, [f.name for f in fields(cls) if f.name != "protection"],
+                           optional=["protection_json"])
+        raw = arrays.pop("protection_json", None)
         for name in ("gradient", "thetas"):
             arr = arrays[name]
             if not np.issubdtype(arr.dtype, np.floating):
@@ -105,12 +122,16 @@ class Transcript:
                 raise ValueError(f"{path}: {name} holds {int(bad.sum())} non-finite value(s) (NaN or ±inf) in "
                                  f"{rows.size} row(s), first row {int(rows[0])}; the transcript is corrupted or "
                                  "was written by a broken mechanism")
-        for name in ("agent", "round", "worker", "model_version", "score", "start_tick", "arrival_tick",
+        score = arrays["score"]  # integers, or floats when the score is privatized
+        if not (np.issubdtype(score.dtype, np.integer) or np.issubdtype(score.dtype, np.floating)) \
+                or not np.all(np.isfinite(score)):
+            raise ValueError(f"{path}: score must hold finite numbers")
+        for name in ("agent", "round", "worker", "model_version", "start_tick", "arrival_tick",
                      "theta_versions"):
             if not np.issubdtype(arrays[name].dtype, np.integer):
                 raise ValueError(f"{path}: {name} must hold integers, got {arrays[name].dtype}")
         try:
-            return cls(**arrays)
+            return cls(**arrays, protection=None if raw is None else json.loads(str(raw)))
         except (ValueError, IndexError, TypeError) as exc:
             raise ValueError(f"{path} is not a valid transcript: {exc}") from None
 
@@ -122,18 +143,20 @@ class GroundTruth:
     psi: np.ndarray
     terminated: np.ndarray
     nonfinite: np.ndarray
+    true_score: np.ndarray | None = None  # the true ζ when the transcript's score is privatized
 
     def save(self, directory: Path) -> Path:
         path = Path(directory) / GROUND_TRUTH_FILE
-        atomic_savez(path, **{f.name: getattr(self, f.name) for f in fields(self)})
+        atomic_savez(path, **{f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None})
         return path
 
     @classmethod
     def load(cls, directory: Path) -> "GroundTruth":
-        return cls(**_load_npz(Path(directory) / GROUND_TRUTH_FILE, [f.name for f in fields(cls)]))
+        return cls(**_load_npz(Path(directory) / GROUND_TRUTH_FILE, ["psi", "terminated", "nonfinite"],
+                               optional=["true_score"]))
 
 
-def _load_npz(path: Path, names: list[str]) -> dict[str, np.ndarray]:
+def _load_npz(path: Path, names: list[str], optional: list[str] = ()) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")
     if path.stat().st_size > MAX_FILE_BYTES:
@@ -144,7 +167,7 @@ def _load_npz(path: Path, names: list[str]) -> dict[str, np.ndarray]:
             if missing:
                 raise ValueError(f"{path} lacks arrays {missing}")
             out = {}
-            for n in names:
+            for n in list(names) + [o for o in optional if o in data.files]:
                 arr = data[n]
                 if not isinstance(arr, np.ndarray) or arr.dtype.hasobject:
                     raise ValueError(f"array {n} is not a plain numeric array")

@@ -311,7 +311,9 @@ class AuditCommand:
             res = environment_audit(theta, mech, psi, psi_prime, samples=args.samples or 100_000,
                                     confidence=args.confidence, seed=args.seed, hyper=config.hyper,
                                     physics=config.physics, workers=config.workers, population=config.gravities,
-                                    compositions=tuple(args.compositions), progress=progress)
+                                    compositions=tuple(args.compositions), progress=progress,
+                                    protect=config.protect,  # the run's mitigations; claim = ε_gradient + ε_score
+                                    score_epsilon=getattr(config.build_score_mechanism(), "epsilon", None))
             envs.append(res.to_dict())
             print(f"environment ψ={psi:g} vs ψ'={psi_prime:g} at the {report['model']} model "
                   f"(mean score {res.score_means[0]:.1f} vs {res.score_means[1]:.1f}; {res.wall_time_s:.1f}s):")

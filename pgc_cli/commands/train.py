@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from pgc.mechanisms import MECHANISMS
+from pgc.protect import CHANNELS, parse_protect
 from pgc.rundir import check_output_dir, output_lock, save_run
 from pgc.trainer import MAX_TRIALS, TrainConfig, check_batch_size, train_batch
 
@@ -19,7 +20,16 @@ from ..main import CLIError
 # CLI flag -> TrainConfig field
 _FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "clip": "clip", "reduced_dim": "reduced_dim",
           "buffer": "buffer_size", "submissions": "submissions", "workers": "workers", "lr": "learning_rate",
-          "rounds": "rounds", "stop_at_success": "stop_at_success"}
+          "rounds": "rounds", "stop_at_success": "stop_at_success", "protect": "protect",
+          "score_epsilon": "score_epsilon"}
+
+
+def protect_list(text: str) -> tuple[str, ...]:
+    """``score,timing,order`` or ``all``."""
+    try:
+        return parse_protect(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
@@ -63,6 +73,12 @@ class TrainCommand:
         p.add_argument("--gravities", type=float, nargs="+", help="Ψ (default 9.7 9.8 9.9)")
         p.add_argument("--action-selection", choices=["greedy", "sample"], help="greedy = Alg. 1 (default)")
         p.add_argument("--stop-at-success", action="store_true", default=None, help="end a trial at its FST")
+        p.add_argument("--protect", type=protect_list, metavar="CHANNELS",
+                       help=f"mitigations, comma-separated: {','.join(CHANNELS)} or all (default none; "
+                            "see docs/README-mitigations.md)")
+        p.add_argument("--score-epsilon", type=positive_float,
+                       help="with --protect score: ε_score out of the total ε (default 10%% of ε); "
+                            "the gradient runs at ε − ε_score")
         p.add_argument("--trials", type=positive_int, default=1, help="K trials, seeds S..S+K-1 (default 1)")
         p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
         p.add_argument("--processes", type=positive_int, default=1,
@@ -94,10 +110,17 @@ class TrainCommand:
         print(f"{base.mechanism} ε={base.epsilon:g} C={base.build_mechanism().__dict__.get('clip')} |B|={base.buffer_size} "
               f"N={base.submissions} W={base.workers} trials={len(results)}: {wall:.1f}s, {steps:,} agent-steps "
               f"({steps / wall:.3g}/s)")
+        if base.protect:
+            prot = base.protection()
+            print(f"protected: {', '.join(base.protect)}; total claim ε={base.epsilon:g} per agent = gradient "
+                  f"{prot['gradient_epsilon']:g} + score {prot['score_epsilon']:g}; metrics from {prot['metrics_from']}")
+            if "score" in base.protect and "timing" not in base.protect:
+                print("  note: without --protect timing the arrival tick (start + score) still reveals the true score")
         for r in results:
             s = r.summary()
             final = "n/a" if s["final_mu"] is None else f"{s['final_mu']:.1f}"
-            print(f"  seed {s['seed']}: FST={s['fst']}  final μ={final}  updates={s['updates']}"
+            true = f"  (true scores: FST={s['fst_true_scores']})" if "fst_true_scores" in s else ""
+            print(f"  seed {s['seed']}: FST={s['fst']}{true}  final μ={final}  updates={s['updates']}"
                   + (f"  non-finite gradients={s['nonfinite_gradients']}" if s["nonfinite_gradients"] else ""))
         print(f"wrote {out}/summary.json and {len(results)} trial folder(s)")
         return 0

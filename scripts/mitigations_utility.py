@@ -1,0 +1,116 @@
+"""Utility cost of the channel mitigations (pgc.protect) on the paper's PRS setting.
+
+PRS, |B| = 100, ε ∈ {1, 5, 10}, 20 trials per cell, the ``sampled`` reading of ``pgc replicate``
+(actions a ~ π, paper hyper-parameters, 9 workers, stop at the first success, cap N submissions),
+each cell run without mitigations and with each of them. Seeds 0..K−1 are shared by all variants.
+
+* success / median FST — as the trainer's aggregator measures them (eq. 26 on the scores it sees:
+  the privatized ones when the score is protected, and the trial stops there);
+* true success / median true FST — evaluation only, eq. 26 on the true scores of the same trial;
+* ``…, run to cap`` variants keep training to the cap (no stop on the privatized μ), so their true
+  FST measures what the budget split (the gradient at ε − ε_score) costs the learning itself;
+* ticks — median environment-step clock at the true success (successful trials): the fixed
+  schedule's cost in time.
+
+    python scripts/mitigations_utility.py --out results/mitigations            # cap 90,000, 1 process
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pgc.replicate import GridSpec, Setting, median_fst, median_interval, setting_configs, success_interval
+from pgc.trainer import train_batch
+
+VARIANTS = {  # name -> (protect, stop at the aggregator's success)
+    "none": ((), True),
+    "score": (("score",), True),
+    "score, run to cap": (("score",), False),
+    "timing": (("timing",), True),
+    "order": (("order",), True),
+    "all": (("score", "timing", "order"), True),
+    "all, run to cap": (("score", "timing", "order"), False),
+}
+
+
+def _fmt(x: float) -> str:
+    return "∞" if not math.isfinite(x) else f"{x:,.0f}" if x == int(x) else f"{x:,.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--cap", type=int, default=90_000, help="submissions per trial (default 90,000, the paper's)")
+    p.add_argument("--trials", type=int, default=20)
+    p.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 5.0, 10.0])
+    p.add_argument("--processes", type=int, default=1)
+    p.add_argument("--out", default="results/mitigations")
+    args = p.parse_args(argv)
+    spec = GridSpec(reading="sampled", cap=args.cap, trials=args.trials, epsilons=tuple(args.epsilons),
+                    mechanisms=("prs",), controls="none", curve_trials=0)
+    jobs, cells = [], []
+    for eps in spec.epsilons:
+        base = setting_configs(spec, Setting("prs", eps, 100))
+        for name, (protect, stop) in VARIANTS.items():
+            cells.append((eps, name, len(jobs), len(base)))
+            jobs += [c.replace(protect=protect, stop_at_success=stop) for c in base]
+    start = time.perf_counter()
+    results = train_batch(jobs, processes=args.processes)
+    wall = time.perf_counter() - start
+    rows = []
+    for eps, name, i0, k in cells:
+        rs = results[i0:i0 + k]
+        stop = VARIANTS[name][1]
+        fst = [r.fst for r in rs] if stop else [math.inf] * k  # no stop: the aggregator's FST is not used
+        true = [r.true_fst for r in rs]
+        ok = int(sum(math.isfinite(f) for f in fst))
+        ok_true = int(sum(math.isfinite(f) for f in true))
+        ticks = [r.ticks for r, f in zip(rs, true) if math.isfinite(f) and stop and f == r.scores.size]
+        cfg = rs[0].config
+        rows.append({
+            "epsilon": eps, "variant": name, "protect": list(cfg.protect), "stop_at_success": stop,
+            "gradient_epsilon": cfg.gradient_epsilon, "score_epsilon": cfg.score_epsilon_total,
+            "trials": k, "successes": ok if stop else None,
+            "success_ci": list(success_interval(ok, k)) if stop else None,
+            "median_fst": median_fst(fst) if stop else None,
+            "true_successes": ok_true, "true_success_ci": list(success_interval(ok_true, k)),
+            "median_true_fst": median_fst(true), "median_true_fst_ci": list(median_interval(true)[:2]),
+            "median_ticks_at_success": float(np.median(ticks)) if ticks else None,
+            "median_submissions": float(np.median([r.scores.size for r in rs])),
+            "median_updates": float(np.median([r.updates for r in rs])),
+            "fsts": fst, "true_fsts": true,
+        })
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    command = "python scripts/mitigations_utility.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    doc = {"kind": "mitigations-utility", "command": command.strip(), "spec": spec.to_dict(),
+           "mechanism": "prs", "buffer_size": 100, "wall_time_s": wall,
+           "agent_steps": int(sum(r.agent_steps for r in results)), "rows": rows}
+    (out / "utility.json").write_text(json.dumps(doc, indent=2, default=lambda x: "inf" if x == math.inf else x,
+                                                 allow_nan=True).replace("Infinity", '"inf"') + "\n")
+    lines = [f"PRS |B| = 100, sampled reading, {args.trials} trials per cell, cap {args.cap:,} submissions "
+             f"({len(results)} trials, {wall:.0f} s on {args.processes} process(es)).", "",
+             "| ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) | true success "
+             "| median true FST [95 % CI] | median ticks at success |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        agg = "—" if r["successes"] is None else f"{r['successes']}/{r['trials']}"
+        mfst = "—" if r["median_fst"] is None else _fmt(r["median_fst"])
+        lo, hi = r["median_true_fst_ci"]
+        ticks = "—" if r["median_ticks_at_success"] is None else _fmt(r["median_ticks_at_success"])
+        lines.append(f"| {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + {r['score_epsilon']:g} | "
+                     f"{agg} | {mfst} | {r['true_successes']}/{r['trials']} | {_fmt(r['median_true_fst'])} "
+                     f"[{_fmt(lo)}, {_fmt(hi)}] | {ticks} |")
+    (out / "utility.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
