@@ -108,7 +108,7 @@ def attack_fresh(threat: ThreatModel, model: ModelSpec, *, n_targets: int, ks, s
 def attack_run(run_dir: str, *, trial: int, channels, budgets, ks, max_targets: int, seed: np.random.SeedSequence,
                attackers, psi_range=None, progress: bool = False, learned_kwargs=None) -> tuple[ThreatModel, dict]:
     t, config = load_trial(run_dir, trial)
-    threat = threat_for_run(config, channels, max(budgets), psi_range)
+    threat = threat_for_run(config, channels, max(budgets), psi_range, mechanism=t.mechanism())
     if psi_range is not None:
         raise ValueError("a run's ψ were drawn from its finite Ψ; attack it with its candidates, not a range")
     pick_seq, att_seq = seed.spawn(2)

@@ -117,9 +117,12 @@ def run_submissions(trial: TrialFiles, config: TrainConfig, k: int, max_targets:
     return view, TargetTruth(truth)
 
 
-def threat_for_run(config: TrainConfig, channels, budget: int, psi_range=None) -> ThreatModel:
-    """The threat model of an aggregator of this run: its mechanism (per submission), Ψ, A3C settings."""
-    return ThreatModel(mechanism=config.build_mechanism(), channels=channels,
+def threat_for_run(config: TrainConfig, channels, budget: int, psi_range=None, mechanism=None) -> ThreatModel:
+    """The threat model of an aggregator of this run: its mechanism (per submission), Ψ, A3C settings.
+
+    ``mechanism``: the one the run recorded (:meth:`pgc.rundir.TrialFiles.mechanism`, which refuses
+    to guess a mechanism it cannot rebuild); None: the config's built-in mechanism."""
+    return ThreatModel(mechanism=config.build_mechanism() if mechanism is None else mechanism, channels=channels,
                        candidates=None if psi_range else config.gravities, psi_range=psi_range,
                        budget=budget, hyper=config.hyper, physics=config.physics)
 

@@ -66,7 +66,8 @@ def _json_safe(x):
 
 MARKER_FILE = ".pgc-output"  # written by pgc into every folder it creates; --force replaces only these
 _LEGACY_SIGNATURES = {"summary.json": ("format", "pgc-run/"), "replicate.json": ("kind", "replicate"),
-                      "report.json": ("format", "pgc-report/"), "tune.json": ("format", "pgc-tune/")}
+                      "report.json": ("format", "pgc-report/"), "tune.json": ("format", "pgc-tune/"),
+                      "pipeline.json": ("format", "pgc-pipeline/")}
 
 
 class OutputDirError(ValueError):

@@ -44,3 +44,16 @@ def test_pipeline_quick_train_audit_attack_report(tmp_path, capsys):
     assert main(["pipeline", "--quick", "--out", str(out)]) == 2
     assert "--force" in capsys.readouterr().err
     assert (out / "report" / "report.html").read_text() == page
+
+
+def test_pipeline_force_never_deletes_the_working_folder_or_foreign_files(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.txt").write_text("keep me")
+    assert main(["pipeline", "--quick", "--force", "--out", "."]) == 2
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me too")
+    assert main(["pipeline", "--quick", "--force", "--out", str(foreign)]) == 2
+    assert (tmp_path / "mine.txt").read_text() == "keep me" and (foreign / "notes.txt").read_text() == "keep me too"
+    err = capsys.readouterr().err
+    assert "working folder" in err and "not written by pgc" in err

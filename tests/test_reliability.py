@@ -336,3 +336,21 @@ def test_builtin_mechanism_with_rounds_rebuilds_exactly(tmp_path):
     assert _train(out, "--mechanism", "prs", "--epsilon", "7", "--rounds", "3") == 0
     mech = load_mechanism(out)
     assert mech == TrainConfig(mechanism="prs", epsilon=7, rounds=3).build_mechanism()
+
+
+def test_audit_and_attack_refuse_a_run_whose_mechanism_they_cannot_rebuild(tmp_path, capsys):
+    """A run trained with an unregistered mechanism is not audited or attacked as "laplace ε=1"."""
+    from pgc_cli.main import main
+
+    class Private(Laplace):
+        pass
+
+    res = train_batch([TrainConfig(submissions=30, workers=2)], mechanisms=[Private(epsilon=1.0, clip=0.01)],
+                      record_transcripts=True)
+    out = rundir.save_run(res, tmp_path / "run", wall_time=0.0)
+    capsys.readouterr()
+    assert main(["audit", "--run", str(out), "--samples", "200", "--mechanism-samples", "200",
+                 "--out", str(tmp_path / "a.json")]) == 2
+    assert "unregistered mechanism" in capsys.readouterr().err and not (tmp_path / "a.json").exists()
+    assert main(["attack", "--run", str(out), "--targets", "5", "--out", str(tmp_path / "b.json")]) == 2
+    assert "unregistered mechanism" in capsys.readouterr().err and not (tmp_path / "b.json").exists()

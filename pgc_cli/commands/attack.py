@@ -118,6 +118,13 @@ class AttackCommand:
         if out.suffix != ".json":
             raise CLIError("--out must name a .json file")
         learned_kwargs = {"epochs": args.epochs}
+        from pgc.rundir import output_lock
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with output_lock(out):  # a second writer of the same file exits 2 at once
+            return self._run_locked(args, channels, attackers, progress, learned_kwargs, out)
+
+    def _run_locked(self, args, channels, attackers, progress, learned_kwargs, out: Path) -> int:
         start = time.perf_counter()
         if args.sweep:
             result = self._sweep(args, channels, attackers, progress, learned_kwargs, out)

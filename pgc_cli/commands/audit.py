@@ -201,9 +201,13 @@ class AuditCommand:
         report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
                   "delta": args.delta, "seed": args.seed, "command": "pgc " + " ".join(sys.argv[1:]),
                   "channels": []}
-        status = getattr(self, f"_{mode}")(args, report, progress)
-        report["wall_time_s"] = time.perf_counter() - start
-        write_json_atomic(out, report)
+        from pgc.rundir import output_lock
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with output_lock(out):  # a second writer of the same file exits 2 at once
+            status = getattr(self, f"_{mode}")(args, report, progress)
+            report["wall_time_s"] = time.perf_counter() - start
+            write_json_atomic(out, report)
         print(f"wrote {out} ({report['wall_time_s']:.1f}s)")
         return status
 
@@ -286,7 +290,12 @@ class AuditCommand:
         else:
             if config.mechanism == "none":
                 raise CLIError("the run used no mechanism (ε = ∞); give --mechanism/--epsilon to audit one at its model")
-            mech = config.build_mechanism()  # per-submission mechanism (ε split over rounds)
+            from pgc.mechanisms import MechanismUnavailableError
+
+            try:  # the mechanism the run recorded (name, parameters, fingerprint); never a guess
+                mech = trial.mechanism()  # per-submission mechanism (ε split over rounds)
+            except MechanismUnavailableError as exc:
+                raise CLIError(f"cannot audit the run's mechanism: {exc}") from None
             source = "run"
         theta = trial.initial_theta() if args.initial else trial.theta()
         report.update(run=str(run_dir), trial=args.trial, model="initial" if args.initial else "final",

@@ -68,22 +68,17 @@ class PipelineCommand:
     def run(self, args: argparse.Namespace) -> int:
         if args.seed < 0:
             raise CLIError("--seed must be >= 0")
+        from pgc.rundir import check_output_dir, replace_directory_atomically
+
         out = Path(args.out)
-        if out.exists() and (not out.is_dir() or any(out.iterdir())):
-            if not args.force:
-                raise CLIError(f"{out} exists and is not empty (use --force to replace it)")
-            if not out.is_dir():
-                raise CLIError(f"{out} exists and is not a folder")
+        check_output_dir(out, force=args.force)  # never the working/home folder, nor a folder pgc did not write
         for extra in args.include:
             if not Path(extra).exists():
                 raise CLIError(f"--include {extra} does not exist")
-        work = out.with_name(out.name + ".partial")
-        if work.exists():
-            shutil.rmtree(work)
-        work.mkdir(parents=True)
         steps: list[dict] = []
         inputs: list[str] = []
-        try:
+        # built in a temporary folder under the output's lock; it replaces the old one atomically
+        with replace_directory_atomically(out) as work:
             self._train(args, work, steps, inputs)
             if "audit" not in args.skip:
                 self._audit(args, work, steps, inputs)
@@ -91,12 +86,6 @@ class PipelineCommand:
                 self._attack(args, work, steps, inputs)
             inputs += [str(Path(x).resolve()) for x in args.include]
             self._report(args, work, out, steps, inputs)
-        except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
-            raise
-        if out.exists():
-            shutil.rmtree(out)
-        work.replace(out)  # the finished pipeline appears at once
         total = sum(s["wall_s"] for s in steps)
         print(f"pipeline finished in {total:.0f}s: open {out / 'report' / 'report.html'}")
         return 0
