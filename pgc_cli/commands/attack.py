@@ -206,7 +206,8 @@ class AttackCommand:
                             "search": crafted.to_dict()}
         mech = result["threat_model"]["mechanism"]
         eps = args.epsilon if args.epsilon is not None else 1.0
-        if (args.mechanism or "laplace") == "laplace" and math.isfinite(eps) and len(cands) in (2, 3):
+        if (args.mechanism or "laplace") == "laplace" and "gradient" in channels and math.isfinite(eps) \
+                and len(cands) in (2, 3):
             layout = "opposite" if len(cands) == 2 else "diamond"
             result["active"]["laplace_best_layout"] = {"layout": layout, "accuracy": laplace_layout_accuracy(layout, eps)}
             print(f"  Laplace at ε={eps:g} reaches at best {result['active']['laplace_best_layout']['accuracy']:.3f} "
