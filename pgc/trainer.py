@@ -423,7 +423,8 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     mech = c.build_mechanism() if mechanism is None else mechanism
     if mechanism is None:
         record_mech = mechanism_record(mech, name=c.mechanism, rounds=c.rounds, factory_args={
-            "epsilon": math.inf if c.mechanism == "none" else c.epsilon, "clip": c.clip, "reduced_dim": c.reduced_dim})
+            # the gradient's share of the agent's ε (all of it unless the score is privatized too)
+            "epsilon": c.gradient_epsilon, "clip": c.clip, "reduced_dim": c.reduced_dim})
     else:
         record_mech = mechanism_record(mech)
     spec = compiled_spec(mech)
