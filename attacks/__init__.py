@@ -1,4 +1,4 @@
-"""Dynamics-inference attacks on PGC-A3C submissions (issue 5): recover an agent's gravity ψ.
+"""Dynamics-inference attacks on PGC-A3C submissions: recover an agent's gravity ψ.
 
 Layering: depends on :mod:`pgc` only. Public API:
 

@@ -3,7 +3,7 @@
 * :func:`ldp_ceiling` — the best success probability of ANY attacker guessing ψ among |Ψ| candidates
   under a uniform prior from k submissions that are each ε-LDP: the k-fold release is kε-LDP, so for
   any output o, p(o|ψ) ≤ e^{kε} p(o|ψ'), hence the MAP posterior is at most
-  e^{kε} / (e^{kε} + |Ψ| − 1) (issue 5; 0.576 at ε = 1, k = 1, |Ψ| = 3).
+  e^{kε} / (e^{kε} + |Ψ| − 1) (0.576 at ε = 1, k = 1, |Ψ| = 3).
 * :func:`clopper_pearson` — exact binomial interval (statsmodels ``proportion_confint(method="beta")``).
 * :func:`normalized_advantage` — NRR-like (thesis ch. 5: recovery beyond what prior knowledge alone
   gives): (acc − prior_acc) / (1 − prior_acc).

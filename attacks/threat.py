@@ -1,6 +1,6 @@
 """The attacker's threat model and its view of the submissions, kept apart from the ground truth.
 
-Threat model (issue 5): an honest-but-curious aggregator, or agents colluding with it. It
+Threat model: an honest-but-curious aggregator, or agents colluding with it. It
 
 * sees every submission as the transcript holds it: the privatized gradient g̃ and, when the threat
   model allows, the side channels — the reported score ζ and the timing (start/arrival ticks);

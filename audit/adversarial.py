@@ -152,13 +152,6 @@ def gradient_objective(t_pos: np.ndarray, t_neg: np.ndarray) -> float:
     return wasserstein_1(t_pos, t_neg) + 0.5 * max(0.0, quantile_separation(t_pos, t_neg))
 
 
-def total_variation(scores_pos: np.ndarray, scores_neg: np.ndarray, cap: int) -> float:
-    """Plug-in total variation between two score histograms on 0..cap."""
-    hp = np.bincount(np.asarray(scores_pos, np.int64), minlength=cap + 1) / len(scores_pos)
-    hn = np.bincount(np.asarray(scores_neg, np.int64), minlength=cap + 1) / len(scores_neg)
-    return float(0.5 * np.abs(hp - hn).sum())
-
-
 # ---------------------------------------------------------------------------------------------
 # The search
 # ---------------------------------------------------------------------------------------------
@@ -242,18 +235,16 @@ def _seed_of(seq: np.random.SeedSequence) -> int:
     return int(seq.generate_state(1, np.uint32)[0])
 
 
-def screen_controllers(sim: _Simulator, settings: SearchSettings, seq: np.random.SeedSequence,
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """Random bang-bang controllers ranked by the KS distance of their score distributions."""
+def screen_controllers(sim: _Simulator, settings: SearchSettings, seq: np.random.SeedSequence) -> np.ndarray:
+    """Random bang-bang controllers, best first by the KS distance of their score distributions."""
     rng_seq, crn = seq.spawn(2)
     ks = _random_controllers(np.random.Generator(np.random.PCG64(rng_seq)), settings.screen_controllers)
-    tv = np.empty(len(ks))
+    separation = np.empty(len(ks))
     for i, k in enumerate(ks):
         theta = crafted_theta(k, np.ones(4), 2.0)
         a, b = sim.play(theta, settings.screen_episodes, np.random.SeedSequence(crn.entropy, spawn_key=(0,)))
-        tv[i] = ks_distance(a.scores, b.scores)
-    order = np.argsort(-tv, kind="stable")
-    return ks[order], tv[order]
+        separation[i] = ks_distance(a.scores, b.scores)
+    return ks[np.argsort(-separation, kind="stable")]
 
 
 def _cmaes(fun: Callable[[np.ndarray, int], float], x0: np.ndarray, sigma: float, generations: int,
@@ -293,7 +284,7 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     screen_seq, search_seq, final_seq = root.spawn(3)
     sim = _Simulator(psi, psi_prime, physics or CartPoleParams(), hyper, settings.exploration)
-    ks, tvs = screen_controllers(sim, settings, screen_seq)
+    ks = screen_controllers(sim, settings, screen_seq)
     evals = len(ks)
     validation = np.random.SeedSequence(final_seq.entropy, spawn_key=final_seq.spawn_key + (1,))
 
@@ -371,21 +362,35 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
 
 @dataclass(frozen=True)
 class AdversarialRow:
-    channel: str
-    claimed_epsilon: float
-    epsilon_lower_bound: float
-    verdict: str
-    ratio: float  # ε_LB / claim (nan for an infinite or zero claim)
-    model: str
-    objective: str  # which crafted θ the row was certified at
+    """One channel certified at a crafted θ: the channel audit, and which θ it was certified at."""
+
     audit: ChannelAudit
+    objective: str  # which crafted θ the row was certified at
+    model: str = "adversarial"
+
+    @property
+    def channel(self) -> str:
+        return self.audit.channel
+
+    @property
+    def claimed_epsilon(self) -> float:
+        return self.audit.claimed_epsilon
+
+    @property
+    def epsilon_lower_bound(self) -> float:
+        return self.audit.epsilon_lower_bound
+
+    @property
+    def verdict(self) -> str:
+        return self.audit.verdict
+
+    @property
+    def ratio(self) -> float:
+        """ε_LB / claim (nan for an infinite or zero claim)."""
+        return _ratio(self.epsilon_lower_bound, self.claimed_epsilon)
 
     def to_dict(self) -> dict:
-        out = self.audit.to_dict()
-        out.update(channel=self.channel, claimed_epsilon=self.claimed_epsilon,
-                   epsilon_lower_bound=self.epsilon_lower_bound, verdict=self.verdict, ratio=self.ratio,
-                   model=self.model, crafted_for=self.objective)
-        return out
+        return {**self.audit.to_dict(), "ratio": self.ratio, "model": self.model, "crafted_for": self.objective}
 
 
 @dataclass
@@ -484,10 +489,7 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
                                 compositions=(), exploration=settings.exploration, channels=wanted,
                                 progress=progress)
         means[objective] = res.score_means
-        for c in res.channels:
-            rows.append(AdversarialRow(c.channel, c.claimed_epsilon, c.epsilon_lower_bound, c.verdict,
-                                       _ratio(c.epsilon_lower_bound, c.claimed_epsilon), "adversarial",
-                                       objective, c))
+        rows += [AdversarialRow(c, objective) for c in res.channels]
     rows.sort(key=lambda r: channels.index(r.channel))
     noise_free_lb = None
     if noise_free and "gradient" in found:
@@ -583,23 +585,21 @@ def adversarial_curve(make: Callable[[float], Mechanism], epsilons: Sequence[flo
                       honest_theta: np.ndarray, distances: Sequence[float] = CURVE_DISTANCES,
                       channels: Sequence[str] = ("gradient", "score", "all"), samples: int = 100_000,
                       seed: int = 0, confidence: float = 0.95, settings: SearchSettings | None = None,
-                      honest_label: str = "honest", log: Callable[[str], None] = lambda s: None) -> dict:
+                      log: Callable[[str], None] = lambda s: None) -> dict:
     """ε_LB/ε per channel against Δψ, at the honest θ and at the crafted θ (searched once per pair).
 
     Returns ``{"curve": [points], "adversarial_audits": [...], "honest_audits": [...]}``; a point is
     {psi, psi_prime, delta_psi, epsilon, model, channel, epsilon_lower_bound, ratio, p_value fields}.
     """
-    from .bounds import claim_p_value
-
     points, adv_dicts, honest_dicts = [], [], []
     root = np.random.SeedSequence(seed)
     for distance, pseq in zip(distances, root.spawn(len(distances))):
         psi, psi_prime = curve_pair(distance)
+        search_seed = int(pseq.generate_state(1, np.uint32)[0])
         thetas = None
         for eps, eseq in zip(epsilons, pseq.spawn(len(epsilons))):
             mech = make(eps)
             adv_seed, hon_seed = (int(s.generate_state(1, np.uint32)[0]) for s in eseq.spawn(2))
-            search_seed = int(pseq.generate_state(1, np.uint32)[0])
             if thetas is None:  # one search per pair, shared by every ε (the objectives are mechanism-free)
                 adv = adversarial_audit(mech, psi, psi_prime, samples=samples, seed=search_seed, channels=channels,
                                         confidence=confidence, settings=settings)
@@ -611,15 +611,12 @@ def adversarial_curve(make: Callable[[float], Mechanism], epsilons: Sequence[flo
                                        seed=hon_seed, workers=1, compositions=(), channels=list(channels))
             adv_dicts.append(adv.to_dict())
             honest_dicts.append(honest.to_dict())
-            for model, rows in (("adversarial", [r.audit for r in adv.rows]), (honest_label, honest.channels)):
+            for model, rows in (("adversarial", [r.audit for r in adv.rows]), ("honest", honest.channels)):
                 for c in rows:
                     points.append({"psi": psi, "psi_prime": psi_prime, "delta_psi": distance, "epsilon": eps,
-                                   "model": "adversarial" if model == "adversarial" else "honest", "channel": c.channel,
-                                   "epsilon_lower_bound": c.epsilon_lower_bound,
+                                   "model": model, "channel": c.channel, "epsilon_lower_bound": c.epsilon_lower_bound,
                                    "ratio": _ratio(c.epsilon_lower_bound, eps), "samples_per_side": c.samples_per_side,
-                                   "verdict": c.verdict,
-                                   "p_value": claim_p_value(c.false_positives, c.samples_per_side, c.false_negatives,
-                                                            c.samples_per_side, eps, c.delta, c.fp_share)})
+                                   "verdict": c.verdict, "p_value": c.p_value(eps)})
             log(f"Δψ={distance:g} ({psi:g} vs {psi_prime:g}) ε={eps:g}: "
                 + ", ".join(f"{p['model'][:3]}/{p['channel']} {p['ratio']:.3f}" for p in points[-2 * len(channels):])
                 + (f"; noise-free gradient ε_LB {adv.noise_free_epsilon_lower_bound:.3f}"

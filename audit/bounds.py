@@ -179,6 +179,14 @@ def claim_p_value(false_positives, negatives, false_negatives, positives, claime
     return float(math.exp(hi))
 
 
+def counts_p_value(counts, claimed_epsilon: float) -> float:
+    """:func:`claim_p_value` of a certified test's counts: any object with ``false_positives``,
+    ``false_negatives``, ``samples_per_side``, ``delta`` and ``fp_share`` (an EpsilonBound, a channel
+    audit row)."""
+    return claim_p_value(counts.false_positives, counts.samples_per_side, counts.false_negatives,
+                         counts.samples_per_side, claimed_epsilon, counts.delta, counts.fp_share)
+
+
 def delta_claim_p_value(false_hits, negatives, misses, positives, epsilon: float, claimed_delta: float = 0.0,
                         fp_share: float = 0.5) -> float:
     """p-value of H0 "the mechanism is (ε, claimed_delta)-DP" from an event test's counts.

@@ -85,10 +85,9 @@ class ChannelAudit:
 
     def p_value(self, claim: float) -> float:
         """p-value of "true ε ≤ claim" from the certification counts (Holm-ready)."""
-        from .bounds import claim_p_value
+        from .bounds import counts_p_value
 
-        return claim_p_value(self.false_positives, self.samples_per_side, self.false_negatives,
-                             self.samples_per_side, claim, self.delta, self.fp_share)
+        return counts_p_value(self, claim)
 
     def to_dict(self) -> dict:
         out = dict(self.__dict__)

@@ -1,6 +1,6 @@
 """Replication of the paper's §4 (Tables 1–3, Figures 2–3) with a zero-information control.
 
-The grid (issue 3): Laplace with |B| = 1 (C = 0.01) and PRS with |B| = 100 (C = 1), each at
+The paper's grid: Laplace with |B| = 1 (C = 0.01) and PRS with |B| = 100 (C = 1), each at
 ε ∈ {1, 2, 5, 10}; non-private ε = ∞; 20 trials per setting; cap 90,000 submissions; Ψ = {9.7, 9.8,
 9.9}; 9 workers; γ = 0.99, η = 0.5, λ = 0.5, β = 0.01 (§4 "Hyper Parameters").
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.special import expit
+from test_audit_mechanism import SignRandomizedResponse  # the third-party ε-DP mechanism both files use
 
 from audit import audit_mechanism, audit_prs_whitebox, mutants
 from audit.blackbox import DELTA_ALPHA_SHARE, HypothesisPair, MechanismSampler, canary_pairs, delta_test
@@ -30,20 +30,6 @@ def _pairs(mech, dim=112):
     res = 2.0**-30 * scale
     return [HypothesisPair(c.name, MechanismSampler(mech, c.positive, res), MechanismSampler(mech, c.negative, res))
             for c in canary_pairs(dim, scale)]
-
-
-class SignRandomizedResponse:
-    """One ±1 output, flipped w.p. 1/(1+e^ε): exactly ε-DP with δ(ε') = P_x(+1) − e^ε'·P_x'(+1)."""
-
-    def __init__(self, epsilon: float, true_epsilon: float | None = None):
-        self.epsilon = epsilon
-        self._eps = epsilon if true_epsilon is None else true_epsilon
-
-    def __call__(self, gradients, rng):
-        g = np.asarray(gradients, dtype=np.float64)
-        keep = rng.random(g.shape[:1]) < expit(self._eps)
-        s = np.where(g[:, :1] >= 0, 1.0, -1.0)
-        return np.where(keep[:, None], s, -s)
 
 
 def test_exact_release_finds_a_planted_point_mass_and_nothing_in_continuous_noise():

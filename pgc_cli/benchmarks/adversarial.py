@@ -12,17 +12,21 @@ from pathlib import Path
 
 import numpy as np
 
+from ..args import positive_int
+from ..commands.audit import GravityRange, gravity_pair
+
 help = "adversarial-model audit: wall time with search vs the honest audit; false alarms over seeds"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mechanism", default="laplace", help="registered mechanism (default laplace)")
     p.add_argument("--epsilon", type=float, default=1.0, help="claimed ε (default 1)")
-    p.add_argument("--pair", default="5:15", help="ψ:ψ' (default 5:15)")
-    p.add_argument("--samples", type=int, default=200_000, help="certification samples per side (default 200,000)")
+    p.add_argument("--pair", type=gravity_pair, default=(5.0, 15.0), help="ψ:ψ' (default 5:15)")
+    p.add_argument("--samples", type=positive_int, default=200_000,
+                   help="certification samples per side (default 200,000)")
     p.add_argument("--false-alarms", action="store_true",
                    help="instead: Laplace and PRS at ε ∈ {1, 4}, crafted θ, --seeds seeds per tuned pair")
-    p.add_argument("--seeds", type=int, default=20, help="--false-alarms: seeds per tuned pair (default 20)")
+    p.add_argument("--seeds", type=positive_int, default=20, help="--false-alarms: seeds per tuned pair (default 20)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="JSON result file")
 
@@ -46,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             write_json_atomic(Path(args.out), {"kind": "bench", "bench": "adversarial-false-alarms", **res})
         return 0 if res["exceeding_claim"] == 0 else 1
-    psi, psi_prime = (float(x) for x in args.pair.split(":"))
+    if isinstance(args.pair, GravityRange):
+        raise ValueError("--pair needs ψ:ψ', not a range LO..HI")
+    psi, psi_prime = args.pair
     mech = make_mechanism(args.mechanism, args.epsilon)
     t0 = time.perf_counter()
     adv = adversarial_audit(mech, psi, psi_prime, samples=args.samples, seed=args.seed, channels=("gradient",),
@@ -72,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                                      "adversarial_wall_s": t_adv, "search_wall_s": search, "honest_wall_s": t_hon,
                                      "ratio": t_adv / t_hon, "epsilon_lower_bound": row.epsilon_lower_bound,
                                      "honest_epsilon_lower_bound": hon.channel("gradient").epsilon_lower_bound,
-                                     "command": "pgc bench adversarial " + " ".join(
-                                         f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-                                         if k in ("mechanism", "epsilon", "pair", "samples", "seed"))})
+                                     "command": f"pgc bench adversarial --mechanism {args.mechanism} --epsilon "
+                                                f"{args.epsilon:g} --pair {psi:g}:{psi_prime:g} --samples "
+                                                f"{args.samples} --seed {args.seed}"})
     return 0 if t_adv <= 300 or math.isnan(t_adv) else 1

@@ -1,4 +1,4 @@
-"""``pgc attack``: dynamics-inference attacks recovering gravity ψ from submissions (issue 5).
+"""``pgc attack``: dynamics-inference attacks recovering gravity ψ from submissions.
 
 Targets:
   --run DIR                 a ``pgc train`` folder: attack its transcript (mechanism, Ψ, A3C settings from
@@ -156,13 +156,15 @@ class AttackCommand:
         fields = {f: getattr(base, f) for f in ("gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection")}
         return A3CHyperparams(**{**fields, **changes})
 
-    def _model_target(self, args, channels, attackers, progress, learned_kwargs, model=None) -> dict:
+    def _model_target(self, args, channels, attackers, progress, learned_kwargs, model=None, seed=None) -> dict:
+        """Fresh submissions at ``--model`` (or at ``model``, with the attack's ``seed`` stream)."""
         from attacks.sweep import ModelSpec, attack_fresh, build_mechanism
         from attacks.threat import ThreatModel
 
-        if len(args.model) != 1:
-            raise CLIError("give one --model (several only with --sweep)")
-        model = model or ModelSpec.parse(args.model[0])
+        if model is None:
+            if len(args.model) != 1:
+                raise CLIError("give one --model (several only with --sweep)")
+            model = ModelSpec.parse(args.model[0])
         eps = args.epsilon if args.epsilon is not None else (math.inf if args.mechanism == "none" else 1.0)
         mech = build_mechanism(args.mechanism or "laplace", eps, args.clip, args.reduced_dim)
         if args.white_box and "prs_internals" not in channels:
@@ -171,11 +173,11 @@ class AttackCommand:
                              candidates=None if args.range else tuple(args.candidates or (9.7, 9.8, 9.9)),
                              psi_range=tuple(args.range) if args.range else None, budget=max(args.budget),
                              hyper=self._hyper(args, model.hyper))
-        seed = getattr(args, "seed_sequence", None) or np.random.SeedSequence(args.seed)
-        res = attack_fresh(threat, model, n_targets=args.targets, ks=args.k, seed=seed,
+        res = attack_fresh(threat, model, n_targets=args.targets, ks=args.k,
+                           seed=np.random.SeedSequence(args.seed) if seed is None else seed,
                            attackers=attackers, budgets=args.budget, alpha=args.alpha, white_box=args.white_box,
                            progress=progress, learned_kwargs=learned_kwargs)
-        result = self._result("model", {"model": args.model[0], "alpha": args.alpha}, threat, res, args)
+        result = self._result("model", {"model": model.label, "alpha": args.alpha}, threat, res, args)
         self._print(result)
         return result
 
@@ -197,10 +199,8 @@ class AttackCommand:
                                                     "objective": crafted.objective})
         print(f"crafted θ for {min(cands):g} vs {max(cands):g} through the {crafted.objective} "
               f"({crafted.evaluations} evaluations, {crafted.wall_time_s:.0f}s) -> {theta_path}")
-        args.model = [str(theta_path)]
-        args.seed_sequence = attack_seq
         result = self._model_target(args, channels, attackers, progress, learned_kwargs,
-                                    model=ModelSpec(f"crafted:{theta_path.name}", crafted.theta, None))
+                                    model=ModelSpec(str(theta_path), crafted.theta, None), seed=attack_seq)
         result["mode"] = "active"
         result["active"] = {"crafted_for": [min(cands), max(cands)], "theta_file": theta_path.name,
                             "search": crafted.to_dict()}

@@ -31,7 +31,6 @@ import contextlib
 import importlib.util
 import io
 import math
-import shutil
 import sys
 import time
 from pathlib import Path
