@@ -39,7 +39,8 @@ import numba as nb
 import numpy as np
 
 from .env import THETA_THRESHOLD, X_THRESHOLD
-from .mechanisms import SNAP_BOUND_SCALES
+from .mechanism_codes import (MECH_EXTERNAL, MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE,  # noqa: F401
+                              MECH_PRS, SNAP_BOUND_SCALES)
 from .model import DIM
 
 TRAJ_FIELDS = 5  # s_t (4 numbers) and a_t per stored step
@@ -264,11 +265,6 @@ def advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, ac
 # :mod:`pgc.mechanisms` applied to a single row; ``tests/test_trainer.py`` checks that a trial run
 # with the fast path equals the same trial run through the public Protocol.
 
-MECH_EXTERNAL = 0  # any other Mechanism: the trainer returns to Python for each submission
-MECH_NONE = 1
-MECH_LAPLACE = 2
-MECH_LAPLACE_SECURE = 3
-MECH_PRS = 4
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")

@@ -38,6 +38,8 @@ from typing import Callable, Protocol, runtime_checkable
 import numpy as np
 from scipy.special import expit
 
+from .mechanism_codes import MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE, MECH_PRS, SNAP_BOUND_SCALES
+
 SQRT3 = math.sqrt(3.0)
 
 
@@ -137,7 +139,6 @@ def snapping_grid(noise_scale: float) -> float:
     return 2.0 ** math.ceil(math.log2(noise_scale))
 
 
-SNAP_BOUND_SCALES = 40.0  # secure Laplace clamps outputs to ±(C/2 + 40·C/ε): P(|Lap| > 40 b) = e^-40
 
 
 @dataclass(frozen=True)
@@ -321,20 +322,18 @@ def compiled_spec(mechanism: Mechanism) -> tuple[int, float, float, int, float] 
     mechanism is called through the Protocol. :func:`pgc.kernel.privatize_row` is the compiled twin
     of each ``__call__`` on one row, with the same draws in the same order.
     """
-    from . import kernel
-
     kind = type(mechanism)
     if kind is NoNoise:
-        return kernel.MECH_NONE, math.inf, math.inf if mechanism.clip is None else mechanism.clip, 1, 0.0
+        return MECH_NONE, math.inf, math.inf if mechanism.clip is None else mechanism.clip, 1, 0.0
     if kind is Laplace:
         if mechanism.secure:
-            return (kernel.MECH_LAPLACE_SECURE, mechanism.epsilon, mechanism.clip, 1,
+            return (MECH_LAPLACE_SECURE, mechanism.epsilon, mechanism.clip, 1,
                     snapping_grid(mechanism.noise_scale))
-        return kernel.MECH_LAPLACE, mechanism.epsilon, mechanism.clip, 1, 0.0
+        return MECH_LAPLACE, mechanism.epsilon, mechanism.clip, 1, 0.0
     if kind is ProjectedRandomSign:
         from .model import DIM
 
-        return kernel.MECH_PRS, mechanism.epsilon, mechanism.clip, mechanism.reduced_dim_for(DIM), 0.0
+        return MECH_PRS, mechanism.epsilon, mechanism.clip, mechanism.reduced_dim_for(DIM), 0.0
     return None
 
 

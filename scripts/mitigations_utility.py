@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pgc.replicate import GridSpec, Setting, median_fst, median_interval, setting_configs, success_interval
+from replication.grid import GridSpec, Setting, median_fst, median_interval, setting_configs, success_interval
 from pgc.trainer import train_batch
 
 VARIANTS = {  # name -> (protect, stop at the aggregator's success)

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from pgc.metrics import success_ratio_auc
-from pgc.replicate import (PAPER_FST_MEDIAN, READINGS, GridSpec, compare_to_control, grid_settings, median_fst,
+from replication.grid import (PAPER_FST_MEDIAN, READINGS, GridSpec, compare_to_control, grid_settings, median_fst,
                            median_interval, median_order_statistic_ranks, quick_spec, relative_auc_interval,
                            relative_auc_value, setting_configs, success_interval)
 from pgc_cli.main import main

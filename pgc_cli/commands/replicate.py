@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from pgc.replicate import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridRun, GridSpec,
+from replication.grid import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridRun, GridSpec,
                            analyse, quick_spec, replicate)
 
 from pgc.rundir import check_output_dir, output_lock, replace_directory_atomically

@@ -65,10 +65,10 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from .env import PAPER_GRAVITIES
-from .metrics import average_scores, success_ratio, success_ratio_auc
-from .rollout import A3CHyperparams
-from .trainer import TrainConfig, train_batch
+from pgc.env import PAPER_GRAVITIES
+from pgc.metrics import average_scores, success_ratio, success_ratio_auc
+from pgc.rollout import A3CHyperparams
+from pgc.trainer import TrainConfig, train_batch
 
 FORMAT = "pgc-replicate/1"
 PAPER_EPSILONS = (1.0, 2.0, 5.0, 10.0)
