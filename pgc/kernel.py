@@ -84,19 +84,39 @@ def _softmax2(z0, z1):
     return -lse, gap - lse, p_big, p_small
 
 
+REWARD_UNIT = 0  # r_t = 1 on every step, the terminal one included (CartPole; the paper)
+REWARD_TERMINAL = 1  # r_t = 0, and on the last step −1 if the pole fell, +1 if the cap was reached
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _reward(reward_kind, t, steps, term):
+    """r_t of an episode of ``steps`` steps that ended by a fall (``term``) or by the cap."""
+    if reward_kind == REWARD_UNIT:
+        return 1.0
+    if t < steps - 1:
+        return 0.0
+    return -1.0 if term else 1.0
+
+
 @nb.njit(cache=True, error_model="numpy")  # once per episode: a call, kept out of the hot step
-def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_out):
+def _episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, reward_kind, n_step, mean_loss,
+                      grad_out):
     """Backward sweep over one stored episode: writes g of eqs. 15–18 into grad_out[lane].
 
-    θ' is read in the kernel layout (:data:`KERNEL_ORDER`); g is written in the canonical one."""
+    θ' is read in the kernel layout (:data:`KERNEL_ORDER`); g is written in the canonical one.
+    Reading knobs (:class:`pgc.rollout.A3CHyperparams`): ``reward_kind`` (:data:`REWARD_UNIT`: r_t = 1,
+    the paper; :data:`REWARD_TERMINAL`: 0 per step and ±1 on the last one), ``n_step`` (0: the whole
+    episode, eq. 18; n: n-step returns bootstrapped with V(s_{t+n})), ``mean_loss`` (g / T)."""
     w = np.empty(DIM)  # θ' and g as fresh local arrays: no aliasing, so the loops over j vectorise
     g = np.zeros(DIM)
     hidden = np.empty(16)
+    values = np.empty(steps) if n_step > 0 else np.empty(0)  # V(s_t), read by the n-step targets
     for k in range(DIM):
         w[k] = theta[lane, k]
     target = v_boot
     for t in range(steps - 1, -1, -1):
-        target = 1.0 + gamma * target  # eq. 18, r_t = 1
+        if n_step == 0:
+            target = _reward(reward_kind, t, steps, term) + gamma * target  # eq. 18
         s0 = traj[lane, t, 0]
         s1 = traj[lane, t, 1]
         s2 = traj[lane, t, 2]
@@ -112,6 +132,12 @@ def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_o
             z0 += w[64 + j] * h
             z1 += w[80 + j] * h
             v += w[96 + j] * h
+        if n_step > 0:  # n-step return: Σ_{k<m} γ^k r_{t+k} + γ^m V(s_{t+m}), m = min(n, T − t)
+            values[t] = v
+            m = min(n_step, steps - t)
+            target = v_boot if t + m >= steps else values[t + m]
+            for k in range(m - 1, -1, -1):
+                target = _reward(reward_kind, t + k, steps, term) + gamma * target
         logp0, logp1, p0, p1 = _softmax2(z0, z1)
         entropy = -(p0 * logp0 + p1 * logp1)  # eq. 13
         adv = target - v  # eq. 12 (a constant for the gradient)
@@ -130,11 +156,12 @@ def _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_o
             g[16 + j] += dh * s1
             g[32 + j] += dh * s2
             g[48 + j] += dh * s3
+    norm = 1.0 / steps if mean_loss else 1.0  # loss averaged over the episode's steps instead of summed
     for j in range(16):  # back to the canonical layout: θ(c)[j, i] at 4j + i
         for i in range(4):
-            grad_out[lane, 4 * j + i] = g[16 * i + j]
+            grad_out[lane, 4 * j + i] = g[16 * i + j] * norm
     for k in range(64, DIM):
-        grad_out[lane, k] = g[k]
+        grad_out[lane, k] = g[k] * norm
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
@@ -176,12 +203,13 @@ def _store_step(traj, lane, t, s0, s1, s2, s3, a):
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def _finish_episode(lane, traj, steps, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
-                    bootstrap_truncated, grad_out):
+                    bootstrap_truncated, reward_kind, n_step, mean_loss, grad_out):
     """Episode over: bootstrap value V_T (eq. 18) and the backward sweep into grad_out[lane]."""
     v_boot = 0.0
     if (not term) and bootstrap_truncated:
         _, _, v_boot = _forward(theta, lane, x, x_dot, th, th_dot)
-    _episode_gradient(lane, traj, steps, v_boot, theta, gamma, lam, beta, grad_out)
+    _episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, reward_kind, n_step, mean_loss,
+                      grad_out)
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
@@ -206,7 +234,8 @@ def _play(lane, a, t, state, physics, traj, cap):
 
 @nb.njit(cache=True, error_model="numpy")
 def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
-             cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
+             cap, gamma, lam, beta, bootstrap_truncated, sample_actions, reward_kind, n_step, mean_loss,
+             grad_out, done, terminated, actions):
     n_lanes = state.shape[0]
     for tick in range(max_ticks):
         any_done = False
@@ -232,7 +261,7 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
             over, term, x, x_dot, th, th_dot = _play(lane, a, t, state, physics, traj, cap)
             if over:
                 _finish_episode(lane, traj, t + 1, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
-                                bootstrap_truncated, grad_out)
+                                bootstrap_truncated, reward_kind, n_step, mean_loss, grad_out)
                 done[lane] = True
                 any_done = True
                 terminated[lane] = term
@@ -242,7 +271,8 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
 
 
 def advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
-            cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions):
+            cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions,
+            reward_kind=REWARD_UNIT, n_step=0, mean_loss=False):
     """Advance every active lane tick by tick until some lane's episode ends (or ``max_ticks``).
 
     ``uniforms[t, 0]`` / ``uniforms[t, 1]`` are the exploration / action draws of tick t for every
@@ -255,7 +285,8 @@ def advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, ac
     counting on every lane visit); parallelism comes from processes (``train_batch(processes=)``).
     """
     return _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
-                    cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions)
+                    cap, gamma, lam, beta, bootstrap_truncated, sample_actions, reward_kind, n_step, mean_loss,
+                    grad_out, done, terminated, actions)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,12 +418,17 @@ C_TICK, C_SUBMITTED, C_VERSION, C_BUF_COUNT, C_AGENTS, C_STEPS, C_NONFINITE, C_K
 N_COUNTERS = 15
 # integer settings (``icfg``)
 I_WORKERS, I_SUBMISSIONS, I_ROUNDS, I_BUFFER, I_WINDOW, I_STOP_AT_SUCCESS, I_ZERO_INFO, I_MECH, I_REDUCED_DIM, \
-    I_CAP, I_BOOTSTRAP, I_SAMPLE, I_RECORD, I_PROTECT_SCORE, I_PROTECT_TIMING, I_PROTECT_ORDER = range(16)
-N_ICFG = 16
+    I_CAP, I_BOOTSTRAP, I_SAMPLE, I_RECORD, I_PROTECT_SCORE, I_PROTECT_TIMING, I_PROTECT_ORDER, \
+    I_REWARD, I_N_STEP, I_MEAN_LOSS, I_OPTIMIZER, I_ALPHA_CLOCK = range(21)
+N_ICFG = 21
 # float settings (``fcfg``)
 F_LR, F_EXPLORE_START, F_EXPLORE_DECAY, F_TARGET, F_EPSILON, F_CLIP, F_SNAP_GRID, F_GAMMA, F_LAM, F_BETA, \
-    F_SCORE_SCALE = range(11)
-N_FCFG = 11
+    F_SCORE_SCALE, F_RMS_DECAY, F_RMS_EPS = range(13)
+N_FCFG = 13
+OPTIMIZER_SGD = 0  # eq. 22: θ ← θ − η·mean(B)
+OPTIMIZER_RMSPROP = 1  # s ← ρs + (1−ρ)·mean(B)², θ ← θ − η·mean(B)/(√s + eps) (Keras RMSprop)
+ALPHA_PER_AGENT = 0  # §4: α = max{0, 0.5 − n/1800}, n the agent's index in start order
+ALPHA_PER_STEP = 1  # the same line with n the global environment-step count (updated every step)
 # per-lane integers (``lane_i`` columns)
 L_ELAPSED, L_AGENT, L_ROUND, L_VERSION, L_START, L_ACTIVE, L_TERMINATED, L_WAITING = range(8)
 N_LANE_I = 8  # L_WAITING: fixed schedule (``timing``): the episode is over, the lane waits for start + cap
@@ -445,7 +481,8 @@ def _laplace_scalar(gen, scale):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, base_physics, theta, buf_sum, ctr,
+def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, base_physics, theta, buf_sum, opt_state,
+              ctr,
               lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj, lane_grad, fin,
               pending, noisy, prs_matrix, pause_after,
               scores, reported, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas):
@@ -480,6 +517,11 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
     protect_score = icfg[I_PROTECT_SCORE] != 0
     protect_timing = icfg[I_PROTECT_TIMING] != 0
     protect_order = icfg[I_PROTECT_ORDER] != 0
+    reward_kind = icfg[I_REWARD]
+    n_step = icfg[I_N_STEP]
+    mean_loss = icfg[I_MEAN_LOSS] != 0
+    rmsprop = icfg[I_OPTIMIZER] == OPTIMIZER_RMSPROP
+    alpha_per_step = icfg[I_ALPHA_CLOCK] == ALPHA_PER_STEP
     gamma = fcfg[F_GAMMA]
     lam = fcfg[F_LAM]
     beta = fcfg[F_BETA]
@@ -509,6 +551,8 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                     continue
                 z0, z1, _ = _forward(lane_theta, w, lane_state[w, 0], lane_state[w, 1], lane_state[w, 2],
                                      lane_state[w, 3])
+                if alpha_per_step:
+                    lane_alpha[w] = max(0.0, fcfg[F_EXPLORE_START] - ctr[C_STEPS] / fcfg[F_EXPLORE_DECAY])
                 # §4: with probability α a uniformly random action; otherwise argmax π (Alg. 1,
                 # ties -> 0) or, with sample_actions, a draw from π
                 if lane_alpha[w] > 0.0 and env_gen.random() < lane_alpha[w]:
@@ -524,7 +568,7 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 over, term, x, x_dot, th, th_dot = _play(w, a, t, lane_state, lane_phys, traj, cap)
                 if over:
                     _finish_episode(w, traj, t + 1, term, x, x_dot, th, th_dot, lane_theta, gamma, lam, beta,
-                                    bootstrap, lane_grad)
+                                    bootstrap, reward_kind, n_step, mean_loss, lane_grad)
                     lane_i[w, L_ACTIVE] = 0
                     lane_i[w, L_TERMINATED] = 1 if term else 0
                     if protect_timing and ctr[C_TICK] + 1 < lane_i[w, L_START] + cap:
@@ -571,10 +615,18 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 buf_sum[j] += noisy[j]
             ctr[C_BUF_COUNT] += 1
             if ctr[C_BUF_COUNT] == buffer_size:
-                step = fcfg[F_LR] / buffer_size
-                for j in range(d):
-                    theta[j] -= step * buf_sum[j]  # eq. 22: θ ← θ − η·mean(B)
-                    buf_sum[j] = 0.0
+                if rmsprop:  # the aggregator's RMSprop on mean(B) (a reading knob; eq. 22 is SGD)
+                    rho = fcfg[F_RMS_DECAY]
+                    for j in range(d):
+                        mean_g = buf_sum[j] / buffer_size
+                        opt_state[j] = rho * opt_state[j] + (1.0 - rho) * mean_g * mean_g
+                        theta[j] -= fcfg[F_LR] * mean_g / (math.sqrt(opt_state[j]) + fcfg[F_RMS_EPS])
+                        buf_sum[j] = 0.0
+                else:
+                    step = fcfg[F_LR] / buffer_size
+                    for j in range(d):
+                        theta[j] -= step * buf_sum[j]  # eq. 22: θ ← θ − η·mean(B)
+                        buf_sum[j] = 0.0
                 ctr[C_BUF_COUNT] = 0
                 ctr[C_VERSION] += 1
             n = ctr[C_SUBMITTED]

@@ -35,18 +35,24 @@ def episode_loss(model: ActorCritic, states: torch.Tensor, actions: torch.Tensor
         v_boot = torch.zeros((), dtype=values.dtype)
     else:
         v_boot = values[steps].detach()
+    if hyper.reward == "unit":
+        rewards = [1.0] * steps
+    else:  # 0 per step; the last step −1 on a fall, +1 at the cap
+        rewards = [0.0] * (steps - 1) + [-1.0 if terminated else 1.0]
+    boot = torch.cat([values[:steps].detach(), v_boot.reshape(1)])  # V(s_0..s_{T-1}), then V_T
+    horizon = steps if hyper.n_step == 0 else hyper.n_step
     targets = torch.empty(steps, dtype=values.dtype)
-    running = v_boot
-    for t in range(steps - 1, -1, -1):  # eq. 18: V̂_t = Σ γ^{j-t} r_j + γ^{T-t} V(s_T), r_j = 1
-        running = 1.0 + hyper.gamma * running
-        targets[t] = running
+    for t in range(steps):  # eq. 18 (n = T): V̂_t = Σ_{k<m} γ^k r_{t+k} + γ^m V(s_{t+m}), m = min(n, T − t)
+        m = min(horizon, steps - t)
+        targets[t] = sum(hyper.gamma ** k * rewards[t + k] for k in range(m)) + hyper.gamma ** m * boot[t + m]
     advantage = (targets - values[:steps]).detach()  # eq. 12
     log_probs = torch.log_softmax(logits[:steps], dim=-1)
     entropy = -(log_probs.exp() * log_probs).sum(dim=-1)  # eq. 13
     chosen = log_probs.gather(1, actions.long().unsqueeze(1)).squeeze(1)
     policy_loss = -(chosen * advantage).sum() - hyper.beta * entropy.sum()  # eq. 16
     value_loss = ((targets - values[:steps]) ** 2).sum()  # eq. 17
-    return policy_loss + hyper.lam * value_loss
+    loss = policy_loss + hyper.lam * value_loss
+    return loss / steps if hyper.loss_reduction == "mean" else loss
 
 
 def episode_gradient(theta: np.ndarray, states: np.ndarray, actions: np.ndarray, terminated: bool,

@@ -27,6 +27,11 @@ class A3CHyperparams:
     cap: int = EPISODE_CAP
     bootstrap_truncated: bool = True  # V(s_T; θ') as eq. 18's bootstrap when cut by the cap
     action_selection: str = "greedy"  # "greedy": argmax π as Alg. 1; "sample": a ~ π (usual A3C)
+    # Reading knobs the paper leaves open (defaults: its literal reading). The alternatives are those
+    # of the Keras A3C CartPole example whose exploration schedule §4 reproduces (0.5 → 0 over 1,800).
+    reward: str = "unit"  # "unit": r_t = 1 per step (CartPole, §2.2); "terminal": 0 per step, −1 on a fall, +1 at the cap
+    n_step: int = 0  # 0: eq. 18 over the whole episode; n ≥ 1: n-step returns bootstrapped with V(s_{t+n})
+    loss_reduction: str = "sum"  # "sum": eqs. 16–17 sum over steps; "mean": averaged over the episode's steps
 
     def __post_init__(self) -> None:
         if not (0.0 < self.gamma < 1.0):
@@ -37,8 +42,21 @@ class A3CHyperparams:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value}")
         if self.action_selection not in ("greedy", "sample"):
             raise ValueError(f"action_selection must be 'greedy' or 'sample', got {self.action_selection!r}")
+        if self.reward not in ("unit", "terminal"):
+            raise ValueError(f"reward must be 'unit' or 'terminal', got {self.reward!r}")
+        if self.loss_reduction not in ("sum", "mean"):
+            raise ValueError(f"loss_reduction must be 'sum' or 'mean', got {self.loss_reduction!r}")
+        if not isinstance(self.n_step, (int, np.integer)) or isinstance(self.n_step, bool) or \
+                not 0 <= self.n_step <= 10_000:
+            raise ValueError(f"n_step must be an integer in [0, 10000] (0: whole episode), got {self.n_step!r}")
         if not isinstance(self.cap, (int, np.integer)) or not 1 <= self.cap <= 10_000:
             raise ValueError(f"cap must be an integer in [1, 10000], got {self.cap!r}")
+
+
+def kernel_gradient_rule(hyper: A3CHyperparams) -> tuple[int, int, bool]:
+    """(reward kind, n-step horizon, mean loss) of the reading knobs, as the kernel takes them."""
+    reward = kernel.REWARD_UNIT if hyper.reward == "unit" else kernel.REWARD_TERMINAL
+    return reward, int(hyper.n_step), hyper.loss_reduction == "mean"
 
 
 class LaneEngine:
@@ -92,7 +110,7 @@ class LaneEngine:
         ticks = kernel.advance(block, u, self.state, self.elapsed, self.theta, self.physics, self.alpha,
                                self.traj, self.active, h.cap, h.gamma, h.lam, h.beta, h.bootstrap_truncated,
                                h.action_selection == "sample", self.gradients, self.done, self.terminated,
-                               self.actions)
+                               self.actions, *kernel_gradient_rule(h))
         self.last_ticks = int(ticks)
         # next block: twice the ticks this call needed, within [1, 64]
         self._block = max(1, min(64, 2 * self.last_ticks))

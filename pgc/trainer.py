@@ -36,8 +36,11 @@ from .mechanisms import (MECHANISMS, Mechanism, ProjectedRandomSign, compiled_sp
 from .metrics import WINDOW, average_scores, first_success_time
 from .model import DIM, glorot_uniform_theta
 from .protect import ScoreLaplace, parse_protect, split_budget
-from .rollout import A3CHyperparams
+from .rollout import A3CHyperparams, kernel_gradient_rule
 from .transcript import GroundTruth, Transcript
+
+
+RMSPROP_EPS = 1e-7  # Keras RMSprop's ε (added to √s)
 
 
 @dataclass(frozen=True)
@@ -53,8 +56,15 @@ class TrainConfig:
     workers: int = 9  # W
     gravities: tuple[float, ...] = PAPER_GRAVITIES  # Ψ
     learning_rate: float = 0.5  # η
+    # aggregator's update rule: "sgd" is eq. 22; "rmsprop" (decay ρ, the Keras A3C example's
+    # optimizer, lr 5e-3 there) is a reading knob, applied to mean(B) in place of the SGD step
+    optimizer: str = "sgd"
+    rmsprop_decay: float = 0.99
     exploration_start: float = 0.5
     exploration_decay: float = 1800.0
+    # §4's α = max{0, 0.5 − n/1800}: n counts "agents" (in start order, the paper's text) or global
+    # environment "steps" (the Keras example's 200 steps × 9 workers)
+    exploration_clock: str = "agents"
     rounds: int = 1  # submissions per agent (T of §3.2.1)
     hyper: A3CHyperparams = field(default_factory=A3CHyperparams)
     physics: CartPoleParams = field(default_factory=CartPoleParams)  # gravity replaced by ψ_n
@@ -88,6 +98,12 @@ class TrainConfig:
             raise ValueError(f"epsilon must be <= {MAX_EPSILON:g} (or inf for no privacy), got {self.epsilon!r}")
         if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        if self.optimizer not in ("sgd", "rmsprop"):
+            raise ValueError(f"optimizer must be 'sgd' or 'rmsprop', got {self.optimizer!r}")
+        if not (0.0 <= self.rmsprop_decay < 1.0):
+            raise ValueError(f"rmsprop_decay must lie in [0, 1), got {self.rmsprop_decay!r}")
+        if self.exploration_clock not in ("agents", "steps"):
+            raise ValueError(f"exploration_clock must be 'agents' or 'steps', got {self.exploration_clock!r}")
         if not (0 <= self.exploration_start <= 1) or not self.exploration_decay > 0:
             raise ValueError("exploration_start must lie in [0, 1] and exploration_decay be > 0")
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
@@ -435,18 +451,24 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     icfg[[kernel.I_WORKERS, kernel.I_SUBMISSIONS, kernel.I_ROUNDS, kernel.I_BUFFER, kernel.I_WINDOW,
           kernel.I_STOP_AT_SUCCESS, kernel.I_ZERO_INFO, kernel.I_MECH, kernel.I_REDUCED_DIM, kernel.I_CAP,
           kernel.I_BOOTSTRAP, kernel.I_SAMPLE, kernel.I_RECORD, kernel.I_PROTECT_SCORE, kernel.I_PROTECT_TIMING,
-          kernel.I_PROTECT_ORDER]] = [
+          kernel.I_PROTECT_ORDER, kernel.I_REWARD, kernel.I_N_STEP, kernel.I_MEAN_LOSS, kernel.I_OPTIMIZER,
+          kernel.I_ALPHA_CLOCK]] = [
         c.workers, c.submissions, c.rounds, c.buffer_size, c.window, c.stop_at_success, c.zero_information,
         kind, reduced_dim, hyper.cap, hyper.bootstrap_truncated, hyper.action_selection == "sample", record,
-        "score" in c.protect, "timing" in c.protect, "order" in c.protect]
+        "score" in c.protect, "timing" in c.protect, "order" in c.protect, *kernel_gradient_rule(hyper),
+        kernel.OPTIMIZER_RMSPROP if c.optimizer == "rmsprop" else kernel.OPTIMIZER_SGD,
+        kernel.ALPHA_PER_STEP if c.exploration_clock == "steps" else kernel.ALPHA_PER_AGENT]
     fcfg = np.zeros(kernel.N_FCFG)
     fcfg[[kernel.F_LR, kernel.F_EXPLORE_START, kernel.F_EXPLORE_DECAY, kernel.F_TARGET, kernel.F_EPSILON,
-          kernel.F_CLIP, kernel.F_SNAP_GRID, kernel.F_GAMMA, kernel.F_LAM, kernel.F_BETA, kernel.F_SCORE_SCALE]] = [
+          kernel.F_CLIP, kernel.F_SNAP_GRID, kernel.F_GAMMA, kernel.F_LAM, kernel.F_BETA, kernel.F_SCORE_SCALE,
+          kernel.F_RMS_DECAY, kernel.F_RMS_EPS]] = [
         c.learning_rate, c.exploration_start, c.exploration_decay, c.target_score, epsilon, clip, snap_grid,
-        hyper.gamma, hyper.lam, hyper.beta, 0.0 if score_mech is None else score_mech.scale]
+        hyper.gamma, hyper.lam, hyper.beta, 0.0 if score_mech is None else score_mech.scale,
+        c.rmsprop_decay, RMSPROP_EPS]
     w = c.workers
     base_physics = c.physics.as_row()  # gravity replaced by each agent's ψ_n
     buf_sum = np.zeros(DIM)
+    opt_state = np.zeros(DIM)  # RMSprop's running mean of squares (unused by SGD)
     ctr = np.zeros(kernel.N_COUNTERS, np.int64)
     lane_i = np.zeros((w, kernel.N_LANE_I), np.int64)
     lane_state = np.zeros((w, 4))
@@ -474,7 +496,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     # ---- run: the compiled loop returns only to ask for a mechanism or to report progress ----
     while True:
         status = kernel.run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, base_physics,
-                                  theta, buf_sum, ctr, lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj,
+                                  theta, buf_sum, opt_state, ctr, lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj,
                                   lane_grad, fin, pending, noisy, prs_matrix, pause_after,
                                   scores, score_out, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas)
         if status == kernel.STATUS_DONE:

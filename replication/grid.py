@@ -124,8 +124,14 @@ class Reading:
     hyper: A3CHyperparams
     nonprivate_variants: tuple[NonPrivateVariant, ...]
     departures: tuple[str, ...] = ()
+    # the aggregator's update and the exploration clock of private settings (TrainConfig fields)
+    learning_rate: float = 0.5  # η of eq. 22 (or RMSprop's lr)
+    optimizer: str = "sgd"
+    exploration_clock: str = "agents"
 
     def __post_init__(self) -> None:
+        TrainConfig(learning_rate=self.learning_rate, optimizer=self.optimizer,
+                    exploration_clock=self.exploration_clock)  # validates the three
         if not self.nonprivate_variants:
             raise ValueError("a reading needs at least one non-private variant")
         names = [v.name for v in self.nonprivate_variants]
@@ -135,7 +141,8 @@ class Reading:
     def to_dict(self) -> dict:
         return {"name": self.name, "summary": self.summary, "hyper": asdict(self.hyper),
                 "nonprivate_variants": [asdict(v) for v in self.nonprivate_variants],
-                "departures": list(self.departures)}
+                "departures": list(self.departures), "learning_rate": self.learning_rate,
+                "optimizer": self.optimizer, "exploration_clock": self.exploration_clock}
 
 
 _COMMON = ("γ = 0.99, η = 0.5, λ = 0.5, β = 0.01; Laplace C = 0.01 |B| = 1, PRS C = 1 |B| = 100, "
@@ -164,10 +171,79 @@ READINGS: dict[str, Reading] = {
 }
 
 
+# ---------------------------------------------------------------------------------------------
+# Readings spelled by their knobs (what ``pgc replicate --search`` tries)
+# ---------------------------------------------------------------------------------------------
+# Each knob: its choices as name tokens (the paper's literal reading first) and what they mean. The
+# alternatives come from the Keras A3C CartPole example whose exploration schedule §4 reproduces
+# (α: 0.5 → 0 over 200 steps × 9 workers = 1,800): reward 0 per step and ±1 at the end, 5-step
+# returns, RMSprop lr 5e-3 (ρ = 0.99), losses averaged over steps, actions sampled from π.
+KNOB_PREFIX = "kn"
+KNOBS: dict[str, tuple[str, ...]] = {
+    "reward": ("unit", "term"),  # r_t = 1 per step (§2.2) | 0 per step, −1 on a fall, +1 at the cap
+    "returns": ("full", "n5"),  # eq. 18 over the episode | n-step returns bootstrapped with V
+    "bootstrap": ("boot", "noboot"),  # V(s_T) bootstraps an episode cut at the cap (eq. 18) | 0
+    "actions": ("greedy", "sample"),  # argmax π (Alg. 1) | a ~ π
+    "loss": ("sum", "mean"),  # eqs. 16–17 summed over steps | averaged
+    "optimizer": ("sgd", "rms"),  # eq. 22 with η = 0.5 | RMSprop lr 5e-3, ρ = 0.99
+    "alpha": ("aagent", "astep"),  # §4's n counts agents | global environment steps
+    "clip_inf": ("c0.01", "c10"),  # ε = ∞ keeps Laplace's L1 clip C = 0.01 | a loose C = 10
+}
+LITERAL_KNOBS = {k: v[0] for k, v in KNOBS.items()}
+RMSPROP_LR = 5e-3
+
+
+def knob_reading_name(knobs: dict[str, str]) -> str:
+    """The name of the reading with these knob tokens, e.g. ``kn-term-n5-noboot-greedy-sum-sgd-aagent-c0.01``."""
+    full = {**LITERAL_KNOBS, **knobs}
+    for k, v in full.items():
+        if k not in KNOBS:
+            raise ValueError(f"unknown knob {k!r}; known: {', '.join(KNOBS)}")
+        if v not in KNOBS[k] and not (k == "returns" and _n_step_token(v) is not None):
+            raise ValueError(f"knob {k} must be one of {KNOBS[k]}, got {v!r}")
+    return "-".join([KNOB_PREFIX] + [full[k] for k in KNOBS])
+
+
+def _n_step_token(token: str) -> int | None:
+    if token == "full":
+        return 0
+    if token.startswith("n") and token[1:].isdigit() and 1 <= int(token[1:]) <= 10_000:
+        return int(token[1:])
+    return None
+
+
+def knob_reading(name: str) -> Reading:
+    """The :class:`Reading` a knob name spells (see :data:`KNOBS`)."""
+    parts = name.split("-")
+    if len(parts) != len(KNOBS) + 1 or parts[0] != KNOB_PREFIX:
+        raise ValueError(f"a knob reading is '{KNOB_PREFIX}-' followed by {len(KNOBS)} tokens "
+                         f"({', '.join(KNOBS)}), got {name!r}")
+    knobs = dict(zip(KNOBS, parts[1:]))
+    if knob_reading_name(knobs) != name:
+        raise ValueError(f"not a knob reading name: {name!r}")
+    rms = knobs["optimizer"] == "rms"
+    lr = RMSPROP_LR if rms else 0.5
+    hyper = A3CHyperparams(action_selection="sample" if knobs["actions"] == "sample" else "greedy",
+                           reward="terminal" if knobs["reward"] == "term" else "unit",
+                           n_step=_n_step_token(knobs["returns"]),
+                           bootstrap_truncated=knobs["bootstrap"] == "boot",
+                           loss_reduction=knobs["loss"])
+    clip_inf = float(knobs["clip_inf"][1:])
+    departures = [f"{k}: {v}" for k, v in knobs.items() if v != LITERAL_KNOBS[k]]
+    return Reading(name=name, summary="knob reading: " + ", ".join(f"{k}={v}" for k, v in knobs.items()),
+                   hyper=hyper, nonprivate_variants=(NonPrivateVariant(f"C={clip_inf:g}", clip=clip_inf,
+                                                                       learning_rate=lr),),
+                   departures=tuple(departures), learning_rate=lr, optimizer="rmsprop" if rms else "sgd",
+                   exploration_clock="steps" if knobs["alpha"] == "astep" else "agents")
+
+
 def get_reading(name: str) -> Reading:
-    if name not in READINGS:
-        raise ValueError(f"unknown reading {name!r}; known: {', '.join(READINGS)}")
-    return READINGS[name]
+    if name in READINGS:
+        return READINGS[name]
+    if isinstance(name, str) and name.startswith(KNOB_PREFIX + "-"):
+        return knob_reading(name)
+    raise ValueError(f"unknown reading {name!r}; known: {', '.join(READINGS)} or a knob reading "
+                     f"'{KNOB_PREFIX}-<{'>-<'.join(KNOBS)}>'")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,12 +356,13 @@ def setting_configs(spec: GridSpec, setting: Setting) -> list[TrainConfig]:
     trials of two settings start from the same θ and the same sequence of agents' ψ."""
     reading = get_reading(spec.reading)
     base = dict(mechanism=setting.mechanism, buffer_size=setting.buffer_size, workers=spec.workers,
-                gravities=PAPER_GRAVITIES, hyper=reading.hyper, zero_information=setting.control)
+                gravities=PAPER_GRAVITIES, hyper=reading.hyper, zero_information=setting.control,
+                optimizer=reading.optimizer, exploration_clock=reading.exploration_clock)
     if setting.mechanism == "none":
         variant = {v.name: v for v in reading.nonprivate_variants}[setting.variant]
         base.update(epsilon=math.inf, clip=variant.clip, learning_rate=variant.learning_rate)
     else:
-        base.update(epsilon=setting.epsilon, learning_rate=0.5)
+        base.update(epsilon=setting.epsilon, learning_rate=reading.learning_rate)
     if setting.role == "curve":
         n, k = spec.curve_submissions, spec.curve_trials
         base.update(submissions=n, stop_at_success=False)

@@ -13,7 +13,7 @@ def test_pipeline_quick_train_audit_attack_report(tmp_path, capsys):
     assert main(["pipeline", "--quick", "--out", str(out)]) == 0
     manifest = json.loads((out / "pipeline.json").read_text())
     assert manifest["kind"] == "pipeline"
-    assert [s["step"] for s in manifest["steps"]] == ["train", "train-learnable", "audit", "audit-adversarial", "attack",
+    assert [s["step"] for s in manifest["steps"]] == ["train", "audit", "audit-adversarial", "attack",
                                                       "attack-sweep", "report"]
     assert all(s["exit_code"] in (0, 1) for s in manifest["steps"])
     assert not (tmp_path / "pipeline.partial").exists()

@@ -269,3 +269,46 @@ def test_a_broken_third_party_mechanism_is_stopped():
         train_batch([cfg], mechanisms=[WrongShape()])
     with pytest.raises(ValueError, match="non-finite"):
         train_batch([cfg], mechanisms=[EmitsNaN()])
+
+
+@pytest.mark.parametrize("buffer_size", [1, 5])
+def test_rmsprop_aggregator_replays_from_transcript(buffer_size):
+    """The aggregator's RMSprop knob: s ← ρs + (1−ρ)ḡ², θ ← θ − η ḡ/(√s + 1e-7) on ḡ = mean(B)."""
+    cfg = TrainConfig(mechanism="laplace", epsilon=1.0, submissions=311, buffer_size=buffer_size, seed=4,
+                      optimizer="rmsprop", learning_rate=5e-3, rmsprop_decay=0.9)
+    res = train_batch([cfg], record_transcripts=True, mechanisms=[Float32Laplace()])[0]
+    g = res.transcript.gradient.astype(np.float64)
+    expected, square = res.initial_theta.copy(), np.zeros(112)
+    for start in range(0, (len(g) // buffer_size) * buffer_size, buffer_size):
+        mean = g[start:start + buffer_size].mean(axis=0)
+        square = 0.9 * square + 0.1 * mean ** 2
+        expected -= 5e-3 * mean / (np.sqrt(square) + 1e-7)
+    np.testing.assert_allclose(res.theta, expected, rtol=0, atol=1e-12)
+    sgd = train_batch([TrainConfig(mechanism="laplace", epsilon=1.0, submissions=311, buffer_size=buffer_size,
+                                   seed=4, learning_rate=5e-3)], mechanisms=[Float32Laplace()])[0]
+    assert not np.allclose(sgd.theta, res.theta)  # the knob changes the update
+
+
+def test_exploration_clock_counts_agents_or_environment_steps():
+    """α = max{0, α₀ − n/decay}: n = agent index ("agents") or global environment steps ("steps")."""
+    def run(clock, decay):
+        return train(TrainConfig(mechanism="none", submissions=60, seed=2, exploration_start=1.0,
+                                 exploration_decay=decay, exploration_clock=clock))
+    # a decay far beyond the run: α ≈ 1 throughout under either clock, the same draws, the same trial
+    np.testing.assert_array_equal(run("agents", 1e15).theta, run("steps", 1e15).theta)
+    # decay 30: the agents clock explores for 30 agents (thousands of steps), the steps clock for 30 steps
+    by_agents, by_steps = run("agents", 30.0), run("steps", 30.0)
+    assert by_steps.agent_steps != by_agents.agent_steps or not np.array_equal(by_steps.theta, by_agents.theta)
+
+
+def test_reading_knobs_are_validated_and_round_trip():
+    from pgc.trainer import TrainConfig as C
+    for bad in ({"optimizer": "adam"}, {"rmsprop_decay": 1.0}, {"exploration_clock": "ticks"}):
+        with pytest.raises(ValueError):
+            C(**bad)
+    for bad in ({"reward": "shaped"}, {"n_step": -1}, {"n_step": True}, {"loss_reduction": "max"}):
+        with pytest.raises(ValueError):
+            A3CHyperparams(**bad)
+    cfg = C(optimizer="rmsprop", learning_rate=5e-3, exploration_clock="steps",
+            hyper=A3CHyperparams(reward="terminal", n_step=5, loss_reduction="mean", action_selection="sample"))
+    assert C.from_dict(cfg.to_dict()) == cfg

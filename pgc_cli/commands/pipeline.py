@@ -6,10 +6,11 @@
 
 Embedded defaults (all visible in DIR/pipeline.json):
 
-1. train — the paper's literal setting (Laplace ε = 1, C = 0.01, |B| = 1, η = 0.5, greedy actions,
-   λ = 0.5, Ψ = {9.7, 9.8, 9.9}, 9 workers): 4 trials × 2,000 submissions with transcripts, plus
-   2 non-private (clipped) reference trials, and as a yardstick for utility 2 non-private trials of the
-   variant that does learn (λ = 0, sampled actions, unclipped, η = 1e-3; not the paper's settings);
+1. train — the confirmed reading of the paper's unstated choices (:data:`MAIN_READING`, see
+   docs/README-replicate.md) at an ε the paper reports (Laplace ε = 5, C = 0.01, |B| = 1, η = 0.5,
+   λ = 0.5, Ψ = {9.7, 9.8, 9.9}, 9 workers): 4 trials with transcripts, each stopped at its first
+   success (FST, eq. 26) within 30,000 submissions, so the audited model is one that balances the
+   pole; plus 2 non-private reference trials of the same reading;
 2. audit — ``pgc audit --run``: black-box canary audit of the run's mechanism, and the environment
    audit of trial 0's trained model per transcript channel for ψ = 9.7 vs 9.9 and the wide pair 5 vs 15,
    with k = 3 submissions per environment;
@@ -38,7 +39,10 @@ from pathlib import Path
 from ..io import write_json_atomic
 from ..main import CLIError
 
-TRAIN_DEFAULTS = {"mechanism": "laplace", "epsilon": 1.0, "trials": 4, "reference_trials": 2, "submissions": 2000}
+# the reading confirmed on fresh seeds (results/replicate/confirmation/); runnable as pgc replicate --reading
+MAIN_READING = "kn-term-n5-noboot-greedy-sum-sgd-aagent-c0.01"
+TRAIN_DEFAULTS = {"reading": MAIN_READING, "mechanism": "laplace", "epsilon": 5.0, "trials": 4, "reference_trials": 2,
+                  "submissions": 30_000, "stop_at_success": True}
 AUDIT_DEFAULTS = {"pairs": ["9.7:9.9", "5:15"], "samples": 10_000, "mechanism_samples": 100_000, "compositions": [3],
                   "adversarial_pairs": ["5:15"], "adversarial_samples": 20_000}
 _RESULTS = Path(__file__).resolve().parents[2] / "results"
@@ -109,49 +113,38 @@ class PipelineCommand:
         return code
 
     def _train(self, args, work: Path, steps: list[dict], inputs: list[str]) -> None:
-        from pgc.rollout import A3CHyperparams
         from pgc.rundir import save_run
         from pgc.trainer import TrainConfig, train_batch
+        from replication.grid import get_reading
 
         d = TRAIN_DEFAULTS
+        reading = get_reading(d["reading"])
         n = 300 if args.quick else d["submissions"]
         trials, refs = (2, 1) if args.quick else (d["trials"], d["reference_trials"])
-        configs = [TrainConfig(mechanism=d["mechanism"], epsilon=d["epsilon"], submissions=n, seed=args.seed + i)
-                   for i in range(trials)]
-        configs += [TrainConfig(mechanism="none", epsilon=math.inf, submissions=n, seed=args.seed + i)
+        common = dict(hyper=reading.hyper, optimizer=reading.optimizer, exploration_clock=reading.exploration_clock,
+                      submissions=n, stop_at_success=d["stop_at_success"])
+        configs = [TrainConfig(mechanism=d["mechanism"], epsilon=d["epsilon"], learning_rate=reading.learning_rate,
+                               seed=args.seed + i, **common) for i in range(trials)]
+        variant = reading.nonprivate_variants[0]
+        configs += [TrainConfig(mechanism="none", epsilon=math.inf, clip=variant.clip,
+                                learning_rate=variant.learning_rate, seed=args.seed + i, **common)
                     for i in range(refs)]
-        print(f"[train] paper setting: laplace ε=1 C=0.01 |B|=1 η=0.5 greedy, {trials} trials + {refs} non-private "
-              f"reference, {n:,} submissions each", flush=True)
+        print(f"[train] reading {reading.name}: {d['mechanism']} ε={d['epsilon']:g}, {trials} trials + {refs} "
+              f"non-private reference, up to {n:,} submissions each, stopped at the first success", flush=True)
         start = time.perf_counter()
-        results = train_batch(configs, record_transcripts=[True] * trials + [False] * refs)
+        results = train_batch(configs, record_transcripts=[True] * trials + [False] * refs,
+                              processes=min(2, len(configs)))
         wall = time.perf_counter() - start
-        save_run(results, work / "train", wall_time=wall, extra={"note": "pgc pipeline train step"})
+        save_run(results, work / "train", wall_time=wall,
+                 extra={"note": "pgc pipeline train step", "reading": reading.to_dict()})
         for r in results:
             s = r.summary()
             print(f"  {r.config.mechanism} seed {s['seed']}: FST={s['fst']} final μ={s['final_mu']:.1f}")
         steps.append({"step": "train", "command": "pgc pipeline (train_batch)", "exit_code": 0, "wall_s": round(wall, 2),
+                      "reading": reading.name,
                       "configs": [c.to_dict() for c in configs[:1]] + [configs[-1].to_dict()]})
         inputs.append("train")
         print(f"[train] {wall:.1f}s", flush=True)
-
-        # Utility, honestly: the paper's literal settings barely learn, so the report also shows the
-        # non-private variant that does (λ = 0, sampled actions, unclipped, η = 1e-3) as a yardstick.
-        hyper = A3CHyperparams(lam=0.0, action_selection="sample")
-        learn = [TrainConfig(mechanism="none", epsilon=math.inf, clip=math.inf, learning_rate=1e-3, hyper=hyper,
-                             submissions=n, seed=args.seed + i) for i in range(refs)]
-        print(f"[train-learnable] non-private λ=0, sampled actions, unclipped, η=1e-3: {refs} trials × {n:,}", flush=True)
-        start = time.perf_counter()
-        results = train_batch(learn)
-        wall = time.perf_counter() - start
-        save_run(results, work / "train-learnable", wall_time=wall,
-                 extra={"note": "pgc pipeline: non-private yardstick that learns (not the paper's settings)"})
-        for r in results:
-            s = r.summary()
-            print(f"  none (learnable) seed {s['seed']}: FST={s['fst']} final μ={s['final_mu']:.1f}")
-        steps.append({"step": "train-learnable", "command": "pgc pipeline (train_batch)", "exit_code": 0,
-                      "wall_s": round(wall, 2), "configs": [learn[0].to_dict()]})
-        inputs.append("train-learnable")
-        print(f"[train-learnable] {wall:.1f}s", flush=True)
 
     def _audit(self, args, work: Path, steps: list[dict], inputs: list[str]) -> None:
         if importlib.util.find_spec("pgc_cli.commands.audit") is None or importlib.util.find_spec("audit") is None:

@@ -3,6 +3,8 @@
     pgc replicate --quick --out runs/replicate-quick            # smoke test (seconds to a minute)
     pgc replicate --reading sampled --out results/replicate     # the paper's grid, cap 90,000
     pgc replicate --from-raw OUT/sampled/grid.raw.json --out OUT --force   # re-analyse a saved grid
+    pgc replicate --search --out results/replicate/search --processes 2   # search the unstated choices
+    pgc replicate --reading NAME --confirms results/replicate/search/search.json --out OUT   # fresh seeds
 
 Each reading is written to ``OUT/<reading>/``: ``replicate.json`` (kind "replicate", read by
 ``pgc report``), the Markdown tables and the PNG figures. The folder is built under a temporary
@@ -20,9 +22,9 @@ import time
 from pathlib import Path
 
 from replication.grid import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridRun, GridSpec,
-                           analyse, quick_spec, replicate)
+                              analyse, get_reading, quick_spec, replicate)
 
-from pgc.rundir import check_output_dir, output_lock, replace_directory_atomically
+from pgc.rundir import check_output_dir, is_pgc_output, output_lock, replace_directory_atomically, write_marker
 
 from ..io import json_safe, read_json, write_json_atomic
 from ..main import CLIError
@@ -40,7 +42,8 @@ def finite_epsilon(text: str) -> float:
 
 
 def spec_from_args(args: argparse.Namespace, reading: str) -> GridSpec:
-    base = quick_spec(reading, seed=args.seed) if args.quick else GridSpec(reading=reading, seed=args.seed)
+    seed = 0 if args.seed is None else args.seed
+    base = quick_spec(reading, seed=seed) if args.quick else GridSpec(reading=reading, seed=seed)
     changes = {}
     for flag, name in (("trials", "trials"), ("cap", "cap"), ("controls", "controls"),
                        ("curve_trials", "curve_trials"), ("curve_submissions", "curve_submissions"),
@@ -65,8 +68,16 @@ class ReplicateCommand:
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--quick", action="store_true",
                        help="smoke grid: 12 trials, cap 3,000, ε = 1, one 1,000-submission Figure-2 trial per curve")
-        p.add_argument("--reading", nargs="+", choices=sorted(READINGS), default=None,
-                       help="reading preset(s) of the paper's ambiguities (default: sampled); see docs/README-replicate.md")
+        p.add_argument("--reading", nargs="+", type=reading_name, default=None,
+                       help=f"reading(s) of the paper's ambiguities: a preset ({', '.join(sorted(READINGS))}) or a "
+                            "knob reading 'kn-…' as named by --search (default: sampled); see docs/README-replicate.md")
+        p.add_argument("--search", action="store_true",
+                       help="search the knob readings on search seeds (resumable; writes OUT/search.json)")
+        p.add_argument("--search-readings", type=positive_int, default=40,
+                       help="readings the search proposes (default 40; repeats are not re-run)")
+        p.add_argument("--confirms", metavar="SEARCH_JSON",
+                       help="this run confirms a search: record role 'confirmation' and the search seeds; "
+                            "refused if any seed was used by the search")
         p.add_argument("--trials", type=positive_int, help=f"trials per setting (default {PAPER_TRIALS})")
         p.add_argument("--cap", type=positive_int, help=f"submissions per trial, the FST cap (default {PAPER_CAP:,})")
         p.add_argument("--epsilons", type=finite_epsilon, nargs="+",
@@ -82,7 +93,8 @@ class ReplicateCommand:
         p.add_argument("--workers", type=positive_int, help="W concurrent workers (default 9)")
         p.add_argument("--processes", type=positive_int,
                        help="forked trainer processes (default 1; 2 uses both cores of the reference machine)")
-        p.add_argument("--seed", type=non_negative_int, default=0, help="first seed (default 0)")
+        p.add_argument("--seed", type=non_negative_int, default=None,
+                       help="first seed (default 0; with --search 1,000,000, so confirmation grids on 0..19 are fresh)")
         p.add_argument("--out", default="runs/replicate", help="output folder (default runs/replicate)")
         p.add_argument("--force", action="store_true", help="replace existing OUT/<reading> folders")
         p.add_argument("--from-raw", metavar="FILE",
@@ -94,9 +106,12 @@ class ReplicateCommand:
         from reports.replication import render_all
 
         out = Path(args.out)
+        if args.search:
+            return self._search(out, args)
         if args.from_raw:
             return self._from_raw(Path(args.from_raw), out, args, render_all)
         readings = args.reading or ["sampled"]
+        args._confirmation = self._confirmation(args, readings) if args.confirms else None
         if len(set(readings)) != len(readings):
             raise CLIError("--reading lists a reading twice")
         specs = {r: spec_from_args(args, r) for r in readings}  # validate everything before running
@@ -143,13 +158,103 @@ class ReplicateCommand:
         return 0
 
     @staticmethod
+    def _confirmation(args: argparse.Namespace, readings: list[str]) -> dict:
+        """Check a confirmation run against its search record: fresh seeds only."""
+        from replication.search import search_seeds
+
+        record = read_json(Path(args.confirms))
+        if not isinstance(record, dict) or record.get("kind") != "reading-search":
+            raise CLIError(f"{args.confirms} is not a reading-search record (kind != 'reading-search')")
+        used = set(search_seeds(record))
+        trials = args.trials if args.trials is not None else PAPER_TRIALS
+        curve = args.curve_trials if args.curve_trials is not None else 2
+        first = 0 if args.seed is None else args.seed
+        seeds = list(range(first, first + max(trials, curve)))
+        clash = sorted(used & set(seeds))
+        if clash:
+            raise CLIError(f"confirmation seeds {seeds[0]}..{seeds[-1]} overlap the search seeds "
+                           f"({len(clash)} shared, e.g. {clash[0]}): choose --seed outside {min(used)}..{max(used)}")
+        tried = [e["reading"] for e in record["readings"]]
+        unknown = [r for r in readings if r not in tried]
+        if unknown:
+            raise CLIError(f"reading(s) {unknown} were not tried by the search in {args.confirms}")
+        return {"role": "confirmation", "search_record": str(args.confirms), "search_seeds": sorted(used),
+                "confirmation_seeds": seeds, "readings_tried_by_search": record["readings_tried"],
+                "search_proposals": record["proposals"],
+                "search_rank": {r: tried.index(r) + 1 for r in readings}}
+
+    def _search(self, out: Path, args: argparse.Namespace) -> int:
+        from replication.search import SearchSpec, run_search
+
+        try:
+            spec = SearchSpec(readings=args.search_readings, trials=args.trials or 10, cap=args.cap or PAPER_CAP,
+                              seed=SearchSpec().seed if args.seed is None else args.seed, processes=args.processes or 1,
+                              workers=args.workers or 9)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+        resume = (out / "search.db").is_file() and is_pgc_output(out)
+        check_output_dir(out, update=resume)
+        out.mkdir(parents=True, exist_ok=True)
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        with output_lock(out):
+            write_marker(out, command="replicate --search")
+            bar = None
+            if progress:
+                from tqdm import tqdm
+                bar = tqdm(total=spec.readings, desc="readings", unit="reading")
+
+            def report(done: int, total: int, entry: dict | None) -> None:
+                if bar is not None:
+                    bar.n = done
+                    bar.set_postfix_str((entry or {}).get("reading", ""))
+                    bar.refresh()
+
+            start = time.perf_counter()
+            record = run_search(spec, f"sqlite:///{(out / 'search.db').resolve()}", progress=report,
+                                first=_FIRST_PROPOSALS)
+            if bar is not None:
+                bar.close()
+            record["cli_args"] = {k: v for k, v in vars(args).items() if not k.startswith("_")}
+            record["this_call_wall_time_s"] = round(time.perf_counter() - start, 1)
+            write_json_atomic(out / "search.json", json_safe(record))
+        print(f"search: {record['readings_tried']} readings tried ({record['proposals']} proposals, "
+              f"{record['rejected']} rejected by their control) in {record['wall_time_s']:.0f}s of grids")
+        for e in record["readings"][:5]:
+            state = "REJECTED (control)" if e["rejected"] else "accepted"
+            print(f"  {e['reading']:<48} fit {e['fit']['total']:9.2f}  {state}")
+        print(f"best: {', '.join(record['best']) or 'none accepted'}; wrote {out}/search.json")
+        return 0
+
+    @staticmethod
     def _finish(result: dict, raw: dict, target: Path, args, render_all, wall: float) -> None:
         result["cli_args"] = {k: v for k, v in vars(args).items() if not k.startswith("_")}
+        confirmation = getattr(args, "_confirmation", None)
+        result["role"] = confirmation["role"] if confirmation else "exploratory"
+        if confirmation:
+            result["confirmation"] = {**confirmation, "reading": result["reading"]["name"]}
         blobs = render_all(result)
         blobs[RESULT_FILE] = (json.dumps(json_safe(result), indent=1, ensure_ascii=False) + "\n").encode()
         blobs[RAW_FILE] = (json.dumps(json_safe(raw), ensure_ascii=False) + "\n").encode()
         _write_folder(target, blobs)
         _print_summary(result, target, wall)
+
+
+# proposals evaluated before the sampler's own (after the literal reading): the Keras A3C example's
+# choices one group at a time, where the exploration schedule of §4 comes from
+_FIRST_PROPOSALS = (
+    {"reward": "term", "returns": "n5", "bootstrap": "noboot"},
+    {"returns": "n5"},
+    {"reward": "term", "returns": "n5", "bootstrap": "noboot", "actions": "sample", "loss": "mean",
+     "optimizer": "rms", "alpha": "astep"},
+)
+
+
+def reading_name(text: str) -> str:
+    try:
+        get_reading(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _floats(obj):
