@@ -159,7 +159,11 @@ def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudyS
         study.set_user_attr("settings", _jsonable(wanted))
         study.set_user_attr("format", FORMAT)
         metric_names = (["utility", "privacy"] if settings.mode == "pareto" else ["privacy"])
-        study.set_metric_names(metric_names)
+        study.set_metric_names(metric_names)  # optuna-dashboard labels the axes privacy vs utility with these
+        ev = settings.evaluation
+        study.set_user_attr("objectives", {
+            "utility": f"{ev.utility} at {ev.submissions} submissions (maximize)",
+            "privacy": ("claimed ε" if ev.privacy == "claimed" else "audited ε lower bound") + " (minimize)"})
     tag = worker_id if worker_id is not None else f"{ident['host']}-{ident['pid']}"
     study.set_user_attr(f"sampler_seed_{n_stored}" + ("" if sampler_seed is not None else f"_{tag}"), seed)
     return study
