@@ -30,3 +30,15 @@ def postgres_url():
         yield url
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_engine():
+    """One local Ray cluster (2 CPUs) for the session: Ray's start-up is paid once."""
+    from engines import RayEngine
+
+    engine = RayEngine(num_cpus=2)
+    try:
+        yield engine
+    finally:
+        engine.close()

@@ -82,6 +82,9 @@ class ReplicateCommand:
         p.add_argument("--workers", type=positive_int, help="W concurrent workers (default 9)")
         p.add_argument("--processes", type=positive_int,
                        help="forked trainer processes (default 1; 2 uses both cores of the reference machine)")
+        p.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="where the grid's trials run: local processes (--processes; default) or a Ray cluster")
+        p.add_argument("--address", help="--engine ray: address of a running Ray cluster (default: start a local one)")
         p.add_argument("--seed", type=non_negative_int, default=0, help="first seed (default 0)")
         p.add_argument("--out", default="runs/replicate", help="output folder (default runs/replicate)")
         p.add_argument("--force", action="store_true", help="replace existing OUT/<reading> folders")
@@ -105,7 +108,16 @@ class ReplicateCommand:
         for r in readings:
             check_output_dir(out / r, force=args.force)
         progress = sys.stderr.isatty() if args.progress is None else args.progress
+        from engines import from_args, installed
+
+        try:
+            engine = from_args(args.engine, args.address)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
         with contextlib.ExitStack() as locks:  # every reading's folder is ours until the end
+            if engine is not None:
+                locks.enter_context(engine)
+                locks.enter_context(installed(engine))
             for r in readings:
                 locks.enter_context(output_lock(out / r))
                 check_output_dir(out / r, force=args.force)

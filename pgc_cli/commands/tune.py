@@ -159,12 +159,12 @@ def _work(args, storage: str, settings, log, worker_id: str | None) -> None:
     if args.engine == "local":
         run_study(args.study, storage, settings, args.trials, **kw)
         return
-    try:
-        from engines import make_engine
+    from engines import from_args
 
-        engine = make_engine(args.engine, args.address)
-    except (RuntimeError, ValueError, ConnectionError) as exc:
-        raise CLIError(f"--engine {args.engine}: {exc}") from None
+    try:
+        engine = from_args(args.engine, args.address)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     with engine:
         run_study(args.study, storage, settings, args.trials, executor=engine, **kw)
 
