@@ -6,6 +6,7 @@ tests always run."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -148,62 +149,15 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
-def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials: int, kill: bool = True,
-                        runs: int = 8, submissions: int = 4000, seed: int = 5, deadline_s: float = 150) -> dict:
-    """``pgc tune --workers N`` on one study; with ``kill``, one worker process is SIGKILLed while its
-    trial trains. Returns what happened (also used to record results/tune/)."""
-    cmd = [sys.executable, "-m", "pgc_cli", "tune", "--out", str(out), "--storage", url, "--study", study,
-           "--trials", str(trials), "--batch", "1", "--workers", str(workers), "--runs-per-trial", str(runs),
-           "--submissions", str(submissions), "--rungs", "1", "--sampler", "random", "--heartbeat", "1",
-           "--grace", "3", "--seed", str(seed)]
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=_env())
-    storage = make_storage(url)
-    killed: dict | None = None
-    try:
-        while kill and killed is None and time.monotonic() - start < deadline_s:
-            time.sleep(0.03)
-            assert proc.poll() is None, "the study ended before a worker could be killed: " + proc.stderr.read().decode()[-3000:]
-            try:
-                trials_now = optuna.load_study(study_name=study, storage=storage).get_trials(
-                    deepcopy=False, states=(TrialState.RUNNING,))
-            except KeyError:
-                continue
-            for t in trials_now:  # parameters drawn and training under way
-                w = t.user_attrs.get("worker")
-                if "seeds" in t.user_attrs and isinstance(w, dict) and w.get("pid") not in (None, proc.pid):
-                    os.kill(w["pid"], signal.SIGKILL)
-                    killed = {"trial": t.number, "pid": w["pid"], "params": dict(t.params),
-                              "after_s": round(time.monotonic() - start, 2)}
-                    break
-        stdout, stderr = proc.communicate(timeout=max(1.0, deadline_s - (time.monotonic() - start)))
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    wall = time.monotonic() - start
-    trials_all = optuna.load_study(study_name=study, storage=storage).get_trials(deepcopy=False)
-    finished = [t for t in trials_all if t.state in DONE]
-    params = [json.dumps(t.params, sort_keys=True) for t in finished]
-    retried = [t for t in trials_all if killed and t.system_attrs.get("failed_trial") == killed["trial"]]
-    storage.engine.dispose()
-    return {
-        "returncode": proc.returncode, "stderr": stderr.decode()[-3000:], "stdout": stdout.decode()[-2000:],
-        "workers": workers, "trials_requested": trials, "wall_s": round(wall, 2),
-        "finished": len(finished), "duplicates": len(params) - len(set(params)),
-        "stuck": sum(t.state in (TrialState.RUNNING, TrialState.WAITING) for t in trials_all),
-        "failed": sorted(t.number for t in trials_all if t.state == TrialState.FAIL),
-        "surplus": sorted(t.number for t in trials_all if t.user_attrs.get("surplus")),
-        "killed": killed,
-        "retries_of_killed": [{"number": t.number, "state": t.state.name, "same_params": t.params == killed["params"],
-                               "seeds_from_killed_trial": t.user_attrs.get("seeds") == trial_seeds(seed, killed["trial"], runs)}
-                              for t in retried] if killed else [],
-        "command": " ".join(cmd[1:]),
-    }
+def _tune_workers():
+    spec = importlib.util.spec_from_file_location("pgc_scripts_tune_workers", ROOT / "scripts" / "tune_workers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(postgres_url, tmp_path):
-    r = tune_workers_killed(postgres_url, _name("w"), tmp_path / "tune", workers=3, trials=12)
+    r = _tune_workers().tune_workers_killed(postgres_url, _name("w"), tmp_path / "tune", workers=3, trials=12)
     assert r["returncode"] == 0, r["stderr"]
     assert r["killed"] is not None
     assert r["finished"] == 12, r
