@@ -21,6 +21,7 @@ generators spawned from its own seed, which makes its result independent of the 
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import math
 import os
@@ -347,7 +348,7 @@ def train(config: TrainConfig, *, record_transcript: bool = False, progress: boo
 
 def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Sequence[bool] = False,
                 progress: bool = False, mechanisms: Sequence[Mechanism] | None = None,
-                processes: int = 1) -> list[TrainResult]:
+                processes: int = 1, executor=None) -> list[TrainResult]:
     """Run K independent trials (any mix of settings and seeds); results in the order of ``configs``.
 
     Each trial runs start to end in one compiled loop (:func:`pgc.kernel.run_trial`): its W workers,
@@ -361,8 +362,10 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
     Protocol): such a mechanism is called once per submission with a ``(1, 112)`` row and the
     trial's mechanism generator, exactly as the built-in fast path draws its noise, so a built-in
     mechanism passed this way reproduces the fast-path run. ``record_transcripts`` keeps the
-    transcript of the chosen trials.
+    transcript of the chosen trials. ``executor`` (anything with ``Executor.map``'s signature, e.g. a
+    Ray engine; default :data:`DEFAULT_EXECUTOR`'s value) runs the trials instead, with the same results.
     """
+    executor = executor if executor is not None else DEFAULT_EXECUTOR.get()
     configs = list(configs)
     if not configs:
         raise ValueError("need at least one config")
@@ -379,7 +382,10 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
     jobs = list(zip(configs, record, mechs))
     bar = _progress_bar(sum(c.submissions for c in configs), progress)
     try:
-        if min(processes, k_trials) > 1:
+        if executor is not None:
+            results = list(executor.map(_train_trial, configs, record, mechs))
+            bar.update(sum(c.submissions for c in configs))
+        elif min(processes, k_trials) > 1:
             results = _train_forked(jobs, min(processes, k_trials), bar)
         else:
             results = [_train_trial(*job, bar=bar) for job in jobs]
@@ -388,6 +394,7 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
     return results
 
 
+DEFAULT_EXECUTOR: contextvars.ContextVar = contextvars.ContextVar("train_batch_executor", default=None)
 _FORK_JOBS: dict[int, list] = {}  # batch id -> jobs, inherited by the forked workers
 _BATCH_IDS = itertools.count()
 

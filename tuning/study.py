@@ -94,9 +94,19 @@ def should_prune(metrics: dict, ev: Evaluation) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
+def storage_url(url: str) -> str:
+    """The SQLAlchemy URL for ``url``: ``postgresql://`` and ``postgres://`` use the psycopg 3 driver
+    (``postgresql+psycopg://``); every other URL is returned unchanged."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
 def make_storage(url: str, heartbeat_interval: int = 30, grace_period: int | None = None) -> optuna.storages.RDBStorage:
     if "://" not in url:
         raise ValueError(f"storage must be an optuna RDB URL such as sqlite:///study.db, got {url!r}")
+    url = storage_url(url)
     grace = grace_period if grace_period is not None else 3 * heartbeat_interval
     return optuna.storages.RDBStorage(
         url, heartbeat_interval=heartbeat_interval, grace_period=grace,
@@ -149,7 +159,11 @@ def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudyS
         study.set_user_attr("settings", _jsonable(wanted))
         study.set_user_attr("format", FORMAT)
         metric_names = (["utility", "privacy"] if settings.mode == "pareto" else ["privacy"])
-        study.set_metric_names(metric_names)
+        study.set_metric_names(metric_names)  # optuna-dashboard labels the axes privacy vs utility with these
+        ev = settings.evaluation
+        study.set_user_attr("objectives", {
+            "utility": f"{ev.utility} at {ev.submissions} submissions (maximize)",
+            "privacy": ("claimed ε" if ev.privacy == "claimed" else "audited ε lower bound") + " (minimize)"})
     tag = worker_id if worker_id is not None else f"{ident['host']}-{ident['pid']}"
     study.set_user_attr(f"sampler_seed_{n_stored}" + ("" if sampler_seed is not None else f"_{tag}"), seed)
     return study
@@ -159,7 +173,8 @@ def _process_start(pid: int) -> str | None:
     """The start time of process ``pid`` (Linux clock ticks since boot), or None if it is gone / unknown."""
     try:
         stat = open(f"/proc/{pid}/stat", "rb").read().decode(errors="replace")
-        return stat.rsplit(")", 1)[1].split()[19]
+        fields = stat.rsplit(")", 1)[1].split()
+        return None if fields[0] in ("Z", "X") else fields[19]  # a zombie is gone, only not yet reaped
     except (OSError, IndexError):
         return None
 
@@ -289,8 +304,11 @@ def _privacy_value(params: dict, ev: Evaluation, seed: int) -> tuple[float, floa
                                                      "audit_wall_s": float(res.wall_time_s)}
 
 
-def evaluate_batch(pending: list[_Pending], ev: Evaluation, log: Callable[[str], None] = print) -> None:
-    """Train every pending trial at each rung (all trials of a rung in ONE train_batch); prune between rungs."""
+def evaluate_batch(pending: list[_Pending], ev: Evaluation, log: Callable[[str], None] = print, *,
+                   executor=None) -> None:
+    """Train every pending trial at each rung (all trials of a rung in ONE train_batch); prune between rungs.
+
+    ``executor`` (``map(fn, iterable)``) spreads the rung's runs, e.g. over a Ray cluster."""
     active = list(pending)
     rungs = ev.rung_submissions()
     for r, n in enumerate(rungs):
@@ -298,7 +316,7 @@ def evaluate_batch(pending: list[_Pending], ev: Evaluation, log: Callable[[str],
             break
         configs = [c for p in active for c in _configs(p, ev, n)]
         t0 = time.perf_counter()
-        results = train_batch(configs)
+        results = train_batch(configs, executor=executor)
         wall = time.perf_counter() - t0
         last = r == len(rungs) - 1
         survivors = []
@@ -323,24 +341,35 @@ def evaluate_batch(pending: list[_Pending], ev: Evaluation, log: Callable[[str],
 
 def run_study(name: str, storage_url: str, settings: StudySettings, n_trials: int, *, batch: int = 4,
               timeout: float | None = None, heartbeat_interval: int = 30, grace_period: int | None = None,
-              log: Callable[[str], None] = print, worker_id: str | None = None) -> optuna.Study:
+              log: Callable[[str], None] = print, worker_id: str | None = None, executor=None) -> optuna.Study:
     """Run (or resume) the study until it holds ``n_trials`` finished trials or ``timeout`` passes.
 
-    ``worker_id`` names this worker for the sampler's seed (see :func:`open_study`)."""
+    ``worker_id`` names this worker for the sampler's seed (see :func:`open_study`). ``executor``
+    (anything with ``map(fn, iterable)``, e.g. an engine of :mod:`engines`) trains each batch's runs;
+    None trains them in this process. Results do not depend on it.
+
+    Several workers may run this on one study at once (other processes or machines): a worker asks
+    only for the trials that are neither finished nor in flight elsewhere, and while the rest are in
+    flight it waits and reaps (a killed worker's trial is failed and retried), so the study ends with
+    exactly ``n_trials`` finished trials."""
     if n_trials < 1 or batch < 1:
         raise ValueError("n_trials and batch must be >= 1")
     with warnings.catch_warnings():  # heartbeats are used with ask/tell on purpose (see the module docstring)
         warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
         warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used with Study.optimize")
         return _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log,
-                    worker_id)
+                    worker_id, executor)
+
+
+_COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
 
 
 def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log,
-         worker_id=None) -> optuna.Study:
+         worker_id=None, executor=None) -> optuna.Study:
     storage = make_storage(storage_url, heartbeat_interval, grace_period)
     study = open_study(name, storage, settings, worker_id=worker_id)
     grace = grace_period if grace_period is not None else 3 * heartbeat_interval
+    poll = max(0.2, min(2.0, heartbeat_interval / 4))
 
     def reap() -> None:  # trials of killed workers → FAIL, parameters re-queued once
         fail_dead_workers(study, storage)
@@ -350,6 +379,7 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
     reap()
     ev = settings.evaluation
     start = time.perf_counter()
+    waiting_logged = False
     while True:
         done = _finished(study)
         if done >= n_trials:
@@ -357,8 +387,16 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
         if timeout is not None and time.perf_counter() - start > timeout:
             log(f"timeout after {time.perf_counter() - start:.0f}s")
             break
-        size = min(batch, n_trials - done)
         reap()  # a worker beside this one may have died since the last batch
+        in_flight = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
+        size = min(batch, n_trials - done - in_flight)
+        if size <= 0:  # the rest is in flight in other workers: wait, and take over a killed one's trial
+            if not waiting_logged:
+                log(f"{in_flight} trial(s) in flight in other workers; waiting")
+                waiting_logged = True
+            time.sleep(poll)
+            continue
+        waiting_logged = False
         pending: list[_Pending] = []
         with _Heartbeat(storage, [], max(1.0, heartbeat_interval / 2)) as beat:
             try:
@@ -367,6 +405,12 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
                     storage.record_heartbeat(trial._trial_id)  # from now on a killed worker leaves a stale trial
                     beat.ids.append(trial._trial_id)
                     trial.set_user_attr("worker", worker_identity())  # a resume on this machine sees it died
+                    if _surplus(study, trial, n_trials):  # another worker asked at the same moment
+                        beat.ids.remove(trial._trial_id)
+                        trial.set_user_attr("surplus", True)
+                        storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
+                        _requeue_if_retry(study, storage, trial)
+                        break
                     params = settings.space.suggest(trial)
                     retried = storage.get_trial_system_attrs(trial._trial_id).get("failed_trial")
                     origin = trial.number if retried is None else retried
@@ -377,8 +421,9 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
                     for k, v in extra.items():
                         trial.set_user_attr(k, v)
                     pending.append(_Pending(trial, params, seeds, privacy, claimed))
-                log(f"batch of {len(pending)}: trials {[p.trial.number for p in pending]} ({done} finished so far)")
-                evaluate_batch(pending, ev, log)
+                if pending:
+                    log(f"batch of {len(pending)}: trials {[p.trial.number for p in pending]} ({done} finished so far)")
+                    evaluate_batch(pending, ev, log, executor=executor)
             except BaseException:
                 for tid in beat.ids:
                     with contextlib.suppress(Exception):
@@ -387,6 +432,25 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
         for p in pending:
             _tell(study, p, settings)
     return study
+
+
+def _surplus(study: optuna.Study, trial: optuna.Trial, n_trials: int) -> bool:
+    """True when ``trial`` lies beyond the study's budget: more than ``n_trials`` finished or running
+    trials were created up to and including it (workers asking at the same moment; the earlier
+    trials keep their places)."""
+    mine = trial._trial_id
+    ahead = [t for t in study.get_trials(deepcopy=False, states=_COUNTED) if t._trial_id <= mine]
+    return len(ahead) > n_trials
+
+
+def _requeue_if_retry(study: optuna.Study, storage, trial: optuna.Trial) -> None:
+    """A surplus trial that had popped a queued retry puts the retry back (same parameters and origin)."""
+    t = storage.get_trial(trial._trial_id)
+    if t.system_attrs.get("failed_trial") is None:
+        return
+    keep = {k: v for k, v in t.system_attrs.items() if k in ("failed_trial", "retry_history")}
+    study.add_trial(optuna.create_trial(state=TrialState.WAITING, params=t.params, distributions=t.distributions,
+                                        system_attrs=keep))
 
 
 def _fail_orphans(study: optuna.Study, storage, grace: float) -> None:
@@ -450,9 +514,9 @@ def _safe_url(url: str) -> str:
     return url
 
 
-def export_study(name: str, storage_url: str) -> dict:
+def export_study(name: str, url: str) -> dict:
     """The study as a JSON-ready dict (kind "tune"): settings, every trial, Pareto front, constrained best."""
-    study = optuna.load_study(study_name=name, storage=storage_url)
+    study = optuna.load_study(study_name=name, storage=storage_url(url))
     stored = study.user_attrs.get("settings") or {}
     mode = stored.get("mode", "pareto")
     ev = stored.get("evaluation", {})
@@ -482,7 +546,7 @@ def export_study(name: str, storage_url: str) -> dict:
     for t in trials:
         counts[t["state"]] = counts.get(t["state"], 0) + 1
     return {
-        "kind": "tune", "format": FORMAT, "study": name, "storage": _safe_url(storage_url), "mode": mode,
+        "kind": "tune", "format": FORMAT, "study": name, "storage": _safe_url(url), "mode": mode,
         "sampler": stored.get("sampler"), "seed": stored.get("seed"),
         "sampler_seeds": {k: v for k, v in study.user_attrs.items() if k.startswith("sampler_seed_")},
         "utility": ev.get("utility", "success_ratio"),

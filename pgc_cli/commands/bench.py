@@ -14,6 +14,7 @@ TARGETS = {
     "attack": "pgc_cli.benchmarks.attack",
     "replicate": "pgc_cli.benchmarks.replicate",
     "adversarial": "pgc_cli.benchmarks.adversarial",
+    "scale": "pgc_cli.benchmarks.scale",
 }
 
 

@@ -93,6 +93,9 @@ class ReplicateCommand:
         p.add_argument("--workers", type=positive_int, help="W concurrent workers (default 9)")
         p.add_argument("--processes", type=positive_int,
                        help="forked trainer processes (default 1; 2 uses both cores of the reference machine)")
+        p.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="where the grid's trials run: local processes (--processes; default) or a Ray cluster")
+        p.add_argument("--address", help="--engine ray: address of a running Ray cluster (default: start a local one)")
         p.add_argument("--seed", type=non_negative_int, default=None,
                        help="first seed (default 0; with --search 1,000,000, so confirmation grids on 0..19 are fresh)")
         p.add_argument("--out", default="runs/replicate", help="output folder (default runs/replicate)")
@@ -107,7 +110,16 @@ class ReplicateCommand:
 
         out = Path(args.out)
         if args.search:
-            return self._search(out, args)
+            from engines import from_args, installed
+
+            try:
+                engine = from_args(args.engine, args.address)
+            except ValueError as exc:
+                raise CLIError(str(exc)) from None
+            if engine is None:
+                return self._search(out, args)
+            with engine, installed(engine):  # the search's grids run their trials on the engine
+                return self._search(out, args)
         if args.from_raw:
             return self._from_raw(Path(args.from_raw), out, args, render_all)
         readings = args.reading or ["sampled"]
@@ -120,7 +132,16 @@ class ReplicateCommand:
         for r in readings:
             check_output_dir(out / r, force=args.force)
         progress = sys.stderr.isatty() if args.progress is None else args.progress
+        from engines import from_args, installed
+
+        try:
+            engine = from_args(args.engine, args.address)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
         with contextlib.ExitStack() as locks:  # every reading's folder is ours until the end
+            if engine is not None:
+                locks.enter_context(engine)
+                locks.enter_context(installed(engine))
             for r in readings:
                 locks.enter_context(output_lock(out / r))
                 check_output_dir(out / r, force=args.force)

@@ -1,13 +1,16 @@
 """``pgc tune``: an optuna study over mechanism, ε, C, |B|, d̂ and η; writes the study's JSON for ``pgc report``.
 
     pgc tune --trials 30 --out runs/tune                      # SQLite study in runs/tune/study.db
-    pgc tune --storage postgresql://user:pw@host/db --study s # N workers: run the same command N times
+    pgc tune --storage postgresql://user:pw@host/db --study s --workers 4   # 4 local worker processes;
+                                                              # the same command elsewhere joins the study
+    pgc tune --engine ray --address HOST:6379                 # trials of each batch trained on a Ray cluster
     optuna-dashboard sqlite:///runs/tune/study.db             # browse the study
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -57,12 +60,18 @@ class TuneCommand:
                                                           "killed and is re-queued (default 3 × heartbeat)")
         p.add_argument("--worker-id", help="name of this worker, for its sampler seed (default: host and process id; "
                                            "give distinct names to make N workers reproducible)")
+        p.add_argument("--workers", type=positive_int, default=1,
+                       help="worker processes on this machine sharing the study (default 1); more workers on "
+                            "other machines: run the same command there with the same --storage and --study")
+        p.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="where each batch's training runs go: this process (local, default) or a Ray cluster")
+        p.add_argument("--address", help="--engine ray: address of a running Ray cluster (default: start a local one)")
         p.add_argument("--export-only", action="store_true", help="write tune.json from the storage without running")
 
     def run(self, args: argparse.Namespace) -> int:
         import optuna
 
-        from tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study
+        from tuning import Evaluation, SearchSpace, StudySettings, export_study
 
         from pgc.rundir import MARKER_FILE, OutputDirError, check_output_dir, write_marker
 
@@ -80,6 +89,11 @@ class TuneCommand:
             raise CLIError(f"--storage must be an optuna RDB URL such as sqlite:///study.db, got {storage!r}")
         if args.seed < 0:
             raise CLIError("--seed must be >= 0")
+        if args.address is not None and args.engine != "ray":
+            raise CLIError("--address is only for --engine ray")
+        if args.workers > 1 and args.engine == "ray":
+            raise CLIError("--workers > 1 is for the local engine; with --engine ray one worker feeds the cluster "
+                           "(start the command on more machines to add workers)")
         if args.mode == "constrained" and args.min_success is None:
             raise CLIError("--mode constrained needs --min-success (e.g. 0.5)")
         gravities = tuple(args.gravities) if args.gravities else None
@@ -98,6 +112,9 @@ class TuneCommand:
             raise CLIError(str(exc)) from None
         _check_sizes(settings, args)  # everything is validated before the storage and study exist
         optuna.logging.set_verbosity(optuna.logging.WARNING)
+        from tuning.study import storage_url
+
+        storage = storage_url(storage)  # postgresql:// → the psycopg 3 driver
         if storage.startswith("sqlite:///"):
             Path(storage[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
         _open_storage(storage, args)
@@ -107,8 +124,10 @@ class TuneCommand:
             def log(msg: str) -> None:
                 print(msg, file=sys.stderr, flush=True)
 
-            run_study(args.study, storage, settings, args.trials, batch=args.batch, timeout=args.timeout,
-                      heartbeat_interval=args.heartbeat, grace_period=args.grace, log=log, worker_id=args.worker_id)
+            if args.workers == 1:
+                _work(args, storage, settings, log, args.worker_id)
+            else:
+                _run_workers(args, storage, settings, log)
         try:
             result = export_study(args.study, storage)
         except KeyError:
@@ -129,6 +148,67 @@ class TuneCommand:
             print(f"no trial reached utility >= {args.min_success}")
         print(f"wrote {path}; browse with: optuna-dashboard {storage}")
         return 0
+
+
+def _work(args, storage: str, settings, log, worker_id: str | None) -> None:
+    """One worker: run the study until it holds --trials finished trials (with the chosen engine)."""
+    from tuning import run_study
+
+    kw = dict(batch=args.batch, timeout=args.timeout, heartbeat_interval=args.heartbeat, grace_period=args.grace,
+              log=log, worker_id=worker_id)
+    if args.engine == "local":
+        run_study(args.study, storage, settings, args.trials, **kw)
+        return
+    from engines import from_args
+
+    try:
+        engine = from_args(args.engine, args.address)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    with engine:
+        run_study(args.study, storage, settings, args.trials, executor=engine, **kw)
+
+
+def _run_workers(args, storage: str, settings, log) -> None:
+    """--workers N: N forked worker processes on one study. A worker that dies (killed) leaves its trial
+    to the others, which fail and retry it; the study still ends with --trials finished trials."""
+    import multiprocessing
+    import multiprocessing.connection
+
+    ctx = multiprocessing.get_context("fork")
+    procs = []
+    for i in range(args.workers):
+        wid = f"{args.worker_id}-{i}" if args.worker_id is not None else None
+        procs.append(ctx.Process(target=_worker_main, args=(args, storage, settings, wid), name=f"pgc-tune-{i}"))
+    for p in procs:
+        p.start()
+    log(f"{args.workers} workers: pids {[p.pid for p in procs]}")
+    try:  # reap each worker as it ends (a killed one must not linger as a zombie that looks alive)
+        alive = list(procs)
+        while alive:
+            ended = multiprocessing.connection.wait([p.sentinel for p in alive])
+            for p in [p for p in alive if p.sentinel in ended]:
+                p.join()
+                alive.remove(p)
+    except BaseException:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join()
+        raise
+    died = [(p.pid, p.exitcode) for p in procs if p.exitcode != 0]
+    if died:
+        log(f"workers that did not finish cleanly (pid, exit code): {died}")
+        if len(died) == len(procs):
+            raise CLIError("every tuning worker failed")
+
+
+def _worker_main(args, storage: str, settings, worker_id: str | None) -> None:
+    def log(msg: str) -> None:
+        print(f"[worker {os.getpid()}] {msg}", file=sys.stderr, flush=True)
+
+    _work(args, storage, settings, log, worker_id)
 
 
 def _is_tune_folder(out: Path) -> bool:

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""N tuning workers on one PostgreSQL study, one of them SIGKILLed while its trial trains.
+
+    python scripts/tune_workers.py --workers 4 --trials 100 --json results/tune/postgres-4x25.json
+    python scripts/tune_workers.py --storage postgresql://user@host/db ...   # an existing server
+
+Runs ``pgc tune --workers N`` (a throwaway server from scripts/postgres.py unless --storage is
+given), kills one worker process mid-trial, waits for the command to finish and counts: finished
+trials, duplicate parameter sets, trials left RUNNING/WAITING (stuck), failed trials, and the
+killed trial's retry (same parameters, same seeds). tests/test_postgres.py uses the same function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials: int, kill: bool = True,
+                        runs: int = 8, submissions: int = 4000, seed: int = 5, deadline_s: float = 150) -> dict:
+    """``pgc tune --workers N`` on one study; with ``kill``, one worker process is SIGKILLed while its
+    trial trains. Returns what happened (also used to record results/tune/)."""
+    import optuna
+    from optuna.trial import TrialState
+
+    from tuning import trial_seeds
+    from tuning.study import make_storage
+
+    done = (TrialState.COMPLETE, TrialState.PRUNED)
+    cmd = [sys.executable, "-m", "pgc_cli", "tune", "--out", str(out), "--storage", url, "--study", study,
+           "--trials", str(trials), "--batch", "1", "--workers", str(workers), "--runs-per-trial", str(runs),
+           "--submissions", str(submissions), "--rungs", "1", "--sampler", "random", "--heartbeat", "1",
+           "--grace", "3", "--seed", str(seed)]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=_env())
+    storage = make_storage(url)
+    killed: dict | None = None
+    try:
+        while kill and killed is None and time.monotonic() - start < deadline_s:
+            time.sleep(0.03)
+            assert proc.poll() is None, "the study ended before a worker could be killed: " + proc.stderr.read().decode()[-3000:]
+            try:
+                trials_now = optuna.load_study(study_name=study, storage=storage).get_trials(
+                    deepcopy=False, states=(TrialState.RUNNING,))
+            except KeyError:
+                continue
+            for t in trials_now:  # parameters drawn and training under way
+                w = t.user_attrs.get("worker")
+                if "seeds" in t.user_attrs and isinstance(w, dict) and w.get("pid") not in (None, proc.pid):
+                    os.kill(w["pid"], signal.SIGKILL)
+                    killed = {"trial": t.number, "pid": w["pid"], "params": dict(t.params),
+                              "after_s": round(time.monotonic() - start, 2)}
+                    break
+        stdout, stderr = proc.communicate(timeout=max(1.0, deadline_s - (time.monotonic() - start)))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    wall = time.monotonic() - start
+    trials_all = optuna.load_study(study_name=study, storage=storage).get_trials(deepcopy=False)
+    finished = [t for t in trials_all if t.state in done]
+    params = [json.dumps(t.params, sort_keys=True) for t in finished]
+    retried = [t for t in trials_all if killed and t.system_attrs.get("failed_trial") == killed["trial"]]
+    storage.engine.dispose()
+    return {
+        "returncode": proc.returncode, "stderr": stderr.decode()[-3000:], "stdout": stdout.decode()[-2000:],
+        "workers": workers, "trials_requested": trials, "wall_s": round(wall, 2),
+        "finished": len(finished), "duplicates": len(params) - len(set(params)),
+        "stuck": sum(t.state in (TrialState.RUNNING, TrialState.WAITING) for t in trials_all),
+        "failed": sorted(t.number for t in trials_all if t.state == TrialState.FAIL),
+        "surplus": sorted(t.number for t in trials_all if t.user_attrs.get("surplus")),
+        "killed": killed,
+        "retries_of_killed": [{"number": t.number, "state": t.state.name, "same_params": t.params == killed["params"],
+                               "seeds_from_killed_trial": t.user_attrs.get("seeds") == trial_seeds(seed, killed["trial"], runs)}
+                              for t in retried] if killed else [],
+        "command": " ".join(cmd[1:]),
+    }
+
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--workers", type=int, default=4)
+    p.add_argument("--trials", type=int, default=100)
+    p.add_argument("--runs-per-trial", type=int, default=8)
+    p.add_argument("--submissions", type=int, default=4000)
+    p.add_argument("--storage", help="PostgreSQL URL (default: a throwaway server)")
+    p.add_argument("--out", default=None, help="pgc tune --out folder (default: a temporary one)")
+    p.add_argument("--json", help="write the outcome here")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    import tempfile
+
+    spec = importlib.util.spec_from_file_location("pgc_scripts_postgres", ROOT / "scripts" / "postgres.py")
+    pg = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pg)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(args.out) if args.out else Path(tmp) / "tune"
+        if args.storage:
+            r = tune_workers_killed(args.storage, f"w-{uuid.uuid4().hex[:8]}", out, workers=args.workers,
+                                    trials=args.trials, runs=args.runs_per_trial, submissions=args.submissions,
+                                    deadline_s=540)
+        else:
+            with pg.Cluster() as url:
+                r = tune_workers_killed(url, f"w-{uuid.uuid4().hex[:8]}", out, workers=args.workers,
+                                        trials=args.trials, runs=args.runs_per_trial, submissions=args.submissions,
+                                        deadline_s=540)
+    r["script"] = "python scripts/tune_workers.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    r["ok"] = (r["returncode"] == 0 and r["finished"] == args.trials and r["duplicates"] == 0 and r["stuck"] == 0
+               and r["killed"] is not None and len(r["retries_of_killed"]) == 1
+               and r["retries_of_killed"][0]["state"] in ("COMPLETE", "PRUNED"))
+    text = json.dumps({k: v for k, v in r.items() if k not in ("stdout",)}, indent=1)
+    print(text)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(text + "\n")
+    return 0 if r["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

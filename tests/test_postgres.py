@@ -1,0 +1,190 @@
+"""Shared optuna studies on PostgreSQL: N workers on one study, a worker killed mid-trial, and the
+storage contract the tuning code relies on, run against SQLite and PostgreSQL alike.
+
+The PostgreSQL server comes from the session fixture ``postgres_url`` (scripts/postgres.py); these
+tests always run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+import warnings
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study, trial_seeds
+from tuning.study import fail_dead_workers, make_storage, open_study, storage_url, worker_identity
+
+ROOT = Path(__file__).resolve().parent.parent
+DONE = (TrialState.COMPLETE, TrialState.PRUNED)
+
+
+def _name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _settings(seed: int = 3, **ev) -> StudySettings:
+    return StudySettings(space=SearchSpace(mechanisms=("laplace", "prs")),
+                         evaluation=Evaluation(**({"runs_per_trial": 2, "submissions": 60, "rungs": (1.0,)} | ev)),
+                         sampler="random", seed=seed)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_storage(request, tmp_path) -> str:
+    """The same suite on both storages (optuna's own storage tests are parametrized the same way)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'study.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+def test_postgres_url_maps_to_psycopg3(postgres_url):
+    assert storage_url("postgresql://u@h:5/d") == "postgresql+psycopg://u@h:5/d"
+    assert storage_url("postgres://u@h/d") == "postgresql+psycopg://u@h/d"
+    assert storage_url("sqlite:///x.db") == "sqlite:///x.db"
+    storage = make_storage(postgres_url)
+    assert storage.engine.dialect.driver == "psycopg"
+
+
+# ---------------------------------------------------------------------------------------------
+# storage contract (SQLite and PostgreSQL)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_storage_contract_study_attrs_and_refusal(any_storage):
+    name = _name("c")
+    study = open_study(name, make_storage(any_storage), _settings(), worker_id="a")
+    assert study.metric_names == ["utility", "privacy"]
+    assert [d.name for d in study.directions] == ["MAXIMIZE", "MINIMIZE"]
+    again = open_study(name, make_storage(any_storage), _settings(), worker_id="b")
+    assert again.user_attrs["settings"] == study.user_attrs["settings"]
+    assert again.user_attrs["sampler_seed_0_a"] != again.user_attrs["sampler_seed_0_b"]
+    with pytest.raises(ValueError, match="different settings"):
+        open_study(name, make_storage(any_storage), _settings(seed=4))
+
+
+def test_storage_contract_stale_trial_fails_and_is_retried_once(any_storage):
+    storage = make_storage(any_storage, heartbeat_interval=1, grace_period=1)
+    study = open_study(_name("h"), storage, _settings())
+    dist = {"x": optuna.distributions.FloatDistribution(0.0, 1.0)}
+    stale = study.ask(dist)
+    storage.record_heartbeat(stale._trial_id)
+    live = study.ask(dist)
+    time.sleep(2.2)  # past the grace period even at SQLite's one-second clock
+    storage.record_heartbeat(live._trial_id)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
+    by_number = {t.number: t for t in study.get_trials()}
+    assert by_number[stale.number].state == TrialState.FAIL
+    assert by_number[live.number].state == TrialState.RUNNING
+    retries = [t for t in by_number.values() if t.system_attrs.get("failed_trial") == stale.number]
+    assert len(retries) == 1 and retries[0].state == TrialState.WAITING and retries[0].params == stale.params
+    popped = study.ask(dist)
+    assert popped.params == stale.params  # the retry is handed out first, with the same parameters
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)  # nothing is failed twice
+    assert sum(t.state == TrialState.FAIL for t in study.get_trials()) == 1
+
+
+def test_storage_contract_dead_local_worker_fails_at_once(any_storage):
+    storage = make_storage(any_storage, heartbeat_interval=60, grace_period=600)
+    study = open_study(_name("d"), storage, _settings())
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    trial = study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
+    storage.record_heartbeat(trial._trial_id)
+    trial.set_user_attr("worker", {**worker_identity(), "pid": gone.pid, "start": "1"})
+    assert fail_dead_workers(study, storage) == [trial.number]
+    assert fail_dead_workers(study, storage) == []
+
+
+def test_storage_contract_run_study_exact_count_and_export(any_storage):
+    name = _name("r")
+    run_study(name, any_storage, _settings(seed=9), n_trials=3, batch=2, heartbeat_interval=1, log=lambda m: None)
+    result = export_study(name, any_storage)
+    assert result["counts"] == {"COMPLETE": 3} or sum(result["counts"].get(k, 0) for k in ("COMPLETE", "PRUNED")) == 3
+    assert result["counts"].get("FAIL", 0) == 0
+    assert [t["seeds"] for t in result["trials"]] == [trial_seeds(9, t["number"], 2) for t in result["trials"]]
+    assert ":***@" in result["storage"] or "@" not in any_storage
+    run_study(name, any_storage, _settings(seed=9), n_trials=3, log=lambda m: None)  # nothing left to do
+    assert len(export_study(name, any_storage)["trials"]) == 3
+
+
+def test_storage_contract_a_surplus_trial_is_given_back(any_storage):
+    """Workers asking at the same moment: the trial beyond the budget is failed as surplus and
+    a retry it had popped goes back to the queue."""
+    from tuning.study import _requeue_if_retry, _surplus
+
+    storage = make_storage(any_storage)
+    study = open_study(_name("s"), storage, _settings())
+    dist = {"x": optuna.distributions.FloatDistribution(0.0, 1.0)}
+    study.add_trial(optuna.create_trial(state=TrialState.WAITING, params={"x": 0.5}, distributions=dist,
+                                        system_attrs={"failed_trial": 7}))
+    a, b = study.ask(dist), study.ask(dist)
+    assert a.params == {"x": 0.5} and not _surplus(study, a, 1) and _surplus(study, b, 1)
+    third = study.ask(dist)
+    assert _surplus(study, third, 2)
+    storage.set_trial_state_values(a._trial_id, state=TrialState.FAIL)
+    _requeue_if_retry(study, storage, a)
+    waiting = study.get_trials(states=(TrialState.WAITING,))
+    assert len(waiting) == 1 and waiting[0].params == {"x": 0.5} and waiting[0].system_attrs["failed_trial"] == 7
+
+
+# ---------------------------------------------------------------------------------------------
+# N workers on one PostgreSQL study, one killed mid-trial
+# ---------------------------------------------------------------------------------------------
+
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def _tune_workers():
+    spec = importlib.util.spec_from_file_location("pgc_scripts_tune_workers", ROOT / "scripts" / "tune_workers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(postgres_url, tmp_path):
+    r = _tune_workers().tune_workers_killed(postgres_url, _name("w"), tmp_path / "tune", workers=3, trials=12)
+    assert r["returncode"] == 0, r["stderr"]
+    assert r["killed"] is not None
+    assert r["finished"] == 12, r
+    assert r["duplicates"] == 0 and r["stuck"] == 0
+    assert r["failed"] == sorted([r["killed"]["trial"]] + r["surplus"]), r
+    assert len(r["retries_of_killed"]) == 1, r
+    retry = r["retries_of_killed"][0]
+    assert retry["state"] in ("COMPLETE", "PRUNED") and retry["same_params"] and retry["seeds_from_killed_trial"]
+    result = json.loads((tmp_path / "tune" / "tune.json").read_text())
+    assert result["storage"].startswith("postgresql+psycopg://")
+    assert sum(result["counts"].get(k, 0) for k in ("COMPLETE", "PRUNED")) == 12
+
+
+def test_postgres_a_second_command_joins_the_same_study(postgres_url, tmp_path):
+    """Two separate commands (as on two machines) on one study: together exactly --trials."""
+    name = _name("j")
+    base = ["tune", "--storage", postgres_url, "--study", name, "--trials", "6", "--batch", "1",
+            "--runs-per-trial", "2", "--submissions", "400", "--rungs", "1", "--sampler", "random",
+            "--heartbeat", "1", "--seed", "2"]
+    procs = [subprocess.Popen([sys.executable, "-m", "pgc_cli", *base, "--out", str(tmp_path / f"m{i}")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()) for i in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1].decode()[-2000:] for o in outs]
+    study = optuna.load_study(study_name=name, storage=storage_url(postgres_url))
+    finished = [t for t in study.trials if t.state in DONE]
+    assert len(finished) == 6
+    joined = [k for k in study.user_attrs if k.startswith("sampler_seed_")]
+    assert len(joined) == 2  # both commands opened the study, each with its own sampler seed
+    assert len({json.dumps(t.params, sort_keys=True) for t in finished}) == 6
+    assert not [t for t in study.trials if t.state == TrialState.FAIL and not t.user_attrs.get("surplus")]
