@@ -509,7 +509,9 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
     for setting, ts in groups.items():
         config = ts[0]["config"]
         mech, eps, _ = _setting_of(config)
-        horizon = int(max(_int(t, "submissions") or config.get("submissions", 0) for t in ts))
+        # the horizon is the configured cap: a trial stopped at its first success received fewer
+        horizon = int(max(max(_int(t, "submissions") or 0, int(number(t["config"].get("submissions")) or 0))
+                          for t in ts))
         fsts = np.array([number(t.get("fst")) if number(t.get("fst")) is not None else math.inf for t in ts])
         finite = fsts[np.isfinite(fsts)]
         ratio = float(np.mean(fsts <= horizon))

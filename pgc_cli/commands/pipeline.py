@@ -40,7 +40,7 @@ from ..io import write_json_atomic
 from ..main import CLIError
 
 # the reading confirmed on fresh seeds (results/replicate/confirmation/); runnable as pgc replicate --reading
-MAIN_READING = "kn-term-n5-noboot-greedy-sum-sgd-aagent-c0.01"
+MAIN_READING = "kn-term-n5-noboot-greedy-sum-rms-aagent-c0.01"
 TRAIN_DEFAULTS = {"reading": MAIN_READING, "mechanism": "laplace", "epsilon": 5.0, "trials": 4, "reference_trials": 2,
                   "submissions": 30_000, "stop_at_success": True}
 AUDIT_DEFAULTS = {"pairs": ["9.7:9.9", "5:15"], "samples": 10_000, "mechanism_samples": 100_000, "compositions": [3],
