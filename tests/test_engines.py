@@ -87,7 +87,7 @@ def test_ray_engine_replicate_command_identical_to_local(ray_engine, tmp_path):
 
 
 def test_core_package_does_not_import_ray_or_database_drivers():
-    code = ("import sys, pgc, pgc.trainer, pgc.replicate, pgc.kernel; "
+    code = ("import sys, pgc, pgc.trainer, pgc.kernel, replication.grid, replication.search; "
             "bad = [m for m in ('ray', 'psycopg', 'optuna_dashboard', 'engines') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -98,3 +98,13 @@ def test_chunk_size_spreads_items_over_cpus():
     assert chunk_size(100, 2, 2) == 25
     assert chunk_size(3, 8, 2) == 1
     assert chunk_size(1, 1, 1) == 1
+
+
+def test_core_package_imports_no_orchestration_or_analysis_package():
+    """Layering: the core (pgc) imports nothing from replication, audit, attacks, reports or tuning."""
+    code = ("import sys, pkgutil, importlib, pgc; "
+            "[importlib.import_module('pgc.' + m.name) for m in pkgutil.iter_modules(pgc.__path__)]; "
+            "bad = [m for m in ('replication', 'audit', 'attacks', 'reports', 'tuning', 'engines', 'pgc_cli') "
+            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

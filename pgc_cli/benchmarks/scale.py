@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
     from engines import LocalEngine, RayEngine
     from pgc.kernel import warm_up
-    from pgc.replicate import GridSpec, grid_settings, setting_configs
+    from replication.grid import GridSpec, grid_settings, setting_configs
     from pgc.trainer import train_batch
     from pgc_cli.io import write_json_atomic
 
