@@ -17,6 +17,7 @@ import json
 import math
 import os
 import pickle
+import shutil
 import signal
 import stat
 import subprocess
@@ -762,3 +763,64 @@ def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
         log.bad += 1
         log.details.append(f"tune x{n}: {'; '.join(problems)}")
     return counts
+
+
+# ---------------------------------------------------------------------------------------------
+# one generated case of each family: (outcome, problems); the case folder is removed afterwards
+# ---------------------------------------------------------------------------------------------
+
+# what each reader reads: audit --run the summary and θ, attack --run the summary and the transcript
+_SUMMARY_DAMAGE = {"summary_json_type", "summary_truncated", "summary_binary", "summary_fifo"}
+MUST_REFUSE = {"audit": _SUMMARY_DAMAGE | {"checkpoint_garbage", "checkpoint_pickle", "trial_dir_escape"},
+               "attack": _SUMMARY_DAMAGE | {"truncate", "nan", "inf", "object_array", "huge_shape", "missing_array",
+                                            "symlink_outside", "symlink_dev_zero", "fifo", "folder", "empty",
+                                            "trial_dir_escape"},
+               "report": _SUMMARY_DAMAGE}
+
+
+def _finish(outcome: Outcome, root: Path, extra: list[str]) -> tuple[Outcome, list[str]]:
+    found = outcome.problems() + extra
+    if (root / "outside" / "precious.txt").read_text() != "precious" or (root / "work" / "mine.txt").read_text() != "mine":
+        found.append("a file outside the output folder changed")
+    shutil.rmtree(root, ignore_errors=True)
+    return outcome, found
+
+
+def config_case(base: Path, name: str, doc: bytes) -> tuple[Outcome, list[str]]:
+    root = make_case_root(base, name)
+    (root / "work" / "c.json").write_bytes(doc)
+    outcome = run_case(["train", "--config", "c.json", *TINY["train"], "--out", "out"], root)
+    extra = ["refused but wrote its output folder"] if outcome.rc == 2 and (root / "work" / "out").exists() else []
+    return _finish(outcome, root, extra)
+
+
+def argv_case(base: Path, name: str, clean_run: Path, argv: list[str]) -> tuple[Outcome, list[str]]:
+    root = make_case_root(base, name)
+    shutil.copytree(clean_run, root / "work" / "run")
+    os.mkfifo(root / "work" / "fifo")
+    return _finish(run_case(argv, root), root, [])
+
+
+def result_case(base: Path, name: str, clean_run: Path, reader: str, mutation: tuple,
+                subprocess_: bool = False) -> tuple[Outcome, list[str]]:
+    root = make_case_root(base, name)
+    run = root / "work" / "run"
+    shutil.copytree(clean_run, run)
+    trap = root / "work" / "out-unpickled"  # inside the allowed names: only its existence matters
+    mutate_run(run, mutation, trap)
+    argv = [a.replace("{run}", "run") for a in RESULT_READERS[reader]]
+    outcome = run_case(argv, root, subprocess_=subprocess_)
+    extra = []
+    if trap.exists():
+        extra.append(f"a pickle in a result file was executed ({mutation[0]})")
+    if mutation[0] in MUST_REFUSE[reader] and outcome.rc != 2:
+        extra.append(f"{mutation[0]} accepted by {reader} (exit code {outcome.rc})")
+    return _finish(outcome, root, extra)
+
+
+def report_document_case(base: Path, name: str, doc: tuple[str, bytes]) -> tuple[Outcome, list[str]]:
+    file_name, blob = doc
+    root = make_case_root(base, name)
+    (root / "work" / "res").mkdir()
+    (root / "work" / "res" / file_name).write_bytes(blob)
+    return _finish(run_case(["report", f"res/{file_name}", "--out", "out"], root), root, [])
