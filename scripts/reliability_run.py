@@ -138,12 +138,15 @@ def main(argv=None) -> int:
         "kills": kill_log.kills,
         "kills_by_command": {kind: args.kills // 4 + (j < args.kills % 4) for j, kind in enumerate(
             ("train", "tune", "replicate", "pipeline"))},
+        "state_after_kill": dict(sorted(kill_log.states.items())),
         "concurrent_writer_groups": writer_log.groups,
         "concurrent_writers": writer_log.writers,
         "concurrent_tune_study": None if tune_counts is None else {
             "asked_trials": 2 * args.writers, "complete": tune_counts["COMPLETE"], "pruned": tune_counts["PRUNED"],
             "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"],
-            "distinct_parameter_sets": len(set(tune_counts["params"]))},
+            "distinct_parameter_sets": len(set(tune_counts["params"])),
+            "note": "each worker stops once the study holds the asked number; workers finishing together may "
+                    "add up to writers - 1 more"},
         "outcomes": outcomes,
         "all_zero": not any(outcomes.values()),
         "failures": failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details],

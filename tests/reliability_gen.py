@@ -424,8 +424,6 @@ def mutate_run(run: Path, mutation: tuple, trap_file: Path) -> None:
     elif kind == "huge_shape":  # a member whose header claims an enormous array
         name = str(rng.choice(["gradient", "thetas", "score", "agent"]))
         shape = [(int(rng.integers(10**9, 10**15)), 112), (2**62,), (10**6, 10**6)][int(rng.integers(0, 3))]
-        with zipfile.ZipFile(tpath, "a") as z:
-            infos = {i.filename for i in z.infolist()}
         with np.load(tpath, allow_pickle=False) as zz:
             arrays = {k: zz[k] for k in zz.files}
         with zipfile.ZipFile(tpath, "w") as z:
@@ -436,7 +434,6 @@ def mutate_run(run: Path, mutation: tuple, trap_file: Path) -> None:
                     z.writestr(f"{k}.npy", _npy_header_bytes(shape) + b"\0" * 64)
                 else:
                     z.writestr(f"{k}.npy", buf.getvalue())
-        del infos
     elif kind == "symlink_outside":
         tpath.unlink()
         (run.parent / "elsewhere.npz").write_bytes(b"PK\x03\x04 not a zip")
@@ -609,6 +606,7 @@ class KillLog:
     lost_results: int = 0  # half-written folder taken as a result, or a resume that lost finished work
     failed_resumes: int = 0
     details: list = field(default_factory=list)
+    states: dict = field(default_factory=dict)  # what each kill left: "old", "new", "absent" (tune: "kept N")
 
 
 def kill_series(kind: str, base: Path, rng: np.random.Generator, kills: int, log: KillLog) -> None:
@@ -640,8 +638,11 @@ def kill_series(kind: str, base: Path, rng: np.random.Generator, kills: int, log
                 doc = out / "tune.json"
                 if doc.exists():
                     json.loads(doc.read_text())
+                label = f"{kind}: finished trials kept"
             else:
                 assert state is None or state in seen | {i}, f"state {state} after seeds {sorted(seen, key=str)}"
+                label = f"{kind}: " + ("absent" if state is None else "new" if state == i else "old")
+            log.states[label] = log.states.get(label, 0) + 1
             seen.add(state)
         except Exception as exc:  # noqa: BLE001 - a half-written result: counted, then reported
             log.lost_results += 1

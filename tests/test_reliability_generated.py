@@ -145,11 +145,11 @@ def test_concurrent_tune_workers_share_one_study(tmp_path):
 
 
 def test_tune_workers_starting_together_create_one_study_schema(tmp_path):
-    """Six workers opening a fresh SQLite study at once used to race on its schema (IntegrityError)."""
+    """Four workers opening a fresh SQLite study at once used to race on its schema (IntegrityError)."""
     import subprocess
 
     procs = [subprocess.Popen(gen.cli("tune", "--export-only", "--out", str(tmp_path / "t")), env=gen.child_env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(4)]
     errors = [p.communicate(timeout=gen.SUBPROCESS_TIMEOUT_S)[1] for p in procs]
     for p, err in zip(procs, errors):  # no study yet: every worker says so, none fails to open the storage
         assert p.returncode == 2 and "no study" in err and len(err.strip().splitlines()) == 1, err
