@@ -154,3 +154,14 @@ def test_tune_workers_starting_together_create_one_study_schema(tmp_path):
     for p, err in zip(procs, errors):  # no study yet: every worker says so, none fails to open the storage
         assert p.returncode == 2 and "no study" in err and len(err.strip().splitlines()) == 1, err
     assert sorted(x.name for x in (tmp_path / "t").iterdir()) == [".pgc-output", "study.db"]
+
+
+def test_pipeline_refuses_a_special_include_before_the_work(tmp_path, monkeypatch):
+    import os
+
+    root = gen.make_case_root(tmp_path, "case")
+    os.mkfifo(root / "work" / "fifo")
+    monkeypatch.setattr("pgc.trainer.train_batch", lambda *a, **k: pytest.fail("trained first"))
+    outcome = gen.run_case(["pipeline", "--quick", "--include", "fifo", "--out", "out"], root)
+    assert outcome.rc == 2 and not outcome.problems() and "not a regular file" in outcome.err, outcome.err
+    assert not (root / "work" / "out").exists()
