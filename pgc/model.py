@@ -15,6 +15,7 @@ code from the file.
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -109,7 +110,9 @@ def load_checkpoint(path: str | Path) -> np.ndarray:
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns on stderr about foreign pickle protocols
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types for corrupted / unsafe files
         raise CheckpointError(f"checkpoint {path} could not be loaded safely: {exc}") from None
     if not isinstance(state, dict) or set(state) != set(_PARAM_NAMES):

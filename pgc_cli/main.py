@@ -58,10 +58,18 @@ def one_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors as one line (``pgc CMD: error: ...``) and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        text = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {text} (see {self.prog} --help)\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     names = _available()
-    parser = argparse.ArgumentParser(prog="pgc", description="pgc-audit: privacy auditing and attacks for LDP distributed RL")
+    parser = _Parser(prog="pgc", description="pgc-audit: privacy auditing and attacks for LDP distributed RL")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = argv[0] if argv and argv[0] in names else None
     for name in names:

@@ -354,3 +354,48 @@ def test_audit_and_attack_refuse_a_run_whose_mechanism_they_cannot_rebuild(tmp_p
     assert "unregistered mechanism" in capsys.readouterr().err and not (tmp_path / "a.json").exists()
     assert main(["attack", "--run", str(out), "--targets", "5", "--out", str(tmp_path / "b.json")]) == 2
     assert "unregistered mechanism" in capsys.readouterr().err and not (tmp_path / "b.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# pgc replicate: the same output guard and lock as the other writers
+# ---------------------------------------------------------------------------------------------
+
+
+def test_replicate_guards_and_locks_its_reading_folders(tmp_path, monkeypatch, capsys):
+    import fcntl
+
+    monkeypatch.setattr("pgc_cli.commands.replicate.replicate", lambda *a, **k: pytest.fail("ran the grid"))
+    monkeypatch.setattr("pgc_cli.commands.replicate.analyse", lambda *a, **k: pytest.fail("analysed"))
+    quick = ["replicate", "--quick", "--no-progress"]
+    foreign = tmp_path / "foreign" / "sampled"
+    foreign.mkdir(parents=True)
+    (foreign / "thesis.md").write_text("mine")
+    rc = main([*quick, "--out", str(tmp_path / "foreign"), "--force"])
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert "not written by pgc" in err and (foreign / "thesis.md").read_text() == "mine"
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    fd = os.open(rundir.lock_path(out / "sampled"), os.O_RDWR | os.O_CREAT)  # another writer holds it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        rc = main([*quick, "--out", str(out)])
+    finally:
+        os.close(fd)
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert str(out / "sampled") in err and "another process" in err and not (out / "sampled").exists()
+
+    raw = tmp_path / "grid.raw.json"
+    raw.write_text(json.dumps({"spec": {"reading": "sampled"}}))
+    monkeypatch.setattr("pgc_cli.commands.replicate.GridRun.from_dict",
+                        staticmethod(lambda d: type("R", (), {"spec": type("S", (), {"reading": "sampled"})()})()))
+    rc = main([*quick, "--from-raw", str(raw), "--out", str(tmp_path / "foreign"), "--force"])
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert "not written by pgc" in err and (foreign / "thesis.md").read_text() == "mine"
+    monkeypatch.chdir(tmp_path / "foreign" / "sampled")
+    rc = main([*quick, "--out", "..", "--force"])  # OUT/sampled would be the working folder
+    _one_line_error(capsys.readouterr().err, rc)
+    assert (foreign / "thesis.md").read_text() == "mine"

@@ -78,6 +78,8 @@ class PipelineCommand:
         for extra in args.include:
             if not Path(extra).exists():
                 raise CLIError(f"--include {extra} does not exist")
+            if not (Path(extra).is_file() or Path(extra).is_dir()):  # a FIFO or device: refused before the work
+                raise CLIError(f"--include {extra} is not a regular file or a folder")
         steps: list[dict] = []
         inputs: list[str] = []
         # built in a temporary folder under the output's lock; it replaces the old one atomically

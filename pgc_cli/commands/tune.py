@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import os
 import sys
 from pathlib import Path
@@ -116,8 +118,14 @@ class TuneCommand:
 
         storage = storage_url(storage)  # postgresql:// → the psycopg 3 driver
         if storage.startswith("sqlite:///"):
-            Path(storage[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
-        _open_storage(storage, args)
+            db_folder = Path(storage[len("sqlite:///"):]).parent
+            db_folder.mkdir(parents=True, exist_ok=True)
+            if db_folder.resolve() == out.resolve():  # marked at once: a worker starting beside us sees ours
+                write_marker(out, command="tune")
+            with _folder_lock(db_folder):  # workers starting together create the SQLite schema one at a time
+                _open_storage(storage, args)
+        else:
+            _open_storage(storage, args)
         out.mkdir(parents=True, exist_ok=True)
         write_marker(out, command="tune")
         if not args.export_only:
@@ -221,6 +229,20 @@ def _is_tune_folder(out: Path) -> bool:
     except OSError:
         return False
     return False
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path):
+    """Hold an exclusive ``flock`` on ``folder`` itself (waiting for it): no lock file is left behind."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise CLIError(f"cannot open {folder}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _check_sizes(settings, args) -> None:

@@ -1,0 +1,165 @@
+"""The reliability generators of ``tests/test_reliability_generated.py``, run longer.
+
+    python scripts/reliability_run.py --seed 0 --cases 300 --kills 32 --writers 4 --out results/reliability
+
+Tries ``--cases`` generated hostile inputs (config files, argument vectors of train/audit/attack/report/
+tune, damaged result files and result documents), ``--kills`` kill -9 of ``pgc train|tune|replicate|
+pipeline`` at seeded random moments, and groups of ``--writers`` concurrent writers of one output
+(train, audit, report) and ``--writers`` concurrent ``pgc tune`` workers on one study; writes
+``OUT/summary.json`` with the counts. Every failure count must be 0; the exit code is 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+import numpy as np  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+
+import reliability_gen as gen  # noqa: E402
+
+# share of the generated cases per family (argument vectors per command, result files per reader)
+FAMILIES = {"config": 0.16, "argv:train": 0.14, "argv:audit": 0.1, "argv:attack": 0.1, "argv:report": 0.08,
+            "argv:tune": 0.06, "result:audit": 0.1, "result:attack": 0.1, "result:report": 0.08, "report-doc": 0.08}
+
+
+def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counter, failures: list) -> None:
+    clean = gen.make_run(base / "clean-run")
+    names = iter(range(10**9))
+
+    def record(family: str, result) -> None:
+        outcome, problems = result
+        counts["cases"] += 1
+        counts[f"cases:{family}"] += 1
+        counts["exit_0_or_1" if outcome.rc in (0, 1) else f"exit_{outcome.rc}"] += 1
+        for p in problems:
+            key = ("tracebacks" if p == "traceback" else "hangs" if p == "hang"
+                   else "files_outside_output" if "outside" in p else "pickles_executed" if "pickle" in p
+                   else "multi_line_errors" if "one-line" in p else "wrong_outcomes")
+            counts[key] += 1
+        if problems:
+            failures.append({"family": family, "argv": outcome.argv, "problems": problems,
+                             "stderr": outcome.err[-600:]})
+
+    for i, (family, share) in enumerate(FAMILIES.items()):
+        n = max(1, round(total * share))
+        if family == "config":
+            strategy, case = gen.config_documents(), lambda d: gen.config_case(base, f"c{next(names)}", d)
+        elif family.startswith("argv:"):
+            command = family.split(":")[1]
+            strategy = gen.argument_vectors(command)
+            case = lambda a: gen.argv_case(base, f"c{next(names)}", clean, a)  # noqa: E731
+        elif family.startswith("result:"):
+            reader = family.split(":")[1]
+            strategy = gen.mutations()
+            case = (lambda r: lambda m: gen.result_case(base, f"c{next(names)}", clean, r, m))(reader)
+        else:
+            strategy, case = gen.result_documents(), lambda d: gen.report_document_case(base, f"c{next(names)}", d)
+
+        def make_body(family=family, case=case):
+            def body(value):
+                record(family, case(value))
+            return body
+
+        test = settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
+                        suppress_health_check=list(HealthCheck))(given(strategy)(make_body()))
+        seed(root_seed * 1000 + i)(test)()
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seed", type=int, default=0, help="root seed of every generator (default 0)")
+    p.add_argument("--cases", type=int, default=300, help="generated hostile inputs (default 300)")
+    p.add_argument("--kills", type=int, default=32, help="kill -9 in total, spread over 4 commands (default 32)")
+    p.add_argument("--writers", type=int, default=4, help="concurrent writers per group (default 4)")
+    p.add_argument("--out", default="results/reliability", help="folder of summary.json")
+    args = p.parse_args(argv)
+    if min(args.cases, args.kills, args.writers) < 0 or args.writers == 1:
+        p.error("--cases and --kills must be >= 0, --writers 0 or >= 2")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix="pgc-reliability-"))
+    counts: collections.Counter = collections.Counter()
+    failures: list = []
+    walls = {}
+    try:
+        start = time.perf_counter()
+        if args.cases:
+            run_cases(args.cases, args.seed, base / "cases", counts, failures)
+        walls["cases_s"] = round(time.perf_counter() - start, 1)
+
+        start = time.perf_counter()
+        kill_log = gen.KillLog()
+        rng = np.random.default_rng(np.random.SeedSequence(args.seed))
+        kinds = ("train", "tune", "replicate", "pipeline")
+        for j, kind in enumerate(kinds):
+            k = args.kills // len(kinds) + (j < args.kills % len(kinds))
+            if k:
+                (base / "kills" / kind).mkdir(parents=True)
+                gen.kill_series(kind, base / "kills" / kind, rng, k, kill_log)
+        walls["kills_s"] = round(time.perf_counter() - start, 1)
+
+        start = time.perf_counter()
+        writer_log = gen.WriterLog()
+        tune_counts = None
+        if args.writers:
+            clean = gen.make_run(base / "writers" / "clean-run")
+            for kind in ("train", "audit", "report"):
+                (base / "writers" / kind).mkdir(parents=True)
+                gen.concurrent_writers(kind, base / "writers" / kind, args.writers, writer_log, run=clean)
+            (base / "writers" / "tune").mkdir(parents=True)
+            tune_trials = 2 * args.writers
+            tune_counts = gen.concurrent_tuners(base / "writers" / "tune", args.writers, tune_trials, writer_log)
+        walls["writers_s"] = round(time.perf_counter() - start, 1)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+    outcomes = {key: counts.get(key, 0) for key in ("tracebacks", "hangs", "multi_line_errors", "wrong_outcomes",
+                                                     "files_outside_output", "pickles_executed")}
+    outcomes.update(lost_results=kill_log.lost_results, failed_resumes=kill_log.failed_resumes,
+                    concurrency_violations=writer_log.bad)
+    summary = {
+        "command": "python scripts/reliability_run.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "seed": args.seed,
+        "cases_tried": counts.get("cases", 0),
+        "cases_by_family": {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("cases:")},
+        "case_exit_codes": {k: v for k, v in sorted(counts.items()) if k.startswith("exit_")},
+        "kills": kill_log.kills,
+        "kills_by_command": {kind: args.kills // 4 + (j < args.kills % 4) for j, kind in enumerate(
+            ("train", "tune", "replicate", "pipeline"))},
+        "state_after_kill": dict(sorted(kill_log.states.items())),
+        "concurrent_writer_groups": writer_log.groups,
+        "concurrent_writers": writer_log.writers,
+        "concurrent_tune_study": None if tune_counts is None else {
+            "asked_trials": 2 * args.writers, "complete": tune_counts["COMPLETE"], "pruned": tune_counts["PRUNED"],
+            "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"],
+            "distinct_parameter_sets": len(set(tune_counts["params"])),
+            "note": "each worker stops once the study holds the asked number; workers finishing together may "
+                    "add up to writers - 1 more"},
+        "outcomes": outcomes,
+        "all_zero": not any(outcomes.values()),
+        "failures": failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details],
+        "wall_s": walls,
+        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
+    }
+    path = out / "summary.json"
+    path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    print(json.dumps({k: summary[k] for k in ("cases_tried", "kills", "concurrent_writers", "outcomes", "wall_s")},
+                     indent=1))
+    print(f"wrote {path}")
+    return 0 if summary["all_zero"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
