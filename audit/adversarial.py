@@ -68,7 +68,8 @@ DETECTOR_SCALE = 1e4  # S: detector rows dominate the gradient's L1 norm
 LOGIT_SCALE = 1e6  # policy weight of the controller: saturated greedy actions
 LOG_THRESHOLD_RANGE = (-1.0, 5.0)  # log10 τ
 SEARCH_CHANNELS = ("gradient", "score")
-ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "all")
+ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order", "all")
+PROTECTED_ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order", "all")  # default under protect
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,6 +407,7 @@ class AdversarialAuditResult:
     noise_free_epsilon_lower_bound: float | None  # gradient channel at ε = ∞ (raw gradient), crafted θ
     score_means: dict[str, tuple[float, float]]
     wall_time_s: float
+    extra: dict = field(default_factory=dict)  # the protection record of a protected configuration
 
     @property
     def theta(self) -> np.ndarray:
@@ -428,7 +430,7 @@ class AdversarialAuditResult:
                            "wall_time_s": sum(s.wall_time_s for s in self.searches.values()),
                            "per_objective": {k: s.to_dict() for k, s in self.searches.items()}},
                 "score_means": {k: list(v) for k, v in self.score_means.items()},
-                "wall_time_s": self.wall_time_s}
+                "wall_time_s": self.wall_time_s, **self.extra}
 
 
 def _check_pair(psi: float, psi_prime: float) -> None:
@@ -446,6 +448,8 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
                       confidence: float = 0.95, settings: SearchSettings | None = None,
                       physics: CartPoleParams | None = None, hyper: A3CHyperparams | None = None,
                       thetas: dict[str, np.ndarray] | None = None, noise_free: bool = True,
+                      protect: Sequence[str] = (), score_epsilon: float | None = None, workers: int = 9,
+                      population: Sequence[float] | None = None,
                       progress: bool = False) -> AdversarialAuditResult:
     """Craft θ for ψ vs ψ' (search stream), then certify each channel at it on fresh episodes.
 
@@ -455,6 +459,12 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
     it holds (e.g. a θ saved by an earlier audit). ``noise_free`` adds the gradient channel's bound
     with no mechanism at all (raw gradients) at the gradient-crafted θ: the most any mechanism could
     leak through that channel at that model.
+
+    ``protect``/``score_epsilon`` audit a protected configuration (:mod:`pgc.protect`):
+    ``mechanism`` is then the gradient mechanism (at ε − ε_score) and ``score_epsilon`` the score
+    mechanism's ε per submission; every channel — the privatized score, the fixed-schedule arrival,
+    the rank among ``workers`` workers (``arrival-order``, others ψ ~ U(``population``)) and ``all``
+    — is compared with the TOTAL claim ε_gradient + ε_score (see :func:`environment_audit`).
     """
     _check_pair(psi, psi_prime)
     if not hasattr(mechanism, "epsilon") or not callable(mechanism):
@@ -478,16 +488,23 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
             searches[objective] = search_crafted_model(psi, psi_prime, objective=objective, settings=settings,
                                                        seed=seq, physics=physics, hyper=hyper)
             found[objective] = searches[objective].theta
-    claimed = float(mechanism.epsilon)
+    from pgc.env import PAPER_GRAVITIES
+    from pgc.protect import parse_protect
+
+    protect = parse_protect(protect)
+    claimed = float(mechanism.epsilon) + (float(score_epsilon) if "score" in protect and score_epsilon else 0.0)
     rows: list[AdversarialRow] = []
     means: dict[str, tuple[float, float]] = {}
     audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1)))
     for objective in needed:
         wanted = [c for c in channels if objective_of[c] == objective]
+        # one worker unless the rank is asked for (the channel list, and so every stream, stays as before)
         res = environment_audit(found[objective], mechanism, psi, psi_prime, samples=samples, confidence=confidence,
-                                seed=audit_seqs[objective], hyper=hyper, physics=physics, workers=1,
-                                compositions=(), exploration=settings.exploration, channels=wanted,
-                                progress=progress)
+                                seed=audit_seqs[objective], hyper=hyper, physics=physics,
+                                workers=workers if "arrival-order" in wanted else 1,
+                                population=tuple(population or PAPER_GRAVITIES), compositions=(),
+                                exploration=settings.exploration, channels=wanted, protect=protect,
+                                score_epsilon=score_epsilon if "score" in protect else None, progress=progress)
         means[objective] = res.score_means
         rows += [AdversarialRow(c, objective) for c in res.channels]
     rows.sort(key=lambda r: channels.index(r.channel))
@@ -500,8 +517,13 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
         noise_free_lb = res.channel("gradient").epsilon_lower_bound
     from .blackbox import describe
 
+    extra = {}
+    if protect:
+        extra = {"protect": list(protect), "gradient_epsilon": float(mechanism.epsilon),
+                 "score_epsilon": float(score_epsilon) if "score" in protect else 0.0,
+                 "claim": "total: ε_gradient + ε_score per submission"}
     return AdversarialAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, rows, found, searches,
-                                  noise_free_lb, means, time.perf_counter() - start)
+                                  noise_free_lb, means, time.perf_counter() - start, extra)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,10 @@ separately, with the same select-on-training / certify-on-fresh protocol as the 
 * ``arrival-order`` — the rank of the agent's arrival among W workers that started at the same
   tick, the others playing ψ ~ U(Ψ) (ties broken by worker index, the agent's slot uniform). It
   needs W episodes per sample, so it uses ``order_fraction`` of the samples;
-* ``all`` — gradient, score and arrival together;
+* ``all`` — gradient, score and arrival together (for a protected configuration the candidate
+  statistics add the per-column scaled Laplace log-likelihood ratio and
+  :class:`audit.statistics.ChannelSumLikelihoodRatio`, the sum of the channels' calibrated likelihood
+  ratios, so that the privatized score's scale does not swamp the gradient's in the joint test);
 * composition: ``gradient×k`` (k submissions from the same environment, each spending the full ε:
   the claim to compare with is k·ε), ``gradient×k split`` (§3.2.1 split: each spends ε/k, claim
   ε) and ``score×k`` (the k scores).
@@ -47,9 +50,11 @@ from pgc.mechanisms import Mechanism, split_rounds
 from pgc.protect import ScoreLaplace, parse_protect
 from pgc.rollout import A3CHyperparams, simulate_episodes
 
+from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
 from .tester import CertifiedTest, HypothesisPair
 
 PROTECTED = {"gradient", "gradient×k", "gradient×k split"}
+ALL_CHANNEL_GROUPS = (slice(0, 1), slice(1, 2), slice(2, None))  # the "all" columns: score, arrival, gradient
 
 
 class ArraySampler:
@@ -263,10 +268,17 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         pos, neg = sides["pos"][name], sides["neg"][name]
         n_train = order_train if name == "arrival-order" else train
         n_cert = len(pos) - n_train
+        statistics = None
+        if name == "all" and protect:
+            # the joint channel of a protected configuration: each channel's calibrated likelihood ratio,
+            # summed (the score column's scale would swamp the gradient's in a statistic on all columns)
+            statistics = default_statistics() + [LaplaceLogLikelihood(scaled=True),
+                                                  ChannelSumLikelihoodRatio(ALL_CHANNEL_GROUPS)]
         test = CertifiedTest([HypothesisPair(f"ψ={psi:g} vs ψ'={psi_prime:g} [{name}]", ArraySampler(pos),
                                              ArraySampler(neg))],
                              samples=n_cert, train_samples=n_train, confidence=confidence, seed=tseq,
-                             detectable_delta_at=claimed if math.isfinite(claimed) else 0.0, progress=progress)
+                             detectable_delta_at=claimed if math.isfinite(claimed) else 0.0, progress=progress,
+                             statistics=statistics)
         bound = test.lower_bound()
         if name.startswith("gradient×") and not name.endswith("split"):
             claim, note = claimed * int(name.split("×")[1]), "k submissions at full ε: claim k·ε by composition"
@@ -285,7 +297,8 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
                     if "timing" in protect else
                     f"rank among {workers} workers started together, others ψ ~ U({list(population)})")
         elif name == "all":
-            note = "gradient, score and arrival together"
+            note = "gradient, score and arrival together" + (
+                " (protected: also the sum of the channels' calibrated likelihood ratios)" if protect else "")
         elif name == "score" and score_mech is not None:
             note = f"privatized score: clip to [0, {score_mech.cap:g}] + Lap({score_mech.scale:g}), ε_score {score_mech.epsilon:g}"
         audited.append(ChannelAudit(name, claim, bound.epsilon_lower_bound, confidence, bound.samples_per_side,

@@ -99,3 +99,22 @@ def split_budget(epsilon: float, score_epsilon: float | None, protect: tuple[str
         raise ValueError(f"score_epsilon must lie in (0, ε = {epsilon:g}) so that the gradient keeps a positive "
                          f"share, got {score_epsilon!r}")
     return epsilon - eps_s, eps_s
+
+
+def stop_margin(score_epsilon: float, cap: float, window: int, z: float = 1.645) -> float:
+    """Half-width z·σ/√m of the one-sided confidence bound of a trailing mean of m privatized scores.
+
+    The noise of one score is Lap(cap/ε_score), standard deviation √2·cap/ε_score; the mean of m
+    independent draws has σ/√m (normal approximation). A noise-aware stop at the target μ* needs
+    mean − margin ≥ μ*, i.e. a trailing mean of at least μ* + margin."""
+    if not (score_epsilon > 0 and cap > 0 and window >= 1):
+        raise ValueError("need score_epsilon > 0, cap > 0 and window >= 1")
+    return z * math.sqrt(2.0) * cap / score_epsilon / math.sqrt(window)
+
+
+def min_stop_window(score_epsilon: float, cap: float, target: float, z: float = 1.645) -> int:
+    """Smallest window m at which a noise-aware stop can fire at all: the true mean is at most cap, so
+    target + stop_margin(m) ≤ cap, i.e. m ≥ (z·√2·cap / (ε_score·(cap − target)))²."""
+    if not 0 <= target < cap:
+        raise ValueError("need 0 <= target < cap")
+    return math.ceil((z * math.sqrt(2.0) * cap / (score_epsilon * (cap - target))) ** 2)

@@ -66,6 +66,13 @@ class BoundRow:
     p_value: float | None = None  # H0 "true ε ≤ the row's claim" (p_value_leak for unprotected rows: H0 "ε ≤ 0")
     model: str = ""  # "adversarial" for adversarial-aggregator rows
     holm_significant: bool | None = None  # None: not in the family (no p-value)
+    protect: tuple = ()  # the mitigations of the audited configuration (pgc.protect); claim = total ε
+
+    @property
+    def outside_claim(self) -> bool:
+        """A side channel the claim does not cover: score/timing/all rows of an unprotected configuration
+        (with the mitigations on, the audit compares them with the total ε and they are inside the claim)."""
+        return is_side_channel(self.channel) and not self.protect
 
     @property
     def budget_limited(self) -> bool:
@@ -141,6 +148,7 @@ class ReportContent:
     warnings: list[dict] = field(default_factory=list)  # {level, title, text}
     facts: list[str] = field(default_factory=list)
     adversarial: list[dict] = field(default_factory=list)  # {source, audits: [...], curve: [...]}
+    protection: list[dict] = field(default_factory=list)  # {source, subject, protect, total, gradient, score}
     family: dict = field(default_factory=dict)  # Holm over the channel rows with a p-value (see holm_family)
 
 
@@ -273,11 +281,13 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
             subject = f"{subject} · {pair}"
         test = " · ".join(str(x) for x in (_first(bound, "statistic", default=None) or obj.get("statistic"),
                                            _first(bound, "hypothesis", default=None) or obj.get("hypothesis")) if x)
+        protect = obj.get("protect") or (data.get("protection") or {}).get("protect") or ()
+        protect = tuple(str(x) for x in protect) if isinstance(protect, (list, tuple)) else ()
         verdict = channel_verdict(channel, claimed, lb, obj.get("violation"))
         given = obj.get("verdict")
         if isinstance(given, str) and given.lower() in ("consistent", "violated", "unprotected channel"):
             verdict = given.lower()  # the auditor's own verdict is authoritative
-            if verdict == "violated" and is_side_channel(channel):
+            if verdict == "violated" and is_side_channel(channel) and not protect:
                 verdict = "violated (via unprotected channel)"
         p_val = _num(obj, "p_value")
         if verdict.startswith("unprotected") and _num(obj, "p_value_leak") is not None:
@@ -292,7 +302,7 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
             delta=_num(obj, "delta") if "delta" in obj else _num(bound, "delta"),
             k=k, test=test, verdict=verdict,
             p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
-            model=str(obj.get("model") or "") if isinstance(obj.get("model"), str) else "")
+            model=str(obj.get("model") or "") if isinstance(obj.get("model"), str) else "", protect=protect)
         if true_eps is not None:
             row.notes.append(f"true ε {fmt_eps(true_eps)}")
         if obj.get("expected") is not None:
@@ -699,7 +709,7 @@ def per_submission_claim(row: BoundRow, rows: list[BoundRow]) -> float | None:
 
 def build_warnings(c: ReportContent) -> list[dict]:
     w: list[dict] = []
-    violated = [b for b in c.bounds if b.verdict == "violated" and not is_side_channel(b.channel)]
+    violated = [b for b in c.bounds if b.verdict == "violated" and not b.outside_claim]
     if violated:
         worst = max(violated, key=lambda b: b.lower_bound - (b.claimed or 0))
         w.append({"level": "critical", "title": "Privacy claim exceeded",
@@ -707,7 +717,7 @@ def build_warnings(c: ReportContent) -> list[dict]:
                           f"({worst.channel}) claims ε = {fmt_eps(worst.claimed)} but the audit certifies "
                           f"ε ≥ {fmt_eps(worst.lower_bound)} at {fmt_eps(worst.confidence)} confidence. "
                           "The claim is false for this implementation, not merely loose."})
-    unprot = [b for b in c.bounds if is_side_channel(b.channel) and b.lower_bound > 0]
+    unprot = [b for b in c.bounds if b.outside_claim and b.lower_bound > 0]
     if unprot:
         worst = max(unprot, key=lambda b: b.lower_bound)
         over = [b for b in unprot if b.claimed is not None and math.isfinite(b.claimed) and b.lower_bound > b.claimed]
@@ -719,13 +729,13 @@ def build_warnings(c: ReportContent) -> list[dict]:
                              "claim, so the system as a whole does not deliver it. " if over else ". ")
                           + "The episode score is sent in the clear and the arrival time is the start time plus the "
                           "episode length, so an aggregator learns ψ from them whatever ε the gradient noise has."})
-    elif any(is_side_channel(b.channel) for b in c.bounds):
+    elif any(b.outside_claim for b in c.bounds):
         w.append({"level": "warning", "title": "Score and timing are outside the claim",
                   "text": "The ε claim covers the noisy gradient only; the score and timing channels are released "
                           "without noise. The channel audits given here found no leak at their models and ψ pairs "
                           "(ε_LB = 0), which bounds nothing: a better-trained model or a wider pair can make them "
                           "leak, and nothing in the protocol limits how much."})
-    elif any(s.kind == "train" for s in c.sources):
+    elif any(s.kind == "train" for s in c.sources) and not c.protection:
         w.append({"level": "warning", "title": "Score and timing are outside the claim",
                   "text": "In the PGC-A3C protocol each submission carries the episode score in the clear, and its "
                           "arrival time is its start time plus the episode length. The ε of the gradient mechanism "
@@ -733,7 +743,7 @@ def build_warnings(c: ReportContent) -> list[dict]:
     single_claim_exceeded = []
     for b in c.bounds:
         per = per_submission_claim(b, c.bounds)
-        if b.k and b.k > 1 and per is not None and b.lower_bound > per and not is_side_channel(b.channel):
+        if b.k and b.k > 1 and per is not None and b.lower_bound > per and not b.outside_claim:
             single_claim_exceeded.append((b, per))
     if single_claim_exceeded:
         b, per = max(single_claim_exceeded, key=lambda bp: bp[0].lower_bound / max(bp[1], 1e-12))
@@ -801,6 +811,38 @@ def build_warnings(c: ReportContent) -> list[dict]:
 # ---------------------------------------------------------------------------------------------
 
 
+def protection_records(sources: list[Source]) -> list[dict]:
+    """Which channels each protected run / audit covers (pgc.protect) and its total ε."""
+    out: list[dict] = []
+
+    def add(src, subject, protect, total, gradient, score):
+        rec = {"source": src.label, "subject": subject, "protect": list(protect), "total_epsilon": total,
+               "gradient_epsilon": gradient, "score_epsilon": score}
+        if rec not in out:
+            out.append(rec)
+
+    for src in sources:
+        data = src.data if isinstance(src.data, dict) else {}
+        if src.kind == "train":
+            for t in data.get("trials") or []:
+                if isinstance(t, dict) and t.get("protect"):
+                    mech, eps, setting = _setting_of(t.get("config") or {})
+                    add(src, f"run: {setting}", t["protect"], number(t.get("claimed_epsilon_total")),
+                        number(t.get("gradient_epsilon")), number(t.get("score_epsilon")))
+        elif src.kind == "audit":
+            prot = data.get("protection")
+            if isinstance(prot, dict) and prot.get("protect"):
+                add(src, "audit (adversarial model)", prot["protect"], number(prot.get("claimed_epsilon_total")),
+                    number(prot.get("gradient_epsilon")), number(prot.get("score_epsilon")))
+            for key in ("environment_audits", "adversarial_audits"):
+                for a in data.get(key) or []:
+                    if isinstance(a, dict) and a.get("protect"):
+                        add(src, "audit" + (" (adversarial model)" if key.startswith("adv") else ""), a["protect"],
+                            number(a.get("claimed_epsilon")), number(a.get("gradient_epsilon")),
+                            number(a.get("score_epsilon")))
+    return out
+
+
 def build_content(sources: list[Source]) -> ReportContent:
     c = ReportContent(sources=sources)
     for src in sources:
@@ -820,6 +862,7 @@ def build_content(sources: list[Source]) -> ReportContent:
             c.replicate.append(replicate_tables(src))
         elif src.kind == "tune":
             c.tuning.append({"source": src.label, "data": src.data})
+    c.protection = protection_records(sources)
     c.family = holm_family(c.bounds)
     c.warnings = build_warnings(c)
     return c

@@ -150,10 +150,8 @@ def verdict_rows(c: ReportContent):
 
 
 def overall_verdict(c: ReportContent) -> str:
-    from .content import is_side_channel
-
     bounds = verdict_rows(c)
-    if any(b.verdict.startswith("violated") and not is_side_channel(b.channel) for b in bounds) \
+    if any(b.verdict.startswith("violated") and not b.outside_claim for b in bounds) \
             or any(a.above_ceiling and not a.uses_side_channel for a in c.attacks):
         return "VIOLATED — at least one output leaks more than its ε claim allows."
     if any(b.verdict.startswith("violated") for b in bounds) \
@@ -165,6 +163,19 @@ def overall_verdict(c: ReportContent) -> str:
     if c.bounds:
         return "CONSISTENT — no audited output exceeds its claim at the stated confidence (a lower bound cannot prove the claim)."
     return "NO AUDIT GIVEN — this report shows utility and tuning only; it makes no privacy finding."
+
+
+def _protection(doc: _Doc, c: ReportContent) -> None:
+    """Which channels the audited runs protect (pgc.protect) and the total ε their claim covers."""
+    if not c.protection:
+        return
+    doc.heading("Protection", anchor="protection")
+    doc.para("Mitigations of the channels beside the gradient (privatized score, fixed schedule, shuffler; "
+             "docs/README-mitigations.md). The claim is the TOTAL ε = ε_gradient + ε_score per agent; the audits "
+             "of these configurations compare every channel with it.")
+    doc.table(["source", "subject", "protected channels", "total ε", "ε gradient", "ε score"],
+              [[p["source"], p["subject"], ", ".join(p["protect"]), fmt_eps(p["total_epsilon"]),
+                fmt_eps(p["gradient_epsilon"]), fmt_eps(p["score_epsilon"])] for p in c.protection])
 
 
 def _headline(doc: _Doc, c: ReportContent) -> None:
@@ -442,6 +453,7 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
             doc.warning(w["level"], w["title"], w["text"])
     else:
         doc.para("None.")
+    _protection(doc, c)
     _headline(doc, c)
     _adversarial(doc, c)
     _attacks(doc, c)
@@ -463,6 +475,7 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
         "attacks": [{**asdict(a), "above_ceiling": a.above_ceiling, "uses_side_channel": a.uses_side_channel,
                      "attacker_defect": a.attacker_defect} for a in c.attacks],
         "adversarial": c.adversarial,
+        "protection": c.protection,
         "utility": [asdict(u) for u in c.utility],
         "tuning": [{"source": t["source"], "pareto_front": t["data"].get("pareto_front"),
                     "best_constrained": t["data"].get("best_constrained"), "counts": t["data"].get("counts")}

@@ -134,8 +134,9 @@ class AuditCommand:
                          help="craft θ per pair (--pairs ψ:ψ' or LO..HI) and certify the channels at it")
         adv.add_argument("--adversarial-curve", action="store_true",
                          help="with --mechanism: ε_LB/ε against Δψ at the honest and the crafted θ")
-        adv.add_argument("--channels", default="gradient,score,all",
-                         help="adversarial channels: gradient,score,arrival,all (default gradient,score,all)")
+        adv.add_argument("--channels", default=None,
+                         help="adversarial channels: gradient,score,arrival,arrival-order,all (default "
+                              "gradient,score,all; for a run with mitigations every channel)")
         adv.add_argument("--search-budget", choices=["default", "quick"], default="default",
                          help="crafted-model search budget (quick: about a quarter; enough for wide pairs)")
         adv.add_argument("--search-trials", type=positive_int, default=12,
@@ -174,7 +175,7 @@ class AuditCommand:
                 raise CLIError("--adversarial-curve works with --mechanism (the honest θ is --honest-model)")
             from audit.adversarial import ADVERSARIAL_CHANNELS
 
-            chans = [c.strip() for c in args.channels.split(",") if c.strip()]
+            chans = [c.strip() for c in (args.channels or "gradient,score,all").split(",") if c.strip()]
             bad = [c for c in chans if c not in ADVERSARIAL_CHANNELS]
             if bad or not chans:
                 raise CLIError(f"--channels: unknown {bad or chans}; known: {', '.join(ADVERSARIAL_CHANNELS)}")
@@ -297,8 +298,22 @@ class AuditCommand:
         pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
         if args.adversarial_model:  # the run's mechanism and settings at crafted models (no canary audit)
             report.update(mode="adversarial", model="adversarial")
+            protection = {}
+            if config.protect:  # the run's mitigations; every channel against the total claim
+                from audit.adversarial import PROTECTED_ADVERSARIAL_CHANNELS
+
+                if args.channels is None:
+                    args.channel_list = list(PROTECTED_ADVERSARIAL_CHANNELS)
+                score_mech = config.build_score_mechanism()
+                protection = {"protect": config.protect, "workers": config.workers, "population": config.gravities,
+                              "score_epsilon": score_mech.epsilon if score_mech is not None else None}
+                report["protection"] = {"protect": list(config.protect),
+                                        "gradient_epsilon": float(mech.epsilon),
+                                        "score_epsilon": protection["score_epsilon"] or 0.0,
+                                        "claimed_epsilon_total": float(mech.epsilon) + (protection["score_epsilon"] or 0.0)}
             report["adversarial_audits"] = self._adversarial_pairs(args, mech, pairs, report, progress,
-                                                                   hyper=config.hyper, physics=config.physics)
+                                                                   hyper=config.hyper, physics=config.physics,
+                                                                   **protection)
             return 0
         mres = self._mechanism_audit(mech, args, args.mechanism_samples, progress, False)
         self._print_mechanism(mres)
@@ -327,6 +342,7 @@ class AuditCommand:
                                                        c.claimed_epsilon, c.epsilon_lower_bound, c.confidence,
                                                        c.samples_per_side, c.max_certifiable_epsilon, c.verdict,
                                                        statistic=c.statistic, note=c.note,
+                                                       **({"protect": list(config.protect)} if config.protect else {}),
                                                        **{k: v for k, v in c.to_dict().items()
                                                           if k in ("p_value", "p_value_leak")}))
         report["environment_audits"] = envs
@@ -339,7 +355,8 @@ class AuditCommand:
         report["adversarial_audits"] = self._adversarial_pairs(args, mech, pairs, report, progress)
         return 0
 
-    def _adversarial_pairs(self, args, mech, pairs, report: dict, progress: bool, hyper=None, physics=None) -> list:
+    def _adversarial_pairs(self, args, mech, pairs, report: dict, progress: bool, hyper=None, physics=None,
+                           **protection) -> list:
         from pgc.model import save_checkpoint
 
         from audit.adversarial import QUICK_SEARCH, SearchSettings, adversarial_audit, worst_pair_search
@@ -364,7 +381,7 @@ class AuditCommand:
                 psi, psi_prime = pair
             res = adversarial_audit(mech, psi, psi_prime, samples=args.samples or 200_000, seed=pair_seed,
                                     channels=args.channel_list, confidence=args.confidence, physics=physics,
-                                    hyper=hyper, settings=settings, progress=progress)
+                                    hyper=hyper, settings=settings, progress=progress, **protection)
             d = {**res.to_dict(), **extra, "theta_files": {}}
             stem = args.out_path.with_suffix("")
             for objective, theta in res.thetas.items():
@@ -375,6 +392,10 @@ class AuditCommand:
             d["theta_file"] = d["theta_files"].get("gradient", next(iter(d["theta_files"].values())))
             audits.append(d)
             nf = res.noise_free_epsilon_lower_bound
+            if protection:
+                print(f"protected configuration ({', '.join(protection['protect'])}): every channel against the "
+                      f"total claim ε = {res.claimed_epsilon:g} (gradient {float(mech.epsilon):g} + score "
+                      f"{protection['score_epsilon'] or 0:g})")
             print(f"adversarial model, ψ={psi:g} vs ψ'={psi_prime:g}, {res.mechanism} "
                   f"(search {sum(s.wall_time_s for s in res.searches.values()):.0f}s, total {res.wall_time_s:.0f}s)"
                   + (f"; noise-free gradient ε_LB {nf:.3f}" if nf is not None else ""))
@@ -388,6 +409,7 @@ class AuditCommand:
                     f"adversarial {psi:g} vs {psi_prime:g}", r.channel, r.claimed_epsilon, r.epsilon_lower_bound,
                     r.audit.confidence, r.audit.samples_per_side, r.audit.max_certifiable_epsilon, r.verdict,
                     model="adversarial", ratio=r.ratio, statistic=r.audit.statistic, p_value=row["p_value"],
+                    **({"protect": list(protection["protect"])} if protection else {}),
                     **({"p_value_leak": row["p_value_leak"]} if "p_value_leak" in row else {})))
         return audits
 

@@ -3,6 +3,7 @@
     pgc pipeline                       # runs/pipeline/report/report.html (a few minutes on 2 cores)
     pgc pipeline --out DIR --force     # replace an earlier pipeline folder
     pgc pipeline --include results/tune/tune.json   # add further results (e.g. a tuning study) to the report
+    pgc pipeline --protect all         # the private trials with the mitigations (pgc.protect); audits vs the total ε
 
 Embedded defaults (all visible in DIR/pipeline.json):
 
@@ -51,6 +52,9 @@ COMMITTED_ADVERSARIAL = tuple(_RESULTS / p for p in (
     "audit/adversarial/curve.json", "audit/adversarial/laplace-eps1.json", "audit/adversarial/laplace-eps4.json",
     "audit/adversarial/prs-eps1.json", "attack/active/laplace-eps1-5-10-15.json",
     "attack/active/paper-psi-score.json"))
+# committed adversarial evidence of protected configurations (shown instead with --protect)
+COMMITTED_PROTECTED_ADVERSARIAL = tuple(_RESULTS / p for p in (
+    "mitigations/adversarial-laplace-eps1.json", "mitigations/adversarial-prs-eps1.json"))
 ATTACK_DEFAULTS = {"targets": 300, "budget": 100, "channels": "gradient,score,timing",
                    "attackers": "likelihood,side-channel", "sweep_epsilons": ["1", "10", "inf"], "sweep_k": ["1", "10"],
                    "sweep_targets": 200}
@@ -67,10 +71,19 @@ class PipelineCommand:
         p.add_argument("--include", nargs="+", default=[], metavar="RESULT",
                        help="further results (replicate, tune, audit, attack JSON) to add to the report")
         p.add_argument("--skip", nargs="+", default=[], choices=["audit", "attack"], help="steps to leave out")
+        p.add_argument("--protect", default=None, metavar="CHANNELS",
+                       help="mitigations of the private trials (score,timing,order or all; see pgc train --protect): "
+                            "the audits then read them from the run and compare every channel with the total ε")
 
     def run(self, args: argparse.Namespace) -> int:
         if args.seed < 0:
             raise CLIError("--seed must be >= 0")
+        from pgc.protect import parse_protect
+
+        try:
+            args.protect = parse_protect(args.protect)
+        except ValueError as exc:
+            raise CLIError(f"--protect: {exc}") from None
         from pgc.rundir import check_output_dir, replace_directory_atomically
 
         out = Path(args.out)
@@ -126,7 +139,8 @@ class PipelineCommand:
         common = dict(hyper=reading.hyper, optimizer=reading.optimizer, exploration_clock=reading.exploration_clock,
                       submissions=n, stop_at_success=d["stop_at_success"])
         configs = [TrainConfig(mechanism=d["mechanism"], epsilon=d["epsilon"], learning_rate=reading.learning_rate,
-                               seed=args.seed + i, **common) for i in range(trials)]
+                               seed=args.seed + i, protect=getattr(args, "protect", ()), **common)
+                   for i in range(trials)]
         variant = reading.nonprivate_variants[0]
         configs += [TrainConfig(mechanism="none", epsilon=math.inf, clip=variant.clip,
                                 learning_rate=variant.learning_rate, seed=args.seed + i, **common)
@@ -166,7 +180,9 @@ class PipelineCommand:
                 "--out", str(work / "audit-adversarial.json"), "--no-progress"]
         self._step("audit-adversarial", argv, steps)
         inputs.append("audit-adversarial.json")
-        inputs += [str(path) for path in COMMITTED_ADVERSARIAL if path.is_file()]
+        # the committed evidence is about the unprotected protocol; a protected run shows the mitigations' own
+        committed = COMMITTED_PROTECTED_ADVERSARIAL if getattr(args, "protect", ()) else COMMITTED_ADVERSARIAL
+        inputs += [str(path) for path in committed if path.is_file()]
 
     def _attack(self, args, work: Path, steps: list[dict], inputs: list[str]) -> None:
         if importlib.util.find_spec("pgc_cli.commands.attack") is None or importlib.util.find_spec("attacks") is None:
@@ -191,6 +207,7 @@ class PipelineCommand:
         from reports import ReportInputError, build_report
 
         manifest = {"kind": "pipeline", "format": "pgc-pipeline/1", "seed": args.seed, "quick": args.quick,
+                    **({"protect": list(args.protect)} if getattr(args, "protect", ()) else {}),
                     "command": "pgc " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["pipeline"] else "pgc pipeline",
                     "defaults": {"train": TRAIN_DEFAULTS, "audit": AUDIT_DEFAULTS, "attack": ATTACK_DEFAULTS},
                     "inputs": inputs, "steps": steps}
