@@ -505,6 +505,11 @@ def _is_paper_setting(config: dict) -> bool:
     return False
 
 
+def _utility_fsts(ts: list[dict]) -> np.ndarray:
+    key = "fst_true_scores" if all("fst_true_scores" in t for t in ts) else "fst"
+    return np.array([number(t.get(key)) for t in ts], dtype=float)
+
+
 def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[dict]]:
     from pgc.metrics import average_scores, relative_auc, success_ratio  # noqa: F401  (pure functions)
 
@@ -522,11 +527,15 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
         # the horizon is the configured cap: a trial stopped at its first success received fewer
         horizon = int(max(max(_int(t, "submissions") or 0, int(number(t["config"].get("submissions")) or 0))
                           for t in ts))
-        fsts = np.array([number(t.get("fst")) if number(t.get("fst")) is not None else math.inf for t in ts])
+        # with a privatized score the run's own FST and μ are computed from noisy scores (what the aggregator
+        # saw); utility is judged on the true scores, kept for evaluation
+        true_metrics = all("fst_true_scores" in t for t in ts)
+        fst_key, mu_key = ("fst_true_scores", "final_mu_true_scores") if true_metrics else ("fst", "final_mu")
+        fsts = np.array([number(t.get(fst_key)) if number(t.get(fst_key)) is not None else math.inf for t in ts])
         finite = fsts[np.isfinite(fsts)]
         ratio = float(np.mean(fsts <= horizon))
         med = float(np.median(fsts))
-        final_mu = [number(t.get("final_mu")) for t in ts if number(t.get("final_mu")) is not None]
+        final_mu = [number(t.get(mu_key)) for t in ts if number(t.get(mu_key)) is not None]
         mus = []
         for t in ts:
             scores_file = src.run_dir / str(t.get("dir", "")) / "scores.npy" if src.run_dir else None
@@ -544,14 +553,17 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
         rows.append(UtilityRow(source=src.label, setting=setting, mechanism=mech, epsilon=eps, trials=len(ts),
                                horizon=horizon, fst_median=med, success_ratio=ratio, relative_auc=None,
                                final_mu=float(np.median(final_mu)) if final_mu else None, paper=paper,
-                               note="" if finite.size else "no trial reached the target"))
+                               note="; ".join(x for x in (
+                                   "" if finite.size else "no trial reached the target",
+                                   "FST and μ from the true scores (the aggregator saw privatized ones)"
+                                   if true_metrics else "") if x)))
     # relative AUC against a non-private setting of the same run, same horizon
     refs = [r for r in rows if r.mechanism == "none"]
     if refs:
         ref = refs[0]
-        ref_fsts = np.array([number(t.get("fst")) for t in groups[ref.setting]], dtype=float)
+        ref_fsts = _utility_fsts(groups[ref.setting])
         for r in rows:
-            fsts = np.array([number(t.get("fst")) for t in groups[r.setting]], dtype=float)
+            fsts = _utility_fsts(groups[r.setting])
             h = min(r.horizon, ref.horizon)
             r.relative_auc = relative_auc(fsts, ref_fsts, h)
     return rows, curves, ratios
@@ -710,6 +722,18 @@ def per_submission_claim(row: BoundRow, rows: list[BoundRow]) -> float | None:
 def build_warnings(c: ReportContent) -> list[dict]:
     w: list[dict] = []
     violated = [b for b in c.bounds if b.verdict == "violated" and not b.outside_claim]
+    # a row above its claim that the family-wise (Holm) test does not confirm is one of many bounds
+    # each valid alone at its confidence: reported, but not as a proven violation
+    lone = [b for b in violated if b.holm_significant is False]
+    violated = [b for b in violated if b.holm_significant is not False]
+    if lone:
+        worst = max(lone, key=lambda b: b.lower_bound - (b.claimed or 0))
+        w.append({"level": "warning", "title": "A bound above its claim, not significant over the family",
+                  "text": f"{len(lone)} row(s) certify slightly more than claimed when read alone — worst: "
+                          f"{worst.subject} ({worst.channel}) ε ≥ {fmt_eps(worst.lower_bound)} against "
+                          f"ε = {fmt_eps(worst.claimed)} — but not after Holm's correction over all rows with a "
+                          "p-value: with many bounds each valid alone at its confidence, a few cross by chance. "
+                          "Re-run that audit with fresh samples to tell chance from a leak."})
     if violated:
         worst = max(violated, key=lambda b: b.lower_bound - (b.claimed or 0))
         w.append({"level": "critical", "title": "Privacy claim exceeded",

@@ -691,15 +691,7 @@ def concurrent_writers(kind: str, base: Path, n: int, log: WriterLog, run: Path 
         argvs = [["report", str(run), "--title", f"t{i}", "--out", str(out)] for i in range(n)]
     procs = [subprocess.Popen(cli(*a), cwd=base, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, stdin=subprocess.DEVNULL) for a in argvs]
-    results = []
-    for p in procs:
-        try:
-            _, err = p.communicate(timeout=SUBPROCESS_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, err = p.communicate()
-            err = "hang " + err
-        results.append((p.returncode, err))
+    results = _wait_all(procs, SUBPROCESS_TIMEOUT_S)
     log.writers += n
     log.groups += 1
     problems = []
@@ -732,6 +724,20 @@ def concurrent_writers(kind: str, base: Path, n: int, log: WriterLog, run: Path 
         log.details.append(f"{kind} x{n}: {'; '.join(problems)}")
 
 
+def _wait_all(procs, timeout: float) -> list[tuple[int, str]]:
+    """(exit code, stderr) of each process; one still running after ``timeout`` is killed ("hang ...")."""
+    results = []
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            err = "hang " + err
+        results.append((p.returncode, err))
+    return results
+
+
 def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
     """``n`` ``pgc tune`` workers on one SQLite study at once: the study ends with at least ``trials``
     finished trials, none RUNNING or lost, and no parameter set twice."""
@@ -740,15 +746,7 @@ def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
              for i in range(n)]
     procs = [subprocess.Popen(cli(*a), cwd=base, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, stdin=subprocess.DEVNULL) for a in argvs]
-    results = []
-    for p in procs:
-        try:
-            _, err = p.communicate(timeout=SUBPROCESS_TIMEOUT_S * 2)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, err = p.communicate()
-            err = "hang " + err
-        results.append((p.returncode, err))
+    results = _wait_all(procs, SUBPROCESS_TIMEOUT_S * 2)
     log.writers += n
     log.groups += 1
     problems = [f"worker rc {rc}: {err.strip()[-300:]}" for rc, err in results if rc != 0]
