@@ -588,10 +588,14 @@ def tune_counts(out: Path, study: str = "pgc-tune") -> dict:
         try:
             s = optuna.load_study(study_name=study, storage=storage)
         except KeyError:
-            return {"COMPLETE": 0, "RUNNING": 0, "FAIL": 0, "PRUNED": 0, "params": []}
+            return {"COMPLETE": 0, "RUNNING": 0, "FAIL": 0, "PRUNED": 0, "SURPLUS": 0, "params": []}
         trials = s.get_trials(deepcopy=False)
         counts = {name: sum(t.state.name == name for t in trials) for name in ("COMPLETE", "RUNNING", "FAIL",
                                                                                  "PRUNED", "WAITING")}
+        # a trial started past the budget by a worker asking at the same moment is failed on purpose and
+        # marked "surplus" (tuning.study): it holds no result, so it is neither lost nor a failure
+        counts["SURPLUS"] = sum(t.state.name == "FAIL" and bool(t.user_attrs.get("surplus")) for t in trials)
+        counts["FAIL"] -= counts["SURPLUS"]
         # a failed trial's parameters are re-queued once: count each finished parameter set once
         counts["params"] = [json.dumps(t.params, sort_keys=True) for t in trials
                             if t.state.name in ("COMPLETE", "PRUNED")]
@@ -740,7 +744,7 @@ def _wait_all(procs, timeout: float) -> list[tuple[int, str]]:
 
 def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
     """``n`` ``pgc tune`` workers on one SQLite study at once: the study ends with at least ``trials``
-    finished trials, none RUNNING or lost, and no parameter set twice."""
+    finished trials, none RUNNING, failed (surplus trials aside) or lost, and no parameter set twice."""
     out = base / "tune-shared"
     argvs = [["tune", "--trials", str(trials), *TUNE_ARGS, "--seed", "0", "--worker-id", f"w{i}", "--out", str(out)]
              for i in range(n)]
