@@ -364,7 +364,7 @@ class ChannelSumLikelihoodRatio:
         return [SparseProjection(), LaplaceLogLikelihood(), HistogramLikelihoodRatio(1), HistogramLikelihoodRatio(2)]
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
-        from .tester import choose_threshold
+        from .tester import choose_threshold, select_statistic
 
         hp, hn = len(pos) // 2, len(neg) // 2
         parts = []
@@ -372,20 +372,11 @@ class ChannelSumLikelihoodRatio:
             fit_p, fit_n, cal_p, cal_n = pos[:hp, group], neg[:hn, group], pos[hp:, group], neg[hn:, group]
             if fit_p.shape[1] == 0 or np.all(np.concatenate([fit_p, fit_n]) == fit_p[0]):
                 continue  # a constant channel carries nothing
-            best = None
-            for stat in self._candidates():
-                scorer = stat.fit(fit_p, fit_n)
-                if scorer is None:
-                    continue
-                s_p, s_n = np.asarray(scorer(cal_p), np.float64), np.asarray(scorer(cal_n), np.float64)
-                if not (np.all(np.isfinite(s_p)) and np.all(np.isfinite(s_n))):
-                    continue
-                eps = choose_threshold(s_p, s_n, len(cal_p), 0.05, 0.0)[2]
-                if best is None or eps > best[0]:
-                    best = (eps, scorer, s_p, s_n)
+            best = select_statistic(self._candidates(), fit_p, fit_n, cal_p, cal_n,
+                                    lambda s_p, s_n: choose_threshold(s_p, s_n, len(cal_p), 0.05, 0.0))
             if best is None:
                 continue
-            _, scorer, s_p, s_n = best
+            _, scorer, s_p, s_n, _ = best
             pooled = np.concatenate([s_p, s_n])
             values = np.unique(pooled)
             if values.size <= self.bins:

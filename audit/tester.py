@@ -132,7 +132,24 @@ def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_ce
     half_p, half_n = len(train_pos) // 2, len(train_neg) // 2
     fit_p, sel_p = train_pos[:half_p], train_pos[half_p:]
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
-    best: CandidateTest | None = None
+    chosen = select_statistic(statistics, fit_p, fit_n, sel_p, sel_n,
+                              lambda s_pos, s_neg: choose_threshold(s_pos, s_neg, n_cert, alpha, delta),
+                              tie_margin=TIE_MARGIN)
+    if chosen is None:
+        return None
+    stat, scorer, _, _, (t, share, eps) = chosen
+    return CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos))
+
+
+def select_statistic(statistics: Sequence, fit_p: np.ndarray, fit_n: np.ndarray, sel_p: np.ndarray,
+                     sel_n: np.ndarray, project: Callable, tie_margin: float = 0.0):
+    """Fit each statistic on (fit_p, fit_n) and keep the one whose projection on the selection half
+    (``project(s_pos, s_neg)``, a tuple ending in the projected ε) is largest; a later statistic
+    replaces an earlier one only if it projects more than (1 + ``tie_margin``) times its ε.
+
+    Returns ``(statistic, scorer, s_pos, s_neg, projection)`` or None when no statistic gives finite
+    scores."""
+    best = None
     for stat in statistics:
         scorer = stat.fit(fit_p, fit_n)
         if scorer is None:
@@ -140,9 +157,9 @@ def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_ce
         s_pos, s_neg = np.asarray(scorer(sel_p), np.float64), np.asarray(scorer(sel_n), np.float64)
         if not (np.all(np.isfinite(s_pos)) and np.all(np.isfinite(s_neg))):
             continue
-        t, share, eps = choose_threshold(s_pos, s_neg, n_cert, alpha, delta)
-        if best is None or eps > best.projected_epsilon * (1.0 + TIE_MARGIN):
-            best = CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos))
+        projection = project(s_pos, s_neg)
+        if best is None or projection[-1] > best[4][-1] * (1.0 + tie_margin):
+            best = (stat, scorer, s_pos, s_neg, projection)
     return best
 
 

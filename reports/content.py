@@ -505,9 +505,17 @@ def _is_paper_setting(config: dict) -> bool:
     return False
 
 
+def _utility_keys(ts: list[dict]) -> tuple[str, str]:
+    """(FST key, final-μ key) of a setting's trial summaries: with a privatized score the run's own FST
+    and μ come from noisy scores (what the aggregator saw), so utility is judged on the true scores
+    kept for evaluation."""
+    if all("fst_true_scores" in t for t in ts):
+        return "fst_true_scores", "final_mu_true_scores"
+    return "fst", "final_mu"
+
+
 def _utility_fsts(ts: list[dict]) -> np.ndarray:
-    key = "fst_true_scores" if all("fst_true_scores" in t for t in ts) else "fst"
-    return np.array([number(t.get(key)) for t in ts], dtype=float)
+    return np.array([number(t.get(_utility_keys(ts)[0])) for t in ts], dtype=float)
 
 
 def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[dict]]:
@@ -527,10 +535,8 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
         # the horizon is the configured cap: a trial stopped at its first success received fewer
         horizon = int(max(max(_int(t, "submissions") or 0, int(number(t["config"].get("submissions")) or 0))
                           for t in ts))
-        # with a privatized score the run's own FST and μ are computed from noisy scores (what the aggregator
-        # saw); utility is judged on the true scores, kept for evaluation
-        true_metrics = all("fst_true_scores" in t for t in ts)
-        fst_key, mu_key = ("fst_true_scores", "final_mu_true_scores") if true_metrics else ("fst", "final_mu")
+        fst_key, mu_key = _utility_keys(ts)
+        true_metrics = fst_key == "fst_true_scores"
         fsts = np.array([number(t.get(fst_key)) if number(t.get(fst_key)) is not None else math.inf for t in ts])
         finite = fsts[np.isfinite(fsts)]
         ratio = float(np.mean(fsts <= horizon))
