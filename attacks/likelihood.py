@@ -156,8 +156,7 @@ class LikelihoodAttacker:
                 return False
             m = threat.mechanism
             if isinstance(m, ProjectedRandomSign):
-                from pgc.model import DIM
-                return m.reduced_dim_for(DIM) == 1 or threat.uses("prs_internals")
+                return m.reduced_dim_for(threat.hyper.dim) == 1 or threat.uses("prs_internals")
             return isinstance(m, (Laplace, NoNoise))
         return self.use_side_channels and score_channel_name(threat) is not None
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from pgc.mechanisms import Mechanism, make_mechanism
-from pgc.model import glorot_uniform_theta, load_checkpoint
+from pgc.model import glorot_uniform_theta, has_biases, load_checkpoint
 from pgc.rollout import A3CHyperparams
 from pgc.rundir import load_run
 
@@ -56,9 +56,8 @@ class ModelSpec:
                 changes[key] = value if key == "action_selection" else float(value)
             except ValueError:
                 raise ValueError(f"model spec {spec!r}: lam must be a number") from None
-        h = model.hyper or A3CHyperparams()
-        fields = {f: getattr(h, f) for f in ("gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection")}
-        return cls(spec, model.theta, A3CHyperparams(**{**fields, **changes}))
+        h = model.hyper or A3CHyperparams(biases=has_biases(model.theta))
+        return cls(spec, model.theta, replace(h, **changes))
 
     @classmethod
     def _parse_base(cls, spec: str) -> "ModelSpec":
@@ -78,7 +77,8 @@ class ModelSpec:
         path = Path(spec)
         if not path.is_file():
             raise FileNotFoundError(f"model {spec!r} is neither init:SEED, run:DIR, run-initial:DIR nor a checkpoint file")
-        return cls(spec, load_checkpoint(path), None)
+        theta = load_checkpoint(path)  # a checkpoint says whether its model has biases (131 parameters)
+        return cls(spec, theta, A3CHyperparams(biases=True) if has_biases(theta) else None)
 
 
 def _trial_any(run_dir: str):

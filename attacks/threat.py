@@ -32,7 +32,6 @@ import numpy as np
 
 from pgc.env import CartPoleParams
 from pgc.mechanisms import Mechanism, ProjectedRandomSign
-from pgc.model import DIM
 from pgc.rollout import A3CHyperparams
 
 CHANNELS = ("gradient", "score", "timing", "prs_internals")
@@ -112,7 +111,7 @@ class ThreatModel:
         m = self.mechanism
         mech = {"name": type(m).__name__, "epsilon": m.epsilon, "clip": getattr(m, "clip", None)}
         if isinstance(m, ProjectedRandomSign):
-            mech["reduced_dim"] = m.reduced_dim_for(DIM)
+            mech["reduced_dim"] = m.reduced_dim_for(self.hyper.dim)
         return {"adversary": "honest-but-curious aggregator (or colluding agents)", "mechanism": mech,
                 "channels": list(self.channels), "protected_only": self.protected_only,
                 "candidates": None if self.candidates is None else list(self.candidates),

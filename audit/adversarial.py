@@ -56,7 +56,7 @@ import numpy as np
 
 from pgc.env import CartPoleParams, physics_array
 from pgc.mechanisms import Mechanism, NoNoise
-from pgc.model import DIM, SLICE_VALUE
+from pgc.model import DIM, SLICE_VALUE, with_zero_biases
 from pgc.rollout import A3CHyperparams, simulate_episodes
 
 from .environment import ChannelAudit, environment_audit
@@ -79,7 +79,8 @@ PROTECTED_ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order
 
 def crafted_theta(controller: Sequence[float], detector: Sequence[float], log10_threshold: float, *,
                   detector_scale: float = DETECTOR_SCALE, logit_scale: float = LOGIT_SCALE) -> np.ndarray:
-    """θ (canonical 112-vector) of the crafted family; see the module docstring."""
+    """θ (canonical 112-vector) of the crafted family; see the module docstring. A model with biases
+    plays it with zero biases (:func:`pgc.model.with_zero_biases`): the same network function."""
     k = np.asarray(controller, dtype=np.float64)
     w = np.asarray(detector, dtype=np.float64)
     if k.shape != (4,) or w.shape != (4,) or not (np.all(np.isfinite(k)) and np.all(np.isfinite(w))):
@@ -216,6 +217,7 @@ class _Simulator:
         self.physics, self.hyper, self.exploration = physics, hyper, exploration
 
     def play(self, theta: np.ndarray, n: int, seed: np.random.SeedSequence):
+        theta = with_zero_biases(theta, self.hyper.biases)  # the crafted family sets weights only
         pos_seq, neg_seq = seed.spawn(2)
         out = []
         for g, s in ((self.psi, pos_seq), (self.psi_prime, neg_seq)):
@@ -488,6 +490,7 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
             searches[objective] = search_crafted_model(psi, psi_prime, objective=objective, settings=settings,
                                                        seed=seq, physics=physics, hyper=hyper)
             found[objective] = searches[objective].theta
+    found = {k: with_zero_biases(v, hyper.biases) for k, v in found.items()}  # crafted: weights only
     from pgc.env import PAPER_GRAVITIES
     from pgc.protect import parse_protect
 

@@ -1,6 +1,7 @@
 """Compiled core: CartPole physics + policy + online A3C gradient, and whole trials of Algorithm 1.
 
-A lane is one agent playing one episode with its own parameter copy θ' (112 floats, in the kernel
+A lane is one agent playing one episode with its own parameter copy θ' (d = 112 floats, or 131 with
+biases; in the kernel
 layout :data:`KERNEL_ORDER`) and its own physics row (:mod:`pgc.env`). Two drivers share the same
 inlined pieces (forward pass, physics step, backward sweep):
 
@@ -22,13 +23,16 @@ the semi-gradient of eq. 15 (A_t and V̂_t treated as constants, the A3C convent
 
 While an episode runs, a lane stores only (s_t, a_t) — 5 numbers a step — in its own trajectory
 buffer; when it ends, one backward sweep (t = T−1..0) computes V̂_t recursively, recomputes the tiny
-forward pass and accumulates g into a single 112-vector. Every lane loops over its own length, so
+forward pass and accumulates g into a single d-vector. Every lane loops over its own length, so
 nothing is padded, and the sweep's working set stays in L1 cache.
 
 The sums run over the T steps at which an action was taken (t = 0..T−1); the terminal state has no
 action, so eq. 16's term at t = T_n is empty. V_T is V(s_T; θ') if the episode was cut by the 200-step
 cap (``bootstrap_truncated=True``), and 0 if the pole fell (a terminal state's value is 0 as R gives
 0 to terminal states, §2.2). ``tests/test_gradient.py`` checks g against torch autograd on eqs. 15–18.
+
+Biases (the reading knob ``A3CHyperparams.biases``) are told by θ's width: a lane's θ' of 131
+entries adds b(c), b(p), b(v) to the three layers (:mod:`pgc.model`), and its gradient has 131 entries.
 """
 
 from __future__ import annotations
@@ -41,19 +45,22 @@ import numpy as np
 from .env import THETA_THRESHOLD, X_THRESHOLD
 from .mechanism_codes import (MECH_EXTERNAL, MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE,  # noqa: F401
                               MECH_PRS, SNAP_BOUND_SCALES)
-from .model import DIM
+from .model import DIM, DIM_BIASED
 
 TRAJ_FIELDS = 5  # s_t (4 numbers) and a_t per stored step
 
 # Kernel layout of a lane's θ': position k holds canonical entry KERNEL_ORDER[k]. θ(c) is stored
 # column by column (input i's 16 weights contiguous) so that the hidden layer is four contiguous
 # multiply-adds over j, which the compiler vectorises; θ(p) and θ(v) keep their canonical places.
+# Biases (θ of 131 entries) keep their canonical places after the weights.
 KERNEL_ORDER = np.concatenate([np.arange(64).reshape(16, 4).T.ravel(), np.arange(64, DIM)])
+KERNEL_ORDER_BIASED = np.concatenate([KERNEL_ORDER, np.arange(DIM, DIM_BIASED)])
 
 
 def to_kernel_layout(theta: np.ndarray) -> np.ndarray:
-    """θ (…, 112) in the canonical layout → the kernel layout."""
-    return np.asarray(theta)[..., KERNEL_ORDER]
+    """θ (…, 112 or 131) in the canonical layout → the kernel layout."""
+    theta = np.asarray(theta)
+    return theta[..., KERNEL_ORDER_BIASED if theta.shape[-1] == DIM_BIASED else KERNEL_ORDER]
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
@@ -62,6 +69,15 @@ def _forward(theta, row, s0, s1, s2, s3):
     z0 = 0.0
     z1 = 0.0
     v = 0.0
+    if theta.shape[1] == DIM_BIASED:  # Dense layers with biases (θ[112:131], canonical places)
+        for j in range(16):
+            p = theta[row, j] * s0 + theta[row, 16 + j] * s1 + theta[row, 32 + j] * s2 + theta[row, 48 + j] * s3 \
+                + theta[row, 112 + j]
+            h = p if p > 0.0 else 0.0
+            z0 += theta[row, 64 + j] * h
+            z1 += theta[row, 80 + j] * h
+            v += theta[row, 96 + j] * h
+        return z0 + theta[row, 128], z1 + theta[row, 129], v + theta[row, 130]
     for j in range(16):
         p = theta[row, j] * s0 + theta[row, 16 + j] * s1 + theta[row, 32 + j] * s2 + theta[row, 48 + j] * s3
         h = p if p > 0.0 else 0.0  # ReLU as a select, not a branch (half of them would mispredict)
@@ -107,11 +123,13 @@ def _episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, 
     Reading knobs (:class:`pgc.rollout.A3CHyperparams`): ``reward_kind`` (:data:`REWARD_UNIT`: r_t = 1,
     the paper; :data:`REWARD_TERMINAL`: 0 per step and ±1 on the last one), ``n_step`` (0: the whole
     episode, eq. 18; n: n-step returns bootstrapped with V(s_{t+n})), ``mean_loss`` (g / T)."""
-    w = np.empty(DIM)  # θ' and g as fresh local arrays: no aliasing, so the loops over j vectorise
-    g = np.zeros(DIM)
+    dim = theta.shape[1]
+    biased = dim == DIM_BIASED
+    w = np.zeros(DIM_BIASED)  # θ' and g as fresh local arrays: no aliasing, so the loops over j vectorise
+    g = np.zeros(DIM_BIASED)  # bias entries accumulate always and are read out only with biases
     hidden = np.empty(16)
     values = np.empty(steps) if n_step > 0 else np.empty(0)  # V(s_t), read by the n-step targets
-    for k in range(DIM):
+    for k in range(dim):
         w[k] = theta[lane, k]
     target = v_boot
     for t in range(steps - 1, -1, -1):
@@ -122,8 +140,12 @@ def _episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, 
         s2 = traj[lane, t, 2]
         s3 = traj[lane, t, 3]
         a = int(traj[lane, t, 4])
-        for j in range(16):  # forward pass again (5 numbers a step stored, not 16 activations)
-            hidden[j] = w[j] * s0 + w[16 + j] * s1 + w[32 + j] * s2 + w[48 + j] * s3
+        if biased:
+            for j in range(16):  # forward pass again (5 numbers a step stored, not 16 activations)
+                hidden[j] = w[j] * s0 + w[16 + j] * s1 + w[32 + j] * s2 + w[48 + j] * s3 + w[112 + j]
+        else:
+            for j in range(16):
+                hidden[j] = w[j] * s0 + w[16 + j] * s1 + w[32 + j] * s2 + w[48 + j] * s3
         z0 = 0.0
         z1 = 0.0
         v = 0.0
@@ -132,6 +154,10 @@ def _episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, 
             z0 += w[64 + j] * h
             z1 += w[80 + j] * h
             v += w[96 + j] * h
+        if biased:
+            z0 += w[128]
+            z1 += w[129]
+            v += w[130]
         if n_step > 0:  # n-step return: Σ_{k<m} γ^k r_{t+k} + γ^m V(s_{t+m}), m = min(n, T − t)
             values[t] = v
             m = min(n_step, steps - t)
@@ -156,11 +182,15 @@ def _episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, 
             g[16 + j] += dh * s1
             g[32 + j] += dh * s2
             g[48 + j] += dh * s3
+            g[112 + j] += dh  # b(c) (read out only with biases)
+        g[128] += dz0
+        g[129] += dz1
+        g[130] += dv
     norm = 1.0 / steps if mean_loss else 1.0  # loss averaged over the episode's steps instead of summed
     for j in range(16):  # back to the canonical layout: θ(c)[j, i] at 4j + i
         for i in range(4):
             grad_out[lane, 4 * j + i] = g[16 * i + j] * norm
-    for k in range(64, DIM):
+    for k in range(64, dim):
         grad_out[lane, k] = g[k] * norm
 
 

@@ -315,8 +315,9 @@ def make_mechanism(name: str, epsilon: float = math.inf, clip: float | None = No
     return MECHANISMS[name](epsilon=epsilon, clip=clip, reduced_dim=reduced_dim)
 
 
-def compiled_spec(mechanism: Mechanism) -> tuple[int, float, float, int, float] | None:
-    """``(kind, ε, C, d̂, snapping grid)`` for the trainer's compiled fast path, or None.
+def compiled_spec(mechanism: Mechanism, dim: int = 112) -> tuple[int, float, float, int, float] | None:
+    """``(kind, ε, C, d̂, snapping grid)`` for the trainer's compiled fast path, or None; ``dim`` is
+    the gradient's d (112, or 131 with biases).
 
     Only the exact built-in classes qualify (a subclass may override ``__call__``); any other
     mechanism is called through the Protocol. :func:`pgc.kernel.privatize_row` is the compiled twin
@@ -331,9 +332,7 @@ def compiled_spec(mechanism: Mechanism) -> tuple[int, float, float, int, float] 
                     snapping_grid(mechanism.noise_scale))
         return MECH_LAPLACE, mechanism.epsilon, mechanism.clip, 1, 0.0
     if kind is ProjectedRandomSign:
-        from .model import DIM
-
-        return MECH_PRS, mechanism.epsilon, mechanism.clip, mechanism.reduced_dim_for(DIM), 0.0
+        return MECH_PRS, mechanism.epsilon, mechanism.clip, mechanism.reduced_dim_for(dim), 0.0
     return None
 
 

@@ -2,11 +2,22 @@
 
     h = ReLU(θ(c) s),   π(·|s) = softmax(θ(p) h),   V(s) = θ(v) h        (no biases, d = 112)
 
-Canonical flat layout of θ ∈ R^112 (used by the kernel, the mechanisms, transcripts, checkpoints):
+The paper counts d = 112 parameters, so its layers have no biases. The Keras A3C CartPole example
+whose exploration schedule §4 reproduces uses Dense layers with biases (zero-initialised); the
+reading knob ``A3CHyperparams.biases`` adds them (d = 131):
+
+    h = ReLU(θ(c) s + b(c)),   π(·|s) = softmax(θ(p) h + b(p)),   V(s) = θ(v) h + b(v)
+
+Canonical flat layout of θ ∈ R^d (used by the kernel, the mechanisms, transcripts, checkpoints):
 
     θ[0:64]    = θ(c) row-major, θ(c)[j, i] at 4*j + i   (hidden unit j, state feature i)
     θ[64:96]   = θ(p) row-major, θ(p)[a, j] at 64 + 16*a + j
     θ[96:112]  = θ(v),           θ(v)[0, j] at 96 + j
+    θ[112:128] = b(c),           b(c)[j] at 112 + j        (biases only: d = 131)
+    θ[128:130] = b(p),           b(p)[a] at 128 + a
+    θ[130]     = b(v)
+
+The biases come after the weights, so a biased θ's first 112 entries are an unbiased θ's layout.
 
 Checkpoints are torch ``state_dict`` files loaded with ``weights_only=True``: loading never executes
 code from the file.
@@ -25,21 +36,51 @@ from torch import nn
 STATE_DIM = 4
 HIDDEN = 16
 ACTIONS = 2
-DIM = HIDDEN * STATE_DIM + ACTIONS * HIDDEN + HIDDEN  # 112
+DIM = HIDDEN * STATE_DIM + ACTIONS * HIDDEN + HIDDEN  # 112: the paper's d, no biases
+DIM_BIASED = DIM + HIDDEN + ACTIONS + 1  # 131: Dense layers with biases
+DIMS = (DIM, DIM_BIASED)
 SLICE_COMMON = slice(0, 64)
 SLICE_POLICY = slice(64, 96)
 SLICE_VALUE = slice(96, 112)
-_PARAM_NAMES = ("common.weight", "policy.weight", "value.weight")
+SLICE_BIAS_COMMON = slice(112, 128)
+SLICE_BIAS_POLICY = slice(128, 130)
+SLICE_BIAS_VALUE = slice(130, 131)
+_WEIGHT_NAMES = ("common.weight", "policy.weight", "value.weight")
+_BIAS_NAMES = ("common.bias", "policy.bias", "value.bias")
+
+
+def model_dim(biases: bool) -> int:
+    """d of the actor-critic: 112 (the paper's, no biases) or 131 (Dense layers with biases)."""
+    return DIM_BIASED if biases else DIM
+
+
+def has_biases(theta: np.ndarray) -> bool:
+    """Whether a canonical θ (…, d) is the biased layout (d = 131)."""
+    return np.shape(theta)[-1] == DIM_BIASED
+
+
+def with_zero_biases(theta: np.ndarray, biases: bool) -> np.ndarray:
+    """θ for a model with or without biases: an unbiased θ (…, 112) gets zero biases appended when
+    ``biases`` (the same network function); anything else is returned as it is."""
+    theta = np.asarray(theta, dtype=np.float64)
+    if biases and theta.shape[-1] == DIM:
+        return np.concatenate([theta, np.zeros(theta.shape[:-1] + (DIM_BIASED - DIM,))], axis=-1)
+    return theta
 
 
 class ActorCritic(nn.Module):
     """Shared hidden layer, policy head and value head; see module docstring for the layout."""
 
-    def __init__(self) -> None:
+    def __init__(self, biases: bool = False) -> None:
         super().__init__()
-        self.common = nn.Linear(STATE_DIM, HIDDEN, bias=False)
-        self.policy = nn.Linear(HIDDEN, ACTIONS, bias=False)
-        self.value = nn.Linear(HIDDEN, 1, bias=False)
+        self.biases = bool(biases)
+        self.common = nn.Linear(STATE_DIM, HIDDEN, bias=self.biases)
+        self.policy = nn.Linear(HIDDEN, ACTIONS, bias=self.biases)
+        self.value = nn.Linear(HIDDEN, 1, bias=self.biases)
+
+    @property
+    def dim(self) -> int:
+        return model_dim(self.biases)
 
     def forward(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Returns ``(logits (n, 2), value (n,))``."""
@@ -47,12 +88,12 @@ class ActorCritic(nn.Module):
         return self.policy(h), self.value(h).squeeze(-1)
 
     def flat(self) -> np.ndarray:
-        """θ as the canonical float64 112-vector."""
+        """θ as the canonical float64 d-vector (d = 112, or 131 with biases)."""
         with torch.no_grad():
             return np.concatenate([p.detach().double().reshape(-1).numpy() for p in self._ordered()])
 
     def load_flat(self, theta: np.ndarray) -> "ActorCritic":
-        theta = check_theta(theta)
+        theta = check_theta(theta, self.dim)
         offset = 0
         with torch.no_grad():
             for p in self._ordered():
@@ -62,31 +103,41 @@ class ActorCritic(nn.Module):
         return self
 
     def _ordered(self) -> list[nn.Parameter]:
-        return [self.common.weight, self.policy.weight, self.value.weight]
+        weights = [self.common.weight, self.policy.weight, self.value.weight]
+        return weights + ([self.common.bias, self.policy.bias, self.value.bias] if self.biases else [])
 
     @classmethod
     def from_flat(cls, theta: np.ndarray) -> "ActorCritic":
-        return cls().double().load_flat(theta)
+        """The model of a canonical θ; its length (112 or 131) says whether it has biases."""
+        theta = check_theta(theta)
+        return cls(biases=has_biases(theta)).double().load_flat(theta)
 
 
-def check_theta(theta: np.ndarray) -> np.ndarray:
+def check_theta(theta: np.ndarray, dim: int | None = None) -> np.ndarray:
+    """θ as a finite float64 vector of ``dim`` entries (None: either model's, 112 or 131)."""
     theta = np.asarray(theta, dtype=np.float64)
-    if theta.shape != (DIM,):
-        raise ValueError(f"θ must be a flat vector of {DIM} parameters, got shape {theta.shape}")
+    allowed = DIMS if dim is None else (dim,)
+    if theta.ndim != 1 or theta.shape[0] not in allowed:
+        want = " or ".join(str(d) for d in allowed)
+        raise ValueError(f"θ must be a flat vector of {want} parameters, got shape {theta.shape}")
     if not np.all(np.isfinite(theta)):
         raise ValueError("θ contains non-finite values")
     return theta
 
 
-def glorot_uniform_theta(rng: np.random.Generator) -> np.ndarray:
+def glorot_uniform_theta(rng: np.random.Generator, biases: bool = False) -> np.ndarray:
     """Initial θ drawn as TensorFlow 1.x's default dense-layer initializer (Glorot uniform).
 
     The paper used TF 1.14 without naming an initializer, so its default is the faithful guess.
+    Biases, when the model has them, start at zero (Keras' ``bias_initializer="zeros"``), so the
+    weights are the same draws with and without biases.
     """
     parts = []
     for fan_out, fan_in in ((HIDDEN, STATE_DIM), (ACTIONS, HIDDEN), (1, HIDDEN)):
         limit = math.sqrt(6.0 / (fan_in + fan_out))
         parts.append(rng.uniform(-limit, limit, size=fan_out * fan_in))
+    if biases:
+        parts.append(np.zeros(DIM_BIASED - DIM))
     return np.concatenate(parts)
 
 
@@ -105,7 +156,8 @@ class CheckpointError(ValueError):
 
 
 def load_checkpoint(path: str | Path) -> np.ndarray:
-    """Load θ (canonical flat 112-vector) from a state_dict file without executing code from it."""
+    """Load θ (canonical flat vector, 112 or 131 with biases) from a state_dict file without executing
+    code from it."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
@@ -115,10 +167,11 @@ def load_checkpoint(path: str | Path) -> np.ndarray:
             state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types for corrupted / unsafe files
         raise CheckpointError(f"checkpoint {path} could not be loaded safely: {exc}") from None
-    if not isinstance(state, dict) or set(state) != set(_PARAM_NAMES):
+    names = set(state) if isinstance(state, dict) else None
+    if names not in (set(_WEIGHT_NAMES), set(_WEIGHT_NAMES + _BIAS_NAMES)):
         keys = sorted(state) if isinstance(state, dict) else type(state).__name__
         raise CheckpointError(f"checkpoint {path} is not an ActorCritic state_dict (found {keys})")
-    model = ActorCritic().double()
+    model = ActorCritic(biases=len(names) == len(_WEIGHT_NAMES + _BIAS_NAMES)).double()
     try:
         model.load_state_dict({k: torch.as_tensor(v).double() for k, v in state.items()})
     except RuntimeError as exc:

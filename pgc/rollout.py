@@ -14,7 +14,7 @@ import numpy as np
 
 from . import kernel
 from .env import EPISODE_CAP, PHYSICS_FIELDS, initial_states
-from .model import DIM
+from .model import model_dim
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class A3CHyperparams:
     reward: str = "unit"  # "unit": r_t = 1 per step (CartPole, §2.2); "terminal": 0 per step, −1 on a fall, +1 at the cap
     n_step: int = 0  # 0: eq. 18 over the whole episode; n ≥ 1: n-step returns bootstrapped with V(s_{t+n})
     loss_reduction: str = "sum"  # "sum": eqs. 16–17 sum over steps; "mean": averaged over the episode's steps
+    biases: bool = False  # False: the paper's d = 112 (no biases); True: Dense layers with biases, d = 131
 
     def __post_init__(self) -> None:
         if not (0.0 < self.gamma < 1.0):
@@ -51,6 +52,22 @@ class A3CHyperparams:
             raise ValueError(f"n_step must be an integer in [0, 10000] (0: whole episode), got {self.n_step!r}")
         if not isinstance(self.cap, (int, np.integer)) or not 1 <= self.cap <= 10_000:
             raise ValueError(f"cap must be an integer in [1, 10000], got {self.cap!r}")
+        if not isinstance(self.biases, (bool, np.bool_)):
+            raise ValueError(f"biases must be true or false, got {self.biases!r}")
+
+    @property
+    def dim(self) -> int:
+        """d of the model these settings train: 112, or 131 with biases."""
+        return model_dim(bool(self.biases))
+
+
+def check_model_width(theta: np.ndarray, hyper: A3CHyperparams) -> None:
+    """Raise a clear error when θ's width (112 / 131) disagrees with ``hyper.biases``."""
+    width = np.shape(theta)[-1] if np.ndim(theta) else None
+    if width != hyper.dim and width in (model_dim(False), model_dim(True)):
+        have = "with" if width == model_dim(True) else "without"
+        raise ValueError(f"θ has {width} parameters (a model {have} biases) but the settings say "
+                         f"biases={bool(hyper.biases)} (d = {hyper.dim})")
 
 
 def kernel_gradient_rule(hyper: A3CHyperparams) -> tuple[int, int, bool]:
@@ -69,14 +86,14 @@ class LaneEngine:
         self.n = n_lanes
         self.state = np.zeros((n_lanes, 4))
         self.elapsed = np.zeros(n_lanes, np.int64)
-        self.theta = np.zeros((n_lanes, DIM))
+        self.theta = np.zeros((n_lanes, hyper.dim))
         self.physics = np.ones((n_lanes, len(PHYSICS_FIELDS)))
         self.alpha = np.zeros(n_lanes)
         if n_lanes * hyper.cap * kernel.TRAJ_FIELDS * 8 > 2**31:
             raise ValueError(f"{n_lanes} lanes × cap {hyper.cap} need over 2 GiB of trajectory buffers")
         self.traj = np.zeros((n_lanes, hyper.cap, kernel.TRAJ_FIELDS))  # (s_t, a_t) per step
         self.active = np.zeros(n_lanes, np.bool_)
-        self.gradients = np.zeros((n_lanes, DIM))
+        self.gradients = np.zeros((n_lanes, hyper.dim))
         self.done = np.zeros(n_lanes, np.bool_)
         self.terminated = np.zeros(n_lanes, np.bool_)
         self.actions = np.zeros(n_lanes, np.int8)
@@ -123,7 +140,7 @@ class LaneEngine:
 class EpisodeBatch:
     """Clean per-episode gradients (before any mechanism) and scores (episode lengths)."""
 
-    gradients: np.ndarray  # (n, 112) float64, may hold non-finite values for a diverged model
+    gradients: np.ndarray  # (n, d) float64, may hold non-finite values for a diverged model
     scores: np.ndarray  # (n,) int64
     terminated: np.ndarray  # (n,) bool: the pole fell (False: cut by the cap)
 
@@ -133,7 +150,8 @@ def simulate_episodes(theta: np.ndarray, physics: np.ndarray, rng: np.random.Gen
                       max_lanes: int = 4096) -> EpisodeBatch:
     """Play one episode per physics row at model θ and return each episode's clean gradient.
 
-    ``theta`` is one model ``(112,)`` for all episodes or one per episode ``(n, 112)``; ``physics``
+    ``theta`` is one model ``(d,)`` for all episodes or one per episode ``(n, d)``, d = ``hyper.dim``
+    (112, or 131 with biases); ``physics``
     is ``(n, 6)`` (see :func:`pgc.env.physics_array`); ``alpha`` the exploration probability.
     Episodes are fed through at most ``max_lanes`` lanes, refilled as soon as one finishes.
     """
@@ -143,11 +161,13 @@ def simulate_episodes(theta: np.ndarray, physics: np.ndarray, rng: np.random.Gen
         raise ValueError(f"physics must have shape (n, {len(PHYSICS_FIELDS)}), got {physics.shape}")
     n = physics.shape[0]
     theta = np.asarray(theta, dtype=np.float64)
-    thetas = np.broadcast_to(theta, (n, DIM)) if theta.ndim == 1 else theta
-    if thetas.shape != (n, DIM):
-        raise ValueError(f"theta must have shape ({DIM},) or ({n}, {DIM}), got {theta.shape}")
+    d = hyper.dim
+    check_model_width(theta, hyper)
+    thetas = np.broadcast_to(theta, (n, d)) if theta.ndim == 1 else theta
+    if thetas.shape != (n, d):
+        raise ValueError(f"theta must have shape ({d},) or ({n}, {d}), got {theta.shape}")
     alphas = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,))
-    grads = np.empty((n, DIM))
+    grads = np.empty((n, d))
     scores = np.empty(n, np.int64)
     terminated = np.empty(n, np.bool_)
     if n == 0:

@@ -35,7 +35,7 @@ from .env import PAPER_GRAVITIES, PHYSICS_FIELDS, TARGET_SCORE, CartPoleParams
 from .mechanisms import (MECHANISMS, Mechanism, ProjectedRandomSign, compiled_spec, make_mechanism, mechanism_record,
                          split_rounds)
 from .metrics import WINDOW, average_scores, first_success_time
-from .model import DIM, glorot_uniform_theta
+from .model import glorot_uniform_theta
 from .protect import ScoreLaplace, parse_protect, split_budget
 from .rollout import A3CHyperparams, kernel_gradient_rule
 from .transcript import GroundTruth, Transcript
@@ -117,7 +117,7 @@ class TrainConfig:
         split_budget(self.epsilon, self.score_epsilon, self.protect)  # validates score_epsilon
         mechanism = self.build_mechanism()  # validates ε and C for the mechanism
         if isinstance(mechanism, ProjectedRandomSign):
-            mechanism.reduced_dim_for(DIM)  # d̂ ≤ d
+            mechanism.reduced_dim_for(self.hyper.dim)  # d̂ ≤ d
 
     @property
     def gradient_epsilon(self) -> float:
@@ -254,9 +254,10 @@ def estimate_batch_bytes(configs: Sequence["TrainConfig"], record: bool | Sequen
     total = 0
     for c, rec in zip(configs, flags):
         n = c.submissions
-        per = n * 8 + c.workers * (c.hyper.cap * kernel.TRAJ_FIELDS + 4 * DIM) * 8 + 16 * DIM * 8
+        d = c.hyper.dim
+        per = n * 8 + c.workers * (c.hyper.cap * kernel.TRAJ_FIELDS + 4 * d) * 8 + 16 * d * 8
         if rec:  # rec_i, ψ, float32 gradients, then the kept θ versions (copied once into the transcript)
-            per += 2 * (n * (kernel.N_REC_I * 8 + 8 + DIM * 4) + (n // c.buffer_size + 2) * (DIM * 8 + 8))
+            per += 2 * (n * (kernel.N_REC_I * 8 + 8 + d * 4) + (n // c.buffer_size + 2) * (d * 8 + 8))
         total += per
     return total
 
@@ -359,7 +360,7 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
 
     ``processes > 1`` hands the trials to that many forked processes. ``mechanisms`` overrides each
     trial's registry mechanism (e.g. a third-party implementation of the :class:`Mechanism`
-    Protocol): such a mechanism is called once per submission with a ``(1, 112)`` row and the
+    Protocol): such a mechanism is called once per submission with a ``(1, d)`` row (d = 112, or 131 with biases) and the
     trial's mechanism generator, exactly as the built-in fast path draws its noise, so a built-in
     mechanism passed this way reproduces the fast-path run. ``record_transcripts`` keeps the
     transcript of the chosen trials. ``executor`` (anything with ``Executor.map``'s signature, e.g. a
@@ -433,7 +434,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     hyper = c.hyper
     # ---- randomness: θ₀ and ψ_n from the seed; env and mechanism noise from its children ----
     trial_rng = np.random.default_rng(np.random.SeedSequence(c.seed))
-    theta = glorot_uniform_theta(trial_rng)
+    theta = glorot_uniform_theta(trial_rng, biases=hyper.biases)  # biases start at 0: same draws
     initial_theta = theta.copy()
     n_agents = -(-c.submissions // c.rounds) + c.workers  # agents cut off mid-episode never submit
     agent_psi = trial_rng.choice(np.asarray(c.gravities), size=n_agents)  # ψ_n ~ U(Ψ)
@@ -450,7 +451,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
             "epsilon": c.gradient_epsilon, "clip": c.clip, "reduced_dim": c.reduced_dim})
     else:
         record_mech = mechanism_record(mech)
-    spec = compiled_spec(mech)
+    spec = compiled_spec(mech, hyper.dim)
     kind, epsilon, clip, reduced_dim, snap_grid = spec if spec is not None else (kernel.MECH_EXTERNAL, 0.0, 0.0, 1, 0.0)
 
     # ---- settings and state arrays ----------------------------------------------------------
@@ -474,29 +475,30 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         c.rmsprop_decay, RMSPROP_EPS]
     w = c.workers
     base_physics = c.physics.as_row()  # gravity replaced by each agent's ψ_n
-    buf_sum = np.zeros(DIM)
-    opt_state = np.zeros(DIM)  # RMSprop's running mean of squares (unused by SGD)
+    d = hyper.dim  # 112, or 131 with biases
+    buf_sum = np.zeros(d)
+    opt_state = np.zeros(d)  # RMSprop's running mean of squares (unused by SGD)
     ctr = np.zeros(kernel.N_COUNTERS, np.int64)
     lane_i = np.zeros((w, kernel.N_LANE_I), np.int64)
     lane_state = np.zeros((w, 4))
     lane_phys = np.zeros((w, len(PHYSICS_FIELDS)))
     lane_alpha = np.zeros(w)
-    lane_theta = np.zeros((w, DIM))
+    lane_theta = np.zeros((w, d))
     traj = np.zeros((w, hyper.cap, kernel.TRAJ_FIELDS))
-    lane_grad = np.zeros((w, DIM))
+    lane_grad = np.zeros((w, d))
     fin = np.zeros(w, np.int64)
-    pending = np.zeros(DIM)
-    noisy = np.zeros(DIM)
-    prs_matrix = np.zeros((max(1, reduced_dim), DIM))
+    pending = np.zeros(d)
+    noisy = np.zeros(d)
+    prs_matrix = np.zeros((max(1, reduced_dim), d))
     scores = np.zeros(c.submissions, np.int64)
     score_out = np.zeros(c.submissions if score_mech is not None else 0)
     n_rec = c.submissions if record else 0
     rec_i = np.zeros((n_rec, kernel.N_REC_I), np.int64)
     rec_psi = np.zeros(n_rec)
-    rec_grad = np.zeros((n_rec, DIM), np.float32)
+    rec_grad = np.zeros((n_rec, d), np.float32)
     n_kept = c.submissions // c.buffer_size + 2 if record else 0
     kept_versions = np.zeros(n_kept, np.int64)
-    kept_thetas = np.zeros((n_kept, DIM))
+    kept_thetas = np.zeros((n_kept, d))
     pause_after = _PROGRESS_EVERY if bar is not None and not isinstance(bar, _NullBar) else 0
     reported = 0
 
@@ -509,7 +511,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         if status == kernel.STATUS_DONE:
             break
         if status == kernel.STATUS_NEED_MECHANISM:
-            noisy[:] = _call_external(mech, pending, mech_gen)
+            noisy[:] = _call_external(mech, pending, mech_gen, d)
         if bar is not None and (status == kernel.STATUS_PAUSED or ctr[kernel.C_SUBMITTED] - reported >= _PROGRESS_EVERY):
             bar.update(int(ctr[kernel.C_SUBMITTED]) - reported)
             reported = int(ctr[kernel.C_SUBMITTED])
@@ -545,11 +547,11 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
                        true_scores=true_scores, ticks=int(ctr[kernel.C_TICK]))
 
 
-def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A third-party mechanism on one sanitized submission; its output must be a finite (1, 112) row."""
+def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Generator, d: int) -> np.ndarray:
+    """A third-party mechanism on one sanitized submission; its output must be a finite (1, d) row."""
     out = np.asarray(mechanism(clean[None, :].copy(), rng), dtype=np.float64)
-    if out.shape != (1, DIM):
-        raise ValueError(f"mechanism {type(mechanism).__name__} returned shape {out.shape}, expected (1, {DIM})")
+    if out.shape != (1, d):
+        raise ValueError(f"mechanism {type(mechanism).__name__} returned shape {out.shape}, expected (1, {d})")
     if not np.all(np.isfinite(out)):
         raise ValueError(f"mechanism {type(mechanism).__name__} returned a non-finite gradient")
     return out[0]

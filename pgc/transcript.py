@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .model import DIM
+from .model import DIMS
 
 TRANSCRIPT_FILE = "transcript.npz"
 GROUND_TRUTH_FILE = "ground_truth.npz"
@@ -72,10 +72,11 @@ class Transcript:
                 continue
             if len(arr) != n:
                 raise ValueError(f"transcript field {f.name} has {len(arr)} rows, expected {n}")
-        if self.gradient.ndim != 2 or self.gradient.shape[1] != DIM:
-            raise ValueError(f"transcript gradients must be (n, {DIM})")
-        if self.thetas.shape != (len(self.theta_versions), DIM):
-            raise ValueError("transcript thetas must be (versions, 112)")
+        if self.gradient.ndim != 2 or self.gradient.shape[1] not in DIMS:
+            raise ValueError(f"transcript gradients must be (n, d) with d in {DIMS} (131: a model with biases)")
+        d = self.gradient.shape[1]
+        if self.thetas.shape != (len(self.theta_versions), d):
+            raise ValueError(f"transcript thetas must be (versions, {d}), as wide as its gradients")
         missing = np.setdiff1d(np.unique(self.model_version), self.theta_versions)
         if missing.size:
             raise ValueError(f"transcript lacks θ for model versions {missing[:5].tolist()}")
@@ -84,12 +85,12 @@ class Transcript:
         return len(self.score)
 
     def theta_at(self, version: int | np.ndarray) -> np.ndarray:
-        """θ for one version (112,) or an array of versions (n, 112)."""
+        """θ for one version (d,) or an array of versions (n, d)."""
         idx = np.searchsorted(self.theta_versions, version)
         return self.thetas[idx]
 
     def submission_thetas(self) -> np.ndarray:
-        """θ' each submission was computed at, (n, 112)."""
+        """θ' each submission was computed at, (n, d)."""
         return self.theta_at(self.model_version)
 
     @property

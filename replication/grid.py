@@ -188,7 +188,11 @@ KNOBS: dict[str, tuple[str, ...]] = {
     "optimizer": ("sgd", "rms"),  # eq. 22 with η = 0.5 | RMSprop lr 5e-3, ρ = 0.99
     "alpha": ("aagent", "astep"),  # §4's n counts agents | global environment steps
     "clip_inf": ("c0.01", "c10"),  # ε = ∞ keeps Laplace's L1 clip C = 0.01 | a loose C = 10
+    "biases": ("nobias", "bias"),  # d = 112 as the paper counts | Dense layers with biases, d = 131
 }
+# Knobs whose literal token is left out of a reading's name (so names from before they existed still
+# name the same reading): a name may end after the earlier knobs.
+OPTIONAL_TRAILING_KNOBS = ("biases",)
 LITERAL_KNOBS = {k: v[0] for k, v in KNOBS.items()}
 RMSPROP_LR = 5e-3
 
@@ -201,7 +205,13 @@ def knob_reading_name(knobs: dict[str, str]) -> str:
             raise ValueError(f"unknown knob {k!r}; known: {', '.join(KNOBS)}")
         if v not in KNOBS[k] and not (k == "returns" and _n_step_token(v) is not None):
             raise ValueError(f"knob {k} must be one of {KNOBS[k]}, got {v!r}")
-    return "-".join([KNOB_PREFIX] + [full[k] for k in KNOBS])
+    tokens = [full[k] for k in KNOBS]
+    for k in reversed(list(KNOBS)):  # a trailing optional knob at its literal value is not spelled
+        if k in OPTIONAL_TRAILING_KNOBS and tokens[-1] == LITERAL_KNOBS[k]:
+            tokens.pop()
+        else:
+            break
+    return "-".join([KNOB_PREFIX] + tokens)
 
 
 def _n_step_token(token: str) -> int | None:
@@ -212,22 +222,31 @@ def _n_step_token(token: str) -> int | None:
     return None
 
 
-def knob_reading(name: str) -> Reading:
-    """The :class:`Reading` a knob name spells (see :data:`KNOBS`)."""
+def reading_knobs(name: str) -> dict[str, str]:
+    """The knob tokens a knob reading name spells (every knob; omitted ones at their literal token)."""
+    if not isinstance(name, str):
+        raise ValueError(f"a knob reading name must be a string, got {name!r}")
     parts = name.split("-")
-    if len(parts) != len(KNOBS) + 1 or parts[0] != KNOB_PREFIX:
-        raise ValueError(f"a knob reading is '{KNOB_PREFIX}-' followed by {len(KNOBS)} tokens "
+    required = len(KNOBS) - len(OPTIONAL_TRAILING_KNOBS)
+    if not required + 1 <= len(parts) <= len(KNOBS) + 1 or parts[0] != KNOB_PREFIX:
+        raise ValueError(f"a knob reading is '{KNOB_PREFIX}-' followed by {required} to {len(KNOBS)} tokens "
                          f"({', '.join(KNOBS)}), got {name!r}")
-    knobs = dict(zip(KNOBS, parts[1:]))
+    knobs = {**LITERAL_KNOBS, **dict(zip(KNOBS, parts[1:]))}
     if knob_reading_name(knobs) != name:
         raise ValueError(f"not a knob reading name: {name!r}")
+    return knobs
+
+
+def knob_reading(name: str) -> Reading:
+    """The :class:`Reading` a knob name spells (see :data:`KNOBS`)."""
+    knobs = reading_knobs(name)
     rms = knobs["optimizer"] == "rms"
     lr = RMSPROP_LR if rms else 0.5
     hyper = A3CHyperparams(action_selection="sample" if knobs["actions"] == "sample" else "greedy",
                            reward="terminal" if knobs["reward"] == "term" else "unit",
                            n_step=_n_step_token(knobs["returns"]),
                            bootstrap_truncated=knobs["bootstrap"] == "boot",
-                           loss_reduction=knobs["loss"])
+                           loss_reduction=knobs["loss"], biases=knobs["biases"] == "bias")
     clip_inf = float(knobs["clip_inf"][1:])
     departures = [f"{k}: {v}" for k, v in knobs.items() if v != LITERAL_KNOBS[k]]
     return Reading(name=name, summary="knob reading: " + ", ".join(f"{k}={v}" for k, v in knobs.items()),
@@ -235,6 +254,11 @@ def knob_reading(name: str) -> Reading:
                                                                        learning_rate=lr),),
                    departures=tuple(departures), learning_rate=lr, optimizer="rmsprop" if rms else "sgd",
                    exploration_clock="steps" if knobs["alpha"] == "astep" else "agents")
+
+
+# The best reading of the search (results/replicate/search), confirmed on fresh seeds
+# (results/replicate/confirmation): the default of the main job and of the mitigations' utility runs.
+CONFIRMED_READING = "kn-term-n5-noboot-greedy-sum-rms-aagent-c0.01"
 
 
 def get_reading(name: str) -> Reading:

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 from .grid import (KNOBS, LITERAL_KNOBS, PAPER_CAP, PAPER_EPSILONS, PAPER_FST_MEDIAN, PAPER_RELATIVE_AUC,
-                   PAPER_SUCCESS_RATIO, GridSpec, knob_reading_name, replicate)
+                   PAPER_SUCCESS_RATIO, GridSpec, knob_reading_name, reading_knobs, replicate)
 
 SEARCH_FORMAT = "pgc-reading-search/1"
 SEARCH_SEED = 1_000_000  # search seeds start here; confirmation grids use seeds below it (default 0..19)
@@ -169,11 +169,13 @@ def evaluate_reading(name: str, spec: SearchSpec) -> dict:
 
 
 def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, dict | None], None] | None = None,
-               first: tuple[dict[str, str], ...] = ()) -> dict:
+               first: tuple[dict[str, str], ...] = (), also: tuple[str, ...] = ()) -> dict:
     """Run (or resume) the search in the optuna ``storage``; returns the search record.
 
-    ``first``: knob settings evaluated before the sampler's own proposals (the paper's literal reading
-    is always the first). ``progress(done, total, last_entry)`` is called after every proposal."""
+    ``first``: knob settings evaluated before the sampler's own proposals in a new study (the
+    paper's literal reading is always the first). ``also``: reading names evaluated first, in a new or
+    a resumed study (each counts as a proposal; one already tried is not run again).
+    ``progress(done, total, last_entry)`` is called after every proposal."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -192,6 +194,17 @@ def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, 
                          "use another output folder")
     seen: dict[str, dict] = {t.user_attrs["reading"]: t.user_attrs["entry"] for t in study.trials
                              if t.state == optuna.trial.TrialState.COMPLETE and "entry" in t.user_attrs}
+    distributions = {k: optuna.distributions.CategoricalDistribution(list(v)) for k, v in KNOBS.items()}
+    for name in dict.fromkeys(also):  # asked for by name: evaluated now, recorded as completed proposals
+        if name in seen:
+            continue
+        entry = evaluate_reading(name, spec)
+        seen[name] = entry
+        study.add_trial(optuna.trial.create_trial(params=reading_knobs(name), distributions=distributions,
+                                                  value=entry["objective"],
+                                                  user_attrs={"reading": name, "entry": entry, "asked_for": True}))
+        if progress is not None:
+            progress(sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials), spec.readings, entry)
 
     def objective(trial: "optuna.Trial") -> float:
         knobs = {k: trial.suggest_categorical(k, list(choices)) for k, choices in KNOBS.items()}

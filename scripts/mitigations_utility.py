@@ -1,8 +1,9 @@
-"""Utility cost of the channel mitigations (pgc.protect) on the paper's PRS setting.
+"""Utility cost of the channel mitigations (pgc.protect) on the paper's PRS and Laplace settings.
 
-PRS, |B| = 100, ε ∈ {1, 5, 10}, 20 trials per cell, the ``sampled`` reading of ``pgc replicate``
-(actions a ~ π, paper hyper-parameters, 9 workers, stop at the first success, cap N submissions),
-each cell run without mitigations and with each of them. Seeds 0..K−1 are shared by all variants.
+PRS and Laplace, |B| = 100, ε ∈ {1, 5, 10}, 20 trials per cell, the confirmed reading of ``pgc
+replicate`` (:data:`replication.grid.CONFIRMED_READING`; any reading name with ``--reading``), 9
+workers, stop at the first success, cap N submissions, each cell run without mitigations and with
+each of them. Seeds 0..K−1 are shared by all variants.
 
 * success / median FST — as the trainer's aggregator measures them (eq. 26 on the scores it sees:
   the privatized ones when the score is protected, and the trial stops there);
@@ -13,6 +14,7 @@ each cell run without mitigations and with each of them. Seeds 0..K−1 are shar
   schedule's cost in time.
 
     python scripts/mitigations_utility.py --out results/mitigations            # cap 90,000, 1 process
+    python scripts/mitigations_utility.py --reading sampled --mechanisms prs    # the earlier run
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from replication.grid import GridSpec, Setting, median_fst, median_interval, setting_configs, success_interval
+from replication.grid import CONFIRMED_READING, GridSpec, Setting, median_fst, median_interval, setting_configs, success_interval
 from pgc.trainer import train_batch
 
 VARIANTS = {  # name -> (protect, stop at the aggregator's success)
@@ -49,22 +51,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cap", type=int, default=90_000, help="submissions per trial (default 90,000, the paper's)")
     p.add_argument("--trials", type=int, default=20)
     p.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 5.0, 10.0])
+    p.add_argument("--mechanisms", nargs="+", choices=("prs", "laplace"), default=["prs", "laplace"])
+    p.add_argument("--reading", default=CONFIRMED_READING, help="a reading name of pgc replicate (default: the confirmed one)")
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--out", default="results/mitigations")
     args = p.parse_args(argv)
-    spec = GridSpec(reading="sampled", cap=args.cap, trials=args.trials, epsilons=tuple(args.epsilons),
-                    mechanisms=("prs",), controls="none", curve_trials=0)
+    spec = GridSpec(reading=args.reading, cap=args.cap, trials=args.trials, epsilons=tuple(args.epsilons),
+                    mechanisms=tuple(args.mechanisms), controls="none", curve_trials=0)
     jobs, cells = [], []
-    for eps in spec.epsilons:
-        base = setting_configs(spec, Setting("prs", eps, 100))
-        for name, (protect, stop) in VARIANTS.items():
-            cells.append((eps, name, len(jobs), len(base)))
-            jobs += [c.replace(protect=protect, stop_at_success=stop) for c in base]
+    for mech in spec.mechanisms:
+        for eps in spec.epsilons:
+            base = setting_configs(spec, Setting(mech, eps, 100))
+            for name, (protect, stop) in VARIANTS.items():
+                cells.append((mech, eps, name, len(jobs), len(base)))
+                jobs += [c.replace(protect=protect, stop_at_success=stop) for c in base]
     start = time.perf_counter()
     results = train_batch(jobs, processes=args.processes)
     wall = time.perf_counter() - start
     rows = []
-    for eps, name, i0, k in cells:
+    for mech, eps, name, i0, k in cells:
         rs = results[i0:i0 + k]
         stop = VARIANTS[name][1]
         fst = [r.fst for r in rs] if stop else [math.inf] * k  # no stop: the aggregator's FST is not used
@@ -74,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         ticks = [r.ticks for r, f in zip(rs, true) if math.isfinite(f) and stop and f == r.scores.size]
         cfg = rs[0].config
         rows.append({
-            "epsilon": eps, "variant": name, "protect": list(cfg.protect), "stop_at_success": stop,
+            "mechanism": mech, "epsilon": eps, "variant": name, "protect": list(cfg.protect), "stop_at_success": stop,
             "gradient_epsilon": cfg.gradient_epsilon, "score_epsilon": cfg.score_epsilon_total,
             "trials": k, "successes": ok if stop else None,
             "success_ci": list(success_interval(ok, k)) if stop else None,
@@ -90,21 +95,21 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     command = "python scripts/mitigations_utility.py " + " ".join(argv if argv is not None else sys.argv[1:])
     doc = {"kind": "mitigations-utility", "command": command.strip(), "spec": spec.to_dict(),
-           "mechanism": "prs", "buffer_size": 100, "wall_time_s": wall,
+           "reading": args.reading, "mechanisms": list(spec.mechanisms), "buffer_size": 100, "wall_time_s": wall,
            "agent_steps": int(sum(r.agent_steps for r in results)), "rows": rows}
     (out / "utility.json").write_text(json.dumps(doc, indent=2, default=lambda x: "inf" if x == math.inf else x,
                                                  allow_nan=True).replace("Infinity", '"inf"') + "\n")
-    lines = [f"PRS |B| = 100, sampled reading, {args.trials} trials per cell, cap {args.cap:,} submissions "
+    lines = [f"|B| = 100, reading `{args.reading}`, {args.trials} trials per cell, cap {args.cap:,} submissions "
              f"({len(results)} trials, {wall:.0f} s on {args.processes} process(es)).", "",
-             "| ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) | true success "
+             "| mechanism | ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) | true success "
              "| median true FST [95 % CI] | median ticks at success |",
-             "|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         agg = "—" if r["successes"] is None else f"{r['successes']}/{r['trials']}"
         mfst = "—" if r["median_fst"] is None else _fmt(r["median_fst"])
         lo, hi = r["median_true_fst_ci"]
         ticks = "—" if r["median_ticks_at_success"] is None else _fmt(r["median_ticks_at_success"])
-        lines.append(f"| {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + {r['score_epsilon']:g} | "
+        lines.append(f"| {r['mechanism']} | {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + {r['score_epsilon']:g} | "
                      f"{agg} | {mfst} | {r['true_successes']}/{r['trials']} | {_fmt(r['median_true_fst'])} "
                      f"[{_fmt(lo)}, {_fmt(hi)}] | {ticks} |")
     (out / "utility.md").write_text("\n".join(lines) + "\n")

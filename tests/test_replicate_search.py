@@ -10,7 +10,7 @@ import pytest
 
 from pgc_cli.main import main
 from replication.grid import (KNOBS, LITERAL_KNOBS, READINGS, GridSpec, Setting, get_reading, knob_reading,
-                              knob_reading_name, setting_configs)
+                              knob_reading_name, reading_knobs, setting_configs)
 from replication.search import (SearchSpec, auc_penalty, control_gate, fst_penalty, reading_fit,
                                 success_loglik)
 
@@ -87,7 +87,14 @@ def test_knob_reading_names_round_trip_and_the_literal_one_equals_the_preset():
             get_reading(bad)
     with pytest.raises(ValueError):
         knob_reading_name({"colour": "red"})
-    assert len(KNOBS) == 8 and all(len(v) == 2 for v in KNOBS.values())
+    assert len(KNOBS) == 9 and all(len(v) == 2 for v in KNOBS.values())
+    # the biases knob is spelled only when on, so names from before it existed name the same reading
+    biased = knob_reading_name({"reward": "term", "biases": "bias"})
+    assert biased == "kn-term-full-boot-greedy-sum-sgd-aagent-c0.01-bias" and get_reading(biased).hyper.biases
+    assert not get_reading("kn-term-full-boot-greedy-sum-sgd-aagent-c0.01").hyper.biases
+    assert reading_knobs(biased)["biases"] == "bias" and reading_knobs(name)["biases"] == "nobias"
+    with pytest.raises(ValueError):
+        get_reading("kn-term-full-boot-greedy-sum-sgd-aagent-c0.01-nobias")  # not the canonical spelling
     literal = knob_reading_name(LITERAL_KNOBS)
     for setting in (Setting("laplace", 1.0, 1), Setting("prs", 5.0, 100), Setting("laplace", 1.0, 1, control=True)):
         a = setting_configs(GridSpec(reading=literal, trials=2), setting)
@@ -118,16 +125,22 @@ def test_search_resumes_and_confirmation_needs_fresh_seeds(tmp_path, capsys):
     for e in tried.values():
         assert set(e["fit"]) == {"success", "fst", "auc", "order", "total"}
         assert e["rejected"] == (not e["control_gate"]["passed"])
-    # resume: the two readings are kept (not re-run), one more is proposed
-    assert main(["replicate", "--search", "--search-readings", "3", *TINY, "--out", str(out)]) == 0
+    # resume: the two readings are kept (not re-run), one more is asked for by name (--search-also)
+    also = knob_reading_name({"reward": "term", "returns": "n5", "biases": "bias"})
+    assert main(["replicate", "--search", "--search-readings", "3", *TINY, "--out", str(out),
+                 "--search-also", also]) == 0
     second = json.loads((out / "search.json").read_text())
-    assert second["proposals"] == 3
+    assert second["proposals"] == 3 and also in {e["reading"] for e in second["readings"]}
     for name, e in tried.items():
         again = next(x for x in second["readings"] if x["reading"] == name)
         assert again["fit"] == e["fit"] and again["first_trial"] == e["first_trial"]
     # other settings in the same folder are refused
     assert main(["replicate", "--search", "--search-readings", "3", "--trials", "5", "--cap", "1500",
                  "--no-progress", "--out", str(out)]) == 2
+    assert main(["replicate", "--search-also", also, *TINY, "--out", str(tmp_path / "x")]) == 2  # needs --search
+    with pytest.raises(SystemExit) as exc:  # argparse refuses a name that is no knob reading
+        main(["replicate", "--search", "--search-also", "kn-bogus", *TINY, "--out", str(out)])
+    assert exc.value.code == 2
     capsys.readouterr()
     # confirmation: seeds that overlap the search's are refused, fresh ones are recorded
     name = knob_reading_name(LITERAL_KNOBS)

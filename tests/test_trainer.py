@@ -23,9 +23,10 @@ class Float32Laplace:
         return Laplace(self.epsilon)(gradients, rng).astype(np.float32).astype(np.float64)
 
 
-@pytest.mark.parametrize("buffer_size", [1, 7, 100])
-def test_eq22_replay_from_transcript(buffer_size):
-    cfg = TrainConfig(mechanism="laplace", epsilon=1.0, submissions=523, buffer_size=buffer_size, seed=3)
+@pytest.mark.parametrize("buffer_size, biases", [(1, False), (7, False), (100, False), (7, True)])
+def test_eq22_replay_from_transcript(buffer_size, biases):
+    cfg = TrainConfig(mechanism="laplace", epsilon=1.0, submissions=523, buffer_size=buffer_size, seed=3,
+                      hyper=A3CHyperparams(biases=biases))
     res = train_batch([cfg], record_transcripts=True, mechanisms=[Float32Laplace()])[0]
     tr = res.transcript
     g = tr.gradient.astype(np.float64)
@@ -35,6 +36,9 @@ def test_eq22_replay_from_transcript(buffer_size):
         expected -= cfg.learning_rate * g[start:start + buffer_size].mean(axis=0)
     np.testing.assert_allclose(res.theta, expected, rtol=0, atol=1e-12)
     assert res.updates == closed // buffer_size
+    assert g.shape[1] == res.theta.size == (131 if biases else 112)
+    if biases:  # the biases start at 0 (Keras) and learn
+        assert not res.initial_theta[112:].any() and res.theta[112:].any()
     # every θ version used by a submission is the replayed θ at that version
     for v in np.unique(tr.model_version)[:20]:
         replay = res.initial_theta - cfg.learning_rate * sum(
@@ -163,8 +167,10 @@ def test_config_validation():
         TrainConfig.from_dict({"epsilon": 1.0, "lr": 3})
 
 
-def test_run_folder_roundtrip(tmp_path):
-    res = train_batch([TrainConfig(submissions=40, seed=s) for s in range(2)], record_transcripts=[True, False])
+@pytest.mark.parametrize("biases", [False, True])
+def test_run_folder_roundtrip(tmp_path, biases):
+    res = train_batch([TrainConfig(submissions=40, seed=s, hyper=A3CHyperparams(biases=biases)) for s in range(2)],
+                      record_transcripts=[True, False])
     out = save_run(res, tmp_path / "run", wall_time=1.0)
     summary, trials = load_run(out)
     assert len(trials) == 2 and summary["trials"][0]["transcript"] and not summary["trials"][1]["transcript"]
@@ -172,6 +178,7 @@ def test_run_folder_roundtrip(tmp_path):
     np.testing.assert_array_equal(trials[1].scores(), res[1].scores)
     assert trials[0].config == res[0].config
     assert isinstance(trials[0].transcript(), Transcript) and isinstance(trials[0].ground_truth(), GroundTruth)
+    assert trials[0].transcript().gradient.shape[1] == trials[0].theta().size == (131 if biases else 112)
     with pytest.raises(FileExistsError):
         save_run(res, out, wall_time=1.0)
     assert not list(tmp_path.glob("*.partial"))
@@ -207,12 +214,13 @@ class ThroughProtocol:
         return self.inner(gradients, rng)
 
 
-@pytest.mark.parametrize("mechanism, epsilon, clip, buffer_size", [
-    ("laplace", 1.0, None, 1), ("laplace-secure", 2.0, None, 3), ("prs", 10.0, None, 20),
-    ("prs", 5.0, 0.5, 1), ("none", math.inf, None, 1), ("none", math.inf, math.inf, 5)])
-def test_compiled_mechanisms_equal_the_protocol_path(mechanism, epsilon, clip, buffer_size):
+@pytest.mark.parametrize("mechanism, epsilon, clip, buffer_size, biases", [
+    ("laplace", 1.0, None, 1, False), ("laplace-secure", 2.0, None, 3, False), ("prs", 10.0, None, 20, False),
+    ("prs", 5.0, 0.5, 1, False), ("none", math.inf, None, 1, False), ("none", math.inf, math.inf, 5, False),
+    ("laplace", 1.0, None, 1, True), ("prs", 10.0, None, 20, True)])
+def test_compiled_mechanisms_equal_the_protocol_path(mechanism, epsilon, clip, buffer_size, biases):
     cfg = TrainConfig(mechanism=mechanism, epsilon=epsilon, clip=clip, buffer_size=buffer_size, submissions=150,
-                      learning_rate=0.5 if clip != math.inf else 1e-3, seed=11)
+                      learning_rate=0.5 if clip != math.inf else 1e-3, seed=11, hyper=A3CHyperparams(biases=biases))
     fast = train(cfg, record_transcript=True)
     slow = train_batch([cfg], record_transcripts=True, mechanisms=[ThroughProtocol(cfg.build_mechanism())])[0]
     np.testing.assert_array_equal(fast.scores, slow.scores)  # same episodes: same draws in the same order
@@ -309,6 +317,9 @@ def test_reading_knobs_are_validated_and_round_trip():
     for bad in ({"reward": "shaped"}, {"n_step": -1}, {"n_step": True}, {"loss_reduction": "max"}):
         with pytest.raises(ValueError):
             A3CHyperparams(**bad)
+    with pytest.raises(ValueError, match="biases"):
+        A3CHyperparams(biases="yes")
     cfg = C(optimizer="rmsprop", learning_rate=5e-3, exploration_clock="steps",
-            hyper=A3CHyperparams(reward="terminal", n_step=5, loss_reduction="mean", action_selection="sample"))
+            hyper=A3CHyperparams(reward="terminal", n_step=5, loss_reduction="mean", action_selection="sample",
+                                 biases=True))
     assert C.from_dict(cfg.to_dict()) == cfg

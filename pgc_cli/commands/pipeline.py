@@ -37,11 +37,13 @@ import sys
 import time
 from pathlib import Path
 
+from replication.grid import CONFIRMED_READING
+
 from ..io import write_json_atomic
 from ..main import CLIError
 
 # the reading confirmed on fresh seeds (results/replicate/confirmation/); runnable as pgc replicate --reading
-MAIN_READING = "kn-term-n5-noboot-greedy-sum-rms-aagent-c0.01"
+MAIN_READING = CONFIRMED_READING
 PROTECTED_SUBMISSIONS = 10_000  # private trials with a privatized score: fixed length, no noisy stopping rule
 TRAIN_DEFAULTS = {"reading": MAIN_READING, "mechanism": "laplace", "epsilon": 5.0, "trials": 4, "reference_trials": 2,
                   "submissions": 30_000, "stop_at_success": True}

@@ -62,6 +62,17 @@ def spec_from_args(args: argparse.Namespace, reading: str) -> GridSpec:
                        "nonprivate_variants": tuple(data["nonprivate_variants"])})
 
 
+def knob_name(text: str) -> str:
+    """A knob reading name (``kn-…``), as ``--search`` names them."""
+    from replication.grid import reading_knobs
+
+    try:
+        reading_knobs(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 class ReplicateCommand:
     help = "replicate the paper's Tables 1-3 and Figures 2-3 with a zero-information control"
 
@@ -75,6 +86,9 @@ class ReplicateCommand:
                        help="search the knob readings on search seeds (resumable; writes OUT/search.json)")
         p.add_argument("--search-readings", type=positive_int, default=40,
                        help="readings the search proposes (default 40; repeats are not re-run)")
+        p.add_argument("--search-also", nargs="+", type=knob_name, metavar="KNOB_READING", default=(),
+                       help="--search: also evaluate these knob readings (first, before the sampler's proposals; "
+                            "each counts as a proposal; e.g. the best reading with one knob changed)")
         p.add_argument("--confirms", metavar="SEARCH_JSON",
                        help="this run confirms a search: record role 'confirmation' and the search seeds; "
                             "refused if any seed was used by the search")
@@ -109,6 +123,8 @@ class ReplicateCommand:
         from reports.replication import render_all
 
         out = Path(args.out)
+        if args.search_also and not args.search:
+            raise CLIError("--search-also needs --search")
         if args.search:
             from engines import from_args, installed
 
@@ -232,7 +248,7 @@ class ReplicateCommand:
 
             start = time.perf_counter()
             record = run_search(spec, f"sqlite:///{(out / 'search.db').resolve()}", progress=report,
-                                first=_FIRST_PROPOSALS)
+                                first=_FIRST_PROPOSALS, also=tuple(args.search_also))
             if bar is not None:
                 bar.close()
             record["cli_args"] = {k: v for k, v in vars(args).items() if not k.startswith("_")}

@@ -45,9 +45,10 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
             data[field_name] = value
     if args.gravities is not None:
         data["gravities"] = tuple(args.gravities)
-    if args.action_selection is not None:
-        hyper = data.get("hyper") or {}
-        data["hyper"] = {**(hyper if isinstance(hyper, dict) else {}), "action_selection": args.action_selection}
+    for flag in ("action_selection", "biases"):  # A3CHyperparams fields
+        if getattr(args, flag) is not None:
+            hyper = data.get("hyper") or {}
+            data["hyper"] = {**(hyper if isinstance(hyper, dict) else {}), flag: getattr(args, flag)}
     if data.get("mechanism") == "none":
         data["epsilon"] = math.inf
     if args.clip is not None and math.isinf(args.clip):
@@ -72,6 +73,8 @@ class TrainCommand:
         p.add_argument("--rounds", type=positive_int, help="submissions per agent, ε split (§3.2.1; default 1)")
         p.add_argument("--gravities", type=float, nargs="+", help="Ψ (default 9.7 9.8 9.9)")
         p.add_argument("--action-selection", choices=["greedy", "sample"], help="greedy = Alg. 1 (default)")
+        p.add_argument("--biases", action="store_true", default=None,
+                       help="Dense layers with biases, d = 131 (default: the paper's d = 112, no biases)")
         p.add_argument("--stop-at-success", action="store_true", default=None, help="end a trial at its FST")
         p.add_argument("--protect", type=protect_list, metavar="CHANNELS",
                        help=f"mitigations, comma-separated: {','.join(CHANNELS)} or all (default none; "
