@@ -150,6 +150,7 @@ class ReportContent:
     adversarial: list[dict] = field(default_factory=list)  # {source, audits: [...], curve: [...]}
     protection: list[dict] = field(default_factory=list)  # {source, subject, protect, total, gradient, score}
     family: dict = field(default_factory=dict)  # Holm over the channel rows with a p-value (see holm_family)
+    mitigation_costs: list[dict] = field(default_factory=list)  # {source, reading, cap, rows} (mitigation_costs_from_result)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -873,6 +874,28 @@ def protection_records(sources: list[Source]) -> list[dict]:
     return out
 
 
+def mitigation_costs_from_result(src: Source) -> dict:
+    """The utility cost of the channel mitigations (``scripts/mitigations_utility.py``): per mechanism,
+    ε and variant, the aggregator's and the true success and median FST. Rows it cannot read are skipped."""
+    d = src.data
+    mechanism = d.get("mechanism")  # results from before several mechanisms were run name one at the top
+    rows = []
+    for r in d.get("rows") or []:
+        if not isinstance(r, dict) or _num(r, "epsilon") is None or not isinstance(r.get("variant"), str):
+            continue
+        trials = _int(r, "trials")
+        rows.append({"mechanism": str(r.get("mechanism") or mechanism or "?"), "epsilon": _num(r, "epsilon"),
+                     "variant": r["variant"], "gradient_epsilon": _num(r, "gradient_epsilon"),
+                     "score_epsilon": _num(r, "score_epsilon"), "trials": trials,
+                     "successes": _int(r, "successes"), "median_fst": _num(r, "median_fst"),
+                     "true_successes": _int(r, "true_successes"), "median_true_fst": _num(r, "median_true_fst"),
+                     "median_true_fst_ci": r.get("median_true_fst_ci"),
+                     "median_ticks_at_success": _num(r, "median_ticks_at_success")})
+    spec = d.get("spec") if isinstance(d.get("spec"), dict) else {}
+    return {"source": src.label, "reading": d.get("reading") or spec.get("reading"), "cap": spec.get("cap"),
+            "command": d.get("command"), "rows": rows}
+
+
 def build_content(sources: list[Source]) -> ReportContent:
     c = ReportContent(sources=sources)
     for src in sources:
@@ -892,6 +915,8 @@ def build_content(sources: list[Source]) -> ReportContent:
             c.replicate.append(replicate_tables(src))
         elif src.kind == "tune":
             c.tuning.append({"source": src.label, "data": src.data})
+        elif src.kind == "mitigations-utility":
+            c.mitigation_costs.append(mitigation_costs_from_result(src))
     c.protection = protection_records(sources)
     c.family = holm_family(c.bounds)
     c.warnings = build_warnings(c)

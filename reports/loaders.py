@@ -3,8 +3,9 @@
 Accepted inputs (``pgc report RUN_OR_RESULT...``):
 
 * a training run folder (``pgc train --out DIR``) or its ``summary.json`` — ``"format": "pgc-run/1"``;
-* a JSON result whose top-level ``"kind"`` is one of ``replicate``, ``audit``, ``attack``, ``tune``
-  (``pipeline`` manifests list further inputs and are expanded);
+* a JSON result whose top-level ``"kind"`` is one of ``replicate``, ``audit``, ``attack``, ``tune``,
+  ``mitigations-utility`` (``scripts/mitigations_utility.py``: the utility cost of the channel
+  mitigations) (``pipeline`` manifests list further inputs and are expanded);
 * a folder holding exactly one such JSON file (``result.json``, ``<kind>.json`` or ``summary.json``).
 
 The reader is strict about what it can check (the file exists, parses, has a known kind) and lenient
@@ -21,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-KINDS = ("train", "replicate", "audit", "attack", "tune")
+KINDS = ("train", "replicate", "audit", "attack", "tune", "mitigations-utility")
 RUN_FORMAT = "pgc-run/1"
-_FOLDER_CANDIDATES = ("result.json", "audit.json", "attack.json", "replicate.json", "tune.json", "summary.json")
+_FOLDER_CANDIDATES = ("result.json", "audit.json", "attack.json", "replicate.json", "tune.json", "utility.json",
+                      "summary.json")
 
 
 class ReportInputError(ValueError):

@@ -178,6 +178,38 @@ def _protection(doc: _Doc, c: ReportContent) -> None:
                 fmt_eps(p["gradient_epsilon"]), fmt_eps(p["score_epsilon"])] for p in c.protection])
 
 
+def _mitigation_costs(doc: _Doc, c: ReportContent) -> None:
+    """What each mitigation costs in utility: success and median FST with and without it."""
+    if not c.mitigation_costs:
+        return
+    doc.heading("Utility cost of the mitigations", anchor="mitigation-costs")
+    doc.para("Replication-style runs with and without each mitigation, the same seeds in every variant. "
+             "Aggregator columns: eq. 26 on the scores the aggregator sees (privatized under 'score', where the "
+             "trial also stops: a noisy trailing mean crosses 195 early); true columns: eq. 26 on the true scores "
+             "(evaluation only). 'Run to cap' variants train to the cap without the aggregator's stop; their true "
+             "FST is what the budget split costs the learning. Ticks: environment-step clock at the true success "
+             "(the fixed schedule's cost in time).")
+    for m in c.mitigation_costs:
+        reading = f", reading {m['reading']}" if m.get("reading") else ""
+        cap = f", cap {m['cap']:,}" if isinstance(m.get("cap"), int) else ""
+        doc.heading(f"{m['source']}{reading}{cap}", 3)
+        rows = []
+        for r in m["rows"]:
+            agg = "—" if r["successes"] is None else f"{r['successes']}/{r['trials']}"
+            true = "—" if r["true_successes"] is None else f"{r['true_successes']}/{r['trials']}"
+            ci = r.get("median_true_fst_ci")
+            ci_text = f" [{_f(ci[0], 6)}, {_f(ci[1], 6)}]" if isinstance(ci, list) and len(ci) == 2 else ""
+            rows.append([r["mechanism"], fmt_eps(r["epsilon"]), r["variant"],
+                         f"{fmt_eps(r['gradient_epsilon'])} + {fmt_eps(r['score_epsilon'])}", agg,
+                         _f(r["median_fst"], 6), true, _f(r["median_true_fst"], 6) + ci_text,
+                         _f(r["median_ticks_at_success"], 7)])
+        doc.table(["mechanism", "ε", "variant", "ε gradient + score", "success (aggregator)",
+                   "median FST (aggregator)", "true success", "median true FST [95% CI]", "median ticks at success"],
+                  rows, numeric={1, 4, 5, 6, 7, 8})
+        if m.get("command"):
+            doc.para(f"Command: {m['command']}")
+
+
 def _headline(doc: _Doc, c: ReportContent) -> None:
     doc.heading("Claimed ε vs observed ε lower bound", anchor="headline")
     if not c.bounds:
@@ -458,6 +490,7 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
     _adversarial(doc, c)
     _attacks(doc, c)
     _utility(doc, c)
+    _mitigation_costs(doc, c)
     _tuning(doc, c)
     doc.heading("Inputs", anchor="inputs")
     doc.table(["kind", "label", "file"], [[s.kind, s.label, str(s.path)] for s in c.sources])
@@ -477,6 +510,7 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
         "adversarial": c.adversarial,
         "protection": c.protection,
         "utility": [asdict(u) for u in c.utility],
+        "mitigation_costs": c.mitigation_costs,
         "tuning": [{"source": t["source"], "pareto_front": t["data"].get("pareto_front"),
                     "best_constrained": t["data"].get("best_constrained"), "counts": t["data"].get("counts")}
                    for t in c.tuning],

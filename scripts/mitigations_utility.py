@@ -1,6 +1,6 @@
 """Utility cost of the channel mitigations (pgc.protect) on the paper's PRS and Laplace settings.
 
-PRS and Laplace, |B| = 100, ε ∈ {1, 5, 10}, 20 trials per cell, the confirmed reading of ``pgc
+PRS (|B| = 100) and Laplace (|B| = 1), the paper's buffers, ε ∈ {1, 5, 10}, 20 trials per cell, the confirmed reading of ``pgc
 replicate`` (:data:`replication.grid.CONFIRMED_READING`; any reading name with ``--reading``), 9
 workers, stop at the first success, cap N submissions, each cell run without mitigations and with
 each of them. Seeds 0..K−1 are shared by all variants.
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from replication.grid import CONFIRMED_READING, GridSpec, Setting, median_fst, median_interval, setting_configs, success_interval
+from replication.grid import CONFIRMED_READING, PAPER_BUFFER, GridSpec, Setting, median_fst, median_interval, setting_configs, success_interval
 from pgc.trainer import train_batch
 
 VARIANTS = {  # name -> (protect, stop at the aggregator's success)
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs, cells = [], []
     for mech in spec.mechanisms:
         for eps in spec.epsilons:
-            base = setting_configs(spec, Setting(mech, eps, 100))
+            base = setting_configs(spec, Setting(mech, eps, PAPER_BUFFER[mech]))
             for name, (protect, stop) in VARIANTS.items():
                 cells.append((mech, eps, name, len(jobs), len(base)))
                 jobs += [c.replace(protect=protect, stop_at_success=stop) for c in base]
@@ -95,11 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     command = "python scripts/mitigations_utility.py " + " ".join(argv if argv is not None else sys.argv[1:])
     doc = {"kind": "mitigations-utility", "command": command.strip(), "spec": spec.to_dict(),
-           "reading": args.reading, "mechanisms": list(spec.mechanisms), "buffer_size": 100, "wall_time_s": wall,
+           "reading": args.reading, "mechanisms": list(spec.mechanisms),
+           "buffer_size": {m: PAPER_BUFFER[m] for m in spec.mechanisms}, "wall_time_s": wall,
            "agent_steps": int(sum(r.agent_steps for r in results)), "rows": rows}
     (out / "utility.json").write_text(json.dumps(doc, indent=2, default=lambda x: "inf" if x == math.inf else x,
                                                  allow_nan=True).replace("Infinity", '"inf"') + "\n")
-    lines = [f"|B| = 100, reading `{args.reading}`, {args.trials} trials per cell, cap {args.cap:,} submissions "
+    lines = [f"Paper buffers (Laplace |B| = 1, PRS |B| = 100), reading `{args.reading}`, {args.trials} trials per cell, cap {args.cap:,} submissions "
              f"({len(results)} trials, {wall:.0f} s on {args.processes} process(es)).", "",
              "| mechanism | ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) | true success "
              "| median true FST [95 % CI] | median ticks at success |",

@@ -293,3 +293,29 @@ def test_side_channel_leak_is_not_blamed_on_the_mechanism(tmp_path):
                                                          "violated (via unprotected channel)"]
     titles = [w["title"] for w in summary["warnings"]]
     assert "Unprotected side channels (score, timing)" in titles and "Privacy claim exceeded" not in titles
+
+
+def test_mitigation_utility_cost_section(tmp_path):
+    """The utility cost of the mitigations (scripts/mitigations_utility.py) renders as its own section,
+    with and without each mitigation side by side, in HTML, Markdown and the JSON summary."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mitigations_utility",
+                                                  Path(__file__).parent.parent / "scripts" / "mitigations_utility.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out = tmp_path / "mit"
+    assert script.main(["--cap", "400", "--trials", "2", "--epsilons", "5", "--mechanisms", "prs", "laplace",
+                        "--out", str(out)]) == 0
+    data = json.loads((out / "utility.json").read_text())
+    assert data["kind"] == "mitigations-utility" and len(data["rows"]) == 2 * len(script.VARIANTS)
+    assert {r["mechanism"] for r in data["rows"]} == {"prs", "laplace"}
+    assert data["buffer_size"] == {"prs": 100, "laplace": 1}
+    report = tmp_path / "report"
+    assert main(["report", str(out / "utility.json"), "--out", str(report)]) == 0
+    md = (report / "report.md").read_text()
+    assert "Utility cost of the mitigations" in md and "all, run to cap" in md and "4.5 + 0.5" in md
+    summary = json.loads((report / "report.json").read_text())
+    costs = summary["mitigation_costs"][0]
+    assert costs["reading"] == data["reading"] and len(costs["rows"]) == len(data["rows"])
+    assert "NO AUDIT GIVEN" in summary["verdict"]
