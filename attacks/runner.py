@@ -12,12 +12,15 @@ episodes of every (context, ψ) — nested, so curves against the budget compare
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from tqdm import tqdm
+
+from pgc.tasks import map_tasks
 
 from .evaluate import evaluate_classification, evaluate_regression
 from .learned import LearnedAttacker
@@ -117,23 +120,29 @@ class AttackOutcome:
     channels: list[str]
     loglik: np.ndarray | None  # (n, P) classification / grid
     regression: np.ndarray | None  # (n,) learned regressor
+    kde_bandwidth: float | None = None  # the likelihood attacker's
 
 
 def run_attack(threat: ThreatModel, view: AttackView, truth: TargetTruth, *, seed: np.random.SeedSequence | int,
                attackers=("likelihood", "learned", "side-channel"), ks=(1,), budgets=None,
                confidence: float = 0.95, grid_points: int = 21, progress: bool = False,
-               learned_kwargs: dict | None = None, threads: int | None = 1) -> dict:
+               learned_kwargs: dict | None = None, threads: int | None = 1, executor=None) -> dict:
     """Attack ``view`` with each applicable attacker for each budget; evaluate for each k.
 
     Returns ``{"rows": [...], "skipped": [...], "kde_bandwidth": ...}``; one row per (attacker, budget, k).
+
+    Each (attacker, budget) is one task (:func:`attack_step`: it sees the view and the shadow bank,
+    never the ground truth) with its own seeds, so ``executor`` (``Executor.map``'s meaning, e.g. a
+    Ray engine) runs them with the same results; the shadow bank is simulated once, here, and the
+    evaluation against the truth is done here too.
     """
     with torch_threads(threads):
         return _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, grid_points, progress,
-                           learned_kwargs)
+                           learned_kwargs, threads, executor)
 
 
 def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, grid_points, progress,
-                learned_kwargs) -> dict:
+                learned_kwargs, threads, executor) -> dict:
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     sim_seq, *att_seqs = seq.spawn(1 + len(attackers))
     budgets = sorted({int(b) for b in (budgets or [threat.budget])})
@@ -152,26 +161,21 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
     skipped: list[dict] = []
     kde = None
     steps = [(name, b, s) for name, s in zip(attackers, att_seqs) for b in budgets]
-    bar = tqdm(steps, desc="attack", disable=not progress, leave=False)
-    for name, budget, s in bar:
+    task = functools.partial(attack_step, threat, view, contexts, bank, learned_kwargs=learned_kwargs,
+                             threads=threads)
+    outcomes = map_tasks(executor, task, [name for name, _, _ in steps], [b for _, b, _ in steps],
+                         [s for _, _, s in steps])
+    bar = tqdm(steps, desc="attack", disable=not progress or executor is not None, leave=False)
+    for (name, budget, s), outcome in zip(bar, outcomes):
         bar.set_postfix_str(f"{name} budget={budget}")
-        kwargs = (learned_kwargs or {}) if name == "learned" else {}
-        attacker = make_attacker(name, **kwargs)
-        if not attacker.applies_to(threat):
+        if outcome is None:  # the attacker does not apply to this threat model
             if budget == budgets[0]:
                 skipped.append({"attacker": name, "reason": "does not apply to this threat model (channels/mechanism)"})
             continue
-        rng = np.random.default_rng([*s.generate_state(2), budget])
         tie_rng = np.random.default_rng([*s.generate_state(2), budget, 1])  # MAP tie-breaking only
-        b = subset_bank(bank, budget)
-        channels = attacker.channels_used(threat)
-        if name == "learned":
-            out = attacker.fit_predict(threat, view, contexts, b, rng)
-            loglik, reg = (None, out) if threat.is_regression else (out, None)
-        else:
-            loglik, reg = attacker.loglik(threat, view, contexts, b, rng), None
-            if name == "likelihood":
-                kde = attacker.kde_bandwidth
+        loglik, reg, channels = outcome.loglik, outcome.regression, outcome.channels
+        if name == "likelihood":
+            kde = outcome.kde_bandwidth
         for k in ks:
             row = {"attacker": name, "channels": channels, "budget": budget, "k": k, "epsilon": threat.epsilon}
             if reg is not None:
@@ -193,6 +197,27 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
             rows.append(row)
     return {"rows": rows, "skipped": skipped, "kde_bandwidth": kde, "contexts": len(contexts),
             "n_submissions": len(view), "n_targets": n_targets, "grid": grid.tolist()}
+
+
+def attack_step(threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank, name: str, budget: int,
+                seed: np.random.SeedSequence, *, learned_kwargs: dict | None = None,
+                threads: int | None = 1) -> AttackOutcome | None:
+    """One attacker at one budget (a task of :func:`run_attack`): its per-submission output, or None
+    when it does not apply to the threat model. Its randomness comes from ``seed`` and the budget."""
+    with torch_threads(threads):
+        attacker = make_attacker(name, **((learned_kwargs or {}) if name == "learned" else {}))
+        if not attacker.applies_to(threat):
+            return None
+        rng = np.random.default_rng([*seed.generate_state(2), budget])
+        shadow = subset_bank(bank, budget)
+        channels = attacker.channels_used(threat)
+        if name == "learned":
+            out = attacker.fit_predict(threat, view, contexts, shadow, rng)
+            loglik, reg = (None, out) if threat.is_regression else (out, None)
+            return AttackOutcome(name, budget, channels, loglik, reg)
+        loglik = attacker.loglik(threat, view, contexts, shadow, rng)
+        return AttackOutcome(name, budget, channels, loglik, None,
+                             attacker.kde_bandwidth if name == "likelihood" else None)
 
 
 def best_rows(rows: list[dict], budget: int | None = None) -> dict[tuple[str, int], dict]:

@@ -17,10 +17,12 @@ Randomness: one root ``SeedSequence(seed)``; every setting spawns its own childr
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,6 +30,7 @@ from pgc.mechanisms import Mechanism, make_mechanism
 from pgc.model import glorot_uniform_theta, has_biases, load_checkpoint
 from pgc.rollout import A3CHyperparams
 from pgc.rundir import load_run
+from pgc.tasks import map_tasks
 
 from .bounds import ldp_ceiling
 from .runner import fmt_eps, run_attack, violations
@@ -96,17 +99,20 @@ def build_mechanism(name: str, epsilon: float, clip: float | None, reduced_dim: 
 
 def attack_fresh(threat: ThreatModel, model: ModelSpec, *, n_targets: int, ks, seed: np.random.SeedSequence,
                  attackers, budgets=None, alpha: float = 0.0, white_box: bool = False, progress: bool = False,
-                 learned_kwargs=None) -> dict:
+                 learned_kwargs=None, executor=None) -> dict:
+    """Fresh submissions at ``model`` for ``n_targets`` drawn environments, attacked; ``executor``
+    runs the attack's (attacker, budget) steps as tasks (:func:`attacks.runner.run_attack`)."""
     truth_seq, sub_seq, att_seq = seed.spawn(3)
     truth = draw_truth(threat, n_targets, np.random.default_rng(truth_seq))
     view = fresh_submissions(threat, model.theta, truth, max(ks), np.random.default_rng(sub_seq),
                              alpha=alpha, white_box=white_box)
     return run_attack(threat, view, truth, seed=att_seq, attackers=attackers, ks=ks, budgets=budgets,
-                      progress=progress, learned_kwargs=learned_kwargs)
+                      progress=progress, learned_kwargs=learned_kwargs, executor=executor)
 
 
 def attack_run(run_dir: str, *, trial: int, channels, budgets, ks, max_targets: int, seed: np.random.SeedSequence,
-               attackers, psi_range=None, progress: bool = False, learned_kwargs=None) -> tuple[ThreatModel, dict]:
+               attackers, psi_range=None, progress: bool = False, learned_kwargs=None,
+               executor=None) -> tuple[ThreatModel, dict]:
     t, config = load_trial(run_dir, trial)
     threat = threat_for_run(config, channels, max(budgets), psi_range, mechanism=t.mechanism())
     if psi_range is not None:
@@ -114,40 +120,64 @@ def attack_run(run_dir: str, *, trial: int, channels, budgets, ks, max_targets: 
     pick_seq, att_seq = seed.spawn(2)
     view, truth = run_submissions(t, config, max(ks), max_targets, np.random.default_rng(pick_seq))
     res = run_attack(threat, view, truth, seed=att_seq, attackers=attackers, ks=ks, budgets=budgets,
-                     progress=progress, learned_kwargs=learned_kwargs)
+                     progress=progress, learned_kwargs=learned_kwargs, executor=executor)
     return threat, res
+
+
+class SweepJob(NamedTuple):
+    """One setting of :func:`sweep_epsilons`: what its task attacks, with which seed and attackers."""
+
+    model: ModelSpec
+    epsilon: float
+    threat: ThreatModel
+    seed: np.random.SeedSequence
+    attackers: list[str]
 
 
 def sweep_epsilons(models: list[ModelSpec], *, mechanism: str, epsilons, clip, reduced_dim, candidates,
                    hyper: A3CHyperparams, ks, budget: int, n_targets: int, seed: int, attackers,
-                   progress: bool = False, learned_kwargs=None, log=print) -> dict:
+                   progress: bool = False, learned_kwargs=None, log=print, executor=None) -> dict:
     """Accuracy vs ε for each model: gradient-only attacks (the protected channel), gradient+score,
-    and the score-only side channel (independent of ε: the score is not privatized)."""
+    and the score-only side channel (independent of ε: the score is not privatized).
+
+    Each setting (model, ε, channel set) is one task (:func:`sweep_setting`) with its own seeds, so
+    ``executor`` (``Executor.map``'s meaning, e.g. a Ray engine) runs the settings with the same
+    results; without one they run here, one after the other."""
     root = np.random.SeedSequence(seed)
-    settings = []
-    model_seqs = root.spawn(len(models))
-    for model, mseq in zip(models, model_seqs):
-        eps_seqs = mseq.spawn(len(epsilons))
-        for eps, eseq in zip(epsilons, eps_seqs):
+    jobs: list[SweepJob] = []  # in sweep order
+    for model, mseq in zip(models, root.spawn(len(models))):
+        for eps, eseq in zip(epsilons, mseq.spawn(len(epsilons))):
             mech = build_mechanism(mechanism, eps, clip, reduced_dim)
             for channels in (("gradient",), ("gradient", "score")):
                 threat = ThreatModel(mechanism=mech, channels=channels, candidates=candidates, budget=budget,
                                      hyper=model.hyper or hyper)
-                start = time.perf_counter()
                 # same seed for both channel sets: same targets, same submissions, same shadow episodes
-                res = attack_fresh(threat, model, n_targets=n_targets, ks=ks, seed=np.random.SeedSequence(eseq.entropy, spawn_key=eseq.spawn_key),
-                                   attackers=attackers if channels == ("gradient", "score") else
-                                   [a for a in attackers if a != "side-channel"],
-                                   progress=progress, learned_kwargs=learned_kwargs)
-                wall = time.perf_counter() - start
-                settings.append({"model": model.label, "epsilon": eps, "threat": threat.describe(),
-                                 "wall_s": wall, **res})
-                if log:
-                    best = {(r["attacker"], r["k"]): r["accuracy"] for r in res["rows"]}
-                    log(f"  {model.label} ε={fmt_eps(eps)} channels={'+'.join(channels)} ({wall:.1f}s): " +
-                        ", ".join(f"{a} k={k} {v:.3f}" for (a, k), v in sorted(best.items())))
+                same_stream = np.random.SeedSequence(eseq.entropy, spawn_key=eseq.spawn_key)
+                used = attackers if channels == ("gradient", "score") else [a for a in attackers if a != "side-channel"]
+                jobs.append(SweepJob(model, eps, threat, same_stream, list(used)))
+    task = functools.partial(sweep_setting, n_targets=n_targets, ks=tuple(ks), progress=progress and executor is None,
+                             learned_kwargs=learned_kwargs)
+    outcomes = map_tasks(executor, task, [j.threat for j in jobs], [j.model for j in jobs], [j.seed for j in jobs],
+                         [j.attackers for j in jobs])
+    settings = []
+    for job, (res, wall) in zip(jobs, outcomes):
+        settings.append({"model": job.model.label, "epsilon": job.epsilon, "threat": job.threat.describe(),
+                         "wall_s": wall, **res})
+        if log:
+            best = {(r["attacker"], r["k"]): r["accuracy"] for r in res["rows"]}
+            log(f"  {job.model.label} ε={fmt_eps(job.epsilon)} channels={'+'.join(job.threat.channels)} "
+                f"({wall:.1f}s): " + ", ".join(f"{a} k={k} {v:.3f}" for (a, k), v in sorted(best.items())))
     rows = [dict(r, model=s["model"], threat_channels=s["threat"]["channels"]) for s in settings for r in s["rows"]]
     return {"settings": settings, "rows": rows, "violations": violations(rows)}
+
+
+def sweep_setting(threat: ThreatModel, model: ModelSpec, seed: np.random.SeedSequence, attackers, *, n_targets: int,
+                  ks, progress: bool = False, learned_kwargs=None) -> tuple[dict, float]:
+    """One setting of :func:`sweep_epsilons` (a task): the attack's result and its wall time (s)."""
+    start = time.perf_counter()
+    res = attack_fresh(threat, model, n_targets=n_targets, ks=ks, seed=seed, attackers=attackers,
+                       progress=progress, learned_kwargs=learned_kwargs)
+    return res, time.perf_counter() - start
 
 
 def plot_sweep(result: dict, path: Path, title: str) -> Path:  # noqa: C901

@@ -47,10 +47,11 @@ Objectives (mechanism-agnostic: they look at clean gradients, before any mechani
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -58,8 +59,9 @@ from pgc.env import CartPoleParams, physics_array
 from pgc.mechanisms import Mechanism, NoNoise
 from pgc.model import DIM, SLICE_VALUE, with_zero_biases
 from pgc.rollout import A3CHyperparams, simulate_episodes
+from pgc.tasks import map_tasks
 
-from .environment import ChannelAudit, environment_audit
+from .environment import ChannelAudit, EnvironmentAuditResult, environment_audit
 
 CONTROLLER_UNITS = (0, 1)
 DETECTOR_UNITS = (2, 3)
@@ -594,6 +596,40 @@ def worst_pair_search(lo: float, hi: float, *, objective: str = "gradient", tria
     return WorstPairResult(best["psi"], best["psi_prime"], best["value"], records, time.perf_counter() - start)
 
 
+def audit_pair(mechanism: Mechanism, pair: tuple[float, float], seed: int, search_range: bool = False, *,
+               search_objective: str = "gradient", search_trials: int = 12, settings: SearchSettings | None = None,
+               physics: CartPoleParams | None = None, hyper: A3CHyperparams | None = None,
+               **audit_options) -> tuple[WorstPairResult | None, AdversarialAuditResult]:
+    """One pair of :func:`adversarial_pair_audits` (one task): with ``search_range`` the pair is a range
+    lo..hi and the worst pair in it is searched first (:func:`worst_pair_search`, same ``seed``), then
+    :func:`adversarial_audit` crafts θ for the pair and certifies it. Returns (the range search or
+    None, the audit)."""
+    found = None
+    if search_range:
+        found = worst_pair_search(pair[0], pair[1], objective=search_objective, trials=search_trials, seed=seed,
+                                  physics=physics, hyper=hyper, settings=settings)
+        pair = (found.psi, found.psi_prime)
+    result = adversarial_audit(mechanism, pair[0], pair[1], seed=seed, settings=settings, physics=physics,
+                               hyper=hyper, **audit_options)
+    return found, result
+
+
+def adversarial_pair_audits(mechanism: Mechanism, pairs: Sequence[tuple[float, float]], *, seed: int = 0,
+                            search_ranges: Sequence[bool] | None = None, executor=None,
+                            **options) -> Iterator[tuple[WorstPairResult | None, AdversarialAuditResult]]:
+    """:func:`audit_pair` for every pair, in order; ``search_ranges[i]`` marks ``pairs[i]`` as a range
+    lo..hi (default: none is). Pair i draws from the i-th child of ``SeedSequence(seed)`` only, so the
+    pairs are independent tasks: ``executor`` (``Executor.map``'s meaning, e.g. a Ray engine) runs
+    them, one pair per task, with the same results; without one they run here, one after the other,
+    each result yielded as soon as it exists. ``options`` are :func:`audit_pair`'s keywords."""
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(pairs))]
+    ranges = list(search_ranges) if search_ranges is not None else [False] * len(pairs)
+    if len(ranges) != len(pairs):
+        raise ValueError("search_ranges must mark every pair")
+    task = functools.partial(audit_pair, mechanism, **options)
+    return map_tasks(executor, task, [tuple(map(float, p)) for p in pairs], seeds, ranges)
+
+
 CURVE_DISTANCES = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 
 
@@ -606,47 +642,103 @@ def curve_pair(distance: float, centre: float = 9.8) -> tuple[float, float]:
     return round(centre - distance / 2, 6), round(centre + distance / 2, 6)
 
 
+class CurveJob(NamedTuple):
+    """One point (Δψ, ε) of :func:`adversarial_curve`: its pair, mechanism and seeds."""
+
+    distance: float
+    psi: float
+    psi_prime: float
+    epsilon: float
+    mechanism: Mechanism
+    adversarial_seed: int  # the pair's search seed for its first ε
+    honest_seed: int
+
+
 def adversarial_curve(make: Callable[[float], Mechanism], epsilons: Sequence[float], *,
                       honest_theta: np.ndarray, distances: Sequence[float] = CURVE_DISTANCES,
                       channels: Sequence[str] = ("gradient", "score", "all"), samples: int = 100_000,
                       seed: int = 0, confidence: float = 0.95, settings: SearchSettings | None = None,
-                      log: Callable[[str], None] = lambda s: None) -> dict:
+                      log: Callable[[str], None] = lambda s: None, executor=None) -> dict:
     """ε_LB/ε per channel against Δψ, at the honest θ and at the crafted θ (searched once per pair).
 
     Returns ``{"curve": [points], "adversarial_audits": [...], "honest_audits": [...]}``; a point is
     {psi, psi_prime, delta_psi, epsilon, model, channel, epsilon_lower_bound, ratio, p_value fields}.
+
+    Each curve point (Δψ, ε) is one task (:func:`curve_point`) with its own seeds, so ``executor``
+    (``Executor.map``'s meaning, e.g. a Ray engine) runs the points with the same results. The first
+    ε of a pair searches the crafted θ that the pair's other ε values reuse: the first ε of every
+    pair runs first (one task per pair), then every other point (one task each).
     """
-    points, adv_dicts, honest_dicts = [], [], []
     root = np.random.SeedSequence(seed)
+    jobs: list[CurveJob] = []  # in curve order: (Δψ, ε) with ε varying fastest
     for distance, pseq in zip(distances, root.spawn(len(distances))):
         psi, psi_prime = curve_pair(distance)
         search_seed = int(pseq.generate_state(1, np.uint32)[0])
-        thetas = None
-        for eps, eseq in zip(epsilons, pseq.spawn(len(epsilons))):
-            mech = make(eps)
+        for i, (eps, eseq) in enumerate(zip(epsilons, pseq.spawn(len(epsilons)))):
             adv_seed, hon_seed = (int(s.generate_state(1, np.uint32)[0]) for s in eseq.spawn(2))
-            if thetas is None:  # one search per pair, shared by every ε (the objectives are mechanism-free)
-                adv = adversarial_audit(mech, psi, psi_prime, samples=samples, seed=search_seed, channels=channels,
-                                        confidence=confidence, settings=settings)
-                thetas = adv.thetas
-            else:
-                adv = adversarial_audit(mech, psi, psi_prime, samples=samples, seed=adv_seed, channels=channels,
-                                        confidence=confidence, settings=settings, thetas=thetas, noise_free=False)
-            honest = environment_audit(honest_theta, mech, psi, psi_prime, samples=samples, confidence=confidence,
-                                       seed=hon_seed, workers=1, compositions=(), channels=list(channels))
-            adv_dicts.append(adv.to_dict())
-            honest_dicts.append(honest.to_dict())
-            for model, rows in (("adversarial", [r.audit for r in adv.rows]), ("honest", honest.channels)):
-                for c in rows:
-                    points.append({"psi": psi, "psi_prime": psi_prime, "delta_psi": distance, "epsilon": eps,
-                                   "model": model, "channel": c.channel, "epsilon_lower_bound": c.epsilon_lower_bound,
-                                   "ratio": _ratio(c.epsilon_lower_bound, eps), "samples_per_side": c.samples_per_side,
-                                   "verdict": c.verdict, "p_value": c.p_value(eps)})
-            log(f"Δψ={distance:g} ({psi:g} vs {psi_prime:g}) ε={eps:g}: "
-                + ", ".join(f"{p['model'][:3]}/{p['channel']} {p['ratio']:.3f}" for p in points[-2 * len(channels):])
-                + (f"; noise-free gradient ε_LB {adv.noise_free_epsilon_lower_bound:.3f}"
-                   if adv.noise_free_epsilon_lower_bound is not None else ""))
+            # the first ε searches θ (search stream of the pair); the others certify it on their own seeds
+            jobs.append(CurveJob(distance, psi, psi_prime, eps, make(eps), search_seed if i == 0 else adv_seed,
+                                 hon_seed))
+    task = functools.partial(curve_point, honest_theta=honest_theta, channels=tuple(channels), samples=samples,
+                             confidence=confidence, settings=settings)
+    results: dict[int, tuple[AdversarialAuditResult, EnvironmentAuditResult]] = {}  # by index in jobs
+    n_eps = len(epsilons)
+    searching = [i for i in range(len(jobs)) if i % n_eps == 0]  # each pair's first ε
+    reusing = [i for i in range(len(jobs)) if i % n_eps != 0]
+
+    def run_points(indices: list[int], thetas: list[dict | None]) -> None:
+        todo = [jobs[i] for i in indices]
+        outcomes = map_tasks(executor, task, [job.mechanism for job in todo], [job.psi for job in todo],
+                             [job.psi_prime for job in todo], [job.adversarial_seed for job in todo],
+                             [job.honest_seed for job in todo], thetas)
+        for i, outcome in zip(indices, outcomes):
+            results[i] = outcome
+            log(_curve_log_line(jobs[i], *outcome, channels))
+
+    run_points(searching, [None] * len(searching))
+    run_points(reusing, [results[i - i % n_eps][0].thetas for i in reusing])
+    points, adv_dicts, honest_dicts = [], [], []
+    for i, (distance, psi, psi_prime, eps, *_) in enumerate(jobs):
+        adv, honest = results[i]
+        adv_dicts.append(adv.to_dict())
+        honest_dicts.append(honest.to_dict())
+        for model, rows in (("adversarial", [r.audit for r in adv.rows]), ("honest", honest.channels)):
+            for c in rows:
+                points.append({"psi": psi, "psi_prime": psi_prime, "delta_psi": distance, "epsilon": eps,
+                               "model": model, "channel": c.channel, "epsilon_lower_bound": c.epsilon_lower_bound,
+                               "ratio": _ratio(c.epsilon_lower_bound, eps), "samples_per_side": c.samples_per_side,
+                               "verdict": c.verdict, "p_value": c.p_value(eps)})
     return {"curve": points, "adversarial_audits": adv_dicts, "honest_audits": honest_dicts}
+
+
+def curve_point(mechanism: Mechanism, psi: float, psi_prime: float, adversarial_seed: int, honest_seed: int,
+                thetas: dict[str, np.ndarray] | None, *, honest_theta: np.ndarray, channels: Sequence[str],
+                samples: int, confidence: float,
+                settings: SearchSettings | None) -> tuple[AdversarialAuditResult, EnvironmentAuditResult]:
+    """One point of :func:`adversarial_curve`: the adversarial audit (searching θ when ``thetas`` is
+    None, with the noise-free bound) and the honest audit at ``honest_theta``."""
+    if thetas is None:
+        adv = adversarial_audit(mechanism, psi, psi_prime, samples=samples, seed=adversarial_seed,
+                                channels=channels, confidence=confidence, settings=settings)
+    else:
+        adv = adversarial_audit(mechanism, psi, psi_prime, samples=samples, seed=adversarial_seed,
+                                channels=channels, confidence=confidence, settings=settings, thetas=thetas,
+                                noise_free=False)
+    honest = environment_audit(honest_theta, mechanism, psi, psi_prime, samples=samples, confidence=confidence,
+                               seed=honest_seed, workers=1, compositions=(), channels=list(channels))
+    return adv, honest
+
+
+def _curve_log_line(job: CurveJob, adv: AdversarialAuditResult, honest: EnvironmentAuditResult,
+                    channels: Sequence[str]) -> str:
+    distance, psi, psi_prime, eps = job.distance, job.psi, job.psi_prime, job.epsilon
+    ratios = [(model, c.channel, _ratio(c.epsilon_lower_bound, eps))
+              for model, rows in (("adversarial", [r.audit for r in adv.rows]), ("honest", honest.channels))
+              for c in rows]
+    return (f"Δψ={distance:g} ({psi:g} vs {psi_prime:g}) ε={eps:g}: "
+            + ", ".join(f"{model[:3]}/{channel} {ratio:.3f}" for model, channel, ratio in ratios[-2 * len(channels):])
+            + (f"; noise-free gradient ε_LB {adv.noise_free_epsilon_lower_bound:.3f}"
+               if adv.noise_free_epsilon_lower_bound is not None else ""))
 
 
 def false_alarm_study(mechanisms: dict[str, Mechanism], tuned_pairs: Sequence[tuple[float, float]],

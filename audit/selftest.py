@@ -7,11 +7,13 @@ or, for the δ-type leak, δ_LB > 0 at the claimed ε).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
+from pgc.tasks import map_tasks
 
 from . import mutants
 from .blackbox import MechanismAuditResult, audit_mechanism
@@ -74,26 +76,32 @@ class SelfTestRow:
 
 def run_self_test(samples: int = 1_000_000, confidence: float = 0.95, seed: int = 0, dim: int = 112,
                   progress: bool = False, on_row: Callable[[SelfTestRow], None] | None = None,
-                  only: Sequence[str] | None = None) -> list[SelfTestRow]:
+                  only: Sequence[str] | None = None, executor=None) -> list[SelfTestRow]:
     """Audit every case (``only``: the cases with these names); a case keeps its seed (seed + its
-    index in the full catalogue) whichever cases are selected."""
+    index in the full catalogue) whichever cases are selected. ``executor`` (``Executor.map``'s
+    meaning, e.g. a Ray engine) audits the cases as independent tasks, one case per task, with the
+    same results."""
     cases = self_test_cases()
     if only is not None:
         unknown = sorted(set(only) - {c.name for c in cases})
         if unknown:
             raise ValueError(f"unknown self-test case(s) {unknown}; known: {', '.join(sorted({c.name for c in cases}))}")
+    chosen = [(i, case) for i, case in enumerate(cases) if only is None or case.name in only]
+    task = functools.partial(audit_case, dim=dim, samples=samples, confidence=confidence, progress=progress)
     rows = []
-    for i, case in enumerate(cases):
-        if only is not None and case.name not in only:
-            continue
-        audit = audit_prs_whitebox if case.mode == "white-box" else audit_mechanism
-        result = audit(case.mechanism, dim=dim, samples=samples, confidence=confidence, seed=seed + i,
-                       progress=progress)
-        row = SelfTestRow(case, result, case.true_epsilon(dim))
+    for row in map_tasks(executor, task, [case for _, case in chosen], [seed + i for i, _ in chosen]):
         rows.append(row)
         if on_row is not None:
             on_row(row)
     return rows
+
+
+def audit_case(case: SelfTestCase, seed: int, *, dim: int, samples: int, confidence: float,
+               progress: bool = False) -> SelfTestRow:
+    """One self-test case: its black-box or white-box audit (a task of :func:`run_self_test`)."""
+    audit = audit_prs_whitebox if case.mode == "white-box" else audit_mechanism
+    result = audit(case.mechanism, dim=dim, samples=samples, confidence=confidence, seed=seed, progress=progress)
+    return SelfTestRow(case, result, case.true_epsilon(dim))
 
 
 def format_row(row: SelfTestRow) -> str:

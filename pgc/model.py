@@ -98,7 +98,8 @@ class ActorCritic(nn.Module):
         with torch.no_grad():
             for p in self._ordered():
                 n = p.numel()
-                p.copy_(torch.from_numpy(theta[offset : offset + n].reshape(p.shape)).to(p.dtype))
+                # torch.tensor copies: θ may be a read-only array (e.g. a task's result from a Ray cluster)
+                p.copy_(torch.tensor(theta[offset : offset + n].reshape(p.shape)).to(p.dtype))
                 offset += n
         return self
 

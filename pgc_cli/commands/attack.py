@@ -7,12 +7,18 @@ Targets:
                             checkpoint file; with --mechanism/--epsilon/--clip
   --sweep                   with --model (repeatable): accuracy vs --epsilons, JSON + PNG plot
 
+``--engine ray [--address ADDR]`` runs the independent parts as tasks on a Ray cluster (a local one
+without ``--address``): each setting (model, ε, channel set) of ``--sweep``, and each (attacker,
+budget) of a single attack. Every task draws from its own seeds, so the JSON is the local
+engine's (timings aside).
+
 Output: a JSON result (``"kind": "attack"``, atomic write) and a readable summary on stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import time
@@ -76,6 +82,10 @@ class AttackCommand:
                        help="ε values of --sweep (default 1 2 5 10 inf)")
         p.add_argument("--epochs", type=positive_int, default=40, help="learned attacker epochs (default 40)")
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+        p.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="where the independent attacks run (--sweep settings, or one attack's attackers x "
+                            "budgets): this process (local, default) or a Ray cluster, one task each; same results")
+        p.add_argument("--address", help="--engine ray: address of a running Ray cluster (default: start a local one)")
         p.add_argument("--out", help="JSON result file (default: results/attack/attack.json; PNG beside it with --sweep)")
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar (default: on when stderr is a terminal)")
@@ -85,6 +95,8 @@ class AttackCommand:
         from attacks.runner import ATTACKERS
         from attacks.threat import parse_channels
 
+        if args.address is not None and args.engine != "ray":
+            raise CLIError("--address is only for --engine ray")
         if args.plot:
             return self._replot(Path(args.plot))
         if args.seed < 0:
@@ -121,8 +133,17 @@ class AttackCommand:
         from pgc.rundir import output_lock
 
         out.parent.mkdir(parents=True, exist_ok=True)
+        from engines import from_args
+
         with output_lock(out):  # a second writer of the same file exits 2 at once
-            return self._run_locked(args, channels, attackers, progress, learned_kwargs, out)
+            try:
+                engine = from_args(args.engine, args.address)  # None: the local engine, this process
+            except ValueError as exc:
+                raise CLIError(str(exc)) from None
+            args.executor = engine
+            with engine if engine is not None else contextlib.nullcontext():
+                # a task on the cluster shows no progress bar (its output stays on its worker)
+                return self._run_locked(args, channels, attackers, progress and engine is None, learned_kwargs, out)
 
     def _run_locked(self, args, channels, attackers, progress, learned_kwargs, out: Path) -> int:
         start = time.perf_counter()
@@ -176,7 +197,7 @@ class AttackCommand:
         res = attack_fresh(threat, model, n_targets=args.targets, ks=args.k,
                            seed=np.random.SeedSequence(args.seed) if seed is None else seed,
                            attackers=attackers, budgets=args.budget, alpha=args.alpha, white_box=args.white_box,
-                           progress=progress, learned_kwargs=learned_kwargs)
+                           progress=progress, learned_kwargs=learned_kwargs, executor=args.executor)
         result = self._result("model", {"model": model.label, "alpha": args.alpha}, threat, res, args)
         self._print(result)
         return result
@@ -221,7 +242,7 @@ class AttackCommand:
         threat, res = attack_run(args.run, trial=args.trial, channels=channels, budgets=args.budget, ks=args.k,
                                  max_targets=args.targets, seed=np.random.SeedSequence(args.seed),
                                  attackers=attackers, psi_range=tuple(args.range) if args.range else None,
-                                 progress=progress, learned_kwargs=learned_kwargs)
+                                 progress=progress, learned_kwargs=learned_kwargs, executor=args.executor)
         result = self._result("run", {"run": str(args.run), "trial": args.trial}, threat, res, args)
         self._print(result)
         return result
@@ -240,7 +261,7 @@ class AttackCommand:
         res = sweep_epsilons(models, mechanism=args.mechanism or "laplace", epsilons=args.epsilons, clip=args.clip,
                              reduced_dim=args.reduced_dim, candidates=cands, hyper=self._hyper(args, None), ks=args.k,
                              budget=args.budget[0], n_targets=args.targets, seed=args.seed, attackers=attackers,
-                             progress=progress, learned_kwargs=learned_kwargs)
+                             progress=progress, learned_kwargs=learned_kwargs, executor=args.executor)
         result = {"kind": "attack", "mode": "sweep", "command": "pgc " + " ".join(sys.argv[1:]),
                   "seed": args.seed, "mechanism": args.mechanism or "laplace", "clip": args.clip,
                   "candidates": list(cands), "epsilons": list(args.epsilons), "ks": args.k,

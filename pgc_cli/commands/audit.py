@@ -15,6 +15,11 @@ Three modes (exactly one):
 as checkpoints beside the JSON (``pgc attack --model FILE`` loads them). ``--adversarial-curve``
 (with ``--mechanism``): ε_LB/ε against the neighbour distance, honest vs crafted θ.
 
+``--engine ray [--address ADDR]`` runs the independent audits as tasks on a Ray cluster (a local one
+without ``--address``): the run mode's canary audit and each pair's environment audit, each pair of
+``--adversarial-model``, each point (Δψ, ε) of ``--adversarial-curve`` and each ``--self-test``
+case. Every task draws from its own seeds, so the JSON is the local engine's (timings aside).
+
 Writes one JSON file (atomically; ``"kind": "audit"``, a flat ``"channels"`` list for report
 generators) and prints a readable summary.
 """
@@ -22,12 +27,12 @@ generators) and prints a readable summary.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from ..io import write_json_atomic
 from ..main import CLIError
@@ -149,6 +154,11 @@ class AuditCommand:
                          help="--adversarial-curve: the honest θ (checkpoint file, init:SEED or run:DIR; "
                               "default init:0)")
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+        p.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="where the independent audits run (the run mode's pairs, the adversarial pairs and "
+                            "curve points, the self-test cases): this process (local, default) or a Ray cluster, "
+                            "one task each; same results")
+        p.add_argument("--address", help="--engine ray: address of a running Ray cluster (default: start a local one)")
         p.add_argument("--out", help="JSON result file (default runs/audit/<mode>.json)")
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar (default: on when stderr is a terminal)")
@@ -164,6 +174,8 @@ class AuditCommand:
             raise CLIError("--seed must be >= 0")
         if not (0.0 <= args.delta < 1.0):
             raise CLIError("--delta must lie in [0, 1)")
+        if args.address is not None and args.engine != "ray":
+            raise CLIError("--address is only for --engine ray")
         if args.compositions and any(k < 2 for k in args.compositions):
             raise CLIError("--compositions must be integers >= 2")
         if args.adversarial_model or args.adversarial_curve:
@@ -199,8 +211,17 @@ class AuditCommand:
         from pgc.rundir import output_lock
 
         out.parent.mkdir(parents=True, exist_ok=True)
+        from engines import from_args
+
         with output_lock(out):  # a second writer of the same file exits 2 at once
-            status = getattr(self, f"_{mode}")(args, report, progress)
+            try:
+                engine = from_args(args.engine, args.address)  # None: the local engine, this process
+            except ValueError as exc:
+                raise CLIError(str(exc)) from None
+            args.executor = engine
+            with engine if engine is not None else contextlib.nullcontext():
+                # a task on the cluster shows no progress bar (its output stays on its worker)
+                status = getattr(self, f"_{mode}")(args, report, progress and engine is None)
             report["wall_time_s"] = time.perf_counter() - start
             write_json_atomic(out, report)
         print(f"wrote {out} ({report['wall_time_s']:.1f}s)")
@@ -315,7 +336,21 @@ class AuditCommand:
                                                                    hyper=config.hyper, physics=config.physics,
                                                                    **protection)
             return 0
-        mres = self._mechanism_audit(mech, args, args.mechanism_samples, progress, False)
+        from audit import audit_mechanism
+        from pgc.tasks import call_with_keywords, map_tasks
+
+        # the canary audit and one environment audit per pair: independent tasks (each its own seeds)
+        canary = dict(mechanism=mech, dim=args.dim, samples=args.mechanism_samples, confidence=args.confidence,
+                      seed=args.seed, delta=args.delta, float_exact=args.float_exact, progress=progress)
+        environment = dict(theta=theta, mechanism=mech, samples=args.samples or 100_000, confidence=args.confidence,
+                           seed=args.seed, hyper=config.hyper, physics=config.physics, workers=config.workers,
+                           population=config.gravities, compositions=tuple(args.compositions), progress=progress,
+                           protect=config.protect,  # the run's mitigations; claim = ε_gradient + ε_score
+                           score_epsilon=getattr(config.build_score_mechanism(), "epsilon", None))
+        calls = [(audit_mechanism, canary)] + [(environment_audit, {**environment, "psi": psi, "psi_prime": psi_prime})
+                                               for psi, psi_prime in pairs]
+        results = map_tasks(args.executor, call_with_keywords, [fn for fn, _ in calls], [kw for _, kw in calls])
+        mres = next(results)
         self._print_mechanism(mres)
         report["mechanism_audits"] = [mres.to_dict()]
         report["channels"].append(_channel_row("mechanism", "canary (black-box)", mres.claimed_epsilon,
@@ -325,13 +360,7 @@ class AuditCommand:
                                                p_value=_mechanism_p_value(mres),
                                                delta_lower_bound=getattr(mres, "delta_lower_bound", 0.0)))
         envs = []
-        for psi, psi_prime in pairs:
-            res = environment_audit(theta, mech, psi, psi_prime, samples=args.samples or 100_000,
-                                    confidence=args.confidence, seed=args.seed, hyper=config.hyper,
-                                    physics=config.physics, workers=config.workers, population=config.gravities,
-                                    compositions=tuple(args.compositions), progress=progress,
-                                    protect=config.protect,  # the run's mitigations; claim = ε_gradient + ε_score
-                                    score_epsilon=getattr(config.build_score_mechanism(), "epsilon", None))
+        for (psi, psi_prime), res in zip(pairs, results):
             envs.append(res.to_dict())
             print(f"environment ψ={psi:g} vs ψ'={psi_prime:g} at the {report['model']} model "
                   f"(mean score {res.score_means[0]:.1f} vs {res.score_means[1]:.1f}; {res.wall_time_s:.1f}s):")
@@ -359,29 +388,27 @@ class AuditCommand:
                            **protection) -> list:
         from pgc.model import save_checkpoint
 
-        from audit.adversarial import QUICK_SEARCH, SearchSettings, adversarial_audit, worst_pair_search
+        from audit.adversarial import QUICK_SEARCH, SearchSettings, adversarial_pair_audits
 
         settings = QUICK_SEARCH if args.search_budget == "quick" else SearchSettings()
         report["search_settings"] = settings.to_dict()
         audits = []
-        root = np.random.SeedSequence(args.seed)
-        for pair, seq in zip(pairs, root.spawn(len(pairs))):
-            pair_seed = int(seq.generate_state(1)[0])
+        # one task per pair (its seed: the pair's child of SeedSequence(--seed)); results in pair order
+        results = adversarial_pair_audits(
+            mech, [tuple(p) for p in pairs], seed=args.seed, executor=args.executor,
+            search_ranges=[isinstance(p, GravityRange) for p in pairs],
+            search_objective="gradient" if any(c != "score" for c in args.channel_list) else "score",
+            search_trials=args.search_trials, settings=settings, physics=physics, hyper=hyper,
+            samples=args.samples or 200_000, channels=args.channel_list, confidence=args.confidence,
+            progress=progress, **protection)
+        for pair, (found, res) in zip(pairs, results):
+            psi, psi_prime = res.psi, res.psi_prime
             extra = {}
-            if isinstance(pair, GravityRange):
-                objective = "gradient" if any(c != "score" for c in args.channel_list) else "score"
-                found = worst_pair_search(pair[0], pair[1], objective=objective, trials=args.search_trials,
-                                          seed=pair_seed, physics=physics, hyper=hyper, settings=settings)
+            if found is not None:
                 print(f"worst pair in {pair[0]:g}..{pair[1]:g} ({args.search_trials} optuna trials, "
                       f"{found.wall_time_s:.0f}s): {found.psi:.4g} vs {found.psi_prime:.4g} "
-                      f"(search objective {found.value:.3f}); certifying on fresh samples")
-                psi, psi_prime = found.psi, found.psi_prime
+                      f"(search objective {found.value:.3f}); certified on fresh samples")
                 extra["worst_pair_search"] = {"range": list(pair), **found.to_dict()}
-            else:
-                psi, psi_prime = pair
-            res = adversarial_audit(mech, psi, psi_prime, samples=args.samples or 200_000, seed=pair_seed,
-                                    channels=args.channel_list, confidence=args.confidence, physics=physics,
-                                    hyper=hyper, settings=settings, progress=progress, **protection)
             d = {**res.to_dict(), **extra, "theta_files": {}}
             stem = args.out_path.with_suffix("")
             for objective, theta in res.thetas.items():
@@ -417,7 +444,7 @@ class AuditCommand:
         from pgc.mechanisms import make_mechanism
 
         from attacks.sweep import ModelSpec
-        from audit.adversarial import CURVE_DISTANCES, adversarial_curve
+        from audit.adversarial import CURVE_DISTANCES, QUICK_SEARCH, SearchSettings, adversarial_curve
 
         self._build_mechanism(args.mechanism, args.epsilons[0], args.clip, args.reduced_dim, 1)  # validates them
         try:
@@ -430,7 +457,9 @@ class AuditCommand:
         res = adversarial_curve(lambda e: make_mechanism(args.mechanism, e, args.clip, args.reduced_dim),
                                 args.epsilons, honest_theta=honest.theta, distances=distances,
                                 channels=args.channel_list, samples=args.samples or 100_000, seed=args.seed,
-                                confidence=args.confidence, log=lambda line: print(line, flush=True))
+                                confidence=args.confidence, log=lambda line: print(line, flush=True),
+                                settings=QUICK_SEARCH if args.search_budget == "quick" else SearchSettings(),
+                                executor=args.executor)
         report.update(mode="adversarial", model="adversarial", honest_model=honest.label, **res)
         for p in res["curve"]:
             report["channels"].append(_channel_row(
@@ -451,7 +480,8 @@ class AuditCommand:
               f"seed {args.seed}")
         print(TABLE_HEADER)
         rows = run_self_test(samples=samples, confidence=args.confidence, seed=args.seed, dim=args.dim,
-                             progress=progress, on_row=lambda r: print(format_row(r), flush=True), only=args.only)
+                             progress=progress, on_row=lambda r: print(format_row(r), flush=True), only=args.only,
+                             executor=args.executor)
         report["self_test"] = [r.to_dict() for r in rows]
         for r in rows:
             report["channels"].append(_channel_row("self-test", f"{r.case.name} ({r.case.mode})",
