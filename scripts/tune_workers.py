@@ -58,9 +58,11 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
                     deepcopy=False, states=(TrialState.RUNNING,))
             except KeyError:
                 continue
-            for t in trials_now:  # parameters drawn and training under way
-                w = t.user_attrs.get("worker")
-                if "seeds" in t.user_attrs and isinstance(w, dict) and w.get("pid") not in (None, proc.pid):
+            for t in trials_now:  # parameters drawn and training under way, in an original trial
+                w = t.user_attrs.get("worker")  # (a retry inherits its origin's attributes: not a candidate)
+                if "seeds" in t.user_attrs and t.user_attrs.get("seed_origin_trial") == t.number \
+                        and t.system_attrs.get("failed_trial") is None \
+                        and isinstance(w, dict) and w.get("pid") not in (None, proc.pid):
                     os.kill(w["pid"], signal.SIGKILL)
                     killed = {"trial": t.number, "pid": w["pid"], "params": dict(t.params),
                               "after_s": round(time.monotonic() - start, 2)}

@@ -165,7 +165,7 @@ def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(
     assert r["failed"] == sorted([r["killed"]["trial"]] + r["surplus"]), r
     assert len(r["retries_of_killed"]) == 1, r
     retry = r["retries_of_killed"][0]
-    assert retry["state"] in ("COMPLETE", "PRUNED") and retry["same_params"] and retry["seeds_from_killed_trial"]
+    assert retry["state"] in ("COMPLETE", "PRUNED") and retry["same_params"] and retry["seeds_from_killed_trial"], (retry, r["killed"])
     result = json.loads((tmp_path / "tune" / "tune.json").read_text())
     assert result["storage"].startswith("postgresql+psycopg://")
     assert sum(result["counts"].get(k, 0) for k in ("COMPLETE", "PRUNED")) == 12

@@ -29,6 +29,7 @@ import numpy as np
 from pgc.mechanisms import MECHANISMS
 from pgc.rollout import A3CHyperparams
 
+from ..engine_option import add_engine_arguments, command_engine
 from ..io import write_json_atomic
 from ..main import CLIError
 from ..args import finite_float, positive_float, positive_int
@@ -82,10 +83,8 @@ class AttackCommand:
                        help="ε values of --sweep (default 1 2 5 10 inf)")
         p.add_argument("--epochs", type=positive_int, default=40, help="learned attacker epochs (default 40)")
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        p.add_argument("--engine", choices=["local", "ray"], default="local",
-                       help="where the independent attacks run (--sweep settings, or one attack's attackers x "
-                            "budgets): this process (local, default) or a Ray cluster, one task each; same results")
-        p.add_argument("--address", help="--engine ray: address of a running Ray cluster (default: start a local one)")
+        add_engine_arguments(p, "where the independent attacks run (--sweep settings, or one attack's attackers x "
+                                "budgets): this process (local, default) or a Ray cluster, one task each; same results")
         p.add_argument("--out", help="JSON result file (default: results/attack/attack.json; PNG beside it with --sweep)")
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar (default: on when stderr is a terminal)")
@@ -133,15 +132,9 @@ class AttackCommand:
         from pgc.rundir import output_lock
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        from engines import from_args
-
         with output_lock(out):  # a second writer of the same file exits 2 at once
-            try:
-                engine = from_args(args.engine, args.address)  # None: the local engine, this process
-            except ValueError as exc:
-                raise CLIError(str(exc)) from None
-            args.executor = engine
-            with engine if engine is not None else contextlib.nullcontext():
+            with command_engine(args) as engine:  # None: the local engine, this process
+                args.executor = engine
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 return self._run_locked(args, channels, attackers, progress and engine is None, learned_kwargs, out)
 

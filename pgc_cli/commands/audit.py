@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 
+from ..engine_option import add_engine_arguments, command_engine
 from ..io import write_json_atomic
 from ..main import CLIError
 from ..args import positive_float, positive_int
@@ -154,11 +155,9 @@ class AuditCommand:
                          help="--adversarial-curve: the honest θ (checkpoint file, init:SEED or run:DIR; "
                               "default init:0)")
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        p.add_argument("--engine", choices=["local", "ray"], default="local",
-                       help="where the independent audits run (the run mode's pairs, the adversarial pairs and "
+        add_engine_arguments(p, "where the independent audits run (the run mode's pairs, the adversarial pairs and "
                             "curve points, the self-test cases): this process (local, default) or a Ray cluster, "
                             "one task each; same results")
-        p.add_argument("--address", help="--engine ray: address of a running Ray cluster (default: start a local one)")
         p.add_argument("--out", help="JSON result file (default runs/audit/<mode>.json)")
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar (default: on when stderr is a terminal)")
@@ -211,15 +210,9 @@ class AuditCommand:
         from pgc.rundir import output_lock
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        from engines import from_args
-
         with output_lock(out):  # a second writer of the same file exits 2 at once
-            try:
-                engine = from_args(args.engine, args.address)  # None: the local engine, this process
-            except ValueError as exc:
-                raise CLIError(str(exc)) from None
-            args.executor = engine
-            with engine if engine is not None else contextlib.nullcontext():
+            with command_engine(args) as engine:  # None: the local engine, this process
+                args.executor = engine
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 status = getattr(self, f"_{mode}")(args, report, progress and engine is None)
             report["wall_time_s"] = time.perf_counter() - start

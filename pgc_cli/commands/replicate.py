@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 
 from replication.grid import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridRun, GridSpec,
-                              analyse, get_reading, quick_spec, replicate)
+                              analyse, get_reading, quick_spec, reading_knobs, replicate)
 
 from pgc.rundir import check_output_dir, is_pgc_output, output_lock, replace_directory_atomically, write_marker
 
+from ..engine_option import add_engine_arguments, command_engine
 from ..io import json_safe, read_json, write_json_atomic
 from ..main import CLIError
 from ..args import non_negative_int, positive_float, positive_int
@@ -62,17 +63,6 @@ def spec_from_args(args: argparse.Namespace, reading: str) -> GridSpec:
                        "nonprivate_variants": tuple(data["nonprivate_variants"])})
 
 
-def knob_name(text: str) -> str:
-    """A knob reading name (``kn-…``), as ``--search`` names them."""
-    from replication.grid import reading_knobs
-
-    try:
-        reading_knobs(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
 class ReplicateCommand:
     help = "replicate the paper's Tables 1-3 and Figures 2-3 with a zero-information control"
 
@@ -107,9 +97,7 @@ class ReplicateCommand:
         p.add_argument("--workers", type=positive_int, help="W concurrent workers (default 9)")
         p.add_argument("--processes", type=positive_int,
                        help="forked trainer processes (default 1; 2 uses both cores of the reference machine)")
-        p.add_argument("--engine", choices=["local", "ray"], default="local",
-                       help="where the grid's trials run: local processes (--processes; default) or a Ray cluster")
-        p.add_argument("--address", help="--engine ray: address of a running Ray cluster (default: start a local one)")
+        add_engine_arguments(p, "where the grid's trials run: local processes (--processes; default) or a Ray cluster")
         p.add_argument("--seed", type=non_negative_int, default=None,
                        help="first seed (default 0; with --search 1,000,000, so confirmation grids on 0..19 are fresh)")
         p.add_argument("--out", default="runs/replicate", help="output folder (default runs/replicate)")
@@ -126,15 +114,7 @@ class ReplicateCommand:
         if args.search_also and not args.search:
             raise CLIError("--search-also needs --search")
         if args.search:
-            from engines import from_args, installed
-
-            try:
-                engine = from_args(args.engine, args.address)
-            except ValueError as exc:
-                raise CLIError(str(exc)) from None
-            if engine is None:
-                return self._search(out, args)
-            with engine, installed(engine):  # the search's grids run their trials on the engine
+            with command_engine(args, install=True):  # the search's grids run their trials on the engine
                 return self._search(out, args)
         if args.from_raw:
             return self._from_raw(Path(args.from_raw), out, args, render_all)
@@ -148,16 +128,8 @@ class ReplicateCommand:
         for r in readings:
             check_output_dir(out / r, force=args.force)
         progress = sys.stderr.isatty() if args.progress is None else args.progress
-        from engines import from_args, installed
-
-        try:
-            engine = from_args(args.engine, args.address)
-        except ValueError as exc:
-            raise CLIError(str(exc)) from None
         with contextlib.ExitStack() as locks:  # every reading's folder is ours until the end
-            if engine is not None:
-                locks.enter_context(engine)
-                locks.enter_context(installed(engine))
+            locks.enter_context(command_engine(args, install=True))
             for r in readings:
                 locks.enter_context(output_lock(out / r))
                 check_output_dir(out / r, force=args.force)
@@ -286,12 +258,19 @@ _FIRST_PROPOSALS = (
 )
 
 
-def reading_name(text: str) -> str:
-    try:
-        get_reading(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
+def _name_checked_by(check):
+    """An argparse type: the text itself, once ``check(text)`` accepts it (its ValueError is the message)."""
+    def parse(text: str) -> str:
+        try:
+            check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+    return parse
+
+
+reading_name = _name_checked_by(get_reading)  # a preset or a knob reading
+knob_name = _name_checked_by(reading_knobs)  # a knob reading ``kn-…``, as --search names them
 
 
 def _floats(obj):

@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..engine_option import add_engine_arguments, command_engine
 from ..io import write_json_atomic
 from ..main import CLIError
 from ..args import positive_float, positive_int
@@ -65,9 +66,7 @@ class TuneCommand:
         p.add_argument("--workers", type=positive_int, default=1,
                        help="worker processes on this machine sharing the study (default 1); more workers on "
                             "other machines: run the same command there with the same --storage and --study")
-        p.add_argument("--engine", choices=["local", "ray"], default="local",
-                       help="where each batch's training runs go: this process (local, default) or a Ray cluster")
-        p.add_argument("--address", help="--engine ray: address of a running Ray cluster (default: start a local one)")
+        add_engine_arguments(p, "where each batch's training runs go: this process (local, default) or a Ray cluster")
         p.add_argument("--export-only", action="store_true", help="write tune.json from the storage without running")
 
     def run(self, args: argparse.Namespace) -> int:
@@ -167,13 +166,7 @@ def _work(args, storage: str, settings, log, worker_id: str | None) -> None:
     if args.engine == "local":
         run_study(args.study, storage, settings, args.trials, **kw)
         return
-    from engines import from_args
-
-    try:
-        engine = from_args(args.engine, args.address)
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
-    with engine:
+    with command_engine(args) as engine:
         run_study(args.study, storage, settings, args.trials, executor=engine, **kw)
 
 
