@@ -64,8 +64,9 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
                         and t.system_attrs.get("failed_trial") is None \
                         and isinstance(w, dict) and w.get("pid") not in (None, proc.pid):
                     os.kill(w["pid"], signal.SIGKILL)
-                    killed = {"trial": t.number, "pid": w["pid"], "params": dict(t.params),
-                              "after_s": round(time.monotonic() - start, 2)}
+                    # its parameters are read after the run: this snapshot may predate them (PostgreSQL
+                    # reads a trial's tables in separate statements, each seeing the latest commits)
+                    killed = {"trial": t.number, "pid": w["pid"], "after_s": round(time.monotonic() - start, 2)}
                     break
         stdout, stderr = proc.communicate(timeout=max(1.0, deadline_s - (time.monotonic() - start)))
     finally:
@@ -76,6 +77,8 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
     trials_all = optuna.load_study(study_name=study, storage=storage).get_trials(deepcopy=False)
     finished = [t for t in trials_all if t.state in done]
     params = [json.dumps(t.params, sort_keys=True) for t in finished]
+    if killed:
+        killed["params"] = next(t.params for t in trials_all if t.number == killed["trial"])
     retried = [t for t in trials_all if killed and t.system_attrs.get("failed_trial") == killed["trial"]]
     storage.engine.dispose()
     return {
