@@ -18,7 +18,6 @@ Output: a JSON result (``"kind": "attack"``, atomic write) and a readable summar
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import sys
 import time

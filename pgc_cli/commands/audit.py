@@ -27,7 +27,6 @@ generators) and prints a readable summary.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import sys
 import time
