@@ -315,7 +315,7 @@ def make_mechanism(name: str, epsilon: float = math.inf, clip: float | None = No
     return MECHANISMS[name](epsilon=epsilon, clip=clip, reduced_dim=reduced_dim)
 
 
-def compiled_spec(mechanism: Mechanism, dim: int = 112) -> tuple[int, float, float, int, float] | None:
+def compiled_spec(mechanism: Mechanism, dim: int) -> tuple[int, float, float, int, float] | None:
     """``(kind, ε, C, d̂, snapping grid)`` for the trainer's compiled fast path, or None; ``dim`` is
     the gradient's d (112, or 131 with biases).
 

@@ -42,9 +42,6 @@ DIMS = (DIM, DIM_BIASED)
 SLICE_COMMON = slice(0, 64)
 SLICE_POLICY = slice(64, 96)
 SLICE_VALUE = slice(96, 112)
-SLICE_BIAS_COMMON = slice(112, 128)
-SLICE_BIAS_POLICY = slice(128, 130)
-SLICE_BIAS_VALUE = slice(130, 131)
 _WEIGHT_NAMES = ("common.weight", "policy.weight", "value.weight")
 _BIAS_NAMES = ("common.bias", "policy.bias", "value.bias")
 
@@ -137,9 +134,7 @@ def glorot_uniform_theta(rng: np.random.Generator, biases: bool = False) -> np.n
     for fan_out, fan_in in ((HIDDEN, STATE_DIM), (ACTIONS, HIDDEN), (1, HIDDEN)):
         limit = math.sqrt(6.0 / (fan_in + fan_out))
         parts.append(rng.uniform(-limit, limit, size=fan_out * fan_in))
-    if biases:
-        parts.append(np.zeros(DIM_BIASED - DIM))
-    return np.concatenate(parts)
+    return with_zero_biases(np.concatenate(parts), biases)
 
 
 def save_checkpoint(theta: np.ndarray, path: str | Path, metadata: dict[str, str] | None = None) -> None:

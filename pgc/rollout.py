@@ -61,15 +61,6 @@ class A3CHyperparams:
         return model_dim(bool(self.biases))
 
 
-def check_model_width(theta: np.ndarray, hyper: A3CHyperparams) -> None:
-    """Raise a clear error when θ's width (112 / 131) disagrees with ``hyper.biases``."""
-    width = np.shape(theta)[-1] if np.ndim(theta) else None
-    if width != hyper.dim and width in (model_dim(False), model_dim(True)):
-        have = "with" if width == model_dim(True) else "without"
-        raise ValueError(f"θ has {width} parameters (a model {have} biases) but the settings say "
-                         f"biases={bool(hyper.biases)} (d = {hyper.dim})")
-
-
 def kernel_gradient_rule(hyper: A3CHyperparams) -> tuple[int, int, bool]:
     """(reward kind, n-step horizon, mean loss) of the reading knobs, as the kernel takes them."""
     reward = kernel.REWARD_UNIT if hyper.reward == "unit" else kernel.REWARD_TERMINAL
@@ -162,10 +153,10 @@ def simulate_episodes(theta: np.ndarray, physics: np.ndarray, rng: np.random.Gen
     n = physics.shape[0]
     theta = np.asarray(theta, dtype=np.float64)
     d = hyper.dim
-    check_model_width(theta, hyper)
+    if theta.shape not in ((d,), (n, d)):
+        raise ValueError(f"theta must have shape ({d},) or ({n}, {d}) for a model {'with' if hyper.biases else 'without'} "
+                         f"biases (A3CHyperparams.biases={bool(hyper.biases)}), got {theta.shape}")
     thetas = np.broadcast_to(theta, (n, d)) if theta.ndim == 1 else theta
-    if thetas.shape != (n, d):
-        raise ValueError(f"theta must have shape ({d},) or ({n}, {d}), got {theta.shape}")
     alphas = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,))
     grads = np.empty((n, d))
     scores = np.empty(n, np.int64)

@@ -194,6 +194,10 @@ def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, 
                          "use another output folder")
     seen: dict[str, dict] = {t.user_attrs["reading"]: t.user_attrs["entry"] for t in study.trials
                              if t.state == optuna.trial.TrialState.COMPLETE and "entry" in t.user_attrs}
+
+    def count_done() -> int:
+        return sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+
     distributions = {k: optuna.distributions.CategoricalDistribution(list(v)) for k, v in KNOBS.items()}
     for name in dict.fromkeys(also):  # asked for by name: evaluated now, recorded as completed proposals
         if name in seen:
@@ -204,7 +208,7 @@ def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, 
                                                   value=entry["objective"],
                                                   user_attrs={"reading": name, "entry": entry, "asked_for": True}))
         if progress is not None:
-            progress(sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials), spec.readings, entry)
+            progress(count_done(), spec.readings, entry)
 
     def objective(trial: "optuna.Trial") -> float:
         knobs = {k: trial.suggest_categorical(k, list(choices)) for k, choices in KNOBS.items()}
@@ -218,9 +222,6 @@ def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, 
         seen[name] = entry
         trial.set_user_attr("entry", entry)
         return entry["objective"]
-
-    def count_done() -> int:
-        return sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
 
     # a trial left RUNNING by a killed search is failed and its proposal retried
     for t in study.trials:

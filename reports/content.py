@@ -883,10 +883,9 @@ def mitigation_costs_from_result(src: Source) -> dict:
     for r in d.get("rows") or []:
         if not isinstance(r, dict) or _num(r, "epsilon") is None or not isinstance(r.get("variant"), str):
             continue
-        trials = _int(r, "trials")
         rows.append({"mechanism": str(r.get("mechanism") or mechanism or "?"), "epsilon": _num(r, "epsilon"),
                      "variant": r["variant"], "gradient_epsilon": _num(r, "gradient_epsilon"),
-                     "score_epsilon": _num(r, "score_epsilon"), "trials": trials,
+                     "score_epsilon": _num(r, "score_epsilon"), "trials": _int(r, "trials"),
                      "successes": _int(r, "successes"), "median_fst": _num(r, "median_fst"),
                      "true_successes": _int(r, "true_successes"), "median_true_fst": _num(r, "median_true_fst"),
                      "median_true_fst_ci": r.get("median_true_fst_ci"),

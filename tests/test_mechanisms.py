@@ -246,10 +246,10 @@ def test_compiled_row_equals_the_numpy_mechanism(mechanism):
     from pgc.mechanisms import compiled_spec
 
     rows = np.random.default_rng(1).normal(size=(40, 112)) * np.logspace(-6, 1, 40)[:, None]  # clip off and on
-    kind, eps, clip, d_hat, grid = compiled_spec(mechanism)
+    kind, eps, clip, d_hat, grid = compiled_spec(mechanism, 112)
     out = np.empty(112)
     fast_rng, numpy_rng = np.random.default_rng(4), np.random.default_rng(4)
     for g in rows:  # one submission at a time, as the trainer calls it: the generators stay in step
         kernel.privatize_row(kind, g, out, fast_rng, eps, clip, d_hat, grid, np.zeros((d_hat, 112)))
         np.testing.assert_array_equal(out, mechanism(g[None, :], numpy_rng)[0])  # bit for bit
-    assert compiled_spec(type("Sub", (Laplace,), {})(1.0)) is None  # subclasses take the Protocol path
+    assert compiled_spec(type("Sub", (Laplace,), {})(1.0), 112) is None  # subclasses take the Protocol path
