@@ -30,6 +30,7 @@ import numpy as np
 
 from replication.grid import CONFIRMED_READING, PAPER_BUFFER, GridSpec, Setting, median_fst, median_interval, setting_configs, success_interval
 from pgc.trainer import train_batch
+from pgc_cli.io import write_text_atomic
 
 VARIANTS = {  # name -> (protect, stop at the aggregator's success)
     "none": ((), True),
@@ -56,8 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--out", default="results/mitigations")
     args = p.parse_args(argv)
-    spec = GridSpec(reading=args.reading, cap=args.cap, trials=args.trials, epsilons=tuple(args.epsilons),
-                    mechanisms=tuple(args.mechanisms), controls="none", curve_trials=0)
+    try:
+        spec = GridSpec(reading=args.reading, cap=args.cap, trials=args.trials, epsilons=tuple(args.epsilons),
+                        mechanisms=tuple(args.mechanisms), controls="none", curve_trials=0)
+    except ValueError as exc:  # unknown reading, trials or cap out of range: one line, exit 2
+        p.error(str(exc))
     jobs, cells = [], []
     for mech in spec.mechanisms:
         for eps in spec.epsilons:
@@ -98,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
            "reading": args.reading, "mechanisms": list(spec.mechanisms),
            "buffer_size": {m: PAPER_BUFFER[m] for m in spec.mechanisms}, "wall_time_s": wall,
            "agent_steps": int(sum(r.agent_steps for r in results)), "rows": rows}
-    (out / "utility.json").write_text(json.dumps(doc, indent=2, default=lambda x: "inf" if x == math.inf else x,
+    write_text_atomic(out / "utility.json", json.dumps(doc, indent=2, default=lambda x: "inf" if x == math.inf else x,
                                                  allow_nan=True).replace("Infinity", '"inf"') + "\n")
     lines = [f"Paper buffers (Laplace |B| = 1, PRS |B| = 100), reading `{args.reading}`, {args.trials} trials per cell, cap {args.cap:,} submissions "
              f"({len(results)} trials, {wall:.0f} s on {args.processes} process(es)).", "",
@@ -113,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {r['mechanism']} | {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + {r['score_epsilon']:g} | "
                      f"{agg} | {mfst} | {r['true_successes']}/{r['trials']} | {_fmt(r['median_true_fst'])} "
                      f"[{_fmt(lo)}, {_fmt(hi)}] | {ticks} |")
-    (out / "utility.md").write_text("\n".join(lines) + "\n")
+    write_text_atomic(out / "utility.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 
