@@ -33,6 +33,10 @@ cap (``bootstrap_truncated=True``), and 0 if the pole fell (a terminal state's v
 
 Biases (the reading knob ``A3CHyperparams.biases``) are told by θ's width: a lane's θ' of 131
 entries adds b(c), b(p), b(v) to the three layers (:mod:`pgc.model`), and its gradient has 131 entries.
+
+The compiled entry points release the GIL (``nogil=True``): a trial runs for seconds in one call, and
+the threads beside it (a tuning worker's heartbeat, which tells the study that its trial is alive)
+must keep running meanwhile.
 """
 
 from __future__ import annotations
@@ -114,7 +118,7 @@ def _reward(reward_kind, t, steps, term):
     return -1.0 if term else 1.0
 
 
-@nb.njit(cache=True, error_model="numpy")  # once per episode: a call, kept out of the hot step
+@nb.njit(cache=True, nogil=True, error_model="numpy")  # once per episode: a call, kept out of the hot step
 def _episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, reward_kind, n_step, mean_loss,
                       grad_out):
     """Backward sweep over one stored episode: writes g of eqs. 15–18 into grad_out[lane].
@@ -262,7 +266,7 @@ def _play(lane, a, t, state, physics, traj, cap):
     return term or t + 1 >= cap, term, x, x_dot, th, th_dot
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
              cap, gamma, lam, beta, bootstrap_truncated, sample_actions, reward_kind, n_step, mean_loss,
              grad_out, done, terminated, actions):
@@ -388,7 +392,7 @@ def _laplace_row(gen, scale, d):
     return u
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def privatize_row(kind, g, out, gen, epsilon, clip, reduced_dim, snap_grid, matrix):
     """Write mechanism(g) into ``out``; g is already sanitized (the non-finite rule).
 
@@ -510,7 +514,7 @@ def _laplace_scalar(gen, scale):
     return scale * math.log(x + x)
 
 
-@nb.njit(cache=True, error_model="numpy")
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, base_physics, theta, buf_sum, opt_state,
               ctr,
               lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj, lane_grad, fin,

@@ -22,7 +22,7 @@ import pytest
 from optuna.trial import TrialState
 
 from tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study, trial_seeds
-from tuning.study import fail_dead_workers, make_storage, open_study, storage_url, worker_identity
+from tuning.study import claim, fail_dead_workers, make_storage, open_study, storage_url, worker_identity
 
 ROOT = Path(__file__).resolve().parent.parent
 DONE = (TrialState.COMPLETE, TrialState.PRUNED)
@@ -57,6 +57,25 @@ def test_postgres_url_maps_to_psycopg3(postgres_url):
 # ---------------------------------------------------------------------------------------------
 # storage contract (SQLite and PostgreSQL)
 # ---------------------------------------------------------------------------------------------
+
+
+def test_postgres_workers_opening_a_fresh_database_together_all_succeed(postgres_url):
+    """N machines started at once on an empty database each create optuna's tables; the losers of
+    that race (a duplicate type or table) try again instead of failing. Without the retry, 8 of 10
+    such rounds had a process fail."""
+    import psycopg
+
+    code = ("import sys; sys.path.insert(0, sys.argv[2]); from tuning.study import make_storage; "
+            "make_storage(sys.argv[1]).engine.dispose()")
+    for _ in range(2):
+        database = _name("fresh").replace("-", "_")
+        with psycopg.connect(postgres_url, autocommit=True) as connection:
+            connection.execute(f"CREATE DATABASE {database}")
+        url = postgres_url.rsplit("/", 1)[0] + "/" + database
+        procs = [subprocess.Popen([sys.executable, "-c", code, url, str(ROOT)], stderr=subprocess.PIPE)
+                 for _ in range(4)]
+        errors = [p.communicate(timeout=120)[1].decode()[-800:] for p in procs]
+        assert [p.returncode for p in procs] == [0] * 4, errors
 
 
 def test_storage_contract_study_attrs_and_refusal(any_storage):
@@ -103,9 +122,30 @@ def test_storage_contract_dead_local_worker_fails_at_once(any_storage):
     gone.wait()
     trial = study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
     storage.record_heartbeat(trial._trial_id)
-    trial.set_user_attr("worker", {**worker_identity(), "pid": gone.pid, "start": "1"})
+    trial.set_user_attr("worker", {**worker_identity(), "pid": gone.pid, "start": "1", "trial": trial.number})
     assert fail_dead_workers(study, storage) == [trial.number]
     assert fail_dead_workers(study, storage) == []
+
+
+def test_storage_contract_a_popped_retry_is_not_taken_for_its_dead_origin(any_storage):
+    """A retry carries its origin's attributes, the dead worker's identity among them. Popped by a live
+    worker, it must not be failed as that dead worker's trial before or after the live one claims it."""
+    storage = make_storage(any_storage, heartbeat_interval=60, grace_period=600)
+    study = open_study(_name("r"), storage, _settings())
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    origin = study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
+    storage.record_heartbeat(origin._trial_id)
+    origin.set_user_attr("worker", {**worker_identity(), "pid": gone.pid, "start": "1", "trial": origin.number})
+    origin.set_user_attr("seeds", [1, 2])
+    assert fail_dead_workers(study, storage) == [origin.number]
+    retry = study.ask()  # the retry, popped by a live worker: RUNNING with the copied attributes
+    assert retry.params == origin.params and retry.user_attrs["worker"]["pid"] == gone.pid
+    assert fail_dead_workers(study, storage) == []
+    claim(retry)
+    storage.record_heartbeat(retry._trial_id)
+    assert fail_dead_workers(study, storage) == []
+    assert storage.get_trial(retry._trial_id).state == TrialState.RUNNING
 
 
 def test_storage_contract_run_study_exact_count_and_export(any_storage):
@@ -138,6 +178,38 @@ def test_storage_contract_a_surplus_trial_is_given_back(any_storage):
     _requeue_if_retry(study, storage, a)
     waiting = study.get_trials(states=(TrialState.WAITING,))
     assert len(waiting) == 1 and waiting[0].params == {"x": 0.5} and waiting[0].system_attrs["failed_trial"] == 7
+
+
+
+def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_counts(any_storage, monkeypatch):
+    """A worker whose heartbeat lapsed (another worker failed its trial as stale and re-queued the
+    parameters) finishes its evaluation, drops the result instead of crashing, and goes on: the
+    study still ends with exactly --trials finished trials, the stale one's retry among them."""
+    import tuning.study as study_module
+
+    name, original = _name("l"), study_module.evaluate_batch
+    storage = make_storage(any_storage)
+    failed_under: list[int] = []
+
+    def evaluate_after_a_lapse(pending, ev, log=print, *, executor=None):
+        if not failed_under:  # what another worker's reap does to a trial whose heartbeat went stale
+            trial = pending[0].trial
+            storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
+            storage.get_heartbeat_stale_trial_callback()(optuna.load_study(study_name=name, storage=storage),
+                                                         storage.get_trial(trial._trial_id))
+            failed_under.append(trial.number)
+        return original(pending, ev, log, executor=executor)
+
+    monkeypatch.setattr(study_module, "evaluate_batch", evaluate_after_a_lapse)
+    messages: list[str] = []
+    study = run_study(name, any_storage, _settings(), n_trials=3, batch=1, log=messages.append)
+    trials = study.get_trials(deepcopy=False)
+    assert len([t for t in trials if t.state in DONE]) == 3
+    assert [t.number for t in trials if t.state == TrialState.FAIL] == failed_under == [0]
+    retry, = [t for t in trials if t.system_attrs.get("failed_trial") == 0]
+    assert retry.state in DONE and retry.params == trials[0].params and retry.user_attrs["seed_origin_trial"] == 0
+    assert "utility" not in trials[0].user_attrs  # the dropped result wrote nothing
+    assert any("trial 0 was failed by another worker" in m for m in messages), messages
 
 
 # ---------------------------------------------------------------------------------------------

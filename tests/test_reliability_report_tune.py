@@ -97,7 +97,7 @@ def _settings(seed=3):
 
 
 def test_dead_workers_trials_fail_at_once_and_are_retried_once(tmp_path):
-    from tuning.study import fail_dead_workers, make_storage, open_study, worker_identity
+    from tuning.study import claim, fail_dead_workers, make_storage, open_study, worker_identity
 
     storage = make_storage(f"sqlite:///{tmp_path / 's.db'}", heartbeat_interval=60, grace_period=600)
     study = open_study("s", storage, _settings())
@@ -105,9 +105,9 @@ def test_dead_workers_trials_fail_at_once_and_are_retried_once(tmp_path):
     dead.wait()
     killed = study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
     storage.record_heartbeat(killed._trial_id)  # fresh heartbeat: fail_stale_trials would not touch it
-    killed.set_user_attr("worker", {**worker_identity(), "pid": dead.pid, "start": "1"})
+    killed.set_user_attr("worker", {**worker_identity(), "pid": dead.pid, "start": "1", "trial": killed.number})
     alive = study.ask()
-    alive.set_user_attr("worker", worker_identity())
+    claim(alive)
     optuna.storages.fail_stale_trials(study)
     assert fail_dead_workers(study, storage) == [killed.number]
     states = {t.number: t.state for t in study.get_trials()}

@@ -323,3 +323,42 @@ def test_reading_knobs_are_validated_and_round_trip():
             hyper=A3CHyperparams(reward="terminal", n_step=5, loss_reduction="mean", action_selection="sample",
                                  biases=True))
     assert C.from_dict(cfg.to_dict()) == cfg
+
+
+def test_a_running_trial_lets_other_threads_run(monkeypatch):
+    """The compiled trial releases the GIL: a thread beside it (a tuning worker's heartbeat) runs while
+    the trial does. The thread is released when the compiled call begins and wakes 20 ms later; were
+    the GIL held, it could not run again until the call returned. (A false failure needs the thread
+    kept off the CPU for the whole call, which lasts tens of times longer.)"""
+    import threading
+    import time
+
+    from pgc import kernel
+
+    compiled = kernel.run_trial
+    calls: list[tuple[float, float]] = []
+    entered = threading.Event()
+
+    def timed_run_trial(*args):
+        start = time.monotonic()
+        entered.set()
+        status = compiled(*args)
+        calls.append((start, time.monotonic()))
+        return status
+
+    woke: list[float] = []
+
+    def beside() -> None:
+        entered.wait()
+        time.sleep(0.02)
+        woke.append(time.monotonic())
+
+    train(TrainConfig(submissions=50, workers=8, gravities=(9.8,), seed=3))  # compiled before the check
+    monkeypatch.setattr(kernel, "run_trial", timed_run_trial)
+    thread = threading.Thread(target=beside)
+    thread.start()
+    train(TrainConfig(submissions=150_000, workers=8, gravities=(9.8,), seed=3))
+    thread.join()
+    (start, end), = calls
+    assert end - start > 0.5, "the trial is too short to tell"
+    assert start < woke[0] < end, (start, woke, end)

@@ -163,16 +163,18 @@ def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
 
 
 def test_a_retry_popped_by_a_worker_killed_before_its_first_heartbeat_is_failed_and_requeued(tmp_path):
-    from tuning.study import _fail_orphans, make_storage
+    from tuning.study import _fail_orphans, claim, make_storage
 
     storage = make_storage(f"sqlite:///{tmp_path / 's.db'}", heartbeat_interval=1, grace_period=1)
     study = optuna.create_study(study_name="o", storage=storage, directions=["maximize", "minimize"])
     dist = {"log_epsilon": optuna.distributions.FloatDistribution(-1.0, 1.0)}
+    inherited = {"seeds": [7], "worker": {"host": "h", "boot": "b", "pid": 1, "start": "1", "trial": 5}}
     study.add_trial(optuna.create_trial(state=optuna.trial.TrialState.WAITING, params={"log_epsilon": 0.25},
-                                        distributions=dist, system_attrs={"failed_trial": 0}))
+                                        distributions=dist, system_attrs={"failed_trial": 5},
+                                        user_attrs=inherited))  # a retry keeps its origin's attributes
     popped = study.ask(fixed_distributions=dist)  # RUNNING, parameters set, no heartbeat: then the kill
-    live = study.ask()  # a live worker's trial: it has its seeds attribute
-    live.set_user_attr("seeds", [1])
+    live = study.ask()  # a live worker's trial: claimed (the worker records itself)
+    claim(live)
     time.sleep(1.2)
     _fail_orphans(study, storage, grace=1.0)
     states = {t.number: t.state for t in study.get_trials()}

@@ -11,9 +11,11 @@ next worker to start marks them failed and re-queues their parameters (``RetryHe
 Completed trials are never touched. ``n_trials`` counts finished (complete + pruned) trials of the
 whole study, so re-running the same command after a kill continues up to the same total.
 
-Killed workers: a RUNNING trial records its worker (host, boot id, pid, process start time); a worker
-starting on the same machine fails at once the trials of workers that are gone (no waiting for the
-grace period) and re-queues each once. Stale trials are also reaped before every batch.
+Killed workers: a RUNNING trial records its worker (host, boot id, pid, process start time) together
+with the trial's own number — a retry is created with its origin's attributes, so until the worker
+that pops it records itself, the copied identity names the dead worker of another trial and must not
+count. A worker starting on the same machine fails at once the trials of workers that are gone (no
+waiting for the grace period) and re-queues each once. Stale trials are also reaped before every batch.
 
 Seeds: the sampler is seeded from (study seed, number of trials already stored, worker identity) — a
 fresh sampler after a resume does not replay the first draws, and two workers started together on one
@@ -45,6 +47,7 @@ from .space import HYPER_PRESETS, Evaluation, StudySettings
 
 FORMAT = "pgc-tune/1"
 FAILED_TRIAL_RETRIES = 3
+SCHEMA_CREATION_ATTEMPTS = 8  # make_storage: tries when workers create the tables of a fresh database together
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,12 +109,23 @@ def storage_url(url: str) -> str:
 def make_storage(url: str, heartbeat_interval: int = 30, grace_period: int | None = None) -> optuna.storages.RDBStorage:
     if "://" not in url:
         raise ValueError(f"storage must be an optuna RDB URL such as sqlite:///study.db, got {url!r}")
+    import sqlalchemy.exc
+
     url = storage_url(url)
     grace = grace_period if grace_period is not None else 3 * heartbeat_interval
-    return optuna.storages.RDBStorage(
-        url, heartbeat_interval=heartbeat_interval, grace_period=grace,
-        heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=FAILED_TRIAL_RETRIES),
-        engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else {"connect_args": {"timeout": 60}})
+    for attempt in range(SCHEMA_CREATION_ATTEMPTS):
+        try:
+            return optuna.storages.RDBStorage(
+                url, heartbeat_interval=heartbeat_interval, grace_period=grace,
+                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=FAILED_TRIAL_RETRIES),
+                engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else {"connect_args": {"timeout": 60}})
+        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.ProgrammingError):
+            # Workers opening a fresh database together all create optuna's tables; PostgreSQL lets one
+            # win and rolls the others back (a duplicate type or table). Their next try finds the tables.
+            if attempt == SCHEMA_CREATION_ATTEMPTS - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def _directions(settings: StudySettings) -> list[str]:
@@ -192,6 +206,18 @@ def worker_identity(pid: int | None = None) -> dict:
     return {"host": socket.gethostname(), "boot": _boot_id(), "pid": pid, "start": _process_start(pid)}
 
 
+def claim(trial: optuna.Trial) -> None:
+    """Record this process as the worker of ``trial`` (its identity plus the trial's number)."""
+    trial.set_user_attr("worker", worker_identity() | {"trial": trial.number})
+
+
+def claimed_by(trial: optuna.trial.FrozenTrial) -> dict | None:
+    """The identity of the worker that claimed ``trial``; None for an unclaimed trial, including a
+    popped retry whose ``worker`` attribute is still the copy of its origin's."""
+    identity = trial.user_attrs.get("worker")
+    return identity if isinstance(identity, dict) and identity.get("trial") == trial.number else None
+
+
 def worker_key(identity) -> int:
     """A 32-bit number from a worker identity (dict or string), for seeding."""
     import hashlib
@@ -219,7 +245,8 @@ def fail_dead_workers(study: optuna.Study, storage) -> list[int]:
     callback = storage.get_heartbeat_stale_trial_callback()
     failed = []
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        if not _worker_is_dead(t.user_attrs.get("worker")):
+        worker = claimed_by(t)
+        if worker is None or not _worker_is_dead(worker):
             continue
         with contextlib.suppress(Exception):
             if storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
@@ -402,9 +429,9 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
             try:
                 for _ in range(size):
                     trial = study.ask()
+                    claim(trial)  # a resume on this machine sees it if this worker dies
                     storage.record_heartbeat(trial._trial_id)  # from now on a killed worker leaves a stale trial
                     beat.ids.append(trial._trial_id)
-                    trial.set_user_attr("worker", worker_identity())  # a resume on this machine sees it died
                     if _surplus(study, trial, n_trials):  # another worker asked at the same moment
                         beat.ids.remove(trial._trial_id)
                         trial.set_user_attr("surplus", True)
@@ -430,7 +457,9 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
                         storage.set_trial_state_values(tid, state=TrialState.FAIL)
                 raise
         for p in pending:
-            _tell(study, p, settings)
+            if not _tell(study, storage, p, settings):
+                log(f"trial {p.trial.number} was failed by another worker while it ran (its heartbeat went "
+                    "stale); its result is dropped and the trial's retry counts instead")
     return study
 
 
@@ -455,14 +484,14 @@ def _requeue_if_retry(study: optuna.Study, storage, trial: optuna.Trial) -> None
 
 def _fail_orphans(study: optuna.Study, storage, grace: float) -> None:
     """RUNNING trials with no heartbeat to go stale: a worker killed between ``study.ask()`` and the
-    trial's first heartbeat. They never got their ``seeds`` attribute (a live worker sets it within
-    milliseconds of asking), so they are recognised by its absence once older than the grace period.
-    They fail; one that already held parameters (a popped retry) is re-queued as the heartbeat
-    callback would have done."""
+    trial's first heartbeat. No worker ever claimed them (a live worker does within milliseconds of
+    asking, before the first heartbeat), so they are recognised by that once older than the grace
+    period. They fail; one that already held parameters (a popped retry) is re-queued as the
+    heartbeat callback would have done."""
     now = datetime.datetime.now()
     callback = storage.get_heartbeat_stale_trial_callback()
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        if "seeds" in t.user_attrs or t.datetime_start is None or (now - t.datetime_start).total_seconds() <= grace:
+        if claimed_by(t) is not None or t.datetime_start is None or (now - t.datetime_start).total_seconds() <= grace:
             continue
         with contextlib.suppress(Exception):
             if storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL) and t.params and callback:
@@ -473,7 +502,20 @@ def _finished(study: optuna.Study) -> int:
     return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
 
 
-def _tell(study: optuna.Study, p: _Pending, settings: StudySettings) -> None:
+def _tell(study: optuna.Study, storage, p: _Pending, settings: StudySettings) -> bool:
+    """Record a trial's result. False when the trial had already been failed as stale by another
+    worker (this worker's heartbeat lapsed): its parameters were re-queued, so the retry counts and
+    this result is dropped (optuna's own ``skip_if_finished`` rule)."""
+    try:
+        _tell_unfinished(study, storage, p, settings)
+    except optuna.exceptions.UpdateFinishedTrialError:
+        return False
+    return True
+
+
+def _tell_unfinished(study: optuna.Study, storage, p: _Pending, settings: StudySettings) -> None:
+    if storage.get_trial(p.trial._trial_id).state.is_finished():
+        raise optuna.exceptions.UpdateFinishedTrialError(f"trial {p.trial.number} has already finished")
     m = p.metrics
     ev = settings.evaluation
     utility = utility_value(m, ev.utility)
