@@ -232,6 +232,7 @@ def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(
     r = _tune_workers().tune_workers_killed(postgres_url, _name("w"), tmp_path / "tune", workers=3, trials=12)
     assert r["returncode"] == 0, r["stderr"]
     assert r["killed"] is not None and r["killed"]["params"], r["killed"]  # killed while its trial trained
+    assert f"did not finish cleanly (pid, exit code): [({r['killed']['pid']}, -9)]" in r["stderr"], r["stderr"]
     assert r["finished"] == 12, r
     assert r["duplicates"] == 0 and r["stuck"] == 0
     assert r["failed"] == sorted([r["killed"]["trial"]] + r["surplus"]), r
