@@ -115,14 +115,21 @@ def test_storage_contract_stale_trial_fails_and_is_retried_once(any_storage):
     assert sum(t.state == TrialState.FAIL for t in study.get_trials()) == 1
 
 
-def test_storage_contract_dead_local_worker_fails_at_once(any_storage):
-    storage = make_storage(any_storage, heartbeat_interval=60, grace_period=600)
+def _trial_of_a_dead_worker(url: str):
+    """A study whose one RUNNING trial (fresh heartbeat) was claimed by a process of this machine that
+    has ended: (storage, study, trial, the dead pid)."""
+    storage = make_storage(url, heartbeat_interval=60, grace_period=600)
     study = open_study(_name("d"), storage, _settings())
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     trial = study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
     storage.record_heartbeat(trial._trial_id)
     trial.set_user_attr("worker", {**worker_identity(), "pid": gone.pid, "start": "1", "trial": trial.number})
+    return storage, study, trial, gone.pid
+
+
+def test_storage_contract_dead_local_worker_fails_at_once(any_storage):
+    storage, study, trial, _ = _trial_of_a_dead_worker(any_storage)
     assert fail_dead_workers(study, storage) == [trial.number]
     assert fail_dead_workers(study, storage) == []
 
@@ -130,17 +137,11 @@ def test_storage_contract_dead_local_worker_fails_at_once(any_storage):
 def test_storage_contract_a_popped_retry_is_not_taken_for_its_dead_origin(any_storage):
     """A retry carries its origin's attributes, the dead worker's identity among them. Popped by a live
     worker, it must not be failed as that dead worker's trial before or after the live one claims it."""
-    storage = make_storage(any_storage, heartbeat_interval=60, grace_period=600)
-    study = open_study(_name("r"), storage, _settings())
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
-    origin = study.ask({"x": optuna.distributions.FloatDistribution(0.0, 1.0)})
-    storage.record_heartbeat(origin._trial_id)
-    origin.set_user_attr("worker", {**worker_identity(), "pid": gone.pid, "start": "1", "trial": origin.number})
+    storage, study, origin, gone = _trial_of_a_dead_worker(any_storage)
     origin.set_user_attr("seeds", [1, 2])
     assert fail_dead_workers(study, storage) == [origin.number]
     retry = study.ask()  # the retry, popped by a live worker: RUNNING with the copied attributes
-    assert retry.params == origin.params and retry.user_attrs["worker"]["pid"] == gone.pid
+    assert retry.params == origin.params and retry.user_attrs["worker"]["pid"] == gone
     assert fail_dead_workers(study, storage) == []
     claim(retry)
     storage.record_heartbeat(retry._trial_id)
