@@ -182,26 +182,68 @@ def test_storage_contract_a_surplus_trial_is_given_back(any_storage):
 
 
 
-def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_counts(any_storage, monkeypatch):
-    """A worker whose heartbeat lapsed (another worker failed its trial as stale and re-queued the
-    parameters) finishes its evaluation, drops the result instead of crashing, and goes on: the
-    study still ends with exactly --trials finished trials, the stale one's retry among them."""
+def test_storage_contract_a_worker_dying_before_its_first_heartbeat_leaves_no_trial_stuck(any_storage, monkeypatch):
+    """A worker on another machine dies right after asking for a trial, inside its first heartbeat.
+    The trial has no heartbeat to go stale and the dead process is not on this machine, so only the
+    orphan rule can reap it: it must (the trial was not claimed yet), and the study finishes."""
     import tuning.study as study_module
 
-    name, original = _name("l"), study_module.evaluate_batch
+    name = _name("h")
+    die_in_first_heartbeat = (
+        "import os, sys; sys.path.insert(0, sys.argv[3])\n"
+        "from optuna.storages import RDBStorage\n"
+        "RDBStorage.record_heartbeat = lambda self, trial_id: os._exit(9)\n"
+        "from tuning import Evaluation, SearchSpace, StudySettings, run_study\n"
+        "settings = StudySettings(space=SearchSpace(mechanisms=('laplace', 'prs')), evaluation=Evaluation("
+        "runs_per_trial=2, submissions=60, rungs=(1.0,)), sampler='random', seed=3)\n"
+        "run_study(sys.argv[2], sys.argv[1], settings, 2, batch=1, heartbeat_interval=1, grace_period=1)\n")
+    dead = subprocess.run([sys.executable, "-c", die_in_first_heartbeat, any_storage, name, str(ROOT)],
+                          capture_output=True, timeout=120)
+    assert dead.returncode == 9, dead.stderr.decode()[-2000:]
+    monkeypatch.setattr(study_module, "_worker_is_dead", lambda identity: False)  # as if on another machine
+    study = run_study(name, any_storage, _settings(), n_trials=2, batch=1, heartbeat_interval=1, grace_period=1,
+                      timeout=60, log=lambda m: None)
+    trials = study.get_trials(deepcopy=False)
+    assert len([t for t in trials if t.state in DONE]) == 2, [(t.number, t.state.name) for t in trials]
+    assert [t.number for t in trials if t.state == TrialState.FAIL] == [0]
+
+
+@pytest.mark.parametrize("moment", ["evaluation", "tell"])
+def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_counts(any_storage, monkeypatch, moment):
+    """A worker whose heartbeat lapsed (another worker failed its trial as stale and re-queued the
+    parameters) while it trained, or just before it told the result, drops the result instead of
+    crashing and goes on: the study still ends with exactly --trials finished trials, the stale
+    one's retry among them."""
+    import tuning.study as study_module
+
+    name = _name("l")
     storage = make_storage(any_storage)
     failed_under: list[int] = []
 
-    def evaluate_after_a_lapse(pending, ev, log=print, *, executor=None):
-        if not failed_under:  # what another worker's reap does to a trial whose heartbeat went stale
-            trial = pending[0].trial
-            storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
-            storage.get_heartbeat_stale_trial_callback()(optuna.load_study(study_name=name, storage=storage),
-                                                         storage.get_trial(trial._trial_id))
-            failed_under.append(trial.number)
-        return original(pending, ev, log, executor=executor)
+    def fail_as_stale(trial_id: int) -> None:  # what another worker's reap does to a trial gone stale
+        storage.set_trial_state_values(trial_id, state=TrialState.FAIL)
+        storage.get_heartbeat_stale_trial_callback()(optuna.load_study(study_name=name, storage=storage),
+                                                     storage.get_trial(trial_id))
+        failed_under.append(storage.get_trial(trial_id).number)
 
-    monkeypatch.setattr(study_module, "evaluate_batch", evaluate_after_a_lapse)
+    if moment == "evaluation":
+        original = study_module.evaluate_batch
+
+        def evaluate_after_a_lapse(pending, ev, log=print, *, executor=None):
+            if not failed_under:
+                fail_as_stale(pending[0].trial._trial_id)
+            return original(pending, ev, log, executor=executor)
+
+        monkeypatch.setattr(study_module, "evaluate_batch", evaluate_after_a_lapse)
+    else:
+        original_tell = optuna.Study.tell
+
+        def tell_after_a_lapse(self, trial, *args, **kwargs):
+            if not failed_under:
+                fail_as_stale(trial._trial_id)
+            return original_tell(self, trial, *args, **kwargs)
+
+        monkeypatch.setattr(optuna.Study, "tell", tell_after_a_lapse)
     messages: list[str] = []
     study = run_study(name, any_storage, _settings(), n_trials=3, batch=1, log=messages.append)
     trials = study.get_trials(deepcopy=False)
@@ -209,9 +251,9 @@ def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_
     assert [t.number for t in trials if t.state == TrialState.FAIL] == failed_under == [0]
     retry, = [t for t in trials if t.system_attrs.get("failed_trial") == 0]
     assert retry.state in DONE and retry.params == trials[0].params and retry.user_attrs["seed_origin_trial"] == 0
-    assert "utility" not in trials[0].user_attrs  # the dropped result wrote nothing
+    if moment == "evaluation":
+        assert "utility" not in trials[0].user_attrs  # the dropped result wrote nothing
     assert any("trial 0 was failed by another worker" in m for m in messages), messages
-
 
 # ---------------------------------------------------------------------------------------------
 # N workers on one PostgreSQL study, one killed mid-trial

@@ -429,9 +429,9 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
             try:
                 for _ in range(size):
                     trial = study.ask()
-                    claim(trial)  # a resume on this machine sees it if this worker dies
                     storage.record_heartbeat(trial._trial_id)  # from now on a killed worker leaves a stale trial
                     beat.ids.append(trial._trial_id)
+                    claim(trial)  # after the heartbeat: a claimed trial always has one to go stale
                     if _surplus(study, trial, n_trials):  # another worker asked at the same moment
                         beat.ids.remove(trial._trial_id)
                         trial.set_user_attr("surplus", True)
@@ -503,19 +503,19 @@ def _finished(study: optuna.Study) -> int:
 
 
 def _tell(study: optuna.Study, storage, p: _Pending, settings: StudySettings) -> bool:
-    """Record a trial's result. False when the trial had already been failed as stale by another
-    worker (this worker's heartbeat lapsed): its parameters were re-queued, so the retry counts and
-    this result is dropped (optuna's own ``skip_if_finished`` rule)."""
-    try:
-        _tell_unfinished(study, storage, p, settings)
-    except optuna.exceptions.UpdateFinishedTrialError:
-        return False
-    return True
-
-
-def _tell_unfinished(study: optuna.Study, storage, p: _Pending, settings: StudySettings) -> None:
+    """Record a trial's result. False when the trial had been failed as stale by another worker
+    before the result was told (this worker's heartbeat lapsed): its parameters were re-queued, so
+    the retry counts and this result does not (optuna's own ``skip_if_finished`` rule). Attributes
+    written before the trial was failed stay on the failed trial; its state is what counts."""
     if storage.get_trial(p.trial._trial_id).state.is_finished():
-        raise optuna.exceptions.UpdateFinishedTrialError(f"trial {p.trial.number} has already finished")
+        return False
+    try:
+        return _tell_unfinished(study, p, settings)
+    except optuna.exceptions.UpdateFinishedTrialError:  # failed between the check and the last write
+        return False
+
+
+def _tell_unfinished(study: optuna.Study, p: _Pending, settings: StudySettings) -> bool:
     m = p.metrics
     ev = settings.evaluation
     utility = utility_value(m, ev.utility)
@@ -535,10 +535,11 @@ def _tell_unfinished(study: optuna.Study, storage, p: _Pending, settings: StudyS
             t.report(utility_value(im, ev.utility), step)
     if pruned:
         t.set_user_attr("pruned_at", m["pruned_at"])
-        study.tell(t, state=TrialState.PRUNED)
-    else:
-        values = [utility, p.privacy] if settings.mode == "pareto" else [p.privacy]
-        study.tell(t, values)
+        return study.tell(t, state=TrialState.PRUNED, skip_if_finished=True).state == TrialState.PRUNED
+    values = [utility, p.privacy] if settings.mode == "pareto" else [p.privacy]
+    told = study.tell(t, values, skip_if_finished=True)
+    # a NaN value makes optuna fail the trial itself (with a warning): that result was told
+    return told.state == TrialState.COMPLETE or any(math.isnan(v) for v in values)
 
 
 # ---------------------------------------------------------------------------------------------
