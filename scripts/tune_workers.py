@@ -38,7 +38,7 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
     from optuna.trial import TrialState
 
     from tuning import trial_seeds
-    from tuning.study import make_storage
+    from tuning.study import claimed_by, make_storage
 
     done = (TrialState.COMPLETE, TrialState.PRUNED)
     cmd = [sys.executable, "-m", "pgc_cli", "tune", "--out", str(out), "--storage", url, "--study", study,
@@ -58,11 +58,10 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
                     deepcopy=False, states=(TrialState.RUNNING,))
             except KeyError:
                 continue
-            for t in trials_now:  # parameters drawn and training under way, in an original trial
-                w = t.user_attrs.get("worker")  # (a retry inherits its origin's attributes: not a candidate)
-                if "seeds" in t.user_attrs and t.user_attrs.get("seed_origin_trial") == t.number \
-                        and t.system_attrs.get("failed_trial") is None \
-                        and isinstance(w, dict) and w.get("pid") not in (None, proc.pid):
+            for t in trials_now:  # parameters drawn and training under way, in an original trial (not a retry)
+                w = claimed_by(t)
+                if w is not None and "seeds" in t.user_attrs and t.system_attrs.get("failed_trial") is None \
+                        and w.get("pid") not in (None, proc.pid):
                     os.kill(w["pid"], signal.SIGKILL)
                     # its parameters are read after the run: this snapshot may predate them (PostgreSQL
                     # reads a trial's tables in separate statements, each seeing the latest commits)

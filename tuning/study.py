@@ -113,19 +113,21 @@ def make_storage(url: str, heartbeat_interval: int = 30, grace_period: int | Non
 
     url = storage_url(url)
     grace = grace_period if grace_period is not None else 3 * heartbeat_interval
-    for attempt in range(SCHEMA_CREATION_ATTEMPTS):
+
+    def open_rdb() -> optuna.storages.RDBStorage:
+        return optuna.storages.RDBStorage(
+            url, heartbeat_interval=heartbeat_interval, grace_period=grace,
+            heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=FAILED_TRIAL_RETRIES),
+            engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else {"connect_args": {"timeout": 60}})
+
+    for attempt in range(SCHEMA_CREATION_ATTEMPTS - 1):
         try:
-            return optuna.storages.RDBStorage(
-                url, heartbeat_interval=heartbeat_interval, grace_period=grace,
-                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=FAILED_TRIAL_RETRIES),
-                engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else {"connect_args": {"timeout": 60}})
+            return open_rdb()
         except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.ProgrammingError):
             # Workers opening a fresh database together all create optuna's tables; PostgreSQL lets one
             # win and rolls the others back (a duplicate type or table). Their next try finds the tables.
-            if attempt == SCHEMA_CREATION_ATTEMPTS - 1:
-                raise
             time.sleep(0.1 * (attempt + 1))
-    raise AssertionError("unreachable")
+    return open_rdb()  # the last try: its error is the caller's
 
 
 def _directions(settings: StudySettings) -> list[str]:
@@ -457,7 +459,7 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
                         storage.set_trial_state_values(tid, state=TrialState.FAIL)
                 raise
         for p in pending:
-            if not _tell(study, storage, p, settings):
+            if not _tell(study, p, settings):
                 log(f"trial {p.trial.number} was failed by another worker while it ran (its heartbeat went "
                     "stale); its result is dropped and the trial's retry counts instead")
     return study
@@ -485,7 +487,7 @@ def _requeue_if_retry(study: optuna.Study, storage, trial: optuna.Trial) -> None
 def _fail_orphans(study: optuna.Study, storage, grace: float) -> None:
     """RUNNING trials with no heartbeat to go stale: a worker killed between ``study.ask()`` and the
     trial's first heartbeat. No worker ever claimed them (a live worker does within milliseconds of
-    asking, before the first heartbeat), so they are recognised by that once older than the grace
+    asking, right after the first heartbeat), so they are recognised by that once older than the grace
     period. They fail; one that already held parameters (a popped retry) is re-queued as the
     heartbeat callback would have done."""
     now = datetime.datetime.now()
@@ -502,20 +504,18 @@ def _finished(study: optuna.Study) -> int:
     return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
 
 
-def _tell(study: optuna.Study, storage, p: _Pending, settings: StudySettings) -> bool:
+def _tell(study: optuna.Study, p: _Pending, settings: StudySettings) -> bool:
     """Record a trial's result. False when the trial had been failed as stale by another worker
     before the result was told (this worker's heartbeat lapsed): its parameters were re-queued, so
     the retry counts and this result does not (optuna's own ``skip_if_finished`` rule). Attributes
     written before the trial was failed stay on the failed trial; its state is what counts."""
-    if storage.get_trial(p.trial._trial_id).state.is_finished():
-        return False
     try:
-        return _tell_unfinished(study, p, settings)
-    except optuna.exceptions.UpdateFinishedTrialError:  # failed between the check and the last write
+        return _record_result(study, p, settings)
+    except optuna.exceptions.UpdateFinishedTrialError:  # a write after the trial was failed
         return False
 
 
-def _tell_unfinished(study: optuna.Study, p: _Pending, settings: StudySettings) -> bool:
+def _record_result(study: optuna.Study, p: _Pending, settings: StudySettings) -> bool:
     m = p.metrics
     ev = settings.evaluation
     utility = utility_value(m, ev.utility)
