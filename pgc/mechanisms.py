@@ -23,6 +23,9 @@ Mechanisms:
 * :class:`ProjectedRandomSign` — Algorithm 3: fresh Achlioptas matrix M per submission (eq. 5),
   u = M g, element-wise clip to [-C, C] (eq. 23), bit flip to ±C spending ε/d̂ per coordinate
   (eq. 24), output Mᵀũ. d̂ = max{1, min{d, ⌊ε/2.5⌋}} unless given. Paper: C = 1.
+* :class:`Gaussian` — (ε, δ)-LDP: L2 clip to C/2 (sensitivity Δ₂ = C), add N(0, σ²) per coordinate,
+  σ from the classic calibration Δ₂·√(2 ln(1.25/δ))/ε (``gaussian``, ε ≤ 1) or the analytic one of
+  Balle & Wang 2018 (``gaussian-analytic``, any ε); see :mod:`pgc.calibration`. C = 0.01 default.
 * :class:`NoNoise` — ε = ∞. By default it keeps Laplace's L1 clipping to C/2 (C = 0.01): with the
   paper's η = 0.5 an unclipped A3C gradient (norms in the hundreds) diverges, so the paper's
   non-private baseline must have been clipped; ``clip=None`` gives the unclipped reading.
@@ -31,6 +34,7 @@ Mechanisms:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol, runtime_checkable
@@ -45,7 +49,8 @@ SQRT3 = math.sqrt(3.0)
 
 @runtime_checkable
 class Mechanism(Protocol):
-    """Randomizes a batch of gradients; ``epsilon`` is the claimed ε of one submission."""
+    """Randomizes a batch of gradients; ``epsilon`` is the claimed ε of one submission. A mechanism with
+    an (ε, δ) claim also carries ``delta`` (absent: δ = 0, pure ε-DP); see :func:`claimed_delta`."""
 
     epsilon: float
 
@@ -55,6 +60,15 @@ class Mechanism(Protocol):
 # ---------------------------------------------------------------------------------------------
 # Pure building blocks (tested against hand-computed numbers)
 # ---------------------------------------------------------------------------------------------
+
+
+def claimed_delta(mechanism: object) -> float:
+    """The δ a mechanism claims: its ``delta`` attribute, 0.0 when it has none (pure ε-DP)."""
+    delta = getattr(mechanism, "delta", 0.0)
+    delta = 0.0 if delta is None else float(delta)
+    if not (0.0 <= delta < 1.0):
+        raise ValueError(f"a mechanism's delta must lie in [0, 1), got {delta!r}")
+    return delta
 
 
 def check_gradients(gradients: np.ndarray) -> np.ndarray:
@@ -88,6 +102,12 @@ def sanitize(gradients: np.ndarray) -> np.ndarray:
 def l1_clip(gradients: np.ndarray, bound: float) -> np.ndarray:
     """Eq. 19: g / max{1, ||g||_1 / bound} per row (bound = C/2)."""
     norms = np.abs(gradients).sum(axis=1, keepdims=True)
+    return gradients / np.maximum(1.0, norms / bound)
+
+
+def l2_clip(gradients: np.ndarray, bound: float) -> np.ndarray:
+    """g / max{1, ||g||_2 / bound} per row (the Gaussian mechanism's clip, bound = C/2)."""
+    norms = np.sqrt(np.square(gradients).sum(axis=1, keepdims=True))
     return gradients / np.maximum(1.0, norms / bound)
 
 
@@ -231,6 +251,44 @@ class ProjectedRandomSign:
 
 
 @dataclass(frozen=True)
+class Gaussian:
+    """(ε, δ)-LDP Gaussian mechanism: L2 clip to C/2 (two clipped gradients differ by at most Δ₂ = C),
+    then N(0, σ²) per coordinate with σ = ``noise_scale``: the classic calibration
+    C·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm. A.1; ε ≤ 1 only) or, with ``analytic=True``, the
+    smallest σ meeting (ε, δ) exactly (Balle & Wang 2018, Thm. 8)."""
+
+    epsilon: float
+    delta: float = 1e-5
+    clip: float = 0.01
+    analytic: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
+        object.__setattr__(self, "clip", _check_clip(self.clip))
+        if not isinstance(self.delta, (int, float, np.floating)) or not (0.0 < self.delta < 1.0):
+            raise ValueError(f"delta must lie in (0, 1) for the Gaussian mechanism, got {self.delta!r}")
+        object.__setattr__(self, "delta", float(self.delta))
+        if not isinstance(self.analytic, (bool, np.bool_)):
+            raise ValueError(f"analytic must be True or False, got {self.analytic!r}")
+        self.noise_scale  # validates the calibration (the classic one refuses ε > 1)
+
+    @functools.cached_property
+    def noise_scale(self) -> float:
+        """σ for sensitivity Δ₂ = C (computed once per instance)."""
+        from .calibration import analytic_gaussian_sigma, classic_gaussian_sigma
+
+        calibrate = analytic_gaussian_sigma if self.analytic else classic_gaussian_sigma
+        return calibrate(self.epsilon, self.delta, self.clip)
+
+    def clip_only(self, gradients: np.ndarray) -> np.ndarray:
+        return l2_clip(sanitize(check_gradients(gradients)), self.clip / 2.0)
+
+    def __call__(self, gradients: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        clipped = self.clip_only(gradients)
+        return clipped + check_rng(rng).normal(0.0, self.noise_scale, size=clipped.shape)
+
+
+@dataclass(frozen=True)
 class NoNoise:
     """ε = ∞: no noise. Keeps L1 clipping to C/2 unless ``clip=None`` (see module docstring)."""
 
@@ -248,7 +306,8 @@ class NoNoise:
 
 
 def split_rounds(mechanism: Mechanism, rounds: int) -> Mechanism:
-    """§3.2.1: the per-submission mechanism when an agent submits ``rounds`` times under a total ε.
+    """§3.2.1: the per-submission mechanism when an agent submits ``rounds`` times under a total ε
+    (and a total δ for an (ε, δ) mechanism: each round gets ε/T and δ/T, basic composition).
 
     Works for any mechanism that is a dataclass with an ``epsilon`` field (all built-in ones).
     """
@@ -257,6 +316,9 @@ def split_rounds(mechanism: Mechanism, rounds: int) -> Mechanism:
     if rounds == 1 or math.isinf(mechanism.epsilon):
         return mechanism
     try:
+        if claimed_delta(mechanism) > 0:
+            return replace(mechanism, epsilon=mechanism.epsilon / rounds,  # type: ignore[type-var]
+                           delta=claimed_delta(mechanism) / rounds)
         return replace(mechanism, epsilon=mechanism.epsilon / rounds)  # type: ignore[type-var]
     except TypeError:
         raise TypeError(f"{type(mechanism).__name__} is not a dataclass with an epsilon field; "
@@ -268,7 +330,7 @@ def split_rounds(mechanism: Mechanism, rounds: int) -> Mechanism:
 # ---------------------------------------------------------------------------------------------
 
 MechanismFactory = Callable[..., Mechanism]
-_DEFAULT_CLIP = {"laplace": 0.01, "prs": 1.0, "none": 0.01}  # laplace-secure uses laplace's  # paper §4 "Hyper Parameters"
+_DEFAULT_CLIP = {"laplace": 0.01, "prs": 1.0, "none": 0.01, "gaussian": 0.01}  # laplace-secure uses laplace's  # paper §4 "Hyper Parameters"
 
 
 def _make_laplace(epsilon: float, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:
@@ -288,6 +350,19 @@ def _make_prs(epsilon: float, clip: float | None = None, reduced_dim: int | None
                                reduced_dim=reduced_dim)
 
 
+def _gaussian_factory(analytic: bool) -> MechanismFactory:
+    def make(epsilon: float, clip: float | None = None, reduced_dim: int | None = None,
+             delta: float | None = None) -> Mechanism:
+        if reduced_dim is not None:
+            raise ValueError("reduced_dim only applies to the 'prs' mechanism")
+        if delta is None:
+            raise ValueError("the Gaussian mechanism needs delta (its (epsilon, delta) claim)")
+        return Gaussian(epsilon=epsilon, delta=delta, clip=_DEFAULT_CLIP["gaussian"] if clip is None else clip,
+                        analytic=analytic)
+
+    return make
+
+
 def _make_none(epsilon: float = math.inf, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:
     if epsilon is not None and not (isinstance(epsilon, (int, float)) and math.isinf(epsilon)):
         raise ValueError("the 'none' mechanism has epsilon = inf")
@@ -297,7 +372,10 @@ def _make_none(epsilon: float = math.inf, clip: float | None = None, reduced_dim
 
 
 MECHANISMS: dict[str, MechanismFactory] = {"laplace": _make_laplace, "laplace-secure": _make_secure_laplace,
-                                           "prs": _make_prs, "none": _make_none}
+                                           "prs": _make_prs, "none": _make_none,
+                                           "gaussian": _gaussian_factory(analytic=False),
+                                           "gaussian-analytic": _gaussian_factory(analytic=True)}
+DELTA_MECHANISMS = frozenset({"gaussian", "gaussian-analytic"})  # registry names whose factory takes delta
 
 
 def register_mechanism(name: str, factory: MechanismFactory) -> None:
@@ -308,10 +386,15 @@ def register_mechanism(name: str, factory: MechanismFactory) -> None:
 
 
 def make_mechanism(name: str, epsilon: float = math.inf, clip: float | None = None,
-                   reduced_dim: int | None = None) -> Mechanism:
-    """Build a registered mechanism; ``clip=None`` takes the paper's C for that mechanism."""
+                   reduced_dim: int | None = None, delta: float | None = None) -> Mechanism:
+    """Build a registered mechanism; ``clip=None`` takes the paper's C for that mechanism. ``delta`` is the
+    claim's δ, for the mechanisms that take one (the Gaussian ones); others refuse a positive δ."""
     if name not in MECHANISMS:
         raise ValueError(f"unknown mechanism {name!r}; known: {', '.join(sorted(MECHANISMS))}")
+    if name in DELTA_MECHANISMS:
+        return MECHANISMS[name](epsilon=epsilon, clip=clip, reduced_dim=reduced_dim, delta=delta)
+    if delta:
+        raise ValueError(f"mechanism {name!r} is pure epsilon-DP; delta applies to the Gaussian mechanisms")
     return MECHANISMS[name](epsilon=epsilon, clip=clip, reduced_dim=reduced_dim)
 
 
@@ -375,8 +458,11 @@ def mechanism_fingerprint(mechanism: Mechanism) -> str:
 
 def _factory_args(mechanism: Mechanism) -> dict:
     eps = getattr(mechanism, "epsilon", math.inf)
-    return {"epsilon": float(eps), "clip": getattr(mechanism, "clip", None),
+    args = {"epsilon": float(eps), "clip": getattr(mechanism, "clip", None),
             "reduced_dim": getattr(mechanism, "reduced_dim", None)}
+    if getattr(mechanism, "delta", None):
+        args["delta"] = float(mechanism.delta)
+    return args
 
 
 def registered_name(mechanism: Mechanism, hint: str | None = None) -> str | None:
@@ -388,7 +474,7 @@ def registered_name(mechanism: Mechanism, hint: str | None = None) -> str | None
     names += [n for n in MECHANISMS if n not in names]
     for name in names:
         try:
-            if mechanism_fingerprint(MECHANISMS[name](**args)) == target:
+            if mechanism_fingerprint(make_mechanism(name, **args)) == target:
                 return name
         except Exception:  # a factory that refuses these settings is not this mechanism's
             continue

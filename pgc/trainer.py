@@ -52,6 +52,7 @@ class TrainConfig:
     epsilon: float = 1.0  # per agent; with rounds = T each submission spends ε/T (§3.2.1)
     clip: float | None = None  # None: the paper's C for the mechanism (0.01 Laplace/none, 1 PRS)
     reduced_dim: int | None = None  # PRS d̂; None: max{1, min{d, ⌊ε/2.5⌋}}
+    delta: float | None = None  # the (ε, δ) claim's δ per agent (Gaussian mechanisms only)
     buffer_size: int = 1  # MAX_BUF
     submissions: int = 10_000  # N
     workers: int = 9  # W
@@ -131,8 +132,8 @@ class TrainConfig:
 
     def build_mechanism(self) -> Mechanism:
         """The per-submission gradient mechanism (ε − ε_score, split over ``rounds``)."""
-        return split_rounds(make_mechanism(self.mechanism, self.gradient_epsilon, self.clip, self.reduced_dim),
-                            self.rounds)
+        return split_rounds(make_mechanism(self.mechanism, self.gradient_epsilon, self.clip, self.reduced_dim,
+                                           delta=self.delta), self.rounds)
 
     def build_score_mechanism(self) -> ScoreLaplace | None:
         """The per-submission score mechanism (ε_score / rounds, sensitivity cap), or None."""
@@ -156,8 +157,10 @@ class TrainConfig:
         if self.clip is not None:
             d["clip"] = _json_float(self.clip)
         d["protect"] = list(self.protect)
-        if not self.protect and self.score_epsilon is None:  # unprotected configs keep their old form
+        if not self.protect and self.score_epsilon is None:  # unprotected configs: no protection keys
             del d["protect"], d["score_epsilon"]
+        if self.delta is None:  # pure ε configs: no delta key
+            del d["delta"]
         return d
 
     @classmethod

@@ -13,12 +13,12 @@ from pgc.protect import CHANNELS, parse_protect
 from pgc.rundir import check_output_dir, output_lock, save_run
 from pgc.trainer import MAX_TRIALS, TrainConfig, check_batch_size, train_batch
 
-from ..args import positive_float, positive_int
+from ..args import positive_float, positive_int, probability
 from ..io import read_json
 from ..main import CLIError
 
 # CLI flag -> TrainConfig field
-_FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "clip": "clip", "reduced_dim": "reduced_dim",
+_FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "delta": "delta", "clip": "clip", "reduced_dim": "reduced_dim",
           "buffer": "buffer_size", "submissions": "submissions", "workers": "workers", "lr": "learning_rate",
           "rounds": "rounds", "stop_at_success": "stop_at_success", "protect": "protect",
           "score_epsilon": "score_epsilon"}
@@ -66,6 +66,7 @@ class TrainCommand:
         p.add_argument("--clip", type=positive_float, help="clip C (default: paper's, 0.01 laplace/none, 1 prs; "
                                                             "'inf' with none = unclipped)")
         p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂ (default max{1, min{d, ⌊ε/2.5⌋}})")
+        p.add_argument("--delta", type=probability, help="δ of the (ε, δ) claim per agent (gaussian, gaussian-analytic)")
         p.add_argument("--buffer", type=positive_int, help="MAX_BUF (default 1)")
         p.add_argument("--submissions", type=positive_int, help="N submissions per trial (default 10000)")
         p.add_argument("--workers", type=positive_int, help="W concurrent workers (default 9)")
