@@ -44,8 +44,8 @@ import numpy as np
 
 from . import bounds
 from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
-from .tester import (FP_SHARES, TRAIN_CALLS, CertifiedTest, EpsilonBound,
-                     HypothesisPair, approximate_upper, sampled_chunks)
+from .selection import FP_SHARES, approximate_upper
+from .tester import TRAIN_CALLS, CertifiedTest, EpsilonBound, HypothesisPair, sampled_chunks
 
 CANARY_MAGNITUDE = 1e4  # G / C
 RESOLUTION = 2.0**-30  # default output rounding, relative to C (ulps of C-scale float64 are ~2^-52·C)

@@ -364,7 +364,7 @@ class ChannelSumLikelihoodRatio:
         return [SparseProjection(), LaplaceLogLikelihood(), HistogramLikelihoodRatio(1), HistogramLikelihoodRatio(2)]
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
-        from .tester import choose_threshold, select_statistic
+        from .selection import choose_threshold, select_statistic
 
         hp, hn = len(pos) // 2, len(neg) // 2
         parts = []

@@ -1,0 +1,89 @@
+"""Choosing a test on training data: the threshold scan and the statistic selection.
+
+Pure selection machinery used by :mod:`audit.tester` (which certifies the chosen test) and by
+statistics that are themselves built from other statistics (:class:`audit.statistics.ChannelSumLikelihoodRatio`).
+Everything here sees only training data; its projections use a fast Poisson bound, never the exact
+Clopper–Pearson bound of the certification.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import bounds
+
+FP_SHARES = (0.1, 0.25, 0.5, 0.75, 0.9)
+MAX_THRESHOLDS = 3000
+SELECTION_PESSIMISM = 0.05  # one-sided level of the training-rate upper bounds used to rank tests
+
+
+def _threshold_grid(values: np.ndarray) -> np.ndarray:
+    u = np.unique(values)
+    if u.size <= MAX_THRESHOLDS:
+        return u
+    m = u.size
+    lin = np.linspace(0, m - 1, MAX_THRESHOLDS // 2)
+    tail = np.unique(np.round(np.geomspace(1, m / 2, MAX_THRESHOLDS // 4)))
+    idx = np.unique(np.concatenate([lin, tail - 1, m - tail]).astype(np.int64).clip(0, m - 1))
+    return u[idx]
+
+
+def approximate_upper(k, n, alpha: float):
+    """Fast Poisson upper bound on a rate, k/n (selection only; certification uses exact
+    Clopper–Pearson, which this slightly exceeds for small rates): Γ⁻¹(k+1, 1−α)/n."""
+    from scipy.special import gammaincinv
+
+    return np.minimum(1.0, gammaincinv(np.asarray(k, np.float64) + 1.0, 1.0 - alpha) / n)
+
+
+def projected_epsilon(fp, n_neg, fn, n_pos, n_cert: int, alpha: float, delta: float, share: float):
+    """The bound n_cert fresh samples would give, assuming pessimistic (95% upper) training rates.
+
+    Pessimism matters: the threshold scan looks at thousands of tails and the luckiest empty tail
+    would otherwise look like a perfect test (winner's curse).
+    """
+    fpr = approximate_upper(fp, n_neg, SELECTION_PESSIMISM)
+    fnr = approximate_upper(fn, n_pos, SELECTION_PESSIMISM)
+    fpr_ub = approximate_upper(fpr * n_cert, n_cert, share * alpha)
+    fnr_ub = approximate_upper(fnr * n_cert, n_cert, (1 - share) * alpha)
+    return bounds.epsilon_from_rates(fpr_ub, fnr_ub, delta)
+
+
+def choose_threshold(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: float,
+                     delta: float) -> tuple[float, float, float]:
+    """(threshold, fp_share, projected ε) maximising the projected certified bound; T = [s ≥ t]."""
+    grid = _threshold_grid(np.concatenate([s_pos, s_neg]))
+    sp, sn = np.sort(s_pos), np.sort(s_neg)
+    tp = sp.size - np.searchsorted(sp, grid, side="left")
+    fp = sn.size - np.searchsorted(sn, grid, side="left")
+    best = (float(grid[0]), 0.5, 0.0)
+    for share in FP_SHARES:
+        eps = projected_epsilon(fp, sn.size, sp.size - tp, sp.size, n_cert, alpha, delta, share)
+        i = int(np.argmax(eps))
+        if eps[i] > best[2]:
+            best = (float(grid[i]), share, float(eps[i]))
+    return best
+
+
+def select_statistic(statistics: Sequence, fit_p: np.ndarray, fit_n: np.ndarray, sel_p: np.ndarray,
+                     sel_n: np.ndarray, project: Callable, tie_margin: float = 0.0):
+    """Fit each statistic on (fit_p, fit_n) and keep the one whose projection on the selection half
+    (``project(s_pos, s_neg)``, a tuple ending in the projected ε) is largest; a later statistic
+    replaces an earlier one only if it projects more than (1 + ``tie_margin``) times its ε.
+
+    Returns ``(statistic, scorer, s_pos, s_neg, projection)`` or None when no statistic gives finite
+    scores."""
+    best = None
+    for stat in statistics:
+        scorer = stat.fit(fit_p, fit_n)
+        if scorer is None:
+            continue
+        s_pos, s_neg = np.asarray(scorer(sel_p), np.float64), np.asarray(scorer(sel_n), np.float64)
+        if not (np.all(np.isfinite(s_pos)) and np.all(np.isfinite(s_neg))):
+            continue
+        projection = project(s_pos, s_neg)
+        if best is None or projection[-1] > best[4][-1] * (1.0 + tie_margin):
+            best = (stat, scorer, s_pos, s_neg, projection)
+    return best
