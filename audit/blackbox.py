@@ -44,7 +44,7 @@ import numpy as np
 
 from . import bounds
 from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
-from .selection import FP_SHARES, approximate_upper
+from .selection import FP_SHARES, approximate_lower, approximate_upper
 from .tester import TRAIN_CALLS, CertifiedTest, EpsilonBound, HypothesisPair, sampled_chunks
 
 CANARY_MAGNITUDE = 1e4  # G / C
@@ -166,6 +166,8 @@ class MechanismAuditResult:
     claimed_delta: float = 0.0
     delta_test: DeltaTestResult | None = None
     delta_time_s: float = 0.0  # CPU seconds of the δ test (included in cpu_time_s)
+    accountant_epsilon: float | None = None  # ε at the claimed δ of the noise added (Gaussian mechanisms)
+    gdp_mu_estimate: float | None = None  # μ̂ from the certified rates; an estimate, never a verdict
 
     @property
     def delta_lower_bound(self) -> float | None:
@@ -211,7 +213,8 @@ class MechanismAuditResult:
                 "violation": self.violation, "epsilon_violation": self.epsilon_violation,
                 "delta_violation": self.delta_violation, "verdict": self.verdict, "reason": self.reason,
                 "ratio": self.ratio, "wall_time_s": self.wall_time_s, "cpu_time_s": self.cpu_time_s,
-                "delta_time_s": self.delta_time_s, "bound": self.bound.to_dict(),
+                "delta_time_s": self.delta_time_s, "accountant_epsilon": self.accountant_epsilon,
+                "gdp_mu_estimate": self.gdp_mu_estimate, "bound": self.bound.to_dict(),
                 "delta_test": None if self.delta_test is None else self.delta_test.to_dict(),
                 "candidates": self.candidates}
 
@@ -242,14 +245,6 @@ def _check_common(mechanism, dim: int, samples: int, confidence: float) -> float
 def _candidates(test: CertifiedTest) -> list[dict]:
     return [{"hypothesis": c.label, "statistic": c.statistic, "projected_epsilon": c.projected_epsilon,
              "train_samples": c.train_samples} for c in test.candidates]
-
-
-def approximate_lower(k, n, alpha: float):
-    """Fast Poisson lower bound on a rate (selection only): Γ⁻¹(k, α)/n, 0 at k = 0."""
-    from scipy.special import gammaincinv
-
-    k = np.asarray(k, np.float64)
-    return np.where(k > 0, gammaincinv(np.maximum(k, 1e-300), alpha), 0.0) / n
 
 
 def projected_delta(hits, false_hits, n_sel: int, n_cert: int, alpha: float, epsilon: float,
@@ -360,7 +355,7 @@ def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples:
 
 
 def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confidence: float = 0.95,
-                    seed: int = 0, *, delta: float = 0.0, train_fraction: float = 0.1,
+                    seed: int = 0, *, delta: float | None = None, train_fraction: float = 0.1,
                     canaries: Sequence[CanaryPair] | None = None, statistics: Sequence | None = None,
                     float_exact: bool = False, delta_test_samples: int | None = None,
                     delta_train_samples: int | None = None, progress: bool = False) -> MechanismAuditResult:
@@ -371,12 +366,19 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     implementation. ``float_exact=True`` audits the exact float64 outputs, where the core's
     Laplace shows a Mironov (2012) style violation (see docs/README-audit.md).
 
-    ``delta``: the claim's δ (0: pure ε-DP). The δ test (:func:`delta_test`) certifies on
+    ``delta``: the claim's δ (None: the mechanism's own ``delta``, 0 when it has none: pure ε-DP). An
+    (ε, δ) claim selects its test with two-sided rate bounds (:func:`audit.selection.rate_upper`: the
+    best test of a Gaussian lies deep in a tail) and reports the accountant's ε at δ for a mechanism
+    with Gaussian noise (:mod:`audit.accountant`). The δ test (:func:`delta_test`) certifies on
     ``delta_test_samples`` fresh outputs per side (default ``samples``; 0 turns it off, and then
     the ε test gets the whole α) after selecting its event on ``delta_train_samples`` per side per
     canary pair (default: the ε test's training size). It does not run for an infinite claimed ε.
     """
     claimed = _check_common(mechanism, dim, samples, confidence)
+    if delta is None:
+        from pgc.mechanisms import claimed_delta
+
+        delta = claimed_delta(mechanism)
     if not (0.0 < train_fraction <= 1.0):
         raise ValueError(f"train_fraction must lie in (0, 1], got {train_fraction!r}")
     if not (0.0 <= delta < 1.0):
@@ -403,7 +405,8 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     train = max(2_000, min(200_000, int(train_fraction * samples)))
     start, cpu = time.perf_counter(), time.process_time()
     test = CertifiedTest(pairs, samples=samples, train_samples=train, confidence=eps_confidence, delta=delta,
-                         seed=seed, statistics=statistics, detectable_delta_at=claimed, progress=progress)
+                         seed=seed, statistics=statistics, detectable_delta_at=claimed, progress=progress,
+                         two_sided_rates=delta > 0)
     bound = test.lower_bound()
     dtest, delta_cpu = None, 0.0
     if run_delta:
@@ -421,4 +424,15 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
                                 eps_violation or delta_violation, bound,
                                 "black-box" + (" float-exact" if float_exact else ""),
                                 wall, _candidates(test), time.process_time() - cpu, claimed_delta=delta,
-                                delta_test=dtest, delta_time_s=delta_cpu)
+                                delta_test=dtest, delta_time_s=delta_cpu, **_accounting(mechanism, delta, bound))
+
+
+def _accounting(mechanism, delta: float, bound: EpsilonBound) -> dict:
+    """The accountant's ε at the claimed δ and the Gaussian-DP estimate μ̂, for an (ε, δ) claim."""
+    if delta <= 0:
+        return {}
+    from .accountant import accountant_epsilon, gdp_mu_estimate, mechanism_event
+
+    event = mechanism_event(mechanism)
+    return {"accountant_epsilon": None if event is None else accountant_epsilon(event, delta),
+            "gdp_mu_estimate": gdp_mu_estimate(bound.fpr_upper, bound.fnr_upper)}

@@ -72,8 +72,10 @@ class CandidateTest:
 
 
 def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_cert: int, alpha: float,
-                  delta: float, statistics: Sequence | None = None) -> CandidateTest | None:
-    """Best statistic and threshold for one hypothesis pair, from its training split only."""
+                  delta: float, statistics: Sequence | None = None, two_sided_rates: bool = False,
+                  ) -> CandidateTest | None:
+    """Best statistic and threshold for one hypothesis pair, from its training split only
+    (``two_sided_rates``: see :func:`audit.selection.rate_upper`)."""
     statistics = default_statistics() if statistics is None else statistics
     train_pos, train_neg = _as_2d(train_pos), _as_2d(train_neg)
     # first half fits, second half selects: samplers draw the training split in TRAIN_CALLS
@@ -83,7 +85,8 @@ def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_ce
     fit_p, sel_p = train_pos[:half_p], train_pos[half_p:]
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
     chosen = select_statistic(statistics, fit_p, fit_n, sel_p, sel_n,
-                              lambda s_pos, s_neg: choose_threshold(s_pos, s_neg, n_cert, alpha, delta),
+                              lambda s_pos, s_neg: choose_threshold(s_pos, s_neg, n_cert, alpha, delta,
+                                                                    two_sided_rates),
                               tie_margin=TIE_MARGIN)
     if chosen is None:
         return None
@@ -115,12 +118,18 @@ def count_accepts(test: CandidateTest, chunks: Iterable[np.ndarray]) -> tuple[in
 def certify(test: CandidateTest, cert_pos: Iterable[np.ndarray], cert_neg: Iterable[np.ndarray],
             confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0) -> EpsilonBound:
     """Run the chosen test once on fresh samples and turn its error counts into a bound."""
-    alpha = 1.0 - confidence
     tp, n_pos = count_accepts(test, cert_pos)
     fp, n_neg = count_accepts(test, cert_neg)
+    return bound_from_counts(test, tp, n_pos, fp, n_neg, confidence, delta, detectable_delta_at)
+
+
+def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, false_positives: int, n_neg: int,
+                      confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0) -> EpsilonBound:
+    """The certified bound of a chosen test from its counts on fresh samples (same n per side)."""
+    alpha = 1.0 - confidence
     if n_pos != n_neg:
         raise ValueError("certification needs the same number of samples per side")
-    fn = n_pos - tp
+    fp, fn = false_positives, n_pos - true_positives
     share = test.fp_share
     eps = bounds.epsilon_lower_bound(fp, n_neg, fn, n_pos, alpha, delta, share)
     return EpsilonBound(
@@ -175,6 +184,7 @@ class CertifiedTest:
     detectable_delta_at: float = 0.0
     progress: bool = False
     pilot_samples: int | None = None  # per pair; None: max(2000, train_samples // 5)
+    two_sided_rates: bool = False  # selection's rate bounds (audit.selection.rate_upper)
     candidates: list[CandidateTest] = field(default_factory=list, init=False)
     _bound: EpsilonBound | None = field(default=None, init=False, repr=False)
 
@@ -239,7 +249,8 @@ class CertifiedTest:
         chunk = -(-n // TRAIN_CALLS)
         pos = np.concatenate(list(sampled_chunks(pair.positive, n, rp, chunk, bar.update)))
         neg = np.concatenate(list(sampled_chunks(pair.negative, n, rn, chunk, bar.update)))
-        return fit_candidate(pair.label, pos, neg, self.samples, alpha, self.delta, self.statistics)
+        return fit_candidate(pair.label, pos, neg, self.samples, alpha, self.delta, self.statistics,
+                             self.two_sided_rates)
 
 
 def _occam_key(ranked):

@@ -1,0 +1,84 @@
+"""The accountant: the ε(δ) that a release's actual noise delivers, beside the claim and the audit.
+
+A claim says (ε, δ); the noise a system adds may deliver less (a conservative calibration) or more (a
+wrong one). For noise described as a ``dp_accounting.DpEvent`` (a Gaussian with noise multiplier
+z = σ/Δ₂, a Laplace, compositions of them: k submissions, the nodes of a tree) the privacy loss
+distribution (PLD) accountant of Google's ``dp-accounting`` gives ε at a δ, tight up to its
+discretization. For one Gaussian the closed form of Balle & Wang 2018 (Thm. 8, :mod:`pgc.calibration`)
+gives the same number; the tests hold the two to 1e-3.
+
+The Gaussian-DP estimate :func:`gdp_mu_estimate` (Dong, Roth & Su 2019; used for auditing by Nasr et al.
+2023) turns a test's certified error rates into the μ of a μ-GDP trade-off curve through them. It assumes
+the mechanism's trade-off curve IS Gaussian, so it is an estimate to show beside a Gaussian claim's
+μ = Δ₂/σ, never evidence for a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy.stats import norm
+
+PLD_DISCRETIZATION = 1e-4  # the PLD accountant's value discretization interval (pessimistic rounding)
+
+
+def _accountant():
+    from dp_accounting.pld import pld_privacy_accountant
+
+    return pld_privacy_accountant.PLDAccountant(value_discretization_interval=PLD_DISCRETIZATION)
+
+
+def gaussian_event(noise_multiplier: float, count: int = 1):
+    """The DpEvent of ``count`` Gaussian releases, each with σ = noise_multiplier·Δ₂."""
+    import dp_accounting
+
+    if not (math.isfinite(noise_multiplier) and noise_multiplier > 0):
+        raise ValueError(f"noise_multiplier must be a positive finite number, got {noise_multiplier!r}")
+    if not (isinstance(count, int) and count >= 1):
+        raise ValueError(f"count must be a positive integer, got {count!r}")
+    event = dp_accounting.GaussianDpEvent(noise_multiplier)
+    return event if count == 1 else dp_accounting.SelfComposedDpEvent(event, count)
+
+
+def accountant_epsilon(event, delta: float) -> float:
+    """ε at ``delta`` of the noise described by ``event`` (a dp_accounting DpEvent), PLD accountant."""
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"the accountant needs delta in (0, 1), got {delta!r}")
+    acc = _accountant()
+    acc.compose(event)
+    return float(acc.get_epsilon(delta))
+
+
+def accountant_delta(event, epsilon: float) -> float:
+    """δ at ``epsilon`` of the noise described by ``event``, PLD accountant."""
+    acc = _accountant()
+    acc.compose(event)
+    return float(acc.get_delta(epsilon))
+
+
+def mechanism_event(mechanism):
+    """The DpEvent of one submission of a mechanism with Gaussian noise (``noise_scale`` σ, L2 clip C/2, so
+    Δ₂ = C); None for any other mechanism (pure-ε mechanisms need no accountant beside their claim)."""
+    if not (getattr(mechanism, "delta", 0.0) or 0.0) > 0:
+        return None
+    sigma, clip = getattr(mechanism, "noise_scale", None), getattr(mechanism, "clip", None)
+    if sigma is None or clip is None:
+        return None
+    return gaussian_event(float(sigma) / float(clip))
+
+
+def gdp_mu_estimate(fpr: float, fnr: float) -> float:
+    """μ of the Gaussian trade-off curve through (FPR, FNR): Φ⁻¹(1 − FPR) − Φ⁻¹(FNR), at least 0 (an
+    ESTIMATE that assumes a Gaussian trade-off curve; ∞ when a rate is 0)."""
+    if not (0.0 <= fpr <= 1.0 and 0.0 <= fnr <= 1.0):
+        raise ValueError(f"rates must lie in [0, 1], got {fpr!r}, {fnr!r}")
+    if fpr == 0.0 or fnr == 0.0:
+        return math.inf
+    return max(0.0, float(norm.isf(fpr) - norm.ppf(fnr)))
+
+
+def gdp_mu_of_gaussian(noise_multiplier: float) -> float:
+    """The μ of one Gaussian release with σ = noise_multiplier·Δ₂: μ = 1/noise_multiplier."""
+    if not (math.isfinite(noise_multiplier) and noise_multiplier > 0):
+        raise ValueError(f"noise_multiplier must be a positive finite number, got {noise_multiplier!r}")
+    return 1.0 / noise_multiplier
