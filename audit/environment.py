@@ -45,15 +45,16 @@ from typing import Sequence
 
 import numpy as np
 
-from pgc.env import PAPER_GRAVITIES, CartPoleParams, physics_array
-from pgc.mechanisms import Mechanism, split_rounds
-from pgc.protect import ScoreLaplace, parse_protect
-from pgc.rollout import A3CHyperparams, simulate_episodes
+from pgc.env import PAPER_GRAVITIES, CartPoleParams
+from pgc.mechanisms import Mechanism
+from pgc.protect import parse_protect
+from pgc.rollout import A3CHyperparams
 
+from .pgc_system import PGCA3CSystem, ReleaseStreams, arrival_rank, protected_channels  # noqa: F401 (re-exported)
 from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
-from .tester import CertifiedTest, HypothesisPair
+from .system_audit import certify_channel_tests, fit_channel_tests
+from .tester import CHUNK
 
-PROTECTED = {"gradient", "gradient×k", "gradient×k split"}
 ALL_CHANNEL_GROUPS = (slice(0, 1), slice(1, 2), slice(2, None))  # the "all" columns: score, arrival, gradient
 
 
@@ -97,7 +98,7 @@ class ChannelAudit:
     def to_dict(self) -> dict:
         out = dict(self.__dict__)
         out["p_value"] = self.p_value(self.claimed_epsilon)
-        if self.channel not in PROTECTED:  # a leak at all: "true ε ≤ 0"
+        if self.channel not in ("gradient", "gradient×k", "gradient×k split"):  # a leak at all: "true ε ≤ 0"
             out["p_value_leak"] = self.p_value(0.0)
         return out
 
@@ -127,42 +128,6 @@ class EnvironmentAuditResult:
                 "channels": [c.to_dict() for c in self.channels], **self.extra}
 
 
-def protected_channels(protect: Sequence[str] = (), compositions: Sequence[int] = ()) -> set[str]:
-    """The audited channels a claim covers under the given mitigations."""
-    protect = parse_protect(protect)
-    out = set(PROTECTED)
-    if "score" in protect:
-        out |= {"score"} | {f"score×{k}" for k in compositions}
-    if "timing" in protect:
-        out |= {"arrival", "arrival-order"}
-    if "score" in protect and "timing" in protect:
-        out.add("all")
-    return out
-
-
-def _verdict(channel: str, claimed: float, lb: float, covered: set[str] = PROTECTED) -> str:
-    if lb > claimed:
-        return "violated"
-    if channel not in covered and lb > 0:
-        return "unprotected channel"
-    return "consistent"
-
-
-def arrival_rank(target_scores: np.ndarray, other_scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Rank (0 = first) of the target among W concurrent workers started at the same tick.
-
-    ``other_scores`` is (n, W−1); the target's worker slot is uniform, ties go to the lower slot.
-    """
-    n, others = other_scores.shape
-    slot = rng.integers(0, others + 1, size=n)
-    before = (other_scores < target_scores[:, None]).sum(axis=1)
-    ties = other_scores == target_scores[:, None]
-    # among tied others, those with a lower slot arrive first: the others' slots are a random
-    # permutation of the remaining W−1 slots, so each tied other is below the target w.p. slot/W−1
-    tied_before = rng.binomial(ties.sum(axis=1), slot / max(others, 1))
-    return (before + tied_before).astype(np.float64)
-
-
 def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_prime: float, *,
                       samples: int = 100_000, confidence: float = 0.95, seed: int | np.random.SeedSequence = 0,
                       hyper: A3CHyperparams | None = None, physics: CartPoleParams | None = None,
@@ -181,14 +146,6 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     mechanism's ε per submission (required with ``score``); the claim is their sum.
     """
     protect = parse_protect(protect)
-    if "score" in protect:
-        if score_epsilon is None:
-            raise ValueError("protect 'score' needs score_epsilon (the score mechanism's ε per submission)")
-        score_mech = ScoreLaplace(score_epsilon, float((hyper or A3CHyperparams()).cap))
-    elif score_epsilon is not None:
-        raise ValueError("score_epsilon is given but the score channel is not protected")
-    else:
-        score_mech = None
     if not (math.isfinite(psi) and math.isfinite(psi_prime)) or psi == psi_prime:
         raise ValueError(f"need two different finite gravities, got {psi!r} and {psi_prime!r}")
     if not isinstance(samples, (int, np.integer)) or samples < 100:
@@ -206,42 +163,24 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         raise ValueError(f"unknown or no channels {unknown or wanted}; known: {', '.join(known)}")
     compositions = [k for k in compositions if any(c.startswith((f"gradient×{k}", f"score×{k}")) for c in wanted)]
     start = time.perf_counter()
-    theta = np.asarray(theta, dtype=np.float64)
     hyper = hyper or A3CHyperparams()
-    base = physics or CartPoleParams()
-    claimed = float(mechanism.epsilon) + (score_mech.epsilon if score_mech is not None else 0.0)  # total claim
-    covered = protected_channels(protect, compositions)
+    # the system under audit: PGC-A3C's participant at model θ, through the System contract
+    system = PGCA3CSystem(mechanism, theta, hyper=hyper, physics=physics or CartPoleParams(), workers=workers,
+                          population=population, compositions=compositions, order=False, exploration=exploration,
+                          protect=protect, score_epsilon=score_epsilon)
+    claimed = system.claim.epsilon  # total claim
+    covered = set(system.claim.covers)
     train = max(200, int(train_fraction * samples))
     total = train + samples
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     # the first four children as ever; the fifth (score noise) only with a privatized score
     sim_seq, mech_seq, order_seq, test_seq, score_seq = root.spawn(5)
 
-    def episodes(gravity, n, rng):
-        return simulate_episodes(theta, physics_array(n, base, gravity=gravity), rng, alpha=exploration, hyper=hyper)
-
     sides = {}
     for label, g, sseq, mseq, scseq in zip(("pos", "neg"), (psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2),
                                            score_seq.spawn(2)):
-        rng, mrng = np.random.Generator(np.random.PCG64(sseq)), np.random.Generator(np.random.PCG64(mseq))
-        srng = np.random.Generator(np.random.PCG64(scseq))
-        batch = episodes(g, total, rng)
-        noisy = np.asarray(mechanism(batch.gradients, mrng), dtype=np.float32)  # as the transcript stores it
-        true_scores = batch.scores.astype(np.float64)[:, None]
-        scores = true_scores if score_mech is None else score_mech(true_scores, srng)
-        # arrival of a worker started at tick 0: start + ζ, or start + cap on the fixed schedule
-        arrival = np.full_like(true_scores, float(hyper.cap)) if "timing" in protect else 0.0 + true_scores
-        side = {"gradient": noisy, "score": scores, "arrival": arrival,
-                "all": np.concatenate([scores, arrival, noisy], axis=1).astype(np.float32)}
-        for k in compositions:
-            more = episodes(g, total * (k - 1), rng)
-            grads = np.concatenate([batch.gradients[None], more.gradients.reshape(k - 1, total, -1)])
-            sc = np.concatenate([batch.scores[None], more.scores.reshape(k - 1, total)]).T.astype(np.float64)
-            side[f"gradient×{k}"] = np.concatenate([mechanism(grads[i], mrng) for i in range(k)], axis=1).astype(np.float32)
-            per_round = split_rounds(mechanism, k)
-            side[f"gradient×{k} split"] = np.concatenate([per_round(grads[i], mrng) for i in range(k)], axis=1).astype(np.float32)
-            side[f"score×{k}"] = sc if score_mech is None else score_mech(sc, srng)
-        sides[label] = side
+        streams = ReleaseStreams(*(np.random.Generator(np.random.PCG64(q)) for q in (sseq, mseq, scseq)))
+        sides[label] = system.release(g, total, None, streams=streams)
 
     order_samples = max(100, int(order_fraction * samples))
     order_train = max(200, int(train_fraction * order_samples))
@@ -249,61 +188,32 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         orng = np.random.Generator(np.random.PCG64(order_seq))
         n_o = order_train + order_samples
         for label, g in (("pos", psi), ("neg", psi_prime)):
-            if "timing" in protect:  # all W arrive in the same tick; the target's place is uniform
-                episodes(g, n_o, orng)  # (played anyway: the episodes exist, their lengths are not seen)
-                sides[label]["arrival-order"] = orng.integers(0, workers, size=n_o).astype(np.float64)[:, None]
-                continue
-            target = episodes(g, n_o, orng).scores
-            others_psi = orng.choice(np.asarray(population, dtype=np.float64), size=n_o * (workers - 1))
-            others = simulate_episodes(theta, physics_array(others_psi.size, base, gravity=others_psi), orng,
-                                       alpha=exploration, hyper=hyper).scores.reshape(n_o, workers - 1)
-            sides[label]["arrival-order"] = arrival_rank(target, others, orng)[:, None]
+            sides[label]["arrival-order"] = system.arrival_order(g, n_o, orng)
 
     audited = []
-    # one certification stream per known channel, in the fixed order: a channel's bound does not
-    # depend on which other channels were requested
-    for name, tseq in zip(known, test_seq.spawn(len(known))):
+    for name in known:
         if name not in wanted:
             continue
         pos, neg = sides["pos"][name], sides["neg"][name]
         n_train = order_train if name == "arrival-order" else train
         n_cert = len(pos) - n_train
+        claim, delta = system.claim_for(name).epsilon, 0.0
         statistics = None
         if name == "all" and protect:
             # the joint channel of a protected configuration: each channel's calibrated likelihood ratio,
             # summed (the score column's scale would swamp the gradient's in a statistic on all columns)
             statistics = default_statistics() + [LaplaceLogLikelihood(scaled=True),
                                                   ChannelSumLikelihoodRatio(ALL_CHANNEL_GROUPS)]
-        test = CertifiedTest([HypothesisPair(f"ψ={psi:g} vs ψ'={psi_prime:g} [{name}]", ArraySampler(pos),
-                                             ArraySampler(neg))],
-                             samples=n_cert, train_samples=n_train, confidence=confidence, seed=tseq,
-                             detectable_delta_at=claimed if math.isfinite(claimed) else 0.0, progress=progress,
-                             statistics=statistics)
-        bound = test.lower_bound()
-        if name.startswith("gradient×") and not name.endswith("split"):
-            claim, note = claimed * int(name.split("×")[1]), "k submissions at full ε: claim k·ε by composition"
-        elif name.endswith("split"):
-            claim, note = claimed, "§3.2.1 split: each submission spends ε/k"
-        elif name.startswith("score×") and score_mech is not None:
-            claim, note = claimed * int(name.split("×")[1]), "k privatized scores: claim k·ε (total) by composition"
-        else:
-            claim, note = claimed, ""
-        if name == "arrival":
-            note = ("arrival tick on the fixed schedule: start + cap, a constant" if "timing" in protect else
-                    "arrival tick of a worker started at tick 0; arrival = start + score in the simulator"
-                    + (" (the TRUE score: privatizing the score does not protect it)" if score_mech is not None else ""))
-        elif name == "arrival-order":
-            note = (f"rank among {workers} workers arriving in the same tick (fixed schedule): uniform"
-                    if "timing" in protect else
-                    f"rank among {workers} workers started together, others ψ ~ U({list(population)})")
-        elif name == "all":
-            note = "gradient, score and arrival together" + (
-                " (protected: also the sum of the channels' calibrated likelihood ratios)" if protect else "")
-        elif name == "score" and score_mech is not None:
-            note = f"privatized score: clip to [0, {score_mech.cap:g}] + Lap({score_mech.scale:g}), ε_score {score_mech.epsilon:g}"
+        tests = fit_channel_tests({name: pos[:n_train]}, {name: neg[:n_train]}, [name], n_cert, confidence,
+                                  {name: delta}, {name: f"ψ={psi:g} vs ψ'={psi_prime:g} [{name}]"},
+                                  lambda _: statistics, two_sided_rates=False)
+        bound = certify_channel_tests(tests, _rows_in_chunks(name, pos[n_train:]), _rows_in_chunks(name, neg[n_train:]),
+                                      confidence, {name: delta},
+                                      {name: claimed if math.isfinite(claimed) else 0.0})[name]
+        note = _channel_note(name, system)
         audited.append(ChannelAudit(name, claim, bound.epsilon_lower_bound, confidence, bound.samples_per_side,
                                     bound.max_certifiable_epsilon,
-                                    _verdict(name, claim, bound.epsilon_lower_bound, covered),
+                                    channel_verdict(claim, bound.epsilon_lower_bound, name in covered),
                                     bound.statistic, note, bound.false_positives, bound.false_negatives,
                                     bound.fp_share, bound.delta))
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
@@ -312,7 +222,49 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     extra = {}
     if protect:
         extra = {"protect": list(protect), "gradient_epsilon": float(mechanism.epsilon),
-                 "score_epsilon": score_mech.epsilon if score_mech is not None else 0.0,
+                 "score_epsilon": system.score_mechanism.epsilon if system.score_mechanism is not None else 0.0,
                  "claim": "total: ε_gradient + ε_score per submission"}
     return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, audited, means,
                                   time.perf_counter() - start, extra)
+
+
+def channel_verdict(claimed: float, lower_bound: float, covered: bool) -> str:
+    """The environment audit's verdict: every channel is held to the agent's ε claim per submission, so a
+    bound above it is a violation on any channel; below it, an uncovered channel that leaks is an
+    unprotected channel."""
+    if lower_bound > claimed:
+        return "violated"
+    if not covered and lower_bound > 0:
+        return "unprotected channel"
+    return "consistent"
+
+
+def _rows_in_chunks(name: str, rows: np.ndarray):
+    """Certification rows in CHUNK-row pieces, as the engine counts them."""
+    for i in range(0, len(rows), CHUNK):
+        yield {name: rows[i:i + CHUNK]}
+
+
+def _channel_note(name: str, system: PGCA3CSystem) -> str:
+    protect, score_mech = system.protect, system.score_mechanism
+    if name.startswith("gradient×") and not name.endswith("split"):
+        return "k submissions at full ε: claim k·ε by composition"
+    if name.endswith("split"):
+        return "§3.2.1 split: each submission spends ε/k"
+    if name.startswith("score×") and score_mech is not None:
+        return "k privatized scores: claim k·ε (total) by composition"
+    if name == "arrival":
+        return ("arrival tick on the fixed schedule: start + cap, a constant" if "timing" in protect else
+                "arrival tick of a worker started at tick 0; arrival = start + score in the simulator"
+                + (" (the TRUE score: privatizing the score does not protect it)" if score_mech is not None else ""))
+    if name == "arrival-order":
+        return (f"rank among {system.workers} workers arriving in the same tick (fixed schedule): uniform"
+                if "timing" in protect else
+                f"rank among {system.workers} workers started together, others ψ ~ U({list(system.population)})")
+    if name == "all":
+        return "gradient, score and arrival together" + (
+            " (protected: also the sum of the channels' calibrated likelihood ratios)" if protect else "")
+    if name == "score" and score_mech is not None:
+        return (f"privatized score: clip to [0, {score_mech.cap:g}] + Lap({score_mech.scale:g}), "
+                f"ε_score {score_mech.epsilon:g}")
+    return ""

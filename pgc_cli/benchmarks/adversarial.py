@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from pgc.mechanisms import make_mechanism
     from pgc_cli.io import write_json_atomic
 
-    from audit.adversarial import adversarial_audit, false_alarm_study
+    from audit.adversarial import adversarial_audit
+    from audit.studies import false_alarm_study
     from audit.environment import environment_audit
 
     if args.false_alarms:

@@ -107,8 +107,17 @@ class AuditCommand:
     help = "empirical ε lower bounds"
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        mode = p.add_argument_group("what to audit (exactly one of --mechanism, --run, --self-test)")
-        mode.add_argument("--mechanism", help="registered mechanism name (laplace, prs, ...)")
+        mode = p.add_argument_group("what to audit (exactly one of --mechanism, --run, --self-test, --system)")
+        mode.add_argument("--mechanism", help="registered mechanism name (laplace, prs, gaussian-analytic, ...)")
+        mode.add_argument("--system", metavar="MODULE:FACTORY",
+                          help="any System: FACTORY() in MODULE returns it (e.g. gympg.system:pendulum_system, "
+                               "audit.pgc_system:pgc_a3c_system); audited per channel through audit.audit_system")
+        mode.add_argument("--pair", help="--system: one of the system's named canary pairs (default: its first)")
+        mode.add_argument("--secrets", nargs=2, metavar=("SECRET", "SECRET_PRIME"),
+                          help="--system: the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair")
+        mode.add_argument("--adversarial", action="store_true",
+                          help="--system: the aggregator chooses the broadcast (the system's crafted family, else "
+                               "CMA-ES over its broadcast_space)")
         mode.add_argument("--run", help="a run folder written by `pgc train --out`")
         mode.add_argument("--self-test", action="store_true", help="audit every correct mechanism and every mutant")
         p.add_argument("--epsilon", type=positive_float, help="claimed ε per agent (mechanism mode: required)")
@@ -133,7 +142,9 @@ class AuditCommand:
         p.add_argument("--mechanism-samples", type=positive_int, default=1_000_000,
                        help="run mode: samples of the canary audit of the run's mechanism (default 1,000,000)")
         p.add_argument("--confidence", type=confidence_level, default=0.95, help="confidence level (default 0.95)")
-        p.add_argument("--delta", type=float, default=0.0, help="δ of the claim (default 0: pure ε-DP)")
+        p.add_argument("--delta", type=float, default=None,
+                       help="δ of the claim (default: the mechanism's own; 0, pure ε-DP, for laplace and prs; "
+                            "required by gaussian and gaussian-analytic)")
         adv = p.add_argument_group("adversarial aggregator (the aggregator crafts the model)")
         adv.add_argument("--adversarial-model", action="store_true",
                          help="craft θ per pair (--pairs ψ:ψ' or LO..HI) and certify the channels at it")
@@ -163,14 +174,18 @@ class AuditCommand:
 
     # ------------------------------------------------------------------------------------------
     def run(self, args: argparse.Namespace) -> int:
-        modes = [m for m in ("mechanism", "run", "self_test") if getattr(args, m)]
+        modes = [m for m in ("mechanism", "run", "self_test", "system") if getattr(args, m)]
         if args.run and args.mechanism:
             modes.remove("mechanism")  # --mechanism overrides the run's mechanism
         if len(modes) != 1:
-            raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test")
+            raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test, --system MODULE:FACTORY")
+        if (args.pair or args.secrets or args.adversarial) and not args.system:
+            raise CLIError("--pair, --secrets and --adversarial go with --system")
+        if args.system and (args.adversarial_model or args.adversarial_curve):
+            raise CLIError("--system takes --adversarial (the system's own crafted family or a search of its broadcasts)")
         if args.seed < 0:
             raise CLIError("--seed must be >= 0")
-        if not (0.0 <= args.delta < 1.0):
+        if args.delta is not None and not (0.0 <= args.delta < 1.0):
             raise CLIError("--delta must lie in [0, 1)")
         if args.address is not None and args.engine != "ray":
             raise CLIError("--address is only for --engine ray")
@@ -204,7 +219,7 @@ class AuditCommand:
             raise CLIError(f"--out {out} is a folder; give a file name")
         start = time.perf_counter()
         report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
-                  "delta": args.delta, "seed": args.seed, "command": "pgc " + " ".join(sys.argv[1:]),
+                  "delta": args.delta or 0.0, "seed": args.seed, "command": "pgc " + " ".join(sys.argv[1:]),
                   "channels": []}
         from pgc.rundir import output_lock
 
@@ -220,7 +235,8 @@ class AuditCommand:
         return status
 
     # ------------------------------------------------------------------------------------------
-    def _build_mechanism(self, name: str, epsilon: float | None, clip, reduced_dim, rounds: int):
+    def _build_mechanism(self, name: str, epsilon: float | None, clip, reduced_dim, rounds: int,
+                         delta: float | None = None):
         from pgc.mechanisms import MECHANISMS, make_mechanism, split_rounds
 
         from audit.mutants import RepeatedSubmissions
@@ -231,7 +247,11 @@ class AuditCommand:
             raise CLIError("the 'none' mechanism claims ε = ∞: there is nothing to refute")
         if epsilon is None:
             raise CLIError("--epsilon is required with --mechanism")
-        base = make_mechanism(name, epsilon, clip, reduced_dim)
+        from pgc.mechanisms import DELTA_MECHANISMS
+
+        if name in DELTA_MECHANISMS and not delta:
+            raise CLIError(f"--delta is required with --mechanism {name} (its (ε, δ) claim)")
+        base = make_mechanism(name, epsilon, clip, reduced_dim, delta=delta)
         return base if rounds == 1 else RepeatedSubmissions(split_rounds(base, rounds), rounds, epsilon)
 
     def _mechanism_audit(self, mech, args, samples: int, progress: bool, white_box: bool):
@@ -241,7 +261,7 @@ class AuditCommand:
             if not callable(getattr(mech, "release", None)):
                 raise CLIError("--white-box needs a mechanism with a release() report (prs)")
             return audit_prs_whitebox(mech, dim=args.dim, samples=samples, confidence=args.confidence,
-                                      seed=args.seed, delta=args.delta, progress=progress)
+                                      seed=args.seed, delta=args.delta or 0.0, progress=progress)
         return audit_mechanism(mech, dim=args.dim, samples=samples, confidence=args.confidence, seed=args.seed,
                                delta=args.delta, float_exact=getattr(args, "float_exact", False), progress=progress)
 
@@ -266,7 +286,8 @@ class AuditCommand:
             print(f"  verdict: {result.reason}")
 
     def _mechanism(self, args, report: dict, progress: bool) -> int:
-        mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
+        mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds,
+                                     args.delta)
         samples = args.samples or 1_000_000
         result = self._mechanism_audit(mech, args, samples, progress, args.white_box)
         self._print_mechanism(result)
@@ -293,7 +314,7 @@ class AuditCommand:
         trial = trials[args.trial]
         config = trial.config  # TrainConfig.from_dict reads the "inf" strings JSON needs
         if args.mechanism:
-            mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, 1)
+            mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, 1, args.delta)
             source = "override"
         else:
             if config.mechanism == "none":
@@ -436,7 +457,8 @@ class AuditCommand:
         from pgc.mechanisms import make_mechanism
 
         from attacks.sweep import ModelSpec
-        from audit.adversarial import CURVE_DISTANCES, QUICK_SEARCH, SearchSettings, adversarial_curve
+        from audit.adversarial import QUICK_SEARCH, SearchSettings
+        from audit.studies import CURVE_DISTANCES, adversarial_curve
 
         self._build_mechanism(args.mechanism, args.epsilons[0], args.clip, args.reduced_dim, 1)  # validates them
         try:
@@ -459,6 +481,61 @@ class AuditCommand:
                 p["epsilon_lower_bound"], args.confidence, p["samples_per_side"], math.nan,
                 p["verdict"], model=p["model"],
                 ratio=p["ratio"], p_value=p["p_value"]))
+        return 0
+
+    def _system(self, args, report: dict, progress: bool) -> int:
+        import importlib
+        import json
+
+        from audit.system_audit import audit_system, check_system
+
+        module_name, _, factory_name = args.system.partition(":")
+        if not module_name or not factory_name:
+            raise CLIError(f"--system {args.system!r}: give MODULE:FACTORY, e.g. gympg.system:pendulum_system")
+        try:
+            factory = getattr(importlib.import_module(module_name), factory_name)
+        except ImportError as exc:
+            raise CLIError(f"--system: cannot import {module_name!r}: {exc}") from None
+        except AttributeError:
+            raise CLIError(f"--system: {module_name!r} has no {factory_name!r}") from None
+        if not callable(factory):
+            raise CLIError(f"--system: {args.system} is not callable")
+        system = factory()
+        check_system(system)
+        canaries = system.canaries() if callable(getattr(system, "canaries", None)) else {}
+        if args.secrets:
+            try:
+                secret, secret_prime = (json.loads(x) for x in args.secrets)
+            except json.JSONDecodeError:
+                raise CLIError("--secrets takes two JSON values (numbers, strings in quotes, lists)") from None
+            pair = None
+        else:
+            if not canaries:
+                raise CLIError(f"{system.name} names no canary pairs: give --secrets SECRET SECRET_PRIME")
+            pair = args.pair or next(iter(canaries))
+            if pair not in canaries:
+                raise CLIError(f"--pair {pair!r}: {system.name} has {', '.join(map(repr, canaries))}")
+            secret, secret_prime = canaries[pair]
+        channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
+        samples = args.samples or 100_000
+        print(f"auditing {system.name}: {pair or ''} {secret!r} vs {secret_prime!r}, claim ε = "
+              f"{_fmt(float(system.claim.epsilon))}, δ = {system.claim.delta:g} covering "
+              f"{', '.join(system.claim.covers) or 'nothing'}; {samples:,} releases per side"
+              + (", adversarial broadcast" if args.adversarial else ""), flush=True)
+        result = audit_system(system, secret, secret_prime, samples=samples, seed=args.seed,
+                              confidence=args.confidence, adversarial=args.adversarial, channels=channels,
+                              pair=pair, float_exact=args.float_exact, progress=progress)
+        for r in result.rows:
+            extra = "" if r.accountant_epsilon is None else f"  accountant ε {r.accountant_epsilon:.3f}"
+            extra += "" if r.gdp_mu_estimate is None else f"  μ̂ {r.gdp_mu_estimate:.3f} (estimate)"
+            print(f"  {r.channel:<20} claim ({_fmt(r.claimed_epsilon)}, {r.claimed_delta:g})  ε_LB {r.epsilon_lower_bound:7.3f}"
+                  f"  δ_LB {r.delta_lower_bound:.2e}  p {r.p_value:.2g}  [{r.broadcast}, {r.statistic}]  "
+                  f"{r.verdict}{'  (Holm)' if r.holm_rejected else ''}{extra}")
+        print(f"verdict (Holm over {len(result.rows)} rows at {100 * args.confidence:g}%): {result.verdict.upper()}")
+        command = report["command"]
+        report.clear()
+        report.update(result.to_dict())
+        report["command"] = command
         return 0
 
     def _self_test(self, args, report: dict, progress: bool) -> int:
