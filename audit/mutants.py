@@ -38,7 +38,7 @@ import numpy as np
 from scipy.special import expit
 
 from pgc.mechanisms import (PRSRelease, ProjectedRandomSign, achlioptas_matrices, bit_flip_plus_probability,
-                            check_gradients, check_rng, l1_clip, sanitize)
+                            check_gradients, check_rng, l1_clip, l2_clip, sanitize)
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,32 @@ class NoiseTooSmall:
     def __call__(self, gradients, rng):
         g = l1_clip(sanitize(check_gradients(gradients)), self.clip / 2.0)
         return g + check_rng(rng).laplace(0.0, self.clip / (2.0 * self.epsilon), size=g.shape)
+
+
+@dataclass(frozen=True)
+class GaussianNoiseShrunk:
+    """The Gaussian mechanism with σ/``shrink`` while claiming (ε, δ): its true ε at the claimed δ is
+    :func:`pgc.calibration.gaussian_epsilon` of the smaller σ (ε ≈ 3.16 for σ/1.5 claiming (2, 1e-5))."""
+
+    epsilon: float
+    delta: float = 1e-5
+    clip: float = 0.01
+    shrink: float = 1.5
+
+    @property
+    def noise_scale(self) -> float:
+        from pgc.calibration import analytic_gaussian_sigma
+
+        return analytic_gaussian_sigma(self.epsilon, self.delta, self.clip) / self.shrink
+
+    def true_epsilon(self, dim: int) -> float:
+        from pgc.calibration import gaussian_epsilon
+
+        return gaussian_epsilon(self.noise_scale, self.delta, self.clip)
+
+    def __call__(self, gradients, rng):
+        g = l2_clip(sanitize(check_gradients(gradients)), self.clip / 2.0)
+        return g + check_rng(rng).normal(0.0, self.noise_scale, size=g.shape)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,329 @@
+"""The System contract and audit.audit_system: (ε, δ) claims, Gaussian mechanisms, the accountant, the
+built-in systems (PGC-A3C, the Pendulum participant, the toy systems) judged right on the right channel.
+
+False-failure rates: every "consistent" assertion runs at confidence STRICT = 1 − 1e-4 (a correct
+system is called violated with probability ≤ 1e-4 per assertion); every "violated" assertion is on a
+system whose true ε is far above its claim (power ~1 at the sample sizes used, seeded)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from audit import accountant
+from audit.blackbox import audit_mechanism, canary_pairs
+from audit.interfaces import PrivacyClaim, System
+from audit.mutants import GaussianNoiseShrunk
+from audit.pgc_system import PGCA3CSystem, pgc_a3c_system
+from audit.system_audit import Claim, audit_system, check_system, holm_verdict, mean_separation
+from gympg.pendulum import PendulumParams, rollout
+from gympg.system import PendulumGaussianSystem, pendulum_system
+from pgc.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
+from pgc.mechanisms import Gaussian, Laplace, make_mechanism, mechanism_record, rebuild_mechanism, split_rounds
+from pgc_cli.main import main
+from toysystems import BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem
+
+STRICT = 1 - 1e-4
+
+
+# ---------------------------------------------------------------------------------------------
+# Gaussian calibration and the accountant: known numbers
+# ---------------------------------------------------------------------------------------------
+
+
+def test_gaussian_calibrations_match_known_numbers():
+    # Balle & Wang 2018: σ = 3.73 for (1, 1e-5) at Δ = 1, against the classic 4.84
+    assert analytic_gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=1e-4)
+    assert classic_gaussian_sigma(1.0, 1e-5) == pytest.approx(math.sqrt(2 * math.log(1.25e5)), rel=1e-12)
+    for eps in (0.3, 1.0, 4.0, 12.0):
+        sigma = analytic_gaussian_sigma(eps, 1e-6, 2.0)
+        assert gaussian_delta(sigma, eps, 2.0) == pytest.approx(1e-6, rel=1e-6)
+        assert gaussian_epsilon(sigma, 1e-6, 2.0) == pytest.approx(eps, rel=1e-9)
+    with pytest.raises(ValueError, match="epsilon <= 1"):
+        classic_gaussian_sigma(2.0, 1e-5)
+
+
+@pytest.mark.parametrize("multiplier", [0.8, 1.5, 3.73, 10.0])
+def test_pld_accountant_agrees_with_the_closed_form(multiplier):
+    """One Gaussian: PLD (dp-accounting) vs Balle & Wang's Thm. 8; k Gaussians of multiplier z compose
+    to one of multiplier z/√k, so the closed form checks the composition too (both to 1e-3)."""
+    for delta in (1e-5, 1e-3):
+        assert accountant.accountant_epsilon(accountant.gaussian_event(multiplier), delta) == pytest.approx(
+            gaussian_epsilon(multiplier, delta), abs=1e-3)
+        k = 16
+        assert accountant.accountant_epsilon(accountant.gaussian_event(multiplier, k), delta) == pytest.approx(
+            gaussian_epsilon(multiplier / math.sqrt(k), delta), abs=1e-3)
+
+
+def test_gdp_estimate_is_the_gaussian_tradeoff_through_the_rates():
+    mu = 1.3
+    from scipy.stats import norm
+
+    fpr = 0.05
+    fnr = norm.cdf(norm.isf(fpr) - mu)
+    assert accountant.gdp_mu_estimate(fpr, fnr) == pytest.approx(mu, rel=1e-9)
+    assert accountant.gdp_mu_estimate(0.0, 0.5) == math.inf
+    assert accountant.gdp_mu_of_gaussian(2.0) == 0.5
+
+
+def test_gaussian_mechanism_registry_and_records():
+    m = make_mechanism("gaussian-analytic", 2.0, delta=1e-5)
+    assert m.noise_scale == pytest.approx(analytic_gaussian_sigma(2.0, 1e-5, 0.01))
+    assert rebuild_mechanism(mechanism_record(m)) == m
+    assert split_rounds(m, 4) == Gaussian(0.5, 2.5e-6, 0.01)
+    out = m(np.full((3, 5), 100.0), np.random.default_rng(0))
+    assert out.shape == (3, 5)
+    with pytest.raises(ValueError, match="delta"):
+        make_mechanism("gaussian", 0.5)
+    with pytest.raises(ValueError, match="pure epsilon"):
+        make_mechanism("laplace", 1.0, delta=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# A Gaussian claim at its boundary (OpenDP style): passes at (ε, δ), fails with σ/1.5
+# ---------------------------------------------------------------------------------------------
+
+
+def _one_canary_audit(mech, samples=1_000_000, confidence=0.95, seed=0):
+    return audit_mechanism(mech, dim=4, samples=samples, confidence=confidence, seed=seed,
+                           canaries=canary_pairs(4)[:1], delta_test_samples=0, train_fraction=1.0)
+
+
+def test_gaussian_passes_at_its_claim_and_is_flagged_with_too_little_noise():
+    correct = _one_canary_audit(Gaussian(2.0, 1e-5), confidence=STRICT)
+    assert correct.verdict == "consistent"
+    assert correct.epsilon_lower_bound > 1.2  # the audit has power: the oracle test reaches ~1.5 at 95 %
+    assert correct.accountant_epsilon == pytest.approx(2.0, abs=1e-3)
+    shrunk = GaussianNoiseShrunk(2.0)  # true ε ≈ 3.16 at δ = 1e-5
+    flagged = _one_canary_audit(shrunk)
+    assert flagged.verdict == "violated" and flagged.epsilon_lower_bound > 2.0
+    # the accountant reads the noise actually added (σ/1.5) and gives the true ε beside the claim
+    assert flagged.accountant_epsilon == pytest.approx(shrunk.true_epsilon(4), abs=1e-3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Systems judged right through the contract
+# ---------------------------------------------------------------------------------------------
+
+
+def _audit(system, samples=100_000, confidence=STRICT, **kw):
+    secret, secret_prime = next(iter(system.canaries().values()))
+    return audit_system(system, secret, secret_prime, samples=samples, confidence=confidence, **kw)
+
+
+def test_correct_gaussian_system_is_consistent_and_a_wrong_sensitivity_is_flagged():
+    ok = _audit(GaussianVectorSystem(1.0, 1e-5))
+    assert ok.verdict == "consistent" and all(r.verdict == "consistent" for r in ok.rows)
+    assert ok.row("value").accountant_epsilon == pytest.approx(1.0, abs=1e-3)
+    bad = _audit(GaussianVectorSystem(1.0, 1e-5, sensitivity_factor=0.5), confidence=0.95)
+    assert bad.row("value").verdict == "violated" and bad.verdict == "violated"
+    assert bad.row("value").accountant_epsilon > 2.0  # the accountant sees the true noise too
+
+
+def test_data_dependent_schedule_is_flagged_on_the_schedule_channel_only():
+    fixed = _audit(BatchedSumSystem())
+    assert fixed.verdict == "consistent"
+    adaptive = _audit(BatchedSumSystem(adaptive=True), samples=5_000, confidence=0.95)
+    assert adaptive.row("messages").verdict == "consistent"
+    schedule = adaptive.row("schedule")
+    assert schedule.verdict == "violated" and schedule.holm_rejected
+    assert schedule.delta_lower_bound > 0.99  # a deterministic difference: δ_LB ≈ 1 from a few thousand runs
+    assert adaptive.verdict == "violated"
+
+
+def test_pure_epsilon_system_audited_tight_with_1e5_samples():
+    res = _audit(LaplaceCountSystem(1.0), confidence=0.95)
+    row = res.row("count")
+    assert 0.9 <= row.epsilon_lower_bound <= 1.0 and row.verdict == "consistent"
+    assert row.accountant_epsilon is None and row.gdp_mu_estimate is None  # pure ε: no δ, no accountant
+
+
+def test_holm_verdict_keeps_unprotected_apart_from_violated():
+    res = _audit(PendulumGaussianSystem(1.0, 1e-5, params=PendulumParams(horizon=50)), samples=4_000,
+                 confidence=0.95)
+    assert res.row("gradient").verdict == "consistent"
+    assert res.row("return").verdict == "unprotected channel" and not res.row("return").covered
+    assert res.verdict == "unprotected channel"
+    assert [r.channel for r in res.rows] == ["gradient", "return", "all"]
+    data = res.to_dict()
+    assert data["kind"] == "system-audit" and data["format_version"] == 1
+    assert json.loads(json.dumps(data))["rows"][0]["claimed_delta"] == 1e-5
+
+
+def test_adversarial_search_over_the_broadcast_space_runs_on_the_search_stream():
+    system = PendulumGaussianSystem(1.0, 1e-5, params=PendulumParams(horizon=30))
+    res = audit_system(system, 5.0, 15.0, samples=2_000, confidence=STRICT, adversarial=True, search_samples=200,
+                       search_generations=2, channels=["gradient"])
+    assert res.broadcast == "searched" and res.row("gradient").verdict == "consistent"
+    assert res.row("gradient").broadcast in ("searched", "honest")
+    assert mean_separation(np.zeros((5, 2)), np.ones((5, 2))) > 1e9
+
+
+# ---------------------------------------------------------------------------------------------
+# The contract suite: every built-in system
+# ---------------------------------------------------------------------------------------------
+
+SYSTEMS = {
+    "pgc-a3c": lambda: pgc_a3c_system(),
+    "pgc-a3c-gaussian": lambda: pgc_a3c_system("gaussian-analytic", 2.0, 1e-5),
+    "pendulum": lambda: PendulumGaussianSystem(params=PendulumParams(horizon=20)),
+    "gaussian-vector": GaussianVectorSystem,
+    "batched-sum-adaptive": lambda: BatchedSumSystem(adaptive=True),
+    "laplace-count": LaplaceCountSystem,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_system_contract(name):
+    system = SYSTEMS[name]()
+    assert isinstance(system, System) and isinstance(system.claim, PrivacyClaim)
+    base = check_system(system)
+    canaries = system.canaries()
+    assert canaries, "every built-in system names its canary pairs"
+    secret, secret_prime = next(iter(canaries.values()))
+    a = system.release(secret, 7, np.random.default_rng(1))
+    b = system.release(secret, 7, np.random.default_rng(1))
+    assert set(base) <= set(a)
+    for ch in base:
+        arr = np.asarray(a[ch], dtype=np.float64)
+        assert arr.ndim == 2 and arr.shape[0] == 7 and np.all(np.isfinite(arr)), ch
+        np.testing.assert_array_equal(arr, np.asarray(b[ch], dtype=np.float64))  # all randomness from rng
+    system.release(secret_prime, 3, np.random.default_rng(2), broadcast=None)
+    assert 0.0 <= system.claim.delta < 1.0 and system.claim.epsilon > 0
+    if callable(getattr(system, "dp_event", None)) and system.dp_event() is not None and system.claim.delta > 0:
+        assert accountant.accountant_epsilon(system.dp_event(), system.claim.delta) == pytest.approx(
+            system.claim.epsilon, rel=0.01)  # each built-in Gaussian system is calibrated exactly to its claim
+    if getattr(system, "broadcast_space", None) is not None:
+        lo, hi = system.broadcast_space
+        system.release(secret, 2, np.random.default_rng(3), broadcast=(np.asarray(lo) + np.asarray(hi)) / 2)
+
+
+def test_bad_systems_and_inputs_get_clear_errors():
+    class NoRelease:
+        name, channels, claim = "x", ("a",), Claim(1.0)
+
+    with pytest.raises(ValueError, match="lacks release"):
+        audit_system(NoRelease(), 0, 1)
+
+    class WrongShape(LaplaceCountSystem):
+        def release(self, secret, n, rng, *, broadcast=None):
+            return {"count": np.zeros((n + 1, 1))}
+
+    with pytest.raises(ValueError, match="shape"):
+        audit_system(WrongShape(), 0.0, 1.0, samples=100)
+    with pytest.raises(ValueError, match="samples"):
+        audit_system(LaplaceCountSystem(), 0.0, 1.0, samples=10)
+    with pytest.raises(ValueError, match="unknown or no channels"):
+        audit_system(LaplaceCountSystem(), 0.0, 1.0, channels=["nope"])
+    with pytest.raises(ValueError, match="nothing to search"):
+        audit_system(LaplaceCountSystem(), 0.0, 1.0, adversarial=True)
+    with pytest.raises(ValueError, match="delta"):
+        Claim(1.0, 1.5)
+
+
+def test_holm_verdict_rejects_only_covered_rows():
+    from audit.system_audit import SystemAuditRow
+
+    def row(ch, p, covered, p_leak=1.0):
+        return SystemAuditRow(ch, 1.0, 0.0, 0.0, 0.0, p, "consistent", "s", 10, 1.0, 0.95, covered, 0, 0, 0.5, p_leak)
+
+    verdict, rejected = holm_verdict([row("a", 0.001, True), row("b", 0.001, False, 0.001)], 0.05)
+    assert verdict == "violated" and rejected == [True, False]
+    verdict, _ = holm_verdict([row("a", 0.5, True), row("b", 1.0, False, 0.001)], 0.05)
+    assert verdict == "unprotected channel"
+    verdict, _ = holm_verdict([row("a", 0.03, True), row("b", 0.03, True)], 0.05)  # Holm: 0.03 > 0.025
+    assert verdict == "consistent"
+
+
+# ---------------------------------------------------------------------------------------------
+# PGC-A3C through the contract: the committed audits reproduce bit for bit
+# ---------------------------------------------------------------------------------------------
+
+
+def test_committed_adversarial_audit_reproduces_through_the_contract():
+    """results/audit/adversarial/laplace-eps1.json, ψ = 5 vs 15, gradient channel at the saved crafted θ:
+    the certification runs on PGCA3CSystem.release and the shared engine and gives the committed bound."""
+    from audit.adversarial import adversarial_audit
+    from pgc.model import load_checkpoint
+
+    committed = json.loads(open("results/audit/adversarial/laplace-eps1.json").read())
+    first = committed["adversarial_audits"][0]
+    expected = next(c for c in first["channels"] if c["channel"] == "gradient")
+    pair_seed = int(np.random.SeedSequence(committed["seed"]).spawn(2)[0].generate_state(1)[0])
+    theta = load_checkpoint("results/audit/adversarial/laplace-eps1-theta-5-15-gradient.pt")
+    res = adversarial_audit(Laplace(1.0), first["psi"], first["psi_prime"], samples=200_000, seed=pair_seed,
+                            channels=("gradient",), thetas={"gradient": theta}, noise_free=False)
+    got = res.to_dict()["channels"][0]
+    for key in ("epsilon_lower_bound", "false_positives", "false_negatives", "fp_share", "statistic", "verdict"):
+        assert got[key] == expected[key], key
+
+
+def test_pgc_system_through_audit_system_sees_the_score_leak_at_a_wide_pair():
+    res = audit_system(PGCA3CSystem(Laplace(1.0)), 5.0, 15.0, samples=3_000, confidence=0.95, seed=1)
+    assert res.row("gradient").verdict == "consistent"
+    assert res.row("score").verdict == "unprotected channel" and res.row("score").epsilon_lower_bound > 0.3
+
+
+# ---------------------------------------------------------------------------------------------
+# The Pendulum participant: gymnasium's dynamics, step for step
+# ---------------------------------------------------------------------------------------------
+
+
+def test_pendulum_matches_gymnasium_step_for_step():
+    import gymnasium as gym
+
+    g = np.array([9.81, 4.0, 15.0])
+    rng = np.random.default_rng(0)
+    ep = rollout(lambda obs, r: 3.0 * np.sin(7 * obs[:, 2]), g, 3, rng, PendulumParams(horizon=60))
+    for lane, gravity in enumerate(g):
+        env = gym.make("Pendulum-v1", g=float(gravity)).unwrapped
+        env.reset(seed=0)
+        obs0 = ep.observations[0, lane]
+        env.state = np.array([math.atan2(obs0[1], obs0[0]), obs0[2]])
+        for t in range(60):
+            obs, reward, *_ = env.step(np.array([ep.actions[t, lane]]))
+            assert reward == pytest.approx(ep.rewards[t, lane], abs=1e-12)
+            if t + 1 < 60:
+                np.testing.assert_allclose(obs, ep.observations[t + 1, lane], atol=1e-12)
+
+
+def test_pendulum_system_claim_and_accountant():
+    system = pendulum_system()
+    assert system.claim.covers == ("gradient",) and system.channels == ("gradient", "return")
+    assert accountant.accountant_epsilon(system.dp_event(), 1e-5) == pytest.approx(1.0, abs=1e-3)
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [
+    ["--system", "nosuchmodule:factory"],
+    ["--system", "gympg.system"],
+    ["--system", "gympg.system:nosuch"],
+    ["--system", "toysystems:LaplaceCountSystem", "--pair", "nosuch"],
+    ["--system", "toysystems:LaplaceCountSystem", "--secrets", "0", "{"],
+    ["--mechanism", "laplace", "--epsilon", "1", "--pair", "x"],
+    ["--mechanism", "gaussian-analytic", "--epsilon", "1"],  # no --delta
+    ["--system", "toysystems:LaplaceCountSystem", "--adversarial"],  # nothing to search
+])
+def test_system_cli_bad_input_exits_2_and_writes_nothing(argv, tmp_path, capsys):
+    out = tmp_path / "a.json"
+    try:
+        code = main(["audit", *argv, "--samples", "200", "--out", str(out)])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2 and not out.exists()
+    assert "error" in capsys.readouterr().err
+
+
+def test_system_cli_writes_a_system_audit(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    assert main(["audit", "--system", "toysystems:BatchedSumSystem", "--samples", "2000", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["kind"] == "system-audit" and data["system"] == "batched-sum"
+    assert data["pair"] == "first value replaced" and {r["channel"] for r in data["rows"]} == {
+        "messages", "schedule", "all"}
+    assert "verdict" in capsys.readouterr().out

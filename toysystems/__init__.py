@@ -1,0 +1,15 @@
+"""Small locally private systems with known answers, correct and deliberately broken: for checking an
+auditor, and as short examples of the System contract (``audit.interfaces.System``, structural: nothing
+here imports ``audit``). Each is one class whose ``release`` is vectorized over n releases.
+
+* :class:`GaussianVectorSystem` — a user's vector, L2-clipped and released with Gaussian noise;
+  ``sensitivity_factor`` < 1 calibrates the noise to a wrong (too small) sensitivity.
+* :class:`BatchedSumSystem` — a user stream summed per batch and sent with Gaussian noise; channels
+  ``messages`` and ``schedule``. ``adaptive=True`` sends a batch early when the stream's own running sum
+  passes a threshold: the schedule then depends on the data, and the claim that covers it fails.
+* :class:`LaplaceCountSystem` — a pure ε-LDP count (x ∈ [0, 1] plus Lap(1/ε)).
+"""
+
+from .systems import BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem, ToyClaim
+
+__all__ = ["BatchedSumSystem", "GaussianVectorSystem", "LaplaceCountSystem", "ToyClaim"]

@@ -1,0 +1,117 @@
+"""The toy systems (see the package docstring)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pgc.calibration import analytic_gaussian_sigma
+
+
+@dataclass(frozen=True)
+class ToyClaim:
+    epsilon: float
+    delta: float
+    covers: tuple[str, ...]
+
+
+def _gaussian_event(noise_multiplier: float, count: int = 1):
+    import dp_accounting
+
+    event = dp_accounting.GaussianDpEvent(noise_multiplier)
+    return event if count == 1 else dp_accounting.SelfComposedDpEvent(event, count)
+
+
+class GaussianVectorSystem:
+    """Release clip₂(x, 1) + N(0, σ²I): neighbours differ in the whole vector, so Δ₂ = 2 and σ is the
+    analytic calibration for (ε, δ) at sensitivity 2·``sensitivity_factor`` (1: correct)."""
+
+    name = "gaussian-vector"
+    channels = ("value",)
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4, sensitivity_factor: float = 1.0):
+        self.dim = int(dim)
+        self.sigma = analytic_gaussian_sigma(epsilon, delta, 2.0 * sensitivity_factor)
+        self.claim = ToyClaim(float(epsilon), float(delta), ("value",))
+        if sensitivity_factor != 1.0:
+            self.name = f"gaussian-vector-sensitivity×{sensitivity_factor:g}"
+
+    def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
+        x = np.asarray(secret, dtype=np.float64)
+        if x.shape != (self.dim,) or not np.all(np.isfinite(x)):
+            raise ValueError(f"a secret is a finite vector of length {self.dim}")
+        x = x / max(1.0, float(np.linalg.norm(x)))
+        return {"value": x[None, :] + rng.normal(0.0, self.sigma, size=(n, self.dim))}
+
+    def canaries(self) -> dict:
+        e1 = np.zeros(self.dim)
+        e1[0] = 1.0
+        return {"opposite unit vectors": (e1, -e1), "unit vs zero": (e1, np.zeros(self.dim))}
+
+    def dp_event(self):
+        return _gaussian_event(self.sigma / 2.0)
+
+
+class BatchedSumSystem:
+    """A stream of T values in [0, 1]; every B rounds the batch's sum + N(0, σ²) is sent. One value
+    replaced moves one sum by at most 1 (Δ₂ = 1); k = T/B messages of multiplier σ compose to one Gaussian
+    of multiplier σ/√k, so σ = √k·σ(ε, δ) makes the whole release (ε, δ)-DP.
+
+    ``messages`` holds the T/B noisy sums (0 where nothing is sent); ``schedule`` the T/B send flags.
+    ``adaptive=True``: a batch is also sent as soon as the stream's running sum passes ``threshold``
+    (and the schedule then carries the first values unprotected)."""
+
+    name = "batched-sum"
+    channels = ("messages", "schedule")
+
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, rounds: int = 8, batch: int = 4,
+                 adaptive: bool = False, threshold: float = 2.5):
+        if rounds % batch:
+            raise ValueError("rounds must be a multiple of batch")
+        self.rounds, self.batch, self.adaptive, self.threshold = int(rounds), int(batch), bool(adaptive), threshold
+        self.messages = self.rounds // self.batch
+        # all messages together: one Gaussian with multiplier σ/√k (Δ₂ = 1 per message)
+        self.sigma = analytic_gaussian_sigma(epsilon, delta, 1.0) * math.sqrt(self.messages)
+        self.claim = ToyClaim(float(epsilon), float(delta), ("messages", "schedule"))
+        if adaptive:
+            self.name = "batched-sum-adaptive"
+
+    def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
+        x = np.clip(np.asarray(secret, dtype=np.float64), 0.0, 1.0)
+        if x.shape != (self.rounds,):
+            raise ValueError(f"a secret is a stream of {self.rounds} values")
+        sums = x.reshape(self.messages, self.batch).sum(axis=1)
+        noisy = sums[None, :] + rng.normal(0.0, self.sigma, size=(n, self.messages))
+        schedule = np.ones((n, self.messages))
+        if self.adaptive:  # an extra early message when the running sum passes the threshold (data-dependent)
+            early = float(np.cumsum(x)[: self.batch - 1].max(initial=0.0) > self.threshold)
+            schedule = np.concatenate([np.full((n, 1), early), schedule], axis=1)
+        return {"messages": noisy, "schedule": schedule}
+
+    def canaries(self) -> dict:
+        high, low = np.ones(self.rounds), np.ones(self.rounds)
+        low[0] = 0.0  # one value replaced: the first
+        return {"first value replaced": (high, low)}
+
+    def dp_event(self):
+        return _gaussian_event(self.sigma, self.messages)
+
+
+class LaplaceCountSystem:
+    """x ∈ [0, 1] released as x + Lap(1/ε): pure ε-LDP."""
+
+    name = "laplace-count"
+    channels = ("count",)
+
+    def __init__(self, epsilon: float = 1.0):
+        self.epsilon = float(epsilon)
+        self.claim = ToyClaim(self.epsilon, 0.0, ("count",))
+
+    def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
+        x = float(np.clip(float(secret), 0.0, 1.0))
+        return {"count": x + rng.laplace(0.0, 1.0 / self.epsilon, size=(n, 1))}
+
+    def canaries(self) -> dict:
+        return {"0 vs 1": (1.0, 0.0)}
