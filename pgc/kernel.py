@@ -47,8 +47,8 @@ import numba as nb
 import numpy as np
 
 from .env import THETA_THRESHOLD, X_THRESHOLD
-from .mechanism_codes import (MECH_EXTERNAL, MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE,  # noqa: F401
-                              MECH_PRS, SNAP_BOUND_SCALES)
+from .mechanism_codes import (MECH_EXTERNAL, MECH_GAUSSIAN, MECH_LAPLACE, MECH_LAPLACE_SECURE,  # noqa: F401
+                              MECH_NONE, MECH_PRS, SNAP_BOUND_SCALES)
 from .model import DIM, DIM_BIASED
 
 TRAJ_FIELDS = 5  # s_t (4 numbers) and a_t per stored step
@@ -367,6 +367,65 @@ def _l1_norm(g):
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
+def _sum_squares_block(g, start, stop):
+    """Σ g[j]² over [start, stop) (at most 128 entries) in the order of numpy's pairwise sum: eight
+    running sums combined as a tree, then the tail."""
+    n = stop - start
+    if n < 8:
+        total = 0.0
+        for j in range(start, stop):
+            total += g[j] * g[j]
+        return total
+    r0 = g[start] * g[start]
+    r1 = g[start + 1] * g[start + 1]
+    r2 = g[start + 2] * g[start + 2]
+    r3 = g[start + 3] * g[start + 3]
+    r4 = g[start + 4] * g[start + 4]
+    r5 = g[start + 5] * g[start + 5]
+    r6 = g[start + 6] * g[start + 6]
+    r7 = g[start + 7] * g[start + 7]
+    full = start + n - n % 8
+    for i in range(start + 8, full, 8):
+        r0 += g[i] * g[i]
+        r1 += g[i + 1] * g[i + 1]
+        r2 += g[i + 2] * g[i + 2]
+        r3 += g[i + 3] * g[i + 3]
+        r4 += g[i + 4] * g[i + 4]
+        r5 += g[i + 5] * g[i + 5]
+        r6 += g[i + 6] * g[i + 6]
+        r7 += g[i + 7] * g[i + 7]
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for j in range(full, stop):
+        total += g[j] * g[j]
+    return total
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _l2_norm(g):
+    """||g||_2 with the squares summed in the order of numpy's pairwise ``np.square(g).sum()`` for
+    d ≤ 256 (blocks of at most 128; above 128 numpy splits at a multiple of 8 below d/2)."""
+    d = g.shape[0]
+    if d <= 128:
+        return math.sqrt(_sum_squares_block(g, 0, d))
+    if d <= 256:
+        half = d // 2
+        half -= half % 8
+        return math.sqrt(_sum_squares_block(g, 0, half) + _sum_squares_block(g, half, d))
+    total = 0.0
+    for j in range(d):
+        total += g[j] * g[j]
+    return math.sqrt(total)
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
+def _l2_clip_row(g, out, bound):
+    """The Gaussian mechanism's clip: g / max{1, ||g||_2 / bound}."""
+    scale = max(1.0, _l2_norm(g) / bound)
+    for j in range(g.shape[0]):
+        out[j] = g[j] / scale
+
+
+@nb.njit(cache=True, inline="always", error_model="numpy")
 def _l1_clip_row(g, out, bound):
     """Eq. 19: g / max{1, ||g||_1 / bound}."""
     scale = max(1.0, _l1_norm(g) / bound)
@@ -393,11 +452,12 @@ def _laplace_row(gen, scale, d):
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
-def privatize_row(kind, g, out, gen, epsilon, clip, reduced_dim, snap_grid, matrix):
+def privatize_row(kind, g, out, gen, epsilon, clip, reduced_dim, scale_param, matrix):
     """Write mechanism(g) into ``out``; g is already sanitized (the non-finite rule).
 
-    kind: MECH_NONE (clip = inf: unclipped), MECH_LAPLACE (Alg. 2), MECH_LAPLACE_SECURE (snapping,
-    grid ``snap_grid``), MECH_PRS (Alg. 3 with d̂ = ``reduced_dim``; ``matrix`` is (d̂, d) scratch).
+    kind: MECH_NONE (clip = inf: unclipped), MECH_LAPLACE (Alg. 2), MECH_LAPLACE_SECURE (snapping
+    to the grid ``scale_param``), MECH_PRS (Alg. 3 with d̂ = ``reduced_dim``; ``matrix`` is (d̂, d)
+    scratch), MECH_GAUSSIAN (L2 clip to C/2, then N(0, σ²) per coordinate, σ = ``scale_param``).
     """
     d = g.shape[0]
     if kind == MECH_NONE:
@@ -417,7 +477,11 @@ def privatize_row(kind, g, out, gen, epsilon, clip, reduced_dim, snap_grid, matr
             bound = clip / 2.0 + SNAP_BOUND_SCALES * scale
             for j in range(d):
                 x = min(max(out[j], -bound), bound) + noise[j]
-                out[j] = min(max(np.rint(x / snap_grid) * snap_grid, -bound), bound)
+                out[j] = min(max(np.rint(x / scale_param) * scale_param, -bound), bound)
+    elif kind == MECH_GAUSSIAN:
+        _l2_clip_row(g, out, clip / 2.0)
+        for j in range(d):  # numpy's normal(0, σ): 0 + σ·z, z by the ziggurat, in coordinate order
+            out[j] = out[j] + gen.normal(0.0, scale_param)
     else:  # MECH_PRS
         sqrt3 = math.sqrt(3.0)
         for r in range(reduced_dim):  # eq. 5: fresh Achlioptas matrix
@@ -456,7 +520,7 @@ I_WORKERS, I_SUBMISSIONS, I_ROUNDS, I_BUFFER, I_WINDOW, I_STOP_AT_SUCCESS, I_ZER
     I_REWARD, I_N_STEP, I_MEAN_LOSS, I_OPTIMIZER, I_ALPHA_CLOCK = range(21)
 N_ICFG = 21
 # float settings (``fcfg``)
-F_LR, F_EXPLORE_START, F_EXPLORE_DECAY, F_TARGET, F_EPSILON, F_CLIP, F_SNAP_GRID, F_GAMMA, F_LAM, F_BETA, \
+F_LR, F_EXPLORE_START, F_EXPLORE_DECAY, F_TARGET, F_EPSILON, F_CLIP, F_MECH_SCALE, F_GAMMA, F_LAM, F_BETA, \
     F_SCORE_SCALE, F_RMS_DECAY, F_RMS_EPS = range(13)
 N_FCFG = 13
 OPTIMIZER_SGD = 0  # eq. 22: θ ← θ − η·mean(B)
@@ -642,7 +706,7 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                     return STATUS_NEED_MECHANISM
             if kind != MECH_EXTERNAL:  # Alg. 2 / Alg. 3
                 privatize_row(kind, pending, noisy, mech_gen, fcfg[F_EPSILON], fcfg[F_CLIP], icfg[I_REDUCED_DIM],
-                              fcfg[F_SNAP_GRID], prs_matrix)
+                              fcfg[F_MECH_SCALE], prs_matrix)
             ctr[C_PREPARED] = 0
             # aggregator: buffer, then eq. 22
             for j in range(d):

@@ -42,7 +42,8 @@ from typing import Callable, Protocol, runtime_checkable
 import numpy as np
 from scipy.special import expit
 
-from .mechanism_codes import MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE, MECH_PRS, SNAP_BOUND_SCALES
+from .mechanism_codes import (MECH_GAUSSIAN, MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE, MECH_PRS,
+                              SNAP_BOUND_SCALES)
 
 SQRT3 = math.sqrt(3.0)
 
@@ -399,8 +400,9 @@ def make_mechanism(name: str, epsilon: float = math.inf, clip: float | None = No
 
 
 def compiled_spec(mechanism: Mechanism, dim: int) -> tuple[int, float, float, int, float] | None:
-    """``(kind, ε, C, d̂, snapping grid)`` for the trainer's compiled fast path, or None; ``dim`` is
-    the gradient's d (112, or 131 with biases).
+    """``(kind, ε, C, d̂, scale)`` for the trainer's compiled fast path, or None; ``dim`` is the
+    gradient's d (112, or 131 with biases) and ``scale`` the kind's extra float: the snapping grid of
+    the secure Laplace, σ of the Gaussian, 0 otherwise.
 
     Only the exact built-in classes qualify (a subclass may override ``__call__``); any other
     mechanism is called through the Protocol. :func:`pgc.kernel.privatize_row` is the compiled twin
@@ -416,6 +418,8 @@ def compiled_spec(mechanism: Mechanism, dim: int) -> tuple[int, float, float, in
         return MECH_LAPLACE, mechanism.epsilon, mechanism.clip, 1, 0.0
     if kind is ProjectedRandomSign:
         return MECH_PRS, mechanism.epsilon, mechanism.clip, mechanism.reduced_dim_for(dim), 0.0
+    if kind is Gaussian:
+        return MECH_GAUSSIAN, mechanism.epsilon, mechanism.clip, 1, mechanism.noise_scale
     return None
 
 

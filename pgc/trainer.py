@@ -455,7 +455,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     else:
         record_mech = mechanism_record(mech)
     spec = compiled_spec(mech, hyper.dim)
-    kind, epsilon, clip, reduced_dim, snap_grid = spec if spec is not None else (kernel.MECH_EXTERNAL, 0.0, 0.0, 1, 0.0)
+    kind, epsilon, clip, reduced_dim, mech_scale = spec if spec is not None else (kernel.MECH_EXTERNAL, 0.0, 0.0, 1, 0.0)
 
     # ---- settings and state arrays ----------------------------------------------------------
     icfg = np.zeros(kernel.N_ICFG, np.int64)
@@ -471,9 +471,9 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         kernel.ALPHA_PER_STEP if c.exploration_clock == "steps" else kernel.ALPHA_PER_AGENT]
     fcfg = np.zeros(kernel.N_FCFG)
     fcfg[[kernel.F_LR, kernel.F_EXPLORE_START, kernel.F_EXPLORE_DECAY, kernel.F_TARGET, kernel.F_EPSILON,
-          kernel.F_CLIP, kernel.F_SNAP_GRID, kernel.F_GAMMA, kernel.F_LAM, kernel.F_BETA, kernel.F_SCORE_SCALE,
+          kernel.F_CLIP, kernel.F_MECH_SCALE, kernel.F_GAMMA, kernel.F_LAM, kernel.F_BETA, kernel.F_SCORE_SCALE,
           kernel.F_RMS_DECAY, kernel.F_RMS_EPS]] = [
-        c.learning_rate, c.exploration_start, c.exploration_decay, c.target_score, epsilon, clip, snap_grid,
+        c.learning_rate, c.exploration_start, c.exploration_decay, c.target_score, epsilon, clip, mech_scale,
         hyper.gamma, hyper.lam, hyper.beta, 0.0 if score_mech is None else score_mech.scale,
         c.rmsprop_decay, RMSPROP_EPS]
     w = c.workers
