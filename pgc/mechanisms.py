@@ -170,7 +170,7 @@ class Laplace:
     values x + noise can reach depends on x, which leaks beyond ε (Mironov 2012; our auditor
     certifies ε_LB = 7.08 at a claim of 4 in float-exact mode). ``secure=True`` is Mironov's
     snapping mechanism: clamp to ±B, add the noise, round to the grid Λ = 2^⌈log2(C/ε)⌉, clamp to
-    ±B, with B = C/2 + 40·C/ε; the output is then a grid point whose law no longer carries the
+    ±B, with B = C/2 + 40·C/ε; the output is then a grid point whose law does not carry the
     rounding fingerprint (its ε grows by a negligible O(B·2^-52/λ) term). Caveat: Mironov's analysis
     assumes the noise's log is taken of an exactly uniform real; numpy draws 53-bit uniforms, so
     the bound is argued, not proven, for this sampler (the auditor's float-exact test passes).

@@ -230,7 +230,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     initial_theta = theta.copy()
     n_agents = -(-c.submissions // c.rounds) + c.workers  # agents cut off mid-episode never submit
     agent_psi = trial_rng.choice(np.asarray(c.gravities), size=n_agents)  # ψ_n ~ U(Ψ)
-    # children 0 and 1 as ever; 2 (score noise) and 3 (shuffler) are drawn from only when protected
+    # child 0: environment, 1: mechanism noise; 2 (score noise) and 3 (shuffler) are drawn from only when protected
     env_gen, mech_gen, score_gen, order_gen = (np.random.Generator(np.random.PCG64(s))
                                                for s in np.random.SeedSequence(c.seed).spawn(4))
     score_mech = c.build_score_mechanism()

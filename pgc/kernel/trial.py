@@ -25,7 +25,7 @@ from .physics import play_step
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
                    lane_phys, lane_alpha, lane_theta, env_gen):
-    """Alg. 1: worker w starts an episode; its agent copies θ' ← θ now."""
+    """Alg. 1: worker w starts an episode; its agent copies θ' ← θ (the θ after this tick's updates)."""
     if new_agent:
         lane_i[w, L_AGENT] = ctr[C_AGENTS]  # agents are numbered in start order
         ctr[C_AGENTS] += 1
