@@ -240,7 +240,8 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     if mechanism is None:
         record_mech = mechanism_record(mech, name=c.mechanism, rounds=c.rounds, factory_args={
             # the gradient's share of the agent's ε (all of it unless the score is privatized too)
-            "epsilon": c.gradient_epsilon, "clip": c.clip, "reduced_dim": c.reduced_dim})
+            "epsilon": c.gradient_epsilon, "clip": c.clip, "reduced_dim": c.reduced_dim,
+            **({} if c.delta is None else {"delta": c.delta})})  # δ of an (ε, δ) claim, per agent
     else:
         record_mech = mechanism_record(mech)
     spec = compiled_spec(mech, hyper.dim)

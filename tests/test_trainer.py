@@ -236,6 +236,16 @@ def test_compiled_mechanisms_equal_the_protocol_path(mechanism, epsilon, clip, b
     assert fast.updates == slow.updates == 150 // buffer_size
 
 
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_the_mechanism_record_of_a_gaussian_run_rebuilds_it(rounds):
+    from pgc.mechanisms import rebuild_mechanism
+
+    cfg = TrainConfig(mechanism="gaussian-analytic", epsilon=2.0, delta=1e-5, rounds=rounds, submissions=20)
+    result = train(cfg)
+    assert result.mechanism["factory_args"]["delta"] == 1e-5
+    assert rebuild_mechanism(result.mechanism) == cfg.build_mechanism()  # δ/T and ε/T per submission
+
+
 def test_results_do_not_depend_on_processes_or_progress(monkeypatch):
     import pgc.trainer as trainer
 
