@@ -126,8 +126,9 @@ def run_reference_trial(config: TrainConfig) -> ReferenceResult:
         nonlocal agents_started
         n = agents_started
         agents_started += 1
+        # §4: explore with probability α = max{0, 0.5 − n/1800}
         workers[w] = {"agent": n, "theta": theta.copy(), "gravity": psi[n],
-                      "alpha": max(0.0, c.exploration_start - n / c.exploration_decay),  # §4: α = max{0, 0.5 − n/1800}
+                      "alpha": max(0.0, c.exploration_start - n / c.exploration_decay),
                       "state": np.array([env_rng.uniform(-INIT_HIGH, INIT_HIGH) for _ in range(4)]),
                       "states": [], "actions": []}
 

@@ -12,6 +12,7 @@ from ..model import DIM
 from .network import REWARD_UNIT, finish_episode, forward, softmax2
 from .physics import TRAJ_FIELDS, play_step
 
+
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
              cap, gamma, lam, beta, bootstrap_truncated, sample_actions, reward_kind, n_step, mean_loss,
@@ -41,7 +42,7 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
             over, term, x, x_dot, th, th_dot = play_step(lane, a, t, state, physics, traj, cap)
             if over:
                 finish_episode(lane, traj, t + 1, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
-                                bootstrap_truncated, reward_kind, n_step, mean_loss, grad_out)
+                               bootstrap_truncated, reward_kind, n_step, mean_loss, grad_out)
                 done[lane] = True
                 any_done = True
                 terminated[lane] = term
@@ -67,7 +68,6 @@ def advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, ac
     return _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
                     cap, gamma, lam, beta, bootstrap_truncated, sample_actions, reward_kind, n_step, mean_loss,
                     grad_out, done, terminated, actions)
-
 
 
 def warm_up() -> None:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..mechanism_codes import MECH_GAUSSIAN, MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE, SNAP_BOUND_SCALES
 
+
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def _l1_norm(g):
     """||g||_1 summed in the order of numpy's pairwise ``np.abs(g).sum()`` for d ≤ 128 (eight
@@ -187,7 +188,6 @@ def privatize_row(kind, g, out, gen, epsilon, clip, reduced_dim, scale_param, ma
             sign = clip if gen.random() < signs[r] else -clip
             for j in range(d):
                 out[j] += matrix[r, j] * sign  # Mᵀũ
-
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")

@@ -102,7 +102,7 @@ def step_reward(reward_kind, t, steps, term):
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")  # once per episode: a call, kept out of the hot step
 def episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, reward_kind, n_step, mean_loss,
-                      grad_out):
+                     grad_out):
     """Backward sweep over one stored episode: writes g of eqs. 15–18 into grad_out[lane].
 
     θ' is read in the kernel layout (:data:`KERNEL_ORDER`); g is written in the canonical one.
@@ -180,13 +180,12 @@ def episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, r
         grad_out[lane, k] = g[k] * norm
 
 
-
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def finish_episode(lane, traj, steps, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
-                    bootstrap_truncated, reward_kind, n_step, mean_loss, grad_out):
+                   bootstrap_truncated, reward_kind, n_step, mean_loss, grad_out):
     """Episode over: bootstrap value V_T (eq. 18) and the backward sweep into grad_out[lane]."""
     v_boot = 0.0
     if (not term) and bootstrap_truncated:
         _, _, v_boot = forward(theta, lane, x, x_dot, th, th_dot)
     episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, reward_kind, n_step, mean_loss,
-                      grad_out)
+                     grad_out)

@@ -22,9 +22,10 @@ from .mechanism_twins import laplace_scalar, privatize_row
 from .network import finish_episode, forward, softmax2
 from .physics import play_step
 
+
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
-                   lane_phys, lane_alpha, lane_theta, env_gen):
+                  lane_phys, lane_alpha, lane_theta, env_gen):
     """Alg. 1: worker w starts an episode; its agent copies θ' ← θ (the θ after this tick's updates)."""
     if new_agent:
         lane_i[w, L_AGENT] = ctr[C_AGENTS]  # agents are numbered in start order
@@ -48,7 +49,6 @@ def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta,
             lane_theta[w, 16 * i + j] = theta[4 * j + i]
     for k in range(64, theta.shape[0]):
         lane_theta[w, k] = theta[k]
-
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
@@ -101,7 +101,7 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
         ctr[C_STARTED] = 1
         for w in range(n_workers):
             start_episode(w, True, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
-                           lane_phys, lane_alpha, lane_theta, env_gen)
+                          lane_phys, lane_alpha, lane_theta, env_gen)
         if record:
             kept_versions[0] = 0
             for j in range(d):
@@ -139,7 +139,7 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 over, term, x, x_dot, th, th_dot = play_step(w, a, t, lane_state, lane_phys, traj, cap)
                 if over:
                     finish_episode(w, traj, t + 1, term, x, x_dot, th, th_dot, lane_theta, gamma, lam, beta,
-                                    bootstrap, reward_kind, n_step, mean_loss, lane_grad)
+                                   bootstrap, reward_kind, n_step, mean_loss, lane_grad)
                     lane_i[w, L_ACTIVE] = 0
                     lane_i[w, L_TERMINATED] = 1 if term else 0
                     if protect_timing and ctr[C_TICK] + 1 < lane_i[w, L_START] + cap:
@@ -247,7 +247,7 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 w = fin[i]
                 new_agent = lane_i[w, L_ROUND] + 1 >= icfg[I_ROUNDS]
                 start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
-                               lane_phys, lane_alpha, lane_theta, env_gen)
+                              lane_phys, lane_alpha, lane_theta, env_gen)
         ctr[C_FIN_POS] = 0
         ctr[C_N_FIN] = 0
         if pause_after > 0 and submitted_this_call >= pause_after and ctr[C_DONE] == 0:
