@@ -15,7 +15,7 @@ whole-episode returns, SGD, no mitigations, no biases. Slow (Python per step): f
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,26 @@ class ReferenceResult:
     gradients: np.ndarray  # the privatized gradient of each submission, in arrival order
     updates: int  # eq. 22 updates applied
     agent_steps: int
+
+
+@dataclass
+class Agent:
+    """Agent n's local process (Alg. 1): its copy θ', gravity ψ_n, exploration probability α, current
+    state s_{n,t} and history H_n (the states and actions so far)."""
+
+    n: int
+    theta: np.ndarray
+    gravity: float
+    alpha: float
+    state: np.ndarray
+    states: list = field(default_factory=list)
+    actions: list = field(default_factory=list)
+
+
+def begin_agent(n: int, theta: np.ndarray, psi: np.ndarray, c: TrainConfig, env_rng: np.random.Generator) -> Agent:
+    """Agent n begins its local process: copy θ' ← θ, t ← 0, get s_{n,0} ~ U(-0.05, 0.05)^4."""
+    alpha = max(0.0, c.exploration_start - n / c.exploration_decay)  # §4: α = max{0, 0.5 − n/1800}
+    return Agent(n, theta.copy(), float(psi[n]), alpha, env_rng.uniform(-INIT_HIGH, INIT_HIGH, size=4))
 
 
 def network(theta: np.ndarray, s: np.ndarray):
@@ -118,44 +138,29 @@ def run_reference_trial(config: TrainConfig) -> ReferenceResult:
     scores: list[int] = []
     sent: list[np.ndarray] = []
     updates = agent_steps = 0
-    agents_started = 0
-    workers: list[dict] = [{} for _ in range(n_workers)]
-
-    def begin_episode(w: int) -> None:
-        """Agent n begins its local process: copy θ' ← θ, t ← 0, get s_{n,0}."""
-        nonlocal agents_started
-        n = agents_started
-        agents_started += 1
-        # §4: explore with probability α = max{0, 0.5 − n/1800}
-        workers[w] = {"agent": n, "theta": theta.copy(), "gravity": psi[n],
-                      "alpha": max(0.0, c.exploration_start - n / c.exploration_decay),
-                      "state": np.array([env_rng.uniform(-INIT_HIGH, INIT_HIGH) for _ in range(4)]),
-                      "states": [], "actions": []}
-
-    for w in range(n_workers):
-        begin_episode(w)
+    workers = [begin_agent(n, theta, psi, c, env_rng) for n in range(n_workers)]  # agents 0..W−1
+    next_agent = n_workers
 
     while True:
         # ---- every worker plays one step of its episode (Alg. 1's inner loop, one pass per tick) ----
         finished = []  # (worker, gradient g_n, score) of the episodes that end in this tick
-        for w in range(n_workers):
-            agent = workers[w]
-            s = agent["state"]
-            z, _, _ = network(agent["theta"], s)
-            if agent["alpha"] > 0.0 and env_rng.random() < agent["alpha"]:  # explore with probability α
+        for w, agent in enumerate(workers):
+            s = agent.state
+            z, _, _ = network(agent.theta, s)
+            if agent.alpha > 0.0 and env_rng.random() < agent.alpha:  # explore with probability α
                 a = 0 if env_rng.random() < 0.5 else 1
             else:
                 a = 0 if z[0] >= z[1] else 1  # a = argmax_a π(a|s; θ') (ties: the first)
-            agent["states"].append(s)
-            agent["actions"].append(a)
-            agent["state"], fell = cartpole_step(s, a, agent["gravity"], c.physics)
+            agent.states.append(s)
+            agent.actions.append(a)
+            agent.state, fell = cartpole_step(s, a, agent.gravity, c.physics)  # r = 1 and s_{n,t+1}
             agent_steps += 1
-            steps = len(agent["actions"])
+            steps = len(agent.actions)
             if fell or steps >= cap:  # a terminal state, or the 200-step cap
                 v_last = 0.0
                 if not fell and hyper.bootstrap_truncated:
-                    v_last = float(network(agent["theta"], agent["state"])[1])
-                g = episode_gradient(agent["theta"], agent["states"], agent["actions"], v_last, hyper)
+                    v_last = float(network(agent.theta, agent.state)[1])
+                g = episode_gradient(agent.theta, agent.states, agent.actions, v_last, hyper)  # g_n
                 finished.append((w, g, steps))
 
         # ---- the aggregator receives this tick's submissions, in worker order ----
@@ -175,4 +180,5 @@ def run_reference_trial(config: TrainConfig) -> ReferenceResult:
 
         # ---- the finished workers' next agents begin, with the θ after this tick's updates ----
         for w, _, _ in finished:
-            begin_episode(w)
+            workers[w] = begin_agent(next_agent, theta, psi, c, env_rng)
+            next_agent += 1
