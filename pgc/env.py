@@ -7,7 +7,7 @@ Two views of the same physics:
 
 * :func:`cartpole_step` — pure numpy, vectorised over lanes, each lane with its own parameters.
   :class:`VectorCartPole` wraps it with reset / auto-reset bookkeeping for users.
-* :mod:`pgc.kernel` — a compiled (numba) copy of the same arithmetic, fused with the policy and the
+* :mod:`pgc.kernel.physics` — a compiled (numba) copy of the same arithmetic, fused with the policy and the
   gradient; ``tests/test_env.py`` checks both, step for step, against gymnasium's scalar
   ``CartPoleEnv``.
 

@@ -42,7 +42,8 @@ from typing import Callable, Protocol, runtime_checkable
 import numpy as np
 from scipy.special import expit
 
-from .mechanism_codes import MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE, MECH_PRS, SNAP_BOUND_SCALES
+from .mechanism_codes import (MECH_GAUSSIAN, MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE, MECH_PRS,
+                              SNAP_BOUND_SCALES)
 
 SQRT3 = math.sqrt(3.0)
 
@@ -169,7 +170,7 @@ class Laplace:
     values x + noise can reach depends on x, which leaks beyond ε (Mironov 2012; our auditor
     certifies ε_LB = 7.08 at a claim of 4 in float-exact mode). ``secure=True`` is Mironov's
     snapping mechanism: clamp to ±B, add the noise, round to the grid Λ = 2^⌈log2(C/ε)⌉, clamp to
-    ±B, with B = C/2 + 40·C/ε; the output is then a grid point whose law no longer carries the
+    ±B, with B = C/2 + 40·C/ε; the output is then a grid point whose law does not carry the
     rounding fingerprint (its ε grows by a negligible O(B·2^-52/λ) term). Caveat: Mironov's analysis
     assumes the noise's log is taken of an exactly uniform real; numpy draws 53-bit uniforms, so
     the bound is argued, not proven, for this sampler (the auditor's float-exact test passes).
@@ -399,8 +400,9 @@ def make_mechanism(name: str, epsilon: float = math.inf, clip: float | None = No
 
 
 def compiled_spec(mechanism: Mechanism, dim: int) -> tuple[int, float, float, int, float] | None:
-    """``(kind, ε, C, d̂, snapping grid)`` for the trainer's compiled fast path, or None; ``dim`` is
-    the gradient's d (112, or 131 with biases).
+    """``(kind, ε, C, d̂, scale)`` for the trainer's compiled fast path, or None; ``dim`` is the
+    gradient's d (112, or 131 with biases) and ``scale`` the kind's extra float: the snapping grid of
+    the secure Laplace, σ of the Gaussian, 0 otherwise.
 
     Only the exact built-in classes qualify (a subclass may override ``__call__``); any other
     mechanism is called through the Protocol. :func:`pgc.kernel.privatize_row` is the compiled twin
@@ -416,6 +418,8 @@ def compiled_spec(mechanism: Mechanism, dim: int) -> tuple[int, float, float, in
         return MECH_LAPLACE, mechanism.epsilon, mechanism.clip, 1, 0.0
     if kind is ProjectedRandomSign:
         return MECH_PRS, mechanism.epsilon, mechanism.clip, mechanism.reduced_dim_for(dim), 0.0
+    if kind is Gaussian:
+        return MECH_GAUSSIAN, mechanism.epsilon, mechanism.clip, 1, mechanism.noise_scale
     return None
 
 

@@ -93,7 +93,7 @@ class LaneEngine:
 
     def start(self, lanes: np.ndarray, theta: np.ndarray, physics: np.ndarray, alpha: np.ndarray,
               rng: np.random.Generator, states: np.ndarray | None = None) -> None:
-        """Begin a new episode on ``lanes`` (θ' copied now, Alg. 1 "Copy parameters θ' ← θ")."""
+        """Begin a new episode on ``lanes`` (θ' copied at its start, Alg. 1 "Copy parameters θ' ← θ")."""
         k = len(lanes)
         self.state[lanes] = initial_states(rng, k) if states is None else states
         self.elapsed[lanes] = 0

@@ -23,232 +23,25 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-import math
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from . import kernel
-from .env import PAPER_GRAVITIES, PHYSICS_FIELDS, TARGET_SCORE, CartPoleParams
-from .mechanisms import (MECHANISMS, Mechanism, ProjectedRandomSign, compiled_spec, make_mechanism, mechanism_record,
-                         split_rounds)
-from .metrics import WINDOW, average_scores, first_success_time
+from .config import MAX_EPSILON, TrainConfig, json_float  # noqa: F401  (pgc.trainer.TrainConfig is public API)
+from .env import PHYSICS_FIELDS
+from .kernel import layout
+from .mechanisms import Mechanism, compiled_spec, mechanism_record
+from .metrics import average_scores, first_success_time
 from .model import glorot_uniform_theta
-from .protect import ScoreLaplace, parse_protect, split_budget
-from .rollout import A3CHyperparams, kernel_gradient_rule
+from .rollout import kernel_gradient_rule
 from .transcript import GroundTruth, Transcript
 
-
 RMSPROP_EPS = 1e-7  # Keras RMSprop's ε (added to √s)
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """One trial's settings; defaults are the paper's (§4). Validated on construction."""
-
-    mechanism: str = "laplace"
-    epsilon: float = 1.0  # per agent; with rounds = T each submission spends ε/T (§3.2.1)
-    clip: float | None = None  # None: the paper's C for the mechanism (0.01 Laplace/none, 1 PRS)
-    reduced_dim: int | None = None  # PRS d̂; None: max{1, min{d, ⌊ε/2.5⌋}}
-    delta: float | None = None  # the (ε, δ) claim's δ per agent (Gaussian mechanisms only)
-    buffer_size: int = 1  # MAX_BUF
-    submissions: int = 10_000  # N
-    workers: int = 9  # W
-    gravities: tuple[float, ...] = PAPER_GRAVITIES  # Ψ
-    learning_rate: float = 0.5  # η
-    # aggregator's update rule: "sgd" is eq. 22; "rmsprop" (decay ρ, the Keras A3C example's
-    # optimizer, lr 5e-3 there) is a reading knob, applied to mean(B) in place of the SGD step
-    optimizer: str = "sgd"
-    rmsprop_decay: float = 0.99
-    exploration_start: float = 0.5
-    exploration_decay: float = 1800.0
-    # §4's α = max{0, 0.5 − n/1800}: n counts "agents" (in start order, the paper's text) or global
-    # environment "steps" (the Keras example's 200 steps × 9 workers)
-    exploration_clock: str = "agents"
-    rounds: int = 1  # submissions per agent (T of §3.2.1)
-    hyper: A3CHyperparams = field(default_factory=A3CHyperparams)
-    physics: CartPoleParams = field(default_factory=CartPoleParams)  # gravity replaced by ψ_n
-    target_score: float = TARGET_SCORE
-    window: int = WINDOW
-    stop_at_success: bool = False
-    zero_information: bool = False  # control: the mechanism is fed a zero gradient
-    seed: int = 0
-    # mitigations (pgc.protect): any of "score", "timing", "order" ("all": the three)
-    protect: tuple[str, ...] = ()
-    score_epsilon: float | None = None  # per agent, out of ε; None: 10 % of ε (with "score")
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.mechanism, str):
-            raise ValueError(f"mechanism must be a name (string), got {self.mechanism!r}")
-        if self.mechanism not in MECHANISMS:
-            raise ValueError(f"unknown mechanism {self.mechanism!r}; known: {', '.join(sorted(MECHANISMS))}")
-        _check_types(self)
-        object.__setattr__(self, "gravities", tuple(float(g) for g in self.gravities))
-        if not self.gravities or not all(math.isfinite(g) for g in self.gravities):
-            raise ValueError("gravities Ψ must be a non-empty tuple of finite numbers")
-        for name in ("buffer_size", "submissions", "workers", "rounds", "window"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.submissions > 10_000_000:
-            raise ValueError("submissions must be <= 10,000,000")
-        if self.workers > 10_000 or self.rounds > 10_000:  # the transcript stores them as int16
-            raise ValueError("workers and rounds must be <= 10,000")
-        if not math.isinf(self.epsilon) and self.epsilon > MAX_EPSILON:
-            raise ValueError(f"epsilon must be <= {MAX_EPSILON:g} (or inf for no privacy), got {self.epsilon!r}")
-        if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
-        if self.optimizer not in ("sgd", "rmsprop"):
-            raise ValueError(f"optimizer must be 'sgd' or 'rmsprop', got {self.optimizer!r}")
-        if not (0.0 <= self.rmsprop_decay < 1.0):
-            raise ValueError(f"rmsprop_decay must lie in [0, 1), got {self.rmsprop_decay!r}")
-        if self.exploration_clock not in ("agents", "steps"):
-            raise ValueError(f"exploration_clock must be 'agents' or 'steps', got {self.exploration_clock!r}")
-        if not (0 <= self.exploration_start <= 1) or not self.exploration_decay > 0:
-            raise ValueError("exploration_start must lie in [0, 1] and exploration_decay be > 0")
-        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        object.__setattr__(self, "protect", parse_protect(self.protect))
-        if self.score_epsilon is not None:
-            object.__setattr__(self, "score_epsilon", float(self.score_epsilon))
-        if "score" in self.protect and self.mechanism == "none":
-            raise ValueError("a privatized score needs a private gradient mechanism (not 'none')")
-        split_budget(self.epsilon, self.score_epsilon, self.protect)  # validates score_epsilon
-        mechanism = self.build_mechanism()  # validates ε and C for the mechanism
-        if isinstance(mechanism, ProjectedRandomSign):
-            mechanism.reduced_dim_for(self.hyper.dim)  # d̂ ≤ d
-
-    @property
-    def gradient_epsilon(self) -> float:
-        """ε of the gradient mechanism per agent: ε − ε_score with a privatized score, else ε."""
-        return math.inf if self.mechanism == "none" else split_budget(self.epsilon, self.score_epsilon, self.protect)[0]
-
-    @property
-    def score_epsilon_total(self) -> float:
-        """ε_score per agent (0 when the score is not protected)."""
-        return 0.0 if "score" not in self.protect else split_budget(self.epsilon, self.score_epsilon, self.protect)[1]
-
-    def build_mechanism(self) -> Mechanism:
-        """The per-submission gradient mechanism (ε − ε_score, split over ``rounds``)."""
-        return split_rounds(make_mechanism(self.mechanism, self.gradient_epsilon, self.clip, self.reduced_dim,
-                                           delta=self.delta), self.rounds)
-
-    def build_score_mechanism(self) -> ScoreLaplace | None:
-        """The per-submission score mechanism (ε_score / rounds, sensitivity cap), or None."""
-        if "score" not in self.protect:
-            return None
-        return ScoreLaplace(self.score_epsilon_total / self.rounds, float(self.hyper.cap))
-
-    def protection(self) -> dict:
-        """What is protected and the total claim per agent (recorded in run folders and transcripts)."""
-        eps_s = self.score_epsilon_total
-        return {"protect": list(self.protect), "claimed_epsilon_total": _json_float(self.epsilon),
-                "gradient_epsilon": _json_float(self.gradient_epsilon), "score_epsilon": eps_s,
-                "claim_covers": ["gradient"] + (["score"] if "score" in self.protect else [])
-                + (["arrival", "arrival-order"] if "timing" in self.protect else []),
-                "metrics_from": "privatized scores" if "score" in self.protect else "reported (true) scores"}
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["gravities"] = list(self.gravities)
-        d["epsilon"] = _json_float(self.epsilon)
-        if self.clip is not None:
-            d["clip"] = _json_float(self.clip)
-        d["protect"] = list(self.protect)
-        if not self.protect and self.score_epsilon is None:  # unprotected configs: no protection keys
-            del d["protect"], d["score_epsilon"]
-        if self.delta is None:  # pure ε configs: no delta key
-            del d["delta"]
-        return d
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "TrainConfig":
-        """A config from JSON-like data; wrongly typed values raise ``ValueError`` naming the key."""
-        if not isinstance(data, dict):
-            raise ValueError(f"a config must be a JSON object, got {type(data).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown config keys: {sorted(unknown)}")
-        data = dict(data)
-        for key, kind in (("hyper", A3CHyperparams), ("physics", CartPoleParams)):
-            if key not in data:
-                continue
-            value = data[key]
-            if isinstance(value, dict):
-                sub = {f.name: f for f in fields(kind)}
-                bad = sorted(set(value) - set(sub), key=str)
-                if bad:
-                    raise ValueError(f"unknown config {key} keys: {bad}")
-                for name, v in value.items():
-                    _check_value(f"{key}.{name}", sub[name].type, v)
-                data[key] = kind(**value)
-            elif not isinstance(value, kind):
-                raise ValueError(f"config {key} must be an object of {kind.__name__} fields, got {value!r}")
-        if "gravities" in data:
-            if not isinstance(data["gravities"], (list, tuple)):
-                raise ValueError(f"config gravities must be a list of numbers, got {data['gravities']!r}")
-            data["gravities"] = tuple(data["gravities"])
-        if isinstance(data.get("protect"), list):
-            data["protect"] = tuple(data["protect"])
-        for key in ("epsilon", "clip"):  # JSON has no inf: "inf" strings are accepted
-            if isinstance(data.get(key), str):
-                try:
-                    data[key] = float(data[key])
-                except ValueError:
-                    raise ValueError(f"config {key} must be a number, got {data[key]!r}") from None
-        return cls(**data)
-
-    def replace(self, **changes) -> "TrainConfig":
-        return TrainConfig(**{**{f.name: getattr(self, f.name) for f in fields(self)}, **changes})
-
-
-MAX_EPSILON = 1e6  # per-agent ε beyond this is no privacy at all: use the 'none' mechanism (ε = inf)
 MAX_TRIALS = 100_000  # trials of one batch
 MEMORY_FRACTION = 0.5  # a batch may hold at most this share of the machine's memory
-
-
-def _check_value(name: str, annotation, value) -> None:
-    """``value`` has the JSON type the field's annotation asks for (bool is not a number)."""
-    text = str(annotation)
-    if value is None and "None" in text:
-        return
-    if text.startswith("tuple"):
-        ok = isinstance(value, (list, tuple)) and all(
-            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value)
-        kind = "a list of numbers"
-    elif "float" in text:
-        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-        kind = "a number"
-    elif "bool" in text:
-        ok = isinstance(value, (bool, np.bool_))
-        kind = "true or false"
-    elif "int" in text:
-        ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-        kind = "an integer"
-    elif "str" in text:
-        ok = isinstance(value, str)
-        kind = "a string"
-    else:
-        return
-    if not ok:
-        raise ValueError(f"config {name} must be {kind}, got {value!r}")
-    if kind == "a number" and isinstance(value, (float, np.floating)) and math.isnan(value):
-        raise ValueError(f"config {name} must be a number, got NaN")
-
-
-def _check_types(config: "TrainConfig") -> None:
-    for f in fields(config):
-        if f.name in ("hyper", "physics"):
-            kind = A3CHyperparams if f.name == "hyper" else CartPoleParams
-            if not isinstance(getattr(config, f.name), kind):
-                raise ValueError(f"config {f.name} must be {kind.__name__}, got {getattr(config, f.name)!r}")
-            continue
-        if f.name == "protect":  # names of channels, parsed and validated by pgc.protect.parse_protect
-            continue
-        _check_value(f.name, f.type, getattr(config, f.name))
 
 
 def estimate_batch_bytes(configs: Sequence["TrainConfig"], record: bool | Sequence[bool] = True) -> int:
@@ -282,10 +75,6 @@ def check_batch_size(configs: Sequence["TrainConfig"], record: bool | Sequence[b
         raise ValueError(f"the batch would hold about {need / 2**30:.1f} GiB of results, more than the limit of "
                          f"{limit / 2**30:.1f} GiB ({MEMORY_FRACTION:.0%} of this machine's memory); use fewer "
                          "trials or submissions, or no transcripts")
-
-
-def _json_float(x: float) -> float | str:
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
 
 @dataclass
@@ -325,7 +114,7 @@ class TrainResult:
         mu = self.average_scores
         return {
             "seed": self.config.seed,
-            "fst": _json_float(self.fst),
+            "fst": json_float(self.fst),
             "final_mu": float(mu[-1]) if mu.size else None,
             "best_mu": float(mu.max()) if mu.size else None,
             "submissions": int(self.scores.size),
@@ -340,7 +129,7 @@ class TrainResult:
         if self.true_scores is not None:
             true_mu = average_scores(self.true_scores, self.config.window)
             out.update(note="fst, final_mu and best_mu are computed from the privatized scores the aggregator saw",
-                       fst_true_scores=_json_float(self.true_fst),
+                       fst_true_scores=json_float(self.true_fst),
                        final_mu_true_scores=float(true_mu[-1]) if true_mu.size else None)
         return out
 
@@ -441,7 +230,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     initial_theta = theta.copy()
     n_agents = -(-c.submissions // c.rounds) + c.workers  # agents cut off mid-episode never submit
     agent_psi = trial_rng.choice(np.asarray(c.gravities), size=n_agents)  # ψ_n ~ U(Ψ)
-    # children 0 and 1 as ever; 2 (score noise) and 3 (shuffler) are drawn from only when protected
+    # child 0: environment, 1: mechanism noise; 2 (score noise) and 3 (shuffler) are drawn from only when protected
     env_gen, mech_gen, score_gen, order_gen = (np.random.Generator(np.random.PCG64(s))
                                                for s in np.random.SeedSequence(c.seed).spawn(4))
     score_mech = c.build_score_mechanism()
@@ -451,31 +240,31 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     if mechanism is None:
         record_mech = mechanism_record(mech, name=c.mechanism, rounds=c.rounds, factory_args={
             # the gradient's share of the agent's ε (all of it unless the score is privatized too)
-            "epsilon": c.gradient_epsilon, "clip": c.clip, "reduced_dim": c.reduced_dim})
+            "epsilon": c.gradient_epsilon, "clip": c.clip, "reduced_dim": c.reduced_dim,
+            **({} if c.delta is None else {"delta": c.delta})})  # δ of an (ε, δ) claim, per agent
     else:
         record_mech = mechanism_record(mech)
     spec = compiled_spec(mech, hyper.dim)
-    kind, epsilon, clip, reduced_dim, snap_grid = spec if spec is not None else (kernel.MECH_EXTERNAL, 0.0, 0.0, 1, 0.0)
+    kind, epsilon, clip, reduced_dim, mech_scale = spec if spec is not None else (kernel.MECH_EXTERNAL, 0.0, 0.0, 1, 0.0)
 
     # ---- settings and state arrays ----------------------------------------------------------
-    icfg = np.zeros(kernel.N_ICFG, np.int64)
-    icfg[[kernel.I_WORKERS, kernel.I_SUBMISSIONS, kernel.I_ROUNDS, kernel.I_BUFFER, kernel.I_WINDOW,
-          kernel.I_STOP_AT_SUCCESS, kernel.I_ZERO_INFO, kernel.I_MECH, kernel.I_REDUCED_DIM, kernel.I_CAP,
-          kernel.I_BOOTSTRAP, kernel.I_SAMPLE, kernel.I_RECORD, kernel.I_PROTECT_SCORE, kernel.I_PROTECT_TIMING,
-          kernel.I_PROTECT_ORDER, kernel.I_REWARD, kernel.I_N_STEP, kernel.I_MEAN_LOSS, kernel.I_OPTIMIZER,
-          kernel.I_ALPHA_CLOCK]] = [
-        c.workers, c.submissions, c.rounds, c.buffer_size, c.window, c.stop_at_success, c.zero_information,
-        kind, reduced_dim, hyper.cap, hyper.bootstrap_truncated, hyper.action_selection == "sample", record,
-        "score" in c.protect, "timing" in c.protect, "order" in c.protect, *kernel_gradient_rule(hyper),
-        kernel.OPTIMIZER_RMSPROP if c.optimizer == "rmsprop" else kernel.OPTIMIZER_SGD,
-        kernel.ALPHA_PER_STEP if c.exploration_clock == "steps" else kernel.ALPHA_PER_AGENT]
-    fcfg = np.zeros(kernel.N_FCFG)
-    fcfg[[kernel.F_LR, kernel.F_EXPLORE_START, kernel.F_EXPLORE_DECAY, kernel.F_TARGET, kernel.F_EPSILON,
-          kernel.F_CLIP, kernel.F_SNAP_GRID, kernel.F_GAMMA, kernel.F_LAM, kernel.F_BETA, kernel.F_SCORE_SCALE,
-          kernel.F_RMS_DECAY, kernel.F_RMS_EPS]] = [
-        c.learning_rate, c.exploration_start, c.exploration_decay, c.target_score, epsilon, clip, snap_grid,
-        hyper.gamma, hyper.lam, hyper.beta, 0.0 if score_mech is None else score_mech.scale,
-        c.rmsprop_decay, RMSPROP_EPS]
+    reward_kind, n_step, mean_loss = kernel_gradient_rule(hyper)
+    icfg = layout.pack(layout.INT_SETTINGS, {
+        "workers": c.workers, "submissions": c.submissions, "rounds": c.rounds, "buffer": c.buffer_size,
+        "window": c.window, "stop_at_success": c.stop_at_success, "zero_info": c.zero_information, "mech": kind,
+        "reduced_dim": reduced_dim, "cap": hyper.cap, "bootstrap": hyper.bootstrap_truncated,
+        "sample": hyper.action_selection == "sample", "record": record, "protect_score": "score" in c.protect,
+        "protect_timing": "timing" in c.protect, "protect_order": "order" in c.protect, "reward": reward_kind,
+        "n_step": n_step, "mean_loss": mean_loss,
+        "optimizer": layout.OPTIMIZER_RMSPROP if c.optimizer == "rmsprop" else layout.OPTIMIZER_SGD,
+        "alpha_clock": layout.ALPHA_PER_STEP if c.exploration_clock == "steps" else layout.ALPHA_PER_AGENT},
+        np.int64)
+    fcfg = layout.pack(layout.FLOAT_SETTINGS, {
+        "lr": c.learning_rate, "explore_start": c.exploration_start, "explore_decay": c.exploration_decay,
+        "target": c.target_score, "epsilon": epsilon, "clip": clip, "mech_scale": mech_scale,
+        "gamma": hyper.gamma, "lam": hyper.lam, "beta": hyper.beta,
+        "score_scale": 0.0 if score_mech is None else score_mech.scale, "rms_decay": c.rmsprop_decay,
+        "rms_eps": RMSPROP_EPS}, np.float64)
     w = c.workers
     base_physics = c.physics.as_row()  # gravity replaced by each agent's ψ_n
     d = hyper.dim  # 112, or 131 with biases

@@ -20,12 +20,51 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import
   .venv/bin/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
   echo "$want" > "$stamp"
 fi
+# apt and dpkg refuse to run while another apt/dpkg process (an unattended upgrade, a second
+# set-up) holds one of their locks. apt_lock_holder names the holder of a held lock: the locks are
+# POSIX record locks, listed in /proc/locks by device and inode.
+APT_LOCK_WAIT_S=${APT_LOCK_WAIT_S:-600}
+APT_LOCK_FILES=${APT_LOCK_FILES:-/var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock /var/cache/apt/archives/lock}
+apt_lock_holder() {
+  local f ino pid
+  for f in $APT_LOCK_FILES; do
+    [ -e "$f" ] || continue
+    ino=$(stat -c %i "$f") || continue
+    pid=$(awk -v ino="$ino" '{ for (i = 2; i <= NF; i++) if ($i ~ /^[0-9a-f]+:[0-9a-f]+:[0-9]+$/) {
+             split($i, part, ":"); if (part[3] == ino) { print $(i - 1); exit } } }' /proc/locks 2>/dev/null)
+    if [ -n "$pid" ]; then
+      echo "$f, held by process $pid ($(cat "/proc/$pid/comm" 2>/dev/null || echo gone))"
+      return 0
+    fi
+  done
+  return 1
+}
+# Wait (at most APT_LOCK_WAIT_S seconds, 600 by default) while another process holds an apt/dpkg lock.
+wait_for_apt_lock() {
+  local waited=0 holder
+  while holder=$(apt_lock_holder); do
+    if [ "$waited" -ge "$APT_LOCK_WAIT_S" ]; then
+      echo "setup: gave up after ${waited}s waiting for the apt/dpkg lock $holder" >&2
+      return 1
+    fi
+    if [ $((waited % 30)) -eq 0 ]; then
+      echo "setup: waiting for another apt/dpkg process to finish: lock $holder (${waited}s of at most ${APT_LOCK_WAIT_S}s)" >&2
+    fi
+    sleep 5
+    waited=$((waited + 5))
+  done
+}
+APT_WAIT_OPT=(-o "DPkg::Lock::Timeout=$APT_LOCK_WAIT_S")  # apt >= 1.9.11 also waits for the dpkg lock itself
 # Headless Chromium for the report's browser test (Debian package), only if missing.
 if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+  (wait_for_apt_lock && apt-get "${APT_WAIT_OPT[@]}" update -qq \
+     && wait_for_apt_lock && DEBIAN_FRONTEND=noninteractive apt-get "${APT_WAIT_OPT[@]}" install -y -qq chromium >/dev/null) \
     || echo "setup: could not install chromium; the report's browser test will fail" >&2
 fi
 # PostgreSQL server binaries (Debian package postgresql), only if missing.
+if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+  wait_for_apt_lock || true  # scripts/postgres.py reports the failure if the lock stays held
+fi
 .venv/bin/python scripts/postgres.py --install >/dev/null \
   || echo "setup: could not install postgresql; the PostgreSQL tests will fail" >&2
 # compile (or load from cache) the numba kernel once

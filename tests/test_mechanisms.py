@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from pgc.mechanisms import (
-    MECHANISMS, SQRT3, Laplace, Mechanism, NoNoise, ProjectedRandomSign, achlioptas_matrices,
+    MECHANISMS, SQRT3, Gaussian, Laplace, Mechanism, NoNoise, ProjectedRandomSign, achlioptas_matrices,
     bit_flip_plus_probability, l1_clip, make_mechanism, prs_reduced_dim, register_mechanism, sanitize, split_rounds)
 
 ALPHA = 1e-4
@@ -189,7 +189,7 @@ def test_registry():
     assert make_mechanism("none") == NoNoise(clip=0.01)
     assert make_mechanism("none", clip=math.inf) == NoNoise(clip=None)
     with pytest.raises(ValueError, match="unknown mechanism"):
-        make_mechanism("gaussian", 1.0)
+        make_mechanism("no-such-mechanism", 1.0)
     register_mechanism("test-scaled-laplace", lambda epsilon, clip=None, reduced_dim=None: Laplace(epsilon, clip or 1.0))
     try:
         assert make_mechanism("test-scaled-laplace", 1.0).clip == 1.0
@@ -238,18 +238,20 @@ def test_compiled_laplace_draws_are_numpys_bit_for_bit():
     np.testing.assert_array_equal(out, np.random.default_rng(9).laplace(0.0, 0.02, size=112))
 
 
-@pytest.mark.parametrize("mechanism", [Laplace(1.0), Laplace(0.7, clip=0.3, secure=True), ProjectedRandomSign(10.0),
-                                       ProjectedRandomSign(3.0, clip=0.2, reduced_dim=5), NoNoise(), NoNoise(clip=None)])
-def test_compiled_row_equals_the_numpy_mechanism(mechanism):
-    """Same draws, same arithmetic: the L1 norm even follows numpy's pairwise summation order."""
+@pytest.mark.parametrize("mechanism, dim", [
+    (Laplace(1.0), 112), (Laplace(0.7, clip=0.3, secure=True), 112), (ProjectedRandomSign(10.0), 112),
+    (ProjectedRandomSign(3.0, clip=0.2, reduced_dim=5), 112), (NoNoise(), 112), (NoNoise(clip=None), 112),
+    (Gaussian(2.0, 1e-5), 112), (Gaussian(0.5, 1e-3, clip=0.3, analytic=False), 112), (Gaussian(2.0, 1e-5), 131)])
+def test_compiled_row_equals_the_numpy_mechanism(mechanism, dim):
+    """Same draws, same arithmetic: the L1 and L2 norms even follow numpy's pairwise summation order."""
     from pgc import kernel
     from pgc.mechanisms import compiled_spec
 
-    rows = np.random.default_rng(1).normal(size=(40, 112)) * np.logspace(-6, 1, 40)[:, None]  # clip off and on
-    kind, eps, clip, d_hat, grid = compiled_spec(mechanism, 112)
-    out = np.empty(112)
+    rows = np.random.default_rng(1).normal(size=(40, dim)) * np.logspace(-6, 1, 40)[:, None]  # clip off and on
+    kind, eps, clip, d_hat, scale = compiled_spec(mechanism, dim)
+    out = np.empty(dim)
     fast_rng, numpy_rng = np.random.default_rng(4), np.random.default_rng(4)
     for g in rows:  # one submission at a time, as the trainer calls it: the generators stay in step
-        kernel.privatize_row(kind, g, out, fast_rng, eps, clip, d_hat, grid, np.zeros((d_hat, 112)))
+        kernel.privatize_row(kind, g, out, fast_rng, eps, clip, d_hat, scale, np.zeros((d_hat, dim)))
         np.testing.assert_array_equal(out, mechanism(g[None, :], numpy_rng)[0])  # bit for bit
     assert compiled_spec(type("Sub", (Laplace,), {})(1.0), 112) is None  # subclasses take the Protocol path
