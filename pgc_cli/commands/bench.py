@@ -15,6 +15,8 @@ TARGETS = {
     "replicate": "pgc_cli.benchmarks.replicate",
     "adversarial": "pgc_cli.benchmarks.adversarial",
     "scale": "pgc_cli.benchmarks.scale",
+    "gaussian": "pgc_cli.benchmarks.gaussian",
+    "systems": "pgc_cli.benchmarks.systems",
 }
 
 

@@ -1,0 +1,101 @@
+"""``pgc bench gaussian``: the Gaussian mechanism's certified ε_LB against the oracle bound in the same run.
+
+The oracle is the exact likelihood-ratio threshold test on the TRUE output distributions (the canary
+±G·e₁ clipped to ±C/2·e₁, so the first coordinate is N(±C/2, σ²)), with the same n per side, the same
+confidence and Clopper–Pearson bounds at the expected error counts: the best bound any audit with n
+samples can expect. The audit is the black-box canary audit (``audit_mechanism``, canary ±G·e₁, the
+statistic and threshold chosen on its own training split, certified on n fresh samples) over several
+seeds. Also: the Gaussian with σ/1.5 claiming (2, δ) (true ε ≈ 3.16) must be flagged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..args import positive_float, positive_int
+
+help = "Gaussian mechanism: certified ε_LB vs the oracle likelihood-ratio test (same n, Clopper–Pearson)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilons", type=positive_float, nargs="+", default=[1.0, 2.0, 4.0])
+    p.add_argument("--delta", type=float, default=1e-5)
+    p.add_argument("--samples", type=positive_int, default=1_000_000, help="certification samples per side")
+    p.add_argument("--seeds", type=positive_int, default=5, help="audit seeds per ε (default 5)")
+    p.add_argument("--dim", type=positive_int, default=112, help="gradient dimension (default 112)")
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--out", help="JSON result file")
+
+
+def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: float = 1.0) -> dict:
+    """The best certified ε at the expected counts of the LR test of N(C/2, σ²) vs N(−C/2, σ²)."""
+    from scipy.stats import norm
+
+    from audit.bounds import epsilon_lower_bound
+    from audit.selection import FP_SHARES
+    from pgc.calibration import analytic_gaussian_sigma
+
+    sigma = analytic_gaussian_sigma(epsilon, delta, clip)
+    best = {"epsilon_lower_bound": 0.0}
+    for t in np.linspace(-0.5 * clip, clip / 2 + 8 * sigma, 2001):
+        fpr, fnr = norm.sf((t + clip / 2) / sigma), norm.cdf((t - clip / 2) / sigma)
+        for share in FP_SHARES:
+            eps = epsilon_lower_bound(round(fpr * n), n, round(fnr * n), n, 1 - confidence, delta, share)
+            if eps > best["epsilon_lower_bound"]:
+                best = {"epsilon_lower_bound": float(eps), "threshold": float(t), "fpr": float(fpr),
+                        "fnr": float(fnr), "fp_share": share}
+    return best
+
+
+def run(args: argparse.Namespace) -> int:
+    from audit.blackbox import audit_mechanism, canary_pairs
+    from audit.mutants import GaussianNoiseShrunk
+    from pgc.mechanisms import Gaussian
+    from pgc_cli.io import write_json_atomic
+
+    if not (0.0 < args.delta < 1.0):
+        raise ValueError("--delta must lie in (0, 1)")
+    rows, ok = [], True
+    start = time.perf_counter()
+    canary = canary_pairs(args.dim)[:1]  # ±G·e1: the oracle's pair
+    for eps in args.epsilons:
+        oracle = oracle_bound(eps, args.delta, args.samples, args.confidence)
+        bounds, walls = [], []
+        for seed in range(args.seeds):
+            t0 = time.perf_counter()
+            res = audit_mechanism(Gaussian(eps, args.delta), dim=args.dim, samples=args.samples,
+                                  confidence=args.confidence, seed=seed, canaries=canary, delta_test_samples=0,
+                                  train_fraction=1.0)
+            walls.append(time.perf_counter() - t0)
+            bounds.append(res.epsilon_lower_bound)
+        mean = float(np.mean(bounds))
+        ratio = mean / oracle["epsilon_lower_bound"]
+        ok &= ratio >= 0.95
+        rows.append({"epsilon": eps, "delta": args.delta, "oracle": oracle, "audit_bounds": bounds,
+                     "audit_mean": mean, "ratio_mean_to_oracle": ratio,
+                     "ratios": [b / oracle["epsilon_lower_bound"] for b in bounds],
+                     "accountant_epsilon": res.accountant_epsilon, "wall_s_per_audit": float(np.mean(walls))})
+        print(f"Gaussian ε={eps:g} δ={args.delta:g}, n={args.samples:,}/side: oracle ε_LB {oracle['epsilon_lower_bound']:.3f}; "
+              f"audit {', '.join(f'{b:.3f}' for b in bounds)} (mean {mean:.3f}, {ratio:.3f}× the oracle; goal ≥ 0.95); "
+              f"accountant ε {res.accountant_epsilon:.4f}; {np.mean(walls):.1f}s per audit", flush=True)
+    shrunk = GaussianNoiseShrunk(2.0, args.delta, shrink=1.5)
+    flagged = audit_mechanism(shrunk, dim=args.dim, samples=args.samples, confidence=args.confidence, seed=0,
+                              canaries=canary, delta_test_samples=0, train_fraction=1.0)
+    ok &= flagged.verdict == "violated"
+    print(f"σ/1.5 claiming (2, {args.delta:g}) (true ε {shrunk.true_epsilon(args.dim):.3f}): ε_LB "
+          f"{flagged.epsilon_lower_bound:.3f} -> {flagged.verdict.upper()}")
+    if args.out:
+        write_json_atomic(Path(args.out), {
+            "kind": "bench", "bench": "gaussian", "samples": args.samples, "confidence": args.confidence,
+            "dim": args.dim, "seeds": args.seeds, "rows": rows,
+            "shrunk": {"claim": [2.0, args.delta], "true_epsilon": shrunk.true_epsilon(args.dim),
+                       "epsilon_lower_bound": flagged.epsilon_lower_bound, "verdict": flagged.verdict},
+            "wall_time_s": time.perf_counter() - start,
+            "command": f"pgc bench gaussian --epsilons {' '.join(f'{e:g}' for e in args.epsilons)} --delta "
+                       f"{args.delta:g} --samples {args.samples} --seeds {args.seeds} --dim {args.dim} --out {args.out}"})
+    return 0 if ok else 1
