@@ -728,7 +728,8 @@ def build_warnings(f: Findings, c: ReportContent, *, own: bool = True) -> list[d
     if unreachable:
         b = unreachable[0]
         w.append({"level": "info", "title": "Claims beyond what the audit could refute",
-                  "text": f"{len(unreachable)} claim(s) exceed the certifiable cap (e.g. ε = {fmt_eps(b.claimed)} vs cap "
+                  "text": f"{len(unreachable)} claim(s) exceed the certifiable cap (e.g. {b.subject}, {b.channel}: "
+                          f"ε = {fmt_eps(b.claimed)} vs cap "
                           f"{fmt_eps(b.cap)}): with this budget even a perfect test could not show a violation, so "
                           "'consistent' there means 'not refutable with this budget'."})
     no_learn = [u for u in c.utility if not u.success_ratio] if own else []

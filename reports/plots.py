@@ -24,6 +24,13 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+def _drawable(values: list[float]) -> tuple[list[float], float]:
+    """Bar lengths with infinite bounds drawn 15% beyond the largest finite value; that length."""
+    finite = [v for v in values if math.isfinite(v)]
+    far = 1.15 * max(finite, default=1.0) or 1.0
+    return [v if math.isfinite(v) else far for v in values], far
+
+
 def _verdict_colour(verdict: str) -> str:
     if verdict.startswith("violated"):
         return _VERDICT_COLOURS["violated"]
@@ -36,7 +43,11 @@ def headline_figure(summary: list[dict]) -> bytes:
     rows = summary[:15]
     fig, ax = plt.subplots(figsize=(5.6, 0.3 * len(rows) + 1.0))
     y = np.arange(len(rows))[::-1]
-    ax.barh(y, [r["lower_bound"] for r in rows], color=[_verdict_colour(r["verdict"]) for r in rows], height=0.62)
+    bars, _ = _drawable([r["lower_bound"] for r in rows])
+    ax.barh(y, bars, color=[_verdict_colour(r["verdict"]) for r in rows], height=0.62)
+    for yy, r, b in zip(y, rows, bars):
+        if not math.isfinite(r["lower_bound"]):
+            ax.text(b, yy, " ∞", va="center", fontsize=8)
     claims = [(yy, r["claimed"]) for yy, r in zip(y, rows) if r["claimed"] is not None and math.isfinite(r["claimed"])]
     if claims:
         ax.scatter([c for _, c in claims], [yy for yy, _ in claims], marker="|", s=230, color="black", linewidths=2.5,
@@ -64,7 +75,7 @@ def bounds_figure(rows: list[BoundRow]) -> bytes:
     rows = rows[:40]
     fig, ax = plt.subplots(figsize=(8.5, 0.32 * len(rows) + 1.4))
     y = np.arange(len(rows))[::-1]
-    lbs = [r.lower_bound for r in rows]
+    lbs, _ = _drawable([r.lower_bound for r in rows])
     ax.barh(y, lbs, color=[_verdict_colour(r.verdict) for r in rows], height=0.6, label="observed ε lower bound")
     finite_claims = [(yy, r.claimed) for yy, r in zip(y, rows) if r.claimed is not None and math.isfinite(r.claimed)]
     if finite_claims:
