@@ -551,6 +551,14 @@ def replicate_tables(src: Source) -> dict:
     assert isinstance(result, schemas.ReplicateResult)
     data = result.to_dict()
     out = {"source": src.label, "rows": replicate_rows(result), "text": [], "figures": {}}
+    out["text"].extend(result.notes or [])
+    out["images"] = []
+    for plot in result.plots or []:  # PNG files the result names, read only from its own folder
+        found = read_png_inside(plot.file, src.path.parent)
+        if found is not None and found[0] not in {p for p, _ in out["images"]}:
+            out["images"].append((found[0], found[1]))
+    if not result.settings:
+        return out
     reading = result.reading or {}
     spec = result.spec or {}
     if reading.get("summary"):

@@ -557,6 +557,8 @@ def _utility_body(doc: _Doc, c: ReportContent) -> None:
             doc.para(text)
         for name, (caption, png) in rep.get("figures", {}).items():
             doc.figure(name, png, f"{rep['source']}: {caption}")
+        for path, png in rep["images"][:6]:
+            doc.figure(f"replicate_{path.name}", png, f"{rep['source']}: {path.name}")
 
 
 def _cell(v) -> str:

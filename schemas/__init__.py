@@ -80,6 +80,8 @@ def dump(kind: str, data: dict) -> dict:
     cls = SCHEMAS.get(kind)
     if cls is None:
         raise SchemaError(f"no schema for kind {kind!r}; known kinds: {', '.join(KINDS)}")
+    if data.get("kind", kind) != kind:
+        raise SchemaError(f"a result of kind {data.get('kind')!r} cannot be written as kind {kind!r}")
     out = {"kind": kind, "format_version": cls.FORMAT_VERSION,
            **{k: v for k, v in data.items() if k not in ("kind", "format_version")}}
     load(out, where=f"{kind} result")

@@ -104,7 +104,8 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
             raise SchemaError(f"{where} is {_show(value)}, expected a number")
         return x
     if tp is int:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or float(value) != int(value):
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
+                or float(value) != int(value)):
             raise SchemaError(f"{where} is {_show(value)}, expected an integer")
         return int(value)
     if tp is bool:

@@ -263,10 +263,18 @@ class ReplicateSetting(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReplicatePlot(Record):
+    file: str
+    caption: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReplicateResult(Result):
     KIND = "replicate"
-    format: str
-    settings: list[ReplicateSetting]
+    settings: list[ReplicateSetting] = field(default_factory=list)
+    format: str | None = None
+    notes: list[str] | None = None
+    plots: list[ReplicatePlot] | None = None
     reading: dict | None = None
     spec: dict | None = None
     level: float | None = None

@@ -217,7 +217,7 @@ class AuditCommand:
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 status = getattr(self, f"_{mode}")(args, report, progress and engine is None)
             report["wall_time_s"] = time.perf_counter() - start
-            write_json_atomic(out, schemas.dump("audit", report))
+            write_json_atomic(out, schemas.dump(report["kind"], report))
         print(f"wrote {out} ({report['wall_time_s']:.1f}s)")
         return status
 
