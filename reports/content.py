@@ -60,11 +60,14 @@ class BoundRow:
     group: str = ""  # who observes: "mechanism", "honest aggregator", "adversarial aggregator", a system's name
     accountant: float | None = None  # ε an accountant gives for the same release (system audits)
     reference: bool = False  # from a committed reference result, not the run's own
+    covered: bool | None = None  # the claim covers the channel (system audits say so; else read from its name)
 
     @property
     def outside_claim(self) -> bool:
         """A side channel the claim does not cover: score/timing/all rows of an unprotected configuration
         (with the mitigations on, the audit compares them with the total ε and they are inside the claim)."""
+        if self.covered is not None:
+            return not self.covered
         return is_side_channel(self.channel) and not self.protect
 
     @property
@@ -281,16 +284,17 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
     subject = f"{r.system} · {r.secret} vs {r.secret_prime}"
     rows = []
     for x in r.rows:
-        covered = x.channel == "all" or x.channel in r.claim.covers
+        covered = x.covered if x.covered is not None else x.channel in r.claim.covers
         verdict = x.verdict
         if verdict == "violated" and not covered:
             verdict = "violated (via unprotected channel)"
+        p_val = x.p_value_leak if verdict == "unprotected channel" and x.p_value_leak is not None else x.p_value
         rows.append(BoundRow(
             source=src.label, subject=subject, channel=x.channel, claimed=x.claimed_epsilon,
             lower_bound=x.epsilon_lower_bound, confidence=r.confidence, cap=x.max_certifiable_epsilon,
             samples=x.samples_per_side, delta=x.claimed_delta, k=None, test=x.statistic, verdict=verdict,
-            p_value=x.p_value if 0.0 <= x.p_value <= 1.0 else None, model=r.broadcast, group=r.system,
-            accountant=x.accountant_epsilon, reference=src.reference,
+            p_value=p_val if 0.0 <= p_val <= 1.0 else None, model=r.broadcast, group=f"{r.system} ({r.broadcast})",
+            accountant=x.accountant_epsilon, reference=src.reference, covered=covered,
             notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + (
                 [f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)}"] if x.gdp_mu_estimate is not None else [])))
     header = {"source": src.label, "system": r.system, "pair": r.pair, "secret": r.secret,

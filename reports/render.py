@@ -385,7 +385,7 @@ def _system_audits(doc: _Doc, f: Findings, anchor: str = "system-audits", level:
                      f"{h['confidence']:.0%} confidence, seed {h['seed']}; verdict: {h['verdict']}."
                      + (f" Accountant: ε = {fmt_eps(acc['epsilon'])}, δ = {acc['delta']:.3g} ({acc['description']})."
                         if acc else ""))
-            rows = [b for b in f.bounds if b.source == h["source"] and b.group == h["system"]]
+            rows = [b for b in f.bounds if b.source == h["source"]]
             doc.table(["channel", "claimed ε", "accountant ε", "audited ε ≥", "cap", "p-value", "verdict", "test"],
                       [[b.channel, _f(b.claimed), _f(b.accountant), _f(b.lower_bound), _f(b.cap), _f(b.p_value),
                         b.verdict, "; ".join(x for x in [b.test, *b.notes] if x)] for b in rows],

@@ -174,6 +174,8 @@ class SystemAuditRow(Record):
     max_certifiable_epsilon: float
     accountant_epsilon: float | None = None
     gdp_mu_estimate: float | None = None
+    covered: bool | None = None  # the claim covers this channel (default: it is named in claim.covers)
+    p_value_leak: float | None = None  # H0 "the channel does not leak" (ε ≤ 0)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -109,8 +109,11 @@ def test_system_audit_and_bandit_sections_render_only_when_given(tmp_path):
     assert "| gradient | 1 | 0.97 | 0.8 | 7.9 |" in md  # claimed, accountant and audited side by side
     assert "| score | 1 | — | ∞ | ∞ |" in md
     assert summary["verdict"].startswith("CLAIM EXCEEDED THROUGH SIDE CHANNELS")  # "all" violated via the score
+    score = next(b for b in summary["bounds"] if b["channel"] == "score")
+    assert score["p_value"] == 1e-9 and score["covered"] is False  # the leak p-value of an uncovered channel
     assert {(r["group"], r["family"]) for r in summary["summary"]} == {
-        ("examples.fedavg:make", "gradient"), ("examples.fedavg:make", "score"), ("examples.fedavg:make", "all")}
+        ("examples.fedavg:make (crafted)", "gradient"), ("examples.fedavg:make (crafted)", "score"),
+        ("examples.fedavg:make (crafted)", "all")}
     assert "## Federated bandit: regret and attacks" in md and "| fed-linucb ε=1 | 100 | 12 |" in md
     assert "exponent 0.5 [0.4, 0.6]" in md and "| fed-linucb | server | 0.9 |" in md
     build_report([files["system.json"]], tmp_path / "only")
