@@ -799,7 +799,7 @@ def mitigation_costs_from_result(src: Source) -> dict:
              "median_true_fst": x.median_true_fst, "median_true_fst_ci": x.median_true_fst_ci,
              "median_ticks_at_success": x.median_ticks_at_success} for x in r.rows]
     spec = r.spec or {}
-    return {"source": src.label, "reading": r.reading or spec.get("reading"), "cap": spec.get("cap"),
+    return {"source": src.label, "reading": r.reading, "cap": spec.get("cap"),
             "command": r.command, "rows": rows}
 
 

@@ -569,17 +569,17 @@ def _cell(v) -> str:
     return str(v)
 
 
-def tuning_points(study: dict) -> tuple[list[dict], set[int]]:
+def tuning_points(study: schemas.TuneResult) -> tuple[list[dict], set[int]]:
+    """The completed trials with a utility and a privacy value, and the Pareto front's trial numbers."""
     points = []
-    for t in study.get("trials", []):
-        if t.get("state") != "COMPLETE":
+    for t in study.trials:
+        if t.state != "COMPLETE" or t.utility is None or t.privacy is None:
             continue
-        u, p = schemas.number(t.get("utility")), schemas.number(t.get("privacy"))
-        if u is None or p is None or math.isnan(u) or math.isnan(p):
+        if math.isnan(t.utility) or math.isnan(t.privacy):
             continue
-        points.append({"number": t["number"], "utility": u, "privacy": p,
-                       "mechanism": str((t.get("params") or {}).get("mechanism", "?")), "trial": t})
-    return points, set(study.get("pareto_front") or [])
+        points.append({"number": t.number, "utility": t.utility, "privacy": t.privacy,
+                       "mechanism": str(t.params.get("mechanism", "?")), "trial": t})
+    return points, set(study.pareto_front)
 
 
 def _tuning(doc: _Doc, c: ReportContent) -> None:
@@ -592,26 +592,22 @@ def _tuning(doc: _Doc, c: ReportContent) -> None:
 
 def _tuning_body(doc: _Doc, c: ReportContent) -> None:
     for entry in c.tuning:
-        study = entry["study"].to_dict()
-        ev = study.get("evaluation", {})
-        counts = study.get("counts", {})
-        doc.para(f"Study '{study.get('study', '?')}' ({study.get('mode', '?')} mode, sampler {study.get('sampler', '?')}, "
-                 f"seed {study.get('seed', '?')}): {counts.get('COMPLETE', 0)} complete, {counts.get('PRUNED', 0)} pruned, "
-                 f"{counts.get('FAIL', 0)} failed trials. Each trial trains {ev.get('runs_per_trial', '?')} runs of "
-                 f"{_f(ev.get('submissions'))} submissions on ψ ∈ {ev.get('gravities', '?')} "
-                 f"({ev.get('environments', 'shadow/public')} environments). Utility = {study.get('utility', '?')}, "
-                 f"privacy = {study.get('privacy', '?')}.")
+        study: schemas.TuneResult = entry["study"]
+        ev = study.evaluation
+        counts = study.counts
+        doc.para(f"Study '{study.study}' ({study.mode} mode, sampler {study.sampler or '?'}, "
+                 f"seed {study.seed if study.seed is not None else '?'}): {counts.get('COMPLETE', 0)} complete, "
+                 f"{counts.get('PRUNED', 0)} pruned, {counts.get('FAIL', 0)} failed trials. Each trial trains "
+                 f"{ev.get('runs_per_trial', '?')} runs of {_f(ev.get('submissions'))} submissions on ψ ∈ "
+                 f"{ev.get('gravities', '?')} ({ev.get('environments', 'shadow/public')} environments). "
+                 f"Utility = {study.utility or '?'}, privacy = {study.privacy or '?'}.")
         points, front = tuning_points(study)
         if points:
-            cons = (study.get("constraint") or {}).get("min")
-            pruned = []
-            for t in study.get("trials", []):
-                x = t.get("privacy") if t.get("privacy") is not None else t.get("claimed_epsilon")
-                if t.get("state") == "PRUNED" and isinstance(x, (int, float)):
-                    pruned.append({"privacy": float(x), "utility": float(t.get("utility") or 0.0)})
+            cons = (study.constraint or {}).get("min")
+            pruned = [{"privacy": t.privacy, "utility": t.utility or 0.0} for t in study.trials
+                      if t.state == "PRUNED" and t.privacy is not None and math.isfinite(t.privacy)]
             doc.figure(f"pareto_{entry['source']}.png",
-                       plots.pareto_figure(points, front, str(study.get("utility")), str(study.get("privacy")), cons,
-                                           pruned=pruned),
+                       plots.pareto_figure(points, front, str(study.utility), str(study.privacy), cons, pruned=pruned),
                        "Every completed trial (dots), pruned trials at their intermediate utility (grey ×), and the "
                        "Pareto front (no other trial is both more useful and more private) joined.")
         front_pts = sorted((p for p in points if p["number"] in front), key=lambda p: p["privacy"])
@@ -619,18 +615,17 @@ def _tuning_body(doc: _Doc, c: ReportContent) -> None:
             rows = []
             for p in front_pts:
                 t = p["trial"]
-                prm = t.get("params", {})
+                prm = t.params
                 rows.append([f"#{p['number']}", prm.get("mechanism"), _f(prm.get("epsilon")), _f(prm.get("clip")),
                              prm.get("buffer_size"), prm.get("reduced_dim", "—"), _f(prm.get("learning_rate")),
-                             _f(p["privacy"]), _f(t.get("success_ratio"), 2), _f(t.get("median_fst"), 5),
-                             _f(t.get("final_mu"), 3)])
-            doc.table(["trial", "mechanism", "ε", "C", "|B|", "d̂", "η", str(study.get("privacy")), "success ratio",
+                             _f(p["privacy"]), _f(t.success_ratio, 2), _f(t.median_fst, 5), _f(t.final_mu, 3)])
+            doc.table(["trial", "mechanism", "ε", "C", "|B|", "d̂", "η", str(study.privacy), "success ratio",
                        "median FST", "final μ"], rows, numeric={2, 3, 4, 5, 6, 7, 8, 9, 10})
-        best = study.get("best_constrained")
-        if study.get("mode") == "constrained":
+        best = study.best_constrained
+        if study.mode == "constrained":
             if best:
-                doc.para(f"Constrained result: the smallest {study.get('privacy')} whose {study.get('utility')} ≥ "
-                         f"{(study.get('constraint') or {}).get('min')} is {_f(best.get('privacy'))} "
+                doc.para(f"Constrained result: the smallest {study.privacy} whose {study.utility} ≥ "
+                         f"{(study.constraint or {}).get('min')} is {_f(best.get('privacy'))} "
                          f"(trial #{best.get('number')}, params {best.get('params')}).")
             else:
                 doc.para("Constrained result: no trial met the utility constraint.")

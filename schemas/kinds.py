@@ -304,12 +304,24 @@ class ReadingSearch(Result):
 # --- tune: pgc tune --------------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
+class TuneTrial(Record):
+    number: int
+    state: str
+    params: dict = field(default_factory=dict)
+    utility: float | None = None
+    privacy: float | None = None
+    success_ratio: float | None = None
+    median_fst: float | None = None
+    final_mu: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class TuneResult(Result):
     KIND = "tune"
     format: str
     study: str
     mode: str
-    trials: list[dict]
+    trials: list[TuneTrial]
     pareto_front: list[int]
     counts: dict
     evaluation: dict = field(default_factory=dict)
