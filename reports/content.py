@@ -625,11 +625,11 @@ def base_channel(channel: str) -> str:
 
 
 def per_submission_claim(row: BoundRow, rows: list[BoundRow]) -> float | None:
-    """The claim of ONE submission for a k-submission row: the claim of the k = 1 row of the same subject
-    and base channel (e.g. "gradient" for "gradient×3"); else the row's own claim."""
+    """The claim of ONE submission for a k-submission row: the claim of the k = 1 row of the same result,
+    subject and base channel (e.g. "gradient" for "gradient×3"); else the row's own claim."""
     base = base_channel(row.channel)
     for r in rows:
-        if r.subject == row.subject and not r.k and r.channel.strip() == base and r.claimed is not None:
+        if r.source == row.source and r.subject == row.subject and not r.k and r.channel.strip() == base and r.claimed is not None:
             return r.claimed if math.isfinite(r.claimed) else None
     if row.claimed is not None and math.isfinite(row.claimed) and "split" not in row.channel:
         return row.claimed / row.k if row.k and "compos" in " ".join(row.notes) else row.claimed
@@ -832,15 +832,15 @@ def _worst_verdict(rows: list[BoundRow], family_size: int) -> str:
 def summary_rows(f: Findings) -> list[dict]:
     """The summary table: one row per observer group × channel family, the largest certified bound
     of the group beside its claim, the certifiable cap and the group's verdict (Holm-corrected)."""
-    groups: dict[tuple[str, str], list[BoundRow]] = {}
-    for b in f.bounds:
-        groups.setdefault((b.group or b.subject, channel_family(b.channel)), []).append(b)
+    groups: dict[tuple[str, str, float | None], list[BoundRow]] = {}
+    for b in f.bounds:  # results audited at different claims (ε = 1, ε = 4) stay in separate rows
+        claim = per_submission_claim(b, f.bounds) if b.k else None
+        claim = b.claimed if claim is None else claim
+        groups.setdefault((b.group or b.subject, channel_family(b.channel), claim), []).append(b)
     out = []
-    for (group, family), rows in groups.items():
+    for (group, family, claim), rows in groups.items():
         worst = max(rows, key=lambda b: b.lower_bound)
         claims = sorted({b.claimed for b in rows if b.claimed is not None and math.isfinite(b.claimed)})
-        per_submission = [b for b in rows if not b.k] or rows
-        claim = min((b.claimed for b in per_submission if b.claimed is not None), default=None)
         accountant = next((b.accountant for b in rows if b.accountant is not None), None)
         out.append({"group": group, "family": family, "claimed": claim, "claims": claims, "accountant": accountant,
                     "lower_bound": worst.lower_bound, "cap": worst.cap, "worst_subject": worst.subject,
@@ -849,7 +849,8 @@ def summary_rows(f: Findings) -> list[dict]:
                     "outside_claim": worst.outside_claim, "budget_limited": worst.budget_limited})
     order = {"mechanism": 0, "self-test": 1, "honest aggregator": 2, "adversarial aggregator": 3}
     fam_order = {"output": 0, "gradient": 1, "score": 2, "timing": 3, "all": 4}
-    out.sort(key=lambda r: (order.get(r["group"], 5), r["group"], fam_order.get(r["family"], 5), r["family"]))
+    out.sort(key=lambda r: (order.get(r["group"], 5), r["group"], math.inf if r["claimed"] is None else r["claimed"],
+                            fam_order.get(r["family"], 5), r["family"]))
     return out
 
 

@@ -82,7 +82,8 @@ def test_references_never_share_the_run_verdict_or_warnings(tmp_path, monkeypatc
     own, ref = tmp_path / "own.json", ref_dir / "eps1.json"
     own.write_text(json.dumps(_audit(5.0, 0.4, "consistent", 1.0)))
     ref.write_text(json.dumps(_audit(1.0, 3.1, "violated", 1e-12)))
-    build_report([own, ref], tmp_path / "r")
+    (ref_dir / "eps4.json").write_text(json.dumps(_audit(4.0, 3.9, "consistent", 0.6)))
+    build_report([own, ref, ref_dir / "eps4.json"], tmp_path / "r")
     summary = json.loads((tmp_path / "r" / "report.json").read_text())
     md = (tmp_path / "r" / "report.md").read_text()
     assert summary["verdict"].startswith("CONSISTENT")
@@ -90,6 +91,9 @@ def test_references_never_share_the_run_verdict_or_warnings(tmp_path, monkeypatc
     assert all("ε = 1" not in w["text"] and "3.1" not in w["text"] for w in summary["warnings"])
     assert any("3.1" in w["text"] for w in summary["references"]["warnings"])
     assert [r["claimed"] for r in summary["summary"]] == [5.0]
+    # references audited at different claims are summarised in separate rows, never against one claim
+    assert [(r["claimed"], r["lower_bound"], r["verdict"]) for r in summary["references"]["summary"]] == [
+        (1.0, 3.1, "violated"), (4.0, 3.9, "consistent")]
     # the Markdown follows the page: verdict, summary, folded sections, references, inputs
     order = [md.index(x) for x in ("**Verdict:**", "## Summary", "## All audited bounds", "## References",
                                    "Reference verdict", "## Inputs")]
