@@ -166,7 +166,7 @@ class Record:
                     raise SchemaError(f"{where or cls.__name__} lacks the field {f.name!r}")
                 continue
             values[f.name] = _convert(hints[f.name], data[f.name], here)
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = {f.name for f in dataclasses.fields(cls) if f.name != "extra"}  # a key named "extra" is kept
         extra = {k: v for k, v in data.items() if k not in names}
         return cls(**values, extra=extra)
 

@@ -54,6 +54,14 @@ def test_load_and_to_dict_round_trip_a_committed_audit():
     assert {k: v for k, v in back.items() if k != "format_version"} == data
 
 
+def test_unnamed_keys_round_trip_unchanged():
+    data = {"kind": "attack", "format_version": 1, "mode": "run", "extra": {"a": [1, {"b": None}]}, "note": "x",
+            "rows": [{"attacker": "a", "accuracy": 0.5, "channels": ["score"], "ci": [0.4, "inf"], "new": True}]}
+    result = schemas.load(data)
+    assert result.extra == {"extra": {"a": [1, {"b": None}]}, "note": "x"} and result.rows[0].ci == [0.4, math.inf]
+    assert result.to_dict() == data
+
+
 def test_dump_stamps_kind_and_version_first_and_keeps_the_writer_fields():
     out = schemas.dump("audit", {"mode": "run", "seed": 3, "channels": [
         {"channel": "gradient", "epsilon_lower_bound": math.inf, "claimed_epsilon": 1}]})
