@@ -12,7 +12,7 @@ the kind and the version. Keys a schema does not name are kept and ignored, so a
 fields still renders.
 
 An input inside this checkout's ``results/`` folder is a committed reference result: the report shows
-it in its own section, apart from the run's own verdict and warnings.
+it in its own section, apart from the run's own verdict and warnings (unless every input is one).
 """
 
 from __future__ import annotations
@@ -142,7 +142,8 @@ def load_source(spec: str | Path, _depth: int = 0) -> list[Source]:
 
 
 def load_sources(specs) -> list[Source]:
-    """Load every input (in order); duplicates (same resolved file) are kept once."""
+    """Load every input (in order); duplicates (same resolved file) are kept once. When every input is a
+    committed result, they are what the report is about: none is marked as a reference."""
     specs = list(specs)
     if not specs:
         raise ReportInputError("no inputs given")
@@ -154,4 +155,7 @@ def load_sources(specs) -> list[Source]:
             if key not in seen:
                 seen.add(key)
                 out.append(src)
+    if all(src.reference for src in out):
+        for src in out:
+            src.reference = False
     return out

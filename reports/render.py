@@ -141,6 +141,9 @@ class _Doc:
 
     def figure(self, name: str, png: bytes, caption: str) -> None:
         name = _safe_name(name)
+        stem, n = name[:-4], 2
+        while name in self.figures:  # two inputs with the same label: each figure keeps its own file
+            name, n = f"{stem}_{n}.png", n + 1
         self.figures[name] = png
         b64 = base64.b64encode(png).decode("ascii")
         self.html.append(f'<figure><img alt="{_esc(caption)}" src="data:image/png;base64,{b64}">'

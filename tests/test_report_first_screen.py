@@ -100,6 +100,14 @@ def test_references_never_share_the_run_verdict_or_warnings(tmp_path, monkeypatc
     assert order == sorted(order)
 
 
+def test_committed_results_alone_are_the_report_subject(tmp_path):
+    """Given only committed results, the report is about them: its verdict reads them, no reference section."""
+    build_report([ROOT / "results/audit/adversarial/laplace-eps1.json"], tmp_path / "r")
+    summary = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert summary["references"] is None and not any(i["reference"] for i in summary["inputs"])
+    assert summary["verdict"].startswith("CLAIM EXCEEDED THROUGH SIDE CHANNELS") and summary["summary"]
+
+
 def test_system_audit_and_bandit_sections_render_only_when_given(tmp_path):
     files = {}
     for name, data in (("system.json", system_audit_fixture()), ("regret.json", bandit_regret_fixture()),
