@@ -662,7 +662,15 @@ def build_warnings(f: Findings, c: ReportContent, *, own: bool = True) -> list[d
                           f"ε ≥ {fmt_eps(worst.lower_bound)} at {fmt_eps(worst.confidence)} confidence. "
                           "The claim is false for this implementation, not merely loose."})
     unprot = [b for b in f.bounds if b.outside_claim and b.lower_bound > 0]
-    if unprot:
+    if unprot and all(b.covered is not None for b in unprot):  # system audits name their covered channels
+        worst = max(unprot, key=lambda b: b.lower_bound)
+        over = [b for b in unprot if b.claimed is not None and math.isfinite(b.claimed) and b.lower_bound > b.claimed]
+        w.append({"level": "critical", "title": "Channels outside the claim leak",
+                  "text": f"{len(unprot)} channel audit(s) of channels the claim does not cover certify a leak: "
+                          f"{worst.channel} of {worst.subject} gives ε ≥ {fmt_eps(worst.lower_bound)}"
+                          + (f", above the claimed ε = {fmt_eps(worst.claimed)}; {len(over)} such bound(s) exceed the "
+                             "claim, so the system as a whole does not deliver it." if over else ".")})
+    elif unprot:
         worst = max(unprot, key=lambda b: b.lower_bound)
         over = [b for b in unprot if b.claimed is not None and math.isfinite(b.claimed) and b.lower_bound > b.claimed]
         w.append({"level": "critical", "title": "Unprotected side channels (score, timing)",

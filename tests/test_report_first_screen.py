@@ -123,6 +123,8 @@ def test_system_audit_and_bandit_sections_render_only_when_given(tmp_path):
     assert summary["verdict"].startswith("CLAIM EXCEEDED THROUGH SIDE CHANNELS")  # "all" violated via the score
     score = next(b for b in summary["bounds"] if b["channel"] == "score")
     assert score["p_value"] == 1e-9 and score["covered"] is False  # the leak p-value of an uncovered channel
+    assert "Channels outside the claim leak" in {w["title"] for w in summary["warnings"]}
+    assert not any("episode" in w["text"] for w in summary["warnings"])  # no PGC-A3C wording for another system
     assert {(r["group"], r["family"]) for r in summary["summary"]} == {
         ("examples.fedavg:make (crafted)", "gradient"), ("examples.fedavg:make (crafted)", "score"),
         ("examples.fedavg:make (crafted)", "all")}
