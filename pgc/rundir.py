@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+import schemas
+
 from .model import load_checkpoint, save_checkpoint
 from .transcript import GroundTruth, Transcript
 
@@ -365,7 +367,7 @@ def save_run(results, out_dir: str | Path, *, wall_time: float, extra: dict | No
         summary = {"format": FORMAT, "wall_time_s": wall_time,
                    "agent_steps": int(sum(r.agent_steps for r in results)),
                    "versions": versions(), "trials": trials, **(extra or {})}
-        (tmp / SUMMARY_FILE).write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
+        (tmp / SUMMARY_FILE).write_text(json.dumps(_json_safe(schemas.dump("train", summary)), indent=2) + "\n")
     return out
 
 

@@ -3,8 +3,10 @@
     from reports import build_report
     paths = build_report(["runs/train", "results/audit/audit.json"], "runs/report")
 
-Inputs are read by :mod:`reports.loaders` (keyed on the JSON ``"kind"``), turned into plain content by
-:mod:`reports.content` and rendered by :mod:`reports.render`. Everything is computed before the first
+Inputs are read by :mod:`reports.loaders` through their typed schemas (:func:`schemas.load`), turned
+into plain content by :mod:`reports.content` (the run's own findings apart from committed references)
+and rendered by :mod:`reports.render`: a verdict card, a summary table and a headline figure first,
+everything else in folded sections. Everything is computed before the first
 byte is written; each file is then written atomically (temporary file + rename), so a bad input leaves
 nothing half-written.
 """

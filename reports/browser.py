@@ -89,3 +89,54 @@ def screenshot(html_path: str | Path, png_path: str | Path, width: int = 1200, h
     if not png.is_file():
         raise RuntimeError(f"chromium wrote no screenshot (exit {proc.returncode}): {proc.stderr[-800:]}")
     return png
+
+
+_LAYOUT_PROBE = """<script>
+window.addEventListener('load', function () {
+  var out = {viewport: [window.innerWidth, window.innerHeight], elements: {}};
+  %s.forEach(function (sel) {
+    var el = document.querySelector(sel);
+    if (!el) { out.elements[sel] = null; return; }
+    var r = el.getBoundingClientRect();
+    out.elements[sel] = {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height};
+  });
+  var pre = document.createElement('pre');
+  pre.id = '__layout';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def layout(html_path: str | Path, selectors: list[str], width: int = 1300, height: int = 900,
+           timeout: float = 90) -> dict:
+    """Where the elements matching ``selectors`` lie on the first screen of a ``width``×``height``
+    window: {"viewport": [w, h], "elements": {selector: {top, bottom, left, right, height} or None}}."""
+    page = Path(html_path).read_text()
+    probe = _LAYOUT_PROBE % json.dumps(selectors)
+    probed = page.replace("</body>", probe + "</body>", 1)
+    with tempfile.TemporaryDirectory(prefix="pgc-page-") as tmp:
+        probe_file = Path(tmp) / "layout.html"
+        probe_file.write_text(probed)
+        proc = _run([f"--window-size={width},{height}", "--virtual-time-budget=5000", "--dump-dom",
+                     probe_file.as_uri()], timeout)
+    m = re.search(r'<pre id="__layout">(.*?)</pre>', proc.stdout, re.S)
+    if not m:
+        raise RuntimeError(f"chromium did not run the layout probe (exit {proc.returncode}): {proc.stderr[-800:]}")
+    import html as _html
+
+    return json.loads(_html.unescape(m.group(1)))
+
+
+def screenshot_section(html_path: str | Path, png_path: str | Path, section_id: str, width: int = 1300,
+                       height: int = 900, timeout: float = 90) -> Path:
+    """A screenshot of the folded section ``section_id`` opened, under the page title (the other
+    sections hidden, so the section starts at the top of the window)."""
+    page = Path(html_path).read_text()
+    sel = json.dumps(section_id)[1:-1]
+    style = f"<style>main>*:not(h1):not(#{sel}){{display:none}}</style>"
+    opener = ("<script>document.getElementById(%s).open = true;</script>" % json.dumps(section_id))
+    with tempfile.TemporaryDirectory(prefix="pgc-page-") as tmp:
+        copy = Path(tmp) / "section.html"
+        copy.write_text(page.replace("</head>", style + "</head>", 1).replace("</body>", opener + "</body>", 1))
+        return screenshot(copy, png_path, width=width, height=height, timeout=timeout)

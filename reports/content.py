@@ -1,10 +1,10 @@
 """From loaded sources to the report's content: headline bounds, attacks, composition, utility,
 tuning, warnings. Plain data (dicts/lists of numbers and words); rendering lives in :mod:`reports.render`.
 
-Extraction is structural, not tied to one writer's layout: an audit result contributes every JSON
-object carrying ``epsilon_lower_bound`` (the outermost one of a nest), an attack result every object
-carrying ``accuracy``. Each row keeps the budget that produced it (samples per side, confidence,
-statistic) so the reader can judge it.
+Every value is read from a typed result (:mod:`schemas`): an audit contributes its ``channels`` rows, a
+system audit its ``rows``, an attack its ``rows``. Each row keeps the budget that produced it (samples per
+side, confidence, statistic) so the reader can judge it. The run's own results and committed reference
+results are kept apart (:class:`Findings`): each has its own verdict, warnings and Holm family.
 """
 
 from __future__ import annotations
@@ -13,31 +13,21 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from .loaders import Source, number, walk
+import schemas
+from schemas.shared import PAPER, PAPER_HORIZON, holm, ldp_ceiling  # noqa: F401  (re-exported)
 
-# Paper §4 numbers (Tables 1-3; 20 trials, cap 90,000 submissions), keyed by (mechanism, ε).
-PAPER = {
-    ("laplace", 1.0): {"fst_median": 18377, "success_ratio": 0.80, "relative_auc": 0.673},
-    ("laplace", 2.0): {"fst_median": 20238.5, "success_ratio": 0.90, "relative_auc": 0.711},
-    ("laplace", 5.0): {"fst_median": 5714.5, "success_ratio": 1.00, "relative_auc": 0.909},
-    ("laplace", 10.0): {"fst_median": 4055, "success_ratio": 1.00, "relative_auc": 0.965},
-    ("none", math.inf): {"fst_median": 1769, "success_ratio": 1.00, "relative_auc": 1.0},
-    ("prs", 1.0): {"fst_median": 25226.5, "success_ratio": 0.85, "relative_auc": 0.660},
-    ("prs", 2.0): {"fst_median": 7549, "success_ratio": 0.95, "relative_auc": 0.862},
-    ("prs", 5.0): {"fst_median": 2656.5, "success_ratio": 0.90, "relative_auc": 0.835},
-    ("prs", 10.0): {"fst_median": 11217.5, "success_ratio": 0.90, "relative_auc": 0.771},
-}
-PAPER_HORIZON = 90_000
+from .loaders import Source
 
 # Transcript channels the paper's ε claim does not cover (the score is sent in the clear; arrival
 # time is start time + episode length).
 _UNPROTECTED = re.compile(r"score|timing|time|arrival|order|length|side", re.I)
 _JOINT = re.compile(r"\ball\b|joint|combined|together|everything", re.I)
 BUDGET_LIMIT_FRACTION = 0.9  # a bound within 10% of the certifiable cap is limited by the sample budget
+SUMMARY_MAX_ROWS = 15
+_VERDICT_ORDER = {"consistent": 0, "unprotected channel": 1, "violated (via unprotected channel)": 2, "violated": 3}
 
 
 def fmt_eps(x: float | None, digits: int = 3) -> str:
@@ -67,11 +57,17 @@ class BoundRow:
     model: str = ""  # "adversarial" for adversarial-aggregator rows
     holm_significant: bool | None = None  # None: not in the family (no p-value)
     protect: tuple = ()  # the mitigations of the audited configuration (pgc.protect); claim = total ε
+    group: str = ""  # who observes: "mechanism", "honest aggregator", "adversarial aggregator", a system's name
+    accountant: float | None = None  # ε an accountant gives for the same release (system audits)
+    reference: bool = False  # from a committed reference result, not the run's own
+    covered: bool | None = None  # the claim covers the channel (system audits say so; else read from its name)
 
     @property
     def outside_claim(self) -> bool:
         """A side channel the claim does not cover: score/timing/all rows of an unprotected configuration
         (with the mitigations on, the audit compares them with the total ε and they are inside the claim)."""
+        if self.covered is not None:
+            return not self.covered
         return is_side_channel(self.channel) and not self.protect
 
     @property
@@ -96,6 +92,7 @@ class AttackRow:
     budget: int | None = None
     given_verdict: str = ""
     given_below_chance: bool | None = None
+    reference: bool = False
 
     @property
     def attacker_defect(self) -> bool:
@@ -136,76 +133,44 @@ class UtilityRow:
 
 
 @dataclass
-class ReportContent:
-    sources: list[Source]
+class Findings:
+    """The privacy findings of one group of inputs (the run's own, or the committed references):
+    bounds, attacks, adversarial audits, bandit results, their Holm family and warnings."""
+
     bounds: list[BoundRow] = field(default_factory=list)
     attacks: list[AttackRow] = field(default_factory=list)
+    adversarial: list[dict] = field(default_factory=list)  # {source, audits: [...], curve: [...]}
+    system_audits: list[dict] = field(default_factory=list)  # {source, system, pair, claim, accountant, verdict}
+    bandit_regret: list[dict] = field(default_factory=list)  # {source, settings, curves, privacy_cost, plot}
+    bandit_attacks: list[dict] = field(default_factory=list)  # one dict per row, with its source
+    family: dict = field(default_factory=dict)  # Holm over the bound rows with a p-value (see holm_family)
+    warnings: list[dict] = field(default_factory=list)  # {level, title, text}
+
+    def __bool__(self) -> bool:
+        return bool(self.bounds or self.attacks or self.adversarial or self.system_audits or self.bandit_regret
+                    or self.bandit_attacks)
+
+
+@dataclass
+class ReportContent:
+    sources: list[Source]
+    own: Findings = field(default_factory=Findings)
+    reference: Findings = field(default_factory=Findings)
     utility: list[UtilityRow] = field(default_factory=list)
     curves: list[dict] = field(default_factory=list)  # learning curves: {label, mu (array), fsts}
     success_curves: list[dict] = field(default_factory=list)  # {label, n (array), ratio (array)}
-    tuning: list[dict] = field(default_factory=list)
-    replicate: list[dict] = field(default_factory=list)  # {source, tables: [...], verdict text}
-    warnings: list[dict] = field(default_factory=list)  # {level, title, text}
-    facts: list[str] = field(default_factory=list)
-    adversarial: list[dict] = field(default_factory=list)  # {source, audits: [...], curve: [...]}
+    tuning: list[dict] = field(default_factory=list)  # {source, study: schemas.TuneResult}
+    replicate: list[dict] = field(default_factory=list)  # {source, rows, text, figures}
     protection: list[dict] = field(default_factory=list)  # {source, subject, protect, total, gradient, score}
-    family: dict = field(default_factory=dict)  # Holm over the channel rows with a p-value (see holm_family)
-    mitigation_costs: list[dict] = field(default_factory=list)  # {source, reading, cap, rows} (mitigation_costs_from_result)
+    mitigation_costs: list[dict] = field(default_factory=list)  # {source, reading, cap, rows}
 
+    @property
+    def bounds(self) -> list[BoundRow]:
+        return self.own.bounds + self.reference.bounds
 
-# ---------------------------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------------------------
-
-
-def _first(d: dict, *names, default=None):
-    for name in names:
-        if name in d and d[name] is not None:
-            return d[name]
-    return default
-
-
-def _num(d: dict, *names) -> float | None:
-    for name in names:
-        if name in d:
-            x = number(d[name])
-            if x is not None:
-                return x
-    return None
-
-
-def _int(d: dict, *names) -> int | None:
-    x = _num(d, *names)
-    return int(x) if x is not None and math.isfinite(x) else None
-
-
-def _outermost(data: Any, key: str) -> list[tuple[tuple, dict]]:
-    """Objects holding ``key`` (with a numeric value) that are not nested inside another such object."""
-    found: list[tuple[tuple, dict]] = []
-    for path, obj in walk(data):
-        if key in obj and number(obj[key]) is not None:
-            if any(path[: len(p)] == p for p, _ in found):
-                continue
-            found.append((path, obj))
-    return found
-
-
-def _context(data: dict, path: tuple, names: tuple[str, ...]) -> Any:
-    """The nearest value of any of ``names`` on the way from the root to ``path`` (innermost wins)."""
-    value = None
-    node: Any = data
-    if isinstance(node, dict):
-        value = _first(node, *names, default=value)
-    for step in path:
-        node = node[step]
-        if isinstance(node, dict):
-            value = _first(node, *names, default=value)
-    return value
-
-
-def _path_label(path: tuple) -> str:
-    parts = [p for p in path if isinstance(p, str) and p not in ("results", "rows", "bounds", "channels", "items")]
-    return "/".join(parts)
+    @property
+    def attacks(self) -> list[AttackRow]:
+        return self.own.attacks + self.reference.attacks
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,7 +185,7 @@ def is_side_channel(channel: str) -> bool:
     return bool(_JOINT.search(channel)) or (bool(_UNPROTECTED.search(channel)) and not re.search(r"gradient", channel, re.I))
 
 
-def channel_verdict(channel: str, claimed: float | None, lower_bound: float, violation: Any = None) -> str:
+def channel_verdict(channel: str, claimed: float | None, lower_bound: float) -> str:
     """Plain verdict for one bound: violated / unprotected channel / consistent."""
     joint = bool(_JOINT.search(channel))
     unprotected = bool(_UNPROTECTED.search(channel)) and not re.search(r"gradient", channel, re.I) and not joint
@@ -228,8 +193,6 @@ def channel_verdict(channel: str, claimed: float | None, lower_bound: float, vio
         return "unprotected channel" if lower_bound > 0 else "consistent"
     if claimed is not None and math.isfinite(claimed) and lower_bound > claimed:
         return "violated (via unprotected channel)" if joint else "violated"
-    if violation is True and not unprotected:
-        return "violated"
     if unprotected and lower_bound > 0:
         return "unprotected channel"
     return "consistent"
@@ -238,108 +201,126 @@ def channel_verdict(channel: str, claimed: float | None, lower_bound: float, vio
 _K_IN_NAME = re.compile(r"[×x]\s*(\d+)")
 
 
-def _audit_rows(data: dict) -> list[tuple[tuple, dict]]:
-    """The flat ``channels`` list of ``pgc audit`` when present (it summarises the nested results),
-    otherwise every outermost object with an ``epsilon_lower_bound``."""
-    flat = data.get("channels")
-    if isinstance(flat, list) and any(isinstance(r, dict) and number(r.get("epsilon_lower_bound")) is not None
-                                      for r in flat):
-        return [(("channels", i), r) for i, r in enumerate(flat)
-                if isinstance(r, dict) and number(r.get("epsilon_lower_bound")) is not None]
-    return _outermost(data, "epsilon_lower_bound")
+def channel_family(channel: str) -> str:
+    """The family a channel belongs to in the summary: mechanism, gradient, score, timing or all."""
+    low = channel.lower()
+    if re.search(r"canary|mechanism|black-box|white-box", low):
+        return "output"
+    if _JOINT.search(low):
+        return "all"
+    if "gradient" in low:
+        return "gradient"
+    if "score" in low:
+        return "score"
+    if re.search(r"timing|time|arrival|order|length", low):
+        return "timing"
+    return channel
+
+
+def _audit_subject(result: schemas.AuditResult, row: schemas.AuditChannel, label: str) -> tuple[str, str]:
+    """(subject, group) of one audit row: what was audited, and who observes it."""
+    scope = row.scope or result.mode
+    if row.model == "adversarial" or scope.startswith("adversarial"):
+        group = "adversarial aggregator"
+    elif scope == "mechanism" or scope == "self-test" or row.mechanism:
+        group = "mechanism" if scope != "self-test" else "self-test"
+    else:
+        group = "honest aggregator"
+    if scope.startswith("environment"):
+        subject = f"{result.model or 'trained'} model · ψ {scope.split(' ', 1)[1]}"
+        if result.run:
+            subject = f"{Path(result.run).name} {subject}"
+    elif scope.startswith("adversarial"):
+        subject = scope
+    elif row.mechanism:
+        subject = row.mechanism
+    else:
+        subject = f"{scope}: {label}" if scope not in ("mechanism",) else label
+    return subject, group
 
 
 def bounds_from_audit(src: Source) -> list[BoundRow]:
+    result = src.result
+    assert isinstance(result, schemas.AuditResult)
+    protection = tuple(result.protection.protect) if result.protection else ()
     rows = []
-    data = src.data
-    for path, obj in _audit_rows(data):
-        bound = obj.get("bound") if isinstance(obj.get("bound"), dict) else {}
-        lb = number(obj["epsilon_lower_bound"])
-        claimed = _num(obj, "claimed_epsilon", "claim", "epsilon_claimed")
-        if claimed is None:
-            claimed = number(_context(data, path, ("claimed_epsilon",)))
-        k = _int(obj, "k", "linked", "submissions_linked") or _int(bound, "k")
-        channel = str(_first(obj, "channel", "channels", default=None) or _first(bound, "channel", default=None)
-                      or ("mechanism output" if "mechanism" in obj else _path_label(path) or "output"))
-        if k is None and _K_IN_NAME.search(channel):
-            k = int(_K_IN_NAME.search(channel).group(1))
-        elif k and k > 1 and "k=" not in channel:
-            channel = f"{channel} (k={k})"
-        scope = obj.get("scope")
-        subject = str(_first(obj, "mechanism", "subject", "target", "name", "mutant", default=None)
-                      or (scope if isinstance(scope, str) else None)
-                      or _context(data, path, ("mechanism", "subject", "run", "model", "target")) or src.label)
-        if isinstance(scope, str) and scope.startswith("environment"):
-            subject = f"{data.get('model', 'trained')} model · ψ {scope.split(' ', 1)[1]}"
-            if data.get("run"):
-                subject = f"{Path(str(data['run'])).name} {subject}"
-        elif isinstance(scope, str) and scope != "mechanism" and scope not in subject:
-            subject = f"{scope}: {subject}"
-        pair = _first(obj, "pair", "psi_pair", "environments", default=None)
-        if isinstance(pair, (list, tuple)) and len(pair) == 2:
-            subject = f"{subject} · ψ {pair[0]} vs {pair[1]}"
-        elif isinstance(pair, str):
-            subject = f"{subject} · {pair}"
-        test = " · ".join(str(x) for x in (_first(bound, "statistic", default=None) or obj.get("statistic"),
-                                           _first(bound, "hypothesis", default=None) or obj.get("hypothesis")) if x)
-        protect = obj.get("protect") or (data.get("protection") or {}).get("protect") or ()
-        protect = tuple(str(x) for x in protect) if isinstance(protect, (list, tuple)) else ()
-        verdict = channel_verdict(channel, claimed, lb, obj.get("violation"))
-        given = obj.get("verdict")
-        if isinstance(given, str) and given.lower() in ("consistent", "violated", "unprotected channel"):
-            verdict = given.lower()  # the auditor's own verdict is authoritative
+    for obj in result.channels:
+        channel = obj.channel
+        m = _K_IN_NAME.search(channel)
+        k = int(m.group(1)) if m else None
+        subject, group = _audit_subject(result, obj, src.label)
+        protect = tuple(obj.protect or protection)
+        verdict = channel_verdict(channel, obj.claimed_epsilon, obj.epsilon_lower_bound)
+        if obj.verdict is not None:
+            verdict = obj.verdict  # the auditor's own verdict is authoritative
             if verdict == "violated" and is_side_channel(channel) and not protect:
                 verdict = "violated (via unprotected channel)"
-        p_val = _num(obj, "p_value")
-        if verdict.startswith("unprotected") and _num(obj, "p_value_leak") is not None:
-            p_val = _num(obj, "p_value_leak")
-        true_eps = _num(obj, "true_epsilon")
+        p_val = obj.p_value
+        if verdict.startswith("unprotected") and obj.p_value_leak is not None:
+            p_val = obj.p_value_leak
         row = BoundRow(
-            source=src.label, subject=subject, channel=channel, claimed=claimed, lower_bound=lb,
-            confidence=_num(obj, "confidence") or _num(bound, "confidence") or number(_context(data, path, ("confidence",))),
-            cap=_num(obj, "max_certifiable_epsilon", "certifiable_cap", "cap") or _num(bound, "max_certifiable_epsilon"),
-            samples=_int(obj, "samples_per_side", "samples", "n") or _int(bound, "samples_per_side")
-            or _int(data, "samples"),
-            delta=_num(obj, "delta") if "delta" in obj else _num(bound, "delta"),
-            k=k, test=test, verdict=verdict,
+            source=src.label, subject=subject, channel=channel, claimed=obj.claimed_epsilon,
+            lower_bound=obj.epsilon_lower_bound, confidence=obj.confidence or result.confidence,
+            cap=obj.max_certifiable_epsilon, samples=obj.samples_per_side, delta=obj.delta, k=k,
+            test=obj.statistic or "", verdict=verdict,
             p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
-            model=str(obj.get("model") or "") if isinstance(obj.get("model"), str) else "", protect=protect)
-        if true_eps is not None:
-            row.notes.append(f"true ε {fmt_eps(true_eps)}")
-        if obj.get("expected") is not None:
-            row.notes.append(f"expected: {obj['expected']}")
-        if obj.get("correct_mechanism") is not None:
-            row.notes.append("correct mechanism" if obj["correct_mechanism"] else "planted bug")
-        if obj.get("passed") is False:
+            model=obj.model or "", protect=protect, group=group, reference=src.reference)
+        if obj.true_epsilon is not None:
+            row.notes.append(f"true ε {fmt_eps(obj.true_epsilon)}")
+        if obj.correct_mechanism is not None:
+            row.notes.append("correct mechanism" if obj.correct_mechanism else "planted bug")
+        if obj.passed is False:
             row.notes.append("SELF-TEST MISJUDGED")
-        if isinstance(obj.get("note"), str) and obj["note"]:
-            row.notes.append(obj["note"])
-        if isinstance(obj.get("statistic"), str) and obj["statistic"] not in row.test:
-            row.test = " · ".join(x for x in (row.test, obj["statistic"]) if x)
+        if obj.note:
+            row.notes.append(obj.note)
         rows.append(row)
     return rows
+
+
+def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
+    """The rows of a system audit (``pgc audit --system``) as bounds, and its header for the report."""
+    r = src.result
+    assert isinstance(r, schemas.SystemAuditResult)
+    subject = f"{r.system} · {r.secret} vs {r.secret_prime}"
+    rows = []
+    for x in r.rows:
+        covered = x.covered if x.covered is not None else x.channel in r.claim.covers
+        verdict = x.verdict
+        if verdict == "violated" and not covered:
+            verdict = "violated (via unprotected channel)"
+        p_val = x.p_value_leak if verdict == "unprotected channel" and x.p_value_leak is not None else x.p_value
+        rows.append(BoundRow(
+            source=src.label, subject=subject, channel=x.channel, claimed=x.claimed_epsilon,
+            lower_bound=x.epsilon_lower_bound, confidence=r.confidence, cap=x.max_certifiable_epsilon,
+            samples=x.samples_per_side, delta=x.claimed_delta, k=None, test=x.statistic, verdict=verdict,
+            p_value=p_val if 0.0 <= p_val <= 1.0 else None, model=r.broadcast, group=f"{r.system} ({r.broadcast})",
+            accountant=x.accountant_epsilon, reference=src.reference, covered=covered,
+            notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + (
+                [f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)}"] if x.gdp_mu_estimate is not None else [])))
+    header = {"source": src.label, "system": r.system, "pair": r.pair, "secret": r.secret,
+              "secret_prime": r.secret_prime, "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
+              "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
+              "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": r.verdict,
+              "accountant": r.accountant.to_dict() if r.accountant else None, "wall_time_s": r.wall_time_s}
+    return rows, header
 
 
 def holm_family(rows: list[BoundRow]) -> dict:
     """Family-wise verdict over every row with a p-value: Holm at α = 1 − confidence (the rows' own
     confidence; the smallest when they differ). Sets ``row.holm_significant``; rows without a p-value
     stay outside the family (None). Per-row bounds are unchanged (each valid alone)."""
-    from statsmodels.stats.multitest import multipletests
-
     members = [r for r in rows if r.p_value is not None]
     confs = [r.confidence for r in members if r.confidence]
     alpha = 1.0 - (min(confs) if confs else 0.95)
     out = {"alpha": alpha, "size": len(members), "excluded": sum(1 for r in rows if r.p_value is None),
            "significant": [], "method": "holm"}
-    if not members:
-        return out
-    reject, adjusted, _, _ = multipletests([r.p_value for r in members], alpha=alpha, method="holm")
+    reject, adjusted = holm([r.p_value for r in members], alpha=alpha)
     for r, rej, adj in zip(members, reject, adjusted):
-        r.holm_significant = bool(rej)
+        r.holm_significant = rej
         r.notes.append(f"p = {r.p_value:.3g}, Holm-adjusted {adj:.3g}")
         if rej:
             out["significant"].append({"subject": r.subject, "channel": r.channel, "verdict": r.verdict,
-                                       "p_value": r.p_value, "adjusted_p_value": float(adj), "model": r.model})
+                                       "p_value": r.p_value, "adjusted_p_value": adj, "model": r.model})
     return out
 
 
@@ -349,50 +330,34 @@ def holm_family(rows: list[BoundRow]) -> dict:
 
 
 def adversarial_from_audit(src: Source) -> dict | None:
-    """The ``adversarial_audits`` list and the ``curve`` points of an audit result (tolerant: any key
-    may be missing); None when the result has neither."""
-    data = src.data
-    audits_in = data.get("adversarial_audits")
-    curve_in = data.get("curve")
-    if not isinstance(audits_in, list) and not isinstance(curve_in, list):
-        return None
+    """The adversarial audits (one entry per audit and channel) and the curve points of an audit
+    result; None when it has neither."""
+    result = src.result
+    assert isinstance(result, schemas.AuditResult)
     audits = []
-    for a in audits_in if isinstance(audits_in, list) else []:
-        if not isinstance(a, dict):
-            continue
-        search = a.get("search") if isinstance(a.get("search"), dict) else {}
-        chans = [c for c in a.get("channels", []) if isinstance(c, dict)] if isinstance(a.get("channels"), list) else []
-        if not chans:
-            chans = [{}]
-        for ch in chans:
-            audits.append({"psi": _num(a, "psi"), "psi_prime": _num(a, "psi_prime"),
-                           "mechanism": str(a.get("mechanism") or "—"),
-                           "claimed_epsilon": _num(ch, "claimed_epsilon") if _num(ch, "claimed_epsilon") is not None
-                           else _num(a, "claimed_epsilon"),
-                           "channel": str(ch.get("channel") or "—"), "epsilon_lower_bound": _num(ch, "epsilon_lower_bound"),
-                           "ratio": _num(ch, "ratio"), "verdict": str(ch.get("verdict") or "—"),
-                           "noise_free_epsilon_lower_bound": _num(a, "noise_free_epsilon_lower_bound"),
-                           "objective": str(search.get("objective") or "—"), "evaluations": _int(search, "evaluations"),
-                           "wall_time_s": _num(search, "wall_time_s"), "theta_file": str(a.get("theta_file") or "")})
+    for a in result.adversarial_audits or []:
+        search = a.search or schemas.AdversarialSearch()
+        for ch in a.channels or [None]:
+            audits.append({"psi": a.psi, "psi_prime": a.psi_prime, "mechanism": a.mechanism,
+                           "claimed_epsilon": ch.claimed_epsilon if ch and ch.claimed_epsilon is not None
+                           else a.claimed_epsilon,
+                           "channel": ch.channel if ch else "—", "epsilon_lower_bound": ch.epsilon_lower_bound if ch else None,
+                           "ratio": ch.ratio if ch else None, "verdict": (ch.verdict if ch else None) or "—",
+                           "noise_free_epsilon_lower_bound": a.noise_free_epsilon_lower_bound,
+                           "objective": search.objective or "—", "evaluations": search.evaluations,
+                           "wall_time_s": search.wall_time_s, "theta_file": a.theta_file or ""})
     curve = []
-    for pt in curve_in if isinstance(curve_in, list) else []:
-        if not isinstance(pt, dict):
+    for pt in result.curve or []:
+        ratio = pt.ratio
+        if ratio is None and pt.epsilon and math.isfinite(pt.epsilon):
+            ratio = pt.epsilon_lower_bound / pt.epsilon
+        if ratio is None or not pt.delta_psi > 0 or not math.isfinite(ratio):
             continue
-        dpsi = _num(pt, "delta_psi")
-        if dpsi is None and _num(pt, "psi") is not None and _num(pt, "psi_prime") is not None:
-            dpsi = abs(_num(pt, "psi_prime") - _num(pt, "psi"))
-        eps = _num(pt, "epsilon", "claimed_epsilon")
-        ratio = _num(pt, "ratio")
-        lb = _num(pt, "epsilon_lower_bound")
-        if ratio is None and lb is not None and eps and math.isfinite(eps):
-            ratio = lb / eps
-        if dpsi is None or ratio is None or not dpsi > 0 or not math.isfinite(ratio):
-            continue
-        curve.append({"delta_psi": dpsi, "ratio": ratio, "epsilon": eps, "epsilon_lower_bound": lb,
-                      "model": str(pt.get("model") or "honest"), "channel": str(pt.get("channel") or "all")})
+        curve.append({"delta_psi": pt.delta_psi, "ratio": ratio, "epsilon": pt.epsilon,
+                      "epsilon_lower_bound": pt.epsilon_lower_bound, "model": pt.model, "channel": pt.channel})
     if not audits and not curve:
         return None
-    return {"source": src.label, "mode": data.get("mode"), "audits": audits, "curve": curve}
+    return {"source": src.label, "mode": result.mode, "audits": audits, "curve": curve}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,42 +366,17 @@ def adversarial_from_audit(src: Source) -> dict | None:
 
 
 def attacks_from_result(src: Source) -> list[AttackRow]:
+    result = src.result
+    assert isinstance(result, schemas.AttackResult)
+    n_cands = result.candidate_count
     rows = []
-    data = src.data
-    flat = data.get("rows")
-    if isinstance(flat, list) and any(isinstance(r, dict) and number(r.get("accuracy")) is not None for r in flat):
-        found = [(("rows", i), r) for i, r in enumerate(flat) if isinstance(r, dict) and number(r.get("accuracy")) is not None]
-    else:
-        found = _outermost(data, "accuracy")
-    for path, obj in found:
-        ci = _first(obj, "accuracy_ci", "ci", "confidence_interval", default=None)
-        lo = hi = None
-        if isinstance(ci, (list, tuple)) and len(ci) == 2:
-            lo, hi = number(ci[0]), number(ci[1])
-        elif isinstance(ci, dict):
-            lo, hi = _num(ci, "low", "lower", "lo"), _num(ci, "high", "upper", "hi")
-        lo = lo if lo is not None else _num(obj, "accuracy_low", "ci_low", "lower")
-        hi = hi if hi is not None else _num(obj, "accuracy_high", "ci_high", "upper")
-        eps = _num(obj, "epsilon", "eps")
-        if eps is None:
-            eps = number(_context(data, path, ("epsilon",)))
-        cands = _first(obj, "candidates", default=None) or _context(data, path, ("candidates",))
-        if cands is None and isinstance(data.get("threat_model"), dict):
-            cands = data["threat_model"].get("candidates")
-        n_cands = len(cands) if isinstance(cands, (list, tuple)) else _int(obj, "n_candidates", "candidates")
-        channels = _first(obj, "channels", "channel", default=None) or _context(data, path, ("channels", "channel"))
-        if isinstance(channels, (list, tuple)):
-            channels = "+".join(str(c) for c in channels)
-        attacker = _first(obj, "attacker", "attack", "name", default=None) or _context(data, path, ("attacker", "attack"))
+    for r in result.rows:
+        lo, hi = (r.ci[0], r.ci[1]) if r.ci and len(r.ci) == 2 else (None, None)
         rows.append(AttackRow(
-            source=src.label, attacker=str(attacker or _path_label(path) or "attack"), channels=str(channels or "gradient"),
-            epsilon=eps, k=_int(obj, "k", "linked") or _int({"k": _context(data, path, ("k",))}, "k"),
-            candidates=n_cands, accuracy=float(number(obj["accuracy"])), ci_low=lo, ci_high=hi,
-            chance=_num(obj, "chance", "chance_level", "prior_accuracy"),
-            ceiling=_num(obj, "ceiling", "ldp_ceiling", "accuracy_ceiling"),
-            setting=str(_first(obj, "model", "setting", "label", default="") or ""),
-            budget=_int(obj, "budget"), given_verdict=str(obj.get("verdict") or ""),
-            given_below_chance=obj.get("below_chance") if isinstance(obj.get("below_chance"), bool) else None))
+            source=src.label, attacker=r.attacker, channels="+".join(r.channels), epsilon=r.epsilon, k=r.k,
+            candidates=n_cands, accuracy=r.accuracy, ci_low=lo, ci_high=hi, chance=r.chance, ceiling=r.ceiling,
+            setting=r.model or "", budget=r.budget, given_verdict=r.verdict or "", given_below_chance=r.below_chance,
+            reference=src.reference))
     return rows
 
 
@@ -458,14 +398,6 @@ def best_attacks(rows: list[AttackRow]) -> list[AttackRow]:
                                       math.inf if r.epsilon is None else r.epsilon))
 
 
-def ldp_ceiling(epsilon: float, k: int, candidates: int) -> float:
-    """ε-LDP accuracy ceiling for k linked submissions, uniform prior: e^{kε}/(e^{kε} + |Ψ| − 1)."""
-    if math.isinf(epsilon):
-        return 1.0
-    x = k * epsilon
-    return 1.0 / (1.0 + (candidates - 1) * math.exp(-x))
-
-
 # ---------------------------------------------------------------------------------------------
 # train runs → utility rows and curves
 # ---------------------------------------------------------------------------------------------
@@ -473,19 +405,19 @@ def ldp_ceiling(epsilon: float, k: int, candidates: int) -> float:
 
 def _setting_of(config: dict) -> tuple[str, float, str]:
     mech = str(config.get("mechanism", "?"))
-    eps = number(config.get("epsilon"))
+    eps = schemas.number(config.get("epsilon"))
     eps = math.inf if mech == "none" else (eps if eps is not None else math.nan)
     clip = config.get("clip")
     parts = [mech, f"ε={fmt_eps(eps)}"]
     if clip is not None:
-        parts.append(f"C={fmt_eps(number(clip))}")
+        parts.append(f"C={fmt_eps(schemas.number(clip))}")
     parts.append(f"|B|={config.get('buffer_size', '?')}")
     if config.get("reduced_dim"):
         parts.append(f"d̂={config['reduced_dim']}")
     hyper = config.get("hyper") or {}
-    if hyper.get("action_selection") not in (None, "greedy") or number(hyper.get("lam")) not in (None, 0.5):
+    if hyper.get("action_selection") not in (None, "greedy") or schemas.number(hyper.get("lam")) not in (None, 0.5):
         parts.append(f"λ={hyper.get('lam')} {hyper.get('action_selection')}")
-    if number(config.get("learning_rate")) not in (None, 0.5):
+    if schemas.number(config.get("learning_rate")) not in (None, 0.5):
         parts.append(f"η={config['learning_rate']:g}")
     if config.get("zero_information"):
         parts.append("zero-information control")
@@ -495,57 +427,50 @@ def _setting_of(config: dict) -> tuple[str, float, str]:
 def _is_paper_setting(config: dict) -> bool:
     mech = config.get("mechanism")
     hyper = config.get("hyper") or {}
-    paper_hyper = hyper.get("action_selection", "greedy") == "greedy" and number(hyper.get("lam", 0.5)) == 0.5
-    lr_ok = number(config.get("learning_rate", 0.5)) == 0.5
+    paper_hyper = hyper.get("action_selection", "greedy") == "greedy" and schemas.number(hyper.get("lam", 0.5)) == 0.5
+    lr_ok = schemas.number(config.get("learning_rate", 0.5)) == 0.5
     if mech == "laplace":
-        return paper_hyper and lr_ok and config.get("buffer_size") == 1 and number(config.get("clip") or 0.01) == 0.01
+        return paper_hyper and lr_ok and config.get("buffer_size") == 1 and schemas.number(config.get("clip") or 0.01) == 0.01
     if mech == "prs":
-        return paper_hyper and lr_ok and config.get("buffer_size") == 100 and number(config.get("clip") or 1.0) == 1.0
+        return paper_hyper and lr_ok and config.get("buffer_size") == 100 and schemas.number(config.get("clip") or 1.0) == 1.0
     if mech == "none":
         return paper_hyper and lr_ok
     return False
 
 
-def _utility_keys(ts: list[dict]) -> tuple[str, str]:
-    """(FST key, final-μ key) of a setting's trial summaries: with a privatized score the run's own FST
-    and μ come from noisy scores (what the aggregator saw), so utility is judged on the true scores
-    kept for evaluation."""
-    if all("fst_true_scores" in t for t in ts):
-        return "fst_true_scores", "final_mu_true_scores"
-    return "fst", "final_mu"
+def _true_scores(ts: list[schemas.TrainTrial]) -> bool:
+    """With a privatized score the run's own FST and μ come from noisy scores (what the aggregator
+    saw); utility is then judged on the true scores kept for evaluation."""
+    return all(t.fst_true_scores is not None for t in ts)
 
 
-def _utility_fsts(ts: list[dict]) -> np.ndarray:
-    return np.array([number(t.get(_utility_keys(ts)[0])) for t in ts], dtype=float)
+def _utility_fsts(ts: list[schemas.TrainTrial]) -> np.ndarray:
+    true = _true_scores(ts)
+    return np.array([(t.fst_true_scores if true else t.fst) for t in ts], dtype=float)
 
 
 def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[dict]]:
-    from pgc.metrics import average_scores, relative_auc, success_ratio  # noqa: F401  (pure functions)
+    from pgc.metrics import average_scores, success_ratio  # pure functions
 
-    trials = src.data["trials"]
-    groups: dict[str, list[dict]] = {}
-    for t in trials:
-        if not isinstance(t, dict) or not isinstance(t.get("config"), dict):
-            continue
-        key = _setting_of(t["config"])[2]
-        groups.setdefault(key, []).append(t)
+    groups: dict[str, list[schemas.TrainTrial]] = {}
+    for t in src.result.trials:
+        groups.setdefault(_setting_of(t.config)[2], []).append(t)
     rows, curves, ratios = [], [], []
     for setting, ts in groups.items():
-        config = ts[0]["config"]
+        config = ts[0].config
         mech, eps, _ = _setting_of(config)
         # the horizon is the configured cap: a trial stopped at its first success received fewer
-        horizon = int(max(max(_int(t, "submissions") or 0, int(number(t["config"].get("submissions")) or 0))
-                          for t in ts))
-        fst_key, mu_key = _utility_keys(ts)
-        true_metrics = fst_key == "fst_true_scores"
-        fsts = np.array([number(t.get(fst_key)) if number(t.get(fst_key)) is not None else math.inf for t in ts])
+        horizon = int(max(max(t.submissions or 0, int(schemas.number(t.config.get("submissions")) or 0)) for t in ts))
+        true_metrics = _true_scores(ts)
+        fsts = np.array([x if x is not None else math.inf
+                         for x in ((t.fst_true_scores if true_metrics else t.fst) for t in ts)], dtype=float)
         finite = fsts[np.isfinite(fsts)]
         ratio = float(np.mean(fsts <= horizon))
         med = float(np.median(fsts))
-        final_mu = [number(t.get(mu_key)) for t in ts if number(t.get(mu_key)) is not None]
+        final_mu = [x for x in ((t.final_mu_true_scores if true_metrics else t.final_mu) for t in ts) if x is not None]
         mus = []
         for t in ts:
-            scores_file = src.run_dir / str(t.get("dir", "")) / "scores.npy" if src.run_dir else None
+            scores_file = src.run_dir / t.dir / "scores.npy" if src.run_dir else None
             if scores_file is not None and scores_file.is_file():
                 try:
                     scores = np.load(scores_file, allow_pickle=False)
@@ -565,6 +490,8 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
                                    "FST and μ from the true scores (the aggregator saw privatized ones)"
                                    if true_metrics else "") if x)))
     # relative AUC against a non-private setting of the same run, same horizon
+    from pgc.metrics import relative_auc
+
     refs = [r for r in rows if r.mechanism == "none"]
     if refs:
         ref = refs[0]
@@ -581,96 +508,79 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
 # ---------------------------------------------------------------------------------------------
 
 
-def _interval(v, digits: int = 3) -> str:
-    if isinstance(v, (list, tuple)) and len(v) == 2:
-        return f"[{fmt_eps(number(v[0]), digits)}, {fmt_eps(number(v[1]), digits)}]"
+def _interval(v: list[float] | None, digits: int = 3) -> str:
+    if v and len(v) == 2:
+        return f"[{fmt_eps(v[0], digits)}, {fmt_eps(v[1], digits)}]"
     return ""
 
 
-def replicate_rows(data: dict) -> list[dict] | None:
-    """The ``pgc replicate`` settings as display rows (ours beside the paper's, verdicts, control);
-    None when the result does not have that layout."""
-    settings = data.get("settings")
-    if not (isinstance(settings, list) and settings and all(isinstance(r, dict) and "median_fst" in r for r in settings)):
-        return None
-    primary = None
-    ref = data.get("primary_reference")
+def _value(d: dict | None, key: str) -> float | None:
+    return schemas.number((d or {}).get(key))
+
+
+def replicate_rows(result: schemas.ReplicateResult) -> list[dict]:
+    """The ``pgc replicate`` settings as display rows (ours beside the paper's, verdicts, control)."""
     rows = []
-    for r in settings:
-        mech = str(r.get("mechanism"))
-        label = f"{mech} ε={fmt_eps(number(r.get('epsilon')))} |B|={r.get('buffer_size', '?')}"
-        if r.get("variant"):
-            label += f" ({r['variant']})"
-        if r.get("control"):
+    for r in result.settings:
+        label = f"{r.mechanism} ε={fmt_eps(r.epsilon)} |B|={r.buffer_size if r.buffer_size is not None else '?'}"
+        if r.variant:
+            label += f" ({r.variant})"
+        if r.control:
             label += " — zero-information control"
-        auc = r.get("relative_auc") or {}
-        auc_main = None
-        if isinstance(auc, dict) and auc:
-            primary = primary or next((k for k in auc if isinstance(ref, str) and ref.endswith(str(k))), None)
-            auc_main = auc.get(primary) if primary in auc else next(iter(auc.values()))
-        paper = r.get("paper") or {}
-        verdict = r.get("verdict") or {}
+        auc = r.relative_auc or {}
+        primary = next((k for k in auc if result.primary_reference and result.primary_reference.endswith(str(k))),
+                       next(iter(auc), None))
+        auc_main = auc.get(primary) if primary is not None else None
+        paper = r.paper or {}
+        verdict = r.verdict or {}
         rows.append({
-            "setting": label, "trials": r.get("trials"),
-            "median FST": f"{fmt_eps(number(r.get('median_fst')), 5)} {_interval(r.get('median_fst_ci'), 6)}".strip(),
-            "paper FST": fmt_eps(number(paper.get("median_fst")), 6) if paper else "—",
-            "success ratio": f"{fmt_eps(number(r.get('success_ratio')), 2)} {_interval(r.get('success_ratio_ci'))}".strip(),
-            "paper SR": fmt_eps(number(paper.get("success_ratio")), 2) if paper else "—",
-            "rel. AUC": (f"{fmt_eps(number(auc_main.get('value')), 3)} {_interval(auc_main.get('ci'))}".strip()
+            "setting": label, "trials": r.trials,
+            "median FST": f"{fmt_eps(r.median_fst, 5)} {_interval(r.median_fst_ci, 6)}".strip(),
+            "paper FST": fmt_eps(_value(paper, "median_fst"), 6) if paper else "—",
+            "success ratio": f"{fmt_eps(r.success_ratio, 2)} {_interval(r.success_ratio_ci)}".strip(),
+            "paper SR": fmt_eps(_value(paper, "success_ratio"), 2) if paper else "—",
+            "rel. AUC": (f"{fmt_eps(_value(auc_main, 'value'), 3)} "
+                         f"{_interval([schemas.number(x) for x in auc_main.get('ci') or []])}".strip()
                          if isinstance(auc_main, dict) else "—"),
-            "paper AUC": fmt_eps(number(paper.get("relative_auc")), 3) if paper else "—",
+            "paper AUC": fmt_eps(_value(paper, "relative_auc"), 3) if paper else "—",
             "verdicts (FST / SR / AUC)": " / ".join(str(verdict.get(k, "—")) for k in ("median_fst", "success_ratio",
                                                                                      "relative_auc")) if verdict else "—",
-            "vs control": (r.get("vs_control") or {}).get("verdict", "—"),
+            "vs control": (r.vs_control or {}).get("verdict", "—"),
         })
     return rows
 
 
 def replicate_tables(src: Source) -> dict:
-    data = src.data
-    out = {"source": src.label, "rows": [], "text": [], "images": [], "figures": {}}
-    special = replicate_rows(data)
-    if special is not None:
-        out["rows"] = special
-        reading = data.get("reading") or {}
-        spec = data.get("spec") or {}
-        if isinstance(reading, dict) and reading.get("summary"):
-            out["text"].append(f"Reading '{reading.get('name')}': {reading['summary']}")
-        if spec:
-            out["text"].append(f"{spec.get('trials')} trials per setting, cap {spec.get('cap')} submissions; intervals "
-                               f"at {data.get('level', 0.95):.0%}; wall time {data.get('wall_time_s')} s.")
-        try:  # the replicate helper's own figures (reports.replication), from the same JSON
-            from .replication import figure2, figure3
-
-            out["figures"]["replicate_figure3.png"] = ("Figure 3 — success ratio (dashed: zero-information control)",
-                                                      figure3(data))
-            if data.get("figure2"):
-                out["figures"]["replicate_figure2.png"] = ("Figure 2 — average scores with and without buffering",
-                                                          figure2(data))
-        except Exception as exc:  # a figure that cannot be drawn must not hide the tables
-            out["text"].append(f"(replication figures unavailable: {type(exc).__name__}: {exc})")
+    result = src.result
+    assert isinstance(result, schemas.ReplicateResult)
+    data = result.to_dict()
+    out = {"source": src.label, "rows": replicate_rows(result), "text": [], "figures": {}}
+    out["text"].extend(result.notes or [])
+    out["images"] = []
+    for plot in result.plots or []:  # PNG files the result names, read only from its own folder
+        found = read_png_inside(plot.file, src.path.parent)
+        if found is not None and found[0] not in {p for p, _ in out["images"]}:
+            out["images"].append((found[0], found[1]))
+    if not result.settings:
         return out
-    rows = _first(data, "settings", "rows", "table", default=None)
-    if isinstance(rows, dict):
-        rows = [{"setting": k, **v} for k, v in rows.items() if isinstance(v, dict)]
-    if isinstance(rows, list):
-        for r in rows:
-            if isinstance(r, dict):
-                out["rows"].append(r)
-    for key in ("verdict", "verdicts", "reading", "summary_text", "notes"):
-        value = data.get(key)
-        if isinstance(value, str):
-            out["text"].append(value)
-        elif isinstance(value, list):
-            out["text"].extend(str(v) for v in value if isinstance(v, str))
-    seen: set[Path] = set()
-    for _, obj in walk(data):
-        for key, value in obj.items():
-            if isinstance(value, str) and value.lower().endswith(".png") and len(out["images"]) < 6:
-                found = read_png_inside(value, src.path.parent)
-                if found is not None and found[0] not in seen:
-                    seen.add(found[0])
-                    out["images"].append((found[0].name, found[1]))
+    reading = result.reading or {}
+    spec = result.spec or {}
+    if reading.get("summary"):
+        out["text"].append(f"Reading '{reading.get('name')}': {reading['summary']}")
+    if spec:
+        level = result.level if result.level is not None else 0.95
+        out["text"].append(f"{spec.get('trials')} trials per setting, cap {spec.get('cap')} submissions; intervals "
+                           f"at {level:.0%}; wall time {result.wall_time_s} s.")
+    try:  # the replicate helper's own figures (reports.replication), from the same JSON
+        from .replication import figure2, figure3
+
+        out["figures"]["replicate_figure3.png"] = ("Figure 3 — success ratio (dashed: zero-information control)",
+                                                  figure3(data))
+        if result.figure2:
+            out["figures"]["replicate_figure2.png"] = ("Figure 2 — average scores with and without buffering",
+                                                      figure2(data))
+    except Exception as exc:  # a figure that cannot be drawn must not hide the tables
+        out["text"].append(f"(replication figures unavailable: {type(exc).__name__}: {exc})")
     return out
 
 
@@ -715,20 +625,23 @@ def base_channel(channel: str) -> str:
 
 
 def per_submission_claim(row: BoundRow, rows: list[BoundRow]) -> float | None:
-    """The claim of ONE submission for a k-submission row: the claim of the k = 1 row of the same subject
-    and base channel (e.g. "gradient" for "gradient×3"); else the row's own claim."""
+    """The claim of ONE submission for a k-submission row: the claim of the k = 1 row of the same result,
+    subject and base channel (e.g. "gradient" for "gradient×3"); else the row's own claim."""
     base = base_channel(row.channel)
     for r in rows:
-        if r.subject == row.subject and not r.k and r.channel.strip() == base and r.claimed is not None:
+        if r.source == row.source and r.subject == row.subject and not r.k and r.channel.strip() == base and r.claimed is not None:
             return r.claimed if math.isfinite(r.claimed) else None
     if row.claimed is not None and math.isfinite(row.claimed) and "split" not in row.channel:
         return row.claimed / row.k if row.k and "compos" in " ".join(row.notes) else row.claimed
     return None
 
 
-def build_warnings(c: ReportContent) -> list[dict]:
+def build_warnings(f: Findings, c: ReportContent, *, own: bool = True) -> list[dict]:
+    """Warnings about one group of findings; the notes that concern the training run itself (side
+    channels and composition in the protocol, utility) only for the run's own group."""
     w: list[dict] = []
-    violated = [b for b in c.bounds if b.verdict == "violated" and not b.outside_claim]
+    has_train = own and any(s.kind == "train" for s in c.sources)
+    violated = [b for b in f.bounds if b.verdict == "violated" and not b.outside_claim]
     # a row above its claim that the family-wise (Holm) test does not confirm is one of many bounds
     # each valid alone at its confidence: reported, but not as a proven violation
     lone = [b for b in violated if b.holm_significant is False]
@@ -748,8 +661,16 @@ def build_warnings(c: ReportContent) -> list[dict]:
                           f"({worst.channel}) claims ε = {fmt_eps(worst.claimed)} but the audit certifies "
                           f"ε ≥ {fmt_eps(worst.lower_bound)} at {fmt_eps(worst.confidence)} confidence. "
                           "The claim is false for this implementation, not merely loose."})
-    unprot = [b for b in c.bounds if b.outside_claim and b.lower_bound > 0]
-    if unprot:
+    unprot = [b for b in f.bounds if b.outside_claim and b.lower_bound > 0]
+    if unprot and all(b.covered is not None for b in unprot):  # system audits name their covered channels
+        worst = max(unprot, key=lambda b: b.lower_bound)
+        over = [b for b in unprot if b.claimed is not None and math.isfinite(b.claimed) and b.lower_bound > b.claimed]
+        w.append({"level": "critical", "title": "Channels outside the claim leak",
+                  "text": f"{len(unprot)} channel audit(s) of channels the claim does not cover certify a leak: "
+                          f"{worst.channel} of {worst.subject} gives ε ≥ {fmt_eps(worst.lower_bound)}"
+                          + (f", above the claimed ε = {fmt_eps(worst.claimed)}; {len(over)} such bound(s) exceed the "
+                             "claim, so the system as a whole does not deliver it." if over else ".")})
+    elif unprot:
         worst = max(unprot, key=lambda b: b.lower_bound)
         over = [b for b in unprot if b.claimed is not None and math.isfinite(b.claimed) and b.lower_bound > b.claimed]
         w.append({"level": "critical", "title": "Unprotected side channels (score, timing)",
@@ -760,20 +681,20 @@ def build_warnings(c: ReportContent) -> list[dict]:
                              "claim, so the system as a whole does not deliver it. " if over else ". ")
                           + "The episode score is sent in the clear and the arrival time is the start time plus the "
                           "episode length, so an aggregator learns ψ from them whatever ε the gradient noise has."})
-    elif any(b.outside_claim for b in c.bounds):
+    elif any(b.outside_claim for b in f.bounds):
         w.append({"level": "warning", "title": "Score and timing are outside the claim",
                   "text": "The ε claim covers the noisy gradient only; the score and timing channels are released "
                           "without noise. The channel audits given here found no leak at their models and ψ pairs "
                           "(ε_LB = 0), which bounds nothing: a better-trained model or a wider pair can make them "
                           "leak, and nothing in the protocol limits how much."})
-    elif any(s.kind == "train" for s in c.sources) and not c.protection:
+    elif has_train and not c.protection:
         w.append({"level": "warning", "title": "Score and timing are outside the claim",
                   "text": "In the PGC-A3C protocol each submission carries the episode score in the clear, and its "
                           "arrival time is its start time plus the episode length. The ε of the gradient mechanism "
                           "says nothing about these channels; no channel audit was given to this report."})
     single_claim_exceeded = []
-    for b in c.bounds:
-        per = per_submission_claim(b, c.bounds)
+    for b in f.bounds:
+        per = per_submission_claim(b, f.bounds)
         if b.k and b.k > 1 and per is not None and b.lower_bound > per and not b.outside_claim:
             single_claim_exceeded.append((b, per))
     if single_claim_exceeded:
@@ -783,12 +704,12 @@ def build_warnings(c: ReportContent) -> list[dict]:
                           f"ε ≥ {fmt_eps(b.lower_bound)}, above the per-submission claim ε = {fmt_eps(per)}. "
                           "A per-agent ε does not protect an environment shared by many agents or an agent that "
                           "submits repeatedly; the budget composes (up to kε)."})
-    elif any(s.kind == "train" for s in c.sources):
+    elif has_train:
         w.append({"level": "info", "title": "Composition",
                   "text": "Every agent draws ψ from a small set Ψ, so each environment is shared by many submissions. "
                           "The ε per submission holds per agent; if the environment itself is the secret, its "
                           "protection composes over all submissions made with it (up to kε)."})
-    above = [a for a in c.attacks if a.above_ceiling and not a.uses_side_channel]
+    above = [a for a in f.attacks if a.above_ceiling and not a.uses_side_channel]
     if above:
         a = max(above, key=lambda a: a.accuracy - (a.ceiling or 0))
         w.append({"level": "critical", "title": "Attack beats the ε-LDP ceiling",
@@ -796,7 +717,7 @@ def build_warnings(c: ReportContent) -> list[dict]:
                           f"{a.accuracy:.3f} (CI low {fmt_eps(a.ci_low)}) above the ceiling {a.ceiling:.3f} that any "
                           "attacker must respect if the claim held, from the privatized gradient alone: a privacy "
                           "violation (or an evaluation bug)."})
-    above_side = [a for a in c.attacks if a.above_ceiling and a.uses_side_channel]
+    above_side = [a for a in f.attacks if a.above_ceiling and a.uses_side_channel]
     if above_side:
         a = max(above_side, key=lambda a: a.accuracy - (a.ceiling or 0))
         w.append({"level": "critical", "title": "Attacks through score/timing beat the ε-LDP ceiling",
@@ -805,7 +726,7 @@ def build_warnings(c: ReportContent) -> list[dict]:
                           f"k = {a.k or 1}) reaches {a.accuracy:.3f} (CI low {fmt_eps(a.ci_low)}) against a ceiling of "
                           f"{a.ceiling:.3f}. The gradient mechanism is not at fault; what the agent reports beside it "
                           "is unprotected, so the system does not deliver its claim."})
-    defects = [a for a in c.attacks if a.attacker_defect]
+    defects = [a for a in f.attacks if a.attacker_defect]
     if defects:
         a = min(defects, key=lambda a: a.ci_high if a.ci_high is not None else a.accuracy)
         w.append({"level": "warning", "title": "Attacker defect: accuracy below chance",
@@ -814,7 +735,7 @@ def build_warnings(c: ReportContent) -> list[dict]:
                           f"chance {fmt_eps(a.chance)}). Under a uniform prior no sound attacker is worse than chance, so "
                           "these rows say something about the attacker (or sampling luck among many rows), nothing about "
                           "privacy; they are left out of the accuracy table and the plot."})
-    limited = [b for b in c.bounds if b.budget_limited]
+    limited = [b for b in f.bounds if b.budget_limited]
     if limited:
         b = limited[0]
         w.append({"level": "info", "title": "Bounds limited by the sample budget",
@@ -822,15 +743,16 @@ def build_warnings(c: ReportContent) -> list[dict]:
                           f"budget can certify (e.g. {b.subject}, {b.channel}: ε ≥ {fmt_eps(b.lower_bound)} with a cap of "
                           f"{fmt_eps(b.cap)} at {b.samples or '?'} samples per side). The true ε may be much larger; "
                           "more samples would raise the bound."})
-    unreachable = [b for b in c.bounds if b.cap and b.claimed and math.isfinite(b.claimed) and b.cap < b.claimed
+    unreachable = [b for b in f.bounds if b.cap and b.claimed and math.isfinite(b.claimed) and b.cap < b.claimed
                    and not b.verdict.startswith("violated")]
     if unreachable:
         b = unreachable[0]
         w.append({"level": "info", "title": "Claims beyond what the audit could refute",
-                  "text": f"{len(unreachable)} claim(s) exceed the certifiable cap (e.g. ε = {fmt_eps(b.claimed)} vs cap "
+                  "text": f"{len(unreachable)} claim(s) exceed the certifiable cap (e.g. {b.subject}, {b.channel}: "
+                          f"ε = {fmt_eps(b.claimed)} vs cap "
                           f"{fmt_eps(b.cap)}): with this budget even a perfect test could not show a violation, so "
                           "'consistent' there means 'not refutable with this budget'."})
-    no_learn = [u for u in c.utility if not u.success_ratio]
+    no_learn = [u for u in c.utility if not u.success_ratio] if own else []
     if no_learn:
         w.append({"level": "warning", "title": "Little or no utility",
                   "text": f"{len(no_learn)} of {len(c.utility)} training setting(s) never reached the target score "
@@ -853,59 +775,121 @@ def protection_records(sources: list[Source]) -> list[dict]:
             out.append(rec)
 
     for src in sources:
-        data = src.data if isinstance(src.data, dict) else {}
-        if src.kind == "train":
-            for t in data.get("trials") or []:
-                if isinstance(t, dict) and t.get("protect"):
-                    mech, eps, setting = _setting_of(t.get("config") or {})
-                    add(src, f"run: {setting}", t["protect"], number(t.get("claimed_epsilon_total")),
-                        number(t.get("gradient_epsilon")), number(t.get("score_epsilon")))
-        elif src.kind == "audit":
-            prot = data.get("protection")
-            if isinstance(prot, dict) and prot.get("protect"):
-                add(src, "audit (adversarial model)", prot["protect"], number(prot.get("claimed_epsilon_total")),
-                    number(prot.get("gradient_epsilon")), number(prot.get("score_epsilon")))
-            for key in ("environment_audits", "adversarial_audits"):
-                for a in data.get(key) or []:
-                    if isinstance(a, dict) and a.get("protect"):
-                        add(src, "audit" + (" (adversarial model)" if key.startswith("adv") else ""), a["protect"],
-                            number(a.get("claimed_epsilon")), number(a.get("gradient_epsilon")),
-                            number(a.get("score_epsilon")))
+        r = src.result
+        if isinstance(r, schemas.TrainRun):
+            for t in r.trials:
+                if t.protect:
+                    add(src, f"run: {_setting_of(t.config)[2]}", t.protect, t.claimed_epsilon_total,
+                        t.gradient_epsilon, t.score_epsilon)
+        elif isinstance(r, schemas.AuditResult):
+            if r.protection and r.protection.protect:
+                p = r.protection
+                add(src, "audit (adversarial model)", p.protect, p.claimed_epsilon_total, p.gradient_epsilon,
+                    p.score_epsilon)
+            for a in r.environment_audits or []:
+                if a.protect:
+                    add(src, "audit", a.protect, a.claimed_epsilon, a.gradient_epsilon, a.score_epsilon)
+            for a in r.adversarial_audits or []:
+                if a.protect:
+                    add(src, "audit (adversarial model)", a.protect, a.claimed_epsilon, a.gradient_epsilon,
+                        a.score_epsilon)
     return out
 
 
 def mitigation_costs_from_result(src: Source) -> dict:
     """The utility cost of the channel mitigations (``scripts/mitigations_utility.py``): per mechanism,
-    ε and variant, the aggregator's and the true success and median FST. Rows it cannot read are skipped."""
-    d = src.data
-    mechanism = d.get("mechanism")  # results from before several mechanisms were run name one at the top
-    rows = []
-    for r in d.get("rows") or []:
-        if not isinstance(r, dict) or _num(r, "epsilon") is None or not isinstance(r.get("variant"), str):
-            continue
-        rows.append({"mechanism": str(r.get("mechanism") or mechanism or "?"), "epsilon": _num(r, "epsilon"),
-                     "variant": r["variant"], "gradient_epsilon": _num(r, "gradient_epsilon"),
-                     "score_epsilon": _num(r, "score_epsilon"), "trials": _int(r, "trials"),
-                     "successes": _int(r, "successes"), "median_fst": _num(r, "median_fst"),
-                     "true_successes": _int(r, "true_successes"), "median_true_fst": _num(r, "median_true_fst"),
-                     "median_true_fst_ci": r.get("median_true_fst_ci"),
-                     "median_ticks_at_success": _num(r, "median_ticks_at_success")})
-    spec = d.get("spec") if isinstance(d.get("spec"), dict) else {}
-    return {"source": src.label, "reading": d.get("reading") or spec.get("reading"), "cap": spec.get("cap"),
-            "command": d.get("command"), "rows": rows}
+    ε and variant, the aggregator's and the true success and median FST."""
+    r = src.result
+    assert isinstance(r, schemas.MitigationsUtility)
+    rows = [{"mechanism": x.mechanism, "epsilon": x.epsilon, "variant": x.variant,
+             "gradient_epsilon": x.gradient_epsilon, "score_epsilon": x.score_epsilon, "trials": x.trials,
+             "successes": x.successes, "median_fst": x.median_fst, "true_successes": x.true_successes,
+             "median_true_fst": x.median_true_fst, "median_true_fst_ci": x.median_true_fst_ci,
+             "median_ticks_at_success": x.median_ticks_at_success} for x in r.rows]
+    spec = r.spec or {}
+    return {"source": src.label, "reading": r.reading, "cap": spec.get("cap"),
+            "command": r.command, "rows": rows}
+
+
+def bandit_regret(src: Source) -> dict:
+    """A federated-bandit regret result: curves per algorithm and the privacy cost against M."""
+    r = src.result
+    assert isinstance(r, schemas.BanditRegret)
+    plot = None
+    if r.plot:
+        found = read_png_inside(r.plot, src.path.parent)
+        plot = found[1] if found else None
+    return {"source": src.label, "settings": r.settings,
+            "curves": {name: {"t": c.t, "mean": c.mean, "lo": c.lo, "hi": c.hi} for name, c in r.curves.items()},
+            "privacy_cost": r.privacy_cost.to_dict() if r.privacy_cost else None, "plot_png": plot}
+
+
+def bandit_attack_rows(src: Source) -> list[dict]:
+    r = src.result
+    assert isinstance(r, schemas.BanditAttack)
+    return [{"source": src.label, **x.to_dict()} for x in r.rows]
+
+
+def _worst_verdict(rows: list[BoundRow], family_size: int) -> str:
+    """The worst verdict among rows that count: Holm-significant ones when the family has members."""
+    counted = [b for b in rows if b.holm_significant] if family_size else rows
+    verdicts = [b.verdict for b in counted] or ["consistent"]
+    return max(verdicts, key=lambda v: _VERDICT_ORDER.get(v, 0))
+
+
+def summary_rows(f: Findings) -> list[dict]:
+    """The summary table: one row per observer group × channel family, the largest certified bound
+    of the group beside its claim, the certifiable cap and the group's verdict (Holm-corrected)."""
+    groups: dict[tuple[str, str, float | None], list[BoundRow]] = {}
+    for b in f.bounds:  # results audited at different claims (ε = 1, ε = 4) stay in separate rows
+        claim = per_submission_claim(b, f.bounds) if b.k else None
+        claim = b.claimed if claim is None else claim
+        groups.setdefault((b.group or b.subject, channel_family(b.channel), claim), []).append(b)
+    out = []
+    for (group, family, claim), rows in groups.items():
+        worst = max(rows, key=lambda b: b.lower_bound)
+        claims = sorted({b.claimed for b in rows if b.claimed is not None and math.isfinite(b.claimed)})
+        accountant = next((b.accountant for b in rows if b.accountant is not None), None)
+        out.append({"group": group, "family": family, "claimed": claim, "claims": claims, "accountant": accountant,
+                    "lower_bound": worst.lower_bound, "cap": worst.cap, "worst_subject": worst.subject,
+                    "worst_channel": worst.channel, "rows": len(rows),
+                    "verdict": _worst_verdict(rows, f.family.get("size", 0)),
+                    "outside_claim": worst.outside_claim, "budget_limited": worst.budget_limited})
+    order = {"mechanism": 0, "self-test": 1, "honest aggregator": 2, "adversarial aggregator": 3}
+    fam_order = {"output": 0, "gradient": 1, "score": 2, "timing": 3, "all": 4}
+    out.sort(key=lambda r: (order.get(r["group"], 5), r["group"], math.inf if r["claimed"] is None else r["claimed"],
+                            fam_order.get(r["family"], 5), r["family"]))
+    return out
+
+
+def _findings(sources: list[Source]) -> Findings:
+    f = Findings()
+    for src in sources:
+        if src.kind == "audit":
+            f.bounds.extend(bounds_from_audit(src))
+            adv = adversarial_from_audit(src)
+            if adv is not None:
+                f.adversarial.append(adv)
+        elif src.kind == "system-audit":
+            rows, header = bounds_from_system_audit(src)
+            f.bounds.extend(rows)
+            f.system_audits.append(header)
+        elif src.kind == "attack":
+            f.attacks.extend(attacks_from_result(src))
+        elif src.kind == "bandit-regret":
+            f.bandit_regret.append(bandit_regret(src))
+        elif src.kind == "bandit-attack":
+            f.bandit_attacks.extend(bandit_attack_rows(src))
+    f.family = holm_family(f.bounds)
+    return f
 
 
 def build_content(sources: list[Source]) -> ReportContent:
     c = ReportContent(sources=sources)
+    c.own = _findings([s for s in sources if not s.reference])
+    c.reference = _findings([s for s in sources if s.reference])
     for src in sources:
-        if src.kind == "audit":
-            c.bounds.extend(bounds_from_audit(src))
-            adv = adversarial_from_audit(src)
-            if adv is not None:
-                c.adversarial.append(adv)
-        elif src.kind == "attack":
-            c.attacks.extend(attacks_from_result(src))
-        elif src.kind == "train":
+        if src.kind == "train":
             rows, curves, ratios = utility_from_run(src)
             c.utility.extend(rows)
             c.curves.extend(curves)
@@ -913,10 +897,10 @@ def build_content(sources: list[Source]) -> ReportContent:
         elif src.kind == "replicate":
             c.replicate.append(replicate_tables(src))
         elif src.kind == "tune":
-            c.tuning.append({"source": src.label, "data": src.data})
+            c.tuning.append({"source": src.label, "study": src.result})
         elif src.kind == "mitigations-utility":
             c.mitigation_costs.append(mitigation_costs_from_result(src))
     c.protection = protection_records(sources)
-    c.family = holm_family(c.bounds)
-    c.warnings = build_warnings(c)
+    c.own.warnings = build_warnings(c.own, c, own=True)
+    c.reference.warnings = build_warnings(c.reference, c, own=False)
     return c

@@ -1,29 +1,33 @@
-"""Reading result files for a report: a tolerant reader keyed on the top-level ``"kind"``.
+"""Reading result files for a report: every file goes through its schema (:mod:`schemas`).
 
 Accepted inputs (``pgc report RUN_OR_RESULT...``):
 
-* a training run folder (``pgc train --out DIR``) or its ``summary.json`` — ``"format": "pgc-run/1"``;
-* a JSON result whose top-level ``"kind"`` is one of ``replicate``, ``audit``, ``attack``, ``tune``,
-  ``mitigations-utility`` (``scripts/mitigations_utility.py``: the utility cost of the channel
-  mitigations) (``pipeline`` manifests list further inputs and are expanded);
+* a training run folder (``pgc train --out DIR``) or its ``summary.json`` (kind ``train``);
+* a JSON result of a kind in :data:`KINDS` (``pipeline`` manifests list further inputs and are expanded);
 * a folder holding exactly one such JSON file (``result.json``, ``<kind>.json`` or ``summary.json``).
 
-The reader is strict about what it can check (the file exists, parses, has a known kind) and lenient
-about everything else: sections of a result that a report does not understand are ignored, so a newer
-auditor or attacker with extra fields still renders. Errors raise :class:`ReportInputError` with a
-message that names the file.
+A file that does not parse, declares an unknown kind or a ``format_version`` this code does not read,
+or does not match its schema raises :class:`ReportInputError` with a one-line message naming the file,
+the kind and the version. Keys a schema does not name are kept and ignored, so a writer with extra
+fields still renders.
+
+An input inside this checkout's ``results/`` folder is a committed reference result: the report shows
+it in its own section, apart from the run's own verdict and warnings (unless every input is one).
 """
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-KINDS = ("train", "replicate", "audit", "attack", "tune", "mitigations-utility")
-RUN_FORMAT = "pgc-run/1"
+import schemas
+
+KINDS = ("train", "replicate", "audit", "system-audit", "attack", "tune", "mitigations-utility", "bandit-regret",
+         "bandit-attack")
+RUN_FORMAT = schemas.RUN_FORMAT
+COMMITTED_RESULTS = Path(__file__).resolve().parents[1] / "results"
 _FOLDER_CANDIDATES = ("result.json", "audit.json", "attack.json", "replicate.json", "tune.json", "utility.json",
                       "summary.json")
 
@@ -34,39 +38,27 @@ class ReportInputError(ValueError):
 
 @dataclass
 class Source:
-    """One input: its kind, where it came from, the parsed JSON and, for runs, the run folder."""
+    """One input: its kind, where it came from, its typed result and, for runs, the run folder.
+    ``reference``: a committed reference result (under ``results/``), not the run's own."""
 
     kind: str
     path: Path
-    data: dict
+    result: schemas.Result
     run_dir: Path | None = None
     label: str = ""
-    extra: dict = field(default_factory=dict)
+    reference: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:
             self.label = self.path.parent.name if self.path.name in ("summary.json", "result.json") else self.path.stem
 
 
-def number(value: Any) -> float | None:
-    """A JSON number or the strings "inf"/"-inf"/"nan" (as written by pgc) as float; None otherwise."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("inf", "+inf", "infinity", "∞"):
-            return math.inf
-        if text in ("-inf", "-infinity"):
-            return -math.inf
-        if text == "nan":
-            return math.nan
-        try:
-            return float(text)
-        except ValueError:
-            return None
-    return None
+def is_committed_reference(path: Path) -> bool:
+    """True for a file inside this checkout's committed ``results/`` folder."""
+    try:
+        return COMMITTED_RESULTS in path.resolve().parents
+    except OSError:
+        return False
 
 
 MAX_INPUT_BYTES = 256 * 2**20
@@ -96,24 +88,16 @@ def _read_json(path: Path) -> Any:
         raise ReportInputError(f"{path} is not valid JSON (corrupted or truncated?): {exc}") from None
 
 
-def _classify(path: Path, data: Any) -> str:
-    if not isinstance(data, dict):
-        raise ReportInputError(f"{path} holds a JSON {type(data).__name__}, not a result object")
-    if data.get("format") == RUN_FORMAT:
-        return "train"
-    kind = data.get("kind")
-    if kind is None:
-        fmt = data.get("format")
-        if isinstance(fmt, str) and fmt.split("/")[0] in KINDS + ("pipeline",):
-            kind = fmt.split("/")[0]
-    if kind == "pipeline":
-        return "pipeline"
-    if kind not in KINDS:
-        known = ", ".join(KINDS)
-        found = f"kind {kind!r}" if kind is not None else "no 'kind' field"
-        raise ReportInputError(f"{path} has {found}; a report reads results of kind {known} "
-                               f"(or a pgc train run folder with format {RUN_FORMAT!r})")
-    return kind
+def _typed(path: Path, data: Any) -> schemas.Result:
+    """The schema-checked result of one file; ReportInputError (one line) when it does not load."""
+    try:
+        result = schemas.load(data, where=str(path))
+    except schemas.SchemaError as exc:
+        raise ReportInputError(str(exc)) from None
+    if result.KIND not in KINDS + ("pipeline",):
+        raise ReportInputError(f"{path}: kind {result.KIND!r} (format_version {result.format_version}) is not "
+                               f"read by a report; a report reads {', '.join(KINDS)} (or a pgc train run folder)")
+    return result
 
 
 def load_source(spec: str | Path, _depth: int = 0) -> list[Source]:
@@ -140,13 +124,10 @@ def load_source(spec: str | Path, _depth: int = 0) -> list[Source]:
     else:
         file = path
     data = _read_json(file)
-    kind = _classify(file, data)
-    if kind == "pipeline":
+    result = _typed(file, data)
+    if isinstance(result, schemas.Pipeline):
         out: list[Source] = []
-        items = data.get("inputs", [])
-        for item in items if isinstance(items, list) else []:
-            if not isinstance(item, str):
-                raise ReportInputError(f"{file} lists an input that is not a path: {item!r}")
+        for item in result.inputs:
             item_path = Path(item)
             if not item_path.is_absolute():
                 item_path = file.parent / item_path
@@ -154,15 +135,15 @@ def load_source(spec: str | Path, _depth: int = 0) -> list[Source]:
         if not out:
             raise ReportInputError(f"{file} is a pipeline manifest listing no inputs")
         return out
-    if kind == "train":
-        if not isinstance(data.get("trials"), list) or not data["trials"]:
-            raise ReportInputError(f"{file} is a run summary without trials")
-        return [Source("train", file, data, run_dir=file.parent, label=file.parent.name)]
-    return [Source(kind, file, data)]
+    reference = is_committed_reference(file)
+    if isinstance(result, schemas.TrainRun):
+        return [Source("train", file, result, run_dir=file.parent, label=file.parent.name, reference=reference)]
+    return [Source(result.KIND, file, result, reference=reference)]
 
 
 def load_sources(specs) -> list[Source]:
-    """Load every input (in order); duplicates (same resolved file) are kept once."""
+    """Load every input (in order); duplicates (same resolved file) are kept once. When every input is a
+    committed result, they are what the report is about: none is marked as a reference."""
     specs = list(specs)
     if not specs:
         raise ReportInputError("no inputs given")
@@ -174,15 +155,7 @@ def load_sources(specs) -> list[Source]:
             if key not in seen:
                 seen.add(key)
                 out.append(src)
+    if all(src.reference for src in out):
+        for src in out:
+            src.reference = False
     return out
-
-
-def walk(obj: Any, path: tuple = ()):
-    """Yield (path, dict) for every JSON object nested in ``obj`` (depth first, in order)."""
-    if isinstance(obj, dict):
-        yield path, obj
-        for key, value in obj.items():
-            yield from walk(value, path + (str(key),))
-    elif isinstance(obj, list):
-        for i, value in enumerate(obj):
-            yield from walk(value, path + (i,))

@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .content import AttackRow, BoundRow, fmt_eps, ldp_ceiling  # noqa: E402
+from .content import AttackRow, BoundRow, fmt_eps, ldp_ceiling  # noqa: E402,F401
 
 DPI = 96
 _VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700"}
@@ -24,10 +24,50 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+def _drawable(values: list[float]) -> tuple[list[float], float]:
+    """Bar lengths with infinite bounds drawn 15% beyond the largest finite value; that length."""
+    finite = [v for v in values if math.isfinite(v)]
+    far = 1.15 * max(finite, default=1.0) or 1.0
+    return [v if math.isfinite(v) else far for v in values], far
+
+
 def _verdict_colour(verdict: str) -> str:
     if verdict.startswith("violated"):
         return _VERDICT_COLOURS["violated"]
     return _VERDICT_COLOURS.get(verdict, "#495057")
+
+
+def headline_figure(summary: list[dict]) -> bytes:
+    """Per channel family: the largest certified ε lower bound of each observer (bars, coloured by
+    verdict), the claimed ε (black tick) and the certifiable cap (grey tick)."""
+    rows = summary[:15]
+    fig, ax = plt.subplots(figsize=(5.6, 0.3 * len(rows) + 1.0))
+    y = np.arange(len(rows))[::-1]
+    bars, _ = _drawable([r["lower_bound"] for r in rows])
+    ax.barh(y, bars, color=[_verdict_colour(r["verdict"]) for r in rows], height=0.62)
+    for yy, r, b in zip(y, rows, bars):
+        if not math.isfinite(r["lower_bound"]):
+            ax.text(b, yy, " ∞", va="center", fontsize=8)
+    claims = [(yy, r["claimed"]) for yy, r in zip(y, rows) if r["claimed"] is not None and math.isfinite(r["claimed"])]
+    if claims:
+        ax.scatter([c for _, c in claims], [yy for yy, _ in claims], marker="|", s=230, color="black", linewidths=2.5,
+                   label="claimed ε", zorder=3)
+    caps = [(yy, r["cap"]) for yy, r in zip(y, rows) if r["cap"] is not None and math.isfinite(r["cap"])]
+    if caps:
+        ax.scatter([c for _, c in caps], [yy for yy, _ in caps], marker="|", s=180, color="#868e96", linewidths=2,
+                   label="certifiable cap", zorder=2)
+    from matplotlib.patches import Patch
+
+    handles, _ = ax.get_legend_handles_labels()
+    handles += [Patch(color=_VERDICT_COLOURS[v], label=v) for v in ("consistent", "unprotected channel", "violated")]
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{r['group'][:22]} · {r['family']}" for r in rows], fontsize=8)
+    ax.set_xlabel("ε (audited lower bound: bar)", fontsize=8)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22 if len(rows) > 6 else -0.3), ncol=3,
+              fontsize=7, frameon=False)
+    return _png(fig)
 
 
 def bounds_figure(rows: list[BoundRow]) -> bytes:
@@ -35,7 +75,7 @@ def bounds_figure(rows: list[BoundRow]) -> bytes:
     rows = rows[:40]
     fig, ax = plt.subplots(figsize=(8.5, 0.32 * len(rows) + 1.4))
     y = np.arange(len(rows))[::-1]
-    lbs = [r.lower_bound for r in rows]
+    lbs, _ = _drawable([r.lower_bound for r in rows])
     ax.barh(y, lbs, color=[_verdict_colour(r.verdict) for r in rows], height=0.6, label="observed ε lower bound")
     finite_claims = [(yy, r.claimed) for yy, r in zip(y, rows) if r.claimed is not None and math.isfinite(r.claimed)]
     if finite_claims:

@@ -15,7 +15,8 @@ from pgc.trainer import TrainConfig, train_batch
 from pgc_cli.main import main
 from reports import ReportInputError, build_report, load_sources
 from reports.browser import check_page, chromium_path, external_references, screenshot
-from reports.content import channel_verdict, ldp_ceiling
+from reports.content import channel_verdict
+from schemas.shared import ldp_ceiling
 from tuning.study import pareto_front
 
 
@@ -29,36 +30,35 @@ def run_dir(tmp_path_factory) -> Path:
 
 
 def _audit_result() -> dict:
-    bound = {"samples_per_side": 200_000, "max_certifiable_epsilon": 11.2, "confidence": 0.95, "statistic": "llr",
-             "hypothesis": "+G·e_1 vs −G·e_1"}
-    return {"kind": "audit", "samples": 200_000, "results": [
-        {"mechanism": "Laplace(epsilon=1.0)", "claimed_epsilon": 1.0, "epsilon_lower_bound": 0.96, "confidence": 0.95,
-         "violation": False, "bound": bound},
-        {"mechanism": "NoiseTooSmall(epsilon=1.0)", "claimed_epsilon": 1.0, "epsilon_lower_bound": 1.9,
-         "confidence": 0.95, "violation": True, "bound": {**bound, "epsilon_lower_bound": 1.9}},
-    ], "environment": {"pair": [9.7, 9.9], "claimed_epsilon": 1.0, "channels": [
-        {"channel": "gradient", "epsilon_lower_bound": 0.02, "max_certifiable_epsilon": 11.2, "samples_per_side": 50_000},
-        {"channel": "score", "epsilon_lower_bound": 2.5, "max_certifiable_epsilon": 11.2, "samples_per_side": 50_000},
-        {"channel": "timing", "epsilon_lower_bound": 2.4, "max_certifiable_epsilon": 11.2, "samples_per_side": 50_000},
-        {"channel": "gradient", "k": 10, "epsilon_lower_bound": 1.3, "max_certifiable_epsilon": 11.2},
-    ]}}
+    mech = {"scope": "mechanism", "channel": "mechanism output", "confidence": 0.95, "samples_per_side": 200_000,
+            "max_certifiable_epsilon": 11.2, "statistic": "llr", "claimed_epsilon": 1.0}
+    env = {"scope": "environment 9.7 vs 9.9", "claimed_epsilon": 1.0, "confidence": 0.95,
+           "max_certifiable_epsilon": 11.2, "samples_per_side": 50_000}
+    return {"kind": "audit", "format_version": 1, "mode": "run", "confidence": 0.95, "channels": [
+        {**mech, "mechanism": "Laplace(epsilon=1.0)", "epsilon_lower_bound": 0.96},
+        {**mech, "mechanism": "NoiseTooSmall(epsilon=1.0)", "epsilon_lower_bound": 1.9},
+        {**env, "channel": "gradient", "epsilon_lower_bound": 0.02},
+        {**env, "channel": "score", "epsilon_lower_bound": 2.5},
+        {**env, "channel": "timing", "epsilon_lower_bound": 2.4},
+        {**env, "channel": "gradient×10", "epsilon_lower_bound": 1.3},
+    ]}
 
 
 def _adversarial_result() -> dict:
-    """The new adversarial-aggregator layout, deliberately with some keys missing."""
+    """The adversarial-aggregator layout, with the optional keys missing."""
     curve = []
     for model, ratio in (("honest", 0.05), ("adversarial", 0.4)):
         for dpsi in (0.2, 1.0, 5.0, 10.0):
             curve.append({"psi": 9.8, "psi_prime": 9.8 + dpsi, "delta_psi": dpsi, "epsilon": 1.0, "model": model,
                           "channel": "gradient", "epsilon_lower_bound": ratio * dpsi / 10, "ratio": ratio * dpsi / 10})
-    curve.append({"psi": 5.0, "psi_prime": 15.0, "epsilon": 1.0, "model": "adversarial", "channel": "all",
-                  "epsilon_lower_bound": 0.9})  # no delta_psi, no ratio: derived
+    curve.append({"psi": 5.0, "psi_prime": 15.0, "delta_psi": 10.0, "epsilon": 1.0, "model": "adversarial",
+                  "channel": "all", "epsilon_lower_bound": 0.9})  # no ratio: derived
     audits = [{"psi": 5.0, "psi_prime": 15.0, "mechanism": "laplace", "claimed_epsilon": 1.0,
                "channels": [{"channel": "gradient", "claimed_epsilon": 1.0, "epsilon_lower_bound": 0.62, "ratio": 0.62,
                              "verdict": "consistent", "model": "adversarial"}],
                "noise_free_epsilon_lower_bound": 7.5, "search": {"objective": "llr", "evaluations": 400,
                                                                  "wall_time_s": 3.2}, "theta_file": "theta.npy"},
-              {"psi": 9.7, "psi_prime": 9.9}]  # a bare entry: shown with dashes
+              {"psi": 9.7, "psi_prime": 9.9, "mechanism": "laplace", "channels": []}]  # no channel: dashes
     return {"kind": "audit", "mode": "adversarial", "adversarial_audits": audits, "curve": curve,
             "channels": [{"scope": "environment 5 vs 15", "channel": "gradient", "claimed_epsilon": 1.0,
                           "epsilon_lower_bound": 0.62, "confidence": 0.95, "verdict": "consistent",
@@ -69,15 +69,13 @@ def _attack_result() -> dict:
     rows = []
     for eps in (1.0, 2.0, 5.0, "inf"):
         e = math.inf if eps == "inf" else eps
-        rows.append({"attacker": "likelihood", "channels": ["gradient"], "epsilon": eps, "k": 1,
-                     "candidates": [9.7, 9.8, 9.9], "accuracy": 0.34, "accuracy_ci": [0.32, 0.36],
-                     "chance": 1 / 3, "ceiling": ldp_ceiling(e, 1, 3)})
-    rows.append({"attacker": "side-channel", "channels": ["score"], "epsilon": 1.0, "k": 1,
-                 "candidates": [9.7, 9.8, 9.9], "accuracy": 0.70, "accuracy_ci": [0.66, 0.74], "chance": 1 / 3,
-                 "ceiling": ldp_ceiling(1.0, 1, 3)})
-    rows.append({"attacker": "learned", "channels": ["gradient"], "epsilon": 0.5, "k": 1, "candidates": [9.7, 9.8, 9.9],
-                 "accuracy": 0.60, "accuracy_ci": [0.55, 0.65], "chance": 1 / 3, "ceiling": ldp_ceiling(0.5, 1, 3)})
-    return {"kind": "attack", "rows": rows}
+        rows.append({"attacker": "likelihood", "channels": ["gradient"], "epsilon": eps, "k": 1, "accuracy": 0.34,
+                     "ci": [0.32, 0.36], "chance": 1 / 3, "ceiling": ldp_ceiling(e, 1, 3)})
+    rows.append({"attacker": "side-channel", "channels": ["score"], "epsilon": 1.0, "k": 1, "accuracy": 0.70,
+                 "ci": [0.66, 0.74], "chance": 1 / 3, "ceiling": ldp_ceiling(1.0, 1, 3)})
+    rows.append({"attacker": "learned", "channels": ["gradient"], "epsilon": 0.5, "k": 1, "accuracy": 0.60,
+                 "ci": [0.55, 0.65], "chance": 1 / 3, "ceiling": ldp_ceiling(0.5, 1, 3)})
+    return {"kind": "attack", "mode": "sweep", "candidates": [9.7, 9.8, 9.9], "rows": rows}
 
 
 def _tune_result() -> dict:
@@ -88,7 +86,7 @@ def _tune_result() -> dict:
                        "median_fst": 1000.0 if u else "inf", "final_mu": 50.0})
     trials.append({"number": 5, "state": "PRUNED", "params": {"mechanism": "prs"}, "utility": 0.0, "privacy": 1.0})
     front = pareto_front([(t["number"], t["utility"], t["privacy"]) for t in trials if t["state"] == "COMPLETE"])
-    return {"kind": "tune", "study": "t", "mode": "pareto", "utility": "success_ratio", "privacy": "claimed ε",
+    return {"kind": "tune", "format": "pgc-tune/1", "study": "t", "mode": "pareto", "utility": "success_ratio", "privacy": "claimed ε",
             "evaluation": {"runs_per_trial": 8, "submissions": 3000, "gravities": [9.6, 9.8, 10.0]},
             "counts": {"COMPLETE": 5, "PRUNED": 1}, "trials": trials, "pareto_front": front}
 
@@ -102,7 +100,7 @@ def _replicate_result() -> dict:
            "paper": {"median_fst": 18377, "success_ratio": 0.8, "relative_auc": 0.673},
            "verdict": {"median_fst": "not reproduced", "success_ratio": "not reproduced", "relative_auc": "not reproduced"},
            "vs_control": {"verdict": "not better than control: explainable as random search"}}
-    return {"kind": "replicate", "settings": [row], "level": 0.95, "wall_time_s": 1.0}
+    return {"kind": "replicate", "format": "pgc-replicate/1", "settings": [row], "level": 0.95, "wall_time_s": 1.0}
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +138,6 @@ def test_channel_verdicts():
     assert channel_verdict("timing", 1.0, 0.0) == "consistent"
     assert channel_verdict("score", 1.0, 2.5) == "unprotected channel"
     assert channel_verdict("all channels", 1.0, 3.0) == "violated (via unprotected channel)"
-    assert channel_verdict("gradient", 1.0, 0.5, violation=True) == "violated"
 
 
 def test_pareto_front_pure():
@@ -265,11 +262,11 @@ def test_rewrite_keeps_previous_report_intact_on_error(report, inputs, tmp_path)
     assert sorted(p.name for p in out.iterdir()) == ["figures", "report.html", "report.json", "report.md"]
 
 
-def test_unknown_fields_are_tolerated(run_dir, tmp_path):
-    """A newer audit format with extra nesting and fields still yields its bounds."""
-    data = {"kind": "audit", "schema": 7, "extra": {"anything": [1, 2, {"nested": True}]},
-            "groups": {"mechanisms": [{"mechanism": "PRS", "claimed_epsilon": "inf", "epsilon_lower_bound": 3.0,
-                                       "new_field": {"x": 1}}]}}
+def test_unknown_fields_are_tolerated(tmp_path):
+    """A writer's extra fields (top level and inside rows) are kept and ignored; the bounds still render."""
+    data = {"kind": "audit", "mode": "mechanism", "schema_note": 7, "extra": {"anything": [1, 2, {"nested": True}]},
+            "channels": [{"scope": "mechanism", "mechanism": "PRS", "channel": "canary (black-box)",
+                          "claimed_epsilon": "inf", "epsilon_lower_bound": 3.0, "new_field": {"x": 1}}]}
     path = tmp_path / "a.json"
     path.write_text(json.dumps(data))
     out = tmp_path / "r"
@@ -279,13 +276,30 @@ def test_unknown_fields_are_tolerated(run_dir, tmp_path):
     assert re.search(r"consistent", summary["bounds"][0]["verdict"])
 
 
+@pytest.mark.parametrize("data, message", [
+    ({"kind": "audit", "format_version": 2, "mode": "run", "channels": []},
+     "kind 'audit' format_version 2 is not supported"),
+    ({"kind": "audit", "mode": "run", "channels": [{"channel": "gradient", "epsilon_lower_bound": "big"}]},
+     "kind 'audit' format_version 1: channels[0].epsilon_lower_bound is 'big', expected a number"),
+    ({"kind": "attack", "mode": "run"}, "kind 'attack' format_version 1: AttackResult lacks the field 'rows'"),
+    ({"kind": "weather", "format_version": 3}, "kind 'weather' (format_version 3) is not a known result kind"),
+])
+def test_old_or_foreign_file_gets_one_line_error_naming_kind_and_version(data, message, tmp_path, capsys):
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(data))
+    assert main(["report", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and str(path) in err and "\n" not in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_side_channel_leak_is_not_blamed_on_the_mechanism(tmp_path):
     """Gradient consistent, score above the claim: the verdict names the side channel, not the mechanism."""
     rows = [{"scope": "environment 5 vs 15", "channel": ch, "claimed_epsilon": 1.0, "epsilon_lower_bound": lb,
              "confidence": 0.95, "samples_per_side": 10_000, "max_certifiable_epsilon": 8.0, "verdict": v}
             for ch, lb, v in (("gradient", 0.0, "consistent"), ("score", 1.7, "violated"), ("all", 1.7, "violated"))]
     path = tmp_path / "audit.json"
-    path.write_text(json.dumps({"kind": "audit", "run": "runs/x", "model": "final", "channels": rows}))
+    path.write_text(json.dumps({"kind": "audit", "mode": "run", "run": "runs/x", "model": "final", "channels": rows}))
     build_report([path], tmp_path / "r")
     summary = json.loads((tmp_path / "r" / "report.json").read_text())
     assert summary["verdict"].startswith("CLAIM EXCEEDED THROUGH SIDE CHANNELS")

@@ -15,7 +15,7 @@ def _row(channel, lb, verdict, p=None, **kw):
 
 def _report(tmp_path, rows, extra=()):
     path = tmp_path / "audit.json"
-    path.write_text(json.dumps({"kind": "audit", "model": "final", "channels": rows}))
+    path.write_text(json.dumps({"kind": "audit", "mode": "run", "model": "final", "channels": rows}))
     build_report([path, *extra], tmp_path / "r")
     return (json.loads((tmp_path / "r" / "report.json").read_text()), (tmp_path / "r" / "report.md").read_text(),
             (tmp_path / "r" / "report.html").read_text())
@@ -56,12 +56,12 @@ def test_rows_without_p_values_fall_back_to_their_own_verdicts(tmp_path):
 def test_attack_row_below_chance_is_an_attacker_defect_not_a_privacy_result(tmp_path):
     attack = tmp_path / "attack.json"
     rows = [{"attacker": "likelihood", "channels": ["gradient", "score"], "epsilon": "inf", "k": 10,
-             "candidates": [9.7, 9.8, 9.9], "accuracy": 0.25, "ci": [0.192, 0.316], "chance": 1 / 3, "ceiling": 1.0,
+             "accuracy": 0.25, "ci": [0.192, 0.316], "chance": 1 / 3, "ceiling": 1.0,
              "verdict": "n/a", "model": "m"},
             {"attacker": "likelihood", "channels": ["gradient"], "epsilon": "inf", "k": 10,
-             "candidates": [9.7, 9.8, 9.9], "accuracy": 0.34, "ci": [0.28, 0.41], "chance": 1 / 3, "ceiling": 1.0,
+             "accuracy": 0.34, "ci": [0.28, 0.41], "chance": 1 / 3, "ceiling": 1.0,
              "verdict": "n/a", "model": "m"}]
-    attack.write_text(json.dumps({"kind": "attack", "rows": rows}))
+    attack.write_text(json.dumps({"kind": "attack", "mode": "sweep", "candidates": [9.7, 9.8, 9.9], "rows": rows}))
     summary, md, page = _report(tmp_path, [_row("gradient", 0.0, "consistent", p=1.0)], extra=[attack])
     flags = [a["attacker_defect"] for a in summary["attacks"]]
     assert flags == [True, False]

@@ -29,6 +29,8 @@ from pgc.mechanisms import MECHANISMS
 from pgc.rollout import A3CHyperparams
 
 from ..engine_option import add_engine_arguments, command_engine
+import schemas
+
 from ..io import write_json_atomic
 from ..main import CLIError
 from ..args import finite_float, positive_float, positive_int
@@ -148,7 +150,7 @@ class AttackCommand:
         else:
             result = self._model_target(args, channels, attackers, progress, learned_kwargs)
         result["wall_s"] = time.perf_counter() - start
-        write_json_atomic(out, result)
+        write_json_atomic(out, schemas.dump("attack", result))
         print(f"wrote {out}" + (f" and {out.with_suffix('.png')}" if args.sweep else ""))
         if result.get("violations"):
             print(f"!!! {len(result['violations'])} PRIVACY VIOLATION(S) OR EVALUATION BUG: a gradient-only attack "

@@ -34,6 +34,8 @@ from pathlib import Path
 
 
 from ..engine_option import add_engine_arguments, command_engine
+import schemas
+
 from ..io import write_json_atomic
 from ..main import CLIError
 from ..args import positive_float, positive_int
@@ -230,7 +232,7 @@ class AuditCommand:
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 status = getattr(self, f"_{mode}")(args, report, progress and engine is None)
             report["wall_time_s"] = time.perf_counter() - start
-            write_json_atomic(out, report)
+            write_json_atomic(out, schemas.dump(report["kind"], report))
         print(f"wrote {out} ({report['wall_time_s']:.1f}s)")
         return status
 

@@ -37,6 +37,7 @@ import sys
 import time
 from pathlib import Path
 
+import schemas
 from replication.grid import CONFIRMED_READING
 
 from ..io import write_json_atomic
@@ -221,7 +222,7 @@ class PipelineCommand:
                     "command": "pgc " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["pipeline"] else "pgc pipeline",
                     "defaults": {"train": TRAIN_DEFAULTS, "audit": AUDIT_DEFAULTS, "attack": ATTACK_DEFAULTS},
                     "inputs": inputs, "steps": steps}
-        write_json_atomic(work / "pipeline.json", manifest)
+        write_json_atomic(work / "pipeline.json", schemas.dump("pipeline", manifest))
         start = time.perf_counter()
         sources = [str(work / x) if not Path(x).is_absolute() else x for x in inputs]
         try:
@@ -238,5 +239,5 @@ class PipelineCommand:
                       "wall_s": round(wall, 2)})
         manifest["steps"] = steps
         manifest["wall_s"] = round(sum(s["wall_s"] for s in steps), 2)
-        write_json_atomic(work / "pipeline.json", manifest)
+        write_json_atomic(work / "pipeline.json", schemas.dump("pipeline", manifest))
         print(f"[report] {wall:.1f}s -> {out / 'report' / 'report.html'}", flush=True)

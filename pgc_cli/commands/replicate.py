@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+import schemas
 from replication.grid import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridRun, GridSpec,
                               analyse, get_reading, quick_spec, reading_knobs, replicate)
 
@@ -144,7 +145,7 @@ class ReplicateCommand:
 
             def save_raw(run: GridRun, raw_path=raw_path, raw=raw) -> None:  # survives a failing analysis
                 raw.update(run.to_dict())
-                write_json_atomic(raw_path, raw)
+                write_json_atomic(raw_path, schemas.dump("replicate-raw", raw))
 
             result = replicate(spec, progress=progress, raw_hook=save_raw)
             self._finish(result, raw, out / r, args, render_all, time.perf_counter() - start)
@@ -225,7 +226,7 @@ class ReplicateCommand:
                 bar.close()
             record["cli_args"] = {k: v for k, v in vars(args).items() if not k.startswith("_")}
             record["this_call_wall_time_s"] = round(time.perf_counter() - start, 1)
-            write_json_atomic(out / "search.json", json_safe(record))
+            write_json_atomic(out / "search.json", schemas.dump("reading-search", json_safe(record)))
         print(f"search: {record['readings_tried']} readings tried ({record['proposals']} proposals, "
               f"{record['rejected']} rejected by their control) in {record['wall_time_s']:.0f}s of grids")
         for e in record["readings"][:5]:
@@ -242,8 +243,9 @@ class ReplicateCommand:
         if confirmation:
             result["confirmation"] = {**confirmation, "reading": result["reading"]["name"]}
         blobs = render_all(result)
-        blobs[RESULT_FILE] = (json.dumps(json_safe(result), indent=1, ensure_ascii=False) + "\n").encode()
-        blobs[RAW_FILE] = (json.dumps(json_safe(raw), ensure_ascii=False) + "\n").encode()
+        blobs[RESULT_FILE] = (json.dumps(json_safe(schemas.dump("replicate", result)), indent=1, ensure_ascii=False)
+                              + "\n").encode()
+        blobs[RAW_FILE] = (json.dumps(json_safe(schemas.dump("replicate-raw", raw)), ensure_ascii=False) + "\n").encode()
         _write_folder(target, blobs)
         _print_summary(result, target, wall)
 

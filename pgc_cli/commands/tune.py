@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 from ..engine_option import add_engine_arguments, command_engine
+import schemas
+
 from ..io import write_json_atomic
 from ..main import CLIError
 from ..args import positive_float, positive_int
@@ -139,7 +141,7 @@ class TuneCommand:
             result = export_study(args.study, storage)
         except KeyError:
             raise CLIError(f"no study {args.study!r} in {storage}") from None
-        path = write_json_atomic(out / "tune.json", result)
+        path = write_json_atomic(out / "tune.json", schemas.dump("tune", result))
         c = result["counts"]
         print(f"study {args.study!r}: {c.get('COMPLETE', 0)} complete, {c.get('PRUNED', 0)} pruned, "
               f"{c.get('FAIL', 0)} failed; Pareto front trials {result['pareto_front']}")

@@ -1,0 +1,473 @@
+"""One schema per result kind: the fields a reader may rely on, typed. Keys not named here stay in
+``extra`` (see :mod:`schemas.base`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .base import Record, Result, SchemaError
+
+Verdict = Literal["consistent", "violated", "unprotected channel"]
+
+
+# --- train: a run folder's summary.json (pgc train, pgc pipeline) ------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class TrainTrial(Record):
+    dir: str
+    config: dict
+    fst: float | None = None
+    final_mu: float | None = None
+    fst_true_scores: float | None = None
+    final_mu_true_scores: float | None = None
+    submissions: int | None = None
+    seed: int | None = None
+    transcript: bool | None = None
+    protect: list[str] | None = None
+    claimed_epsilon_total: float | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainRun(Result):
+    KIND = "train"
+    format: str
+    trials: list[TrainTrial]
+    wall_time_s: float | None = None
+    agent_steps: int | None = None
+    versions: dict | None = None
+
+    def __post_init__(self):
+        if not self.trials:
+            raise SchemaError("a train run summary needs at least one trial")
+
+
+# --- audit: pgc audit ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class AuditChannel(Record):
+    """One certified bound: a channel of one scope (mechanism, environment pair, adversarial pair)."""
+
+    channel: str
+    epsilon_lower_bound: float
+    claimed_epsilon: float | None = None
+    scope: str | None = None
+    model: str | None = None
+    verdict: Verdict | None = None
+    confidence: float | None = None
+    max_certifiable_epsilon: float | None = None
+    samples_per_side: int | None = None
+    p_value: float | None = None
+    p_value_leak: float | None = None
+    ratio: float | None = None
+    statistic: str | None = None
+    note: str | None = None
+    protect: list[str] | None = None
+    mechanism: str | None = None
+    true_epsilon: float | None = None
+    correct_mechanism: bool | None = None
+    passed: bool | None = None
+    delta: float | None = None
+    delta_lower_bound: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialChannel(Record):
+    channel: str
+    epsilon_lower_bound: float
+    claimed_epsilon: float | None = None
+    ratio: float | None = None
+    verdict: Verdict | None = None
+    p_value: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialSearch(Record):
+    objective: str | None = None
+    evaluations: int | None = None
+    wall_time_s: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialAudit(Record):
+    psi: float
+    psi_prime: float
+    mechanism: str
+    channels: list[AdversarialChannel]
+    claimed_epsilon: float | None = None
+    noise_free_epsilon_lower_bound: float | None = None
+    search: AdversarialSearch | None = None
+    theta_file: str | None = None
+    wall_time_s: float | None = None
+    protect: list[str] | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CurvePoint(Record):
+    delta_psi: float
+    epsilon_lower_bound: float
+    epsilon: float | None = None
+    ratio: float | None = None
+    model: str = "honest"
+    channel: str = "all"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Protection(Record):
+    protect: list[str] = field(default_factory=list)
+    claimed_epsilon_total: float | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvironmentAudit(Record):
+    protect: list[str] | None = None
+    claimed_epsilon: float | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditResult(Result):
+    KIND = "audit"
+    mode: str
+    channels: list[AuditChannel]
+    confidence: float | None = None
+    delta: float | None = None
+    seed: int | None = None
+    command: str | None = None
+    wall_time_s: float | None = None
+    model: str | None = None
+    run: str | None = None
+    adversarial_audits: list[AdversarialAudit] | None = None
+    environment_audits: list[EnvironmentAudit] | None = None
+    curve: list[CurvePoint] | None = None
+    protection: Protection | None = None
+
+
+# --- system-audit: pgc audit --system MODULE:FACTORY -----------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Claim(Record):
+    epsilon: float
+    delta: float
+    covers: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemAuditRow(Record):
+    channel: str
+    claimed_epsilon: float
+    claimed_delta: float
+    epsilon_lower_bound: float
+    delta_lower_bound: float
+    p_value: float
+    verdict: Verdict
+    holm_rejected: bool
+    statistic: str
+    samples_per_side: int
+    max_certifiable_epsilon: float
+    accountant_epsilon: float | None = None
+    gdp_mu_estimate: float | None = None
+    covered: bool | None = None  # the claim covers this channel (default: it is named in claim.covers)
+    p_value_leak: float | None = None  # H0 "the channel does not leak" (ε ≤ 0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Accountant(Record):
+    epsilon: float
+    delta: float
+    description: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemAuditResult(Result):
+    KIND = "system-audit"
+    system: str
+    secret: str
+    secret_prime: str
+    broadcast: Literal["honest", "crafted", "searched", "given"]
+    claim: Claim
+    confidence: float
+    samples_per_side: int
+    seed: int
+    rows: list[SystemAuditRow]
+    verdict: Verdict
+    wall_time_s: float
+    pair: str | None = None
+    accountant: Accountant | None = None
+
+
+# --- attack: pgc attack ----------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class AttackRow(Record):
+    attacker: str
+    accuracy: float
+    channels: list[str]
+    epsilon: float | None = None
+    k: int | None = None
+    budget: int | None = None
+    n_targets: int | None = None
+    ci: list[float] | None = None
+    confidence: float | None = None
+    chance: float | None = None
+    ceiling: float | None = None
+    verdict: str | None = None
+    below_chance: bool | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttackResult(Result):
+    KIND = "attack"
+    mode: str
+    rows: list[AttackRow]
+    command: str | None = None
+    seed: int | None = None
+    candidates: list[float] | None = None
+    threat_model: dict | None = None
+    violations: list | None = None
+    wall_s: float | None = None
+
+    @property
+    def candidate_count(self) -> int | None:
+        """|Ψ|: the candidates of a sweep, else those of the threat model."""
+        cands = self.candidates
+        if cands is None and isinstance(self.threat_model, dict):
+            cands = self.threat_model.get("candidates")
+        return len(cands) if isinstance(cands, list) else None
+
+
+# --- replicate: pgc replicate ----------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicateSetting(Record):
+    mechanism: str
+    median_fst: float | None
+    epsilon: float | None = None
+    buffer_size: int | None = None
+    variant: str | None = None
+    control: bool | None = None
+    trials: int | None = None
+    median_fst_ci: list[float] | None = None
+    success_ratio: float | None = None
+    success_ratio_ci: list[float] | None = None
+    relative_auc: dict | None = None
+    paper: dict | None = None
+    verdict: dict | None = None
+    vs_control: dict | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicatePlot(Record):
+    file: str
+    caption: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicateResult(Result):
+    KIND = "replicate"
+    settings: list[ReplicateSetting] = field(default_factory=list)
+    format: str | None = None
+    notes: list[str] | None = None
+    plots: list[ReplicatePlot] | None = None
+    reading: dict | None = None
+    spec: dict | None = None
+    level: float | None = None
+    wall_time_s: float | None = None
+    primary_reference: str | None = None
+    figure2: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicateRaw(Result):
+    KIND = "replicate-raw"
+    format: str
+    spec: dict
+    trials: dict[str, list]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadingSearch(Result):
+    KIND = "reading-search"
+    format: str
+    readings: list[dict]
+    best: list[str]
+
+
+# --- tune: pgc tune --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class TuneTrial(Record):
+    number: int
+    state: str
+    params: dict = field(default_factory=dict)
+    utility: float | None = None
+    privacy: float | None = None
+    success_ratio: float | None = None
+    median_fst: float | None = None
+    final_mu: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TuneResult(Result):
+    KIND = "tune"
+    format: str
+    study: str
+    mode: str
+    trials: list[TuneTrial]
+    pareto_front: list[int]
+    counts: dict
+    evaluation: dict = field(default_factory=dict)
+    utility: str | None = None
+    privacy: str | None = None
+    sampler: str | None = None
+    seed: int | None = None
+    constraint: dict | None = None
+    best_constrained: dict | None = None
+
+
+# --- mitigations-utility: scripts/mitigations_utility.py -------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class MitigationRow(Record):
+    mechanism: str
+    epsilon: float
+    variant: str
+    trials: int
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+    successes: int | None = None
+    median_fst: float | None = None
+    true_successes: int | None = None
+    median_true_fst: float | None = None
+    median_true_fst_ci: list[float] | None = None
+    median_ticks_at_success: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MitigationsUtility(Result):
+    KIND = "mitigations-utility"
+    rows: list[MitigationRow]
+    reading: str | None = None
+    spec: dict | None = None
+    command: str | None = None
+
+
+# --- bandit-regret and bandit-attack: pgc bandit ---------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class RegretCurve(Record):
+    t: list[float]
+    mean: list[float]
+    lo: list[float]
+    hi: list[float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrivacyCost(Record):
+    M: list[float]
+    cost: list[float]
+    lo: list[float]
+    hi: list[float]
+    exponent: float
+    exponent_ci: list[float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditRegret(Result):
+    KIND = "bandit-regret"
+    settings: dict
+    curves: dict[str, RegretCurve]
+    privacy_cost: PrivacyCost | None = None
+    plot: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditAttackRow(Record):
+    algorithm: str
+    observer: str
+    accuracy: float
+    ci: list[float]
+    chance: float
+    ceiling: float
+    epsilon: float
+    delta: float
+    trials: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditAttack(Result):
+    KIND = "bandit-attack"
+    rows: list[BanditAttackRow]
+
+
+# --- benchmarks, manifests and reports -------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Bench(Result):
+    """pgc bench audit-adversarial and the adversarial false-alarm study."""
+    KIND = "bench"
+    bench: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditBenchmark(Result):
+    """pgc bench audit: the auditor's speed, float-exactness and false-alarm checks."""
+    KIND = "audit-benchmark"
+    confidence: float
+    samples: int
+    seed: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchNumbers(Result):
+    """pgc bench TARGET --save: named numbers of one benchmark (files without a kind field)."""
+    KIND = "bench-numbers"
+    numbers: dict
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reliability(Result):
+    """scripts/reliability.py: the kill-and-restart study (a file without a kind field)."""
+    KIND = "reliability"
+    cases_tried: int
+    failures: list
+    all_zero: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class TuneWorkers(Result):
+    """The multi-worker tuning check on PostgreSQL (a file without a kind field)."""
+    KIND = "tune-workers"
+    workers: int
+    trials_requested: int
+    ok: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pipeline(Result):
+    KIND = "pipeline"
+    format: str
+    inputs: list[str]
+    steps: list[dict] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report(Result):
+    KIND = "report"
+    format: str
+    verdict: str
+    inputs: list[dict]
+
+
+SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
+    TrainRun, AuditResult, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
+    TuneResult, MitigationsUtility, BanditRegret, BanditAttack, Bench, AuditBenchmark, BenchNumbers, Reliability,
+    TuneWorkers, Pipeline, Report)}

@@ -1,0 +1,168 @@
+"""Result schemas: every committed result loads, writers' dicts are checked and stamped, bad files get
+one-line errors, the package is pure, and the shared helpers give hand-checked values."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import schemas
+from schemas.shared import PAPER, binomial_interval, holm, ldp_ceiling
+
+ROOT = Path(__file__).resolve().parents[1]
+# committed files that declare no kind, and the schema each is read with
+KINDLESS = {"results/bench/": "bench-numbers", "results/reliability/summary.json": "reliability",
+            "results/tune/postgres-4x25.json": "tune-workers"}
+
+
+def _committed() -> list[Path]:
+    return sorted((ROOT / "results").rglob("*.json"))
+
+
+def _kind_for(path: Path) -> str | None:
+    rel = path.relative_to(ROOT).as_posix()
+    return next((kind for prefix, kind in KINDLESS.items() if rel.startswith(prefix)), None)
+
+
+def test_every_committed_result_loads_with_its_schema():
+    files = _committed()
+    assert len(files) > 40
+    kinds = set()
+    for path in files:
+        data = json.loads(path.read_text())
+        kind = _kind_for(path) if schemas.kind_of(data) is None else None
+        result = schemas.load(data, kind=kind, where=str(path))
+        assert result.KIND == (kind or schemas.kind_of(data))
+        kinds.add(result.KIND)
+    assert {"audit", "attack", "replicate", "tune", "mitigations-utility", "pipeline", "report"} <= kinds
+
+
+def test_load_and_to_dict_round_trip_a_committed_audit():
+    data = json.loads((ROOT / "results/audit/adversarial/laplace-eps1.json").read_text())
+    result = schemas.load(data)
+    assert isinstance(result, schemas.AuditResult) and result.adversarial_audits
+    row = result.channels[0]
+    assert isinstance(row.epsilon_lower_bound, float) and row.channel
+    back = result.to_dict()
+    assert back["format_version"] == 1
+    assert {k: v for k, v in back.items() if k != "format_version"} == data
+
+
+def test_unnamed_keys_round_trip_unchanged():
+    data = {"kind": "attack", "format_version": 1, "mode": "run", "extra": {"a": [1, {"b": None}]}, "note": "x",
+            "rows": [{"attacker": "a", "accuracy": 0.5, "channels": ["score"], "ci": [0.4, "inf"], "new": True}]}
+    result = schemas.load(data)
+    assert result.extra == {"extra": {"a": [1, {"b": None}]}, "note": "x"} and result.rows[0].ci == [0.4, math.inf]
+    assert result.to_dict() == data
+
+
+def test_dump_stamps_kind_and_version_first_and_keeps_the_writer_fields():
+    out = schemas.dump("audit", {"mode": "run", "seed": 3, "channels": [
+        {"channel": "gradient", "epsilon_lower_bound": math.inf, "claimed_epsilon": 1}]})
+    assert list(out)[:2] == ["kind", "format_version"] and out["kind"] == "audit" and out["format_version"] == 1
+    assert out["seed"] == 3 and out["channels"][0]["epsilon_lower_bound"] == math.inf
+
+
+@pytest.mark.parametrize("kind, data, message", [
+    ("audit", {"mode": "run", "channels": [{"channel": "gradient"}]}, "lacks the field 'epsilon_lower_bound'"),
+    ("attack", {"mode": "run", "rows": [{"attacker": "x", "accuracy": "high", "channels": []}]},
+     "rows[0].accuracy is 'high', expected a number"),
+    ("train", {"format": "pgc-run/1", "trials": []}, "at least one trial"),
+    ("nonsense", {}, "no schema for kind 'nonsense'"),
+])
+def test_dump_refuses_a_malformed_result(kind, data, message):
+    with pytest.raises(schemas.SchemaError, match=re.escape(message)):
+        schemas.dump(kind, data)
+
+
+def test_unsupported_version_and_unknown_kind_are_one_line_errors_naming_both():
+    with pytest.raises(schemas.SchemaError) as exc:
+        schemas.load({"kind": "tune", "format_version": 7}, where="x.json")
+    assert str(exc.value) == ("x.json: kind 'tune' format_version 7 is not supported "
+                              "(this pgc reads tune format_version 1)")
+    with pytest.raises(schemas.SchemaError, match=r"kind 'weather' \(format_version 1\) is not a known result kind"):
+        schemas.load({"kind": "weather"})
+    with pytest.raises(schemas.SchemaError, match="has no 'kind' field"):
+        schemas.load({"numbers": {}})
+
+
+def system_audit_fixture() -> dict:
+    row = {"channel": "gradient", "claimed_epsilon": 1.0, "claimed_delta": 1e-5, "epsilon_lower_bound": 0.8,
+           "delta_lower_bound": 0.0, "p_value": 0.9, "verdict": "consistent", "holm_rejected": False,
+           "statistic": "llr", "samples_per_side": 10000, "max_certifiable_epsilon": 7.9, "accountant_epsilon": 0.97,
+           "gdp_mu_estimate": None}
+    return {"kind": "system-audit", "format_version": 1, "system": "examples.fedavg:make", "pair": "a:b",
+            "secret": "a", "secret_prime": "b", "broadcast": "crafted",
+            "claim": {"epsilon": 1.0, "delta": 1e-5, "covers": ["gradient"]}, "confidence": 0.95,
+            "samples_per_side": 10000, "seed": 0,
+            "rows": [{**row, "covered": True, "p_value_leak": 0.4},
+                     {**row, "channel": "score", "epsilon_lower_bound": "inf", "max_certifiable_epsilon": "inf",
+                      "p_value": 1.0, "p_value_leak": 1e-9, "covered": False, "verdict": "unprotected channel",
+                      "holm_rejected": True, "accountant_epsilon": None},
+                     {**row, "channel": "all", "epsilon_lower_bound": 6.5, "p_value": 1e-9, "verdict": "violated",
+                      "holm_rejected": True}],
+            "verdict": "violated", "accountant": {"epsilon": 0.97, "delta": 1e-5, "description": "RDP, 100 steps"},
+            "wall_time_s": 1.5}
+
+
+def bandit_regret_fixture() -> dict:
+    return {"kind": "bandit-regret", "format_version": 1, "settings": {"arms": 5, "agents": 10},
+            "curves": {"fed-linucb ε=1": {"t": [1, 10, 100], "mean": [0.5, 3.0, 12.0], "lo": [0.4, 2.5, 10.0],
+                                          "hi": [0.6, 3.5, 14.0]}},
+            "privacy_cost": {"M": [2, 4, 8], "cost": [1.0, 1.4, 2.0], "lo": [0.9, 1.3, 1.8], "hi": [1.1, 1.5, 2.2],
+                             "exponent": 0.5, "exponent_ci": [0.4, 0.6]}, "plot": None}
+
+
+def bandit_attack_fixture() -> dict:
+    return {"kind": "bandit-attack", "format_version": 1, "rows": [
+        {"algorithm": "fed-linucb", "observer": "server", "accuracy": 0.9, "ci": [0.85, 0.94], "chance": 0.2,
+         "ceiling": 0.6, "epsilon": 1.0, "delta": 1e-5, "trials": 400}]}
+
+
+def test_coming_kinds_load_from_their_specs():
+    sa = schemas.load(system_audit_fixture())
+    assert isinstance(sa, schemas.SystemAuditResult) and sa.rows[1].epsilon_lower_bound == math.inf
+    assert sa.rows[0].gdp_mu_estimate is None and sa.accountant.epsilon == 0.97
+    assert sa.to_dict()["rows"][1]["epsilon_lower_bound"] == "inf"
+    reg = schemas.load(bandit_regret_fixture())
+    assert reg.curves["fed-linucb ε=1"].mean[-1] == 12.0 and reg.privacy_cost.exponent == 0.5
+    att = schemas.load(bandit_attack_fixture())
+    assert att.rows[0].trials == 400
+    bad = system_audit_fixture()
+    bad["rows"][0]["verdict"] = "fine"
+    with pytest.raises(schemas.SchemaError, match=r"rows\[0\]\.verdict is 'fine', expected one of"):
+        schemas.load(bad)
+
+
+def test_schemas_import_nothing_from_the_project():
+    code = ("import sys, schemas, schemas.shared; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pgc', 'audit', 'attacks', 'reports', "
+            "'replication', 'tuning', 'pgc_cli', 'engines', 'numpy', 'statsmodels'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_reports_read_results_only_through_the_schemas():
+    """No multi-key field guessing and no walking of raw JSON left in reports/."""
+    for path in sorted((ROOT / "reports").glob("*.py")):
+        text = path.read_text()
+        assert not re.search(r"\b_(num|int|first|context|outermost)\(", text), path
+        assert "walk(" not in text and "src.data" not in text, path
+
+
+def test_shared_helpers_hand_values():
+    assert ldp_ceiling(1.0, 1, 3) == pytest.approx(math.e / (math.e + 2), abs=1e-12)
+    assert ldp_ceiling(math.inf, 1, 3) == 1.0
+    assert ldp_ceiling(0.5, 2, 2) == pytest.approx(math.e / (math.e + 1), abs=1e-12)
+    reject, adjusted = holm([0.01, 0.04, 0.03], alpha=0.05)  # sorted 0.01·3, 0.03·2, max(0.04·1, 0.06)
+    assert reject == [True, False, False] and adjusted == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([]) == ([], [])
+    lo, hi = binomial_interval(0, 10, 0.95)
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 10), rel=1e-9)  # exact upper end at k = 0
+    assert PAPER[("laplace", 1.0)]["fst_median"] == 18377
