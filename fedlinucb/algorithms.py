@@ -148,7 +148,7 @@ class _Silos:
         v = np.einsum("rmij,rmj->rmi", self.Vinv, x)
         q = np.einsum("rmi,rmi->rm", v, x)
         self.Vinv -= v[..., :, None] * v[..., None, :] / (1.0 + q)[..., None, None]
-        return np.log1p(q)
+        return np.log1p(np.maximum(q, 0.0))  # q < 0 only where noise left λI + W̃_syn indefinite
 
 
 def _beta(cfg: BanditConfig, t: int, lam: float, n_silos: int, dim: int) -> float:
@@ -164,9 +164,9 @@ def _progress(total: int, show: bool, desc: str):
 
 
 def fedlinucb(env, cfg: BanditConfig, *, broadcast: np.ndarray | None = None,
-              progress: bool = False) -> Trace:
+              record_messages: bool = False, progress: bool = False) -> Trace:
     """FedLinUCB, non-private, fixed batch B: every B rounds the server adds the silos' exact
-    (W_i, U_i) to (W_syn, U_syn), λ = √M."""
+    (W_i, U_i) to (W_syn, U_syn), λ = √M. The messages silo 0 sends are its exact batch sums."""
     R, M, d, T = env.runs, env.n_silos, env.dim, cfg.horizon
     B = cfg.batch_size
     lam = regularizer(0.0, M, 1, d, cfg.confidence)
@@ -174,12 +174,16 @@ def fedlinucb(env, cfg: BanditConfig, *, broadcast: np.ndarray | None = None,
     regret = np.zeros((R, T))
     schedule = np.zeros((R, T), dtype=bool)
     all_runs = np.ones(R, dtype=bool)
+    n_syncs = max(1, T // B)
+    sent = np.zeros((R, n_syncs, stat_width(d))) if record_messages else None
     bar = _progress(T, progress, "FedLinUCB")
     for t in range(T):
         x, y, regret[:, t], _ = silos.act(t, _beta(cfg, t + 1, lam, M, d))
         silos.update_local(x, y)
         if (t + 1) % B == 0:
             # Sync: W_syn += Σ_i W_i, U_syn += Σ_i U_i (exact sums); Receive; Reset
+            if sent is not None:
+                sent[:, (t + 1) // B - 1] = _pack(silos.W_loc[:, 0], silos.U_loc[:, 0])
             silos.W_syn += silos.W_loc.sum(axis=1)
             silos.U_syn += silos.U_loc.sum(axis=1)
             silos.receive(all_runs)
@@ -188,7 +192,10 @@ def fedlinucb(env, cfg: BanditConfig, *, broadcast: np.ndarray | None = None,
             bar.update()
     if bar is not None:
         bar.close()
-    return Trace(regret=regret, schedule=schedule, sigma=0.0, lam=lam)
+    trace = Trace(regret=regret, schedule=schedule, sigma=0.0, lam=lam)
+    if sent is not None:
+        trace.sent, trace.n_sent = sent, np.full(R, n_syncs)
+    return trace
 
 
 def _private_sync(silos: _Silos, tree: DistributedTree, active: np.ndarray, record, t: int) -> None:
