@@ -127,13 +127,14 @@ class _Silos:
     def act(self, t: int, beta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         X, mu = self.env.contexts(t)
         # Estimate: θ̂_{t,i} = V_{t,i}⁻¹ U_{t,i},  U_{t,i} = Ũ_syn + U_i
-        theta_hat = np.einsum("rmij,rmj->rmi", self.Vinv, self.U_syn[:, None] + self.U_loc)
-        # UCB: a_{t,i} = argmax_a φ(c,a)ᵀθ̂ + β_t ‖φ(c,a)‖_{V⁻¹}
-        XV = np.matmul(X, self.Vinv)
-        width = np.sqrt(np.maximum(np.einsum("rmkd,rmkd->rmk", XV, X), 0.0))
-        scores = np.einsum("rmkd,rmd->rmk", X, theta_hat) + beta * width
+        theta_hat = np.matmul(self.Vinv, (self.U_syn[:, None] + self.U_loc)[..., None])
+        # UCB: a_{t,i} = argmax_a φ(c,a)ᵀθ̂ + β_t ‖φ(c,a)‖_{V⁻¹}  (scored in float32: the K·d² work)
+        X32 = X.astype(np.float32, copy=False)
+        XV = np.matmul(X32, self.Vinv.astype(np.float32))
+        width = np.sqrt(np.maximum(np.einsum("rmkd,rmkd->rmk", XV, X32), 0.0))
+        scores = np.matmul(X32, theta_hat.astype(np.float32))[..., 0] + np.float32(beta) * width
         chosen = scores.argmax(axis=-1)
-        x = np.take_along_axis(X, chosen[..., None, None], axis=2)[:, :, 0]
+        x = np.take_along_axis(X, chosen[..., None, None], axis=2)[:, :, 0].astype(np.float64)
         mu_chosen = np.take_along_axis(mu, chosen[..., None], axis=2)[..., 0]
         regret = (mu.max(axis=-1) - mu_chosen).sum(axis=1)
         # Observe reward y_{t,i}; x_{t,i} = φ(c_{t,i}, a_{t,i})
@@ -145,7 +146,7 @@ class _Silos:
         log(1 + xᵀV⁻¹x) = the growth of log det V_{t,i} (matrix determinant lemma)."""
         self.W_loc += x[..., :, None] * x[..., None, :]
         self.U_loc += x * y[..., None]
-        v = np.einsum("rmij,rmj->rmi", self.Vinv, x)
+        v = np.matmul(self.Vinv, x[..., None])[..., 0]
         q = np.einsum("rmi,rmi->rm", v, x)
         self.Vinv -= v[..., :, None] * v[..., None, :] / (1.0 + q)[..., None, None]
         return np.log1p(np.maximum(q, 0.0))  # q < 0 only where noise left λI + W̃_syn indefinite
@@ -164,7 +165,7 @@ def _progress(total: int, show: bool, desc: str):
 
 
 def fedlinucb(env, cfg: BanditConfig, *, broadcast: np.ndarray | None = None,
-              record_messages: bool = False, progress: bool = False) -> Trace:
+              record_messages: bool = False, record_actions: bool = False, progress: bool = False) -> Trace:
     """FedLinUCB, non-private, fixed batch B: every B rounds the server adds the silos' exact
     (W_i, U_i) to (W_syn, U_syn), λ = √M. The messages silo 0 sends are its exact batch sums."""
     R, M, d, T = env.runs, env.n_silos, env.dim, cfg.horizon
@@ -176,9 +177,12 @@ def fedlinucb(env, cfg: BanditConfig, *, broadcast: np.ndarray | None = None,
     all_runs = np.ones(R, dtype=bool)
     n_syncs = max(1, T // B)
     sent = np.zeros((R, n_syncs, stat_width(d))) if record_messages else None
+    actions = np.zeros((R, T, M), dtype=np.int32) if record_actions else None
     bar = _progress(T, progress, "FedLinUCB")
     for t in range(T):
-        x, y, regret[:, t], _ = silos.act(t, _beta(cfg, t + 1, lam, M, d))
+        x, y, regret[:, t], chosen = silos.act(t, _beta(cfg, t + 1, lam, M, d))
+        if actions is not None:
+            actions[:, t] = chosen
         silos.update_local(x, y)
         if (t + 1) % B == 0:
             # Sync: W_syn += Σ_i W_i, U_syn += Σ_i U_i (exact sums); Receive; Reset
@@ -193,6 +197,8 @@ def fedlinucb(env, cfg: BanditConfig, *, broadcast: np.ndarray | None = None,
     if bar is not None:
         bar.close()
     trace = Trace(regret=regret, schedule=schedule, sigma=0.0, lam=lam)
+    if actions is not None:
+        trace.extra["actions"] = actions
     if sent is not None:
         trace.sent, trace.n_sent = sent, np.full(R, n_syncs)
     return trace

@@ -34,8 +34,8 @@ class SyntheticFamily:
         raw = rng.standard_normal((runs, pool_size, n_arms, dim - 1))
         raw /= np.linalg.norm(raw, axis=-1, keepdims=True)
         pool = np.concatenate([raw, np.ones((runs, pool_size, n_arms, 1))], axis=-1) / np.sqrt(2.0)
-        self.pool = pool
-        self.pool_means = np.einsum("rpkd,rd->rpk", pool, self.theta)
+        self.pool = pool.astype(np.float32)   # features are stored in float32 (the UCB scores' precision)
+        self.pool_means = np.einsum("rpkd,rd->rpk", self.pool.astype(np.float64), self.theta)
         self._run_index = np.arange(runs)[:, None]
 
     def contexts(self, t: int) -> tuple[np.ndarray, np.ndarray]:
