@@ -222,7 +222,8 @@ def _private_sync(silos: _Silos, tree: DistributedTree, active: np.ndarray, reco
 
 def private_fedlinucb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.random.Generator, *,
                       broadcast: np.ndarray | None = None, record_messages: bool = False,
-                      progress: bool = False, sigma: float | None = None) -> Trace:
+                      progress: bool = False, sigma: float | None = None,
+                      lam: float | None = None) -> Trace:
     """Private-FedLinUCB (Zhou & Chowdhury, Algorithm 1 with the distributed tree-based protocol):
     fixed batch B (default √(T/M)); at each sync k every silo sends its tree node for (W_i, U_i)
     with per-node noise σ² = 8κ(log(2/δ) + ε)/ε², κ = 1 + log(T/B) (Theorem 1); the schedule does not
@@ -233,7 +234,8 @@ def private_fedlinucb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.ra
     if sigma is None:
         sigma = private_fedlinucb_sigma(privacy.epsilon, privacy.delta, T, B)
     levels = tree_levels(n_syncs)
-    lam = regularizer(sigma, M, levels, d, cfg.confidence)
+    if lam is None:
+        lam = regularizer(sigma, M, levels, d, cfg.confidence)
     silos = _Silos(env, lam, broadcast)
     tree = DistributedTree(R, M, levels, stat_width(d), sigma, rng)
     record = (np.zeros((R, n_syncs, stat_width(d))), np.zeros(R, dtype=np.int64)) if record_messages else None
@@ -260,7 +262,7 @@ def private_fedlinucb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.ra
 def dp20_feducb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.random.Generator, *,
                 dp20: DP20Config = DP20Config(), broadcast: np.ndarray | None = None,
                 record_messages: bool = False, progress: bool = False,
-                sigma: float | None = None) -> Trace:
+                sigma: float | None = None, lam: float | None = None) -> Trace:
     """DP20 FedUCB (Dubey & Pentland 2020, Algorithm 1, centralized): the same tree-based Gaussian
     privatizer of the synced statistics (sized for up to T syncs: κ = 1 + log T), and the *adaptive*
     sync rule — silo i asks for a sync when (t − t_last) · log(det V_{t,i} / det V_last) > D, computed
@@ -270,7 +272,8 @@ def dp20_feducb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.random.G
     if sigma is None:
         sigma = private_fedlinucb_sigma(privacy.epsilon, privacy.delta, T, 1)
     levels = tree_levels(T)
-    lam = regularizer(sigma, M, levels, d, cfg.confidence)
+    if lam is None:
+        lam = regularizer(sigma, M, levels, d, cfg.confidence)
     D = dp20.value(cfg)
     silos = _Silos(env, lam, broadcast)
     tree = DistributedTree(R, M, levels, stat_width(d), sigma, rng)

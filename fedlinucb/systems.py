@@ -128,7 +128,7 @@ class BanditSystem:
             algo = private_fedlinucb if self.algorithm == "private-fedlinucb" else dp20_feducb
             kwargs = {"dp20": self.dp20} if self.algorithm == "dp20-feducb" else {}
             trace = algo(env, self.config, self.privacy, rng, broadcast=broadcast, record_messages=True,
-                         sigma=self.sigma, **kwargs)
+                         sigma=self.sigma, lam=self.lam, **kwargs)
         messages = trace.sent.reshape(n, -1)
         return {"messages": np.ascontiguousarray(messages, dtype=np.float64),
                 "schedule": trace.schedule.astype(np.float64)}
