@@ -220,6 +220,7 @@ def _plot(result: dict, path: Path) -> None:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=110)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     finally:
         plt.close(fig)
