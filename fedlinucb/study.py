@@ -33,6 +33,8 @@ class RegretJob:
     env_seed: tuple
     noise_seed: tuple
     points: int = 200
+    batch: int | None = None
+    dp20_threshold: float | None = None
 
     def label(self) -> str:
         if self.algorithm == "fedlinucb":
@@ -45,9 +47,10 @@ def validate_job(job: RegretJob) -> BanditConfig:
     if job.algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {job.algorithm!r}")
     cfg = BanditConfig(n_silos=job.n_silos, horizon=job.horizon, n_arms=job.n_arms, dim=job.dim,
-                       noise_std=job.noise_std, runs=job.runs)
+                       noise_std=job.noise_std, runs=job.runs, batch=job.batch)
     if job.algorithm != "fedlinucb":
         PrivacyConfig(job.epsilon, job.delta)
+    DP20Config(job.dp20_threshold)
     return cfg
 
 
@@ -68,7 +71,8 @@ def run_job(job: RegretJob) -> dict:
     elif job.algorithm == "private-fedlinucb":
         trace = private_fedlinucb(env, cfg, PrivacyConfig(job.epsilon, job.delta), rng)
     else:
-        trace = dp20_feducb(env, cfg, PrivacyConfig(job.epsilon, job.delta), rng, dp20=DP20Config())
+        trace = dp20_feducb(env, cfg, PrivacyConfig(job.epsilon, job.delta), rng,
+                            dp20=DP20Config(job.dp20_threshold))
     idx = sample_index(job.horizon, job.points)
     cumulative = np.cumsum(trace.regret, axis=1)
     return {"t": idx, "cumulative": cumulative[:, idx - 1], "final": cumulative[:, -1],

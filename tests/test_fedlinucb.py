@@ -192,7 +192,8 @@ def _cli(*args, cwd=ROOT):
     return subprocess.run([sys.executable, "-m", "pgc_cli", *args], cwd=cwd, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("args", [["--epsilons", "0"], ["--delta", "1.5"], ["--arms", "0"], ["--dim", "1"]])
+@pytest.mark.parametrize("args", [["--epsilons", "0"], ["--delta", "1.5"], ["--arms", "0"], ["--dim", "1"],
+                                  ["--batch", "20000"], ["--dp20-threshold", "-1"]])
 def test_cli_bad_input_one_line_exit_2(args, tmp_path):
     proc = _cli("bandit", "regret", "--out", str(tmp_path / "r.json"), *args)
     assert proc.returncode == 2

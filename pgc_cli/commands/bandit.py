@@ -38,6 +38,9 @@ class BanditCommand:
         r.add_argument("--arms", type=int, default=100, help="K (default 100)")
         r.add_argument("--dim", type=int, default=10, help="d (default 10)")
         r.add_argument("--noise", type=float, default=0.5, help="reward noise std (default 0.5)")
+        r.add_argument("--batch", type=int, default=None, help="batch B of the fixed-schedule algorithms (default ceil(sqrt(T/M)))")
+        r.add_argument("--dp20-threshold", type=float, default=None,
+                       help="DP20's sync threshold D (default the DisLinUCB choice (T/(dM)) log(MT))")
         r.add_argument("--runs", type=int, default=25, help="independent runs (default 25)")
         r.add_argument("--epsilons", type=float, nargs="+", default=[0.2, 1.0, 5.0],
                        help="Private-FedLinUCB epsilons (default 0.2 1 5)")
@@ -81,7 +84,7 @@ def _regret(args: argparse.Namespace) -> int:
     for eps in list(args.epsilons) + [args.dp20_epsilon, args.sweep_epsilon]:
         PrivacyConfig(eps, args.delta)
     BanditConfig(n_silos=args.silos, horizon=args.horizon, n_arms=args.arms, dim=args.dim,
-                 noise_std=args.noise, runs=args.runs)
+                 noise_std=args.noise, runs=args.runs, batch=args.batch)
     for m in args.sweep_silos:
         BanditConfig(n_silos=m, horizon=args.horizon, n_arms=args.arms, dim=args.dim, runs=args.runs)
     out = Path(args.out)
@@ -98,7 +101,8 @@ def _regret(args: argparse.Namespace) -> int:
         return RegretJob(algorithm, m, args.horizon, args.arms, args.dim, args.noise, args.runs,
                          eps, args.delta if eps is not None else None,
                          tuple(env_seeds[m].entropy if isinstance(env_seeds[m].entropy, list) else [env_seeds[m].entropy]) + tuple(env_seeds[m].spawn_key),
-                         tuple([noise.entropy]) + tuple(noise.spawn_key))
+                         tuple([noise.entropy]) + tuple(noise.spawn_key),
+                         batch=args.batch, dp20_threshold=args.dp20_threshold)
 
     jobs = {("fedlinucb", args.silos, None): None}
     for eps in args.epsilons:
@@ -156,7 +160,8 @@ def _regret(args: argparse.Namespace) -> int:
     result = {
         "kind": "bandit-regret", "format_version": 1, "label": args.label,
         "settings": {"n_silos": args.silos, "horizon": args.horizon, "n_arms": args.arms, "dim": args.dim,
-                     "noise_std": args.noise, "runs": args.runs, "epsilons": list(map(float, args.epsilons)),
+                     "noise_std": args.noise, "runs": args.runs, "batch": args.batch,
+                     "dp20_threshold": args.dp20_threshold, "epsilons": list(map(float, args.epsilons)),
                      "delta": args.delta, "dp20_epsilon": args.dp20_epsilon, "sweep_silos": list(args.sweep_silos),
                      "sweep_epsilon": args.sweep_epsilon, "seed": args.seed, "workers": args.workers,
                      "regret": "pseudo-regret summed over silos, divided by t; 95% Student-t intervals over runs",
