@@ -96,12 +96,13 @@ def _regret(args: argparse.Namespace) -> int:
     silo_values = sorted(set([args.silos] + list(args.sweep_silos)))
     env_seeds = {m: root.spawn(1)[0] for m in silo_values}
 
+    def seed_words(seq: np.random.SeedSequence) -> tuple:
+        return (seq.entropy, *seq.spawn_key)   # rebuilt in the worker as SeedSequence(list(words))
+
     def job(algorithm, m, eps):
-        noise = root.spawn(1)[0]
         return RegretJob(algorithm, m, args.horizon, args.arms, args.dim, args.noise, args.runs,
                          eps, args.delta if eps is not None else None,
-                         tuple(env_seeds[m].entropy if isinstance(env_seeds[m].entropy, list) else [env_seeds[m].entropy]) + tuple(env_seeds[m].spawn_key),
-                         tuple([noise.entropy]) + tuple(noise.spawn_key),
+                         seed_words(env_seeds[m]), seed_words(root.spawn(1)[0]),
                          batch=args.batch, dp20_threshold=args.dp20_threshold)
 
     jobs = {("fedlinucb", args.silos, None): None}
