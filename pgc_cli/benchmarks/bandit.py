@@ -6,7 +6,6 @@ rounds and is extrapolated per round to T (said in the output); both must choose
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -132,8 +131,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}")
     return 0 if same >= 0.99 else 1
 
-
-def _main() -> None:  # pragma: no cover - manual use
-    ns = argparse.ArgumentParser()
-    add_arguments(ns)
-    print(json.dumps(run(ns.parse_args())))
