@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("pgc_cli.commands.report:ReportCommand", "privacy report (HTML, Markdown, JSON) from result files"),
     "tune": ("pgc_cli.commands.tune:TuneCommand", "tune epsilon and mechanism settings with optuna"),
     "pipeline": ("pgc_cli.commands.pipeline:PipelineCommand", "the main job: train -> audit -> attack -> report on embedded defaults"),
+    "bandit": ("pgc_cli.commands.bandit:BanditCommand", "federated linear contextual bandits: regret study and first-user attack"),
 }
 
 

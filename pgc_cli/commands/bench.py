@@ -17,6 +17,7 @@ TARGETS = {
     "scale": "pgc_cli.benchmarks.scale",
     "gaussian": "pgc_cli.benchmarks.gaussian",
     "systems": "pgc_cli.benchmarks.systems",
+    "bandit": "pgc_cli.benchmarks.bandit",
 }
 
 

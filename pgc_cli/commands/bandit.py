@@ -1,0 +1,272 @@
+"""``pgc bandit regret|attack``: the federated linear contextual bandit studies.
+
+* ``regret`` — time-averaged group regret curves R_M(t)/t with intervals over runs for non-private
+  FedLinUCB, Private-FedLinUCB at several ε and DP20 FedUCB, and the privacy cost (private −
+  non-private group regret at T) against M with its fitted exponent beside M^{3/4} and √M. Writes a
+  JSON result ("kind": "bandit-regret") and a PNG plot.
+* ``attack`` — a malicious silo guessing which of two users another silo served first, per channel,
+  against chance and the (ε, δ) ceiling ("kind": "bandit-attack").
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..main import CLIError
+
+
+def _positive_ints(values, name):
+    if any(v < 1 for v in values):
+        raise CLIError(f"{name} must be >= 1")
+
+
+class BanditCommand:
+    help = "federated linear contextual bandits: regret study and first-user attack"
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+        r = sub.add_parser("regret", help="regret curves and the privacy cost against M")
+        r.add_argument("--silos", type=int, default=100, help="M of the curves (default 100)")
+        r.add_argument("--horizon", type=int, default=10_000, help="T (default 10000)")
+        r.add_argument("--arms", type=int, default=100, help="K (default 100)")
+        r.add_argument("--dim", type=int, default=10, help="d (default 10)")
+        r.add_argument("--noise", type=float, default=0.5, help="reward noise std (default 0.5)")
+        r.add_argument("--batch", type=int, default=None, help="batch B of the fixed-schedule algorithms (default ceil(sqrt(T/M)))")
+        r.add_argument("--dp20-threshold", type=float, default=None,
+                       help="DP20's sync threshold D (default the DisLinUCB choice (T/(dM)) log(MT))")
+        r.add_argument("--runs", type=int, default=25, help="independent runs (default 25)")
+        r.add_argument("--epsilons", type=float, nargs="+", default=[0.2, 1.0, 5.0],
+                       help="Private-FedLinUCB epsilons (default 0.2 1 5)")
+        r.add_argument("--delta", type=float, default=0.1, help="delta (default 0.1)")
+        r.add_argument("--dp20-epsilon", type=float, default=1.0, help="DP20 FedUCB's epsilon (default 1)")
+        r.add_argument("--sweep-silos", type=int, nargs="*", default=[10, 20, 50, 100],
+                       help="M values of the privacy-cost fit (default 10 20 50 100; none = no fit)")
+        r.add_argument("--sweep-epsilon", type=float, default=1.0, help="epsilon of the privacy-cost fit (default 1)")
+        r.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+        r.add_argument("--seed", type=int, default=0)
+        r.add_argument("--label", default="full grid", help="a label stored with the result (say if it is a reduced grid)")
+        r.add_argument("--out", default="results/fedlinucb/regret.json", help="JSON result path")
+        r.add_argument("--plot", default=None, help="PNG path (default: beside --out, .png)")
+        a = sub.add_parser("attack", help="infer another silo's first user from its schedule and messages")
+        a.add_argument("--systems", nargs="+", default=["dp20-feducb", "private-fedlinucb"],
+                       help="systems to attack (dp20-feducb, private-fedlinucb, fedlinucb)")
+        a.add_argument("--pair", default="a-toy-first-user", help="canary pair (default the slides' toy pair)")
+        a.add_argument("--epsilon", type=float, nargs="+", default=[0.1, 1.0], help="claimed epsilons (default 0.1 1)")
+        a.add_argument("--delta", type=float, default=1e-3, help="claimed delta (default 0.001)")
+        a.add_argument("--train", type=int, default=2000, help="attacker's simulated releases per world (default 2000)")
+        a.add_argument("--test", type=int, default=2000, help="attacked releases (default 2000)")
+        a.add_argument("--seed", type=int, default=0)
+        a.add_argument("--out", default="results/fedlinucb/attack.json", help="JSON result path")
+
+    def run(self, args: argparse.Namespace) -> int:
+        if args.action == "regret":
+            return _regret(args)
+        return _attack(args)
+
+
+def _regret(args: argparse.Namespace) -> int:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tqdm import tqdm
+
+    from fedlinucb.config import BanditConfig, PrivacyConfig
+    from fedlinucb.study import RegretJob, fit_exponent, mean_interval, run_job, validate_job
+    from pgc_cli.io import write_json_atomic
+
+    _positive_ints([args.workers], "--workers")
+    for eps in list(args.epsilons) + [args.dp20_epsilon, args.sweep_epsilon]:
+        PrivacyConfig(eps, args.delta)
+    BanditConfig(n_silos=args.silos, horizon=args.horizon, n_arms=args.arms, dim=args.dim,
+                 noise_std=args.noise, runs=args.runs, batch=args.batch)
+    for m in args.sweep_silos:
+        BanditConfig(n_silos=m, horizon=args.horizon, n_arms=args.arms, dim=args.dim, runs=args.runs)
+    out = Path(args.out)
+    plot = Path(args.plot) if args.plot else out.with_suffix(".png")
+    if not out.parent.is_dir():
+        raise CLIError(f"{out.parent} is not a folder")
+
+    root = np.random.SeedSequence(args.seed)
+    silo_values = sorted(set([args.silos] + list(args.sweep_silos)))
+    env_seeds = {m: root.spawn(1)[0] for m in silo_values}
+
+    def seed_words(seq: np.random.SeedSequence) -> tuple:
+        return (seq.entropy, *seq.spawn_key)   # rebuilt in the worker as SeedSequence(list(words))
+
+    def job(algorithm, m, eps):
+        return RegretJob(algorithm, m, args.horizon, args.arms, args.dim, args.noise, args.runs,
+                         eps, args.delta if eps is not None else None,
+                         seed_words(env_seeds[m]), seed_words(root.spawn(1)[0]),
+                         batch=args.batch, dp20_threshold=args.dp20_threshold)
+
+    jobs = {("fedlinucb", args.silos, None): None}
+    for eps in args.epsilons:
+        jobs[("private-fedlinucb", args.silos, float(eps))] = None
+    jobs[("dp20-feducb", args.silos, float(args.dp20_epsilon))] = None
+    for m in args.sweep_silos:
+        jobs[("fedlinucb", m, None)] = None
+        jobs[("private-fedlinucb", m, float(args.sweep_epsilon))] = None
+    specs = {key: job(*key) for key in jobs}
+    for spec in specs.values():
+        validate_job(spec)
+    # the heaviest jobs first
+    order = sorted(specs, key=lambda k: -k[1])
+    started = time.perf_counter()
+    results = {}
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        futures = {pool.submit(run_job, specs[k]): k for k in order}
+        from concurrent.futures import as_completed
+
+        for fut in tqdm(as_completed(futures), total=len(futures), desc="bandit regret jobs"):
+            results[futures[fut]] = fut.result()
+    elapsed = time.perf_counter() - started
+
+    curves = []
+    for key in jobs:
+        alg, m, eps = key
+        if m != args.silos:
+            continue
+        res = results[key]
+        t = res["t"]
+        mean, lo, hi = mean_interval(res["cumulative"] / t[None, :])
+        curves.append({"algorithm": alg, "label": specs[key].label(), "n_silos": m, "epsilon": eps,
+                       "delta": args.delta if eps is not None else None, "batch": res["batch"],
+                       "sigma": res["sigma"], "lambda": res["lam"], "threshold": res["threshold"],
+                       "mean_syncs": float(res["syncs"].mean()),
+                       "t": t.tolist(), "time_averaged_group_regret": mean.tolist(),
+                       "lower": lo.tolist(), "upper": hi.tolist(),
+                       "group_regret_at_T": {"mean": float(res["final"].mean()),
+                                             "interval": [float(v) for v in mean_interval(res["final"])[1:]]}})
+    fit = None
+    sweep = []
+    if args.sweep_silos:
+        costs = []
+        for m in sorted(set(args.sweep_silos)):
+            cost = results[("private-fedlinucb", m, float(args.sweep_epsilon))]["final"] - results[("fedlinucb", m, None)]["final"]
+            costs.append(cost)
+            mean, lo, hi = mean_interval(cost)
+            sweep.append({"n_silos": m, "privacy_cost_mean": float(mean), "interval": [float(lo), float(hi)],
+                          "private_regret_at_T": float(results[("private-fedlinucb", m, float(args.sweep_epsilon))]["final"].mean()),
+                          "nonprivate_regret_at_T": float(results[("fedlinucb", m, None)]["final"].mean())})
+        fit = fit_exponent(np.array(sorted(set(args.sweep_silos))), costs,
+                           np.random.default_rng(root.spawn(1)[0]))
+        fit["theory"] = {"zhou_chowdhury_M_exponent": 0.75, "dp20_M_exponent": 0.5}
+        fit["epsilon"] = float(args.sweep_epsilon)
+    result = {
+        "kind": "bandit-regret", "format_version": 1, "label": args.label,
+        "settings": {"n_silos": args.silos, "horizon": args.horizon, "n_arms": args.arms, "dim": args.dim,
+                     "noise_std": args.noise, "runs": args.runs, "batch": args.batch,
+                     "dp20_threshold": args.dp20_threshold, "epsilons": list(map(float, args.epsilons)),
+                     "delta": args.delta, "dp20_epsilon": args.dp20_epsilon, "sweep_silos": list(args.sweep_silos),
+                     "sweep_epsilon": args.sweep_epsilon, "seed": args.seed, "workers": args.workers,
+                     "regret": "pseudo-regret summed over silos, divided by t; 95% Student-t intervals over runs",
+                     "rewards_clipped_to": [-1.0, 1.0]},
+        "curves": curves, "privacy_cost": sweep, "fit": fit,
+        "elapsed_seconds": elapsed, "cpu_count": os.cpu_count(),
+    }
+    _plot(result, plot)
+    write_json_atomic(out, result)
+    print(f"{len(specs)} jobs in {elapsed:.0f}s; wrote {out} and {plot}")
+    for c in curves:
+        print(f"  {c['label']:45s} R_M(T)/T = {c['time_averaged_group_regret'][-1]:.3f} "
+              f"[{c['lower'][-1]:.3f}, {c['upper'][-1]:.3f}]  syncs {c['mean_syncs']:.0f}")
+    if fit and fit.get("exponent") is not None:
+        print(f"  privacy cost ~ M^b: b = {fit['exponent']:.2f}, {fit['level']:.0%} interval "
+              f"[{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}] (theory 0.75; DP20 0.5)")
+    return 0
+
+
+def _plot(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = 2 if result["privacy_cost"] else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 4.2), squeeze=False)
+    ax = axes[0, 0]
+    for c in result["curves"]:
+        t = np.array(c["t"])
+        ax.plot(t, c["time_averaged_group_regret"], label=c["label"].rsplit(",", 1)[0])
+        ax.fill_between(t, c["lower"], c["upper"], alpha=0.25)
+    s = result["settings"]
+    ax.set_xlabel("round t")
+    ax.set_ylabel("time-averaged group regret R_M(t)/t")
+    ax.set_title(f"M={s['n_silos']}, K={s['n_arms']}, d={s['dim']}, {s['runs']} runs, δ={s['delta']:g}")
+    ax.legend(fontsize=7)
+    if panels == 2:
+        ax = axes[0, 1]
+        m = np.array([p["n_silos"] for p in result["privacy_cost"]], dtype=float)
+        cost = np.array([p["privacy_cost_mean"] for p in result["privacy_cost"]])
+        lo = np.array([p["interval"][0] for p in result["privacy_cost"]])
+        hi = np.array([p["interval"][1] for p in result["privacy_cost"]])
+        ax.errorbar(m, cost, yerr=[cost - lo, hi - cost], fmt="o", label="measured (95% CI)")
+        fit = result["fit"]
+        if fit and fit.get("exponent") is not None:
+            grid = np.geomspace(m.min(), m.max(), 50)
+            ax.plot(grid, np.exp(fit["intercept"]) * grid ** fit["exponent"],
+                    label=f"fit M^{fit['exponent']:.2f} [{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}]")
+            if cost[0] > 0:
+                for b, name in ((0.75, "M^{3/4} (Zhou & Chowdhury)"), (0.5, "√M (DP20)")):
+                    ax.plot(grid, cost[0] * (grid / m[0]) ** b, "--", label=name)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("silos M")
+        ax.set_ylabel("privacy cost at T (group regret)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=110)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _attack(args: argparse.Namespace) -> int:
+    from attacks.bandit import first_user_attack
+    from fedlinucb.config import PrivacyConfig
+    from fedlinucb.systems import BanditSystem
+    from pgc_cli.io import write_json_atomic
+
+    _positive_ints([args.train, args.test], "--train and --test")
+    for eps in args.epsilon:
+        PrivacyConfig(eps, args.delta)
+    known = ("dp20-feducb", "private-fedlinucb", "fedlinucb")
+    for name in args.systems:
+        if name not in known:
+            raise CLIError(f"unknown system {name!r} (choose from {', '.join(known)})")
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise CLIError(f"{out.parent} is not a folder")
+    root = np.random.SeedSequence(args.seed)
+    rows = []
+    for name in args.systems:
+        for eps in (args.epsilon if name != "fedlinucb" else [math.inf]):
+            kwargs = {} if name == "fedlinucb" else {"epsilon": eps, "delta": args.delta}
+            system = BanditSystem(name, **kwargs)
+            rng = np.random.default_rng(root.spawn(1)[0])
+            for row in first_user_attack(system, args.pair, args.train, args.test, rng):
+                rows.append(row)
+                print(f"  {name:18s} eps={system.claim.epsilon:<5g} {row['channel']:9s} accuracy {row['accuracy']:.3f} "
+                      f"[{row['interval'][0]:.3f}, {row['interval'][1]:.3f}]  ceiling {row['ceiling']:.3f}")
+    result = {"kind": "bandit-attack", "format_version": 1,
+              "settings": {"systems": args.systems, "pair": args.pair, "epsilons": args.epsilon, "delta": args.delta,
+                           "train_per_world": args.train, "test": args.test, "seed": args.seed,
+                           "attacker": "difference-of-means linear test fitted on simulated releases of both worlds",
+                           "ceiling": "(e^eps + delta)/(1 + e^eps): best accuracy of any test under (eps, delta)-DP"},
+              "rows": rows}
+    write_json_atomic(out, result)
+    print(f"wrote {out}")
+    return 0
