@@ -244,3 +244,9 @@ def pgc_a3c_system(mechanism: str = "laplace", epsilon: float = 1.0, delta: floa
     hyper = A3CHyperparams()
     theta = glorot_uniform_theta(np.random.default_rng(theta_seed), hyper.biases)
     return PGCA3CSystem(make_mechanism(mechanism, epsilon, delta=delta), theta, hyper=hyper)
+
+
+def pgc_a3c_gaussian_system() -> PGCA3CSystem:
+    """PGC-A3C with the analytic Gaussian mechanism at (2, 1e-5) (C = 0.01) at an initial model
+    (``pgc audit --system audit.pgc_system:pgc_a3c_gaussian_system``)."""
+    return pgc_a3c_system("gaussian-analytic", 2.0, 1e-5)

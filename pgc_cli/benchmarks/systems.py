@@ -1,7 +1,7 @@
 """``pgc bench systems``: the system audit's false-alarm rate and verdicts, and the contract's cost.
 
 * **False alarms**: correct Gaussian and Laplace mechanisms and correct systems (Gaussian vector, batched
-  sums, Laplace count, the Pendulum participant, PGC-A3C) audited over ``--seeds`` seeds at 95 %: a
+  sums, Laplace count, the Pendulum participant, PGC-A3C, Private-FedLinUCB under relation (a)) audited over ``--seeds`` seeds at 95 %: a
   covered channel above its claim is a false alarm; the stated rate is ≤ 5 % per audit (each bound is
   conservative, so far fewer are expected). Broken systems (wrong sensitivity, a data-dependent
   schedule) must be flagged on the right channel.
@@ -34,6 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _correct_systems():
     from audit.pgc_system import pgc_a3c_system
+    from fedlinucb.systems import private_fedlinucb_system
     from gympg.pendulum import PendulumParams
     from gympg.system import PendulumGaussianSystem
     from toysystems import BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem
@@ -45,12 +46,16 @@ def _correct_systems():
             "laplace-count ε=4": LaplaceCountSystem(4.0),
             "pendulum (1, 1e-5), horizon 50": PendulumGaussianSystem(1.0, 1e-5, params=PendulumParams(horizon=50)),
             "pgc-a3c laplace ε=1, wide pair": pgc_a3c_system(),
-            "pgc-a3c gaussian (2, 1e-5), wide pair": pgc_a3c_system("gaussian-analytic", 2.0, 1e-5)}
+            "pgc-a3c gaussian (2, 1e-5), wide pair": pgc_a3c_system("gaussian-analytic", 2.0, 1e-5),
+            "private-fedlinucb (1, 0.1), relation (a)": private_fedlinucb_system()}
+
+
+PAIRS = {"private-fedlinucb (1, 0.1), relation (a)": "a-mid-user-reward"}  # default: "wide 5 vs 15" or the first
 
 
 def _pair(system, name):
     canaries = system.canaries()
-    key = "wide 5 vs 15" if "wide 5 vs 15" in canaries else next(iter(canaries))
+    key = PAIRS.get(name) or ("wide 5 vs 15" if "wide 5 vs 15" in canaries else next(iter(canaries)))
     return canaries[key]
 
 
@@ -117,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
               flush=True)
     for name, system in _correct_systems().items():
         secret, secret_prime = _pair(system, name)
-        samples = min(args.samples, 10_000) if name.startswith(("pgc", "pendulum")) else args.samples
+        samples = min(args.samples, 10_000) if name.startswith(("pgc", "pendulum", "private")) else args.samples
         rows = [audit_system(system, secret, secret_prime, samples=samples, seed=s).rows for s in range(args.seeds)]
         covered = [r for rs in rows for r in rs if r.covered]
         alarms = sum(r.verdict == "violated" for r in covered)
