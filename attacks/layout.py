@@ -148,7 +148,7 @@ def laplace_bayes_accuracy(classes: Sequence[np.ndarray], epsilon: float, *, cel
 class LayoutSettings:
     """Budget of the layout search (episodes are per candidate and per evaluation)."""
 
-    screen: int = 300  # random starts (around the seed controllers) screened before CMA-ES
+    screen: int = 300  # controllers screened by length separability, and detectors screened with the best
     generations: int = 40
     population: int = 14
     episodes: int = 200
@@ -189,6 +189,21 @@ class LayoutResult:
 
 class LayoutSimulator:
     """Plays episodes at a θ for every candidate with common random numbers per call."""
+
+    LENGTH_BIN = 10  # steps per bin of the episode-length histogram
+
+    def length_separability(self, theta: np.ndarray, n: int, seed: np.random.SeedSequence) -> float:
+        """Plug-in Bayes accuracy of the candidates from the episode length alone (bins of
+        ``LENGTH_BIN`` steps): how distinct the fates are that a detector can turn into a layout."""
+        theta = with_zero_biases(theta, self.hyper.biases)
+        bins = np.arange(0, self.hyper.cap + self.LENGTH_BIN + 1, self.LENGTH_BIN)
+        counts = []
+        for g, s in zip(self.candidates, seed.spawn(len(self.candidates))):
+            batch = simulate_episodes(theta, physics_array(n, self.physics, gravity=g),
+                                      np.random.Generator(np.random.PCG64(s)), hyper=self.hyper)
+            counts.append(np.histogram(batch.scores, bins)[0])
+        counts = np.stack(counts)
+        return float(counts.max(axis=0).sum() / counts.sum())
 
     def __init__(self, candidates: Sequence[float], clip: float, axes: int, hyper: A3CHyperparams,
                  physics: CartPoleParams):
@@ -244,18 +259,31 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
     def value(x: np.ndarray, n: int, seq: np.random.SeedSequence) -> float:
         return laplace_bayes_accuracy(sim.points(theta_from_layout_vector(x, axes), n, seq), epsilon, cells=240)
 
+    # stage 1: controllers whose episode lengths tell the candidates apart best (the fates the
+    # detectors can read), the seed controllers and random ones, odd and asymmetric
     rng = np.random.Generator(np.random.PCG64(screen_seq))
-    seeds = _seed_controllers()
-    starts = []
-    for i in range(settings.screen):
-        ctrl = seeds[i % len(seeds)] * rng.uniform(0.5, 2.0) + rng.normal(scale=0.3, size=8)
-        det = np.concatenate([np.concatenate([rng.normal(size=4), [rng.uniform(0.0, 4.0), rng.uniform(-1.0, 0.5)]])
-                              for _ in range(axes)])
-        starts.append(np.concatenate([ctrl, det]))
+    controllers = list(_seed_controllers())
+    while len(controllers) < settings.screen:
+        k1 = rng.normal(size=4)
+        k1[2:] = np.abs(k1[2:])  # push toward the pole's lean and its rate: balances at low gravity
+        k0 = -k1 if rng.random() < 0.5 else -k1 * rng.uniform(0.2, 1.5, size=4) + rng.normal(scale=0.3, size=4)
+        controllers.append(np.concatenate([k1, k0]))
     crn = np.random.SeedSequence(screen_seq.entropy, spawn_key=screen_seq.spawn_key + (1,))
-    screened = np.array([value(x, settings.episodes, crn) for x in starts])
-    evals = len(starts)
-    order = np.argsort(-screened, kind="stable")
+    fate = np.array([sim.length_separability(layout_theta(c[:4], c[4:], [np.ones(4)] * axes, [2.0] * axes),
+                                             settings.episodes, crn) for c in controllers])
+    evals = len(controllers)
+    kept = [controllers[i] for i in np.argsort(-fate, kind="stable")[:2 * settings.restarts]]
+    # stage 2: random detectors for each kept controller, ranked by the Laplace Bayes accuracy
+    starts, screened = [], []
+    per_controller = max(4, settings.screen // (4 * len(kept)))
+    for ctrl in kept:
+        for _ in range(per_controller):
+            det = np.concatenate([np.concatenate([rng.normal(size=4), [rng.uniform(0.0, 4.0), rng.uniform(-1.0, 0.5)]])
+                                  for _ in range(axes)])
+            starts.append(np.concatenate([ctrl, det]))
+            screened.append(value(starts[-1], settings.episodes, crn))
+    evals += len(starts)
+    order = np.argsort(-np.asarray(screened), kind="stable")
     candidates_x = [starts[i] for i in order[:settings.restarts]]
     history: list[float] = []
     bounds = np.array([[-10.0, 10.0]] * size)
@@ -289,3 +317,76 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
     pts = sim.points(theta, settings.validation_episodes, validation_seq)
     return LayoutResult(theta, best, axes, float(max(validated)), float(epsilon), evals, time.perf_counter() - start,
                         [p.mean(axis=0).tolist() for p in pts], [p.std(axis=0).tolist() for p in pts], history)
+
+
+def layout_gap(theta: np.ndarray, candidates: Sequence[float], epsilon: float, clip: float = 0.01, *,
+               episodes: int = 3000, seed: int | np.random.SeedSequence = 0, hyper: A3CHyperparams | None = None,
+               physics: CartPoleParams | None = None) -> dict:
+    """Where a crafted θ's accuracy goes, measured on ``episodes`` fresh episodes per candidate.
+
+    Reads the clipped gradients on the two value coordinates θ(v)₂, θ(v)₃ (the detectors of both the
+    layout family and the audit's crafted family) and returns, in units of C/2: each candidate's mean
+    and spread there, the share of the clipped L1 norm they hold, and three Laplace Bayes accuracies
+    at ``epsilon``: ``measured`` (the candidates' measured distributions: what any attacker of one
+    submission can reach at this θ, up to the little carried by the other coordinates),
+    ``means_only`` (every candidate collapsed to its mean: the layout without the spread), and
+    ``best_layout`` (the best layout of that many points found: opposite, or diamond for more)."""
+    cands = sorted(float(c) for c in candidates)
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    sim = LayoutSimulator(cands, clip, 2, hyper or A3CHyperparams(), physics or CartPoleParams())
+    pts = sim.points(np.asarray(theta, np.float64), episodes, root)
+    theta_b = with_zero_biases(np.asarray(theta, np.float64), sim.hyper.biases)
+    means = [p.mean(axis=0) for p in pts]
+    best = [np.array([[1.0, 0.0]]), np.array([[-1.0, 0.0]])] + [np.array([[0.0, 1.0]])] * (len(cands) > 2)
+    shares = [float(np.abs(p).sum(axis=1).mean()) for p in pts]
+    return {"candidates": cands, "epsilon": float(epsilon), "episodes": episodes,
+            "theta_dim": int(theta_b.shape[-1]), "coordinates": layout_coordinates(2),
+            "means": [m.tolist() for m in means], "spreads": [p.std(axis=0).tolist() for p in pts],
+            "layout_share_of_l1": shares,
+            "bayes_accuracy": {"measured": laplace_bayes_accuracy(pts, epsilon),
+                               "means_only": laplace_bayes_accuracy([m[None] for m in means], epsilon),
+                               "best_layout": laplace_bayes_accuracy(best[:len(cands)], epsilon)
+                               if len(cands) <= 3 else None}}
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    """``python -m attacks.layout THETA.pt --candidates ... --epsilon E --out JSON``: :func:`layout_gap`."""
+    import argparse
+    import json
+    import os
+    import sys
+
+    from pgc.model import CheckpointError, load_checkpoint
+
+    p = argparse.ArgumentParser(prog="python -m attacks.layout", description=layout_gap.__doc__.splitlines()[0])
+    p.add_argument("theta", help="checkpoint of the crafted θ")
+    p.add_argument("--candidates", type=float, nargs="+", required=True)
+    p.add_argument("--epsilon", type=float, default=1.0)
+    p.add_argument("--clip", type=float, default=0.01)
+    p.add_argument("--episodes", type=int, default=3000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="JSON file (written atomically)")
+    args = p.parse_args(argv)
+    try:
+        if len(set(args.candidates)) < 2 or not (math.isfinite(args.epsilon) and args.epsilon > 0) \
+                or args.episodes < 2 or args.seed < 0 or not args.clip > 0:
+            raise ValueError("need two distinct candidates, a finite ε > 0, clip > 0, episodes >= 2, seed >= 0")
+        theta = load_checkpoint(args.theta)
+        report = layout_gap(theta, args.candidates, args.epsilon, args.clip, episodes=args.episodes, seed=args.seed)
+    except (ValueError, OSError, CheckpointError) as exc:  # one clear line, exit 2, nothing written
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    report["command"] = "python -m attacks.layout " + " ".join(sys.argv[1:] if argv is None else argv)
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(report, fh, indent=2)
+    os.replace(tmp, args.out)
+    acc = report["bayes_accuracy"]
+    best = "" if acc["best_layout"] is None else f", best layout {acc['best_layout']:.3f}"
+    print(f"Laplace Bayes accuracy at ε={args.epsilon:g}: measured {acc['measured']:.3f}, means only "
+          f"{acc['means_only']:.3f}{best} -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
