@@ -102,3 +102,26 @@ def test_quick_search_without_active_exits_2(tmp_path):
     with pytest.raises(SystemExit) as exc:  # CLI errors return 2, argparse errors exit 2 themselves
         raise SystemExit(main(["attack", "--model", "init:0", "--quick-search", "--out", str(out), "--no-progress"]))
     assert exc.value.code == 2 and not out.exists()
+
+
+def test_layout_gap_measures_a_saved_theta_and_refuses_bad_input(tmp_path, capsys):
+    from attacks.layout import _main, layout_gap
+    from pgc.model import save_checkpoint
+
+    theta = search_layout([5.0, 15.0], 1.0, settings=QUICK_LAYOUT, seed=0).theta
+    path = tmp_path / "theta.pt"
+    save_checkpoint(theta, path)
+    out = tmp_path / "gap.json"
+    assert _main([str(path), "--candidates", "5", "15", "--episodes", "200", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    acc = data["bayes_accuracy"]
+    assert acc["best_layout"] == pytest.approx(1 - 0.5 * math.exp(-0.5), abs=1e-3)
+    assert acc["measured"] <= acc["best_layout"] + 1e-3 and acc["measured"] > 0.65
+    assert data["command"].startswith("python -m attacks.layout")
+    direct = layout_gap(theta, [5.0, 15.0], 1.0, episodes=200, seed=0)
+    assert direct["bayes_accuracy"] == acc  # same seed, same numbers
+    bad = tmp_path / "bad.json"
+    assert _main([str(tmp_path / "missing.pt"), "--candidates", "5", "15", "--out", str(bad)]) == 2
+    assert _main([str(path), "--candidates", "5", "5", "--out", str(bad)]) == 2
+    assert _main([str(path), "--candidates", "5", "15", "--epsilon", "0", "--out", str(bad)]) == 2
+    assert not bad.exists() and "error:" in capsys.readouterr().err
