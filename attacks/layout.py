@@ -2,7 +2,8 @@
 
 The Laplace mechanism's privacy loss between two clipped gradients is ε·‖Δ‖₁/C, and a Bayes test
 gains most when that L1 distance sits on as few coordinates as possible: two classes at ±(C/2)·e₁
-("opposite") reach 1 − ½e^{−ε/2}; three classes do best at (C/2)·{e₁, −e₁, e₂} ("diamond").
+("opposite") reach 1 − ½e^{−ε/2}; for three classes the best layout found is (C/2)·{e₁, −e₁, e₂}
+("diamond": 0.495 at ε = 1; every pair at L1 distance C on two coordinates).
 The audit's crafted family (:mod:`audit.adversarial`) puts each class on ±(C/2)·(r, 1 − r) over two
 value coordinates (a two-sided detector |w·s| whose halves each own a coordinate), which halves the
 per-coordinate distance. The layout family here keeps the controller and the value-flip idea but:
@@ -10,16 +11,19 @@ per-coordinate distance. The layout family here keeps the controller and the val
 * **controller** (units 0, 1): z₁ = L·ReLU(k₁·s), z₀ = L·ReLU(k₀·s) with L = 10⁶ — greedy action
   a = 1[k₁·s > k₀·s on the active part]; k₀ = −k₁ is the audit's odd bang-bang controller, k₀ ≠ −k₁
   breaks the left/right symmetry, so failing episodes can fall to one side;
-* **detectors** (units 2, 3, …, one per layout axis): row S·w_u/‖w_u‖₁ (S = 10⁴) and value weight
-  τ_u/S, so V(s) = Σ_u τ_u·ReLU(w_u·s)/‖w_u‖₁. Each detector is one-sided and owns one value
-  coordinate θ(v)_u, whose gradient −2λ Σ_t A_t·S·ReLU(w_u·s_t)/‖w_u‖₁ dominates the L1 norm; its
-  sign is that of Σ_t (V̂_t − V(s_t))·ReLU(w_u·s_t): a return term against a quadratic one, flipping
-  when the episode's fate (balanced, falling early, falling late, to which side) changes.
+* **detectors** (units 2, 3, …, one per layout axis): row S·σ_u·w_u/‖w_u‖₁ (S = 10⁴, gain σ_u) and
+  value weight τ_u/(S·σ_u), so V(s) = Σ_u τ_u·ReLU(w_u·s)/‖w_u‖₁ whatever the gains. Each detector
+  is one-sided and owns one value coordinate θ(v)_u, whose gradient −2λ Σ_t A_t·S·σ_u·ReLU(w_u·s_t)/‖w_u‖₁
+  dominates the L1 norm (σ_u sets each detector's share); its sign is that of
+  Σ_t (V̂_t − V(s_t))·ReLU(w_u·s_t): a return term against a quadratic one, flipping when the
+  episode's fate (balanced, falling early, falling late, to which side) changes.
 
 The search maximises the exact Bayes accuracy of the Laplace mechanism at the attack's ε given the
 candidates' clipped gradients on the detector coordinates (:func:`laplace_bayes_accuracy`, a grid
-integral of the mixture densities), with CMA-ES (``cmaes``) on episodes of the search stream with
-common random numbers, candidates re-ranked on validation episodes of another stream.
+integral of the mixture densities): controllers are screened by how well the episode length alone
+tells the candidates apart, random detectors are screened with the best of them, CMA-ES (``cmaes``)
+refines all numbers on episodes of the search stream with common random numbers, and the finalists
+are re-ranked on validation episodes of another stream.
 """
 
 from __future__ import annotations
