@@ -112,7 +112,7 @@ def clipped_layout_points(gradients: np.ndarray, clip: float, axes: int) -> np.n
 
 
 def laplace_bayes_accuracy(classes: Sequence[np.ndarray], epsilon: float, *, cells: int = 600,
-                           tail_scales: float = 14.0) -> float:
+                           tail_scales: float = 14.0, weights: Sequence[np.ndarray] | None = None) -> float:
     """Bayes accuracy (uniform prior) of the Laplace mechanism when class p's clipped gradient is drawn
     from the rows of ``classes[p]`` (n_p, m), m ∈ {1, 2}, in units of C/2 (noise scale 2/ε there).
 
@@ -121,7 +121,8 @@ def laplace_bayes_accuracy(classes: Sequence[np.ndarray], epsilon: float, *, cel
     the Laplace CDF, mixed over its rows, a product over axes), and the accuracy is
     (1/P)·Σ_cells max_p P_p(cell) — the accuracy of the best decision that reads only the cell, a
     lower bound of the continuous Bayes accuracy that approaches it as the cells shrink. The mass
-    beyond the range (≤ e^{−tail_scales}) is counted as chance."""
+    beyond the range (≤ e^{−tail_scales}) is counted as chance. ``weights`` (one non-negative array
+    per class, default uniform) weighs each class's rows in its mixture."""
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError("epsilon must be a positive finite number")
     arrays = [np.atleast_2d(np.asarray(c, np.float64)) for c in classes]
@@ -134,14 +135,22 @@ def laplace_bayes_accuracy(classes: Sequence[np.ndarray], epsilon: float, *, cel
     lo = min(float(a.min()) for a in arrays) - tail_scales * scale
     hi = max(float(a.max()) for a in arrays) + tail_scales * scale
     edges = np.linspace(lo, hi, cells + 1)
+    if weights is None:
+        mix = [np.full(len(a), 1.0 / len(a)) for a in arrays]
+    else:
+        mix = [np.asarray(w, np.float64) for w in weights]
+        if len(mix) != len(arrays) or any(w.shape != (len(a),) or np.any(w < 0) or not w.sum() > 0
+                                          for w, a in zip(mix, arrays)):
+            raise ValueError("weights need one non-negative array per class, one weight per row, not all zero")
+        mix = [w / w.sum() for w in mix]
     per_class = []
-    for a in arrays:
+    for a, w in zip(arrays, mix):
         # (cells, n) probabilities of each axis' cell, per row
         axis_probs = [np.diff(laplace_dist.cdf((edges[:, None] - a[None, :, i]) / scale), axis=0) for i in range(m)]
         if m == 1:
-            per_class.append(axis_probs[0].mean(axis=1))
+            per_class.append(axis_probs[0] @ w)
         else:
-            per_class.append(axis_probs[0] @ axis_probs[1].T / len(a))
+            per_class.append((axis_probs[0] * w) @ axis_probs[1].T)
     stacked = np.stack(per_class)
     inside = float(stacked.max(axis=0).sum())
     outside = 1.0 - float(stacked.sum(axis=tuple(range(1, stacked.ndim))).mean())
@@ -215,13 +224,19 @@ class LayoutSimulator:
         self.clip, self.axes, self.hyper, self.physics = clip, axes, hyper, physics
 
     def points(self, theta: np.ndarray, n: int, seed: np.random.SeedSequence) -> list[np.ndarray]:
+        return self.points_and_lengths(theta, n, seed)[0]
+
+    def points_and_lengths(self, theta: np.ndarray, n: int,
+                           seed: np.random.SeedSequence) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Per candidate: the clipped layout points (n, axes) and the episode lengths (n,)."""
         theta = with_zero_biases(theta, self.hyper.biases)
-        out = []
+        points, lengths = [], []
         for g, s in zip(self.candidates, seed.spawn(len(self.candidates))):
             batch = simulate_episodes(theta, physics_array(n, self.physics, gravity=g),
                                       np.random.Generator(np.random.PCG64(s)), hyper=self.hyper)
-            out.append(clipped_layout_points(batch.gradients, self.clip, self.axes))
-        return out
+            points.append(clipped_layout_points(batch.gradients, self.clip, self.axes))
+            lengths.append(np.asarray(batch.scores))
+        return points, lengths
 
 
 def _seed_controllers() -> list[np.ndarray]:
@@ -323,6 +338,53 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
                         [p.mean(axis=0).tolist() for p in pts], [p.std(axis=0).tolist() for p in pts], history)
 
 
+def best_layout_points(count: int) -> np.ndarray:
+    """The best layout found for ``count`` ∈ {2, 3} classes, in units of C/2: opposite, or diamond."""
+    if count == 2:
+        return np.array([[1.0, 0.0], [-1.0, 0.0]])
+    if count == 3:
+        return np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    raise ValueError("best layouts are known for 2 or 3 classes")
+
+
+def length_layout_bound(lengths: Sequence[np.ndarray], epsilon: float, *, bin_steps: int = 10, cap: int = 200,
+                        sweeps: int = 3) -> float:
+    """Laplace Bayes accuracy of the best map from episode length to a point of the best layout.
+
+    Each ``bin_steps``-step bin of the episode length is sent to one point of the opposite/diamond
+    layout (coordinate ascent over the bins from the per-bin majority, ``sweeps`` passes): what a
+    detector that reads the episode's length perfectly, and nothing else, could reach with the
+    candidates' measured ``lengths`` (one array per candidate). A search heuristic, not a proof: a
+    detector may read more than the length, and the ascent may stop short of the best map."""
+    vertices = best_layout_points(len(lengths))
+    bins = np.arange(0, cap + bin_steps + 1, bin_steps)
+    hist = np.stack([np.histogram(np.asarray(l), bins)[0] / max(1, len(l)) for l in lengths])
+    used = np.flatnonzero(hist.sum(axis=0) > 0)
+
+    def accuracy(assign: np.ndarray) -> float:
+        weights = np.zeros((len(lengths), len(vertices)))
+        for b, v in zip(used, assign):
+            weights[:, v] += hist[:, b]
+        return laplace_bayes_accuracy([vertices] * len(lengths), epsilon, cells=300, weights=list(weights))
+
+    assign = np.array([int(np.argmax(hist[:, b])) % len(vertices) for b in used])
+    best = accuracy(assign)
+    for _ in range(sweeps):
+        improved = False
+        for i in range(len(used)):
+            for v in range(len(vertices)):
+                if v == assign[i]:
+                    continue
+                trial = assign.copy()
+                trial[i] = v
+                value = accuracy(trial)
+                if value > best + 1e-9:
+                    best, assign, improved = value, trial, True
+        if not improved:
+            break
+    return best
+
+
 def layout_gap(theta: np.ndarray, candidates: Sequence[float], epsilon: float, clip: float = 0.01, *,
                episodes: int = 3000, seed: int | np.random.SeedSequence = 0, hyper: A3CHyperparams | None = None,
                physics: CartPoleParams | None = None) -> dict:
@@ -333,15 +395,17 @@ def layout_gap(theta: np.ndarray, candidates: Sequence[float], epsilon: float, c
     and spread there, the share of the clipped L1 norm they hold, and three Laplace Bayes accuracies
     at ``epsilon``: ``measured`` (the candidates' measured distributions: what any attacker of one
     submission can reach at this θ, up to the little carried by the other coordinates),
-    ``means_only`` (every candidate collapsed to its mean: the layout without the spread), and
-    ``best_layout`` (the best layout of that many points found: opposite, or diamond for more)."""
+    ``means_only`` (every candidate collapsed to its mean: the layout without the spread),
+    ``best_layout`` (the best layout of that many points found: opposite, or diamond for three) and
+    ``length_map`` (:func:`length_layout_bound` on the episode lengths at θ: what the best map from
+    the controller's fates, read as lengths, to that layout would give)."""
     cands = sorted(float(c) for c in candidates)
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     sim = LayoutSimulator(cands, clip, 2, hyper or A3CHyperparams(), physics or CartPoleParams())
-    pts = sim.points(np.asarray(theta, np.float64), episodes, root)
+    pts, lengths = sim.points_and_lengths(np.asarray(theta, np.float64), episodes, root)
     theta_b = with_zero_biases(np.asarray(theta, np.float64), sim.hyper.biases)
     means = [p.mean(axis=0) for p in pts]
-    best = [np.array([[1.0, 0.0]]), np.array([[-1.0, 0.0]])] + [np.array([[0.0, 1.0]])] * (len(cands) > 2)
+    known = len(cands) in (2, 3)
     shares = [float(np.abs(p).sum(axis=1).mean()) for p in pts]
     return {"candidates": cands, "epsilon": float(epsilon), "episodes": episodes,
             "theta_dim": int(theta_b.shape[-1]), "coordinates": layout_coordinates(2),
@@ -349,8 +413,10 @@ def layout_gap(theta: np.ndarray, candidates: Sequence[float], epsilon: float, c
             "layout_share_of_l1": shares,
             "bayes_accuracy": {"measured": laplace_bayes_accuracy(pts, epsilon),
                                "means_only": laplace_bayes_accuracy([m[None] for m in means], epsilon),
-                               "best_layout": laplace_bayes_accuracy(best[:len(cands)], epsilon)
-                               if len(cands) <= 3 else None}}
+                               "best_layout": laplace_bayes_accuracy([p[None] for p in best_layout_points(len(cands))],
+                                                                     epsilon) if known else None,
+                               "length_map": length_layout_bound(lengths, epsilon, cap=sim.hyper.cap)
+                               if known else None}}
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
@@ -386,7 +452,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         json.dump(report, fh, indent=2)
     os.replace(tmp, args.out)
     acc = report["bayes_accuracy"]
-    best = "" if acc["best_layout"] is None else f", best layout {acc['best_layout']:.3f}"
+    best = "" if acc["best_layout"] is None else \
+        f", best length map {acc['length_map']:.3f}, best layout {acc['best_layout']:.3f}"
     print(f"Laplace Bayes accuracy at ε={args.epsilon:g}: measured {acc['measured']:.3f}, means only "
           f"{acc['means_only']:.3f}{best} -> {args.out}")
     return 0

@@ -125,3 +125,15 @@ def test_layout_gap_measures_a_saved_theta_and_refuses_bad_input(tmp_path, capsy
     assert _main([str(path), "--candidates", "5", "5", "--out", str(bad)]) == 2
     assert _main([str(path), "--candidates", "5", "15", "--epsilon", "0", "--out", str(bad)]) == 2
     assert not bad.exists() and "error:" in capsys.readouterr().err
+
+
+def test_length_map_bound_reaches_the_layout_for_distinct_fates_and_chance_for_equal_ones():
+    from attacks.layout import length_layout_bound
+
+    rng = np.random.default_rng(0)
+    apart = [np.full(300, 200), rng.integers(40, 60, size=300)]
+    assert length_layout_bound(apart, 1.0) == pytest.approx(1 - 0.5 * math.exp(-0.5), abs=2e-3)
+    same = rng.integers(50, 200, size=600)
+    assert length_layout_bound([same[:300], same[300:]], 1.0) < 0.56  # two halves of one distribution
+    three = [np.full(300, 200), rng.integers(110, 130, size=300), rng.integers(40, 60, size=300)]
+    assert length_layout_bound(three, 1.0) == pytest.approx(0.4945, abs=3e-3)  # the diamond
