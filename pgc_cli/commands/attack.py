@@ -219,14 +219,14 @@ class AttackCommand:
                                        clip=mech.clip, settings=QUICK_SEARCH if args.quick_search else None,
                                        layout_settings=QUICK_LAYOUT if args.quick_search else None)
         layout = isinstance(crafted, LayoutResult)
-        crafted_for = f"{', '.join(f'{c:g}' for c in sorted(cands))}" if layout else f"{min(cands):g} vs {max(cands):g}"
+        crafted_for = ", ".join(f"{c:g}" for c in sorted(cands)) if layout else f"{min(cands):g} vs {max(cands):g}"
         theta_path = out.with_name(out.stem + "-crafted-theta.pt")
         theta_path.parent.mkdir(parents=True, exist_ok=True)
         save_checkpoint(crafted.theta, theta_path, {"crafted_for": crafted_for, "objective": crafted.objective})
         print(f"crafted θ for {crafted_for} through the {crafted.objective} "
               f"({crafted.evaluations} evaluations, {crafted.wall_time_s:.0f}s) -> {theta_path}")
         if layout:
-            print(f"  its clipped gradients (units of C/2, mean ± sd per ψ): "
+            print("  its clipped gradients (units of C/2, mean ± sd per ψ): "
                   + "; ".join(f"{c:g}: {np.round(m, 3).tolist()} ± {np.round(sd, 3).tolist()}"
                               for c, m, sd in zip(sorted(cands), crafted.means, crafted.spreads))
                   + f"; Laplace Bayes accuracy at them {crafted.value:.3f}")
