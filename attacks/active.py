@@ -1,10 +1,13 @@
 """The active attacker: the aggregator sends a crafted model, then classifies ψ from the submissions.
 
 A passive attacker reads whatever model the training produced; in LDP the aggregator chooses θ, so
-the strongest attacker the threat model allows first crafts θ (:mod:`audit.adversarial`) and then
-runs the likelihood / learned / side-channel attackers on fresh submissions made at it. For a
-candidate set Ψ the crafted family separates two regimes, so θ is crafted for the extreme pair
-(min Ψ, max Ψ) on the search stream of the seed; the attack itself uses fresh targets.
+the strongest attacker the threat model allows first crafts θ and then runs the likelihood / learned /
+side-channel attackers on fresh submissions made at it. Through the gradient of a Laplace mechanism
+at finite ε, θ comes from the layout family (:mod:`attacks.layout`): it maximises the mechanism's
+exact Bayes accuracy over all of Ψ, so each candidate's clipped gradient lands where the Laplace
+test wants it. Otherwise (score channel, ε = ∞, other mechanisms) θ is the audit's crafted model
+(:mod:`audit.adversarial`) for the extreme pair (min Ψ, max Ψ). Either search runs on the search
+stream of the seed; the attack itself uses fresh targets.
 
 The rows are compared with chance 1/|Ψ| and with the ε-LDP ceiling e^{kε}/(e^{kε}+|Ψ|−1), which is
 attained by randomized response. :func:`laplace_layout_accuracy` gives what the Laplace mechanism
@@ -21,6 +24,8 @@ import numpy as np
 
 from audit.adversarial import SearchSettings, SearchResult, search_crafted_model
 
+from .layout import LayoutResult, LayoutSettings, search_layout
+
 LAYOUTS = {
     # clipped-gradient layouts on the L1 sphere of radius C/2, in units of C/2
     "opposite": [(1.0,), (-1.0,)],  # two classes, one coordinate: the canary
@@ -30,11 +35,20 @@ LAYOUTS = {
 
 
 def craft_for_candidates(candidates, channels, *, seed: int | np.random.SeedSequence = 0,
-                         settings: SearchSettings | None = None, hyper=None) -> SearchResult:
-    """θ crafted for the extreme pair of Ψ, through the gradient if the attacker may read it, else the score."""
+                         settings: SearchSettings | None = None, hyper=None, laplace_epsilon: float | None = None,
+                         clip: float = 0.01, layout_settings: LayoutSettings | None = None,
+                         progress=None) -> SearchResult | LayoutResult:
+    """The crafted θ of the active attack (module docstring).
+
+    ``laplace_epsilon`` (the ε of a Laplace mechanism, finite) with the gradient channel selects the
+    layout search over all of Ψ at clip ``clip``; without it θ is crafted for the extreme pair through
+    the gradient if the attacker may read it, else the score."""
     cands = sorted(float(c) for c in candidates)
     if len(cands) < 2 or len(set(cands)) != len(cands):
         raise ValueError("an active attack needs at least two distinct candidates")
+    if "gradient" in channels and laplace_epsilon is not None and math.isfinite(laplace_epsilon):
+        return search_layout(cands, laplace_epsilon, clip, settings=layout_settings, seed=seed, hyper=hyper,
+                             progress=progress)
     objective = "gradient" if "gradient" in channels else "score"
     return search_crafted_model(cands[0], cands[-1], objective=objective, settings=settings, seed=seed, hyper=hyper)
 

@@ -79,6 +79,8 @@ class AttackCommand:
         target.add_argument("--active", action="store_true",
                        help="active attacker: the aggregator crafts θ for the candidates (extreme pair) and "
                             "attacks fresh submissions at it; the crafted θ is saved beside --out")
+        p.add_argument("--quick-search", action="store_true",
+                       help="--active: a small crafted-model search (smoke runs and tests; weaker θ)")
         p.add_argument("--sweep", action="store_true", help="accuracy vs --epsilons for each --model; writes JSON + PNG")
         p.add_argument("--epsilons", type=positive_float, nargs="+", default=[1, 2, 5, 10, math.inf],
                        help="ε values of --sweep (default 1 2 5 10 inf)")
@@ -120,6 +122,8 @@ class AttackCommand:
             raise CLIError("--sweep works on --model targets")
         if args.active and (args.sweep or args.range):
             raise CLIError("--active crafts its own model for a candidate set: drop --sweep and --range")
+        if args.quick_search and not args.active:
+            raise CLIError("--quick-search belongs to --active")
         if not (args.active or args.run or args.model or args.plot):
             raise CLIError("give one of --run DIR, --model SPEC, --active, --plot FILE")
         if args.run and any(v is not None for v in (args.mechanism, args.epsilon, args.clip, args.reduced_dim,
@@ -200,34 +204,47 @@ class AttackCommand:
         from pgc.model import save_checkpoint
 
         from attacks.active import craft_for_candidates, laplace_layout_accuracy
-        from attacks.sweep import ModelSpec
+        from attacks.layout import QUICK_LAYOUT, LayoutResult
+        from attacks.sweep import ModelSpec, build_mechanism
+        from audit.adversarial import QUICK_SEARCH
 
         cands = tuple(args.candidates or (9.7, 9.8, 9.9))
         if len(cands) < 2 or len(set(cands)) != len(cands):
             raise CLIError("--candidates needs at least two distinct values")
         search_seq, attack_seq = np.random.SeedSequence(args.seed).spawn(2)
         hyper = self._hyper(args, None)
-        crafted = craft_for_candidates(cands, channels, seed=search_seq, hyper=hyper)
+        mech_name = args.mechanism or "laplace"
+        eps = args.epsilon if args.epsilon is not None else (math.inf if mech_name == "none" else 1.0)
+        mech = build_mechanism(mech_name, eps, args.clip, args.reduced_dim)
+        laplace_eps = eps if mech_name == "laplace" and math.isfinite(eps) else None
+        crafted = craft_for_candidates(cands, channels, seed=search_seq, hyper=hyper, laplace_epsilon=laplace_eps,
+                                       clip=mech.clip, settings=QUICK_SEARCH if args.quick_search else None,
+                                       layout_settings=QUICK_LAYOUT if args.quick_search else None)
+        layout = isinstance(crafted, LayoutResult)
+        crafted_for = ", ".join(f"{c:g}" for c in sorted(cands)) if layout else f"{min(cands):g} vs {max(cands):g}"
         theta_path = out.with_name(out.stem + "-crafted-theta.pt")
         theta_path.parent.mkdir(parents=True, exist_ok=True)
-        save_checkpoint(crafted.theta, theta_path, {"crafted_for": f"{min(cands):g} vs {max(cands):g}",
-                                                    "objective": crafted.objective})
-        print(f"crafted θ for {min(cands):g} vs {max(cands):g} through the {crafted.objective} "
+        save_checkpoint(crafted.theta, theta_path, {"crafted_for": crafted_for, "objective": crafted.objective})
+        print(f"crafted θ for {crafted_for} through the {crafted.objective} "
               f"({crafted.evaluations} evaluations, {crafted.wall_time_s:.0f}s) -> {theta_path}")
+        if layout:
+            print("  its clipped gradients (units of C/2, mean ± sd per ψ): "
+                  + "; ".join(f"{c:g}: {np.round(m, 3).tolist()} ± {np.round(sd, 3).tolist()}"
+                              for c, m, sd in zip(sorted(cands), crafted.means, crafted.spreads))
+                  + f"; Laplace Bayes accuracy at them {crafted.value:.3f}")
         result = self._model_target(args, channels, attackers, progress, learned_kwargs,
                                     model=ModelSpec(str(theta_path), crafted.theta, None), seed=attack_seq)
         result["mode"] = "active"
-        result["active"] = {"crafted_for": [min(cands), max(cands)], "theta_file": theta_path.name,
-                            "search": crafted.to_dict()}
-        mech = result["threat_model"]["mechanism"]
-        eps = args.epsilon if args.epsilon is not None else 1.0
-        if (args.mechanism or "laplace") == "laplace" and "gradient" in channels and math.isfinite(eps) \
-                and len(cands) in (2, 3):
-            layout = "opposite" if len(cands) == 2 else "diamond"
-            result["active"]["laplace_best_layout"] = {"layout": layout, "accuracy": laplace_layout_accuracy(layout, eps)}
+        result["active"] = {"crafted_for": sorted(cands) if layout else [min(cands), max(cands)],
+                            "theta_file": theta_path.name, "search": crafted.to_dict()}
+        if layout:
+            result["active"]["layout_bayes_accuracy"] = crafted.value
+        if mech_name == "laplace" and "gradient" in channels and math.isfinite(eps) and len(cands) in (2, 3):
+            name = "opposite" if len(cands) == 2 else "diamond"
+            result["active"]["laplace_best_layout"] = {"layout": name, "accuracy": laplace_layout_accuracy(name, eps)}
             print(f"  Laplace at ε={eps:g} reaches at best {result['active']['laplace_best_layout']['accuracy']:.3f} "
-                  f"with one submission ({layout} layout of the clipped gradients; the ε-LDP ceiling is attained "
-                  f"by randomized response); mechanism {mech['name']}")
+                  f"with one submission ({name} layout of the clipped gradients; the ε-LDP ceiling is attained "
+                  f"by randomized response); mechanism {result['threat_model']['mechanism']['name']}")
         return result
 
     def _run_target(self, args, channels, attackers, progress, learned_kwargs) -> dict:
