@@ -191,6 +191,9 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
             sides[label]["arrival-order"] = system.arrival_order(g, n_o, orng)
 
     audited = []
+    from .progress import progress_bar
+
+    bar = progress_bar(len(wanted), "channel", f"environment audit ψ={psi:g} vs ψ'={psi_prime:g}", progress)
     for name in known:
         if name not in wanted:
             continue
@@ -216,6 +219,8 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
                                     channel_verdict(claim, bound.epsilon_lower_bound, name in covered),
                                     bound.statistic, note, bound.false_positives, bound.false_negatives,
                                     bound.fp_share, bound.delta))
+        bar.update(1)
+    bar.close()
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
     from .blackbox import describe
 

@@ -42,7 +42,6 @@ import numpy as np
 
 from . import bounds
 from .accountant import accountant_epsilon, gdp_mu_estimate
-from .selection import choose_threshold
 from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
 from .tester import (CHUNK, TRAIN_CALLS, CandidateTest, EpsilonBound, bound_from_counts, count_accepts,
                      fit_candidate)
@@ -371,12 +370,10 @@ def search_broadcast_space(system, secret, secret_prime, channels, base, seq: np
               population_size=population, seed=int(rng.integers(2**31)))
     best, best_value = mean, -1.0
     gens = gen_seq.spawn(generations)
-    iterator = gens
-    if progress:
-        from tqdm import tqdm
+    from .progress import progress_bar
 
-        iterator = tqdm(gens, desc=f"searching {system.name}'s broadcast space", unit="gen", leave=False)
-    for gseq in iterator:
+    bar = progress_bar(len(gens), "generation", f"searching {system.name}'s broadcast space (CMA-ES)", progress)
+    for gseq in gens:
         solutions = []
         for _ in range(opt.population_size):
             x = opt.ask()
@@ -388,6 +385,8 @@ def search_broadcast_space(system, secret, secret_prime, channels, base, seq: np
             if value > best_value:
                 best, best_value = x, value
         opt.tell(solutions)
+        bar.update(1)
+    bar.close()
     return np.asarray(best)
 
 
@@ -515,16 +514,7 @@ def _describe(system: Any, secret: Any) -> str:
     return str(describe(secret)) if callable(describe) else repr(secret)
 
 
-class _NullBar:
-    def update(self, n: int = 1) -> None: ...
-
-    def close(self) -> None: ...
-
-
 def _bar(enabled: bool, total: int, name: str):
-    if not enabled:
-        return _NullBar()
-    from tqdm import tqdm
+    from .progress import progress_bar
 
-    return tqdm(total=total, unit="release", unit_scale=True, mininterval=1.0, leave=False,
-                desc=f"auditing {name}")
+    return progress_bar(total, "release", f"auditing {name}", enabled)

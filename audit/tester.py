@@ -260,15 +260,7 @@ def _occam_key(ranked):
     return lambda r: (0, r[1]) if r[0] >= top / (1.0 + TIE_MARGIN) else (1, -r[0])
 
 
-class _NullBar:
-    def update(self, n: int = 1) -> None: ...
-
-    def close(self) -> None: ...
-
-
 def _bar(total: int, enabled: bool):
-    if not enabled:
-        return _NullBar()
-    from tqdm import tqdm
+    from .progress import progress_bar
 
-    return tqdm(total=total, unit="out", unit_scale=True, mininterval=0.5, leave=False)
+    return progress_bar(total, "output", "certified test (training + certification outputs)", enabled)

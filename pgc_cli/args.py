@@ -41,6 +41,20 @@ def positive_int(text: str) -> int:
     return _int_at_least(text, 1)
 
 
+def sample_count(text: str) -> int:
+    """A positive whole number, also written as 1e6 or 2.5e5."""
+    try:
+        return _int_at_least(text, 1)
+    except argparse.ArgumentTypeError:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of samples") from None
+        if not (math.isfinite(value) and value >= 1 and value == int(value)):
+            raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1") from None
+        return int(value)
+
+
 def non_negative_int(text: str) -> int:
     return _int_at_least(text, 0)
 

@@ -38,9 +38,43 @@ import schemas
 
 from ..io import write_json_atomic
 from ..main import CLIError
-from ..args import positive_float, positive_int
+from ..args import positive_float, positive_int, sample_count
 
 DEFAULT_PAIRS = ("9.7:9.9", "5:15")
+MAX_ESTIMATED_HOURS = 2.0  # an audit estimated longer than this is refused without --allow-long
+# Measured rates on the project's 2-core machine (seconds per certification sample per side, training and
+# selection included): the canary audit of a d = 112 mechanism over its five canary pairs (1,000,000
+# samples in 60-125 s; PRS d̂ times that: ε = 60, d̂ = 24, 20,000 samples in 60 s), one environment audit pair with every channel (100,000 samples in 150-360 s,
+# episodes up to 200 steps), the adversarial audit of a pair (its search adds about 120 s).
+SECONDS_PER_SAMPLE = {"mechanism": 1.3e-4, "environment": 3.6e-3, "adversarial": 1.0e-3}
+SEARCH_SECONDS = 120.0
+
+
+def estimated_seconds(args, mode: str) -> float | None:
+    """The audit's expected wall time from :data:`SECONDS_PER_SAMPLE`; None where no estimate is made."""
+    pairs = max(1, len(args.pairs or DEFAULT_PAIRS))
+    scale = max(1, args.dim) / 112.0
+    if args.mechanism == "prs" and args.epsilon:  # PRS draws a d̂ × d matrix per output: cost grows with d̂
+        from pgc.mechanisms import prs_reduced_dim
+
+        scale *= args.reduced_dim or prs_reduced_dim(args.epsilon, args.dim)
+    if mode == "mechanism":
+        return (args.samples or 1_000_000) * SECONDS_PER_SAMPLE["mechanism"] * scale * max(1, args.rounds)
+    if mode == "run":
+        if args.adversarial_model:
+            return pairs * ((args.samples or 200_000) * SECONDS_PER_SAMPLE["adversarial"] + SEARCH_SECONDS)
+        return (args.mechanism_samples * SECONDS_PER_SAMPLE["mechanism"] * scale
+                + pairs * (args.samples or 100_000) * SECONDS_PER_SAMPLE["environment"])
+    if mode == "adversarial":
+        return pairs * ((args.samples or 200_000) * SECONDS_PER_SAMPLE["adversarial"] + SEARCH_SECONDS)
+    return None
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
 def gravity_pair(text: str) -> tuple[float, float]:
@@ -139,7 +173,7 @@ class AuditCommand:
                        help="run mode: neighbouring gravities ψ:ψ' (default 9.7:9.9 5:15)")
         p.add_argument("--compositions", type=positive_int, nargs="*", default=[3],
                        help="run mode: k for k submissions from one environment (default 3; none: empty)")
-        p.add_argument("--samples", type=positive_int,
+        p.add_argument("--samples", type=sample_count,
                        help="certification samples per side (default 1,000,000; run mode's environment audit 100,000)")
         p.add_argument("--mechanism-samples", type=positive_int, default=1_000_000,
                        help="run mode: samples of the canary audit of the run's mechanism (default 1,000,000)")
@@ -171,8 +205,10 @@ class AuditCommand:
                             "curve points, the self-test cases): this process (local, default) or a Ray cluster, "
                             "one task each; same results")
         p.add_argument("--out", help="JSON result file (default runs/audit/<mode>.json)")
-        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="progress bar (default: on when stderr is a terminal)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                       help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
+        p.add_argument("--allow-long", action="store_true",
+                       help=f"run an audit estimated to take longer than {MAX_ESTIMATED_HOURS:g} h on this machine")
 
     # ------------------------------------------------------------------------------------------
     def run(self, args: argparse.Namespace) -> int:
@@ -209,12 +245,19 @@ class AuditCommand:
             args.channel_list = chans
         elif any(isinstance(p, GravityRange) for p in (args.pairs or [])):
             raise CLIError("a range LO..HI in --pairs needs --adversarial-model")
-        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        progress = args.progress
         mode = modes[0]
         if args.adversarial_curve:
             mode = "adversarial_curve"
         elif args.adversarial_model and mode == "mechanism":
             mode = "adversarial"
+        estimate = estimated_seconds(args, mode)
+        if estimate is not None:
+            print(f"estimated time: {_duration(estimate)} on a 2-core machine like this project's "
+                  f"(the measured rates in pgc_cli/commands/audit.py)", flush=True)
+            if estimate > MAX_ESTIMATED_HOURS * 3600 and not args.allow_long:
+                raise CLIError(f"this audit would take about {_duration(estimate)} (more than {MAX_ESTIMATED_HOURS:g} h); "
+                               "lower --samples or pass --allow-long")
         out = Path(args.out) if args.out else Path("runs/audit") / f"{mode.replace('_', '-')}.json"
         args.out_path = out
         if out.exists() and out.is_dir():
@@ -291,6 +334,10 @@ class AuditCommand:
         mech = self._build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds,
                                      args.delta)
         samples = args.samples or 1_000_000
+        from audit.blackbox import describe
+
+        print(f"auditing {describe(mech)} [{'white-box' if args.white_box else 'black-box'}]: canary pairs of "
+              f"d = {args.dim} inputs, {samples:,} certification outputs per side after a training split", flush=True)
         result = self._mechanism_audit(mech, args, samples, progress, args.white_box)
         self._print_mechanism(result)
         report["mechanism_audits"] = [result.to_dict()]
