@@ -56,3 +56,25 @@ def test_run_mode_audits_channels(tmp_path, capsys):
     assert {r["verdict"] for r in data["channels"]} <= {"consistent", "violated", "unprotected channel"}
     assert data["model"] == "initial" and data["mechanism_source"] == "run"
     assert main(["audit", "--run", str(run), "--trial", "3", "--out", str(tmp_path / "x.json")]) == 2
+
+
+def test_an_audit_estimated_beyond_the_bound_is_refused_unless_allowed(tmp_path, capsys):
+    out = tmp_path / "a.json"
+    assert main(["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", "1e10", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "--allow-long" in captured.err and "estimated time" in captured.out
+    assert not out.exists()
+
+
+def test_progress_off_a_terminal_is_plain_dated_lines():
+    import io
+
+    from audit.progress import LineProgress
+
+    stream = io.StringIO()
+    bar = LineProgress(1000, "output", "certified test", interval=0.0, stream=stream)
+    bar.update(250)
+    bar.update(750)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 3 and "started, 1,000 outputs" in lines[0]
+    assert "25% (250/1,000 outputs)" in lines[1] and "left" in lines[1] and "\r" not in stream.getvalue()
