@@ -172,3 +172,19 @@ def test_committed_bandit_results_and_a_system_audit_give_one_bandit_section(tmp
     assert "fitted exponent b = 0.647 [0.634, 0.66]" in bandit and "regret (reference)" in bandit
     assert bandit.count("| attack (reference) |") == 15
     assert "private-fedlinucb (private): pair b-first-user" in bandit
+
+
+def test_pgc_report_prints_the_verdict_and_the_summary_table(tmp_path, capsys):
+    from pgc_cli.main import main
+
+    files = _bandit_inputs(tmp_path)
+    assert main(["report", str(files["system.json"]), "--out", str(tmp_path / "r")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    summary = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert lines[0] == f"verdict: {summary['verdict']}"
+    assert lines[1].split() == ["observer", "channel", "claimed", "ε", "audited", "ε", "≥", "cap", "verdict"]
+    shown = [line.split() for line in lines[2:2 + len(summary["summary"])]]
+    assert [(row[0], row[2], row[-1]) for row in shown] == [
+        (r["group"].split()[0], r["family"], r["verdict"].split()[-1]) for r in summary["summary"]]
+    assert any(row[2:4] == ["score", "1"] and row[4:6] == ["∞", "∞"] for row in shown)
+    assert lines[-1].startswith("wrote ")
