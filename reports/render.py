@@ -720,6 +720,9 @@ def _references(doc: _Doc, c: ReportContent) -> dict | None:
                      "verdict and warnings are theirs, not this run's.", "references", cls="reference"):
         doc.para(f"Reference verdict (these results only): {verdict}")
         doc.para(f"Inputs: {labels}.", cls="sub")
+        if f.bandit_regret or f.bandit_attacks or any(is_bandit_system(h["system"]) for h in f.system_audits):
+            doc.para("Their federated-bandit results are shown in the Federated linear bandits section, marked "
+                     "reference.", cls="sub")
         rows = _summary_table(doc, f, limit=40)
         _warnings(doc, f, anchor="ref-warnings", level=3)
         _bounds(doc, f, anchor="ref-bounds", level=3)
