@@ -168,7 +168,7 @@ def test_committed_bandit_results_and_a_system_audit_give_one_bandit_section(tmp
     build_report([ROOT / "results/fedlinucb/regret.json", ROOT / "results/fedlinucb/attack.json", own], tmp_path / "r")
     md = (tmp_path / "r" / "report.md").read_text()
     bandit = md.split("## Federated linear bandits")[1].split("\n## ")[0]
-    assert md.count("Federated linear bandits") == 1 and "## System audits: claimed" not in md
+    assert md.count("## Federated linear bandits") == 1 and "## System audits: claimed" not in md
     assert "fitted exponent b = 0.647 [0.634, 0.66]" in bandit and "regret (reference)" in bandit
     assert bandit.count("| attack (reference) |") == 15
     assert "private-fedlinucb (private): pair b-first-user" in bandit
