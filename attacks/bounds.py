@@ -4,7 +4,7 @@
   under a uniform prior from k submissions that are each ε-LDP: the k-fold release is kε-LDP, so for
   any output o, p(o|ψ) ≤ e^{kε} p(o|ψ'), hence the MAP posterior is at most
   e^{kε} / (e^{kε} + |Ψ| − 1) (0.576 at ε = 1, k = 1, |Ψ| = 3).
-* :func:`clopper_pearson` — exact binomial interval (statsmodels ``proportion_confint(method="beta")``).
+* :func:`clopper_pearson` — exact binomial interval (:func:`schemas.shared.binomial_interval`).
 * :func:`normalized_advantage` — NRR-like (thesis ch. 5: recovery beyond what prior knowledge alone
   gives): (acc − prior_acc) / (1 − prior_acc).
 * :func:`regression_baseline` — MAE/RMSE of the prior-only guess (the midpoint) for ψ ~ U(lo, hi).
@@ -15,20 +15,21 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
+
+from schemas.shared import binomial_interval
+from schemas.shared import ldp_ceiling as _ldp_ceiling
 
 
 def ldp_ceiling(epsilon: float, k: int, n_candidates: int) -> float:
-    """e^{kε} / (e^{kε} + |Ψ| − 1); 1.0 for ε = ∞. Computed stably as 1 / (1 + (|Ψ|−1) e^{−kε})."""
+    """e^{kε} / (e^{kε} + |Ψ| − 1); 1.0 for ε = ∞ (:func:`schemas.shared.ldp_ceiling` after checking the
+    arguments)."""
     if not (isinstance(n_candidates, (int, np.integer)) and n_candidates >= 2):
         raise ValueError(f"n_candidates must be an integer >= 2, got {n_candidates!r}")
     if not (isinstance(k, (int, np.integer)) and k >= 1):
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     if math.isnan(epsilon) or epsilon < 0:
         raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
-    if math.isinf(epsilon):
-        return 1.0
-    return 1.0 / (1.0 + (n_candidates - 1) * math.exp(-k * epsilon))
+    return _ldp_ceiling(epsilon, k, n_candidates)
 
 
 def chance_level(n_candidates: int) -> float:
@@ -44,8 +45,7 @@ def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tu
         raise ValueError(f"need 0 <= successes <= trials, trials >= 1 (got {successes}/{trials})")
     if not 0 < confidence < 1:
         raise ValueError("confidence must lie in (0, 1)")
-    lo, hi = proportion_confint(successes, trials, alpha=1 - confidence, method="beta")
-    return float(lo), float(hi)
+    return binomial_interval(successes, trials, confidence)
 
 
 def normalized_advantage(accuracy: float, prior_accuracy: float) -> float:

@@ -69,29 +69,21 @@ from pgc.env import PAPER_GRAVITIES
 from pgc.metrics import average_scores, success_ratio, success_ratio_auc
 from pgc.rollout import A3CHyperparams
 from pgc.trainer import TrainConfig, train_batch
+from schemas.shared import PAPER, PAPER_HORIZON
+from schemas.shared import PAPER_TRIALS as SHARED_PAPER_TRIALS
+from schemas.shared import holm as holm_test
 
 FORMAT = "pgc-replicate/1"
 PAPER_EPSILONS = (1.0, 2.0, 5.0, 10.0)
-PAPER_TRIALS = 20
-PAPER_CAP = 90_000
+PAPER_TRIALS = SHARED_PAPER_TRIALS
+PAPER_CAP = PAPER_HORIZON
 LEVEL = 0.95
 
-# Paper §4, Tables 1–3 (keys: (mechanism, ε)).
-PAPER_FST_MEDIAN = {
-    ("laplace", 1.0): 18377.0, ("laplace", 2.0): 20238.5, ("laplace", 5.0): 5714.5, ("laplace", 10.0): 4055.0,
-    ("none", math.inf): 1769.0,
-    ("prs", 1.0): 25226.5, ("prs", 2.0): 7549.0, ("prs", 5.0): 2656.5, ("prs", 10.0): 11217.5,
-}
-PAPER_SUCCESS_RATIO = {
-    ("laplace", 1.0): 0.80, ("laplace", 2.0): 0.90, ("laplace", 5.0): 1.00, ("laplace", 10.0): 1.00,
-    ("none", math.inf): 1.0,
-    ("prs", 1.0): 0.85, ("prs", 2.0): 0.95, ("prs", 5.0): 0.90, ("prs", 10.0): 0.90,
-}
-PAPER_RELATIVE_AUC = {
-    ("laplace", 1.0): 0.673, ("laplace", 2.0): 0.711, ("laplace", 5.0): 0.909, ("laplace", 10.0): 0.965,
-    ("prs", 1.0): 0.660, ("prs", 2.0): 0.862, ("prs", 5.0): 0.835, ("prs", 10.0): 0.771,
-    ("none", math.inf): 1.0,
-}
+# Paper §4, Tables 1–3 (keys: (mechanism, ε)), from the one table in schemas.shared.
+PAPER_FST_MEDIAN = {key: float(row["fst_median"]) for key, row in PAPER.items()}
+PAPER_SUCCESS_RATIO = {key: float(row["success_ratio"]) for key, row in PAPER.items()}
+PAPER_RELATIVE_AUC = {key: float(PAPER[key]["relative_auc"])  # Table 3 lists the non-private run last
+                      for key in sorted(PAPER, key=lambda key: key[0] == "none")}
 PAPER_BUFFER = {"laplace": 1, "prs": 100, "none": 1}  # §4.1: Laplace |B| = 1, PRS |B| = 100
 
 
@@ -502,12 +494,8 @@ def compare_to_control(fsts: Sequence[float], control_fsts: Sequence[float], cap
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm-adjusted p-values (statsmodels ``multipletests``)."""
-    if len(pvalues) == 0:
-        return []
-    from statsmodels.stats.multitest import multipletests
-
-    return [float(p) for p in multipletests(list(pvalues), method="holm")[1]]
+    """Holm-adjusted p-values (:func:`schemas.shared.holm`)."""
+    return holm_test(list(pvalues))[1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -141,8 +141,8 @@ class Findings:
     attacks: list[AttackRow] = field(default_factory=list)
     adversarial: list[dict] = field(default_factory=list)  # {source, audits: [...], curve: [...]}
     system_audits: list[dict] = field(default_factory=list)  # {source, system, pair, claim, accountant, verdict}
-    bandit_regret: list[dict] = field(default_factory=list)  # {source, settings, curves, privacy_cost, plot}
-    bandit_attacks: list[dict] = field(default_factory=list)  # one dict per row, with its source
+    bandit_regret: list[dict] = field(default_factory=list)  # see bandit_regret: {source, curves, privacy_cost, fit, ...}
+    bandit_attacks: list[dict] = field(default_factory=list)  # one dict per row, with its source (bandit_attack_rows)
     family: dict = field(default_factory=dict)  # Holm over the bound rows with a p-value (see holm_family)
     warnings: list[dict] = field(default_factory=list)  # {level, title, text}
 
@@ -277,11 +277,17 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
     return rows
 
 
+def _short(text: str, width: int = 60) -> str:
+    """A secret's description on one line, cut to ``width`` characters (a secret may print a whole array)."""
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[:width - 1] + "…"
+
+
 def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
     """The rows of a system audit (``pgc audit --system``) as bounds, and its header for the report."""
     r = src.result
     assert isinstance(r, schemas.SystemAuditResult)
-    subject = f"{r.system} · {r.secret} vs {r.secret_prime}"
+    subject = f"{r.system} · {r.pair}" if r.pair else f"{r.system} · {_short(r.secret)} vs {_short(r.secret_prime)}"
     rows = []
     for x in r.rows:
         covered = x.covered if x.covered is not None else x.channel in r.claim.covers
@@ -297,8 +303,8 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
             accountant=x.accountant_epsilon, reference=src.reference, covered=covered,
             notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + (
                 [f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)}"] if x.gdp_mu_estimate is not None else [])))
-    header = {"source": src.label, "system": r.system, "pair": r.pair, "secret": r.secret,
-              "secret_prime": r.secret_prime, "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
+    header = {"source": src.label, "system": r.system, "pair": r.pair, "secret": _short(r.secret),
+              "secret_prime": _short(r.secret_prime), "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
               "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
               "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": r.verdict,
               "accountant": r.accountant.to_dict() if r.accountant else None, "wall_time_s": r.wall_time_s}
@@ -811,23 +817,50 @@ def mitigation_costs_from_result(src: Source) -> dict:
             "command": r.command, "rows": rows}
 
 
+BANDIT_SYSTEMS = ("dp20-feducb", "private-fedlinucb", "fedlinucb")  # the systems pgc bandit and fedlinucb.systems name
+
+
+def is_bandit_system(name: str) -> bool:
+    """A system audit of one of the federated linear bandit systems (by its system name)."""
+    return name in BANDIT_SYSTEMS or name.startswith("fedlinucb.systems:")
+
+
 def bandit_regret(src: Source) -> dict:
-    """A federated-bandit regret result: curves per algorithm and the privacy cost against M."""
+    """A federated-bandit regret result: the time-averaged group regret per algorithm and setting, the
+    privacy cost against the number of silos M and the exponent fitted to it beside the theories'
+    exponents, and the writer's PNG (``plot``, else the file's stem + .png beside it) when there is one."""
     r = src.result
     assert isinstance(r, schemas.BanditRegret)
-    plot = None
-    if r.plot:
-        found = read_png_inside(r.plot, src.path.parent)
-        plot = found[1] if found else None
-    return {"source": src.label, "settings": r.settings,
-            "curves": {name: {"t": c.t, "mean": c.mean, "lo": c.lo, "hi": c.hi} for name, c in r.curves.items()},
-            "privacy_cost": r.privacy_cost.to_dict() if r.privacy_cost else None, "plot_png": plot}
+    found = read_png_inside(r.plot or src.path.with_suffix(".png").name, src.path.parent)
+    curves = [{"algorithm": c.algorithm, "label": c.label, "n_silos": c.n_silos, "epsilon": c.epsilon,
+               "delta": c.delta, "batch": c.batch, "sigma": c.sigma, "lambda": schemas.number(c.extra.get("lambda")),
+               "threshold": c.threshold, "mean_syncs": c.mean_syncs, "t": c.t,
+               "regret": c.time_averaged_group_regret, "lower": c.lower, "upper": c.upper,
+               "final": c.group_regret_at_T.mean if c.group_regret_at_T else None,
+               "final_interval": c.group_regret_at_T.interval if c.group_regret_at_T else None} for c in r.curves]
+    cost = [{"n_silos": p.n_silos, "mean": p.privacy_cost_mean, "interval": p.interval,
+             "private": p.private_regret_at_T, "nonprivate": p.nonprivate_regret_at_T} for p in r.privacy_cost]
+    fit = None
+    if r.fit is not None:
+        fit = {"exponent": r.fit.exponent, "interval": r.fit.interval, "intercept": r.fit.intercept,
+               "level": r.fit.level, "resamples": r.fit.resamples, "method": r.fit.method,
+               "theory": dict(r.fit.theory or {}), "epsilon": r.fit.epsilon}
+    return {"source": src.label, "reference": src.reference, "label": r.label, "settings": r.settings,
+            "curves": curves, "privacy_cost": cost,
+            "fit": fit, "plot_png": found[1] if found else None}
 
 
 def bandit_attack_rows(src: Source) -> list[dict]:
+    """The rows of a federated-bandit attack: accuracy with its interval beside chance and the (ε, δ)-DP
+    ceiling of the system's claim. ``above_ceiling``/``above_chance`` are read from the interval's lower end."""
     r = src.result
     assert isinstance(r, schemas.BanditAttack)
-    return [{"source": src.label, **x.to_dict()} for x in r.rows]
+    return [{"source": src.label, "reference": src.reference, "system": x.system, "pair": x.pair,
+             "channel": x.channel, "test_channel": x.test_channel or x.channel,
+             "covered": True if x.covered_by_claim is None else x.covered_by_claim, "accuracy": x.accuracy,
+             "interval": x.interval, "level": x.level, "n_test": x.n_test, "chance": x.chance, "ceiling": x.ceiling,
+             "claim_epsilon": x.claim.epsilon, "claim_delta": x.claim.delta,
+             "above_ceiling": x.interval[0] > x.ceiling, "above_chance": x.interval[0] > x.chance} for x in r.rows]
 
 
 def _worst_verdict(rows: list[BoundRow], family_size: int) -> str:

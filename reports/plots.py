@@ -281,3 +281,44 @@ def adversarial_curve_figure(points: list[dict]) -> bytes:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="best")
     return _png(fig)
+
+
+def bandit_regret_figure(curves: list[dict]) -> bytes:
+    """Time-averaged group regret against t, one line per algorithm and setting, with its interval band."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for c in curves:
+        if not c["t"]:
+            continue
+        line, = ax.plot(c["t"], c["regret"], label=c["label"], lw=1.6)
+        ax.fill_between(c["t"], c["lower"], c["upper"], color=line.get_color(), alpha=0.2, lw=0)
+    ax.set_xlabel("round t")
+    ax.set_ylabel("group regret / t")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, frameon=False)
+    return _png(fig)
+
+
+def privacy_cost_figure(cost: list[dict], fit: dict | None) -> bytes:
+    """Privacy cost at T (private minus non-private group regret) against M on log-log axes with its
+    intervals, the fitted power law, and the theories' exponents drawn through the same first point."""
+    pts = [p for p in cost if p["mean"] > 0]
+    fig, ax = plt.subplots(figsize=(5.6, 4.0))
+    m = np.array([p["n_silos"] for p in pts], dtype=float)
+    y = np.array([p["mean"] for p in pts])
+    err = np.array([[p["mean"] - p["interval"][0] for p in pts], [p["interval"][1] - p["mean"] for p in pts]])
+    ax.errorbar(m, y, yerr=err, fmt="o", color="black", capsize=3, label="privacy cost (mean, interval)")
+    if len(pts):
+        grid = np.geomspace(m.min(), m.max(), 50)
+        if fit is not None and fit.get("intercept") is not None:
+            ax.plot(grid, np.exp(fit["intercept"]) * grid ** fit["exponent"], color="#1c7ed6",
+                    label=f"fit: M^{fit['exponent']:.3g}")
+        for (name, exponent), style in zip(sorted((fit or {}).get("theory", {}).items()), ("--", ":", "-.")):
+            ax.plot(grid, y[0] * (grid / m[0]) ** exponent, style, color="#868e96", label=f"{name.removesuffix('_M_exponent').replace('_', ' ')}: M^{exponent:g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("number of silos M")
+    ax.set_ylabel("privacy cost at T")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, frameon=False)
+    return _png(fig)

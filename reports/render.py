@@ -19,7 +19,7 @@ import contextlib
 import schemas
 
 from .content import (PAPER_HORIZON, SUMMARY_MAX_ROWS, Findings, ReportContent, base_channel, best_attacks,
-                      fmt_eps, summary_rows)
+                      fmt_eps, is_bandit_system, summary_rows)
 from . import plots
 
 FORMAT = "pgc-report/1"
@@ -185,10 +185,12 @@ def verdict_rows(f: Findings):
 def overall_verdict(f: Findings) -> str:
     bounds = verdict_rows(f)
     if any(b.verdict.startswith("violated") and not b.outside_claim for b in bounds) \
-            or any(a.above_ceiling and not a.uses_side_channel for a in f.attacks):
+            or any(a.above_ceiling and not a.uses_side_channel for a in f.attacks) \
+            or any(a["above_ceiling"] and a["covered"] for a in f.bandit_attacks):
         return "VIOLATED — at least one output leaks more than its ε claim allows."
     if any(b.verdict.startswith("violated") for b in bounds) \
-            or any(a.above_ceiling and a.uses_side_channel for a in f.attacks):
+            or any(a.above_ceiling and a.uses_side_channel for a in f.attacks) \
+            or any(a["above_ceiling"] for a in f.bandit_attacks):
         return ("CLAIM EXCEEDED THROUGH SIDE CHANNELS — the noisy gradient is consistent with its ε, but the score/timing "
                 "released beside it leak more than ε about the environment.")
     if any(b.verdict.startswith("unprotected") for b in bounds):
@@ -235,7 +237,9 @@ def _first_screen(doc: _Doc, c: ReportContent, verdict: str) -> None:
     f = c.own
     n_ref = sum(1 for s in c.sources if s.reference)
     note = (f"From this run's {len(c.sources) - n_ref} input(s)"
-            + (f"; {n_ref} committed reference result(s) are shown apart in the References section." if n_ref else "."))
+            + (f"; {n_ref} committed reference result(s) are shown apart in the References section"
+               + (" (federated-bandit results in their own section, marked reference)." if c.reference.bandit_regret
+                  or c.reference.bandit_attacks else ".") if n_ref else "."))
     doc.raw_html(f"<div class='verdict-card {_verdict_class(verdict)}'><b>Verdict:</b> {_esc(verdict)}"
                  f"<small>{_esc(note)}</small></div>")
     doc.md.append(f"**Verdict:** {_md(verdict)}\n\n*{_md(note)}*\n")
@@ -375,51 +379,119 @@ def _family(doc: _Doc, f: Findings) -> None:
 
 
 def _system_audits(doc: _Doc, f: Findings, anchor: str = "system-audits", level: int = 2) -> None:
-    if not f.system_audits:
+    headers = [h for h in f.system_audits if not is_bandit_system(h["system"])]  # bandit systems: _bandit
+    if not headers:
         return
     with doc.section("System audits: claimed, accountant and audited ε", "For each audited system, the ε it claims, "
                      "the ε an accountant computes and the ε the audit certifies, per channel.", anchor, level=level):
-        for h in f.system_audits:
-            acc = h["accountant"]
-            doc.para(f"{h['system']} ({h['source']}): secret {h['secret']} vs {h['secret_prime']}"
-                     + (f" (pair {h['pair']})" if h["pair"] else "") + f", broadcast {h['broadcast']}; claim "
-                     f"ε = {fmt_eps(h['claim_epsilon'])}, δ = {h['claim_delta']:.3g} covering "
-                     f"{', '.join(h['covers']) or 'no channel'}; {h['samples_per_side']:,} samples per side at "
-                     f"{h['confidence']:.0%} confidence, seed {h['seed']}; verdict: {h['verdict']}."
-                     + (f" Accountant: ε = {fmt_eps(acc['epsilon'])}, δ = {acc['delta']:.3g} ({acc['description']})."
-                        if acc else ""))
-            rows = [b for b in f.bounds if b.source == h["source"]]
-            doc.table(["channel", "claimed ε", "accountant ε", "audited ε ≥", "cap", "p-value", "verdict", "test"],
-                      [[b.channel, _f(b.claimed), _f(b.accountant), _f(b.lower_bound), _f(b.cap), _f(b.p_value),
-                        b.verdict, "; ".join(x for x in [b.test, *b.notes] if x)] for b in rows],
-                      numeric={1, 2, 3, 4, 5}, classes=[{6: _vclass(b.verdict)} for b in rows])
+        _system_audit_tables(doc, f, headers)
 
 
-def _bandit(doc: _Doc, f: Findings, anchor: str = "bandit", level: int = 2) -> None:
-    if not f.bandit_regret and not f.bandit_attacks:
+def _system_audit_tables(doc: _Doc, f: Findings, headers: list[dict]) -> None:
+    for h in headers:
+        acc = h["accountant"]
+        who = (f"pair {h['pair']}" if h["pair"] else f"secret {h['secret']} vs {h['secret_prime']}")
+        doc.para(f"{h['system']} ({_role(h)}): {who}, broadcast {h['broadcast']}; claim "
+                 f"ε = {fmt_eps(h['claim_epsilon'])}, δ = {h['claim_delta']:.3g} covering "
+                 f"{', '.join(h['covers']) or 'no channel'}; {h['samples_per_side']:,} samples per side at "
+                 f"{h['confidence']:.0%} confidence, seed {h['seed']}; verdict: {h['verdict']}."
+                 + (f" Accountant: ε = {fmt_eps(acc['epsilon'])}, δ = {acc['delta']:.3g} ({acc['description']})."
+                    if acc else ""))
+        rows = [b for b in f.bounds if b.source == h["source"]]
+        doc.table(["channel", "claimed ε", "accountant ε", "audited ε ≥", "cap", "p-value", "verdict", "test"],
+                  [[b.channel, _f(b.claimed), _f(b.accountant), _f(b.lower_bound), _f(b.cap), _f(b.p_value),
+                    b.verdict, "; ".join(x for x in [b.test, *b.notes] if x)] for b in rows],
+                  numeric={1, 2, 3, 4, 5}, classes=[{6: _vclass(b.verdict)} for b in rows])
+
+
+def _interval_text(v: list[float] | None, digits: int = 3) -> str:
+    return f"[{_f(v[0], digits)}, {_f(v[1], digits)}]" if v and len(v) == 2 else "—"
+
+
+def _theory_name(key: str) -> str:
+    """A theory's key in the fit as words: "zhou_chowdhury_M_exponent" -> "zhou chowdhury"."""
+    return key.removesuffix("_M_exponent").removesuffix("_exponent").replace("_", " ")
+
+
+def _attack_reading(a: dict) -> str:
+    if a["above_ceiling"]:
+        return "above the ceiling" + ("" if a["covered"] else " (channel outside the claim)")
+    return "above chance, within the ceiling" if a["above_chance"] else "no better than chance"
+
+
+def _role(item: dict) -> str:
+    return item["source"] + (" (reference)" if item.get("reference") else "")
+
+
+def _bandit(doc: _Doc, c: ReportContent, anchor: str = "bandit", level: int = 2) -> None:
+    """One section for the federated linear bandits: regret, privacy cost, attacks and the system audits of
+    the bandit systems, from the run's own inputs and the committed references together (each row names
+    its source; the verdicts stay apart, each in its own group)."""
+    f = Findings(bounds=c.own.bounds + c.reference.bounds,
+                 bandit_regret=c.own.bandit_regret + c.reference.bandit_regret,
+                 bandit_attacks=c.own.bandit_attacks + c.reference.bandit_attacks)
+    own_audits = [h for h in c.own.system_audits if is_bandit_system(h["system"])]
+    audits = own_audits + [{**h, "reference": True} for h in c.reference.system_audits if is_bandit_system(h["system"])]
+    if not f.bandit_regret and not f.bandit_attacks and not audits:
         return
-    with doc.section("Federated bandit: regret and attacks", "What the private federated bandit costs in regret and "
-                     "what an observer of its messages learns.", anchor, level=level):
+    with doc.section("Federated linear bandits", "What privacy costs the federated linear bandits in regret, how that "
+                     "cost grows with the number of silos M, and what an attacker or an auditor learns from what "
+                     "they release.", anchor, level=level):
         for r in f.bandit_regret:
-            finals = [[name, _f(c["t"][-1] if c["t"] else None, 6), _f(c["mean"][-1] if c["mean"] else None, 4),
-                       f"[{_f(c['lo'][-1] if c['lo'] else None, 4)}, {_f(c['hi'][-1] if c['hi'] else None, 4)}]"]
-                      for name, c in r["curves"].items()]
-            doc.para(f"Regret ({r['source']}), settings {r['settings']}.")
-            doc.table(["algorithm", "horizon T", "mean regret at T", "interval"], finals, numeric={1, 2})
-            pc = r["privacy_cost"]
-            if pc:
-                lo, hi = (pc["exponent_ci"] + [None, None])[:2]
-                doc.para(f"Privacy cost against the number of agents M: exponent {_f(pc['exponent'])} "
-                         f"[{_f(lo)}, {_f(hi)}] over M ∈ {pc['M']}.")
+            st = r["settings"]
+            doc.heading(f"Regret ({r['label'] or r['source']})", level + 1)
+            doc.para(f"{_role(r)}: M = {st.get('n_silos', '—')} silos, horizon T = {st.get('horizon', '—')}, "
+                     f"{st.get('n_arms', '—')} arms in dimension {st.get('dim', '—')}, {st.get('runs', '—')} runs; "
+                     + str(st.get("regret", "time-averaged group regret with its interval over runs")) + ".")
+            doc.table(["algorithm", "M", "ε", "δ", "σ", "mean syncs", "group regret at T", "interval"],
+                      [[c["label"], c["n_silos"], "—" if c["epsilon"] is None else _f(c["epsilon"]), _f(c["delta"]),
+                        _f(c["sigma"]), _f(c["mean_syncs"], 4), _f(c["final"], 6), _interval_text(c["final_interval"], 6)]
+                       for c in r["curves"]], numeric={1, 2, 3, 4, 5, 6})
             if r["plot_png"]:
-                doc.figure(f"bandit_{r['source']}.png", r["plot_png"], f"{r['source']}: regret curves")
+                doc.figure(f"bandit_regret_{r['source']}.png", r["plot_png"],
+                           f"{r['source']}: regret curves (the PNG written beside the result).")
+            elif r["curves"]:
+                doc.figure(f"bandit_regret_{r['source']}.png", plots.bandit_regret_figure(r["curves"]),
+                           f"{r['source']}: time-averaged group regret against t, with its interval band.")
+            if r["privacy_cost"]:
+                fit = r["fit"]
+                doc.table(["M", "privacy cost at T", "interval", "private regret at T", "non-private regret at T"],
+                          [[p["n_silos"], _f(p["mean"], 6), _interval_text(p["interval"], 6), _f(p["private"], 6),
+                            _f(p["nonprivate"], 6)] for p in r["privacy_cost"]], numeric={0, 1, 3, 4})
+                if fit is not None:
+                    lo, hi = fit["interval"]
+                    theory = "; ".join(f"{_theory_name(name)} M^{_f(e)} ({'inside' if lo <= e <= hi else 'outside'} "
+                                       "the interval)" for name, e in sorted(fit["theory"].items()))
+                    doc.para(f"Privacy cost ∝ M^b: fitted exponent b = {_f(fit['exponent'])} "
+                             f"{_interval_text(fit['interval'])}"
+                             + (f" ({fit['level']:.0%} interval" if fit["level"] else " (interval")
+                             + (f", {fit['resamples']:,} resamples" if fit["resamples"] else "")
+                             + (f"; {fit['method']}" if fit["method"] else "") + ")"
+                             + (f" at ε = {_f(fit['epsilon'])}" if fit["epsilon"] is not None else "")
+                             + (f". The theories' exponents: {theory}." if theory else "."))
+                if not r["plot_png"]:  # the writer's PNG draws the privacy cost beside the curves
+                    doc.figure(f"bandit_cost_{r['source']}.png", plots.privacy_cost_figure(r["privacy_cost"], fit),
+                               f"{r['source']}: privacy cost at T against M (log-log) with the fitted power law and "
+                               "the theories' exponents (grey, through the first point).")
         if f.bandit_attacks:
-            doc.table(["source", "algorithm", "observer", "accuracy", "interval", "chance", "ceiling", "ε", "δ", "trials"],
-                      [[a["source"], a["algorithm"], a["observer"], _f(a["accuracy"]),
-                        f"[{_f(a['ci'][0])}, {_f(a['ci'][1])}]" if len(a["ci"]) == 2 else "—", _f(a["chance"]),
-                        _f(a["ceiling"]), _f(a["epsilon"]), _f(a["delta"]), a["trials"]] for a in f.bandit_attacks],
-                      numeric={3, 5, 6, 7, 8, 9},
-                      classes=[{3: "v-violated"} if a["ci"] and a["ci"][0] > a["ceiling"] else {} for a in f.bandit_attacks])
+            doc.heading("Attacks on the released messages and schedule", level + 1)
+            doc.para("Each row: an attacker fitted on simulated releases of both worlds of a pair guesses which world "
+                     "produced a held-out release. Under the system's (ε, δ) claim no test can beat the ceiling "
+                     "(e^ε + δ)/(1 + e^ε); an interval wholly above it contradicts the claim for that channel.")
+            rows = f.bandit_attacks
+            doc.table(["system", "claim ε, δ", "pair", "channel", "covered", "accuracy", "interval", "chance",
+                       "ceiling", "reading", "source"],
+                      [[a["system"], f"{_f(a['claim_epsilon'])}, {_f(a['claim_delta'])}", a["pair"],
+                        a["channel"] + ("" if a["test_channel"] == a["channel"] else f" (via {a['test_channel']})"),
+                        "yes" if a["covered"] else "no", _f(a["accuracy"]), _interval_text(a["interval"]),
+                        _f(a["chance"]), _f(a["ceiling"]), _attack_reading(a), _role(a)] for a in rows],
+                      numeric={5, 7, 8},
+                      classes=[{9: "v-violated"} if a["above_ceiling"] else {} for a in rows])
+        if audits:
+            doc.heading("System audits of the bandit systems", level + 1)
+            doc.para("The claimed ε, the ε an accountant computes and the ε the audit certifies, per channel "
+                     "(pgc audit --system).")
+            _system_audit_tables(doc, f, audits)
 
 
 def _adversarial(doc: _Doc, f: Findings, anchor: str = "adversarial", level: int = 2) -> None:
@@ -648,13 +720,15 @@ def _references(doc: _Doc, c: ReportContent) -> dict | None:
                      "verdict and warnings are theirs, not this run's.", "references", cls="reference"):
         doc.para(f"Reference verdict (these results only): {verdict}")
         doc.para(f"Inputs: {labels}.", cls="sub")
+        if f.bandit_regret or f.bandit_attacks or any(is_bandit_system(h["system"]) for h in f.system_audits):
+            doc.para("Their federated-bandit results are shown in the Federated linear bandits section, marked "
+                     "reference.", cls="sub")
         rows = _summary_table(doc, f, limit=40)
         _warnings(doc, f, anchor="ref-warnings", level=3)
         _bounds(doc, f, anchor="ref-bounds", level=3)
         _system_audits(doc, f, anchor="ref-system-audits", level=3)
         _adversarial(doc, f, anchor="ref-adversarial", level=3)
         _attacks(doc, f, anchor="ref-attacks", level=3)
-        _bandit(doc, f, anchor="ref-bandit", level=3)
     return {"verdict": verdict, "summary": rows}
 
 
@@ -676,7 +750,7 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
     _system_audits(doc, c.own)
     _adversarial(doc, c.own)
     _attacks(doc, c.own)
-    _bandit(doc, c.own)
+    _bandit(doc, c)
     _utility(doc, c)
     _mitigation_costs(doc, c)
     _tuning(doc, c)

@@ -108,27 +108,83 @@ def test_committed_results_alone_are_the_report_subject(tmp_path):
     assert summary["verdict"].startswith("CLAIM EXCEEDED THROUGH SIDE CHANNELS") and summary["summary"]
 
 
-def test_system_audit_and_bandit_sections_render_only_when_given(tmp_path):
+def _bandit_inputs(tmp_path: Path) -> dict[str, Path]:
+    bandit_audit = system_audit_fixture()
+    bandit_audit.update(system="dp20-feducb", pair="a-toy-first-user")
     files = {}
     for name, data in (("system.json", system_audit_fixture()), ("regret.json", bandit_regret_fixture()),
-                       ("bandit-attack.json", bandit_attack_fixture())):
+                       ("bandit-attack.json", bandit_attack_fixture()), ("bandit-audit.json", bandit_audit)):
         files[name] = tmp_path / name
         files[name].write_text(json.dumps(data))
+    return files
+
+
+def test_system_audit_and_bandit_sections_render_only_when_given(tmp_path):
+    files = _bandit_inputs(tmp_path)
     build_report(list(files.values()), tmp_path / "r")
     md = (tmp_path / "r" / "report.md").read_text()
     summary = json.loads((tmp_path / "r" / "report.json").read_text())
-    assert "## System audits: claimed, accountant and audited ε" in md
-    assert "| gradient | 1 | 0.97 | 0.8 | 7.9 |" in md  # claimed, accountant and audited side by side
-    assert "| score | 1 | — | ∞ | ∞ |" in md
-    assert summary["verdict"].startswith("CLAIM EXCEEDED THROUGH SIDE CHANNELS")  # "all" violated via the score
-    score = next(b for b in summary["bounds"] if b["channel"] == "score")
+    systems, bandit = md.split("## System audits: claimed, accountant and audited ε")[1].split("## Federated linear bandits")
+    assert "| gradient | 1 | 0.97 | 0.8 | 7.9 |" in systems  # claimed, accountant and audited side by side
+    assert "| score | 1 | — | ∞ | ∞ |" in systems and "dp20-feducb" not in systems
+    score = next(b for b in summary["bounds"] if b["channel"] == "score" and b["subject"].startswith("examples"))
     assert score["p_value"] == 1e-9 and score["covered"] is False  # the leak p-value of an uncovered channel
     assert "Channels outside the claim leak" in {w["title"] for w in summary["warnings"]}
     assert not any("episode" in w["text"] for w in summary["warnings"])  # no PGC-A3C wording for another system
-    assert {(r["group"], r["family"]) for r in summary["summary"]} == {
-        ("examples.fedavg:make (crafted)", "gradient"), ("examples.fedavg:make (crafted)", "score"),
-        ("examples.fedavg:make (crafted)", "all")}
-    assert "## Federated bandit: regret and attacks" in md and "| fed-linucb ε=1 | 100 | 12 |" in md
-    assert "exponent 0.5 [0.4, 0.6]" in md and "| fed-linucb | server | 0.9 |" in md
+    # one section for the bandits: regret, privacy cost and its fit, attacks, the bandit system's audit
+    assert md.count("## Federated linear bandits") == 1
+    assert "| Private-FedLinUCB eps=1, M=10 | 10 | 1 | 0.1 | 4.5 | 10 | 120 | [115, 125] |" in bandit
+    assert "| FedLinUCB (non-private), M=10 | 10 | — | — | 0 | 10 | 20 | [15, 25] |" in bandit
+    assert "| 4 | 1.4 | [1.26, 1.54] | 11.4 | 10 |" in bandit
+    assert "fitted exponent b = 0.5 [0.4, 0.6]" in bandit
+    assert "dp20 M^0.5 (inside the interval); zhou chowdhury M^0.75 (outside the interval)" in bandit
+    assert ("| dp20-feducb | 1, 0.001 | a-toy-first-user | schedule | yes | 0.9 | [0.87, 0.93] | 0.5 | 0.731 | "
+            "above the ceiling |") in bandit
+    assert "| fedlinucb | ∞, 0 | a-toy-first-user | messages | yes | 1 | [0.99, 1] | 0.5 | 1 | above chance" in bandit
+    assert "dp20-feducb (bandit-audit): pair a-toy-first-user" in bandit.split("### System audits of the bandit")[1]
+    assert {"bandit_regret_regret.png", "bandit_cost_regret.png"} <= set(summary["figures"])
+    # an attack whose interval lies above the (ε, δ) ceiling of a covered channel contradicts the claim
+    assert summary["verdict"].startswith("VIOLATED")
     build_report([files["system.json"]], tmp_path / "only")
-    assert "Federated bandit" not in (tmp_path / "only" / "report.md").read_text()
+    alone = (tmp_path / "only" / "report.md").read_text()
+    assert "Federated linear bandits" not in alone and "**Verdict:** CLAIM EXCEEDED THROUGH SIDE CHANNELS" in alone
+
+
+def test_the_png_beside_a_regret_result_is_shown_instead_of_a_drawn_plot(tmp_path):
+    files = _bandit_inputs(tmp_path)
+    png = (ROOT / "results/fedlinucb/regret.png").read_bytes()
+    (tmp_path / "regret.png").write_bytes(png)
+    build_report([files["regret.json"]], tmp_path / "r")
+    figures = json.loads((tmp_path / "r" / "report.json").read_text())["figures"]
+    assert figures == ["bandit_regret_regret.png"]  # the writer's PNG draws the privacy cost as well
+    assert (tmp_path / "r" / "figures" / "bandit_regret_regret.png").read_bytes() == png
+
+
+def test_committed_bandit_results_and_a_system_audit_give_one_bandit_section(tmp_path):
+    audit = system_audit_fixture()
+    audit.update(system="private-fedlinucb", pair="b-first-user")
+    own = tmp_path / "private.json"
+    own.write_text(json.dumps(audit))
+    build_report([ROOT / "results/fedlinucb/regret.json", ROOT / "results/fedlinucb/attack.json", own], tmp_path / "r")
+    md = (tmp_path / "r" / "report.md").read_text()
+    bandit = md.split("## Federated linear bandits")[1].split("\n## ")[0]
+    assert md.count("## Federated linear bandits") == 1 and "## System audits: claimed" not in md
+    assert "fitted exponent b = 0.647 [0.634, 0.66]" in bandit and "regret (reference)" in bandit
+    assert bandit.count("| attack (reference) |") == 15
+    assert "private-fedlinucb (private): pair b-first-user" in bandit
+
+
+def test_pgc_report_prints_the_verdict_and_the_summary_table(tmp_path, capsys):
+    from pgc_cli.main import main
+
+    files = _bandit_inputs(tmp_path)
+    assert main(["report", str(files["system.json"]), "--out", str(tmp_path / "r")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    summary = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert lines[0] == f"verdict: {summary['verdict']}"
+    assert lines[1].split() == ["observer", "channel", "claimed", "ε", "audited", "ε", "≥", "cap", "verdict"]
+    shown = [line.split() for line in lines[2:2 + len(summary["summary"])]]
+    assert [(row[0], row[2], row[-1]) for row in shown] == [
+        (r["group"].split()[0], r["family"], r["verdict"].split()[-1]) for r in summary["summary"]]
+    assert any(row[2:4] == ["score", "1"] and row[4:6] == ["∞", "∞"] for row in shown)
+    assert lines[-1].startswith("wrote ")

@@ -111,33 +111,82 @@ def system_audit_fixture() -> dict:
             "wall_time_s": 1.5}
 
 
+def _curve(algorithm: str, label: str, epsilon, regret: list[float], final: float) -> dict:
+    return {"algorithm": algorithm, "label": label, "n_silos": 10, "epsilon": epsilon,
+            "delta": None if epsilon is None else 0.1, "batch": 10, "sigma": 0.0 if epsilon is None else 4.5,
+            "lambda": 10.0, "threshold": None, "mean_syncs": 10.0, "t": [1, 10, 100],
+            "time_averaged_group_regret": regret, "lower": [r * 0.9 for r in regret],
+            "upper": [r * 1.1 for r in regret], "group_regret_at_T": {"mean": final, "interval": [final - 5, final + 5]}}
+
+
 def bandit_regret_fixture() -> dict:
-    return {"kind": "bandit-regret", "format_version": 1, "settings": {"arms": 5, "agents": 10},
-            "curves": {"fed-linucb ε=1": {"t": [1, 10, 100], "mean": [0.5, 3.0, 12.0], "lo": [0.4, 2.5, 10.0],
-                                          "hi": [0.6, 3.5, 14.0]}},
-            "privacy_cost": {"M": [2, 4, 8], "cost": [1.0, 1.4, 2.0], "lo": [0.9, 1.3, 1.8], "hi": [1.1, 1.5, 2.2],
-                             "exponent": 0.5, "exponent_ci": [0.4, 0.6]}, "plot": None}
+    """The layout ``pgc bandit regret`` writes (results/fedlinucb/regret.json), three points per curve."""
+    return {"kind": "bandit-regret", "format_version": 1, "label": "smoke",
+            "settings": {"n_silos": 10, "horizon": 100, "n_arms": 5, "dim": 3, "runs": 4, "epsilons": [1.0]},
+            "curves": [_curve("fedlinucb", "FedLinUCB (non-private), M=10", None, [0.5, 0.3, 0.2], 20.0),
+                       _curve("private-fedlinucb", "Private-FedLinUCB eps=1, M=10", 1.0, [0.9, 0.8, 1.2], 120.0)],
+            "privacy_cost": [{"n_silos": m, "privacy_cost_mean": c, "interval": [c * 0.9, c * 1.1],
+                              "private_regret_at_T": c + 10, "nonprivate_regret_at_T": 10.0}
+                             for m, c in ((2, 1.0), (4, 1.4), (8, 2.0))],
+            "fit": {"exponent": 0.5, "intercept": 0.0, "interval": [0.4, 0.6], "level": 0.95, "resamples": 200,
+                    "method": "OLS on log mean cost vs log M",
+                    "theory": {"zhou_chowdhury_M_exponent": 0.75, "dp20_M_exponent": 0.5}, "epsilon": 1.0},
+            "elapsed_seconds": 3.0, "cpu_count": 2}
+
+
+def _attack_row(system: str, channel: str, accuracy: float, interval: list[float], epsilon, ceiling: float) -> dict:
+    return {"system": system, "pair": "a-toy-first-user", "channel": channel, "test_channel": channel,
+            "covered_by_claim": True, "accuracy": accuracy, "interval": interval, "level": 0.95,
+            "correct": round(accuracy * 400), "n_test": 400, "n_train_per_world": 400, "chance": 0.5,
+            "ceiling": ceiling, "claim": {"epsilon": epsilon, "delta": 0.001 if epsilon != "inf" else 0.0},
+            "above_ceiling": interval[0] > ceiling, "above_chance": interval[0] > 0.5}
 
 
 def bandit_attack_fixture() -> dict:
-    return {"kind": "bandit-attack", "format_version": 1, "rows": [
-        {"algorithm": "fed-linucb", "observer": "server", "accuracy": 0.9, "ci": [0.85, 0.94], "chance": 0.2,
-         "ceiling": 0.6, "epsilon": 1.0, "delta": 1e-5, "trials": 400}]}
+    """The layout ``pgc bandit attack`` writes (results/fedlinucb/attack.json)."""
+    return {"kind": "bandit-attack", "format_version": 1,
+            "settings": {"systems": ["dp20-feducb", "fedlinucb"], "pair": "a-toy-first-user", "epsilons": [1.0],
+                         "delta": 0.001, "train_per_world": 400, "test": 400, "seed": 0},
+            "rows": [_attack_row("dp20-feducb", "messages", 0.51, [0.46, 0.56], 1.0, 0.7313),
+                     _attack_row("dp20-feducb", "schedule", 0.9, [0.87, 0.93], 1.0, 0.7313),
+                     _attack_row("fedlinucb", "messages", 1.0, [0.99, 1.0], "inf", 1.0)]}
 
 
-def test_coming_kinds_load_from_their_specs():
+def test_bandit_kinds_load_in_the_layout_their_writers_use():
     sa = schemas.load(system_audit_fixture())
     assert isinstance(sa, schemas.SystemAuditResult) and sa.rows[1].epsilon_lower_bound == math.inf
     assert sa.rows[0].gdp_mu_estimate is None and sa.accountant.epsilon == 0.97
     assert sa.to_dict()["rows"][1]["epsilon_lower_bound"] == "inf"
     reg = schemas.load(bandit_regret_fixture())
-    assert reg.curves["fed-linucb ε=1"].mean[-1] == 12.0 and reg.privacy_cost.exponent == 0.5
+    assert isinstance(reg, schemas.BanditRegret) and reg.curves[1].time_averaged_group_regret[-1] == 1.2
+    assert reg.curves[0].epsilon is None and reg.curves[0].extra["lambda"] == 10.0
+    assert reg.curves[1].group_regret_at_T.interval == [115.0, 125.0]
+    assert [p.n_silos for p in reg.privacy_cost] == [2, 4, 8] and reg.fit.exponent == 0.5
+    assert reg.fit.theory == {"zhou_chowdhury_M_exponent": 0.75, "dp20_M_exponent": 0.5}
     att = schemas.load(bandit_attack_fixture())
-    assert att.rows[0].trials == 400
+    assert att.rows[0].n_test == 400 and att.rows[2].claim.epsilon == math.inf and att.rows[1].above_ceiling
     bad = system_audit_fixture()
     bad["rows"][0]["verdict"] = "fine"
     with pytest.raises(schemas.SchemaError, match=r"rows\[0\]\.verdict is 'fine', expected one of"):
         schemas.load(bad)
+
+
+def test_bandit_kinds_refuse_malformed_files():
+    short = bandit_regret_fixture()
+    short["curves"][0]["lower"] = [0.1]
+    with pytest.raises(schemas.SchemaError, match=r"lower has 1 values, t has 3"):
+        schemas.load(short)
+    spec_layout = bandit_regret_fixture()
+    spec_layout["curves"] = {"fed-linucb": {"t": [1], "mean": [1.0], "lo": [0.9], "hi": [1.1]}}
+    with pytest.raises(schemas.SchemaError, match=r"curves is .*expected a list"):
+        schemas.load(spec_layout)
+    row = bandit_attack_fixture()
+    row["rows"][0]["interval"] = [0.4]
+    with pytest.raises(schemas.SchemaError, match=r"interval has 1 values, expected two"):
+        schemas.load(row)
+    del row["rows"][1]["system"]
+    with pytest.raises(schemas.SchemaError, match=r"rows\[0\] lacks the field 'system'"):
+        schemas.load({**bandit_attack_fixture(), "rows": row["rows"][1:]})
 
 
 def test_schemas_import_nothing_from_the_project():

@@ -126,8 +126,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"  the batched choice maximizes the reference's UCB scores on {same:.2%} of the silo-rounds")
     if args.out:
         from pgc_cli.io import write_json_atomic
+        import schemas
 
-        write_json_atomic(Path(args.out), result)
+        write_json_atomic(Path(args.out), schemas.dump("bandit-bench", result))
         print(f"wrote {args.out}")
     return 0 if same >= 0.99 else 1
 

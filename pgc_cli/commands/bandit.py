@@ -79,6 +79,7 @@ def _regret(args: argparse.Namespace) -> int:
     from fedlinucb.config import BanditConfig, PrivacyConfig
     from fedlinucb.study import RegretJob, fit_exponent, mean_interval, run_job, validate_job
     from pgc_cli.io import write_json_atomic
+    import schemas
 
     _positive_ints([args.workers], "--workers")
     for eps in list(args.epsilons) + [args.dp20_epsilon, args.sweep_epsilon]:
@@ -171,7 +172,7 @@ def _regret(args: argparse.Namespace) -> int:
         "elapsed_seconds": elapsed, "cpu_count": os.cpu_count(),
     }
     _plot(result, plot)
-    write_json_atomic(out, result)
+    write_json_atomic(out, schemas.dump("bandit-regret", result))
     print(f"{len(specs)} jobs in {elapsed:.0f}s; wrote {out} and {plot}")
     for c in curves:
         print(f"  {c['label']:45s} R_M(T)/T = {c['time_averaged_group_regret'][-1]:.3f} "
@@ -239,6 +240,7 @@ def _attack(args: argparse.Namespace) -> int:
     from fedlinucb.config import PrivacyConfig
     from fedlinucb.systems import BanditSystem
     from pgc_cli.io import write_json_atomic
+    import schemas
 
     _positive_ints([args.train, args.test], "--train and --test")
     for eps in args.epsilon:
@@ -267,6 +269,6 @@ def _attack(args: argparse.Namespace) -> int:
                            "attacker": "difference-of-means linear test fitted on simulated releases of both worlds",
                            "ceiling": "(e^eps + delta)/(1 + e^eps): best accuracy of any test under (eps, delta)-DP"},
               "rows": rows}
-    write_json_atomic(out, result)
+    write_json_atomic(out, schemas.dump("bandit-attack", result))
     print(f"wrote {out}")
     return 0

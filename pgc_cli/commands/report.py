@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ..main import CLIError
@@ -30,7 +31,32 @@ class ReportCommand:
                 write_marker(out, command="report")
         except ReportInputError as exc:
             raise CLIError(str(exc)) from None
+        _print_answer(json.loads(written["report.json"].read_text()))
         html = written["report.html"]
         print(f"wrote {html} ({html.stat().st_size / 1024:.0f} KiB, self-contained), {written['report.md']}, "
               f"{written['report.json']} and {sum(1 for k in written if k.startswith('figures'))} figure(s)")
         return 0
+
+
+SHOWN_ROWS = 8
+
+
+def _print_answer(summary: dict) -> None:
+    """The verdict line and the first rows of the summary table, as the report's first screen shows them."""
+    import schemas
+    from reports.content import fmt_eps
+
+    print(f"verdict: {summary['verdict']}")
+    rows = summary.get("summary") or []
+    if not rows:
+        return
+    table = [["observer", "channel", "claimed ε", "audited ε ≥", "cap", "verdict"]]
+    for r in rows[:SHOWN_ROWS]:
+        table.append([str(r["group"]), str(r["family"]), fmt_eps(schemas.number(r["claimed"])),
+                      fmt_eps(schemas.number(r["lower_bound"])), fmt_eps(schemas.number(r["cap"])), str(r["verdict"])])
+    widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
+    for row in table:
+        print("  " + "  ".join(cell.ljust(w) if j in (0, 1, 5) else cell.rjust(w)
+                               for j, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    if len(rows) > SHOWN_ROWS:
+        print(f"  … {len(rows) - SHOWN_ROWS} further row(s) in the report")
