@@ -142,3 +142,115 @@ def _isotonic(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
             v1, w1, c1 = blocks.pop()
             blocks.append([(v1 * w1 + v2 * w2) / (w1 + w2), w1 + w2, c1 + c2])
     return np.concatenate([np.full(c, v) for v, _, c in blocks])
+
+
+# ---------------------------------------------------------------------------------------------
+# The audit: statistics fitted on the auditor's own simulated releases, applied to the canaries
+# ---------------------------------------------------------------------------------------------
+
+ONE_RUN_CHANNELS = ("gradient", "score", "all")
+MAX_SIMULATED_BROADCASTS = 16  # live canaries: distinct θ versions the auditor simulates at (pooled)
+
+
+def oriented_log_ratio(train_pos: np.ndarray, train_neg: np.ndarray, bins: int = 64):
+    """:func:`binned_log_ratio` for a score of either orientation (the one whose medians agree with it)."""
+    sign = 1.0 if np.median(train_pos) >= np.median(train_neg) else -1.0
+    fitted = binned_log_ratio(sign * np.asarray(train_pos), sign * np.asarray(train_neg), bins)
+    return lambda scores: fitted(sign * np.asarray(scores, np.float64))
+
+
+def transcript_releases(transcript, positions: np.ndarray) -> dict[str, np.ndarray]:
+    """The canaries' submissions as the aggregator saw them, in the channels of
+    :class:`audit.pgc_system.PGCA3CSystem` (``all`` = score, arrival − start, gradient, as float32)."""
+    grad = np.asarray(transcript.gradient[positions], dtype=np.float32)
+    score = np.asarray(transcript.score[positions], dtype=np.float64)[:, None]
+    arrival = np.asarray(transcript.arrival_tick[positions] - transcript.start_tick[positions], np.float64)[:, None]
+    return {"gradient": grad.astype(np.float64), "score": score,
+            "all": np.concatenate([score, arrival, grad], axis=1).astype(np.float32).astype(np.float64)}
+
+
+def simulate_pooled(system, secret, n: int, broadcasts: Sequence, rng: np.random.Generator,
+                    channels: Sequence[str]) -> dict[str, np.ndarray]:
+    """n releases of ``secret``, split evenly over ``broadcasts`` (the models the canaries played)."""
+    parts = [n // len(broadcasts) + (1 if i < n % len(broadcasts) else 0) for i in range(len(broadcasts))]
+    outs = [system.release(secret, m, rng, broadcast=b) for b, m in zip(broadcasts, parts) if m > 0]
+    return {ch: np.concatenate([np.asarray(o[ch], dtype=np.float64).reshape(len(o[ch]), -1) for o in outs])
+            for ch in channels}
+
+
+def observed_width(observed: dict[str, np.ndarray], channel: str) -> int:
+    arr = np.asarray(observed.get(channel, np.zeros((0, 3))))
+    return arr.shape[1] if arr.ndim == 2 else 1
+
+
+def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray], truth: np.ndarray,
+                  broadcasts: Sequence, *, channels: Sequence[str] = ONE_RUN_CHANNELS, samples: int | None = None,
+                  seed: int = 0, confidence: float = 0.95) -> list[dict]:
+    """One row per channel: ε_LB of the one-run theorem from guesses on the M canaries ``observed``.
+
+    ``observed[ch]``: (M, k) releases of the canaries (each played ``secret`` or ``secret_prime`` by a
+    fair coin); ``truth``: the coins (1 = ``secret_prime``), used only to count correct guesses after
+    every choice is made. Everything the guesses depend on comes from the system's own releases at
+    ``broadcasts`` (``samples`` per side, default max(40,000, 4M)): half fits a statistic per channel
+    (:func:`audit.tester.fit_candidate`, the multi-sample audit's selection), a quarter calibrates its
+    log-likelihood ratio, a quarter plays M simulated canaries with the auditor's coins, on which r is
+    chosen (:func:`best_guess_count`).
+    """
+    from .system_audit import channel_groups, claim_for, fit_channel_tests, joint_statistics
+
+    truth = np.asarray(truth, dtype=np.int64)
+    m = int(truth.size)
+    if m < 10:
+        raise ValueError(f"a one-run audit needs at least 10 canaries, got {m}")
+    samples = int(samples or max(40_000, 4 * m))
+    alpha = 1.0 - confidence
+    root = np.random.SeedSequence(seed)
+    pos_rng, neg_rng, coin_rng = (np.random.Generator(np.random.PCG64(s)) for s in root.spawn(3))
+    sim_pos = simulate_pooled(system, secret_prime, samples, broadcasts, pos_rng, channels)
+    sim_neg = simulate_pooled(system, secret, samples, broadcasts, neg_rng, channels)
+    # the simulated releases are in broadcast order: shuffle before splitting so every split sees every θ
+    for sim, rng in ((sim_pos, pos_rng), (sim_neg, neg_rng)):
+        perm = rng.permutation(samples)
+        for ch in channels:
+            sim[ch] = sim[ch][perm]
+    n_fit, n_cal = samples // 2, samples // 4
+    fit_sl, cal_sl, sel_sl = slice(0, n_fit), slice(n_fit, n_fit + n_cal), slice(n_fit + n_cal, samples)
+    claims = {ch: claim_for(system, ch) for ch in channels}
+    widths = [1, 1, observed_width(observed, "all") - 2]  # all = score, arrival, gradient
+
+    def statistics_for(ch: str):
+        if ch != "all":
+            return None
+        return joint_statistics(channel_groups(widths))
+
+    labels = {ch: f"{secret} vs {secret_prime} [{ch}, one-run]" for ch in channels}
+    tests = fit_channel_tests({ch: sim_pos[ch][fit_sl] for ch in channels},
+                              {ch: sim_neg[ch][fit_sl] for ch in channels}, channels, m, confidence,
+                              {ch: claims[ch][1] for ch in channels}, labels, statistics_for)
+    n_sel = min(samples - n_fit - n_cal, m)
+    sim_coins = coin_rng.integers(0, 2, size=n_sel)
+    rows = []
+    for ch in channels:
+        scorer, delta = tests[ch].scorer, float(claims[ch][1])
+        llr = oriented_log_ratio(scorer(sim_pos[ch][cal_sl]), scorer(sim_neg[ch][cal_sl]))
+        sim_out = np.where(sim_coins[:, None] == 1, sim_pos[ch][sel_sl][:n_sel], sim_neg[ch][sel_sl][:n_sel])
+        g_sim, o_sim = guess_canaries(llr(scorer(sim_out)))
+        r_sim, eps_sim = best_guess_count(g_sim, o_sim, sim_coins, n_sel, alpha=alpha, delta=delta)
+        r = max(1, min(m, int(round(r_sim * m / n_sel))))
+        guesses, order = guess_canaries(llr(scorer(np.asarray(observed[ch], dtype=np.float64))))
+        correct = int(correct_among_top(guesses, order, truth)[r])
+        eps_lb = epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta)
+        claimed = float(claims[ch][0])
+        rows.append({"channel": ch, "claimed_epsilon": claimed, "claimed_delta": delta, "epsilon_lower_bound": eps_lb,
+                     "canaries": m, "guesses": r, "correct": correct, "accuracy": correct / r,
+                     "p_value": one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0,
+                     "statistic": tests[ch].statistic, "simulated_epsilon_lower_bound": eps_sim,
+                     "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
+                     "samples_per_side": samples})
+    return rows
+
+
+def max_certifiable_epsilon(canaries: int, *, alpha: float = 0.05, delta: float = 0.0) -> float:
+    """The largest ε_LB M canaries can give: every guess right, at the best r."""
+    return max(epsilon_lower_bound(canaries, int(r), int(r), alpha=alpha, delta=delta)
+               for r in candidate_guess_counts(canaries))
