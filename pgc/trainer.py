@@ -271,7 +271,8 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         "optimizer": layout.OPTIMIZER_RMSPROP if c.optimizer == "rmsprop" else layout.OPTIMIZER_SGD,
         "alpha_clock": layout.ALPHA_PER_STEP if c.exploration_clock == "steps" else layout.ALPHA_PER_AGENT,
         "canaries": c.canaries, "canary_crafted": c.canary_model == "crafted", "canary_update": c.canary_update == "include",
-        "canary_agent_base": agent_psi.size},
+        "canary_agent_base": agent_psi.size,
+        "canary_spread": max(c.canaries, c.total_submissions - 2 * c.workers)},
         np.int64)
     fcfg = layout.pack(layout.FLOAT_SETTINGS, {
         "lr": c.learning_rate, "explore_start": c.exploration_start, "explore_decay": c.exploration_decay,
@@ -296,7 +297,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     pending = np.zeros(d)
     noisy = np.zeros(d)
     prs_matrix = np.zeros((max(1, reduced_dim), d))
-    total = c.total_submissions
+    total = c.total_submissions + (c.workers if c.canaries else 0)  # canaries: up to W arrivals after N + M
     scores = np.zeros(total, np.int64)
     score_out = np.zeros(total if score_mech is not None else 0)
     n_rec = total if record else 0
@@ -324,7 +325,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
             bar.update(int(ctr[kernel.C_SUBMITTED]) - reported)
             reported = int(ctr[kernel.C_SUBMITTED])
     if bar is not None:
-        bar.update(total - reported)  # a trial stopped at its first success counts as done
+        bar.update(max(0, c.total_submissions - reported))  # a trial stopped at its first success counts as done
 
     n = int(ctr[kernel.C_SUBMITTED])
     true_scores = None

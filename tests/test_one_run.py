@@ -31,7 +31,7 @@ def audit_gradient(result, samples=6000):
 def test_canaries_are_recorded_and_kept_out_of_the_update():
     result = train(crafted_config(canary_model="live", canary_theta=None), record_transcript=True)
     pos = result.canaries.positions
-    assert result.scores.size == 60 + 1500 and 1490 <= pos.size <= 1500
+    assert pos.size == 1500 and 60 + 1500 <= result.scores.size <= 60 + 1500 + result.config.workers
     psi = result.ground_truth.psi[pos]
     assert set(np.unique(psi)) == {5.0, 15.0}
     assert 0.45 < np.mean(psi == 15.0) < 0.55  # fair coins: |deviation| > 0.05 has probability < 1e-4

@@ -8,8 +8,8 @@ import math
 import numba as nb
 
 from ..mechanism_codes import MECH_EXTERNAL
-from .layout import (ALPHA_PER_STEP, C_AGENTS, C_BUF_COUNT, C_CANARIES, F_PLANTED_NOISE_FACTOR, I_CANARIES,
-                     I_CANARY_AGENT_BASE, I_CANARY_CRAFTED, I_CANARY_UPDATE, L_CANARY, R_CANARY, C_DONE, C_FIN_POS, C_KEPT, C_N_FIN, C_NONFINITE,
+from .layout import (ALPHA_PER_STEP, C_AGENTS, C_BUF_COUNT, C_CANARIES, C_CANARIES_SUBMITTED, F_PLANTED_NOISE_FACTOR, I_CANARIES,
+                     I_CANARY_AGENT_BASE, I_CANARY_CRAFTED, I_CANARY_SPREAD, I_CANARY_UPDATE, L_CANARY, R_CANARY, C_DONE, C_FIN_POS, C_KEPT, C_N_FIN, C_NONFINITE,
                      C_PENDING_BAD, C_PREPARED, C_STARTED, C_STEPS, C_SUBMITTED, C_TICK, C_TICK_VERSION, C_VERSION,
                      F_BETA, F_CLIP, F_EPSILON, F_EXPLORE_DECAY, F_EXPLORE_START, F_GAMMA, F_LAM, F_LR,
                      F_MECH_SCALE, F_RMS_DECAY, F_RMS_EPS, F_SCORE_SCALE, F_TARGET, I_ALPHA_CLOCK, I_BOOTSTRAP,
@@ -30,8 +30,9 @@ def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta,
     """Alg. 1: worker w starts an episode; its agent copies θ' ← θ (the θ after this tick's updates).
 
     Canary agents (``I_CANARIES`` = M > 0; one submission each): a new agent is canary k = the
-    number of canaries started so far while k < M and k·(N + M) ≤ (agents started)·M, which spreads
-    the M canaries evenly over the start order of the N + M submissions. Canary k plays ψ =
+    number of canaries started so far while k < M and k·S ≤ (agents started)·M, S =
+    ``I_CANARY_SPREAD``: the M canaries are spread evenly over the first S agent starts (the trainer
+    takes S = max(M, N + M − 2W), so that the last canaries start while the trial still runs). Canary k plays ψ =
     ``canary_psi[k]`` greedily (α = 0) with the crafted θ ``canary_theta`` or, when not crafted, the
     current θ like every agent; it is agent ``I_CANARY_AGENT_BASE`` + k and takes no regular agent's
     number, so the regular agents' ψ_n and α are those of the run without canaries."""
@@ -39,7 +40,7 @@ def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta,
     if new_agent:
         m = icfg[I_CANARIES]
         k = ctr[C_CANARIES]
-        if k < m and k * (icfg[I_SUBMISSIONS]) <= (ctr[C_AGENTS] + k) * m:
+        if k < m and k * icfg[I_CANARY_SPREAD] <= (ctr[C_AGENTS] + k) * m:
             canary = k
             ctr[C_CANARIES] += 1
             lane_i[w, L_AGENT] = icfg[I_CANARY_AGENT_BASE] + k
@@ -100,7 +101,8 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
     ``I_PROTECT_ORDER`` — shuffler: the tick's arrivals are permuted uniformly with ``order_gen``
     (the restarts follow the same order) and the recorded worker is −1.
 
-    Canaries (:func:`start_episode`): ``I_SUBMISSIONS`` counts them; a canary's submission goes
+    Canaries (:func:`start_episode`): ``I_SUBMISSIONS`` counts them, and once it is reached the trial
+    waits (no new agents) for the canaries still playing, so every canary started submits; a canary's submission goes
     through the same mechanism, score mechanism, schedule and record as any other, and enters the
     buffer only with ``I_CANARY_UPDATE``. ``F_PLANTED_NOISE_FACTOR`` (1 unless a test plants the bug)
     multiplies the ε the compiled mechanism draws its noise for.
@@ -231,6 +233,8 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 ctr[C_BUF_COUNT] = 0
                 ctr[C_VERSION] += 1
             n = ctr[C_SUBMITTED]
+            if lane_i[w, L_CANARY] >= 0:
+                ctr[C_CANARIES_SUBMITTED] += 1
             scores[n] = lane_i[w, L_ELAPSED]
             if protect_score:  # the score's own ε-LDP mechanism, before it leaves the agent
                 reported[n] = min(max(float(lane_i[w, L_ELAPSED]), 0.0), float(cap)) + \
@@ -253,9 +257,11 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
             ctr[C_FIN_POS] += 1
             submitted_this_call += 1
             # the trial ends after its N-th submission, or with stop_at_success right at its first
-            # success (eq. 26): later arrivals of the same tick are not applied
+            # success (eq. 26): later arrivals of the same tick are not applied. With canaries it ends
+            # once the last canary started has submitted too (at most W submissions later)
             if n >= n_submissions:
-                ctr[C_DONE] = 1
+                if ctr[C_CANARIES_SUBMITTED] >= ctr[C_CANARIES]:
+                    ctr[C_DONE] = 1
             elif icfg[I_STOP_AT_SUCCESS] != 0 and n >= icfg[I_WINDOW]:
                 m = icfg[I_WINDOW]
                 total = 0.0
@@ -276,6 +282,8 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
         if ctr[C_DONE] == 0:
             for i in range(ctr[C_N_FIN]):
                 w = fin[i]
+                if ctr[C_SUBMITTED] >= icfg[I_SUBMISSIONS]:
+                    continue  # waiting for the last canaries: finished workers start no new agent
                 new_agent = lane_i[w, L_ROUND] + 1 >= icfg[I_ROUNDS]
                 start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
                               lane_phys, lane_alpha, lane_theta, env_gen, canary_psi, canary_theta)
