@@ -15,6 +15,7 @@ TARGETS = {
     "replicate": "pgc_cli.benchmarks.replicate",
     "adversarial": "pgc_cli.benchmarks.adversarial",
     "scale": "pgc_cli.benchmarks.scale",
+    "one-run": "pgc_cli.benchmarks.one_run",
 }
 
 
