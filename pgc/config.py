@@ -61,6 +61,7 @@ class TrainConfig:
     canary_model: str = "live"
     canary_theta: tuple[float, ...] | None = None
     canary_update: str = "exclude"  # "include": canary submissions enter the buffer and the update
+    canary_start: int = 0  # regular agents started before the first canary (live canaries at a trained θ)
     # PLANTED BUG, for testing audits only (1 = off): the compiled mechanism twin draws its noise for
     # ε·factor while the run records and claims ε; no audit that simulates the mechanism can see it
     planted_noise_factor: float = 1.0
@@ -121,8 +122,11 @@ class TrainConfig:
             raise ValueError(f"canary_update must be 'exclude' or 'include', got {self.canary_update!r}")
         if not (math.isfinite(self.planted_noise_factor) and self.planted_noise_factor > 0):
             raise ValueError(f"planted_noise_factor must be > 0, got {self.planted_noise_factor!r}")
+        if not isinstance(self.canary_start, (int, np.integer)) or isinstance(self.canary_start, bool) \
+                or not 0 <= self.canary_start < self.submissions:
+            raise ValueError(f"canary_start must be an integer in [0, submissions), got {self.canary_start!r}")
         if self.canaries == 0:
-            if self.canary_pair or self.canary_theta is not None:
+            if self.canary_pair or self.canary_theta is not None or self.canary_start:
                 raise ValueError("canary_pair / canary_theta are given but canaries is 0")
             return
         if len(self.canary_pair) != 2 or not all(math.isfinite(g) for g in self.canary_pair) \
@@ -148,7 +152,7 @@ class TrainConfig:
     def canary_setup(self) -> dict:
         """The canary settings as recorded in run folders (without the θ)."""
         return {"canaries": int(self.canaries), "canary_pair": list(self.canary_pair), "canary_model": self.canary_model,
-                "canary_update": self.canary_update}
+                "canary_update": self.canary_update, "canary_start": int(self.canary_start)}
 
     @property
     def gradient_epsilon(self) -> float:
@@ -192,7 +196,7 @@ class TrainConfig:
         if self.delta is None:  # pure ε configs: no delta key
             del d["delta"]
         if self.canaries == 0:  # runs without canaries: no canary keys
-            for key in ("canaries", "canary_pair", "canary_model", "canary_theta", "canary_update"):
+            for key in ("canaries", "canary_pair", "canary_model", "canary_theta", "canary_update", "canary_start"):
                 del d[key]
         else:
             d["canary_pair"] = list(self.canary_pair)

@@ -272,7 +272,8 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         "alpha_clock": layout.ALPHA_PER_STEP if c.exploration_clock == "steps" else layout.ALPHA_PER_AGENT,
         "canaries": c.canaries, "canary_crafted": c.canary_model == "crafted", "canary_update": c.canary_update == "include",
         "canary_agent_base": agent_psi.size,
-        "canary_spread": max(c.canaries, c.total_submissions - 2 * c.workers)},
+        "canary_spread": max(c.canaries, c.total_submissions - c.canary_start - 2 * c.workers),
+        "canary_start": c.canary_start},
         np.int64)
     fcfg = layout.pack(layout.FLOAT_SETTINGS, {
         "lr": c.learning_rate, "explore_start": c.exploration_start, "explore_decay": c.exploration_decay,

@@ -40,7 +40,7 @@ INT_SETTINGS = (
     "workers", "submissions", "rounds", "buffer", "window", "stop_at_success", "zero_info", "mech", "reduced_dim",
     "cap", "bootstrap", "sample", "record", "protect_score", "protect_timing", "protect_order", "reward", "n_step",
     "mean_loss", "optimizer", "alpha_clock", "canaries", "canary_crafted", "canary_update", "canary_agent_base",
-    "canary_spread",
+    "canary_spread", "canary_start",
 )
 # float settings (``fcfg``), prefix F_; ``mech_scale``: the mechanism's extra float (the secure
 # Laplace's snapping grid, the Gaussian's σ; see pgc.mechanisms.compiled_spec)
@@ -51,7 +51,8 @@ FLOAT_SETTINGS = (
 # canary settings (pgc.config.TrainConfig.canaries): ``canaries`` M, ``canary_crafted`` 1 when canary
 # agents play the crafted θ, ``canary_update`` 1 when their submissions enter the buffer,
 # ``canary_agent_base`` the agent number of canary 0 (canary k is agent base + k), ``canary_spread``
-# the number of agent starts the M canaries are spread over.
+# the number of agent starts the M canaries are spread over, ``canary_start`` the number of regular
+# agents started before the first canary.
 # ``planted_noise_factor``: a planted bug for testing audits (1 = off): the compiled mechanism draws
 # its noise for ε·factor
 # per-lane integers (``lane_i`` columns), prefix L_; ``waiting``: with a fixed schedule (``timing``)

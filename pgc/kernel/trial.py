@@ -9,7 +9,7 @@ import numba as nb
 
 from ..mechanism_codes import MECH_EXTERNAL
 from .layout import (ALPHA_PER_STEP, C_AGENTS, C_BUF_COUNT, C_CANARIES, C_CANARIES_SUBMITTED, F_PLANTED_NOISE_FACTOR, I_CANARIES,
-                     I_CANARY_AGENT_BASE, I_CANARY_CRAFTED, I_CANARY_SPREAD, I_CANARY_UPDATE, L_CANARY, R_CANARY, C_DONE, C_FIN_POS, C_KEPT, C_N_FIN, C_NONFINITE,
+                     I_CANARY_AGENT_BASE, I_CANARY_CRAFTED, I_CANARY_SPREAD, I_CANARY_START, I_CANARY_UPDATE, L_CANARY, R_CANARY, C_DONE, C_FIN_POS, C_KEPT, C_N_FIN, C_NONFINITE,
                      C_PENDING_BAD, C_PREPARED, C_STARTED, C_STEPS, C_SUBMITTED, C_TICK, C_TICK_VERSION, C_VERSION,
                      F_BETA, F_CLIP, F_EPSILON, F_EXPLORE_DECAY, F_EXPLORE_START, F_GAMMA, F_LAM, F_LR,
                      F_MECH_SCALE, F_RMS_DECAY, F_RMS_EPS, F_SCORE_SCALE, F_TARGET, I_ALPHA_CLOCK, I_BOOTSTRAP,
@@ -30,9 +30,10 @@ def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta,
     """Alg. 1: worker w starts an episode; its agent copies θ' ← θ (the θ after this tick's updates).
 
     Canary agents (``I_CANARIES`` = M > 0; one submission each): a new agent is canary k = the
-    number of canaries started so far while k < M and k·S ≤ (agents started)·M, S =
-    ``I_CANARY_SPREAD``: the M canaries are spread evenly over the first S agent starts (the trainer
-    takes S = max(M, N + M − 2W), so that the last canaries start while the trial still runs). Canary k plays ψ =
+    number of canaries started so far while k < M and k·S ≤ (agents started − s₀)·M, S =
+    ``I_CANARY_SPREAD``, s₀ = ``I_CANARY_START``: after s₀ regular agents the M canaries are spread
+    evenly over the next S agent starts (the trainer takes S = max(M, N + M − s₀ − 2W), so that the
+    last canaries start while the trial still runs). Canary k plays ψ =
     ``canary_psi[k]`` greedily (α = 0) with the crafted θ ``canary_theta`` or, when not crafted, the
     current θ like every agent; it is agent ``I_CANARY_AGENT_BASE`` + k and takes no regular agent's
     number, so the regular agents' ψ_n and α are those of the run without canaries."""
@@ -40,7 +41,8 @@ def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta,
     if new_agent:
         m = icfg[I_CANARIES]
         k = ctr[C_CANARIES]
-        if k < m and k * icfg[I_CANARY_SPREAD] <= (ctr[C_AGENTS] + k) * m:
+        begun = ctr[C_AGENTS] - icfg[I_CANARY_START]
+        if k < m and begun >= 0 and k * icfg[I_CANARY_SPREAD] <= (begun + k) * m:
             canary = k
             ctr[C_CANARIES] += 1
             lane_i[w, L_AGENT] = icfg[I_CANARY_AGENT_BASE] + k

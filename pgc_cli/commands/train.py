@@ -22,7 +22,7 @@ _FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "delta": "delta", "cli
           "buffer": "buffer_size", "submissions": "submissions", "workers": "workers", "lr": "learning_rate",
           "rounds": "rounds", "stop_at_success": "stop_at_success", "protect": "protect",
           "score_epsilon": "score_epsilon", "canaries": "canaries", "canary_model": "canary_model",
-          "canary_update": "canary_update"}
+          "canary_update": "canary_update", "canary_start": "canary_start"}
 
 
 def protect_list(text: str) -> tuple[str, ...]:
@@ -139,6 +139,9 @@ class TrainCommand:
                        help="with --canary-model crafted: the crafted θ (.pt checkpoint or .npy); default: searched")
         p.add_argument("--canary-update", choices=["exclude", "include"],
                        help="whether canary submissions enter the model update (default exclude)")
+        p.add_argument("--canary-start", type=int, metavar="K",
+                       help="regular agents started before the first canary (default 0; live canaries at a "
+                            "trained model)")
         p.add_argument("--trials", type=positive_int, default=1, help="K trials, seeds S..S+K-1 (default 1)")
         p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
         p.add_argument("--processes", type=positive_int, default=1,
