@@ -44,6 +44,13 @@ def test_canaries_are_recorded_and_kept_out_of_the_update():
     assert included.updates == included.scores.size
 
 
+def test_canaries_begin_after_canary_start_regular_agents():
+    result = train(crafted_config(canary_start=40, canaries=200), record_transcript=True)
+    pos = result.canaries.positions
+    assert pos.size == 200 and pos.min() >= 40 - result.config.workers
+    assert result.canaries.setup["canary_start"] == 40
+
+
 def test_regular_agents_play_the_same_gravities_with_and_without_canaries():
     plain = train(TrainConfig(submissions=60, seed=3), record_transcript=True)
     with_canaries = train(crafted_config(), record_transcript=True)
