@@ -44,6 +44,15 @@ def test_canaries_are_recorded_and_kept_out_of_the_update():
     assert included.updates == included.scores.size
 
 
+def test_protected_canaries_go_through_the_protections():
+    result = train(crafted_config(canaries=300, protect=("all",)), record_transcript=True)
+    t, pos = result.transcript, result.canaries.positions
+    assert pos.size == 300 and np.all(t.worker[pos] == -1)  # the shuffler
+    assert np.all(t.arrival_tick[pos] - t.start_tick[pos] == result.config.hyper.cap)  # the fixed schedule
+    true = result.ground_truth.true_score[pos]
+    assert not np.array_equal(t.score[pos], true)  # the privatized score
+
+
 def test_canaries_begin_after_canary_start_regular_agents():
     result = train(crafted_config(canary_start=40, canaries=200), record_transcript=True)
     pos = result.canaries.positions

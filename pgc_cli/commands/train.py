@@ -189,5 +189,10 @@ class TrainCommand:
             true = f"  (true scores: FST={s['fst_true_scores']})" if "fst_true_scores" in s else ""
             print(f"  seed {s['seed']}: FST={s['fst']}{true}  final μ={final}  updates={s['updates']}"
                   + (f"  non-finite gradients={s['nonfinite_gradients']}" if s["nonfinite_gradients"] else ""))
+        if base.canaries:
+            got = [0 if r.canaries is None else int(r.canaries.positions.size) for r in results]
+            print(f"canaries: {base.canaries:,} {base.canary_model} agents playing {base.canary_pair[0]:g} or "
+                  f"{base.canary_pair[1]:g} ({base.canary_update}d from the update); submitted per trial: "
+                  f"{', '.join(f'{g:,}' for g in got)}; audit them with pgc audit --one-run {out}")
         print(f"wrote {out}/summary.json and {len(results)} trial folder(s)")
         return 0
