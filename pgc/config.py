@@ -53,6 +53,18 @@ class TrainConfig:
     # mitigations (pgc.protect): any of "score", "timing", "order" ("all": the three)
     protect: tuple[str, ...] = ()
     score_epsilon: float | None = None  # per agent, out of ε; None: 10 % of ε (with "score")
+    # canary agents for the one-run audit (docs/README-one-run.md): M extra one-submission agents spread
+    # over the run (the trial receives N + M submissions), each playing canary_pair[0] or [1] by a fair
+    # coin of its own seed stream; "crafted": they play canary_theta, "live": the current θ
+    canaries: int = 0
+    canary_pair: tuple[float, ...] = ()
+    canary_model: str = "live"
+    canary_theta: tuple[float, ...] | None = None
+    canary_update: str = "exclude"  # "include": canary submissions enter the buffer and the update
+    canary_start: int = 0  # regular agents started before the first canary (live canaries at a trained θ)
+    # PLANTED BUG, for testing audits only (1 = off): the compiled mechanism twin draws its noise for
+    # ε·factor while the run records and claims ε; no audit that simulates the mechanism can see it
+    planted_noise_factor: float = 1.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, str):
@@ -91,9 +103,56 @@ class TrainConfig:
         if "score" in self.protect and self.mechanism == "none":
             raise ValueError("a privatized score needs a private gradient mechanism (not 'none')")
         split_budget(self.epsilon, self.score_epsilon, self.protect)  # validates score_epsilon
+        self._check_canaries()
         mechanism = self.build_mechanism()  # validates ε and C for the mechanism
         if isinstance(mechanism, ProjectedRandomSign):
             mechanism.reduced_dim_for(self.hyper.dim)  # d̂ ≤ d
+
+    def _check_canaries(self) -> None:
+        if not isinstance(self.canaries, (int, np.integer)) or isinstance(self.canaries, bool) or self.canaries < 0:
+            raise ValueError(f"canaries must be a non-negative integer, got {self.canaries!r}")
+        if self.canaries > 1_000_000:
+            raise ValueError("canaries must be <= 1,000,000")
+        object.__setattr__(self, "canary_pair", tuple(float(g) for g in self.canary_pair))
+        if self.canary_theta is not None:
+            object.__setattr__(self, "canary_theta", tuple(float(x) for x in self.canary_theta))
+        if self.canary_model not in ("live", "crafted"):
+            raise ValueError(f"canary_model must be 'live' or 'crafted', got {self.canary_model!r}")
+        if self.canary_update not in ("exclude", "include"):
+            raise ValueError(f"canary_update must be 'exclude' or 'include', got {self.canary_update!r}")
+        if not (math.isfinite(self.planted_noise_factor) and self.planted_noise_factor > 0):
+            raise ValueError(f"planted_noise_factor must be > 0, got {self.planted_noise_factor!r}")
+        if not isinstance(self.canary_start, (int, np.integer)) or isinstance(self.canary_start, bool) \
+                or not 0 <= self.canary_start < self.submissions:
+            raise ValueError(f"canary_start must be an integer in [0, submissions), got {self.canary_start!r}")
+        if self.canaries == 0:
+            if self.canary_pair or self.canary_theta is not None or self.canary_start:
+                raise ValueError("canary_pair / canary_theta are given but canaries is 0")
+            return
+        if len(self.canary_pair) != 2 or not all(math.isfinite(g) for g in self.canary_pair) \
+                or self.canary_pair[0] == self.canary_pair[1]:
+            raise ValueError(f"canary_pair must be two different finite gravities, got {self.canary_pair!r}")
+        if self.rounds != 1:
+            raise ValueError("canaries need rounds = 1 (each canary is a one-submission agent)")
+        if self.stop_at_success:
+            raise ValueError("canaries cannot be combined with stop_at_success (the run must receive every canary)")
+        if self.canary_model == "crafted":
+            if self.canary_theta is None:
+                raise ValueError("canary_model 'crafted' needs canary_theta (the model sent to the canaries)")
+            if len(self.canary_theta) != self.hyper.dim or not all(math.isfinite(x) for x in self.canary_theta):
+                raise ValueError(f"canary_theta must hold {self.hyper.dim} finite numbers, got {len(self.canary_theta)}")
+        elif self.canary_theta is not None:
+            raise ValueError("canary_theta is only used with canary_model 'crafted'")
+
+    @property
+    def total_submissions(self) -> int:
+        """Submissions the trial receives: N regular ones and the M canaries."""
+        return self.submissions + self.canaries
+
+    def canary_setup(self) -> dict:
+        """The canary settings as recorded in run folders (without the θ)."""
+        return {"canaries": int(self.canaries), "canary_pair": list(self.canary_pair), "canary_model": self.canary_model,
+                "canary_update": self.canary_update, "canary_start": int(self.canary_start)}
 
     @property
     def gradient_epsilon(self) -> float:
@@ -136,6 +195,15 @@ class TrainConfig:
             del d["protect"], d["score_epsilon"]
         if self.delta is None:  # pure ε configs: no delta key
             del d["delta"]
+        if self.canaries == 0:  # runs without canaries: no canary keys
+            for key in ("canaries", "canary_pair", "canary_model", "canary_theta", "canary_update", "canary_start"):
+                del d[key]
+        else:
+            d["canary_pair"] = list(self.canary_pair)
+            if self.canary_theta is not None:
+                d["canary_theta"] = list(self.canary_theta)
+        if self.planted_noise_factor == 1.0:
+            del d["planted_noise_factor"]
         return d
 
     @classmethod
@@ -166,6 +234,9 @@ class TrainConfig:
             if not isinstance(data["gravities"], (list, tuple)):
                 raise ValueError(f"config gravities must be a list of numbers, got {data['gravities']!r}")
             data["gravities"] = tuple(data["gravities"])
+        for key in ("canary_pair", "canary_theta"):
+            if isinstance(data.get(key), list):
+                data[key] = tuple(data[key])
         if isinstance(data.get("protect"), list):
             data["protect"] = tuple(data["protect"])
         for key in ("epsilon", "clip"):  # JSON has no inf: "inf" strings are accepted

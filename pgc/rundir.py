@@ -34,7 +34,7 @@ import numpy as np
 import schemas
 
 from .model import load_checkpoint, save_checkpoint
-from .transcript import GroundTruth, Transcript
+from .transcript import CanaryRecord, GroundTruth, Transcript
 
 SUMMARY_FILE = "summary.json"
 FORMAT = "pgc-run/1"
@@ -361,6 +361,8 @@ def save_run(results, out_dir: str | Path, *, wall_time: float, extra: dict | No
             if r.transcript is not None:
                 r.transcript.save(tdir)
                 r.ground_truth.save(tdir)
+                if getattr(r, "canaries", None) is not None:
+                    r.canaries.save(tdir)
             trials.append({"dir": tdir.name, "config": r.config.to_dict(), **r.summary(),
                            "transcript": r.transcript is not None,
                            "mechanism": getattr(r, "mechanism", None)})
@@ -406,6 +408,10 @@ class TrialFiles:
     def ground_truth(self) -> GroundTruth:
         """Evaluation-only."""
         return GroundTruth.load(self.directory)
+
+    def canaries(self) -> CanaryRecord:
+        """The trial's canary agents (positions, crafted θ, setup); not their coins."""
+        return CanaryRecord.load(self.directory)
 
 
 def load_mechanism(run_dir: str | Path, trial: int = 0):

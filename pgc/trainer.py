@@ -37,7 +37,7 @@ from .mechanisms import Mechanism, compiled_spec, mechanism_record
 from .metrics import average_scores, first_success_time
 from .model import glorot_uniform_theta
 from .rollout import kernel_gradient_rule
-from .transcript import GroundTruth, Transcript
+from .transcript import CanaryRecord, GroundTruth, Transcript
 
 RMSPROP_EPS = 1e-7  # Keras RMSprop's ε (added to √s)
 MAX_TRIALS = 100_000  # trials of one batch
@@ -49,7 +49,7 @@ def estimate_batch_bytes(configs: Sequence["TrainConfig"], record: bool | Sequen
     flags = [bool(record)] * len(configs) if isinstance(record, bool) else list(record)
     total = 0
     for c, rec in zip(configs, flags):
-        n = c.submissions
+        n = c.total_submissions
         d = c.hyper.dim
         per = n * 8 + c.workers * (c.hyper.cap * kernel.TRAJ_FIELDS + 4 * d) * 8 + 16 * d * 8
         if rec:  # rec_i, ψ, float32 gradients, then the kept θ versions (copied once into the transcript)
@@ -95,6 +95,8 @@ class TrainResult:
     # aggregator saw, and μ / FST / stop_at_success work from it)
     true_scores: np.ndarray | None = None
     ticks: int = 0  # environment-step clock at the end of the trial (at the stop, with stop_at_success)
+    # with canary agents (config.canaries > 0, recorded runs): what the auditor knows of them
+    canaries: CanaryRecord | None = None
 
     @property
     def fst(self) -> float:
@@ -173,11 +175,11 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
     check_batch_size(configs, record)
     mechs = [None] * k_trials if mechanisms is None else list(mechanisms)
     jobs = list(zip(configs, record, mechs))
-    bar = _progress_bar(sum(c.submissions for c in configs), progress)
+    bar = _progress_bar(sum(c.total_submissions for c in configs), progress)
     try:
         if executor is not None:
             results = list(executor.map(_train_trial, configs, record, mechs))
-            bar.update(sum(c.submissions for c in configs))
+            bar.update(sum(c.total_submissions for c in configs))
         elif min(processes, k_trials) > 1:
             results = _train_forked(jobs, min(processes, k_trials), bar)
         else:
@@ -211,7 +213,7 @@ def _train_forked(jobs, processes: int, bar) -> list[TrainResult]:
             for future in as_completed([pool.submit(_train_job, batch, i) for i in order]):
                 i, result = future.result()
                 out[i] = result
-                bar.update(int(jobs[i][0].submissions))
+                bar.update(int(jobs[i][0].total_submissions))
     finally:
         del _FORK_JOBS[batch]
     return out  # type: ignore[return-value]
@@ -233,6 +235,16 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     # child 0: environment, 1: mechanism noise; 2 (score noise) and 3 (shuffler) are drawn from only when protected
     env_gen, mech_gen, score_gen, order_gen = (np.random.Generator(np.random.PCG64(s))
                                                for s in np.random.SeedSequence(c.seed).spawn(4))
+    # child 4 (canaries only): the canaries' fair coins, then ψ for the regular agents that the M
+    # canaries' places in the schedule may add beyond n_agents; a run without canaries never draws from it
+    canary_psi, canary_theta = np.zeros(0), np.zeros(0)
+    if c.canaries:
+        canary_gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(c.seed, spawn_key=(4,))))
+        coins = canary_gen.integers(0, 2, size=c.canaries)
+        canary_psi = np.asarray(c.canary_pair, dtype=np.float64)[coins]
+        agent_psi = np.concatenate([agent_psi, canary_gen.choice(np.asarray(c.gravities), size=c.canaries + c.workers)])
+        if c.canary_model == "crafted":
+            canary_theta = np.asarray(c.canary_theta, dtype=np.float64)
     score_mech = c.build_score_mechanism()
 
     # ---- mechanism: a compiled built-in, or the Protocol called from here -------------------
@@ -250,21 +262,25 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     # ---- settings and state arrays ----------------------------------------------------------
     reward_kind, n_step, mean_loss = kernel_gradient_rule(hyper)
     icfg = layout.pack(layout.INT_SETTINGS, {
-        "workers": c.workers, "submissions": c.submissions, "rounds": c.rounds, "buffer": c.buffer_size,
+        "workers": c.workers, "submissions": c.total_submissions, "rounds": c.rounds, "buffer": c.buffer_size,
         "window": c.window, "stop_at_success": c.stop_at_success, "zero_info": c.zero_information, "mech": kind,
         "reduced_dim": reduced_dim, "cap": hyper.cap, "bootstrap": hyper.bootstrap_truncated,
         "sample": hyper.action_selection == "sample", "record": record, "protect_score": "score" in c.protect,
         "protect_timing": "timing" in c.protect, "protect_order": "order" in c.protect, "reward": reward_kind,
         "n_step": n_step, "mean_loss": mean_loss,
         "optimizer": layout.OPTIMIZER_RMSPROP if c.optimizer == "rmsprop" else layout.OPTIMIZER_SGD,
-        "alpha_clock": layout.ALPHA_PER_STEP if c.exploration_clock == "steps" else layout.ALPHA_PER_AGENT},
+        "alpha_clock": layout.ALPHA_PER_STEP if c.exploration_clock == "steps" else layout.ALPHA_PER_AGENT,
+        "canaries": c.canaries, "canary_crafted": c.canary_model == "crafted", "canary_update": c.canary_update == "include",
+        "canary_agent_base": agent_psi.size,
+        "canary_spread": max(c.canaries, c.total_submissions - c.canary_start - 2 * c.workers),
+        "canary_start": c.canary_start},
         np.int64)
     fcfg = layout.pack(layout.FLOAT_SETTINGS, {
         "lr": c.learning_rate, "explore_start": c.exploration_start, "explore_decay": c.exploration_decay,
         "target": c.target_score, "epsilon": epsilon, "clip": clip, "mech_scale": mech_scale,
         "gamma": hyper.gamma, "lam": hyper.lam, "beta": hyper.beta,
         "score_scale": 0.0 if score_mech is None else score_mech.scale, "rms_decay": c.rmsprop_decay,
-        "rms_eps": RMSPROP_EPS}, np.float64)
+        "rms_eps": RMSPROP_EPS, "planted_noise_factor": c.planted_noise_factor}, np.float64)
     w = c.workers
     base_physics = c.physics.as_row()  # gravity replaced by each agent's ψ_n
     d = hyper.dim  # 112, or 131 with biases
@@ -282,13 +298,14 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
     pending = np.zeros(d)
     noisy = np.zeros(d)
     prs_matrix = np.zeros((max(1, reduced_dim), d))
-    scores = np.zeros(c.submissions, np.int64)
-    score_out = np.zeros(c.submissions if score_mech is not None else 0)
-    n_rec = c.submissions if record else 0
+    total = c.total_submissions + (c.workers if c.canaries else 0)  # canaries: up to W arrivals after N + M
+    scores = np.zeros(total, np.int64)
+    score_out = np.zeros(total if score_mech is not None else 0)
+    n_rec = total if record else 0
     rec_i = np.zeros((n_rec, kernel.N_REC_I), np.int64)
     rec_psi = np.zeros(n_rec)
     rec_grad = np.zeros((n_rec, d), np.float32)
-    n_kept = c.submissions // c.buffer_size + 2 if record else 0
+    n_kept = total // c.buffer_size + 2 if record else 0
     kept_versions = np.zeros(n_kept, np.int64)
     kept_thetas = np.zeros((n_kept, d))
     pause_after = _PROGRESS_EVERY if bar is not None and not isinstance(bar, _NullBar) else 0
@@ -299,7 +316,8 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         status = kernel.run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, base_physics,
                                   theta, buf_sum, opt_state, ctr, lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj,
                                   lane_grad, fin, pending, noisy, prs_matrix, pause_after,
-                                  scores, score_out, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas)
+                                  scores, score_out, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas,
+                                  canary_psi, canary_theta)
         if status == kernel.STATUS_DONE:
             break
         if status == kernel.STATUS_NEED_MECHANISM:
@@ -308,7 +326,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
             bar.update(int(ctr[kernel.C_SUBMITTED]) - reported)
             reported = int(ctr[kernel.C_SUBMITTED])
     if bar is not None:
-        bar.update(c.submissions - reported)  # a trial stopped at its first success counts as done
+        bar.update(max(0, c.total_submissions - reported))  # a trial stopped at its first success counts as done
 
     n = int(ctr[kernel.C_SUBMITTED])
     true_scores = None
@@ -332,11 +350,17 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
             protection=c.protection() if c.protect else None)
         ground_truth = GroundTruth(psi=rec_psi[:n].copy(), terminated=ri[:, kernel.R_TERMINATED].astype(np.bool_),
                                    nonfinite=ri[:, kernel.R_NONFINITE].astype(np.bool_), true_score=true_scores)
+    canaries = None
+    if record and c.canaries:
+        positions = np.flatnonzero(rec_i[:n, kernel.R_CANARY] >= 0)
+        canaries = CanaryRecord(positions=positions, index=rec_i[positions, kernel.R_CANARY].copy(),
+                                theta=canary_theta.copy() if c.canary_model == "crafted" else None,
+                                setup=c.canary_setup())
     return TrainResult(config=c, initial_theta=initial_theta, theta=theta, scores=seen.copy(),
                        updates=int(ctr[kernel.C_VERSION]), agent_steps=int(ctr[kernel.C_STEPS]),
                        nonfinite_gradients=int(ctr[kernel.C_NONFINITE]), transcript=transcript,
                        ground_truth=ground_truth, mechanism=record_mech,
-                       true_scores=true_scores, ticks=int(ctr[kernel.C_TICK]))
+                       true_scores=true_scores, ticks=int(ctr[kernel.C_TICK]), canaries=canaries)
 
 
 def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Generator, d: int) -> np.ndarray:

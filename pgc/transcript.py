@@ -157,6 +157,44 @@ class GroundTruth:
                                optional=["true_score"]))
 
 
+CANARY_FILE = "canaries.npz"
+
+
+@dataclass
+class CanaryRecord:
+    """What the aggregator knows of its canary agents (not their coins: those are in the ground truth).
+
+    ``positions``: the canaries' submission indices in the transcript; ``index``: each one's canary
+    number k; ``theta``: the crafted model sent to them (None for live canaries, which played the θ
+    version the transcript records); ``setup``: :meth:`pgc.config.TrainConfig.canary_setup`."""
+
+    positions: np.ndarray
+    index: np.ndarray
+    theta: np.ndarray | None
+    setup: dict
+
+    def save(self, directory: Path) -> Path:
+        path = Path(directory) / CANARY_FILE
+        arrays = {"positions": self.positions, "index": self.index,
+                  "setup": np.asarray(json.dumps(self.setup))}
+        if self.theta is not None:
+            arrays["theta"] = self.theta
+        atomic_savez(path, **arrays)
+        return path
+
+    @classmethod
+    def load(cls, directory: Path) -> "CanaryRecord":
+        data = _load_npz(Path(directory) / CANARY_FILE, ["positions", "index", "setup"], optional=["theta"])
+        try:
+            setup = json.loads(str(data["setup"]))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{Path(directory) / CANARY_FILE} is corrupted: {exc}") from None
+        if not isinstance(setup, dict):
+            raise ValueError(f"{Path(directory) / CANARY_FILE} is corrupted: setup is not an object")
+        return cls(positions=data["positions"].astype(np.int64), index=data["index"].astype(np.int64),
+                   theta=data.get("theta"), setup=setup)
+
+
 def _load_npz(path: Path, names: list[str], optional: list[str] = ()) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")

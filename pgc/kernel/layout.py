@@ -32,24 +32,35 @@ COUNTERS = (
     "tick_version",  # θ's version when this tick's arrivals began
     "prepared",  # the pending submission is sanitized (waiting for its mechanism)
     "pending_bad",  # the pending submission hit the non-finite rule
+    "canaries",  # canary agents started
+    "canaries_submitted",  # canary submissions received
 )
 # integer settings (``icfg``), prefix I_
 INT_SETTINGS = (
     "workers", "submissions", "rounds", "buffer", "window", "stop_at_success", "zero_info", "mech", "reduced_dim",
     "cap", "bootstrap", "sample", "record", "protect_score", "protect_timing", "protect_order", "reward", "n_step",
-    "mean_loss", "optimizer", "alpha_clock",
+    "mean_loss", "optimizer", "alpha_clock", "canaries", "canary_crafted", "canary_update", "canary_agent_base",
+    "canary_spread", "canary_start",
 )
 # float settings (``fcfg``), prefix F_; ``mech_scale``: the mechanism's extra float (the secure
 # Laplace's snapping grid, the Gaussian's σ; see pgc.mechanisms.compiled_spec)
 FLOAT_SETTINGS = (
     "lr", "explore_start", "explore_decay", "target", "epsilon", "clip", "mech_scale", "gamma", "lam", "beta",
-    "score_scale", "rms_decay", "rms_eps",
+    "score_scale", "rms_decay", "rms_eps", "planted_noise_factor",
 )
+# canary settings (pgc.config.TrainConfig.canaries): ``canaries`` M, ``canary_crafted`` 1 when canary
+# agents play the crafted θ, ``canary_update`` 1 when their submissions enter the buffer,
+# ``canary_agent_base`` the agent number of canary 0 (canary k is agent base + k), ``canary_spread``
+# the number of agent starts the M canaries are spread over, ``canary_start`` the number of regular
+# agents started before the first canary.
+# ``planted_noise_factor``: a planted bug for testing audits (1 = off): the compiled mechanism draws
+# its noise for ε·factor
 # per-lane integers (``lane_i`` columns), prefix L_; ``waiting``: with a fixed schedule (``timing``)
-# the episode is over and the lane waits for start + cap to submit
-LANE_INTS = ("elapsed", "agent", "round", "version", "start", "active", "terminated", "waiting")
-# recorded integers per submission (``rec_i`` columns), prefix R_
-RECORD_INTS = ("agent", "round", "worker", "version", "start", "arrival", "terminated", "nonfinite")
+# the episode is over and the lane waits for start + cap to submit; ``canary``: the lane's canary
+# index, or −1 for a regular agent
+LANE_INTS = ("elapsed", "agent", "round", "version", "start", "active", "terminated", "waiting", "canary")
+# recorded integers per submission (``rec_i`` columns), prefix R_; ``canary`` as in LANE_INTS
+RECORD_INTS = ("agent", "round", "worker", "version", "start", "arrival", "terminated", "nonfinite", "canary")
 
 _ARRAYS = {"C": ("COUNTERS", COUNTERS), "I": ("ICFG", INT_SETTINGS), "F": ("FCFG", FLOAT_SETTINGS),
            "L": ("LANE_I", LANE_INTS), "R": ("REC_I", RECORD_INTS)}

@@ -8,7 +8,9 @@ import math
 import numba as nb
 
 from ..mechanism_codes import MECH_EXTERNAL
-from .layout import (ALPHA_PER_STEP, C_AGENTS, C_BUF_COUNT, C_DONE, C_FIN_POS, C_KEPT, C_N_FIN, C_NONFINITE,
+from .layout import (ALPHA_PER_STEP, C_AGENTS, C_BUF_COUNT, C_CANARIES, C_CANARIES_SUBMITTED, C_DONE, C_FIN_POS,
+                     C_KEPT, C_N_FIN, C_NONFINITE, F_PLANTED_NOISE_FACTOR, I_CANARIES, I_CANARY_AGENT_BASE,
+                     I_CANARY_CRAFTED, I_CANARY_SPREAD, I_CANARY_START, I_CANARY_UPDATE, L_CANARY, R_CANARY,
                      C_PENDING_BAD, C_PREPARED, C_STARTED, C_STEPS, C_SUBMITTED, C_TICK, C_TICK_VERSION, C_VERSION,
                      F_BETA, F_CLIP, F_EPSILON, F_EXPLORE_DECAY, F_EXPLORE_START, F_GAMMA, F_LAM, F_LR,
                      F_MECH_SCALE, F_RMS_DECAY, F_RMS_EPS, F_SCORE_SCALE, F_TARGET, I_ALPHA_CLOCK, I_BOOTSTRAP,
@@ -25,30 +27,55 @@ from .physics import play_step
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
 def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
-                  lane_phys, lane_alpha, lane_theta, env_gen):
-    """Alg. 1: worker w starts an episode; its agent copies θ' ← θ (the θ after this tick's updates)."""
+                  lane_phys, lane_alpha, lane_theta, env_gen, canary_psi, canary_theta):
+    """Alg. 1: worker w starts an episode; its agent copies θ' ← θ (the θ after this tick's updates).
+
+    Canary agents (``I_CANARIES`` = M > 0; one submission each): a new agent is canary k = the
+    number of canaries started so far while k < M and k·S ≤ (agents started − s₀)·M, S =
+    ``I_CANARY_SPREAD``, s₀ = ``I_CANARY_START``: after s₀ regular agents the M canaries are spread
+    evenly over the next S agent starts (the trainer takes S = max(M, N + M − s₀ − 2W), so that the
+    last canaries start while the trial still runs). Canary k plays ψ =
+    ``canary_psi[k]`` greedily (α = 0) with the crafted θ ``canary_theta`` or, when not crafted, the
+    current θ like every agent; it is agent ``I_CANARY_AGENT_BASE`` + k and takes no regular agent's
+    number, so the regular agents' ψ_n and α are those of the run without canaries."""
+    canary = -1
     if new_agent:
-        lane_i[w, L_AGENT] = ctr[C_AGENTS]  # agents are numbered in start order
-        ctr[C_AGENTS] += 1
+        m = icfg[I_CANARIES]
+        k = ctr[C_CANARIES]
+        begun = ctr[C_AGENTS] - icfg[I_CANARY_START]
+        if k < m and begun >= 0 and k * icfg[I_CANARY_SPREAD] <= (begun + k) * m:
+            canary = k
+            ctr[C_CANARIES] += 1
+            lane_i[w, L_AGENT] = icfg[I_CANARY_AGENT_BASE] + k
+        else:
+            lane_i[w, L_AGENT] = ctr[C_AGENTS]  # agents are numbered in start order
+            ctr[C_AGENTS] += 1
         lane_i[w, L_ROUND] = 0
     else:  # §3.2.1: the same agent's next round
         lane_i[w, L_ROUND] += 1
+        canary = lane_i[w, L_CANARY]
+    lane_i[w, L_CANARY] = canary
     agent = lane_i[w, L_AGENT]
     for f in range(base_physics.shape[0]):
         lane_phys[w, f] = base_physics[f]
-    lane_phys[w, 0] = agent_psi[agent]  # ψ_n
-    lane_alpha[w] = max(0.0, fcfg[F_EXPLORE_START] - agent / fcfg[F_EXPLORE_DECAY])  # §4: α = max{0, 0.5 − n/1800}
+    if canary >= 0:
+        lane_phys[w, 0] = canary_psi[canary]
+        lane_alpha[w] = 0.0
+    else:
+        lane_phys[w, 0] = agent_psi[agent]  # ψ_n
+        lane_alpha[w] = max(0.0, fcfg[F_EXPLORE_START] - agent / fcfg[F_EXPLORE_DECAY])  # §4: α = max{0, 0.5 − n/1800}
     lane_i[w, L_VERSION] = ctr[C_VERSION]
     lane_i[w, L_START] = ctr[C_TICK]
     lane_i[w, L_ELAPSED] = 0
     lane_i[w, L_ACTIVE] = 1
     for j in range(4):  # gymnasium's reset: U(-0.05, 0.05)^4
         lane_state[w, j] = env_gen.uniform(-0.05, 0.05)
+    sent = canary_theta if canary >= 0 and icfg[I_CANARY_CRAFTED] != 0 else theta  # the model the agent receives
     for j in range(16):  # θ' in the kernel layout (KERNEL_ORDER)
         for i in range(4):
-            lane_theta[w, 16 * i + j] = theta[4 * j + i]
-    for k in range(64, theta.shape[0]):
-        lane_theta[w, k] = theta[k]
+            lane_theta[w, 16 * i + j] = sent[4 * j + i]
+    for k in range(64, sent.shape[0]):
+        lane_theta[w, k] = sent[k]
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
@@ -56,7 +83,7 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
               ctr,
               lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj, lane_grad, fin,
               pending, noisy, prs_matrix, pause_after,
-              scores, reported, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas):
+              scores, reported, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas, canary_psi, canary_theta):
     """Run (or resume) one trial of Algorithm 1 until it ends, needs a mechanism, or pauses.
 
     Asynchrony: the environment-step clock. Each tick every worker plays one step; the submissions
@@ -76,6 +103,12 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
     before the cap waits (plays no steps) and submits in the tick at which start + cap is reached;
     ``I_PROTECT_ORDER`` — shuffler: the tick's arrivals are permuted uniformly with ``order_gen``
     (the restarts follow the same order) and the recorded worker is −1.
+
+    Canaries (:func:`start_episode`): ``I_SUBMISSIONS`` counts them, and once it is reached the trial
+    waits (no new agents) for the canaries still playing, so every canary started submits; a canary's submission goes
+    through the same mechanism, score mechanism, schedule and record as any other, and enters the
+    buffer only with ``I_CANARY_UPDATE``. ``F_PLANTED_NOISE_FACTOR`` (1 unless a test plants the bug)
+    multiplies the ε the compiled mechanism draws its noise for.
     """
     n_workers = icfg[I_WORKERS]
     n_submissions = icfg[I_SUBMISSIONS]
@@ -101,7 +134,7 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
         ctr[C_STARTED] = 1
         for w in range(n_workers):
             start_episode(w, True, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
-                          lane_phys, lane_alpha, lane_theta, env_gen)
+                          lane_phys, lane_alpha, lane_theta, env_gen, canary_psi, canary_theta)
         if record:
             kept_versions[0] = 0
             for j in range(d):
@@ -178,14 +211,16 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 if kind == MECH_EXTERNAL:
                     return STATUS_NEED_MECHANISM
             if kind != MECH_EXTERNAL:  # Alg. 2 / Alg. 3
-                privatize_row(kind, pending, noisy, mech_gen, fcfg[F_EPSILON], fcfg[F_CLIP], icfg[I_REDUCED_DIM],
-                              fcfg[F_MECH_SCALE], prs_matrix)
+                privatize_row(kind, pending, noisy, mech_gen, fcfg[F_EPSILON] * fcfg[F_PLANTED_NOISE_FACTOR],
+                              fcfg[F_CLIP], icfg[I_REDUCED_DIM], fcfg[F_MECH_SCALE], prs_matrix)
             ctr[C_PREPARED] = 0
-            # aggregator: buffer, then eq. 22
-            for j in range(d):
-                buf_sum[j] += noisy[j]
-            ctr[C_BUF_COUNT] += 1
-            if ctr[C_BUF_COUNT] == buffer_size:
+            # aggregator: buffer, then eq. 22 (a canary's submission only with I_CANARY_UPDATE)
+            applied = lane_i[w, L_CANARY] < 0 or icfg[I_CANARY_UPDATE] != 0
+            if applied:
+                for j in range(d):
+                    buf_sum[j] += noisy[j]
+                ctr[C_BUF_COUNT] += 1
+            if applied and ctr[C_BUF_COUNT] == buffer_size:
                 if rmsprop:  # the aggregator's RMSprop on mean(B) (a reading knob; eq. 22 is SGD)
                     rho = fcfg[F_RMS_DECAY]
                     for j in range(d):
@@ -201,6 +236,8 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 ctr[C_BUF_COUNT] = 0
                 ctr[C_VERSION] += 1
             n = ctr[C_SUBMITTED]
+            if lane_i[w, L_CANARY] >= 0:
+                ctr[C_CANARIES_SUBMITTED] += 1
             scores[n] = lane_i[w, L_ELAPSED]
             if protect_score:  # the score's own ε-LDP mechanism, before it leaves the agent
                 reported[n] = min(max(float(lane_i[w, L_ELAPSED]), 0.0), float(cap)) + \
@@ -214,6 +251,7 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 rec_i[n, R_ARRIVAL] = ctr[C_TICK]
                 rec_i[n, R_TERMINATED] = lane_i[w, L_TERMINATED]
                 rec_i[n, R_NONFINITE] = ctr[C_PENDING_BAD]
+                rec_i[n, R_CANARY] = lane_i[w, L_CANARY]
                 rec_psi[n] = lane_phys[w, 0]
                 for j in range(d):
                     rec_grad[n, j] = noisy[j]
@@ -222,9 +260,11 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
             ctr[C_FIN_POS] += 1
             submitted_this_call += 1
             # the trial ends after its N-th submission, or with stop_at_success right at its first
-            # success (eq. 26): later arrivals of the same tick are not applied
+            # success (eq. 26): later arrivals of the same tick are not applied. With canaries it ends
+            # once the last canary started has submitted too (at most W submissions later)
             if n >= n_submissions:
-                ctr[C_DONE] = 1
+                if ctr[C_CANARIES_SUBMITTED] >= ctr[C_CANARIES]:
+                    ctr[C_DONE] = 1
             elif icfg[I_STOP_AT_SUCCESS] != 0 and n >= icfg[I_WINDOW]:
                 m = icfg[I_WINDOW]
                 total = 0.0
@@ -245,9 +285,11 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
         if ctr[C_DONE] == 0:
             for i in range(ctr[C_N_FIN]):
                 w = fin[i]
+                if ctr[C_SUBMITTED] >= icfg[I_SUBMISSIONS]:
+                    continue  # waiting for the last canaries: finished workers start no new agent
                 new_agent = lane_i[w, L_ROUND] + 1 >= icfg[I_ROUNDS]
                 start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
-                              lane_phys, lane_alpha, lane_theta, env_gen)
+                              lane_phys, lane_alpha, lane_theta, env_gen, canary_psi, canary_theta)
         ctr[C_FIN_POS] = 0
         ctr[C_N_FIN] = 0
         if pause_after > 0 and submitted_this_call >= pause_after and ctr[C_DONE] == 0:

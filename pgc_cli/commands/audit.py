@@ -7,7 +7,11 @@ Three modes (exactly one):
 * ``--run DIR`` — the run's mechanism (canary audit) and an environment audit of its trained model
   (``--initial`` for the initial weights) for each ``--pairs`` ψ:ψ', per transcript channel;
   ``--mechanism``/``--epsilon`` override the run's mechanism;
-* ``--self-test`` — every correct mechanism and every planted bug; exit code 1 if any is misjudged.
+* ``--self-test`` — every correct mechanism and every planted bug; exit code 1 if any is misjudged;
+* ``--one-run RUN`` — the one-run audit of a run trained with canary agents (``pgc train --canaries``):
+  each canary submission in the transcript is guessed with a statistic fitted on releases the auditor
+  simulates itself, and ε_LB follows from the one-run theorem (:mod:`audit.one_run`,
+  docs/README-one-run.md) per channel (gradient, score, all).
 
 ``--adversarial-model`` (with ``--mechanism`` or ``--run``): the aggregator crafts θ for each pair
 (:mod:`audit.adversarial`) and the channels are certified at it; ``--pairs`` also takes a range
@@ -156,6 +160,9 @@ class AuditCommand:
                                "CMA-ES over its broadcast_space)")
         mode.add_argument("--run", help="a run folder written by `pgc train --out`")
         mode.add_argument("--self-test", action="store_true", help="audit every correct mechanism and every mutant")
+        mode.add_argument("--one-run", metavar="RUN",
+                          help="a run folder trained with canaries (pgc train --canaries): one-run audit of its "
+                               "canary submissions, per channel")
         p.add_argument("--epsilon", type=positive_float, help="claimed ε per agent (mechanism mode: required)")
         p.add_argument("--clip", type=positive_float, help="clip C (default: the paper's for the mechanism)")
         p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂ (default: the paper's rule)")
@@ -212,11 +219,12 @@ class AuditCommand:
 
     # ------------------------------------------------------------------------------------------
     def run(self, args: argparse.Namespace) -> int:
-        modes = [m for m in ("mechanism", "run", "self_test", "system") if getattr(args, m)]
+        modes = [m for m in ("mechanism", "run", "self_test", "system", "one_run") if getattr(args, m)]
         if args.run and args.mechanism:
             modes.remove("mechanism")  # --mechanism overrides the run's mechanism
         if len(modes) != 1:
-            raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test, --system MODULE:FACTORY")
+            raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test, --system MODULE:FACTORY, "
+                           "--one-run RUN")
         if (args.pair or args.secrets or args.adversarial) and not args.system:
             raise CLIError("--pair, --secrets and --adversarial go with --system")
         if args.system and (args.adversarial_model or args.adversarial_curve):
@@ -585,6 +593,70 @@ class AuditCommand:
         report.clear()
         report.update(result.to_dict())
         report["command"] = command
+        return 0
+
+    def _one_run(self, args, report: dict, progress: bool) -> int:
+        import numpy as np
+
+        from audit.one_run import ONE_RUN_CHANNELS, MAX_SIMULATED_BROADCASTS, one_run_audit, transcript_releases
+        from audit.pgc_system import PGCA3CSystem
+        from audit.system_audit import row_verdict
+        from pgc.rundir import load_run
+
+        _, trials = load_run(args.one_run)
+        if not 0 <= args.trial < len(trials):
+            raise CLIError(f"{args.one_run} has {len(trials)} trial(s); no trial {args.trial}")
+        trial = trials[args.trial]
+        config = trial.config
+        if not config.canaries:
+            raise CLIError(f"{args.one_run} was trained without canaries (pgc train --canaries M --canary-pair A:B)")
+        try:
+            canaries = trial.canaries()
+            transcript = trial.transcript()
+        except FileNotFoundError as exc:
+            raise CLIError(f"{args.one_run}: {exc}") from None
+        channels = ONE_RUN_CHANNELS if args.channels is None else tuple(
+            c.strip() for c in args.channels.split(",") if c.strip())
+        bad = [c for c in channels if c not in ONE_RUN_CHANNELS]
+        if bad or not channels:
+            raise CLIError(f"--channels: unknown {bad or list(channels)}; the one-run audit has "
+                           f"{', '.join(ONE_RUN_CHANNELS)}")
+        secret, secret_prime = config.canary_pair
+        positions = canaries.positions
+        # the coins: evaluation-only, read to count correct guesses after every choice is made
+        truth = (trial.ground_truth().psi[positions] == secret_prime).astype(np.int64)
+        if canaries.theta is not None:
+            broadcasts = [canaries.theta]
+        else:  # live canaries: the θ versions they played, up to MAX_SIMULATED_BROADCASTS spread over them
+            versions = np.sort(transcript.model_version[positions])
+            picks = np.unique(versions[np.linspace(0, versions.size - 1, MAX_SIMULATED_BROADCASTS).astype(int)])
+            where = {int(v): i for i, v in enumerate(transcript.theta_versions)}
+            broadcasts = [transcript.thetas[where[int(v)]] for v in picks]
+        system = PGCA3CSystem(trial.mechanism(), broadcasts[0], hyper=config.hyper, physics=config.physics,
+                              protect=config.protect,
+                              score_epsilon=config.score_epsilon_total if "score" in config.protect else None)
+        print(f"one-run audit of {args.one_run} trial {args.trial}: {positions.size:,} {canaries.setup['canary_model']} "
+              f"canaries, {secret:g} vs {secret_prime:g}, claim ε = {_fmt(float(system.claim.epsilon))}; simulating at "
+              f"{len(broadcasts)} model(s)", flush=True)
+        rows = one_run_audit(system, secret, secret_prime, transcript_releases(transcript, positions), truth,
+                             broadcasts, channels=channels, samples=args.samples, seed=args.seed,
+                             confidence=args.confidence)
+        scope = f"one-run {canaries.setup['canary_model']} {secret:g} vs {secret_prime:g}"
+        for r in rows:
+            covered = r["channel"] in system.claim.covers
+            verdict = row_verdict(r["claimed_epsilon"], r["epsilon_lower_bound"], covered)
+            report["channels"].append(_channel_row(
+                scope, r["channel"], r["claimed_epsilon"], r["epsilon_lower_bound"], args.confidence,
+                r["samples_per_side"], r["max_certifiable_epsilon"], verdict, audit="one-run", covered=covered,
+                claimed_delta=r["claimed_delta"], canaries=r["canaries"], guesses=r["guesses"], correct=r["correct"],
+                accuracy=r["accuracy"], p_value=r["p_value"], statistic=r["statistic"],
+                simulated_epsilon_lower_bound=r["simulated_epsilon_lower_bound"]))
+            print(f"  {r['channel']:<9} claim {_fmt(r['claimed_epsilon'])}  ε_LB {r['epsilon_lower_bound']:.3f} "
+                  f"(ε_LB/ε {r['epsilon_lower_bound'] / r['claimed_epsilon']:.3f})  {r['correct']:,}/{r['guesses']:,} "
+                  f"right of M={r['canaries']:,}  max {r['max_certifiable_epsilon']:.3f}  [{r['statistic']}]  {verdict}")
+        report.update(run=str(args.one_run), trial=args.trial, canary_setup=canaries.setup,
+                      canary_submissions=int(positions.size), simulated_models=len(broadcasts),
+                      protection=config.protection() if config.protect else None)
         return 0
 
     def _self_test(self, args, report: dict, progress: bool) -> int:

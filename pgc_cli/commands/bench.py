@@ -18,6 +18,7 @@ TARGETS = {
     "gaussian": "pgc_cli.benchmarks.gaussian",
     "systems": "pgc_cli.benchmarks.systems",
     "bandit": "pgc_cli.benchmarks.bandit",
+    "one-run": "pgc_cli.benchmarks.one_run",
 }
 
 

@@ -21,7 +21,8 @@ from ..main import CLIError
 _FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "delta": "delta", "clip": "clip", "reduced_dim": "reduced_dim",
           "buffer": "buffer_size", "submissions": "submissions", "workers": "workers", "lr": "learning_rate",
           "rounds": "rounds", "stop_at_success": "stop_at_success", "protect": "protect",
-          "score_epsilon": "score_epsilon"}
+          "score_epsilon": "score_epsilon", "canaries": "canaries", "canary_model": "canary_model",
+          "canary_update": "canary_update", "canary_start": "canary_start"}
 
 
 def protect_list(text: str) -> tuple[str, ...]:
@@ -30,6 +31,47 @@ def protect_list(text: str) -> tuple[str, ...]:
         return parse_protect(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def canary_pair(text: str) -> tuple[float, float]:
+    """``5:15``: the two gravities ψ:ψ′ a canary agent plays by its coin."""
+    try:
+        a, b = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a canary pair is two gravities PSI:PSI_PRIME, got {text!r}") from None
+    if not (math.isfinite(a) and math.isfinite(b)) or a == b:
+        raise argparse.ArgumentTypeError(f"a canary pair is two different finite gravities, got {text!r}")
+    return a, b
+
+
+def crafted_canary_theta(args: argparse.Namespace, data: dict):
+    """The crafted model for the canary agents: --canary-theta (a checkpoint or .npy), or the crafted
+    family's search for the pair (audit.crafted, gradient objective, seeded by --seed)."""
+    import numpy as np
+
+    from pgc.model import load_checkpoint
+
+    if args.canary_theta:
+        path = Path(args.canary_theta)
+        if not path.is_file():
+            raise CLIError(f"--canary-theta {path} does not exist")
+        try:
+            theta = np.load(path, allow_pickle=False) if path.suffix == ".npy" else load_checkpoint(path)
+        except Exception as exc:  # any unreadable file: one line
+            raise CLIError(f"--canary-theta {path} is not a model: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return np.asarray(theta, dtype=np.float64).ravel()
+    pair = data.get("canary_pair")
+    if not pair or len(pair) != 2:
+        raise CLIError("--canary-model crafted needs --canary-pair PSI:PSI_PRIME")
+    from audit.crafted import search_crafted_model
+    from pgc.model import with_zero_biases
+    from pgc.rollout import A3CHyperparams
+
+    hyper = A3CHyperparams(**{k: v for k, v in (data.get("hyper") or {}).items()})
+    print(f"searching a crafted model for the canary pair {pair[0]:g} vs {pair[1]:g} ...", file=sys.stderr)
+    result = search_crafted_model(float(pair[0]), float(pair[1]), objective="gradient",
+                                  seed=np.random.SeedSequence(args.seed), hyper=hyper)
+    return with_zero_biases(result.theta, hyper.biases)
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
@@ -49,6 +91,10 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         if getattr(args, flag) is not None:
             hyper = data.get("hyper") or {}
             data["hyper"] = {**(hyper if isinstance(hyper, dict) else {}), flag: getattr(args, flag)}
+    if args.canary_pair is not None:
+        data["canary_pair"] = args.canary_pair
+    if data.get("canaries") and data.get("canary_model") == "crafted" and data.get("canary_theta") is None:
+        data["canary_theta"] = tuple(float(x) for x in crafted_canary_theta(args, data))
     if data.get("mechanism") == "none":
         data["epsilon"] = math.inf
     if args.clip is not None and math.isinf(args.clip):
@@ -83,6 +129,19 @@ class TrainCommand:
         p.add_argument("--score-epsilon", type=positive_float,
                        help="with --protect score: ε_score out of the total ε (default 10%% of ε); "
                             "the gradient runs at ε − ε_score")
+        p.add_argument("--canaries", type=int, metavar="M",
+                       help="M canary agents for the one-run audit (pgc audit --one-run; docs/README-one-run.md)")
+        p.add_argument("--canary-pair", type=canary_pair, metavar="PSI:PSI_PRIME",
+                       help="the two gravities a canary plays by its fair coin, e.g. 5:15")
+        p.add_argument("--canary-model", choices=["live", "crafted"],
+                       help="live: canaries play the current θ; crafted: a model crafted for the pair (default live)")
+        p.add_argument("--canary-theta", metavar="FILE",
+                       help="with --canary-model crafted: the crafted θ (.pt checkpoint or .npy); default: searched")
+        p.add_argument("--canary-update", choices=["exclude", "include"],
+                       help="whether canary submissions enter the model update (default exclude)")
+        p.add_argument("--canary-start", type=int, metavar="K",
+                       help="regular agents started before the first canary (default 0; live canaries at a "
+                            "trained model)")
         p.add_argument("--trials", type=positive_int, default=1, help="K trials, seeds S..S+K-1 (default 1)")
         p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
         p.add_argument("--processes", type=positive_int, default=1,
@@ -96,6 +155,10 @@ class TrainCommand:
     def run(self, args: argparse.Namespace) -> int:
         if args.seed < 0:
             raise CLIError("--seed must be >= 0")
+        if args.canaries is not None and args.canaries < 0:
+            raise CLIError("--canaries must be >= 0")
+        if args.canaries and args.no_transcript:
+            raise CLIError("--canaries needs the transcript (drop --no-transcript): the one-run audit reads it")
         base = config_from_args(args)
         check_batch_size([base] * min(args.trials, MAX_TRIALS + 1), not args.no_transcript)  # before allocating
         configs = [base.replace(seed=args.seed + i) for i in range(args.trials)]
@@ -126,5 +189,10 @@ class TrainCommand:
             true = f"  (true scores: FST={s['fst_true_scores']})" if "fst_true_scores" in s else ""
             print(f"  seed {s['seed']}: FST={s['fst']}{true}  final μ={final}  updates={s['updates']}"
                   + (f"  non-finite gradients={s['nonfinite_gradients']}" if s["nonfinite_gradients"] else ""))
+        if base.canaries:
+            got = [0 if r.canaries is None else int(r.canaries.positions.size) for r in results]
+            print(f"canaries: {base.canaries:,} {base.canary_model} agents playing {base.canary_pair[0]:g} or "
+                  f"{base.canary_pair[1]:g} ({base.canary_update}d from the update); submitted per trial: "
+                  f"{', '.join(f'{g:,}' for g in got)}; audit them with pgc audit --one-run {out}")
         print(f"wrote {out}/summary.json and {len(results)} trial folder(s)")
         return 0

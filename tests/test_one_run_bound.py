@@ -1,0 +1,65 @@
+"""The one-run bound (audit.one_run) against jax-privacy's implementation of Steinke et al. 2023, Theorem 3."""
+
+import numpy as np
+import pytest
+
+from audit.one_run import (best_guess_count, binned_log_ratio, epsilon_lower_bound, guess_canaries,
+                           one_run_p_value, randomized_response_accuracy)
+
+# (M, r, v, δ, ε_LB at α = 0.05) from jax_privacy/auditing.py (_epsilon_one_run(0, M, r, v, 0.05, δ),
+# google-deepmind/jax_privacy commit 03a095e)
+JAX_PRIVACY = [[1000, 100, 100, 0.0, 3.492965], [1000, 100, 100, 1e-05, 3.465376], [1000, 100, 90, 0.0, 1.630823],
+               [1000, 100, 90, 1e-05, 1.626144], [1000, 500, 400, 0.0, 1.198645], [1000, 500, 400, 1e-05, 1.197969],
+               [1000, 1000, 600, 0.0, 0.297468], [1000, 1000, 600, 1e-05, 0.297227],
+               [10000, 10000, 7000, 0.0, 0.811222], [10000, 10000, 7000, 1e-05, 0.810944],
+               [10000, 2000, 1700, 0.0, 1.630493], [10000, 2000, 1700, 1e-05, 1.628275],
+               [10000, 500, 480, 0.0, 2.794989], [10000, 500, 480, 1e-05, 2.770387], [100, 50, 40, 0.0, 0.774085],
+               [100, 50, 40, 1e-05, 0.773516], [10000, 10000, 5100, 0.0, 0.006904],
+               [10000, 10000, 5100, 1e-05, 0.006668], [1000, 200, 110, 0.0, 0.0], [1000, 200, 110, 1e-05, 0.0]]
+
+
+@pytest.mark.parametrize("m,r,v,delta,expected", JAX_PRIVACY)
+def test_bound_matches_jax_privacy(m, r, v, delta, expected):
+    assert abs(epsilon_lower_bound(m, r, v, alpha=0.05, delta=delta) - expected) < 1e-3
+
+
+def test_p_value_at_the_bound_is_alpha():
+    eps = epsilon_lower_bound(10_000, 2000, 1700, alpha=0.05)
+    assert abs(one_run_p_value(10_000, 2000, 1700, eps) - 0.05) < 1e-5
+
+
+def test_perfect_laplace_guesses_at_ten_thousand_allow_about_096():
+    q = randomized_response_accuracy(1.0)
+    assert abs(epsilon_lower_bound(10_000, 10_000, int(q * 10_000)) - 0.962) < 0.005
+
+
+def test_bad_counts_are_refused():
+    with pytest.raises(ValueError):
+        epsilon_lower_bound(10, 20, 5)
+    with pytest.raises(ValueError):
+        epsilon_lower_bound(10, 5, 6)
+
+
+def test_guessing_randomized_response_certifies_below_its_epsilon():
+    # ε = 1 randomized response: 200 seeded runs of M = 2000; a bound above 1 is a false alarm, at most
+    # α = 5 % of runs in expectation (the theorem), so more than 20 of 200 fails with probability < 1e-4
+    rng = np.random.default_rng(7)
+    q = randomized_response_accuracy(1.0)
+    above = 0
+    for _ in range(200):
+        truth = rng.integers(0, 2, 2000)
+        guess = np.where(rng.random(2000) < q, truth, 1 - truth)
+        above += epsilon_lower_bound(2000, 2000, int((guess == truth).sum())) > 1.0
+    assert above <= 20
+
+
+def test_binned_log_ratio_and_best_r_on_separated_scores():
+    rng = np.random.default_rng(3)
+    pos, neg = rng.normal(2, 1, 20_000), rng.normal(-2, 1, 20_000)
+    llr = binned_log_ratio(pos, neg)
+    assert llr(np.array([3.0]))[0] > 2 and llr(np.array([-3.0]))[0] < -2
+    truth = rng.integers(0, 2, 1000)
+    x = np.where(truth == 1, rng.normal(2, 1, 1000), rng.normal(-2, 1, 1000))
+    guesses, order = guess_canaries(llr(x))
+    r, eps = best_guess_count(guesses, order, truth, 1000)
+    assert 10 <= r <= 1000 and eps > 2.0
