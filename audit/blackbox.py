@@ -221,7 +221,7 @@ class MechanismAuditResult:
 
 def describe(mechanism) -> str:
     fields_ = []
-    for name in ("epsilon", "clip", "reduced_dim", "rounds"):
+    for name in ("epsilon", "delta", "clip", "reduced_dim", "rounds"):
         if hasattr(mechanism, name):
             fields_.append(f"{name}={getattr(mechanism, name)!r}")
     return f"{type(mechanism).__name__}({', '.join(fields_)})"

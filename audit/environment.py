@@ -200,7 +200,8 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         pos, neg = sides["pos"][name], sides["neg"][name]
         n_train = order_train if name == "arrival-order" else train
         n_cert = len(pos) - n_train
-        claim, delta = system.claim_for(name).epsilon, 0.0
+        # the claim of this channel: (ε, δ), k·ε (and k·δ) for k submissions; δ = 0 for a pure-ε mechanism
+        claim, delta = system.claim_for(name).epsilon, system.claim_for(name).delta
         statistics = None
         if name == "all" and protect:
             # the joint channel of a protected configuration: each channel's calibrated likelihood ratio,
@@ -209,7 +210,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
                                                   ChannelSumLikelihoodRatio(ALL_CHANNEL_GROUPS)]
         tests = fit_channel_tests({name: pos[:n_train]}, {name: neg[:n_train]}, [name], n_cert, confidence,
                                   {name: delta}, {name: f"ψ={psi:g} vs ψ'={psi_prime:g} [{name}]"},
-                                  lambda _: statistics, two_sided_rates=False)
+                                  lambda _: statistics, two_sided_rates=delta > 0)
         bound = certify_channel_tests(tests, _rows_in_chunks(name, pos[n_train:]), _rows_in_chunks(name, neg[n_train:]),
                                       confidence, {name: delta},
                                       {name: claimed if math.isfinite(claimed) else 0.0})[name]
