@@ -480,7 +480,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, *, samples: int = 
             return joint_statistics(groups) if groups is not None else default_statistics() + [
                 LaplaceLogLikelihood(scaled=True)]
 
-        labels = {ch: f"{_describe(system, secret)} vs {_describe(system, secret_prime)} [{ch}]" for ch in group}
+        labels = {ch: f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)} [{ch}]" for ch in group}
         tests = fit_channel_tests(train[0], train[1], group, samples, confidence, deltas, labels, statistics_for)
         cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seqs[index].spawn(2))
 
@@ -498,7 +498,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, *, samples: int = 
     rows, verdict = make_rows(ordered, claims, covered, confidence, per_channel_accountant, labels_by_channel)
     claim = {"epsilon": float(system.claim.epsilon), "delta": float(system.claim.delta),
              "covers": list(system.claim.covers)}
-    return SystemAuditResult(system.name, _describe(system, secret), _describe(system, secret_prime), pair,
+    return SystemAuditResult(system.name, describe_secret(system, secret), describe_secret(system, secret_prime), pair,
                              broadcast_kind, claim, confidence, int(samples), int(seed), rows, verdict, accountant,
                              time.perf_counter() - start,
                              {candidates[i][0]: candidates[i][1] for i in used})
@@ -509,9 +509,11 @@ def _split(n: int, parts: int) -> list[int]:
     return [min(size, n - i) for i in range(0, n, size)]
 
 
-def _describe(system: Any, secret: Any) -> str:
+def describe_secret(system: Any, secret: Any, limit: int = 80) -> str:
+    """The system's ``describe_secret(secret)``, else the secret's repr on one line, cut to ``limit`` characters."""
     describe = getattr(system, "describe_secret", None)
-    return str(describe(secret)) if callable(describe) else repr(secret)
+    text = str(describe(secret)) if callable(describe) else " ".join(repr(secret).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _bar(enabled: bool, total: int, name: str):

@@ -142,6 +142,12 @@ class BanditSystem:
         bound = np.concatenate([np.full(n_tri, 0.9 * self.lam / d), np.full(d, float(self.config.horizon))])
         return -bound, bound
 
+    def describe_secret(self, secret: UserStream) -> str:
+        """A user stream in a few words: its size and its first user's first arm and reward."""
+        c, r = np.asarray(secret.contexts), np.asarray(secret.rewards)
+        first = ", ".join(f"{v:.2g}" for v in c[0, 0])
+        return f"stream of {c.shape[0]} users × {c.shape[1]} arms, user 1: x=({first}), y={r[0, 0]:.2g}"
+
     def canaries(self) -> dict[str, tuple[UserStream, UserStream]]:
         """Named neighbouring pairs; ``a-`` relation (a), ``b-`` relation (b)."""
         T, K, d = self.config.horizon, self.config.n_arms, self.config.dim

@@ -544,7 +544,7 @@ class AuditCommand:
         import importlib
         import json
 
-        from audit.system_audit import audit_system, check_system
+        from audit.system_audit import audit_system, check_system, describe_secret
 
         module_name, _, factory_name = args.system.partition(":")
         if not module_name or not factory_name:
@@ -575,7 +575,8 @@ class AuditCommand:
             secret, secret_prime = canaries[pair]
         channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
         samples = args.samples or 100_000
-        print(f"auditing {system.name}: {pair or ''} {secret!r} vs {secret_prime!r}, claim ε = "
+        what = f"pair {pair!r}" if pair else f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)}"
+        print(f"auditing {system.name}: {what}, claim ε = "
               f"{_fmt(float(system.claim.epsilon))}, δ = {system.claim.delta:g} covering "
               f"{', '.join(system.claim.covers) or 'nothing'}; {samples:,} releases per side"
               + (", adversarial broadcast" if args.adversarial else ""), flush=True)
