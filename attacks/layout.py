@@ -447,9 +447,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     report["command"] = "python -m attacks.layout " + " ".join(sys.argv[1:] if argv is None else argv)
+    import schemas
+
     tmp = args.out + ".tmp"
     with open(tmp, "w") as fh:
-        json.dump(report, fh, indent=2)
+        json.dump(schemas.dump("layout-gap", report), fh, indent=2)
     os.replace(tmp, args.out)
     acc = report["bayes_accuracy"]
     best = "" if acc["best_layout"] is None else \

@@ -487,6 +487,17 @@ class BanditAttack(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
+class LayoutGap(Result):
+    """python -m attacks.layout: a crafted θ's Laplace Bayes accuracy on a candidate set (measured, means
+    only, the best layout and the best map from episode length to it)."""
+    KIND = "layout-gap"
+    candidates: list[float]
+    epsilon: float
+    episodes: int
+    bayes_accuracy: dict
+
+
+@dataclass(frozen=True, kw_only=True)
 class BanditBench(Result):
     """pgc bench bandit: the batched federated LinUCB against the reference loop."""
     KIND = "bandit-bench"
@@ -562,5 +573,5 @@ class Report(Result):
 
 SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
     TrainRun, AuditResult, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
-    TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, Bench, AuditBenchmark, BenchNumbers, Reliability,
+    TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark, BenchNumbers, Reliability,
     TuneWorkers, Pipeline, Report)}

@@ -6,7 +6,6 @@ agent-steps (environment steps played, the auditor's own simulations included) a
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -80,7 +79,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("the multi-sample audit did not reach the one run's bound at the sample sizes tried")
     if args.out:
-        Path(args.out).write_text(json.dumps({"kind": "bench", "target": "one-run", "one_run": one_run,
-                                              "multi_sample": multi, "reached_at": reach}, indent=2) + "\n")
+        import schemas
+        from pgc_cli.io import write_json_atomic
+
+        write_json_atomic(Path(args.out), schemas.dump("bench", {"kind": "bench", "bench": "one-run", "one_run": one_run,
+                                                                 "multi_sample": multi, "reached_at": reach}))
         print(f"wrote {args.out}")
     return 0

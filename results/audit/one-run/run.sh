@@ -23,7 +23,7 @@ for pair in 9.7:9.9 5:15; do
 done
 # the planted twin bug (noise drawn for 8ε in the compiled loop only), crafted canaries, M = 10,000
 $PGC train --submissions 1000 --canaries 10000 --canary-pair 5:15 --canary-model crafted --canary-theta $THETA \
-  --config $R/planted-bug-config.json --out runs/onerun-planted --force --no-progress
+  --config configs/planted-twin-bug.json --out runs/onerun-planted --force --no-progress
 $PGC audit --one-run runs/onerun-planted --out $R/planted-bug-8x.json --no-progress
 # cost: one run with canaries against the multi-sample audit at the same θ
 $PGC bench one-run --out $R/bench.json > $R/bench.txt
