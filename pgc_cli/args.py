@@ -68,3 +68,14 @@ def probability(text: str) -> float:
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must lie strictly between 0 and 1")
     return value
+
+
+def gravity_pair(text: str) -> tuple[float, float]:
+    """``ψ:ψ'``, two different finite gravities such as 9.7:9.9."""
+    try:
+        a, b = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a pair ψ:ψ' such as 9.7:9.9") from None
+    if not (math.isfinite(a) and math.isfinite(b)) or a == b:
+        raise argparse.ArgumentTypeError(f"{text!r}: need two different finite gravities")
+    return a, b

@@ -42,6 +42,7 @@ import schemas
 
 from ..io import write_json_atomic
 from ..main import CLIError
+from ..args import gravity_pair as two_gravities
 from ..args import positive_float, positive_int, sample_count
 
 DEFAULT_PAIRS = ("9.7:9.9", "5:15")
@@ -82,15 +83,8 @@ def _duration(seconds: float) -> str:
 
 
 def gravity_pair(text: str) -> tuple[float, float]:
-    if ".." in text:
-        return gravity_range(text)
-    try:
-        a, b = (float(x) for x in text.split(":"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a pair ψ:ψ' such as 9.7:9.9") from None
-    if not (math.isfinite(a) and math.isfinite(b)) or a == b:
-        raise argparse.ArgumentTypeError(f"{text!r}: need two different finite gravities")
-    return a, b
+    """``ψ:ψ'``, or a range ``LO..HI`` (:class:`GravityRange`)."""
+    return gravity_range(text) if ".." in text else two_gravities(text)
 
 
 class GravityRange(tuple):

@@ -13,7 +13,7 @@ from pgc.protect import CHANNELS, parse_protect
 from pgc.rundir import check_output_dir, output_lock, save_run
 from pgc.trainer import MAX_TRIALS, TrainConfig, check_batch_size, train_batch
 
-from ..args import positive_float, positive_int, probability
+from ..args import gravity_pair, positive_float, positive_int, probability
 from ..io import read_json
 from ..main import CLIError
 
@@ -35,13 +35,7 @@ def protect_list(text: str) -> tuple[str, ...]:
 
 def canary_pair(text: str) -> tuple[float, float]:
     """``5:15``: the two gravities ψ:ψ′ a canary agent plays by its coin."""
-    try:
-        a, b = (float(x) for x in text.split(":"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a canary pair is two gravities PSI:PSI_PRIME, got {text!r}") from None
-    if not (math.isfinite(a) and math.isfinite(b)) or a == b:
-        raise argparse.ArgumentTypeError(f"a canary pair is two different finite gravities, got {text!r}")
-    return a, b
+    return gravity_pair(text)
 
 
 def crafted_canary_theta(args: argparse.Namespace, data: dict):
