@@ -173,7 +173,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     train = max(200, int(train_fraction * samples))
     total = train + samples
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    # the first four children as ever; the fifth (score noise) only with a privatized score
+    # five children: episodes, gradient noise, arrival order, tests, score noise (drawn only with a privatized score)
     sim_seq, mech_seq, order_seq, test_seq, score_seq = root.spawn(5)
 
     sides = {}
