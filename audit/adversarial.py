@@ -165,8 +165,8 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
     audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1)))
     for objective in needed:
         wanted = [c for c in channels if objective_of[c] == objective]
-        # one worker unless the rank is asked for (then the channel list, and so every stream, is the same
-        # whether or not arrival-order could have been audited)
+        # one worker unless the rank is asked for: the environment audit then knows no arrival-order
+        # channel, and each channel keeps the streams of the committed adversarial audits
         res = environment_audit(found[objective], mechanism, psi, psi_prime, samples=samples, confidence=confidence,
                                 seed=audit_seqs[objective], hyper=hyper, physics=physics,
                                 workers=workers if "arrival-order" in wanted else 1,
