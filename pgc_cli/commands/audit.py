@@ -48,10 +48,12 @@ from ..args import positive_float, positive_int, sample_count
 DEFAULT_PAIRS = ("9.7:9.9", "5:15")
 MAX_ESTIMATED_HOURS = 2.0  # an audit estimated longer than this is refused without --allow-long
 # Measured rates on the project's 2-core machine (seconds per certification sample per side, training and
-# selection included): the canary audit of a d = 112 mechanism over its five canary pairs (1,000,000
-# samples in 60-125 s; PRS d̂ times that: ε = 60, d̂ = 24, 20,000 samples in 60 s), one environment audit pair with every channel (100,000 samples in 150-360 s,
-# episodes up to 200 steps), the adversarial audit of a pair (its search adds about 120 s).
-SECONDS_PER_SAMPLE = {"mechanism": 1.3e-4, "environment": 3.6e-3, "adversarial": 1.0e-3}
+# selection included), the slow end of what was seen: the canary audit of a d = 112 mechanism over its
+# five canary pairs (100,000 samples in 2.7-5 s; PRS d̂ times that: ε = 60, d̂ = 24, 20,000 samples in
+# 60 s under load), one environment audit pair with every channel at a balancing model (100,000 samples
+# in 150-360 s; a falling model's short episodes are 10-20 times faster), the adversarial audit of a pair
+# (its search adds about 120 s).
+SECONDS_PER_SAMPLE = {"mechanism": 5e-5, "environment": 3.6e-3, "adversarial": 1.0e-3}
 SEARCH_SECONDS = 120.0
 
 
@@ -255,8 +257,7 @@ class AuditCommand:
             mode = "adversarial"
         estimate = estimated_seconds(args, mode)
         if estimate is not None:
-            print(f"estimated time: {_duration(estimate)} on a 2-core machine like this project's "
-                  f"(the measured rates in pgc_cli/commands/audit.py)", flush=True)
+            print(f"estimated time: up to {_duration(estimate)} on a 2-core machine like this project's", flush=True)
             if estimate > MAX_ESTIMATED_HOURS * 3600 and not args.allow_long:
                 raise CLIError(f"this audit would take about {_duration(estimate)} (more than {MAX_ESTIMATED_HOURS:g} h); "
                                "lower --samples or pass --allow-long")
