@@ -298,7 +298,7 @@ class AuditCommand:
         from pgc.mechanisms import DELTA_MECHANISMS
 
         if name in DELTA_MECHANISMS and not delta:
-            raise CLIError(f"--delta is required with --mechanism {name} (its (ε, δ) claim)")
+            raise CLIError(f"--mechanism {name} needs --delta in (0, 1) (its (ε, δ) claim)")
         base = make_mechanism(name, epsilon, clip, reduced_dim, delta=delta)
         return base if rounds == 1 else RepeatedSubmissions(split_rounds(base, rounds), rounds, epsilon)
 
