@@ -201,7 +201,8 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         n_train = order_train if name == "arrival-order" else train
         n_cert = len(pos) - n_train
         # the claim of this channel: (ε, δ), k·ε (and k·δ) for k submissions; δ = 0 for a pure-ε mechanism
-        claim, delta = system.claim_for(name).epsilon, system.claim_for(name).delta
+        channel_claim = system.claim_for(name)
+        claim, delta = channel_claim.epsilon, channel_claim.delta
         statistics = None
         if name == "all" and protect:
             # the joint channel of a protected configuration: each channel's calibrated likelihood ratio,

@@ -42,12 +42,12 @@ import numpy as np
 
 from . import bounds
 from .accountant import accountant_epsilon, gdp_mu_estimate
+from .progress import progress_bar
 from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
 from .tester import (CHUNK, TRAIN_CALLS, CandidateTest, EpsilonBound, bound_from_counts, count_accepts,
                      fit_candidate)
 
 ALL = "all"
-VERDICTS = ("consistent", "violated", "unprotected channel")
 SEARCH_SAMPLES = 2_000  # releases per side per candidate broadcast on the search stream
 SEARCH_GENERATIONS = 10  # CMA-ES generations over broadcast_space
 SEARCH_POPULATION = 8
@@ -320,7 +320,7 @@ def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str,
         summary = {"epsilon": accountant_epsilon(base, system.claim.delta), "delta": float(system.claim.delta),
                    "description": str(base)}
     for ch in channels:
-        eps, delta = claims[ch]
+        delta = claims[ch][1]
         event = event_for(ch) if callable(event_for) else base
         per_channel[ch] = (accountant_epsilon(event, delta) if event is not None and delta > 0 and covered[ch]
                            else None)
@@ -332,11 +332,19 @@ def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str,
 # ---------------------------------------------------------------------------------------------
 
 
+def release_pair(system, secret, secret_prime, n: int, seq: np.random.SeedSequence, broadcast, channels, base,
+                 float_exact: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """n releases of each secret from the two fixed children of ``seq`` (not spawned: every call with the
+    same ``seq`` draws the same numbers, so candidates compared on one ``seq`` share common random numbers)."""
+    rp, rn = (np.random.Generator(np.random.PCG64(np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (i,))))
+              for i in (0, 1))
+    return (draw_releases(system, secret, n, rp, broadcast, channels, base, float_exact),
+            draw_releases(system, secret_prime, n, rn, broadcast, channels, base, float_exact))
+
+
 def _projected_by_channel(system, secret, secret_prime, broadcast, channels, base, n, seq, n_cert, confidence,
-                          deltas) -> dict[str, float]:
-    rp, rn = (np.random.Generator(np.random.PCG64(s)) for s in seq.spawn(2))
-    pos = draw_releases(system, secret, n, rp, broadcast, channels, base)
-    neg = draw_releases(system, secret_prime, n, rn, broadcast, channels, base)
+                          deltas, float_exact) -> dict[str, float]:
+    pos, neg = release_pair(system, secret, secret_prime, n, seq, broadcast, channels, base, float_exact)
     out = {}
     for ch in channels:
         cand = fit_candidate(ch, pos[ch], neg[ch], n_cert, 1.0 - confidence, deltas[ch], two_sided_rates=True)
@@ -354,7 +362,7 @@ def mean_separation(pos: np.ndarray, neg: np.ndarray) -> float:
 
 def search_broadcast_space(system, secret, secret_prime, channels, base, seq: np.random.SeedSequence, *,
                            n: int, generations: int = SEARCH_GENERATIONS, population: int = SEARCH_POPULATION,
-                           progress: bool = False) -> np.ndarray:
+                           float_exact: bool = False, progress: bool = False) -> np.ndarray:
     """CMA-ES over the system's ``broadcast_space`` box for the broadcast whose releases lie furthest
     apart (:func:`mean_separation`) on any of ``channels`` (common random numbers within a generation;
     search stream only)."""
@@ -370,16 +378,12 @@ def search_broadcast_space(system, secret, secret_prime, channels, base, seq: np
               population_size=population, seed=int(rng.integers(2**31)))
     best, best_value = mean, -1.0
     gens = gen_seq.spawn(generations)
-    from .progress import progress_bar
-
     bar = progress_bar(len(gens), "generation", f"searching {system.name}'s broadcast space (CMA-ES)", progress)
     for gseq in gens:
         solutions = []
         for _ in range(opt.population_size):
             x = opt.ask()
-            rp, rn = (np.random.Generator(np.random.PCG64(q)) for q in gseq.spawn(2))
-            pos = draw_releases(system, secret, n, rp, x, channels, base)
-            neg = draw_releases(system, secret_prime, n, rn, x, channels, base)
+            pos, neg = release_pair(system, secret, secret_prime, n, gseq, x, channels, base, float_exact)
             value = max(mean_separation(pos[ch], neg[ch]) for ch in channels)
             solutions.append((x, -value))
             if value > best_value:
@@ -442,7 +446,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, *, samples: int = 
         # what could break the claim: the covered channels (an unprotected one leaks whatever is sent)
         targets = [ch for ch in wanted if covered[ch] and ch != ALL] or [ch for ch in wanted if ch != ALL] or wanted
         found = search_broadcast_space(system, secret, secret_prime, targets, base, space_seq, n=search_samples,
-                                       generations=search_generations, progress=progress)
+                                       generations=search_generations, float_exact=float_exact, progress=progress)
         candidates = [("searched", found), ("honest", None)]
     else:
         raise ValueError(f"{system.name} offers no crafted_broadcasts and no broadcast_space: "
@@ -450,7 +454,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, *, samples: int = 
     choice = {ch: 0 for ch in wanted}
     if len(candidates) > 1:
         scores = [_projected_by_channel(system, secret, secret_prime, b, wanted, base, search_samples, rank_seq,
-                                        samples, confidence, deltas) for _, b in candidates]
+                                        samples, confidence, deltas, float_exact) for _, b in candidates]
         choice = {ch: int(np.argmax([s[ch] for s in scores])) for ch in wanted}
     broadcast_kind = ("given" if broadcast is not None else "honest") if not adversarial else (
         "crafted" if candidates[0][0].startswith("crafted") else "searched")
@@ -459,7 +463,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, *, samples: int = 
     bounds_by_channel: dict[str, EpsilonBound] = {}
     used = sorted(set(choice.values()))
     train_seqs, cert_seqs = train_seq.spawn(len(candidates)), cert_seq.spawn(len(candidates))
-    bar = _bar(progress, 2 * len(used) * (n_train + samples), system.name)
+    bar = progress_bar(2 * len(used) * (n_train + samples), "release", f"auditing {system.name}", progress)
     for index in used:
         label, value = candidates[index]
         group = [ch for ch in wanted if choice[ch] == index]
@@ -514,9 +518,3 @@ def describe_secret(system: Any, secret: Any, limit: int = 80) -> str:
     describe = getattr(system, "describe_secret", None)
     text = str(describe(secret)) if callable(describe) else " ".join(repr(secret).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _bar(enabled: bool, total: int, name: str):
-    from .progress import progress_bar
-
-    return progress_bar(total, "release", f"auditing {name}", enabled)

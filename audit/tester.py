@@ -26,6 +26,7 @@ import numpy as np
 
 from . import bounds
 from .interfaces import Sampler, Scorer
+from .progress import progress_bar
 from .selection import choose_threshold, select_statistic
 from .statistics import default_statistics
 
@@ -215,7 +216,7 @@ class CertifiedTest:
             pilot = None
         total = 2 * self.samples + 2 * (len(self.pairs) * pilot + FINALISTS * self.train_samples if pilot
                                          else len(self.pairs) * self.train_samples)
-        bar = _bar(total, self.progress)
+        bar = progress_bar(total, "output", "certified test (training + certification outputs)", self.progress)
         pilot_seq, final_seq = train_seq.spawn(2)
         finalists = list(self.pairs)
         if pilot is not None:  # stage 1: a small pilot split ranks the pairs
@@ -258,9 +259,3 @@ def _occam_key(ranked):
     (simpler canaries and statistics come first; near-ties are noise, not evidence)."""
     top = max(r[0] for r in ranked) if ranked else 0.0
     return lambda r: (0, r[1]) if r[0] >= top / (1.0 + TIE_MARGIN) else (1, -r[0])
-
-
-def _bar(total: int, enabled: bool):
-    from .progress import progress_bar
-
-    return progress_bar(total, "output", "certified test (training + certification outputs)", enabled)

@@ -342,3 +342,17 @@ def test_system_cores_import_nothing_above_them(core):
             "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_candidates_ranked_on_one_stream_share_common_random_numbers():
+    """release_pair draws from fixed children of its sequence: two calls with one sequence draw the same
+    numbers (what the adversarial search's comparisons rely on), another sequence other numbers."""
+    from audit.system_audit import release_pair
+
+    system, seq = LaplaceCountSystem(1.0), np.random.SeedSequence(5)
+    first = release_pair(system, 1.0, 0.0, 50, seq, None, ["count"], ["count"])
+    again = release_pair(system, 1.0, 0.0, 50, seq, None, ["count"], ["count"])
+    other = release_pair(system, 1.0, 0.0, 50, np.random.SeedSequence(6), None, ["count"], ["count"])
+    for side in (0, 1):
+        np.testing.assert_array_equal(first[side]["count"], again[side]["count"])
+        assert not np.array_equal(first[side]["count"], other[side]["count"])
