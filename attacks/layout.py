@@ -37,7 +37,7 @@ import numpy as np
 from scipy.stats import laplace as laplace_dist
 
 from pgc.env import CartPoleParams, physics_array
-from pgc.mechanisms import l1_clip
+from mechanisms import l1_clip
 from pgc.model import DIM, SLICE_VALUE, with_zero_biases
 from pgc.rollout import A3CHyperparams, simulate_episodes
 

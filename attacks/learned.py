@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from pgc.mechanisms import Laplace, NoNoise
+from mechanisms import Laplace, NoNoise
 
 
 from .likelihood import score_channel, score_channel_name

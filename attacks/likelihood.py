@@ -44,7 +44,7 @@ import math
 import numpy as np
 import torch
 
-from pgc.mechanisms import Laplace, NoNoise, ProjectedRandomSign, bit_flip_plus_probability, l1_clip
+from mechanisms import Laplace, NoNoise, ProjectedRandomSign, bit_flip_plus_probability, l1_clip
 
 from .shadow import Contexts, ShadowBank
 from .threat import AttackView, ThreatModel

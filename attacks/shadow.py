@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pgc.env import physics_array
-from pgc.mechanisms import sanitize
+from mechanisms import sanitize
 from pgc.rollout import simulate_episodes
 
 from .threat import AttackView, ThreatModel

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pgc.mechanisms import Mechanism, make_mechanism
+from mechanisms import Mechanism, make_mechanism
 from pgc.model import glorot_uniform_theta, has_biases, load_checkpoint
 from pgc.rollout import A3CHyperparams
 from pgc.rundir import load_run

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from pgc.env import physics_array
-from pgc.mechanisms import ProjectedRandomSign
+from mechanisms import ProjectedRandomSign
 from pgc.rollout import simulate_episodes
 from pgc.rundir import TrialFiles, load_run
 from pgc.trainer import TrainConfig

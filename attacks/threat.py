@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pgc.env import CartPoleParams
-from pgc.mechanisms import Mechanism, ProjectedRandomSign
+from mechanisms import Mechanism, ProjectedRandomSign
 from pgc.rollout import A3CHyperparams
 
 CHANNELS = ("gradient", "score", "timing", "prs_internals")
@@ -70,7 +70,7 @@ class ThreatModel:
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, Mechanism):
-            raise TypeError("mechanism must implement pgc.mechanisms.Mechanism")
+            raise TypeError("mechanism must implement mechanisms.Mechanism")
         object.__setattr__(self, "channels", parse_channels(self.channels))
         if (self.candidates is None) == (self.psi_range is None):
             raise ValueError("give exactly one of candidates (a set Ψ) and psi_range (lo, hi)")

@@ -4,7 +4,7 @@ A claim says (ε, δ); the noise a system adds may deliver less (a conservative 
 wrong one). For noise described as a ``dp_accounting.DpEvent`` (a Gaussian with noise multiplier
 z = σ/Δ₂, a Laplace, compositions of them: k submissions, the nodes of a tree) the privacy loss
 distribution (PLD) accountant of Google's ``dp-accounting`` gives ε at a δ, tight up to its
-discretization. For one Gaussian the closed form of Balle & Wang 2018 (Thm. 8, :mod:`pgc.calibration`)
+discretization. For one Gaussian the closed form of Balle & Wang 2018 (Thm. 8, :mod:`mechanisms.calibration`)
 gives the same number; the tests hold the two to 1e-3.
 
 The Gaussian-DP estimate :func:`gdp_mu_estimate` (Dong, Roth & Su 2019; used for auditing by Nasr et al.

@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from pgc.env import CartPoleParams
-from pgc.mechanisms import Mechanism, NoNoise
+from mechanisms import Mechanism, NoNoise
 from pgc.model import with_zero_biases
 from pgc.rollout import A3CHyperparams
 from pgc.tasks import map_tasks
@@ -119,7 +119,7 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
                       progress: bool = False) -> AdversarialAuditResult:
     """Craft θ for ψ vs ψ' (search stream), then certify each channel at it on fresh episodes.
 
-    ``mechanism`` is any object with the :class:`pgc.mechanisms.Mechanism` contract. The gradient,
+    ``mechanism`` is any object with the :class:`mechanisms.Mechanism` contract. The gradient,
     ``all`` and ``arrival`` channels are certified at the gradient-crafted θ, the score channel at
     the score-crafted θ (when both are asked for). ``thetas`` skips the search for the objectives
     it holds (e.g. a θ saved by an earlier audit). ``noise_free`` adds the gradient channel's bound

@@ -1,7 +1,7 @@
 """Black-box mechanism audit: canary input pairs → outputs → certified ε lower bound.
 
 ``audit_mechanism(mechanism, dim=112, samples=1_000_000, confidence=0.95, seed=0)`` works on any
-object satisfying :class:`pgc.mechanisms.Mechanism` (an ``epsilon`` attribute and
+object satisfying :class:`mechanisms.Mechanism` (an ``epsilon`` attribute and
 ``__call__(gradients (n, d), rng) -> outputs (n, k)``); only the outputs are used. A ``clip``
 attribute, when present, only sets the canaries' magnitude.
 
@@ -229,7 +229,7 @@ def describe(mechanism) -> str:
 
 def _check_common(mechanism, dim: int, samples: int, confidence: float) -> float:
     if not callable(mechanism) or not hasattr(mechanism, "epsilon"):
-        raise TypeError("mechanism must satisfy pgc.mechanisms.Mechanism (epsilon attribute, callable)")
+        raise TypeError("mechanism must satisfy mechanisms.Mechanism (epsilon attribute, callable)")
     claimed = float(mechanism.epsilon)
     if math.isnan(claimed) or claimed <= 0:
         raise ValueError(f"mechanism.epsilon must be a positive number, got {mechanism.epsilon!r}")
@@ -376,7 +376,7 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     """
     claimed = _check_common(mechanism, dim, samples, confidence)
     if delta is None:
-        from pgc.mechanisms import claimed_delta
+        from mechanisms import claimed_delta
 
         delta = claimed_delta(mechanism)
     if not (0.0 < train_fraction <= 1.0):

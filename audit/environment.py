@@ -46,7 +46,7 @@ from typing import Sequence
 import numpy as np
 
 from pgc.env import PAPER_GRAVITIES, CartPoleParams
-from pgc.mechanisms import Mechanism
+from mechanisms import Mechanism
 from pgc.protect import parse_protect
 from pgc.rollout import A3CHyperparams
 

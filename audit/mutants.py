@@ -1,6 +1,6 @@
 """Planted-bug catalogue: mechanisms that claim ε but violate it in realistic ways.
 
-Each mutant satisfies :class:`pgc.mechanisms.Mechanism` and documents its TRUE ε (per submission,
+Each mutant satisfies :class:`mechanisms.Mechanism` and documents its TRUE ε (per submission,
 for the worst neighbouring inputs) next to the claim. ``pgc audit --self-test`` audits all of them
 next to the correct mechanisms (:mod:`audit.selftest`).
 
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from pgc.mechanisms import (PRSRelease, ProjectedRandomSign, achlioptas_matrices, bit_flip_plus_probability,
+from mechanisms import (PRSRelease, ProjectedRandomSign, achlioptas_matrices, bit_flip_plus_probability,
                             check_gradients, check_rng, l1_clip, l2_clip, sanitize)
 
 
@@ -59,7 +59,7 @@ class NoiseTooSmall:
 @dataclass(frozen=True)
 class GaussianNoiseShrunk:
     """The Gaussian mechanism with σ/``shrink`` while claiming (ε, δ): its true ε at the claimed δ is
-    :func:`pgc.calibration.gaussian_epsilon` of the smaller σ (ε ≈ 3.16 for σ/1.5 claiming (2, 1e-5))."""
+    :func:`mechanisms.calibration.gaussian_epsilon` of the smaller σ (ε ≈ 3.16 for σ/1.5 claiming (2, 1e-5))."""
 
     epsilon: float
     delta: float = 1e-5
@@ -68,12 +68,12 @@ class GaussianNoiseShrunk:
 
     @property
     def noise_scale(self) -> float:
-        from pgc.calibration import analytic_gaussian_sigma
+        from mechanisms.calibration import analytic_gaussian_sigma
 
         return analytic_gaussian_sigma(self.epsilon, self.delta, self.clip) / self.shrink
 
     def true_epsilon(self, dim: int) -> float:
-        from pgc.calibration import gaussian_epsilon
+        from mechanisms.calibration import gaussian_epsilon
 
         return gaussian_epsilon(self.noise_scale, self.delta, self.clip)
 

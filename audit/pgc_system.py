@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from pgc.env import PAPER_GRAVITIES, CartPoleParams, physics_array
-from pgc.mechanisms import Mechanism, claimed_delta, split_rounds
+from mechanisms import Mechanism, claimed_delta, split_rounds
 from pgc.model import glorot_uniform_theta
 from pgc.protect import ScoreLaplace, parse_protect
 from pgc.rollout import A3CHyperparams, simulate_episodes
@@ -239,7 +239,7 @@ def pgc_a3c_system(mechanism: str = "laplace", epsilon: float = 1.0, delta: floa
                    theta_seed: int = 0) -> PGCA3CSystem:
     """A ready PGC-A3C system (``pgc audit --system audit.pgc_system:pgc_a3c_system``): the paper's
     Laplace mechanism at ε = 1 (C = 0.01) at an initial model (Glorot, ``theta_seed``)."""
-    from pgc.mechanisms import make_mechanism
+    from mechanisms import make_mechanism
 
     hyper = A3CHyperparams()
     theta = glorot_uniform_theta(np.random.default_rng(theta_seed), hyper.biases)

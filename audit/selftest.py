@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
+from mechanisms import Laplace, ProjectedRandomSign, split_rounds
 from pgc.tasks import map_tasks
 
 from . import mutants

@@ -9,7 +9,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from pgc.mechanisms import Mechanism
+from mechanisms import Mechanism
 from pgc.tasks import map_tasks
 
 from .adversarial import AdversarialAuditResult, adversarial_audit, bound_ratio

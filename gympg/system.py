@@ -3,7 +3,7 @@
 Secret: the participant's gravity g. One release: one episode of Pendulum-v1 at g with the broadcast
 policy weights w (default: the zero policy, actions pure exploration noise), its REINFORCE gradient
 (:mod:`gympg.policy`) privatized by the Gaussian mechanism (L2 clip to C/2, so Δ₂ = C; σ calibrated to
-the (ε, δ) claim, :class:`pgc.mechanisms.Gaussian`), and the episode's return, which the participant
+the (ε, δ) claim, :class:`mechanisms.Gaussian`), and the episode's return, which the participant
 reports in the clear (as PGC-A3C's agents report their score).
 
 Channels: ``gradient`` (covered by the claim) and ``return`` (not covered: an unprotected side channel).
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pgc.mechanisms import Gaussian
+from mechanisms import Gaussian
 
 from .pendulum import PendulumParams, rollout
 from .policy import POLICY_DIM, POLICY_STD, gaussian_policy, reinforce_gradients

@@ -1,4 +1,5 @@
-"""pgc — the PGC-A3C core: environments, model, mechanisms, aggregator, trainer, transcript.
+"""pgc — the PGC-A3C core: environment, model, compiled mechanism twins, aggregator, trainer, transcript.
+The mechanisms themselves live in :mod:`mechanisms` (re-exported here for convenience).
 
 ``pgc`` imports nothing from ``audit``, ``attacks`` or ``reports``.
 """
@@ -6,7 +7,7 @@
 __version__ = "0.1.0"
 
 from .env import PAPER_GRAVITIES, CartPoleParams, physics_array  # noqa: E402
-from .mechanisms import (  # noqa: E402
+from mechanisms import (  # noqa: E402
     MECHANISMS, Gaussian, Laplace, Mechanism, NoNoise, ProjectedRandomSign, make_mechanism, register_mechanism,
     split_rounds)
 from .model import DIM, ActorCritic, load_checkpoint, save_checkpoint  # noqa: E402

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 
 from .env import PAPER_GRAVITIES, TARGET_SCORE, CartPoleParams
-from .mechanisms import MECHANISMS, Mechanism, ProjectedRandomSign, make_mechanism, split_rounds
+from mechanisms import MECHANISMS, Mechanism, ProjectedRandomSign, make_mechanism, split_rounds
 from .metrics import WINDOW
 from .protect import ScoreLaplace, parse_protect, split_budget
 from .rollout import A3CHyperparams

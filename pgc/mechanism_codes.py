@@ -1,7 +1,6 @@
-"""Constants shared by the mechanisms (:mod:`pgc.mechanisms`) and their compiled twins
-(:mod:`pgc.kernel`): both import this module, neither imports the other's internals."""
+"""Constants shared by the compiled fast path (:mod:`pgc.twins`) and the kernel (:mod:`pgc.kernel`)."""
 
-SNAP_BOUND_SCALES = 40.0  # secure Laplace clamps outputs to ±(C/2 + 40·C/ε): P(|Lap| > 40 b) = e^-40
+from mechanisms.core import SNAP_BOUND_SCALES  # noqa: F401  (the kernel's secure-Laplace twin clamps with it)
 
 # mechanism kinds of the trainer's compiled fast path (pgc.kernel.privatize_row)
 MECH_EXTERNAL = 0  # any other Mechanism: the trainer returns to Python for each submission

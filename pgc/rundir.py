@@ -386,7 +386,7 @@ class TrialFiles:
 
     def mechanism(self):
         """The per-submission mechanism this trial was trained with (see :func:`load_mechanism`)."""
-        from .mechanisms import rebuild_mechanism
+        from mechanisms import rebuild_mechanism
 
         record = self.summary.get("mechanism")
         if record is None:  # runs written before mechanisms were recorded: the config names a built-in
@@ -417,7 +417,7 @@ class TrialFiles:
 def load_mechanism(run_dir: str | Path, trial: int = 0):
     """Rebuild the per-submission mechanism trial ``trial`` of a run folder was trained with: the
     registered name, parameters and fingerprint stored by :func:`save_run` (third-party mechanisms must
-    be registered in this process first). Raises :class:`pgc.mechanisms.MechanismUnavailableError`
+    be registered in this process first). Raises :class:`mechanisms.MechanismUnavailableError`
     (a ``ValueError``) with a one-line reason when it cannot; runs older than the record fall back to
     the trial's config."""
     _, trials = load_run(run_dir)

@@ -28,16 +28,17 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from mechanisms import Mechanism, mechanism_record
 
 from . import kernel
 from .config import MAX_EPSILON, TrainConfig, json_float  # noqa: F401  (pgc.trainer.TrainConfig is public API)
 from .env import PHYSICS_FIELDS
 from .kernel import layout
-from .mechanisms import Mechanism, compiled_spec, mechanism_record
 from .metrics import average_scores, first_success_time
 from .model import glorot_uniform_theta
 from .rollout import kernel_gradient_rule
 from .transcript import CanaryRecord, GroundTruth, Transcript
+from .twins import compiled_spec
 
 RMSPROP_EPS = 1e-7  # Keras RMSprop's ε (added to √s)
 MAX_TRIALS = 100_000  # trials of one batch
@@ -90,7 +91,7 @@ class TrainResult:
     nonfinite_gradients: int  # evaluation-only count of clean gradients that hit the non-finite rule
     transcript: Transcript | None = None
     ground_truth: GroundTruth | None = None
-    mechanism: dict | None = None  # pgc.mechanisms.mechanism_record of the mechanism actually used
+    mechanism: dict | None = None  # mechanisms.mechanism_record of the mechanism actually used
     # evaluation-only: the true ζ when the score is privatized (``scores`` then holds what the
     # aggregator saw, and μ / FST / stop_at_success work from it)
     true_scores: np.ndarray | None = None

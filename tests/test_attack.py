@@ -16,7 +16,7 @@ from attacks.likelihood import recover_prs_release
 from attacks.runner import link_loglik, rank_in_group
 from attacks.targets import run_submissions, trial_config
 from attacks.threat import AttackView, parse_channels
-from pgc.mechanisms import Laplace, NoNoise, ProjectedRandomSign
+from mechanisms import Laplace, NoNoise, ProjectedRandomSign
 from pgc.model import glorot_uniform_theta
 from pgc.rundir import load_run, save_run
 from pgc.trainer import TrainConfig, train

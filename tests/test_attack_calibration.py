@@ -26,7 +26,7 @@ from attacks.evaluate import candidate_index, evaluate_classification
 from attacks.runner import map_index, posterior
 from attacks.targets import TargetTruth
 from pgc.env import physics_array
-from pgc.mechanisms import Laplace, NoNoise
+from mechanisms import Laplace, NoNoise
 from pgc.model import glorot_uniform_theta
 
 PSI = (9.7, 9.8, 9.9)

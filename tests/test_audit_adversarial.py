@@ -14,7 +14,7 @@ from audit.crafted import (DETECTOR_COORDINATES, SearchSettings, crafted_theta, 
                            ks_distance, quantile_separation, search_crafted_model, theta_from_vector)
 from audit.studies import curve_pair
 from pgc.env import physics_array
-from pgc.mechanisms import Laplace, ProjectedRandomSign
+from mechanisms import Laplace, ProjectedRandomSign
 from pgc.model import ActorCritic
 from pgc.rollout import simulate_episodes
 from pgc_cli.main import main

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from audit.environment import arrival_rank, environment_audit
-from pgc.mechanisms import Laplace, ProjectedRandomSign
+from mechanisms import Laplace, ProjectedRandomSign
 from pgc.model import glorot_uniform_theta
 from pgc.rollout import A3CHyperparams
 

@@ -15,7 +15,7 @@ from audit import audit_mechanism, audit_prs_whitebox
 from audit import mutants
 from audit import interfaces
 from audit.tester import CertifiedTest, HypothesisPair
-from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
+from mechanisms import Laplace, ProjectedRandomSign, split_rounds
 
 STRICT = 1 - 1e-4  # false-failure rate of "not flagged" assertions
 

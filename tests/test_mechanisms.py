@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pgc.mechanisms import (
+from mechanisms import (
     MECHANISMS, SQRT3, Gaussian, Laplace, Mechanism, NoNoise, ProjectedRandomSign, achlioptas_matrices,
     bit_flip_plus_probability, l1_clip, make_mechanism, prs_reduced_dim, register_mechanism, sanitize, split_rounds)
 
@@ -200,7 +200,7 @@ def test_registry():
 
 
 def test_secure_laplace_snaps_to_grid_and_keeps_the_law(rng):
-    from pgc.mechanisms import SNAP_BOUND_SCALES, snapping_grid
+    from mechanisms import SNAP_BOUND_SCALES, snapping_grid
 
     m = Laplace(epsilon=2.0, clip=0.01, secure=True)
     assert snapping_grid(0.005) == 2.0 ** -7 and snapping_grid(0.0078125) == 0.0078125
@@ -245,7 +245,7 @@ def test_compiled_laplace_draws_are_numpys_bit_for_bit():
 def test_compiled_row_equals_the_numpy_mechanism(mechanism, dim):
     """Same draws, same arithmetic: the L1 and L2 norms even follow numpy's pairwise summation order."""
     from pgc import kernel
-    from pgc.mechanisms import compiled_spec
+    from pgc.twins import compiled_spec
 
     rows = np.random.default_rng(1).normal(size=(40, dim)) * np.logspace(-6, 1, 40)[:, None]  # clip off and on
     kind, eps, clip, d_hat, scale = compiled_spec(mechanism, dim)

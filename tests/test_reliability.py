@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from pgc import rundir
-from pgc.mechanisms import MECHANISMS, Laplace, MechanismUnavailableError
+from mechanisms import MECHANISMS, Laplace, MechanismUnavailableError
 from pgc.rundir import MARKER_FILE, load_mechanism, load_run, output_lock
 from pgc.trainer import TrainConfig, train_batch
 from pgc.transcript import Transcript

@@ -19,8 +19,8 @@ from audit.pgc_system import PGCA3CSystem, pgc_a3c_system
 from audit.system_audit import Claim, audit_system, check_system, holm_verdict, mean_separation
 from gympg.pendulum import PendulumParams, rollout
 from gympg.system import PendulumGaussianSystem, pendulum_system
-from pgc.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
-from pgc.mechanisms import Gaussian, Laplace, make_mechanism, mechanism_record, rebuild_mechanism, split_rounds
+from mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
+from mechanisms import Gaussian, Laplace, make_mechanism, mechanism_record, rebuild_mechanism, split_rounds
 from pgc_cli.main import main
 from toysystems import BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from pgc.mechanisms import Laplace
+from mechanisms import Laplace
 from pgc.rollout import A3CHyperparams
 from pgc.rundir import load_run, save_run
 from pgc.trainer import TrainConfig, train, train_batch
@@ -238,7 +238,7 @@ def test_compiled_mechanisms_equal_the_protocol_path(mechanism, epsilon, clip, b
 
 @pytest.mark.parametrize("rounds", [1, 2])
 def test_the_mechanism_record_of_a_gaussian_run_rebuilds_it(rounds):
-    from pgc.mechanisms import rebuild_mechanism
+    from mechanisms import rebuild_mechanism
 
     cfg = TrainConfig(mechanism="gaussian-analytic", epsilon=2.0, delta=1e-5, rounds=rounds, submissions=20)
     result = train(cfg)

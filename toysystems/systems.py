@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pgc.calibration import analytic_gaussian_sigma
+from mechanisms.calibration import analytic_gaussian_sigma
 
 
 @dataclass(frozen=True)

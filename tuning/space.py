@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from pgc.mechanisms import MECHANISMS
+from mechanisms import MECHANISMS
 from pgc.model import DIM
 from pgc.rollout import A3CHyperparams
 

@@ -321,7 +321,7 @@ def _privacy_value(params: dict, ev: Evaluation, seed: int) -> tuple[float, floa
     claimed = math.inf if params["mechanism"] == "none" else float(params["epsilon"])
     if ev.privacy == "claimed" or math.isinf(claimed):
         return claimed, claimed, {}
-    from pgc.mechanisms import make_mechanism
+    from mechanisms import make_mechanism
 
     try:
         from audit import audit_mechanism

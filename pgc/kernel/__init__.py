@@ -10,7 +10,7 @@ module                            what it holds
 :mod:`pgc.kernel.physics`         the CartPole step of a lane and the store of its (s_t, a_t)
 :mod:`pgc.kernel.network`         forward pass, softmax, rewards, the backward sweep of eqs. 12–18
 :mod:`pgc.kernel.mechanism_twins` :func:`privatize_row`: the built-in mechanisms on one row, same draws
-                                  as :mod:`pgc.mechanisms`
+                                  as :mod:`mechanisms`
 :mod:`pgc.kernel.layout`          the packed settings and state arrays, their fields named once
 :mod:`pgc.kernel.trial`           :func:`run_trial`: one whole trial (W workers, mechanism, buffer,
                                   eq. 22, transcript)

@@ -43,7 +43,7 @@ INT_SETTINGS = (
     "canary_spread", "canary_start",
 )
 # float settings (``fcfg``), prefix F_; ``mech_scale``: the mechanism's extra float (the secure
-# Laplace's snapping grid, the Gaussian's σ; see pgc.mechanisms.compiled_spec)
+# Laplace's snapping grid, the Gaussian's σ; see pgc.twins.compiled_spec)
 FLOAT_SETTINGS = (
     "lr", "explore_start", "explore_decay", "target", "epsilon", "clip", "mech_scale", "gamma", "lam", "beta",
     "score_scale", "rms_decay", "rms_eps", "planted_noise_factor",

@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pgc.mechanisms import make_mechanism
+    from mechanisms import make_mechanism
     from pgc_cli.io import write_json_atomic
 
     from audit.adversarial import adversarial_audit

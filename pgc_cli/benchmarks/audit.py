@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pgc.mechanisms import Laplace, ProjectedRandomSign, prs_reduced_dim
+    from mechanisms import Laplace, ProjectedRandomSign, prs_reduced_dim
 
     from audit import audit_mechanism, audit_prs_whitebox
     from audit.blackbox import naive_canary

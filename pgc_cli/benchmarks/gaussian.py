@@ -38,7 +38,7 @@ def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: 
 
     from audit.bounds import epsilon_lower_bound
     from audit.selection import FP_SHARES
-    from pgc.calibration import analytic_gaussian_sigma
+    from mechanisms.calibration import analytic_gaussian_sigma
 
     sigma = analytic_gaussian_sigma(epsilon, delta, clip)
     best = {"epsilon_lower_bound": 0.0}
@@ -55,7 +55,7 @@ def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: 
 def run(args: argparse.Namespace) -> int:
     from audit.blackbox import audit_mechanism, canary_pairs
     from audit.mutants import GaussianNoiseShrunk
-    from pgc.mechanisms import Gaussian
+    from mechanisms import Gaussian
     from pgc_cli.io import write_json_atomic
 
     if not (0.0 < args.delta < 1.0):

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from audit.adversarial import adversarial_audit  # noqa: F401  (warm the imports outside the timings)
     from audit.environment import environment_audit
     from audit.system_audit import audit_system
-    from pgc.mechanisms import Gaussian, Laplace
+    from mechanisms import Gaussian, Laplace
     from pgc.model import load_checkpoint
     from pgc_cli.io import write_json_atomic
     from toysystems import BatchedSumSystem, GaussianVectorSystem

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pgc.mechanisms import MECHANISMS
+from mechanisms import MECHANISMS
 from pgc.rollout import A3CHyperparams
 
 from ..engine_option import add_engine_arguments, command_engine

@@ -62,7 +62,7 @@ def estimated_seconds(args, mode: str) -> float | None:
     pairs = max(1, len(args.pairs or DEFAULT_PAIRS))
     scale = max(1, args.dim) / 112.0
     if args.mechanism == "prs" and args.epsilon:  # PRS draws a d̂ × d matrix per output: cost grows with d̂
-        from pgc.mechanisms import prs_reduced_dim
+        from mechanisms import prs_reduced_dim
 
         scale *= args.reduced_dim or prs_reduced_dim(args.epsilon, args.dim)
     if mode == "mechanism":
@@ -285,7 +285,7 @@ class AuditCommand:
     # ------------------------------------------------------------------------------------------
     def _build_mechanism(self, name: str, epsilon: float | None, clip, reduced_dim, rounds: int,
                          delta: float | None = None):
-        from pgc.mechanisms import MECHANISMS, make_mechanism, split_rounds
+        from mechanisms import MECHANISMS, make_mechanism, split_rounds
 
         from audit.mutants import RepeatedSubmissions
 
@@ -295,7 +295,7 @@ class AuditCommand:
             raise CLIError("the 'none' mechanism claims ε = ∞: there is nothing to refute")
         if epsilon is None:
             raise CLIError("--epsilon is required with --mechanism")
-        from pgc.mechanisms import DELTA_MECHANISMS
+        from mechanisms import DELTA_MECHANISMS
 
         if name in DELTA_MECHANISMS and not delta:
             raise CLIError(f"--mechanism {name} needs --delta in (0, 1) (its (ε, δ) claim)")
@@ -371,7 +371,7 @@ class AuditCommand:
         else:
             if config.mechanism == "none":
                 raise CLIError("the run used no mechanism (ε = ∞); give --mechanism/--epsilon to audit one at its model")
-            from pgc.mechanisms import MechanismUnavailableError
+            from mechanisms import MechanismUnavailableError
 
             try:  # the mechanism the run recorded (name, parameters, fingerprint); never a guess
                 mech = trial.mechanism()  # per-submission mechanism (ε split over rounds)
@@ -506,7 +506,7 @@ class AuditCommand:
         return audits
 
     def _adversarial_curve(self, args, report: dict, progress: bool) -> int:
-        from pgc.mechanisms import make_mechanism
+        from mechanisms import make_mechanism
 
         from attacks.sweep import ModelSpec
         from audit.adversarial import QUICK_SEARCH, SearchSettings

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from pgc.mechanisms import MECHANISMS
+from mechanisms import MECHANISMS
 from pgc.protect import CHANNELS, parse_protect
 from pgc.rundir import check_output_dir, output_lock, save_run
 from pgc.trainer import MAX_TRIALS, TrainConfig, check_batch_size, train_batch

@@ -25,7 +25,7 @@ Mechanisms:
   (eq. 24), output Mᵀũ. d̂ = max{1, min{d, ⌊ε/2.5⌋}} unless given. Paper: C = 1.
 * :class:`Gaussian` — (ε, δ)-LDP: L2 clip to C/2 (sensitivity Δ₂ = C), add N(0, σ²) per coordinate,
   σ from the classic calibration Δ₂·√(2 ln(1.25/δ))/ε (``gaussian``, ε ≤ 1) or the analytic one of
-  Balle & Wang 2018 (``gaussian-analytic``, any ε); see :mod:`pgc.calibration`. C = 0.01 default.
+  Balle & Wang 2018 (``gaussian-analytic``, any ε); see :mod:`mechanisms.calibration`. C = 0.01 default.
 * :class:`NoNoise` — ε = ∞. By default it keeps Laplace's L1 clipping to C/2 (C = 0.01): with the
   paper's η = 0.5 an unclipped A3C gradient (norms in the hundreds) diverges, so the paper's
   non-private baseline must have been clipped; ``clip=None`` gives the unclipped reading.
@@ -37,14 +37,12 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
-from typing import Callable, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from scipy.special import expit
 
-from .mechanism_codes import (MECH_GAUSSIAN, MECH_LAPLACE, MECH_LAPLACE_SECURE, MECH_NONE, MECH_PRS,
-                              SNAP_BOUND_SCALES)
-
+SNAP_BOUND_SCALES = 40.0  # secure Laplace clamps outputs to ±(C/2 + 40·C/ε): P(|Lap| > 40 b) = e^-40
 SQRT3 = math.sqrt(3.0)
 
 
@@ -324,213 +322,3 @@ def split_rounds(mechanism: Mechanism, rounds: int) -> Mechanism:
     except TypeError:
         raise TypeError(f"{type(mechanism).__name__} is not a dataclass with an epsilon field; "
                         "build its per-round instance yourself") from None
-
-
-# ---------------------------------------------------------------------------------------------
-# Registry by name (the CLI and the tuner read it)
-# ---------------------------------------------------------------------------------------------
-
-MechanismFactory = Callable[..., Mechanism]
-_DEFAULT_CLIP = {"laplace": 0.01, "prs": 1.0, "none": 0.01, "gaussian": 0.01}  # laplace-secure uses laplace's  # paper §4 "Hyper Parameters"
-
-
-def _make_laplace(epsilon: float, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:
-    if reduced_dim is not None:
-        raise ValueError("reduced_dim only applies to the 'prs' mechanism")
-    return Laplace(epsilon=epsilon, clip=_DEFAULT_CLIP["laplace"] if clip is None else clip)
-
-
-def _make_secure_laplace(epsilon: float, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:
-    if reduced_dim is not None:
-        raise ValueError("reduced_dim only applies to the 'prs' mechanism")
-    return Laplace(epsilon=epsilon, clip=_DEFAULT_CLIP["laplace"] if clip is None else clip, secure=True)
-
-
-def _make_prs(epsilon: float, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:
-    return ProjectedRandomSign(epsilon=epsilon, clip=_DEFAULT_CLIP["prs"] if clip is None else clip,
-                               reduced_dim=reduced_dim)
-
-
-def _gaussian_factory(analytic: bool) -> MechanismFactory:
-    def make(epsilon: float, clip: float | None = None, reduced_dim: int | None = None,
-             delta: float | None = None) -> Mechanism:
-        if reduced_dim is not None:
-            raise ValueError("reduced_dim only applies to the 'prs' mechanism")
-        if delta is None:
-            raise ValueError("the Gaussian mechanism needs delta (its (epsilon, delta) claim)")
-        return Gaussian(epsilon=epsilon, delta=delta, clip=_DEFAULT_CLIP["gaussian"] if clip is None else clip,
-                        analytic=analytic)
-
-    return make
-
-
-def _make_none(epsilon: float = math.inf, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:
-    if epsilon is not None and not (isinstance(epsilon, (int, float)) and math.isinf(epsilon)):
-        raise ValueError("the 'none' mechanism has epsilon = inf")
-    if reduced_dim is not None:
-        raise ValueError("reduced_dim only applies to the 'prs' mechanism")
-    return NoNoise(clip=_DEFAULT_CLIP["none"] if clip is None else (None if clip == math.inf else clip))
-
-
-MECHANISMS: dict[str, MechanismFactory] = {"laplace": _make_laplace, "laplace-secure": _make_secure_laplace,
-                                           "prs": _make_prs, "none": _make_none,
-                                           "gaussian": _gaussian_factory(analytic=False),
-                                           "gaussian-analytic": _gaussian_factory(analytic=True)}
-DELTA_MECHANISMS = frozenset({"gaussian", "gaussian-analytic"})  # registry names whose factory takes delta
-
-
-def register_mechanism(name: str, factory: MechanismFactory) -> None:
-    """Make a third-party mechanism available by name (``factory(epsilon, clip, reduced_dim)``)."""
-    if not name or name in MECHANISMS:
-        raise ValueError(f"mechanism name {name!r} is empty or already registered")
-    MECHANISMS[name] = factory
-
-
-def make_mechanism(name: str, epsilon: float = math.inf, clip: float | None = None,
-                   reduced_dim: int | None = None, delta: float | None = None) -> Mechanism:
-    """Build a registered mechanism; ``clip=None`` takes the paper's C for that mechanism. ``delta`` is the
-    claim's δ, for the mechanisms that take one (the Gaussian ones); others refuse a positive δ."""
-    if name not in MECHANISMS:
-        raise ValueError(f"unknown mechanism {name!r}; known: {', '.join(sorted(MECHANISMS))}")
-    if name in DELTA_MECHANISMS:
-        return MECHANISMS[name](epsilon=epsilon, clip=clip, reduced_dim=reduced_dim, delta=delta)
-    if delta:
-        raise ValueError(f"mechanism {name!r} is pure epsilon-DP; delta applies to the Gaussian mechanisms")
-    return MECHANISMS[name](epsilon=epsilon, clip=clip, reduced_dim=reduced_dim)
-
-
-def compiled_spec(mechanism: Mechanism, dim: int) -> tuple[int, float, float, int, float] | None:
-    """``(kind, ε, C, d̂, scale)`` for the trainer's compiled fast path, or None; ``dim`` is the
-    gradient's d (112, or 131 with biases) and ``scale`` the kind's extra float: the snapping grid of
-    the secure Laplace, σ of the Gaussian, 0 otherwise.
-
-    Only the exact built-in classes qualify (a subclass may override ``__call__``); any other
-    mechanism is called through the Protocol. :func:`pgc.kernel.privatize_row` is the compiled twin
-    of each ``__call__`` on one row, with the same draws in the same order.
-    """
-    kind = type(mechanism)
-    if kind is NoNoise:
-        return MECH_NONE, math.inf, math.inf if mechanism.clip is None else mechanism.clip, 1, 0.0
-    if kind is Laplace:
-        if mechanism.secure:
-            return (MECH_LAPLACE_SECURE, mechanism.epsilon, mechanism.clip, 1,
-                    snapping_grid(mechanism.noise_scale))
-        return MECH_LAPLACE, mechanism.epsilon, mechanism.clip, 1, 0.0
-    if kind is ProjectedRandomSign:
-        return MECH_PRS, mechanism.epsilon, mechanism.clip, mechanism.reduced_dim_for(dim), 0.0
-    if kind is Gaussian:
-        return MECH_GAUSSIAN, mechanism.epsilon, mechanism.clip, 1, mechanism.noise_scale
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# Describing a mechanism on disk (run folders) and rebuilding it
-# ---------------------------------------------------------------------------------------------
-
-
-def mechanism_params(mechanism: Mechanism) -> dict:
-    """The mechanism's public scalar settings (dataclass fields, else public attributes), JSON-ready."""
-    import dataclasses
-
-    if dataclasses.is_dataclass(mechanism):
-        items = {f.name: getattr(mechanism, f.name) for f in dataclasses.fields(mechanism)}
-    else:
-        items = {k: v for k, v in vars(mechanism).items() if not k.startswith("_")} if hasattr(mechanism, "__dict__") else {}
-    items.setdefault("epsilon", getattr(mechanism, "epsilon", None))
-    out = {}
-    for k, v in sorted(items.items()):
-        if isinstance(v, (np.generic,)):
-            v = v.item()
-        if v is None or isinstance(v, (bool, int, str)):
-            out[k] = v
-        elif isinstance(v, float):
-            out[k] = v if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
-    return out
-
-
-def mechanism_fingerprint(mechanism: Mechanism) -> str:
-    """SHA-256 of the mechanism's class (module and qualified name) and :func:`mechanism_params`: two
-    mechanisms with one fingerprint are the same class with the same settings."""
-    import hashlib
-    import json
-
-    kind = type(mechanism)
-    text = json.dumps({"class": f"{kind.__module__}.{kind.__qualname__}", "params": mechanism_params(mechanism)},
-                      sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _factory_args(mechanism: Mechanism) -> dict:
-    eps = getattr(mechanism, "epsilon", math.inf)
-    args = {"epsilon": float(eps), "clip": getattr(mechanism, "clip", None),
-            "reduced_dim": getattr(mechanism, "reduced_dim", None)}
-    if getattr(mechanism, "delta", None):
-        args["delta"] = float(mechanism.delta)
-    return args
-
-
-def registered_name(mechanism: Mechanism, hint: str | None = None) -> str | None:
-    """The registry name whose factory builds exactly ``mechanism`` (same fingerprint) from its ε, C
-    and d̂ — ``hint`` and a ``name`` attribute of the mechanism are tried first; None if none does."""
-    target = mechanism_fingerprint(mechanism)
-    args = _factory_args(mechanism)
-    names = [n for n in (hint, getattr(mechanism, "name", None)) if isinstance(n, str) and n in MECHANISMS]
-    names += [n for n in MECHANISMS if n not in names]
-    for name in names:
-        try:
-            if mechanism_fingerprint(make_mechanism(name, **args)) == target:
-                return name
-        except Exception:  # a factory that refuses these settings is not this mechanism's
-            continue
-    return None
-
-
-def mechanism_record(mechanism: Mechanism, *, name: str | None = None, factory_args: dict | None = None,
-                     rounds: int = 1) -> dict:
-    """What a run folder stores about the mechanism a trial used (per submission, after the ε split):
-    its registry ``name`` (None for an unregistered one), class, parameters, the factory arguments
-    and ``rounds`` that rebuild it (``split_rounds(make_mechanism(name, **factory_args), rounds)``),
-    and its fingerprint, which :func:`rebuild_mechanism` checks. Without ``name`` the registry is
-    searched (:func:`registered_name`); ``factory_args`` and ``rounds`` default to the mechanism's own
-    ε, C, d̂ and 1."""
-    kind = type(mechanism)
-    if name is None or factory_args is None:
-        found, args, rounds = (name or registered_name(mechanism)), _factory_args(mechanism), 1
-    else:
-        found, args = name, dict(factory_args)
-    return {"name": found, "class": f"{kind.__module__}.{kind.__qualname__}", "params": mechanism_params(mechanism),
-            "factory_args": {k: (("inf" if v > 0 else "-inf") if isinstance(v, float) and math.isinf(v) else v)
-                             for k, v in args.items()},
-            "rounds": int(rounds), "fingerprint": mechanism_fingerprint(mechanism)}
-
-
-class MechanismUnavailableError(ValueError):
-    """A recorded mechanism that cannot be rebuilt in this process."""
-
-
-def rebuild_mechanism(record: dict, *, where: str = "the run") -> Mechanism:
-    """The mechanism described by :func:`mechanism_record`, built from the registry and checked against
-    the recorded fingerprint. Raises :class:`MechanismUnavailableError` with a one-line reason."""
-    if not isinstance(record, dict) or not isinstance(record.get("fingerprint"), str):
-        raise MechanismUnavailableError(f"{where} has no usable mechanism record")
-    name, cls = record.get("name"), record.get("class", "?")
-    if name is None:
-        raise MechanismUnavailableError(f"{where} was trained with the unregistered mechanism {cls}; register a "
-                                        "factory for it (pgc.mechanisms.register_mechanism) and train again")
-    if name not in MECHANISMS:
-        raise MechanismUnavailableError(f"{where} was trained with mechanism {name!r} ({cls}), which is not "
-                                        f"registered in this process; call register_mechanism({name!r}, factory) first")
-    args = dict(record.get("factory_args") or {})
-    if isinstance(args.get("epsilon"), str):
-        args["epsilon"] = float(args["epsilon"])
-    if isinstance(args.get("clip"), str):
-        args["clip"] = float(args["clip"])
-    try:
-        mech = split_rounds(make_mechanism(name, **args), int(record.get("rounds", 1)))
-    except (TypeError, ValueError) as exc:
-        raise MechanismUnavailableError(f"{where}: the registered mechanism {name!r} cannot be rebuilt: {exc}") from None
-    if mechanism_fingerprint(mech) != record["fingerprint"]:
-        raise MechanismUnavailableError(
-            f"{where} was trained with {cls} {record.get('params')}, but {name!r} now builds "
-            f"{type(mech).__module__}.{type(mech).__qualname__} {mechanism_params(mech)} (fingerprint differs)")
-    return mech
