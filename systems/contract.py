@@ -1,0 +1,78 @@
+"""The contract between an audited system and everything that reads it (auditor, attacks, reports).
+
+It depends on nothing but the standard library, so every system package, the auditor and the
+result schemas can import it without importing each other.
+
+* :class:`PrivacyClaim` — what a system promises: ``epsilon`` per release (``math.inf``: no claim),
+  ``delta`` (0.0 for pure ε-DP), ``covers`` (the channels the promise covers; any other channel is
+  unprotected) and, optionally, ``gdp_mu`` (the μ of a μ-GDP trade-off curve the noise delivers).
+* :class:`System` — ``name``, ``claim``, ``channels`` and ``release(secret, n, rng, *, broadcast=None)``:
+  n independent releases of ONE participant holding ``secret`` (opaque to the auditor), as a mapping
+  channel → (n, k) float array. ``broadcast`` is what the aggregator sends (a model θ, synced
+  statistics); None is the honest default. Randomness comes only from ``rng``.
+
+Optional members of a system, used when present:
+
+* ``broadcast_space`` → ``(lower, upper)`` arrays: the box a black-box search of an adversarial
+  broadcast explores;
+* ``crafted_broadcasts(secret, secret_prime, rng)`` → a list of broadcasts: the system's own crafted
+  family;
+* ``canaries()`` → ``{name: (secret, secret_prime)}``: named neighbouring pairs;
+* ``claim_for(channel)`` → a :class:`PrivacyClaim` for a channel whose claim differs from ``claim``
+  (k submissions of one participant: k·ε by composition);
+* ``dp_event()`` → a ``dp_accounting.DpEvent``: the noise one release actually adds, for the
+  accountant; ``dp_event_for(channel)`` where a channel composes more;
+* ``describe_secret(secret)`` → a short text for reports.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Mapping, Protocol, runtime_checkable
+
+ALL = "all"  # the joint channel: every channel side by side
+
+
+@dataclass(frozen=True)
+class PrivacyClaim:
+    """(ε, δ) per release over the channels in ``covers``; ``gdp_mu``: the μ-GDP curve, if the system states one."""
+
+    epsilon: float
+    delta: float = 0.0
+    covers: tuple[str, ...] = ()
+    gdp_mu: float | None = None
+
+    def __post_init__(self) -> None:
+        eps, delta, covers, mu = self.epsilon, self.delta, self.covers, self.gdp_mu
+        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or math.isnan(eps) or eps <= 0:
+            raise ValueError(f"a claim's epsilon must be a positive number or inf, got {eps!r}")
+        if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not (0.0 <= delta < 1.0):
+            raise ValueError(f"a claim's delta must lie in [0, 1), got {delta!r}")
+        if isinstance(covers, str) or not all(isinstance(c, str) and c for c in (covers or ())):
+            raise ValueError(f"a claim's covers must be a tuple of channel names, got {covers!r}")
+        if mu is not None and (isinstance(mu, bool) or not isinstance(mu, numbers.Real)
+                               or not (0.0 < mu < math.inf)):
+            raise ValueError(f"a claim's gdp_mu must be a positive finite number or None, got {mu!r}")
+        object.__setattr__(self, "epsilon", float(eps))
+        object.__setattr__(self, "delta", float(delta))
+        object.__setattr__(self, "covers", tuple(covers or ()))
+        object.__setattr__(self, "gdp_mu", None if mu is None else float(mu))
+
+    def covering(self, channel: str, base_channels: tuple[str, ...] = ()) -> bool:
+        """Whether the claim covers ``channel`` (``all`` is covered when every base channel is)."""
+        if channel == ALL and base_channels:
+            return all(c in self.covers for c in base_channels)
+        return channel in self.covers
+
+
+@runtime_checkable
+class System(Protocol):
+    name: str
+    claim: PrivacyClaim
+    channels: tuple[str, ...]
+
+    def release(self, secret: Any, n: int, rng: Any, *, broadcast: Any = None) -> Mapping[str, Any]:
+        """n independent releases of one participant holding ``secret``: channel → (n, k) floats."""
+        ...
