@@ -6,7 +6,7 @@ side-channel attackers on fresh submissions made at it. Through the gradient of 
 at finite ε, θ comes from the layout family (:mod:`attacks.layout`): it maximises the mechanism's
 exact Bayes accuracy over all of Ψ, so each candidate's clipped gradient lands where the Laplace
 test wants it. Otherwise (score channel, ε = ∞, other mechanisms) θ is the audit's crafted model
-(:mod:`audit.adversarial`) for the extreme pair (min Ψ, max Ψ). Either search runs on the search
+(:mod:`pgc.crafted`) for the extreme pair (min Ψ, max Ψ). Either search runs on the search
 stream of the seed; the attack itself uses fresh targets.
 
 The rows are compared with chance 1/|Ψ| and with the ε-LDP ceiling e^{kε}/(e^{kε}+|Ψ|−1), which is
@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from audit.adversarial import SearchSettings, SearchResult, search_crafted_model
+from pgc.crafted import SearchResult, SearchSettings, search_crafted_model
 
 from .layout import LayoutResult, LayoutSettings, search_layout
 

@@ -4,7 +4,7 @@ The Laplace mechanism's privacy loss between two clipped gradients is ε·‖Δ�
 gains most when that L1 distance sits on as few coordinates as possible: two classes at ±(C/2)·e₁
 ("opposite") reach 1 − ½e^{−ε/2}; for three classes the best layout found is (C/2)·{e₁, −e₁, e₂}
 ("diamond": 0.495 at ε = 1; every pair at L1 distance C on two coordinates).
-The audit's crafted family (:mod:`audit.adversarial`) puts each class on ±(C/2)·(r, 1 − r) over two
+The audit's crafted family (:mod:`pgc_audits.adversarial`) puts each class on ±(C/2)·(r, 1 − r) over two
 value coordinates (a two-sided detector |w·s| whose halves each own a coordinate), which halves the
 per-coordinate distance. The layout family here keeps the controller and the value-flip idea but:
 

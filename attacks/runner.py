@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from pgc.tasks import map_tasks
+from tasks import map_tasks
 
 from .evaluate import evaluate_classification, evaluate_regression
 from .learned import LearnedAttacker

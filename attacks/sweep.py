@@ -30,7 +30,7 @@ from mechanisms import Mechanism, make_mechanism
 from pgc.model import glorot_uniform_theta, has_biases, load_checkpoint
 from pgc.rollout import A3CHyperparams
 from pgc.rundir import load_run
-from pgc.tasks import map_tasks
+from tasks import map_tasks
 
 from .bounds import ldp_ceiling
 from .runner import fmt_eps, run_attack, violations

@@ -28,18 +28,6 @@ def _accountant():
     return pld_privacy_accountant.PLDAccountant(value_discretization_interval=PLD_DISCRETIZATION)
 
 
-def gaussian_event(noise_multiplier: float, count: int = 1):
-    """The DpEvent of ``count`` Gaussian releases, each with σ = noise_multiplier·Δ₂."""
-    import dp_accounting
-
-    if not (math.isfinite(noise_multiplier) and noise_multiplier > 0):
-        raise ValueError(f"noise_multiplier must be a positive finite number, got {noise_multiplier!r}")
-    if not (isinstance(count, int) and count >= 1):
-        raise ValueError(f"count must be a positive integer, got {count!r}")
-    event = dp_accounting.GaussianDpEvent(noise_multiplier)
-    return event if count == 1 else dp_accounting.SelfComposedDpEvent(event, count)
-
-
 def accountant_epsilon(event, delta: float) -> float:
     """ε at ``delta`` of the noise described by ``event`` (a dp_accounting DpEvent), PLD accountant."""
     if not (0.0 < delta < 1.0):
@@ -54,17 +42,6 @@ def accountant_delta(event, epsilon: float) -> float:
     acc = _accountant()
     acc.compose(event)
     return float(acc.get_delta(epsilon))
-
-
-def mechanism_event(mechanism):
-    """The DpEvent of one submission of a mechanism with Gaussian noise (``noise_scale`` σ, L2 clip C/2, so
-    Δ₂ = C); None for any other mechanism (pure-ε mechanisms need no accountant beside their claim)."""
-    if not (getattr(mechanism, "delta", 0.0) or 0.0) > 0:
-        return None
-    sigma, clip = getattr(mechanism, "noise_scale", None), getattr(mechanism, "clip", None)
-    if sigma is None or clip is None:
-        return None
-    return gaussian_event(float(sigma) / float(clip))
 
 
 def gdp_mu_estimate(fpr: float, fnr: float) -> float:

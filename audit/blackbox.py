@@ -431,7 +431,9 @@ def _accounting(mechanism, delta: float, bound: EpsilonBound) -> dict:
     """The accountant's ε at the claimed δ and the Gaussian-DP estimate μ̂, for an (ε, δ) claim."""
     if delta <= 0:
         return {}
-    from .accountant import accountant_epsilon, gdp_mu_estimate, mechanism_event
+    from mechanisms.accounting import mechanism_event
+
+    from .accountant import accountant_epsilon, gdp_mu_estimate
 
     event = mechanism_event(mechanism)
     return {"accountant_epsilon": None if event is None else accountant_epsilon(event, delta),

@@ -9,27 +9,8 @@
   bound (a number with its context), :meth:`Tester.rejects` only answers "is this claim refuted at
   the stated confidence?".
 
-The contract of an audited SYSTEM (structural: a system never imports ``audit``):
-
-* :class:`PrivacyClaim` — ``epsilon`` (per release; ``math.inf`` = no claim), ``delta`` (0.0 for pure
-  ε-DP) and ``covers``, the channels the claim covers; any other channel is unprotected.
-* :class:`System` — ``name``, ``claim``, ``channels`` and ``release(secret, n, rng, *, broadcast=None)``:
-  n independent releases of ONE participant holding ``secret`` (opaque to the auditor: a gravity, a
-  user stream), as a mapping channel → (n, k) float array. ``broadcast`` is what the aggregator sends
-  (a model θ, synced statistics); None is the honest default. Randomness comes only from ``rng``.
-
-Optional members of a system, used when present:
-
-* ``broadcast_space`` → ``(lower, upper)`` arrays: the box a black-box search of an adversarial
-  broadcast explores (CMA-ES);
-* ``crafted_broadcasts(secret, secret_prime, rng)`` → a list of broadcasts: the system's own crafted
-  family (PGC-A3C's bang-bang controller with a value-flip detector);
-* ``canaries()`` → ``{name: (secret, secret_prime)}``: named neighbouring pairs;
-* ``claim_for(channel)`` → a :class:`PrivacyClaim` for a channel whose claim differs from ``claim``
-  (k submissions of one participant: k·ε by composition);
-* ``dp_event()`` → a ``dp_accounting.DpEvent``: the noise one release actually adds, for the
-  accountant (:mod:`audit.accountant`); ``dp_event_for(channel)`` where a channel composes more;
-* ``describe_secret(secret)`` → a short text for reports.
+An audited system meets :class:`systems.contract.System` (with its one claim type,
+:class:`systems.contract.PrivacyClaim`); the auditor reads systems only through that contract.
 
 The pure bound math lives in :mod:`audit.bounds`, the implementations in :mod:`audit.tester`,
 :mod:`audit.selection` and :mod:`audit.statistics`, the system audit in :mod:`audit.system_audit`.
@@ -37,7 +18,7 @@ The pure bound math lives in :mod:`audit.bounds`, the implementations in :mod:`a
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -69,23 +50,4 @@ class Tester(Protocol):
 
     def rejects(self, claimed_epsilon: float) -> bool:
         """True iff the claim is refuted (lower bound > claim) at the tester's confidence."""
-        ...
-
-
-@runtime_checkable
-class PrivacyClaim(Protocol):
-    epsilon: float  # per release; math.inf = no claim
-    delta: float  # 0.0 for pure ε-DP
-    covers: tuple[str, ...]  # channels the claim covers; any other channel is unprotected
-
-
-@runtime_checkable
-class System(Protocol):
-    name: str
-    claim: PrivacyClaim
-    channels: tuple[str, ...]
-
-    def release(self, secret: Any, n: int, rng: np.random.Generator, *,
-                broadcast: Any = None) -> Mapping[str, np.ndarray]:
-        """n independent releases of one participant holding ``secret``: channel → (n, k) floats."""
         ...

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from mechanisms import Laplace, ProjectedRandomSign, split_rounds
-from pgc.tasks import map_tasks
+from tasks import map_tasks
 
 from . import mutants
 from .blackbox import MechanismAuditResult, audit_mechanism

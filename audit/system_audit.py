@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+from systems.contract import ALL, PrivacyClaim
 
 from . import bounds
 from .accountant import accountant_epsilon, gdp_mu_estimate
@@ -47,7 +48,6 @@ from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default
 from .tester import (CHUNK, TRAIN_CALLS, CandidateTest, EpsilonBound, bound_from_counts, count_accepts,
                      fit_candidate)
 
-ALL = "all"
 SEARCH_SAMPLES = 2_000  # releases per side per candidate broadcast on the search stream
 SEARCH_GENERATIONS = 10  # CMA-ES generations over broadcast_space
 SEARCH_POPULATION = 8
@@ -63,29 +63,6 @@ def round_significant(values: np.ndarray, bits: int = RELATIVE_RESOLUTION_BITS) 
     return np.ldexp(np.round(mantissa * 2.0**bits) / 2.0**bits, exponent)
 
 
-@dataclass(frozen=True)
-class Claim:
-    """A ready :class:`audit.interfaces.PrivacyClaim` (systems may define their own: the contract is structural)."""
-
-    epsilon: float
-    delta: float = 0.0
-    covers: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        check_claim(self)
-        object.__setattr__(self, "covers", tuple(self.covers))
-
-
-def check_claim(claim: Any) -> None:
-    eps, delta, covers = (getattr(claim, k, None) for k in ("epsilon", "delta", "covers"))
-    if not isinstance(eps, (int, float, np.floating)) or math.isnan(eps) or eps <= 0:
-        raise ValueError(f"a claim's epsilon must be a positive number or inf, got {eps!r}")
-    if not isinstance(delta, (int, float, np.floating)) or not (0.0 <= delta < 1.0):
-        raise ValueError(f"a claim's delta must lie in [0, 1), got {delta!r}")
-    if isinstance(covers, str) or not all(isinstance(c, str) for c in (covers or ())):
-        raise ValueError(f"a claim's covers must be a tuple of channel names, got {covers!r}")
-
-
 def check_system(system: Any) -> tuple[str, ...]:
     """The system's channels (without ``all``); a clear ValueError when it does not meet the contract."""
     missing = [k for k in ("name", "claim", "channels", "release") if not hasattr(system, k)]
@@ -93,7 +70,7 @@ def check_system(system: Any) -> tuple[str, ...]:
         raise ValueError(f"{type(system).__name__} is not a System: it lacks {', '.join(missing)}")
     if not callable(system.release):
         raise ValueError(f"{system.name}: release must be callable")
-    check_claim(system.claim)
+    PrivacyClaim.of(system.claim)
     channels = tuple(system.channels)
     if not channels or not all(isinstance(c, str) and c for c in channels) or len(set(channels)) != len(channels):
         raise ValueError(f"{system.name}: channels must be distinct non-empty names, got {channels!r}")
@@ -102,16 +79,12 @@ def check_system(system: Any) -> tuple[str, ...]:
 
 def claim_for(system: Any, channel: str) -> tuple[float, float]:
     """(ε, δ) claimed for one channel: the system's ``claim_for(channel)`` where it has one, else its claim."""
-    claim = system.claim_for(channel) if callable(getattr(system, "claim_for", None)) else system.claim
-    check_claim(claim)
+    claim = PrivacyClaim.of(system.claim_for(channel) if callable(getattr(system, "claim_for", None)) else system.claim)
     return float(claim.epsilon), float(claim.delta)
 
 
 def is_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
-    covers = set(system.claim.covers)
-    if channel == ALL:
-        return all(c in covers for c in base_channels)
-    return channel in covers
+    return PrivacyClaim.of(system.claim).covering(channel, tuple(base_channels))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,9 +24,9 @@ arm, the algorithm re-choosing actions, so a change can move later decisions of 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
+from systems.contract import PrivacyClaim
 
 from .algorithms import dp20_feducb, fedlinucb, private_fedlinucb, stat_width
 from .config import BanditConfig, DP20Config, PrivacyConfig
@@ -38,15 +38,6 @@ CHANNELS = ("messages", "schedule")
 # Replace-one-user sensitivity of one (W, U) node for ‖x‖ ≤ 1, |y| ≤ 1 (relation (a)):
 # ‖xxᵀ − x'x'ᵀ‖_F ≤ √2 (upper triangle: no more), ‖xy − x'y'‖ ≤ 2, so Δ₂ ≤ √(2 + 4) = √6.
 NODE_SENSITIVITY = math.sqrt(6.0)
-
-
-@dataclass(frozen=True)
-class SiloClaim:
-    """Silo-level (ε, δ)-LDP of one release; ``epsilon = inf`` = no claim."""
-
-    epsilon: float
-    delta: float
-    covers: tuple[str, ...] = CHANNELS
 
 
 def _base_stream(horizon: int, n_arms: int, dim: int, noise_std: float, seed: int,
@@ -89,12 +80,11 @@ class BanditSystem:
         d = dim
         if algorithm == "fedlinucb":
             self.privacy = None
-            self.claim = SiloClaim(math.inf, 0.0)
+            self.claim = PrivacyClaim(math.inf, 0.0, CHANNELS)  # silo-level (ε, δ)-LDP of one release: none
             self.sigma, self.levels = 0.0, 1
             self.lam = regularizer(0.0, 1, 1, d, self.config.confidence)
         else:
             self.privacy = PrivacyConfig(epsilon, delta)
-            self.claim = SiloClaim(float(epsilon), float(delta))
             if algorithm == "private-fedlinucb":
                 self.sigma = private_fedlinucb_sigma(epsilon, delta, horizon, self.config.batch_size)
                 self.levels = tree_levels(max(1, self.config.n_batches))
@@ -102,6 +92,9 @@ class BanditSystem:
                 self.sigma = private_fedlinucb_sigma(epsilon, delta, horizon, 1)
                 self.levels = tree_levels(horizon)
             self.lam = regularizer(self.sigma, 1, self.levels, d, self.config.confidence)
+            # μ of the tree: one Gaussian node per level, each (Δ₂/σ)-GDP, composing to √levels·Δ₂/σ
+            self.claim = PrivacyClaim(float(epsilon), float(delta), CHANNELS,
+                                      gdp_mu=math.sqrt(self.levels) * NODE_SENSITIVITY / self.sigma)
         if algorithm == "dp20-feducb" and sync_threshold is None:
             # Between a silent first user (x = 0: no growth of log det) and a full-norm one
             # (growth log(1 + 1/λ) at t = 1): the slides' toy attack setting.
@@ -113,7 +106,7 @@ class BanditSystem:
         """n independent releases of the silo holding ``secret``: {"messages": (n, S·w),
         "schedule": (n, T)} float64 (``all`` is left to the auditor)."""
         if not isinstance(secret, UserStream):
-            raise TypeError("secret must be a fedlinucb.env.UserStream")
+            raise ValueError(f"a {self.name} secret is a fedlinucb.env.UserStream, got {type(secret).__name__}")
         if secret.contexts.shape[1:] != (self.config.n_arms, self.config.dim) or secret.horizon != self.config.horizon:
             raise ValueError(f"secret must be a stream of {self.config.horizon} users with "
                              f"{self.config.n_arms} arms in dimension {self.config.dim}")

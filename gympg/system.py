@@ -13,11 +13,12 @@ An adversarial aggregator chooses w; ``broadcast_space`` is the box it searches.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from mechanisms import Gaussian
+from mechanisms.accounting import mechanism_event, mechanism_gdp_mu
+from systems.contract import PrivacyClaim
 
 from .pendulum import PendulumParams, rollout
 from .policy import POLICY_DIM, POLICY_STD, gaussian_policy, reinforce_gradients
@@ -25,13 +26,6 @@ from .policy import POLICY_DIM, POLICY_STD, gaussian_policy, reinforce_gradients
 DEFAULT_CLIP = 100.0  # C: gradients are L2-clipped to C/2
 BROADCAST_BOUND = 5.0  # the aggregator's weights lie in [−5, 5]⁴
 CANARIES = {"g 9 vs 11": (9.0, 11.0), "g 5 vs 15": (5.0, 15.0), "Earth vs Moon": (9.81, 1.62)}
-
-
-@dataclass(frozen=True)
-class GaussianClaim:
-    epsilon: float
-    delta: float
-    covers: tuple[str, ...] = ("gradient",)
 
 
 class PendulumGaussianSystem:
@@ -49,7 +43,8 @@ class PendulumGaussianSystem:
             raise ValueError(f"policy_std must be a positive number, got {policy_std!r}")
         self.policy_std = float(policy_std)
         self.weights = self._check_weights(np.zeros(POLICY_DIM) if weights is None else weights)
-        self.claim = GaussianClaim(self.mechanism.epsilon, self.mechanism.delta)
+        self.claim = PrivacyClaim(self.mechanism.epsilon, self.mechanism.delta, ("gradient",),
+                                  gdp_mu=mechanism_gdp_mu(self.mechanism))
         self.broadcast_space = (np.full(POLICY_DIM, -BROADCAST_BOUND), np.full(POLICY_DIM, BROADCAST_BOUND))
 
     def release(self, secret: float, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
@@ -63,9 +58,7 @@ class PendulumGaussianSystem:
         return dict(CANARIES)
 
     def dp_event(self):
-        import dp_accounting
-
-        return dp_accounting.GaussianDpEvent(self.mechanism.noise_scale / self.mechanism.clip)
+        return mechanism_event(self.mechanism)
 
     def describe_secret(self, secret: float) -> str:
         return f"g={float(secret):g}"

@@ -215,3 +215,13 @@ def _load_npz(path: Path, names: list[str], optional: list[str] = ()) -> dict[st
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
         raise ValueError(f"{path} is not a valid transcript file (truncated or corrupted?): "
                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+
+
+def transcript_releases(transcript, positions: np.ndarray) -> dict[str, np.ndarray]:
+    """The canaries' submissions as the aggregator saw them, in the channels of
+    :class:`pgc.system.PGCA3CSystem` (``all`` = score, arrival − start, gradient, as float32)."""
+    grad = np.asarray(transcript.gradient[positions], dtype=np.float32)
+    score = np.asarray(transcript.score[positions], dtype=np.float64)[:, None]
+    arrival = np.asarray(transcript.arrival_tick[positions] - transcript.start_tick[positions], np.float64)[:, None]
+    return {"gradient": grad.astype(np.float64), "score": score,
+            "all": np.concatenate([score, arrival, grad], axis=1).astype(np.float32).astype(np.float64)}

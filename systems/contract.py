@@ -60,6 +60,18 @@ class PrivacyClaim:
         object.__setattr__(self, "covers", tuple(covers or ()))
         object.__setattr__(self, "gdp_mu", None if mu is None else float(mu))
 
+    @classmethod
+    def of(cls, claim: Any) -> "PrivacyClaim":
+        """``claim`` itself when it is a PrivacyClaim, else one built from its ``epsilon``, ``delta``,
+        ``covers`` (and ``gdp_mu`` if it has one), validated; a clear ValueError when they are missing."""
+        if isinstance(claim, cls):
+            return claim
+        missing = [k for k in ("epsilon", "delta", "covers") if not hasattr(claim, k)]
+        if missing:
+            raise ValueError(f"a claim needs epsilon, delta and covers; {type(claim).__name__} lacks "
+                             f"{', '.join(missing)}")
+        return cls(claim.epsilon, claim.delta, claim.covers, getattr(claim, "gdp_mu", None))
+
     def covering(self, channel: str, base_channels: tuple[str, ...] = ()) -> bool:
         """Whether the claim covers ``channel`` (``all`` is covered when every base channel is)."""
         if channel == ALL and base_channels:

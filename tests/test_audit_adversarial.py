@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from audit.adversarial import adversarial_audit
-from audit.crafted import (DETECTOR_COORDINATES, SearchSettings, crafted_theta, detector_share, gradient_objective,
+from pgc_audits.adversarial import adversarial_audit
+from pgc.crafted import (DETECTOR_COORDINATES, SearchSettings, crafted_theta, detector_share, gradient_objective,
                            ks_distance, quantile_separation, search_crafted_model, theta_from_vector)
-from audit.studies import curve_pair
+from pgc_audits.studies import curve_pair
 from pgc.env import physics_array
 from mechanisms import Laplace, ProjectedRandomSign
 from pgc.model import ActorCritic
@@ -136,7 +136,7 @@ def test_cli_refuses_bad_adversarial_input(argv, tmp_path, capsys):
 
 
 def test_worst_pair_search_stays_in_the_range_and_prefers_wide_pairs():
-    from audit.crafted import worst_pair_search
+    from pgc.crafted import worst_pair_search
 
     tiny = SearchSettings(screen_controllers=8, screen_episodes=60, generations=4, population=6, episodes=60,
                           restarts=1, detector_screen=4)

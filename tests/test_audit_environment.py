@@ -1,9 +1,10 @@
-"""Environment audit at a model: per-channel bounds from real rollouts (audit.environment)."""
+"""Environment audit at a model: per-channel bounds from real rollouts (pgc_audits.environment)."""
 
 import numpy as np
 import pytest
 
-from audit.environment import arrival_rank, environment_audit
+from pgc.system import arrival_rank
+from pgc_audits.environment import environment_audit
 from mechanisms import Laplace, ProjectedRandomSign
 from pgc.model import glorot_uniform_theta
 from pgc.rollout import A3CHyperparams

@@ -5,8 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.one_run import one_run_audit, transcript_releases
-from audit.pgc_system import PGCA3CSystem
+from audit.one_run import one_run_audit
+from pgc.transcript import transcript_releases
+from pgc.system import PGCA3CSystem
 from pgc.trainer import TrainConfig, train
 
 CRAFTED = Path(__file__).resolve().parents[1] / "results/audit/one-run/crafted_theta_5_15.npy"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from audit.bounds import epsilon_lower_bound
-from audit.environment import environment_audit
+from pgc_audits.environment import environment_audit
 from pgc.metrics import average_scores, first_success_time
 from pgc.model import glorot_uniform_theta
 from pgc.protect import ScoreLaplace, parse_protect

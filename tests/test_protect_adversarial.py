@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.adversarial import PROTECTED_ADVERSARIAL_CHANNELS, adversarial_audit
+from pgc_audits.adversarial import PROTECTED_ADVERSARIAL_CHANNELS, adversarial_audit
 from audit.statistics import ChannelSumLikelihoodRatio
 from audit.tester import CertifiedTest, HypothesisPair
 from pgc.model import load_checkpoint

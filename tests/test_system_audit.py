@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from audit import accountant
+from mechanisms.accounting import gaussian_event
 from audit.blackbox import audit_mechanism, canary_pairs
-from audit.interfaces import PrivacyClaim, System
+from systems.contract import PrivacyClaim, System
 from audit.mutants import GaussianNoiseShrunk
-from audit.pgc_system import PGCA3CSystem, pgc_a3c_system
-from audit.system_audit import Claim, audit_system, check_system, holm_verdict, mean_separation
+from pgc.system import PGCA3CSystem, pgc_a3c_system
+from audit.system_audit import audit_system, check_system, holm_verdict, mean_separation
 from gympg.pendulum import PendulumParams, rollout
 from gympg.system import PendulumGaussianSystem, pendulum_system
 from mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
@@ -49,10 +50,10 @@ def test_pld_accountant_agrees_with_the_closed_form(multiplier):
     """One Gaussian: PLD (dp-accounting) vs Balle & Wang's Thm. 8; k Gaussians of multiplier z compose
     to one of multiplier z/√k, so the closed form checks the composition too (both to 1e-3)."""
     for delta in (1e-5, 1e-3):
-        assert accountant.accountant_epsilon(accountant.gaussian_event(multiplier), delta) == pytest.approx(
+        assert accountant.accountant_epsilon(gaussian_event(multiplier), delta) == pytest.approx(
             gaussian_epsilon(multiplier, delta), abs=1e-3)
         k = 16
-        assert accountant.accountant_epsilon(accountant.gaussian_event(multiplier, k), delta) == pytest.approx(
+        assert accountant.accountant_epsilon(gaussian_event(multiplier, k), delta) == pytest.approx(
             gaussian_epsilon(multiplier / math.sqrt(k), delta), abs=1e-3)
 
 
@@ -201,7 +202,7 @@ def test_system_contract(name):
 
 def test_bad_systems_and_inputs_get_clear_errors():
     class NoRelease:
-        name, channels, claim = "x", ("a",), Claim(1.0)
+        name, channels, claim = "x", ("a",), PrivacyClaim(1.0)
 
     with pytest.raises(ValueError, match="lacks release"):
         audit_system(NoRelease(), 0, 1)
@@ -219,7 +220,7 @@ def test_bad_systems_and_inputs_get_clear_errors():
     with pytest.raises(ValueError, match="nothing to search"):
         audit_system(LaplaceCountSystem(), 0.0, 1.0, adversarial=True)
     with pytest.raises(ValueError, match="delta"):
-        Claim(1.0, 1.5)
+        PrivacyClaim(1.0, 1.5)
 
 
 def test_holm_verdict_rejects_only_covered_rows():
@@ -244,7 +245,7 @@ def test_holm_verdict_rejects_only_covered_rows():
 def test_committed_adversarial_audit_reproduces_through_the_contract():
     """results/audit/adversarial/laplace-eps1.json, ψ = 5 vs 15, gradient channel at the saved crafted θ:
     the certification runs on PGCA3CSystem.release and the shared engine and gives the committed bound."""
-    from audit.adversarial import adversarial_audit
+    from pgc_audits.adversarial import adversarial_audit
     from pgc.model import load_checkpoint
 
     committed = json.loads(open("results/audit/adversarial/laplace-eps1.json").read())

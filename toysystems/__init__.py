@@ -10,6 +10,8 @@ here imports ``audit``). Each is one class whose ``release`` is vectorized over 
 * :class:`LaplaceCountSystem` — a pure ε-LDP count (x ∈ [0, 1] plus Lap(1/ε)).
 """
 
-from .systems import BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem, ToyClaim
+from .systems import (BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem, batched_sum_system,
+                      gaussian_vector_system, laplace_count_system)
 
-__all__ = ["BatchedSumSystem", "GaussianVectorSystem", "LaplaceCountSystem", "ToyClaim"]
+__all__ = ["BatchedSumSystem", "GaussianVectorSystem", "LaplaceCountSystem", "batched_sum_system",
+           "gaussian_vector_system", "laplace_count_system"]

@@ -3,25 +3,22 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from mechanisms.accounting import gaussian_event
 from mechanisms.calibration import analytic_gaussian_sigma
+from systems.contract import PrivacyClaim
 
 
-@dataclass(frozen=True)
-class ToyClaim:
-    epsilon: float
-    delta: float
-    covers: tuple[str, ...]
-
-
-def _gaussian_event(noise_multiplier: float, count: int = 1):
-    import dp_accounting
-
-    event = dp_accounting.GaussianDpEvent(noise_multiplier)
-    return event if count == 1 else dp_accounting.SelfComposedDpEvent(event, count)
+def _finite_array(secret) -> np.ndarray:
+    try:
+        x = np.asarray(secret, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"a secret is a number or a vector of numbers, got {type(secret).__name__}") from None
+    if not np.all(np.isfinite(x)):
+        raise ValueError("a secret holds NaN or inf")
+    return x
 
 
 class GaussianVectorSystem:
@@ -34,12 +31,13 @@ class GaussianVectorSystem:
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4, sensitivity_factor: float = 1.0):
         self.dim = int(dim)
         self.sigma = analytic_gaussian_sigma(epsilon, delta, 2.0 * sensitivity_factor)
-        self.claim = ToyClaim(float(epsilon), float(delta), ("value",))
+        # the stated sensitivity 2·sensitivity_factor over σ: the μ-GDP curve the claim states
+        self.claim = PrivacyClaim(epsilon, delta, ("value",), gdp_mu=2.0 * sensitivity_factor / self.sigma)
         if sensitivity_factor != 1.0:
             self.name = f"gaussian-vector-sensitivity×{sensitivity_factor:g}"
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
-        x = np.asarray(secret, dtype=np.float64)
+        x = _finite_array(secret)
         if x.shape != (self.dim,) or not np.all(np.isfinite(x)):
             raise ValueError(f"a secret is a finite vector of length {self.dim}")
         x = x / max(1.0, float(np.linalg.norm(x)))
@@ -51,7 +49,7 @@ class GaussianVectorSystem:
         return {"opposite unit vectors": (e1, -e1), "unit vs zero": (e1, np.zeros(self.dim))}
 
     def dp_event(self):
-        return _gaussian_event(self.sigma / 2.0)
+        return gaussian_event(self.sigma / 2.0)
 
 
 class BatchedSumSystem:
@@ -74,12 +72,13 @@ class BatchedSumSystem:
         self.messages = self.rounds // self.batch
         # all messages together: one Gaussian with multiplier σ/√k (Δ₂ = 1 per message)
         self.sigma = analytic_gaussian_sigma(epsilon, delta, 1.0) * math.sqrt(self.messages)
-        self.claim = ToyClaim(float(epsilon), float(delta), ("messages", "schedule"))
+        # k messages of multiplier σ (Δ₂ = 1) compose to √k/σ-GDP
+        self.claim = PrivacyClaim(epsilon, delta, ("messages", "schedule"), gdp_mu=math.sqrt(self.messages) / self.sigma)
         if adaptive:
             self.name = "batched-sum-adaptive"
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
-        x = np.clip(np.asarray(secret, dtype=np.float64), 0.0, 1.0)
+        x = np.clip(_finite_array(secret), 0.0, 1.0)
         if x.shape != (self.rounds,):
             raise ValueError(f"a secret is a stream of {self.rounds} values")
         sums = x.reshape(self.messages, self.batch).sum(axis=1)
@@ -96,7 +95,7 @@ class BatchedSumSystem:
         return {"first value replaced": (high, low)}
 
     def dp_event(self):
-        return _gaussian_event(self.sigma, self.messages)
+        return gaussian_event(self.sigma, self.messages)
 
 
 class LaplaceCountSystem:
@@ -107,11 +106,31 @@ class LaplaceCountSystem:
 
     def __init__(self, epsilon: float = 1.0):
         self.epsilon = float(epsilon)
-        self.claim = ToyClaim(self.epsilon, 0.0, ("count",))
+        self.claim = PrivacyClaim(self.epsilon, 0.0, ("count",))
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
-        x = float(np.clip(float(secret), 0.0, 1.0))
+        x = _finite_array(secret)
+        if x.shape != ():
+            raise ValueError("a secret is one number")
+        x = float(np.clip(x, 0.0, 1.0))
         return {"count": x + rng.laplace(0.0, 1.0 / self.epsilon, size=(n, 1))}
 
     def canaries(self) -> dict:
         return {"0 vs 1": (1.0, 0.0)}
+
+
+def gaussian_vector_system(epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4,
+                           sensitivity_factor: float = 1.0) -> GaussianVectorSystem:
+    """A Gaussian vector release at (ε, δ) (``sensitivity_factor`` < 1: the noise sized for too small a Δ₂)."""
+    return GaussianVectorSystem(epsilon, delta, dim, sensitivity_factor)
+
+
+def batched_sum_system(epsilon: float = 1.0, delta: float = 1e-5, rounds: int = 8, batch: int = 4,
+                       adaptive: bool = False) -> BatchedSumSystem:
+    """Batched noisy sums at (ε, δ) (``adaptive``: a data-dependent send schedule)."""
+    return BatchedSumSystem(epsilon, delta, rounds, batch, adaptive)
+
+
+def laplace_count_system(epsilon: float = 1.0) -> LaplaceCountSystem:
+    """A count in [0, 1] plus Laplace noise: pure ε-LDP."""
+    return LaplaceCountSystem(epsilon)

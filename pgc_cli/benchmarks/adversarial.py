@@ -35,9 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from mechanisms import make_mechanism
     from pgc_cli.io import write_json_atomic
 
-    from audit.adversarial import adversarial_audit
-    from audit.studies import false_alarm_study
-    from audit.environment import environment_audit
+    from pgc_audits.adversarial import adversarial_audit
+    from pgc_audits.studies import false_alarm_study
+    from pgc_audits.environment import environment_audit
 
     if args.false_alarms:
         mechs = {f"{m} ε={e:g}": make_mechanism(m, e) for m in ("laplace", "prs") for e in (1.0, 4.0)}

@@ -27,8 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from audit.one_run import one_run_audit, transcript_releases
-    from audit.pgc_system import PGCA3CSystem
+    from audit.one_run import one_run_audit
+    from pgc.transcript import transcript_releases
+    from pgc.system import PGCA3CSystem
     from audit.system_audit import audit_system
     from pgc.trainer import TrainConfig, train
 

@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _correct_systems():
-    from audit.pgc_system import pgc_a3c_system
+    from pgc.system import pgc_a3c_system
     from fedlinucb.systems import private_fedlinucb_system
     from gympg.pendulum import PendulumParams
     from gympg.system import PendulumGaussianSystem
@@ -95,8 +95,8 @@ def reference_environment_audit(theta, mechanism, psi, psi_prime, samples, seed)
 
 
 def run(args: argparse.Namespace) -> int:
-    from audit.adversarial import adversarial_audit  # noqa: F401  (warm the imports outside the timings)
-    from audit.environment import environment_audit
+    from pgc_audits.adversarial import adversarial_audit  # noqa: F401  (warm the imports outside the timings)
+    from pgc_audits.environment import environment_audit
     from audit.system_audit import audit_system
     from mechanisms import Gaussian, Laplace
     from pgc.model import load_checkpoint

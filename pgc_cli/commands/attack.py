@@ -206,7 +206,7 @@ class AttackCommand:
         from attacks.active import craft_for_candidates, laplace_layout_accuracy
         from attacks.layout import QUICK_LAYOUT, LayoutResult
         from attacks.sweep import ModelSpec, build_mechanism
-        from audit.adversarial import QUICK_SEARCH
+        from pgc.crafted import QUICK_SEARCH
 
         cands = tuple(args.candidates or (9.7, 9.8, 9.9))
         if len(cands) < 2 or len(set(cands)) != len(cands):

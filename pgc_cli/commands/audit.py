@@ -14,7 +14,7 @@ Three modes (exactly one):
   docs/README-one-run.md) per channel (gradient, score, all).
 
 ``--adversarial-model`` (with ``--mechanism`` or ``--run``): the aggregator crafts θ for each pair
-(:mod:`audit.adversarial`) and the channels are certified at it; ``--pairs`` also takes a range
+(:mod:`pgc_audits.adversarial`) and the channels are certified at it; ``--pairs`` also takes a range
 ``LO..HI`` (an optuna search for the pair the crafted model separates best). The crafted θ are saved
 as checkpoints beside the JSON (``pgc attack --model FILE`` loads them). ``--adversarial-curve``
 (with ``--mechanism``): ε_LB/ε against the neighbour distance, honest vs crafted θ.
@@ -147,7 +147,7 @@ class AuditCommand:
         mode.add_argument("--mechanism", help="registered mechanism name (laplace, prs, gaussian-analytic, ...)")
         mode.add_argument("--system", metavar="MODULE:FACTORY",
                           help="any System: FACTORY() in MODULE returns it (e.g. gympg.system:pendulum_system, "
-                               "audit.pgc_system:pgc_a3c_system); audited per channel through audit.audit_system")
+                               "pgc.system:pgc_a3c_system); audited per channel through audit.audit_system")
         mode.add_argument("--pair", help="--system: one of the system's named canary pairs (default: its first)")
         mode.add_argument("--secrets", nargs=2, metavar=("SECRET", "SECRET_PRIME"),
                           help="--system: the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair")
@@ -240,7 +240,7 @@ class AuditCommand:
                 raise CLIError("--adversarial-model/--adversarial-curve audit a mechanism or a run, not --self-test")
             if args.adversarial_curve and args.run:
                 raise CLIError("--adversarial-curve works with --mechanism (the honest θ is --honest-model)")
-            from audit.adversarial import ADVERSARIAL_CHANNELS
+            from pgc_audits.adversarial import ADVERSARIAL_CHANNELS
 
             chans = [c.strip() for c in (args.channels or "gradient,score,all").split(",") if c.strip()]
             bad = [c for c in chans if c not in ADVERSARIAL_CHANNELS]
@@ -355,7 +355,7 @@ class AuditCommand:
     def _run(self, args, report: dict, progress: bool) -> int:
         from pgc.rundir import load_run
 
-        from audit.environment import environment_audit
+        from pgc_audits.environment import environment_audit
 
         run_dir = Path(args.run)
         if not run_dir.is_dir():
@@ -386,7 +386,7 @@ class AuditCommand:
             report.update(mode="adversarial", model="adversarial")
             protection = {}
             if config.protect:  # the run's mitigations; every channel against the total claim
-                from audit.adversarial import PROTECTED_ADVERSARIAL_CHANNELS
+                from pgc_audits.adversarial import PROTECTED_ADVERSARIAL_CHANNELS
 
                 if args.channels is None:
                     args.channel_list = list(PROTECTED_ADVERSARIAL_CHANNELS)
@@ -402,7 +402,7 @@ class AuditCommand:
                                                                    **protection)
             return 0
         from audit import audit_mechanism
-        from pgc.tasks import call_with_keywords, map_tasks
+        from tasks import call_with_keywords, map_tasks
 
         # the canary audit and one environment audit per pair: independent tasks (each its own seeds)
         canary = dict(mechanism=mech, dim=args.dim, samples=args.mechanism_samples, confidence=args.confidence,
@@ -453,7 +453,8 @@ class AuditCommand:
                            **protection) -> list:
         from pgc.model import save_checkpoint
 
-        from audit.adversarial import QUICK_SEARCH, SearchSettings, adversarial_pair_audits
+        from pgc.crafted import QUICK_SEARCH, SearchSettings
+        from pgc_audits.adversarial import adversarial_pair_audits
 
         settings = QUICK_SEARCH if args.search_budget == "quick" else SearchSettings()
         report["search_settings"] = settings.to_dict()
@@ -509,8 +510,8 @@ class AuditCommand:
         from mechanisms import make_mechanism
 
         from attacks.sweep import ModelSpec
-        from audit.adversarial import QUICK_SEARCH, SearchSettings
-        from audit.studies import CURVE_DISTANCES, adversarial_curve
+        from pgc.crafted import QUICK_SEARCH, SearchSettings
+        from pgc_audits.studies import CURVE_DISTANCES, adversarial_curve
 
         self._build_mechanism(args.mechanism, args.epsilons[0], args.clip, args.reduced_dim, 1)  # validates them
         try:
@@ -594,8 +595,9 @@ class AuditCommand:
     def _one_run(self, args, report: dict, progress: bool) -> int:
         import numpy as np
 
-        from audit.one_run import ONE_RUN_CHANNELS, MAX_SIMULATED_BROADCASTS, one_run_audit, transcript_releases
-        from audit.pgc_system import PGCA3CSystem
+        from audit.one_run import ONE_RUN_CHANNELS, MAX_SIMULATED_BROADCASTS, one_run_audit
+        from pgc.transcript import transcript_releases
+        from pgc.system import PGCA3CSystem
         from audit.system_audit import row_verdict
         from pgc.rundir import load_run
 

@@ -40,7 +40,7 @@ def canary_pair(text: str) -> tuple[float, float]:
 
 def crafted_canary_theta(args: argparse.Namespace, data: dict):
     """The crafted model for the canary agents: --canary-theta (a checkpoint or .npy), or the crafted
-    family's search for the pair (audit.crafted, gradient objective, seeded by --seed)."""
+    family's search for the pair (pgc.crafted, gradient objective, seeded by --seed)."""
     import numpy as np
 
     from pgc.model import load_checkpoint
@@ -57,7 +57,7 @@ def crafted_canary_theta(args: argparse.Namespace, data: dict):
     pair = data.get("canary_pair")
     if not pair or len(pair) != 2:
         raise CLIError("--canary-model crafted needs --canary-pair PSI:PSI_PRIME")
-    from audit.crafted import search_crafted_model
+    from pgc.crafted import search_crafted_model
     from pgc.model import with_zero_biases
     from pgc.rollout import A3CHyperparams
 

@@ -1,7 +1,7 @@
 """Adversary instantiation: the aggregator crafts the model θ, then the environment audit runs at it.
 
-The crafted family and its search live in :mod:`audit.crafted` (see its docstring); the curve against
-the neighbour distance and the false-alarm study in :mod:`audit.studies`.
+The crafted family and its search live in :mod:`pgc.crafted` (see its docstring); the curve against
+the neighbour distance and the false-alarm study in :mod:`pgc_audits.studies`.
 """
 
 from __future__ import annotations
@@ -14,15 +14,14 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from pgc.env import CartPoleParams
+from tasks import map_tasks
 from mechanisms import Mechanism, NoNoise
+from pgc.crafted import (SEARCH_CHANNELS, SearchResult, SearchSettings, WorstPairResult, check_pair,
+                         search_crafted_model, worst_pair_search)
+from pgc.env import CartPoleParams
 from pgc.model import with_zero_biases
 from pgc.rollout import A3CHyperparams
-from pgc.tasks import map_tasks
 
-from .crafted import (DETECTOR_COORDINATES, QUICK_SEARCH, SEARCH_CHANNELS, SearchResult,  # noqa: F401 (re-exported)
-                      SearchSettings, WorstPairResult, check_pair, crafted_theta, search_crafted_model,
-                      worst_pair_search)
 from .environment import ChannelAudit, environment_audit
 
 ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order", "all")
@@ -183,7 +182,7 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
                                 workers=1, compositions=(), exploration=settings.exploration,
                                 channels=["gradient"], progress=progress)
         noise_free_lb = res.channel("gradient").epsilon_lower_bound
-    from .blackbox import describe
+    from audit.blackbox import describe
 
     extra = {}
     if protect:

@@ -17,8 +17,8 @@ gradient (:func:`pgc.rollout.simulate_episodes`, the trainer's kernel) and submi
 * ``all`` — score, arrival and gradient side by side (the system assembles it, in that column order).
 
 The claim is the total ε per submission (ε_gradient + ε_score with a privatized score), with the
-gradient mechanism's δ; it covers the channels :func:`audit.environment.protected_channels` lists.
-``crafted_broadcasts`` is the crafted family of :mod:`audit.crafted` (a bang-bang controller with a
+gradient mechanism's δ; it covers the channels :func:`protected_channels` lists.
+``crafted_broadcasts`` is the crafted family of :mod:`pgc.crafted` (a bang-bang controller with a
 value-flip detector), searched for the pair; ``canaries`` are the paper's pair and a wide one.
 """
 
@@ -29,24 +29,17 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-
-from pgc.env import PAPER_GRAVITIES, CartPoleParams, physics_array
 from mechanisms import Mechanism, claimed_delta, split_rounds
-from pgc.model import glorot_uniform_theta
-from pgc.protect import ScoreLaplace, parse_protect
-from pgc.rollout import A3CHyperparams, simulate_episodes
+from mechanisms.accounting import mechanism_event, mechanism_gdp_mu
+from systems.contract import PrivacyClaim
 
-from .accountant import mechanism_event
+from .env import PAPER_GRAVITIES, CartPoleParams, physics_array
+from .model import glorot_uniform_theta
+from .protect import ScoreLaplace, parse_protect
+from .rollout import A3CHyperparams, simulate_episodes
 
 PROTECTED = ("gradient", "gradient×k", "gradient×k split")
 CANARIES = {"paper 9.7 vs 9.9": (9.7, 9.9), "wide 5 vs 15": (5.0, 15.0)}
-
-
-@dataclass(frozen=True)
-class PGCClaim:
-    epsilon: float
-    delta: float
-    covers: tuple[str, ...]
 
 
 def protected_channels(protect: Sequence[str] = (), compositions: Sequence[int] = ()) -> set[str]:
@@ -106,8 +99,9 @@ class PGCA3CSystem:
             theta = glorot_uniform_theta(np.random.default_rng(0), self.hyper.biases)
         self.theta = self._check_theta(theta)
         total = float(mechanism.epsilon) + (self.score_mechanism.epsilon if self.score_mechanism else 0.0)
-        self.claim = PGCClaim(total, claimed_delta(mechanism), tuple(sorted(protected_channels(self.protect,
-                                                                                                self.compositions))))
+        self.claim = PrivacyClaim(total, claimed_delta(mechanism),
+                                  tuple(sorted(protected_channels(self.protect, self.compositions))),
+                                  gdp_mu=None if self.score_mechanism else mechanism_gdp_mu(mechanism))
         channels = ["gradient", "score", "arrival"] + (["arrival-order"] if self.order and self.workers > 1 else [])
         for k in self.compositions:
             channels += [f"gradient×{k}", f"gradient×{k} split", f"score×{k}"]
@@ -115,13 +109,18 @@ class PGCA3CSystem:
 
     # -- the contract --------------------------------------------------------------------------
 
-    def claim_for(self, channel: str) -> PGCClaim:
+    def claim_for(self, channel: str) -> PrivacyClaim:
         eps, delta = self.claim.epsilon, self.claim.delta
         if channel.startswith("gradient×") and not channel.endswith("split"):
             k = int(channel.split("×")[1])
-            return PGCClaim(eps * k, min(delta * k, 0.999999), self.claim.covers)
+            mu = None if self.claim.gdp_mu is None else self.claim.gdp_mu * math.sqrt(k)  # k releases compose to √k·μ
+            return PrivacyClaim(eps * k, min(delta * k, 0.999999), self.claim.covers, mu)
+        if channel.startswith("gradient×") and self.claim.gdp_mu is not None:  # k rounds at (ε/k, δ/k): √k·μ_round
+            k = int(channel.split("×")[1].split()[0])
+            return PrivacyClaim(eps, delta, self.claim.covers,
+                                math.sqrt(k) * mechanism_gdp_mu(split_rounds(self.mechanism, k)))
         if channel.startswith("score×") and self.score_mechanism is not None:
-            return PGCClaim(eps * int(channel.split("×")[1]), delta, self.claim.covers)
+            return PrivacyClaim(eps * int(channel.split("×")[1]), delta, self.claim.covers)
         return self.claim
 
     def release(self, secret: float, n: int, rng: np.random.Generator | None, *, broadcast=None,
@@ -173,8 +172,8 @@ class PGCA3CSystem:
         return arrival_rank(target, others, rng)[:, None]
 
     def crafted_broadcasts(self, secret: float, secret_prime: float, rng: np.random.Generator) -> list[np.ndarray]:
-        """θ crafted for this pair: the gradient objective's and the score objective's (:mod:`audit.crafted`)."""
-        from pgc.model import with_zero_biases
+        """θ crafted for this pair: the gradient objective's and the score objective's (:mod:`pgc.crafted`)."""
+        from .model import with_zero_biases
 
         from .crafted import SEARCH_CHANNELS, search_crafted_model
 
@@ -237,7 +236,7 @@ def _check_gravity(secret) -> float:
 
 def pgc_a3c_system(mechanism: str = "laplace", epsilon: float = 1.0, delta: float | None = None,
                    theta_seed: int = 0) -> PGCA3CSystem:
-    """A ready PGC-A3C system (``pgc audit --system audit.pgc_system:pgc_a3c_system``): the paper's
+    """A ready PGC-A3C system (``pgc audit --system pgc.system:pgc_a3c_system``): the paper's
     Laplace mechanism at ε = 1 (C = 0.01) at an initial model (Glorot, ``theta_seed``)."""
     from mechanisms import make_mechanism
 
@@ -248,5 +247,5 @@ def pgc_a3c_system(mechanism: str = "laplace", epsilon: float = 1.0, delta: floa
 
 def pgc_a3c_gaussian_system() -> PGCA3CSystem:
     """PGC-A3C with the analytic Gaussian mechanism at (2, 1e-5) (C = 0.01) at an initial model
-    (``pgc audit --system audit.pgc_system:pgc_a3c_gaussian_system``)."""
+    (``pgc audit --system pgc.system:pgc_a3c_gaussian_system``)."""
     return pgc_a3c_system("gaussian-analytic", 2.0, 1e-5)

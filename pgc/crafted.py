@@ -54,9 +54,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from pgc.env import CartPoleParams, physics_array
-from pgc.model import DIM, SLICE_VALUE, with_zero_biases
-from pgc.rollout import A3CHyperparams, simulate_episodes
+from .env import CartPoleParams, physics_array
+from .model import DIM, SLICE_VALUE, with_zero_biases
+from .rollout import A3CHyperparams, simulate_episodes
 
 CONTROLLER_UNITS = (0, 1)
 DETECTOR_UNITS = (2, 3)

@@ -44,16 +44,14 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-
-from pgc.env import PAPER_GRAVITIES, CartPoleParams
+from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
+from audit.system_audit import certify_channel_tests, fit_channel_tests
+from audit.tester import CHUNK
 from mechanisms import Mechanism
+from pgc.env import PAPER_GRAVITIES, CartPoleParams
 from pgc.protect import parse_protect
 from pgc.rollout import A3CHyperparams
-
-from .pgc_system import PGCA3CSystem, ReleaseStreams, arrival_rank, protected_channels  # noqa: F401 (re-exported)
-from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
-from .system_audit import certify_channel_tests, fit_channel_tests
-from .tester import CHUNK
+from pgc.system import PGCA3CSystem, ReleaseStreams
 
 ALL_CHANNEL_GROUPS = (slice(0, 1), slice(1, 2), slice(2, None))  # the "all" columns: score, arrival, gradient
 
@@ -91,7 +89,7 @@ class ChannelAudit:
 
     def p_value(self, claim: float) -> float:
         """p-value of "true ε ≤ claim" from the certification counts (Holm-ready)."""
-        from .bounds import counts_p_value
+        from audit.bounds import counts_p_value
 
         return counts_p_value(self, claim)
 
@@ -191,7 +189,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
             sides[label]["arrival-order"] = system.arrival_order(g, n_o, orng)
 
     audited = []
-    from .progress import progress_bar
+    from audit.progress import progress_bar
 
     bar = progress_bar(len(wanted), "channel", f"environment audit ψ={psi:g} vs ψ'={psi_prime:g}", progress)
     for name in known:
@@ -224,7 +222,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         bar.update(1)
     bar.close()
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
-    from .blackbox import describe
+    from audit.blackbox import describe
 
     extra = {}
     if protect:

@@ -10,10 +10,10 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from mechanisms import Mechanism
-from pgc.tasks import map_tasks
+from tasks import map_tasks
 
 from .adversarial import AdversarialAuditResult, adversarial_audit, bound_ratio
-from .crafted import SearchSettings, search_crafted_model
+from pgc.crafted import SearchSettings, search_crafted_model
 from .environment import EnvironmentAuditResult, environment_audit
 
 CURVE_DISTANCES = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
