@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2 if argv else 0
     try:
         return int(args._command.run(args) or 0)
-    except (CLIError, ValueError, FileNotFoundError, TypeError) as exc:
+    except (CLIError, ValueError, FileNotFoundError) as exc:  # a user's error; a TypeError is a bug: its traceback shows
         print(f"pgc {chosen}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # no space left, read-only file system, permission denied...

@@ -145,9 +145,10 @@ class AuditCommand:
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         mode = p.add_argument_group("what to audit (exactly one of --mechanism, --run, --self-test, --system)")
         mode.add_argument("--mechanism", help="registered mechanism name (laplace, prs, gaussian-analytic, ...)")
-        mode.add_argument("--system", metavar="MODULE:FACTORY",
-                          help="any System: FACTORY() in MODULE returns it (e.g. gympg.system:pendulum_system, "
-                               "pgc.system:pgc_a3c_system); audited per channel through audit.audit_system")
+        mode.add_argument("--system", metavar="SPEC",
+                          help="any System: a registered name (pgc-a3c, pendulum-gaussian-pg, private-fedlinucb, ...), "
+                               "MODULE:FACTORY (an installed module or one in the current folder) or "
+                               "path/to/file.py:FACTORY; audited per channel through audit.audit_system")
         mode.add_argument("--pair", help="--system: one of the system's named canary pairs (default: its first)")
         mode.add_argument("--secrets", nargs=2, metavar=("SECRET", "SECRET_PRIME"),
                           help="--system: the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair")
@@ -219,7 +220,7 @@ class AuditCommand:
         if args.run and args.mechanism:
             modes.remove("mechanism")  # --mechanism overrides the run's mechanism
         if len(modes) != 1:
-            raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test, --system MODULE:FACTORY, "
+            raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test, --system SPEC, "
                            "--one-run RUN")
         if (args.pair or args.secrets or args.adversarial) and not args.system:
             raise CLIError("--pair, --secrets and --adversarial go with --system")
@@ -537,23 +538,12 @@ class AuditCommand:
         return 0
 
     def _system(self, args, report: dict, progress: bool) -> int:
-        import importlib
         import json
 
         from audit.system_audit import audit_system, check_system, describe_secret
+        from systems.registry import make_system
 
-        module_name, _, factory_name = args.system.partition(":")
-        if not module_name or not factory_name:
-            raise CLIError(f"--system {args.system!r}: give MODULE:FACTORY, e.g. gympg.system:pendulum_system")
-        try:
-            factory = getattr(importlib.import_module(module_name), factory_name)
-        except ImportError as exc:
-            raise CLIError(f"--system: cannot import {module_name!r}: {exc}") from None
-        except AttributeError:
-            raise CLIError(f"--system: {module_name!r} has no {factory_name!r}") from None
-        if not callable(factory):
-            raise CLIError(f"--system: {args.system} is not callable")
-        system = factory()
+        system = make_system(args.system)
         check_system(system)
         canaries = system.canaries() if callable(getattr(system, "canaries", None)) else {}
         if args.secrets:

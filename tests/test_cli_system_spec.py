@@ -1,0 +1,69 @@
+"""``pgc audit --system SPEC`` end to end for the three SPEC forms, and the CLI's line between a user's
+error (one line, exit 2) and a bug (a TypeError keeps its traceback)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from pgc_cli.main import main
+
+COIN = textwrap.dedent('''
+    import numpy as np
+    from systems.contract import PrivacyClaim
+
+    class Coin:
+        name, channels, claim = "coin", ("bit",), PrivacyClaim(1.0, 0.0, ("bit",))
+
+        def release(self, secret, n, rng, *, broadcast=None):
+            p = 0.6 if secret else 0.4  # ln(0.6/0.4) = 0.405 < 1: consistent
+            return {"bit": (rng.random((n, 1)) < p).astype(float)}
+
+        def canaries(self):
+            return {"0 vs 1": (0, 1)}
+
+    def make():
+        return Coin()
+
+    def broken():
+        return len(3)  # a bug in the user's factory: TypeError
+''')
+
+
+def audit(spec, out, *extra):
+    return main(["audit", "--system", spec, "--samples", "2000", "--out", str(out), "--no-progress", *extra])
+
+
+def test_a_module_in_the_current_folder(tmp_path, monkeypatch):
+    (tmp_path / "coin_cli_sys.py").write_text(COIN)
+    monkeypatch.chdir(tmp_path)
+    assert audit("coin_cli_sys:make", tmp_path / "a.json") == 0
+    result = json.loads((tmp_path / "a.json").read_text())
+    assert result["system"] == "coin" and result["rows"][0]["channel"] == "bit"
+
+
+def test_a_file_path(tmp_path):
+    (tmp_path / "coin_file_sys.py").write_text(COIN)
+    assert audit(f"{tmp_path / 'coin_file_sys.py'}:make", tmp_path / "b.json") == 0
+
+
+def test_a_registered_name(tmp_path):
+    assert audit("toy-laplace-count", tmp_path / "c.json") == 0
+    assert json.loads((tmp_path / "c.json").read_text())["system"] == "laplace-count"
+
+
+@pytest.mark.parametrize("spec, says", [("nope_no_module_here:make", "no module 'nope_no_module_here'"),
+                                        ("not-a-registered-system", "not a registered name"),
+                                        ("./missing_file.py:make", "no file")])
+def test_a_bad_spec_is_one_line_and_exit_2(tmp_path, capsys, spec, says):
+    assert audit(spec, tmp_path / "d.json") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and says in err and not (tmp_path / "d.json").exists()
+
+
+def test_a_type_error_is_a_bug_with_its_traceback(tmp_path):
+    (tmp_path / "coin_bug_sys.py").write_text(COIN)
+    with pytest.raises(TypeError, match="len"):
+        audit(f"{tmp_path / 'coin_bug_sys.py'}:broken", tmp_path / "e.json")
+    assert not (tmp_path / "e.json").exists()
