@@ -230,13 +230,19 @@ class SystemAuditResult:
 
 
 def row_verdict(claimed_epsilon: float, epsilon_lb: float, covered: bool, delta_lb: float = 0.0,
-                claimed_delta: float = 0.0) -> str:
-    """A covered channel: violated when a bound exceeds the claim. A channel the claim does not cover:
-    unprotected channel when it leaks at all (ε_LB > 0), whatever its size. Else consistent."""
-    if not covered:
-        return "unprotected channel" if epsilon_lb > 0 else "consistent"
-    if epsilon_lb > claimed_epsilon or delta_lb > claimed_delta:
-        return "violated"
+                claimed_delta: float = 0.0, *, held_to_claim: bool = False) -> str:
+    """The one verdict rule of a certified row.
+
+    A covered channel is ``violated`` when a bound exceeds the claim (ε_LB > ε, or δ_LB > δ at the claimed
+    ε). A channel the claim does not cover is an ``unprotected channel`` when it leaks at all (ε_LB > 0),
+    whatever its size — unless ``held_to_claim``: a participant whose whole release is promised the claim
+    (PGC-A3C's agent: ε per submission) is ``violated`` by an uncovered channel that leaks more than it.
+    Else ``consistent``."""
+    if covered or held_to_claim:
+        if epsilon_lb > claimed_epsilon or (covered and delta_lb > claimed_delta):
+            return "violated"
+    if not covered and epsilon_lb > 0:
+        return "unprotected channel"
     return "consistent"
 
 

@@ -45,7 +45,7 @@ from typing import Sequence
 
 import numpy as np
 from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
-from audit.system_audit import certify_channel_tests, fit_channel_tests
+from audit.system_audit import certify_channel_tests, fit_channel_tests, row_verdict
 from audit.tester import CHUNK
 from mechanisms import Mechanism
 from pgc.env import PAPER_GRAVITIES, CartPoleParams
@@ -81,6 +81,7 @@ class ChannelAudit:
     max_certifiable_epsilon: float
     verdict: str
     statistic: str
+    covered: bool  # the system's claim covers this channel
     note: str = ""
     false_positives: int = 0  # the certification counts, so that a p-value can be derived later
     false_negatives: int = 0
@@ -96,7 +97,7 @@ class ChannelAudit:
     def to_dict(self) -> dict:
         out = dict(self.__dict__)
         out["p_value"] = self.p_value(self.claimed_epsilon)
-        if self.channel not in ("gradient", "gradient×k", "gradient×k split"):  # a leak at all: "true ε ≤ 0"
+        if not self.covered:  # an uncovered channel: the p-value of a leak at all, "true ε ≤ 0"
             out["p_value_leak"] = self.p_value(0.0)
         return out
 
@@ -216,8 +217,9 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         note = _channel_note(name, system)
         audited.append(ChannelAudit(name, claim, bound.epsilon_lower_bound, confidence, bound.samples_per_side,
                                     bound.max_certifiable_epsilon,
-                                    channel_verdict(claim, bound.epsilon_lower_bound, name in covered),
-                                    bound.statistic, note, bound.false_positives, bound.false_negatives,
+                                    row_verdict(claim, bound.epsilon_lower_bound, name in covered,
+                                                held_to_claim=True),
+                                    bound.statistic, name in covered, note, bound.false_positives, bound.false_negatives,
                                     bound.fp_share, bound.delta))
         bar.update(1)
     bar.close()
@@ -231,17 +233,6 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
                  "claim": "total: ε_gradient + ε_score per submission"}
     return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, audited, means,
                                   time.perf_counter() - start, extra)
-
-
-def channel_verdict(claimed: float, lower_bound: float, covered: bool) -> str:
-    """The environment audit's verdict: every channel is held to the agent's ε claim per submission, so a
-    bound above it is a violation on any channel; below it, an uncovered channel that leaks is an
-    unprotected channel."""
-    if lower_bound > claimed:
-        return "violated"
-    if not covered and lower_bound > 0:
-        return "unprotected channel"
-    return "consistent"
 
 
 def _rows_in_chunks(name: str, rows: np.ndarray):

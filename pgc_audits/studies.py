@@ -93,7 +93,7 @@ def adversarial_curve(make: Callable[[float], Mechanism], epsilons: Sequence[flo
                 points.append({"psi": psi, "psi_prime": psi_prime, "delta_psi": distance, "epsilon": eps,
                                "model": model, "channel": c.channel, "epsilon_lower_bound": c.epsilon_lower_bound,
                                "ratio": bound_ratio(c.epsilon_lower_bound, eps), "samples_per_side": c.samples_per_side,
-                               "verdict": c.verdict, "p_value": c.p_value(eps)})
+                               "verdict": c.verdict, "covered": c.covered, "p_value": c.p_value(eps)})
     return {"curve": points, "adversarial_audits": adv_dicts, "honest_audits": honest_dicts}
 
 

@@ -21,9 +21,7 @@ from schemas.shared import PAPER, PAPER_HORIZON, holm, ldp_ceiling  # noqa: F401
 
 from .loaders import Source
 
-# Transcript channels the paper's ε claim does not cover (the score is sent in the clear; arrival
-# time is start time + episode length).
-_UNPROTECTED = re.compile(r"score|timing|time|arrival|order|length|side", re.I)
+# channel names of a joint release (the summary groups such rows as "all")
 _JOINT = re.compile(r"\ball\b|joint|combined|together|everything", re.I)
 BUDGET_LIMIT_FRACTION = 0.9  # a bound within 10% of the certifiable cap is limited by the sample budget
 SUMMARY_MAX_ROWS = 15
@@ -60,15 +58,14 @@ class BoundRow:
     group: str = ""  # who observes: "mechanism", "honest aggregator", "adversarial aggregator", a system's name
     accountant: float | None = None  # ε an accountant gives for the same release (system audits)
     reference: bool = False  # from a committed reference result, not the run's own
-    covered: bool | None = None  # the claim covers the channel (system audits say so; else read from its name)
+    covered: bool | None = None  # the claim covers the channel, as the audit's row says
+    system: str | None = None  # the audited System's name (system audits); None for PGC-A3C's own audits
 
     @property
     def outside_claim(self) -> bool:
-        """A side channel the claim does not cover: score/timing/all rows of an unprotected configuration
-        (with the mitigations on, the audit compares them with the total ε and they are inside the claim)."""
-        if self.covered is not None:
-            return not self.covered
-        return is_side_channel(self.channel) and not self.protect
+        """A side channel the claim does not cover (the row's own ``covered``; with the mitigations on, the
+        score and timing rows are inside the claim)."""
+        return self.covered is False
 
     @property
     def budget_limited(self) -> bool:
@@ -178,24 +175,12 @@ class ReportContent:
 # ---------------------------------------------------------------------------------------------
 
 
-def is_side_channel(channel: str) -> bool:
-    """A channel the gradient mechanism does not cover (score, timing, arrival) or that includes one (all)."""
-    if re.search(r"canary|mechanism", channel, re.I):
-        return False
-    return bool(_JOINT.search(channel)) or (bool(_UNPROTECTED.search(channel)) and not re.search(r"gradient", channel, re.I))
-
-
-def channel_verdict(channel: str, claimed: float | None, lower_bound: float) -> str:
-    """Plain verdict for one bound: violated / unprotected channel / consistent."""
-    joint = bool(_JOINT.search(channel))
-    unprotected = bool(_UNPROTECTED.search(channel)) and not re.search(r"gradient", channel, re.I) and not joint
-    if unprotected:  # the claim does not cover this channel at all
-        return "unprotected channel" if lower_bound > 0 else "consistent"
-    if claimed is not None and math.isfinite(claimed) and lower_bound > claimed:
-        return "violated (via unprotected channel)" if joint else "violated"
-    if unprotected and lower_bound > 0:
-        return "unprotected channel"
-    return "consistent"
+def row_verdict_text(verdict: str | None, covered: bool | None) -> str:
+    """The verdict a report shows for a row: the audit's own, with a violation through a channel the claim
+    does not cover named as such; "no verdict" for a row that states none."""
+    if verdict is None:
+        return "no verdict"
+    return "violated (via unprotected channel)" if verdict == "violated" and covered is False else verdict
 
 
 _K_IN_NAME = re.compile(r"[×x]\s*(\d+)")
@@ -250,11 +235,7 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
         k = int(m.group(1)) if m else None
         subject, group = _audit_subject(result, obj, src.label)
         protect = tuple(obj.protect or protection)
-        verdict = channel_verdict(channel, obj.claimed_epsilon, obj.epsilon_lower_bound)
-        if obj.verdict is not None:
-            verdict = obj.verdict  # the auditor's own verdict is authoritative
-            if verdict == "violated" and is_side_channel(channel) and not protect:
-                verdict = "violated (via unprotected channel)"
+        verdict = row_verdict_text(obj.verdict, obj.covered)
         p_val = obj.p_value
         if verdict.startswith("unprotected") and obj.p_value_leak is not None:
             p_val = obj.p_value_leak
@@ -264,7 +245,7 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
             cap=obj.max_certifiable_epsilon, samples=obj.samples_per_side, delta=obj.delta, k=k,
             test=obj.statistic or "", verdict=verdict,
             p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
-            model=obj.model or "", protect=protect, group=group, reference=src.reference)
+            model=obj.model or "", protect=protect, group=group, reference=src.reference, covered=obj.covered)
         if obj.true_epsilon is not None:
             row.notes.append(f"true ε {fmt_eps(obj.true_epsilon)}")
         if obj.correct_mechanism is not None:
@@ -291,16 +272,14 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
     rows = []
     for x in r.rows:
         covered = x.covered if x.covered is not None else x.channel in r.claim.covers
-        verdict = x.verdict
-        if verdict == "violated" and not covered:
-            verdict = "violated (via unprotected channel)"
+        verdict = row_verdict_text(x.verdict, covered)
         p_val = x.p_value_leak if verdict == "unprotected channel" and x.p_value_leak is not None else x.p_value
         rows.append(BoundRow(
             source=src.label, subject=subject, channel=x.channel, claimed=x.claimed_epsilon,
             lower_bound=x.epsilon_lower_bound, confidence=r.confidence, cap=x.max_certifiable_epsilon,
             samples=x.samples_per_side, delta=x.claimed_delta, k=None, test=x.statistic, verdict=verdict,
             p_value=p_val if 0.0 <= p_val <= 1.0 else None, model=r.broadcast, group=f"{r.system} ({r.broadcast})",
-            accountant=x.accountant_epsilon, reference=src.reference, covered=covered,
+            accountant=x.accountant_epsilon, reference=src.reference, covered=covered, system=r.system,
             notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + (
                 [f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)}"] if x.gdp_mu_estimate is not None else [])))
     header = {"source": src.label, "system": r.system, "pair": r.pair, "secret": _short(r.secret),
@@ -668,7 +647,7 @@ def build_warnings(f: Findings, c: ReportContent, *, own: bool = True) -> list[d
                           f"ε ≥ {fmt_eps(worst.lower_bound)} at {fmt_eps(worst.confidence)} confidence. "
                           "The claim is false for this implementation, not merely loose."})
     unprot = [b for b in f.bounds if b.outside_claim and b.lower_bound > 0]
-    if unprot and all(b.covered is not None for b in unprot):  # system audits name their covered channels
+    if unprot and all(b.system is not None for b in unprot):  # system audits: channels by the system's names
         worst = max(unprot, key=lambda b: b.lower_bound)
         over = [b for b in unprot if b.claimed is not None and math.isfinite(b.claimed) and b.lower_bound > b.claimed]
         w.append({"level": "critical", "title": "Channels outside the claim leak",

@@ -56,6 +56,7 @@ class AuditChannel(Record):
     scope: str | None = None
     model: str | None = None
     verdict: Verdict | None = None
+    covered: bool | None = None  # the claim covers this channel (the verdict's rule read it)
     confidence: float | None = None
     max_certifiable_epsilon: float | None = None
     samples_per_side: int | None = None

@@ -15,7 +15,7 @@ from pgc.trainer import TrainConfig, train_batch
 from pgc_cli.main import main
 from reports import ReportInputError, build_report, load_sources
 from reports.browser import check_page, chromium_path, external_references, screenshot
-from reports.content import channel_verdict
+from reports.content import row_verdict_text
 from schemas.shared import ldp_ceiling
 from tuning.study import pareto_front
 
@@ -35,12 +35,14 @@ def _audit_result() -> dict:
     env = {"scope": "environment 9.7 vs 9.9", "claimed_epsilon": 1.0, "confidence": 0.95,
            "max_certifiable_epsilon": 11.2, "samples_per_side": 50_000}
     return {"kind": "audit", "format_version": 1, "mode": "run", "confidence": 0.95, "channels": [
-        {**mech, "mechanism": "Laplace(epsilon=1.0)", "epsilon_lower_bound": 0.96},
-        {**mech, "mechanism": "NoiseTooSmall(epsilon=1.0)", "epsilon_lower_bound": 1.9},
-        {**env, "channel": "gradient", "epsilon_lower_bound": 0.02},
-        {**env, "channel": "score", "epsilon_lower_bound": 2.5},
-        {**env, "channel": "timing", "epsilon_lower_bound": 2.4},
-        {**env, "channel": "gradient×10", "epsilon_lower_bound": 1.3},
+        {**mech, "mechanism": "Laplace(epsilon=1.0)", "epsilon_lower_bound": 0.96, "verdict": "consistent",
+         "covered": True},
+        {**mech, "mechanism": "NoiseTooSmall(epsilon=1.0)", "epsilon_lower_bound": 1.9, "verdict": "violated",
+         "covered": True},
+        {**env, "channel": "gradient", "epsilon_lower_bound": 0.02, "verdict": "consistent", "covered": True},
+        {**env, "channel": "score", "epsilon_lower_bound": 2.5, "verdict": "unprotected channel", "covered": False},
+        {**env, "channel": "timing", "epsilon_lower_bound": 2.4, "verdict": "unprotected channel", "covered": False},
+        {**env, "channel": "gradient×10", "epsilon_lower_bound": 1.3, "verdict": "violated", "covered": True},
     ]}
 
 
@@ -131,13 +133,13 @@ def test_ldp_ceiling_hand_values():
     assert ldp_ceiling(math.inf, 1, 3) == 1.0
 
 
-def test_channel_verdicts():
-    assert channel_verdict("mechanism output", 1.0, 0.97) == "consistent"
-    assert channel_verdict("mechanism output", 1.0, 1.01) == "violated"
-    assert channel_verdict("score", 1.0, 0.5) == "unprotected channel"
-    assert channel_verdict("timing", 1.0, 0.0) == "consistent"
-    assert channel_verdict("score", 1.0, 2.5) == "unprotected channel"
-    assert channel_verdict("all channels", 1.0, 3.0) == "violated (via unprotected channel)"
+def test_a_report_reads_the_verdict_from_the_row_never_from_the_channel_name():
+    assert row_verdict_text("consistent", True) == "consistent"
+    assert row_verdict_text("violated", True) == "violated"
+    assert row_verdict_text("violated", False) == "violated (via unprotected channel)"
+    assert row_verdict_text("unprotected channel", False) == "unprotected channel"
+    assert row_verdict_text("violated", None) == "violated"  # a row that does not say: no guess from its name
+    assert row_verdict_text(None, True) == "no verdict"
 
 
 def test_pareto_front_pure():
@@ -266,7 +268,8 @@ def test_unknown_fields_are_tolerated(tmp_path):
     """A writer's extra fields (top level and inside rows) are kept and ignored; the bounds still render."""
     data = {"kind": "audit", "mode": "mechanism", "schema_note": 7, "extra": {"anything": [1, 2, {"nested": True}]},
             "channels": [{"scope": "mechanism", "mechanism": "PRS", "channel": "canary (black-box)",
-                          "claimed_epsilon": "inf", "epsilon_lower_bound": 3.0, "new_field": {"x": 1}}]}
+                          "claimed_epsilon": "inf", "epsilon_lower_bound": 3.0, "verdict": "consistent",
+                          "new_field": {"x": 1}}]}
     path = tmp_path / "a.json"
     path.write_text(json.dumps(data))
     out = tmp_path / "r"
@@ -296,8 +299,10 @@ def test_old_or_foreign_file_gets_one_line_error_naming_kind_and_version(data, m
 def test_side_channel_leak_is_not_blamed_on_the_mechanism(tmp_path):
     """Gradient consistent, score above the claim: the verdict names the side channel, not the mechanism."""
     rows = [{"scope": "environment 5 vs 15", "channel": ch, "claimed_epsilon": 1.0, "epsilon_lower_bound": lb,
-             "confidence": 0.95, "samples_per_side": 10_000, "max_certifiable_epsilon": 8.0, "verdict": v}
-            for ch, lb, v in (("gradient", 0.0, "consistent"), ("score", 1.7, "violated"), ("all", 1.7, "violated"))]
+             "confidence": 0.95, "samples_per_side": 10_000, "max_certifiable_epsilon": 8.0, "verdict": v,
+             "covered": covered}
+            for ch, lb, v, covered in (("gradient", 0.0, "consistent", True), ("score", 1.7, "violated", False),
+                                       ("all", 1.7, "violated", False))]
     path = tmp_path / "audit.json"
     path.write_text(json.dumps({"kind": "audit", "mode": "run", "run": "runs/x", "model": "final", "channels": rows}))
     build_report([path], tmp_path / "r")

@@ -223,6 +223,20 @@ def test_bad_systems_and_inputs_get_clear_errors():
         PrivacyClaim(1.0, 1.5)
 
 
+def test_one_verdict_rule_at_its_boundaries():
+    from audit.system_audit import row_verdict
+
+    assert row_verdict(1.0, 1.0, True) == "consistent"  # a bound exactly at the claim holds it
+    assert row_verdict(1.0, 1.0 + 1e-9, True) == "violated"  # and just above it does not
+    assert row_verdict(1.0, 0.5, True, delta_lb=2e-5, claimed_delta=1e-5) == "violated"
+    assert row_verdict(1.0, 0.0, False) == "consistent"
+    assert row_verdict(1.0, 1e-9, False) == "unprotected channel"  # no claim bounds it: any leak is reported
+    assert row_verdict(1.0, 5.0, False) == "unprotected channel"
+    assert row_verdict(1.0, 5.0, False, held_to_claim=True) == "violated"  # the participant's whole release
+    assert row_verdict(1.0, 0.5, False, held_to_claim=True) == "unprotected channel"
+    assert row_verdict(1.0, 0.5, False, delta_lb=0.9, claimed_delta=1e-5, held_to_claim=True) == "unprotected channel"
+
+
 def test_holm_verdict_rejects_only_covered_rows():
     from audit.system_audit import SystemAuditRow
 

@@ -118,10 +118,10 @@ def _fmt(x: float) -> str:
 
 
 def _channel_row(scope: str, channel: str, claimed: float, lb: float, confidence: float, n: int, cap: float,
-                 verdict: str, **extra) -> dict:
+                 verdict: str, covered: bool, **extra) -> dict:
     return {"scope": scope, "channel": channel, "claimed_epsilon": claimed, "epsilon_lower_bound": lb,
             "confidence": confidence, "samples_per_side": n, "max_certifiable_epsilon": cap,
-            "verdict": verdict, **extra}
+            "verdict": verdict, "covered": bool(covered), **extra}
 
 
 def _mechanism_p_value(result) -> float:
@@ -348,7 +348,7 @@ class AuditCommand:
         report["channels"].append(_channel_row("mechanism", f"canary ({result.mode})", result.claimed_epsilon,
                                                result.epsilon_lower_bound, result.confidence,
                                                result.bound.samples_per_side, result.bound.max_certifiable_epsilon,
-                                               result.verdict, mechanism=result.mechanism,
+                                               result.verdict, True, mechanism=result.mechanism,
                                                p_value=_mechanism_p_value(result),
                                                delta_lower_bound=getattr(result, "delta_lower_bound", 0.0)))
         return 0
@@ -421,7 +421,7 @@ class AuditCommand:
         report["mechanism_audits"] = [mres.to_dict()]
         report["channels"].append(_channel_row("mechanism", "canary (black-box)", mres.claimed_epsilon,
                                                mres.epsilon_lower_bound, mres.confidence, mres.bound.samples_per_side,
-                                               mres.bound.max_certifiable_epsilon, mres.verdict,
+                                               mres.bound.max_certifiable_epsilon, mres.verdict, True,
                                                mechanism=mres.mechanism,
                                                p_value=_mechanism_p_value(mres),
                                                delta_lower_bound=getattr(mres, "delta_lower_bound", 0.0)))
@@ -436,7 +436,7 @@ class AuditCommand:
                 report["channels"].append(_channel_row(f"environment {psi:g} vs {psi_prime:g}", c.channel,
                                                        c.claimed_epsilon, c.epsilon_lower_bound, c.confidence,
                                                        c.samples_per_side, c.max_certifiable_epsilon, c.verdict,
-                                                       statistic=c.statistic, note=c.note,
+                                                       c.covered, statistic=c.statistic, note=c.note,
                                                        **({"protect": list(config.protect)} if config.protect else {}),
                                                        **{k: v for k, v in c.to_dict().items()
                                                           if k in ("p_value", "p_value_leak")}))
@@ -502,7 +502,7 @@ class AuditCommand:
                 report["channels"].append(_channel_row(
                     f"adversarial {psi:g} vs {psi_prime:g}", r.channel, r.claimed_epsilon, r.epsilon_lower_bound,
                     r.audit.confidence, r.audit.samples_per_side, r.audit.max_certifiable_epsilon, r.verdict,
-                    model="adversarial", ratio=r.ratio, statistic=r.audit.statistic, p_value=row["p_value"],
+                    r.audit.covered, model="adversarial", ratio=r.ratio, statistic=r.audit.statistic, p_value=row["p_value"],
                     **({"protect": list(protection["protect"])} if protection else {}),
                     **({"p_value_leak": row["p_value_leak"]} if "p_value_leak" in row else {})))
         return audits
@@ -533,7 +533,7 @@ class AuditCommand:
             report["channels"].append(_channel_row(
                 f"{p['model']} {p['psi']:g} vs {p['psi_prime']:g} ε={p['epsilon']:g}", p["channel"], p["epsilon"],
                 p["epsilon_lower_bound"], args.confidence, p["samples_per_side"], math.nan,
-                p["verdict"], model=p["model"],
+                p["verdict"], p["covered"], model=p["model"],
                 ratio=p["ratio"], p_value=p["p_value"]))
         return 0
 
@@ -635,7 +635,7 @@ class AuditCommand:
             verdict = row_verdict(r["claimed_epsilon"], r["epsilon_lower_bound"], covered)
             report["channels"].append(_channel_row(
                 scope, r["channel"], r["claimed_epsilon"], r["epsilon_lower_bound"], args.confidence,
-                r["samples_per_side"], r["max_certifiable_epsilon"], verdict, audit="one-run", covered=covered,
+                r["samples_per_side"], r["max_certifiable_epsilon"], verdict, covered, audit="one-run",
                 claimed_delta=r["claimed_delta"], canaries=r["canaries"], guesses=r["guesses"], correct=r["correct"],
                 accuracy=r["accuracy"], p_value=r["p_value"], statistic=r["statistic"],
                 simulated_epsilon_lower_bound=r["simulated_epsilon_lower_bound"]))
@@ -665,7 +665,7 @@ class AuditCommand:
             report["channels"].append(_channel_row("self-test", f"{r.case.name} ({r.case.mode})",
                                                    r.result.claimed_epsilon, r.result.epsilon_lower_bound,
                                                    r.result.confidence, r.result.bound.samples_per_side,
-                                                   r.result.bound.max_certifiable_epsilon, r.result.verdict,
+                                                   r.result.bound.max_certifiable_epsilon, r.result.verdict, True,
                                                    correct_mechanism=r.case.correct, passed=r.passed,
                                                    true_epsilon=r.true_epsilon))
         failed = [r for r in rows if not r.passed]
