@@ -94,10 +94,18 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
             raise SchemaError(f"{where} is {_show(value)}, expected an object")
         _, value_tp = typing.get_args(tp) or (str, Any)
         return {str(k): _convert(value_tp, v, f"{where}.{k}") for k, v in value.items()}
+    if origin is tuple:
+        items = _sequence(value)
+        if items is None:
+            raise SchemaError(f"{where} is {_show(value)}, expected a list")
+        (item_tp, *_) = typing.get_args(tp) or (Any,)
+        return tuple(_convert(item_tp, v, f"{where}[{i}]") for i, v in enumerate(items))
     if isinstance(tp, type) and issubclass(tp, Record):
         if not isinstance(value, dict):
             raise SchemaError(f"{where} is {_show(value)}, expected an object")
         return tp.from_dict(value, where)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _plain_dataclass(tp, value, where)
     if tp is float:
         x = number(value)
         if x is None or (isinstance(value, str) and x is not None and math.isfinite(x)):
@@ -128,6 +136,20 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     raise TypeError(f"schema annotation {tp!r} at {where} is not supported")
 
 
+def _plain_dataclass(tp: type, value: Any, where: str) -> Any:
+    """A frozen dataclass that is not a Record (a contract type such as a privacy claim): its fields by
+    their annotations, then its own constructor's validation, as a SchemaError naming ``where``."""
+    if not isinstance(value, dict):
+        raise SchemaError(f"{where} is {_show(value)}, expected an object")
+    hints = typing.get_type_hints(tp)
+    values = {f.name: _convert(hints[f.name], value[f.name], f"{where}.{f.name}")
+              for f in dataclasses.fields(tp) if value.get(f.name) is not None}
+    try:
+        return tp(**values)
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(f"{where}: {exc}") from None
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -136,6 +158,11 @@ def _show(value: Any) -> str:
 def _to_json(value: Any) -> Any:
     if isinstance(value, Record):
         return value.to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _to_json(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if getattr(value, f.name) is not None}
+    if isinstance(value, tuple):
+        return [_to_json(v) for v in value]
     if isinstance(value, float):
         return json_number(value)
     if isinstance(value, list):

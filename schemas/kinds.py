@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from systems.contract import PrivacyClaim
+
 from .base import Record, Result, SchemaError
 
 Verdict = Literal["consistent", "violated", "unprotected channel"]
@@ -154,13 +156,6 @@ class AuditResult(Result):
 # --- system-audit: pgc audit --system MODULE:FACTORY -----------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
-class Claim(Record):
-    epsilon: float
-    delta: float
-    covers: list[str]
-
-
-@dataclass(frozen=True, kw_only=True)
 class SystemAuditRow(Record):
     channel: str
     claimed_epsilon: float
@@ -193,7 +188,7 @@ class SystemAuditResult(Result):
     secret: str
     secret_prime: str
     broadcast: Literal["honest", "crafted", "searched", "given"]
-    claim: Claim
+    claim: PrivacyClaim
     confidence: float
     samples_per_side: int
     seed: int
@@ -450,12 +445,6 @@ class BanditRegret(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BanditClaim(Record):
-    epsilon: float
-    delta: float
-
-
-@dataclass(frozen=True, kw_only=True)
 class BanditAttackRow(Record):
     """One attack on one system, pair and released channel: the attacker's test accuracy with its
     interval, beside chance and the (ε, δ)-DP ceiling (e^ε + δ)/(1 + e^ε) of the system's claim."""
@@ -467,7 +456,7 @@ class BanditAttackRow(Record):
     n_test: int
     chance: float
     ceiling: float
-    claim: BanditClaim
+    claim: PrivacyClaim
     test_channel: str | None = None
     covered_by_claim: bool | None = None
     level: float | None = None
