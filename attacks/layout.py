@@ -28,6 +28,7 @@ are re-ranked on validation episodes of another stream.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -36,8 +37,9 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import laplace as laplace_dist
 
-from pgc.env import CartPoleParams, physics_array
 from mechanisms import l1_clip
+from optim import cmaes_maximize
+from pgc.env import CartPoleParams, physics_array
 from pgc.model import DIM, SLICE_VALUE, with_zero_biases
 from pgc.rollout import A3CHyperparams, simulate_episodes
 
@@ -257,8 +259,6 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
     """θ of the layout family maximising the Laplace Bayes accuracy over ``candidates`` at ``epsilon``.
 
     ``axes`` (detectors) defaults to 1 for two candidates and 2 for more."""
-    from cmaes import CMA
-
     cands = sorted(float(c) for c in candidates)
     if len(cands) < 2 or len(set(cands)) != len(cands):
         raise ValueError("a layout needs at least two distinct candidates")
@@ -311,24 +311,19 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
         bounds[8 + DETECTOR_PARAMETERS * j + 5] = LAYOUT_LOG_GAIN_RANGE
     for r in range(settings.restarts):
         x0 = np.clip(starts[order[r]], bounds[:, 0], bounds[:, 1])
-        opt = CMA(mean=x0, sigma=0.3, population_size=settings.population, bounds=bounds,
-                  seed=int(search_seq.generate_state(1, np.uint32)[0]) + r)
-        best_x, best_v = x0, -math.inf
-        for gen in range(settings.generations):
-            gen_seq = np.random.SeedSequence(search_seq.entropy, spawn_key=search_seq.spawn_key + (r, gen))
-            told = []
-            for _ in range(opt.population_size):
-                x = opt.ask()
-                v = value(x, settings.episodes, gen_seq)
-                evals += 1
-                told.append((x, -v))
-                if v > best_v:
-                    best_x, best_v = x.copy(), v
-            opt.tell(told)
-            history.append(best_v)
-            if progress is not None:
-                progress(r, gen, best_v)
-        candidates_x.append(best_x)
+        # one SeedSequence per generation; each evaluation spawns the next children of it
+        generation_seqs = [np.random.SeedSequence(search_seq.entropy, spawn_key=search_seq.spawn_key + (r, gen))
+                           for gen in range(settings.generations)]
+
+        def objective(x: np.ndarray, gen: int, seqs: list = generation_seqs) -> float:
+            return value(x, settings.episodes, seqs[gen])
+
+        found = cmaes_maximize(objective, x0, 0.3, generations=settings.generations, population=settings.population,
+                               seed=int(search_seq.generate_state(1, np.uint32)[0]) + r, bounds=bounds,
+                               on_generation=None if progress is None else functools.partial(progress, r))
+        evals += found.evaluations
+        history += found.history
+        candidates_x.append(found.best_x)
     validated = [value(x, settings.validation_episodes, validation_seq) for x in candidates_x]
     evals += len(candidates_x)
     best = candidates_x[int(np.argmax(validated))]

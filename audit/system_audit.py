@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+from optim import cmaes_maximize
 from systems.contract import ALL, PrivacyClaim
 
 from . import bounds
@@ -345,32 +346,25 @@ def search_broadcast_space(system, secret, secret_prime, channels, base, seq: np
     """CMA-ES over the system's ``broadcast_space`` box for the broadcast whose releases lie furthest
     apart (:func:`mean_separation`) on any of ``channels`` (common random numbers within a generation;
     search stream only)."""
-    from cmaes import CMA
-
     lower, upper = (np.asarray(x, dtype=np.float64) for x in system.broadcast_space)
     if lower.shape != upper.shape or lower.ndim != 1 or not np.all(lower < upper):
         raise ValueError(f"{system.name}.broadcast_space must be two 1-D arrays with lower < upper")
     init_seq, gen_seq = seq.spawn(2)
     rng = np.random.Generator(np.random.PCG64(init_seq))
     mean = rng.uniform(lower, upper)
-    opt = CMA(mean=mean, sigma=float(np.max(upper - lower)) / 4.0, bounds=np.stack([lower, upper], axis=1),
-              population_size=population, seed=int(rng.integers(2**31)))
-    best, best_value = mean, -1.0
-    gens = gen_seq.spawn(generations)
+    seed = int(rng.integers(2**31))
+    gens = gen_seq.spawn(generations)  # one stream per generation: its candidates share common random numbers
+
+    def separation(x: np.ndarray, generation: int) -> float:
+        pos, neg = release_pair(system, secret, secret_prime, n, gens[generation], x, channels, base, float_exact)
+        return max(mean_separation(pos[ch], neg[ch]) for ch in channels)
+
     bar = progress_bar(len(gens), "generation", f"searching {system.name}'s broadcast space (CMA-ES)", progress)
-    for gseq in gens:
-        solutions = []
-        for _ in range(opt.population_size):
-            x = opt.ask()
-            pos, neg = release_pair(system, secret, secret_prime, n, gseq, x, channels, base, float_exact)
-            value = max(mean_separation(pos[ch], neg[ch]) for ch in channels)
-            solutions.append((x, -value))
-            if value > best_value:
-                best, best_value = x, value
-        opt.tell(solutions)
-        bar.update(1)
+    found = cmaes_maximize(separation, mean, float(np.max(upper - lower)) / 4.0, generations=generations,
+                           population=population, seed=seed, bounds=np.stack([lower, upper], axis=1),
+                           on_generation=lambda generation, best: bar.update(1))
     bar.close()
-    return np.asarray(best)
+    return np.asarray(found.best_x)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -50,9 +50,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
+from optim import cmaes_maximize
 
 from .env import CartPoleParams, physics_array
 from .model import DIM, SLICE_VALUE, with_zero_biases
@@ -244,29 +245,6 @@ def screen_controllers(sim: _Simulator, settings: SearchSettings, seq: np.random
     return ks[np.argsort(-separation, kind="stable")]
 
 
-def _cmaes(fun: Callable[[np.ndarray, int], float], x0: np.ndarray, sigma: float, generations: int,
-           population: int, seed: int, bounds: np.ndarray | None = None) -> tuple[np.ndarray, float, int, list]:
-    """Maximise ``fun(x, generation)`` with CMA-ES; returns (best x, best value, evaluations, history)."""
-    from cmaes import CMA
-
-    opt = CMA(mean=x0, sigma=sigma, population_size=population, seed=seed, bounds=bounds)
-    best_x, best_v, evals, history = x0.copy(), -math.inf, 0, []
-    for gen in range(generations):
-        told = []
-        for _ in range(opt.population_size):
-            x = opt.ask()
-            v = fun(x, gen)
-            evals += 1
-            told.append((x, -v))
-            if v > best_v:
-                best_x, best_v = x.copy(), v
-        opt.tell(told)
-        history.append(best_v)
-        if opt.should_stop():
-            break
-    return best_x, best_v, evals, history
-
-
 def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "gradient",
                          settings: SearchSettings | None = None, seed: int | np.random.SeedSequence = 0,
                          physics: CartPoleParams | None = None, hyper: A3CHyperparams | None = None,
@@ -304,11 +282,11 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
     controllers = list(ks[:10])
     history: list[float] = []
     for r in range(settings.restarts):
-        x, v, n, hist = _cmaes(score_fun, ks[r % len(ks)], 0.2, max(1, settings.generations // 2),
-                               settings.population, _seed_of(search_seq) + r)
-        evals += n
-        history += hist
-        controllers.append(x)
+        found = cmaes_maximize(score_fun, ks[r % len(ks)], 0.2, generations=max(1, settings.generations // 2),
+                               population=settings.population, seed=_seed_of(search_seq) + r, stop_early=True)
+        evals += found.evaluations
+        history += found.history
+        controllers.append(found.best_x)
     score_values = np.array([validate_score(crafted_theta(x, np.ones(4), 2.0)) for x in controllers])
     evals += len(controllers)
     ranked = [controllers[i] for i in np.argsort(-score_values, kind="stable")]
@@ -341,10 +319,11 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
         evals += len(starts)
         x0 = starts[int(np.argmax(values))]
         candidates.append(x0)
-        x, v, n, hist = _cmaes(grad_fun, x0, 0.3, settings.generations, settings.population,
-                               _seed_of(search_seq) + 100 + r, bounds)
-        evals += n
-        history += hist
+        found = cmaes_maximize(grad_fun, x0, 0.3, generations=settings.generations, population=settings.population,
+                               seed=_seed_of(search_seq) + 100 + r, bounds=bounds, stop_early=True)
+        evals += found.evaluations
+        history += found.history
+        x = found.best_x
         candidates.append(np.concatenate([x[:8], [float(np.clip(x[8], *LOG_THRESHOLD_RANGE))]]))
     values = [validate_gradient(theta_from_vector(x)) for x in candidates]
     x = candidates[int(np.argmax(values))]

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # floor of each top-level package; a module may import packages on its own floor or below
 FLOORS = {
-    "mechanisms": 0, "systems": 0, "tasks": 0,  # contracts and pure helpers
+    "mechanisms": 0, "systems": 0, "tasks": 0, "optim": 0,  # contracts and pure helpers
     "schemas": 1,  # result records (claims are the systems contract's PrivacyClaim)
     "pgc": 2, "gympg": 2, "fedlinucb": 2, "toysystems": 2, "dprl": 2,  # system packages
     "engines": 3,  # where independent tasks run
