@@ -219,6 +219,21 @@ class MechanismAuditResult:
                 "candidates": self.candidates}
 
 
+def claim_p_value(result: "MechanismAuditResult") -> float:
+    """p-value of a mechanism audit's claim (ε, δ): its ε test and δ test split α (α_ε + α_δ = α), so
+    min(p_ε·α/α_ε, p_δ·α/α_δ) is a valid p-value of "both hold" (union bound)."""
+    from .bounds import counts_p_value, delta_claim_p_value
+
+    p_eps = counts_p_value(result.bound, result.claimed_epsilon)
+    dt = getattr(result, "delta_test", None)
+    if dt is None or not dt.certified:
+        return p_eps  # the ε test had (all of, or its share of) α; a share-weighted p is ≥ this one
+    a_eps, a_delta = 1.0 - result.bound.confidence, 1.0 - dt.confidence
+    p_delta = delta_claim_p_value(dt.false_hits, dt.samples_per_side, dt.samples_per_side - dt.hits,
+                                  dt.samples_per_side, dt.claimed_epsilon, dt.claimed_delta, dt.fp_share)
+    return float(min(1.0, p_eps * (a_eps + a_delta) / a_eps, p_delta * (a_eps + a_delta) / a_delta))
+
+
 def describe(mechanism) -> str:
     fields_ = []
     for name in ("epsilon", "delta", "clip", "reduced_dim", "rounds"):

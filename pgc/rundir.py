@@ -413,6 +413,25 @@ class TrialFiles:
         """The trial's canary agents (positions, crafted θ, setup); not their coins."""
         return CanaryRecord.load(self.directory)
 
+    def system(self, theta: np.ndarray):
+        """PGC-A3C's System as this trial ran (its mechanism, hyper-parameters, physics and mitigations) at θ."""
+        from .system import PGCA3CSystem
+
+        config = self.config
+        return PGCA3CSystem(self.mechanism(), theta, hyper=config.hyper, physics=config.physics,
+                            protect=config.protect,
+                            score_epsilon=config.score_epsilon_total if "score" in config.protect else None)
+
+    def canary_broadcasts(self, canaries: CanaryRecord, transcript: Transcript, limit: int) -> list[np.ndarray]:
+        """The models the canaries played: the crafted θ, or for live canaries up to ``limit`` of the θ
+        versions they copied, spread evenly over them."""
+        if canaries.theta is not None:
+            return [canaries.theta]
+        versions = np.sort(transcript.model_version[canaries.positions])
+        picks = np.unique(versions[np.linspace(0, versions.size - 1, limit).astype(int)])
+        where = {int(v): i for i, v in enumerate(transcript.theta_versions)}
+        return [transcript.thetas[where[int(v)]] for v in picks]
+
 
 def load_mechanism(run_dir: str | Path, trial: int = 0):
     """Rebuild the per-submission mechanism trial ``trial`` of a run folder was trained with: the

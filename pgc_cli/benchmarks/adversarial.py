@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..args import positive_int
-from ..commands.audit import GravityRange, gravity_pair
+from ..commands.audit.options import GravityRange, gravity_pair
 
 help = "adversarial-model audit: wall time with search vs the honest audit; false alarms over seeds"
 

@@ -1,0 +1,99 @@
+"""``pgc audit``: certified ε lower bounds next to the claim.
+
+Three modes (exactly one):
+
+* ``--mechanism NAME --epsilon E [--clip C] [--reduced-dim K] [--rounds T] [--white-box]`` —
+  black-box canary audit of a registered mechanism (``--white-box``: PRS from its ũ and M);
+* ``--run DIR`` — the run's mechanism (canary audit) and an environment audit of its trained model
+  (``--initial`` for the initial weights) for each ``--pairs`` ψ:ψ', per transcript channel;
+  ``--mechanism``/``--epsilon`` override the run's mechanism;
+* ``--self-test`` — every correct mechanism and every planted bug; exit code 1 if any is misjudged;
+* ``--one-run RUN`` — the one-run audit of a run trained with canary agents (``pgc train --canaries``):
+  each canary submission in the transcript is guessed with a statistic fitted on releases the auditor
+  simulates itself, and ε_LB follows from the one-run theorem (:mod:`audit.one_run`,
+  docs/README-one-run.md) per channel (gradient, score, all).
+
+``--adversarial-model`` (with ``--mechanism`` or ``--run``): the aggregator crafts θ for each pair
+(:mod:`pgc_audits.adversarial`) and the channels are certified at it; ``--pairs`` also takes a range
+``LO..HI`` (an optuna search for the pair the crafted model separates best). The crafted θ are saved
+as checkpoints beside the JSON (``pgc attack --model FILE`` loads them). ``--adversarial-curve``
+(with ``--mechanism``): ε_LB/ε against the neighbour distance, honest vs crafted θ.
+
+``--engine ray [--address ADDR]`` runs the independent audits as tasks on a Ray cluster (a local one
+without ``--address``): the run mode's canary audit and each pair's environment audit, each pair of
+``--adversarial-model``, each point (Δψ, ε) of ``--adversarial-curve`` and each ``--self-test``
+case. Every task draws from its own seeds, so the JSON is the local engine's (timings aside).
+
+Writes one JSON file (atomically; ``"kind": "audit"``, a flat ``"channels"`` list for report
+generators) and prints a readable summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import schemas
+
+from ...engine_option import command_engine
+from ...io import write_json_atomic
+from ...main import CLIError
+from .adversarial import adversarial_curve, audit_adversarial_mechanism
+from .mechanism import audit_named_mechanism, self_test
+from .one_run import audit_one_run
+from .options import (MAX_ESTIMATED_HOURS, add_adversarial_arguments, add_audit_arguments, add_mode_arguments,
+                      add_output_arguments, chosen_mode, estimated_seconds)
+from .run import audit_run
+from .system import audit_any_system
+
+MODE_FUNCTIONS = {"mechanism": audit_named_mechanism, "run": audit_run, "self_test": self_test,
+                  "system": audit_any_system, "one_run": audit_one_run, "adversarial": audit_adversarial_mechanism,
+                  "adversarial_curve": adversarial_curve}
+
+
+class AuditCommand:
+    help = "empirical ε lower bounds"
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        add_mode_arguments(p)
+        add_audit_arguments(p)
+        add_adversarial_arguments(p)
+        add_output_arguments(p)
+
+    def run(self, args: argparse.Namespace) -> int:
+        mode = chosen_mode(args)
+        _refuse_long_audits(args, mode)
+        out = Path(args.out) if args.out else Path("runs/audit") / f"{mode.replace('_', '-')}.json"
+        args.out_path = out
+        if out.exists() and out.is_dir():
+            raise CLIError(f"--out {out} is a folder; give a file name")
+        start = time.perf_counter()
+        report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
+                  "delta": args.delta or 0.0, "seed": args.seed, "command": "pgc " + " ".join(sys.argv[1:]),
+                  "channels": []}
+        from pgc.rundir import output_lock
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with output_lock(out):  # a second writer of the same file exits 2 at once
+            with command_engine(args) as engine:  # None: the local engine, this process
+                args.executor = engine
+                # a task on the cluster shows no progress bar (its output stays on its worker)
+                status = MODE_FUNCTIONS[mode](args, report, args.progress and engine is None)
+            report["wall_time_s"] = time.perf_counter() - start
+            write_json_atomic(out, schemas.dump(report["kind"], report))
+        print(f"wrote {out} ({report['wall_time_s']:.1f}s)")
+        return status
+
+
+def _refuse_long_audits(args: argparse.Namespace, mode: str) -> None:
+    from audit.planning import duration_text
+
+    estimate = estimated_seconds(args, mode)
+    if estimate is None:
+        return
+    print(f"estimated time: up to {duration_text(estimate)} on a 2-core machine like this project's", flush=True)
+    if estimate > MAX_ESTIMATED_HOURS * 3600 and not args.allow_long:
+        raise CLIError(f"this audit would take about {duration_text(estimate)} (more than {MAX_ESTIMATED_HOURS:g} h); "
+                       "lower --samples or pass --allow-long")

@@ -1,0 +1,123 @@
+"""``pgc audit --adversarial-model`` (the aggregator crafts θ per pair) and ``--adversarial-curve``."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ...main import CLIError
+from .common import build_mechanism, channel_row, fmt
+from .options import DEFAULT_PAIRS, GravityRange, gravity_pair
+
+
+def audit_adversarial_mechanism(args, report: dict, progress: bool) -> int:
+    mech = build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
+    pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
+    report.update(mode="adversarial", model="adversarial")
+    report["adversarial_audits"] = adversarial_pairs(args, mech, pairs, report, progress)
+    return 0
+
+
+def adversarial_pairs(args, mech, pairs, report: dict, progress: bool, hyper=None, physics=None,
+                      **protection) -> list:
+    """One adversarial audit per pair (a task each; its seed the pair's child of SeedSequence(--seed)),
+    its crafted θ saved beside the result, its rows added to the report."""
+    from pgc.crafted import QUICK_SEARCH, SearchSettings
+    from pgc_audits.adversarial import adversarial_pair_audits
+
+    settings = QUICK_SEARCH if args.search_budget == "quick" else SearchSettings()
+    report["search_settings"] = settings.to_dict()
+    results = adversarial_pair_audits(
+        mech, [tuple(p) for p in pairs], seed=args.seed, executor=args.executor,
+        search_ranges=[isinstance(p, GravityRange) for p in pairs],
+        search_objective="gradient" if any(c != "score" for c in args.channel_list) else "score",
+        search_trials=args.search_trials, settings=settings, physics=physics, hyper=hyper,
+        samples=args.samples or 200_000, channels=args.channel_list, confidence=args.confidence,
+        progress=progress, **protection)
+    audits = []
+    for pair, (found, res) in zip(pairs, results):
+        audits.append(_pair_record(args, pair, found, res))
+        _print_pair(res, mech, protection)
+        report["channels"] += _pair_rows(res, protection)
+    return audits
+
+
+def _pair_record(args, pair, found, res) -> dict:
+    """The pair's audit as the result stores it, with the crafted θ written as checkpoints beside it."""
+    from pgc.model import save_checkpoint
+
+    psi, psi_prime = res.psi, res.psi_prime
+    extra = {}
+    if found is not None:
+        print(f"worst pair in {pair[0]:g}..{pair[1]:g} ({args.search_trials} optuna trials, "
+              f"{found.wall_time_s:.0f}s): {found.psi:.4g} vs {found.psi_prime:.4g} "
+              f"(search objective {found.value:.3f}); certified on fresh samples")
+        extra["worst_pair_search"] = {"range": list(pair), **found.to_dict()}
+    record = {**res.to_dict(), **extra, "theta_files": {}}
+    stem = args.out_path.with_suffix("")
+    for objective, theta in res.thetas.items():
+        path = Path(f"{stem}-theta-{psi:g}-{psi_prime:g}-{objective}.pt")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_checkpoint(theta, path, {"crafted_for": f"{psi:g} vs {psi_prime:g}", "objective": objective})
+        record["theta_files"][objective] = path.name
+    record["theta_file"] = record["theta_files"].get("gradient", next(iter(record["theta_files"].values())))
+    return record
+
+
+def _print_pair(res, mech, protection: dict) -> None:
+    nf = res.noise_free_epsilon_lower_bound
+    if protection:
+        print(f"protected configuration ({', '.join(protection['protect'])}): every channel against the "
+              f"total claim ε = {res.claimed_epsilon:g} (gradient {float(mech.epsilon):g} + score "
+              f"{protection['score_epsilon'] or 0:g})")
+    print(f"adversarial model, ψ={res.psi:g} vs ψ'={res.psi_prime:g}, {res.mechanism} "
+          f"(search {sum(s.wall_time_s for s in res.searches.values()):.0f}s, total {res.wall_time_s:.0f}s)"
+          + (f"; noise-free gradient ε_LB {nf:.3f}" if nf is not None else ""))
+    for r in res.rows:
+        ratio = "" if r.ratio != r.ratio else f"  ε_LB/ε {r.ratio:.3f}"
+        print(f"  {r.channel:<10} claim {fmt(r.claimed_epsilon):>6}  ε_LB {r.epsilon_lower_bound:7.3f}{ratio}  "
+              f"(n={r.audit.samples_per_side:,}, cap {r.audit.max_certifiable_epsilon:.2f}, "
+              f"θ crafted for {r.objective})  {r.verdict}")
+
+
+def _pair_rows(res, protection: dict) -> list[dict]:
+    rows = []
+    for r in res.rows:
+        row = r.to_dict()
+        rows.append(channel_row(
+            f"adversarial {res.psi:g} vs {res.psi_prime:g}", r.channel, r.claimed_epsilon, r.epsilon_lower_bound,
+            r.audit.confidence, r.audit.samples_per_side, r.audit.max_certifiable_epsilon, r.verdict,
+            r.audit.covered, model="adversarial", ratio=r.ratio, statistic=r.audit.statistic, p_value=row["p_value"],
+            **({"protect": list(protection["protect"])} if protection else {}),
+            **({"p_value_leak": row["p_value_leak"]} if "p_value_leak" in row else {})))
+    return rows
+
+
+def adversarial_curve(args, report: dict, progress: bool) -> int:
+    from attacks.sweep import ModelSpec
+    from mechanisms import make_mechanism
+    from pgc.crafted import QUICK_SEARCH, SearchSettings
+    from pgc_audits.studies import CURVE_DISTANCES
+    from pgc_audits.studies import adversarial_curve as curve_study
+
+    build_mechanism(args.mechanism, args.epsilons[0], args.clip, args.reduced_dim, 1)  # validates them
+    try:
+        honest = ModelSpec.parse(args.honest_model or "init:0")
+    except (ValueError, FileNotFoundError) as exc:
+        raise CLIError(f"--honest-model: {exc}") from None
+    distances = tuple(args.distances or CURVE_DISTANCES)
+    print(f"adversarial curve: {args.mechanism} ε {args.epsilons}, Δψ {list(distances)}, honest θ "
+          f"{honest.label}, {args.samples or 100_000:,} samples per side")
+    res = curve_study(lambda e: make_mechanism(args.mechanism, e, args.clip, args.reduced_dim),
+                      args.epsilons, honest_theta=honest.theta, distances=distances,
+                      channels=args.channel_list, samples=args.samples or 100_000, seed=args.seed,
+                      confidence=args.confidence, log=lambda line: print(line, flush=True),
+                      settings=QUICK_SEARCH if args.search_budget == "quick" else SearchSettings(),
+                      executor=args.executor)
+    report.update(mode="adversarial", model="adversarial", honest_model=honest.label, **res)
+    for p in res["curve"]:
+        report["channels"].append(channel_row(
+            f"{p['model']} {p['psi']:g} vs {p['psi_prime']:g} ε={p['epsilon']:g}", p["channel"], p["epsilon"],
+            p["epsilon_lower_bound"], args.confidence, p["samples_per_side"], math.nan,
+            p["verdict"], p["covered"], model=p["model"], ratio=p["ratio"], p_value=p["p_value"]))
+    return 0

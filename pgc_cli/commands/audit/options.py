@@ -1,0 +1,192 @@
+"""``pgc audit``'s options: the parsers of its values, its argument groups and the checks of their
+combinations."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from ...args import gravity_pair as two_gravities
+from ...args import positive_float, positive_int, sample_count
+from ...engine_option import add_engine_arguments
+from ...main import CLIError
+
+DEFAULT_PAIRS = ("9.7:9.9", "5:15")
+MAX_ESTIMATED_HOURS = 2.0  # an audit estimated longer than this is refused without --allow-long
+MODES = ("mechanism", "run", "self_test", "system", "one_run")
+
+
+class GravityRange(tuple):
+    """``LO..HI``: search the pair inside the range (``--adversarial-model``)."""
+
+
+def gravity_range(text: str) -> GravityRange:
+    try:
+        a, b = (float(x) for x in text.split(".."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a range LO..HI such as 9.5..10.1") from None
+    if not (math.isfinite(a) and math.isfinite(b)) or not a < b:
+        raise argparse.ArgumentTypeError(f"{text!r}: need finite LO < HI")
+    return GravityRange((a, b))
+
+
+def gravity_pair(text: str) -> tuple[float, float]:
+    """``ψ:ψ'``, or a range ``LO..HI`` (:class:`GravityRange`)."""
+    return gravity_range(text) if ".." in text else two_gravities(text)
+
+
+def confidence_level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"confidence must lie in (0, 1), got {text}")
+    return value
+
+
+def add_mode_arguments(p: argparse.ArgumentParser) -> None:
+    mode = p.add_argument_group("what to audit (exactly one of --mechanism, --run, --self-test, --system)")
+    mode.add_argument("--mechanism", help="registered mechanism name (laplace, prs, gaussian-analytic, ...)")
+    mode.add_argument("--system", metavar="SPEC",
+                      help="any System: a registered name (pgc-a3c, pendulum-gaussian-pg, private-fedlinucb, ...), "
+                           "MODULE:FACTORY (an installed module or one in the current folder) or "
+                           "path/to/file.py:FACTORY; audited per channel through audit.audit_system")
+    mode.add_argument("--pair", help="--system: one of the system's named canary pairs (default: its first)")
+    mode.add_argument("--secrets", nargs=2, metavar=("SECRET", "SECRET_PRIME"),
+                      help="--system: the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair")
+    mode.add_argument("--adversarial", action="store_true",
+                      help="--system: the aggregator chooses the broadcast (the system's crafted family, else "
+                           "CMA-ES over its broadcast_space)")
+    mode.add_argument("--run", help="a run folder written by `pgc train --out`")
+    mode.add_argument("--self-test", action="store_true", help="audit every correct mechanism and every mutant")
+    mode.add_argument("--one-run", metavar="RUN",
+                      help="a run folder trained with canaries (pgc train --canaries): one-run audit of its "
+                           "canary submissions, per channel")
+
+
+def add_audit_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=positive_float, help="claimed ε per agent (mechanism mode: required)")
+    p.add_argument("--clip", type=positive_float, help="clip C (default: the paper's for the mechanism)")
+    p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂ (default: the paper's rule)")
+    p.add_argument("--rounds", type=positive_int, default=1,
+                   help="submissions per agent with the §3.2.1 split; audited as one release (default 1)")
+    p.add_argument("--white-box", action="store_true", help="PRS: audit its internal report (ũ, M)")
+    p.add_argument("--only", nargs="+", metavar="CASE", help="--self-test: only these case names (default: every case)")
+    p.add_argument("--float-exact", action="store_true",
+                   help="audit the exact float64 outputs (default: rounded to 2^-30·C, blind to last-bit "
+                        "floating-point leaks)")
+    p.add_argument("--dim", type=positive_int, default=112, help="gradient dimension (default 112)")
+    p.add_argument("--trial", type=int, default=0, help="run mode: trial index (default 0)")
+    p.add_argument("--initial", action="store_true", help="run mode: audit at the initial weights")
+    p.add_argument("--pairs", type=gravity_pair, nargs="+", default=None,
+                   help="run mode: neighbouring gravities ψ:ψ' (default 9.7:9.9 5:15)")
+    p.add_argument("--compositions", type=positive_int, nargs="*", default=[3],
+                   help="run mode: k for k submissions from one environment (default 3; none: empty)")
+    p.add_argument("--samples", type=sample_count,
+                   help="certification samples per side (default 1,000,000; run mode's environment audit 100,000)")
+    p.add_argument("--mechanism-samples", type=positive_int, default=1_000_000,
+                   help="run mode: samples of the canary audit of the run's mechanism (default 1,000,000)")
+    p.add_argument("--confidence", type=confidence_level, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="δ of the claim (default: the mechanism's own; 0, pure ε-DP, for laplace and prs; "
+                        "required by gaussian and gaussian-analytic)")
+
+
+def add_adversarial_arguments(p: argparse.ArgumentParser) -> None:
+    adv = p.add_argument_group("adversarial aggregator (the aggregator crafts the model)")
+    adv.add_argument("--adversarial-model", action="store_true",
+                     help="craft θ per pair (--pairs ψ:ψ' or LO..HI) and certify the channels at it")
+    adv.add_argument("--adversarial-curve", action="store_true",
+                     help="with --mechanism: ε_LB/ε against Δψ at the honest and the crafted θ")
+    adv.add_argument("--channels", default=None,
+                     help="adversarial channels: gradient,score,arrival,arrival-order,all (default "
+                          "gradient,score,all; for a run with mitigations every channel)")
+    adv.add_argument("--search-budget", choices=["default", "quick"], default="default",
+                     help="crafted-model search budget (quick: about a quarter; enough for wide pairs)")
+    adv.add_argument("--search-trials", type=positive_int, default=12,
+                     help="optuna trials of the worst-pair search for a range (default 12)")
+    adv.add_argument("--epsilons", type=positive_float, nargs="+", default=[1.0, 4.0],
+                     help="--adversarial-curve: claimed ε values (default 1 4)")
+    adv.add_argument("--distances", type=positive_float, nargs="+", default=None,
+                     help="--adversarial-curve: Δψ values (default 0.2 0.5 1 2 5 10)")
+    adv.add_argument("--honest-model", default=None,
+                     help="--adversarial-curve: the honest θ (checkpoint file, init:SEED or run:DIR; "
+                          "default init:0)")
+
+
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    add_engine_arguments(p, "where the independent audits run (the run mode's pairs, the adversarial pairs and "
+                            "curve points, the self-test cases): this process (local, default) or a Ray cluster, "
+                            "one task each; same results")
+    p.add_argument("--out", help="JSON result file (default runs/audit/<mode>.json)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                   help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
+    p.add_argument("--allow-long", action="store_true",
+                   help=f"run an audit estimated to take longer than {MAX_ESTIMATED_HOURS:g} h on this machine")
+
+
+def chosen_mode(args: argparse.Namespace) -> str:
+    """The audit mode the options ask for; a CLIError for a combination that makes no sense."""
+    modes = [m for m in MODES if getattr(args, m)]
+    if args.run and args.mechanism:
+        modes.remove("mechanism")  # --mechanism overrides the run's mechanism
+    if len(modes) != 1:
+        raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test, --system SPEC, "
+                       "--one-run RUN")
+    if (args.pair or args.secrets or args.adversarial) and not args.system:
+        raise CLIError("--pair, --secrets and --adversarial go with --system")
+    if args.system and (args.adversarial_model or args.adversarial_curve):
+        raise CLIError("--system takes --adversarial (the system's own crafted family or a search of its broadcasts)")
+    if args.seed < 0:
+        raise CLIError("--seed must be >= 0")
+    if args.delta is not None and not (0.0 <= args.delta < 1.0):
+        raise CLIError("--delta must lie in [0, 1)")
+    if args.address is not None and args.engine != "ray":
+        raise CLIError("--address is only for --engine ray")
+    if args.compositions and any(k < 2 for k in args.compositions):
+        raise CLIError("--compositions must be integers >= 2")
+    if args.adversarial_model or args.adversarial_curve:
+        args.channel_list = adversarial_channels(args)
+    elif any(isinstance(p, GravityRange) for p in (args.pairs or [])):
+        raise CLIError("a range LO..HI in --pairs needs --adversarial-model")
+    if args.adversarial_curve:
+        return "adversarial_curve"
+    return "adversarial" if args.adversarial_model and modes[0] == "mechanism" else modes[0]
+
+
+def adversarial_channels(args: argparse.Namespace) -> list[str]:
+    if args.adversarial_model and args.adversarial_curve:
+        raise CLIError("give one of --adversarial-model, --adversarial-curve")
+    if args.self_test:
+        raise CLIError("--adversarial-model/--adversarial-curve audit a mechanism or a run, not --self-test")
+    if args.adversarial_curve and args.run:
+        raise CLIError("--adversarial-curve works with --mechanism (the honest θ is --honest-model)")
+    from pgc_audits.adversarial import ADVERSARIAL_CHANNELS
+
+    chans = [c.strip() for c in (args.channels or "gradient,score,all").split(",") if c.strip()]
+    bad = [c for c in chans if c not in ADVERSARIAL_CHANNELS]
+    if bad or not chans:
+        raise CLIError(f"--channels: unknown {bad or chans}; known: {', '.join(ADVERSARIAL_CHANNELS)}")
+    return chans
+
+
+def estimated_seconds(args: argparse.Namespace, mode: str) -> float | None:
+    """The audit's expected wall time on the project's machine (:mod:`audit.planning`); None where none is made."""
+    from audit.planning import adversarial_audit_seconds, environment_audit_seconds, mechanism_audit_seconds
+
+    pairs = len(args.pairs or DEFAULT_PAIRS)
+    reduced_dim = 1
+    if args.mechanism == "prs" and args.epsilon:  # PRS draws a d̂ × d matrix per output: cost grows with d̂
+        from mechanisms import prs_reduced_dim
+
+        reduced_dim = args.reduced_dim or prs_reduced_dim(args.epsilon, args.dim)
+    if mode == "mechanism":
+        return mechanism_audit_seconds(args.samples or 1_000_000, args.dim, reduced_dim, args.rounds)
+    if mode == "adversarial" or (mode == "run" and args.adversarial_model):
+        return adversarial_audit_seconds(args.samples or 200_000, pairs)
+    if mode == "run":
+        return (mechanism_audit_seconds(args.mechanism_samples, args.dim, reduced_dim)
+                + environment_audit_seconds(args.samples or 100_000, pairs))
+    return None
