@@ -1,7 +1,9 @@
 """Dynamics-inference attacks on PGC-A3C submissions: recover an agent's gravity ψ.
 
-Layering: depends on :mod:`pgc` only. Public API:
+Layering: depends on :mod:`pgc`, :mod:`mechanisms` and the auditor's search helpers. Public API:
 
+* :class:`Attacker` and :class:`AttackScores` — the contract every attacker meets
+  (:mod:`attacks.interfaces`); :func:`register_attacker` adds one by name;
 * :class:`ThreatModel`, :class:`AttackView`, :data:`CHANNELS` — what the attacker knows and sees
   (:mod:`attacks.threat`);
 * :class:`LikelihoodAttacker`, :class:`LearnedAttacker`, :class:`SideChannelAttacker`;
@@ -14,13 +16,14 @@ Layering: depends on :mod:`pgc` only. Public API:
 
 from .bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advantage, regression_baseline
 from .evaluate import evaluate_classification, evaluate_regression
+from .interfaces import Attacker, AttackScores
 from .learned import LearnedAttacker
 from .likelihood import LikelihoodAttacker, SideChannelAttacker
-from .runner import ATTACKERS, run_attack
+from .runner import ATTACKERS, register_attacker, run_attack
 from .targets import TargetTruth, draw_truth, fresh_submissions, run_submissions
 from .threat import CHANNELS, AttackView, ThreatModel, parse_channels
 
-__all__ = ["ATTACKERS", "CHANNELS", "AttackView", "LearnedAttacker", "LikelihoodAttacker", "SideChannelAttacker",
+__all__ = ["ATTACKERS", "CHANNELS", "Attacker", "AttackScores", "register_attacker", "AttackView", "LearnedAttacker", "LikelihoodAttacker", "SideChannelAttacker",
            "TargetTruth", "ThreatModel", "chance_level", "clopper_pearson", "draw_truth", "evaluate_classification",
            "evaluate_regression", "fresh_submissions", "ldp_ceiling", "normalized_advantage", "parse_channels",
            "regression_baseline", "run_attack", "run_submissions"]

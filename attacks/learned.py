@@ -23,6 +23,7 @@ from mechanisms import Laplace, NoNoise
 
 
 from .likelihood import score_channel, score_channel_name
+from .interfaces import AttackScores
 from .shadow import Contexts, ShadowBank
 from .threat import AttackView, ThreatModel
 
@@ -80,6 +81,12 @@ class LearnedAttacker:
             fixed = mech(clean, np.random.default_rng(0))  # deterministic: the generator is not used
             return lambda rng: fixed
         return lambda rng: mech(clean, rng)
+
+    def scores(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
+               rng: np.random.Generator) -> AttackScores:
+        """The :class:`attacks.interfaces.Attacker` contract: log-scores, or predictions for a range."""
+        out = self.fit_predict(threat, view, contexts, bank, rng)
+        return AttackScores(regression=out) if threat.is_regression else AttackScores(loglik=out)
 
     def fit_predict(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
                     rng: np.random.Generator) -> np.ndarray:

@@ -46,6 +46,7 @@ import torch
 
 from mechanisms import Laplace, NoNoise, ProjectedRandomSign, bit_flip_plus_probability, l1_clip
 
+from .interfaces import AttackScores
 from .shadow import Contexts, ShadowBank
 from .threat import AttackView, ThreatModel
 
@@ -169,6 +170,12 @@ class LikelihoodAttacker:
         if self.use_side_channels and score_channel_name(threat):
             used.append(score_channel_name(threat))
         return used
+
+    def scores(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
+               rng: np.random.Generator) -> AttackScores:
+        """The :class:`attacks.interfaces.Attacker` contract: per-submission log-likelihoods."""
+        loglik = self.loglik(threat, view, contexts, bank, rng)
+        return AttackScores(loglik=loglik, kde_bandwidth=self.kde_bandwidth)
 
     def loglik(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
                rng: np.random.Generator) -> np.ndarray:

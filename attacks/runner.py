@@ -29,7 +29,16 @@ from .shadow import Contexts, ShadowBank, candidate_grid, simulate_bank
 from .targets import TargetTruth
 from .threat import AttackView, ThreatModel
 
-ATTACKERS = {"likelihood": LikelihoodAttacker, "learned": LearnedAttacker, "side-channel": SideChannelAttacker}
+# the attackers by name (each meets attacks.interfaces.Attacker)
+ATTACKERS: dict[str, type] = {"likelihood": LikelihoodAttacker, "learned": LearnedAttacker,
+                              "side-channel": SideChannelAttacker}
+
+
+def register_attacker(name: str, attacker_class: type) -> None:
+    """Make an attacker class (meeting :class:`attacks.interfaces.Attacker`) available by name."""
+    if not name or name in ATTACKERS:
+        raise ValueError(f"attacker name {name!r} is empty or already registered")
+    ATTACKERS[name] = attacker_class
 
 
 def make_attacker(name: str, **kwargs):
@@ -161,8 +170,8 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
     skipped: list[dict] = []
     kde = None
     steps = [(name, b, s) for name, s in zip(attackers, att_seqs) for b in budgets]
-    task = functools.partial(attack_step, threat, view, contexts, bank, learned_kwargs=learned_kwargs,
-                             threads=threads)
+    task = functools.partial(attack_step, threat, view, contexts, bank,
+                             options={"learned": learned_kwargs or {}}, threads=threads)
     outcomes = map_tasks(executor, task, [name for name, _, _ in steps], [b for _, b, _ in steps],
                          [s for _, _, s in steps])
     bar = tqdm(steps, desc="attack", disable=not progress or executor is not None, leave=False)
@@ -174,7 +183,7 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
             continue
         tie_rng = np.random.default_rng([*s.generate_state(2), budget, 1])  # MAP tie-breaking only
         loglik, reg, channels = outcome.loglik, outcome.regression, outcome.channels
-        if name == "likelihood":
+        if outcome.kde_bandwidth is not None:
             kde = outcome.kde_bandwidth
         for k in ks:
             row = {"attacker": name, "channels": channels, "budget": budget, "k": k, "epsilon": threat.epsilon}
@@ -200,24 +209,20 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
 
 
 def attack_step(threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank, name: str, budget: int,
-                seed: np.random.SeedSequence, *, learned_kwargs: dict | None = None,
+                seed: np.random.SeedSequence, *, options: dict[str, dict] | None = None,
                 threads: int | None = 1) -> AttackOutcome | None:
-    """One attacker at one budget (a task of :func:`run_attack`): its per-submission output, or None
-    when it does not apply to the threat model. Its randomness comes from ``seed`` and the budget."""
+    """One attacker at one budget (a task of :func:`run_attack`), through the
+    :class:`attacks.interfaces.Attacker` contract: its per-submission output, or None when it does not
+    apply to the threat model. ``options[name]``: the attacker's constructor options. Its randomness
+    comes from ``seed`` and the budget."""
     with torch_threads(threads):
-        attacker = make_attacker(name, **((learned_kwargs or {}) if name == "learned" else {}))
+        attacker = make_attacker(name, **(options or {}).get(name, {}))
         if not attacker.applies_to(threat):
             return None
         rng = np.random.default_rng([*seed.generate_state(2), budget])
-        shadow = subset_bank(bank, budget)
-        channels = attacker.channels_used(threat)
-        if name == "learned":
-            out = attacker.fit_predict(threat, view, contexts, shadow, rng)
-            loglik, reg = (None, out) if threat.is_regression else (out, None)
-            return AttackOutcome(name, budget, channels, loglik, reg)
-        loglik = attacker.loglik(threat, view, contexts, shadow, rng)
-        return AttackOutcome(name, budget, channels, loglik, None,
-                             attacker.kde_bandwidth if name == "likelihood" else None)
+        scores = attacker.scores(threat, view, contexts, subset_bank(bank, budget), rng)
+        return AttackOutcome(name, budget, attacker.channels_used(threat), scores.loglik, scores.regression,
+                             scores.kde_bandwidth)
 
 
 def best_rows(rows: list[dict], budget: int | None = None) -> dict[tuple[str, int], dict]:

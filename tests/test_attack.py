@@ -218,3 +218,35 @@ def test_laplace_likelihood_is_bayes_optimal_on_worst_case_inputs(eps):
     optimum = 1 - 0.5 * math.exp(-eps / 2)
     assert lo <= optimum <= hi
     assert hi < ldp_ceiling(eps, 1, 2) + 0.03
+
+
+def test_every_registered_attacker_meets_the_protocol_and_a_new_one_plugs_in():
+    from attacks import ATTACKERS, Attacker, AttackScores, register_attacker
+    from attacks.runner import attack_step
+
+    for name, cls in ATTACKERS.items():
+        assert isinstance(cls(), Attacker), name
+
+    class Nothing:
+        """Applies to nothing: the runner must skip it, never call it."""
+
+        name = "nothing"
+
+        def applies_to(self, threat):
+            return False
+
+        def channels_used(self, threat):
+            return []
+
+        def scores(self, threat, view, contexts, shadow, rng):
+            raise AssertionError("called")
+
+    register_attacker("nothing-test", Nothing)
+    try:
+        assert isinstance(Nothing(), Attacker)
+        assert attack_step(None, None, None, None, "nothing-test", 2, np.random.SeedSequence(0)) is None
+        with pytest.raises(ValueError, match="already registered"):
+            register_attacker("nothing-test", Nothing)
+    finally:
+        ATTACKERS.pop("nothing-test")
+    assert AttackScores().loglik is None
