@@ -215,6 +215,7 @@ class SystemAuditResult:
     accountant: dict | None
     wall_time_s: float
     broadcasts: dict = field(default_factory=dict, repr=False)  # label -> the broadcast value certified at
+    report_section: str | None = None  # the system's own report section (its ``report_section``), if any
 
     def row(self, channel: str) -> SystemAuditRow:
         for r in self.rows:
@@ -227,7 +228,8 @@ class SystemAuditResult:
                 "secret": self.secret, "secret_prime": self.secret_prime, "broadcast": self.broadcast,
                 "claim": self.claim, "confidence": self.confidence, "samples_per_side": self.samples_per_side,
                 "seed": self.seed, "rows": [r.to_dict() for r in self.rows], "verdict": self.verdict,
-                "accountant": self.accountant, "wall_time_s": self.wall_time_s}
+                "accountant": self.accountant, "wall_time_s": self.wall_time_s,
+                **({"report_section": self.report_section} if self.report_section else {})}
 
 
 def row_verdict(claimed_epsilon: float, epsilon_lb: float, covered: bool, delta_lb: float = 0.0,
@@ -478,7 +480,8 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, *, samples: int = 
     return SystemAuditResult(system.name, describe_secret(system, secret), describe_secret(system, secret_prime), pair,
                              broadcast_kind, claim, confidence, int(samples), int(seed), rows, verdict, accountant,
                              time.perf_counter() - start,
-                             {candidates[i][0]: candidates[i][1] for i in used})
+                             {candidates[i][0]: candidates[i][1] for i in used},
+                             getattr(system, "report_section", None))
 
 
 def _split(n: int, parts: int) -> list[int]:

@@ -66,6 +66,8 @@ def _replace_user(stream: UserStream, t: int, contexts: np.ndarray, rewards: np.
 class BanditSystem:
     """One silo of a federated LinUCB algorithm as a System (see the module docstring)."""
 
+    report_section = "federated-bandits"  # pgc report renders its audits with the bandits' regret and attacks
+
     def __init__(self, algorithm: str, *, horizon: int = 32, n_arms: int = 4, dim: int = 4,
                  batch: int = 4, noise_std: float = 0.5, epsilon: float = 1.0, delta: float = 0.1,
                  sync_threshold: float | None = None, stream_seed: int = 0):

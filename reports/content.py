@@ -282,7 +282,7 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
             accountant=x.accountant_epsilon, reference=src.reference, covered=covered, system=r.system,
             notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + (
                 [f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)}"] if x.gdp_mu_estimate is not None else [])))
-    header = {"source": src.label, "system": r.system, "pair": r.pair, "secret": _short(r.secret),
+    header = {"source": src.label, "system": r.system, "report_section": r.report_section, "pair": r.pair, "secret": _short(r.secret),
               "secret_prime": _short(r.secret_prime), "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
               "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
               "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": r.verdict,
@@ -796,12 +796,12 @@ def mitigation_costs_from_result(src: Source) -> dict:
             "command": r.command, "rows": rows}
 
 
-BANDIT_SYSTEMS = ("dp20-feducb", "private-fedlinucb", "fedlinucb")  # the systems pgc bandit and fedlinucb.systems name
+BANDIT_SECTION = "federated-bandits"  # the report_section the federated bandit systems name
 
 
-def is_bandit_system(name: str) -> bool:
-    """A system audit of one of the federated linear bandit systems (by its system name)."""
-    return name in BANDIT_SYSTEMS or name.startswith("fedlinucb.systems:")
+def is_bandit_audit(header: dict) -> bool:
+    """A system audit that the federated-bandits section renders (the system asked for it)."""
+    return header.get("report_section") == BANDIT_SECTION
 
 
 def bandit_regret(src: Source) -> dict:

@@ -19,7 +19,7 @@ import contextlib
 import schemas
 
 from .content import (PAPER_HORIZON, SUMMARY_MAX_ROWS, Findings, ReportContent, base_channel, best_attacks,
-                      fmt_eps, is_bandit_system, summary_rows)
+                      fmt_eps, is_bandit_audit, summary_rows)
 from . import plots
 
 FORMAT = "pgc-report/1"
@@ -379,7 +379,7 @@ def _family(doc: _Doc, f: Findings) -> None:
 
 
 def _system_audits(doc: _Doc, f: Findings, anchor: str = "system-audits", level: int = 2) -> None:
-    headers = [h for h in f.system_audits if not is_bandit_system(h["system"])]  # bandit systems: _bandit
+    headers = [h for h in f.system_audits if not is_bandit_audit(h)]  # bandit systems: _bandit
     if not headers:
         return
     with doc.section("System audits: claimed, accountant and audited ε", "For each audited system, the ε it claims, "
@@ -430,8 +430,8 @@ def _bandit(doc: _Doc, c: ReportContent, anchor: str = "bandit", level: int = 2)
     f = Findings(bounds=c.own.bounds + c.reference.bounds,
                  bandit_regret=c.own.bandit_regret + c.reference.bandit_regret,
                  bandit_attacks=c.own.bandit_attacks + c.reference.bandit_attacks)
-    own_audits = [h for h in c.own.system_audits if is_bandit_system(h["system"])]
-    audits = own_audits + [{**h, "reference": True} for h in c.reference.system_audits if is_bandit_system(h["system"])]
+    own_audits = [h for h in c.own.system_audits if is_bandit_audit(h)]
+    audits = own_audits + [{**h, "reference": True} for h in c.reference.system_audits if is_bandit_audit(h)]
     if not f.bandit_regret and not f.bandit_attacks and not audits:
         return
     with doc.section("Federated linear bandits", "What privacy costs the federated linear bandits in regret, how that "
@@ -720,7 +720,7 @@ def _references(doc: _Doc, c: ReportContent) -> dict | None:
                      "verdict and warnings are theirs, not this run's.", "references", cls="reference"):
         doc.para(f"Reference verdict (these results only): {verdict}")
         doc.para(f"Inputs: {labels}.", cls="sub")
-        if f.bandit_regret or f.bandit_attacks or any(is_bandit_system(h["system"]) for h in f.system_audits):
+        if f.bandit_regret or f.bandit_attacks or any(is_bandit_audit(h) for h in f.system_audits):
             doc.para("Their federated-bandit results are shown in the Federated linear bandits section, marked "
                      "reference.", cls="sub")
         rows = _summary_table(doc, f, limit=40)

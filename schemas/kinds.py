@@ -197,6 +197,7 @@ class SystemAuditResult(Result):
     wall_time_s: float
     pair: str | None = None
     accountant: Accountant | None = None
+    report_section: str | None = None  # the report section the system asks for (None: the system audits)
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def test_committed_results_alone_are_the_report_subject(tmp_path):
 
 def _bandit_inputs(tmp_path: Path) -> dict[str, Path]:
     bandit_audit = system_audit_fixture()
-    bandit_audit.update(system="dp20-feducb", pair="a-toy-first-user")
+    bandit_audit.update(system="dp20-feducb", pair="a-toy-first-user", report_section="federated-bandits")
     files = {}
     for name, data in (("system.json", system_audit_fixture()), ("regret.json", bandit_regret_fixture()),
                        ("bandit-attack.json", bandit_attack_fixture()), ("bandit-audit.json", bandit_audit)):
@@ -162,7 +162,7 @@ def test_the_png_beside_a_regret_result_is_shown_instead_of_a_drawn_plot(tmp_pat
 
 def test_committed_bandit_results_and_a_system_audit_give_one_bandit_section(tmp_path):
     audit = system_audit_fixture()
-    audit.update(system="private-fedlinucb", pair="b-first-user")
+    audit.update(system="private-fedlinucb", pair="b-first-user", report_section="federated-bandits")
     own = tmp_path / "private.json"
     own.write_text(json.dumps(audit))
     build_report([ROOT / "results/fedlinucb/regret.json", ROOT / "results/fedlinucb/attack.json", own], tmp_path / "r")
