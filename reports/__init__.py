@@ -3,10 +3,11 @@
     from reports import build_report
     paths = build_report(["runs/train", "results/audit/audit.json"], "runs/report")
 
-Inputs are read by :mod:`reports.loaders` through their typed schemas (:func:`schemas.load`), turned
-into plain content by :mod:`reports.content` (the run's own findings apart from committed references)
-and rendered by :mod:`reports.render`: a verdict card, a summary table and a headline figure first,
-everything else in folded sections. Everything is computed before the first
+Inputs are read by :mod:`reports.loaders` through their typed schemas (:func:`schemas.load`); each
+section of :mod:`reports.sections` (one module per section, declaring the result kinds it reads, its
+extraction and its rendering) takes what it needs into the report's content (:mod:`reports.assemble`;
+the run's own findings apart from committed references), and :mod:`reports.render` writes a verdict
+card, a summary table and a headline figure first, then the sections, folded. Everything is computed before the first
 byte is written; each file is then written atomically (temporary file + rename), so a bad input leaves
 nothing half-written.
 """
@@ -27,7 +28,7 @@ HTML_FILE, MD_FILE, JSON_FILE, FIGURE_DIR = "report.html", "report.md", "report.
 def build_report(inputs, out_dir: str | Path, *, title: str = "pgc-audit privacy report") -> dict[str, Path]:
     """Read ``inputs`` (run folders / result JSON files), write report.html, report.md, report.json
     and figures/*.png into ``out_dir``. Returns the written paths. Raises :class:`ReportInputError`."""
-    from .content import build_content
+    from .assemble import build_content
     from .render import render
 
     out = Path(out_dir)

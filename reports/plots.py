@@ -11,7 +11,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .content import AttackRow, BoundRow, fmt_eps, ldp_ceiling  # noqa: E402,F401
+from schemas.shared import ldp_ceiling  # noqa: E402,F401
+
+from .content import AttackRow, BoundRow, fmt_eps  # noqa: E402,F401
 
 DPI = 96
 _VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700"}

@@ -1,0 +1,140 @@
+"""All audited bounds: every certified ε lower bound of the audits, with its budget and Holm result."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import schemas
+
+from .. import plots
+from ..content import K_IN_NAME, BoundRow, Findings, ReportContent, base_channel, fmt_eps, row_verdict_text
+from ..document import Document, num, vclass
+from ..loaders import Source
+from ..section import Section
+
+
+def _audit_subject(result: schemas.AuditResult, row: schemas.AuditChannel, label: str) -> tuple[str, str]:
+    """(subject, group) of one audit row: what was audited, and who observes it."""
+    scope = row.scope or result.mode
+    if row.model == "adversarial" or scope.startswith("adversarial"):
+        group = "adversarial aggregator"
+    elif scope == "mechanism" or scope == "self-test" or row.mechanism:
+        group = "mechanism" if scope != "self-test" else "self-test"
+    else:
+        group = "honest aggregator"
+    if scope.startswith("environment"):
+        subject = f"{result.model or 'trained'} model · ψ {scope.split(' ', 1)[1]}"
+        if result.run:
+            subject = f"{Path(result.run).name} {subject}"
+    elif scope.startswith("adversarial"):
+        subject = scope
+    elif row.mechanism:
+        subject = row.mechanism
+    else:
+        subject = f"{scope}: {label}" if scope not in ("mechanism",) else label
+    return subject, group
+
+
+def bounds_from_audit(src: Source) -> list[BoundRow]:
+    result = src.result
+    assert isinstance(result, schemas.AuditResult)
+    protection = tuple(result.protection.protect) if result.protection else ()
+    rows = []
+    for obj in result.channels:
+        channel = obj.channel
+        m = K_IN_NAME.search(channel)
+        k = int(m.group(1)) if m else None
+        subject, group = _audit_subject(result, obj, src.label)
+        protect = tuple(obj.protect or protection)
+        verdict = row_verdict_text(obj.verdict, obj.covered)
+        p_val = obj.p_value
+        if verdict.startswith("unprotected") and obj.p_value_leak is not None:
+            p_val = obj.p_value_leak
+        row = BoundRow(
+            source=src.label, subject=subject, channel=channel, claimed=obj.claimed_epsilon,
+            lower_bound=obj.epsilon_lower_bound, confidence=obj.confidence or result.confidence,
+            cap=obj.max_certifiable_epsilon, samples=obj.samples_per_side, delta=obj.delta, k=k,
+            test=obj.statistic or "", verdict=verdict,
+            p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
+            model=obj.model or "", protect=protect, group=group, reference=src.reference, covered=obj.covered)
+        if obj.true_epsilon is not None:
+            row.notes.append(f"true ε {fmt_eps(obj.true_epsilon)}")
+        if obj.correct_mechanism is not None:
+            row.notes.append("correct mechanism" if obj.correct_mechanism else "planted bug")
+        if obj.passed is False:
+            row.notes.append("SELF-TEST MISJUDGED")
+        if obj.note:
+            row.notes.append(obj.note)
+        rows.append(row)
+    return rows
+
+
+def render_bounds(doc: Document, f: Findings, anchor: str = "headline", level: int = 2) -> None:
+    if not f.bounds:
+        return
+    with doc.section(f"All audited bounds ({len(f.bounds)} rows)", "Every certified ε lower bound behind the summary, "
+                     "one row per audited output and pair, with its budget, p-value and Holm result.", anchor,
+                     level=level):
+        doc.para("Each row is one audited output: a mechanism (black-box canaries) or one channel of the transcript "
+                 "(gradient, score, timing, all together) for a pair of environments. ε_LB is a lower bound that holds "
+                 "with the stated confidence; the certifiable cap is the largest bound a perfect test could give with "
+                 "the same number of samples, so an ε_LB near the cap means the budget, not the mechanism, limited it.")
+        _family(doc, f)
+        rows, classes = [], []
+        for b in f.bounds:
+            ratio = (b.lower_bound / b.claimed) if b.claimed and math.isfinite(b.claimed) and b.claimed > 0 else None
+            budget = f"{b.samples:,}/side" if b.samples else "—"
+            holm = "—" if b.holm_significant is None else ("significant" if b.holm_significant else "not significant")
+            rows.append([b.subject + (" (adversarial)" if b.model == "adversarial" else ""), b.channel, num(b.claimed),
+                         num(b.lower_bound), num(ratio, 2),
+                         f"{b.confidence:.0%}" if b.confidence else "—", num(b.cap), budget,
+                         b.verdict + (" · budget-limited" if b.budget_limited else "") + " (each valid alone)",
+                         num(b.p_value, 3), holm,
+                         "; ".join(x for x in [b.test, *b.notes] if x)])
+            classes.append({8: vclass(b.verdict)})
+        doc.table(["subject", "channel", "claimed ε", "observed ε_LB", "ε_LB/ε", "confidence", "certifiable cap",
+                   "budget", "verdict", "p-value", "after Holm", "test"], rows, numeric={2, 3, 4, 6, 9}, classes=classes)
+        prefix = "" if anchor == "headline" else anchor + "_"
+        doc.figure(f"{prefix}bounds.png", plots.bounds_figure(f.bounds),
+                   "Observed ε lower bound per audited output (bars), the claim (black tick) and the certifiable cap "
+                   "(grey tick).")
+
+        def base(b):
+            return (b.subject, base_channel(b.channel))
+
+        multi = {base(b) for b in f.bounds if b.k and b.k > 1}
+        comp = [b for b in f.bounds if base(b) in multi]
+        if comp and len({b.k or 1 for b in comp}) > 1:
+            doc.heading("Composition: ε_LB vs k", level + 1, anchor=f"{prefix}composition")
+            doc.para("k submissions made in the same environment: the guarantee for the environment degrades with k "
+                     "(basic composition gives kε). The bound rising above the per-submission claim is expected; it is "
+                     "a finding when the system advertises ε per environment or per agent while agents submit "
+                     "repeatedly.")
+            doc.figure(f"{prefix}composition.png", plots.composition_figure(comp),
+                       "Observed ε lower bound against k with kε (dashed).")
+
+
+def _family(doc: Document, f: Findings) -> None:
+    fam = f.family or {}
+    size, excluded = fam.get("size", 0), fam.get("excluded", 0)
+    if not size:
+        doc.para(f"Family-wise verdict: no row carries a p-value, so the overall verdict reads "
+                 f"each of the {len(f.bounds)} row(s) at its own confidence, without a correction for multiple rows.")
+        return
+    sig = fam.get("significant", [])
+    shown = "; ".join(f"{x['subject']} · {x['channel']}" for x in sig[:6]) + ("; …" if len(sig) > 6 else "")
+    doc.para(f"Family-wise verdict: {size} row(s) in the family, tested together with Holm's method at family level "
+             f"α = {fam.get('alpha', 0.05):.3g} (each row's p-value is for H0 \"true ε ≤ the row's claim\"; for "
+             f"unprotected channels, when given, \"ε ≤ 0\"). Rows significant after Holm: {len(sig)}"
+             + (f" — {shown}" if sig else "") + ". Only these enter the overall verdict; the per-row bounds and "
+             "verdicts below are each valid alone at their own confidence (p-values in the test column)."
+             + (f" {excluded} row(s) without a p-value are shown but excluded from the family-wise verdict."
+                if excluded else ""))
+
+
+def _extract(src: Source, findings: Findings, c: ReportContent) -> None:
+    findings.bounds.extend(bounds_from_audit(src))
+
+
+SECTION = Section("bounds", ("audit",), lambda doc, c: render_bounds(doc, c.own), _extract)

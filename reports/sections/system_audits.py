@@ -1,0 +1,81 @@
+"""System audits: claimed, accountant and audited ε per channel of each audited System."""
+
+from __future__ import annotations
+
+import schemas
+
+from ..content import BoundRow, Findings, ReportContent, fmt_eps, is_bandit_audit, row_verdict_text
+from ..document import Document, num, vclass
+from ..loaders import Source
+from ..section import Section
+
+
+def _short(text: str, width: int = 60) -> str:
+    """A secret's description on one line, cut to ``width`` characters (a secret may print a whole array)."""
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[:width - 1] + "…"
+
+
+def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
+    """The rows of a system audit (``pgc audit --system``) as bounds, and its header for the report."""
+    r = src.result
+    assert isinstance(r, schemas.SystemAuditResult)
+    subject = f"{r.system} · {r.pair}" if r.pair else f"{r.system} · {_short(r.secret)} vs {_short(r.secret_prime)}"
+    rows = []
+    for x in r.rows:
+        covered = x.covered if x.covered is not None else x.channel in r.claim.covers
+        verdict = row_verdict_text(x.verdict, covered)
+        p_val = x.p_value_leak if verdict == "unprotected channel" and x.p_value_leak is not None else x.p_value
+        rows.append(BoundRow(
+            source=src.label, subject=subject, channel=x.channel, claimed=x.claimed_epsilon,
+            lower_bound=x.epsilon_lower_bound, confidence=r.confidence, cap=x.max_certifiable_epsilon,
+            samples=x.samples_per_side, delta=x.claimed_delta, k=None, test=x.statistic, verdict=verdict,
+            p_value=p_val if 0.0 <= p_val <= 1.0 else None, model=r.broadcast, group=f"{r.system} ({r.broadcast})",
+            accountant=x.accountant_epsilon, reference=src.reference, covered=covered, system=r.system,
+            notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + (
+                [f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)}"] if x.gdp_mu_estimate is not None else [])))
+    header = {"source": src.label, "system": r.system, "report_section": r.report_section, "pair": r.pair, "secret": _short(r.secret),
+              "secret_prime": _short(r.secret_prime), "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
+              "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
+              "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": r.verdict,
+              "accountant": r.accountant.to_dict() if r.accountant else None, "wall_time_s": r.wall_time_s}
+    return rows, header
+
+
+def source_role(item: dict) -> str:
+    return item["source"] + (" (reference)" if item.get("reference") else "")
+
+
+def render_system_audits(doc: Document, f: Findings, anchor: str = "system-audits", level: int = 2) -> None:
+    headers = [h for h in f.system_audits if not is_bandit_audit(h)]  # bandit systems: _bandit
+    if not headers:
+        return
+    with doc.section("System audits: claimed, accountant and audited ε", "For each audited system, the ε it claims, "
+                     "the ε an accountant computes and the ε the audit certifies, per channel.", anchor, level=level):
+        system_audit_tables(doc, f, headers)
+
+
+def system_audit_tables(doc: Document, f: Findings, headers: list[dict]) -> None:
+    for h in headers:
+        acc = h["accountant"]
+        who = (f"pair {h['pair']}" if h["pair"] else f"secret {h['secret']} vs {h['secret_prime']}")
+        doc.para(f"{h['system']} ({source_role(h)}): {who}, broadcast {h['broadcast']}; claim "
+                 f"ε = {fmt_eps(h['claim_epsilon'])}, δ = {h['claim_delta']:.3g} covering "
+                 f"{', '.join(h['covers']) or 'no channel'}; {h['samples_per_side']:,} samples per side at "
+                 f"{h['confidence']:.0%} confidence, seed {h['seed']}; verdict: {h['verdict']}."
+                 + (f" Accountant: ε = {fmt_eps(acc['epsilon'])}, δ = {acc['delta']:.3g} ({acc['description']})."
+                    if acc else ""))
+        rows = [b for b in f.bounds if b.source == h["source"]]
+        doc.table(["channel", "claimed ε", "accountant ε", "audited ε ≥", "cap", "p-value", "verdict", "test"],
+                  [[b.channel, num(b.claimed), num(b.accountant), num(b.lower_bound), num(b.cap), num(b.p_value),
+                    b.verdict, "; ".join(x for x in [b.test, *b.notes] if x)] for b in rows],
+                  numeric={1, 2, 3, 4, 5}, classes=[{6: vclass(b.verdict)} for b in rows])
+
+
+def _extract(src: Source, findings: Findings, c: ReportContent) -> None:
+    rows, header = bounds_from_system_audit(src)
+    findings.bounds.extend(rows)
+    findings.system_audits.append(header)
+
+
+SECTION = Section("system-audits", ("system-audit",), lambda doc, c: render_system_audits(doc, c.own), _extract)
