@@ -7,7 +7,7 @@ import argparse
 import math
 
 from ...args import gravity_pair as two_gravities
-from ...args import positive_float, positive_int, sample_count
+from ...args import positive_float, positive_int, probability, sample_count
 from ...engine_option import add_engine_arguments
 from ...main import CLIError
 
@@ -33,16 +33,6 @@ def gravity_range(text: str) -> GravityRange:
 def gravity_pair(text: str) -> tuple[float, float]:
     """``ψ:ψ'``, or a range ``LO..HI`` (:class:`GravityRange`)."""
     return gravity_range(text) if ".." in text else two_gravities(text)
-
-
-def confidence_level(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"confidence must lie in (0, 1), got {text}")
-    return value
 
 
 def add_mode_arguments(p: argparse.ArgumentParser) -> None:
@@ -87,7 +77,7 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> None:
                    help="certification samples per side (default 1,000,000; run mode's environment audit 100,000)")
     p.add_argument("--mechanism-samples", type=positive_int, default=1_000_000,
                    help="run mode: samples of the canary audit of the run's mechanism (default 1,000,000)")
-    p.add_argument("--confidence", type=confidence_level, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--confidence", type=probability, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--delta", type=float, default=None,
                    help="δ of the claim (default: the mechanism's own; 0, pure ε-DP, for laplace and prs; "
                         "required by gaussian and gaussian-analytic)")
