@@ -10,7 +10,8 @@ Modules: :mod:`audit.bounds` (pure bound math), :mod:`audit.interfaces` (the aud
 Sampler, Scorer, Statistic, Tester; a system's contract is :mod:`systems.contract`),
 :mod:`audit.statistics`, :mod:`audit.selection` and :mod:`audit.tester` (select on a training split,
 certify on fresh samples), :mod:`audit.system_audit` (any System, per channel, honest or adversarial
-broadcast), :mod:`audit.accountant` (ε(δ) of the noise added, dp-accounting's PLD),
+broadcast; :class:`AuditSettings`), :mod:`audit.releases` (a target's releases, per-channel tests),
+:mod:`audit.broadcast_search` (the adversary's broadcasts), :mod:`audit.accountant` (ε(δ) of the noise added, dp-accounting's PLD),
 :mod:`audit.blackbox` (canary audit of any Mechanism), :mod:`audit.whitebox` (PRS ũ, M),
 :mod:`audit.one_run_bound` and :mod:`audit.one_run` (the one-run audit), :mod:`audit.mutants` (planted
 bugs), :mod:`audit.selftest`, :mod:`audit.progress`. The auditor imports no system package: PGC-A3C's
@@ -21,10 +22,10 @@ from .blackbox import CanaryPair, DeltaTestResult, MechanismAuditResult, audit_m
 from .bounds import (cp_lower, cp_upper, delta_lower_bound, epsilon_from_rates, epsilon_lower_bound,
                      max_certifiable_epsilon, smallest_detectable_delta)
 from .tester import CertifiedTest, EpsilonBound, HypothesisPair
-from .system_audit import SystemAuditResult, SystemAuditRow, audit_system
+from .system_audit import AuditSettings, SystemAuditResult, SystemAuditRow, audit_system
 from .whitebox import audit_prs_whitebox
 
-__all__ = ["audit_system", "SystemAuditResult", "SystemAuditRow", "audit_mechanism", "audit_prs_whitebox",
+__all__ = ["audit_system", "AuditSettings", "SystemAuditResult", "SystemAuditRow", "audit_mechanism", "audit_prs_whitebox",
            "MechanismAuditResult", "DeltaTestResult", "delta_test", "CanaryPair", "canary_pairs", "CertifiedTest",
            "EpsilonBound", "HypothesisPair", "cp_lower", "cp_upper", "delta_lower_bound", "epsilon_from_rates",
            "epsilon_lower_bound", "max_certifiable_epsilon", "smallest_detectable_delta"]

@@ -55,7 +55,8 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     log-likelihood ratio, a quarter plays M simulated canaries with the auditor's coins, on which r is
     chosen (:func:`best_guess_count`).
     """
-    from .system_audit import channel_groups, claim_for, fit_channel_tests, joint_statistics
+    from .releases import channel_groups, fit_channel_tests, joint_statistics
+    from .system_audit import claim_for
 
     truth = np.asarray(truth, dtype=np.int64)
     m = int(truth.size)

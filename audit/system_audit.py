@@ -35,33 +35,20 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
 
 import numpy as np
-from optim import cmaes_maximize
 from systems.contract import ALL, PrivacyClaim
 
 from . import bounds
 from .accountant import accountant_epsilon, gdp_mu_estimate
+from .broadcast_search import SEARCH_GENERATIONS, SEARCH_SAMPLES, adversarial_candidates, projected_by_channel
 from .progress import progress_bar
-from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
-from .tester import (CHUNK, TRAIN_CALLS, CandidateTest, EpsilonBound, bound_from_counts, count_accepts,
-                     fit_candidate)
-
-SEARCH_SAMPLES = 2_000  # releases per side per candidate broadcast on the search stream
-SEARCH_GENERATIONS = 10  # CMA-ES generations over broadcast_space
-SEARCH_POPULATION = 8
-RELATIVE_RESOLUTION_BITS = 30  # releases are rounded to 30 significant bits unless float_exact
-
-
-def round_significant(values: np.ndarray, bits: int = RELATIVE_RESOLUTION_BITS) -> np.ndarray:
-    """Each value rounded to ``bits`` significant bits (post-processing: a bound on the rounded releases
-    holds for the system). It blinds the statistics to the last bits of floating-point noise, whose
-    pattern depends on the noiseless value (Mironov 2012): the audit then measures the mechanism's
-    arithmetic. ``float_exact=True`` audits the exact bits instead."""
-    mantissa, exponent = np.frexp(values)
-    return np.ldexp(np.round(mantissa * 2.0**bits) / 2.0**bits, exponent)
+from .releases import (AuditTarget, certify_channel_tests, channel_groups, fit_channel_tests, joint_statistics,
+                       split_evenly)
+from .statistics import LaplaceLogLikelihood, default_statistics
+from .tester import CHUNK, TRAIN_CALLS, EpsilonBound
 
 
 def check_system(system: Any) -> tuple[str, ...]:
@@ -86,90 +73,6 @@ def claim_for(system: Any, channel: str) -> tuple[float, float]:
 
 def is_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
     return PrivacyClaim.of(system.claim).covering(channel, tuple(base_channels))
-
-
-# ---------------------------------------------------------------------------------------------
-# Drawing releases
-# ---------------------------------------------------------------------------------------------
-
-
-def draw_releases(system: Any, secret: Any, n: int, rng: np.random.Generator, broadcast: Any,
-                  channels: Sequence[str], base_channels: Sequence[str], float_exact: bool = False) -> dict[str, np.ndarray]:
-    """n releases of ``secret``: the requested channels as (n, k) float64 arrays (``all`` assembled from
-    the base channels in order when the system does not return one), rounded by :func:`round_significant`
-    unless ``float_exact``."""
-    out = system.release(secret, n, rng, broadcast=broadcast)
-    if not isinstance(out, Mapping):
-        raise ValueError(f"{system.name}.release must return a mapping channel -> array, got {type(out).__name__}")
-    arrays: dict[str, np.ndarray] = {}
-    need = set(channels) | (set(base_channels) if ALL in channels and ALL not in out else set())
-    for name in need - {ALL} | ({ALL} if ALL in out and ALL in channels else set()):
-        if name not in out:
-            raise ValueError(f"{system.name}.release returned no channel {name!r} (got {sorted(out)})")
-        arr = np.asarray(out[name], dtype=np.float64)
-        if arr.ndim == 1:
-            arr = arr[:, None]
-        if arr.ndim != 2 or arr.shape[0] != n:
-            raise ValueError(f"{system.name}.release: channel {name!r} has shape {arr.shape}, expected ({n}, k)")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{system.name}.release: channel {name!r} holds NaN or inf")
-        arrays[name] = arr if float_exact else round_significant(arr)
-    if ALL in channels and ALL not in arrays:
-        arrays[ALL] = np.concatenate([arrays[c] for c in base_channels], axis=1)
-    return {c: arrays[c] for c in channels}
-
-
-def channel_groups(widths: Sequence[int]) -> tuple[slice, ...]:
-    edges = np.concatenate([[0], np.cumsum(widths)]).astype(int)
-    return tuple(slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]))
-
-
-def joint_statistics(groups: Sequence[slice]) -> list:
-    """Candidate statistics of a joint channel: the defaults, the scaled Laplace log-likelihood ratio and
-    the sum of each channel's calibrated likelihood ratio (channels on very different scales)."""
-    return default_statistics() + [LaplaceLogLikelihood(scaled=True), ChannelSumLikelihoodRatio(groups)]
-
-
-# ---------------------------------------------------------------------------------------------
-# Select on training data, certify on fresh data: many channels over the same releases
-# ---------------------------------------------------------------------------------------------
-
-
-def fit_channel_tests(train_pos: Mapping[str, np.ndarray], train_neg: Mapping[str, np.ndarray],
-                      channels: Sequence[str], n_cert: int, confidence: float, deltas: Mapping[str, float],
-                      labels: Mapping[str, str],
-                      statistics_for: Callable[[str], Sequence | None] = lambda channel: None,
-                      two_sided_rates: bool = True) -> dict[str, CandidateTest]:
-    """One chosen test per channel, from the training split only."""
-    alpha = 1.0 - confidence
-    tests = {}
-    for ch in channels:
-        cand = fit_candidate(labels[ch], train_pos[ch], train_neg[ch], n_cert, alpha, deltas[ch], statistics_for(ch),
-                             two_sided_rates)
-        if cand is None:
-            raise ValueError(f"no statistic applies to channel {ch!r}")
-        tests[ch] = cand
-    return tests
-
-
-def certify_channel_tests(tests: Mapping[str, CandidateTest], chunks_pos: Iterable[Mapping[str, np.ndarray]],
-                          chunks_neg: Iterable[Mapping[str, np.ndarray]], confidence: float,
-                          deltas: Mapping[str, float], detectable_at: Mapping[str, float]) -> dict[str, EpsilonBound]:
-    """Count every channel's test on the same fresh chunks of releases; one bound per channel."""
-    accepts = {ch: [0, 0, 0, 0] for ch in tests}  # tp, n_pos, fp, n_neg
-    for side, chunks in ((0, chunks_pos), (2, chunks_neg)):
-        for chunk in chunks:
-            for ch, test in tests.items():
-                hits, total = count_accepts(test, [chunk[ch]])
-                accepts[ch][side] += hits
-                accepts[ch][side + 1] += total
-    return {ch: bound_from_counts(test, *accepts[ch], confidence, deltas[ch], detectable_at[ch])
-            for ch, test in tests.items()}
-
-
-# ---------------------------------------------------------------------------------------------
-# Results
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -309,188 +212,139 @@ def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str,
     return per_channel, summary
 
 
-# ---------------------------------------------------------------------------------------------
-# Adversarial broadcasts
-# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AuditSettings:
+    """How an audit spends its releases (validated on construction): ``samples`` certification releases
+    per side, a training split of ``train_fraction`` of that (at least 1,000), ``seed`` of the one root
+    SeedSequence, ``confidence``, the adversarial search's budget, ``float_exact`` (audit the releases'
+    exact bits; default: rounded to 30 significant bits) and ``progress``."""
+
+    samples: int = 100_000
+    seed: int = 0
+    confidence: float = 0.95
+    train_fraction: float = 0.25
+    search_samples: int = SEARCH_SAMPLES
+    search_generations: int = SEARCH_GENERATIONS
+    float_exact: bool = False
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.samples, (int, np.integer)) or isinstance(self.samples, bool) or self.samples < 100:
+            raise ValueError(f"samples must be an integer >= 100, got {self.samples!r}")
+        if not (0.0 < self.confidence < 1.0):
+            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence!r}")
+        if not (0.0 < self.train_fraction <= 1.0):
+            raise ValueError(f"train_fraction must lie in (0, 1], got {self.train_fraction!r}")
+        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.search_samples < 2 or self.search_generations < 1:
+            raise ValueError("search_samples must be >= 2 and search_generations >= 1")
+
+    @property
+    def train_samples(self) -> int:
+        return max(1_000, int(self.train_fraction * self.samples))
 
 
-def release_pair(system, secret, secret_prime, n: int, seq: np.random.SeedSequence, broadcast, channels, base,
-                 float_exact: bool = False) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """n releases of each secret from the two fixed children of ``seq`` (not spawned: every call with the
-    same ``seq`` draws the same numbers, so candidates compared on one ``seq`` share common random numbers)."""
-    rp, rn = (np.random.Generator(np.random.PCG64(np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (i,))))
-              for i in (0, 1))
-    return (draw_releases(system, secret, n, rp, broadcast, channels, base, float_exact),
-            draw_releases(system, secret_prime, n, rn, broadcast, channels, base, float_exact))
-
-
-def _projected_by_channel(system, secret, secret_prime, broadcast, channels, base, n, seq, n_cert, confidence,
-                          deltas, float_exact) -> dict[str, float]:
-    pos, neg = release_pair(system, secret, secret_prime, n, seq, broadcast, channels, base, float_exact)
-    out = {}
-    for ch in channels:
-        cand = fit_candidate(ch, pos[ch], neg[ch], n_cert, 1.0 - confidence, deltas[ch], two_sided_rates=True)
-        out[ch] = 0.0 if cand is None else float(cand.projected_epsilon)
-    return out
-
-
-def mean_separation(pos: np.ndarray, neg: np.ndarray) -> float:
-    """Σ_j (mean difference of column j)² / (its pooled variance): a smooth measure of how far apart two
-    release distributions are, informative even where no threshold test yet projects a bound."""
-    var = 0.5 * (pos.var(axis=0) + neg.var(axis=0))
-    diff = pos.mean(axis=0) - neg.mean(axis=0)
-    return float(np.sum(np.where(var > 0, diff**2 / np.where(var > 0, var, 1.0), np.where(diff != 0, 1e12, 0.0))))
-
-
-def search_broadcast_space(system, secret, secret_prime, channels, base, seq: np.random.SeedSequence, *,
-                           n: int, generations: int = SEARCH_GENERATIONS, population: int = SEARCH_POPULATION,
-                           float_exact: bool = False, progress: bool = False) -> np.ndarray:
-    """CMA-ES over the system's ``broadcast_space`` box for the broadcast whose releases lie furthest
-    apart (:func:`mean_separation`) on any of ``channels`` (common random numbers within a generation;
-    search stream only)."""
-    lower, upper = (np.asarray(x, dtype=np.float64) for x in system.broadcast_space)
-    if lower.shape != upper.shape or lower.ndim != 1 or not np.all(lower < upper):
-        raise ValueError(f"{system.name}.broadcast_space must be two 1-D arrays with lower < upper")
-    init_seq, gen_seq = seq.spawn(2)
-    rng = np.random.Generator(np.random.PCG64(init_seq))
-    mean = rng.uniform(lower, upper)
-    seed = int(rng.integers(2**31))
-    gens = gen_seq.spawn(generations)  # one stream per generation: its candidates share common random numbers
-
-    def separation(x: np.ndarray, generation: int) -> float:
-        pos, neg = release_pair(system, secret, secret_prime, n, gens[generation], x, channels, base, float_exact)
-        return max(mean_separation(pos[ch], neg[ch]) for ch in channels)
-
-    bar = progress_bar(len(gens), "generation", f"searching {system.name}'s broadcast space (CMA-ES)", progress)
-    found = cmaes_maximize(separation, mean, float(np.max(upper - lower)) / 4.0, generations=generations,
-                           population=population, seed=seed, bounds=np.stack([lower, upper], axis=1),
-                           on_generation=lambda generation, best: bar.update(1))
-    bar.close()
-    return np.asarray(found.best_x)
-
-
-# ---------------------------------------------------------------------------------------------
-# The entry point
-# ---------------------------------------------------------------------------------------------
-
-
-def audit_system(system: Any, secret: Any, secret_prime: Any, *, samples: int = 100_000, seed: int = 0,
-                 confidence: float = 0.95, broadcast: Any = None, adversarial: bool = False,
-                 channels: Sequence[str] | None = None, train_fraction: float = 0.25,
-                 search_samples: int = SEARCH_SAMPLES, search_generations: int = SEARCH_GENERATIONS,
-                 pair: str | None = None, float_exact: bool = False, progress: bool = False) -> SystemAuditResult:
+def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSettings | None = None, *,
+                 broadcast: Any = None, adversarial: bool = False, channels: Sequence[str] | None = None,
+                 pair: str | None = None, **setting_values: Any) -> SystemAuditResult:
     """Certified ε and δ lower bounds per channel of ``system`` for ``secret`` vs ``secret_prime``
-    (see the module docstring). ``samples``: certification releases per side; ``float_exact``: audit the
-    releases' exact bits (default: rounded to 30 significant bits, :func:`round_significant`)."""
+    (see the module docstring). ``settings`` (or its fields as keywords: ``samples=...``) say how many
+    releases are spent and how; ``broadcast`` is what the aggregator sends (None: the system's default),
+    ``adversarial=True`` lets the aggregator choose it."""
     start = time.perf_counter()
+    settings = replace(settings or AuditSettings(), **setting_values)
     base = check_system(system)
-    if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 100:
-        raise ValueError(f"samples must be an integer >= 100, got {samples!r}")
-    if not (0.0 < confidence < 1.0):
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    if not (0.0 < train_fraction <= 1.0):
-        raise ValueError(f"train_fraction must lie in (0, 1], got {train_fraction!r}")
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if adversarial and broadcast is not None:
         raise ValueError("give either a broadcast or adversarial=True, not both")
+    wanted = _wanted_channels(system, base, channels)
+    target = AuditTarget(system, secret, secret_prime, base, settings.float_exact)
+    claims = {ch: claim_for(system, ch) for ch in wanted}
+    deltas = {ch: claims[ch][1] for ch in wanted}
+    covered = {ch: is_covered(system, ch, base) for ch in wanted}
+    search_seq, train_seq, cert_seq = np.random.SeedSequence(settings.seed).spawn(3)
+
+    # 1. the broadcast(s): honest, given, or the adversary's candidates ranked per channel on the search stream
+    if adversarial:
+        candidates, rank_seq = adversarial_candidates(target, wanted, covered, search_seq,
+                                                      search_samples=settings.search_samples,
+                                                      search_generations=settings.search_generations,
+                                                      progress=settings.progress)
+        kind = "crafted" if candidates[0][0].startswith("crafted") else "searched"
+    else:
+        kind = "given" if broadcast is not None else "honest"
+        candidates, rank_seq = [(kind, broadcast)], None
+    choice = {ch: 0 for ch in wanted}
+    if len(candidates) > 1:
+        scores = [projected_by_channel(target, b, wanted, settings.search_samples, rank_seq, settings.samples,
+                                       settings.confidence, deltas) for _, b in candidates]
+        choice = {ch: int(np.argmax([s[ch] for s in scores])) for ch in wanted}
+
+    # 2.-3. per broadcast kept: select on a training split, certify on fresh releases
+    detectable_at = {ch: claims[ch][0] if math.isfinite(claims[ch][0]) else 0.0 for ch in wanted}
+    used = sorted(set(choice.values()))
+    train_seqs, cert_seqs = train_seq.spawn(len(candidates)), cert_seq.spawn(len(candidates))
+    bar = progress_bar(2 * len(used) * (settings.train_samples + settings.samples), "release",
+                       f"auditing {system.name}", settings.progress)
+    bounds_by_channel: dict[str, EpsilonBound] = {}
+    for index in used:
+        group = [ch for ch in wanted if choice[ch] == index]
+        bounds_by_channel.update(_certify_broadcast(target, settings, candidates[index][1], group, deltas,
+                                                    detectable_at, train_seqs[index], cert_seqs[index], bar))
+    bar.close()
+    per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
+    rows, verdict = make_rows({ch: bounds_by_channel[ch] for ch in wanted}, claims, covered, settings.confidence,
+                              per_channel_accountant, {ch: candidates[choice[ch]][0] for ch in wanted})
+    claim = {"epsilon": float(system.claim.epsilon), "delta": float(system.claim.delta),
+             "covers": list(system.claim.covers)}
+    return SystemAuditResult(system.name, target.describe(secret), target.describe(secret_prime), pair, kind, claim,
+                             settings.confidence, int(settings.samples), int(settings.seed), rows, verdict, accountant,
+                             time.perf_counter() - start, {candidates[i][0]: candidates[i][1] for i in used},
+                             getattr(system, "report_section", None))
+
+
+def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] | None) -> list[str]:
     known = list(base) + [ALL]
     wanted = known if channels is None else list(dict.fromkeys(channels))
     unknown = [c for c in wanted if c not in known]
     if unknown or not wanted:
         raise ValueError(f"unknown or no channels {unknown or wanted}; {system.name} has: {', '.join(known)}")
-    claims = {ch: claim_for(system, ch) for ch in wanted}
-    deltas = {ch: claims[ch][1] for ch in wanted}
-    covered = {ch: is_covered(system, ch, base) for ch in wanted}
-    detectable_at = {ch: claims[ch][0] if math.isfinite(claims[ch][0]) else 0.0 for ch in wanted}
-    n_train = max(1_000, int(train_fraction * samples))
-    root = np.random.SeedSequence(seed)
-    search_seq, train_seq, cert_seq = root.spawn(3)
-
-    # 1. the broadcast(s): honest, given, or the adversary's candidates ranked per channel on the search stream
-    if not adversarial:
-        candidates = [("given" if broadcast is not None else "honest", broadcast)]
-    elif callable(getattr(system, "crafted_broadcasts", None)):
-        crafted_seq, rank_seq = search_seq.spawn(2)
-        crafted = system.crafted_broadcasts(secret, secret_prime, np.random.Generator(np.random.PCG64(crafted_seq)))
-        candidates = [(f"crafted-{i}", b) for i, b in enumerate(crafted)]
-        if not candidates:
-            raise ValueError(f"{system.name}.crafted_broadcasts returned no broadcast")
-    elif getattr(system, "broadcast_space", None) is not None:
-        space_seq, rank_seq = search_seq.spawn(2)
-        # what could break the claim: the covered channels (an unprotected one leaks whatever is sent)
-        targets = [ch for ch in wanted if covered[ch] and ch != ALL] or [ch for ch in wanted if ch != ALL] or wanted
-        found = search_broadcast_space(system, secret, secret_prime, targets, base, space_seq, n=search_samples,
-                                       generations=search_generations, float_exact=float_exact, progress=progress)
-        candidates = [("searched", found), ("honest", None)]
-    else:
-        raise ValueError(f"{system.name} offers no crafted_broadcasts and no broadcast_space: "
-                         "an adversarial audit has nothing to search")
-    choice = {ch: 0 for ch in wanted}
-    if len(candidates) > 1:
-        scores = [_projected_by_channel(system, secret, secret_prime, b, wanted, base, search_samples, rank_seq,
-                                        samples, confidence, deltas, float_exact) for _, b in candidates]
-        choice = {ch: int(np.argmax([s[ch] for s in scores])) for ch in wanted}
-    broadcast_kind = ("given" if broadcast is not None else "honest") if not adversarial else (
-        "crafted" if candidates[0][0].startswith("crafted") else "searched")
-
-    # 2.-3. per broadcast kept: select on a training split, certify on fresh releases
-    bounds_by_channel: dict[str, EpsilonBound] = {}
-    used = sorted(set(choice.values()))
-    train_seqs, cert_seqs = train_seq.spawn(len(candidates)), cert_seq.spawn(len(candidates))
-    bar = progress_bar(2 * len(used) * (n_train + samples), "release", f"auditing {system.name}", progress)
-    for index in used:
-        label, value = candidates[index]
-        group = [ch for ch in wanted if choice[ch] == index]
-        tp, tn = (np.random.Generator(np.random.PCG64(s)) for s in train_seqs[index].spawn(2))
-        extra = [c for c in base if c not in group] if ALL in group else []
-        train = []
-        for side_secret, rng in ((secret, tp), (secret_prime, tn)):
-            calls = [draw_releases(system, side_secret, m, rng, value, group + extra, base, float_exact)
-                     for m in _split(n_train, TRAIN_CALLS)]
-            train.append({ch: np.concatenate([c[ch] for c in calls]) for ch in group + extra})
-            bar.update(n_train)
-        own_joint = ALL in tuple(system.channels)  # the system assembles its own joint channel
-        groups = channel_groups([train[0][c].shape[1] for c in base]) if ALL in group and not own_joint else None
-
-        def statistics_for(ch: str):
-            if ch != ALL or len(base) < 2:
-                return None
-            return joint_statistics(groups) if groups is not None else default_statistics() + [
-                LaplaceLogLikelihood(scaled=True)]
-
-        labels = {ch: f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)} [{ch}]" for ch in group}
-        tests = fit_channel_tests(train[0], train[1], group, samples, confidence, deltas, labels, statistics_for)
-        cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seqs[index].spawn(2))
-
-        def chunks(side_secret, rng):
-            for m in _split(samples, max(1, -(-samples // CHUNK))):
-                yield draw_releases(system, side_secret, m, rng, value, group, base, float_exact)
-                bar.update(m)
-
-        bounds_by_channel.update(certify_channel_tests(tests, chunks(secret, cp), chunks(secret_prime, cn),
-                                                       confidence, deltas, detectable_at))
-    bar.close()
-    ordered = {ch: bounds_by_channel[ch] for ch in wanted}
-    per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
-    labels_by_channel = {ch: candidates[choice[ch]][0] for ch in wanted}
-    rows, verdict = make_rows(ordered, claims, covered, confidence, per_channel_accountant, labels_by_channel)
-    claim = {"epsilon": float(system.claim.epsilon), "delta": float(system.claim.delta),
-             "covers": list(system.claim.covers)}
-    return SystemAuditResult(system.name, describe_secret(system, secret), describe_secret(system, secret_prime), pair,
-                             broadcast_kind, claim, confidence, int(samples), int(seed), rows, verdict, accountant,
-                             time.perf_counter() - start,
-                             {candidates[i][0]: candidates[i][1] for i in used},
-                             getattr(system, "report_section", None))
+    return wanted
 
 
-def _split(n: int, parts: int) -> list[int]:
-    size = -(-n // parts)
-    return [min(size, n - i) for i in range(0, n, size)]
+def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: Any, group: list[str],
+                       deltas: Mapping[str, float], detectable_at: Mapping[str, float],
+                       train_seq: np.random.SeedSequence, cert_seq: np.random.SeedSequence,
+                       bar) -> dict[str, EpsilonBound]:
+    """The channels in ``group`` at one broadcast: tests chosen on a training split (drawn in several calls,
+    so that noise reused from call to call shows), counted on fresh releases in chunks."""
+    base, n_train, samples = target.base, settings.train_samples, settings.samples
+    tp, tn = (np.random.Generator(np.random.PCG64(s)) for s in train_seq.spawn(2))
+    extra = [c for c in base if c not in group] if ALL in group else []
+    train = []
+    for side_secret, rng in ((target.secret, tp), (target.secret_prime, tn)):
+        calls = [target.draw(side_secret, m, rng, broadcast, group + extra) for m in split_evenly(n_train, TRAIN_CALLS)]
+        train.append({ch: np.concatenate([c[ch] for c in calls]) for ch in group + extra})
+        bar.update(n_train)
+    own_joint = ALL in tuple(target.system.channels)  # the system assembles its own joint channel
+    groups = channel_groups([train[0][c].shape[1] for c in base]) if ALL in group and not own_joint else None
+
+    def statistics_for(ch: str):
+        if ch != ALL or len(base) < 2:
+            return None
+        return joint_statistics(groups) if groups is not None else default_statistics() + [
+            LaplaceLogLikelihood(scaled=True)]
+
+    labels = {ch: f"{target.describe(target.secret)} vs {target.describe(target.secret_prime)} [{ch}]" for ch in group}
+    tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels, statistics_for)
+    cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
+
+    def chunks(side_secret, rng):
+        for m in split_evenly(samples, max(1, -(-samples // CHUNK))):
+            yield target.draw(side_secret, m, rng, broadcast, group)
+            bar.update(m)
+
+    return certify_channel_tests(tests, chunks(target.secret, cp), chunks(target.secret_prime, cn),
+                                 settings.confidence, deltas, detectable_at)
 
 
-def describe_secret(system: Any, secret: Any, limit: int = 80) -> str:
-    """The system's ``describe_secret(secret)``, else the secret's repr on one line, cut to ``limit`` characters."""
-    describe = getattr(system, "describe_secret", None)
-    text = str(describe(secret)) if callable(describe) else " ".join(repr(secret).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

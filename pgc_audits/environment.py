@@ -45,7 +45,8 @@ from typing import Sequence
 
 import numpy as np
 from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
-from audit.system_audit import certify_channel_tests, fit_channel_tests, row_verdict
+from audit.releases import certify_channel_tests, fit_channel_tests
+from audit.system_audit import row_verdict
 from audit.tester import CHUNK
 from mechanisms import Mechanism
 from pgc.env import PAPER_GRAVITIES, CartPoleParams

@@ -17,7 +17,8 @@ from audit.blackbox import audit_mechanism, canary_pairs
 from systems.contract import PrivacyClaim, System
 from audit.mutants import GaussianNoiseShrunk
 from pgc.system import PGCA3CSystem, pgc_a3c_system
-from audit.system_audit import audit_system, check_system, holm_verdict, mean_separation
+from audit.broadcast_search import mean_separation
+from audit.system_audit import audit_system, check_system, holm_verdict
 from gympg.pendulum import PendulumParams, rollout
 from gympg.system import PendulumGaussianSystem, pendulum_system
 from mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
@@ -360,14 +361,14 @@ def test_system_cores_import_nothing_above_them(core):
 
 
 def test_candidates_ranked_on_one_stream_share_common_random_numbers():
-    """release_pair draws from fixed children of its sequence: two calls with one sequence draw the same
-    numbers (what the adversarial search's comparisons rely on), another sequence other numbers."""
-    from audit.system_audit import release_pair
+    """AuditTarget.release_pair draws from fixed children of its sequence: two calls with one sequence draw
+    the same numbers (what the adversarial search's comparisons rely on), another sequence other numbers."""
+    from audit.releases import AuditTarget
 
-    system, seq = LaplaceCountSystem(1.0), np.random.SeedSequence(5)
-    first = release_pair(system, 1.0, 0.0, 50, seq, None, ["count"], ["count"])
-    again = release_pair(system, 1.0, 0.0, 50, seq, None, ["count"], ["count"])
-    other = release_pair(system, 1.0, 0.0, 50, np.random.SeedSequence(6), None, ["count"], ["count"])
+    target, seq = AuditTarget(LaplaceCountSystem(1.0), 1.0, 0.0, ("count",)), np.random.SeedSequence(5)
+    first = target.release_pair(50, seq, None, ["count"])
+    again = target.release_pair(50, seq, None, ["count"])
+    other = target.release_pair(50, np.random.SeedSequence(6), None, ["count"])
     for side in (0, 1):
         np.testing.assert_array_equal(first[side]["count"], again[side]["count"])
         assert not np.array_equal(first[side]["count"], other[side]["count"])

@@ -9,7 +9,8 @@ from .common import fmt
 
 
 def audit_any_system(args, report: dict, progress: bool) -> int:
-    from audit.system_audit import audit_system, check_system, describe_secret
+    from audit.releases import describe_secret
+    from audit.system_audit import audit_system, check_system
     from systems.registry import make_system
 
     system = make_system(args.system)

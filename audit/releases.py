@@ -1,0 +1,138 @@
+"""Drawing a system's releases and certifying per channel tests on them: the engine's lower floor.
+
+:class:`AuditTarget` is what one audit looks at (a system, two neighbouring secrets, the channels); its
+releases are rounded to 30 significant bits unless ``float_exact`` (:func:`round_significant`). The tests
+are selected on a training split (:func:`fit_channel_tests`) and counted on fresh releases in chunks
+(:func:`certify_channel_tests`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+from systems.contract import ALL
+
+from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
+from .tester import CandidateTest, EpsilonBound, bound_from_counts, count_accepts, fit_candidate
+
+RELATIVE_RESOLUTION_BITS = 30  # releases are rounded to 30 significant bits unless float_exact
+
+
+def round_significant(values: np.ndarray, bits: int = RELATIVE_RESOLUTION_BITS) -> np.ndarray:
+    """Each value rounded to ``bits`` significant bits (post-processing: a bound on the rounded releases
+    holds for the system). It blinds the statistics to the last bits of floating-point noise, whose
+    pattern depends on the noiseless value (Mironov 2012): the audit then measures the mechanism's
+    arithmetic. ``float_exact=True`` audits the exact bits instead."""
+    mantissa, exponent = np.frexp(values)
+    return np.ldexp(np.round(mantissa * 2.0**bits) / 2.0**bits, exponent)
+
+
+def draw_releases(system: Any, secret: Any, n: int, rng: np.random.Generator, broadcast: Any,
+                  channels: Sequence[str], base_channels: Sequence[str], float_exact: bool = False) -> dict[str, np.ndarray]:
+    """n releases of ``secret``: the requested channels as (n, k) float64 arrays (``all`` assembled from
+    the base channels in order when the system does not return one), rounded by :func:`round_significant`
+    unless ``float_exact``."""
+    out = system.release(secret, n, rng, broadcast=broadcast)
+    if not isinstance(out, Mapping):
+        raise ValueError(f"{system.name}.release must return a mapping channel -> array, got {type(out).__name__}")
+    arrays: dict[str, np.ndarray] = {}
+    need = set(channels) | (set(base_channels) if ALL in channels and ALL not in out else set())
+    for name in need - {ALL} | ({ALL} if ALL in out and ALL in channels else set()):
+        if name not in out:
+            raise ValueError(f"{system.name}.release returned no channel {name!r} (got {sorted(out)})")
+        arr = np.asarray(out[name], dtype=np.float64)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        if arr.ndim != 2 or arr.shape[0] != n:
+            raise ValueError(f"{system.name}.release: channel {name!r} has shape {arr.shape}, expected ({n}, k)")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{system.name}.release: channel {name!r} holds NaN or inf")
+        arrays[name] = arr if float_exact else round_significant(arr)
+    if ALL in channels and ALL not in arrays:
+        arrays[ALL] = np.concatenate([arrays[c] for c in base_channels], axis=1)
+    return {c: arrays[c] for c in channels}
+
+
+@dataclass(frozen=True)
+class AuditTarget:
+    """What one audit looks at: ``system`` at ``secret`` vs ``secret_prime``; ``base`` the channels the system
+    releases (``all`` aside); releases rounded unless ``float_exact``."""
+
+    system: Any
+    secret: Any
+    secret_prime: Any
+    base: tuple[str, ...]
+    float_exact: bool = False
+
+    def draw(self, secret: Any, n: int, rng: np.random.Generator, broadcast: Any,
+             channels: Sequence[str]) -> dict[str, np.ndarray]:
+        """n releases of one side (:func:`draw_releases`)."""
+        return draw_releases(self.system, secret, n, rng, broadcast, channels, self.base, self.float_exact)
+
+    def release_pair(self, n: int, seq: np.random.SeedSequence, broadcast: Any,
+                     channels: Sequence[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """n releases of each secret from the two fixed children of ``seq`` (not spawned: every call with the
+        same ``seq`` draws the same numbers, so candidates compared on one ``seq`` share common random numbers)."""
+        rp, rn = (np.random.Generator(np.random.PCG64(np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (i,))))
+                  for i in (0, 1))
+        return self.draw(self.secret, n, rp, broadcast, channels), self.draw(self.secret_prime, n, rn, broadcast, channels)
+
+    def describe(self, secret: Any) -> str:
+        return describe_secret(self.system, secret)
+
+
+def describe_secret(system: Any, secret: Any, limit: int = 80) -> str:
+    """The system's ``describe_secret(secret)``, else the secret's repr on one line, cut to ``limit`` characters."""
+    describe = getattr(system, "describe_secret", None)
+    text = str(describe(secret)) if callable(describe) else " ".join(repr(secret).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def channel_groups(widths: Sequence[int]) -> tuple[slice, ...]:
+    edges = np.concatenate([[0], np.cumsum(widths)]).astype(int)
+    return tuple(slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]))
+
+
+def joint_statistics(groups: Sequence[slice]) -> list:
+    """Candidate statistics of a joint channel: the defaults, the scaled Laplace log-likelihood ratio and
+    the sum of each channel's calibrated likelihood ratio (channels on very different scales)."""
+    return default_statistics() + [LaplaceLogLikelihood(scaled=True), ChannelSumLikelihoodRatio(groups)]
+
+
+def fit_channel_tests(train_pos: Mapping[str, np.ndarray], train_neg: Mapping[str, np.ndarray],
+                      channels: Sequence[str], n_cert: int, confidence: float, deltas: Mapping[str, float],
+                      labels: Mapping[str, str],
+                      statistics_for: Callable[[str], Sequence | None] = lambda channel: None,
+                      two_sided_rates: bool = True) -> dict[str, CandidateTest]:
+    """One chosen test per channel, from the training split only."""
+    alpha = 1.0 - confidence
+    tests = {}
+    for ch in channels:
+        cand = fit_candidate(labels[ch], train_pos[ch], train_neg[ch], n_cert, alpha, deltas[ch], statistics_for(ch),
+                             two_sided_rates)
+        if cand is None:
+            raise ValueError(f"no statistic applies to channel {ch!r}")
+        tests[ch] = cand
+    return tests
+
+
+def certify_channel_tests(tests: Mapping[str, CandidateTest], chunks_pos: Iterable[Mapping[str, np.ndarray]],
+                          chunks_neg: Iterable[Mapping[str, np.ndarray]], confidence: float,
+                          deltas: Mapping[str, float], detectable_at: Mapping[str, float]) -> dict[str, EpsilonBound]:
+    """Count every channel's test on the same fresh chunks of releases; one bound per channel."""
+    accepts = {ch: [0, 0, 0, 0] for ch in tests}  # tp, n_pos, fp, n_neg
+    for side, chunks in ((0, chunks_pos), (2, chunks_neg)):
+        for chunk in chunks:
+            for ch, test in tests.items():
+                hits, total = count_accepts(test, [chunk[ch]])
+                accepts[ch][side] += hits
+                accepts[ch][side + 1] += total
+    return {ch: bound_from_counts(test, *accepts[ch], confidence, deltas[ch], detectable_at[ch])
+            for ch, test in tests.items()}
+
+
+def split_evenly(n: int, parts: int) -> list[int]:
+    size = -(-n // parts)
+    return [min(size, n - i) for i in range(0, n, size)]
