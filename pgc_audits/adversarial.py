@@ -142,18 +142,10 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
     hyper = hyper or A3CHyperparams()
     physics = physics or CartPoleParams()
     settings = settings or SearchSettings()
-    root = np.random.SeedSequence(seed)
-    search_seq, audit_seq = root.spawn(2)
+    search_seq, audit_seq = np.random.SeedSequence(seed).spawn(2)
     objective_of = {c: ("score" if c == "score" else "gradient") for c in channels}
-    needed = sorted(set(objective_of.values()))
-    found = dict(thetas or {})
-    searches: dict[str, SearchResult] = {}
-    for objective, seq in zip(SEARCH_CHANNELS, search_seq.spawn(len(SEARCH_CHANNELS))):
-        if objective in needed and objective not in found:
-            searches[objective] = search_crafted_model(psi, psi_prime, objective=objective, settings=settings,
-                                                       seed=seq, physics=physics, hyper=hyper)
-            found[objective] = searches[objective].theta
-    found = {k: with_zero_biases(v, hyper.biases) for k, v in found.items()}  # crafted: weights only
+    found, searches = _crafted_models(psi, psi_prime, sorted(set(objective_of.values())), thetas, settings,
+                                      search_seq, physics, hyper)
     from pgc.env import PAPER_GRAVITIES
     from pgc.protect import parse_protect
 
@@ -162,7 +154,7 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
     rows: list[AdversarialRow] = []
     means: dict[str, tuple[float, float]] = {}
     audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1)))
-    for objective in needed:
+    for objective in sorted(set(objective_of.values())):
         wanted = [c for c in channels if objective_of[c] == objective]
         # one worker unless the rank is asked for: the environment audit then knows no arrival-order
         # channel, and each channel keeps the streams of the committed adversarial audits
@@ -191,6 +183,21 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
                  "claim": "total: ε_gradient + ε_score per submission"}
     return AdversarialAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, rows, found, searches,
                                   noise_free_lb, means, time.perf_counter() - start, extra)
+
+def _crafted_models(psi: float, psi_prime: float, needed: Sequence[str], thetas: dict | None,
+                    settings: SearchSettings, search_seq: np.random.SeedSequence, physics: CartPoleParams,
+                    hyper: A3CHyperparams) -> tuple[dict[str, np.ndarray], dict[str, SearchResult]]:
+    """θ per objective in ``needed``: given in ``thetas``, else crafted for the pair on the search stream
+    (each objective its own child of ``search_seq``); weights only."""
+    found = dict(thetas or {})
+    searches: dict[str, SearchResult] = {}
+    for objective, seq in zip(SEARCH_CHANNELS, search_seq.spawn(len(SEARCH_CHANNELS))):
+        if objective in needed and objective not in found:
+            searches[objective] = search_crafted_model(psi, psi_prime, objective=objective, settings=settings,
+                                                       seed=seq, physics=physics, hyper=hyper)
+            found[objective] = searches[objective].theta
+    return {k: with_zero_biases(v, hyper.biases) for k, v in found.items()}, searches
+
 
 def audit_pair(mechanism: Mechanism, pair: tuple[float, float], seed: int, search_range: bool = False, *,
                search_objective: str = "gradient", search_trials: int = 12, settings: SearchSettings | None = None,

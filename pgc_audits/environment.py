@@ -154,13 +154,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     if any((not isinstance(k, (int, np.integer))) or k < 2 for k in compositions):
         raise ValueError("compositions must be integers >= 2")
-    known = ["gradient", "score", "arrival"] + (["arrival-order"] if workers > 1 else []) + ["all"]
-    for k in compositions:
-        known += [f"gradient×{k}", f"gradient×{k} split", f"score×{k}"]
-    wanted = known if channels is None else list(channels)
-    unknown = [c for c in wanted if c not in known]
-    if unknown or not wanted:
-        raise ValueError(f"unknown or no channels {unknown or wanted}; known: {', '.join(known)}")
+    known, wanted = _environment_channels(workers, compositions, channels)
     compositions = [k for k in compositions if any(c.startswith((f"gradient×{k}", f"score×{k}")) for c in wanted)]
     start = time.perf_counter()
     hyper = hyper or A3CHyperparams()
@@ -169,26 +163,16 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
                           population=population, compositions=compositions, order=False, exploration=exploration,
                           protect=protect, score_epsilon=score_epsilon)
     claimed = system.claim.epsilon  # total claim
-    covered = set(system.claim.covers)
     train = max(200, int(train_fraction * samples))
     total = train + samples
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     # five children: episodes, gradient noise, arrival order, tests, score noise (drawn only with a privatized score)
     sim_seq, mech_seq, order_seq, test_seq, score_seq = root.spawn(5)
 
-    sides = {}
-    for label, g, sseq, mseq, scseq in zip(("pos", "neg"), (psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2),
-                                           score_seq.spawn(2)):
-        streams = ReleaseStreams(*(np.random.Generator(np.random.PCG64(q)) for q in (sseq, mseq, scseq)))
-        sides[label] = system.release(g, total, None, streams=streams)
-
     order_samples = max(100, int(order_fraction * samples))
     order_train = max(200, int(train_fraction * order_samples))
-    if "arrival-order" in wanted:
-        orng = np.random.Generator(np.random.PCG64(order_seq))
-        n_o = order_train + order_samples
-        for label, g in (("pos", psi), ("neg", psi_prime)):
-            sides[label]["arrival-order"] = system.arrival_order(g, n_o, orng)
+    sides = _draw_sides(system, psi, psi_prime, total, (sim_seq, mech_seq, score_seq),
+                        order_seq if "arrival-order" in wanted else None, order_train + order_samples)
 
     audited = []
     from audit.progress import progress_bar
@@ -197,31 +181,9 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     for name in known:
         if name not in wanted:
             continue
-        pos, neg = sides["pos"][name], sides["neg"][name]
         n_train = order_train if name == "arrival-order" else train
-        n_cert = len(pos) - n_train
-        # the claim of this channel: (ε, δ), k·ε (and k·δ) for k submissions; δ = 0 for a pure-ε mechanism
-        channel_claim = system.claim_for(name)
-        claim, delta = channel_claim.epsilon, channel_claim.delta
-        statistics = None
-        if name == "all" and protect:
-            # the joint channel of a protected configuration: each channel's calibrated likelihood ratio,
-            # summed (the score column's scale would swamp the gradient's in a statistic on all columns)
-            statistics = default_statistics() + [LaplaceLogLikelihood(scaled=True),
-                                                  ChannelSumLikelihoodRatio(ALL_CHANNEL_GROUPS)]
-        tests = fit_channel_tests({name: pos[:n_train]}, {name: neg[:n_train]}, [name], n_cert, confidence,
-                                  {name: delta}, {name: f"ψ={psi:g} vs ψ'={psi_prime:g} [{name}]"},
-                                  lambda _: statistics, two_sided_rates=delta > 0)
-        bound = certify_channel_tests(tests, _rows_in_chunks(name, pos[n_train:]), _rows_in_chunks(name, neg[n_train:]),
-                                      confidence, {name: delta},
-                                      {name: claimed if math.isfinite(claimed) else 0.0})[name]
-        note = _channel_note(name, system)
-        audited.append(ChannelAudit(name, claim, bound.epsilon_lower_bound, confidence, bound.samples_per_side,
-                                    bound.max_certifiable_epsilon,
-                                    row_verdict(claim, bound.epsilon_lower_bound, name in covered,
-                                                held_to_claim=True),
-                                    bound.statistic, name in covered, note, bound.false_positives, bound.false_negatives,
-                                    bound.fp_share, bound.delta))
+        audited.append(_audit_channel(system, name, sides["pos"][name], sides["neg"][name], n_train, confidence,
+                                      f"ψ={psi:g} vs ψ'={psi_prime:g} [{name}]"))
         bar.update(1)
     bar.close()
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
@@ -234,6 +196,61 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
                  "claim": "total: ε_gradient + ε_score per submission"}
     return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, audited, means,
                                   time.perf_counter() - start, extra)
+
+
+def _environment_channels(workers: int, compositions: Sequence[int],
+                          channels: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """The channels this configuration releases (in audit order) and those asked for; a ValueError for others."""
+    known = ["gradient", "score", "arrival"] + (["arrival-order"] if workers > 1 else []) + ["all"]
+    for k in compositions:
+        known += [f"gradient×{k}", f"gradient×{k} split", f"score×{k}"]
+    wanted = known if channels is None else list(channels)
+    unknown = [c for c in wanted if c not in known]
+    if unknown or not wanted:
+        raise ValueError(f"unknown or no channels {unknown or wanted}; known: {', '.join(known)}")
+    return known, wanted
+
+
+def _draw_sides(system: PGCA3CSystem, psi: float, psi_prime: float, total: int, seqs: tuple,
+                order_seq: np.random.SeedSequence | None, order_total: int) -> dict[str, dict[str, np.ndarray]]:
+    """``total`` releases of each side from the episode, gradient-noise and score-noise streams (one child of
+    each per side), and ``order_total`` arrival ranks per side from ``order_seq`` when the rank is audited."""
+    sim_seq, mech_seq, score_seq = seqs
+    sides = {}
+    for label, g, sseq, mseq, scseq in zip(("pos", "neg"), (psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2),
+                                           score_seq.spawn(2)):
+        streams = ReleaseStreams(*(np.random.Generator(np.random.PCG64(q)) for q in (sseq, mseq, scseq)))
+        sides[label] = system.release(g, total, None, streams=streams)
+    if order_seq is not None:
+        orng = np.random.Generator(np.random.PCG64(order_seq))
+        for label, g in (("pos", psi), ("neg", psi_prime)):
+            sides[label]["arrival-order"] = system.arrival_order(g, order_total, orng)
+    return sides
+
+
+def _audit_channel(system: PGCA3CSystem, name: str, pos: np.ndarray, neg: np.ndarray, n_train: int,
+                   confidence: float, label: str) -> ChannelAudit:
+    """One channel: its test chosen on the first ``n_train`` rows per side, certified on the rest."""
+    # the claim of this channel: (ε, δ), k·ε (and k·δ) for k submissions; δ = 0 for a pure-ε mechanism
+    channel_claim = system.claim_for(name)
+    claim, delta, claimed = channel_claim.epsilon, channel_claim.delta, system.claim.epsilon
+    covered = name in system.claim.covers
+    statistics = None
+    if name == "all" and system.protect:
+        # the joint channel of a protected configuration: each channel's calibrated likelihood ratio,
+        # summed (the score column's scale would swamp the gradient's in a statistic on all columns)
+        statistics = default_statistics() + [LaplaceLogLikelihood(scaled=True),
+                                              ChannelSumLikelihoodRatio(ALL_CHANNEL_GROUPS)]
+    n_cert = len(pos) - n_train
+    tests = fit_channel_tests({name: pos[:n_train]}, {name: neg[:n_train]}, [name], n_cert, confidence,
+                              {name: delta}, {name: label}, lambda _: statistics, two_sided_rates=delta > 0)
+    bound = certify_channel_tests(tests, _rows_in_chunks(name, pos[n_train:]), _rows_in_chunks(name, neg[n_train:]),
+                                  confidence, {name: delta}, {name: claimed if math.isfinite(claimed) else 0.0})[name]
+    return ChannelAudit(name, claim, bound.epsilon_lower_bound, confidence, bound.samples_per_side,
+                        bound.max_certifiable_epsilon,
+                        row_verdict(claim, bound.epsilon_lower_bound, covered, held_to_claim=True),
+                        bound.statistic, covered, _channel_note(name, system), bound.false_positives,
+                        bound.false_negatives, bound.fp_share, bound.delta)
 
 
 def _rows_in_chunks(name: str, rows: np.ndarray):
