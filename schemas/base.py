@@ -83,23 +83,8 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         if value not in typing.get_args(tp):
             raise SchemaError(f"{where} is {_show(value)}, expected one of {', '.join(map(repr, typing.get_args(tp)))}")
         return value
-    if origin is list:
-        items = _sequence(value)
-        if items is None:
-            raise SchemaError(f"{where} is {_show(value)}, expected a list")
-        (item_tp,) = typing.get_args(tp) or (Any,)
-        return [_convert(item_tp, v, f"{where}[{i}]") for i, v in enumerate(items)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise SchemaError(f"{where} is {_show(value)}, expected an object")
-        _, value_tp = typing.get_args(tp) or (str, Any)
-        return {str(k): _convert(value_tp, v, f"{where}.{k}") for k, v in value.items()}
-    if origin is tuple:
-        items = _sequence(value)
-        if items is None:
-            raise SchemaError(f"{where} is {_show(value)}, expected a list")
-        (item_tp, *_) = typing.get_args(tp) or (Any,)
-        return tuple(_convert(item_tp, v, f"{where}[{i}]") for i, v in enumerate(items))
+    if origin in (list, dict, tuple):
+        return _convert_container(origin, tp, value, where)
     if isinstance(tp, type) and issubclass(tp, Record):
         if not isinstance(value, dict):
             raise SchemaError(f"{where} is {_show(value)}, expected an object")
@@ -133,6 +118,28 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         if items is None:
             raise SchemaError(f"{where} is {_show(value)}, expected a list")
         return items
+    raise TypeError(f"schema annotation {tp!r} at {where} is not supported")
+
+
+def _convert_container(origin: Any, tp: Any, value: Any, where: str) -> Any:
+    """A ``list[...]``, ``dict[str, ...]`` or ``tuple[..., ...]`` annotation: each item converted."""
+    if origin is list:
+        items = _sequence(value)
+        if items is None:
+            raise SchemaError(f"{where} is {_show(value)}, expected a list")
+        (item_tp,) = typing.get_args(tp) or (Any,)
+        return [_convert(item_tp, v, f"{where}[{i}]") for i, v in enumerate(items)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise SchemaError(f"{where} is {_show(value)}, expected an object")
+        _, value_tp = typing.get_args(tp) or (str, Any)
+        return {str(k): _convert(value_tp, v, f"{where}.{k}") for k, v in value.items()}
+    if origin is tuple:
+        items = _sequence(value)
+        if items is None:
+            raise SchemaError(f"{where} is {_show(value)}, expected a list")
+        (item_tp, *_) = typing.get_args(tp) or (Any,)
+        return tuple(_convert(item_tp, v, f"{where}[{i}]") for i, v in enumerate(items))
     raise TypeError(f"schema annotation {tp!r} at {where} is not supported")
 
 

@@ -1,0 +1,66 @@
+"""Benchmarks, manifests and reports: the result kinds that record how pgc itself ran."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .base import Result
+
+
+# --- benchmarks, manifests and reports -------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Bench(Result):
+    """pgc bench audit-adversarial and the adversarial false-alarm study."""
+    KIND = "bench"
+    bench: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditBenchmark(Result):
+    """pgc bench audit: the auditor's speed, float-exactness and false-alarm checks."""
+    KIND = "audit-benchmark"
+    confidence: float
+    samples: int
+    seed: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchNumbers(Result):
+    """pgc bench TARGET --save: named numbers of one benchmark (files without a kind field)."""
+    KIND = "bench-numbers"
+    numbers: dict
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reliability(Result):
+    """scripts/reliability.py: the kill-and-restart study (a file without a kind field)."""
+    KIND = "reliability"
+    cases_tried: int
+    failures: list
+    all_zero: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class TuneWorkers(Result):
+    """The multi-worker tuning check on PostgreSQL (a file without a kind field)."""
+    KIND = "tune-workers"
+    workers: int
+    trials_requested: int
+    ok: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pipeline(Result):
+    KIND = "pipeline"
+    format: str
+    inputs: list[str]
+    steps: list[dict] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report(Result):
+    KIND = "report"
+    format: str
+    verdict: str
+    inputs: list[dict]
