@@ -59,25 +59,20 @@ import os
 import platform
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
 from pgc.env import PAPER_GRAVITIES
-from pgc.metrics import average_scores, success_ratio, success_ratio_auc
+from pgc.metrics import average_scores
 from pgc.rollout import A3CHyperparams
 from pgc.trainer import TrainConfig, train_batch
 from schemas.shared import PAPER, PAPER_HORIZON
 from schemas.shared import PAPER_TRIALS as SHARED_PAPER_TRIALS
-from schemas.shared import holm as holm_test
 
 FORMAT = "pgc-replicate/1"
 PAPER_EPSILONS = (1.0, 2.0, 5.0, 10.0)
 PAPER_TRIALS = SHARED_PAPER_TRIALS
 PAPER_CAP = PAPER_HORIZON
-LEVEL = 0.95
 
 # Paper §4, Tables 1–3 (keys: (mechanism, ε)), from the one table in schemas.shared.
 PAPER_FST_MEDIAN = {key: float(row["fst_median"]) for key, row in PAPER.items()}
@@ -85,11 +80,6 @@ PAPER_SUCCESS_RATIO = {key: float(row["success_ratio"]) for key, row in PAPER.it
 PAPER_RELATIVE_AUC = {key: float(PAPER[key]["relative_auc"])  # Table 3 lists the non-private run last
                       for key in sorted(PAPER, key=lambda key: key[0] == "none")}
 PAPER_BUFFER = {"laplace": 1, "prs": 100, "none": 1}  # §4.1: Laplace |B| = 1, PRS |B| = 100
-
-
-# ---------------------------------------------------------------------------------------------
-# Readings
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -163,9 +153,6 @@ READINGS: dict[str, Reading] = {
 }
 
 
-# ---------------------------------------------------------------------------------------------
-# Readings spelled by their knobs (what ``pgc replicate --search`` tries)
-# ---------------------------------------------------------------------------------------------
 # Each knob: its choices as name tokens (the paper's literal reading first) and what they mean. The
 # alternatives come from the Keras A3C CartPole example whose exploration schedule §4 reproduces
 # (α: 0.5 → 0 over 200 steps × 9 workers = 1,800): reward 0 per step and ±1 at the end, 5-step
@@ -261,10 +248,6 @@ def get_reading(name: str) -> Reading:
     raise ValueError(f"unknown reading {name!r}; known: {', '.join(READINGS)} or a knob reading "
                      f"'{KNOB_PREFIX}-<{'>-<'.join(KNOBS)}>'")
 
-
-# ---------------------------------------------------------------------------------------------
-# Grid
-# ---------------------------------------------------------------------------------------------
 
 CONTROL_MODES = ("matched", "eps1", "none")
 
@@ -388,121 +371,6 @@ def setting_configs(spec: GridSpec, setting: Setting) -> list[TrainConfig]:
     return [TrainConfig(seed=spec.seed + i, **base) for i in range(k)]
 
 
-# ---------------------------------------------------------------------------------------------
-# Pure statistics
-# ---------------------------------------------------------------------------------------------
-
-
-def median_fst(fsts: Sequence[float]) -> float:
-    """The sample median of FSTs (average of the two middle values for even K; ∞ sorts last)."""
-    x = np.sort(np.asarray(fsts, dtype=np.float64))
-    if x.size == 0:
-        raise ValueError("need at least one trial")
-    n = x.size
-    if n % 2:
-        return float(x[n // 2])
-    lo, hi = x[n // 2 - 1], x[n // 2]
-    return float(hi) if math.isinf(hi) else float((lo + hi) / 2)
-
-
-def median_order_statistic_ranks(n: int, level: float = LEVEL) -> tuple[int, int, float]:
-    """1-based ranks (j, k) of the shortest symmetric order-statistic interval [X_(j), X_(k)] for the
-    median with coverage P(j ≤ Bin(n, ½) < k) ≥ level; returns (j, k, coverage). For n too small to
-    reach ``level``, the widest interval (1, n) is returned with its (lower) coverage."""
-    if n < 1:
-        raise ValueError("need at least one trial")
-    if not 0 < level < 1:
-        raise ValueError("level must lie in (0, 1)")
-    best = (1, n, float(stats.binom.cdf(n - 1, n, 0.5) - stats.binom.cdf(0, n, 0.5)) if n > 1 else 0.0)
-    for j in range(n // 2, 0, -1):
-        k = n + 1 - j
-        coverage = float(stats.binom.cdf(k - 1, n, 0.5) - stats.binom.cdf(j - 1, n, 0.5))
-        if coverage >= level:
-            return j, k, coverage
-    return best
-
-
-def median_interval(fsts: Sequence[float], level: float = LEVEL) -> tuple[float, float, float]:
-    """Order-statistic interval for the median FST: (lower, upper, coverage); ∞ bounds are censored."""
-    x = np.sort(np.asarray(fsts, dtype=np.float64))
-    j, k, coverage = median_order_statistic_ranks(x.size, level)
-    return float(x[j - 1]), float(x[k - 1]), coverage
-
-
-def success_interval(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
-    """Exact Clopper–Pearson interval for a success ratio."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(successes, trials, alpha=1 - level, method="beta")
-    return float(lo), float(hi)
-
-
-def relative_auc_value(fsts: Sequence[float], reference_fsts: Sequence[float], horizon: int) -> float:
-    ref = success_ratio_auc(np.asarray(reference_fsts, float), horizon)
-    return math.nan if ref == 0 else success_ratio_auc(np.asarray(fsts, float), horizon) / ref
-
-
-def relative_auc_interval(fsts: Sequence[float], reference_fsts: Sequence[float], horizon: int,
-                          rng: np.random.Generator, resamples: int = 4000,
-                          level: float = LEVEL) -> tuple[float, float]:
-    """Percentile bootstrap interval of the relative AUC, resampling both sets of trials."""
-    f = np.asarray(fsts, float)
-    r = np.asarray(reference_fsts, float)
-
-    def contrib(x):  # per-trial AUC contribution (see pgc.metrics.success_ratio_auc)
-        return np.where(x <= horizon, horizon - np.minimum(x, horizon) + 1, 0.0)
-
-    cf, cr = contrib(f), contrib(r)
-    a = cf[rng.integers(0, f.size, (resamples, f.size))].mean(axis=1)
-    b = cr[rng.integers(0, r.size, (resamples, r.size))].mean(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
-    ratio = ratio[np.isfinite(ratio)]
-    if ratio.size == 0:
-        return math.nan, math.nan
-    q = (1 - level) / 2
-    return float(np.quantile(ratio, q)), float(np.quantile(ratio, 1 - q))
-
-
-def compare_to_control(fsts: Sequence[float], control_fsts: Sequence[float], cap: int,
-                       best_mu: Sequence[float] | None = None, control_best_mu: Sequence[float] | None = None) -> dict:
-    """One-sided tests that a setting learns faster / more often than its zero-information control.
-
-    Mann–Whitney U on FST (censored trials replaced by cap + 1, i.e. tied at the top rank) with
-    alternative "setting's FST is stochastically smaller"; Fisher's exact test on success counts with
-    alternative "setting succeeds more often". With ``best_mu`` (each trial's highest μ), also a
-    one-sided Mann–Whitney U that the setting's best μ is larger: a graded signal below the success
-    threshold, reported beside the verdict but not used by it."""
-    f = np.asarray(fsts, float)
-    c = np.asarray(control_fsts, float)
-    fc = np.where(np.isfinite(f), f, cap + 1.0)
-    cc = np.where(np.isfinite(c), c, cap + 1.0)
-    if np.all(fc == fc[0]) and np.all(cc == fc[0]):
-        p_mwu = 1.0  # all tied (e.g. nobody succeeded): no evidence either way
-    else:
-        p_mwu = float(stats.mannwhitneyu(fc, cc, alternative="less").pvalue)
-    s, sc = int(np.isfinite(f).sum()), int(np.isfinite(c).sum())
-    p_fisher = float(stats.fisher_exact([[s, f.size - s], [sc, c.size - sc]], alternative="greater")[1])
-    out = {"successes": s, "control_successes": sc, "median_fst": median_fst(f),
-           "control_median_fst": median_fst(c), "p_mwu": p_mwu, "p_fisher": p_fisher}
-    if best_mu is not None and control_best_mu is not None:
-        b, bc = np.asarray(best_mu, float), np.asarray(control_best_mu, float)
-        out["best_mu_median"] = float(np.median(b))
-        out["control_best_mu_median"] = float(np.median(bc))
-        out["p_best_mu"] = float(stats.mannwhitneyu(b, bc, alternative="greater").pvalue)
-    return out
-
-
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm-adjusted p-values (:func:`schemas.shared.holm`)."""
-    return holm_test(list(pvalues))[1]
-
-
-# ---------------------------------------------------------------------------------------------
-# Running the grid
-# ---------------------------------------------------------------------------------------------
-
-
 @dataclass
 class GridRun:
     """Raw outcome of the grid: per setting the trial summaries (and μ curves for Figure 2)."""
@@ -546,6 +414,13 @@ class GridRun:
                    loadavg_at_start=data.get("loadavg_at_start"), machine=data.get("machine"))
 
 
+def machine_info() -> dict:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
+    return {"cpu_count": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "loadavg": [round(x, 2) for x in load], "platform": platform.platform(),
+            "python": platform.python_version(), "numba_threads": os.environ.get("NUMBA_NUM_THREADS")}
+
+
 def _curve_points(n: int, points: int = 400) -> np.ndarray:
     """Submission counts at which Figure 2 curves are sampled (1-based, window-complete)."""
     return np.unique(np.linspace(10, n, min(points, n)).round().astype(np.int64))
@@ -585,202 +460,6 @@ def _mu_at(scores: np.ndarray, xs: np.ndarray, window: int) -> np.ndarray:
     ok = (idx >= 0) & (idx < mu.size)
     out[ok] = mu[idx[ok]]
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Metrics, verdicts, JSON result
-# ---------------------------------------------------------------------------------------------
-
-
-def _fsts(trials: list[dict]) -> np.ndarray:
-    return np.array([float(t["fst"]) if not isinstance(t["fst"], str) else math.inf for t in trials])
-
-
-def _best_mu(trials: list[dict]) -> np.ndarray:
-    return np.array([t["best_mu"] if t["best_mu"] is not None else 0.0 for t in trials], float)
-
-
-def _paper_key(s: Setting) -> tuple[str, float]:
-    return (s.mechanism, s.epsilon)
-
-
-def analyse(run: GridRun, *, bootstrap_seed: int = 0) -> dict:
-    """Tables 1–3, the control comparison and Figure 3's curves, as a JSON-ready dict."""
-    spec = run.spec
-    reading = get_reading(spec.reading)
-    cap = spec.cap
-    boot_rng = np.random.default_rng(np.random.SeedSequence([spec.seed, bootstrap_seed, 3]))
-    table_settings = [s for s in run.settings if s.role == "table"]
-    references = [s for s in table_settings if s.mechanism == "none"]
-    primary_ref = references[-1]  # the last variant: the one that learns under "sampled"
-    grid_x = np.unique(np.concatenate([[1], np.linspace(1, cap, 600).round(), [cap]])).astype(np.int64)
-
-    rows = []
-    for s in table_settings:
-        f = _fsts(run.trials[s.key])
-        k = int(np.isfinite(f).sum())
-        med = median_fst(f)
-        lo, hi, cov = median_interval(f)
-        sr_lo, sr_hi = success_interval(k, f.size)
-        row = {"key": s.key, "mechanism": s.mechanism, "epsilon": s.epsilon, "buffer_size": s.buffer_size,
-               "variant": s.variant, "control": s.control, "trials": int(f.size), "successes": k,
-               "median_fst": med, "median_fst_ci": [lo, hi], "median_ci_coverage": round(cov, 4),
-               "success_ratio": k / f.size, "success_ratio_ci": [sr_lo, sr_hi],
-               "fsts": f.tolist(),
-               "agent_steps": int(sum(t["agent_steps"] for t in run.trials[s.key])),
-               "best_mu_median": float(np.median([t["best_mu"] or 0.0 for t in run.trials[s.key]]))}
-        row["relative_auc"] = {}
-        for ref in references:
-            rf = _fsts(run.trials[ref.key])
-            value = relative_auc_value(f, rf, cap)
-            ci = relative_auc_interval(f, rf, cap, boot_rng)
-            row["relative_auc"][ref.variant] = {"value": value, "ci": list(ci)}
-        row["success_curve"] = success_ratio(f, grid_x).round(4).tolist()
-        pk = _paper_key(s)
-        if not s.control and pk in PAPER_FST_MEDIAN:
-            paper_fst, paper_sr = PAPER_FST_MEDIAN[pk], PAPER_SUCCESS_RATIO[pk]
-            paper_auc = PAPER_RELATIVE_AUC[pk]
-            auc = row["relative_auc"][primary_ref.variant]
-            row["paper"] = {"median_fst": paper_fst, "success_ratio": paper_sr, "relative_auc": paper_auc}
-            row["verdict"] = {
-                "median_fst": (fst_verdict(paper_fst, lo, hi, cap) if cov >= LEVEL else
-                               f"too few trials for a {LEVEL:.0%} interval"),
-                "success_ratio": ratio_verdict(paper_sr, sr_lo, sr_hi, cap),
-                "relative_auc": (auc_verdict(paper_auc, *auc["ci"], cap) if s.mechanism != "none" else
-                                 "reference" if s is primary_ref else "— (alternative ε=∞ reading)"),
-            }
-        rows.append(row)
-
-    by_key = {r["key"]: r for r in rows}
-    comparisons = []
-    for s in table_settings:
-        if s.control or s.mechanism == "none":
-            continue
-        ctrl = _control_for(s, table_settings)
-        if ctrl is None:
-            continue
-        cmp = compare_to_control(by_key[s.key]["fsts"], by_key[ctrl.key]["fsts"], cap,
-                                 _best_mu(run.trials[s.key]), _best_mu(run.trials[ctrl.key]))
-        comparisons.append({"setting": s.key, "control": ctrl.key, "matched": ctrl.epsilon == s.epsilon, **cmp})
-    # the non-private references against the ε=1 Laplace control (the largest random walk)
-    lap_ctrl = next((c for c in table_settings if c.control and c.mechanism == "laplace"
-                     and c.epsilon == min(spec.epsilons)), None)
-    if lap_ctrl is not None:
-        for ref in references:
-            cmp = compare_to_control(by_key[ref.key]["fsts"], by_key[lap_ctrl.key]["fsts"], cap,
-                                     _best_mu(run.trials[ref.key]), _best_mu(run.trials[lap_ctrl.key]))
-            comparisons.append({"setting": ref.key, "control": lap_ctrl.key, "matched": False, **cmp})
-    adj_mwu = holm([c["p_mwu"] for c in comparisons])
-    adj_fisher = holm([c["p_fisher"] for c in comparisons])
-    for c, pm, pf in zip(comparisons, adj_mwu, adj_fisher):
-        c["p_mwu_holm"], c["p_fisher_holm"] = pm, pf
-        better = pm < 1 - LEVEL or pf < 1 - LEVEL
-        if better:
-            c["verdict"] = "better than control"
-        elif c["successes"] == 0:
-            c["verdict"] = "no successes (nothing to compare)"
-        elif c["control_successes"] == 0:
-            c["verdict"] = "not significantly better than control (after Holm)"
-        else:
-            c["verdict"] = "not better than control: explainable as random search"
-        by_key[c["setting"]]["vs_control"] = {k: c[k] for k in ("control", "p_mwu_holm", "p_fisher_holm", "verdict")}
-
-    notes = []
-    for table, name in (("median_fst", "Table 1 (median FST)"), ("success_ratio", "Table 2 (success ratio)"),
-                        ("relative_auc", "Table 3 (relative AUC)")):
-        cells = [r["verdict"][table] for r in rows if "verdict" in r and r["verdict"][table] != "reference"
-                 and not r["verdict"][table].startswith("—")]
-        n_ok = sum(v.startswith("reproduced") for v in cells)
-        notes.append(f"{name}: {n_ok} of {len(cells)} cells reproduced within our {LEVEL:.0%} interval "
-                     f"(cap {cap:,}, reading {reading.name}).")
-    for c in comparisons:
-        notes.append(f"{c['setting']} vs {c['control']}: {c['successes']} vs {c['control_successes']} successes "
-                     f"— {c['verdict']}.")
-    return {
-        "kind": "replicate",
-        "format": FORMAT,
-        "notes": notes,
-        "reading": reading.to_dict(),
-        "spec": spec.to_dict(),
-        "primary_reference": primary_ref.key,
-        "level": LEVEL,
-        "wall_time_s": round(run.wall_time_s, 2),
-        "agent_steps": run.agent_steps,
-        "submissions": run.submissions,
-        "agent_steps_per_s": run.agent_steps / run.wall_time_s if run.wall_time_s > 0 else None,
-        "trials_total": int(sum(len(v) for v in run.trials.values())),
-        "machine": {**(run.machine or machine_info()), "loadavg_at_start": run.loadavg_at_start},
-        "started_utc": run.started_utc,
-        "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "settings": rows,
-        "control_comparisons": comparisons,
-        "success_curve_x": grid_x.tolist(),
-        "figure2": run.curves,
-        "trials": run.trials,
-        "paper": {"fst_median": _paper_table(PAPER_FST_MEDIAN), "success_ratio": _paper_table(PAPER_SUCCESS_RATIO),
-                  "relative_auc": _paper_table(PAPER_RELATIVE_AUC)},
-    }
-
-
-def _control_for(s: Setting, settings: list[Setting]) -> Setting | None:
-    same = [c for c in settings if c.control and c.mechanism == s.mechanism]
-    exact = [c for c in same if c.epsilon == s.epsilon]
-    if exact:
-        return exact[0]
-    return min(same, key=lambda c: c.epsilon) if same else None
-
-
-def fst_verdict(paper: float, lo: float, hi: float, cap: int) -> str:
-    """Table 1 cell: the paper's median FST against our order-statistic interval [lo, hi]
-    (hi = ∞: the interval is open beyond our cap, so only a lower bound is known)."""
-    if lo <= paper <= hi:
-        return "reproduced" if math.isfinite(hi) else f"consistent (our interval is open beyond the cap {cap:,})"
-    return "not reproduced (ours lower)" if hi < paper else "not reproduced (ours higher)"
-
-
-def ratio_verdict(paper: float, lo: float, hi: float, cap: int) -> str:
-    """Table 2 cell. The paper's ratio is at 90,000 submissions; at a smaller cap ours can only be
-    lower than it would be at 90,000, so "ours lower" is then not decisive."""
-    if lo <= paper <= hi:
-        return "reproduced"
-    if hi < paper:
-        return ("not reproduced (ours lower)" if cap >= PAPER_CAP else
-                f"lower at our cap {cap:,} (not decisive: the paper counts up to {PAPER_CAP:,})")
-    return "not reproduced (ours higher)"
-
-
-def auc_verdict(paper: float, lo: float, hi: float, cap: int) -> str:
-    """Table 3 cell (our AUC horizon is the cap; the paper's is 90,000)."""
-    if math.isnan(lo) or math.isnan(hi):
-        return "n/a (no interval: the reference never succeeds)"
-    note = "" if cap >= PAPER_CAP else f" — horizon {cap:,}, paper {PAPER_CAP:,}"
-    if lo <= paper <= hi:
-        return "reproduced" + note
-    return ("not reproduced (ours lower)" if hi < paper else "not reproduced (ours higher)") + note
-
-
-def _paper_table(table: dict) -> list[dict]:
-    return [{"mechanism": m, "epsilon": e, "value": v} for (m, e), v in table.items()]
-
-
-def machine_info() -> dict:
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
-    return {"cpu_count": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-            "loadavg": [round(x, 2) for x in load], "platform": platform.platform(),
-            "python": platform.python_version(), "numba_threads": os.environ.get("NUMBA_NUM_THREADS")}
-
-
-def replicate(spec: GridSpec, *, progress: bool = False, raw_hook=None) -> dict:
-    """Run the grid and analyse it: the JSON-ready result (``kind = "replicate"``).
-
-    ``raw_hook(grid_run)`` is called with the raw outcome before the analysis (e.g. to save it)."""
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    load_before = machine_info()["loadavg"]
-    run = run_grid(spec, progress=progress)
-    run.started_utc, run.loadavg_at_start, run.machine = started, load_before, machine_info()
-    if raw_hook is not None:
-        raw_hook(run)
-    return analyse(run)
 
 
 def quick_spec(reading: str = "sampled", seed: int = 0) -> GridSpec:

@@ -23,8 +23,9 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
+from .analysis import replicate
 from .grid import (KNOBS, LITERAL_KNOBS, PAPER_CAP, PAPER_EPSILONS, PAPER_FST_MEDIAN, PAPER_RELATIVE_AUC,
-                   PAPER_SUCCESS_RATIO, GridSpec, knob_reading_name, reading_knobs, replicate)
+                   PAPER_SUCCESS_RATIO, GridSpec, knob_reading_name, reading_knobs)
 
 SEARCH_FORMAT = "pgc-reading-search/1"
 SEARCH_SEED = 1_000_000  # search seeds start here; confirmation grids use seeds below it (default 0..19)
@@ -98,7 +99,7 @@ def auc_penalty(value: float, paper: float) -> float:
 
 
 def reading_fit(result: dict) -> dict:
-    """Fit of a grid result (:func:`replication.grid.analyse`) to the paper's Tables 1–3.
+    """Fit of a grid result (:func:`replication.analysis.analyse`) to the paper's Tables 1–3.
 
     Parts (each ≤ 0, 0 = the paper's numbers exactly): ``success`` Σ binomial log-likelihood ratios
     of the success counts; ``fst`` −Σ log-scale FST distances; ``auc`` −Σ relative-AUC distances;

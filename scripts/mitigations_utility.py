@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from replication.grid import CONFIRMED_READING, PAPER_BUFFER, GridSpec, Setting, median_fst, median_interval, setting_configs, success_interval
+from replication.grid import CONFIRMED_READING, PAPER_BUFFER, GridSpec, Setting, setting_configs
+from replication.stats import median_fst, median_interval, success_interval
 from pgc.trainer import train_batch
 from pgc_cli.io import write_text_atomic
 

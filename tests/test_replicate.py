@@ -12,9 +12,9 @@ import pytest
 from scipy import stats
 
 from pgc.metrics import success_ratio_auc
-from replication.grid import (PAPER_FST_MEDIAN, READINGS, GridSpec, compare_to_control, grid_settings, median_fst,
-                           median_interval, median_order_statistic_ranks, quick_spec, relative_auc_interval,
-                           relative_auc_value, setting_configs, success_interval)
+from replication.grid import PAPER_FST_MEDIAN, READINGS, GridSpec, grid_settings, quick_spec, setting_configs
+from replication.stats import (compare_to_control, median_fst, median_interval, median_order_statistic_ranks,
+                               relative_auc_interval, relative_auc_value, success_interval)
 from pgc_cli.main import main
 
 # ---------------------------------------------------------------------------------------------

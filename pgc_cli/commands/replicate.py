@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 
 import schemas
+from replication.analysis import analyse, replicate
 from replication.grid import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridRun, GridSpec,
-                              analyse, get_reading, quick_spec, reading_knobs, replicate)
+                              get_reading, quick_spec, reading_knobs)
 
 from pgc.rundir import check_output_dir, is_pgc_output, output_lock, replace_directory_atomically, write_marker
 
