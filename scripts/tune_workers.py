@@ -38,7 +38,8 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
     from optuna.trial import TrialState
 
     from tuning import trial_seeds
-    from tuning.study import claimed_by, make_storage
+    from tuning.storage import make_storage
+    from tuning.workers import claimed_by
 
     done = (TrialState.COMPLETE, TrialState.PRUNED)
     cmd = [sys.executable, "-m", "pgc_cli", "tune", "--out", str(out), "--storage", url, "--study", study,

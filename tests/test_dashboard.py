@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from tuning import Evaluation, SearchSpace, StudySettings, run_study
-from tuning.study import storage_url
+from tuning.storage import storage_url
 
 
 def _free_port() -> int:

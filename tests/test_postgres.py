@@ -22,7 +22,9 @@ import pytest
 from optuna.trial import TrialState
 
 from tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study, trial_seeds
-from tuning.study import claim, fail_dead_workers, make_storage, open_study, storage_url, worker_identity
+from tuning.storage import make_storage, storage_url
+from tuning.study import open_study
+from tuning.workers import claim, fail_dead_workers, worker_identity
 
 ROOT = Path(__file__).resolve().parent.parent
 DONE = (TrialState.COMPLETE, TrialState.PRUNED)
@@ -65,7 +67,7 @@ def test_postgres_workers_opening_a_fresh_database_together_all_succeed(postgres
     such rounds had a process fail."""
     import psycopg
 
-    code = ("import sys; sys.path.insert(0, sys.argv[2]); from tuning.study import make_storage; "
+    code = ("import sys; sys.path.insert(0, sys.argv[2]); from tuning.storage import make_storage; "
             "make_storage(sys.argv[1]).engine.dispose()")
     for _ in range(2):
         database = _name("fresh").replace("-", "_")
@@ -186,8 +188,6 @@ def test_storage_contract_a_worker_dying_before_its_first_heartbeat_leaves_no_tr
     """A worker on another machine dies right after asking for a trial, inside its first heartbeat.
     The trial has no heartbeat to go stale and the dead process is not on this machine, so only the
     orphan rule can reap it: it must (the trial was not claimed yet), and the study finishes."""
-    import tuning.study as study_module
-
     name = _name("h")
     die_in_first_heartbeat = (
         "import os, sys; sys.path.insert(0, sys.argv[3])\n"
@@ -200,7 +200,9 @@ def test_storage_contract_a_worker_dying_before_its_first_heartbeat_leaves_no_tr
     dead = subprocess.run([sys.executable, "-c", die_in_first_heartbeat, any_storage, name, str(ROOT)],
                           capture_output=True, timeout=120)
     assert dead.returncode == 9, dead.stderr.decode()[-2000:]
-    monkeypatch.setattr(study_module, "_worker_is_dead", lambda identity: False)  # as if on another machine
+    import tuning.workers as workers_module
+
+    monkeypatch.setattr(workers_module, "_worker_is_dead", lambda identity: False)  # as if on another machine
     study = run_study(name, any_storage, _settings(), n_trials=2, batch=1, heartbeat_interval=1, grace_period=1,
                       timeout=60, log=lambda m: None)
     trials = study.get_trials(deepcopy=False)

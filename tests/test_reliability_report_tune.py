@@ -97,7 +97,9 @@ def _settings(seed=3):
 
 
 def test_dead_workers_trials_fail_at_once_and_are_retried_once(tmp_path):
-    from tuning.study import claim, fail_dead_workers, make_storage, open_study, worker_identity
+    from tuning.storage import make_storage
+    from tuning.study import open_study
+    from tuning.workers import claim, fail_dead_workers, worker_identity
 
     storage = make_storage(f"sqlite:///{tmp_path / 's.db'}", heartbeat_interval=60, grace_period=600)
     study = open_study("s", storage, _settings())
@@ -119,7 +121,8 @@ def test_dead_workers_trials_fail_at_once_and_are_retried_once(tmp_path):
 
 
 def test_concurrent_workers_get_distinct_sampler_seeds(tmp_path):
-    from tuning.study import make_storage, open_study
+    from tuning.storage import make_storage
+    from tuning.study import open_study
 
     storage = make_storage(f"sqlite:///{tmp_path / 's.db'}")
     a = open_study("s", storage, _settings(), worker_id="a")

@@ -163,7 +163,9 @@ def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
 
 
 def test_a_retry_popped_by_a_worker_killed_before_its_first_heartbeat_is_failed_and_requeued(tmp_path):
-    from tuning.study import _fail_orphans, claim, make_storage
+    from tuning.storage import make_storage
+    from tuning.study import _fail_orphans
+    from tuning.workers import claim
 
     storage = make_storage(f"sqlite:///{tmp_path / 's.db'}", heartbeat_interval=1, grace_period=1)
     study = optuna.create_study(study_name="o", storage=storage, directions=["maximize", "minimize"])

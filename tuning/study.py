@@ -29,9 +29,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import math
-import os
-import socket
-import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -44,15 +41,10 @@ from optuna.trial import TrialState
 from pgc.trainer import TrainConfig, train_batch
 
 from .space import HYPER_PRESETS, Evaluation, StudySettings
+from .storage import make_storage, safe_url, storage_url
+from .workers import Heartbeat, claim, claimed_by, fail_dead_workers, worker_identity, worker_key
 
 FORMAT = "pgc-tune/1"
-FAILED_TRIAL_RETRIES = 3
-SCHEMA_CREATION_ATTEMPTS = 8  # make_storage: tries when workers create the tables of a fresh database together
-
-
-# ---------------------------------------------------------------------------------------------
-# pure helpers
-# ---------------------------------------------------------------------------------------------
 
 
 def pareto_front(points: list[tuple[int, float, float]]) -> list[int]:
@@ -90,44 +82,6 @@ def utility_value(metrics: dict, which: str) -> float:
 def should_prune(metrics: dict, ev: Evaluation) -> bool:
     """Rung rule: prune when no run succeeded and the median average score shows no learning."""
     return metrics["success_ratio"] == 0.0 and metrics["final_mu"] < ev.prune_below_mu
-
-
-# ---------------------------------------------------------------------------------------------
-# storage, study
-# ---------------------------------------------------------------------------------------------
-
-
-def storage_url(url: str) -> str:
-    """The SQLAlchemy URL for ``url``: ``postgresql://`` and ``postgres://`` use the psycopg 3 driver
-    (``postgresql+psycopg://``); every other URL is returned unchanged."""
-    for prefix in ("postgresql://", "postgres://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
-    return url
-
-
-def make_storage(url: str, heartbeat_interval: int = 30, grace_period: int | None = None) -> optuna.storages.RDBStorage:
-    if "://" not in url:
-        raise ValueError(f"storage must be an optuna RDB URL such as sqlite:///study.db, got {url!r}")
-    import sqlalchemy.exc
-
-    url = storage_url(url)
-    grace = grace_period if grace_period is not None else 3 * heartbeat_interval
-
-    def open_rdb() -> optuna.storages.RDBStorage:
-        return optuna.storages.RDBStorage(
-            url, heartbeat_interval=heartbeat_interval, grace_period=grace,
-            heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=FAILED_TRIAL_RETRIES),
-            engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else {"connect_args": {"timeout": 60}})
-
-    for attempt in range(SCHEMA_CREATION_ATTEMPTS - 1):
-        try:
-            return open_rdb()
-        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.ProgrammingError):
-            # Workers opening a fresh database together all create optuna's tables; PostgreSQL lets one
-            # win and rolls the others back (a duplicate type or table). Their next try finds the tables.
-            time.sleep(0.1 * (attempt + 1))
-    return open_rdb()  # the last try: its error is the caller's
 
 
 def _directions(settings: StudySettings) -> list[str]:
@@ -185,114 +139,10 @@ def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudyS
     return study
 
 
-def _process_start(pid: int) -> str | None:
-    """The start time of process ``pid`` (Linux clock ticks since boot), or None if it is gone / unknown."""
-    try:
-        stat = open(f"/proc/{pid}/stat", "rb").read().decode(errors="replace")
-        fields = stat.rsplit(")", 1)[1].split()
-        return None if fields[0] in ("Z", "X") else fields[19]  # a zombie is gone, only not yet reaped
-    except (OSError, IndexError):
-        return None
-
-
-def _boot_id() -> str:
-    try:
-        return open("/proc/sys/kernel/random/boot_id").read().strip()
-    except OSError:
-        return ""
-
-
-def worker_identity(pid: int | None = None) -> dict:
-    """Who runs a trial: host, boot id, pid and the process's start time (a reused pid differs in it)."""
-    pid = os.getpid() if pid is None else pid
-    return {"host": socket.gethostname(), "boot": _boot_id(), "pid": pid, "start": _process_start(pid)}
-
-
-def claim(trial: optuna.Trial) -> None:
-    """Record this process as the worker of ``trial`` (its identity plus the trial's number)."""
-    trial.set_user_attr("worker", worker_identity() | {"trial": trial.number})
-
-
-def claimed_by(trial: optuna.trial.FrozenTrial) -> dict | None:
-    """The identity of the worker that claimed ``trial``; None for an unclaimed trial, including a
-    popped retry whose ``worker`` attribute is still the copy of its origin's."""
-    identity = trial.user_attrs.get("worker")
-    return identity if isinstance(identity, dict) and identity.get("trial") == trial.number else None
-
-
-def worker_key(identity) -> int:
-    """A 32-bit number from a worker identity (dict or string), for seeding."""
-    import hashlib
-    import json
-
-    text = identity if isinstance(identity, str) else json.dumps(identity, sort_keys=True)
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
-
-
-def _worker_is_dead(identity) -> bool:
-    """True only when ``identity`` names a process of THIS machine (same host and boot) that is gone."""
-    if not isinstance(identity, dict):
-        return False
-    me = worker_identity()
-    if identity.get("host") != me["host"] or identity.get("boot") != me["boot"] or not isinstance(identity.get("pid"), int):
-        return False  # another machine's worker: only its heartbeat can tell
-    start = _process_start(identity["pid"])
-    return start is None or (identity.get("start") is not None and start != identity["start"])
-
-
-def fail_dead_workers(study: optuna.Study, storage) -> list[int]:
-    """Fail at once the RUNNING trials whose worker process on this machine is gone (a quick resume,
-    before their heartbeat goes stale) and re-queue each once with its parameters, as the heartbeat
-    callback does for stale trials. Returns the failed trial numbers."""
-    callback = storage.get_heartbeat_stale_trial_callback()
-    failed = []
-    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        worker = claimed_by(t)
-        if worker is None or not _worker_is_dead(worker):
-            continue
-        with contextlib.suppress(Exception):
-            if storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
-                failed.append(t.number)
-                if callback is not None:
-                    callback(study, storage.get_trial(t._trial_id))
-    return failed
-
-
 def _jsonable(obj):
     import json
 
     return json.loads(json.dumps(obj, default=str))
-
-
-class _Heartbeat:
-    """Records heartbeats for the in-flight trials of this worker until stopped."""
-
-    def __init__(self, storage, trial_ids: list[int], interval: float):
-        self.storage, self.ids, self.interval = storage, list(trial_ids), interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            for tid in list(self.ids):
-                try:
-                    self.storage.record_heartbeat(tid)
-                except Exception:  # a finished trial, a transient DB error: the next beat retries
-                    pass
-            self._stop.wait(self.interval)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-# ---------------------------------------------------------------------------------------------
-# evaluation
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -427,7 +277,7 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
             continue
         waiting_logged = False
         pending: list[_Pending] = []
-        with _Heartbeat(storage, [], max(1.0, heartbeat_interval / 2)) as beat:
+        with Heartbeat(storage, [], max(1.0, heartbeat_interval / 2)) as beat:
             try:
                 for _ in range(size):
                     trial = study.ask()
@@ -542,21 +392,6 @@ def _record_result(study: optuna.Study, p: _Pending, settings: StudySettings) ->
     return told.state == TrialState.COMPLETE or any(math.isnan(v) for v in values)
 
 
-# ---------------------------------------------------------------------------------------------
-# export (kind "tune", read by the report)
-# ---------------------------------------------------------------------------------------------
-
-
-def _safe_url(url: str) -> str:
-    """The storage URL without a password."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        cred, host = rest.rsplit("@", 1)
-        user = cred.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}"
-    return url
-
-
 def export_study(name: str, url: str) -> dict:
     """The study as a JSON-ready dict (kind "tune"): settings, every trial, Pareto front, constrained best."""
     study = optuna.load_study(study_name=name, storage=storage_url(url))
@@ -589,7 +424,7 @@ def export_study(name: str, url: str) -> dict:
     for t in trials:
         counts[t["state"]] = counts.get(t["state"], 0) + 1
     return {
-        "kind": "tune", "format": FORMAT, "study": name, "storage": _safe_url(url), "mode": mode,
+        "kind": "tune", "format": FORMAT, "study": name, "storage": safe_url(url), "mode": mode,
         "sampler": stored.get("sampler"), "seed": stored.get("seed"),
         "sampler_seeds": {k: v for k, v in study.user_attrs.items() if k.startswith("sampler_seed_")},
         "utility": ev.get("utility", "success_ratio"),

@@ -84,7 +84,7 @@ def _storage_cost(url: str, n: int) -> dict:
 
     import optuna
 
-    from tuning.study import make_storage
+    from tuning.storage import make_storage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     with warnings.catch_warnings():

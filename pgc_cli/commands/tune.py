@@ -115,7 +115,7 @@ class TuneCommand:
             raise CLIError(str(exc)) from None
         _check_sizes(settings, args)  # everything is validated before the storage and study exist
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        from tuning.study import storage_url
+        from tuning.storage import storage_url
 
         storage = storage_url(storage)  # postgresql:// → the psycopg 3 driver
         if storage.startswith("sqlite:///"):
@@ -257,7 +257,7 @@ def _check_sizes(settings, args) -> None:
 def _open_storage(url: str, args) -> None:
     """Connect once to the storage before any work: a missing database driver, a malformed URL or an
     unreachable server is a one-line error."""
-    from tuning.study import _safe_url, make_storage
+    from tuning.storage import make_storage, safe_url
 
     import warnings
 
@@ -266,11 +266,11 @@ def _open_storage(url: str, args) -> None:
             warnings.simplefilter("ignore")
             storage = make_storage(url, args.heartbeat, args.grace)
     except ImportError as exc:
-        raise CLIError(f"storage {_safe_url(url)} needs a database driver that is not installed "
+        raise CLIError(f"storage {safe_url(url)} needs a database driver that is not installed "
                        f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
     except Exception as exc:  # sqlalchemy errors: bad URL, server unreachable, not a database
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise CLIError(f"cannot open storage {_safe_url(url)}: {type(exc).__name__}: {first}") from None
+        raise CLIError(f"cannot open storage {safe_url(url)}: {type(exc).__name__}: {first}") from None
     engine = getattr(storage, "engine", None)
     if engine is not None:
         engine.dispose()
