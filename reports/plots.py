@@ -19,6 +19,16 @@ DPI = 96
 _VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700"}
 
 
+def _finished(fig, ax, xlabel: str, ylabel: str, title: str, **legend) -> bytes:
+    """Axis labels, title, a light grid and a small legend; the figure as PNG bytes."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, **legend)
+    return _png(fig)
+
+
 def _png(fig) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
@@ -118,13 +128,8 @@ def composition_figure(rows: list[BoundRow]) -> bytes:
             ax.plot([k for k, _ in caps], [c for _, c in caps], "_", color="#868e96", markersize=14)
     ax.plot([], [], "x--", color="grey", label="claim (kε for k full-ε submissions)")
     ax.plot([], [], "_", color="#868e96", markersize=14, label="certifiable cap")
-    ax.set_xlabel("k submissions from the same environment")
-    ax.set_ylabel("ε")
     ax.set_xticks(sorted({r.k or 1 for r in rows}))
-    ax.set_title("Composition: observed ε lower bound vs k")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return _png(fig)
+    return _finished(fig, ax, "k submissions from the same environment", "ε", "Composition: observed ε lower bound vs k")
 
 
 def attack_figure(rows: list[AttackRow]) -> bytes:
@@ -177,13 +182,8 @@ def attack_figure(rows: list[AttackRow]) -> bytes:
     ticks = finite + [inf_x]
     ax.set_xticks(ticks)
     ax.set_xticklabels([fmt_eps(t) for t in finite] + ["∞"])
-    ax.set_xlabel("ε per submission")
-    ax.set_ylabel("attack accuracy")
     ax.set_ylim(0, 1.02)
-    ax.set_title("Attack accuracy vs ε")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    return _png(fig)
+    return _finished(fig, ax, "ε per submission", "attack accuracy", "Attack accuracy vs ε", loc="best")
 
 
 def learning_curves_figure(curves: list[dict]) -> bytes:
@@ -201,25 +201,16 @@ def learning_curves_figure(curves: list[dict]) -> bytes:
         ax.plot(np.arange(n) + 10, np.nanmedian(stacked, axis=0), color=col, lw=1.8,
                 label=f"{c['label'][:70]} (median of {len(mus)})")
     ax.axhline(curves[0].get("target", 195) if curves else 195, color="black", ls="--", lw=1, label="target Θ = 195")
-    ax.set_xlabel("submission n")
-    ax.set_ylabel("average score μ (eq. 25, window 10)")
-    ax.set_title("Learning curves")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
-    return _png(fig)
+    return _finished(fig, ax, "submission n", "average score μ (eq. 25, window 10)", "Learning curves", loc="upper left")
 
 
 def success_ratio_figure(curves: list[dict]) -> bytes:
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
     for c in curves[:10]:
         ax.step(c["n"], c["ratio"], where="post", label=c["label"][:70])
-    ax.set_xlabel("submission n")
-    ax.set_ylabel("success ratio (eq. 27)")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title("Success ratio: fraction of trials with FST ≤ n")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
-    return _png(fig)
+    return _finished(fig, ax, "submission n", "success ratio (eq. 27)", "Success ratio: fraction of trials with FST ≤ n",
+                     loc="upper left")
 
 
 def pareto_figure(points: list[dict], front: set[int], utility_name: str, privacy_name: str,
@@ -253,12 +244,8 @@ def pareto_figure(points: list[dict], front: set[int], utility_name: str, privac
     if constraint is not None:
         ax.axhline(constraint, color="#c92a2a", ls="--", lw=1, label=f"constraint ≥ {constraint:g}")
     ax.set_xscale("log")
-    ax.set_xlabel(privacy_name + " (lower = more private)")
-    ax.set_ylabel(utility_name + " (higher = more useful)")
-    ax.set_title("Tuning: utility vs privacy")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    return _png(fig)
+    return _finished(fig, ax, privacy_name + " (lower = more private)", utility_name + " (higher = more useful)",
+                     "Tuning: utility vs privacy", loc="best")
 
 
 def adversarial_curve_figure(points: list[dict]) -> bytes:
