@@ -72,10 +72,7 @@ class BanditCommand:
 
 
 def _regret(args: argparse.Namespace) -> int:
-    from concurrent.futures import ProcessPoolExecutor
-
-    from tqdm import tqdm
-
+    from engines import LocalEngine
     from fedlinucb.config import BanditConfig, PrivacyConfig
     from fedlinucb.study import RegretJob, fit_exponent, mean_interval, run_job, validate_job
     from pgc_cli.io import write_json_atomic
@@ -119,13 +116,8 @@ def _regret(args: argparse.Namespace) -> int:
     # the heaviest jobs first
     order = sorted(specs, key=lambda k: -k[1])
     started = time.perf_counter()
-    results = {}
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        futures = {pool.submit(run_job, specs[k]): k for k in order}
-        from concurrent.futures import as_completed
-
-        for fut in tqdm(as_completed(futures), total=len(futures), desc="bandit regret jobs"):
-            results[futures[fut]] = fut.result()
+    with LocalEngine(processes=args.workers) as engine:  # forked processes on this machine
+        results = dict(zip(order, engine.map(run_job, [specs[k] for k in order])))
     elapsed = time.perf_counter() - started
 
     curves = []
