@@ -71,12 +71,8 @@ class BanditCommand:
         return _attack(args)
 
 
-def _regret(args: argparse.Namespace) -> int:
-    from engines import LocalEngine
+def _check_regret_arguments(args: argparse.Namespace) -> None:
     from fedlinucb.config import BanditConfig, PrivacyConfig
-    from fedlinucb.study import RegretJob, fit_exponent, mean_interval, run_job, validate_job
-    from pgc_cli.io import write_json_atomic
-    import schemas
 
     _positive_ints([args.workers], "--workers")
     for eps in list(args.epsilons) + [args.dp20_epsilon, args.sweep_epsilon]:
@@ -85,43 +81,43 @@ def _regret(args: argparse.Namespace) -> int:
                  noise_std=args.noise, runs=args.runs, batch=args.batch)
     for m in args.sweep_silos:
         BanditConfig(n_silos=m, horizon=args.horizon, n_arms=args.arms, dim=args.dim, runs=args.runs)
-    out = Path(args.out)
-    plot = Path(args.plot) if args.plot else out.with_suffix(".png")
-    if not out.parent.is_dir():
-        raise CLIError(f"{out.parent} is not a folder")
 
-    root = np.random.SeedSequence(args.seed)
+
+def _seed_words(seq: np.random.SeedSequence) -> tuple:
+    return (seq.entropy, *seq.spawn_key)   # rebuilt in the worker as SeedSequence(list(words))
+
+
+def _regret_jobs(args: argparse.Namespace, root: np.random.SeedSequence) -> dict:
+    """(algorithm, M, ε) → RegretJob: the curves at --silos and the privacy-cost sweep; one environment
+    seed per M, one run seed per job, spawned from ``root`` in this order."""
+    from fedlinucb.study import RegretJob, validate_job
+
     silo_values = sorted(set([args.silos] + list(args.sweep_silos)))
     env_seeds = {m: root.spawn(1)[0] for m in silo_values}
-
-    def seed_words(seq: np.random.SeedSequence) -> tuple:
-        return (seq.entropy, *seq.spawn_key)   # rebuilt in the worker as SeedSequence(list(words))
-
-    def job(algorithm, m, eps):
-        return RegretJob(algorithm, m, args.horizon, args.arms, args.dim, args.noise, args.runs,
-                         eps, args.delta if eps is not None else None,
-                         seed_words(env_seeds[m]), seed_words(root.spawn(1)[0]),
-                         batch=args.batch, dp20_threshold=args.dp20_threshold)
-
-    jobs = {("fedlinucb", args.silos, None): None}
+    keys = {("fedlinucb", args.silos, None): None}
     for eps in args.epsilons:
-        jobs[("private-fedlinucb", args.silos, float(eps))] = None
-    jobs[("dp20-feducb", args.silos, float(args.dp20_epsilon))] = None
+        keys[("private-fedlinucb", args.silos, float(eps))] = None
+    keys[("dp20-feducb", args.silos, float(args.dp20_epsilon))] = None
     for m in args.sweep_silos:
-        jobs[("fedlinucb", m, None)] = None
-        jobs[("private-fedlinucb", m, float(args.sweep_epsilon))] = None
-    specs = {key: job(*key) for key in jobs}
+        keys[("fedlinucb", m, None)] = None
+        keys[("private-fedlinucb", m, float(args.sweep_epsilon))] = None
+    specs = {}
+    for algorithm, m, eps in keys:
+        specs[(algorithm, m, eps)] = RegretJob(
+            algorithm, m, args.horizon, args.arms, args.dim, args.noise, args.runs, eps,
+            args.delta if eps is not None else None, _seed_words(env_seeds[m]), _seed_words(root.spawn(1)[0]),
+            batch=args.batch, dp20_threshold=args.dp20_threshold)
     for spec in specs.values():
         validate_job(spec)
-    # the heaviest jobs first
-    order = sorted(specs, key=lambda k: -k[1])
-    started = time.perf_counter()
-    with LocalEngine(processes=args.workers) as engine:  # forked processes on this machine
-        results = dict(zip(order, engine.map(run_job, [specs[k] for k in order])))
-    elapsed = time.perf_counter() - started
+    return specs
+
+
+def _regret_curves(args: argparse.Namespace, specs: dict, results: dict) -> list[dict]:
+    """The time-averaged group regret of every algorithm at --silos, with 95% intervals over runs."""
+    from fedlinucb.study import mean_interval
 
     curves = []
-    for key in jobs:
+    for key in specs:
         alg, m, eps = key
         if m != args.silos:
             continue
@@ -136,42 +132,76 @@ def _regret(args: argparse.Namespace) -> int:
                        "lower": lo.tolist(), "upper": hi.tolist(),
                        "group_regret_at_T": {"mean": float(res["final"].mean()),
                                              "interval": [float(v) for v in mean_interval(res["final"])[1:]]}})
-    fit = None
-    sweep = []
-    if args.sweep_silos:
-        costs = []
-        for m in sorted(set(args.sweep_silos)):
-            cost = results[("private-fedlinucb", m, float(args.sweep_epsilon))]["final"] - results[("fedlinucb", m, None)]["final"]
-            costs.append(cost)
-            mean, lo, hi = mean_interval(cost)
-            sweep.append({"n_silos": m, "privacy_cost_mean": float(mean), "interval": [float(lo), float(hi)],
-                          "private_regret_at_T": float(results[("private-fedlinucb", m, float(args.sweep_epsilon))]["final"].mean()),
-                          "nonprivate_regret_at_T": float(results[("fedlinucb", m, None)]["final"].mean())})
-        fit = fit_exponent(np.array(sorted(set(args.sweep_silos))), costs,
-                           np.random.default_rng(root.spawn(1)[0]))
-        fit["theory"] = {"zhou_chowdhury_M_exponent": 0.75, "dp20_M_exponent": 0.5}
-        fit["epsilon"] = float(args.sweep_epsilon)
-    result = {
-        "kind": "bandit-regret", "format_version": 1, "label": args.label,
-        "settings": {"n_silos": args.silos, "horizon": args.horizon, "n_arms": args.arms, "dim": args.dim,
-                     "noise_std": args.noise, "runs": args.runs, "batch": args.batch,
-                     "dp20_threshold": args.dp20_threshold, "epsilons": list(map(float, args.epsilons)),
-                     "delta": args.delta, "dp20_epsilon": args.dp20_epsilon, "sweep_silos": list(args.sweep_silos),
-                     "sweep_epsilon": args.sweep_epsilon, "seed": args.seed, "workers": args.workers,
-                     "regret": "pseudo-regret summed over silos, divided by t; 95% Student-t intervals over runs",
-                     "rewards_clipped_to": [-1.0, 1.0]},
-        "curves": curves, "privacy_cost": sweep, "fit": fit,
-        "elapsed_seconds": elapsed, "cpu_count": os.cpu_count(),
-    }
-    _plot(result, plot)
-    write_json_atomic(out, schemas.dump("bandit-regret", result))
-    print(f"{len(specs)} jobs in {elapsed:.0f}s; wrote {out} and {plot}")
-    for c in curves:
+    return curves
+
+
+def _privacy_cost(args: argparse.Namespace, results: dict, root: np.random.SeedSequence) -> tuple[list, dict | None]:
+    """The privacy cost (private minus non-private regret at T) per M of the sweep, and its fit c·M^b."""
+    from fedlinucb.study import fit_exponent, mean_interval
+
+    if not args.sweep_silos:
+        return [], None
+    sweep, costs = [], []
+    for m in sorted(set(args.sweep_silos)):
+        private = results[("private-fedlinucb", m, float(args.sweep_epsilon))]["final"]
+        nonprivate = results[("fedlinucb", m, None)]["final"]
+        cost = private - nonprivate
+        costs.append(cost)
+        mean, lo, hi = mean_interval(cost)
+        sweep.append({"n_silos": m, "privacy_cost_mean": float(mean), "interval": [float(lo), float(hi)],
+                      "private_regret_at_T": float(private.mean()), "nonprivate_regret_at_T": float(nonprivate.mean())})
+    fit = fit_exponent(np.array(sorted(set(args.sweep_silos))), costs, np.random.default_rng(root.spawn(1)[0]))
+    fit["theory"] = {"zhou_chowdhury_M_exponent": 0.75, "dp20_M_exponent": 0.5}
+    fit["epsilon"] = float(args.sweep_epsilon)
+    return sweep, fit
+
+
+def _regret_settings(args: argparse.Namespace) -> dict:
+    return {"n_silos": args.silos, "horizon": args.horizon, "n_arms": args.arms, "dim": args.dim,
+            "noise_std": args.noise, "runs": args.runs, "batch": args.batch,
+            "dp20_threshold": args.dp20_threshold, "epsilons": list(map(float, args.epsilons)),
+            "delta": args.delta, "dp20_epsilon": args.dp20_epsilon, "sweep_silos": list(args.sweep_silos),
+            "sweep_epsilon": args.sweep_epsilon, "seed": args.seed, "workers": args.workers,
+            "regret": "pseudo-regret summed over silos, divided by t; 95% Student-t intervals over runs",
+            "rewards_clipped_to": [-1.0, 1.0]}
+
+
+def _print_regret(result: dict, jobs: int, out: Path, plot: Path) -> None:
+    fit = result["fit"]
+    print(f"{jobs} jobs in {result['elapsed_seconds']:.0f}s; wrote {out} and {plot}")
+    for c in result["curves"]:
         print(f"  {c['label']:45s} R_M(T)/T = {c['time_averaged_group_regret'][-1]:.3f} "
               f"[{c['lower'][-1]:.3f}, {c['upper'][-1]:.3f}]  syncs {c['mean_syncs']:.0f}")
     if fit and fit.get("exponent") is not None:
         print(f"  privacy cost ~ M^b: b = {fit['exponent']:.2f}, {fit['level']:.0%} interval "
               f"[{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}] (theory 0.75; DP20 0.5)")
+
+
+def _regret(args: argparse.Namespace) -> int:
+    from engines import LocalEngine
+    from fedlinucb.study import run_job
+    from pgc_cli.io import write_json_atomic
+    import schemas
+
+    _check_regret_arguments(args)
+    out = Path(args.out)
+    plot = Path(args.plot) if args.plot else out.with_suffix(".png")
+    if not out.parent.is_dir():
+        raise CLIError(f"{out.parent} is not a folder")
+    root = np.random.SeedSequence(args.seed)
+    specs = _regret_jobs(args, root)
+    order = sorted(specs, key=lambda k: -k[1])  # the heaviest jobs first
+    started = time.perf_counter()
+    with LocalEngine(processes=args.workers) as engine:  # forked processes on this machine
+        results = dict(zip(order, engine.map(run_job, [specs[k] for k in order])))
+    elapsed = time.perf_counter() - started
+    sweep, fit = _privacy_cost(args, results, root)
+    result = {"kind": "bandit-regret", "format_version": 1, "label": args.label, "settings": _regret_settings(args),
+              "curves": _regret_curves(args, specs, results), "privacy_cost": sweep, "fit": fit,
+              "elapsed_seconds": elapsed, "cpu_count": os.cpu_count()}
+    _plot(result, plot)
+    write_json_atomic(out, schemas.dump("bandit-regret", result))
+    _print_regret(result, len(specs), out, plot)
     return 0
 
 
