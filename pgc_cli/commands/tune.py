@@ -74,7 +74,7 @@ class TuneCommand:
     def run(self, args: argparse.Namespace) -> int:
         import optuna
 
-        from tuning import Evaluation, SearchSpace, StudySettings, export_study
+        from tuning import export_study
 
         from pgc.rundir import MARKER_FILE, OutputDirError, check_output_dir, write_marker
 
@@ -99,34 +99,10 @@ class TuneCommand:
                            "(start the command on more machines to add workers)")
         if args.mode == "constrained" and args.min_success is None:
             raise CLIError("--mode constrained needs --min-success (e.g. 0.5)")
-        gravities = tuple(args.gravities) if args.gravities else None
-        try:
-            space = SearchSpace(mechanisms=tuple(args.mechanisms), epsilon=tuple(args.epsilon), clip=tuple(args.clip),
-                                buffer_size=tuple(args.buffer), reduced_dim=tuple(args.reduced_dim),
-                                learning_rate=tuple(args.lr))
-            ev_kw = dict(runs_per_trial=args.runs_per_trial, submissions=args.submissions, rungs=tuple(args.rungs),
-                         prune_below_mu=args.prune_below_mu, hyper=args.hyper, utility=args.utility,
-                         privacy=args.privacy, audit_samples=args.audit_samples)
-            if gravities:
-                ev_kw.update(gravities=gravities, environments="user-given (privacy spent if private)")
-            settings = StudySettings(space=space, evaluation=Evaluation(**ev_kw), mode=args.mode,
-                                     min_utility=args.min_success, sampler=args.sampler, seed=args.seed)
-        except ValueError as exc:
-            raise CLIError(str(exc)) from None
+        settings = _study_settings(args)
         _check_sizes(settings, args)  # everything is validated before the storage and study exist
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        from tuning.storage import storage_url
-
-        storage = storage_url(storage)  # postgresql:// → the psycopg 3 driver
-        if storage.startswith("sqlite:///"):
-            db_folder = Path(storage[len("sqlite:///"):]).parent
-            db_folder.mkdir(parents=True, exist_ok=True)
-            if db_folder.resolve() == out.resolve():  # marked at once: a worker starting beside us sees ours
-                write_marker(out, command="tune")
-            with _folder_lock(db_folder):  # workers starting together create the SQLite schema one at a time
-                _open_storage(storage, args)
-        else:
-            _open_storage(storage, args)
+        storage = _prepare_storage(storage, out, args)
         out.mkdir(parents=True, exist_ok=True)
         write_marker(out, command="tune")
         if not args.export_only:
@@ -142,21 +118,65 @@ class TuneCommand:
         except KeyError:
             raise CLIError(f"no study {args.study!r} in {storage}") from None
         path = write_json_atomic(out / "tune.json", schemas.dump("tune", result))
-        c = result["counts"]
-        print(f"study {args.study!r}: {c.get('COMPLETE', 0)} complete, {c.get('PRUNED', 0)} pruned, "
-              f"{c.get('FAIL', 0)} failed; Pareto front trials {result['pareto_front']}")
-        by_number = {t["number"]: t for t in result["trials"]}
-        for n in result["pareto_front"]:
-            t = by_number[n]
-            print(f"  #{n}: {t['params']}  privacy={t['privacy']:.3g}  success={t['success_ratio']:.2f}  "
-                  f"median FST={t['median_fst']:g}")
-        if result["best_constrained"]:
-            b = result["best_constrained"]
-            print(f"smallest privacy value with utility >= {args.min_success}: {b['privacy']:.3g} (trial #{b['number']})")
-        elif args.mode == "constrained":
-            print(f"no trial reached utility >= {args.min_success}")
+        _print_study(result, args)
         print(f"wrote {path}; browse with: optuna-dashboard {storage}")
         return 0
+
+
+def _study_settings(args: argparse.Namespace):
+    """The validated StudySettings the arguments describe; a CLIError for a bad value."""
+    from tuning import Evaluation, SearchSpace, StudySettings
+
+    gravities = tuple(args.gravities) if args.gravities else None
+    try:
+        space = SearchSpace(mechanisms=tuple(args.mechanisms), epsilon=tuple(args.epsilon), clip=tuple(args.clip),
+                            buffer_size=tuple(args.buffer), reduced_dim=tuple(args.reduced_dim),
+                            learning_rate=tuple(args.lr))
+        ev_kw = dict(runs_per_trial=args.runs_per_trial, submissions=args.submissions, rungs=tuple(args.rungs),
+                     prune_below_mu=args.prune_below_mu, hyper=args.hyper, utility=args.utility,
+                     privacy=args.privacy, audit_samples=args.audit_samples)
+        if gravities:
+            ev_kw.update(gravities=gravities, environments="user-given (privacy spent if private)")
+        settings = StudySettings(space=space, evaluation=Evaluation(**ev_kw), mode=args.mode,
+                                 min_utility=args.min_success, sampler=args.sampler, seed=args.seed)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    return settings
+
+
+def _prepare_storage(storage: str, out: Path, args: argparse.Namespace) -> str:
+    """The storage URL with its driver, its database created (SQLite: one worker at a time, the study
+    folder marked at once)."""
+    from pgc.rundir import write_marker
+    from tuning.storage import storage_url
+
+    storage = storage_url(storage)  # postgresql:// → the psycopg 3 driver
+    if storage.startswith("sqlite:///"):
+        db_folder = Path(storage[len("sqlite:///"):]).parent
+        db_folder.mkdir(parents=True, exist_ok=True)
+        if db_folder.resolve() == out.resolve():  # marked at once: a worker starting beside us sees ours
+            write_marker(out, command="tune")
+        with _folder_lock(db_folder):  # workers starting together create the SQLite schema one at a time
+            _open_storage(storage, args)
+    else:
+        _open_storage(storage, args)
+    return storage
+
+
+def _print_study(result: dict, args: argparse.Namespace) -> None:
+    c = result["counts"]
+    print(f"study {args.study!r}: {c.get('COMPLETE', 0)} complete, {c.get('PRUNED', 0)} pruned, "
+          f"{c.get('FAIL', 0)} failed; Pareto front trials {result['pareto_front']}")
+    by_number = {t["number"]: t for t in result["trials"]}
+    for n in result["pareto_front"]:
+        t = by_number[n]
+        print(f"  #{n}: {t['params']}  privacy={t['privacy']:.3g}  success={t['success_ratio']:.2f}  "
+              f"median FST={t['median_fst']:g}")
+    if result["best_constrained"]:
+        b = result["best_constrained"]
+        print(f"smallest privacy value with utility >= {args.min_success}: {b['privacy']:.3g} (trial #{b['number']})")
+    elif args.mode == "constrained":
+        print(f"no trial reached utility >= {args.min_success}")
 
 
 def _work(args, storage: str, settings, log, worker_id: str | None) -> None:
