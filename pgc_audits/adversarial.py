@@ -169,11 +169,8 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
     rows.sort(key=lambda r: channels.index(r.channel))
     noise_free_lb = None
     if noise_free and "gradient" in found:
-        res = environment_audit(found["gradient"], NoNoise(clip=None), psi, psi_prime, samples=samples,
-                                confidence=confidence, seed=audit_seqs["noise-free"], hyper=hyper, physics=physics,
-                                workers=1, compositions=(), exploration=settings.exploration,
-                                channels=["gradient"], progress=progress)
-        noise_free_lb = res.channel("gradient").epsilon_lower_bound
+        noise_free_lb = _noise_free_bound(found["gradient"], psi, psi_prime, samples, confidence,
+                                          audit_seqs["noise-free"], hyper, physics, settings, progress)
     from audit.blackbox import describe
 
     extra = {}
@@ -183,6 +180,17 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
                  "claim": "total: ε_gradient + ε_score per submission"}
     return AdversarialAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, rows, found, searches,
                                   noise_free_lb, means, time.perf_counter() - start, extra)
+
+def _noise_free_bound(theta: np.ndarray, psi: float, psi_prime: float, samples: int, confidence: float,
+                      seq: np.random.SeedSequence, hyper: A3CHyperparams, physics: CartPoleParams,
+                      settings: SearchSettings, progress: bool) -> float:
+    """The gradient channel's bound with no mechanism at all (raw gradients) at θ: the most any mechanism
+    could leak through that channel at that model."""
+    res = environment_audit(theta, NoNoise(clip=None), psi, psi_prime, samples=samples, confidence=confidence,
+                            seed=seq, hyper=hyper, physics=physics, workers=1, compositions=(),
+                            exploration=settings.exploration, channels=["gradient"], progress=progress)
+    return res.channel("gradient").epsilon_lower_bound
+
 
 def _crafted_models(psi: float, psi_prime: float, needed: Sequence[str], thetas: dict | None,
                     settings: SearchSettings, search_seq: np.random.SeedSequence, physics: CartPoleParams,

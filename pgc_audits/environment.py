@@ -146,14 +146,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     mechanism's ε per submission (required with ``score``); the claim is their sum.
     """
     protect = parse_protect(protect)
-    if not (math.isfinite(psi) and math.isfinite(psi_prime)) or psi == psi_prime:
-        raise ValueError(f"need two different finite gravities, got {psi!r} and {psi_prime!r}")
-    if not isinstance(samples, (int, np.integer)) or samples < 100:
-        raise ValueError(f"samples must be an integer >= 100, got {samples!r}")
-    if not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if any((not isinstance(k, (int, np.integer))) or k < 2 for k in compositions):
-        raise ValueError("compositions must be integers >= 2")
+    _check_arguments(psi, psi_prime, samples, workers, compositions)
     known, wanted = _environment_channels(workers, compositions, channels)
     compositions = [k for k in compositions if any(c.startswith((f"gradient×{k}", f"score×{k}")) for c in wanted)]
     start = time.perf_counter()
@@ -196,6 +189,17 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
                  "claim": "total: ε_gradient + ε_score per submission"}
     return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, audited, means,
                                   time.perf_counter() - start, extra)
+
+
+def _check_arguments(psi: float, psi_prime: float, samples: int, workers: int, compositions: Sequence[int]) -> None:
+    if not (math.isfinite(psi) and math.isfinite(psi_prime)) or psi == psi_prime:
+        raise ValueError(f"need two different finite gravities, got {psi!r} and {psi_prime!r}")
+    if not isinstance(samples, (int, np.integer)) or samples < 100:
+        raise ValueError(f"samples must be an integer >= 100, got {samples!r}")
+    if not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if any((not isinstance(k, (int, np.integer))) or k < 2 for k in compositions):
+        raise ValueError("compositions must be integers >= 2")
 
 
 def _environment_channels(workers: int, compositions: Sequence[int],
