@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import numpy as np
-
-from tasks import map_tasks
+from audit.blackbox import describe
 from mechanisms import Mechanism, NoNoise
 from pgc.crafted import (SEARCH_CHANNELS, SearchResult, SearchSettings, WorstPairResult, check_pair,
                          search_crafted_model, worst_pair_search)
-from pgc.env import CartPoleParams
+from pgc.env import PAPER_GRAVITIES, CartPoleParams
 from pgc.model import with_zero_biases
+from pgc.protect import parse_protect
 from pgc.rollout import A3CHyperparams
+from tasks import map_tasks
 
-from .environment import ChannelAudit, environment_audit
+from .environment import ChannelAudit, environment_audit, protection_record
 
 ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order", "all")
 PROTECTED_ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order", "all")  # default under protect
@@ -131,13 +132,7 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
     the rank among ``workers`` workers (``arrival-order``, others ψ ~ U(``population``)) and ``all``
     — is compared with the TOTAL claim ε_gradient + ε_score (see :func:`environment_audit`).
     """
-    check_pair(psi, psi_prime)
-    if not hasattr(mechanism, "epsilon") or not callable(mechanism):
-        raise TypeError("mechanism must follow the Mechanism contract (an epsilon and a __call__)")
-    channels = list(dict.fromkeys(channels))
-    bad = [c for c in channels if c not in ADVERSARIAL_CHANNELS]
-    if bad or not channels:
-        raise ValueError(f"unknown or no channels {bad or channels}; known: {', '.join(ADVERSARIAL_CHANNELS)}")
+    channels = _checked_channels(psi, psi_prime, mechanism, channels)
     start = time.perf_counter()
     hyper = hyper or A3CHyperparams()
     physics = physics or CartPoleParams()
@@ -146,9 +141,6 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
     objective_of = {c: ("score" if c == "score" else "gradient") for c in channels}
     found, searches = _crafted_models(psi, psi_prime, sorted(set(objective_of.values())), thetas, settings,
                                       search_seq, physics, hyper)
-    from pgc.env import PAPER_GRAVITIES
-    from pgc.protect import parse_protect
-
     protect = parse_protect(protect)
     claimed = float(mechanism.epsilon) + (float(score_epsilon) if "score" in protect and score_epsilon else 0.0)
     rows: list[AdversarialRow] = []
@@ -171,15 +163,20 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, sam
     if noise_free and "gradient" in found:
         noise_free_lb = _noise_free_bound(found["gradient"], psi, psi_prime, samples, confidence,
                                           audit_seqs["noise-free"], hyper, physics, settings, progress)
-    from audit.blackbox import describe
-
-    extra = {}
-    if protect:
-        extra = {"protect": list(protect), "gradient_epsilon": float(mechanism.epsilon),
-                 "score_epsilon": float(score_epsilon) if "score" in protect else 0.0,
-                 "claim": "total: ε_gradient + ε_score per submission"}
+    extra = protection_record(protect, mechanism.epsilon, float(score_epsilon) if "score" in protect else 0.0)
     return AdversarialAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, rows, found, searches,
                                   noise_free_lb, means, time.perf_counter() - start, extra)
+
+def _checked_channels(psi: float, psi_prime: float, mechanism: Mechanism, channels: Sequence[str]) -> list[str]:
+    check_pair(psi, psi_prime)
+    if not hasattr(mechanism, "epsilon") or not callable(mechanism):
+        raise TypeError("mechanism must follow the Mechanism contract (an epsilon and a __call__)")
+    channels = list(dict.fromkeys(channels))
+    bad = [c for c in channels if c not in ADVERSARIAL_CHANNELS]
+    if bad or not channels:
+        raise ValueError(f"unknown or no channels {bad or channels}; known: {', '.join(ADVERSARIAL_CHANNELS)}")
+    return channels
+
 
 def _noise_free_bound(theta: np.ndarray, psi: float, psi_prime: float, samples: int, confidence: float,
                       seq: np.random.SeedSequence, hyper: A3CHyperparams, physics: CartPoleParams,

@@ -182,13 +182,19 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
     from audit.blackbox import describe
 
-    extra = {}
-    if protect:
-        extra = {"protect": list(protect), "gradient_epsilon": float(mechanism.epsilon),
-                 "score_epsilon": system.score_mechanism.epsilon if system.score_mechanism is not None else 0.0,
-                 "claim": "total: ε_gradient + ε_score per submission"}
+    extra = protection_record(protect, mechanism.epsilon,
+                              system.score_mechanism.epsilon if system.score_mechanism is not None else 0.0)
     return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, audited, means,
                                   time.perf_counter() - start, extra)
+
+
+def protection_record(protect: Sequence[str], gradient_epsilon: float, score_epsilon: float) -> dict:
+    """What a result records about a protected configuration (none without mitigations): the claim is the
+    total ε_gradient + ε_score per submission."""
+    if not protect:
+        return {}
+    return {"protect": list(protect), "gradient_epsilon": float(gradient_epsilon), "score_epsilon": float(score_epsilon),
+            "claim": "total: ε_gradient + ε_score per submission"}
 
 
 def _check_arguments(psi: float, psi_prime: float, samples: int, workers: int, compositions: Sequence[int]) -> None:
