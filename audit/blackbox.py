@@ -300,23 +300,11 @@ def _event_hits(cand: _DeltaCandidate, chunks) -> tuple[int, int]:
     return hits, total
 
 
-def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples: int, train_samples: int,
-               confidence: float, seed: np.random.SeedSequence, claimed_delta: float = 0.0,
-               statistics: Sequence | None = None) -> DeltaTestResult:
-    """Certified δ lower bound at the claimed ε from the best point-mass event (module docstring).
-
-    Selection (training split only, ``train_samples`` per side per pair, drawn in TRAIN_CALLS calls;
-    the first half fits the event's point masses, the second half scores it): over every pair, every
-    :class:`ExactRelease` statistic and both directions, the event and α split (fp_share) with the
-    largest projected δ bound. If none is positive nothing is certified (δ_LB = 0). Otherwise the
-    single chosen event is counted on ``samples`` fresh outputs per side and
-    :func:`audit.bounds.delta_lower_bound` turns the counts into δ_LB at confidence ``confidence``.
-    """
-    if not math.isfinite(claimed_epsilon):
-        raise ValueError("the δ test needs a finite claimed ε")
-    alpha = 1.0 - confidence
-    statistics = exact_release_statistics(claimed_epsilon) if statistics is None else statistics
-    train_seq, cert_seq = seed.spawn(2)
+def _select_delta_event(pairs: Sequence[HypothesisPair], statistics: Sequence, train_seq: np.random.SeedSequence,
+                        train_samples: int, samples: int, alpha: float,
+                        claimed_epsilon: float) -> "_DeltaCandidate | None":
+    """Over every pair, statistic, direction and α split, the point-mass event with the largest projected δ
+    bound, from the training split only (the first half fits the point masses, the second half scores)."""
     best: _DeltaCandidate | None = None
     for pair, seq in zip(pairs, train_seq.spawn(len(pairs))):
         rp, rn = (np.random.Generator(np.random.PCG64(x)) for x in seq.spawn(2))
@@ -341,6 +329,27 @@ def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples:
                     proj = projected_delta(hits, false_hits, n_sel, samples, alpha, claimed_epsilon, share)
                     if best is None or proj > max(best.projected * (1.0 + DELTA_TIE_MARGIN), best.projected + 1e-12):
                         best = _DeltaCandidate(pair, stat.name, scorer, sign, share, proj, int(m))
+    return best
+
+
+def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples: int, train_samples: int,
+               confidence: float, seed: np.random.SeedSequence, claimed_delta: float = 0.0,
+               statistics: Sequence | None = None) -> DeltaTestResult:
+    """Certified δ lower bound at the claimed ε from the best point-mass event (module docstring).
+
+    Selection (training split only, ``train_samples`` per side per pair, drawn in TRAIN_CALLS calls;
+    the first half fits the event's point masses, the second half scores it): over every pair, every
+    :class:`ExactRelease` statistic and both directions, the event and α split (fp_share) with the
+    largest projected δ bound. If none is positive nothing is certified (δ_LB = 0). Otherwise the
+    single chosen event is counted on ``samples`` fresh outputs per side and
+    :func:`audit.bounds.delta_lower_bound` turns the counts into δ_LB at confidence ``confidence``.
+    """
+    if not math.isfinite(claimed_epsilon):
+        raise ValueError("the δ test needs a finite claimed ε")
+    alpha = 1.0 - confidence
+    statistics = exact_release_statistics(claimed_epsilon) if statistics is None else statistics
+    train_seq, cert_seq = seed.spawn(2)
+    best = _select_delta_event(pairs, statistics, train_seq, train_samples, samples, alpha, claimed_epsilon)
     detectable = float(bounds.smallest_detectable_delta(samples, alpha, claimed_epsilon))
     if best is None or best.projected <= 0:
         return DeltaTestResult(
@@ -367,6 +376,23 @@ def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples:
         smallest_detectable_delta=float(bounds.smallest_detectable_delta(samples, alpha, claimed_epsilon,
                                                                          best.fp_share)),
         projected_delta=best.projected, train_samples=train_samples, point_masses=best.point_masses)
+
+
+def _canary_tests(mechanism, dim: int, claimed: float, canaries: Sequence[CanaryPair] | None,
+                  statistics: Sequence | None, float_exact: bool) -> tuple[list[HypothesisPair], list]:
+    """The hypothesis pairs of the canary inputs (outputs rounded to ``RESOLUTION``·C unless ``float_exact``)
+    and the candidate statistics (PRS: its lexicographic likelihood ratio too)."""
+    scale = float(getattr(mechanism, "clip", None) or 1.0)
+    resolution = None if float_exact else RESOLUTION * scale
+    pairs = [HypothesisPair(c.name, MechanismSampler(mechanism, c.positive, resolution),
+                            MechanismSampler(mechanism, c.negative, resolution))
+             for c in (canary_pairs(dim, scale) if canaries is None else canaries)]
+    if statistics is None:
+        statistics = default_statistics()
+        if callable(getattr(mechanism, "reduced_dim_for", None)) and math.isfinite(claimed):
+            statistics.append(PRSLexicographicLikelihoodRatio(scale, mechanism.reduced_dim_for(dim), claimed,
+                                                              min(LEX_COLUMNS, dim)))
+    return pairs, statistics
 
 
 def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confidence: float = 0.95,
@@ -404,19 +430,7 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     run_delta = delta_samples > 0 and math.isfinite(claimed)
     alpha = 1.0 - confidence
     eps_confidence = 1.0 - (1.0 - DELTA_ALPHA_SHARE) * alpha if run_delta else confidence
-    scale = float(getattr(mechanism, "clip", None) or 1.0)
-    if float_exact:
-        resolution = None
-    else:
-        resolution = RESOLUTION * scale
-    pairs = [HypothesisPair(c.name, MechanismSampler(mechanism, c.positive, resolution),
-                            MechanismSampler(mechanism, c.negative, resolution))
-             for c in (canary_pairs(dim, scale) if canaries is None else canaries)]
-    if statistics is None:
-        statistics = default_statistics()
-        if callable(getattr(mechanism, "reduced_dim_for", None)) and math.isfinite(claimed):
-            statistics.append(PRSLexicographicLikelihoodRatio(scale, mechanism.reduced_dim_for(dim), claimed,
-                                                              min(LEX_COLUMNS, dim)))
+    pairs, statistics = _canary_tests(mechanism, dim, claimed, canaries, statistics, float_exact)
     train = max(2_000, min(200_000, int(train_fraction * samples)))
     start, cpu = time.perf_counter(), time.process_time()
     test = CertifiedTest(pairs, samples=samples, train_samples=train, confidence=eps_confidence, delta=delta,
