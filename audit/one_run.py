@@ -37,11 +37,6 @@ def simulate_pooled(system, secret, n: int, broadcasts: Sequence, rng: np.random
             for ch in channels}
 
 
-def observed_width(observed: dict[str, np.ndarray], channel: str) -> int:
-    arr = np.asarray(observed.get(channel, np.zeros((0, 3))))
-    return arr.shape[1] if arr.ndim == 2 else 1
-
-
 def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray], truth: np.ndarray,
                   broadcasts: Sequence, *, channels: Sequence[str] = ONE_RUN_CHANNELS, samples: int | None = None,
                   seed: int = 0, confidence: float = 0.95) -> list[dict]:
@@ -66,20 +61,23 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     alpha = 1.0 - confidence
     root = np.random.SeedSequence(seed)
     pos_rng, neg_rng, coin_rng = (np.random.Generator(np.random.PCG64(s)) for s in root.spawn(3))
-    sim_pos = simulate_pooled(system, secret_prime, samples, broadcasts, pos_rng, channels)
-    sim_neg = simulate_pooled(system, secret, samples, broadcasts, neg_rng, channels)
+    layout = tuple(getattr(system, "joint_layout", ())) if "all" in channels else ()
+    drawn = list(channels) + [c for c in layout if c not in channels]
+    sim_pos = simulate_pooled(system, secret_prime, samples, broadcasts, pos_rng, drawn)
+    sim_neg = simulate_pooled(system, secret, samples, broadcasts, neg_rng, drawn)
     # the simulated releases are in broadcast order: shuffle before splitting so every split sees every θ
     for sim, rng in ((sim_pos, pos_rng), (sim_neg, neg_rng)):
         perm = rng.permutation(samples)
-        for ch in channels:
+        for ch in drawn:
             sim[ch] = sim[ch][perm]
     n_fit, n_cal = samples // 2, samples // 4
     fit_sl, cal_sl, sel_sl = slice(0, n_fit), slice(n_fit, n_fit + n_cal), slice(n_fit + n_cal, samples)
     claims = {ch: claim_for(system, ch) for ch in channels}
-    widths = [1, 1, observed_width(observed, "all") - 2]  # all = score, arrival, gradient
+    # the joint channel's column groups, in the order the system assembles it (its joint_layout)
+    groups = dict(zip(layout, channel_groups([sim_pos[c].shape[1] for c in layout])))
 
     def statistics_for(ch: str):
-        return None if ch != "all" else joint_statistics(channel_groups(widths))
+        return None if ch != "all" or not groups else joint_statistics(tuple(groups.values()))
 
     labels = {ch: f"{secret} vs {secret_prime} [{ch}, one-run]" for ch in channels}
     tests = fit_channel_tests({ch: sim_pos[ch][fit_sl] for ch in channels},
@@ -88,11 +86,12 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     n_sel = min(samples - n_fit - n_cal, m)
     sim_coins = coin_rng.integers(0, 2, size=n_sel)
     ratios = {ch: _calibrated(tests[ch].scorer, sim_pos[ch][cal_sl], sim_neg[ch][cal_sl]) for ch in channels}
-    if "all" in channels and "gradient" in channels and "score" in channels:
-        # the joint channel (score, arrival, gradient): besides its own statistic, the sum of the score's
-        # and the gradient's calibrated log-likelihood ratios (their noises are independent given the
-        # episode); the one of the two that certifies more on the simulated canaries is kept
-        ratios["all"] = [ratios["all"][0], lambda x: ratios["score"][0](x[:, :1]) + ratios["gradient"][0](x[:, 2:])]
+    summed = [c for c in groups if c in channels and c != "all"]
+    if len(summed) > 1:
+        # the joint channel: besides its own statistic, the sum of its audited parts' calibrated log-likelihood
+        # ratios (their noises independent given the secret); the one that certifies more on the simulated
+        # canaries is kept
+        ratios["all"] = [ratios["all"][0], _summed_ratio([(ratios[c][0], groups[c]) for c in summed])]
     rows = []
     for ch in channels:
         delta = float(claims[ch][1])
@@ -103,7 +102,7 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
             g_sim, o_sim = guess_canaries(log_ratio(sim_out))
             picked.append((*best_guess_count(g_sim, o_sim, sim_coins, n_sel, alpha=alpha, delta=delta), log_ratio))
         r_sim, eps_sim, llr = max(picked, key=lambda item: item[1])
-        statistic = tests[ch].statistic if llr is options[0] else "sum of score and gradient ratios"
+        statistic = tests[ch].statistic if llr is options[0] else f"sum of {' and '.join(summed)} ratios"
         r = max(1, min(m, int(round(r_sim * m / n_sel))))
         guesses, order = guess_canaries(llr(np.asarray(observed[ch], dtype=np.float64)))
         correct = int(correct_among_top(guesses, order, truth)[r])
@@ -116,6 +115,11 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
                      "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
                      "samples_per_side": samples})
     return rows
+
+
+def _summed_ratio(parts: list):
+    """x ↦ Σ ratio(x[:, columns]) over (ratio, columns) parts: a joint release scored by its parts."""
+    return lambda x: sum(ratio(x[:, columns]) for ratio, columns in parts)
 
 
 def _calibrated(scorer, pos: np.ndarray, neg: np.ndarray):

@@ -68,6 +68,7 @@ class PGCA3CSystem:
     """PGC-A3C's participant (see the module docstring)."""
 
     name = "pgc-a3c"
+    joint_layout = ("score", "arrival", "gradient")  # the column order of its own ``all`` channel
 
     def __init__(self, mechanism: Mechanism, theta: np.ndarray | None = None, *,
                  hyper: A3CHyperparams | None = None, physics: CartPoleParams | None = None, workers: int = 9,
