@@ -279,27 +279,7 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
         pending: list[_Pending] = []
         with Heartbeat(storage, [], max(1.0, heartbeat_interval / 2)) as beat:
             try:
-                for _ in range(size):
-                    trial = study.ask()
-                    storage.record_heartbeat(trial._trial_id)  # from now on a killed worker leaves a stale trial
-                    beat.ids.append(trial._trial_id)
-                    claim(trial)  # after the heartbeat: a claimed trial always has one to go stale
-                    if _surplus(study, trial, n_trials):  # another worker asked at the same moment
-                        beat.ids.remove(trial._trial_id)
-                        trial.set_user_attr("surplus", True)
-                        storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
-                        _requeue_if_retry(study, storage, trial)
-                        break
-                    params = settings.space.suggest(trial)
-                    retried = storage.get_trial_system_attrs(trial._trial_id).get("failed_trial")
-                    origin = trial.number if retried is None else retried
-                    seeds = trial_seeds(settings.seed, origin, ev.runs_per_trial)
-                    trial.set_user_attr("seeds", seeds)
-                    trial.set_user_attr("seed_origin_trial", origin)
-                    privacy, claimed, extra = _privacy_value(params, ev, seeds[0])
-                    for k, v in extra.items():
-                        trial.set_user_attr(k, v)
-                    pending.append(_Pending(trial, params, seeds, privacy, claimed))
+                pending = _ask_batch(study, storage, settings, beat, size, n_trials)
                 if pending:
                     log(f"batch of {len(pending)}: trials {[p.trial.number for p in pending]} ({done} finished so far)")
                     evaluate_batch(pending, ev, log, executor=executor)
@@ -313,6 +293,36 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
                 log(f"trial {p.trial.number} was failed by another worker while it ran (its heartbeat went "
                     "stale); its result is dropped and the trial's retry counts instead")
     return study
+
+
+def _ask_batch(study: optuna.Study, storage, settings, beat: Heartbeat, size: int, n_trials: int) -> list[_Pending]:
+    """Up to ``size`` new trials, each with a heartbeat and this worker's claim before anything else, its
+    parameters, its seeds (a retried trial keeps its origin's) and its privacy value; stops at a surplus
+    trial (another worker asked at the same moment), which is failed and re-queued."""
+    ev = settings.evaluation
+    pending: list[_Pending] = []
+    for _ in range(size):
+        trial = study.ask()
+        storage.record_heartbeat(trial._trial_id)  # from now on a killed worker leaves a stale trial
+        beat.ids.append(trial._trial_id)
+        claim(trial)  # after the heartbeat: a claimed trial always has one to go stale
+        if _surplus(study, trial, n_trials):  # another worker asked at the same moment
+            beat.ids.remove(trial._trial_id)
+            trial.set_user_attr("surplus", True)
+            storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
+            _requeue_if_retry(study, storage, trial)
+            break
+        params = settings.space.suggest(trial)
+        retried = storage.get_trial_system_attrs(trial._trial_id).get("failed_trial")
+        origin = trial.number if retried is None else retried
+        seeds = trial_seeds(settings.seed, origin, ev.runs_per_trial)
+        trial.set_user_attr("seeds", seeds)
+        trial.set_user_attr("seed_origin_trial", origin)
+        privacy, claimed, extra = _privacy_value(params, ev, seeds[0])
+        for k, v in extra.items():
+            trial.set_user_attr(k, v)
+        pending.append(_Pending(trial, params, seeds, privacy, claimed))
+    return pending
 
 
 def _surplus(study: optuna.Study, trial: optuna.Trial, n_trials: int) -> bool:
