@@ -20,7 +20,6 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-import numpy as np
 from scipy import stats
 
 from .analysis import replicate
@@ -169,14 +168,9 @@ def evaluate_reading(name: str, spec: SearchSpec) -> dict:
             "agent_steps": result["agent_steps"]}
 
 
-def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, dict | None], None] | None = None,
-               first: tuple[dict[str, str], ...] = (), also: tuple[str, ...] = ()) -> dict:
-    """Run (or resume) the search in the optuna ``storage``; returns the search record.
-
-    ``first``: knob settings evaluated before the sampler's own proposals in a new study (the
-    paper's literal reading is always the first). ``also``: reading names evaluated first, in a new or
-    a resumed study (each counts as a proposal; one already tried is not run again).
-    ``progress(done, total, last_entry)`` is called after every proposal."""
+def _search_study(spec: SearchSpec, storage: str, first: tuple[dict[str, str], ...]):
+    """The search's optuna study: new (its spec recorded, the literal reading and ``first`` queued) or
+    resumed (a ValueError when it holds a search with other settings)."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -193,6 +187,20 @@ def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, 
             {k: v for k, v in spec.to_dict().items() if k not in ("readings", "processes")}:
         raise ValueError("the study holds a search with other settings (trials, cap, seed or gate); "
                          "use another output folder")
+    return study
+
+
+def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, dict | None], None] | None = None,
+               first: tuple[dict[str, str], ...] = (), also: tuple[str, ...] = ()) -> dict:
+    """Run (or resume) the search in the optuna ``storage``; returns the search record.
+
+    ``first``: knob settings evaluated before the sampler's own proposals in a new study (the
+    paper's literal reading is always the first). ``also``: reading names evaluated first, in a new or
+    a resumed study (each counts as a proposal; one already tried is not run again).
+    ``progress(done, total, last_entry)`` is called after every proposal."""
+    import optuna
+
+    study = _search_study(spec, storage, first)
     seen: dict[str, dict] = {t.user_attrs["reading"]: t.user_attrs["entry"] for t in study.trials
                              if t.state == optuna.trial.TrialState.COMPLETE and "entry" in t.user_attrs}
 
