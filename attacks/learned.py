@@ -88,6 +88,19 @@ class LearnedAttacker:
         out = self.fit_predict(threat, view, contexts, bank, rng)
         return AttackScores(regression=out) if threat.is_regression else AttackScores(loglik=out)
 
+    def _network(self, n_in: int, n_out: int, gen: torch.Generator) -> nn.Sequential:
+        """The MLP, built on the meta device (no global-RNG default init), then Glorot-initialised from ``gen``."""
+        net = nn.Sequential(nn.Linear(n_in, self.hidden, device="meta"), nn.ReLU(),
+                            nn.Linear(self.hidden, self.hidden, device="meta"), nn.ReLU(),
+                            nn.Linear(self.hidden, n_out, device="meta")).to_empty(device="cpu")
+        with torch.no_grad():
+            for layer in net:
+                if isinstance(layer, nn.Linear):
+                    bound = (6.0 / (layer.in_features + layer.out_features)) ** 0.5
+                    layer.weight.uniform_(-bound, bound, generator=gen)
+                    layer.bias.zero_()
+        return net
+
     def fit_predict(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
                     rng: np.random.Generator) -> np.ndarray:
         """Train on the bank, then return log-scores (n, P) for classification or predictions (n,) for
@@ -115,16 +128,7 @@ class LearnedAttacker:
         gen = torch.Generator().manual_seed(int(rng.integers(2**63)))
         n_in = d + (SCORE_BUMPS + 1 if use_side else 0)
         n_out = 1 if regression else p
-        # built on the meta device (no global-RNG default init), then initialised from our generator
-        net = nn.Sequential(nn.Linear(n_in, self.hidden, device="meta"), nn.ReLU(),
-                            nn.Linear(self.hidden, self.hidden, device="meta"), nn.ReLU(),
-                            nn.Linear(self.hidden, n_out, device="meta")).to_empty(device="cpu")
-        with torch.no_grad():
-            for layer in net:
-                if isinstance(layer, nn.Linear):
-                    bound = (6.0 / (layer.in_features + layer.out_features)) ** 0.5
-                    layer.weight.uniform_(-bound, bound, generator=gen)
-                    layer.bias.zero_()
+        net = self._network(n_in, n_out, gen)
         opt = _Adam(list(net.parameters()), lr=self.lr, weight_decay=self.weight_decay)
         lo, hi = (threat.psi_range if regression else (0.0, 1.0))
         y = torch.from_numpy(labels_idx)
