@@ -26,11 +26,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="write the numbers as JSON here")
 
 
+def _multi_sample(system, pair, theta, n: int, seed: int, mean_len: float) -> dict:
+    """The multi-sample audit of the gradient at the same crafted θ, ``n`` per side: its bound, time and cost."""
+    from audit.system_audit import audit_system
+
+    t0 = time.perf_counter()
+    res = audit_system(system, *pair, samples=n, seed=seed, broadcast=theta, channels=["gradient"])
+    wall = time.perf_counter() - t0
+    eps = res.rows[0].epsilon_lower_bound
+    releases = 2 * (n + max(1_000, int(0.25 * n)))  # certification + training splits, both sides
+    row = {"samples_per_side": n, "epsilon_lower_bound": eps, "seconds": wall, "releases": releases,
+           "agent_steps": int(round(releases * mean_len))}
+    print(f"multi-sample audit, {n:,} per side: ε_LB {eps:.3f}, {wall:.2f}s, {releases:,} releases "
+          f"(~{row['agent_steps']:,} agent-steps)")
+    return row
+
+
 def run(args: argparse.Namespace) -> int:
     from audit.one_run import one_run_audit
     from pgc.transcript import transcript_releases
     from pgc.system import PGCA3CSystem
-    from audit.system_audit import audit_system
     from pgc.trainer import TrainConfig, train
 
     if args.canaries < 10 or args.submissions < 1:
@@ -60,17 +75,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"one run: N={args.submissions} + M={pos.size:,} crafted canaries, 5 vs 15, Laplace ε=1: "
           f"ε_LB {row['epsilon_lower_bound']:.3f}; train {t_train:.2f}s ({result.agent_steps:,} agent-steps, "
           f"{canary_steps:,} of them the canaries'), audit {t_audit:.2f}s (~{simulated_steps:,} simulated agent-steps)")
-    multi = []
-    for n in args.samples:
-        t0 = time.perf_counter()
-        res = audit_system(system, *pair, samples=n, seed=args.seed, broadcast=theta, channels=["gradient"])
-        wall = time.perf_counter() - t0
-        eps = res.rows[0].epsilon_lower_bound
-        releases = 2 * (n + max(1_000, int(0.25 * n)))  # certification + training splits, both sides
-        multi.append({"samples_per_side": n, "epsilon_lower_bound": eps, "seconds": wall, "releases": releases,
-                      "agent_steps": int(round(releases * mean_len))})
-        print(f"multi-sample audit, {n:,} per side: ε_LB {eps:.3f}, {wall:.2f}s, {releases:,} releases "
-              f"(~{multi[-1]['agent_steps']:,} agent-steps)")
+    multi = [_multi_sample(system, pair, theta, n, args.seed, mean_len) for n in args.samples]
     reach = next((m for m in multi if m["epsilon_lower_bound"] >= row["epsilon_lower_bound"]), None)
     if reach:
         print(f"the multi-sample audit reaches the one run's ε_LB {row['epsilon_lower_bound']:.3f} at "
