@@ -9,10 +9,13 @@ Writes results/power/gaussian_curve_vs_threshold.json.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
+import schemas
 
 from audit.bounds import epsilon_lower_bound
 from audit.curves import curve_epsilon, gdp_mu_for, mu_lower_bound, select_curve_threshold
@@ -59,7 +62,11 @@ def main(out_dir: str = "results/power") -> None:
     studies = [gaussian_study(2.0, 1e-5, 100_000, 20, 20), gaussian_study(1.0, 1e-5, 100_000, 20, 10)]
     path = Path(out_dir) / "gaussian_curve_vs_threshold.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(studies, indent=1))
+    result = schemas.dump("power-study", {"studies": studies, "command": "python -m audit.power_study " + out_dir})
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")  # written whole, then renamed into place
+    with os.fdopen(fd, "w") as handle:
+        handle.write(json.dumps(result, indent=1) + "\n")
+    os.replace(tmp, path)
     for s in studies:
         print(s["epsilon"], s["curve_fraction_median"], s["curve_fraction_min"], s["threshold_fraction_median"])
 

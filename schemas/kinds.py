@@ -155,6 +155,16 @@ class AuditResult(Result):
     protection: Protection | None = None
 
 
+# --- power-study: python -m audit.power_study (results/power/) -----------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class PowerStudy(Result):
+    """The curve audit beside the threshold ε audit on the same exact Gaussian releases, per claim."""
+    KIND = "power-study"
+    studies: list[dict]
+    command: str | None = None
+
+
 # --- system-audit: pgc audit --system MODULE:FACTORY -----------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
@@ -360,6 +370,6 @@ class MitigationsUtility(Result):
 
 
 SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
-    TrainRun, AuditResult, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
+    TrainRun, AuditResult, PowerStudy, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
     TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark, BenchNumbers, Reliability,
     TuneWorkers, Pipeline, Report)}
