@@ -226,29 +226,50 @@ _PROGRESS_EVERY = 2000  # submissions between progress updates of a single trial
 def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None, bar=None) -> TrainResult:
     """One trial of Algorithm 1: set up its arrays, then drive :func:`pgc.kernel.run_trial`."""
     c = config
-    hyper = c.hyper
-    # ---- randomness: θ₀ and ψ_n from the seed; env and mechanism noise from its children ----
-    trial_rng = np.random.default_rng(np.random.SeedSequence(c.seed))
-    theta = glorot_uniform_theta(trial_rng, biases=hyper.biases)  # biases start at 0: same draws
-    initial_theta = theta.copy()
-    n_agents = -(-c.submissions // c.rounds) + c.workers  # agents cut off mid-episode never submit
-    agent_psi = trial_rng.choice(np.asarray(c.gravities), size=n_agents)  # ψ_n ~ U(Ψ)
-    # child 0: environment, 1: mechanism noise; 2 (score noise) and 3 (shuffler) are drawn from only when protected
-    env_gen, mech_gen, score_gen, order_gen = (np.random.Generator(np.random.PCG64(s))
-                                               for s in np.random.SeedSequence(c.seed).spawn(4))
-    # child 4 (canaries only): the canaries' fair coins, then ψ for the regular agents that the M
-    # canaries' places in the schedule may add beyond n_agents; a run without canaries never draws from it
-    canary_psi, canary_theta = np.zeros(0), np.zeros(0)
-    if c.canaries:
-        canary_gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(c.seed, spawn_key=(4,))))
-        coins = canary_gen.integers(0, 2, size=c.canaries)
-        canary_psi = np.asarray(c.canary_pair, dtype=np.float64)[coins]
-        agent_psi = np.concatenate([agent_psi, canary_gen.choice(np.asarray(c.gravities), size=c.canaries + c.workers)])
-        if c.canary_model == "crafted":
-            canary_theta = np.asarray(c.canary_theta, dtype=np.float64)
+    draws = _TrialDraws.from_seed(c)
     score_mech = c.build_score_mechanism()
+    mech, record_mech, spec = _trial_mechanism(c, mechanism)
+    icfg, fcfg = _kernel_settings(c, spec, score_mech, record, canary_agent_base=draws.agent_psi.size)
+    _kind, _epsilon, _clip, reduced_dim, _scale = spec
+    state = _TrialState.allocate(c, reduced_dim=reduced_dim, record=record, scored=score_mech is not None)
+    _run_kernel(c, draws, state, icfg, fcfg, mech, bar)
+    return _trial_result(c, draws, state, record, record_mech, scored=score_mech is not None)
 
-    # ---- mechanism: a compiled built-in, or the Protocol called from here -------------------
+
+@dataclass
+class _TrialDraws:
+    """θ₀, ψ_n, the canaries' draws and the trial's four generators, all from the trial's seed."""
+
+    theta: np.ndarray
+    initial_theta: np.ndarray
+    agent_psi: np.ndarray
+    generators: tuple  # environment, mechanism noise, score noise, shuffler
+    canary_psi: np.ndarray
+    canary_theta: np.ndarray
+
+    @classmethod
+    def from_seed(cls, c: TrainConfig) -> "_TrialDraws":
+        trial_rng = np.random.default_rng(np.random.SeedSequence(c.seed))
+        theta = glorot_uniform_theta(trial_rng, biases=c.hyper.biases)  # biases start at 0: same draws
+        n_agents = -(-c.submissions // c.rounds) + c.workers  # agents cut off mid-episode never submit
+        agent_psi = trial_rng.choice(np.asarray(c.gravities), size=n_agents)  # ψ_n ~ U(Ψ)
+        # child 0: environment, 1: mechanism noise; 2 (score noise) and 3 (shuffler) are drawn from only when protected
+        generators = tuple(np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(c.seed).spawn(4))
+        # child 4 (canaries only): the canaries' fair coins, then ψ for the regular agents that the M
+        # canaries' places in the schedule may add beyond n_agents; a run without canaries never draws from it
+        canary_psi, canary_theta = np.zeros(0), np.zeros(0)
+        if c.canaries:
+            canary_gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(c.seed, spawn_key=(4,))))
+            coins = canary_gen.integers(0, 2, size=c.canaries)
+            canary_psi = np.asarray(c.canary_pair, dtype=np.float64)[coins]
+            agent_psi = np.concatenate([agent_psi, canary_gen.choice(np.asarray(c.gravities), size=c.canaries + c.workers)])
+            if c.canary_model == "crafted":
+                canary_theta = np.asarray(c.canary_theta, dtype=np.float64)
+        return cls(theta, theta.copy(), agent_psi, generators, canary_psi, canary_theta)
+
+
+def _trial_mechanism(c: TrainConfig, mechanism: Mechanism | None):
+    """The mechanism (a compiled built-in, or the Protocol called from the loop), its record and kernel spec."""
     mech = c.build_mechanism() if mechanism is None else mechanism
     if mechanism is None:
         record_mech = mechanism_record(mech, name=c.mechanism, rounds=c.rounds, factory_args={
@@ -257,10 +278,14 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
             **({} if c.delta is None else {"delta": c.delta})})  # δ of an (ε, δ) claim, per agent
     else:
         record_mech = mechanism_record(mech)
-    spec = compiled_spec(mech, hyper.dim)
-    kind, epsilon, clip, reduced_dim, mech_scale = spec if spec is not None else (kernel.MECH_EXTERNAL, 0.0, 0.0, 1, 0.0)
+    spec = compiled_spec(mech, c.hyper.dim)
+    return mech, record_mech, spec if spec is not None else (kernel.MECH_EXTERNAL, 0.0, 0.0, 1, 0.0)
 
-    # ---- settings and state arrays ----------------------------------------------------------
+
+def _kernel_settings(c: TrainConfig, spec, score_mech, record: bool, canary_agent_base: int):
+    """The integer and float settings vectors that :func:`pgc.kernel.run_trial` reads."""
+    hyper = c.hyper
+    kind, epsilon, clip, reduced_dim, mech_scale = spec
     reward_kind, n_step, mean_loss = kernel_gradient_rule(hyper)
     icfg = layout.pack(layout.INT_SETTINGS, {
         "workers": c.workers, "submissions": c.total_submissions, "rounds": c.rounds, "buffer": c.buffer_size,
@@ -272,7 +297,7 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         "optimizer": layout.OPTIMIZER_RMSPROP if c.optimizer == "rmsprop" else layout.OPTIMIZER_SGD,
         "alpha_clock": layout.ALPHA_PER_STEP if c.exploration_clock == "steps" else layout.ALPHA_PER_AGENT,
         "canaries": c.canaries, "canary_crafted": c.canary_model == "crafted", "canary_update": c.canary_update == "include",
-        "canary_agent_base": agent_psi.size,
+        "canary_agent_base": canary_agent_base,
         "canary_spread": max(c.canaries, c.total_submissions - c.canary_start - 2 * c.workers),
         "canary_start": c.canary_start},
         np.int64)
@@ -282,86 +307,112 @@ def _train_trial(config: TrainConfig, record: bool, mechanism: Mechanism | None,
         "gamma": hyper.gamma, "lam": hyper.lam, "beta": hyper.beta,
         "score_scale": 0.0 if score_mech is None else score_mech.scale, "rms_decay": c.rmsprop_decay,
         "rms_eps": RMSPROP_EPS, "planted_noise_factor": c.planted_noise_factor}, np.float64)
-    w = c.workers
+    return icfg, fcfg
+
+
+@dataclass
+class _TrialState:
+    """The kernel's working arrays (θ's buffer, the W lanes, trajectories) and its output records."""
+
+    buf_sum: np.ndarray
+    opt_state: np.ndarray  # RMSprop's running mean of squares (unused by SGD)
+    ctr: np.ndarray
+    lane_i: np.ndarray
+    lane_state: np.ndarray
+    lane_phys: np.ndarray
+    lane_alpha: np.ndarray
+    lane_theta: np.ndarray
+    traj: np.ndarray
+    lane_grad: np.ndarray
+    fin: np.ndarray
+    pending: np.ndarray
+    noisy: np.ndarray
+    prs_matrix: np.ndarray
+    scores: np.ndarray
+    score_out: np.ndarray
+    rec_i: np.ndarray
+    rec_psi: np.ndarray
+    rec_grad: np.ndarray
+    kept_versions: np.ndarray
+    kept_thetas: np.ndarray
+
+    @classmethod
+    def allocate(cls, c: TrainConfig, reduced_dim: int, record: bool, scored: bool) -> "_TrialState":
+        w, d = c.workers, c.hyper.dim  # d: 112, or 131 with biases
+        total = c.total_submissions + (c.workers if c.canaries else 0)  # canaries: up to W arrivals after N + M
+        n_rec = total if record else 0
+        n_kept = total // c.buffer_size + 2 if record else 0
+        return cls(
+            buf_sum=np.zeros(d), opt_state=np.zeros(d), ctr=np.zeros(kernel.N_COUNTERS, np.int64),
+            lane_i=np.zeros((w, kernel.N_LANE_I), np.int64), lane_state=np.zeros((w, 4)),
+            lane_phys=np.zeros((w, len(PHYSICS_FIELDS))), lane_alpha=np.zeros(w), lane_theta=np.zeros((w, d)),
+            traj=np.zeros((w, c.hyper.cap, kernel.TRAJ_FIELDS)), lane_grad=np.zeros((w, d)),
+            fin=np.zeros(w, np.int64), pending=np.zeros(d), noisy=np.zeros(d),
+            prs_matrix=np.zeros((max(1, reduced_dim), d)),
+            scores=np.zeros(total, np.int64), score_out=np.zeros(total if scored else 0),
+            rec_i=np.zeros((n_rec, kernel.N_REC_I), np.int64), rec_psi=np.zeros(n_rec),
+            rec_grad=np.zeros((n_rec, d), np.float32),
+            kept_versions=np.zeros(n_kept, np.int64), kept_thetas=np.zeros((n_kept, d)))
+
+
+def _run_kernel(c: TrainConfig, draws: _TrialDraws, s: _TrialState, icfg, fcfg, mech, bar) -> None:
+    """The compiled loop; it returns only to ask for a mechanism or to report progress."""
+    env_gen, mech_gen, score_gen, order_gen = draws.generators
     base_physics = c.physics.as_row()  # gravity replaced by each agent's ψ_n
-    d = hyper.dim  # 112, or 131 with biases
-    buf_sum = np.zeros(d)
-    opt_state = np.zeros(d)  # RMSprop's running mean of squares (unused by SGD)
-    ctr = np.zeros(kernel.N_COUNTERS, np.int64)
-    lane_i = np.zeros((w, kernel.N_LANE_I), np.int64)
-    lane_state = np.zeros((w, 4))
-    lane_phys = np.zeros((w, len(PHYSICS_FIELDS)))
-    lane_alpha = np.zeros(w)
-    lane_theta = np.zeros((w, d))
-    traj = np.zeros((w, hyper.cap, kernel.TRAJ_FIELDS))
-    lane_grad = np.zeros((w, d))
-    fin = np.zeros(w, np.int64)
-    pending = np.zeros(d)
-    noisy = np.zeros(d)
-    prs_matrix = np.zeros((max(1, reduced_dim), d))
-    total = c.total_submissions + (c.workers if c.canaries else 0)  # canaries: up to W arrivals after N + M
-    scores = np.zeros(total, np.int64)
-    score_out = np.zeros(total if score_mech is not None else 0)
-    n_rec = total if record else 0
-    rec_i = np.zeros((n_rec, kernel.N_REC_I), np.int64)
-    rec_psi = np.zeros(n_rec)
-    rec_grad = np.zeros((n_rec, d), np.float32)
-    n_kept = total // c.buffer_size + 2 if record else 0
-    kept_versions = np.zeros(n_kept, np.int64)
-    kept_thetas = np.zeros((n_kept, d))
     pause_after = _PROGRESS_EVERY if bar is not None and not isinstance(bar, _NullBar) else 0
     reported = 0
-
-    # ---- run: the compiled loop returns only to ask for a mechanism or to report progress ----
     while True:
-        status = kernel.run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, base_physics,
-                                  theta, buf_sum, opt_state, ctr, lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj,
-                                  lane_grad, fin, pending, noisy, prs_matrix, pause_after,
-                                  scores, score_out, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas,
-                                  canary_psi, canary_theta)
+        status = kernel.run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, draws.agent_psi, base_physics,
+                                  draws.theta, s.buf_sum, s.opt_state, s.ctr, s.lane_i, s.lane_state, s.lane_phys,
+                                  s.lane_alpha, s.lane_theta, s.traj, s.lane_grad, s.fin, s.pending, s.noisy,
+                                  s.prs_matrix, pause_after, s.scores, s.score_out, s.rec_i, s.rec_psi, s.rec_grad,
+                                  s.kept_versions, s.kept_thetas, draws.canary_psi, draws.canary_theta)
         if status == kernel.STATUS_DONE:
             break
         if status == kernel.STATUS_NEED_MECHANISM:
-            noisy[:] = _call_external(mech, pending, mech_gen, d)
-        if bar is not None and (status == kernel.STATUS_PAUSED or ctr[kernel.C_SUBMITTED] - reported >= _PROGRESS_EVERY):
-            bar.update(int(ctr[kernel.C_SUBMITTED]) - reported)
-            reported = int(ctr[kernel.C_SUBMITTED])
+            s.noisy[:] = _call_external(mech, s.pending, mech_gen, c.hyper.dim)
+        if bar is not None and (status == kernel.STATUS_PAUSED or s.ctr[kernel.C_SUBMITTED] - reported >= _PROGRESS_EVERY):
+            bar.update(int(s.ctr[kernel.C_SUBMITTED]) - reported)
+            reported = int(s.ctr[kernel.C_SUBMITTED])
     if bar is not None:
         bar.update(max(0, c.total_submissions - reported))  # a trial stopped at its first success counts as done
 
-    n = int(ctr[kernel.C_SUBMITTED])
+
+def _trial_result(c: TrainConfig, draws: _TrialDraws, s: _TrialState, record: bool, record_mech,
+                  scored: bool) -> TrainResult:
+    """The trial's scores, final θ and (when recorded) its transcript, ground truth and canaries."""
+    n = int(s.ctr[kernel.C_SUBMITTED])
     true_scores = None
-    seen = scores[:n]
-    if score_mech is not None:  # the aggregator saw the privatized scores; the true ones are evaluation-only
-        true_scores, seen = scores[:n].copy(), score_out[:n]
-    transcript = ground_truth = None
+    seen = s.scores[:n]
+    if scored:  # the aggregator saw the privatized scores; the true ones are evaluation-only
+        true_scores, seen = s.scores[:n].copy(), s.score_out[:n]
+    transcript = ground_truth = canaries = None
     if record:
-        kept = int(ctr[kernel.C_KEPT])
-        versions, thetas = kept_versions[:kept], kept_thetas[:kept]
-        if versions[-1] != ctr[kernel.C_VERSION]:  # never happens: kept after every tick that updated
+        kept = int(s.ctr[kernel.C_KEPT])
+        versions, thetas = s.kept_versions[:kept], s.kept_thetas[:kept]
+        if versions[-1] != s.ctr[kernel.C_VERSION]:  # never happens: kept after every tick that updated
             raise AssertionError("final θ version was not kept")
-        ri = rec_i[:n]
+        ri = s.rec_i[:n]
         transcript = Transcript(
             agent=ri[:, kernel.R_AGENT].astype(np.int32), round=ri[:, kernel.R_ROUND].astype(np.int16),
             worker=ri[:, kernel.R_WORKER].astype(np.int16), model_version=ri[:, kernel.R_VERSION].copy(),
-            gradient=rec_grad[:n].copy(),
-            score=(seen.copy() if score_mech is not None else seen.astype(np.int16 if hyper.cap < 32_000 else np.int32)),
+            gradient=s.rec_grad[:n].copy(),
+            score=(seen.copy() if scored else seen.astype(np.int16 if c.hyper.cap < 32_000 else np.int32)),
             start_tick=ri[:, kernel.R_START].copy(), arrival_tick=ri[:, kernel.R_ARRIVAL].copy(),
             theta_versions=versions.copy(), thetas=thetas.copy(),
             protection=c.protection() if c.protect else None)
-        ground_truth = GroundTruth(psi=rec_psi[:n].copy(), terminated=ri[:, kernel.R_TERMINATED].astype(np.bool_),
+        ground_truth = GroundTruth(psi=s.rec_psi[:n].copy(), terminated=ri[:, kernel.R_TERMINATED].astype(np.bool_),
                                    nonfinite=ri[:, kernel.R_NONFINITE].astype(np.bool_), true_score=true_scores)
-    canaries = None
-    if record and c.canaries:
-        positions = np.flatnonzero(rec_i[:n, kernel.R_CANARY] >= 0)
-        canaries = CanaryRecord(positions=positions, index=rec_i[positions, kernel.R_CANARY].copy(),
-                                theta=canary_theta.copy() if c.canary_model == "crafted" else None,
-                                setup=c.canary_setup())
-    return TrainResult(config=c, initial_theta=initial_theta, theta=theta, scores=seen.copy(),
-                       updates=int(ctr[kernel.C_VERSION]), agent_steps=int(ctr[kernel.C_STEPS]),
-                       nonfinite_gradients=int(ctr[kernel.C_NONFINITE]), transcript=transcript,
+        if c.canaries:
+            positions = np.flatnonzero(ri[:, kernel.R_CANARY] >= 0)
+            canaries = CanaryRecord(positions=positions, index=ri[positions, kernel.R_CANARY].copy(),
+                                    theta=draws.canary_theta.copy() if c.canary_model == "crafted" else None,
+                                    setup=c.canary_setup())
+    return TrainResult(config=c, initial_theta=draws.initial_theta, theta=draws.theta, scores=seen.copy(),
+                       updates=int(s.ctr[kernel.C_VERSION]), agent_steps=int(s.ctr[kernel.C_STEPS]),
+                       nonfinite_gradients=int(s.ctr[kernel.C_NONFINITE]), transcript=transcript,
                        ground_truth=ground_truth, mechanism=record_mech,
-                       true_scores=true_scores, ticks=int(ctr[kernel.C_TICK]), canaries=canaries)
+                       true_scores=true_scores, ticks=int(s.ctr[kernel.C_TICK]), canaries=canaries)
 
 
 def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Generator, d: int) -> np.ndarray:
