@@ -39,91 +39,16 @@ def analyse(run: GridRun, *, bootstrap_seed: int = 0) -> dict:
     primary_ref = references[-1]  # the last variant: the one that learns under "sampled"
     grid_x = np.unique(np.concatenate([[1], np.linspace(1, cap, 600).round(), [cap]])).astype(np.int64)
 
-    rows = []
-    for s in table_settings:
-        f = _fsts(run.trials[s.key])
-        k = int(np.isfinite(f).sum())
-        med = median_fst(f)
-        lo, hi, cov = median_interval(f)
-        sr_lo, sr_hi = success_interval(k, f.size)
-        row = {"key": s.key, "mechanism": s.mechanism, "epsilon": s.epsilon, "buffer_size": s.buffer_size,
-               "variant": s.variant, "control": s.control, "trials": int(f.size), "successes": k,
-               "median_fst": med, "median_fst_ci": [lo, hi], "median_ci_coverage": round(cov, 4),
-               "success_ratio": k / f.size, "success_ratio_ci": [sr_lo, sr_hi],
-               "fsts": f.tolist(),
-               "agent_steps": int(sum(t["agent_steps"] for t in run.trials[s.key])),
-               "best_mu_median": float(np.median([t["best_mu"] or 0.0 for t in run.trials[s.key]]))}
-        row["relative_auc"] = {}
-        for ref in references:
-            rf = _fsts(run.trials[ref.key])
-            value = relative_auc_value(f, rf, cap)
-            ci = relative_auc_interval(f, rf, cap, boot_rng)
-            row["relative_auc"][ref.variant] = {"value": value, "ci": list(ci)}
-        row["success_curve"] = success_ratio(f, grid_x).round(4).tolist()
-        pk = _paper_key(s)
-        if not s.control and pk in PAPER_FST_MEDIAN:
-            paper_fst, paper_sr = PAPER_FST_MEDIAN[pk], PAPER_SUCCESS_RATIO[pk]
-            paper_auc = PAPER_RELATIVE_AUC[pk]
-            auc = row["relative_auc"][primary_ref.variant]
-            row["paper"] = {"median_fst": paper_fst, "success_ratio": paper_sr, "relative_auc": paper_auc}
-            row["verdict"] = {
-                "median_fst": (fst_verdict(paper_fst, lo, hi, cap) if cov >= LEVEL else
-                               f"too few trials for a {LEVEL:.0%} interval"),
-                "success_ratio": ratio_verdict(paper_sr, sr_lo, sr_hi, cap),
-                "relative_auc": (auc_verdict(paper_auc, *auc["ci"], cap) if s.mechanism != "none" else
-                                 "reference" if s is primary_ref else "— (alternative ε=∞ reading)"),
-            }
-        rows.append(row)
-
+    # ---- Tables 1–3: one row per setting, in order (the bootstrap stream is drawn row by row) ----
+    rows = [_table_row(run, s, references, primary_ref, grid_x, boot_rng) for s in table_settings]
     by_key = {r["key"]: r for r in rows}
-    comparisons = []
-    for s in table_settings:
-        if s.control or s.mechanism == "none":
-            continue
-        ctrl = _control_for(s, table_settings)
-        if ctrl is None:
-            continue
-        cmp = compare_to_control(by_key[s.key]["fsts"], by_key[ctrl.key]["fsts"], cap,
-                                 _best_mu(run.trials[s.key]), _best_mu(run.trials[ctrl.key]))
-        comparisons.append({"setting": s.key, "control": ctrl.key, "matched": ctrl.epsilon == s.epsilon, **cmp})
-    # the non-private references against the ε=1 Laplace control (the largest random walk)
-    lap_ctrl = next((c for c in table_settings if c.control and c.mechanism == "laplace"
-                     and c.epsilon == min(spec.epsilons)), None)
-    if lap_ctrl is not None:
-        for ref in references:
-            cmp = compare_to_control(by_key[ref.key]["fsts"], by_key[lap_ctrl.key]["fsts"], cap,
-                                     _best_mu(run.trials[ref.key]), _best_mu(run.trials[lap_ctrl.key]))
-            comparisons.append({"setting": ref.key, "control": lap_ctrl.key, "matched": False, **cmp})
-    adj_mwu = holm([c["p_mwu"] for c in comparisons])
-    adj_fisher = holm([c["p_fisher"] for c in comparisons])
-    for c, pm, pf in zip(comparisons, adj_mwu, adj_fisher):
-        c["p_mwu_holm"], c["p_fisher_holm"] = pm, pf
-        better = pm < 1 - LEVEL or pf < 1 - LEVEL
-        if better:
-            c["verdict"] = "better than control"
-        elif c["successes"] == 0:
-            c["verdict"] = "no successes (nothing to compare)"
-        elif c["control_successes"] == 0:
-            c["verdict"] = "not significantly better than control (after Holm)"
-        else:
-            c["verdict"] = "not better than control: explainable as random search"
-        by_key[c["setting"]]["vs_control"] = {k: c[k] for k in ("control", "p_mwu_holm", "p_fisher_holm", "verdict")}
-
-    notes = []
-    for table, name in (("median_fst", "Table 1 (median FST)"), ("success_ratio", "Table 2 (success ratio)"),
-                        ("relative_auc", "Table 3 (relative AUC)")):
-        cells = [r["verdict"][table] for r in rows if "verdict" in r and r["verdict"][table] != "reference"
-                 and not r["verdict"][table].startswith("—")]
-        n_ok = sum(v.startswith("reproduced") for v in cells)
-        notes.append(f"{name}: {n_ok} of {len(cells)} cells reproduced within our {LEVEL:.0%} interval "
-                     f"(cap {cap:,}, reading {reading.name}).")
-    for c in comparisons:
-        notes.append(f"{c['setting']} vs {c['control']}: {c['successes']} vs {c['control_successes']} successes "
-                     f"— {c['verdict']}.")
+    # ---- each setting against its random-walk control, Holm across the comparisons ----
+    comparisons = _control_comparisons(run, table_settings, references, by_key)
+    _judge_comparisons(comparisons, by_key)
     return {
         "kind": "replicate",
         "format": FORMAT,
-        "notes": notes,
+        "notes": _notes(rows, comparisons, cap, reading.name),
         "reading": reading.to_dict(),
         "spec": spec.to_dict(),
         "primary_reference": primary_ref.key,
@@ -144,6 +69,103 @@ def analyse(run: GridRun, *, bootstrap_seed: int = 0) -> dict:
         "paper": {"fst_median": _paper_table(PAPER_FST_MEDIAN), "success_ratio": _paper_table(PAPER_SUCCESS_RATIO),
                   "relative_auc": _paper_table(PAPER_RELATIVE_AUC)},
     }
+
+
+def _table_row(run: GridRun, s: Setting, references: list[Setting], primary_ref: Setting, grid_x: np.ndarray,
+               boot_rng: np.random.Generator) -> dict:
+    """One setting's cells of Tables 1–3 with their intervals, beside the paper's where it reports one."""
+    cap = run.spec.cap
+    f = _fsts(run.trials[s.key])
+    k = int(np.isfinite(f).sum())
+    med = median_fst(f)
+    lo, hi, cov = median_interval(f)
+    sr_lo, sr_hi = success_interval(k, f.size)
+    row = {"key": s.key, "mechanism": s.mechanism, "epsilon": s.epsilon, "buffer_size": s.buffer_size,
+           "variant": s.variant, "control": s.control, "trials": int(f.size), "successes": k,
+           "median_fst": med, "median_fst_ci": [lo, hi], "median_ci_coverage": round(cov, 4),
+           "success_ratio": k / f.size, "success_ratio_ci": [sr_lo, sr_hi],
+           "fsts": f.tolist(),
+           "agent_steps": int(sum(t["agent_steps"] for t in run.trials[s.key])),
+           "best_mu_median": float(np.median([t["best_mu"] or 0.0 for t in run.trials[s.key]]))}
+    row["relative_auc"] = {}
+    for ref in references:
+        rf = _fsts(run.trials[ref.key])
+        value = relative_auc_value(f, rf, cap)
+        ci = relative_auc_interval(f, rf, cap, boot_rng)
+        row["relative_auc"][ref.variant] = {"value": value, "ci": list(ci)}
+    row["success_curve"] = success_ratio(f, grid_x).round(4).tolist()
+    pk = _paper_key(s)
+    if not s.control and pk in PAPER_FST_MEDIAN:
+        paper_fst, paper_sr = PAPER_FST_MEDIAN[pk], PAPER_SUCCESS_RATIO[pk]
+        paper_auc = PAPER_RELATIVE_AUC[pk]
+        auc = row["relative_auc"][primary_ref.variant]
+        row["paper"] = {"median_fst": paper_fst, "success_ratio": paper_sr, "relative_auc": paper_auc}
+        row["verdict"] = {
+            "median_fst": (fst_verdict(paper_fst, lo, hi, cap) if cov >= LEVEL else
+                           f"too few trials for a {LEVEL:.0%} interval"),
+            "success_ratio": ratio_verdict(paper_sr, sr_lo, sr_hi, cap),
+            "relative_auc": (auc_verdict(paper_auc, *auc["ci"], cap) if s.mechanism != "none" else
+                             "reference" if s is primary_ref else "— (alternative ε=∞ reading)"),
+        }
+    return row
+
+
+def _control_comparisons(run: GridRun, table_settings: list[Setting], references: list[Setting],
+                         by_key: dict) -> list[dict]:
+    """Each private setting against its control, and the non-private references against the ε=1 Laplace
+    control (the largest random walk)."""
+    cap = run.spec.cap
+    comparisons = []
+
+    def compare(s: Setting, ctrl: Setting, matched: bool) -> None:
+        cmp = compare_to_control(by_key[s.key]["fsts"], by_key[ctrl.key]["fsts"], cap,
+                                 _best_mu(run.trials[s.key]), _best_mu(run.trials[ctrl.key]))
+        comparisons.append({"setting": s.key, "control": ctrl.key, "matched": matched, **cmp})
+
+    for s in table_settings:
+        if s.control or s.mechanism == "none":
+            continue
+        ctrl = _control_for(s, table_settings)
+        if ctrl is not None:
+            compare(s, ctrl, ctrl.epsilon == s.epsilon)
+    lap_ctrl = next((c for c in table_settings if c.control and c.mechanism == "laplace"
+                     and c.epsilon == min(run.spec.epsilons)), None)
+    if lap_ctrl is not None:
+        for ref in references:
+            compare(ref, lap_ctrl, False)
+    return comparisons
+
+
+def _judge_comparisons(comparisons: list[dict], by_key: dict) -> None:
+    """Holm-adjusted p-values and a verdict on every comparison, copied onto its setting's row."""
+    adj_mwu = holm([c["p_mwu"] for c in comparisons])
+    adj_fisher = holm([c["p_fisher"] for c in comparisons])
+    for c, pm, pf in zip(comparisons, adj_mwu, adj_fisher):
+        c["p_mwu_holm"], c["p_fisher_holm"] = pm, pf
+        if pm < 1 - LEVEL or pf < 1 - LEVEL:
+            c["verdict"] = "better than control"
+        elif c["successes"] == 0:
+            c["verdict"] = "no successes (nothing to compare)"
+        elif c["control_successes"] == 0:
+            c["verdict"] = "not significantly better than control (after Holm)"
+        else:
+            c["verdict"] = "not better than control: explainable as random search"
+        by_key[c["setting"]]["vs_control"] = {k: c[k] for k in ("control", "p_mwu_holm", "p_fisher_holm", "verdict")}
+
+
+def _notes(rows: list[dict], comparisons: list[dict], cap: int, reading: str) -> list[str]:
+    notes = []
+    for table, name in (("median_fst", "Table 1 (median FST)"), ("success_ratio", "Table 2 (success ratio)"),
+                        ("relative_auc", "Table 3 (relative AUC)")):
+        cells = [r["verdict"][table] for r in rows if "verdict" in r and r["verdict"][table] != "reference"
+                 and not r["verdict"][table].startswith("—")]
+        n_ok = sum(v.startswith("reproduced") for v in cells)
+        notes.append(f"{name}: {n_ok} of {len(cells)} cells reproduced within our {LEVEL:.0%} interval "
+                     f"(cap {cap:,}, reading {reading}).")
+    for c in comparisons:
+        notes.append(f"{c['setting']} vs {c['control']}: {c['successes']} vs {c['control_successes']} successes "
+                     f"— {c['verdict']}.")
+    return notes
 
 
 def _control_for(s: Setting, settings: list[Setting]) -> Setting | None:
