@@ -33,93 +33,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from mechanisms import Laplace, ProjectedRandomSign, prs_reduced_dim
-
-    from audit import audit_mechanism, audit_prs_whitebox
-    from audit.blackbox import naive_canary
-
     if args.samples < 100 or not (0 < args.confidence < 1):
         raise ValueError("need --samples >= 100 and 0 < --confidence < 1")
     parts = set(args.only or ["laplace", "prs", "whitebox", "false-alarm"])
     out: dict = {"samples": args.samples, "confidence": args.confidence, "seed": args.seed}
     ok = True
     print(f"pgc bench audit: {args.samples:,} certification samples per side, {100 * args.confidence:g}% confidence")
-    if "laplace" in parts:
-        print("\nLaplace canary audit (target ε_LB/ε ≥ 0.97; ≥ 0.95 at ε = 8; ≤ 60 CPU-s each)")
-        print("   ε     ε_LB   ratio  target  wall s   cpu s   test")
-        rows = []
-        for eps in LAPLACE_EPS:
-            r = audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed)
-            target = 0.95 if eps >= 8 else 0.97
-            met = r.ratio >= target and r.cpu_time_s <= 60  # CPU time: the machine may be shared
+    for part, key, step in (("laplace", "laplace", _laplace), ("prs", "prs_black_box", _prs_black_box),
+                            ("whitebox", "prs_white_box", _prs_white_box)):
+        if part in parts:
+            out[key], met = step(args)
             ok &= met
-            rows.append({"epsilon": eps, "epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio,
-                         "target": target, "met": met, "seconds": r.wall_time_s, "cpu_seconds": r.cpu_time_s})
-            print(f"{eps:5g}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  {target:5.2f}{' ok' if met else ' MISS'}  "
-                  f"{r.wall_time_s:6.1f}  {r.cpu_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}", flush=True)
-        out["laplace"] = rows
-    if "prs" in parts:
-        print("\nPRS black-box (paper's d̂ rule; target ε_LB/ε ≥ 0.95) vs the naive all-ones canary (same run)")
-        print("   ε  d̂    ε_LB   ratio  naive ε_LB  naive ratio  best/naive  time s   test")
-        rows = []
-        for eps in PRS_EPS:
-            mech = ProjectedRandomSign(eps)
-            r = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed)
-            naive = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed,
-                                    canaries=naive_canary(112, mech.clip))
-            met = r.ratio >= 0.95
-            ok &= met
-            rows.append({"epsilon": eps, "reduced_dim": prs_reduced_dim(eps, 112), "epsilon_lower_bound": r.epsilon_lower_bound,
-                         "ratio": r.ratio, "naive_epsilon_lower_bound": naive.epsilon_lower_bound,
-                         "naive_ratio": naive.ratio, "met": met, "seconds": r.wall_time_s,
-                         "test": f"{r.bound.hypothesis} / {r.bound.statistic}"})
-            gain = r.epsilon_lower_bound / naive.epsilon_lower_bound if naive.epsilon_lower_bound > 0 else float("inf")
-            print(f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}{' ok' if met else ' MISS'}"
-                  f"  {naive.epsilon_lower_bound:9.3f}  {naive.ratio:10.3f}  {gain:9.3f}  {r.wall_time_s:6.1f}   "
-                  f"{r.bound.hypothesis} / {r.bound.statistic}", flush=True)
-        out["prs_black_box"] = rows
-    if "whitebox" in parts:
-        print("\nPRS white-box from (ũ, M) (target ε_LB/ε ≥ 0.97)")
-        print("   ε  d̂    ε_LB   ratio  time s")
-        rows = []
-        for eps in PRS_EPS:
-            r = audit_prs_whitebox(ProjectedRandomSign(eps), samples=args.samples, confidence=args.confidence,
-                                   seed=args.seed)
-            met = r.ratio >= 0.97
-            ok &= met
-            rows.append({"epsilon": eps, "epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio, "met": met,
-                         "seconds": r.wall_time_s})
-            print(f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}"
-                  f"{' ok' if met else ' MISS'}  {r.wall_time_s:6.1f}", flush=True)
-        out["prs_white_box"] = rows
     if "float-exact" in parts and args.only:
-        print("\nFloat-exact audit of the core's float64 Laplace (Mironov 2012: last-bit leaks; claim ε)")
-        rows = []
-        for eps in (1.0, 4.0):
-            r = audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed,
-                                float_exact=True)
-            rows.append({"epsilon": eps, "epsilon_lower_bound": r.epsilon_lower_bound, "violation": r.violation,
-                         "test": f"{r.bound.hypothesis} / {r.bound.statistic}", "false_positives": r.bound.false_positives,
-                         "false_negatives": r.bound.false_negatives})
-            print(f"  ε={eps:g}: ε_LB = {r.epsilon_lower_bound:.3f} -> {r.verdict}  ({r.bound.hypothesis} / "
-                  f"{r.bound.statistic}, FP {r.bound.false_positives}, FN {r.bound.false_negatives})", flush=True)
-        out["float_exact"] = rows
+        out["float_exact"] = _float_exact(args)
     if "false-alarm" in parts and args.false_alarm_seeds > 0:
-        alpha = 1 - args.confidence
-        n = args.false_alarm_seeds
-        print(f"\nFalse alarms: {n} seeds per correct mechanism, {args.false_alarm_samples:,} samples each "
-              f"(must be ≤ α = {alpha:g})")
-        rows = []
-        for mech in (Laplace(1.0), ProjectedRandomSign(5.0)):
-            start = time.perf_counter()
-            lbs = [audit_mechanism(mech, samples=args.false_alarm_samples, confidence=args.confidence,
-                                   seed=10_000 + s).epsilon_lower_bound for s in range(n)]
-            violations = sum(lb > mech.epsilon for lb in lbs)
-            rows.append({"mechanism": repr(mech), "seeds": n, "violations": violations, "rate": violations / n,
-                         "max_epsilon_lower_bound": max(lbs), "seconds": time.perf_counter() - start})
-            print(f"  {mech!r}: {violations}/{n} violations (rate {violations / n:.3f}), "
-                  f"max ε_LB {max(lbs):.3f} vs claim {mech.epsilon:g}; {time.perf_counter() - start:.0f}s", flush=True)
-        out["false_alarms"] = rows
+        out["false_alarms"] = _false_alarms(args)
     if args.json:
         from ..io import write_json_atomic
 
@@ -127,3 +55,110 @@ def run(args: argparse.Namespace) -> int:
     if parts & {"laplace", "prs", "whitebox"}:
         print("\nall targets met" if ok else "\nsome targets MISSED (see above)")
     return 0
+
+
+def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
+    from mechanisms import Laplace
+
+    from audit import audit_mechanism
+
+    print("\nLaplace canary audit (target ε_LB/ε ≥ 0.97; ≥ 0.95 at ε = 8; ≤ 60 CPU-s each)")
+    print("   ε     ε_LB   ratio  target  wall s   cpu s   test")
+    rows, ok = [], True
+    for eps in LAPLACE_EPS:
+        r = audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed)
+        target = 0.95 if eps >= 8 else 0.97
+        met = r.ratio >= target and r.cpu_time_s <= 60  # CPU time: the machine may be shared
+        ok &= met
+        rows.append({"epsilon": eps, "epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio,
+                     "target": target, "met": met, "seconds": r.wall_time_s, "cpu_seconds": r.cpu_time_s})
+        print(f"{eps:5g}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  {target:5.2f}{' ok' if met else ' MISS'}  "
+              f"{r.wall_time_s:6.1f}  {r.cpu_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}", flush=True)
+    return rows, ok
+
+
+def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
+    from mechanisms import ProjectedRandomSign, prs_reduced_dim
+
+    from audit import audit_mechanism
+    from audit.blackbox import naive_canary
+
+    print("\nPRS black-box (paper's d̂ rule; target ε_LB/ε ≥ 0.95) vs the naive all-ones canary (same run)")
+    print("   ε  d̂    ε_LB   ratio  naive ε_LB  naive ratio  best/naive  time s   test")
+    rows, ok = [], True
+    for eps in PRS_EPS:
+        mech = ProjectedRandomSign(eps)
+        r = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed)
+        naive = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed,
+                                canaries=naive_canary(112, mech.clip))
+        met = r.ratio >= 0.95
+        ok &= met
+        rows.append({"epsilon": eps, "reduced_dim": prs_reduced_dim(eps, 112), "epsilon_lower_bound": r.epsilon_lower_bound,
+                     "ratio": r.ratio, "naive_epsilon_lower_bound": naive.epsilon_lower_bound,
+                     "naive_ratio": naive.ratio, "met": met, "seconds": r.wall_time_s,
+                     "test": f"{r.bound.hypothesis} / {r.bound.statistic}"})
+        gain = r.epsilon_lower_bound / naive.epsilon_lower_bound if naive.epsilon_lower_bound > 0 else float("inf")
+        print(f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}{' ok' if met else ' MISS'}"
+              f"  {naive.epsilon_lower_bound:9.3f}  {naive.ratio:10.3f}  {gain:9.3f}  {r.wall_time_s:6.1f}   "
+              f"{r.bound.hypothesis} / {r.bound.statistic}", flush=True)
+    return rows, ok
+
+
+def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
+    from mechanisms import ProjectedRandomSign, prs_reduced_dim
+
+    from audit import audit_prs_whitebox
+
+    print("\nPRS white-box from (ũ, M) (target ε_LB/ε ≥ 0.97)")
+    print("   ε  d̂    ε_LB   ratio  time s")
+    rows, ok = [], True
+    for eps in PRS_EPS:
+        r = audit_prs_whitebox(ProjectedRandomSign(eps), samples=args.samples, confidence=args.confidence,
+                               seed=args.seed)
+        met = r.ratio >= 0.97
+        ok &= met
+        rows.append({"epsilon": eps, "epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio, "met": met,
+                     "seconds": r.wall_time_s})
+        print(f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}"
+              f"{' ok' if met else ' MISS'}  {r.wall_time_s:6.1f}", flush=True)
+    return rows, ok
+
+
+def _float_exact(args: argparse.Namespace) -> list[dict]:
+    from mechanisms import Laplace
+
+    from audit import audit_mechanism
+
+    print("\nFloat-exact audit of the core's float64 Laplace (Mironov 2012: last-bit leaks; claim ε)")
+    rows = []
+    for eps in (1.0, 4.0):
+        r = audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed,
+                            float_exact=True)
+        rows.append({"epsilon": eps, "epsilon_lower_bound": r.epsilon_lower_bound, "violation": r.violation,
+                     "test": f"{r.bound.hypothesis} / {r.bound.statistic}", "false_positives": r.bound.false_positives,
+                     "false_negatives": r.bound.false_negatives})
+        print(f"  ε={eps:g}: ε_LB = {r.epsilon_lower_bound:.3f} -> {r.verdict}  ({r.bound.hypothesis} / "
+              f"{r.bound.statistic}, FP {r.bound.false_positives}, FN {r.bound.false_negatives})", flush=True)
+    return rows
+
+
+def _false_alarms(args: argparse.Namespace) -> list[dict]:
+    from mechanisms import Laplace, ProjectedRandomSign
+
+    from audit import audit_mechanism
+
+    alpha = 1 - args.confidence
+    n = args.false_alarm_seeds
+    print(f"\nFalse alarms: {n} seeds per correct mechanism, {args.false_alarm_samples:,} samples each "
+          f"(must be ≤ α = {alpha:g})")
+    rows = []
+    for mech in (Laplace(1.0), ProjectedRandomSign(5.0)):
+        start = time.perf_counter()
+        lbs = [audit_mechanism(mech, samples=args.false_alarm_samples, confidence=args.confidence,
+                               seed=10_000 + s).epsilon_lower_bound for s in range(n)]
+        violations = sum(lb > mech.epsilon for lb in lbs)
+        rows.append({"mechanism": repr(mech), "seeds": n, "violations": violations, "rate": violations / n,
+                     "max_epsilon_lower_bound": max(lbs), "seconds": time.perf_counter() - start})
+        print(f"  {mech!r}: {violations}/{n} violations (rate {violations / n:.3f}), "
+              f"max ε_LB {max(lbs):.3f} vs claim {mech.epsilon:g}; {time.perf_counter() - start:.0f}s", flush=True)
+    return rows

@@ -96,28 +96,42 @@ def reference_environment_audit(theta, mechanism, psi, psi_prime, samples, seed)
 
 def run(args: argparse.Namespace) -> int:
     from pgc_audits.adversarial import adversarial_audit  # noqa: F401  (warm the imports outside the timings)
-    from pgc_audits.environment import environment_audit
-    from audit.system_audit import audit_system
-    from mechanisms import Gaussian, Laplace
-    from pgc.model import load_checkpoint
     from pgc_cli.io import write_json_atomic
-    from toysystems import BatchedSumSystem, GaussianVectorSystem
 
     start = time.perf_counter()
     result = {"kind": "bench", "bench": "systems", "seeds": args.seeds, "samples": args.samples,
-              "confidence": 0.95, "false_alarms": [], "broken": []}
+              "confidence": 0.95}
     # 1. correct mechanisms and systems over seeds
-    from audit.blackbox import audit_mechanism
+    result["false_alarms"] = _false_alarms(args)
+    result["total_false_alarms"] = int(sum(f["alarms"] for f in result["false_alarms"]))
+    # 2. broken systems flagged on the right channel
+    result["broken"] = _broken_systems(args)
+    # 3. the contract's cost: PGC-A3C's environment audit vs the direct reference
+    result["contract"] = _contract_cost(args)
+    result["wall_time_s"] = time.perf_counter() - start
+    result["command"] = (f"pgc bench systems --seeds {args.seeds} --samples {args.samples} --contract-samples "
+                         f"{args.contract_samples} --repeats {args.repeats}" + (f" --out {args.out}" if args.out else ""))
+    if args.out:
+        write_json_atomic(Path(args.out), result)
+    ok = (result["total_false_alarms"] == 0 and all(b["right"] for b in result["broken"])
+          and result["contract"]["equal_bounds"])
+    return 0 if ok else 1
 
+
+def _false_alarms(args: argparse.Namespace) -> list[dict]:
+    """Correct mechanisms and systems audited over seeds: how often a covered row exceeds its claim."""
+    from audit.blackbox import audit_mechanism
+    from audit.system_audit import audit_system
+    from mechanisms import Gaussian, Laplace
+
+    out = []
     mechanisms = {"gaussian-analytic (1, 1e-5)": Gaussian(1.0, 1e-5), "gaussian-analytic (4, 1e-5)": Gaussian(4.0, 1e-5),
                   "laplace ε=1": Laplace(1.0), "laplace ε=4": Laplace(4.0)}
-    total_alarms = 0
     for name, mech in mechanisms.items():
         bounds = [audit_mechanism(mech, dim=8, samples=args.samples, seed=s).epsilon_lower_bound for s in range(args.seeds)]
         alarms = int(sum(b > mech.epsilon for b in bounds))
-        total_alarms += alarms
-        result["false_alarms"].append({"subject": f"mechanism {name}", "claim": mech.epsilon, "bounds": bounds,
-                                       "alarms": alarms, "max_ratio": max(bounds) / mech.epsilon})
+        out.append({"subject": f"mechanism {name}", "claim": mech.epsilon, "bounds": bounds,
+                    "alarms": alarms, "max_ratio": max(bounds) / mech.epsilon})
         print(f"mechanism {name}: {alarms}/{args.seeds} above the claim, max ε_LB/ε {max(bounds) / mech.epsilon:.3f}",
               flush=True)
     for name, system in _correct_systems().items():
@@ -126,28 +140,42 @@ def run(args: argparse.Namespace) -> int:
         rows = [audit_system(system, secret, secret_prime, samples=samples, seed=s).rows for s in range(args.seeds)]
         covered = [r for rs in rows for r in rs if r.covered]
         alarms = sum(r.verdict == "violated" for r in covered)
-        total_alarms += alarms
         ratios = [r.epsilon_lower_bound / r.claimed_epsilon for r in covered]
-        result["false_alarms"].append({"subject": f"system {name}", "claim": system.claim.epsilon,
-                                       "samples": samples, "covered_rows": len(covered), "alarms": int(alarms),
-                                       "max_ratio": max(ratios),
-                                       "unprotected_rows_leaking": int(sum(r.verdict == "unprotected channel"
-                                                                           for rs in rows for r in rs))})
+        out.append({"subject": f"system {name}", "claim": system.claim.epsilon,
+                    "samples": samples, "covered_rows": len(covered), "alarms": int(alarms),
+                    "max_ratio": max(ratios),
+                    "unprotected_rows_leaking": int(sum(r.verdict == "unprotected channel"
+                                                        for rs in rows for r in rs))})
         print(f"system {name}: {alarms}/{len(covered)} covered rows above the claim, max ε_LB/ε {max(ratios):.3f}",
               flush=True)
-    result["total_false_alarms"] = int(total_alarms)
-    # 2. broken systems flagged on the right channel
+    return out
+
+
+def _broken_systems(args: argparse.Namespace) -> list[dict]:
+    """Systems with a planted leak: flagged, and on the leaking channel only."""
+    from audit.system_audit import audit_system
+    from toysystems import BatchedSumSystem, GaussianVectorSystem
+
+    out = []
     for system, channel in ((GaussianVectorSystem(1.0, 1e-5, sensitivity_factor=0.5), "value"),
                             (BatchedSumSystem(adaptive=True), "schedule")):
         secret, secret_prime = next(iter(system.canaries().values()))
         res = audit_system(system, secret, secret_prime, samples=args.samples, seed=0)
         flagged = [r.channel for r in res.rows if r.verdict == "violated"]
         right = channel in flagged and all(c in (channel, "all") for c in flagged)
-        result["broken"].append({"system": system.name, "expected_channel": channel, "flagged": flagged,
-                                 "right": right, "verdict": res.verdict})
+        out.append({"system": system.name, "expected_channel": channel, "flagged": flagged,
+                    "right": right, "verdict": res.verdict})
         print(f"broken {system.name}: flagged {flagged} (expected {channel}) -> {'right' if right else 'WRONG'}",
               flush=True)
-    # 3. the contract's cost: PGC-A3C's environment audit vs the direct reference
+    return out
+
+
+def _contract_cost(args: argparse.Namespace) -> dict:
+    """PGC-A3C's environment audit through the System contract against the direct reference: time and bounds."""
+    from mechanisms import Laplace
+    from pgc.model import load_checkpoint
+    from pgc_audits.environment import environment_audit
+
     theta = load_checkpoint("results/audit/adversarial/laplace-eps1-theta-5-15-gradient.pt")
     mech = Laplace(1.0)
     t_contract, t_reference = [], []
@@ -161,15 +189,7 @@ def run(args: argparse.Namespace) -> int:
         t_reference.append(time.perf_counter() - t0)
     equal = all(via.channel(c).epsilon_lower_bound == ref[c] for c in ref)
     ratio = float(np.median(t_contract) / np.median(t_reference))
-    result["contract"] = {"samples": args.contract_samples, "contract_wall_s": t_contract,
-                          "reference_wall_s": t_reference, "median_ratio": ratio, "equal_bounds": equal,
-                          "bounds": ref}
     print(f"contract: environment audit {np.median(t_contract):.2f}s vs direct reference {np.median(t_reference):.2f}s "
           f"(median of {args.repeats}): ratio {ratio:.3f} (goal ≤ 1.10); bounds equal: {equal}")
-    result["wall_time_s"] = time.perf_counter() - start
-    result["command"] = (f"pgc bench systems --seeds {args.seeds} --samples {args.samples} --contract-samples "
-                         f"{args.contract_samples} --repeats {args.repeats}" + (f" --out {args.out}" if args.out else ""))
-    if args.out:
-        write_json_atomic(Path(args.out), result)
-    ok = total_alarms == 0 and all(b["right"] for b in result["broken"]) and equal
-    return 0 if ok else 1
+    return {"samples": args.contract_samples, "contract_wall_s": t_contract,
+            "reference_wall_s": t_reference, "median_ratio": ratio, "equal_bounds": equal, "bounds": ref}
