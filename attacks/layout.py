@@ -273,42 +273,17 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     screen_seq, search_seq, validation_seq = root.spawn(3)
     sim = LayoutSimulator(cands, clip, axes, hyper, physics or CartPoleParams())
-    size = vector_size(axes)
 
     def value(x: np.ndarray, n: int, seq: np.random.SeedSequence) -> float:
         return laplace_bayes_accuracy(sim.points(theta_from_layout_vector(x, axes), n, seq), epsilon, cells=240)
 
-    # stage 1: controllers whose episode lengths tell the candidates apart best (the fates the
-    # detectors can read), the seed controllers and random ones, odd and asymmetric
-    rng = np.random.Generator(np.random.PCG64(screen_seq))
-    controllers = list(_seed_controllers())
-    while len(controllers) < settings.screen:
-        k1 = rng.normal(size=4)
-        k1[2:] = np.abs(k1[2:])  # push toward the pole's lean and its rate: balances at low gravity
-        k0 = -k1 if rng.random() < 0.5 else -k1 * rng.uniform(0.2, 1.5, size=4) + rng.normal(scale=0.3, size=4)
-        controllers.append(np.concatenate([k1, k0]))
-    crn = np.random.SeedSequence(screen_seq.entropy, spawn_key=screen_seq.spawn_key + (1,))
-    fate = np.array([sim.length_separability(layout_theta(c[:4], c[4:], [np.ones(4)] * axes, [2.0] * axes),
-                                             settings.episodes, crn) for c in controllers])
-    evals = len(controllers)
-    kept = [controllers[i] for i in np.argsort(-fate, kind="stable")[:2 * settings.restarts]]
-    # stage 2: random detectors for each kept controller, ranked by the Laplace Bayes accuracy
-    starts, screened = [], []
-    per_controller = max(4, settings.screen // (4 * len(kept)))
-    for ctrl in kept:
-        for _ in range(per_controller):
-            det = np.concatenate([np.concatenate([rng.normal(size=4), [rng.uniform(0.0, 4.0), rng.uniform(-1.0, 0.5)]])
-                                  for _ in range(axes)])
-            starts.append(np.concatenate([ctrl, det]))
-            screened.append(value(starts[-1], settings.episodes, crn))
-    evals += len(starts)
+    # ---- stages 1–2: screen controllers by episode-length separability, then random detectors ----
+    starts, screened, evals = _screen_starts(sim, value, settings, axes, screen_seq)
     order = np.argsort(-np.asarray(screened), kind="stable")
     candidates_x = [starts[i] for i in order[:settings.restarts]]
+    # ---- stage 3: CMA-ES from the best screened starts ----
     history: list[float] = []
-    bounds = np.array([[-10.0, 10.0]] * size)
-    for j in range(axes):
-        bounds[8 + DETECTOR_PARAMETERS * j + 4] = LAYOUT_LOG_THRESHOLD_RANGE
-        bounds[8 + DETECTOR_PARAMETERS * j + 5] = LAYOUT_LOG_GAIN_RANGE
+    bounds = _layout_bounds(axes)
     for r in range(settings.restarts):
         x0 = np.clip(starts[order[r]], bounds[:, 0], bounds[:, 1])
         # one SeedSequence per generation; each evaluation spawns the next children of it
@@ -324,6 +299,7 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
         evals += found.evaluations
         history += found.history
         candidates_x.append(found.best_x)
+    # ---- validation on fresh episodes: the screened starts and the searched optima ----
     validated = [value(x, settings.validation_episodes, validation_seq) for x in candidates_x]
     evals += len(candidates_x)
     best = candidates_x[int(np.argmax(validated))]
@@ -331,6 +307,44 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
     pts = sim.points(theta, settings.validation_episodes, validation_seq)
     return LayoutResult(theta, best, axes, float(max(validated)), float(epsilon), evals, time.perf_counter() - start,
                         [p.mean(axis=0).tolist() for p in pts], [p.std(axis=0).tolist() for p in pts], history)
+
+
+def _screen_starts(sim: LayoutSimulator, value, settings: LayoutSettings, axes: int,
+                   screen_seq: np.random.SeedSequence) -> tuple[list[np.ndarray], list[float], int]:
+    """Starting points for the search, with their screened values and the evaluations spent.
+
+    Stage 1: controllers whose episode lengths tell the candidates apart best (the fates the detectors
+    can read), the seed controllers and random ones, odd and asymmetric. Stage 2: random detectors for
+    each kept controller, ranked by the Laplace Bayes accuracy."""
+    rng = np.random.Generator(np.random.PCG64(screen_seq))
+    controllers = list(_seed_controllers())
+    while len(controllers) < settings.screen:
+        k1 = rng.normal(size=4)
+        k1[2:] = np.abs(k1[2:])  # push toward the pole's lean and its rate: balances at low gravity
+        k0 = -k1 if rng.random() < 0.5 else -k1 * rng.uniform(0.2, 1.5, size=4) + rng.normal(scale=0.3, size=4)
+        controllers.append(np.concatenate([k1, k0]))
+    crn = np.random.SeedSequence(screen_seq.entropy, spawn_key=screen_seq.spawn_key + (1,))
+    fate = np.array([sim.length_separability(layout_theta(c[:4], c[4:], [np.ones(4)] * axes, [2.0] * axes),
+                                             settings.episodes, crn) for c in controllers])
+    kept = [controllers[i] for i in np.argsort(-fate, kind="stable")[:2 * settings.restarts]]
+    starts, screened = [], []
+    per_controller = max(4, settings.screen // (4 * len(kept)))
+    for ctrl in kept:
+        for _ in range(per_controller):
+            det = np.concatenate([np.concatenate([rng.normal(size=4), [rng.uniform(0.0, 4.0), rng.uniform(-1.0, 0.5)]])
+                                  for _ in range(axes)])
+            starts.append(np.concatenate([ctrl, det]))
+            screened.append(value(starts[-1], settings.episodes, crn))
+    return starts, screened, len(controllers) + len(starts)
+
+
+def _layout_bounds(axes: int) -> np.ndarray:
+    """Box bounds of the layout vector: ±10 everywhere, the detectors' threshold and gain in their ranges."""
+    bounds = np.array([[-10.0, 10.0]] * vector_size(axes))
+    for j in range(axes):
+        bounds[8 + DETECTOR_PARAMETERS * j + 4] = LAYOUT_LOG_THRESHOLD_RANGE
+        bounds[8 + DETECTOR_PARAMETERS * j + 5] = LAYOUT_LOG_GAIN_RANGE
+    return bounds
 
 
 def best_layout_points(count: int) -> np.ndarray:

@@ -50,7 +50,6 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     log-likelihood ratio, a quarter plays M simulated canaries with the auditor's coins, on which r is
     chosen (:func:`best_guess_count`).
     """
-    from .releases import channel_groups, fit_channel_tests, joint_statistics
     from .system_audit import claim_for
 
     truth = np.asarray(truth, dtype=np.int64)
@@ -63,6 +62,7 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     pos_rng, neg_rng, coin_rng = (np.random.Generator(np.random.PCG64(s)) for s in root.spawn(3))
     layout = tuple(getattr(system, "joint_layout", ())) if "all" in channels else ()
     drawn = list(channels) + [c for c in layout if c not in channels]
+    # ---- the system's own releases at the canaries' broadcasts, both sides ----
     sim_pos = simulate_pooled(system, secret_prime, samples, broadcasts, pos_rng, drawn)
     sim_neg = simulate_pooled(system, secret, samples, broadcasts, neg_rng, drawn)
     # the simulated releases are in broadcast order: shuffle before splitting so every split sees every θ
@@ -73,48 +73,69 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     n_fit, n_cal = samples // 2, samples // 4
     fit_sl, cal_sl, sel_sl = slice(0, n_fit), slice(n_fit, n_fit + n_cal), slice(n_fit + n_cal, samples)
     claims = {ch: claim_for(system, ch) for ch in channels}
+    # ---- a statistic per channel (fit half), its calibrated log-likelihood ratio (calibration quarter) ----
+    labels = {ch: f"{secret} vs {secret_prime} [{ch}, one-run]" for ch in channels}
+    tests, ratios, summed = _fit_one_run_ratios(
+        {ch: sim_pos[ch][fit_sl] for ch in sim_pos}, {ch: sim_neg[ch][fit_sl] for ch in sim_neg},
+        {ch: sim_pos[ch][cal_sl] for ch in channels}, {ch: sim_neg[ch][cal_sl] for ch in channels},
+        channels, layout, m, confidence, {ch: claims[ch][1] for ch in channels}, labels)
+    # ---- r and the ratio chosen on M simulated canaries; then the real canaries are guessed and counted ----
+    n_sel = min(samples - n_fit - n_cal, m)
+    sim_coins = coin_rng.integers(0, 2, size=n_sel)
+    rows = []
+    for ch in channels:
+        sim_out = np.where(sim_coins[:, None] == 1, sim_pos[ch][sel_sl][:n_sel], sim_neg[ch][sel_sl][:n_sel])
+        options = ratios[ch] if isinstance(ratios[ch], list) else [ratios[ch]]
+        names = [tests[ch].statistic, f"sum of {' and '.join(summed)} ratios"]
+        rows.append({"channel": ch, **_one_run_row(options, names, sim_out, sim_coins, observed[ch], truth, claims[ch],
+                                                   alpha), "samples_per_side": samples})
+    return rows
+
+
+def _one_run_row(options: list, names: list[str], sim_out: np.ndarray, sim_coins: np.ndarray, observed: np.ndarray,
+                 truth: np.ndarray, claim: tuple, alpha: float) -> dict:
+    """One channel: the ratio and r chosen on the simulated canaries, then the real canaries guessed and counted."""
+    claimed, delta = float(claim[0]), float(claim[1])
+    m, n_sel = int(truth.size), int(sim_coins.size)
+    picked = []
+    for log_ratio in options:  # choose the ratio and r on the simulated canaries only
+        g_sim, o_sim = guess_canaries(log_ratio(sim_out))
+        picked.append((*best_guess_count(g_sim, o_sim, sim_coins, n_sel, alpha=alpha, delta=delta), log_ratio))
+    r_sim, eps_sim, llr = max(picked, key=lambda item: item[1])
+    statistic = names[0] if llr is options[0] else names[1]
+    r = max(1, min(m, int(round(r_sim * m / n_sel))))
+    guesses, order = guess_canaries(llr(np.asarray(observed, dtype=np.float64)))
+    correct = int(correct_among_top(guesses, order, truth)[r])
+    return {"claimed_epsilon": claimed, "claimed_delta": delta,
+            "epsilon_lower_bound": epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta),
+            "canaries": m, "guesses": r, "correct": correct, "accuracy": correct / r,
+            "p_value": one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0,
+            "statistic": statistic, "simulated_epsilon_lower_bound": eps_sim,
+            "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta)}
+
+
+def _fit_one_run_ratios(fit_pos: dict, fit_neg: dict, cal_pos: dict, cal_neg: dict, channels: Sequence[str],
+                        layout: tuple, m: int, confidence: float, deltas: dict, labels: dict):
+    """Per channel: the fitted test and its calibrated log-likelihood ratio (for the joint channel, also
+    the sum of its audited parts' ratios), and the parts summed."""
+    from .releases import channel_groups, fit_channel_tests, joint_statistics
+
     # the joint channel's column groups, in the order the system assembles it (its joint_layout)
-    groups = dict(zip(layout, channel_groups([sim_pos[c].shape[1] for c in layout])))
+    groups = dict(zip(layout, channel_groups([fit_pos[c].shape[1] for c in layout])))
 
     def statistics_for(ch: str):
         return None if ch != "all" or not groups else joint_statistics(tuple(groups.values()))
 
-    labels = {ch: f"{secret} vs {secret_prime} [{ch}, one-run]" for ch in channels}
-    tests = fit_channel_tests({ch: sim_pos[ch][fit_sl] for ch in channels},
-                              {ch: sim_neg[ch][fit_sl] for ch in channels}, channels, m, confidence,
-                              {ch: claims[ch][1] for ch in channels}, labels, statistics_for)
-    n_sel = min(samples - n_fit - n_cal, m)
-    sim_coins = coin_rng.integers(0, 2, size=n_sel)
-    ratios = {ch: _calibrated(tests[ch].scorer, sim_pos[ch][cal_sl], sim_neg[ch][cal_sl]) for ch in channels}
+    tests = fit_channel_tests({ch: fit_pos[ch] for ch in channels}, {ch: fit_neg[ch] for ch in channels}, channels,
+                              m, confidence, deltas, labels, statistics_for)
+    ratios = {ch: _calibrated(tests[ch].scorer, cal_pos[ch], cal_neg[ch]) for ch in channels}
     summed = [c for c in groups if c in channels and c != "all"]
     if len(summed) > 1:
         # the joint channel: besides its own statistic, the sum of its audited parts' calibrated log-likelihood
         # ratios (their noises independent given the secret); the one that certifies more on the simulated
         # canaries is kept
         ratios["all"] = [ratios["all"][0], _summed_ratio([(ratios[c][0], groups[c]) for c in summed])]
-    rows = []
-    for ch in channels:
-        delta = float(claims[ch][1])
-        sim_out = np.where(sim_coins[:, None] == 1, sim_pos[ch][sel_sl][:n_sel], sim_neg[ch][sel_sl][:n_sel])
-        options = ratios[ch] if isinstance(ratios[ch], list) else [ratios[ch]]
-        picked = []
-        for log_ratio in options:  # choose the ratio and r on the simulated canaries only
-            g_sim, o_sim = guess_canaries(log_ratio(sim_out))
-            picked.append((*best_guess_count(g_sim, o_sim, sim_coins, n_sel, alpha=alpha, delta=delta), log_ratio))
-        r_sim, eps_sim, llr = max(picked, key=lambda item: item[1])
-        statistic = tests[ch].statistic if llr is options[0] else f"sum of {' and '.join(summed)} ratios"
-        r = max(1, min(m, int(round(r_sim * m / n_sel))))
-        guesses, order = guess_canaries(llr(np.asarray(observed[ch], dtype=np.float64)))
-        correct = int(correct_among_top(guesses, order, truth)[r])
-        eps_lb = epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta)
-        claimed = float(claims[ch][0])
-        rows.append({"channel": ch, "claimed_epsilon": claimed, "claimed_delta": delta, "epsilon_lower_bound": eps_lb,
-                     "canaries": m, "guesses": r, "correct": correct, "accuracy": correct / r,
-                     "p_value": one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0,
-                     "statistic": statistic, "simulated_epsilon_lower_bound": eps_sim,
-                     "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
-                     "samples_per_side": samples})
-    return rows
+    return tests, ratios, summed
 
 
 def _summed_ratio(parts: list):

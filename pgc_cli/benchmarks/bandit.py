@@ -99,6 +99,19 @@ def run(args: argparse.Namespace) -> int:
     fedlinucb(environment(args.runs, batched_seed), cfg_many, progress=True)
     t_many = time.perf_counter() - t0
 
+    result = _bandit_result(args, cfg1, ref_rounds, t_ref, t_fast, t_many, same)
+    _print_bandit(args, cfg1, ref_rounds, result)
+    if args.out:
+        from pgc_cli.io import write_json_atomic
+        import schemas
+
+        write_json_atomic(Path(args.out), schemas.dump("bandit-bench", result))
+        print(f"wrote {args.out}")
+    return 0 if same >= 0.99 else 1
+
+
+def _bandit_result(args: argparse.Namespace, cfg1, ref_rounds: int, t_ref: float, t_fast: float, t_many: float,
+                   same: float) -> dict:
     per_round_ref = t_ref / ref_rounds
     per_round_fast = t_fast / args.horizon
     per_run_round_many = t_many / (args.horizon * args.runs)
@@ -117,18 +130,18 @@ def run(args: argparse.Namespace) -> int:
         "speedup_per_run_batched": per_round_ref / per_run_round_many,
         "reference_agrees_fraction_of_silo_rounds": same,
     }
+    return result
+
+
+def _print_bandit(args: argparse.Namespace, cfg1, ref_rounds: int, result: dict) -> None:
+    t_ref, t_fast, t_many = (result[k] for k in ("reference_seconds_measured", "batched_one_run_seconds",
+                                                 "batched_many_runs_seconds"))
     print(f"federated LinUCB: M={args.silos}, T={args.horizon}, K={args.arms}, d={args.dim}, B={cfg1.batch_size}")
-    print(f"  reference loop:   {t_ref:.2f}s for {ref_rounds} rounds = {per_round_ref * 1e3:.1f} ms/round "
-          f"-> {ref_full:.0f}s extrapolated to T={args.horizon}")
-    print(f"  batched, 1 run:   {t_fast:.2f}s ({per_round_fast * 1e3:.2f} ms/round); speed-up {result['speedup_one_run']:.0f}x")
-    print(f"  batched, {args.runs} runs: {t_many:.2f}s ({per_run_round_many * 1e3:.3f} ms per run-round); "
+    print(f"  reference loop:   {t_ref:.2f}s for {ref_rounds} rounds = {result['reference_seconds_per_round'] * 1e3:.1f} "
+          f"ms/round -> {result['reference_seconds_extrapolated_to_T']:.0f}s extrapolated to T={args.horizon}")
+    print(f"  batched, 1 run:   {t_fast:.2f}s ({t_fast / args.horizon * 1e3:.2f} ms/round); "
+          f"speed-up {result['speedup_one_run']:.0f}x")
+    print(f"  batched, {args.runs} runs: {t_many:.2f}s ({t_many / (args.horizon * args.runs) * 1e3:.3f} ms per run-round); "
           f"speed-up per run {result['speedup_per_run_batched']:.0f}x")
-    print(f"  the batched choice maximizes the reference's UCB scores on {same:.2%} of the silo-rounds")
-    if args.out:
-        from pgc_cli.io import write_json_atomic
-        import schemas
-
-        write_json_atomic(Path(args.out), schemas.dump("bandit-bench", result))
-        print(f"wrote {args.out}")
-    return 0 if same >= 0.99 else 1
-
+    print(f"  the batched choice maximizes the reference's UCB scores on "
+          f"{result['reference_agrees_fraction_of_silo_rounds']:.2%} of the silo-rounds")

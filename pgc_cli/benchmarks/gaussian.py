@@ -11,7 +11,6 @@ seeds. Also: the Gaussian with σ/1.5 claiming (2, δ) (true ε ≈ 3.16) must b
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from pathlib import Path
 

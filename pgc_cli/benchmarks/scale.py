@@ -109,9 +109,6 @@ def _storage_cost(url: str, n: int) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    import importlib.util
-    from pathlib import Path
-
     from engines import LocalEngine, RayEngine
     from pgc.kernel import warm_up
     from replication.grid import GridSpec, grid_settings, setting_configs
@@ -136,18 +133,33 @@ def run(args: argparse.Namespace) -> int:
         numbers["overhead"] = _overheads(args.tasks, ray_engine, local2)
         # the first Ray batch also loads the compiled kernel in each worker: measured apart
         _, numbers["ray_first_batch_s"] = _timed(lambda: train_batch(configs[:4], executor=ray_engine))
-        serial, t1 = _timed(lambda: train_batch(configs))
-        local, t2 = _timed(lambda: train_batch(configs, processes=2))
-        ray_out, tr = _timed(lambda: train_batch(configs, executor=ray_engine))
-        ray_engine.chunk = 1
-        ray_fine, tr1 = _timed(lambda: train_batch(configs, executor=ray_engine))
-        ray_engine.chunk = None
+        numbers["batch"] = _batch_timings(configs, args, ray_engine)
     finally:
         local2.close()
         ray_engine.close()
+    numbers["storage_per_trial"] = _storage_costs(args)
+    numbers["loadavg_1min_at_end"] = os.getloadavg()[0]
+    _print_scale(numbers, args)
+    if args.json:
+        write_json_atomic(args.json, {"numbers": numbers})
+    else:
+        print(json.dumps(numbers, default=float))
+    return 0 if all(numbers["batch"]["identical"].values()) else 1
+
+
+def _batch_timings(configs, args: argparse.Namespace, ray_engine) -> dict:
+    """One grid batch run serially, on 2 local processes, on Ray (chunked and one trial per task)."""
+    from pgc.trainer import train_batch
+
+    serial, t1 = _timed(lambda: train_batch(configs))
+    local, t2 = _timed(lambda: train_batch(configs, processes=2))
+    ray_out, tr = _timed(lambda: train_batch(configs, executor=ray_engine))
+    ray_engine.chunk = 1
+    ray_fine, tr1 = _timed(lambda: train_batch(configs, executor=ray_engine))
+    ray_engine.chunk = None
     steps = sum(r.agent_steps for r in serial)
     speedup = t1 / t2
-    numbers["batch"] = {
+    return {
         "trials": len(configs), "trials_per_setting": args.trials, "cap": args.cap, "agent_steps": steps,
         "local_1_process_s": t1, "local_2_processes_s": t2, "ray_2_cpus_s": tr, "ray_one_trial_per_task_s": tr1,
         "trial_mean_ms": t1 / len(configs) * 1e3,
@@ -155,9 +167,16 @@ def run(args: argparse.Namespace) -> int:
         "speedup_1_to_2_processes": speedup, "serial_fraction_amdahl": min(1.0, max(0.0, 2 / speedup - 1)),
         "identical": {"local_2_processes": _identical(serial, local), "ray": _identical(serial, ray_out),
                       "ray_one_trial_per_task": _identical(serial, ray_fine)}}
-    storage = {"sqlite": _storage_cost(f"sqlite:///{Path(os.environ.get('TMPDIR', '/tmp')) / f'pgc-bench-{os.getpid()}.db'}",
-                                       args.storage_trials)}
-    Path(os.environ.get("TMPDIR", "/tmp"), f"pgc-bench-{os.getpid()}.db").unlink(missing_ok=True)
+
+
+def _storage_costs(args: argparse.Namespace) -> dict:
+    """Per-trial cost of the tuning storage: SQLite, and PostgreSQL unless ``--no-postgres``."""
+    import importlib.util
+    from pathlib import Path
+
+    db = Path(os.environ.get("TMPDIR", "/tmp")) / f"pgc-bench-{os.getpid()}.db"
+    storage = {"sqlite": _storage_cost(f"sqlite:///{db}", args.storage_trials)}
+    db.unlink(missing_ok=True)
     if not args.no_postgres:
         path = Path(__file__).resolve().parents[2] / "scripts" / "postgres.py"
         mod_spec = importlib.util.spec_from_file_location("pgc_scripts_postgres", path)
@@ -165,23 +184,21 @@ def run(args: argparse.Namespace) -> int:
         mod_spec.loader.exec_module(module)
         with module.Cluster() as url:
             storage["postgresql"] = _storage_cost(url, args.storage_trials)
-    numbers["storage_per_trial"] = storage
-    numbers["loadavg_1min_at_end"] = os.getloadavg()[0]
+    return storage
 
+
+def _print_scale(numbers: dict, args: argparse.Namespace) -> None:
     o, b = numbers["overhead"], numbers["batch"]
-    print(f"Ray start-up {ray_start:.1f}s; first Ray batch (kernel loaded in each worker) {numbers['ray_first_batch_s']:.2f}s")
+    t1, t2, tr, tr1 = b["local_1_process_s"], b["local_2_processes_s"], b["ray_2_cpus_s"], b["ray_one_trial_per_task_s"]
+    print(f"Ray start-up {numbers['ray_start_s']:.1f}s; first Ray batch (kernel loaded in each worker) "
+          f"{numbers['ray_first_batch_s']:.2f}s")
     print(f"per-task overhead: call {o['call_us']:.2f} µs; local processes {o['local_process_latency_ms']:.3f} ms "
           f"latency / {o['local_process_amortised_ms']:.3f} ms amortised; Ray {o['ray_latency_ms']:.3f} ms latency / "
           f"{o['ray_amortised_ms']:.3f} ms amortised")
     print(f"batch of {b['trials']} trials (cap {args.cap:,}, mean {b['trial_mean_ms']:.1f} ms/trial): 1 process "
-          f"{t1:.2f}s, 2 processes {t2:.2f}s (speed-up {speedup:.2f}, serial fraction {b['serial_fraction_amdahl']:.3f}), "
-          f"Ray {tr:.2f}s, Ray one trial/task {tr1:.2f}s")
+          f"{t1:.2f}s, 2 processes {t2:.2f}s (speed-up {b['speedup_1_to_2_processes']:.2f}, serial fraction "
+          f"{b['serial_fraction_amdahl']:.3f}), Ray {tr:.2f}s, Ray one trial/task {tr1:.2f}s")
     print(f"throughput vs the local process engine (2 processes): Ray {b['ray_vs_local_2_processes_throughput']:.2f}x, "
           f"Ray one trial/task {b['ray_one_trial_per_task_vs_local']:.2f}x; identical results: {b['identical']}")
-    for k, v in storage.items():
+    for k, v in numbers["storage_per_trial"].items():
         print(f"storage per tuning trial ({k}): {v['ms_per_trial']:.1f} ms = {v['trials_per_s']:.0f} trials/s per writer")
-    if args.json:
-        write_json_atomic(args.json, {"numbers": numbers})
-    else:
-        print(json.dumps(numbers, default=float))
-    return 0 if all(b["identical"].values()) else 1
