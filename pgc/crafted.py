@@ -260,27 +260,37 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
     screen_seq, search_seq, final_seq = root.spawn(3)
     sim = _Simulator(psi, psi_prime, physics or CartPoleParams(), hyper, settings.exploration)
     ks = screen_controllers(sim, settings, screen_seq)
-    evals = len(ks)
+    # validation episodes: 10× as many, from their own stream (no winner's curse)
     validation = np.random.SeedSequence(final_seq.entropy, spawn_key=final_seq.spawn_key + (1,))
+    ranked, best_score, evals, history = _rank_controllers(sim, ks, settings, search_seq, validation)
+    if objective == "score":
+        x = ranked[0]
+        vector = np.concatenate([x, np.ones(4), [2.0]])
+        return SearchResult("score", crafted_theta(x, np.ones(4), 2.0), vector, best_score,
+                            len(ks) + evals, time.perf_counter() - start, history)
+    x, value, detector_evals, detector_history = _search_detector(sim, ranked, settings, search_seq, final_seq,
+                                                                  validation)
+    return SearchResult("gradient", theta_from_vector(x), x, value, len(ks) + evals + detector_evals,
+                        time.perf_counter() - start, history + detector_history)
 
-    def validate_score(theta: np.ndarray) -> float:
-        """Score KS on 10× as many episodes from a validation stream (no winner's curse)."""
-        a, b = sim.play(theta, 10 * settings.episodes, validation)
-        return ks_distance(a.scores, b.scores)
 
-    def validate_gradient(theta: np.ndarray) -> float:
-        a, b = sim.play(theta, 10 * settings.episodes, validation)
-        return gradient_objective(detector_share(a.gradients), detector_share(b.gradients))
+def _rank_controllers(sim: _Simulator, ks: np.ndarray, settings: SearchSettings, search_seq: np.random.SeedSequence,
+                      validation: np.random.SeedSequence) -> tuple[list[np.ndarray], float, int, list[float]]:
+    """Stage 1 (both objectives): controllers whose score distributions differ most — the screened ones
+    and CMA-ES refinements of the best — ranked by the score KS on validation episodes."""
 
     def score_fun(x, gen):
         a, b = sim.play(crafted_theta(x, np.ones(4), 2.0), settings.episodes,
                         np.random.SeedSequence(search_seq.entropy, spawn_key=(gen,)))
         return ks_distance(a.scores, b.scores)
 
-    # stage 1 (both objectives): controllers whose score distributions differ most — the screened
-    # ones and CMA-ES refinements of the best, ranked on validation episodes
+    def validate_score(theta: np.ndarray) -> float:
+        a, b = sim.play(theta, 10 * settings.episodes, validation)
+        return ks_distance(a.scores, b.scores)
+
     controllers = list(ks[:10])
     history: list[float] = []
+    evals = 0
     for r in range(settings.restarts):
         found = cmaes_maximize(score_fun, ks[r % len(ks)], 0.2, generations=max(1, settings.generations // 2),
                                population=settings.population, seed=_seed_of(search_seq) + r, stop_early=True)
@@ -288,16 +298,16 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
         history += found.history
         controllers.append(found.best_x)
     score_values = np.array([validate_score(crafted_theta(x, np.ones(4), 2.0)) for x in controllers])
-    evals += len(controllers)
     ranked = [controllers[i] for i in np.argsort(-score_values, kind="stable")]
-    if objective == "score":
-        x = ranked[0]
-        vector = np.concatenate([x, np.ones(4), [2.0]])
-        return SearchResult("score", crafted_theta(x, np.ones(4), 2.0), vector, float(score_values.max()),
-                            evals, time.perf_counter() - start, history)
+    return ranked, float(score_values.max()), evals + len(controllers), history
 
-    # stage 2 (gradient): for the best controllers, a value-flip detector: a random screen of
-    # (detector, threshold), then CMA-ES over all nine numbers
+
+def _search_detector(sim: _Simulator, ranked: list[np.ndarray], settings: SearchSettings,
+                     search_seq: np.random.SeedSequence, final_seq: np.random.SeedSequence,
+                     validation: np.random.SeedSequence) -> tuple[np.ndarray, float, int, list[float]]:
+    """Stage 2 (gradient): for the best controllers, a value-flip detector: a random screen of
+    (detector, threshold), then CMA-ES over all nine numbers; the best on validation episodes."""
+
     def grad_fun(x, gen):
         a, b = sim.play(theta_from_vector(x), settings.episodes,
                         np.random.SeedSequence(search_seq.entropy, spawn_key=(1_000 + gen,)))
@@ -305,7 +315,7 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
 
     bounds = np.array([[-10.0, 10.0]] * 8 + [list(LOG_THRESHOLD_RANGE)])
     wrng = np.random.Generator(np.random.PCG64(final_seq))
-    candidates = []
+    candidates, history, evals = [], [], 0
     for r in range(settings.restarts):
         starts = []
         for _ in range(settings.detector_screen):
@@ -325,10 +335,12 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
         history += found.history
         x = found.best_x
         candidates.append(np.concatenate([x[:8], [float(np.clip(x[8], *LOG_THRESHOLD_RANGE))]]))
-    values = [validate_gradient(theta_from_vector(x)) for x in candidates]
-    x = candidates[int(np.argmax(values))]
-    return SearchResult("gradient", theta_from_vector(x), x, float(max(values)), evals + len(candidates),
-                        time.perf_counter() - start, history)
+    validated = []
+    for x in candidates:
+        a, b = sim.play(theta_from_vector(x), 10 * settings.episodes, validation)
+        validated.append(gradient_objective(detector_share(a.gradients), detector_share(b.gradients)))
+    best = int(np.argmax(validated))
+    return candidates[best], float(validated[best]), evals + len(candidates), history
 
 
 def check_pair(psi: float, psi_prime: float) -> None:
