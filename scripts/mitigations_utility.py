@@ -48,6 +48,49 @@ def _fmt(x: float) -> str:
     return "∞" if not math.isfinite(x) else f"{x:,.0f}" if x == int(x) else f"{x:,.1f}"
 
 
+def _utility_row(rs: list, mech: str, eps: float, name: str) -> dict:
+    """One cell: a mechanism, ε and mitigation variant over its trials."""
+    k = len(rs)
+    stop = VARIANTS[name][1]
+    fst = [r.fst for r in rs] if stop else [math.inf] * k  # no stop: the aggregator's FST is not used
+    true = [r.true_fst for r in rs]
+    ok = int(sum(math.isfinite(f) for f in fst))
+    ok_true = int(sum(math.isfinite(f) for f in true))
+    ticks = [r.ticks for r, f in zip(rs, true) if math.isfinite(f) and stop and f == r.scores.size]
+    cfg = rs[0].config
+    return {
+        "mechanism": mech, "epsilon": eps, "variant": name, "protect": list(cfg.protect), "stop_at_success": stop,
+        "gradient_epsilon": cfg.gradient_epsilon, "score_epsilon": cfg.score_epsilon_total,
+        "trials": k, "successes": ok if stop else None,
+        "success_ci": list(success_interval(ok, k)) if stop else None,
+        "median_fst": median_fst(fst) if stop else None,
+        "true_successes": ok_true, "true_success_ci": list(success_interval(ok_true, k)),
+        "median_true_fst": median_fst(true), "median_true_fst_ci": list(median_interval(true)[:2]),
+        "median_ticks_at_success": float(np.median(ticks)) if ticks else None,
+        "median_submissions": float(np.median([r.scores.size for r in rs])),
+        "median_updates": float(np.median([r.updates for r in rs])),
+        "fsts": fst, "true_fsts": true,
+    }
+
+
+def _utility_table(rows: list[dict], args: argparse.Namespace, trials: int, wall: float) -> list[str]:
+    """The Markdown table of utility.md."""
+    lines = [f"Paper buffers (Laplace |B| = 1, PRS |B| = 100), reading `{args.reading}`, {args.trials} trials per cell, cap {args.cap:,} submissions "
+             f"({trials} trials, {wall:.0f} s on {args.processes} process(es)).", "",
+             "| mechanism | ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) | true success "
+             "| median true FST [95 % CI] | median ticks at success |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        agg = "—" if r["successes"] is None else f"{r['successes']}/{r['trials']}"
+        mfst = "—" if r["median_fst"] is None else _fmt(r["median_fst"])
+        lo, hi = r["median_true_fst_ci"]
+        ticks = "—" if r["median_ticks_at_success"] is None else _fmt(r["median_ticks_at_success"])
+        lines.append(f"| {r['mechanism']} | {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + {r['score_epsilon']:g} | "
+                     f"{agg} | {mfst} | {r['true_successes']}/{r['trials']} | {_fmt(r['median_true_fst'])} "
+                     f"[{_fmt(lo)}, {_fmt(hi)}] | {ticks} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--cap", type=int, default=90_000, help="submissions per trial (default 90,000, the paper's)")
@@ -73,29 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     results = train_batch(jobs, processes=args.processes)
     wall = time.perf_counter() - start
-    rows = []
-    for mech, eps, name, i0, k in cells:
-        rs = results[i0:i0 + k]
-        stop = VARIANTS[name][1]
-        fst = [r.fst for r in rs] if stop else [math.inf] * k  # no stop: the aggregator's FST is not used
-        true = [r.true_fst for r in rs]
-        ok = int(sum(math.isfinite(f) for f in fst))
-        ok_true = int(sum(math.isfinite(f) for f in true))
-        ticks = [r.ticks for r, f in zip(rs, true) if math.isfinite(f) and stop and f == r.scores.size]
-        cfg = rs[0].config
-        rows.append({
-            "mechanism": mech, "epsilon": eps, "variant": name, "protect": list(cfg.protect), "stop_at_success": stop,
-            "gradient_epsilon": cfg.gradient_epsilon, "score_epsilon": cfg.score_epsilon_total,
-            "trials": k, "successes": ok if stop else None,
-            "success_ci": list(success_interval(ok, k)) if stop else None,
-            "median_fst": median_fst(fst) if stop else None,
-            "true_successes": ok_true, "true_success_ci": list(success_interval(ok_true, k)),
-            "median_true_fst": median_fst(true), "median_true_fst_ci": list(median_interval(true)[:2]),
-            "median_ticks_at_success": float(np.median(ticks)) if ticks else None,
-            "median_submissions": float(np.median([r.scores.size for r in rs])),
-            "median_updates": float(np.median([r.updates for r in rs])),
-            "fsts": fst, "true_fsts": true,
-        })
+    rows = [_utility_row(results[i0:i0 + k], mech, eps, name) for mech, eps, name, i0, k in cells]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     command = "python scripts/mitigations_utility.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -105,19 +126,7 @@ def main(argv: list[str] | None = None) -> int:
            "agent_steps": int(sum(r.agent_steps for r in results)), "rows": rows}
     write_text_atomic(out / "utility.json", json.dumps(doc, indent=2, default=lambda x: "inf" if x == math.inf else x,
                                                  allow_nan=True).replace("Infinity", '"inf"') + "\n")
-    lines = [f"Paper buffers (Laplace |B| = 1, PRS |B| = 100), reading `{args.reading}`, {args.trials} trials per cell, cap {args.cap:,} submissions "
-             f"({len(results)} trials, {wall:.0f} s on {args.processes} process(es)).", "",
-             "| mechanism | ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) | true success "
-             "| median true FST [95 % CI] | median ticks at success |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        agg = "—" if r["successes"] is None else f"{r['successes']}/{r['trials']}"
-        mfst = "—" if r["median_fst"] is None else _fmt(r["median_fst"])
-        lo, hi = r["median_true_fst_ci"]
-        ticks = "—" if r["median_ticks_at_success"] is None else _fmt(r["median_ticks_at_success"])
-        lines.append(f"| {r['mechanism']} | {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + {r['score_epsilon']:g} | "
-                     f"{agg} | {mfst} | {r['true_successes']}/{r['trials']} | {_fmt(r['median_true_fst'])} "
-                     f"[{_fmt(lo)}, {_fmt(hi)}] | {ticks} |")
+    lines = _utility_table(rows, args, len(results), wall)
     write_text_atomic(out / "utility.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

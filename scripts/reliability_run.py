@@ -77,6 +77,66 @@ def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counte
         seed(root_seed * 1000 + i)(test)()
 
 
+KILLED_COMMANDS = ("train", "tune", "replicate", "pipeline")
+
+
+def _kill_phase(args: argparse.Namespace, base: Path) -> "gen.KillLog":
+    """kill -9 at random moments of each long command, spread evenly, then resume and check."""
+    kill_log = gen.KillLog()
+    rng = np.random.default_rng(np.random.SeedSequence(args.seed))
+    for j, kind in enumerate(KILLED_COMMANDS):
+        k = args.kills // len(KILLED_COMMANDS) + (j < args.kills % len(KILLED_COMMANDS))
+        if k:
+            (base / "kills" / kind).mkdir(parents=True)
+            gen.kill_series(kind, base / "kills" / kind, rng, k, kill_log)
+    return kill_log
+
+
+def _writer_phase(args: argparse.Namespace, base: Path):
+    """Concurrent writers on one run folder (train, audit, report) and concurrent tuners on one study."""
+    writer_log = gen.WriterLog()
+    tune_counts = None
+    if args.writers:
+        clean = gen.make_run(base / "writers" / "clean-run")
+        for kind in ("train", "audit", "report"):
+            (base / "writers" / kind).mkdir(parents=True)
+            gen.concurrent_writers(kind, base / "writers" / kind, args.writers, writer_log, run=clean)
+        (base / "writers" / "tune").mkdir(parents=True)
+        tune_counts = gen.concurrent_tuners(base / "writers" / "tune", args.writers, 2 * args.writers, writer_log)
+    return writer_log, tune_counts
+
+
+def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts) -> dict:
+    outcomes = {key: counts.get(key, 0) for key in ("tracebacks", "hangs", "multi_line_errors", "wrong_outcomes",
+                                                     "files_outside_output", "pickles_executed")}
+    outcomes.update(lost_results=kill_log.lost_results, failed_resumes=kill_log.failed_resumes,
+                    concurrency_violations=writer_log.bad)
+    return {
+        "command": "python scripts/reliability_run.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "seed": args.seed,
+        "cases_tried": counts.get("cases", 0),
+        "cases_by_family": {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("cases:")},
+        "case_exit_codes": {k: v for k, v in sorted(counts.items()) if k.startswith("exit_")},
+        "kills": kill_log.kills,
+        "kills_by_command": {kind: args.kills // len(KILLED_COMMANDS) + (j < args.kills % len(KILLED_COMMANDS))
+                             for j, kind in enumerate(KILLED_COMMANDS)},
+        "state_after_kill": dict(sorted(kill_log.states.items())),
+        "concurrent_writer_groups": writer_log.groups,
+        "concurrent_writers": writer_log.writers,
+        "concurrent_tune_study": None if tune_counts is None else {
+            "asked_trials": 2 * args.writers, "complete": tune_counts["COMPLETE"], "pruned": tune_counts["PRUNED"],
+            "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"],
+            "distinct_parameter_sets": len(set(tune_counts["params"])),
+            "note": "each worker stops once the study holds the asked number; workers finishing together may "
+                    "add up to writers - 1 more"},
+        "outcomes": outcomes,
+        "all_zero": not any(outcomes.values()),
+        "failures": failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details],
+        "wall_s": walls,
+        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
+    }
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seed", type=int, default=0, help="root seed of every generator (default 0)")
@@ -100,61 +160,20 @@ def main(argv=None) -> int:
         walls["cases_s"] = round(time.perf_counter() - start, 1)
 
         start = time.perf_counter()
-        kill_log = gen.KillLog()
-        rng = np.random.default_rng(np.random.SeedSequence(args.seed))
-        kinds = ("train", "tune", "replicate", "pipeline")
-        for j, kind in enumerate(kinds):
-            k = args.kills // len(kinds) + (j < args.kills % len(kinds))
-            if k:
-                (base / "kills" / kind).mkdir(parents=True)
-                gen.kill_series(kind, base / "kills" / kind, rng, k, kill_log)
+        kill_log = _kill_phase(args, base)
         walls["kills_s"] = round(time.perf_counter() - start, 1)
 
         start = time.perf_counter()
-        writer_log = gen.WriterLog()
-        tune_counts = None
-        if args.writers:
-            clean = gen.make_run(base / "writers" / "clean-run")
-            for kind in ("train", "audit", "report"):
-                (base / "writers" / kind).mkdir(parents=True)
-                gen.concurrent_writers(kind, base / "writers" / kind, args.writers, writer_log, run=clean)
-            (base / "writers" / "tune").mkdir(parents=True)
-            tune_trials = 2 * args.writers
-            tune_counts = gen.concurrent_tuners(base / "writers" / "tune", args.writers, tune_trials, writer_log)
+        writer_log, tune_counts = _writer_phase(args, base)
         walls["writers_s"] = round(time.perf_counter() - start, 1)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
-    outcomes = {key: counts.get(key, 0) for key in ("tracebacks", "hangs", "multi_line_errors", "wrong_outcomes",
-                                                     "files_outside_output", "pickles_executed")}
-    outcomes.update(lost_results=kill_log.lost_results, failed_resumes=kill_log.failed_resumes,
-                    concurrency_violations=writer_log.bad)
-    summary = {
-        "command": "python scripts/reliability_run.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "seed": args.seed,
-        "cases_tried": counts.get("cases", 0),
-        "cases_by_family": {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("cases:")},
-        "case_exit_codes": {k: v for k, v in sorted(counts.items()) if k.startswith("exit_")},
-        "kills": kill_log.kills,
-        "kills_by_command": {kind: args.kills // 4 + (j < args.kills % 4) for j, kind in enumerate(
-            ("train", "tune", "replicate", "pipeline"))},
-        "state_after_kill": dict(sorted(kill_log.states.items())),
-        "concurrent_writer_groups": writer_log.groups,
-        "concurrent_writers": writer_log.writers,
-        "concurrent_tune_study": None if tune_counts is None else {
-            "asked_trials": 2 * args.writers, "complete": tune_counts["COMPLETE"], "pruned": tune_counts["PRUNED"],
-            "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"],
-            "distinct_parameter_sets": len(set(tune_counts["params"])),
-            "note": "each worker stops once the study holds the asked number; workers finishing together may "
-                    "add up to writers - 1 more"},
-        "outcomes": outcomes,
-        "all_zero": not any(outcomes.values()),
-        "failures": failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details],
-        "wall_s": walls,
-        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
-    }
+    summary = _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts)
     path = out / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    tmp.replace(path)  # whole or not at all
     print(json.dumps({k: summary[k] for k in ("cases_tried", "kills", "concurrent_writers", "outcomes", "wall_s")},
                      indent=1))
     print(f"wrote {path}")

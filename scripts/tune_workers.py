@@ -30,6 +30,32 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
+def _kill_one_training_worker(proc, storage, study: str, start: float, deadline_s: float) -> dict | None:
+    """SIGKILL the first worker seen training an original trial (parameters drawn, not a retry)."""
+    import optuna
+    from optuna.trial import TrialState
+
+    from tuning.workers import claimed_by
+
+    while time.monotonic() - start < deadline_s:
+        time.sleep(0.03)
+        assert proc.poll() is None, "the study ended before a worker could be killed: " + proc.stderr.read().decode()[-3000:]
+        try:
+            trials_now = optuna.load_study(study_name=study, storage=storage).get_trials(
+                deepcopy=False, states=(TrialState.RUNNING,))
+        except KeyError:
+            continue
+        for t in trials_now:
+            w = claimed_by(t)
+            if w is not None and "seeds" in t.user_attrs and t.system_attrs.get("failed_trial") is None \
+                    and w.get("pid") not in (None, proc.pid):
+                os.kill(w["pid"], signal.SIGKILL)
+                # its parameters are read after the run: this snapshot may predate them (PostgreSQL
+                # reads a trial's tables in separate statements, each seeing the latest commits)
+                return {"trial": t.number, "pid": w["pid"], "after_s": round(time.monotonic() - start, 2)}
+    return None
+
+
 def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials: int, kill: bool = True,
                         runs: int = 8, submissions: int = 4000, seed: int = 5, deadline_s: float = 150) -> dict:
     """``pgc tune --workers N`` on one study; with ``kill``, one worker process is SIGKILLed while its
@@ -39,7 +65,6 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
 
     from tuning import trial_seeds
     from tuning.storage import make_storage
-    from tuning.workers import claimed_by
 
     done = (TrialState.COMPLETE, TrialState.PRUNED)
     cmd = [sys.executable, "-m", "pgc_cli", "tune", "--out", str(out), "--storage", url, "--study", study,
@@ -51,23 +76,8 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
     storage = make_storage(url)
     killed: dict | None = None
     try:
-        while kill and killed is None and time.monotonic() - start < deadline_s:
-            time.sleep(0.03)
-            assert proc.poll() is None, "the study ended before a worker could be killed: " + proc.stderr.read().decode()[-3000:]
-            try:
-                trials_now = optuna.load_study(study_name=study, storage=storage).get_trials(
-                    deepcopy=False, states=(TrialState.RUNNING,))
-            except KeyError:
-                continue
-            for t in trials_now:  # parameters drawn and training under way, in an original trial (not a retry)
-                w = claimed_by(t)
-                if w is not None and "seeds" in t.user_attrs and t.system_attrs.get("failed_trial") is None \
-                        and w.get("pid") not in (None, proc.pid):
-                    os.kill(w["pid"], signal.SIGKILL)
-                    # its parameters are read after the run: this snapshot may predate them (PostgreSQL
-                    # reads a trial's tables in separate statements, each seeing the latest commits)
-                    killed = {"trial": t.number, "pid": w["pid"], "after_s": round(time.monotonic() - start, 2)}
-                    break
+        if kill:
+            killed = _kill_one_training_worker(proc, storage, study, start, deadline_s)
         stdout, stderr = proc.communicate(timeout=max(1.0, deadline_s - (time.monotonic() - start)))
     finally:
         if proc.poll() is None:

@@ -63,3 +63,39 @@ def test_the_auditor_imports_no_system_package():
 def test_the_floor_table_knows_every_package():
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "scripts", "results", "examples"}
     assert packages <= set(FLOORS), f"packages without a floor: {sorted(packages - set(FLOORS))}"
+
+
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+# the compiled kernel (one numba function per hot loop) and the straight-line reference trial it is checked against
+SIZE_EXEMPT = ("pgc/kernel/", "pgc/reference_trial.py")
+
+
+def _sized_sources():
+    for _, path in project_modules():
+        yield path
+    yield from sorted((ROOT / "scripts").glob("*.py"))
+
+
+def test_no_module_over_500_lines():
+    over = []
+    for path in _sized_sources():
+        rel = path.relative_to(ROOT).as_posix()
+        lines = path.read_text(encoding="utf-8").count("\n")
+        if not rel.startswith(SIZE_EXEMPT) and lines > MAX_MODULE_LINES:
+            over.append(f"{rel}: {lines} lines")
+    assert not over, f"modules over {MAX_MODULE_LINES} lines:\n" + "\n".join(over)
+
+
+def test_no_function_over_60_lines():
+    over = []
+    for path in _sized_sources():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(SIZE_EXEMPT):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    over.append(f"{rel}:{node.lineno} {node.name}: {length} lines")
+    assert not over, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(over)
