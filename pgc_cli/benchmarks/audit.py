@@ -57,6 +57,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _audited_rows(eps_values, audit, target, row, line) -> tuple[list[dict], bool]:
+    """For each ε: ``audit(ε)``, ``target(ε, result) -> (target, met)``, the row ``row(ε, result)`` kept
+    and ``line(ε, result, mark)`` printed."""
+    rows, ok = [], True
+    for eps in eps_values:
+        r = audit(eps)
+        goal, met = target(eps, r)
+        ok &= met
+        rows.append({"epsilon": eps, **row(eps, r), "target": goal, "met": met})
+        print(line(eps, r, f"{goal:5.2f}{' ok' if met else ' MISS'}"), flush=True)
+    return rows, ok
+
+
 def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
     from mechanisms import Laplace
 
@@ -64,17 +77,18 @@ def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
 
     print("\nLaplace canary audit (target ε_LB/ε ≥ 0.97; ≥ 0.95 at ε = 8; ≤ 60 CPU-s each)")
     print("   ε     ε_LB   ratio  target  wall s   cpu s   test")
-    rows, ok = [], True
-    for eps in LAPLACE_EPS:
-        r = audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed)
-        target = 0.95 if eps >= 8 else 0.97
-        met = r.ratio >= target and r.cpu_time_s <= 60  # CPU time: the machine may be shared
-        ok &= met
-        rows.append({"epsilon": eps, "epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio,
-                     "target": target, "met": met, "seconds": r.wall_time_s, "cpu_seconds": r.cpu_time_s})
-        print(f"{eps:5g}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  {target:5.2f}{' ok' if met else ' MISS'}  "
-              f"{r.wall_time_s:6.1f}  {r.cpu_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}", flush=True)
-    return rows, ok
+
+    def target(eps, r):
+        goal = 0.95 if eps >= 8 else 0.97
+        return goal, r.ratio >= goal and r.cpu_time_s <= 60  # CPU time: the machine may be shared
+
+    return _audited_rows(
+        LAPLACE_EPS, lambda eps: audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence,
+                                                 seed=args.seed), target,
+        lambda eps, r: {"epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio, "seconds": r.wall_time_s,
+                        "cpu_seconds": r.cpu_time_s},
+        lambda eps, r, mark: (f"{eps:5g}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}  "
+                              f"{r.cpu_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"))
 
 
 def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
@@ -84,24 +98,28 @@ def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
     from audit.blackbox import naive_canary
 
     print("\nPRS black-box (paper's d̂ rule; target ε_LB/ε ≥ 0.95) vs the naive all-ones canary (same run)")
-    print("   ε  d̂    ε_LB   ratio  naive ε_LB  naive ratio  best/naive  time s   test")
-    rows, ok = [], True
-    for eps in PRS_EPS:
+    print("   ε  d̂    ε_LB   ratio  target  naive ε_LB  naive ratio  best/naive  time s   test")
+
+    def audit(eps):
         mech = ProjectedRandomSign(eps)
-        r = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed)
-        naive = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed,
-                                canaries=naive_canary(112, mech.clip))
-        met = r.ratio >= 0.95
-        ok &= met
-        rows.append({"epsilon": eps, "reduced_dim": prs_reduced_dim(eps, 112), "epsilon_lower_bound": r.epsilon_lower_bound,
-                     "ratio": r.ratio, "naive_epsilon_lower_bound": naive.epsilon_lower_bound,
-                     "naive_ratio": naive.ratio, "met": met, "seconds": r.wall_time_s,
-                     "test": f"{r.bound.hypothesis} / {r.bound.statistic}"})
-        gain = r.epsilon_lower_bound / naive.epsilon_lower_bound if naive.epsilon_lower_bound > 0 else float("inf")
-        print(f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}{' ok' if met else ' MISS'}"
-              f"  {naive.epsilon_lower_bound:9.3f}  {naive.ratio:10.3f}  {gain:9.3f}  {r.wall_time_s:6.1f}   "
-              f"{r.bound.hypothesis} / {r.bound.statistic}", flush=True)
-    return rows, ok
+        best = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed)
+        best.naive = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed,
+                                     canaries=naive_canary(112, mech.clip))
+        return best
+
+    def gain(r):
+        return (r.epsilon_lower_bound / r.naive.epsilon_lower_bound if r.naive.epsilon_lower_bound > 0
+                else float("inf"))
+
+    return _audited_rows(
+        PRS_EPS, audit, lambda eps, r: (0.95, r.ratio >= 0.95),
+        lambda eps, r: {"reduced_dim": prs_reduced_dim(eps, 112), "epsilon_lower_bound": r.epsilon_lower_bound,
+                        "ratio": r.ratio, "naive_epsilon_lower_bound": r.naive.epsilon_lower_bound,
+                        "naive_ratio": r.naive.ratio, "seconds": r.wall_time_s,
+                        "test": f"{r.bound.hypothesis} / {r.bound.statistic}"},
+        lambda eps, r, mark: (f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  "
+                              f"{mark}  {r.naive.epsilon_lower_bound:9.3f}  {r.naive.ratio:10.3f}  {gain(r):9.3f}  "
+                              f"{r.wall_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"))
 
 
 def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
@@ -110,18 +128,14 @@ def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
     from audit import audit_prs_whitebox
 
     print("\nPRS white-box from (ũ, M) (target ε_LB/ε ≥ 0.97)")
-    print("   ε  d̂    ε_LB   ratio  time s")
-    rows, ok = [], True
-    for eps in PRS_EPS:
-        r = audit_prs_whitebox(ProjectedRandomSign(eps), samples=args.samples, confidence=args.confidence,
-                               seed=args.seed)
-        met = r.ratio >= 0.97
-        ok &= met
-        rows.append({"epsilon": eps, "epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio, "met": met,
-                     "seconds": r.wall_time_s})
-        print(f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}"
-              f"{' ok' if met else ' MISS'}  {r.wall_time_s:6.1f}", flush=True)
-    return rows, ok
+    print("   ε  d̂    ε_LB   ratio  target  time s")
+    return _audited_rows(
+        PRS_EPS, lambda eps: audit_prs_whitebox(ProjectedRandomSign(eps), samples=args.samples,
+                                                confidence=args.confidence, seed=args.seed),
+        lambda eps, r: (0.97, r.ratio >= 0.97),
+        lambda eps, r: {"epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio, "seconds": r.wall_time_s},
+        lambda eps, r, mark: (f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  "
+                              f"{mark}  {r.wall_time_s:6.1f}"))
 
 
 def _float_exact(args: argparse.Namespace) -> list[dict]:
