@@ -137,25 +137,20 @@ def _attack_warnings(f: Findings) -> list[dict]:
 
 def _budget_warnings(f: Findings) -> list[dict]:
     """Bounds at their certifiable cap; claims beyond what the budget could refute."""
-    w: list[dict] = []
     limited = [b for b in f.bounds if b.budget_limited]
-    if limited:
-        b = limited[0]
-        w.append({"level": "info", "title": "Bounds limited by the sample budget",
-                  "text": f"{len(limited)} lower bound(s) reach ≥ {BUDGET_LIMIT_FRACTION:.0%} of the largest ε their sample "
-                          f"budget can certify (e.g. {b.subject}, {b.channel}: ε ≥ {fmt_eps(b.lower_bound)} with a cap of "
-                          f"{fmt_eps(b.cap)} at {b.samples or '?'} samples per side). The true ε may be much larger; "
-                          "more samples would raise the bound."})
     unreachable = [b for b in f.bounds if b.cap and b.claimed and math.isfinite(b.claimed) and b.cap < b.claimed
                    and not b.verdict.startswith("violated")]
-    if unreachable:
-        b = unreachable[0]
-        w.append({"level": "info", "title": "Claims beyond what the audit could refute",
-                  "text": f"{len(unreachable)} claim(s) exceed the certifiable cap (e.g. {b.subject}, {b.channel}: "
-                          f"ε = {fmt_eps(b.claimed)} vs cap "
-                          f"{fmt_eps(b.cap)}): with this budget even a perfect test could not show a violation, so "
-                          "'consistent' there means 'not refutable with this budget'."})
-    return w
+    return [{"level": "info", "title": title, "text": text(found[0], len(found))} for found, title, text in (
+        (limited, "Bounds limited by the sample budget", lambda b, n: (
+            f"{n} lower bound(s) reach ≥ {BUDGET_LIMIT_FRACTION:.0%} of the largest ε their sample budget can "
+            f"certify (e.g. {b.subject}, {b.channel}: ε ≥ {fmt_eps(b.lower_bound)} with a cap of {fmt_eps(b.cap)} "
+            f"at {b.samples or '?'} samples per side). The true ε may be much larger; more samples would raise the "
+            "bound.")),
+        (unreachable, "Claims beyond what the audit could refute", lambda b, n: (
+            f"{n} claim(s) exceed the certifiable cap (e.g. {b.subject}, {b.channel}: ε = {fmt_eps(b.claimed)} vs cap "
+            f"{fmt_eps(b.cap)}): with this budget even a perfect test could not show a violation, so these rows are "
+            "inconclusive: 'not refutable with this budget'.")),
+    ) if found]
 
 
 def _utility_warnings(c: ReportContent, own: bool) -> list[dict]:
