@@ -25,21 +25,24 @@ def _violation_warnings(f: Findings) -> list[dict]:
     # each valid alone at its confidence: reported, but not as a proven violation
     lone = [b for b in violated if b.holm_significant is False]
     violated = [b for b in violated if b.holm_significant is not False]
+    def worst(bounds):
+        return max(bounds, key=lambda b: b.lower_bound - (b.claimed or 0))
+
     if lone:
-        worst = max(lone, key=lambda b: b.lower_bound - (b.claimed or 0))
+        b = worst(lone)
         w.append({"level": "warning", "title": "A bound above its claim, not significant over the family",
                   "text": f"{len(lone)} row(s) certify slightly more than claimed when read alone — worst: "
-                          f"{worst.subject} ({worst.channel}) ε ≥ {fmt_eps(worst.lower_bound)} against "
-                          f"ε = {fmt_eps(worst.claimed)} — but not after Holm's correction over all rows with a "
-                          "p-value: with many bounds each valid alone at its confidence, a few cross by chance. "
-                          "Re-run that audit with fresh samples to tell chance from a leak."})
+                          f"{b.subject} ({b.channel}) ε ≥ {fmt_eps(b.lower_bound)} against ε = {fmt_eps(b.claimed)} "
+                          "— but not after Holm's correction over all rows with a p-value: with many bounds each "
+                          "valid alone at its confidence, a few cross by chance. Re-run that audit with fresh "
+                          "samples to tell chance from a leak."})
     if violated:
-        worst = max(violated, key=lambda b: b.lower_bound - (b.claimed or 0))
+        b = worst(violated)
         w.append({"level": "critical", "title": "Privacy claim exceeded",
-                  "text": f"{len(violated)} audited output(s) leak more than claimed. Worst: {worst.subject} "
-                          f"({worst.channel}) claims ε = {fmt_eps(worst.claimed)} but the audit certifies "
-                          f"ε ≥ {fmt_eps(worst.lower_bound)} at {fmt_eps(worst.confidence)} confidence. "
-                          "The claim is false for this implementation, not merely loose."})
+                  "text": f"{len(violated)} audited output(s) leak more than claimed. Worst: {b.subject} ({b.channel}) "
+                          f"claims ε = {fmt_eps(b.claimed)} but the audit certifies ε ≥ {fmt_eps(b.lower_bound)} at "
+                          f"{fmt_eps(b.confidence)} confidence. The claim is false for this implementation, not "
+                          "merely loose."})
     return w
 
 
