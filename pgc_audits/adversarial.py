@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -23,7 +23,7 @@ from pgc.protect import parse_protect
 from pgc.rollout import A3CHyperparams
 from tasks import map_tasks
 
-from .environment import ChannelAudit, environment_audit, protection_record
+from .environment import ChannelAudit, EnvironmentSettings, environment_audit, protection_record
 
 ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order", "all")
 PROTECTED_ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order", "all")  # default under protect
@@ -109,84 +109,94 @@ def bound_ratio(lb: float, claim: float) -> float:
     return lb / claim if math.isfinite(claim) and claim > 0 else math.nan
 
 
-def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, *, samples: int = 200_000,
-                      seed: int = 0, channels: Sequence[str] = ("gradient", "score", "all"),
-                      confidence: float = 0.95, settings: SearchSettings | None = None,
-                      physics: CartPoleParams | None = None, hyper: A3CHyperparams | None = None,
-                      thetas: dict[str, np.ndarray] | None = None, noise_free: bool = True,
-                      protect: Sequence[str] = (), score_epsilon: float | None = None, workers: int = 9,
-                      population: Sequence[float] | None = None,
-                      progress: bool = False) -> AdversarialAuditResult:
+@dataclass(frozen=True)
+class AdversarialSettings:
+    """How one adversarial audit searches and certifies: ``samples`` releases per side per channel,
+    ``seed``, ``channels``, ``confidence``; ``search`` (the crafted family's :class:`SearchSettings`);
+    ``thetas`` skips the search for the objectives it holds (e.g. a θ saved by an earlier audit);
+    ``noise_free`` adds the gradient channel's bound with no mechanism at all; ``protect`` and
+    ``score_epsilon`` audit a protected configuration, the rank among ``workers`` workers with the others
+    playing ψ ~ U(``population``)."""
+
+    samples: int = 200_000
+    seed: int = 0
+    channels: Sequence[str] = ("gradient", "score", "all")
+    confidence: float = 0.95
+    search: SearchSettings | None = None
+    physics: CartPoleParams | None = None
+    hyper: A3CHyperparams | None = None
+    thetas: dict | None = None
+    noise_free: bool = True
+    protect: Sequence[str] = ()
+    score_epsilon: float | None = None
+    workers: int = 9
+    population: Sequence[float] | None = None
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        channels = list(dict.fromkeys(self.channels))
+        bad = [c for c in channels if c not in ADVERSARIAL_CHANNELS]
+        if bad or not channels:
+            raise ValueError(f"unknown or no channels {bad or channels}; known: {', '.join(ADVERSARIAL_CHANNELS)}")
+        object.__setattr__(self, "channels", tuple(channels))
+        object.__setattr__(self, "protect", parse_protect(self.protect))
+
+
+def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, settings: AdversarialSettings | None = None,
+                      **setting_values) -> AdversarialAuditResult:
     """Craft θ for ψ vs ψ' (search stream), then certify each channel at it on fresh episodes.
 
-    ``mechanism`` is any object with the :class:`mechanisms.Mechanism` contract. The gradient,
-    ``all`` and ``arrival`` channels are certified at the gradient-crafted θ, the score channel at
-    the score-crafted θ (when both are asked for). ``thetas`` skips the search for the objectives
-    it holds (e.g. a θ saved by an earlier audit). ``noise_free`` adds the gradient channel's bound
-    with no mechanism at all (raw gradients) at the gradient-crafted θ: the most any mechanism could
-    leak through that channel at that model.
+    ``mechanism`` is any object with the :class:`mechanisms.Mechanism` contract; ``settings`` (or its
+    fields as keywords) say how (:class:`AdversarialSettings`). The gradient, ``all`` and ``arrival``
+    channels are certified at the gradient-crafted θ, the score channel at the score-crafted θ (when
+    both are asked for). ``noise_free`` adds the gradient channel's bound with no mechanism at all (raw
+    gradients) at the gradient-crafted θ: the most any mechanism could leak through that channel at
+    that model.
 
-    ``protect``/``score_epsilon`` audit a protected configuration (:mod:`pgc.protect`):
-    ``mechanism`` is then the gradient mechanism (at ε − ε_score) and ``score_epsilon`` the score
-    mechanism's ε per submission; every channel — the privatized score, the fixed-schedule arrival,
-    the rank among ``workers`` workers (``arrival-order``, others ψ ~ U(``population``)) and ``all``
-    — is compared with the TOTAL claim ε_gradient + ε_score (see :func:`environment_audit`).
+    With ``protect``, ``mechanism`` is the gradient mechanism (at ε − ε_score) and ``score_epsilon`` the
+    score mechanism's ε per submission; every channel — the privatized score, the fixed-schedule arrival,
+    the rank among ``workers`` workers (``arrival-order``) and ``all`` — is compared with the TOTAL claim
+    ε_gradient + ε_score (see :func:`environment_audit`).
     """
-    channels = _checked_channels(psi, psi_prime, mechanism, channels)
+    s = replace(settings or AdversarialSettings(), **setting_values)
+    check_pair(psi, psi_prime)
+    if not hasattr(mechanism, "epsilon") or not callable(mechanism):
+        raise TypeError("mechanism must follow the Mechanism contract (an epsilon and a __call__)")
+    channels = list(s.channels)
     start = time.perf_counter()
-    hyper = hyper or A3CHyperparams()
-    physics = physics or CartPoleParams()
-    settings = settings or SearchSettings()
-    search_seq, audit_seq = np.random.SeedSequence(seed).spawn(2)
+    hyper = s.hyper or A3CHyperparams()
+    physics = s.physics or CartPoleParams()
+    search = s.search or SearchSettings()
+    search_seq, audit_seq = np.random.SeedSequence(s.seed).spawn(2)
     objective_of = {c: ("score" if c == "score" else "gradient") for c in channels}
-    found, searches = _crafted_models(psi, psi_prime, sorted(set(objective_of.values())), thetas, settings,
+    found, searches = _crafted_models(psi, psi_prime, sorted(set(objective_of.values())), s.thetas, search,
                                       search_seq, physics, hyper)
-    protect = parse_protect(protect)
-    claimed = float(mechanism.epsilon) + (float(score_epsilon) if "score" in protect and score_epsilon else 0.0)
+    score_epsilon = float(s.score_epsilon) if "score" in s.protect and s.score_epsilon else None
+    claimed = float(mechanism.epsilon) + (score_epsilon or 0.0)
     rows: list[AdversarialRow] = []
     means: dict[str, tuple[float, float]] = {}
     audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1)))
+    environment = EnvironmentSettings(samples=s.samples, confidence=s.confidence, hyper=hyper, physics=physics,
+                                      population=tuple(s.population or PAPER_GRAVITIES), compositions=(),
+                                      exploration=search.exploration, progress=s.progress)
     for objective in sorted(set(objective_of.values())):
         wanted = [c for c in channels if objective_of[c] == objective]
         # one worker unless the rank is asked for: the environment audit then knows no arrival-order
         # channel, and each channel keeps the streams of the committed adversarial audits
-        res = environment_audit(found[objective], mechanism, psi, psi_prime, samples=samples, confidence=confidence,
-                                seed=audit_seqs[objective], hyper=hyper, physics=physics,
-                                workers=workers if "arrival-order" in wanted else 1,
-                                population=tuple(population or PAPER_GRAVITIES), compositions=(),
-                                exploration=settings.exploration, channels=wanted, protect=protect,
-                                score_epsilon=score_epsilon if "score" in protect else None, progress=progress)
+        res = environment_audit(found[objective], mechanism, psi, psi_prime, environment, seed=audit_seqs[objective],
+                                workers=s.workers if "arrival-order" in wanted else 1, channels=wanted,
+                                protect=s.protect, score_epsilon=score_epsilon if "score" in s.protect else None)
         means[objective] = res.score_means
         rows += [AdversarialRow(c, objective) for c in res.channels]
     rows.sort(key=lambda r: channels.index(r.channel))
     noise_free_lb = None
-    if noise_free and "gradient" in found:
-        noise_free_lb = _noise_free_bound(found["gradient"], psi, psi_prime, samples, confidence,
-                                          audit_seqs["noise-free"], hyper, physics, settings, progress)
-    extra = protection_record(protect, mechanism.epsilon, float(score_epsilon) if "score" in protect else 0.0)
-    return AdversarialAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, rows, found, searches,
+    if s.noise_free and "gradient" in found:
+        noise_free_lb = environment_audit(found["gradient"], NoNoise(clip=None), psi, psi_prime, environment,
+                                          seed=audit_seqs["noise-free"], workers=1, channels=["gradient"],
+                                          ).channel("gradient").epsilon_lower_bound
+    extra = protection_record(s.protect, mechanism.epsilon, score_epsilon or 0.0)
+    return AdversarialAuditResult(psi, psi_prime, describe(mechanism), claimed, s.confidence, rows, found, searches,
                                   noise_free_lb, means, time.perf_counter() - start, extra)
-
-def _checked_channels(psi: float, psi_prime: float, mechanism: Mechanism, channels: Sequence[str]) -> list[str]:
-    check_pair(psi, psi_prime)
-    if not hasattr(mechanism, "epsilon") or not callable(mechanism):
-        raise TypeError("mechanism must follow the Mechanism contract (an epsilon and a __call__)")
-    channels = list(dict.fromkeys(channels))
-    bad = [c for c in channels if c not in ADVERSARIAL_CHANNELS]
-    if bad or not channels:
-        raise ValueError(f"unknown or no channels {bad or channels}; known: {', '.join(ADVERSARIAL_CHANNELS)}")
-    return channels
-
-
-def _noise_free_bound(theta: np.ndarray, psi: float, psi_prime: float, samples: int, confidence: float,
-                      seq: np.random.SeedSequence, hyper: A3CHyperparams, physics: CartPoleParams,
-                      settings: SearchSettings, progress: bool) -> float:
-    """The gradient channel's bound with no mechanism at all (raw gradients) at θ: the most any mechanism
-    could leak through that channel at that model."""
-    res = environment_audit(theta, NoNoise(clip=None), psi, psi_prime, samples=samples, confidence=confidence,
-                            seed=seq, hyper=hyper, physics=physics, workers=1, compositions=(),
-                            exploration=settings.exploration, channels=["gradient"], progress=progress)
-    return res.channel("gradient").epsilon_lower_bound
 
 
 def _crafted_models(psi: float, psi_prime: float, needed: Sequence[str], thetas: dict | None,
@@ -205,7 +215,7 @@ def _crafted_models(psi: float, psi_prime: float, needed: Sequence[str], thetas:
 
 
 def audit_pair(mechanism: Mechanism, pair: tuple[float, float], seed: int, search_range: bool = False, *,
-               search_objective: str = "gradient", search_trials: int = 12, settings: SearchSettings | None = None,
+               search_objective: str = "gradient", search_trials: int = 12, search: SearchSettings | None = None,
                physics: CartPoleParams | None = None, hyper: A3CHyperparams | None = None,
                **audit_options) -> tuple[WorstPairResult | None, AdversarialAuditResult]:
     """One pair of :func:`adversarial_pair_audits` (one task): with ``search_range`` the pair is a range
@@ -215,9 +225,9 @@ def audit_pair(mechanism: Mechanism, pair: tuple[float, float], seed: int, searc
     found = None
     if search_range:
         found = worst_pair_search(pair[0], pair[1], objective=search_objective, trials=search_trials, seed=seed,
-                                  physics=physics, hyper=hyper, settings=settings)
+                                  physics=physics, hyper=hyper, settings=search)
         pair = (found.psi, found.psi_prime)
-    result = adversarial_audit(mechanism, pair[0], pair[1], seed=seed, settings=settings, physics=physics,
+    result = adversarial_audit(mechanism, pair[0], pair[1], seed=seed, search=search, physics=physics,
                                hyper=hyper, **audit_options)
     return found, result
 

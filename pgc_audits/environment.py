@@ -30,6 +30,15 @@ as unprotected: the shuffler permutes only within a tick, and the unprotected mo
 ties uniformly. Every channel is then compared with the TOTAL claim per submission,
 ε_gradient + ε_score (k times that for the k-submission channels).
 
+Engine: the system under audit is :class:`pgc.system.PGCA3CSystem` (the System contract); each
+channel's test is chosen and certified by :func:`audit.releases.fit_channel_tests` and
+:func:`audit.releases.certify_channel_tests`, the functions :func:`audit.system_audit.audit_system`
+uses, and judged by its one rule :func:`audit.system_audit.row_verdict` (held to the total claim).
+What this audit does beyond ``audit_system``: it draws every side's episodes, gradient noise and
+score noise from their own streams (five children of the seed, so that the committed environment
+and adversarial audits reproduce bit for bit), and audits the arrival rank, which costs W episodes
+per release, on ``order_fraction`` of the samples.
+
 Verdicts per channel: ``violated`` (ε_LB > the claim at the stated confidence), ``unprotected
 channel`` (a channel no mechanism covers, with ε_LB > 0: it leaks and nothing bounds the leak),
 ``consistent`` otherwise. Every channel's bound holds at the stated confidence on its own; the
@@ -40,7 +49,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -128,64 +137,95 @@ class EnvironmentAuditResult:
                 "channels": [c.to_dict() for c in self.channels], **self.extra}
 
 
-def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_prime: float, *,
-                      samples: int = 100_000, confidence: float = 0.95, seed: int | np.random.SeedSequence = 0,
-                      hyper: A3CHyperparams | None = None, physics: CartPoleParams | None = None,
-                      workers: int = 9, population: Sequence[float] = PAPER_GRAVITIES,
-                      compositions: Sequence[int] = (3,), train_fraction: float = 0.25,
-                      order_fraction: float = 0.25, exploration: float = 0.0,
-                      channels: Sequence[str] | None = None, protect: Sequence[str] = (),
-                      score_epsilon: float | None = None,
-                      progress: bool = False) -> EnvironmentAuditResult:
+@dataclass(frozen=True)
+class EnvironmentSettings:
+    """How one environment audit simulates PGC-A3C's participant and spends its episodes (validated on
+    construction). ``samples`` certification releases per side (a training split of ``train_fraction``
+    of that, at least 200, comes first); the arrival rank needs ``workers`` episodes per release and uses
+    ``order_fraction`` of the samples; ``compositions`` adds the k-submission channels; ``channels``
+    restricts the audit (None: every channel); ``protect`` (any of ``score``, ``timing``, ``order``) and
+    ``score_epsilon`` audit a protected configuration. ``seed`` is an int or the SeedSequence of a caller."""
+
+    samples: int = 100_000
+    confidence: float = 0.95
+    seed: int | np.random.SeedSequence = 0
+    hyper: A3CHyperparams | None = None
+    physics: CartPoleParams | None = None
+    workers: int = 9
+    population: Sequence[float] = PAPER_GRAVITIES
+    compositions: Sequence[int] = (3,)
+    train_fraction: float = 0.25
+    order_fraction: float = 0.25
+    exploration: float = 0.0
+    channels: Sequence[str] | None = None
+    protect: Sequence[str] = ()
+    score_epsilon: float | None = None
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        samples, workers, compositions = self.samples, self.workers, self.compositions
+        if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 100:
+            raise ValueError(f"samples must be an integer >= 100, got {samples!r}")
+        if not isinstance(workers, (int, np.integer)) or workers < 1:
+            raise ValueError(f"workers must be a positive integer, got {workers!r}")
+        if any((not isinstance(k, (int, np.integer))) or k < 2 for k in compositions):
+            raise ValueError("compositions must be integers >= 2")
+        if not (0.0 < self.confidence < 1.0):
+            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence!r}")
+        if not (0.0 < self.train_fraction <= 1.0 and 0.0 < self.order_fraction <= 1.0):
+            raise ValueError("train_fraction and order_fraction must lie in (0, 1]")
+        object.__setattr__(self, "compositions", tuple(compositions))
+        object.__setattr__(self, "protect", parse_protect(self.protect))
+
+
+def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_prime: float,
+                      settings: EnvironmentSettings | None = None, **setting_values) -> EnvironmentAuditResult:
     """Audit every transcript channel of one submission for the pair ψ vs ψ' at model θ.
 
-    ``channels`` restricts the audit to some of ``gradient``, ``score``, ``arrival``,
-    ``arrival-order``, ``all`` and the composition channels (default: every channel).
-    ``protect`` (any of ``score``, ``timing``, ``order``) audits a protected configuration;
-    ``mechanism`` is then the gradient mechanism (at ε − ε_score) and ``score_epsilon`` the score
-    mechanism's ε per submission (required with ``score``); the claim is their sum.
+    ``settings`` (or its fields as keywords: ``samples=...``) say what is simulated and audited
+    (:class:`EnvironmentSettings`). With ``protect``, ``mechanism`` is the gradient mechanism (at
+    ε − ε_score) and ``score_epsilon`` the score mechanism's ε per submission (required with ``score``);
+    the claim is their sum.
     """
-    protect = parse_protect(protect)
-    _check_arguments(psi, psi_prime, samples, workers, compositions)
-    known, wanted = _environment_channels(workers, compositions, channels)
-    compositions = [k for k in compositions if any(c.startswith((f"gradient×{k}", f"score×{k}")) for c in wanted)]
+    s = replace(settings or EnvironmentSettings(), **setting_values)
+    if not (math.isfinite(psi) and math.isfinite(psi_prime)) or psi == psi_prime:
+        raise ValueError(f"need two different finite gravities, got {psi!r} and {psi_prime!r}")
+    known, wanted = _environment_channels(s.workers, s.compositions, s.channels)
+    compositions = [k for k in s.compositions if any(c.startswith((f"gradient×{k}", f"score×{k}")) for c in wanted)]
     start = time.perf_counter()
-    hyper = hyper or A3CHyperparams()
     # the system under audit: PGC-A3C's participant at model θ, through the System contract
-    system = PGCA3CSystem(mechanism, theta, hyper=hyper, physics=physics or CartPoleParams(), workers=workers,
-                          population=population, compositions=compositions, order=False, exploration=exploration,
-                          protect=protect, score_epsilon=score_epsilon)
-    claimed = system.claim.epsilon  # total claim
-    train = max(200, int(train_fraction * samples))
-    total = train + samples
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    system = PGCA3CSystem(mechanism, theta, hyper=s.hyper or A3CHyperparams(), physics=s.physics or CartPoleParams(),
+                          workers=s.workers, population=s.population, compositions=compositions, order=False,
+                          exploration=s.exploration, protect=s.protect, score_epsilon=s.score_epsilon)
+    train = max(200, int(s.train_fraction * s.samples))
+    root = s.seed if isinstance(s.seed, np.random.SeedSequence) else np.random.SeedSequence(s.seed)
     # five children: episodes, gradient noise, arrival order, tests, score noise (drawn only with a privatized score)
     sim_seq, mech_seq, order_seq, test_seq, score_seq = root.spawn(5)
 
-    order_samples = max(100, int(order_fraction * samples))
-    order_train = max(200, int(train_fraction * order_samples))
-    sides = _draw_sides(system, psi, psi_prime, total, (sim_seq, mech_seq, score_seq),
+    order_samples = max(100, int(s.order_fraction * s.samples))
+    order_train = max(200, int(s.train_fraction * order_samples))
+    sides = _draw_sides(system, psi, psi_prime, train + s.samples, (sim_seq, mech_seq, score_seq),
                         order_seq if "arrival-order" in wanted else None, order_train + order_samples)
 
     audited = []
     from audit.progress import progress_bar
 
-    bar = progress_bar(len(wanted), "channel", f"environment audit ψ={psi:g} vs ψ'={psi_prime:g}", progress)
+    bar = progress_bar(len(wanted), "channel", f"environment audit ψ={psi:g} vs ψ'={psi_prime:g}", s.progress)
     for name in known:
         if name not in wanted:
             continue
         n_train = order_train if name == "arrival-order" else train
-        audited.append(_audit_channel(system, name, sides["pos"][name], sides["neg"][name], n_train, confidence,
+        audited.append(_audit_channel(system, name, sides["pos"][name], sides["neg"][name], n_train, s.confidence,
                                       f"ψ={psi:g} vs ψ'={psi_prime:g} [{name}]"))
         bar.update(1)
     bar.close()
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
     from audit.blackbox import describe
 
-    extra = protection_record(protect, mechanism.epsilon,
+    extra = protection_record(s.protect, mechanism.epsilon,
                               system.score_mechanism.epsilon if system.score_mechanism is not None else 0.0)
-    return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), claimed, confidence, audited, means,
-                                  time.perf_counter() - start, extra)
+    return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), system.claim.epsilon, s.confidence, audited,
+                                  means, time.perf_counter() - start, extra)
 
 
 def protection_record(protect: Sequence[str], gradient_epsilon: float, score_epsilon: float) -> dict:
@@ -195,17 +235,6 @@ def protection_record(protect: Sequence[str], gradient_epsilon: float, score_eps
         return {}
     return {"protect": list(protect), "gradient_epsilon": float(gradient_epsilon), "score_epsilon": float(score_epsilon),
             "claim": "total: ε_gradient + ε_score per submission"}
-
-
-def _check_arguments(psi: float, psi_prime: float, samples: int, workers: int, compositions: Sequence[int]) -> None:
-    if not (math.isfinite(psi) and math.isfinite(psi_prime)) or psi == psi_prime:
-        raise ValueError(f"need two different finite gravities, got {psi!r} and {psi_prime!r}")
-    if not isinstance(samples, (int, np.integer)) or samples < 100:
-        raise ValueError(f"samples must be an integer >= 100, got {samples!r}")
-    if not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if any((not isinstance(k, (int, np.integer))) or k < 2 for k in compositions):
-        raise ValueError("compositions must be integers >= 2")
 
 
 def _environment_channels(workers: int, compositions: Sequence[int],

@@ -105,10 +105,10 @@ def curve_point(mechanism: Mechanism, psi: float, psi_prime: float, adversarial_
     None, with the noise-free bound) and the honest audit at ``honest_theta``."""
     if thetas is None:
         adv = adversarial_audit(mechanism, psi, psi_prime, samples=samples, seed=adversarial_seed,
-                                channels=channels, confidence=confidence, settings=settings)
+                                channels=channels, confidence=confidence, search=settings)
     else:
         adv = adversarial_audit(mechanism, psi, psi_prime, samples=samples, seed=adversarial_seed,
-                                channels=channels, confidence=confidence, settings=settings, thetas=thetas,
+                                channels=channels, confidence=confidence, search=settings, thetas=thetas,
                                 noise_free=False)
     honest = environment_audit(honest_theta, mechanism, psi, psi_prime, samples=samples, confidence=confidence,
                                seed=honest_seed, workers=1, compositions=(), channels=list(channels))

@@ -31,7 +31,7 @@ def adversarial_pairs(args, mech, pairs, report: dict, progress: bool, hyper=Non
         mech, [tuple(p) for p in pairs], seed=args.seed, executor=args.executor,
         search_ranges=[isinstance(p, GravityRange) for p in pairs],
         search_objective="gradient" if any(c != "score" for c in args.channel_list) else "score",
-        search_trials=args.search_trials, settings=settings, physics=physics, hyper=hyper,
+        search_trials=args.search_trials, search=settings, physics=physics, hyper=hyper,
         samples=args.samples or 200_000, channels=args.channel_list, confidence=args.confidence,
         progress=progress, **protection)
     audits = []
