@@ -108,3 +108,20 @@ def test_core_package_imports_no_orchestration_or_analysis_package():
             "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _square_after(item):
+    import time
+
+    n, pause = item
+    time.sleep(pause)
+    return n * n
+
+
+def test_local_engine_map_each_keeps_input_order_whatever_finishes_first():
+    from engines import LocalEngine
+
+    items = [(3, 0.3), (1, 0.0), (2, 0.1)]  # the first job finishes last
+    with LocalEngine(2) as engine:
+        assert engine.map_each(_square_after, items, progress="jobs") == [9, 1, 4]
+    assert LocalEngine(1).map_each(_square_after, items) == [9, 1, 4]

@@ -177,21 +177,8 @@ def _print_regret(result: dict, jobs: int, out: Path, plot: Path) -> None:
               f"[{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}] (theory 0.75; DP20 0.5)")
 
 
-def _run_jobs(run_job, specs: dict, order: list, workers: int) -> dict:
-    """Each job in its own process as soon as one is free (the heaviest first), with a progress bar."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from tqdm import tqdm
-
-    results = {}
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(run_job, specs[k]): k for k in order}
-        for fut in tqdm(as_completed(futures), total=len(futures), desc="bandit regret jobs"):
-            results[futures[fut]] = fut.result()
-    return results
-
-
 def _regret(args: argparse.Namespace) -> int:
+    from engines import LocalEngine
     from fedlinucb.study import run_job
     from pgc_cli.io import write_json_atomic
     import schemas
@@ -205,7 +192,8 @@ def _regret(args: argparse.Namespace) -> int:
     specs = _regret_jobs(args, root)
     order = sorted(specs, key=lambda k: -k[1])  # the heaviest jobs first
     started = time.perf_counter()
-    results = _run_jobs(run_job, specs, order, args.workers)
+    with LocalEngine(args.workers) as engine:  # one process per job, the heaviest first
+        results = dict(zip(order, engine.map_each(run_job, [specs[k] for k in order], progress="bandit regret jobs")))
     elapsed = time.perf_counter() - started
     sweep, fit = _privacy_cost(args, results, root)
     result = {"kind": "bandit-regret", "format_version": 1, "label": args.label, "settings": _regret_settings(args),
