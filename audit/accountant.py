@@ -28,10 +28,31 @@ def _accountant():
     return pld_privacy_accountant.PLDAccountant(value_discretization_interval=PLD_DISCRETIZATION)
 
 
+def gaussian_composition_mu(event) -> float | None:
+    """μ of an event made only of Gaussians (one, self-composed, or composed): √Σ 1/z²; None otherwise."""
+    import dp_accounting
+
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return math.inf if event.noise_multiplier == 0 else 1.0 / event.noise_multiplier
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = gaussian_composition_mu(event.event)
+        return None if inner is None else math.sqrt(event.count) * inner
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [gaussian_composition_mu(e) for e in event.events]
+        return None if any(p is None for p in parts) else math.sqrt(sum(p * p for p in parts))
+    return None
+
+
 def accountant_epsilon(event, delta: float) -> float:
-    """ε at ``delta`` of the noise described by ``event`` (a dp_accounting DpEvent), PLD accountant."""
+    """ε at ``delta`` of the noise described by ``event`` (a dp_accounting DpEvent): for Gaussians alone the
+    exact μ-GDP curve (Dong, Roth & Su 2019, Cor. 2.13; Balle & Wang 2018, Thm. 8), else the PLD accountant."""
     if not (0.0 < delta < 1.0):
         raise ValueError(f"the accountant needs delta in (0, 1), got {delta!r}")
+    mu = gaussian_composition_mu(event)
+    if mu is not None:
+        from .curves import gdp_epsilon
+
+        return gdp_epsilon(delta, mu)
     acc = _accountant()
     acc.compose(event)
     return float(acc.get_epsilon(delta))

@@ -18,6 +18,18 @@ from scipy.stats import norm
 from .bounds import cp_upper
 
 
+# A row whose claim states a μ-GDP curve runs two tests on the same fresh samples and is flagged when
+# either flags: the curve test gets this share of α, the threshold test the rest (fixed before any data;
+# the curve test is the stronger one against a Gaussian claim, the threshold test stays as a check of
+# the (ε, δ) reading).
+CURVE_ALPHA_SHARE = 0.8
+
+
+def split_alpha(alpha: float) -> tuple[float, float]:
+    """(threshold test's α, curve test's α) of a row with a curve claim."""
+    return (1.0 - CURVE_ALPHA_SHARE) * alpha, CURVE_ALPHA_SHARE * alpha
+
+
 def gdp_tradeoff(alpha: float, mu: float) -> float:
     """T_μ(α) = Φ(Φ⁻¹(1−α) − μ) (Def. 2.7)."""
     return float(norm.cdf(norm.isf(alpha) - mu))
@@ -27,8 +39,9 @@ def gdp_delta(epsilon: float, mu: float) -> float:
     """δ(ε) of a μ-GDP mechanism (Cor. 2.13)."""
     if mu <= 0.0:
         return 0.0
+    # e^ε·Φ(−ε/μ − μ/2) as exp(ε + log Φ(·)): finite for the large ε of a large μ
     return float(norm.cdf(-epsilon / mu + mu / 2.0)
-                 - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2.0))
+                 - math.exp(epsilon + float(norm.logcdf(-epsilon / mu - mu / 2.0))))
 
 
 def gdp_epsilon(delta: float, mu: float) -> float:
@@ -37,6 +50,8 @@ def gdp_epsilon(delta: float, mu: float) -> float:
         raise ValueError(f"delta must lie in (0, 1), got {delta}")
     if mu <= 0.0 or gdp_delta(0.0, mu) <= delta:
         return 0.0
+    if not math.isfinite(mu):
+        return math.inf
     upper = 1.0
     while gdp_delta(upper, mu) > delta:
         upper *= 2.0
@@ -95,7 +110,7 @@ def curve_violation_pvalue(fp: int, fn: int, n_neg: int, n_pos: int, claimed_mu:
     if mu_lower_bound(fp, fn, n_neg, n_pos, low) > claimed_mu:
         return low
     for _ in range(200):
-        mid = math.sqrt(low * high) if high < 1e-3 else 0.5 * (low + high)
+        mid = math.exp(0.5 * (math.log(low) + math.log(high))) if high < 1e-3 else 0.5 * (low + high)
         if mu_lower_bound(fp, fn, n_neg, n_pos, mid) > claimed_mu:
             high = mid
         else:
@@ -109,20 +124,30 @@ def select_curve_threshold(train_pos_scores, train_neg_scores, n_cert: int,
                            alpha: float) -> float:
     """Threshold maximizing the projected μ lower bound on the training split.
 
-    A test flags a release as "positive" when its score ≥ threshold.  Each
-    candidate's training rates are projected as counts on n_cert fresh samples per
-    side and scored with mu_lower_bound.
+    A test flags a release as "positive" when its score ≥ threshold. Each candidate's training rates are
+    taken at a pessimistic upper bound (:func:`audit.selection.rate_upper`, two-sided), projected as
+    counts on n_cert fresh samples per side and scored with the bound of :func:`mu_lower_bound`; the
+    projected curve is averaged over neighbouring thresholds before its maximum is taken, so that a
+    lucky tail of the training split (winner's curse) does not win over the stable centre.
     """
+    from .selection import SELECTION_PESSIMISM_TWO_SIDED, SMOOTHING_WINDOW, moving_average, rate_upper
+
     pos = np.sort(np.asarray(train_pos_scores, dtype=float))
     neg = np.sort(np.asarray(train_neg_scores, dtype=float))
     candidates = np.unique(np.quantile(np.concatenate([pos, neg]), np.linspace(0.0, 1.0, 1601)))
-    fpr = 1.0 - np.searchsorted(neg, candidates, side="left") / neg.size
-    fnr = np.searchsorted(pos, candidates, side="left") / pos.size
-    fp = np.rint(fpr * n_cert)
-    fn = np.rint(fnr * n_cert)
+    fp_train = neg.size - np.searchsorted(neg, candidates, side="left")
+    fn_train = np.searchsorted(pos, candidates, side="left")
+    fpr = rate_upper(fp_train, neg.size, SELECTION_PESSIMISM_TWO_SIDED, True)
+    fnr = rate_upper(fn_train, pos.size, SELECTION_PESSIMISM_TWO_SIDED, True)
+    fp = np.minimum(np.rint(fpr * n_cert), n_cert)
+    fn = np.minimum(np.rint(fnr * n_cert), n_cert)
     fpr_upper = np.where(fp >= n_cert, 1.0,
                          beta_dist.ppf(1.0 - alpha / 2.0, fp + 1, np.maximum(n_cert - fp, 1)))
     fnr_upper = np.where(fn >= n_cert, 1.0,
                          beta_dist.ppf(1.0 - alpha / 2.0, fn + 1, np.maximum(n_cert - fn, 1)))
-    projected = norm.isf(fpr_upper) - norm.ppf(fnr_upper)  # same bound as mu_lower_bound
-    return float(candidates[int(np.nanargmax(projected))])
+    with np.errstate(invalid="ignore"):
+        projected = norm.isf(fpr_upper) - norm.ppf(fnr_upper)  # same bound as mu_lower_bound
+    projected = np.where(np.isfinite(projected), projected, -np.inf)
+    if candidates.size >= 20 * SMOOTHING_WINDOW:
+        projected = moving_average(np.maximum(projected, -10.0), SMOOTHING_WINDOW)
+    return float(candidates[int(np.argmax(projected))])

@@ -1,66 +1,173 @@
-"""Power of the curve audit: the smallest Gaussian-shaped leak it flags.
+"""Power of an audit: the smallest leak it would flag, and the samples that would decide a claim.
 
-A μ-GDP pair of releases is N(0, 1) vs N(μ, 1) along the difference direction; a
-threshold t gives FPR = Φ(−t) and FNR = Φ(t − μ).  The audit certifies
-mu_lower_bound from the counts on n fresh samples per side (audit.curves) and
-flags a claim of μ_c when that bound exceeds μ_c.  Counts are taken at their
-normal-approximation quantile so that each side is no worse with probability
-√power (the two sides are independent), which gives a flag probability ≥ power.
+A leak of a given shape and size gives every threshold test a (FPR, FNR) pair; n fresh samples per
+side give counts near n·FPR and n·FNR. Each count is taken at its normal-approximation quantile that
+it stays below with probability √power (the two sides are independent), so the bound computed from
+those counts at the best threshold is reached with probability ≥ power by the oracle test of that
+leak. ``detectable_epsilon`` is the smallest leak whose bound then exceeds the claim: a leak of that
+size would have been flagged with probability ≥ power (checked by simulation in
+:mod:`audit.power_study`).
+
+Leak shapes: a claim with a μ-GDP curve, or a claim with δ > 0, faces a Gaussian-shaped leak
+(N(0, 1) vs N(μ, 1), μ calibrated to the leak's ε at the claim's δ); a pure ε claim (δ = 0) faces a
+Laplace-shaped leak (Lap(0, 1/ε) vs Lap(1, 1/ε)), the shape of the additive noise that delivers ε-DP.
+
+Tests: the threshold test certifies ε at the claim's δ (:func:`audit.bounds.epsilon_from_rates`, the
+α split between the two rates chosen among :data:`audit.selection.FP_SHARES`); the curve test
+certifies μ (:func:`audit.curves.mu_lower_bound`, α split evenly between its two rates). A row whose
+claim has a curve runs both, at their shares of α (:func:`audit.curves.split_alpha`), and is flagged
+when either flags, so its detectable ε is the smaller of the two.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
-from scipy import optimize
 from scipy.stats import norm
 
-from audit.curves import gdp_epsilon, gdp_mu_for, mu_lower_bound
+from . import bounds
+from .curves import gdp_epsilon, gdp_mu_for, split_alpha
+from .selection import FP_SHARES
+
+POWER = 0.8  # the flag probability ``detectable_epsilon`` promises
+DECISIVE_MARGIN = 1.1  # a consistent row is decisive when detectable_epsilon ≤ 1.1 × the claim
+_LARGEST_LEAK = 60.0
+GRID = 400  # thresholds scanned per leak
+TOLERANCE = 1e-3  # relative precision of a detectable size  # ε (or μ) beyond which no leak is searched: the audit cannot flag the claim
 
 
-def _pessimistic_count(rate: float, n: int, z: float) -> int:
-    """Count exceeded with probability 1 − Φ(z) under Binomial(n, rate) (normal approx.)."""
-    return int(min(n, math.ceil(n * rate + z * math.sqrt(n * rate * (1.0 - rate)))))
+def _pessimistic_counts(rates: np.ndarray, n: int, z: float) -> np.ndarray:
+    """Counts that Binomial(n, rate) stays below with probability Φ(z) (normal approximation)."""
+    rates = np.clip(rates, 0.0, 1.0)
+    return np.minimum(n, np.ceil(n * rates + z * np.sqrt(n * rates * (1.0 - rates))))
 
 
-def flagged_mu_bound(true_mu: float, n: int, alpha: float, power: float) -> float:
-    """μ lower bound the curve audit reaches with probability ≥ power at the best threshold."""
+def gaussian_rates(mu: float) -> tuple[np.ndarray, np.ndarray]:
+    """(FPR, FNR) of the threshold tests [x ≥ t] on N(0, 1) vs N(μ, 1), over a grid of t."""
+    t = np.linspace(-3.0, mu + 9.0, GRID)
+    return norm.sf(t), norm.cdf(t - mu)
+
+
+def laplace_rates(epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """(FPR, FNR) of the tests [x ≥ t] on Lap(0, b) vs Lap(1, b), b = 1/ε, over a grid of t ≥ 1
+    (where the likelihood ratio is e^ε; by symmetry the lower tail gives the same)."""
+    b = 1.0 / epsilon
+    t = 1.0 + b * np.linspace(0.0, 40.0, GRID)
+    return 0.5 * np.exp(-t / b), 1.0 - 0.5 * np.exp(-(t - 1.0) / b)
+
+
+def threshold_flag_bound(fpr: np.ndarray, fnr: np.ndarray, n: int, alpha: float, delta: float,
+                         power: float = POWER) -> float:
+    """The ε lower bound the best threshold test reaches with probability ≥ ``power`` on n per side."""
     z = float(norm.ppf(math.sqrt(power)))
+    fp, fn = _pessimistic_counts(fpr, n, z), _pessimistic_counts(fnr, n, z)
     best = 0.0
-    for threshold in np.linspace(-1.0, true_mu + 1.0, 121):
-        fp = _pessimistic_count(float(norm.sf(threshold)), n, z)
-        fn = _pessimistic_count(float(norm.cdf(threshold - true_mu)), n, z)
-        best = max(best, mu_lower_bound(fp, fn, n, n, alpha))
+    for share in FP_SHARES:
+        eps = bounds.epsilon_from_rates(bounds.cp_upper(fp, n, share * alpha),
+                                        bounds.cp_upper(fn, n, (1.0 - share) * alpha), delta)
+        best = max(best, float(np.max(eps)))
     return best
 
 
-def detectable_mu(claimed_mu: float, n: int, alpha: float, power: float = 0.8) -> float:
-    """Smallest true μ whose leak the curve audit flags against claimed_mu w.p. ≥ power."""
-    gap = lambda mu: flagged_mu_bound(mu, n, alpha, power) - claimed_mu
-    upper = max(2.0 * claimed_mu, 1.0)
-    while gap(upper) <= 0.0:
-        upper *= 2.0
-        if upper > 1e3:
+def curve_flag_bound(true_mu: float, n: int, alpha: float, power: float = POWER) -> float:
+    """The μ lower bound the best curve test reaches with probability ≥ ``power`` on n per side."""
+    z = float(norm.ppf(math.sqrt(power)))
+    fpr, fnr = gaussian_rates(true_mu)
+    fp, fn = _pessimistic_counts(fpr, n, z), _pessimistic_counts(fnr, n, z)
+    fpr_upper = bounds.cp_upper(fp, n, alpha / 2.0)
+    fnr_upper = bounds.cp_upper(fn, n, alpha / 2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = np.where((fpr_upper < 1.0) & (fnr_upper < 1.0), norm.isf(fpr_upper) - norm.ppf(fnr_upper), 0.0)
+    return float(max(0.0, np.max(mu)))
+
+
+def _smallest_flagged(flag_bound, claimed: float, lowest: float) -> float:
+    """Smallest leak size s ≥ ``lowest`` with flag_bound(s) > claimed (bisection on a monotone map); ∞ if
+    no leak up to the largest searched is flagged."""
+    high = max(2.0 * lowest, lowest + 0.5)
+    while flag_bound(high) <= claimed:
+        if high >= _LARGEST_LEAK:
             return math.inf
-    return float(optimize.brentq(gap, claimed_mu, upper, xtol=1e-4))
+        high = min(_LARGEST_LEAK, 2.0 * high)
+    low = lowest
+    for _ in range(40):
+        mid = 0.5 * (low + high)
+        low, high = (low, mid) if flag_bound(mid) > claimed else (mid, high)
+        if high - low <= TOLERANCE * high:
+            break
+    return high
 
 
-def detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: float,
-                       power: float = 0.8) -> float:
-    """Smallest ε whose Gaussian-shaped leak the curve audit flags against (claim_eps, δ)."""
-    return gdp_epsilon(delta, detectable_mu(gdp_mu_for(claim_eps, delta), n, alpha, power))
+def detectable_mu(claimed_mu: float, n: int, alpha: float, power: float = POWER) -> float:
+    """Smallest true μ whose Gaussian leak the curve test (at ``alpha``) flags against ``claimed_mu``."""
+    return _smallest_flagged(lambda mu: curve_flag_bound(mu, n, alpha, power), claimed_mu, claimed_mu)
 
 
-def samples_to_decide(claim_eps: float, delta: float, alpha: float, power: float = 0.8,
-                      margin: float = 1.1, n_max: int = 10**8) -> int:
-    """Smallest n per side with detectable_epsilon ≤ margin × claim_eps (doubling + bisection)."""
-    decides = lambda n: detectable_epsilon(claim_eps, delta, n, alpha, power) <= margin * claim_eps
+def curve_detectable_epsilon(claimed_mu: float, delta: float, n: int, alpha: float, power: float = POWER) -> float:
+    """The ε at δ of the smallest Gaussian leak the curve test (at ``alpha``) flags against ``claimed_mu``."""
+    mu = detectable_mu(claimed_mu, n, alpha, power)
+    return gdp_epsilon(delta, mu) if math.isfinite(mu) and delta > 0 else math.inf
+
+
+def _threshold_flag(delta: float, n: int, alpha: float, power: float):
+    """leak ε ↦ the threshold test's ε bound reached with probability ≥ power (Gaussian-shaped leak at
+    δ > 0, Laplace-shaped at δ = 0)."""
+    if delta > 0:
+        return lambda eps: threshold_flag_bound(*gaussian_rates(gdp_mu_for(eps, delta)), n, alpha, delta, power)
+    return lambda eps: threshold_flag_bound(*laplace_rates(eps), n, alpha, 0.0, power)
+
+
+def threshold_detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: float,
+                                 power: float = POWER) -> float:
+    """Smallest ε of a leak (Gaussian-shaped at δ > 0, Laplace-shaped at δ = 0) that the threshold
+    test flags against (claim_eps, δ) with probability ≥ ``power``."""
+    return _smallest_flagged(_threshold_flag(delta, n, alpha, power), claim_eps, claim_eps)
+
+
+@functools.lru_cache(maxsize=4096)
+def detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: float, claimed_mu: float | None = None,
+                       power: float = POWER) -> float:
+    """Smallest ε (at the claim's δ) of a leak this audit flags with probability ≥ ``power``: the threshold
+    test alone, or — when the claim has a μ-GDP curve — the threshold and curve tests at their shares of α,
+    whichever flags the smaller leak."""
+    if not (math.isfinite(claim_eps) and claim_eps > 0):
+        return math.inf
+    if claimed_mu is None:
+        return threshold_detectable_epsilon(claim_eps, delta, n, alpha, power)
+    threshold_alpha, curve_alpha = split_alpha(alpha)
+    return min(threshold_detectable_epsilon(claim_eps, delta, n, threshold_alpha, power),
+               curve_detectable_epsilon(claimed_mu, delta, n, curve_alpha, power))
+
+
+def flags_leak(leak_eps: float, claim_eps: float, delta: float, n: int, alpha: float,
+               claimed_mu: float | None = None, power: float = POWER) -> bool:
+    """Whether this audit (n per side, ``alpha``) flags a leak of ``leak_eps`` against the claim with
+    probability ≥ ``power``: detectable_epsilon(...) ≤ leak_eps, in one evaluation."""
+    if claimed_mu is None:
+        return _threshold_flag(delta, n, alpha, power)(leak_eps) > claim_eps
+    threshold_alpha, curve_alpha = split_alpha(alpha)
+    if _threshold_flag(delta, n, threshold_alpha, power)(leak_eps) > claim_eps:
+        return True
+    return delta > 0 and curve_flag_bound(gdp_mu_for(leak_eps, delta), n, curve_alpha, power) > claimed_mu
+
+
+@functools.lru_cache(maxsize=1024)
+def samples_to_decide(claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
+                      power: float = POWER, margin: float = DECISIVE_MARGIN, n_max: int = 10**9) -> int | None:
+    """Smallest n per side whose detectable ε is ≤ ``margin`` × the claim (doubling, then bisection to
+    1 %); None when no n up to ``n_max`` gets there."""
+    def decides(n: int) -> bool:
+        return flags_leak(margin * claim_eps, claim_eps, delta, n, alpha, claimed_mu, power)
+
+    if not (math.isfinite(claim_eps) and claim_eps > 0):
+        return None
     high = 1000
     while not decides(high):
         high *= 2
         if high > n_max:
-            raise ValueError(f"no n up to {n_max} decides a claim of epsilon={claim_eps}")
+            return None
     low = high // 2
     while high - low > max(1, high // 100):
         mid = (low + high) // 2

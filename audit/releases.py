@@ -14,8 +14,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 from systems.contract import ALL
 
+from .curves import split_alpha
 from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
-from .tester import CandidateTest, EpsilonBound, bound_from_counts, count_accepts, fit_candidate
+from .tester import CandidateTest, EpsilonBound, bound_from_counts, count_both, fit_candidate
 
 RELATIVE_RESOLUTION_BITS = 30  # releases are rounded to 30 significant bits unless float_exact
 
@@ -105,13 +106,17 @@ def fit_channel_tests(train_pos: Mapping[str, np.ndarray], train_neg: Mapping[st
                       channels: Sequence[str], n_cert: int, confidence: float, deltas: Mapping[str, float],
                       labels: Mapping[str, str],
                       statistics_for: Callable[[str], Sequence | None] = lambda channel: None,
-                      two_sided_rates: bool = True) -> dict[str, CandidateTest]:
-    """One chosen test per channel, from the training split only."""
-    alpha = 1.0 - confidence
+                      two_sided_rates: bool = True,
+                      curves: Mapping[str, bool] | None = None) -> dict[str, CandidateTest]:
+    """One chosen test per channel, from the training split only; a channel in ``curves`` (its claim has a
+    μ-GDP curve) also gets a curve threshold, each of its two tests chosen at its share of α
+    (:func:`audit.curves.split_alpha`)."""
     tests = {}
     for ch in channels:
+        curve = bool(curves and curves.get(ch))
+        alpha, curve_alpha = split_alpha(1.0 - confidence) if curve else (1.0 - confidence, None)
         cand = fit_candidate(labels[ch], train_pos[ch], train_neg[ch], n_cert, alpha, deltas[ch], statistics_for(ch),
-                             two_sided_rates)
+                             two_sided_rates, curve, curve_alpha)
         if cand is None:
             raise ValueError(f"no statistic applies to channel {ch!r}")
         tests[ch] = cand
@@ -121,15 +126,19 @@ def fit_channel_tests(train_pos: Mapping[str, np.ndarray], train_neg: Mapping[st
 def certify_channel_tests(tests: Mapping[str, CandidateTest], chunks_pos: Iterable[Mapping[str, np.ndarray]],
                           chunks_neg: Iterable[Mapping[str, np.ndarray]], confidence: float,
                           deltas: Mapping[str, float], detectable_at: Mapping[str, float]) -> dict[str, EpsilonBound]:
-    """Count every channel's test on the same fresh chunks of releases; one bound per channel."""
+    """Count every channel's test (and its curve test, if any) on the same fresh chunks of releases; one
+    bound per channel."""
     accepts = {ch: [0, 0, 0, 0] for ch in tests}  # tp, n_pos, fp, n_neg
+    curve_hits = {ch: [0, 0] for ch in tests}  # tp, fp at the curve threshold
     for side, chunks in ((0, chunks_pos), (2, chunks_neg)):
         for chunk in chunks:
             for ch, test in tests.items():
-                hits, total = count_accepts(test, [chunk[ch]])
+                hits, curve, total = count_both(test, chunk[ch])
                 accepts[ch][side] += hits
                 accepts[ch][side + 1] += total
-    return {ch: bound_from_counts(test, *accepts[ch], confidence, deltas[ch], detectable_at[ch])
+                curve_hits[ch][side // 2] += curve
+    return {ch: bound_from_counts(test, *accepts[ch], confidence, deltas[ch], detectable_at[ch],
+                                  tuple(curve_hits[ch]) if test.curve_threshold is not None else None)
             for ch, test in tests.items()}
 
 

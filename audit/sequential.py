@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from audit.curves import gdp_mu_for, mu_lower_bound, select_curve_threshold
-from audit.power import detectable_epsilon
+from audit.power import curve_detectable_epsilon
 
 Draw = Callable[[int, np.random.Generator], tuple]
 
@@ -52,7 +52,7 @@ def sequential_curve_audit(draw: Draw, claim_eps: float, delta: float, alpha: fl
         threshold = select_curve_threshold(pos[:n], neg[:n], n, a_k)
         fp, fn = int((neg[n:] >= threshold).sum()), int((pos[n:] < threshold).sum())
         stage = Stage(n, a_k, mu_lower_bound(fp, fn, n, n, a_k),
-                      detectable_epsilon(claim_eps, delta, n, a_k))
+                      curve_detectable_epsilon(claimed_mu, delta, n, a_k))
         stages.append(stage)
         if stage.mu_lower_bound > claimed_mu:
             return SequentialResult("violated", tuple(stages))

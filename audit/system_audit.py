@@ -41,14 +41,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from systems.contract import ALL, PrivacyClaim
 
-from . import bounds
-from .accountant import accountant_epsilon, gdp_mu_estimate
+from .accountant import accountant_epsilon
 from .broadcast_search import SEARCH_GENERATIONS, SEARCH_SAMPLES, adversarial_candidates, projected_by_channel
 from .progress import progress_bar
 from .releases import (AuditTarget, certify_channel_tests, channel_groups, fit_channel_tests, joint_statistics,
                        split_evenly)
 from .statistics import LaplaceLogLikelihood, default_statistics
 from .tester import CHUNK, TRAIN_CALLS, EpsilonBound
+from .verdicts import SystemAuditRow, holm_verdict, make_rows, row_verdict  # noqa: F401  (the rows' home)
 
 
 def check_system(system: Any) -> tuple[str, ...]:
@@ -71,35 +71,15 @@ def claim_for(system: Any, channel: str) -> tuple[float, float]:
     return float(claim.epsilon), float(claim.delta)
 
 
+def curve_for(system: Any, channel: str) -> float | None:
+    """μ of the μ-GDP curve claimed for one channel (the system's ``claim_for(channel)`` where it has one),
+    or None when the claim states no curve."""
+    claim = PrivacyClaim.of(system.claim_for(channel) if callable(getattr(system, "claim_for", None)) else system.claim)
+    return claim.gdp_mu
+
+
 def is_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
     return PrivacyClaim.of(system.claim).covering(channel, tuple(base_channels))
-
-
-@dataclass(frozen=True)
-class SystemAuditRow:
-    channel: str
-    claimed_epsilon: float
-    claimed_delta: float
-    epsilon_lower_bound: float  # at the claimed δ
-    delta_lower_bound: float  # at the claimed ε
-    p_value: float  # of H0 "the claim holds on this channel"
-    verdict: str
-    statistic: str
-    samples_per_side: int
-    max_certifiable_epsilon: float
-    confidence: float
-    covered: bool
-    false_positives: int
-    false_negatives: int
-    fp_share: float
-    p_value_leak: float  # of H0 "the channel does not leak" (ε ≤ 0)
-    accountant_epsilon: float | None = None
-    gdp_mu_estimate: float | None = None
-    broadcast: str = "honest"
-    holm_rejected: bool = False
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
 
 
 @dataclass
@@ -133,64 +113,6 @@ class SystemAuditResult:
                 "seed": self.seed, "rows": [r.to_dict() for r in self.rows], "verdict": self.verdict,
                 "accountant": self.accountant, "wall_time_s": self.wall_time_s,
                 **({"report_section": self.report_section} if self.report_section else {})}
-
-
-def row_verdict(claimed_epsilon: float, epsilon_lb: float, covered: bool, delta_lb: float = 0.0,
-                claimed_delta: float = 0.0, *, held_to_claim: bool = False) -> str:
-    """The one verdict rule of a certified row.
-
-    A covered channel is ``violated`` when a bound exceeds the claim (ε_LB > ε, or δ_LB > δ at the claimed
-    ε). A channel the claim does not cover is an ``unprotected channel`` when it leaks at all (ε_LB > 0),
-    whatever its size — unless ``held_to_claim``: a participant whose whole release is promised the claim
-    (PGC-A3C's agent: ε per submission) is ``violated`` by an uncovered channel that leaks more than it.
-    Else ``consistent``."""
-    if covered or held_to_claim:
-        if epsilon_lb > claimed_epsilon or (covered and delta_lb > claimed_delta):
-            return "violated"
-    if not covered and epsilon_lb > 0:
-        return "unprotected channel"
-    return "consistent"
-
-
-def holm_verdict(rows: Sequence[SystemAuditRow], alpha: float) -> tuple[str, list[bool]]:
-    """The overall verdict with Holm's procedure: over the covered rows' p-values of "the claim holds"
-    (violated), then over the uncovered rows' p-values of "no leak" (unprotected channel). Returns the
-    verdict and, per row, whether Holm rejects its claim."""
-    from statsmodels.stats.multitest import multipletests
-
-    covered = [r for r in rows if r.covered]
-    flags = list(multipletests([r.p_value for r in covered], alpha=alpha, method="holm")[0]) if covered else []
-    by_row = dict(zip((id(r) for r in covered), flags))
-    rejected = [bool(by_row.get(id(r), False)) for r in rows]
-    if any(rejected):
-        return "violated", rejected
-    uncovered = [r for r in rows if not r.covered]
-    if uncovered and any(multipletests([r.p_value_leak for r in uncovered], alpha=alpha, method="holm")[0]):
-        return "unprotected channel", rejected
-    return "consistent", rejected
-
-
-def make_rows(bounds_by_channel: Mapping[str, EpsilonBound], claims: Mapping[str, tuple[float, float]],
-              covered: Mapping[str, bool], confidence: float, accountant: Mapping[str, float | None],
-              broadcast_labels: Mapping[str, str]) -> tuple[list[SystemAuditRow], str]:
-    """The rows of a system audit and the overall verdict (Holm over the rows)."""
-    alpha = 1.0 - confidence
-    rows = []
-    for ch, b in bounds_by_channel.items():
-        eps, delta = claims[ch]
-        n = b.samples_per_side
-        delta_lb = (bounds.delta_lower_bound(b.false_positives, n, b.false_negatives, n, alpha, eps, b.fp_share)
-                    if math.isfinite(eps) else 0.0)
-        p = bounds.claim_p_value(b.false_positives, n, b.false_negatives, n, eps, delta, b.fp_share)
-        p_leak = bounds.claim_p_value(b.false_positives, n, b.false_negatives, n, 0.0, delta, b.fp_share)
-        mu = gdp_mu_estimate(b.fpr_upper, b.fnr_upper) if delta > 0 else None
-        rows.append(SystemAuditRow(
-            ch, eps, delta, b.epsilon_lower_bound, delta_lb, p, row_verdict(eps, b.epsilon_lower_bound, covered[ch],
-                                                                             delta_lb, delta),
-            b.statistic, n, b.max_certifiable_epsilon, confidence, covered[ch], b.false_positives,
-            b.false_negatives, b.fp_share, p_leak, accountant.get(ch), mu, broadcast_labels.get(ch, "honest")))
-    verdict, rejected = holm_verdict(rows, alpha)
-    return [SystemAuditRow(**{**r.__dict__, "holm_rejected": bool(x)}) for r, x in zip(rows, rejected)], verdict
 
 
 def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]],
@@ -262,6 +184,8 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     claims = {ch: claim_for(system, ch) for ch in wanted}
     deltas = {ch: claims[ch][1] for ch in wanted}
     covered = {ch: is_covered(system, ch, base) for ch in wanted}
+    # curve tests on the covered channels whose claim states a μ-GDP curve
+    mus = {ch: curve_for(system, ch) if covered[ch] else None for ch in wanted}
     search_seq, train_seq, cert_seq = np.random.SeedSequence(settings.seed).spawn(3)
 
     # 1. the broadcast(s): honest, given, or the adversary's candidates ranked per channel on the search stream
@@ -289,12 +213,12 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     bounds_by_channel: dict[str, EpsilonBound] = {}
     for index in used:
         group = [ch for ch in wanted if choice[ch] == index]
-        bounds_by_channel.update(_certify_broadcast(target, settings, candidates[index][1], group, deltas,
+        bounds_by_channel.update(_certify_broadcast(target, settings, candidates[index][1], group, deltas, mus,
                                                     detectable_at, train_seqs[index], cert_seqs[index], bar))
     bar.close()
     per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
     rows, verdict = make_rows({ch: bounds_by_channel[ch] for ch in wanted}, claims, covered, settings.confidence,
-                              per_channel_accountant, {ch: candidates[choice[ch]][0] for ch in wanted})
+                              per_channel_accountant, {ch: candidates[choice[ch]][0] for ch in wanted}, mus)
     claim = {"epsilon": float(system.claim.epsilon), "delta": float(system.claim.delta),
              "covers": list(system.claim.covers)}
     return SystemAuditResult(system.name, target.describe(secret), target.describe(secret_prime), pair, kind, claim,
@@ -313,7 +237,7 @@ def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] |
 
 
 def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: Any, group: list[str],
-                       deltas: Mapping[str, float], detectable_at: Mapping[str, float],
+                       deltas: Mapping[str, float], mus: Mapping[str, float | None], detectable_at: Mapping[str, float],
                        train_seq: np.random.SeedSequence, cert_seq: np.random.SeedSequence,
                        bar) -> dict[str, EpsilonBound]:
     """The channels in ``group`` at one broadcast: tests chosen on a training split (drawn in several calls,
@@ -336,7 +260,8 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
             LaplaceLogLikelihood(scaled=True)]
 
     labels = {ch: f"{target.describe(target.secret)} vs {target.describe(target.secret_prime)} [{ch}]" for ch in group}
-    tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels, statistics_for)
+    tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels, statistics_for,
+                              curves={ch: mus[ch] is not None for ch in group})
     cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
 
     def chunks(side_secret, rng):

@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from . import bounds
+from .curves import mu_lower_bound, select_curve_threshold, split_alpha
 from .interfaces import Sampler, Scorer
 from .progress import progress_bar
 from .selection import choose_threshold, select_statistic
@@ -56,6 +57,12 @@ class EpsilonBound:
     statistic: str
     threshold: float
     projected_epsilon: float  # what the training split predicted
+    # the curve test (claims with a μ-GDP curve): its counts at its own threshold on the same fresh samples and
+    # the certified μ; α is then split evenly between the threshold bound above and this one
+    mu_lower_bound: float | None = None
+    curve_false_positives: int | None = None
+    curve_false_negatives: int | None = None
+    curve_threshold: float | None = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -70,13 +77,16 @@ class CandidateTest:
     fp_share: float
     projected_epsilon: float
     train_samples: int
+    curve_threshold: float | None = None  # the curve test's threshold on the same statistic, when the claim has one
 
 
 def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_cert: int, alpha: float,
                   delta: float, statistics: Sequence | None = None, two_sided_rates: bool = False,
-                  ) -> CandidateTest | None:
+                  curve: bool = False, curve_alpha: float | None = None) -> CandidateTest | None:
     """Best statistic and threshold for one hypothesis pair, from its training split only
-    (``two_sided_rates``: see :func:`audit.selection.rate_upper`)."""
+    (``two_sided_rates``: see :func:`audit.selection.rate_upper`). With ``curve`` (a claim with a μ-GDP
+    curve) the chosen statistic also gets the threshold that maximises the projected certified μ at
+    ``curve_alpha`` (:func:`audit.curves.select_curve_threshold`), chosen on the same selection half."""
     statistics = default_statistics() if statistics is None else statistics
     train_pos, train_neg = _as_2d(train_pos), _as_2d(train_neg)
     # first half fits, second half selects: samplers draw the training split in TRAIN_CALLS
@@ -91,8 +101,9 @@ def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_ce
                               tie_margin=TIE_MARGIN)
     if chosen is None:
         return None
-    stat, scorer, _, _, (t, share, eps) = chosen
-    return CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos))
+    stat, scorer, s_pos, s_neg, (t, share, eps) = chosen
+    curve_threshold = select_curve_threshold(s_pos, s_neg, n_cert, curve_alpha) if curve else None
+    return CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos), curve_threshold)
 
 
 def _as_2d(x: np.ndarray) -> np.ndarray:
@@ -104,6 +115,13 @@ def _as_2d(x: np.ndarray) -> np.ndarray:
     if not np.all(np.isfinite(x)):
         raise ValueError("the audited outputs contain NaN or inf")
     return x
+
+
+def count_both(test: CandidateTest, chunk: np.ndarray) -> tuple[int, int, int]:
+    """(score ≥ threshold, score ≥ curve threshold, total) on one chunk; the second 0 without a curve test."""
+    s = np.asarray(test.scorer(_as_2d(chunk)))
+    curve = 0 if test.curve_threshold is None else int(np.count_nonzero(s >= test.curve_threshold))
+    return int(np.count_nonzero(s >= test.threshold)), curve, len(s)
 
 
 def count_accepts(test: CandidateTest, chunks: Iterable[np.ndarray]) -> tuple[int, int]:
@@ -125,11 +143,25 @@ def certify(test: CandidateTest, cert_pos: Iterable[np.ndarray], cert_neg: Itera
 
 
 def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, false_positives: int, n_neg: int,
-                      confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0) -> EpsilonBound:
-    """The certified bound of a chosen test from its counts on fresh samples (same n per side)."""
+                      confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0,
+                      curve_counts: tuple[int, int] | None = None) -> EpsilonBound:
+    """The certified bound of a chosen test from its counts on fresh samples (same n per side).
+
+    ``curve_counts`` (true positives, false positives at the curve threshold, for a test with one) add the
+    certified μ; α is then split between the threshold bound and the curve bound
+    (:func:`audit.curves.split_alpha`)."""
     alpha = 1.0 - confidence
     if n_pos != n_neg:
         raise ValueError("certification needs the same number of samples per side")
+    curve = {}
+    if test.curve_threshold is not None:
+        if curve_counts is None:
+            raise ValueError("a test with a curve threshold needs its curve counts")
+        alpha, curve_alpha = split_alpha(alpha)  # the row is flagged when either bound exceeds its claim
+        c_fp, c_fn = int(curve_counts[1]), int(n_pos - curve_counts[0])
+        curve = {"mu_lower_bound": float(mu_lower_bound(c_fp, c_fn, n_neg, n_pos, curve_alpha)),
+                 "curve_false_positives": c_fp, "curve_false_negatives": c_fn,
+                 "curve_threshold": float(test.curve_threshold)}
     fp, fn = false_positives, n_pos - true_positives
     share = test.fp_share
     eps = bounds.epsilon_lower_bound(fp, n_neg, fn, n_pos, alpha, delta, share)
@@ -143,7 +175,7 @@ def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, fals
             n_pos, alpha, detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0, share)),
         detectable_delta_at=float(detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0),
         hypothesis=test.label, statistic=test.statistic, threshold=float(test.threshold),
-        projected_epsilon=float(test.projected_epsilon))
+        projected_epsilon=float(test.projected_epsilon), **curve)
 
 
 def sampled_chunks(sampler: Sampler, n: int, rng: np.random.Generator, chunk: int = CHUNK,

@@ -12,7 +12,7 @@ from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import Record, Result, SchemaError
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, Pipeline, Reliability, Report, TuneWorkers
 
-Verdict = Literal["consistent", "violated", "unprotected channel"]
+Verdict = Literal["consistent", "violated", "unprotected channel", "inconclusive"]
 
 
 # --- train: a run folder's summary.json (pgc train, pgc pipeline) ------------------------------------
@@ -184,6 +184,11 @@ class SystemAuditRow(Record):
     gdp_mu_estimate: float | None = None
     covered: bool | None = None  # the claim covers this channel (default: it is named in claim.covers)
     p_value_leak: float | None = None  # H0 "the channel does not leak" (ε ≤ 0)
+    claimed_mu: float | None = None  # the claim's μ-GDP curve on this channel, if it states one
+    mu_lower_bound: float | None = None  # certified μ of the curve test (claims with a curve)
+    curve_epsilon: float | None = None  # ε at the claimed δ if the privacy curve is Gaussian (from mu_lower_bound)
+    detectable_epsilon: float | None = None  # the smallest leak this audit flags with probability ≥ 0.8
+    samples_to_decide: int | None = None  # samples per side that would make an inconclusive row decisive
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,19 +1,30 @@
 import numpy as np
 
 from audit.curves import gdp_mu_for, mu_lower_bound, select_curve_threshold
-from audit.power import detectable_epsilon, detectable_mu, samples_to_decide
+from audit.power import detectable_epsilon, detectable_mu, flags_leak, samples_to_decide
 
 
-def test_detectable_shrinks_with_n():
-    small = detectable_epsilon(1.0, 1e-5, 2000, 0.05)
-    large = detectable_epsilon(1.0, 1e-5, 50000, 0.05)
-    assert large < small and large > 1.0
+def test_detectable_shrinks_with_n_and_the_curve_sees_smaller_leaks():
+    mu = gdp_mu_for(1.0, 1e-5)
+    for claimed_mu in (None, mu):
+        small = detectable_epsilon(1.0, 1e-5, 2000, 0.05, claimed_mu)
+        large = detectable_epsilon(1.0, 1e-5, 50000, 0.05, claimed_mu)
+        assert 1.0 < large < small
+    assert detectable_epsilon(1.0, 1e-5, 50000, 0.05, mu) < detectable_epsilon(1.0, 1e-5, 50000, 0.05)
+    assert 1.0 < detectable_epsilon(1.0, 0.0, 50000, 0.05) < 1.1  # Laplace-shaped leak of a pure ε claim
+
+
+def test_a_claim_beyond_the_budget_has_no_detectable_leak():
+    # 2e4 per side: no count certifies ε above 8.77 at δ = 1e-5, so nothing is flagged against ε = 10
+    assert detectable_epsilon(10.0, 1e-5, 20_000, 0.05) == float("inf")
+    assert detectable_epsilon(10.0, 1e-5, 20_000, 0.05, gdp_mu_for(10.0, 1e-5)) < 11.0
 
 
 def test_samples_to_decide_meets_margin():
-    n = samples_to_decide(1.0, 1e-5, 0.05)
-    assert detectable_epsilon(1.0, 1e-5, n, 0.05) <= 1.1
-    assert detectable_epsilon(1.0, 1e-5, n // 2, 0.05) > 1.1
+    for claimed_mu in (None, gdp_mu_for(1.0, 1e-5)):
+        n = samples_to_decide(1.0, 1e-5, 0.05, claimed_mu)
+        assert flags_leak(1.1, 1.0, 1e-5, n, 0.05, claimed_mu)
+        assert not flags_leak(1.1, 1.0, 1e-5, int(0.98 * n), 0.05, claimed_mu)
 
 
 def test_detectable_leak_flagged_by_simulation():
