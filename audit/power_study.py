@@ -1,75 +1,319 @@
-"""Evidence: curve ε vs threshold ε lower bound on releases of an exact Gaussian mechanism.
+"""Evidence for the curve audit and the stated power, written to results/power/ (``results/power/run.sh``).
 
-The releases of a Gaussian mechanism (sensitivity Δ, noise σ) on two neighbouring
-inputs are N(0, σ²) vs N(Δ, σ²) along the difference direction; with Δ/σ = μ they
-are drawn here as N(0, 1) vs N(μ, 1) with numpy, one SeedSequence child per seed.
-Writes results/power/gaussian_curve_vs_threshold.json.
+Every audit here goes through :func:`audit.system_audit.audit_system` (select on a training split,
+certify on fresh releases, one verdict rule) on small Gaussian and Laplace systems defined below,
+except the oracle reference of ``curve-vs-threshold`` (one-dimensional scores, the threshold chosen
+on n training samples per side) and the sequential null simulation (the stopping rule of
+:mod:`audit.sequential` on one-dimensional scores, 2,000 runs). Studies:
+
+* ``curve-vs-threshold`` — an exact Gaussian at (2, 1e-5) and (1, 1e-5): ``curve_epsilon`` and the
+  threshold ε_LB of the same rows, 20 seeds, 1e5 (and 1e6 for (1, 1e-5)) per side;
+* ``miscalibrated`` — noise sized for a sensitivity of 1e-4 on a vector of diameter 2, claiming
+  (10, 1e-5), at 2e4 per side: with its μ-GDP curve on the claim, and with (10, 1e-5) only;
+* ``false-alarms`` — correctly calibrated Gaussian mechanisms (the project's analytic calibration,
+  diffprivlib's GaussianAnalytic, and the textbook formulas written here) over ε ∈ {0.5, 1, 2, 4, 8},
+  δ ∈ {1e-5, 1e-8} and dimensions {1, 4, 16}: how many are flagged;
+* ``detectability`` — five mechanisms leaking exactly the ``detectable_epsilon`` of their audit,
+  200 audits each: the share flagged (the promise is ≥ 0.8 for the oracle test);
+* ``sequential-null`` — the stopping rule on exact Gaussians (true claims), 2,000 runs: the share
+  flagged, with a one-sided binomial test of "rate ≤ α".
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
-import schemas
+from scipy.stats import binomtest
 
-from audit.bounds import epsilon_lower_bound
-from audit.curves import curve_epsilon, gdp_mu_for, mu_lower_bound, select_curve_threshold
+import schemas
+from mechanisms.calibration import analytic_gaussian_sigma
+from systems.contract import PrivacyClaim
+
+from .curves import curve_epsilon, gdp_mu_for, mu_lower_bound, select_curve_threshold, split_alpha
+from .power import detectable_epsilon
+from .sequential import sequential_curve_audit
+from .system_audit import audit_system
 
 ALPHA = 0.05
 
 
-def select_epsilon_threshold(pos, neg, n_cert: int, delta: float) -> float:
-    """Threshold maximizing the projected threshold-audit ε lower bound on the training split."""
-    pos, neg = np.sort(pos), np.sort(neg)
-    candidates = np.unique(np.quantile(np.concatenate([pos, neg]), np.linspace(0.0, 1.0, 401)))
-    fpr = 1.0 - np.searchsorted(neg, candidates, side="left") / neg.size
-    fnr = np.searchsorted(pos, candidates, side="left") / pos.size
-    scores = [epsilon_lower_bound(int(round(a * n_cert)), n_cert, int(round(b * n_cert)), n_cert,
-                                  ALPHA, delta) for a, b in zip(fpr, fnr)]
-    return float(candidates[int(np.argmax(scores))])
+class GaussianRelease:
+    """Release x + N(0, σ²I) for x ∈ {e₁, −e₁} (diameter 2); the claim (ε, δ) and, with ``curve``, μ = 2/σ_claim
+    where σ_claim is the calibration the claim believes in; ``sigma`` is the noise actually added."""
+
+    channels = ("value",)
+
+    def __init__(self, name: str, sigma: float, claim_eps: float, delta: float, dim: int = 1,
+                 claimed_sigma: float | None = None, curve: bool = True, noise=None):
+        self.name, self.sigma, self.dim = name, float(sigma), int(dim)
+        mu = 2.0 / (claimed_sigma or sigma) if curve else None
+        self.claim = PrivacyClaim(claim_eps, delta, ("value",), gdp_mu=mu)
+        self.noise = noise  # a callable (n, dim, rng) -> noise, or None for numpy's normal
+
+    def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict:
+        x = np.zeros(self.dim)
+        x[0] = float(secret)
+        noise = self.noise(n, self.dim, rng) if self.noise else rng.normal(0.0, self.sigma, size=(n, self.dim))
+        return {"value": x[None, :] + noise}
+
+    def canaries(self) -> dict:
+        return {"e1 vs -e1": (1.0, -1.0)}
 
 
-def one_seed(mu: float, delta: float, n: int, rng: np.random.Generator) -> dict:
+class LaplaceRelease:
+    """Release b + Lap(1/ε_leak) for b ∈ {0, 1}, claiming pure ε (δ = 0)."""
+
+    channels = ("value",)
+
+    def __init__(self, name: str, leak_eps: float, claim_eps: float):
+        self.name, self.scale = name, 1.0 / leak_eps
+        self.claim = PrivacyClaim(claim_eps, 0.0, ("value",))
+
+    def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict:
+        return {"value": float(secret) + rng.laplace(0.0, self.scale, size=(n, 1))}
+
+    def canaries(self) -> dict:
+        return {"0 vs 1": (0.0, 1.0)}
+
+
+def _audit(system, n: int, seed: int):
+    secret, secret_prime = next(iter(system.canaries().values()))
+    return audit_system(system, secret, secret_prime, samples=n, seed=seed, channels=["value"],
+                        confidence=1.0 - ALPHA)
+
+
+# ---- curve vs threshold -----------------------------------------------------------------------
+
+def _oracle_seed(mu: float, delta: float, n: int, rng: np.random.Generator) -> float:
+    """curve ε on one-dimensional scores: threshold chosen on n training samples, counted on n fresh."""
+    curve_alpha = split_alpha(ALPHA)[1]
     neg, pos = rng.normal(0.0, 1.0, (2, n)), rng.normal(mu, 1.0, (2, n))
-    t_curve = select_curve_threshold(pos[0], neg[0], n, ALPHA)
-    mu_lb = mu_lower_bound(int((neg[1] >= t_curve).sum()), int((pos[1] < t_curve).sum()), n, n, ALPHA)
-    t_eps = select_epsilon_threshold(pos[0], neg[0], n, delta)
-    eps_lb = epsilon_lower_bound(int((neg[1] >= t_eps).sum()), n, int((pos[1] < t_eps).sum()), n,
-                                 ALPHA, delta)
-    return {"mu_lower_bound": mu_lb, "curve_epsilon": curve_epsilon(mu_lb, delta),
-            "threshold_epsilon_lb": float(eps_lb)}
+    t = select_curve_threshold(pos[0], neg[0], n, curve_alpha)
+    mu_lb = mu_lower_bound(int((neg[1] >= t).sum()), int((pos[1] < t).sum()), n, n, curve_alpha)
+    return curve_epsilon(mu_lb, delta)
 
 
-def gaussian_study(epsilon: float, delta: float, n: int, seeds: int, root: int) -> dict:
-    mu = gdp_mu_for(epsilon, delta)
-    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(root).spawn(seeds)]
-    runs = [one_seed(mu, delta, n, rng) for rng in rngs]
+def curve_vs_threshold(epsilon: float, delta: float, n: int, seeds: int, root: int) -> dict:
+    sigma = analytic_gaussian_sigma(epsilon, delta, 2.0)
+    system = GaussianRelease(f"analytic-gaussian ({epsilon:g}, {delta:g})", sigma, epsilon, delta, dim=4)
+    runs = []
+    for seed in np.random.SeedSequence(root).spawn(seeds):
+        row = _audit(system, n, int(seed.generate_state(1)[0])).rows[0]
+        runs.append({"curve_epsilon": row.curve_epsilon, "mu_lower_bound": row.mu_lower_bound,
+                     "threshold_epsilon_lower_bound": row.epsilon_lower_bound, "verdict": row.verdict,
+                     "detectable_epsilon": row.detectable_epsilon})
     curve = np.array([r["curve_epsilon"] for r in runs]) / epsilon
-    return {"epsilon": epsilon, "delta": delta, "mu": mu, "n_per_side": n, "alpha": ALPHA,
-            "seeds": seeds, "curve_fraction_median": float(np.median(curve)),
-            "curve_fraction_min": float(curve.min()),
-            "threshold_fraction_median": float(np.median(
-                [r["threshold_epsilon_lb"] for r in runs]) / epsilon),
-            "runs": runs}
+    threshold = np.array([r["threshold_epsilon_lower_bound"] for r in runs]) / epsilon
+    oracle_rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(root + 1).spawn(seeds)]
+    oracle = np.array([_oracle_seed(2.0 / sigma, delta, n, r) for r in oracle_rngs]) / epsilon
+    return {"epsilon": epsilon, "delta": delta, "mu": 2.0 / sigma, "n_per_side": n, "alpha": ALPHA,
+            "alpha_split": {"threshold": split_alpha(ALPHA)[0], "curve": split_alpha(ALPHA)[1]}, "seeds": seeds,
+            "path": "audit_system on a 4-dimensional analytic Gaussian (training split 25% of n)",
+            "curve_fraction_median": float(np.median(curve)), "curve_fraction_min": float(curve.min()),
+            "threshold_fraction_median": float(np.median(threshold)),
+            "threshold_fraction_min": float(threshold.min()),
+            "oracle_curve_fraction_median": float(np.median(oracle)), "oracle_curve_fraction_min": float(oracle.min()),
+            "verdicts": sorted({r["verdict"] for r in runs}), "runs": runs}
 
 
-def main(out_dir: str = "results/power") -> None:
-    studies = [gaussian_study(2.0, 1e-5, 100_000, 20, 20), gaussian_study(1.0, 1e-5, 100_000, 20, 10)]
-    path = Path(out_dir) / "gaussian_curve_vs_threshold.json"
+# ---- the miscalibrated mechanism --------------------------------------------------------------
+
+def miscalibrated(n: int = 20_000, seed: int = 0) -> dict:
+    sigma = analytic_gaussian_sigma(10.0, 1e-5, 1e-4)  # the sensitivity parameter set to 1e-4
+    out = {"sigma": sigma, "claimed_mu": 1e-4 / sigma, "true_mu": 2.0 / sigma, "n_per_side": n, "rows": {}}
+    for label, curve in (("with its curve", True), ("(10, 1e-5) only", False)):
+        system = GaussianRelease(f"miscalibrated {label}", sigma, 10.0, 1e-5, dim=4, claimed_sigma=2.0 * sigma / 1e-4,
+                                 curve=curve)
+        result = _audit(system, n, seed)
+        row = result.rows[0]
+        out["rows"][label] = {k: row.to_dict()[k] for k in (
+            "verdict", "epsilon_lower_bound", "max_certifiable_epsilon", "claimed_mu", "mu_lower_bound",
+            "curve_epsilon", "detectable_epsilon", "samples_to_decide", "false_positives", "false_negatives")}
+    return out
+
+
+# ---- false alarms ------------------------------------------------------------------------------
+
+def _diffprivlib_gaussian_analytic():
+    """diffprivlib's GaussianAnalytic (IBM). Its package ``__init__`` imports its scikit-learn models, which
+    fail on the installed scikit-learn; the mechanisms subpackage is loaded without it."""
+    import importlib.util
+    import types
+
+    if "diffprivlib.mechanisms" not in sys.modules:
+        spec = importlib.util.find_spec("diffprivlib")
+        if spec is None:
+            return None
+        if "diffprivlib" not in sys.modules:
+            package = types.ModuleType("diffprivlib")
+            package.__path__ = list(spec.submodule_search_locations)
+            sys.modules["diffprivlib"] = package
+    from diffprivlib.mechanisms import GaussianAnalytic
+
+    return GaussianAnalytic
+
+
+def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """The textbook σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm. A.1; valid for ε < 1)."""
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def textbook_analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """σ written here from Balle & Wang 2018, Thm. 8, by bisection on δ(σ) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ)."""
+    from scipy.stats import norm
+
+    def excess(sigma: float) -> float:
+        a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
+        return norm.cdf(a - b) - math.exp(epsilon + norm.logcdf(-a - b)) - delta
+
+    low, high = 1e-6 * sensitivity, 1e3 * sensitivity
+    for _ in range(200):
+        mid = math.sqrt(low * high)
+        low, high = (mid, high) if excess(mid) > 0 else (low, mid)
+    return high
+
+
+def _false_alarm_systems() -> list:
+    systems = []
+    gaussian_analytic = _diffprivlib_gaussian_analytic()
+    for eps in (0.5, 1.0, 2.0, 4.0, 8.0):
+        for delta in (1e-5, 1e-8):
+            for dim in (1, 4, 16):
+                sigma = analytic_gaussian_sigma(eps, delta, 2.0)
+                systems.append(GaussianRelease(f"project analytic ({eps:g}, {delta:g}) d={dim}", sigma, eps, delta, dim))
+            sigma = textbook_analytic_sigma(eps, delta, 2.0)
+            systems.append(GaussianRelease(f"textbook analytic ({eps:g}, {delta:g}) d=4", sigma, eps, delta, 4))
+            if eps < 1.0:
+                sigma = classic_gaussian_sigma(eps, delta, 2.0)
+                systems.append(GaussianRelease(f"textbook classic ({eps:g}, {delta:g}) d=4", sigma, eps, delta, 4))
+            if gaussian_analytic is not None:
+                mech = gaussian_analytic(epsilon=eps, delta=delta, sensitivity=2.0)
+                systems.append(GaussianRelease(f"diffprivlib GaussianAnalytic ({eps:g}, {delta:g}) d=1", mech._scale,
+                                               eps, delta, 1, noise=_diffprivlib_noise(gaussian_analytic, eps, delta)))
+    return systems
+
+
+def _diffprivlib_noise(cls, eps: float, delta: float):
+    def noise(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+        mech = cls(epsilon=eps, delta=delta, sensitivity=2.0,
+                   random_state=np.random.RandomState(int(rng.integers(2**31))))
+        return np.array([[mech.randomise(0.0)] for _ in range(n)])
+    return noise
+
+
+def false_alarms(n: int = 20_000, root: int = 3) -> dict:
+    systems = _false_alarm_systems()
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(root).spawn(len(systems))]
+    rows = []
+    for system, seed in zip(systems, seeds):
+        row = _audit(system, n, seed).rows[0]
+        rows.append({"mechanism": system.name, "sigma": system.sigma, "claimed_epsilon": row.claimed_epsilon,
+                     "claimed_delta": row.claimed_delta, "claimed_mu": row.claimed_mu, "verdict": row.verdict,
+                     "epsilon_lower_bound": row.epsilon_lower_bound, "mu_lower_bound": row.mu_lower_bound,
+                     "curve_epsilon": row.curve_epsilon, "detectable_epsilon": row.detectable_epsilon})
+    flagged = sum(r["verdict"] == "violated" for r in rows)
+    return {"n_per_side": n, "alpha": ALPHA, "mechanisms": len(rows), "flagged": flagged,
+            "diffprivlib": _diffprivlib_version(), "rows": rows}
+
+
+def _diffprivlib_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version("diffprivlib")
+    except Exception:  # not installed: its rows are left out
+        return None
+
+
+# ---- detectability -----------------------------------------------------------------------------
+
+DETECTABILITY_CASES = (  # (label, claim ε, δ, with curve)
+    ("Gaussian (1, 1e-5) with curve", 1.0, 1e-5, True),
+    ("Gaussian (2, 1e-5) with curve", 2.0, 1e-5, True),
+    ("Gaussian (1, 1e-5), threshold only", 1.0, 1e-5, False),
+    ("Laplace ε = 1", 1.0, 0.0, False),
+    ("Laplace ε = 2", 2.0, 0.0, False),
+)
+
+
+def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
+    out = []
+    for (label, eps, delta, curve), case_seq in zip(DETECTABILITY_CASES,
+                                                    np.random.SeedSequence(root).spawn(len(DETECTABILITY_CASES))):
+        claimed_mu = gdp_mu_for(eps, delta) if curve else None
+        leak = detectable_epsilon(eps, delta, n, ALPHA, claimed_mu)
+        if delta > 0:
+            sigma = 2.0 / gdp_mu_for(leak, delta)  # a Gaussian whose exact ε at δ is the detectable ε
+            system = GaussianRelease(label, sigma, eps, delta, 1, claimed_sigma=2.0 / gdp_mu_for(eps, delta),
+                                     curve=curve)
+        else:
+            system = LaplaceRelease(label, leak, eps)
+        seeds = [int(s.generate_state(1)[0]) for s in case_seq.spawn(runs)]
+        flagged = sum(_audit(system, n, s).rows[0].verdict == "violated" for s in seeds)
+        out.append({"mechanism": label, "claimed_epsilon": eps, "delta": delta, "curve": curve,
+                    "detectable_epsilon": leak, "runs": runs, "flagged": int(flagged), "rate": flagged / runs})
+    return {"n_per_side": n, "alpha": ALPHA, "power_promised": 0.8, "goal_rate": 0.75, "cases": out}
+
+
+# ---- the sequential procedure under the null ---------------------------------------------------
+
+def sequential_null(runs: int = 2000, root: int = 7, n_first: int = 2000, budget: int = 62_000) -> dict:
+    mu = gdp_mu_for(1.0, 1e-5)
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(root).spawn(runs)]
+
+    def draw(n: int, rng: np.random.Generator):
+        return rng.normal(mu, 1.0, n), rng.normal(0.0, 1.0, n)
+
+    decisions = [sequential_curve_audit(draw, 1.0, 1e-5, ALPHA, rng, n_first=n_first, budget=budget).decision
+                 for rng in rngs]
+    flagged = decisions.count("violated")
+    test = binomtest(flagged, runs, ALPHA, alternative="greater")
+    return {"runs": runs, "claim": [1.0, 1e-5], "n_first": n_first, "budget_per_side": budget, "alpha": ALPHA,
+            "flagged": flagged, "rate": flagged / runs, "consistent": decisions.count("consistent"),
+            "inconclusive": decisions.count("inconclusive"),
+            "binomial_test_rate_above_alpha_p": float(test.pvalue),
+            "path": "the stopping rule of audit.sequential on one-dimensional scores (curve test per stage)"}
+
+
+STUDIES = {"curve-vs-threshold": None, "miscalibrated": miscalibrated, "false-alarms": false_alarms,
+           "detectability": detectability, "sequential-null": sequential_null}
+
+
+def _curve_studies() -> dict:
+    return {"studies": [curve_vs_threshold(2.0, 1e-5, 100_000, 20, 20), curve_vs_threshold(1.0, 1e-5, 100_000, 20, 10),
+                        curve_vs_threshold(1.0, 1e-5, 1_000_000, 20, 30)]}
+
+
+def write_result(path: Path, body: dict, command: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    result = schemas.dump("power-study", {"studies": studies, "command": "python -m audit.power_study " + out_dir})
+    result = schemas.dump("power-study", {**body, "command": command})
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")  # written whole, then renamed into place
     with os.fdopen(fd, "w") as handle:
-        handle.write(json.dumps(result, indent=1) + "\n")
+        handle.write(json.dumps(result, indent=1, default=float) + "\n")
     os.replace(tmp, path)
-    for s in studies:
-        print(s["epsilon"], s["curve_fraction_median"], s["curve_fraction_min"], s["threshold_fraction_median"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="the curve audit's and the stated power's evidence")
+    p.add_argument("--out", default="results/power")
+    p.add_argument("--only", nargs="+", choices=sorted(STUDIES), default=sorted(STUDIES))
+    args = p.parse_args(argv)
+    for name in args.only:
+        start = time.perf_counter()
+        body = _curve_studies() if name == "curve-vs-threshold" else {"study": STUDIES[name]()}
+        body["wall_time_s"] = time.perf_counter() - start
+        write_result(Path(args.out) / f"{name}.json", body, f"python -m audit.power_study --only {name}")
+        print(f"{name}: {body['wall_time_s']:.0f} s", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:])
+    raise SystemExit(main())

@@ -59,6 +59,8 @@ class SystemAuditRow:
     curve_epsilon: float | None = None  # if the privacy curve is Gaussian
     detectable_epsilon: float | None = None
     samples_to_decide: int | None = None
+    curve_false_positives: int | None = None  # the curve test's counts (its certified region)
+    curve_false_negatives: int | None = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -138,7 +140,8 @@ def make_row(channel: str, b: EpsilonBound, claim: tuple[float, float], covered:
     extra = power_fields(eps, delta, n, alpha, claimed_mu if curve else None, covered)
     if curve:
         extra.update(claimed_mu=float(claimed_mu), mu_lower_bound=b.mu_lower_bound,
-                     curve_epsilon=curve_epsilon(b.mu_lower_bound, delta) if delta > 0 else None)
+                     curve_epsilon=curve_epsilon(b.mu_lower_bound, delta) if delta > 0 else None,
+                     curve_false_positives=b.curve_false_positives, curve_false_negatives=b.curve_false_negatives)
     verdict = row_verdict(eps, b.epsilon_lower_bound, covered, delta_lb, delta, held_to_claim=held_to_claim,
                           mu_lb=extra.get("mu_lower_bound"), claimed_mu=extra.get("claimed_mu"),
                           detectable=extra["detectable_epsilon"])

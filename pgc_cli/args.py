@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import dataclass
 
 
 def positive_float(text: str) -> float:
@@ -53,6 +54,22 @@ def sample_count(text: str) -> int:
         if not (math.isfinite(value) and value >= 1 and value == int(value)):
             raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1") from None
         return int(value)
+
+
+@dataclass(frozen=True)
+class AutoSamples:
+    """``--samples auto[:BUDGET]``: sample in stages until the audit is decisive, within ``budget`` per side."""
+
+    budget: int = 1_000_000
+
+
+def sample_count_or_auto(text: str) -> "int | AutoSamples":
+    """A number of samples (see :func:`sample_count`), or ``auto`` / ``auto:BUDGET``."""
+    if text == "auto":
+        return AutoSamples()
+    if text.startswith("auto:"):
+        return AutoSamples(sample_count(text[len("auto:"):]))
+    return sample_count(text)
 
 
 def non_negative_int(text: str) -> int:

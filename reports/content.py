@@ -23,7 +23,7 @@ from .loaders import Source
 _JOINT = re.compile(r"\ball\b|joint|combined|together|everything", re.I)
 BUDGET_LIMIT_FRACTION = 0.9  # a bound within 10% of the certifiable cap is limited by the sample budget
 SUMMARY_MAX_ROWS = 15
-_VERDICT_ORDER = {"consistent": 0, "unprotected channel": 1, "violated (via unprotected channel)": 2, "violated": 3}
+_VERDICT_ORDER = {"consistent": 0, "inconclusive": 0.5, "unprotected channel": 1, "violated (via unprotected channel)": 2, "violated": 3}
 
 
 def fmt_eps(x: float | None, digits: int = 3) -> str:
@@ -274,7 +274,10 @@ def _worst_verdict(rows: list[BoundRow], family_size: int) -> str:
     """The worst verdict among rows that count: Holm-significant ones when the family has members."""
     counted = [b for b in rows if b.holm_significant] if family_size else rows
     verdicts = [b.verdict for b in counted] or ["consistent"]
-    return max(verdicts, key=lambda v: _VERDICT_ORDER.get(v, 0))
+    worst = max(verdicts, key=lambda v: _VERDICT_ORDER.get(v, 0))
+    if worst == "consistent" and any(b.verdict == "inconclusive" for b in rows):
+        return "inconclusive"  # nothing flagged, but some row could not have flagged a leak
+    return worst
 
 
 def summary_rows(f: Findings) -> list[dict]:

@@ -48,6 +48,8 @@ def vclass(verdict: str) -> str:
         return "v-violated"
     if verdict.startswith("unprotected"):
         return "v-unprotected"
+    if verdict.startswith("inconclusive"):
+        return "v-inconclusive"
     return "v-consistent"
 
 

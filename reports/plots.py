@@ -16,7 +16,8 @@ from schemas.shared import ldp_ceiling  # noqa: E402,F401
 from .content import AttackRow, BoundRow, fmt_eps  # noqa: E402,F401
 
 DPI = 96
-_VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700"}
+_VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700",
+                    "inconclusive": "#1971c2"}
 
 
 def _finished(fig, ax, xlabel: str, ylabel: str, title: str, **legend) -> bytes:
@@ -311,3 +312,26 @@ def privacy_cost_figure(cost: list[dict], fit: dict | None) -> bytes:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, frameon=False)
     return _png(fig)
+
+
+def tradeoff_figure(curves: list[dict]) -> bytes:
+    """Curve audits: each claimed μ-GDP trade-off curve T_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (type I error α against
+    type II error β) and the certified corner (ᾱ, β̄): the test's true rates lie below and left of it with
+    the stated confidence, so a corner under the claimed curve is a violation of the curve."""
+    from scipy.stats import norm
+
+    fig, ax = plt.subplots(figsize=(4.8, 4.4))
+    alpha = np.concatenate([np.logspace(-8, -1, 200), np.linspace(0.1, 1.0, 200)])
+    for i, c in enumerate(curves[:8]):
+        colour = plt.cm.tab10(i % 10)
+        ax.plot(alpha, norm.cdf(norm.isf(alpha) - c["claimed_mu"]), color=colour, lw=1.4,
+                label=f"{c['label']}: claimed μ = {fmt_eps(c['claimed_mu'])}")
+        ax.plot([c["fpr_upper"]], [c["fnr_upper"]], marker="s", ls="none", color=_verdict_colour(c["verdict"]),
+                markeredgecolor=colour, markersize=8,
+                label=f"certified corner: μ ≥ {fmt_eps(c['mu_lower_bound'])} ({c['verdict']})")
+        ax.add_patch(plt.Rectangle((0, 0), c["fpr_upper"], c["fnr_upper"], alpha=0.08, color=colour))
+    ax.plot([0, 1], [1, 0], color="#adb5bd", lw=0.8, ls=":", label="no privacy lost (β = 1 − α)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    return _finished(fig, ax, "type I error α (false positive rate)", "type II error β (false negative rate)",
+                     "Claimed trade-off curves and certified regions", loc="upper right")

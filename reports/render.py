@@ -29,7 +29,7 @@ table{border-collapse:collapse;width:100%;font-size:13px;margin:8px 0 14px}
 th,td{border:1px solid #dee2e6;padding:4px 7px;text-align:left;vertical-align:top}
 th{background:#f1f3f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .v-consistent{color:#2b8a3e;font-weight:600}.v-violated{color:#c92a2a;font-weight:700}
-.v-unprotected{color:#e67700;font-weight:700}
+.v-unprotected{color:#e67700;font-weight:700}.v-inconclusive{color:#1971c2;font-weight:600}
 .warn{border-left:5px solid #adb5bd;background:#f8f9fa;padding:8px 12px;margin:8px 0;font-size:14px}
 .warn.critical{border-color:#c92a2a;background:#fff5f5}.warn.warning{border-color:#e67700;background:#fff9db}
 .warn.info{border-color:#1971c2;background:#e7f5ff}.warn b{display:block;margin-bottom:2px}

@@ -28,6 +28,9 @@ def overall_verdict(f: Findings) -> str:
                 "released beside it leak more than ε about the environment.")
     if any(b.verdict.startswith("unprotected") for b in bounds):
         return "CLAIM HOLDS FOR THE GRADIENT, BUT SIDE CHANNELS LEAK — the released score/timing is not covered by ε."
+    if any(b.verdict == "inconclusive" for b in f.bounds):
+        return ("INCONCLUSIVE — nothing exceeds its claim, but for some claims no leak of any size would have been "
+                "flagged with these samples; the rows say how many per side would decide.")
     if f.bounds:
         return "CONSISTENT — no audited output exceeds its claim at the stated confidence (a lower bound cannot prove the claim)."
     return "NO AUDIT GIVEN — this report shows utility and tuning only; it makes no privacy finding."
@@ -38,7 +41,7 @@ def verdict_class(verdict: str) -> str:
         return "bad"
     if verdict.startswith("CLAIM"):
         return "side"
-    if verdict.startswith("NO AUDIT"):
+    if verdict.startswith("NO AUDIT") or verdict.startswith("INCONCLUSIVE"):
         return "none"
     return ""
 

@@ -159,9 +159,13 @@ class AuditResult(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class PowerStudy(Result):
-    """The curve audit beside the threshold ε audit on the same exact Gaussian releases, per claim."""
+    """Evidence of the curve audit and of the stated power (audit.power_study): ``studies`` (the curve bound
+    beside the threshold bound on the same releases, per claim) or one ``study`` (miscalibrated, false
+    alarms, detectability, the sequential null simulation)."""
     KIND = "power-study"
-    studies: list[dict]
+    studies: list[dict] | None = None
+    study: dict | None = None
+    wall_time_s: float | None = None
     command: str | None = None
 
 
@@ -189,6 +193,8 @@ class SystemAuditRow(Record):
     curve_epsilon: float | None = None  # ε at the claimed δ if the privacy curve is Gaussian (from mu_lower_bound)
     detectable_epsilon: float | None = None  # the smallest leak this audit flags with probability ≥ 0.8
     samples_to_decide: int | None = None  # samples per side that would make an inconclusive row decisive
+    curve_false_positives: int | None = None  # the curve test's counts on the certification samples
+    curve_false_negatives: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,6 +29,8 @@ SYSTEMS: dict[str, str] = {
     "private-fedlinucb": "fedlinucb.systems:private_fedlinucb_system",
     "dp20-feducb": "fedlinucb.systems:dp20_system",
     "toy-gaussian-vector": "toysystems.systems:gaussian_vector_system",
+    "toy-gaussian-miscalibrated": "toysystems.systems:miscalibrated_gaussian_system",
+    "toy-gaussian-miscalibrated-no-curve": "toysystems.systems:miscalibrated_gaussian_system_without_curve",
     "toy-batched-sum": "toysystems.systems:batched_sum_system",
     "toy-laplace-count": "toysystems.systems:laplace_count_system",
 }

@@ -23,16 +23,19 @@ def _finite_array(secret) -> np.ndarray:
 
 class GaussianVectorSystem:
     """Release clip₂(x, 1) + N(0, σ²I): neighbours differ in the whole vector, so Δ₂ = 2 and σ is the
-    analytic calibration for (ε, δ) at sensitivity 2·``sensitivity_factor`` (1: correct)."""
+    analytic calibration for (ε, δ) at sensitivity 2·``sensitivity_factor`` (1: correct). The claim states
+    the μ-GDP curve of that calibration (μ = stated sensitivity / σ) unless ``curve`` is False."""
 
     name = "gaussian-vector"
     channels = ("value",)
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4, sensitivity_factor: float = 1.0):
+    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4, sensitivity_factor: float = 1.0,
+                 curve: bool = True):
         self.dim = int(dim)
         self.sigma = analytic_gaussian_sigma(epsilon, delta, 2.0 * sensitivity_factor)
         # the stated sensitivity 2·sensitivity_factor over σ: the μ-GDP curve the claim states
-        self.claim = PrivacyClaim(epsilon, delta, ("value",), gdp_mu=2.0 * sensitivity_factor / self.sigma)
+        self.claim = PrivacyClaim(epsilon, delta, ("value",),
+                                  gdp_mu=2.0 * sensitivity_factor / self.sigma if curve else None)
         if sensitivity_factor != 1.0:
             self.name = f"gaussian-vector-sensitivity×{sensitivity_factor:g}"
 
@@ -120,9 +123,22 @@ class LaplaceCountSystem:
 
 
 def gaussian_vector_system(epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4,
-                           sensitivity_factor: float = 1.0) -> GaussianVectorSystem:
-    """A Gaussian vector release at (ε, δ) (``sensitivity_factor`` < 1: the noise sized for too small a Δ₂)."""
-    return GaussianVectorSystem(epsilon, delta, dim, sensitivity_factor)
+                           sensitivity_factor: float = 1.0, curve: bool = True) -> GaussianVectorSystem:
+    """A Gaussian vector release at (ε, δ) (``sensitivity_factor`` < 1: the noise sized for too small a Δ₂;
+    ``curve``: the claim states its μ-GDP curve)."""
+    return GaussianVectorSystem(epsilon, delta, dim, sensitivity_factor, curve)
+
+
+def miscalibrated_gaussian_system(curve: bool = True) -> GaussianVectorSystem:
+    """A vector of L2 norm ≤ 1 (diameter 2) released with Gaussian noise sized for a sensitivity of 1e-4
+    (σ ≈ 5e-5) at a claimed (10, 1e-5): every release tells the neighbours apart. With ``curve`` the claim
+    states its μ-GDP curve (μ ≈ 2), else only (10, 1e-5)."""
+    return GaussianVectorSystem(10.0, 1e-5, 4, 5e-5, curve)
+
+
+def miscalibrated_gaussian_system_without_curve() -> GaussianVectorSystem:
+    """:func:`miscalibrated_gaussian_system` claiming only (10, 1e-5)."""
+    return miscalibrated_gaussian_system(curve=False)
 
 
 def batched_sum_system(epsilon: float = 1.0, delta: float = 1e-5, rounds: int = 8, batch: int = 4,

@@ -32,14 +32,47 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
             samples=x.samples_per_side, delta=x.claimed_delta, k=None, test=x.statistic, verdict=verdict,
             p_value=p_val if 0.0 <= p_val <= 1.0 else None, model=r.broadcast, group=f"{r.system} ({r.broadcast})",
             accountant=x.accountant_epsilon, reference=src.reference, covered=covered, system=r.system,
-            notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + (
-                [f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)}"] if x.gdp_mu_estimate is not None else [])))
+            notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + _curve_and_power_notes(x)))
     header = {"source": src.label, "system": r.system, "report_section": r.report_section, "pair": r.pair, "secret": _short(r.secret),
               "secret_prime": _short(r.secret_prime), "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
               "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
               "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": r.verdict,
               "accountant": r.accountant.to_dict() if r.accountant else None, "wall_time_s": r.wall_time_s}
     return rows, header
+
+
+def _curve_and_power_notes(x) -> list[str]:
+    """The curve bound (or the μ estimate), then what the audit could have caught or the n that decides."""
+    notes = []
+    if x.mu_lower_bound is not None:
+        notes.append(f"curve: μ ≥ {fmt_eps(x.mu_lower_bound)} vs claimed {fmt_eps(x.claimed_mu)}"
+                     + ("" if x.curve_epsilon is None else f" (ε ≥ {fmt_eps(x.curve_epsilon)} if the curve is Gaussian)"))
+    elif x.gdp_mu_estimate is not None:
+        notes.append(f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)} (estimate)")
+    if x.verdict == "consistent" and x.detectable_epsilon is not None:
+        notes.append(f"would have caught ε ≥ {fmt_eps(x.detectable_epsilon)}")
+    elif x.verdict == "inconclusive":
+        notes.append("no n up to 1e9 per side decides it with a threshold test" if x.samples_to_decide is None
+                     else f"{x.samples_to_decide:,} per side would decide")
+    return notes
+
+
+def curve_corners(src: Source) -> list[dict]:
+    """The certified corner (ᾱ, β̄) of every curve test in a system audit, for the trade-off figure."""
+    from audit.bounds import cp_upper
+    from audit.curves import split_alpha
+
+    r = src.result
+    out = []
+    for x in r.rows:
+        if x.mu_lower_bound is None or x.curve_false_positives is None:
+            continue
+        half = split_alpha(1.0 - r.confidence)[1] / 2.0
+        n = x.samples_per_side
+        out.append({"label": f"{r.system} [{x.channel}]", "claimed_mu": x.claimed_mu, "mu_lower_bound": x.mu_lower_bound,
+                    "fpr_upper": float(cp_upper(x.curve_false_positives, n, half)),
+                    "fnr_upper": float(cp_upper(x.curve_false_negatives, n, half)), "verdict": x.verdict})
+    return out
 
 
 def source_role(item: dict) -> str:
@@ -53,6 +86,14 @@ def render_system_audits(doc: Document, f: Findings, anchor: str = "system-audit
     with doc.section("System audits: claimed, accountant and audited ε", "For each audited system, the ε it claims, "
                      "the ε an accountant computes and the ε the audit certifies, per channel.", anchor, level=level):
         system_audit_tables(doc, f, headers)
+        corners = [c for h in headers for c in h.get("curves", [])]
+        if corners:
+            from .. import plots
+
+            doc.figure("tradeoff_curves.png", plots.tradeoff_figure(corners),
+                       "Curve audits: the claimed μ-GDP trade-off curve and the certified corner of each curve test. "
+                       "The test's true error rates lie in the shaded box with the stated confidence; a corner below "
+                       "its curve is a certified violation.")
 
 
 def system_audit_tables(doc: Document, f: Findings, headers: list[dict]) -> None:
@@ -74,6 +115,7 @@ def system_audit_tables(doc: Document, f: Findings, headers: list[dict]) -> None
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:
     rows, header = bounds_from_system_audit(src)
+    header["curves"] = curve_corners(src)
     findings.bounds.extend(rows)
     findings.system_audits.append(header)
 

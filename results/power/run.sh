@@ -1,4 +1,5 @@
 #!/bin/sh
-# Regenerates results/power/*.json (about 40 s on 2 cores); run from the repository root after scripts/setup.sh.
+# Regenerates results/power/*.json; run from the repository root after scripts/setup.sh.
+# About 25 min on 2 cores in all (curve-vs-threshold ~10 min, detectability ~8 min, the rest a few minutes).
 set -e
-.venv/bin/python -m audit.power_study results/power
+.venv/bin/python -m audit.power_study --out results/power "$@"

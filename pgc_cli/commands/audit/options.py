@@ -7,7 +7,7 @@ import argparse
 import math
 
 from ...args import gravity_pair as two_gravities
-from ...args import positive_float, positive_int, probability, sample_count
+from ...args import AutoSamples, positive_float, positive_int, probability, sample_count_or_auto
 from ...engine_option import add_engine_arguments
 from ...main import CLIError
 
@@ -73,8 +73,10 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> None:
                    help="run mode: neighbouring gravities ψ:ψ' (default 9.7:9.9 5:15)")
     p.add_argument("--compositions", type=positive_int, nargs="*", default=[3],
                    help="run mode: k for k submissions from one environment (default 3; none: empty)")
-    p.add_argument("--samples", type=sample_count,
-                   help="certification samples per side (default 1,000,000; run mode's environment audit 100,000)")
+    p.add_argument("--samples", type=sample_count_or_auto,
+                   help="certification samples per side (default 1,000,000; run mode's environment audit 100,000; "
+                        "--system 100,000); --system also takes auto[:BUDGET]: stages of 10,000·2^k until the "
+                        "verdict is decisive, within BUDGET per side (default 1e6)")
     p.add_argument("--mechanism-samples", type=positive_int, default=1_000_000,
                    help="run mode: samples of the canary audit of the run's mechanism (default 1,000,000)")
     p.add_argument("--confidence", type=probability, default=0.95, help="confidence level (default 0.95)")
@@ -129,6 +131,8 @@ def chosen_mode(args: argparse.Namespace) -> str:
         raise CLIError("--pair, --secrets and --adversarial go with --system")
     if args.system and (args.adversarial_model or args.adversarial_curve):
         raise CLIError("--system takes --adversarial (the system's own crafted family or a search of its broadcasts)")
+    if isinstance(args.samples, AutoSamples) and not args.system:
+        raise CLIError("--samples auto[:BUDGET] works with --system")
     if args.seed < 0:
         raise CLIError("--seed must be >= 0")
     if args.delta is not None and not (0.0 <= args.delta < 1.0):

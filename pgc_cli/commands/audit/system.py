@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ...args import AutoSamples
 from ...main import CLIError
 from .common import fmt
 
@@ -17,27 +18,62 @@ def audit_any_system(args, report: dict, progress: bool) -> int:
     check_system(system)
     secret, secret_prime, pair = _secrets(args, system)
     channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
+    auto = args.samples if isinstance(args.samples, AutoSamples) else None
     samples = args.samples or 100_000
     what = f"pair {pair!r}" if pair else f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)}"
     print(f"auditing {system.name}: {what}, claim ε = "
-          f"{fmt(float(system.claim.epsilon))}, δ = {system.claim.delta:g} covering "
-          f"{', '.join(system.claim.covers) or 'nothing'}; {samples:,} releases per side"
+          f"{fmt(float(system.claim.epsilon))}, δ = {system.claim.delta:g}"
+          + ("" if system.claim.gdp_mu is None else f", μ-GDP curve μ = {system.claim.gdp_mu:.4g}")
+          + f" covering {', '.join(system.claim.covers) or 'nothing'}; "
+          + (f"samples until decisive (budget {auto.budget:,} per side)" if auto else f"{samples:,} releases per side")
           + (", adversarial broadcast" if args.adversarial else ""), flush=True)
-    result = audit_system(system, secret, secret_prime, samples=samples, seed=args.seed,
-                          confidence=args.confidence, adversarial=args.adversarial, channels=channels,
-                          pair=pair, float_exact=args.float_exact, progress=progress)
+    options = dict(adversarial=args.adversarial, channels=channels, pair=pair, float_exact=args.float_exact)
+    if auto:
+        from audit.sequential import audit_system_until_decisive
+
+        staged = audit_system_until_decisive(system, secret, secret_prime, budget=auto.budget, seed=args.seed,
+                                             confidence=args.confidence, progress=progress, **options)
+        result = staged.stages[-1].detail
+        for stage in staged.stages:
+            print(f"  stage: {stage.n_per_side:,} per side at α = {stage.alpha:.3g} -> {stage.detail.verdict}"
+                  f" ({stage.decision})")
+    else:
+        result = audit_system(system, secret, secret_prime, samples=samples, seed=args.seed,
+                              confidence=args.confidence, progress=progress, **options)
     for r in result.rows:
-        extra = "" if r.accountant_epsilon is None else f"  accountant ε {r.accountant_epsilon:.3f}"
-        extra += "" if r.gdp_mu_estimate is None else f"  μ̂ {r.gdp_mu_estimate:.3f} (estimate)"
-        print(f"  {r.channel:<20} claim ({fmt(r.claimed_epsilon)}, {r.claimed_delta:g})  ε_LB {r.epsilon_lower_bound:7.3f}"
-              f"  δ_LB {r.delta_lower_bound:.2e}  p {r.p_value:.2g}  [{r.broadcast}, {r.statistic}]  "
-              f"{r.verdict}{'  (Holm)' if r.holm_rejected else ''}{extra}")
-    print(f"verdict (Holm over {len(result.rows)} rows at {100 * args.confidence:g}%): {result.verdict.upper()}")
+        _print_row(r)
+    level = f"{100 * (1 - staged.stages[-1].alpha if auto else args.confidence):g}%"
+    verdict = (staged.decision if auto else result.verdict).upper()
+    print(f"verdict (Holm over {len(result.rows)} rows at {level}): {verdict}")
     command = report["command"]
     report.clear()
     report.update(result.to_dict())
     report["command"] = command
+    if auto:
+        report["verdict"] = staged.decision
+        report["sequential"] = {"budget": auto.budget, "alpha": 1.0 - args.confidence, "decision": staged.decision,
+                                "stages": [{"samples_per_side": s.n_per_side, "alpha": s.alpha,
+                                            "verdict": s.detail.verdict, "decision": s.decision}
+                                           for s in staged.stages]}
     return 0
+
+
+def _print_row(r) -> None:
+    extra = "" if r.accountant_epsilon is None else f"  accountant ε {r.accountant_epsilon:.3f}"
+    if r.mu_lower_bound is not None:
+        extra += (f"  μ_LB {r.mu_lower_bound:.3f} vs μ {r.claimed_mu:.3f}"
+                  + ("" if r.curve_epsilon is None else f" (ε {r.curve_epsilon:.3f} if the curve is Gaussian)"))
+    elif r.gdp_mu_estimate is not None:
+        extra += f"  μ̂ {r.gdp_mu_estimate:.3f} (estimate)"
+    power = ""
+    if r.verdict == "consistent" and r.detectable_epsilon is not None:
+        power = f"  would have caught ε ≥ {r.detectable_epsilon:.3g}"
+    elif r.verdict == "inconclusive":
+        power = ("  no n up to 1e9 per side decides this claim with a threshold test" if r.samples_to_decide is None
+                 else f"  {r.samples_to_decide:,} per side would decide")
+    print(f"  {r.channel:<20} claim ({fmt(r.claimed_epsilon)}, {r.claimed_delta:g})  ε_LB {r.epsilon_lower_bound:7.3f}"
+          f"  δ_LB {r.delta_lower_bound:.2e}  p {r.p_value:.2g}  [{r.broadcast}, {r.statistic}]  "
+          f"{r.verdict}{'  (Holm)' if r.holm_rejected else ''}{power}{extra}")
 
 
 def _secrets(args, system):
