@@ -168,6 +168,26 @@ class MechanismAuditResult:
     delta_time_s: float = 0.0  # CPU seconds of the δ test (included in cpu_time_s)
     accountant_epsilon: float | None = None  # ε at the claimed δ of the noise added (Gaussian mechanisms)
     gdp_mu_estimate: float | None = None  # μ̂ from the certified rates; an estimate, never a verdict
+    claimed_mu: float | None = None  # the μ-GDP curve of the mechanism's noise, audited by the curve test
+    detectable_epsilon: float | None = None  # the smallest leak this audit flags w.p. ≥ 0.8 (audit.power)
+    samples_to_decide: int | None = None  # inconclusive audits: samples per side from which a leak is flagged
+
+    @property
+    def mu_lower_bound(self) -> float | None:
+        return self.bound.mu_lower_bound
+
+    @property
+    def curve_epsilon(self) -> float | None:
+        """ε at the claimed δ that the certified μ implies, if the privacy curve is Gaussian."""
+        if self.bound.mu_lower_bound is None or self.claimed_delta <= 0:
+            return None
+        from .curves import curve_epsilon
+
+        return curve_epsilon(self.bound.mu_lower_bound, self.claimed_delta)
+
+    @property
+    def curve_violation(self) -> bool:
+        return self.claimed_mu is not None and self.mu_lower_bound is not None and self.mu_lower_bound > self.claimed_mu
 
     @property
     def delta_lower_bound(self) -> float | None:
@@ -187,7 +207,12 @@ class MechanismAuditResult:
 
     @property
     def verdict(self) -> str:
-        return "violated" if self.violation else "consistent"
+        """The one rule of :func:`audit.verdicts.row_verdict`: violated, inconclusive or consistent."""
+        if self.violation:
+            return "violated"
+        if self.detectable_epsilon is not None and not math.isfinite(self.detectable_epsilon):
+            return "inconclusive"
+        return "consistent"
 
     @property
     def reason(self) -> str:
@@ -202,8 +227,11 @@ class MechanismAuditResult:
                          f"{self.claimed_epsilon:g} ({kind}): {d.statistic} event hit {d.hits:,} of "
                          f"{d.samples_per_side:,} outputs under {'x' if d.direction == 'positive' else 'x′'} "
                          f"vs {d.false_hits:,} under {'x′' if d.direction == 'positive' else 'x'} ({d.hypothesis})")
+        if self.curve_violation:
+            parts.append(f"μ_LB = {self.mu_lower_bound:.3f} > the claimed curve's μ = {self.claimed_mu:.3f}")
         if not parts:
-            return "ε_LB ≤ claimed ε" + ("" if self.delta_test is None else " and δ_LB ≤ claimed δ")
+            return ("ε_LB ≤ claimed ε" + ("" if self.delta_test is None else " and δ_LB ≤ claimed δ")
+                    + ("" if self.claimed_mu is None else " and μ_LB ≤ the claimed curve's μ"))
         return "; ".join(parts)
 
     def to_dict(self) -> dict:
@@ -214,7 +242,10 @@ class MechanismAuditResult:
                 "delta_violation": self.delta_violation, "verdict": self.verdict, "reason": self.reason,
                 "ratio": self.ratio, "wall_time_s": self.wall_time_s, "cpu_time_s": self.cpu_time_s,
                 "delta_time_s": self.delta_time_s, "accountant_epsilon": self.accountant_epsilon,
-                "gdp_mu_estimate": self.gdp_mu_estimate, "bound": self.bound.to_dict(),
+                "gdp_mu_estimate": self.gdp_mu_estimate, "claimed_mu": self.claimed_mu,
+                "mu_lower_bound": self.mu_lower_bound, "curve_epsilon": self.curve_epsilon,
+                "detectable_epsilon": self.detectable_epsilon, "samples_to_decide": self.samples_to_decide,
+                "bound": self.bound.to_dict(),
                 "delta_test": None if self.delta_test is None else self.delta_test.to_dict(),
                 "candidates": self.candidates}
 
@@ -433,9 +464,10 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     pairs, statistics = _canary_tests(mechanism, dim, claimed, canaries, statistics, float_exact)
     train = max(2_000, min(200_000, int(train_fraction * samples)))
     start, cpu = time.perf_counter(), time.process_time()
+    claimed_mu = _claimed_curve(mechanism, delta)
     test = CertifiedTest(pairs, samples=samples, train_samples=train, confidence=eps_confidence, delta=delta,
                          seed=seed, statistics=statistics, detectable_delta_at=claimed, progress=progress,
-                         two_sided_rates=delta > 0)
+                         two_sided_rates=delta > 0, claimed_mu=claimed_mu)
     bound = test.lower_bound()
     dtest, delta_cpu = None, 0.0
     if run_delta:
@@ -449,11 +481,35 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     wall = time.perf_counter() - start
     eps_violation = test.rejects(claimed)
     delta_violation = dtest is not None and dtest.delta_lower_bound > delta
+    curve_violation = claimed_mu is not None and bound.mu_lower_bound is not None and bound.mu_lower_bound > claimed_mu
     return MechanismAuditResult(describe(mechanism), claimed, bound.epsilon_lower_bound, confidence,
-                                eps_violation or delta_violation, bound,
+                                eps_violation or delta_violation or curve_violation, bound,
                                 "black-box" + (" float-exact" if float_exact else ""),
                                 wall, _candidates(test), time.process_time() - cpu, claimed_delta=delta,
-                                delta_test=dtest, delta_time_s=delta_cpu, **_accounting(mechanism, delta, bound))
+                                delta_test=dtest, delta_time_s=delta_cpu, **_accounting(mechanism, delta, bound),
+                                **_power(claimed, delta, samples, 1.0 - eps_confidence, claimed_mu))
+
+
+def _claimed_curve(mechanism, delta: float) -> float | None:
+    """The μ-GDP curve of a mechanism with Gaussian noise (its noise and its stated sensitivity), for an
+    (ε, δ) claim; None for any other mechanism, whose audit is unchanged."""
+    if delta <= 0:
+        return None
+    from mechanisms.accounting import mechanism_gdp_mu
+
+    return mechanism_gdp_mu(mechanism)
+
+
+def _power(claimed: float, delta: float, samples: int, alpha: float, claimed_mu: float | None) -> dict:
+    """What the ε test (with its curve test) could have detected; the samples that would decide when nothing."""
+    from .power import detectable_epsilon, samples_to_leave_inconclusive
+
+    if not math.isfinite(claimed):
+        return {"claimed_mu": claimed_mu}
+    detectable = detectable_epsilon(float(claimed), float(delta), int(samples), alpha, claimed_mu)
+    decide = (samples_to_leave_inconclusive(float(claimed), float(delta), alpha, claimed_mu)
+              if not math.isfinite(detectable) else None)
+    return {"claimed_mu": claimed_mu, "detectable_epsilon": detectable, "samples_to_decide": decide}
 
 
 def _accounting(mechanism, delta: float, bound: EpsilonBound) -> dict:

@@ -105,6 +105,7 @@ def detectable_mu(claimed_mu: float, n: int, alpha: float, power: float = POWER)
     return _smallest_flagged(lambda mu: curve_flag_bound(mu, n, alpha, power), claimed_mu, claimed_mu)
 
 
+@functools.lru_cache(maxsize=4096)
 def curve_detectable_epsilon(claimed_mu: float, delta: float, n: int, alpha: float, power: float = POWER) -> float:
     """The ε at δ of the smallest Gaussian leak the curve test (at ``alpha``) flags against ``claimed_mu``."""
     mu = detectable_mu(claimed_mu, n, alpha, power)
@@ -119,6 +120,7 @@ def _threshold_flag(delta: float, n: int, alpha: float, power: float):
     return lambda eps: threshold_flag_bound(*laplace_rates(eps), n, alpha, 0.0, power)
 
 
+@functools.lru_cache(maxsize=4096)
 def threshold_detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: float,
                                  power: float = POWER) -> float:
     """Smallest ε of a leak (Gaussian-shaped at δ > 0, Laplace-shaped at δ = 0) that the threshold
@@ -154,22 +156,36 @@ def flags_leak(leak_eps: float, claim_eps: float, delta: float, n: int, alpha: f
 
 
 @functools.lru_cache(maxsize=1024)
-def samples_to_decide(claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
-                      power: float = POWER, margin: float = DECISIVE_MARGIN, n_max: int = 10**9) -> int | None:
-    """Smallest n per side whose detectable ε is ≤ ``margin`` × the claim (doubling, then bisection to
-    1 %); None when no n up to ``n_max`` gets there."""
-    def decides(n: int) -> bool:
-        return flags_leak(margin * claim_eps, claim_eps, delta, n, alpha, claimed_mu, power)
+def samples_to_flag(leak_eps: float, claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
+                    power: float = POWER, n_max: int = 10**9) -> int | None:
+    """Smallest n per side at which this audit flags a leak of ``leak_eps`` against the claim with
+    probability ≥ ``power`` (doubling, then bisection to 1 %); None when no n up to ``n_max`` does."""
+    def flags(n: int) -> bool:
+        return flags_leak(leak_eps, claim_eps, delta, n, alpha, claimed_mu, power)
 
     if not (math.isfinite(claim_eps) and claim_eps > 0):
         return None
     high = 1000
-    while not decides(high):
+    while not flags(high):
         high *= 2
         if high > n_max:
             return None
     low = high // 2
     while high - low > max(1, high // 100):
         mid = (low + high) // 2
-        low, high = (low, mid) if decides(mid) else (mid, high)
+        low, high = (low, mid) if flags(mid) else (mid, high)
     return high
+
+
+def samples_to_decide(claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
+                      power: float = POWER, margin: float = DECISIVE_MARGIN, n_max: int = 10**9) -> int | None:
+    """Smallest n per side whose detectable ε is ≤ ``margin`` × the claim: a consistent verdict there is
+    decisive (None when no n up to ``n_max`` gets there)."""
+    return samples_to_flag(margin * claim_eps, claim_eps, delta, alpha, claimed_mu, power, n_max)
+
+
+def samples_to_leave_inconclusive(claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
+                                  power: float = POWER) -> int | None:
+    """Smallest n per side at which the audit could flag a leak at all (the largest searched, ε = 60 at the
+    claim's δ): from there on its verdict is no longer ``inconclusive``."""
+    return samples_to_flag(_LARGEST_LEAK, claim_eps, delta, alpha, claimed_mu, power)

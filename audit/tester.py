@@ -136,10 +136,18 @@ def count_accepts(test: CandidateTest, chunks: Iterable[np.ndarray]) -> tuple[in
 
 def certify(test: CandidateTest, cert_pos: Iterable[np.ndarray], cert_neg: Iterable[np.ndarray],
             confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0) -> EpsilonBound:
-    """Run the chosen test once on fresh samples and turn its error counts into a bound."""
-    tp, n_pos = count_accepts(test, cert_pos)
-    fp, n_neg = count_accepts(test, cert_neg)
-    return bound_from_counts(test, tp, n_pos, fp, n_neg, confidence, delta, detectable_delta_at)
+    """Run the chosen test (and its curve test, if it has one) once on fresh samples and turn its error
+    counts into a bound."""
+    counts = []
+    for chunks in (cert_pos, cert_neg):
+        hits = curve_hits = total = 0
+        for chunk in chunks:
+            h, c, t = count_both(test, chunk)
+            hits, curve_hits, total = hits + h, curve_hits + c, total + t
+        counts.append((hits, curve_hits, total))
+    (tp, curve_tp, n_pos), (fp, curve_fp, n_neg) = counts
+    return bound_from_counts(test, tp, n_pos, fp, n_neg, confidence, delta, detectable_delta_at,
+                             (curve_tp, curve_fp) if test.curve_threshold is not None else None)
 
 
 def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, false_positives: int, n_neg: int,
@@ -218,6 +226,7 @@ class CertifiedTest:
     progress: bool = False
     pilot_samples: int | None = None  # per pair; None: max(2000, train_samples // 5)
     two_sided_rates: bool = False  # selection's rate bounds (audit.selection.rate_upper)
+    claimed_mu: float | None = None  # a claimed μ-GDP curve: the chosen test also gets a curve threshold
     candidates: list[CandidateTest] = field(default_factory=list, init=False)
     _bound: EpsilonBound | None = field(default=None, init=False, repr=False)
 
@@ -240,7 +249,8 @@ class CertifiedTest:
         return self.lower_bound().epsilon_lower_bound > claimed_epsilon
 
     def _run(self) -> EpsilonBound:
-        alpha = 1.0 - self.confidence
+        # with a claimed curve the threshold test selects at its share of α (audit.curves.split_alpha)
+        alpha = split_alpha(1.0 - self.confidence)[0] if self.claimed_mu is not None else 1.0 - self.confidence
         root = self.seed if isinstance(self.seed, np.random.SeedSequence) else np.random.SeedSequence(self.seed)
         train_seq, cert_seq = root.spawn(2)
         pilot = self.pilot_samples if len(self.pairs) > FINALISTS else None
@@ -282,8 +292,9 @@ class CertifiedTest:
         chunk = -(-n // TRAIN_CALLS)
         pos = np.concatenate(list(sampled_chunks(pair.positive, n, rp, chunk, bar.update)))
         neg = np.concatenate(list(sampled_chunks(pair.negative, n, rn, chunk, bar.update)))
+        curve = self.claimed_mu is not None
         return fit_candidate(pair.label, pos, neg, self.samples, alpha, self.delta, self.statistics,
-                             self.two_sided_rates)
+                             self.two_sided_rates, curve, split_alpha(1.0 - self.confidence)[1] if curve else None)
 
 
 def _occam_key(ranked):

@@ -11,7 +11,9 @@ Verdicts (:func:`row_verdict`):
 * ``violated`` — a certified bound exceeds the claim (ε_LB > ε, δ_LB > δ, or μ_LB > the claimed μ);
 * ``unprotected channel`` — a channel the claim does not cover leaks at all (ε_LB > 0);
 * ``inconclusive`` — nothing exceeds the claim, but no leak of any size would have been flagged with
-  probability ≥ 0.8 at this n: the data cannot decide (``samples_to_decide`` says how many would);
+  probability ≥ 0.8 at this n: the data cannot decide (``samples_to_decide``: the samples per side from
+  which a leak would be flagged; a consistent verdict that catches 1.1 × the claim may need more, which
+  sampling until decisive, :mod:`audit.sequential`, finds);
 * ``consistent`` — nothing exceeds the claim, and a leak of ``detectable_epsilon`` would have been caught.
 
 The overall verdict applies Holm's step-down procedure (statsmodels ``multipletests``) to the covered
@@ -28,7 +30,7 @@ from typing import Mapping, Sequence
 from . import bounds
 from .accountant import gdp_mu_estimate
 from .curves import curve_epsilon, curve_violation_pvalue, split_alpha
-from .power import detectable_epsilon, samples_to_decide
+from .power import detectable_epsilon, samples_to_leave_inconclusive
 from .tester import EpsilonBound
 
 
@@ -146,8 +148,8 @@ def make_row(channel: str, b: EpsilonBound, claim: tuple[float, float], covered:
                           mu_lb=extra.get("mu_lower_bound"), claimed_mu=extra.get("claimed_mu"),
                           detectable=extra["detectable_epsilon"])
     if verdict == "inconclusive":
-        extra["samples_to_decide"] = samples_to_decide(float(eps), float(delta), alpha,
-                                                       claimed_mu if curve else None)
+        extra["samples_to_decide"] = samples_to_leave_inconclusive(float(eps), float(delta), alpha,
+                                                                   claimed_mu if curve else None)
     return SystemAuditRow(channel, eps, delta, b.epsilon_lower_bound, delta_lb, p, verdict, b.statistic, n,
                           b.max_certifiable_epsilon, confidence, covered, b.false_positives, b.false_negatives,
                           b.fp_share, p_leak, accountant, mu_estimate, broadcast, **extra)

@@ -192,7 +192,7 @@ class SystemAuditRow(Record):
     mu_lower_bound: float | None = None  # certified μ of the curve test (claims with a curve)
     curve_epsilon: float | None = None  # ε at the claimed δ if the privacy curve is Gaussian (from mu_lower_bound)
     detectable_epsilon: float | None = None  # the smallest leak this audit flags with probability ≥ 0.8
-    samples_to_decide: int | None = None  # samples per side that would make an inconclusive row decisive
+    samples_to_decide: int | None = None  # samples per side from which an inconclusive row could flag a leak
     curve_false_positives: int | None = None  # the curve test's counts on the certification samples
     curve_false_negatives: int | None = None
 

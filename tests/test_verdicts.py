@@ -97,7 +97,7 @@ def test_cli_prints_inconclusive_with_the_samples_that_would_decide(tmp_path):
                            "--samples", "20000", "--out", str(out), "--no-progress"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert "INCONCLUSIVE" in proc.stdout and "decides this claim" in proc.stdout
+    assert "INCONCLUSIVE" in proc.stdout and "108,000 per side would decide" in proc.stdout
     proc = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--system", "toysystems.systems:gaussian_vector_system",
                            "--samples", "auto:70000", "--channels", "value", "--out", str(out), "--no-progress"],
                           capture_output=True, text=True, timeout=300)

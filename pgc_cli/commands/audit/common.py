@@ -75,5 +75,17 @@ def print_mechanism(result) -> None:
                   f"{100 * dt.confidence:g}%)")
         else:
             print("  δ test: no point mass or exact release seen on the training split (δ_LB = 0)")
+    if getattr(result, "mu_lower_bound", None) is not None:
+        curve_eps = result.curve_epsilon
+        print(f"  curve test: μ_LB = {result.mu_lower_bound:.3f} vs the noise's μ = {result.claimed_mu:.3f}"
+              + ("" if curve_eps is None else f" (ε ≥ {curve_eps:.3f} at δ = {result.claimed_delta:g} if the curve "
+                                              "is Gaussian)"))
+    detectable = getattr(result, "detectable_epsilon", None)
+    if result.verdict == "consistent" and detectable is not None:
+        print(f"  power: would have caught ε ≥ {detectable:.3g} (a leak of that size is flagged w.p. ≥ 0.8)")
+    elif result.verdict == "inconclusive":
+        decide = result.samples_to_decide
+        print("  power: no leak of any size would have been flagged at this n"
+              + (f"; {decide:,} per side would decide" if decide else ""))
     if getattr(result, "reason", ""):
         print(f"  verdict: {result.reason}")

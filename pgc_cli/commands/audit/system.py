@@ -70,7 +70,7 @@ def _print_row(r) -> None:
         power = f"  would have caught ε ≥ {r.detectable_epsilon:.3g}"
     elif r.verdict == "inconclusive":
         power = ("  no n up to 1e9 per side decides this claim with a threshold test" if r.samples_to_decide is None
-                 else f"  {r.samples_to_decide:,} per side would decide")
+                 else f"  {r.samples_to_decide:,} per side would decide (flag a leak if there is one)")
     print(f"  {r.channel:<20} claim ({fmt(r.claimed_epsilon)}, {r.claimed_delta:g})  ε_LB {r.epsilon_lower_bound:7.3f}"
           f"  δ_LB {r.delta_lower_bound:.2e}  p {r.p_value:.2g}  [{r.broadcast}, {r.statistic}]  "
           f"{r.verdict}{'  (Holm)' if r.holm_rejected else ''}{power}{extra}")
