@@ -15,7 +15,8 @@ from typing import Sequence
 import numpy as np
 
 from .one_run_bound import (best_guess_count, binned_log_ratio, correct_among_top, epsilon_lower_bound,
-                            guess_canaries, max_certifiable_epsilon, one_run_p_value)
+                            fdp_mu_lower_bound, fdp_p_value, guess_canaries, max_certifiable_epsilon,
+                            one_run_p_value)
 
 ONE_RUN_CHANNELS = ("gradient", "score", "all")
 MAX_SIMULATED_BROADCASTS = 16  # live canaries: distinct θ versions the auditor simulates at (pooled)
@@ -50,7 +51,7 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     log-likelihood ratio, a quarter plays M simulated canaries with the auditor's coins, on which r is
     chosen (:func:`best_guess_count`).
     """
-    from .system_audit import claim_for
+    from .system_audit import claim_for, curve_for
 
     truth = np.asarray(truth, dtype=np.int64)
     m = int(truth.size)
@@ -88,15 +89,21 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
         options = ratios[ch] if isinstance(ratios[ch], list) else [ratios[ch]]
         names = [tests[ch].statistic, f"sum of {' and '.join(summed)} ratios"]
         rows.append({"channel": ch, **_one_run_row(options, names, sim_out, sim_coins, observed[ch], truth, claims[ch],
-                                                   alpha), "samples_per_side": samples})
+                                                   alpha, curve_for(system, ch)), "samples_per_side": samples})
     return rows
 
 
 def _one_run_row(options: list, names: list[str], sim_out: np.ndarray, sim_coins: np.ndarray, observed: np.ndarray,
-                 truth: np.ndarray, claim: tuple, alpha: float) -> dict:
-    """One channel: the ratio and r chosen on the simulated canaries, then the real canaries guessed and counted."""
+                 truth: np.ndarray, claim: tuple, alpha: float, claimed_mu: float | None = None) -> dict:
+    """One channel: the ratio and r chosen on the simulated canaries, then the real canaries guessed and counted.
+
+    A claim with a μ-GDP curve gets both one-run bounds, each at α/2 (fixed before the data): Steinke–Nasr–
+    Jagielski's ε and the f-DP bound of Mahloujifar et al. (μ_LB, and the ε at δ it implies if the curve is
+    Gaussian); the row's ε_LB is the larger of the two, its p-value twice the smaller one's (Bonferroni)."""
     claimed, delta = float(claim[0]), float(claim[1])
     m, n_sel = int(truth.size), int(sim_coins.size)
+    if claimed_mu is not None:
+        alpha /= 2.0
     picked = []
     for log_ratio in options:  # choose the ratio and r on the simulated canaries only
         g_sim, o_sim = guess_canaries(log_ratio(sim_out))
@@ -106,12 +113,28 @@ def _one_run_row(options: list, names: list[str], sim_out: np.ndarray, sim_coins
     r = max(1, min(m, int(round(r_sim * m / n_sel))))
     guesses, order = guess_canaries(llr(np.asarray(observed, dtype=np.float64)))
     correct = int(correct_among_top(guesses, order, truth)[r])
-    return {"claimed_epsilon": claimed, "claimed_delta": delta,
-            "epsilon_lower_bound": epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta),
-            "canaries": m, "guesses": r, "correct": correct, "accuracy": correct / r,
-            "p_value": one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0,
-            "statistic": statistic, "simulated_epsilon_lower_bound": eps_sim,
-            "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta)}
+    steinke = epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta)
+    p_value = one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0
+    row = {"claimed_epsilon": claimed, "claimed_delta": delta, "epsilon_lower_bound": steinke,
+           "canaries": m, "guesses": r, "correct": correct, "accuracy": correct / r, "p_value": p_value,
+           "statistic": statistic, "simulated_epsilon_lower_bound": eps_sim,
+           "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta)}
+    if claimed_mu is not None:
+        row.update(_fdp_bounds(m, r, correct, alpha, delta, claimed_mu, steinke, p_value))
+    return row
+
+
+def _fdp_bounds(m: int, r: int, correct: int, alpha: float, delta: float, claimed_mu: float, steinke: float,
+                p_value: float) -> dict:
+    """The f-DP one-run bound beside Steinke et al.'s (each at ``alpha``, half of the row's α)."""
+    from .curves import gdp_epsilon
+
+    mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha)
+    fdp_eps = gdp_epsilon(delta, mu_lb) if delta > 0 and mu_lb > 0 else 0.0
+    return {"claimed_mu": claimed_mu, "fdp_mu_lower_bound": mu_lb, "fdp_epsilon_lower_bound": fdp_eps,
+            "steinke_epsilon_lower_bound": steinke, "epsilon_lower_bound": max(steinke, fdp_eps),
+            "p_value": min(1.0, 2.0 * min(p_value, fdp_p_value(m, r, correct, claimed_mu))),
+            "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each"}
 
 
 def _fit_one_run_ratios(fit_pos: dict, fit_neg: dict, cal_pos: dict, cal_neg: dict, channels: Sequence[str],

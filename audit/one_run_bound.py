@@ -153,3 +153,74 @@ def max_certifiable_epsilon(canaries: int, *, alpha: float = 0.05, delta: float 
     """The largest ε_LB M canaries can give: every guess right, at the best r."""
     return max(epsilon_lower_bound(canaries, int(r), int(r), alpha=alpha, delta=delta)
                for r in candidate_guess_counts(canaries))
+
+
+# ---- the f-DP one-run bound ---------------------------------------------------------------------
+# Mahloujifar, Melis & Chaudhuri, "Auditing f-Differential Privacy in One Run" (ICML 2025), the
+# reconstruction bound with a cap (their "audit_rh_with_cap"), for a μ-GDP trade-off curve f_μ. With r
+# guesses of which v are correct out of M canaries, a claim of f_μ-DP is falsified at level α when the
+# recursion below — which follows how much probability mass an f_μ-DP algorithm can move towards correct
+# guesses, one correct guess at a time — ends above r/M. The curve enters through its inverse blow-up
+# x ↦ Φ(Φ⁻¹(x) − μ).
+
+
+def gdp_blow_up_inverse(x: float, mu: float) -> float:
+    """Φ(Φ⁻¹(x) − μ): the inverse blow-up function of the μ-GDP trade-off curve."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    return float(stats.norm.cdf(stats.norm.ppf(x) - mu))
+
+
+def fdp_falsifies(mu: float, canaries: int, guesses: int, correct: int, alpha: float) -> bool:
+    """Whether v = ``correct`` of r = ``guesses`` falsify a μ-GDP claim at level ``alpha`` (the recursion of
+    the f-DP one-run audit over the correct guesses, from the last to the first)."""
+    _check_counts(canaries, guesses, correct)
+    mass_correct = alpha * correct / canaries
+    mass_wrong = alpha * (guesses - correct) / canaries
+    for i in reversed(range(correct)):
+        raised = max(mass_wrong, gdp_blow_up_inverse(mass_correct, mu))
+        if raised == mass_wrong:  # neither mass can change any more
+            break
+        mass_correct = min(mass_correct + i / (guesses - i) * (raised - mass_wrong), 1.0)
+        mass_wrong = raised
+    return mass_correct + mass_wrong > guesses / canaries
+
+
+def fdp_mu_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: float = 0.05) -> float:
+    """The largest μ whose μ-GDP claim the guesses falsify at level ``alpha`` (0 when none is): a μ_LB
+    that holds with confidence 1 − α (bisection; falsification is monotone in μ)."""
+    _check_counts(canaries, guesses, correct)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if guesses == 0 or not fdp_falsifies(1e-9, canaries, guesses, correct, alpha):
+        return 0.0
+    low, high = 1e-9, 1.0
+    while fdp_falsifies(high, canaries, guesses, correct, alpha):
+        low, high = high, 2.0 * high
+        if high > 2.0 * MU_CEILING:
+            return MU_CEILING
+    while high - low > 1e-6 * high:
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if fdp_falsifies(mid, canaries, guesses, correct, alpha) else (low, mid)
+    return low
+
+
+MU_CEILING = 40.0  # search ceiling for μ_LB
+
+
+def fdp_p_value(canaries: int, guesses: int, correct: int, claimed_mu: float) -> float:
+    """p-value of "the μ-GDP claim holds": the smallest α at which the guesses falsify it (1 when none
+    below 1 does; bisection in log α, falsification being monotone in α)."""
+    if not fdp_falsifies(claimed_mu, canaries, guesses, correct, 1.0 - 1e-12):
+        return 1.0
+    low, high = 1e-300, 1.0 - 1e-12
+    if fdp_falsifies(claimed_mu, canaries, guesses, correct, low):
+        return low
+    for _ in range(80):
+        mid = math.exp(0.5 * (math.log(low) + math.log(high)))
+        low, high = (low, mid) if fdp_falsifies(claimed_mu, canaries, guesses, correct, mid) else (mid, high)
+        if high / low < 1.0 + 1e-6:
+            break
+    return float(high)

@@ -94,3 +94,24 @@ def test_one_run_audit_is_consistent_on_the_correct_pipeline_and_catches_the_pla
     planted = train(crafted_config(planted_noise_factor=8.0), record_transcript=True)
     assert planted.mechanism["factory_args"]["epsilon"] == 1.0
     assert audit_gradient(planted)["epsilon_lower_bound"] > 1.5
+
+
+def test_one_run_audit_of_a_gaussian_claim_reports_both_bounds_at_half_alpha():
+    from audit.one_run_bound import epsilon_lower_bound as steinke_bound
+    from toysystems import GaussianVectorSystem
+
+    # a Gaussian at μ = 4 (very leaky) claiming its own (4-ish, 1e-5) curve from a tenth of its sensitivity
+    system = GaussianVectorSystem(1.0, 1e-5, dim=1, sensitivity_factor=0.1)
+    rng = np.random.default_rng(np.random.SeedSequence(8))
+    secret, secret_prime = next(iter(system.canaries().values()))
+    truth = rng.integers(0, 2, size=400)
+    pos = system.release(secret_prime, 400, rng)["value"]
+    neg = system.release(secret, 400, rng)["value"]
+    observed = {"value": np.where(truth[:, None] == 1, pos, neg)}
+    row = one_run_audit(system, secret, secret_prime, observed, truth, [None], channels=("value",), seed=1)[0]
+    assert row["claimed_mu"] == pytest.approx(system.claim.gdp_mu)
+    assert row["fdp_mu_lower_bound"] > row["claimed_mu"]  # the f-DP bound flags the under-noised curve
+    assert row["epsilon_lower_bound"] == max(row["steinke_epsilon_lower_bound"], row["fdp_epsilon_lower_bound"])
+    assert row["steinke_epsilon_lower_bound"] == steinke_bound(400, row["guesses"], row["correct"], alpha=0.025,
+                                                               delta=1e-5)
+    assert row["p_value"] < 0.05

@@ -63,3 +63,27 @@ def test_binned_log_ratio_and_best_r_on_separated_scores():
     guesses, order = guess_canaries(llr(x))
     r, eps = best_guess_count(guesses, order, truth, 1000)
     assert 10 <= r <= 1000 and eps > 2.0
+
+
+# (M, r, v, δ, ε at α = 0.05) from jax-privacy's auditing._epsilon_one_run_fdp(0, M, r, v, 0.05, δ) (the f-DP
+# one-run audit of Mahloujifar et al. 2025 with the Gaussian curve that dp_accounting calibrates to (ε, δ))
+FDP_REFERENCE = [(1000, 100, 90, 1e-5, 2.4564), (1000, 1000, 700, 1e-5, 1.372), (10000, 500, 450, 1e-5, 2.5862),
+                 (100, 10, 10, 1e-5, 1.6259), (1000, 300, 240, 1e-6, 2.1421), (5000, 2000, 1300, 1e-5, 0.8445)]
+
+
+@pytest.mark.parametrize("m, r, v, delta, expected", FDP_REFERENCE)
+def test_fdp_bound_matches_jax_privacy(m, r, v, delta, expected):
+    from audit.curves import gdp_epsilon
+    from audit.one_run_bound import fdp_mu_lower_bound
+
+    assert gdp_epsilon(delta, fdp_mu_lower_bound(m, r, v, alpha=0.05)) == pytest.approx(expected, abs=2e-4)
+
+
+def test_fdp_bound_is_monotone_and_zero_at_chance():
+    from audit.one_run_bound import fdp_falsifies, fdp_mu_lower_bound
+
+    assert fdp_mu_lower_bound(1000, 100, 50) == 0.0
+    bounds = [fdp_mu_lower_bound(1000, 200, v) for v in (120, 150, 180, 200)]
+    assert bounds == sorted(bounds) and bounds[0] > 0
+    mu = fdp_mu_lower_bound(1000, 200, 150)
+    assert fdp_falsifies(0.99 * mu, 1000, 200, 150, 0.05) and not fdp_falsifies(1.01 * mu, 1000, 200, 150, 0.05)

@@ -67,12 +67,19 @@ def _row(args, scope: str, r: dict, system) -> dict:
     from audit.system_audit import row_verdict
 
     covered = r["channel"] in system.claim.covers
-    verdict = row_verdict(r["claimed_epsilon"], r["epsilon_lower_bound"], covered)
+    verdict = row_verdict(r["claimed_epsilon"], r["epsilon_lower_bound"], covered,
+                          mu_lb=r.get("fdp_mu_lower_bound"), claimed_mu=r.get("claimed_mu"))
     print(f"  {r['channel']:<9} claim {fmt(r['claimed_epsilon'])}  ε_LB {r['epsilon_lower_bound']:.3f} "
           f"(ε_LB/ε {r['epsilon_lower_bound'] / r['claimed_epsilon']:.3f})  {r['correct']:,}/{r['guesses']:,} "
           f"right of M={r['canaries']:,}  max {r['max_certifiable_epsilon']:.3f}  [{r['statistic']}]  {verdict}")
+    fdp = {k: r[k] for k in ("claimed_mu", "fdp_mu_lower_bound", "fdp_epsilon_lower_bound",
+                             "steinke_epsilon_lower_bound", "bounds") if k in r}
+    if fdp:
+        print(f"            f-DP: μ_LB {fdp['fdp_mu_lower_bound']:.3f} vs claimed μ {fdp['claimed_mu']:.3f} (ε "
+              f"{fdp['fdp_epsilon_lower_bound']:.3f} if the curve is Gaussian); Steinke ε_LB "
+              f"{fdp['steinke_epsilon_lower_bound']:.3f}; {fdp['bounds']}")
     return channel_row(scope, r["channel"], r["claimed_epsilon"], r["epsilon_lower_bound"], args.confidence,
                        r["samples_per_side"], r["max_certifiable_epsilon"], verdict, covered, audit="one-run",
                        claimed_delta=r["claimed_delta"], canaries=r["canaries"], guesses=r["guesses"],
                        correct=r["correct"], accuracy=r["accuracy"], p_value=r["p_value"], statistic=r["statistic"],
-                       simulated_epsilon_lower_bound=r["simulated_epsilon_lower_bound"])
+                       simulated_epsilon_lower_bound=r["simulated_epsilon_lower_bound"], **fdp)
