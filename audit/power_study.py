@@ -301,6 +301,7 @@ def write_result(path: Path, body: dict, command: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")  # written whole, then renamed into place
     with os.fdopen(fd, "w") as handle:
         handle.write(json.dumps(result, indent=1, default=float) + "\n")
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 
 

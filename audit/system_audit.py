@@ -99,6 +99,7 @@ class SystemAuditResult:
     wall_time_s: float
     broadcasts: dict = field(default_factory=dict, repr=False)  # label -> the broadcast value certified at
     report_section: str | None = None  # the system's own report section (its ``report_section``), if any
+    relation: str | None = None  # what makes the two secrets neighbours (the system's ``relation``), if it says
 
     def row(self, channel: str) -> SystemAuditRow:
         for r in self.rows:
@@ -112,7 +113,8 @@ class SystemAuditResult:
                 "claim": self.claim, "confidence": self.confidence, "samples_per_side": self.samples_per_side,
                 "seed": self.seed, "rows": [r.to_dict() for r in self.rows], "verdict": self.verdict,
                 "accountant": self.accountant, "wall_time_s": self.wall_time_s,
-                **({"report_section": self.report_section} if self.report_section else {})}
+                **({"report_section": self.report_section} if self.report_section else {}),
+                **({"relation": self.relation} if self.relation else {})}
 
 
 def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]],
@@ -224,7 +226,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     return SystemAuditResult(system.name, target.describe(secret), target.describe(secret_prime), pair, kind, claim,
                              settings.confidence, int(settings.samples), int(settings.seed), rows, verdict, accountant,
                              time.perf_counter() - start, {candidates[i][0]: candidates[i][1] for i in used},
-                             getattr(system, "report_section", None))
+                             getattr(system, "report_section", None), getattr(system, "relation", None))
 
 
 def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] | None) -> list[str]:

@@ -221,6 +221,7 @@ class SystemAuditResult(Result):
     pair: str | None = None
     accountant: Accountant | None = None
     report_section: str | None = None  # the report section the system asks for (None: the system audits)
+    relation: str | None = None  # what makes the two secrets neighbours
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------

@@ -118,6 +118,16 @@ def system_factory(spec: str) -> Callable[..., Any]:
     return _from_module(target, factory_name)
 
 
+def spec_module(spec: str) -> Any:
+    """The module a SPEC loaded (after :func:`system_factory`), for the attributes a user's file states beside its
+    factory."""
+    spec = spec.strip()
+    target = SYSTEMS[spec].partition(":")[0] if spec in SYSTEMS else spec.rpartition(":")[0]
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        return sys.modules[f"_pgc_user_system_{Path(target).stem}"]
+    return sys.modules[target]
+
+
 def make_system(spec: str, **settings: Any) -> Any:
     """The system a SPEC names, built with ``settings``."""
     return system_factory(spec)(**settings)

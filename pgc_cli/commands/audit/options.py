@@ -13,7 +13,7 @@ from ...main import CLIError
 
 DEFAULT_PAIRS = ("9.7:9.9", "5:15")
 MAX_ESTIMATED_HOURS = 2.0  # an audit estimated longer than this is refused without --allow-long
-MODES = ("mechanism", "run", "self_test", "system", "one_run")
+MODES = ("mechanism", "run", "self_test", "system", "one_run", "flower")
 
 
 class GravityRange(tuple):
@@ -42,7 +42,12 @@ def add_mode_arguments(p: argparse.ArgumentParser) -> None:
                       help="any System: a registered name (pgc-a3c, pendulum-gaussian-pg, private-fedlinucb, ...), "
                            "MODULE:FACTORY (an installed module or one in the current folder) or "
                            "path/to/file.py:FACTORY; audited per channel through audit.audit_system")
-    mode.add_argument("--pair", help="--system: one of the system's named canary pairs (default: its first)")
+    mode.add_argument("--flower", metavar="MODULE:APP",
+                      help="a Flower ClientApp (mods included), audited through Flower's Message path; the module "
+                           "defines initial_parameters() and AUDIT_PAIRS or takes --datasets (docs/README-flower.md)")
+    mode.add_argument("--datasets", nargs=2, metavar=("A", "B"),
+                      help="--flower: the two neighbouring local data sets, by the names the client_fn reads")
+    mode.add_argument("--pair", help="--system, --flower: one of the named canary pairs (default: the first)")
     mode.add_argument("--secrets", nargs=2, metavar=("SECRET", "SECRET_PRIME"),
                       help="--system: the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair")
     mode.add_argument("--adversarial", action="store_true",
@@ -126,13 +131,17 @@ def chosen_mode(args: argparse.Namespace) -> str:
         modes.remove("mechanism")  # --mechanism overrides the run's mechanism
     if len(modes) != 1:
         raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test, --system SPEC, "
-                       "--one-run RUN")
-    if (args.pair or args.secrets or args.adversarial) and not args.system:
-        raise CLIError("--pair, --secrets and --adversarial go with --system")
+                       "--one-run RUN, --flower MODULE:APP")
+    if (args.secrets or args.adversarial) and not args.system:
+        raise CLIError("--secrets and --adversarial go with --system")
+    if args.pair and not (args.system or args.flower):
+        raise CLIError("--pair goes with --system or --flower")
+    if args.datasets and not args.flower:
+        raise CLIError("--datasets goes with --flower")
     if args.system and (args.adversarial_model or args.adversarial_curve):
         raise CLIError("--system takes --adversarial (the system's own crafted family or a search of its broadcasts)")
-    if isinstance(args.samples, AutoSamples) and not args.system:
-        raise CLIError("--samples auto[:BUDGET] works with --system")
+    if isinstance(args.samples, AutoSamples) and not (args.system or args.flower):
+        raise CLIError("--samples auto[:BUDGET] works with --system and --flower")
     if args.seed < 0:
         raise CLIError("--seed must be >= 0")
     if args.delta is not None and not (0.0 <= args.delta < 1.0):

@@ -10,11 +10,27 @@ from .common import fmt
 
 
 def audit_any_system(args, report: dict, progress: bool) -> int:
-    from audit.releases import describe_secret
-    from audit.system_audit import audit_system, check_system
     from systems.registry import make_system
 
-    system = make_system(args.system)
+    return audit_system_object(make_system(args.system), args, report, progress)
+
+
+def audit_flower_client(args, report: dict, progress: bool) -> int:
+    """``--flower MODULE:APP``: the user's ClientApp as a System (flower_audit), then the same audit."""
+    try:
+        from flower_audit.loader import flower_client_from_spec
+    except ImportError as exc:
+        raise CLIError(f"--flower needs Flower: pip install -e '.[flower]' (scripts/setup.sh installs it): {exc}") from None
+    system = flower_client_from_spec(args.flower, args.datasets)
+    mods = [getattr(m, "__name__", type(m).__name__) for m in system.mods]
+    print(f"Flower client {args.flower}: neighbours by {system.relation}; mods {', '.join(mods) or 'none'}", flush=True)
+    return audit_system_object(system, args, report, progress)
+
+
+def audit_system_object(system, args, report: dict, progress: bool) -> int:
+    from audit.releases import describe_secret
+    from audit.system_audit import audit_system, check_system
+
     check_system(system)
     secret, secret_prime, pair = _secrets(args, system)
     channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
