@@ -170,3 +170,39 @@ def _calibrated(scorer, pos: np.ndarray, neg: np.ndarray):
     """x ↦ the calibrated log-likelihood ratio of the statistic's score (the list form: its options)."""
     fitted = oriented_log_ratio(scorer(pos), scorer(neg))
     return [lambda x: fitted(scorer(x))]
+
+
+def one_run_scores_audit(scores: np.ndarray, truth: np.ndarray, simulated: np.ndarray, simulated_truth: np.ndarray, *,
+                         centre: float, claimed_epsilon: float, claimed_delta: float, claimed_mu: float | None,
+                         confidence: float = 0.95) -> dict:
+    """The one-run bounds from canary scores that an observer computed (higher: more likely coin 1).
+
+    The guesses are the canaries whose score lies farthest from ``centre`` (above: coin 1, below: coin 0);
+    how many (r) is chosen on ``simulated`` scores with known coins (the observer's promised noise), never
+    on the real coins. Steinke et al.'s ε and the f-DP μ_LB (Mahloujifar et al.) each take α/2; the
+    headline ε_LB is the larger of Steinke's and the ε at δ that μ_LB implies if the curve is Gaussian."""
+    from .curves import gdp_epsilon
+
+    truth = np.asarray(truth, dtype=np.int64)
+    m = int(truth.size)
+    alpha = (1.0 - confidence) / 2.0
+    delta = float(claimed_delta or 0.0)
+    r, _ = best_guess_count(*guess_canaries(np.asarray(simulated) - centre), np.asarray(simulated_truth), m,
+                            alpha=alpha, delta=delta)
+    guesses, order = guess_canaries(np.asarray(scores, dtype=np.float64) - centre)
+    correct = int(correct_among_top(guesses, order, truth)[r])
+    steinke = epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta)
+    mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha)
+    fdp = gdp_epsilon(claimed_delta, mu_lb) if mu_lb > 0 and 0 < claimed_delta < 1 else 0.0
+    headline = max(steinke, fdp)
+    if claimed_epsilon is None and claimed_mu is not None:
+        claimed_epsilon = gdp_epsilon(claimed_delta, claimed_mu)
+    covered = claimed_epsilon is not None and math.isfinite(claimed_epsilon)
+    violated = covered and (headline > claimed_epsilon or (claimed_mu is not None and mu_lb > claimed_mu))
+    return {"canaries": m, "guesses": int(r), "correct": correct, "accuracy": correct / max(r, 1),
+            "claimed_epsilon": claimed_epsilon if covered else math.inf, "claimed_delta": delta, "claimed_mu": claimed_mu,
+            "steinke_epsilon_lower_bound": steinke, "fdp_mu_lower_bound": mu_lb, "fdp_epsilon_lower_bound": fdp,
+            "epsilon_lower_bound": headline, "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
+            "verdict": ("violated" if violated else "unprotected channel" if not covered and headline > 0
+                        else "consistent"),
+            "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each"}

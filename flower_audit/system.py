@@ -210,3 +210,11 @@ def local_dp_update_system(epsilon: float = 1.0, delta: float = 1e-5, clipping_n
                      epsilon=epsilon, delta=delta)
     return crafted_update_system([mod], clipping_norm, dim, name=f"flower-localdp ({epsilon:g}, {delta:g})")
 
+
+def local_dp_sensitivity_c_system(epsilon: float = 4.0, delta: float = 1e-5) -> FlowerClientSystem:
+    """LocalDpMod with its sensitivity set to the clipping norm C: half the 2C two clipped updates can differ
+    by, so the noise is half what the claim needs."""
+    system = local_dp_update_system(epsilon, delta, clipping_norm=1.0, sensitivity=1.0)
+    system.name = f"flower-localdp sensitivity=C ({epsilon:g}, {delta:g})"
+    return system
+

@@ -169,6 +169,21 @@ class PowerStudy(Result):
     command: str | None = None
 
 
+# --- flower-one-run: pgc audit --flower-one-run MODE ------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class FlowerOneRunResult(Result):
+    """Canary clients inside one Flower simulation: per observer (the server, a third party seeing the
+    aggregate) what it is promised and the one-run bounds certified from what it saw."""
+    KIND = "flower-one-run"
+    setup: dict
+    rows: list[dict]
+    simulation_s: float
+    wall_time_s: float
+    dimension: int
+    command: str | None = None
+
+
 # --- system-audit: pgc audit --system MODULE:FACTORY -----------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
@@ -382,6 +397,6 @@ class MitigationsUtility(Result):
 
 
 SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
-    TrainRun, AuditResult, PowerStudy, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
+    TrainRun, AuditResult, PowerStudy, FlowerOneRunResult, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
     TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark, BenchNumbers, Reliability,
     TuneWorkers, Pipeline, Report)}

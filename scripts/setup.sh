@@ -16,7 +16,7 @@ want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import pgc, torch, psycopg, optuna_dashboard, ray" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | quiet
   .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | quiet
-  .venv/bin/python -m pip install -q -e ".[test,scale,references]" 2>&1 | quiet
+  .venv/bin/python -m pip install -q -e ".[test,scale,references,flower]" 2>&1 | quiet
   .venv/bin/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
   echo "$want" > "$stamp"
 fi

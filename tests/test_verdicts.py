@@ -82,10 +82,15 @@ def test_sampling_until_decisive_stops_on_violation_and_on_decision():
     out = audit_system_until_decisive(leaky, secret, secret_prime, budget=70_000, n_first=10_000, seed=2,
                                       channels=["value"])
     assert out.decision == "violated" and len(out.stages) == 1
-    exact = GaussianVectorSystem(4.0, 1e-5, dim=1)  # decisive from about 16,000 per side at α/4
+    exact = GaussianVectorSystem(4.0, 1e-5, dim=1)
     out = audit_system_until_decisive(exact, secret, secret_prime, budget=70_000, n_first=10_000, seed=2,
                                       channels=["value"])
-    assert out.decision == "consistent" and len(out.stages) == 2
+    # it decides at the first stage large enough for its own α (audit.power.samples_to_decide)
+    from audit.power import samples_to_decide
+
+    needed = [samples_to_decide(4.0, 1e-5, 0.05 * 2.0**-k, exact.claim.gdp_mu) for k in (1, 2, 3)]
+    first = next(k for k, n in enumerate([10_000, 20_000, 40_000], start=1) if n >= needed[k - 1])
+    assert out.decision == "consistent" and len(out.stages) == first
     last = out.stages[-1].detail.rows[0]
     assert last.detectable_epsilon <= 4.4 and out.stages[-1].alpha == pytest.approx(0.05 * 2.0 ** -len(out.stages))
     assert [s.n_per_side for s in out.stages] == [10_000 * 2**k for k in range(len(out.stages))]

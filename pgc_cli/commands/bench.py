@@ -19,6 +19,7 @@ TARGETS = {
     "systems": "pgc_cli.benchmarks.systems",
     "bandit": "pgc_cli.benchmarks.bandit",
     "one-run": "pgc_cli.benchmarks.one_run",
+    "flower": "pgc_cli.benchmarks.flower",
 }
 
 

@@ -46,10 +46,12 @@ from .one_run import audit_one_run
 from .options import (MAX_ESTIMATED_HOURS, add_adversarial_arguments, add_audit_arguments, add_mode_arguments,
                       add_output_arguments, chosen_mode, estimated_seconds)
 from .run import audit_run
+from .flower_one_run import audit_flower_one_run
 from .system import audit_any_system, audit_flower_client
 
 MODE_FUNCTIONS = {"mechanism": audit_named_mechanism, "run": audit_run, "self_test": self_test,
-                  "system": audit_any_system, "one_run": audit_one_run, "flower": audit_flower_client, "adversarial": audit_adversarial_mechanism,
+                  "system": audit_any_system, "one_run": audit_one_run, "flower": audit_flower_client,
+                  "flower_one_run": audit_flower_one_run, "adversarial": audit_adversarial_mechanism,
                   "adversarial_curve": adversarial_curve}
 
 

@@ -13,7 +13,7 @@ from ...main import CLIError
 
 DEFAULT_PAIRS = ("9.7:9.9", "5:15")
 MAX_ESTIMATED_HOURS = 2.0  # an audit estimated longer than this is refused without --allow-long
-MODES = ("mechanism", "run", "self_test", "system", "one_run", "flower")
+MODES = ("mechanism", "run", "self_test", "system", "one_run", "flower", "flower_one_run")
 
 
 class GravityRange(tuple):
@@ -45,6 +45,13 @@ def add_mode_arguments(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--flower", metavar="MODULE:APP",
                       help="a Flower ClientApp (mods included), audited through Flower's Message path; the module "
                            "defines initial_parameters() and AUDIT_PAIRS or takes --datasets (docs/README-flower.md)")
+    mode.add_argument("--flower-one-run", choices=["local-dp", "central-dp"],
+                      help="one federated run on Flower's simulation engine with --canaries canary clients beside "
+                           "--real-clients real ones; the one-run audit of what the server and a third party see")
+    mode.add_argument("--canaries", type=positive_int, default=1000, help="--flower-one-run: canary clients (1000)")
+    mode.add_argument("--real-clients", type=positive_int, default=20, help="--flower-one-run: real clients (20)")
+    mode.add_argument("--noise-multiplier", type=positive_float, default=1.0,
+                      help="--flower-one-run central-dp: the server's noise multiplier z (default 1)")
     mode.add_argument("--datasets", nargs=2, metavar=("A", "B"),
                       help="--flower: the two neighbouring local data sets, by the names the client_fn reads")
     mode.add_argument("--pair", help="--system, --flower: one of the named canary pairs (default: the first)")
@@ -65,7 +72,8 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clip", type=positive_float, help="clip C (default: the paper's for the mechanism)")
     p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂ (default: the paper's rule)")
     p.add_argument("--rounds", type=positive_int, default=1,
-                   help="submissions per agent with the §3.2.1 split; audited as one release (default 1)")
+                   help="submissions per agent with the §3.2.1 split, audited as one release; --flower-one-run: "
+                        "training rounds (default 1)")
     p.add_argument("--white-box", action="store_true", help="PRS: audit its internal report (ũ, M)")
     p.add_argument("--only", nargs="+", metavar="CASE", help="--self-test: only these case names (default: every case)")
     p.add_argument("--float-exact", action="store_true",
@@ -131,7 +139,7 @@ def chosen_mode(args: argparse.Namespace) -> str:
         modes.remove("mechanism")  # --mechanism overrides the run's mechanism
     if len(modes) != 1:
         raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test, --system SPEC, "
-                       "--one-run RUN, --flower MODULE:APP")
+                       "--one-run RUN, --flower MODULE:APP, --flower-one-run MODE")
     if (args.secrets or args.adversarial) and not args.system:
         raise CLIError("--secrets and --adversarial go with --system")
     if args.pair and not (args.system or args.flower):

@@ -1,0 +1,115 @@
+"""``pgc bench flower``: a Flower client audited through Flower's Message path, against a numpy reference.
+
+1. **Adapter cost.** Flower's ``LocalDpMod`` at (ε, δ) on crafted updates ±C·e₁ (its sensitivity 2C,
+   correct), audited at ``--samples`` per side through :class:`flower_audit.FlowerClientSystem`, and the
+   numpy reference of the same mod (:class:`flower_audit.reference.NumpyLocalDp`) on the same streams:
+   the rows must be identical; the wall-time ratio is the adapter's cost.
+2. **Tightness.** The audit's threshold bound and curve bound against the oracle (the likelihood-ratio
+   threshold test on the true output distributions at the same n and the same α share, its counts at
+   their expectations), as ``pgc bench gaussian`` computes it.
+3. **False alarms.** ``--seeds`` audits of the correct mod at ``--seed-samples`` per side through Flower:
+   none may be flagged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..args import positive_float, positive_int
+
+help = "a Flower LocalDpMod client audited through Flower vs the numpy reference of the same mod"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epsilon", type=positive_float, default=1.0)
+    p.add_argument("--delta", type=float, default=1e-5)
+    p.add_argument("--samples", type=positive_int, default=100_000, help="certification releases per side")
+    p.add_argument("--seeds", type=positive_int, default=20, help="false-alarm audits through Flower (default 20)")
+    p.add_argument("--seed-samples", type=positive_int, default=5_000, help="releases per side of each (default 5,000)")
+    p.add_argument("--out", help="JSON result file")
+
+
+def oracle_bounds(sigma: float, clip: float, delta: float, n: int, alpha_threshold: float, alpha_curve: float) -> dict:
+    """The best threshold ε bound and curve μ bound at the expected counts of the LR test of N(C, σ²) vs N(−C, σ²)."""
+    from scipy.stats import norm
+
+    from audit.bounds import epsilon_lower_bound
+    from audit.curves import curve_epsilon, mu_lower_bound
+    from audit.selection import FP_SHARES
+
+    best_eps, best_mu = 0.0, 0.0
+    for t in np.linspace(-clip, clip + 8 * sigma, 1201):
+        fp, fn = round(norm.sf((t + clip) / sigma) * n), round(norm.cdf((t - clip) / sigma) * n)
+        best_mu = max(best_mu, mu_lower_bound(fp, fn, n, n, alpha_curve))
+        for share in FP_SHARES:
+            best_eps = max(best_eps, float(epsilon_lower_bound(fp, n, fn, n, alpha_threshold, delta, share)))
+    return {"threshold_epsilon": best_eps, "mu": best_mu, "curve_epsilon": curve_epsilon(best_mu, delta)}
+
+
+def run(args: argparse.Namespace) -> int:
+    from audit.curves import split_alpha
+    from audit.system_audit import audit_system
+    from flower_audit import local_dp_update_system
+    from flower_audit.reference import NumpyLocalDp
+    from pgc_cli.io import write_json_atomic
+
+    if not (0.0 < args.delta < 1.0):
+        raise ValueError("--delta must lie in (0, 1)")
+    flower = local_dp_update_system(args.epsilon, args.delta)
+    reference = NumpyLocalDp(args.epsilon, args.delta)
+    audits, walls = {}, {}
+    for label, system in (("flower", flower), ("numpy reference", reference)):
+        t0 = time.perf_counter()
+        audits[label] = audit_system(system, "+", "-", samples=args.samples, seed=0, channels=["update"])
+        walls[label] = time.perf_counter() - t0
+        row = audits[label].rows[0]
+        print(f"{label:16} {args.samples:,}/side: ε_LB {row.epsilon_lower_bound:.4f}, μ_LB {row.mu_lower_bound:.4f} "
+              f"(curve ε {row.curve_epsilon:.4f}) vs claimed μ {row.claimed_mu:.4f}; {row.verdict}; "
+              f"{walls[label]:.1f} s", flush=True)
+    a, b = audits["flower"].rows[0].to_dict(), audits["numpy reference"].rows[0].to_dict()
+    compared = ("epsilon_lower_bound", "delta_lower_bound", "mu_lower_bound", "curve_epsilon", "false_positives",
+                "false_negatives", "curve_false_positives", "curve_false_negatives", "p_value", "verdict",
+                "statistic", "accountant_epsilon", "detectable_epsilon")
+    identical = all(a[k] == b[k] for k in compared)
+    ratio = walls["flower"] / walls["numpy reference"]
+    print(f"identical rows: {identical}; Flower path / numpy reference wall time: {ratio:.1f}x")
+    alpha_threshold, alpha_curve = split_alpha(1.0 - audits["flower"].confidence)
+    oracle = oracle_bounds(reference.sigma, reference.clipping_norm, args.delta, args.samples, alpha_threshold,
+                           alpha_curve)
+    row = audits["flower"].rows[0]
+    tightness = {"threshold": row.epsilon_lower_bound / oracle["threshold_epsilon"],
+                 "curve": row.curve_epsilon / oracle["curve_epsilon"]}
+    print(f"oracle at the same n and α shares: threshold ε {oracle['threshold_epsilon']:.4f} (audit/oracle "
+          f"{tightness['threshold']:.3f}), curve ε {oracle['curve_epsilon']:.4f} (audit/oracle {tightness['curve']:.3f})")
+    flagged, seed_rows = _false_alarms(args)
+    result = {"kind": "bench", "bench": "flower", "epsilon": args.epsilon, "delta": args.delta,
+              "samples": args.samples, "sigma": reference.sigma, "true_epsilon": row.accountant_epsilon,
+              "wall_s": walls, "adapter_over_reference": ratio, "identical_rows": identical,
+              "rows": {"flower": a, "numpy reference": b}, "oracle": oracle, "audit_over_oracle": tightness,
+              "false_alarm_seeds": args.seeds, "false_alarm_samples": args.seed_samples, "flagged": flagged,
+              "false_alarm_rows": seed_rows,
+              "command": f"pgc bench flower --epsilon {args.epsilon:g} --delta {args.delta:g} --samples {args.samples} "
+                         f"--seeds {args.seeds} --seed-samples {args.seed_samples}"}
+    if args.out:
+        write_json_atomic(Path(args.out), result)
+    return 0 if identical and flagged == 0 else 1
+
+
+def _false_alarms(args: argparse.Namespace) -> tuple[int, list[dict]]:
+    from audit.system_audit import audit_system
+    from flower_audit import local_dp_update_system
+
+    system = local_dp_update_system(args.epsilon, args.delta)
+    rows = []
+    for seed in range(1, args.seeds + 1):
+        row = audit_system(system, "+", "-", samples=args.seed_samples, seed=seed, channels=["update"]).rows[0]
+        rows.append({"seed": seed, "verdict": row.verdict, "epsilon_lower_bound": row.epsilon_lower_bound,
+                     "mu_lower_bound": row.mu_lower_bound})
+    flagged = sum(r["verdict"] == "violated" for r in rows)
+    print(f"false alarms: {flagged}/{args.seeds} correct LocalDpMod audits through Flower flagged "
+          f"({args.seed_samples:,}/side each)")
+    return flagged, rows

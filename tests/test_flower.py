@@ -1,0 +1,107 @@
+"""Flower clients as Systems, through Flower's real Message path and its real mods (no mocks of Flower)."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+flwr = pytest.importorskip("flwr", reason="Flower is installed by scripts/setup.sh (the flower extra)")
+
+from audit.system_audit import audit_system  # noqa: E402
+from flower_audit import claim_from_mods, crafted_update_system, local_dp_sigma, local_dp_update_system  # noqa: E402
+from flower_audit.reference import NumpyLocalDp  # noqa: E402
+
+
+def test_claim_is_read_from_local_dp_mod():
+    from flwr.client.mod import LocalDpMod
+
+    mod = LocalDpMod(clipping_norm=1.0, sensitivity=2.0, epsilon=1.0, delta=1e-5)
+    claim = claim_from_mods([mod])
+    sigma = 2.0 * math.sqrt(2.0 * math.log(1.25 / 1e-5)) / 1.0
+    assert local_dp_sigma(mod) == pytest.approx(sigma)
+    assert (claim.epsilon, claim.delta, claim.covers) == (1.0, 1e-5, ("update",))
+    assert claim.gdp_mu == pytest.approx(2.0 / sigma)
+    assert claim_from_mods([]) is None
+
+
+def test_releases_through_flower_equal_the_numpy_reference_bit_for_bit():
+    flower = local_dp_update_system(1.0, 1e-5)
+    reference = NumpyLocalDp(1.0, 1e-5)
+    for secret in ("+", "-"):
+        a = flower.release(secret, 300, np.random.default_rng(7))["update"]
+        b = reference.release(secret, 300, np.random.default_rng(7))["update"]
+        np.testing.assert_array_equal(a, b)
+    # the global generator is left as it was
+    state = np.random.get_state()[1].copy()
+    flower.release("+", 5, np.random.default_rng(1))
+    np.testing.assert_array_equal(np.random.get_state()[1], state)
+
+
+def test_a_sensitivity_set_to_the_clipping_norm_is_flagged_on_its_curve():
+    # two clipped updates lie 2C apart; sensitivity = C halves the noise the claim needs
+    from flwr.client.mod import LocalDpMod
+
+    mod = LocalDpMod(clipping_norm=1.0, sensitivity=1.0, epsilon=4.0, delta=1e-5)
+    row = audit_system(crafted_update_system([mod], 1.0), "+", "-", samples=4000, seed=0, channels=["update"]).rows[0]
+    assert row.verdict == "violated" and row.mu_lower_bound > row.claimed_mu
+    correct = local_dp_update_system(4.0, 1e-5)
+    assert audit_system(correct, "+", "-", samples=4000, seed=0, channels=["update"]).rows[0].verdict != "violated"
+
+
+def test_cli_audits_a_users_client_app_and_refuses_bad_input(tmp_path):
+    out = tmp_path / "flower.json"
+    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--flower", "examples/flower/digits_app.py:app",
+                           "--pair", "one record removed", "--samples", "400", "--out", str(out), "--no-progress"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "LocalDpMod" in proc.stdout and "verdict (Holm" in proc.stdout
+    import schemas
+
+    result = schemas.load(__import__("json").loads(out.read_text()))
+    assert result.relation == "one record replaced, or one record removed" and result.pair == "one record removed"
+    bad = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--flower", "examples/flower/digits_app.py:nope",
+                          "--samples", "200", "--out", str(tmp_path / "x.json")], capture_output=True, text=True,
+                         timeout=300)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "nope" in bad.stderr
+
+
+def _steinke_bound_reference(m: int, r: int, v: int, alpha: float, delta: float) -> float:
+    """Steinke, Nasr & Jagielski (2023), Theorem 3, written out directly: the largest ε whose p-value
+    P[Bin(r, q) ≥ v] + 2mδ·max_i P[v − i ≤ Bin(r, q) < v]/i stays ≤ α, by a plain grid then bisection."""
+    def p_value(eps: float) -> float:
+        q = math.exp(eps) / (1.0 + math.exp(eps))
+        tail = stats.binom.sf(v - 1, r, q)
+        worst = max(((stats.binom.cdf(v - 1, r, q) - stats.binom.cdf(v - i - 1, r, q)) / i for i in range(1, v + 1)),
+                    default=0.0)
+        return min(1.0, tail + 2 * m * delta * worst)
+
+    if p_value(0.0) > alpha:
+        return 0.0
+    grid = [e / 100 for e in range(0, 3000)]
+    low = max(e for e in grid if p_value(e) <= alpha)
+    high = low + 0.01
+    for _ in range(40):
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if p_value(mid) <= alpha else (low, mid)
+    return low
+
+
+def test_one_run_audit_inside_a_flower_simulation_central_dp():
+    from flower_audit.simulation import OneRunSetup
+    from pgc_cli.commands.audit.flower_one_run import flower_one_run
+
+    setup = OneRunSetup(canaries=40, real_clients=2, rounds=1, mode="central-dp", noise_multiplier=2.0, seed=3)
+    out = flower_one_run(setup)
+    rows = {r["observer"]: r for r in out["rows"]}
+    server, third = rows["server"], rows["third party (aggregate)"]
+    # the server receives clipped updates in the clear and is promised nothing: every guess is right
+    assert server["claimed_epsilon"] == math.inf and server["accuracy"] == 1.0
+    assert server["verdict"] == "unprotected channel" and server["epsilon_lower_bound"] > 0
+    assert third["verdict"] == "consistent" and third["claimed_mu"] == pytest.approx(1.0)
+    for row in (server, third):  # the bound recomputed by an independent implementation
+        alpha = 0.025
+        expected = _steinke_bound_reference(row["canaries"], row["guesses"], row["correct"], alpha, 0.0)
+        assert row["steinke_epsilon_lower_bound"] == pytest.approx(expected, abs=1e-4)
