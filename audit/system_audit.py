@@ -43,6 +43,7 @@ from systems.contract import ALL, PrivacyClaim
 
 from .accountant import accountant_epsilon
 from .broadcast_search import SEARCH_GENERATIONS, SEARCH_SAMPLES, adversarial_candidates, projected_by_channel
+from .pair_search import PAIR_SEARCH_SHARE, search_secret_pair
 from .progress import progress_bar
 from .releases import (AuditTarget, certify_channel_tests, channel_groups, fit_channel_tests, joint_statistics,
                        split_evenly)
@@ -100,6 +101,7 @@ class SystemAuditResult:
     broadcasts: dict = field(default_factory=dict, repr=False)  # label -> the broadcast value certified at
     report_section: str | None = None  # the system's own report section (its ``report_section``), if any
     relation: str | None = None  # what makes the two secrets neighbours (the system's ``relation``), if it says
+    searched_pair: dict | None = None  # the pair the worst-pair search found (search_pair=True)
 
     def row(self, channel: str) -> SystemAuditRow:
         for r in self.rows:
@@ -114,7 +116,8 @@ class SystemAuditResult:
                 "seed": self.seed, "rows": [r.to_dict() for r in self.rows], "verdict": self.verdict,
                 "accountant": self.accountant, "wall_time_s": self.wall_time_s,
                 **({"report_section": self.report_section} if self.report_section else {}),
-                **({"relation": self.relation} if self.relation else {})}
+                **({"relation": self.relation} if self.relation else {}),
+                **({"searched_pair": self.searched_pair} if self.searched_pair else {})}
 
 
 def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]],
@@ -171,11 +174,13 @@ class AuditSettings:
 
 def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSettings | None = None, *,
                  broadcast: Any = None, adversarial: bool = False, channels: Sequence[str] | None = None,
-                 pair: str | None = None, **setting_values: Any) -> SystemAuditResult:
+                 pair: str | None = None, search_pair: bool = False, **setting_values: Any) -> SystemAuditResult:
     """Certified ε and δ lower bounds per channel of ``system`` for ``secret`` vs ``secret_prime``
     (see the module docstring). ``settings`` (or its fields as keywords: ``samples=...``) say how many
     releases are spent and how; ``broadcast`` is what the aggregator sends (None: the system's default),
-    ``adversarial=True`` lets the aggregator choose it."""
+    ``adversarial=True`` lets the aggregator choose it. ``search_pair=True``: the auditor searches the
+    system's ``secret_space`` for the worst neighbouring pair on the search stream
+    (:func:`audit.pair_search.search_secret_pair`) and certifies that pair instead of the given one."""
     start = time.perf_counter()
     settings = replace(settings or AuditSettings(), **setting_values)
     base = check_system(system)
@@ -189,22 +194,19 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     # curve tests on the covered channels whose claim states a μ-GDP curve
     mus = {ch: curve_for(system, ch) if covered[ch] else None for ch in wanted}
     search_seq, train_seq, cert_seq = np.random.SeedSequence(settings.seed).spawn(3)
+    found = None
+    if search_pair:  # 0. the worst neighbouring pair, on its own child of the search stream
+        pair_seq, search_seq = search_seq.spawn(2)
+        found = search_secret_pair(system, base, [ch for ch in wanted if covered[ch]] or wanted, pair_seq,
+                                   n=max(settings.search_samples, settings.samples // PAIR_SEARCH_SHARE),
+                                   n_cert=settings.samples,
+                                   alpha=1.0 - settings.confidence, deltas=deltas, progress=settings.progress)
+        secret, secret_prime, pair = found.secret, found.secret_prime, f"searched: {found.relation}"
+        target = AuditTarget(system, secret, secret_prime, base, settings.float_exact)
 
     # 1. the broadcast(s): honest, given, or the adversary's candidates ranked per channel on the search stream
-    if adversarial:
-        candidates, rank_seq = adversarial_candidates(target, wanted, covered, search_seq,
-                                                      search_samples=settings.search_samples,
-                                                      search_generations=settings.search_generations,
-                                                      progress=settings.progress)
-        kind = "crafted" if candidates[0][0].startswith("crafted") else "searched"
-    else:
-        kind = "given" if broadcast is not None else "honest"
-        candidates, rank_seq = [(kind, broadcast)], None
-    choice = {ch: 0 for ch in wanted}
-    if len(candidates) > 1:
-        scores = [projected_by_channel(target, b, wanted, settings.search_samples, rank_seq, settings.samples,
-                                       settings.confidence, deltas) for _, b in candidates]
-        choice = {ch: int(np.argmax([s[ch] for s in scores])) for ch in wanted}
+    candidates, choice, kind = _broadcast_candidates(target, settings, wanted, covered, deltas, broadcast,
+                                                     adversarial, search_seq)
 
     # 2.-3. per broadcast kept: select on a training split, certify on fresh releases
     detectable_at = {ch: claims[ch][0] if math.isfinite(claims[ch][0]) else 0.0 for ch in wanted}
@@ -226,7 +228,30 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     return SystemAuditResult(system.name, target.describe(secret), target.describe(secret_prime), pair, kind, claim,
                              settings.confidence, int(settings.samples), int(settings.seed), rows, verdict, accountant,
                              time.perf_counter() - start, {candidates[i][0]: candidates[i][1] for i in used},
-                             getattr(system, "report_section", None), getattr(system, "relation", None))
+                             getattr(system, "report_section", None), getattr(system, "relation", None),
+                             None if found is None else found.to_dict())
+
+
+def _broadcast_candidates(target: AuditTarget, settings: AuditSettings, wanted: list[str], covered: dict[str, bool],
+                          deltas: dict[str, float], broadcast: Any, adversarial: bool,
+                          search_seq: np.random.SeedSequence) -> tuple[list[tuple[str, Any]], dict[str, int], str]:
+    """The broadcasts to certify at (label, value), which one each channel uses, and their kind: honest,
+    given, or the adversary's candidates ranked per channel on the search stream."""
+    if adversarial:
+        candidates, rank_seq = adversarial_candidates(target, wanted, covered, search_seq,
+                                                      search_samples=settings.search_samples,
+                                                      search_generations=settings.search_generations,
+                                                      progress=settings.progress)
+        kind = "crafted" if candidates[0][0].startswith("crafted") else "searched"
+    else:
+        kind = "given" if broadcast is not None else "honest"
+        candidates, rank_seq = [(kind, broadcast)], None
+    choice = {ch: 0 for ch in wanted}
+    if len(candidates) > 1:
+        scores = [projected_by_channel(target, b, wanted, settings.search_samples, rank_seq, settings.samples,
+                                       settings.confidence, deltas) for _, b in candidates]
+        choice = {ch: int(np.argmax([s[ch] for s in scores])) for ch in wanted}
+    return candidates, choice, kind
 
 
 def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] | None) -> list[str]:

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tune": ("pgc_cli.commands.tune:TuneCommand", "tune epsilon and mechanism settings with optuna"),
     "pipeline": ("pgc_cli.commands.pipeline:PipelineCommand", "the main job: train -> audit -> attack -> report on embedded defaults"),
     "bandit": ("pgc_cli.commands.bandit:BanditCommand", "federated linear contextual bandits: regret study and first-user attack"),
+    "thesis": ("pgc_cli.commands.thesis:ThesisCommand", "attacks on the thesis' four systems, beside the thesis' tables"),
 }
 
 

@@ -158,6 +158,7 @@ class ReportContent:
     replicate: list[dict] = field(default_factory=list)  # {source, rows, text, figures}
     protection: list[dict] = field(default_factory=list)  # {source, subject, protect, total, gradient, score}
     mitigation_costs: list[dict] = field(default_factory=list)  # {source, reading, cap, rows}
+    thesis_attacks: list[dict] = field(default_factory=list)  # {source, kind, result}: attacks on published systems
 
     @property
     def bounds(self) -> list[BoundRow]:
@@ -245,6 +246,14 @@ def read_png_inside(name: str, folder: Path) -> tuple[Path, bytes] | None:
 
 
 BANDIT_SECTION = "federated-bandits"  # the report_section the federated bandit systems name
+
+
+PUBLISHED_CLAIMS_SECTION = "published-claims"  # the report_section the thesis' systems (dprl) name
+
+
+def has_own_section(header: dict) -> bool:
+    """A system audit that a section of its own renders (the system named one): not the generic table."""
+    return bool(header.get("report_section"))
 
 
 def is_bandit_audit(header: dict) -> bool:

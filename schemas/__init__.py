@@ -23,6 +23,7 @@ from .base import Record, Result, SchemaError, json_number, number
 from .bandit_kinds import *  # noqa: F401,F403  (the schema classes)
 from .bench_kinds import *  # noqa: F401,F403
 from .kinds import *  # noqa: F401,F403
+from .thesis_kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS
 
 __all__ = ["KINDS", "SCHEMAS", "Record", "Result", "SchemaError", "dump", "json_number", "kind_of", "load",

@@ -11,6 +11,7 @@ from systems.contract import PrivacyClaim
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import Record, Result, SchemaError
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, Pipeline, Reliability, Report, TuneWorkers
+from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 
 Verdict = Literal["consistent", "violated", "unprotected channel", "inconclusive"]
 
@@ -237,6 +238,8 @@ class SystemAuditResult(Result):
     accountant: Accountant | None = None
     report_section: str | None = None  # the report section the system asks for (None: the system audits)
     relation: str | None = None  # what makes the two secrets neighbours
+    searched_pair: dict | None = None  # the worst pair the auditor's search found, and its search score
+    sequential: dict | None = None  # --samples auto: the stages and the decision
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------
@@ -399,4 +402,4 @@ class MitigationsUtility(Result):
 SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
     TrainRun, AuditResult, PowerStudy, FlowerOneRunResult, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
     TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark, BenchNumbers, Reliability,
-    TuneWorkers, Pipeline, Report)}
+    TuneWorkers, Pipeline, Report, ThesisMembership, ThesisMapRecovery)}

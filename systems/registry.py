@@ -33,6 +33,10 @@ SYSTEMS: dict[str, str] = {
     "toy-gaussian-miscalibrated-no-curve": "toysystems.systems:miscalibrated_gaussian_system_without_curve",
     "toy-batched-sum": "toysystems.systems:batched_sum_system",
     "toy-laplace-count": "toysystems.systems:laplace_count_system",
+    "dprl-advising": "dprl.advising:system",
+    "dprl-planning": "dprl.planning:system",
+    "dprl-dpdrl": "dprl.dpdrl:system",
+    "dprl-oneparam": "dprl.oneparam:system",
     "flower-localdp": "flower_audit.system:local_dp_update_system",
     "flower-localdp-sensitivity-c": "flower_audit.system:local_dp_sensitivity_c_system",
 }

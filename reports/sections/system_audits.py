@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import schemas
 
-from ..content import BoundRow, Findings, ReportContent, fmt_eps, is_bandit_audit, row_verdict_text
+from ..content import BoundRow, Findings, ReportContent, fmt_eps, has_own_section, row_verdict_text
 from ..document import Document, num, vclass
 from ..loaders import Source
 from ..section import Section
@@ -37,7 +37,8 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
               "secret_prime": _short(r.secret_prime), "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
               "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
               "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": r.verdict,
-              "accountant": r.accountant.to_dict() if r.accountant else None, "wall_time_s": r.wall_time_s}
+              "accountant": r.accountant.to_dict() if r.accountant else None, "wall_time_s": r.wall_time_s,
+              "relation": r.relation, "searched": r.searched_pair is not None}
     return rows, header
 
 
@@ -80,7 +81,7 @@ def source_role(item: dict) -> str:
 
 
 def render_system_audits(doc: Document, f: Findings, anchor: str = "system-audits", level: int = 2) -> None:
-    headers = [h for h in f.system_audits if not is_bandit_audit(h)]  # bandit systems: _bandit
+    headers = [h for h in f.system_audits if not has_own_section(h)]  # bandits, published claims: their own
     if not headers:
         return
     with doc.section("System audits: claimed, accountant and audited ε", "For each audited system, the ε it claims, "

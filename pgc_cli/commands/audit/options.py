@@ -57,6 +57,12 @@ def add_mode_arguments(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--pair", help="--system, --flower: one of the named canary pairs (default: the first)")
     mode.add_argument("--secrets", nargs=2, metavar=("SECRET", "SECRET_PRIME"),
                       help="--system: the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair")
+    mode.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                      help="--system: a keyword of the system's factory (VALUE as JSON, else as text), e.g. "
+                           "--setting epsilon=0.7 --setting relation=member; repeatable")
+    mode.add_argument("--search-pair", action="store_true",
+                      help="--system: search the system's secret_space for the worst neighbouring pair (CMA-ES on "
+                           "a search stream) and certify that pair on fresh releases")
     mode.add_argument("--adversarial", action="store_true",
                       help="--system: the aggregator chooses the broadcast (the system's crafted family, else "
                            "CMA-ES over its broadcast_space)")

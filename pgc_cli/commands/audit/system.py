@@ -12,7 +12,28 @@ from .common import fmt
 def audit_any_system(args, report: dict, progress: bool) -> int:
     from systems.registry import make_system
 
-    return audit_system_object(make_system(args.system), args, report, progress)
+    settings = factory_settings(args.setting)
+    try:
+        system = make_system(args.system, **settings)
+    except (TypeError, ValueError) as exc:
+        if not settings and isinstance(exc, TypeError):
+            raise
+        raise CLIError(f"--system {args.system} with {', '.join(args.setting) or 'no settings'}: {exc}") from None
+    return audit_system_object(system, args, report, progress)
+
+
+def factory_settings(items) -> dict:
+    """``KEY=VALUE`` items as factory keywords (VALUE read as JSON, else kept as text)."""
+    settings = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise CLIError(f"--setting {item!r}: expected KEY=VALUE with KEY a Python name")
+        try:
+            settings[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            settings[key.strip()] = value
+    return settings
 
 
 def audit_flower_client(args, report: dict, progress: bool) -> int:
@@ -32,11 +53,15 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
     from audit.system_audit import audit_system, check_system
 
     check_system(system)
+    search_pair = bool(getattr(args, "search_pair", False))
+    if search_pair and getattr(system, "secret_space", None) is None:
+        raise CLIError(f"--search-pair: {system.name} offers no secret_space to search")
     secret, secret_prime, pair = _secrets(args, system)
     channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
     auto = args.samples if isinstance(args.samples, AutoSamples) else None
     samples = args.samples or 100_000
-    what = f"pair {pair!r}" if pair else f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)}"
+    what = ("the worst neighbouring pair it finds" if search_pair else f"pair {pair!r}" if pair
+            else f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)}")
     print(f"auditing {system.name}: {what}, claim ε = "
           f"{fmt(float(system.claim.epsilon))}, δ = {system.claim.delta:g}"
           + ("" if system.claim.gdp_mu is None else f", μ-GDP curve μ = {system.claim.gdp_mu:.4g}")
@@ -44,6 +69,8 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
           + (f"samples until decisive (budget {auto.budget:,} per side)" if auto else f"{samples:,} releases per side")
           + (", adversarial broadcast" if args.adversarial else ""), flush=True)
     options = dict(adversarial=args.adversarial, channels=channels, pair=pair, float_exact=args.float_exact)
+    if search_pair:
+        options["search_pair"] = True
     if auto:
         from audit.sequential import audit_system_until_decisive
 
@@ -56,6 +83,9 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
     else:
         result = audit_system(system, secret, secret_prime, samples=samples, seed=args.seed,
                               confidence=args.confidence, progress=progress, **options)
+    if result.searched_pair:
+        print(f"  worst pair found: {result.secret}  vs  {result.secret_prime}  (search score "
+              f"{result.searched_pair['search_objective']:.3f}, {result.searched_pair['evaluations']} candidates)")
     for r in result.rows:
         _print_row(r)
     level = f"{100 * (1 - staged.stages[-1].alpha if auto else args.confidence):g}%"

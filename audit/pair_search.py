@@ -1,0 +1,98 @@
+"""The worst neighbouring pair of a System, found by the auditor itself.
+
+A system may offer ``secret_space``: ``dim``, ``relation`` and ``pair(x)`` → a neighbouring pair for any
+point x of the unit box [0, 1]^dim. :func:`search_secret_pair` runs CMA-ES (the ``cmaes`` package) over that
+box for the pair whose releases project the largest certified ε (:func:`audit.tester.fit_candidate`, at the
+certification sample size) on any covered channel, a smooth separation of the release distributions breaking
+ties, on max(search_samples, samples/10) releases per side. Every candidate is scored on a SEARCH stream only (common random numbers within a generation), so
+the pair it returns is certified afterwards on fresh releases, and the search costs the certificate nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from optim import cmaes_maximize
+from systems.contract import ALL
+
+from .broadcast_search import mean_separation
+from .progress import progress_bar
+from .releases import AuditTarget
+from .tester import fit_candidate
+
+PAIR_SEARCH_GENERATIONS = 20
+PAIR_SEARCH_POPULATION = 12
+PAIR_SEARCH_SHARE = 10  # releases per side per candidate: at least the certification size / this
+
+
+@dataclass(frozen=True)
+class FoundPair:
+    secret: Any
+    secret_prime: Any
+    objective: float  # the projected ε (plus the tie-breaking separation) on the search stream
+    evaluations: int
+    relation: str
+
+    def to_dict(self) -> dict:
+        return {"secret": jsonable(self.secret), "secret_prime": jsonable(self.secret_prime),
+                "search_objective": self.objective, "evaluations": self.evaluations, "relation": self.relation}
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with numpy arrays and scalars turned into lists and Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def pair_objective(system: Any, secret: Any, secret_prime: Any, base: Sequence[str], channels: Sequence[str],
+                   n: int, seq: np.random.SeedSequence, n_cert: int, alpha: float, deltas: dict[str, float]) -> float:
+    """max over ``channels`` of the ε a threshold test would project at ``n_cert`` releases, plus a tie-break
+    in [0, 0.01) from the releases' separation."""
+    target = AuditTarget(system, secret, secret_prime, tuple(base), False)
+    pos, neg = target.release_pair(n, seq, None, list(channels))
+    best, separation = 0.0, 0.0
+    for ch in channels:
+        cand = fit_candidate(ch, pos[ch], neg[ch], n_cert, alpha, deltas[ch], two_sided_rates=True)
+        best = max(best, 0.0 if cand is None else float(cand.projected_epsilon))
+        separation = max(separation, mean_separation(pos[ch], neg[ch]))
+    return best + 0.01 * math.tanh(separation / 100.0)
+
+
+def search_secret_pair(system: Any, base: Sequence[str], channels: Sequence[str], seq: np.random.SeedSequence, *,
+                       n: int, n_cert: int, alpha: float, deltas: dict[str, float],
+                       generations: int = PAIR_SEARCH_GENERATIONS, population: int = PAIR_SEARCH_POPULATION,
+                       progress: bool = False) -> FoundPair:
+    """CMA-ES over ``system.secret_space`` for the neighbouring pair with the largest projected ε (see the
+    module docstring); ``seq`` is the search stream."""
+    space = getattr(system, "secret_space", None)
+    if space is None or not callable(getattr(space, "pair", None)) or int(getattr(space, "dim", 0)) < 1:
+        raise ValueError(f"{system.name} offers no secret_space (dim, relation, pair(x)): nothing to search")
+    wanted = [c for c in channels if c != ALL] or list(base)
+    init_seq, gen_seq = seq.spawn(2)
+    rng = np.random.Generator(np.random.PCG64(init_seq))
+    dim = int(space.dim)
+    gens = gen_seq.spawn(generations)
+    bar = progress_bar(generations, "generation", f"searching {system.name}'s neighbouring pairs (CMA-ES)", progress)
+
+    def objective(x: np.ndarray, generation: int) -> float:
+        secret, secret_prime = space.pair(x)
+        return pair_objective(system, secret, secret_prime, base, wanted, n, gens[generation], n_cert, alpha, deltas)
+
+    found = cmaes_maximize(objective, rng.uniform(0.2, 0.8, dim), 0.3, generations=generations,
+                           population=population, seed=int(rng.integers(2**31)),
+                           bounds=np.stack([np.zeros(dim), np.ones(dim)], axis=1),
+                           on_generation=lambda generation, best: bar.update(1))
+    bar.close()
+    secret, secret_prime = space.pair(found.best_x)
+    return FoundPair(secret, secret_prime, float(found.best_value), int(found.evaluations),
+                     str(getattr(space, "relation", "")))

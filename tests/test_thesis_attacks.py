@@ -1,0 +1,113 @@
+"""The attacks on the thesis' systems: the grid world's constraints, the agent, Pan et al.'s map recovery,
+the membership attackers' pieces, the CLI and the report's "Published claims" section."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from attacks.map_recovery import agreement, distances_to_goal, evidence, recovery_rates
+from attacks.membership import attack_accuracy, inverted_features, top_features
+from dprl import gridworld
+from dprl.oneparam import system as oneparam_system
+
+
+def rng(seed=0):
+    return np.random.default_rng(np.random.SeedSequence(seed))
+
+
+def open_map(h=5, w=5):
+    free = np.zeros((h, w), dtype=bool)
+    free[1:-1, 1:-1] = True
+    return free
+
+
+def test_structural_constraints():
+    free = open_map()
+    assert gridworld.valid_map(free)
+    assert not gridworld.thick_walls(free)
+    block = open_map(6, 6)
+    block[2:4, 2:4] = False  # a 2×2 block of obstacles
+    assert gridworld.thick_walls(block) and not gridworld.valid_map(block)
+    cut = free.copy()
+    cut[1:-1, 2] = False  # a wall across the map disconnects start from goal
+    assert not gridworld.valid_map(cut)
+    for seed in range(5):
+        assert gridworld.valid_map(gridworld.random_map((7, 7), rng(seed)))
+
+
+def test_observation_and_step():
+    free = open_map()
+    index = gridworld.observation_index(free, (1, 1))  # up, left and the three upper/left diagonals are walls
+    bits = [(index >> i) & 1 for i in range(8)]
+    assert bits == [0, 1, 0, 1, 0, 0, 0, 1]  # up, down, left, right, up-left, up-right, down-left, down-right
+    assert gridworld.step(free, (1, 1), 0) == ((1, 1), -0.1, False)  # bump
+    assert gridworld.step(free, (1, 1), 4) == ((1, 1), -0.1, False)  # stay
+    assert gridworld.step(free, (3, 2), 3) == ((3, 3), 1.0, True)  # the goal
+
+
+def test_an_undefended_agent_learns_the_shortest_path_and_its_run_agrees_with_the_true_map():
+    free = open_map()
+    settings = gridworld.TrainingSettings(episodes=400, max_steps=50)
+    q, utility = gridworld.train_agent(free, settings, None, rng(1))
+    assert utility["final_success"] == 1.0
+    run = gridworld.greedy_trajectory(free, q, None, settings, rng(2))
+    assert run[-1][2] == (3, 3) and len(run) == 4  # shortest: 4 moves
+    assert agreement(free, run) == 1.0
+    seen_free, walls = evidence(free.shape, run)
+    assert all(free[c] for c in seen_free) and not walls
+
+
+def test_bumps_reveal_walls_and_rates_count_the_right_cells():
+    free = open_map()
+    seen_free, walls = evidence(free.shape, [((1, 1), 0, (1, 1))])
+    assert walls == {(0, 1)}
+    assert distances_to_goal(free)[1, 1] == 4
+    assert recovery_rates(free, free) == (1.0, 1.0)
+    wrong = free.copy()
+    wrong[2, 2] = False
+    grr, nrr = recovery_rates(wrong, free)
+    assert grr == pytest.approx(24 / 25) and nrr == pytest.approx(6 / 7)  # 9 interior cells less start and goal
+
+
+def test_inverting_eq_6_2_recovers_the_phase_one_gaps():
+    y = np.array([0.05, 0.1, 0.15, 0.7])
+    z = oneparam_system(epsilon=0.7, k=4).release(y, 50, rng(3))["scores"]
+    feats = inverted_features(z, 0.7, count=4)
+    assert np.all(np.diff(feats, axis=1) <= 1e-9)  # the top scores, largest first
+    assert top_features(z, 2).shape == (50, 2)
+
+
+def test_attack_accuracy_interval():
+    out = attack_accuracy(np.array([1, 1, 0, 0.0]), np.array([1, 0, 0, 0.0]), 0.95)
+    assert out["accuracy"] == 0.75 and out["ci"][0] < 0.75 < out["ci"][1] and out["chance"] == 0.5
+
+
+def test_map_recovery_cli_and_the_report(tmp_path):
+    out = tmp_path / "mr.json"
+    done = subprocess.run([sys.executable, "-m", "pgc_cli", "thesis", "map-recovery", "--size", "5x6", "--maps", "2",
+                           "--episodes", "300", "--max-steps", "40", "--generations", "4", "--defences", "dynamic",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert data["kind"] == "thesis-map-recovery" and [r["defence"] for r in data["rows"]][:2] == ["none", "dynamic"]
+    audit = tmp_path / "a.json"
+    done = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--system", "dprl-advising", "--samples", "1000",
+                           "--no-progress", "--out", str(audit)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-m", "pgc_cli", "report", str(audit), str(out), "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "## Published claims" in md and "## Attacks on published systems" in md
+    assert "advising-teacher" in md.split("## Published claims")[1].split("##")[0]
+
+
+@pytest.mark.parametrize("argv", [["--size", "3x3"], ["--size", "seven"], ["--defences", "-1"], ["--maps", "0"]])
+def test_map_recovery_refuses_bad_input(argv, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pgc_cli", "thesis", "map-recovery", *argv, "--out",
+                           str(tmp_path / "x.json")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and not (tmp_path / "x.json").exists()
