@@ -26,6 +26,7 @@ import math
 import numpy as np
 from systems.contract import PrivacyClaim
 
+from .found_pairs import FOUND_PAIRS
 from .spaces import SecretSpace, index_from
 
 NOISE_READINGS = ("shared", "fresh")
@@ -108,7 +109,8 @@ class AdvisingSystem:
         same = {"actions": list(self.student_actions), "q": [0.0, 0.0, 0.0, 2.0]}
         zero = lambda t: {"actions": t["actions"], "q": [0.0] * len(t["actions"])}  # noqa: E731
         return {"one row: the differing action's Q 2 vs 0": (other, zero(other)),
-                "same actions as the student (line 3): one Q 2 vs 0": (same, zero(same))}
+                "same actions as the student (line 3): one Q 2 vs 0": (same, zero(same)),
+                **FOUND_PAIRS["advising"]}
 
     def describe_secret(self, secret) -> str:
         actions, q = teacher_table(secret)

@@ -24,6 +24,7 @@ import math
 import numpy as np
 from systems.contract import PrivacyClaim
 
+from .found_pairs import FOUND_PAIRS
 from .spaces import SecretSpace, index_from, sample_rows, softmax_rows
 
 CELLS = 8  # the 8 neighbouring cells of §5.6.1.3
@@ -120,7 +121,7 @@ class DpDrlObservationSystem:
         o = np.array([1, 1, 1, 0, 1, 1, 0, 1], dtype=np.float64)
         o2 = o.copy()
         o2[0] = 0.0
-        return {"one element differs": (o, o2)}
+        return {"one element differs": (o, o2), **FOUND_PAIRS["dpdrl"]}
 
     def describe_secret(self, secret) -> str:
         return "cells " + "".join(str(int(v)) for v in np.asarray(secret, dtype=float))

@@ -22,6 +22,7 @@ import math
 import numpy as np
 from systems.contract import PrivacyClaim
 
+from .found_pairs import FOUND_PAIRS
 from .spaces import SecretSpace, index_from, sample_rows, softmax_rows
 
 DISTANCE_FLOOR = 1e-290  # |y_i - r_j| = 0 (a candidate equals the score) gives the largest finite utility
@@ -122,7 +123,8 @@ class OneParameterDefenceSystem:
         other = certain[::-1].copy()
         return {"thesis: alternating shift (equal neighbour sums)": (y, shifted),
                 "member: confident vs typical prediction": (confident, y),
-                "member: near-certain predictions of two different classes": (certain, other)}
+                "member: near-certain predictions of two different classes": (certain, other),
+                **{name: pair for name, pair in FOUND_PAIRS["oneparam"].items() if len(pair[0]) == self.k}}
 
     def describe_secret(self, secret) -> str:
         return "y = [" + ", ".join(f"{v:.4g}" for v in np.asarray(secret, dtype=float)) + "]"

@@ -26,6 +26,7 @@ import math
 import numpy as np
 from systems.contract import PrivacyClaim
 
+from .found_pairs import FOUND_PAIRS
 from .spaces import SecretSpace, index_from
 
 MAX_NODES = 12  # route_probabilities has MAX_NODES × d_max columns (name order, zero-padded)
@@ -135,7 +136,7 @@ class PlanningMapSystem:
                  "Fig. 4.4(a) vs A~(b,1) 60 instead of 50": (fig, longer)}
         if self.relation_name == "edge":
             pairs = dict(reversed(list(pairs.items())))
-        return pairs
+        return pairs | FOUND_PAIRS["planning"]
 
     def describe_secret(self, secret) -> str:
         nodes, edges = parse_map(secret)

@@ -22,7 +22,11 @@ Optional members of a system, used when present:
   (k submissions of one participant: k·ε by composition);
 * ``dp_event()`` → a ``dp_accounting.DpEvent``: the noise one release actually adds, for the
   accountant; ``dp_event_for(channel)`` where a channel composes more;
-* ``describe_secret(secret)`` → a short text for reports.
+* ``describe_secret(secret)`` → a short text for reports;
+* ``secret_space`` → ``dim``, ``relation`` and ``pair(x)``: a neighbouring pair for any x in [0, 1]^dim, for
+  the auditor's worst-pair search (``audit_system(..., search_pair=True)``);
+* ``relation`` → what makes two secrets neighbours, in words; ``report_section`` → the report section that
+  renders the system's audits.
 """
 
 from __future__ import annotations

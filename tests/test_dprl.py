@@ -192,9 +192,12 @@ def test_cli_audits_a_thesis_system_end_to_end(tmp_path):
     ["--system", "dprl-advising", "--secrets", "[1, 2]", "[3]"],
     ["--system", "toy-laplace-count", "--search-pair"],
 ])
-def test_cli_refuses_bad_input_in_one_line(argv, tmp_path):
+def test_cli_refuses_bad_input_in_one_line(argv, tmp_path, capsys):
+    from pgc_cli.main import main
+
     out = tmp_path / "x.json"
-    done = pgc("audit", *argv, "--samples", "200", "--out", str(out))
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and "error" in done.stderr
+    code = main(["audit", *argv, "--samples", "200", "--no-progress", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "error" in err
     assert not out.exists()

@@ -108,6 +108,8 @@ def test_map_recovery_cli_and_the_report(tmp_path):
 
 @pytest.mark.parametrize("argv", [["--size", "3x3"], ["--size", "seven"], ["--defences", "-1"], ["--maps", "0"]])
 def test_map_recovery_refuses_bad_input(argv, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pgc_cli", "thesis", "map-recovery", *argv, "--out",
-                           str(tmp_path / "x.json")], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and not (tmp_path / "x.json").exists()
+    from pgc_cli.main import main
+
+    with pytest.raises(SystemExit) as refused:  # argparse refuses a bad value with exit status 2
+        main(["thesis", "map-recovery", *argv, "--out", str(tmp_path / "x.json")])
+    assert refused.value.code == 2 and not (tmp_path / "x.json").exists()

@@ -1,0 +1,32 @@
+"""Writes dprl/found_pairs.py from the worst-pair searches committed in results/thesis/ (run from the repository
+root after results/thesis/run.sh): each system's canaries() then names the pairs the auditor found."""
+
+from __future__ import annotations
+
+import json
+import pprint
+from pathlib import Path
+
+SEARCHES = {  # system module -> the committed search results whose pairs it names
+    "advising": ["advising-searched"],
+    "planning": ["planning-histogram-searched", "planning-searched"],
+    "dpdrl": ["dpdrl-searched", "dpdrl-resample-searched"],
+    "oneparam": ["oneparam-searched", "oneparam-member-searched"],
+}
+
+
+def main() -> None:
+    found = {}
+    for module, names in SEARCHES.items():
+        for name in names:
+            data = json.loads(Path(f"results/thesis/{name}.json").read_text())
+            pair = data["searched_pair"]
+            found.setdefault(module, {})[f"found by the search ({name}.json)"] = (pair["secret"], pair["secret_prime"])
+    text = ('"""The worst neighbouring pairs the auditor\'s search found (results/thesis/*-searched.json), written by\n'
+            'scripts/found_pairs.py; each system names them in canaries()."""\n\n'
+            f"FOUND_PAIRS = {pprint.pformat(found, width=110, sort_dicts=True)}\n")
+    Path("dprl/found_pairs.py").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
