@@ -12,7 +12,8 @@ A student j asks a neighbour i for advice at a state. What the teacher sends, an
   Algorithm 4, which line 31's "Algorithm 2" means). π is the student's distribution (uniform) and ξ = 0.1.
 
 Table 3.5: ε = 1, S = 1, rewards 2 (optimal action) and 0, d = 0.7; the student has actions A, B, C, E
-and Q = 0 (experiment 1: agents that differ in one action). Converged Q-values equal rewards (§3.5.2.1).
+and Q = 0 (experiment 1: agents that differ in one action). The student's Q-values are the broadcast: an
+adversarial student chooses them (``broadcast_space``: [0, 2]^4) to make the advice tell most. Converged Q-values equal rewards (§3.5.2.1).
 Claim (§3.5.2.2): ε-DP for Q-tables that differ in one row (Tables 3.3-3.4). ``noise="fresh"`` draws each
 Laplace(S/ε) of lines 5-22 anew (the text reuses the one noisy Q: ``noise="shared"``, the default).
 ``reference=True`` sends Q_i + Laplace(2/ε) always (2: the range of one converged Q-value) and advises from
@@ -94,7 +95,8 @@ class AdvisingSystem:
         scale = (REWARD_RANGE if self.reference else self.sensitivity) / self.epsilon
         noisy = aligned[None, :] + rng.laplace(0.0, scale, (n, k))
         sent = aligned[None, :].repeat(n, 0) if same and not self.reference else noisy  # line 3: raw
-        distance = np.sum(sent ** 2, axis=1)  # eq. 3.1 against the student's Q = 0
+        student_q = self._student_q(broadcast, k)
+        distance = np.sum((sent - student_q[None, :]) ** 2, axis=1)  # eq. 3.1 against the student's Q
         advice_q = noisy if (self.noise == "shared" or self.reference) else aligned[None, :] + rng.laplace(0.0, scale, (n, k))
         policy = normalise(np.full((n, k), 1.0 / k) + self.xi * advice_q)  # lines 20-22, Algorithm 4
         u = rng.random(n)
@@ -103,6 +105,18 @@ class AdvisingSystem:
         asked = distance > self.threshold  # line 19
         advised[np.arange(n)[asked], chosen[asked]] = 1.0
         return {"teacher_q": sent, "advised_action": advised}
+
+    broadcast_space = (np.zeros(4), np.full(4, REWARD_RANGE))  # the student's Q-values, which the teacher receives
+
+    @staticmethod
+    def _student_q(broadcast, k: int) -> np.ndarray:
+        """The student's Q-values (the broadcast: an adversarial student chooses them); 0 by default."""
+        if broadcast is None:
+            return np.zeros(k)
+        q = np.asarray(broadcast, dtype=np.float64).reshape(-1)
+        if q.shape != (k,) or not np.all(np.isfinite(q)):
+            raise ValueError(f"the student's Q-values (the broadcast) are {k} finite numbers")
+        return q
 
     def canaries(self) -> dict:
         other = {"actions": ["A", "B", "C", "D"], "q": [0.0, 0.0, 0.0, 2.0]}
