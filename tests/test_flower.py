@@ -45,10 +45,10 @@ def test_a_sensitivity_set_to_the_clipping_norm_is_flagged_on_its_curve():
     from flwr.client.mod import LocalDpMod
 
     mod = LocalDpMod(clipping_norm=1.0, sensitivity=1.0, epsilon=4.0, delta=1e-5)
-    row = audit_system(crafted_update_system([mod], 1.0), "+", "-", samples=4000, seed=0, channels=["update"]).rows[0]
+    row = audit_system(crafted_update_system([mod], 1.0), "+", "-", samples=2000, seed=0, channels=["update"]).rows[0]
     assert row.verdict == "violated" and row.mu_lower_bound > row.claimed_mu
     correct = local_dp_update_system(4.0, 1e-5)
-    assert audit_system(correct, "+", "-", samples=4000, seed=0, channels=["update"]).rows[0].verdict != "violated"
+    assert audit_system(correct, "+", "-", samples=2000, seed=0, channels=["update"]).rows[0].verdict != "violated"
 
 
 def test_cli_audits_a_users_client_app_and_refuses_bad_input(tmp_path):

@@ -4,9 +4,6 @@ the membership attackers' pieces, the CLI and the report's "Published claims" se
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from attacks.map_recovery import agreement, distances_to_goal, evidence, recovery_rates
@@ -86,21 +83,18 @@ def test_attack_accuracy_interval():
     assert out["accuracy"] == 0.75 and out["ci"][0] < 0.75 < out["ci"][1] and out["chance"] == 0.5
 
 
-def test_map_recovery_cli_and_the_report(tmp_path):
+def test_map_recovery_cli_and_the_report(tmp_path, capsys):
+    from pgc_cli.main import main
+
     out = tmp_path / "mr.json"
-    done = subprocess.run([sys.executable, "-m", "pgc_cli", "thesis", "map-recovery", "--size", "5x6", "--maps", "2",
-                           "--episodes", "300", "--max-steps", "40", "--generations", "4", "--defences", "dynamic",
-                           "--out", str(out)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    assert main(["thesis", "map-recovery", "--size", "5x6", "--maps", "1", "--episodes", "150", "--max-steps", "30",
+                 "--generations", "2", "--defences", "dynamic", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["kind"] == "thesis-map-recovery" and [r["defence"] for r in data["rows"]][:2] == ["none", "dynamic"]
     audit = tmp_path / "a.json"
-    done = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--system", "dprl-advising", "--samples", "1000",
-                           "--no-progress", "--out", str(audit)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    done = subprocess.run([sys.executable, "-m", "pgc_cli", "report", str(audit), str(out), "--out", str(tmp_path / "r")],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    assert main(["audit", "--system", "dprl-advising", "--samples", "1000", "--no-progress", "--out", str(audit)]) == 0
+    assert main(["report", str(audit), str(out), "--out", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
     md = (tmp_path / "r" / "report.md").read_text()
     assert "## Published claims" in md and "## Attacks on published systems" in md
     assert "advising-teacher" in md.split("## Published claims")[1].split("##")[0]

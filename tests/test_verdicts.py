@@ -1,8 +1,6 @@
 """The verdict rule with power: curve violations, inconclusive rows, detectable ε, sampling until decisive."""
 
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -96,21 +94,20 @@ def test_sampling_until_decisive_stops_on_violation_and_on_decision():
     assert [s.n_per_side for s in out.stages] == [10_000 * 2**k for k in range(len(out.stages))]
 
 
-def test_cli_prints_inconclusive_with_the_samples_that_would_decide(tmp_path):
+def test_cli_prints_inconclusive_with_the_samples_that_would_decide(tmp_path, capsys):
+    from pgc_cli.main import main
+
     out = tmp_path / "a.json"
-    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--system", "toy-gaussian-miscalibrated-no-curve",
-                           "--samples", "20000", "--out", str(out), "--no-progress"],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert "INCONCLUSIVE" in proc.stdout and "108,000 per side would decide" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--system", "toysystems.systems:gaussian_vector_system",
-                           "--samples", "auto:70000", "--channels", "value", "--out", str(out), "--no-progress"],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert "stage: 10,000 per side" in proc.stdout and "would have caught ε ≥" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--mechanism", "laplace", "--epsilon", "1",
-                           "--samples", "auto"], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2 and "works with --system" in proc.stderr
+    assert main(["audit", "--system", "toy-gaussian-miscalibrated-no-curve", "--samples", "20000", "--out", str(out),
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "INCONCLUSIVE" in printed and "108,000 per side would decide" in printed
+    assert main(["audit", "--system", "toysystems.systems:gaussian_vector_system", "--samples", "auto:70000",
+                 "--channels", "value", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "stage: 10,000 per side" in printed and "would have caught ε ≥" in printed
+    assert main(["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", "auto"]) == 2
+    assert "works with --system" in capsys.readouterr().err
 
 
 def test_accountant_gives_the_exact_gaussian_curve_even_for_tiny_noise():
