@@ -185,6 +185,20 @@ def lock_path(target: str | Path) -> Path:
     return target.with_name(target.name + ".lock")
 
 
+def _forget_locks_in_forked_child() -> None:
+    """A forked child (a process pool's worker) must not keep its parent's output locks alive: an flock
+    belongs to the open file, and the child's copy of the descriptor would hold it after the parent dies,
+    so a killed writer's orphaned workers would block the next writer. The child closes its copies."""
+    for held in list(_HELD_LOCKS.values()):
+        if held[0] is not None:
+            with contextlib.suppress(OSError):
+                os.close(held[0])
+    _HELD_LOCKS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_locks_in_forked_child)
+
+
 @contextmanager
 def output_lock(target: str | Path) -> Iterator[Path]:
     """Hold the exclusive OS lock (``fcntl.flock``) of the output folder ``target`` for the block.
