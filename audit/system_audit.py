@@ -187,7 +187,6 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     if adversarial and broadcast is not None:
         raise ValueError("give either a broadcast or adversarial=True, not both")
     wanted = _wanted_channels(system, base, channels)
-    target = AuditTarget(system, secret, secret_prime, base, settings.float_exact)
     claims = {ch: claim_for(system, ch) for ch in wanted}
     deltas = {ch: claims[ch][1] for ch in wanted}
     covered = {ch: is_covered(system, ch, base) for ch in wanted}
@@ -202,7 +201,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
                                    n_cert=settings.samples,
                                    alpha=1.0 - settings.confidence, deltas=deltas, progress=settings.progress)
         secret, secret_prime, pair = found.secret, found.secret_prime, f"searched: {found.relation}"
-        target = AuditTarget(system, secret, secret_prime, base, settings.float_exact)
+    target = AuditTarget(system, secret, secret_prime, base, settings.float_exact)
 
     # 1. the broadcast(s): honest, given, or the adversary's candidates ranked per channel on the search stream
     candidates, choice, kind = _broadcast_candidates(target, settings, wanted, covered, deltas, broadcast,

@@ -52,21 +52,37 @@ def obfuscated_each(o: np.ndarray) -> np.ndarray:
     return np.where(np.eye(o.size, dtype=bool), 1.0 - o[None, :], o[None, :])
 
 
-def scores(weights, o: np.ndarray, big_n: float = 10.0) -> tuple[np.ndarray, float, float]:
-    """Algorithm 9: (SR, d_min, d_max). Equal distances (d_max = d_min) give d' = 0: every score N."""
-    d = np.linalg.norm(q_values(weights, obfuscated_each(o)) - q_values(weights, o[None, :]), axis=1)
+def scores_from_distances(d: np.ndarray, big_n: float = 10.0) -> tuple[np.ndarray, float, float]:
+    """Algorithm 9 lines 10-17 from the distances d_i: (SR, d_min, d_max). Equal distances (d_max = d_min)
+    give d' = 0: every score N."""
     d_min, d_max = float(d.min()), float(d.max())
     d_norm = (d - d_min) / (d_max - d_min) if d_max > d_min else np.zeros_like(d)
     return big_n ** (1.0 - d_norm), d_min, d_max
 
 
-def selection_probabilities(weights, o: np.ndarray, epsilon: float | None, big_n: float = 10.0) -> np.ndarray:
-    """Algorithm 10 lines 3-13: the probability of obfuscating each element (``epsilon`` None: dynamic)."""
-    sr, d_min, d_max = scores(weights, o, big_n)
+def probabilities_from_distances(d: np.ndarray, epsilon: float | None, big_n: float = 10.0) -> np.ndarray:
+    """Algorithm 10 lines 3-13 from the distances d_i: the probability of obfuscating each element
+    (``epsilon`` None: the dynamic ε of line 4)."""
+    sr, d_min, d_max = scores_from_distances(d, big_n)
     eps = math.atan(d_max - d_min) if epsilon is None else epsilon  # line 4
     top = np.sort(sr)[::-1]
     gap = max(float(top[0] - top[1]), SCORE_GAP_FLOOR)  # line 5: S = sr_k - sr_m
     return softmax_rows((eps * sr / (2.0 * gap))[None, :])[0]
+
+
+def distances(weights, o: np.ndarray) -> np.ndarray:
+    """Algorithm 9 lines 3-9: d_i = ‖Q(O'_(i)) - Q(O)‖₂."""
+    return np.linalg.norm(q_values(weights, obfuscated_each(o)) - q_values(weights, o[None, :]), axis=1)
+
+
+def scores(weights, o: np.ndarray, big_n: float = 10.0) -> tuple[np.ndarray, float, float]:
+    """Algorithm 9: (SR, d_min, d_max)."""
+    return scores_from_distances(distances(weights, o), big_n)
+
+
+def selection_probabilities(weights, o: np.ndarray, epsilon: float | None, big_n: float = 10.0) -> np.ndarray:
+    """Algorithm 10 lines 3-13: the probability of obfuscating each element (``epsilon`` None: dynamic)."""
+    return probabilities_from_distances(distances(weights, o), epsilon, big_n)
 
 
 def observation(secret) -> np.ndarray:

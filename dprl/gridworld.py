@@ -16,11 +16,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from collections import deque
 
 import numpy as np
+
+from .dpdrl import probabilities_from_distances
 
 MOVES = ((-1, 0), (1, 0), (0, -1), (0, 1), (0, 0))  # up, down, left, right, stay
 NEIGHBOURS = ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
@@ -85,7 +86,8 @@ def step(free: np.ndarray, cell, action: int):
     nxt = (cell[0] + dr, cell[1] + dc)
     if action == 4 or not free[nxt]:
         return cell, -0.1, False
-    return nxt, (1.0 if nxt == start_goal(free.shape)[1] else 0.0), nxt == start_goal(free.shape)[1]
+    done = nxt == start_goal(free.shape)[1]
+    return nxt, (1.0 if done else 0.0), done
 
 
 @dataclass(frozen=True)
@@ -107,15 +109,8 @@ def obfuscate_index(q: np.ndarray, index: int, epsilon: float | None, big_n: flo
     """Algorithm 10 on observation ``index`` with ``q`` (256 × 5: the table's row for the agent's cell) as
     the Q function: the index of the observation with one element flipped."""
     flipped = index ^ BITS  # O'_(i) for i = 0..7
-    d = np.linalg.norm(q[flipped] - q[index], axis=1)
-    d_min, d_max = d.min(), d.max()
-    sr = big_n ** (1.0 - ((d - d_min) / (d_max - d_min) if d_max > d_min else np.zeros(8)))
-    eps = math.atan(d_max - d_min) if epsilon is None else epsilon
-    top = np.sort(sr)
-    gap = max(top[-1] - top[-2], 1e-300)
-    logits = eps * sr / (2.0 * gap)
-    p = np.exp(logits - logits.max())
-    chosen = int(np.searchsorted(np.cumsum(p / p.sum()), rng.random() * (1 - 1e-12)))
+    p = probabilities_from_distances(np.linalg.norm(q[flipped] - q[index], axis=1), epsilon, big_n)
+    chosen = int(np.searchsorted(np.cumsum(p), rng.random() * (1 - 1e-12)))
     return int(flipped[min(chosen, 7)])
 
 

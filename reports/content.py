@@ -256,6 +256,13 @@ def has_own_section(header: dict) -> bool:
     return bool(header.get("report_section"))
 
 
+def section_audits(c: "ReportContent", section: str) -> list[dict]:
+    """The system audits whose system names ``section``: the run's own, then the committed references
+    (marked ``reference``)."""
+    return ([h for h in c.own.system_audits if h.get("report_section") == section]
+            + [{**h, "reference": True} for h in c.reference.system_audits if h.get("report_section") == section])
+
+
 def is_bandit_audit(header: dict) -> bool:
     """A system audit that the federated-bandits section renders (the system asked for it)."""
     return header.get("report_section") == BANDIT_SECTION

@@ -5,7 +5,7 @@ from __future__ import annotations
 import schemas
 
 from .. import plots
-from ..content import Findings, ReportContent, is_bandit_audit, read_png_inside
+from ..content import BANDIT_SECTION, Findings, ReportContent, read_png_inside, section_audits
 from ..document import Document, num
 from ..loaders import Source
 from ..section import Section
@@ -128,8 +128,7 @@ def _bandit(doc: Document, c: ReportContent, anchor: str = "bandit", level: int 
     f = Findings(bounds=c.own.bounds + c.reference.bounds,
                  bandit_regret=c.own.bandit_regret + c.reference.bandit_regret,
                  bandit_attacks=c.own.bandit_attacks + c.reference.bandit_attacks)
-    own_audits = [h for h in c.own.system_audits if is_bandit_audit(h)]
-    audits = own_audits + [{**h, "reference": True} for h in c.reference.system_audits if is_bandit_audit(h)]
+    audits = section_audits(c, BANDIT_SECTION)
     if not f.bandit_regret and not f.bandit_attacks and not audits:
         return
     with doc.section("Federated linear bandits", "What privacy costs the federated linear bandits in regret, how that "

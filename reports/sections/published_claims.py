@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..content import PUBLISHED_CLAIMS_SECTION, ReportContent, fmt_eps
+from ..content import PUBLISHED_CLAIMS_SECTION, ReportContent, fmt_eps, section_audits
 from ..document import Document, num, vclass
 from ..section import Section
 
@@ -28,14 +28,8 @@ def reading(row, header: dict) -> str:
     return "no test found a leak beyond the claim" + (f"; it {caught}" if caught else "")
 
 
-def _headers(c: ReportContent) -> list[dict]:
-    own = [h for h in c.own.system_audits if h.get("report_section") == PUBLISHED_CLAIMS_SECTION]
-    return own + [{**h, "reference": True} for h in c.reference.system_audits
-                  if h.get("report_section") == PUBLISHED_CLAIMS_SECTION]
-
-
 def render_published_claims(doc: Document, c: ReportContent) -> None:
-    headers = _headers(c)
+    headers = section_audits(c, PUBLISHED_CLAIMS_SECTION)
     if not headers:
         return
     with doc.section("Published claims", "Systems from the literature audited against the privacy claim their "
@@ -98,10 +92,7 @@ def render_attacks(doc: Document, c: ReportContent) -> None:
 
 
 def render_section(doc: Document, c: ReportContent) -> None:
-    if not _headers(c) and not c.thesis_attacks:
-        return
-    if _headers(c):
-        render_published_claims(doc, c)
+    render_published_claims(doc, c)  # nothing when no audit names this section
     if c.thesis_attacks:
         with doc.section("Attacks on published systems", "The attacks the authors evaluated their defences with, "
                          "and attackers that adapt to the defence, beside the authors' numbers.",
