@@ -15,6 +15,7 @@ the mechanism's trade-off curve IS Gaussian, so it is an estimate to show beside
 
 from __future__ import annotations
 
+import functools
 import math
 
 from scipy.stats import norm
@@ -53,6 +54,13 @@ def accountant_epsilon(event, delta: float) -> float:
         from .curves import gdp_epsilon
 
         return gdp_epsilon(delta, mu)
+    return _pld_epsilon(event, float(delta))
+
+
+@functools.lru_cache(maxsize=64)
+def _pld_epsilon(event, delta: float) -> float:
+    """The PLD accountant's ε at δ (DpEvents are frozen and hashable: a composed or subsampled event is
+    accounted once per process, not once per channel)."""
     acc = _accountant()
     acc.compose(event)
     return float(acc.get_epsilon(delta))

@@ -1,14 +1,21 @@
-"""Gaussian-DP (f-DP) trade-off curves and certified μ lower bounds.
+"""Trade-off curves of claims and their certified tests: Gaussian-DP (μ) and privacy profiles.
 
 Dong, Roth & Su, "Gaussian Differential Privacy" (JRSS-B 2022).  A mechanism is
 μ-GDP when every test between its releases on neighbouring inputs has
 FNR ≥ T_μ(FPR) with T_μ the Gaussian trade-off curve (Def. 2.7).  A Gaussian
 mechanism with sensitivity Δ and noise σ is μ = Δ/σ-GDP.
+
+A privacy profile ((ε_i, δ_i), ...) (a privacy-loss distribution's δ(ε), for composed and subsampled
+mechanisms) promises (ε_i, δ_i)-DP at every point, so every test has FPR·e^{ε_i} + FNR ≥ 1 − δ_i and
+FNR·e^{ε_i} + FPR ≥ 1 − δ_i (Kairouz, Oh & Viswanath 2015, Thm. 2.1); a certified (FPR, FNR) point that
+breaks one of these inequalities violates the profile. The certified quantity is the ε excess: the
+largest, over the profile's points, of the ε certified at δ_i minus the ε_i claimed there (> 0: violated).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from scipy import optimize
@@ -99,36 +106,21 @@ def curve_epsilon(mu_lb: float, delta: float) -> float:
 
 
 def curve_violation_pvalue(fp: int, fn: int, n_neg: int, n_pos: int, claimed_mu: float) -> float:
-    """p-value of "the claimed μ-GDP curve holds" from one test's counts (for Holm).
-
-    The smallest alpha at which mu_lower_bound exceeds claimed_mu, found by bisection
-    on the monotone map alpha ↦ mu_lower_bound.
-    """
-    if mu_lower_bound(fp, fn, n_neg, n_pos, 1.0 - 1e-12) <= claimed_mu:
-        return 1.0
-    low, high = 1e-300, 1.0 - 1e-12
-    if mu_lower_bound(fp, fn, n_neg, n_pos, low) > claimed_mu:
-        return low
-    for _ in range(200):
-        mid = math.exp(0.5 * (math.log(low) + math.log(high))) if high < 1e-3 else 0.5 * (low + high)
-        if mu_lower_bound(fp, fn, n_neg, n_pos, mid) > claimed_mu:
-            high = mid
-        else:
-            low = mid
-        if high - low < 1e-12 * high:
-            break
-    return float(high)
+    """p-value of "the claimed μ-GDP curve holds" from one test's counts (for Holm): the smallest alpha at
+    which mu_lower_bound exceeds claimed_mu (bisection on the monotone map alpha ↦ mu_lower_bound)."""
+    return _smallest_rejecting_alpha(lambda a: mu_lower_bound(fp, fn, n_neg, n_pos, a) > claimed_mu)
 
 
-def select_curve_threshold(train_pos_scores, train_neg_scores, n_cert: int,
-                           alpha: float) -> float:
-    """Threshold maximizing the projected μ lower bound on the training split.
+def select_curve_threshold(train_pos_scores, train_neg_scores, n_cert: int, alpha: float,
+                           profile: tuple[tuple[float, float], ...] | None = None) -> float:
+    """Threshold maximizing the projected curve bound on the training split: the μ lower bound, or with a
+    ``profile`` the ε excess over it (:func:`profile_excess`).
 
     A test flags a release as "positive" when its score ≥ threshold. Each candidate's training rates are
     taken at a pessimistic upper bound (:func:`audit.selection.rate_upper`, two-sided), projected as
-    counts on n_cert fresh samples per side and scored with the bound of :func:`mu_lower_bound`; the
-    projected curve is averaged over neighbouring thresholds before its maximum is taken, so that a
-    lucky tail of the training split (winner's curse) does not win over the stable centre.
+    counts on n_cert fresh samples per side and scored with the bound of :func:`mu_lower_bound` (or
+    :func:`profile_excess`); the projected curve is averaged over neighbouring thresholds before its maximum
+    is taken, so that a lucky tail of the training split (winner's curse) does not win over the stable centre.
     """
     from .selection import SELECTION_PESSIMISM_TWO_SIDED, SMOOTHING_WINDOW, moving_average, rate_upper
 
@@ -145,9 +137,78 @@ def select_curve_threshold(train_pos_scores, train_neg_scores, n_cert: int,
                          beta_dist.ppf(1.0 - alpha / 2.0, fp + 1, np.maximum(n_cert - fp, 1)))
     fnr_upper = np.where(fn >= n_cert, 1.0,
                          beta_dist.ppf(1.0 - alpha / 2.0, fn + 1, np.maximum(n_cert - fn, 1)))
-    with np.errstate(invalid="ignore"):
-        projected = norm.isf(fpr_upper) - norm.ppf(fnr_upper)  # same bound as mu_lower_bound
+    if profile is None:
+        with np.errstate(invalid="ignore"):
+            projected = norm.isf(fpr_upper) - norm.ppf(fnr_upper)  # same bound as mu_lower_bound
+    else:
+        claimed = np.array([e for e, _ in profile])
+        projected = np.max(profile_epsilons(fpr_upper, fnr_upper, profile) - claimed, axis=-1)
     projected = np.where(np.isfinite(projected), projected, -np.inf)
     if candidates.size >= 20 * SMOOTHING_WINDOW:
         projected = moving_average(np.maximum(projected, -10.0), SMOOTHING_WINDOW)
     return float(candidates[int(np.argmax(projected))])
+
+
+def profile_epsilons(fpr_upper, fnr_upper, profile: tuple[tuple[float, float], ...]) -> np.ndarray:
+    """ε certified at each profile point's δ_i by upper rates (ᾱ, β̄) (arrays broadcast against the points):
+    max(log(1 − δ_i − β̄) − log ᾱ, log(1 − δ_i − ᾱ) − log β̄), −inf where neither is positive."""
+    eps_i, delta_i = (np.asarray(v, dtype=float) for v in zip(*profile))
+    a = np.asarray(fpr_upper, dtype=float)[..., None]
+    b = np.asarray(fnr_upper, dtype=float)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        one = np.where((1.0 - delta_i - b > 0) & (a > 0), np.log(np.maximum(1.0 - delta_i - b, 1e-300)) - np.log(a),
+                       np.where(1.0 - delta_i - b > 0, np.inf, -np.inf))
+        two = np.where((1.0 - delta_i - a > 0) & (b > 0), np.log(np.maximum(1.0 - delta_i - a, 1e-300)) - np.log(b),
+                       np.where(1.0 - delta_i - a > 0, np.inf, -np.inf))
+    return np.maximum(one, two)
+
+
+def profile_point(fpr_upper: float, fnr_upper: float,
+                  profile: tuple[tuple[float, float], ...]) -> tuple[float, float, float]:
+    """(ε excess, δ_i, ε_i) at the profile point where the certified ε most exceeds (or comes closest to) the
+    claimed ε_i; the excess is > 0 exactly when the point violates the profile."""
+    certified = profile_epsilons(fpr_upper, fnr_upper, profile)
+    claimed = np.array([e for e, _ in profile])
+    excess = certified - claimed
+    i = int(np.argmax(excess))
+    return float(excess[i]), float(profile[i][1]), float(profile[i][0])
+
+
+def profile_excess(fp: int, fn: int, n_neg: int, n_pos: int, alpha: float,
+                   profile: tuple[tuple[float, float], ...]) -> tuple[float, float, float]:
+    """Certified (ε excess, δ_i, ε_i) from one test's counts, holding at 1 − alpha: the Clopper–Pearson upper
+    bounds on FPR and FNR each take alpha/2, as in :func:`mu_lower_bound`."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    return profile_point(cp_upper(fp, n_neg, alpha / 2.0), cp_upper(fn, n_pos, alpha / 2.0), profile)
+
+
+def _smallest_rejecting_alpha(rejects) -> float:
+    """Smallest α at which ``rejects(α)`` holds (monotone: larger α, smaller upper bounds), by bisection;
+    1 when no α < 1 rejects."""
+    with warnings.catch_warnings():  # scipy's beta quantile warns at the extreme α of the bisection's low end
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _bisect_alpha(rejects)
+
+
+def _bisect_alpha(rejects) -> float:
+    if not rejects(1.0 - 1e-12):
+        return 1.0
+    low, high = 1e-300, 1.0 - 1e-12
+    if rejects(low):
+        return low
+    for _ in range(200):
+        mid = math.exp(0.5 * (math.log(low) + math.log(high))) if high < 1e-3 else 0.5 * (low + high)
+        if rejects(mid):
+            high = mid
+        else:
+            low = mid
+        if high - low < 1e-12 * high:
+            break
+    return float(high)
+
+
+def profile_violation_pvalue(fp: int, fn: int, n_neg: int, n_pos: int,
+                             profile: tuple[tuple[float, float], ...]) -> float:
+    """p-value of "the claimed privacy profile holds" from one test's counts (for Holm)."""
+    return _smallest_rejecting_alpha(lambda a: profile_excess(fp, fn, n_neg, n_pos, a, profile)[0] > 0.0)

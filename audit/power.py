@@ -12,6 +12,9 @@ Leak shapes: a claim with a μ-GDP curve, or a claim with δ > 0, faces a Gaussi
 (N(0, 1) vs N(μ, 1), μ calibrated to the leak's ε at the claim's δ); a pure ε claim (δ = 0) faces a
 Laplace-shaped leak (Lap(0, 1/ε) vs Lap(1, 1/ε)), the shape of the additive noise that delivers ε-DP.
 
+A claim with a privacy profile faces the same Gaussian-shaped leak; its curve test flags when the leak's
+certified (FPR, FNR) point breaks one of the profile's (ε_i, δ_i) (:func:`audit.curves.profile_excess`).
+
 Tests: the threshold test certifies ε at the claim's δ (:func:`audit.bounds.epsilon_from_rates`, the
 α split between the two rates chosen among :data:`audit.selection.FP_SHARES`); the curve test
 certifies μ (:func:`audit.curves.mu_lower_bound`, α split evenly between its two rates). A row whose
@@ -28,7 +31,7 @@ import numpy as np
 from scipy.stats import norm
 
 from . import bounds
-from .curves import gdp_epsilon, gdp_mu_for, split_alpha
+from .curves import gdp_epsilon, gdp_mu_for, profile_epsilons, split_alpha
 from .selection import FP_SHARES
 
 POWER = 0.8  # the flag probability ``detectable_epsilon`` promises
@@ -92,6 +95,17 @@ def curve_flag_bound(true_mu: float, n: int, alpha: float, power: float = POWER)
     return float(max(0.0, np.max(mu)))
 
 
+def profile_flag_excess(true_mu: float, n: int, alpha: float, profile: tuple, power: float = POWER) -> float:
+    """The ε excess over ``profile`` (:func:`audit.curves.profile_excess`) that the best curve test reaches
+    with probability ≥ ``power`` on n per side against a Gaussian leak of μ = ``true_mu``."""
+    z = float(norm.ppf(math.sqrt(oracle_power(power))))
+    fpr, fnr = gaussian_rates(true_mu)
+    fp, fn = _pessimistic_counts(fpr, n, z), _pessimistic_counts(fnr, n, z)
+    certified = profile_epsilons(bounds.cp_upper(fp, n, alpha / 2.0), bounds.cp_upper(fn, n, alpha / 2.0), profile)
+    excess = certified - np.array([e for e, _ in profile])
+    return float(np.max(np.where(np.isnan(excess), -np.inf, excess)))
+
+
 def _smallest_flagged(flag_bound, claimed: float, lowest: float) -> float:
     """Smallest leak size s ≥ ``lowest`` with flag_bound(s) > claimed (bisection on a monotone map); ∞ if
     no leak up to the largest searched is flagged."""
@@ -137,40 +151,55 @@ def threshold_detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: 
     return _smallest_flagged(_threshold_flag(delta, n, alpha, power), claim_eps, claim_eps)
 
 
+@functools.lru_cache(maxsize=1024)
+def profile_detectable_epsilon(profile: tuple, delta: float, n: int, alpha: float, power: float = POWER) -> float:
+    """The ε at δ of the smallest Gaussian leak the curve test (at ``alpha``) flags against a claimed privacy
+    profile (∞ at δ = 0: the leak's shape is calibrated at the claim's δ)."""
+    if delta <= 0:
+        return math.inf
+    return _smallest_flagged(lambda eps: profile_flag_excess(gdp_mu_for(eps, delta), n, alpha, profile, power), 0.0,
+                             1e-3)
+
+
 @functools.lru_cache(maxsize=4096)
 def detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: float, claimed_mu: float | None = None,
-                       power: float = POWER) -> float:
+                       power: float = POWER, claimed_profile: tuple | None = None) -> float:
     """Smallest ε (at the claim's δ) of a leak this audit flags with probability ≥ ``power``: the threshold
-    test alone, or — when the claim has a μ-GDP curve — the threshold and curve tests at their shares of α,
-    whichever flags the smaller leak."""
+    test alone, or — when the claim has a μ-GDP curve or a privacy profile — the threshold and curve tests at
+    their shares of α, whichever flags the smaller leak."""
     if not (math.isfinite(claim_eps) and claim_eps > 0):
         return math.inf
-    if claimed_mu is None:
+    if claimed_mu is None and claimed_profile is None:
         return threshold_detectable_epsilon(claim_eps, delta, n, alpha, power)
     threshold_alpha, curve_alpha = split_alpha(alpha)
-    return min(threshold_detectable_epsilon(claim_eps, delta, n, threshold_alpha, power),
-               curve_detectable_epsilon(claimed_mu, delta, n, curve_alpha, power))
+    curve = (curve_detectable_epsilon(claimed_mu, delta, n, curve_alpha, power) if claimed_mu is not None
+             else profile_detectable_epsilon(claimed_profile, delta, n, curve_alpha, power))
+    return min(threshold_detectable_epsilon(claim_eps, delta, n, threshold_alpha, power), curve)
 
 
 def flags_leak(leak_eps: float, claim_eps: float, delta: float, n: int, alpha: float,
-               claimed_mu: float | None = None, power: float = POWER) -> bool:
+               claimed_mu: float | None = None, power: float = POWER, claimed_profile: tuple | None = None) -> bool:
     """Whether this audit (n per side, ``alpha``) flags a leak of ``leak_eps`` against the claim with
     probability ≥ ``power``: detectable_epsilon(...) ≤ leak_eps, in one evaluation."""
-    if claimed_mu is None:
+    if claimed_mu is None and claimed_profile is None:
         return _threshold_flag(delta, n, alpha, power)(leak_eps) > claim_eps
     threshold_alpha, curve_alpha = split_alpha(alpha)
     if _threshold_flag(delta, n, threshold_alpha, power)(leak_eps) > claim_eps:
         return True
-    return delta > 0 and curve_flag_bound(gdp_mu_for(leak_eps, delta), n, curve_alpha, power) > claimed_mu
+    if delta <= 0:
+        return False
+    if claimed_mu is not None:
+        return curve_flag_bound(gdp_mu_for(leak_eps, delta), n, curve_alpha, power) > claimed_mu
+    return profile_flag_excess(gdp_mu_for(leak_eps, delta), n, curve_alpha, claimed_profile, power) > 0.0
 
 
 @functools.lru_cache(maxsize=1024)
 def samples_to_flag(leak_eps: float, claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
-                    power: float = POWER, n_max: int = 10**9) -> int | None:
+                    power: float = POWER, n_max: int = 10**9, claimed_profile: tuple | None = None) -> int | None:
     """Smallest n per side at which this audit flags a leak of ``leak_eps`` against the claim with
     probability ≥ ``power`` (doubling, then bisection to 1 %); None when no n up to ``n_max`` does."""
     def flags(n: int) -> bool:
-        return flags_leak(leak_eps, claim_eps, delta, n, alpha, claimed_mu, power)
+        return flags_leak(leak_eps, claim_eps, delta, n, alpha, claimed_mu, power, claimed_profile)
 
     if not (math.isfinite(claim_eps) and claim_eps > 0):
         return None
@@ -194,7 +223,8 @@ def samples_to_decide(claim_eps: float, delta: float, alpha: float, claimed_mu: 
 
 
 def samples_to_leave_inconclusive(claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
-                                  power: float = POWER) -> int | None:
+                                  power: float = POWER, claimed_profile: tuple | None = None) -> int | None:
     """Smallest n per side at which the audit could flag a leak at all (the largest searched, ε = 60 at the
     claim's δ): from there on its verdict is no longer ``inconclusive``."""
-    return samples_to_flag(_LARGEST_LEAK, claim_eps, delta, alpha, claimed_mu, power)
+    return samples_to_flag(_LARGEST_LEAK, claim_eps, delta, alpha, claimed_mu, power,
+                           claimed_profile=claimed_profile)

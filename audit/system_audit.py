@@ -68,15 +68,23 @@ def check_system(system: Any) -> tuple[str, ...]:
 
 def claim_for(system: Any, channel: str) -> tuple[float, float]:
     """(ε, δ) claimed for one channel: the system's ``claim_for(channel)`` where it has one, else its claim."""
-    claim = PrivacyClaim.of(system.claim_for(channel) if callable(getattr(system, "claim_for", None)) else system.claim)
+    claim = _channel_claim(system, channel)
     return float(claim.epsilon), float(claim.delta)
+
+
+def _channel_claim(system: Any, channel: str) -> PrivacyClaim:
+    return PrivacyClaim.of(system.claim_for(channel) if callable(getattr(system, "claim_for", None)) else system.claim)
 
 
 def curve_for(system: Any, channel: str) -> float | None:
     """μ of the μ-GDP curve claimed for one channel (the system's ``claim_for(channel)`` where it has one),
     or None when the claim states no curve."""
-    claim = PrivacyClaim.of(system.claim_for(channel) if callable(getattr(system, "claim_for", None)) else system.claim)
-    return claim.gdp_mu
+    return _channel_claim(system, channel).gdp_mu
+
+
+def profile_for(system: Any, channel: str) -> tuple[tuple[float, float], ...] | None:
+    """The privacy profile claimed for one channel, or None when the claim states none."""
+    return _channel_claim(system, channel).privacy_profile
 
 
 def is_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
@@ -190,8 +198,9 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     claims = {ch: claim_for(system, ch) for ch in wanted}
     deltas = {ch: claims[ch][1] for ch in wanted}
     covered = {ch: is_covered(system, ch, base) for ch in wanted}
-    # curve tests on the covered channels whose claim states a μ-GDP curve
+    # curve tests on the covered channels whose claim states a μ-GDP curve or a privacy profile
     mus = {ch: curve_for(system, ch) if covered[ch] else None for ch in wanted}
+    profiles = {ch: profile_for(system, ch) if covered[ch] else None for ch in wanted}
     search_seq, train_seq, cert_seq = np.random.SeedSequence(settings.seed).spawn(3)
     found = None
     if search_pair:  # 0. the worst neighbouring pair, on its own child of the search stream
@@ -216,19 +225,28 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     bounds_by_channel: dict[str, EpsilonBound] = {}
     for index in used:
         group = [ch for ch in wanted if choice[ch] == index]
-        bounds_by_channel.update(_certify_broadcast(target, settings, candidates[index][1], group, deltas, mus,
-                                                    detectable_at, train_seqs[index], cert_seqs[index], bar))
+        bounds_by_channel.update(_certify_broadcast(target, settings, candidates[index][1], group, deltas,
+                                                    (mus, profiles), detectable_at, train_seqs[index],
+                                                    cert_seqs[index], bar))
     bar.close()
     per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
     rows, verdict = make_rows({ch: bounds_by_channel[ch] for ch in wanted}, claims, covered, settings.confidence,
-                              per_channel_accountant, {ch: candidates[choice[ch]][0] for ch in wanted}, mus)
-    claim = {"epsilon": float(system.claim.epsilon), "delta": float(system.claim.delta),
-             "covers": list(system.claim.covers)}
-    return SystemAuditResult(system.name, target.describe(secret), target.describe(secret_prime), pair, kind, claim,
-                             settings.confidence, int(settings.samples), int(settings.seed), rows, verdict, accountant,
-                             time.perf_counter() - start, {candidates[i][0]: candidates[i][1] for i in used},
+                              per_channel_accountant, {ch: candidates[choice[ch]][0] for ch in wanted}, mus,
+                              profiles)
+    return SystemAuditResult(system.name, target.describe(secret), target.describe(secret_prime), pair, kind,
+                             _claim_record(PrivacyClaim.of(system.claim)), settings.confidence, int(settings.samples),
+                             int(settings.seed), rows, verdict, accountant, time.perf_counter() - start,
+                             {candidates[i][0]: candidates[i][1] for i in used},
                              getattr(system, "report_section", None), getattr(system, "relation", None),
                              None if found is None else found.to_dict())
+
+
+def _claim_record(claim: PrivacyClaim) -> dict:
+    """The claim as the result file holds it (with its privacy profile, which the report draws)."""
+    record = {"epsilon": float(claim.epsilon), "delta": float(claim.delta), "covers": list(claim.covers)}
+    if claim.privacy_profile is not None:
+        record["privacy_profile"] = [list(point) for point in claim.privacy_profile]
+    return record
 
 
 def _broadcast_candidates(target: AuditTarget, settings: AuditSettings, wanted: list[str], covered: dict[str, bool],
@@ -263,11 +281,12 @@ def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] |
 
 
 def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: Any, group: list[str],
-                       deltas: Mapping[str, float], mus: Mapping[str, float | None], detectable_at: Mapping[str, float],
+                       deltas: Mapping[str, float], curves: tuple[Mapping, Mapping], detectable_at: Mapping[str, float],
                        train_seq: np.random.SeedSequence, cert_seq: np.random.SeedSequence,
                        bar) -> dict[str, EpsilonBound]:
     """The channels in ``group`` at one broadcast: tests chosen on a training split (drawn in several calls,
-    so that noise reused from call to call shows), counted on fresh releases in chunks."""
+    so that noise reused from call to call shows), counted on fresh releases in chunks. ``curves``: the
+    claimed μ and privacy profile per channel (None where the claim states none)."""
     base, n_train, samples = target.base, settings.train_samples, settings.samples
     tp, tn = (np.random.Generator(np.random.PCG64(s)) for s in train_seq.spawn(2))
     extra = [c for c in base if c not in group] if ALL in group else []
@@ -280,14 +299,17 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
     groups = channel_groups([train[0][c].shape[1] for c in base]) if ALL in group and not own_joint else None
 
     def statistics_for(ch: str):
+        offer = getattr(target.system, "audit_statistics", None)
+        offered = list(offer(ch)) if callable(offer) else []
         if ch != ALL or len(base) < 2:
-            return None
-        return joint_statistics(groups) if groups is not None else default_statistics() + [
-            LaplaceLogLikelihood(scaled=True)]
+            return default_statistics() + offered if offered else None
+        return (joint_statistics(groups) if groups is not None else default_statistics() + [
+            LaplaceLogLikelihood(scaled=True)]) + offered
 
     labels = {ch: f"{target.describe(target.secret)} vs {target.describe(target.secret_prime)} [{ch}]" for ch in group}
     tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels, statistics_for,
-                              curves={ch: mus[ch] is not None for ch in group})
+                              curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
+                              profiles=curves[1])
     cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
 
     def chunks(side_secret, rng):

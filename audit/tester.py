@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from . import bounds
-from .curves import mu_lower_bound, select_curve_threshold, split_alpha
+from .curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
 from .interfaces import Sampler, Scorer
 from .progress import progress_bar
 from .selection import choose_threshold, select_statistic
@@ -63,6 +63,11 @@ class EpsilonBound:
     curve_false_positives: int | None = None
     curve_false_negatives: int | None = None
     curve_threshold: float | None = None
+    # a claimed privacy profile's curve test (instead of μ): the certified ε excess over the profile at its
+    # point δ_i (> 0: violated) and the ε_i claimed there
+    profile_excess: float | None = None
+    profile_delta: float | None = None
+    profile_claimed_epsilon: float | None = None
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -78,15 +83,18 @@ class CandidateTest:
     projected_epsilon: float
     train_samples: int
     curve_threshold: float | None = None  # the curve test's threshold on the same statistic, when the claim has one
+    profile: tuple[tuple[float, float], ...] | None = None  # the claimed privacy profile the curve test checks
 
 
 def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_cert: int, alpha: float,
                   delta: float, statistics: Sequence | None = None, two_sided_rates: bool = False,
-                  curve: bool = False, curve_alpha: float | None = None) -> CandidateTest | None:
+                  curve: bool = False, curve_alpha: float | None = None,
+                  profile: tuple[tuple[float, float], ...] | None = None) -> CandidateTest | None:
     """Best statistic and threshold for one hypothesis pair, from its training split only
     (``two_sided_rates``: see :func:`audit.selection.rate_upper`). With ``curve`` (a claim with a μ-GDP
-    curve) the chosen statistic also gets the threshold that maximises the projected certified μ at
-    ``curve_alpha`` (:func:`audit.curves.select_curve_threshold`), chosen on the same selection half."""
+    curve, or the privacy ``profile`` given) the chosen statistic also gets the threshold that maximises the
+    projected certified μ (or ε excess over the profile) at ``curve_alpha``
+    (:func:`audit.curves.select_curve_threshold`), chosen on the same selection half."""
     statistics = default_statistics() if statistics is None else statistics
     train_pos, train_neg = _as_2d(train_pos), _as_2d(train_neg)
     # first half fits, second half selects: samplers draw the training split in TRAIN_CALLS
@@ -102,8 +110,9 @@ def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_ce
     if chosen is None:
         return None
     stat, scorer, s_pos, s_neg, (t, share, eps) = chosen
-    curve_threshold = select_curve_threshold(s_pos, s_neg, n_cert, curve_alpha) if curve else None
-    return CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos), curve_threshold)
+    curve_threshold = select_curve_threshold(s_pos, s_neg, n_cert, curve_alpha, profile) if curve else None
+    return CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos), curve_threshold,
+                         profile if curve else None)
 
 
 def _as_2d(x: np.ndarray) -> np.ndarray:
@@ -167,9 +176,13 @@ def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, fals
             raise ValueError("a test with a curve threshold needs its curve counts")
         alpha, curve_alpha = split_alpha(alpha)  # the row is flagged when either bound exceeds its claim
         c_fp, c_fn = int(curve_counts[1]), int(n_pos - curve_counts[0])
-        curve = {"mu_lower_bound": float(mu_lower_bound(c_fp, c_fn, n_neg, n_pos, curve_alpha)),
-                 "curve_false_positives": c_fp, "curve_false_negatives": c_fn,
+        curve = {"curve_false_positives": c_fp, "curve_false_negatives": c_fn,
                  "curve_threshold": float(test.curve_threshold)}
+        if test.profile is None:
+            curve["mu_lower_bound"] = float(mu_lower_bound(c_fp, c_fn, n_neg, n_pos, curve_alpha))
+        else:
+            excess, delta_i, eps_i = profile_excess(c_fp, c_fn, n_neg, n_pos, curve_alpha, test.profile)
+            curve.update(profile_excess=excess, profile_delta=delta_i, profile_claimed_epsilon=eps_i)
     fp, fn = false_positives, n_pos - true_positives
     share = test.fp_share
     eps = bounds.epsilon_lower_bound(fp, n_neg, fn, n_pos, alpha, delta, share)

@@ -44,3 +44,41 @@ def mechanism_gdp_mu(mechanism, count: int = 1) -> float | None:
         return float(explicit) * math.sqrt(count)
     z = gaussian_noise_multiplier(mechanism)
     return None if z is None else math.sqrt(count) / z
+
+
+PROFILE_POINTS = 129  # ε grid of a privacy profile
+PROFILE_SMALLEST_DELTA = 1e-12  # the grid runs from ε = 0 to the ε at this δ
+
+
+def pld_accountant(event):
+    """dp-accounting's privacy-loss-distribution accountant with ``event`` composed (add-or-remove-one)."""
+    from dp_accounting.pld import pld_privacy_accountant
+
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(event)
+    return accountant
+
+
+def privacy_profile(event, points: int = PROFILE_POINTS) -> tuple[tuple[float, float], ...]:
+    """The δ(ε) curve of ``event``'s privacy-loss distribution on an even ε grid from 0 to the ε at δ = 1e-12:
+    ((ε_i, δ_i), ...). The accountant's δ are upper bounds (pessimistic discretisation), so the release is
+    (ε_i, δ_i)-DP at every point: a claim made of them is never stronger than the accountant's."""
+    if not (isinstance(points, int) and points >= 2):
+        raise ValueError(f"points must be an integer >= 2, got {points!r}")
+    accountant = pld_accountant(event)
+    top = float(accountant.get_epsilon(PROFILE_SMALLEST_DELTA))
+    grid = [top * i / (points - 1) for i in range(points)]
+    return tuple((e, min(1.0, max(0.0, float(accountant.get_delta(e))))) for e in grid)
+
+
+def poisson_gaussian_event(sampling_rate: float, noise_multiplier: float, steps: int = 1):
+    """The DpEvent of ``steps`` Gaussian releases (multiplier z), each including a record with probability q
+    (Poisson subsampling, as DP-SGD's accountants assume)."""
+    import dp_accounting
+
+    if not (0.0 < sampling_rate <= 1.0):
+        raise ValueError(f"sampling_rate must lie in (0, 1], got {sampling_rate!r}")
+    if not (isinstance(steps, int) and steps >= 1):
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    event = dp_accounting.PoissonSampledDpEvent(sampling_rate, gaussian_event(noise_multiplier))
+    return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, steps)

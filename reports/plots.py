@@ -314,21 +314,37 @@ def privacy_cost_figure(cost: list[dict], fit: dict | None) -> bytes:
     return _png(fig)
 
 
+def profile_tradeoff(alpha: np.ndarray, profile) -> np.ndarray:
+    """The trade-off curve a privacy profile promises: max over its (ε_i, δ_i) of max(0, 1 − δ_i − e^ε_i·α,
+    e^−ε_i·(1 − δ_i − α)) (Kairouz, Oh & Viswanath 2015, Thm. 2.1)."""
+    eps = np.array([p[0] for p in profile])[:, None]
+    delta = np.array([p[1] for p in profile])[:, None]
+    a = np.asarray(alpha, dtype=float)[None, :]
+    return np.max(np.maximum(0.0, np.maximum(1.0 - delta - np.exp(eps) * a, np.exp(-eps) * (1.0 - delta - a))), axis=0)
+
+
 def tradeoff_figure(curves: list[dict]) -> bytes:
-    """Curve audits: each claimed μ-GDP trade-off curve T_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (type I error α against
-    type II error β) and the certified corner (ᾱ, β̄): the test's true rates lie below and left of it with
-    the stated confidence, so a corner under the claimed curve is a violation of the curve."""
+    """Curve audits: each claimed trade-off curve (type I error α against type II error β) — a μ-GDP curve
+    T_μ(α) = Φ(Φ⁻¹(1 − α) − μ), or the curve a privacy profile promises — and the certified corner (ᾱ, β̄):
+    the test's true rates lie below and left of it with the stated confidence, so a corner under the claimed
+    curve is a violation of the curve."""
     from scipy.stats import norm
 
     fig, ax = plt.subplots(figsize=(4.8, 4.4))
     alpha = np.concatenate([np.logspace(-8, -1, 200), np.linspace(0.1, 1.0, 200)])
     for i, c in enumerate(curves[:8]):
         colour = plt.cm.tab10(i % 10)
-        ax.plot(alpha, norm.cdf(norm.isf(alpha) - c["claimed_mu"]), color=colour, lw=1.4,
-                label=f"{c['label']}: claimed μ = {fmt_eps(c['claimed_mu'])}")
+        if "profile" in c:
+            ax.plot(alpha, profile_tradeoff(alpha, c["profile"]), color=colour, lw=1.4,
+                    label=f"{c['label']}: claimed privacy profile")
+            corner = (f"certified corner: ε ≥ {fmt_eps(c['profile_epsilon_lower_bound'])} at "
+                      f"δ = {c['profile_delta']:.2g} ({c['verdict']})")
+        else:
+            ax.plot(alpha, norm.cdf(norm.isf(alpha) - c["claimed_mu"]), color=colour, lw=1.4,
+                    label=f"{c['label']}: claimed μ = {fmt_eps(c['claimed_mu'])}")
+            corner = f"certified corner: μ ≥ {fmt_eps(c['mu_lower_bound'])} ({c['verdict']})"
         ax.plot([c["fpr_upper"]], [c["fnr_upper"]], marker="s", ls="none", color=_verdict_colour(c["verdict"]),
-                markeredgecolor=colour, markersize=8,
-                label=f"certified corner: μ ≥ {fmt_eps(c['mu_lower_bound'])} ({c['verdict']})")
+                markeredgecolor=colour, markersize=8, label=corner)
         ax.add_patch(plt.Rectangle((0, 0), c["fpr_upper"], c["fnr_upper"], alpha=0.08, color=colour))
     ax.plot([0, 1], [1, 0], color="#adb5bd", lw=0.8, ls=":", label="no privacy lost (β = 1 − α)")
     ax.set_xlim(0, 1)

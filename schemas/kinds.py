@@ -211,6 +211,9 @@ class SystemAuditRow(Record):
     samples_to_decide: int | None = None  # samples per side from which an inconclusive row could flag a leak
     curve_false_positives: int | None = None  # the curve test's counts on the certification samples
     curve_false_negatives: int | None = None
+    profile_delta: float | None = None  # a claimed privacy profile: the point δ_i where the curve test
+    profile_claimed_epsilon: float | None = None  # comes closest to (or exceeds) the ε_i claimed there,
+    profile_epsilon_lower_bound: float | None = None  # and the ε it certifies at δ_i
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,7 +5,10 @@ result schemas can import it without importing each other.
 
 * :class:`PrivacyClaim` — what a system promises: ``epsilon`` per release (``math.inf``: no claim),
   ``delta`` (0.0 for pure ε-DP), ``covers`` (the channels the promise covers; any other channel is
-  unprotected) and, optionally, ``gdp_mu`` (the μ of a μ-GDP trade-off curve the noise delivers).
+  unprotected) and, optionally, a privacy curve: ``gdp_mu`` (the μ of a μ-GDP trade-off curve the noise
+  delivers) or ``privacy_profile`` (points (ε_i, δ_i) of the δ(ε) curve of a composed or subsampled
+  mechanism, as an accountant's privacy-loss distribution states it: the release is (ε_i, δ_i)-DP for
+  every i).
 * :class:`System` — ``name``, ``claim``, ``channels`` and ``release(secret, n, rng, *, broadcast=None)``:
   n independent releases of ONE participant holding ``secret`` (opaque to the auditor), as a mapping
   channel → (n, k) float array. ``broadcast`` is what the aggregator sends (a model θ, synced
@@ -23,6 +26,10 @@ Optional members of a system, used when present:
 * ``dp_event()`` → a ``dp_accounting.DpEvent``: the noise one release actually adds, for the
   accountant; ``dp_event_for(channel)`` where a channel composes more;
 * ``describe_secret(secret)`` → a short text for reports;
+* ``audit_statistics(channel)`` → extra candidate tests of one channel's releases that know their format
+  (objects with ``name`` and ``fit(pos, neg)`` → a scorer of (n, k) releases, or None), offered to the
+  auditor's selection beside its own; they are chosen on the training split like any other, so they cannot
+  bias a certified bound;
 * ``secret_space`` → ``dim``, ``relation`` and ``pair(x)``: a neighbouring pair for any x in [0, 1]^dim, for
   the auditor's worst-pair search (``audit_system(..., search_pair=True)``);
 * ``relation`` → what makes two secrets neighbours, in words; ``report_section`` → the report section that
@@ -41,12 +48,15 @@ ALL = "all"  # the joint channel: every channel side by side
 
 @dataclass(frozen=True)
 class PrivacyClaim:
-    """(ε, δ) per release over the channels in ``covers``; ``gdp_mu``: the μ-GDP curve, if the system states one."""
+    """(ε, δ) per release over the channels in ``covers``; ``gdp_mu``: the μ-GDP curve, if the system states
+    one; ``privacy_profile``: ((ε_i, δ_i), ...), the δ(ε) curve of a privacy-loss distribution, if it states
+    one (at most one of the two curves)."""
 
     epsilon: float
     delta: float = 0.0
     covers: tuple[str, ...] = ()
     gdp_mu: float | None = None
+    privacy_profile: tuple[tuple[float, float], ...] | None = None
 
     def __post_init__(self) -> None:
         eps, delta, covers, mu = self.epsilon, self.delta, self.covers, self.gdp_mu
@@ -63,6 +73,9 @@ class PrivacyClaim:
         object.__setattr__(self, "delta", float(delta))
         object.__setattr__(self, "covers", tuple(covers or ()))
         object.__setattr__(self, "gdp_mu", None if mu is None else float(mu))
+        object.__setattr__(self, "privacy_profile", _checked_profile(self.privacy_profile))
+        if mu is not None and self.privacy_profile is not None:
+            raise ValueError("a claim states either gdp_mu or privacy_profile, not both")
 
     @classmethod
     def of(cls, claim: Any) -> "PrivacyClaim":
@@ -74,13 +87,27 @@ class PrivacyClaim:
         if missing:
             raise ValueError(f"a claim needs epsilon, delta and covers; {type(claim).__name__} lacks "
                              f"{', '.join(missing)}")
-        return cls(claim.epsilon, claim.delta, claim.covers, getattr(claim, "gdp_mu", None))
+        return cls(claim.epsilon, claim.delta, claim.covers, getattr(claim, "gdp_mu", None),
+                   getattr(claim, "privacy_profile", None))
 
     def covering(self, channel: str, base_channels: tuple[str, ...] = ()) -> bool:
         """Whether the claim covers ``channel`` (``all`` is covered when every base channel is)."""
         if channel == ALL and base_channels:
             return all(c in self.covers for c in base_channels)
         return channel in self.covers
+
+
+def _checked_profile(profile: Any) -> tuple[tuple[float, float], ...] | None:
+    """A privacy profile as a tuple of (ε, δ) float pairs, ε ≥ 0 finite and δ in [0, 1]; None stays None."""
+    if profile is None:
+        return None
+    try:
+        points = tuple((float(e), float(d)) for e, d in profile)
+    except (TypeError, ValueError):
+        raise ValueError(f"a claim's privacy_profile must be (epsilon, delta) pairs, got {profile!r}") from None
+    if not points or not all(math.isfinite(e) and e >= 0.0 and 0.0 <= d <= 1.0 for e, d in points):
+        raise ValueError("a claim's privacy_profile needs at least one (epsilon >= 0, 0 <= delta <= 1) pair")
+    return points
 
 
 @runtime_checkable

@@ -33,6 +33,8 @@ SYSTEMS: dict[str, str] = {
     "toy-gaussian-miscalibrated-no-curve": "toysystems.systems:miscalibrated_gaussian_system_without_curve",
     "toy-batched-sum": "toysystems.systems:batched_sum_system",
     "toy-laplace-count": "toysystems.systems:laplace_count_system",
+    "toy-dpsgd-poisson": "toysystems.dpsgd:dp_sgd_system",
+    "toy-dpsgd-shuffle": "toysystems.dpsgd:dp_sgd_shuffle_system",
     "dprl-advising": "dprl.advising:system",
     "dprl-planning": "dprl.planning:system",
     "dprl-dpdrl": "dprl.dpdrl:system",

@@ -185,9 +185,8 @@ def test_kill_minus_9_at_random_moments(tmp_path):
     full = time.monotonic() - t0
     rng = np.random.default_rng(np.random.SeedSequence(7))
     seeds_seen = {0}
-    budget = time.monotonic() + 60
     kills = 0
-    while kills < 10 and time.monotonic() < budget:
+    while kills < 10:
         seed = kills + 1
         proc = subprocess.Popen([*argv, "--seed", str(seed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.4, 1.05) * full)

@@ -84,6 +84,27 @@ def test_accounting_members(system):
         assert event is None or isinstance(event, dp_accounting.DpEvent)
     mu = system.claim.gdp_mu
     assert mu is None or (math.isfinite(mu) and mu > 0)
+    profile = system.claim.privacy_profile
+    if profile is not None:  # a δ(ε) curve: δ does not grow with ε, and it contains the claim's (ε, δ)
+        deltas = [d for _, d in sorted(profile)]
+        assert all(a >= b for a, b in zip(deltas, deltas[1:]))
+        at_or_below = [d for e, d in profile if e <= system.claim.epsilon]
+        assert at_or_below and min(at_or_below) >= system.claim.delta * (1 - 1e-6) or system.claim.delta == 0
+
+
+def test_offered_statistics_score_releases(system):
+    offer = getattr(system, "audit_statistics", None)
+    if not callable(offer):  # an optional member
+        return
+    secret, secret_prime = first_pair(system)
+    for channel in system.channels:
+        pos, neg = draw(system, secret, 50, 3)[channel], draw(system, secret_prime, 50, 4)[channel]
+        for statistic in offer(channel):
+            assert isinstance(statistic.name, str) and statistic.name
+            scorer = statistic.fit(np.asarray(pos, dtype=float), np.asarray(neg, dtype=float))
+            if scorer is not None:
+                scores = np.asarray(scorer(np.asarray(pos, dtype=float)))
+                assert scores.shape == (50,) and np.all(np.isfinite(scores))
 
 
 def test_broadcast_space_is_a_box_that_releases(system):

@@ -8,10 +8,15 @@ here imports ``audit``). Each is one class whose ``release`` is vectorized over 
   ``messages`` and ``schedule``. ``adaptive=True`` sends a batch early when the stream's own running sum
   passes a threshold: the schedule then depends on the data, and the claim that covers it fails.
 * :class:`LaplaceCountSystem` — a pure ε-LDP count (x ∈ [0, 1] plus Lap(1/ε)).
+* :class:`SubsampledGaussianSystem` (:mod:`toysystems.dpsgd`) — one record's view of DP-SGD, claimed with
+  the Poisson-subsampling accountant's privacy profile; ``sampling="shuffle"`` or ``"always"`` is what many
+  implementations run instead.
 """
 
+from .dpsgd import SubsampledGaussianSystem, dp_sgd_system
 from .systems import (BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem, batched_sum_system,
                       gaussian_vector_system, laplace_count_system)
 
-__all__ = ["BatchedSumSystem", "GaussianVectorSystem", "LaplaceCountSystem", "batched_sum_system",
+__all__ = ["BatchedSumSystem", "GaussianVectorSystem", "LaplaceCountSystem", "SubsampledGaussianSystem",
+           "batched_sum_system", "dp_sgd_system",
            "gaussian_vector_system", "laplace_count_system"]

@@ -48,6 +48,9 @@ def _curve_and_power_notes(x) -> list[str]:
     if x.mu_lower_bound is not None:
         notes.append(f"curve: μ ≥ {fmt_eps(x.mu_lower_bound)} vs claimed {fmt_eps(x.claimed_mu)}"
                      + ("" if x.curve_epsilon is None else f" (ε ≥ {fmt_eps(x.curve_epsilon)} if the curve is Gaussian)"))
+    elif x.profile_delta is not None:
+        notes.append(f"profile: at δ = {x.profile_delta:.3g} the claim promises ε ≤ {fmt_eps(x.profile_claimed_epsilon)}, "
+                     f"certified ε ≥ {fmt_eps(x.profile_epsilon_lower_bound)}")
     elif x.gdp_mu_estimate is not None:
         notes.append(f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)} (estimate)")
     if x.verdict == "consistent" and x.detectable_epsilon is not None:
@@ -65,14 +68,20 @@ def curve_corners(src: Source) -> list[dict]:
 
     r = src.result
     out = []
+    profile = r.claim.privacy_profile
     for x in r.rows:
-        if x.mu_lower_bound is None or x.curve_false_positives is None:
+        if x.curve_false_positives is None or (x.mu_lower_bound is None and (x.profile_delta is None or profile is None)):
             continue
         half = split_alpha(1.0 - r.confidence)[1] / 2.0
         n = x.samples_per_side
-        out.append({"label": f"{r.system} [{x.channel}]", "claimed_mu": x.claimed_mu, "mu_lower_bound": x.mu_lower_bound,
-                    "fpr_upper": float(cp_upper(x.curve_false_positives, n, half)),
-                    "fnr_upper": float(cp_upper(x.curve_false_negatives, n, half)), "verdict": x.verdict})
+        corner = {"label": f"{r.system} [{x.channel}]", "fpr_upper": float(cp_upper(x.curve_false_positives, n, half)),
+                  "fnr_upper": float(cp_upper(x.curve_false_negatives, n, half)), "verdict": x.verdict}
+        if x.mu_lower_bound is not None:
+            corner.update(claimed_mu=x.claimed_mu, mu_lower_bound=x.mu_lower_bound)
+        else:
+            corner.update(profile=[list(p) for p in profile], profile_delta=x.profile_delta,
+                          profile_epsilon_lower_bound=x.profile_epsilon_lower_bound)
+        out.append(corner)
     return out
 
 

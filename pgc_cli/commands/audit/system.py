@@ -109,6 +109,9 @@ def _print_row(r) -> None:
     if r.mu_lower_bound is not None:
         extra += (f"  μ_LB {r.mu_lower_bound:.3f} vs μ {r.claimed_mu:.3f}"
                   + ("" if r.curve_epsilon is None else f" (ε {r.curve_epsilon:.3f} if the curve is Gaussian)"))
+    elif r.profile_delta is not None:
+        extra += (f"  profile: at δ {r.profile_delta:.3g} the claim promises ε ≤ {r.profile_claimed_epsilon:.3f}, "
+                  f"certified ε ≥ {r.profile_epsilon_lower_bound:.3f}")
     elif r.gdp_mu_estimate is not None:
         extra += f"  μ̂ {r.gdp_mu_estimate:.3f} (estimate)"
     power = ""
