@@ -99,10 +99,13 @@ class TrainingSettings:
     greedy: float = 0.9  # ε_g of Algorithm 11 line 7: act greedily with this probability
     big_n: float = 10.0  # N of Algorithm 9
     sees_cell: bool = False  # index the table by the agent's cell as well as its observation
+    learner: str = "table"  # "table": tabular Q-learning; "dqn": a small deep Q-network (dprl.dqn)
 
     def __post_init__(self) -> None:
         if self.episodes < 1 or self.max_steps < 1 or not (0 < self.alpha <= 1) or not (0 <= self.gamma < 1):
             raise ValueError("episodes, max_steps >= 1; alpha in (0, 1]; gamma in [0, 1)")
+        if self.learner not in ("table", "dqn"):
+            raise ValueError(f"learner must be 'table' or 'dqn', got {self.learner!r}")
 
 
 def obfuscate_index(q: np.ndarray, index: int, epsilon: float | None, big_n: float, rng: np.random.Generator) -> int:
@@ -117,7 +120,12 @@ def obfuscate_index(q: np.ndarray, index: int, epsilon: float | None, big_n: flo
 def train_agent(free: np.ndarray, settings: TrainingSettings, defence: float | str | None,
                 rng: np.random.Generator) -> tuple[np.ndarray, dict]:
     """Algorithm 11 (tabular): the Q table (256 × 5) and the utility of training (Table 5.3's measures).
-    ``defence``: None (no defence), a fixed ε, or "dynamic"."""
+    ``defence``: None (no defence), a fixed ε, or "dynamic". ``settings.learner == "dqn"``: the same loop with
+    a deep Q-network (:func:`dprl.dqn.train_dqn_agent`), returned as its table."""
+    if settings.learner == "dqn":
+        from .dqn import train_dqn_agent
+
+        return train_dqn_agent(free, settings, defence, rng)
     q = np.zeros((free.size if settings.sees_cell else 1, 256, 5))
     eps = None if defence == "dynamic" else defence
     start, goal = start_goal(free.shape)

@@ -4,7 +4,6 @@ root after results/thesis/run.sh): each system's canaries() then names the pairs
 from __future__ import annotations
 
 import json
-import pprint
 from pathlib import Path
 
 SEARCHES = {  # system module -> the committed search results whose pairs it names
@@ -22,10 +21,16 @@ def main() -> None:
             data = json.loads(Path(f"results/thesis/{name}.json").read_text())
             pair = data["searched_pair"]
             found.setdefault(module, {})[f"found by the search ({name}.json)"] = (pair["secret"], pair["secret_prime"])
-    text = ('"""The worst neighbouring pairs the auditor\'s search found (results/thesis/*-searched.json), written by\n'
-            'scripts/found_pairs.py; each system names them in canaries()."""\n\n'
-            f"FOUND_PAIRS = {pprint.pformat(found, width=110, sort_dicts=True)}\n")
-    Path("dprl/found_pairs.py").write_text(text)
+    lines = ['"""The worst neighbouring pairs the auditor\'s search found (results/thesis/*-searched.json), written by',
+             'scripts/found_pairs.py; each system names them in canaries(). One secret a line: data, not code."""',
+             "", "FOUND_PAIRS = {"]
+    for module in sorted(found):
+        lines.append(f"    {module!r}: {{")
+        for name, (secret, secret_prime) in sorted(found[module].items()):
+            lines += [f"        {name!r}: (", f"            {secret!r},", f"            {secret_prime!r}),"]
+        lines.append("    },")
+    lines.append("}")
+    Path("dprl/found_pairs.py").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: set up if needed, then the whole default test suite (≈10 minutes at most on 2 cores).
+# The test command: set up if needed, then the whole default test suite on two pytest-xdist workers (the
+# machine's 2 cores; many tests wait on subprocesses); extra arguments go to pytest (-n 0: one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/python -m pytest -q "$@"
+exec .venv/bin/python -m pytest -q -n 2 --dist worksteal "$@"

@@ -4,7 +4,8 @@
       ML-Leaks membership inference (and an adaptive attacker, and a label-only one) against a small MLP on
       scikit-learn's digits, undefended and behind the one-parameter defence (ch. 6), beside Table 6.2.
 
-  pgc thesis map-recovery [--size 7x7] [--maps 20] [--defences 0.1 dynamic] [--out results/thesis/map-recovery-7x7.json]
+  pgc thesis map-recovery [--size 7x7] [--maps 20] [--defences 0.1 dynamic] [--learner table|dqn]
+                          [--out results/thesis/map-recovery-7x7.json]
       Pan et al.'s map-recovery attack (genetic search, fitness = agreement of the induced optimal policy with
       the agent's actions) against a grid agent trained with and without DP-DRL (ch. 5), beside Tables 5.1
       and 5.3, with a chance row.
@@ -49,6 +50,8 @@ class ThesisCommand:
         g.add_argument("--episodes", type=positive_int, default=2_000, help="training episodes (default 2000)")
         g.add_argument("--max-steps", type=positive_int, default=100, help="steps per episode (default 100)")
         g.add_argument("--generations", type=positive_int, default=60, help="genetic-search generations (default 60)")
+        g.add_argument("--learner", choices=("table", "dqn"), default="table",
+                       help="Algorithm 11's learner: tabular Q-learning (default) or a small DQN (dprl.dqn)")
         g.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
         g.add_argument("--out", default=None, help="JSON path (default results/thesis/map-recovery-HxW.json)")
 
@@ -76,7 +79,7 @@ def _map_recovery(args) -> int:
     from attacks.map_recovery import GeneticSettings, run_map_recovery
     from dprl.gridworld import TrainingSettings
 
-    training = TrainingSettings(episodes=args.episodes, max_steps=args.max_steps)
+    training = TrainingSettings(episodes=args.episodes, max_steps=args.max_steps, learner=args.learner)
     genetic = GeneticSettings(generations=args.generations)
     start = time.perf_counter()
     h, w = args.size

@@ -73,7 +73,9 @@ def _membership_table(doc: Document, r) -> None:
 
 def _recovery_table(doc: Document, r) -> None:
     h, w = r.shape
-    doc.para(f"Map recovery (Pan et al.'s genetic search) against DP-DRL on {r.maps} random {h}×{w} maps "
+    learner = "a small DQN" if (r.training or {}).get("learner") == "dqn" else "tabular Q-learning"
+    doc.para(f"Map recovery (Pan et al.'s genetic search) against DP-DRL agents trained by {learner} on {r.maps} "
+             f"random {h}×{w} maps "
              f"({r.command or 'pgc thesis map-recovery'}); GRR and NRR in %, with 95% intervals over maps, beside "
              "Table 5.1; the agents' final reward and steps beside Table 5.3 (12×11).")
     rows = []
