@@ -88,9 +88,10 @@ def test_map_recovery_cli_and_the_report(tmp_path, capsys):
 
     out = tmp_path / "mr.json"
     assert main(["thesis", "map-recovery", "--size", "5x6", "--maps", "1", "--episodes", "150", "--max-steps", "30",
-                 "--generations", "2", "--defences", "dynamic", "--out", str(out)]) == 0
+                 "--generations", "2", "--defences", "dynamic", "--sees-cell", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["kind"] == "thesis-map-recovery" and [r["defence"] for r in data["rows"]][:2] == ["none", "dynamic"]
+    assert data["training"]["sees_cell"] is True and data["training"]["learner"] == "table"
     audit = tmp_path / "a.json"
     assert main(["audit", "--system", "dprl-advising", "--samples", "1000", "--no-progress", "--out", str(audit)]) == 0
     assert main(["report", str(audit), str(out), "--out", str(tmp_path / "r")]) == 0
@@ -98,6 +99,7 @@ def test_map_recovery_cli_and_the_report(tmp_path, capsys):
     md = (tmp_path / "r" / "report.md").read_text()
     assert "## Published claims" in md and "## Attacks on published systems" in md
     assert "advising-teacher" in md.split("## Published claims")[1].split("##")[0]
+    assert "tabular Q-learning (state: cell and observation)" in md
 
 
 @pytest.mark.parametrize("argv", [["--size", "3x3"], ["--size", "seven"], ["--defences", "-1"], ["--maps", "0"]])

@@ -4,7 +4,7 @@
       ML-Leaks membership inference (and an adaptive attacker, and a label-only one) against a small MLP on
       scikit-learn's digits, undefended and behind the one-parameter defence (ch. 6), beside Table 6.2.
 
-  pgc thesis map-recovery [--size 7x7] [--maps 20] [--defences 0.1 dynamic] [--learner table|dqn]
+  pgc thesis map-recovery [--size 7x7] [--maps 20] [--defences 0.1 dynamic] [--learner table|dqn] [--sees-cell]
                           [--out results/thesis/map-recovery-7x7.json]
       Pan et al.'s map-recovery attack (genetic search, fitness = agreement of the induced optimal policy with
       the agent's actions) against a grid agent trained with and without DP-DRL (ch. 5), beside Tables 5.1
@@ -52,6 +52,8 @@ class ThesisCommand:
         g.add_argument("--generations", type=positive_int, default=60, help="genetic-search generations (default 60)")
         g.add_argument("--learner", choices=("table", "dqn"), default="table",
                        help="Algorithm 11's learner: tabular Q-learning (default) or a small DQN (dprl.dqn)")
+        g.add_argument("--sees-cell", action="store_true",
+                       help="the agent's state is its cell and its 8-cell observation (default: the observation only)")
         g.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
         g.add_argument("--out", default=None, help="JSON path (default results/thesis/map-recovery-HxW.json)")
 
@@ -79,7 +81,8 @@ def _map_recovery(args) -> int:
     from attacks.map_recovery import GeneticSettings, run_map_recovery
     from dprl.gridworld import TrainingSettings
 
-    training = TrainingSettings(episodes=args.episodes, max_steps=args.max_steps, learner=args.learner)
+    training = TrainingSettings(episodes=args.episodes, max_steps=args.max_steps, learner=args.learner,
+                                sees_cell=args.sees_cell)
     genetic = GeneticSettings(generations=args.generations)
     start = time.perf_counter()
     h, w = args.size

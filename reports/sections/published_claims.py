@@ -74,6 +74,7 @@ def _membership_table(doc: Document, r) -> None:
 def _recovery_table(doc: Document, r) -> None:
     h, w = r.shape
     learner = "a small DQN" if (r.training or {}).get("learner") == "dqn" else "tabular Q-learning"
+    learner += " (state: cell and observation)" if (r.training or {}).get("sees_cell") else ""
     doc.para(f"Map recovery (Pan et al.'s genetic search) against DP-DRL agents trained by {learner} on {r.maps} "
              f"random {h}×{w} maps "
              f"({r.command or 'pgc thesis map-recovery'}); GRR and NRR in %, with 95% intervals over maps, beside "
