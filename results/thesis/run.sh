@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates results/thesis/ from the repository root after scripts/setup.sh: the thesis' four systems
 # (dprl) audited against their own claims at 100,000 releases per side, their textbook references, the
-# worst-pair searches, the growth of capped bounds with n, the attacks, and the report (about 110 min on 2 cores,
+# worst-pair searches, the growth of capped bounds with n, the attacks, and the report (about 140 min on 2 cores,
 # most of it the map-recovery runs).
 set -e
 PGC=.venv/bin/pgc
@@ -57,6 +57,7 @@ done
 $PGC thesis membership --out $OUT/membership.json
 $PGC thesis map-recovery --size 7x7 --maps 20 --defences 1 0.1 dynamic --out $OUT/map-recovery-7x7.json
 $PGC thesis map-recovery --size 12x11 --maps 8 --defences 0.1 dynamic --episodes 3000 --max-steps 300 --out $OUT/map-recovery-12x11.json
+$PGC thesis map-recovery --size 12x11 --maps 8 --defences 0.1 dynamic --episodes 3000 --max-steps 300 --sees-cell --out $OUT/map-recovery-12x11-sees-cell.json
 # the same 10 maps with a DQN and with the table (about 40 and 10 min)
 $PGC thesis map-recovery --size 7x7 --maps 10 --defences 1 0.1 dynamic --learner dqn --out $OUT/map-recovery-7x7-dqn.json
 $PGC thesis map-recovery --size 7x7 --maps 10 --defences 1 0.1 dynamic --learner table --out $OUT/map-recovery-7x7-table-10maps.json
