@@ -153,7 +153,8 @@ def run_map_recovery(shape, maps: int, defences, training, genetic: GeneticSetti
                      progress=lambda text: None) -> dict:
     """Per map (drawn under the constraints) and defence: train (Algorithm 11), watch one greedy run, recover the
     map; GRR, NRR and utility with intervals over maps, beside the thesis' tables and the chance row."""
-    from dprl.gridworld import greedy_trajectory, train_agent
+    from dprl.gridworld import greedy_trajectory
+    from dprl.training import train_agent
 
     per = {str(d): {"grr": [], "nrr": [], "reward": [], "steps": [], "success": []} for d in ["none", *defences]}
     chance = {"grr": [], "nrr": []}

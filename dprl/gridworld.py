@@ -120,12 +120,10 @@ def obfuscate_index(q: np.ndarray, index: int, epsilon: float | None, big_n: flo
 def train_agent(free: np.ndarray, settings: TrainingSettings, defence: float | str | None,
                 rng: np.random.Generator) -> tuple[np.ndarray, dict]:
     """Algorithm 11 (tabular): the Q table (256 × 5) and the utility of training (Table 5.3's measures).
-    ``defence``: None (no defence), a fixed ε, or "dynamic". ``settings.learner == "dqn"``: the same loop with
-    a deep Q-network (:func:`dprl.dqn.train_dqn_agent`), returned as its table."""
-    if settings.learner == "dqn":
-        from .dqn import train_dqn_agent
-
-        return train_dqn_agent(free, settings, defence, rng)
+    ``defence``: None (no defence), a fixed ε, or "dynamic". (:func:`dprl.training.train_agent` picks this
+    or the DQN by ``settings.learner``.)"""
+    if settings.learner != "table":
+        raise ValueError(f"dprl.gridworld trains the table; the {settings.learner!r} learner: dprl.training.train_agent")
     q = np.zeros((free.size if settings.sees_cell else 1, 256, 5))
     eps = None if defence == "dynamic" else defence
     start, goal = start_goal(free.shape)

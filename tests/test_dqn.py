@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from attacks.map_recovery import GeneticSettings, run_map_recovery
 from dprl.dqn import DQNSettings, train_dqn_agent
-from dprl.gridworld import TrainingSettings, greedy_trajectory, random_map, start_goal, train_agent
+from dprl.gridworld import TrainingSettings, greedy_trajectory, random_map, start_goal
+from dprl.training import train_agent
 
 
 @pytest.mark.parametrize("defence", [None, 0.1])
