@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from mechanisms import Laplace, NoNoise
+from optim.networks import seeded_mlp
 
 
 from .likelihood import score_channel, score_channel_name
@@ -89,17 +90,8 @@ class LearnedAttacker:
         return AttackScores(regression=out) if threat.is_regression else AttackScores(loglik=out)
 
     def _network(self, n_in: int, n_out: int, gen: torch.Generator) -> nn.Sequential:
-        """The MLP, built on the meta device (no global-RNG default init), then Glorot-initialised from ``gen``."""
-        net = nn.Sequential(nn.Linear(n_in, self.hidden, device="meta"), nn.ReLU(),
-                            nn.Linear(self.hidden, self.hidden, device="meta"), nn.ReLU(),
-                            nn.Linear(self.hidden, n_out, device="meta")).to_empty(device="cpu")
-        with torch.no_grad():
-            for layer in net:
-                if isinstance(layer, nn.Linear):
-                    bound = (6.0 / (layer.in_features + layer.out_features)) ** 0.5
-                    layer.weight.uniform_(-bound, bound, generator=gen)
-                    layer.bias.zero_()
-        return net
+        """The MLP, Glorot-initialised from ``gen`` (:func:`optim.networks.seeded_mlp`)."""
+        return seeded_mlp(n_in, self.hidden, n_out, gen)
 
     def fit_predict(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
                     rng: np.random.Generator) -> np.ndarray:

@@ -141,8 +141,7 @@ def select_curve_threshold(train_pos_scores, train_neg_scores, n_cert: int, alph
         with np.errstate(invalid="ignore"):
             projected = norm.isf(fpr_upper) - norm.ppf(fnr_upper)  # same bound as mu_lower_bound
     else:
-        claimed = np.array([e for e, _ in profile])
-        projected = np.max(profile_epsilons(fpr_upper, fnr_upper, profile) - claimed, axis=-1)
+        projected = np.max(profile_excesses(fpr_upper, fnr_upper, profile), axis=-1)
     projected = np.where(np.isfinite(projected), projected, -np.inf)
     if candidates.size >= 20 * SMOOTHING_WINDOW:
         projected = moving_average(np.maximum(projected, -10.0), SMOOTHING_WINDOW)
@@ -163,13 +162,25 @@ def profile_epsilons(fpr_upper, fnr_upper, profile: tuple[tuple[float, float], .
     return np.maximum(one, two)
 
 
+def profile_excesses(fpr_upper, fnr_upper, profile: tuple[tuple[float, float], ...]) -> np.ndarray:
+    """Certified ε minus claimed ε_i at each profile point (:func:`profile_epsilons`; > 0: violated there)."""
+    return profile_epsilons(fpr_upper, fnr_upper, profile) - np.array([e for e, _ in profile])
+
+
+def profile_tradeoff(alpha, profile: tuple[tuple[float, float], ...]) -> np.ndarray:
+    """The trade-off curve a privacy profile promises, FNR ≥ max over its (ε_i, δ_i) of max(0, 1 − δ_i −
+    e^ε_i·FPR, e^−ε_i·(1 − δ_i − FPR)) at FPR = ``alpha`` (the same inequalities as :func:`profile_epsilons`)."""
+    eps = np.array([p[0] for p in profile])[:, None]
+    delta = np.array([p[1] for p in profile])[:, None]
+    a = np.asarray(alpha, dtype=float)[None, :]
+    return np.max(np.maximum(0.0, np.maximum(1.0 - delta - np.exp(eps) * a, np.exp(-eps) * (1.0 - delta - a))), axis=0)
+
+
 def profile_point(fpr_upper: float, fnr_upper: float,
                   profile: tuple[tuple[float, float], ...]) -> tuple[float, float, float]:
     """(ε excess, δ_i, ε_i) at the profile point where the certified ε most exceeds (or comes closest to) the
     claimed ε_i; the excess is > 0 exactly when the point violates the profile."""
-    certified = profile_epsilons(fpr_upper, fnr_upper, profile)
-    claimed = np.array([e for e, _ in profile])
-    excess = certified - claimed
+    excess = profile_excesses(fpr_upper, fnr_upper, profile)
     i = int(np.argmax(excess))
     return float(excess[i]), float(profile[i][1]), float(profile[i][0])
 

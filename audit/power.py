@@ -31,7 +31,7 @@ import numpy as np
 from scipy.stats import norm
 
 from . import bounds
-from .curves import gdp_epsilon, gdp_mu_for, profile_epsilons, split_alpha
+from .curves import gdp_epsilon, gdp_mu_for, profile_excesses, split_alpha
 from .selection import FP_SHARES
 
 POWER = 0.8  # the flag probability ``detectable_epsilon`` promises
@@ -73,8 +73,7 @@ def laplace_rates(epsilon: float) -> tuple[np.ndarray, np.ndarray]:
 def threshold_flag_bound(fpr: np.ndarray, fnr: np.ndarray, n: int, alpha: float, delta: float,
                          power: float = POWER) -> float:
     """The ε lower bound the best threshold test reaches with probability ≥ ``power`` on n per side."""
-    z = float(norm.ppf(math.sqrt(oracle_power(power))))
-    fp, fn = _pessimistic_counts(fpr, n, z), _pessimistic_counts(fnr, n, z)
+    fp, fn = _power_counts(fpr, fnr, n, power)
     best = 0.0
     for share in FP_SHARES:
         eps = bounds.epsilon_from_rates(bounds.cp_upper(fp, n, share * alpha),
@@ -83,11 +82,16 @@ def threshold_flag_bound(fpr: np.ndarray, fnr: np.ndarray, n: int, alpha: float,
     return best
 
 
+def _power_counts(fpr: np.ndarray, fnr: np.ndarray, n: int, power: float) -> tuple[np.ndarray, np.ndarray]:
+    """(FP, FN) counts on n per side that the two sides stay below together with probability ≥ the oracle
+    share of ``power`` (each at its √ quantile)."""
+    z = float(norm.ppf(math.sqrt(oracle_power(power))))
+    return _pessimistic_counts(fpr, n, z), _pessimistic_counts(fnr, n, z)
+
+
 def curve_flag_bound(true_mu: float, n: int, alpha: float, power: float = POWER) -> float:
     """The μ lower bound the best curve test reaches with probability ≥ ``power`` on n per side."""
-    z = float(norm.ppf(math.sqrt(oracle_power(power))))
-    fpr, fnr = gaussian_rates(true_mu)
-    fp, fn = _pessimistic_counts(fpr, n, z), _pessimistic_counts(fnr, n, z)
+    fp, fn = _power_counts(*gaussian_rates(true_mu), n, power)
     fpr_upper = bounds.cp_upper(fp, n, alpha / 2.0)
     fnr_upper = bounds.cp_upper(fn, n, alpha / 2.0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -98,12 +102,9 @@ def curve_flag_bound(true_mu: float, n: int, alpha: float, power: float = POWER)
 def profile_flag_excess(true_mu: float, n: int, alpha: float, profile: tuple, power: float = POWER) -> float:
     """The ε excess over ``profile`` (:func:`audit.curves.profile_excess`) that the best curve test reaches
     with probability ≥ ``power`` on n per side against a Gaussian leak of μ = ``true_mu``."""
-    z = float(norm.ppf(math.sqrt(oracle_power(power))))
-    fpr, fnr = gaussian_rates(true_mu)
-    fp, fn = _pessimistic_counts(fpr, n, z), _pessimistic_counts(fnr, n, z)
-    certified = profile_epsilons(bounds.cp_upper(fp, n, alpha / 2.0), bounds.cp_upper(fn, n, alpha / 2.0), profile)
-    excess = certified - np.array([e for e, _ in profile])
-    return float(np.max(np.where(np.isnan(excess), -np.inf, excess)))
+    fp, fn = _power_counts(*gaussian_rates(true_mu), n, power)
+    return float(np.max(profile_excesses(bounds.cp_upper(fp, n, alpha / 2.0), bounds.cp_upper(fn, n, alpha / 2.0),
+                                         profile)))
 
 
 def _smallest_flagged(flag_bound, claimed: float, lowest: float) -> float:

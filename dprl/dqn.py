@@ -18,8 +18,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .gridworld import (TrainingSettings, greedy_action, observation_index, obfuscate_index, row_of, start_goal,
-                        step)
+from optim.networks import seeded_mlp
+
+from .gridworld import TrainingSettings, greedy_action, observe, row_of, start_goal, step, training_utility
 
 BIT_WEIGHTS = 1 << np.arange(8)
 
@@ -37,19 +38,6 @@ class DQNSettings:
     def __post_init__(self) -> None:
         if min(self.hidden, self.batch, self.buffer, self.train_every, self.sync_every) < 1 or self.learning_rate <= 0:
             raise ValueError("DQN sizes must be positive integers and the learning rate positive")
-
-
-def network(n_in: int, hidden: int, gen: torch.Generator) -> nn.Sequential:
-    """An MLP built on the meta device (no global-RNG default init), Glorot-initialised from ``gen``."""
-    net = nn.Sequential(nn.Linear(n_in, hidden, device="meta"), nn.ReLU(), nn.Linear(hidden, hidden, device="meta"),
-                        nn.ReLU(), nn.Linear(hidden, 5, device="meta")).to_empty(device="cpu")
-    with torch.no_grad():
-        for layer in net:
-            if isinstance(layer, nn.Linear):
-                bound = (6.0 / (layer.in_features + layer.out_features)) ** 0.5
-                layer.weight.uniform_(-bound, bound, generator=gen)
-                layer.bias.zero_()
-    return net
 
 
 def inputs(rows: np.ndarray, observations: np.ndarray, n_rows: int) -> torch.Tensor:
@@ -85,31 +73,30 @@ def _train(free: np.ndarray, settings: TrainingSettings, defence: float | str | 
            dqn: DQNSettings) -> tuple[np.ndarray, dict]:
     gen = torch.Generator().manual_seed(int(rng.integers(2**63)))
     n_rows = free.size if settings.sees_cell else 1
-    online = network(8 + (n_rows if n_rows > 1 else 0), dqn.hidden, gen)
-    target = network(8 + (n_rows if n_rows > 1 else 0), dqn.hidden, gen)
+    n_in = 8 + (n_rows if n_rows > 1 else 0)  # the bits of inputs(): observation, then the row one-hot
+    online, target = seeded_mlp(n_in, dqn.hidden, 5, gen), seeded_mlp(n_in, dqn.hidden, 5, gen)
     target.load_state_dict(online.state_dict())
     optimiser = torch.optim.Adam(online.parameters(), lr=dqn.learning_rate)
     table = q_table(target, n_rows)
     eps = None if defence == "dynamic" else defence
-    memory = np.zeros((dqn.buffer, 6), dtype=np.float64)  # row, obs, action, reward, next row, next obs, done
+    memory = np.zeros((dqn.buffer, 6), dtype=np.float64)  # row, obs, action, reward, next row, next obs
     done_flags = np.zeros(dqn.buffer, dtype=bool)
     stored = env_steps = grad_steps = 0
     start = start_goal(free.shape)[0]
     rewards, steps_taken = [], []
 
-    def observe(cell) -> tuple[int, int]:
-        row, index = row_of(free, cell, settings), observation_index(free, cell)
-        return row, index if defence is None else obfuscate_index(table[row], index, eps, settings.big_n, rng)
+    def state_of(cell) -> tuple[int, int]:  # (row, observation obfuscated with the current table)
+        return row_of(free, cell, settings), observe(free, cell, table, defence, eps, settings, rng)
 
     for _ in range(settings.episodes):
         cell, total, steps = start, 0.0, settings.max_steps
-        state = observe(cell)
+        state = state_of(cell)
         for t in range(settings.max_steps):
             # act (lines 6-11) on the obfuscated observation, with the table of the current network
             action = int(rng.integers(5)) if rng.random() > settings.greedy else greedy_action(table[state], rng)
             cell, reward, done = step(free, cell, action)
             total += reward
-            nxt = observe(cell)
+            nxt = state_of(cell)
             # remember the transition (line 16), learn from a replayed minibatch (lines 17-18)
             memory[stored % dqn.buffer] = (*state, action, reward, *nxt)
             done_flags[stored % dqn.buffer] = done
@@ -126,10 +113,7 @@ def _train(free: np.ndarray, settings: TrainingSettings, defence: float | str | 
                 break
         rewards.append(total)
         steps_taken.append(steps)
-    last = max(1, settings.episodes // 10)
-    return q_table(online, n_rows), {
-        "final_mean_reward": float(np.mean(rewards[-last:])), "final_mean_steps": float(np.mean(steps_taken[-last:])),
-        "final_success": float(np.mean(np.array(steps_taken[-last:]) < settings.max_steps)), "final_episodes": last}
+    return q_table(online, n_rows), training_utility(rewards, steps_taken, settings)
 
 
 def _gradient_step(online, target, optimiser, memory, done_flags, filled, n_rows, gamma, batch, rng) -> None:

@@ -145,10 +145,16 @@ def train_agent(free: np.ndarray, settings: TrainingSettings, defence: float | s
                 break
         rewards.append(total)
         steps_taken.append(steps)
+    return q, training_utility(rewards, steps_taken, settings)
+
+
+def training_utility(rewards: list[float], steps_taken: list[int], settings: TrainingSettings) -> dict:
+    """Table 5.3's measures over the last tenth of the episodes: mean reward, mean steps, share that reached
+    the goal."""
     last = max(1, settings.episodes // 10)
-    return q, {"final_mean_reward": float(np.mean(rewards[-last:])), "final_mean_steps": float(np.mean(steps_taken[-last:])),
-               "final_success": float(np.mean(np.array(steps_taken[-last:]) < settings.max_steps)),
-               "final_episodes": last}
+    return {"final_mean_reward": float(np.mean(rewards[-last:])), "final_mean_steps": float(np.mean(steps_taken[-last:])),
+            "final_success": float(np.mean(np.array(steps_taken[-last:]) < settings.max_steps)),
+            "final_episodes": last}
 
 
 def greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:

@@ -63,9 +63,20 @@ def privacy_profile(event, points: int = PROFILE_POINTS) -> tuple[tuple[float, f
     """The δ(ε) curve of ``event``'s privacy-loss distribution on an even ε grid from 0 to the ε at δ = 1e-12:
     ((ε_i, δ_i), ...). The accountant's δ are upper bounds (pessimistic discretisation), so the release is
     (ε_i, δ_i)-DP at every point: a claim made of them is never stronger than the accountant's."""
+    return profile_of(pld_accountant(event), points)
+
+
+def pld_claim(event, delta: float, points: int = PROFILE_POINTS) -> tuple[float, tuple[tuple[float, float], ...]]:
+    """(ε at ``delta``, privacy profile) of ``event`` from one privacy-loss distribution (composing a
+    subsampled event is the costly step: it is done once for both)."""
+    accountant = pld_accountant(event)
+    return float(accountant.get_epsilon(delta)), profile_of(accountant, points)
+
+
+def profile_of(accountant, points: int = PROFILE_POINTS) -> tuple[tuple[float, float], ...]:
+    """:func:`privacy_profile` of a PLD accountant that already holds its composed event."""
     if not (isinstance(points, int) and points >= 2):
         raise ValueError(f"points must be an integer >= 2, got {points!r}")
-    accountant = pld_accountant(event)
     top = float(accountant.get_epsilon(PROFILE_SMALLEST_DELTA))
     grid = [top * i / (points - 1) for i in range(points)]
     return tuple((e, min(1.0, max(0.0, float(accountant.get_delta(e))))) for e in grid)

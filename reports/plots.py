@@ -314,20 +314,12 @@ def privacy_cost_figure(cost: list[dict], fit: dict | None) -> bytes:
     return _png(fig)
 
 
-def profile_tradeoff(alpha: np.ndarray, profile) -> np.ndarray:
-    """The trade-off curve a privacy profile promises: max over its (ε_i, δ_i) of max(0, 1 − δ_i − e^ε_i·α,
-    e^−ε_i·(1 − δ_i − α)) (Kairouz, Oh & Viswanath 2015, Thm. 2.1)."""
-    eps = np.array([p[0] for p in profile])[:, None]
-    delta = np.array([p[1] for p in profile])[:, None]
-    a = np.asarray(alpha, dtype=float)[None, :]
-    return np.max(np.maximum(0.0, np.maximum(1.0 - delta - np.exp(eps) * a, np.exp(-eps) * (1.0 - delta - a))), axis=0)
-
-
 def tradeoff_figure(curves: list[dict]) -> bytes:
     """Curve audits: each claimed trade-off curve (type I error α against type II error β) — a μ-GDP curve
     T_μ(α) = Φ(Φ⁻¹(1 − α) − μ), or the curve a privacy profile promises — and the certified corner (ᾱ, β̄):
     the test's true rates lie below and left of it with the stated confidence, so a corner under the claimed
     curve is a violation of the curve."""
+    from audit.curves import profile_tradeoff
     from scipy.stats import norm
 
     fig, ax = plt.subplots(figsize=(4.8, 4.4))

@@ -49,15 +49,15 @@ def study(samples: int, seeds: int) -> dict:
         runs = [audit_once(sampling, profile, setting, samples, seed) for seed in range(seeds)]
         cases.append({"sampling": sampling, "claim_states_profile": profile, **setting, "runs": runs,
                       "flagged": sum(r["verdict"] == "violated" for r in runs), "audits": len(runs)})
-    honest = [c for c in cases if c["sampling"] == "poisson"]
+
+    def flagged(sampling: str, profile: bool) -> str:
+        chosen = [c for c in cases if c["sampling"] == sampling and c["claim_states_profile"] == profile]
+        return f"{sum(c['flagged'] for c in chosen)} of {sum(c['audits'] for c in chosen)}"
+
     return {"samples_per_side": samples, "seeds": seeds, "confidence": 0.95, "cases": cases,
-            "summary": {
-                "poisson_flagged": f"{sum(c['flagged'] for c in honest)} of {sum(c['audits'] for c in honest)}",
-                **{f"shuffle_{'profile' if p else 'epsilon_delta_only'}_flagged":
-                   f"{sum(c['flagged'] for c in cases if c['sampling'] == 'shuffle' and c['claim_states_profile'] == p)}"
-                   f" of {sum(c['audits'] for c in cases if c['sampling'] == 'shuffle' and c['claim_states_profile'] == p)}"
-                   for p in (True, False)},
-                "always_flagged": f"{cases[-1]['flagged']} of {cases[-1]['audits']}"}}
+            "summary": {"poisson_flagged": flagged("poisson", True), "shuffle_profile_flagged": flagged("shuffle", True),
+                        "shuffle_epsilon_delta_only_flagged": flagged("shuffle", False),
+                        "always_flagged": flagged("always", True)}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,13 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args(argv)
+    if args.samples < 100 or args.seeds < 1:
+        parser.error("--samples must be at least 100 and --seeds at least 1")  # exit 2, nothing written
     start = time.perf_counter()
     result = study(args.samples, args.seeds)
-    result["wall_time_s"] = round(time.perf_counter() - start, 1)
-    result["command"] = f".venv/bin/python scripts/profile_study.py --out {args.out} --samples {args.samples} --seeds {args.seeds}"
-    command = result.pop("command")
-    write_result(args.out / "privacy-profiles.json", {"study": result, "wall_time_s": result.pop("wall_time_s")},
-                 command)
+    command = f".venv/bin/python scripts/profile_study.py --out {args.out} --samples {args.samples} --seeds {args.seeds}"
+    write_result(args.out / "privacy-profiles.json",
+                 {"study": result, "wall_time_s": round(time.perf_counter() - start, 1)}, command)
     print(json.dumps(result["summary"], indent=1))
     return 0
 

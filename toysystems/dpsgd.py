@@ -25,7 +25,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from mechanisms.accounting import pld_accountant, poisson_gaussian_event, privacy_profile
+from mechanisms.accounting import pld_claim, poisson_gaussian_event
 from systems.contract import PrivacyClaim
 
 SAMPLINGS = ("poisson", "shuffle", "always")
@@ -34,8 +34,7 @@ SAMPLINGS = ("poisson", "shuffle", "always")
 @functools.lru_cache(maxsize=32)
 def poisson_claim(sampling_rate: float, noise_multiplier: float, steps: int, delta: float) -> tuple:
     """(ε at δ, privacy profile) that dp-accounting's PLD accountant states for Poisson-sampled DP-SGD."""
-    event = poisson_gaussian_event(sampling_rate, noise_multiplier, steps)
-    return float(pld_accountant(event).get_epsilon(delta)), privacy_profile(event)
+    return pld_claim(poisson_gaussian_event(sampling_rate, noise_multiplier, steps), delta)
 
 
 class FixedScorer:
