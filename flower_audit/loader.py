@@ -6,7 +6,9 @@ The module (or file) that defines the ClientApp ``APP`` also defines
 * ``AUDIT_PAIRS`` (optional) — ``{name: (data set, neighbouring data set)}``, the names its ``client_fn``
   reads from ``context.run_config[DATASET_KEY]``;
 * ``AUDIT_RELATION`` (optional) — what makes the pairs neighbours (default "one record replaced");
-* ``AUDIT_CLAIM`` (optional) — a :class:`systems.contract.PrivacyClaim` when no mod states one.
+* ``AUDIT_CLAIM`` (optional) — a :class:`systems.contract.PrivacyClaim` when no mod states one;
+* ``AUDIT_WORKERS`` (optional) — processes that send a release's messages (default: the CPUs this process
+  may use; 1 for a client that must not be forked).
 """
 
 from __future__ import annotations
@@ -38,4 +40,5 @@ def flower_client_from_spec(spec: str, datasets: Sequence[str] | None = None) ->
         raise SystemSpecError(f"--flower {spec}: give --datasets A B, or define AUDIT_PAIRS in the module")
     return FlowerClientSystem(app, make_parameters(), pairs, claim=getattr(module, "AUDIT_CLAIM", None),
                               name=f"flower {spec.rpartition(':')[0]}",
-                              relation=getattr(module, "AUDIT_RELATION", "one record replaced"))
+                              relation=getattr(module, "AUDIT_RELATION", "one record replaced"),
+                              workers=getattr(module, "AUDIT_WORKERS", None))

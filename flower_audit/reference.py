@@ -1,8 +1,8 @@
 """A numpy reference of Flower's LocalDpMod on crafted updates: the same releases without Flower.
 
 It draws exactly what :func:`flower_audit.local_dp_update_system` releases (the global generator seeded
-the same way from the caller's ``rng``, the same clip and the same N(0, σ²) draws in the same order), in
-one vectorized call; ``pgc bench flower`` checks that both give the same bound and times the adapter
+with the same per-block seeds from the caller's ``rng``, the same clip and the same N(0, σ²) draws in the
+same order), one vectorized call per block; ``pgc bench flower`` checks that both give the same bound and times the adapter
 against it.
 """
 
@@ -13,7 +13,7 @@ import math
 import numpy as np
 from systems.contract import PrivacyClaim
 
-from .system import CHANNEL, seeded_global_numpy
+from .system import CHANNEL, block_seeds, seeded_global_numpy
 
 
 class NumpyLocalDp:
@@ -33,9 +33,11 @@ class NumpyLocalDp:
         step = np.zeros(self.dim)
         step[0] = (1.0 if secret == "+" else -1.0) * self.clipping_norm
         step *= min(1.0, self.clipping_norm / float(np.linalg.norm(step)))
-        with seeded_global_numpy(int(rng.integers(2**32))):
-            noise = np.random.normal(0.0, self.sigma, (n, self.dim))
-        return {CHANNEL: step[None, :] + noise}
+        noise = []
+        for size, seed in block_seeds(n, rng):
+            with seeded_global_numpy(seed):
+                noise.append(np.random.normal(0.0, self.sigma, (size, self.dim)))
+        return {CHANNEL: step[None, :] + (np.concatenate(noise) if noise else np.empty((0, self.dim)))}
 
     def canaries(self) -> dict:
         return {"±C·e1": ("+", "-")}

@@ -40,6 +40,23 @@ def test_releases_through_flower_equal_the_numpy_reference_bit_for_bit():
     np.testing.assert_array_equal(np.random.get_state()[1], state)
 
 
+def test_a_release_does_not_depend_on_how_many_processes_send_its_blocks():
+    from flower_audit.system import RELEASE_BLOCK
+
+    n = 2 * RELEASE_BLOCK + 17  # two full blocks and a partial one
+    one, two = local_dp_update_system(1.0, 1e-5), local_dp_update_system(1.0, 1e-5)
+    one.workers, two.workers = 1, 2
+    a = one.release("-", n, np.random.default_rng(11))["update"]
+    b = two.release("-", n, np.random.default_rng(11))["update"]
+    c = NumpyLocalDp(1.0, 1e-5).release("-", n, np.random.default_rng(11))["update"]
+    assert a.shape == (n, 8)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c)
+    assert not np.array_equal(a[:RELEASE_BLOCK], a[RELEASE_BLOCK:2 * RELEASE_BLOCK])  # each block its own seed
+    with pytest.raises(ValueError, match="workers"):
+        type(one)(one.app, [np.zeros(8)], {"p": ("+", "-")}, workers=0)
+
+
 def test_a_sensitivity_set_to_the_clipping_norm_is_flagged_on_its_curve():
     # two clipped updates lie 2C apart; sensitivity = C halves the noise the claim needs
     from flwr.client.mod import LocalDpMod
@@ -105,3 +122,19 @@ def test_one_run_audit_inside_a_flower_simulation_central_dp():
         alpha = 0.025
         expected = _steinke_bound_reference(row["canaries"], row["guesses"], row["correct"], alpha, 0.0)
         assert row["steinke_epsilon_lower_bound"] == pytest.approx(expected, abs=1e-4)
+
+
+def test_bench_flower_checks_the_adapter_against_the_numpy_reference(tmp_path):
+    import json
+
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "bench", "flower", "--samples", "2000", "--seeds", "2",
+                           "--seed-samples", "1000", "--tightness-seeds", "3", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["identical_rows"] is True and result["flagged"] == 0
+    over_seeds = result["audit_over_oracle_over_seeds"]
+    assert over_seeds["seeds"] == 3 and len(over_seeds["curve"]["ratios"]) == 3
+    assert over_seeds["curve"]["min"] <= over_seeds["curve"]["median"] <= over_seeds["curve"]["max"]
+    assert 0.0 < over_seeds["curve"]["mean"] < 1.5

@@ -9,7 +9,7 @@ $PGC audit --flower examples/flower/digits_app.py:app --pair "one record removed
 $PGC audit --system flower-localdp --samples 100000 --out results/flower/localdp-update-level.json
 $PGC audit --system flower-localdp-sensitivity-c --samples 20000 --out results/flower/localdp-sensitivity-c.json
 # the adapter against the numpy reference of the same mod, tightness against the oracle, 20 false-alarm seeds
-$PGC bench flower --samples 100000 --seeds 20 --seed-samples 5000 --out results/flower/bench.json
+$PGC bench flower --samples 100000 --seeds 20 --seed-samples 5000 --tightness-seeds 20 --out results/flower/bench.json
 # one federated training run with 1,000 canary clients on Flower's simulation engine (Ray), both DP modes
 $PGC audit --flower-one-run local-dp --canaries 1000 --real-clients 20 --rounds 2 --epsilon 1 --delta 1e-5 --out results/flower/one-run-local-dp.json
 $PGC audit --flower-one-run central-dp --canaries 1000 --real-clients 20 --rounds 2 --noise-multiplier 1 --delta 1e-5 --out results/flower/one-run-central-dp.json
