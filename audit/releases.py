@@ -106,18 +106,20 @@ def fit_channel_tests(train_pos: Mapping[str, np.ndarray], train_neg: Mapping[st
                       channels: Sequence[str], n_cert: int, confidence: float, deltas: Mapping[str, float],
                       labels: Mapping[str, str],
                       statistics_for: Callable[[str], Sequence | None] = lambda channel: None,
-                      two_sided_rates: bool = True,
+                      two_sided_rates: bool | None = True,
                       curves: Mapping[str, bool] | None = None,
                       profiles: Mapping[str, tuple | None] | None = None) -> dict[str, CandidateTest]:
     """One chosen test per channel, from the training split only; a channel in ``curves`` (its claim has a
     μ-GDP curve, or its privacy profile in ``profiles``) also gets a curve threshold, each of its two tests
-    chosen at its share of α (:func:`audit.curves.split_alpha`)."""
+    chosen at its share of α (:func:`audit.curves.split_alpha`). ``two_sided_rates`` None: two-sided rate
+    bounds on the channels whose δ > 0 only."""
     tests = {}
     for ch in channels:
         curve = bool(curves and curves.get(ch))
         alpha, curve_alpha = split_alpha(1.0 - confidence) if curve else (1.0 - confidence, None)
+        two_sided = deltas[ch] > 0 if two_sided_rates is None else two_sided_rates
         cand = fit_candidate(labels[ch], train_pos[ch], train_neg[ch], n_cert, alpha, deltas[ch], statistics_for(ch),
-                             two_sided_rates, curve, curve_alpha, (profiles or {}).get(ch))
+                             two_sided, curve, curve_alpha, (profiles or {}).get(ch))
         if cand is None:
             raise ValueError(f"no statistic applies to channel {ch!r}")
         tests[ch] = cand

@@ -150,9 +150,14 @@ def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str,
 @dataclass(frozen=True)
 class AuditSettings:
     """How an audit spends its releases (validated on construction): ``samples`` certification releases
-    per side, a training split of ``train_fraction`` of that (at least 1,000), ``seed`` of the one root
-    SeedSequence, ``confidence``, the adversarial search's budget, ``float_exact`` (audit the releases'
-    exact bits; default: rounded to 30 significant bits) and ``progress``."""
+    per side, a training split of ``train_fraction`` of that (at least ``train_minimum``), ``seed`` of the
+    one root SeedSequence, ``confidence``, the adversarial search's budget, ``float_exact`` (audit the
+    releases' exact bits; default: rounded to 30 significant bits) and ``progress``.
+
+    ``two_sided_rates``: the selection's rate bounds also use the complement's Poisson bound
+    (:func:`audit.selection.rate_upper`) on every channel (True), or only on channels whose claim has
+    δ > 0 (None, the mechanism audit's rule). ``held_to_claim``: every channel, covered or not, is held
+    to its claim (a participant whose whole release is promised ε: :func:`audit.verdicts.row_verdict`)."""
 
     samples: int = 100_000
     seed: int = 0
@@ -162,8 +167,13 @@ class AuditSettings:
     search_generations: int = SEARCH_GENERATIONS
     float_exact: bool = False
     progress: bool = False
+    train_minimum: int = 1_000
+    two_sided_rates: bool | None = True
+    held_to_claim: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.train_minimum, (int, np.integer)) or self.train_minimum < 100:
+            raise ValueError(f"train_minimum must be an integer >= 100, got {self.train_minimum!r}")
         if not isinstance(self.samples, (int, np.integer)) or isinstance(self.samples, bool) or self.samples < 100:
             raise ValueError(f"samples must be an integer >= 100, got {self.samples!r}")
         if not (0.0 < self.confidence < 1.0):
@@ -177,7 +187,7 @@ class AuditSettings:
 
     @property
     def train_samples(self) -> int:
-        return max(1_000, int(self.train_fraction * self.samples))
+        return max(int(self.train_minimum), int(self.train_fraction * self.samples))
 
 
 def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSettings | None = None, *,
@@ -232,7 +242,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
     rows, verdict = make_rows({ch: bounds_by_channel[ch] for ch in wanted}, claims, covered, settings.confidence,
                               per_channel_accountant, {ch: candidates[choice[ch]][0] for ch in wanted}, mus,
-                              profiles)
+                              profiles, settings.held_to_claim)
     return SystemAuditResult(system.name, target.describe(secret), target.describe(secret_prime), pair, kind,
                              _claim_record(PrivacyClaim.of(system.claim)), settings.confidence, int(settings.samples),
                              int(settings.seed), rows, verdict, accountant, time.perf_counter() - start,
@@ -308,7 +318,7 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
 
     labels = {ch: f"{target.describe(target.secret)} vs {target.describe(target.secret_prime)} [{ch}]" for ch in group}
     tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels, statistics_for,
-                              curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
+                              two_sided_rates=settings.two_sided_rates, curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
                               profiles=curves[1])
     cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
 

@@ -180,11 +180,12 @@ def make_rows(bounds_by_channel: Mapping[str, EpsilonBound], claims: Mapping[str
               covered: Mapping[str, bool], confidence: float, accountant: Mapping[str, float | None],
               broadcast_labels: Mapping[str, str],
               claimed_mus: Mapping[str, float | None] | None = None,
-              claimed_profiles: Mapping[str, tuple | None] | None = None) -> tuple[list[SystemAuditRow], str]:
+              claimed_profiles: Mapping[str, tuple | None] | None = None,
+              held_to_claim: bool = False) -> tuple[list[SystemAuditRow], str]:
     """The rows of a system audit and the overall verdict (Holm over the rows)."""
     mus, profiles = claimed_mus or {}, claimed_profiles or {}
     rows = [make_row(ch, b, claims[ch], covered[ch], confidence, accountant.get(ch),
-                     broadcast_labels.get(ch, "honest"), mus.get(ch), claimed_profile=profiles.get(ch))
+                     broadcast_labels.get(ch, "honest"), mus.get(ch), held_to_claim, claimed_profile=profiles.get(ch))
             for ch, b in bounds_by_channel.items()]
     verdict, rejected = holm_verdict(rows, 1.0 - confidence)
     return [SystemAuditRow(**{**r.__dict__, "holm_rejected": bool(x)}) for r, x in zip(rows, rejected)], verdict

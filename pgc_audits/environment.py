@@ -30,18 +30,21 @@ as unprotected: the shuffler permutes only within a tick, and the unprotected mo
 ties uniformly. Every channel is then compared with the TOTAL claim per submission,
 ε_gradient + ε_score (k times that for the k-submission channels).
 
-Engine: the system under audit is :class:`pgc.system.PGCA3CSystem` (the System contract); each
-channel's test is chosen and certified by :func:`audit.releases.fit_channel_tests` and
-:func:`audit.releases.certify_channel_tests`, the functions :func:`audit.system_audit.audit_system`
-uses, and judged by its one rule :func:`audit.system_audit.row_verdict` (held to the total claim).
-What this audit does beyond ``audit_system``: it draws every side's episodes, gradient noise and
-score noise from their own streams (five children of the seed, so that the committed environment
-and adversarial audits reproduce bit for bit), and audits the arrival rank, which costs W episodes
-per release, on ``order_fraction`` of the samples.
+Engine: the system under audit is :class:`pgc.system.PGCA3CSystem` (the System contract), and every
+channel is certified by :func:`audit.system_audit.audit_system`, the one engine, with its one verdict
+rule (held to the total claim: ``AuditSettings.held_to_claim``). What this module adds: it draws every
+side's episodes, gradient noise and score noise from their own streams (five children of the seed, so
+that the committed environment and adversarial audits reproduce bit for bit) and hands them to the
+engine as a System that serves the drawn releases in order (:class:`DrawnReleases`: training split
+first, then the certification releases, never reused); it audits the arrival rank, which costs W
+episodes per release, on ``order_fraction`` of the samples; and it keeps the mechanism audit's rules
+for a PGC channel (a training split of at least 200, two-sided selection rate bounds only for δ > 0,
+the releases' exact bits).
 
-Verdicts per channel: ``violated`` (ε_LB > the claim at the stated confidence), ``unprotected
-channel`` (a channel no mechanism covers, with ε_LB > 0: it leaks and nothing bounds the leak),
-``consistent`` otherwise. Every channel's bound holds at the stated confidence on its own; the
+Verdicts per channel (:func:`audit.verdicts.row_verdict`): ``violated`` (ε_LB > the claim at the
+stated confidence, covered or not), ``unprotected channel`` (a channel no mechanism covers, with
+ε_LB > 0: it leaks and nothing bounds the leak), ``inconclusive`` (a covered channel whose sample size
+could not have flagged a leak of any size), ``consistent`` otherwise. Every channel's bound holds at the stated confidence on its own; the
 channels are not corrected for being looked at together.
 """
 
@@ -53,10 +56,8 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
-from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
-from audit.releases import certify_channel_tests, fit_channel_tests
-from audit.system_audit import row_verdict
-from audit.tester import CHUNK
+from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood
+from audit.system_audit import AuditSettings, audit_system
 from mechanisms import Mechanism
 from pgc.env import PAPER_GRAVITIES, CartPoleParams
 from pgc.protect import parse_protect
@@ -66,19 +67,37 @@ from pgc.system import PGCA3CSystem, ReleaseStreams
 ALL_CHANNEL_GROUPS = (slice(0, 1), slice(1, 2), slice(2, None))  # the "all" columns: score, arrival, gradient
 
 
-class ArraySampler:
-    """Serves pre-drawn rows in order (training first, then the certification rows: never reused)."""
+class DrawnReleases:
+    """A System whose releases were drawn beforehand: ``release(secret, n, rng)`` serves the next n rows of
+    every channel drawn for ``secret`` (training split first, then the certification releases: never
+    reused), whatever ``rng``; the claim, the channels' claims and the descriptions are ``system``'s. For a
+    protected configuration, the joint channel also gets the sum of the channels' calibrated likelihood
+    ratios (:class:`audit.statistics.ChannelSumLikelihoodRatio`) and the per-column scaled Laplace
+    log-likelihood ratio: the privatized score's scale would swamp the gradient's in a statistic on all
+    columns."""
 
-    def __init__(self, rows: np.ndarray):
-        self.rows = rows
-        self.used = 0
+    def __init__(self, system: PGCA3CSystem, drawn: dict[float, dict[str, np.ndarray]], channels: Sequence[str]):
+        self.system, self.drawn = system, drawn
+        self.name, self.claim, self.channels = system.name, system.claim, tuple(channels)
+        self.used = {secret: 0 for secret in drawn}
 
-    def __call__(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        if self.used + n > len(self.rows):
-            raise RuntimeError("ArraySampler exhausted: more samples requested than drawn")
-        out = self.rows[self.used:self.used + n]
-        self.used += n
-        return out
+    def release(self, secret: float, n: int, rng: np.random.Generator | None = None, *, broadcast=None):
+        start = self.used[secret]
+        if start + n > len(next(iter(self.drawn[secret].values()))):
+            raise RuntimeError("DrawnReleases exhausted: more releases requested than drawn")
+        self.used[secret] = start + n
+        return {ch: rows[start:start + n] for ch, rows in self.drawn[secret].items()}
+
+    def claim_for(self, channel: str):
+        return self.system.claim_for(channel)
+
+    def describe_secret(self, secret: float) -> str:
+        return self.system.describe_secret(secret)
+
+    def audit_statistics(self, channel: str) -> list:
+        if channel == "all" and self.system.protect:
+            return [LaplaceLogLikelihood(scaled=True), ChannelSumLikelihoodRatio(ALL_CHANNEL_GROUPS)]
+        return []
 
 
 @dataclass(frozen=True)
@@ -216,7 +235,7 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
             continue
         n_train = order_train if name == "arrival-order" else train
         audited.append(_audit_channel(system, name, sides["pos"][name], sides["neg"][name], n_train, s.confidence,
-                                      f"ψ={psi:g} vs ψ'={psi_prime:g} [{name}]"))
+                                      psi, psi_prime))
         bar.update(1)
     bar.close()
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
@@ -268,34 +287,18 @@ def _draw_sides(system: PGCA3CSystem, psi: float, psi_prime: float, total: int, 
 
 
 def _audit_channel(system: PGCA3CSystem, name: str, pos: np.ndarray, neg: np.ndarray, n_train: int,
-                   confidence: float, label: str) -> ChannelAudit:
-    """One channel: its test chosen on the first ``n_train`` rows per side, certified on the rest."""
-    # the claim of this channel: (ε, δ), k·ε (and k·δ) for k submissions; δ = 0 for a pure-ε mechanism
-    channel_claim = system.claim_for(name)
-    claim, delta, claimed = channel_claim.epsilon, channel_claim.delta, system.claim.epsilon
-    covered = name in system.claim.covers
-    statistics = None
-    if name == "all" and system.protect:
-        # the joint channel of a protected configuration: each channel's calibrated likelihood ratio,
-        # summed (the score column's scale would swamp the gradient's in a statistic on all columns)
-        statistics = default_statistics() + [LaplaceLogLikelihood(scaled=True),
-                                              ChannelSumLikelihoodRatio(ALL_CHANNEL_GROUPS)]
-    n_cert = len(pos) - n_train
-    tests = fit_channel_tests({name: pos[:n_train]}, {name: neg[:n_train]}, [name], n_cert, confidence,
-                              {name: delta}, {name: label}, lambda _: statistics, two_sided_rates=delta > 0)
-    bound = certify_channel_tests(tests, _rows_in_chunks(name, pos[n_train:]), _rows_in_chunks(name, neg[n_train:]),
-                                  confidence, {name: delta}, {name: claimed if math.isfinite(claimed) else 0.0})[name]
-    return ChannelAudit(name, claim, bound.epsilon_lower_bound, confidence, bound.samples_per_side,
-                        bound.max_certifiable_epsilon,
-                        row_verdict(claim, bound.epsilon_lower_bound, covered, held_to_claim=True),
-                        bound.statistic, covered, _channel_note(name, system), bound.false_positives,
-                        bound.false_negatives, bound.fp_share, bound.delta)
-
-
-def _rows_in_chunks(name: str, rows: np.ndarray):
-    """Certification rows in CHUNK-row pieces, as the engine counts them."""
-    for i in range(0, len(rows), CHUNK):
-        yield {name: rows[i:i + CHUNK]}
+                   confidence: float, psi: float, psi_prime: float) -> ChannelAudit:
+    """One channel through :func:`audit_system`: its test chosen on the first ``n_train`` rows per side,
+    certified on the rest."""
+    samples = len(pos) - n_train
+    served = DrawnReleases(system, {psi: {name: pos}, psi_prime: {name: neg}}, (name,))
+    settings = AuditSettings(samples=samples, confidence=confidence, train_fraction=min(1.0, n_train / samples),
+                             train_minimum=n_train, float_exact=True, two_sided_rates=None, held_to_claim=True)
+    row = audit_system(served, psi, psi_prime, settings, channels=[name]).rows[0]
+    return ChannelAudit(name, row.claimed_epsilon, row.epsilon_lower_bound, confidence, row.samples_per_side,
+                        row.max_certifiable_epsilon, row.verdict, row.statistic, row.covered,
+                        _channel_note(name, system), row.false_positives, row.false_negatives, row.fp_share,
+                        row.claimed_delta)
 
 
 def _channel_note(name: str, system: PGCA3CSystem) -> str:
