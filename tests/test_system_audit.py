@@ -281,6 +281,44 @@ def test_pgc_system_through_audit_system_sees_the_score_leak_at_a_wide_pair():
     assert res.row("score").verdict == "unprotected channel" and res.row("score").epsilon_lower_bound > 0.3
 
 
+class _CountWithClearCopy:
+    """A Laplace count (covered) beside the count sent in the clear (not covered)."""
+
+    name = "count-with-clear-copy"
+    channels = ("noisy", "clear")
+    claim = PrivacyClaim(1.0, 0.0, ("noisy",))
+
+    def release(self, secret, n, rng, *, broadcast=None):
+        return {"noisy": secret + rng.laplace(0.0, 1.0, n), "clear": np.full(n, float(secret))}
+
+
+def test_held_to_claim_makes_an_uncovered_leak_above_the_claim_a_violation():
+    from audit.system_audit import AuditSettings
+
+    rows = {h: {r.channel: r.verdict for r in audit_system(_CountWithClearCopy(), 1, 0, samples=1_000, seed=0,
+                                                              held_to_claim=h, channels=["noisy", "clear"]).rows}
+            for h in (False, True)}
+    assert rows[False] == {"noisy": "consistent", "clear": "unprotected channel"}
+    assert rows[True] == {"noisy": "consistent", "clear": "violated"}
+    assert AuditSettings(samples=400, train_minimum=150).train_samples == 150
+    assert AuditSettings(samples=4_000).train_samples == 1_000
+    with pytest.raises(ValueError, match="train_minimum"):
+        AuditSettings(train_minimum=50)
+
+
+def test_drawn_releases_serve_rows_in_order_and_never_reuse_them():
+    from pgc_audits.environment import DrawnReleases
+
+    system = PGCA3CSystem(Laplace(1.0))
+    drawn = DrawnReleases(system, {5.0: {"score": np.arange(6.0)[:, None]}, 15.0: {"score": np.zeros((6, 1))}},
+                          ("score",))
+    assert drawn.release(5.0, 4)["score"][:, 0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert drawn.release(5.0, 2)["score"][:, 0].tolist() == [4.0, 5.0]
+    with pytest.raises(RuntimeError, match="exhausted"):
+        drawn.release(5.0, 1)
+    assert drawn.claim_for("score") == system.claim_for("score")
+
+
 # ---------------------------------------------------------------------------------------------
 # The Pendulum participant: gymnasium's dynamics, step for step
 # ---------------------------------------------------------------------------------------------
