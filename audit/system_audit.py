@@ -318,7 +318,8 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
 
     labels = {ch: f"{target.describe(target.secret)} vs {target.describe(target.secret_prime)} [{ch}]" for ch in group}
     tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels, statistics_for,
-                              two_sided_rates=settings.two_sided_rates, curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
+                              two_sided_rates=settings.two_sided_rates,
+                              curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
                               profiles=curves[1])
     cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
 

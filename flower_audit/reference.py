@@ -2,8 +2,8 @@
 
 It draws exactly what :func:`flower_audit.local_dp_update_system` releases (the global generator seeded
 with the same per-block seeds from the caller's ``rng``, the same clip and the same N(0, σ²) draws in the
-same order), one vectorized call per block; ``pgc bench flower`` checks that both give the same bound and times the adapter
-against it.
+same order), one vectorized call per block; ``pgc bench flower`` checks that both give the same bound and
+times the adapter against it.
 """
 
 from __future__ import annotations

@@ -44,8 +44,8 @@ the releases' exact bits).
 Verdicts per channel (:func:`audit.verdicts.row_verdict`): ``violated`` (ε_LB > the claim at the
 stated confidence, covered or not), ``unprotected channel`` (a channel no mechanism covers, with
 ε_LB > 0: it leaks and nothing bounds the leak), ``inconclusive`` (a covered channel whose sample size
-could not have flagged a leak of any size), ``consistent`` otherwise. Every channel's bound holds at the stated confidence on its own; the
-channels are not corrected for being looked at together.
+could not have flagged a leak of any size), ``consistent`` otherwise. Every channel's bound holds at
+the stated confidence on its own; the channels are not corrected for being looked at together.
 """
 
 from __future__ import annotations
