@@ -8,6 +8,8 @@
 
 Modules: :mod:`audit.bounds` (pure bound math), :mod:`audit.interfaces` (the auditor's Protocols:
 Sampler, Scorer, Statistic, Tester; a system's contract is :mod:`systems.contract`),
+:mod:`audit.claims` (the claim audited, and where it contradicts itself), :mod:`audit.verdicts` (the one
+verdict rule and the one Holm rule), :mod:`audit.measured_power` (the power of the test that ran),
 :mod:`audit.statistics`, :mod:`audit.selection` and :mod:`audit.tester` (select on a training split,
 certify on fresh samples), :mod:`audit.system_audit` (any System, per channel, honest or adversarial
 broadcast; :class:`AuditSettings`), :mod:`audit.releases` (a target's releases, per-channel tests),
@@ -22,10 +24,13 @@ from .blackbox import CanaryPair, DeltaTestResult, MechanismAuditResult, audit_m
 from .bounds import (cp_lower, cp_upper, delta_lower_bound, epsilon_from_rates, epsilon_lower_bound,
                      max_certifiable_epsilon, smallest_detectable_delta)
 from .tester import CertifiedTest, EpsilonBound, HypothesisPair
-from .system_audit import AuditSettings, SystemAuditResult, SystemAuditRow, audit_system
+from .system_audit import AuditSettings, SystemAuditResult, audit_system
+from .verdicts import decide, family_verdict, judge
+from schemas.audit_rows import AuditRow, Verdict
 from .whitebox import audit_prs_whitebox
 
-__all__ = ["audit_system", "AuditSettings", "SystemAuditResult", "SystemAuditRow", "audit_mechanism", "audit_prs_whitebox",
+__all__ = ["audit_system", "AuditSettings", "SystemAuditResult", "AuditRow", "Verdict", "decide", "judge",
+           "family_verdict", "audit_mechanism", "audit_prs_whitebox",
            "MechanismAuditResult", "DeltaTestResult", "delta_test", "CanaryPair", "canary_pairs", "CertifiedTest",
            "EpsilonBound", "HypothesisPair", "cp_lower", "cp_upper", "delta_lower_bound", "epsilon_from_rates",
            "epsilon_lower_bound", "max_certifiable_epsilon", "smallest_detectable_delta"]

@@ -45,9 +45,9 @@ import numpy as np
 from . import bounds
 from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
 from .selection import FP_SHARES, approximate_lower, approximate_upper
-from .mechanism_result import (DeltaTestResult, MechanismAuditResult, claim_p_value, claimed_curve,  # noqa: F401
-                               mechanism_claim_fields)
-from .tester import TRAIN_CALLS, CertifiedTest, HypothesisPair, sampled_chunks
+from .mechanism_result import DeltaTestResult, MechanismAuditResult, mechanism_row
+from .measured_power import point_mass_detectable
+from .tester import MECHANISM_SPLIT, TRAIN_CALLS, CertifiedTest, HypothesisPair, sampled_chunks
 
 CANARY_MAGNITUDE = 1e4  # G / C
 RESOLUTION = 2.0**-30  # default output rounding, relative to C (ulps of C-scale float64 are ~2^-52·C)
@@ -294,14 +294,10 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     canary pair (default: the ε test's training size). It does not run for an infinite claimed ε.
     """
     claimed = _check_common(mechanism, dim, samples, confidence)
-    if delta is None:
-        from mechanisms import claimed_delta
+    from .claims import mechanism_claim
 
-        delta = claimed_delta(mechanism)
-    if not (0.0 < train_fraction <= 1.0):
-        raise ValueError(f"train_fraction must lie in (0, 1], got {train_fraction!r}")
-    if not (0.0 <= delta < 1.0):
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
+    claim = mechanism_claim(mechanism, delta)
+    delta = claim.delta
     delta_samples = samples if delta_test_samples is None else delta_test_samples
     if not isinstance(delta_samples, (int, np.integer)) or (delta_samples != 0 and delta_samples < 100):
         raise ValueError(f"delta_test_samples must be 0 or an integer >= 100, got {delta_test_samples!r}")
@@ -309,27 +305,41 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     alpha = 1.0 - confidence
     eps_confidence = 1.0 - (1.0 - DELTA_ALPHA_SHARE) * alpha if run_delta else confidence
     pairs, statistics = _canary_tests(mechanism, dim, claimed, canaries, statistics, float_exact)
-    train = max(2_000, min(200_000, int(train_fraction * samples)))
+    train = MECHANISM_SPLIT.size(samples, train_fraction)
     start, cpu = time.perf_counter(), time.process_time()
-    claimed_mu = claimed_curve(mechanism, delta)
+    claimed_mu = claim.gdp_mu if delta > 0 else None
     test = CertifiedTest(pairs, samples=samples, train_samples=train, confidence=eps_confidence, delta=delta,
                          seed=seed, statistics=statistics, detectable_delta_at=claimed, progress=progress,
                          two_sided_rates=delta > 0, claimed_mu=claimed_mu)
     bound = test.lower_bound()
-    dtest, delta_cpu = None, 0.0
+    dtest, delta_cpu, point_mass_power = None, 0.0, None
     if run_delta:
         cpu_d = time.process_time()
         dtrain = train if delta_train_samples is None else int(delta_train_samples)
         if dtrain < 20:
             raise ValueError(f"delta_train_samples must be >= 20, got {delta_train_samples!r}")
-        dtest = delta_test(pairs, claimed, delta_samples, dtrain, 1.0 - DELTA_ALPHA_SHARE * alpha,
+        delta_confidence = 1.0 - DELTA_ALPHA_SHARE * alpha
+        dtest = delta_test(pairs, claimed, delta_samples, dtrain, delta_confidence,
                            np.random.SeedSequence(seed, spawn_key=(DELTA_SEED_KEY,)), claimed_delta=delta)
+        point_mass_power = point_mass_detectable(int(delta_samples), dtrain, 1.0 - delta_confidence, claimed, delta,
+                                                 MIN_DELTA_HITS)
         delta_cpu = time.process_time() - cpu_d
     wall = time.perf_counter() - start
-    violation = (test.rejects(claimed) or (dtest is not None and dtest.delta_lower_bound > delta)
-                 or (claimed_mu is not None and bound.mu_lower_bound is not None and bound.mu_lower_bound > claimed_mu))
-    return MechanismAuditResult(describe(mechanism), claimed, bound.epsilon_lower_bound, confidence, violation, bound,
-                                "black-box" + (" float-exact" if float_exact else ""),
-                                wall, _candidates(test), time.process_time() - cpu, claimed_delta=delta,
-                                delta_test=dtest, delta_time_s=delta_cpu,
-                                **mechanism_claim_fields(mechanism, claimed, delta, bound, 1.0 - eps_confidence))
+    mode = "black-box" + (" float-exact" if float_exact else "")
+    row = mechanism_row(describe(mechanism), claim, bound, confidence, mode, declared_accountant(mechanism, delta),
+                        dtest, point_mass_power)
+    return MechanismAuditResult(describe(mechanism), row, bound, mode, wall, _candidates(test),
+                                time.process_time() - cpu, delta_test=dtest, delta_time_s=delta_cpu)
+
+
+def declared_accountant(mechanism, delta: float) -> float | None:
+    """The accountant's ε at ``delta`` of the noise the mechanism declares (its ``noise_scale`` and clip:
+    :func:`mechanisms.accounting.mechanism_event`); None for a pure ε claim or no declared Gaussian noise."""
+    if delta <= 0:
+        return None
+    from mechanisms.accounting import mechanism_event
+
+    from .accountant import accountant_epsilon
+
+    event = mechanism_event(mechanism)
+    return None if event is None else accountant_epsilon(event, delta)

@@ -26,6 +26,12 @@ float16-textbook-laplace  the textbook inverse-CDF sampler             ∞ (fini
 rare-noiseless-release    1 in 1,000 submissions released without     ∞ (it is (ε, 10⁻³)-DP: a δ-type
                           noise (the clipped gradient exactly), the   leak that a threshold on a
                           rest Lap(C/ε); claims pure ε                projection barely sees)
+gaussian-noise-shrunk     Gaussian with σ/1.5 claiming (ε, δ), stating ≈ 3.16 at (2, 10⁻⁵)
+                          the curve of the correct calibration
+gaussian-own-curve        the same, stating the μ of the noise it     ≈ 3.16; its claim contradicts its
+                          adds (μ = 0.752 at (2, 10⁻⁵))               own curve
+point-mass-gaussian       a correct Gaussian (ε, δ) returning its     δ ≥ 10⁻³ at the claimed ε
+                          input exactly 1 time in 1,000
 ========================  ==========================================  ==============================
 """
 
@@ -59,12 +65,20 @@ class NoiseTooSmall:
 @dataclass(frozen=True)
 class GaussianNoiseShrunk:
     """The Gaussian mechanism with σ/``shrink`` while claiming (ε, δ): its true ε at the claimed δ is
-    :func:`mechanisms.calibration.gaussian_epsilon` of the smaller σ (ε ≈ 3.16 for σ/1.5 claiming (2, 1e-5))."""
+    :func:`mechanisms.calibration.gaussian_epsilon` of the smaller σ (ε ≈ 3.16 for σ/1.5 claiming (2, 1e-5)).
+    It states the curve of the mechanism it claims to be (``gdp_mu``: Δ₂/σ of the analytic calibration for
+    (ε, δ)); the noise it declares (``noise_scale``) is the shrunk one, which the accountant reads."""
 
     epsilon: float
     delta: float = 1e-5
     clip: float = 0.01
     shrink: float = 1.5
+
+    @property
+    def gdp_mu(self) -> float:
+        from mechanisms.calibration import analytic_gaussian_sigma
+
+        return self.clip / analytic_gaussian_sigma(self.epsilon, self.delta, self.clip)
 
     @property
     def noise_scale(self) -> float:
@@ -253,3 +267,70 @@ class RareNoiselessRelease:
         noisy = g + rng.laplace(0.0, self.clip / self.epsilon, size=g.shape)
         leak = rng.random(g.shape[0]) < self.leak_rate
         return np.where(leak[:, None], g, noisy)
+
+
+@dataclass(frozen=True)
+class GaussianStatingItsOwnCurve:
+    """The Gaussian mechanism with σ/``shrink`` while claiming (ε, δ), stating the μ-GDP curve of the noise it
+    really adds (``gdp_mu`` = Δ₂/σ of the shrunk σ: μ ≈ 0.752 for σ/1.5 at (2, 1e-5)), as a library that reports μ
+    from its own σ does. Its claim contradicts its own curve: μ = 0.752 means ε ≈ 3.16 at δ = 1e-5."""
+
+    epsilon: float = 2.0
+    delta: float = 1e-5
+    clip: float = 1.0
+    shrink: float = 1.5
+
+    @property
+    def noise_scale(self) -> float:
+        from mechanisms.calibration import analytic_gaussian_sigma
+
+        return analytic_gaussian_sigma(self.epsilon, self.delta, self.clip) / self.shrink
+
+    @property
+    def gdp_mu(self) -> float:
+        return self.clip / self.noise_scale
+
+    def true_epsilon(self, dim: int) -> float:
+        from mechanisms.calibration import gaussian_epsilon
+
+        return gaussian_epsilon(self.noise_scale, self.delta, self.clip)
+
+    def __call__(self, gradients, rng):
+        g = l2_clip(sanitize(check_gradients(gradients)), self.clip / 2.0)
+        return g + check_rng(rng).normal(0.0, self.noise_scale, size=g.shape)
+
+
+@dataclass(frozen=True)
+class PointMassGaussian:
+    """A correct analytic Gaussian (ε, δ) that, with probability ``leak_rate``, returns its clipped input
+    exactly (no noise): a point mass x' never produces. It states the curve of its Gaussian part. True δ at
+    the claimed ε ≥ ``leak_rate`` (10⁻³ against a claimed 10⁻⁵)."""
+
+    epsilon: float = 2.0
+    delta: float = 1e-5
+    clip: float = 1.0
+    leak_rate: float = 1e-3
+
+    @property
+    def noise_scale(self) -> float:
+        from mechanisms.calibration import analytic_gaussian_sigma
+
+        return analytic_gaussian_sigma(self.epsilon, self.delta, self.clip)
+
+    @property
+    def gdp_mu(self) -> float:
+        return self.clip / self.noise_scale
+
+    def true_epsilon(self, dim: int) -> float:
+        return math.inf
+
+    def true_delta(self, dim: int) -> float:
+        return self.leak_rate + self.delta
+
+    def __call__(self, gradients, rng):
+        rng = check_rng(rng)
+        g = l2_clip(sanitize(check_gradients(gradients)), self.clip / 2.0)
+        out = g + rng.normal(0.0, self.noise_scale, size=g.shape)
+        exact = rng.random(len(g)) < self.leak_rate
+        out[exact] = g[exact]
+        return out

@@ -8,15 +8,18 @@ releases the auditor simulates through the System contract, and the bound from
 
 from __future__ import annotations
 
+import dataclasses
 import math
-
 from typing import Sequence
 
 import numpy as np
+from schemas.audit_rows import AuditRow
 
+from .measured_power import one_run_detectable_epsilon
 from .one_run_bound import (best_guess_count, binned_log_ratio, correct_among_top, epsilon_lower_bound,
                             fdp_mu_lower_bound, fdp_p_value, guess_canaries, max_certifiable_epsilon,
                             one_run_p_value)
+from .verdicts import judge
 
 ONE_RUN_CHANNELS = ("gradient", "score", "all")
 MAX_SIMULATED_BROADCASTS = 16  # live canaries: distinct θ versions the auditor simulates at (pooled)
@@ -40,8 +43,8 @@ def simulate_pooled(system, secret, n: int, broadcasts: Sequence, rng: np.random
 
 def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray], truth: np.ndarray,
                   broadcasts: Sequence, *, channels: Sequence[str] = ONE_RUN_CHANNELS, samples: int | None = None,
-                  seed: int = 0, confidence: float = 0.95) -> list[dict]:
-    """One row per channel: ε_LB of the one-run theorem from guesses on the M canaries ``observed``.
+                  seed: int = 0, confidence: float = 0.95, scope: str | None = None) -> list[AuditRow]:
+    """One judged row per channel: ε_LB of the one-run theorem from guesses on the M canaries ``observed``.
 
     ``observed[ch]``: (M, k) releases of the canaries (each played ``secret`` or ``secret_prime`` by a
     fair coin); ``truth``: the coins (1 = ``secret_prime``), used only to count correct guesses after
@@ -51,7 +54,7 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     log-likelihood ratio, a quarter plays M simulated canaries with the auditor's coins, on which r is
     chosen (:func:`best_guess_count`).
     """
-    from .system_audit import claim_for, curve_for
+    from .system_audit import check_system, claim_for, curve_for, is_covered
 
     truth = np.asarray(truth, dtype=np.int64)
     m = int(truth.size)
@@ -88,8 +91,11 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
         sim_out = np.where(sim_coins[:, None] == 1, sim_pos[ch][sel_sl][:n_sel], sim_neg[ch][sel_sl][:n_sel])
         options = ratios[ch] if isinstance(ratios[ch], list) else [ratios[ch]]
         names = [tests[ch].statistic, f"sum of {' and '.join(summed)} ratios"]
-        rows.append({"channel": ch, **_one_run_row(options, names, sim_out, sim_coins, observed[ch], truth, claims[ch],
-                                                   alpha, curve_for(system, ch)), "samples_per_side": samples})
+        fields = _one_run_row(options, names, sim_out, sim_coins, observed[ch], truth, claims[ch], alpha,
+                              curve_for(system, ch))
+        rows.append(one_run_row(ch, {**fields, "samples_per_side": samples},
+                                covered=is_covered(system, ch, check_system(system)),
+                                confidence=confidence, scope=scope))
     return rows
 
 
@@ -117,11 +123,35 @@ def _one_run_row(options: list, names: list[str], sim_out: np.ndarray, sim_coins
     p_value = one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0
     row = {"claimed_epsilon": claimed, "claimed_delta": delta, "epsilon_lower_bound": steinke,
            "canaries": m, "guesses": r, "correct": correct, "accuracy": correct / r, "p_value": p_value,
-           "statistic": statistic, "simulated_epsilon_lower_bound": eps_sim,
-           "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta)}
+           "p_value_leak": one_run_p_value(m, r, correct, 0.0, delta), "statistic": statistic,
+           "test_confidence": 1.0 - alpha, "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
+           "extra": {"simulated_epsilon_lower_bound": eps_sim}}
     if claimed_mu is not None:
         row.update(_fdp_bounds(m, r, correct, alpha, delta, claimed_mu, steinke, p_value))
     return row
+
+
+def one_run_row(channel: str, fields: dict, *, covered: bool, confidence: float, scope: str | None = None,
+                **context) -> AuditRow:
+    """A one-run audit's judged row: its bounds, the power of its r guesses
+    (:func:`audit.measured_power.one_run_detectable_epsilon`, at the Steinke bound's α) and the one verdict
+    rule. No point-mass search runs in a one-run audit."""
+    fields = dict(fields)
+    extra = fields.pop("extra", {})
+    for key in ("steinke_epsilon_lower_bound", "fdp_epsilon_lower_bound", "bounds"):
+        if key in fields:
+            extra[key] = fields.pop(key)
+    if "fdp_mu_lower_bound" in fields:
+        fields["mu_lower_bound"] = fields.pop("fdp_mu_lower_bound")
+    row = AuditRow(channel=channel, covered=covered, confidence=confidence, scope=scope, point_mass_search=False,
+                   extra=extra, **fields, **context)
+    eps = row.claimed_epsilon
+    detectable = (one_run_detectable_epsilon(row.canaries, row.guesses, 1.0 - (row.test_confidence or confidence),
+                                             row.claimed_delta or 0.0, eps)
+                  if covered and eps is not None and math.isfinite(eps) else None)
+    row = dataclasses.replace(row, detectable_epsilon=detectable,
+                              power_basis="the one-run audit's r guesses under a leak of ε (audit.measured_power)")
+    return judge(row)
 
 
 def _fdp_bounds(m: int, r: int, correct: int, alpha: float, delta: float, claimed_mu: float, steinke: float,
@@ -174,13 +204,14 @@ def _calibrated(scorer, pos: np.ndarray, neg: np.ndarray):
 
 def one_run_scores_audit(scores: np.ndarray, truth: np.ndarray, simulated: np.ndarray, simulated_truth: np.ndarray, *,
                          centre: float, claimed_epsilon: float, claimed_delta: float, claimed_mu: float | None,
-                         confidence: float = 0.95) -> dict:
+                         confidence: float = 0.95, channel: str = "aggregate", scope: str | None = None) -> AuditRow:
     """The one-run bounds from canary scores that an observer computed (higher: more likely coin 1).
 
     The guesses are the canaries whose score lies farthest from ``centre`` (above: coin 1, below: coin 0);
     how many (r) is chosen on ``simulated`` scores with known coins (the observer's promised noise), never
     on the real coins. Steinke et al.'s ε and the f-DP μ_LB (Mahloujifar et al.) each take α/2; the
-    headline ε_LB is the larger of Steinke's and the ε at δ that μ_LB implies if the curve is Gaussian."""
+    headline ε_LB is the larger of Steinke's and the ε at δ that μ_LB implies if the curve is Gaussian.
+    An observer promised only a curve is held to the ε it implies at δ."""
     from .curves import gdp_epsilon
 
     truth = np.asarray(truth, dtype=np.int64)
@@ -191,18 +222,22 @@ def one_run_scores_audit(scores: np.ndarray, truth: np.ndarray, simulated: np.nd
                             alpha=alpha, delta=delta)
     guesses, order = guess_canaries(np.asarray(scores, dtype=np.float64) - centre)
     correct = int(correct_among_top(guesses, order, truth)[r])
-    steinke = epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta)
-    mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha)
-    fdp = gdp_epsilon(claimed_delta, mu_lb) if mu_lb > 0 and 0 < claimed_delta < 1 else 0.0
-    headline = max(steinke, fdp)
     if claimed_epsilon is None and claimed_mu is not None:
         claimed_epsilon = gdp_epsilon(claimed_delta, claimed_mu)
     covered = claimed_epsilon is not None and math.isfinite(claimed_epsilon)
-    violated = covered and (headline > claimed_epsilon or (claimed_mu is not None and mu_lb > claimed_mu))
-    return {"canaries": m, "guesses": int(r), "correct": correct, "accuracy": correct / max(r, 1),
-            "claimed_epsilon": claimed_epsilon if covered else math.inf, "claimed_delta": delta, "claimed_mu": claimed_mu,
-            "steinke_epsilon_lower_bound": steinke, "fdp_mu_lower_bound": mu_lb, "fdp_epsilon_lower_bound": fdp,
-            "epsilon_lower_bound": headline, "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
-            "verdict": ("violated" if violated else "unprotected channel" if not covered and headline > 0
-                        else "consistent"),
-            "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each"}
+    claimed = float(claimed_epsilon) if covered else math.inf
+    steinke = epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta)
+    fields = {"claimed_epsilon": claimed, "claimed_delta": delta, "epsilon_lower_bound": steinke, "canaries": m,
+              "guesses": int(r), "correct": correct, "accuracy": correct / max(r, 1),
+              "p_value": one_run_p_value(m, r, correct, claimed, delta) if covered else 1.0,
+              "p_value_leak": one_run_p_value(m, r, correct, 0.0, delta), "test_confidence": 1.0 - alpha,
+              "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta)}
+    if claimed_mu is not None:
+        fields.update(_fdp_bounds(m, r, correct, alpha, delta, claimed_mu, steinke, fields["p_value"]))
+    else:
+        mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha)
+        fdp = gdp_epsilon(claimed_delta, mu_lb) if mu_lb > 0 and 0 < claimed_delta < 1 else 0.0
+        fields.update({"fdp_mu_lower_bound": mu_lb, "fdp_epsilon_lower_bound": fdp,
+                       "steinke_epsilon_lower_bound": steinke, "epsilon_lower_bound": max(steinke, fdp),
+                       "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each"})
+    return one_run_row(channel, fields, covered=covered, confidence=confidence, scope=scope)

@@ -25,9 +25,11 @@ def round_significant(values: np.ndarray, bits: int = RELATIVE_RESOLUTION_BITS) 
     """Each value rounded to ``bits`` significant bits (post-processing: a bound on the rounded releases
     holds for the system). It blinds the statistics to the last bits of floating-point noise, whose
     pattern depends on the noiseless value (Mironov 2012): the audit then measures the mechanism's
-    arithmetic. ``float_exact=True`` audits the exact bits instead."""
+    arithmetic. ``float_exact=True`` audits the exact bits instead. Integers (a hash seed, a count) carry no
+    floating-point noise and stay exact."""
     mantissa, exponent = np.frexp(values)
-    return np.ldexp(np.round(mantissa * 2.0**bits) / 2.0**bits, exponent)
+    rounded = np.ldexp(np.round(mantissa * 2.0**bits) / 2.0**bits, exponent)
+    return np.where(values == np.round(values), values, rounded)
 
 
 def draw_releases(system: Any, secret: Any, n: int, rng: np.random.Generator, broadcast: Any,
@@ -148,3 +150,28 @@ def certify_channel_tests(tests: Mapping[str, CandidateTest], chunks_pos: Iterab
 def split_evenly(n: int, parts: int) -> list[int]:
     size = -(-n // parts)
     return [min(size, n - i) for i in range(0, n, size)]
+
+
+class SelectionPool:
+    """Releases that earlier audits of the same pair drew (their training splits and certification releases),
+    offered to a later audit's SELECTION — never to its certification, which stays on fresh releases. Sampling
+    until decisive pools its stages this way, so that a later stage selects on everything drawn before it.
+    Holds at most ``max_values`` numbers per side (the newest releases)."""
+
+    def __init__(self, max_values: int = 8_000_000):
+        self.max_values = int(max_values)
+        self.sides: tuple[dict[str, list[np.ndarray]], dict[str, list[np.ndarray]]] = ({}, {})
+
+    def extend(self, side: int, releases: Mapping[str, np.ndarray]) -> None:
+        """Add one batch of releases of side 0 (the first secret) or 1."""
+        for ch, rows in releases.items():
+            kept = self.sides[side].setdefault(ch, [])
+            kept.append(np.asarray(rows, dtype=np.float64))
+            while len(kept) > 1 and sum(a.size for a in kept) - kept[0].size >= self.max_values:
+                kept.pop(0)
+
+    def merged(self, side: int, releases: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """``releases`` with the pooled releases of the same channels before them."""
+        pooled = self.sides[side]
+        return {ch: np.concatenate(pooled[ch] + [rows]) if pooled.get(ch) else rows for ch, rows in releases.items()}
+

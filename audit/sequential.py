@@ -1,27 +1,41 @@
 """Sampling until decisive: an audit grown in stages with α-spending.
 
-Stage k (k = 1, 2, ...) certifies on n_k = n_first·2^(k−1) FRESH releases per side at level
-α_k = α·2^−k. Since Σ α_k ≤ α, the chance that any stage flags a true claim is at most α (union
-bound over the stages; each stage's releases are its own, drawn from its own child of the seed).
-The audit stops when a stage flags the claim (``violated``), when a stage could have flagged any
-leak of ε > 1.1 × the claim with probability ≥ 0.8 and flagged none (``consistent``), or when the
-next stage would exceed the budget of certification releases per side (``inconclusive``).
+Stage k (k = 1 .. K) certifies on n_k = n_first·2^(k−1) FRESH releases per side, the sizes planned up front
+within the budget (:func:`stage_sizes`), at level α_k = α·n_k / Σ_j n_j (:func:`stage_alphas`): the levels are
+fixed before any data and sum to α, so the chance that any stage flags a true claim is at most α (union bound
+over the stages; each stage's certification releases are its own, drawn from its own child of the seed). The
+larger a stage, the more of α it gets: the last stages, which decide most audits, certify nearly at α.
+
+Each stage selects its test on its own training split PLUS every release the earlier stages drew
+(:class:`audit.releases.SelectionPool`): selection grows more stable from stage to stage instead of starting
+over on a small split, and the certification stays on fresh releases.
+
+A stage decides on its certified result (:func:`decisive`): ``violated`` when the family verdict of its rows is
+(Holm, :func:`audit.verdicts.family_verdict`); ``consistent`` and decisive when every row held to the claim
+is consistent — its certified test separated the two secrets — and would have caught a leak of 1.1 × its
+claim (``detectable_epsilon``, the power of the test that ran). The result's verdict is the deciding stage's,
+or, when the budget runs out first, the last stage's family verdict (``decisive`` False): never a verdict the
+certified stages did not show.
 
 :func:`run_stages` is the stopping rule; :func:`audit_system_until_decisive` runs it with
-:func:`audit.system_audit.audit_system` as the stage, :func:`sequential_curve_audit` with the curve
-test on one-dimensional scores (the null simulation of :mod:`audit.power_study`).
+:func:`audit.system_audit.audit_system` as the stage, :func:`sequential_curve_audit` with the curve test on
+one-dimensional scores (the null simulation of :mod:`audit.power_study`). :func:`estimate_seconds` times the
+system once warmed up, so a printed estimate excludes compile time.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
+from schemas.audit_rows import Verdict
 
 from .curves import gdp_mu_for, mu_lower_bound, select_curve_threshold
-from .power import DECISIVE_MARGIN, curve_detectable_epsilon
+from .measured_power import curve_event_detectable_epsilon
+from .power import DECISIVE_MARGIN
 
 Draw = Callable[[int, np.random.Generator], tuple]
 
@@ -32,21 +46,23 @@ class Stage:
     alpha: float
     decision: str  # "violated", "decisive" (consistent, and decisive) or "undecided"
     detail: Any = None  # the stage's own result (a SystemAuditResult, or the curve test's numbers)
+    verdict: Verdict = Verdict.INCONCLUSIVE  # the stage's family verdict
 
 
 @dataclass(frozen=True)
 class SequentialResult:
-    decision: str  # "violated", "consistent" or "inconclusive"
+    verdict: Verdict  # the deciding stage's family verdict, else the last stage's
+    decisive: bool  # a stage decided (violated, or consistent with power within the margin)
     stages: tuple
+
+    @property
+    def decision(self) -> str:
+        """``violated``, ``consistent`` (decided), or the last stage's verdict with "(budget spent)"."""
+        return str(self.verdict) if self.decisive else f"{self.verdict} (budget spent)"
 
     @property
     def samples_per_side(self) -> int:
         return sum(s.n_per_side for s in self.stages)
-
-
-def stage_alpha(alpha: float, k: int) -> float:
-    """α_k = α·2^−k for stage k ≥ 1."""
-    return alpha * 2.0 ** (-k)
 
 
 def stage_sizes(n_first: int, budget: int) -> list[int]:
@@ -60,28 +76,32 @@ def stage_sizes(n_first: int, budget: int) -> list[int]:
     return sizes
 
 
-def run_stages(run_stage: Callable[[int, int, float], Stage], alpha: float, n_first: int, budget: int,
+def stage_alphas(alpha: float, sizes: list[int]) -> list[float]:
+    """α_k = α·n_k / Σ n_j: planned with the sizes, summing to α."""
+    total = float(sum(sizes))
+    return [alpha * n / total for n in sizes]
+
+
+def run_stages(run_stage: Callable[[int, int, float], Stage], alpha: float, sizes: list[int],
                on_stage: Callable[[Stage], None] | None = None) -> SequentialResult:
-    """Stages k = 1, 2, ... of ``run_stage(k, n_k, α_k)`` until one is violated or decisive, or the budget
-    is spent."""
+    """Stages k = 1, 2, ... of ``run_stage(k, n_k, α_k)`` until one is violated or decisive, or the planned
+    stages are spent."""
     stages = []
-    for k, n in enumerate(stage_sizes(n_first, budget), start=1):
-        stage = run_stage(k, n, stage_alpha(alpha, k))
+    for k, (n, alpha_k) in enumerate(zip(sizes, stage_alphas(alpha, sizes)), start=1):
+        stage = run_stage(k, n, alpha_k)
         stages.append(stage)
         if on_stage is not None:
             on_stage(stage)
-        if stage.decision == "violated":
-            return SequentialResult("violated", tuple(stages))
-        if stage.decision == "decisive":
-            return SequentialResult("consistent", tuple(stages))
-    return SequentialResult("inconclusive", tuple(stages))
+        if stage.decision in ("violated", "decisive"):
+            return SequentialResult(stage.verdict, True, tuple(stages))
+    return SequentialResult(stages[-1].verdict if stages else Verdict.INCONCLUSIVE, False, tuple(stages))
 
 
 def decisive(rows, margin: float = DECISIVE_MARGIN) -> bool:
-    """Every covered row could have flagged a leak of margin × its claim (and none was flagged)."""
-    covered = [r for r in rows if r.covered]
-    return bool(covered) and all(r.detectable_epsilon is not None and r.detectable_epsilon <= margin * r.claimed_epsilon
-                                 for r in covered)
+    """Every row held to the claim is consistent and would have caught a leak of ``margin`` × its claim."""
+    held = [r for r in rows if r.covered is not False or r.held_to_claim]
+    return bool(held) and all(r.verdict == Verdict.CONSISTENT and r.detectable_epsilon is not None
+                              and r.detectable_epsilon <= margin * r.claimed_epsilon for r in held)
 
 
 def audit_system_until_decisive(system: Any, secret: Any, secret_prime: Any, *, budget: int, n_first: int = 10_000,
@@ -89,39 +109,56 @@ def audit_system_until_decisive(system: Any, secret: Any, secret_prime: Any, *, 
                                 **audit_options) -> SequentialResult:
     """:func:`audit.system_audit.audit_system` in stages (see the module docstring). Stage k draws from the
     k-th child of ``SeedSequence(seed)``; ``audit_options`` go to every stage (channels, broadcast, ...).
-    With ``progress``, the plan and a time estimate (from a timed draw of releases) are printed first and
-    a bar counts the stages."""
+    With ``progress``, the plan and a time estimate (:func:`estimate_seconds`) are printed first and a bar
+    counts the stages."""
     from .progress import progress_bar
+    from .releases import SelectionPool
     from .system_audit import audit_system
 
-    alpha = 1.0 - confidence
     sizes = stage_sizes(n_first, budget)
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(sizes))]
+    pool = None if audit_options.get("adversarial") or audit_options.get("search_pair") else SelectionPool()
     if progress:
-        per_release = _seconds_per_release(system, secret)
-        worst = per_release * 2 * sum(1.25 * n for n in sizes)  # both sides, training split included
-        print(f"sampling until decisive: stages of {', '.join(f'{n:,}' for n in sizes)} releases per side at "
-              f"α_k = α·2^-k; at most {sum(sizes):,} per side, about {_duration(worst)} if every stage runs",
-              flush=True)
+        worst = estimate_seconds(system, secret, secret_prime, sizes, audit_options)
+        print(f"sampling until decisive: stages of {', '.join(f'{n:,}' for n in sizes)} releases per side, "
+              f"α_k = α·n_k/{sum(sizes):,}; at most {sum(sizes):,} per side, about {_duration(worst)} if every "
+              "stage runs", flush=True)
     bar = progress_bar(len(sizes), "stage", f"auditing {system.name} until decisive", progress)
 
     def run_stage(k: int, n: int, alpha_k: float) -> Stage:
-        result = audit_system(system, secret, secret_prime, samples=n, seed=seeds[k - 1],
-                              confidence=1.0 - alpha_k, progress=False, **audit_options)
-        decision = ("violated" if result.verdict == "violated" else
-                    "decisive" if result.verdict == "consistent" and decisive(result.rows) else "undecided")
-        return Stage(n, alpha_k, decision, result)
+        result = audit_system(system, secret, secret_prime, samples=n, seed=seeds[k - 1], confidence=1.0 - alpha_k,
+                              progress=False, selection_pool=pool, **audit_options)
+        verdict = Verdict(result.verdict)
+        decision = ("violated" if verdict == Verdict.VIOLATED else
+                    "decisive" if verdict == Verdict.CONSISTENT and decisive(result.rows) else "undecided")
+        return Stage(n, alpha_k, decision, result, verdict)
 
     try:
-        return run_stages(run_stage, alpha, n_first, budget, on_stage=lambda stage: bar.update(1))
+        return run_stages(run_stage, 1.0 - confidence, sizes, on_stage=lambda stage: bar.update(1))
     finally:
         bar.close()
 
 
-def _seconds_per_release(system: Any, secret: Any, n: int = 2000) -> float:
-    start = time.perf_counter()
-    system.release(secret, n, np.random.default_rng(0))
-    return (time.perf_counter() - start) / n
+PROBE_SIZES = (1_000, 4_000)  # releases per side of the two timed probe audits
+
+
+def estimate_seconds(system: Any, secret: Any, secret_prime: Any, sizes: list[int], audit_options: dict) -> float:
+    """Wall seconds if every stage runs: two small audits of the same pair, timed after a warm-up release
+    (which absorbs a compiled system's compile time), fitted as a + b·n and summed over the stages (the pooled
+    selection adds the earlier stages' releases to each stage's training split, counted in)."""
+    from .system_audit import audit_system
+
+    system.release(secret, 100, np.random.default_rng(0))  # warm-up: compile and caches, not timed
+    times = []
+    for n in PROBE_SIZES:
+        start = time.perf_counter()
+        audit_system(system, secret, secret_prime, samples=n, seed=0, progress=False,
+                     **{k: v for k, v in audit_options.items() if k not in ("adversarial", "search_pair")})
+        times.append(time.perf_counter() - start)
+    slope = max(0.0, (times[1] - times[0]) / (PROBE_SIZES[1] - PROBE_SIZES[0]))
+    fixed = max(0.0, times[0] - slope * PROBE_SIZES[0])
+    pooled = [sum(sizes[:k]) * 1.25 for k in range(len(sizes))]  # releases the selection re-reads
+    return sum(fixed + slope * (n + 0.25 * p) for n, p in zip(sizes, pooled))
 
 
 def _duration(seconds: float) -> str:
@@ -132,7 +169,8 @@ def sequential_curve_audit(draw: Draw, claim_eps: float, delta: float, alpha: fl
                            rng: np.random.Generator, n_first: int = 2000,
                            budget: int = 10**6, margin: float = DECISIVE_MARGIN) -> SequentialResult:
     """The curve test on one-dimensional scores in stages: ``draw(2n, rng) -> (pos_scores, neg_scores)``;
-    each stage selects its threshold on one half and certifies μ on the other."""
+    each stage selects its threshold on one half and certifies μ on the other; its power is that of its
+    certified event (:func:`audit.measured_power.curve_event_detectable_epsilon`)."""
     claimed_mu = gdp_mu_for(claim_eps, delta)
 
     def run_stage(k: int, n: int, alpha_k: float) -> Stage:
@@ -140,10 +178,11 @@ def sequential_curve_audit(draw: Draw, claim_eps: float, delta: float, alpha: fl
         threshold = select_curve_threshold(pos[:n], neg[:n], n, alpha_k)
         fp, fn = int((neg[n:] >= threshold).sum()), int((pos[n:] < threshold).sum())
         mu_lb = mu_lower_bound(fp, fn, n, n, alpha_k)
-        detectable = curve_detectable_epsilon(claimed_mu, delta, n, alpha_k)
-        decision = ("violated" if mu_lb > claimed_mu else
-                    "decisive" if detectable <= margin * claim_eps else "undecided")
-        return Stage(n, alpha_k, decision, {"mu_lower_bound": mu_lb, "detectable_epsilon": detectable})
+        detectable = (curve_event_detectable_epsilon(fp, n, alpha_k, claimed_mu, delta) if mu_lb > 0 else math.inf)
+        if mu_lb > claimed_mu:
+            return Stage(n, alpha_k, "violated", {"mu_lower_bound": mu_lb}, Verdict.VIOLATED)
+        verdict = Verdict.CONSISTENT if math.isfinite(detectable) else Verdict.INCONCLUSIVE
+        decision = "decisive" if detectable <= margin * claim_eps else "undecided"
+        return Stage(n, alpha_k, decision, {"mu_lower_bound": mu_lb, "detectable_epsilon": detectable}, verdict)
 
-    return run_stages(run_stage, alpha, n_first, budget)
-
+    return run_stages(run_stage, alpha, stage_sizes(n_first, budget))

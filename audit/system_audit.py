@@ -35,21 +35,23 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from schemas import Accountant, SystemAuditResult
 from systems.contract import ALL, PrivacyClaim
 
 from .accountant import accountant_epsilon
+from .claims import contradiction
 from .broadcast_search import SEARCH_GENERATIONS, SEARCH_SAMPLES, adversarial_candidates, projected_by_channel
 from .pair_search import PAIR_SEARCH_SHARE, search_secret_pair
 from .progress import progress_bar
-from .releases import (AuditTarget, certify_channel_tests, channel_groups, fit_channel_tests, joint_statistics,
+from .releases import (AuditTarget, SelectionPool, certify_channel_tests, channel_groups, fit_channel_tests, joint_statistics,
                        split_evenly)
 from .statistics import LaplaceLogLikelihood, default_statistics
-from .tester import CHUNK, TRAIN_CALLS, EpsilonBound
-from .verdicts import SystemAuditRow, holm_verdict, make_rows, row_verdict  # noqa: F401  (the rows' home)
+from .tester import CHUNK, SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound
+from .verdicts import make_rows
 
 
 def check_system(system: Any) -> tuple[str, ...]:
@@ -91,43 +93,6 @@ def is_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
     return PrivacyClaim.of(system.claim).covering(channel, tuple(base_channels))
 
 
-@dataclass
-class SystemAuditResult:
-    system: str
-    secret: str
-    secret_prime: str
-    pair: str | None
-    broadcast: str  # honest | given | crafted | searched
-    claim: dict
-    confidence: float
-    samples_per_side: int
-    seed: int
-    rows: list[SystemAuditRow]
-    verdict: str
-    accountant: dict | None
-    wall_time_s: float
-    broadcasts: dict = field(default_factory=dict, repr=False)  # label -> the broadcast value certified at
-    report_section: str | None = None  # the system's own report section (its ``report_section``), if any
-    relation: str | None = None  # what makes the two secrets neighbours (the system's ``relation``), if it says
-    searched_pair: dict | None = None  # the pair the worst-pair search found (search_pair=True)
-
-    def row(self, channel: str) -> SystemAuditRow:
-        for r in self.rows:
-            if r.channel == channel:
-                return r
-        raise KeyError(channel)
-
-    def to_dict(self) -> dict:
-        return {"kind": "system-audit", "format_version": 1, "system": self.system, "pair": self.pair,
-                "secret": self.secret, "secret_prime": self.secret_prime, "broadcast": self.broadcast,
-                "claim": self.claim, "confidence": self.confidence, "samples_per_side": self.samples_per_side,
-                "seed": self.seed, "rows": [r.to_dict() for r in self.rows], "verdict": self.verdict,
-                "accountant": self.accountant, "wall_time_s": self.wall_time_s,
-                **({"report_section": self.report_section} if self.report_section else {}),
-                **({"relation": self.relation} if self.relation else {}),
-                **({"searched_pair": self.searched_pair} if self.searched_pair else {})}
-
-
 def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]],
                       covered: Mapping[str, bool]) -> tuple[dict[str, float | None], dict | None]:
     """ε at each covered channel's claimed δ of the noise the system says it adds (``dp_event`` /
@@ -136,8 +101,9 @@ def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str,
     summary = None
     event_for = getattr(system, "dp_event_for", None)
     base = system.dp_event() if callable(getattr(system, "dp_event", None)) else None
-    if base is not None and system.claim.delta > 0:
-        summary = {"epsilon": accountant_epsilon(base, system.claim.delta), "delta": float(system.claim.delta),
+    claim = PrivacyClaim.of(system.claim)
+    if base is not None and claim.delta > 0:
+        summary = {"epsilon": accountant_epsilon(base, claim.delta), "delta": float(claim.delta),
                    "description": str(base)}
     for ch in channels:
         delta = claims[ch][1]
@@ -187,30 +153,28 @@ class AuditSettings:
 
     @property
     def train_samples(self) -> int:
-        return max(int(self.train_minimum), int(self.train_fraction * self.samples))
+        """The training releases per side (:data:`audit.tester.SYSTEM_SPLIT` at this fraction and minimum)."""
+        return SYSTEM_SPLIT.size(self.samples, self.train_fraction, self.train_minimum)
 
 
 def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSettings | None = None, *,
                  broadcast: Any = None, adversarial: bool = False, channels: Sequence[str] | None = None,
-                 pair: str | None = None, search_pair: bool = False, **setting_values: Any) -> SystemAuditResult:
+                 pair: str | None = None, search_pair: bool = False, selection_pool: SelectionPool | None = None,
+                 **setting_values: Any) -> SystemAuditResult:
     """Certified ε and δ lower bounds per channel of ``system`` for ``secret`` vs ``secret_prime``
     (see the module docstring). ``settings`` (or its fields as keywords: ``samples=...``) say how many
     releases are spent and how; ``broadcast`` is what the aggregator sends (None: the system's default),
     ``adversarial=True`` lets the aggregator choose it. ``search_pair=True``: the auditor searches the
     system's ``secret_space`` for the worst neighbouring pair on the search stream
-    (:func:`audit.pair_search.search_secret_pair`) and certifies that pair instead of the given one."""
+    (:func:`audit.pair_search.search_secret_pair`) and certifies that pair instead of the given one.
+    ``selection_pool``: earlier releases of the same pair and broadcast, added to the training split only."""
     start = time.perf_counter()
     settings = replace(settings or AuditSettings(), **setting_values)
     base = check_system(system)
-    if adversarial and broadcast is not None:
-        raise ValueError("give either a broadcast or adversarial=True, not both")
+    _check_options(broadcast, adversarial, search_pair, selection_pool)
     wanted = _wanted_channels(system, base, channels)
-    claims = {ch: claim_for(system, ch) for ch in wanted}
+    claims, covered, mus, profiles = _channel_claims(system, wanted, base)
     deltas = {ch: claims[ch][1] for ch in wanted}
-    covered = {ch: is_covered(system, ch, base) for ch in wanted}
-    # curve tests on the covered channels whose claim states a μ-GDP curve or a privacy profile
-    mus = {ch: curve_for(system, ch) if covered[ch] else None for ch in wanted}
-    profiles = {ch: profile_for(system, ch) if covered[ch] else None for ch in wanted}
     search_seq, train_seq, cert_seq = np.random.SeedSequence(settings.seed).spawn(3)
     found = None
     if search_pair:  # 0. the worst neighbouring pair, on its own child of the search stream
@@ -237,26 +201,39 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
         group = [ch for ch in wanted if choice[ch] == index]
         bounds_by_channel.update(_certify_broadcast(target, settings, candidates[index][1], group, deltas,
                                                     (mus, profiles), detectable_at, train_seqs[index],
-                                                    cert_seqs[index], bar))
+                                                    cert_seqs[index], bar, selection_pool))
     bar.close()
     per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
+    words = {ch: contradiction(_channel_claim(system, ch), per_channel_accountant[ch]) for ch in wanted}
     rows, verdict = make_rows({ch: bounds_by_channel[ch] for ch in wanted}, claims, covered, settings.confidence,
                               per_channel_accountant, {ch: candidates[choice[ch]][0] for ch in wanted}, mus,
-                              profiles, settings.held_to_claim)
-    return SystemAuditResult(system.name, target.describe(secret), target.describe(secret_prime), pair, kind,
-                             _claim_record(PrivacyClaim.of(system.claim)), settings.confidence, int(settings.samples),
-                             int(settings.seed), rows, verdict, accountant, time.perf_counter() - start,
-                             {candidates[i][0]: candidates[i][1] for i in used},
-                             getattr(system, "report_section", None), getattr(system, "relation", None),
-                             None if found is None else found.to_dict())
+                              profiles, settings.held_to_claim, words)
+    return SystemAuditResult(system=system.name, secret=target.describe(secret),
+                             secret_prime=target.describe(secret_prime), pair=pair, broadcast=kind,
+                             claim=PrivacyClaim.of(system.claim), confidence=settings.confidence,
+                             samples_per_side=int(settings.samples), seed=int(settings.seed), rows=rows,
+                             verdict=verdict, accountant=None if accountant is None else Accountant(**accountant),
+                             wall_time_s=time.perf_counter() - start,
+                             report_section=getattr(system, "report_section", None),
+                             relation=getattr(system, "relation", None),
+                             searched_pair=None if found is None else found.to_dict())
 
 
-def _claim_record(claim: PrivacyClaim) -> dict:
-    """The claim as the result file holds it (with its privacy profile, which the report draws)."""
-    record = {"epsilon": float(claim.epsilon), "delta": float(claim.delta), "covers": list(claim.covers)}
-    if claim.privacy_profile is not None:
-        record["privacy_profile"] = [list(point) for point in claim.privacy_profile]
-    return record
+def _check_options(broadcast: Any, adversarial: bool, search_pair: bool, selection_pool: Any) -> None:
+    if adversarial and broadcast is not None:
+        raise ValueError("give either a broadcast or adversarial=True, not both")
+    if selection_pool is not None and (adversarial or search_pair):
+        raise ValueError("a selection pool serves one fixed pair and broadcast: not with adversarial or search_pair")
+
+
+def _channel_claims(system: Any, wanted: Sequence[str], base: Sequence[str]) -> tuple[dict, dict, dict, dict]:
+    """Per channel: the claimed (ε, δ), whether the claim covers it, and the curve a covered channel's claim
+    states (a μ-GDP curve or a privacy profile; the curve test runs on those)."""
+    claims = {ch: claim_for(system, ch) for ch in wanted}
+    covered = {ch: is_covered(system, ch, base) for ch in wanted}
+    mus = {ch: curve_for(system, ch) if covered[ch] else None for ch in wanted}
+    profiles = {ch: profile_for(system, ch) if covered[ch] else None for ch in wanted}
+    return claims, covered, mus, profiles
 
 
 def _broadcast_candidates(target: AuditTarget, settings: AuditSettings, wanted: list[str], covered: dict[str, bool],
@@ -293,7 +270,7 @@ def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] |
 def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: Any, group: list[str],
                        deltas: Mapping[str, float], curves: tuple[Mapping, Mapping], detectable_at: Mapping[str, float],
                        train_seq: np.random.SeedSequence, cert_seq: np.random.SeedSequence,
-                       bar) -> dict[str, EpsilonBound]:
+                       bar, pool: SelectionPool | None = None) -> dict[str, EpsilonBound]:
     """The channels in ``group`` at one broadcast: tests chosen on a training split (drawn in several calls,
     so that noise reused from call to call shows), counted on fresh releases in chunks. ``curves``: the
     claimed μ and privacy profile per channel (None where the claim states none)."""
@@ -303,7 +280,10 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
     train = []
     for side_secret, rng in ((target.secret, tp), (target.secret_prime, tn)):
         calls = [target.draw(side_secret, m, rng, broadcast, group + extra) for m in split_evenly(n_train, TRAIN_CALLS)]
-        train.append({ch: np.concatenate([c[ch] for c in calls]) for ch in group + extra})
+        drawn = {ch: np.concatenate([c[ch] for c in calls]) for ch in group + extra}
+        train.append(drawn if pool is None else pool.merged(len(train), drawn))
+        if pool is not None:
+            pool.extend(len(train) - 1, {ch: drawn[ch] for ch in group})
         bar.update(n_train)
     own_joint = ALL in tuple(target.system.channels)  # the system assembles its own joint channel
     groups = channel_groups([train[0][c].shape[1] for c in base]) if ALL in group and not own_joint else None
@@ -323,12 +303,15 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
                               profiles=curves[1])
     cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
 
-    def chunks(side_secret, rng):
+    def chunks(side: int, side_secret, rng):
         for m in split_evenly(samples, max(1, -(-samples // CHUNK))):
-            yield target.draw(side_secret, m, rng, broadcast, group)
+            chunk = target.draw(side_secret, m, rng, broadcast, group)
+            yield chunk
+            if pool is not None:  # for later audits' selection only: this one has selected already
+                pool.extend(side, chunk)
             bar.update(m)
 
-    return certify_channel_tests(tests, chunks(target.secret, cp), chunks(target.secret_prime, cn),
+    return certify_channel_tests(tests, chunks(0, target.secret, cp), chunks(1, target.secret_prime, cn),
                                  settings.confidence, deltas, detectable_at)
 
 

@@ -38,6 +38,35 @@ TRAIN_CALLS = 4  # the training split of each side is drawn in this many mechani
 
 
 @dataclass(frozen=True)
+class TrainingSplit:
+    """How many releases per side an audit spends on selecting its test: ``fraction`` of the certification
+    size, at least ``minimum`` and at most ``maximum`` (None: no cap). One rule, with one preset per documented
+    reason (:data:`MECHANISM_SPLIT`, :data:`SYSTEM_SPLIT`, :data:`ENVIRONMENT_SPLIT`)."""
+
+    fraction: float
+    minimum: int
+    maximum: int | None
+    why: str
+
+    def size(self, samples: int, fraction: float | None = None, minimum: int | None = None) -> int:
+        """The training releases per side for ``samples`` certification releases (``fraction`` and ``minimum``
+        override the preset's)."""
+        fraction = self.fraction if fraction is None else fraction
+        if not (0.0 < fraction <= 1.0):
+            raise ValueError(f"train_fraction must lie in (0, 1], got {fraction!r}")
+        n = max(self.minimum if minimum is None else int(minimum), int(fraction * samples))
+        return n if self.maximum is None else min(self.maximum, n)
+
+
+MECHANISM_SPLIT = TrainingSplit(0.1, 2_000, 200_000, "a mechanism audit ranks several canary pairs on a pilot split "
+                                "first, so a tenth suffices; its certification sizes reach 10^6, where 2e5 selects well")
+SYSTEM_SPLIT = TrainingSplit(0.25, 1_000, None, "one pair of secrets per audit: a quarter, at least 1,000 per side "
+                             "so that a statistic's fit half is not noise")
+ENVIRONMENT_SPLIT = TrainingSplit(0.25, 200, None, "PGC-A3C's environment audits play an episode per release; the "
+                                  "committed audits were selected on a quarter, at least 200 per side")
+
+
+@dataclass(frozen=True)
 class EpsilonBound:
     """A certified lower bound with everything needed to read it."""
 

@@ -1,179 +1,279 @@
-"""Rows of a certified audit and the one verdict rule, with the power of the audit stated.
+"""The one verdict rule of a certified row, the one Holm rule of a family of rows, and the row builder of the
+engine.
 
-A row holds one channel's certified bounds: ε_LB at the claimed δ and δ_LB at the claimed ε from the
-threshold test; for a claim with a μ-GDP curve also μ_LB from the curve test (α split between the two
-tests, :func:`audit.curves.split_alpha`) and ``curve_epsilon``, the ε at the claimed δ that μ_LB implies *if the privacy curve
-is Gaussian*; for a claim with a privacy profile, the curve test's certified ε at the profile point where
-it comes closest to (or exceeds) the claimed ε_i. Every covered row also states its power: ``detectable_epsilon``, the smallest leak this
-audit (its n and α) flags with probability ≥ 0.8 (:mod:`audit.power`).
+Every audit path — mechanism, system, PGC-A3C's environment and adversarial audits, one-run, sampling until
+decisive — fills one :class:`schemas.AuditRow` with its claim, certified bounds, counts and power, and
+:func:`judge` gives it its verdict with :func:`decide`, the one rule:
 
-Verdicts (:func:`row_verdict`):
+* ``violated`` — the claim contradicts its own curve or accounting (:mod:`audit.claims`), or a certified
+  bound exceeds it: ε_LB > ε (a covered channel, or any channel of a participant held to the claim as a
+  whole), δ_LB > δ, μ_LB > the claimed μ, or a certified ε above a claimed privacy profile's ε_i;
+* ``unprotected channel`` — a channel the claim does not cover leaks (ε_LB > 0);
+* ``inconclusive`` — nothing exceeds the claim, but the certified test did not tell the two secrets apart
+  (no power can be claimed: :func:`audit.measured_power.separated`), or no leak through it could exceed the
+  claim at this n (``detectable_epsilon`` = ∞);
+* ``consistent`` — nothing exceeds the claim, and a leak of ``detectable_epsilon`` through the certified test
+  would have been flagged with probability ≥ 0.8. Its reason also says which point masses (δ-type leaks)
+  the audit could have caught, and that smaller ones are not excluded.
 
-* ``violated`` — a certified bound exceeds the claim (ε_LB > ε, δ_LB > δ, μ_LB > the claimed μ, or the
-  certified ε at a profile point's δ_i > its ε_i);
-* ``unprotected channel`` — a channel the claim does not cover leaks at all (ε_LB > 0);
-* ``inconclusive`` — nothing exceeds the claim, but no leak of any size would have been flagged with
-  probability ≥ 0.8 at this n: the data cannot decide (``samples_to_decide``: the samples per side from
-  which a leak would be flagged; a consistent verdict that catches 1.1 × the claim may need more, which
-  sampling until decisive, :mod:`audit.sequential`, finds);
-* ``consistent`` — nothing exceeds the claim, and a leak of ``detectable_epsilon`` would have been caught.
-
-The overall verdict applies Holm's step-down procedure (statsmodels ``multipletests``) to the covered
-rows' p-values of "the claim holds" (a row with a curve: the smaller of its two tests' p-values, each
-divided by its share of α: weighted Bonferroni within the row), then to the uncovered rows' p-values of "no leak".
+:func:`family_verdict` applies Holm's step-down procedure (statsmodels ``multipletests``) once: over the rows
+held to the claim, their p-values of "the claim holds" (a row whose claim contradicts itself is rejected
+outright); then over the other uncovered rows, their p-values of "no leak". No rejection: ``inconclusive`` when
+a row held to the claim is, else ``consistent``. Rows without a p-value stay outside both families; when no row
+states one, the family's verdict is the worst row verdict, uncorrected. The engine, the CLI and the reports all
+use it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from . import bounds
+from schemas.audit_rows import AuditRow, Verdict, worst
+
+from . import bounds, measured_power
 from .accountant import gdp_mu_estimate
 from .curves import curve_epsilon, curve_violation_pvalue, profile_violation_pvalue, split_alpha
-from .power import detectable_epsilon, samples_to_leave_inconclusive
 from .tester import EpsilonBound
 
+PROFILE_EXCESS_FLOOR = 0.0  # a certified ε above the claimed ε_i by more than this violates the profile
+
+
+def _held(row: AuditRow) -> bool:
+    return row.covered is not False or bool(row.held_to_claim)
+
+
+def _violation(row: AuditRow) -> str | None:
+    """Why a certified bound exceeds the claim; None when none does."""
+    covered, eps, lb = row.covered is not False, row.claimed_epsilon, row.epsilon_lower_bound
+    if _held(row) and eps is not None and lb > eps:
+        where = "" if covered else " through a channel the claim's mechanism does not cover"
+        return f"ε_LB = {lb:.3g} > the claimed ε = {eps:g}{where}"
+    if not covered:
+        return None
+    delta = row.claimed_delta or 0.0
+    if row.delta_lower_bound is not None and row.delta_lower_bound > delta:
+        return f"δ_LB = {row.delta_lower_bound:.3g} > the claimed δ = {delta:g} at the claimed ε"
+    if row.mu_lower_bound is not None and row.claimed_mu is not None and row.mu_lower_bound > row.claimed_mu:
+        return f"μ_LB = {row.mu_lower_bound:.3g} > the claimed curve's μ = {row.claimed_mu:.3g}"
+    if (row.profile_epsilon_lower_bound is not None and row.profile_claimed_epsilon is not None
+            and row.profile_epsilon_lower_bound > row.profile_claimed_epsilon + PROFILE_EXCESS_FLOOR):
+        return (f"at the profile's δ = {row.profile_delta:.3g} the certified ε = {row.profile_epsilon_lower_bound:.3g} "
+                f"> the claimed ε_i = {row.profile_claimed_epsilon:.3g}")
+    return None
+
+
+def is_separated(row: AuditRow) -> bool:
+    """The row's certified test told the two secrets apart (some certified bound above 0)."""
+    return measured_power.separated(row.epsilon_lower_bound, row.mu_lower_bound, row.profile_epsilon_lower_bound,
+                                    row.delta_lower_bound)
+
+
+def power_words(row: AuditRow) -> str:
+    """What the row's test could have caught, ε-type and δ-type, in one sentence."""
+    delta_words = measured_power.detectable_delta_words(row.detectable_delta, row.claimed_delta, row.point_mass_search)
+    if row.detectable_epsilon is None or not math.isfinite(row.detectable_epsilon):
+        return delta_words
+    return (f"a leak of ε ≥ {row.detectable_epsilon:.3g} through the certified test would have been caught "
+            f"(w.p. ≥ 0.8); {delta_words}")
+
+
+def decide(row: AuditRow) -> tuple[Verdict, str]:
+    """The one verdict rule (module docstring): the verdict of ``row`` and its reason in words."""
+    covered = row.covered is not False
+    if covered and row.claim_contradiction:
+        return Verdict.VIOLATED, row.claim_contradiction
+    violation = _violation(row)
+    if violation:
+        return Verdict.VIOLATED, violation
+    if not covered and row.epsilon_lower_bound > 0:
+        return Verdict.UNPROTECTED, (f"the claim does not cover this channel, and it leaks: "
+                                     f"ε_LB = {row.epsilon_lower_bound:.3g} > 0")
+    if not is_separated(row):
+        return Verdict.INCONCLUSIVE, ("the certified test did not tell the two secrets apart (every certified bound "
+                                      "is 0), so the audit cannot say which leak it would have caught")
+    if _held(row) and row.detectable_epsilon is None:
+        return Verdict.INCONCLUSIVE, "the row records no counts of its test, so no power can be stated"
+    if _held(row) and not math.isfinite(row.detectable_epsilon):
+        decide_at = (f"; about {row.samples_to_decide:,} per side would decide" if row.samples_to_decide else "")
+        at = f" at {row.samples_per_side:,} per side" if row.samples_per_side else ""
+        return Verdict.INCONCLUSIVE, f"no leak through the certified test could exceed the claim{at}{decide_at}"
+    return Verdict.CONSISTENT, f"nothing exceeds the claim; {power_words(row)}"
+
+
+def judge(row: AuditRow) -> AuditRow:
+    """``row`` with ``separated``, its verdict and the verdict's reason (:func:`decide`)."""
+    row = dataclasses.replace(row, separated=is_separated(row))
+    verdict, reason = decide(row)
+    return dataclasses.replace(row, verdict=verdict, verdict_reason=reason)
+
+
+# --- power of the certified test, from the row's own counts ---------------------------------------------
+
+def test_alphas(row: AuditRow) -> tuple[float, float | None]:
+    """(threshold test's α, curve test's α or None) of a row: its ``test_confidence`` and
+    ``curve_confidence`` when recorded, else the engine's split of 1 − ``confidence``."""
+    alpha = 1.0 - (row.confidence or 0.95)
+    curve = row.curve_false_positives is not None
+    threshold, curve_alpha = split_alpha(alpha) if curve else (alpha, None)
+    if row.test_confidence is not None:
+        threshold = 1.0 - row.test_confidence
+    if curve and row.curve_confidence is not None:
+        curve_alpha = 1.0 - row.curve_confidence
+    return threshold, curve_alpha
+
+
+def measured_power_fields(row: AuditRow, claimed_profile: tuple | None = None) -> dict:
+    """``detectable_epsilon``, ``samples_to_decide`` and ``power_basis`` of a row held to its claim, from its
+    counts (:mod:`audit.measured_power`); None where the row records no counts or no finite claim."""
+    eps, n = row.claimed_epsilon, row.samples_per_side
+    if (not _held(row) or eps is None or not math.isfinite(eps) or row.false_positives is None or not n
+            or row.fp_share is None):
+        return {"detectable_epsilon": None, "samples_to_decide": None,
+                "power_basis": None if _held(row) else "uncovered channel: no claim to hold it to"}
+    delta = row.claimed_delta or 0.0
+    threshold_alpha, curve_alpha = test_alphas(row)
+    gaussian = delta > 0
+
+    def detectable_at(size: int) -> float:
+        fp = int(round(row.false_positives * size / n))
+        best = measured_power.event_detectable_epsilon(fp, size, threshold_alpha, row.fp_share, eps, delta, gaussian)
+        if curve_alpha is not None and row.curve_false_positives is not None and delta > 0:
+            cfp = int(round(row.curve_false_positives * size / n))
+            curve = (measured_power.curve_event_detectable_epsilon(cfp, size, curve_alpha, row.claimed_mu, delta)
+                     if row.claimed_mu is not None else
+                     measured_power.profile_event_detectable_epsilon(cfp, size, curve_alpha, claimed_profile, delta)
+                     if claimed_profile is not None else math.inf)
+            best = min(best, curve)
+        return best
+
+    detectable = detectable_at(n)
+    decide_at = None if math.isfinite(detectable) else measured_power.samples_to_decide(detectable_at)
+    return {"detectable_epsilon": detectable, "samples_to_decide": decide_at,
+            "power_basis": "leaks through the certified event at its measured rate (audit.measured_power)"}
+
+
+# --- the family: Holm once -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class SystemAuditRow:
-    channel: str
-    claimed_epsilon: float
-    claimed_delta: float
-    epsilon_lower_bound: float  # at the claimed δ
-    delta_lower_bound: float  # at the claimed ε
-    p_value: float  # of H0 "the claim holds on this channel"
-    verdict: str
-    statistic: str
-    samples_per_side: int
-    max_certifiable_epsilon: float
-    confidence: float
-    covered: bool
-    false_positives: int
-    false_negatives: int
-    fp_share: float
-    p_value_leak: float  # of H0 "the channel does not leak" (ε ≤ 0)
-    accountant_epsilon: float | None = None
-    gdp_mu_estimate: float | None = None  # an estimate assuming a Gaussian curve; never used for a verdict
-    broadcast: str = "honest"
-    holm_rejected: bool = False
-    claimed_mu: float | None = None
-    mu_lower_bound: float | None = None
-    curve_epsilon: float | None = None  # if the privacy curve is Gaussian
-    detectable_epsilon: float | None = None
-    samples_to_decide: int | None = None
-    curve_false_positives: int | None = None  # the curve test's counts (its certified region)
-    curve_false_negatives: int | None = None
-    # a claimed privacy profile: the point (δ_i, ε_i) where the certified ε (profile_epsilon_lower_bound)
-    # most exceeds, or comes closest to, the ε_i claimed there
-    profile_delta: float | None = None
-    profile_claimed_epsilon: float | None = None
-    profile_epsilon_lower_bound: float | None = None
+class FamilyVerdict:
+    """The verdict of a family of rows (Holm's procedure at ``alpha``), per row whether Holm keeps its finding
+    (``rejected``: its claim, or for an uncovered row its "no leak", is rejected) and its Holm-adjusted
+    p-value (None for a row outside both families)."""
 
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
+    verdict: Verdict
+    rejected: tuple[bool, ...]
+    adjusted: tuple[float | None, ...]
+    alpha: float
+    size: int
 
 
-def row_verdict(claimed_epsilon: float, epsilon_lb: float, covered: bool, delta_lb: float = 0.0,
-                claimed_delta: float = 0.0, *, held_to_claim: bool = False, mu_lb: float | None = None,
-                claimed_mu: float | None = None, detectable: float | None = None,
-                profile_excess: float | None = None) -> str:
-    """The one verdict rule of a certified row.
-
-    A covered channel is ``violated`` when a bound exceeds the claim (ε_LB > ε, δ_LB > δ at the claimed
-    ε, μ_LB > μ of a claimed curve, or a certified ε above a claimed privacy profile's: ``profile_excess``
-    > 0). A channel the claim does not cover is an ``unprotected channel``
-    when it leaks at all (ε_LB > 0), whatever its size — unless ``held_to_claim``: a participant whose
-    whole release is promised the claim (PGC-A3C's agent: ε per submission) is ``violated`` by an
-    uncovered channel that leaks more than it. A covered row whose ``detectable`` ε is infinite (no
-    leak would have been flagged at this n) is ``inconclusive``. Else ``consistent``."""
-    if covered or held_to_claim:
-        if epsilon_lb > claimed_epsilon or (covered and delta_lb > claimed_delta):
-            return "violated"
-        if covered and mu_lb is not None and claimed_mu is not None and mu_lb > claimed_mu:
-            return "violated"
-        if covered and profile_excess is not None and profile_excess > 0.0:
-            return "violated"
-    if not covered and epsilon_lb > 0:
-        return "unprotected channel"
-    if covered and detectable is not None and not math.isfinite(detectable):
-        return "inconclusive"
-    return "consistent"
-
-
-def holm_verdict(rows: Sequence[SystemAuditRow], alpha: float) -> tuple[str, list[bool]]:
-    """The overall verdict with Holm's procedure: over the covered rows' p-values of "the claim holds"
-    (violated), then over the uncovered rows' p-values of "no leak" (unprotected channel); with no
-    rejection, ``inconclusive`` when a covered row is. Returns the verdict and, per row, whether Holm
-    rejects its claim."""
+def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
+    """Holm over the rows held to the claim (p-value of "the claim holds"; a contradicted claim: p = 0), then
+    over the other uncovered rows (p-value of "no leak"); see the module docstring."""
     from statsmodels.stats.multitest import multipletests
 
-    covered = [r for r in rows if r.covered]
-    flags = list(multipletests([r.p_value for r in covered], alpha=alpha, method="holm")[0]) if covered else []
-    by_row = dict(zip((id(r) for r in covered), flags))
-    rejected = [bool(by_row.get(id(r), False)) for r in rows]
-    if any(rejected):
-        return "violated", rejected
-    uncovered = [r for r in rows if not r.covered]
-    if uncovered and any(multipletests([r.p_value_leak for r in uncovered], alpha=alpha, method="holm")[0]):
-        return "unprotected channel", rejected
-    if any(r.verdict == "inconclusive" for r in covered):
-        return "inconclusive", rejected
-    return "consistent", rejected
+    def holm(members: list[int], pvalues: list[float]) -> dict[int, tuple[bool, float]]:
+        if not members:
+            return {}
+        reject, adjusted, _, _ = multipletests(pvalues, alpha=alpha, method="holm")
+        return {i: (bool(r), float(a)) for i, r, a in zip(members, reject, adjusted)}
+
+    held = [i for i, r in enumerate(rows) if _held(r) and (r.p_value is not None or r.claim_contradiction)]
+    claims = holm(held, [0.0 if rows[i].claim_contradiction and rows[i].covered is not False else rows[i].p_value
+                         for i in held])
+    leaks = [i for i, r in enumerate(rows) if not _held(r) and r.p_value_leak is not None]
+    leak_results = holm(leaks, [rows[i].p_value_leak for i in leaks])
+    merged = {**claims, **leak_results}
+    rejected = tuple(merged.get(i, (False, None))[0] for i in range(len(rows)))
+    adjusted = tuple(merged.get(i, (False, None))[1] for i in range(len(rows)))
+    if not merged:  # no row states a p-value (hand-made input): each row's own verdict, uncorrected
+        return FamilyVerdict(worst_verdict(rows), rejected, adjusted, alpha, 0)
+    if any(claims.get(i, (False,))[0] for i in held):
+        verdict = Verdict.VIOLATED
+    elif any(leak_results.get(i, (False,))[0] for i in leaks):
+        verdict = Verdict.UNPROTECTED
+    elif any(r.verdict == Verdict.INCONCLUSIVE for r in rows if _held(r)):
+        verdict = Verdict.INCONCLUSIVE
+    else:
+        verdict = Verdict.CONSISTENT
+    return FamilyVerdict(verdict, rejected, adjusted, alpha, len(held) + len(leaks))
 
 
-def power_fields(claimed_epsilon: float, claimed_delta: float, n: int, alpha: float, claimed_mu: float | None,
-                 covered: bool, claimed_profile: tuple | None = None) -> dict:
-    """``detectable_epsilon`` of a covered row (None otherwise)."""
-    if not covered or not math.isfinite(claimed_epsilon):
-        return {"detectable_epsilon": None}
-    return {"detectable_epsilon": detectable_epsilon(float(claimed_epsilon), float(claimed_delta), int(n), alpha,
-                                                     claimed_mu, claimed_profile=claimed_profile)}
+def with_family(rows: Sequence[AuditRow], alpha: float) -> tuple[list[AuditRow], Verdict]:
+    """The rows with ``holm_rejected`` set, and the family's verdict."""
+    family = family_verdict(rows, alpha)
+    return ([dataclasses.replace(r, holm_rejected=x) for r, x in zip(rows, family.rejected)], family.verdict)
 
 
-def make_row(channel: str, b: EpsilonBound, claim: tuple[float, float], covered: bool, confidence: float,
-             accountant: float | None = None, broadcast: str = "honest", claimed_mu: float | None = None,
-             held_to_claim: bool = False, claimed_profile: tuple | None = None) -> SystemAuditRow:
-    """One certified row: its bounds, p-values, power and verdict."""
-    alpha = 1.0 - confidence
-    eps, delta = claim
+def worst_verdict(rows: Sequence[AuditRow]) -> Verdict:
+    """The most severe row verdict (rows each valid alone, before any correction)."""
+    return worst(r.verdict for r in rows if r.verdict is not None)
+
+
+# --- the engine's rows -----------------------------------------------------------------------------------
+
+def claim_p_values(b: EpsilonBound, eps: float, delta: float, claimed_mu: float | None,
+                   claimed_profile: tuple | None) -> tuple[float, float]:
+    """(p-value of "the claim holds", p-value of "no leak") from a certified test's counts; a row with a curve
+    test combines its two tests by weighted Bonferroni (each at its share of α)."""
     n = b.samples_per_side
-    gdp = claimed_mu is not None and b.mu_lower_bound is not None
-    profile = claimed_profile is not None and b.profile_excess is not None
-    curve = gdp or profile
-    threshold_alpha = split_alpha(alpha)[0] if curve else alpha
-    delta_lb = (bounds.delta_lower_bound(b.false_positives, n, b.false_negatives, n, threshold_alpha, eps, b.fp_share)
-                if math.isfinite(eps) else 0.0)
     p = bounds.claim_p_value(b.false_positives, n, b.false_negatives, n, eps, delta, b.fp_share)
-    if curve:  # weighted Bonferroni within the row: each test at its share of α
+    if claimed_mu is not None or claimed_profile is not None:
         counts = (b.curve_false_positives, b.curve_false_negatives, n, n)
-        p_curve = (curve_violation_pvalue(*counts, claimed_mu) if gdp
+        p_curve = (curve_violation_pvalue(*counts, claimed_mu) if claimed_mu is not None
                    else profile_violation_pvalue(*counts, claimed_profile))
         share_threshold, share_curve = split_alpha(1.0)
         p = min(1.0, p / share_threshold, p_curve / share_curve)
     p_leak = bounds.claim_p_value(b.false_positives, n, b.false_negatives, n, 0.0, delta, b.fp_share)
-    mu_estimate = gdp_mu_estimate(b.fpr_upper, b.fnr_upper) if delta > 0 else None
-    extra = power_fields(eps, delta, n, alpha, claimed_mu if gdp else None, covered,
-                         claimed_profile if profile else None)
-    if curve:
-        extra.update(curve_false_positives=b.curve_false_positives, curve_false_negatives=b.curve_false_negatives)
+    return p, p_leak
+
+
+def bound_fields(b: EpsilonBound, claim: tuple[float, float], confidence: float, claimed_mu: float | None,
+                 claimed_profile: tuple | None) -> dict:
+    """The row fields of one certified test: counts, bounds (ε_LB, δ_LB, μ_LB or a profile point), p-values
+    and the confidences its two tests ran at."""
+    eps, delta = claim
+    n, alpha = b.samples_per_side, 1.0 - confidence
+    gdp = claimed_mu is not None and b.mu_lower_bound is not None
+    profile = claimed_profile is not None and b.profile_excess is not None
+    threshold_alpha, curve_alpha = split_alpha(alpha) if (gdp or profile) else (alpha, None)
+    fields = dict(epsilon_lower_bound=b.epsilon_lower_bound, samples_per_side=n, confidence=confidence,
+                  false_positives=b.false_positives, false_negatives=b.false_negatives, fp_share=b.fp_share,
+                  max_certifiable_epsilon=b.max_certifiable_epsilon, statistic=b.statistic, hypothesis=b.hypothesis,
+                  delta_lower_bound=(bounds.delta_lower_bound(b.false_positives, n, b.false_negatives, n,
+                                                              threshold_alpha, eps, b.fp_share)
+                                     if math.isfinite(eps) else 0.0),
+                  gdp_mu_estimate=gdp_mu_estimate(b.fpr_upper, b.fnr_upper) if delta > 0 else None)
+    fields["p_value"], fields["p_value_leak"] = claim_p_values(b, eps, delta, claimed_mu if gdp else None,
+                                                               claimed_profile if profile else None)
+    if gdp or profile:
+        fields.update(curve_false_positives=b.curve_false_positives, curve_false_negatives=b.curve_false_negatives)
     if gdp:
-        extra.update(claimed_mu=float(claimed_mu), mu_lower_bound=b.mu_lower_bound,
-                     curve_epsilon=curve_epsilon(b.mu_lower_bound, delta) if delta > 0 else None)
+        fields.update(claimed_mu=float(claimed_mu), mu_lower_bound=b.mu_lower_bound,
+                      curve_epsilon=curve_epsilon(b.mu_lower_bound, delta) if delta > 0 else None)
     if profile:
-        extra.update(profile_delta=b.profile_delta, profile_claimed_epsilon=b.profile_claimed_epsilon,
-                     profile_epsilon_lower_bound=max(0.0, b.profile_claimed_epsilon + b.profile_excess))
-    verdict = row_verdict(eps, b.epsilon_lower_bound, covered, delta_lb, delta, held_to_claim=held_to_claim,
-                          mu_lb=extra.get("mu_lower_bound"), claimed_mu=extra.get("claimed_mu"),
-                          detectable=extra["detectable_epsilon"], profile_excess=b.profile_excess if profile else None)
-    if verdict == "inconclusive":
-        extra["samples_to_decide"] = samples_to_leave_inconclusive(float(eps), float(delta), alpha,
-                                                                   claimed_mu if gdp else None,
-                                                                   claimed_profile=claimed_profile if profile else None)
-    return SystemAuditRow(channel, eps, delta, b.epsilon_lower_bound, delta_lb, p, verdict, b.statistic, n,
-                          b.max_certifiable_epsilon, confidence, covered, b.false_positives, b.false_negatives,
-                          b.fp_share, p_leak, accountant, mu_estimate, broadcast, **extra)
+        fields.update(profile_delta=b.profile_delta, profile_claimed_epsilon=b.profile_claimed_epsilon,
+                      profile_epsilon_lower_bound=max(0.0, b.profile_claimed_epsilon + b.profile_excess))
+    return {**fields, "test_confidence": 1.0 - threshold_alpha,
+            "curve_confidence": None if curve_alpha is None else 1.0 - curve_alpha}
+
+
+def make_row(channel: str, b: EpsilonBound, claim: tuple[float, float], covered: bool, confidence: float,
+             accountant: float | None = None, broadcast: str = "honest", claimed_mu: float | None = None,
+             held_to_claim: bool = False, claimed_profile: tuple | None = None,
+             contradiction: str | None = None, **context) -> AuditRow:
+    """One judged row of the engine: the certified test's fields, its measured power and its verdict."""
+    eps, delta = claim
+    row = AuditRow(channel=channel, claimed_epsilon=eps, claimed_delta=delta, covered=covered,
+                   held_to_claim=held_to_claim or None, accountant_epsilon=accountant, broadcast=broadcast,
+                   claim_contradiction=contradiction if covered else None, point_mass_search=False,
+                   **bound_fields(b, claim, confidence, claimed_mu, claimed_profile), **context)
+    row = dataclasses.replace(row, **measured_power_fields(row, claimed_profile if b.profile_excess is not None
+                                                           else None))
+    return judge(row)
 
 
 def make_rows(bounds_by_channel: Mapping[str, EpsilonBound], claims: Mapping[str, tuple[float, float]],
@@ -181,11 +281,12 @@ def make_rows(bounds_by_channel: Mapping[str, EpsilonBound], claims: Mapping[str
               broadcast_labels: Mapping[str, str],
               claimed_mus: Mapping[str, float | None] | None = None,
               claimed_profiles: Mapping[str, tuple | None] | None = None,
-              held_to_claim: bool = False) -> tuple[list[SystemAuditRow], str]:
-    """The rows of a system audit and the overall verdict (Holm over the rows)."""
-    mus, profiles = claimed_mus or {}, claimed_profiles or {}
+              held_to_claim: bool = False,
+              contradictions: Mapping[str, str | None] | None = None) -> tuple[list[AuditRow], Verdict]:
+    """The judged rows of a system audit and the family's verdict (Holm over the rows)."""
+    mus, profiles, words = claimed_mus or {}, claimed_profiles or {}, contradictions or {}
     rows = [make_row(ch, b, claims[ch], covered[ch], confidence, accountant.get(ch),
-                     broadcast_labels.get(ch, "honest"), mus.get(ch), held_to_claim, claimed_profile=profiles.get(ch))
+                     broadcast_labels.get(ch, "honest"), mus.get(ch), held_to_claim, claimed_profile=profiles.get(ch),
+                     contradiction=words.get(ch))
             for ch, b in bounds_by_channel.items()]
-    verdict, rejected = holm_verdict(rows, 1.0 - confidence)
-    return [SystemAuditRow(**{**r.__dict__, "holm_rejected": bool(x)}) for r, x in zip(rows, rejected)], verdict
+    return with_family(rows, 1.0 - confidence)

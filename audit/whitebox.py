@@ -17,8 +17,10 @@ import time
 import numpy as np
 
 from .blackbox import MechanismAuditResult, _candidates, _check_common, describe
+from .claims import mechanism_claim
+from .mechanism_result import mechanism_row
 from .statistics import HistogramLikelihoodRatio, default_statistics
-from .tester import CertifiedTest, HypothesisPair
+from .tester import MECHANISM_SPLIT, CertifiedTest, HypothesisPair
 
 
 class PRSVoteSampler:
@@ -49,7 +51,7 @@ def audit_prs_whitebox(mechanism, dim: int = 112, samples: int = 1_000_000, conf
     canary = 1e4 * scale * (1.0 + 1e-3 * np.arange(dim))
     pair = HypothesisPair("+G·1 vs −G·1 (white-box votes)", PRSVoteSampler(mechanism, canary, canary),
                           PRSVoteSampler(mechanism, -canary, canary))
-    train = max(2_000, min(200_000, int(train_fraction * samples)))
+    train = MECHANISM_SPLIT.size(samples, train_fraction)
     start, cpu = time.perf_counter(), time.process_time()
     d_hat = mechanism.reduced_dim_for(dim) if callable(getattr(mechanism, "reduced_dim_for", None)) else None
     statistics = default_statistics()
@@ -59,6 +61,6 @@ def audit_prs_whitebox(mechanism, dim: int = 112, samples: int = 1_000_000, conf
                          seed=seed, statistics=statistics, detectable_delta_at=claimed if math.isfinite(claimed) else 0.0,
                          progress=progress)
     bound = test.lower_bound()
-    return MechanismAuditResult(describe(mechanism), claimed, bound.epsilon_lower_bound, confidence,
-                                test.rejects(claimed), bound, "white-box", time.perf_counter() - start,
+    row = mechanism_row(describe(mechanism), mechanism_claim(mechanism, delta), bound, confidence, "white-box", None)
+    return MechanismAuditResult(describe(mechanism), row, bound, "white-box", time.perf_counter() - start,
                                 _candidates(test), time.process_time() - cpu)

@@ -1,5 +1,5 @@
-"""The noise a mechanism adds, as a ``dp_accounting.DpEvent`` (for an accountant) and as the μ of its
-Gaussian-DP trade-off curve (Dong, Roth & Su 2022, Thm. 2.7: one Gaussian release with σ = z·Δ₂ is
+"""The noise a mechanism declares, as a ``dp_accounting.DpEvent`` (for an accountant), and the μ of the
+Gaussian-DP trade-off curve it states (Dong, Roth & Su 2022, Thm. 2.7: one Gaussian release with σ = z·Δ₂ is
 (1/z)-GDP; k of them compose to √k/z)."""
 
 from __future__ import annotations
@@ -31,19 +31,19 @@ def gaussian_noise_multiplier(mechanism) -> float | None:
 
 
 def mechanism_event(mechanism):
-    """The DpEvent of one submission of a mechanism with Gaussian noise; None for any other mechanism
-    (pure-ε mechanisms need no accountant beside their claim)."""
+    """The DpEvent of the noise one submission of a mechanism declares (its ``noise_scale`` σ and clip C: a
+    Gaussian with z = σ/C); None for any other mechanism (pure-ε mechanisms need no accountant beside their
+    claim). The accountant's ε is shown beside the claim and, when it exceeds the claim, contradicts it."""
     z = gaussian_noise_multiplier(mechanism)
     return None if z is None else gaussian_event(z)
 
 
 def mechanism_gdp_mu(mechanism, count: int = 1) -> float | None:
-    """μ of ``count`` submissions of a mechanism with Gaussian noise: √count / z; None for any other."""
-    explicit = getattr(mechanism, "gdp_mu", None)
-    if explicit is not None:
-        return float(explicit) * math.sqrt(count)
-    z = gaussian_noise_multiplier(mechanism)
-    return None if z is None else math.sqrt(count) / z
+    """The μ-GDP curve a mechanism STATES for ``count`` of its submissions (√count·μ): its ``gdp_mu``
+    attribute, None when it states none. A claim is what the claimant promises: the curve is never derived
+    from the noise the implementation adds (that is :func:`mechanism_event`, the accountant's input)."""
+    stated = getattr(mechanism, "gdp_mu", None)
+    return None if stated is None else float(stated) * math.sqrt(count)
 
 
 PROFILE_POINTS = 129  # ε grid of a privacy profile

@@ -279,6 +279,12 @@ class Gaussian:
         calibrate = analytic_gaussian_sigma if self.analytic else classic_gaussian_sigma
         return calibrate(self.epsilon, self.delta, self.clip)
 
+    @property
+    def gdp_mu(self) -> float:
+        """The μ-GDP curve this mechanism promises: Δ₂/σ of its calibration for (ε, δ) (Dong, Roth & Su 2022,
+        Thm. 2.7). A statement of the claim, read by the auditor's curve test."""
+        return self.clip / self.noise_scale
+
     def clip_only(self, gradients: np.ndarray) -> np.ndarray:
         return l2_clip(sanitize(check_gradients(gradients)), self.clip / 2.0)
 

@@ -6,6 +6,7 @@ the neighbour distance and the false-alarm study in :mod:`pgc_audits.studies`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -15,6 +16,7 @@ from typing import Iterator, Sequence
 import numpy as np
 from audit.blackbox import describe
 from mechanisms import Mechanism, NoNoise
+from schemas.audit_rows import AuditRow
 from pgc.crafted import (SEARCH_CHANNELS, SearchResult, SearchSettings, WorstPairResult, check_pair,
                          search_crafted_model, worst_pair_search)
 from pgc.env import PAPER_GRAVITIES, CartPoleParams
@@ -23,7 +25,7 @@ from pgc.protect import parse_protect
 from pgc.rollout import A3CHyperparams
 from tasks import map_tasks
 
-from .environment import ChannelAudit, EnvironmentSettings, environment_audit, protection_record
+from .environment import EnvironmentSettings, environment_audit, protection_record
 
 ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order", "all")
 PROTECTED_ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order", "all")  # default under protect
@@ -34,39 +36,6 @@ PROTECTED_ADVERSARIAL_CHANNELS = ("gradient", "score", "arrival", "arrival-order
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class AdversarialRow:
-    """One channel certified at a crafted θ: the channel audit, and which θ it was certified at."""
-
-    audit: ChannelAudit
-    objective: str  # which crafted θ the row was certified at
-    model: str = "adversarial"
-
-    @property
-    def channel(self) -> str:
-        return self.audit.channel
-
-    @property
-    def claimed_epsilon(self) -> float:
-        return self.audit.claimed_epsilon
-
-    @property
-    def epsilon_lower_bound(self) -> float:
-        return self.audit.epsilon_lower_bound
-
-    @property
-    def verdict(self) -> str:
-        return self.audit.verdict
-
-    @property
-    def ratio(self) -> float:
-        """ε_LB / claim (nan for an infinite or zero claim)."""
-        return bound_ratio(self.epsilon_lower_bound, self.claimed_epsilon)
-
-    def to_dict(self) -> dict:
-        return {**self.audit.to_dict(), "ratio": self.ratio, "model": self.model, "crafted_for": self.objective}
-
-
 @dataclass
 class AdversarialAuditResult:
     psi: float
@@ -74,7 +43,7 @@ class AdversarialAuditResult:
     mechanism: str
     claimed_epsilon: float
     confidence: float
-    rows: list[AdversarialRow]
+    rows: list[AuditRow]  # judged rows (audit.verdicts), model "adversarial", crafted_for their θ's objective
     thetas: dict[str, np.ndarray]  # objective → crafted θ
     searches: dict[str, SearchResult]
     noise_free_epsilon_lower_bound: float | None  # gradient channel at ε = ∞ (raw gradient), crafted θ
@@ -87,7 +56,7 @@ class AdversarialAuditResult:
         """The gradient-crafted θ (the headline model)."""
         return self.thetas.get("gradient", next(iter(self.thetas.values())))
 
-    def row(self, channel: str) -> AdversarialRow:
+    def row(self, channel: str) -> AuditRow:
         for r in self.rows:
             if r.channel == channel:
                 return r
@@ -104,6 +73,13 @@ class AdversarialAuditResult:
                            "per_objective": {k: s.to_dict() for k, s in self.searches.items()}},
                 "score_means": {k: list(v) for k, v in self.score_means.items()},
                 "wall_time_s": self.wall_time_s, **self.extra}
+
+def crafted_row(row: AuditRow, objective: str, psi: float, psi_prime: float) -> AuditRow:
+    """An environment audit's row certified at the θ crafted for ``objective``."""
+    return dataclasses.replace(row, scope=f"adversarial {psi:g} vs {psi_prime:g}", model="adversarial",
+                               broadcast="crafted", crafted_for=objective,
+                               ratio=bound_ratio(row.epsilon_lower_bound, row.claimed_epsilon))
+
 
 def bound_ratio(lb: float, claim: float) -> float:
     return lb / claim if math.isfinite(claim) and claim > 0 else math.nan
@@ -173,7 +149,7 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, settin
                                       search_seq, physics, hyper)
     score_epsilon = float(s.score_epsilon) if "score" in s.protect and s.score_epsilon else None
     claimed = float(mechanism.epsilon) + (score_epsilon or 0.0)
-    rows: list[AdversarialRow] = []
+    rows: list[AuditRow] = []
     means: dict[str, tuple[float, float]] = {}
     audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1)))
     environment = EnvironmentSettings(samples=s.samples, confidence=s.confidence, hyper=hyper, physics=physics,
@@ -187,7 +163,7 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, settin
                                 workers=s.workers if "arrival-order" in wanted else 1, channels=wanted,
                                 protect=s.protect, score_epsilon=score_epsilon if "score" in s.protect else None)
         means[objective] = res.score_means
-        rows += [AdversarialRow(c, objective) for c in res.channels]
+        rows += [crafted_row(c, objective, psi, psi_prime) for c in res.channels]
     rows.sort(key=lambda r: channels.index(r.channel))
     noise_free_lb = None
     if s.noise_free and "gradient" in found:

@@ -50,6 +50,7 @@ the stated confidence on its own; the channels are not corrected for being looke
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -58,7 +59,9 @@ from typing import Sequence
 import numpy as np
 from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood
 from audit.system_audit import AuditSettings, audit_system
+from audit.tester import ENVIRONMENT_SPLIT
 from mechanisms import Mechanism
+from schemas.audit_rows import AuditRow
 from pgc.env import PAPER_GRAVITIES, CartPoleParams
 from pgc.protect import parse_protect
 from pgc.rollout import A3CHyperparams
@@ -100,37 +103,6 @@ class DrawnReleases:
         return []
 
 
-@dataclass(frozen=True)
-class ChannelAudit:
-    channel: str
-    claimed_epsilon: float
-    epsilon_lower_bound: float
-    confidence: float
-    samples_per_side: int
-    max_certifiable_epsilon: float
-    verdict: str
-    statistic: str
-    covered: bool  # the system's claim covers this channel
-    note: str = ""
-    false_positives: int = 0  # the certification counts, so that a p-value can be derived later
-    false_negatives: int = 0
-    fp_share: float = 0.5
-    delta: float = 0.0
-
-    def p_value(self, claim: float) -> float:
-        """p-value of "true ε ≤ claim" from the certification counts (Holm-ready)."""
-        from audit.bounds import counts_p_value
-
-        return counts_p_value(self, claim)
-
-    def to_dict(self) -> dict:
-        out = dict(self.__dict__)
-        out["p_value"] = self.p_value(self.claimed_epsilon)
-        if not self.covered:  # an uncovered channel: the p-value of a leak at all, "true ε ≤ 0"
-            out["p_value_leak"] = self.p_value(0.0)
-        return out
-
-
 @dataclass
 class EnvironmentAuditResult:
     psi: float
@@ -138,12 +110,12 @@ class EnvironmentAuditResult:
     mechanism: str
     claimed_epsilon: float
     confidence: float
-    channels: list[ChannelAudit]
+    channels: list[AuditRow]  # one judged row per channel (audit.verdicts), scope "environment ψ vs ψ'"
     score_means: tuple[float, float]
     wall_time_s: float
     extra: dict = field(default_factory=dict)
 
-    def channel(self, name: str) -> ChannelAudit:
+    def channel(self, name: str) -> AuditRow:
         for c in self.channels:
             if c.channel == name:
                 return c
@@ -216,13 +188,13 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     system = PGCA3CSystem(mechanism, theta, hyper=s.hyper or A3CHyperparams(), physics=s.physics or CartPoleParams(),
                           workers=s.workers, population=s.population, compositions=compositions, order=False,
                           exploration=s.exploration, protect=s.protect, score_epsilon=s.score_epsilon)
-    train = max(200, int(s.train_fraction * s.samples))
+    train = ENVIRONMENT_SPLIT.size(s.samples, s.train_fraction)
     root = s.seed if isinstance(s.seed, np.random.SeedSequence) else np.random.SeedSequence(s.seed)
     # five children: episodes, gradient noise, arrival order, tests, score noise (drawn only with a privatized score)
     sim_seq, mech_seq, order_seq, test_seq, score_seq = root.spawn(5)
 
     order_samples = max(100, int(s.order_fraction * s.samples))
-    order_train = max(200, int(s.train_fraction * order_samples))
+    order_train = ENVIRONMENT_SPLIT.size(order_samples, s.train_fraction)
     sides = _draw_sides(system, psi, psi_prime, train + s.samples, (sim_seq, mech_seq, score_seq),
                         order_seq if "arrival-order" in wanted else None, order_train + order_samples)
 
@@ -287,18 +259,16 @@ def _draw_sides(system: PGCA3CSystem, psi: float, psi_prime: float, total: int, 
 
 
 def _audit_channel(system: PGCA3CSystem, name: str, pos: np.ndarray, neg: np.ndarray, n_train: int,
-                   confidence: float, psi: float, psi_prime: float) -> ChannelAudit:
+                   confidence: float, psi: float, psi_prime: float) -> AuditRow:
     """One channel through :func:`audit_system`: its test chosen on the first ``n_train`` rows per side,
-    certified on the rest."""
+    certified on the rest; the engine's judged row with this audit's scope and the channel's note."""
     samples = len(pos) - n_train
     served = DrawnReleases(system, {psi: {name: pos}, psi_prime: {name: neg}}, (name,))
     settings = AuditSettings(samples=samples, confidence=confidence, train_fraction=min(1.0, n_train / samples),
                              train_minimum=n_train, float_exact=True, two_sided_rates=None, held_to_claim=True)
     row = audit_system(served, psi, psi_prime, settings, channels=[name]).rows[0]
-    return ChannelAudit(name, row.claimed_epsilon, row.epsilon_lower_bound, confidence, row.samples_per_side,
-                        row.max_certifiable_epsilon, row.verdict, row.statistic, row.covered,
-                        _channel_note(name, system), row.false_positives, row.false_negatives, row.fp_share,
-                        row.claimed_delta)
+    return dataclasses.replace(row, scope=f"environment {psi:g} vs {psi_prime:g}", broadcast=None,
+                               note=_channel_note(name, system) or None, holm_rejected=None)
 
 
 def _channel_note(name: str, system: PGCA3CSystem) -> str:

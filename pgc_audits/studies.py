@@ -88,12 +88,12 @@ def adversarial_curve(make: Callable[[float], Mechanism], epsilons: Sequence[flo
         adv, honest = results[i]
         adv_dicts.append(adv.to_dict())
         honest_dicts.append(honest.to_dict())
-        for model, rows in (("adversarial", [r.audit for r in adv.rows]), ("honest", honest.channels)):
+        for model, rows in (("adversarial", adv.rows), ("honest", honest.channels)):
             for c in rows:
                 points.append({"psi": psi, "psi_prime": psi_prime, "delta_psi": distance, "epsilon": eps,
                                "model": model, "channel": c.channel, "epsilon_lower_bound": c.epsilon_lower_bound,
                                "ratio": bound_ratio(c.epsilon_lower_bound, eps), "samples_per_side": c.samples_per_side,
-                               "verdict": c.verdict, "covered": c.covered, "p_value": c.p_value(eps)})
+                               "verdict": str(c.verdict), "covered": c.covered, "p_value": c.p_value})
     return {"curve": points, "adversarial_audits": adv_dicts, "honest_audits": honest_dicts}
 
 
@@ -119,7 +119,7 @@ def _curve_log_line(job: CurveJob, adv: AdversarialAuditResult, honest: Environm
                     channels: Sequence[str]) -> str:
     distance, psi, psi_prime, eps = job.distance, job.psi, job.psi_prime, job.epsilon
     ratios = [(model, c.channel, bound_ratio(c.epsilon_lower_bound, eps))
-              for model, rows in (("adversarial", [r.audit for r in adv.rows]), ("honest", honest.channels))
+              for model, rows in (("adversarial", adv.rows), ("honest", honest.channels))
               for c in rows]
     return (f"Δψ={distance:g} ({psi:g} vs {psi_prime:g}) ε={eps:g}: "
             + ", ".join(f"{model[:3]}/{channel} {ratio:.3f}" for model, channel, ratio in ratios[-2 * len(channels):])

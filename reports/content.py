@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemas.shared import holm
+from schemas.audit_rows import AuditRow, Verdict
+from schemas.audit_rows import worst as worst_verdict
 
 from .loaders import Source
 
@@ -23,7 +24,6 @@ from .loaders import Source
 _JOINT = re.compile(r"\ball\b|joint|combined|together|everything", re.I)
 BUDGET_LIMIT_FRACTION = 0.9  # a bound within 10% of the certifiable cap is limited by the sample budget
 SUMMARY_MAX_ROWS = 15
-_VERDICT_ORDER = {"consistent": 0, "inconclusive": 0.5, "unprotected channel": 1, "violated (via unprotected channel)": 2, "violated": 3}
 
 
 def fmt_eps(x: float | None, digits: int = 3) -> str:
@@ -47,17 +47,18 @@ class BoundRow:
     delta: float | None
     k: int | None  # linked submissions (composition)
     test: str  # statistic / hypothesis
-    verdict: str  # consistent / violated / unprotected channel
+    verdict: str  # the audit's own verdict of the row (schemas.Verdict's word), never derived here
     notes: list[str] = field(default_factory=list)
     p_value: float | None = None  # H0 "true ε ≤ the row's claim" (p_value_leak for unprotected rows: H0 "ε ≤ 0")
     model: str = ""  # "adversarial" for adversarial-aggregator rows
-    holm_significant: bool | None = None  # None: not in the family (no p-value)
+    holm_significant: bool | None = None  # Holm keeps the row's finding (None: not in the family)
     protect: tuple = ()  # the mitigations of the audited configuration (pgc.protect); claim = total ε
     group: str = ""  # who observes: "mechanism", "honest aggregator", "adversarial aggregator", a system's name
     accountant: float | None = None  # ε an accountant gives for the same release (system audits)
     reference: bool = False  # from a committed reference result, not the run's own
     covered: bool | None = None  # the claim covers the channel, as the audit's row says
     system: str | None = None  # the audited System's name (system audits); None for PGC-A3C's own audits
+    row: AuditRow | None = None  # the audit's row itself (its verdict, reason and power)
 
     @property
     def outside_claim(self) -> bool:
@@ -169,14 +170,6 @@ class ReportContent:
         return self.own.attacks + self.reference.attacks
 
 
-def row_verdict_text(verdict: str | None, covered: bool | None) -> str:
-    """The verdict a report shows for a row: the audit's own, with a violation through a channel the claim
-    does not cover named as such; "no verdict" for a row that states none."""
-    if verdict is None:
-        return "no verdict"
-    return "violated (via unprotected channel)" if verdict == "violated" and covered is False else verdict
-
-
 K_IN_NAME = re.compile(r"[×x]\s*(\d+)")
 
 
@@ -197,21 +190,28 @@ def channel_family(channel: str) -> str:
 
 
 def holm_family(rows: list[BoundRow]) -> dict:
-    """Family-wise verdict over every row with a p-value: Holm at α = 1 − confidence (the rows' own
-    confidence; the smallest when they differ). Sets ``row.holm_significant``; rows without a p-value
-    stay outside the family (None). Per-row bounds are unchanged (each valid alone)."""
-    members = [r for r in rows if r.p_value is not None]
+    """The family verdict of the report's rows with the one Holm rule (:func:`audit.verdicts.family_verdict`) at
+    α = 1 − the rows' confidence (the smallest when they differ). Sets ``row.holm_significant`` and notes each
+    row's Holm-adjusted p-value; per-row bounds and verdicts are unchanged (each valid alone)."""
+    from audit.verdicts import family_verdict
+
+    members = [r for r in rows if r.row is not None]
     confs = [r.confidence for r in members if r.confidence]
     alpha = 1.0 - (min(confs) if confs else 0.95)
-    out = {"alpha": alpha, "size": len(members), "excluded": sum(1 for r in rows if r.p_value is None),
-           "significant": [], "method": "holm"}
-    reject, adjusted = holm([r.p_value for r in members], alpha=alpha)
-    for r, rej, adj in zip(members, reject, adjusted):
-        r.holm_significant = rej
-        r.notes.append(f"p = {r.p_value:.3g}, Holm-adjusted {adj:.3g}")
-        if rej:
+    family = family_verdict([r.row for r in members], alpha)
+    outside = sum(1 for a in family.adjusted if a is None) + len(rows) - len(members)
+    out = {"alpha": alpha, "size": family.size, "excluded": outside, "significant": [],
+           "method": "holm", "verdict": str(family.verdict)}
+    for r, rejected, adjusted in zip(members, family.rejected, family.adjusted):
+        if adjusted is None:
+            continue
+        r.holm_significant = rejected
+        r.notes.append(f"p = {r.p_value:.3g}, Holm-adjusted {adjusted:.3g}" if r.p_value is not None
+                       else "claim contradicts itself: rejected outright")
+        if rejected:
             out["significant"].append({"subject": r.subject, "channel": r.channel, "verdict": r.verdict,
-                                       "p_value": r.p_value, "adjusted_p_value": adj, "model": r.model})
+                                       "p_value": r.p_value, "adjusted_p_value": adjusted, "model": r.model,
+                                       "covered": r.covered})
     return out
 
 
@@ -286,14 +286,13 @@ def per_submission_claim(row: BoundRow, rows: list[BoundRow]) -> float | None:
     return None
 
 
-def _worst_verdict(rows: list[BoundRow], family_size: int) -> str:
-    """The worst verdict among rows that count: Holm-significant ones when the family has members."""
-    counted = [b for b in rows if b.holm_significant] if family_size else rows
-    verdicts = [b.verdict for b in counted] or ["consistent"]
-    worst = max(verdicts, key=lambda v: _VERDICT_ORDER.get(v, 0))
-    if worst == "consistent" and any(b.verdict == "inconclusive" for b in rows):
-        return "inconclusive"  # nothing flagged, but some row could not have flagged a leak
-    return worst
+def holm_outcome(rows: list[BoundRow]) -> str:
+    """What Holm's procedure kept of a group's findings: "kept" (some row's finding survives), "not kept" (rows
+    with a finding, none survives) or "—" (no finding, or no row in the family)."""
+    found = [b for b in rows if b.verdict in (Verdict.VIOLATED, Verdict.UNPROTECTED) and b.holm_significant is not None]
+    if not found:
+        return "—"
+    return "kept" if any(b.holm_significant for b in found) else "not kept"
 
 
 def summary_rows(f: Findings) -> list[dict]:
@@ -312,7 +311,7 @@ def summary_rows(f: Findings) -> list[dict]:
         out.append({"group": group, "family": family, "claimed": claim, "claims": claims, "accountant": accountant,
                     "lower_bound": worst.lower_bound, "cap": worst.cap, "worst_subject": worst.subject,
                     "worst_channel": worst.channel, "rows": len(rows),
-                    "verdict": _worst_verdict(rows, f.family.get("size", 0)),
+                    "verdict": str(worst_verdict(b.verdict for b in rows)), "holm": holm_outcome(rows),
                     "outside_claim": worst.outside_claim, "budget_limited": worst.budget_limited})
     order = {"mechanism": 0, "self-test": 1, "honest aggregator": 2, "adversarial aggregator": 3}
     fam_order = {"output": 0, "gradient": 1, "score": 2, "timing": 3, "all": 4}

@@ -51,6 +51,16 @@ details.reference{background:#f8f9fa}
 """
 
 
+def bound_json(b) -> dict:
+    """A bound row of the report's JSON: its fields, and from the audit's row its verdict's reason and power."""
+    out = {k: v for k, v in asdict(b).items() if k != "row"}
+    row = b.row
+    out.update(budget_limited=b.budget_limited, verdict_reason=row.verdict_reason if row else None,
+               detectable_epsilon=row.detectable_epsilon if row else None,
+               detectable_delta=row.detectable_delta if row else None)
+    return out
+
+
 def _first_screen(doc: Document, c: ReportContent, verdict: str) -> None:
     """Verdict card, summary table and headline figure: what a reader needs in the first minute."""
     f = c.own
@@ -99,7 +109,7 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
         "warnings": c.own.warnings,
         "family": c.own.family,
         "summary": summary_rows(c.own),
-        "bounds": [{**asdict(b), "budget_limited": b.budget_limited} for b in c.bounds],
+        "bounds": [bound_json(b) for b in c.bounds],
         "attacks": [{**asdict(a), "above_ceiling": a.above_ceiling, "uses_side_channel": a.uses_side_channel,
                      "attacker_defect": a.attacker_defect} for a in c.attacks],
         "adversarial": c.own.adversarial + c.reference.adversarial,

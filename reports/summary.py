@@ -7,32 +7,36 @@ from .document import Document, num, vclass
 
 
 def verdict_rows(f: Findings):
-    """The bound rows the overall verdict reads: with p-values present, only the rows that stay
-    significant after Holm over the whole family (family-wise error ≤ α); rows without a p-value are
-    outside the family. Without any p-value every row's own verdict is read, uncorrected."""
-    if f.family.get("size"):
-        return [b for b in f.bounds if b.holm_significant]
-    return list(f.bounds)
+    """The bound rows the overall verdict reads: those whose finding Holm's procedure keeps over the whole
+    family (family-wise error ≤ α, :func:`reports.content.holm_family`)."""
+    return [b for b in f.bounds if b.holm_significant]
 
 
 def overall_verdict(f: Findings) -> str:
-    bounds = verdict_rows(f)
-    if any(b.verdict.startswith("violated") and not b.outside_claim for b in bounds) \
+    """The headline: the family verdict of the bound rows (the one Holm rule), worded by where the kept findings
+    lie, with attacks above their ε-LDP ceiling beside it."""
+    family = f.family.get("verdict") if f.bounds else None
+    kept = verdict_rows(f) if f.family.get("size") else [b for b in f.bounds if b.verdict in ("violated",
+                                                                                             "unprotected channel")]
+    if any(b.verdict == "violated" and not b.outside_claim for b in kept) \
             or any(a.above_ceiling and not a.uses_side_channel for a in f.attacks) \
             or any(a["above_ceiling"] and a["covered"] for a in f.bandit_attacks):
         return "VIOLATED — at least one output leaks more than its ε claim allows."
-    if any(b.verdict.startswith("violated") for b in bounds) \
+    if any(b.verdict == "violated" for b in kept) \
             or any(a.above_ceiling and a.uses_side_channel for a in f.attacks) \
             or any(a["above_ceiling"] for a in f.bandit_attacks):
-        return ("CLAIM EXCEEDED THROUGH SIDE CHANNELS — the noisy gradient is consistent with its ε, but the score/timing "
-                "released beside it leak more than ε about the environment.")
-    if any(b.verdict.startswith("unprotected") for b in bounds):
-        return "CLAIM HOLDS FOR THE GRADIENT, BUT SIDE CHANNELS LEAK — the released score/timing is not covered by ε."
-    if any(b.verdict == "inconclusive" for b in f.bounds):
-        return ("INCONCLUSIVE — nothing exceeds its claim, but for some claims no leak of any size would have been "
-                "flagged with these samples; the rows say how many per side would decide.")
+        return ("CLAIM EXCEEDED THROUGH SIDE CHANNELS — the claim's mechanism is not refuted on what it covers, but "
+                "what is released beside it (the score, the timing) leaks more than the claimed ε.")
+    if any(b.verdict == "unprotected channel" for b in kept):
+        return ("CLAIM HOLDS FOR WHAT IT COVERS, BUT SIDE CHANNELS LEAK — a released channel the claim does not "
+                "cover reveals the secret.")
+    if family == "inconclusive":
+        return ("INCONCLUSIVE — nothing exceeds its claim, but for some claims the audit cannot say which leak it "
+                "would have caught (its test did not tell the secrets apart, or these samples could not); the rows "
+                "say why.")
     if f.bounds:
-        return "CONSISTENT — no audited output exceeds its claim at the stated confidence (a lower bound cannot prove the claim)."
+        return ("CONSISTENT — no audited output exceeds its claim at the stated confidence, and each covered row "
+                "states the leak it would have caught (a lower bound cannot prove the claim).")
     return "NO AUDIT GIVEN — this report shows utility and tuning only; it makes no privacy finding."
 
 
@@ -52,13 +56,16 @@ def summary_table(doc: Document, f: Findings, limit: int = SUMMARY_MAX_ROWS) -> 
     if not shown:
         doc.para("No audit was given, so there is no bound to summarise.")
         return rows
-    doc.table(["observer", "channel", "claimed ε", "audited ε ≥", "cap", "verdict"],
+    doc.table(["observer", "channel", "claimed ε", "audited ε ≥", "cap", "verdict", "after Holm"],
               [[r["group"], r["family"], num(r["claimed"]) + ("*" if len(r["claims"]) > 1 else ""),
-                num(r["lower_bound"]), num(r["cap"]) + ("†" if r["budget_limited"] else ""), r["verdict"]]
+                num(r["lower_bound"]), num(r["cap"]) + ("†" if r["budget_limited"] else ""), r["verdict"], r["holm"]]
                for r in shown], numeric={2, 3, 4}, classes=[{5: vclass(r["verdict"])} for r in shown])
     notes = []
     if any(len(r["claims"]) > 1 for r in shown):
         notes.append("* per-submission claim; the group also holds k-submission rows (claim kε)")
+    if any(r["holm"] != "—" for r in shown):
+        notes.append("verdict: the worst row of the group, each row valid alone; after Holm: whether Holm's "
+                     "correction over all rows keeps a finding of the group (only kept findings enter the headline)")
     if any(r["budget_limited"] for r in shown):
         notes.append("† the bound reaches the cap: the sample budget, not the system, limited it")
     if len(rows) > limit:

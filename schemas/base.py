@@ -12,6 +12,7 @@ Pure Python: this module imports nothing from the project and nothing outside th
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import numbers
 import types
@@ -79,10 +80,8 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
             except SchemaError as exc:
                 errors.append(str(exc))
         raise SchemaError(errors[0] if len(errors) == 1 else f"{where}: {_show(value)} matches none of {tp}")
-    if origin is Literal:
-        if value not in typing.get_args(tp):
-            raise SchemaError(f"{where} is {_show(value)}, expected one of {', '.join(map(repr, typing.get_args(tp)))}")
-        return value
+    if (isinstance(tp, type) and issubclass(tp, enum.Enum)) or origin is Literal:
+        return _convert_choice(tp, value, where)
     if origin in (list, dict, tuple):
         return _convert_container(origin, tp, value, where)
     if isinstance(tp, type) and issubclass(tp, Record):
@@ -119,6 +118,14 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
             raise SchemaError(f"{where} is {_show(value)}, expected a list")
         return items
     raise TypeError(f"schema annotation {tp!r} at {where} is not supported")
+
+
+def _convert_choice(tp: Any, value: Any, where: str) -> Any:
+    """A value of an Enum (converted to its member) or of a ``Literal[...]`` annotation."""
+    choices = [m.value for m in tp] if isinstance(tp, type) else list(typing.get_args(tp))
+    if value not in choices:
+        raise SchemaError(f"{where} is {_show(value)}, expected one of {', '.join(map(repr, choices))}")
+    return tp(value) if isinstance(tp, type) else value
 
 
 def _convert_container(origin: Any, tp: Any, value: Any, where: str) -> Any:
@@ -163,6 +170,8 @@ def _show(value: Any) -> str:
 
 
 def _to_json(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
     if isinstance(value, Record):
         return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

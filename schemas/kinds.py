@@ -9,11 +9,11 @@ from typing import Any, Literal
 from systems.contract import PrivacyClaim
 
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
+from .audit_rows import AuditRow, Verdict
 from .base import Record, Result, SchemaError
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, Pipeline, Reliability, Report, TuneWorkers
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 
-Verdict = Literal["consistent", "violated", "unprotected channel", "inconclusive"]
 
 
 # --- train: a run folder's summary.json (pgc train, pgc pipeline) ------------------------------------
@@ -52,44 +52,6 @@ class TrainRun(Result):
 # --- audit: pgc audit ------------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
-class AuditChannel(Record):
-    """One certified bound: a channel of one scope (mechanism, environment pair, adversarial pair)."""
-
-    channel: str
-    epsilon_lower_bound: float
-    claimed_epsilon: float | None = None
-    scope: str | None = None
-    model: str | None = None
-    verdict: Verdict | None = None
-    covered: bool | None = None  # the claim covers this channel (the verdict's rule read it)
-    confidence: float | None = None
-    max_certifiable_epsilon: float | None = None
-    samples_per_side: int | None = None
-    p_value: float | None = None
-    p_value_leak: float | None = None
-    ratio: float | None = None
-    statistic: str | None = None
-    note: str | None = None
-    protect: list[str] | None = None
-    mechanism: str | None = None
-    true_epsilon: float | None = None
-    correct_mechanism: bool | None = None
-    passed: bool | None = None
-    delta: float | None = None
-    delta_lower_bound: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class AdversarialChannel(Record):
-    channel: str
-    epsilon_lower_bound: float
-    claimed_epsilon: float | None = None
-    ratio: float | None = None
-    verdict: Verdict | None = None
-    p_value: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
 class AdversarialSearch(Record):
     objective: str | None = None
     evaluations: int | None = None
@@ -101,7 +63,7 @@ class AdversarialAudit(Record):
     psi: float
     psi_prime: float
     mechanism: str
-    channels: list[AdversarialChannel]
+    channels: list[AuditRow]
     claimed_epsilon: float | None = None
     noise_free_epsilon_lower_bound: float | None = None
     search: AdversarialSearch | None = None
@@ -140,9 +102,11 @@ class EnvironmentAudit(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class AuditResult(Result):
+    """pgc audit: every certified row of the audit in ``channels`` (one :class:`schemas.AuditRow` each)."""
     KIND = "audit"
+    FORMAT_VERSION = 2
     mode: str
-    channels: list[AuditChannel]
+    channels: list[AuditRow]
     confidence: float | None = None
     delta: float | None = None
     seed: int | None = None
@@ -177,8 +141,9 @@ class FlowerOneRunResult(Result):
     """Canary clients inside one Flower simulation: per observer (the server, a third party seeing the
     aggregate) what it is promised and the one-run bounds certified from what it saw."""
     KIND = "flower-one-run"
+    FORMAT_VERSION = 2
     setup: dict
-    rows: list[dict]
+    rows: list[AuditRow]  # one judged row per observer (scope: the observer; note: what it was promised)
     simulation_s: float
     wall_time_s: float
     dimension: int
@@ -186,35 +151,6 @@ class FlowerOneRunResult(Result):
 
 
 # --- system-audit: pgc audit --system MODULE:FACTORY -----------------------------------------------
-
-@dataclass(frozen=True, kw_only=True)
-class SystemAuditRow(Record):
-    channel: str
-    claimed_epsilon: float
-    claimed_delta: float
-    epsilon_lower_bound: float
-    delta_lower_bound: float
-    p_value: float
-    verdict: Verdict
-    holm_rejected: bool
-    statistic: str
-    samples_per_side: int
-    max_certifiable_epsilon: float
-    accountant_epsilon: float | None = None
-    gdp_mu_estimate: float | None = None
-    covered: bool | None = None  # the claim covers this channel (default: it is named in claim.covers)
-    p_value_leak: float | None = None  # H0 "the channel does not leak" (ε ≤ 0)
-    claimed_mu: float | None = None  # the claim's μ-GDP curve on this channel, if it states one
-    mu_lower_bound: float | None = None  # certified μ of the curve test (claims with a curve)
-    curve_epsilon: float | None = None  # ε at the claimed δ if the privacy curve is Gaussian (from mu_lower_bound)
-    detectable_epsilon: float | None = None  # the smallest leak this audit flags with probability ≥ 0.8
-    samples_to_decide: int | None = None  # samples per side from which an inconclusive row could flag a leak
-    curve_false_positives: int | None = None  # the curve test's counts on the certification samples
-    curve_false_negatives: int | None = None
-    profile_delta: float | None = None  # a claimed privacy profile: the point δ_i where the curve test
-    profile_claimed_epsilon: float | None = None  # comes closest to (or exceeds) the ε_i claimed there,
-    profile_epsilon_lower_bound: float | None = None  # and the ε it certifies at δ_i
-
 
 @dataclass(frozen=True, kw_only=True)
 class Accountant(Record):
@@ -226,6 +162,7 @@ class Accountant(Record):
 @dataclass(frozen=True, kw_only=True)
 class SystemAuditResult(Result):
     KIND = "system-audit"
+    FORMAT_VERSION = 2
     system: str
     secret: str
     secret_prime: str
@@ -234,7 +171,7 @@ class SystemAuditResult(Result):
     confidence: float
     samples_per_side: int
     seed: int
-    rows: list[SystemAuditRow]
+    rows: list[AuditRow]
     verdict: Verdict
     wall_time_s: float
     pair: str | None = None
@@ -243,6 +180,13 @@ class SystemAuditResult(Result):
     relation: str | None = None  # what makes the two secrets neighbours
     searched_pair: dict | None = None  # the worst pair the auditor's search found, and its search score
     sequential: dict | None = None  # --samples auto: the stages and the decision
+
+    def row(self, channel: str) -> AuditRow:
+        """The row of ``channel`` (KeyError when the audit has none)."""
+        for r in self.rows:
+            if r.channel == channel:
+                return r
+        raise KeyError(channel)
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------

@@ -53,7 +53,8 @@ def test_run_mode_audits_channels(tmp_path, capsys):
     data = json.loads(out.read_text())
     scopes = {(r["scope"], r["channel"]) for r in data["channels"]}
     assert ("environment 5 vs 15", "gradient") in scopes and ("environment 5 vs 15", "score") in scopes
-    assert {r["verdict"] for r in data["channels"]} <= {"consistent", "violated", "unprotected channel"}
+    assert {r["verdict"] for r in data["channels"]} <= {"consistent", "inconclusive", "violated", "unprotected channel"}
+    assert all(r["verdict_reason"] for r in data["channels"])  # every row says why, in words
     assert data["model"] == "initial" and data["mechanism_source"] == "run"
     assert main(["audit", "--run", str(run), "--trial", "3", "--out", str(tmp_path / "x.json")]) == 2
 

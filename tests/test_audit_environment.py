@@ -35,7 +35,9 @@ def test_gradient_channel_within_claim_and_score_channel_leaks(wide_pair_audit):
     a = wide_pair_audit
     for name in ("gradient", "gradient×2", "gradient×2 split"):
         c = a.channel(name)
-        assert c.epsilon_lower_bound <= c.claimed_epsilon and c.verdict == "consistent"
+        assert c.epsilon_lower_bound <= c.claimed_epsilon
+        # no leak within the claim is seen at this pair: no power can be claimed there (audit.verdicts)
+        assert c.verdict == ("consistent" if c.separated else "inconclusive"), c.verdict_reason
     score = a.channel("score")
     assert score.epsilon_lower_bound > 0.1 and score.verdict in ("unprotected channel", "violated")
     assert a.channel("arrival").epsilon_lower_bound == pytest.approx(score.epsilon_lower_bound, abs=0.2)
@@ -75,7 +77,7 @@ def test_gradient_channel_within_claim_on_a_model_with_biases(mech):
                             hyper=A3CHyperparams(action_selection="sample", biases=True), workers=1,
                             compositions=(), channels=["gradient", "score"])
     g = res.channel("gradient")
-    assert g.epsilon_lower_bound <= g.claimed_epsilon and g.verdict == "consistent"
+    assert g.epsilon_lower_bound <= g.claimed_epsilon and g.verdict != "violated"
     assert res.score_means[0] != res.score_means[1]  # ψ = 2 vs 30 plays differently at this model
     with pytest.raises(ValueError, match="biases"):
         environment_audit(theta, mech, 2.0, 30.0, samples=100, seed=2, hyper=A3CHyperparams(), workers=1,

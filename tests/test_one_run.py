@@ -88,12 +88,13 @@ def test_config_without_canaries_has_no_canary_keys_and_bad_canary_settings_are_
 def test_one_run_audit_is_consistent_on_the_correct_pipeline_and_catches_the_planted_twin_bug():
     # correct pipeline: ε_LB ≤ ε = 1 except with probability α = 5 % (the theorem; fixed seeds here)
     honest = audit_gradient(train(crafted_config(), record_transcript=True))
-    assert 0.2 < honest["epsilon_lower_bound"] <= 1.0
+    assert 0.2 < honest.epsilon_lower_bound <= 1.0 and honest.verdict == "consistent"
     # planted bug: the compiled twin draws its noise for 8ε; the run still records and claims ε = 1,
     # and the auditor simulates the claimed mechanism, so only the canaries can show it
     planted = train(crafted_config(planted_noise_factor=8.0), record_transcript=True)
     assert planted.mechanism["factory_args"]["epsilon"] == 1.0
-    assert audit_gradient(planted)["epsilon_lower_bound"] > 1.5
+    flagged = audit_gradient(planted)
+    assert flagged.epsilon_lower_bound > 1.5 and flagged.verdict == "violated"
 
 
 def test_one_run_audit_of_a_gaussian_claim_reports_both_bounds_at_half_alpha():
@@ -109,9 +110,9 @@ def test_one_run_audit_of_a_gaussian_claim_reports_both_bounds_at_half_alpha():
     neg = system.release(secret, 400, rng)["value"]
     observed = {"value": np.where(truth[:, None] == 1, pos, neg)}
     row = one_run_audit(system, secret, secret_prime, observed, truth, [None], channels=("value",), seed=1)[0]
-    assert row["claimed_mu"] == pytest.approx(system.claim.gdp_mu)
-    assert row["fdp_mu_lower_bound"] > row["claimed_mu"]  # the f-DP bound flags the under-noised curve
-    assert row["epsilon_lower_bound"] == max(row["steinke_epsilon_lower_bound"], row["fdp_epsilon_lower_bound"])
-    assert row["steinke_epsilon_lower_bound"] == steinke_bound(400, row["guesses"], row["correct"], alpha=0.025,
-                                                               delta=1e-5)
-    assert row["p_value"] < 0.05
+    assert row.claimed_mu == pytest.approx(system.claim.gdp_mu)
+    assert row.mu_lower_bound > row.claimed_mu and row.verdict == "violated"  # the f-DP bound flags the curve
+    assert row.epsilon_lower_bound == max(row.extra["steinke_epsilon_lower_bound"], row.extra["fdp_epsilon_lower_bound"])
+    assert row.extra["steinke_epsilon_lower_bound"] == steinke_bound(400, row.guesses, row.correct, alpha=0.025,
+                                                                     delta=1e-5)
+    assert row.p_value < 0.05 and row.test_confidence == pytest.approx(0.975)

@@ -69,7 +69,7 @@ def test_committed_example_report_and_screenshots():
 
 
 def _audit(eps: float, lb: float, verdict: str, p: float) -> dict:
-    return {"kind": "audit", "mode": "run", "confidence": 0.95, "channels": [
+    return {"kind": "audit", "format_version": 2, "mode": "run", "confidence": 0.95, "channels": [
         {"scope": "environment 5 vs 15", "channel": ch, "claimed_epsilon": eps, "epsilon_lower_bound": lb,
          "confidence": 0.95, "samples_per_side": 10_000, "max_certifiable_epsilon": 8.0, "verdict": verdict,
          "p_value": p} for ch in ("gradient", "gradient×3")]}

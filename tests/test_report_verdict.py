@@ -15,7 +15,8 @@ def _row(channel, lb, verdict, p=None, **kw):
 
 def _report(tmp_path, rows, extra=()):
     path = tmp_path / "audit.json"
-    path.write_text(json.dumps({"kind": "audit", "mode": "run", "model": "final", "channels": rows}))
+    path.write_text(json.dumps({"kind": "audit", "format_version": 2, "mode": "run", "model": "final",
+                                "channels": rows}))
     build_report([path, *extra], tmp_path / "r")
     return (json.loads((tmp_path / "r" / "report.json").read_text()), (tmp_path / "r" / "report.md").read_text(),
             (tmp_path / "r" / "report.html").read_text())
@@ -29,12 +30,14 @@ def test_holm_keeps_a_lone_marginal_violation_out_of_the_verdict(tmp_path):
     assert summary["verdict"].startswith("CONSISTENT")
     assert summary["bounds"][0]["verdict"] == "violated"  # the row's own bound stays as it is
     assert "10 row(s) in the family" in md and "10 row(s) in the family" in page
-    assert "each valid alone" in md
+    assert "valid alone at its own confidence" in md and "not kept" in md
 
 
 def test_holm_significant_rows_drive_the_verdict_and_are_named(tmp_path):
-    rows = [_row("gradient", 2.0, "violated", p=1e-6), _row("score", 1.7, "unprotected channel", p=0.9, p_value_leak=1e-5),
-            _row("timing", 0.1, "unprotected channel", p=1.0, p_value_leak=0.3), _row("all", 0.0, "consistent")]
+    rows = [_row("gradient", 2.0, "violated", p=1e-6),
+            _row("score", 1.7, "unprotected channel", p=0.9, p_value_leak=1e-5, covered=False),
+            _row("timing", 0.1, "unprotected channel", p=1.0, p_value_leak=0.3, covered=False),
+            _row("all", 0.0, "inconclusive")]
     summary, md, _ = _report(tmp_path, rows)
     fam = summary["family"]
     assert fam["size"] == 3 and fam["excluded"] == 1 and abs(fam["alpha"] - 0.05) < 1e-12
@@ -44,7 +47,7 @@ def test_holm_significant_rows_drive_the_verdict_and_are_named(tmp_path):
     assert by_channel["score"]["p_value"] == 1e-5  # the leak p-value is used for unprotected rows
     assert by_channel["timing"]["holm_significant"] is False and by_channel["all"]["holm_significant"] is None
     assert summary["verdict"].startswith("VIOLATED")
-    assert "excluded from the family-wise verdict" in md and "Rows significant after Holm: 2" in md
+    assert "excluded from the family-wise verdict" in md and "Findings Holm keeps: 2" in md
 
 
 def test_rows_without_p_values_fall_back_to_their_own_verdicts(tmp_path):

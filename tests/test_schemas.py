@@ -50,8 +50,8 @@ def test_load_and_to_dict_round_trip_a_committed_audit():
     row = result.channels[0]
     assert isinstance(row.epsilon_lower_bound, float) and row.channel
     back = result.to_dict()
-    assert back["format_version"] == 1
-    assert {k: v for k, v in back.items() if k != "format_version"} == data
+    assert back["format_version"] == 2
+    assert back == data
 
 
 def test_unnamed_keys_round_trip_unchanged():
@@ -65,7 +65,7 @@ def test_unnamed_keys_round_trip_unchanged():
 def test_dump_stamps_kind_and_version_first_and_keeps_the_writer_fields():
     out = schemas.dump("audit", {"mode": "run", "seed": 3, "channels": [
         {"channel": "gradient", "epsilon_lower_bound": math.inf, "claimed_epsilon": 1}]})
-    assert list(out)[:2] == ["kind", "format_version"] and out["kind"] == "audit" and out["format_version"] == 1
+    assert list(out)[:2] == ["kind", "format_version"] and out["kind"] == "audit" and out["format_version"] == 2
     assert out["seed"] == 3 and out["channels"][0]["epsilon_lower_bound"] == math.inf
 
 
@@ -97,7 +97,7 @@ def system_audit_fixture() -> dict:
            "delta_lower_bound": 0.0, "p_value": 0.9, "verdict": "consistent", "holm_rejected": False,
            "statistic": "llr", "samples_per_side": 10000, "max_certifiable_epsilon": 7.9, "accountant_epsilon": 0.97,
            "gdp_mu_estimate": None}
-    return {"kind": "system-audit", "format_version": 1, "system": "examples.fedavg:make", "pair": "a:b",
+    return {"kind": "system-audit", "format_version": 2, "system": "examples.fedavg:make", "pair": "a:b",
             "secret": "a", "secret_prime": "b", "broadcast": "crafted",
             "claim": {"epsilon": 1.0, "delta": 1e-5, "covers": ["gradient"]}, "confidence": 0.95,
             "samples_per_side": 10000, "seed": 0,

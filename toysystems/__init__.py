@@ -8,15 +8,20 @@ here imports ``audit``). Each is one class whose ``release`` is vectorized over 
   ``messages`` and ``schedule``. ``adaptive=True`` sends a batch early when the stream's own running sum
   passes a threshold: the schedule then depends on the data, and the claim that covers it fails.
 * :class:`LaplaceCountSystem` — a pure ε-LDP count (x ∈ [0, 1] plus Lap(1/ε)).
+* :class:`RandomizedResponseSystem`, :class:`UnaryEncodingSystem`, :class:`HashedReportSystem`
+  (:mod:`toysystems.frequency`) — local frequency oracles in the report formats deployments use (the hashed
+  report as (bit, hash seed), with an optional decoder offered to the auditor).
 * :class:`SubsampledGaussianSystem` (:mod:`toysystems.dpsgd`) — one record's view of DP-SGD, claimed with
   the Poisson-subsampling accountant's privacy profile; ``sampling="shuffle"`` or ``"always"`` is what many
   implementations run instead.
 """
 
 from .dpsgd import SubsampledGaussianSystem, dp_sgd_system
+from .frequency import HashedReportSystem, RandomizedResponseSystem, UnaryEncodingSystem
 from .systems import (BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem, batched_sum_system,
                       gaussian_vector_system, laplace_count_system)
 
-__all__ = ["BatchedSumSystem", "GaussianVectorSystem", "LaplaceCountSystem", "SubsampledGaussianSystem",
+__all__ = ["BatchedSumSystem", "GaussianVectorSystem", "HashedReportSystem", "LaplaceCountSystem",
+           "RandomizedResponseSystem", "SubsampledGaussianSystem", "UnaryEncodingSystem",
            "batched_sum_system", "dp_sgd_system",
            "gaussian_vector_system", "laplace_count_system"]

@@ -24,7 +24,9 @@ def _finite_array(secret) -> np.ndarray:
 class GaussianVectorSystem:
     """Release clip₂(x, 1) + N(0, σ²I): neighbours differ in the whole vector, so Δ₂ = 2 and σ is the
     analytic calibration for (ε, δ) at sensitivity 2·``sensitivity_factor`` (1: correct). The claim states
-    the μ-GDP curve of that calibration (μ = stated sensitivity / σ) unless ``curve`` is False."""
+    the μ-GDP curve of that calibration (μ = stated sensitivity / σ) unless ``curve`` is False, and
+    ``dp_event`` declares the noise relative to that stated sensitivity: a wrong sensitivity is a bug the claim,
+    the curve and the accountant share, which only the releases can show."""
 
     name = "gaussian-vector"
     channels = ("value",)
@@ -32,6 +34,7 @@ class GaussianVectorSystem:
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4, sensitivity_factor: float = 1.0,
                  curve: bool = True):
         self.dim = int(dim)
+        self.sensitivity_factor = float(sensitivity_factor)
         self.sigma = analytic_gaussian_sigma(epsilon, delta, 2.0 * sensitivity_factor)
         # the stated sensitivity 2·sensitivity_factor over σ: the μ-GDP curve the claim states
         self.claim = PrivacyClaim(epsilon, delta, ("value",),
@@ -52,7 +55,8 @@ class GaussianVectorSystem:
         return {"opposite unit vectors": (e1, -e1), "unit vs zero": (e1, np.zeros(self.dim))}
 
     def dp_event(self):
-        return gaussian_event(self.sigma / 2.0)
+        """The noise as the claimant accounts it: σ over the sensitivity it states (2·``sensitivity_factor``)."""
+        return gaussian_event(self.sigma / (2.0 * self.sensitivity_factor))
 
 
 class BatchedSumSystem:

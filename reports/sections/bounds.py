@@ -8,13 +8,13 @@ from pathlib import Path
 import schemas
 
 from .. import plots
-from ..content import K_IN_NAME, BoundRow, Findings, ReportContent, base_channel, fmt_eps, row_verdict_text
+from ..content import K_IN_NAME, BoundRow, Findings, ReportContent, base_channel, fmt_eps
 from ..document import Document, num, vclass
 from ..loaders import Source
 from ..section import Section
 
 
-def _audit_subject(result: schemas.AuditResult, row: schemas.AuditChannel, label: str) -> tuple[str, str]:
+def _audit_subject(result: schemas.AuditResult, row: schemas.AuditRow, label: str) -> tuple[str, str]:
     """(subject, group) of one audit row: what was audited, and who observes it."""
     scope = row.scope or result.mode
     if row.model == "adversarial" or scope.startswith("adversarial"):
@@ -47,17 +47,20 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
         k = int(m.group(1)) if m else None
         subject, group = _audit_subject(result, obj, src.label)
         protect = tuple(obj.protect or protection)
-        verdict = row_verdict_text(obj.verdict, obj.covered)
-        p_val = obj.p_value
-        if verdict.startswith("unprotected") and obj.p_value_leak is not None:
-            p_val = obj.p_value_leak
+        verdict = str(obj.verdict) if obj.verdict is not None else "inconclusive"
+        p_val = obj.p_value if obj.covered is not False or obj.held_to_claim else obj.p_value_leak
         row = BoundRow(
             source=src.label, subject=subject, channel=channel, claimed=obj.claimed_epsilon,
             lower_bound=obj.epsilon_lower_bound, confidence=obj.confidence or result.confidence,
-            cap=obj.max_certifiable_epsilon, samples=obj.samples_per_side, delta=obj.delta, k=k,
+            cap=obj.max_certifiable_epsilon, samples=obj.samples_per_side, delta=obj.claimed_delta, k=k,
             test=obj.statistic or "", verdict=verdict,
             p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
-            model=obj.model or "", protect=protect, group=group, reference=src.reference, covered=obj.covered)
+            model=obj.model or "", protect=protect, group=group, reference=src.reference, covered=obj.covered,
+            row=obj if obj.verdict is not None else None)
+        if obj.verdict_reason:
+            row.notes.append(obj.verdict_reason)
+        if obj.theta_file:
+            row.notes.append(f"certified at {obj.theta_file}")
         if obj.true_epsilon is not None:
             row.notes.append(f"true ε {fmt_eps(obj.true_epsilon)}")
         if obj.correct_mechanism is not None:
@@ -85,11 +88,11 @@ def render_bounds(doc: Document, f: Findings, anchor: str = "headline", level: i
         for b in f.bounds:
             ratio = (b.lower_bound / b.claimed) if b.claimed and math.isfinite(b.claimed) and b.claimed > 0 else None
             budget = f"{b.samples:,}/side" if b.samples else "—"
-            holm = "—" if b.holm_significant is None else ("significant" if b.holm_significant else "not significant")
+            holm = "—" if b.holm_significant is None else ("kept" if b.holm_significant else "not kept")
             rows.append([b.subject + (" (adversarial)" if b.model == "adversarial" else ""), b.channel, num(b.claimed),
                          num(b.lower_bound), num(ratio, 2),
                          f"{b.confidence:.0%}" if b.confidence else "—", num(b.cap), budget,
-                         b.verdict + (" · budget-limited" if b.budget_limited else "") + " (each valid alone)",
+                         b.verdict + (" · budget-limited" if b.budget_limited else ""),
                          num(b.p_value, 3), holm,
                          "; ".join(x for x in [b.test, *b.notes] if x)])
             classes.append({8: vclass(b.verdict)})
@@ -124,11 +127,11 @@ def _family(doc: Document, f: Findings) -> None:
         return
     sig = fam.get("significant", [])
     shown = "; ".join(f"{x['subject']} · {x['channel']}" for x in sig[:6]) + ("; …" if len(sig) > 6 else "")
-    doc.para(f"Family-wise verdict: {size} row(s) in the family, tested together with Holm's method at family level "
-             f"α = {fam.get('alpha', 0.05):.3g} (each row's p-value is for H0 \"true ε ≤ the row's claim\"; for "
-             f"unprotected channels, when given, \"ε ≤ 0\"). Rows significant after Holm: {len(sig)}"
-             + (f" — {shown}" if sig else "") + ". Only these enter the overall verdict; the per-row bounds and "
-             "verdicts below are each valid alone at their own confidence (p-values in the test column)."
+    doc.para(f"Family-wise verdict: {fam.get('verdict', '—')}. {size} row(s) in the family, tested together with "
+             f"Holm's method at family level α = {fam.get('alpha', 0.05):.3g} (a row held to the claim: H0 \"the claim "
+             f"holds on this row\"; an uncovered channel: H0 \"it does not leak\"). Findings Holm keeps: {len(sig)}"
+             + (f" — {shown}" if sig else "") + ". Only these enter the overall verdict; each row's own verdict below "
+             "is the audit's, valid alone at its own confidence, with the Holm outcome beside it."
              + (f" {excluded} row(s) without a p-value are shown but excluded from the family-wise verdict."
                 if excluded else ""))
 

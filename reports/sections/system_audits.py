@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import schemas
 
-from ..content import BoundRow, Findings, ReportContent, fmt_eps, has_own_section, row_verdict_text
+from ..content import BoundRow, Findings, ReportContent, fmt_eps, has_own_section
 from ..document import Document, num, vclass
 from ..loaders import Source
 from ..section import Section
@@ -24,41 +24,36 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
     rows = []
     for x in r.rows:
         covered = x.covered if x.covered is not None else x.channel in r.claim.covers
-        verdict = row_verdict_text(x.verdict, covered)
-        p_val = x.p_value_leak if verdict == "unprotected channel" and x.p_value_leak is not None else x.p_value
+        verdict = str(x.verdict)
+        p_val = x.p_value if covered or x.held_to_claim else x.p_value_leak
         rows.append(BoundRow(
             source=src.label, subject=subject, channel=x.channel, claimed=x.claimed_epsilon,
             lower_bound=x.epsilon_lower_bound, confidence=r.confidence, cap=x.max_certifiable_epsilon,
-            samples=x.samples_per_side, delta=x.claimed_delta, k=None, test=x.statistic, verdict=verdict,
-            p_value=p_val if 0.0 <= p_val <= 1.0 else None, model=r.broadcast, group=f"{r.system} ({r.broadcast})",
-            accountant=x.accountant_epsilon, reference=src.reference, covered=covered, system=r.system,
-            notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + _curve_and_power_notes(x)))
+            samples=x.samples_per_side, delta=x.claimed_delta, k=None, test=x.statistic or "", verdict=verdict,
+            p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None, model=str(r.broadcast),
+            group=f"{r.system} ({r.broadcast})", accountant=x.accountant_epsilon, reference=src.reference,
+            covered=covered, system=r.system, row=x,
+            notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + _curve_notes(x) + [x.verdict_reason or ""]))
     header = {"source": src.label, "system": r.system, "report_section": r.report_section, "pair": r.pair, "secret": _short(r.secret),
               "secret_prime": _short(r.secret_prime), "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
               "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
-              "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": r.verdict,
+              "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": str(r.verdict),
               "accountant": r.accountant.to_dict() if r.accountant else None, "wall_time_s": r.wall_time_s,
               "relation": r.relation, "searched": r.searched_pair is not None}
     return rows, header
 
 
-def _curve_and_power_notes(x) -> list[str]:
-    """The curve bound (or the μ estimate), then what the audit could have caught or the n that decides."""
-    notes = []
+def _curve_notes(x) -> list[str]:
+    """The curve bound (or the μ estimate); the row's power is in its verdict's reason."""
     if x.mu_lower_bound is not None:
-        notes.append(f"curve: μ ≥ {fmt_eps(x.mu_lower_bound)} vs claimed {fmt_eps(x.claimed_mu)}"
-                     + ("" if x.curve_epsilon is None else f" (ε ≥ {fmt_eps(x.curve_epsilon)} if the curve is Gaussian)"))
-    elif x.profile_delta is not None:
-        notes.append(f"profile: at δ = {x.profile_delta:.3g} the claim promises ε ≤ {fmt_eps(x.profile_claimed_epsilon)}, "
-                     f"certified ε ≥ {fmt_eps(x.profile_epsilon_lower_bound)}")
-    elif x.gdp_mu_estimate is not None:
-        notes.append(f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)} (estimate)")
-    if x.verdict == "consistent" and x.detectable_epsilon is not None:
-        notes.append(f"would have caught ε ≥ {fmt_eps(x.detectable_epsilon)}")
-    elif x.verdict == "inconclusive":
-        notes.append("no n up to 1e9 per side decides it with a threshold test" if x.samples_to_decide is None
-                     else f"{x.samples_to_decide:,} per side would decide")
-    return notes
+        return [f"curve: μ ≥ {fmt_eps(x.mu_lower_bound)} vs claimed {fmt_eps(x.claimed_mu)}"
+                + ("" if x.curve_epsilon is None else f" (ε ≥ {fmt_eps(x.curve_epsilon)} if the curve is Gaussian)")]
+    if x.profile_delta is not None:
+        return [f"profile: at δ = {x.profile_delta:.3g} the claim promises ε ≤ {fmt_eps(x.profile_claimed_epsilon)}, "
+                f"certified ε ≥ {fmt_eps(x.profile_epsilon_lower_bound)}"]
+    if x.gdp_mu_estimate is not None:
+        return [f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)} (estimate)"]
+    return []
 
 
 def curve_corners(src: Source) -> list[dict]:
@@ -75,7 +70,7 @@ def curve_corners(src: Source) -> list[dict]:
         half = split_alpha(1.0 - r.confidence)[1] / 2.0
         n = x.samples_per_side
         corner = {"label": f"{r.system} [{x.channel}]", "fpr_upper": float(cp_upper(x.curve_false_positives, n, half)),
-                  "fnr_upper": float(cp_upper(x.curve_false_negatives, n, half)), "verdict": x.verdict}
+                  "fnr_upper": float(cp_upper(x.curve_false_negatives, n, half)), "verdict": str(x.verdict)}
         if x.mu_lower_bound is not None:
             corner.update(claimed_mu=x.claimed_mu, mu_lower_bound=x.mu_lower_bound)
         else:

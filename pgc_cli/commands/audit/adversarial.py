@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from ...main import CLIError
-from .common import build_mechanism, channel_row, fmt
+from .common import build_mechanism, print_rows, row_record
 from .options import DEFAULT_PAIRS, GravityRange, gravity_pair
 
 
@@ -36,9 +35,12 @@ def adversarial_pairs(args, mech, pairs, report: dict, progress: bool, hyper=Non
         progress=progress, **protection)
     audits = []
     for pair, (found, res) in zip(pairs, results):
-        audits.append(_pair_record(args, pair, found, res))
+        record = _pair_record(args, pair, found, res)
+        audits.append(record)
         _print_pair(res, mech, protection)
-        report["channels"] += _pair_rows(res, protection)
+        protect = {"protect": list(protection["protect"])} if protection else {}
+        report["channels"] += [row_record(r, theta_file=record["theta_files"].get(r.crafted_for), **protect)
+                               for r in res.rows]
     return audits
 
 
@@ -73,24 +75,7 @@ def _print_pair(res, mech, protection: dict) -> None:
     print(f"adversarial model, ψ={res.psi:g} vs ψ'={res.psi_prime:g}, {res.mechanism} "
           f"(search {sum(s.wall_time_s for s in res.searches.values()):.0f}s, total {res.wall_time_s:.0f}s)"
           + (f"; noise-free gradient ε_LB {nf:.3f}" if nf is not None else ""))
-    for r in res.rows:
-        ratio = "" if r.ratio != r.ratio else f"  ε_LB/ε {r.ratio:.3f}"
-        print(f"  {r.channel:<10} claim {fmt(r.claimed_epsilon):>6}  ε_LB {r.epsilon_lower_bound:7.3f}{ratio}  "
-              f"(n={r.audit.samples_per_side:,}, cap {r.audit.max_certifiable_epsilon:.2f}, "
-              f"θ crafted for {r.objective})  {r.verdict}")
-
-
-def _pair_rows(res, protection: dict) -> list[dict]:
-    rows = []
-    for r in res.rows:
-        row = r.to_dict()
-        rows.append(channel_row(
-            f"adversarial {res.psi:g} vs {res.psi_prime:g}", r.channel, r.claimed_epsilon, r.epsilon_lower_bound,
-            r.audit.confidence, r.audit.samples_per_side, r.audit.max_certifiable_epsilon, r.verdict,
-            r.audit.covered, model="adversarial", ratio=r.ratio, statistic=r.audit.statistic, p_value=row["p_value"],
-            **({"protect": list(protection["protect"])} if protection else {}),
-            **({"p_value_leak": row["p_value_leak"]} if "p_value_leak" in row else {})))
-    return rows
+    print_rows(res.rows, width=10)
 
 
 def adversarial_curve(args, report: dict, progress: bool) -> int:
@@ -115,9 +100,8 @@ def adversarial_curve(args, report: dict, progress: bool) -> int:
                       settings=QUICK_SEARCH if args.search_budget == "quick" else SearchSettings(),
                       executor=args.executor)
     report.update(mode="adversarial", model="adversarial", honest_model=honest.label, **res)
-    for p in res["curve"]:
-        report["channels"].append(channel_row(
-            f"{p['model']} {p['psi']:g} vs {p['psi_prime']:g} ε={p['epsilon']:g}", p["channel"], p["epsilon"],
-            p["epsilon_lower_bound"], args.confidence, p["samples_per_side"], math.nan,
-            p["verdict"], p["covered"], model=p["model"], ratio=p["ratio"], p_value=p["p_value"]))
+    for model, audits in (("adversarial", res["adversarial_audits"]), ("honest", res["honest_audits"])):
+        for audit in audits:
+            scope = f"{model} {audit['psi']:g} vs {audit['psi_prime']:g} ε={audit['claimed_epsilon']:g}"
+            report["channels"] += [{**row, "scope": scope, "model": model} for row in audit["channels"]]
     return 0

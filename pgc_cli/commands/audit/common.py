@@ -1,5 +1,5 @@
-"""What the modes of ``pgc audit`` share: a row of the result's flat ``channels`` list, the mechanism
-named on the command line, its canary audit and its printout."""
+"""What the modes of ``pgc audit`` share: a row of the result's flat ``channels`` list and its printed line,
+the mechanism named on the command line, its canary audit and its printout."""
 
 from __future__ import annotations
 
@@ -12,21 +12,31 @@ def fmt(x: float) -> str:
     return "∞" if isinstance(x, float) and math.isinf(x) else f"{x:.3f}"
 
 
-def channel_row(scope: str, channel: str, claimed: float, lb: float, confidence: float, n: int, cap: float,
-                verdict: str, covered: bool, **extra) -> dict:
-    return {"scope": scope, "channel": channel, "claimed_epsilon": claimed, "epsilon_lower_bound": lb,
-            "confidence": confidence, "samples_per_side": n, "max_certifiable_epsilon": cap,
-            "verdict": verdict, "covered": bool(covered), **extra}
+def row_record(row, **context) -> dict:
+    """One row of the result's flat ``channels`` list: the audit's judged row as JSON, with ``context`` (scope,
+    model, protect, theta_file, ...) set on it."""
+    import dataclasses
+
+    return dataclasses.replace(row, **context).to_dict() if context else row.to_dict()
 
 
-def mechanism_row(result, channel: str) -> dict:
-    """The row of a mechanism's canary audit (the claim covers a mechanism's whole output)."""
-    from audit.blackbox import claim_p_value
+def row_line(row, width: int = 20) -> str:
+    """A row in one line: channel, claim, ε_LB, budget and verdict."""
+    return (f"  {row.channel:<{width}} claim {fmt(row.claimed_epsilon):>6}  ε_LB {row.epsilon_lower_bound:7.3f}  "
+            f"(n={row.samples_per_side:,}, cap {row.max_certifiable_epsilon:.2f})  {row.verdict}")
 
-    return channel_row("mechanism", channel, result.claimed_epsilon, result.epsilon_lower_bound, result.confidence,
-                       result.bound.samples_per_side, result.bound.max_certifiable_epsilon, result.verdict, True,
-                       mechanism=result.mechanism, p_value=claim_p_value(result),
-                       delta_lower_bound=getattr(result, "delta_lower_bound", 0.0))
+
+def reason_line(row, indent: int = 4) -> str:
+    """The row's verdict in words (what exceeded what, or what the test could and could not have caught)."""
+    return f"{' ' * indent}{row.verdict}: {row.verdict_reason}" if row.verdict_reason else ""
+
+
+def print_rows(rows, width: int = 20) -> None:
+    """Each row's line and, under it, its verdict's reason."""
+    for row in rows:
+        print(row_line(row, width))
+        if row.verdict_reason:
+            print(reason_line(row, 6))
 
 
 def build_mechanism(name: str, epsilon: float | None, clip, reduced_dim, rounds: int, delta: float | None = None):
@@ -59,14 +69,13 @@ def mechanism_audit(mech, args, samples: int, progress: bool, white_box: bool):
 
 
 def print_mechanism(result) -> None:
-    b = result.bound
-    print(f"{result.mechanism} [{result.mode}]: claimed ε = {fmt(result.claimed_epsilon)}, "
-          f"ε_LB = {result.epsilon_lower_bound:.3f} at {100 * result.confidence:g}% confidence "
-          f"(n = {b.samples_per_side:,}/side, cap {b.max_certifiable_epsilon:.2f}, smallest detectable "
-          f"δ at ε={b.detectable_delta_at:g}: {b.smallest_detectable_delta:.2e}) -> {result.verdict.upper()}")
+    b, row = result.bound, result.row
+    print(f"{result.mechanism} [{result.mode}]: claimed ε = {fmt(row.claimed_epsilon)}, "
+          f"ε_LB = {row.epsilon_lower_bound:.3f} at {100 * row.confidence:g}% confidence "
+          f"(n = {b.samples_per_side:,}/side, cap {b.max_certifiable_epsilon:.2f}) -> {str(row.verdict).upper()}")
     print(f"  ε test: {b.hypothesis}, statistic {b.statistic}, FP {b.false_positives}, FN {b.false_negatives}; "
           f"{result.wall_time_s:.1f}s")
-    dt = getattr(result, "delta_test", None)
+    dt = result.delta_test
     if dt is not None:
         if dt.certified:
             print(f"  δ test: {dt.statistic} on {dt.hypothesis} ({dt.direction}), {dt.hits} hits vs {dt.false_hits} "
@@ -75,17 +84,10 @@ def print_mechanism(result) -> None:
                   f"{100 * dt.confidence:g}%)")
         else:
             print("  δ test: no point mass or exact release seen on the training split (δ_LB = 0)")
-    if getattr(result, "mu_lower_bound", None) is not None:
-        curve_eps = result.curve_epsilon
-        print(f"  curve test: μ_LB = {result.mu_lower_bound:.3f} vs the noise's μ = {result.claimed_mu:.3f}"
-              + ("" if curve_eps is None else f" (ε ≥ {curve_eps:.3f} at δ = {result.claimed_delta:g} if the curve "
-                                              "is Gaussian)"))
-    detectable = getattr(result, "detectable_epsilon", None)
-    if result.verdict == "consistent" and detectable is not None:
-        print(f"  power: would have caught ε ≥ {detectable:.3g} (a leak of that size is flagged w.p. ≥ 0.8)")
-    elif result.verdict == "inconclusive":
-        decide = result.samples_to_decide
-        print("  power: no leak of any size would have been flagged at this n"
-              + (f"; {decide:,} per side would decide" if decide else ""))
-    if getattr(result, "reason", ""):
-        print(f"  verdict: {result.reason}")
+    if row.mu_lower_bound is not None:
+        print(f"  curve test: μ_LB = {row.mu_lower_bound:.3f} vs the claimed curve's μ = {row.claimed_mu:.3f}"
+              + ("" if row.curve_epsilon is None else f" (ε ≥ {row.curve_epsilon:.3f} at δ = {row.claimed_delta:g} "
+                                                      "if the curve is Gaussian)"))
+    if row.accountant_epsilon is not None:
+        print(f"  accountant: the noise it declares gives ε = {row.accountant_epsilon:.3f} at δ = {row.claimed_delta:g}")
+    print(f"  verdict: {row.verdict_reason}")

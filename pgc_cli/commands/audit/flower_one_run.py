@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from ...main import CLIError
@@ -26,8 +27,8 @@ def flower_one_run(setup, progress: bool = False) -> dict:
                                           np.random.default_rng(np.random.SeedSequence([setup.seed, 2, k])))
         row = one_run_scores_audit(scores, coins, sim, sim_coins, centre=centre, claimed_epsilon=promise["epsilon"],
                                    claimed_delta=promise["delta"], claimed_mu=promise["mu"],
-                                   confidence=setup.confidence)
-        rows.append({"observer": observer, "promise": promise["basis"], **row})
+                                   confidence=setup.confidence, scope=observer)
+        rows.append(dataclasses.replace(row, note=promise["basis"]))
     from dataclasses import asdict
 
     return {"setup": asdict(setup), "rows": rows, "simulation_s": simulated_s, "wall_time_s": time.perf_counter() - start,
@@ -50,11 +51,13 @@ def audit_flower_one_run(args, report: dict, progress: bool) -> int:
           f"{setup.real_clients} real ones, {setup.rounds} round(s), {setup.mode}", flush=True)
     result = flower_one_run(setup, progress)
     for row in result["rows"]:
-        print(f"  {row['observer']:<26} promised ε {row['claimed_epsilon']:.3g}: ε_LB {row['epsilon_lower_bound']:.3f} "
-              f"(Steinke {row['steinke_epsilon_lower_bound']:.3f}; f-DP μ_LB {row['fdp_mu_lower_bound']:.3f}"
-              + ("" if row["claimed_mu"] is None else f" vs μ {row['claimed_mu']:.3f}")
-              + f"); {row['correct']}/{row['guesses']} right of M={row['canaries']} -> {row['verdict']}")
+        print(f"  {row.scope:<26} promised ε {row.claimed_epsilon:.3g}: ε_LB {row.epsilon_lower_bound:.3f} "
+              f"(Steinke {row.extra['steinke_epsilon_lower_bound']:.3f}; f-DP μ_LB {row.mu_lower_bound:.3f}"
+              + ("" if row.claimed_mu is None else f" vs μ {row.claimed_mu:.3f}")
+              + f"); {row.correct}/{row.guesses} right of M={row.canaries} -> {row.verdict}")
+        print(f"      {row.verdict}: {row.verdict_reason}")
     command = report["command"]
     report.clear()
-    report.update({"kind": "flower-one-run", "command": command, **result})
+    report.update({"kind": "flower-one-run", "command": command, **result,
+                   "rows": [row.to_dict() for row in result["rows"]]})
     return 0

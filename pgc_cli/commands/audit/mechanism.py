@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...main import CLIError
-from .common import build_mechanism, channel_row, mechanism_audit, mechanism_row, print_mechanism
+from .common import build_mechanism, mechanism_audit, print_mechanism, row_record
 
 
 def audit_named_mechanism(args, report: dict, progress: bool) -> int:
@@ -16,32 +16,44 @@ def audit_named_mechanism(args, report: dict, progress: bool) -> int:
     result = mechanism_audit(mech, args, samples, progress, args.white_box)
     print_mechanism(result)
     report["mechanism_audits"] = [result.to_dict()]
-    report["channels"].append(mechanism_row(result, f"canary ({result.mode})"))
+    report["channels"].append(row_record(result.row, channel=f"canary ({result.mode})"))
     return 0
 
 
 def self_test(args, report: dict, progress: bool) -> int:
+    from audit.honesty import HONESTY_CASES, run_honesty_cases
     from audit.selftest import TABLE_HEADER, format_row, run_self_test, self_test_cases
 
     samples = args.samples or 1_000_000
-    known = {c.name for c in self_test_cases()}
+    mechanisms = {c.name for c in self_test_cases()}
+    known = mechanisms | set(HONESTY_CASES)
     if args.only and set(args.only) - known:
         raise CLIError(f"--only: unknown case(s) {sorted(set(args.only) - known)}; known: {', '.join(sorted(known))}")
-    print(f"self-test: {samples:,} certification samples per side, {100 * args.confidence:g}% confidence, "
-          f"seed {args.seed}")
-    print(TABLE_HEADER)
-    rows = run_self_test(samples=samples, confidence=args.confidence, seed=args.seed, dim=args.dim,
-                         progress=progress, on_row=lambda r: print(format_row(r), flush=True), only=args.only,
-                         executor=args.executor)
+    rows, honesty = [], []
+    if not args.only or set(args.only) & mechanisms:
+        print(f"self-test: {samples:,} certification samples per side, {100 * args.confidence:g}% confidence, "
+              f"seed {args.seed}")
+        print(TABLE_HEADER)
+        rows = run_self_test(samples=samples, confidence=args.confidence, seed=args.seed, dim=args.dim,
+                             progress=progress, on_row=lambda r: print(format_row(r), flush=True),
+                             only=[c for c in args.only or () if c in mechanisms] or None, executor=args.executor)
+    if not args.only or set(args.only) & set(HONESTY_CASES):
+        print("honesty cases (each at its own sizes, 95% confidence): a verdict never says more than the audit saw")
+        honesty = run_honesty_cases(args.seed, progress, only=args.only or None, on_case=_print_honesty)
     report["self_test"] = [r.to_dict() for r in rows]
+    report["honesty"] = [o.to_dict() for o in honesty]
     for r in rows:
-        report["channels"].append(channel_row("self-test", f"{r.case.name} ({r.case.mode})",
-                                              r.result.claimed_epsilon, r.result.epsilon_lower_bound,
-                                              r.result.confidence, r.result.bound.samples_per_side,
-                                              r.result.bound.max_certifiable_epsilon, r.result.verdict, True,
-                                              correct_mechanism=r.case.correct, passed=r.passed,
-                                              true_epsilon=r.true_epsilon))
-    failed = [r for r in rows if not r.passed]
-    print(f"{len(rows) - len(failed)}/{len(rows)} judged correctly"
-          + (f"; MISJUDGED: {', '.join(r.case.name for r in failed)}" if failed else ""))
+        report["channels"].append(row_record(r.result.row, scope="self-test", channel=f"{r.case.name} ({r.case.mode})",
+                                             correct_mechanism=r.case.correct, passed=r.passed,
+                                             true_epsilon=r.true_epsilon))
+    for o in honesty:
+        report["channels"] += [row_record(row, scope=f"honesty: {o.case}", passed=o.passed) for row in o.rows]
+    failed = [r.case.name for r in rows if not r.passed] + [o.case for o in honesty if not o.passed]
+    total = len(rows) + len(honesty)
+    print(f"{total - len(failed)}/{total} judged correctly" + (f"; MISJUDGED: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
+
+
+def _print_honesty(outcome) -> None:
+    print(f"  {outcome.case:<26} {'ok  ' if outcome.passed else 'FAIL'} expected: {outcome.expected}", flush=True)
+    print(f"  {'':<26}      shown: {outcome.shown}", flush=True)

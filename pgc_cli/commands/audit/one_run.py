@@ -5,7 +5,7 @@ from the one-run theorem (:mod:`audit.one_run`, docs/README-one-run.md) per chan
 from __future__ import annotations
 
 from ...main import CLIError
-from .common import channel_row, fmt
+from .common import fmt, row_record
 
 
 def audit_one_run(args, report: dict, progress: bool) -> int:
@@ -24,12 +24,13 @@ def audit_one_run(args, report: dict, progress: bool) -> int:
     print(f"one-run audit of {args.one_run} trial {args.trial}: {positions.size:,} {canaries.setup['canary_model']} "
           f"canaries, {secret:g} vs {secret_prime:g}, claim ε = {fmt(float(system.claim.epsilon))}; simulating at "
           f"{len(broadcasts)} model(s)", flush=True)
+    scope = f"one-run {canaries.setup['canary_model']} {secret:g} vs {secret_prime:g}"
     rows = one_run_audit(system, secret, secret_prime, transcript_releases(transcript, positions), truth,
                          broadcasts, channels=channels, samples=args.samples, seed=args.seed,
-                         confidence=args.confidence)
-    scope = f"one-run {canaries.setup['canary_model']} {secret:g} vs {secret_prime:g}"
+                         confidence=args.confidence, scope=scope)
     for r in rows:
-        report["channels"].append(_row(args, scope, r, system))
+        _print_row(r)
+        report["channels"].append(row_record(r))
     report.update(run=str(args.one_run), trial=args.trial, canary_setup=canaries.setup,
                   canary_submissions=int(positions.size), simulated_models=len(broadcasts),
                   protection=config.protection() if config.protect else None)
@@ -63,23 +64,12 @@ def _channels(args) -> tuple[str, ...]:
     return channels
 
 
-def _row(args, scope: str, r: dict, system) -> dict:
-    from audit.system_audit import row_verdict
-
-    covered = r["channel"] in system.claim.covers
-    verdict = row_verdict(r["claimed_epsilon"], r["epsilon_lower_bound"], covered,
-                          mu_lb=r.get("fdp_mu_lower_bound"), claimed_mu=r.get("claimed_mu"))
-    print(f"  {r['channel']:<9} claim {fmt(r['claimed_epsilon'])}  ε_LB {r['epsilon_lower_bound']:.3f} "
-          f"(ε_LB/ε {r['epsilon_lower_bound'] / r['claimed_epsilon']:.3f})  {r['correct']:,}/{r['guesses']:,} "
-          f"right of M={r['canaries']:,}  max {r['max_certifiable_epsilon']:.3f}  [{r['statistic']}]  {verdict}")
-    fdp = {k: r[k] for k in ("claimed_mu", "fdp_mu_lower_bound", "fdp_epsilon_lower_bound",
-                             "steinke_epsilon_lower_bound", "bounds") if k in r}
-    if fdp:
-        print(f"            f-DP: μ_LB {fdp['fdp_mu_lower_bound']:.3f} vs claimed μ {fdp['claimed_mu']:.3f} (ε "
-              f"{fdp['fdp_epsilon_lower_bound']:.3f} if the curve is Gaussian); Steinke ε_LB "
-              f"{fdp['steinke_epsilon_lower_bound']:.3f}; {fdp['bounds']}")
-    return channel_row(scope, r["channel"], r["claimed_epsilon"], r["epsilon_lower_bound"], args.confidence,
-                       r["samples_per_side"], r["max_certifiable_epsilon"], verdict, covered, audit="one-run",
-                       claimed_delta=r["claimed_delta"], canaries=r["canaries"], guesses=r["guesses"],
-                       correct=r["correct"], accuracy=r["accuracy"], p_value=r["p_value"], statistic=r["statistic"],
-                       simulated_epsilon_lower_bound=r["simulated_epsilon_lower_bound"], **fdp)
+def _print_row(r) -> None:
+    print(f"  {r.channel:<9} claim {fmt(r.claimed_epsilon)}  ε_LB {r.epsilon_lower_bound:.3f} "
+          f"(ε_LB/ε {r.epsilon_lower_bound / r.claimed_epsilon:.3f})  {r.correct:,}/{r.guesses:,} "
+          f"right of M={r.canaries:,}  max {r.max_certifiable_epsilon:.3f}  [{r.statistic}]  {r.verdict}")
+    if r.mu_lower_bound is not None and r.claimed_mu is not None:
+        print(f"            f-DP: μ_LB {r.mu_lower_bound:.3f} vs claimed μ {r.claimed_mu:.3f} (ε "
+              f"{r.extra.get('fdp_epsilon_lower_bound', 0.0):.3f} if the curve is Gaussian); Steinke ε_LB "
+              f"{r.extra.get('steinke_epsilon_lower_bound', r.epsilon_lower_bound):.3f}; {r.extra.get('bounds', '')}")
+    print(f"            {r.verdict}: {r.verdict_reason}")

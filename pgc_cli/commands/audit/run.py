@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ...main import CLIError
 from .adversarial import adversarial_pairs
-from .common import build_mechanism, channel_row, fmt, mechanism_row, print_mechanism
+from .common import build_mechanism, print_mechanism, print_rows, row_record
 from .options import DEFAULT_PAIRS, gravity_pair
 
 
@@ -32,7 +32,7 @@ def audit_run(args, report: dict, progress: bool) -> int:
     mres, environments = _canary_and_environment_audits(args, progress, mech, theta, pairs, config)
     print_mechanism(mres)
     report["mechanism_audits"] = [mres.to_dict()]
-    report["channels"].append(mechanism_row(mres, "canary (black-box)"))
+    report["channels"].append(row_record(mres.row, channel="canary (black-box)"))
     report["environment_audits"] = [_report_environment(report, res, config) for res in environments]
     return 0
 
@@ -94,14 +94,7 @@ def _report_environment(report: dict, res, config) -> dict:
     psi, psi_prime = res.psi, res.psi_prime
     print(f"environment ψ={psi:g} vs ψ'={psi_prime:g} at the {report['model']} model "
           f"(mean score {res.score_means[0]:.1f} vs {res.score_means[1]:.1f}; {res.wall_time_s:.1f}s):")
-    for c in res.channels:
-        print(f"  {c.channel:<20} claim {fmt(c.claimed_epsilon):>6}  ε_LB {c.epsilon_lower_bound:7.3f}  "
-              f"(n={c.samples_per_side:,}, cap {c.max_certifiable_epsilon:.2f})  {c.verdict}")
-        report["channels"].append(channel_row(f"environment {psi:g} vs {psi_prime:g}", c.channel,
-                                              c.claimed_epsilon, c.epsilon_lower_bound, c.confidence,
-                                              c.samples_per_side, c.max_certifiable_epsilon, c.verdict,
-                                              c.covered, statistic=c.statistic, note=c.note,
-                                              **({"protect": list(config.protect)} if config.protect else {}),
-                                              **{k: v for k, v in c.to_dict().items()
-                                                 if k in ("p_value", "p_value_leak")}))
+    print_rows(res.channels)
+    protect = {"protect": list(config.protect)} if config.protect else {}
+    report["channels"] += [row_record(c, **protect) for c in res.channels]
     return res.to_dict()

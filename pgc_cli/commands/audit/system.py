@@ -51,8 +51,10 @@ def audit_flower_client(args, report: dict, progress: bool) -> int:
 def audit_system_object(system, args, report: dict, progress: bool) -> int:
     from audit.releases import describe_secret
     from audit.system_audit import audit_system, check_system
+    from systems.contract import PrivacyClaim
 
     check_system(system)
+    claim = PrivacyClaim.of(system.claim)
     search_pair = bool(getattr(args, "search_pair", False))
     if search_pair and getattr(system, "secret_space", None) is None:
         raise CLIError(f"--search-pair: {system.name} offers no secret_space to search")
@@ -62,10 +64,7 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
     samples = args.samples or 100_000
     what = ("the worst neighbouring pair it finds" if search_pair else f"pair {pair!r}" if pair
             else f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)}")
-    print(f"auditing {system.name}: {what}, claim ε = "
-          f"{fmt(float(system.claim.epsilon))}, δ = {system.claim.delta:g}"
-          + ("" if system.claim.gdp_mu is None else f", μ-GDP curve μ = {system.claim.gdp_mu:.4g}")
-          + f" covering {', '.join(system.claim.covers) or 'nothing'}; "
+    print(f"auditing {system.name}: {what}, claim {_claim_text(claim)}; "
           + (f"samples until decisive (budget {auto.budget:,} per side)" if auto else f"{samples:,} releases per side")
           + (", adversarial broadcast" if args.adversarial else ""), flush=True)
     options = dict(adversarial=args.adversarial, channels=channels, pair=pair, float_exact=args.float_exact)
@@ -78,7 +77,7 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
                                              confidence=args.confidence, progress=progress, **options)
         result = staged.stages[-1].detail
         for stage in staged.stages:
-            print(f"  stage: {stage.n_per_side:,} per side at α = {stage.alpha:.3g} -> {stage.detail.verdict}"
+            print(f"  stage: {stage.n_per_side:,} per side at α = {stage.alpha:.3g} -> {stage.verdict}"
                   f" ({stage.decision})")
     else:
         result = audit_system(system, secret, secret_prime, samples=samples, seed=args.seed,
@@ -88,20 +87,28 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
               f"{result.searched_pair['search_objective']:.3f}, {result.searched_pair['evaluations']} candidates)")
     for r in result.rows:
         _print_row(r)
-    level = f"{100 * (1 - staged.stages[-1].alpha if auto else args.confidence):g}%"
-    verdict = (staged.decision if auto else result.verdict).upper()
-    print(f"verdict (Holm over {len(result.rows)} rows at {level}): {verdict}")
+    level = f"{100 * (1 - staged.stages[-1].alpha if auto else args.confidence):.3g}%"
+    verdict = staged.decision if auto else str(result.verdict)
+    print(f"verdict (Holm over {len(result.rows)} rows at {level}): {verdict.upper()}")
     command = report["command"]
     report.clear()
     report.update(result.to_dict())
     report["command"] = command
     if auto:
-        report["verdict"] = staged.decision
+        report["verdict"] = str(staged.verdict)
         report["sequential"] = {"budget": auto.budget, "alpha": 1.0 - args.confidence, "decision": staged.decision,
+                                "decisive": staged.decisive,
                                 "stages": [{"samples_per_side": s.n_per_side, "alpha": s.alpha,
-                                            "verdict": s.detail.verdict, "decision": s.decision}
+                                            "verdict": str(s.verdict), "decision": s.decision}
                                            for s in staged.stages]}
     return 0
+
+
+def _claim_text(claim) -> str:
+    return (f"ε = {fmt(float(claim.epsilon))}, δ = {claim.delta:g}"
+            + ("" if claim.gdp_mu is None else f", μ-GDP curve μ = {claim.gdp_mu:.4g}")
+            + ("" if claim.privacy_profile is None else f", a {len(claim.privacy_profile)}-point privacy profile")
+            + f" covering {', '.join(claim.covers) or 'nothing'}")
 
 
 def _print_row(r) -> None:
@@ -114,15 +121,10 @@ def _print_row(r) -> None:
                   f"certified ε ≥ {r.profile_epsilon_lower_bound:.3f}")
     elif r.gdp_mu_estimate is not None:
         extra += f"  μ̂ {r.gdp_mu_estimate:.3f} (estimate)"
-    power = ""
-    if r.verdict == "consistent" and r.detectable_epsilon is not None:
-        power = f"  would have caught ε ≥ {r.detectable_epsilon:.3g}"
-    elif r.verdict == "inconclusive":
-        power = ("  no n up to 1e9 per side decides this claim with a threshold test" if r.samples_to_decide is None
-                 else f"  {r.samples_to_decide:,} per side would decide (flag a leak if there is one)")
     print(f"  {r.channel:<20} claim ({fmt(r.claimed_epsilon)}, {r.claimed_delta:g})  ε_LB {r.epsilon_lower_bound:7.3f}"
           f"  δ_LB {r.delta_lower_bound:.2e}  p {r.p_value:.2g}  [{r.broadcast}, {r.statistic}]  "
-          f"{r.verdict}{'  (Holm)' if r.holm_rejected else ''}{power}{extra}")
+          f"{r.verdict}{'  (Holm keeps it)' if r.holm_rejected else ''}{extra}")
+    print(f"      {r.verdict}: {r.verdict_reason}")
 
 
 def _secrets(args, system):
