@@ -37,7 +37,7 @@ from scipy.stats import binom, norm, poisson
 
 from . import bounds
 from .curves import gdp_epsilon, gdp_mu_for, mu_lower_bound, profile_excess
-from .power import POWER, oracle_power
+from .power import POWER, oracle_power, smallest_sample_size
 
 LARGEST_LEAK = 60.0  # ε beyond which no leak is searched
 TOLERANCE = 1e-3  # relative precision of a detectable size
@@ -140,16 +140,7 @@ def profile_event_detectable_epsilon(curve_false_positives: int, n: int, alpha: 
 def samples_to_decide(detectable_at) -> int | None:
     """Smallest n per side (doubling from 1,000, then bisection to 1 %) at which ``detectable_at(n)`` is finite:
     from there the same test would state power; None when no n up to 10⁹ does."""
-    high = 1000
-    while not math.isfinite(detectable_at(high)):
-        high *= 2
-        if high > N_MAX:
-            return None
-    low = high // 2
-    while high - low > max(1, high // 100):
-        mid = (low + high) // 2
-        low, high = (low, mid) if math.isfinite(detectable_at(mid)) else (mid, high)
-    return high
+    return smallest_sample_size(lambda n: math.isfinite(detectable_at(n)), N_MAX)
 
 
 # --- δ-type leaks: the δ test's point masses ------------------------------------------------------------

@@ -270,34 +270,17 @@ class RareNoiselessRelease:
 
 
 @dataclass(frozen=True)
-class GaussianStatingItsOwnCurve:
+class GaussianStatingItsOwnCurve(GaussianNoiseShrunk):
     """The Gaussian mechanism with σ/``shrink`` while claiming (ε, δ), stating the μ-GDP curve of the noise it
     really adds (``gdp_mu`` = Δ₂/σ of the shrunk σ: μ ≈ 0.752 for σ/1.5 at (2, 1e-5)), as a library that reports μ
     from its own σ does. Its claim contradicts its own curve: μ = 0.752 means ε ≈ 3.16 at δ = 1e-5."""
 
     epsilon: float = 2.0
-    delta: float = 1e-5
     clip: float = 1.0
-    shrink: float = 1.5
-
-    @property
-    def noise_scale(self) -> float:
-        from mechanisms.calibration import analytic_gaussian_sigma
-
-        return analytic_gaussian_sigma(self.epsilon, self.delta, self.clip) / self.shrink
 
     @property
     def gdp_mu(self) -> float:
         return self.clip / self.noise_scale
-
-    def true_epsilon(self, dim: int) -> float:
-        from mechanisms.calibration import gaussian_epsilon
-
-        return gaussian_epsilon(self.noise_scale, self.delta, self.clip)
-
-    def __call__(self, gradients, rng):
-        g = l2_clip(sanitize(check_gradients(gradients)), self.clip / 2.0)
-        return g + check_rng(rng).normal(0.0, self.noise_scale, size=g.shape)
 
 
 @dataclass(frozen=True)

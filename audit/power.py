@@ -204,15 +204,21 @@ def samples_to_flag(leak_eps: float, claim_eps: float, delta: float, alpha: floa
 
     if not (math.isfinite(claim_eps) and claim_eps > 0):
         return None
+    return smallest_sample_size(flags, n_max)
+
+
+def smallest_sample_size(holds, n_max: int = 10**9) -> int | None:
+    """Smallest n per side (doubling from 1,000, then bisection to 1 %) at which the monotone ``holds(n)`` is
+    true; None when no n up to ``n_max`` makes it true."""
     high = 1000
-    while not flags(high):
+    while not holds(high):
         high *= 2
         if high > n_max:
             return None
     low = high // 2
     while high - low > max(1, high // 100):
         mid = (low + high) // 2
-        low, high = (low, mid) if flags(mid) else (mid, high)
+        low, high = (low, mid) if holds(mid) else (mid, high)
     return high
 
 

@@ -13,8 +13,11 @@ on n training samples per side) and the sequential null simulation (the stopping
 * ``false-alarms`` — correctly calibrated Gaussian mechanisms (the project's analytic calibration,
   diffprivlib's GaussianAnalytic, and the textbook formulas written here) over ε ∈ {0.5, 1, 2, 4, 8},
   δ ∈ {1e-5, 1e-8} and dimensions {1, 4, 16}: how many are flagged;
-* ``detectability`` — five mechanisms leaking exactly the ``detectable_epsilon`` of their audit,
-  200 audits each: the share flagged (the promise is ≥ 0.8 for the oracle test);
+* ``detectability`` — five mechanisms: each run audits the correct release, reads the ``detectable_epsilon``
+  its own certified test states (:mod:`audit.measured_power`) and audits a release leaking exactly that much,
+  200 runs each: the share flagged (the promise is ≥ 0.8);
+* ``point-mass-detectability`` — the δ test's stated point mass, planted in a Laplace mechanism: the share
+  flagged;
 * ``sequential-null`` — the stopping rule on exact Gaussians (true claims), 2,000 runs: the share
   flagged, with a one-sided binomial test of "rate ≤ α".
 """
@@ -38,7 +41,6 @@ from mechanisms.calibration import analytic_gaussian_sigma
 from systems.contract import PrivacyClaim
 
 from .curves import curve_epsilon, gdp_mu_for, mu_lower_bound, select_curve_threshold, split_alpha
-from .power import detectable_epsilon
 from .sequential import sequential_curve_audit
 from .system_audit import audit_system
 
@@ -134,7 +136,7 @@ def miscalibrated(n: int = 20_000, seed: int = 0) -> dict:
                                  curve=curve)
         result = _audit(system, n, seed)
         row = result.rows[0]
-        out["rows"][label] = {k: row.to_dict()[k] for k in (
+        out["rows"][label] = {k: getattr(row, k) for k in (
             "verdict", "epsilon_lower_bound", "max_certifiable_epsilon", "claimed_mu", "mu_lower_bound",
             "curve_epsilon", "detectable_epsilon", "samples_to_decide", "false_positives", "false_negatives")}
     return out
@@ -244,23 +246,52 @@ DETECTABILITY_CASES = (  # (label, claim ε, δ, with curve)
 )
 
 
+def _leaky_system(label: str, eps: float, delta: float, curve: bool, leak: float):
+    """A release whose exact ε (at δ) is ``leak``, claiming ``eps`` (with its curve when ``curve``)."""
+    if delta > 0:
+        sigma = 2.0 / gdp_mu_for(leak, delta)  # a Gaussian whose exact ε at δ is the leak
+        return GaussianRelease(label, sigma, eps, delta, 1, claimed_sigma=2.0 / gdp_mu_for(eps, delta), curve=curve)
+    return LaplaceRelease(label, leak, eps)
+
+
 def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
+    """Each run audits the correct release (its true ε the claim) and reads the ``detectable_epsilon`` its own
+    certified test states, then audits a release leaking exactly that much on fresh seeds: the share flagged
+    (the promise: ≥ 0.8). Rows that state no power (not separated, or ∞) are counted apart."""
     out = []
     for (label, eps, delta, curve), case_seq in zip(DETECTABILITY_CASES,
                                                     np.random.SeedSequence(root).spawn(len(DETECTABILITY_CASES))):
-        claimed_mu = gdp_mu_for(eps, delta) if curve else None
-        leak = detectable_epsilon(eps, delta, n, ALPHA, claimed_mu)
-        if delta > 0:
-            sigma = 2.0 / gdp_mu_for(leak, delta)  # a Gaussian whose exact ε at δ is the detectable ε
-            system = GaussianRelease(label, sigma, eps, delta, 1, claimed_sigma=2.0 / gdp_mu_for(eps, delta),
-                                     curve=curve)
-        else:
-            system = LaplaceRelease(label, leak, eps)
-        seeds = [int(s.generate_state(1)[0]) for s in case_seq.spawn(runs)]
-        flagged = sum(_audit(system, n, s).rows[0].verdict == "violated" for s in seeds)
-        out.append({"mechanism": label, "claimed_epsilon": eps, "delta": delta, "curve": curve,
-                    "detectable_epsilon": leak, "runs": runs, "flagged": int(flagged), "rate": flagged / runs})
-    return {"n_per_side": n, "alpha": ALPHA, "power_promised": 0.8, "goal_rate": 0.75, "cases": out}
+        correct = _leaky_system(label, eps, delta, curve, eps)
+        stated, flagged = [], 0
+        for run_seq in case_seq.spawn(runs):
+            first, second = (int(s.generate_state(1)[0]) for s in run_seq.spawn(2))
+            leak = _audit(correct, n, first).rows[0].detectable_epsilon
+            if leak is None or not math.isfinite(leak):
+                continue
+            stated.append(leak)
+            flagged += _audit(_leaky_system(label, eps, delta, curve, leak), n, second).rows[0].verdict == "violated"
+        out.append({"mechanism": label, "claimed_epsilon": eps, "delta": delta, "curve": curve, "runs": runs,
+                    "stated_power": len(stated), "detectable_epsilon_median": float(np.median(stated)),
+                    "detectable_epsilon_range": [float(min(stated)), float(max(stated))],
+                    "flagged": int(flagged), "rate": flagged / max(len(stated), 1)})
+    return {"n_per_side": n, "alpha": ALPHA, "power_promised": 0.8, "goal_rate": 0.75,
+            "power": "measured: each run's own certified test (audit.measured_power)", "cases": out}
+
+
+def point_mass_detectability(n: int = 20_000, runs: int = 100, root: int = 6, dim: int = 4) -> dict:
+    """The δ test's stated power: a correct Laplace (ε = 1) audit states the smallest point mass it would catch;
+    a Laplace that releases its input exactly with that probability is audited on fresh seeds: the share flagged."""
+    from mechanisms import Laplace
+
+    from .blackbox import audit_mechanism
+    from .mutants import RareNoiselessRelease
+
+    stated = audit_mechanism(Laplace(1.0), dim=dim, samples=n, seed=root).row.detectable_delta
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(root).spawn(runs)]
+    leaky = RareNoiselessRelease(1.0, leak_rate=stated)
+    flagged = sum(audit_mechanism(leaky, dim=dim, samples=n, seed=s).row.verdict == "violated" for s in seeds)
+    return {"n_per_side": n, "dim": dim, "alpha": ALPHA, "detectable_delta": stated, "runs": runs,
+            "flagged": int(flagged), "rate": flagged / runs, "power_promised": 0.8}
 
 
 # ---- the sequential procedure under the null ---------------------------------------------------
@@ -275,19 +306,20 @@ def sequential_null(runs: int = 2000, root: int = 7, n_first: int = 2000, budget
     def draw(n: int, rng: np.random.Generator):
         return rng.normal(mu, 1.0, n), rng.normal(0.0, 1.0, n)
 
-    decisions = [sequential_curve_audit(draw, claim, 1e-5, ALPHA, rng, n_first=n_first, budget=budget).decision
-                 for rng in rngs]
-    flagged = decisions.count("violated")
+    results = [sequential_curve_audit(draw, claim, 1e-5, ALPHA, rng, n_first=n_first, budget=budget) for rng in rngs]
+    flagged = sum(r.verdict == "violated" for r in results)
     test = binomtest(flagged, runs, ALPHA, alternative="greater")
     return {"runs": runs, "claim": [claim, 1e-5], "n_first": n_first, "budget_per_side": budget, "alpha": ALPHA,
-            "flagged": flagged, "rate": flagged / runs, "consistent": decisions.count("consistent"),
-            "inconclusive": decisions.count("inconclusive"),
+            "alpha_spending": "α_k = α·n_k / Σ n_j", "flagged": flagged, "rate": flagged / runs,
+            "consistent": sum(r.verdict == "consistent" and r.decisive for r in results),
+            "undecided": sum(not r.decisive for r in results),
             "binomial_test_rate_above_alpha_p": float(test.pvalue),
             "path": "the stopping rule of audit.sequential on one-dimensional scores (curve test per stage)"}
 
 
 STUDIES = {"curve-vs-threshold": None, "miscalibrated": miscalibrated, "false-alarms": false_alarms,
-           "detectability": detectability, "sequential-null": sequential_null}
+           "detectability": detectability, "point-mass-detectability": point_mass_detectability,
+           "sequential-null": sequential_null}
 
 
 def _curve_studies() -> dict:
@@ -297,10 +329,10 @@ def _curve_studies() -> dict:
 
 def write_result(path: Path, body: dict, command: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    result = schemas.dump("power-study", {**body, "command": command})
+    result = schemas.json_ready(schemas.dump("power-study", {**body, "command": command}))
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")  # written whole, then renamed into place
     with os.fdopen(fd, "w") as handle:
-        handle.write(json.dumps(result, indent=1, default=float) + "\n")
+        handle.write(json.dumps(result, indent=1, allow_nan=False) + "\n")
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 

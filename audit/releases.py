@@ -8,7 +8,9 @@ are selected on a training split (:func:`fit_channel_tests`) and counted on fres
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -56,6 +58,22 @@ def draw_releases(system: Any, secret: Any, n: int, rng: np.random.Generator, br
     if ALL in channels and ALL not in arrays:
         arrays[ALL] = np.concatenate([arrays[c] for c in base_channels], axis=1)
     return {c: arrays[c] for c in channels}
+
+
+class Stopwatch:
+    """Seconds an audit spends per part (drawing the training split, selecting, drawing and counting the
+    certification releases, judging the rows): recorded in the result, and the base of a time estimate."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def part(self, name: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
 
 @dataclass(frozen=True)
@@ -156,18 +174,25 @@ class SelectionPool:
     """Releases that earlier audits of the same pair drew (their training splits and certification releases),
     offered to a later audit's SELECTION — never to its certification, which stays on fresh releases. Sampling
     until decisive pools its stages this way, so that a later stage selects on everything drawn before it.
-    Holds at most ``max_values`` numbers per side (the newest releases)."""
+    Holds per side and channel at most ``max_rows`` releases and ``max_values`` numbers (the newest): the
+    mechanism audit's cap on a training split (:data:`audit.tester.MECHANISM_SPLIT`), selection beyond it is
+    stable and only slower."""
 
-    def __init__(self, max_values: int = 8_000_000):
-        self.max_values = int(max_values)
+    def __init__(self, max_rows: int = 200_000, max_values: int = 8_000_000):
+        self.max_rows, self.max_values = int(max_rows), int(max_values)
         self.sides: tuple[dict[str, list[np.ndarray]], dict[str, list[np.ndarray]]] = ({}, {})
+
+    def capacity(self, width: int) -> int:
+        """Releases of ``width`` numbers the pool keeps per side and channel."""
+        return min(self.max_rows, self.max_values // max(1, int(width)))
 
     def extend(self, side: int, releases: Mapping[str, np.ndarray]) -> None:
         """Add one batch of releases of side 0 (the first secret) or 1."""
         for ch, rows in releases.items():
             kept = self.sides[side].setdefault(ch, [])
-            kept.append(np.asarray(rows, dtype=np.float64))
-            while len(kept) > 1 and sum(a.size for a in kept) - kept[0].size >= self.max_values:
+            kept.append(np.asarray(rows, dtype=np.float64).reshape(len(rows), -1))
+            keep = self.capacity(kept[-1].shape[1])
+            while len(kept) > 1 and sum(len(a) for a in kept) - len(kept[0]) >= keep:
                 kept.pop(0)
 
     def merged(self, side: int, releases: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -139,26 +139,49 @@ def audit_system_until_decisive(system: Any, secret: Any, secret_prime: Any, *, 
         bar.close()
 
 
-PROBE_SIZES = (1_000, 4_000)  # releases per side of the two timed probe audits
+PROBE_SIZES = (2_500, 20_000)  # releases per side of the two timed probe audits
+
+
+def _power_law(x: tuple[float, float], y: tuple[float, float]):
+    """size ↦ c·size^p through two timings (p clamped to [0, 1.2]): a part whose cost saturates (a threshold grid
+    of capped size, fixed set-up) grows sublinearly, drawing and counting releases linearly."""
+    if min(y) <= 0.0:
+        return lambda size: max(y) * size / x[1]
+    p = min(1.2, max(0.0, math.log(y[1] / y[0]) / math.log(x[1] / x[0])))
+    return lambda size: y[1] * (size / x[1]) ** p
 
 
 def estimate_seconds(system: Any, secret: Any, secret_prime: Any, sizes: list[int], audit_options: dict) -> float:
-    """Wall seconds if every stage runs: two small audits of the same pair, timed after a warm-up release
-    (which absorbs a compiled system's compile time), fitted as a + b·n and summed over the stages (the pooled
-    selection adds the earlier stages' releases to each stage's training split, counted in)."""
+    """Wall seconds if every stage runs, from two probe audits of the same pair (:data:`PROBE_SIZES`) after a
+    warm-up release (which absorbs a compiled system's compile time). Each part of an audit is timed in the probes
+    (drawing releases, selecting on the training split, counting the certification releases, the rest) and fitted
+    as a power of its size; each stage is costed at its own size, its selection at its training split plus the releases
+    pooled from earlier stages."""
+    from .releases import SelectionPool
     from .system_audit import audit_system
+    from .tester import SYSTEM_SPLIT
 
-    system.release(secret, 100, np.random.default_rng(0))  # warm-up: compile and caches, not timed
-    times = []
+    warm = system.release(secret, 100, np.random.default_rng(0))  # compile and caches, not timed
+    width = sum(np.asarray(v).reshape(100, -1).shape[1] for v in warm.values())
+    options = {k: v for k, v in audit_options.items() if k not in ("adversarial", "search_pair")}
+    parts = []
     for n in PROBE_SIZES:
         start = time.perf_counter()
-        audit_system(system, secret, secret_prime, samples=n, seed=0, progress=False,
-                     **{k: v for k, v in audit_options.items() if k not in ("adversarial", "search_pair")})
-        times.append(time.perf_counter() - start)
-    slope = max(0.0, (times[1] - times[0]) / (PROBE_SIZES[1] - PROBE_SIZES[0]))
-    fixed = max(0.0, times[0] - slope * PROBE_SIZES[0])
-    pooled = [sum(sizes[:k]) * 1.25 for k in range(len(sizes))]  # releases the selection re-reads
-    return sum(fixed + slope * (n + 0.25 * p) for n, p in zip(sizes, pooled))
+        t = audit_system(system, secret, secret_prime, samples=n, seed=0, progress=False, **options).timings
+        wall, train = time.perf_counter() - start, SYSTEM_SPLIT.size(n)
+        draw = t.get("draw_training", 0.0) + t.get("draw_certification", 0.0)
+        count = max(0.0, t.get("certify", 0.0) - t.get("draw_certification", 0.0))
+        rest = max(0.0, wall - draw - t.get("select", 0.0) - count)
+        parts.append(((n + train, draw), (train, t.get("select", 0.0)), (n, count), rest))
+    draw, select, count = (_power_law(*zip(*(p[i] for p in parts))) for i in range(3))
+    rest = sum(p[3] for p in parts) / len(parts)
+    cap = SelectionPool().capacity(width)  # the pool keeps at most this many releases per side
+    total, pooled = 0.0, 0
+    for size in sizes:
+        stage_train = SYSTEM_SPLIT.size(size)
+        total += draw(size + stage_train) + select(stage_train + min(pooled, cap)) + count(size) + rest
+        pooled += size + stage_train
+    return total
 
 
 def _duration(seconds: float) -> str:

@@ -47,7 +47,7 @@ from .claims import contradiction
 from .broadcast_search import SEARCH_GENERATIONS, SEARCH_SAMPLES, adversarial_candidates, projected_by_channel
 from .pair_search import PAIR_SEARCH_SHARE, search_secret_pair
 from .progress import progress_bar
-from .releases import (AuditTarget, SelectionPool, certify_channel_tests, channel_groups, fit_channel_tests, joint_statistics,
+from .releases import (AuditTarget, SelectionPool, Stopwatch, certify_channel_tests, channel_groups, fit_channel_tests, joint_statistics,
                        split_evenly)
 from .statistics import LaplaceLogLikelihood, default_statistics
 from .tester import CHUNK, SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound
@@ -185,6 +185,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
                                    alpha=1.0 - settings.confidence, deltas=deltas, progress=settings.progress)
         secret, secret_prime, pair = found.secret, found.secret_prime, f"searched: {found.relation}"
     target = AuditTarget(system, secret, secret_prime, base, settings.float_exact)
+    clock = Stopwatch()
 
     # 1. the broadcast(s): honest, given, or the adversary's candidates ranked per channel on the search stream
     candidates, choice, kind = _broadcast_candidates(target, settings, wanted, covered, deltas, broadcast,
@@ -201,13 +202,11 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
         group = [ch for ch in wanted if choice[ch] == index]
         bounds_by_channel.update(_certify_broadcast(target, settings, candidates[index][1], group, deltas,
                                                     (mus, profiles), detectable_at, train_seqs[index],
-                                                    cert_seqs[index], bar, selection_pool))
+                                                    cert_seqs[index], bar, selection_pool, clock))
     bar.close()
-    per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
-    words = {ch: contradiction(_channel_claim(system, ch), per_channel_accountant[ch]) for ch in wanted}
-    rows, verdict = make_rows({ch: bounds_by_channel[ch] for ch in wanted}, claims, covered, settings.confidence,
-                              per_channel_accountant, {ch: candidates[choice[ch]][0] for ch in wanted}, mus,
-                              profiles, settings.held_to_claim, words)
+    with clock.part("judge"):
+        rows, verdict, accountant = _judged_rows(system, bounds_by_channel, wanted, (claims, covered, mus, profiles),
+                                                 {ch: candidates[choice[ch]][0] for ch in wanted}, settings)
     return SystemAuditResult(system=system.name, secret=target.describe(secret),
                              secret_prime=target.describe(secret_prime), pair=pair, broadcast=kind,
                              claim=PrivacyClaim.of(system.claim), confidence=settings.confidence,
@@ -216,7 +215,20 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
                              wall_time_s=time.perf_counter() - start,
                              report_section=getattr(system, "report_section", None),
                              relation=getattr(system, "relation", None),
-                             searched_pair=None if found is None else found.to_dict())
+                             searched_pair=None if found is None else found.to_dict(), timings=clock.seconds)
+
+
+def _judged_rows(system: Any, bounds_by_channel: Mapping[str, EpsilonBound], wanted: Sequence[str],
+                 claimed: tuple[dict, dict, dict, dict], broadcast_labels: Mapping[str, str],
+                 settings: AuditSettings) -> tuple[list, Any, dict | None]:
+    """The judged rows (their contradictions and accountant beside the claims), the family verdict and the
+    accountant's summary."""
+    claims, covered, mus, profiles = claimed
+    per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
+    words = {ch: contradiction(_channel_claim(system, ch), per_channel_accountant[ch]) for ch in wanted}
+    rows, verdict = make_rows({ch: bounds_by_channel[ch] for ch in wanted}, claims, covered, settings.confidence,
+                              per_channel_accountant, broadcast_labels, mus, profiles, settings.held_to_claim, words)
+    return rows, verdict, accountant
 
 
 def _check_options(broadcast: Any, adversarial: bool, search_pair: bool, selection_pool: Any) -> None:
@@ -270,16 +282,19 @@ def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] |
 def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: Any, group: list[str],
                        deltas: Mapping[str, float], curves: tuple[Mapping, Mapping], detectable_at: Mapping[str, float],
                        train_seq: np.random.SeedSequence, cert_seq: np.random.SeedSequence,
-                       bar, pool: SelectionPool | None = None) -> dict[str, EpsilonBound]:
+                       bar, pool: SelectionPool | None = None, clock: Stopwatch | None = None) -> dict[str, EpsilonBound]:
     """The channels in ``group`` at one broadcast: tests chosen on a training split (drawn in several calls,
     so that noise reused from call to call shows), counted on fresh releases in chunks. ``curves``: the
     claimed μ and privacy profile per channel (None where the claim states none)."""
+    clock = clock or Stopwatch()
     base, n_train, samples = target.base, settings.train_samples, settings.samples
     tp, tn = (np.random.Generator(np.random.PCG64(s)) for s in train_seq.spawn(2))
     extra = [c for c in base if c not in group] if ALL in group else []
     train = []
     for side_secret, rng in ((target.secret, tp), (target.secret_prime, tn)):
-        calls = [target.draw(side_secret, m, rng, broadcast, group + extra) for m in split_evenly(n_train, TRAIN_CALLS)]
+        with clock.part("draw_training"):
+            calls = [target.draw(side_secret, m, rng, broadcast, group + extra)
+                     for m in split_evenly(n_train, TRAIN_CALLS)]
         drawn = {ch: np.concatenate([c[ch] for c in calls]) for ch in group + extra}
         train.append(drawn if pool is None else pool.merged(len(train), drawn))
         if pool is not None:
@@ -297,21 +312,24 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
             LaplaceLogLikelihood(scaled=True)]) + offered
 
     labels = {ch: f"{target.describe(target.secret)} vs {target.describe(target.secret_prime)} [{ch}]" for ch in group}
-    tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels, statistics_for,
-                              two_sided_rates=settings.two_sided_rates,
-                              curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
-                              profiles=curves[1])
+    with clock.part("select"):
+        tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels,
+                                  statistics_for, two_sided_rates=settings.two_sided_rates,
+                                  curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
+                                  profiles=curves[1])
     cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
 
     def chunks(side: int, side_secret, rng):
         for m in split_evenly(samples, max(1, -(-samples // CHUNK))):
-            chunk = target.draw(side_secret, m, rng, broadcast, group)
+            with clock.part("draw_certification"):
+                chunk = target.draw(side_secret, m, rng, broadcast, group)
             yield chunk
             if pool is not None:  # for later audits' selection only: this one has selected already
                 pool.extend(side, chunk)
             bar.update(m)
 
-    return certify_channel_tests(tests, chunks(0, target.secret, cp), chunks(1, target.secret_prime, cn),
-                                 settings.confidence, deltas, detectable_at)
+    with clock.part("certify"):  # drawing the certification releases included
+        return certify_channel_tests(tests, chunks(0, target.secret, cp), chunks(1, target.secret_prime, cn),
+                                     settings.confidence, deltas, detectable_at)
 
 

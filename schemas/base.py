@@ -52,6 +52,24 @@ def json_number(x: float) -> float | str:
     return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
+def json_ready(obj: Any) -> Any:
+    """A copy JSON can write: non-finite floats as "inf"/"-inf"/"nan", enums as their values, numpy arrays and
+    scalars as Python values, records as their dicts, tuples as lists, keys as strings."""
+    if isinstance(obj, Record):
+        return obj.to_dict()
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, dict):
+        return {str(k): json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_ready(v) for v in obj]
+    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
+        return json_ready(obj.tolist())
+    if isinstance(obj, float):
+        return json_number(obj)
+    return obj
+
+
 def _sequence(value: Any) -> list | None:
     if isinstance(value, (list, tuple)):
         return list(value)

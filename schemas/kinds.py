@@ -180,6 +180,7 @@ class SystemAuditResult(Result):
     relation: str | None = None  # what makes the two secrets neighbours
     searched_pair: dict | None = None  # the worst pair the auditor's search found, and its search score
     sequential: dict | None = None  # --samples auto: the stages and the decision
+    timings: dict[str, float] | None = None  # seconds per part: draw_training, select, draw_certification, certify, judge
 
     def row(self, channel: str) -> AuditRow:
         """The row of ``channel`` (KeyError when the audit has none)."""

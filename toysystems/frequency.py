@@ -48,18 +48,28 @@ def _value(secret, k: int) -> int:
     return v
 
 
-class RandomizedResponseSystem:
-    """Generalized randomized response of one value (see the module docstring); channel ``report``: the value."""
+class _FrequencyOracle:
+    """What the oracles share: ε-LDP on one value in 0..k − 1, the channel ``report``, the pair 0 vs k − 1."""
 
     channels = ("report",)
     relation = "the user's value replaced by another"
+    protocol = ""
 
     def __init__(self, epsilon: float = 1.0, k: int = 25):
         if not (math.isfinite(epsilon) and epsilon > 0) or int(k) < 2:
             raise ValueError(f"need a finite epsilon > 0 and k >= 2, got {epsilon!r}, {k!r}")
         self.epsilon, self.k = float(epsilon), int(k)
-        self.name = f"grr-k{self.k}"
+        self.name = f"{self.protocol}-k{self.k}"
         self.claim = PrivacyClaim(self.epsilon, 0.0, ("report",))
+
+    def canaries(self) -> dict:
+        return {f"0 vs {self.k - 1}": (0, self.k - 1)}
+
+
+class RandomizedResponseSystem(_FrequencyOracle):
+    """Generalized randomized response of one value (see the module docstring); channel ``report``: the value."""
+
+    protocol = "grr"
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
         v = _value(secret, self.k)
@@ -68,31 +78,16 @@ class RandomizedResponseSystem:
         other = other + (other >= v)  # uniform over the k − 1 other values
         return {"report": np.where(keep, v, other).astype(np.float64)[:, None]}
 
-    def canaries(self) -> dict:
-        return {f"0 vs {self.k - 1}": (0, self.k - 1)}
 
-
-class UnaryEncodingSystem:
+class UnaryEncodingSystem(_FrequencyOracle):
     """Optimized unary encoding of one value (see the module docstring); channel ``report``: k bits."""
 
-    channels = ("report",)
-    relation = "the user's value replaced by another"
-
-    def __init__(self, epsilon: float = 1.0, k: int = 25):
-        if not (math.isfinite(epsilon) and epsilon > 0) or int(k) < 2:
-            raise ValueError(f"need a finite epsilon > 0 and k >= 2, got {epsilon!r}, {k!r}")
-        self.epsilon, self.k = float(epsilon), int(k)
-        self.name = f"oue-k{self.k}"
-        self.claim = PrivacyClaim(self.epsilon, 0.0, ("report",))
-        self.p, self.q = 0.5, 1.0 / (math.exp(self.epsilon) + 1.0)
+    protocol = "oue"
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
-        probs = np.full(self.k, self.q)
-        probs[_value(secret, self.k)] = self.p
+        probs = np.full(self.k, 1.0 / (math.exp(self.epsilon) + 1.0))
+        probs[_value(secret, self.k)] = 0.5
         return {"report": (rng.random((n, self.k)) < probs).astype(np.float64)}
-
-    def canaries(self) -> dict:
-        return {f"0 vs {self.k - 1}": (0, self.k - 1)}
 
 
 class HashConsistency:
@@ -113,17 +108,14 @@ class HashConsistency:
         return lambda y: sign * (consistent(np.asarray(y), first) - consistent(np.asarray(y), second))
 
 
-class HashedReportSystem:
+class HashedReportSystem(_FrequencyOracle):
     """Binary local hashing of one value (see the module docstring); channel ``report``: (y, seed)."""
 
-    channels = ("report",)
-    relation = "the user's value replaced by another"
+    protocol = "blh"
 
     def __init__(self, epsilon: float = 1.0, k: int = 25, claimed_epsilon: float | None = None, decoder: bool = False):
-        if not (math.isfinite(epsilon) and epsilon > 0) or int(k) < 2:
-            raise ValueError(f"need a finite epsilon > 0 and k >= 2, got {epsilon!r}, {k!r}")
-        self.epsilon, self.k, self.decoder = float(epsilon), int(k), bool(decoder)
-        self.name = f"blh-k{self.k}"
+        super().__init__(epsilon, k)
+        self.decoder = bool(decoder)
         self.claim = PrivacyClaim(float(claimed_epsilon or epsilon), 0.0, ("report",))
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
@@ -133,9 +125,6 @@ class HashedReportSystem:
         bits = splitmix_bit(seeds, np.full(n, v))
         y = np.where(truthful, bits, 1 - bits)
         return {"report": np.column_stack([y.astype(np.float64), seeds.astype(np.float64)])}
-
-    def canaries(self) -> dict:
-        return {f"0 vs {self.k - 1}": (0, self.k - 1)}
 
     def audit_statistics(self, channel: str) -> list:
         return [HashConsistency((0, self.k - 1))] if self.decoder else []

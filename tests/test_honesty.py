@@ -1,0 +1,189 @@
+"""A verdict never says more than the audit saw: the honesty cases, claims that contradict themselves, users'
+own claim objects, one row record and one verdict function, committed results recertified from their counts."""
+
+import ast
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import schemas
+from audit.claims import accountant_contradiction, contradiction, curve_contradiction, mechanism_claim
+from audit.curves import gdp_mu_for
+from audit.honesty import HONESTY_CASES, run_honesty_cases
+from audit.recertify import recertify
+from schemas.audit_rows import AuditRow
+from systems.contract import PrivacyClaim
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("case", sorted(HONESTY_CASES))
+def test_honesty_case_gets_its_expected_verdict(case):
+    (outcome,) = run_honesty_cases(seed=0, only=[case])
+    assert outcome.passed, f"{case}: expected {outcome.expected}; shown {outcome.shown}"
+
+
+@pytest.mark.parametrize("name, epsilon", [("toy-grr", 0.25), ("toy-oue", 1.0)])
+def test_correct_frequency_oracles_at_small_epsilon_stay_consistent(name, epsilon):
+    """Power is claimed where the test separated the values: a correct GRR at ε 0.25 or OUE at ε 1 at 1e5 per
+    side keeps a consistent verdict (no blanket 'inconclusive')."""
+    from audit import audit_system
+    from systems.registry import make_system
+
+    row = audit_system(make_system(name, epsilon=epsilon), 0, 24, samples=100_000, seed=4, channels=["report"]).rows[0]
+    assert row.verdict == "consistent" and 0.5 * epsilon < row.epsilon_lower_bound <= epsilon
+    assert epsilon < row.detectable_epsilon < 2 * epsilon
+
+
+def test_a_stated_curve_is_checked_against_its_claim_at_the_boundary():
+    exact = gdp_mu_for(2.0, 1e-5)
+    assert curve_contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=exact)) is None  # exactly (2, 1e-5): holds
+    words = curve_contradiction(PrivacyClaim(1.99, 1e-5, ("x",), gdp_mu=exact))  # just below: contradicted
+    assert words and "means ε = 2 at δ = 1e-05, not 1.99" in words
+    words = curve_contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752))
+    assert words == "the claim contradicts its own curve: μ = 0.752 means ε = 3.16 at δ = 1e-05, not 2"
+    assert "pure ε" in curve_contradiction(PrivacyClaim(2.0, 0.0, ("x",), gdp_mu=0.1))
+
+
+def test_a_stated_profile_and_the_accountant_contradict_a_claim_they_exceed():
+    profile = ((0.0, 0.3), (1.0, 1e-3), (2.0, 1e-5), (3.0, 1e-7))
+    assert curve_contradiction(PrivacyClaim(2.0, 1e-5, ("x",), privacy_profile=profile)) is None
+    words = curve_contradiction(PrivacyClaim(1.0, 1e-5, ("x",), privacy_profile=profile))
+    assert words and "at ε = 1 ≥ 1 the profile needs δ = 0.001" in words
+    assert accountant_contradiction(PrivacyClaim(2.0, 1e-5), 2.0 * (1 + 5e-4)) is None  # within the tolerance
+    assert "gives ε = 3.16" in accountant_contradiction(PrivacyClaim(2.0, 1e-5), 3.158)
+    assert accountant_contradiction(PrivacyClaim(2.0, 0.0), 9.0) is None  # pure ε: no accountant applies
+    assert contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752), 1.0).startswith("the claim contradicts its own curve")
+
+
+def test_the_curve_a_mechanism_audit_tests_is_the_one_it_states_never_its_noise():
+    @dataclass(frozen=True)
+    class Declares:  # declares its noise, states no curve
+        epsilon: float = 2.0
+        delta: float = 1e-5
+        clip: float = 1.0
+        noise_scale: float = 0.5
+
+    assert mechanism_claim(Declares()).gdp_mu is None
+    from mechanisms import Gaussian
+
+    mech = Gaussian(2.0, 1e-5, clip=1.0)
+    assert mechanism_claim(mech).gdp_mu == pytest.approx(gdp_mu_for(2.0, 1e-5), rel=1e-9)  # what it promises
+    from audit import audit_mechanism, mutants
+
+    shrunk = audit_mechanism(mutants.GaussianNoiseShrunk(2.0, 1e-5, clip=1.0), samples=20_000, seed=1).row
+    assert shrunk.claimed_mu == pytest.approx(gdp_mu_for(2.0, 1e-5), rel=1e-9)  # not the shrunk noise's 0.752
+    assert shrunk.verdict == "violated" and shrunk.accountant_epsilon == pytest.approx(3.158, abs=1e-3)
+
+
+USER_SYSTEM = '''
+from dataclasses import dataclass
+import numpy as np
+
+@dataclass(frozen=True)
+class MyClaim:
+    epsilon: float
+    delta: float
+    covers: tuple
+    gdp_mu: float | None = None
+
+class MySystem:
+    name = "user-gaussian"
+    channels = ("value",)
+
+    def __init__(self, claim):
+        self.claim = claim
+
+    def release(self, secret, n, rng, *, broadcast=None):
+        return {"value": float(secret) + rng.normal(0.0, 2.0, size=(n, 1))}
+
+    def canaries(self):
+        return {"0 vs 1": (0.0, 1.0)}
+
+def make():
+    return MySystem(MyClaim(1.0, 1e-5, ("value",), gdp_mu=0.5))
+
+def without_covers():
+    class Bare:
+        epsilon, delta = 1.0, 1e-5
+    return MySystem(Bare())
+'''
+
+
+def test_a_users_own_claim_object_works_from_python_and_the_cli(tmp_path, capsys):
+    from audit import audit_system
+    from pgc_cli.main import main
+
+    module = tmp_path / "mysys.py"
+    module.write_text(USER_SYSTEM)
+    out = tmp_path / "a.json"
+    assert main(["audit", "--system", f"{module}:make", "--samples", "4000", "--out", str(out), "--no-progress"]) == 0
+    data = json.loads(out.read_text())
+    assert data["claim"]["gdp_mu"] == 0.5 and data["rows"][0]["claimed_mu"] == 0.5
+    assert main(["audit", "--system", f"{module}:without_covers", "--out", str(tmp_path / "b.json")]) == 2
+    err = capsys.readouterr().err
+    assert "a claim needs epsilon, delta and covers" in err and err.count("\n") == 1
+    assert not (tmp_path / "b.json").exists()
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mysys", module)
+    mysys = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mysys)
+    res = audit_system(mysys.make(), 0.0, 1.0, samples=2_000)
+    assert res.claim.gdp_mu == 0.5 and res.rows[0].claimed_mu == 0.5
+
+
+def _committed_rows():
+    for path in sorted((ROOT / "results").rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("kind") in ("audit", "system-audit", "flower-one-run"):
+            result = schemas.load(data, where=str(path))
+            profile = result.claim.privacy_profile if data["kind"] == "system-audit" else None
+            for row in getattr(result, "channels", None) or result.rows:
+                yield path, row, profile
+
+
+def test_every_committed_row_recertifies_from_its_counts_with_its_verdict():
+    rows = 0
+    for path, row, profile in _committed_rows():
+        again, identical = recertify(row, profile)
+        assert identical, f"{path.name} [{row.channel}]: bounds differ from the counts"
+        assert (again.verdict, again.verdict_reason) == (row.verdict, row.verdict_reason), f"{path.name} [{row.channel}]"
+        rows += 1
+    assert rows > 300
+
+
+def test_one_row_type_per_result_kind_and_one_verdict_function():
+    """Every result kind that holds audit rows holds schemas.AuditRow; the source decides a row's verdict in one
+    function (audit.verdicts.decide) and builds no other row record."""
+    import dataclasses
+    import typing
+
+    holders = {}
+    for kind, cls in schemas.SCHEMAS.items():
+        for name, tp in typing.get_type_hints(cls).items():
+            if "AuditRow" in str(tp):
+                holders[kind] = name
+    assert holders == {"audit": "channels", "system-audit": "rows", "flower-one-run": "rows"}
+    assert typing.get_type_hints(schemas.AdversarialAudit)["channels"] == list[AuditRow]
+    records = {c.__name__ for c in vars(schemas).values() if isinstance(c, type) and dataclasses.is_dataclass(c)
+               and {"epsilon_lower_bound", "verdict"} <= {f.name for f in dataclasses.fields(c)}}
+    assert records == {"AuditRow"}, records
+    deciders = []
+    for path in ROOT.glob("*/**/*.py"):
+        if path.parts[len(ROOT.parts)] in ("tests", ".venv", "results", "scripts"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any(
+                    isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) and n.value.elts
+                    and isinstance(n.value.elts[0], ast.Attribute) and isinstance(n.value.elts[0].value, ast.Name)
+                    and n.value.elts[0].value.id == "Verdict" for n in ast.walk(node)):
+                deciders.append(f"{path.relative_to(ROOT)}:{node.name}")
+    assert deciders == ["audit/verdicts.py:decide"], deciders
+    strings = [f"{path.relative_to(ROOT)}" for path in ROOT.glob("*/**/*.py")
+               if path.parts[len(ROOT.parts)] not in ("tests", ".venv") and "via unprotected channel" in path.read_text()]
+    assert not strings, strings
+    assert math.isfinite(1.0)
