@@ -37,8 +37,8 @@ ROW_FIELDS = ("verdict", "claimed_epsilon", "epsilon_lower_bound", "statistic", 
 def audit_once(sampling: str, profile: bool, setting: dict, samples: int, seed: int) -> dict:
     system = dp_sgd_system(sampling, profile=profile, **setting)
     result = audit_system(system, 1.0, 0.0, samples=samples, seed=seed, channels=["updates"])
-    row = result.rows[0].to_dict()
-    return {"seed": seed, "wall_time_s": round(result.wall_time_s, 2), **{k: row[k] for k in ROW_FIELDS}}
+    row = result.rows[0]
+    return {"seed": seed, "wall_time_s": round(result.wall_time_s, 2), **{k: getattr(row, k) for k in ROW_FIELDS}}
 
 
 def study(samples: int, seeds: int) -> dict:

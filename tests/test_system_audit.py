@@ -14,11 +14,11 @@ import pytest
 from audit import accountant
 from mechanisms.accounting import gaussian_event
 from audit.blackbox import audit_mechanism, canary_pairs
-from systems.contract import PrivacyClaim, System
+from systems.contract import PrivacyClaim
 from audit.mutants import GaussianNoiseShrunk
-from pgc.system import PGCA3CSystem, pgc_a3c_system
+from pgc.system import PGCA3CSystem
 from audit.broadcast_search import mean_separation
-from audit.system_audit import audit_system, check_system
+from audit.system_audit import audit_system
 from gympg.pendulum import PendulumParams, rollout
 from gympg.system import PendulumGaussianSystem, pendulum_system
 from mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
@@ -165,45 +165,6 @@ def test_adversarial_search_over_the_broadcast_space_runs_on_the_search_stream()
     assert res.broadcast == "searched" and res.row("gradient").verdict in ("consistent", "inconclusive")
     assert res.row("gradient").broadcast in ("searched", "honest")
     assert mean_separation(np.zeros((5, 2)), np.ones((5, 2))) > 1e9
-
-
-# ---------------------------------------------------------------------------------------------
-# The contract suite: every built-in system
-# ---------------------------------------------------------------------------------------------
-
-SYSTEMS = {
-    "pgc-a3c": lambda: pgc_a3c_system(),
-    "pgc-a3c-gaussian": lambda: pgc_a3c_system("gaussian-analytic", 2.0, 1e-5),
-    "pendulum": lambda: PendulumGaussianSystem(params=PendulumParams(horizon=20)),
-    "gaussian-vector": GaussianVectorSystem,
-    "batched-sum-adaptive": lambda: BatchedSumSystem(adaptive=True),
-    "laplace-count": LaplaceCountSystem,
-}
-
-
-@pytest.mark.parametrize("name", sorted(SYSTEMS))
-def test_system_contract(name):
-    system = SYSTEMS[name]()
-    assert isinstance(system, System) and isinstance(system.claim, PrivacyClaim)
-    base = check_system(system)
-    canaries = system.canaries()
-    assert canaries, "every built-in system names its canary pairs"
-    secret, secret_prime = next(iter(canaries.values()))
-    a = system.release(secret, 7, np.random.default_rng(1))
-    b = system.release(secret, 7, np.random.default_rng(1))
-    assert set(base) <= set(a)
-    for ch in base:
-        arr = np.asarray(a[ch], dtype=np.float64)
-        assert arr.ndim == 2 and arr.shape[0] == 7 and np.all(np.isfinite(arr)), ch
-        np.testing.assert_array_equal(arr, np.asarray(b[ch], dtype=np.float64))  # all randomness from rng
-    system.release(secret_prime, 3, np.random.default_rng(2), broadcast=None)
-    assert 0.0 <= system.claim.delta < 1.0 and system.claim.epsilon > 0
-    if callable(getattr(system, "dp_event", None)) and system.dp_event() is not None and system.claim.delta > 0:
-        assert accountant.accountant_epsilon(system.dp_event(), system.claim.delta) == pytest.approx(
-            system.claim.epsilon, rel=0.01)  # each built-in Gaussian system is calibrated exactly to its claim
-    if getattr(system, "broadcast_space", None) is not None:
-        lo, hi = system.broadcast_space
-        system.release(secret, 2, np.random.default_rng(3), broadcast=(np.asarray(lo) + np.asarray(hi)) / 2)
 
 
 def test_bad_systems_and_inputs_get_clear_errors():

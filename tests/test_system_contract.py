@@ -3,123 +3,43 @@ and the three forms of a ``--system`` SPEC."""
 
 from __future__ import annotations
 
-import math
 import sys
 import textwrap
 
 import numpy as np
 import pytest
-from systems import SYSTEMS, PrivacyClaim, System, SystemSpecError, make_system, system_factory
-from systems.contract import ALL
+from audit.testing import ClaimNotShown, ContractViolation, assert_claim_holds, check_system
+from systems import SYSTEMS, PrivacyClaim, SystemSpecError, make_system, system_factory
 
-SMALL = (1, 7)  # release sizes every system must honour
-
-
-@pytest.fixture(scope="module", params=sorted(SYSTEMS))
-def system(request):
-    return make_system(request.param)
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_every_registered_system_meets_the_contract(name):
+    check_system(make_system(name))  # the suite users run on theirs (audit.testing)
 
 
-def first_pair(system):
-    canaries = system.canaries() if callable(getattr(system, "canaries", None)) else {}
-    assert canaries, f"{system.name} names no canary pairs"
-    return next(iter(canaries.values()))
+def test_the_suite_names_every_failed_check():
+    class Broken:
+        name, channels, claim = "broken", ("a", "a"), PrivacyClaim(1.0, 0.0, ("a",))
+
+        def release(self, secret, n, rng, *, broadcast=None):
+            return {"a": np.full((n + 1, 1), np.nan)}
+
+        def canaries(self):
+            return {"0 vs 1": (0, 1)}
+
+    with pytest.raises(ContractViolation) as caught:
+        check_system(Broken())
+    text = str(caught.value)
+    assert "check_identity: channels must be distinct" in text and "check_releases" in text
+    assert "check_bad_secret" in text
 
 
-def draw(system, secret, n, seed, broadcast=None):
-    return system.release(secret, n, np.random.default_rng(np.random.SeedSequence(seed)), broadcast=broadcast)
+def test_assert_claim_holds_fails_with_the_rows():
+    from toysystems import GaussianVectorSystem
 
-
-def test_names_claim_and_channels(system):
-    assert isinstance(system, System)
-    assert isinstance(system.name, str) and system.name
-    assert isinstance(system.claim, PrivacyClaim)
-    channels = tuple(system.channels)
-    assert channels and len(set(channels)) == len(channels) and all(isinstance(c, str) and c for c in channels)
-    assert set(system.claim.covers) <= set(channels) | {ALL}, "a claim covers only channels the system releases"
-    if callable(getattr(system, "claim_for", None)):
-        for channel in channels:
-            assert isinstance(system.claim_for(channel), PrivacyClaim)
-
-
-@pytest.mark.parametrize("n", SMALL)
-def test_release_shapes(system, n):
-    secret, secret_prime = first_pair(system)
-    for s in (secret, secret_prime):
-        out = draw(system, s, n, 1)
-        assert set(out) >= set(system.channels) - {ALL}
-        for channel, values in out.items():
-            arr = np.asarray(values, dtype=np.float64)
-            arr = arr[:, None] if arr.ndim == 1 else arr
-            assert arr.ndim == 2 and arr.shape[0] == n, f"{system.name}.{channel}: shape {arr.shape}"
-            assert np.all(np.isfinite(arr)), f"{system.name}.{channel} releases NaN or inf"
-
-
-def test_releases_come_only_from_the_generator(system):
-    secret, _ = first_pair(system)
-    a, b = draw(system, secret, 7, 5), draw(system, secret, 7, 5)
-    for channel in a:
-        np.testing.assert_array_equal(np.asarray(a[channel]), np.asarray(b[channel]))
-    if math.isfinite(system.claim.epsilon) and system.claim.covers:
-        c = draw(system, secret, 7, 6)
-        covered = [ch for ch in system.claim.covers if ch in a and ch != ALL]
-        assert any(not np.array_equal(np.asarray(a[ch]), np.asarray(c[ch])) for ch in covered), \
-            f"{system.name} claims privacy, yet its covered channels do not vary with the seed"
-
-
-def test_canaries_and_descriptions(system):
-    for name, pair in system.canaries().items():
-        assert isinstance(name, str) and name and len(pair) == 2
-    describe = getattr(system, "describe_secret", None)
-    if callable(describe):
-        text = describe(first_pair(system)[0])
-        assert isinstance(text, str) and 0 < len(text) <= 200
-
-
-def test_accounting_members(system):
-    if callable(getattr(system, "dp_event", None)):
-        import dp_accounting
-
-        event = system.dp_event()  # None: no noise to account for beside the claim (a pure-ε mechanism)
-        assert event is None or isinstance(event, dp_accounting.DpEvent)
-    mu = system.claim.gdp_mu
-    assert mu is None or (math.isfinite(mu) and mu > 0)
-    profile = system.claim.privacy_profile
-    if profile is not None:  # a δ(ε) curve: δ does not grow with ε, and it contains the claim's (ε, δ)
-        deltas = [d for _, d in sorted(profile)]
-        assert all(a >= b for a, b in zip(deltas, deltas[1:]))
-        at_or_below = [d for e, d in profile if e <= system.claim.epsilon]
-        assert at_or_below and min(at_or_below) >= system.claim.delta * (1 - 1e-6) or system.claim.delta == 0
-
-
-def test_offered_statistics_score_releases(system):
-    offer = getattr(system, "audit_statistics", None)
-    if not callable(offer):  # an optional member
-        return
-    secret, secret_prime = first_pair(system)
-    for channel in system.channels:
-        pos, neg = draw(system, secret, 50, 3)[channel], draw(system, secret_prime, 50, 4)[channel]
-        for statistic in offer(channel):
-            assert isinstance(statistic.name, str) and statistic.name
-            scorer = statistic.fit(np.asarray(pos, dtype=float), np.asarray(neg, dtype=float))
-            if scorer is not None:
-                scores = np.asarray(scorer(np.asarray(pos, dtype=float)))
-                assert scores.shape == (50,) and np.all(np.isfinite(scores))
-
-
-def test_broadcast_space_is_a_box_that_releases(system):
-    space = getattr(system, "broadcast_space", None)
-    if space is None:  # an optional member: a system without it has nothing searchable
-        return
-    lower, upper = (np.asarray(x, dtype=np.float64) for x in space)
-    assert lower.shape == upper.shape and lower.ndim == 1 and np.all(lower < upper)
-    out = draw(system, first_pair(system)[0], 3, 2, broadcast=(lower + upper) / 2)
-    assert all(np.asarray(v).shape[0] == 3 for v in out.values())
-
-
-def test_a_bad_secret_is_refused(system):
-    with pytest.raises(ValueError):
-        draw(system, object(), 2, 0)
+    assert_claim_holds(GaussianVectorSystem(1.0, 1e-5), samples=5_000).verdict != "violated"
+    with pytest.raises(ClaimNotShown, match=r"value: violated — μ_LB") as caught:
+        assert_claim_holds(GaussianVectorSystem(1.0, 1e-5, sensitivity_factor=0.5), samples=5_000)
+    assert caught.value.result.verdict == "violated"
 
 
 # --- the --system SPEC ------------------------------------------------------------------------------
