@@ -201,7 +201,9 @@ def learning_curves_figure(curves: list[dict]) -> bytes:
             stacked[j, : m.size] = m
         ax.plot(np.arange(n) + 10, np.nanmedian(stacked, axis=0), color=col, lw=1.8,
                 label=f"{c['label'][:70]} (median of {len(mus)})")
-    ax.axhline(curves[0].get("target", 195) if curves else 195, color="black", ls="--", lw=1, label="target Θ = 195")
+    target = curves[0].get("target") if curves else None
+    if target is not None:
+        ax.axhline(target, color="black", ls="--", lw=1, label=f"target Θ = {target:g}")
     return _finished(fig, ax, "submission n", "average score μ (eq. 25, window 10)", "Learning curves", loc="upper left")
 
 

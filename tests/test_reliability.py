@@ -330,6 +330,15 @@ def test_unregistered_mechanism_cannot_be_rebuilt(tmp_path):
         load_mechanism(out)
 
 
+@pytest.mark.parametrize("name", [{"x": 1}, ["laplace"], 3])
+def test_a_mechanism_record_whose_name_is_not_text_is_refused(name):
+    from mechanisms import mechanism_record, rebuild_mechanism
+
+    record = {**mechanism_record(Laplace(epsilon=1.0, clip=0.01)), "name": name}
+    with pytest.raises(MechanismUnavailableError, match="malformed mechanism record"):
+        rebuild_mechanism(record, where="run")
+
+
 def test_builtin_mechanism_with_rounds_rebuilds_exactly(tmp_path):
     out = tmp_path / "run"
     assert _train(out, "--mechanism", "prs", "--epsilon", "7", "--rounds", "3") == 0
