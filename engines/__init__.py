@@ -57,16 +57,22 @@ class LocalEngine:
         input order; ``progress`` names a progress bar counting finished jobs."""
         from concurrent.futures import as_completed
 
-        from tqdm import tqdm
+        from tasks.progress import progress_bar
 
         items = list(items)
-        if self.processes == 1 or len(items) < 2:
-            return [fn(item) for item in tqdm(items, desc=progress, disable=progress is None)]
-        pool = self._pool_for_bench()
-        futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
-        results: list = [None] * len(items)
-        for future in tqdm(as_completed(futures), total=len(futures), desc=progress, disable=progress is None):
-            results[futures[future]] = future.result()
+        with progress_bar(len(items), "job", progress or "", enabled=progress is not None) as bar:
+            if self.processes == 1 or len(items) < 2:
+                results = []
+                for item in items:
+                    results.append(fn(item))
+                    bar.update(1)
+                return results
+            pool = self._pool_for_bench()
+            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            results = [None] * len(items)
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                bar.update(1)
         return results
 
     def _pool_for_bench(self):

@@ -232,7 +232,7 @@ def test_an_old_folder_moved_aside_by_a_killed_writer_is_restored(tmp_path):
 
 
 def test_replacement_without_atomic_exchange_keeps_nothing_behind(tmp_path, monkeypatch):
-    monkeypatch.setattr(rundir, "_exchange", lambda a, b: False)
+    monkeypatch.setattr("pgc.outdirs._exchange", lambda a, b: False)
     out = tmp_path / "run"
     assert _train(out, "--seed", "1") == 0
     assert _train(out, "--seed", "2", "--force") == 0

@@ -80,8 +80,35 @@ def test_report_refuses_a_foreign_output_folder(tmp_path, capsys):
     assert main(["report", str(src), "--out", str(user)]) == 2
     assert "not written by pgc" in capsys.readouterr().err
     assert sorted(p.name for p in user.iterdir()) == ["thesis.md"]
-    assert main(["report", str(src), "--out", str(tmp_path / "r")]) == 0
-    assert main(["report", str(src), "--out", str(tmp_path / "r")]) == 0  # its own folder: updated
+    out = tmp_path / "r"
+    assert main(["report", str(src), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(src), "--out", str(out)]) == 2  # a report folder: replaced only with --force
+    assert "use --force" in capsys.readouterr().err
+    (out / "figures" / "old-run.png").parent.mkdir(exist_ok=True)
+    (out / "figures" / "old-run.png").write_bytes(b"an earlier report's figure")
+    assert main(["report", str(src), "--out", str(out), "--force"]) == 0
+    assert not (out / "figures" / "old-run.png").exists()  # replaced whole: nothing of the old report is kept
+    assert oct(out.stat().st_mode & 0o777) == oct(0o777 & ~_umask())  # as mkdir makes folders
+
+
+def test_report_never_writes_into_a_folder_another_command_wrote(tmp_path, capsys):
+    src = _replicate_json(tmp_path / "res", [])
+    run = tmp_path / "run"
+    assert main(["train", "--submissions", "20", "--workers", "2", "--no-progress", "--out", str(run)]) == 0
+    before = sorted(p.name for p in run.iterdir())
+    for force in ([], ["--force"]):
+        capsys.readouterr()
+        assert main(["report", str(src), "--out", str(run), *force]) == 2
+        assert "written by pgc train, not pgc report" in capsys.readouterr().err
+    assert sorted(p.name for p in run.iterdir()) == before
+    assert oct(run.stat().st_mode & 0o777) == oct(0o777 & ~_umask())  # run and report folders alike
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 # ---------------------------------------------------------------------------------------------

@@ -91,7 +91,7 @@ class PipelineCommand:
         from pgc.rundir import check_output_dir, replace_directory_atomically
 
         out = Path(args.out)
-        check_output_dir(out, force=args.force)  # never the working/home folder, nor a folder pgc did not write
+        check_output_dir(out, force=args.force, command="pipeline")  # never the working or home folder...
         for extra in args.include:
             if not Path(extra).exists():
                 raise CLIError(f"--include {extra} does not exist")
@@ -100,7 +100,7 @@ class PipelineCommand:
         steps: list[dict] = []
         inputs: list[str] = []
         # built in a temporary folder under the output's lock; it replaces the old one atomically
-        with replace_directory_atomically(out) as work:
+        with replace_directory_atomically(out, "pipeline") as work:
             self._train(args, work, steps, inputs)
             if "audit" not in args.skip:
                 self._audit(args, work, steps, inputs)

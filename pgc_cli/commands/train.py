@@ -143,8 +143,8 @@ class TrainCommand:
         p.add_argument("--out", default="runs/train", help="output folder (default runs/train)")
         p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
         p.add_argument("--no-transcript", action="store_true", help="do not record transcripts")
-        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="progress bar (default: on when stderr is a terminal)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                       help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
 
     def run(self, args: argparse.Namespace) -> int:
         if args.seed < 0:
@@ -157,11 +157,11 @@ class TrainCommand:
         check_batch_size([base] * min(args.trials, MAX_TRIALS + 1), not args.no_transcript)  # before allocating
         configs = [base.replace(seed=args.seed + i) for i in range(args.trials)]
         out = Path(args.out)
-        check_output_dir(out, force=args.force)
+        check_output_dir(out, force=args.force, command="train")
         # the folder's lock is held from here to the final rename: a second writer exits at once
         with output_lock(out):
-            check_output_dir(out, force=args.force)
-            progress = sys.stderr.isatty() if args.progress is None else args.progress
+            check_output_dir(out, force=args.force, command="train")
+            progress = args.progress
             start = time.perf_counter()
             results = train_batch(configs, record_transcripts=not args.no_transcript, progress=progress,
                                   processes=args.processes)

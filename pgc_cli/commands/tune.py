@@ -21,7 +21,7 @@ import schemas
 
 from ..io import write_json_atomic
 from ..main import CLIError
-from ..args import positive_float, positive_int
+from ..args import certification_samples, positive_float, positive_int
 
 
 class TuneCommand:
@@ -42,7 +42,8 @@ class TuneCommand:
         p.add_argument("--utility", choices=["success_ratio", "final_mu"], default="success_ratio")
         p.add_argument("--privacy", choices=["claimed", "audit"], default="claimed",
                        help="privacy objective: claimed ε, or the audited black-box ε lower bound")
-        p.add_argument("--audit-samples", type=positive_int, default=100_000)
+        p.add_argument("--audit-samples", type=certification_samples, default=100_000,
+                       help="--privacy audit: certification samples per side of each trial's audit (default 100,000)")
         p.add_argument("--sampler", choices=["tpe", "nsga2", "random"], default="tpe")
         p.add_argument("--seed", type=int, default=0, help="study seed (sampler and per-trial training seeds)")
         p.add_argument("--mechanisms", nargs="+", default=["laplace", "prs"])
@@ -80,10 +81,10 @@ class TuneCommand:
 
         out = Path(args.out)
         if not _is_tune_folder(out):  # a study folder (ours) is resumed; anything else must be absent or empty
-            check_output_dir(out, update=True)
+            check_output_dir(out, update=True, command="tune")
         else:
             try:
-                check_output_dir(out, update=True)
+                check_output_dir(out, update=True, command="tune")
             except OutputDirError as exc:
                 if MARKER_FILE not in str(exc):
                     raise

@@ -26,6 +26,7 @@ def audit_run(args, report: dict, progress: bool) -> int:
     report.update(run=str(run_dir), trial=args.trial, model="initial" if args.initial else "final",
                   mechanism_source=source, run_config=config.to_dict())
     pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
+    args.announce(mech)
     if args.adversarial_model:  # the run's mechanism and settings at crafted models (no canary audit)
         return _adversarial_run(args, report, progress, mech, pairs, config)
     theta = trial.initial_theta() if args.initial else trial.theta()
