@@ -3,25 +3,39 @@ file, CI, a pipe).
 
 ``progress_bar(total, unit, desc)`` returns an object with ``update(n)`` and ``close()`` (also a context
 manager). When standard error is a terminal it is a tqdm bar; otherwise :class:`LineProgress` writes one
-line when the work starts and then one every :data:`LINE_INTERVAL_S` seconds — from a timer, so a step that
-reports rarely still shows it is alive: what it does, how far it is, the time spent and an estimate of the
-time left.
+line once the work has lasted :data:`START_DELAY_S` seconds and then one every :data:`LINE_INTERVAL_S`
+seconds — from a timer, so a step that reports rarely still shows it is alive: what it does, how far it
+is, the time spent and an estimate of the time left. ``PGC_PROGRESS_INTERVAL_S`` in the environment sets another interval.
 
 ``heartbeat(label)`` covers the rest of a command: while no progress of this module is open and nothing
-was written for :data:`LINE_INTERVAL_S` seconds, it writes ``[HH:MM:SS] label: working, … elapsed``.
+was written for :data:`LINE_INTERVAL_S` seconds, it writes ``[HH:MM:SS] label: working, … elapsed`` (a
+heartbeat inside another, as a pipeline's steps, adds nothing).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 import time
 from typing import Iterator
 
-LINE_INTERVAL_S = 30.0
+def _interval_from_environment(default: float = 30.0) -> float:
+    """``PGC_PROGRESS_INTERVAL_S`` (seconds between lines, > 0), else ``default``."""
+    try:
+        value = float(os.environ.get("PGC_PROGRESS_INTERVAL_S", default))
+    except ValueError:
+        return default
+    return value if 0 < value < float("inf") else default
 
-_state = {"open": 0, "last_line": 0.0}  # progress objects open in this process; when the last line was written
+
+LINE_INTERVAL_S = _interval_from_environment()
+START_DELAY_S = min(2.0, LINE_INTERVAL_S)  # off a terminal, work that ends sooner writes no line at all
+
+# progress objects open in this process, heartbeats running (a command run inside another adds none), and
+# when the last line was written
+_state = {"open": 0, "beating": 0, "last_line": 0.0}
 _lock = threading.Lock()
 
 
@@ -49,11 +63,15 @@ class LineProgress:
         self.start = self.last = time.perf_counter()
         self._stop = threading.Event()
         _opened(+1)
-        _write_line(self.stream, f"{desc}: started, {self.total:,} {unit}s to go")
         self._thread = None
-        if timer and interval > 0:
+        if timer and interval > 0:  # the start line once the work has lasted START_DELAY_S: short steps stay quiet
             self._thread = threading.Thread(target=self._tick, daemon=True, name=f"progress: {desc}")
             self._thread.start()
+        else:
+            self._started()
+
+    def _started(self) -> None:
+        _write_line(self.stream, f"{self.desc}: started, {self.total:,} {self.unit}s to go")
 
     def update(self, n: int = 1) -> None:
         self.done += int(n)
@@ -70,6 +88,9 @@ class LineProgress:
                                  f"about {_duration(left)} left")
 
     def _tick(self) -> None:
+        if self._stop.wait(min(START_DELAY_S, self.interval)):
+            return
+        self._started()
         while not self._stop.wait(max(0.05, self.interval - (time.perf_counter() - self.last))):
             if time.perf_counter() - self.last >= self.interval:
                 self._report()
@@ -138,7 +159,9 @@ def progress_bar(total: int, unit: str, desc: str, enabled: bool = True):
 def heartbeat(label: str, enabled: bool = True, interval: float = LINE_INTERVAL_S, stream=None) -> Iterator[None]:
     """For the block: a dated ``label: working`` line whenever no progress is open and nothing was written
     for ``interval`` seconds."""
-    if not enabled:
+    with _lock:
+        nested = _state["beating"] > 0
+    if not enabled or nested:
         yield
         return
     stream = stream if stream is not None else sys.stderr
@@ -146,6 +169,7 @@ def heartbeat(label: str, enabled: bool = True, interval: float = LINE_INTERVAL_
     start = time.perf_counter()
     with _lock:
         _state["last_line"] = time.monotonic()
+        _state["beating"] += 1
 
     def beat() -> None:
         while not stop.wait(min(1.0, interval / 4)):
@@ -161,6 +185,8 @@ def heartbeat(label: str, enabled: bool = True, interval: float = LINE_INTERVAL_
     finally:
         stop.set()
         thread.join()
+        with _lock:
+            _state["beating"] -= 1
 
 
 def _duration(seconds: float) -> str:

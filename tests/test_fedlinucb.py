@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -190,7 +191,8 @@ def test_dp_event_when_accountant_present():
 
 
 def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "pgc_cli", *args], cwd=cwd, capture_output=True, text=True)
+    env = {**os.environ, "PGC_PROGRESS_INTERVAL_S": "0.01"}  # progress lines at once, not after 30 s
+    return subprocess.run([sys.executable, "-m", "pgc_cli", *args], cwd=cwd, capture_output=True, text=True, env=env)
 
 
 @pytest.mark.parametrize("args", [["--epsilons", "0"], ["--delta", "1.5"], ["--arms", "0"], ["--dim", "1"],
@@ -211,7 +213,7 @@ def test_cli_regret_and_attack_small(tmp_path):
                 "--runs", "3", "--sweep-silos", "2", "4", "--workers", "1", "--label", "test", "--out", str(out),
                 cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert re.search(r"^\[\d\d:\d\d:\d\d\] bandit regret jobs: started, 7 jobs to go", proc.stderr, re.M)
+    assert re.search(r"^\[\d\d:\d\d:\d\d\] bandit regret jobs: started, 7 jobs to go$", proc.stderr, re.M)
     data = json.loads(out.read_text())
     assert data["kind"] == "bandit-regret" and data["format_version"] == 1
     assert len(data["curves"]) == 5 and all(len(c["t"]) <= 200 for c in data["curves"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from pgc_cli.main import main
 from reports.browser import external_references
@@ -11,6 +12,14 @@ from reports.browser import external_references
 def test_pipeline_quick_train_audit_attack_report(tmp_path, capsys):
     out = tmp_path / "pipeline"
     assert main(["pipeline", "--quick", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    # every step is printed whole: the audit's first lines (the mechanism, each pair's header) included
+    assert re.search(r"^  Laplace\(epsilon=5\.0, clip=0\.01\) \[black-box\]: claimed ε = 5\.000", printed, re.M)
+    assert re.search(r"^  environment ψ=9\.7 vs ψ'=9\.9 at the final model", printed, re.M)
+    # results, manifest, report and console name the final folder, never the temporary one it was built in
+    for path in [*out.glob("*.json"), *out.glob("report/report.*")]:
+        assert ".partial" not in path.read_text(), path
+    assert ".partial" not in printed and f"--out {out}/audit.json" in printed
     manifest = json.loads((out / "pipeline.json").read_text())
     assert manifest["kind"] == "pipeline"
     assert [s["step"] for s in manifest["steps"]] == ["train", "audit", "audit-adversarial", "attack",
