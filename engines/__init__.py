@@ -135,7 +135,17 @@ class RayEngine:
             ray.init(address=address, **kwargs)
             self._owns = True
         self.cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.started_here = address is None and self._owns
+        self.tasks = 0  # remote tasks sent so far
         self._remote = ray.remote(num_cpus=1)(_call_chunk)
+
+    def describe(self) -> str:
+        """Where the tasks run, in words: the cluster's address (or a local one started for this command)
+        and its CPUs."""
+        where = ("a local Ray cluster started for this command" if self.started_here
+                 else f"the Ray cluster at {self.address}" if self.address
+                 else "the Ray cluster this process had already joined")
+        return f"{where} ({self.cpus} CPUs)"
 
     def map(self, fn: Callable, *iterables: Iterable) -> list:
         items = list(zip(*iterables))
@@ -144,6 +154,7 @@ class RayEngine:
         size = self.chunk or chunk_size(len(items), self.cpus, self.tasks_per_cpu)
         fn_ref = self._ray.put(fn)
         refs = [self._remote.remote(fn_ref, items[i:i + size]) for i in range(0, len(items), size)]
+        self.tasks += len(refs)
         return _flatten(self._ray.get(refs))
 
     def close(self) -> None:

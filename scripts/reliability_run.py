@@ -125,10 +125,10 @@ def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_cou
         "concurrent_writers": writer_log.writers,
         "concurrent_tune_study": None if tune_counts is None else {
             "asked_trials": 2 * args.writers, "complete": tune_counts["COMPLETE"], "pruned": tune_counts["PRUNED"],
-            "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"],
+            "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"], "surplus": tune_counts["SURPLUS"],
             "distinct_parameter_sets": len(set(tune_counts["params"])),
-            "note": "each worker stops once the study holds the asked number; workers finishing together may "
-                    "add up to writers - 1 more"},
+            "note": "workers count the study's trials and ask for new ones one at a time (tuning.storage.ask_lock), "
+                    "so the study ends with exactly the asked number"},
         "outcomes": outcomes,
         "all_zero": not any(outcomes.values()),
         "failures": failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details],

@@ -592,8 +592,8 @@ def tune_counts(out: Path, study: str = "pgc-tune") -> dict:
         trials = s.get_trials(deepcopy=False)
         counts = {name: sum(t.state.name == name for t in trials) for name in ("COMPLETE", "RUNNING", "FAIL",
                                                                                  "PRUNED", "WAITING")}
-        # a trial started past the budget by a worker asking at the same moment is failed on purpose and
-        # marked "surplus" (tuning.study): it holds no result, so it is neither lost nor a failure
+        # a trial started past the budget by a worker asking at the same moment would be failed and marked
+        # "surplus" (tuning.study); workers of one SQLite study ask one at a time, so none is expected
         counts["SURPLUS"] = sum(t.state.name == "FAIL" and bool(t.user_attrs.get("surplus")) for t in trials)
         counts["FAIL"] -= counts["SURPLUS"]
         # a failed trial's parameters are re-queued once: count each finished parameter set once
@@ -743,8 +743,8 @@ def _wait_all(procs, timeout: float) -> list[tuple[int, str]]:
 
 
 def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
-    """``n`` ``pgc tune`` workers on one SQLite study at once: the study ends with at least ``trials``
-    finished trials, none RUNNING, failed (surplus trials aside) or lost, and no parameter set twice."""
+    """``n`` ``pgc tune`` workers on one SQLite study at once: the study ends with exactly ``trials``
+    finished trials, none RUNNING, failed or surplus, and no parameter set twice."""
     out = base / "tune-shared"
     argvs = [["tune", "--trials", str(trials), *TUNE_ARGS, "--seed", "0", "--worker-id", f"w{i}", "--out", str(out)]
              for i in range(n)]
@@ -756,10 +756,10 @@ def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
     problems = [f"worker rc {rc}: {err.strip()[-300:]}" for rc, err in results if rc != 0]
     counts = tune_counts(out)
     finished = counts["COMPLETE"] + counts["PRUNED"]
-    if finished < trials:
+    if finished != trials:
         problems.append(f"{finished} finished trials, asked for {trials}")
-    if counts["RUNNING"] or counts["FAIL"]:
-        problems.append(f"{counts['RUNNING']} RUNNING and {counts['FAIL']} FAIL trials")
+    if counts["RUNNING"] or counts["FAIL"] or counts["SURPLUS"]:
+        problems.append(f"{counts['RUNNING']} RUNNING, {counts['FAIL']} FAIL and {counts['SURPLUS']} surplus trials")
     if len(set(counts["params"])) != len(counts["params"]):
         problems.append("a parameter set was evaluated twice")
     if problems:

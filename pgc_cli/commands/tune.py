@@ -64,8 +64,8 @@ class TuneCommand:
         p.add_argument("--heartbeat", type=positive_int, default=30, help="heartbeat interval (s) of in-flight trials")
         p.add_argument("--grace", type=positive_int, help="seconds without heartbeat before a trial counts as "
                                                           "killed and is re-queued (default 3 × heartbeat)")
-        p.add_argument("--worker-id", help="name of this worker, for its sampler seed (default: host and process id; "
-                                           "give distinct names to make N workers reproducible)")
+        p.add_argument("--worker-id", help="name of this worker, mixed into its sampler seed (default: none; the seed "
+                                           "is the study seed and the trials asked so far, on any machine)")
         p.add_argument("--workers", type=positive_int, default=1,
                        help="worker processes on this machine sharing the study (default 1); more workers on "
                             "other machines: run the same command there with the same --storage and --study")
@@ -106,7 +106,11 @@ class TuneCommand:
         storage = _prepare_storage(storage, out, args)
         out.mkdir(parents=True, exist_ok=True)
         write_marker(out, command="tune")
-        if not args.export_only:
+        finished = _finished_trials(args.study, storage)
+        if not args.export_only and finished >= args.trials:  # nothing to run, on any engine: say so
+            print(f"study complete: {finished} trials; use a new --out or --trials (more than {finished}) to "
+                  "run more" + ("; nothing ran on Ray" if args.engine == "ray" else ""))
+        elif not args.export_only:
             def log(msg: str) -> None:
                 print(msg, file=sys.stderr, flush=True)
 
@@ -190,7 +194,10 @@ def _work(args, storage: str, settings, log, worker_id: str | None) -> None:
         run_study(args.study, storage, settings, args.trials, **kw)
         return
     with command_engine(args) as engine:
+        before = _finished_trials(args.study, storage)
         run_study(args.study, storage, settings, args.trials, executor=engine, **kw)
+        print(f"ran {_finished_trials(args.study, storage) - before} trial(s), their training in {engine.tasks} "
+              f"task(s) on {engine.describe()}", flush=True)
 
 
 def _run_workers(args, storage: str, settings, log) -> None:
@@ -233,6 +240,18 @@ def _worker_main(args, storage: str, settings, worker_id: str | None) -> None:
         print(f"[worker {os.getpid()}] {msg}", file=sys.stderr, flush=True)
 
     _work(args, storage, settings, log, worker_id)
+
+
+def _finished_trials(study: str, storage: str) -> int:
+    """Complete and pruned trials of the study in the storage (0 for a study not created yet)."""
+    import optuna
+    from optuna.trial import TrialState
+
+    try:
+        found = optuna.load_study(study_name=study, storage=storage)
+    except KeyError:
+        return 0
+    return len(found.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
 
 
 def _is_tune_folder(out: Path) -> bool:
