@@ -87,6 +87,7 @@ class AdversarialChannel(Record):
     ratio: float | None = None
     verdict: Verdict | None = None
     p_value: float | None = None
+    crafted_for: str | None = None  # the search objective whose θ the row was certified at (a key of theta_files)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +107,7 @@ class AdversarialAudit(Record):
     noise_free_epsilon_lower_bound: float | None = None
     search: AdversarialSearch | None = None
     theta_file: str | None = None
+    theta_files: dict[str, str] | None = None  # search objective -> the crafted θ's checkpoint beside the result
     wall_time_s: float | None = None
     protect: list[str] | None = None
     gradient_epsilon: float | None = None
