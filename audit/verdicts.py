@@ -107,16 +107,16 @@ def holm_verdict(rows: Sequence[SystemAuditRow], alpha: float) -> tuple[str, lis
     (violated), then over the uncovered rows' p-values of "no leak" (unprotected channel); with no
     rejection, ``inconclusive`` when a covered row is. Returns the verdict and, per row, whether Holm
     rejects its claim."""
-    from statsmodels.stats.multitest import multipletests
+    from schemas.shared import holm  # statsmodels multipletests, without its full garbage collection
 
     covered = [r for r in rows if r.covered]
-    flags = list(multipletests([r.p_value for r in covered], alpha=alpha, method="holm")[0]) if covered else []
+    flags = holm([r.p_value for r in covered], alpha=alpha)[0]
     by_row = dict(zip((id(r) for r in covered), flags))
     rejected = [bool(by_row.get(id(r), False)) for r in rows]
     if any(rejected):
         return "violated", rejected
     uncovered = [r for r in rows if not r.covered]
-    if uncovered and any(multipletests([r.p_value_leak for r in uncovered], alpha=alpha, method="holm")[0]):
+    if uncovered and any(holm([r.p_value_leak for r in uncovered], alpha=alpha)[0]):
         return "unprotected channel", rejected
     if any(r.verdict == "inconclusive" for r in covered):
         return "inconclusive", rejected
