@@ -407,3 +407,22 @@ def test_replicate_guards_and_locks_its_reading_folders(tmp_path, monkeypatch, c
     rc = main([*quick, "--out", "..", "--force"])  # OUT/sampled would be the working folder
     _one_line_error(capsys.readouterr().err, rc)
     assert (foreign / "thesis.md").read_text() == "mine"
+
+
+@pytest.mark.parametrize("damage", ["trials_not_objects", "best_mu_missing", "fst_text"])
+def test_a_damaged_raw_grid_is_refused_with_one_line(damage, tmp_path, capsys):
+    raw = json.loads((Path(__file__).resolve().parents[1] / "results/replicate/cap90k-laplace/sampled/grid.raw.json")
+                     .read_text())
+    key = next(iter(raw["trials"]))
+    if damage == "trials_not_objects":
+        raw["trials"][key] = [1, 2]
+    elif damage == "best_mu_missing":
+        del raw["trials"][key][0]["best_mu"]
+    else:
+        raw["trials"][key][0]["fst"] = "soon"
+    path = tmp_path / "grid.raw.json"
+    path.write_text(json.dumps(raw))
+    rc = main(["replicate", "--from-raw", str(path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert str(path) in err and not (tmp_path / "out").exists()

@@ -64,12 +64,26 @@ def spec_from_args(args: argparse.Namespace, reading: str) -> GridSpec:
                        "nonprivate_variants": tuple(data["nonprivate_variants"])})
 
 
+def _quick_help() -> str:
+    """--quick's help, counted from the quick grid itself."""
+    from replication.grid import grid_settings, setting_configs
+
+    spec = quick_spec()
+    settings = grid_settings(spec)
+    table = [x for x in settings if x.role != "curve"]
+    curves = [x for x in settings if x.role == "curve"]
+    total = sum(len(setting_configs(spec, x)) for x in settings)
+    return (f"smoke grid: {total} trials in all — {spec.trials} per setting of the table ({len(table)} settings: "
+            f"non-private, ε = {', '.join(f'{e:g}' for e in spec.epsilons)} and their zero-information controls; "
+            f"cap {spec.cap:,}) and {spec.curve_trials} {spec.curve_submissions:,}-submission Figure-2 trial per "
+            f"curve ({len(curves)} curves)")
+
+
 class ReplicateCommand:
     help = "replicate the paper's Tables 1-3 and Figures 2-3 with a zero-information control"
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--quick", action="store_true",
-                       help="smoke grid: 12 trials, cap 3,000, ε = 1, one 1,000-submission Figure-2 trial per curve")
+        p.add_argument("--quick", action="store_true", help=_quick_help())
         p.add_argument("--reading", nargs="+", type=reading_name, default=None,
                        help=f"reading(s) of the paper's ambiguities: a preset ({', '.join(sorted(READINGS))}) or a "
                             "knob reading 'kn-…' as named by --search (default: sampled); see docs/README-replicate.md")
@@ -155,7 +169,7 @@ class ReplicateCommand:
         raw = read_json(path)
         try:
             run = GridRun.from_dict(_floats(raw))
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CLIError(f"{path} is not a raw replicate grid: {exc}") from None
         target = out / run.spec.reading
         check_output_dir(target, force=args.force, command="replicate")
