@@ -78,3 +78,31 @@ def test_progress_off_a_terminal_is_plain_dated_lines():
     lines = stream.getvalue().splitlines()
     assert len(lines) == 3 and "started, 1,000 outputs" in lines[0]
     assert "25% (250/1,000 outputs)" in lines[1] and "left" in lines[1] and "\r" not in stream.getvalue()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--mechanism", "laplace", "--epsilon", "1", "--samples", "3"], "at least 100 samples per side"),
+    (["--mechanism", "laplace", "--epsilon", "1", "--mechanism-samples", "50", "--run", "nowhere"],
+     "at least 100 samples per side"),
+    (["--mechanism", "prs", "--epsilon", "5", "--delta", "1e-5"], "pure epsilon-DP"),
+    (["--mechanism", "laplace", "--epsilon", "1", "--run", "nowhere"], "is not a folder"),
+])
+def test_input_is_checked_once_and_before_any_estimate(argv, message, tmp_path, capsys):
+    try:
+        code = main(["audit", *argv, "--out", str(tmp_path / "a.json")])
+    except SystemExit as exc:  # a value refused while the options are parsed
+        code = exc.code
+    assert code == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert "estimated time" not in captured.out and not (tmp_path / "a.json").exists()
+
+
+def test_estimates_follow_the_audited_models_episode_length():
+    from audit.planning import environment_audit_seconds, mechanism_audit_seconds
+
+    falls, balances = (environment_audit_seconds(20_000, 1, steps) for steps in (20.0, 200.0))
+    assert 3 < balances / falls < 8  # CartPole steps are the work: a balancing model costs several times more
+    assert environment_audit_seconds(20_000, 2, 20.0) == pytest.approx(2 * falls)
+    assert environment_audit_seconds(20_000, 1, None) == balances  # unknown model: the slow case
+    assert mechanism_audit_seconds(100_000, prs=True, reduced_dim=20) > 5 * mechanism_audit_seconds(100_000)

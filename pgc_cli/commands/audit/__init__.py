@@ -68,7 +68,8 @@ class AuditCommand:
         mode = chosen_mode(args)
         result = ResultFile(args.out, command="audit", name=mode.replace("_", "-"), force=args.force)
         args.result = result
-        args.announce = lambda mechanism=None: _announce_estimate(args, mode, mechanism)
+        args.announce = lambda mechanism=None, episode_length=None: _announce_estimate(
+            args, mode, report, mechanism, episode_length)
         start = time.perf_counter()
         report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
                   "delta": args.delta or 0.0, "seed": args.seed, "command": "pgc " + " ".join(sys.argv[1:]),
@@ -84,14 +85,16 @@ class AuditCommand:
         return status
 
 
-def _announce_estimate(args: argparse.Namespace, mode: str, mechanism=None) -> None:
+def _announce_estimate(args: argparse.Namespace, mode: str, report: dict, mechanism=None,
+                       episode_length: float | None = None) -> None:
     """Once a mode has checked its inputs: the audit's estimated wall time (refused over the limit without
-    --allow-long), printed before the work starts."""
+    --allow-long), printed before the work starts and kept in the result beside the wall time."""
     from audit.planning import duration_text
 
-    estimate = estimated_seconds(args, mode, mechanism)
+    estimate = estimated_seconds(args, mode, mechanism, episode_length)
     if estimate is None:
         return
+    report["estimated_seconds"] = round(estimate, 1)
     if estimate > MAX_ESTIMATED_HOURS * 3600 and not args.allow_long:
         raise CLIError(f"this audit would take about {duration_text(estimate)} (more than {MAX_ESTIMATED_HOURS:g} h); "
                        "lower --samples or pass --allow-long")

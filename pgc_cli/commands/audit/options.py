@@ -191,22 +191,20 @@ def adversarial_channels(args: argparse.Namespace) -> list[str]:
     return chans
 
 
-def estimated_seconds(args: argparse.Namespace, mode: str, mechanism=None) -> float | None:
+def estimated_seconds(args: argparse.Namespace, mode: str, mechanism=None,
+                      episode_length: float | None = None) -> float | None:
     """The audit's expected wall time on the project's machine (:mod:`audit.planning`) for the mechanism
-    it audits (PRS: its d̂); None where none is made."""
+    it audits (PRS: its d̂) and, for a run, its model's episode length; None where none is made."""
     from audit.planning import adversarial_audit_seconds, environment_audit_seconds, mechanism_audit_seconds
 
     pairs = len(args.pairs or DEFAULT_PAIRS)
-    reduced_dim = 1
-    if callable(getattr(mechanism, "reduced_dim_for", None)):  # PRS draws a d̂ × d matrix per output
-        reduced_dim = mechanism.reduced_dim_for(args.dim)
+    prs = callable(getattr(mechanism, "reduced_dim_for", None))  # PRS draws a d̂ × d matrix per output
+    reduced_dim = mechanism.reduced_dim_for(args.dim) if prs else 1
     if mode == "mechanism":
-        return mechanism_audit_seconds(args.samples or 1_000_000, args.dim, reduced_dim, args.rounds)
-    if mode == "self_test":
-        return None
+        return mechanism_audit_seconds(args.samples or 1_000_000, args.dim, reduced_dim, args.rounds, prs)
     if mode == "adversarial" or (mode == "run" and args.adversarial_model):
-        return adversarial_audit_seconds(args.samples or 200_000, pairs)
+        return adversarial_audit_seconds(args.samples or 200_000, pairs, args.search_budget)
     if mode == "run":
-        return (mechanism_audit_seconds(args.mechanism_samples, args.dim, reduced_dim)
-                + environment_audit_seconds(args.samples or 100_000, pairs))
+        return (mechanism_audit_seconds(args.mechanism_samples, args.dim, reduced_dim, 1, prs)
+                + environment_audit_seconds(args.samples or 100_000, pairs, episode_length, args.compositions))
     return None
