@@ -93,7 +93,8 @@ def main_() -> int:
         rows = run(Path(tmp))
         total = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
-    result = {"command": "python scripts/calibrate_planning.py " + " ".join(sys.argv[1:]), "tolerance": TOLERANCE,
+    result = {"kind": "bench", "bench": "audit-time-estimates",
+              "command": "python scripts/calibrate_planning.py " + " ".join(sys.argv[1:]), "tolerance": TOLERANCE,
               "rows": rows, "all_within": all(r["within"] for r in rows), "wall_s": round(total, 1),
               "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                           "loadavg_1min_at_end": os.getloadavg()[0]}}

@@ -62,6 +62,8 @@ class LineProgress:
         self.done = 0
         self.start = self.last = time.perf_counter()
         self._stop = threading.Event()
+        self._line_lock = threading.Lock()
+        self._has_started = False
         _opened(+1)
         self._thread = None
         if timer and interval > 0:  # the start line once the work has lasted START_DELAY_S: short steps stay quiet
@@ -71,7 +73,11 @@ class LineProgress:
             self._started()
 
     def _started(self) -> None:
-        _write_line(self.stream, f"{self.desc}: started, {self.total:,} {self.unit}s to go")
+        """The start line, once, before any other line of this progress."""
+        with self._line_lock:
+            if not self._has_started:
+                self._has_started = True
+                _write_line(self.stream, f"{self.desc}: started, {self.total:,} {self.unit}s to go")
 
     def update(self, n: int = 1) -> None:
         self.done += int(n)
@@ -79,6 +85,7 @@ class LineProgress:
             self._report()
 
     def _report(self) -> None:
+        self._started()
         now = time.perf_counter()
         self.last = now
         elapsed = now - self.start

@@ -169,7 +169,7 @@ def test_the_same_seed_asks_the_same_trials_on_any_machine(tmp_path, monkeypatch
 def test_four_workers_end_with_exactly_the_trials_asked_and_none_failed(tmp_path, capsys):
     out = tmp_path / "t"
     argv = ["tune", "--trials", "8", "--workers", "4", "--batch", "1", "--runs-per-trial", "1", "--submissions", "30",
-            "--rungs", "1", "--sampler", "random", "--mechanisms", "laplace", "--heartbeat", "1", "--out", str(out)]
+            "--rungs", "1", "--sampler", "random", "--mechanisms", "laplace", "--out", str(out)]
     assert main(argv) == 0
     counts = json.loads((out / "tune.json").read_text())["counts"]
     assert counts.get("COMPLETE", 0) + counts.get("PRUNED", 0) == 8 and set(counts) <= {"COMPLETE", "PRUNED"}
