@@ -55,9 +55,10 @@ class LineProgress:
     """Progress as plain dated lines on standard error (no carriage returns): one at the start, then one
     every ``interval`` seconds until :meth:`close`, whether or not ``update`` was called in between."""
 
-    def __init__(self, total: int, unit: str, desc: str, interval: float = LINE_INTERVAL_S, stream=None,
+    def __init__(self, total: int, unit: str, desc: str, interval: float | None = None, stream=None,
                  timer: bool = True):
-        self.total, self.unit, self.desc, self.interval = max(int(total), 1), unit, desc, interval
+        self.total, self.unit, self.desc = max(int(total), 1), unit, desc
+        self.interval = LINE_INTERVAL_S if interval is None else interval
         self.stream = stream if stream is not None else sys.stderr
         self.done = 0
         self.start = self.last = time.perf_counter()
@@ -66,7 +67,7 @@ class LineProgress:
         self._has_started = False
         _opened(+1)
         self._thread = None
-        if timer and interval > 0:  # the start line once the work has lasted START_DELAY_S: short steps stay quiet
+        if timer and self.interval > 0:  # the start line once the work has lasted START_DELAY_S: short steps stay quiet
             self._thread = threading.Thread(target=self._tick, daemon=True, name=f"progress: {desc}")
             self._thread.start()
         else:
@@ -95,7 +96,7 @@ class LineProgress:
                                  f"about {_duration(left)} left")
 
     def _tick(self) -> None:
-        if self._stop.wait(min(START_DELAY_S, self.interval)):
+        if self._stop.wait(min(START_DELAY_S, LINE_INTERVAL_S, self.interval)):
             return
         self._started()
         while not self._stop.wait(max(0.05, self.interval - (time.perf_counter() - self.last))):
@@ -163,9 +164,10 @@ def progress_bar(total: int, unit: str, desc: str, enabled: bool = True):
 
 
 @contextlib.contextmanager
-def heartbeat(label: str, enabled: bool = True, interval: float = LINE_INTERVAL_S, stream=None) -> Iterator[None]:
+def heartbeat(label: str, enabled: bool = True, interval: float | None = None, stream=None) -> Iterator[None]:
     """For the block: a dated ``label: working`` line whenever no progress is open and nothing was written
-    for ``interval`` seconds."""
+    for ``interval`` seconds (default :data:`LINE_INTERVAL_S`)."""
+    interval = LINE_INTERVAL_S if interval is None else interval
     with _lock:
         nested = _state["beating"] > 0
     if not enabled or nested:
@@ -194,6 +196,11 @@ def heartbeat(label: str, enabled: bool = True, interval: float = LINE_INTERVAL_
         thread.join()
         with _lock:
             _state["beating"] -= 1
+
+
+def progress_line(text: str, stream=None) -> None:
+    """One dated line of what a command is doing, on standard error (as progress lines are)."""
+    _write_line(stream if stream is not None else sys.stderr, text)
 
 
 def _duration(seconds: float) -> str:
