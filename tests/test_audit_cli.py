@@ -106,3 +106,13 @@ def test_estimates_follow_the_audited_models_episode_length():
     assert environment_audit_seconds(20_000, 2, 20.0) == pytest.approx(2 * falls)
     assert environment_audit_seconds(20_000, 1, None) == balances  # unknown model: the slow case
     assert mechanism_audit_seconds(100_000, prs=True, reduced_dim=20) > 5 * mechanism_audit_seconds(100_000)
+
+
+@pytest.mark.parametrize("epsilon", ["800", "1e6"])
+def test_an_extreme_but_valid_epsilon_is_audited_in_one_run(epsilon, tmp_path, capsys):
+    out = tmp_path / "a.json"
+    assert main(["audit", "--mechanism", "laplace", "--epsilon", epsilon, "--samples", "2000", "--out", str(out),
+                 "--no-progress"]) == 0
+    row = json.loads(out.read_text())["channels"][0]
+    assert row["claimed_epsilon"] == float(epsilon) and row["verdict"] in ("consistent", "inconclusive")
+    assert "Traceback" not in capsys.readouterr().err
