@@ -110,8 +110,8 @@ def check_output_dir(path: str | Path, *, force: bool = False, update: bool = Fa
     location that cannot be written (probed by creating and removing a file, so read-only file
     systems are caught too). Then, for an existing non-empty folder:
 
-    * ``update=True`` (commands that add files to their folder, e.g. ``pgc report``, ``pgc tune``):
-      allowed only if pgc wrote it (:func:`is_pgc_output`);
+    * ``update=True`` (commands that add files to their folder: ``pgc tune`` resuming its study,
+      ``pgc replicate --search``): allowed only if pgc wrote it (:func:`is_pgc_output`);
     * ``force=True`` (the folder will be replaced): allowed only if pgc wrote it;
     * otherwise refused ("exists and is not empty").
 
