@@ -81,7 +81,10 @@ class LocalEngine:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("fork"))
+            from tasks import die_with_parent
+
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("fork"),
+                                             initializer=die_with_parent, initargs=(os.getpid(),))
         return self._pool
 
     def close(self) -> None:

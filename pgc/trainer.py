@@ -29,6 +29,7 @@ from typing import Sequence
 
 import numpy as np
 from mechanisms import Mechanism, mechanism_record
+from tasks import die_with_parent
 from tasks.progress import NullProgress
 
 from . import kernel
@@ -211,7 +212,8 @@ def _train_forked(jobs, processes: int, bar) -> list[TrainResult]:
     # dies (e.g. out of memory) raises BrokenProcessPool here instead of hanging.
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].submissions)
     try:
-        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"), initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:  # workers die with this process
             for future in as_completed([pool.submit(_train_job, batch, i) for i in order]):
                 i, result = future.result()
                 out[i] = result

@@ -426,3 +426,33 @@ def test_a_damaged_raw_grid_is_refused_with_one_line(damage, tmp_path, capsys):
     err = capsys.readouterr().err
     _one_line_error(err, rc)
     assert str(path) in err and not (tmp_path / "out").exists()
+
+
+def test_pool_workers_die_with_a_killed_command(tmp_path):
+    """kill -9 of a command leaves none of its pool's workers behind (tasks.die_with_parent)."""
+    code = ("import concurrent.futures as cf, multiprocessing, os, sys, time\n"
+            f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+            "from tasks import die_with_parent\n"
+            "pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context('fork'),"
+            " initializer=die_with_parent, initargs=(os.getpid(),))\n"
+            "futures = [pool.submit(time.sleep, 60) for _ in range(2)]\n"
+            "time.sleep(0.5)\n"
+            "print(' '.join(str(p) for p in pool._processes), flush=True)\n"
+            "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    workers = [int(p) for p in proc.stdout.readline().split()]
+    assert len(workers) == 2 and all(_alive(p) for p in workers)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in workers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
