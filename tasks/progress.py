@@ -181,7 +181,7 @@ def heartbeat(label: str, enabled: bool = True, interval: float | None = None, s
         _state["beating"] += 1
 
     def beat() -> None:
-        while not stop.wait(min(1.0, interval / 4)):
+        while not stop.wait(min(1.0, max(0.05, interval / 4))):
             with _lock:
                 quiet = _state["open"] == 0 and time.monotonic() - _state["last_line"] >= interval
             if quiet:

@@ -191,7 +191,7 @@ def test_dp_event_when_accountant_present():
 
 
 def _cli(*args, cwd=ROOT):
-    env = {**os.environ, "PGC_PROGRESS_INTERVAL_S": "0.01"}  # progress lines at once, not after 30 s
+    env = {**os.environ, "PGC_PROGRESS_INTERVAL_S": "0.02"}  # progress lines within the run, not after 30 s
     return subprocess.run([sys.executable, "-m", "pgc_cli", *args], cwd=cwd, capture_output=True, text=True, env=env)
 
 
@@ -209,7 +209,7 @@ def test_cli_regret_and_attack_small(tmp_path):
     """From a folder outside the repository: --out into folders that do not exist yet, dated progress lines
     on a non-terminal stderr, a default path new for every run, an existing result kept without --force."""
     out = tmp_path / "new" / "deeper" / "r.json"
-    proc = _cli("bandit", "regret", "--silos", "4", "--horizon", "60", "--arms", "5", "--dim", "3",
+    proc = _cli("bandit", "regret", "--silos", "4", "--horizon", "400", "--arms", "5", "--dim", "3",
                 "--runs", "3", "--sweep-silos", "2", "4", "--workers", "1", "--label", "test", "--out", str(out),
                 cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -141,24 +141,6 @@ def _cli(*argv: str) -> list[str]:
     return [sys.executable, "-m", "pgc_cli", *argv]
 
 
-def test_three_concurrent_trainers_one_result(tmp_path):
-    out = tmp_path / "run"
-    procs = [subprocess.Popen(_cli(*TRAIN, "--out", str(out), "--seed", str(i), "--submissions", "400"),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]
-    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
-    codes = sorted(rc for rc, _ in results)
-    assert codes == [0, 2, 2], results
-    for rc, err in results:
-        if rc == 2:
-            _one_line_error(err, rc)
-            assert str(out) in err
-    summary, trials = load_run(out)
-    assert len(trials) == 1
-    winner = [i for i, (rc, _) in enumerate(results) if rc == 0][0]
-    assert trials[0].summary["seed"] == winner
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
-
-
 # ---------------------------------------------------------------------------------------------
 # 3 + 4. kills: the folder is old, new or absent; leftovers of dead writers are cleaned
 # ---------------------------------------------------------------------------------------------
