@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from tasks import map_tasks
+from tasks.progress import progress_bar
 
 from .evaluate import evaluate_classification, evaluate_regression
 from .learned import LearnedAttacker
@@ -174,9 +174,9 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
                              options={"learned": learned_kwargs or {}}, threads=threads)
     outcomes = map_tasks(executor, task, [name for name, _, _ in steps], [b for _, b, _ in steps],
                          [s for _, _, s in steps])
-    bar = tqdm(steps, desc="attack", disable=not progress or executor is not None, leave=False)
-    for (name, budget, s), outcome in zip(bar, outcomes):
-        bar.set_postfix_str(f"{name} budget={budget}")
+    bar = progress_bar(len(steps), "attack", "attack (attackers × budgets)", progress and executor is None)
+    for (name, budget, s), outcome in zip(steps, outcomes):
+        bar.update(1)
         if outcome is None:  # the attacker does not apply to this threat model
             if budget == budgets[0]:
                 skipped.append({"attacker": name, "reason": "does not apply to this threat model (channels/mechanism)"})
@@ -204,6 +204,7 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
                     # the attacker's own estimate of the Bayes-optimal accuracy (E max posterior)
                     row["self_assessed_accuracy"] = float(post.max(axis=1).mean())
             rows.append(row)
+    bar.close()
     return {"rows": rows, "skipped": skipped, "kde_bandwidth": kde, "contexts": len(contexts),
             "n_submissions": len(view), "n_targets": n_targets, "grid": grid.tolist()}
 

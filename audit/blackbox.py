@@ -155,7 +155,7 @@ def projected_delta(hits, false_hits, n_sel: int, n_cert: int, alpha: float, eps
     false_rate = approximate_upper(false_hits, n_sel, DELTA_SELECTION_PESSIMISM) if false_hits > 0 else 0.0
     lo = approximate_lower(hit_rate * n_cert, n_cert, (1.0 - share) * alpha)
     hi = approximate_upper(false_rate * n_cert, n_cert, share * alpha)
-    return float(lo - math.exp(epsilon) * hi)
+    return float(lo - bounds.exp_or_inf(epsilon) * hi) if hi > 0 else float(lo)
 
 
 @dataclass

@@ -63,6 +63,15 @@ def cp_lower(k, n, alpha: float):
     return float(lower) if np.ndim(lower) == 0 else np.asarray(lower)
 
 
+def exp_or_inf(x: float) -> float:
+    """e^x as a float, +inf where it overflows (ε of 710 or more) instead of raising ``OverflowError``."""
+    x = float(x)
+    return math.inf if x > _LOG_FLOAT_MAX else math.exp(x)
+
+
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
+
+
 def epsilon_from_rates(fpr, fnr, delta: float = 0.0):
     """ε implied by (upper bounds on) FPR and FNR: max over both directions of ln((1−δ−FNR)/FPR).
 
@@ -99,7 +108,7 @@ def delta_lower_bound(false_positives, negatives, false_negatives, positives, al
     """Certified δ lower bound at a given ε: max over directions of 1 − FNR_ub − e^ε·FPR_ub (≥ 0)."""
     fpr_ub = cp_upper(false_positives, negatives, fp_share * _check_alpha(alpha))
     fnr_ub = cp_upper(false_negatives, positives, (1.0 - fp_share) * alpha)
-    e = math.exp(epsilon) if math.isfinite(epsilon) else math.inf
+    e = exp_or_inf(epsilon)  # the rate bounds are > 0 (alpha < 1), so e·rate is never inf·0
     return float(max(0.0, 1.0 - fnr_ub - e * fpr_ub, 1.0 - fpr_ub - e * fnr_ub))
 
 
@@ -121,7 +130,7 @@ def smallest_detectable_delta(n: int, alpha: float, epsilon: float, fp_share: fl
     expected count k already gives a positive certified bound.
     """
     alpha = _check_alpha(alpha)
-    e = math.exp(epsilon) if math.isfinite(epsilon) else math.inf
+    e = exp_or_inf(epsilon)
     fp_ub = cp_upper(0, n, fp_share * alpha)
     if not math.isfinite(e * fp_ub) or e * fp_ub >= 1.0:
         return 1.0

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .bounds import exp_or_inf
+
 Z_INFORMATIVE = 4.0  # |z| above which a column counts as informative
 _HASH_MULTIPLIERS = np.random.Generator(np.random.PCG64(np.random.SeedSequence(20260422))).integers(
     1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
@@ -183,6 +185,9 @@ def default_statistics() -> list:
             SupportMembership("column")]
 
 
+MAX_LATTICE_CELLS = 4_000_000  # the PRS likelihood-ratio table's size limit (d̂ ≤ 22 keeps four columns)
+
+
 class PRSLexicographicLikelihoodRatio:
     """Exact likelihood ratio of (y_1..y_m) for PRS (Alg. 3) under the lexicographic canary ±G·lex.
 
@@ -193,13 +198,17 @@ class PRSLexicographicLikelihoodRatio:
     its first non-zero entry; its contribution to (y_1..y_m)/(√3C) is ±r, agreeing with probability
     p = e^{ε'}/(1+e^{ε'}); rows with r = 0 contribute nothing there, and the other coordinates are
     independent of the votes. So P(y | ±) is the d̂-fold convolution of one row's law, computed
-    exactly on the lattice {−d̂..d̂}^m.
+    exactly on the lattice {−d̂..d̂}^m, with m the requested ``columns`` lowered until the lattice has at
+    most :data:`MAX_LATTICE_CELLS` cells (a large d̂, as ε of several hundred gives, would need
+    gigabytes and hours for four columns).
     """
 
     def __init__(self, clip: float, reduced_dim: int, epsilon: float, columns: int = 4):
         from scipy.signal import convolve
         from scipy.special import expit
 
+        while columns > 1 and (2 * reduced_dim + 1) ** columns > MAX_LATTICE_CELLS:
+            columns -= 1
         self.name = f"prs-lex-lr-{columns}"
         self.unit = math.sqrt(3.0) * clip
         self.reduced_dim = reduced_dim
@@ -218,7 +227,7 @@ class PRSLexicographicLikelihoodRatio:
         table = q
         for _ in range(reduced_dim - 1):
             table = convolve(table, q, method="direct")
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 cells: nan, then 0 below
             self.llr = np.log(np.maximum(table, 0.0)) - np.log(np.maximum(np.flip(table), 0.0))
         self.llr = np.nan_to_num(self.llr, nan=0.0, posinf=1e3, neginf=-1e3)
 
@@ -292,12 +301,13 @@ class ExactRelease:
         width = None if self.eta == 0 else self.eta * column_scales(np.concatenate([pos[:, cols], neg[:, cols]]))
         k_pos, c_pos = np.unique(self.cells(pos, cols, width), return_counts=True)
         k_neg, c_neg = np.unique(self.cells(neg, cols, width), return_counts=True)
-        ratio = math.exp(self.epsilon) if math.isfinite(self.epsilon) else math.inf
+        ratio = exp_or_inf(self.epsilon)
 
         def point_masses(keys, counts, other_keys, other_counts):
             idx = np.clip(np.searchsorted(other_keys, keys), 0, max(other_keys.size - 1, 0))
             other = np.where(other_keys[idx] == keys, other_counts[idx], 0) if other_keys.size else np.zeros_like(counts)
-            return keys[(counts >= POINT_MASS_MIN_REPEATS) & (counts > ratio * other)]
+            scaled = np.multiply(ratio, other, out=np.zeros(other.shape), where=other > 0)  # never inf·0
+            return keys[(counts >= POINT_MASS_MIN_REPEATS) & (counts > scaled)]
 
         set_pos = point_masses(k_pos, c_pos, k_neg, c_neg)
         set_neg = point_masses(k_neg, c_neg, k_pos, c_pos)

@@ -173,13 +173,11 @@ class FamilyVerdict:
 def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
     """Holm over the rows held to the claim (p-value of "the claim holds"; a contradicted claim: p = 0), then
     over the other uncovered rows (p-value of "no leak"); see the module docstring."""
-    from statsmodels.stats.multitest import multipletests
+    from schemas.shared import holm as holm_correction
 
     def holm(members: list[int], pvalues: list[float]) -> dict[int, tuple[bool, float]]:
-        if not members:
-            return {}
-        reject, adjusted, _, _ = multipletests(pvalues, alpha=alpha, method="holm")
-        return {i: (bool(r), float(a)) for i, r, a in zip(members, reject, adjusted)}
+        reject, adjusted = holm_correction(pvalues, alpha)
+        return {i: (r, a) for i, r, a in zip(members, reject, adjusted)}
 
     held = [i for i, r in enumerate(rows) if _held(r) and (r.p_value is not None or r.claim_contradiction)]
     claims = holm(held, [0.0 if rows[i].claim_contradiction and rows[i].covered is not False else rows[i].p_value

@@ -57,16 +57,22 @@ class LocalEngine:
         input order; ``progress`` names a progress bar counting finished jobs."""
         from concurrent.futures import as_completed
 
-        from tqdm import tqdm
+        from tasks.progress import progress_bar
 
         items = list(items)
-        if self.processes == 1 or len(items) < 2:
-            return [fn(item) for item in tqdm(items, desc=progress, disable=progress is None)]
-        pool = self._pool_for_bench()
-        futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
-        results: list = [None] * len(items)
-        for future in tqdm(as_completed(futures), total=len(futures), desc=progress, disable=progress is None):
-            results[futures[future]] = future.result()
+        with progress_bar(len(items), "job", progress or "", enabled=progress is not None) as bar:
+            if self.processes == 1 or len(items) < 2:
+                results = []
+                for item in items:
+                    results.append(fn(item))
+                    bar.update(1)
+                return results
+            pool = self._pool_for_bench()
+            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            results = [None] * len(items)
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                bar.update(1)
         return results
 
     def _pool_for_bench(self):
@@ -75,7 +81,10 @@ class LocalEngine:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("fork"))
+            from tasks import die_with_parent
+
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("fork"),
+                                             initializer=die_with_parent, initargs=(os.getpid(),))
         return self._pool
 
     def close(self) -> None:
@@ -129,7 +138,17 @@ class RayEngine:
             ray.init(address=address, **kwargs)
             self._owns = True
         self.cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.started_here = address is None and self._owns
+        self.tasks = 0  # remote tasks sent so far
         self._remote = ray.remote(num_cpus=1)(_call_chunk)
+
+    def describe(self) -> str:
+        """Where the tasks run, in words: the cluster's address (or a local one started for this command)
+        and its CPUs."""
+        where = ("a local Ray cluster started for this command" if self.started_here
+                 else f"the Ray cluster at {self.address}" if self.address
+                 else "the Ray cluster this process had already joined")
+        return f"{where} ({self.cpus} CPUs)"
 
     def map(self, fn: Callable, *iterables: Iterable) -> list:
         items = list(zip(*iterables))
@@ -138,6 +157,7 @@ class RayEngine:
         size = self.chunk or chunk_size(len(items), self.cpus, self.tasks_per_cpu)
         fn_ref = self._ray.put(fn)
         refs = [self._remote.remote(fn_ref, items[i:i + size]) for i in range(0, len(items), size)]
+        self.tasks += len(refs)
         return _flatten(self._ray.get(refs))
 
     def close(self) -> None:

@@ -159,9 +159,9 @@ def _beta(cfg: BanditConfig, t: int, lam: float, n_silos: int, dim: int) -> floa
 def _progress(total: int, show: bool, desc: str):
     if not show:
         return None
-    from tqdm import tqdm
+    from tasks.progress import progress_bar
 
-    return tqdm(total=total, desc=desc, leave=False, mininterval=1.0)
+    return progress_bar(total, "round", desc)
 
 
 def fedlinucb(env, cfg: BanditConfig, *, broadcast: np.ndarray | None = None,

@@ -96,6 +96,10 @@ def rebuild_mechanism(record: dict, *, where: str = "the run") -> Mechanism:
     if not isinstance(record, dict) or not isinstance(record.get("fingerprint"), str):
         raise MechanismUnavailableError(f"{where} has no usable mechanism record")
     name, cls = record.get("name"), record.get("class", "?")
+    if not isinstance(cls, str):
+        cls = "?"
+    if name is not None and not isinstance(name, str):
+        raise MechanismUnavailableError(f"{where} has a malformed mechanism record (its name is not a string)")
     if name is None:
         raise MechanismUnavailableError(f"{where} was trained with the unregistered mechanism {cls}; register a "
                                         "factory for it (mechanisms.register_mechanism) and train again")

@@ -29,6 +29,8 @@ from typing import Sequence
 
 import numpy as np
 from mechanisms import Mechanism, mechanism_record
+from tasks import die_with_parent
+from tasks.progress import NullProgress
 
 from . import kernel
 from .config import MAX_EPSILON, TrainConfig, json_float  # noqa: F401  (pgc.trainer.TrainConfig is public API)
@@ -210,7 +212,8 @@ def _train_forked(jobs, processes: int, bar) -> list[TrainResult]:
     # dies (e.g. out of memory) raises BrokenProcessPool here instead of hanging.
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].submissions)
     try:
-        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"), initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:  # workers die with this process
             for future in as_completed([pool.submit(_train_job, batch, i) for i in order]):
                 i, result = future.result()
                 out[i] = result
@@ -359,7 +362,7 @@ def _run_kernel(c: TrainConfig, draws: _TrialDraws, s: _TrialState, icfg, fcfg, 
     """The compiled loop; it returns only to ask for a mechanism or to report progress."""
     env_gen, mech_gen, score_gen, order_gen = draws.generators
     base_physics = c.physics.as_row()  # gravity replaced by each agent's ψ_n
-    pause_after = _PROGRESS_EVERY if bar is not None and not isinstance(bar, _NullBar) else 0
+    pause_after = _PROGRESS_EVERY if bar is not None and not isinstance(bar, NullProgress) else 0
     reported = 0
     while True:
         status = kernel.run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, draws.agent_psi, base_physics,
@@ -425,15 +428,7 @@ def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Gener
     return out[0]
 
 
-class _NullBar:
-    def update(self, n: int) -> None: ...
-
-    def close(self) -> None: ...
-
-
 def _progress_bar(total: int, enabled: bool):
-    if not enabled:
-        return _NullBar()
-    from tqdm import tqdm
+    from tasks.progress import progress_bar
 
-    return tqdm(total=total, unit="sub", smoothing=0.05, mininterval=0.5)
+    return progress_bar(total, "submission", "training", enabled)

@@ -56,6 +56,18 @@ def sample_count(text: str) -> int:
         return int(value)
 
 
+MIN_CERTIFICATION_SAMPLES = 100  # the auditor's smallest sample per side (audit.blackbox, audit.system_audit)
+
+
+def certification_samples(text: str) -> int:
+    """Samples per side of a certified test: a whole number >= :data:`MIN_CERTIFICATION_SAMPLES` (also 1e6)."""
+    value = sample_count(text)
+    if value < MIN_CERTIFICATION_SAMPLES:
+        raise argparse.ArgumentTypeError(f"{text!r}: a certified test needs at least {MIN_CERTIFICATION_SAMPLES} "
+                                         "samples per side")
+    return value
+
+
 @dataclass(frozen=True)
 class AutoSamples:
     """``--samples auto[:BUDGET]``: sample in stages until the audit is decisive, within ``budget`` per side."""
@@ -64,12 +76,21 @@ class AutoSamples:
 
 
 def sample_count_or_auto(text: str) -> "int | AutoSamples":
-    """A number of samples (see :func:`sample_count`), or ``auto`` / ``auto:BUDGET``."""
+    """Certification samples per side (see :func:`certification_samples`), or ``auto`` / ``auto:BUDGET`` with
+    a budget that holds at least the first stage (:func:`audit.sequential.audit_system_until_decisive`)."""
     if text == "auto":
         return AutoSamples()
     if text.startswith("auto:"):
-        return AutoSamples(sample_count(text[len("auto:"):]))
-    return sample_count(text)
+        import inspect
+
+        from audit.sequential import audit_system_until_decisive
+
+        first = inspect.signature(audit_system_until_decisive).parameters["n_first"].default
+        budget = sample_count(text[len("auto:"):])
+        if budget < first:
+            raise argparse.ArgumentTypeError(f"{text!r}: the budget must hold the first stage of {first:,} per side")
+        return AutoSamples(budget)
+    return certification_samples(text)
 
 
 def non_negative_int(text: str) -> int:

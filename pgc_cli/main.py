@@ -3,7 +3,8 @@
 Each command is a class with ``help``, ``add_arguments(parser)`` and ``run(args) -> int`` (Optuna's
 CLI style). Commands are imported lazily, so ``pgc train`` never imports the auditor or optuna.
 Bad input raises :class:`CLIError` (or ``ValueError``/``FileNotFoundError``): the message goes to
-stderr and the exit code is 2.
+stderr and the exit code is 2. While a command runs, :func:`tasks.progress.heartbeat` writes a dated line
+to stderr whenever 30 s pass with no progress shown (``--no-progress`` turns it off).
 """
 
 from __future__ import annotations
@@ -84,8 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if chosen is None:
         parser.print_help(sys.stderr if argv else sys.stdout)
         return 2 if argv else 0
-    try:
-        return int(args._command.run(args) or 0)
+    from tasks.progress import heartbeat
+
+    try:  # a command that shows no progress of its own for 30 s says it is still working
+        with heartbeat(f"pgc {chosen}", enabled=getattr(args, "progress", True) is not False):
+            return int(args._command.run(args) or 0)
     except (CLIError, ValueError, FileNotFoundError) as exc:  # a user's error; a TypeError is a bug: its traceback shows
         print(f"pgc {chosen}: error: {one_line(exc)}", file=sys.stderr)
         return 2

@@ -408,10 +408,32 @@ class GridRun:
         missing = [st.key for st in settings if st.key not in data["trials"]]
         if missing:
             raise ValueError(f"raw grid lacks settings {missing}")
+        for st in settings:
+            _check_trial_summaries(st.key, data["trials"][st.key])
         return cls(spec=spec, settings=settings, trials=data["trials"], curves=data.get("curves", {}),
                    wall_time_s=float(data["wall_time_s"]), agent_steps=int(data["agent_steps"]),
                    submissions=int(data["submissions"]), started_utc=data.get("started_utc"),
                    loadavg_at_start=data.get("loadavg_at_start"), machine=data.get("machine"))
+
+
+_SUMMARY_NUMBERS = ("fst", "best_mu", "agent_steps")  # what the analysis reads of a trial (fst may be "inf")
+
+
+def _check_trial_summaries(key: str, trials) -> None:
+    """A setting's trial summaries as the analysis reads them: a non-empty list of objects, each with a
+    number (or "inf") for every field of :data:`_SUMMARY_NUMBERS`; a ValueError naming what is wrong."""
+    if not isinstance(trials, list) or not trials:
+        raise ValueError(f"raw grid setting {key!r} has no list of trials")
+    for i, t in enumerate(trials):
+        if not isinstance(t, dict):
+            raise ValueError(f"raw grid setting {key!r}: trial {i} is not an object")
+        for name in _SUMMARY_NUMBERS:
+            value = t.get(name)
+            ok = name in t and (value is None and name == "best_mu") or value == "inf" and name == "fst" or (
+                isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value))
+            if not ok:
+                raise ValueError(f"raw grid setting {key!r}: trial {i} has {name} = {str(value)[:40]!r}, "
+                                 "expected a number")
 
 
 def machine_info() -> dict:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 from .files import json_safe, write_bytes_atomic
 from .loaders import KINDS, ReportInputError, Source, load_sources
@@ -25,9 +26,11 @@ __all__ = ["KINDS", "ReportInputError", "Source", "build_report", "load_sources"
 HTML_FILE, MD_FILE, JSON_FILE, FIGURE_DIR = "report.html", "report.md", "report.json", "figures"
 
 
-def build_report(inputs, out_dir: str | Path, *, title: str = "pgc-audit privacy report") -> dict[str, Path]:
+def build_report(inputs, out_dir: str | Path, *, title: str = "pgc-audit privacy report",
+                 shown_path: Callable[[Path], str] | None = None) -> dict[str, Path]:
     """Read ``inputs`` (run folders / result JSON files), write report.html, report.md, report.json
-    and figures/*.png into ``out_dir``. Returns the written paths. Raises :class:`ReportInputError`."""
+    and figures/*.png into ``out_dir``. Returns the written paths. Raises :class:`ReportInputError`.
+    ``shown_path``: where the report says an input lies (inputs read from a folder that is moved later)."""
     from .assemble import build_content
     from .render import render
 
@@ -35,6 +38,9 @@ def build_report(inputs, out_dir: str | Path, *, title: str = "pgc-audit privacy
     if out.exists() and not out.is_dir():
         raise ReportInputError(f"{out} exists and is not a folder")
     sources = load_sources(inputs)
+    if shown_path is not None:
+        for src in sources:
+            src.shown_path = shown_path(src.path)
     content = build_content(sources)
     page, markdown, summary, figures = render(content, out, title=title)
     blobs = {Path(FIGURE_DIR) / name: png for name, png in figures.items()}

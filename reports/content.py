@@ -310,7 +310,7 @@ def summary_rows(f: Findings) -> list[dict]:
         accountant = next((b.accountant for b in rows if b.accountant is not None), None)
         out.append({"group": group, "family": family, "claimed": claim, "claims": claims, "accountant": accountant,
                     "lower_bound": worst.lower_bound, "cap": worst.cap, "worst_subject": worst.subject,
-                    "worst_channel": worst.channel, "rows": len(rows),
+                    "worst_channel": worst.channel, "worst_claimed": worst.claimed, "rows": len(rows),
                     "verdict": str(worst_verdict(b.verdict for b in rows)), "holm": holm_outcome(rows),
                     "outside_claim": worst.outside_claim, "budget_limited": worst.budget_limited})
     order = {"mechanism": 0, "self-test": 1, "honest aggregator": 2, "adversarial aggregator": 3}

@@ -47,8 +47,10 @@ class Source:
     run_dir: Path | None = None
     label: str = ""
     reference: bool = False
+    shown_path: str = ""  # where the report says the input lies (default: ``path``)
 
     def __post_init__(self) -> None:
+        self.shown_path = self.shown_path or str(self.path)
         if not self.label:
             self.label = self.path.parent.name if self.path.name in ("summary.json", "result.json") else self.path.stem
 

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 
 from schemas.shared import ldp_ceiling  # noqa: E402,F401
 
-from .content import AttackRow, BoundRow, fmt_eps  # noqa: E402,F401
+from .content import K_IN_NAME, AttackRow, BoundRow, fmt_eps  # noqa: E402,F401
 
 DPI = 96
 _VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700",
@@ -50,37 +50,63 @@ def _verdict_colour(verdict: str) -> str:
     return _VERDICT_COLOURS.get(verdict, "#495057")
 
 
+def _verdict_legend(verdicts) -> list:
+    """One legend patch per bar colour drawn, labelled with the verdicts drawn in it (every colour in the
+    figure is in its legend, and nothing else)."""
+    from matplotlib.patches import Patch
+
+    by_colour: dict[str, list[str]] = {}
+    for v in dict.fromkeys(verdicts):
+        by_colour.setdefault(_verdict_colour(v), []).append(v)
+    order = ["consistent", "inconclusive", "unprotected channel", "violated"]
+
+    def rank(item):
+        return min((order.index(v) if v in order else len(order) for v in item[1]), default=len(order))
+
+    return [Patch(color=colour, label=" / ".join(names)) for colour, names in sorted(by_colour.items(), key=rank)]
+
+
 def headline_figure(summary: list[dict]) -> bytes:
     """Per channel family: the largest certified ε lower bound of each observer (bars, coloured by
-    verdict), the claimed ε (black tick) and the certifiable cap (grey tick)."""
+    verdict), the claim of the row that bound comes from (black tick; a k-submission row's own claim) and
+    the certifiable cap (grey tick)."""
     rows = summary[:15]
     fig, ax = plt.subplots(figsize=(5.6, 0.3 * len(rows) + 1.0))
     y = np.arange(len(rows))[::-1]
     bars, _ = _drawable([r["lower_bound"] for r in rows])
     ax.barh(y, bars, color=[_verdict_colour(r["verdict"]) for r in rows], height=0.62)
+    zero = [(yy, _verdict_colour(r["verdict"])) for yy, r in zip(y, rows) if r["lower_bound"] == 0]
+    if zero:  # a bound of 0 has no bar: its verdict's colour still shows, as a square at 0
+        ax.scatter([0.0] * len(zero), [yy for yy, _ in zero], marker="s", s=40, c=[c for _, c in zero], zorder=3,
+                   clip_on=False)
     for yy, r, b in zip(y, rows, bars):
         if not math.isfinite(r["lower_bound"]):
             ax.text(b, yy, " ∞", va="center", fontsize=8)
-    claims = [(yy, r["claimed"]) for yy, r in zip(y, rows) if r["claimed"] is not None and math.isfinite(r["claimed"])]
+    drawn = [r.get("worst_claimed", r["claimed"]) for r in rows]  # the claim of the row whose bound is the bar
+    claims = [(yy, c) for yy, c in zip(y, drawn) if c is not None and math.isfinite(c)]
     if claims:
         ax.scatter([c for _, c in claims], [yy for yy, _ in claims], marker="|", s=230, color="black", linewidths=2.5,
-                   label="claimed ε", zorder=3)
+                   label="claimed ε (of the row drawn)", zorder=3)
     caps = [(yy, r["cap"]) for yy, r in zip(y, rows) if r["cap"] is not None and math.isfinite(r["cap"])]
     if caps:
         ax.scatter([c for _, c in caps], [yy for yy, _ in caps], marker="|", s=180, color="#868e96", linewidths=2,
                    label="certifiable cap", zorder=2)
-    from matplotlib.patches import Patch
-
     handles, _ = ax.get_legend_handles_labels()
-    handles += [Patch(color=_VERDICT_COLOURS[v], label=v) for v in ("consistent", "unprotected channel", "violated")]
+    handles += _verdict_legend(r["verdict"] for r in rows)
     ax.set_yticks(y)
-    ax.set_yticklabels([f"{r['group'][:22]} · {r['family']}" for r in rows], fontsize=8)
+    ax.set_yticklabels([f"{r['group'][:22]} · {r['family']}" + _drawn_channel(r) for r in rows], fontsize=8)
     ax.set_xlabel("ε (audited lower bound: bar)", fontsize=8)
     ax.tick_params(axis="x", labelsize=8)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22 if len(rows) > 6 else -0.3), ncol=3,
               fontsize=7, frameon=False)
     return _png(fig)
+
+
+def _drawn_channel(row: dict) -> str:
+    """`` (gradient×3)`` when the bar's row is not the family's own channel (its claim differs)."""
+    channel = str(row.get("worst_channel") or "")
+    return f" ({channel[:16]})" if channel and channel != row["family"] and K_IN_NAME.search(channel) else ""
 
 
 def bounds_figure(rows: list[BoundRow]) -> bytes:
@@ -103,7 +129,8 @@ def bounds_figure(rows: list[BoundRow]) -> bytes:
     ax.set_xlabel("ε")
     ax.set_title("Claimed ε vs observed lower bound (bar colour = verdict)")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    handles = [h for h, label in zip(*ax.get_legend_handles_labels()) if label != "observed ε lower bound"]
+    ax.legend(handles=handles + _verdict_legend(r.verdict for r in rows), loc="lower right", fontsize=8)
     return _png(fig)
 
 
@@ -201,7 +228,9 @@ def learning_curves_figure(curves: list[dict]) -> bytes:
             stacked[j, : m.size] = m
         ax.plot(np.arange(n) + 10, np.nanmedian(stacked, axis=0), color=col, lw=1.8,
                 label=f"{c['label'][:70]} (median of {len(mus)})")
-    ax.axhline(curves[0].get("target", 195) if curves else 195, color="black", ls="--", lw=1, label="target Θ = 195")
+    target = curves[0].get("target") if curves else None
+    if target is not None:
+        ax.axhline(target, color="black", ls="--", lw=1, label=f"target Θ = {target:g}")
     return _finished(fig, ax, "submission n", "average score μ (eq. 25, window 10)", "Learning curves", loc="upper left")
 
 

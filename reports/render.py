@@ -104,7 +104,7 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
     markdown = "\n".join(doc.md)
     summary = {
         "format": FORMAT, "generated": now, "verdict": verdict,
-        "inputs": [{"kind": s.kind, "label": s.label, "path": str(s.path), "reference": s.reference}
+        "inputs": [{"kind": s.kind, "label": s.label, "path": s.shown_path, "reference": s.reference}
                    for s in c.sources],
         "warnings": c.own.warnings,
         "family": c.own.family,

@@ -68,6 +68,7 @@ class AdversarialAudit(Record):
     noise_free_epsilon_lower_bound: float | None = None
     search: AdversarialSearch | None = None
     theta_file: str | None = None
+    theta_files: dict[str, str] | None = None  # search objective -> the crafted θ's checkpoint beside the result
     wall_time_s: float | None = None
     protect: list[str] | None = None
     gradient_epsilon: float | None = None

@@ -3,7 +3,8 @@
     python scripts/reliability_run.py --seed 0 --cases 300 --kills 32 --writers 4 --out results/reliability
 
 Tries ``--cases`` generated hostile inputs (config files, argument vectors of train/audit/attack/report/
-tune, damaged result files and result documents), ``--kills`` kill -9 of ``pgc train|tune|replicate|
+tune, damaged run folders, result documents, and committed results of every kind damaged at any depth),
+``--kills`` kill -9 of ``pgc train|tune|replicate|
 pipeline`` at seeded random moments, and groups of ``--writers`` concurrent writers of one output
 (train, audit, report) and ``--writers`` concurrent ``pgc tune`` workers on one study; writes
 ``OUT/summary.json`` with the counts. Every failure count must be 0; the exit code is 1 otherwise.
@@ -30,8 +31,9 @@ from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 import reliability_gen as gen  # noqa: E402
 
 # share of the generated cases per family (argument vectors per command, result files per reader)
-FAMILIES = {"config": 0.16, "argv:train": 0.14, "argv:audit": 0.1, "argv:attack": 0.1, "argv:report": 0.08,
-            "argv:tune": 0.06, "result:audit": 0.1, "result:attack": 0.1, "result:report": 0.08, "report-doc": 0.08}
+FAMILIES = {"config": 0.14, "argv:train": 0.12, "argv:audit": 0.09, "argv:attack": 0.09, "argv:report": 0.07,
+            "argv:tune": 0.05, "result:audit": 0.09, "result:attack": 0.09, "result:report": 0.07, "report-doc": 0.07,
+            "result-kinds": 0.12}
 
 
 def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counter, failures: list) -> None:
@@ -64,6 +66,8 @@ def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counte
             reader = family.split(":")[1]
             strategy = gen.mutations()
             case = (lambda r: lambda m: gen.result_case(base, f"c{next(names)}", clean, r, m))(reader)
+        elif family == "result-kinds":
+            strategy, case = gen.damaged_results(), lambda d: gen.damaged_result_case(base, f"c{next(names)}", d)
         else:
             strategy, case = gen.result_documents(), lambda d: gen.report_document_case(base, f"c{next(names)}", d)
 
@@ -125,10 +129,10 @@ def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_cou
         "concurrent_writers": writer_log.writers,
         "concurrent_tune_study": None if tune_counts is None else {
             "asked_trials": 2 * args.writers, "complete": tune_counts["COMPLETE"], "pruned": tune_counts["PRUNED"],
-            "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"],
+            "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"], "surplus": tune_counts["SURPLUS"],
             "distinct_parameter_sets": len(set(tune_counts["params"])),
-            "note": "each worker stops once the study holds the asked number; workers finishing together may "
-                    "add up to writers - 1 more"},
+            "note": "workers count the study's trials and ask for new ones one at a time (tuning.storage.ask_lock), "
+                    "so the study ends with exactly the asked number"},
         "outcomes": outcomes,
         "all_zero": not any(outcomes.values()),
         "failures": failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details],

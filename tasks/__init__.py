@@ -9,6 +9,8 @@ its result. Functions sent to an executor must be picklable: top-level functions
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any, Callable, Iterable, Iterator
 
 
@@ -23,3 +25,22 @@ def map_tasks(executor, fn: Callable, *iterables: Iterable) -> Iterator:
 def call_with_keywords(fn: Callable, keywords: dict) -> Any:
     """``fn(**keywords)``: a task that runs any top-level function (tasks of different kinds in one map)."""
     return fn(**keywords)
+
+
+def die_with_parent(parent: int) -> None:
+    """A forked pool worker's initializer (``initargs=(os.getpid(),)``): the worker is killed when the
+    process that started it dies (Linux ``PR_SET_PDEATHSIG``), so a command killed with ``kill -9`` leaves
+    no idle workers behind, waiting for tasks forever; elsewhere it does nothing. The pool must be started
+    from a thread that outlives it (the death signal follows the forking thread)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the death signal was set
+        os._exit(1)

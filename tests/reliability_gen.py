@@ -527,6 +527,86 @@ def result_documents(draw) -> tuple[str, bytes]:
     return name, json.dumps(doc).encode()
 
 
+MAX_EXAMPLE_BYTES = 200_000  # the committed example of a kind that damaged documents start from, at most
+
+
+def result_examples() -> dict[str, Path]:
+    """One committed result of every kind under ``results/`` (the smallest): what damaged documents start from."""
+    if _EXAMPLES:
+        return _EXAMPLES
+    for path in sorted((REPO / "results").rglob("*.json")):
+        if path.stat().st_size > MAX_EXAMPLE_BYTES:
+            continue
+        try:
+            doc = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError):
+            continue
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if isinstance(kind, str) and (kind not in _EXAMPLES or path.stat().st_size < _EXAMPLES[kind].stat().st_size):
+            _EXAMPLES[kind] = path
+    return _EXAMPLES
+
+
+_EXAMPLES: dict[str, Path] = {}
+
+
+def _paths(node, prefix=(), depth=0):
+    """Every (path, value) in a JSON document, to depth 6 and at most 40 entries per list or object."""
+    yield prefix, node
+    if depth >= 6:
+        return
+    items = list(node.items())[:40] if isinstance(node, dict) else list(enumerate(node))[:40] \
+        if isinstance(node, list) else []
+    for key, value in items:
+        yield from _paths(value, prefix + (key,), depth + 1)
+
+
+@st.composite
+def damaged_results(draw) -> tuple[str, str, bytes]:
+    """(kind, file name, bytes): the committed example of a result kind with one to three of its fields (at
+    any depth) deleted or replaced by a hostile JSON value, or cut short."""
+    examples = result_examples()
+    kind = draw(st.sampled_from(sorted(examples)))
+    doc = json.loads(examples[kind].read_text())
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [p for p, _ in _paths(doc) if p and not (len(p) == 1 and p[0] == "kind")]
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        if draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(JSON_VALUES)
+    text = json.dumps(doc)
+    if draw(st.integers(0, 9)) == 0:
+        text = text[: draw(st.integers(0, max(0, len(text) - 1)))]
+    return kind, f"{kind}.json", text.encode()
+
+
+# the commands that read a result kind besides pgc report
+KIND_READERS = {"attack": [["attack", "--plot", "{file}"]], "replicate-raw": [["replicate", "--from-raw", "{file}",
+                                                                                 "--out", "out"]]}
+
+
+def damaged_result_case(base: Path, name: str, damaged: tuple[str, str, bytes]) -> tuple[Outcome, list[str]]:
+    """``pgc report`` (and the kind's other readers) on a damaged committed result."""
+    kind, file_name, blob = damaged
+    root = make_case_root(base, name)
+    folder = root / "work" / "out-input"
+    folder.mkdir()
+    (folder / file_name).write_bytes(blob)
+    file = f"out-input/{file_name}"
+    outcomes = []
+    for argv in [["report", file, "--out", "out"]] + KIND_READERS.get(kind, []):
+        outcomes.append(run_case([a.replace("{file}", file) for a in argv], root))
+        shutil.rmtree(root / "work" / "out", ignore_errors=True)
+    earlier = [f"{o.argv[0]}: {p}" for o in outcomes[:-1] for p in o.problems()]
+    return _finish(outcomes[-1], root, earlier)
+
+
 # ---------------------------------------------------------------------------------------------
 # kills
 # ---------------------------------------------------------------------------------------------
@@ -592,8 +672,8 @@ def tune_counts(out: Path, study: str = "pgc-tune") -> dict:
         trials = s.get_trials(deepcopy=False)
         counts = {name: sum(t.state.name == name for t in trials) for name in ("COMPLETE", "RUNNING", "FAIL",
                                                                                  "PRUNED", "WAITING")}
-        # a trial started past the budget by a worker asking at the same moment is failed on purpose and
-        # marked "surplus" (tuning.study): it holds no result, so it is neither lost nor a failure
+        # a trial started past the budget by a worker asking at the same moment would be failed and marked
+        # "surplus" (tuning.study); workers of one SQLite study ask one at a time, so none is expected
         counts["SURPLUS"] = sum(t.state.name == "FAIL" and bool(t.user_attrs.get("surplus")) for t in trials)
         counts["FAIL"] -= counts["SURPLUS"]
         # a failed trial's parameters are re-queued once: count each finished parameter set once
@@ -743,8 +823,8 @@ def _wait_all(procs, timeout: float) -> list[tuple[int, str]]:
 
 
 def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
-    """``n`` ``pgc tune`` workers on one SQLite study at once: the study ends with at least ``trials``
-    finished trials, none RUNNING, failed (surplus trials aside) or lost, and no parameter set twice."""
+    """``n`` ``pgc tune`` workers on one SQLite study at once: the study ends with exactly ``trials``
+    finished trials, none RUNNING, failed or surplus, and no parameter set twice."""
     out = base / "tune-shared"
     argvs = [["tune", "--trials", str(trials), *TUNE_ARGS, "--seed", "0", "--worker-id", f"w{i}", "--out", str(out)]
              for i in range(n)]
@@ -756,10 +836,10 @@ def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
     problems = [f"worker rc {rc}: {err.strip()[-300:]}" for rc, err in results if rc != 0]
     counts = tune_counts(out)
     finished = counts["COMPLETE"] + counts["PRUNED"]
-    if finished < trials:
+    if finished != trials:
         problems.append(f"{finished} finished trials, asked for {trials}")
-    if counts["RUNNING"] or counts["FAIL"]:
-        problems.append(f"{counts['RUNNING']} RUNNING and {counts['FAIL']} FAIL trials")
+    if counts["RUNNING"] or counts["FAIL"] or counts["SURPLUS"]:
+        problems.append(f"{counts['RUNNING']} RUNNING, {counts['FAIL']} FAIL and {counts['SURPLUS']} surplus trials")
     if len(set(counts["params"])) != len(counts["params"]):
         problems.append("a parameter set was evaluated twice")
     if problems:

@@ -115,3 +115,21 @@ def test_claim_p_value_hand_case():
     assert bounds.claim_p_value(500, 1000, 500, 1000, 0.0) == 1.0
     with pytest.raises(ValueError):
         bounds.claim_p_value(5, 4, 0, 10, 1.0)
+
+
+@pytest.mark.parametrize("epsilon", [709.0, 800.0, 1e6, 1e300])
+def test_bounds_at_epsilons_whose_exponential_overflows(epsilon):
+    # e^ε overflows a float above ε ≈ 709.78: the bounds read it as +inf instead of raising OverflowError
+    assert bounds.exp_or_inf(epsilon) == (math.exp(epsilon) if epsilon < 709.78 else math.inf)
+    assert bounds.smallest_detectable_delta(10_000, 0.05, epsilon) == 1.0  # nothing below δ = 1 is detectable
+    assert bounds.delta_lower_bound(3, 10_000, 4, 10_000, 0.05, epsilon) == 0.0
+
+
+def test_prs_likelihood_ratio_table_fits_in_memory_for_a_large_reduced_dimension():
+    from audit.statistics import MAX_LATTICE_CELLS, PRSLexicographicLikelihoodRatio
+
+    small = PRSLexicographicLikelihoodRatio(1.0, 4, 10.0, columns=4)
+    assert small.columns == 4 and small.llr.shape == (9,) * 4
+    large = PRSLexicographicLikelihoodRatio(1.0, 112, 1e6, columns=4)  # ε = 10⁶: d̂ = d = 112
+    assert large.columns == 2 and large.llr.size <= MAX_LATTICE_CELLS
+    assert np.isfinite(large.llr).all()

@@ -63,8 +63,8 @@ def test_an_audit_estimated_beyond_the_bound_is_refused_unless_allowed(tmp_path,
     out = tmp_path / "a.json"
     assert main(["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", "1e10", "--out", str(out)]) == 2
     captured = capsys.readouterr()
-    assert "--allow-long" in captured.err and "estimated time" in captured.out
-    assert not out.exists()
+    assert "--allow-long" in captured.err and "would take about" in captured.err
+    assert "estimated time" not in captured.out and not out.exists()
 
 
 def test_progress_off_a_terminal_is_plain_dated_lines():
@@ -79,3 +79,41 @@ def test_progress_off_a_terminal_is_plain_dated_lines():
     lines = stream.getvalue().splitlines()
     assert len(lines) == 3 and "started, 1,000 outputs" in lines[0]
     assert "25% (250/1,000 outputs)" in lines[1] and "left" in lines[1] and "\r" not in stream.getvalue()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--mechanism", "laplace", "--epsilon", "1", "--samples", "3"], "at least 100 samples per side"),
+    (["--mechanism", "laplace", "--epsilon", "1", "--mechanism-samples", "50", "--run", "nowhere"],
+     "at least 100 samples per side"),
+    (["--mechanism", "prs", "--epsilon", "5", "--delta", "1e-5"], "pure epsilon-DP"),
+    (["--mechanism", "laplace", "--epsilon", "1", "--run", "nowhere"], "is not a folder"),
+])
+def test_input_is_checked_once_and_before_any_estimate(argv, message, tmp_path, capsys):
+    try:
+        code = main(["audit", *argv, "--out", str(tmp_path / "a.json")])
+    except SystemExit as exc:  # a value refused while the options are parsed
+        code = exc.code
+    assert code == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert "estimated time" not in captured.out and not (tmp_path / "a.json").exists()
+
+
+def test_estimates_follow_the_audited_models_episode_length():
+    from audit.planning import environment_audit_seconds, mechanism_audit_seconds
+
+    falls, balances = (environment_audit_seconds(20_000, 1, steps) for steps in (20.0, 200.0))
+    assert 3 < balances / falls < 8  # CartPole steps are the work: a balancing model costs several times more
+    assert environment_audit_seconds(20_000, 2, 20.0) == pytest.approx(2 * falls)
+    assert environment_audit_seconds(20_000, 1, None) == balances  # unknown model: the slow case
+    assert mechanism_audit_seconds(100_000, prs=True, reduced_dim=20) > 5 * mechanism_audit_seconds(100_000)
+
+
+@pytest.mark.parametrize("epsilon", ["800", "1e6"])
+def test_an_extreme_but_valid_epsilon_is_audited_in_one_run(epsilon, tmp_path, capsys):
+    out = tmp_path / "a.json"
+    assert main(["audit", "--mechanism", "laplace", "--epsilon", epsilon, "--samples", "2000", "--out", str(out),
+                 "--no-progress"]) == 0
+    row = json.loads(out.read_text())["channels"][0]
+    assert row["claimed_epsilon"] == float(epsilon) and row["verdict"] in ("consistent", "inconclusive")
+    assert "Traceback" not in capsys.readouterr().err

@@ -4,6 +4,7 @@ replicate), and the core package never imports Ray."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -68,9 +69,13 @@ def test_ray_engine_tune_study_identical_to_local(ray_engine, tmp_path):
     out = {}
     for name, executor in (("local", None), ("ray", ray_engine)):
         url = f"sqlite:///{tmp_path / (name + '.db')}"
+        tasks = getattr(executor, "tasks", 0)
         run_study("s", url, settings, n_trials=4, batch=2, worker_id="w", executor=executor, log=lambda m: None)
         out[name] = [(t["params"], t["values"], t["fsts"], t["state"]) for t in export_study("s", url)["trials"]]
     assert out["ray"] == out["local"] and len(out["local"]) == 4
+    assert ray_engine.tasks > tasks  # the training ran there, and the engine says where "there" is
+    assert re.fullmatch(r"(a local Ray cluster started for this command|the Ray cluster at \S+|the Ray cluster this "
+                        r"process had already joined) \(\d+ CPUs\)", ray_engine.describe())
 
 
 def test_ray_engine_replicate_command_identical_to_local(ray_engine, tmp_path):

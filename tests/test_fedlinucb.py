@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -189,30 +191,40 @@ def test_dp_event_when_accountant_present():
 
 
 def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "pgc_cli", *args], cwd=cwd, capture_output=True, text=True)
+    env = {**os.environ, "PGC_PROGRESS_INTERVAL_S": "0.02"}  # progress lines within the run, not after 30 s
+    return subprocess.run([sys.executable, "-m", "pgc_cli", *args], cwd=cwd, capture_output=True, text=True, env=env)
 
 
 @pytest.mark.parametrize("args", [["--epsilons", "0"], ["--delta", "1.5"], ["--arms", "0"], ["--dim", "1"],
                                   ["--batch", "20000"], ["--dp20-threshold", "-1"]])
-def test_cli_bad_input_one_line_exit_2(args, tmp_path):
-    proc = _cli("bandit", "regret", "--out", str(tmp_path / "r.json"), *args)
-    assert proc.returncode == 2
-    assert len(proc.stderr.strip().splitlines()) == 1
+def test_cli_bad_input_one_line_exit_2(args, tmp_path, capsys):
+    from pgc_cli.main import main
+
+    assert main(["bandit", "regret", "--out", str(tmp_path / "r.json"), *args]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert not (tmp_path / "r.json").exists()
 
 
 def test_cli_regret_and_attack_small(tmp_path):
-    out = tmp_path / "r.json"
-    proc = _cli("bandit", "regret", "--silos", "4", "--horizon", "60", "--arms", "5", "--dim", "3",
-                "--runs", "3", "--sweep-silos", "2", "4", "--workers", "1", "--label", "test", "--out", str(out))
+    """From a folder outside the repository: --out into folders that do not exist yet, dated progress lines
+    on a non-terminal stderr, a default path new for every run, an existing result kept without --force."""
+    out = tmp_path / "new" / "deeper" / "r.json"
+    proc = _cli("bandit", "regret", "--silos", "4", "--horizon", "400", "--arms", "5", "--dim", "3",
+                "--runs", "3", "--sweep-silos", "2", "4", "--workers", "1", "--label", "test", "--out", str(out),
+                cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^\[\d\d:\d\d:\d\d\] bandit regret jobs: started, 7 jobs to go$", proc.stderr, re.M)
     data = json.loads(out.read_text())
     assert data["kind"] == "bandit-regret" and data["format_version"] == 1
     assert len(data["curves"]) == 5 and all(len(c["t"]) <= 200 for c in data["curves"])
-    assert (tmp_path / "r.png").stat().st_size > 0
-    out = tmp_path / "a.json"
-    proc = _cli("bandit", "attack", "--systems", "dp20-feducb", "--epsilon", "0.5", "--train", "50",
-                "--test", "60", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(out.read_text())
+    assert (out.parent / "r.png").stat().st_size > 0
+    attack = ["bandit", "attack", "--systems", "dp20-feducb", "--epsilon", "0.5", "--train", "50", "--test", "60"]
+    for _ in range(2):
+        proc = _cli(*attack, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    first, second = sorted((tmp_path / "runs" / "bandit").glob("attack-*.json"))  # two runs, two results
+    before = first.read_bytes()
+    data = json.loads(before)
     assert data["kind"] == "bandit-attack" and {r["channel"] for r in data["rows"]} == {"messages", "schedule", "all"}
+    proc = _cli(*attack, "--out", str(first), cwd=tmp_path)
+    assert proc.returncode == 2 and "--force" in proc.stderr and first.read_bytes() == before

@@ -1,22 +1,35 @@
-"""pgc pipeline (the main job) end to end on tiny budgets: every step runs and the report shows all of them."""
+"""pgc pipeline (the main job) end to end on tiny budgets: every step runs and the report shows all of them.
+The quick pipeline itself runs in tests/test_newcomer.py, as the README's Commands say; its checks are here."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
+from pathlib import Path
 
 from pgc_cli.main import main
 from reports.browser import external_references
 
 
-def test_pipeline_quick_train_audit_attack_report(tmp_path, capsys):
-    out = tmp_path / "pipeline"
-    assert main(["pipeline", "--quick", "--out", str(out)]) == 0
+def check_quick_pipeline(out: Path, printed: str, scratch: Path) -> None:
+    """What ``pgc pipeline --quick`` (run by tests/test_newcomer.py as the README's Commands say) must have
+    left in ``out`` and printed: every step, whole, naming the final folder; a report of all of them.
+    ``scratch``: an empty folder for the checks' own outputs."""
+    # every step is printed whole: the audit's first lines (the mechanism, each pair's header) included
+    assert re.search(r"^  Laplace\(epsilon=5\.0, clip=0\.01\) \[black-box\]: claimed ε = 5\.000", printed, re.M)
+    assert re.search(r"^  environment ψ=9\.7 vs ψ'=9\.9 at the final model", printed, re.M)
+    # results, manifest, report and console name the final folder, never the temporary one it was built in
+    for path in [*out.glob("*.json"), *out.glob("report/report.*")]:
+        assert ".partial" not in path.read_text(), path
+    assert ".partial" not in printed and f"--out {out}/audit.json" in printed
     manifest = json.loads((out / "pipeline.json").read_text())
     assert manifest["kind"] == "pipeline"
     assert [s["step"] for s in manifest["steps"]] == ["train", "audit", "audit-adversarial", "attack",
                                                       "attack-sweep", "report"]
     assert all(s["exit_code"] in (0, 1) for s in manifest["steps"])
-    assert not (tmp_path / "pipeline.partial").exists()
+    assert not list(out.parent.glob("*.partial"))
 
     summary = json.loads((out / "report" / "report.json").read_text())
     kinds = sorted({i["kind"] for i in summary["inputs"]})
@@ -35,14 +48,16 @@ def test_pipeline_quick_train_audit_attack_report(tmp_path, capsys):
     page = (out / "report" / "report.html").read_text()
     assert external_references(page) == []
     # the pipeline manifest itself is a report input that expands to the results it lists
-    assert main(["report", str(out / "pipeline.json"), "--out", str(tmp_path / "again")]) == 0
-    again = json.loads((tmp_path / "again" / "report.json").read_text())
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["report", str(out / "pipeline.json"), "--out", str(scratch / "again")]) == 0
+    again = json.loads((scratch / "again" / "report.json").read_text())
     assert len(again["inputs"]) == len(summary["inputs"])
 
     # a second run refuses to overwrite without --force, and leaves the first intact
-    capsys.readouterr()
-    assert main(["pipeline", "--quick", "--out", str(out)]) == 2
-    assert "--force" in capsys.readouterr().err
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["pipeline", "--quick", "--out", str(out)]) == 2
+    assert "--force" in err.getvalue()
     assert (out / "report" / "report.html").read_text() == page
 
 

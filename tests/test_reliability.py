@@ -141,24 +141,6 @@ def _cli(*argv: str) -> list[str]:
     return [sys.executable, "-m", "pgc_cli", *argv]
 
 
-def test_three_concurrent_trainers_one_result(tmp_path):
-    out = tmp_path / "run"
-    procs = [subprocess.Popen(_cli(*TRAIN, "--out", str(out), "--seed", str(i), "--submissions", "400"),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]
-    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
-    codes = sorted(rc for rc, _ in results)
-    assert codes == [0, 2, 2], results
-    for rc, err in results:
-        if rc == 2:
-            _one_line_error(err, rc)
-            assert str(out) in err
-    summary, trials = load_run(out)
-    assert len(trials) == 1
-    winner = [i for i, (rc, _) in enumerate(results) if rc == 0][0]
-    assert trials[0].summary["seed"] == winner
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
-
-
 # ---------------------------------------------------------------------------------------------
 # 3 + 4. kills: the folder is old, new or absent; leftovers of dead writers are cleaned
 # ---------------------------------------------------------------------------------------------
@@ -232,7 +214,7 @@ def test_an_old_folder_moved_aside_by_a_killed_writer_is_restored(tmp_path):
 
 
 def test_replacement_without_atomic_exchange_keeps_nothing_behind(tmp_path, monkeypatch):
-    monkeypatch.setattr(rundir, "_exchange", lambda a, b: False)
+    monkeypatch.setattr("pgc.outdirs._exchange", lambda a, b: False)
     out = tmp_path / "run"
     assert _train(out, "--seed", "1") == 0
     assert _train(out, "--seed", "2", "--force") == 0
@@ -330,6 +312,15 @@ def test_unregistered_mechanism_cannot_be_rebuilt(tmp_path):
         load_mechanism(out)
 
 
+@pytest.mark.parametrize("name", [{"x": 1}, ["laplace"], 3])
+def test_a_mechanism_record_whose_name_is_not_text_is_refused(name):
+    from mechanisms import mechanism_record, rebuild_mechanism
+
+    record = {**mechanism_record(Laplace(epsilon=1.0, clip=0.01)), "name": name}
+    with pytest.raises(MechanismUnavailableError, match="malformed mechanism record"):
+        rebuild_mechanism(record, where="run")
+
+
 def test_builtin_mechanism_with_rounds_rebuilds_exactly(tmp_path):
     out = tmp_path / "run"
     assert _train(out, "--mechanism", "prs", "--epsilon", "7", "--rounds", "3") == 0
@@ -398,3 +389,52 @@ def test_replicate_guards_and_locks_its_reading_folders(tmp_path, monkeypatch, c
     rc = main([*quick, "--out", "..", "--force"])  # OUT/sampled would be the working folder
     _one_line_error(capsys.readouterr().err, rc)
     assert (foreign / "thesis.md").read_text() == "mine"
+
+
+@pytest.mark.parametrize("damage", ["trials_not_objects", "best_mu_missing", "fst_text"])
+def test_a_damaged_raw_grid_is_refused_with_one_line(damage, tmp_path, capsys):
+    raw = json.loads((Path(__file__).resolve().parents[1] / "results/replicate/cap90k-laplace/sampled/grid.raw.json")
+                     .read_text())
+    key = next(iter(raw["trials"]))
+    if damage == "trials_not_objects":
+        raw["trials"][key] = [1, 2]
+    elif damage == "best_mu_missing":
+        del raw["trials"][key][0]["best_mu"]
+    else:
+        raw["trials"][key][0]["fst"] = "soon"
+    path = tmp_path / "grid.raw.json"
+    path.write_text(json.dumps(raw))
+    rc = main(["replicate", "--from-raw", str(path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    _one_line_error(err, rc)
+    assert str(path) in err and not (tmp_path / "out").exists()
+
+
+def test_pool_workers_die_with_a_killed_command(tmp_path):
+    """kill -9 of a command leaves none of its pool's workers behind (tasks.die_with_parent)."""
+    code = ("import concurrent.futures as cf, multiprocessing, os, sys, time\n"
+            f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+            "from tasks import die_with_parent\n"
+            "pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context('fork'),"
+            " initializer=die_with_parent, initargs=(os.getpid(),))\n"
+            "futures = [pool.submit(time.sleep, 60) for _ in range(2)]\n"
+            "time.sleep(0.5)\n"
+            "print(' '.join(str(p) for p in pool._processes), flush=True)\n"
+            "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    workers = [int(p) for p in proc.stdout.readline().split()]
+    assert len(workers) == 2 and all(_alive(p) for p in workers)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in workers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False

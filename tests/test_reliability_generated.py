@@ -103,6 +103,14 @@ def test_generated_result_documents_for_report(base, doc):
     _assert_ok(gen.report_document_case(base, _name(), doc))
 
 
+@settings(max_examples=30, **SETTINGS)
+@given(damaged=gen.damaged_results())
+def test_damaged_results_of_every_kind(base, damaged):
+    """A committed result of each kind, fields deleted or replaced at any depth: read by pgc report (and
+    pgc attack --plot, pgc replicate --from-raw), never a traceback."""
+    _assert_ok(gen.damaged_result_case(base, _name(), damaged))
+
+
 @pytest.mark.parametrize("reader, mutation", [("attack", "fifo"), ("attack", "symlink_dev_zero"),
                                               ("report", "summary_fifo")])
 def test_special_files_in_a_separate_process(base, clean_run, reader, mutation):

@@ -80,8 +80,35 @@ def test_report_refuses_a_foreign_output_folder(tmp_path, capsys):
     assert main(["report", str(src), "--out", str(user)]) == 2
     assert "not written by pgc" in capsys.readouterr().err
     assert sorted(p.name for p in user.iterdir()) == ["thesis.md"]
-    assert main(["report", str(src), "--out", str(tmp_path / "r")]) == 0
-    assert main(["report", str(src), "--out", str(tmp_path / "r")]) == 0  # its own folder: updated
+    out = tmp_path / "r"
+    assert main(["report", str(src), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(src), "--out", str(out)]) == 2  # a report folder: replaced only with --force
+    assert "use --force" in capsys.readouterr().err
+    (out / "figures" / "old-run.png").parent.mkdir(exist_ok=True)
+    (out / "figures" / "old-run.png").write_bytes(b"an earlier report's figure")
+    assert main(["report", str(src), "--out", str(out), "--force"]) == 0
+    assert not (out / "figures" / "old-run.png").exists()  # replaced whole: nothing of the old report is kept
+    assert oct(out.stat().st_mode & 0o777) == oct(0o777 & ~_umask())  # as mkdir makes folders
+
+
+def test_report_never_writes_into_a_folder_another_command_wrote(tmp_path, capsys):
+    src = _replicate_json(tmp_path / "res", [])
+    run = tmp_path / "run"
+    assert main(["train", "--submissions", "20", "--workers", "2", "--no-progress", "--out", str(run)]) == 0
+    before = sorted(p.name for p in run.iterdir())
+    for force in ([], ["--force"]):
+        capsys.readouterr()
+        assert main(["report", str(src), "--out", str(run), *force]) == 2
+        assert "written by pgc train, not pgc report" in capsys.readouterr().err
+    assert sorted(p.name for p in run.iterdir()) == before
+    assert oct(run.stat().st_mode & 0o777) == oct(0o777 & ~_umask())  # run and report folders alike
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,21 +147,35 @@ def test_dead_workers_trials_fail_at_once_and_are_retried_once(tmp_path):
     assert fail_dead_workers(study, storage) == []  # once
 
 
-def test_concurrent_workers_get_distinct_sampler_seeds(tmp_path):
-    from tuning.storage import make_storage
-    from tuning.study import open_study
+def test_the_same_seed_asks_the_same_trials_on_any_machine(tmp_path, monkeypatch):
+    """The sampler's seed comes from the study seed and the trials stored, never from the host or process."""
+    import socket
 
-    storage = make_storage(f"sqlite:///{tmp_path / 's.db'}")
-    a = open_study("s", storage, _settings(), worker_id="a")
-    b = open_study("s", storage, _settings(), worker_id="b")
-    a_again = open_study("s2", storage, _settings(), worker_id="a")
-    seeds = {k: v for k, v in b.user_attrs.items() if k.startswith("sampler_seed_")}
-    assert seeds["sampler_seed_0_a"] != seeds["sampler_seed_0_b"]
-    assert a_again.user_attrs["sampler_seed_0_a"] == seeds["sampler_seed_0_a"]  # reproducible by name
-    dist = {"x": optuna.distributions.FloatDistribution(0.0, 1.0)}
-    xs_a = [a.ask(dist).params["x"] for _ in range(4)]
-    xs_b = [b.ask(dist).params["x"] for _ in range(4)]
-    assert not set(xs_a) & set(xs_b)
+    from tuning.study import next_sampler_seed, run_study
+
+    params = []
+    for host in ("machine-a", "machine-b"):
+        monkeypatch.setattr(socket, "gethostname", lambda host=host: host)
+        (tmp_path / host).mkdir()
+        study = run_study("s", f"sqlite:///{tmp_path / host / 's.db'}", _settings(), n_trials=4, batch=2,
+                          log=lambda message: None)
+        params.append([(t.number, t.params, t.user_attrs["sampler_seed"]) for t in study.get_trials()])
+    assert params[0] == params[1] and len(params[0]) == 4
+    assert len({seed for _, _, seed in params[0]}) == 4
+    assert next_sampler_seed(_settings(), 2) == params[0][2][2]
+    assert next_sampler_seed(_settings(seed=4), 2) != params[0][2][2]
+
+
+def test_four_workers_end_with_exactly_the_trials_asked_and_none_failed(tmp_path, capsys):
+    out = tmp_path / "t"
+    argv = ["tune", "--trials", "8", "--workers", "4", "--batch", "1", "--runs-per-trial", "1", "--submissions", "30",
+            "--rungs", "1", "--sampler", "random", "--mechanisms", "laplace", "--out", str(out)]
+    assert main(argv) == 0
+    counts = json.loads((out / "tune.json").read_text())["counts"]
+    assert counts.get("COMPLETE", 0) + counts.get("PRUNED", 0) == 8 and set(counts) <= {"COMPLETE", "PRUNED"}
+    capsys.readouterr()
+    assert main(argv) == 0  # the same command again: nothing to run, and it says so
+    assert "study complete: 8 trials; use a new --out or --trials" in capsys.readouterr().out
 
 
 def test_tune_rejects_bad_storage_and_budget_before_creating_anything(tmp_path, capsys):

@@ -253,6 +253,17 @@ def test_corrupted_run_summary_is_rejected(run_dir, tmp_path):
         load_sources([broken])
 
 
+@pytest.mark.parametrize("value", [None, "x", [1], "nan"])
+def test_a_run_whose_target_score_or_window_is_not_a_number_still_reports(value, run_dir, tmp_path):
+    damaged = tmp_path / "train"
+    shutil.copytree(run_dir, damaged)
+    summary = json.loads((damaged / "summary.json").read_text())
+    summary["trials"][0]["config"].update(target_score=value, window=value)
+    (damaged / "summary.json").write_text(json.dumps(summary))
+    build_report([damaged], tmp_path / "r")
+    assert (tmp_path / "r" / "report.html").is_file()
+
+
 def test_rewrite_keeps_previous_report_intact_on_error(report, inputs, tmp_path):
     out = tmp_path / "rep"
     build_report(inputs[:1], out)

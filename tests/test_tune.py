@@ -156,7 +156,8 @@ def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
     assert not [t for t in after.values() if t.state == optuna.trial.TrialState.RUNNING]
     result = json.loads((out / "tune.json").read_text())
     assert result["counts"].get("COMPLETE", 0) + result["counts"].get("PRUNED", 0) == 6
-    assert len(result["sampler_seeds"]) == 2  # one seeded sampler per start, recorded
+    seeds = result["sampler_seeds"]  # one per trial asked, from (study seed, trials stored): none shared
+    assert len(seeds) >= 6 and len(set(seeds.values())) == len(seeds)
     complete = [t for t in result["trials"] if t["state"] == "COMPLETE"]
     assert set(result["pareto_front"]) <= {t["number"] for t in complete}
     assert np.all([t["seeds"] for t in result["trials"] if t["state"] != "FAIL"])

@@ -156,7 +156,7 @@ def test_cli_prints_inconclusive_with_the_samples_that_would_decide(tmp_path, ca
     printed = capsys.readouterr().out
     assert "INCONCLUSIVE" in printed and "per side would decide" in printed
     assert main(["audit", "--system", "toysystems.systems:gaussian_vector_system", "--samples", "auto:70000",
-                 "--channels", "value", "--out", str(out), "--no-progress"]) == 0
+                 "--channels", "value", "--out", str(tmp_path / "b.json"), "--no-progress"]) == 0
     printed = capsys.readouterr().out
     assert "stage: 10,000 per side" in printed and "would have been caught" in printed
     assert main(["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", "auto"]) == 2

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
+import os
 import time
+from pathlib import Path
+from typing import Iterator
 
 import optuna
 
@@ -52,3 +58,34 @@ def safe_url(url: str) -> str:
         user = cred.split(":", 1)[0]
         return f"{scheme}://{user}:***@{host}"
     return url
+
+
+@contextlib.contextmanager
+def ask_lock(url: str, storage, study: str) -> Iterator[None]:
+    """One worker of a study at a time in the block (counting its trials and asking for new ones), waiting
+    for the others: with SQLite an ``flock`` on the database's folder (every worker is on this machine),
+    with PostgreSQL a session advisory lock keyed by the study's name (workers on any machine). Both die
+    with a killed worker. Other storages get no lock (the study's surplus rule covers them)."""
+    url = storage_url(url)
+    if url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
+        folder = Path(url[len("sqlite:///"):]).resolve().parent
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+        return
+    engine = getattr(storage, "engine", None)
+    if not url.startswith("postgresql") or engine is None:
+        yield
+        return
+    from sqlalchemy import text
+
+    key = int.from_bytes(hashlib.sha256(f"pgc-tune ask {study}".encode()).digest()[:8], "big", signed=True)
+    with engine.connect() as connection:
+        connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": key})
+        try:
+            yield
+        finally:
+            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})

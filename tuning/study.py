@@ -17,11 +17,13 @@ that pops it records itself, the copied identity names the dead worker of anothe
 count. A worker starting on the same machine fails at once the trials of workers that are gone (no
 waiting for the grace period) and re-queues each once. Stale trials are also reaped before every batch.
 
-Seeds: the sampler is seeded from (study seed, number of trials already stored, worker identity) — a
-fresh sampler after a resume does not replay the first draws, and two workers started together on one
-study do not propose the same parameters; every trial's training seeds come from
-SeedSequence([study seed, trial number]) (the original number for a retried trial) and are stored
-as the trial's ``seeds`` attribute.
+Seeds: before every trial it asks for, a worker seeds the sampler from (study seed, trials asked so far)
+(:func:`next_sampler_seed`) — no host, no process — so the same ``--seed`` proposes the same trials on any
+machine. Workers count the study's trials and ask for new ones one at a time (:func:`tuning.storage.ask_lock`:
+an ``flock`` for SQLite, an advisory lock for PostgreSQL), so no two asks see the same count: the seeds never
+repeat and no trial is created beyond the budget. Every trial's training seeds come from
+SeedSequence([study seed, trial number]) (the original number for a retried trial) and are stored as the
+trial's ``seeds`` attribute, its sampler seed as ``sampler_seed``.
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ from optuna.trial import TrialState
 from pgc.trainer import TrainConfig, train_batch
 
 from .space import HYPER_PRESETS, Evaluation, StudySettings
-from .storage import make_storage, safe_url, storage_url
-from .workers import Heartbeat, claim, claimed_by, fail_dead_workers, worker_identity, worker_key
+from .storage import ask_lock, make_storage, safe_url, storage_url
+from .workers import Heartbeat, claim, claimed_by, fail_dead_workers, worker_key
 
 FORMAT = "pgc-tune/1"
 
@@ -102,9 +104,8 @@ def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudyS
                sampler_seed: int | None = None, worker_id: str | None = None) -> optuna.Study:
     """Create or load the study; refuses to mix settings with an existing study of the same name.
 
-    The sampler's seed comes from (study seed, trials already stored, worker): ``worker_id`` when
-    given (reproducible), else this process's :func:`worker_identity` — two workers started together
-    on one study never share a sampler seed, so they do not propose the same parameters."""
+    The sampler's seed is :func:`next_sampler_seed` (study seed, trials already stored, ``worker_id`` when
+    given); :func:`run_study` re-seeds it before every trial it asks for."""
     directions = _directions(settings)
     try:
         existing = optuna.load_study(study_name=name, storage=storage)
@@ -119,10 +120,7 @@ def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudyS
         n_stored = len(existing.trials)
     else:
         n_stored = 0
-    ident = worker_identity()
-    seed = sampler_seed if sampler_seed is not None else int(
-        np.random.SeedSequence([settings.seed, n_stored, worker_key(worker_id if worker_id is not None else ident)])
-        .generate_state(1)[0] >> 1)
+    seed = sampler_seed if sampler_seed is not None else next_sampler_seed(settings, n_stored, worker_id)
     study = optuna.create_study(study_name=name, storage=storage, directions=directions,
                                 sampler=_sampler(settings, seed), load_if_exists=True)
     if existing is None:
@@ -134,9 +132,17 @@ def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudyS
         study.set_user_attr("objectives", {
             "utility": f"{ev.utility} at {ev.submissions} submissions (maximize)",
             "privacy": ("claimed ε" if ev.privacy == "claimed" else "audited ε lower bound") + " (minimize)"})
-    tag = worker_id if worker_id is not None else f"{ident['host']}-{ident['pid']}"
-    study.set_user_attr(f"sampler_seed_{n_stored}" + ("" if sampler_seed is not None else f"_{tag}"), seed)
     return study
+
+
+def next_sampler_seed(settings: StudySettings, trials_stored: int, worker_id: str | None = None) -> int:
+    """The sampler's seed for the study's next trial: ``SeedSequence([study seed, trials asked so far])`` —
+    the trials stored, not counting queued retries, so each ask adds one — (and the
+    worker's name when one is given) — never the host or the process, so the same ``--seed`` asks the same
+    trials on any machine. Workers count and ask one at a time (:func:`tuning.storage.ask_lock`), so no two
+    asks see the same count and no two trials share a seed."""
+    words = [settings.seed, trials_stored] + ([worker_key(worker_id)] if worker_id is not None else [])
+    return int(np.random.SeedSequence(words).generate_state(1)[0] >> 1)
 
 
 def _jsonable(obj):
@@ -249,38 +255,29 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
     study = open_study(name, storage, settings, worker_id=worker_id)
     grace = grace_period if grace_period is not None else 3 * heartbeat_interval
     poll = max(0.2, min(2.0, heartbeat_interval / 4))
-
-    def reap() -> None:  # trials of killed workers → FAIL, parameters re-queued once
-        fail_dead_workers(study, storage)
-        optuna.storages.fail_stale_trials(study)
-        _fail_orphans(study, storage, grace)
-
-    reap()
     ev = settings.evaluation
     start = time.perf_counter()
     waiting_logged = False
     while True:
-        done = _finished(study)
-        if done >= n_trials:
-            break
         if timeout is not None and time.perf_counter() - start > timeout:
             log(f"timeout after {time.perf_counter() - start:.0f}s")
             break
-        reap()  # a worker beside this one may have died since the last batch
-        in_flight = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
-        size = min(batch, n_trials - done - in_flight)
-        if size <= 0:  # the rest is in flight in other workers: wait, and take over a killed one's trial
-            if not waiting_logged:
-                log(f"{in_flight} trial(s) in flight in other workers; waiting")
-                waiting_logged = True
-            time.sleep(poll)
-            continue
-        waiting_logged = False
         pending: list[_Pending] = []
         with Heartbeat(storage, [], max(1.0, heartbeat_interval / 2)) as beat:
             try:
-                pending = _ask_batch(study, storage, settings, beat, size, n_trials)
+                with ask_lock(storage_url, storage, name):  # count and ask: one worker of the study at a time
+                    fail_dead_workers(study, storage)  # trials of killed workers → FAIL, parameters re-queued once
+                    optuna.storages.fail_stale_trials(study)
+                    _fail_orphans(study, storage, grace)
+                    done = _finished(study)
+                    in_flight = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
+                    size = min(batch, n_trials - done - in_flight)
+                    if done < n_trials and size > 0:
+                        pending = _ask_trials(study, storage, settings, beat, size, n_trials, worker_id)
+                if done >= n_trials:
+                    break
                 if pending:
+                    _privacy_values(pending, ev)
                     log(f"batch of {len(pending)}: trials {[p.trial.number for p in pending]} ({done} finished so far)")
                     evaluate_batch(pending, ev, log, executor=executor)
             except BaseException:
@@ -288,6 +285,13 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
                     with contextlib.suppress(Exception):
                         storage.set_trial_state_values(tid, state=TrialState.FAIL)
                 raise
+        if not pending:  # the rest is in flight in other workers: wait, and take over a killed one's trial
+            if not waiting_logged:
+                log(f"{in_flight} trial(s) in flight in other workers; waiting")
+                waiting_logged = True
+            time.sleep(poll)
+            continue
+        waiting_logged = False
         for p in pending:
             if not _tell(study, p, settings):
                 log(f"trial {p.trial.number} was failed by another worker while it ran (its heartbeat went "
@@ -295,13 +299,19 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
     return study
 
 
-def _ask_batch(study: optuna.Study, storage, settings, beat: Heartbeat, size: int, n_trials: int) -> list[_Pending]:
-    """Up to ``size`` new trials, each with a heartbeat and this worker's claim before anything else, its
-    parameters, its seeds (a retried trial keeps its origin's) and its privacy value; stops at a surplus
-    trial (another worker asked at the same moment), which is failed and re-queued."""
+def _ask_trials(study: optuna.Study, storage, settings, beat: Heartbeat, size: int, n_trials: int,
+                worker_id: str | None = None) -> list[_Pending]:
+    """Up to ``size`` new trials, each asked with a sampler seeded by :func:`next_sampler_seed`, with a
+    heartbeat and this worker's claim before anything else, its parameters and its seeds (a retried trial
+    keeps its origin's). A storage without :func:`tuning.storage.ask_lock` may let two workers ask at the
+    same moment: a trial beyond the budget (a surplus) is then failed, re-queued if it was a retry, and
+    ends the batch."""
     ev = settings.evaluation
     pending: list[_Pending] = []
     for _ in range(size):
+        asked = [t for t in study.get_trials(deepcopy=False) if t.state != TrialState.WAITING]  # +1 per ask
+        seed = next_sampler_seed(settings, len(asked), worker_id)
+        study.sampler = _sampler(settings, seed)
         trial = study.ask()
         storage.record_heartbeat(trial._trial_id)  # from now on a killed worker leaves a stale trial
         beat.ids.append(trial._trial_id)
@@ -312,17 +322,23 @@ def _ask_batch(study: optuna.Study, storage, settings, beat: Heartbeat, size: in
             storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
             _requeue_if_retry(study, storage, trial)
             break
+        trial.set_user_attr("sampler_seed", seed)
         params = settings.space.suggest(trial)
         retried = storage.get_trial_system_attrs(trial._trial_id).get("failed_trial")
         origin = trial.number if retried is None else retried
         seeds = trial_seeds(settings.seed, origin, ev.runs_per_trial)
         trial.set_user_attr("seeds", seeds)
         trial.set_user_attr("seed_origin_trial", origin)
-        privacy, claimed, extra = _privacy_value(params, ev, seeds[0])
-        for k, v in extra.items():
-            trial.set_user_attr(k, v)
-        pending.append(_Pending(trial, params, seeds, privacy, claimed))
+        pending.append(_Pending(trial, params, seeds, math.nan, math.nan))
     return pending
+
+
+def _privacy_values(pending: list[_Pending], ev: Evaluation) -> None:
+    """Each trial's privacy objective (an audit when ``ev.privacy`` is "audit"), outside the ask lock."""
+    for p in pending:
+        p.privacy, p.claimed, extra = _privacy_value(p.params, ev, p.seeds[0])
+        for k, v in extra.items():
+            p.trial.set_user_attr(k, v)
 
 
 def _surplus(study: optuna.Study, trial: optuna.Trial, n_trials: int) -> bool:
@@ -418,6 +434,7 @@ def export_study(name: str, url: str) -> dict:
             "success_ratio": ua.get("success_ratio"), "median_fst": ua.get("median_fst"),
             "final_mu": ua.get("final_mu"), "horizon": ua.get("horizon"), "fsts": ua.get("fsts"),
             "seeds": ua.get("seeds"), "seed_origin_trial": ua.get("seed_origin_trial"),
+            "sampler_seed": ua.get("sampler_seed"),
             "pruned_at": ua.get("pruned_at"), "intermediate": ua.get("intermediate"),
             "retry_of": t.system_attrs.get("failed_trial"),
             "duration_s": t.duration.total_seconds() if t.duration else None})
@@ -436,7 +453,7 @@ def export_study(name: str, url: str) -> dict:
     return {
         "kind": "tune", "format": FORMAT, "study": name, "storage": safe_url(url), "mode": mode,
         "sampler": stored.get("sampler"), "seed": stored.get("seed"),
-        "sampler_seeds": {k: v for k, v in study.user_attrs.items() if k.startswith("sampler_seed_")},
+        "sampler_seeds": {str(t["number"]): t["sampler_seed"] for t in trials if t["sampler_seed"] is not None},
         "utility": ev.get("utility", "success_ratio"),
         "privacy": "claimed ε" if ev.get("privacy", "claimed") == "claimed" else "audited ε_LB",
         "objectives": [{"name": "utility", "direction": "maximize"}, {"name": "privacy", "direction": "minimize"}]

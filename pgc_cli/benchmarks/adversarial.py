@@ -6,7 +6,6 @@ many seeds (no bound may exceed its claim), written to ``--out``."""
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from pathlib import Path
 
@@ -14,6 +13,8 @@ import numpy as np
 
 from ..args import positive_int
 from ..commands.audit.options import GravityRange, gravity_pair
+
+from . import goals_exit
 
 help = "adversarial-model audit: wall time with search vs the honest audit; false alarms over seeds"
 
@@ -50,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
               f"max ε_LB/ε {res['max_ratio']:.3f} ({res['wall_time_s']:.0f}s)")
         if args.out:
             write_json_atomic(Path(args.out), {"kind": "bench", "bench": "adversarial-false-alarms", **res})
-        return 0 if res["exceeding_claim"] == 0 else 1
+        return goals_exit([f"{res['exceeding_claim']} of {res['audits']} adversarial bounds above their claim "
+                           "(goal: none)"] if res["exceeding_claim"] else [])
     if isinstance(args.pair, GravityRange):
         raise ValueError("--pair needs ψ:ψ', not a range LO..HI")
     psi, psi_prime = args.pair
@@ -82,4 +84,4 @@ def run(args: argparse.Namespace) -> int:
                                      "command": f"pgc bench adversarial --mechanism {args.mechanism} --epsilon "
                                                 f"{args.epsilon:g} --pair {psi:g}:{psi_prime:g} --samples "
                                                 f"{args.samples} --seed {args.seed}"})
-    return 0 if t_adv <= 300 or math.isnan(t_adv) else 1
+    return goals_exit([f"the adversarial audit took {t_adv:.0f} s (goal ≤ 300 s)"] if t_adv > 300 else [])

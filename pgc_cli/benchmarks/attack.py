@@ -11,6 +11,8 @@ import time
 import numpy as np
 
 
+from . import goals_exit
+
 help = "Laplace likelihood attacker: vectorised kernel vs a per-submission numpy loop"
 
 
@@ -56,4 +58,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"  vectorised (torch.cdist, 1 thread): {t_fast:.3f}s  ({pairs / t_fast:.3g} pairs/s)")
     print(f"  reference (numpy loop):             {t_ref:.3f}s  ({pairs / t_ref:.3g} pairs/s)")
     print(f"  speed-up {t_ref / t_fast:.1f}x; max |Δ log-likelihood| = {err:.2e}")
-    return 0 if err < 1e-8 else 1
+    return goals_exit([f"the vectorised log-likelihood differs from the reference by {err:.2e} (goal < 1e-8)"]
+                      if not err < 1e-8 else [])

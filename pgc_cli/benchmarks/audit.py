@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from . import goals_exit
+
 help = "auditor tightness (ε_LB/ε) and speed against the naive-canary reference"
 
 LAPLACE_EPS = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -54,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, {"kind": "audit-benchmark", **out})
     if parts & {"laplace", "prs", "whitebox"}:
         print("\nall targets met" if ok else "\nsome targets MISSED (see above)")
-    return 0
+    return goals_exit([f"{key}: ε={r['epsilon']:g} below its target {r['target']:.2f} or over 60 s of CPU"
+                       for key in ("laplace", "prs_black_box", "prs_white_box")
+                       for r in (out.get(key) or []) if isinstance(r, dict) and r.get("met") is False])
 
 
 def _audited_rows(eps_values, audit, target, row, line) -> tuple[list[dict], bool]:

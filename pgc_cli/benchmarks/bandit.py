@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import goals_exit
+
 help = "federated LinUCB: batched simulator vs a per-silo, per-round reference loop"
 
 
@@ -107,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
         write_json_atomic(Path(args.out), schemas.dump("bandit-bench", result))
         print(f"wrote {args.out}")
-    return 0 if same >= 0.99 else 1
+    return goals_exit([f"the batched FedLinUCB takes the reference's action in {same:.1%} of rounds (goal ≥ 99%)"]
+                      if same < 0.99 else [])
 
 
 def _bandit_result(args: argparse.Namespace, cfg1, ref_rounds: int, t_ref: float, t_fast: float, t_many: float,

@@ -24,6 +24,8 @@ import numpy as np
 
 from ..args import positive_float, positive_int
 
+from . import goals_exit
+
 help = "a Flower LocalDpMod client audited through Flower vs the numpy reference of the same mod"
 
 
@@ -101,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
                          f"--seeds {args.seeds} --seed-samples {args.seed_samples} --tightness-seeds {args.tightness_seeds}"}
     if args.out:
         write_json_atomic(Path(args.out), result)
-    return 0 if identical and flagged == 0 else 1
+    return goals_exit(([] if identical else ["the Flower adapter's rows differ from the numpy reference's "
+                                              "(goal: identical)"])
+                      + ([f"{flagged} false alarm(s) over {args.seeds} seeds (goal: none)"] if flagged else []))
 
 
 COMPARED = ("epsilon_lower_bound", "delta_lower_bound", "mu_lower_bound", "curve_epsilon", "false_positives",

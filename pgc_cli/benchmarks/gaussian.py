@@ -1,11 +1,17 @@
 """``pgc bench gaussian``: the Gaussian mechanism's certified ε_LB against the oracle bound in the same run.
 
 The oracle is the exact likelihood-ratio threshold test on the TRUE output distributions (the canary
-±G·e₁ clipped to ±C/2·e₁, so the first coordinate is N(±C/2, σ²)), with the same n per side, the same
-confidence and Clopper–Pearson bounds at the expected error counts: the best bound any audit with n
-samples can expect. The audit is the black-box canary audit (``audit_mechanism``, canary ±G·e₁, the
-statistic and threshold chosen on its own training split, certified on n fresh samples) over several
-seeds. Also: the Gaussian with σ/1.5 claiming (2, δ) (true ε ≈ 3.16) must be flagged.
+±G·e₁ clipped to ±C/2·e₁, so the first coordinate is N(±C/2, σ²)), with the same n per side and
+Clopper–Pearson bounds at the expected error counts: the best bound a threshold test with n samples can
+expect. The audit is the black-box canary audit (``audit_mechanism``, canary ±G·e₁, the statistic and
+threshold chosen on its own training split, certified on n fresh samples) over several seeds.
+
+A Gaussian's claim has a trade-off curve (μ-GDP), so the audit runs two tests at once and certifies its
+threshold test at its share of α (:func:`audit.curves.split_alpha`), the curve test at the rest. The goal
+(mean ≥ 0.95 × the oracle) compares each audit with the oracle at the α its threshold test is certified at:
+how close the statistic and threshold it selects come to the best ones. The oracle at the whole α is
+printed beside it: the audit's bound against it also pays for the curve test (about 3 % at ε = 1).
+Also: the Gaussian with σ/1.5 claiming (2, δ) (true ε ≈ 3.16) must be flagged.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..args import positive_float, positive_int
+from . import goals_exit
 
 help = "Gaussian mechanism: certified ε_LB vs the oracle likelihood-ratio test (same n, Clopper–Pearson)"
 
@@ -29,6 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dim", type=positive_int, default=112, help="gradient dimension (default 112)")
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--out", help="JSON result file")
+
+
+GOAL = 0.95  # mean audit bound / the oracle at the α of the audit's threshold test, at least
 
 
 def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: float = 1.0) -> dict:
@@ -53,48 +63,64 @@ def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: 
 
 def run(args: argparse.Namespace) -> int:
     from audit.blackbox import audit_mechanism, canary_pairs
+    from audit.curves import split_alpha
     from audit.mutants import GaussianNoiseShrunk
     from mechanisms import Gaussian
     from pgc_cli.io import write_json_atomic
 
     if not (0.0 < args.delta < 1.0):
         raise ValueError("--delta must lie in (0, 1)")
-    rows, ok = [], True
+    rows, missed = [], []
     start = time.perf_counter()
     canary = canary_pairs(args.dim)[:1]  # ±G·e1: the oracle's pair
+    test_confidence = 1.0 - split_alpha(1.0 - args.confidence)[0]  # the threshold test's share of α
     for eps in args.epsilons:
-        oracle = oracle_bound(eps, args.delta, args.samples, args.confidence)
-        bounds, walls = [], []
-        for seed in range(args.seeds):
-            t0 = time.perf_counter()
-            res = audit_mechanism(Gaussian(eps, args.delta), dim=args.dim, samples=args.samples,
-                                  confidence=args.confidence, seed=seed, canaries=canary, delta_test_samples=0,
-                                  train_fraction=1.0)
-            walls.append(time.perf_counter() - t0)
-            bounds.append(res.epsilon_lower_bound)
-        mean = float(np.mean(bounds))
-        ratio = mean / oracle["epsilon_lower_bound"]
-        ok &= ratio >= 0.95
-        rows.append({"epsilon": eps, "delta": args.delta, "oracle": oracle, "audit_bounds": bounds,
-                     "audit_mean": mean, "ratio_mean_to_oracle": ratio,
-                     "ratios": [b / oracle["epsilon_lower_bound"] for b in bounds],
-                     "accountant_epsilon": res.accountant_epsilon, "wall_s_per_audit": float(np.mean(walls))})
-        print(f"Gaussian ε={eps:g} δ={args.delta:g}, n={args.samples:,}/side: oracle ε_LB {oracle['epsilon_lower_bound']:.3f}; "
-              f"audit {', '.join(f'{b:.3f}' for b in bounds)} (mean {mean:.3f}, {ratio:.3f}× the oracle; goal ≥ 0.95); "
-              f"accountant ε {res.accountant_epsilon:.4f}; {np.mean(walls):.1f}s per audit", flush=True)
+        row = _epsilon_row(args, eps, canary, test_confidence, audit_mechanism, Gaussian)
+        rows.append(row)
+        if row["ratio_mean_to_oracle"] < GOAL:
+            missed.append(f"Gaussian ε={eps:g}: mean ε_LB {row['audit_mean']:.3f} is {row['ratio_mean_to_oracle']:.3f}"
+                          f"× the oracle at the test's α (goal ≥ {GOAL})")
     shrunk = GaussianNoiseShrunk(2.0, args.delta, shrink=1.5)
     flagged = audit_mechanism(shrunk, dim=args.dim, samples=args.samples, confidence=args.confidence, seed=0,
                               canaries=canary, delta_test_samples=0, train_fraction=1.0)
-    ok &= flagged.verdict == "violated"
+    if flagged.verdict != "violated":
+        missed.append(f"σ/1.5 claiming (2, {args.delta:g}) judged {flagged.verdict} (goal: violated)")
     print(f"σ/1.5 claiming (2, {args.delta:g}) (true ε {shrunk.true_epsilon(args.dim):.3f}): ε_LB "
           f"{flagged.epsilon_lower_bound:.3f} -> {flagged.verdict.upper()}")
     if args.out:
         write_json_atomic(Path(args.out), {
             "kind": "bench", "bench": "gaussian", "samples": args.samples, "confidence": args.confidence,
+            "threshold_test_confidence": test_confidence, "goal": GOAL,
             "dim": args.dim, "seeds": args.seeds, "rows": rows,
             "shrunk": {"claim": [2.0, args.delta], "true_epsilon": shrunk.true_epsilon(args.dim),
                        "epsilon_lower_bound": flagged.epsilon_lower_bound, "verdict": flagged.verdict},
             "wall_time_s": time.perf_counter() - start,
             "command": f"pgc bench gaussian --epsilons {' '.join(f'{e:g}' for e in args.epsilons)} --delta "
                        f"{args.delta:g} --samples {args.samples} --seeds {args.seeds} --dim {args.dim} --out {args.out}"})
-    return 0 if ok else 1
+    return goals_exit(missed)
+
+
+def _epsilon_row(args, eps: float, canary, test_confidence: float, audit_mechanism, gaussian) -> dict:
+    """One ε: the audits over seeds, the oracle at the threshold test's α and at the whole α."""
+    oracle = oracle_bound(eps, args.delta, args.samples, test_confidence)
+    whole = oracle_bound(eps, args.delta, args.samples, args.confidence)
+    bounds, walls = [], []
+    for seed in range(args.seeds):
+        t0 = time.perf_counter()
+        res = audit_mechanism(gaussian(eps, args.delta), dim=args.dim, samples=args.samples,
+                              confidence=args.confidence, seed=seed, canaries=canary, delta_test_samples=0,
+                              train_fraction=1.0)
+        walls.append(time.perf_counter() - t0)
+        bounds.append(res.epsilon_lower_bound)
+    mean = float(np.mean(bounds))
+    ratio = mean / oracle["epsilon_lower_bound"]
+    print(f"Gaussian ε={eps:g} δ={args.delta:g}, n={args.samples:,}/side: oracle ε_LB "
+          f"{oracle['epsilon_lower_bound']:.3f} at the threshold test's α ({whole['epsilon_lower_bound']:.3f} at the "
+          f"whole α); audit {', '.join(f'{b:.3f}' for b in bounds)} (mean {mean:.3f}, {ratio:.3f}× the oracle, goal "
+          f"≥ {GOAL}; {mean / whole['epsilon_lower_bound']:.3f}× at the whole α); accountant ε "
+          f"{res.accountant_epsilon:.4f}; {np.mean(walls):.1f}s per audit", flush=True)
+    return {"epsilon": eps, "delta": args.delta, "oracle": oracle, "oracle_whole_alpha": whole,
+            "audit_bounds": bounds, "audit_mean": mean, "ratio_mean_to_oracle": ratio,
+            "ratio_mean_to_oracle_whole_alpha": mean / whole["epsilon_lower_bound"],
+            "ratios": [b / oracle["epsilon_lower_bound"] for b in bounds],
+            "accountant_epsilon": res.accountant_epsilon, "wall_s_per_audit": float(np.mean(walls))}

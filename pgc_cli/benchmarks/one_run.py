@@ -13,13 +13,13 @@ import numpy as np
 
 help = "one training run with canaries vs the multi-sample audit reaching the same ε_LB (agent-steps, seconds)"
 
-DEFAULT_THETA = Path(__file__).resolve().parents[2] / "results/audit/one-run/crafted_theta_5_15.npy"
+DEFAULT_THETA = "results/audit/one-run/crafted_theta_5_15.npy"  # committed with the repository
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--canaries", type=int, default=10_000, help="M canary agents (default 10,000)")
     p.add_argument("--submissions", type=int, default=1000, help="regular submissions N of the run (default 1000)")
-    p.add_argument("--theta", default=str(DEFAULT_THETA), help="crafted θ for 5 vs 15 (.npy)")
+    p.add_argument("--theta", help=f"crafted θ for 5 vs 15 (.npy; default the repository's {DEFAULT_THETA})")
     p.add_argument("--samples", type=int, nargs="+", default=[1000, 5000, 10_000, 20_000, 50_000, 100_000],
                    help="multi-sample audit: certification releases per side to try (default 1000 … 100000)")
     p.add_argument("--seed", type=int, default=0)
@@ -50,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.canaries < 10 or args.submissions < 1:
         raise ValueError("--canaries must be >= 10 and --submissions >= 1")
-    theta = np.load(args.theta, allow_pickle=False).astype(np.float64).ravel()
+    from . import committed_file
+
+    theta = np.load(args.theta or committed_file(DEFAULT_THETA), allow_pickle=False).astype(np.float64).ravel()
     pair = (5.0, 15.0)
     config = TrainConfig(submissions=args.submissions, canaries=args.canaries, canary_pair=pair,
                          canary_model="crafted", canary_theta=tuple(theta), seed=args.seed)
@@ -88,7 +90,11 @@ def run(args: argparse.Namespace) -> int:
         import schemas
         from pgc_cli.io import write_json_atomic
 
+        command = (f"pgc bench one-run --canaries {args.canaries} --submissions {args.submissions} --samples "
+                   f"{' '.join(map(str, args.samples))} --seed {args.seed}" + (f" --theta {args.theta}" if args.theta
+                                                                                 else "") + f" --out {args.out}")
         write_json_atomic(Path(args.out), schemas.dump("bench", {"kind": "bench", "bench": "one-run", "one_run": one_run,
-                                                                 "multi_sample": multi, "reached_at": reach}))
+                                                                 "multi_sample": multi, "reached_at": reach,
+                                                                 "command": command}))
         print(f"wrote {args.out}")
     return 0

@@ -17,6 +17,8 @@ import time
 
 import numpy as np
 
+from . import goals_exit
+
 help = "replication grid slice: P processes vs one, identical results checked"
 
 
@@ -73,4 +75,5 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, {"numbers": numbers})
     else:
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in numbers.items()}))
-    return 0 if identical else 1
+    return goals_exit([] if identical else [f"{args.processes} processes gave other results than one "
+                                            "(goal: identical)"])

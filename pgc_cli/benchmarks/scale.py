@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 
+from . import goals_exit
+
 help = "scale-out: per-task overhead, local vs Ray throughput, serial fraction, storage cost per trial"
 
 
@@ -144,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, {"numbers": numbers})
     else:
         print(json.dumps(numbers, default=float))
-    return 0 if all(numbers["batch"]["identical"].values()) else 1
+    return goals_exit([f"{name}: results differ from the one-process run (goal: identical)"
+                       for name, same in numbers["batch"]["identical"].items() if not same])
 
 
 def _batch_timings(configs, args: argparse.Namespace, ray_engine) -> dict:

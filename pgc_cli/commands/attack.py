@@ -31,7 +31,6 @@ from pgc.rollout import A3CHyperparams
 from ..engine_option import add_engine_arguments, command_engine
 import schemas
 
-from ..io import write_json_atomic
 from ..main import CLIError
 from ..args import finite_float, positive_float, positive_int
 
@@ -88,9 +87,11 @@ class AttackCommand:
         p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
         add_engine_arguments(p, "where the independent attacks run (--sweep settings, or one attack's attackers x "
                                 "budgets): this process (local, default) or a Ray cluster, one task each; same results")
-        p.add_argument("--out", help="JSON result file (default: results/attack/attack.json; PNG beside it with --sweep)")
-        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="progress bar (default: on when stderr is a terminal)")
+        p.add_argument("--out", help="JSON result file (default runs/attack/<mode>-<date>-<time>.json, new for every "
+                                     "run; PNG beside it with --sweep, the crafted θ with --active)")
+        p.add_argument("--force", action="store_true", help="replace an existing --out result (and its PNG or θ file)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                       help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
 
     # ------------------------------------------------------------------------------------------
     def run(self, args: argparse.Namespace) -> int:
@@ -129,21 +130,20 @@ class AttackCommand:
         if args.run and any(v is not None for v in (args.mechanism, args.epsilon, args.clip, args.reduced_dim,
                                                      args.action_selection, args.lam)):
             raise CLIError("--run takes mechanism, ε, clip and A3C settings from the run; drop those flags")
-        progress = sys.stderr.isatty() if args.progress is None else args.progress
-        out = Path(args.out or "results/attack/attack.json")
-        if out.suffix != ".json":
+        progress = args.progress
+        if args.out is not None and Path(args.out).suffix != ".json":
             raise CLIError("--out must name a .json file")
         learned_kwargs = {"epochs": args.epochs}
-        from pgc.rundir import output_lock
+        from ..outputs import ResultFile
 
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with output_lock(out):  # a second writer of the same file exits 2 at once
+        mode = "sweep" if args.sweep else "run" if args.run else "active" if args.active else "model"
+        with ResultFile(args.out, command="attack", name=mode, force=args.force) as out:  # one writer at a time
             with command_engine(args) as engine:  # None: the local engine, this process
                 args.executor = engine
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 return self._run_locked(args, channels, attackers, progress and engine is None, learned_kwargs, out)
 
-    def _run_locked(self, args, channels, attackers, progress, learned_kwargs, out: Path) -> int:
+    def _run_locked(self, args, channels, attackers, progress, learned_kwargs, out) -> int:
         start = time.perf_counter()
         if args.sweep:
             result = self._sweep(args, channels, attackers, progress, learned_kwargs, out)
@@ -154,8 +154,8 @@ class AttackCommand:
         else:
             result = self._model_target(args, channels, attackers, progress, learned_kwargs)
         result["wall_s"] = time.perf_counter() - start
-        write_json_atomic(out, schemas.dump("attack", result))
-        print(f"wrote {out}" + (f" and {out.with_suffix('.png')}" if args.sweep else ""))
+        path = out.write(schemas.dump("attack", result))
+        print(f"wrote {path}" + (f" and {path.with_suffix('.png')}" if args.sweep else ""))
         if result.get("violations"):
             print(f"!!! {len(result['violations'])} PRIVACY VIOLATION(S) OR EVALUATION BUG: a gradient-only attack "
                   "beat the ε-LDP ceiling beyond its confidence interval — see 'violations' in the JSON", file=sys.stderr)
@@ -200,7 +200,7 @@ class AttackCommand:
         self._print(result)
         return result
 
-    def _active_target(self, args, channels, attackers, progress, learned_kwargs, out: Path) -> dict:
+    def _active_target(self, args, channels, attackers, progress, learned_kwargs, out) -> dict:
         from pgc.model import save_checkpoint
 
         from attacks.active import craft_for_candidates, laplace_layout_accuracy
@@ -222,8 +222,7 @@ class AttackCommand:
                                        layout_settings=QUICK_LAYOUT if args.quick_search else None)
         layout = isinstance(crafted, LayoutResult)
         crafted_for = ", ".join(f"{c:g}" for c in sorted(cands)) if layout else f"{min(cands):g} vs {max(cands):g}"
-        theta_path = out.with_name(out.stem + "-crafted-theta.pt")
-        theta_path.parent.mkdir(parents=True, exist_ok=True)
+        theta_path = out.companion("-crafted-theta.pt")
         save_checkpoint(crafted.theta, theta_path, {"crafted_for": crafted_for, "objective": crafted.objective})
         print(f"crafted θ for {crafted_for} through the {crafted.objective} "
               f"({crafted.evaluations} evaluations, {crafted.wall_time_s:.0f}s) -> {theta_path}")
@@ -258,7 +257,7 @@ class AttackCommand:
         self._print(result)
         return result
 
-    def _sweep(self, args, channels, attackers, progress, learned_kwargs, out: Path) -> dict:
+    def _sweep(self, args, channels, attackers, progress, learned_kwargs, out) -> dict:
         from attacks.sweep import ModelSpec, plot_sweep, sweep_epsilons
 
         if args.range:
@@ -277,8 +276,8 @@ class AttackCommand:
                   "seed": args.seed, "mechanism": args.mechanism or "laplace", "clip": args.clip,
                   "candidates": list(cands), "epsilons": list(args.epsilons), "ks": args.k,
                   "budget": args.budget[0], "targets": args.targets, "models": [m.label for m in models],
-                  "plot": out.with_suffix(".png").name, **res}
-        plot_sweep(result, out.with_suffix(".png"), _sweep_title(result))
+                  "plot": out.path.with_suffix(".png").name, **res}
+        plot_sweep(result, out.companion(".png"), _sweep_title(result))
         self._print_rows(res["rows"], by_model=True)
         return result
 

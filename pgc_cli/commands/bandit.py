@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,11 +21,17 @@ from pathlib import Path
 import numpy as np
 
 from ..main import CLIError
+from ..outputs import ResultFile
 
 
 def _positive_ints(values, name):
     if any(v < 1 for v in values):
         raise CLIError(f"{name} must be >= 1")
+
+
+def _add_progress_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                   help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
 
 
 class BanditCommand:
@@ -52,8 +59,10 @@ class BanditCommand:
         r.add_argument("--workers", type=int, default=2, help="processes (default 2)")
         r.add_argument("--seed", type=int, default=0)
         r.add_argument("--label", default="full grid", help="a label stored with the result (say if it is a reduced grid)")
-        r.add_argument("--out", default="results/fedlinucb/regret.json", help="JSON result path")
-        r.add_argument("--plot", default=None, help="PNG path (default: beside --out, .png)")
+        r.add_argument("--out", help="JSON result file (default runs/bandit/regret-<date>-<time>.json, new for "
+                                     "every run; the PNG beside it)")
+        r.add_argument("--force", action="store_true", help="replace an existing --out result and its PNG")
+        _add_progress_argument(r)
         a = sub.add_parser("attack", help="infer another silo's first user from its schedule and messages")
         a.add_argument("--systems", nargs="+", default=["dp20-feducb", "private-fedlinucb"],
                        help="systems to attack (dp20-feducb, private-fedlinucb, fedlinucb)")
@@ -63,7 +72,10 @@ class BanditCommand:
         a.add_argument("--train", type=int, default=2000, help="attacker's simulated releases per world (default 2000)")
         a.add_argument("--test", type=int, default=2000, help="attacked releases (default 2000)")
         a.add_argument("--seed", type=int, default=0)
-        a.add_argument("--out", default="results/fedlinucb/attack.json", help="JSON result path")
+        a.add_argument("--out", help="JSON result file (default runs/bandit/attack-<date>-<time>.json, new for "
+                                     "every run)")
+        a.add_argument("--force", action="store_true", help="replace an existing --out result")
+        _add_progress_argument(a)
 
     def run(self, args: argparse.Namespace) -> int:
         if args.action == "regret":
@@ -180,28 +192,27 @@ def _print_regret(result: dict, jobs: int, out: Path, plot: Path) -> None:
 def _regret(args: argparse.Namespace) -> int:
     from engines import LocalEngine
     from fedlinucb.study import run_job
-    from pgc_cli.io import write_json_atomic
     import schemas
 
     _check_regret_arguments(args)
-    out = Path(args.out)
-    plot = Path(args.plot) if args.plot else out.with_suffix(".png")
-    if not out.parent.is_dir():
-        raise CLIError(f"{out.parent} is not a folder")
     root = np.random.SeedSequence(args.seed)
     specs = _regret_jobs(args, root)
     order = sorted(specs, key=lambda k: -k[1])  # the heaviest jobs first
-    started = time.perf_counter()
-    with LocalEngine(args.workers) as engine:  # one process per job, the heaviest first
-        results = dict(zip(order, engine.map_each(run_job, [specs[k] for k in order], progress="bandit regret jobs")))
-    elapsed = time.perf_counter() - started
-    sweep, fit = _privacy_cost(args, results, root)
-    result = {"kind": "bandit-regret", "format_version": 1, "label": args.label, "settings": _regret_settings(args),
-              "curves": _regret_curves(args, specs, results), "privacy_cost": sweep, "fit": fit,
-              "elapsed_seconds": elapsed, "cpu_count": os.cpu_count()}
-    _plot(result, plot)
-    write_json_atomic(out, schemas.dump("bandit-regret", result))
-    _print_regret(result, len(specs), out, plot)
+    with ResultFile(args.out, command="bandit", name="regret", force=args.force) as out:
+        started = time.perf_counter()
+        with LocalEngine(args.workers) as engine:  # one process per job, the heaviest first
+            results = dict(zip(order, engine.map_each(run_job, [specs[k] for k in order],
+                                                      progress="bandit regret jobs" if args.progress else None)))
+        elapsed = time.perf_counter() - started
+        sweep, fit = _privacy_cost(args, results, root)
+        result = {"kind": "bandit-regret", "format_version": 1, "label": args.label,
+                  "settings": _regret_settings(args), "curves": _regret_curves(args, specs, results),
+                  "privacy_cost": sweep, "fit": fit, "elapsed_seconds": elapsed, "cpu_count": os.cpu_count(),
+                  "plot": out.path.with_suffix(".png").name}
+        plot = out.companion(".png")
+        _plot(result, plot)
+        out.write(schemas.dump("bandit-regret", result))
+    _print_regret(result, len(specs), out.path, plot)
     return 0
 
 
@@ -258,10 +269,7 @@ def _plot(result: dict, path: Path) -> None:
 
 
 def _attack(args: argparse.Namespace) -> int:
-    from attacks.bandit import first_user_attack
     from fedlinucb.config import PrivacyConfig
-    from fedlinucb.systems import BanditSystem
-    from pgc_cli.io import write_json_atomic
     import schemas
 
     _positive_ints([args.train, args.test], "--train and --test")
@@ -271,26 +279,48 @@ def _attack(args: argparse.Namespace) -> int:
     for name in args.systems:
         if name not in known:
             raise CLIError(f"unknown system {name!r} (choose from {', '.join(known)})")
-    out = Path(args.out)
-    if not out.parent.is_dir():
-        raise CLIError(f"{out.parent} is not a folder")
+    settings = [(name, eps) for name in args.systems for eps in (args.epsilon if name != "fedlinucb" else [math.inf])]
     root = np.random.SeedSequence(args.seed)
+    with ResultFile(args.out, command="bandit", name="attack", force=args.force) as out:
+        rows = _attack_rows(args, settings, root)
+        out.write(schemas.dump("bandit-attack", _attack_result(args, rows)))
+    print(f"wrote {out.path}")
+    above = [r for r in rows if r.get("above_ceiling")]
+    if above:
+        print(f"!!! {len(above)} row(s) with accuracy above the (ε, δ) ceiling beyond their interval: the claim does "
+              "not hold for that channel (see above_ceiling in the JSON)", file=sys.stderr)
+    return 0
+
+
+def _attack_rows(args: argparse.Namespace, settings: list, root: np.random.SeedSequence) -> list[dict]:
+    """Each (system, ε) attacked in turn; a row per channel, printed as it comes, one above its ceiling flagged."""
+    from attacks.bandit import first_user_attack
+    from fedlinucb.systems import BanditSystem
+    from tasks.progress import progress_bar
+
     rows = []
-    for name in args.systems:
-        for eps in (args.epsilon if name != "fedlinucb" else [math.inf]):
+    bar = progress_bar(len(settings), "setting", "bandit first-user attack", args.progress)
+    try:
+        for name, eps in settings:
             kwargs = {} if name == "fedlinucb" else {"epsilon": eps, "delta": args.delta}
             system = BanditSystem(name, **kwargs)
             rng = np.random.default_rng(root.spawn(1)[0])
             for row in first_user_attack(system, args.pair, args.train, args.test, rng):
                 rows.append(row)
+                flag = "  <-- ABOVE THE CEILING" if row.get("above_ceiling") else ""
                 print(f"  {name:18s} eps={system.claim.epsilon:<5g} {row['channel']:9s} accuracy {row['accuracy']:.3f} "
-                      f"[{row['interval'][0]:.3f}, {row['interval'][1]:.3f}]  ceiling {row['ceiling']:.3f}")
-    result = {"kind": "bandit-attack", "format_version": 1,
+                      f"[{row['interval'][0]:.3f}, {row['interval'][1]:.3f}]  ceiling {row['ceiling']:.3f}{flag}",
+                      flush=True)
+            bar.update(1)
+    finally:
+        bar.close()
+    return rows
+
+
+def _attack_result(args: argparse.Namespace, rows: list[dict]) -> dict:
+    return {"kind": "bandit-attack", "format_version": 1,
               "settings": {"systems": args.systems, "pair": args.pair, "epsilons": args.epsilon, "delta": args.delta,
                            "train_per_world": args.train, "test": args.test, "seed": args.seed,
                            "attacker": "difference-of-means linear test fitted on simulated releases of both worlds",
                            "ceiling": "(e^eps + delta)/(1 + e^eps): best accuracy of any test under (eps, delta)-DP"},
               "rows": rows}
-    write_json_atomic(out, schemas.dump("bandit-attack", result))
-    print(f"wrote {out}")
-    return 0

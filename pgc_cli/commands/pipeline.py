@@ -32,6 +32,7 @@ import argparse
 import contextlib
 import importlib.util
 import io
+import json
 import math
 import sys
 import time
@@ -91,7 +92,7 @@ class PipelineCommand:
         from pgc.rundir import check_output_dir, replace_directory_atomically
 
         out = Path(args.out)
-        check_output_dir(out, force=args.force)  # never the working/home folder, nor a folder pgc did not write
+        check_output_dir(out, force=args.force, command="pipeline")  # never the working or home folder...
         for extra in args.include:
             if not Path(extra).exists():
                 raise CLIError(f"--include {extra} does not exist")
@@ -100,13 +101,15 @@ class PipelineCommand:
         steps: list[dict] = []
         inputs: list[str] = []
         # built in a temporary folder under the output's lock; it replaces the old one atomically
-        with replace_directory_atomically(out) as work:
+        with replace_directory_atomically(out, "pipeline") as work:
+            self.moves = _moves(work, out)  # what the steps record and print names the final folder
             self._train(args, work, steps, inputs)
             if "audit" not in args.skip:
                 self._audit(args, work, steps, inputs)
             if "attack" not in args.skip:
                 self._attack(args, work, steps, inputs)
             inputs += [str(Path(x).resolve()) for x in args.include]
+            _relocate_results(work, self.moves)
             self._report(args, work, out, steps, inputs)
         total = sum(s["wall_s"] for s in steps)
         print(f"pipeline finished in {total:.0f}s: open {out / 'report' / 'report.html'}")
@@ -116,16 +119,13 @@ class PipelineCommand:
     def _step(self, name: str, argv: list[str], steps: list[dict], ok_codes=(0,)) -> int:
         from ..main import main
 
-        print(f"[{name}] pgc {' '.join(argv)}", flush=True)
+        command = relocated("pgc " + " ".join(argv), self.moves)
+        print(f"[{name}] {command}", flush=True)
         start = time.perf_counter()
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            code = main(argv)
+        with _StepOutput(self.moves, sys.stdout) as echo, contextlib.redirect_stdout(echo):
+            code = main(argv)  # every line of the step's output, as it comes
         wall = time.perf_counter() - start
-        text = buf.getvalue()
-        for line in text.splitlines()[-14:]:
-            print(f"  {line}")
-        steps.append({"step": name, "command": "pgc " + " ".join(argv), "exit_code": code, "wall_s": round(wall, 2)})
+        steps.append({"step": name, "command": command, "exit_code": code, "wall_s": round(wall, 2)})
         if code not in ok_codes:
             raise CLIError(f"step {name} failed (exit code {code})")
         print(f"[{name}] {wall:.1f}s", flush=True)
@@ -182,13 +182,13 @@ class PipelineCommand:
                 "--samples", str(2000 if args.quick else a["samples"]),
                 "--mechanism-samples", str(5000 if args.quick else a["mechanism_samples"]),
                 "--compositions", *map(str, a["compositions"]), "--seed", str(args.seed),
-                "--out", str(work / "audit.json"), "--no-progress"]
+                "--out", str(work / "audit.json")]
         self._step("audit", argv, steps)
         inputs.append("audit.json")
         argv = ["audit", "--run", str(work / "train"), "--adversarial-model", "--search-budget", "quick",
                 "--pairs", *a["adversarial_pairs"],
                 "--samples", str(2000 if args.quick else a["adversarial_samples"]), "--seed", str(args.seed),
-                "--out", str(work / "audit-adversarial.json"), "--no-progress"]
+                "--out", str(work / "audit-adversarial.json")]
         self._step("audit-adversarial", argv, steps)
         inputs.append("audit-adversarial.json")
         # the committed evidence is about the unprotected protocol; a protected run shows the mitigations' own
@@ -205,13 +205,13 @@ class PipelineCommand:
         # exit code 1 = the attacker flagged a ceiling violation: a finding for the report, not a failure
         self._step("attack", ["attack", "--run", str(work / "train"), "--channels", a["channels"], "--attackers",
                               a["attackers"], "--targets", targets, "--budget", budget, "--seed", str(args.seed),
-                              "--out", str(work / "attack-run.json"), "--no-progress"], steps, ok_codes=(0, 1))
+                              "--out", str(work / "attack-run.json")], steps, ok_codes=(0, 1))
         inputs.append("attack-run.json")
         self._step("attack-sweep", ["attack", "--sweep", "--model", f"run:{work / 'train'}", "--epsilons",
                                     *a["sweep_epsilons"], "--k", *a["sweep_k"], "--attackers", "likelihood",
                                     "--targets", "60" if args.quick else str(a["sweep_targets"]), "--budget", budget,
-                                    "--seed", str(args.seed), "--out", str(work / "attack-sweep.json"),
-                                    "--no-progress"], steps, ok_codes=(0, 1))
+                                    "--seed", str(args.seed), "--out", str(work / "attack-sweep.json")], steps,
+                   ok_codes=(0, 1))
         inputs.append("attack-sweep.json")
 
     def _report(self, args, work: Path, out: Path, steps: list[dict], inputs: list[str]) -> None:
@@ -226,14 +226,10 @@ class PipelineCommand:
         start = time.perf_counter()
         sources = [str(work / x) if not Path(x).is_absolute() else x for x in inputs]
         try:
-            build_report(sources, work / "report", title="pgc-audit privacy report — main job (pgc pipeline)")
+            build_report(sources, work / "report", title="pgc-audit privacy report — main job (pgc pipeline)",
+                         shown_path=lambda path: relocated(str(path), self.moves))  # the inputs' final location
         except ReportInputError as exc:
             raise CLIError(f"report step: {exc}") from None
-        # the report refers to the inputs by their final location
-        for name in ("report.html", "report.md", "report.json"):
-            path = work / "report" / name
-            path.write_text(path.read_text().replace(str(work.resolve()), str(out.resolve()))
-                            .replace(str(work), str(out)))
         wall = time.perf_counter() - start
         steps.append({"step": "report", "command": f"pgc report {' '.join(inputs)} --out report", "exit_code": 0,
                       "wall_s": round(wall, 2)})
@@ -241,3 +237,59 @@ class PipelineCommand:
         manifest["wall_s"] = round(sum(s["wall_s"] for s in steps), 2)
         write_json_atomic(work / "pipeline.json", schemas.dump("pipeline", manifest))
         print(f"[report] {wall:.1f}s -> {out / 'report' / 'report.html'}", flush=True)
+
+
+def _moves(work: Path, out: Path) -> list[tuple[str, str]]:
+    """The temporary folder's names (absolute first) and the final folder's, for :func:`relocated`."""
+    return [(str(work.resolve()), str(out.resolve())), (str(work), str(out))]
+
+
+def relocated(value, moves: list[tuple[str, str]]):
+    """``value`` (text, or JSON data) with every mention of the temporary folder naming the final one."""
+    if isinstance(value, str):
+        for old, new in moves:
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, dict):
+        return {k: relocated(v, moves) for k, v in value.items()}
+    if isinstance(value, list):
+        return [relocated(v, moves) for v in value]
+    return value
+
+
+def _relocate_results(work: Path, moves: list[tuple[str, str]]) -> None:
+    """The steps' results (and the sweep's plot, which draws its model's path) name the final folder."""
+    from attacks.sweep import plot_sweep
+
+    from .attack import _sweep_title
+
+    for path in sorted(work.glob("*.json")):
+        data = json.loads(path.read_text())
+        moved = relocated(data, moves)
+        if moved != data:
+            write_json_atomic(path, moved)
+        if path.name == "attack-sweep.json" and (work / moved.get("plot", "")).is_file():
+            plot_sweep(moved, work / moved["plot"], _sweep_title(moved))
+
+
+class _StepOutput(io.TextIOBase):
+    """A step's standard output, line by line as it comes, indented and naming the final folder."""
+
+    def __init__(self, moves: list[tuple[str, str]], stream):
+        self.moves, self.stream, self.pending = moves, stream, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            self.stream.write(f"  {relocated(line, self.moves)}\n")
+        self.stream.flush()
+        return len(text)
+
+    def __exit__(self, *exc) -> None:
+        if self.pending:
+            self.write("\n")
+        super().__exit__(*exc)

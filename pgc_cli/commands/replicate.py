@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
@@ -65,12 +64,26 @@ def spec_from_args(args: argparse.Namespace, reading: str) -> GridSpec:
                        "nonprivate_variants": tuple(data["nonprivate_variants"])})
 
 
+def _quick_help() -> str:
+    """--quick's help, counted from the quick grid itself."""
+    from replication.grid import grid_settings, setting_configs
+
+    spec = quick_spec()
+    settings = grid_settings(spec)
+    table = [x for x in settings if x.role != "curve"]
+    curves = [x for x in settings if x.role == "curve"]
+    total = sum(len(setting_configs(spec, x)) for x in settings)
+    return (f"smoke grid: {total} trials in all — {spec.trials} per setting of the table ({len(table)} settings: "
+            f"non-private, ε = {', '.join(f'{e:g}' for e in spec.epsilons)} and their zero-information controls; "
+            f"cap {spec.cap:,}) and {spec.curve_trials} {spec.curve_submissions:,}-submission Figure-2 trial per "
+            f"curve ({len(curves)} curves)")
+
+
 class ReplicateCommand:
     help = "replicate the paper's Tables 1-3 and Figures 2-3 with a zero-information control"
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--quick", action="store_true",
-                       help="smoke grid: 12 trials, cap 3,000, ε = 1, one 1,000-submission Figure-2 trial per curve")
+        p.add_argument("--quick", action="store_true", help=_quick_help())
         p.add_argument("--reading", nargs="+", type=reading_name, default=None,
                        help=f"reading(s) of the paper's ambiguities: a preset ({', '.join(sorted(READINGS))}) or a "
                             "knob reading 'kn-…' as named by --search (default: sampled); see docs/README-replicate.md")
@@ -106,8 +119,8 @@ class ReplicateCommand:
         p.add_argument("--force", action="store_true", help="replace existing OUT/<reading> folders")
         p.add_argument("--from-raw", metavar="FILE",
                        help=f"re-analyse a saved raw grid (OUT/<reading>.{RAW_FILE}) instead of running it")
-        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="progress bar (default: on when stderr is a terminal)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                       help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
 
     def run(self, args: argparse.Namespace) -> int:
         from reports.replication import render_all
@@ -128,13 +141,13 @@ class ReplicateCommand:
         if out.exists() and not out.is_dir():
             raise CLIError(f"{out} exists and is not a folder")
         for r in readings:
-            check_output_dir(out / r, force=args.force)
-        progress = sys.stderr.isatty() if args.progress is None else args.progress
+            check_output_dir(out / r, force=args.force, command="replicate")
+        progress = args.progress
         with contextlib.ExitStack() as locks:  # every reading's folder is ours until the end
             locks.enter_context(command_engine(args, install=True))
             for r in readings:
                 locks.enter_context(output_lock(out / r))
-                check_output_dir(out / r, force=args.force)
+                check_output_dir(out / r, force=args.force, command="replicate")
             self._run_readings(specs, out, args, progress, render_all)
         return 0
 
@@ -156,12 +169,12 @@ class ReplicateCommand:
         raw = read_json(path)
         try:
             run = GridRun.from_dict(_floats(raw))
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CLIError(f"{path} is not a raw replicate grid: {exc}") from None
         target = out / run.spec.reading
-        check_output_dir(target, force=args.force)
+        check_output_dir(target, force=args.force, command="replicate")
         with output_lock(target):
-            check_output_dir(target, force=args.force)
+            check_output_dir(target, force=args.force, command="replicate")
             start = time.perf_counter()
             result = analyse(run)
             result["reanalysed_from"] = str(path)  # the grid's own wall time and machine load are kept in it
@@ -204,26 +217,24 @@ class ReplicateCommand:
         except ValueError as exc:
             raise CLIError(str(exc)) from None
         resume = (out / "search.db").is_file() and is_pgc_output(out)
-        check_output_dir(out, update=resume)
+        check_output_dir(out, update=resume, command="replicate")
         out.mkdir(parents=True, exist_ok=True)
-        progress = sys.stderr.isatty() if args.progress is None else args.progress
+        from tasks.progress import progress_bar
+
         with output_lock(out):
             write_marker(out, command="replicate --search")
-            bar = None
-            if progress:
-                from tqdm import tqdm
-                bar = tqdm(total=spec.readings, desc="readings", unit="reading")
+            bar = progress_bar(spec.readings, "reading", "reading search", args.progress)
+            shown = [0]
 
             def report(done: int, total: int, entry: dict | None) -> None:
-                if bar is not None:
-                    bar.n = done
-                    bar.set_postfix_str((entry or {}).get("reading", ""))
-                    bar.refresh()
+                bar.update(max(0, done - shown[0]))
+                shown[0] = max(shown[0], done)
 
             start = time.perf_counter()
-            record = run_search(spec, f"sqlite:///{(out / 'search.db').resolve()}", progress=report,
-                                first=_FIRST_PROPOSALS, also=tuple(args.search_also))
-            if bar is not None:
+            try:
+                record = run_search(spec, f"sqlite:///{(out / 'search.db').resolve()}", progress=report,
+                                    first=_FIRST_PROPOSALS, also=tuple(args.search_also))
+            finally:
                 bar.close()
             record["cli_args"] = {k: v for k, v in vars(args).items() if not k.startswith("_")}
             record["this_call_wall_time_s"] = round(time.perf_counter() - start, 1)
@@ -286,7 +297,7 @@ def _floats(obj):
 
 
 def _write_folder(target: Path, blobs: dict[str, bytes]) -> None:
-    with replace_directory_atomically(target) as tmp:
+    with replace_directory_atomically(target, "replicate") as tmp:
         for name, blob in blobs.items():
             (tmp / name).write_bytes(blob)
 

@@ -16,22 +16,25 @@ class ReportCommand:
         p.add_argument("inputs", nargs="+", metavar="RUN_OR_RESULT",
                        help="pgc train run folders and JSON results of replicate, audit, attack or tune")
         p.add_argument("--out", default="runs/report", help="output folder (default runs/report)")
+        p.add_argument("--force", action="store_true",
+                       help="replace an existing report folder (whole; only a folder pgc report wrote)")
         p.add_argument("--title", default="pgc-audit privacy report", help="page title")
 
     def run(self, args: argparse.Namespace) -> int:
-        from pgc.rundir import check_output_dir, output_lock, write_marker
+        from pgc.rundir import check_output_dir, replace_directory_atomically
         from reports import ReportInputError, build_report
 
         out = Path(args.out)
-        check_output_dir(out, update=True)  # absent, empty or a report folder pgc wrote; writable
+        check_output_dir(out, force=args.force, command="report")  # absent or empty, or --force on a report folder
         try:
-            with output_lock(out):
-                check_output_dir(out, update=True)
-                written = build_report(args.inputs, out, title=args.title)
-                write_marker(out, command="report")
+            with replace_directory_atomically(out, "report") as work:  # built beside, swapped in whole
+                check_output_dir(out, force=args.force, command="report")
+                written = {name: out / path.relative_to(work)
+                           for name, path in build_report(args.inputs, work, title=args.title).items()}
+                summary = json.loads((work / "report.json").read_text())
         except ReportInputError as exc:
             raise CLIError(str(exc)) from None
-        _print_answer(json.loads(written["report.json"].read_text()))
+        _print_answer(summary)
         html = written["report.html"]
         print(f"wrote {html} ({html.stat().st_size / 1024:.0f} KiB, self-contained), {written['report.md']}, "
               f"{written['report.json']} and {sum(1 for k in written if k.startswith('figures'))} figure(s)")

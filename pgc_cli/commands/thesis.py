@@ -1,16 +1,17 @@
 """``pgc thesis``: the attacks on the thesis' systems (dprl) and the tables beside the thesis' numbers.
 
-  pgc thesis membership [--epsilons 0.1 0.7 1.4 2.0] [--out results/thesis/membership.json]
+  pgc thesis membership [--epsilons 0.1 0.7 1.4 2.0] [--out results/thesis/membership.json] [--force]
       ML-Leaks membership inference (and an adaptive attacker, and a label-only one) against a small MLP on
       scikit-learn's digits, undefended and behind the one-parameter defence (ch. 6), beside Table 6.2.
 
   pgc thesis map-recovery [--size 7x7] [--maps 20] [--defences 0.1 dynamic] [--learner table|dqn] [--sees-cell]
-                          [--out results/thesis/map-recovery-7x7.json]
+                          [--out results/thesis/map-recovery-7x7.json] [--force]
       Pan et al.'s map-recovery attack (genetic search, fitness = agreement of the induced optimal policy with
       the agent's actions) against a grid agent trained with and without DP-DRL (ch. 5), beside Tables 5.1
       and 5.3, with a chance row.
 
-Output: a JSON result (atomic write) and a table on stdout.
+Output: a JSON result (atomic write; without --out a new runs/thesis/<name>-<date>-<time>.json for every
+run) and a table on stdout.
 """
 
 from __future__ import annotations
@@ -19,13 +20,12 @@ import argparse
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import schemas
 
 from ..args import positive_float, positive_int
-from ..io import write_json_atomic
+from ..outputs import ResultFile
 
 TABLE_6_2: dict = {"none": 70.4, 0.1: 49.8, 2.0: 52.0}  # ML-Leaks accuracy (%) on MNIST, Table 6.2
 
@@ -40,7 +40,9 @@ class ThesisCommand:
                        help="the defence's ε (default: §6.5's 0.1 0.7 1.4 2.0)")
         m.add_argument("--hidden", type=positive_int, default=128, help="hidden units of the MLPs (default 128)")
         m.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        m.add_argument("--out", default="results/thesis/membership.json", help="JSON result path")
+        m.add_argument("--out", help="JSON result file (default runs/thesis/membership-<date>-<time>.json, new for "
+                                     "every run)")
+        m.add_argument("--force", action="store_true", help="replace an existing --out result")
 
         g = sub.add_parser("map-recovery", help="Pan et al.'s map-recovery attack against DP-DRL (ch. 5)")
         g.add_argument("--size", type=_shape, default=(7, 7), help="map size HxW (default 7x7)")
@@ -55,7 +57,9 @@ class ThesisCommand:
         g.add_argument("--sees-cell", action="store_true",
                        help="the agent's state is its cell and its 8-cell observation (default: the observation only)")
         g.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-        g.add_argument("--out", default=None, help="JSON path (default results/thesis/map-recovery-HxW.json)")
+        g.add_argument("--out", help="JSON result file (default runs/thesis/map-recovery-HxW-<date>-<time>.json, new "
+                                     "for every run)")
+        g.add_argument("--force", action="store_true", help="replace an existing --out result")
 
     def run(self, args: argparse.Namespace) -> int:
         return _membership(args) if args.action == "membership" else _map_recovery(args)
@@ -78,13 +82,24 @@ def _defence(text: str):
 
 
 def _map_recovery(args) -> int:
-    from attacks.map_recovery import GeneticSettings, run_map_recovery
+    from attacks.map_recovery import GeneticSettings
     from dprl.gridworld import TrainingSettings
 
     training = TrainingSettings(episodes=args.episodes, max_steps=args.max_steps, learner=args.learner,
                                 sees_cell=args.sees_cell)
     genetic = GeneticSettings(generations=args.generations)
     start = time.perf_counter()
+    h, w = args.size
+    with ResultFile(args.out, command="thesis", name=f"map-recovery-{h}x{w}", force=args.force) as result_file:
+        path = result_file.write(schemas.dump("thesis-map-recovery", _map_recovery_result(
+            args, training, genetic, start)))
+    print(f"wrote {path}")
+    return 0
+
+
+def _map_recovery_result(args, training, genetic, start: float) -> dict:
+    from attacks.map_recovery import run_map_recovery
+
     h, w = args.size
     print(f"{args.maps} random {h}x{w} maps: train with no defence and DP-DRL at {args.defences}, "
           "then recover each map from one greedy run", flush=True)
@@ -100,13 +115,9 @@ def _map_recovery(args) -> int:
               + (f"{thesis[0] / 100:.3f}/{thesis[1] / 100:.3f}" if thesis else " " * 11)
               + (f"       {r['reward']['mean']:6.3f} {r['steps']['mean']:6.1f}" if "reward" in r else "")
               + (f"  {util[0]:.2f}/{util[1]:.1f}" if util else ""))
-    out = {"kind": "thesis-map-recovery", "format_version": 1, **result,
-           "training": vars(training), "genetic": vars(genetic), "seed": args.seed,
-           "wall_time_s": time.perf_counter() - start, "command": "pgc " + " ".join(sys.argv[1:])}
-    path = Path(args.out or f"results/thesis/map-recovery-{h}x{w}.json")
-    write_json_atomic(path, schemas.dump("thesis-map-recovery", out))
-    print(f"wrote {path}")
-    return 0
+    return {"kind": "thesis-map-recovery", "format_version": 1, **result,
+            "training": vars(training), "genetic": vars(genetic), "seed": args.seed,
+            "wall_time_s": time.perf_counter() - start, "command": "pgc " + " ".join(sys.argv[1:])}
 
 
 def defend_rows(scores: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
@@ -122,10 +133,19 @@ def defend_rows(scores: np.ndarray, epsilon: float, rng: np.random.Generator) ->
 
 
 def _membership(args) -> int:
-    from attacks.membership import MembershipSettings, run_membership
+    from attacks.membership import MembershipSettings
 
     settings = MembershipSettings(tuple(args.epsilons), args.hidden, args.seed)
     start = time.perf_counter()
+    with ResultFile(args.out, command="thesis", name="membership", force=args.force) as result_file:
+        path = result_file.write(schemas.dump("thesis-membership", _membership_result(settings, start)))
+    print(f"wrote {path}")
+    return 0
+
+
+def _membership_result(settings, start: float) -> dict:
+    from attacks.membership import run_membership
+
     print("training target and shadow MLPs on digits, then the attackers at each ε", flush=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scikit-learn's convergence notes: the MLPs fit their members
@@ -140,10 +160,7 @@ def _membership(args) -> int:
         print(f"{r['defence']:<14}{'' if r['epsilon'] is None else format(r['epsilon'], 'g'):>6}  {r['attacker']:<19}"
               f"{r['accuracy']:>9.3f}  [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]  "
               + ("" if thesis is None else f"{thesis / 100:.3f}"))
-    out = {"kind": "thesis-membership", "format_version": 1, "settings": vars(settings) | {"epsilons": list(settings.epsilons)},
-           "table_6_2_ml_leaks": {str(k): v for k, v in TABLE_6_2.items()}, **result,
-           "wall_time_s": time.perf_counter() - start,
-           "command": "pgc " + " ".join(sys.argv[1:])}
-    write_json_atomic(Path(args.out), schemas.dump("thesis-membership", out))
-    print(f"wrote {args.out}")
-    return 0
+    return {"kind": "thesis-membership", "format_version": 1,
+            "settings": vars(settings) | {"epsilons": list(settings.epsilons)},
+            "table_6_2_ml_leaks": {str(k): v for k, v in TABLE_6_2.items()}, **result,
+            "wall_time_s": time.perf_counter() - start, "command": "pgc " + " ".join(sys.argv[1:])}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
 from pathlib import Path
 
@@ -57,13 +56,16 @@ def crafted_canary_theta(args: argparse.Namespace, data: dict):
     pair = data.get("canary_pair")
     if not pair or len(pair) != 2:
         raise CLIError("--canary-model crafted needs --canary-pair PSI:PSI_PRIME")
-    from pgc.crafted import search_crafted_model
+    from pgc.crafted import QUICK_SEARCH, search_crafted_model
     from pgc.model import with_zero_biases
     from pgc.rollout import A3CHyperparams
 
     hyper = A3CHyperparams(**{k: v for k, v in (data.get("hyper") or {}).items()})
-    print(f"searching a crafted model for the canary pair {pair[0]:g} vs {pair[1]:g} ...", file=sys.stderr)
+    from tasks.progress import progress_line
+
+    progress_line(f"searching a crafted model for the canary pair {pair[0]:g} vs {pair[1]:g} ...")
     result = search_crafted_model(float(pair[0]), float(pair[1]), objective="gradient",
+                                  settings=QUICK_SEARCH if args.canary_search == "quick" else None,
                                   seed=np.random.SeedSequence(args.seed), hyper=hyper)
     return with_zero_biases(result.theta, hyper.biases)
 
@@ -131,6 +133,9 @@ class TrainCommand:
                        help="live: canaries play the current θ; crafted: a model crafted for the pair (default live)")
         p.add_argument("--canary-theta", metavar="FILE",
                        help="with --canary-model crafted: the crafted θ (.pt checkpoint or .npy); default: searched")
+        p.add_argument("--canary-search", choices=["default", "quick"], default="default",
+                       help="--canary-model crafted without --canary-theta: the crafted-model search's budget (quick: "
+                            "about a quarter of the time; enough for wide pairs)")
         p.add_argument("--canary-update", choices=["exclude", "include"],
                        help="whether canary submissions enter the model update (default exclude)")
         p.add_argument("--canary-start", type=int, metavar="K",
@@ -143,8 +148,8 @@ class TrainCommand:
         p.add_argument("--out", default="runs/train", help="output folder (default runs/train)")
         p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
         p.add_argument("--no-transcript", action="store_true", help="do not record transcripts")
-        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help="progress bar (default: on when stderr is a terminal)")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                       help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
 
     def run(self, args: argparse.Namespace) -> int:
         if args.seed < 0:
@@ -157,11 +162,11 @@ class TrainCommand:
         check_batch_size([base] * min(args.trials, MAX_TRIALS + 1), not args.no_transcript)  # before allocating
         configs = [base.replace(seed=args.seed + i) for i in range(args.trials)]
         out = Path(args.out)
-        check_output_dir(out, force=args.force)
+        check_output_dir(out, force=args.force, command="train")
         # the folder's lock is held from here to the final rename: a second writer exits at once
         with output_lock(out):
-            check_output_dir(out, force=args.force)
-            progress = sys.stderr.isatty() if args.progress is None else args.progress
+            check_output_dir(out, force=args.force, command="train")
+            progress = args.progress
             start = time.perf_counter()
             results = train_batch(configs, record_transcripts=not args.no_transcript, progress=progress,
                                   processes=args.processes)

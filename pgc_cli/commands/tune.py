@@ -21,7 +21,7 @@ import schemas
 
 from ..io import write_json_atomic
 from ..main import CLIError
-from ..args import positive_float, positive_int
+from ..args import certification_samples, positive_float, positive_int
 
 
 class TuneCommand:
@@ -42,7 +42,8 @@ class TuneCommand:
         p.add_argument("--utility", choices=["success_ratio", "final_mu"], default="success_ratio")
         p.add_argument("--privacy", choices=["claimed", "audit"], default="claimed",
                        help="privacy objective: claimed ε, or the audited black-box ε lower bound")
-        p.add_argument("--audit-samples", type=positive_int, default=100_000)
+        p.add_argument("--audit-samples", type=certification_samples, default=100_000,
+                       help="--privacy audit: certification samples per side of each trial's audit (default 100,000)")
         p.add_argument("--sampler", choices=["tpe", "nsga2", "random"], default="tpe")
         p.add_argument("--seed", type=int, default=0, help="study seed (sampler and per-trial training seeds)")
         p.add_argument("--mechanisms", nargs="+", default=["laplace", "prs"])
@@ -63,8 +64,8 @@ class TuneCommand:
         p.add_argument("--heartbeat", type=positive_int, default=30, help="heartbeat interval (s) of in-flight trials")
         p.add_argument("--grace", type=positive_int, help="seconds without heartbeat before a trial counts as "
                                                           "killed and is re-queued (default 3 × heartbeat)")
-        p.add_argument("--worker-id", help="name of this worker, for its sampler seed (default: host and process id; "
-                                           "give distinct names to make N workers reproducible)")
+        p.add_argument("--worker-id", help="name of this worker, mixed into its sampler seed (default: none; the seed "
+                                           "is the study seed and the trials asked so far, on any machine)")
         p.add_argument("--workers", type=positive_int, default=1,
                        help="worker processes on this machine sharing the study (default 1); more workers on "
                             "other machines: run the same command there with the same --storage and --study")
@@ -80,10 +81,10 @@ class TuneCommand:
 
         out = Path(args.out)
         if not _is_tune_folder(out):  # a study folder (ours) is resumed; anything else must be absent or empty
-            check_output_dir(out, update=True)
+            check_output_dir(out, update=True, command="tune")
         else:
             try:
-                check_output_dir(out, update=True)
+                check_output_dir(out, update=True, command="tune")
             except OutputDirError as exc:
                 if MARKER_FILE not in str(exc):
                     raise
@@ -105,7 +106,11 @@ class TuneCommand:
         storage = _prepare_storage(storage, out, args)
         out.mkdir(parents=True, exist_ok=True)
         write_marker(out, command="tune")
-        if not args.export_only:
+        finished = _finished_trials(args.study, storage)
+        if not args.export_only and finished >= args.trials:  # nothing to run, on any engine: say so
+            print(f"study complete: {finished} trials; use a new --out or --trials (more than {finished}) to "
+                  "run more" + ("; nothing ran on Ray" if args.engine == "ray" else ""))
+        elif not args.export_only:
             def log(msg: str) -> None:
                 print(msg, file=sys.stderr, flush=True)
 
@@ -189,7 +194,10 @@ def _work(args, storage: str, settings, log, worker_id: str | None) -> None:
         run_study(args.study, storage, settings, args.trials, **kw)
         return
     with command_engine(args) as engine:
+        before = _finished_trials(args.study, storage)
         run_study(args.study, storage, settings, args.trials, executor=engine, **kw)
+        print(f"ran {_finished_trials(args.study, storage) - before} trial(s), their training in {engine.tasks} "
+              f"task(s) on {engine.describe()}", flush=True)
 
 
 def _run_workers(args, storage: str, settings, log) -> None:
@@ -232,6 +240,18 @@ def _worker_main(args, storage: str, settings, worker_id: str | None) -> None:
         print(f"[worker {os.getpid()}] {msg}", file=sys.stderr, flush=True)
 
     _work(args, storage, settings, log, worker_id)
+
+
+def _finished_trials(study: str, storage: str) -> int:
+    """Complete and pruned trials of the study in the storage (0 for a study not created yet)."""
+    import optuna
+    from optuna.trial import TrialState
+
+    try:
+        found = optuna.load_study(study_name=study, storage=storage)
+    except KeyError:
+        return 0
+    return len(found.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
 
 
 def _is_tune_folder(out: Path) -> bool:

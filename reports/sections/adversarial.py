@@ -22,14 +22,17 @@ def adversarial_from_audit(src: Source) -> dict | None:
     for a in result.adversarial_audits or []:
         search = a.search or schemas.AdversarialSearch()
         for ch in a.channels or [None]:
+            objective = (ch.crafted_for if ch else None) or search.objective
+            theta = (a.theta_files or {}).get(objective) if objective else None
             audits.append({"psi": a.psi, "psi_prime": a.psi_prime, "mechanism": a.mechanism,
                            "claimed_epsilon": ch.claimed_epsilon if ch and ch.claimed_epsilon is not None
                            else a.claimed_epsilon,
                            "channel": ch.channel if ch else "—", "epsilon_lower_bound": ch.epsilon_lower_bound if ch else None,
                            "ratio": ch.ratio if ch else None, "verdict": (ch.verdict if ch else None) or "—",
                            "noise_free_epsilon_lower_bound": a.noise_free_epsilon_lower_bound,
-                           "objective": search.objective or "—", "evaluations": search.evaluations,
-                           "wall_time_s": search.wall_time_s, "theta_file": a.theta_file or ""})
+                           "objective": objective or "—", "evaluations": search.evaluations,
+                           "wall_time_s": search.wall_time_s,
+                           "theta_file": theta or (a.theta_file if not a.theta_files else "") or ""})
     curve = []
     for pt in result.curve or []:
         ratio = pt.ratio
@@ -68,7 +71,7 @@ def _adversarial_body(doc: Document, f: Findings, anchor: str) -> None:
             classes.append({7: vclass(a["verdict"])})
     if rows:
         doc.table(["source", "ψ vs ψ'", "mechanism", "channel", "claimed ε", "ε_LB", "ε_LB/ε", "verdict",
-                   "noise-free ε_LB", "search objective", "evaluations", "search s", "θ file"], rows,
+                   "noise-free ε_LB", "θ crafted for", "evaluations", "search s", "θ file"], rows,
                   numeric={4, 5, 6, 8, 10, 11}, classes=classes)
     curve = [p for adv in f.adversarial for p in adv["curve"]]
     if curve:

@@ -15,8 +15,15 @@ from ..section import Section
 
 
 def _audit_subject(result: schemas.AuditResult, row: schemas.AuditRow, label: str) -> tuple[str, str]:
-    """(subject, group) of one audit row: what was audited, and who observes it."""
+    """(subject, group) of one audit row: what was audited, and who observes it, as the audit recorded it
+    (a one-run audit's canaries played the trainer's live model or one the aggregator crafted for them)."""
     scope = row.scope or result.mode
+    if scope.startswith("one-run"):
+        setup = result.extra.get("canary_setup")
+        model = setup.get("canary_model") if isinstance(setup, dict) else None
+        model = model if model in ("live", "crafted") else scope.split()[1] if len(scope.split()) > 1 else ""
+        group = {"crafted": "adversarial aggregator", "live": "honest aggregator"}.get(model, "aggregator")
+        return f"{Path(result.run).name + ' ' if result.run else ''}{scope}", f"{group} (one run)"
     if row.model == "adversarial" or scope.startswith("adversarial"):
         group = "adversarial aggregator"
     elif scope == "mechanism" or scope == "self-test" or row.mechanism:

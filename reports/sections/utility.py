@@ -61,6 +61,15 @@ def _utility_fsts(ts: list[schemas.TrainTrial]) -> np.ndarray:
     return np.array([(t.fst_true_scores if true else t.fst) for t in ts], dtype=float)
 
 
+def _curve_settings(config: dict) -> tuple[int, float | None]:
+    """The learning curve's window (eq. 25; 10 when the run's value is not a whole number ≥ 1) and target
+    score (None when the run's is not a finite number: no target line is drawn)."""
+    window = schemas.number(config.get("window", 10))
+    target = schemas.number(config.get("target_score", 195))
+    return (int(window) if window is not None and math.isfinite(window) and window >= 1 and window == int(window)
+            else 10), (target if target is not None and math.isfinite(target) else None)
+
+
 def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[dict]]:
     from pgc.metrics import average_scores, success_ratio  # pure functions
 
@@ -81,6 +90,7 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
         med = float(np.median(fsts))
         final_mu = [x for x in ((t.final_mu_true_scores if true_metrics else t.final_mu) for t in ts) if x is not None]
         mus = []
+        window, target = _curve_settings(config)
         for t in ts:
             scores_file = src.run_dir / t.dir / "scores.npy" if src.run_dir else None
             if scores_file is not None and scores_file.is_file():
@@ -88,9 +98,9 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
                     scores = np.load(scores_file, allow_pickle=False)
                 except (ValueError, OSError):
                     continue
-                mus.append(average_scores(scores, int(config.get("window", 10))))
+                mus.append(average_scores(scores, window))
         if mus:
-            curves.append({"label": f"{src.label}: {setting}", "mu": mus, "target": config.get("target_score", 195)})
+            curves.append({"label": f"{src.label}: {setting}", "mu": mus, "target": target})
         grid = np.linspace(1, horizon, 200)
         ratios.append({"label": f"{src.label}: {setting}", "n": grid, "ratio": success_ratio(fsts, grid)})
         paper = PAPER.get((mech, eps)) if _is_paper_setting(config) else None

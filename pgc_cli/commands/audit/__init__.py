@@ -33,12 +33,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import schemas
 
 from ...engine_option import command_engine
-from ...io import write_json_atomic
 from ...main import CLIError
 from .adversarial import adversarial_curve, audit_adversarial_mechanism
 from .mechanism import audit_named_mechanism, self_test
@@ -65,37 +63,39 @@ class AuditCommand:
         add_output_arguments(p)
 
     def run(self, args: argparse.Namespace) -> int:
+        from ...outputs import ResultFile
+
         mode = chosen_mode(args)
-        _refuse_long_audits(args, mode)
-        out = Path(args.out) if args.out else Path("runs/audit") / f"{mode.replace('_', '-')}.json"
-        args.out_path = out
-        if out.exists() and out.is_dir():
-            raise CLIError(f"--out {out} is a folder; give a file name")
+        result = ResultFile(args.out, command="audit", name=mode.replace("_", "-"), force=args.force)
+        args.result = result
+        args.announce = lambda mechanism=None, episode_length=None: _announce_estimate(
+            args, mode, report, mechanism, episode_length)
         start = time.perf_counter()
         report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
                   "delta": args.delta or 0.0, "seed": args.seed, "command": "pgc " + " ".join(sys.argv[1:]),
                   "channels": []}
-        from pgc.rundir import output_lock
-
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with output_lock(out):  # a second writer of the same file exits 2 at once
+        with result:  # a second writer of the same file exits 2 at once
             with command_engine(args) as engine:  # None: the local engine, this process
                 args.executor = engine
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 status = MODE_FUNCTIONS[mode](args, report, args.progress and engine is None)
             report["wall_time_s"] = time.perf_counter() - start
-            write_json_atomic(out, schemas.dump(report["kind"], report))
-        print(f"wrote {out} ({report['wall_time_s']:.1f}s)")
+            result.write(schemas.dump(report["kind"], report))
+        print(f"wrote {result.path} ({report['wall_time_s']:.1f}s)")
         return status
 
 
-def _refuse_long_audits(args: argparse.Namespace, mode: str) -> None:
+def _announce_estimate(args: argparse.Namespace, mode: str, report: dict, mechanism=None,
+                       episode_length: float | None = None) -> None:
+    """Once a mode has checked its inputs: the audit's estimated wall time (refused over the limit without
+    --allow-long), printed before the work starts and kept in the result beside the wall time."""
     from audit.planning import duration_text
 
-    estimate = estimated_seconds(args, mode)
+    estimate = estimated_seconds(args, mode, mechanism, episode_length)
     if estimate is None:
         return
-    print(f"estimated time: up to {duration_text(estimate)} on a 2-core machine like this project's", flush=True)
+    report["estimated_seconds"] = round(estimate, 1)
     if estimate > MAX_ESTIMATED_HOURS * 3600 and not args.allow_long:
         raise CLIError(f"this audit would take about {duration_text(estimate)} (more than {MAX_ESTIMATED_HOURS:g} h); "
                        "lower --samples or pass --allow-long")
+    print(f"estimated time: about {duration_text(estimate)} on a 2-core machine like this project's", flush=True)

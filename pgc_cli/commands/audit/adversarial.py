@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ...main import CLIError
 from .common import build_mechanism, print_rows, row_record
 from .options import DEFAULT_PAIRS, GravityRange, gravity_pair
@@ -12,6 +10,7 @@ from .options import DEFAULT_PAIRS, GravityRange, gravity_pair
 def audit_adversarial_mechanism(args, report: dict, progress: bool) -> int:
     mech = build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
     pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
+    args.announce(mech)
     report.update(mode="adversarial", model="adversarial")
     report["adversarial_audits"] = adversarial_pairs(args, mech, pairs, report, progress)
     return 0
@@ -56,10 +55,8 @@ def _pair_record(args, pair, found, res) -> dict:
               f"(search objective {found.value:.3f}); certified on fresh samples")
         extra["worst_pair_search"] = {"range": list(pair), **found.to_dict()}
     record = {**res.to_dict(), **extra, "theta_files": {}}
-    stem = args.out_path.with_suffix("")
     for objective, theta in res.thetas.items():
-        path = Path(f"{stem}-theta-{psi:g}-{psi_prime:g}-{objective}.pt")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = args.result.companion(f"-theta-{psi:g}-{psi_prime:g}-{objective}.pt")
         save_checkpoint(theta, path, {"crafted_for": f"{psi:g} vs {psi_prime:g}", "objective": objective})
         record["theta_files"][objective] = path.name
     record["theta_file"] = record["theta_files"].get("gradient", next(iter(record["theta_files"].values())))

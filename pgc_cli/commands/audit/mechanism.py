@@ -11,6 +11,7 @@ def audit_named_mechanism(args, report: dict, progress: bool) -> int:
 
     mech = build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds, args.delta)
     samples = args.samples or 1_000_000
+    args.announce(mech)
     print(f"auditing {describe(mech)} [{'white-box' if args.white_box else 'black-box'}]: canary pairs of "
           f"d = {args.dim} inputs, {samples:,} certification outputs per side after a training split", flush=True)
     result = mechanism_audit(mech, args, samples, progress, args.white_box)

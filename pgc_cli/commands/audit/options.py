@@ -7,7 +7,8 @@ import argparse
 import math
 
 from ...args import gravity_pair as two_gravities
-from ...args import AutoSamples, positive_float, positive_int, probability, sample_count_or_auto
+from ...args import (AutoSamples, certification_samples, positive_float, positive_int, probability,
+                     sample_count_or_auto)
 from ...engine_option import add_engine_arguments
 from ...main import CLIError
 
@@ -96,7 +97,7 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> None:
                    help="certification samples per side (default 1,000,000; run mode's environment audit 100,000; "
                         "--system 100,000); --system also takes auto[:BUDGET]: stages of 10,000·2^k until the "
                         "verdict is decisive, within BUDGET per side (default 1e6)")
-    p.add_argument("--mechanism-samples", type=positive_int, default=1_000_000,
+    p.add_argument("--mechanism-samples", type=certification_samples, default=1_000_000,
                    help="run mode: samples of the canary audit of the run's mechanism (default 1,000,000)")
     p.add_argument("--confidence", type=probability, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--delta", type=float, default=None,
@@ -131,7 +132,8 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     add_engine_arguments(p, "where the independent audits run (the run mode's pairs, the adversarial pairs and "
                             "curve points, the self-test cases): this process (local, default) or a Ray cluster, "
                             "one task each; same results")
-    p.add_argument("--out", help="JSON result file (default runs/audit/<mode>.json)")
+    p.add_argument("--out", help="JSON result file (default runs/audit/<mode>-<date>-<time>.json, new for every run)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out result (and its θ files)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                    help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
     p.add_argument("--allow-long", action="store_true",
@@ -189,21 +191,20 @@ def adversarial_channels(args: argparse.Namespace) -> list[str]:
     return chans
 
 
-def estimated_seconds(args: argparse.Namespace, mode: str) -> float | None:
-    """The audit's expected wall time on the project's machine (:mod:`audit.planning`); None where none is made."""
+def estimated_seconds(args: argparse.Namespace, mode: str, mechanism=None,
+                      episode_length: float | None = None) -> float | None:
+    """The audit's expected wall time on the project's machine (:mod:`audit.planning`) for the mechanism
+    it audits (PRS: its d̂) and, for a run, its model's episode length; None where none is made."""
     from audit.planning import adversarial_audit_seconds, environment_audit_seconds, mechanism_audit_seconds
 
     pairs = len(args.pairs or DEFAULT_PAIRS)
-    reduced_dim = 1
-    if args.mechanism == "prs" and args.epsilon:  # PRS draws a d̂ × d matrix per output: cost grows with d̂
-        from mechanisms import prs_reduced_dim
-
-        reduced_dim = args.reduced_dim or prs_reduced_dim(args.epsilon, args.dim)
+    prs = callable(getattr(mechanism, "reduced_dim_for", None))  # PRS draws a d̂ × d matrix per output
+    reduced_dim = mechanism.reduced_dim_for(args.dim) if prs else 1
     if mode == "mechanism":
-        return mechanism_audit_seconds(args.samples or 1_000_000, args.dim, reduced_dim, args.rounds)
+        return mechanism_audit_seconds(args.samples or 1_000_000, args.dim, reduced_dim, args.rounds, prs)
     if mode == "adversarial" or (mode == "run" and args.adversarial_model):
-        return adversarial_audit_seconds(args.samples or 200_000, pairs)
+        return adversarial_audit_seconds(args.samples or 200_000, pairs, args.search_budget)
     if mode == "run":
-        return (mechanism_audit_seconds(args.mechanism_samples, args.dim, reduced_dim)
-                + environment_audit_seconds(args.samples or 100_000, pairs))
+        return (mechanism_audit_seconds(args.mechanism_samples, args.dim, reduced_dim, 1, prs)
+                + environment_audit_seconds(args.samples or 100_000, pairs, episode_length, args.compositions))
     return None

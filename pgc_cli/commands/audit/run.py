@@ -26,6 +26,7 @@ def audit_run(args, report: dict, progress: bool) -> int:
     report.update(run=str(run_dir), trial=args.trial, model="initial" if args.initial else "final",
                   mechanism_source=source, run_config=config.to_dict())
     pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
+    args.announce(mech, _episode_length(trial, args.initial))
     if args.adversarial_model:  # the run's mechanism and settings at crafted models (no canary audit)
         return _adversarial_run(args, report, progress, mech, pairs, config)
     theta = trial.initial_theta() if args.initial else trial.theta()
@@ -35,6 +36,20 @@ def audit_run(args, report: dict, progress: bool) -> int:
     report["channels"].append(row_record(mres.row, channel="canary (black-box)"))
     report["environment_audits"] = [_report_environment(report, res, config) for res in environments]
     return 0
+
+
+def _episode_length(trial, initial: bool) -> float | None:
+    """How long the audited model's episodes last (a CartPole score counts its steps): the mean of the
+    trial's first 100 scores for the initial model, of its last 100 for the final one; None if unknown."""
+    import numpy as np
+
+    try:
+        scores = np.asarray(trial.scores(), dtype=float).ravel()
+    except (OSError, ValueError):
+        return None
+    part = scores[:100] if initial else scores[-100:]
+    part = part[np.isfinite(part)]
+    return float(part.mean()) if part.size else None
 
 
 def _run_mechanism(args, trial):

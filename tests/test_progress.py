@@ -1,0 +1,47 @@
+"""tasks.progress: dated lines off a terminal, on time even when the work reports rarely; the heartbeat of a
+command that shows no progress of its own."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+
+from tasks.progress import LineProgress, heartbeat, progress_bar
+
+DATED = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
+
+
+def test_line_progress_writes_on_time_without_updates():
+    stream = io.StringIO()
+    with LineProgress(10, "job", "slow jobs", interval=0.05, stream=stream) as bar:
+        time.sleep(0.3)  # no update for six intervals: the timer still reports
+        bar.update(5)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].endswith("slow jobs: started, 10 jobs to go")
+    assert len(lines) >= 4 and all(DATED.match(x) for x in lines) and "\r" not in stream.getvalue()
+    assert "0% (0/10 jobs)" in lines[1] and "? left" in lines[1]
+    after = len(lines)
+    time.sleep(0.15)
+    assert len(stream.getvalue().splitlines()) == after  # closed: no more lines
+
+
+def test_heartbeat_speaks_only_while_nothing_else_does():
+    stream = io.StringIO()
+    with heartbeat("pgc x", interval=0.08, stream=stream):
+        time.sleep(0.4)
+        quiet = len(stream.getvalue().splitlines())
+        with LineProgress(3, "step", "work", interval=10.0, stream=io.StringIO()):
+            time.sleep(0.3)  # a progress line is open: the heartbeat stays silent
+        during = len(stream.getvalue().splitlines())
+    lines = stream.getvalue().splitlines()
+    assert quiet >= 2 and during == quiet
+    assert all(DATED.match(x) and "pgc x: working" in x and "elapsed" in x for x in lines)
+
+
+def test_disabled_progress_writes_nothing(capsys):
+    with progress_bar(5, "job", "nothing", enabled=False) as bar:
+        bar.update(5)
+    with heartbeat("pgc x", enabled=False, interval=0.01):
+        time.sleep(0.05)
+    assert capsys.readouterr().err == ""
