@@ -147,8 +147,7 @@ def samples_to_decide(detectable_at) -> int | None:
 
 def _certify_hits(n_cert: int, alpha: float, share: float, epsilon: float, claimed_delta: float) -> int | None:
     """Fewest certification hits (with no false hit) whose δ_LB exceeds ``claimed_delta``; None if none does."""
-    e = math.exp(epsilon) if math.isfinite(epsilon) else math.inf
-    ceiling = e * bounds.cp_upper(0, n_cert, share * alpha)
+    ceiling = bounds.exp_or_inf(epsilon) * bounds.cp_upper(0, n_cert, share * alpha)
     if not math.isfinite(ceiling) or 1.0 - ceiling <= claimed_delta:
         return None
     lo, hi = 1, n_cert

@@ -18,8 +18,8 @@ decisive — fills one :class:`schemas.AuditRow` with its claim, certified bound
 
 :func:`family_verdict` applies Holm's step-down procedure (statsmodels ``multipletests``) once: over the rows
 held to the claim, their p-values of "the claim holds" (a row whose claim contradicts itself is rejected
-outright); then over the other uncovered rows, their p-values of "no leak". No rejection: ``inconclusive`` when
-a row held to the claim is, else ``consistent``. Rows without a p-value stay outside both families; when no row
+outright); then over the uncovered rows, their p-values of "no leak". No rejection: ``inconclusive`` when a row
+held to the claim is, else ``consistent``. Each row's Holm outcome is the one for the finding its verdict states. Rows without a p-value stay outside both families; when no row
 states one, the family's verdict is the worst row verdict, uncorrected. The engine, the CLI and the reports all
 use it.
 """
@@ -171,33 +171,37 @@ class FamilyVerdict:
 
 
 def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
-    """Holm over the rows held to the claim (p-value of "the claim holds"; a contradicted claim: p = 0), then
-    over the other uncovered rows (p-value of "no leak"); see the module docstring."""
+    """Holm over the rows held to the claim (p-value of "the claim holds"; a contradicted claim: p = 0), and over
+    the uncovered rows (p-value of "no leak"); see the module docstring. A row's ``rejected`` is Holm's outcome
+    for the finding its own verdict states: its leak for an unprotected channel, its claim for any other row."""
     from schemas.shared import holm as holm_correction
 
     def holm(members: list[int], pvalues: list[float]) -> dict[int, tuple[bool, float]]:
         reject, adjusted = holm_correction(pvalues, alpha)
         return {i: (r, a) for i, r, a in zip(members, reject, adjusted)}
 
+    def claim_p(row: AuditRow) -> float:
+        return 0.0 if row.claim_contradiction and row.covered is not False else row.p_value
+
     held = [i for i, r in enumerate(rows) if _held(r) and (r.p_value is not None or r.claim_contradiction)]
-    claims = holm(held, [0.0 if rows[i].claim_contradiction and rows[i].covered is not False else rows[i].p_value
-                         for i in held])
-    leaks = [i for i, r in enumerate(rows) if not _held(r) and r.p_value_leak is not None]
-    leak_results = holm(leaks, [rows[i].p_value_leak for i in leaks])
-    merged = {**claims, **leak_results}
-    rejected = tuple(merged.get(i, (False, None))[0] for i in range(len(rows)))
-    adjusted = tuple(merged.get(i, (False, None))[1] for i in range(len(rows)))
-    if not merged:  # no row states a p-value (hand-made input): each row's own verdict, uncorrected
+    claims = holm(held, [claim_p(rows[i]) for i in held])
+    leaks_at = [i for i, r in enumerate(rows) if r.covered is False and r.p_value_leak is not None]
+    leaks = holm(leaks_at, [rows[i].p_value_leak for i in leaks_at])
+    own = [leaks.get(i) if r.verdict == Verdict.UNPROTECTED or i not in claims else claims.get(i)
+           for i, r in enumerate(rows)]
+    rejected = tuple(bool(o and o[0]) for o in own)
+    adjusted = tuple(None if o is None else o[1] for o in own)
+    if not claims and not leaks:  # no row states a p-value (hand-made input): each row's own verdict, uncorrected
         return FamilyVerdict(worst_verdict(rows), rejected, adjusted, alpha, 0)
-    if any(claims.get(i, (False,))[0] for i in held):
+    if any(r for r, _ in claims.values()):
         verdict = Verdict.VIOLATED
-    elif any(leak_results.get(i, (False,))[0] for i in leaks):
+    elif any(r for r, _ in leaks.values()):
         verdict = Verdict.UNPROTECTED
     elif any(r.verdict == Verdict.INCONCLUSIVE for r in rows if _held(r)):
         verdict = Verdict.INCONCLUSIVE
     else:
         verdict = Verdict.CONSISTENT
-    return FamilyVerdict(verdict, rejected, adjusted, alpha, len(held) + len(leaks))
+    return FamilyVerdict(verdict, rejected, adjusted, alpha, len(held) + len(leaks_at))
 
 
 def with_family(rows: Sequence[AuditRow], alpha: float) -> tuple[list[AuditRow], Verdict]:

@@ -58,8 +58,12 @@ def main() -> int:
               f"{row['estimate_stages_run_s']:7.1f} s, wall {row['wall_s']:7.1f} s, ratio {row['wall_over_estimate']:.2f}",
               flush=True)
     within = all(0.5 <= r["wall_over_estimate"] <= 2.0 for r in rows)
-    out = {"command": "python scripts/sequential_estimates.py " + " ".join(sys.argv[1:]), "rows": rows,
-           "goal": "wall time within 2x of the estimate of the stages that ran", "met": within}
+    import schemas
+
+    out = schemas.dump("bench", {"bench": "sequential-estimates",
+                                 "command": "python scripts/sequential_estimates.py " + " ".join(sys.argv[1:]),
+                                 "rows": rows, "goal": "wall time within 2x of the estimate of the stages that ran",
+                                 "met": within})
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(args.out).with_suffix(".tmp")
     tmp.write_text(json.dumps(out, indent=1) + "\n")

@@ -147,13 +147,20 @@ def _committed_rows():
 
 
 def test_every_committed_row_recertifies_from_its_counts_with_its_verdict():
-    rows = 0
+    from audit.verdicts import family_verdict
+
+    rows, families = 0, {}
     for path, row, profile in _committed_rows():
         again, identical = recertify(row, profile)
         assert identical, f"{path.name} [{row.channel}]: bounds differ from the counts"
         assert (again.verdict, again.verdict_reason) == (row.verdict, row.verdict_reason), f"{path.name} [{row.channel}]"
+        families.setdefault(path, []).append(again)
         rows += 1
     assert rows > 300
+    for path, judged in families.items():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data["kind"] == "system-audit":
+            assert family_verdict(judged, 1.0 - data["confidence"]).verdict == data["verdict"], path.name
 
 
 def test_one_row_type_per_result_kind_and_one_verdict_function():

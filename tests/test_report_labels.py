@@ -18,7 +18,7 @@ def _one_run(tmp_path, model: str):
     row = {"scope": f"one-run {model} 5 vs 15", "channel": "gradient", "claimed_epsilon": 1.0, "audit": "one-run",
            "epsilon_lower_bound": 0.4, "verdict": "consistent", "covered": True, "confidence": 0.95}
     path = tmp_path / f"{model}.json"
-    path.write_text(json.dumps({"kind": "audit", "mode": "one-run", "run": "runs/c", "channels": [row],
+    path.write_text(json.dumps({"kind": "audit", "format_version": 2, "mode": "one-run", "run": "runs/c", "channels": [row],
                                 "canary_setup": {"canary_model": model}}))
     return load_sources([path])[0]
 
@@ -37,7 +37,7 @@ def test_each_adversarial_row_names_the_theta_it_was_certified_at(tmp_path):
              "channels": [{"channel": c, "epsilon_lower_bound": 0.5, "crafted_for": o, "verdict": "consistent"}
                           for c, o in (("gradient", "gradient"), ("score", "score"), ("all", "gradient"))]}
     path = tmp_path / "a.json"
-    path.write_text(json.dumps({"kind": "audit", "mode": "adversarial", "channels": [],
+    path.write_text(json.dumps({"kind": "audit", "format_version": 2, "mode": "adversarial", "channels": [],
                                 "adversarial_audits": [audit]}))
     rows = adversarial_from_audit(load_sources([path])[0])["audits"]
     assert [(r["channel"], r["objective"], r["theta_file"]) for r in rows] == [

@@ -67,7 +67,7 @@ def test_holm_family_rejects_contradictions_outright_and_keeps_held_rows_in_the_
             judge(_row(covered=False, held_to_claim=True, epsilon_lower_bound=1.3, p_value=0.001, p_value_leak=0.0)),
             judge(_row(covered=False, epsilon_lower_bound=0.2, p_value=1.0, p_value_leak=0.2))]
     family = family_verdict(rows, 0.05)
-    assert family.verdict == Verdict.VIOLATED and family.size == 4
+    assert family.verdict == Verdict.VIOLATED and family.size == 5  # 3 rows held to the claim, 2 uncovered
     assert family.rejected == (True, True, True, False)  # Holm: 0 < α/3, 0.001 < α/2, 0.03 < α
     assert family_verdict([rows[0], rows[3]], 0.05).rejected == (True, False)
     assert family_verdict([judge(_row(p_value=0.06))], 0.05).verdict == Verdict.CONSISTENT

@@ -70,17 +70,17 @@ def run(args: argparse.Namespace) -> int:
                         channels=("gradient",), samples=samples, seed=args.seed)[0]
     t_audit = time.perf_counter() - t0
     simulated_steps = int(round(2 * samples * mean_len))  # the auditor's releases at the same crafted θ
-    one_run = {"epsilon_lower_bound": row["epsilon_lower_bound"], "canaries": int(pos.size),
+    one_run = {"epsilon_lower_bound": row.epsilon_lower_bound, "canaries": int(pos.size),
                "train_seconds": t_train, "audit_seconds": t_audit, "run_agent_steps": int(result.agent_steps),
                "canary_agent_steps": canary_steps, "auditor_simulated_agent_steps": simulated_steps,
                "mean_canary_episode": mean_len}
     print(f"one run: N={args.submissions} + M={pos.size:,} crafted canaries, 5 vs 15, Laplace ε=1: "
-          f"ε_LB {row['epsilon_lower_bound']:.3f}; train {t_train:.2f}s ({result.agent_steps:,} agent-steps, "
+          f"ε_LB {row.epsilon_lower_bound:.3f}; train {t_train:.2f}s ({result.agent_steps:,} agent-steps, "
           f"{canary_steps:,} of them the canaries'), audit {t_audit:.2f}s (~{simulated_steps:,} simulated agent-steps)")
     multi = [_multi_sample(system, pair, theta, n, args.seed, mean_len) for n in args.samples]
-    reach = next((m for m in multi if m["epsilon_lower_bound"] >= row["epsilon_lower_bound"]), None)
+    reach = next((m for m in multi if m["epsilon_lower_bound"] >= row.epsilon_lower_bound), None)
     if reach:
-        print(f"the multi-sample audit reaches the one run's ε_LB {row['epsilon_lower_bound']:.3f} at "
+        print(f"the multi-sample audit reaches the one run's ε_LB {row.epsilon_lower_bound:.3f} at "
               f"{reach['samples_per_side']:,} per side: {reach['agent_steps']:,} agent-steps, {reach['seconds']:.2f}s, "
               f"against the one run's {canary_steps + simulated_steps:,} agent-steps (canaries + simulations), "
               f"{t_train + t_audit:.2f}s")
