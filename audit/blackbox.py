@@ -44,7 +44,7 @@ import numpy as np
 
 from . import bounds
 from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
-from .selection import FP_SHARES, approximate_lower, approximate_upper
+from .selection import FP_SHARES, projected_delta
 from .mechanism_result import DeltaTestResult, MechanismAuditResult, mechanism_row
 from .measured_power import point_mass_detectable
 from .tester import MECHANISM_SPLIT, TRAIN_CALLS, CertifiedTest, HypothesisPair, sampled_chunks
@@ -53,7 +53,6 @@ CANARY_MAGNITUDE = 1e4  # G / C
 RESOLUTION = 2.0**-30  # default output rounding, relative to C (ulps of C-scale float64 are ~2^-52·C)
 LEX_COLUMNS = 4  # non-zero coordinates of the lexicographic canary (weights 1, 10⁻², 10⁻⁴, 10⁻⁶)
 DELTA_ALPHA_SHARE = 0.1  # share of α = 1 − confidence spent on the δ test (the ε test gets the rest)
-DELTA_SELECTION_PESSIMISM = 0.25  # one-sided level of the δ test's training hit-rate bound (ranking only)
 MIN_DELTA_HITS = 3  # training hits an event needs before it is certified
 DELTA_TIE_MARGIN = 0.1  # a later (coarser) event must beat the current one by 10%: hit counts are small
 DELTA_SEED_KEY = 0xDE17A  # spawn key of the δ test's random streams (apart from the ε test's)
@@ -138,24 +137,6 @@ def _check_common(mechanism, dim: int, samples: int, confidence: float) -> float
 def _candidates(test: CertifiedTest) -> list[dict]:
     return [{"hypothesis": c.label, "statistic": c.statistic, "projected_epsilon": c.projected_epsilon,
              "train_samples": c.train_samples} for c in test.candidates]
-
-
-def projected_delta(hits, false_hits, n_sel: int, n_cert: int, alpha: float, epsilon: float,
-                    share: float) -> float:
-    """The δ bound n_cert fresh samples would give: hit rate at its 25% lower bound, false-hit rate at
-    its 75% upper bound, except that NO false hits project as 0 (a point mass has none, and any
-    upper bound on a zero count, ≥ ln(1/p)/n, projected to n_cert would hide leaks of a few per
-    thousand at small training splits; the pessimism on non-zero counts keeps the lattice of a
-    correct discrete mechanism, whose cells differ by at most e^ε, from being certified in vain).
-
-    Ranking only: the certified bound does not depend on it; an over-optimistic pick only costs
-    the certification samples (and at least MIN_DELTA_HITS training hits are required).
-    """
-    hit_rate = approximate_lower(hits, n_sel, DELTA_SELECTION_PESSIMISM)
-    false_rate = approximate_upper(false_hits, n_sel, DELTA_SELECTION_PESSIMISM) if false_hits > 0 else 0.0
-    lo = approximate_lower(hit_rate * n_cert, n_cert, (1.0 - share) * alpha)
-    hi = approximate_upper(false_rate * n_cert, n_cert, share * alpha)
-    return float(lo - bounds.exp_or_inf(epsilon) * hi) if hi > 0 else float(lo)
 
 
 @dataclass

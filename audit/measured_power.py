@@ -162,7 +162,7 @@ def _certify_hits(n_cert: int, alpha: float, share: float, epsilon: float, claim
 
 def _selection_hits(n_sel: int, n_cert: int, alpha: float, share: float, epsilon: float, min_hits: int) -> int | None:
     """Fewest selection-half hits (no false hit) whose projected δ bound is positive (the δ test's rule)."""
-    from .blackbox import projected_delta
+    from .selection import projected_delta
 
     for hits in range(min_hits, n_sel + 1):
         if projected_delta(hits, 0, n_sel, n_cert, alpha, epsilon, share) > 0:

@@ -132,3 +132,24 @@ def select_statistic(statistics: Sequence, fit_p: np.ndarray, fit_n: np.ndarray,
         if best is None or projection[-1] > best[4][-1] * (1.0 + tie_margin):
             best = (stat, scorer, s_pos, s_neg, projection)
     return best
+
+
+DELTA_SELECTION_PESSIMISM = 0.25  # one-sided level of the δ test's training hit-rate bound (ranking only)
+
+
+def projected_delta(hits, false_hits, n_sel: int, n_cert: int, alpha: float, epsilon: float,
+                    share: float) -> float:
+    """The δ bound n_cert fresh samples would give: hit rate at its 25% lower bound, false-hit rate at
+    its 75% upper bound, except that NO false hits project as 0 (a point mass has none, and any
+    upper bound on a zero count, ≥ ln(1/p)/n, projected to n_cert would hide leaks of a few per
+    thousand at small training splits; the pessimism on non-zero counts keeps the lattice of a
+    correct discrete mechanism, whose cells differ by at most e^ε, from being certified in vain).
+
+    Ranking only: the certified bound does not depend on it; an over-optimistic pick only costs
+    the certification samples (and at least MIN_DELTA_HITS training hits are required).
+    """
+    hit_rate = approximate_lower(hits, n_sel, DELTA_SELECTION_PESSIMISM)
+    false_rate = approximate_upper(false_hits, n_sel, DELTA_SELECTION_PESSIMISM) if false_hits > 0 else 0.0
+    lo = approximate_lower(hit_rate * n_cert, n_cert, (1.0 - share) * alpha)
+    hi = approximate_upper(false_rate * n_cert, n_cert, share * alpha)
+    return float(lo - bounds.exp_or_inf(epsilon) * hi) if hi > 0 else float(lo)
