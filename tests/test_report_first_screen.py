@@ -182,7 +182,8 @@ def test_pgc_report_prints_the_verdict_and_the_summary_table(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     summary = json.loads((tmp_path / "r" / "report.json").read_text())
     assert lines[0] == f"verdict: {summary['verdict']}"
-    assert lines[1].split() == ["observer", "channel", "claimed", "ε", "audited", "ε", "≥", "cap", "verdict"]
+    assert lines[1].split() == ["observer", "channel", "claimed", "ε", "audited", "ε", "≥", "cap", "verdict", "after",
+                                "Holm"]
     shown = [line.split() for line in lines[2:2 + len(summary["summary"])]]
     assert [(row[0], row[2], row[-1]) for row in shown] == [
         (r["group"].split()[0], r["family"], r["verdict"].split()[-1]) for r in summary["summary"]]
