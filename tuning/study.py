@@ -269,8 +269,7 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
                     fail_dead_workers(study, storage)  # trials of killed workers → FAIL, parameters re-queued once
                     optuna.storages.fail_stale_trials(study)
                     _fail_orphans(study, storage, grace)
-                    done = _finished(study)
-                    in_flight = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
+                    done, in_flight = _finished_and_in_flight(study)
                     size = min(batch, n_trials - done - in_flight)
                     if done < n_trials and size > 0:
                         pending = _ask_trials(study, storage, settings, beat, size, n_trials, worker_id)
@@ -376,8 +375,13 @@ def _fail_orphans(study: optuna.Study, storage, grace: float) -> None:
                 callback(study, storage.get_trial(t._trial_id))
 
 
-def _finished(study: optuna.Study) -> int:
-    return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
+def _finished_and_in_flight(study: optuna.Study) -> tuple[int, int]:
+    """Finished and running trials counted from one read of the storage: a worker's tell committed between
+    two reads would count its trial in neither (the count would then ask a trial beyond the budget)."""
+    states = [t.state for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED,
+                                                                          TrialState.RUNNING))]
+    finished = sum(s in (TrialState.COMPLETE, TrialState.PRUNED) for s in states)
+    return finished, len(states) - finished
 
 
 def _tell(study: optuna.Study, p: _Pending, settings: StudySettings) -> bool:
