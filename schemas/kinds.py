@@ -10,7 +10,7 @@ from systems.contract import PrivacyClaim
 
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import Record, Result, SchemaError
-from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, Pipeline, Reliability, Report, TuneWorkers
+from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 
 Verdict = Literal["consistent", "violated", "unprotected channel", "inconclusive"]
@@ -243,6 +243,7 @@ class SystemAuditResult(Result):
     relation: str | None = None  # what makes the two secrets neighbours
     searched_pair: dict | None = None  # the worst pair the auditor's search found, and its search score
     sequential: dict | None = None  # --samples auto: the stages and the decision
+    library: dict | None = None  # a third-party library's protocol or filter: library, version, parameters, claim reading
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------
@@ -405,4 +406,4 @@ class MitigationsUtility(Result):
 SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
     TrainRun, AuditResult, PowerStudy, FlowerOneRunResult, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
     TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark, BenchNumbers, Reliability,
-    TuneWorkers, Pipeline, Report, ThesisMembership, ThesisMapRecovery)}
+    TuneWorkers, Pipeline, Report, ThesisMembership, ThesisMapRecovery, LdpBench)}
