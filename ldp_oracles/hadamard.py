@@ -36,8 +36,13 @@ class HadamardResponse(Oracle):
     name = "HR"
     width = 1
 
-    def __init__(self, k: int, epsilon: float, blocks: int | None = None):
+    def __init__(self, k: int, epsilon: float, blocks: int | None = None, permutation=None):
+        """``permutation``: a public permutation of the values applied before the blocks (pure-ldp's server draws
+        one for the general scheme); None: the identity."""
         super().__init__(k, epsilon)
+        self.permutation = np.arange(self.k) if permutation is None else np.asarray(permutation, dtype=np.int64)
+        if sorted(self.permutation.tolist()) != list(range(self.k)):
+            raise ValueError("HR's permutation must be a permutation of 0..k−1")
         self.blocks = hr_blocks(self.k, self.epsilon) if blocks is None else int(blocks)
         if self.blocks < 1 or self.blocks & (self.blocks - 1):
             raise ValueError(f"HR needs a power-of-two number of blocks, got {blocks!r}")
@@ -49,7 +54,8 @@ class HadamardResponse(Oracle):
         return {**super().parameters(), "blocks": self.blocks, "block_size": self.block_size, "outputs": self.outputs}
 
     def place(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(block, row) of each value."""
+        """(block, row) of each value (after the permutation)."""
+        x = self.permutation[x]
         return x // (self.block_size - 1), x % (self.block_size - 1) + 1
 
     def release(self, values, rng: np.random.Generator) -> np.ndarray:

@@ -9,16 +9,12 @@ oracle of the same protocol and parameters (the one the tests hold it against: i
 
 from __future__ import annotations
 
-import math
 from importlib import metadata
 
 import numpy as np
 
 from .oracle import Oracle, checked_values, integer_limbs
 from .seeding import block_seeds, seeded_library_generators
-
-IDENTITY = staticmethod(lambda x: x)  # index_mapper: pure-ldp maps a value to its index, by default x − 1
-
 
 def library_version(distribution: str) -> str:
     try:
@@ -41,8 +37,22 @@ class LibraryOracle(Oracle):
     def client_block(self, values: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def reference(self) -> Oracle:
+    def make_reference(self) -> Oracle:
         raise NotImplementedError
+
+    def reference(self) -> Oracle:
+        """The reference twin (built once)."""
+        if getattr(self, "_reference", None) is None:
+            self._reference = self.make_reference()
+        return self._reference
+
+    def support(self, reports, candidates):
+        """The twin's decoding, where the library lays its reports out as the reference does."""
+        return self.reference().support(reports, candidates)
+
+    def exact_epsilon(self, v: int = 0, v_prime: int | None = None) -> float:
+        """The twin's exact ε, where the library implements the protocol's probabilities."""
+        return self.reference().exact_epsilon(v, self.k - 1 if v_prime is None else v_prime)
 
     def release(self, values, rng: np.random.Generator) -> np.ndarray:
         v = checked_values(values, self.k)
@@ -71,11 +81,3 @@ def hashed_reports(pairs) -> np.ndarray:
     y = np.array([float(p[0]) for p in pairs])
     seeds = np.array([int(p[1]) for p in pairs], dtype=np.uint64)
     return np.concatenate([y[:, None], integer_limbs(seeds)], axis=1) if pairs else np.empty((0, 5))
-
-
-def epsilon_reading(name: str, epsilon: float, formula: str) -> str:
-    return f"epsilon={epsilon:g} → claim ε = {epsilon:g} per report ({name}: {formula})"
-
-
-def infinite_if(condition: bool, value: float) -> float:
-    return math.inf if condition else value

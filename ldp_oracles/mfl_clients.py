@@ -36,7 +36,7 @@ from .seeding import seeded_library_generators
 from .unary import UnaryEncoding
 
 
-@njit
+@njit(cache=True)
 def _grr_block(values, k, epsilon):
     out = np.empty(values.size)
     for i in range(values.size):
@@ -44,7 +44,7 @@ def _grr_block(values, k, epsilon):
     return out
 
 
-@njit
+@njit(cache=True)
 def _ue_block(values, k, epsilon, optimal):
     out = np.empty((values.size, k))
     for i in range(values.size):
@@ -52,7 +52,7 @@ def _ue_block(values, k, epsilon, optimal):
     return out
 
 
-@njit
+@njit(cache=True)
 def _ss_block(values, k, epsilon, size):
     out = np.empty((values.size, size))
     for i in range(values.size):
@@ -60,7 +60,7 @@ def _ss_block(values, k, epsilon, size):
     return out
 
 
-@njit
+@njit(cache=True)
 def _he_block(values, k, epsilon):
     out = np.empty((values.size, k))
     for i in range(values.size):
@@ -83,14 +83,8 @@ class MflGRR(MflOracle):
     def client_block(self, values):
         return _grr_block(values, self.k, self.epsilon)[:, None]
 
-    def reference(self):
+    def make_reference(self):
         return GRR(self.k, self.epsilon)
-
-    def support(self, reports, candidates):
-        return self.reference().support(reports, candidates)
-
-    def exact_epsilon(self, v=0, v_prime=None):
-        return self.reference().exact_epsilon()
 
 
 class MflUE(MflOracle):
@@ -102,14 +96,8 @@ class MflUE(MflOracle):
     def client_block(self, values):
         return _ue_block(values, self.k, self.epsilon, self.optimized)
 
-    def reference(self):
+    def make_reference(self):
         return UnaryEncoding(self.k, self.epsilon, optimized=self.optimized)
-
-    def support(self, reports, candidates):
-        return self.reference().support(reports, candidates)
-
-    def exact_epsilon(self, v=0, v_prime=None):
-        return self.reference().exact_epsilon()
 
 
 class MflHE(MflOracle):
@@ -129,7 +117,7 @@ class MflHE(MflOracle):
     def client_block(self, values):
         return _he_block(values, self.k, self.epsilon)
 
-    def reference(self):
+    def make_reference(self):
         return HistogramEncoding(self.k, self.epsilon, thresholded=self.thresholded)
 
     def support(self, reports, candidates):
@@ -154,7 +142,7 @@ class MflSS(MflOracle):
     def client_block(self, values):
         return _ss_block(values, self.k, self.epsilon, self.s)
 
-    def reference(self):
+    def make_reference(self):
         return SubsetSelection(self.k, self.epsilon)
 
     def support(self, reports, candidates):
@@ -186,16 +174,13 @@ class MflLH(MflOracle):
     def client_block(self, values):
         return hashed_reports(LH_Client(int(v), self.k, self.epsilon, self.optimized) for v in values)
 
-    def reference(self):
+    def make_reference(self):
         return LocalHashing(self.k, self.epsilon, optimized=self.optimized)
 
     def support(self, reports, candidates):
         r = np.asarray(reports)
         seeds = integer_from_limbs(r[:, 1:5])  # xxh32 reads the seed modulo 2³²
         return (xxh32_mod(candidates, seeds, self.g) == r[:, :1].astype(np.int64)).astype(np.float64)
-
-    def exact_epsilon(self, v=0, v_prime=None):
-        return self.reference().exact_epsilon()
 
 
 class MflADP(MflOracle):
@@ -219,15 +204,12 @@ class MflADP(MflOracle):
     def batching(self):
         return "a Python call of ADP_Client per report (a Python function)"
 
-    def reference(self):
+    def make_reference(self):
         return Adaptive(self.k, self.epsilon)
 
     def support(self, reports, candidates):
         inner = UnaryEncoding(self.k, self.epsilon, True) if self.chosen == "OUE" else GRR(self.k, self.epsilon)
         return inner.support(reports, candidates)
-
-    def exact_epsilon(self, v=0, v_prime=None):
-        return self.reference().exact_epsilon()
 
 
 PROTOCOLS = {

@@ -40,12 +40,6 @@ class PureOracle(LibraryOracle):
     def layout(self, report) -> np.ndarray:
         return np.atleast_1d(np.asarray(report, dtype=np.float64))
 
-    def support(self, reports, candidates):
-        return self.reference().support(reports, candidates)
-
-    def exact_epsilon(self, v=0, v_prime=None):
-        return self.reference().exact_epsilon(v, self.k - 1 if v_prime is None else v_prime)
-
 
 class PureDE(PureOracle):
     name, width = "DE", 1
@@ -54,7 +48,7 @@ class PureDE(PureOracle):
         super().__init__(k, epsilon)
         self.client = DEClient(self.epsilon, self.k, index_mapper=identity)
 
-    def reference(self):
+    def make_reference(self):
         return GRR(self.k, self.epsilon)
 
 
@@ -64,7 +58,7 @@ class PureUE(PureOracle):
         self.name, self.width = ("OUE" if optimized else "SUE"), self.k
         self.client = UEClient(self.epsilon, self.k, use_oue=bool(optimized), index_mapper=identity)
 
-    def reference(self):
+    def make_reference(self):
         return UnaryEncoding(self.k, self.epsilon, optimized=self.name == "OUE")
 
 
@@ -83,7 +77,7 @@ class PureLH(PureOracle):
     def client_block(self, values):
         return hashed_reports(self.client.privatise(int(v)) for v in values)
 
-    def reference(self):
+    def make_reference(self):
         return LocalHashing(self.k, self.epsilon, optimized=self.name == "OLH")
 
     def support(self, reports, candidates):
@@ -105,7 +99,7 @@ class PureFLH(PureOracle):
     def parameters(self):
         return {**super().parameters(), "g": self.g, "hash_count": self.hash_count}
 
-    def reference(self):
+    def make_reference(self):
         return FastLocalHashing(self.k, self.epsilon, self.hash_count, table=self.table)
 
 
@@ -122,7 +116,7 @@ class PureHE(PureOracle):
     def parameters(self):
         return {**super().parameters(), **({"theta": self.theta} if self.thresholded else {})}
 
-    def reference(self):
+    def make_reference(self):
         return HistogramEncoding(self.k, self.epsilon, thresholded=self.thresholded)
 
     def support(self, reports, candidates):

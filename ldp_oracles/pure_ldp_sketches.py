@@ -59,11 +59,8 @@ class PureRappor(PureOracle):
         bits, cohort = report
         return np.array([*bits, cohort], dtype=np.float64)
 
-    def reference(self):
+    def make_reference(self):
         return Rappor(self.k, self.epsilon, self.hashes, self.bits, self.cohorts, f=self.f, positions=self.positions)
-
-    def support(self, reports, candidates):
-        return self.reference().support(reports, candidates)
 
     def exact_epsilon(self, v=0, v_prime=None):
         """From the client's own bit probabilities: 1 where the filter is 1, f/2 where it is 0."""
@@ -74,7 +71,9 @@ class PureRappor(PureOracle):
 
 class PureHR(PureOracle):
     """HadamardResponseClient: the high-privacy scheme (one block) for ε ≤ 1, else the general scheme on the
-    value permuted by the server's random permutation (its ``get_hash_funcs()``)."""
+    value permuted by the server's random permutation (its ``get_hash_funcs()``). The high-privacy encoder calls
+    ``random.randint(0, math.pow(2, outbit) - 1)`` with a float bound: deprecated since Python 3.10 (a warning,
+    silenced here) and refused by newer Pythons."""
 
     name, width = "HR", 1
 
@@ -90,14 +89,16 @@ class PureHR(PureOracle):
     def parameters(self):
         return {**super().parameters(), "blocks": self.reference().blocks, "hash_seed": self.hash_seed}
 
-    def reference(self):
-        return HadamardResponse(self.k, self.epsilon, blocks=1 if self.epsilon <= 1 else hr_blocks(self.k, self.epsilon))
+    def client_block(self, values):
+        import warnings
 
-    def support(self, reports, candidates):
-        return self.reference().support(reports, self.permutation[np.asarray(candidates, dtype=np.int64)])
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "non-integer arguments to randrange", DeprecationWarning)
+            return super().client_block(values)
 
-    def exact_epsilon(self, v=0, v_prime=None):
-        return self.reference().exact_epsilon()
+    def make_reference(self):
+        return HadamardResponse(self.k, self.epsilon, blocks=1 if self.epsilon <= 1 else hr_blocks(self.k, self.epsilon),
+                                permutation=self.permutation)
 
 
 class PureHM(PureOracle):
@@ -115,7 +116,7 @@ class PureHM(PureOracle):
     def layout(self, report):
         return np.array([x for pair in report for x in pair], dtype=np.float64)  # a list or a zip of (j, ±1)
 
-    def reference(self):
+    def make_reference(self):
         return HadamardMechanism(self.k, self.epsilon, coefficients=self.t)
 
 
@@ -138,7 +139,7 @@ class PureCMS(PureOracle):
         vector, j = report
         return np.array([*vector, j], dtype=np.float64)
 
-    def reference(self):
+    def make_reference(self):
         return CountMeanSketch(self.k, self.epsilon, self.sketch_hashes, self.m, self.hadamard, table=self.table)
 
 
@@ -161,7 +162,7 @@ class PureSR(PureOracle):
         (y, seed), j = report
         return np.array([y, seed, j], dtype=np.float64)
 
-    def reference(self):
+    def make_reference(self):
         return SketchResponse(self.k, self.epsilon, self.sketch_hashes, self.m, self.hash_count,
                               sketch_table=self.sketch_table, inner_table=self.inner_table)
 
@@ -184,7 +185,7 @@ class PurePCS(PureOracle):
         vector, j = report
         return np.array([*vector, j], dtype=np.float64)
 
-    def reference(self):
+    def make_reference(self):
         return PrivateCountSketch(self.k, self.epsilon, self.sketch_hashes, self.m, table=self.table, signs=self.signs)
 
 

@@ -26,8 +26,8 @@ UPDATE = "update"
 
 
 def svt_budget(svt, entries: int) -> dict:
-    """The SVT filter's per-call budget for an update of ``entries`` array entries, from its parameters by
-    its docstring's rules (c = min(⌈fraction·d⌉, d))."""
+    """The SVT filter's per-call budget for an update of ``entries`` entries (arrays and scalars), from its
+    parameters by its docstring's rules (c = min(⌈fraction·d⌉, d))."""
     uploaded = int(min(math.ceil(entries * svt.fraction), entries))
     ratio = (2.0 * uploaded) ** (2.0 / 3.0)
     threshold, query = svt.epsilon_threshold, svt.epsilon_query
@@ -44,12 +44,12 @@ def svt_budget(svt, entries: int) -> dict:
 
 
 def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, list[dict]]:
-    """SVTPrivacy's claim on ``entries`` array entries, and its readings; ``recorded``: the per-call budget
+    """SVTPrivacy's claim on an update of ``entries`` entries, and its readings; ``recorded``: the per-call budget
     the filter wrote into a result's metadata (checked against the parameters' reading)."""
     budget = svt_budget(svt, entries)
     readings = [
         {"parameter": f"fraction={svt.fraction:g} on d={entries} entries", "claim": f"c = {budget['n_upload']} uploaded",
-         "why": "c = ⌈fraction·d⌉ (process_dxo)"},
+         "why": "c = ⌈fraction·d⌉, d counting every entry, the scalars too (process_dxo)"},
         {"parameter": f"epsilon={svt.epsilon:g}" + ("" if svt.epsilon_threshold is None and svt.epsilon_query is None
                                                     else f", epsilon_threshold={svt.epsilon_threshold}, "
                                                          f"epsilon_query={svt.epsilon_query}"),

@@ -27,7 +27,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .claims import UPDATE, clipping_bound, filter_claim
-from .updates import update_pairs, updates_for
+from .updates import initial_weights, update_pairs, updates_for
 
 RELEASE_BLOCK = 1024
 SECTION = "library-audits"
@@ -101,7 +101,7 @@ class FilterSystem:
         self.relation = "local DP: any two updates of one client"
         self.layout = self._probe_layout()
         self.channels = tuple(c for c in (UPDATE, "scalars", "meta") if self.widths[c])
-        entries = sum(int(np.size(v)) for v in first.values() if np.ndim(v) > 0)
+        entries = sum(int(np.size(v)) for v in first.values())  # the filter counts the scalars too
         self.claim, self.readings = filter_claim(flt, entries, self.recorded_budget, claim)
 
     def _probe_layout(self) -> dict[str, list[str]]:
@@ -164,8 +164,8 @@ class FilterSystem:
         from importlib import metadata
 
         flt = self.filter
-        params = {k: v for k, v in vars(flt).items() if not k.startswith("_") and isinstance(v, (int, float, str, bool,
-                                                                                              list, type(None)))}
+        params = {k: v for k, v in vars(flt).items() if not k.startswith("_") and k not in ("data_kinds", "skip")
+                  and isinstance(v, (int, float, str, bool, list, type(None)))}
         return {"library": "nvflare", "version": metadata.version("nvflare"), "protocol": type(flt).__name__,
                 "parameters": {**params, "data_kind": self.data_kind},
                 "claimed_epsilon": self.claim.epsilon if math.isfinite(self.claim.epsilon) else "inf",
@@ -180,10 +180,10 @@ class FilterSystem:
 def filter_system(flt, *, claim=None, data_kind: str = "WEIGHT_DIFF", wire: bool = True,
                   name: str | None = None) -> FilterSystem:
     """A filter on the built-in updates (:mod:`nvflare_audit.updates`): the trained pairs and the pair at its
-    clipping bound."""
+    clipping bound; a ``WEIGHTS`` result is the seeded initial model plus the update."""
     bound = clipping_bound(flt)
     return FilterSystem(flt, updates_for(bound), update_pairs(bound), claim=claim, data_kind=data_kind, wire=wire,
-                        name=name)
+                        name=name, global_model=initial_weights() if data_kind == "WEIGHTS" else None)
 
 
 def svt_privacy_system(data_kind: str = "WEIGHT_DIFF", **settings) -> FilterSystem:

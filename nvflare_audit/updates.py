@@ -69,6 +69,16 @@ def local_update(rows: tuple[int, int], seed: int = 0) -> tuple[dict[str, np.nda
     return {k: (v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in diff.items()}, steps
 
 
+def initial_weights(seed: int = 0) -> dict[str, np.ndarray]:
+    """The seeded initial model every client starts from (what the server broadcast): the global model a
+    ``WEIGHTS`` result is sent relative to."""
+    import torch
+
+    model = small_model(torch.Generator().manual_seed(seed))
+    return {k: v.numpy().astype(np.float64) if v.dtype.is_floating_point else v.numpy()
+            for k, v in model.state_dict().items()}
+
+
 @lru_cache(maxsize=None)
 def trained_updates() -> dict[str, tuple[dict[str, np.ndarray], int]]:
     """Each client's real update (cached: it is deterministic)."""
