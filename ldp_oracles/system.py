@@ -32,8 +32,9 @@ class OracleSystem:
     channels = (CHANNEL,)
     report_section = SECTION
 
-    def __init__(self, oracle, pair: tuple[int, int] | None = None, name: str | None = None):
-        self.oracle = oracle
+    def __init__(self, oracle, pair: tuple[int, int] | None = None, name: str | None = None, decoders: bool = True):
+        """``decoders=False``: offer the auditor no statistic on the protocol's decoding (the raw columns only)."""
+        self.oracle, self.decoders = oracle, bool(decoders)
         self.pair = tuple(int(x) for x in (pair or oracle.pair()))
         for value in self.pair:
             self.value(value)
@@ -59,7 +60,7 @@ class OracleSystem:
         return f"value {secret}"
 
     def audit_statistics(self, channel: str) -> list:
-        return support_statistics(self.oracle) if channel == CHANNEL else []
+        return support_statistics(self.oracle) if channel == CHANNEL and self.decoders else []
 
     def exact_epsilon(self) -> float:
         return float(self.oracle.exact_epsilon(*self.pair))
@@ -78,10 +79,12 @@ class OracleSystem:
         return record
 
 
-def ldp_system(spec: str = "reference:GRR", k: int = 25, epsilon: float = 1.0, pair=None, **parameters) -> OracleSystem:
-    """The oracle ``LIBRARY:PROTOCOL`` at (k, ε) as a System (``parameters``: the protocol's own, e.g. hashes=2)."""
+def ldp_system(spec: str = "reference:GRR", k: int = 25, epsilon: float = 1.0, pair=None, decoders: bool = True,
+               **parameters) -> OracleSystem:
+    """The oracle ``LIBRARY:PROTOCOL`` at (k, ε) as a System (``parameters``: the protocol's own, e.g. hashes=2;
+    ``decoders=False``: the auditor sees the raw columns only)."""
     library, protocol = parse_spec(spec)
-    return OracleSystem(make_oracle(library, protocol, k, epsilon, **parameters), pair)
+    return OracleSystem(make_oracle(library, protocol, k, epsilon, **parameters), pair, decoders=decoders)
 
 
 def reference_system(protocol: str = "GRR", k: int = 25, epsilon: float = 1.0, **parameters) -> OracleSystem:

@@ -101,6 +101,14 @@ def todo_order(todo: list[tuple]) -> callable:
     return lambda c: order[c[:3]]
 
 
+def holm_over(cells: list[dict], confidence: float) -> list[bool]:
+    """Holm's step-down over every cell's p-value of "the claim holds": which cells stay rejected."""
+    from statsmodels.stats.multitest import multipletests
+
+    p_values = [min(1.0, max(0.0, float(c["p_value"]))) for c in cells]
+    return list(multipletests(p_values, alpha=1.0 - confidence, method="holm")[0]) if cells else []
+
+
 def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
     """How many cells meet each goal, and which do not."""
     def ok_tight(c):
@@ -110,6 +118,7 @@ def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
              and c["exact_epsilon"] >= TIGHT_SHARE * c["claimed_epsilon"]]
     correct = [c for c in cells if c["exact_epsilon"] <= c["claimed_epsilon"] * (1 + 1e-9)]
     broken = [c for c in cells if c["exact_epsilon"] > c["claimed_epsilon"] * (1 + 1e-9)]
+    rejected = holm_over(cells, confidence)
     label = lambda c: f"{c['library']}:{c['protocol']} k={c['k']} ε={c['epsilon']:g}"  # noqa: E731
     return {
         "cells": len(cells),
@@ -119,6 +128,8 @@ def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
         "not_tight": [label(c) for c in tight if not ok_tight(c)],
         "tightness_not_applicable": [label(c) for c in cells if c not in tight],
         "correct_cells": len(correct), "correct_flagged": [label(c) for c in correct if c["verdict"] == "violated"],
+        "correct_flagged_after_holm_over_all_cells": [label(c) for c, r in zip(cells, rejected) if r and c in correct],
+        "broken_flagged_after_holm_over_all_cells": sum(r for c, r in zip(cells, rejected) if c in broken),
         "alpha": 1.0 - confidence,
         "broken_cells": len(broken), "broken_flagged": sum(c["verdict"] == "violated" for c in broken),
         "broken_not_flagged": [label(c) for c in broken if c["verdict"] != "violated"],

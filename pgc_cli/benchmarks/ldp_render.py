@@ -87,13 +87,15 @@ def write_figure(path: Path, result: dict) -> None:
 
     libraries = list(dict.fromkeys(c["library"] for c in result["cells"]))
     fig, axes = plt.subplots(len(libraries), 1, figsize=(12, 3.2 * len(libraries)), squeeze=False)
-    colors = {e: plt.cm.viridis(i / 4) for i, e in enumerate(sorted({c["epsilon"] for c in result["cells"]}))}
+    epsilons = sorted({c["epsilon"] for c in result["cells"]})
+    colors = {e: plt.cm.viridis(i / max(1, len(epsilons) - 1)) for i, e in enumerate(epsilons)}
     for ax, library in zip(axes[:, 0], libraries):
         cells = [c for c in result["cells"] if c["library"] == library]
         names = list(dict.fromkeys(c["protocol"] for c in cells))
         ks = sorted({c["k"] for c in cells})
         for c in cells:
-            x = names.index(c["protocol"]) + (ks.index(c["k"]) - (len(ks) - 1) / 2) * 0.22
+            x = (names.index(c["protocol"]) + (ks.index(c["k"]) - (len(ks) - 1) / 2) * 0.24
+                 + (epsilons.index(c["epsilon"]) - (len(epsilons) - 1) / 2) * 0.035)  # ε spread inside each k
             ours, ref = c["epsilon_lower_bound"] / c["claimed_epsilon"], c["reference_epsilon_lower_bound"] / c["claimed_epsilon"]
             marker = "^" if ours > RATIO_CAP else "o"
             ax.scatter(x, min(ours, RATIO_CAP), color=colors[c["epsilon"]], marker=marker, s=18, zorder=3)

@@ -3,7 +3,8 @@ audited as Systems through the one engine.
 
 * ``--ldp``: a frequency oracle of multi-freq-ldpy, pure-ldp or this project's reference
   (:mod:`ldp_oracles`), ``--setting k=K --setting epsilon=E`` (and the protocol's own settings, e.g.
-  ``hashes=2`` for RAPPOR; ``pair=[0, 5]`` for another pair than 0 vs k − 1);
+  ``hashes=2`` for RAPPOR; ``pair=[0, 5]`` for another pair than 0 vs k − 1; ``decoders=false`` to offer the
+  auditor no statistic on the protocol's decoding);
 * ``--nvflare``: an NVFlare ``Filter`` (``nvflare.app_common.filters:SVTPrivacy``, or a user's
   ``my_filters.py:MyFilter``) built with ``--setting`` keywords, run through its ``process`` path on the built-in
   client updates (:mod:`nvflare_audit.updates`; ``--pair`` picks one of them); ``--setting data_kind=WEIGHTS``
@@ -40,7 +41,7 @@ def audit_ldp(args, report: dict, progress: bool) -> int:
         raise CLIError(f"--ldp {args.ldp}: give --setting k=K and --setting epsilon=E (missing {', '.join(missing)})")
     k, epsilon, pair = settings.pop("k"), settings.pop("epsilon"), settings.pop("pair", None)
     try:
-        system = ldp_system(args.ldp, k, epsilon, pair, **settings)
+        system = ldp_system(args.ldp, k, epsilon, pair, bool(settings.pop("decoders", True)), **settings)
     except (TypeError, ValueError, ImportError) as exc:
         text = str(exc)
         raise CLIError(text if text.startswith("--ldp") else f"--ldp {args.ldp}: {text}") from None
