@@ -160,6 +160,7 @@ class ReportContent:
     protection: list[dict] = field(default_factory=list)  # {source, subject, protect, total, gradient, score}
     mitigation_costs: list[dict] = field(default_factory=list)  # {source, reading, cap, rows}
     thesis_attacks: list[dict] = field(default_factory=list)  # {source, kind, result}: attacks on published systems
+    library_benches: list[dict] = field(default_factory=list)  # {source, result}: pgc bench ldp results
 
     @property
     def bounds(self) -> list[BoundRow]:

@@ -25,7 +25,7 @@ from typing import Any
 import schemas
 
 KINDS = ("train", "replicate", "audit", "system-audit", "attack", "tune", "mitigations-utility", "bandit-regret",
-         "bandit-attack", "thesis-membership", "thesis-map-recovery")
+         "bandit-attack", "thesis-membership", "thesis-map-recovery", "ldp-bench")
 RUN_FORMAT = schemas.RUN_FORMAT
 COMMITTED_RESULTS = Path(__file__).resolve().parents[1] / "results"
 _FOLDER_CANDIDATES = ("result.json", "audit.json", "attack.json", "replicate.json", "tune.json", "utility.json",

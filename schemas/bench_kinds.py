@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .base import Result
+from .base import Record, Result
 
 
 # --- benchmarks, manifests and reports -------------------------------------------------------------
@@ -23,6 +23,39 @@ class AuditBenchmark(Result):
     confidence: float
     samples: int
     seed: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LdpBenchCell(Record):
+    """One (library, protocol, k, ε) of pgc bench ldp: our certified bound, LDP-Auditor's on the same releases, the
+    exact ε of the release for the audited pair."""
+    library: str
+    protocol: str
+    k: int
+    epsilon: float
+    samples_per_side: int
+    epsilon_lower_bound: float
+    reference_epsilon_lower_bound: float
+    exact_epsilon: float
+    claimed_epsilon: float
+    verdict: str
+    wall_s: float
+    version: str | None = None
+    statistic: str | None = None
+    max_certifiable_epsilon: float | None = None
+    p_value: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LdpBench(Result):
+    """pgc bench ldp: the frequency oracles of the reference and the libraries, per protocol × ε × k."""
+    KIND = "ldp-bench"
+    settings: dict
+    cells: list[LdpBenchCell]
+    complete: bool
+    timing: list[LdpBenchCell] = field(default_factory=list)
+    summary: dict | None = None
+    command: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,7 +11,7 @@ from systems.contract import PrivacyClaim
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .audit_rows import AuditRow, Verdict
 from .base import Record, Result, SchemaError
-from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, Pipeline, Reliability, Report, TuneWorkers
+from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 
 
@@ -189,6 +189,7 @@ class SystemAuditResult(Result):
             if r.channel == channel:
                 return r
         raise KeyError(channel)
+    library: dict | None = None  # a third-party library's protocol or filter: library, version, parameters, claim reading
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------
@@ -351,4 +352,4 @@ class MitigationsUtility(Result):
 SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
     TrainRun, AuditResult, PowerStudy, FlowerOneRunResult, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
     TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark, BenchNumbers, Reliability,
-    TuneWorkers, Pipeline, Report, ThesisMembership, ThesisMapRecovery)}
+    TuneWorkers, Pipeline, Report, ThesisMembership, ThesisMapRecovery, LdpBench)}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up: a virtual environment in .venv with pgc-audit and its dependencies, with the
-# extras for scale-out (psycopg 3, optuna-dashboard, Ray) and the Debian PostgreSQL server that the
-# tests start as a throwaway cluster (scripts/postgres.py).
+# extras for scale-out (psycopg 3, optuna-dashboard, Ray), the audited third-party libraries (Flower,
+# NVIDIA FLARE, multi-freq-ldpy, pure-ldp; all pinned in pyproject.toml) and the Debian PostgreSQL
+# server that the tests start as a throwaway cluster (scripts/postgres.py).
 # torch is installed first, pinned to the CPU build (torch==2.13.0), so nothing pulls CUDA wheels.
 # Re-running is cheap: the pip steps are skipped while pyproject.toml is unchanged.
 set -euo pipefail
@@ -13,10 +14,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.pgc-setup-stamp
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import pgc, torch, psycopg, optuna_dashboard, ray" 2>/dev/null; then
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import pgc, torch, psycopg, optuna_dashboard, ray, flwr, multi_freq_ldpy, pure_ldp, nvflare" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | quiet
   .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | quiet
-  .venv/bin/python -m pip install -q -e ".[test,scale,references,flower]" 2>&1 | quiet
+  .venv/bin/python -m pip install -q -e ".[test,scale,references,flower,ldp,nvflare]" 2>&1 | quiet
   .venv/bin/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
   echo "$want" > "$stamp"
 fi

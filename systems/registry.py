@@ -44,6 +44,12 @@ SYSTEMS: dict[str, str] = {
     "dprl-oneparam": "dprl.oneparam:system",
     "flower-localdp": "flower_audit.system:local_dp_update_system",
     "flower-localdp-sensitivity-c": "flower_audit.system:local_dp_sensitivity_c_system",
+    "ldp-reference": "ldp_oracles.system:reference_system",
+    "ldp-multi-freq-ldpy": "ldp_oracles.system:multi_freq_ldpy_system",
+    "ldp-pure-ldp": "ldp_oracles.system:pure_ldp_system",
+    "nvflare-svt": "nvflare_audit.system:svt_privacy_system",
+    "nvflare-percentile": "nvflare_audit.system:percentile_privacy_system",
+    "nvflare-exclude-vars": "nvflare_audit.system:exclude_vars_system",
 }
 
 

@@ -13,6 +13,7 @@ FLOORS = {
     "mechanisms": 0, "systems": 0, "tasks": 0, "optim": 0,  # contracts and pure helpers
     "schemas": 1,  # result records (claims are the systems contract's PrivacyClaim)
     "pgc": 2, "gympg": 2, "fedlinucb": 2, "toysystems": 2, "dprl": 2, "flower_audit": 2,  # system packages
+    "ldp_oracles": 2, "nvflare_audit": 2,
     "engines": 3,  # where independent tasks run
     "audit": 4, "attacks": 4,  # the auditor and the attackers
     "reports": 5,  # reading results

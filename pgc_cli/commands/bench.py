@@ -20,6 +20,7 @@ TARGETS = {
     "bandit": "pgc_cli.benchmarks.bandit",
     "one-run": "pgc_cli.benchmarks.one_run",
     "flower": "pgc_cli.benchmarks.flower",
+    "ldp": "pgc_cli.benchmarks.ldp",
 }
 
 

@@ -39,7 +39,7 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
               "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
               "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": str(r.verdict),
               "accountant": r.accountant.to_dict() if r.accountant else None, "wall_time_s": r.wall_time_s,
-              "relation": r.relation, "searched": r.searched_pair is not None}
+              "relation": r.relation, "searched": r.searched_pair is not None, "library": r.library}
     return rows, header
 
 

@@ -8,6 +8,8 @@ Three modes (exactly one):
   (``--initial`` for the initial weights) for each ``--pairs`` ψ:ψ', per transcript channel;
   ``--mechanism``/``--epsilon`` override the run's mechanism;
 * ``--self-test`` — every correct mechanism and every planted bug; exit code 1 if any is misjudged;
+* ``--ldp LIBRARY:PROTOCOL`` and ``--nvflare MODULE:FILTER`` — an LDP frequency oracle of multi-freq-ldpy,
+  pure-ldp or the reference, and an NVIDIA FLARE filter, audited as Systems (:mod:`.library`);
 * ``--one-run RUN`` — the one-run audit of a run trained with canary agents (``pgc train --canaries``):
   each canary submission in the transcript is guessed with a statistic fitted on releases the auditor
   simulates itself, and ε_LB follows from the one-run theorem (:mod:`audit.one_run`,
@@ -45,12 +47,13 @@ from .options import (MAX_ESTIMATED_HOURS, add_adversarial_arguments, add_audit_
                       add_output_arguments, chosen_mode, estimated_seconds)
 from .run import audit_run
 from .flower_one_run import audit_flower_one_run
+from .library import add_library_arguments, audit_ldp, audit_nvflare
 from .system import audit_any_system, audit_flower_client
 
 MODE_FUNCTIONS = {"mechanism": audit_named_mechanism, "run": audit_run, "self_test": self_test,
                   "system": audit_any_system, "one_run": audit_one_run, "flower": audit_flower_client,
                   "flower_one_run": audit_flower_one_run, "adversarial": audit_adversarial_mechanism,
-                  "adversarial_curve": adversarial_curve}
+                  "adversarial_curve": adversarial_curve, "ldp": audit_ldp, "nvflare": audit_nvflare}
 
 
 class AuditCommand:
@@ -58,6 +61,7 @@ class AuditCommand:
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         add_mode_arguments(p)
+        add_library_arguments(p)
         add_audit_arguments(p)
         add_adversarial_arguments(p)
         add_output_arguments(p)

@@ -14,7 +14,7 @@ from ...main import CLIError
 
 DEFAULT_PAIRS = ("9.7:9.9", "5:15")
 MAX_ESTIMATED_HOURS = 2.0  # an audit estimated longer than this is refused without --allow-long
-MODES = ("mechanism", "run", "self_test", "system", "one_run", "flower", "flower_one_run")
+MODES = ("mechanism", "run", "self_test", "system", "one_run", "flower", "flower_one_run", "ldp", "nvflare")
 
 
 class GravityRange(tuple):
@@ -147,17 +147,18 @@ def chosen_mode(args: argparse.Namespace) -> str:
         modes.remove("mechanism")  # --mechanism overrides the run's mechanism
     if len(modes) != 1:
         raise CLIError("give exactly one of --mechanism NAME, --run DIR, --self-test, --system SPEC, "
-                       "--one-run RUN, --flower MODULE:APP, --flower-one-run MODE")
+                       "--one-run RUN, --flower MODULE:APP, --flower-one-run MODE, --ldp LIBRARY:PROTOCOL, "
+                       "--nvflare MODULE:FILTER")
     if (args.secrets or args.adversarial) and not args.system:
         raise CLIError("--secrets and --adversarial go with --system")
-    if args.pair and not (args.system or args.flower):
-        raise CLIError("--pair goes with --system or --flower")
+    if args.pair and not (args.system or args.flower or args.nvflare):
+        raise CLIError("--pair goes with --system, --flower or --nvflare")
     if args.datasets and not args.flower:
         raise CLIError("--datasets goes with --flower")
     if args.system and (args.adversarial_model or args.adversarial_curve):
         raise CLIError("--system takes --adversarial (the system's own crafted family or a search of its broadcasts)")
-    if isinstance(args.samples, AutoSamples) and not (args.system or args.flower):
-        raise CLIError("--samples auto[:BUDGET] works with --system and --flower")
+    if isinstance(args.samples, AutoSamples) and not (args.system or args.flower or args.ldp or args.nvflare):
+        raise CLIError("--samples auto[:BUDGET] works with --system, --flower, --ldp and --nvflare")
     if args.seed < 0:
         raise CLIError("--seed must be >= 0")
     if args.delta is not None and not (0.0 <= args.delta < 1.0):

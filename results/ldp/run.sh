@@ -1,0 +1,18 @@
+#!/bin/sh
+# Regenerates results/ldp/ from the repository root after scripts/setup.sh. One process, one core: the whole
+# bench (615 cells at 1e6 per side plus 72 timed audits at 1e5 per side) took about 4 h on the 2-core machine.
+set -e
+PGC=.venv/bin/pgc
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
+# every protocol of the reference oracles, multi-freq-ldpy and pure-ldp at ε ∈ {0.5, 1, 2, 4, 8}, k ∈ {2, 25, 100}:
+# our certified ε_LB beside LDP-Auditor's method on the same releases and the exact ε (bench.json, .md, .png)
+nice -n 10 $PGC bench ldp --samples 1000000 --timing-samples 100000 --out results/ldp/bench.json > results/ldp/bench.log
+# single audits through pgc audit --ldp, 1e5 per side (the library record and the verdict in each result)
+$PGC audit --ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-olh.json
+$PGC audit --ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --setting decoders=false --samples 100000 --out results/ldp/mfl-olh-raw-columns.json
+$PGC audit --ldp multi-freq-ldpy:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-ss.json
+$PGC audit --ldp pure-ldp:RAPPOR --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-rappor.json
+$PGC audit --ldp pure-ldp:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-olh.json
+$PGC audit --ldp reference:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/reference-ss.json
+# the report: its library section (library, version, protocol, parameters, claim, certified ε, verdict, why) and the bench
+$PGC report results/ldp/mfl-olh.json results/ldp/mfl-olh-raw-columns.json results/ldp/mfl-ss.json results/ldp/pure-ldp-rappor.json results/ldp/pure-ldp-olh.json results/ldp/reference-ss.json results/ldp/bench.json --out results/ldp/report --title "LDP frequency-oracle libraries"

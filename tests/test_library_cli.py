@@ -1,0 +1,77 @@
+"""``pgc audit --ldp``, ``pgc audit --nvflare``, ``pgc bench ldp`` and the report's library section, end to end at
+small n; bad input exits 2 with one line and nothing written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pgc_cli.main import main
+
+pytest.importorskip("multi_freq_ldpy")
+pytest.importorskip("pure_ldp")
+
+
+@pytest.mark.parametrize("argv", [
+    ["--ldp", "multi-freq-ldpy:GRR", "--setting", "epsilon=1"],  # no k
+    ["--ldp", "nosuch:GRR", "--setting", "k=4", "--setting", "epsilon=1"],
+    ["--ldp", "pure-ldp:NOPE", "--setting", "k=4", "--setting", "epsilon=1"],
+    ["--ldp", "pure-ldp:DE", "--setting", "k=1", "--setting", "epsilon=1"],
+    ["--ldp", "pure-ldp:DE", "--setting", "k=4", "--setting", "epsilon=-2"],
+    ["--ldp", "pure-ldp:DE", "--setting", "k=4", "--setting", "epsilon=1", "--setting", "bogus=3"],
+    ["--ldp", "pure-ldp:DE", "--setting", "k=4", "--setting", "epsilon=1", "--setting", "pair=[1, 9]"],
+    ["--nvflare", "nvflare.app_common.filters:NoSuchFilter"],
+    ["--nvflare", "nvflare.app_common.filters:SVTPrivacy", "--setting", "bogus=1"],
+    ["--nvflare", "nvflare.app_common.filters:ExcludeVars", "--pair", "no such pair"],
+])
+def test_bad_input_exits_2_with_one_line(argv, tmp_path, capsys):
+    out = tmp_path / "a.json"
+    assert main(["audit", *argv, "--samples", "1000", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert not out.exists() and err.startswith("pgc audit: error:") and "\n" not in err
+
+
+def test_ldp_audit_flags_the_ordered_subset_and_records_the_library(tmp_path, capsys):
+    out = tmp_path / "ss.json"
+    assert main(["audit", "--ldp", "multi-freq-ldpy:SS", "--setting", "k=25", "--setting", "epsilon=1",
+                 "--samples", "2000", "--no-progress", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["kind"] == "system-audit" and result["verdict"] == "violated"
+    assert result["library"]["library"] == "multi-freq-ldpy" and result["library"]["exact_epsilon"] == "inf"
+    assert result["report_section"] == "library-audits"
+    assert "exact ε of the release" in capsys.readouterr().out
+
+
+def test_a_correct_library_protocol_audits_consistent(tmp_path):
+    out = tmp_path / "de.json"
+    assert main(["audit", "--ldp", "pure-ldp:DE", "--setting", "k=4", "--setting", "epsilon=1", "--samples", "5000",
+                 "--no-progress", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["verdict"] == "consistent" and result["rows"][0]["epsilon_lower_bound"] <= 1.0
+
+
+def test_nvflare_audit_and_the_report_section(tmp_path):
+    pytest.importorskip("nvflare")
+    out = tmp_path / "exclude.json"
+    assert main(["audit", "--nvflare", "nvflare.app_common.filters:ExcludeVars", "--pair", "at the bound",
+                 "--samples", "300", "--no-progress", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["verdict"] == "unprotected channel" and result["library"]["protocol"] == "ExcludeVars"
+    assert main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "## Library audits" in text and "ExcludeVars" in text and "no DP claim" in text
+
+
+def test_bench_ldp_writes_cells_a_table_and_a_figure(tmp_path):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "ldp", "--libraries", "reference", "multi-freq-ldpy", "--protocols", "SS",
+                 "--ks", "25", "--epsilons", "1", "--samples", "2000", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["kind"] == "ldp-bench" and result["complete"] and len(result["cells"]) == 2
+    cell = next(c for c in result["cells"] if c["library"] == "multi-freq-ldpy" and c["protocol"] == "SS")
+    assert {"epsilon_lower_bound", "reference_epsilon_lower_bound", "exact_epsilon"} <= set(cell)
+    assert cell["exact_epsilon"] == "inf" and cell["verdict"] == "violated"
+    assert result["summary"]["broken_cells"] == 1 and result["summary"]["broken_flagged"] == 1
+    assert out.with_suffix(".md").read_text().startswith("# pgc bench ldp")
+    assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
