@@ -1,9 +1,9 @@
 """Dynamics-inference attacks on PGC-A3C submissions: recover an agent's gravity ψ.
 
-Layering: depends on :mod:`pgc`, :mod:`mechanisms` and the auditor's search helpers. Public API:
+Layering: depends on :mod:`pgc`, :mod:`pgc.mechanisms` and the auditor's search helpers. Public API:
 
 * :class:`Attacker` and :class:`AttackScores` — the contract every attacker meets
-  (:mod:`attacks.interfaces`); :func:`register_attacker` adds one by name;
+  (:mod:`pgc.contracts`); :func:`register_attacker` adds one by name;
 * :class:`ThreatModel`, :class:`AttackView`, :data:`CHANNELS` — what the attacker knows and sees
   (:mod:`attacks.threat`);
 * :class:`LikelihoodAttacker`, :class:`LearnedAttacker`, :class:`SideChannelAttacker`;
@@ -16,7 +16,7 @@ Layering: depends on :mod:`pgc`, :mod:`mechanisms` and the auditor's search help
 
 from .bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advantage, regression_baseline
 from .evaluate import evaluate_classification, evaluate_regression
-from .interfaces import Attacker, AttackScores
+from pgc.contracts import Attacker, AttackScores
 from .learned import LearnedAttacker
 from .likelihood import LikelihoodAttacker, SideChannelAttacker
 from .runner import ATTACKERS, register_attacker, run_attack

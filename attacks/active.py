@@ -6,7 +6,7 @@ side-channel attackers on fresh submissions made at it. Through the gradient of 
 at finite ε, θ comes from the layout family (:mod:`attacks.layout`): it maximises the mechanism's
 exact Bayes accuracy over all of Ψ, so each candidate's clipped gradient lands where the Laplace
 test wants it. Otherwise (score channel, ε = ∞, other mechanisms) θ is the audit's crafted model
-(:mod:`pgc.crafted`) for the extreme pair (min Ψ, max Ψ). Either search runs on the search
+(:mod:`pgc.a3c.crafted`) for the extreme pair (min Ψ, max Ψ). Either search runs on the search
 stream of the seed; the attack itself uses fresh targets.
 
 The rows are compared with chance 1/|Ψ| and with the ε-LDP ceiling e^{kε}/(e^{kε}+|Ψ|−1), which is
@@ -18,11 +18,13 @@ cannot reach the ceiling".
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 
 import numpy as np
 
-from pgc.crafted import SearchResult, SearchSettings, search_crafted_model
+from pgc.a3c.crafted import SearchResult, SearchSettings, search_crafted_model
 
 from .layout import LayoutResult, LayoutSettings, search_layout
 
@@ -45,7 +47,7 @@ def craft_for_candidates(candidates, channels, *, seed: int | np.random.SeedSequ
     the gradient if the attacker may read it, else the score."""
     cands = sorted(float(c) for c in candidates)
     if len(cands) < 2 or len(set(cands)) != len(cands):
-        raise ValueError("an active attack needs at least two distinct candidates")
+        raise UserError("an active attack needs at least two distinct candidates")
     if "gradient" in channels and laplace_epsilon is not None and math.isfinite(laplace_epsilon):
         return search_layout(cands, laplace_epsilon, clip, settings=layout_settings, seed=seed, hyper=hyper,
                              progress=progress)
@@ -59,9 +61,9 @@ def laplace_layout_accuracy(layout: str, epsilon: float, *, samples: int = 400_0
 
     A Monte Carlo number (``samples`` per class; standard error below 0.001 at the default)."""
     if layout not in LAYOUTS:
-        raise ValueError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
+        raise UserError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
     if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError("epsilon must be a positive finite number")
+        raise UserError("epsilon must be a positive finite number")
     points = np.asarray(LAYOUTS[layout]) * epsilon / 2.0  # in units of the noise scale C/ε
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
     correct = 0

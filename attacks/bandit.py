@@ -14,6 +14,8 @@ Systems are reached only through the System contract: ``release(secret, n, rng)`
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 
 import numpy as np
@@ -51,10 +53,10 @@ def first_user_attack(system, pair: str, n_train: int, n_test: int, rng: np.rand
     """Accuracy of the attacker on each channel of ``system`` (and ``all``) at guessing which user
     of the canary ``pair`` the target silo served."""
     if n_train < 2 or n_test < 1:
-        raise ValueError("need n_train >= 2 and n_test >= 1")
+        raise UserError("need n_train >= 2 and n_test >= 1")
     pairs = system.canaries()
     if pair not in pairs:
-        raise ValueError(f"{system.name} has no canary {pair!r}; it has {', '.join(sorted(pairs))}")
+        raise UserError(f"{system.name} has no canary {pair!r}; it has {', '.join(sorted(pairs))}")
     pos, neg = pairs[pair]
     train_pos = system.release(pos, n_train, rng)
     train_neg = system.release(neg, n_train, rng)

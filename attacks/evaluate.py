@@ -22,6 +22,8 @@ so candidates closer than any tolerance (even equal physics under two names) sta
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 
 import numpy as np
@@ -35,7 +37,7 @@ def evaluate_classification(predicted: np.ndarray, truth: TargetTruth, candidate
     pred = np.asarray(predicted, dtype=np.float64)
     true = np.asarray(truth.psi, dtype=np.float64)
     if pred.shape != true.shape:
-        raise ValueError("one prediction per target is needed")
+        raise UserError("one prediction per target is needed")
     n = true.size
     cands = np.asarray(candidates, dtype=np.float64)
     pred_idx, true_idx = candidate_index(pred, cands), candidate_index(true, cands)

@@ -4,7 +4,7 @@ The Laplace mechanism's privacy loss between two clipped gradients is ε·‖Δ�
 gains most when that L1 distance sits on as few coordinates as possible: two classes at ±(C/2)·e₁
 ("opposite") reach 1 − ½e^{−ε/2}; for three classes the best layout found is (C/2)·{e₁, −e₁, e₂}
 ("diamond": 0.495 at ε = 1; every pair at L1 distance C on two coordinates).
-The audit's crafted family (:mod:`pgc_audits.adversarial`) puts each class on ±(C/2)·(r, 1 − r) over two
+The audit's crafted family (:mod:`pgc.audits.adversarial`) puts each class on ±(C/2)·(r, 1 − r) over two
 value coordinates (a two-sided detector |w·s| whose halves each own a coordinate), which halves the
 per-coordinate distance. The layout family here keeps the controller and the value-flip idea but:
 
@@ -28,6 +28,8 @@ are re-ranked on validation episodes of another stream.
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import functools
 import math
 import time
@@ -37,11 +39,11 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import laplace as laplace_dist
 
-from mechanisms import l1_clip
-from optim import cmaes_maximize
-from pgc.env import CartPoleParams, physics_array
-from pgc.model import DIM, SLICE_VALUE, with_zero_biases
-from pgc.rollout import A3CHyperparams, simulate_episodes
+from pgc.mechanisms import l1_clip
+from pgc.optim import cmaes_maximize
+from pgc.a3c.env import CartPoleParams, physics_array
+from pgc.a3c.model import DIM, SLICE_VALUE, with_zero_biases
+from pgc.a3c.rollout import A3CHyperparams, simulate_episodes
 
 LAYOUT_DETECTOR_SCALE = 1e4  # S
 LAYOUT_LOGIT_SCALE = 1e6  # L
@@ -63,13 +65,13 @@ def layout_theta(right: Sequence[float], left: Sequence[float], detectors: Seque
     gains = np.zeros(len(w)) if log10_gains is None else np.atleast_1d(np.asarray(log10_gains, np.float64))
     if k1.shape != (4,) or k0.shape != (4,) or w.shape[1:] != (4,) or not 1 <= len(w) <= 14 \
             or tau.shape != (len(w),) or gains.shape != (len(w),):
-        raise ValueError("need two controller rows of 4 numbers, 1..14 detector rows of 4, one threshold and "
+        raise UserError("need two controller rows of 4 numbers, 1..14 detector rows of 4, one threshold and "
                          "one gain per detector")
     if not all(np.all(np.isfinite(a)) for a in (k1, k0, w, tau, gains)):
-        raise ValueError("layout parameters must be finite")
+        raise UserError("layout parameters must be finite")
     norms = np.abs(w).sum(axis=1)
     if np.any(norms == 0) or (np.abs(k1).sum() == 0 and np.abs(k0).sum() == 0):
-        raise ValueError("controller and detectors must not be zero")
+        raise UserError("controller and detectors must not be zero")
     theta = np.zeros(DIM)
     common = theta[:64].reshape(16, 4)
     policy = theta[64:96].reshape(2, 16)
@@ -100,7 +102,7 @@ def theta_from_layout_vector(x: np.ndarray, axes: int) -> np.ndarray:
     """Search vector (k₁, k₀, then per detector w_u, log₁₀ τ_u, log₁₀ σ_u) → θ."""
     x = np.asarray(x, np.float64)
     if x.shape != (vector_size(axes),):
-        raise ValueError(f"a layout vector for {axes} axes has {vector_size(axes)} numbers")
+        raise UserError(f"a layout vector for {axes} axes has {vector_size(axes)} numbers")
     det = x[8:].reshape(axes, DETECTOR_PARAMETERS)
     w = det[:, :4].copy()
     w[np.abs(w).sum(axis=1) == 0] = 1.0
@@ -126,13 +128,13 @@ def laplace_bayes_accuracy(classes: Sequence[np.ndarray], epsilon: float, *, cel
     beyond the range (≤ e^{−tail_scales}) is counted as chance. ``weights`` (one non-negative array
     per class, default uniform) weighs each class's rows in its mixture."""
     if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError("epsilon must be a positive finite number")
+        raise UserError("epsilon must be a positive finite number")
     arrays = [np.atleast_2d(np.asarray(c, np.float64)) for c in classes]
     if len(arrays) < 2 or any(a.size == 0 for a in arrays):
-        raise ValueError("need at least two non-empty classes")
+        raise UserError("need at least two non-empty classes")
     m = arrays[0].shape[1]
     if m not in (1, 2) or any(a.shape[1] != m for a in arrays):
-        raise ValueError("classes must all be (n, 1) or (n, 2)")
+        raise UserError("classes must all be (n, 1) or (n, 2)")
     scale = 2.0 / epsilon
     lo = min(float(a.min()) for a in arrays) - tail_scales * scale
     hi = max(float(a.max()) for a in arrays) + tail_scales * scale
@@ -143,7 +145,7 @@ def laplace_bayes_accuracy(classes: Sequence[np.ndarray], epsilon: float, *, cel
         mix = [np.asarray(w, np.float64) for w in weights]
         if len(mix) != len(arrays) or any(w.shape != (len(a),) or np.any(w < 0) or not w.sum() > 0
                                           for w, a in zip(mix, arrays)):
-            raise ValueError("weights need one non-negative array per class, one weight per row, not all zero")
+            raise UserError("weights need one non-negative array per class, one weight per row, not all zero")
         mix = [w / w.sum() for w in mix]
     per_class = []
     for a, w in zip(arrays, mix):
@@ -173,7 +175,7 @@ class LayoutSettings:
     def __post_init__(self) -> None:
         for name, value in self.__dict__.items():
             if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"LayoutSettings.{name} must be a positive integer, got {value!r}")
+                raise UserError(f"LayoutSettings.{name} must be a positive integer, got {value!r}")
 
 
 QUICK_LAYOUT = LayoutSettings(screen=60, generations=10, population=10, episodes=120, restarts=1,
@@ -261,12 +263,12 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
     ``axes`` (detectors) defaults to 1 for two candidates and 2 for more."""
     cands = sorted(float(c) for c in candidates)
     if len(cands) < 2 or len(set(cands)) != len(cands):
-        raise ValueError("a layout needs at least two distinct candidates")
+        raise UserError("a layout needs at least two distinct candidates")
     if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError("the layout search needs a finite ε > 0")
+        raise UserError("the layout search needs a finite ε > 0")
     axes = axes or (1 if len(cands) == 2 else 2)
     if not 1 <= axes <= MAX_AXES:
-        raise ValueError(f"axes must be 1..{MAX_AXES}")
+        raise UserError(f"axes must be 1..{MAX_AXES}")
     settings = settings or LayoutSettings()
     hyper = hyper or A3CHyperparams()
     start = time.perf_counter()
@@ -353,7 +355,7 @@ def best_layout_points(count: int) -> np.ndarray:
         return np.array([[1.0, 0.0], [-1.0, 0.0]])
     if count == 3:
         return np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
-    raise ValueError("best layouts are known for 2 or 3 classes")
+    raise UserError("best layouts are known for 2 or 3 classes")
 
 
 def length_layout_bound(lengths: Sequence[np.ndarray], epsilon: float, *, bin_steps: int = 10, cap: int = 200,
@@ -435,7 +437,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     import os
     import sys
 
-    from pgc.model import CheckpointError, load_checkpoint
+    from pgc.a3c.model import CheckpointError, load_checkpoint
 
     p = argparse.ArgumentParser(prog="python -m attacks.layout", description=layout_gap.__doc__.splitlines()[0])
     p.add_argument("theta", help="checkpoint of the crafted θ")
@@ -449,14 +451,14 @@ def _main(argv: Sequence[str] | None = None) -> int:
     try:
         if len(set(args.candidates)) < 2 or not (math.isfinite(args.epsilon) and args.epsilon > 0) \
                 or args.episodes < 2 or args.seed < 0 or not args.clip > 0:
-            raise ValueError("need two distinct candidates, a finite ε > 0, clip > 0, episodes >= 2, seed >= 0")
+            raise UserError("need two distinct candidates, a finite ε > 0, clip > 0, episodes >= 2, seed >= 0")
         theta = load_checkpoint(args.theta)
         report = layout_gap(theta, args.candidates, args.epsilon, args.clip, episodes=args.episodes, seed=args.seed)
     except (ValueError, OSError, CheckpointError) as exc:  # one clear line, exit 2, nothing written
         print(f"error: {exc}", file=sys.stderr)
         return 2
     report["command"] = "python -m attacks.layout " + " ".join(sys.argv[1:] if argv is None else argv)
-    import schemas
+    import pgc.schemas as schemas
 
     tmp = args.out + ".tmp"
     with open(tmp, "w") as fh:

@@ -15,16 +15,18 @@ All torch randomness comes from one ``torch.Generator`` seeded from the attacker
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import numpy as np
 import torch
 from torch import nn
 
-from mechanisms import Laplace, NoNoise
-from optim.networks import seeded_mlp
+from pgc.mechanisms import Laplace, NoNoise
+from pgc.optim.networks import seeded_mlp
 
 
 from .likelihood import score_channel, score_channel_name
-from .interfaces import AttackScores
+from pgc.contracts import AttackScores
 from .shadow import Contexts, ShadowBank
 from .threat import AttackView, ThreatModel
 
@@ -38,7 +40,7 @@ class LearnedAttacker:
     def __init__(self, hidden: int = 128, epochs: int = 40, batch_size: int = 512, lr: float = 2e-3,
                  weight_decay: float = 1e-4, use_side_channels: bool = True, max_train: int = 60_000):
         if hidden < 1 or epochs < 1 or batch_size < 1 or not lr > 0:
-            raise ValueError("hidden, epochs, batch_size must be >= 1 and lr > 0")
+            raise UserError("hidden, epochs, batch_size must be >= 1 and lr > 0")
         self.hidden, self.epochs, self.batch_size, self.lr = hidden, epochs, batch_size, lr
         self.weight_decay = weight_decay
         self.use_side_channels = use_side_channels
@@ -85,12 +87,12 @@ class LearnedAttacker:
 
     def scores(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
                rng: np.random.Generator) -> AttackScores:
-        """The :class:`attacks.interfaces.Attacker` contract: log-scores, or predictions for a range."""
+        """The :class:`pgc.contracts.Attacker` contract: log-scores, or predictions for a range."""
         out = self.fit_predict(threat, view, contexts, bank, rng)
         return AttackScores(regression=out) if threat.is_regression else AttackScores(loglik=out)
 
     def _network(self, n_in: int, n_out: int, gen: torch.Generator) -> nn.Sequential:
-        """The MLP, Glorot-initialised from ``gen`` (:func:`optim.networks.seeded_mlp`)."""
+        """The MLP, Glorot-initialised from ``gen`` (:func:`pgc.optim.networks.seeded_mlp`)."""
         return seeded_mlp(n_in, self.hidden, n_out, gen)
 
     def fit_predict(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
@@ -98,7 +100,7 @@ class LearnedAttacker:
         """Train on the bank, then return log-scores (n, P) for classification or predictions (n,) for
         regression."""
         if not self.applies_to(threat):
-            raise ValueError("the learned attacker needs the gradient channel")
+            raise UserError("the learned attacker needs the gradient channel")
         m, p, j, d = bank.gradients.shape
         use_side = self.use_side_channels and score_channel_name(threat) is not None
         clean = bank.gradients.reshape(m * p * j, d)

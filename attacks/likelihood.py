@@ -39,14 +39,16 @@ runner.
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 
 import numpy as np
 import torch
 
-from mechanisms import Laplace, NoNoise, ProjectedRandomSign, bit_flip_plus_probability, l1_clip
+from pgc.mechanisms import Laplace, NoNoise, ProjectedRandomSign, bit_flip_plus_probability, l1_clip
 
-from .interfaces import AttackScores
+from pgc.contracts import AttackScores
 from .shadow import Contexts, ShadowBank
 from .threat import AttackView, ThreatModel
 
@@ -113,12 +115,12 @@ def recover_prs_release(outputs: np.ndarray, mech: ProjectedRandomSign) -> tuple
     decomposition (−M, −C) has the same likelihood, see the module docstring)."""
     d = outputs.shape[1]
     if mech.reduced_dim_for(d) != 1:
-        raise ValueError("PRS output Mᵀũ with d̂ > 1 cannot be decomposed uniquely; "
+        raise UserError("PRS output Mᵀũ with d̂ > 1 cannot be decomposed uniquely; "
                          "use the channel prs_internals (white-box) or the learned attacker")
     m = outputs / mech.clip
     units = m / math.sqrt(3.0)
     if not np.allclose(units, np.round(units), atol=1e-4) or np.abs(np.round(units)).max(initial=0) > 1:
-        raise ValueError("gradients are not PRS outputs of d̂ = 1 (entries must be 0 or ±√3·C)")
+        raise UserError("gradients are not PRS outputs of d̂ = 1 (entries must be 0 or ±√3·C)")
     return m[:, None, :], np.full((len(outputs), 1), mech.clip)
 
 
@@ -142,7 +144,7 @@ class LikelihoodAttacker:
     def __init__(self, score_bandwidth: float = 1.0, use_gradient: bool = True, use_side_channels: bool = True,
                  calibrate: bool = True):
         if not score_bandwidth > 0:
-            raise ValueError("score_bandwidth must be > 0")
+            raise UserError("score_bandwidth must be > 0")
         self.score_bandwidth = float(score_bandwidth)
         self.use_gradient = use_gradient
         self.use_side_channels = use_side_channels
@@ -173,14 +175,14 @@ class LikelihoodAttacker:
 
     def scores(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
                rng: np.random.Generator) -> AttackScores:
-        """The :class:`attacks.interfaces.Attacker` contract: per-submission log-likelihoods."""
+        """The :class:`pgc.contracts.Attacker` contract: per-submission log-likelihoods."""
         loglik = self.loglik(threat, view, contexts, bank, rng)
         return AttackScores(loglik=loglik, kde_bandwidth=self.kde_bandwidth)
 
     def loglik(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
                rng: np.random.Generator) -> np.ndarray:
         if not self.applies_to(threat):
-            raise ValueError(f"{self.name} attacker does not apply to this threat model")
+            raise UserError(f"{self.name} attacker does not apply to this threat model")
         _, side = score_channel(threat, view) if self.use_side_channels else (None, None)
         mech = threat.mechanism
         if self.use_gradient and isinstance(mech, NoNoise):

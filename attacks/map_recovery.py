@@ -16,11 +16,13 @@ A chance row draws the map from the same generator, knowing the constraints only
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
-from dprl.gridworld import MOVES, random_map, start_goal, valid_map
+from pgc.dprl.gridworld import MOVES, random_map, start_goal, valid_map
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class GeneticSettings:
 
     def __post_init__(self) -> None:
         if self.population < 4 or self.generations < 1 or self.tournament < 2 or not (0 <= self.elite < self.population):
-            raise ValueError("population >= 4, generations >= 1, tournament >= 2, 0 <= elite < population")
+            raise UserError("population >= 4, generations >= 1, tournament >= 2, 0 <= elite < population")
 
 
 def distances_to_goal(free: np.ndarray) -> np.ndarray:
@@ -153,8 +155,8 @@ def run_map_recovery(shape, maps: int, defences, training, genetic: GeneticSetti
                      progress=lambda text: None) -> dict:
     """Per map (drawn under the constraints) and defence: train (Algorithm 11), watch one greedy run, recover the
     map; GRR, NRR and utility with intervals over maps, beside the thesis' tables and the chance row."""
-    from dprl.gridworld import greedy_trajectory
-    from dprl.training import train_agent
+    from pgc.dprl.gridworld import greedy_trajectory
+    from pgc.dprl.training import train_agent
 
     per = {str(d): {"grr": [], "nrr": [], "reward": [], "steps": [], "success": []} for d in ["none", *defences]}
     chance = {"grr": [], "nrr": []}

@@ -22,6 +22,8 @@ MLP (scikit-learn), trained to fit its members.
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -42,9 +44,9 @@ class MembershipSettings:
 
     def __post_init__(self) -> None:
         if not self.epsilons or any(not (e > 0 and math.isfinite(e)) for e in self.epsilons):
-            raise ValueError("epsilons are positive finite numbers")
+            raise UserError("epsilons are positive finite numbers")
         if self.hidden < 1 or not (0 < self.confidence < 1):
-            raise ValueError("hidden >= 1 and confidence in (0, 1)")
+            raise UserError("hidden >= 1 and confidence in (0, 1)")
 
 
 def digits_quarters(seed: np.random.SeedSequence):

@@ -11,6 +11,8 @@ episodes of every (context, ψ) — nested, so curves against the budget compare
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import contextlib
 import functools
 import math
@@ -19,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from tasks import map_tasks
-from tasks.progress import progress_bar
+from pgc.tasks import map_tasks
+from pgc.tasks.progress import progress_bar
 
 from .evaluate import evaluate_classification, evaluate_regression
 from .learned import LearnedAttacker
@@ -29,21 +31,21 @@ from .shadow import Contexts, ShadowBank, candidate_grid, simulate_bank
 from .targets import TargetTruth
 from .threat import AttackView, ThreatModel
 
-# the attackers by name (each meets attacks.interfaces.Attacker)
+# the attackers by name (each meets pgc.contracts.Attacker)
 ATTACKERS: dict[str, type] = {"likelihood": LikelihoodAttacker, "learned": LearnedAttacker,
                               "side-channel": SideChannelAttacker}
 
 
 def register_attacker(name: str, attacker_class: type) -> None:
-    """Make an attacker class (meeting :class:`attacks.interfaces.Attacker`) available by name."""
+    """Make an attacker class (meeting :class:`pgc.contracts.Attacker`) available by name."""
     if not name or name in ATTACKERS:
-        raise ValueError(f"attacker name {name!r} is empty or already registered")
+        raise UserError(f"attacker name {name!r} is empty or already registered")
     ATTACKERS[name] = attacker_class
 
 
 def make_attacker(name: str, **kwargs):
     if name not in ATTACKERS:
-        raise ValueError(f"unknown attacker {name!r}; known: {', '.join(ATTACKERS)}")
+        raise UserError(f"unknown attacker {name!r}; known: {', '.join(ATTACKERS)}")
     return ATTACKERS[name](**kwargs)
 
 
@@ -156,11 +158,11 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
     sim_seq, *att_seqs = seq.spawn(1 + len(attackers))
     budgets = sorted({int(b) for b in (budgets or [threat.budget])})
     if budgets[0] < 2:
-        raise ValueError("budgets must be >= 2")
+        raise UserError("budgets must be >= 2")
     ks = sorted({int(k) for k in ks})
     sizes = view.group_sizes()
     if ks[0] < 1 or ks[-1] > sizes.min():
-        raise ValueError(f"k must lie in 1..{sizes.min()} (the fewest submissions any target has)")
+        raise UserError(f"k must lie in 1..{sizes.min()} (the fewest submissions any target has)")
     contexts = Contexts.of(view)
     grid = candidate_grid(threat, grid_points)
     bank = simulate_bank(threat, contexts, grid, budgets[-1], np.random.default_rng(sim_seq))
@@ -213,7 +215,7 @@ def attack_step(threat: ThreatModel, view: AttackView, contexts: Contexts, bank:
                 seed: np.random.SeedSequence, *, options: dict[str, dict] | None = None,
                 threads: int | None = 1) -> AttackOutcome | None:
     """One attacker at one budget (a task of :func:`run_attack`), through the
-    :class:`attacks.interfaces.Attacker` contract: its per-submission output, or None when it does not
+    :class:`pgc.contracts.Attacker` contract: its per-submission output, or None when it does not
     apply to the threat model. ``options[name]``: the attacker's constructor options. Its randomness
     comes from ``seed`` and the budget."""
     with torch_threads(threads):

@@ -3,18 +3,20 @@
 A *context* is one (θ', α) pair at which attacked submissions were computed (one for fresh
 submissions at a checkpoint; up to one per submission for a trained run's transcript). For every
 context and every candidate ψ the attacker plays ``budget`` episodes with
-:func:`pgc.rollout.simulate_episodes` and keeps the clean gradient and the score.
+:func:`pgc.a3c.rollout.simulate_episodes` and keeps the clean gradient and the score.
 """
 
 from __future__ import annotations
+
+from pgc.errors import UserError
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from pgc.env import physics_array
-from mechanisms import sanitize
-from pgc.rollout import simulate_episodes
+from pgc.a3c.env import physics_array
+from pgc.mechanisms import sanitize
+from pgc.a3c.rollout import simulate_episodes
 
 from .threat import AttackView, ThreatModel
 
@@ -57,7 +59,7 @@ def simulate_bank(threat: ThreatModel, contexts: Contexts, psis: np.ndarray, bud
     m, p, j = len(contexts), len(psis), int(budget)
     total = m * p * j
     if total > max_episodes:
-        raise ValueError(f"shadow simulation of {m} contexts x {p} candidates x {j} episodes = {total:,} "
+        raise UserError(f"shadow simulation of {m} contexts x {p} candidates x {j} episodes = {total:,} "
                          f"episodes exceeds {max_episodes:,}; lower the budget or the number of targets")
     ctx = np.repeat(np.arange(m), p * j)
     psi = np.tile(np.repeat(psis, j), m)

@@ -6,7 +6,7 @@ Model specs (where θ comes from):
 * ``init:SEED`` — the Glorot-uniform initial θ a trial with that seed starts from (``pgc train``'s);
 * ``run:DIR`` — the final θ of trial 0 of a ``pgc train`` folder, with that run's A3C settings;
 * ``run-initial:DIR`` — that run's initial θ, with its A3C settings;
-* a path to a checkpoint file (``pgc.model.load_checkpoint``; weights only, never code).
+* a path to a checkpoint file (``pgc.a3c.model.load_checkpoint``; weights only, never code).
 
 Any spec may end with ``,key=value`` overrides of the A3C settings its submissions are computed
 with: ``action_selection=greedy|sample``, ``lam=λ`` (e.g. ``model.pt,action_selection=sample,lam=0``).
@@ -17,6 +17,8 @@ Randomness: one root ``SeedSequence(seed)``; every setting spawns its own childr
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import functools
 import math
 import time
@@ -26,11 +28,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mechanisms import Mechanism, make_mechanism
-from pgc.model import glorot_uniform_theta, has_biases, load_checkpoint
-from pgc.rollout import A3CHyperparams
-from pgc.rundir import load_run
-from tasks import map_tasks
+from pgc.mechanisms import Mechanism, make_mechanism
+from pgc.a3c.model import glorot_uniform_theta, has_biases, load_checkpoint
+from pgc.a3c.rollout import A3CHyperparams
+from pgc.a3c.rundir import load_run
+from pgc.tasks import map_tasks
 
 from .bounds import ldp_ceiling
 from .runner import fmt_eps, run_attack, violations
@@ -54,11 +56,11 @@ class ModelSpec:
         for item in overrides:
             key, sep, value = item.partition("=")
             if not sep or key not in ("action_selection", "lam"):
-                raise ValueError(f"model spec {spec!r}: overrides are action_selection=... or lam=...")
+                raise UserError(f"model spec {spec!r}: overrides are action_selection=... or lam=...")
             try:
                 changes[key] = value if key == "action_selection" else float(value)
             except ValueError:
-                raise ValueError(f"model spec {spec!r}: lam must be a number") from None
+                raise UserError(f"model spec {spec!r}: lam must be a number") from None
         h = model.hyper or A3CHyperparams(biases=has_biases(model.theta))
         return cls(spec, model.theta, replace(h, **changes))
 
@@ -68,9 +70,9 @@ class ModelSpec:
             try:
                 seed = int(spec[5:])
             except ValueError:
-                raise ValueError(f"model spec {spec!r}: init:SEED needs an integer seed") from None
+                raise UserError(f"model spec {spec!r}: init:SEED needs an integer seed") from None
             if seed < 0:
-                raise ValueError("init:SEED needs a seed >= 0")
+                raise UserError("init:SEED needs a seed >= 0")
             return cls(spec, glorot_uniform_theta(np.random.default_rng(np.random.SeedSequence(seed))), None)
         for prefix in ("run:", "run-initial:"):
             if spec.startswith(prefix):
@@ -116,7 +118,7 @@ def attack_run(run_dir: str, *, trial: int, channels, budgets, ks, max_targets: 
     t, config = load_trial(run_dir, trial)
     threat = threat_for_run(config, channels, max(budgets), psi_range, mechanism=t.mechanism())
     if psi_range is not None:
-        raise ValueError("a run's ψ were drawn from its finite Ψ; attack it with its candidates, not a range")
+        raise UserError("a run's ψ were drawn from its finite Ψ; attack it with its candidates, not a range")
     pick_seq, att_seq = seed.spawn(2)
     view, truth = run_submissions(t, config, max(ks), max_targets, np.random.default_rng(pick_seq))
     res = run_attack(threat, view, truth, seed=att_seq, attackers=attackers, ks=ks, budgets=budgets,
@@ -241,7 +243,7 @@ def plot_sweep(result: dict, path: Path, title: str) -> Path:  # noqa: C901
 def parse_epsilon(text: str) -> float:
     value = float(text)
     if math.isnan(value) or value <= 0:
-        raise ValueError(f"epsilon must be > 0 or inf, got {text!r}")
+        raise UserError(f"epsilon must be > 0 or inf, got {text!r}")
     return value
 
 

@@ -6,16 +6,18 @@ attackers, the per-target ψ (:class:`TargetTruth`) to the evaluator only.
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from pgc.env import physics_array
-from mechanisms import ProjectedRandomSign
-from pgc.rollout import simulate_episodes
-from pgc.rundir import TrialFiles, load_run
-from pgc.trainer import TrainConfig
+from pgc.a3c.env import physics_array
+from pgc.mechanisms import ProjectedRandomSign
+from pgc.a3c.rollout import simulate_episodes
+from pgc.a3c.rundir import TrialFiles, load_run
+from pgc.a3c.trainer import TrainConfig
 
 from .threat import AttackView, ThreatModel
 
@@ -31,7 +33,7 @@ def draw_truth(threat: ThreatModel, n_targets: int, rng: np.random.Generator) ->
     """ψ per target under the threat model's uniform prior. For a finite Ψ the targets are split as
     evenly as possible over the candidates (then shuffled), which keeps chance exactly 1/|Ψ|."""
     if n_targets < 1:
-        raise ValueError("need at least one target")
+        raise UserError("need at least one target")
     if threat.candidates is not None:
         cands = np.asarray(threat.candidates)
         psi = cands[np.arange(n_targets) % len(cands)]
@@ -45,7 +47,7 @@ def fresh_submissions(threat: ThreatModel, theta: np.ndarray, truth: TargetTruth
     """Each target plays ``k`` episodes with its ψ at model θ and submits them through the mechanism
     (a repeat submitter, or one agent's k rounds at a fixed θ). Rows are ordered target-major."""
     if k < 1:
-        raise ValueError("k must be >= 1")
+        raise UserError("k must be >= 1")
     theta = np.asarray(theta, dtype=np.float64)
     n_t = len(truth.psi)
     psi = np.repeat(truth.psi, k)
@@ -75,10 +77,10 @@ def trial_config(trial: TrialFiles) -> TrainConfig:
 def load_trial(run_dir: str | Path, trial: int = 0) -> tuple[TrialFiles, TrainConfig]:
     _, trials = load_run(run_dir)
     if not 0 <= trial < len(trials):
-        raise ValueError(f"run {run_dir} has {len(trials)} trial(s); --trial {trial} does not exist")
+        raise UserError(f"run {run_dir} has {len(trials)} trial(s); --trial {trial} does not exist")
     t = trials[trial]
     if not t.summary.get("transcript", False):
-        raise ValueError(f"trial {trial} of {run_dir} has no transcript (trained with --no-transcript)")
+        raise UserError(f"trial {trial} of {run_dir} has no transcript (trained with --no-transcript)")
     return t, trial_config(t)
 
 
@@ -94,7 +96,7 @@ def run_submissions(trial: TrialFiles, config: TrainConfig, k: int, max_targets:
     agents, counts = np.unique(tr.agent, return_counts=True)
     eligible = agents[counts >= k]
     if eligible.size == 0:
-        raise ValueError(f"no agent in the transcript has {k} submissions (rounds={config.rounds}); lower --k")
+        raise UserError(f"no agent in the transcript has {k} submissions (rounds={config.rounds}); lower --k")
     chosen = np.sort(rng.choice(eligible, size=min(max_targets, eligible.size), replace=False))
     rows = np.flatnonzero(np.isin(tr.agent, chosen))
     rows = rows[np.argsort(tr.agent[rows], kind="stable")]  # by agent, arrival order within
@@ -113,14 +115,14 @@ def run_submissions(trial: TrialFiles, config: TrainConfig, k: int, max_targets:
     truth = np.empty(len(chosen))
     truth[group] = psi_rows
     if not np.allclose(np.bincount(group, weights=psi_rows) / np.bincount(group), truth):
-        raise ValueError("an agent's ψ changed between rounds: the transcript is inconsistent")
+        raise UserError("an agent's ψ changed between rounds: the transcript is inconsistent")
     return view, TargetTruth(truth)
 
 
 def threat_for_run(config: TrainConfig, channels, budget: int, psi_range=None, mechanism=None) -> ThreatModel:
     """The threat model of an aggregator of this run: its mechanism (per submission), Ψ, A3C settings.
 
-    ``mechanism``: the one the run recorded (:meth:`pgc.rundir.TrialFiles.mechanism`, which refuses
+    ``mechanism``: the one the run recorded (:meth:`pgc.a3c.rundir.TrialFiles.mechanism`, which refuses
     to guess a mechanism it cannot rebuild); None: the config's built-in mechanism."""
     return ThreatModel(mechanism=config.build_mechanism() if mechanism is None else mechanism, channels=channels,
                        candidates=None if psi_range else config.gravities, psi_range=psi_range,

@@ -7,7 +7,7 @@ Threat model: an honest-but-curious aggregator, or agents colluding with it. It
 * knows θ' each submission was computed at (``Transcript.submission_thetas()``), the protocol
   (exploration α of the agent by start index), the mechanism and its parameters;
 * knows the candidate set Ψ (uniform prior) or a range [lo, hi] (uniform prior) for ψ;
-* can simulate the environment family itself (*shadow simulation*, :func:`pgc.rollout.simulate_episodes`)
+* can simulate the environment family itself (*shadow simulation*, :func:`pgc.a3c.rollout.simulate_episodes`)
   with a budget of ``budget`` episodes per candidate ψ (and per target θ when θ varies).
 
 It never reads the ground truth: an :class:`AttackView` holds only aggregator-visible arrays, and the
@@ -25,14 +25,16 @@ Channels, by name:
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from pgc.env import CartPoleParams
-from mechanisms import Mechanism, ProjectedRandomSign
-from pgc.rollout import A3CHyperparams
+from pgc.a3c.env import CartPoleParams
+from pgc.mechanisms import Mechanism, ProjectedRandomSign
+from pgc.a3c.rollout import A3CHyperparams
 
 CHANNELS = ("gradient", "score", "timing", "prs_internals")
 PROTECTED_CHANNELS = frozenset({"gradient", "prs_internals"})
@@ -43,10 +45,10 @@ def parse_channels(text: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     items = [c.strip() for c in text.split(",")] if isinstance(text, str) else [str(c).strip() for c in text]
     items = [c for c in items if c]
     if not items:
-        raise ValueError("at least one channel is needed")
+        raise UserError("at least one channel is needed")
     unknown = sorted(set(items) - set(CHANNELS))
     if unknown:
-        raise ValueError(f"unknown channel(s) {unknown}; known: {', '.join(CHANNELS)}")
+        raise UserError(f"unknown channel(s) {unknown}; known: {', '.join(CHANNELS)}")
     return tuple(c for c in CHANNELS if c in items)
 
 
@@ -73,23 +75,23 @@ class ThreatModel:
             raise TypeError("mechanism must implement mechanisms.Mechanism")
         object.__setattr__(self, "channels", parse_channels(self.channels))
         if (self.candidates is None) == (self.psi_range is None):
-            raise ValueError("give exactly one of candidates (a set Ψ) and psi_range (lo, hi)")
+            raise UserError("give exactly one of candidates (a set Ψ) and psi_range (lo, hi)")
         if self.candidates is not None:
             cands = tuple(float(c) for c in self.candidates)
             if len(cands) < 2 or len(set(cands)) != len(cands) or not all(math.isfinite(c) for c in cands):
-                raise ValueError(f"candidates must be >= 2 distinct finite numbers, got {self.candidates}")
+                raise UserError(f"candidates must be >= 2 distinct finite numbers, got {self.candidates}")
             object.__setattr__(self, "candidates", cands)
         else:
             lo, hi = (float(x) for x in self.psi_range)
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-                raise ValueError(f"psi_range must be finite with lo < hi, got {self.psi_range}")
+                raise UserError(f"psi_range must be finite with lo < hi, got {self.psi_range}")
             object.__setattr__(self, "psi_range", (lo, hi))
         if not isinstance(self.budget, (int, np.integer)) or isinstance(self.budget, bool) or self.budget < 2:
-            raise ValueError(f"budget must be an integer >= 2 (shadow episodes per ψ), got {self.budget!r}")
+            raise UserError(f"budget must be an integer >= 2 (shadow episodes per ψ), got {self.budget!r}")
         if "prs_internals" in self.channels and not isinstance(self.mechanism, ProjectedRandomSign):
-            raise ValueError("channel prs_internals only exists for the prs mechanism")
+            raise UserError("channel prs_internals only exists for the prs mechanism")
         if not self.knows_theta:
-            raise ValueError("attackers here need θ for each submission (the aggregator knows it)")
+            raise UserError("attackers here need θ for each submission (the aggregator knows it)")
 
     @property
     def epsilon(self) -> float:
@@ -142,12 +144,12 @@ class AttackView:
     def __post_init__(self) -> None:
         n = len(self.gradients)
         if self.gradients.ndim != 2:
-            raise ValueError("gradients must be (n, d)")
+            raise UserError("gradients must be (n, d)")
         for name in ("thetas", "alphas", "scores", "durations", "group"):
             if len(getattr(self, name)) != n:
-                raise ValueError(f"AttackView.{name} has {len(getattr(self, name))} rows, expected {n}")
+                raise UserError(f"AttackView.{name} has {len(getattr(self, name))} rows, expected {n}")
         if n and (self.group.min() < 0 or np.unique(self.group).size != self.group.max() + 1):
-            raise ValueError("group ids must be 0..n_targets-1 without gaps")
+            raise UserError("group ids must be 0..n_targets-1 without gaps")
 
     def __len__(self) -> int:
         return len(self.gradients)

@@ -6,8 +6,8 @@
     result = audit_system(system, secret, secret_prime, samples=100_000, adversarial=True)
     result.rows, result.verdict
 
-Modules: :mod:`audit.bounds` (pure bound math), :mod:`audit.interfaces` (the auditor's Protocols:
-Sampler, Scorer, Statistic, Tester; a system's contract is :mod:`systems.contract`),
+Modules: :mod:`audit.bounds` (pure bound math), :mod:`pgc.contracts` (the auditor's Protocols:
+Sampler, Scorer, Statistic, Tester; a system's contract is :mod:`pgc.contracts`),
 :mod:`audit.claims` (the claim audited, and where it contradicts itself), :mod:`audit.verdicts` (the one
 verdict rule and the one Holm rule), :mod:`audit.measured_power` (the power of the test that ran),
 :mod:`audit.statistics`, :mod:`audit.selection` and :mod:`audit.tester` (select on a training split,
@@ -17,7 +17,7 @@ broadcast; :class:`AuditSettings`), :mod:`audit.releases` (a target's releases, 
 :mod:`audit.blackbox` (canary audit of any Mechanism), :mod:`audit.whitebox` (PRS ũ, M),
 :mod:`audit.one_run_bound` and :mod:`audit.one_run` (the one-run audit), :mod:`audit.mutants` (planted
 bugs), :mod:`audit.selftest`, :mod:`audit.progress`. The auditor imports no system package: PGC-A3C's
-own audits (environment, adversarial, studies) are in :mod:`pgc_audits`.
+own audits (environment, adversarial, studies) are in :mod:`pgc.audits`.
 """
 
 from .blackbox import CanaryPair, DeltaTestResult, MechanismAuditResult, audit_mechanism, canary_pairs, delta_test
@@ -26,7 +26,7 @@ from .bounds import (cp_lower, cp_upper, delta_lower_bound, epsilon_from_rates, 
 from .tester import CertifiedTest, EpsilonBound, HypothesisPair
 from .system_audit import AuditSettings, SystemAuditResult, audit_system
 from .verdicts import decide, family_verdict, judge
-from schemas.audit_rows import AuditRow, Verdict
+from pgc.schemas.audit_rows import AuditRow, Verdict
 from .whitebox import audit_prs_whitebox
 
 __all__ = ["audit_system", "AuditSettings", "SystemAuditResult", "AuditRow", "Verdict", "decide", "judge",

@@ -4,7 +4,7 @@ A claim says (ε, δ); the noise a system adds may deliver less (a conservative 
 wrong one). For noise described as a ``dp_accounting.DpEvent`` (a Gaussian with noise multiplier
 z = σ/Δ₂, a Laplace, compositions of them: k submissions, the nodes of a tree) the privacy loss
 distribution (PLD) accountant of Google's ``dp-accounting`` gives ε at a δ, tight up to its
-discretization. For one Gaussian the closed form of Balle & Wang 2018 (Thm. 8, :mod:`mechanisms.calibration`)
+discretization. For one Gaussian the closed form of Balle & Wang 2018 (Thm. 8, :mod:`pgc.mechanisms.calibration`)
 gives the same number; the tests hold the two to 1e-3.
 
 The Gaussian-DP estimate :func:`gdp_mu_estimate` (Dong, Roth & Su 2019; used for auditing by Nasr et al.
@@ -14,6 +14,8 @@ the mechanism's trade-off curve IS Gaussian, so it is an estimate to show beside
 """
 
 from __future__ import annotations
+
+from pgc.errors import UserError
 
 import functools
 import math
@@ -48,7 +50,7 @@ def accountant_epsilon(event, delta: float) -> float:
     """ε at ``delta`` of the noise described by ``event`` (a dp_accounting DpEvent): for Gaussians alone the
     exact μ-GDP curve (Dong, Roth & Su 2019, Cor. 2.13; Balle & Wang 2018, Thm. 8), else the PLD accountant."""
     if not (0.0 < delta < 1.0):
-        raise ValueError(f"the accountant needs delta in (0, 1), got {delta!r}")
+        raise UserError(f"the accountant needs delta in (0, 1), got {delta!r}")
     mu = gaussian_composition_mu(event)
     if mu is not None:
         from .curves import gdp_epsilon
@@ -77,7 +79,7 @@ def gdp_mu_estimate(fpr: float, fnr: float) -> float:
     """μ of the Gaussian trade-off curve through (FPR, FNR): Φ⁻¹(1 − FPR) − Φ⁻¹(FNR), at least 0 (an
     ESTIMATE that assumes a Gaussian trade-off curve; ∞ when a rate is 0)."""
     if not (0.0 <= fpr <= 1.0 and 0.0 <= fnr <= 1.0):
-        raise ValueError(f"rates must lie in [0, 1], got {fpr!r}, {fnr!r}")
+        raise UserError(f"rates must lie in [0, 1], got {fpr!r}, {fnr!r}")
     if fpr == 0.0 or fnr == 0.0:
         return math.inf
     return max(0.0, float(norm.isf(fpr) - norm.ppf(fnr)))
@@ -86,5 +88,5 @@ def gdp_mu_estimate(fpr: float, fnr: float) -> float:
 def gdp_mu_of_gaussian(noise_multiplier: float) -> float:
     """The μ of one Gaussian release with σ = noise_multiplier·Δ₂: μ = 1/noise_multiplier."""
     if not (math.isfinite(noise_multiplier) and noise_multiplier > 0):
-        raise ValueError(f"noise_multiplier must be a positive finite number, got {noise_multiplier!r}")
+        raise UserError(f"noise_multiplier must be a positive finite number, got {noise_multiplier!r}")
     return 1.0 / noise_multiplier

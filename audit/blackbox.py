@@ -1,7 +1,7 @@
 """Black-box mechanism audit: canary input pairs → outputs → certified ε lower bound.
 
 ``audit_mechanism(mechanism, dim=112, samples=1_000_000, confidence=0.95, seed=0)`` works on any
-object satisfying :class:`mechanisms.Mechanism` (an ``epsilon`` attribute and
+object satisfying :class:`pgc.mechanisms.Mechanism` (an ``epsilon`` attribute and
 ``__call__(gradients (n, d), rng) -> outputs (n, k)``); only the outputs are used. A ``clip``
 attribute, when present, only sets the canaries' magnitude.
 
@@ -35,12 +35,16 @@ probability ≤ α.
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+from pgc.contracts import ProjectsDimension
 
 from . import bounds
 from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
@@ -68,9 +72,9 @@ class CanaryPair:
 def canary_pairs(dim: int, scale: float = 1.0) -> list[CanaryPair]:
     """The default canary pairs for gradients of dimension ``dim`` (see module docstring)."""
     if not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise ValueError(f"dim must be a positive integer, got {dim!r}")
+        raise UserError(f"dim must be a positive integer, got {dim!r}")
     if not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+        raise UserError(f"scale must be a positive finite number, got {scale!r}")
     g = CANARY_MAGNITUDE * scale
     e1 = np.zeros(dim)
     e1[0] = g
@@ -105,7 +109,7 @@ class MechanismSampler:
         inputs = np.repeat(self.row[None, :], n, axis=0)
         out = np.asarray(self.mechanism(inputs, rng))
         if out.ndim != 2 or out.shape[0] != n:
-            raise ValueError(f"mechanism returned shape {out.shape} for {n} inputs; expected ({n}, k)")
+            raise UserError(f"mechanism returned shape {out.shape} for {n} inputs; expected ({n}, k)")
         if self.resolution is not None:
             out = np.round(np.asarray(out, dtype=np.float64) / self.resolution) * self.resolution
         return out
@@ -124,13 +128,13 @@ def _check_common(mechanism, dim: int, samples: int, confidence: float) -> float
         raise TypeError("mechanism must satisfy mechanisms.Mechanism (epsilon attribute, callable)")
     claimed = float(mechanism.epsilon)
     if math.isnan(claimed) or claimed <= 0:
-        raise ValueError(f"mechanism.epsilon must be a positive number, got {mechanism.epsilon!r}")
+        raise UserError(f"mechanism.epsilon must be a positive number, got {mechanism.epsilon!r}")
     if not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise ValueError(f"dim must be a positive integer, got {dim!r}")
+        raise UserError(f"dim must be a positive integer, got {dim!r}")
     if not isinstance(samples, (int, np.integer)) or samples < 100:
-        raise ValueError(f"samples must be an integer >= 100, got {samples!r}")
+        raise UserError(f"samples must be an integer >= 100, got {samples!r}")
     if not (0.0 < confidence < 1.0):
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+        raise UserError(f"confidence must lie in (0, 1), got {confidence!r}")
     return claimed
 
 
@@ -171,7 +175,7 @@ def _select_delta_event(pairs: Sequence[HypothesisPair], statistics: Sequence, t
         pos = np.concatenate(list(sampled_chunks(pair.positive, train_samples, rp, chunk)))
         neg = np.concatenate(list(sampled_chunks(pair.negative, train_samples, rn, chunk)))
         if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(neg))):
-            raise ValueError("the audited outputs contain NaN or inf")
+            raise UserError("the audited outputs contain NaN or inf")
         half_p, half_n = len(pos) // 2, len(neg) // 2
         for stat in statistics:
             scorer = stat.fit(pos[:half_p], neg[:half_n])
@@ -204,7 +208,7 @@ def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples:
     :func:`audit.bounds.delta_lower_bound` turns the counts into δ_LB at confidence ``confidence``.
     """
     if not math.isfinite(claimed_epsilon):
-        raise ValueError("the δ test needs a finite claimed ε")
+        raise UserError("the δ test needs a finite claimed ε")
     alpha = 1.0 - confidence
     statistics = exact_release_statistics(claimed_epsilon) if statistics is None else statistics
     train_seq, cert_seq = seed.spawn(2)
@@ -248,7 +252,7 @@ def _canary_tests(mechanism, dim: int, claimed: float, canaries: Sequence[Canary
              for c in (canary_pairs(dim, scale) if canaries is None else canaries)]
     if statistics is None:
         statistics = default_statistics()
-        if callable(getattr(mechanism, "reduced_dim_for", None)) and math.isfinite(claimed):
+        if isinstance(mechanism, ProjectsDimension) and math.isfinite(claimed):
             statistics.append(PRSLexicographicLikelihoodRatio(scale, mechanism.reduced_dim_for(dim), claimed,
                                                               min(LEX_COLUMNS, dim)))
     return pairs, statistics
@@ -281,7 +285,7 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     delta = claim.delta
     delta_samples = samples if delta_test_samples is None else delta_test_samples
     if not isinstance(delta_samples, (int, np.integer)) or (delta_samples != 0 and delta_samples < 100):
-        raise ValueError(f"delta_test_samples must be 0 or an integer >= 100, got {delta_test_samples!r}")
+        raise UserError(f"delta_test_samples must be 0 or an integer >= 100, got {delta_test_samples!r}")
     run_delta = delta_samples > 0 and math.isfinite(claimed)
     alpha = 1.0 - confidence
     eps_confidence = 1.0 - (1.0 - DELTA_ALPHA_SHARE) * alpha if run_delta else confidence
@@ -298,7 +302,7 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
         cpu_d = time.process_time()
         dtrain = train if delta_train_samples is None else int(delta_train_samples)
         if dtrain < 20:
-            raise ValueError(f"delta_train_samples must be >= 20, got {delta_train_samples!r}")
+            raise UserError(f"delta_train_samples must be >= 20, got {delta_train_samples!r}")
         delta_confidence = 1.0 - DELTA_ALPHA_SHARE * alpha
         dtest = delta_test(pairs, claimed, delta_samples, dtrain, delta_confidence,
                            np.random.SeedSequence(seed, spawn_key=(DELTA_SEED_KEY,)), claimed_delta=delta)
@@ -315,10 +319,10 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
 
 def declared_accountant(mechanism, delta: float) -> float | None:
     """The accountant's ε at ``delta`` of the noise the mechanism declares (its ``noise_scale`` and clip:
-    :func:`mechanisms.accounting.mechanism_event`); None for a pure ε claim or no declared Gaussian noise."""
+    :func:`pgc.mechanisms.accounting.mechanism_event`); None for a pure ε claim or no declared Gaussian noise."""
     if delta <= 0:
         return None
-    from mechanisms.accounting import mechanism_event
+    from pgc.mechanisms.accounting import mechanism_event
 
     from .accountant import accountant_epsilon
 

@@ -20,6 +20,8 @@ Everything here is a plain function of counts; tests check it against hand-compu
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 import warnings
 
@@ -29,7 +31,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 def _check_alpha(alpha: float) -> float:
     if not (0.0 < alpha < 1.0):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+        raise UserError(f"alpha must lie in (0, 1), got {alpha!r}")
     return float(alpha)
 
 
@@ -37,7 +39,7 @@ def _check_counts(k, n):
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     if np.any(n <= 0) or np.any(k < 0) or np.any(k > n):
-        raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
+        raise UserError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
     return k, n
 
 
@@ -78,7 +80,7 @@ def epsilon_from_rates(fpr, fnr, delta: float = 0.0):
     Returns 0 when no direction gives a positive value and +inf when a rate bound is 0.
     """
     if not (0.0 <= delta < 1.0):
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
+        raise UserError(f"delta must lie in [0, 1), got {delta!r}")
     fpr = np.asarray(fpr, dtype=np.float64)
     fnr = np.asarray(fnr, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -97,7 +99,7 @@ def epsilon_lower_bound(false_positives, negatives, false_negatives, positives, 
     """
     alpha = _check_alpha(alpha)
     if not (0.0 < fp_share < 1.0):
-        raise ValueError(f"fp_share must lie in (0, 1), got {fp_share!r}")
+        raise UserError(f"fp_share must lie in (0, 1), got {fp_share!r}")
     fpr_ub = cp_upper(false_positives, negatives, fp_share * alpha)
     fnr_ub = cp_upper(false_negatives, positives, (1.0 - fp_share) * alpha)
     return epsilon_from_rates(fpr_ub, fnr_ub, delta)
@@ -160,9 +162,9 @@ def claim_p_value(false_positives, negatives, false_negatives, positives, claime
     """
     claimed_epsilon = float(claimed_epsilon)
     if math.isnan(claimed_epsilon):
-        raise ValueError("claimed_epsilon must be a number")
+        raise UserError("claimed_epsilon must be a number")
     if not (0.0 < fp_share < 1.0):
-        raise ValueError(f"fp_share must lie in (0, 1), got {fp_share!r}")
+        raise UserError(f"fp_share must lie in (0, 1), got {fp_share!r}")
     _check_counts(false_positives, negatives)
     _check_counts(false_negatives, positives)
     if math.isinf(claimed_epsilon) and claimed_epsilon > 0:
@@ -204,7 +206,7 @@ def delta_claim_p_value(false_hits, negatives, misses, positives, epsilon: float
     (bisection on log α, as :func:`claim_p_value`); 1.0 when even α → 1 does not exceed it.
     """
     if not (0.0 <= claimed_delta < 1.0):
-        raise ValueError(f"claimed_delta must lie in [0, 1), got {claimed_delta!r}")
+        raise UserError(f"claimed_delta must lie in [0, 1), got {claimed_delta!r}")
     _check_counts(false_hits, negatives)
     _check_counts(misses, positives)
 

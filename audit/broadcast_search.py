@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 from typing import Any, Sequence
 
 import numpy as np
-from optim import cmaes_maximize
-from systems.contract import ALL
+from pgc.optim import cmaes_maximize
+from pgc.contracts import ALL, CraftsBroadcasts, HasBroadcastSpace
 
 from .progress import progress_bar
 from .releases import AuditTarget
@@ -35,7 +37,7 @@ def search_broadcast_space(target: AuditTarget, channels: Sequence[str], seq: np
     system = target.system
     lower, upper = (np.asarray(x, dtype=np.float64) for x in system.broadcast_space)
     if lower.shape != upper.shape or lower.ndim != 1 or not np.all(lower < upper):
-        raise ValueError(f"{system.name}.broadcast_space must be two 1-D arrays with lower < upper")
+        raise UserError(f"{system.name}.broadcast_space must be two 1-D arrays with lower < upper")
     init_seq, gen_seq = seq.spawn(2)
     rng = np.random.Generator(np.random.PCG64(init_seq))
     mean = rng.uniform(lower, upper)
@@ -72,16 +74,16 @@ def adversarial_candidates(target: AuditTarget, channels: Sequence[str], covered
     """The adversary's candidate broadcasts (label, value) and the stream that ranks them: the system's
     crafted family where it has one, else CMA-ES over its ``broadcast_space`` beside the honest default."""
     system = target.system
-    if callable(getattr(system, "crafted_broadcasts", None)):
+    if isinstance(system, CraftsBroadcasts):
         crafted_seq, rank_seq = seq.spawn(2)
         crafted = system.crafted_broadcasts(target.secret, target.secret_prime,
                                             np.random.Generator(np.random.PCG64(crafted_seq)))
         candidates = [(f"crafted-{i}", b) for i, b in enumerate(crafted)]
         if not candidates:
-            raise ValueError(f"{system.name}.crafted_broadcasts returned no broadcast")
+            raise UserError(f"{system.name}.crafted_broadcasts returned no broadcast")
         return candidates, rank_seq
-    if getattr(system, "broadcast_space", None) is None:
-        raise ValueError(f"{system.name} offers no crafted_broadcasts and no broadcast_space: "
+    if not isinstance(system, HasBroadcastSpace) or system.broadcast_space is None:
+        raise UserError(f"{system.name} offers no crafted_broadcasts and no broadcast_space: "
                          "an adversarial audit has nothing to search")
     space_seq, rank_seq = seq.spawn(2)
     # what could break the claim: the covered channels (an unprotected one leaks whatever is sent)

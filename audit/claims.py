@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from systems.contract import PrivacyClaim
+from pgc.contracts import PrivacyClaim
 
 CLAIM_TOLERANCE = 1e-3  # relative slack of a contradiction (PLD discretisation 1e-4, brentq ~1e-12)
 MECHANISM_CHANNEL = "output"
@@ -82,7 +82,7 @@ def mechanism_claim(mechanism: Any, delta: float | None = None) -> PrivacyClaim:
     """The claim of a mechanism: its ``epsilon``, the δ given (None: its own ``delta``, 0 for a pure ε
     mechanism), covering its whole output, with the curve it states (``gdp_mu``, ``privacy_profile``) when
     the claim has δ > 0 (a curve stated beside a pure ε claim is checked for contradiction all the same)."""
-    from mechanisms import claimed_delta
+    from pgc.mechanisms import claimed_delta
 
     delta = claimed_delta(mechanism) if delta is None else float(delta)
     return PrivacyClaim(float(mechanism.epsilon), delta, (MECHANISM_CHANNEL,), getattr(mechanism, "gdp_mu", None),

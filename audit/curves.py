@@ -14,6 +14,8 @@ largest, over the profile's points, of the ε certified at δ_i minus the ε_i c
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 import warnings
 
@@ -54,7 +56,7 @@ def gdp_delta(epsilon: float, mu: float) -> float:
 def gdp_epsilon(delta: float, mu: float) -> float:
     """Smallest ε ≥ 0 with gdp_delta(ε, μ) ≤ δ (inverse of Cor. 2.13)."""
     if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+        raise UserError(f"delta must lie in (0, 1), got {delta}")
     if mu <= 0.0 or gdp_delta(0.0, mu) <= delta:
         return 0.0
     if not math.isfinite(mu):
@@ -69,7 +71,7 @@ def gdp_epsilon(delta: float, mu: float) -> float:
 def gdp_mu_for(epsilon: float, delta: float) -> float:
     """The μ of a μ-GDP mechanism that is exactly (ε, δ)-DP (root of Cor. 2.13)."""
     if epsilon < 0.0 or not 0.0 < delta < 1.0:
-        raise ValueError(f"need epsilon >= 0 and delta in (0, 1), got ({epsilon}, {delta})")
+        raise UserError(f"need epsilon >= 0 and delta in (0, 1), got ({epsilon}, {delta})")
     upper = 1.0
     while gdp_delta(epsilon, upper) < delta:
         upper *= 2.0
@@ -94,7 +96,7 @@ def mu_lower_bound(fp: int, fn: int, n_neg: int, n_pos: int, alpha: float) -> fl
     decreases in μ, so μ ≥ Φ⁻¹(1−ᾱ) − Φ⁻¹(β̄).  Zero when no positive bound.
     """
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+        raise UserError(f"alpha must lie in (0, 1), got {alpha}")
     fpr_upper = cp_upper(fp, n_neg, alpha / 2.0)
     fnr_upper = cp_upper(fn, n_pos, alpha / 2.0)
     return mu_from_rates(fpr_upper, fnr_upper)
@@ -190,7 +192,7 @@ def profile_excess(fp: int, fn: int, n_neg: int, n_pos: int, alpha: float,
     """Certified (ε excess, δ_i, ε_i) from one test's counts, holding at 1 − alpha: the Clopper–Pearson upper
     bounds on FPR and FNR each take alpha/2, as in :func:`mu_lower_bound`."""
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+        raise UserError(f"alpha must lie in (0, 1), got {alpha}")
     return profile_point(cp_upper(fp, n_neg, alpha / 2.0), cp_upper(fn, n_pos, alpha / 2.0), profile)
 
 

@@ -13,7 +13,7 @@ must give (part of ``pgc audit --self-test``).
 * ``small-eps-unary-encoding`` — optimized unary encoding at ε = 0.25 (k = 25, values 0 vs 24) sampled until
   decisive (budget 10⁶ per side): **consistent**, with ε_LB ≥ 0.8 × a fixed audit's at 1e5 per side.
 
-The systems come through the registry by name (``toy-hashed-report``, ``toy-oue``: :mod:`toysystems.frequency`),
+The systems come through the registry by name (``toy-hashed-report``, ``toy-oue``: :mod:`pgc.toysystems.frequency`),
 as ``pgc audit --system`` reaches them; the mechanisms are planted in :mod:`audit.mutants`.
 """
 
@@ -23,7 +23,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
-from schemas.audit_rows import AuditRow, Verdict
+from pgc.schemas.audit_rows import AuditRow, Verdict
 
 from . import mutants
 
@@ -69,7 +69,7 @@ def _point_mass(seed: int, progress: bool) -> HonestyOutcome:
 
 
 def _hash_report(seed: int, progress: bool) -> HonestyOutcome:
-    from systems.registry import make_system
+    from pgc.systems.registry import make_system
 
     from .system_audit import audit_system
 
@@ -85,7 +85,7 @@ def _hash_report(seed: int, progress: bool) -> HonestyOutcome:
 
 
 def _unary_auto(seed: int, progress: bool) -> HonestyOutcome:
-    from systems.registry import make_system
+    from pgc.systems.registry import make_system
 
     from .sequential import audit_system_until_decisive
     from .system_audit import audit_system

@@ -13,6 +13,8 @@ which is the fairer one to compare against. A bound at or below 0 is reported as
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 
 from statsmodels.stats.proportion import proportion_confint
@@ -22,9 +24,9 @@ def ldp_auditor_epsilon(true_positives: int, n_pos: int, false_positives: int, n
                         delta: float = 0.0) -> float:
     """ε_LB of the event "guess = v" from its counts (module docstring); 0 when it certifies nothing."""
     if n_pos <= 0 or n_neg <= 0 or not (0 <= true_positives <= n_pos) or not (0 <= false_positives <= n_neg):
-        raise ValueError("counts must lie in 0..n with n > 0 on both sides")
+        raise UserError("counts must lie in 0..n with n > 0 on both sides")
     if not (0.0 < alpha < 1.0):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+        raise UserError(f"alpha must lie in (0, 1), got {alpha!r}")
     # a two-sided interval at level α has each end at α/2
     tpr_lower = proportion_confint(true_positives, n_pos, alpha=alpha, method="beta")[0]
     fpr_upper = proportion_confint(false_positives, n_neg, alpha=alpha, method="beta")[1]

@@ -1,5 +1,5 @@
 """The result of a mechanism's audit: its ε and δ tests (and curve test for a stated Gaussian curve) in one
-judged :class:`schemas.AuditRow` (:func:`mechanism_row`), beside the tests' own records."""
+judged :class:`pgc.schemas.AuditRow` (:func:`mechanism_row`), beside the tests' own records."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
-from schemas.audit_rows import AuditRow, Verdict
-from systems.contract import PrivacyClaim
+from pgc.schemas.audit_rows import AuditRow, Verdict
+from pgc.contracts import PrivacyClaim
 
 from .tester import EpsilonBound
 

@@ -1,6 +1,6 @@
 """Planted-bug catalogue: mechanisms that claim ε but violate it in realistic ways.
 
-Each mutant satisfies :class:`mechanisms.Mechanism` and documents its TRUE ε (per submission,
+Each mutant satisfies :class:`pgc.mechanisms.Mechanism` and documents its TRUE ε (per submission,
 for the worst neighbouring inputs) next to the claim. ``pgc audit --self-test`` audits all of them
 next to the correct mechanisms (:mod:`audit.selftest`).
 
@@ -37,13 +37,15 @@ point-mass-gaussian       a correct Gaussian (ε, δ) returning its     δ ≥ 1
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
 
-from mechanisms import (PRSRelease, ProjectedRandomSign, achlioptas_matrices, bit_flip_plus_probability,
+from pgc.mechanisms import (PRSRelease, ProjectedRandomSign, achlioptas_matrices, bit_flip_plus_probability,
                             check_gradients, check_rng, l1_clip, l2_clip, sanitize)
 
 
@@ -65,7 +67,7 @@ class NoiseTooSmall:
 @dataclass(frozen=True)
 class GaussianNoiseShrunk:
     """The Gaussian mechanism with σ/``shrink`` while claiming (ε, δ): its true ε at the claimed δ is
-    :func:`mechanisms.calibration.gaussian_epsilon` of the smaller σ (ε ≈ 3.16 for σ/1.5 claiming (2, 1e-5)).
+    :func:`pgc.mechanisms.calibration.gaussian_epsilon` of the smaller σ (ε ≈ 3.16 for σ/1.5 claiming (2, 1e-5)).
     It states the curve of the mechanism it claims to be (``gdp_mu``: Δ₂/σ of the analytic calibration for
     (ε, δ)); the noise it declares (``noise_scale``) is the shrunk one, which the accountant reads."""
 
@@ -76,18 +78,18 @@ class GaussianNoiseShrunk:
 
     @property
     def gdp_mu(self) -> float:
-        from mechanisms.calibration import analytic_gaussian_sigma
+        from pgc.mechanisms.calibration import analytic_gaussian_sigma
 
         return self.clip / analytic_gaussian_sigma(self.epsilon, self.delta, self.clip)
 
     @property
     def noise_scale(self) -> float:
-        from mechanisms.calibration import analytic_gaussian_sigma
+        from pgc.mechanisms.calibration import analytic_gaussian_sigma
 
         return analytic_gaussian_sigma(self.epsilon, self.delta, self.clip) / self.shrink
 
     def true_epsilon(self, dim: int) -> float:
-        from mechanisms.calibration import gaussian_epsilon
+        from pgc.mechanisms.calibration import gaussian_epsilon
 
         return gaussian_epsilon(self.noise_scale, self.delta, self.clip)
 
@@ -228,7 +230,7 @@ class RepeatedSubmissions:
 
     def __post_init__(self) -> None:
         if not isinstance(self.rounds, (int, np.integer)) or self.rounds < 1:
-            raise ValueError(f"rounds must be a positive integer, got {self.rounds!r}")
+            raise UserError(f"rounds must be a positive integer, got {self.rounds!r}")
 
     @property
     def clip(self):
@@ -296,7 +298,7 @@ class PointMassGaussian:
 
     @property
     def noise_scale(self) -> float:
-        from mechanisms.calibration import analytic_gaussian_sigma
+        from pgc.mechanisms.calibration import analytic_gaussian_sigma
 
         return analytic_gaussian_sigma(self.epsilon, self.delta, self.clip)
 

@@ -1,19 +1,22 @@
 """The one-run audit of any System: ε_LB from the M canaries of one real run.
 
 The canaries' observed releases (channel → (M, k) arrays, from a system's adapter: PGC-A3C's is
-:func:`pgc.transcript.transcript_releases`) and their true coins go in; the guesses come only from
+:func:`pgc.a3c.transcript.transcript_releases`) and their true coins go in; the guesses come only from
 releases the auditor simulates through the System contract, and the bound from
 :mod:`audit.one_run_bound` (Steinke, Nasr & Jagielski 2023, Theorem 3).
 """
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import dataclasses
 import math
 from typing import Sequence
 
 import numpy as np
-from schemas.audit_rows import AuditRow
+from pgc.contracts import HasJointLayout
+from pgc.schemas.audit_rows import AuditRow
 
 from .measured_power import one_run_detectable_epsilon
 from .one_run_bound import (best_guess_count, binned_log_ratio, correct_among_top, epsilon_lower_bound,
@@ -59,12 +62,12 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     truth = np.asarray(truth, dtype=np.int64)
     m = int(truth.size)
     if m < 10:
-        raise ValueError(f"a one-run audit needs at least 10 canaries, got {m}")
+        raise UserError(f"a one-run audit needs at least 10 canaries, got {m}")
     samples = int(samples or max(40_000, 4 * m))
     alpha = 1.0 - confidence
     root = np.random.SeedSequence(seed)
     pos_rng, neg_rng, coin_rng = (np.random.Generator(np.random.PCG64(s)) for s in root.spawn(3))
-    layout = tuple(getattr(system, "joint_layout", ())) if "all" in channels else ()
+    layout = tuple(system.joint_layout) if "all" in channels and isinstance(system, HasJointLayout) else ()
     drawn = list(channels) + [c for c in layout if c not in channels]
     # ---- the system's own releases at the canaries' broadcasts, both sides ----
     sim_pos = simulate_pooled(system, secret_prime, samples, broadcasts, pos_rng, drawn)

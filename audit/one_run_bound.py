@@ -19,6 +19,8 @@ jax-privacy's ``auditing._epsilon_one_run`` in ``tests/test_one_run_bound.py``.
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 from typing import Sequence
 
@@ -31,9 +33,9 @@ EPSILON_CEILING = 60.0  # search ceiling for ε_LB (q = expit(60) is 1 to double
 def _check_counts(canaries: int, guesses: int, correct: int) -> None:
     for name, value in (("canaries", canaries), ("guesses", guesses), ("correct", correct)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
+            raise UserError(f"{name} must be an integer, got {value!r}")
     if not 0 <= correct <= guesses <= canaries:
-        raise ValueError(f"need 0 <= correct <= guesses <= canaries, got {correct}, {guesses}, {canaries}")
+        raise UserError(f"need 0 <= correct <= guesses <= canaries, got {correct}, {guesses}, {canaries}")
 
 
 def randomized_response_accuracy(epsilon: float) -> float:
@@ -45,7 +47,7 @@ def one_run_p_value(canaries: int, guesses: int, correct: int, epsilon: float, d
     """P[≥ ``correct`` of ``guesses`` right] under an (ε, δ)-DP claim (Steinke et al. 2023, Theorem 3)."""
     _check_counts(canaries, guesses, correct)
     if not (epsilon >= 0 and 0 <= delta <= 1):
-        raise ValueError(f"need epsilon >= 0 and delta in [0, 1], got {epsilon!r}, {delta!r}")
+        raise UserError(f"need epsilon >= 0 and delta in [0, 1], got {epsilon!r}, {delta!r}")
     q = randomized_response_accuracy(epsilon)
     tail = float(stats.binom.sf(correct - 1, guesses, q))  # P[Binomial(r, q) ≥ v]
     if delta == 0 or correct == 0:
@@ -61,7 +63,7 @@ def epsilon_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: flo
     """ε_LB: the largest ε whose (ε, δ) claim the guesses refute at level ``alpha`` (0 when none is)."""
     _check_counts(canaries, guesses, correct)
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+        raise UserError(f"alpha must lie in (0, 1), got {alpha!r}")
     if guesses == 0 or one_run_p_value(canaries, guesses, correct, 0.0, delta) > alpha:
         return 0.0
     lo, hi = 0.0, 1.0
@@ -82,7 +84,7 @@ def guess_canaries(log_ratio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order of confidence (most confident first; ties keep the canaries' order)."""
     llr = np.asarray(log_ratio, dtype=np.float64)
     if llr.ndim != 1 or not np.all(np.isfinite(llr)):
-        raise ValueError("log_ratio must be a finite 1-d array")
+        raise UserError("log_ratio must be a finite 1-d array")
     return (llr > 0).astype(np.int8), np.argsort(-np.abs(llr), kind="stable")
 
 
@@ -193,7 +195,7 @@ def fdp_mu_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: floa
     that holds with confidence 1 − α (bisection; falsification is monotone in μ)."""
     _check_counts(canaries, guesses, correct)
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+        raise UserError(f"alpha must lie in (0, 1), got {alpha!r}")
     if guesses == 0 or not fdp_falsifies(1e-9, canaries, guesses, correct, alpha):
         return 0.0
     low, high = 1e-9, 1.0

@@ -10,13 +10,15 @@ the pair it returns is certified afterwards on fresh releases, and the search co
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from optim import cmaes_maximize
-from systems.contract import ALL
+from pgc.optim import cmaes_maximize
+from pgc.contracts import ALL, HasSecretSpace
 
 from .broadcast_search import mean_separation
 from .progress import progress_bar
@@ -74,9 +76,9 @@ def search_secret_pair(system: Any, base: Sequence[str], channels: Sequence[str]
                        progress: bool = False) -> FoundPair:
     """CMA-ES over ``system.secret_space`` for the neighbouring pair with the largest projected ε (see the
     module docstring); ``seq`` is the search stream."""
-    space = getattr(system, "secret_space", None)
+    space = system.secret_space if isinstance(system, HasSecretSpace) else None
     if space is None or not callable(getattr(space, "pair", None)) or int(getattr(space, "dim", 0)) < 1:
-        raise ValueError(f"{system.name} offers no secret_space (dim, relation, pair(x)): nothing to search")
+        raise UserError(f"{system.name} offers no secret_space (dim, relation, pair(x)): nothing to search")
     wanted = [c for c in channels if c != ALL] or list(base)
     init_seq, gen_seq = seq.spawn(2)
     rng = np.random.Generator(np.random.PCG64(init_seq))

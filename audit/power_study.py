@@ -36,9 +36,9 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binomtest
 
-import schemas
-from mechanisms.calibration import analytic_gaussian_sigma
-from systems.contract import PrivacyClaim
+import pgc.schemas as schemas
+from pgc.mechanisms.calibration import analytic_gaussian_sigma
+from pgc.contracts import PrivacyClaim
 
 from .curves import curve_epsilon, gdp_mu_for, mu_lower_bound, select_curve_threshold, split_alpha
 from .sequential import sequential_curve_audit
@@ -281,7 +281,7 @@ def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
 def point_mass_detectability(n: int = 20_000, runs: int = 100, root: int = 6, dim: int = 4) -> dict:
     """The δ test's stated power: a correct Laplace (ε = 1) audit states the smallest point mass it would catch;
     a Laplace that releases its input exactly with that probability is audited on fresh seeds: the share flagged."""
-    from mechanisms import Laplace
+    from pgc.mechanisms import Laplace
 
     from .blackbox import audit_mechanism
     from .mutants import RareNoiselessRelease

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from schemas.audit_rows import AuditRow
+from pgc.schemas.audit_rows import AuditRow
 
 from . import bounds
 from .curves import curve_epsilon, mu_lower_bound, profile_excess

@@ -8,13 +8,15 @@ are selected on a training split (:func:`fit_channel_tests`) and counted on fres
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-from systems.contract import ALL
+from pgc.contracts import ALL, DescribesSecrets
 
 from .curves import split_alpha
 from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
@@ -41,19 +43,19 @@ def draw_releases(system: Any, secret: Any, n: int, rng: np.random.Generator, br
     unless ``float_exact``."""
     out = system.release(secret, n, rng, broadcast=broadcast)
     if not isinstance(out, Mapping):
-        raise ValueError(f"{system.name}.release must return a mapping channel -> array, got {type(out).__name__}")
+        raise UserError(f"{system.name}.release must return a mapping channel -> array, got {type(out).__name__}")
     arrays: dict[str, np.ndarray] = {}
     need = set(channels) | (set(base_channels) if ALL in channels and ALL not in out else set())
     for name in need - {ALL} | ({ALL} if ALL in out and ALL in channels else set()):
         if name not in out:
-            raise ValueError(f"{system.name}.release returned no channel {name!r} (got {sorted(out)})")
+            raise UserError(f"{system.name}.release returned no channel {name!r} (got {sorted(out)})")
         arr = np.asarray(out[name], dtype=np.float64)
         if arr.ndim == 1:
             arr = arr[:, None]
         if arr.ndim != 2 or arr.shape[0] != n:
-            raise ValueError(f"{system.name}.release: channel {name!r} has shape {arr.shape}, expected ({n}, k)")
+            raise UserError(f"{system.name}.release: channel {name!r} has shape {arr.shape}, expected ({n}, k)")
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{system.name}.release: channel {name!r} holds NaN or inf")
+            raise UserError(f"{system.name}.release: channel {name!r} holds NaN or inf")
         arrays[name] = arr if float_exact else round_significant(arr)
     if ALL in channels and ALL not in arrays:
         arrays[ALL] = np.concatenate([arrays[c] for c in base_channels], axis=1)
@@ -106,8 +108,7 @@ class AuditTarget:
 
 def describe_secret(system: Any, secret: Any, limit: int = 80) -> str:
     """The system's ``describe_secret(secret)``, else the secret's repr on one line, cut to ``limit`` characters."""
-    describe = getattr(system, "describe_secret", None)
-    text = str(describe(secret)) if callable(describe) else " ".join(repr(secret).split())
+    text = str(system.describe_secret(secret)) if isinstance(system, DescribesSecrets) else " ".join(repr(secret).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -141,7 +142,7 @@ def fit_channel_tests(train_pos: Mapping[str, np.ndarray], train_neg: Mapping[st
         cand = fit_candidate(labels[ch], train_pos[ch], train_neg[ch], n_cert, alpha, deltas[ch], statistics_for(ch),
                              two_sided, curve, curve_alpha, (profiles or {}).get(ch))
         if cand is None:
-            raise ValueError(f"no statistic applies to channel {ch!r}")
+            raise UserError(f"no statistic applies to channel {ch!r}")
         tests[ch] = cand
     return tests
 

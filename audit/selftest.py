@@ -7,13 +7,15 @@ or, for the δ-type leak, δ_LB > 0 at the claimed ε).
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import functools
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from mechanisms import Laplace, ProjectedRandomSign, split_rounds
-from tasks import map_tasks
+from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
+from pgc.tasks import map_tasks
 
 from . import mutants
 from .blackbox import MechanismAuditResult, audit_mechanism
@@ -85,7 +87,7 @@ def run_self_test(samples: int = 1_000_000, confidence: float = 0.95, seed: int 
     if only is not None:
         unknown = sorted(set(only) - {c.name for c in cases})
         if unknown:
-            raise ValueError(f"unknown self-test case(s) {unknown}; known: {', '.join(sorted({c.name for c in cases}))}")
+            raise UserError(f"unknown self-test case(s) {unknown}; known: {', '.join(sorted({c.name for c in cases}))}")
     chosen = [(i, case) for i, case in enumerate(cases) if only is None or case.name in only]
     task = functools.partial(audit_case, dim=dim, samples=samples, confidence=confidence, progress=progress)
     rows = []

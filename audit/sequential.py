@@ -25,13 +25,15 @@ system once warmed up, so a printed estimate excludes compile time.
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-from schemas.audit_rows import Verdict
+from pgc.schemas.audit_rows import Verdict
 
 from .curves import gdp_mu_for, mu_lower_bound, select_curve_threshold
 from .measured_power import curve_event_detectable_epsilon
@@ -68,7 +70,7 @@ class SequentialResult:
 def stage_sizes(n_first: int, budget: int) -> list[int]:
     """n_k = n_first·2^(k−1) while the stages' total stays within ``budget`` per side."""
     if n_first < 100 or budget < n_first:
-        raise ValueError(f"need a first stage of at least 100 releases and a budget >= it, got {n_first}, {budget}")
+        raise UserError(f"need a first stage of at least 100 releases and a budget >= it, got {n_first}, {budget}")
     sizes, total = [], 0
     while total + n_first * 2 ** len(sizes) <= budget:
         sizes.append(n_first * 2 ** len(sizes))

@@ -22,6 +22,8 @@ positive hypothesis". The tester then thresholds it. Statistics that do not appl
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import itertools
 import math
 from dataclasses import dataclass
@@ -160,7 +162,7 @@ class SupportMembership:
 
     def __init__(self, scope: str = "row"):
         if scope not in ("row", "column"):
-            raise ValueError("scope must be 'row' or 'column'")
+            raise UserError("scope must be 'row' or 'column'")
         self.scope = scope
         self.name = f"support-{scope}"
 
@@ -282,9 +284,9 @@ class ExactRelease:
 
     def __init__(self, scope: str = "row", eta: float = 0.0, epsilon: float = 0.0):
         if scope not in ("row", "column"):
-            raise ValueError("scope must be 'row' or 'column'")
+            raise UserError("scope must be 'row' or 'column'")
         if not (math.isfinite(eta) and eta >= 0):
-            raise ValueError(f"eta must be a finite number >= 0, got {eta!r}")
+            raise UserError(f"eta must be a finite number >= 0, got {eta!r}")
         self.scope, self.eta, self.epsilon = scope, float(eta), float(epsilon)
         self.name = f"exact-release-{scope}" + (f"-eta{eta:g}" if eta > 0 else "")
 

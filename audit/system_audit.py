@@ -1,4 +1,4 @@
-"""Audit any locally private system through one contract (:class:`audit.interfaces.System`).
+"""Audit any locally private system through one contract (:class:`pgc.contracts.System`).
 
 ``audit_system(system, secret, secret_prime)`` answers, per channel of what the aggregator sees: does
 the system's (ε, δ) claim hold for these two neighbouring secrets, and what does the channel leak?
@@ -33,14 +33,17 @@ assuming a Gaussian trade-off curve; never used for a verdict).
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import math
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from schemas import Accountant, SystemAuditResult
-from systems.contract import ALL, PrivacyClaim
+from pgc.schemas import Accountant, SystemAuditResult
+from pgc.contracts import (ALL, ClaimsPerChannel, DeclaresNoise, DeclaresNoisePerChannel, NamesRelation, NamesReportSection,
+                           OffersStatistics,                            PrivacyClaim)
 
 from .accountant import accountant_epsilon
 from .claims import contradiction
@@ -58,13 +61,13 @@ def check_system(system: Any) -> tuple[str, ...]:
     """The system's channels (without ``all``); a clear ValueError when it does not meet the contract."""
     missing = [k for k in ("name", "claim", "channels", "release") if not hasattr(system, k)]
     if missing:
-        raise ValueError(f"{type(system).__name__} is not a System: it lacks {', '.join(missing)}")
+        raise UserError(f"{type(system).__name__} is not a System: it lacks {', '.join(missing)}")
     if not callable(system.release):
-        raise ValueError(f"{system.name}: release must be callable")
+        raise UserError(f"{system.name}: release must be callable")
     PrivacyClaim.of(system.claim)
     channels = tuple(system.channels)
     if not channels or not all(isinstance(c, str) and c for c in channels) or len(set(channels)) != len(channels):
-        raise ValueError(f"{system.name}: channels must be distinct non-empty names, got {channels!r}")
+        raise UserError(f"{system.name}: channels must be distinct non-empty names, got {channels!r}")
     return tuple(c for c in channels if c != ALL)
 
 
@@ -75,7 +78,7 @@ def claim_for(system: Any, channel: str) -> tuple[float, float]:
 
 
 def _channel_claim(system: Any, channel: str) -> PrivacyClaim:
-    return PrivacyClaim.of(system.claim_for(channel) if callable(getattr(system, "claim_for", None)) else system.claim)
+    return PrivacyClaim.of(system.claim_for(channel) if isinstance(system, ClaimsPerChannel) else system.claim)
 
 
 def curve_for(system: Any, channel: str) -> float | None:
@@ -99,8 +102,8 @@ def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str,
     ``dp_event_for``), and a summary for the claim itself; None where the system gives no event or δ = 0."""
     per_channel: dict[str, float | None] = {}
     summary = None
-    event_for = getattr(system, "dp_event_for", None)
-    base = system.dp_event() if callable(getattr(system, "dp_event", None)) else None
+    event_for = system.dp_event_for if isinstance(system, DeclaresNoisePerChannel) else None
+    base = system.dp_event() if isinstance(system, DeclaresNoise) else None
     claim = PrivacyClaim.of(system.claim)
     if base is not None and claim.delta > 0:
         summary = {"epsilon": accountant_epsilon(base, claim.delta), "delta": float(claim.delta),
@@ -139,17 +142,17 @@ class AuditSettings:
 
     def __post_init__(self) -> None:
         if not isinstance(self.train_minimum, (int, np.integer)) or self.train_minimum < 100:
-            raise ValueError(f"train_minimum must be an integer >= 100, got {self.train_minimum!r}")
+            raise UserError(f"train_minimum must be an integer >= 100, got {self.train_minimum!r}")
         if not isinstance(self.samples, (int, np.integer)) or isinstance(self.samples, bool) or self.samples < 100:
-            raise ValueError(f"samples must be an integer >= 100, got {self.samples!r}")
+            raise UserError(f"samples must be an integer >= 100, got {self.samples!r}")
         if not (0.0 < self.confidence < 1.0):
-            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence!r}")
+            raise UserError(f"confidence must lie in (0, 1), got {self.confidence!r}")
         if not (0.0 < self.train_fraction <= 1.0):
-            raise ValueError(f"train_fraction must lie in (0, 1], got {self.train_fraction!r}")
+            raise UserError(f"train_fraction must lie in (0, 1], got {self.train_fraction!r}")
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+            raise UserError(f"seed must be a non-negative integer, got {self.seed!r}")
         if self.search_samples < 2 or self.search_generations < 1:
-            raise ValueError("search_samples must be >= 2 and search_generations >= 1")
+            raise UserError("search_samples must be >= 2 and search_generations >= 1")
 
     @property
     def train_samples(self) -> int:
@@ -213,8 +216,8 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
                              samples_per_side=int(settings.samples), seed=int(settings.seed), rows=rows,
                              verdict=verdict, accountant=None if accountant is None else Accountant(**accountant),
                              wall_time_s=time.perf_counter() - start,
-                             report_section=getattr(system, "report_section", None),
-                             relation=getattr(system, "relation", None),
+                             report_section=system.report_section if isinstance(system, NamesReportSection) else None,
+                             relation=system.relation if isinstance(system, NamesRelation) else None,
                              searched_pair=None if found is None else found.to_dict(), timings=clock.seconds)
 
 
@@ -233,9 +236,9 @@ def _judged_rows(system: Any, bounds_by_channel: Mapping[str, EpsilonBound], wan
 
 def _check_options(broadcast: Any, adversarial: bool, search_pair: bool, selection_pool: Any) -> None:
     if adversarial and broadcast is not None:
-        raise ValueError("give either a broadcast or adversarial=True, not both")
+        raise UserError("give either a broadcast or adversarial=True, not both")
     if selection_pool is not None and (adversarial or search_pair):
-        raise ValueError("a selection pool serves one fixed pair and broadcast: not with adversarial or search_pair")
+        raise UserError("a selection pool serves one fixed pair and broadcast: not with adversarial or search_pair")
 
 
 def _channel_claims(system: Any, wanted: Sequence[str], base: Sequence[str]) -> tuple[dict, dict, dict, dict]:
@@ -275,7 +278,7 @@ def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] |
     wanted = known if channels is None else list(dict.fromkeys(channels))
     unknown = [c for c in wanted if c not in known]
     if unknown or not wanted:
-        raise ValueError(f"unknown or no channels {unknown or wanted}; {system.name} has: {', '.join(known)}")
+        raise UserError(f"unknown or no channels {unknown or wanted}; {system.name} has: {', '.join(known)}")
     return wanted
 
 
@@ -304,8 +307,7 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
     groups = channel_groups([train[0][c].shape[1] for c in base]) if ALL in group and not own_joint else None
 
     def statistics_for(ch: str):
-        offer = getattr(target.system, "audit_statistics", None)
-        offered = list(offer(ch)) if callable(offer) else []
+        offered = list(target.system.audit_statistics(ch)) if isinstance(target.system, OffersStatistics) else []
         if ch != ALL or len(base) < 2:
             return default_statistics() + offered if offered else None
         return (joint_statistics(groups) if groups is not None else default_statistics() + [

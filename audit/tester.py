@@ -12,11 +12,13 @@ Protocol (so that the α budget is spent exactly once):
    only those counts enter :func:`audit.bounds.epsilon_lower_bound`. The selection never sees them,
    so the bound holds at the stated confidence with no multiple-testing correction.
 
-:class:`CertifiedTest` implements :class:`audit.interfaces.Tester`: ``lower_bound()`` and
+:class:`CertifiedTest` implements :class:`pgc.contracts.Tester`: ``lower_bound()`` and
 ``rejects(claim)`` are separate questions.
 """
 
 from __future__ import annotations
+
+from pgc.errors import UserError
 
 import math
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ import numpy as np
 
 from . import bounds
 from .curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
-from .interfaces import Sampler, Scorer
+from pgc.contracts import Sampler, Scorer
 from .progress import progress_bar
 from .selection import choose_threshold, select_statistic
 from .statistics import default_statistics
@@ -53,7 +55,7 @@ class TrainingSplit:
         override the preset's)."""
         fraction = self.fraction if fraction is None else fraction
         if not (0.0 < fraction <= 1.0):
-            raise ValueError(f"train_fraction must lie in (0, 1], got {fraction!r}")
+            raise UserError(f"train_fraction must lie in (0, 1], got {fraction!r}")
         n = max(self.minimum if minimum is None else int(minimum), int(fraction * samples))
         return n if self.maximum is None else min(self.maximum, n)
 
@@ -149,9 +151,9 @@ def _as_2d(x: np.ndarray) -> np.ndarray:
     if x.ndim == 1:
         x = x[:, None]
     if x.ndim != 2:
-        raise ValueError(f"outputs must be (n, k), got shape {x.shape}")
+        raise UserError(f"outputs must be (n, k), got shape {x.shape}")
     if not np.all(np.isfinite(x)):
-        raise ValueError("the audited outputs contain NaN or inf")
+        raise UserError("the audited outputs contain NaN or inf")
     return x
 
 
@@ -198,11 +200,11 @@ def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, fals
     (:func:`audit.curves.split_alpha`)."""
     alpha = 1.0 - confidence
     if n_pos != n_neg:
-        raise ValueError("certification needs the same number of samples per side")
+        raise UserError("certification needs the same number of samples per side")
     curve = {}
     if test.curve_threshold is not None:
         if curve_counts is None:
-            raise ValueError("a test with a curve threshold needs its curve counts")
+            raise UserError("a test with a curve threshold needs its curve counts")
         alpha, curve_alpha = split_alpha(alpha)  # the row is flagged when either bound exceeds its claim
         c_fp, c_fn = int(curve_counts[1]), int(n_pos - curve_counts[0])
         curve = {"curve_false_positives": c_fp, "curve_false_negatives": c_fn,
@@ -274,11 +276,11 @@ class CertifiedTest:
 
     def __post_init__(self) -> None:
         if not self.pairs:
-            raise ValueError("need at least one hypothesis pair")
+            raise UserError("need at least one hypothesis pair")
         if not (0.0 < self.confidence < 1.0):
-            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence!r}")
+            raise UserError(f"confidence must lie in (0, 1), got {self.confidence!r}")
         if self.samples < 10 or self.train_samples < 20:
-            raise ValueError("need samples >= 10 and train_samples >= 20")
+            raise UserError("need samples >= 10 and train_samples >= 20")
         if self.pilot_samples is None:
             self.pilot_samples = max(2_000, self.train_samples // 5)
 
@@ -320,7 +322,7 @@ class CertifiedTest:
             if best is None or cand.projected_epsilon > best.projected_epsilon * (1.0 + TIE_MARGIN):
                 best, best_pair = cand, pair
         if best is None:
-            raise ValueError("no statistic applies to these outputs")
+            raise UserError("no statistic applies to these outputs")
         rp, rn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
         bound = certify(best, sampled_chunks(best_pair.positive, self.samples, rp, on_chunk=bar.update),
                         sampled_chunks(best_pair.negative, self.samples, rn, on_chunk=bar.update),

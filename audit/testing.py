@@ -9,7 +9,7 @@ every storage runs).
     def test_my_system_keeps_its_claim():
         assert_claim_holds(make(), samples=20_000)   # fails with the audit's rows when a row is violated
 
-:func:`check_system` runs every check of the contract (:mod:`systems.contract`) on one system and raises
+:func:`check_system` runs every check of the contract (:mod:`pgc.contracts`) on one system and raises
 :class:`ContractViolation` (an AssertionError) naming every check that failed. :func:`assert_claim_holds`
 audits the system at a canary pair (:func:`audit.system_audit.audit_system`) and raises
 :class:`ClaimNotShown` with the rows when the family verdict is one of ``fail_on`` (default: violated). The
@@ -22,8 +22,9 @@ import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from schemas.audit_rows import Verdict
-from systems.contract import ALL, PrivacyClaim, System
+from pgc.schemas.audit_rows import Verdict
+from pgc.contracts import (ALL, ClaimsPerChannel, DeclaresNoise, DescribesSecrets, HasBroadcastSpace, HasCanaries,
+                           OffersStatistics, PrivacyClaim, System)
 
 SMALL = (1, 7)  # release sizes every system must honour
 
@@ -46,7 +47,7 @@ def _draw(system, secret, n: int, seed: int, broadcast=None) -> dict:
 
 def first_pair(system) -> tuple:
     """The system's first named canary pair."""
-    canaries = system.canaries() if callable(getattr(system, "canaries", None)) else {}
+    canaries = system.canaries() if isinstance(system, HasCanaries) else {}
     assert canaries, f"{getattr(system, 'name', system)} names no canary pairs (canaries())"
     return tuple(next(iter(canaries.values())))
 
@@ -59,7 +60,7 @@ def check_identity(system) -> None:
     assert channels and len(set(channels)) == len(channels) and all(isinstance(c, str) and c for c in channels), \
         f"channels must be distinct non-empty names, got {channels!r}"
     assert set(claim.covers) <= set(channels) | {ALL}, "a claim covers only channels the system releases"
-    if callable(getattr(system, "claim_for", None)):
+    if isinstance(system, ClaimsPerChannel):
         for channel in channels:
             PrivacyClaim.of(system.claim_for(channel))
 
@@ -92,13 +93,12 @@ def check_randomness(system) -> None:
 
 
 def check_optional_members(system) -> None:
-    for name, pair in (system.canaries().items() if callable(getattr(system, "canaries", None)) else ()):
+    for name, pair in (system.canaries().items() if isinstance(system, HasCanaries) else ()):
         assert isinstance(name, str) and name and len(pair) == 2, f"canary pair {name!r} must be (secret, secret')"
-    describe = getattr(system, "describe_secret", None)
-    if callable(describe):
-        text = describe(first_pair(system)[0])
+    if isinstance(system, DescribesSecrets):
+        text = system.describe_secret(first_pair(system)[0])
         assert isinstance(text, str) and 0 < len(text) <= 200, "describe_secret gives a short text"
-    if callable(getattr(system, "dp_event", None)):
+    if isinstance(system, DeclaresNoise):
         import dp_accounting
 
         event = system.dp_event()
@@ -107,7 +107,7 @@ def check_optional_members(system) -> None:
     if profile is not None:
         deltas = [d for _, d in sorted(profile)]
         assert all(x >= y for x, y in zip(deltas, deltas[1:])), "a privacy profile's δ does not grow with ε"
-    space = getattr(system, "broadcast_space", None)
+    space = system.broadcast_space if isinstance(system, HasBroadcastSpace) else None
     if space is not None:
         lower, upper = (np.asarray(x, dtype=np.float64) for x in space)
         assert lower.shape == upper.shape and lower.ndim == 1 and np.all(lower < upper), "broadcast_space is a box"
@@ -116,9 +116,9 @@ def check_optional_members(system) -> None:
 
 
 def check_offered_statistics(system) -> None:
-    offer = getattr(system, "audit_statistics", None)
-    if not callable(offer):
+    if not isinstance(system, OffersStatistics):
         return
+    offer = system.audit_statistics
     secret, secret_prime = first_pair(system)
     for channel in system.channels:
         pos = np.asarray(_draw(system, secret, 50, 3)[channel], dtype=float)

@@ -2,7 +2,7 @@
 engine.
 
 Every audit path — mechanism, system, PGC-A3C's environment and adversarial audits, one-run, sampling until
-decisive — fills one :class:`schemas.AuditRow` with its claim, certified bounds, counts and power, and
+decisive — fills one :class:`pgc.schemas.AuditRow` with its claim, certified bounds, counts and power, and
 :func:`judge` gives it its verdict with :func:`decide`, the one rule:
 
 * ``violated`` — the claim contradicts its own curve or accounting (:mod:`audit.claims`), or a certified
@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from schemas.audit_rows import AuditRow, Verdict, worst
+from pgc.schemas.audit_rows import AuditRow, Verdict, worst
 
 from . import bounds, measured_power
 from .accountant import gdp_mu_estimate
@@ -174,7 +174,7 @@ def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
     """Holm over the rows held to the claim (p-value of "the claim holds"; a contradicted claim: p = 0), and over
     the uncovered rows (p-value of "no leak"); see the module docstring. A row's ``rejected`` is Holm's outcome
     for the finding its own verdict states: its leak for an unprotected channel, its claim for any other row."""
-    from schemas.shared import holm as holm_correction
+    from pgc.schemas.shared import holm as holm_correction
 
     def holm(members: list[int], pvalues: list[float]) -> dict[int, tuple[bool, float]]:
         reject, adjusted = holm_correction(pvalues, alpha)

@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from pgc.contracts import ProjectsDimension, ReleasesInternals
+
 from .blackbox import MechanismAuditResult, _candidates, _check_common, describe
 from .claims import mechanism_claim
 from .mechanism_result import mechanism_row
@@ -45,7 +47,7 @@ def audit_prs_whitebox(mechanism, dim: int = 112, samples: int = 1_000_000, conf
                        progress: bool = False) -> MechanismAuditResult:
     """White-box audit of any mechanism with PRS's ``release(g, rng) -> PRSRelease`` report."""
     claimed = _check_common(mechanism, dim, samples, confidence)
-    if not callable(getattr(mechanism, "release", None)):
+    if not isinstance(mechanism, ReleasesInternals):
         raise TypeError(f"{type(mechanism).__name__} has no release() report; use the black-box audit_mechanism")
     scale = float(getattr(mechanism, "clip", None) or 1.0)
     canary = 1e4 * scale * (1.0 + 1e-3 * np.arange(dim))
@@ -53,7 +55,7 @@ def audit_prs_whitebox(mechanism, dim: int = 112, samples: int = 1_000_000, conf
                           PRSVoteSampler(mechanism, -canary, canary))
     train = MECHANISM_SPLIT.size(samples, train_fraction)
     start, cpu = time.perf_counter(), time.process_time()
-    d_hat = mechanism.reduced_dim_for(dim) if callable(getattr(mechanism, "reduced_dim_for", None)) else None
+    d_hat = mechanism.reduced_dim_for(dim) if isinstance(mechanism, ProjectsDimension) else None
     statistics = default_statistics()
     if d_hat is not None:
         statistics += [HistogramLikelihoodRatio(fixed=slice(0, d_hat)), HistogramLikelihoodRatio(fixed=slice(d_hat, None))]

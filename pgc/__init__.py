@@ -1,22 +1,19 @@
-"""pgc — the PGC-A3C core: environment, model, compiled mechanism twins, aggregator, trainer, transcript.
-The mechanisms themselves live in :mod:`mechanisms` (re-exported here for convenience).
+"""pgc — pgc-audit's systems, records and tools, beside the auditor (:mod:`audit`), the attackers
+(:mod:`attacks`) and the reports (:mod:`reports`).
 
-``pgc`` imports nothing from ``audit``, ``attacks`` or ``reports``.
+Subpackages, by floor (docs/ARCHITECTURE.md; ``tests/test_layering.py`` enforces it):
+
+* contracts and pure helpers: :mod:`pgc.contracts`, :mod:`pgc.mechanisms`, :mod:`pgc.systems`, :mod:`pgc.tasks`,
+  :mod:`pgc.optim`;
+* result records: :mod:`pgc.schemas`;
+* systems: :mod:`pgc.a3c` (PGC-A3C), :mod:`pgc.fedlinucb`, :mod:`pgc.gympg`, :mod:`pgc.dprl`,
+  :mod:`pgc.toysystems`, :mod:`pgc.flower`, :mod:`pgc.ldp`, :mod:`pgc.nvflare`;
+* where tasks run: :mod:`pgc.engines`;
+* studies on top of the auditor: :mod:`pgc.audits`, :mod:`pgc.tuning`, :mod:`pgc.replication`,
+  :mod:`pgc.benchmarks`;
+* the command line: :mod:`pgc.cli`.
+
+Importing ``pgc`` imports none of them.
 """
 
 __version__ = "0.1.0"
-
-from .env import PAPER_GRAVITIES, CartPoleParams, physics_array  # noqa: E402
-from mechanisms import (  # noqa: E402
-    MECHANISMS, Gaussian, Laplace, Mechanism, NoNoise, ProjectedRandomSign, make_mechanism, register_mechanism,
-    split_rounds)
-from .model import DIM, ActorCritic, load_checkpoint, save_checkpoint  # noqa: E402
-from .rollout import A3CHyperparams, EpisodeBatch, simulate_episodes  # noqa: E402
-from .trainer import TrainConfig, TrainResult, train, train_batch  # noqa: E402
-
-__all__ = [
-    "A3CHyperparams", "ActorCritic", "CartPoleParams", "DIM", "EpisodeBatch", "Gaussian", "Laplace", "MECHANISMS", "Mechanism",
-    "NoNoise", "PAPER_GRAVITIES", "ProjectedRandomSign", "TrainConfig", "TrainResult", "load_checkpoint",
-    "make_mechanism", "physics_array", "register_mechanism", "save_checkpoint", "simulate_episodes", "split_rounds",
-    "train", "train_batch",
-]

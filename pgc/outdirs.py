@@ -5,6 +5,8 @@ write, nor one another command wrote), the OS lock of a writer, the atomic repla
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import contextlib
 import errno
 import fcntl
@@ -42,7 +44,7 @@ _LEGACY_SIGNATURES = {"summary.json": ("format", "pgc-run/", "train"),
                       "pipeline.json": ("format", "pgc-pipeline/", "pipeline")}
 
 
-class OutputDirError(ValueError):
+class OutputDirError(UserError):
     """An output folder that may not be written (a user error: one line, exit code 2)."""
 
 

@@ -3,7 +3,7 @@
     from reports import build_report
     paths = build_report(["runs/train", "results/audit/audit.json"], "runs/report")
 
-Inputs are read by :mod:`reports.loaders` through their typed schemas (:func:`schemas.load`); each
+Inputs are read by :mod:`reports.loaders` through their typed schemas (:func:`pgc.schemas.load`); each
 section of :mod:`reports.sections` (one module per section, declaring the result kinds it reads, its
 extraction and its rendering) takes what it needs into the report's content (:mod:`reports.assemble`;
 the run's own findings apart from committed references), and :mod:`reports.render` writes a verdict

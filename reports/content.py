@@ -4,7 +4,7 @@ references, each with its own verdict, warnings and Holm family) and the whole r
 (:class:`ReportContent`), with the helpers the summary and the sections share. The sections
 (:mod:`reports.sections`) fill it (:mod:`reports.assemble`) and render it (:mod:`reports.render`).
 
-Every value is read from a typed result (:mod:`schemas`); each row keeps the budget that produced it
+Every value is read from a typed result (:mod:`pgc.schemas`); each row keeps the budget that produced it
 (samples per side, confidence, statistic) so the reader can judge it, and its verdict is the audit's own.
 """
 
@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemas.audit_rows import AuditRow, Verdict
-from schemas.audit_rows import worst as worst_verdict
+from pgc.schemas.audit_rows import AuditRow, Verdict
+from pgc.schemas.audit_rows import worst as worst_verdict
 
 from .loaders import Source
 
@@ -52,7 +52,7 @@ class BoundRow:
     p_value: float | None = None  # H0 "true ε ≤ the row's claim" (p_value_leak for unprotected rows: H0 "ε ≤ 0")
     model: str = ""  # "adversarial" for adversarial-aggregator rows
     holm_significant: bool | None = None  # Holm keeps the row's finding (None: not in the family)
-    protect: tuple = ()  # the mitigations of the audited configuration (pgc.protect); claim = total ε
+    protect: tuple = ()  # the mitigations of the audited configuration (pgc.a3c.protect); claim = total ε
     group: str = ""  # who observes: "mechanism", "honest aggregator", "adversarial aggregator", a system's name
     accountant: float | None = None  # ε an accountant gives for the same release (system audits)
     reference: bool = False  # from a committed reference result, not the run's own

@@ -1,11 +1,12 @@
 """JSON-safe values and atomic file writes, shared by the report writers and the CLI.
 
-Kept free of heavy imports (no torch, no pgc): ``pgc report`` starts fast. (``pgc.rundir`` has its
+Kept free of heavy imports (no torch, no pgc): ``pgc report`` starts fast. (``pgc.a3c.rundir`` has its
 own JSON conversion because ``pgc`` imports nothing from ``reports``.)
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import tempfile
@@ -52,3 +53,26 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Atomic write of text (temporary file, then rename) with the usual permissions."""
+    return write_bytes_atomic(path, text.encode())
+
+
+def write_json_atomic(path: str | Path, data) -> Path:
+    """Atomic write of JSON (numbers made JSON-safe: :func:`json_safe`)."""
+    return write_text_atomic(path, json.dumps(json_safe(data), indent=2, sort_keys=False) + "\n")
+
+
+def read_json(path: str | Path):
+    """A JSON file's content; a missing file is a FileNotFoundError, a damaged one a one-line UserError."""
+    from pgc.errors import UserError
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON: {exc}") from None

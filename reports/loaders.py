@@ -1,4 +1,4 @@
-"""Reading result files for a report: every file goes through its schema (:mod:`schemas`).
+"""Reading result files for a report: every file goes through its schema (:mod:`pgc.schemas`).
 
 Accepted inputs (``pgc report RUN_OR_RESULT...``):
 
@@ -17,12 +17,14 @@ it in its own section, apart from the run's own verdict and warnings (unless eve
 
 from __future__ import annotations
 
+from pgc.errors import UserError
+
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import schemas
+import pgc.schemas as schemas
 
 KINDS = ("train", "replicate", "audit", "system-audit", "attack", "tune", "mitigations-utility", "bandit-regret",
          "bandit-attack", "thesis-membership", "thesis-map-recovery", "ldp-bench")
@@ -32,7 +34,7 @@ _FOLDER_CANDIDATES = ("result.json", "audit.json", "attack.json", "replicate.jso
                       "summary.json")
 
 
-class ReportInputError(ValueError):
+class ReportInputError(UserError):
     """A report input that cannot be used (missing, corrupted, or of an unknown kind)."""
 
 
@@ -56,9 +58,12 @@ class Source:
 
 
 def is_committed_reference(path: Path) -> bool:
-    """True for a file inside this checkout's committed ``results/`` folder."""
+    """True for a committed reference: a file inside the checkout's ``results/`` folder or one of the
+    references the package ships (:mod:`pgc.references`)."""
+    from pgc.references import is_reference
+
     try:
-        return COMMITTED_RESULTS in path.resolve().parents
+        return COMMITTED_RESULTS in path.resolve().parents or is_reference(path)
     except OSError:
         return False
 

@@ -10,11 +10,12 @@ import datetime as _dt
 from dataclasses import asdict
 from pathlib import Path
 
-import schemas
+import pgc.schemas as schemas
 
 from . import plots
 from .content import Findings, ReportContent, summary_rows
 from .document import Document, esc, md
+from .figure_kit import system_family
 from .sections import SECTIONS
 from .summary import overall_verdict, summary_table, verdict_class
 
@@ -77,7 +78,8 @@ def _first_screen(doc: Document, c: ReportContent, verdict: str) -> None:
     rows = summary_table(doc, f)
     doc.raw_html("</div><div>")
     if rows:
-        doc.figure("headline.png", plots.headline_figure(rows),
+        system_of = {b.group or b.subject: system_family(b.system) for b in f.bounds if b.system}
+        doc.figure("headline.png", plots.headline_figure(rows, system_of),
                    "Per observer and channel: the largest audited ε lower bound (bar, colour = verdict), the claimed ε "
                    "(black tick) and the largest ε the sample budget can certify (grey tick).")
     doc.raw_html("</div></div>")

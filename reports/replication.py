@@ -13,7 +13,8 @@ atomically.
 
 from __future__ import annotations
 
-import io
+from pgc.errors import UserError
+
 import json
 import math
 from pathlib import Path
@@ -24,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from . import figure_kit  # noqa: E402
 from .files import write_bytes_atomic  # noqa: E402
 
 TABLE_FILES = {"table1": "table1_fst.md", "table2": "table2_success_ratio.md",
@@ -32,7 +34,7 @@ FIGURE_FILES = {"figure2": "figure2_learning_curves.png", "figure3": "figure3_su
 MECH_LABEL = {"laplace": "Lap", "prs": "PRS", "none": "non-private"}
 
 
-class ReplicationInputError(ValueError):
+class ReplicationInputError(UserError):
     """The JSON is missing, corrupted, or not a replicate result."""
 
 
@@ -205,17 +207,14 @@ def render_tables(data: dict) -> dict[str, str]:
 
 
 def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    return buf.getvalue()
+    return figure_kit.png(fig, 100)
 
 
 def figure3(data: dict) -> bytes:
     """Success ratio against submissions, one panel per mechanism; controls dashed, ε = ∞ black."""
     x = np.asarray(data["success_curve_x"], float)
     mechs = [m for m in ("laplace", "prs") if any(r["mechanism"] == m for r in data["settings"])]
-    fig, axes = plt.subplots(1, max(1, len(mechs)), figsize=(6 * max(1, len(mechs)), 4.2), squeeze=False)
+    fig, axes = figure_kit.new_figure(5.5 * max(1, len(mechs)), 5.4, ncols=max(1, len(mechs)))
     colours = plt.get_cmap("viridis")
     eps_all = sorted({num(r["epsilon"]) for r in data["settings"] if r["mechanism"] != "none"})
     for ax, mech in zip(axes[0], mechs):
@@ -234,7 +233,7 @@ def figure3(data: dict) -> bytes:
         ax.set_ylabel("success ratio")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, ncol=2)
+        figure_kit.legend_below(ax, 0.5, ncol=3)
     fig.suptitle(f"Figure 3 — success ratio (reading {data['reading']['name']}; dashed: zero-information control)")
     return _png(fig)
 
@@ -242,7 +241,7 @@ def figure3(data: dict) -> bytes:
 def figure2(data: dict) -> bytes:
     """Average score μ (eq. 25) during training at ε = 1, with and without buffering."""
     curves = data.get("figure2") or {}
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), squeeze=False)
+    fig, axes = figure_kit.new_figure(11, 4.8, ncols=2)
     for ax, mech in zip(axes[0], ("laplace", "prs")):
         eps_label = "1"
         for key, cur in sorted(curves.items()):
@@ -264,7 +263,7 @@ def figure2(data: dict) -> bytes:
         ax.set_ylim(0, 205)
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
+            figure_kit.legend_below(ax, 0.5, fontsize=8, ncol=2)
         else:
             ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes)
     fig.suptitle(f"Figure 2 — average scores with and without buffering (reading {data['reading']['name']})")

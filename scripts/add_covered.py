@@ -1,5 +1,5 @@
 """Adds ``covered`` to the rows of committed ``audit`` results that lack it, by PGC-A3C's own rule
-(:func:`pgc.system.protected_channels`: the gradient and its compositions, and the channels the run's
+(:func:`pgc.a3c.system.protected_channels`: the gradient and its compositions, and the channels the run's
 mitigations protect; a mechanism's output and the self-test's rows are what their claim covers).
 
     .venv/bin/python scripts/add_covered.py results/audit/env-laplace-run.json ...
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pgc.system import protected_channels
+from pgc.a3c.system import protected_channels
 
 COMPOSITION = re.compile(r"^(?:gradient|score)×(\d+)")
 

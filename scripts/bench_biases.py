@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from pgc.rollout import A3CHyperparams
-from pgc.trainer import TrainConfig, train_batch
+from pgc.a3c.rollout import A3CHyperparams
+from pgc.a3c.trainer import TrainConfig, train_batch
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO)]
 
-from pgc_cli.main import main  # noqa: E402
+from pgc.cli.main import main  # noqa: E402
 
 TOLERANCE = 2.0  # an estimate within this factor of the wall time, either way
 TRAININGS = {  # run folder -> pgc train arguments

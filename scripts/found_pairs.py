@@ -1,4 +1,4 @@
-"""Writes dprl/found_pairs.py from the worst-pair searches committed in results/thesis/ (run from the repository
+"""Writes pgc/dprl/found_pairs.py from the worst-pair searches committed in results/thesis/ (run from the repository
 root after results/thesis/run.sh): each system's canaries() then names the pairs the auditor found."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def main() -> None:
             lines += [f"        {name!r}: (", f"            {secret!r},", f"            {secret_prime!r}),"]
         lines.append("    },")
     lines.append("}")
-    Path("dprl/found_pairs.py").write_text("\n".join(lines) + "\n")
+    Path("pgc/dprl/found_pairs.py").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

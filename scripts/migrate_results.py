@@ -1,4 +1,4 @@
-"""Rewrite the committed audit results of format 1 in the current format: every row one ``schemas.AuditRow``,
+"""Rewrite the committed audit results of format 1 in the current format: every row one ``pgc.schemas.AuditRow``,
 recertified from the counts it records (``audit.recertify``), judged by the one verdict rule and the one Holm
 rule. Prints, per file, how many rows recertify bit for bit and every verdict that changes, with its reason.
 
@@ -29,8 +29,8 @@ from audit.one_run import one_run_row  # noqa: E402
 from audit.recertify import recertify  # noqa: E402
 from audit.tester import EpsilonBound  # noqa: E402
 from audit.verdicts import with_family  # noqa: E402
-from schemas.audit_rows import AuditRow  # noqa: E402
-from systems.contract import PrivacyClaim  # noqa: E402
+from pgc.schemas.audit_rows import AuditRow  # noqa: E402
+from pgc.contracts import PrivacyClaim  # noqa: E402
 
 ROW_FIELDS = {f.name for f in dataclasses.fields(AuditRow)} - {"extra"}
 RENAMED = {"delta": "claimed_delta", "crafted_for": "crafted_for"}
@@ -114,7 +114,7 @@ def one_run_record(d: dict, log: Log, where: str, confidence: float, **context) 
     from audit.one_run_bound import one_run_p_value
 
     halved = d.get("claimed_mu") is not None or "fdp_mu_lower_bound" in d
-    from schemas import number
+    from pgc.schemas import number
 
     m, r, correct, delta = d["canaries"], d["guesses"], d["correct"], d.get("claimed_delta", 0.0) or 0.0
     claimed = number(d["claimed_epsilon"])
@@ -225,7 +225,7 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="rewrite the files in the current format")
     parser.add_argument("--root", default=str(ROOT / "results"))
     args = parser.parse_args()
-    import schemas
+    import pgc.schemas as schemas
 
     log = Log()
     for path in sorted(Path(args.root).rglob("*.json")):

@@ -1,7 +1,7 @@
-"""Utility cost of the channel mitigations (pgc.protect) on the paper's PRS and Laplace settings.
+"""Utility cost of the channel mitigations (pgc.a3c.protect) on the paper's PRS and Laplace settings.
 
 PRS (|B| = 100) and Laplace (|B| = 1), the paper's buffers, ε ∈ {1, 5, 10}, 20 trials per cell, the confirmed reading of ``pgc
-replicate`` (:data:`replication.grid.CONFIRMED_READING`; any reading name with ``--reading``), 9
+replicate`` (:data:`pgc.replication.grid.CONFIRMED_READING`; any reading name with ``--reading``), 9
 workers, stop at the first success, cap N submissions, each cell run without mitigations and with
 each of them. Seeds 0..K−1 are shared by all variants.
 
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from replication.grid import CONFIRMED_READING, PAPER_BUFFER, GridSpec, Setting, setting_configs
-from replication.stats import median_fst, median_interval, success_interval
-from pgc.trainer import train_batch
-from pgc_cli.io import write_text_atomic
+from pgc.replication.grid import CONFIRMED_READING, PAPER_BUFFER, GridSpec, Setting, setting_configs
+from pgc.replication.stats import median_fst, median_interval, success_interval
+from pgc.a3c.trainer import train_batch
+from reports.files import write_text_atomic
 
 VARIANTS = {  # name -> (protect, stop at the aggregator's success)
     "none": ((), True),

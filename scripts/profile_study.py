@@ -1,6 +1,6 @@
 """Claims with a privacy profile (a privacy-loss distribution's δ(ε) curve), audited through audit_system.
 
-DP-SGD steps accounted as Poisson subsampling (toysystems.dpsgd) at several (q, σ, steps):
+DP-SGD steps accounted as Poisson subsampling (pgc.toysystems.dpsgd) at several (q, σ, steps):
 
 * ``poisson`` sampling, as the accountant assumes: the false-alarm check (none may be flagged);
 * ``shuffle`` sampling (one step per epoch, Chua et al. ICML 2024): audited once against the claim with its
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from audit.power_study import write_result  # noqa: E402
 from audit.system_audit import audit_system  # noqa: E402
-from toysystems.dpsgd import dp_sgd_system  # noqa: E402
+from pgc.toysystems.dpsgd import dp_sgd_system  # noqa: E402
 
 SETTINGS = ({"sampling_rate": 0.1, "noise_multiplier": 0.8, "steps": 10},
             {"sampling_rate": 0.1, "noise_multiplier": 1.0, "steps": 20},

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/recertify_adversarial.py --out results/audit/recertified-at-saved-models.txt
 
-For each committed file, each audited pair is certified again with :func:`pgc_audits.adversarial_audit` at
+For each committed file, each audited pair is certified again with :func:`pgc.audits.adversarial_audit` at
 the θ files saved beside it (no search), on the pair's seed and sample size, and every channel row
 (ε_LB, counts, fp share, statistic, verdict, samples) and the noise-free bound is compared with the file;
 one line per row goes to ``--out`` (text). Exit 0 when everything is identical.
@@ -24,8 +24,8 @@ COMPARED = ("epsilon_lower_bound", "false_positives", "false_negatives", "fp_sha
 
 def _jobs() -> list[tuple[str, object, dict]]:
     """(committed file, mechanism, adversarial_audit options the file's run used)."""
-    from mechanisms import Laplace, ProjectedRandomSign
-    from pgc.rollout import A3CHyperparams
+    from pgc.mechanisms import Laplace, ProjectedRandomSign
+    from pgc.a3c.rollout import A3CHyperparams
 
     mitigations = "results/mitigations/adversarial-laplace-eps1.json"
     hyper = A3CHyperparams(**json.loads(Path(mitigations).read_text())["run_config"]["hyper"])
@@ -43,8 +43,8 @@ def _theta_files(path: str, audit: dict) -> dict[str, str]:
 
 
 def recertify(path: str, mechanism, options: dict) -> list[dict]:
-    from pgc.model import load_checkpoint
-    from pgc_audits.adversarial import adversarial_audit
+    from pgc.a3c.model import load_checkpoint
+    from pgc.audits.adversarial import adversarial_audit
 
     committed = json.loads(Path(path).read_text())
     audits = committed["adversarial_audits"]

@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from audit.sequential import audit_system_until_decisive, estimate_seconds, stage_sizes  # noqa: E402
-from systems.registry import make_system  # noqa: E402
+from pgc.systems.registry import make_system  # noqa: E402
 
 CASES = [  # (registered system, settings, budget per side)
     ("toy-oue", {"epsilon": 0.25}, 1_000_000),
@@ -58,7 +58,7 @@ def main() -> int:
               f"{row['estimate_stages_run_s']:7.1f} s, wall {row['wall_s']:7.1f} s, ratio {row['wall_over_estimate']:.2f}",
               flush=True)
     within = all(0.5 <= r["wall_over_estimate"] <= 2.0 for r in rows)
-    import schemas
+    import pgc.schemas as schemas
 
     out = schemas.dump("bench", {"bench": "sequential-estimates",
                                  "command": "python scripts/sequential_estimates.py " + " ".join(sys.argv[1:]),

@@ -2,7 +2,7 @@
 # Idempotent set-up: a virtual environment in .venv with pgc-audit and its dependencies, with the
 # extras for scale-out (psycopg 3, optuna-dashboard, Ray), the audited third-party libraries (Flower,
 # NVIDIA FLARE, multi-freq-ldpy, pure-ldp; all pinned in pyproject.toml) and the Debian PostgreSQL
-# server that the tests start as a throwaway cluster (scripts/postgres.py).
+# server that the tests start as a throwaway cluster (pgc.tuning.postgres_cluster).
 # torch is installed first, pinned to the CPU build (torch==2.13.0), so nothing pulls CUDA wheels.
 # Re-running is cheap: the pip steps are skipped while pyproject.toml is unchanged.
 set -euo pipefail
@@ -64,10 +64,10 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
 fi
 # PostgreSQL server binaries (Debian package postgresql), only if missing.
 if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
-  wait_for_apt_lock || true  # scripts/postgres.py reports the failure if the lock stays held
+  wait_for_apt_lock || true  # pgc.tuning.postgres_cluster reports the failure if the lock stays held
 fi
-.venv/bin/python scripts/postgres.py --install >/dev/null \
+.venv/bin/python pgc.tuning.postgres_cluster --install >/dev/null \
   || echo "setup: could not install postgresql; the PostgreSQL tests will fail" >&2
 # compile (or load from cache) the numba kernel once
-.venv/bin/python -c "from pgc.kernel import warm_up; warm_up()"
+.venv/bin/python -c "from pgc.a3c.kernel import warm_up; warm_up()"
 echo "setup: ok ($(.venv/bin/python -c 'import pgc, torch; print("pgc", pgc.__version__, "torch", torch.__version__)'))"

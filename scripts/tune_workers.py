@@ -4,7 +4,7 @@
     python scripts/tune_workers.py --workers 4 --trials 100 --json results/tune/postgres-4x25.json
     python scripts/tune_workers.py --storage postgresql://user@host/db ...   # an existing server
 
-Runs ``pgc tune --workers N`` (a throwaway server from scripts/postgres.py unless --storage is
+Runs ``pgc tune --workers N`` (a throwaway server from pgc.tuning.postgres_cluster unless --storage is
 given), kills one worker process mid-trial, waits for the command to finish and counts: finished
 trials, duplicate parameter sets, trials left RUNNING/WAITING (stuck), failed trials, and the
 killed trial's retry (same parameters, same seeds). tests/test_postgres.py uses the same function.
@@ -13,7 +13,6 @@ killed trial's retry (same parameters, same seeds). tests/test_postgres.py uses 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import signal
@@ -35,7 +34,7 @@ def _kill_one_training_worker(proc, storage, study: str, start: float, deadline_
     import optuna
     from optuna.trial import TrialState
 
-    from tuning.workers import claimed_by
+    from pgc.tuning.workers import claimed_by
 
     while time.monotonic() - start < deadline_s:
         time.sleep(0.03)
@@ -63,8 +62,8 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
     import optuna
     from optuna.trial import TrialState
 
-    from tuning import trial_seeds
-    from tuning.storage import make_storage
+    from pgc.tuning import trial_seeds
+    from pgc.tuning.storage import make_storage
 
     done = (TrialState.COMPLETE, TrialState.PRUNED)
     cmd = [sys.executable, "-m", "pgc_cli", "tune", "--out", str(out), "--storage", url, "--study", study,
@@ -121,9 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     import tempfile
 
-    spec = importlib.util.spec_from_file_location("pgc_scripts_postgres", ROOT / "scripts" / "postgres.py")
-    pg = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pg)
+    import pgc.tuning.postgres_cluster as pg
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out) if args.out else Path(tmp) / "tune"
         if args.storage:

@@ -10,22 +10,17 @@ def rng():
 
 @pytest.fixture(scope="session")
 def postgres_url():
-    """A throwaway PostgreSQL server for the whole session (scripts/postgres.py: installs the Debian
+    """A throwaway PostgreSQL server for the whole session (pgc.tuning.postgres_cluster: installs the Debian
     package if missing, initdb in a temporary folder, a free port); stopped and deleted at the end.
     The PostgreSQL tests always run: a server that cannot start fails them with the reason."""
-    import importlib.util
-    from pathlib import Path
+    from pgc.tuning.postgres_cluster import Cluster
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "postgres.py"
-    spec = importlib.util.spec_from_file_location("pgc_scripts_postgres", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    cluster = module.Cluster()
+    cluster = Cluster()
     try:
         url = cluster.start()
     except Exception as exc:  # noqa: BLE001 - any reason is reported
         cluster.stop()
-        pytest.fail(f"could not start a PostgreSQL server with scripts/postgres.py: {exc}", pytrace=False)
+        pytest.fail(f"could not start a PostgreSQL server with pgc.tuning.postgres_cluster: {exc}", pytrace=False)
     try:
         yield url
     finally:
@@ -35,10 +30,60 @@ def postgres_url():
 @pytest.fixture(scope="session")
 def ray_engine():
     """One local Ray cluster (2 CPUs) for the session: Ray's start-up is paid once."""
-    from engines import RayEngine
+    from pgc.engines import RayEngine
 
     engine = RayEngine(num_cpus=2)
     try:
         yield engine
     finally:
         engine.close()
+
+
+def _source_stamp(root) -> str:
+    """A hash of what the wheel is built from (the four packages and pyproject.toml)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name in ("audit", "attacks", "pgc", "reports"):
+        for path in sorted((root / name).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    digest.update((root / "pyproject.toml").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@pytest.fixture(scope="session")
+def installed_pgc(tmp_path_factory):
+    """The ``pgc`` command of a wheel of this checkout installed (not editable) into a fresh virtual
+    environment: ``pip wheel`` without build isolation, then ``pip install --no-index --no-deps`` into a venv
+    that reuses this environment's installed dependencies (a ``.pth`` line naming their folder; offline).
+    Built once per source state and shared by the pytest-xdist workers (a file lock)."""
+    import os
+    import subprocess
+    import sys
+    import sysconfig
+    from pathlib import Path
+
+    from filelock import FileLock
+
+    root = Path(__file__).resolve().parent.parent
+    shared = tmp_path_factory.getbasetemp().parent  # one folder for every xdist worker of this session
+    home = shared / f"wheel-{_source_stamp(root)}"
+    pgc = home / "venv" / "bin" / "pgc"
+    with FileLock(str(shared / "wheel.lock")):
+        if not pgc.exists():
+            env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+            run = lambda *argv: subprocess.run(argv, cwd=root, env=env, check=True, capture_output=True)  # noqa: E731
+            run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(home / "dist"),
+                str(root))
+            run(sys.executable, "-m", "venv", "--without-pip", str(home / "venv"))
+            purelib = Path(subprocess.run([str(home / "venv" / "bin" / "python"), "-c",
+                                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                          check=True, capture_output=True, text=True).stdout.strip())
+            # this environment's dependencies, behind the venv's own packages (no editable finder: a plain
+            # folder on the path processes no .pth file of its own)
+            (purelib / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+            wheel = next((home / "dist").glob("pgc_audit-*.whl"))
+            run(sys.executable, "-m", "pip", "--python", str(home / "venv" / "bin" / "python"), "install",
+                "--no-deps", "--no-index", str(wheel))
+    return pgc

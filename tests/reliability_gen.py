@@ -82,7 +82,7 @@ def _alarm(signum, frame):
 
 def run_inprocess(argv: list[str], cwd: Path, limit_s: float = HANG_S) -> Outcome:
     """``pgc ARGV`` in this process with ``cwd`` as working folder, stdout and stderr captured."""
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     outcome = Outcome(list(argv), None)
@@ -358,7 +358,7 @@ class _Trap:
 
 def make_run(folder: Path) -> Path:
     """A tiny complete run folder (with transcript) to mutate; trained in this process."""
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["train", "--submissions", "24", "--workers", "2", "--no-progress", "--out", str(folder)]) == 0
@@ -640,7 +640,7 @@ def result_state(kind: str, out: Path) -> int | None:
     target = out / "sampled" if kind == "replicate" else out
     if not os.path.lexists(target):
         return None
-    from pgc.rundir import MARKER_FILE, load_run
+    from pgc.a3c.rundir import MARKER_FILE, load_run
 
     assert (target / MARKER_FILE).is_file(), f"{target} has no marker"
     if kind == "train":
@@ -673,7 +673,7 @@ def tune_counts(out: Path, study: str = "pgc-tune") -> dict:
         counts = {name: sum(t.state.name == name for t in trials) for name in ("COMPLETE", "RUNNING", "FAIL",
                                                                                  "PRUNED", "WAITING")}
         # a trial started past the budget by a worker asking at the same moment would be failed and marked
-        # "surplus" (tuning.study); workers of one SQLite study ask one at a time, so none is expected
+        # "surplus" (pgc.tuning.study); workers of one SQLite study ask one at a time, so none is expected
         counts["SURPLUS"] = sum(t.state.name == "FAIL" and bool(t.user_attrs.get("surplus")) for t in trials)
         counts["FAIL"] -= counts["SURPLUS"]
         # a failed trial's parameters are re-queued once: count each finished parameter set once
@@ -791,7 +791,7 @@ def concurrent_writers(kind: str, base: Path, n: int, log: WriterLog, run: Path 
     if winners and not problems:
         i = winners[0]
         if kind == "train":
-            from pgc.rundir import load_run
+            from pgc.a3c.rundir import load_run
 
             if load_run(out)[0]["trials"][0]["seed"] != i:
                 problems.append("the result is not the winner's")

@@ -9,8 +9,8 @@ import pytest
 from attacks.active import laplace_layout_accuracy
 from attacks.layout import (QUICK_LAYOUT, laplace_bayes_accuracy, layout_coordinates, layout_theta, search_layout,
                             theta_from_layout_vector, vector_size)
-from pgc.model import SLICE_VALUE
-from pgc_cli.main import main
+from pgc.a3c.model import SLICE_VALUE
+from pgc.cli.main import main
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 3.0])
@@ -106,7 +106,7 @@ def test_quick_search_without_active_exits_2(tmp_path):
 
 def test_layout_gap_measures_a_saved_theta_and_refuses_bad_input(tmp_path, capsys):
     from attacks.layout import _main, layout_gap
-    from pgc.model import save_checkpoint
+    from pgc.a3c.model import save_checkpoint
 
     theta = search_layout([5.0, 15.0], 1.0, settings=QUICK_LAYOUT, seed=0).theta
     path = tmp_path / "theta.pt"

@@ -25,9 +25,9 @@ from attacks.bounds import clopper_pearson
 from attacks.evaluate import candidate_index, evaluate_classification
 from attacks.runner import map_index, posterior
 from attacks.targets import TargetTruth
-from pgc.env import physics_array
-from mechanisms import Laplace, NoNoise
-from pgc.model import glorot_uniform_theta
+from pgc.a3c.env import physics_array
+from pgc.mechanisms import Laplace, NoNoise
+from pgc.a3c.model import glorot_uniform_theta
 
 PSI = (9.7, 9.8, 9.9)
 SEEDS = 24

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from pgc.rundir import save_run
-from pgc.trainer import TrainConfig, train
-from pgc_cli.main import main
+from pgc.a3c.rundir import save_run
+from pgc.a3c.trainer import TrainConfig, train
+from pgc.cli.main import main
 
 
 @pytest.fixture(scope="module")

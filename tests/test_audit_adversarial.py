@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 import torch
 
-from pgc_audits.adversarial import adversarial_audit
-from pgc.crafted import (DETECTOR_COORDINATES, SearchSettings, crafted_theta, detector_share, gradient_objective,
+from pgc.audits.adversarial import adversarial_audit
+from pgc.a3c.crafted import (DETECTOR_COORDINATES, SearchSettings, crafted_theta, detector_share, gradient_objective,
                            ks_distance, quantile_separation, search_crafted_model, theta_from_vector)
-from pgc_audits.studies import curve_pair
-from pgc.env import physics_array
-from mechanisms import Laplace, ProjectedRandomSign
-from pgc.model import ActorCritic
-from pgc.rollout import simulate_episodes
-from pgc_cli.main import main
+from pgc.audits.studies import curve_pair
+from pgc.a3c.env import physics_array
+from pgc.mechanisms import Laplace, ProjectedRandomSign
+from pgc.a3c.model import ActorCritic
+from pgc.a3c.rollout import simulate_episodes
+from pgc.cli.main import main
 
 SMALL = SearchSettings(screen_controllers=40, screen_episodes=100, generations=6, population=8, episodes=120,
                        restarts=1)
@@ -136,7 +136,7 @@ def test_cli_refuses_bad_adversarial_input(argv, tmp_path, capsys):
 
 
 def test_worst_pair_search_stays_in_the_range_and_prefers_wide_pairs():
-    from pgc.crafted import worst_pair_search
+    from pgc.a3c.crafted import worst_pair_search
 
     tiny = SearchSettings(screen_controllers=8, screen_episodes=60, generations=4, population=6, episodes=60,
                           restarts=1, detector_screen=4)

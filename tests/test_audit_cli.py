@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pgc_cli.main import main
+from pgc.cli.main import main
 
 
 @pytest.mark.parametrize("argv", [

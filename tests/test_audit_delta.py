@@ -16,7 +16,7 @@ from test_audit_mechanism import SignRandomizedResponse  # the third-party ε-DP
 from audit import audit_mechanism, audit_prs_whitebox, mutants
 from audit.blackbox import DELTA_ALPHA_SHARE, HypothesisPair, MechanismSampler, canary_pairs, delta_test
 from audit.statistics import ExactRelease, column_scales
-from mechanisms import Laplace, ProjectedRandomSign
+from pgc.mechanisms import Laplace, ProjectedRandomSign
 
 STRICT = 1 - 1e-4
 

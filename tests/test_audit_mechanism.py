@@ -13,9 +13,9 @@ from scipy.special import expit
 
 from audit import audit_mechanism, audit_prs_whitebox
 from audit import mutants
-from audit import interfaces
+import pgc.contracts as interfaces
 from audit.tester import CertifiedTest, HypothesisPair
-from mechanisms import Laplace, ProjectedRandomSign, split_rounds
+from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
 
 STRICT = 1 - 1e-4  # false-failure rate of "not flagged" assertions
 

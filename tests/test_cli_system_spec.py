@@ -7,11 +7,11 @@ import json
 import textwrap
 
 import pytest
-from pgc_cli.main import main
+from pgc.cli.main import main
 
 COIN = textwrap.dedent('''
     import numpy as np
-    from systems.contract import PrivacyClaim
+    from pgc.contracts import PrivacyClaim
 
     class Coin:
         name, channels, claim = "coin", ("bit",), PrivacyClaim(1.0, 0.0, ("bit",))

@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from pgc.rundir import load_run
-from pgc_cli.main import main
+from pgc.a3c.rundir import load_run
+from pgc.cli.main import main
 
 
 def test_train_writes_run(tmp_path, capsys):

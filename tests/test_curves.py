@@ -6,7 +6,7 @@ from scipy.stats import norm
 
 from audit.curves import (curve_epsilon, curve_violation_pvalue, gdp_delta, gdp_epsilon,
                           gdp_mu_for, gdp_tradeoff, mu_lower_bound, select_curve_threshold)
-from mechanisms.calibration import analytic_gaussian_sigma
+from pgc.mechanisms.calibration import analytic_gaussian_sigma
 
 
 def test_tradeoff_known_values():

@@ -13,8 +13,8 @@ import uuid
 
 import pytest
 
-from tuning import Evaluation, SearchSpace, StudySettings, run_study
-from tuning.storage import storage_url
+from pgc.tuning import Evaluation, SearchSpace, StudySettings, run_study
+from pgc.tuning.storage import storage_url
 
 
 def _free_port() -> int:

@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 from audit.system_audit import audit_system
-from dprl import advising, dpdrl, oneparam, planning
-from systems import make_system
+from pgc.dprl import advising, dpdrl, oneparam, planning
+from pgc.systems import make_system
 
 
 def rng(seed=0):
@@ -176,7 +176,7 @@ def pgc(*argv):
 
 def test_cli_audits_a_thesis_system_end_to_end(tmp_path):
     out = tmp_path / "a.json"
-    done = pgc("audit", "--system", "dprl.dpdrl:system", "--setting", 'epsilon="dynamic"', "--samples", "2000",
+    done = pgc("audit", "--system", "pgc.dprl.dpdrl:system", "--setting", 'epsilon="dynamic"', "--samples", "2000",
                "--out", str(out))
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
@@ -193,7 +193,7 @@ def test_cli_audits_a_thesis_system_end_to_end(tmp_path):
     ["--system", "toy-laplace-count", "--search-pair"],
 ])
 def test_cli_refuses_bad_input_in_one_line(argv, tmp_path, capsys):
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     out = tmp_path / "x.json"
     code = main(["audit", *argv, "--samples", "200", "--no-progress", "--out", str(out)])

@@ -1,4 +1,4 @@
-"""Algorithm 11 with a deep Q-network (dprl.dqn): it learns a grid world, with and without DP-DRL's
+"""Algorithm 11 with a deep Q-network (pgc.dprl.dqn): it learns a grid world, with and without DP-DRL's
 obfuscation, is reproducible from its seed, and plugs into the map-recovery attack like the table."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from attacks.map_recovery import GeneticSettings, run_map_recovery
-from dprl.dqn import DQNSettings, train_dqn_agent
-from dprl.gridworld import TrainingSettings, greedy_trajectory, random_map, start_goal
-from dprl.training import train_agent
+from pgc.dprl.dqn import DQNSettings, train_dqn_agent
+from pgc.dprl.gridworld import TrainingSettings, greedy_trajectory, random_map, start_goal
+from pgc.dprl.training import train_agent
 
 
 @pytest.mark.parametrize("defence", [None, 0.1])

@@ -10,10 +10,10 @@ import sys
 
 import numpy as np
 
-from engines import LocalEngine, chunk_size, installed
-from pgc.trainer import TrainConfig, train_batch
-from pgc_cli.main import main
-from tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study
+from pgc.engines import LocalEngine, chunk_size, installed
+from pgc.a3c.trainer import TrainConfig, train_batch
+from pgc.cli.main import main
+from pgc.tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study
 
 
 def _same(a, b) -> None:
@@ -92,7 +92,7 @@ def test_ray_engine_replicate_command_identical_to_local(ray_engine, tmp_path):
 
 
 def test_core_package_does_not_import_ray_or_database_drivers():
-    code = ("import sys, pgc, pgc.trainer, pgc.kernel, replication.grid, replication.search; "
+    code = ("import sys, pgc, pgc.a3c.trainer, pgc.a3c.kernel, pgc.replication.grid, pgc.replication.search; "
             "bad = [m for m in ('ray', 'psycopg', 'optuna_dashboard', 'engines') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -124,7 +124,7 @@ def _square_after(item):
 
 
 def test_local_engine_map_each_keeps_input_order_whatever_finishes_first():
-    from engines import LocalEngine
+    from pgc.engines import LocalEngine
 
     items = [(3, 0.3), (1, 0.0), (2, 0.1)]  # the first job finishes last
     with LocalEngine(2) as engine:

@@ -11,12 +11,12 @@ import sys
 import numpy as np
 import pytest
 
-import pgc.crafted
-from engines import RayEngine
-from pgc.model import load_checkpoint
-from pgc_cli.main import main
+import pgc.a3c.crafted
+from pgc.engines import RayEngine
+from pgc.a3c.model import load_checkpoint
+from pgc.cli.main import main
 
-TINY_SEARCH = pgc.crafted.SearchSettings(screen_controllers=8, screen_episodes=60, generations=4, population=6,
+TINY_SEARCH = pgc.a3c.crafted.SearchSettings(screen_controllers=8, screen_episodes=60, generations=4, population=6,
                                                episodes=60, restarts=1, detector_screen=4)
 
 
@@ -65,7 +65,7 @@ def test_ray_engine_audit_run_pairs_identical_to_local(ray_tasks_pickle_with_the
 
 def test_ray_engine_audit_adversarial_pairs_identical_to_local(ray_tasks_pickle_with_the_standard_pickle, tmp_path,
                                                                monkeypatch):
-    monkeypatch.setattr(pgc.crafted, "QUICK_SEARCH", TINY_SEARCH)  # travels to the tasks as an argument
+    monkeypatch.setattr(pgc.a3c.crafted, "QUICK_SEARCH", TINY_SEARCH)  # travels to the tasks as an argument
     results = _results_by_engine("audit", ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model",
                                            "--search-budget", "quick", "--pairs", "5:15", "5..15",
                                            "--search-trials", "2", "--samples", "1000"], tmp_path)
@@ -80,7 +80,7 @@ def test_ray_engine_audit_adversarial_pairs_identical_to_local(ray_tasks_pickle_
 
 def test_ray_engine_audit_adversarial_curve_identical_to_local(ray_tasks_pickle_with_the_standard_pickle, tmp_path,
                                                                monkeypatch):
-    monkeypatch.setattr(pgc.crafted, "QUICK_SEARCH", TINY_SEARCH)
+    monkeypatch.setattr(pgc.a3c.crafted, "QUICK_SEARCH", TINY_SEARCH)
     results = _results_by_engine("audit", ["--mechanism", "laplace", "--adversarial-curve", "--search-budget",
                                            "quick", "--epsilons", "1", "4", "--distances", "2", "10",
                                            "--channels", "gradient,score", "--samples", "500"], tmp_path)
@@ -132,7 +132,7 @@ def test_engine_options_refused_with_one_line_error(command, argv, engine_argv, 
 
 
 def test_audit_and_attack_packages_take_an_executor_without_importing_an_engine():
-    code = ("import sys, audit, pgc_audits.adversarial, audit.selftest, attacks, attacks.sweep, attacks.runner; "
+    code = ("import sys, audit, pgc.audits.adversarial, audit.selftest, attacks, attacks.sweep, attacks.runner; "
             "bad = [m for m in ('ray', 'engines') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -4,8 +4,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from pgc.env import PHYSICS_FIELDS, CartPoleParams, VectorCartPole, cartpole_step, physics_array
-from pgc.rollout import A3CHyperparams, LaneEngine
+from pgc.a3c.env import PHYSICS_FIELDS, CartPoleParams, VectorCartPole, cartpole_step, physics_array
+from pgc.a3c.rollout import A3CHyperparams, LaneEngine
 
 PARAMS = [CartPoleParams(), CartPoleParams(gravity=9.7), CartPoleParams(gravity=12.5, masscart=1.3, masspole=0.2,
                                                                           length=0.7, force_mag=8.0, tau=0.015)]

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedlinucb.algorithms import DistributedTree, _pack, _unpack, fedlinucb, private_fedlinucb
-from fedlinucb.config import BanditConfig, DP20Config, PrivacyConfig
-from fedlinucb.env import SyntheticFamily, UserStream
-from fedlinucb.privacy import (accuracy_ceiling, lowest_set_bit, private_fedlinucb_sigma, set_bits,
+from pgc.fedlinucb.algorithms import DistributedTree, _pack, _unpack, fedlinucb, private_fedlinucb
+from pgc.fedlinucb.config import BanditConfig, DP20Config, PrivacyConfig
+from pgc.fedlinucb.env import SyntheticFamily, UserStream
+from pgc.fedlinucb.privacy import (accuracy_ceiling, lowest_set_bit, private_fedlinucb_sigma, set_bits,
                                tree_levels)
-from fedlinucb.systems import BanditSystem, dp20_system, fedlinucb_system, private_fedlinucb_system
+from pgc.fedlinucb.systems import BanditSystem, dp20_system, fedlinucb_system, private_fedlinucb_system
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,7 +94,7 @@ def test_tree_noise_is_popcount_nodes():
 
 
 def test_batched_simulator_matches_reference_loop():
-    from pgc_cli.benchmarks.bandit import reference_fedlinucb
+    from pgc.benchmarks.bandit import reference_fedlinucb
 
     cfg = BanditConfig(n_silos=5, horizon=30, n_arms=6, dim=4, runs=1, batch=4)
     seed = np.random.SeedSequence(3)
@@ -198,7 +198,7 @@ def _cli(*args, cwd=ROOT):
 @pytest.mark.parametrize("args", [["--epsilons", "0"], ["--delta", "1.5"], ["--arms", "0"], ["--dim", "1"],
                                   ["--batch", "20000"], ["--dp20-threshold", "-1"]])
 def test_cli_bad_input_one_line_exit_2(args, tmp_path, capsys):
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     assert main(["bandit", "regret", "--out", str(tmp_path / "r.json"), *args]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1

@@ -11,8 +11,8 @@ from scipy import stats
 flwr = pytest.importorskip("flwr", reason="Flower is installed by scripts/setup.sh (the flower extra)")
 
 from audit.system_audit import audit_system  # noqa: E402
-from flower_audit import claim_from_mods, crafted_update_system, local_dp_sigma, local_dp_update_system  # noqa: E402
-from flower_audit.reference import NumpyLocalDp  # noqa: E402
+from pgc.flower import claim_from_mods, crafted_update_system, local_dp_sigma, local_dp_update_system  # noqa: E402
+from pgc.flower.reference import NumpyLocalDp  # noqa: E402
 
 
 def test_claim_is_read_from_local_dp_mod():
@@ -41,7 +41,7 @@ def test_releases_through_flower_equal_the_numpy_reference_bit_for_bit():
 
 
 def test_a_release_does_not_depend_on_how_many_processes_send_its_blocks():
-    from flower_audit.system import RELEASE_BLOCK
+    from pgc.flower.system import RELEASE_BLOCK
 
     n = 2 * RELEASE_BLOCK + 17  # two full blocks and a partial one
     one, two = local_dp_update_system(1.0, 1e-5), local_dp_update_system(1.0, 1e-5)
@@ -75,7 +75,7 @@ def test_cli_audits_a_users_client_app_and_refuses_bad_input(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "LocalDpMod" in proc.stdout and "verdict (Holm" in proc.stdout
-    import schemas
+    import pgc.schemas as schemas
 
     result = schemas.load(__import__("json").loads(out.read_text()))
     assert result.relation == "one record replaced, or one record removed" and result.pair == "one record removed"
@@ -107,8 +107,8 @@ def _steinke_bound_reference(m: int, r: int, v: int, alpha: float, delta: float)
 
 
 def test_one_run_audit_inside_a_flower_simulation_central_dp():
-    from flower_audit.simulation import OneRunSetup
-    from pgc_cli.commands.audit.flower_one_run import flower_one_run
+    from pgc.flower.simulation import OneRunSetup
+    from pgc.cli.commands.audit.flower_one_run import flower_one_run
 
     setup = OneRunSetup(canaries=40, real_clients=2, rounds=1, mode="central-dp", noise_multiplier=2.0, seed=3)
     out = flower_one_run(setup)

@@ -5,10 +5,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pgc.env import physics_array
-from pgc.model import DIM, DIM_BIASED, glorot_uniform_theta
-from pgc.reference import episode_gradient
-from pgc.rollout import A3CHyperparams, LaneEngine, simulate_episodes
+from pgc.a3c.env import physics_array
+from pgc.a3c.model import DIM, DIM_BIASED, glorot_uniform_theta
+from pgc.a3c.reference import episode_gradient
+from pgc.a3c.rollout import A3CHyperparams, LaneEngine, simulate_episodes
 
 
 def record_episodes(theta, hyper, rng, n=6, alpha=0.3, gravity=9.8):

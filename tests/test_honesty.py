@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-import schemas
+import pgc.schemas as schemas
 from audit.claims import accountant_contradiction, contradiction, curve_contradiction, mechanism_claim
 from audit.curves import gdp_mu_for
 from audit.honesty import HONESTY_CASES, run_honesty_cases
 from audit.recertify import recertify
-from schemas.audit_rows import AuditRow
-from systems.contract import PrivacyClaim
+from pgc.schemas.audit_rows import AuditRow
+from pgc.contracts import PrivacyClaim
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +31,7 @@ def test_correct_frequency_oracles_at_small_epsilon_stay_consistent(name, epsilo
     """Power is claimed where the test separated the values: a correct GRR at ε 0.25 or OUE at ε 1 at 1e5 per
     side keeps a consistent verdict (no blanket 'inconclusive')."""
     from audit import audit_system
-    from systems.registry import make_system
+    from pgc.systems.registry import make_system
 
     row = audit_system(make_system(name, epsilon=epsilon), 0, 24, samples=100_000, seed=4, channels=["report"]).rows[0]
     assert row.verdict == "consistent" and 0.5 * epsilon < row.epsilon_lower_bound <= epsilon
@@ -68,7 +68,7 @@ def test_the_curve_a_mechanism_audit_tests_is_the_one_it_states_never_its_noise(
         noise_scale: float = 0.5
 
     assert mechanism_claim(Declares()).gdp_mu is None
-    from mechanisms import Gaussian
+    from pgc.mechanisms import Gaussian
 
     mech = Gaussian(2.0, 1e-5, clip=1.0)
     assert mechanism_claim(mech).gdp_mu == pytest.approx(gdp_mu_for(2.0, 1e-5), rel=1e-9)  # what it promises
@@ -115,7 +115,7 @@ def without_covers():
 
 def test_a_users_own_claim_object_works_from_python_and_the_cli(tmp_path, capsys):
     from audit import audit_system
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     module = tmp_path / "mysys.py"
     module.write_text(USER_SYSTEM)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from pgc import kernel
-from pgc.kernel import _cache, layout
+from pgc.a3c import kernel
+from pgc.a3c.kernel import _cache, layout
 
 
 def test_index_constants_are_the_positions_of_the_named_fields():

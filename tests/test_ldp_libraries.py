@@ -14,9 +14,9 @@ from scipy.stats import chi2_contingency, ks_2samp
 pytest.importorskip("multi_freq_ldpy")
 pytest.importorskip("pure_ldp")
 
-from ldp_oracles.registry import protocols  # noqa: E402
-from ldp_oracles.seeding import seeded_library_generators  # noqa: E402
-from ldp_oracles.system import ldp_system  # noqa: E402
+from pgc.ldp.registry import protocols  # noqa: E402
+from pgc.ldp.seeding import seeded_library_generators  # noqa: E402
+from pgc.ldp.system import ldp_system  # noqa: E402
 
 K, EPSILON, N = 6, 0.5, 3000
 P_MIN = 1e-4  # per comparison; about 30 comparisons: false-failure rate ≤ 0.3 %

@@ -12,15 +12,15 @@ from statsmodels.stats.proportion import proportion_confint
 
 from audit.ldp_auditor import ldp_auditor_epsilon
 from audit.system_audit import AuditSettings, audit_system
-from ldp_oracles.direct import GRR, HistogramEncoding, SubsetSelection, the_threshold
-from ldp_oracles.guesses import guess_hits
-from ldp_oracles.hadamard import HadamardMechanism, HadamardResponse, hadamard_sign
-from ldp_oracles.hashed import LocalHashing
-from ldp_oracles.hashing import UNIVERSAL_PRIME, xxh32_of_text
-from ldp_oracles.oracle import integer_from_limbs, integer_limbs
-from ldp_oracles.registry import REFERENCE, make_oracle, parse_spec
-from ldp_oracles.system import OracleSystem, reference_system
-from ldp_oracles.unary import Rappor, UnaryEncoding, rappor_f
+from pgc.ldp.direct import GRR, HistogramEncoding, SubsetSelection, the_threshold
+from pgc.ldp.guesses import guess_hits
+from pgc.ldp.hadamard import HadamardMechanism, HadamardResponse, hadamard_sign
+from pgc.ldp.hashed import LocalHashing
+from pgc.ldp.hashing import UNIVERSAL_PRIME, xxh32_of_text
+from pgc.ldp.oracle import integer_from_limbs, integer_limbs
+from pgc.ldp.registry import REFERENCE, make_oracle, parse_spec
+from pgc.ldp.system import OracleSystem, reference_system
+from pgc.ldp.unary import Rappor, UnaryEncoding, rappor_f
 
 Z = 5.0  # |z| beyond which a frequency check fails: two-sided false-failure rate 5.7e-7 per check
 

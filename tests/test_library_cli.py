@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pgc_cli.main import main
+from pgc.cli.main import main
 
 pytest.importorskip("multi_freq_ldpy")
 pytest.importorskip("pure_ldp")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mechanisms import (
+from pgc.mechanisms import (
     MECHANISMS, SQRT3, Gaussian, Laplace, Mechanism, NoNoise, ProjectedRandomSign, achlioptas_matrices,
     bit_flip_plus_probability, l1_clip, make_mechanism, prs_reduced_dim, register_mechanism, sanitize, split_rounds)
 
@@ -200,7 +200,7 @@ def test_registry():
 
 
 def test_secure_laplace_snaps_to_grid_and_keeps_the_law(rng):
-    from mechanisms import SNAP_BOUND_SCALES, snapping_grid
+    from pgc.mechanisms import SNAP_BOUND_SCALES, snapping_grid
 
     m = Laplace(epsilon=2.0, clip=0.01, secure=True)
     assert snapping_grid(0.005) == 2.0 ** -7 and snapping_grid(0.0078125) == 0.0078125
@@ -230,7 +230,7 @@ def test_float_exact_audit_passes_secure_laplace():
 
 
 def test_compiled_laplace_draws_are_numpys_bit_for_bit():
-    from pgc import kernel
+    from pgc.a3c import kernel
 
     out = np.empty(112)
     kernel.privatize_row(kernel.MECH_LAPLACE, np.zeros(112), out, np.random.default_rng(9), 0.5, 0.01, 1, 0.0,
@@ -244,8 +244,8 @@ def test_compiled_laplace_draws_are_numpys_bit_for_bit():
     (Gaussian(2.0, 1e-5), 112), (Gaussian(0.5, 1e-3, clip=0.3, analytic=False), 112), (Gaussian(2.0, 1e-5), 131)])
 def test_compiled_row_equals_the_numpy_mechanism(mechanism, dim):
     """Same draws, same arithmetic: the L1 and L2 norms even follow numpy's pairwise summation order."""
-    from pgc import kernel
-    from pgc.twins import compiled_spec
+    from pgc.a3c import kernel
+    from pgc.a3c.twins import compiled_spec
 
     rows = np.random.default_rng(1).normal(size=(40, dim)) * np.logspace(-6, 1, 40)[:, None]  # clip off and on
     kind, eps, clip, d_hat, scale = compiled_spec(mechanism, dim)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from pgc.metrics import average_scores, first_success_time, relative_auc, success_ratio, success_ratio_auc
+from pgc.a3c.metrics import average_scores, first_success_time, relative_auc, success_ratio, success_ratio_auc
 
 
 def test_average_scores_window():

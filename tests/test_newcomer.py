@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from pgc_cli.main import COMMANDS, main
+from pgc.cli.main import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -169,8 +169,8 @@ def _snapshot(folder: Path) -> dict[str, tuple]:
 @pytest.fixture
 def quick_progress(monkeypatch):
     """Progress lines after half a second instead of 30 s, so that the steps show theirs."""
-    monkeypatch.setattr("tasks.progress.LINE_INTERVAL_S", 0.5)
-    monkeypatch.setattr("tasks.progress.START_DELAY_S", 0.5)
+    monkeypatch.setattr("pgc.tasks.progress.LINE_INTERVAL_S", 0.5)
+    monkeypatch.setattr("pgc.tasks.progress.START_DELAY_S", 0.5)
 
 
 def _group_id(group: list[Step]) -> str:

@@ -1,4 +1,4 @@
-"""Canary agents inside a real run (pgc.trainer with TrainConfig.canaries) and the one-run audit of them."""
+"""Canary agents inside a real run (pgc.a3c.trainer with TrainConfig.canaries) and the one-run audit of them."""
 
 from pathlib import Path
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from audit.one_run import one_run_audit
-from pgc.transcript import transcript_releases
-from pgc.system import PGCA3CSystem
-from pgc.trainer import TrainConfig, train
+from pgc.a3c.transcript import transcript_releases
+from pgc.a3c.system import PGCA3CSystem
+from pgc.a3c.trainer import TrainConfig, train
 
 CRAFTED = Path(__file__).resolve().parents[1] / "results/audit/one-run/crafted_theta_5_15.npy"
 
@@ -99,7 +99,7 @@ def test_one_run_audit_is_consistent_on_the_correct_pipeline_and_catches_the_pla
 
 def test_one_run_audit_of_a_gaussian_claim_reports_both_bounds_at_half_alpha():
     from audit.one_run_bound import epsilon_lower_bound as steinke_bound
-    from toysystems import GaussianVectorSystem
+    from pgc.toysystems import GaussianVectorSystem
 
     # a Gaussian at μ = 4 (very leaky) claiming its own (4-ish, 1e-5) curve from a tenth of its sensitivity
     system = GaussianVectorSystem(1.0, 1e-5, dim=1, sensitivity_factor=0.1)

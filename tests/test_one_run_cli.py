@@ -2,7 +2,7 @@
 
 import json
 
-from pgc_cli.main import main
+from pgc.cli.main import main
 
 from test_one_run import CRAFTED
 

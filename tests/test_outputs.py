@@ -1,4 +1,4 @@
-"""Where a command's result file goes (pgc_cli.outputs.ResultFile): a default path new for every run, an
+"""Where a command's result file goes (pgc.cli.outputs.ResultFile): a default path new for every run, an
 existing file replaced only with --force and only if pgc wrote it, its companions (θ files, a plot) kept
 with it, missing parent folders created."""
 
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from pgc_cli.main import CLIError
-from pgc_cli.outputs import ResultFile
+from pgc.errors import UserError
+from pgc.cli.outputs import ResultFile
 
 
 def _result(result: ResultFile, theta_suffixes: list[str]) -> dict:
@@ -36,7 +36,7 @@ def test_an_existing_result_is_replaced_only_with_force_and_its_old_companions_g
     out = tmp_path / "new" / "folders" / "a.json"  # parents created
     with ResultFile(out, command="audit", name="x") as result:
         result.write(_result(result, ["-theta-5-15-gradient.pt", "-theta-5-15-score.pt"]))
-    with pytest.raises(CLIError, match="exists .*--force"):
+    with pytest.raises(UserError, match="exists .*--force"):
         ResultFile(out, command="audit", name="x")
     with ResultFile(out, command="audit", name="x", force=True) as result:
         result.write(_result(result, ["-theta-9.7-9.9-gradient.pt"]))
@@ -55,16 +55,16 @@ def test_a_failed_command_leaves_neither_result_nor_companions(tmp_path):
 def test_force_never_replaces_a_file_pgc_did_not_write(tmp_path, content):
     out = tmp_path / "a.json"
     out.write_bytes(content)
-    with pytest.raises(CLIError, match="not a pgc result"):
+    with pytest.raises(UserError, match="not a pgc result"):
         ResultFile(out, command="audit", name="x", force=True)
     assert out.read_bytes() == content
 
 
 def test_a_folder_or_a_file_in_the_way_is_refused_in_one_line(tmp_path):
     (tmp_path / "d.json").mkdir()
-    with pytest.raises(CLIError, match="is a folder"):
+    with pytest.raises(UserError, match="is a folder"):
         ResultFile(tmp_path / "d.json", command="audit", name="x")
     (tmp_path / "f").write_text("x")
-    with pytest.raises(CLIError, match="a file is in the way"):
+    with pytest.raises(UserError, match="a file is in the way"):
         ResultFile(tmp_path / "f" / "a.json", command="audit", name="x")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json", "f"]

@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from pgc_cli.main import main
+from pgc.cli.main import main
 from reports.browser import external_references
 
 

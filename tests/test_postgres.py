@@ -21,10 +21,10 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study, trial_seeds
-from tuning.storage import make_storage, storage_url
-from tuning.study import open_study
-from tuning.workers import claim, fail_dead_workers, worker_identity
+from pgc.tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study, trial_seeds
+from pgc.tuning.storage import make_storage, storage_url
+from pgc.tuning.study import open_study
+from pgc.tuning.workers import claim, fail_dead_workers, worker_identity
 
 ROOT = Path(__file__).resolve().parent.parent
 DONE = (TrialState.COMPLETE, TrialState.PRUNED)
@@ -67,7 +67,7 @@ def test_postgres_workers_opening_a_fresh_database_together_all_succeed(postgres
     such rounds had a process fail."""
     import psycopg
 
-    code = ("import sys; sys.path.insert(0, sys.argv[2]); from tuning.storage import make_storage; "
+    code = ("import sys; sys.path.insert(0, sys.argv[2]); from pgc.tuning.storage import make_storage; "
             "make_storage(sys.argv[1]).engine.dispose()")
     for _ in range(2):
         database = _name("fresh").replace("-", "_")
@@ -165,7 +165,7 @@ def test_storage_contract_run_study_exact_count_and_export(any_storage):
 def test_storage_contract_a_surplus_trial_is_given_back(any_storage):
     """Workers asking at the same moment: the trial beyond the budget is failed as surplus and
     a retry it had popped goes back to the queue."""
-    from tuning.study import _requeue_if_retry, _surplus
+    from pgc.tuning.study import _requeue_if_retry, _surplus
 
     storage = make_storage(any_storage)
     study = open_study(_name("s"), storage, _settings())
@@ -192,14 +192,14 @@ def test_storage_contract_a_worker_dying_before_its_first_heartbeat_leaves_no_tr
         "import os, sys; sys.path.insert(0, sys.argv[3])\n"
         "from optuna.storages import RDBStorage\n"
         "RDBStorage.record_heartbeat = lambda self, trial_id: os._exit(9)\n"
-        "from tuning import Evaluation, SearchSpace, StudySettings, run_study\n"
+        "from pgc.tuning import Evaluation, SearchSpace, StudySettings, run_study\n"
         "settings = StudySettings(space=SearchSpace(mechanisms=('laplace', 'prs')), evaluation=Evaluation("
         "runs_per_trial=2, submissions=60, rungs=(1.0,)), sampler='random', seed=3)\n"
         "run_study(sys.argv[2], sys.argv[1], settings, 2, batch=1, heartbeat_interval=1, grace_period=1)\n")
     dead = subprocess.run([sys.executable, "-c", die_in_first_heartbeat, any_storage, name, str(ROOT)],
                           capture_output=True, timeout=120)
     assert dead.returncode == 9, dead.stderr.decode()[-2000:]
-    import tuning.workers as workers_module
+    import pgc.tuning.workers as workers_module
 
     monkeypatch.setattr(workers_module, "_worker_is_dead", lambda identity: False)  # as if on another machine
     study = run_study(name, any_storage, _settings(), n_trials=2, batch=1, heartbeat_interval=1, grace_period=1,
@@ -215,7 +215,7 @@ def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_
     parameters) while it trained, or just before it told the result, drops the result instead of
     crashing and goes on: the study still ends with exactly --trials finished trials, the stale
     one's retry among them."""
-    import tuning.study as study_module
+    import pgc.tuning.study as study_module
 
     name = _name("l")
     storage = make_storage(any_storage)

@@ -8,14 +8,14 @@ import math
 
 import numpy as np
 import pytest
-import schemas
+import pgc.schemas as schemas
 from audit.curves import gdp_delta, profile_epsilons, profile_excess, profile_point, profile_violation_pvalue
 from audit.power import detectable_epsilon, flags_leak
 from audit.system_audit import audit_system
-from mechanisms.accounting import gaussian_event, poisson_gaussian_event, privacy_profile
-from pgc_cli.main import main
-from systems.contract import PrivacyClaim
-from toysystems.dpsgd import dp_sgd_system
+from pgc.mechanisms.accounting import gaussian_event, poisson_gaussian_event, privacy_profile
+from pgc.cli.main import main
+from pgc.contracts import PrivacyClaim
+from pgc.toysystems.dpsgd import dp_sgd_system
 
 
 def test_a_claim_holds_a_profile_and_refuses_a_bad_one():

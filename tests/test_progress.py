@@ -1,4 +1,4 @@
-"""tasks.progress: dated lines off a terminal, on time even when the work reports rarely; the heartbeat of a
+"""pgc.tasks.progress: dated lines off a terminal, on time even when the work reports rarely; the heartbeat of a
 command that shows no progress of its own."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import io
 import re
 import time
 
-from tasks.progress import LineProgress, heartbeat, progress_bar
+from pgc.tasks.progress import LineProgress, heartbeat, progress_bar
 
 DATED = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
 

@@ -1,4 +1,4 @@
-"""Mitigations of the unprotected channels (pgc.protect): privatized score, fixed schedule, shuffler."""
+"""Mitigations of the unprotected channels (pgc.a3c.protect): privatized score, fixed schedule, shuffler."""
 
 import hashlib
 import math
@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from audit.bounds import epsilon_lower_bound
-from pgc_audits.environment import environment_audit
-from pgc.metrics import average_scores, first_success_time
-from pgc.model import glorot_uniform_theta
-from pgc.protect import ScoreLaplace, parse_protect
-from pgc.rollout import A3CHyperparams
-from pgc.rundir import load_run
-from pgc.trainer import TrainConfig, train, train_batch
-from pgc_cli.main import main
+from pgc.audits.environment import environment_audit
+from pgc.a3c.metrics import average_scores, first_success_time
+from pgc.a3c.model import glorot_uniform_theta
+from pgc.a3c.protect import ScoreLaplace, parse_protect
+from pgc.a3c.rollout import A3CHyperparams
+from pgc.a3c.rundir import load_run
+from pgc.a3c.trainer import TrainConfig, train, train_batch
+from pgc.cli.main import main
 
 SAMPLE = A3CHyperparams(action_selection="sample")
 
@@ -213,7 +213,7 @@ def test_noise_aware_stop_needs_windows_far_longer_than_the_papers():
     """The margin is the Laplace noise's one-sided bound (checked by simulation, seeded: the empirical
     exceedance of 5 % over 20,000 windows is within ±1 % except with probability < 10⁻⁶), and the
     paper's target 195 of a cap of 200 needs thousands of scores per window at any realistic ε_score."""
-    from pgc.protect import min_stop_window, stop_margin
+    from pgc.a3c.protect import min_stop_window, stop_margin
 
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(11)))
     margin = stop_margin(1.0, 200.0, 400)

@@ -1,4 +1,4 @@
-"""The adversarial-model audit of protected configurations (pgc.protect): every channel against the total
+"""The adversarial-model audit of protected configurations (pgc.a3c.protect): every channel against the total
 claim ε_gradient + ε_score, the joint statistic of the all channel, and the main job with --protect."""
 
 import json
@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pgc_audits.adversarial import PROTECTED_ADVERSARIAL_CHANNELS, adversarial_audit
+from pgc.audits.adversarial import PROTECTED_ADVERSARIAL_CHANNELS, adversarial_audit
 from audit.statistics import ChannelSumLikelihoodRatio
 from audit.tester import CertifiedTest, HypothesisPair
-from pgc.model import load_checkpoint
-from pgc.trainer import TrainConfig
-from pgc_cli.main import main
+from pgc.a3c.model import load_checkpoint
+from pgc.a3c.trainer import TrainConfig
+from pgc.cli.main import main
 
 CRAFTED = Path(__file__).resolve().parents[1] / "results" / "audit" / "adversarial"
 

@@ -1,14 +1,14 @@
-"""The plain-Python reading of Algorithm 1 with eq. 22 (pgc.reference_trial) equals the compiled trial."""
+"""The plain-Python reading of Algorithm 1 with eq. 22 (pgc.a3c.reference_trial) equals the compiled trial."""
 
 import math
 
 import numpy as np
 import pytest
 
-from pgc.config import TrainConfig
-from pgc.reference_trial import run_reference_trial
-from pgc.rollout import A3CHyperparams
-from pgc.trainer import train
+from pgc.a3c.config import TrainConfig
+from pgc.a3c.reference_trial import run_reference_trial
+from pgc.a3c.rollout import A3CHyperparams
+from pgc.a3c.trainer import train
 
 # (mechanism, ε, buffer size MAX_BUF, workers, seed): 24 small trials
 CASES = [(mechanism, epsilon, buffer_size, workers, seed)

@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pgc import rundir
-from mechanisms import MECHANISMS, Laplace, MechanismUnavailableError
-from pgc.rundir import MARKER_FILE, load_mechanism, load_run, output_lock
-from pgc.trainer import TrainConfig, train_batch
-from pgc.transcript import Transcript
-from pgc_cli.main import main
+from pgc.a3c import rundir
+from pgc.mechanisms import MECHANISMS, Laplace, MechanismUnavailableError
+from pgc.a3c.rundir import MARKER_FILE, load_mechanism, load_run, output_lock
+from pgc.a3c.trainer import TrainConfig, train_batch
+from pgc.a3c.transcript import Transcript
+from pgc.cli.main import main
 
 TRAIN = ["train", "--submissions", "60", "--workers", "3", "--no-progress"]
 
@@ -91,7 +91,7 @@ def test_guard_refuses_unwritable_location_before_the_work(tmp_path, monkeypatch
         return real(*args, dir=dir, **kw)
 
     monkeypatch.setattr(tempfile, "mkstemp", read_only)
-    monkeypatch.setattr("pgc_cli.commands.train.train_batch", lambda *a, **k: pytest.fail("trained first"))
+    monkeypatch.setattr("pgc.cli.commands.train.train_batch", lambda *a, **k: pytest.fail("trained first"))
     rc = _train(tmp_path / "run")
     err = capsys.readouterr().err
     _one_line_error(err, rc)
@@ -314,7 +314,7 @@ def test_unregistered_mechanism_cannot_be_rebuilt(tmp_path):
 
 @pytest.mark.parametrize("name", [{"x": 1}, ["laplace"], 3])
 def test_a_mechanism_record_whose_name_is_not_text_is_refused(name):
-    from mechanisms import mechanism_record, rebuild_mechanism
+    from pgc.mechanisms import mechanism_record, rebuild_mechanism
 
     record = {**mechanism_record(Laplace(epsilon=1.0, clip=0.01)), "name": name}
     with pytest.raises(MechanismUnavailableError, match="malformed mechanism record"):
@@ -330,7 +330,7 @@ def test_builtin_mechanism_with_rounds_rebuilds_exactly(tmp_path):
 
 def test_audit_and_attack_refuse_a_run_whose_mechanism_they_cannot_rebuild(tmp_path, capsys):
     """A run trained with an unregistered mechanism is not audited or attacked as "laplace ε=1"."""
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     class Private(Laplace):
         pass
@@ -354,8 +354,8 @@ def test_audit_and_attack_refuse_a_run_whose_mechanism_they_cannot_rebuild(tmp_p
 def test_replicate_guards_and_locks_its_reading_folders(tmp_path, monkeypatch, capsys):
     import fcntl
 
-    monkeypatch.setattr("pgc_cli.commands.replicate.replicate", lambda *a, **k: pytest.fail("ran the grid"))
-    monkeypatch.setattr("pgc_cli.commands.replicate.analyse", lambda *a, **k: pytest.fail("analysed"))
+    monkeypatch.setattr("pgc.cli.commands.replicate.replicate", lambda *a, **k: pytest.fail("ran the grid"))
+    monkeypatch.setattr("pgc.cli.commands.replicate.analyse", lambda *a, **k: pytest.fail("analysed"))
     quick = ["replicate", "--quick", "--no-progress"]
     foreign = tmp_path / "foreign" / "sampled"
     foreign.mkdir(parents=True)
@@ -379,7 +379,7 @@ def test_replicate_guards_and_locks_its_reading_folders(tmp_path, monkeypatch, c
 
     raw = tmp_path / "grid.raw.json"
     raw.write_text(json.dumps({"spec": {"reading": "sampled"}}))
-    monkeypatch.setattr("pgc_cli.commands.replicate.GridRun.from_dict",
+    monkeypatch.setattr("pgc.cli.commands.replicate.GridRun.from_dict",
                         staticmethod(lambda d: type("R", (), {"spec": type("S", (), {"reading": "sampled"})()})()))
     rc = main([*quick, "--from-raw", str(raw), "--out", str(tmp_path / "foreign"), "--force"])
     err = capsys.readouterr().err
@@ -411,10 +411,10 @@ def test_a_damaged_raw_grid_is_refused_with_one_line(damage, tmp_path, capsys):
 
 
 def test_pool_workers_die_with_a_killed_command(tmp_path):
-    """kill -9 of a command leaves none of its pool's workers behind (tasks.die_with_parent)."""
+    """kill -9 of a command leaves none of its pool's workers behind (pgc.tasks.die_with_parent)."""
     code = ("import concurrent.futures as cf, multiprocessing, os, sys, time\n"
             f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
-            "from tasks import die_with_parent\n"
+            "from pgc.tasks import die_with_parent\n"
             "pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context('fork'),"
             " initializer=die_with_parent, initargs=(os.getpid(),))\n"
             "futures = [pool.submit(time.sleep, 60) for _ in range(2)]\n"

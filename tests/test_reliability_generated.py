@@ -169,7 +169,7 @@ def test_pipeline_refuses_a_special_include_before_the_work(tmp_path, monkeypatc
 
     root = gen.make_case_root(tmp_path, "case")
     os.mkfifo(root / "work" / "fifo")
-    monkeypatch.setattr("pgc.trainer.train_batch", lambda *a, **k: pytest.fail("trained first"))
+    monkeypatch.setattr("pgc.a3c.trainer.train_batch", lambda *a, **k: pytest.fail("trained first"))
     outcome = gen.run_case(["pipeline", "--quick", "--include", "fifo", "--out", "out"], root)
     assert outcome.rc == 2 and not outcome.problems() and "not a regular file" in outcome.err, outcome.err
     assert not (root / "work" / "out").exists()

@@ -10,7 +10,7 @@ import sys
 import optuna
 import pytest
 
-from pgc_cli.main import main
+from pgc.cli.main import main
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 
@@ -117,16 +117,16 @@ def _umask() -> int:
 
 
 def _settings(seed=3):
-    from tuning import Evaluation, SearchSpace, StudySettings
+    from pgc.tuning import Evaluation, SearchSpace, StudySettings
 
     return StudySettings(space=SearchSpace(mechanisms=("laplace",)), evaluation=Evaluation(submissions=100),
                          sampler="random", seed=seed)
 
 
 def test_dead_workers_trials_fail_at_once_and_are_retried_once(tmp_path):
-    from tuning.storage import make_storage
-    from tuning.study import open_study
-    from tuning.workers import claim, fail_dead_workers, worker_identity
+    from pgc.tuning.storage import make_storage
+    from pgc.tuning.study import open_study
+    from pgc.tuning.workers import claim, fail_dead_workers, worker_identity
 
     storage = make_storage(f"sqlite:///{tmp_path / 's.db'}", heartbeat_interval=60, grace_period=600)
     study = open_study("s", storage, _settings())
@@ -151,7 +151,7 @@ def test_the_same_seed_asks_the_same_trials_on_any_machine(tmp_path, monkeypatch
     """The sampler's seed comes from the study seed and the trials stored, never from the host or process."""
     import socket
 
-    from tuning.study import next_sampler_seed, run_study
+    from pgc.tuning.study import next_sampler_seed, run_study
 
     params = []
     for host in ("machine-a", "machine-b"):

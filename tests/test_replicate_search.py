@@ -8,10 +8,10 @@ import math
 
 import pytest
 
-from pgc_cli.main import main
-from replication.grid import (KNOBS, LITERAL_KNOBS, READINGS, GridSpec, Setting, get_reading, knob_reading,
+from pgc.cli.main import main
+from pgc.replication.grid import (KNOBS, LITERAL_KNOBS, READINGS, GridSpec, Setting, get_reading, knob_reading,
                               knob_reading_name, reading_knobs, setting_configs)
-from replication.search import (SearchSpec, auc_penalty, control_gate, fst_penalty, reading_fit,
+from pgc.replication.search import (SearchSpec, auc_penalty, control_gate, fst_penalty, reading_fit,
                                 success_loglik)
 
 
@@ -57,7 +57,7 @@ def test_control_gate_requires_every_smallest_eps_cell_to_beat_its_control():
 
 
 def test_reading_fit_is_zero_for_the_papers_own_numbers_and_negative_otherwise():
-    from replication.grid import PAPER_FST_MEDIAN, PAPER_RELATIVE_AUC, PAPER_SUCCESS_RATIO
+    from pgc.replication.grid import PAPER_FST_MEDIAN, PAPER_RELATIVE_AUC, PAPER_SUCCESS_RATIO
 
     def rows(scale):
         out = []

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from pgc.rundir import save_run
-from pgc.trainer import TrainConfig, train_batch
-from pgc_cli.main import main
+from pgc.a3c.rundir import save_run
+from pgc.a3c.trainer import TrainConfig, train_batch
+from pgc.cli.main import main
 from reports import ReportInputError, build_report, load_sources
 from reports.browser import check_page, chromium_path, external_references, screenshot
-from schemas.shared import ldp_ceiling
-from tuning.study import pareto_front
+from pgc.schemas.shared import ldp_ceiling
+from pgc.tuning.study import pareto_front
 
 
 @pytest.fixture(scope="module")

@@ -175,7 +175,7 @@ def test_committed_bandit_results_and_a_system_audit_give_one_bandit_section(tmp
 
 
 def test_pgc_report_prints_the_verdict_and_the_summary_table(tmp_path, capsys):
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     files = _bandit_inputs(tmp_path)
     assert main(["report", str(files["system.json"]), "--out", str(tmp_path / "r")]) == 0

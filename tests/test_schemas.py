@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import schemas
-from schemas.shared import PAPER, binomial_interval, holm, ldp_ceiling
+import pgc.schemas as schemas
+from pgc.schemas.shared import PAPER, binomial_interval, holm, ldp_ceiling
 
 ROOT = Path(__file__).resolve().parents[1]
 # committed files that declare no kind, and the schema each is read with
@@ -190,7 +190,7 @@ def test_bandit_kinds_refuse_malformed_files():
 
 
 def test_schemas_import_nothing_from_the_project():
-    code = ("import sys, schemas, schemas.shared; "
+    code = ("import sys, schemas, pgc.schemas.shared; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'pgc', 'audit', 'attacks', 'reports', "
             "'replication', 'tuning', 'pgc_cli', 'engines', 'numpy', 'statsmodels'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

@@ -12,19 +12,19 @@ import numpy as np
 import pytest
 
 from audit import accountant
-from mechanisms.accounting import gaussian_event
+from pgc.mechanisms.accounting import gaussian_event
 from audit.blackbox import audit_mechanism, canary_pairs
-from systems.contract import PrivacyClaim
+from pgc.contracts import PrivacyClaim
 from audit.mutants import GaussianNoiseShrunk
-from pgc.system import PGCA3CSystem
+from pgc.a3c.system import PGCA3CSystem
 from audit.broadcast_search import mean_separation
 from audit.system_audit import audit_system
-from gympg.pendulum import PendulumParams, rollout
-from gympg.system import PendulumGaussianSystem, pendulum_system
-from mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
-from mechanisms import Gaussian, Laplace, make_mechanism, mechanism_record, rebuild_mechanism, split_rounds
-from pgc_cli.main import main
-from toysystems import BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem
+from pgc.gympg.pendulum import PendulumParams, rollout
+from pgc.gympg.system import PendulumGaussianSystem, pendulum_system
+from pgc.mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
+from pgc.mechanisms import Gaussian, Laplace, make_mechanism, mechanism_record, rebuild_mechanism, split_rounds
+from pgc.cli.main import main
+from pgc.toysystems import BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem
 
 STRICT = 1 - 1e-4
 
@@ -198,8 +198,8 @@ def test_bad_systems_and_inputs_get_clear_errors():
 def test_committed_adversarial_audit_reproduces_through_the_contract():
     """results/audit/adversarial/laplace-eps1.json, ψ = 5 vs 15, gradient channel at the saved crafted θ:
     the certification runs on PGCA3CSystem.release and the shared engine and gives the committed bound."""
-    from pgc_audits.adversarial import adversarial_audit
-    from pgc.model import load_checkpoint
+    from pgc.audits.adversarial import adversarial_audit
+    from pgc.a3c.model import load_checkpoint
 
     committed = json.loads(open("results/audit/adversarial/laplace-eps1.json").read())
     first = committed["adversarial_audits"][0]
@@ -245,7 +245,7 @@ def test_held_to_claim_makes_an_uncovered_leak_above_the_claim_a_violation():
 
 
 def test_drawn_releases_serve_rows_in_order_and_never_reuse_them():
-    from pgc_audits.environment import DrawnReleases
+    from pgc.audits.environment import DrawnReleases
 
     system = PGCA3CSystem(Laplace(1.0))
     drawn = DrawnReleases(system, {5.0: {"score": np.arange(6.0)[:, None]}, 15.0: {"score": np.zeros((6, 1))}},
@@ -293,13 +293,13 @@ def test_pendulum_system_claim_and_accountant():
 
 @pytest.mark.parametrize("argv", [
     ["--system", "nosuchmodule:factory"],
-    ["--system", "gympg.system"],
-    ["--system", "gympg.system:nosuch"],
-    ["--system", "toysystems:LaplaceCountSystem", "--pair", "nosuch"],
-    ["--system", "toysystems:LaplaceCountSystem", "--secrets", "0", "{"],
+    ["--system", "pgc.gympg.system"],
+    ["--system", "pgc.gympg.system:nosuch"],
+    ["--system", "pgc.toysystems:LaplaceCountSystem", "--pair", "nosuch"],
+    ["--system", "pgc.toysystems:LaplaceCountSystem", "--secrets", "0", "{"],
     ["--mechanism", "laplace", "--epsilon", "1", "--pair", "x"],
     ["--mechanism", "gaussian-analytic", "--epsilon", "1"],  # no --delta
-    ["--system", "toysystems:LaplaceCountSystem", "--adversarial"],  # nothing to search
+    ["--system", "pgc.toysystems:LaplaceCountSystem", "--adversarial"],  # nothing to search
 ])
 def test_system_cli_bad_input_exits_2_and_writes_nothing(argv, tmp_path, capsys):
     out = tmp_path / "a.json"
@@ -313,7 +313,7 @@ def test_system_cli_bad_input_exits_2_and_writes_nothing(argv, tmp_path, capsys)
 
 def test_system_cli_writes_a_system_audit(tmp_path, capsys):
     out = tmp_path / "s.json"
-    assert main(["audit", "--system", "toysystems:BatchedSumSystem", "--samples", "2000", "--out", str(out)]) == 0
+    assert main(["audit", "--system", "pgc.toysystems:BatchedSumSystem", "--samples", "2000", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["kind"] == "system-audit" and data["system"] == "batched-sum"
     assert data["pair"] == "first value replaced" and {r["channel"] for r in data["rows"]} == {

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 from audit.testing import ClaimNotShown, ContractViolation, assert_claim_holds, check_system
-from systems import SYSTEMS, PrivacyClaim, SystemSpecError, make_system, system_factory
+from pgc.systems import SYSTEMS, PrivacyClaim, SystemSpecError, make_system, system_factory
 
 @pytest.mark.parametrize("name", sorted(SYSTEMS))
 def test_every_registered_system_meets_the_contract(name):
@@ -34,7 +34,7 @@ def test_the_suite_names_every_failed_check():
 
 
 def test_assert_claim_holds_fails_with_the_rows():
-    from toysystems import GaussianVectorSystem
+    from pgc.toysystems import GaussianVectorSystem
 
     assert_claim_holds(GaussianVectorSystem(1.0, 1e-5), samples=5_000).verdict != "violated"
     with pytest.raises(ClaimNotShown, match=r"value: violated — μ_LB") as caught:
@@ -46,7 +46,7 @@ def test_assert_claim_holds_fails_with_the_rows():
 
 USER_SYSTEM = textwrap.dedent('''
     import numpy as np
-    from systems.contract import PrivacyClaim
+    from pgc.contracts import PrivacyClaim
 
     class Coin:
         name, channels, claim = "coin", ("bit",), PrivacyClaim(1.0, 0.0, ("bit",))

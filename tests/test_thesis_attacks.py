@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from attacks.map_recovery import agreement, distances_to_goal, evidence, recovery_rates
 from attacks.membership import attack_accuracy, inverted_features, top_features
-from dprl import gridworld
-from dprl.oneparam import system as oneparam_system
+from pgc.dprl import gridworld
+from pgc.dprl.oneparam import system as oneparam_system
 
 
 def rng(seed=0):
@@ -84,7 +84,7 @@ def test_attack_accuracy_interval():
 
 
 def test_map_recovery_cli_and_the_report(tmp_path, capsys):
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     out = tmp_path / "mr.json"
     assert main(["thesis", "map-recovery", "--size", "5x6", "--maps", "1", "--episodes", "150", "--max-steps", "30",
@@ -104,7 +104,7 @@ def test_map_recovery_cli_and_the_report(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv", [["--size", "3x3"], ["--size", "seven"], ["--defences", "-1"], ["--maps", "0"]])
 def test_map_recovery_refuses_bad_input(argv, tmp_path):
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     with pytest.raises(SystemExit) as refused:  # argparse refuses a bad value with exit status 2
         main(["thesis", "map-recovery", *argv, "--out", str(tmp_path / "x.json")])

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from mechanisms import Laplace
-from pgc.rollout import A3CHyperparams
-from pgc.rundir import load_run, save_run
-from pgc.trainer import TrainConfig, train, train_batch
-from pgc.transcript import GroundTruth, Transcript
+from pgc.mechanisms import Laplace
+from pgc.a3c.rollout import A3CHyperparams
+from pgc.a3c.rundir import load_run, save_run
+from pgc.a3c.trainer import TrainConfig, train, train_batch
+from pgc.a3c.transcript import GroundTruth, Transcript
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ def test_compiled_mechanisms_equal_the_protocol_path(mechanism, epsilon, clip, b
 
 @pytest.mark.parametrize("rounds", [1, 2])
 def test_the_mechanism_record_of_a_gaussian_run_rebuilds_it(rounds):
-    from mechanisms import rebuild_mechanism
+    from pgc.mechanisms import rebuild_mechanism
 
     cfg = TrainConfig(mechanism="gaussian-analytic", epsilon=2.0, delta=1e-5, rounds=rounds, submissions=20)
     result = train(cfg)
@@ -247,7 +247,7 @@ def test_the_mechanism_record_of_a_gaussian_run_rebuilds_it(rounds):
 
 
 def test_results_do_not_depend_on_processes_or_progress(monkeypatch):
-    import pgc.trainer as trainer
+    import pgc.a3c.trainer as trainer
 
     cfgs = [TrainConfig(mechanism="prs", epsilon=5.0, buffer_size=10, submissions=90 + 20 * s, seed=s) for s in range(4)]
     serial = train_batch(cfgs)
@@ -327,7 +327,7 @@ def test_exploration_clock_counts_agents_or_environment_steps():
 
 
 def test_reading_knobs_are_validated_and_round_trip():
-    from pgc.trainer import TrainConfig as C
+    from pgc.a3c.trainer import TrainConfig as C
     for bad in ({"optimizer": "adam"}, {"rmsprop_decay": 1.0}, {"exploration_clock": "ticks"}):
         with pytest.raises(ValueError):
             C(**bad)
@@ -350,7 +350,7 @@ def test_a_running_trial_lets_other_threads_run(monkeypatch):
     import threading
     import time
 
-    from pgc import kernel
+    from pgc.a3c import kernel
 
     compiled = kernel.run_trial
     calls: list[tuple[float, float]] = []

@@ -15,9 +15,9 @@ import numpy as np
 import optuna
 import pytest
 
-from pgc_cli.main import main
-from tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study, trial_seeds
-from tuning.study import _Pending, evaluate_batch, should_prune
+from pgc.cli.main import main
+from pgc.tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study, trial_seeds
+from pgc.tuning.study import _Pending, evaluate_batch, should_prune
 
 TINY = dict(runs_per_trial=2, submissions=60, rungs=(1.0,))
 
@@ -164,9 +164,9 @@ def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
 
 
 def test_a_retry_popped_by_a_worker_killed_before_its_first_heartbeat_is_failed_and_requeued(tmp_path):
-    from tuning.storage import make_storage
-    from tuning.study import _fail_orphans
-    from tuning.workers import claim
+    from pgc.tuning.storage import make_storage
+    from pgc.tuning.study import _fail_orphans
+    from pgc.tuning.workers import claim
 
     storage = make_storage(f"sqlite:///{tmp_path / 's.db'}", heartbeat_interval=1, grace_period=1)
     study = optuna.create_study(study_name="o", storage=storage, directions=["maximize", "minimize"])

@@ -8,9 +8,9 @@ from audit.curves import gdp_mu_for
 from audit.sequential import audit_system_until_decisive, stage_alphas, stage_sizes
 from audit.system_audit import audit_system
 from audit.verdicts import decide, family_verdict, judge
-from schemas.audit_rows import AuditRow, Verdict
-from toysystems import GaussianVectorSystem, LaplaceCountSystem
-from toysystems.systems import miscalibrated_gaussian_system
+from pgc.schemas.audit_rows import AuditRow, Verdict
+from pgc.toysystems import GaussianVectorSystem, LaplaceCountSystem
+from pgc.toysystems.systems import miscalibrated_gaussian_system
 
 
 def _row(**fields) -> AuditRow:
@@ -107,7 +107,7 @@ def test_curve_claim_at_its_boundary_passes_and_just_below_fails():
     # the same releases: claimed at the true μ the curve holds; claimed at 0.8 μ it is flagged
     exact = GaussianVectorSystem(1.0, 1e-5, dim=1)
     assert _audit(exact, 100_000, seed=1).rows[0].verdict == "consistent"
-    from systems.contract import PrivacyClaim
+    from pgc.contracts import PrivacyClaim
 
     tight = GaussianVectorSystem(1.0, 1e-5, dim=1)
     tight.claim = PrivacyClaim(1.0, 1e-5, ("value",), gdp_mu=0.8 * exact.claim.gdp_mu)
@@ -148,14 +148,14 @@ def test_sampling_until_decisive_stops_on_violation_and_decides_on_certified_res
 
 
 def test_cli_prints_inconclusive_with_the_samples_that_would_decide(tmp_path, capsys):
-    from pgc_cli.main import main
+    from pgc.cli.main import main
 
     out = tmp_path / "a.json"
     assert main(["audit", "--system", "toy-gaussian-miscalibrated-no-curve", "--samples", "20000", "--out", str(out),
                  "--no-progress"]) == 0
     printed = capsys.readouterr().out
     assert "INCONCLUSIVE" in printed and "per side would decide" in printed
-    assert main(["audit", "--system", "toysystems.systems:gaussian_vector_system", "--samples", "auto:70000",
+    assert main(["audit", "--system", "pgc.toysystems.systems:gaussian_vector_system", "--samples", "auto:70000",
                  "--channels", "value", "--out", str(tmp_path / "b.json"), "--no-progress"]) == 0
     printed = capsys.readouterr().out
     assert "stage: 10,000 per side" in printed and "would have been caught" in printed

@@ -24,7 +24,7 @@ from flwr.client import ClientApp, NumPyClient
 from flwr.client.mod import LocalDpMod
 from sklearn.datasets import load_digits
 
-from flower_audit import DATASET_KEY
+from pgc.flower import DATASET_KEY
 
 CLIP = 1.0  # L2 norm the update is clipped to
 SENSITIVITY = 2.0 * CLIP  # two clipped updates lie at most 2·CLIP apart

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-import schemas
+import pgc.schemas as schemas
 
 from .. import plots
 from ..content import AttackRow, Findings, ReportContent, fmt_eps

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import schemas
+import pgc.schemas as schemas
 
 from .. import plots
 from ..content import BANDIT_SECTION, Findings, ReportContent, read_png_inside, section_audits

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import schemas
+import pgc.schemas as schemas
 
 from .. import plots
 from ..content import K_IN_NAME, BoundRow, Findings, ReportContent, base_channel, fmt_eps

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import schemas
+import pgc.schemas as schemas
 
 from ..content import Findings, ReportContent, fmt_eps
 from ..document import Document, num

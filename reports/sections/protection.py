@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import schemas
+import pgc.schemas as schemas
 
 from ..content import Findings, ReportContent, fmt_eps
 from ..document import Document
@@ -12,7 +12,7 @@ from .utility import setting_of
 
 
 def protection_records(sources: list[Source]) -> list[dict]:
-    """Which channels each protected run / audit covers (pgc.protect) and its total ε."""
+    """Which channels each protected run / audit covers (pgc.a3c.protect) and its total ε."""
     out: list[dict] = []
 
     def add(src, subject, protect, total, gradient, score):
@@ -44,7 +44,7 @@ def protection_records(sources: list[Source]) -> list[dict]:
 
 
 def _protection(doc: Document, c: ReportContent) -> None:
-    """Which channels the audited runs protect (pgc.protect) and the total ε their claim covers."""
+    """Which channels the audited runs protect (pgc.a3c.protect) and the total ε their claim covers."""
     if not c.protection:
         return
     with doc.section("Protection", "Which channels beside the gradient the audited configurations protect, and the "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import schemas
+import pgc.schemas as schemas
 
 from ..content import BoundRow, Findings, ReportContent, fmt_eps, has_own_section
 from ..document import Document, num, vclass
@@ -69,7 +69,8 @@ def curve_corners(src: Source) -> list[dict]:
             continue
         half = split_alpha(1.0 - r.confidence)[1] / 2.0
         n = x.samples_per_side
-        corner = {"label": f"{r.system} [{x.channel}]", "fpr_upper": float(cp_upper(x.curve_false_positives, n, half)),
+        corner = {"label": f"{r.system} [{x.channel}]", "system": r.system,
+                  "fpr_upper": float(cp_upper(x.curve_false_positives, n, half)),
                   "fnr_upper": float(cp_upper(x.curve_false_negatives, n, half)), "verdict": str(x.verdict)}
         if x.mu_lower_bound is not None:
             corner.update(claimed_mu=x.claimed_mu, mu_lower_bound=x.mu_lower_bound)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import schemas
-from schemas.shared import PAPER, PAPER_HORIZON
+import pgc.schemas as schemas
+from pgc.schemas.shared import PAPER, PAPER_HORIZON
 
 from .. import plots
 from ..content import Findings, ReportContent, UtilityRow, fmt_eps, read_png_inside
@@ -71,7 +71,7 @@ def _curve_settings(config: dict) -> tuple[int, float | None]:
 
 
 def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[dict]]:
-    from pgc.metrics import average_scores, success_ratio  # pure functions
+    from pgc.a3c.metrics import average_scores, success_ratio  # pure functions
 
     groups: dict[str, list[schemas.TrainTrial]] = {}
     for t in src.result.trials:
@@ -112,7 +112,7 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
                                    "FST and μ from the true scores (the aggregator saw privatized ones)"
                                    if true_metrics else "") if x)))
     # relative AUC against a non-private setting of the same run, same horizon
-    from pgc.metrics import relative_auc
+    from pgc.a3c.metrics import relative_auc
 
     refs = [r for r in rows if r.mechanism == "none"]
     if refs:
@@ -189,7 +189,7 @@ def replicate_tables(src: Source) -> dict:
         out["text"].append(f"{spec.get('trials')} trials per setting, cap {spec.get('cap')} submissions; intervals "
                            f"at {level:.0%}; wall time {result.wall_time_s} s.")
     try:  # the replicate helper's own figures (reports.replication), from the same JSON
-        from .replication import figure2, figure3
+        from ..replication import figure2, figure3
 
         out["figures"]["replicate_figure3.png"] = ("Figure 3 — success ratio (dashed: zero-information control)",
                                                   figure3(data))

@@ -7,7 +7,7 @@ import math
 import dp_accounting
 from scipy.optimize import brentq
 
-from fedlinucb.privacy import private_fedlinucb_sigma, tree_levels
+from pgc.fedlinucb.privacy import private_fedlinucb_sigma, tree_levels
 
 
 def eps(sig, count, delta):

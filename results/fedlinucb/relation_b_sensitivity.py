@@ -3,8 +3,8 @@ tree node between the two streams of a canary pair, with the noise switched off 
 kept, against √6 (replace-one-user sensitivity of relation (a)). Run from the repository root:
 PYTHONPATH=. python results/fedlinucb/relation_b_sensitivity.py"""
 import numpy as np
-from fedlinucb.systems import BanditSystem, NODE_SENSITIVITY
-from fedlinucb.algorithms import stat_width
+from pgc.fedlinucb.systems import BanditSystem, NODE_SENSITIVITY
+from pgc.fedlinucb.algorithms import stat_width
 for B, T in ((4, 32), (8, 64), (16, 64), (32, 64)):
     s = BanditSystem("private-fedlinucb", horizon=T, batch=B)
     s.sigma = 0.0  # the noise switched off, λ kept (the system passes its own λ): the exact first node

@@ -3,7 +3,7 @@
 set -euo pipefail
 PGC="${PGC:-python -m pgc_cli}"
 R=results/audit/one-run
-THETA=$R/crafted_theta_5_15.npy  # pgc.crafted's gradient-objective θ for 5 vs 15 (pgc train's search, seed 0)
+THETA=$R/crafted_theta_5_15.npy  # pgc.a3c.crafted's gradient-objective θ for 5 vs 15 (pgc train's search, seed 0)
 # crafted canaries, Laplace ε = 1, M = 10,000; then the same with all protections on
 $PGC train --submissions 1000 --canaries 10000 --canary-pair 5:15 --canary-model crafted --canary-theta $THETA \
   --out runs/onerun-crafted --force --no-progress

@@ -1,0 +1,104 @@
+"""``pgc audit --adversarial-model`` (the aggregator crafts θ per pair) and ``--adversarial-curve``."""
+
+from __future__ import annotations
+
+from pgc.errors import UserError
+from .common import build_mechanism, print_rows, row_record
+from .options import DEFAULT_PAIRS, GravityRange, gravity_pair
+
+
+def audit_adversarial_mechanism(args, report: dict, progress: bool) -> int:
+    mech = build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
+    pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
+    args.announce(mech)
+    report.update(mode="adversarial", model="adversarial")
+    report["adversarial_audits"] = adversarial_pairs(args, mech, pairs, report, progress)
+    return 0
+
+
+def adversarial_pairs(args, mech, pairs, report: dict, progress: bool, hyper=None, physics=None,
+                      **protection) -> list:
+    """One adversarial audit per pair (a task each; its seed the pair's child of SeedSequence(--seed)),
+    its crafted θ saved beside the result, its rows added to the report."""
+    from pgc.a3c.crafted import QUICK_SEARCH, SearchSettings
+    from pgc.audits.adversarial import adversarial_pair_audits
+
+    settings = QUICK_SEARCH if args.search_budget == "quick" else SearchSettings()
+    report["search_settings"] = settings.to_dict()
+    results = adversarial_pair_audits(
+        mech, [tuple(p) for p in pairs], seed=args.seed, executor=args.executor,
+        search_ranges=[isinstance(p, GravityRange) for p in pairs],
+        search_objective="gradient" if any(c != "score" for c in args.channel_list) else "score",
+        search_trials=args.search_trials, search=settings, physics=physics, hyper=hyper,
+        samples=args.samples or 200_000, channels=args.channel_list, confidence=args.confidence,
+        progress=progress, **protection)
+    audits = []
+    for pair, (found, res) in zip(pairs, results):
+        record = _pair_record(args, pair, found, res)
+        audits.append(record)
+        _print_pair(res, mech, protection)
+        protect = {"protect": list(protection["protect"])} if protection else {}
+        report["channels"] += [row_record(r, theta_file=record["theta_files"].get(r.crafted_for), **protect)
+                               for r in res.rows]
+    return audits
+
+
+def _pair_record(args, pair, found, res) -> dict:
+    """The pair's audit as the result stores it, with the crafted θ written as checkpoints beside it."""
+    from pgc.a3c.model import save_checkpoint
+
+    psi, psi_prime = res.psi, res.psi_prime
+    extra = {}
+    if found is not None:
+        print(f"worst pair in {pair[0]:g}..{pair[1]:g} ({args.search_trials} optuna trials, "
+              f"{found.wall_time_s:.0f}s): {found.psi:.4g} vs {found.psi_prime:.4g} "
+              f"(search objective {found.value:.3f}); certified on fresh samples")
+        extra["worst_pair_search"] = {"range": list(pair), **found.to_dict()}
+    record = {**res.to_dict(), **extra, "theta_files": {}}
+    for objective, theta in res.thetas.items():
+        path = args.result.companion(f"-theta-{psi:g}-{psi_prime:g}-{objective}.pt")
+        save_checkpoint(theta, path, {"crafted_for": f"{psi:g} vs {psi_prime:g}", "objective": objective})
+        record["theta_files"][objective] = path.name
+    record["theta_file"] = record["theta_files"].get("gradient", next(iter(record["theta_files"].values())))
+    return record
+
+
+def _print_pair(res, mech, protection: dict) -> None:
+    nf = res.noise_free_epsilon_lower_bound
+    if protection:
+        print(f"protected configuration ({', '.join(protection['protect'])}): every channel against the "
+              f"total claim ε = {res.claimed_epsilon:g} (gradient {float(mech.epsilon):g} + score "
+              f"{protection['score_epsilon'] or 0:g})")
+    print(f"adversarial model, ψ={res.psi:g} vs ψ'={res.psi_prime:g}, {res.mechanism} "
+          f"(search {sum(s.wall_time_s for s in res.searches.values()):.0f}s, total {res.wall_time_s:.0f}s)"
+          + (f"; noise-free gradient ε_LB {nf:.3f}" if nf is not None else ""))
+    print_rows(res.rows, width=10)
+
+
+def adversarial_curve(args, report: dict, progress: bool) -> int:
+    from attacks.sweep import ModelSpec
+    from pgc.mechanisms import make_mechanism
+    from pgc.a3c.crafted import QUICK_SEARCH, SearchSettings
+    from pgc.audits.studies import CURVE_DISTANCES
+    from pgc.audits.studies import adversarial_curve as curve_study
+
+    build_mechanism(args.mechanism, args.epsilons[0], args.clip, args.reduced_dim, 1)  # validates them
+    try:
+        honest = ModelSpec.parse(args.honest_model or "init:0")
+    except (ValueError, FileNotFoundError) as exc:
+        raise UserError(f"--honest-model: {exc}") from None
+    distances = tuple(args.distances or CURVE_DISTANCES)
+    print(f"adversarial curve: {args.mechanism} ε {args.epsilons}, Δψ {list(distances)}, honest θ "
+          f"{honest.label}, {args.samples or 100_000:,} samples per side")
+    res = curve_study(lambda e: make_mechanism(args.mechanism, e, args.clip, args.reduced_dim),
+                      args.epsilons, honest_theta=honest.theta, distances=distances,
+                      channels=args.channel_list, samples=args.samples or 100_000, seed=args.seed,
+                      confidence=args.confidence, log=lambda line: print(line, flush=True),
+                      settings=QUICK_SEARCH if args.search_budget == "quick" else SearchSettings(),
+                      executor=args.executor)
+    report.update(mode="adversarial", model="adversarial", honest_model=honest.label, **res)
+    for model, audits in (("adversarial", res["adversarial_audits"]), ("honest", res["honest_audits"])):
+        for audit in audits:
+            scope = f"{model} {audit['psi']:g} vs {audit['psi_prime']:g} ε={audit['claimed_epsilon']:g}"
+            report["channels"] += [{**row, "scope": scope, "model": model} for row in audit["channels"]]
+    return 0

@@ -1,0 +1,91 @@
+"""What the modes of ``pgc audit`` share: a row of the result's flat ``channels`` list and its printed line,
+the mechanism named on the command line, its canary audit and its printout."""
+
+from __future__ import annotations
+
+import math
+
+from pgc.errors import UserError
+def fmt(x: float) -> str:
+    return "∞" if isinstance(x, float) and math.isinf(x) else f"{x:.3f}"
+
+
+def row_record(row, **context) -> dict:
+    """One row of the result's flat ``channels`` list: the audit's judged row as JSON, with ``context`` (scope,
+    model, protect, theta_file, ...) set on it."""
+    import dataclasses
+
+    return dataclasses.replace(row, **context).to_dict() if context else row.to_dict()
+
+
+def row_line(row, width: int = 20) -> str:
+    """A row in one line: channel, claim, ε_LB, budget and verdict."""
+    return (f"  {row.channel:<{width}} claim {fmt(row.claimed_epsilon):>6}  ε_LB {row.epsilon_lower_bound:7.3f}  "
+            f"(n={row.samples_per_side:,}, cap {row.max_certifiable_epsilon:.2f})  {row.verdict}")
+
+
+def reason_line(row, indent: int = 4) -> str:
+    """The row's verdict in words (what exceeded what, or what the test could and could not have caught)."""
+    return f"{' ' * indent}{row.verdict}: {row.verdict_reason}" if row.verdict_reason else ""
+
+
+def print_rows(rows, width: int = 20) -> None:
+    """Each row's line and, under it, its verdict's reason."""
+    for row in rows:
+        print(row_line(row, width))
+        if row.verdict_reason:
+            print(reason_line(row, 6))
+
+
+def build_mechanism(name: str, epsilon: float | None, clip, reduced_dim, rounds: int, delta: float | None = None):
+    """The registered mechanism the options name (``rounds`` > 1: T submissions with the §3.2.1 split)."""
+    from audit.mutants import RepeatedSubmissions
+    from pgc.mechanisms import DELTA_MECHANISMS, MECHANISMS, make_mechanism, split_rounds
+
+    if name not in MECHANISMS:
+        raise UserError(f"unknown mechanism {name!r}; known: {', '.join(sorted(MECHANISMS))}")
+    if name == "none":
+        raise UserError("the 'none' mechanism claims ε = ∞: there is nothing to refute")
+    if epsilon is None:
+        raise UserError("--epsilon is required with --mechanism")
+    if name in DELTA_MECHANISMS and not delta:
+        raise UserError(f"--mechanism {name} needs --delta in (0, 1) (its (ε, δ) claim)")
+    base = make_mechanism(name, epsilon, clip, reduced_dim, delta=delta)
+    return base if rounds == 1 else RepeatedSubmissions(split_rounds(base, rounds), rounds, epsilon)
+
+
+def mechanism_audit(mech, args, samples: int, progress: bool, white_box: bool):
+    from audit import audit_mechanism, audit_prs_whitebox
+
+    if white_box:
+        if not callable(getattr(mech, "release", None)):
+            raise UserError("--white-box needs a mechanism with a release() report (prs)")
+        return audit_prs_whitebox(mech, dim=args.dim, samples=samples, confidence=args.confidence,
+                                  seed=args.seed, delta=args.delta or 0.0, progress=progress)
+    return audit_mechanism(mech, dim=args.dim, samples=samples, confidence=args.confidence, seed=args.seed,
+                           delta=args.delta, float_exact=getattr(args, "float_exact", False), progress=progress)
+
+
+def print_mechanism(result) -> None:
+    b, row = result.bound, result.row
+    print(f"{result.mechanism} [{result.mode}]: claimed ε = {fmt(row.claimed_epsilon)}, "
+          f"ε_LB = {row.epsilon_lower_bound:.3f} at {100 * row.confidence:g}% confidence "
+          f"(n = {b.samples_per_side:,}/side, cap {b.max_certifiable_epsilon:.2f}) -> {str(row.verdict).upper()}")
+    print(f"  ε test: {b.hypothesis}, statistic {b.statistic}, FP {b.false_positives}, FN {b.false_negatives}; "
+          f"{result.wall_time_s:.1f}s")
+    dt = result.delta_test
+    if dt is not None:
+        if dt.certified:
+            print(f"  δ test: {dt.statistic} on {dt.hypothesis} ({dt.direction}), {dt.hits} hits vs {dt.false_hits} "
+                  f"of {dt.samples_per_side:,}/side -> δ_LB = {dt.delta_lower_bound:.2e} at ε = "
+                  f"{fmt(dt.claimed_epsilon)} (claimed δ {dt.claimed_delta:g}; alone at "
+                  f"{100 * dt.confidence:g}%)")
+        else:
+            print("  δ test: no point mass or exact release seen on the training split (δ_LB = 0)")
+    if row.mu_lower_bound is not None:
+        print(f"  curve test: μ_LB = {row.mu_lower_bound:.3f} vs the claimed curve's μ = {row.claimed_mu:.3f}"
+              + ("" if row.curve_epsilon is None else f" (ε ≥ {row.curve_epsilon:.3f} at δ = {row.claimed_delta:g} "
+                                                      "if the curve is Gaussian)"))
+    if row.accountant_epsilon is not None:
+        print(f"  accountant: the noise it declares gives ε = {row.accountant_epsilon:.3f} at δ = {row.claimed_delta:g}")
+    print(f"  verdict: {row.verdict_reason}")

@@ -1,0 +1,88 @@
+"""``pgc audit --ldp LIBRARY:PROTOCOL`` and ``pgc audit --nvflare MODULE:FILTER``: the privacy code users deploy,
+audited as Systems through the one engine.
+
+* ``--ldp``: a frequency oracle of multi-freq-ldpy, pure-ldp or this project's reference
+  (:mod:`pgc.ldp`), ``--setting k=K --setting epsilon=E`` (and the protocol's own settings, e.g.
+  ``hashes=2`` for RAPPOR; ``pair=[0, 5]`` for another pair than 0 vs k − 1; ``decoders=false`` to offer the
+  auditor no statistic on the protocol's decoding);
+* ``--nvflare``: an NVFlare ``Filter`` (``nvflare.app_common.filters:SVTPrivacy``, or a user's
+  ``my_filters.py:MyFilter``) built with ``--setting`` keywords, run through its ``process`` path on the built-in
+  client updates (:mod:`pgc.nvflare.updates`; ``--pair`` picks one of them); ``--setting data_kind=WEIGHTS``
+  filters full weights instead of WEIGHT_DIFF. A module may state ``AUDIT_CLAIM`` for a filter that states no claim.
+
+Both print the library, its version, the claim and where it comes from, then audit like ``--system`` and keep
+that record in the result (``library``) for the report's library section.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from pgc.errors import UserError
+from .system import audit_system_object, factory_settings
+
+
+def add_library_arguments(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("libraries users deploy")
+    group.add_argument("--ldp", metavar="LIBRARY:PROTOCOL",
+                       help="an LDP frequency oracle: multi-freq-ldpy:OLH, pure-ldp:DE, reference:SS ... with "
+                            "--setting k=K --setting epsilon=E (docs/README-ldp.md)")
+    group.add_argument("--nvflare", metavar="MODULE:FILTER",
+                       help="an NVFlare filter through its process() path, e.g. nvflare.app_common.filters:SVTPrivacy; "
+                            "--setting KEY=VALUE for its constructor (docs/README-nvflare.md)")
+
+
+def audit_ldp(args, report: dict, progress: bool) -> int:
+    from pgc.ldp.system import ldp_system
+
+    settings = factory_settings(args.setting)
+    missing = [key for key in ("k", "epsilon") if key not in settings]
+    if missing:
+        raise UserError(f"--ldp {args.ldp}: give --setting k=K and --setting epsilon=E (missing {', '.join(missing)})")
+    k, epsilon, pair = settings.pop("k"), settings.pop("epsilon"), settings.pop("pair", None)
+    try:
+        system = ldp_system(args.ldp, k, epsilon, pair, bool(settings.pop("decoders", True)), **settings)
+    except (TypeError, ValueError, ImportError) as exc:
+        text = str(exc)
+        raise UserError(text if text.startswith("--ldp") else f"--ldp {args.ldp}: {text}") from None
+    record = system.library_record()
+    print(f"{record['library']} {record['version'] or ''} {record['protocol']}: {record['claim_reading']}; exact ε of "
+          f"the release for the pair {record['pair'][0]} vs {record['pair'][1]}: {record['exact_epsilon']}"
+          + (f"; {record['batching']}" if "batching" in record else ""), flush=True)
+    status = audit_system_object(system, args, report, progress)
+    report["library"] = record
+    return status
+
+
+def audit_nvflare(args, report: dict, progress: bool) -> int:
+    system = nvflare_system(args.nvflare, factory_settings(args.setting))
+    record = system.library_record()
+    print(f"nvflare {record['version']} {record['protocol']} ({record['path']}); channels "
+          f"{', '.join(system.channels)}; claim:", flush=True)
+    for reading in system.readings:
+        print(f"  {reading['parameter']} → {reading['claim']}  ({reading['why']})")
+    status = audit_system_object(system, args, report, progress)
+    report["library"] = record
+    return status
+
+
+def nvflare_system(spec: str, settings: dict):
+    """The FilterSystem of ``MODULE:FILTER`` built with ``settings`` (data_kind and wire are the audit's own)."""
+    try:
+        from pgc.nvflare.system import filter_system
+    except ImportError as exc:
+        raise UserError(f"--nvflare needs NVFlare: pip install -e '.[nvflare]' (scripts/setup.sh installs it): {exc}") \
+            from None
+    from pgc.systems.registry import SystemSpecError, spec_module, system_factory
+
+    data_kind, wire = settings.pop("data_kind", "WEIGHT_DIFF"), settings.pop("wire", True)
+    try:
+        factory = system_factory(spec)
+        claim = getattr(spec_module(spec), "AUDIT_CLAIM", None)
+        flt = factory(**settings)
+        return filter_system(flt, claim=claim, data_kind=data_kind, wire=bool(wire))
+    except SystemSpecError as exc:
+        raise UserError(str(exc).replace("--system", "--nvflare", 1)) from None
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"--nvflare {spec} with {', '.join(f'{k}={v!r}' for k, v in settings.items()) or 'its defaults'}"
+                       f": {exc}") from None

@@ -1,0 +1,318 @@
+"""``pgc tune``: an optuna study over mechanism, ε, C, |B|, d̂ and η; writes the study's JSON for ``pgc report``.
+
+    pgc tune --trials 30 --out runs/tune                      # SQLite study in runs/tune/study.db
+    pgc tune --storage postgresql://user:pw@host/db --study s --workers 4   # 4 local worker processes;
+                                                              # the same command elsewhere joins the study
+    pgc tune --engine ray --address HOST:6379                 # trials of each batch trained on a Ray cluster
+    optuna-dashboard sqlite:///runs/tune/study.db             # browse the study
+"""
+
+from __future__ import annotations
+
+from pgc.options import add_out, add_seed
+
+import argparse
+import contextlib
+import fcntl
+import os
+import sys
+from pathlib import Path
+
+from ..engine_option import add_engine_arguments, command_engine
+import pgc.schemas as schemas
+
+from reports.files import write_json_atomic
+from pgc.errors import UserError
+from pgc.options import certification_samples, positive_float, positive_int
+
+
+class TuneCommand:
+    help = "tune epsilon and mechanism settings with optuna"
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        add_out(p, default="runs/tune", help="folder for tune.json (and the default SQLite study)")
+        p.add_argument("--storage", help="optuna storage URL (default sqlite:///OUT/study.db); e.g. "
+                                         "postgresql://user:pw@host/db to share one study between N workers")
+        p.add_argument("--study", default="pgc-tune", help="study name (default pgc-tune)")
+        p.add_argument("--trials", type=positive_int, default=30,
+                       help="finished trials the study should hold (counted over all workers and resumes; default 30)")
+        p.add_argument("--batch", type=positive_int, default=4, help="trials trained together in one batch (default 4)")
+        p.add_argument("--timeout", type=positive_float, help="stop asking for new trials after this many seconds")
+        p.add_argument("--mode", choices=["pareto", "constrained"], default="pareto",
+                       help="pareto: maximise utility and minimise ε; constrained: the smallest ε with utility >= --min-success")
+        p.add_argument("--min-success", type=float, help="constrained mode: required utility (success ratio), e.g. 0.5")
+        p.add_argument("--utility", choices=["success_ratio", "final_mu"], default="success_ratio")
+        p.add_argument("--privacy", choices=["claimed", "audit"], default="claimed",
+                       help="privacy objective: claimed ε, or the audited black-box ε lower bound")
+        p.add_argument("--audit-samples", type=certification_samples, default=100_000,
+                       help="--privacy audit: certification samples per side of each trial's audit (default 100,000)")
+        p.add_argument("--sampler", choices=["tpe", "nsga2", "random"], default="tpe")
+        add_seed(p, default=0, help="study seed (sampler and per-trial training seeds)")
+        p.add_argument("--mechanisms", nargs="+", default=["laplace", "prs"])
+        p.add_argument("--epsilon", nargs=2, type=positive_float, metavar=("LOW", "HIGH"), default=(0.5, 50.0))
+        p.add_argument("--clip", nargs=2, type=positive_float, metavar=("LOW", "HIGH"), default=(0.01, 10.0))
+        p.add_argument("--buffer", nargs=2, type=positive_int, metavar=("LOW", "HIGH"), default=(1, 100))
+        p.add_argument("--reduced-dim", nargs=2, type=positive_int, metavar=("LOW", "HIGH"), default=(1, 20))
+        p.add_argument("--lr", nargs=2, type=positive_float, metavar=("LOW", "HIGH"), default=(1e-3, 1.0))
+        p.add_argument("--runs-per-trial", type=positive_int, default=8)
+        p.add_argument("--submissions", type=positive_int, default=3000)
+        p.add_argument("--rungs", nargs="+", type=positive_float, default=[0.25, 1.0],
+                       help="fractions of --submissions where trials are checked for pruning (last must be 1)")
+        p.add_argument("--prune-below-mu", type=float, default=30.0)
+        p.add_argument("--gravities", nargs="+", type=float, help="ψ values used for tuning "
+                       "(default: shadow/public 9.6 9.8 10.0; tuning on private ψ spends privacy)")
+        p.add_argument("--hyper", choices=["learnable", "paper"], default="learnable",
+                       help="A3C preset: learnable (λ=0, sampled actions; default) or paper (λ=0.5, greedy)")
+        p.add_argument("--heartbeat", type=positive_int, default=30, help="heartbeat interval (s) of in-flight trials")
+        p.add_argument("--grace", type=positive_int, help="seconds without heartbeat before a trial counts as "
+                                                          "killed and is re-queued (default 3 × heartbeat)")
+        p.add_argument("--worker-id", help="name of this worker, mixed into its sampler seed (default: none; the seed "
+                                           "is the study seed and the trials asked so far, on any machine)")
+        p.add_argument("--workers", type=positive_int, default=1,
+                       help="worker processes on this machine sharing the study (default 1); more workers on "
+                            "other machines: run the same command there with the same --storage and --study")
+        add_engine_arguments(p, "where each batch's training runs go: this process (local, default) or a Ray cluster")
+        p.add_argument("--export-only", action="store_true", help="write tune.json from the storage without running")
+
+    def run(self, args: argparse.Namespace) -> int:
+        import optuna
+
+        from pgc.tuning import export_study
+
+        from pgc.a3c.rundir import MARKER_FILE, OutputDirError, check_output_dir, write_marker
+
+        out = Path(args.out)
+        if not _is_tune_folder(out):  # a study folder (ours) is resumed; anything else must be absent or empty
+            check_output_dir(out, update=True, command="tune")
+        else:
+            try:
+                check_output_dir(out, update=True, command="tune")
+            except OutputDirError as exc:
+                if MARKER_FILE not in str(exc):
+                    raise
+        storage = args.storage or f"sqlite:///{(out / 'study.db').as_posix()}"
+        if "://" not in storage:
+            raise UserError(f"--storage must be an optuna RDB URL such as sqlite:///study.db, got {storage!r}")
+        if args.seed < 0:
+            raise UserError("--seed must be >= 0")
+        if args.address is not None and args.engine != "ray":
+            raise UserError("--address is only for --engine ray")
+        if args.workers > 1 and args.engine == "ray":
+            raise UserError("--workers > 1 is for the local engine; with --engine ray one worker feeds the cluster "
+                           "(start the command on more machines to add workers)")
+        if args.mode == "constrained" and args.min_success is None:
+            raise UserError("--mode constrained needs --min-success (e.g. 0.5)")
+        settings = _study_settings(args)
+        _check_sizes(settings, args)  # everything is validated before the storage and study exist
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        storage = _prepare_storage(storage, out, args)
+        out.mkdir(parents=True, exist_ok=True)
+        write_marker(out, command="tune")
+        finished = _finished_trials(args.study, storage)
+        if not args.export_only and finished >= args.trials:  # nothing to run, on any engine: say so
+            print(f"study complete: {finished} trials; use a new --out or --trials (more than {finished}) to "
+                  "run more" + ("; nothing ran on Ray" if args.engine == "ray" else ""))
+        elif not args.export_only:
+            def log(msg: str) -> None:
+                print(msg, file=sys.stderr, flush=True)
+
+            if args.workers == 1:
+                _work(args, storage, settings, log, args.worker_id)
+            else:
+                _run_workers(args, storage, settings, log)
+        try:
+            result = export_study(args.study, storage)
+        except KeyError:
+            raise UserError(f"no study {args.study!r} in {storage}") from None
+        path = write_json_atomic(out / "tune.json", schemas.dump("tune", result))
+        _print_study(result, args)
+        print(f"wrote {path}; browse with: optuna-dashboard {storage}")
+        return 0
+
+
+def _study_settings(args: argparse.Namespace):
+    """The validated StudySettings the arguments describe; a UserError for a bad value."""
+    from pgc.tuning import Evaluation, SearchSpace, StudySettings
+
+    gravities = tuple(args.gravities) if args.gravities else None
+    try:
+        space = SearchSpace(mechanisms=tuple(args.mechanisms), epsilon=tuple(args.epsilon), clip=tuple(args.clip),
+                            buffer_size=tuple(args.buffer), reduced_dim=tuple(args.reduced_dim),
+                            learning_rate=tuple(args.lr))
+        ev_kw = dict(runs_per_trial=args.runs_per_trial, submissions=args.submissions, rungs=tuple(args.rungs),
+                     prune_below_mu=args.prune_below_mu, hyper=args.hyper, utility=args.utility,
+                     privacy=args.privacy, audit_samples=args.audit_samples)
+        if gravities:
+            ev_kw.update(gravities=gravities, environments="user-given (privacy spent if private)")
+        settings = StudySettings(space=space, evaluation=Evaluation(**ev_kw), mode=args.mode,
+                                 min_utility=args.min_success, sampler=args.sampler, seed=args.seed)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return settings
+
+
+def _prepare_storage(storage: str, out: Path, args: argparse.Namespace) -> str:
+    """The storage URL with its driver, its database created (SQLite: one worker at a time, the study
+    folder marked at once)."""
+    from pgc.a3c.rundir import write_marker
+    from pgc.tuning.storage import storage_url
+
+    storage = storage_url(storage)  # postgresql:// → the psycopg 3 driver
+    if storage.startswith("sqlite:///"):
+        db_folder = Path(storage[len("sqlite:///"):]).parent
+        db_folder.mkdir(parents=True, exist_ok=True)
+        if db_folder.resolve() == out.resolve():  # marked at once: a worker starting beside us sees ours
+            write_marker(out, command="tune")
+        with _folder_lock(db_folder):  # workers starting together create the SQLite schema one at a time
+            _open_storage(storage, args)
+    else:
+        _open_storage(storage, args)
+    return storage
+
+
+def _print_study(result: dict, args: argparse.Namespace) -> None:
+    c = result["counts"]
+    print(f"study {args.study!r}: {c.get('COMPLETE', 0)} complete, {c.get('PRUNED', 0)} pruned, "
+          f"{c.get('FAIL', 0)} failed; Pareto front trials {result['pareto_front']}")
+    by_number = {t["number"]: t for t in result["trials"]}
+    for n in result["pareto_front"]:
+        t = by_number[n]
+        print(f"  #{n}: {t['params']}  privacy={t['privacy']:.3g}  success={t['success_ratio']:.2f}  "
+              f"median FST={t['median_fst']:g}")
+    if result["best_constrained"]:
+        b = result["best_constrained"]
+        print(f"smallest privacy value with utility >= {args.min_success}: {b['privacy']:.3g} (trial #{b['number']})")
+    elif args.mode == "constrained":
+        print(f"no trial reached utility >= {args.min_success}")
+
+
+def _work(args, storage: str, settings, log, worker_id: str | None) -> None:
+    """One worker: run the study until it holds --trials finished trials (with the chosen engine)."""
+    from pgc.tuning import run_study
+
+    kw = dict(batch=args.batch, timeout=args.timeout, heartbeat_interval=args.heartbeat, grace_period=args.grace,
+              log=log, worker_id=worker_id)
+    if args.engine == "local":
+        run_study(args.study, storage, settings, args.trials, **kw)
+        return
+    with command_engine(args) as engine:
+        before = _finished_trials(args.study, storage)
+        run_study(args.study, storage, settings, args.trials, executor=engine, **kw)
+        print(f"ran {_finished_trials(args.study, storage) - before} trial(s), their training in {engine.tasks} "
+              f"task(s) on {engine.describe()}", flush=True)
+
+
+def _run_workers(args, storage: str, settings, log) -> None:
+    """--workers N: N forked worker processes on one study. A worker that dies (killed) leaves its trial
+    to the others, which fail and retry it; the study still ends with --trials finished trials."""
+    import multiprocessing
+    import multiprocessing.connection
+
+    ctx = multiprocessing.get_context("fork")
+    procs = []
+    for i in range(args.workers):
+        wid = f"{args.worker_id}-{i}" if args.worker_id is not None else None
+        procs.append(ctx.Process(target=_worker_main, args=(args, storage, settings, wid), name=f"pgc-tune-{i}"))
+    for p in procs:
+        p.start()
+    log(f"{args.workers} workers: pids {[p.pid for p in procs]}")
+    try:  # reap each worker as it ends (a killed one must not linger as a zombie that looks alive)
+        alive = list(procs)
+        while alive:
+            ended = multiprocessing.connection.wait([p.sentinel for p in alive])
+            for p in [p for p in alive if p.sentinel in ended]:
+                p.join()
+                alive.remove(p)
+    except BaseException:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join()
+        raise
+    died = [(p.pid, p.exitcode) for p in procs if p.exitcode != 0]
+    if died:
+        log(f"workers that did not finish cleanly (pid, exit code): {died}")
+        if len(died) == len(procs):
+            raise UserError("every tuning worker failed")
+
+
+def _worker_main(args, storage: str, settings, worker_id: str | None) -> None:
+    def log(msg: str) -> None:
+        print(f"[worker {os.getpid()}] {msg}", file=sys.stderr, flush=True)
+
+    _work(args, storage, settings, log, worker_id)
+
+
+def _finished_trials(study: str, storage: str) -> int:
+    """Complete and pruned trials of the study in the storage (0 for a study not created yet)."""
+    import optuna
+    from optuna.trial import TrialState
+
+    try:
+        found = optuna.load_study(study_name=study, storage=storage)
+    except KeyError:
+        return 0
+    return len(found.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
+
+
+def _is_tune_folder(out: Path) -> bool:
+    """A folder an earlier ``pgc tune`` wrote (its SQLite study or tune.json), marker or not."""
+    db = out / "study.db"
+    try:
+        if db.is_file() and not db.is_symlink():
+            with open(db, "rb") as fh:
+                return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+    return False
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path):
+    """Hold an exclusive ``flock`` on ``folder`` itself (waiting for it): no lock file is left behind."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise UserError(f"cannot open {folder}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _check_sizes(settings, args) -> None:
+    """The largest training batch the study will run, validated (limits, memory) before anything starts."""
+    from pgc.a3c.trainer import TrainConfig, check_batch_size
+    from pgc.tuning.space import HYPER_PRESETS
+
+    ev = settings.evaluation
+    try:
+        config = TrainConfig(submissions=max(ev.rung_submissions()), workers=ev.workers, gravities=ev.gravities,
+                             hyper=HYPER_PRESETS[ev.hyper])
+        check_batch_size([config] * (args.batch * ev.runs_per_trial), False)
+    except ValueError as exc:
+        raise UserError(f"invalid tuning budget: {exc}") from None
+
+
+def _open_storage(url: str, args) -> None:
+    """Connect once to the storage before any work: a missing database driver, a malformed URL or an
+    unreachable server is a one-line error."""
+    from pgc.tuning.storage import make_storage, safe_url
+
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            storage = make_storage(url, args.heartbeat, args.grace)
+    except ImportError as exc:
+        raise UserError(f"storage {safe_url(url)} needs a database driver that is not installed "
+                       f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+    except Exception as exc:  # sqlalchemy errors: bad URL, server unreachable, not a database
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise UserError(f"cannot open storage {safe_url(url)}: {type(exc).__name__}: {first}") from None
+    engine = getattr(storage, "engine", None)
+    if engine is not None:
+        engine.dispose()

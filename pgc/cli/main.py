@@ -1,0 +1,120 @@
+"""The ``pgc`` command line: one subcommand per module in :mod:`pgc.cli.commands`.
+
+Each command is a class with ``help``, ``add_arguments(parser)`` and ``run(args) -> int`` (Optuna's
+CLI style). Commands are imported lazily, so ``pgc train`` never imports the auditor or optuna.
+Bad input raises the one user-error exception, :class:`pgc.errors.UserError`: one line on stderr, exit
+code 2 (so do the file system's refusals, an OSError naming a file, and running out of memory). Any other
+exception is a bug: its traceback shows, followed by where to report it. While a command runs, :func:`pgc.tasks.progress.heartbeat` writes a dated line
+to stderr whenever 30 s pass with no progress shown (``--no-progress`` turns it off).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Protocol, Sequence
+
+from pgc.errors import UserError
+
+# name -> (module:Class, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "train": ("pgc.cli.commands.train:TrainCommand", "train PGC-A3C (K trials at once); writes checkpoints, transcript, summary"),
+    "bench": ("pgc.cli.commands.bench:BenchCommand", "benchmarks that print a ratio against a reference measured in the same run"),
+    "replicate": ("pgc.cli.commands.replicate:ReplicateCommand", "replicate the paper's Tables 1-3 and Figures 2-3 with a zero-information control"),
+    "audit": ("pgc.cli.commands.audit:AuditCommand", "empirical epsilon lower bounds: mechanisms, trained models, transcript channels"),
+    "attack": ("pgc.cli.commands.attack:AttackCommand", "dynamics-inference attacks recovering gravity from submissions"),
+    "report": ("pgc.cli.commands.report:ReportCommand", "privacy report (HTML, Markdown, JSON) from result files"),
+    "tune": ("pgc.cli.commands.tune:TuneCommand", "tune epsilon and mechanism settings with optuna"),
+    "pipeline": ("pgc.cli.commands.pipeline:PipelineCommand", "the main job: train -> audit -> attack -> report on embedded defaults"),
+    "bandit": ("pgc.cli.commands.bandit:BanditCommand", "federated linear contextual bandits: regret study and first-user attack"),
+    "thesis": ("pgc.cli.commands.thesis:ThesisCommand", "attacks on the thesis' four systems, beside the thesis' tables"),
+}
+
+
+REPORT_BUGS = ("this is a bug in pgc-audit {version}, not in your input: please report it with the command line "
+               "and the traceback above (README: Reporting a bug)")
+
+
+class Command(Protocol):
+    help: str
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _load(name: str) -> Command:
+    target, _ = COMMANDS[name]
+    module_name, cls_name = target.split(":")
+    return getattr(importlib.import_module(module_name), cls_name)()
+
+
+def _available() -> list[str]:
+    out = []
+    for name, (target, _) in COMMANDS.items():
+        if importlib.util.find_spec(target.split(":")[0]) is not None:
+            out.append(name)
+    return out
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line of text (its first non-empty line, else its type)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors as one line (``pgc CMD: error: ...``) and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        text = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {text} (see {self.prog} --help)\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    names = _available()
+    parser = _Parser(prog="pgc", description="pgc-audit: privacy auditing and attacks for LDP distributed RL")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = argv[0] if argv and argv[0] in names else None
+    for name in names:
+        p = sub.add_parser(name, help=COMMANDS[name][1], description=COMMANDS[name][1])
+        if name == chosen:
+            command = _load(name)
+            command.add_arguments(p)
+            p.set_defaults(_command=command)
+    args = parser.parse_args(argv)
+    if chosen is None:
+        parser.print_help(sys.stderr if argv else sys.stdout)
+        return 2 if argv else 0
+    from pgc.tasks.progress import heartbeat
+
+    try:  # a command that shows no progress of its own for 30 s says it is still working
+        with heartbeat(f"pgc {chosen}", enabled=getattr(args, "progress", True) is not False):
+            return int(args._command.run(args) or 0)
+    except UserError as exc:  # the one user error: one line
+        print(f"pgc {chosen}: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # no space left, read-only file system, permission denied, a missing input...
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"pgc {chosen}: error: {exc.strerror or one_line(exc)}{where}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"pgc {chosen}: error: out of memory (use smaller settings)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"pgc {chosen}: interrupted", file=sys.stderr)
+        return 130
+    except Exception:  # a bug: the traceback, then where to report it
+        import traceback
+
+        from pgc import __version__
+
+        traceback.print_exc()
+        print(f"pgc {chosen}: " + REPORT_BUGS.format(version=__version__), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

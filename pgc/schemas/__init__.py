@@ -1,0 +1,91 @@
+"""Typed schemas of every result file pgc writes: one frozen dataclass per kind, each with a ``kind``
+and a ``format_version``.
+
+    import pgc.schemas as schemas
+    result = pgc.schemas.load(json.loads(text))          # -> schemas.AuditResult, schemas.TrainRun, ...
+    data = pgc.schemas.dump("audit", {"mode": ..., "channels": [...]})   # checked, stamped dict to write
+    pgc.schemas.validate(data)                            # raises schemas.SchemaError (one line)
+
+Writers (the pgc commands, ``pgc.a3c.rundir``) pass every result through :func:`dump` before writing it;
+readers (``reports``) go through :func:`load`. A file whose kind is unknown or whose
+``format_version`` is not the one this code reads gets a one-line :class:`SchemaError` naming both.
+A file without ``format_version`` is read as version 1. A run folder's ``summary.json`` is recognised
+by ``"format": "pgc-run/1"``; a few benchmark files carry no kind and are loaded with ``kind=``.
+
+Pure Python: imports nothing from the project, so the cores and the CLI can both use it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Record, Result, SchemaError, json_number, json_ready, number
+from .bandit_kinds import *  # noqa: F401,F403  (the schema classes)
+from .bench_kinds import *  # noqa: F401,F403
+from .kinds import *  # noqa: F401,F403
+from .thesis_kinds import *  # noqa: F401,F403
+from .kinds import SCHEMAS
+
+__all__ = ["KINDS", "SCHEMAS", "Record", "Result", "SchemaError", "dump", "json_number", "json_ready", "kind_of", "load",
+           "number", "validate"]
+
+KINDS = tuple(SCHEMAS)
+RUN_FORMAT = "pgc-run/1"
+
+
+def kind_of(data: Any) -> str | None:
+    """The kind a JSON object declares (``"kind"``, or ``"train"`` for a run summary); None if none."""
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("kind"), str):
+        return data["kind"]
+    if data.get("format") == RUN_FORMAT:
+        return "train"
+    return None
+
+
+def load(data: Any, *, kind: str | None = None, where: str = "") -> Result:
+    """The typed result of one parsed JSON file. ``kind`` is needed only for files that declare none;
+    ``where`` (a file name) starts every error message."""
+    prefix = f"{where}: " if where else ""
+    if not isinstance(data, dict):
+        raise SchemaError(f"{prefix}holds a JSON {type(data).__name__}, not a result object")
+    declared = kind_of(data)
+    if kind is not None and declared is not None and declared != kind:
+        raise SchemaError(f"{prefix}is of kind {declared!r}, not {kind!r}")
+    kind = declared or kind
+    if kind is None:
+        raise SchemaError(f"{prefix}has no 'kind' field; known kinds: {', '.join(KINDS)}")
+    cls = SCHEMAS.get(kind)
+    version = data.get("format_version", 1)
+    if cls is None:
+        raise SchemaError(f"{prefix}kind {kind!r} (format_version {version}) is not a known result kind; "
+                          f"known kinds: {', '.join(KINDS)}")
+    if version != cls.FORMAT_VERSION:
+        raise SchemaError(f"{prefix}kind {kind!r} format_version {version!r} is not supported "
+                          f"(this pgc reads {kind} format_version {cls.FORMAT_VERSION})")
+    try:
+        return cls.from_dict({**data, "kind": kind})
+    except SchemaError as exc:
+        raise SchemaError(f"{prefix}kind {kind!r} format_version {version}: {exc}") from None
+
+
+def validate(data: Any, *, kind: str | None = None, where: str = "") -> Any:
+    """``data`` unchanged when it matches its schema; else :class:`SchemaError`."""
+    load(data, kind=kind, where=where)
+    return data
+
+
+def dump(kind: str, data: dict) -> dict:
+    """``data`` as a result of ``kind`` ready to write: ``kind`` and ``format_version`` first, then the
+    writer's own fields unchanged; checked against the schema first (:class:`SchemaError` if it does
+    not match, so nothing malformed is written)."""
+    cls = SCHEMAS.get(kind)
+    if cls is None:
+        raise SchemaError(f"no schema for kind {kind!r}; known kinds: {', '.join(KINDS)}")
+    if data.get("kind", kind) != kind:
+        raise SchemaError(f"a result of kind {data.get('kind')!r} cannot be written as kind {kind!r}")
+    out = {"kind": kind, "format_version": cls.FORMAT_VERSION,
+           **{k: v for k, v in data.items() if k not in ("kind", "format_version")}}
+    load(out, where=f"{kind} result")
+    return out

@@ -1,0 +1,155 @@
+"""The federated linear bandits' result kinds: bandit-regret, bandit-attack, bandit-bench, layout-gap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pgc.contracts import PrivacyClaim
+
+from .base import Record, Result, SchemaError
+
+
+# --- bandit-regret, bandit-attack, bandit-bench: pgc bandit, pgc bench bandit ---------------------
+
+def _pair(value: list[float] | None, where: str) -> None:
+    if value is not None and len(value) != 2:
+        raise SchemaError(f"{where} has {len(value)} values, expected two (lower, upper)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RegretAtHorizon(Record):
+    """The group regret at the horizon T: its mean over runs and its interval."""
+    mean: float
+    interval: list[float]
+
+    def __post_init__(self):
+        _pair(self.interval, "group_regret_at_T.interval")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditCurve(Record):
+    """One algorithm at one setting: the time-averaged group regret at the times ``t`` with its band
+    (``lower``, ``upper``). The regulariser is in ``extra["lambda"]`` (a Python keyword)."""
+    algorithm: str
+    label: str
+    n_silos: int
+    t: list[float]
+    time_averaged_group_regret: list[float]
+    lower: list[float]
+    upper: list[float]
+    epsilon: float | None = None  # None: the non-private algorithm
+    delta: float | None = None
+    batch: int | None = None
+    sigma: float | None = None
+    threshold: float | None = None
+    mean_syncs: float | None = None
+    group_regret_at_T: RegretAtHorizon | None = None
+
+    def __post_init__(self):
+        n = len(self.t)
+        for name in ("time_averaged_group_regret", "lower", "upper"):
+            if len(getattr(self, name)) != n:
+                raise SchemaError(f"curve {self.label!r}: {name} has {len(getattr(self, name))} values, "
+                                  f"t has {n}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrivacyCostPoint(Record):
+    """The privacy cost at M silos: private minus non-private group regret at T, mean and interval."""
+    n_silos: int
+    privacy_cost_mean: float
+    interval: list[float]
+    private_regret_at_T: float | None = None
+    nonprivate_regret_at_T: float | None = None
+
+    def __post_init__(self):
+        _pair(self.interval, "privacy_cost.interval")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExponentFit(Record):
+    """The fitted exponent of the privacy cost in M (cost ∝ M^exponent) with its interval, and the
+    exponents the theories predict (``theory``: name -> exponent)."""
+    exponent: float
+    interval: list[float]
+    intercept: float | None = None
+    level: float | None = None
+    resamples: int | None = None
+    dropped_resamples: int | None = None
+    method: str | None = None
+    theory: dict[str, float] | None = None
+    epsilon: float | None = None
+
+    def __post_init__(self):
+        _pair(self.interval, "fit.interval")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditRegret(Result):
+    KIND = "bandit-regret"
+    settings: dict
+    curves: list[BanditCurve]
+    label: str | None = None
+    privacy_cost: list[PrivacyCostPoint] = field(default_factory=list)
+    fit: ExponentFit | None = None
+    plot: str | None = None  # a PNG beside the file; when absent a reader may look for the file's stem + .png
+    elapsed_seconds: float | None = None
+    cpu_count: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditAttackRow(Record):
+    """One attack on one system, pair and released channel: the attacker's test accuracy with its
+    interval, beside chance and the (ε, δ)-DP ceiling (e^ε + δ)/(1 + e^ε) of the system's claim."""
+    system: str
+    pair: str
+    channel: str
+    accuracy: float
+    interval: list[float]
+    n_test: int
+    chance: float
+    ceiling: float
+    claim: PrivacyClaim
+    test_channel: str | None = None
+    covered_by_claim: bool | None = None
+    level: float | None = None
+    correct: int | None = None
+    n_train_per_world: int | None = None
+    above_ceiling: bool | None = None
+    above_chance: bool | None = None
+
+    def __post_init__(self):
+        _pair(self.interval, "interval")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditAttack(Result):
+    KIND = "bandit-attack"
+    rows: list[BanditAttackRow]
+    settings: dict | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayoutGap(Result):
+    """python -m attacks.layout: a crafted θ's Laplace Bayes accuracy on a candidate set (measured, means
+    only, the best layout and the best map from episode length to it)."""
+    KIND = "layout-gap"
+    candidates: list[float]
+    epsilon: float
+    episodes: int
+    bayes_accuracy: dict
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditBench(Result):
+    """pgc bench bandit: the batched federated LinUCB against the reference loop."""
+    KIND = "bandit-bench"
+    settings: dict
+    reference_seconds_per_round: float
+    batched_one_run_seconds: float
+    speedup_one_run: float
+    reference_agrees_fraction_of_silo_rounds: float
+    reference_seconds_measured: float | None = None
+    reference_seconds_extrapolated_to_T: float | None = None
+    batched_many_runs_seconds: float | None = None
+    speedup_per_run_batched: float | None = None

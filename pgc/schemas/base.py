@@ -1,0 +1,261 @@
+"""The typed-record machinery every result schema is built from.
+
+A schema is a frozen dataclass whose field annotations say what a JSON value must be; ``from_dict``
+checks and converts one JSON object field by field (a wrong type is a one-line :class:`SchemaError`
+naming the field), ``to_dict`` writes it back. Fields with a default are optional; keys a schema does
+not name are kept in ``extra`` and written back unchanged, so a writer can add a field without
+breaking a reader. Infinite floats travel as the strings "inf"/"-inf" (JSON has no infinity).
+
+Pure Python: this module imports nothing from the project and nothing outside the standard library.
+"""
+
+from __future__ import annotations
+
+from pgc.errors import UserError
+
+import dataclasses
+import enum
+import math
+import numbers
+import types
+import typing
+from typing import Any, ClassVar, Literal
+
+
+class SchemaError(UserError):
+    """A JSON value that does not match its schema (one line, naming the kind and the field)."""
+
+
+def number(value: Any) -> float | None:
+    """A JSON number or one of the strings "inf", "-inf", "nan" as float; None for anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("inf", "+inf", "infinity"):
+            return math.inf
+        if text in ("-inf", "-infinity"):
+            return -math.inf
+        if text == "nan":
+            return math.nan
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
+def json_number(x: float) -> float | str:
+    """A float as JSON writes it: finite as is, infinite and NaN as "inf", "-inf", "nan"."""
+    if math.isfinite(x):
+        return x
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def json_ready(obj: Any) -> Any:
+    """A copy JSON can write: non-finite floats as "inf"/"-inf"/"nan", enums as their values, numpy arrays and
+    scalars as Python values, records as their dicts, tuples as lists, keys as strings."""
+    if isinstance(obj, Record):
+        return obj.to_dict()
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, dict):
+        return {str(k): json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_ready(v) for v in obj]
+    if hasattr(obj, "tolist") and not isinstance(obj, (str, bytes)):
+        return json_ready(obj.tolist())
+    if isinstance(obj, float):
+        return json_number(obj)
+    return obj
+
+
+def _sequence(value: Any) -> list | None:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # numpy arrays from a writer
+        out = value.tolist()
+        return out if isinstance(out, list) else None
+    return None
+
+
+def _convert(tp: Any, value: Any, where: str) -> Any:
+    """``value`` checked against the annotation ``tp`` and converted (ints and strings to float, records
+    to dataclasses); raises SchemaError naming ``where``."""
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(tp)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _convert(option, value, where)
+            except SchemaError as exc:
+                errors.append(str(exc))
+        raise SchemaError(errors[0] if len(errors) == 1 else f"{where}: {_show(value)} matches none of {tp}")
+    if (isinstance(tp, type) and issubclass(tp, enum.Enum)) or origin is Literal:
+        return _convert_choice(tp, value, where)
+    if origin in (list, dict, tuple):
+        return _convert_container(origin, tp, value, where)
+    if isinstance(tp, type) and issubclass(tp, Record):
+        if not isinstance(value, dict):
+            raise SchemaError(f"{where} is {_show(value)}, expected an object")
+        return tp.from_dict(value, where)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _plain_dataclass(tp, value, where)
+    if tp is float:
+        x = number(value)
+        if x is None or (isinstance(value, str) and x is not None and math.isfinite(x)):
+            raise SchemaError(f"{where} is {_show(value)}, expected a number")
+        return x
+    if tp is int:
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
+                or float(value) != int(value)):
+            raise SchemaError(f"{where} is {_show(value)}, expected an integer")
+        return int(value)
+    if tp is bool:
+        if not isinstance(value, bool) and type(value).__name__ != "bool_":
+            raise SchemaError(f"{where} is {_show(value)}, expected true or false")
+        return bool(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise SchemaError(f"{where} is {_show(value)}, expected a string")
+        return value
+    if tp is dict:
+        if not isinstance(value, dict):
+            raise SchemaError(f"{where} is {_show(value)}, expected an object")
+        return value
+    if tp is list:
+        items = _sequence(value)
+        if items is None:
+            raise SchemaError(f"{where} is {_show(value)}, expected a list")
+        return items
+    raise TypeError(f"schema annotation {tp!r} at {where} is not supported")
+
+
+def _convert_choice(tp: Any, value: Any, where: str) -> Any:
+    """A value of an Enum (converted to its member) or of a ``Literal[...]`` annotation."""
+    choices = [m.value for m in tp] if isinstance(tp, type) else list(typing.get_args(tp))
+    if value not in choices:
+        raise SchemaError(f"{where} is {_show(value)}, expected one of {', '.join(map(repr, choices))}")
+    return tp(value) if isinstance(tp, type) else value
+
+
+def _convert_container(origin: Any, tp: Any, value: Any, where: str) -> Any:
+    """A ``list[...]``, ``dict[str, ...]`` or ``tuple[..., ...]`` annotation: each item converted."""
+    if origin is list:
+        items = _sequence(value)
+        if items is None:
+            raise SchemaError(f"{where} is {_show(value)}, expected a list")
+        (item_tp,) = typing.get_args(tp) or (Any,)
+        return [_convert(item_tp, v, f"{where}[{i}]") for i, v in enumerate(items)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise SchemaError(f"{where} is {_show(value)}, expected an object")
+        _, value_tp = typing.get_args(tp) or (str, Any)
+        return {str(k): _convert(value_tp, v, f"{where}.{k}") for k, v in value.items()}
+    if origin is tuple:
+        items = _sequence(value)
+        if items is None:
+            raise SchemaError(f"{where} is {_show(value)}, expected a list")
+        (item_tp, *_) = typing.get_args(tp) or (Any,)
+        return tuple(_convert(item_tp, v, f"{where}[{i}]") for i, v in enumerate(items))
+    raise TypeError(f"schema annotation {tp!r} at {where} is not supported")
+
+
+def _plain_dataclass(tp: type, value: Any, where: str) -> Any:
+    """A frozen dataclass that is not a Record (a contract type such as a privacy claim): its fields by
+    their annotations, then its own constructor's validation, as a SchemaError naming ``where``."""
+    if not isinstance(value, dict):
+        raise SchemaError(f"{where} is {_show(value)}, expected an object")
+    hints = typing.get_type_hints(tp)
+    values = {f.name: _convert(hints[f.name], value[f.name], f"{where}.{f.name}")
+              for f in dataclasses.fields(tp) if value.get(f.name) is not None}
+    try:
+        return tp(**values)
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(f"{where}: {exc}") from None
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Record):
+        return value.to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _to_json(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if getattr(value, f.name) is not None}
+    if isinstance(value, tuple):
+        return [_to_json(v) for v in value]
+    if isinstance(value, float):
+        return json_number(value)
+    if isinstance(value, list):
+        return [_to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _to_json(v) for k, v in value.items()}
+    return value
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Record:
+    """A JSON object with typed fields. ``extra`` holds the keys the schema does not name."""
+
+    extra: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "") -> "Record":
+        if not isinstance(data, dict):
+            raise SchemaError(f"{where or cls.__name__} is {_show(data)}, expected an object")
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if f.name == "extra":
+                continue
+            here = f"{where}.{f.name}" if where else f.name
+            if f.name not in data or data[f.name] is None and f.default is None:
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise SchemaError(f"{where or cls.__name__} lacks the field {f.name!r}")
+                continue
+            values[f.name] = _convert(hints[f.name], data[f.name], here)
+        names = {f.name for f in dataclasses.fields(cls) if f.name != "extra"}  # a key named "extra" is kept
+        extra = {k: v for k, v in data.items() if k not in names}
+        return cls(**values, extra=extra)
+
+    def to_dict(self) -> dict:
+        """The JSON object: the named fields that are set (None left out), then ``extra``."""
+        out = {}
+        for f in dataclasses.fields(self):
+            if f.name == "extra":
+                continue
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = _to_json(value)
+        out.update(self.extra)
+        return out
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Result(Record):
+    """A whole result file: a ``kind`` and a ``format_version`` before the kind's own fields."""
+
+    KIND: ClassVar[str] = ""
+    FORMAT_VERSION: ClassVar[int] = 1
+    kind: str = ""
+    format_version: int = 1
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        return {"kind": self.KIND, "format_version": self.FORMAT_VERSION,
+                **{k: v for k, v in out.items() if k not in ("kind", "format_version")}}

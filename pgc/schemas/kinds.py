@@ -1,0 +1,355 @@
+"""One schema per result kind: the fields a reader may rely on, typed. Keys not named here stay in
+``extra`` (see :mod:`pgc.schemas.base`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pgc.contracts import PrivacyClaim
+
+from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
+from .audit_rows import AuditRow, Verdict
+from .base import Record, Result, SchemaError
+from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
+from .thesis_kinds import ThesisMapRecovery, ThesisMembership
+
+
+
+# --- train: a run folder's summary.json (pgc train, pgc pipeline) ------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class TrainTrial(Record):
+    dir: str
+    config: dict
+    fst: float | None = None
+    final_mu: float | None = None
+    fst_true_scores: float | None = None
+    final_mu_true_scores: float | None = None
+    submissions: int | None = None
+    seed: int | None = None
+    transcript: bool | None = None
+    protect: list[str] | None = None
+    claimed_epsilon_total: float | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainRun(Result):
+    KIND = "train"
+    format: str
+    trials: list[TrainTrial]
+    wall_time_s: float | None = None
+    agent_steps: int | None = None
+    versions: dict | None = None
+
+    def __post_init__(self):
+        if not self.trials:
+            raise SchemaError("a train run summary needs at least one trial")
+
+
+# --- audit: pgc audit ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialSearch(Record):
+    objective: str | None = None
+    evaluations: int | None = None
+    wall_time_s: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialAudit(Record):
+    psi: float
+    psi_prime: float
+    mechanism: str
+    channels: list[AuditRow]
+    claimed_epsilon: float | None = None
+    noise_free_epsilon_lower_bound: float | None = None
+    search: AdversarialSearch | None = None
+    theta_file: str | None = None
+    theta_files: dict[str, str] | None = None  # search objective -> the crafted θ's checkpoint beside the result
+    wall_time_s: float | None = None
+    protect: list[str] | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CurvePoint(Record):
+    delta_psi: float
+    epsilon_lower_bound: float
+    epsilon: float | None = None
+    ratio: float | None = None
+    model: str = "honest"
+    channel: str = "all"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Protection(Record):
+    protect: list[str] = field(default_factory=list)
+    claimed_epsilon_total: float | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvironmentAudit(Record):
+    protect: list[str] | None = None
+    claimed_epsilon: float | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditResult(Result):
+    """pgc audit: every certified row of the audit in ``channels`` (one :class:`pgc.schemas.AuditRow` each)."""
+    KIND = "audit"
+    FORMAT_VERSION = 2
+    mode: str
+    channels: list[AuditRow]
+    confidence: float | None = None
+    delta: float | None = None
+    seed: int | None = None
+    command: str | None = None
+    wall_time_s: float | None = None
+    model: str | None = None
+    run: str | None = None
+    adversarial_audits: list[AdversarialAudit] | None = None
+    environment_audits: list[EnvironmentAudit] | None = None
+    curve: list[CurvePoint] | None = None
+    protection: Protection | None = None
+
+
+# --- power-study: python -m audit.power_study (results/power/) -----------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class PowerStudy(Result):
+    """Evidence of the curve audit and of the stated power (audit.power_study): ``studies`` (the curve bound
+    beside the threshold bound on the same releases, per claim) or one ``study`` (miscalibrated, false
+    alarms, detectability, the sequential null simulation)."""
+    KIND = "power-study"
+    studies: list[dict] | None = None
+    study: dict | None = None
+    wall_time_s: float | None = None
+    command: str | None = None
+
+
+# --- flower-one-run: pgc audit --flower-one-run MODE ------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class FlowerOneRunResult(Result):
+    """Canary clients inside one Flower simulation: per observer (the server, a third party seeing the
+    aggregate) what it is promised and the one-run bounds certified from what it saw."""
+    KIND = "flower-one-run"
+    FORMAT_VERSION = 2
+    setup: dict
+    rows: list[AuditRow]  # one judged row per observer (scope: the observer; note: what it was promised)
+    simulation_s: float
+    wall_time_s: float
+    dimension: int
+    command: str | None = None
+
+
+# --- system-audit: pgc audit --system MODULE:FACTORY -----------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Accountant(Record):
+    epsilon: float
+    delta: float
+    description: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemAuditResult(Result):
+    KIND = "system-audit"
+    FORMAT_VERSION = 2
+    system: str
+    secret: str
+    secret_prime: str
+    broadcast: Literal["honest", "crafted", "searched", "given"]
+    claim: PrivacyClaim
+    confidence: float
+    samples_per_side: int
+    seed: int
+    rows: list[AuditRow]
+    verdict: Verdict
+    wall_time_s: float
+    pair: str | None = None
+    accountant: Accountant | None = None
+    report_section: str | None = None  # the report section the system asks for (None: the system audits)
+    relation: str | None = None  # what makes the two secrets neighbours
+    searched_pair: dict | None = None  # the worst pair the auditor's search found, and its search score
+    sequential: dict | None = None  # --samples auto: the stages and the decision
+    timings: dict[str, float] | None = None  # seconds per part: draw_training, select, draw_certification, certify, judge
+
+    def row(self, channel: str) -> AuditRow:
+        """The row of ``channel`` (KeyError when the audit has none)."""
+        for r in self.rows:
+            if r.channel == channel:
+                return r
+        raise KeyError(channel)
+    library: dict | None = None  # a third-party library's protocol or filter: library, version, parameters, claim reading
+
+
+# --- attack: pgc attack ----------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class AttackRow(Record):
+    attacker: str
+    accuracy: float
+    channels: list[str]
+    epsilon: float | None = None
+    k: int | None = None
+    budget: int | None = None
+    n_targets: int | None = None
+    ci: list[float] | None = None
+    confidence: float | None = None
+    chance: float | None = None
+    ceiling: float | None = None
+    verdict: str | None = None
+    below_chance: bool | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttackResult(Result):
+    KIND = "attack"
+    mode: str
+    rows: list[AttackRow]
+    command: str | None = None
+    seed: int | None = None
+    candidates: list[float] | None = None
+    threat_model: dict | None = None
+    violations: list | None = None
+    wall_s: float | None = None
+
+    @property
+    def candidate_count(self) -> int | None:
+        """|Ψ|: the candidates of a sweep, else those of the threat model."""
+        cands = self.candidates
+        if cands is None and isinstance(self.threat_model, dict):
+            cands = self.threat_model.get("candidates")
+        return len(cands) if isinstance(cands, list) else None
+
+
+# --- replicate: pgc replicate ----------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicateSetting(Record):
+    mechanism: str
+    median_fst: float | None
+    epsilon: float | None = None
+    buffer_size: int | None = None
+    variant: str | None = None
+    control: bool | None = None
+    trials: int | None = None
+    median_fst_ci: list[float] | None = None
+    success_ratio: float | None = None
+    success_ratio_ci: list[float] | None = None
+    relative_auc: dict | None = None
+    paper: dict | None = None
+    verdict: dict | None = None
+    vs_control: dict | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicatePlot(Record):
+    file: str
+    caption: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicateResult(Result):
+    KIND = "replicate"
+    settings: list[ReplicateSetting] = field(default_factory=list)
+    format: str | None = None
+    notes: list[str] | None = None
+    plots: list[ReplicatePlot] | None = None
+    reading: dict | None = None
+    spec: dict | None = None
+    level: float | None = None
+    wall_time_s: float | None = None
+    primary_reference: str | None = None
+    figure2: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicateRaw(Result):
+    KIND = "replicate-raw"
+    format: str
+    spec: dict
+    trials: dict[str, list]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadingSearch(Result):
+    KIND = "reading-search"
+    format: str
+    readings: list[dict]
+    best: list[str]
+
+
+# --- tune: pgc tune --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class TuneTrial(Record):
+    number: int
+    state: str
+    params: dict = field(default_factory=dict)
+    utility: float | None = None
+    privacy: float | None = None
+    success_ratio: float | None = None
+    median_fst: float | None = None
+    final_mu: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TuneResult(Result):
+    KIND = "tune"
+    format: str
+    study: str
+    mode: str
+    trials: list[TuneTrial]
+    pareto_front: list[int]
+    counts: dict
+    evaluation: dict = field(default_factory=dict)
+    utility: str | None = None
+    privacy: str | None = None
+    sampler: str | None = None
+    seed: int | None = None
+    constraint: dict | None = None
+    best_constrained: dict | None = None
+
+
+# --- mitigations-utility: scripts/mitigations_utility.py -------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class MitigationRow(Record):
+    mechanism: str
+    epsilon: float
+    variant: str
+    trials: int
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+    successes: int | None = None
+    median_fst: float | None = None
+    true_successes: int | None = None
+    median_true_fst: float | None = None
+    median_true_fst_ci: list[float] | None = None
+    median_ticks_at_success: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MitigationsUtility(Result):
+    KIND = "mitigations-utility"
+    rows: list[MitigationRow]
+    reading: str | None = None
+    spec: dict | None = None
+    command: str | None = None
+
+
+SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
+    TrainRun, AuditResult, PowerStudy, FlowerOneRunResult, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
+    TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark, BenchNumbers, Reliability,
+    TuneWorkers, Pipeline, Report, ThesisMembership, ThesisMapRecovery, LdpBench)}

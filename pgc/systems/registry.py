@@ -1,0 +1,152 @@
+"""The project's systems by name, and the loader behind ``pgc audit --system SPEC``.
+
+A SPEC is one of three things, tried in this order and named in the error when none works:
+
+1. a registered name (``pgc-a3c``): a key of :data:`SYSTEMS`;
+2. ``path/to/file.py:factory``: the file is loaded as a module (no package needed);
+3. ``module:factory``: imported with the current folder on the import path, so a module beside the
+   user (``mysys.py`` → ``mysys:make``) works as well as an installed one (``pgc.gympg.system:pendulum_system``).
+
+The registry holds ``"module:factory"`` strings, imported only when a system is asked for: this module
+imports no system package.
+"""
+
+from __future__ import annotations
+
+from pgc.errors import UserError
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+# name → "module:factory"; every entry runs the shared System contract suite (tests/test_system_contract.py)
+SYSTEMS: dict[str, str] = {
+    "pgc-a3c": "pgc.a3c.system:pgc_a3c_system",
+    "pgc-a3c-gaussian": "pgc.a3c.system:pgc_a3c_gaussian_system",
+    "pendulum-gaussian-pg": "pgc.gympg.system:pendulum_system",
+    "fedlinucb": "pgc.fedlinucb.systems:fedlinucb_system",
+    "private-fedlinucb": "pgc.fedlinucb.systems:private_fedlinucb_system",
+    "dp20-feducb": "pgc.fedlinucb.systems:dp20_system",
+    "toy-gaussian-vector": "pgc.toysystems.systems:gaussian_vector_system",
+    "toy-gaussian-miscalibrated": "pgc.toysystems.systems:miscalibrated_gaussian_system",
+    "toy-gaussian-miscalibrated-no-curve": "pgc.toysystems.systems:miscalibrated_gaussian_system_without_curve",
+    "toy-batched-sum": "pgc.toysystems.systems:batched_sum_system",
+    "toy-laplace-count": "pgc.toysystems.systems:laplace_count_system",
+    "toy-dpsgd-poisson": "pgc.toysystems.dpsgd:dp_sgd_system",
+    "toy-dpsgd-shuffle": "pgc.toysystems.dpsgd:dp_sgd_shuffle_system",
+    "toy-grr": "pgc.toysystems.frequency:randomized_response_system",
+    "toy-oue": "pgc.toysystems.frequency:unary_encoding_system",
+    "toy-hashed-report": "pgc.toysystems.frequency:hashed_report_system",
+    "dprl-advising": "pgc.dprl.advising:system",
+    "dprl-planning": "pgc.dprl.planning:system",
+    "dprl-dpdrl": "pgc.dprl.dpdrl:system",
+    "dprl-oneparam": "pgc.dprl.oneparam:system",
+    "flower-localdp": "pgc.flower.system:local_dp_update_system",
+    "flower-localdp-sensitivity-c": "pgc.flower.system:local_dp_sensitivity_c_system",
+    "ldp-reference": "pgc.ldp.system:reference_system",
+    "ldp-multi-freq-ldpy": "pgc.ldp.system:multi_freq_ldpy_system",
+    "ldp-pure-ldp": "pgc.ldp.system:pure_ldp_system",
+    "nvflare-svt": "pgc.nvflare.system:svt_privacy_system",
+    "nvflare-percentile": "pgc.nvflare.system:percentile_privacy_system",
+    "nvflare-exclude-vars": "pgc.nvflare.system:exclude_vars_system",
+}
+
+
+class SystemSpecError(UserError):
+    """A ``--system`` SPEC that names no usable system factory; the message says which reading failed."""
+
+
+def register_system(name: str, target: str) -> None:
+    """Make ``target`` (``"module:factory"``) available as ``name``."""
+    if not name or name in SYSTEMS:
+        raise UserError(f"system name {name!r} is empty or already registered")
+    if ":" not in target:
+        raise UserError(f"a registered system is 'module:factory', got {target!r}")
+    SYSTEMS[name] = target
+
+
+def _from_file(path: Path, factory_name: str) -> Callable[..., Any]:
+    if not path.is_file():
+        raise SystemSpecError(f"--system {path}:{factory_name}: no file {path}")
+    module_name = f"_pgc_user_system_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise SystemSpecError(f"--system {path}:{factory_name}: {path} cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(module_name, None)
+        raise SystemSpecError(f"--system {path}:{factory_name}: loading {path} failed: "
+                              f"{type(exc).__name__}: {exc}") from exc
+    return _attribute(module, factory_name, f"{path}:{factory_name}")
+
+
+def _from_module(module_name: str, factory_name: str) -> Callable[..., Any]:
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.split(".")[0] == exc.name.split(".")[0]:
+            raise SystemSpecError(f"--system {module_name}:{factory_name}: no module {module_name!r} is installed or "
+                                  f"in {cwd}; give a registered name ({', '.join(sorted(SYSTEMS))}), "
+                                  "MODULE:FACTORY or path/to/file.py:FACTORY") from exc
+        raise SystemSpecError(f"--system {module_name}:{factory_name}: importing {module_name!r} failed: "
+                              f"{type(exc).__name__}: {exc}") from exc
+    except Exception as exc:
+        raise SystemSpecError(f"--system {module_name}:{factory_name}: importing {module_name!r} failed: "
+                              f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    return _attribute(module, factory_name, f"{module_name}:{factory_name}")
+
+
+def _attribute(module: Any, factory_name: str, spec: str) -> Callable[..., Any]:
+    if not factory_name.isidentifier():
+        raise SystemSpecError(f"--system {spec}: {factory_name!r} is not a Python name")
+    factory = getattr(module, factory_name, None)
+    if factory is None:
+        raise SystemSpecError(f"--system {spec}: the module has no {factory_name!r}")
+    if not callable(factory):
+        raise SystemSpecError(f"--system {spec}: {factory_name!r} is not callable")
+    return factory
+
+
+def system_factory(spec: str) -> Callable[..., Any]:
+    """The factory a SPEC names (see the module docstring); :class:`SystemSpecError` says which reading failed."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise SystemSpecError("--system needs a registered name, MODULE:FACTORY or path/to/file.py:FACTORY")
+    spec = spec.strip()
+    if spec in SYSTEMS:
+        module_name, _, factory_name = SYSTEMS[spec].partition(":")
+        return _from_module(module_name, factory_name)
+    target, sep, factory_name = spec.rpartition(":")
+    if not sep or not target or not factory_name:
+        raise SystemSpecError(f"--system {spec!r}: not a registered name ({', '.join(sorted(SYSTEMS))}), and not "
+                              "MODULE:FACTORY or path/to/file.py:FACTORY")
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        return _from_file(Path(target), factory_name)
+    return _from_module(target, factory_name)
+
+
+def spec_module(spec: str) -> Any:
+    """The module a SPEC loaded (after :func:`system_factory`), for the attributes a user's file states beside its
+    factory."""
+    spec = spec.strip()
+    target = SYSTEMS[spec].partition(":")[0] if spec in SYSTEMS else spec.rpartition(":")[0]
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        return sys.modules[f"_pgc_user_system_{Path(target).stem}"]
+    return sys.modules[target]
+
+
+def make_system(spec: str, **settings: Any) -> Any:
+    """The system a SPEC names, built with ``settings``."""
+    return system_factory(spec)(**settings)

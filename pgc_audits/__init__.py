@@ -1,9 +1,0 @@
-"""PGC-A3C's own audits, built on the auditor's one engine (:func:`audit.system_audit.audit_system`)
-and PGC-A3C's System (:class:`pgc.system.PGCA3CSystem`): per transcript channel at a model
-(:mod:`pgc_audits.environment`), with a model the aggregator crafts (:mod:`pgc_audits.adversarial`),
-and the studies over them (:mod:`pgc_audits.studies`)."""
-
-from .adversarial import AdversarialAuditResult, adversarial_audit
-from .environment import EnvironmentAuditResult, environment_audit
-
-__all__ = ["AdversarialAuditResult", "EnvironmentAuditResult", "adversarial_audit", "environment_audit"]

@@ -1,0 +1,157 @@
+"""The report's bar figures, built as matplotlib Figures (:mod:`reports.plots` saves them): the headline (the
+largest certified ε lower bound of each summary row) and all audited bounds (one bar per audited output).
+One panel per system when the rows come from several; every label whole (wrapped at spaces, or a long pair
+named by a key letter under its panel); the legend outside the bars."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .content import K_IN_NAME, SUMMARY_MAX_ROWS, BoundRow
+from .figure_kit import legend_below, new_figure, panels, system_family, wrap
+
+BOUNDS_MAX_ROWS = 40  # bars per panel of the bounds figure; the rest are in the table above it
+_VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700",
+                    "inconclusive": "#1971c2"}
+_ROW_INCHES, _LINE_INCHES, _PANEL_INCHES = 0.3, 0.15, 0.75  # a bar row, a label line, a panel's title and axis
+
+
+def verdict_colour(verdict: str) -> str:
+    if verdict.startswith("violated"):
+        return _VERDICT_COLOURS["violated"]
+    return _VERDICT_COLOURS.get(verdict, "#495057")
+
+
+def verdict_legend(verdicts) -> list:
+    """One legend patch per bar colour drawn, labelled with the verdicts drawn in it (every colour in the
+    figure is in its legend, and nothing else)."""
+    from matplotlib.patches import Patch
+
+    by_colour: dict[str, list[str]] = {}
+    for v in dict.fromkeys(verdicts):
+        by_colour.setdefault(verdict_colour(v), []).append(v)
+    order = ["consistent", "inconclusive", "unprotected channel", "violated"]
+
+    def rank(item):
+        return min((order.index(v) if v in order else len(order) for v in item[1]), default=len(order))
+
+    return [Patch(color=colour, label=" / ".join(names)) for colour, names in sorted(by_colour.items(), key=rank)]
+
+
+def drawable(values: list[float]) -> tuple[list[float], float]:
+    """Bar lengths with infinite bounds drawn 15% beyond the largest finite value; that length."""
+    finite = [v for v in values if math.isfinite(v)]
+    far = 1.15 * max(finite, default=1.0) or 1.0
+    return [v if math.isfinite(v) else far for v in values], far
+
+
+def _rows_height(labels: list[str]) -> float:
+    return sum(max(_ROW_INCHES, _LINE_INCHES * (label.count("\n") + 1) + 0.08) for label in labels)
+
+
+def _ticks(ax, y, claims, caps, claim_label: str, cap_label: str, cap_colour: str) -> None:
+    """The claim (black tick) and the certifiable cap (grey tick) of each bar row, where finite."""
+    drawn = [(yy, c) for yy, c in zip(y, claims) if c is not None and math.isfinite(c)]
+    if drawn:
+        ax.scatter([c for _, c in drawn], [yy for yy, _ in drawn], marker="|", s=230, color="black", linewidths=2.5,
+                   label=claim_label, zorder=3)
+    drawn = [(yy, c) for yy, c in zip(y, caps) if c is not None and math.isfinite(c)]
+    if drawn:
+        ax.scatter([c for _, c in drawn], [yy for yy, _ in drawn], marker="|", s=180, color=cap_colour, linewidths=2,
+                   label=cap_label, zorder=2)
+
+
+def _bars(ax, labels: list[str], bounds: list[float], verdicts: list[str], fontsize: float) -> np.ndarray:
+    """Horizontal bars top-down (∞ drawn past the largest finite bound and marked; a bound of 0, which has no
+    bar, as a square of its verdict's colour at 0); the rows' y positions."""
+    y = np.arange(len(labels))[::-1]
+    bars, _ = drawable(bounds)
+    ax.barh(y, bars, color=[verdict_colour(v) for v in verdicts], height=0.62)
+    zero = [(yy, verdict_colour(v)) for yy, v, b in zip(y, verdicts, bounds) if b == 0]
+    if zero:
+        ax.scatter([0.0] * len(zero), [yy for yy, _ in zero], marker="s", s=40, c=[c for _, c in zero], zorder=3,
+                   clip_on=False)
+    for yy, lb, b in zip(y, bounds, bars):
+        if not math.isfinite(lb):
+            ax.text(b, yy, " ∞", va="center", fontsize=8)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=fontsize)
+    ax.set_ylim(-0.6, len(labels) - 0.4)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    return y
+
+
+def drawn_channel(row: dict) -> str:
+    """`` (gradient×3)`` when the bar's row is not the family's own channel (its claim differs)."""
+    channel = str(row.get("worst_channel") or "")
+    return f" ({channel})" if channel and channel != row["family"] and K_IN_NAME.search(channel) else ""
+
+
+def headline(summary: list[dict], system_of: dict[str, str] | None = None):
+    """Per observer group and channel family: the largest certified ε lower bound (bar, coloured by verdict),
+    the claim of the row that bound comes from (black tick; a k-submission row's own claim) and the certifiable
+    cap (grey tick); one panel per system (``system_of``: group → system), each with at most
+    :data:`~reports.content.SUMMARY_MAX_ROWS` rows like the summary table."""
+    groups = panels(summary, lambda r: (system_of or {}).get(r["group"], ""))
+    shown = [(name, rows[:SUMMARY_MAX_ROWS], len(rows) - SUMMARY_MAX_ROWS) for name, rows in groups]
+    labels = [[wrap(f"{r['group']} · {r['family']}{drawn_channel(r)}", 42) for r in rows] for _, rows, _ in shown]
+    heights = [_rows_height(ls) + (0.45 if len(shown) > 1 else 0.25) for ls in labels]
+    fig, axes = new_figure(5.6, sum(heights) + 0.95, nrows=len(shown), gridspec_kw={"height_ratios": heights})
+    for ax, (name, rows, more), ls in zip(axes[:, 0], shown, labels):
+        y = _bars(ax, ls, [r["lower_bound"] for r in rows], [r["verdict"] for r in rows], 8)
+        _ticks(ax, y, [r.get("worst_claimed", r["claimed"]) for r in rows], [r["cap"] for r in rows],
+               "claimed ε (of the row drawn)", "certifiable cap", "#868e96")
+        if len(shown) > 1 or more > 0:
+            ax.set_title(" ".join(x for x in (name, f"(first {len(rows)} of {len(rows) + more} rows)" if more > 0
+                                             else "") if x), fontsize=9)
+    last = axes[-1, 0]
+    last.set_xlabel("ε (audited lower bound: bar)", fontsize=8)
+    handles = [h for ax in axes[:, 0] for h in ax.get_legend_handles_labels()[0]]
+    handles = list({h.get_label(): h for h in handles}.values())
+    handles += verdict_legend(r["verdict"] for _, rows, _ in shown for r in rows)
+    legend_below(last, 0.42, handles=handles, ncol=2)
+    return fig
+
+
+def _bound_labels(rows: list[BoundRow]) -> tuple[list[str], str]:
+    """Each bar's label, whole: a system's row is named by its system and channel with a key letter for the
+    pair it was audited on (the key, returned, spells the pairs out); any other row by subject and channel."""
+    keys: dict[str, str] = {}
+    labels = []
+    for r in rows:
+        prefix = f"{r.system} · " if r.system else None
+        if prefix and r.subject.startswith(prefix):
+            pair = r.subject[len(prefix):]
+            key = keys.setdefault(pair, "abcdefghijklmnopqrstuvwxyz"[len(keys) % 26] * (1 + len(keys) // 26))
+            labels.append(wrap(f"{r.system} · {r.channel} ({key})", 56))
+        else:
+            labels.append(wrap(f"{r.subject} · {r.channel}", 56))
+    key_text = "; ".join(f"({k}) {pair}" for pair, k in keys.items())
+    return labels, wrap("pairs: " + key_text, 84) if keys else ""
+
+
+def bounds(rows: list[BoundRow]):
+    """Per audited output: the observed ε lower bound (bar, colour = verdict), the claim (black tick) and the
+    certifiable cap (grey tick); one panel per system, at most :data:`BOUNDS_MAX_ROWS` bars each."""
+    groups = panels(rows, lambda r: system_family(r.system))
+    shown = [(name, rs[:BOUNDS_MAX_ROWS], len(rs) - BOUNDS_MAX_ROWS) for name, rs in groups]
+    labelled = [_bound_labels(rs) for _, rs, _ in shown]
+    heights = [_rows_height(ls) + _PANEL_INCHES + _LINE_INCHES * (key.count("\n") + 1 if key else 0)
+               for ls, key in labelled]
+    fig, axes = new_figure(8.5, sum(heights) + 0.9, nrows=len(shown), gridspec_kw={"height_ratios": heights})
+    for ax, (name, rs, more), (labels, key) in zip(axes[:, 0], shown, labelled):
+        y = _bars(ax, labels, [r.lower_bound for r in rs], [r.verdict for r in rs], 7.5)
+        _ticks(ax, y, [r.claimed for r in rs], [r.cap for r in rs], "claimed ε", "certifiable cap (budget)", "#adb5bd")
+        note = f"\n{more} further row(s) of {name or 'these audits'} are in the table above" if more > 0 else ""
+        ax.set_xlabel("ε" + (f"\n{key}" if key else "") + note, fontsize=8, multialignment="left")
+        if len(shown) > 1:
+            ax.set_title(name, fontsize=10)
+    handles = [h for ax in axes[:, 0] for h in ax.get_legend_handles_labels()[0]]
+    handles = list({h.get_label(): h for h in handles}.values())
+    handles += verdict_legend(r.verdict for _, rs, _ in shown for r in rs)
+    fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), fontsize=8, frameon=False,
+               title="Claimed ε vs observed lower bound (bar colour = verdict)", title_fontsize=11)
+    return fig

@@ -1,8 +1,0 @@
-"""The systems layer: the contract every audited system meets (:mod:`systems.contract`) and the
-registry of the project's systems by name (:mod:`systems.registry`)."""
-
-from .contract import ALL, PrivacyClaim, System
-from .registry import SYSTEMS, SystemSpecError, make_system, register_system, system_factory
-
-__all__ = ["ALL", "PrivacyClaim", "System", "SYSTEMS", "SystemSpecError", "make_system", "register_system",
-           "system_factory"]

@@ -1,0 +1,119 @@
+"""pgc-audit as users install it: a wheel of this checkout installed (not editable) into a fresh virtual
+environment (``installed_pgc`` in conftest.py), run from an empty folder outside the repository.
+
+The wheel holds four import names; ``pgc --help``, the main job (its report keeps the committed references,
+which ship as package data), a user's own System from a file with a plain-dataclass claim, ``pgc report``,
+and the benchmarks that read shipped files run there; nothing is written beside the installed package."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+USER_SYSTEM = '''
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class MyClaim:  # a plain dataclass, not pgc's PrivacyClaim
+    epsilon: float = 1.0
+    delta: float = 0.0
+    covers: tuple = ("value",)
+
+
+@dataclass
+class Coin:
+    """Randomized response on one bit at ε = 1."""
+    name: str = "my coin"
+    claim: MyClaim = field(default_factory=MyClaim)
+    channels: tuple = ("value",)
+
+    def release(self, secret, n, rng, *, broadcast=None):
+        keep = rng.random(n) < np.e / (1 + np.e)
+        bit = np.where(keep, float(secret), 1.0 - float(secret))
+        return {"value": bit[:, None]}
+
+    def canaries(self):
+        return {"0 vs 1": (0, 1)}
+
+
+def make():
+    return Coin()
+'''
+
+
+def _pgc(pgc: Path, *argv: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(PATH=f"{pgc.parent}{os.pathsep}{env.get('PATH', '')}", PGC_PROGRESS_INTERVAL_S="30")
+    return subprocess.run([str(pgc), *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_wheel_installs_four_import_names(installed_pgc):
+    wheel = next((installed_pgc.parents[2] / "dist").glob("pgc_audit-*.whl"))
+    with zipfile.ZipFile(wheel) as z:
+        top = {name.split("/")[0] for name in z.namelist() if not name.split("/")[0].endswith(".dist-info")}
+        assert top == {"audit", "attacks", "pgc", "reports"}
+        shipped = {name for name in z.namelist() if name.startswith("pgc/references/")}
+    from pgc.references import SHIPPED
+
+    assert {f"pgc/references/{r}" for r in SHIPPED} <= shipped
+
+
+def test_the_installed_package_imports_from_the_venv_not_the_checkout(installed_pgc, tmp_path):
+    python = installed_pgc.parent / "python"
+    out = subprocess.run([str(python), "-c", "import pgc, audit, reports, attacks, pgc.cli.main as m; "
+                          "print(pgc.__file__); print(m.__file__)"], cwd=tmp_path, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert all(str(installed_pgc.parents[1]) in path and str(ROOT) not in path for path in out), out
+
+
+def test_pgc_help_and_a_users_system_with_a_plain_dataclass_claim(installed_pgc, tmp_path):
+    r = _pgc(installed_pgc, "--help", cwd=tmp_path)
+    assert r.returncode == 0 and "pipeline" in r.stdout, r.stderr
+    (tmp_path / "my_system.py").write_text(USER_SYSTEM)
+    r = _pgc(installed_pgc, "audit", "--system", "./my_system.py:make", "--samples", "20000", "--out", "coin.json",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    result = json.loads((tmp_path / "coin.json").read_text())
+    (row,) = [row for row in result["rows"] if row["channel"] == "value"]
+    assert row["claimed_epsilon"] == 1.0 and 0.8 < row["epsilon_lower_bound"] <= 1.0 + 1e-9
+    assert row["verdict"] == "consistent"
+    # a claim this audit refutes (randomized response at ε = 1 claimed as ε = 0.5) sets the exit code
+    (tmp_path / "my_strict.py").write_text(USER_SYSTEM.replace("epsilon: float = 1.0", "epsilon: float = 0.5"))
+    r = _pgc(installed_pgc, "audit", "--system", "./my_strict.py:make", "--samples", "20000", "--out", "strict.json",
+             "--fail-on", "violated", cwd=tmp_path)
+    assert r.returncode == 1 and "violated" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_main_job_runs_from_an_empty_folder_and_its_report_keeps_the_references(installed_pgc, tmp_path):
+    r = _pgc(installed_pgc, "pipeline", "--quick", "--out", "job", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "Traceback" not in r.stderr
+    report = json.loads((tmp_path / "job" / "report" / "report.json").read_text())
+    inputs = json.dumps(report)
+    assert "laplace-eps1.json" in inputs and "paper-psi-score.json" in inputs  # the shipped references
+    r = _pgc(installed_pgc, "report", "job/audit.json", "--out", "again", cwd=tmp_path)
+    assert r.returncode == 0 and (tmp_path / "again" / "report.html").is_file(), r.stderr
+    assert not list((installed_pgc.parents[1]).rglob("*.nbi")), "numba's cache written beside the installed package"
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "one-run", "--canaries", "200", "--submissions", "100", "--samples", "1000"],
+    ["bench", "systems", "--seeds", "1", "--samples", "2000", "--contract-samples", "2000", "--repeats", "1"],
+], ids=["one-run", "systems"])
+def test_benchmarks_that_read_shipped_files(installed_pgc, tmp_path, argv):
+    r = _pgc(installed_pgc, *argv, "--out", "bench.json", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stdout[-2000:] + r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and (tmp_path / "bench.json").is_file()
+    if r.returncode == 1:
+        assert all(line.startswith("goal missed: ") for line in r.stderr.splitlines() if not line.startswith("["))
