@@ -73,6 +73,6 @@ def read_json(path: str | Path):
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path} is not valid JSON: {exc}") from None

@@ -43,8 +43,8 @@ def load_result(path: str | Path) -> dict:
     if not path.is_file():
         raise ReplicationInputError(f"{path} does not exist")
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ReplicationInputError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("kind") != "replicate":
         raise ReplicationInputError(f"{path} is not a replicate result (kind != 'replicate')")

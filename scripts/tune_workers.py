@@ -66,7 +66,7 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
     from pgc.tuning.storage import make_storage
 
     done = (TrialState.COMPLETE, TrialState.PRUNED)
-    cmd = [sys.executable, "-m", "pgc_cli", "tune", "--out", str(out), "--storage", url, "--study", study,
+    cmd = [sys.executable, "-m", "pgc.cli", "tune", "--out", str(out), "--storage", url, "--study", study,
            "--trials", str(trials), "--batch", "1", "--workers", str(workers), "--runs-per-trial", str(runs),
            "--submissions", str(submissions), "--rungs", "1", "--sampler", "random", "--heartbeat", "1",
            "--grace", "3", "--seed", str(seed)]

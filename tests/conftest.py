@@ -72,10 +72,15 @@ def installed_pgc(tmp_path_factory):
     pgc = home / "venv" / "bin" / "pgc"
     with FileLock(str(shared / "wheel.lock")):
         if not pgc.exists():
+            import shutil
+
             env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-            run = lambda *argv: subprocess.run(argv, cwd=root, env=env, check=True, capture_output=True)  # noqa: E731
+            run = lambda *argv: subprocess.run(argv, cwd=home, env=env, check=True, capture_output=True)  # noqa: E731
+            # built from a copy, so the checkout gets no build/ or egg-info folder
+            shutil.copytree(root, home / "src", ignore=shutil.ignore_patterns(
+                ".git", ".venv", "results", "runs", "build", "*.egg-info", "__pycache__", "tests", "docs"))
             run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(home / "dist"),
-                str(root))
+                str(home / "src"))
             run(sys.executable, "-m", "venv", "--without-pip", str(home / "venv"))
             purelib = Path(subprocess.run([str(home / "venv" / "bin" / "python"), "-c",
                                            "import sysconfig; print(sysconfig.get_paths()['purelib'])"],

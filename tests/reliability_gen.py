@@ -121,7 +121,7 @@ def _in_main_thread() -> bool:
 
 
 def cli(*argv: str) -> list[str]:
-    return [sys.executable, "-m", "pgc_cli", *argv]
+    return [sys.executable, "-m", "pgc.cli", *argv]
 
 
 def child_env() -> dict[str, str]:

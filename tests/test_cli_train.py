@@ -57,7 +57,7 @@ def test_train_bad_input(tmp_path, capsys, argv, message):
 
 def test_train_bad_input_exit_code_in_a_real_process(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "train", "--epsilon", "-2", "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "train", "--epsilon", "-2", "--out", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "must be > 0" in proc.stderr and not out.exists()
 

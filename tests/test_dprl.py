@@ -170,8 +170,8 @@ def test_a_system_without_a_secret_space_cannot_be_searched():
 
 
 def pgc(*argv):
-    return subprocess.run([sys.executable, "-m", "pgc_cli", *argv, "--no-progress"] if argv[0] == "audit" else
-                          [sys.executable, "-m", "pgc_cli", *argv], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "pgc.cli", *argv, "--no-progress"] if argv[0] == "audit" else
+                          [sys.executable, "-m", "pgc.cli", *argv], capture_output=True, text=True, timeout=300)
 
 
 def test_cli_audits_a_thesis_system_end_to_end(tmp_path):

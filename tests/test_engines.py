@@ -93,7 +93,7 @@ def test_ray_engine_replicate_command_identical_to_local(ray_engine, tmp_path):
 
 def test_core_package_does_not_import_ray_or_database_drivers():
     code = ("import sys, pgc, pgc.a3c.trainer, pgc.a3c.kernel, pgc.replication.grid, pgc.replication.search; "
-            "bad = [m for m in ('ray', 'psycopg', 'optuna_dashboard', 'engines') if m in sys.modules]; "
+            "bad = [m for m in ('ray', 'psycopg', 'optuna_dashboard', 'pgc.engines') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -106,11 +106,11 @@ def test_chunk_size_spreads_items_over_cpus():
 
 
 def test_core_package_imports_no_orchestration_or_analysis_package():
-    """Layering: the core (pgc) imports nothing from replication, audit, attacks, reports or tuning."""
-    code = ("import sys, pkgutil, importlib, pgc; "
-            "[importlib.import_module('pgc.' + m.name) for m in pkgutil.iter_modules(pgc.__path__)]; "
-            "bad = [m for m in ('replication', 'audit', 'attacks', 'reports', 'tuning', 'engines', 'pgc_cli') "
-            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    """Layering: the PGC-A3C core (pgc.a3c) imports nothing from replication, audit, attacks, reports or tuning."""
+    code = ("import sys, pkgutil, importlib, pgc.a3c; "
+            "[importlib.import_module('pgc.a3c.' + m.name) for m in pkgutil.iter_modules(pgc.a3c.__path__)]; "
+            "bad = [m for m in ('pgc.replication', 'audit', 'attacks', 'reports', 'pgc.tuning', 'pgc.engines', "
+            "'pgc.cli') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -192,7 +192,7 @@ def test_dp_event_when_accountant_present():
 
 def _cli(*args, cwd=ROOT):
     env = {**os.environ, "PGC_PROGRESS_INTERVAL_S": "0.02"}  # progress lines within the run, not after 30 s
-    return subprocess.run([sys.executable, "-m", "pgc_cli", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    return subprocess.run([sys.executable, "-m", "pgc.cli", *args], cwd=cwd, capture_output=True, text=True, env=env)
 
 
 @pytest.mark.parametrize("args", [["--epsilons", "0"], ["--delta", "1.5"], ["--arms", "0"], ["--dim", "1"],

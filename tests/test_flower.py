@@ -70,7 +70,7 @@ def test_a_sensitivity_set_to_the_clipping_norm_is_flagged_on_its_curve():
 
 def test_cli_audits_a_users_client_app_and_refuses_bad_input(tmp_path):
     out = tmp_path / "flower.json"
-    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--flower", "examples/flower/digits_app.py:app",
+    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "audit", "--flower", "examples/flower/digits_app.py:app",
                            "--pair", "one record removed", "--samples", "400", "--out", str(out), "--no-progress"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -79,7 +79,7 @@ def test_cli_audits_a_users_client_app_and_refuses_bad_input(tmp_path):
 
     result = schemas.load(__import__("json").loads(out.read_text()))
     assert result.relation == "one record replaced, or one record removed" and result.pair == "one record removed"
-    bad = subprocess.run([sys.executable, "-m", "pgc_cli", "audit", "--flower", "examples/flower/digits_app.py:nope",
+    bad = subprocess.run([sys.executable, "-m", "pgc.cli", "audit", "--flower", "examples/flower/digits_app.py:nope",
                           "--samples", "200", "--out", str(tmp_path / "x.json")], capture_output=True, text=True,
                          timeout=300)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "nope" in bad.stderr
@@ -130,7 +130,7 @@ def test_bench_flower_checks_the_adapter_against_the_numpy_reference(tmp_path):
     import json
 
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "bench", "flower", "--samples", "1000", "--seeds", "1",
+    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "bench", "flower", "--samples", "1000", "--seeds", "1",
                            "--seed-samples", "500", "--tightness-seeds", "3", "--out", str(out)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr

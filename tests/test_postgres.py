@@ -294,7 +294,7 @@ def test_postgres_a_second_command_joins_the_same_study(postgres_url, tmp_path):
     base = ["tune", "--storage", postgres_url, "--study", name, "--trials", "6", "--batch", "1",
             "--runs-per-trial", "2", "--submissions", "400", "--rungs", "1", "--sampler", "random",
             "--heartbeat", "1", "--seed", "2"]
-    procs = [subprocess.Popen([sys.executable, "-m", "pgc_cli", *base, "--out", str(tmp_path / f"m{i}")],
+    procs = [subprocess.Popen([sys.executable, "-m", "pgc.cli", *base, "--out", str(tmp_path / f"m{i}")],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()) for i in range(2)]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1].decode()[-2000:] for o in outs]

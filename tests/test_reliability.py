@@ -138,7 +138,7 @@ def test_lock_is_reentrant_and_removed(tmp_path):
 
 
 def _cli(*argv: str) -> list[str]:
-    return [sys.executable, "-m", "pgc_cli", *argv]
+    return [sys.executable, "-m", "pgc.cli", *argv]
 
 
 # ---------------------------------------------------------------------------------------------

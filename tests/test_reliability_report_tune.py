@@ -37,7 +37,7 @@ def test_report_embeds_only_png_files_inside_the_input_folder(tmp_path):
     src = _replicate_json(folder, ["good.png", "link.png", "renamed.png", str(outside), "../outside.png",
                                    "fifo.png", "/dev/zero.png"])
     out = tmp_path / "report"
-    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "report", str(src), "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "report", str(src), "--out", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     figures = sorted(p.name for p in (out / "figures").iterdir())
@@ -52,7 +52,7 @@ def test_report_refuses_non_regular_inputs_without_hanging(tmp_path, make):
         os.mkfifo(path)
     else:
         path = "/dev/zero"
-    proc = subprocess.run([sys.executable, "-m", "pgc_cli", "report", str(path), "--out", str(tmp_path / "r")],
+    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "report", str(path), "--out", str(tmp_path / "r")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "regular file" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 

@@ -321,7 +321,7 @@ def test_system_cli_writes_a_system_audit(tmp_path, capsys):
     assert "verdict" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("core", ["gympg", "fedlinucb", "toysystems"])
+@pytest.mark.parametrize("core", ["pgc.gympg", "pgc.fedlinucb", "pgc.toysystems", "pgc.dprl", "pgc.ldp", "pgc.a3c"])
 def test_system_cores_import_nothing_above_them(core):
     """Layering: each system core imports nothing from audit, attacks, reports, replication, tuning or the CLI
     (the System contract is structural)."""
@@ -330,8 +330,8 @@ def test_system_cores_import_nothing_above_them(core):
 
     code = (f"import sys, pkgutil, importlib, {core}; "
             f"[importlib.import_module('{core}.' + m.name) for m in pkgutil.iter_modules({core}.__path__)]; "
-            "bad = [m for m in ('replication', 'audit', 'attacks', 'reports', 'tuning', 'engines', 'pgc_cli') "
-            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+            "bad = [m for m in ('pgc.replication', 'audit', 'attacks', 'reports', 'pgc.tuning', 'pgc.engines', "
+            "'pgc.cli') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

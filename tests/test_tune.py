@@ -109,7 +109,7 @@ def _snapshot(url: str, name: str) -> dict:
 def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
     out = tmp_path / "tune"
     url = f"sqlite:///{out / 'study.db'}"
-    cmd = [sys.executable, "-m", "pgc_cli", "tune", "--out", str(out), "--study", "k", "--trials", "6", "--batch", "1",
+    cmd = [sys.executable, "-m", "pgc.cli", "tune", "--out", str(out), "--study", "k", "--trials", "6", "--batch", "1",
            "--runs-per-trial", "4", "--submissions", "400", "--rungs", "1", "--sampler", "random",
            "--mechanisms", "laplace", "prs", "--heartbeat", "1", "--grace", "2", "--seed", "11"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)

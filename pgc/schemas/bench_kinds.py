@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .audit_rows import Verdict
 from .base import Record, Result
 
 
@@ -28,7 +29,8 @@ class AuditBenchmark(Result):
 @dataclass(frozen=True, kw_only=True)
 class LdpBenchCell(Record):
     """One (library, protocol, k, ε) of pgc bench ldp: our certified bound, LDP-Auditor's on the same releases, the
-    exact ε of the release for the audited pair."""
+    exact ε of the release for the audited pair. A benchmark's summary of one audit, not an audit row: its
+    ``verdict`` and ``p_value`` are those of the audit's one row (:func:`audit.verdicts.decide`), copied."""
     library: str
     protocol: str
     k: int
@@ -38,7 +40,7 @@ class LdpBenchCell(Record):
     reference_epsilon_lower_bound: float
     exact_epsilon: float
     claimed_epsilon: float
-    verdict: str
+    verdict: Verdict
     wall_s: float
     version: str | None = None
     statistic: str | None = None
