@@ -71,7 +71,7 @@ def write_table(path: Path, result: dict) -> None:
             "## Per cell: ours / LDP-Auditor / exact ε (certified ε lower bounds at the same α; the exact ε of the "
             "release for the pair 0 vs k − 1)", "", *cell_lines(result), ""]
     if result.get("timing"):
-        text += ["## One audit at " f"{settings['timing_samples']:,} per side (ε = 1): wall time on this machine", "",
+        text += ["## One audit at " f"{settings['timing_samples']:,} per side (ε = 1): wall time on the 2-core machine that ran it", "",
                  "| library | protocol | k | seconds |", "|---|---|---|---|"]
         text += [f"| {t['library']} | {t['protocol']} | {t['k']} | {t['wall_s']:.1f} |" for t in result["timing"]]
     write_text_atomic(path, "\n".join(text) + "\n")

@@ -131,4 +131,4 @@ def _announce_estimate(args: argparse.Namespace, mode: str, report: dict, mechan
     if estimate > MAX_ESTIMATED_HOURS * 3600 and not args.allow_long:
         raise UserError(f"this audit would take about {duration_text(estimate)} (more than {MAX_ESTIMATED_HOURS:g} h); "
                        "lower --samples or pass --allow-long")
-    print(f"estimated time: about {duration_text(estimate)} on a 2-core machine like this project's", flush=True)
+    print(f"estimated time: about {duration_text(estimate)} (calibrated on a 2-core machine)", flush=True)
