@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 from typing import Protocol, Sequence
 
