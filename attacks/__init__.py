@@ -7,7 +7,8 @@ Layering: depends on :mod:`pgc`, :mod:`pgc.mechanisms` and the auditor's search 
 * :class:`ThreatModel`, :class:`AttackView`, :data:`CHANNELS` — what the attacker knows and sees
   (:mod:`attacks.threat`);
 * :class:`LikelihoodAttacker`, :class:`LearnedAttacker`, :class:`SideChannelAttacker`;
-* :func:`run_attack` — shadow simulation, attackers, k-linking, evaluation;
+* :func:`run_attack` — shadow simulation, attackers, k-linking, evaluation; :mod:`attacks.modes` — the four
+  ways ``pgc attack`` attacks (a model, a run's transcript, an active aggregator, a sweep over ε);
 * targets: :func:`draw_truth`, :func:`fresh_submissions` (at a checkpoint), :func:`run_submissions`
   (a ``pgc train`` transcript); :class:`TargetTruth` is evaluation-only;
 * pure math: :func:`ldp_ceiling`, :func:`clopper_pearson`, :func:`normalized_advantage`,

@@ -182,6 +182,13 @@ def sweep_setting(threat: ThreatModel, model: ModelSpec, seed: np.random.SeedSeq
     return res, time.perf_counter() - start
 
 
+def sweep_title(data: dict) -> str:
+    """The title of a sweep's plot: the candidates, the mechanism and its clip, the targets and the budget."""
+    clip = data.get("clip") or "paper's"
+    return (f"Recovering ψ ∈ {data['candidates']} from {data.get('mechanism', 'laplace')}-privatized gradients "
+            f"(C={clip}; ε=inf: clip only; {data['targets']} targets; shadow budget {data['budget']}/ψ)")
+
+
 def plot_sweep(result: dict, path: Path, title: str) -> Path:  # noqa: C901
     """Accuracy vs ε (one panel per model) with CIs, the ε-LDP ceiling per k and chance."""
     import matplotlib
@@ -247,5 +254,5 @@ def parse_epsilon(text: str) -> float:
     return value
 
 
-__all__ = ["ModelSpec", "attack_fresh", "attack_run", "sweep_epsilons", "plot_sweep", "build_mechanism",
+__all__ = ["ModelSpec", "attack_fresh", "attack_run", "sweep_epsilons", "plot_sweep", "sweep_title", "build_mechanism",
            "parse_channels", "parse_epsilon"]

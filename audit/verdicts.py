@@ -292,3 +292,20 @@ def make_rows(bounds_by_channel: Mapping[str, EpsilonBound], claims: Mapping[str
                      contradiction=words.get(ch))
             for ch, b in bounds_by_channel.items()]
     return with_family(rows, 1.0 - confidence)
+
+
+# the row verdicts each ``--fail-on`` level fails on
+FAILING = {"violated": {"violated", "unprotected channel"},
+           "inconclusive": {"violated", "unprotected channel", "inconclusive"}}
+
+
+def row_verdicts(result: dict) -> list[str]:
+    """Every row verdict an audit result holds (its rows, channels, cases and one-run rows), as words."""
+    found = []
+    for key in ("rows", "channels", "cases", "bounds"):
+        for row in result.get(key) or []:
+            if isinstance(row, dict) and row.get("verdict") is not None:
+                found.append(str(row["verdict"]))
+            elif getattr(row, "verdict", None) is not None:
+                found.append(str(row.verdict))
+    return found

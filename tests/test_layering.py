@@ -20,8 +20,9 @@ FLOORS = {
     "pgc.engines": 3,  # where independent tasks run
     "audit": 4, "attacks": 4,  # the auditor and the attackers
     "reports": 5,  # reading results
-    "pgc.audits": 6, "pgc.tuning": 6, "pgc.replication": 6,
-    "pgc.benchmarks": 7,  # the benchmarks of pgc bench, over everything but the command line  # audits of one system, studies on audits and trainers
+    "pgc.audits": 6, "pgc.tuning": 6, "pgc.replication": 6,  # audits of one system, studies on audits and trainers
+    "pgc.benchmarks": 7,  # the benchmarks of pgc bench, over everything but the command line
+    "pgc.studies": 7,  # the studies the commands run (bandit, thesis, the pipeline's steps), over floors 0-6
     "pgc.cli": 8,  # the command line, on top
 }
 IMPORT_NAMES = {"audit", "attacks", "pgc", "reports"}

@@ -354,8 +354,8 @@ def test_audit_and_attack_refuse_a_run_whose_mechanism_they_cannot_rebuild(tmp_p
 def test_replicate_guards_and_locks_its_reading_folders(tmp_path, monkeypatch, capsys):
     import fcntl
 
-    monkeypatch.setattr("pgc.cli.commands.replicate.replicate", lambda *a, **k: pytest.fail("ran the grid"))
-    monkeypatch.setattr("pgc.cli.commands.replicate.analyse", lambda *a, **k: pytest.fail("analysed"))
+    monkeypatch.setattr("pgc.replication.runs.replicate", lambda *a, **k: pytest.fail("ran the grid"))
+    monkeypatch.setattr("pgc.replication.runs.analyse", lambda *a, **k: pytest.fail("analysed"))
     quick = ["replicate", "--quick", "--no-progress"]
     foreign = tmp_path / "foreign" / "sampled"
     foreign.mkdir(parents=True)
@@ -379,7 +379,7 @@ def test_replicate_guards_and_locks_its_reading_folders(tmp_path, monkeypatch, c
 
     raw = tmp_path / "grid.raw.json"
     raw.write_text(json.dumps({"spec": {"reading": "sampled"}}))
-    monkeypatch.setattr("pgc.cli.commands.replicate.GridRun.from_dict",
+    monkeypatch.setattr("pgc.replication.runs.GridRun.from_dict",
                         staticmethod(lambda d: type("R", (), {"spec": type("S", (), {"reading": "sampled"})()})()))
     rc = main([*quick, "--from-raw", str(raw), "--out", str(tmp_path / "foreign"), "--force"])
     err = capsys.readouterr().err

@@ -414,3 +414,35 @@ def worst_pair_search(lo: float, hi: float, *, objective: str = "gradient", tria
     study.optimize(run, n_trials=trials)
     best = max(records, key=lambda r: r["value"])
     return WorstPairResult(best["psi"], best["psi_prime"], best["value"], records, time.perf_counter() - start)
+
+
+def canary_model(pair, hyper_fields: dict | None, *, theta_file: str | None = None, quick: bool = False,
+                 seed: int = 0) -> np.ndarray:
+    """The crafted model the canary agents play (``pgc train --canary-model crafted``): ``theta_file`` (a
+    checkpoint or .npy, read as weights only), or the crafted family's search for ``pair`` on the gradient
+    objective (``quick``: :data:`QUICK_SEARCH`), seeded by ``seed``, with the run's A3C settings
+    ``hyper_fields``."""
+    from pathlib import Path
+
+    from .model import load_checkpoint, with_zero_biases
+    from .rollout import A3CHyperparams
+
+    if theta_file:
+        path = Path(theta_file)
+        if not path.is_file():
+            raise UserError(f"--canary-theta {path} does not exist")
+        try:
+            theta = np.load(path, allow_pickle=False) if path.suffix == ".npy" else load_checkpoint(path)
+        except Exception as exc:  # any unreadable file: one line
+            raise UserError(f"--canary-theta {path} is not a model: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return np.asarray(theta, dtype=np.float64).ravel()
+    if not pair or len(pair) != 2:
+        raise UserError("--canary-model crafted needs --canary-pair PSI:PSI_PRIME")
+    from pgc.tasks.progress import progress_line
+
+    hyper = A3CHyperparams(**{k: v for k, v in (hyper_fields or {}).items()})
+    progress_line(f"searching a crafted model for the canary pair {pair[0]:g} vs {pair[1]:g} ...")
+    result = search_crafted_model(float(pair[0]), float(pair[1]), objective="gradient",
+                                  settings=QUICK_SEARCH if quick else None, seed=np.random.SeedSequence(seed),
+                                  hyper=hyper)
+    return with_zero_biases(result.theta, hyper.biases)

@@ -13,7 +13,8 @@ import functools
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Iterator, Sequence
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 from audit.blackbox import describe
@@ -224,3 +225,37 @@ def adversarial_pair_audits(mechanism: Mechanism, pairs: Sequence[tuple[float, f
         raise UserError("search_ranges must mark every pair")
     task = functools.partial(audit_pair, mechanism, **options)
     return map_tasks(executor, task, [tuple(map(float, p)) for p in pairs], seeds, ranges)
+
+
+def crafted_pair_records(mechanism: Mechanism, pairs: Sequence[tuple[float, float]], *,
+                         companion: Callable[[str], Path], seed: int = 0, search_trials: int = 12,
+                         channels: Sequence[str] = ("gradient", "score", "all"), executor=None,
+                         **options) -> Iterator[tuple[WorstPairResult | None, AdversarialAuditResult, dict]]:
+    """:func:`adversarial_pair_audits` of ``pairs`` (a :class:`pgc.options.GravityRange` is searched for its
+    worst pair; the crafted models' search on the gradient unless only the score is audited), each pair's
+    crafted θ saved as checkpoints beside the result (``companion(suffix)`` names them). Yields, pair by pair
+    as each is ready, (the range search or None, the audit, its record as the result stores it)."""
+    from pgc.options import GravityRange
+
+    results = adversarial_pair_audits(
+        mechanism, [tuple(p) for p in pairs], seed=seed, executor=executor,
+        search_ranges=[isinstance(p, GravityRange) for p in pairs],
+        search_objective="gradient" if any(c != "score" for c in channels) else "score",
+        search_trials=search_trials, channels=list(channels), **options)
+    for pair, (found, res) in zip(pairs, results):
+        yield found, res, _pair_record(pair, found, res, companion)
+
+
+def _pair_record(pair, found: WorstPairResult | None, res: AdversarialAuditResult,
+                 companion: Callable[[str], Path]) -> dict:
+    from pgc.a3c.model import save_checkpoint
+
+    psi, psi_prime = res.psi, res.psi_prime
+    extra = {} if found is None else {"worst_pair_search": {"range": list(pair), **found.to_dict()}}
+    record = {**res.to_dict(), **extra, "theta_files": {}}
+    for objective, theta in res.thetas.items():
+        path = companion(f"-theta-{psi:g}-{psi_prime:g}-{objective}.pt")
+        save_checkpoint(theta, path, {"crafted_for": f"{psi:g} vs {psi_prime:g}", "objective": objective})
+        record["theta_files"][objective] = path.name
+    record["theta_file"] = record["theta_files"].get("gradient", next(iter(record["theta_files"].values())))
+    return record

@@ -178,3 +178,13 @@ def system(epsilon: float = 0.1, k: int = 10, m: int = 5, utility_sensitivity: f
            utility_origin: str = "algorithm", relation: str = "thesis", reference: bool = False):
     """The one-parameter defence at the thesis' §6.5 setting (k = 10, m = 5; ε ∈ {0.1, 0.7, 1.4, 2.0})."""
     return OneParameterDefenceSystem(epsilon, k, m, utility_sensitivity, utility_origin, relation, reference)
+
+
+def defend_rows(scores: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """Each confidence vector (a row) through the one-parameter defence at ``epsilon``, one release each; a
+    score of exactly 1 is moved just inside [0, 1), the range Algorithm 12 divides."""
+    defence = system(epsilon=epsilon, k=scores.shape[1])
+    out = np.empty_like(scores)
+    for i, y in enumerate(np.minimum(scores, 1.0 - 1e-12)):
+        out[i] = defence.release(y, 1, rng)["scores"][0]
+    return out

@@ -199,7 +199,7 @@ def installed(engine):
 
 def from_args(engine: str, address: str | None):
     """The engine chosen on a command line: None for ``local`` (the command's own processes option
-    applies), a :class:`RayEngine` for ``ray``. Raises ValueError with a one-line reason."""
+    applies), a :class:`RayEngine` for ``ray``. A bad choice is a one-line :class:`UserError`."""
     if engine == "local":
         if address is not None:
             raise UserError("--address is only for --engine ray")
@@ -208,6 +208,23 @@ def from_args(engine: str, address: str | None):
         return make_engine(engine, address)
     except (RuntimeError, ConnectionError) as exc:
         raise UserError(f"--engine {engine}: {exc}") from None
+
+
+@contextlib.contextmanager
+def chosen_engine(engine: str, address: str | None, *, install: bool = False):
+    """The engine of ``--engine``/``--address`` for the block: None for ``local`` (the command's own
+    process and processes option), else a started engine, shut down at the end. ``install`` also makes
+    it the trainer's default executor (:func:`installed`: ``train_batch`` calls deep inside a study, as
+    the replication grid's)."""
+    try:
+        started = from_args(engine, address)
+    except ValueError as exc:  # Ray's own refusals of an address included
+        raise UserError(str(exc)) from None
+    if started is None:
+        yield None
+        return
+    with started, (installed(started) if install else contextlib.nullcontext()):
+        yield started
 
 
 def make_engine(name: str = "local", address: str | None = None, *, processes: int = 1, **ray_kwargs):

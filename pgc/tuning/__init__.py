@@ -5,7 +5,8 @@
     result = export_study("eps", "sqlite:///runs/tune/study.db")   # kind "tune", for pgc report
 
 Sits on top of :mod:`pgc` (and optionally :mod:`audit` for audited ε lower bounds as the privacy
-objective). See :mod:`pgc.tuning.study` for batching, pruning, storage, resuming and seeds.
+objective). See :mod:`pgc.tuning.study` for batching, pruning, storage, resuming and seeds, and
+:mod:`pgc.tuning.processes` for the worker processes of one machine.
 """
 
 from .space import HYPER_PRESETS, SHADOW_GRAVITIES, Evaluation, SearchSpace, StudySettings

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from pgc.options import add_force, add_out, add_progress, add_seed
-
 import argparse
 import math
 import time
 from pathlib import Path
 
-from pgc.mechanisms import MECHANISMS
 from pgc.a3c.protect import CHANNELS, parse_protect
 from pgc.a3c.rundir import check_output_dir, output_lock, save_run
 from pgc.a3c.trainer import MAX_TRIALS, TrainConfig, check_batch_size, train_batch
-
-from pgc.options import gravity_pair, positive_float, positive_int, probability
-from reports.files import read_json
 from pgc.errors import UserError
+from pgc.mechanisms import MECHANISMS
+from pgc.options import (add_force, add_out, add_progress, add_seed, gravity_pair, positive_float, positive_int,
+                         probability)
+from reports.files import read_json
+
 # CLI flag -> TrainConfig field
 _FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "delta": "delta", "clip": "clip", "reduced_dim": "reduced_dim",
           "buffer": "buffer_size", "submissions": "submissions", "workers": "workers", "lr": "learning_rate",
@@ -36,39 +35,6 @@ def protect_list(text: str) -> tuple[str, ...]:
 def canary_pair(text: str) -> tuple[float, float]:
     """``5:15``: the two gravities ψ:ψ′ a canary agent plays by its coin."""
     return gravity_pair(text)
-
-
-def crafted_canary_theta(args: argparse.Namespace, data: dict):
-    """The crafted model for the canary agents: --canary-theta (a checkpoint or .npy), or the crafted
-    family's search for the pair (pgc.a3c.crafted, gradient objective, seeded by --seed)."""
-    import numpy as np
-
-    from pgc.a3c.model import load_checkpoint
-
-    if args.canary_theta:
-        path = Path(args.canary_theta)
-        if not path.is_file():
-            raise UserError(f"--canary-theta {path} does not exist")
-        try:
-            theta = np.load(path, allow_pickle=False) if path.suffix == ".npy" else load_checkpoint(path)
-        except Exception as exc:  # any unreadable file: one line
-            raise UserError(f"--canary-theta {path} is not a model: {str(exc).splitlines()[0] if str(exc) else exc}")
-        return np.asarray(theta, dtype=np.float64).ravel()
-    pair = data.get("canary_pair")
-    if not pair or len(pair) != 2:
-        raise UserError("--canary-model crafted needs --canary-pair PSI:PSI_PRIME")
-    from pgc.a3c.crafted import QUICK_SEARCH, search_crafted_model
-    from pgc.a3c.model import with_zero_biases
-    from pgc.a3c.rollout import A3CHyperparams
-
-    hyper = A3CHyperparams(**{k: v for k, v in (data.get("hyper") or {}).items()})
-    from pgc.tasks.progress import progress_line
-
-    progress_line(f"searching a crafted model for the canary pair {pair[0]:g} vs {pair[1]:g} ...")
-    result = search_crafted_model(float(pair[0]), float(pair[1]), objective="gradient",
-                                  settings=QUICK_SEARCH if args.canary_search == "quick" else None,
-                                  seed=np.random.SeedSequence(args.seed), hyper=hyper)
-    return with_zero_biases(result.theta, hyper.biases)
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
@@ -91,7 +57,11 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     if args.canary_pair is not None:
         data["canary_pair"] = args.canary_pair
     if data.get("canaries") and data.get("canary_model") == "crafted" and data.get("canary_theta") is None:
-        data["canary_theta"] = tuple(float(x) for x in crafted_canary_theta(args, data))
+        from pgc.a3c.crafted import canary_model
+
+        theta = canary_model(data.get("canary_pair"), data.get("hyper"), theta_file=args.canary_theta,
+                             quick=args.canary_search == "quick", seed=args.seed)
+        data["canary_theta"] = tuple(float(x) for x in theta)
     if data.get("mechanism") == "none":
         data["epsilon"] = math.inf
     if args.clip is not None and math.isinf(args.clip):

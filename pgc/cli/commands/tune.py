@@ -1,4 +1,5 @@
-"""``pgc tune``: an optuna study over mechanism, ε, C, |B|, d̂ and η; writes the study's JSON for ``pgc report``.
+"""``pgc tune``: an optuna study over mechanism, ε, C, |B|, d̂ and η (:mod:`pgc.tuning`, its worker processes
+:mod:`pgc.tuning.processes`); writes the study's JSON for ``pgc report``.
 
     pgc tune --trials 30 --out runs/tune                      # SQLite study in runs/tune/study.db
     pgc tune --storage postgresql://user:pw@host/db --study s --workers 4   # 4 local worker processes;
@@ -9,21 +10,14 @@
 
 from __future__ import annotations
 
-from pgc.options import add_out, add_seed
-
 import argparse
-import contextlib
-import fcntl
-import os
 import sys
 from pathlib import Path
 
-from ..engine_option import add_engine_arguments, command_engine
 import pgc.schemas as schemas
-
-from reports.files import write_json_atomic
 from pgc.errors import UserError
-from pgc.options import certification_samples, positive_float, positive_int
+from pgc.options import add_engine, add_out, add_seed, certification_samples, positive_float, positive_int
+from reports.files import write_json_atomic
 
 
 class TuneCommand:
@@ -71,25 +65,19 @@ class TuneCommand:
         p.add_argument("--workers", type=positive_int, default=1,
                        help="worker processes on this machine sharing the study (default 1); more workers on "
                             "other machines: run the same command there with the same --storage and --study")
-        add_engine_arguments(p, "where each batch's training runs go: this process (local, default) or a Ray cluster")
+        add_engine(p, "where each batch's training runs go: this process (local, default) or a Ray cluster")
         p.add_argument("--export-only", action="store_true", help="write tune.json from the storage without running")
 
     def run(self, args: argparse.Namespace) -> int:
         import optuna
 
+        from pgc.outdirs import write_marker
         from pgc.tuning import export_study
-
-        from pgc.a3c.rundir import MARKER_FILE, OutputDirError, check_output_dir, write_marker
+        from pgc.tuning.processes import (WorkerPlan, check_batch_budget, check_tune_folder, finished_trials,
+                                          prepare_storage, run_workers)
 
         out = Path(args.out)
-        if not _is_tune_folder(out):  # a study folder (ours) is resumed; anything else must be absent or empty
-            check_output_dir(out, update=True, command="tune")
-        else:
-            try:
-                check_output_dir(out, update=True, command="tune")
-            except OutputDirError as exc:
-                if MARKER_FILE not in str(exc):
-                    raise
+        check_tune_folder(out)  # a study folder (ours) is resumed; anything else must be absent or empty
         storage = args.storage or f"sqlite:///{(out / 'study.db').as_posix()}"
         if "://" not in storage:
             raise UserError(f"--storage must be an optuna RDB URL such as sqlite:///study.db, got {storage!r}")
@@ -103,23 +91,20 @@ class TuneCommand:
         if args.mode == "constrained" and args.min_success is None:
             raise UserError("--mode constrained needs --min-success (e.g. 0.5)")
         settings = _study_settings(args)
-        _check_sizes(settings, args)  # everything is validated before the storage and study exist
+        check_batch_budget(settings, args.batch)  # everything is validated before the storage and study exist
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        storage = _prepare_storage(storage, out, args)
+        storage = prepare_storage(storage, out, args.heartbeat, args.grace)
         out.mkdir(parents=True, exist_ok=True)
         write_marker(out, command="tune")
-        finished = _finished_trials(args.study, storage)
+        finished = finished_trials(args.study, storage)
         if not args.export_only and finished >= args.trials:  # nothing to run, on any engine: say so
             print(f"study complete: {finished} trials; use a new --out or --trials (more than {finished}) to "
                   "run more" + ("; nothing ran on Ray" if args.engine == "ray" else ""))
         elif not args.export_only:
-            def log(msg: str) -> None:
-                print(msg, file=sys.stderr, flush=True)
-
-            if args.workers == 1:
-                _work(args, storage, settings, log, args.worker_id)
-            else:
-                _run_workers(args, storage, settings, log)
+            plan = WorkerPlan(study=args.study, storage=storage, trials=args.trials, batch=args.batch,
+                              timeout=args.timeout, heartbeat=args.heartbeat, grace=args.grace, engine=args.engine,
+                              address=args.address, workers=args.workers, worker_id=args.worker_id)
+            run_workers(plan, settings, lambda msg: print(msg, file=sys.stderr, flush=True))
         try:
             result = export_study(args.study, storage)
         except KeyError:
@@ -151,25 +136,6 @@ def _study_settings(args: argparse.Namespace):
     return settings
 
 
-def _prepare_storage(storage: str, out: Path, args: argparse.Namespace) -> str:
-    """The storage URL with its driver, its database created (SQLite: one worker at a time, the study
-    folder marked at once)."""
-    from pgc.a3c.rundir import write_marker
-    from pgc.tuning.storage import storage_url
-
-    storage = storage_url(storage)  # postgresql:// → the psycopg 3 driver
-    if storage.startswith("sqlite:///"):
-        db_folder = Path(storage[len("sqlite:///"):]).parent
-        db_folder.mkdir(parents=True, exist_ok=True)
-        if db_folder.resolve() == out.resolve():  # marked at once: a worker starting beside us sees ours
-            write_marker(out, command="tune")
-        with _folder_lock(db_folder):  # workers starting together create the SQLite schema one at a time
-            _open_storage(storage, args)
-    else:
-        _open_storage(storage, args)
-    return storage
-
-
 def _print_study(result: dict, args: argparse.Namespace) -> None:
     c = result["counts"]
     print(f"study {args.study!r}: {c.get('COMPLETE', 0)} complete, {c.get('PRUNED', 0)} pruned, "
@@ -184,135 +150,3 @@ def _print_study(result: dict, args: argparse.Namespace) -> None:
         print(f"smallest privacy value with utility >= {args.min_success}: {b['privacy']:.3g} (trial #{b['number']})")
     elif args.mode == "constrained":
         print(f"no trial reached utility >= {args.min_success}")
-
-
-def _work(args, storage: str, settings, log, worker_id: str | None) -> None:
-    """One worker: run the study until it holds --trials finished trials (with the chosen engine)."""
-    from pgc.tuning import run_study
-
-    kw = dict(batch=args.batch, timeout=args.timeout, heartbeat_interval=args.heartbeat, grace_period=args.grace,
-              log=log, worker_id=worker_id)
-    if args.engine == "local":
-        run_study(args.study, storage, settings, args.trials, **kw)
-        return
-    with command_engine(args) as engine:
-        before = _finished_trials(args.study, storage)
-        run_study(args.study, storage, settings, args.trials, executor=engine, **kw)
-        print(f"ran {_finished_trials(args.study, storage) - before} trial(s), their training in {engine.tasks} "
-              f"task(s) on {engine.describe()}", flush=True)
-
-
-def _run_workers(args, storage: str, settings, log) -> None:
-    """--workers N: N forked worker processes on one study. A worker that dies (killed) leaves its trial
-    to the others, which fail and retry it; the study still ends with --trials finished trials."""
-    import multiprocessing
-    import multiprocessing.connection
-
-    ctx = multiprocessing.get_context("fork")
-    procs = []
-    for i in range(args.workers):
-        wid = f"{args.worker_id}-{i}" if args.worker_id is not None else None
-        procs.append(ctx.Process(target=_worker_main, args=(args, storage, settings, wid), name=f"pgc-tune-{i}"))
-    for p in procs:
-        p.start()
-    log(f"{args.workers} workers: pids {[p.pid for p in procs]}")
-    try:  # reap each worker as it ends (a killed one must not linger as a zombie that looks alive)
-        alive = list(procs)
-        while alive:
-            ended = multiprocessing.connection.wait([p.sentinel for p in alive])
-            for p in [p for p in alive if p.sentinel in ended]:
-                p.join()
-                alive.remove(p)
-    except BaseException:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            p.join()
-        raise
-    died = [(p.pid, p.exitcode) for p in procs if p.exitcode != 0]
-    if died:
-        log(f"workers that did not finish cleanly (pid, exit code): {died}")
-        if len(died) == len(procs):
-            raise UserError("every tuning worker failed")
-
-
-def _worker_main(args, storage: str, settings, worker_id: str | None) -> None:
-    def log(msg: str) -> None:
-        print(f"[worker {os.getpid()}] {msg}", file=sys.stderr, flush=True)
-
-    _work(args, storage, settings, log, worker_id)
-
-
-def _finished_trials(study: str, storage: str) -> int:
-    """Complete and pruned trials of the study in the storage (0 for a study not created yet)."""
-    import optuna
-    from optuna.trial import TrialState
-
-    try:
-        found = optuna.load_study(study_name=study, storage=storage)
-    except KeyError:
-        return 0
-    return len(found.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
-
-
-def _is_tune_folder(out: Path) -> bool:
-    """A folder an earlier ``pgc tune`` wrote (its SQLite study or tune.json), marker or not."""
-    db = out / "study.db"
-    try:
-        if db.is_file() and not db.is_symlink():
-            with open(db, "rb") as fh:
-                return fh.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
-    return False
-
-
-@contextlib.contextmanager
-def _folder_lock(folder: Path):
-    """Hold an exclusive ``flock`` on ``folder`` itself (waiting for it): no lock file is left behind."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as exc:
-        raise UserError(f"cannot open {folder}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _check_sizes(settings, args) -> None:
-    """The largest training batch the study will run, validated (limits, memory) before anything starts."""
-    from pgc.a3c.trainer import TrainConfig, check_batch_size
-    from pgc.tuning.space import HYPER_PRESETS
-
-    ev = settings.evaluation
-    try:
-        config = TrainConfig(submissions=max(ev.rung_submissions()), workers=ev.workers, gravities=ev.gravities,
-                             hyper=HYPER_PRESETS[ev.hyper])
-        check_batch_size([config] * (args.batch * ev.runs_per_trial), False)
-    except ValueError as exc:
-        raise UserError(f"invalid tuning budget: {exc}") from None
-
-
-def _open_storage(url: str, args) -> None:
-    """Connect once to the storage before any work: a missing database driver, a malformed URL or an
-    unreachable server is a one-line error."""
-    from pgc.tuning.storage import make_storage, safe_url
-
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            storage = make_storage(url, args.heartbeat, args.grace)
-    except ImportError as exc:
-        raise UserError(f"storage {safe_url(url)} needs a database driver that is not installed "
-                       f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
-    except Exception as exc:  # sqlalchemy errors: bad URL, server unreachable, not a database
-        first = (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise UserError(f"cannot open storage {safe_url(url)}: {type(exc).__name__}: {first}") from None
-    engine = getattr(storage, "engine", None)
-    if engine is not None:
-        engine.dispose()

@@ -38,8 +38,9 @@ import time
 
 import pgc.schemas as schemas
 
-from ...engine_option import command_engine
+from pgc.engines import chosen_engine
 from pgc.errors import UserError
+
 from .adversarial import adversarial_curve, audit_adversarial_mechanism
 from .mechanism import audit_named_mechanism, self_test
 from .one_run import audit_one_run
@@ -79,7 +80,7 @@ class AuditCommand:
                   "delta": args.delta or 0.0, "seed": args.seed, "command": "pgc " + " ".join(sys.argv[1:]),
                   "channels": []}
         with result:  # a second writer of the same file exits 2 at once
-            with command_engine(args) as engine:  # None: the local engine, this process
+            with chosen_engine(args.engine, args.address) as engine:  # None: the local engine, this process
                 args.executor = engine
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 status = MODE_FUNCTIONS[mode](args, report, args.progress and engine is None)
@@ -89,24 +90,10 @@ class AuditCommand:
         return fail_on_status(report, args.fail_on, status)
 
 
-FAILING = {"violated": {"violated", "unprotected channel"},
-           "inconclusive": {"violated", "unprotected channel", "inconclusive"}}
-
-
-def row_verdicts(report: dict) -> list[str]:
-    """Every row verdict a result holds (its rows, channels, cases and one-run rows), as words."""
-    found = []
-    for key in ("rows", "channels", "cases", "bounds"):
-        for row in report.get(key) or []:
-            if isinstance(row, dict) and row.get("verdict") is not None:
-                found.append(str(row["verdict"]))
-            elif getattr(row, "verdict", None) is not None:
-                found.append(str(row.verdict))
-    return found
-
-
 def fail_on_status(report: dict, fail_on: str | None, status: int) -> int:
     """``--fail-on``: 1 when some row's verdict is in the chosen set (said in one line), else the mode's status."""
+    from audit.verdicts import FAILING, row_verdicts
+
     if fail_on is None:
         return status
     verdicts = row_verdicts(report)

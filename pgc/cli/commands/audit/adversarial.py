@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pgc.audits.mechanism import named_mechanism
 from pgc.errors import UserError
-from .common import build_mechanism, print_rows, row_record
-from .options import DEFAULT_PAIRS, GravityRange, gravity_pair
+
+from .common import print_rows, row_record
+from .options import DEFAULT_PAIRS, gravity_pair
 
 
 def audit_adversarial_mechanism(args, report: dict, progress: bool) -> int:
-    mech = build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
+    mech = named_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
     pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
     args.announce(mech)
     report.update(mode="adversarial", model="adversarial")
@@ -18,49 +20,29 @@ def audit_adversarial_mechanism(args, report: dict, progress: bool) -> int:
 
 def adversarial_pairs(args, mech, pairs, report: dict, progress: bool, hyper=None, physics=None,
                       **protection) -> list:
-    """One adversarial audit per pair (a task each; its seed the pair's child of SeedSequence(--seed)),
-    its crafted θ saved beside the result, its rows added to the report."""
+    """One adversarial audit per pair (:func:`pgc.audits.adversarial.crafted_pair_records`), printed as it
+    comes, its rows added to the report; the pairs' records."""
     from pgc.a3c.crafted import QUICK_SEARCH, SearchSettings
-    from pgc.audits.adversarial import adversarial_pair_audits
+    from pgc.audits.adversarial import crafted_pair_records
 
     settings = QUICK_SEARCH if args.search_budget == "quick" else SearchSettings()
     report["search_settings"] = settings.to_dict()
-    results = adversarial_pair_audits(
-        mech, [tuple(p) for p in pairs], seed=args.seed, executor=args.executor,
-        search_ranges=[isinstance(p, GravityRange) for p in pairs],
-        search_objective="gradient" if any(c != "score" for c in args.channel_list) else "score",
-        search_trials=args.search_trials, search=settings, physics=physics, hyper=hyper,
-        samples=args.samples or 200_000, channels=args.channel_list, confidence=args.confidence,
-        progress=progress, **protection)
     audits = []
-    for pair, (found, res) in zip(pairs, results):
-        record = _pair_record(args, pair, found, res)
+    records = crafted_pair_records(mech, pairs, companion=args.result.companion, seed=args.seed,
+                                   search_trials=args.search_trials, channels=args.channel_list, executor=args.executor,
+                                   search=settings, physics=physics, hyper=hyper, samples=args.samples or 200_000,
+                                   confidence=args.confidence, progress=progress, **protection)
+    for pair, (found, res, record) in zip(pairs, records):
+        if found is not None:
+            print(f"worst pair in {pair[0]:g}..{pair[1]:g} ({args.search_trials} optuna trials, "
+                  f"{found.wall_time_s:.0f}s): {found.psi:.4g} vs {found.psi_prime:.4g} "
+                  f"(search objective {found.value:.3f}); certified on fresh samples")
         audits.append(record)
         _print_pair(res, mech, protection)
         protect = {"protect": list(protection["protect"])} if protection else {}
         report["channels"] += [row_record(r, theta_file=record["theta_files"].get(r.crafted_for), **protect)
                                for r in res.rows]
     return audits
-
-
-def _pair_record(args, pair, found, res) -> dict:
-    """The pair's audit as the result stores it, with the crafted θ written as checkpoints beside it."""
-    from pgc.a3c.model import save_checkpoint
-
-    psi, psi_prime = res.psi, res.psi_prime
-    extra = {}
-    if found is not None:
-        print(f"worst pair in {pair[0]:g}..{pair[1]:g} ({args.search_trials} optuna trials, "
-              f"{found.wall_time_s:.0f}s): {found.psi:.4g} vs {found.psi_prime:.4g} "
-              f"(search objective {found.value:.3f}); certified on fresh samples")
-        extra["worst_pair_search"] = {"range": list(pair), **found.to_dict()}
-    record = {**res.to_dict(), **extra, "theta_files": {}}
-    for objective, theta in res.thetas.items():
-        path = args.result.companion(f"-theta-{psi:g}-{psi_prime:g}-{objective}.pt")
-        save_checkpoint(theta, path, {"crafted_for": f"{psi:g} vs {psi_prime:g}", "objective": objective})
-        record["theta_files"][objective] = path.name
-    record["theta_file"] = record["theta_files"].get("gradient", next(iter(record["theta_files"].values())))
-    return record
 
 
 def _print_pair(res, mech, protection: dict) -> None:
@@ -82,7 +64,7 @@ def adversarial_curve(args, report: dict, progress: bool) -> int:
     from pgc.audits.studies import CURVE_DISTANCES
     from pgc.audits.studies import adversarial_curve as curve_study
 
-    build_mechanism(args.mechanism, args.epsilons[0], args.clip, args.reduced_dim, 1)  # validates them
+    named_mechanism(args.mechanism, args.epsilons[0], args.clip, args.reduced_dim, 1)  # validates them
     try:
         honest = ModelSpec.parse(args.honest_model or "init:0")
     except (ValueError, FileNotFoundError) as exc:

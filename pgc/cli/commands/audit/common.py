@@ -1,11 +1,11 @@
 """What the modes of ``pgc audit`` share: a row of the result's flat ``channels`` list and its printed line,
-the mechanism named on the command line, its canary audit and its printout."""
+and a mechanism's canary audit printed (the mechanism and its audit: :mod:`pgc.audits.mechanism`)."""
 
 from __future__ import annotations
 
 import math
 
-from pgc.errors import UserError
+
 def fmt(x: float) -> str:
     return "∞" if isinstance(x, float) and math.isinf(x) else f"{x:.3f}"
 
@@ -35,35 +35,6 @@ def print_rows(rows, width: int = 20) -> None:
         print(row_line(row, width))
         if row.verdict_reason:
             print(reason_line(row, 6))
-
-
-def build_mechanism(name: str, epsilon: float | None, clip, reduced_dim, rounds: int, delta: float | None = None):
-    """The registered mechanism the options name (``rounds`` > 1: T submissions with the §3.2.1 split)."""
-    from audit.mutants import RepeatedSubmissions
-    from pgc.mechanisms import DELTA_MECHANISMS, MECHANISMS, make_mechanism, split_rounds
-
-    if name not in MECHANISMS:
-        raise UserError(f"unknown mechanism {name!r}; known: {', '.join(sorted(MECHANISMS))}")
-    if name == "none":
-        raise UserError("the 'none' mechanism claims ε = ∞: there is nothing to refute")
-    if epsilon is None:
-        raise UserError("--epsilon is required with --mechanism")
-    if name in DELTA_MECHANISMS and not delta:
-        raise UserError(f"--mechanism {name} needs --delta in (0, 1) (its (ε, δ) claim)")
-    base = make_mechanism(name, epsilon, clip, reduced_dim, delta=delta)
-    return base if rounds == 1 else RepeatedSubmissions(split_rounds(base, rounds), rounds, epsilon)
-
-
-def mechanism_audit(mech, args, samples: int, progress: bool, white_box: bool):
-    from audit import audit_mechanism, audit_prs_whitebox
-
-    if white_box:
-        if not callable(getattr(mech, "release", None)):
-            raise UserError("--white-box needs a mechanism with a release() report (prs)")
-        return audit_prs_whitebox(mech, dim=args.dim, samples=samples, confidence=args.confidence,
-                                  seed=args.seed, delta=args.delta or 0.0, progress=progress)
-    return audit_mechanism(mech, dim=args.dim, samples=samples, confidence=args.confidence, seed=args.seed,
-                           delta=args.delta, float_exact=getattr(args, "float_exact", False), progress=progress)
 
 
 def print_mechanism(result) -> None:

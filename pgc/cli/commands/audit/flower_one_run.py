@@ -1,36 +1,9 @@
-"""``pgc audit --flower-one-run MODE``: canary clients inside a real Flower simulation, audited in one run."""
+"""``pgc audit --flower-one-run MODE``: canary clients inside a real Flower simulation, audited in one run
+(:func:`pgc.audits.flower.flower_one_run`)."""
 
 from __future__ import annotations
 
-import dataclasses
-import time
-
 from pgc.errors import UserError
-def flower_one_run(setup, progress: bool = False) -> dict:
-    """Simulate the run (pgc.flower.simulation), then audit what each observer saw (audit.one_run)."""
-    import numpy as np
-
-    from audit.one_run import one_run_scores_audit
-    from pgc.flower.simulation import canary_plan, observer_scores, promises, simulate, simulated_scores
-
-    start = time.perf_counter()
-    records = simulate(setup, verbose=progress)
-    simulated_s = time.perf_counter() - start
-    directions, _, coins = canary_plan(setup)
-    centre = setup.clipping_norm * setup.rounds / 2.0  # halfway between the summed score's means under the coins
-    rows = []
-    for k, ((observer, scores), promise) in enumerate(zip(observer_scores(setup, records, directions).items(),
-                                                           promises(setup).values())):
-        sim, sim_coins = simulated_scores(setup, promise, setup.canaries,
-                                          np.random.default_rng(np.random.SeedSequence([setup.seed, 2, k])))
-        row = one_run_scores_audit(scores, coins, sim, sim_coins, centre=centre, claimed_epsilon=promise["epsilon"],
-                                   claimed_delta=promise["delta"], claimed_mu=promise["mu"],
-                                   confidence=setup.confidence, scope=observer)
-        rows.append(dataclasses.replace(row, note=promise["basis"]))
-    from dataclasses import asdict
-
-    return {"setup": asdict(setup), "rows": rows, "simulation_s": simulated_s, "wall_time_s": time.perf_counter() - start,
-            "dimension": int(directions.shape[1])}
 
 
 def audit_flower_one_run(args, report: dict, progress: bool) -> int:
@@ -47,6 +20,8 @@ def audit_flower_one_run(args, report: dict, progress: bool) -> int:
         raise UserError(f"--flower-one-run: {exc}") from None
     print(f"one federated run on Flower's simulation engine: {setup.canaries:,} canary clients beside "
           f"{setup.real_clients} real ones, {setup.rounds} round(s), {setup.mode}", flush=True)
+    from pgc.audits.flower import flower_one_run
+
     result = flower_one_run(setup, progress)
     for row in result["rows"]:
         print(f"  {row.scope:<26} promised ε {row.claimed_epsilon:.3g}: ε_LB {row.epsilon_lower_bound:.3f} "

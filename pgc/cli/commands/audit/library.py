@@ -67,22 +67,10 @@ def audit_nvflare(args, report: dict, progress: bool) -> int:
 
 
 def nvflare_system(spec: str, settings: dict):
-    """The FilterSystem of ``MODULE:FILTER`` built with ``settings`` (data_kind and wire are the audit's own)."""
+    """The FilterSystem of ``MODULE:FILTER`` (:func:`pgc.nvflare.system.filter_system_from_spec`)."""
     try:
-        from pgc.nvflare.system import filter_system
+        from pgc.nvflare.system import filter_system_from_spec
     except ImportError as exc:
         raise UserError(f"--nvflare needs NVFlare: pip install -e '.[nvflare]' (scripts/setup.sh installs it): {exc}") \
             from None
-    from pgc.systems.registry import SystemSpecError, spec_module, system_factory
-
-    data_kind, wire = settings.pop("data_kind", "WEIGHT_DIFF"), settings.pop("wire", True)
-    try:
-        factory = system_factory(spec)
-        claim = getattr(spec_module(spec), "AUDIT_CLAIM", None)
-        flt = factory(**settings)
-        return filter_system(flt, claim=claim, data_kind=data_kind, wire=bool(wire))
-    except SystemSpecError as exc:
-        raise UserError(str(exc).replace("--system", "--nvflare", 1)) from None
-    except (TypeError, ValueError) as exc:
-        raise UserError(f"--nvflare {spec} with {', '.join(f'{k}={v!r}' for k, v in settings.items()) or 'its defaults'}"
-                       f": {exc}") from None
+    return filter_system_from_spec(spec, settings)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from pgc.audits.mechanism import canary_audit, named_mechanism
 from pgc.errors import UserError
-from .common import build_mechanism, mechanism_audit, print_mechanism, row_record
+
+from .common import print_mechanism, row_record
 
 
 def audit_named_mechanism(args, report: dict, progress: bool) -> int:
     from audit.blackbox import describe
 
-    mech = build_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds, args.delta)
+    mech = named_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds, args.delta)
     samples = args.samples or 1_000_000
     args.announce(mech)
     print(f"auditing {describe(mech)} [{'white-box' if args.white_box else 'black-box'}]: canary pairs of "
           f"d = {args.dim} inputs, {samples:,} certification outputs per side after a training split", flush=True)
-    result = mechanism_audit(mech, args, samples, progress, args.white_box)
+    result = canary_audit(mech, dim=args.dim, samples=samples, confidence=args.confidence, seed=args.seed,
+                          delta=args.delta, float_exact=args.float_exact, white_box=args.white_box, progress=progress)
     print_mechanism(result)
     report["mechanism_audits"] = [result.to_dict()]
     report["channels"].append(row_record(result.row, channel=f"canary ({result.mode})"))

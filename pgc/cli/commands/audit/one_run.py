@@ -1,55 +1,31 @@
 """``pgc audit --one-run RUN``: the one-run audit of a run trained with canary agents; each canary
 submission is guessed with a statistic fitted on releases the auditor simulates itself, and ε_LB follows
-from the one-run theorem (:mod:`audit.one_run`, docs/README-one-run.md) per channel."""
+from the one-run theorem (:mod:`audit.one_run`, docs/README-one-run.md) per channel
+(:func:`pgc.audits.run.one_run_canary_audit`)."""
 
 from __future__ import annotations
 
 from pgc.errors import UserError
+
 from .common import fmt, row_record
 
 
 def audit_one_run(args, report: dict, progress: bool) -> int:
-    from audit.one_run import MAX_SIMULATED_BROADCASTS, one_run_audit
-    from pgc.a3c.transcript import transcript_releases
+    from pgc.audits.run import canary_trial, one_run_canary_audit
 
-    trial, canaries, transcript = _canary_trial(args)
+    trial, canaries, transcript = canary_trial(args.one_run, args.trial)
     channels = _channels(args)
-    config = trial.config
-    secret, secret_prime = config.canary_pair
-    positions = canaries.positions
-    # the coins: evaluation-only, read to count correct guesses after every choice is made
-    truth = (trial.ground_truth().psi[positions] == secret_prime).astype("int64")
-    broadcasts = trial.canary_broadcasts(canaries, transcript, MAX_SIMULATED_BROADCASTS)
-    system = trial.system(broadcasts[0])
-    print(f"one-run audit of {args.one_run} trial {args.trial}: {positions.size:,} {canaries.setup['canary_model']} "
-          f"canaries, {secret:g} vs {secret_prime:g}, claim ε = {fmt(float(system.claim.epsilon))}; simulating at "
-          f"{len(broadcasts)} model(s)", flush=True)
-    scope = f"one-run {canaries.setup['canary_model']} {secret:g} vs {secret_prime:g}"
-    rows = one_run_audit(system, secret, secret_prime, transcript_releases(transcript, positions), truth,
-                         broadcasts, channels=channels, samples=args.samples, seed=args.seed,
-                         confidence=args.confidence, scope=scope)
+    rows, simulated = one_run_canary_audit(
+        trial, canaries, transcript, channels=channels, samples=args.samples, seed=args.seed, confidence=args.confidence,
+        log=lambda line: print(f"one-run audit of {args.one_run} trial {args.trial}: {line}", flush=True))
     for r in rows:
         _print_row(r)
         report["channels"].append(row_record(r))
+    config = trial.config
     report.update(run=str(args.one_run), trial=args.trial, canary_setup=canaries.setup,
-                  canary_submissions=int(positions.size), simulated_models=len(broadcasts),
+                  canary_submissions=int(canaries.positions.size), simulated_models=simulated,
                   protection=config.protection() if config.protect else None)
     return 0
-
-
-def _canary_trial(args):
-    from pgc.a3c.rundir import load_run
-
-    _, trials = load_run(args.one_run)
-    if not 0 <= args.trial < len(trials):
-        raise UserError(f"{args.one_run} has {len(trials)} trial(s); no trial {args.trial}")
-    trial = trials[args.trial]
-    if not trial.config.canaries:
-        raise UserError(f"{args.one_run} was trained without canaries (pgc train --canaries M --canary-pair A:B)")
-    try:
-        return trial, trial.canaries(), trial.transcript()
-    except FileNotFoundError as exc:
-        raise UserError(f"{args.one_run}: {exc}") from None
 
 
 def _channels(args) -> tuple[str, ...]:

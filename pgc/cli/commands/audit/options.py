@@ -3,15 +3,13 @@ combinations."""
 
 from __future__ import annotations
 
-from pgc.options import add_confidence, add_force, add_out, add_progress, add_samples, add_seed, add_setting
-
 import argparse
 
-from pgc.options import GravityRange, gravity_pair  # noqa: F401  (re-used by the audit modes)
-from pgc.options import (AutoSamples, certification_samples, positive_float, positive_int,
-                         sample_count)
-from ...engine_option import add_engine_arguments
 from pgc.errors import UserError
+from pgc.options import GravityRange, gravity_pair  # noqa: F401  (re-used by the audit modes)
+from pgc.options import (AutoSamples, add_confidence, add_engine, add_force, add_out, add_progress, add_samples,
+                         add_seed, add_setting, certification_samples, positive_float, positive_int, sample_count)
+
 DEFAULT_PAIRS = ("9.7:9.9", "5:15")
 MAX_ESTIMATED_HOURS = 2.0  # an audit estimated longer than this is refused without --allow-long
 MODES = ("mechanism", "run", "self_test", "system", "one_run", "flower", "flower_one_run", "ldp", "nvflare")
@@ -127,9 +125,9 @@ def add_adversarial_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_output_arguments(p: argparse.ArgumentParser) -> None:
     add_seed(p, default=0, help="root seed (default 0)")
-    add_engine_arguments(p, "where the independent audits run (the run mode's pairs, the adversarial pairs and "
-                            "curve points, the self-test cases): this process (local, default) or a Ray cluster, "
-                            "one task each; same results")
+    add_engine(p, "where the independent audits run (the run mode's pairs, the adversarial pairs and "
+                  "curve points, the self-test cases): this process (local, default) or a Ray cluster, "
+                  "one task each; same results")
     add_out(p, help="JSON result file (default runs/audit/<mode>-<date>-<time>.json, new for every run)")
     add_force(p, help="replace an existing --out result (and its θ files)")
     add_progress(p, help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
