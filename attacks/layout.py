@@ -438,6 +438,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     import sys
 
     from pgc.a3c.model import CheckpointError, load_checkpoint
+    from pgc.options import add_out, add_seed
 
     p = argparse.ArgumentParser(prog="python -m attacks.layout", description=layout_gap.__doc__.splitlines()[0])
     p.add_argument("theta", help="checkpoint of the crafted θ")
@@ -445,8 +446,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--clip", type=float, default=0.01)
     p.add_argument("--episodes", type=int, default=3000)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="JSON file (written atomically)")
+    add_seed(p)
+    add_out(p, required=True, help="JSON file (written atomically)")
     args = p.parse_args(argv)
     try:
         if len(set(args.candidates)) < 2 or not (math.isfinite(args.epsilon) and args.epsilon > 0) \

@@ -11,7 +11,7 @@ guesses satisfies
 (the δ = 0 case is the ε-DP statement: the tail of ε-randomized response). The p-value of an (ε, δ)
 claim is that right-hand side; ε_LB at confidence 1 − α is the largest ε whose p-value is still ≤ α
 (the p-value grows with ε, so it is found by bisection). :func:`epsilon_lower_bound` is checked against
-jax-privacy's ``auditing._epsilon_one_run`` in ``tests/test_one_run_bound.py``.
+jax-privacy's ``auditing._epsilon_one_run`` in ``tests/audit/test_one_run_bound.py``.
 
 :func:`guess_canaries` ranks canaries by confidence and guesses on the r most confident;
 :func:`best_guess_count` picks r on samples the auditor simulated itself.

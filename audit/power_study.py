@@ -338,8 +338,10 @@ def write_result(path: Path, body: dict, command: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pgc.options import add_out
+
     p = argparse.ArgumentParser(description="the curve audit's and the stated power's evidence")
-    p.add_argument("--out", default="results/power")
+    add_out(p, default="results/power", help="output folder (default results/power)")
     p.add_argument("--only", nargs="+", choices=sorted(STUDIES), default=sorted(STUDIES))
     args = p.parse_args(argv)
     for name in args.only:

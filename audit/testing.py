@@ -13,7 +13,7 @@ every storage runs).
 :class:`ContractViolation` (an AssertionError) naming every check that failed. :func:`assert_claim_holds`
 audits the system at a canary pair (:func:`audit.system_audit.audit_system`) and raises
 :class:`ClaimNotShown` with the rows when the family verdict is one of ``fail_on`` (default: violated). The
-project's registered systems run the same suite (``tests/test_system_contract.py``).
+project's registered systems run the same suite (``tests/audit/test_system_contract.py``).
 """
 
 from __future__ import annotations

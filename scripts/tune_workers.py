@@ -7,7 +7,7 @@
 Runs ``pgc tune --workers N`` (a throwaway server from pgc.tuning.postgres_cluster unless --storage is
 given), kills one worker process mid-trial, waits for the command to finish and counts: finished
 trials, duplicate parameter sets, trials left RUNNING/WAITING (stuck), failed trials, and the
-killed trial's retry (same parameters, same seeds). tests/test_postgres.py uses the same function.
+killed trial's retry (same parameters, same seeds). tests/pgc/tuning/test_postgres.py uses the same function.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Two views of the same physics:
 * :func:`cartpole_step` — pure numpy, vectorised over lanes, each lane with its own parameters.
   :class:`VectorCartPole` wraps it with reset / auto-reset bookkeeping for users.
 * :mod:`pgc.a3c.kernel.physics` — a compiled (numba) copy of the same arithmetic, fused with the policy and the
-  gradient; ``tests/test_env.py`` checks both, step for step, against gymnasium's scalar
+  gradient; ``tests/pgc/a3c/test_env.py`` checks both, step for step, against gymnasium's scalar
   ``CartPoleEnv``.
 
 A lane's physics is a row of a ``(n, 6)`` float array in the order of :data:`PHYSICS_FIELDS`.

@@ -6,7 +6,7 @@ One straight loop, top to bottom: W workers each play one environment step per t
 mechanism Q and sent; the aggregator appends it to the buffer B and, when |B| reaches MAX_BUF, applies
 eq. 22, θ ← θ − η·mean(B). It draws from the same generators in the same order as the trainer, so a
 trial here equals the trainer's trial with the same :class:`~pgc.a3c.config.TrainConfig` (to rounding:
-the network uses numpy's matrix products; ``tests/test_reference_trial.py``).
+the network uses numpy's matrix products; ``tests/pgc/a3c/test_reference_trial.py``).
 
 It reads the paper's settings only: one round per agent, greedy actions with §4's exploration, r_t = 1,
 whole-episode returns, SGD, no mitigations, no biases. Slow (Python per step): for small trials.

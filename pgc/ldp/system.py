@@ -19,7 +19,7 @@ import math
 import numbers
 
 import numpy as np
-from pgc.contracts import PrivacyClaim
+from pgc.contracts import ALL, PrivacyClaim
 
 from .registry import make_oracle, parse_spec
 from .statistics import support_statistics
@@ -62,7 +62,8 @@ class OracleSystem:
         return f"value {secret}"
 
     def audit_statistics(self, channel: str) -> list:
-        return support_statistics(self.oracle) if channel == CHANNEL and self.decoders else []
+        """The decoders of the report, offered for the report and for the joint channel (the report alone)."""
+        return support_statistics(self.oracle) if channel in (CHANNEL, ALL) and self.decoders else []
 
     def exact_epsilon(self) -> float:
         return float(self.oracle.exact_epsilon(*self.pair))

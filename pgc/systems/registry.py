@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-# name → "module:factory"; every entry runs the shared System contract suite (tests/test_system_contract.py)
+# name → "module:factory"; every entry runs the shared System contract suite (tests/audit/test_system_contract.py)
 SYSTEMS: dict[str, str] = {
     "pgc-a3c": "pgc.a3c.system:pgc_a3c_system",
     "pgc-a3c-gaussian": "pgc.a3c.system:pgc_a3c_gaussian_system",

@@ -8,11 +8,11 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THRE
 # our certified ε_LB beside LDP-Auditor's method on the same releases and the exact ε (bench.json, .md, .png)
 nice -n 10 $PGC bench ldp --samples 1000000 --timing-samples 100000 --out results/ldp/bench.json > results/ldp/bench.log
 # single audits through pgc audit --ldp, 1e5 per side (the library record and the verdict in each result)
-$PGC audit --ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-olh.json
-$PGC audit --ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --setting decoders=false --samples 100000 --out results/ldp/mfl-olh-raw-columns.json
-$PGC audit --ldp multi-freq-ldpy:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-ss.json
-$PGC audit --ldp pure-ldp:RAPPOR --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-rappor.json
-$PGC audit --ldp pure-ldp:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-olh.json
-$PGC audit --ldp reference:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/reference-ss.json
+$PGC audit --ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-olh.json --force
+$PGC audit --ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --setting decoders=false --samples 100000 --out results/ldp/mfl-olh-raw-columns.json --force
+$PGC audit --ldp multi-freq-ldpy:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-ss.json --force
+$PGC audit --ldp pure-ldp:RAPPOR --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-rappor.json --force
+$PGC audit --ldp pure-ldp:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-olh.json --force
+$PGC audit --ldp reference:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/reference-ss.json --force
 # the report: its library section (library, version, protocol, parameters, claim, certified ε, verdict, why) and the bench
-$PGC report results/ldp/mfl-olh.json results/ldp/mfl-olh-raw-columns.json results/ldp/mfl-ss.json results/ldp/pure-ldp-rappor.json results/ldp/pure-ldp-olh.json results/ldp/reference-ss.json results/ldp/bench.json --out results/ldp/report --title "LDP frequency-oracle libraries"
+$PGC report results/ldp/mfl-olh.json results/ldp/mfl-olh-raw-columns.json results/ldp/mfl-ss.json results/ldp/pure-ldp-rappor.json results/ldp/pure-ldp-olh.json results/ldp/reference-ss.json results/ldp/bench.json --out results/ldp/report --title "LDP frequency-oracle libraries" --force

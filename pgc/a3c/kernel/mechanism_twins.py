@@ -1,8 +1,8 @@
 """The built-in mechanisms on one submission, compiled (the trainer's fast path).
 
 :func:`privatize_row` makes the same arithmetic and the same draws, in the same order, as the numpy
-classes of :mod:`pgc.mechanisms` applied to a single row; ``tests/test_mechanisms.py`` checks each
-row bit for bit, and ``tests/test_trainer.py`` that a trial run with the fast path equals the same
+classes of :mod:`pgc.mechanisms` applied to a single row; ``tests/pgc/mechanisms/test_mechanisms.py`` checks each
+row bit for bit, and ``tests/pgc/a3c/test_trainer.py`` that a trial run with the fast path equals the same
 trial run through the public Protocol.
 """
 

@@ -23,7 +23,7 @@ nothing is padded, and the sweep's working set stays in L1 cache.
 The sums run over the T steps at which an action was taken (t = 0..T−1); the terminal state has no
 action, so eq. 16's term at t = T_n is empty. V_T is V(s_T; θ') if the episode was cut by the 200-step
 cap (``bootstrap_truncated=True``), and 0 if the pole fell (a terminal state's value is 0 as R gives
-0 to terminal states, §2.2). ``tests/test_gradient.py`` checks g against torch autograd on eqs. 15–18.
+0 to terminal states, §2.2). ``tests/pgc/a3c/test_gradient.py`` checks g against torch autograd on eqs. 15–18.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from pgc.fedlinucb.privacy import (accuracy_ceiling, lowest_set_bit, private_fed
                                tree_levels)
 from pgc.fedlinucb.systems import BanditSystem, dp20_system, fedlinucb_system, private_fedlinucb_system
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_lowest_set_bit_and_levels():

@@ -14,7 +14,7 @@ from pgc.a3c.model import load_checkpoint
 from pgc.a3c.trainer import TrainConfig
 from pgc.cli.main import main
 
-CRAFTED = Path(__file__).resolve().parents[1] / "results" / "audit" / "adversarial"
+CRAFTED = Path(__file__).resolve().parents[3] / "results" / "audit" / "adversarial"
 
 
 class _TwoChannels:

@@ -4,7 +4,9 @@ import json
 
 from pgc.cli.main import main
 
-from test_one_run import CRAFTED
+from pgc.references import reference_path
+
+CRAFTED = reference_path("audit/one-run/crafted_theta_5_15.npy")  # the committed crafted θ (shipped)
 
 
 def test_train_with_crafted_canaries_then_one_run_audit(tmp_path, capsys):

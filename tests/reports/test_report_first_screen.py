@@ -14,9 +14,9 @@ import pytest
 import reports.loaders
 from reports import build_report
 from reports.browser import chromium_path, layout
-from test_schemas import bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
+from result_fixtures import bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "results" / "report"
 FIRST_SCREEN = [".verdict-card", ".first table", ".first figure img"]
 

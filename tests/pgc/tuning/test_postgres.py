@@ -26,7 +26,7 @@ from pgc.tuning.storage import make_storage, storage_url
 from pgc.tuning.study import open_study
 from pgc.tuning.workers import claim, fail_dead_workers, worker_identity
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 DONE = (TrialState.COMPLETE, TrialState.PRUNED)
 
 

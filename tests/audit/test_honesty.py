@@ -17,7 +17,7 @@ from audit.recertify import recertify
 from pgc.schemas.audit_rows import AuditRow
 from pgc.contracts import PrivacyClaim
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("case", sorted(HONESTY_CASES))

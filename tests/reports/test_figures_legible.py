@@ -32,7 +32,7 @@ from matplotlib.text import Text
 from reports import build_report
 from reports.figure_kit import keep_figures, new_figure
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
 TOL = 1.0  # pixels: boxes that share an edge or overlap by less do not collide
 # the pipeline's own results (copied: the run's own) and the committed references it adds

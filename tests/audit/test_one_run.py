@@ -10,7 +10,7 @@ from pgc.a3c.transcript import transcript_releases
 from pgc.a3c.system import PGCA3CSystem
 from pgc.a3c.trainer import TrainConfig, train
 
-CRAFTED = Path(__file__).resolve().parents[1] / "results/audit/one-run/crafted_theta_5_15.npy"
+CRAFTED = Path(__file__).resolve().parents[2] / "results/audit/one-run/crafted_theta_5_15.npy"
 
 
 def crafted_config(**changes) -> TrainConfig:

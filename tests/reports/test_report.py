@@ -333,7 +333,7 @@ def test_mitigation_utility_cost_section(tmp_path):
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("mitigations_utility",
-                                                  Path(__file__).parent.parent / "scripts" / "mitigations_utility.py")
+                                                  Path(__file__).resolve().parents[2] / "scripts" / "mitigations_utility.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     out = tmp_path / "mit"
