@@ -2,8 +2,9 @@
 environment (``installed_pgc`` in conftest.py), run from an empty folder outside the repository.
 
 The wheel holds four import names; ``pgc --help``, the main job (its report keeps the committed references,
-which ship as package data), a user's own System from a file with a plain-dataclass claim, ``pgc report``,
-and the benchmarks that read shipped files run there; nothing is written beside the installed package."""
+which ship as package data), a user's own System from a file with a plain-dataclass claim, a user's Flower
+ClientApp (the flower extra), ``pgc report``, and the benchmarks that read shipped files run there; nothing
+is written beside the installed package. Every other benchmark runs in tests/test_newcomer.py."""
 
 from __future__ import annotations
 
@@ -105,6 +106,16 @@ def test_the_main_job_runs_from_an_empty_folder_and_its_report_keeps_the_referen
     r = _pgc(installed_pgc, "report", "job/audit.json", "--out", "again", cwd=tmp_path)
     assert r.returncode == 0 and (tmp_path / "again" / "report.html").is_file(), r.stderr
     assert not list((installed_pgc.parents[1]).rglob("*.nbi")), "numba's cache written beside the installed package"
+
+
+def test_a_users_flower_client_app_through_flowers_message_path(installed_pgc, tmp_path):
+    import shutil
+
+    shutil.copy(ROOT / "examples" / "flower" / "digits_app.py", tmp_path / "digits_app.py")  # the user's own app
+    r = _pgc(installed_pgc, "audit", "--flower", "./digits_app.py:app", "--pair", "one record removed", "--samples",
+             "400", "--out", "flower.json", cwd=tmp_path)
+    assert r.returncode == 0 and "LocalDpMod" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+    assert json.loads((tmp_path / "flower.json").read_text())["pair"] == "one record removed"
 
 
 @pytest.mark.parametrize("argv", [

@@ -12,7 +12,7 @@ from ..document import Document, num, vclass
 from ..section import Section
 from .published_claims import reading
 
-LIBRARY_SECTION = "library-audits"  # the report_section that ldp_oracles' and nvflare_audit's Systems name
+LIBRARY_SECTION = "library-audits"  # the report_section that pgc.ldp's and pgc.nvflare's Systems name
 
 
 def _parameters(record: dict) -> str:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one-run audit results of this folder, from the repository root (runs/ holds the run folders).
 set -euo pipefail
-PGC="${PGC:-python -m pgc_cli}"
+PGC="${PGC:-python -m pgc.cli}"
 R=results/audit/one-run
 THETA=$R/crafted_theta_5_15.npy  # pgc.a3c.crafted's gradient-objective θ for 5 vs 15 (pgc train's search, seed 0)
 # crafted canaries, Laplace ε = 1, M = 10,000; then the same with all protections on

@@ -39,7 +39,7 @@ def factory_settings(items) -> dict:
 
 
 def audit_flower_client(args, report: dict, progress: bool) -> int:
-    """``--flower MODULE:APP``: the user's ClientApp as a System (flower_audit), then the same audit."""
+    """``--flower MODULE:APP``: the user's ClientApp as a System (pgc.flower), then the same audit."""
     try:
         from pgc.flower.loader import flower_client_from_spec
     except ImportError as exc:
