@@ -295,8 +295,8 @@ def make_rows(bounds_by_channel: Mapping[str, EpsilonBound], claims: Mapping[str
 
 
 # the row verdicts each ``--fail-on`` level fails on
-FAILING = {"violated": {"violated", "unprotected channel"},
-           "inconclusive": {"violated", "unprotected channel", "inconclusive"}}
+FAILING = {"violated": {Verdict.VIOLATED, Verdict.UNPROTECTED},
+           "inconclusive": {Verdict.VIOLATED, Verdict.UNPROTECTED, Verdict.INCONCLUSIVE}}
 
 
 def row_verdicts(result: dict) -> list[str]:

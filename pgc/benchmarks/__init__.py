@@ -1,18 +1,10 @@
-"""The benchmarks of ``pgc bench``, one module per target, and what they share: the committed reference
-files some of them read, and the exit code that names every goal missed."""
+"""The benchmarks of ``pgc bench``, one module per target, and what they share: the exit code that names every
+goal missed. A benchmark that starts from a committed crafted θ reads the shipped copy
+(:func:`pgc.references.reference_path`), whatever the working folder."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
-
-def committed_file(relative: str) -> Path:
-    """A committed reference under ``results/`` that ships with the package (a crafted θ a benchmark
-    starts from), whatever the working folder: :func:`pgc.references.reference_path`."""
-    from pgc.references import reference_path
-
-    return reference_path(relative.removeprefix("results/"))
 
 
 def goals_exit(missed: list[str]) -> int:

@@ -17,13 +17,13 @@ import numpy as np
 
 help = "one training run with canaries vs the multi-sample audit reaching the same ε_LB (agent-steps, seconds)"
 
-DEFAULT_THETA = "results/audit/one-run/crafted_theta_5_15.npy"  # committed with the repository
+DEFAULT_THETA = "audit/one-run/crafted_theta_5_15.npy"  # a shipped reference (results/ of the repository)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--canaries", type=int, default=10_000, help="M canary agents (default 10,000)")
     p.add_argument("--submissions", type=int, default=1000, help="regular submissions N of the run (default 1000)")
-    p.add_argument("--theta", help=f"crafted θ for 5 vs 15 (.npy; default the repository's {DEFAULT_THETA})")
+    p.add_argument("--theta", help=f"crafted θ for 5 vs 15 (.npy; default the shipped results/{DEFAULT_THETA})")
     add_samples(p, nargs="+", default=[1000, 5000, 10_000, 20_000, 50_000, 100_000],
                    help="multi-sample audit: certification releases per side to try (default 1000 … 100000)")
     add_seed(p, default=0)
@@ -54,9 +54,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.canaries < 10 or args.submissions < 1:
         raise UserError("--canaries must be >= 10 and --submissions >= 1")
-    from . import committed_file
+    from pgc.references import reference_path
 
-    theta = np.load(args.theta or committed_file(DEFAULT_THETA), allow_pickle=False).astype(np.float64).ravel()
+    theta = np.load(args.theta or reference_path(DEFAULT_THETA), allow_pickle=False).astype(np.float64).ravel()
     pair = (5.0, 15.0)
     config = TrainConfig(submissions=args.submissions, canaries=args.canaries, canary_pair=pair,
                          canary_model="crafted", canary_theta=tuple(theta), seed=args.seed)

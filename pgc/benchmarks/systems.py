@@ -182,7 +182,7 @@ def _broken_systems(args: argparse.Namespace) -> list[dict]:
 
 
 CONTRACT_COST_GOAL = 1.10  # the contract path's CPU time over the direct reference's, at most
-CONTRACT_THETA = "results/audit/adversarial/laplace-eps1-theta-5-15-gradient.pt"  # committed crafted θ
+CONTRACT_THETA = "audit/adversarial/laplace-eps1-theta-5-15-gradient.pt"  # a shipped crafted θ (pgc.references)
 
 
 def _contract_cost(args: argparse.Namespace) -> dict:
@@ -192,9 +192,9 @@ def _contract_cost(args: argparse.Namespace) -> dict:
     from pgc.a3c.model import load_checkpoint
     from pgc.audits.environment import environment_audit
 
-    from . import committed_file
+    from pgc.references import reference_path
 
-    theta = load_checkpoint(committed_file(CONTRACT_THETA))
+    theta = load_checkpoint(reference_path(CONTRACT_THETA))
     mech = Laplace(1.0)
     times = {"contract": ([], []), "reference": ([], [])}  # (CPU, wall) per repeat
 
