@@ -4,10 +4,22 @@ Pure selection machinery used by :mod:`audit.tester` (which certifies the chosen
 statistics that are themselves built from other statistics (:class:`audit.statistics.ChannelSumLikelihoodRatio`).
 Everything here sees only training data; its projections use a fast Poisson bound, never the exact
 Clopper–Pearson bound of the certification.
+
+Three rules decide which test is certified (:func:`choose_threshold`):
+
+* a statistic with many distinct values (a continuous one) takes the threshold and α split of its largest
+  smoothed projection, and is ranked against the other statistics by its held-out projection
+  (:func:`held_out_projection`): the in-sample maximum over thousands of thresholds is biased upward, and a
+  deep tail would otherwise outrank an exact discrete test on the training split and lose to it on fresh samples;
+* a statistic of a few atoms (at most :data:`FEW_ATOMS` values) takes, among its tests within one standard error
+  of the best projection, the narrowest event at the α split nearest the even one
+  (:func:`_one_standard_error_choice`);
+* :func:`select_statistic` keeps an earlier statistic unless a later one projects more by a margin.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence
 
 import numpy as np
@@ -67,14 +79,16 @@ def rate_upper(k, n, alpha: float, two_sided: bool = False):
 
 
 def projected_epsilon(fp, n_neg, fn, n_pos, n_cert: int, alpha: float, delta: float, share: float,
-                      two_sided: bool = False):
+                      two_sided: bool = False, pessimism: float | None = None):
     """The bound n_cert fresh samples would give, assuming pessimistic (95% upper) training rates.
 
     Pessimism matters: the threshold scan looks at thousands of tails and the luckiest empty tail
     would otherwise look like a perfect test (winner's curse). ``two_sided``: rate bounds that stay
-    below 1 for rates near 1 (:func:`rate_upper`).
+    below 1 for rates near 1 (:func:`rate_upper`). ``pessimism``: the training rates' one-sided level
+    (default :data:`SELECTION_PESSIMISM_TWO_SIDED` or :data:`SELECTION_PESSIMISM`).
     """
-    pessimism = SELECTION_PESSIMISM_TWO_SIDED if two_sided else SELECTION_PESSIMISM
+    if pessimism is None:
+        pessimism = SELECTION_PESSIMISM_TWO_SIDED if two_sided else SELECTION_PESSIMISM
     fpr = rate_upper(fp, n_neg, pessimism, two_sided)
     fnr = rate_upper(fn, n_pos, pessimism, two_sided)
     fpr_ub = rate_upper(fpr * n_cert, n_cert, share * alpha, two_sided)
@@ -94,22 +108,125 @@ def moving_average(values: np.ndarray, window: int) -> np.ndarray:
     return (sums[hi] - sums[lo]) / (hi - lo)
 
 
-def choose_threshold(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: float,
-                     delta: float, two_sided: bool = False) -> tuple[float, float, float]:
-    """(threshold, fp_share, projected ε) maximising the projected certified bound; T = [s ≥ t]."""
-    grid = _threshold_grid(np.concatenate([s_pos, s_neg]))
+# a statistic with at most this many distinct values is a handful of events (a decoder's "the report names v"),
+# not the points of a curve: among its tests the selection cannot tell apart, it takes the conventional one
+FEW_ATOMS = 256
+# a held-out half projects its one test at the one-sided level of SELECTION_PESSIMISM: its deep-tail counts are
+# few, and the milder two-sided level lets the noise of two such counts (not the statistic) win the ranking
+HELD_OUT_PESSIMISM = SELECTION_PESSIMISM
+EVEN_SHARE = 0.5
+
+
+def _dense(grid: np.ndarray) -> bool:
+    """A continuous statistic's threshold curve, not a few atoms."""
+    return grid.size >= 20 * SMOOTHING_WINDOW
+
+
+def _projection_table(s_pos: np.ndarray, s_neg: np.ndarray, grid: np.ndarray, n_cert: int, alpha: float,
+                      delta: float, two_sided: bool, pessimism: float | None = None):
+    """Projected ε per (α share, threshold) — rows :data:`FP_SHARES` — with the false-positive and false-negative
+    counts per threshold (``pessimism``: see :func:`projected_epsilon`)."""
     sp, sn = np.sort(s_pos), np.sort(s_neg)
     tp = sp.size - np.searchsorted(sp, grid, side="left")
     fp = sn.size - np.searchsorted(sn, grid, side="left")
-    best = (float(grid[0]), 0.5, 0.0)
-    for share in FP_SHARES:
-        eps = projected_epsilon(fp, sn.size, sp.size - tp, sp.size, n_cert, alpha, delta, share, two_sided)
-        if two_sided and grid.size >= 20 * SMOOTHING_WINDOW:  # a continuous statistic's curve, not a few atoms
-            eps = moving_average(eps, SMOOTHING_WINDOW)
+    fn = sp.size - tp
+    table = np.stack([projected_epsilon(fp, sn.size, fn, sp.size, n_cert, alpha, delta, share, two_sided, pessimism)
+                      for share in FP_SHARES])
+    return table, fp, fn
+
+
+def _argmax(table: np.ndarray) -> tuple[int, int]:
+    """(share row, threshold column) of the largest projection; the earlier share and the lower threshold win
+    exact ties."""
+    best = (0, 0, -np.inf)
+    for row, eps in enumerate(table):
         i = int(np.argmax(eps))
         if eps[i] > best[2]:
-            best = (float(grid[i]), share, float(eps[i]))
-    return best
+            best = (row, i, eps[i])
+    return best[0], best[1]
+
+
+def _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided):
+    """The grid, the projection table (smoothed for a continuous statistic under two-sided rates) and its
+    argmax."""
+    grid = _threshold_grid(np.concatenate([s_pos, s_neg]))
+    table, fp, fn = _projection_table(s_pos, s_neg, grid, n_cert, alpha, delta, two_sided)
+    if two_sided and _dense(grid):
+        table = np.stack([moving_average(eps, SMOOTHING_WINDOW) for eps in table])
+    return grid, table, fp, fn, _argmax(table)
+
+
+def held_out_projection(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: float, delta: float,
+                        two_sided: bool = False) -> float:
+    """Two-fold estimate of the bound a threshold chosen on the selection split certifies on fresh samples.
+
+    The maximum over thousands of thresholds of a noisy projection is biased upward (winner's curse): a
+    continuous statistic's deep tail projects more than it certifies, and would win the statistic selection
+    against an exact discrete test it cannot beat. Here each half of the selection split (alternate samples)
+    chooses a threshold and α split, the other half estimates that one test's rates, projected at the size of the
+    whole split and the stricter :data:`HELD_OUT_PESSIMISM`, and the two projections are averaged. The estimate is
+    conservative: a Gaussian's deep-tail test projects below its in-sample value and certifies above both
+    (tests/audit/test_selection.py).
+    """
+    halves = []
+    for a, b in ((0, 1), (1, 0)):
+        grid, _, _, _, (row, col) = _scan(s_pos[a::2], s_neg[a::2], n_cert, alpha, delta, two_sided)
+        threshold = grid[col]
+        held_pos, held_neg = s_pos[b::2], s_neg[b::2]
+        # the held-out half estimates the test's rates; the whole split's size sets the pessimism
+        fp = np.count_nonzero(held_neg >= threshold) * (s_neg.size / held_neg.size)
+        fn = np.count_nonzero(held_pos < threshold) * (s_pos.size / held_pos.size)
+        halves.append(max(0.0, float(projected_epsilon(fp, s_neg.size, fn, s_pos.size, n_cert, alpha, delta,
+                                                       FP_SHARES[row], two_sided, HELD_OUT_PESSIMISM))))
+    return float(np.mean(halves))
+
+
+def _one_standard_error_choice(table, fp, fn, n_pos, n_neg, n_cert, alpha, delta, two_sided) -> tuple[int, int]:
+    """Among the tests of a few-atom statistic, the conventional one the selection cannot tell from the best.
+
+    Breiman's one-standard-error rule: the tests whose projection lies within one standard error of the largest
+    are tied (the error of the best one's projection, from its binomial counts, propagated through
+    :func:`projected_epsilon`); among them the narrowest event (the highest threshold) at the α split nearest the
+    even one — the event and split of the LDP-auditing literature ("the guess is v", α/2 per rate), so that where
+    that event is already a best test the two certify the same counts.
+    """
+    row, col = _argmax(table)
+    best = table[row, col]
+    if not np.isfinite(best) or best <= 0.0:
+        return row, col
+    share = FP_SHARES[row]
+    sd_fp = math.sqrt(fp[col] * max(0.0, 1.0 - fp[col] / n_neg))
+    sd_fn = math.sqrt(fn[col] * max(0.0, 1.0 - fn[col] / n_pos))
+    drops = [best - float(projected_epsilon(fp[col] + dfp, n_neg, fn[col] + dfn, n_pos, n_cert, alpha, delta,
+                                            share, two_sided)) for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))]
+    standard_error = math.hypot(*drops) if all(np.isfinite(drops)) else 0.0
+    tied = table >= best - standard_error
+    col = int(np.flatnonzero(tied.any(axis=0))[-1])
+    rows = np.flatnonzero(tied[:, col])
+    row = int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))])
+    return row, col
+
+
+def choose_threshold(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: float,
+                     delta: float, two_sided: bool = False) -> tuple[float, float, float]:
+    """(threshold, fp_share, projected ε) of the test chosen on the selection split; T = [s ≥ t].
+
+    A continuous statistic (many distinct values): the threshold and split of the largest (smoothed) projection,
+    projected by :func:`held_out_projection`. A statistic of a few atoms: the one-standard-error choice
+    (:func:`_one_standard_error_choice`). Otherwise the largest projection."""
+    grid, table, fp, fn, (row, col) = _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+    if _dense(grid):
+        eps = table[row, col]
+        if not eps > 0.0:
+            return float(grid[0]), EVEN_SHARE, 0.0
+        return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+    if grid.size <= FEW_ATOMS:
+        row, col = _one_standard_error_choice(table, fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha,
+                                              delta, two_sided)
+    eps = float(table.max())
+    if not eps > 0.0:
+        return float(grid[0]), EVEN_SHARE, 0.0
+    return float(grid[col]), FP_SHARES[row], eps
 
 
 def select_statistic(statistics: Sequence, fit_p: np.ndarray, fit_n: np.ndarray, sel_p: np.ndarray,

@@ -58,6 +58,7 @@ class LdpBench(Result):
     timing: list[LdpBenchCell] = field(default_factory=list)
     summary: dict | None = None
     command: str | None = None
+    merged: list[str] | None = None  # the earlier results whose finished cells this run kept (--merge)
 
 
 @dataclass(frozen=True, kw_only=True)

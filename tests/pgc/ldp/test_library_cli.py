@@ -75,3 +75,23 @@ def test_bench_ldp_writes_cells_a_table_and_a_figure(tmp_path):
     assert result["summary"]["broken_cells"] == 1 and result["summary"]["broken_flagged"] == 1
     assert out.with_suffix(".md").read_text().startswith("# pgc bench ldp")
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bench_ldp_parts_merge_into_the_whole_grid(tmp_path, capsys):
+    # two processes run one library each; the whole grid with --merge audits nothing again and keeps every cell
+    common = ["--protocols", "GRR", "--ks", "2", "--epsilons", "1", "--samples", "2000"]
+    parts = []
+    for library in ("reference", "multi-freq-ldpy"):
+        parts.append(tmp_path / f"{library}.json")
+        assert main(["bench", "ldp", "--libraries", library, *common, "--out", str(parts[-1])]) == 0
+    cells = [json.loads(p.read_text())["cells"][0] for p in parts]
+    capsys.readouterr()
+    out = tmp_path / "bench.json"
+    assert main(["bench", "ldp", "--libraries", "reference", "multi-freq-ldpy", *common, "--out", str(out),
+                 "--merge", *map(str, parts)]) == 0
+    merged = json.loads(out.read_text())
+    assert merged["cells"] == cells and merged["merged"] == [str(p) for p in parts]
+    assert merged["complete"] and merged["summary"]["cells"] == 2
+    # a part made with other settings is refused in one line
+    assert main(["bench", "ldp", "--libraries", "reference", *common[:-1], "3000", "--out", str(tmp_path / "x.json"),
+                 "--merge", str(parts[0])]) == 2
