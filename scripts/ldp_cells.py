@@ -1,5 +1,5 @@
 """Audit chosen cells of ``pgc bench ldp`` (library, protocol, k, ε) with the bench's own cell function and write
-them as one JSON list: a quick check of the cells a full bench run listed as below a goal.
+them as one ldp-bench result: a quick check of the cells a full bench run listed as below a goal.
 
     python scripts/ldp_cells.py --samples 1000000 --out results/ldp/recheck.json \\
         --from-summary results/ldp/bench.json
@@ -13,7 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-from pgc.benchmarks.ldp import FLOAT_SLACK, audit_cell
+import pgc.schemas as schemas
+from pgc.benchmarks.ldp import FLOAT_SLACK, audit_cell, summary
 from reports.files import write_json_atomic
 
 
@@ -44,8 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     below = [r for r in rows if r["epsilon_lower_bound"] < r["reference_epsilon_lower_bound"] - FLOAT_SLACK]
     loose = [r for r in rows if r["epsilon_lower_bound"] < 0.9 * r["claimed_epsilon"]]
     print(f"{len(rows)} cells: {len(below)} below LDP-Auditor's bound, {len(loose)} below 0.9·ε")
-    write_json_atomic(args.out, {"command": "python scripts/ldp_cells.py " + " ".join(sys.argv[1:]),
-                                 "cells": rows, "below_reference": len(below), "below_0.9_epsilon": len(loose)})
+    result = {"bench": "ldp", "command": "python scripts/ldp_cells.py " + " ".join(sys.argv[1:]),
+              "settings": {"samples": args.samples, "confidence": 0.95, "seed": args.seed, "timing_samples": None},
+              "cells": rows, "complete": True, "summary": summary(rows, [], 0.95)}
+    write_json_atomic(args.out, schemas.dump("ldp-bench", result))
     return 0
 
 
