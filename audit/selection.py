@@ -123,14 +123,14 @@ def _dense(grid: np.ndarray) -> bool:
 
 
 def _projection_table(s_pos: np.ndarray, s_neg: np.ndarray, grid: np.ndarray, n_cert: int, alpha: float,
-                      delta: float, two_sided: bool, pessimism: float | None = None):
+                      delta: float, two_sided: bool):
     """Projected ε per (α share, threshold) — rows :data:`FP_SHARES` — with the false-positive and false-negative
-    counts per threshold (``pessimism``: see :func:`projected_epsilon`)."""
+    counts per threshold."""
     sp, sn = np.sort(s_pos), np.sort(s_neg)
     tp = sp.size - np.searchsorted(sp, grid, side="left")
     fp = sn.size - np.searchsorted(sn, grid, side="left")
     fn = sp.size - tp
-    table = np.stack([projected_epsilon(fp, sn.size, fn, sp.size, n_cert, alpha, delta, share, two_sided, pessimism)
+    table = np.stack([projected_epsilon(fp, sn.size, fn, sp.size, n_cert, alpha, delta, share, two_sided)
                       for share in FP_SHARES])
     return table, fp, fn
 
@@ -181,18 +181,20 @@ def held_out_projection(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha
     return float(np.mean(halves))
 
 
-def _one_standard_error_choice(table, fp, fn, n_pos, n_neg, n_cert, alpha, delta, two_sided) -> tuple[int, int]:
+def _one_standard_error_choice(table, best_cell, fp, fn, n_pos, n_neg, n_cert, alpha, delta,
+                               two_sided) -> tuple[int, int]:
     """Among the tests of a few-atom statistic, the conventional one the selection cannot tell from the best.
 
     Breiman's one-standard-error rule: the tests whose projection lies within one standard error of the largest
     are tied (the error of the best one's projection, from its binomial counts, propagated through
     :func:`projected_epsilon`); among them the narrowest event (the highest threshold) at the α split nearest the
     even one — the event and split of the LDP-auditing literature ("the guess is v", α/2 per rate), so that where
-    that event is already a best test the two certify the same counts.
+    that event is already a best test the two certify the same counts. ``best_cell``: the (row, column) of the
+    largest projection.
     """
-    row, col = _argmax(table)
+    row, col = best_cell
     best = table[row, col]
-    if not np.isfinite(best) or best <= 0.0:
+    if not np.isfinite(best):
         return row, col
     share = FP_SHARES[row]
     sd_fp = math.sqrt(fp[col] * max(0.0, 1.0 - fp[col] / n_neg))
@@ -215,18 +217,15 @@ def choose_threshold(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: f
     projected by :func:`held_out_projection`. A statistic of a few atoms: the one-standard-error choice
     (:func:`_one_standard_error_choice`). Otherwise the largest projection."""
     grid, table, fp, fn, (row, col) = _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided)
-    if _dense(grid):
-        eps = table[row, col]
-        if not eps > 0.0:
-            return float(grid[0]), EVEN_SHARE, 0.0
-        return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
-    if grid.size <= FEW_ATOMS:
-        row, col = _one_standard_error_choice(table, fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha,
-                                              delta, two_sided)
-    eps = float(table.max())
-    if not eps > 0.0:
+    best = float(table[row, col])
+    if not best > 0.0:
         return float(grid[0]), EVEN_SHARE, 0.0
-    return float(grid[col]), FP_SHARES[row], eps
+    if _dense(grid):
+        return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+    if grid.size <= FEW_ATOMS:  # the chosen test is ranked by the best projection it is tied with
+        row, col = _one_standard_error_choice(table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert,
+                                              alpha, delta, two_sided)
+    return float(grid[col]), FP_SHARES[row], best
 
 
 def select_statistic(statistics: Sequence, fit_p: np.ndarray, fit_n: np.ndarray, sel_p: np.ndarray,

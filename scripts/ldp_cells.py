@@ -8,23 +8,31 @@ them as one ldp-bench result: a quick check of the cells a full bench run listed
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
 
 import pgc.schemas as schemas
-from pgc.benchmarks.ldp import FLOAT_SLACK, audit_cell, summary
-from reports.files import write_json_atomic
+from pgc.benchmarks.ldp import audit_cell, print_cell, summary
+from pgc.errors import UserError
+from reports.files import read_json, write_json_atomic
+
+LABEL = re.compile(r"(.+):(\w+) k=(\d+) ε=([\d.]+)")  # a cell as pgc bench ldp's summary names it
 
 
 def cells_from_summary(path: Path) -> list[tuple[str, str, int, float]]:
     """The cells a bench result lists as below LDP-Auditor's bound or below 0.9·ε."""
-    summary = json.loads(path.read_text())["summary"]
-    labels = sorted(set(summary["ours_below_reference"]) | set(summary["not_tight"]))
+    if not path.is_file():
+        raise UserError(f"no bench result at {path}")
+    result = schemas.load(read_json(path), kind="ldp-bench", where=str(path))
+    if result.summary is None:
+        raise UserError(f"{path}: an unfinished bench (no summary)")
+    labels = sorted(set(result.summary["ours_below_reference"]) | set(result.summary["not_tight"]))
     cells = []
     for label in labels:
-        m = re.fullmatch(r"(.+):(\w+) k=(\d+) ε=([\d.]+)", label)
+        m = LABEL.fullmatch(label)
+        if m is None:
+            raise UserError(f"{path}: the summary names a cell as {label!r}, not 'library:PROTOCOL k=K ε=E'")
         cells.append((m[1], m[2], int(m[3]), float(m[4])))
     return cells
 
@@ -36,21 +44,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
+    todo = cells_from_summary(args.from_summary)
     rows = []
-    for library, protocol, k, epsilon in cells_from_summary(args.from_summary):
-        c = audit_cell(library, protocol, k, epsilon, args.samples, 0.95, args.seed)
-        rows.append(c)
-        print(f"{library}:{protocol} k={k} ε={epsilon:g}: ours {c['epsilon_lower_bound']:.4f} [{c['statistic']}], "
-              f"LDP-Auditor {c['reference_epsilon_lower_bound']:.4f}", flush=True)
-    below = [r for r in rows if r["epsilon_lower_bound"] < r["reference_epsilon_lower_bound"] - FLOAT_SLACK]
-    loose = [r for r in rows if r["epsilon_lower_bound"] < 0.9 * r["claimed_epsilon"]]
-    print(f"{len(rows)} cells: {len(below)} below LDP-Auditor's bound, {len(loose)} below 0.9·ε")
+    for i, (library, protocol, k, epsilon) in enumerate(todo, 1):
+        rows.append(audit_cell(library, protocol, k, epsilon, args.samples, 0.95, args.seed))
+        print_cell(rows[-1], i, len(todo))
     result = {"bench": "ldp", "command": "python scripts/ldp_cells.py " + " ".join(sys.argv[1:]),
               "settings": {"samples": args.samples, "confidence": 0.95, "seed": args.seed, "timing_samples": None},
               "cells": rows, "complete": True, "summary": summary(rows, [], 0.95)}
+    s = result["summary"]
+    print(f"{len(rows)} cells: {len(s['ours_below_reference'])} below LDP-Auditor's bound, "
+          f"{len(s['not_tight'])} below 0.9·ε")
     write_json_atomic(args.out, schemas.dump("ldp-bench", result))
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except UserError as exc:  # bad input: one line, exit 2
+        print(f"ldp_cells.py: error: {exc}", file=sys.stderr)
+        raise SystemExit(2)

@@ -174,7 +174,7 @@ def _write(path: Path, result: dict) -> None:
     write_json_atomic(path, schemas.dump("ldp-bench", result))
 
 
-def _print_cell(c: dict, done: int, total: int) -> None:
+def print_cell(c: dict, done: int, total: int) -> None:
     exact = "∞" if math.isinf(c["exact_epsilon"]) else f"{c['exact_epsilon']:.3f}"
     print(f"[{done}/{total}] {c['library']}:{c['protocol']} k={c['k']} ε={c['epsilon']:g} n={c['samples_per_side']:,}: "
           f"ours {c['epsilon_lower_bound']:.3f} [{c['statistic']}], LDP-Auditor {c['reference_epsilon_lower_bound']:.3f}, "
@@ -205,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
         cell = cells_done.get(key) or audit_cell(library, protocol, k, epsilon, args.samples, args.confidence,
                                                  args.seed)
         result["cells"].append(cell)
-        _print_cell(cell, i, len(todo))
+        print_cell(cell, i, len(todo))
         _write(out, result)
     if args.timing_samples:
         timed = sorted({(c[0], c[1], c[2], 1.0) for c in todo if c[0] != "reference"}, key=todo_order(todo))
