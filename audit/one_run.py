@@ -57,7 +57,7 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     log-likelihood ratio, a quarter plays M simulated canaries with the auditor's coins, on which r is
     chosen (:func:`best_guess_count`).
     """
-    from .system_audit import check_system, claim_for, curve_for, is_covered
+    from .system_audit import check_system, claim_for, curve_for, is_covered, is_partly_covered
 
     truth = np.asarray(truth, dtype=np.int64)
     m = int(truth.size)
@@ -96,9 +96,10 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
         names = [tests[ch].statistic, f"sum of {' and '.join(summed)} ratios"]
         fields = _one_run_row(options, names, sim_out, sim_coins, observed[ch], truth, claims[ch], alpha,
                               curve_for(system, ch))
-        rows.append(one_run_row(ch, {**fields, "samples_per_side": samples},
-                                covered=is_covered(system, ch, check_system(system)),
-                                confidence=confidence, scope=scope))
+        base = check_system(system)
+        rows.append(one_run_row(ch, {**fields, "samples_per_side": samples}, covered=is_covered(system, ch, base),
+                                confidence=confidence, scope=scope,
+                                partly_covered=is_partly_covered(system, ch, base) or None))
     return rows
 
 

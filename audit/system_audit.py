@@ -96,6 +96,15 @@ def is_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
     return PrivacyClaim.of(system.claim).covering(channel, tuple(base_channels))
 
 
+def is_partly_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
+    """The joint channel ``all`` of a claim that covers some of the system's channels but not all: its row is held to
+    the claim as the most its covered part may leak (:func:`audit.verdicts.decide`). ``all`` joins every channel
+    the system releases, so any channel the claim names is part of it (also when the audit serves ``all`` alone)."""
+    claim = PrivacyClaim.of(system.claim)
+    return (channel == ALL and not claim.covering(ALL, tuple(base_channels))
+            and any(c != ALL for c in claim.covers))
+
+
 def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]],
                       covered: Mapping[str, bool]) -> tuple[dict[str, float | None], dict | None]:
     """ε at each covered channel's claimed δ of the noise the system says it adds (``dp_event`` /
@@ -229,8 +238,10 @@ def _judged_rows(system: Any, bounds_by_channel: Mapping[str, EpsilonBound], wan
     claims, covered, mus, profiles = claimed
     per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
     words = {ch: contradiction(_channel_claim(system, ch), per_channel_accountant[ch]) for ch in wanted}
+    base = check_system(system)
     rows, verdict = make_rows({ch: bounds_by_channel[ch] for ch in wanted}, claims, covered, settings.confidence,
-                              per_channel_accountant, broadcast_labels, mus, profiles, settings.held_to_claim, words)
+                              per_channel_accountant, broadcast_labels, mus, profiles, settings.held_to_claim, words,
+                              partly_covered=[ch for ch in wanted if is_partly_covered(system, ch, base)])
     return rows, verdict, accountant
 
 

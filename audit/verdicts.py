@@ -8,7 +8,9 @@ decisive — fills one :class:`pgc.schemas.AuditRow` with its claim, certified b
 * ``violated`` — the claim contradicts its own curve or accounting (:mod:`audit.claims`), or a certified
   bound exceeds it: ε_LB > ε (a covered channel, or any channel of a participant held to the claim as a
   whole), δ_LB > δ, μ_LB > the claimed μ, or a certified ε above a claimed privacy profile's ε_i;
-* ``unprotected channel`` — a channel the claim does not cover leaks (ε_LB > 0);
+* ``unprotected channel`` — a channel the claim does not cover leaks (ε_LB > 0); the joint row ``all`` of a
+  claim that covers only some of its channels (``partly_covered``) leaks more than the claim (ε_LB > ε: more
+  than its covered part may), and is ``inconclusive`` when it leaks less, since that leak may be the covered part's;
 * ``inconclusive`` — nothing exceeds the claim, but the certified test did not tell the two secrets apart
   (no power can be claimed: :func:`audit.measured_power.separated`), or no leak through it could exceed the
   claim at this n (``detectable_epsilon`` = ∞);
@@ -18,7 +20,8 @@ decisive — fills one :class:`pgc.schemas.AuditRow` with its claim, certified b
 
 :func:`family_verdict` applies Holm's step-down procedure (statsmodels ``multipletests``) once: over the rows
 held to the claim, their p-values of "the claim holds" (a row whose claim contradicts itself is rejected
-outright); then over the uncovered rows, their p-values of "no leak". No rejection: ``inconclusive`` when a row
+outright); then over the uncovered rows, their p-values of "no leak" (a partly covered joint row: of "no leak beyond
+the claim"). No rejection: ``inconclusive`` when a row
 held to the claim is, else ``consistent``. Each row's Holm outcome is the one for the finding its verdict states. Rows without a p-value stay outside both families; when no row
 states one, the family's verdict is the worst row verdict, uncorrected. The engine, the CLI and the reports all
 use it.
@@ -88,6 +91,14 @@ def decide(row: AuditRow) -> tuple[Verdict, str]:
     violation = _violation(row)
     if violation:
         return Verdict.VIOLATED, violation
+    if not covered and row.partly_covered and row.claimed_epsilon is not None and row.epsilon_lower_bound > 0:
+        lb, eps = row.epsilon_lower_bound, row.claimed_epsilon
+        if lb > eps:
+            return Verdict.UNPROTECTED, (f"the claim covers part of this joint channel, and it leaks more than that "
+                                         f"part may: ε_LB = {lb:.3g} > the claimed ε = {eps:g}")
+        return Verdict.INCONCLUSIVE, (f"the claim covers part of this joint channel, and its leak ε_LB = {lb:.3g} "
+                                      f"≤ the claimed ε = {eps:g} may be that part's own; the uncovered channels "
+                                      f"are judged in their own rows")
     if not covered and row.epsilon_lower_bound > 0:
         return Verdict.UNPROTECTED, (f"the claim does not cover this channel, and it leaks: "
                                      f"ε_LB = {row.epsilon_lower_bound:.3g} > 0")
@@ -132,7 +143,9 @@ def measured_power_fields(row: AuditRow, claimed_profile: tuple | None = None) -
     if (not _held(row) or eps is None or not math.isfinite(eps) or row.false_positives is None or not n
             or row.fp_share is None):
         return {"detectable_epsilon": None, "samples_to_decide": None,
-                "power_basis": None if _held(row) else "uncovered channel: no claim to hold it to"}
+                "power_basis": None if _held(row) else (
+                    "joint channel the claim covers in part: a leak counts as uncovered only above the claim"
+                    if row.partly_covered else "uncovered channel: no claim to hold it to")}
     delta = row.claimed_delta or 0.0
     threshold_alpha, curve_alpha = test_alphas(row)
     gaussian = delta > 0
@@ -186,7 +199,8 @@ def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
     held = [i for i, r in enumerate(rows) if _held(r) and (r.p_value is not None or r.claim_contradiction)]
     claims = holm(held, [claim_p(rows[i]) for i in held])
     leaks_at = [i for i, r in enumerate(rows) if r.covered is False and r.p_value_leak is not None]
-    leaks = holm(leaks_at, [rows[i].p_value_leak for i in leaks_at])
+    leaks_at = [i for i in leaks_at if not rows[i].partly_covered or rows[i].p_value is not None]
+    leaks = holm(leaks_at, [rows[i].finding_p_value() for i in leaks_at])
     own = [leaks.get(i) if r.verdict == Verdict.UNPROTECTED or i not in claims else claims.get(i)
            for i, r in enumerate(rows)]
     rejected = tuple(bool(o and o[0]) for o in own)
@@ -266,11 +280,12 @@ def bound_fields(b: EpsilonBound, claim: tuple[float, float], confidence: float,
 def make_row(channel: str, b: EpsilonBound, claim: tuple[float, float], covered: bool, confidence: float,
              accountant: float | None = None, broadcast: str = "honest", claimed_mu: float | None = None,
              held_to_claim: bool = False, claimed_profile: tuple | None = None,
-             contradiction: str | None = None, **context) -> AuditRow:
+             contradiction: str | None = None, partly_covered: bool = False, **context) -> AuditRow:
     """One judged row of the engine: the certified test's fields, its measured power and its verdict."""
     eps, delta = claim
     row = AuditRow(channel=channel, claimed_epsilon=eps, claimed_delta=delta, covered=covered,
-                   held_to_claim=held_to_claim or None, accountant_epsilon=accountant, broadcast=broadcast,
+                   held_to_claim=held_to_claim or None, partly_covered=(partly_covered and not covered) or None,
+                   accountant_epsilon=accountant, broadcast=broadcast,
                    claim_contradiction=contradiction if covered else None, point_mass_search=False,
                    **bound_fields(b, claim, confidence, claimed_mu, claimed_profile), **context)
     row = dataclasses.replace(row, **measured_power_fields(row, claimed_profile if b.profile_excess is not None
@@ -284,12 +299,14 @@ def make_rows(bounds_by_channel: Mapping[str, EpsilonBound], claims: Mapping[str
               claimed_mus: Mapping[str, float | None] | None = None,
               claimed_profiles: Mapping[str, tuple | None] | None = None,
               held_to_claim: bool = False,
-              contradictions: Mapping[str, str | None] | None = None) -> tuple[list[AuditRow], Verdict]:
-    """The judged rows of a system audit and the family's verdict (Holm over the rows)."""
+              contradictions: Mapping[str, str | None] | None = None,
+              partly_covered: Sequence[str] = ()) -> tuple[list[AuditRow], Verdict]:
+    """The judged rows of a system audit and the family's verdict (Holm over the rows); ``partly_covered``: the
+    joint channels the claim covers in part."""
     mus, profiles, words = claimed_mus or {}, claimed_profiles or {}, contradictions or {}
     rows = [make_row(ch, b, claims[ch], covered[ch], confidence, accountant.get(ch),
                      broadcast_labels.get(ch, "honest"), mus.get(ch), held_to_claim, claimed_profile=profiles.get(ch),
-                     contradiction=words.get(ch))
+                     contradiction=words.get(ch), partly_covered=ch in partly_covered)
             for ch, b in bounds_by_channel.items()]
     return with_family(rows, 1.0 - confidence)
 

@@ -5,7 +5,8 @@ the reports.
 :class:`Verdict` — what one row (or a family of rows) shows:
 
 * ``violated`` — a certified bound exceeds the claim, or the claim contradicts its own curve or accounting;
-* ``unprotected channel`` — a channel the claim does not cover leaks (ε_LB > 0);
+* ``unprotected channel`` — a channel the claim does not cover leaks (ε_LB > 0; a joint row the claim covers in
+  part: ε_LB above the claim, more than its covered part may leak);
 * ``inconclusive`` — nothing exceeds the claim, but the audit cannot say which leak it would have caught:
   its test did not separate the two secrets at all, or no leak through its test could exceed the claim;
 * ``consistent`` — nothing exceeds the claim, and a leak of ``detectable_epsilon`` would have been caught.
@@ -81,6 +82,8 @@ class AuditRow(Record):
     claimed_delta: float | None = None
     covered: bool | None = None  # the claim covers this channel
     held_to_claim: bool | None = None  # an uncovered channel of a participant promised the claim as a whole
+    # the joint row of a claim that covers some of its channels: a leak up to the claim may be the covered part's
+    partly_covered: bool | None = None
     claimed_mu: float | None = None  # the claim's μ-GDP curve on this channel, if it states one
     claim_contradiction: str | None = None  # the claim's own curve or accounting implies more than its (ε, δ)
     accountant_epsilon: float | None = None  # ε at the claimed δ of the noise the system declares
@@ -123,3 +126,10 @@ class AuditRow(Record):
     true_epsilon: float | None = None
     correct_mechanism: bool | None = None
     passed: bool | None = None
+
+    def finding_p_value(self) -> float | None:
+        """The p-value of an uncovered row's finding: "no leak" (``p_value_leak``), or for a partly covered joint
+        row "no leak beyond the claim" (``p_value``); a covered row: ``p_value``."""
+        if self.covered is False and not self.partly_covered:
+            return self.p_value_leak
+        return self.p_value

@@ -5,16 +5,18 @@ set -e
 PGC=.venv/bin/pgc
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 # every protocol at ε ∈ {0.5, 1, 2, 4, 8}, k ∈ {2, 25, 100}: our certified ε_LB beside LDP-Auditor's method on the same
-# releases and the exact ε. One part per library, two at a time on the two cores (reference and multi-freq-ldpy about
-# 20 min each; pure-ldp, whose clients are Python loops, about 50 min), then the whole grid once with --merge, which
-# keeps every finished cell and writes bench.json, .md and .png
+# releases and the exact ε. One part per library on the two cores: pure-ldp (its clients are Python loops, about
+# 50 min) on one, reference then multi-freq-ldpy (about 20 min each) on the other; then the whole grid once with
+# --merge, which keeps every finished cell and writes bench.json, .md and .png
 mkdir -p results/ldp/parts
-for lib in reference multi-freq-ldpy pure-ldp; do
-  nice -n 10 $PGC bench ldp --libraries $lib --samples 1000000 --timing-samples 100000 \
-    --out results/ldp/parts/$lib.json > results/ldp/parts/$lib.log &
-  [ $lib = multi-freq-ldpy ] && wait
-done
-wait
+part() {
+  nice -n 10 $PGC bench ldp --libraries $1 --samples 1000000 --timing-samples 100000 \
+    --out results/ldp/parts/$1.json > results/ldp/parts/$1.log
+}
+part pure-ldp & pure=$!
+(part reference && part multi-freq-ldpy) & other=$!
+wait $pure
+wait $other
 $PGC bench ldp --samples 1000000 --timing-samples 100000 --out results/ldp/bench.json \
   --merge results/ldp/parts/reference.json results/ldp/parts/multi-freq-ldpy.json results/ldp/parts/pure-ldp.json \
   > results/ldp/bench.log

@@ -55,6 +55,36 @@ def test_uncovered_channels_unprotected_or_held_to_the_claim():
     assert decide(_row(covered=False, held_to_claim=True, epsilon_lower_bound=0.6))[0] == Verdict.UNPROTECTED
 
 
+def test_a_partly_covered_joint_row_counts_as_unprotected_only_above_the_claim():
+    """The joint row of a claim covering some of its channels: a leak up to the claim may be the covered part's."""
+    joint = dict(channel="all", covered=False, partly_covered=True, claimed_epsilon=1.0)
+    verdict, reason = decide(_row(**joint, epsilon_lower_bound=1.0))  # at the claim: the covered part may leak it
+    assert verdict == Verdict.INCONCLUSIVE and "may be that part's own" in reason
+    verdict, reason = decide(_row(**joint, epsilon_lower_bound=1.0 + 1e-9))
+    assert verdict == Verdict.UNPROTECTED and "more than that part may" in reason
+    assert decide(_row(**joint, epsilon_lower_bound=0.0))[0] == Verdict.INCONCLUSIVE
+    # Holm judges its finding by "no leak beyond the claim", not "no leak"
+    below = judge(_row(**joint, epsilon_lower_bound=0.45, p_value=1.0, p_value_leak=1e-9))
+    above = judge(_row(**joint, epsilon_lower_bound=1.3, p_value=1e-4, p_value_leak=1e-9))
+    assert family_verdict([below], 0.05).verdict == Verdict.CONSISTENT
+    assert family_verdict([below], 0.05).rejected == (False,)
+    assert family_verdict([above], 0.05).verdict == Verdict.UNPROTECTED
+
+
+def test_a_system_whose_claim_covers_one_of_two_channels_holds_its_joint_row_to_the_claim():
+    from audit.system_audit import AuditSettings
+    from pgc.gympg.system import pendulum_system
+
+    system = pendulum_system()
+    result = audit_system(system, *list(system.canaries().values())[0],
+                          AuditSettings(samples=2_000, seed=3, confidence=0.95), channels=["gradient", "all"])
+    joint = next(r for r in result.rows if r.channel == "all")
+    assert joint.partly_covered and not joint.covered
+    assert joint.verdict == (Verdict.UNPROTECTED if joint.epsilon_lower_bound > joint.claimed_epsilon
+                             else Verdict.INCONCLUSIVE)
+    assert not next(r for r in result.rows if r.channel == "gradient").partly_covered
+
+
 def test_a_consistent_row_says_which_point_masses_it_does_not_exclude():
     row = judge(_row(point_mass_search=True, detectable_delta=2.7e-3, claimed_delta=1e-5))
     assert row.verdict == Verdict.CONSISTENT and row.separated
