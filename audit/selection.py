@@ -7,10 +7,11 @@ Clopper–Pearson bound of the certification.
 
 Three rules decide which test is certified (:func:`choose_threshold`):
 
-* a statistic with many distinct values (a continuous one) takes the threshold and α split of its largest
-  smoothed projection, and is ranked against the other statistics by its held-out projection
-  (:func:`held_out_projection`): the in-sample maximum over thousands of thresholds is biased upward, and a
-  deep tail would otherwise outrank an exact discrete test on the training split and lose to it on fresh samples;
+* a statistic with more than a few atoms (a continuous one, or a fitted histogram of hundreds of cells) takes the
+  threshold and α split of its largest projection (smoothed when continuous), and is ranked against the other
+  statistics by its held-out projection (:func:`held_out_projection`): the in-sample maximum over hundreds or
+  thousands of thresholds is biased upward, and a deep tail would otherwise outrank an exact discrete test on
+  the training split and lose to it on fresh samples;
 * a statistic of a few atoms (at most :data:`FEW_ATOMS` values) takes, among its tests within one standard error
   of the best projection, the narrowest event at the α split nearest the even one
   (:func:`_one_standard_error_choice`);
@@ -213,18 +214,19 @@ def choose_threshold(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: f
                      delta: float, two_sided: bool = False) -> tuple[float, float, float]:
     """(threshold, fp_share, projected ε) of the test chosen on the selection split; T = [s ≥ t].
 
-    A continuous statistic (many distinct values): the threshold and split of the largest (smoothed) projection,
-    projected by :func:`held_out_projection`. A statistic of a few atoms: the one-standard-error choice
-    (:func:`_one_standard_error_choice`). Otherwise the largest projection."""
+    A statistic of more than :data:`FEW_ATOMS` values: the threshold and split of the largest projection (smoothed
+    for a continuous one), ranked by :func:`held_out_projection` — a fitted histogram of a few hundred cells
+    overfits its selection split as a deep tail does. A statistic of a few atoms: the one-standard-error choice
+    (:func:`_one_standard_error_choice`)."""
     grid, table, fp, fn, (row, col) = _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided)
     best = float(table[row, col])
     if not best > 0.0:
         return float(grid[0]), EVEN_SHARE, 0.0
-    if _dense(grid):
+    if grid.size > FEW_ATOMS:
         return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
-    if grid.size <= FEW_ATOMS:  # the chosen test is ranked by the best projection it is tied with
-        row, col = _one_standard_error_choice(table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert,
-                                              alpha, delta, two_sided)
+    # a few atoms: the chosen test is ranked by the best projection it is tied with
+    row, col = _one_standard_error_choice(table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert,
+                                          alpha, delta, two_sided)
     return float(grid[col]), FP_SHARES[row], best
 
 
