@@ -89,14 +89,13 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     # ---- r and the ratio chosen on M simulated canaries; then the real canaries are guessed and counted ----
     n_sel = min(samples - n_fit - n_cal, m)
     sim_coins = coin_rng.integers(0, 2, size=n_sel)
-    rows = []
+    rows, base = [], check_system(system)
     for ch in channels:
         sim_out = np.where(sim_coins[:, None] == 1, sim_pos[ch][sel_sl][:n_sel], sim_neg[ch][sel_sl][:n_sel])
         options = ratios[ch] if isinstance(ratios[ch], list) else [ratios[ch]]
         names = [tests[ch].statistic, f"sum of {' and '.join(summed)} ratios"]
         fields = _one_run_row(options, names, sim_out, sim_coins, observed[ch], truth, claims[ch], alpha,
                               curve_for(system, ch))
-        base = check_system(system)
         rows.append(one_run_row(ch, {**fields, "samples_per_side": samples}, covered=is_covered(system, ch, base),
                                 confidence=confidence, scope=scope,
                                 partly_covered=is_partly_covered(system, ch, base) or None))

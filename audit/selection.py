@@ -8,10 +8,10 @@ Clopper–Pearson bound of the certification.
 Three rules decide which test is certified (:func:`choose_threshold`):
 
 * a statistic with more than a few atoms (a continuous one, or a fitted histogram of hundreds of cells) takes the
-  threshold and α split of its largest projection (smoothed when continuous), and is ranked against the other
-  statistics by its held-out projection (:func:`held_out_projection`): the in-sample maximum over hundreds or
-  thousands of thresholds is biased upward, and a deep tail would otherwise outrank an exact discrete test on
-  the training split and lose to it on fresh samples;
+  threshold and α split of its largest projection (smoothed when continuous under two-sided rates), and is
+  ranked against the other statistics by its held-out projection (:func:`held_out_projection`): the in-sample
+  maximum over hundreds or thousands of thresholds is biased upward, and a deep tail would otherwise outrank an
+  exact discrete test on the training split and lose to it on fresh samples;
 * a statistic of a few atoms (at most :data:`FEW_ATOMS` values) takes, among its tests within one standard error
   of the best projection, the narrowest event at the α split nearest the even one
   (:func:`_one_standard_error_choice`);
@@ -215,7 +215,7 @@ def choose_threshold(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: f
     """(threshold, fp_share, projected ε) of the test chosen on the selection split; T = [s ≥ t].
 
     A statistic of more than :data:`FEW_ATOMS` values: the threshold and split of the largest projection (smoothed
-    for a continuous one), ranked by :func:`held_out_projection` — a fitted histogram of a few hundred cells
+    for a continuous one under two-sided rates), ranked by :func:`held_out_projection` — a fitted histogram of a few hundred cells
     overfits its selection split as a deep tail does. A statistic of a few atoms: the one-standard-error choice
     (:func:`_one_standard_error_choice`)."""
     grid, table, fp, fn, (row, col) = _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided)

@@ -21,7 +21,9 @@ Channels: every channel the system releases, and ``all`` (every channel jointly:
 side, unless the system returns its own ``all``; covered when every channel is). A channel the claim
 does not cover is *unprotected*. Row verdicts: a covered channel is ``violated`` when ε_LB exceeds
 the claimed ε (equivalently δ_LB the claimed δ); an uncovered one is an ``unprotected channel`` when
-it leaks at all (ε_LB > 0), whatever its size, since no claim bounds it; else ``consistent`` — each at
+it leaks at all (ε_LB > 0), whatever its size, since no claim bounds it — except the joint ``all`` of a claim
+that covers some of its channels, which is one only above the claim (:func:`is_partly_covered`); else
+``consistent`` — each at
 the stated confidence on its own. The result's ``verdict`` looks at all rows together with Holm's step-down procedure
 (statsmodels ``multipletests``) on the rows' p-values of "the claim holds"; then, over the uncovered
 rows, of "no leak".
@@ -99,10 +101,12 @@ def is_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
 def is_partly_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
     """The joint channel ``all`` of a claim that covers some of the system's channels but not all: its row is held to
     the claim as the most its covered part may leak (:func:`audit.verdicts.decide`). ``all`` joins every channel
-    the system releases, so any channel the claim names is part of it (also when the audit serves ``all`` alone)."""
+    the system releases: a released channel the claim names is part of it (when the audit serves ``all`` alone,
+    with no base channels to check, any channel the claim names)."""
     claim = PrivacyClaim.of(system.claim)
-    return (channel == ALL and not claim.covering(ALL, tuple(base_channels))
-            and any(c != ALL for c in claim.covers))
+    named = [c for c in claim.covers if c != ALL]
+    joins_one = any(c in base_channels for c in named) if base_channels else bool(named)
+    return channel == ALL and not claim.covering(ALL, tuple(base_channels)) and joins_one
 
 
 def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]],

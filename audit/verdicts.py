@@ -173,8 +173,8 @@ def measured_power_fields(row: AuditRow, claimed_profile: tuple | None = None) -
 @dataclass(frozen=True)
 class FamilyVerdict:
     """The verdict of a family of rows (Holm's procedure at ``alpha``), per row whether Holm keeps its finding
-    (``rejected``: its claim, or for an uncovered row its "no leak", is rejected) and its Holm-adjusted
-    p-value (None for a row outside both families)."""
+    (``rejected``: its claim, or for an uncovered row its "no leak" — "no leak beyond the claim" for a partly
+    covered joint row — is rejected) and its Holm-adjusted p-value (None for a row outside both families)."""
 
     verdict: Verdict
     rejected: tuple[bool, ...]
@@ -185,7 +185,7 @@ class FamilyVerdict:
 
 def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
     """Holm over the rows held to the claim (p-value of "the claim holds"; a contradicted claim: p = 0), and over
-    the uncovered rows (p-value of "no leak"); see the module docstring. A row's ``rejected`` is Holm's outcome
+    the uncovered rows (p-value of "no leak", :meth:`AuditRow.leak_p_value`); see the module docstring. A row's ``rejected`` is Holm's outcome
     for the finding its own verdict states: its leak for an unprotected channel, its claim for any other row."""
     from pgc.schemas.shared import holm as holm_correction
 
@@ -198,9 +198,10 @@ def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
 
     held = [i for i, r in enumerate(rows) if _held(r) and (r.p_value is not None or r.claim_contradiction)]
     claims = holm(held, [claim_p(rows[i]) for i in held])
-    leaks_at = [i for i, r in enumerate(rows) if r.covered is False and r.p_value_leak is not None]
-    leaks_at = [i for i in leaks_at if not rows[i].partly_covered or rows[i].p_value is not None]
-    leaks = holm(leaks_at, [rows[i].finding_p_value() for i in leaks_at])
+    # a held row that is partly covered is already tested by its claim: never twice by the same p-value
+    leaks_at = [i for i, r in enumerate(rows) if r.covered is False and not (r.partly_covered and _held(r))
+                and r.leak_p_value() is not None]
+    leaks = holm(leaks_at, [rows[i].leak_p_value() for i in leaks_at])
     own = [leaks.get(i) if r.verdict == Verdict.UNPROTECTED or i not in claims else claims.get(i)
            for i, r in enumerate(rows)]
     rejected = tuple(bool(o and o[0]) for o in own)

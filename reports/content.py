@@ -49,7 +49,7 @@ class BoundRow:
     test: str  # statistic / hypothesis
     verdict: str  # the audit's own verdict of the row (schemas.Verdict's word), never derived here
     notes: list[str] = field(default_factory=list)
-    p_value: float | None = None  # H0 "true ε ≤ the row's claim" (p_value_leak for unprotected rows: H0 "ε ≤ 0")
+    p_value: float | None = None  # of the finding the row's verdict states (AuditRow.finding_p_value)
     model: str = ""  # "adversarial" for adversarial-aggregator rows
     holm_significant: bool | None = None  # Holm keeps the row's finding (None: not in the family)
     protect: tuple = ()  # the mitigations of the audited configuration (pgc.a3c.protect); claim = total ε

@@ -127,9 +127,17 @@ class AuditRow(Record):
     correct_mechanism: bool | None = None
     passed: bool | None = None
 
+    def leak_p_value(self) -> float | None:
+        """The p-value an uncovered row's leak is tested by: of "no leak" (``p_value_leak``), or for a partly covered
+        joint row with a claimed ε, of "no leak beyond the claim" (``p_value``)."""
+        if self.partly_covered and self.claimed_epsilon is not None:
+            return self.p_value
+        return self.p_value_leak
+
     def finding_p_value(self) -> float | None:
-        """The p-value of an uncovered row's finding: "no leak" (``p_value_leak``), or for a partly covered joint
-        row "no leak beyond the claim" (``p_value``); a covered row: ``p_value``."""
-        if self.covered is False and not self.partly_covered:
-            return self.p_value_leak
+        """The p-value of the finding the row's verdict states: its leak (:meth:`leak_p_value`) for an uncovered row
+        that is not held to the claim, or held and an unprotected channel; the claim (``p_value``) otherwise."""
+        held = self.covered is not False or bool(self.held_to_claim)
+        if not held or self.verdict == Verdict.UNPROTECTED:
+            return self.leak_p_value()
         return self.p_value

@@ -55,7 +55,7 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
         subject, group = _audit_subject(result, obj, src.label)
         protect = tuple(obj.protect or protection)
         verdict = str(obj.verdict) if obj.verdict is not None else "inconclusive"
-        p_val = obj.finding_p_value() if obj.verdict == "unprotected channel" else obj.p_value
+        p_val = obj.finding_p_value()
         row = BoundRow(
             source=src.label, subject=subject, channel=channel, claimed=obj.claimed_epsilon,
             lower_bound=obj.epsilon_lower_bound, confidence=obj.confidence or result.confidence,

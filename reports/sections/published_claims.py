@@ -20,8 +20,12 @@ def reading(row, header: dict) -> str:
                 "unbounded or larger than this n can show")
     if row.verdict == "violated":
         return f"a certified ε_LB of {fmt_eps(row.lower_bound)} exceeds the claimed {fmt_eps(row.claimed)}"
+    partly = row.row is not None and getattr(row.row, "partly_covered", None)
     if row.verdict == "unprotected channel":
-        return "the claim does not cover this channel, and it leaks"
+        return ("the claim covers part of this joint channel, and it leaks more than that part may" if partly
+                else "the claim does not cover this channel, and it leaks")
+    if row.verdict == "inconclusive" and partly and row.lower_bound > 0:
+        return "its leak does not exceed the claim, so it may be the covered part's own"
     if row.verdict == "inconclusive":
         return "no leak found, but this sample size could not have shown a violation of the claim"
     caught = next((n for n in row.notes if n.startswith("would have caught")), None)

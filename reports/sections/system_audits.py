@@ -25,7 +25,7 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
     for x in r.rows:
         covered = x.covered if x.covered is not None else x.channel in r.claim.covers
         verdict = str(x.verdict)
-        p_val = x.finding_p_value() if verdict == "unprotected channel" else x.p_value
+        p_val = x.finding_p_value()
         rows.append(BoundRow(
             source=src.label, subject=subject, channel=x.channel, claimed=x.claimed_epsilon,
             lower_bound=x.epsilon_lower_bound, confidence=r.confidence, cap=x.max_certifiable_epsilon,

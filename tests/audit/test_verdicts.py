@@ -69,6 +69,11 @@ def test_a_partly_covered_joint_row_counts_as_unprotected_only_above_the_claim()
     assert family_verdict([below], 0.05).verdict == Verdict.CONSISTENT
     assert family_verdict([below], 0.05).rejected == (False,)
     assert family_verdict([above], 0.05).verdict == Verdict.UNPROTECTED
+    # held to the claim as a whole as well: tested once, by its claim (violated above it), never as a leak too
+    held = judge(_row(**joint, held_to_claim=True, epsilon_lower_bound=1.3, p_value=1e-4, p_value_leak=1e-9))
+    family = family_verdict([held], 0.05)
+    assert held.verdict == Verdict.VIOLATED and family.verdict == Verdict.VIOLATED and family.size == 1
+    assert held.finding_p_value() == 1e-4 and below.finding_p_value() == 1.0
 
 
 def test_a_system_whose_claim_covers_one_of_two_channels_holds_its_joint_row_to_the_claim():
