@@ -31,13 +31,14 @@ import numpy as np
 
 from pgc.options import positive_float, positive_int
 
+from .ldp_render import FLOAT_SLACK, at_least_reference  # noqa: F401  (FLOAT_SLACK: the rule's tolerance)
+
 help = "LDP frequency oracles (ours, multi-freq-ldpy, pure-ldp): certified ε_LB vs LDP-Auditor's method vs exact ε"
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 KS = (2, 25, 100)
 TIGHT_SHARE = 0.9  # the goal: ε_LB ≥ 0.9·ε at 1e6 per side where the exact ε allows it
 TIGHT_SAMPLES = 1_000_000
-FLOAT_SLACK = 1e-9  # our bound and LDP-Auditor's on the same event and α split differ only in rounding
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -127,9 +128,6 @@ def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
     correct = [c for c in cells if c["exact_epsilon"] <= c["claimed_epsilon"] * (1 + 1e-9)]
     broken = [c for c in cells if c["exact_epsilon"] > c["claimed_epsilon"] * (1 + 1e-9)]
     rejected = holm_over(cells, confidence)
-
-    def at_least_reference(c):  # the same counts give the same bound up to floating point
-        return c["epsilon_lower_bound"] >= c["reference_epsilon_lower_bound"] - FLOAT_SLACK
 
     label = lambda c: f"{c['library']}:{c['protocol']} k={c['k']} ε={c['epsilon']:g}"  # noqa: E731
     return {

@@ -95,3 +95,15 @@ def test_bench_ldp_parts_merge_into_the_whole_grid(tmp_path, capsys):
     # a part made with other settings is refused in one line
     assert main(["bench", "ldp", "--libraries", "reference", *common[:-1], "3000", "--out", str(tmp_path / "x.json"),
                  "--merge", str(parts[0])]) == 2
+
+
+def test_the_per_protocol_table_counts_an_equal_bound_up_to_rounding_as_at_least_the_reference():
+    from pgc.benchmarks.ldp import summary
+    from pgc.benchmarks.ldp_render import summary_lines
+
+    cell = dict(library="reference", protocol="GRR", version=None, k=2, epsilon=1.0, claimed_epsilon=1.0,
+                exact_epsilon=1.0, samples_per_side=1_000_000, verdict="consistent", p_value=0.5)
+    cells = [dict(cell, epsilon_lower_bound=0.99, reference_epsilon_lower_bound=0.99 + 1e-12),  # the same counts
+             dict(cell, k=25, epsilon_lower_bound=0.97, reference_epsilon_lower_bound=0.98)]  # a test that lost
+    row = summary_lines({"cells": cells})[2].split(" | ")
+    assert row[7] == "1" and summary(cells, [], 0.95)["ours_at_least_reference"] == 1
