@@ -5,20 +5,24 @@ set -e
 PGC=.venv/bin/pgc
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 # every protocol at ε ∈ {0.5, 1, 2, 4, 8}, k ∈ {2, 25, 100}: our certified ε_LB beside LDP-Auditor's method on the same
-# releases and the exact ε. One part per library on the two cores: pure-ldp (its clients are Python loops, about
-# 50 min) on one, reference then multi-freq-ldpy (about 20 min each) on the other; then the whole grid once with
-# --merge, which keeps every finished cell and writes bench.json, .md and .png
+# releases and the exact ε. In parts on the two cores (pure-ldp's clients are Python loops: its thirteen first
+# protocols take about 55 min on one core; reference, multi-freq-ldpy and pure-ldp's SR and PCS about as long on
+# the other), then the whole grid once with --merge, which keeps every finished cell, times the library audits
+# and writes bench.json, .md and .png
 mkdir -p results/ldp/parts
 part() {
-  nice -n 10 $PGC bench ldp --libraries $1 --samples 1000000 --timing-samples 100000 \
-    --out results/ldp/parts/$1.json > results/ldp/parts/$1.log
+  name=$1; shift
+  nice -n 10 $PGC bench ldp "$@" --samples 1000000 --timing-samples 100000 \
+    --out results/ldp/parts/$name.json > results/ldp/parts/$name.log
 }
-part pure-ldp & pure=$!
-(part reference && part multi-freq-ldpy) & other=$!
+part pure-ldp --libraries pure-ldp --protocols DE SUE OUE BLH OLH FLH SHE THE RAPPOR HR HM CMS HCMS & pure=$!
+(part reference --libraries reference && part multi-freq-ldpy --libraries multi-freq-ldpy &&
+  part pure-ldp-sr-pcs --libraries pure-ldp --protocols SR PCS) & other=$!
 wait $pure
 wait $other
 $PGC bench ldp --samples 1000000 --timing-samples 100000 --out results/ldp/bench.json \
   --merge results/ldp/parts/reference.json results/ldp/parts/multi-freq-ldpy.json results/ldp/parts/pure-ldp.json \
+  results/ldp/parts/pure-ldp-sr-pcs.json \
   > results/ldp/bench.log
 # single audits through pgc audit --ldp, 1e5 per side (the library record and the verdict in each result)
 $PGC audit --ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-olh.json --force
