@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerates results/ldp/ from the repository root after scripts/setup.sh: the bench (615 cells at 1e6 per side plus
-# 72 timed audits at 1e5 per side, about 2.2 h of audit time on one core) in parts, then the single audits and the report.
+# 72 timed audits at 1e5 per side, about 2.5 h of audit time on one core) in parts, then the single audits and the report.
 set -e
 PGC=.venv/bin/pgc
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
