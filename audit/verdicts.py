@@ -185,8 +185,9 @@ class FamilyVerdict:
 
 def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
     """Holm over the rows held to the claim (p-value of "the claim holds"; a contradicted claim: p = 0), and over
-    the uncovered rows (p-value of "no leak", :meth:`AuditRow.leak_p_value`); see the module docstring. A row's ``rejected`` is Holm's outcome
-    for the finding its own verdict states: its leak for an unprotected channel, its claim for any other row."""
+    the uncovered rows (p-value of "no leak", :meth:`AuditRow.leak_p_value`); see the module docstring. A row's
+    ``rejected`` is Holm's outcome for the finding its own verdict states: its leak for an unprotected channel, its
+    claim for any other row."""
     from pgc.schemas.shared import holm as holm_correction
 
     def holm(members: list[int], pvalues: list[float]) -> dict[int, tuple[bool, float]]:

@@ -67,6 +67,19 @@ class BoundRow:
         return self.covered is False
 
     @property
+    def partly_covered(self) -> bool:
+        """The joint row of a claim that covers part of it (the audit row's ``partly_covered``)."""
+        return bool(self.row is not None and self.row.partly_covered)
+
+    @property
+    def leaks_outside_claim(self) -> bool:
+        """An uncovered channel certifies a leak: ε_LB > 0, and for a partly covered joint row ε_LB above the claim
+        (below it the leak may be the covered part's own)."""
+        if not self.outside_claim or self.lower_bound <= 0:
+            return False
+        return not self.partly_covered or self.claimed is None or self.lower_bound > self.claimed
+
+    @property
     def budget_limited(self) -> bool:
         return bool(self.cap and math.isfinite(self.cap) and self.lower_bound >= BUDGET_LIMIT_FRACTION * self.cap)
 

@@ -14,6 +14,7 @@ whose rows change are rewritten atomically (temporary file, then rename); every 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -24,8 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from audit.recertify import recertify  # noqa: E402
+from audit.system_audit import is_partly_covered  # noqa: E402
 from audit.verdicts import with_family  # noqa: E402
-from pgc.contracts import ALL  # noqa: E402
+from pgc.contracts import ALL, PrivacyClaim  # noqa: E402
+from pgc.schemas import number  # noqa: E402
 from pgc.schemas.audit_rows import AuditRow  # noqa: E402
 
 KINDS = ("audit", "system-audit", "flower-one-run")
@@ -33,18 +36,20 @@ JUDGED = ("verdict", "verdict_reason", "partly_covered", "power_basis", "detecta
 
 
 def _claims_part(data: dict) -> bool:
-    """Whether the result's claim covers some released channel without covering the joint one."""
+    """Whether the result's claim covers part of its joint channel (:func:`audit.system_audit.is_partly_covered` on
+    the claim and the channels the result records)."""
     if data["kind"] == "audit":
         return True  # PGC-A3C: the gradient is always covered
-    covers = (data.get("claim") or {}).get("covers") or []
-    return any(c != ALL for c in covers)
+    claim = data.get("claim") or {}
+    stated = PrivacyClaim(number(claim.get("epsilon", "inf")), claim.get("delta", 0.0), tuple(claim.get("covers") or ()))
+    base = [r["channel"] for r in data.get("rows") or [] if r.get("channel") != ALL]
+    return is_partly_covered(type("Claimant", (), {"claim": stated})(), ALL, base)
 
 
 def _rejudged(node: dict, partly: bool, profile) -> AuditRow:
-    fields = {k: v for k, v in node.items() if k not in ("verdict", "verdict_reason")}
-    row = AuditRow.from_dict(fields)
+    row = AuditRow.from_dict({k: v for k, v in node.items() if k not in ("verdict", "verdict_reason")})
     if row.channel == ALL and row.covered is False and partly:
-        row = AuditRow.from_dict({**fields, "partly_covered": True})
+        row = dataclasses.replace(row, partly_covered=True)
     return recertify(row, profile)[0]
 
 

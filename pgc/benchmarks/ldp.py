@@ -31,7 +31,7 @@ import numpy as np
 
 from pgc.options import positive_float, positive_int
 
-from .ldp_render import FLOAT_SLACK, at_least_reference  # noqa: F401  (FLOAT_SLACK: the rule's tolerance)
+from .ldp_render import at_least_reference, write_figure, write_table
 
 help = "LDP frequency oracles (ours, multi-freq-ldpy, pure-ldp): certified ε_LB vs LDP-Auditor's method vs exact ε"
 
@@ -128,7 +128,6 @@ def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
     correct = [c for c in cells if c["exact_epsilon"] <= c["claimed_epsilon"] * (1 + 1e-9)]
     broken = [c for c in cells if c["exact_epsilon"] > c["claimed_epsilon"] * (1 + 1e-9)]
     rejected = holm_over(cells, confidence)
-
     label = lambda c: f"{c['library']}:{c['protocol']} k={c['k']} ε={c['epsilon']:g}"  # noqa: E731
     return {
         "cells": len(cells),
@@ -180,7 +179,6 @@ def print_cell(c: dict, done: int, total: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .ldp_render import write_figure, write_table
 
     if not (0.0 < args.confidence < 1.0):
         raise UserError(f"--confidence must lie in (0, 1), got {args.confidence}")

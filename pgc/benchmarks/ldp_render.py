@@ -13,6 +13,7 @@ def at_least_reference(cell: dict) -> bool:
     """Our bound ≥ LDP-Auditor's in a cell; the same counts give the same bound up to floating point."""
     return cell["epsilon_lower_bound"] >= cell["reference_epsilon_lower_bound"] - FLOAT_SLACK
 
+
 RATIO_CAP = 1.6  # the figure's top: a bound beyond 1.6·ε (a broken protocol) is drawn there, as a triangle
 
 

@@ -20,7 +20,7 @@ def reading(row, header: dict) -> str:
                 "unbounded or larger than this n can show")
     if row.verdict == "violated":
         return f"a certified ε_LB of {fmt_eps(row.lower_bound)} exceeds the claimed {fmt_eps(row.claimed)}"
-    partly = row.row is not None and getattr(row.row, "partly_covered", None)
+    partly = row.partly_covered
     if row.verdict == "unprotected channel":
         return ("the claim covers part of this joint channel, and it leaks more than that part may" if partly
                 else "the claim does not cover this channel, and it leaks")

@@ -49,9 +49,7 @@ def _violation_warnings(f: Findings) -> list[dict]:
 def _side_channel_warnings(f: Findings, c: ReportContent, has_train: bool) -> list[dict]:
     """Channels the claim does not cover: leaking, audited without a leak, or not audited."""
     w: list[dict] = []
-    # a partly covered joint row leaks "outside the claim" only above the claim (its verdict says which)
-    unprot = [b for b in f.bounds if b.outside_claim and b.lower_bound > 0
-              and not (b.row is not None and getattr(b.row, "partly_covered", None) and b.verdict == "inconclusive")]
+    unprot = [b for b in f.bounds if b.leaks_outside_claim]
     if unprot and all(b.system is not None for b in unprot):  # system audits: channels by the system's names
         worst = max(unprot, key=lambda b: b.lower_bound)
         over = [b for b in unprot if b.claimed is not None and math.isfinite(b.claimed) and b.lower_bound > b.claimed]
