@@ -6,9 +6,9 @@ PGC=.venv/bin/pgc
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 # every protocol at ε ∈ {0.5, 1, 2, 4, 8}, k ∈ {2, 25, 100}: our certified ε_LB beside LDP-Auditor's method on the same
 # releases and the exact ε. In parts on the two cores (pure-ldp's clients are Python loops: its thirteen first
-# protocols take about 55 min on one core; reference, multi-freq-ldpy and pure-ldp's SR and PCS about as long on
-# the other), then the whole grid once with --merge, which keeps every finished cell, times the library audits
-# and writes bench.json, .md and .png
+# protocols took 84 min of audit time in the committed run, reference, multi-freq-ldpy and pure-ldp's SR and PCS
+# 65 min on the other core), then the whole grid once with --merge, which keeps every finished cell, times the
+# library audits and writes bench.json, .md and .png
 mkdir -p results/ldp/parts
 part() {
   name=$1; shift
