@@ -53,16 +53,28 @@ def first_pair(system) -> tuple:
 
 
 def check_identity(system) -> None:
+    assert not isinstance(system, type), (f"the factory returned the class {system.__name__}, not an instance: "
+                                          f"return {system.__name__}(...)")
     assert isinstance(system, System), "a System has name, claim, channels and release(secret, n, rng, broadcast=)"
     assert isinstance(system.name, str) and system.name, "name must be a non-empty string"
     claim = PrivacyClaim.of(system.claim)
     channels = tuple(system.channels)
     assert channels and len(set(channels)) == len(channels) and all(isinstance(c, str) and c for c in channels), \
         f"channels must be distinct non-empty names, got {channels!r}"
-    assert set(claim.covers) <= set(channels) | {ALL}, "a claim covers only channels the system releases"
+    unknown = [c for c in claim.covers if c not in set(channels) | {ALL}]
+    assert not unknown, ("a claim covers only channels the system releases: "
+                         + ", ".join(f"{c!r}{_did_you_mean(c, channels)}" for c in unknown)
+                         + f" is not one of {', '.join(map(repr, channels))}")
     if isinstance(system, ClaimsPerChannel):
         for channel in channels:
             PrivacyClaim.of(system.claim_for(channel))
+
+
+def _did_you_mean(name: str, names: Sequence[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(names), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def check_releases(system) -> None:
@@ -82,14 +94,21 @@ def check_randomness(system) -> None:
     secret, _ = first_pair(system)
     a, b = _draw(system, secret, 7, 5), _draw(system, secret, 7, 5)
     for channel in a:
-        assert np.array_equal(np.asarray(a[channel]), np.asarray(b[channel])), \
+        assert _same(a[channel], b[channel]), \
             f"channel {channel!r} differs for the same rng: all randomness must come from rng"
     claim = PrivacyClaim.of(system.claim)
     covered = [ch for ch in claim.covers if ch in a and ch != ALL]
     if math.isfinite(claim.epsilon) and covered:
         c = _draw(system, secret, 7, 6)
-        assert any(not np.array_equal(np.asarray(a[ch]), np.asarray(c[ch])) for ch in covered), \
+        assert any(not _same(a[ch], c[ch]) for ch in covered), \
             "the system claims privacy, yet its covered channels do not vary with the seed"
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Two releases equal entry by entry, NaN (an absent entry) equal to NaN."""
+    x, y = np.asarray(x), np.asarray(y)
+    numeric = x.dtype.kind in "biufc" and y.dtype.kind in "biufc"
+    return bool(np.array_equal(x, y, equal_nan=numeric))
 
 
 def check_optional_members(system) -> None:
@@ -138,22 +157,44 @@ def check_bad_secret(system) -> None:
         _draw(system, object(), 2, 0)
     except (TypeError, ValueError):
         return
+    except Exception as exc:  # noqa: BLE001 — the contract names the exception types that refuse a secret
+        raise AssertionError("a secret of the wrong type must be refused with a ValueError (or TypeError), "
+                             f"not {type(exc).__name__}: {exc}") from None
     raise AssertionError("a secret of the wrong type must be refused with a ValueError (or TypeError)")
 
 
 CHECKS: tuple[Callable[[Any], None], ...] = (check_identity, check_releases, check_randomness, check_optional_members,
                                              check_offered_statistics, check_bad_secret)
+# what a system should do, which an audit of it does not need: refusing a secret it does not know
+ADVISORY_CHECKS: tuple[Callable[[Any], None], ...] = (check_bad_secret,)
 
 
-def check_system(system: Any) -> None:
-    """Run every contract check on ``system``; :class:`ContractViolation` lists each one that failed."""
+def check_system(system: Any, *, raise_user_errors: bool = False,
+                 warn: Callable[[str], None] | None = None) -> None:
+    """Run every contract check on ``system``; :class:`ContractViolation` lists each one that failed.
+
+    With ``raise_user_errors`` an exception raised inside the system's own code (its ``release``, ``canaries``
+    ...; :func:`pgc.usercode.user_code_failure`) propagates as it is, so that its caller can show the user's
+    frames; otherwise it is listed like any failed check. With ``warn``, a failed check of
+    :data:`ADVISORY_CHECKS` (what a system should do but an audit does not need) goes to ``warn`` instead."""
+    from pgc.usercode import user_code_failure
+
+    if isinstance(system, type):  # every other check would fail for the same reason
+        raise ContractViolation(f"{system.__name__} is a class, not a System: the factory must return an "
+                                f"instance ({system.__name__}(...))")
     failed = []
     for check in CHECKS:
         try:
             check(system)
         except Exception as exc:  # noqa: BLE001 — every failure of a user's system is reported, none hidden
-            failed.append(f"{check.__name__}: {type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError)
-                          else f"{check.__name__}: {exc}")
+            if raise_user_errors and not isinstance(exc, AssertionError) and user_code_failure(exc) is not None:
+                raise
+            text = (f"{check.__name__}: {type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError)
+                    else f"{check.__name__}: {exc}")
+            if warn is not None and check in ADVISORY_CHECKS:
+                warn(text)
+            else:
+                failed.append(text)
     if failed:
         raise ContractViolation(f"{getattr(system, 'name', type(system).__name__)} does not meet the System "
                                 "contract:\n  " + "\n  ".join(failed))

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # may import packages on its own floor or below. The wheel installs four import names: audit, attacks, pgc, reports.
 FLOORS = {
     "pgc": 0, "pgc.outdirs": 0, "pgc.contracts": 0, "pgc.errors": 0, "pgc.options": 0, "pgc.references": 0,  # the package root (its version only) and the output-folder guards
+    "pgc.usercode": 0,  # whose code raised an exception: the user's or pgc-audit's
     "pgc.mechanisms": 0, "pgc.systems": 0, "pgc.tasks": 0, "pgc.optim": 0,  # contracts and pure helpers
     "pgc.schemas": 1,  # result records (claims are the systems contract's PrivacyClaim)
     "pgc.a3c": 2, "pgc.gympg": 2, "pgc.fedlinucb": 2, "pgc.toysystems": 2, "pgc.dprl": 2,  # system packages
@@ -28,8 +29,9 @@ FLOORS = {
 IMPORT_NAMES = {"audit", "attacks", "pgc", "reports"}
 SYSTEM_PACKAGES = {name for name, floor in FLOORS.items() if floor == 2}
 # allowed imports between two packages of one floor: the attackers use the auditor's bounds; every package of
-# floor 0 may import the contracts and the user-error exception
-SIDEWAYS = {("attacks", "audit")} | {(name, base) for name, floor in FLOORS.items() if floor == 0 for base in ("pgc.contracts", "pgc.errors")}
+# floor 0 may import the contracts, the user-error exception and the user-code classification
+SIDEWAYS = {("attacks", "audit")} | {(name, base) for name, floor in FLOORS.items() if floor == 0
+                                     for base in ("pgc.contracts", "pgc.errors", "pgc.usercode")}
 
 
 def package_of(module: str) -> str | None:

@@ -2,10 +2,13 @@
 
 Each command is a class with ``help``, ``add_arguments(parser)`` and ``run(args) -> int`` (Optuna's
 CLI style). Commands are imported lazily, so ``pgc train`` never imports the auditor or optuna.
-Bad input raises the one user-error exception, :class:`pgc.errors.UserError`: one line on stderr, exit
-code 2 (so do the file system's refusals, an OSError naming a file, and running out of memory). Any other
-exception is a bug: its traceback shows, followed by where to report it. While a command runs, :func:`pgc.tasks.progress.heartbeat` writes a dated line
-to stderr whenever 30 s pass with no progress shown (``--no-progress`` turns it off).
+Exit codes are :class:`pgc.errors.ExitCode`: bad input raises :class:`pgc.errors.UserError`, shown as one
+line on stderr with exit code 2 (so do the file system's refusals, an OSError naming a file, and running out
+of memory); an exception raised inside the user's own code (:mod:`pgc.usercode`) shows the user's frames and one
+line naming the call, exit code 2; any other exception is a bug of pgc-audit: its traceback, where to report
+it, exit code 3; Ctrl-C is one line and exit code 130 (start-up included: :func:`pgc.cli.entry`). While a command runs,
+:func:`pgc.tasks.progress.heartbeat` writes a dated line to stderr whenever 30 s pass with no progress shown
+(``--no-progress`` turns it off).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import importlib.util
 import sys
 from typing import Protocol, Sequence
 
-from pgc.errors import UserError
+from pgc.errors import ExitCode, UserError
 
 # name -> (module:Class, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -74,47 +77,71 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``pgc ARGV``; the exit code (:class:`pgc.errors.ExitCode`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    names = _available()
+    chosen = None
+    try:
+        names = _available()
+        chosen = argv[0] if argv and argv[0] in names else None
+        parser = _parser(names, chosen)
+        args = parser.parse_args(argv)
+        if chosen is None:
+            parser.print_help(sys.stderr if argv else sys.stdout)
+            return ExitCode.USAGE if argv else ExitCode.OK
+        from pgc.tasks.progress import heartbeat
+
+        # a command that shows no progress of its own for 30 s says it is still working
+        with heartbeat(f"pgc {chosen}", enabled=getattr(args, "progress", True) is not False):
+            return int(args._command.run(args) or 0)
+    except KeyboardInterrupt:
+        print(f"pgc{f' {chosen}' if chosen else ''}: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 — every exception ends in one of the exit codes above
+        return report_exception(exc, f"pgc {chosen}" if chosen else "pgc")
+
+
+def _parser(names: list[str], chosen: str | None) -> _Parser:
     parser = _Parser(prog="pgc", description="pgc-audit: privacy auditing and attacks for LDP distributed RL")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    chosen = argv[0] if argv and argv[0] in names else None
     for name in names:
         p = sub.add_parser(name, help=COMMANDS[name][1], description=COMMANDS[name][1])
         if name == chosen:
             command = _load(name)
             command.add_arguments(p)
             p.set_defaults(_command=command)
-    args = parser.parse_args(argv)
-    if chosen is None:
-        parser.print_help(sys.stderr if argv else sys.stdout)
-        return 2 if argv else 0
-    from pgc.tasks.progress import heartbeat
+    return parser
 
-    try:  # a command that shows no progress of its own for 30 s says it is still working
-        with heartbeat(f"pgc {chosen}", enabled=getattr(args, "progress", True) is not False):
-            return int(args._command.run(args) or 0)
-    except UserError as exc:  # the one user error: one line
-        print(f"pgc {chosen}: error: {one_line(exc)}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # no space left, read-only file system, permission denied, a missing input...
+
+def report_exception(exc: Exception, prog: str) -> int:
+    """Say what went wrong on stderr and return the exit code: the user's input or code (2), or a bug (3)."""
+    from pgc.usercode import user_code_failure
+
+    if isinstance(exc, UserError):  # the one user error: one line (after the user's frames, where it wraps theirs)
+        cause = exc.__cause__
+        failure = user_code_failure(cause) if isinstance(cause, Exception) else None
+        if failure is not None:
+            print(failure.frames_text(), end="", file=sys.stderr)
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
+        return ExitCode.USAGE
+    failure = user_code_failure(exc)
+    if failure is not None:  # raised in the user's own code: their frames, then the call in one line
+        print(failure.frames_text(), end="", file=sys.stderr)
+        print(f"{prog}: error in your code: {failure.line}", file=sys.stderr)
+        return ExitCode.USAGE
+    if isinstance(exc, OSError):  # no space left, read-only file system, permission denied, a missing input...
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-        print(f"pgc {chosen}: error: {exc.strerror or one_line(exc)}{where}", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print(f"pgc {chosen}: error: out of memory (use smaller settings)", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"pgc {chosen}: interrupted", file=sys.stderr)
-        return 130
-    except Exception:  # a bug: the traceback, then where to report it
-        import traceback
+        print(f"{prog}: error: {exc.strerror or one_line(exc)}{where}", file=sys.stderr)
+        return ExitCode.USAGE
+    if isinstance(exc, MemoryError):
+        print(f"{prog}: error: out of memory (use smaller settings)", file=sys.stderr)
+        return ExitCode.USAGE
+    import traceback  # a bug: the traceback, then where to report it
 
-        from pgc import __version__
+    from pgc import __version__
 
-        traceback.print_exc()
-        print(f"pgc {chosen}: " + REPORT_BUGS.format(version=__version__), file=sys.stderr)
-        return 1
+    traceback.print_exception(exc)
+    print(f"{prog}: " + REPORT_BUGS.format(version=__version__), file=sys.stderr)
+    return ExitCode.INTERNAL
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 * Without ``--out`` the default is unique per run: ``runs/<command>/<name>-<YYYYMMDD-HHMMSS>.json``
   under the working folder (``-2``, ``-3`` ... when that name is taken), never a fixed path that a second
   run would replace, and never the repository's committed ``results/``.
-* An explicit ``--out`` that exists is replaced only with ``--force``, and only if it is a pgc result
+* An ``--out`` ending in ``/`` is a folder (created if missing): the result gets the default's unique name
+  inside it. An explicit ``--out`` that exists is replaced only with ``--force``, and only if it is a pgc result
   (a JSON object with a ``kind``); its missing parent folders are created.
 * The files written beside a result (crafted θ checkpoints, a plot: its *companions*, named after it) go
   with it: a replaced result's recorded companions are removed once the new result is written, and the
@@ -29,14 +30,15 @@ COMPANION_KEYS = ("theta_file", "theta_files", "plot")  # where a result records
 MAX_RESULT_BYTES = 64 * 2**20
 
 
-def default_result_path(command: str, name: str, suffix: str = ".json") -> Path:
-    """``runs/<command>/<name>-<date>-<time><suffix>``, with ``-2``, ``-3`` ... when a result, its lock or
-    its plot already has that name."""
+def default_result_path(command: str, name: str, suffix: str = ".json", folder: Path | None = None) -> Path:
+    """``runs/<command>/<name>-<date>-<time><suffix>`` (or that name in ``folder``), with ``-2``, ``-3`` ... when
+    a result, its lock or its plot already has that name."""
     from pgc.a3c.rundir import lock_path
 
     stamp = f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folder = RUNS / command if folder is None else folder
     for i in itertools.count(1):
-        path = RUNS / command / (f"{stamp}{suffix}" if i == 1 else f"{stamp}-{i}{suffix}")
+        path = folder / (f"{stamp}{suffix}" if i == 1 else f"{stamp}-{i}{suffix}")
         if not any(os.path.lexists(p) for p in (path, lock_path(path), path.with_suffix(".png"))):
             return path
     raise AssertionError("unreachable")
@@ -85,7 +87,10 @@ class ResultFile:
     def __init__(self, out: str | os.PathLike | None, *, command: str, name: str, force: bool = False,
                  suffix: str = ".json"):
         self.default = out is None
-        self.path = default_result_path(command, name, suffix) if out is None else Path(out)
+        if out is not None and str(out).endswith(("/", os.sep)):  # a folder: a new result file inside it
+            self.path = default_result_path(command, name, suffix, folder=Path(out))
+        else:
+            self.path = default_result_path(command, name, suffix) if out is None else Path(out)
         self.force = force
         self._written: list[Path] = []
         self._replaced: list[Path] = []

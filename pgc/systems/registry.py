@@ -3,24 +3,28 @@
 A SPEC is one of three things, tried in this order and named in the error when none works:
 
 1. a registered name (``pgc-a3c``): a key of :data:`SYSTEMS`;
-2. ``path/to/file.py:factory``: the file is loaded as a module (no package needed);
+2. ``path/to/file.py:factory``: the file is loaded as a module (no package needed), with its own folder first
+   on the import path, as ``python path/to/file.py`` has it, so it imports the modules beside it;
 3. ``module:factory``: imported with the current folder on the import path, so a module beside the
    user (``mysys.py`` → ``mysys:make``) works as well as an installed one (``pgc.gympg.system:pendulum_system``).
 
 The registry holds ``"module:factory"`` strings, imported only when a system is asked for: this module
-imports no system package.
+imports no system package. A module a user's SPEC names is recorded as the user's code
+(:func:`pgc.usercode.note_user_module`), so an exception raised in it is reported as theirs.
 """
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
+
+from pgc.errors import UserError
+from pgc.usercode import note_user_module
 
 # name → "module:factory"; every entry runs the shared System contract suite (tests/audit/test_system_contract.py)
 SYSTEMS: dict[str, str] = {
@@ -76,10 +80,14 @@ def _from_file(path: Path, factory_name: str) -> Callable[..., Any]:
     if spec is None or spec.loader is None:
         raise SystemSpecError(f"--system {path}:{factory_name}: {path} cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:  # as `python file.py` has it: the file's folder first, for the modules beside it
+        sys.path.insert(0, folder)
     sys.modules[module_name] = module
+    note_user_module(module, f"{path}:{factory_name}")
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except Exception as exc:  # the user's module raised: the CLI shows the user's frames of the cause
         sys.modules.pop(module_name, None)
         raise SystemSpecError(f"--system {path}:{factory_name}: loading {path} failed: "
                               f"{type(exc).__name__}: {exc}") from exc
@@ -94,19 +102,26 @@ def _from_module(module_name: str, factory_name: str) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name and module_name.split(".")[0] == exc.name.split(".")[0]:
+        if exc.name and _is_prefix(exc.name, module_name):
             raise SystemSpecError(f"--system {module_name}:{factory_name}: no module {module_name!r} is installed or "
                                   f"in {cwd}; give a registered name ({', '.join(sorted(SYSTEMS))}), "
                                   "MODULE:FACTORY or path/to/file.py:FACTORY") from exc
         raise SystemSpecError(f"--system {module_name}:{factory_name}: importing {module_name!r} failed: "
                               f"{type(exc).__name__}: {exc}") from exc
-    except Exception as exc:
+    except Exception as exc:  # the user's module raised: the CLI shows the user's frames of the cause
         raise SystemSpecError(f"--system {module_name}:{factory_name}: importing {module_name!r} failed: "
                               f"{type(exc).__name__}: {exc}") from exc
     finally:
         if added:
             sys.path.remove(cwd)
+    if module_name.split(".")[0] not in ("audit", "attacks", "pgc", "reports"):
+        note_user_module(module, f"{module_name}:{factory_name}")
     return _attribute(module, factory_name, f"{module_name}:{factory_name}")
+
+
+def _is_prefix(missing: str, module_name: str) -> bool:
+    """Whether the module Python could not find is ``module_name`` or a package on its way."""
+    return module_name == missing or module_name.startswith(missing + ".")
 
 
 def _attribute(module: Any, factory_name: str, spec: str) -> Callable[..., Any]:
@@ -147,6 +162,23 @@ def spec_module(spec: str) -> Any:
     return sys.modules[target]
 
 
+def check_settings(factory: Callable[..., Any], settings: dict[str, Any], spec: str) -> None:
+    """Refuse, in one line, settings the factory's signature does not take (before calling it, so that a
+    TypeError raised inside the factory stays the factory's own)."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to check
+        return
+    try:
+        signature.bind(**settings)
+    except TypeError as exc:
+        given = ", ".join(f"{k}={v!r}" for k, v in settings.items()) or "no settings"
+        raise SystemSpecError(f"{spec} cannot be called with {given}: {exc} (give --setting KEY=VALUE; "
+                              f"its signature is {getattr(factory, '__name__', 'factory')}{signature})") from None
+
+
 def make_system(spec: str, **settings: Any) -> Any:
     """The system a SPEC names, built with ``settings``."""
-    return system_factory(spec)(**settings)
+    factory = system_factory(spec)
+    check_settings(factory, settings, f"--system {spec.strip()}")
+    return factory(**settings)

@@ -1,5 +1,6 @@
-"""``pgc audit --system SPEC`` end to end for the three SPEC forms, and the CLI's line between a user's
-error (one line, exit 2) and a bug (a TypeError keeps its traceback)."""
+"""``pgc audit --system SPEC`` end to end for the three SPEC forms, and a user's error (one line, exit 2) beside
+a user's own code raising (their frames, one line naming the call, exit 2); tests/pgc/cli/test_user_code.py has
+the rest of that line."""
 
 from __future__ import annotations
 
@@ -62,10 +63,13 @@ def test_a_bad_spec_is_one_line_and_exit_2(tmp_path, capsys, spec, says):
     assert len(err.splitlines()) == 1 and says in err and not (tmp_path / "d.json").exists()
 
 
-def test_a_type_error_is_a_bug_with_its_traceback(tmp_path, capsys):
+def test_a_type_error_in_the_users_factory_is_theirs(tmp_path, capsys):
     (tmp_path / "coin_bug_sys.py").write_text(COIN)
-    assert audit(f"{tmp_path / 'coin_bug_sys.py'}:broken", tmp_path / "e.json") == 1
+    assert audit(f"{tmp_path / 'coin_bug_sys.py'}:broken", tmp_path / "e.json") == 2
     err = capsys.readouterr().err
-    assert "Traceback" in err and "TypeError" in err and "len" in err
-    assert err.rstrip().splitlines()[-1].startswith("pgc audit: this is a bug in pgc-audit")
+    assert "Traceback" not in err and "bug in pgc-audit" not in err
+    line = COIN.splitlines().index("    return len(3)  # a bug in the user's factory: TypeError") + 1
+    assert f'coin_bug_sys.py", line {line}, in broken' in err and "len(3)" in err  # the user's frame, shown
+    assert err.rstrip().splitlines()[-1] == (f"pgc audit: error in your code: {tmp_path / 'coin_bug_sys.py'}:broken "
+                                             "→ broken raised TypeError: object of type 'int' has no len()")
     assert not (tmp_path / "e.json").exists()

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from pgc.contracts import HasCanaries, HasSecretSpace
 
 from pgc.options import AutoSamples
-from pgc.errors import UserError
+from pgc.errors import SystemContractError, UserError
 from .common import fmt
 
 
 def audit_any_system(args, report: dict, progress: bool) -> int:
-    from pgc.systems.registry import make_system
+    from pgc.systems.registry import SYSTEMS, make_system
 
     settings = factory_settings(args.setting)
+    if args.system.strip() not in SYSTEMS:  # a user's factory: what it raises is reported as theirs
+        return audit_system_object(make_system(args.system, **settings), args, report, progress)
     try:
         system = make_system(args.system, **settings)
-    except (TypeError, ValueError) as exc:
-        if not settings and isinstance(exc, TypeError):
-            raise
+    except (TypeError, ValueError) as exc:  # a registered system refusing the settings given to it
         raise UserError(f"--system {args.system} with {', '.join(args.setting) or 'no settings'}: {exc}") from None
     return audit_system_object(system, args, report, progress)
 
@@ -52,10 +53,10 @@ def audit_flower_client(args, report: dict, progress: bool) -> int:
 
 def audit_system_object(system, args, report: dict, progress: bool) -> int:
     from audit.releases import describe_secret
-    from audit.system_audit import audit_system, check_system
+    from audit.system_audit import audit_system
     from pgc.contracts import PrivacyClaim
 
-    check_system(system)
+    check_contract(system)
     claim = PrivacyClaim.of(system.claim)
     search_pair = bool(getattr(args, "search_pair", False))
     if search_pair and not isinstance(system, HasSecretSpace):
@@ -104,6 +105,20 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
                                             "verdict": str(s.verdict), "decision": s.decision}
                                            for s in staged.stages]}
     return 0
+
+
+def check_contract(system) -> None:
+    """Every check of the System contract (:func:`audit.testing.check_system`, what a user's own tests run) before
+    the audit: a failed check is refused in one line (exit 2); an exception raised in the system's own code
+    propagates, to be shown as the user's."""
+    from audit.testing import ContractViolation, check_system
+
+    try:
+        check_system(system, raise_user_errors=True,
+                     warn=lambda text: print(f"warning: {getattr(system, 'name', system)}: {text}", file=sys.stderr))
+    except ContractViolation as exc:
+        head, *failed = (" ".join(line.split()) for line in str(exc).splitlines() if line.strip())
+        raise SystemContractError(" ".join([head, "; ".join(failed)]).strip()) from None
 
 
 def _claim_text(claim) -> str:

@@ -1,0 +1,190 @@
+"""Whose error it is: an exception raised in a user's own code (their factory, ``release``, a module their file
+imports, a Flower ``client_fn``) is theirs — their frames, one line naming the call, exit 2 — and one raised in
+pgc-audit's own packages is a bug of ours (traceback, where to report, exit 3); the contract checks a user's
+pytest runs also run before a CLI audit; Ctrl-C is one line and exit 130."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from audit.testing import check_randomness
+from pgc.cli.main import main
+from pgc.contracts import PrivacyClaim
+from pgc.errors import ExitCode
+from pgc.usercode import user_code_failure
+
+REPO = Path(__file__).resolve().parents[3]
+
+BASE = textwrap.dedent('''
+    import numpy as np
+    from pgc.contracts import PrivacyClaim
+
+    class RandomizedResponse:
+        name, channels = "rr", ("answer",)
+
+        def __init__(self, epsilon=1.0, covers=("answer",)):
+            self.epsilon, self.claim = epsilon, PrivacyClaim(epsilon, 0.0, covers)
+
+        def release(self, secret, n, rng, *, broadcast=None):
+            if secret not in (0, 1):
+                raise ValueError(f"unknown secret {secret!r}")
+            keep = rng.random(n) < np.exp(self.epsilon) / (1 + np.exp(self.epsilon))
+            return {"answer": np.where(keep, secret, 1 - secret).astype(float)[:, None]}
+
+        def canaries(self):
+            return {"0 vs 1": (0, 1)}
+''')
+
+CLAIMS = textwrap.dedent('''
+    from base import RandomizedResponse  # a sibling module: the file's own folder is importable
+
+    class Divides(RandomizedResponse):
+        def release(self, secret, n, rng, *, broadcast=None):
+            return {"answer": 1 / 0}
+
+    def make():
+        return RandomizedResponse(1.0)
+
+    def typo():
+        return RandomizedResponse(1.0, covers=("anser",))
+
+    def the_class():
+        return RandomizedResponse
+
+    def needs(epsilon):
+        return RandomizedResponse(epsilon)
+
+    def raises():
+        raise RuntimeError("cannot build")
+
+    def divides():
+        return Divides()
+''')
+
+
+@pytest.fixture()
+def user_folder(tmp_path, monkeypatch):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "base.py").write_text(BASE)
+    (folder / "claims.py").write_text(CLAIMS)
+    monkeypatch.chdir(tmp_path)  # not the file's folder: the sibling import must work from anywhere
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for name in [m for m in sys.modules if m == "base" or m.startswith("_pgc_user_system_claims")]:
+        monkeypatch.delitem(sys.modules, name)
+    return folder
+
+
+def audit(spec, out, *extra):
+    return main(["audit", "--system", spec, "--samples", "2000", "--out", str(out), "--no-progress", *extra])
+
+
+def test_a_file_imports_its_sibling_modules(user_folder, tmp_path):
+    assert audit("mine/claims.py:make", tmp_path / "a.json") == ExitCode.OK
+    assert json.loads((tmp_path / "a.json").read_text())["system"] == "rr"
+
+
+@pytest.mark.parametrize("factory, call, error", [
+    ("raises", "mine/claims.py:raises → raises", "RuntimeError: cannot build"),
+    ("divides", "mine/claims.py:divides → Divides.release", "ZeroDivisionError: division by zero"),
+])
+def test_the_users_exception_is_theirs(user_folder, tmp_path, capsys, factory, call, error):
+    assert audit(f"mine/claims.py:{factory}", tmp_path / "b.json") == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "bug in pgc-audit" not in err
+    assert err.startswith("in your code (most recent call last):") and "claims.py" in err
+    assert str(REPO) not in err  # none of pgc-audit's frames
+    assert err.rstrip().splitlines()[-1] == f"pgc audit: error in your code: {call} raised {error}"
+    assert not (tmp_path / "b.json").exists()
+
+
+def test_a_secret_the_system_refuses_is_the_users_error(user_folder, tmp_path, capsys):
+    assert audit("mine/claims.py:make", tmp_path / "c.json", "--secrets", "5", "7") == ExitCode.USAGE
+    last = capsys.readouterr().err.rstrip().splitlines()[-1]
+    assert last == ("pgc audit: error in your code: mine/claims.py:make → RandomizedResponse.release (mine/base.py) "
+                    "raised ValueError: unknown secret 5")
+
+
+@pytest.mark.parametrize("factory, says", [
+    ("typo", "'anser' (did you mean 'answer'?) is not one of 'answer'"),
+    ("the_class", "RandomizedResponse is a class, not a System: the factory must return an instance"),
+    ("needs", "cannot be called with no settings: missing a required argument: 'epsilon'"),
+])
+def test_what_check_system_refuses_the_cli_refuses_in_one_line(user_folder, tmp_path, capsys, factory, says):
+    assert audit(f"mine/claims.py:{factory}", tmp_path / "d.json") == ExitCode.USAGE
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("pgc audit: error: ") and says in err, err
+    assert not (tmp_path / "d.json").exists()
+
+
+def test_a_bug_of_ours_keeps_its_traceback_and_exit_3(user_folder, tmp_path, capsys, monkeypatch):
+    import pgc.cli.commands.audit.system as system_command
+
+    monkeypatch.setattr(system_command, "_claim_text", None)  # calling it raises TypeError in our own frame
+    assert audit("mine/claims.py:make", tmp_path / "e.json") == ExitCode.INTERNAL
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "TypeError" in err
+    assert err.rstrip().splitlines()[-1].startswith("pgc audit: this is a bug in pgc-audit")
+
+
+def test_an_out_ending_in_a_separator_is_a_folder(user_folder, tmp_path):
+    assert audit("mine/claims.py:make", "new/") == ExitCode.OK
+    written = list((tmp_path / "new").iterdir())
+    assert len(written) == 1 and written[0].suffix == ".json"
+    assert json.loads(written[0].read_text())["system"] == "rr"
+
+
+def test_classification_follows_the_raising_frame_through_libraries():
+    def users_code():  # this test file is outside pgc-audit's packages: the user's
+        return np.asarray([[1, 2], [3]], dtype=float)  # raises inside numpy, called from here
+
+    with pytest.raises(ValueError) as caught:
+        users_code()
+    failure = user_code_failure(caught.value)
+    assert failure is not None and failure.frames[-1].name == "users_code"  # numpy's frames are left out
+    assert "→ test_classification_follows_the_raising_frame_through_libraries" in failure.call
+    with pytest.raises(Exception) as ours:
+        PrivacyClaim.of("not a claim")  # raised in pgc-audit's own frame
+    assert user_code_failure(ours.value) is None
+
+
+def test_determinism_check_reads_nan_as_an_absent_entry():
+    class WithAbsentEntries:
+        name, channels, claim = "nan", ("x",), PrivacyClaim(1.0, 0.0, ("x",))
+
+        def release(self, secret, n, rng, *, broadcast=None):
+            x = rng.laplace(size=(n, 2))
+            x[:, 1] = np.nan
+            return {"x": x}
+
+        def canaries(self):
+            return {"0 vs 1": (0, 1)}
+
+    check_randomness(WithAbsentEntries())  # same rng, same release: NaN compares equal to NaN
+
+
+def _run(argv, cwd, signal_after=None):
+    proc = subprocess.Popen([sys.executable, "-m", "pgc.cli", *argv], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    if signal_after is not None:
+        time.sleep(signal_after)
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, err
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    # during start-up (the command's imports) and during the audit itself
+    for after in (0.4, 1.2, 2.5):
+        rc, err = _run(["audit", "--system", "toy-laplace-count", "--samples", "3000000", "--no-progress",
+                        "--out", str(tmp_path / f"i{after}.json")], tmp_path, signal_after=after)
+        assert rc == ExitCode.INTERRUPTED and err.strip().splitlines() == ["pgc audit: interrupted"], (after, err)
+        assert not (tmp_path / f"i{after}.json").exists()
