@@ -18,7 +18,9 @@ Protocol (the α of every bound is spent once, on fresh samples):
    ε_LB > ε ⇔ δ_LB > δ for one set of counts).
 
 Channels: every channel the system releases, and ``all`` (every channel jointly: the columns side by
-side, unless the system returns its own ``all``; covered when every channel is). A channel the claim
+side, unless the system returns its own ``all``; covered when every channel is) where there is more than one
+(:func:`has_joint_channel`: a system releasing one channel has no ``all`` row unless it returns its own, so
+Holm counts each test once). A channel the claim
 does not cover is *unprotected*. Row verdicts: a covered channel is ``violated`` when ε_LB exceeds
 the claimed ε (equivalently δ_LB the claimed δ); an uncovered one is an ``unprotected channel`` when
 it leaks at all (ε_LB > 0), whatever its size, since no claim bounds it — except the joint ``all`` of a claim
@@ -28,9 +30,9 @@ the stated confidence on its own. The result's ``verdict`` looks at all rows tog
 (statsmodels ``multipletests``) on the rows' p-values of "the claim holds"; then, over the uncovered
 rows, of "no leak".
 
-Beside every claim with δ > 0 the accountant (:mod:`audit.accountant`) gives the ε(δ) of the noise the
-system says it adds (``dp_event()``), and each row shows the Gaussian-DP estimate μ̂ (an estimate
-assuming a Gaussian trade-off curve; never used for a verdict).
+Beside every claim the accountant (:mod:`audit.accountant`) gives the ε at the claimed δ of the noise the
+system says it adds (``dp_event()``; a pure ε claim's at δ = 0), and each row of a claim with δ > 0 shows the
+Gaussian-DP estimate μ̂ (an estimate assuming a Gaussian trade-off curve; never used for a verdict).
 """
 
 from __future__ import annotations
@@ -112,20 +114,19 @@ def is_partly_covered(system: Any, channel: str, base_channels: Sequence[str]) -
 def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]],
                       covered: Mapping[str, bool]) -> tuple[dict[str, float | None], dict | None]:
     """ε at each covered channel's claimed δ of the noise the system says it adds (``dp_event`` /
-    ``dp_event_for``), and a summary for the claim itself; None where the system gives no event or δ = 0."""
+    ``dp_event_for``; at δ = 0 its pure ε, :func:`audit.accountant.accountant_epsilon`), and a summary for the claim
+    itself; None where the system gives no event or the accountant cannot read it at that δ."""
     per_channel: dict[str, float | None] = {}
     summary = None
     event_for = system.dp_event_for if isinstance(system, DeclaresNoisePerChannel) else None
     base = system.dp_event() if isinstance(system, DeclaresNoise) else None
     claim = PrivacyClaim.of(system.claim)
-    if base is not None and claim.delta > 0:
-        summary = {"epsilon": accountant_epsilon(base, claim.delta), "delta": float(claim.delta),
-                   "description": str(base)}
+    overall = None if base is None else accountant_epsilon(base, claim.delta)
+    if overall is not None:
+        summary = {"epsilon": overall, "delta": float(claim.delta), "description": str(base)}
     for ch in channels:
-        delta = claims[ch][1]
         event = event_for(ch) if callable(event_for) else base
-        per_channel[ch] = (accountant_epsilon(event, delta) if event is not None and delta > 0 and covered[ch]
-                           else None)
+        per_channel[ch] = accountant_epsilon(event, claims[ch][1]) if event is not None and covered[ch] else None
     return per_channel, summary
 
 
@@ -288,12 +289,22 @@ def _broadcast_candidates(target: AuditTarget, settings: AuditSettings, wanted: 
     return candidates, choice, kind
 
 
+def has_joint_channel(system: Any, base: Sequence[str]) -> bool:
+    """Whether the audit has a joint channel ``all`` to test: the system releases its own, or two or more channels
+    go side by side. One released channel alone is its own joint channel: a second row would repeat its test and
+    Holm would count that test twice."""
+    return ALL in tuple(system.channels) or len(base) >= 2
+
+
 def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] | None) -> list[str]:
-    known = list(base) + [ALL]
+    known = list(base) + ([ALL] if has_joint_channel(system, base) else [])
     wanted = known if channels is None else list(dict.fromkeys(channels))
     unknown = [c for c in wanted if c not in known]
     if unknown or not wanted:
-        raise UserError(f"unknown or no channels {unknown or wanted}; {system.name} has: {', '.join(known)}")
+        alone = (f" (one released channel is its own joint channel: ask for {base[0]})"
+                 if ALL in unknown and len(base) == 1 else "")
+        raise UserError(f"unknown or no channels {unknown or wanted}; {system.name} has: "
+                        f"{', '.join(known)}{alone}")
     return wanted
 
 

@@ -4,7 +4,9 @@ Every row of a result that holds rows (kinds ``audit``, ``system-audit``, ``flow
 the file (the flat rows and the records nested beside them), is recertified from its counts
 (:func:`audit.recertify.recertify`); the joint row ``all`` of a claim that covers some of the released channels
 is marked ``partly_covered`` first (PGC-A3C's claim always covers its gradient; a system audit's claim names what
-it covers). A system audit's family verdict is recomputed by Holm (:func:`audit.verdicts.with_family`). Files
+it covers). A system audit's family verdict is recomputed by Holm (:func:`audit.verdicts.with_family`), which
+counts each test once: a joint row ``all`` beside a single released channel that records that channel's test
+(:func:`repeated_joint_row`) stays in the file, outside the family, with its channel's Holm outcome. Files
 whose rows change are rewritten atomically (temporary file, then rename); every changed verdict is printed.
 
     .venv/bin/python scripts/rejudge_results.py            # report only
@@ -33,6 +35,21 @@ from pgc.schemas.audit_rows import AuditRow  # noqa: E402
 
 KINDS = ("audit", "system-audit", "flower-one-run")
 JUDGED = ("verdict", "verdict_reason", "partly_covered", "power_basis", "detectable_epsilon", "samples_to_decide")
+# what makes two rows one test: the same statistic counted on the same releases, held to the same claim
+SAME_TEST = ("statistic", "samples_per_side", "false_positives", "false_negatives", "fp_share",
+             "curve_false_positives", "curve_false_negatives", "broadcast", "claimed_epsilon", "claimed_delta",
+             "covered")
+
+
+def repeated_joint_row(rows: list[dict]) -> int | None:
+    """The index of a joint row ``all`` that records the same test as the one other row, the single channel a
+    result releases (one released channel is its own joint channel: :func:`audit.system_audit.has_joint_channel`);
+    None when the rows hold no such repeat."""
+    joint = [i for i, r in enumerate(rows) if r.get("channel") == ALL]
+    if len(rows) != 2 or len(joint) != 1:
+        return None
+    twin, other = rows[joint[0]], rows[1 - joint[0]]
+    return joint[0] if all(twin.get(k) == other.get(k) for k in SAME_TEST) else None
 
 
 def _claims_part(data: dict) -> bool:
@@ -78,7 +95,12 @@ def rejudge(data: dict, where: str) -> list[str]:
 
     visit(data, "")
     if data["kind"] == "system-audit":
-        rows, verdict = with_family([AuditRow.from_dict(r) for r in data["rows"]], 1.0 - data["confidence"])
+        repeat = repeated_joint_row(data["rows"])
+        counted = [AuditRow.from_dict(r) for i, r in enumerate(data["rows"]) if i != repeat]
+        rows, verdict = with_family(counted, 1.0 - data["confidence"])
+        if repeat is not None:  # the repeat takes the Holm outcome of the one test it records
+            rows.insert(repeat, dataclasses.replace(AuditRow.from_dict(data["rows"][repeat]),
+                                                    holm_rejected=rows[0].holm_rejected))
         for node, row in zip(data["rows"], rows):
             node["holm_rejected"] = row.holm_rejected
         if str(verdict) != data["verdict"]:

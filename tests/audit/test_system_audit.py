@@ -58,6 +58,28 @@ def test_pld_accountant_agrees_with_the_closed_form(multiplier):
             gaussian_epsilon(multiplier / math.sqrt(k), delta), abs=1e-3)
 
 
+def test_pure_epsilon_of_laplace_events_known_numbers_and_dp_accounting_at_small_delta():
+    """At δ = 0 a Laplace of noise multiplier z (scale z·Δ₁) is (1/z)-DP, and pure ε adds up under composition;
+    dp-accounting's PLD accountant approaches the same number as δ → 0 from below."""
+    import dp_accounting
+
+    laplace = dp_accounting.LaplaceDpEvent
+    known = [(laplace(0.5), 2.0), (dp_accounting.SelfComposedDpEvent(laplace(2.0), 3), 1.5),
+             (dp_accounting.ComposedDpEvent([laplace(1.0), laplace(0.5)]), 3.0),
+             (dp_accounting.ComposedDpEvent([laplace(4.0), dp_accounting.SelfComposedDpEvent(laplace(2.0), 2)]), 1.25)]
+    for event, epsilon in known:
+        assert accountant.pure_epsilon(event) == pytest.approx(epsilon, rel=1e-12)
+        assert accountant.accountant_epsilon(event, 0.0) == pytest.approx(epsilon, rel=1e-12)
+        pld = accountant.accountant_epsilon(event, 1e-12)
+        assert pld <= epsilon + 1e-9 and pld == pytest.approx(epsilon, abs=1e-3)
+    # a Gaussian part holds no finite ε at δ = 0; an event the rule does not read gets no number
+    mixed = dp_accounting.ComposedDpEvent([laplace(1.0), gaussian_event(2.0)])
+    assert accountant.accountant_epsilon(mixed, 0.0) == math.inf
+    assert accountant.accountant_epsilon(dp_accounting.PoissonSampledDpEvent(0.1, laplace(1.0)), 0.0) is None
+    with pytest.raises(ValueError, match="delta"):
+        accountant.accountant_epsilon(laplace(1.0), 1.0)
+
+
 def test_gdp_estimate_is_the_gaussian_tradeoff_through_the_rates():
     mu = 1.3
     from scipy.stats import norm
@@ -143,7 +165,62 @@ def test_pure_epsilon_system_audited_tight_with_1e5_samples():
     res = _audit(LaplaceCountSystem(1.0), confidence=0.95)
     row = res.row("count")
     assert 0.9 <= row.epsilon_lower_bound <= 1.0 and row.verdict == "consistent"
-    assert row.accountant_epsilon is None and row.gdp_mu_estimate is None  # pure ε: no δ, no accountant
+    # it declares no noise (no dp_event): no accountant; pure ε: no μ̂
+    assert row.accountant_epsilon is None and res.accountant is None and row.gdp_mu_estimate is None
+
+
+def test_a_single_channel_system_has_no_joint_row_and_holm_counts_its_test_once():
+    from audit.verdicts import family_verdict
+    from pgc.schemas import SystemAuditResult
+
+    res = _audit(LaplaceCountSystem(1.0), samples=5_000, confidence=0.95)
+    assert [r.channel for r in res.rows] == ["count"]
+    family = family_verdict(res.rows, 0.05)
+    assert family.size == len(res.rows) == 1
+    assert family.adjusted[0] == pytest.approx(min(1.0, res.row("count").p_value), rel=1e-12)  # Holm with m = 1
+    assert [r["channel"] for r in SystemAuditResult.from_dict(res.to_dict()).to_dict()["rows"]] == ["count"]
+    with pytest.raises(ValueError, match="its own joint channel: ask for count"):
+        audit_system(LaplaceCountSystem(1.0), 1.0, 0.0, samples=1_000, channels=["all"])
+    # two released channels keep their joint row
+    two = audit_system(_CountWithClearCopy(), 1, 0, samples=1_000, seed=0)
+    assert [r.channel for r in two.rows] == ["noisy", "clear", "all"]
+
+
+class _DeclaredLaplace:
+    """``copies`` releases of x ∈ [0, Δ] + Lap(b) with b = copies/ε, calibrated for Δ = 1 and claiming pure ε;
+    ``dp_event`` declares the noise against the sensitivity the release really has (Δ = ``sensitivity``)."""
+
+    name = "declared-laplace"
+    channels = ("count",)
+
+    def __init__(self, epsilon: float = 1.0, copies: int = 2, sensitivity: float = 1.0):
+        self.scale, self.copies, self.sensitivity = copies / epsilon, copies, sensitivity
+        self.claim = PrivacyClaim(epsilon, 0.0, ("count",))
+
+    def release(self, secret, n, rng, *, broadcast=None):
+        x = min(max(float(secret), 0.0), self.sensitivity)
+        return {"count": x + rng.laplace(0.0, self.scale, size=(n, self.copies))}
+
+    def canaries(self):
+        return {"0 vs Δ": (self.sensitivity, 0.0)}
+
+    def dp_event(self):
+        import dp_accounting
+
+        return dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(self.scale / self.sensitivity),
+                                                 self.copies)
+
+
+def test_a_pure_epsilon_system_gets_its_accountant_epsilon_and_a_wrong_sensitivity_exceeds_the_claim():
+    ok = _audit(_DeclaredLaplace(), samples=20_000)
+    assert ok.row("count").accountant_epsilon == pytest.approx(1.0, rel=1e-12)  # 2 Laplaces of ε = 1/2
+    assert ok.accountant.epsilon == pytest.approx(1.0, rel=1e-12) and ok.accountant.delta == 0.0
+    assert ok.verdict == "consistent" and ok.row("count").claim_contradiction is None
+    # calibrated for Δ = 1, released at Δ = 2: the accountant reads ε = 2 against the claimed 1, and the audit agrees
+    bad = _audit(_DeclaredLaplace(sensitivity=2.0), samples=20_000, confidence=0.95)
+    row = bad.row("count")
+    assert row.accountant_epsilon == pytest.approx(2.0, rel=1e-12) and row.accountant_epsilon > row.claimed_epsilon
+    assert row.verdict == "violated" and row.epsilon_lower_bound > row.claimed_epsilon
 
 
 def test_holm_verdict_keeps_unprotected_apart_from_violated():
