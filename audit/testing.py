@@ -182,7 +182,8 @@ def check_system(system: Any, *, raise_user_errors: bool = False,
     if isinstance(system, type):  # every other check would fail for the same reason
         raise ContractViolation(f"{system.__name__} is a class, not a System: the factory must return an "
                                 f"instance ({system.__name__}(...))")
-    failed = []
+    failed: list[str] = []
+    advisories: list[str] = []
     for check in CHECKS:
         try:
             check(system)
@@ -191,10 +192,9 @@ def check_system(system: Any, *, raise_user_errors: bool = False,
                 raise
             text = (f"{check.__name__}: {type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError)
                     else f"{check.__name__}: {exc}")
-            if warn is not None and check in ADVISORY_CHECKS:
-                warn(text)
-            else:
-                failed.append(text)
+            (advisories if warn is not None and check in ADVISORY_CHECKS else failed).append(text)
+    for text in advisories if not failed else ():  # a refused system gets its refusal alone
+        warn(text)
     if failed:
         raise ContractViolation(f"{getattr(system, 'name', type(system).__name__)} does not meet the System "
                                 "contract:\n  " + "\n  ".join(failed))

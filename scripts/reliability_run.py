@@ -6,8 +6,11 @@ Tries ``--cases`` generated hostile inputs (config files, argument vectors of tr
 tune, damaged run folders, result documents, and committed results of every kind damaged at any depth),
 ``--kills`` kill -9 of ``pgc train|tune|replicate|
 pipeline`` at seeded random moments, and groups of ``--writers`` concurrent writers of one output
-(train, audit, report) and ``--writers`` concurrent ``pgc tune`` workers on one study; writes
-``OUT/summary.json`` with the counts. Every failure count must be 0; the exit code is 1 otherwise.
+(train, audit, report) and ``--writers`` concurrent ``pgc tune`` workers on one study, and a new user's walk
+through auditing their own system (``tests/user_code_cases.py``: their code raising in each place, sibling
+imports, typos in claims and paths, a class for an instance, NaN and string releases, Ctrl-C, and one planted
+bug of pgc-audit's own); writes ``OUT/summary.json`` with the counts. Every failure count must be 0; the exit
+code is 1 otherwise.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import numpy as np  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
 import reliability_gen as gen  # noqa: E402
+import user_code_cases  # noqa: E402
 
 # share of the generated cases per family (argument vectors per command, result files per reader)
 FAMILIES = {"config": 0.14, "argv:train": 0.12, "argv:audit": 0.09, "argv:attack": 0.09, "argv:report": 0.07,
@@ -110,11 +114,34 @@ def _writer_phase(args: argparse.Namespace, base: Path):
     return writer_log, tune_counts
 
 
-def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts) -> dict:
+def _user_code_phase(base: Path) -> dict:
+    """Every case of the walk through a user's own system, each in its own folder: the counts and what failed."""
+    outcomes = collections.Counter()
+    by_family, exits, failed = collections.Counter(), collections.Counter(), []
+    for i, case in enumerate(user_code_cases.CASES):
+        result = user_code_cases.run_case(case, base / "user-code" / f"case{i}")
+        by_family[case.family] += 1
+        exits[f"exit_{result.rc}"] += 1
+        for problem in result.problems:
+            key = ("tracebacks" if problem == "traceback" else "blames_of_pgc_audit_for_user_code"
+                   if problem == "blames pgc-audit" else "hangs" if problem == "hang" else "wrong_outcomes")
+            outcomes[key] += 1
+        if result.problems:
+            failed.append({"case": case.name, "argv": list(case.argv), "problems": result.problems,
+                           "stderr": result.err[-600:]})
+    return {"cases": len(user_code_cases.CASES), "cases_by_family": dict(sorted(by_family.items())),
+            "exit_codes": dict(sorted(exits.items())),
+            "outcomes": {key: outcomes.get(key, 0) for key in ("tracebacks", "blames_of_pgc_audit_for_user_code",
+                                                               "wrong_outcomes", "hangs")},
+            "failures": failed}
+
+
+def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts, user_code) -> dict:
     outcomes = {key: counts.get(key, 0) for key in ("tracebacks", "hangs", "multi_line_errors", "wrong_outcomes",
                                                      "files_outside_output", "pickles_executed")}
     outcomes.update(lost_results=kill_log.lost_results, failed_resumes=kill_log.failed_resumes,
                     concurrency_violations=writer_log.bad)
+    outcomes.update({f"user_code_{key}": value for key, value in user_code["outcomes"].items()})
     return {
         "command": "python scripts/reliability_run.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "seed": args.seed,
@@ -133,9 +160,11 @@ def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_cou
             "distinct_parameter_sets": len(set(tune_counts["params"])),
             "note": "workers count the study's trials and ask for new ones one at a time (pgc.tuning.storage.ask_lock), "
                     "so the study ends with exactly the asked number"},
+        "user_code_walk": {key: value for key, value in user_code.items() if key != "failures"},
         "outcomes": outcomes,
         "all_zero": not any(outcomes.values()),
-        "failures": failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details],
+        "failures": (failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details]
+                     + user_code["failures"]),
         "wall_s": walls,
         "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
     }
@@ -170,15 +199,20 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         writer_log, tune_counts = _writer_phase(args, base)
         walls["writers_s"] = round(time.perf_counter() - start, 1)
+
+        start = time.perf_counter()
+        user_code = _user_code_phase(base)
+        walls["user_code_s"] = round(time.perf_counter() - start, 1)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
-    summary = _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts)
+    summary = _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts, user_code)
     path = out / "summary.json"
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(path)  # whole or not at all
-    print(json.dumps({k: summary[k] for k in ("cases_tried", "kills", "concurrent_writers", "outcomes", "wall_s")},
+    print(json.dumps({k: summary[k] for k in ("cases_tried", "kills", "concurrent_writers", "user_code_walk",
+                                              "outcomes", "wall_s")},
                      indent=1))
     print(f"wrote {path}")
     return 0 if summary["all_zero"] else 1

@@ -25,7 +25,7 @@ def flower_client_from_spec(spec: str, datasets: Sequence[str] | None = None) ->
     instead of the module's ``AUDIT_PAIRS``."""
     from flwr.clientapp import ClientApp
 
-    app = system_factory(spec)
+    app = system_factory(spec, "--flower")
     if not isinstance(app, ClientApp):
         raise SystemSpecError(f"--flower {spec}: {type(app).__name__} is not a flwr ClientApp")
     module = spec_module(spec)

@@ -213,17 +213,17 @@ def filter_system_from_spec(spec: str, settings: dict) -> FilterSystem:
     """The FilterSystem of the filter ``MODULE:FILTER`` (or ``path/to/file.py:FILTER``) built with ``settings``
     (``data_kind`` and ``wire`` are the audit's own); a module may state ``AUDIT_CLAIM`` for a filter that
     states no claim. A bad spec or setting is a one-line :class:`UserError`."""
-    from pgc.systems.registry import SystemSpecError, spec_module, system_factory
+    from pgc.systems.registry import spec_module, system_factory
 
     settings = dict(settings)
     data_kind, wire = settings.pop("data_kind", "WEIGHT_DIFF"), settings.pop("wire", True)
     try:
-        factory = system_factory(spec)
+        factory = system_factory(spec, "--nvflare")
         claim = getattr(spec_module(spec), "AUDIT_CLAIM", None)
         flt = factory(**settings)
         return filter_system(flt, claim=claim, data_kind=data_kind, wire=bool(wire))
-    except SystemSpecError as exc:
-        raise UserError(str(exc).replace("--system", "--nvflare", 1)) from None
-    except (TypeError, ValueError) as exc:
+    except UserError:
+        raise
+    except (TypeError, ValueError) as exc:  # the filter refusing its settings (the user's frames shown if theirs)
         raise UserError(f"--nvflare {spec} with {', '.join(f'{k}={v!r}' for k, v in settings.items()) or 'its defaults'}"
-                        f": {exc}") from None
+                        f": {exc}") from exc

@@ -72,13 +72,13 @@ def register_system(name: str, target: str) -> None:
     SYSTEMS[name] = target
 
 
-def _from_file(path: Path, factory_name: str) -> Callable[..., Any]:
+def _from_file(path: Path, factory_name: str, option: str = "--system") -> Callable[..., Any]:
     if not path.is_file():
-        raise SystemSpecError(f"--system {path}:{factory_name}: no file {path}")
+        raise SystemSpecError(f"{option} {path}:{factory_name}: no file {path}")
     module_name = f"_pgc_user_system_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
-        raise SystemSpecError(f"--system {path}:{factory_name}: {path} cannot be loaded as a Python module")
+        raise SystemSpecError(f"{option} {path}:{factory_name}: {path} cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     folder = str(path.resolve().parent)
     if folder not in sys.path:  # as `python file.py` has it: the file's folder first, for the modules beside it
@@ -89,12 +89,12 @@ def _from_file(path: Path, factory_name: str) -> Callable[..., Any]:
         spec.loader.exec_module(module)
     except Exception as exc:  # the user's module raised: the CLI shows the user's frames of the cause
         sys.modules.pop(module_name, None)
-        raise SystemSpecError(f"--system {path}:{factory_name}: loading {path} failed: "
+        raise SystemSpecError(f"{option} {path}:{factory_name}: loading {path} failed: "
                               f"{type(exc).__name__}: {exc}") from exc
-    return _attribute(module, factory_name, f"{path}:{factory_name}")
+    return _attribute(module, factory_name, f"{path}:{factory_name}", option)
 
 
-def _from_module(module_name: str, factory_name: str) -> Callable[..., Any]:
+def _from_module(module_name: str, factory_name: str, option: str = "--system") -> Callable[..., Any]:
     cwd = os.getcwd()
     added = cwd not in sys.path
     if added:
@@ -103,20 +103,20 @@ def _from_module(module_name: str, factory_name: str) -> Callable[..., Any]:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and _is_prefix(exc.name, module_name):
-            raise SystemSpecError(f"--system {module_name}:{factory_name}: no module {module_name!r} is installed or "
+            raise SystemSpecError(f"{option} {module_name}:{factory_name}: no module {module_name!r} is installed or "
                                   f"in {cwd}; give a registered name ({', '.join(sorted(SYSTEMS))}), "
                                   "MODULE:FACTORY or path/to/file.py:FACTORY") from exc
-        raise SystemSpecError(f"--system {module_name}:{factory_name}: importing {module_name!r} failed: "
+        raise SystemSpecError(f"{option} {module_name}:{factory_name}: importing {module_name!r} failed: "
                               f"{type(exc).__name__}: {exc}") from exc
     except Exception as exc:  # the user's module raised: the CLI shows the user's frames of the cause
-        raise SystemSpecError(f"--system {module_name}:{factory_name}: importing {module_name!r} failed: "
+        raise SystemSpecError(f"{option} {module_name}:{factory_name}: importing {module_name!r} failed: "
                               f"{type(exc).__name__}: {exc}") from exc
     finally:
         if added:
             sys.path.remove(cwd)
     if module_name.split(".")[0] not in ("audit", "attacks", "pgc", "reports"):
         note_user_module(module, f"{module_name}:{factory_name}")
-    return _attribute(module, factory_name, f"{module_name}:{factory_name}")
+    return _attribute(module, factory_name, f"{module_name}:{factory_name}", option)
 
 
 def _is_prefix(missing: str, module_name: str) -> bool:
@@ -124,32 +124,33 @@ def _is_prefix(missing: str, module_name: str) -> bool:
     return module_name == missing or module_name.startswith(missing + ".")
 
 
-def _attribute(module: Any, factory_name: str, spec: str) -> Callable[..., Any]:
+def _attribute(module: Any, factory_name: str, spec: str, option: str = "--system") -> Callable[..., Any]:
     if not factory_name.isidentifier():
-        raise SystemSpecError(f"--system {spec}: {factory_name!r} is not a Python name")
+        raise SystemSpecError(f"{option} {spec}: {factory_name!r} is not a Python name")
     factory = getattr(module, factory_name, None)
     if factory is None:
-        raise SystemSpecError(f"--system {spec}: the module has no {factory_name!r}")
+        raise SystemSpecError(f"{option} {spec}: the module has no {factory_name!r}")
     if not callable(factory):
-        raise SystemSpecError(f"--system {spec}: {factory_name!r} is not callable")
+        raise SystemSpecError(f"{option} {spec}: {factory_name!r} is not callable")
     return factory
 
 
-def system_factory(spec: str) -> Callable[..., Any]:
-    """The factory a SPEC names (see the module docstring); :class:`SystemSpecError` says which reading failed."""
+def system_factory(spec: str, option: str = "--system") -> Callable[..., Any]:
+    """The factory a SPEC names (see the module docstring); :class:`SystemSpecError` says which reading failed,
+    naming the ``option`` the SPEC was given to (``--system``, ``--flower``, ``--nvflare``)."""
     if not isinstance(spec, str) or not spec.strip():
-        raise SystemSpecError("--system needs a registered name, MODULE:FACTORY or path/to/file.py:FACTORY")
+        raise SystemSpecError(f"{option} needs a registered name, MODULE:FACTORY or path/to/file.py:FACTORY")
     spec = spec.strip()
     if spec in SYSTEMS:
         module_name, _, factory_name = SYSTEMS[spec].partition(":")
-        return _from_module(module_name, factory_name)
+        return _from_module(module_name, factory_name, option)
     target, sep, factory_name = spec.rpartition(":")
     if not sep or not target or not factory_name:
-        raise SystemSpecError(f"--system {spec!r}: not a registered name ({', '.join(sorted(SYSTEMS))}), and not "
+        raise SystemSpecError(f"{option} {spec!r}: not a registered name ({', '.join(sorted(SYSTEMS))}), and not "
                               "MODULE:FACTORY or path/to/file.py:FACTORY")
     if target.endswith(".py") or os.sep in target or "/" in target:
-        return _from_file(Path(target), factory_name)
-    return _from_module(target, factory_name)
+        return _from_file(Path(target), factory_name, option)
+    return _from_module(target, factory_name, option)
 
 
 def spec_module(spec: str) -> Any:

@@ -188,3 +188,14 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
                         "--out", str(tmp_path / f"i{after}.json")], tmp_path, signal_after=after)
         assert rc == ExitCode.INTERRUPTED and err.strip().splitlines() == ["pgc audit: interrupted"], (after, err)
         assert not (tmp_path / f"i{after}.json").exists()
+
+
+def test_a_flower_client_fn_raising_is_the_users(tmp_path):
+    sys.path.insert(0, str(REPO / "tests"))
+    try:
+        import user_code_cases
+    finally:
+        sys.path.remove(str(REPO / "tests"))
+    case = next(c for c in user_code_cases.CASES if c.name == "a Flower client_fn raises KeyError")
+    result = user_code_cases.run_case(case, tmp_path / "walk")
+    assert result.problems == [] and result.rc == ExitCode.USAGE, result.err
