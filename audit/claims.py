@@ -65,7 +65,7 @@ def curve_contradiction(claim: PrivacyClaim) -> str | None:
 
 def accountant_contradiction(claim: PrivacyClaim, accountant_epsilon: float | None) -> str | None:
     """The words of a claim that the accountant's ε of its declared noise exceeds; None when it does not."""
-    if accountant_epsilon is None or not math.isfinite(claim.epsilon) or claim.delta <= 0:
+    if accountant_epsilon is None or not math.isfinite(claim.epsilon):
         return None
     if _exceeds(accountant_epsilon, claim.epsilon):
         return (f"the claim contradicts its own accounting: the noise it declares gives ε = {accountant_epsilon:.3g} "

@@ -55,7 +55,7 @@ def test_a_stated_profile_and_the_accountant_contradict_a_claim_they_exceed():
     assert words and "at ε = 1 ≥ 1 the profile needs δ = 0.001" in words
     assert accountant_contradiction(PrivacyClaim(2.0, 1e-5), 2.0 * (1 + 5e-4)) is None  # within the tolerance
     assert "gives ε = 3.16" in accountant_contradiction(PrivacyClaim(2.0, 1e-5), 3.158)
-    assert accountant_contradiction(PrivacyClaim(2.0, 0.0), 9.0) is None  # pure ε: no accountant applies
+    assert "gives ε = 9 at δ = 0" in accountant_contradiction(PrivacyClaim(2.0, 0.0), 9.0)  # pure ε: accounted too
     assert contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752), 1.0).startswith("the claim contradicts its own curve")
 
 

@@ -221,6 +221,7 @@ def test_a_pure_epsilon_system_gets_its_accountant_epsilon_and_a_wrong_sensitivi
     row = bad.row("count")
     assert row.accountant_epsilon == pytest.approx(2.0, rel=1e-12) and row.accountant_epsilon > row.claimed_epsilon
     assert row.verdict == "violated" and row.epsilon_lower_bound > row.claimed_epsilon
+    assert "contradicts its own accounting: the noise it declares gives ε = 2 at δ = 0" in row.claim_contradiction
 
 
 def test_holm_verdict_keeps_unprotected_apart_from_violated():
