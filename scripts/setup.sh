@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent set-up: a virtual environment in .venv with pgc-audit and its dependencies, with the
 # extras for scale-out (psycopg 3, optuna-dashboard, Ray), the audited third-party libraries (Flower,
-# NVIDIA FLARE, multi-freq-ldpy, pure-ldp; all pinned in pyproject.toml) and the Debian PostgreSQL
-# server that the tests start as a throwaway cluster (pgc.tuning.postgres_cluster).
+# NVIDIA FLARE, multi-freq-ldpy, pure-ldp; all pinned in pyproject.toml) and, where no PostgreSQL server
+# is installed, the Debian package postgresql, whose server the tests start as a throwaway cluster
+# (pgc.tuning.postgres_cluster).
 # torch is installed first, pinned to the CPU build (torch==2.13.0), so nothing pulls CUDA wheels.
 # Re-running is cheap: the pip steps are skipped while pyproject.toml is unchanged.
 set -euo pipefail
@@ -17,7 +18,10 @@ want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import pgc, torch, psycopg, optuna_dashboard, ray, flwr, multi_freq_ldpy, pure_ldp, nvflare" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | quiet
   .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | quiet
-  .venv/bin/python -m pip install -q -e ".[test,scale,references,flower,ldp,nvflare]" 2>&1 | quiet
+  # setuptools warns on every editable install that a folder named like a package may shadow it: here the
+  # packages are those folders
+  PYTHONWARNINGS="ignore:Editable installation" \
+    .venv/bin/python -m pip install -q -e ".[test,scale,references,flower,ldp,nvflare]" 2>&1 | quiet
   .venv/bin/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
   echo "$want" > "$stamp"
 fi
@@ -66,8 +70,9 @@ fi
 if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
   wait_for_apt_lock || true  # pgc.tuning.postgres_cluster reports the failure if the lock stays held
 fi
-.venv/bin/python pgc.tuning.postgres_cluster --install >/dev/null \
-  || echo "setup: could not install postgresql; the PostgreSQL tests will fail" >&2
+if ! why=$(.venv/bin/python -m pgc.tuning.postgres_cluster --install 2>&1 >/dev/null); then
+  echo "setup: could not install postgresql (${why##*$'\n'}); the PostgreSQL tests will fail" >&2
+fi
 # compile (or load from cache) the numba kernel once
 .venv/bin/python -c "from pgc.a3c.kernel import warm_up; warm_up()"
 echo "setup: ok ($(.venv/bin/python -c 'import pgc, torch; print("pgc", pgc.__version__, "torch", torch.__version__)'))"
