@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 
@@ -35,3 +37,133 @@ def test_every_linked_repository_path_exists():
             if not (doc.parent / target).exists():
                 missing.append(f"{doc.relative_to(ROOT)} links to {target}")
     assert not missing, "\n".join(missing)
+
+
+# --- names the docs give in code spans are the code's --------------------------------------------------
+
+PACKAGES = ("audit", "attacks", "pgc", "reports")
+# paths the docs give as a user's choice, not as a file of this repository
+PLACEHOLDER_PATHS = {"pgc/mysys/"}
+# options of other programs the docs quote (Chromium's, for the report's browser test)
+FOREIGN_OPTIONS = {"--user-data-dir"}
+
+
+# a changelog names what earlier versions held: the checks of current names read the other docs
+CURRENT_DOCS = [doc for doc in DOCS if doc.name != "CHANGELOG.md"]
+
+
+def _inline_spans(text: str) -> list[str]:
+    """The inline code spans outside fenced blocks (a span may wrap a line: its spaces joined)."""
+    prose = re.sub(r"^```[^\n]*\n.*?^```", "", text, flags=re.M | re.S)
+    return [" ".join(span.split()) for span in re.findall(r"`([^`]+)`", prose)]
+
+
+def _code_spans(text: str) -> list[str]:
+    """Inline code spans and fenced blocks' lines (continuation lines joined)."""
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", text, re.M | re.S)
+    return _inline_spans(text) + [line for b in blocks for line in b.replace("\\\n", " ").splitlines()]
+
+
+def test_every_repository_path_in_code_spans_exists():
+    roots = "|".join(("audit", "attacks", "pgc", "reports", "tests", "scripts", "results", "examples", "configs", "docs"))
+    missing = []
+    for doc in CURRENT_DOCS:
+        for span in _inline_spans(doc.read_text(encoding="utf-8")):
+            m = re.fullmatch(rf"((?:{roots})/[\w./-]*?)(?:(?:::|:)\w+)?", span)
+            if m and not re.search(r"[*<{]", span) and m.group(1) not in PLACEHOLDER_PATHS \
+                    and not (ROOT / m.group(1)).exists():
+                missing.append(f"{doc.relative_to(ROOT)}: `{span}`")
+    assert not missing, "\n".join(missing)
+
+
+def test_every_dotted_name_in_code_spans_is_importable():
+    """`audit.verdicts.decide`, `pgc.contracts.Mechanism`, ...: a module, or an attribute of one."""
+    import importlib
+
+    wrong = []
+    for doc in CURRENT_DOCS:
+        spans = _inline_spans(doc.read_text(encoding="utf-8"))
+        names = {m.group(1) for s in spans if (m := re.fullmatch(r"((?:%s)(?:\.\w+)+)(?:\(.*\))?" % "|".join(PACKAGES), s))}
+        for name in sorted(names):
+            parts = name.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                except ModuleNotFoundError:
+                    continue
+                try:
+                    for attr in parts[i:]:
+                        obj = getattr(obj, attr)
+                except AttributeError:
+                    wrong.append(f"{doc.relative_to(ROOT)}: `{name}` ({'.'.join(parts[:i])} has no {attr})")
+                break
+            else:
+                wrong.append(f"{doc.relative_to(ROOT)}: `{name}` (no such module)")
+    assert not wrong, "\n".join(wrong)
+
+
+def _cli_options() -> dict[str, set[str]]:
+    """Every option string of each pgc command, its sub-commands' included."""
+    import argparse
+
+    from pgc.cli.main import COMMANDS, _load
+
+    def options(parser) -> set[str]:
+        out = set()
+        for action in parser._actions:
+            out |= set(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    out |= options(sub)
+        return out
+
+    known = {}
+    for name in COMMANDS:
+        parser = argparse.ArgumentParser()
+        _load(name).add_arguments(parser)
+        known[name] = options(parser)
+    return known
+
+
+def test_every_pgc_option_in_the_docs_is_the_command_lines():
+    """Options on a `pgc COMMAND ...` line are that command's (`pgc COMMAND --help`); an option alone in a code
+    span is some command's."""
+    known = _cli_options()
+    every = set().union(*known.values())
+    unknown, checked = [], 0
+    for doc in CURRENT_DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for span in _code_spans(text):
+            span = re.split(r"\s#\s", span, maxsplit=1)[0]
+            for m in re.finditer(r"(?:^|[\s(|;])pgc ([a-z]+)\b([^|;]*)", span):
+                if m.group(1) not in known:  # prose ("this pgc reads ..."), unless the span is a command line
+                    if span.strip().startswith(f"pgc {m.group(1)}"):
+                        unknown.append(f"{doc.relative_to(ROOT)}: no command pgc {m.group(1)}: {span.strip()[:100]}")
+                    continue
+                for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", m.group(2)):
+                    checked += 1
+                    if option not in known.get(m.group(1), ()):
+                        unknown.append(f"{doc.relative_to(ROOT)}: pgc {m.group(1)} has no {option}: {span.strip()[:100]}")
+            if span.startswith("--"):
+                unknown += [f"{doc.relative_to(ROOT)}: no pgc command has {option}"
+                            for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span)
+                            if option not in every | FOREIGN_OPTIONS]
+    assert checked > 300 and not unknown, "\n".join(unknown)
+
+
+def test_format_versions_the_docs_state_are_the_schemas():
+    from pgc.schemas import SCHEMAS, SchemaError, load
+
+    stated = []
+    for doc in CURRENT_DOCS:
+        text = doc.read_text(encoding="utf-8")
+        stated += [(doc, kind, int(v)) for kind, v in re.findall(r'"kind": "([\w-]+)", "format_version": (\d+)', text)]
+        for example in re.findall(r"`(in\.json: kind '[\w-]+' format_version \d+ is not supported[^`]*)`", text):
+            kind, version = re.match(r"in\.json: kind '([\w-]+)' format_version (\d+)", example).groups()
+            with pytest.raises(SchemaError) as refused:
+                load({"kind": kind, "format_version": int(version)}, where="in.json")
+            assert str(refused.value) == example, f"{doc.name} quotes an error pgc does not print"
+    assert stated
+    wrong = [f"{doc.name}: {kind} format_version {v}, the schema's is {SCHEMAS[kind].FORMAT_VERSION}"
+             for doc, kind, v in stated if SCHEMAS[kind].FORMAT_VERSION != v]
+    assert not wrong, "\n".join(wrong)
