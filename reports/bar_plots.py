@@ -1,7 +1,8 @@
 """The report's bar figures, built as matplotlib Figures (:mod:`reports.plots` saves them): the headline (the
 largest certified ε lower bound of each summary row) and all audited bounds (one bar per audited output).
-One panel per system when the rows come from several; every label whole (wrapped at spaces, or a long pair
-named by a key letter under its panel); the legend outside the bars."""
+One panel per family of systems when the rows come from several, titled with the systems' whole names; every label
+whole (wrapped at spaces and a long name after its separators, or a long pair named by a key letter under its
+panel); the legend outside the bars."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import math
 import numpy as np
 
 from .content import K_IN_NAME, SUMMARY_MAX_ROWS, BoundRow
-from .figure_kit import legend_below, new_figure, panels, system_family, wrap
+from .figure_kit import fit_titles, legend_below, new_figure, panels, system_family, wrap
 
 BOUNDS_MAX_ROWS = 40  # bars per panel of the bounds figure; the rest are in the table above it
 _VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700",
                     "inconclusive": "#1971c2"}
 _ROW_INCHES, _LINE_INCHES, _PANEL_INCHES = 0.3, 0.15, 0.75  # a bar row, a label line, a panel's title and axis
+_TITLE_CHARS = 56  # a panel title's line: about the width of a headline panel's plot and labels at 8 points
 
 
 def verdict_colour(verdict: str) -> str:
@@ -45,6 +47,11 @@ def drawable(values: list[float]) -> tuple[list[float], float]:
     finite = [v for v in values if math.isfinite(v)]
     far = 1.15 * max(finite, default=1.0) or 1.0
     return [v if math.isfinite(v) else far for v in values], far
+
+
+def _lines(title: str, width: int) -> int:
+    """The lines a title wrapped at ``width`` characters adds beyond its first (none without a title)."""
+    return wrap(title, width).count("\n") if title else 0
 
 
 def _rows_height(labels: list[str]) -> float:
@@ -90,29 +97,43 @@ def drawn_channel(row: dict) -> str:
     return f" ({channel})" if channel and channel != row["family"] and K_IN_NAME.search(channel) else ""
 
 
+NO_SYSTEM = "PGC-A3C and mechanism audits"  # the panel of rows that name no System (pgc audit --run, --mechanism)
+
+
+def panel_title(systems, note: str = "") -> str:
+    """A panel's title: the whole names of the systems it draws (each once; :data:`NO_SYSTEM` for rows that name
+    none), then ``note``."""
+    names = "; ".join(dict.fromkeys(s or NO_SYSTEM for s in systems))
+    return f"{names} {note}".strip()
+
+
 def headline(summary: list[dict], system_of: dict[str, str] | None = None):
     """Per observer group and channel family: the largest certified ε lower bound (bar, coloured by verdict),
     the claim of the row that bound comes from (black tick; a k-submission row's own claim) and the certifiable
-    cap (grey tick); one panel per system (``system_of``: group → system), each with at most
+    cap (grey tick); one panel per family of systems (``system_of``: group → system name; the family:
+    :func:`~reports.figure_kit.system_family`), titled with the whole names of its systems, each with at most
     :data:`~reports.content.SUMMARY_MAX_ROWS` rows like the summary table."""
-    groups = panels(summary, lambda r: (system_of or {}).get(r["group"], ""))
-    shown = [(name, rows[:SUMMARY_MAX_ROWS], len(rows) - SUMMARY_MAX_ROWS) for name, rows in groups]
-    labels = [[wrap(f"{r['group']} · {r['family']}{drawn_channel(r)}", 42) for r in rows] for _, rows, _ in shown]
-    heights = [_rows_height(ls) + (0.45 if len(shown) > 1 else 0.25) for ls in labels]
+    system_of = system_of or {}
+    groups = panels(summary, lambda r: system_family(system_of.get(r["group"])))
+    shown = [(rows[:SUMMARY_MAX_ROWS], len(rows) - SUMMARY_MAX_ROWS) for _, rows in groups]
+    titles = [panel_title([system_of.get(r["group"]) for r in rows],
+                          f"(first {len(rows)} of {len(rows) + more} rows)" if more > 0 else "")
+              if len(shown) > 1 or more > 0 else "" for rows, more in shown]
+    labels = [[wrap(f"{r['group']} · {r['family']}{drawn_channel(r)}", 42) for r in rows] for rows, _ in shown]
+    heights = [_rows_height(ls) + (0.45 if len(shown) > 1 else 0.25) + _LINE_INCHES * _lines(title, _TITLE_CHARS)
+               for ls, title in zip(labels, titles)]
     fig, axes = new_figure(5.6, sum(heights) + 0.95, nrows=len(shown), gridspec_kw={"height_ratios": heights})
-    for ax, (name, rows, more), ls in zip(axes[:, 0], shown, labels):
+    for ax, (rows, more), ls, title in zip(axes[:, 0], shown, labels, titles):
         y = _bars(ax, ls, [r["lower_bound"] for r in rows], [r["verdict"] for r in rows], 8)
         _ticks(ax, y, [r.get("worst_claimed", r["claimed"]) for r in rows], [r["cap"] for r in rows],
                "claimed ε (of the row drawn)", "certifiable cap", "#868e96")
-        if len(shown) > 1 or more > 0:
-            ax.set_title(" ".join(x for x in (name, f"(first {len(rows)} of {len(rows) + more} rows)" if more > 0
-                                             else "") if x), fontsize=9)
     last = axes[-1, 0]
     last.set_xlabel("ε (audited lower bound: bar)", fontsize=8)
     handles = [h for ax in axes[:, 0] for h in ax.get_legend_handles_labels()[0]]
     handles = list({h.get_label(): h for h in handles}.values())
-    handles += verdict_legend(r["verdict"] for _, rows, _ in shown for r in rows)
+    handles += verdict_legend(r["verdict"] for rows, _ in shown for r in rows)
     legend_below(last, 0.42, handles=handles, ncol=2)
+    fit_titles(fig, [(ax, title, 8) for ax, title in zip(axes[:, 0], titles) if title], _TITLE_CHARS)
     return fig
 
 
@@ -139,19 +160,20 @@ def bounds(rows: list[BoundRow]):
     groups = panels(rows, lambda r: system_family(r.system))
     shown = [(name, rs[:BOUNDS_MAX_ROWS], len(rs) - BOUNDS_MAX_ROWS) for name, rs in groups]
     labelled = [_bound_labels(rs) for _, rs, _ in shown]
+    titles = [panel_title([r.system for r in rs]) if len(shown) > 1 else "" for _, rs, _ in shown]
     heights = [_rows_height(ls) + _PANEL_INCHES + _LINE_INCHES * (key.count("\n") + 1 if key else 0)
-               for ls, key in labelled]
+               + _LINE_INCHES * _lines(title, 84) for (ls, key), title in zip(labelled, titles)]
     fig, axes = new_figure(8.5, sum(heights) + 0.9, nrows=len(shown), gridspec_kw={"height_ratios": heights})
-    for ax, (name, rs, more), (labels, key) in zip(axes[:, 0], shown, labelled):
+    for ax, (name, rs, more), (labels, key), title in zip(axes[:, 0], shown, labelled, titles):
         y = _bars(ax, labels, [r.lower_bound for r in rs], [r.verdict for r in rs], 7.5)
         _ticks(ax, y, [r.claimed for r in rs], [r.cap for r in rs], "claimed ε", "certifiable cap (budget)", "#adb5bd")
-        note = f"\n{more} further row(s) of {name or 'these audits'} are in the table above" if more > 0 else ""
+        note = (f"\n{more} further row(s) of {'these systems' if name else 'these audits'} are in the table above"
+                if more > 0 else "")
         ax.set_xlabel("ε" + (f"\n{key}" if key else "") + note, fontsize=8, multialignment="left")
-        if len(shown) > 1:
-            ax.set_title(name, fontsize=10)
     handles = [h for ax in axes[:, 0] for h in ax.get_legend_handles_labels()[0]]
     handles = list({h.get_label(): h for h in handles}.values())
     handles += verdict_legend(r.verdict for _, rs, _ in shown for r in rs)
     fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), fontsize=8, frameon=False,
                title="Claimed ε vs observed lower bound (bar colour = verdict)", title_fontsize=11)
+    fit_titles(fig, [(ax, title, 9) for ax, title in zip(axes[:, 0], titles) if title], 84)
     return fig

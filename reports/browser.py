@@ -140,3 +140,71 @@ def screenshot_section(html_path: str | Path, png_path: str | Path, section_id: 
         copy = Path(tmp) / "section.html"
         copy.write_text(page.replace("</head>", style + "</head>", 1).replace("</body>", opener + "</body>", 1))
         return screenshot(copy, png_path, width=width, height=height, timeout=timeout)
+
+
+_FIT_PROBE = """<script>
+window.addEventListener('load', function () {
+  function box(el) {
+    var r = el.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: r.width, height: r.height};
+  }
+  function text(el) { return el.textContent.replace(/\\s+/g, ' ').trim().slice(0, 100); }
+  var out = {};
+  Array.prototype.forEach.call(document.querySelectorAll('iframe[data-width]'), function (frame) {
+    var d = frame.contentDocument, root = d.documentElement, at = {};
+    at.viewport = [frame.contentWindow.innerWidth, frame.contentWindow.innerHeight];
+    at.elements = {};
+    %s.forEach(function (sel) {
+      var el = d.querySelector(sel);
+      at.elements[sel] = el ? box(el) : null;
+    });
+    Array.prototype.forEach.call(d.querySelectorAll('details'), function (x) { x.open = true; });
+    at.page = {scroll_width: root.scrollWidth, client_width: root.clientWidth};
+    at.cells = 0;
+    at.overflowing_cells = [];
+    Array.prototype.forEach.call(d.querySelectorAll('td, th'), function (c) {
+      at.cells += 1;
+      if (c.scrollWidth > c.clientWidth) {
+        at.overflowing_cells.push({text: text(c), scroll_width: c.scrollWidth, client_width: c.clientWidth});
+      }
+    });
+    at.overflowing_tables = [];
+    Array.prototype.forEach.call(d.querySelectorAll('table'), function (t) {
+      var mine = t.getBoundingClientRect(), room = t.parentElement.getBoundingClientRect();
+      if (mine.right > room.right + 0.5 || mine.left < room.left - 0.5) {
+        at.overflowing_tables.push({text: text(t.rows[0] || t), right: mine.right, room_right: room.right});
+      }
+    });
+    out[frame.dataset.width] = at;
+  });
+  var pre = document.createElement('pre');
+  pre.id = '__fit';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def fit(html_path: str | Path, widths=(1280, 1920), selectors=(), height: int = 900, timeout: float = 90) -> dict:
+    """How the page fits windows ``widths`` pixels wide, measured in one Chromium run (the page in one frame per
+    width). Per width (a string key): ``viewport``; ``elements``: where the first element matching each of
+    ``selectors`` lies on the first screen ({top, bottom, left, right, width, height} or None); then, with every
+    folded section opened, ``page`` (the document's scroll_width and client_width: wider scrolls sideways),
+    ``cells`` (how many table cells), ``overflowing_cells`` (cells whose content is wider than the cell: text,
+    scroll_width, client_width) and ``overflowing_tables`` (tables wider than the element that holds them)."""
+    import html as _html
+
+    page = Path(html_path).read_text()
+    frames = "".join(f'<iframe data-width="{int(w)}" style="display:block;border:0;width:{int(w)}px;'
+                     f'height:{int(height)}px" srcdoc="{_html.escape(page, quote=True)}"></iframe>' for w in widths)
+    probe = _FIT_PROBE % json.dumps(list(selectors))
+    with tempfile.TemporaryDirectory(prefix="pgc-page-") as tmp:
+        probe_file = Path(tmp) / "fit.html"
+        probe_file.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'>{probe}</head>"
+                              f"<body style='margin:0'>{frames}</body></html>")
+        proc = _run([f"--window-size={max(widths)},{int(height)}", "--virtual-time-budget=5000", "--dump-dom",
+                     probe_file.as_uri()], timeout)
+    m = re.search(r'<pre id="__fit">(.*?)</pre>', proc.stdout, re.S)
+    if not m:
+        raise RuntimeError(f"chromium did not run the fit probe (exit {proc.returncode}): {proc.stderr[-800:]}")
+    return json.loads(_html.unescape(m.group(1)))

@@ -309,6 +309,15 @@ def holm_outcome(rows: list[BoundRow]) -> str:
     return "kept" if any(b.holm_significant for b in found) else "not kept"
 
 
+def channel_label(family: str, row: BoundRow) -> str:
+    """A summary row's channel as the report shows it: the family, and the composition of the row whose bound
+    it shows ("score ×3": three submissions from one agent; "gradient (gradient×3 split)" where the row's channel
+    says more than its k)."""
+    if not row.k or row.k <= 1:
+        return family
+    return f"{family} ×{row.k}" if base_channel(row.channel) == family else f"{family} ({row.channel})"
+
+
 def summary_rows(f: Findings) -> list[dict]:
     """The summary table: one row per observer group × channel family, the largest certified bound
     of the group beside its claim, the certifiable cap and the group's verdict (Holm-corrected)."""
@@ -322,7 +331,8 @@ def summary_rows(f: Findings) -> list[dict]:
         worst = max(rows, key=lambda b: b.lower_bound)
         claims = sorted({b.claimed for b in rows if b.claimed is not None and math.isfinite(b.claimed)})
         accountant = next((b.accountant for b in rows if b.accountant is not None), None)
-        out.append({"group": group, "family": family, "claimed": claim, "claims": claims, "accountant": accountant,
+        out.append({"group": group, "family": family, "channel_label": channel_label(family, worst), "claimed": claim,
+                    "claims": claims, "accountant": accountant,
                     "lower_bound": worst.lower_bound, "cap": worst.cap, "worst_subject": worst.subject,
                     "worst_channel": worst.channel, "worst_claimed": worst.claimed, "rows": len(rows),
                     "verdict": str(worst_verdict(b.verdict for b in rows)), "holm": holm_outcome(rows),

@@ -10,10 +10,30 @@ import re
 from pathlib import Path
 
 from .content import fmt_eps
+from .figure_kit import NAME_BREAK
 
 
 def esc(x) -> str:
     return html.escape(str(x), quote=True)
+
+
+LONG_WORD = 16  # characters: a longer word of a table cell gets line-break opportunities
+
+
+def breakable(x) -> str:
+    """``x`` escaped for HTML, with line-break opportunities (``<wbr>``) inside each word longer than
+    :data:`LONG_WORD` characters: after each separator of a name (``- _ / : . =`` …) and every
+    :data:`LONG_WORD` characters of a stretch without one. A long system name then wraps inside a narrow
+    table column instead of widening the table; a composition ("score ×3") stays on its channel's line. The text
+    itself is unchanged."""
+    def word(w: str) -> str:
+        if len(w) <= LONG_WORD:
+            return esc(w)
+        pieces = [p[i:i + LONG_WORD] for p in NAME_BREAK.split(w) if p for i in range(0, len(p), LONG_WORD)]
+        return "<wbr>".join(esc(p) for p in pieces)
+
+    text = "".join(word(w) if i % 2 == 0 else w for i, w in enumerate(re.split(r"(\s+)", str(x))))
+    return re.sub(r" (?=×\d)", "&nbsp;", text)  # a composition ("score ×3") stays on the line of its channel
 
 
 MD_SPECIAL = re.compile(r"([\\`*_|~])")
@@ -83,7 +103,7 @@ class Document:
     def table(self, header: list[str], rows: list[list], numeric: set[int] | None = None,
               classes: list[dict[int, str]] | None = None) -> None:
         numeric = numeric or set()
-        h = ["<table><thead><tr>" + "".join(f"<th>{esc(c)}</th>" for c in header) + "</tr></thead><tbody>"]
+        h = ["<table><thead><tr>" + "".join(f"<th>{breakable(c)}</th>" for c in header) + "</tr></thead><tbody>"]
         for i, row in enumerate(rows):
             cells = []
             for j, cell in enumerate(row):
@@ -93,7 +113,7 @@ class Document:
                 if classes and j in classes[i]:
                     cls.append(classes[i][j])
                 attr = f' class="{" ".join(cls)}"' if cls else ""
-                cells.append(f"<td{attr}>{esc(cell)}</td>")
+                cells.append(f"<td{attr}>{breakable(cell)}</td>")
             h.append("<tr>" + "".join(cells) + "</tr>")
         h.append("</tbody></table>")
         self.html.append("".join(h))

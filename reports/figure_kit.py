@@ -1,7 +1,7 @@
 """What every report figure shares: saving as PNG bytes, a record of the figures a report draws
 (:func:`keep_figures`, for checking their layout), and the layout rules that keep a figure legible at its
-default size: a constrained layout, legends outside the plotted data, whole labels wrapped at spaces, and one
-panel per system.
+default size: a constrained layout, legends outside the plotted data, whole labels wrapped at spaces (a long name
+after its separators), titles wrapped to the room they have, and one panel per system.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import contextlib
 import contextvars
 import io
 import re
-import textwrap
 
 import matplotlib
 
@@ -59,10 +58,72 @@ def new_figure(width: float, height: float, nrows: int = 1, ncols: int = 1, **kw
     return fig, axes
 
 
+# where a long name may break: after a separator (a dot not inside a number such as "v2.31")
+NAME_BREAK = re.compile(r"(?<=[-_/:=,;+|])|(?<=\.)(?!\d)")
+
+
+def _pieces(word: str, width: int) -> list[str]:
+    """A word of at most ``width`` characters whole; a longer one (a long system name) in pieces of at most
+    ``width`` characters, cut after the separators of the name (``- _ / : . =`` …) where it has them."""
+    if len(word) <= width:
+        return [word]
+    out: list[str] = []
+    for part in (p for p in NAME_BREAK.split(word) if p):
+        while len(part) > width:
+            out.append(part[:width])
+            part = part[width:]
+        if out and len(out[-1]) + len(part) <= width and not out[-1][-1:].isalnum():
+            out[-1] += part  # after a separator: the next part joins the piece while it fits
+        else:
+            out.append(part)
+    return out
+
+
 def wrap(text: str, width: int) -> str:
-    """``text`` whole, broken into lines of at most ``width`` characters at spaces only (never inside a word
-    or at a hyphen of a name)."""
-    return "\n".join(textwrap.wrap(str(text), width, break_long_words=False, break_on_hyphens=False)) or str(text)
+    """``text`` whole, broken into lines of at most ``width`` characters: at spaces, and a word longer than
+    ``width`` (a long name) after its separators (or, without one, every ``width`` characters). Joining the lines
+    gives the text back: with a space where a line ends at a space, with nothing inside a word."""
+    lines: list[str] = []
+    line = ""
+    for word in str(text).split():
+        for i, piece in enumerate(_pieces(word, width)):
+            glue = "" if i else " "
+            if line and len(line) + len(glue) + len(piece) <= width:
+                line += glue + piece
+            else:
+                if line:
+                    lines.append(line)
+                line = piece
+    if line:
+        lines.append(line)
+    return "\n".join(lines) or str(text)
+
+
+def fit_titles(fig, titles: list[tuple], width: int, smallest: float = 6.0) -> None:
+    """Title each axes with its text (``titles``: (axes, text, font size)), wrapped at ``width`` characters; a
+    title that, centred over its axes, would reach past an edge of the figure is wrapped narrower (then set
+    smaller, down to ``smallest`` points) until it lies inside. A name is broken after its separators, never cut."""
+    for ax, text, size in titles:
+        ax.set_title(wrap(text, width), fontsize=size)
+    if not titles:
+        return
+    fig.draw_without_rendering()  # the constrained layout places the axes, so the room of each title is known
+    canvas = fig.bbox
+    for ax, text, size in titles:
+        chars = width
+        for _ in range(12):
+            box = ax.title.get_window_extent()
+            if box.x0 >= canvas.x0 and box.x1 <= canvas.x1:
+                break
+            room = 2 * min((box.x0 + box.x1) / 2 - canvas.x0, canvas.x1 - (box.x0 + box.x1) / 2)
+            widest = max(len(line) for line in ax.title.get_text().split("\n"))
+            fitting = int(widest * room / box.width)
+            if fitting >= 12:
+                chars = min(chars - 1, fitting)
+            else:
+                size = max(smallest, size * 0.9)
+            ax.title.set_text(wrap(text, chars))
+            ax.title.set_fontsize(size)
 
 
 def _entries(ax, kw: dict, width: int) -> tuple[list, list[str]]:

@@ -15,7 +15,6 @@ import pgc.schemas as schemas
 from . import plots
 from .content import Findings, ReportContent, summary_rows
 from .document import Document, esc, md
-from .figure_kit import system_family
 from .sections import SECTIONS
 from .summary import overall_verdict, summary_table, verdict_class
 
@@ -23,7 +22,7 @@ FORMAT = "pgc-report/1"
 
 _CSS = """
 body{font-family:-apple-system,'Segoe UI',Roboto,'DejaVu Sans',Arial,sans-serif;margin:0;background:#f8f9fa;color:#212529}
-main{max-width:1100px;margin:0 auto;padding:24px 32px 64px;background:#fff}
+main{max-width:1100px;margin:0 auto;padding:24px 32px 64px;background:#fff;overflow-wrap:break-word}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;border-bottom:2px solid #dee2e6;padding-bottom:4px;margin-top:36px}
 h3{font-size:16px;margin-top:22px}.sub{color:#6c757d;font-size:13px}
 table{border-collapse:collapse;width:100%;font-size:13px;margin:8px 0 14px}
@@ -39,7 +38,7 @@ figcaption{font-size:12px;color:#6c757d}
 .verdict-box{font-size:15px;padding:10px 14px;border-radius:4px;background:#f1f3f5;margin:12px 0}
 code{background:#f1f3f5;padding:1px 4px;border-radius:3px;font-size:12px}
 .first{display:grid;grid-template-columns:minmax(0,1.05fr) minmax(0,1fr);gap:18px;align-items:start}
-.first table{font-size:12px;margin:0}.first td:first-child{white-space:nowrap}.first th,.first td{padding:3px 6px}.first figure{margin:0}
+.first table{font-size:12px;margin:0}.first th,.first td{padding:3px 6px}.first figure{margin:0}
 .verdict-card{font-size:15px;padding:10px 14px;border-radius:6px;margin:10px 0 12px;border-left:6px solid #2b8a3e;
 background:#ebfbee}.verdict-card.bad{border-color:#c92a2a;background:#fff5f5}
 .verdict-card.side{border-color:#e67700;background:#fff9db}.verdict-card.none{border-color:#adb5bd;background:#f1f3f5}
@@ -78,7 +77,7 @@ def _first_screen(doc: Document, c: ReportContent, verdict: str) -> None:
     rows = summary_table(doc, f)
     doc.raw_html("</div><div>")
     if rows:
-        system_of = {b.group or b.subject: system_family(b.system) for b in f.bounds if b.system}
+        system_of = {b.group or b.subject: b.system for b in f.bounds if b.system}
         doc.figure("headline.png", plots.headline_figure(rows, system_of),
                    "Per observer and channel: the largest audited ε lower bound (bar, colour = verdict), the claimed ε "
                    "(black tick) and the largest ε the sample budget can certify (grey tick).")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .content import SUMMARY_MAX_ROWS, Findings, summary_rows
+from .content import SUMMARY_MAX_ROWS, Findings, channel_family, channel_label, summary_rows
 from .document import Document, num, vclass
 
 
@@ -22,14 +22,20 @@ def overall_verdict(f: Findings) -> str:
             or any(a.above_ceiling and not a.uses_side_channel for a in f.attacks) \
             or any(a["above_ceiling"] and a["covered"] for a in f.bandit_attacks):
         return "VIOLATED — at least one output leaks more than its ε claim allows."
-    if any(b.verdict == "violated" for b in kept) \
-            or any(a.above_ceiling and a.uses_side_channel for a in f.attacks) \
-            or any(a["above_ceiling"] for a in f.bandit_attacks):
+    exceeded = _channels(b for b in kept if b.verdict == "violated")
+    attacked = list(dict.fromkeys([a.channels for a in f.attacks if a.above_ceiling and a.uses_side_channel]
+                                  + [str(a["channel"]) for a in f.bandit_attacks if a["above_ceiling"]]))
+    leaking = [c for c in _channels(b for b in kept if b.verdict == "unprotected channel") if c not in exceeded]
+    if exceeded or attacked:
+        found = ([f"violated: {', '.join(exceeded)}"] if exceeded else []) \
+            + ([f"attacks above the ε-LDP ceiling through {', '.join(attacked)}"] if attacked else [])
         return ("CLAIM EXCEEDED THROUGH SIDE CHANNELS — the claim's mechanism is not refuted on what it covers, but "
-                "what is released beside it (the score, the timing) leaks more than the claimed ε.")
-    if any(b.verdict == "unprotected channel" for b in kept):
+                f"what is released beside it leaks more than the claimed ε ({'; '.join(found)})"
+                + (f"; other channels outside the claim leak too (unprotected channel: {', '.join(leaking)})."
+                   if leaking else "."))
+    if leaking:
         return ("CLAIM HOLDS FOR WHAT IT COVERS, BUT SIDE CHANNELS LEAK — a released channel the claim does not "
-                "cover reveals the secret.")
+                f"cover reveals the secret (unprotected channel: {', '.join(leaking)}).")
     if family == "inconclusive":
         return ("INCONCLUSIVE — nothing exceeds its claim, but for some claims the audit cannot say which leak it "
                 "would have caught (its test did not tell the secrets apart, or these samples could not); the rows "
@@ -38,6 +44,11 @@ def overall_verdict(f: Findings) -> str:
         return ("CONSISTENT — no audited output exceeds its claim at the stated confidence, and each covered row "
                 "states the leak it would have caught (a lower bound cannot prove the claim).")
     return "NO AUDIT GIVEN — this report shows utility and tuning only; it makes no privacy finding."
+
+
+def _channels(rows) -> list[str]:
+    """The channels of ``rows`` as the summary table names them (family and composition), each once."""
+    return list(dict.fromkeys(channel_label(channel_family(b.channel), b) for b in rows))
 
 
 def verdict_class(verdict: str) -> str:
@@ -57,7 +68,7 @@ def summary_table(doc: Document, f: Findings, limit: int = SUMMARY_MAX_ROWS) -> 
         doc.para("No audit was given, so there is no bound to summarise.")
         return rows
     doc.table(["observer", "channel", "claimed ε", "audited ε ≥", "cap", "verdict", "after Holm"],
-              [[r["group"], r["family"], num(r["claimed"]) + ("*" if len(r["claims"]) > 1 else ""),
+              [[r["group"], r["channel_label"], num(r["claimed"]) + ("*" if len(r["claims"]) > 1 else ""),
                 num(r["lower_bound"]), num(r["cap"]) + ("†" if r["budget_limited"] else ""), r["verdict"], r["holm"]]
                for r in shown], numeric={2, 3, 4}, classes=[{5: vclass(r["verdict"])} for r in shown])
     notes = []

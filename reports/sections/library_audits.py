@@ -15,10 +15,11 @@ from .published_claims import reading
 LIBRARY_SECTION = "library-audits"  # the report_section that pgc.ldp's and pgc.nvflare's Systems name
 
 
-def _parameters(record: dict) -> str:
-    shown = {k: v for k, v in (record.get("parameters") or {}).items() if k not in ("k", "epsilon")}
-    text = ", ".join(f"{k}={fmt_eps(v) if isinstance(v, float) else v}" for k, v in shown.items())
-    return text if len(text) <= 140 else text[:139] + "…"
+def parameters_text(record: dict) -> str:
+    """Every parameter the library was run with, as ``name=value`` (the domain size k and ε among them: a
+    protocol run at (k, ε) alone has no other); "—" for none."""
+    shown = record.get("parameters") or {}
+    return ", ".join(f"{k}={fmt_eps(v) if isinstance(v, float) else v}" for k, v in shown.items()) or "—"
 
 
 def why(row, header: dict, record: dict) -> str:
@@ -46,7 +47,7 @@ def render_library_audits(doc: Document, c: ReportContent) -> None:
             findings = c.reference if h.get("reference") else c.own
             for b in (b for b in findings.bounds if b.source == h["source"] and b.channel != "all"):
                 rows.append([f"{record.get('library', '—')} {record.get('version') or ''}".strip(),
-                             record.get("protocol", h["system"]), _parameters(record),
+                             record.get("protocol", h["system"]), parameters_text(record),
                              f"{num(b.claimed)}: {record.get('claim_reading', '—')}", b.channel, num(b.lower_bound),
                              f"{h['samples_per_side']:,}", b.verdict, why(b, h, record)])
                 classes.append({7: vclass(b.verdict)})
