@@ -185,8 +185,10 @@ def test_pgc_report_prints_the_verdict_and_the_summary_table(tmp_path, capsys):
     assert lines[1].split() == ["observer", "channel", "claimed", "ε", "audited", "ε", "≥", "cap", "verdict", "after",
                                 "Holm"]
     shown = [line.split() for line in lines[2:2 + len(summary["summary"])]]
-    holm_words = [len(r["holm"].split()) for r in summary["summary"]]
-    assert [(row[0], row[2], row[-1 - n], " ".join(row[len(row) - n:])) for row, n in zip(shown, holm_words)] == [
-        (r["group"].split()[0], r["family"], r["verdict"].split()[-1], r["holm"]) for r in summary["summary"]]
+    for row, r in zip(shown, summary["summary"]):  # observer, the channel's label (its composition named), ...
+        head = r["group"].split() + r["channel_label"].split()
+        holm = r["holm"].split()
+        assert row[:len(head)] == head and row[len(row) - len(holm):] == holm, (row, r)
+        assert row[-1 - len(holm)] == r["verdict"].split()[-1]
     assert any(row[2:4] == ["score", "1"] and row[4:6] == ["∞", "∞"] for row in shown)
     assert lines[-1].startswith("wrote ")

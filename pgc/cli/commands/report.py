@@ -54,7 +54,7 @@ def _print_answer(summary: dict) -> None:
         return
     table = [["observer", "channel", "claimed ε", "audited ε ≥", "cap", "verdict", "after Holm"]]
     for r in rows[:SHOWN_ROWS]:
-        table.append([str(r["group"]), str(r["family"]), fmt_eps(schemas.number(r["claimed"])),
+        table.append([str(r["group"]), str(r.get("channel_label") or r["family"]), fmt_eps(schemas.number(r["claimed"])),
                       fmt_eps(schemas.number(r["lower_bound"])), fmt_eps(schemas.number(r["cap"])), str(r["verdict"]),
                       str(r.get("holm", "—"))])
     widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
