@@ -140,7 +140,7 @@ class AuditSettings:
     ``two_sided_rates``: the selection's rate bounds also use the complement's Poisson bound
     (:func:`audit.selection.rate_upper`) on every channel (True), or only on channels whose claim has
     δ > 0 (None, the mechanism audit's rule). ``held_to_claim``: every channel, covered or not, is held
-    to its claim (a participant whose whole release is promised ε: :func:`audit.verdicts.row_verdict`)."""
+    to its claim (a participant whose whole release is promised ε: :func:`audit.verdicts.decide`)."""
 
     samples: int = 100_000
     seed: int = 0

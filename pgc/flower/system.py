@@ -161,6 +161,8 @@ class FlowerClientSystem:
             raise UserError("no mod states a privacy claim (LocalDpMod does): give claim=PrivacyClaim(ε, δ, ('update',))")
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
+        if not isinstance(secret, str) or not secret:  # a secret is a local data set's name in the run config
+            raise ValueError(f"a Flower client's secret is the name of a local data set, got {secret!r}")
         params = self.parameters if broadcast is None else unflatten(np.asarray(broadcast), self.parameters)
         blocks = block_seeds(n, rng)
         if self.workers == 1 or len(blocks) < 2:

@@ -149,7 +149,11 @@ class Cluster:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--install"]:
-        print(install())
+        try:
+            print(install())
+        except PostgresError as exc:  # one line: what failed
+            print(f"postgres_cluster --install: {exc}", file=sys.stderr)
+            return 1
         return 0
     command = argv[1:] if argv[:1] == ["--"] else argv
     try:
