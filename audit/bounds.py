@@ -24,9 +24,15 @@ from pgc.errors import UserError
 
 import math
 import warnings
+from typing import Protocol, TypeAlias, overload
 
 import numpy as np
+import numpy.typing as npt
 from statsmodels.stats.proportion import proportion_confint
+
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+# a bound of scalar counts is a float, of arrays of counts an array of the same shape
+FloatOrArray: TypeAlias = float | FloatArray
 
 
 def _check_alpha(alpha: float) -> float:
@@ -35,7 +41,7 @@ def _check_alpha(alpha: float) -> float:
     return float(alpha)
 
 
-def _check_counts(k, n):
+def _check_counts(k: npt.ArrayLike, n: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     if np.any(n <= 0) or np.any(k < 0) or np.any(k > n):
@@ -43,7 +49,11 @@ def _check_counts(k, n):
     return k, n
 
 
-def cp_upper(k, n, alpha: float):
+@overload
+def cp_upper(k: float, n: float, alpha: float) -> float: ...
+@overload
+def cp_upper(k: npt.ArrayLike, n: npt.ArrayLike, alpha: float) -> FloatOrArray: ...
+def cp_upper(k: npt.ArrayLike, n: npt.ArrayLike, alpha: float) -> FloatOrArray:
     """Exact one-sided Clopper–Pearson upper bound: P[p ≤ bound] ≥ 1 − alpha.
 
     Equals the upper end of ``proportion_confint(k, n, alpha=2·alpha, method="beta")``; ``k`` may be a
@@ -56,7 +66,11 @@ def cp_upper(k, n, alpha: float):
     return float(upper) if np.ndim(upper) == 0 else np.asarray(upper)
 
 
-def cp_lower(k, n, alpha: float):
+@overload
+def cp_lower(k: float, n: float, alpha: float) -> float: ...
+@overload
+def cp_lower(k: npt.ArrayLike, n: npt.ArrayLike, alpha: float) -> FloatOrArray: ...
+def cp_lower(k: npt.ArrayLike, n: npt.ArrayLike, alpha: float) -> FloatOrArray:
     """Exact one-sided Clopper–Pearson lower bound: P[p ≥ bound] ≥ 1 − alpha (0 at k = 0)."""
     alpha = _check_alpha(alpha)
     k, n = _check_counts(k, n)
@@ -74,7 +88,11 @@ def exp_or_inf(x: float) -> float:
 _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
 
 
-def epsilon_from_rates(fpr, fnr, delta: float = 0.0):
+@overload
+def epsilon_from_rates(fpr: float, fnr: float, delta: float = 0.0) -> float: ...
+@overload
+def epsilon_from_rates(fpr: npt.ArrayLike, fnr: npt.ArrayLike, delta: float = 0.0) -> FloatOrArray: ...
+def epsilon_from_rates(fpr: npt.ArrayLike, fnr: npt.ArrayLike, delta: float = 0.0) -> FloatOrArray:
     """ε implied by (upper bounds on) FPR and FNR: max over both directions of ln((1−δ−FNR)/FPR).
 
     Returns 0 when no direction gives a positive value and +inf when a rate bound is 0.
@@ -90,8 +108,16 @@ def epsilon_from_rates(fpr, fnr, delta: float = 0.0):
     return float(out) if out.ndim == 0 else out
 
 
-def epsilon_lower_bound(false_positives, negatives, false_negatives, positives, alpha: float,
-                        delta: float = 0.0, fp_share: float = 0.5):
+@overload
+def epsilon_lower_bound(false_positives: float, negatives: float, false_negatives: float, positives: float,
+                        alpha: float, delta: float = 0.0, fp_share: float = 0.5) -> float: ...
+@overload
+def epsilon_lower_bound(false_positives: npt.ArrayLike, negatives: npt.ArrayLike, false_negatives: npt.ArrayLike,
+                        positives: npt.ArrayLike, alpha: float, delta: float = 0.0,
+                        fp_share: float = 0.5) -> FloatOrArray: ...
+def epsilon_lower_bound(false_positives: npt.ArrayLike, negatives: npt.ArrayLike, false_negatives: npt.ArrayLike,
+                        positives: npt.ArrayLike, alpha: float, delta: float = 0.0,
+                        fp_share: float = 0.5) -> FloatOrArray:
     """Certified ε lower bound at confidence 1 − alpha from a test's error counts.
 
     ``false_positives`` of ``negatives`` samples from x' said "x"; ``false_negatives`` of ``positives``
@@ -105,8 +131,8 @@ def epsilon_lower_bound(false_positives, negatives, false_negatives, positives, 
     return epsilon_from_rates(fpr_ub, fnr_ub, delta)
 
 
-def delta_lower_bound(false_positives, negatives, false_negatives, positives, alpha: float,
-                      epsilon: float, fp_share: float = 0.5) -> float:
+def delta_lower_bound(false_positives: float, negatives: float, false_negatives: float, positives: float,
+                      alpha: float, epsilon: float, fp_share: float = 0.5) -> float:
     """Certified δ lower bound at a given ε: max over directions of 1 − FNR_ub − e^ε·FPR_ub (≥ 0)."""
     fpr_ub = cp_upper(false_positives, negatives, fp_share * _check_alpha(alpha))
     fnr_ub = cp_upper(false_negatives, positives, (1.0 - fp_share) * alpha)
@@ -149,8 +175,8 @@ def smallest_detectable_delta(n: int, alpha: float, epsilon: float, fp_share: fl
 P_VALUE_FLOOR = 1e-300
 
 
-def claim_p_value(false_positives, negatives, false_negatives, positives, claimed_epsilon: float,
-                  delta: float = 0.0, fp_share: float = 0.5) -> float:
+def claim_p_value(false_positives: float, negatives: float, false_negatives: float, positives: float,
+                  claimed_epsilon: float, delta: float = 0.0, fp_share: float = 0.5) -> float:
     """p-value of H0 "true ε ≤ claimed_epsilon" from a test's error counts.
 
     The smallest α at which :func:`epsilon_lower_bound` (same counts, δ, fp_share) exceeds the claim:
@@ -190,7 +216,22 @@ def claim_p_value(false_positives, negatives, false_negatives, positives, claime
     return float(math.exp(hi))
 
 
-def counts_p_value(counts, claimed_epsilon: float) -> float:
+class ErrorCounts(Protocol):
+    """A certified test's counts, as :func:`counts_p_value` reads them (an :class:`audit.tester.EpsilonBound`)."""
+
+    @property
+    def false_positives(self) -> float: ...
+    @property
+    def false_negatives(self) -> float: ...
+    @property
+    def samples_per_side(self) -> float: ...
+    @property
+    def delta(self) -> float: ...
+    @property
+    def fp_share(self) -> float: ...
+
+
+def counts_p_value(counts: ErrorCounts, claimed_epsilon: float) -> float:
     """:func:`claim_p_value` of a certified test's counts: any object with ``false_positives``,
     ``false_negatives``, ``samples_per_side``, ``delta`` and ``fp_share`` (an EpsilonBound, a channel
     audit row)."""
@@ -198,8 +239,8 @@ def counts_p_value(counts, claimed_epsilon: float) -> float:
                          counts.samples_per_side, claimed_epsilon, counts.delta, counts.fp_share)
 
 
-def delta_claim_p_value(false_hits, negatives, misses, positives, epsilon: float, claimed_delta: float = 0.0,
-                        fp_share: float = 0.5) -> float:
+def delta_claim_p_value(false_hits: float, negatives: float, misses: float, positives: float, epsilon: float,
+                        claimed_delta: float = 0.0, fp_share: float = 0.5) -> float:
     """p-value of H0 "the mechanism is (ε, claimed_delta)-DP" from an event test's counts.
 
     The smallest α at which :func:`delta_lower_bound` (same counts, ε, fp_share) exceeds the claimed δ

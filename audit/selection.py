@@ -21,11 +21,19 @@ Three rules decide which test is certified (:func:`choose_threshold`):
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypeAlias, TypeVar
 
 import numpy as np
+import numpy.typing as npt
+
+from pgc.contracts import Scorer, Statistic
 
 from . import bounds
+from .bounds import FloatArray, FloatOrArray
+
+CountArray: TypeAlias = npt.NDArray[np.intp]
+# a selection's projection: a tuple ending in the projected ε (:func:`choose_threshold`'s)
+Projection = TypeVar("Projection", bound=tuple[float, ...])
 
 FP_SHARES = (0.1, 0.25, 0.5, 0.75, 0.9)
 MAX_THRESHOLDS = 3000
@@ -40,7 +48,7 @@ SELECTION_PESSIMISM_TWO_SIDED = 0.25
 SMOOTHING_WINDOW = 41
 
 
-def _threshold_grid(values: np.ndarray) -> np.ndarray:
+def _threshold_grid(values: FloatArray) -> FloatArray:
     u = np.unique(values)
     if u.size <= MAX_THRESHOLDS:
         return u
@@ -48,26 +56,29 @@ def _threshold_grid(values: np.ndarray) -> np.ndarray:
     lin = np.linspace(0, m - 1, MAX_THRESHOLDS // 2)
     tail = np.unique(np.round(np.geomspace(1, m / 2, MAX_THRESHOLDS // 4)))
     idx = np.unique(np.concatenate([lin, tail - 1, m - tail]).astype(np.int64).clip(0, m - 1))
-    return u[idx]
+    grid: FloatArray = u[idx]
+    return grid
 
 
-def approximate_upper(k, n, alpha: float):
+def approximate_upper(k: npt.ArrayLike, n: float, alpha: float) -> FloatOrArray:
     """Fast Poisson upper bound on a rate, k/n (selection only; certification uses exact
     Clopper–Pearson, which this slightly exceeds for small rates): Γ⁻¹(k+1, 1−α)/n."""
     from scipy.special import gammaincinv
 
-    return np.minimum(1.0, gammaincinv(np.asarray(k, np.float64) + 1.0, 1.0 - alpha) / n)
+    upper: FloatOrArray = np.minimum(1.0, gammaincinv(np.asarray(k, np.float64) + 1.0, 1.0 - alpha) / n)
+    return upper
 
 
-def approximate_lower(k, n, alpha: float):
+def approximate_lower(k: npt.ArrayLike, n: float, alpha: float) -> FloatOrArray:
     """Fast Poisson lower bound on a rate (selection only): Γ⁻¹(k, α)/n, 0 at k = 0."""
     from scipy.special import gammaincinv
 
     k = np.asarray(k, np.float64)
-    return np.where(k > 0, gammaincinv(np.maximum(k, 1e-300), alpha), 0.0) / n
+    lower: FloatOrArray = np.where(k > 0, gammaincinv(np.maximum(k, 1e-300), alpha), 0.0) / n
+    return lower
 
 
-def rate_upper(k, n, alpha: float, two_sided: bool = False):
+def rate_upper(k: npt.ArrayLike, n: float, alpha: float, two_sided: bool = False) -> FloatOrArray:
     """Upper bound on a rate k/n for selection: the Poisson bound of k (:func:`approximate_upper`);
     ``two_sided`` also takes 1 − the Poisson lower bound of the complement n − k, whichever is smaller.
     The Poisson bound of k alone exceeds 1 for rates near 1, so it hides every test whose rare event is
@@ -79,8 +90,9 @@ def rate_upper(k, n, alpha: float, two_sided: bool = False):
     return np.minimum(upper, 1.0 - approximate_lower(n - k, n, alpha))
 
 
-def projected_epsilon(fp, n_neg, fn, n_pos, n_cert: int, alpha: float, delta: float, share: float,
-                      two_sided: bool = False, pessimism: float | None = None):
+def projected_epsilon(fp: npt.ArrayLike, n_neg: float, fn: npt.ArrayLike, n_pos: float, n_cert: int, alpha: float,
+                      delta: float, share: float, two_sided: bool = False,
+                      pessimism: float | None = None) -> FloatOrArray:
     """The bound n_cert fresh samples would give, assuming pessimistic (95% upper) training rates.
 
     Pessimism matters: the threshold scan looks at thousands of tails and the luckiest empty tail
@@ -97,7 +109,7 @@ def projected_epsilon(fp, n_neg, fn, n_pos, n_cert: int, alpha: float, delta: fl
     return bounds.epsilon_from_rates(fpr_ub, fnr_ub, delta)
 
 
-def moving_average(values: np.ndarray, window: int) -> np.ndarray:
+def moving_average(values: npt.ArrayLike, window: int) -> FloatArray:
     """The mean of each value's ``window`` neighbours (fewer at the ends, where the window is cut)."""
     values = np.asarray(values, dtype=np.float64)
     if window <= 1 or values.size == 0:
@@ -106,7 +118,8 @@ def moving_average(values: np.ndarray, window: int) -> np.ndarray:
     sums = np.concatenate([[0.0], np.cumsum(np.where(np.isfinite(values), values, 0.0))])
     index = np.arange(values.size)
     lo, hi = np.maximum(index - half, 0), np.minimum(index + half + 1, values.size)
-    return (sums[hi] - sums[lo]) / (hi - lo)
+    average: FloatArray = (sums[hi] - sums[lo]) / (hi - lo)
+    return average
 
 
 # a statistic with at most this many distinct values is a handful of events (a decoder's "the report names v"),
@@ -118,13 +131,13 @@ HELD_OUT_PESSIMISM = SELECTION_PESSIMISM
 EVEN_SHARE = 0.5
 
 
-def _dense(grid: np.ndarray) -> bool:
+def _dense(grid: FloatArray) -> bool:
     """A continuous statistic's threshold curve, not a few atoms."""
     return grid.size >= 20 * SMOOTHING_WINDOW
 
 
-def _projection_table(s_pos: np.ndarray, s_neg: np.ndarray, grid: np.ndarray, n_cert: int, alpha: float,
-                      delta: float, two_sided: bool):
+def _projection_table(s_pos: FloatArray, s_neg: FloatArray, grid: FloatArray, n_cert: int, alpha: float,
+                      delta: float, two_sided: bool) -> tuple[FloatArray, CountArray, CountArray]:
     """Projected ε per (α share, threshold) — rows :data:`FP_SHARES` — with the false-positive and false-negative
     counts per threshold."""
     sp, sn = np.sort(s_pos), np.sort(s_neg)
@@ -136,7 +149,7 @@ def _projection_table(s_pos: np.ndarray, s_neg: np.ndarray, grid: np.ndarray, n_
     return table, fp, fn
 
 
-def _argmax(table: np.ndarray) -> tuple[int, int]:
+def _argmax(table: FloatArray) -> tuple[int, int]:
     """(share row, threshold column) of the largest projection; the earlier share and the lower threshold win
     exact ties."""
     best = (0, 0, -np.inf)
@@ -147,7 +160,8 @@ def _argmax(table: np.ndarray) -> tuple[int, int]:
     return best[0], best[1]
 
 
-def _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided):
+def _scan(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool
+          ) -> tuple[FloatArray, FloatArray, CountArray, CountArray, tuple[int, int]]:
     """The grid, the projection table (smoothed for a continuous statistic under two-sided rates) and its
     argmax."""
     grid = _threshold_grid(np.concatenate([s_pos, s_neg]))
@@ -157,7 +171,7 @@ def _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided):
     return grid, table, fp, fn, _argmax(table)
 
 
-def held_out_projection(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: float, delta: float,
+def held_out_projection(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float,
                         two_sided: bool = False) -> float:
     """Two-fold estimate of the bound a threshold chosen on the selection split certifies on fresh samples.
 
@@ -182,8 +196,9 @@ def held_out_projection(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha
     return float(np.mean(halves))
 
 
-def _one_standard_error_choice(table, best_cell, fp, fn, n_pos, n_neg, n_cert, alpha, delta,
-                               two_sided) -> tuple[int, int]:
+def _one_standard_error_choice(table: FloatArray, best_cell: tuple[int, int], fp: CountArray, fn: CountArray,
+                               n_pos: float, n_neg: float, n_cert: int, alpha: float, delta: float,
+                               two_sided: bool) -> tuple[int, int]:
     """Among the tests of a few-atom statistic, the conventional one the selection cannot tell from the best.
 
     Breiman's one-standard-error rule: the tests whose projection lies within one standard error of the largest
@@ -210,7 +225,7 @@ def _one_standard_error_choice(table, best_cell, fp, fn, n_pos, n_neg, n_cert, a
     return row, col
 
 
-def choose_threshold(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: float,
+def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float,
                      delta: float, two_sided: bool = False) -> tuple[float, float, float]:
     """(threshold, fp_share, projected ε) of the test chosen on the selection split; T = [s ≥ t].
 
@@ -230,15 +245,17 @@ def choose_threshold(s_pos: np.ndarray, s_neg: np.ndarray, n_cert: int, alpha: f
     return float(grid[col]), FP_SHARES[row], best
 
 
-def select_statistic(statistics: Sequence, fit_p: np.ndarray, fit_n: np.ndarray, sel_p: np.ndarray,
-                     sel_n: np.ndarray, project: Callable, tie_margin: float = 0.0):
+def select_statistic(statistics: Sequence[Statistic], fit_p: FloatArray, fit_n: FloatArray, sel_p: FloatArray,
+                     sel_n: FloatArray, project: Callable[[FloatArray, FloatArray], Projection],
+                     tie_margin: float = 0.0
+                     ) -> tuple[Statistic, Scorer, FloatArray, FloatArray, Projection] | None:
     """Fit each statistic on (fit_p, fit_n) and keep the one whose projection on the selection half
     (``project(s_pos, s_neg)``, a tuple ending in the projected ε) is largest; a later statistic
     replaces an earlier one only if it projects more than (1 + ``tie_margin``) times its ε.
 
     Returns ``(statistic, scorer, s_pos, s_neg, projection)`` or None when no statistic gives finite
     scores."""
-    best = None
+    best: tuple[Statistic, Scorer, FloatArray, FloatArray, Projection] | None = None
     for stat in statistics:
         scorer = stat.fit(fit_p, fit_n)
         if scorer is None:
@@ -255,7 +272,7 @@ def select_statistic(statistics: Sequence, fit_p: np.ndarray, fit_n: np.ndarray,
 DELTA_SELECTION_PESSIMISM = 0.25  # one-sided level of the δ test's training hit-rate bound (ranking only)
 
 
-def projected_delta(hits, false_hits, n_sel: int, n_cert: int, alpha: float, epsilon: float,
+def projected_delta(hits: float, false_hits: float, n_sel: int, n_cert: int, alpha: float, epsilon: float,
                     share: float) -> float:
     """The δ bound n_cert fresh samples would give: hit rate at its 25% lower bound, false-hit rate at
     its 75% upper bound, except that NO false hits project as 0 (a point mass has none, and any

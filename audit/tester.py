@@ -22,14 +22,15 @@ from pgc.errors import UserError
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from . import bounds
 from .curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
-from pgc.contracts import Sampler, Scorer
-from .progress import progress_bar
+from pgc.contracts import Sampler, Scorer, Statistic
+from pgc.tasks.progress import progress_bar
 from .selection import choose_threshold, select_statistic
 from .statistics import default_statistics
 
@@ -100,8 +101,26 @@ class EpsilonBound:
     profile_delta: float | None = None
     profile_claimed_epsilon: float | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+class _CurveFields(TypedDict, total=False):
+    """The curve test's fields of an :class:`EpsilonBound`."""
+
+    curve_false_positives: int
+    curve_false_negatives: int
+    curve_threshold: float
+    mu_lower_bound: float
+    profile_excess: float
+    profile_delta: float
+    profile_claimed_epsilon: float
+
+
+class _Progress(Protocol):
+    """What a progress bar of :func:`pgc.tasks.progress.progress_bar` does for the certified test."""
+
+    def update(self, n: int = 1) -> None: ...
 
 
 @dataclass
@@ -117,8 +136,8 @@ class CandidateTest:
     profile: tuple[tuple[float, float], ...] | None = None  # the claimed privacy profile the curve test checks
 
 
-def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_cert: int, alpha: float,
-                  delta: float, statistics: Sequence | None = None, two_sided_rates: bool = False,
+def fit_candidate(label: str, train_pos: npt.ArrayLike, train_neg: npt.ArrayLike, n_cert: int, alpha: float,
+                  delta: float, statistics: Sequence[Statistic] | None = None, two_sided_rates: bool = False,
                   curve: bool = False, curve_alpha: float | None = None,
                   profile: tuple[tuple[float, float], ...] | None = None) -> CandidateTest | None:
     """Best statistic and threshold for one hypothesis pair, from its training split only
@@ -141,12 +160,15 @@ def fit_candidate(label: str, train_pos: np.ndarray, train_neg: np.ndarray, n_ce
     if chosen is None:
         return None
     stat, scorer, s_pos, s_neg, (t, share, eps) = chosen
-    curve_threshold = select_curve_threshold(s_pos, s_neg, n_cert, curve_alpha, profile) if curve else None
+    curve_threshold = None
+    if curve:
+        assert curve_alpha is not None, "a curve test is selected at its curve_alpha"
+        curve_threshold = select_curve_threshold(s_pos, s_neg, n_cert, curve_alpha, profile)
     return CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos), curve_threshold,
                          profile if curve else None)
 
 
-def _as_2d(x: np.ndarray) -> np.ndarray:
+def _as_2d(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
     x = np.asarray(x, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
@@ -157,14 +179,14 @@ def _as_2d(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def count_both(test: CandidateTest, chunk: np.ndarray) -> tuple[int, int, int]:
+def count_both(test: CandidateTest, chunk: npt.ArrayLike) -> tuple[int, int, int]:
     """(score ≥ threshold, score ≥ curve threshold, total) on one chunk; the second 0 without a curve test."""
     s = np.asarray(test.scorer(_as_2d(chunk)))
     curve = 0 if test.curve_threshold is None else int(np.count_nonzero(s >= test.curve_threshold))
     return int(np.count_nonzero(s >= test.threshold)), curve, len(s)
 
 
-def count_accepts(test: CandidateTest, chunks: Iterable[np.ndarray]) -> tuple[int, int]:
+def count_accepts(test: CandidateTest, chunks: Iterable[npt.ArrayLike]) -> tuple[int, int]:
     """(number with score ≥ threshold, total) over an iterable of output chunks."""
     hits = total = 0
     for chunk in chunks:
@@ -174,7 +196,7 @@ def count_accepts(test: CandidateTest, chunks: Iterable[np.ndarray]) -> tuple[in
     return hits, total
 
 
-def certify(test: CandidateTest, cert_pos: Iterable[np.ndarray], cert_neg: Iterable[np.ndarray],
+def certify(test: CandidateTest, cert_pos: Iterable[npt.ArrayLike], cert_neg: Iterable[npt.ArrayLike],
             confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0) -> EpsilonBound:
     """Run the chosen test (and its curve test, if it has one) once on fresh samples and turn its error
     counts into a bound."""
@@ -201,7 +223,7 @@ def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, fals
     alpha = 1.0 - confidence
     if n_pos != n_neg:
         raise UserError("certification needs the same number of samples per side")
-    curve = {}
+    curve: _CurveFields = {}
     if test.curve_threshold is not None:
         if curve_counts is None:
             raise UserError("a test with a curve threshold needs its curve counts")
@@ -213,7 +235,7 @@ def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, fals
             curve["mu_lower_bound"] = float(mu_lower_bound(c_fp, c_fn, n_neg, n_pos, curve_alpha))
         else:
             excess, delta_i, eps_i = profile_excess(c_fp, c_fn, n_neg, n_pos, curve_alpha, test.profile)
-            curve.update(profile_excess=excess, profile_delta=delta_i, profile_claimed_epsilon=eps_i)
+            curve.update({"profile_excess": excess, "profile_delta": delta_i, "profile_claimed_epsilon": eps_i})
     fp, fn = false_positives, n_pos - true_positives
     share = test.fp_share
     eps = bounds.epsilon_lower_bound(fp, n_neg, fn, n_pos, alpha, delta, share)
@@ -231,7 +253,7 @@ def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, fals
 
 
 def sampled_chunks(sampler: Sampler, n: int, rng: np.random.Generator, chunk: int = CHUNK,
-                   on_chunk: Callable[[int], None] | None = None):
+                   on_chunk: Callable[[int], None] | None = None) -> Iterator[Any]:
     """Draw n outputs from ``sampler`` in chunks (memory stays O(chunk·k))."""
     done = 0
     while done < n:
@@ -265,7 +287,7 @@ class CertifiedTest:
     confidence: float = 0.95
     delta: float = 0.0
     seed: int | np.random.SeedSequence = 0
-    statistics: Sequence | None = None
+    statistics: Sequence[Statistic] | None = None
     detectable_delta_at: float = 0.0
     progress: bool = False
     pilot_samples: int | None = None  # per pair; None: max(2000, train_samples // 5)
@@ -306,7 +328,7 @@ class CertifiedTest:
         pilot_seq, final_seq = train_seq.spawn(2)
         finalists = list(self.pairs)
         if pilot is not None:  # stage 1: a small pilot split ranks the pairs
-            ranked = []
+            ranked: list[tuple[float, int, HypothesisPair]] = []
             for pair, seq in zip(self.pairs, pilot_seq.spawn(len(self.pairs))):
                 cand = self._train(pair, pilot, seq, alpha, bar)
                 if cand is not None:
@@ -321,7 +343,7 @@ class CertifiedTest:
             self.candidates.append(cand)
             if best is None or cand.projected_epsilon > best.projected_epsilon * (1.0 + TIE_MARGIN):
                 best, best_pair = cand, pair
-        if best is None:
+        if best is None or best_pair is None:  # set together
             raise UserError("no statistic applies to these outputs")
         rp, rn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
         bound = certify(best, sampled_chunks(best_pair.positive, self.samples, rp, on_chunk=bar.update),
@@ -331,7 +353,8 @@ class CertifiedTest:
         return bound
 
 
-    def _train(self, pair: HypothesisPair, n: int, seq: np.random.SeedSequence, alpha: float, bar):
+    def _train(self, pair: HypothesisPair, n: int, seq: np.random.SeedSequence, alpha: float,
+               bar: _Progress) -> CandidateTest | None:
         rp, rn = (np.random.Generator(np.random.PCG64(s)) for s in seq.spawn(2))
         chunk = -(-n // TRAIN_CALLS)
         pos = np.concatenate(list(sampled_chunks(pair.positive, n, rp, chunk, bar.update)))
@@ -341,7 +364,8 @@ class CertifiedTest:
                              self.two_sided_rates, curve, split_alpha(1.0 - self.confidence)[1] if curve else None)
 
 
-def _occam_key(ranked):
+def _occam_key(ranked: Sequence[tuple[float, int, HypothesisPair]]
+               ) -> Callable[[tuple[float, int, HypothesisPair]], tuple[int, float]]:
     """Sort key: by projected ε, but candidates within TIE_MARGIN of the best keep their given order
     (simpler canaries and statistics come first; near-ties are noise, not evidence)."""
     top = max(r[0] for r in ranked) if ranked else 0.0

@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypeAlias, TypedDict
 
 from pgc.schemas.audit_rows import AuditRow, Verdict, worst
 
@@ -42,6 +42,8 @@ from .curves import curve_epsilon, curve_violation_pvalue, profile_violation_pva
 from .tester import EpsilonBound
 
 PROFILE_EXCESS_FLOOR = 0.0  # a certified ε above the claimed ε_i by more than this violates the profile
+
+Profile: TypeAlias = tuple[tuple[float, float], ...]  # a claimed privacy profile: (ε_i, δ_i) points
 
 
 def _held(row: AuditRow) -> bool:
@@ -107,7 +109,7 @@ def decide(row: AuditRow) -> tuple[Verdict, str]:
                                       "is 0), so the audit cannot say which leak it would have caught")
     if _held(row) and row.detectable_epsilon is None:
         return Verdict.INCONCLUSIVE, "the row records no counts of its test, so no power can be stated"
-    if _held(row) and not math.isfinite(row.detectable_epsilon):
+    if _held(row) and row.detectable_epsilon is not None and not math.isfinite(row.detectable_epsilon):
         decide_at = (f"; about {row.samples_to_decide:,} per side would decide" if row.samples_to_decide else "")
         at = f" at {row.samples_per_side:,} per side" if row.samples_per_side else ""
         return Verdict.INCONCLUSIVE, f"no leak through the certified test could exceed the claim{at}{decide_at}"
@@ -136,7 +138,15 @@ def test_alphas(row: AuditRow) -> tuple[float, float | None]:
     return threshold, curve_alpha
 
 
-def measured_power_fields(row: AuditRow, claimed_profile: tuple | None = None) -> dict:
+class PowerFields(TypedDict):
+    """The measured-power fields of a row (:func:`measured_power_fields`)."""
+
+    detectable_epsilon: float | None
+    samples_to_decide: int | None
+    power_basis: str | None
+
+
+def measured_power_fields(row: AuditRow, claimed_profile: Profile | None = None) -> PowerFields:
     """``detectable_epsilon``, ``samples_to_decide`` and ``power_basis`` of a row held to its claim, from its
     counts (:mod:`audit.measured_power`); None where the row records no counts or no finite claim."""
     eps, n = row.claimed_epsilon, row.samples_per_side
@@ -149,10 +159,11 @@ def measured_power_fields(row: AuditRow, claimed_profile: tuple | None = None) -
     delta = row.claimed_delta or 0.0
     threshold_alpha, curve_alpha = test_alphas(row)
     gaussian = delta > 0
+    false_positives, fp_share = row.false_positives, row.fp_share  # both recorded (checked above)
 
     def detectable_at(size: int) -> float:
-        fp = int(round(row.false_positives * size / n))
-        best = measured_power.event_detectable_epsilon(fp, size, threshold_alpha, row.fp_share, eps, delta, gaussian)
+        fp = int(round(false_positives * size / n))
+        best = measured_power.event_detectable_epsilon(fp, size, threshold_alpha, fp_share, eps, delta, gaussian)
         if curve_alpha is not None and row.curve_false_positives is not None and delta > 0:
             cfp = int(round(row.curve_false_positives * size / n))
             curve = (measured_power.curve_event_detectable_epsilon(cfp, size, curve_alpha, row.claimed_mu, delta)
@@ -195,14 +206,21 @@ def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
         return {i: (r, a) for i, r, a in zip(members, reject, adjusted)}
 
     def claim_p(row: AuditRow) -> float:
-        return 0.0 if row.claim_contradiction and row.covered is not False else row.p_value
+        p = 0.0 if row.claim_contradiction and row.covered is not False else row.p_value
+        assert p is not None, "a row in the claims' family states its p-value"
+        return p
+
+    def leak_p(row: AuditRow) -> float:
+        p = row.leak_p_value()
+        assert p is not None, "a row in the leaks' family states its p-value"
+        return p
 
     held = [i for i, r in enumerate(rows) if _held(r) and (r.p_value is not None or r.claim_contradiction)]
     claims = holm(held, [claim_p(rows[i]) for i in held])
     # a held row that is partly covered is already tested by its claim: never twice by the same p-value
     leaks_at = [i for i, r in enumerate(rows) if r.covered is False and not (r.partly_covered and _held(r))
                 and r.leak_p_value() is not None]
-    leaks = holm(leaks_at, [rows[i].leak_p_value() for i in leaks_at])
+    leaks = holm(leaks_at, [leak_p(rows[i]) for i in leaks_at])
     own = [leaks.get(i) if r.verdict == Verdict.UNPROTECTED or i not in claims else claims.get(i)
            for i, r in enumerate(rows)]
     rejected = tuple(bool(o and o[0]) for o in own)
@@ -234,15 +252,19 @@ def worst_verdict(rows: Sequence[AuditRow]) -> Verdict:
 # --- the engine's rows -----------------------------------------------------------------------------------
 
 def claim_p_values(b: EpsilonBound, eps: float, delta: float, claimed_mu: float | None,
-                   claimed_profile: tuple | None) -> tuple[float, float]:
+                   claimed_profile: Profile | None) -> tuple[float, float]:
     """(p-value of "the claim holds", p-value of "no leak") from a certified test's counts; a row with a curve
     test combines its two tests by weighted Bonferroni (each at its share of α)."""
     n = b.samples_per_side
     p = bounds.claim_p_value(b.false_positives, n, b.false_negatives, n, eps, delta, b.fp_share)
     if claimed_mu is not None or claimed_profile is not None:
+        assert b.curve_false_positives is not None and b.curve_false_negatives is not None, \
+            "a certified test with a curve claim records its curve counts"
         counts = (b.curve_false_positives, b.curve_false_negatives, n, n)
-        p_curve = (curve_violation_pvalue(*counts, claimed_mu) if claimed_mu is not None
-                   else profile_violation_pvalue(*counts, claimed_profile))
+        if claimed_mu is not None:
+            p_curve = curve_violation_pvalue(*counts, claimed_mu)
+        elif claimed_profile is not None:
+            p_curve = profile_violation_pvalue(*counts, claimed_profile)
         share_threshold, share_curve = split_alpha(1.0)
         p = min(1.0, p / share_threshold, p_curve / share_curve)
     p_leak = bounds.claim_p_value(b.false_positives, n, b.false_negatives, n, 0.0, delta, b.fp_share)
@@ -250,7 +272,7 @@ def claim_p_values(b: EpsilonBound, eps: float, delta: float, claimed_mu: float 
 
 
 def bound_fields(b: EpsilonBound, claim: tuple[float, float], confidence: float, claimed_mu: float | None,
-                 claimed_profile: tuple | None) -> dict:
+                 claimed_profile: Profile | None) -> dict[str, Any]:
     """The row fields of one certified test: counts, bounds (ε_LB, δ_LB, μ_LB or a profile point), p-values
     and the confidences its two tests ran at."""
     eps, delta = claim
@@ -269,10 +291,11 @@ def bound_fields(b: EpsilonBound, claim: tuple[float, float], confidence: float,
                                                                claimed_profile if profile else None)
     if gdp or profile:
         fields.update(curve_false_positives=b.curve_false_positives, curve_false_negatives=b.curve_false_negatives)
-    if gdp:
+    if claimed_mu is not None and b.mu_lower_bound is not None:  # gdp
         fields.update(claimed_mu=float(claimed_mu), mu_lower_bound=b.mu_lower_bound,
                       curve_epsilon=curve_epsilon(b.mu_lower_bound, delta) if delta > 0 else None)
-    if profile:
+    if claimed_profile is not None and b.profile_excess is not None:  # profile
+        assert b.profile_claimed_epsilon is not None, "a profile's curve test records the ε_i it was checked at"
         fields.update(profile_delta=b.profile_delta, profile_claimed_epsilon=b.profile_claimed_epsilon,
                       profile_epsilon_lower_bound=max(0.0, b.profile_claimed_epsilon + b.profile_excess))
     return {**fields, "test_confidence": 1.0 - threshold_alpha,
@@ -281,8 +304,8 @@ def bound_fields(b: EpsilonBound, claim: tuple[float, float], confidence: float,
 
 def make_row(channel: str, b: EpsilonBound, claim: tuple[float, float], covered: bool, confidence: float,
              accountant: float | None = None, broadcast: str = "honest", claimed_mu: float | None = None,
-             held_to_claim: bool = False, claimed_profile: tuple | None = None,
-             contradiction: str | None = None, partly_covered: bool = False, **context) -> AuditRow:
+             held_to_claim: bool = False, claimed_profile: Profile | None = None,
+             contradiction: str | None = None, partly_covered: bool = False, **context: Any) -> AuditRow:
     """One judged row of the engine: the certified test's fields, its measured power and its verdict."""
     eps, delta = claim
     row = AuditRow(channel=channel, claimed_epsilon=eps, claimed_delta=delta, covered=covered,
@@ -299,7 +322,7 @@ def make_rows(bounds_by_channel: Mapping[str, EpsilonBound], claims: Mapping[str
               covered: Mapping[str, bool], confidence: float, accountant: Mapping[str, float | None],
               broadcast_labels: Mapping[str, str],
               claimed_mus: Mapping[str, float | None] | None = None,
-              claimed_profiles: Mapping[str, tuple | None] | None = None,
+              claimed_profiles: Mapping[str, Profile | None] | None = None,
               held_to_claim: bool = False,
               contradictions: Mapping[str, str | None] | None = None,
               partly_covered: Sequence[str] = ()) -> tuple[list[AuditRow], Verdict]:
@@ -318,9 +341,9 @@ FAILING = {"violated": {Verdict.VIOLATED, Verdict.UNPROTECTED},
            "inconclusive": {Verdict.VIOLATED, Verdict.UNPROTECTED, Verdict.INCONCLUSIVE}}
 
 
-def row_verdicts(result: dict) -> list[str]:
+def row_verdicts(result: Mapping[str, Any]) -> list[str]:
     """Every row verdict an audit result holds (its rows, channels, cases and one-run rows), as words."""
-    found = []
+    found: list[str] = []
     for key in ("rows", "channels", "cases", "bounds"):
         for row in result.get(key) or []:
             if isinstance(row, dict) and row.get("verdict") is not None:

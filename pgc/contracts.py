@@ -181,7 +181,7 @@ class DescribesSecrets(Protocol):
 
 @runtime_checkable
 class OffersStatistics(Protocol):
-    def audit_statistics(self, channel: str) -> list:
+    def audit_statistics(self, channel: str) -> list[Statistic]:
         """Candidate :class:`Statistic` objects for one channel's releases."""
         ...
 
@@ -193,7 +193,7 @@ class HasBroadcastSpace(Protocol):
 
 @runtime_checkable
 class CraftsBroadcasts(Protocol):
-    def crafted_broadcasts(self, secret: Any, secret_prime: Any, rng: Any) -> list:
+    def crafted_broadcasts(self, secret: Any, secret_prime: Any, rng: Any) -> list[Any]:
         """The system's own crafted broadcasts for a pair."""
         ...
 

@@ -37,8 +37,9 @@ def kind_of(data: Any) -> str | None:
     """The kind a JSON object declares (``"kind"``, or ``"train"`` for a run summary); None if none."""
     if not isinstance(data, dict):
         return None
-    if isinstance(data.get("kind"), str):
-        return data["kind"]
+    declared = data.get("kind")
+    if isinstance(declared, str):
+        return declared
     if data.get("format") == RUN_FORMAT:
         return "train"
     return None
@@ -76,7 +77,7 @@ def validate(data: Any, *, kind: str | None = None, where: str = "") -> Any:
     return data
 
 
-def dump(kind: str, data: dict) -> dict:
+def dump(kind: str, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` as a result of ``kind`` ready to write: ``kind`` and ``format_version`` first, then the
     writer's own fields unchanged; checked against the schema first (:class:`SchemaError` if it does
     not match, so nothing malformed is written)."""

@@ -22,6 +22,7 @@ Pure Python: imports nothing from the project beyond :mod:`pgc.schemas.base`.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .base import Record
@@ -50,7 +51,7 @@ class Verdict(str, enum.Enum):
 _SEVERITY = {Verdict.CONSISTENT: 0, Verdict.INCONCLUSIVE: 1, Verdict.UNPROTECTED: 2, Verdict.VIOLATED: 3}
 
 
-def worst(verdicts) -> Verdict:
+def worst(verdicts: Iterable[Verdict | str]) -> Verdict:
     """The most severe of ``verdicts`` (consistent when there are none)."""
     found = [Verdict(v) for v in verdicts]
     return max(found, key=lambda v: v.severity) if found else Verdict.CONSISTENT

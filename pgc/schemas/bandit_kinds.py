@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from pgc.contracts import PrivacyClaim
 
-from .base import Record, Result, SchemaError
+from .base import JsonObject, Record, Result, SchemaError
 
 
 # --- bandit-regret, bandit-attack, bandit-bench: pgc bandit, pgc bench bandit ---------------------
@@ -22,7 +22,7 @@ class RegretAtHorizon(Record):
     mean: float
     interval: list[float]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _pair(self.interval, "group_regret_at_T.interval")
 
 
@@ -45,7 +45,7 @@ class BanditCurve(Record):
     mean_syncs: float | None = None
     group_regret_at_T: RegretAtHorizon | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         n = len(self.t)
         for name in ("time_averaged_group_regret", "lower", "upper"):
             if len(getattr(self, name)) != n:
@@ -62,7 +62,7 @@ class PrivacyCostPoint(Record):
     private_regret_at_T: float | None = None
     nonprivate_regret_at_T: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _pair(self.interval, "privacy_cost.interval")
 
 
@@ -80,14 +80,14 @@ class ExponentFit(Record):
     theory: dict[str, float] | None = None
     epsilon: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _pair(self.interval, "fit.interval")
 
 
 @dataclass(frozen=True, kw_only=True)
 class BanditRegret(Result):
     KIND = "bandit-regret"
-    settings: dict
+    settings: JsonObject
     curves: list[BanditCurve]
     label: str | None = None
     privacy_cost: list[PrivacyCostPoint] = field(default_factory=list)
@@ -118,7 +118,7 @@ class BanditAttackRow(Record):
     above_ceiling: bool | None = None
     above_chance: bool | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _pair(self.interval, "interval")
 
 
@@ -126,7 +126,7 @@ class BanditAttackRow(Record):
 class BanditAttack(Result):
     KIND = "bandit-attack"
     rows: list[BanditAttackRow]
-    settings: dict | None = None
+    settings: JsonObject | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,14 +137,14 @@ class LayoutGap(Result):
     candidates: list[float]
     epsilon: float
     episodes: int
-    bayes_accuracy: dict
+    bayes_accuracy: JsonObject
 
 
 @dataclass(frozen=True, kw_only=True)
 class BanditBench(Result):
     """pgc bench bandit: the batched federated LinUCB against the reference loop."""
     KIND = "bandit-bench"
-    settings: dict
+    settings: JsonObject
     reference_seconds_per_round: float
     batched_one_run_seconds: float
     speedup_one_run: float

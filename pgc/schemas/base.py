@@ -19,7 +19,17 @@ import math
 import numbers
 import types
 import typing
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, SupportsInt, TypeAlias, TypeVar
+
+# A JSON object whose values the schema leaves unchecked. The type checker reads it as ``dict[str, Any]``;
+# at run time it is the plain ``dict`` annotation, which :meth:`Record.from_dict` keeps as it is (a
+# parametrised ``dict[str, Any]`` would be copied key by key).
+if TYPE_CHECKING:
+    JsonObject: TypeAlias = dict[str, Any]
+else:
+    JsonObject = dict
+
+_R = TypeVar("_R", bound="Record")
 
 
 class SchemaError(UserError):
@@ -72,7 +82,7 @@ def json_ready(obj: Any) -> Any:
     return obj
 
 
-def _sequence(value: Any) -> list | None:
+def _sequence(value: Any) -> list[Any] | None:
     if isinstance(value, (list, tuple)):
         return list(value)
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # numpy arrays from a writer
@@ -117,9 +127,9 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         return x
     if tp is int:
         if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
-                or float(value) != int(value)):
+                or float(value) != int(typing.cast(SupportsInt, value))):
             raise SchemaError(f"{where} is {_show(value)}, expected an integer")
-        return int(value)
+        return int(typing.cast(SupportsInt, value))
     if tp is bool:
         if not isinstance(value, bool) and type(value).__name__ != "bool_":
             raise SchemaError(f"{where} is {_show(value)}, expected true or false")
@@ -142,7 +152,8 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
 
 def _convert_choice(tp: Any, value: Any, where: str) -> Any:
     """A value of an Enum (converted to its member) or of a ``Literal[...]`` annotation."""
-    choices = [m.value for m in tp] if isinstance(tp, type) else list(typing.get_args(tp))
+    choices = ([m.value for m in typing.cast("type[enum.Enum]", tp)] if isinstance(tp, type)
+               else list(typing.get_args(tp)))
     if value not in choices:
         raise SchemaError(f"{where} is {_show(value)}, expected one of {', '.join(map(repr, choices))}")
     return tp(value) if isinstance(tp, type) else value
@@ -212,10 +223,10 @@ def _to_json(value: Any) -> Any:
 class Record:
     """A JSON object with typed fields. ``extra`` holds the keys the schema does not name."""
 
-    extra: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_dict(cls, data: dict, where: str = "") -> "Record":
+    def from_dict(cls: type[_R], data: dict[str, Any], where: str = "") -> _R:
         if not isinstance(data, dict):
             raise SchemaError(f"{where or cls.__name__} is {_show(data)}, expected an object")
         hints = typing.get_type_hints(cls)
@@ -233,9 +244,9 @@ class Record:
         extra = {k: v for k, v in data.items() if k not in names}
         return cls(**values, extra=extra)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON object: the named fields that are set (None left out), then ``extra``."""
-        out = {}
+        out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name == "extra":
                 continue
@@ -255,7 +266,7 @@ class Result(Record):
     kind: str = ""
     format_version: int = 1
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         return {"kind": self.KIND, "format_version": self.FORMAT_VERSION,
                 **{k: v for k, v in out.items() if k not in ("kind", "format_version")}}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .audit_rows import Verdict
-from .base import Record, Result
+from .base import JsonObject, Record, Result
 
 
 # --- benchmarks, manifests and reports -------------------------------------------------------------
@@ -52,11 +53,11 @@ class LdpBenchCell(Record):
 class LdpBench(Result):
     """pgc bench ldp: the frequency oracles of the reference and the libraries, per protocol × ε × k."""
     KIND = "ldp-bench"
-    settings: dict
+    settings: JsonObject
     cells: list[LdpBenchCell]
     complete: bool
     timing: list[LdpBenchCell] = field(default_factory=list)
-    summary: dict | None = None
+    summary: JsonObject | None = None
     command: str | None = None
     merged: list[str] | None = None  # the earlier results whose finished cells this run kept (--merge)
 
@@ -65,7 +66,7 @@ class LdpBench(Result):
 class BenchNumbers(Result):
     """pgc bench TARGET --save: named numbers of one benchmark (files without a kind field)."""
     KIND = "bench-numbers"
-    numbers: dict
+    numbers: JsonObject
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,7 +74,7 @@ class Reliability(Result):
     """scripts/reliability.py: the kill-and-restart study (a file without a kind field)."""
     KIND = "reliability"
     cases_tried: int
-    failures: list
+    failures: list[Any]
     all_zero: bool
 
 
@@ -91,7 +92,7 @@ class Pipeline(Result):
     KIND = "pipeline"
     format: str
     inputs: list[str]
-    steps: list[dict] = field(default_factory=list)
+    steps: list[JsonObject] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,4 +100,4 @@ class Report(Result):
     KIND = "report"
     format: str
     verdict: str
-    inputs: list[dict]
+    inputs: list[JsonObject]

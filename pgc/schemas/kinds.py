@@ -10,7 +10,7 @@ from pgc.contracts import PrivacyClaim
 
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .audit_rows import AuditRow, Verdict
-from .base import Record, Result, SchemaError
+from .base import JsonObject, Record, Result, SchemaError
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 
@@ -21,7 +21,7 @@ from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 @dataclass(frozen=True, kw_only=True)
 class TrainTrial(Record):
     dir: str
-    config: dict
+    config: JsonObject
     fst: float | None = None
     final_mu: float | None = None
     fst_true_scores: float | None = None
@@ -42,9 +42,9 @@ class TrainRun(Result):
     trials: list[TrainTrial]
     wall_time_s: float | None = None
     agent_steps: int | None = None
-    versions: dict | None = None
+    versions: JsonObject | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.trials:
             raise SchemaError("a train run summary needs at least one trial")
 
@@ -129,8 +129,8 @@ class PowerStudy(Result):
     beside the threshold bound on the same releases, per claim) or one ``study`` (miscalibrated, false
     alarms, detectability, the sequential null simulation)."""
     KIND = "power-study"
-    studies: list[dict] | None = None
-    study: dict | None = None
+    studies: list[JsonObject] | None = None
+    study: JsonObject | None = None
     wall_time_s: float | None = None
     command: str | None = None
 
@@ -143,7 +143,7 @@ class FlowerOneRunResult(Result):
     aggregate) what it is promised and the one-run bounds certified from what it saw."""
     KIND = "flower-one-run"
     FORMAT_VERSION = 2
-    setup: dict
+    setup: JsonObject
     rows: list[AuditRow]  # one judged row per observer (scope: the observer; note: what it was promised)
     simulation_s: float
     wall_time_s: float
@@ -179,8 +179,8 @@ class SystemAuditResult(Result):
     accountant: Accountant | None = None
     report_section: str | None = None  # the report section the system asks for (None: the system audits)
     relation: str | None = None  # what makes the two secrets neighbours
-    searched_pair: dict | None = None  # the worst pair the auditor's search found, and its search score
-    sequential: dict | None = None  # --samples auto: the stages and the decision
+    searched_pair: JsonObject | None = None  # the worst pair the auditor's search found, and its search score
+    sequential: JsonObject | None = None  # --samples auto: the stages and the decision
     timings: dict[str, float] | None = None  # seconds per part: draw_training, select, draw_certification, certify, judge
 
     def row(self, channel: str) -> AuditRow:
@@ -189,7 +189,7 @@ class SystemAuditResult(Result):
             if r.channel == channel:
                 return r
         raise KeyError(channel)
-    library: dict | None = None  # a third-party library's protocol or filter: library, version, parameters, claim reading
+    library: JsonObject | None = None  # a third-party library's protocol or filter: library, version, parameters, claim reading
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------
@@ -220,8 +220,8 @@ class AttackResult(Result):
     command: str | None = None
     seed: int | None = None
     candidates: list[float] | None = None
-    threat_model: dict | None = None
-    violations: list | None = None
+    threat_model: JsonObject | None = None
+    violations: list[Any] | None = None
     wall_s: float | None = None
 
     @property
@@ -247,10 +247,10 @@ class ReplicateSetting(Record):
     median_fst_ci: list[float] | None = None
     success_ratio: float | None = None
     success_ratio_ci: list[float] | None = None
-    relative_auc: dict | None = None
-    paper: dict | None = None
-    verdict: dict | None = None
-    vs_control: dict | None = None
+    relative_auc: JsonObject | None = None
+    paper: JsonObject | None = None
+    verdict: JsonObject | None = None
+    vs_control: JsonObject | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -266,8 +266,8 @@ class ReplicateResult(Result):
     format: str | None = None
     notes: list[str] | None = None
     plots: list[ReplicatePlot] | None = None
-    reading: dict | None = None
-    spec: dict | None = None
+    reading: JsonObject | None = None
+    spec: JsonObject | None = None
     level: float | None = None
     wall_time_s: float | None = None
     primary_reference: str | None = None
@@ -278,15 +278,15 @@ class ReplicateResult(Result):
 class ReplicateRaw(Result):
     KIND = "replicate-raw"
     format: str
-    spec: dict
-    trials: dict[str, list]
+    spec: JsonObject
+    trials: dict[str, list[Any]]
 
 
 @dataclass(frozen=True, kw_only=True)
 class ReadingSearch(Result):
     KIND = "reading-search"
     format: str
-    readings: list[dict]
+    readings: list[JsonObject]
     best: list[str]
 
 
@@ -296,7 +296,7 @@ class ReadingSearch(Result):
 class TuneTrial(Record):
     number: int
     state: str
-    params: dict = field(default_factory=dict)
+    params: JsonObject = field(default_factory=dict)
     utility: float | None = None
     privacy: float | None = None
     success_ratio: float | None = None
@@ -312,14 +312,14 @@ class TuneResult(Result):
     mode: str
     trials: list[TuneTrial]
     pareto_front: list[int]
-    counts: dict
-    evaluation: dict = field(default_factory=dict)
+    counts: JsonObject
+    evaluation: JsonObject = field(default_factory=dict)
     utility: str | None = None
     privacy: str | None = None
     sampler: str | None = None
     seed: int | None = None
-    constraint: dict | None = None
-    best_constrained: dict | None = None
+    constraint: JsonObject | None = None
+    best_constrained: JsonObject | None = None
 
 
 # --- mitigations-utility: scripts/mitigations_utility.py -------------------------------------------
@@ -345,7 +345,7 @@ class MitigationsUtility(Result):
     KIND = "mitigations-utility"
     rows: list[MitigationRow]
     reading: str | None = None
-    spec: dict | None = None
+    spec: JsonObject | None = None
     command: str | None = None
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Record, Result, SchemaError
+from .base import JsonObject, Record, Result, SchemaError
 
 
-def _interval(v, name: str) -> None:
+def _interval(v: object, name: str) -> None:
     if not (isinstance(v, list) and len(v) == 2):
         raise SchemaError(f"{name} must be a [low, high] pair, got {v!r}")
 
@@ -23,7 +23,7 @@ class MembershipRow(Record):
     chance: float
     epsilon: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _interval(self.ci, "ci")
 
 
@@ -31,10 +31,10 @@ class MembershipRow(Record):
 class ThesisMembership(Result):
     """pgc thesis membership: ML-Leaks (and an adaptive and a label-only attacker) against ch. 6's defence."""
     KIND = "thesis-membership"
-    settings: dict
-    models: dict
+    settings: JsonObject
+    models: JsonObject
     rows: list[MembershipRow]
-    table_6_2_ml_leaks: dict | None = None
+    table_6_2_ml_leaks: JsonObject | None = None
     wall_time_s: float | None = None
     command: str | None = None
 
@@ -44,7 +44,7 @@ class MeanInterval(Record):
     mean: float
     ci: list[float]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _interval(self.ci, "ci")
 
 
@@ -68,8 +68,8 @@ class ThesisMapRecovery(Result):
     shape: list[int]
     maps: int
     rows: list[MapRecoveryRow]
-    training: dict | None = None
-    genetic: dict | None = None
+    training: JsonObject | None = None
+    genetic: JsonObject | None = None
     seed: int | None = None
     wall_time_s: float | None = None
     command: str | None = None
