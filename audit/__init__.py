@@ -20,17 +20,39 @@ bugs), :mod:`audit.selftest`, :mod:`audit.progress`. The auditor imports no syst
 own audits (environment, adversarial, studies) are in :mod:`pgc.audits`.
 """
 
-from .blackbox import CanaryPair, DeltaTestResult, MechanismAuditResult, audit_mechanism, canary_pairs, delta_test
-from .bounds import (cp_lower, cp_upper, delta_lower_bound, epsilon_from_rates, epsilon_lower_bound,
-                     max_certifiable_epsilon, smallest_detectable_delta)
-from .tester import CertifiedTest, EpsilonBound, HypothesisPair
-from .system_audit import AuditSettings, SystemAuditResult, audit_system
-from .verdicts import decide, family_verdict, judge
-from pgc.schemas.audit_rows import AuditRow, Verdict
-from .whitebox import audit_prs_whitebox
+from __future__ import annotations
+
+import importlib
+
+# public name -> the module that defines it; imported on first use, so ``import audit`` (and a command's
+# ``--help``) loads neither statsmodels nor scipy
+_EXPORTS = {
+    **dict.fromkeys(["CanaryPair", "DeltaTestResult", "MechanismAuditResult", "audit_mechanism", "canary_pairs",
+                     "delta_test"], ".blackbox"),
+    **dict.fromkeys(["cp_lower", "cp_upper", "delta_lower_bound", "epsilon_from_rates", "epsilon_lower_bound",
+                     "max_certifiable_epsilon", "smallest_detectable_delta"], ".bounds"),
+    **dict.fromkeys(["CertifiedTest", "EpsilonBound", "HypothesisPair"], ".tester"),
+    **dict.fromkeys(["AuditSettings", "SystemAuditResult", "audit_system"], ".system_audit"),
+    **dict.fromkeys(["decide", "family_verdict", "judge"], ".verdicts"),
+    **dict.fromkeys(["AuditRow", "Verdict"], "pgc.schemas.audit_rows"),
+    "audit_prs_whitebox": ".whitebox",
+}
 
 __all__ = ["audit_system", "AuditSettings", "SystemAuditResult", "AuditRow", "Verdict", "decide", "judge",
            "family_verdict", "audit_mechanism", "audit_prs_whitebox",
            "MechanismAuditResult", "DeltaTestResult", "delta_test", "CanaryPair", "canary_pairs", "CertifiedTest",
            "EpsilonBound", "HypothesisPair", "cp_lower", "cp_upper", "delta_lower_bound", "epsilon_from_rates",
            "epsilon_lower_bound", "max_certifiable_epsilon", "smallest_detectable_delta"]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'audit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,7 +1,8 @@
 """The ``pgc`` command line: one subcommand per module in :mod:`pgc.cli.commands`.
 
 Each command is a class with ``help``, ``add_arguments(parser)`` and ``run(args) -> int`` (Optuna's
-CLI style). Commands are imported lazily, so ``pgc train`` never imports the auditor or optuna.
+CLI style); one with deprecated spellings also has ``rewrite_argv(argv) -> argv``, called before parsing.
+Commands are imported lazily, so ``pgc train`` never imports the auditor or optuna.
 Exit codes are :class:`pgc.errors.ExitCode`: bad input raises :class:`pgc.errors.UserError`, shown as one
 line on stderr with exit code 2 (so do the file system's refusals, an OSError naming a file, and running out
 of memory); an exception raised inside the user's own code (:mod:`pgc.usercode`) shows the user's frames and one
@@ -83,7 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         names = _available()
         chosen = argv[0] if argv and argv[0] in names else None
-        parser = _parser(names, chosen)
+        command = _load(chosen) if chosen else None
+        if hasattr(command, "rewrite_argv"):  # a command's deprecated spellings, in its current form
+            argv = [chosen, *command.rewrite_argv(argv[1:])]
+        parser = _parser(names, chosen, command)
         args = parser.parse_args(argv)
         if chosen is None:
             parser.print_help(sys.stderr if argv else sys.stdout)
@@ -100,13 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_exception(exc, f"pgc {chosen}" if chosen else "pgc")
 
 
-def _parser(names: list[str], chosen: str | None) -> _Parser:
+def _parser(names: list[str], chosen: str | None, command: Command | None) -> _Parser:
     parser = _Parser(prog="pgc", description="pgc-audit: privacy auditing and attacks for LDP distributed RL")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in names:
         p = sub.add_parser(name, help=COMMANDS[name][1], description=COMMANDS[name][1])
         if name == chosen:
-            command = _load(name)
             command.add_arguments(p)
             p.set_defaults(_command=command)
     return parser

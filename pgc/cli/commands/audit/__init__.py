@@ -1,33 +1,36 @@
-"""``pgc audit``: certified ε lower bounds next to the claim.
+"""``pgc audit SUBCOMMAND TARGET``: certified ε lower bounds next to the claim.
 
-Three modes (exactly one):
+* ``system SPEC`` — any System per channel (a registered name, ``MODULE:FACTORY`` or ``path/to/file.py:FACTORY``);
+  ``flower MODULE:APP``, ``ldp LIBRARY:PROTOCOL`` and ``nvflare MODULE:FILTER`` — a Flower ClientApp, an LDP
+  frequency oracle and an NVIDIA FLARE filter, audited as Systems (:mod:`.system`, :mod:`.library`);
+* ``mechanism NAME --epsilon E`` — black-box canary audit of a registered mechanism (``--white-box``: PRS from
+  its ũ and M);
+* ``run DIR`` — the run's mechanism (canary audit) and an environment audit of its trained model (``--initial``
+  for the initial weights) for each ``--pairs`` ψ:ψ', per transcript channel;
+* ``one-run RUN`` — the one-run audit of a run trained with canary agents (``pgc train --canaries``): each canary
+  submission in the transcript is guessed with a statistic fitted on releases the auditor simulates itself, and
+  ε_LB follows from the one-run theorem (:mod:`audit.one_run`, docs/README-one-run.md) per channel;
+* ``flower-one-run MODE`` — canary clients inside one Flower simulation, audited in one run;
+* ``self-test`` — every correct mechanism and every planted bug; exit code 1 if any is misjudged;
+* ``adversarial-model [MECHANISM] [--run DIR]`` — the aggregator crafts θ for each pair
+  (:mod:`pgc.audits.adversarial`) and the channels are certified at it; ``--pairs`` also takes a range
+  ``LO..HI`` (an optuna search for the pair the crafted model separates best). The crafted θ are saved as
+  checkpoints beside the JSON (``pgc attack --model FILE`` loads them);
+* ``adversarial-curve MECHANISM`` — ε_LB/ε against the neighbour distance, honest vs crafted θ.
 
-* ``--mechanism NAME --epsilon E [--clip C] [--reduced-dim K] [--rounds T] [--white-box]`` —
-  black-box canary audit of a registered mechanism (``--white-box``: PRS from its ũ and M);
-* ``--run DIR`` — the run's mechanism (canary audit) and an environment audit of its trained model
-  (``--initial`` for the initial weights) for each ``--pairs`` ψ:ψ', per transcript channel;
-  ``--mechanism``/``--epsilon`` override the run's mechanism;
-* ``--self-test`` — every correct mechanism and every planted bug; exit code 1 if any is misjudged;
-* ``--ldp LIBRARY:PROTOCOL`` and ``--nvflare MODULE:FILTER`` — an LDP frequency oracle of multi-freq-ldpy,
-  pure-ldp or the reference, and an NVIDIA FLARE filter, audited as Systems (:mod:`.library`);
-* ``--one-run RUN`` — the one-run audit of a run trained with canary agents (``pgc train --canaries``):
-  each canary submission in the transcript is guessed with a statistic fitted on releases the auditor
-  simulates itself, and ε_LB follows from the one-run theorem (:mod:`audit.one_run`,
-  docs/README-one-run.md) per channel (gradient, score, all).
+Each subcommand is a class with its own options and defaults (:mod:`.subcommands`); the options they share
+are defined once (:mod:`.options`). ``--engine ray [--address ADDR]`` runs the independent audits as tasks on
+a Ray cluster (a local one without ``--address``): the run's canary audit and each pair's environment audit,
+each pair of ``adversarial-model``, each point (Δψ, ε) of ``adversarial-curve`` and each ``self-test`` case.
+Every task draws from its own seeds, so the JSON is the local engine's (timings aside).
 
-``--adversarial-model`` (with ``--mechanism`` or ``--run``): the aggregator crafts θ for each pair
-(:mod:`pgc.audits.adversarial`) and the channels are certified at it; ``--pairs`` also takes a range
-``LO..HI`` (an optuna search for the pair the crafted model separates best). The crafted θ are saved
-as checkpoints beside the JSON (``pgc attack --model FILE`` loads them). ``--adversarial-curve``
-(with ``--mechanism``): ε_LB/ε against the neighbour distance, honest vs crafted θ.
+The mode flags ``pgc audit --system SPEC ...`` (``--mechanism``, ``--run``, ``--self-test``, ...) are the
+deprecated spelling of the subcommands: :meth:`AuditCommand.rewrite_argv` (:mod:`.legacy`) rewrites them
+before parsing.
 
-``--engine ray [--address ADDR]`` runs the independent audits as tasks on a Ray cluster (a local one
-without ``--address``): the run mode's canary audit and each pair's environment audit, each pair of
-``--adversarial-model``, each point (Δψ, ε) of ``--adversarial-curve`` and each ``--self-test``
-case. Every task draws from its own seeds, so the JSON is the local engine's (timings aside).
-
-Writes one JSON file (atomically; ``"kind": "audit"``, a flat ``"channels"`` list for report
-generators) and prints a readable summary.
+Writes one JSON file (atomically; ``"kind": "audit"``, a flat ``"channels"`` list for report generators) and
+prints a readable summary. The audits themselves are imported when they run: ``pgc audit SUBCOMMAND --help``
+imports neither torch nor the auditor.
 """
 
 from __future__ import annotations
@@ -36,54 +39,56 @@ import argparse
 import sys
 import time
 
-import pgc.schemas as schemas
-
-from pgc.engines import chosen_engine
 from pgc.errors import UserError
 
-from .adversarial import adversarial_curve, audit_adversarial_mechanism
-from .mechanism import audit_named_mechanism, self_test
-from .one_run import audit_one_run
-from .options import (MAX_ESTIMATED_HOURS, add_adversarial_arguments, add_audit_arguments, add_mode_arguments,
-                      add_output_arguments, chosen_mode, estimated_seconds)
-from .run import audit_run
-from .flower_one_run import audit_flower_one_run
-from .library import add_library_arguments, audit_ldp, audit_nvflare
-from .system import audit_any_system, audit_flower_client
-
-MODE_FUNCTIONS = {"mechanism": audit_named_mechanism, "run": audit_run, "self_test": self_test,
-                  "system": audit_any_system, "one_run": audit_one_run, "flower": audit_flower_client,
-                  "flower_one_run": audit_flower_one_run, "adversarial": audit_adversarial_mechanism,
-                  "adversarial_curve": adversarial_curve, "ldp": audit_ldp, "nvflare": audit_nvflare}
+from .subcommands import SUBCOMMANDS
 
 
 class AuditCommand:
     help = "empirical ε lower bounds"
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        add_mode_arguments(p)
-        add_library_arguments(p)
-        add_audit_arguments(p)
-        add_adversarial_arguments(p)
-        add_output_arguments(p)
+        from .legacy import add_deprecated_flags
+
+        p.description = ("empirical ε lower bounds next to the claim: pgc audit SUBCOMMAND TARGET [options] "
+                         "(pgc audit SUBCOMMAND --help for its options)")
+        p.epilog = ("deprecated: the mode flags of pgc audit --system SPEC, --mechanism NAME, --run DIR, ... still "
+                    "run this release, as the subcommand they name")
+        sub = p.add_subparsers(dest="audit", metavar="SUBCOMMAND", required=True)
+        for name, subcommand in SUBCOMMANDS.items():
+            sp = sub.add_parser(name, help=subcommand.help, description=subcommand.help)
+            subcommand.add_arguments(sp)
+            sp.set_defaults(_audit=subcommand)
+        add_deprecated_flags(p)
+
+    def rewrite_argv(self, argv: list[str]) -> list[str]:
+        """The deprecated mode flags (``--system SPEC ...``) as the subcommand they name (``system SPEC ...``)."""
+        from .legacy import rewrite
+
+        return rewrite(argv)
 
     def run(self, args: argparse.Namespace) -> int:
-        from ...outputs import ResultFile
+        from pgc.engines import chosen_engine
+        import pgc.schemas as schemas
 
-        mode = chosen_mode(args)
+        from ...outputs import ResultFile
+        from .subcommands import mode_function
+
+        mode = args._audit.mode_of(args)
+        audit = mode_function(mode)
         result = ResultFile(args.out, command="audit", name=mode.replace("_", "-"), force=args.force)
         args.result = result
         args.announce = lambda mechanism=None, episode_length=None: _announce_estimate(
             args, mode, report, mechanism, episode_length)
         start = time.perf_counter()
         report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
-                  "delta": args.delta or 0.0, "seed": args.seed, "command": "pgc " + " ".join(sys.argv[1:]),
-                  "channels": []}
+                  "delta": getattr(args, "delta", None) or 0.0, "seed": args.seed,
+                  "command": "pgc " + " ".join(sys.argv[1:]), "channels": []}
         with result:  # a second writer of the same file exits 2 at once
             with chosen_engine(args.engine, args.address) as engine:  # None: the local engine, this process
                 args.executor = engine
                 # a task on the cluster shows no progress bar (its output stays on its worker)
-                status = MODE_FUNCTIONS[mode](args, report, args.progress and engine is None)
+                status = audit(args, report, args.progress and engine is None)
             report["wall_time_s"] = time.perf_counter() - start
             result.write(schemas.dump(report["kind"], report))
         print(f"wrote {result.path} ({report['wall_time_s']:.1f}s)")
@@ -110,6 +115,8 @@ def _announce_estimate(args: argparse.Namespace, mode: str, report: dict, mechan
     """Once a mode has checked its inputs: the audit's estimated wall time (refused over the limit without
     --allow-long), printed before the work starts and kept in the result beside the wall time."""
     from audit.planning import duration_text
+
+    from .options import MAX_ESTIMATED_HOURS, estimated_seconds
 
     estimate = estimated_seconds(args, mode, mechanism, episode_length)
     if estimate is None:

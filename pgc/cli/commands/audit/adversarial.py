@@ -1,4 +1,4 @@
-"""``pgc audit --adversarial-model`` (the aggregator crafts θ per pair) and ``--adversarial-curve``."""
+"""``pgc audit adversarial-model`` (the aggregator crafts θ per pair) and ``pgc audit adversarial-curve``."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def adversarial_pairs(args, mech, pairs, report: dict, progress: bool, hyper=Non
     audits = []
     records = crafted_pair_records(mech, pairs, companion=args.result.companion, seed=args.seed,
                                    search_trials=args.search_trials, channels=args.channel_list, executor=args.executor,
-                                   search=settings, physics=physics, hyper=hyper, samples=args.samples or 200_000,
+                                   search=settings, physics=physics, hyper=hyper, samples=args.samples,
                                    confidence=args.confidence, progress=progress, **protection)
     for pair, (found, res, record) in zip(pairs, records):
         if found is not None:
@@ -71,10 +71,10 @@ def adversarial_curve(args, report: dict, progress: bool) -> int:
         raise UserError(f"--honest-model: {exc}") from None
     distances = tuple(args.distances or CURVE_DISTANCES)
     print(f"adversarial curve: {args.mechanism} ε {args.epsilons}, Δψ {list(distances)}, honest θ "
-          f"{honest.label}, {args.samples or 100_000:,} samples per side")
+          f"{honest.label}, {args.samples:,} samples per side")
     res = curve_study(lambda e: make_mechanism(args.mechanism, e, args.clip, args.reduced_dim),
                       args.epsilons, honest_theta=honest.theta, distances=distances,
-                      channels=args.channel_list, samples=args.samples or 100_000, seed=args.seed,
+                      channels=args.channel_list, samples=args.samples, seed=args.seed,
                       confidence=args.confidence, log=lambda line: print(line, flush=True),
                       settings=QUICK_SEARCH if args.search_budget == "quick" else SearchSettings(),
                       executor=args.executor)

@@ -1,4 +1,4 @@
-"""``pgc audit --flower-one-run MODE``: canary clients inside a real Flower simulation, audited in one run
+"""``pgc audit flower-one-run MODE``: canary clients inside a real Flower simulation, audited in one run
 (:func:`pgc.audits.flower.flower_one_run`)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ def audit_flower_one_run(args, report: dict, progress: bool) -> int:
                        f"{exc}") from None
     try:
         setup = OneRunSetup(canaries=args.canaries, real_clients=args.real_clients, rounds=args.rounds,
-                            mode=args.flower_one_run, epsilon=args.epsilon or 1.0, delta=args.delta or 1e-5,
+                            mode=args.flower_one_run, epsilon=args.epsilon, delta=args.delta,
                             noise_multiplier=args.noise_multiplier, seed=args.seed, confidence=args.confidence)
     except ValueError as exc:
         raise UserError(f"--flower-one-run: {exc}") from None

@@ -1,35 +1,23 @@
-"""``pgc audit --ldp LIBRARY:PROTOCOL`` and ``pgc audit --nvflare MODULE:FILTER``: the privacy code users deploy,
+"""``pgc audit ldp LIBRARY:PROTOCOL`` and ``pgc audit nvflare MODULE:FILTER``: the privacy code users deploy,
 audited as Systems through the one engine.
 
-* ``--ldp``: a frequency oracle of multi-freq-ldpy, pure-ldp or this project's reference
+* ``ldp``: a frequency oracle of multi-freq-ldpy, pure-ldp or this project's reference
   (:mod:`pgc.ldp`), ``--setting k=K --setting epsilon=E`` (and the protocol's own settings, e.g.
   ``hashes=2`` for RAPPOR; ``pair=[0, 5]`` for another pair than 0 vs k − 1; ``decoders=false`` to offer the
   auditor no statistic on the protocol's decoding);
-* ``--nvflare``: an NVFlare ``Filter`` (``nvflare.app_common.filters:SVTPrivacy``, or a user's
+* ``nvflare``: an NVFlare ``Filter`` (``nvflare.app_common.filters:SVTPrivacy``, or a user's
   ``my_filters.py:MyFilter``) built with ``--setting`` keywords, run through its ``process`` path on the built-in
   client updates (:mod:`pgc.nvflare.updates`; ``--pair`` picks one of them); ``--setting data_kind=WEIGHTS``
   filters full weights instead of WEIGHT_DIFF. A module may state ``AUDIT_CLAIM`` for a filter that states no claim.
 
-Both print the library, its version, the claim and where it comes from, then audit like ``--system`` and keep
+Both print the library, its version, the claim and where it comes from, then audit like ``pgc audit system`` and keep
 that record in the result (``library``) for the report's library section.
 """
 
 from __future__ import annotations
 
-import argparse
-
 from pgc.errors import UserError
 from .system import audit_system_object, factory_settings
-
-
-def add_library_arguments(p: argparse.ArgumentParser) -> None:
-    group = p.add_argument_group("libraries users deploy")
-    group.add_argument("--ldp", metavar="LIBRARY:PROTOCOL",
-                       help="an LDP frequency oracle: multi-freq-ldpy:OLH, pure-ldp:DE, reference:SS ... with "
-                            "--setting k=K --setting epsilon=E (docs/README-ldp.md)")
-    group.add_argument("--nvflare", metavar="MODULE:FILTER",
-                       help="an NVFlare filter through its process() path, e.g. nvflare.app_common.filters:SVTPrivacy; "
-                            "--setting KEY=VALUE for its constructor (docs/README-nvflare.md)")
 
 
 def audit_ldp(args, report: dict, progress: bool) -> int:

@@ -1,4 +1,4 @@
-"""``pgc audit --mechanism`` (a registered mechanism's canary audit) and ``pgc audit --self-test``."""
+"""``pgc audit mechanism NAME`` (a registered mechanism's canary audit) and ``pgc audit self-test``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def audit_named_mechanism(args, report: dict, progress: bool) -> int:
     from audit.blackbox import describe
 
     mech = named_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds, args.delta)
-    samples = args.samples or 1_000_000
+    samples = args.samples
     args.announce(mech)
     print(f"auditing {describe(mech)} [{'white-box' if args.white_box else 'black-box'}]: canary pairs of "
           f"d = {args.dim} inputs, {samples:,} certification outputs per side after a training split", flush=True)
@@ -28,7 +28,7 @@ def self_test(args, report: dict, progress: bool) -> int:
     from audit.honesty import HONESTY_CASES, run_honesty_cases
     from audit.selftest import TABLE_HEADER, format_row, run_self_test, self_test_cases
 
-    samples = args.samples or 1_000_000
+    samples = args.samples
     mechanisms = {c.name for c in self_test_cases()}
     known = mechanisms | set(HONESTY_CASES)
     if args.only and set(args.only) - known:

@@ -1,4 +1,4 @@
-"""``pgc audit --one-run RUN``: the one-run audit of a run trained with canary agents; each canary
+"""``pgc audit one-run RUN``: the one-run audit of a run trained with canary agents; each canary
 submission is guessed with a statistic fitted on releases the auditor simulates itself, and ε_LB follows
 from the one-run theorem (:mod:`audit.one_run`, docs/README-one-run.md) per channel
 (:func:`pgc.audits.run.one_run_canary_audit`)."""

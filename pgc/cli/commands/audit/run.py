@@ -1,5 +1,5 @@
-"""``pgc audit --run DIR``: the run's mechanism (a canary audit) and, per ψ pair, an environment audit of
-its model per transcript channel — or, with ``--adversarial-model``, the run's settings at crafted models
+"""``pgc audit run DIR``: the run's mechanism (a canary audit) and, per ψ pair, an environment audit of
+its model per transcript channel — or, from ``pgc audit adversarial-model --run DIR``, the run's settings at crafted models
 (the audits: :mod:`pgc.audits.run`)."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def audit_run(args, report: dict, progress: bool) -> int:
     theta = trial.initial_theta() if args.initial else trial.theta()
     mres, environments = canary_and_environment_audits(
         mech, theta, pairs, config, dim=args.dim, mechanism_samples=args.mechanism_samples,
-        samples=args.samples or 100_000, confidence=args.confidence, seed=args.seed, delta=args.delta,
+        samples=args.samples, confidence=args.confidence, seed=args.seed, delta=args.delta,
         float_exact=args.float_exact, compositions=args.compositions, progress=progress, executor=args.executor)
     print_mechanism(mres)
     report["mechanism_audits"] = [mres.to_dict()]

@@ -1,4 +1,4 @@
-"""``pgc audit --system SPEC``: any System through the one engine, :func:`audit.system_audit.audit_system`."""
+"""``pgc audit system SPEC``: any System through the one engine, :func:`audit.system_audit.audit_system`."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def factory_settings(items) -> dict:
 
 
 def audit_flower_client(args, report: dict, progress: bool) -> int:
-    """``--flower MODULE:APP``: the user's ClientApp as a System (pgc.flower), then the same audit."""
+    """``pgc audit flower MODULE:APP``: the user's ClientApp as a System (pgc.flower), then the same audit."""
     try:
         from pgc.flower.loader import flower_client_from_spec
     except ImportError as exc:
@@ -64,7 +64,7 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
     secret, secret_prime, pair = _secrets(args, system)
     channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
     auto = args.samples if isinstance(args.samples, AutoSamples) else None
-    samples = args.samples or 100_000
+    samples = args.samples
     what = ("the worst neighbouring pair it finds" if search_pair else f"pair {pair!r}" if pair
             else f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)}")
     print(f"auditing {system.name}: {what}, claim {_claim_text(claim)}; "
