@@ -5,7 +5,22 @@ and the studies over them (:mod:`pgc.audits.studies`); a training run's audits, 
 agents included (:mod:`pgc.audits.run`); a mechanism named by registry name (:mod:`pgc.audits.mechanism`);
 and the one-run audit of a Flower simulation (:mod:`pgc.audits.flower`)."""
 
-from .adversarial import AdversarialAuditResult, adversarial_audit
-from .environment import EnvironmentAuditResult, environment_audit
+from importlib import import_module
+from typing import Any
+
+# public name → the submodule that defines it; imported on first use, so that a mechanism's numpy audit
+# (pgc.audits.mechanism) does not load PGC-A3C's torch model through the adversarial audit
+_LAZY = {"AdversarialAuditResult": "adversarial", "adversarial_audit": "adversarial",
+         "EnvironmentAuditResult": "environment", "environment_audit": "environment"}
 
 __all__ = ["AdversarialAuditResult", "EnvironmentAuditResult", "adversarial_audit", "environment_audit"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -10,7 +10,7 @@
   with it: a replaced result's recorded companions are removed once the new result is written, and the
   companions of a command that fails are removed with its nothing-written result.
 
-The output lock (:func:`pgc.a3c.rundir.output_lock`) is held for the whole command: a second writer of the same
+The output lock (:func:`pgc.outdirs.output_lock`) is held for the whole command: a second writer of the same
 file exits 2 at once.
 """
 
@@ -33,7 +33,7 @@ MAX_RESULT_BYTES = 64 * 2**20
 def default_result_path(command: str, name: str, suffix: str = ".json", folder: Path | None = None) -> Path:
     """``runs/<command>/<name>-<date>-<time><suffix>`` (or that name in ``folder``), with ``-2``, ``-3`` ... when
     a result, its lock or its plot already has that name."""
-    from pgc.a3c.rundir import lock_path
+    from pgc.outdirs import lock_path
 
     stamp = f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     folder = RUNS / command if folder is None else folder
@@ -116,7 +116,7 @@ class ResultFile:
             raise UserError(f"cannot create {path.parent}: {exc.strerror or exc}") from None
 
     def __enter__(self) -> "ResultFile":
-        from pgc.a3c.rundir import output_lock
+        from pgc.outdirs import output_lock
 
         self._lock = output_lock(self.path)
         self._lock.__enter__()  # a second writer of the same file exits 2 here, at once

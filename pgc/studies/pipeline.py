@@ -98,12 +98,12 @@ def audit_steps(work: Path, *, seed: int, quick: bool) -> list[tuple[str, list[s
     then the adversarial aggregator's crafted models."""
     a = AUDIT_DEFAULTS
     train = str(work / "train")
-    return [("audit", ["audit", "--run", train, "--pairs", *a["pairs"],
+    return [("audit", ["audit", "run", train, "--pairs", *a["pairs"],
                        "--samples", str(2000 if quick else a["samples"]),
                        "--mechanism-samples", str(5000 if quick else a["mechanism_samples"]),
                        "--compositions", *map(str, a["compositions"]), "--seed", str(seed),
                        "--out", str(work / "audit.json")], "audit.json"),
-            ("audit-adversarial", ["audit", "--run", train, "--adversarial-model", "--search-budget", "quick",
+            ("audit-adversarial", ["audit", "adversarial-model", "--run", train, "--search-budget", "quick",
                                    "--pairs", *a["adversarial_pairs"],
                                    "--samples", str(2000 if quick else a["adversarial_samples"]), "--seed", str(seed),
                                    "--out", str(work / "audit-adversarial.json")], "audit-adversarial.json")]

@@ -141,7 +141,7 @@ def _bandit(doc: Document, c: ReportContent, anchor: str = "bandit", level: int 
         if audits:
             doc.heading("System audits of the bandit systems", level + 1)
             doc.para("The claimed ε, the ε an accountant computes and the ε the audit certifies, per channel "
-                     "(pgc audit --system).")
+                     "(pgc audit system).")
             system_audit_tables(doc, f, audits)
 
 

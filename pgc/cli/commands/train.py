@@ -97,7 +97,7 @@ class TrainCommand:
                        help="with --protect score: ε_score out of the total ε (default 10%% of ε); "
                             "the gradient runs at ε − ε_score")
         p.add_argument("--canaries", type=int, metavar="M",
-                       help="M canary agents for the one-run audit (pgc audit --one-run; docs/README-one-run.md)")
+                       help="M canary agents for the one-run audit (pgc audit one-run; docs/README-one-run.md)")
         p.add_argument("--canary-pair", type=canary_pair, metavar="PSI:PSI_PRIME",
                        help="the two gravities a canary plays by its fair coin, e.g. 5:15")
         p.add_argument("--canary-model", choices=["live", "crafted"],
@@ -162,6 +162,6 @@ class TrainCommand:
             got = [0 if r.canaries is None else int(r.canaries.positions.size) for r in results]
             print(f"canaries: {base.canaries:,} {base.canary_model} agents playing {base.canary_pair[0]:g} or "
                   f"{base.canary_pair[1]:g} ({base.canary_update}d from the update); submitted per trial: "
-                  f"{', '.join(f'{g:,}' for g in got)}; audit them with pgc audit --one-run {out}")
+                  f"{', '.join(f'{g:,}' for g in got)}; audit them with pgc audit one-run {out}")
         print(f"wrote {out}/summary.json and {len(results)} trial folder(s)")
         return 0

@@ -46,10 +46,6 @@ def test_help_and_refused_options_import_no_audit_and_no_torch(argv, tmp_path):
 
 # the result file's lock comes through pgc.a3c.rundir (a re-export of pgc.outdirs.output_lock), whose package
 # imports torch: expected to fail while pgc.cli.outputs imports it from there
-_LOCK_THROUGH_A3C = "pgc.a3c" in Path(pgc.cli.outputs.__file__).read_text(encoding="utf-8")
-
-
-@pytest.mark.xfail(_LOCK_THROUGH_A3C, strict=True, reason="pgc.cli.outputs imports output_lock from pgc.a3c.rundir")
 def test_auditing_a_numpy_system_imports_neither_torch_nor_numba(tmp_path):
     argv = ["audit", "system", "toy-laplace-count", "--samples", "2000", "--no-progress", "--out", "a.json"]
     rc, loaded, err = _loaded_after(argv, tmp_path)
