@@ -15,9 +15,10 @@ Layering: depends on :mod:`pgc`, :mod:`pgc.mechanisms` and the auditor's search 
   :func:`regression_baseline`; :func:`evaluate_classification`, :func:`evaluate_regression`.
 """
 
+from pgc.contracts import Attacker, AttackScores
+
 from .bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advantage, regression_baseline
 from .evaluate import evaluate_classification, evaluate_regression
-from pgc.contracts import Attacker, AttackScores
 from .learned import LearnedAttacker
 from .likelihood import LikelihoodAttacker, SideChannelAttacker
 from .runner import ATTACKERS, register_attacker, run_attack

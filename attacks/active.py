@@ -18,13 +18,12 @@ cannot reach the ceiling".
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
 
 from pgc.a3c.crafted import SearchResult, SearchSettings, search_crafted_model
+from pgc.errors import UserError
 
 from .layout import LayoutResult, LayoutSettings, search_layout
 

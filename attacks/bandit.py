@@ -14,12 +14,12 @@ Systems are reached only through the System contract: ``release(secret, n, rng)`
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
+
+from pgc.errors import UserError
 
 
 def dp_accuracy_ceiling(epsilon: float, delta: float) -> float:

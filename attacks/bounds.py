@@ -12,12 +12,11 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
 
+from pgc.errors import UserError
 from pgc.schemas.shared import binomial_interval
 from pgc.schemas.shared import ldp_ceiling as _ldp_ceiling
 

@@ -22,11 +22,11 @@ so candidates closer than any tolerance (even equal physics under two names) sta
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advantage, regression_baseline
 from .targets import TargetTruth

@@ -28,22 +28,21 @@ are re-ranked on validation episodes of another stream.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import functools
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from scipy.stats import laplace as laplace_dist
 
-from pgc.mechanisms import l1_clip
-from pgc.optim import cmaes_maximize
 from pgc.a3c.env import CartPoleParams, physics_array
 from pgc.a3c.model import DIM, SLICE_VALUE, with_zero_biases
 from pgc.a3c.rollout import A3CHyperparams, simulate_episodes
+from pgc.errors import UserError
+from pgc.mechanisms import l1_clip
+from pgc.optim import cmaes_maximize
 
 LAYOUT_DETECTOR_SCALE = 1e4  # S
 LAYOUT_LOGIT_SCALE = 1e6  # L

@@ -15,21 +15,18 @@ All torch randomness comes from one ``torch.Generator`` seeded from the attacker
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import numpy as np
 import torch
 from torch import nn
 
+from pgc.contracts import AttackScores
+from pgc.errors import UserError
 from pgc.mechanisms import Laplace, NoNoise
 from pgc.optim.networks import seeded_mlp
 
-
 from .likelihood import score_channel, score_channel_name
-from pgc.contracts import AttackScores
 from .shadow import Contexts, ShadowBank
 from .threat import AttackView, ThreatModel
-
 
 SCORE_BUMPS = 24
 

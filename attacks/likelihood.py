@@ -39,16 +39,15 @@ runner.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
 import torch
 
+from pgc.contracts import AttackScores
+from pgc.errors import UserError
 from pgc.mechanisms import Laplace, NoNoise, ProjectedRandomSign, bit_flip_plus_probability, l1_clip
 
-from pgc.contracts import AttackScores
 from .shadow import Contexts, ShadowBank
 from .threat import AttackView, ThreatModel
 

@@ -16,13 +16,13 @@ A chance row draws the map from the same generator, knowing the constraints only
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
+
 from pgc.dprl.gridworld import MOVES, random_map, start_goal, valid_map
+from pgc.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,13 @@ MLP (scikit-learn), trained to fit its members.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .bounds import clopper_pearson
 

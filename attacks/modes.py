@@ -13,9 +13,9 @@ seeds, so the result is the local one). What a mode says as it goes, its summary
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 

@@ -11,8 +11,6 @@ episodes of every (context, ψ) — nested, so curves against the budget compare
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import contextlib
 import functools
 import math
@@ -21,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from pgc.errors import UserError
 from pgc.tasks import map_tasks
 from pgc.tasks.progress import progress_bar
 

@@ -8,15 +8,14 @@ context and every candidate ψ the attacker plays ``budget`` episodes with
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 from dataclasses import dataclass
 
 import numpy as np
 
 from pgc.a3c.env import physics_array
-from pgc.mechanisms import sanitize
 from pgc.a3c.rollout import simulate_episodes
+from pgc.errors import UserError
+from pgc.mechanisms import sanitize
 
 from .threat import AttackView, ThreatModel
 
@@ -30,7 +29,7 @@ class Contexts:
     of_row: np.ndarray  # (n,) context index of each submission
 
     @classmethod
-    def of(cls, view: AttackView) -> "Contexts":
+    def of(cls, view: AttackView) -> Contexts:
         key = np.concatenate([view.thetas, view.alphas[:, None]], axis=1)
         uniq, inverse = np.unique(key, axis=0, return_inverse=True)
         return cls(uniq[:, :-1].copy(), uniq[:, -1].copy(), inverse.reshape(-1))

@@ -17,8 +17,6 @@ Randomness: one root ``SeedSequence(seed)``; every setting spawns its own childr
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import functools
 import math
 import time
@@ -28,10 +26,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pgc.mechanisms import Mechanism, make_mechanism
 from pgc.a3c.model import glorot_uniform_theta, has_biases, load_checkpoint
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.rundir import load_run
+from pgc.errors import UserError
+from pgc.mechanisms import Mechanism, make_mechanism
 from pgc.tasks import map_tasks
 
 from .bounds import ldp_ceiling
@@ -47,7 +46,7 @@ class ModelSpec:
     hyper: A3CHyperparams | None  # None: the caller's
 
     @classmethod
-    def parse(cls, spec: str) -> "ModelSpec":
+    def parse(cls, spec: str) -> ModelSpec:
         base, *overrides = spec.split(",")
         model = cls._parse_base(base)
         if not overrides:
@@ -65,7 +64,7 @@ class ModelSpec:
         return cls(spec, model.theta, replace(h, **changes))
 
     @classmethod
-    def _parse_base(cls, spec: str) -> "ModelSpec":
+    def _parse_base(cls, spec: str) -> ModelSpec:
         if spec.startswith("init:"):
             try:
                 seed = int(spec[5:])

@@ -6,18 +6,17 @@ attackers, the per-target ψ (:class:`TargetTruth`) to the evaluator only.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from pgc.a3c.env import physics_array
-from pgc.mechanisms import ProjectedRandomSign
 from pgc.a3c.rollout import simulate_episodes
 from pgc.a3c.rundir import TrialFiles, load_run
 from pgc.a3c.trainer import TrainConfig
+from pgc.errors import UserError
+from pgc.mechanisms import ProjectedRandomSign
 
 from .threat import AttackView, ThreatModel
 

@@ -25,16 +25,15 @@ Channels, by name:
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pgc.a3c.env import CartPoleParams
-from pgc.mechanisms import Mechanism, ProjectedRandomSign
 from pgc.a3c.rollout import A3CHyperparams
+from pgc.errors import UserError
+from pgc.mechanisms import Mechanism, ProjectedRandomSign
 
 CHANNELS = ("gradient", "score", "timing", "prs_internals")
 PROTECTED_CHANNELS = frozenset({"gradient", "prs_internals"})
@@ -158,7 +157,7 @@ class AttackView:
     def n_targets(self) -> int:
         return int(self.group.max()) + 1 if len(self.group) else 0
 
-    def first_k(self, k: int) -> "AttackView":
+    def first_k(self, k: int) -> AttackView:
         """Keep each group's first k submissions (row order) — the view for k linked submissions."""
         order = np.argsort(self.group, kind="stable")
         rank = np.empty(len(order), np.int64)
@@ -169,7 +168,7 @@ class AttackView:
         keep = rank < k
         return self.select(keep)
 
-    def select(self, mask: np.ndarray) -> "AttackView":
+    def select(self, mask: np.ndarray) -> AttackView:
         pick = lambda a: None if a is None else a[mask]  # noqa: E731
         return AttackView(self.gradients[mask], self.thetas[mask], self.alphas[mask], self.scores[mask],
                           self.durations[mask], self.group[mask], pick(self.prs_matrices), pick(self.prs_signs))

@@ -21,12 +21,12 @@ the mechanism's trade-off curve IS Gaussian, so it is an estimate to show beside
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import functools
 import math
 
 from scipy.stats import norm
+
+from pgc.errors import UserError
 
 PLD_DISCRETIZATION = 1e-4  # the PLD accountant's value discretization interval (pessimistic rounding)
 

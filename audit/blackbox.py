@@ -35,22 +35,21 @@ probability ≤ α.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
 from pgc.contracts import ProjectsDimension
+from pgc.errors import UserError
 
 from . import bounds
-from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
-from .selection import FP_SHARES, projected_delta
-from .mechanism_result import DeltaTestResult, MechanismAuditResult, mechanism_row
 from .measured_power import point_mass_detectable
+from .mechanism_result import DeltaTestResult, MechanismAuditResult, mechanism_row
+from .selection import FP_SHARES, projected_delta
+from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
 from .tester import MECHANISM_SPLIT, TRAIN_CALLS, CertifiedTest, HypothesisPair, sampled_chunks
 
 CANARY_MAGNITUDE = 1e4  # G / C
@@ -165,7 +164,7 @@ def _event_hits(cand: _DeltaCandidate, chunks) -> tuple[int, int]:
 
 def _select_delta_event(pairs: Sequence[HypothesisPair], statistics: Sequence, train_seq: np.random.SeedSequence,
                         train_samples: int, samples: int, alpha: float,
-                        claimed_epsilon: float) -> "_DeltaCandidate | None":
+                        claimed_epsilon: float) -> _DeltaCandidate | None:
     """Over every pair, statistic, direction and α split, the point-mass event with the largest projected δ
     bound, from the training split only (the first half fits the point masses, the second half scores)."""
     best: _DeltaCandidate | None = None

@@ -20,8 +20,6 @@ Everything here is a plain function of counts; tests check it against hand-compu
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import warnings
 from typing import Protocol, TypeAlias, overload
@@ -29,6 +27,8 @@ from typing import Protocol, TypeAlias, overload
 import numpy as np
 import numpy.typing as npt
 from statsmodels.stats.proportion import proportion_confint
+
+from pgc.errors import UserError
 
 FloatArray: TypeAlias = npt.NDArray[np.float64]
 # a bound of scalar counts is a float, of arrays of counts an array of the same shape

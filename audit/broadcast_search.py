@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from pgc.optim import cmaes_maximize
+
 from pgc.contracts import ALL, CraftsBroadcasts, HasBroadcastSpace
+from pgc.errors import UserError
+from pgc.optim import cmaes_maximize
 
 from .progress import progress_bar
 from .releases import AuditTarget

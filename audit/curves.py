@@ -14,8 +14,6 @@ largest, over the profile's points, of the ε certified at δ_i minus the ε_i c
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import warnings
 
@@ -24,8 +22,9 @@ from scipy import optimize
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
-from .bounds import cp_upper
+from pgc.errors import UserError
 
+from .bounds import cp_upper
 
 # A row whose claim states a μ-GDP curve runs two tests on the same fresh samples and is flagged when
 # either flags: the curve test gets this share of α, the threshold test the rest (fixed before any data;

@@ -20,8 +20,8 @@ as ``pgc audit --system`` reaches them; the mechanisms are planted in :mod:`audi
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from pgc.schemas.audit_rows import AuditRow, Verdict
 

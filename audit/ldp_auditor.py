@@ -13,11 +13,11 @@ which is the fairer one to compare against. A bound at or below 0 is reported as
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 from statsmodels.stats.proportion import proportion_confint
+
+from pgc.errors import UserError
 
 
 def ldp_auditor_epsilon(true_positives: int, n_pos: int, false_positives: int, n_neg: int, alpha: float,

@@ -7,8 +7,8 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
-from pgc.schemas.audit_rows import AuditRow, Verdict
 from pgc.contracts import PrivacyClaim
+from pgc.schemas.audit_rows import AuditRow, Verdict
 
 from .tester import EpsilonBound
 

@@ -37,16 +37,24 @@ point-mass-gaussian       a correct Gaussian (ε, δ) returning its     δ ≥ 1
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
 
-from pgc.mechanisms import (PRSRelease, ProjectedRandomSign, achlioptas_matrices, bit_flip_plus_probability,
-                            check_gradients, check_rng, l1_clip, l2_clip, sanitize)
+from pgc.errors import UserError
+from pgc.mechanisms import (
+    ProjectedRandomSign,
+    PRSRelease,
+    achlioptas_matrices,
+    bit_flip_plus_probability,
+    check_gradients,
+    check_rng,
+    l1_clip,
+    l2_clip,
+    sanitize,
+)
 
 
 @dataclass(frozen=True)

@@ -8,20 +8,28 @@ releases the auditor simulates through the System contract, and the bound from
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import dataclasses
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
+
 from pgc.contracts import HasJointLayout
+from pgc.errors import UserError
 from pgc.schemas.audit_rows import AuditRow
 
 from .measured_power import one_run_detectable_epsilon
-from .one_run_bound import (best_guess_count, binned_log_ratio, correct_among_top, epsilon_lower_bound,
-                            fdp_mu_lower_bound, fdp_p_value, guess_canaries, max_certifiable_epsilon,
-                            one_run_p_value)
+from .one_run_bound import (
+    best_guess_count,
+    binned_log_ratio,
+    correct_among_top,
+    epsilon_lower_bound,
+    fdp_mu_lower_bound,
+    fdp_p_value,
+    guess_canaries,
+    max_certifiable_epsilon,
+    one_run_p_value,
+)
 from .verdicts import judge
 
 ONE_RUN_CHANNELS = ("gradient", "score", "all")

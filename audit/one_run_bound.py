@@ -19,13 +19,13 @@ jax-privacy's ``auditing._epsilon_one_run`` in ``tests/audit/test_one_run_bound.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
+
+from pgc.errors import UserError
 
 EPSILON_CEILING = 60.0  # search ceiling for ε_LB (q = expit(60) is 1 to double precision)
 

@@ -10,15 +10,16 @@ the pair it returns is certified afterwards on fresh releases, and the search co
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
-from pgc.optim import cmaes_maximize
+
 from pgc.contracts import ALL, HasSecretSpace
+from pgc.errors import UserError
+from pgc.optim import cmaes_maximize
 
 from .broadcast_search import mean_separation
 from .progress import progress_bar

@@ -17,7 +17,7 @@ audits it checks, estimate beside wall time, ``results/audit/planning/``):
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 MECHANISM_FIXED_S = 1.0
 MECHANISM_PER_OUTPUT_S = 1.3e-5

@@ -37,8 +37,8 @@ import numpy as np
 from scipy.stats import binomtest
 
 import pgc.schemas as schemas
-from pgc.mechanisms.calibration import analytic_gaussian_sigma
 from pgc.contracts import PrivacyClaim
+from pgc.mechanisms.calibration import analytic_gaussian_sigma
 
 from .curves import curve_epsilon, gdp_mu_for, mu_lower_bound, select_curve_threshold, split_alpha
 from .sequential import sequential_curve_audit

@@ -8,15 +8,16 @@ are selected on a training split (:func:`fit_channel_tests`) and counted on fres
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+
 from pgc.contracts import ALL, DescribesSecrets
+from pgc.errors import UserError
 
 from .curves import split_alpha
 from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics

@@ -21,7 +21,8 @@ Three rules decide which test is certified (:func:`choose_threshold`):
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence, TypeAlias, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt

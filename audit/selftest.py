@@ -7,13 +7,12 @@ or, for the δ-type leak, δ_LB > 0 at the claimed ε).
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import functools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
+from pgc.errors import UserError
 from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
 from pgc.tasks import map_tasks
 

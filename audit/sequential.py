@@ -25,14 +25,15 @@ system once warmed up, so a printed estimate excludes compile time.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
+
+from pgc.errors import UserError
 from pgc.schemas.audit_rows import Verdict
 
 from .curves import gdp_mu_for, mu_lower_bound, select_curve_threshold

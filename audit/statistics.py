@@ -22,13 +22,13 @@ positive hypothesis". The tester then thresholds it. Statistics that do not appl
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .bounds import exp_or_inf
 
@@ -62,7 +62,7 @@ class ColumnSummary:
         return self.order if dense else self.informative
 
     @classmethod
-    def of(cls, pos: np.ndarray, neg: np.ndarray) -> "ColumnSummary":
+    def of(cls, pos: np.ndarray, neg: np.ndarray) -> ColumnSummary:
         diff = pos.mean(axis=0) - neg.mean(axis=0)
         se = np.sqrt(pos.var(axis=0) / len(pos) + neg.var(axis=0) / len(neg))
         with np.errstate(divide="ignore", invalid="ignore"):

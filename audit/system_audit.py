@@ -37,25 +37,42 @@ Gaussian-DP estimate μ̂ (an estimate assuming a Gaussian trade-off curve; neve
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+
+from pgc.contracts import (
+    ALL,
+    ClaimsPerChannel,
+    DeclaresNoise,
+    DeclaresNoisePerChannel,
+    NamesRelation,
+    NamesReportSection,
+    OffersStatistics,
+    PrivacyClaim,
+)
+from pgc.errors import UserError
 from pgc.schemas import Accountant, SystemAuditResult
-from pgc.contracts import (ALL, ClaimsPerChannel, DeclaresNoise, DeclaresNoisePerChannel, NamesRelation, NamesReportSection,
-                           OffersStatistics,                            PrivacyClaim)
 
 from .accountant import accountant_epsilon
-from .claims import contradiction
 from .broadcast_search import SEARCH_GENERATIONS, SEARCH_SAMPLES, adversarial_candidates, projected_by_channel
+from .claims import contradiction
 from .pair_search import PAIR_SEARCH_SHARE, search_secret_pair
 from .progress import progress_bar
-from .releases import (AuditTarget, SelectionPool, Stopwatch, certify_channel_tests, channel_groups, fit_channel_tests, joint_statistics,
-                       split_evenly)
+from .releases import (
+    AuditTarget,
+    SelectionPool,
+    Stopwatch,
+    certify_channel_tests,
+    channel_groups,
+    fit_channel_tests,
+    joint_statistics,
+    split_evenly,
+)
 from .statistics import LaplaceLogLikelihood, default_statistics
 from .tester import CHUNK, SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound
 from .verdicts import make_rows

@@ -18,19 +18,20 @@ Protocol (so that the α budget is spent exactly once):
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypedDict
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
+from pgc.contracts import Sampler, Scorer, Statistic
+from pgc.errors import UserError
+from pgc.tasks.progress import progress_bar
+
 from . import bounds
 from .curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
-from pgc.contracts import Sampler, Scorer, Statistic
-from pgc.tasks.progress import progress_bar
 from .selection import choose_threshold, select_statistic
 from .statistics import default_statistics
 

@@ -19,12 +19,23 @@ project's registered systems run the same suite (``tests/audit/test_system_contr
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+
+from pgc.contracts import (
+    ALL,
+    ClaimsPerChannel,
+    DeclaresNoise,
+    DescribesSecrets,
+    HasBroadcastSpace,
+    HasCanaries,
+    OffersStatistics,
+    PrivacyClaim,
+    System,
+)
 from pgc.schemas.audit_rows import Verdict
-from pgc.contracts import (ALL, ClaimsPerChannel, DeclaresNoise, DescribesSecrets, HasBroadcastSpace, HasCanaries,
-                           OffersStatistics, PrivacyClaim, System)
 
 SMALL = (1, 7)  # release sizes every system must honour
 

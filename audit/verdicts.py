@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence, TypeAlias, TypedDict
+from typing import Any, TypeAlias, TypedDict
 
 from pgc.schemas.audit_rows import AuditRow, Verdict, worst
 

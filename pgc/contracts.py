@@ -56,12 +56,13 @@ The other contracts:
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+from pgc.errors import UserError
 
 ALL = "all"  # the joint channel: every channel side by side
 
@@ -98,7 +99,7 @@ class PrivacyClaim:
             raise UserError("a claim states either gdp_mu or privacy_profile, not both")
 
     @classmethod
-    def of(cls, claim: Any) -> "PrivacyClaim":
+    def of(cls, claim: Any) -> PrivacyClaim:
         """``claim`` itself when it is a PrivacyClaim, else one built from its ``epsilon``, ``delta``,
         ``covers`` (and ``gdp_mu`` if it has one), validated; a clear ValueError when they are missing."""
         if isinstance(claim, cls):

@@ -5,8 +5,6 @@ write, nor one another command wrote), the OS lock of a writer, the atomic repla
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import contextlib
 import errno
 import fcntl
@@ -22,6 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+
+from pgc.errors import UserError
+
 
 def _json_safe(x):
     if isinstance(x, dict):

@@ -15,8 +15,8 @@ nothing half-written.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .files import json_safe, write_bytes_atomic
 from .loaders import KINDS, ReportInputError, Source, load_sources

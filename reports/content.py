@@ -270,7 +270,7 @@ def has_own_section(header: dict) -> bool:
     return bool(header.get("report_section"))
 
 
-def section_audits(c: "ReportContent", section: str) -> list[dict]:
+def section_audits(c: ReportContent, section: str) -> list[dict]:
     """The system audits whose system names ``section``: the run's own, then the committed references
     (marked ``reference``)."""
     return ([h for h in c.own.system_audits if h.get("report_section") == section]

@@ -17,14 +17,13 @@ it in its own section, apart from the run's own verdict and warnings (unless eve
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pgc.schemas as schemas
+from pgc.errors import UserError
 
 KINDS = ("train", "replicate", "audit", "system-audit", "attack", "tune", "mitigations-utility", "bandit-regret",
          "bandit-attack", "thesis-membership", "thesis-map-recovery", "ldp-bench")

@@ -270,8 +270,9 @@ def privacy_cost_figure(cost: list[dict], fit: dict | None) -> bytes:
 
 def _tradeoff_panel(ax, curves: list[dict], alpha: np.ndarray) -> None:
     """One system's claimed curves (one per channel), their certified corners and shaded regions."""
-    from audit.curves import profile_tradeoff
     from scipy.stats import norm
+
+    from audit.curves import profile_tradeoff
 
     for i, c in enumerate(curves):
         colour = plt.cm.tab10(i % 10)

@@ -13,13 +13,13 @@ atomically.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import json
 import math
 from pathlib import Path
 
 import matplotlib
+
+from pgc.errors import UserError
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

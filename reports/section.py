@@ -5,8 +5,9 @@ one new module in ``reports/sections/`` and one entry in that list."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .content import Findings, ReportContent
@@ -18,8 +19,8 @@ if TYPE_CHECKING:
 class Section:
     name: str
     kinds: tuple[str, ...]  # the result kinds it reads (schemas' KIND)
-    render: Callable[["Document", "ReportContent"], None]
+    render: Callable[[Document, ReportContent], None]
     # what it takes from one result of its kinds: into the result's group (the run's own or the references) or
     # into the report-wide content
-    extract: Callable[["Source", "Findings", "ReportContent"], None] | None = None
-    finish: Callable[["ReportContent"], None] | None = None  # once every result is read
+    extract: Callable[[Source, Findings, ReportContent], None] | None = None
+    finish: Callable[[ReportContent], None] | None = None  # once every result is read

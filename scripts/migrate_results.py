@@ -29,8 +29,8 @@ from audit.one_run import one_run_row  # noqa: E402
 from audit.recertify import recertify  # noqa: E402
 from audit.tester import EpsilonBound  # noqa: E402
 from audit.verdicts import with_family  # noqa: E402
-from pgc.schemas.audit_rows import AuditRow  # noqa: E402
 from pgc.contracts import PrivacyClaim  # noqa: E402
+from pgc.schemas.audit_rows import AuditRow  # noqa: E402
 
 ROW_FIELDS = {f.name for f in dataclasses.fields(AuditRow)} - {"extra"}
 RENAMED = {"delta": "claimed_delta", "crafted_for": "crafted_for"}

@@ -24,8 +24,8 @@ COMPARED = ("epsilon_lower_bound", "false_positives", "false_negatives", "fp_sha
 
 def _jobs() -> list[tuple[str, object, dict]]:
     """(committed file, mechanism, adversarial_audit options the file's run used)."""
-    from pgc.mechanisms import Laplace, ProjectedRandomSign
     from pgc.a3c.rollout import A3CHyperparams
+    from pgc.mechanisms import Laplace, ProjectedRandomSign
 
     mitigations = "results/mitigations/adversarial-laplace-eps1.json"
     hyper = A3CHyperparams(**json.loads(Path(mitigations).read_text())["run_config"]["hyper"])

@@ -29,10 +29,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 import numpy as np  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
-
 import reliability_gen as gen  # noqa: E402
 import user_code_cases  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
 # share of the generated cases per family (argument vectors per command, result files per reader)
 FAMILIES = {"config": 0.14, "argv:train": 0.12, "argv:audit": 0.09, "argv:attack": 0.09, "argv:report": 0.07,
@@ -88,7 +87,7 @@ def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counte
 KILLED_COMMANDS = ("train", "tune", "replicate", "pipeline")
 
 
-def _kill_phase(args: argparse.Namespace, base: Path) -> "gen.KillLog":
+def _kill_phase(args: argparse.Namespace, base: Path) -> gen.KillLog:
     """kill -9 at random moments of each long command, spread evenly, then resume and check."""
     kill_log = gen.KillLog()
     rng = np.random.default_rng(np.random.SeedSequence(args.seed))

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 from pgc.a3c import rundir
-from pgc.mechanisms import MECHANISMS, Laplace, MechanismUnavailableError
 from pgc.a3c.rundir import MARKER_FILE, load_mechanism, load_run, output_lock
 from pgc.a3c.trainer import TrainConfig, train_batch
 from pgc.a3c.transcript import Transcript
 from pgc.cli.main import main
+from pgc.mechanisms import MECHANISMS, Laplace, MechanismUnavailableError
 
 TRAIN = ["train", "--submissions", "60", "--workers", "3", "--no-progress"]
 

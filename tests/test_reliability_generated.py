@@ -11,9 +11,8 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-
 import reliability_gen as gen
+from hypothesis import HealthCheck, given, settings
 
 SETTINGS = dict(derandomize=True, deadline=None, database=None, print_blob=True,
                 suppress_health_check=list(HealthCheck))

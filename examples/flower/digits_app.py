@@ -36,7 +36,7 @@ AUDIT_PAIRS = {"one record replaced": ("D", "D-replaced"), "one record removed":
 AUDIT_RELATION = "one record replaced, or one record removed"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def local_data(name: str) -> tuple[np.ndarray, np.ndarray]:
     """The client's records: the first 40 digits (D), with record 0 replaced by digit 1,500 (D-replaced), or
     without record 0 (D-removed)."""

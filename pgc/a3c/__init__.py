@@ -4,10 +4,19 @@ The mechanisms themselves live in :mod:`pgc.mechanisms` (re-exported here for co
 ``pgc.a3c`` imports nothing from ``audit``, ``attacks`` or ``reports``.
 """
 
-from .env import PAPER_GRAVITIES, CartPoleParams, physics_array  # noqa: E402
 from pgc.mechanisms import (  # noqa: E402
-    MECHANISMS, Gaussian, Laplace, Mechanism, NoNoise, ProjectedRandomSign, make_mechanism, register_mechanism,
-    split_rounds)
+    MECHANISMS,
+    Gaussian,
+    Laplace,
+    Mechanism,
+    NoNoise,
+    ProjectedRandomSign,
+    make_mechanism,
+    register_mechanism,
+    split_rounds,
+)
+
+from .env import PAPER_GRAVITIES, CartPoleParams, physics_array  # noqa: E402
 from .model import DIM, ActorCritic, load_checkpoint, save_checkpoint  # noqa: E402
 from .rollout import A3CHyperparams, EpisodeBatch, simulate_episodes  # noqa: E402
 from .trainer import TrainConfig, TrainResult, train, train_batch  # noqa: E402

@@ -7,15 +7,15 @@ mitigations' budget split.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
-from .env import PAPER_GRAVITIES, TARGET_SCORE, CartPoleParams
+from pgc.errors import UserError
 from pgc.mechanisms import MECHANISMS, Mechanism, ProjectedRandomSign, make_mechanism, split_rounds
+
+from .env import PAPER_GRAVITIES, TARGET_SCORE, CartPoleParams
 from .metrics import WINDOW
 from .protect import ScoreLaplace, parse_protect, split_budget
 from .rollout import A3CHyperparams
@@ -209,7 +209,7 @@ class TrainConfig:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TrainConfig":
+    def from_dict(cls, data: dict) -> TrainConfig:
         """A config from JSON-like data; wrongly typed values raise ``ValueError`` naming the key."""
         if not isinstance(data, dict):
             raise UserError(f"a config must be a JSON object, got {type(data).__name__}")
@@ -249,7 +249,7 @@ class TrainConfig:
                     raise UserError(f"config {key} must be a number, got {data[key]!r}") from None
         return cls(**data)
 
-    def replace(self, **changes) -> "TrainConfig":
+    def replace(self, **changes) -> TrainConfig:
         return TrainConfig(**{**{f.name: getattr(self, f.name) for f in fields(self)}, **changes})
 
 
@@ -286,7 +286,7 @@ def _check_value(name: str, annotation, value) -> None:
         raise UserError(f"config {name} must be a number, got NaN")
 
 
-def _check_types(config: "TrainConfig") -> None:
+def _check_types(config: TrainConfig) -> None:
     for f in fields(config):
         if f.name in ("hyper", "physics"):
             kind = A3CHyperparams if f.name == "hyper" else CartPoleParams

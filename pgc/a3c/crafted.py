@@ -47,14 +47,14 @@ Objectives (mechanism-agnostic: they look at clean gradients, before any mechani
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
+
+from pgc.errors import UserError
 from pgc.optim import cmaes_maximize
 
 from .env import CartPoleParams, physics_array
@@ -396,7 +396,7 @@ def worst_pair_search(lo: float, hi: float, *, objective: str = "gradient", tria
     sampler_seed = _seed_of(root.spawn(1)[0])
     records: list[dict] = []
 
-    def run(trial: "optuna.Trial") -> float:
+    def run(trial: optuna.Trial) -> float:
         a = trial.suggest_float("psi", lo, hi - min_distance)
         gap = trial.suggest_float("distance", min_distance, min(width, hi - a)) if min(width, hi - a) > min_distance \
             else min_distance

@@ -16,12 +16,12 @@ A lane's physics is a row of a ``(n, 6)`` float array in the order of :data:`PHY
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
+
+from pgc.errors import UserError
 
 PHYSICS_FIELDS = ("gravity", "masscart", "masspole", "length", "force_mag", "tau")
 X_THRESHOLD = 2.4
@@ -52,7 +52,7 @@ class CartPoleParams:
             if getattr(self, name) <= 0:
                 raise UserError(f"CartPoleParams.{name} must be > 0, got {getattr(self, name)}")
 
-    def replace(self, **changes: float) -> "CartPoleParams":
+    def replace(self, **changes: float) -> CartPoleParams:
         return CartPoleParams(**{**asdict(self), **changes})
 
     def as_row(self) -> np.ndarray:

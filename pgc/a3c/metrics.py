@@ -3,11 +3,11 @@ and the relative area under the success-ratio curve (Table 3). Pure functions.""
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .env import TARGET_SCORE
 

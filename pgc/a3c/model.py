@@ -25,8 +25,6 @@ code from the file.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import warnings
 from pathlib import Path
@@ -34,6 +32,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+
+from pgc.errors import UserError
 
 STATE_DIM = 4
 HIDDEN = 16
@@ -91,7 +91,7 @@ class ActorCritic(nn.Module):
         with torch.no_grad():
             return np.concatenate([p.detach().double().reshape(-1).numpy() for p in self._ordered()])
 
-    def load_flat(self, theta: np.ndarray) -> "ActorCritic":
+    def load_flat(self, theta: np.ndarray) -> ActorCritic:
         theta = check_theta(theta, self.dim)
         offset = 0
         with torch.no_grad():
@@ -107,7 +107,7 @@ class ActorCritic(nn.Module):
         return weights + ([self.common.bias, self.policy.bias, self.value.bias] if self.biases else [])
 
     @classmethod
-    def from_flat(cls, theta: np.ndarray) -> "ActorCritic":
+    def from_flat(cls, theta: np.ndarray) -> ActorCritic:
         """The model of a canonical θ; its length (112 or 131) says whether it has biases."""
         theta = check_theta(theta)
         return cls(biases=has_biases(theta)).double().load_flat(theta)

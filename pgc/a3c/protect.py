@@ -25,12 +25,12 @@ protected: with ``score`` alone, the arrival tick still reveals the true score.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from pgc.errors import UserError
 
 CHANNELS = ("score", "timing", "order")
 DEFAULT_SCORE_FRACTION = 0.1  # ε_score = 10 % of the total ε unless given

@@ -14,12 +14,12 @@ whole-episode returns, SGD, no mitigations, no biases. Slow (Python per step): f
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .config import TrainConfig
 from .env import INIT_HIGH, THETA_THRESHOLD, X_THRESHOLD

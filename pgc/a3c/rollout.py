@@ -7,12 +7,12 @@ attacker ("what would an agent with physics ψ submit at model θ?").
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from . import kernel
 from .env import EPISODE_CAP, PHYSICS_FIELDS, initial_states

@@ -13,8 +13,6 @@ the output guard, lock and atomic replacement every command's folders share).
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import json
 import platform
 from dataclasses import dataclass
@@ -23,11 +21,24 @@ from pathlib import Path
 import numpy as np
 
 import pgc.schemas as schemas
+from pgc.errors import UserError
+from pgc.outdirs import (  # noqa: F401
+    MARKER_FILE,
+    OutputBusyError,
+    OutputDirError,
+    OutputExistsError,
+    _json_safe,
+    check_output_dir,
+    is_pgc_output,
+    lock_path,
+    output_command,
+    output_lock,
+    remove_stale_partials,
+    replace_directory_atomically,
+    write_marker,
+)
 
 from .model import load_checkpoint, save_checkpoint
-from pgc.outdirs import (MARKER_FILE, OutputBusyError, OutputDirError, OutputExistsError,  # noqa: F401
-                      _json_safe, check_output_dir, is_pgc_output, lock_path, output_command, output_lock,
-                      remove_stale_partials, replace_directory_atomically, write_marker)
 from .transcript import CanaryRecord, GroundTruth, Transcript
 
 SUMMARY_FILE = "summary.json"

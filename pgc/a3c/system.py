@@ -24,16 +24,16 @@ value-flip detector), searched for the pair; ``canaries`` are the paper's pair a
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
+
+from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 from pgc.mechanisms import Mechanism, claimed_delta, split_rounds
 from pgc.mechanisms.accounting import mechanism_event, mechanism_gdp_mu
-from pgc.contracts import PrivacyClaim
 
 from .env import PAPER_GRAVITIES, CartPoleParams, physics_array
 from .model import glorot_uniform_theta
@@ -176,9 +176,8 @@ class PGCA3CSystem:
 
     def crafted_broadcasts(self, secret: float, secret_prime: float, rng: np.random.Generator) -> list[np.ndarray]:
         """θ crafted for this pair: the gradient objective's and the score objective's (:mod:`pgc.a3c.crafted`)."""
-        from .model import with_zero_biases
-
         from .crafted import SEARCH_CHANNELS, search_crafted_model
+        from .model import with_zero_biases
 
         seqs = np.random.SeedSequence(int(rng.integers(2**63))).spawn(len(SEARCH_CHANNELS))
         return [with_zero_biases(search_crafted_model(_check_gravity(secret), _check_gravity(secret_prime),

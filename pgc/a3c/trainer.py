@@ -21,15 +21,15 @@ generators spawned from its own seed, which makes its result independent of the 
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import contextvars
 import itertools
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
+
+from pgc.errors import UserError
 from pgc.mechanisms import Mechanism, mechanism_record
 from pgc.tasks import die_with_parent
 from pgc.tasks.progress import NullProgress
@@ -49,7 +49,7 @@ MAX_TRIALS = 100_000  # trials of one batch
 MEMORY_FRACTION = 0.5  # a batch may hold at most this share of the machine's memory
 
 
-def estimate_batch_bytes(configs: Sequence["TrainConfig"], record: bool | Sequence[bool] = True) -> int:
+def estimate_batch_bytes(configs: Sequence[TrainConfig], record: bool | Sequence[bool] = True) -> int:
     """Memory a batch holds at its end (results of every trial, transcripts included), in bytes."""
     flags = [bool(record)] * len(configs) if isinstance(record, bool) else list(record)
     total = 0
@@ -71,7 +71,7 @@ def memory_limit_bytes() -> int:
         return 8 * 2**30
 
 
-def check_batch_size(configs: Sequence["TrainConfig"], record: bool | Sequence[bool] = True) -> None:
+def check_batch_size(configs: Sequence[TrainConfig], record: bool | Sequence[bool] = True) -> None:
     """Refuse, before anything is allocated, a batch with too many trials or too large for memory."""
     if len(configs) > MAX_TRIALS:
         raise UserError(f"a batch may hold at most {MAX_TRIALS:,} trials, got {len(configs):,}")
@@ -253,7 +253,7 @@ class _TrialDraws:
     canary_theta: np.ndarray
 
     @classmethod
-    def from_seed(cls, c: TrainConfig) -> "_TrialDraws":
+    def from_seed(cls, c: TrainConfig) -> _TrialDraws:
         trial_rng = np.random.default_rng(np.random.SeedSequence(c.seed))
         theta = glorot_uniform_theta(trial_rng, biases=c.hyper.biases)  # biases start at 0: same draws
         n_agents = -(-c.submissions // c.rounds) + c.workers  # agents cut off mid-episode never submit
@@ -342,7 +342,7 @@ class _TrialState:
     kept_thetas: np.ndarray
 
     @classmethod
-    def allocate(cls, c: TrainConfig, reduced_dim: int, record: bool, scored: bool) -> "_TrialState":
+    def allocate(cls, c: TrainConfig, reduced_dim: int, record: bool, scored: bool) -> _TrialState:
         w, d = c.workers, c.hyper.dim  # d: 112, or 131 with biases
         total = c.total_submissions + (c.workers if c.canaries else 0)  # canaries: up to W arrivals after N + M
         n_rec = total if record else 0

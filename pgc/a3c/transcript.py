@@ -28,8 +28,6 @@ Files are written atomically and read with ``allow_pickle=False``.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import json
 import zipfile
 import zlib
@@ -37,6 +35,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .model import DIMS
 
@@ -108,7 +108,7 @@ class Transcript:
         return path
 
     @classmethod
-    def load(cls, directory: Path) -> "Transcript":
+    def load(cls, directory: Path) -> Transcript:
         """Read ``transcript.npz``; a missing, truncated or malformed file, or non-finite gradients or θ
         (NaN, or float32 values that overflowed to ±inf), raise ``ValueError`` naming the file."""
         path = Path(directory) / TRANSCRIPT_FILE
@@ -154,7 +154,7 @@ class GroundTruth:
         return path
 
     @classmethod
-    def load(cls, directory: Path) -> "GroundTruth":
+    def load(cls, directory: Path) -> GroundTruth:
         return cls(**_load_npz(Path(directory) / GROUND_TRUTH_FILE, ["psi", "terminated", "nonfinite"],
                                optional=["true_score"]))
 
@@ -185,7 +185,7 @@ class CanaryRecord:
         return path
 
     @classmethod
-    def load(cls, directory: Path) -> "CanaryRecord":
+    def load(cls, directory: Path) -> CanaryRecord:
         data = _load_npz(Path(directory) / CANARY_FILE, ["positions", "index", "setup"], optional=["theta"])
         try:
             setup = json.loads(str(data["setup"]))

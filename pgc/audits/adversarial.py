@@ -6,26 +6,33 @@ the neighbour distance and the false-alarm study in :mod:`pgc.audits.studies`.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import dataclasses
 import functools
 import math
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 import numpy as np
+
 from audit.blackbox import describe
-from pgc.mechanisms import Mechanism, NoNoise
-from pgc.schemas.audit_rows import AuditRow
-from pgc.a3c.crafted import (SEARCH_CHANNELS, SearchResult, SearchSettings, WorstPairResult, check_pair,
-                         search_crafted_model, worst_pair_search)
+from pgc.a3c.crafted import (
+    SEARCH_CHANNELS,
+    SearchResult,
+    SearchSettings,
+    WorstPairResult,
+    check_pair,
+    search_crafted_model,
+    worst_pair_search,
+)
 from pgc.a3c.env import PAPER_GRAVITIES, CartPoleParams
 from pgc.a3c.model import with_zero_biases
 from pgc.a3c.protect import parse_protect
 from pgc.a3c.rollout import A3CHyperparams
+from pgc.errors import UserError
+from pgc.mechanisms import Mechanism, NoNoise
+from pgc.schemas.audit_rows import AuditRow
 from pgc.tasks import map_tasks
 
 from .environment import EnvironmentSettings, environment_audit, protection_record

@@ -50,24 +50,24 @@ the stated confidence on its own; the channels are not corrected for being looke
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import numpy as np
+
 from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood
 from audit.system_audit import AuditSettings, audit_system
 from audit.tester import ENVIRONMENT_SPLIT
-from pgc.mechanisms import Mechanism
-from pgc.schemas.audit_rows import AuditRow
 from pgc.a3c.env import PAPER_GRAVITIES, CartPoleParams
 from pgc.a3c.protect import parse_protect
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.system import PGCA3CSystem, ReleaseStreams
+from pgc.errors import UserError
+from pgc.mechanisms import Mechanism
+from pgc.schemas.audit_rows import AuditRow
 
 ALL_CHANNEL_GROUPS = (slice(0, 1), slice(1, 2), slice(2, None))  # the "all" columns: score, arrival, gradient
 

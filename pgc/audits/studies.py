@@ -3,19 +3,19 @@ false-alarm study (correct mechanisms certified at crafted θ over many seeds)."
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import functools
 import math
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
+from pgc.a3c.crafted import SearchSettings, search_crafted_model
+from pgc.errors import UserError
 from pgc.mechanisms import Mechanism
 from pgc.tasks import map_tasks
 
 from .adversarial import AdversarialAuditResult, adversarial_audit, bound_ratio
-from pgc.a3c.crafted import SearchSettings, search_crafted_model
 from .environment import EnvironmentAuditResult, environment_audit
 
 CURVE_DISTANCES = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)

@@ -5,18 +5,14 @@ many seeds (no bound may exceed its claim), written to ``--out``."""
 
 from __future__ import annotations
 
-from pgc.options import add_out, add_samples, add_seed
-
-from pgc.errors import UserError
-
 import argparse
 import time
 from pathlib import Path
 
 import numpy as np
 
-from pgc.options import positive_int
-from pgc.options import GravityRange, gravity_pair
+from pgc.errors import UserError
+from pgc.options import GravityRange, add_out, add_samples, add_seed, gravity_pair, positive_int
 
 from . import goals_exit
 
@@ -37,12 +33,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pgc.audits.adversarial import adversarial_audit
+    from pgc.audits.environment import environment_audit
+    from pgc.audits.studies import false_alarm_study
     from pgc.mechanisms import make_mechanism
     from reports.files import write_json_atomic
-
-    from pgc.audits.adversarial import adversarial_audit
-    from pgc.audits.studies import false_alarm_study
-    from pgc.audits.environment import environment_audit
 
     if args.false_alarms:
         mechs = {f"{m} ε={e:g}": make_mechanism(m, e) for m in ("laplace", "prs") for e in (1.0, 4.0)}

@@ -4,16 +4,14 @@ data; prints both times, the ratio, and checks that both give the same log-likel
 
 from __future__ import annotations
 
-from pgc.options import add_seed
-
-from pgc.errors import UserError
-
 import argparse
 import math
 import time
 
 import numpy as np
 
+from pgc.errors import UserError
+from pgc.options import add_seed
 
 from . import goals_exit
 

@@ -11,12 +11,11 @@
 
 from __future__ import annotations
 
-from pgc.options import add_confidence, add_samples, add_seed
-
-from pgc.errors import UserError
-
 import argparse
 import time
+
+from pgc.errors import UserError
+from pgc.options import add_confidence, add_samples, add_seed
 
 from . import goals_exit
 
@@ -79,9 +78,8 @@ def _audited_rows(eps_values, audit, target, row, line) -> tuple[list[dict], boo
 
 
 def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
-    from pgc.mechanisms import Laplace
-
     from audit import audit_mechanism
+    from pgc.mechanisms import Laplace
 
     print("\nLaplace canary audit (target ε_LB/ε ≥ 0.97; ≥ 0.95 at ε = 8; ≤ 60 CPU-s each)")
     print("   ε     ε_LB   ratio  target  wall s   cpu s   test")
@@ -100,10 +98,9 @@ def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
 
 
 def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
-    from pgc.mechanisms import ProjectedRandomSign, prs_reduced_dim
-
     from audit import audit_mechanism
     from audit.blackbox import naive_canary
+    from pgc.mechanisms import ProjectedRandomSign, prs_reduced_dim
 
     print("\nPRS black-box (paper's d̂ rule; target ε_LB/ε ≥ 0.95) vs the naive all-ones canary (same run)")
     print("   ε  d̂    ε_LB   ratio  target  naive ε_LB  naive ratio  best/naive  time s   test")
@@ -131,9 +128,8 @@ def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
 
 
 def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
-    from pgc.mechanisms import ProjectedRandomSign, prs_reduced_dim
-
     from audit import audit_prs_whitebox
+    from pgc.mechanisms import ProjectedRandomSign, prs_reduced_dim
 
     print("\nPRS white-box from (ũ, M) (target ε_LB/ε ≥ 0.97)")
     print("   ε  d̂    ε_LB   ratio  target  time s")
@@ -147,9 +143,8 @@ def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
 
 
 def _float_exact(args: argparse.Namespace) -> list[dict]:
-    from pgc.mechanisms import Laplace
-
     from audit import audit_mechanism
+    from pgc.mechanisms import Laplace
 
     print("\nFloat-exact audit of the core's float64 Laplace (Mironov 2012: last-bit leaks; claim ε)")
     rows = []
@@ -165,9 +160,8 @@ def _float_exact(args: argparse.Namespace) -> list[dict]:
 
 
 def _false_alarms(args: argparse.Namespace) -> list[dict]:
-    from pgc.mechanisms import Laplace, ProjectedRandomSign
-
     from audit import audit_mechanism
+    from pgc.mechanisms import Laplace, ProjectedRandomSign
 
     alpha = 1 - args.confidence
     n = args.false_alarm_seeds

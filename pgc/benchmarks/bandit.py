@@ -5,15 +5,14 @@ rounds and is extrapolated per round to T (said in the output); both must choose
 
 from __future__ import annotations
 
-from pgc.options import add_out, add_seed
-
-from pgc.errors import UserError
-
 import argparse
 import time
 from pathlib import Path
 
 import numpy as np
+
+from pgc.errors import UserError
+from pgc.options import add_out, add_seed
 
 from . import goals_exit
 
@@ -108,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
     result = _bandit_result(args, cfg1, ref_rounds, t_ref, t_fast, t_many, same)
     _print_bandit(args, cfg1, ref_rounds, result)
     if args.out:
-        from reports.files import write_json_atomic
         import pgc.schemas as schemas
+        from reports.files import write_json_atomic
 
         write_json_atomic(Path(args.out), schemas.dump("bandit-bench", result))
         print(f"wrote {args.out}")

@@ -16,17 +16,14 @@
 
 from __future__ import annotations
 
-from pgc.options import add_out, add_samples
-
-from pgc.errors import UserError
-
 import argparse
 import time
 from pathlib import Path
 
 import numpy as np
 
-from pgc.options import positive_float, positive_int
+from pgc.errors import UserError
+from pgc.options import add_out, add_samples, positive_float, positive_int
 
 from . import goals_exit
 

@@ -16,17 +16,15 @@ Also: the Gaussian with σ/1.5 claiming (2, δ) (true ε ≈ 3.16) must be flagg
 
 from __future__ import annotations
 
-from pgc.options import add_confidence, add_out, add_samples
-
-from pgc.errors import UserError
-
 import argparse
 import time
 from pathlib import Path
 
 import numpy as np
 
-from pgc.options import positive_float, positive_int
+from pgc.errors import UserError
+from pgc.options import add_confidence, add_out, add_samples, positive_float, positive_int
+
 from . import goals_exit
 
 help = "Gaussian mechanism: certified ε_LB vs the oracle likelihood-ratio test (same n, Clopper–Pearson)"

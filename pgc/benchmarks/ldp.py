@@ -16,10 +16,6 @@ written beside it (:mod:`pgc.benchmarks.ldp_render`).
 
 from __future__ import annotations
 
-from pgc.options import add_confidence, add_out, add_samples, add_seed
-
-from pgc.errors import UserError
-
 import argparse
 import math
 import sys
@@ -29,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pgc.options import positive_float, positive_int
+from pgc.errors import UserError
+from pgc.options import add_confidence, add_out, add_samples, add_seed, positive_float, positive_int
 
 from .ldp_render import at_least_reference, write_figure, write_table
 

@@ -5,15 +5,14 @@ agent-steps (environment steps played, the auditor's own simulations included) a
 
 from __future__ import annotations
 
-from pgc.options import add_out, add_samples, add_seed
-
-from pgc.errors import UserError
-
 import argparse
 import time
 from pathlib import Path
 
 import numpy as np
+
+from pgc.errors import UserError
+from pgc.options import add_out, add_samples, add_seed
 
 help = "one training run with canaries vs the multi-sample audit reaching the same ε_LB (agent-steps, seconds)"
 
@@ -48,9 +47,9 @@ def _multi_sample(system, pair, theta, n: int, seed: int, mean_len: float) -> di
 
 def run(args: argparse.Namespace) -> int:
     from audit.one_run import one_run_audit
-    from pgc.a3c.transcript import transcript_releases
     from pgc.a3c.system import PGCA3CSystem
     from pgc.a3c.trainer import TrainConfig, train
+    from pgc.a3c.transcript import transcript_releases
 
     if args.canaries < 10 or args.submissions < 1:
         raise UserError("--canaries must be >= 10 and --submissions >= 1")

@@ -10,14 +10,14 @@ guide: episode lengths change as policies learn).
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import argparse
 import json
 import os
 import time
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from . import goals_exit
 
@@ -34,8 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pgc.a3c.kernel import warm_up
-    from pgc.replication.grid import GridSpec, grid_settings, setting_configs
     from pgc.a3c.trainer import train_batch
+    from pgc.replication.grid import GridSpec, grid_settings, setting_configs
     from reports.files import write_json_atomic
 
     if args.trials < 1 or args.cap < 1 or args.processes < 1:

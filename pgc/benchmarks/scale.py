@@ -15,8 +15,6 @@ Ratios are against the local process engine of the same run. ``--json`` writes e
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import argparse
 import json
 import os
@@ -25,6 +23,8 @@ import sys
 import time
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from . import goals_exit
 
@@ -113,10 +113,10 @@ def _storage_cost(url: str, n: int) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pgc.engines import LocalEngine, RayEngine
     from pgc.a3c.kernel import warm_up
-    from pgc.replication.grid import GridSpec, grid_settings, setting_configs
     from pgc.a3c.trainer import train_batch
+    from pgc.engines import LocalEngine, RayEngine
+    from pgc.replication.grid import GridSpec, grid_settings, setting_configs
     from reports.files import write_json_atomic
 
     if min(args.trials, args.cap, args.tasks, args.storage_trials) < 1:

@@ -12,15 +12,14 @@
 
 from __future__ import annotations
 
-from pgc.options import add_out, add_samples
-
 import argparse
 import time
 from pathlib import Path
 
 import numpy as np
 
-from pgc.options import positive_int
+from pgc.options import add_out, add_samples, positive_int
+
 from . import goals_exit
 
 help = "system audits: false alarms over seeds, broken systems flagged, the contract's cost vs a direct reference"
@@ -188,10 +187,9 @@ CONTRACT_THETA = "audit/adversarial/laplace-eps1-theta-5-15-gradient.pt"  # a sh
 def _contract_cost(args: argparse.Namespace) -> dict:
     """PGC-A3C's environment audit through the System contract against the direct reference: bounds, and
     the cost as CPU time (the machine is shared: wall time also counts other jobs' load), wall time beside."""
-    from pgc.mechanisms import Laplace
     from pgc.a3c.model import load_checkpoint
     from pgc.audits.environment import environment_audit
-
+    from pgc.mechanisms import Laplace
     from pgc.references import reference_path
 
     theta = load_checkpoint(reference_path(CONTRACT_THETA))

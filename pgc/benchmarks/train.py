@@ -11,10 +11,6 @@ have comparable lengths; the mean lengths are printed.
 
 from __future__ import annotations
 
-from pgc.options import add_seed
-
-from pgc.errors import UserError
-
 import argparse
 import json
 import os
@@ -22,6 +18,9 @@ import platform
 import time
 
 import numpy as np
+
+from pgc.errors import UserError
+from pgc.options import add_seed
 
 help = "agent-steps/s of the compiled trainer vs a naive one-agent torch A3C loop"
 

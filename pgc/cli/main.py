@@ -18,7 +18,8 @@ import argparse
 import importlib
 import importlib.util
 import sys
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from pgc.errors import ExitCode, UserError
 

@@ -23,8 +23,9 @@ import os
 import time
 from pathlib import Path
 
-from reports.files import write_json_atomic
 from pgc.errors import UserError
+from reports.files import write_json_atomic
+
 RUNS = Path("runs")
 COMPANION_KEYS = ("theta_file", "theta_files", "plot")  # where a result records the files beside it
 MAX_RESULT_BYTES = 64 * 2**20
@@ -115,7 +116,7 @@ class ResultFile:
         except OSError as exc:
             raise UserError(f"cannot create {path.parent}: {exc.strerror or exc}") from None
 
-    def __enter__(self) -> "ResultFile":
+    def __enter__(self) -> ResultFile:
         from pgc.outdirs import output_lock
 
         self._lock = output_lock(self.path)

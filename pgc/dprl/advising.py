@@ -22,12 +22,12 @@ that same vector: the textbook ε-DP release.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
 from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 
 from .found_pairs import FOUND_PAIRS
 from .spaces import SecretSpace, index_from

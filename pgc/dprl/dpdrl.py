@@ -19,12 +19,12 @@ the same relation and claim.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
 from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 
 from .found_pairs import FOUND_PAIRS
 from .spaces import SecretSpace, index_from, sample_rows, softmax_rows

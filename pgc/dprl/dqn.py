@@ -12,14 +12,13 @@ All torch randomness comes from one ``torch.Generator`` seeded from the caller's
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
+from pgc.errors import UserError
 from pgc.optim.networks import seeded_mlp
 
 from .gridworld import TrainingSettings, greedy_action, observe, row_of, start_goal, step, training_utility

@@ -16,12 +16,12 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
-from dataclasses import dataclass
 from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .dpdrl import probabilities_from_distances
 

@@ -21,12 +21,12 @@ here: removing a node of degree d moves the node's own bin and each neighbour's 
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
 from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 
 from .found_pairs import FOUND_PAIRS
 from .spaces import SecretSpace, index_from

@@ -7,12 +7,13 @@ is neighbouring under ``relation``.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
+
+from pgc.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gridworld import TrainingSettings, train_agent as train_table_agent
+from .gridworld import TrainingSettings
+from .gridworld import train_agent as train_table_agent
 
 
 def train_agent(free: np.ndarray, settings: TrainingSettings, defence: float | str | None,

@@ -23,12 +23,12 @@ differ in length or a CPU is shared; fewer, larger chunks measured slower on a l
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import contextlib
 import math
 import os
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
+
+from pgc.errors import UserError
 
 ENGINES = ("local", "ray")
 

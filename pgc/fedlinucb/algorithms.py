@@ -10,11 +10,11 @@ is recomputed (one batched inverse per run) only at a sync.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .config import BanditConfig, DP20Config, PrivacyConfig
 from .privacy import (

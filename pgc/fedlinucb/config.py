@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import dataclass
+
+from pgc.errors import UserError
 
 _MAX_DIM = 512
 _MAX_ARMS = 100_000

@@ -7,11 +7,11 @@ their mean rewards μ = Xθ* of shape (R, M, K), and answers the chosen arms wit
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 from dataclasses import dataclass
 
 import numpy as np
+
+from pgc.errors import UserError
 
 
 class SyntheticFamily:

@@ -3,11 +3,11 @@ ceiling. Plain functions, tested against hand-computed numbers."""
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
+from pgc.errors import UserError
 
 
 def lowest_set_bit(k: int | np.ndarray) -> int | np.ndarray:

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+from pgc.errors import UserError
 
 from .algorithms import dp20_feducb, fedlinucb, private_fedlinucb
 from .config import BanditConfig, DP20Config, PrivacyConfig

@@ -23,12 +23,12 @@ arm, the algorithm re-choosing actions, so a change can move later decisions of 
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
 from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 
 from .algorithms import dp20_feducb, fedlinucb, private_fedlinucb, stat_width
 from .config import BanditConfig, DP20Config, PrivacyConfig

@@ -13,7 +13,7 @@ The module (or file) that defines the ClientApp ``APP`` also defines
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from pgc.systems.registry import SystemSpecError, spec_module, system_factory
 

@@ -11,7 +11,7 @@ sensitivity it states: μ = sensitivity/σ. Whether ``sensitivity`` is the updat
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from pgc.contracts import PrivacyClaim
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from pgc.contracts import PrivacyClaim
 
 from .system import CHANNEL, block_seeds, seeded_global_numpy

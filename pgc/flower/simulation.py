@@ -29,12 +29,12 @@ child of the seed and the round; the server seeds it before aggregating. A run i
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from pgc.errors import UserError
 
 MODES = ("local-dp", "central-dp")
 FEATURES, CLASSES = 64, 10

@@ -23,15 +23,16 @@ from ``workers`` forked processes (default: the CPUs this process may use).
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import contextlib
 import logging
 import os
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+
 from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 
 DATASET_KEY = "pgc-audit-dataset"  # the run-config key that names the local data set to train on
 CHANNEL = "update"

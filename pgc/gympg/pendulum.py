@@ -8,12 +8,12 @@ episodes end at the time limit (200 steps in ``gymnasium.make("Pendulum-v1")``).
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from pgc.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,14 @@ An adversarial aggregator chooses w; ``broadcast_space`` is the box it searches.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
 
+from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 from pgc.mechanisms import Gaussian
 from pgc.mechanisms.accounting import mechanism_event, mechanism_gdp_mu
-from pgc.contracts import PrivacyClaim
 
 from .pendulum import PendulumParams, rollout
 from .policy import POLICY_DIM, POLICY_STD, gaussian_policy, reinforce_gradients

@@ -16,9 +16,9 @@ computed on exactly the releases another audit certified on.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import numpy as np
+
+from pgc.errors import UserError
 
 GUESS_CHUNK = 8192  # reports decoded at once: (chunk, k) supports
 

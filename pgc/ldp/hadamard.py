@@ -14,11 +14,11 @@ and the Hadamard mechanism.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .oracle import Oracle, checked_values, log_ratio
 

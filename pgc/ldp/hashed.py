@@ -16,11 +16,11 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .hashing import universal_hash, universal_seeds
 from .oracle import Oracle, checked_values, log_ratio

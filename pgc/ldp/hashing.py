@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+
+from pgc.errors import UserError
 
 _P1, _P2, _P3, _P4, _P5 = (np.uint32(x) for x in (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1))
 UNIVERSAL_PRIME = 1_073_741_789  # 2³⁰ − 35, prime: seeds a, b < 2³⁰ are exact in a report's float columns

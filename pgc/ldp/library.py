@@ -16,6 +16,7 @@ import numpy as np
 from .oracle import Oracle, checked_values, integer_limbs
 from .seeding import block_seeds, seeded_library_generators
 
+
 def library_version(distribution: str) -> str:
     try:
         return metadata.version(distribution)

@@ -17,12 +17,12 @@ An oracle has a domain size ``k`` (values 0..k−1), the ε it is run at, and
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import numbers
 
 import numpy as np
+
+from pgc.errors import UserError
 
 LIMB_BITS = 16
 LIMBS_PER_INT64 = 4

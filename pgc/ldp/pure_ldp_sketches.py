@@ -7,16 +7,24 @@ from __future__ import annotations
 
 import numpy as np
 from pure_ldp.core import generate_hash_funcs
-from pure_ldp.frequency_oracles import (CMSClient, HadamardMechClient, HadamardResponseClient, HadamardResponseServer,
-                                        PCSClient, RAPPORClient, RAPPORServer, SketchResponseClient)
+from pure_ldp.frequency_oracles import (
+    CMSClient,
+    HadamardMechClient,
+    HadamardResponseClient,
+    HadamardResponseServer,
+    PCSClient,
+    RAPPORClient,
+    RAPPORServer,
+    SketchResponseClient,
+)
 
 from .hadamard import HadamardMechanism, HadamardResponse, hr_blocks
 from .hashed import SketchResponse
 from .hashing import hash_table, xxh32_mod
+from .oracle import log_ratio
 from .pure_ldp_clients import PureDE, PureFLH, PureHE, PureLH, PureOracle, PureUE, identity
 from .seeding import seeded_library_generators
 from .sketches import CountMeanSketch, PrivateCountSketch
-from .oracle import log_ratio
 from .unary import Rappor, bloom_pair_epsilon
 
 

@@ -6,10 +6,11 @@ A library's module is imported only when one of its protocols is asked for (the 
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
+
+from pgc.errors import UserError
 
 from .direct import GRR, Adaptive, HistogramEncoding, SubsetSelection
 from .hadamard import HadamardMechanism, HadamardResponse

@@ -14,11 +14,11 @@ count sketch (PCS). Every hash function is public and fixed (``hash_seed``); a r
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .hadamard import hadamard_sign
 from .hashed import fixed_family

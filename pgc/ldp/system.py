@@ -13,13 +13,13 @@ Factories for ``pgc audit --system`` and the registry: :func:`ldp_system` (``spe
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import numbers
 
 import numpy as np
+
 from pgc.contracts import ALL, PrivacyClaim
+from pgc.errors import UserError
 
 from .registry import make_oracle, parse_spec
 from .statistics import support_statistics

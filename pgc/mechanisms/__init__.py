@@ -9,11 +9,36 @@ This package imports nothing from the systems, the auditor, the attacks or the r
 """
 
 from .calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
-from .core import (SNAP_BOUND_SCALES, SQRT3, Gaussian, Laplace, Mechanism, NoNoise, PRSRelease, ProjectedRandomSign,
-                   achlioptas_matrices, bit_flip_plus_probability, check_gradients, check_rng, claimed_delta, l1_clip,
-                   l2_clip, nonfinite_rows, prs_reduced_dim, sanitize, snapping_grid, split_rounds)
-from .records import (MechanismUnavailableError, mechanism_fingerprint, mechanism_params, mechanism_record,
-                      rebuild_mechanism, registered_name)
+from .core import (
+                   SNAP_BOUND_SCALES,
+                   SQRT3,
+                   Gaussian,
+                   Laplace,
+                   Mechanism,
+                   NoNoise,
+                   ProjectedRandomSign,
+                   PRSRelease,
+                   achlioptas_matrices,
+                   bit_flip_plus_probability,
+                   check_gradients,
+                   check_rng,
+                   claimed_delta,
+                   l1_clip,
+                   l2_clip,
+                   nonfinite_rows,
+                   prs_reduced_dim,
+                   sanitize,
+                   snapping_grid,
+                   split_rounds,
+)
+from .records import (
+                   MechanismUnavailableError,
+                   mechanism_fingerprint,
+                   mechanism_params,
+                   mechanism_record,
+                   rebuild_mechanism,
+                   registered_name,
+)
 from .registry import DELTA_MECHANISMS, MECHANISMS, MechanismFactory, make_mechanism, register_mechanism
 
 __all__ = ["Mechanism", "Laplace", "ProjectedRandomSign", "Gaussian", "NoNoise", "PRSRelease", "split_rounds",

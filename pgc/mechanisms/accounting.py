@@ -4,9 +4,9 @@ Gaussian-DP trade-off curve it states (Dong, Roth & Su 2022, Thm. 2.7: one Gauss
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
+
+from pgc.errors import UserError
 
 
 def gaussian_event(noise_multiplier: float, count: int = 1):

@@ -15,13 +15,13 @@ and the mechanism is (ε, δ)-DP exactly when (Balle & Wang 2018, Theorem 8)
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
+
+from pgc.errors import UserError
 
 
 def _check(epsilon: float, delta: float, sensitivity: float) -> None:

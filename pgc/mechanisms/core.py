@@ -34,8 +34,6 @@ Mechanisms:
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import functools
 import math
 from dataclasses import dataclass, replace
@@ -44,6 +42,7 @@ import numpy as np
 from scipy.special import expit
 
 from pgc.contracts import Mechanism  # noqa: F401  (the contract the classes below meet)
+from pgc.errors import UserError
 
 SNAP_BOUND_SCALES = 40.0  # secure Laplace clamps outputs to ±(C/2 + 40·C/ε): P(|Lap| > 40 b) = e^-40
 SQRT3 = math.sqrt(3.0)

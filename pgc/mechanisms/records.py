@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .core import Mechanism, split_rounds
 from .registry import MECHANISMS, make_mechanism

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
-from typing import Callable
+from collections.abc import Callable
+
+from pgc.errors import UserError
 
 from .core import Gaussian, Laplace, Mechanism, NoNoise, ProjectedRandomSign
 

@@ -18,11 +18,10 @@ written down as (parameter → claim → why).
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 
 UPDATE = "update"
 

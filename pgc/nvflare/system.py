@@ -18,15 +18,15 @@ global states restored afterwards.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import contextlib
 import logging
 import math
 import random
-from typing import Any, Mapping
+from collections.abc import Mapping
 
 import numpy as np
+
+from pgc.errors import UserError
 
 from .claims import UPDATE, clipping_bound, filter_claim
 from .updates import initial_weights, update_pairs, updates_for

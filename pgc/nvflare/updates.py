@@ -20,7 +20,7 @@ Generator, one numpy SeedSequence); no global generator is touched.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -79,7 +79,7 @@ def initial_weights(seed: int = 0) -> dict[str, np.ndarray]:
             for k, v in model.state_dict().items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def trained_updates() -> dict[str, tuple[dict[str, np.ndarray], int]]:
     """Each client's real update (cached: it is deterministic)."""
     return {name: local_update(rows) for name, rows in SHARDS.items()}

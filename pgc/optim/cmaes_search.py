@@ -4,13 +4,13 @@ numbers."""
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
+
+from pgc.errors import UserError
 
 
 @dataclass(frozen=True)

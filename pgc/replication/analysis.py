@@ -10,10 +10,29 @@ import numpy as np
 
 from pgc.a3c.metrics import success_ratio
 
-from .grid import (FORMAT, PAPER_CAP, PAPER_FST_MEDIAN, PAPER_RELATIVE_AUC, PAPER_SUCCESS_RATIO, GridRun, GridSpec,
-                   Setting, get_reading, machine_info, run_grid)
-from .stats import (LEVEL, compare_to_control, holm, median_fst, median_interval, relative_auc_interval,
-                    relative_auc_value, success_interval)
+from .grid import (
+    FORMAT,
+    PAPER_CAP,
+    PAPER_FST_MEDIAN,
+    PAPER_RELATIVE_AUC,
+    PAPER_SUCCESS_RATIO,
+    GridRun,
+    GridSpec,
+    Setting,
+    get_reading,
+    machine_info,
+    run_grid,
+)
+from .stats import (
+    LEVEL,
+    compare_to_control,
+    holm,
+    median_fst,
+    median_interval,
+    relative_auc_interval,
+    relative_auc_value,
+    success_interval,
+)
 
 
 def _fsts(trials: list[dict]) -> np.ndarray:

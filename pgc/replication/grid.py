@@ -54,8 +54,6 @@ trial one compiled loop, trials spread over ``processes``); Table 1–3 trials u
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import os
 import platform
@@ -68,6 +66,7 @@ from pgc.a3c.env import PAPER_GRAVITIES
 from pgc.a3c.metrics import average_scores
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.trainer import TrainConfig, train_batch
+from pgc.errors import UserError
 from pgc.schemas.shared import PAPER, PAPER_HORIZON
 from pgc.schemas.shared import PAPER_TRIALS as SHARED_PAPER_TRIALS
 
@@ -397,7 +396,7 @@ class GridRun:
                 "loadavg_at_start": self.loadavg_at_start, "machine": self.machine or machine_info()}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "GridRun":
+    def from_dict(cls, data: dict) -> GridRun:
         if not isinstance(data, dict) or data.get("kind") != "replicate-raw":
             raise UserError("not a raw replicate grid (kind != 'replicate-raw')")
         sd = dict(data["spec"])

@@ -13,8 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pgc.schemas as schemas
 from pgc.errors import UserError

@@ -15,18 +15,28 @@ readings were tried.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 from scipy import stats
 
+from pgc.errors import UserError
+
 from .analysis import replicate
-from .grid import (KNOBS, LITERAL_KNOBS, PAPER_CAP, PAPER_EPSILONS, PAPER_FST_MEDIAN, PAPER_RELATIVE_AUC,
-                   PAPER_SUCCESS_RATIO, GridSpec, knob_reading_name, reading_knobs)
+from .grid import (
+    KNOBS,
+    LITERAL_KNOBS,
+    PAPER_CAP,
+    PAPER_EPSILONS,
+    PAPER_FST_MEDIAN,
+    PAPER_RELATIVE_AUC,
+    PAPER_SUCCESS_RATIO,
+    GridSpec,
+    knob_reading_name,
+    reading_knobs,
+)
 
 SEARCH_FORMAT = "pgc-reading-search/1"
 SEARCH_SEED = 1_000_000  # search seeds start here; confirmation grids use seeds below it (default 0..19)
@@ -221,7 +231,7 @@ def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, 
         if progress is not None:
             progress(count_done(), spec.readings, entry)
 
-    def objective(trial: "optuna.Trial") -> float:
+    def objective(trial: optuna.Trial) -> float:
         knobs = {k: trial.suggest_categorical(k, list(choices)) for k, choices in KNOBS.items()}
         name = knob_reading_name(knobs)
         trial.set_user_attr("reading", name)

@@ -4,15 +4,14 @@ a zero-information control and Holm's correction."""
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
 
 from pgc.a3c.metrics import success_ratio_auc
+from pgc.errors import UserError
 from pgc.schemas.shared import holm as holm_test
 
 LEVEL = 0.95

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Record, Result, SchemaError, json_number, json_ready, number
 from .bandit_kinds import *  # noqa: F401,F403  (the schema classes)
+from .base import Record, Result, SchemaError, json_number, json_ready, number
 from .bench_kinds import *  # noqa: F401,F403
 from .kinds import *  # noqa: F401,F403
-from .thesis_kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS
+from .thesis_kinds import *  # noqa: F401,F403
 
 __all__ = ["KINDS", "SCHEMAS", "Record", "Result", "SchemaError", "dump", "json_number", "json_ready", "kind_of", "load",
            "number", "validate"]

@@ -8,7 +8,6 @@ from pgc.contracts import PrivacyClaim
 
 from .base import JsonObject, Record, Result, SchemaError
 
-
 # --- bandit-regret, bandit-attack, bandit-bench: pgc bandit, pgc bench bandit ---------------------
 
 def _pair(value: list[float] | None, where: str) -> None:

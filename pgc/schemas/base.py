@@ -11,8 +11,6 @@ Pure Python: this module imports nothing from the project and nothing outside th
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import dataclasses
 import enum
 import math
@@ -20,6 +18,8 @@ import numbers
 import types
 import typing
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, SupportsInt, TypeAlias, TypeVar
+
+from pgc.errors import UserError
 
 # A JSON object whose values the schema leaves unchecked. The type checker reads it as ``dict[str, Any]``;
 # at run time it is the plain ``dict`` annotation, which :meth:`Record.from_dict` keeps as it is (a

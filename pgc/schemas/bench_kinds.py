@@ -8,7 +8,6 @@ from typing import Any
 from .audit_rows import Verdict
 from .base import JsonObject, Record, Result
 
-
 # --- benchmarks, manifests and reports -------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,13 +8,11 @@ from typing import Any, Literal
 
 from pgc.contracts import PrivacyClaim
 
-from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .audit_rows import AuditRow, Verdict
+from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result, SchemaError
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
-
-
 
 # --- train: a run folder's summary.json (pgc train, pgc pipeline) ------------------------------------
 

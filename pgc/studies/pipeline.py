@@ -20,8 +20,8 @@ import io
 import json
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pgc.schemas as schemas
 from pgc.errors import UserError

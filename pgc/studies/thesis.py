@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 
 def membership_study(settings, *, command: str, log: Callable[[str], None] = print) -> dict:

@@ -20,8 +20,9 @@ import importlib.util
 import inspect
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pgc.errors import UserError
 from pgc.usercode import note_user_module

@@ -19,7 +19,8 @@ import os
 import sys
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
+
 
 def _interval_from_environment(default: float = 30.0) -> float:
     """``PGC_PROGRESS_INTERVAL_S`` (seconds between lines, > 0), else ``default``."""
@@ -111,7 +112,7 @@ class LineProgress:
             self._thread.join()
         _opened(-1)
 
-    def __enter__(self) -> "LineProgress":
+    def __enter__(self) -> LineProgress:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -123,7 +124,7 @@ class NullProgress:
 
     def close(self) -> None: ...
 
-    def __enter__(self) -> "NullProgress":
+    def __enter__(self) -> NullProgress:
         return self
 
     def __exit__(self, *exc) -> None: ...
@@ -145,7 +146,7 @@ class _Bar:
             self.bar = None
             _opened(-1)
 
-    def __enter__(self) -> "_Bar":
+    def __enter__(self) -> _Bar:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -19,16 +19,15 @@ the record's clipped gradient and an absent record is g = 0.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import functools
 import math
 
 import numpy as np
 from scipy.special import logsumexp
 
-from pgc.mechanisms.accounting import pld_claim, poisson_gaussian_event
 from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
+from pgc.mechanisms.accounting import pld_claim, poisson_gaussian_event
 
 SAMPLINGS = ("poisson", "shuffle", "always")
 

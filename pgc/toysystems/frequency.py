@@ -20,13 +20,12 @@ the same one.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
 
 from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 

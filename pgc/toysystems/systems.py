@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 
 import numpy as np
 
+from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
 from pgc.mechanisms.accounting import gaussian_event
 from pgc.mechanisms.calibration import analytic_gaussian_sigma
-from pgc.contracts import PrivacyClaim
 
 
 def _finite_array(secret) -> np.ndarray:

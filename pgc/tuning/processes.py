@@ -14,9 +14,9 @@ import contextlib
 import fcntl
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 from pgc.errors import UserError
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import math
 from dataclasses import asdict, dataclass, field
 
-from pgc.mechanisms import MECHANISMS
 from pgc.a3c.model import DIM
 from pgc.a3c.rollout import A3CHyperparams
+from pgc.errors import UserError
+from pgc.mechanisms import MECHANISMS
 
 # Public/shadow gravities: NOT the paper's private Ψ = {9.7, 9.8, 9.9}. Tuning on the private
 # environments would itself be a release about them (each trial's utility depends on them).

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import contextlib
 import fcntl
 import hashlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import optuna
 
+from pgc.errors import UserError
 
 FAILED_TRIAL_RETRIES = 3  # a trial whose worker died is retried this many times
 SCHEMA_CREATION_ATTEMPTS = 8  # make_storage: tries when workers create the tables of a fresh database together

@@ -28,21 +28,20 @@ trial's ``seeds`` attribute, its sampler seed as ``sampler_seed``.
 
 from __future__ import annotations
 
-from pgc.errors import UserError
-
 import contextlib
 import datetime
 import math
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import optuna
 from optuna.trial import TrialState
 
 from pgc.a3c.trainer import TrainConfig, train_batch
+from pgc.errors import UserError
 
 from .space import HYPER_PRESETS, Evaluation, StudySettings
 from .storage import ask_lock, make_storage, safe_url, storage_url

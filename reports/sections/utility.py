@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 import pgc.schemas as schemas
 from pgc.schemas.shared import PAPER, PAPER_HORIZON
 

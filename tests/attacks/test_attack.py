@@ -16,10 +16,10 @@ from attacks.likelihood import recover_prs_release
 from attacks.runner import link_loglik, rank_in_group
 from attacks.targets import run_submissions, trial_config
 from attacks.threat import AttackView, parse_channels
-from pgc.mechanisms import Laplace, NoNoise, ProjectedRandomSign
 from pgc.a3c.model import glorot_uniform_theta
 from pgc.a3c.rundir import load_run, save_run
 from pgc.a3c.trainer import TrainConfig, train
+from pgc.mechanisms import Laplace, NoNoise, ProjectedRandomSign
 
 WIDE = (5.0, 9.8, 20.0)
 PAPER = (9.7, 9.8, 9.9)

@@ -7,8 +7,15 @@ import numpy as np
 import pytest
 
 from attacks.active import laplace_layout_accuracy
-from attacks.layout import (QUICK_LAYOUT, laplace_bayes_accuracy, layout_coordinates, layout_theta, search_layout,
-                            theta_from_layout_vector, vector_size)
+from attacks.layout import (
+    QUICK_LAYOUT,
+    laplace_bayes_accuracy,
+    layout_coordinates,
+    layout_theta,
+    search_layout,
+    theta_from_layout_vector,
+    vector_size,
+)
 from pgc.a3c.model import SLICE_VALUE
 from pgc.cli.main import main
 

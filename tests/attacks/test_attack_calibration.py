@@ -26,8 +26,8 @@ from attacks.evaluate import candidate_index, evaluate_classification
 from attacks.runner import map_index, posterior
 from attacks.targets import TargetTruth
 from pgc.a3c.env import physics_array
-from pgc.mechanisms import Laplace, NoNoise
 from pgc.a3c.model import glorot_uniform_theta
+from pgc.mechanisms import Laplace, NoNoise
 
 PSI = (9.7, 9.8, 9.9)
 SEEDS = 24

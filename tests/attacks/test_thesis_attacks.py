@@ -4,8 +4,10 @@ the membership attackers' pieces, the CLI and the report's "Published claims" se
 from __future__ import annotations
 
 import json
+
 import numpy as np
 import pytest
+
 from attacks.map_recovery import agreement, distances_to_goal, evidence, recovery_rates
 from attacks.membership import attack_accuracy, inverted_features, top_features
 from pgc.dprl import gridworld

@@ -5,19 +5,29 @@ claim (the stated false-failure rate of those tests is then 1e-4 each).
 """
 
 import math
+
 import numpy as np
 import pytest
 import torch
 
-from pgc.audits.adversarial import adversarial_audit
-from pgc.a3c.crafted import (DETECTOR_COORDINATES, SearchSettings, crafted_theta, detector_share, gradient_objective,
-                           ks_distance, quantile_separation, search_crafted_model, theta_from_vector)
-from pgc.audits.studies import curve_pair
+from pgc.a3c.crafted import (
+    DETECTOR_COORDINATES,
+    SearchSettings,
+    crafted_theta,
+    detector_share,
+    gradient_objective,
+    ks_distance,
+    quantile_separation,
+    search_crafted_model,
+    theta_from_vector,
+)
 from pgc.a3c.env import physics_array
-from pgc.mechanisms import Laplace, ProjectedRandomSign
 from pgc.a3c.model import ActorCritic
 from pgc.a3c.rollout import simulate_episodes
+from pgc.audits.adversarial import adversarial_audit
+from pgc.audits.studies import curve_pair
 from pgc.cli.main import main
+from pgc.mechanisms import Laplace, ProjectedRandomSign
 
 SMALL = SearchSettings(screen_controllers=40, screen_episodes=100, generations=6, population=8, episodes=120,
                        restarts=1)

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
+from pgc.a3c.model import glorot_uniform_theta
+from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.system import arrival_rank
 from pgc.audits.environment import environment_audit
 from pgc.mechanisms import Laplace, ProjectedRandomSign
-from pgc.a3c.model import glorot_uniform_theta
-from pgc.a3c.rollout import A3CHyperparams
 
 STRICT = 1 - 1e-4  # false-failure rate of the "consistent" assertions
 

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from audit import audit_mechanism, audit_prs_whitebox
-from audit import mutants
 import pgc.contracts as interfaces
+from audit import audit_mechanism, audit_prs_whitebox, mutants
 from audit.tester import CertifiedTest, HypothesisPair
 from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
 

@@ -1,11 +1,18 @@
-import math
 
 import numpy as np
 import pytest
 from scipy.stats import norm
 
-from audit.curves import (curve_epsilon, curve_violation_pvalue, gdp_delta, gdp_epsilon,
-                          gdp_mu_for, gdp_tradeoff, mu_lower_bound, select_curve_threshold)
+from audit.curves import (
+    curve_epsilon,
+    curve_violation_pvalue,
+    gdp_delta,
+    gdp_epsilon,
+    gdp_mu_for,
+    gdp_tradeoff,
+    mu_lower_bound,
+    select_curve_threshold,
+)
 from pgc.mechanisms.calibration import analytic_gaussian_sigma
 
 

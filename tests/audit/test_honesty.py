@@ -14,8 +14,8 @@ from audit.claims import accountant_contradiction, contradiction, curve_contradi
 from audit.curves import gdp_mu_for
 from audit.honesty import HONESTY_CASES, run_honesty_cases
 from audit.recertify import recertify
-from pgc.schemas.audit_rows import AuditRow
 from pgc.contracts import PrivacyClaim
+from pgc.schemas.audit_rows import AuditRow
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from audit.one_run import one_run_audit
-from pgc.a3c.transcript import transcript_releases
 from pgc.a3c.system import PGCA3CSystem
 from pgc.a3c.trainer import TrainConfig, train
+from pgc.a3c.transcript import transcript_releases
 
 CRAFTED = Path(__file__).resolve().parents[2] / "results/audit/one-run/crafted_theta_5_15.npy"
 

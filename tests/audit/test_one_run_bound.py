@@ -3,8 +3,14 @@
 import numpy as np
 import pytest
 
-from audit.one_run_bound import (best_guess_count, binned_log_ratio, epsilon_lower_bound, guess_canaries,
-                           one_run_p_value, randomized_response_accuracy)
+from audit.one_run_bound import (
+    best_guess_count,
+    binned_log_ratio,
+    epsilon_lower_bound,
+    guess_canaries,
+    one_run_p_value,
+    randomized_response_accuracy,
+)
 
 # (M, r, v, δ, ε_LB at α = 0.05) from jax_privacy/auditing.py (_epsilon_one_run(0, M, r, v, 0.05, δ),
 # google-deepmind/jax_privacy commit 03a095e)

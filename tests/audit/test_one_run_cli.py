@@ -3,7 +3,6 @@
 import json
 
 from pgc.cli.main import main
-
 from pgc.references import reference_path
 
 CRAFTED = reference_path("audit/one-run/crafted_theta_5_15.npy")  # the committed crafted θ (shipped)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.selection import FEW_ATOMS, choose_threshold, held_out_projection, _scan
+from audit.selection import FEW_ATOMS, _scan, choose_threshold, held_out_projection
 
 N_CERT = 1_000_000
 ALPHA = 0.05

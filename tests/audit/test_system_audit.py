@@ -12,18 +12,18 @@ import numpy as np
 import pytest
 
 from audit import accountant
-from pgc.mechanisms.accounting import gaussian_event
 from audit.blackbox import audit_mechanism, canary_pairs
-from pgc.contracts import PrivacyClaim
-from audit.mutants import GaussianNoiseShrunk
-from pgc.a3c.system import PGCA3CSystem
 from audit.broadcast_search import mean_separation
+from audit.mutants import GaussianNoiseShrunk
 from audit.system_audit import audit_system
+from pgc.a3c.system import PGCA3CSystem
+from pgc.cli.main import main
+from pgc.contracts import PrivacyClaim
 from pgc.gympg.pendulum import PendulumParams, rollout
 from pgc.gympg.system import PendulumGaussianSystem, pendulum_system
-from pgc.mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
 from pgc.mechanisms import Gaussian, Laplace, make_mechanism, mechanism_record, rebuild_mechanism, split_rounds
-from pgc.cli.main import main
+from pgc.mechanisms.accounting import gaussian_event
+from pgc.mechanisms.calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
 from pgc.toysystems import BatchedSumSystem, GaussianVectorSystem, LaplaceCountSystem
 
 STRICT = 1 - 1e-4
@@ -276,8 +276,8 @@ def test_bad_systems_and_inputs_get_clear_errors():
 def test_committed_adversarial_audit_reproduces_through_the_contract():
     """results/audit/adversarial/laplace-eps1.json, ψ = 5 vs 15, gradient channel at the saved crafted θ:
     the certification runs on PGCA3CSystem.release and the shared engine and gives the committed bound."""
-    from pgc.audits.adversarial import adversarial_audit
     from pgc.a3c.model import load_checkpoint
+    from pgc.audits.adversarial import adversarial_audit
 
     committed = json.loads(open("results/audit/adversarial/laplace-eps1.json").read())
     first = committed["adversarial_audits"][0]

@@ -8,8 +8,10 @@ import textwrap
 
 import numpy as np
 import pytest
+
 from audit.testing import ClaimNotShown, ContractViolation, assert_claim_holds, check_system
 from pgc.systems import SYSTEMS, PrivacyClaim, SystemSpecError, make_system, system_factory
+
 
 @pytest.mark.parametrize("name", sorted(SYSTEMS))
 def test_every_registered_system_meets_the_contract(name):

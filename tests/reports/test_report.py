@@ -13,10 +13,10 @@ import pytest
 from pgc.a3c.rundir import save_run
 from pgc.a3c.trainer import TrainConfig, train_batch
 from pgc.cli.main import main
-from reports import ReportInputError, build_report, load_sources
-from reports.browser import check_page, chromium_path, external_references, screenshot
 from pgc.schemas.shared import ldp_ceiling
 from pgc.tuning.study import pareto_front
+from reports import ReportInputError, build_report, load_sources
+from reports.browser import check_page, chromium_path, external_references, screenshot
 
 
 @pytest.fixture(scope="module")

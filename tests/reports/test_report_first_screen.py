@@ -10,11 +10,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from result_fixtures import bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
 
 import reports.loaders
 from reports import build_report
 from reports.browser import chromium_path, layout
-from result_fixtures import bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "results" / "report"

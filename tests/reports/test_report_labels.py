@@ -7,8 +7,7 @@ import json
 
 import numpy as np
 
-from reports import build_report, load_sources
-from reports import plots
+from reports import build_report, load_sources, plots
 from reports.content import BoundRow, summary_rows
 from reports.sections.adversarial import adversarial_from_audit
 from reports.sections.bounds import bounds_from_audit

@@ -12,10 +12,10 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from result_fixtures import system_audit_fixture
 
 from reports import build_report
 from reports.assemble import build_content
@@ -23,7 +23,6 @@ from reports.browser import chromium_path, fit
 from reports.content import summary_rows
 from reports.figure_kit import keep_figures
 from reports.loaders import load_sources
-from result_fixtures import system_audit_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = "acme-federated-learning/secure-aggregation-with-local-differential-privacy:v2.31"

@@ -34,12 +34,18 @@ from . import _cache
 
 _cache.install()  # before the modules below define their cached functions
 
-from ..mechanism_codes import (MECH_EXTERNAL, MECH_GAUSSIAN, MECH_LAPLACE, MECH_LAPLACE_SECURE,  # noqa: E402,F401
-                               MECH_NONE, MECH_PRS, SNAP_BOUND_SCALES)
+from ..mechanism_codes import (  # noqa: E402,F401
+                               MECH_EXTERNAL,
+                               MECH_GAUSSIAN,
+                               MECH_LAPLACE,
+                               MECH_LAPLACE_SECURE,
+                               MECH_NONE,
+                               MECH_PRS,
+                               SNAP_BOUND_SCALES,
+)
 from .lanes import advance, warm_up  # noqa: E402,F401
 from .layout import *  # noqa: E402,F401,F403  (the C_/I_/F_/L_/R_ index constants, N_ lengths, codes, pack)
 from .mechanism_twins import laplace_scalar, privatize_row  # noqa: E402,F401
-from .network import (KERNEL_ORDER, KERNEL_ORDER_BIASED, REWARD_TERMINAL, REWARD_UNIT,  # noqa: E402,F401
-                      episode_gradient, to_kernel_layout)
+from .network import KERNEL_ORDER, KERNEL_ORDER_BIASED, REWARD_TERMINAL, REWARD_UNIT, episode_gradient, to_kernel_layout  # noqa: E402,F401
 from .physics import TRAJ_FIELDS  # noqa: E402,F401
 from .trial import run_trial  # noqa: E402,F401

@@ -28,7 +28,16 @@ import pgc.schemas as schemas
 from pgc.engines import chosen_engine
 from pgc.errors import UserError
 from pgc.mechanisms import MECHANISMS
-from pgc.options import add_engine, add_force, add_out, add_progress, add_seed, finite_float, positive_float, positive_int
+from pgc.options import (
+    add_engine,
+    add_force,
+    add_out,
+    add_progress,
+    add_seed,
+    finite_float,
+    positive_float,
+    positive_int,
+)
 
 
 def _budget(text: str) -> int:

@@ -19,10 +19,27 @@ from pathlib import Path
 
 from pgc.engines import chosen_engine
 from pgc.errors import UserError
-from pgc.options import (add_engine, add_force, add_out, add_progress, add_seed, non_negative_int, positive_float,
-                         positive_int)
-from pgc.replication.grid import (CONTROL_MODES, PAPER_CAP, PAPER_EPSILONS, PAPER_TRIALS, READINGS, GridSpec,
-                                  get_reading, quick_spec, reading_knobs)
+from pgc.options import (
+    add_engine,
+    add_force,
+    add_out,
+    add_progress,
+    add_seed,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
+from pgc.replication.grid import (
+    CONTROL_MODES,
+    PAPER_CAP,
+    PAPER_EPSILONS,
+    PAPER_TRIALS,
+    READINGS,
+    GridSpec,
+    get_reading,
+    quick_spec,
+    reading_knobs,
+)
 from pgc.replication.runs import RAW_FILE, quick_grid_description
 
 

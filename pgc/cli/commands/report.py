@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from pgc.options import add_force, add_out
-
 import argparse
 import json
 from pathlib import Path
 
 from pgc.errors import UserError
+from pgc.options import add_force, add_out
+
+
 class ReportCommand:
     help = "privacy report (HTML, Markdown, JSON) from result files"
 

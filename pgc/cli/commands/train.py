@@ -12,8 +12,16 @@ from pgc.a3c.rundir import check_output_dir, output_lock, save_run
 from pgc.a3c.trainer import MAX_TRIALS, TrainConfig, check_batch_size, train_batch
 from pgc.errors import UserError
 from pgc.mechanisms import MECHANISMS
-from pgc.options import (add_force, add_out, add_progress, add_seed, gravity_pair, positive_float, positive_int,
-                         probability)
+from pgc.options import (
+    add_force,
+    add_out,
+    add_progress,
+    add_seed,
+    gravity_pair,
+    positive_float,
+    positive_int,
+    probability,
+)
 from reports.files import read_json
 
 # CLI flag -> TrainConfig field

@@ -73,8 +73,14 @@ class TuneCommand:
 
         from pgc.outdirs import write_marker
         from pgc.tuning import export_study
-        from pgc.tuning.processes import (WorkerPlan, check_batch_budget, check_tune_folder, finished_trials,
-                                          prepare_storage, run_workers)
+        from pgc.tuning.processes import (
+            WorkerPlan,
+            check_batch_budget,
+            check_tune_folder,
+            finished_trials,
+            prepare_storage,
+            run_workers,
+        )
 
         out = Path(args.out)
         check_tune_folder(out)  # a study folder (ours) is resumed; anything else must be absent or empty

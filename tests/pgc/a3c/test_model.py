@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from pgc.a3c.model import DIM, DIM_BIASED, ActorCritic, CheckpointError, glorot_uniform_theta, load_checkpoint, save_checkpoint
+from pgc.a3c.model import (
+    DIM,
+    DIM_BIASED,
+    ActorCritic,
+    CheckpointError,
+    glorot_uniform_theta,
+    load_checkpoint,
+    save_checkpoint,
+)
 
 
 def test_layout_and_dimension(rng):

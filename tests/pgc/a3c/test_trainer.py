@@ -6,11 +6,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from pgc.mechanisms import Laplace
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.rundir import load_run, save_run
 from pgc.a3c.trainer import TrainConfig, train, train_batch
 from pgc.a3c.transcript import GroundTruth, Transcript
+from pgc.mechanisms import Laplace
 
 
 @dataclass(frozen=True)

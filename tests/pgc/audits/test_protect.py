@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from audit.bounds import epsilon_lower_bound
-from pgc.audits.environment import environment_audit
 from pgc.a3c.metrics import average_scores, first_success_time
 from pgc.a3c.model import glorot_uniform_theta
 from pgc.a3c.protect import ScoreLaplace, parse_protect
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.rundir import load_run
 from pgc.a3c.trainer import TrainConfig, train, train_batch
+from pgc.audits.environment import environment_audit
 from pgc.cli.main import main
 
 SAMPLE = A3CHyperparams(action_selection="sample")

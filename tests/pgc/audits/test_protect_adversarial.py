@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pgc.audits.adversarial import PROTECTED_ADVERSARIAL_CHANNELS, adversarial_audit
 from audit.statistics import ChannelSumLikelihoodRatio
 from audit.tester import CertifiedTest, HypothesisPair
 from pgc.a3c.model import load_checkpoint
 from pgc.a3c.trainer import TrainConfig
+from pgc.audits.adversarial import PROTECTED_ADVERSARIAL_CHANNELS, adversarial_audit
 from pgc.cli.main import main
 
 CRAFTED = Path(__file__).resolve().parents[3] / "results" / "audit" / "adversarial"

@@ -8,6 +8,7 @@ import json
 import textwrap
 
 import pytest
+
 from pgc.cli.main import main
 
 COIN = textwrap.dedent('''

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from pgc.errors import UserError
 from pgc.cli.outputs import ResultFile
+from pgc.errors import UserError
 
 
 def _result(result: ResultFile, theta_suffixes: list[str]) -> dict:

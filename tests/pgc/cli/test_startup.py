@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-import pgc.cli.outputs
 from pgc.cli.commands.audit.subcommands import SUBCOMMANDS
 
 HEAVY = ("torch", "numba", "pgc.a3c", "statsmodels", "scipy", "pgc.audits")

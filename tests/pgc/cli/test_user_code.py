@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from audit.testing import check_randomness
 from pgc.cli.main import main
 from pgc.contracts import PrivacyClaim

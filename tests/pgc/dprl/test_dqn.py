@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from attacks.map_recovery import GeneticSettings, run_map_recovery
 from pgc.dprl.dqn import DQNSettings, train_dqn_agent
 from pgc.dprl.gridworld import TrainingSettings, greedy_trajectory, random_map, start_goal

@@ -10,9 +10,9 @@ import sys
 
 import numpy as np
 
-from pgc.engines import LocalEngine, chunk_size, installed
 from pgc.a3c.trainer import TrainConfig, train_batch
 from pgc.cli.main import main
+from pgc.engines import LocalEngine, chunk_size, installed
 from pgc.tuning import Evaluation, SearchSpace, StudySettings, export_study, run_study
 
 

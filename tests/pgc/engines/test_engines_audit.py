@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import pgc.a3c.crafted
-from pgc.engines import RayEngine
 from pgc.a3c.model import load_checkpoint
 from pgc.cli.main import main
+from pgc.engines import RayEngine
 
 TINY_SEARCH = pgc.a3c.crafted.SearchSettings(screen_controllers=8, screen_episodes=60, generations=4, population=6,
                                                episodes=60, restarts=1, detector_screen=4)

@@ -20,8 +20,7 @@ import pytest
 from pgc.fedlinucb.algorithms import DistributedTree, _pack, _unpack, fedlinucb, private_fedlinucb
 from pgc.fedlinucb.config import BanditConfig, DP20Config, PrivacyConfig
 from pgc.fedlinucb.env import SyntheticFamily, UserStream
-from pgc.fedlinucb.privacy import (accuracy_ceiling, lowest_set_bit, private_fedlinucb_sigma, set_bits,
-                               tree_levels)
+from pgc.fedlinucb.privacy import accuracy_ceiling, lowest_set_bit, private_fedlinucb_sigma, set_bits, tree_levels
 from pgc.fedlinucb.systems import BanditSystem, dp20_system, fedlinucb_system, private_fedlinucb_system
 
 ROOT = Path(__file__).resolve().parents[3]

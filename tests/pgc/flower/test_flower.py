@@ -107,8 +107,8 @@ def _steinke_bound_reference(m: int, r: int, v: int, alpha: float, delta: float)
 
 
 def test_one_run_audit_inside_a_flower_simulation_central_dp():
-    from pgc.flower.simulation import OneRunSetup
     from pgc.audits.flower import flower_one_run
+    from pgc.flower.simulation import OneRunSetup
 
     setup = OneRunSetup(canaries=40, real_clients=2, rounds=1, mode="central-dp", noise_multiplier=2.0, seed=3)
     out = flower_one_run(setup)

@@ -10,8 +10,22 @@ import pytest
 from scipy import stats
 
 from pgc.mechanisms import (
-    MECHANISMS, SQRT3, Gaussian, Laplace, Mechanism, NoNoise, ProjectedRandomSign, achlioptas_matrices,
-    bit_flip_plus_probability, l1_clip, make_mechanism, prs_reduced_dim, register_mechanism, sanitize, split_rounds)
+    MECHANISMS,
+    SQRT3,
+    Gaussian,
+    Laplace,
+    Mechanism,
+    NoNoise,
+    ProjectedRandomSign,
+    achlioptas_matrices,
+    bit_flip_plus_probability,
+    l1_clip,
+    make_mechanism,
+    prs_reduced_dim,
+    register_mechanism,
+    sanitize,
+    split_rounds,
+)
 
 ALPHA = 1e-4
 

@@ -12,10 +12,17 @@ import pytest
 from scipy import stats
 
 from pgc.a3c.metrics import success_ratio_auc
-from pgc.replication.grid import PAPER_FST_MEDIAN, READINGS, GridSpec, grid_settings, quick_spec, setting_configs
-from pgc.replication.stats import (compare_to_control, median_fst, median_interval, median_order_statistic_ranks,
-                               relative_auc_interval, relative_auc_value, success_interval)
 from pgc.cli.main import main
+from pgc.replication.grid import PAPER_FST_MEDIAN, READINGS, GridSpec, grid_settings, quick_spec, setting_configs
+from pgc.replication.stats import (
+    compare_to_control,
+    median_fst,
+    median_interval,
+    median_order_statistic_ranks,
+    relative_auc_interval,
+    relative_auc_value,
+    success_interval,
+)
 
 # ---------------------------------------------------------------------------------------------
 # pure statistics against known numbers

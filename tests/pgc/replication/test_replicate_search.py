@@ -9,10 +9,19 @@ import math
 import pytest
 
 from pgc.cli.main import main
-from pgc.replication.grid import (KNOBS, LITERAL_KNOBS, READINGS, GridSpec, Setting, get_reading, knob_reading,
-                              knob_reading_name, reading_knobs, setting_configs)
-from pgc.replication.search import (SearchSpec, auc_penalty, control_gate, fst_penalty, reading_fit,
-                                success_loglik)
+from pgc.replication.grid import (
+    KNOBS,
+    LITERAL_KNOBS,
+    READINGS,
+    GridSpec,
+    Setting,
+    get_reading,
+    knob_reading,
+    knob_reading_name,
+    reading_knobs,
+    setting_configs,
+)
+from pgc.replication.search import SearchSpec, auc_penalty, control_gate, fst_penalty, reading_fit, success_loglik
 
 
 def _log_binom(k, n, p):

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from result_fixtures import bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
 
 import pgc.schemas as schemas
-from result_fixtures import bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
 from pgc.schemas.shared import PAPER, binomial_interval, holm, ldp_ceiling
 
 ROOT = Path(__file__).resolve().parents[3]

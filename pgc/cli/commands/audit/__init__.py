@@ -68,8 +68,8 @@ class AuditCommand:
         return rewrite(argv)
 
     def run(self, args: argparse.Namespace) -> int:
-        from pgc.engines import chosen_engine
         import pgc.schemas as schemas
+        from pgc.engines import chosen_engine
 
         from ...outputs import ResultFile
         from .subcommands import mode_function

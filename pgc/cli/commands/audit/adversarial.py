@@ -59,10 +59,10 @@ def _print_pair(res, mech, protection: dict) -> None:
 
 def adversarial_curve(args, report: dict, progress: bool) -> int:
     from attacks.sweep import ModelSpec
-    from pgc.mechanisms import make_mechanism
     from pgc.a3c.crafted import QUICK_SEARCH, SearchSettings
     from pgc.audits.studies import CURVE_DISTANCES
     from pgc.audits.studies import adversarial_curve as curve_study
+    from pgc.mechanisms import make_mechanism
 
     named_mechanism(args.mechanism, args.epsilons[0], args.clip, args.reduced_dim, 1)  # validates them
     try:

@@ -17,6 +17,7 @@ that record in the result (``library``) for the report's library section.
 from __future__ import annotations
 
 from pgc.errors import UserError
+
 from .system import audit_system_object, factory_settings
 
 

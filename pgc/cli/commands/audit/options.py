@@ -9,16 +9,29 @@ import argparse
 from dataclasses import dataclass
 
 from pgc.errors import UserError
-from pgc.options import GravityRange, gravity_pair  # noqa: F401  (re-used by the audit modes)
-from pgc.options import (AutoSamples, add_confidence, add_engine, add_force, add_out, add_progress, add_samples,
-                         add_seed, certification_samples, positive_float, positive_int, sample_count)
+from pgc.options import (  # noqa: F401  (re-used by the audit modes)
+    AutoSamples,
+    GravityRange,
+    add_confidence,
+    add_engine,
+    add_force,
+    add_out,
+    add_progress,
+    add_samples,
+    add_seed,
+    certification_samples,
+    gravity_pair,
+    positive_float,
+    positive_int,
+    sample_count,
+)
 
 DEFAULT_PAIRS = ("9.7:9.9", "5:15")
 MAX_ESTIMATED_HOURS = 2.0  # an audit estimated longer than this is refused without --allow-long
 ADVERSARIAL_CHANNELS_DEFAULT = "gradient,score,all"
 
 
-def sample_count_or_auto(text: str) -> "int | AutoSamples":
+def sample_count_or_auto(text: str) -> int | AutoSamples:
     """Certification samples per side (see :func:`certification_samples`), or ``auto`` / ``auto:BUDGET`` with
     a budget that holds at least the first stage (:func:`audit.sequential.audit_system_until_decisive`)."""
     if text == "auto":

@@ -7,8 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from pgc.audits.mechanism import named_mechanism
-from pgc.audits.run import (audited_trial, canary_and_environment_audits, episode_length, recorded_mechanism,
-                            run_protection)
+from pgc.audits.run import (
+    audited_trial,
+    canary_and_environment_audits,
+    episode_length,
+    recorded_mechanism,
+    run_protection,
+)
 
 from .adversarial import adversarial_pairs
 from .common import print_mechanism, print_rows, row_record

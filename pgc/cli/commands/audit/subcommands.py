@@ -17,9 +17,20 @@ import importlib
 from pgc.errors import UserError
 from pgc.options import add_setting, certification_samples, positive_float, positive_int
 
-from .options import (GravityRange, Samples, add_adversarial_search, add_dim, add_float_exact, add_mechanism_settings,
-                      add_pairs, add_shared_arguments, add_system_channels, add_trial, adversarial_channels,
-                      check_shared)
+from .options import (
+    GravityRange,
+    Samples,
+    add_adversarial_search,
+    add_dim,
+    add_float_exact,
+    add_mechanism_settings,
+    add_pairs,
+    add_shared_arguments,
+    add_system_channels,
+    add_trial,
+    adversarial_channels,
+    check_shared,
+)
 
 # mode -> the function that audits it: (args, report, progress) -> exit status; imported when it runs
 MODE_FUNCTIONS = {

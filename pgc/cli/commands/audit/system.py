@@ -6,9 +6,9 @@ import json
 import sys
 
 from pgc.contracts import HasCanaries, HasSecretSpace
-
-from pgc.options import AutoSamples
 from pgc.errors import SystemContractError, UserError
+from pgc.options import AutoSamples
+
 from .common import fmt
 
 
