@@ -155,7 +155,8 @@ class Case:
     users_call: str | None = None  # the call an exception in the user's code must name in the last line
     writes: bool = False  # whether a result file is expected
     users_frames: bool = False  # a one-line error that wraps an exception of the user's code, after its frames
-    interrupt_after_s: float | None = None
+    interrupt_after_s: float | None = None  # Ctrl-C this long after the start, or after ``interrupt_when`` shows
+    interrupt_when: str | None = None  # a text the command prints once the stage to interrupt has begun
     plant_internal_error: bool = False
 
 
@@ -212,8 +213,8 @@ CASES: tuple[Case, ...] = (
          _audit("mine/claims.py:with_nan"), 2, says=("releases NaN or inf",)),
     Case("Ctrl-C during start-up", "Ctrl-C", _audit("mine/claims.py:make", samples="3000000"), 130,
          says=("interrupted",), interrupt_after_s=0.3),
-    Case("Ctrl-C during the audit", "Ctrl-C", _audit("mine/claims.py:make", samples="3000000"), 130,
-         says=("interrupted",), interrupt_after_s=2.5),
+    Case("Ctrl-C during the audit", "Ctrl-C", _audit("mine/claims.py:make", samples="30000000"), 130,
+         says=("interrupted",), interrupt_after_s=0.5, interrupt_when="auditing randomized-response"),
     Case("a bug of pgc-audit's own stays ours", "internal error", _audit("mine/claims.py:make"), 3,
          says=("Traceback (most recent call last)", "this is a bug in pgc-audit"), plant_internal_error=True),
 )
@@ -247,11 +248,21 @@ def run_case(case: Case, folder: Path, timeout: float = 180.0) -> CaseResult:
                else [sys.executable, "-m", "pgc.cli", *case.argv])
     proc = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=gen.child_env(), stdin=subprocess.DEVNULL)
+    shown = ""
+    if case.interrupt_when is not None:  # wait for the stage to begin (its line is flushed), then interrupt it
+        assert proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while case.interrupt_when not in shown and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            shown += line
     if case.interrupt_after_s is not None:
         time.sleep(case.interrupt_after_s)
         proc.send_signal(signal.SIGINT)
     try:
         out, err = proc.communicate(timeout=timeout)
+        out = shown + out
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
