@@ -77,7 +77,7 @@ def layout_theta(right: Sequence[float], left: Sequence[float], detectors: Seque
     value = theta[SLICE_VALUE]
     common[0], common[1] = k1, k0
     policy[1, 0] = policy[0, 1] = LAYOUT_LOGIT_SCALE
-    for u, (row, norm, t, gain) in enumerate(zip(w, norms, tau, gains)):
+    for u, (row, norm, t, gain) in enumerate(zip(w, norms, tau, gains, strict=False)):
         unit = FIRST_DETECTOR_UNIT + u
         scale = LAYOUT_DETECTOR_SCALE * 10.0 ** float(np.clip(gain, *LAYOUT_LOG_GAIN_RANGE))
         common[unit] = scale * row / norm
@@ -143,11 +143,11 @@ def laplace_bayes_accuracy(classes: Sequence[np.ndarray], epsilon: float, *, cel
     else:
         mix = [np.asarray(w, np.float64) for w in weights]
         if len(mix) != len(arrays) or any(w.shape != (len(a),) or np.any(w < 0) or not w.sum() > 0
-                                          for w, a in zip(mix, arrays)):
+                                          for w, a in zip(mix, arrays, strict=True)):
             raise UserError("weights need one non-negative array per class, one weight per row, not all zero")
         mix = [w / w.sum() for w in mix]
     per_class = []
-    for a, w in zip(arrays, mix):
+    for a, w in zip(arrays, mix, strict=True):
         # (cells, n) probabilities of each axis' cell, per row
         axis_probs = [np.diff(laplace_dist.cdf((edges[:, None] - a[None, :, i]) / scale), axis=0) for i in range(m)]
         if m == 1:
@@ -214,7 +214,7 @@ class LayoutSimulator:
         theta = with_zero_biases(theta, self.hyper.biases)
         bins = np.arange(0, self.hyper.cap + self.LENGTH_BIN + 1, self.LENGTH_BIN)
         counts = []
-        for g, s in zip(self.candidates, seed.spawn(len(self.candidates))):
+        for g, s in zip(self.candidates, seed.spawn(len(self.candidates)), strict=True):
             batch = simulate_episodes(theta, physics_array(n, self.physics, gravity=g),
                                       np.random.Generator(np.random.PCG64(s)), hyper=self.hyper)
             counts.append(np.histogram(batch.scores, bins)[0])
@@ -234,7 +234,7 @@ class LayoutSimulator:
         """Per candidate: the clipped layout points (n, axes) and the episode lengths (n,)."""
         theta = with_zero_biases(theta, self.hyper.biases)
         points, lengths = [], []
-        for g, s in zip(self.candidates, seed.spawn(len(self.candidates))):
+        for g, s in zip(self.candidates, seed.spawn(len(self.candidates)), strict=True):
             batch = simulate_episodes(theta, physics_array(n, self.physics, gravity=g),
                                       np.random.Generator(np.random.PCG64(s)), hyper=self.hyper)
             points.append(clipped_layout_points(batch.gradients, self.clip, self.axes))
@@ -368,12 +368,12 @@ def length_layout_bound(lengths: Sequence[np.ndarray], epsilon: float, *, bin_st
     detector may read more than the length, and the ascent may stop short of the best map."""
     vertices = best_layout_points(len(lengths))
     bins = np.arange(0, cap + bin_steps + 1, bin_steps)
-    hist = np.stack([np.histogram(np.asarray(l), bins)[0] / max(1, len(l)) for l in lengths])
+    hist = np.stack([np.histogram(np.asarray(ls), bins)[0] / max(1, len(ls)) for ls in lengths])
     used = np.flatnonzero(hist.sum(axis=0) > 0)
 
     def accuracy(assign: np.ndarray) -> float:
         weights = np.zeros((len(lengths), len(vertices)))
-        for b, v in zip(used, assign):
+        for b, v in zip(used, assign, strict=False):
             weights[:, v] += hist[:, b]
         return laplace_bayes_accuracy([vertices] * len(lengths), epsilon, cells=300, weights=list(weights))
 

@@ -171,7 +171,7 @@ class _Adam:
         self.t += 1
         b1, b2 = self.betas
         c1, c2 = 1 - b1 ** self.t, 1 - b2 ** self.t
-        for p, m, v in zip(self.params, self.m, self.v):
+        for p, m, v in zip(self.params, self.m, self.v, strict=False):
             g = p.grad if self.wd == 0 else p.grad + self.wd * p
             m.mul_(b1).add_(g, alpha=1 - b1)
             v.mul_(b2).addcmul_(g, g, value=1 - b2)

@@ -103,7 +103,8 @@ def prs_bit_loglik(matrices: np.ndarray, signs: np.ndarray, centers: np.ndarray,
         p_obs = np.where(plus[a:b, None, :], p_plus, 1.0 - p_plus)
         logits = np.log(np.clip(p_obs, 1e-300, None)).sum(axis=2)
         if x_scores is not None:
-            logits = logits - np.abs(np.asarray(x_scores[a:b], float)[:, None] - center_scores.reshape(1, -1)) / score_bandwidth
+            distance = np.abs(np.asarray(x_scores[a:b], float)[:, None] - center_scores.reshape(1, -1))
+            logits = logits - distance / score_bandwidth
         t = torch.from_numpy(logits.reshape(b - a, p, j))
         out[a:b] = _logmeanexp(t, dim=2).numpy()
     return out
@@ -214,7 +215,8 @@ class LikelihoodAttacker:
                 out[rows] = kernel_loglik(np.zeros((rows.size, 1)), np.zeros(bank.scores[c].shape + (1,)), None,
                                           xs, cs, self.score_bandwidth)
             elif isinstance(mech, ProjectedRandomSign):
-                out[rows] = prs_bit_loglik(prs_m[rows], prs_s[rows], bank.gradients[c], mech, xs, cs, self.score_bandwidth)
+                out[rows] = prs_bit_loglik(prs_m[rows], prs_s[rows], bank.gradients[c], mech, xs, cs,
+                                           self.score_bandwidth)
             else:
                 centers = self._clean_view(mech, bank.gradients[c])
                 x = view.gradients[rows]
@@ -297,7 +299,7 @@ class LikelihoodAttacker:
             spread = 1e-12
         d = bank.gradients.shape[-1]
         blocks = []
-        for fit, held in zip(fits, helds):
+        for fit, held in zip(fits, helds, strict=False):
             p, jh, _ = held.shape
             x = torch.from_numpy(np.ascontiguousarray(held.reshape(p * jh, d)))
             y = torch.from_numpy(np.ascontiguousarray(fit.reshape(-1, d)))

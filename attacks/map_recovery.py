@@ -33,7 +33,8 @@ class GeneticSettings:
     elite: int = 2
 
     def __post_init__(self) -> None:
-        if self.population < 4 or self.generations < 1 or self.tournament < 2 or not (0 <= self.elite < self.population):
+        if (self.population < 4 or self.generations < 1 or self.tournament < 2
+                or not (0 <= self.elite < self.population)):
             raise UserError("population >= 4, generations >= 1, tournament >= 2, 0 <= elite < population")
 
 
@@ -84,7 +85,7 @@ def recover_map(shape, trajectory, settings: GeneticSettings, rng: np.random.Gen
 
     def as_map(genes: np.ndarray) -> np.ndarray:
         m = np.zeros(shape, dtype=bool)
-        for (cell, g) in zip(interior, genes):
+        for (cell, g) in zip(interior, genes, strict=False):
             m[cell] = fixed.get(cell, bool(g))
         return m
 
@@ -104,7 +105,8 @@ def recover_map(shape, trajectory, settings: GeneticSettings, rng: np.random.Gen
         order = np.argsort(-scores)
         nxt = [population[i].copy() for i in order[: settings.elite]]
         while len(nxt) < settings.population:
-            a, b = (population[max(rng.choice(len(population), settings.tournament, replace=False), key=lambda i: scores[i])]
+            a, b = (population[max(rng.choice(len(population), settings.tournament, replace=False),
+                                   key=lambda i: scores[i])]
                     for _ in range(2))
             child = np.where(rng.random(len(interior)) < 0.5, a, b)
             child = np.where(rng.random(len(interior)) < rate, ~child, child)
@@ -166,7 +168,7 @@ def run_map_recovery(shape, maps: int, defences, training, genetic: GeneticSetti
         grr, nrr = chance_rates(truth, np.random.Generator(np.random.PCG64(chance_seq)))
         chance["grr"].append(grr)
         chance["nrr"].append(nrr)
-        for defence, s in zip([None, *defences], setting_seqs):
+        for defence, s in zip([None, *defences], setting_seqs, strict=True):
             train_rng, run_rng, attack_rng = (np.random.Generator(np.random.PCG64(x)) for x in s.spawn(3))
             q, utility = train_agent(truth, training, defence, train_rng)
             trajectory = greedy_trajectory(truth, q, defence, training, run_rng)
@@ -180,8 +182,9 @@ def run_map_recovery(shape, maps: int, defences, training, genetic: GeneticSetti
     rows = []
     for key, v in per.items():
         label = key if key in ("none", "dynamic") else float(key)
-        rows.append({"defence": key, **{m: dict(zip(("mean", "ci"), mean_interval(v[m]))) for m in v},
+        rows.append({"defence": key, **{m: dict(zip(("mean", "ci"), mean_interval(v[m]), strict=True)) for m in v},
                      "thesis_grr_nrr": thesis.get(label), "thesis_table_5_3": TABLE_5_3.get(label)})
-    rows.append({"defence": "chance (constraints only)", "grr": dict(zip(("mean", "ci"), mean_interval(chance["grr"]))),
-                 "nrr": dict(zip(("mean", "ci"), mean_interval(chance["nrr"])))})
+    rows.append({"defence": "chance (constraints only)",
+                 "grr": dict(zip(("mean", "ci"), mean_interval(chance["grr"]), strict=True)),
+                 "nrr": dict(zip(("mean", "ci"), mean_interval(chance["nrr"]), strict=True))})
     return {"shape": list(shape), "maps": maps, "rows": rows}

@@ -111,11 +111,12 @@ def run_membership(settings: MembershipSettings, defend: Callable[[np.ndarray, f
     rows = [_row("none", None, "ml-leaks", undefended_attack.predict(top_features(t_scores)), t_member, settings),
             _row("none", None, "label-only", t_scores.argmax(1) == t_labels, t_member, settings)]
     progress(f"undefended: ML-Leaks accuracy {rows[0]['accuracy']:.3f}")
-    for eps, seq in zip(settings.epsilons, defence_seq.spawn(len(settings.epsilons))):
+    for eps, seq in zip(settings.epsilons, defence_seq.spawn(len(settings.epsilons)), strict=True):
         t_rng, s_rng = (np.random.Generator(np.random.PCG64(s)) for s in seq.spawn(2))
         t_def, s_def = defend(t_scores, eps, t_rng), defend(s_scores, eps, s_rng)
         adaptive = _fit_attack(inverted_features(s_def, eps), s_member, settings.seed)
-        rows += [_row("one-parameter", eps, "ml-leaks", undefended_attack.predict(top_features(t_def)), t_member, settings),
+        rows += [_row("one-parameter", eps, "ml-leaks", undefended_attack.predict(top_features(t_def)), t_member,
+                      settings),
                  _row("one-parameter", eps, "ml-leaks-adaptive", adaptive.predict(inverted_features(t_def, eps)),
                       t_member, settings),
                  _row("one-parameter", eps, "label-only", t_def.argmax(1) == t_labels, t_member, settings)]

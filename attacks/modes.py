@@ -73,7 +73,8 @@ class AttackSettings:
             changes["lam"] = self.lam
         if not changes:
             return base
-        fields = {f: getattr(base, f) for f in ("gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection")}
+        fields = {f: getattr(base, f)
+                  for f in ("gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection")}
         return A3CHyperparams(**{**fields, **changes})
 
     def fresh_epsilon(self) -> float:
@@ -170,7 +171,7 @@ def active_attack(settings: AttackSettings, companion: Callable[[str], Path], *,
     if layout:
         log("  its clipped gradients (units of C/2, mean ± sd per ψ): "
             + "; ".join(f"{c:g}: {np.round(m, 3).tolist()} ± {np.round(sd, 3).tolist()}"
-                        for c, m, sd in zip(sorted(cands), crafted.means, crafted.spreads))
+                        for c, m, sd in zip(sorted(cands), crafted.means, crafted.spreads, strict=False))
             + f"; Laplace Bayes accuracy at them {crafted.value:.3f}")
     result = model_attack(s, model=ModelSpec(str(theta_path), crafted.theta, None), seed=attack_seq,
                           executor=executor, progress=progress, log=log)

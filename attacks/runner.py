@@ -170,13 +170,13 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
     rows: list[dict] = []
     skipped: list[dict] = []
     kde = None
-    steps = [(name, b, s) for name, s in zip(attackers, att_seqs) for b in budgets]
+    steps = [(name, b, s) for name, s in zip(attackers, att_seqs, strict=True) for b in budgets]
     task = functools.partial(attack_step, threat, view, contexts, bank,
                              options={"learned": learned_kwargs or {}}, threads=threads)
     outcomes = map_tasks(executor, task, [name for name, _, _ in steps], [b for _, b, _ in steps],
                          [s for _, _, s in steps])
     bar = progress_bar(len(steps), "attack", "attack (attackers × budgets)", progress and executor is None)
-    for (name, budget, s), outcome in zip(steps, outcomes):
+    for (name, budget, s), outcome in zip(steps, outcomes, strict=True):
         bar.update(1)
         if outcome is None:  # the attacker does not apply to this threat model
             if budget == budgets[0]:
@@ -248,7 +248,8 @@ def compare(rows: list[dict]) -> list[dict]:
         sel = {r["attacker"]: r for r in rows if r["k"] == k and r["budget"] == budget and "accuracy" in r}
         best = max(sel.values(), key=lambda r: r["accuracy"])
         item = {"k": k, "budget": budget, "best_attacker": best["attacker"], "best_accuracy": best["accuracy"],
-                "best_ci": best["ci"], "ceiling": best["ceiling"], "ceiling_minus_best": best["ceiling"] - best["accuracy"]}
+                "best_ci": best["ci"], "ceiling": best["ceiling"],
+                "ceiling_minus_best": best["ceiling"] - best["accuracy"]}
         if "learned" in sel and "likelihood" in sel:
             item["learned_minus_likelihood"] = sel["learned"]["accuracy"] - sel["likelihood"]["accuracy"]
         out.append(item)

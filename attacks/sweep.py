@@ -80,7 +80,8 @@ class ModelSpec:
                 return cls(spec, theta, config.hyper)
         path = Path(spec)
         if not path.is_file():
-            raise FileNotFoundError(f"model {spec!r} is neither init:SEED, run:DIR, run-initial:DIR nor a checkpoint file")
+            raise FileNotFoundError(f"model {spec!r} is neither init:SEED, run:DIR, run-initial:DIR "
+                                    "nor a checkpoint file")
         theta = load_checkpoint(path)  # a checkpoint says whether its model has biases (131 parameters)
         return cls(spec, theta, A3CHyperparams(biases=True) if has_biases(theta) else None)
 
@@ -146,8 +147,8 @@ def sweep_epsilons(models: list[ModelSpec], *, mechanism: str, epsilons, clip, r
     results; without one they run here, one after the other."""
     root = np.random.SeedSequence(seed)
     jobs: list[SweepJob] = []  # in sweep order
-    for model, mseq in zip(models, root.spawn(len(models))):
-        for eps, eseq in zip(epsilons, mseq.spawn(len(epsilons))):
+    for model, mseq in zip(models, root.spawn(len(models)), strict=True):
+        for eps, eseq in zip(epsilons, mseq.spawn(len(epsilons)), strict=True):
             mech = build_mechanism(mechanism, eps, clip, reduced_dim)
             for channels in (("gradient",), ("gradient", "score")):
                 threat = ThreatModel(mechanism=mech, channels=channels, candidates=candidates, budget=budget,
@@ -161,7 +162,7 @@ def sweep_epsilons(models: list[ModelSpec], *, mechanism: str, epsilons, clip, r
     outcomes = map_tasks(executor, task, [j.threat for j in jobs], [j.model for j in jobs], [j.seed for j in jobs],
                          [j.attackers for j in jobs])
     settings = []
-    for job, (res, wall) in zip(jobs, outcomes):
+    for job, (res, wall) in zip(jobs, outcomes, strict=True):
         settings.append({"model": job.model.label, "epsilon": job.epsilon, "threat": job.threat.describe(),
                          "wall_s": wall, **res})
         if log:
@@ -204,7 +205,7 @@ def plot_sweep(result: dict, path: Path, title: str) -> Path:  # noqa: C901
     fig, axes = plt.subplots(1, len(models), figsize=(max(8.0, 5.2 * len(models)), 4.8), squeeze=False, sharey=True)
     colors = {"likelihood": "tab:blue", "learned": "tab:orange", "side-channel": "tab:green"}
     styles = {ks[0]: "-", **{k: "--" for k in ks[1:]}}
-    for ax, model in zip(axes[0], models):
+    for ax, model in zip(axes[0], models, strict=True):
         for k in ks:
             ceil = [ldp_ceiling(e, k, n_cand) if math.isfinite(e) else 1.0 for e in epsilons]
             ax.plot(range(len(epsilons)), ceil, color="black", ls=styles[k], lw=1, label=f"ε-LDP ceiling k={k}")

@@ -13,8 +13,8 @@ verdict rule and the one Holm rule), :mod:`audit.measured_power` (the power of t
 :mod:`audit.statistics`, :mod:`audit.selection` and :mod:`audit.tester` (select on a training split,
 certify on fresh samples), :mod:`audit.system_audit` (any System, per channel, honest or adversarial
 broadcast; :class:`AuditSettings`), :mod:`audit.releases` (a target's releases, per-channel tests),
-:mod:`audit.broadcast_search` (the adversary's broadcasts), :mod:`audit.accountant` (ε(δ) of the noise added, dp-accounting's PLD),
-:mod:`audit.blackbox` (canary audit of any Mechanism), :mod:`audit.whitebox` (PRS ũ, M),
+:mod:`audit.broadcast_search` (the adversary's broadcasts), :mod:`audit.accountant` (ε(δ) of the noise added,
+dp-accounting's PLD), :mod:`audit.blackbox` (canary audit of any Mechanism), :mod:`audit.whitebox` (PRS ũ, M),
 :mod:`audit.one_run_bound` and :mod:`audit.one_run` (the one-run audit), :mod:`audit.mutants` (planted
 bugs), :mod:`audit.selftest`, :mod:`audit.progress`. The auditor imports no system package: PGC-A3C's
 own audits (environment, adversarial, studies) are in :mod:`pgc.audits`.

@@ -168,7 +168,7 @@ def _select_delta_event(pairs: Sequence[HypothesisPair], statistics: Sequence, t
     """Over every pair, statistic, direction and α split, the point-mass event with the largest projected δ
     bound, from the training split only (the first half fits the point masses, the second half scores)."""
     best: _DeltaCandidate | None = None
-    for pair, seq in zip(pairs, train_seq.spawn(len(pairs))):
+    for pair, seq in zip(pairs, train_seq.spawn(len(pairs)), strict=True):
         rp, rn = (np.random.Generator(np.random.PCG64(x)) for x in seq.spawn(2))
         chunk = -(-train_samples // TRAIN_CALLS)
         pos = np.concatenate(list(sampled_chunks(pair.positive, train_samples, rp, chunk)))

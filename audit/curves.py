@@ -152,7 +152,7 @@ def select_curve_threshold(train_pos_scores, train_neg_scores, n_cert: int, alph
 def profile_epsilons(fpr_upper, fnr_upper, profile: tuple[tuple[float, float], ...]) -> np.ndarray:
     """ε certified at each profile point's δ_i by upper rates (ᾱ, β̄) (arrays broadcast against the points):
     max(log(1 − δ_i − β̄) − log ᾱ, log(1 − δ_i − ᾱ) − log β̄), −inf where neither is positive."""
-    eps_i, delta_i = (np.asarray(v, dtype=float) for v in zip(*profile))
+    eps_i, delta_i = (np.asarray(v, dtype=float) for v in zip(*profile, strict=True))
     a = np.asarray(fpr_upper, dtype=float)[..., None]
     b = np.asarray(fnr_upper, dtype=float)[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -74,7 +74,8 @@ def _hash_report(seed: int, progress: bool) -> HonestyOutcome:
     from .system_audit import audit_system
 
     raw, decoded = (audit_system(make_system("toy-hashed-report", epsilon=8.0, claimed_epsilon=1.0, decoder=d), 0, 24,
-                                 samples=50_000, seed=seed, progress=progress, channels=["report"]) for d in (False, True))
+                                 samples=50_000, seed=seed, progress=progress, channels=["report"])
+                    for d in (False, True))
     row, decoded_row = raw.rows[0], decoded.rows[0]
     passed = (row.verdict != Verdict.CONSISTENT and raw.verdict != Verdict.CONSISTENT
               and decoded_row.verdict == Verdict.VIOLATED)

@@ -189,8 +189,8 @@ def point_mass_detectable(n_cert: int, n_train: int, alpha: float, epsilon: floa
             continue
 
         def probability(w: float) -> float:
-            return float(poisson.sf(min_repeats - 1, w * n_fit) * poisson.sf(k_sel - 1, w * n_sel)
-                         * binom.sf(k_cert - 1, n_cert, w))
+            return float(poisson.sf(min_repeats - 1, w * n_fit) * poisson.sf(k_sel - 1, w * n_sel)  # noqa: B023 called within the iteration
+                         * binom.sf(k_cert - 1, n_cert, w))  # noqa: B023 called within the iteration
 
         if probability(1.0) < power:
             continue

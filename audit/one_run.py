@@ -47,7 +47,7 @@ def simulate_pooled(system, secret, n: int, broadcasts: Sequence, rng: np.random
                     channels: Sequence[str]) -> dict[str, np.ndarray]:
     """n releases of ``secret``, split evenly over ``broadcasts`` (the models the canaries played)."""
     parts = [n // len(broadcasts) + (1 if i < n % len(broadcasts) else 0) for i in range(len(broadcasts))]
-    outs = [system.release(secret, m, rng, broadcast=b) for b, m in zip(broadcasts, parts) if m > 0]
+    outs = [system.release(secret, m, rng, broadcast=b) for b, m in zip(broadcasts, parts, strict=True) if m > 0]
     return {ch: np.concatenate([np.asarray(o[ch], dtype=np.float64).reshape(len(o[ch]), -1) for o in outs])
             for ch in channels}
 
@@ -135,7 +135,8 @@ def _one_run_row(options: list, names: list[str], sim_out: np.ndarray, sim_coins
     row = {"claimed_epsilon": claimed, "claimed_delta": delta, "epsilon_lower_bound": steinke,
            "canaries": m, "guesses": r, "correct": correct, "accuracy": correct / r, "p_value": p_value,
            "p_value_leak": one_run_p_value(m, r, correct, 0.0, delta), "statistic": statistic,
-           "test_confidence": 1.0 - alpha, "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
+           "test_confidence": 1.0 - alpha,
+           "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
            "extra": {"simulated_epsilon_lower_bound": eps_sim}}
     if claimed_mu is not None:
         row.update(_fdp_bounds(m, r, correct, alpha, delta, claimed_mu, steinke, p_value))
@@ -185,7 +186,7 @@ def _fit_one_run_ratios(fit_pos: dict, fit_neg: dict, cal_pos: dict, cal_neg: di
     from .releases import channel_groups, fit_channel_tests, joint_statistics
 
     # the joint channel's column groups, in the order the system assembles it (its joint_layout)
-    groups = dict(zip(layout, channel_groups([fit_pos[c].shape[1] for c in layout])))
+    groups = dict(zip(layout, channel_groups([fit_pos[c].shape[1] for c in layout]), strict=True))
 
     def statistics_for(ch: str):
         return None if ch != "all" or not groups else joint_statistics(tuple(groups.values()))

@@ -137,7 +137,7 @@ def binned_log_ratio(train_pos: np.ndarray, train_neg: np.ndarray, bins: int = 6
 def _isotonic(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Non-decreasing least-squares fit (pool adjacent violators)."""
     blocks: list[list[float]] = []  # [mean, weight, count]
-    for v, w in zip(values, np.maximum(weights, 1e-12)):
+    for v, w in zip(values, np.maximum(weights, 1e-12), strict=False):
         blocks.append([float(v), float(w), 1])
         while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
             v2, w2, c2 = blocks.pop()

@@ -4,8 +4,9 @@ A system may offer ``secret_space``: ``dim``, ``relation`` and ``pair(x)`` → a
 point x of the unit box [0, 1]^dim. :func:`search_secret_pair` runs CMA-ES (the ``cmaes`` package) over that
 box for the pair whose releases project the largest certified ε (:func:`audit.tester.fit_candidate`, at the
 certification sample size) on any covered channel, a smooth separation of the release distributions breaking
-ties, on max(search_samples, samples/10) releases per side. Every candidate is scored on a SEARCH stream only (common random numbers within a generation), so
-the pair it returns is certified afterwards on fresh releases, and the search costs the certificate nothing.
+ties, on max(search_samples, samples/10) releases per side. Every candidate is scored on a SEARCH stream only
+(common random numbers within a generation), so the pair it returns is certified afterwards on fresh releases,
+and the search costs the certificate nothing.
 """
 
 from __future__ import annotations

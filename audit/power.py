@@ -45,9 +45,9 @@ def oracle_power(power: float) -> float:
 
 
 DECISIVE_MARGIN = 1.1  # a consistent row is decisive when detectable_epsilon ≤ 1.1 × the claim
-_LARGEST_LEAK = 60.0
+_LARGEST_LEAK = 60.0  # ε (or μ) beyond which no leak is searched: the audit cannot flag the claim
 GRID = 400  # thresholds scanned per leak
-TOLERANCE = 1e-3  # relative precision of a detectable size  # ε (or μ) beyond which no leak is searched: the audit cannot flag the claim
+TOLERANCE = 1e-3  # relative precision of a detectable size
 
 
 def _pessimistic_counts(rates: np.ndarray, n: int, z: float) -> np.ndarray:

@@ -190,7 +190,8 @@ def _false_alarm_systems() -> list:
         for delta in (1e-5, 1e-8):
             for dim in (1, 4, 16):
                 sigma = analytic_gaussian_sigma(eps, delta, 2.0)
-                systems.append(GaussianRelease(f"project analytic ({eps:g}, {delta:g}) d={dim}", sigma, eps, delta, dim))
+                systems.append(GaussianRelease(f"project analytic ({eps:g}, {delta:g}) d={dim}", sigma, eps, delta,
+                                               dim))
             sigma = textbook_analytic_sigma(eps, delta, 2.0)
             systems.append(GaussianRelease(f"textbook analytic ({eps:g}, {delta:g}) d=4", sigma, eps, delta, 4))
             if eps < 1.0:
@@ -215,7 +216,7 @@ def false_alarms(n: int = 20_000, root: int = 3) -> dict:
     systems = _false_alarm_systems()
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(root).spawn(len(systems))]
     rows = []
-    for system, seed in zip(systems, seeds):
+    for system, seed in zip(systems, seeds, strict=True):
         row = _audit(system, n, seed).rows[0]
         rows.append({"mechanism": system.name, "sigma": system.sigma, "claimed_epsilon": row.claimed_epsilon,
                      "claimed_delta": row.claimed_delta, "claimed_mu": row.claimed_mu, "verdict": row.verdict,
@@ -260,7 +261,8 @@ def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
     (the promise: ≥ 0.8). Rows that state no power (not separated, or ∞) are counted apart."""
     out = []
     for (label, eps, delta, curve), case_seq in zip(DETECTABILITY_CASES,
-                                                    np.random.SeedSequence(root).spawn(len(DETECTABILITY_CASES))):
+                                                    np.random.SeedSequence(root).spawn(len(DETECTABILITY_CASES)),
+                                                    strict=True):
         correct = _leaky_system(label, eps, delta, curve, eps)
         stated, flagged = [], 0
         for run_seq in case_seq.spawn(runs):

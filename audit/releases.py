@@ -38,7 +38,8 @@ def round_significant(values: np.ndarray, bits: int = RELATIVE_RESOLUTION_BITS) 
 
 
 def draw_releases(system: Any, secret: Any, n: int, rng: np.random.Generator, broadcast: Any,
-                  channels: Sequence[str], base_channels: Sequence[str], float_exact: bool = False) -> dict[str, np.ndarray]:
+                  channels: Sequence[str], base_channels: Sequence[str],
+                  float_exact: bool = False) -> dict[str, np.ndarray]:
     """n releases of ``secret``: the requested channels as (n, k) float64 arrays (``all`` assembled from
     the base channels in order when the system does not return one), rounded by :func:`round_significant`
     unless ``float_exact``."""
@@ -99,9 +100,11 @@ class AuditTarget:
                      channels: Sequence[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """n releases of each secret from the two fixed children of ``seq`` (not spawned: every call with the
         same ``seq`` draws the same numbers, so candidates compared on one ``seq`` share common random numbers)."""
-        rp, rn = (np.random.Generator(np.random.PCG64(np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (i,))))
+        rp, rn = (np.random.Generator(np.random.PCG64(np.random.SeedSequence(seq.entropy,
+                                                                             spawn_key=seq.spawn_key + (i,))))
                   for i in (0, 1))
-        return self.draw(self.secret, n, rp, broadcast, channels), self.draw(self.secret_prime, n, rn, broadcast, channels)
+        return (self.draw(self.secret, n, rp, broadcast, channels),
+                self.draw(self.secret_prime, n, rn, broadcast, channels))
 
     def describe(self, secret: Any) -> str:
         return describe_secret(self.system, secret)
@@ -109,13 +112,14 @@ class AuditTarget:
 
 def describe_secret(system: Any, secret: Any, limit: int = 80) -> str:
     """The system's ``describe_secret(secret)``, else the secret's repr on one line, cut to ``limit`` characters."""
-    text = str(system.describe_secret(secret)) if isinstance(system, DescribesSecrets) else " ".join(repr(secret).split())
+    text = (str(system.describe_secret(secret)) if isinstance(system, DescribesSecrets)
+            else " ".join(repr(secret).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def channel_groups(widths: Sequence[int]) -> tuple[slice, ...]:
     edges = np.concatenate([[0], np.cumsum(widths)]).astype(int)
-    return tuple(slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]))
+    return tuple(slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True))
 
 
 def joint_statistics(groups: Sequence[slice]) -> list:

@@ -232,8 +232,8 @@ def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: f
 
     A statistic of more than :data:`FEW_ATOMS` values: the threshold and split of the largest projection (smoothed
     for a continuous one under two-sided rates), ranked by :func:`held_out_projection` — a fitted histogram of a
-    few hundred cells overfits its selection split as a deep tail does. A statistic of a few atoms: the one-standard-error choice
-    (:func:`_one_standard_error_choice`)."""
+    few hundred cells overfits its selection split as a deep tail does. A statistic of a few atoms: the
+    one-standard-error choice (:func:`_one_standard_error_choice`)."""
     grid, table, fp, fn, (row, col) = _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided)
     best = float(table[row, col])
     if not best > 0.0:

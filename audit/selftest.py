@@ -41,7 +41,8 @@ def self_test_cases() -> list[SelfTestCase]:
         SelfTestCase("prs", ProjectedRandomSign(1.0), True),
         SelfTestCase("prs", ProjectedRandomSign(10.0), True),
         SelfTestCase("prs (white-box)", ProjectedRandomSign(10.0), True, mode="white-box"),
-        SelfTestCase("laplace, 3 rounds, split", mutants.RepeatedSubmissions(split_rounds(Laplace(1.0), 3), 3, 1.0), True),
+        SelfTestCase("laplace, 3 rounds, split", mutants.RepeatedSubmissions(split_rounds(Laplace(1.0), 3), 3, 1.0),
+                     True),
         SelfTestCase("noise-too-small", mutants.NoiseTooSmall(1.0), False),
         SelfTestCase("l2-clip-l1-noise", mutants.L2ClipL1Noise(1.0), False),
         SelfTestCase("clip-after-noise", mutants.ClipAfterNoise(1.0), False),
@@ -115,5 +116,7 @@ def format_row(row: SelfTestRow) -> str:
             f"| {row.result.verdict:<10} | {'ok' if row.passed else 'FAIL':<4} | {row.result.wall_time_s:>5.1f} |")
 
 
-TABLE_HEADER = ("| mechanism                  | kind    | mode      | claim | true ε |   ε_LB  |   δ_LB   |  cap   | verdict    | test | time s |\n"
-                "|----------------------------|---------|-----------|------:|-------:|--------:|---------:|-------:|------------|------|-------:|")
+TABLE_HEADER = ("| mechanism                  | kind    | mode      | claim | true ε |   ε_LB  |   δ_LB   |  cap   "
+                "| verdict    | test | time s |\n"
+                "|----------------------------|---------|-----------|------:|-------:|--------:|---------:|-------:"
+                "|------------|------|-------:|")

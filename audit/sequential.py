@@ -90,7 +90,7 @@ def run_stages(run_stage: Callable[[int, int, float], Stage], alpha: float, size
     """Stages k = 1, 2, ... of ``run_stage(k, n_k, α_k)`` until one is violated or decisive, or the planned
     stages are spent."""
     stages = []
-    for k, (n, alpha_k) in enumerate(zip(sizes, stage_alphas(alpha, sizes)), start=1):
+    for k, (n, alpha_k) in enumerate(zip(sizes, stage_alphas(alpha, sizes), strict=True), start=1):
         stage = run_stage(k, n, alpha_k)
         stages.append(stage)
         if on_stage is not None:
@@ -176,7 +176,7 @@ def estimate_seconds(system: Any, secret: Any, secret_prime: Any, sizes: list[in
         count = max(0.0, t.get("certify", 0.0) - t.get("draw_certification", 0.0))
         rest = max(0.0, wall - draw - t.get("select", 0.0) - count)
         parts.append(((n + train, draw), (train, t.get("select", 0.0)), (n, count), rest))
-    draw, select, count = (_power_law(*zip(*(p[i] for p in parts))) for i in range(3))
+    draw, select, count = (_power_law(*zip(*(p[i] for p in parts), strict=True)) for i in range(3))
     rest = sum(p[3] for p in parts) / len(parts)
     cap = SelectionPool().capacity(width)  # the pool keeps at most this many releases per side
     total, pooled = 0.0, 0

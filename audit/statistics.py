@@ -307,7 +307,8 @@ class ExactRelease:
 
         def point_masses(keys, counts, other_keys, other_counts):
             idx = np.clip(np.searchsorted(other_keys, keys), 0, max(other_keys.size - 1, 0))
-            other = np.where(other_keys[idx] == keys, other_counts[idx], 0) if other_keys.size else np.zeros_like(counts)
+            other = (np.where(other_keys[idx] == keys, other_counts[idx], 0) if other_keys.size
+                     else np.zeros_like(counts))
             scaled = np.multiply(ratio, other, out=np.zeros(other.shape), where=other > 0)  # never inf·0
             return keys[(counts >= POINT_MASS_MIN_REPEATS) & (counts > scaled)]
 
@@ -341,7 +342,7 @@ def _pava_llr(c_pos: np.ndarray, c_neg: np.ndarray, n_pos: int, n_neg: int) -> n
         return math.log((cp + 0.5) / n_pos) - math.log((cn + 0.5) / n_neg)
 
     blocks: list[list[float]] = []  # [count pos, count neg, bins]
-    for cp, cn in zip(c_pos, c_neg):
+    for cp, cn in zip(c_pos, c_neg, strict=False):
         blocks.append([float(cp), float(cn), 1])
         while len(blocks) > 1 and llr(*blocks[-2][:2]) >= llr(*blocks[-1][:2]):
             last = blocks.pop()
@@ -385,7 +386,7 @@ class ChannelSumLikelihoodRatio:
             if fit_p.shape[1] == 0 or np.all(np.concatenate([fit_p, fit_n]) == fit_p[0]):
                 continue  # a constant channel carries nothing
             best = select_statistic(self._candidates(), fit_p, fit_n, cal_p, cal_n,
-                                    lambda s_p, s_n: choose_threshold(s_p, s_n, len(cal_p), 0.05, 0.0))
+                                    lambda s_p, s_n: choose_threshold(s_p, s_n, len(cal_p), 0.05, 0.0))  # noqa: B023 called within the iteration
             if best is None:
                 continue
             _, scorer, s_p, s_n, _ = best

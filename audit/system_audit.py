@@ -327,8 +327,8 @@ def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] |
 
 def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: Any, group: list[str],
                        deltas: Mapping[str, float], curves: tuple[Mapping, Mapping], detectable_at: Mapping[str, float],
-                       train_seq: np.random.SeedSequence, cert_seq: np.random.SeedSequence,
-                       bar, pool: SelectionPool | None = None, clock: Stopwatch | None = None) -> dict[str, EpsilonBound]:
+                       train_seq: np.random.SeedSequence, cert_seq: np.random.SeedSequence, bar,
+                       pool: SelectionPool | None = None, clock: Stopwatch | None = None) -> dict[str, EpsilonBound]:
     """The channels in ``group`` at one broadcast: tests chosen on a training split (drawn in several calls,
     so that noise reused from call to call shows), counted on fresh releases in chunks. ``curves``: the
     claimed μ and privacy profile per channel (None where the claim states none)."""

@@ -63,7 +63,8 @@ class TrainingSplit:
 
 
 MECHANISM_SPLIT = TrainingSplit(0.1, 2_000, 200_000, "a mechanism audit ranks several canary pairs on a pilot split "
-                                "first, so a tenth suffices; its certification sizes reach 10^6, where 2e5 selects well")
+                                "first, so a tenth suffices; its certification sizes reach 10^6, "
+                                "where 2e5 selects well")
 SYSTEM_SPLIT = TrainingSplit(0.25, 1_000, None, "one pair of secrets per audit: a quarter, at least 1,000 per side "
                              "so that a statistic's fit half is not noise")
 ENVIRONMENT_SPLIT = TrainingSplit(0.25, 200, None, "PGC-A3C's environment audits play an episode per release; the "
@@ -330,14 +331,15 @@ class CertifiedTest:
         finalists = list(self.pairs)
         if pilot is not None:  # stage 1: a small pilot split ranks the pairs
             ranked: list[tuple[float, int, HypothesisPair]] = []
-            for pair, seq in zip(self.pairs, pilot_seq.spawn(len(self.pairs))):
+            for pair, seq in zip(self.pairs, pilot_seq.spawn(len(self.pairs)), strict=True):
                 cand = self._train(pair, pilot, seq, alpha, bar)
                 if cand is not None:
                     ranked.append((cand.projected_epsilon, len(ranked), pair))
             finalists = [pair for _, _, pair in sorted(ranked, key=_occam_key(ranked))[:FINALISTS]]
         best: CandidateTest | None = None
         best_pair: HypothesisPair | None = None
-        for pair, seq in zip(finalists, final_seq.spawn(len(finalists))):  # stage 2: the full training split
+        # stage 2: the full training split
+        for pair, seq in zip(finalists, final_seq.spawn(len(finalists)), strict=True):
             cand = self._train(pair, self.train_samples, seq, alpha, bar)
             if cand is None:
                 continue

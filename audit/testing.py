@@ -136,7 +136,8 @@ def check_optional_members(system) -> None:
     profile = PrivacyClaim.of(system.claim).privacy_profile
     if profile is not None:
         deltas = [d for _, d in sorted(profile)]
-        assert all(x >= y for x, y in zip(deltas, deltas[1:])), "a privacy profile's δ does not grow with ε"
+        assert all(x >= y
+                   for x, y in zip(deltas, deltas[1:], strict=False)), "a privacy profile's δ does not grow with ε"
     space = system.broadcast_space if isinstance(system, HasBroadcastSpace) else None
     if space is not None:
         lower, upper = (np.asarray(x, dtype=np.float64) for x in space)

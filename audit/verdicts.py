@@ -22,7 +22,8 @@ decisive — fills one :class:`pgc.schemas.AuditRow` with its claim, certified b
 held to the claim, their p-values of "the claim holds" (a row whose claim contradicts itself is rejected
 outright); then over the uncovered rows, their p-values of "no leak" (a partly covered joint row: of "no leak beyond
 the claim"). No rejection: ``inconclusive`` when a row
-held to the claim is, else ``consistent``. Each row's Holm outcome is the one for the finding its verdict states. Rows without a p-value stay outside both families; when no row
+held to the claim is, else ``consistent``. Each row's Holm outcome is the one for the finding its verdict states.
+Rows without a p-value stay outside both families; when no row
 states one, the family's verdict is the worst row verdict, uncorrected. The engine, the CLI and the reports all
 use it.
 """
@@ -204,7 +205,7 @@ def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
 
     def holm(members: list[int], pvalues: list[float]) -> dict[int, tuple[bool, float]]:
         reject, adjusted = holm_correction(pvalues, alpha)
-        return {i: (r, a) for i, r, a in zip(members, reject, adjusted)}
+        return {i: (r, a) for i, r, a in zip(members, reject, adjusted, strict=True)}
 
     def claim_p(row: AuditRow) -> float:
         p = 0.0 if row.claim_contradiction and row.covered is not False else row.p_value
@@ -242,7 +243,8 @@ def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
 def with_family(rows: Sequence[AuditRow], alpha: float) -> tuple[list[AuditRow], Verdict]:
     """The rows with ``holm_rejected`` set, and the family's verdict."""
     family = family_verdict(rows, alpha)
-    return ([dataclasses.replace(r, holm_rejected=x) for r, x in zip(rows, family.rejected)], family.verdict)
+    return ([dataclasses.replace(r, holm_rejected=x) for r, x in zip(rows, family.rejected, strict=True)],
+            family.verdict)
 
 
 def worst_verdict(rows: Sequence[AuditRow]) -> Verdict:

@@ -58,9 +58,11 @@ def audit_prs_whitebox(mechanism, dim: int = 112, samples: int = 1_000_000, conf
     d_hat = mechanism.reduced_dim_for(dim) if isinstance(mechanism, ProjectsDimension) else None
     statistics = default_statistics()
     if d_hat is not None:
-        statistics += [HistogramLikelihoodRatio(fixed=slice(0, d_hat)), HistogramLikelihoodRatio(fixed=slice(d_hat, None))]
+        statistics += [HistogramLikelihoodRatio(fixed=slice(0, d_hat)),
+                       HistogramLikelihoodRatio(fixed=slice(d_hat, None))]
     test = CertifiedTest([pair], samples=samples, train_samples=train, confidence=confidence, delta=delta,
-                         seed=seed, statistics=statistics, detectable_delta_at=claimed if math.isfinite(claimed) else 0.0,
+                         seed=seed, statistics=statistics,
+                         detectable_delta_at=claimed if math.isfinite(claimed) else 0.0,
                          progress=progress)
     bound = test.lower_bound()
     row = mechanism_row(describe(mechanism), mechanism_claim(mechanism, delta), bound, confidence, "white-box", None)
