@@ -131,7 +131,8 @@ def user_code_failure(exc: BaseException) -> UserCodeFailure | None:
         call = f"{list(_USER_MODULES.values())[-1]} → {function} ({_shown_path(entry_frame.filename)})"
     else:
         call = f"{_shown_path(entry_frame.filename)} → {function}"
-    return UserCodeFailure(tuple(f for f, side in zip(frames, sides) if side == "user"), call, _error_text(exc))
+    return UserCodeFailure(tuple(f for f, side in zip(frames, sides, strict=True) if side == "user"), call,
+                           _error_text(exc))
 
 
 def _shown_path(filename: str) -> str:

@@ -22,7 +22,8 @@ from .rollout import A3CHyperparams, EpisodeBatch, simulate_episodes  # noqa: E4
 from .trainer import TrainConfig, TrainResult, train, train_batch  # noqa: E402
 
 __all__ = [
-    "A3CHyperparams", "ActorCritic", "CartPoleParams", "DIM", "EpisodeBatch", "Gaussian", "Laplace", "MECHANISMS", "Mechanism",
+    "A3CHyperparams", "ActorCritic", "CartPoleParams", "DIM", "EpisodeBatch", "Gaussian", "Laplace", "MECHANISMS",
+    "Mechanism",
     "NoNoise", "PAPER_GRAVITIES", "ProjectedRandomSign", "TrainConfig", "TrainResult", "load_checkpoint",
     "make_mechanism", "physics_array", "register_mechanism", "save_checkpoint", "simulate_episodes", "split_rounds",
     "train", "train_batch",

@@ -153,7 +153,8 @@ class TrainConfig:
 
     def canary_setup(self) -> dict:
         """The canary settings as recorded in run folders (without the θ)."""
-        return {"canaries": int(self.canaries), "canary_pair": list(self.canary_pair), "canary_model": self.canary_model,
+        return {"canaries": int(self.canaries), "canary_pair": list(self.canary_pair),
+                "canary_model": self.canary_model,
                 "canary_update": self.canary_update, "canary_start": int(self.canary_start)}
 
     @property

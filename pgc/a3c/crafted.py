@@ -434,7 +434,8 @@ def canary_model(pair, hyper_fields: dict | None, *, theta_file: str | None = No
         try:
             theta = np.load(path, allow_pickle=False) if path.suffix == ".npy" else load_checkpoint(path)
         except Exception as exc:  # any unreadable file: one line
-            raise UserError(f"--canary-theta {path} is not a model: {str(exc).splitlines()[0] if str(exc) else exc}")
+            first = str(exc).splitlines()[0] if str(exc) else exc
+            raise UserError(f"--canary-theta {path} is not a model: {first}") from exc
         return np.asarray(theta, dtype=np.float64).ravel()
     if not pair or len(pair) != 2:
         raise UserError("--canary-model crafted needs --canary-pair PSI:PSI_PRIME")

@@ -166,7 +166,7 @@ def run_reference_trial(config: TrainConfig) -> ReferenceResult:
                 finished.append((w, g, steps))
 
         # ---- the aggregator receives this tick's submissions, in worker order ----
-        for w, g, score in finished:
+        for _, g, score in finished:
             if not np.all(np.isfinite(g)):  # the non-finite rule: a zero row instead
                 g = np.zeros_like(g)
             g_noisy = mechanism(g[None, :], mech_rng)[0]  # g̃_n ← Q(g_n; ε, d, d̂, C)

@@ -31,7 +31,8 @@ class A3CHyperparams:
     action_selection: str = "greedy"  # "greedy": argmax π as Alg. 1; "sample": a ~ π (usual A3C)
     # Reading knobs the paper leaves open (defaults: its literal reading). The alternatives are those
     # of the Keras A3C CartPole example whose exploration schedule §4 reproduces (0.5 → 0 over 1,800).
-    reward: str = "unit"  # "unit": r_t = 1 per step (CartPole, §2.2); "terminal": 0 per step, −1 on a fall, +1 at the cap
+    # "unit": r_t = 1 per step (CartPole, §2.2); "terminal": 0 per step, −1 on a fall, +1 at the cap
+    reward: str = "unit"
     n_step: int = 0  # 0: eq. 18 over the whole episode; n ≥ 1: n-step returns bootstrapped with V(s_{t+n})
     loss_reduction: str = "sum"  # "sum": eqs. 16–17 sum over steps; "mean": averaged over the episode's steps
     biases: bool = False  # False: the paper's d = 112 (no biases); True: Dense layers with biases, d = 131
@@ -156,7 +157,8 @@ def simulate_episodes(theta: np.ndarray, physics: np.ndarray, rng: np.random.Gen
     theta = np.asarray(theta, dtype=np.float64)
     d = hyper.dim
     if theta.shape not in ((d,), (n, d)):
-        raise UserError(f"theta must have shape ({d},) or ({n}, {d}) for a model {'with' if hyper.biases else 'without'} "
+        raise UserError(f"theta must have shape ({d},) or ({n}, {d}) for a model "
+                        f"{'with' if hyper.biases else 'without'} "
                          f"biases (A3CHyperparams.biases={bool(hyper.biases)}), got {theta.shape}")
     thetas = np.broadcast_to(theta, (n, d)) if theta.ndim == 1 else theta
     alphas = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,))

@@ -184,7 +184,7 @@ class PGCA3CSystem:
                                                       objective=objective, settings=self.search_settings, seed=seq,
                                                       physics=self.physics, hyper=self.hyper).theta,
                                  self.hyper.biases)
-                for objective, seq in zip(SEARCH_CHANNELS, seqs)]
+                for objective, seq in zip(SEARCH_CHANNELS, seqs, strict=True)]
 
     def canaries(self) -> dict[str, tuple[float, float]]:
         return dict(CANARIES)

@@ -53,7 +53,7 @@ def estimate_batch_bytes(configs: Sequence[TrainConfig], record: bool | Sequence
     """Memory a batch holds at its end (results of every trial, transcripts included), in bytes."""
     flags = [bool(record)] * len(configs) if isinstance(record, bool) else list(record)
     total = 0
-    for c, rec in zip(configs, flags):
+    for c, rec in zip(configs, flags, strict=False):
         n = c.total_submissions
         d = c.hyper.dim
         per = n * 8 + c.workers * (c.hyper.cap * kernel.TRAJ_FIELDS + 4 * d) * 8 + 16 * d * 8
@@ -159,8 +159,8 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
 
     ``processes > 1`` hands the trials to that many forked processes. ``pgc.mechanisms`` overrides each
     trial's registry mechanism (e.g. a third-party implementation of the :class:`Mechanism`
-    Protocol): such a mechanism is called once per submission with a ``(1, d)`` row (d = 112, or 131 with biases) and the
-    trial's mechanism generator, exactly as the built-in fast path draws its noise, so a built-in
+    Protocol): such a mechanism is called once per submission with a ``(1, d)`` row (d = 112, or 131 with biases)
+    and the trial's mechanism generator, exactly as the built-in fast path draws its noise, so a built-in
     mechanism passed this way reproduces the fast-path run. ``record_transcripts`` keeps the
     transcript of the chosen trials. ``executor`` (anything with ``Executor.map``'s signature, e.g. a
     Ray engine; default :data:`DEFAULT_EXECUTOR`'s value) runs the trials instead, with the same results.
@@ -179,7 +179,7 @@ def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Se
         raise UserError(f"processes must be a positive integer, got {processes!r}")
     check_batch_size(configs, record)
     mechs = [None] * k_trials if mechanisms is None else list(mechanisms)
-    jobs = list(zip(configs, record, mechs))
+    jobs = list(zip(configs, record, mechs, strict=True))
     bar = _progress_bar(sum(c.total_submissions for c in configs), progress)
     try:
         if executor is not None:
@@ -267,7 +267,8 @@ class _TrialDraws:
             canary_gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(c.seed, spawn_key=(4,))))
             coins = canary_gen.integers(0, 2, size=c.canaries)
             canary_psi = np.asarray(c.canary_pair, dtype=np.float64)[coins]
-            agent_psi = np.concatenate([agent_psi, canary_gen.choice(np.asarray(c.gravities), size=c.canaries + c.workers)])
+            agent_psi = np.concatenate([agent_psi,
+                                        canary_gen.choice(np.asarray(c.gravities), size=c.canaries + c.workers)])
             if c.canary_model == "crafted":
                 canary_theta = np.asarray(c.canary_theta, dtype=np.float64)
         return cls(theta, theta.copy(), agent_psi, generators, canary_psi, canary_theta)
@@ -301,7 +302,8 @@ def _kernel_settings(c: TrainConfig, spec, score_mech, record: bool, canary_agen
         "n_step": n_step, "mean_loss": mean_loss,
         "optimizer": layout.OPTIMIZER_RMSPROP if c.optimizer == "rmsprop" else layout.OPTIMIZER_SGD,
         "alpha_clock": layout.ALPHA_PER_STEP if c.exploration_clock == "steps" else layout.ALPHA_PER_AGENT,
-        "canaries": c.canaries, "canary_crafted": c.canary_model == "crafted", "canary_update": c.canary_update == "include",
+        "canaries": c.canaries, "canary_crafted": c.canary_model == "crafted",
+        "canary_update": c.canary_update == "include",
         "canary_agent_base": canary_agent_base,
         "canary_spread": max(c.canaries, c.total_submissions - c.canary_start - 2 * c.workers),
         "canary_start": c.canary_start},
@@ -376,7 +378,8 @@ def _run_kernel(c: TrainConfig, draws: _TrialDraws, s: _TrialState, icfg, fcfg, 
             break
         if status == kernel.STATUS_NEED_MECHANISM:
             s.noisy[:] = _call_external(mech, s.pending, mech_gen, c.hyper.dim)
-        if bar is not None and (status == kernel.STATUS_PAUSED or s.ctr[kernel.C_SUBMITTED] - reported >= _PROGRESS_EVERY):
+        if bar is not None and (status == kernel.STATUS_PAUSED
+                                or s.ctr[kernel.C_SUBMITTED] - reported >= _PROGRESS_EVERY):
             bar.update(int(s.ctr[kernel.C_SUBMITTED]) - reported)
             reported = int(s.ctr[kernel.C_SUBMITTED])
     if bar is not None:

@@ -161,7 +161,7 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, settin
     claimed = float(mechanism.epsilon) + (score_epsilon or 0.0)
     rows: list[AuditRow] = []
     means: dict[str, tuple[float, float]] = {}
-    audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1)))
+    audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1), strict=True))
     environment = EnvironmentSettings(samples=s.samples, confidence=s.confidence, hyper=hyper, physics=physics,
                                       population=tuple(s.population or PAPER_GRAVITIES), compositions=(),
                                       exploration=search.exploration, progress=s.progress)
@@ -192,7 +192,7 @@ def _crafted_models(psi: float, psi_prime: float, needed: Sequence[str], thetas:
     (each objective its own child of ``search_seq``); weights only."""
     found = dict(thetas or {})
     searches: dict[str, SearchResult] = {}
-    for objective, seq in zip(SEARCH_CHANNELS, search_seq.spawn(len(SEARCH_CHANNELS))):
+    for objective, seq in zip(SEARCH_CHANNELS, search_seq.spawn(len(SEARCH_CHANNELS)), strict=True):
         if objective in needed and objective not in found:
             searches[objective] = search_crafted_model(psi, psi_prime, objective=objective, settings=settings,
                                                        seed=seq, physics=physics, hyper=hyper)
@@ -249,7 +249,7 @@ def crafted_pair_records(mechanism: Mechanism, pairs: Sequence[tuple[float, floa
         search_ranges=[isinstance(p, GravityRange) for p in pairs],
         search_objective="gradient" if any(c != "score" for c in channels) else "score",
         search_trials=search_trials, channels=list(channels), **options)
-    for pair, (found, res) in zip(pairs, results):
+    for pair, (found, res) in zip(pairs, results, strict=False):
         yield found, res, _pair_record(pair, found, res, companion)
 
 

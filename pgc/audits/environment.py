@@ -226,7 +226,8 @@ def protection_record(protect: Sequence[str], gradient_epsilon: float, score_eps
     total ε_gradient + ε_score per submission."""
     if not protect:
         return {}
-    return {"protect": list(protect), "gradient_epsilon": float(gradient_epsilon), "score_epsilon": float(score_epsilon),
+    return {"protect": list(protect), "gradient_epsilon": float(gradient_epsilon),
+            "score_epsilon": float(score_epsilon),
             "claim": "total: ε_gradient + ε_score per submission"}
 
 
@@ -250,7 +251,7 @@ def _draw_sides(system: PGCA3CSystem, psi: float, psi_prime: float, total: int, 
     sim_seq, mech_seq, score_seq = seqs
     sides = {}
     for label, g, sseq, mseq, scseq in zip(("pos", "neg"), (psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2),
-                                           score_seq.spawn(2)):
+                                           score_seq.spawn(2), strict=True):
         streams = ReleaseStreams(*(np.random.Generator(np.random.PCG64(q)) for q in (sseq, mseq, scseq)))
         sides[label] = system.release(g, total, None, streams=streams)
     if order_seq is not None:

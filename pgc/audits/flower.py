@@ -22,7 +22,7 @@ def flower_one_run(setup, progress: bool = False) -> dict:
     centre = setup.clipping_norm * setup.rounds / 2.0  # halfway between the summed score's means under the coins
     rows = []
     for k, ((observer, scores), promise) in enumerate(zip(observer_scores(setup, records, directions).items(),
-                                                           promises(setup).values())):
+                                                           promises(setup).values(), strict=False)):
         sim, sim_coins = simulated_scores(setup, promise, setup.canaries,
                                           np.random.default_rng(np.random.SeedSequence([setup.seed, 2, k])))
         row = one_run_scores_audit(scores, coins, sim, sim_coins, centre=centre, claimed_epsilon=promise["epsilon"],

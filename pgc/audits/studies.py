@@ -59,10 +59,10 @@ def adversarial_curve(make: Callable[[float], Mechanism], epsilons: Sequence[flo
     """
     root = np.random.SeedSequence(seed)
     jobs: list[CurveJob] = []  # in curve order: (Δψ, ε) with ε varying fastest
-    for distance, pseq in zip(distances, root.spawn(len(distances))):
+    for distance, pseq in zip(distances, root.spawn(len(distances)), strict=True):
         psi, psi_prime = curve_pair(distance)
         search_seed = int(pseq.generate_state(1, np.uint32)[0])
-        for i, (eps, eseq) in enumerate(zip(epsilons, pseq.spawn(len(epsilons)))):
+        for i, (eps, eseq) in enumerate(zip(epsilons, pseq.spawn(len(epsilons)), strict=True)):
             adv_seed, hon_seed = (int(s.generate_state(1, np.uint32)[0]) for s in eseq.spawn(2))
             # the first ε searches θ (search stream of the pair); the others certify it on their own seeds
             jobs.append(CurveJob(distance, psi, psi_prime, eps, make(eps), search_seed if i == 0 else adv_seed,
@@ -79,7 +79,7 @@ def adversarial_curve(make: Callable[[float], Mechanism], epsilons: Sequence[flo
         outcomes = map_tasks(executor, task, [job.mechanism for job in todo], [job.psi for job in todo],
                              [job.psi_prime for job in todo], [job.adversarial_seed for job in todo],
                              [job.honest_seed for job in todo], thetas)
-        for i, outcome in zip(indices, outcomes):
+        for i, outcome in zip(indices, outcomes, strict=True):
             results[i] = outcome
             log(_curve_log_line(jobs[i], *outcome, channels))
 
@@ -145,12 +145,13 @@ def false_alarm_study(mechanisms: dict[str, Mechanism], tuned_pairs: Sequence[tu
     root = np.random.SeedSequence(seed)
     search_seq, cert_seq = root.spawn(2)
     thetas = {}
-    for pair, seq in zip(tuned_pairs, search_seq.spawn(len(tuned_pairs))):
+    for pair, seq in zip(tuned_pairs, search_seq.spawn(len(tuned_pairs)), strict=True):
         thetas[pair] = search_crafted_model(*pair, objective="gradient", settings=settings, seed=seq).theta
         log(f"crafted θ for {pair[0]:g} vs {pair[1]:g}")
-    jobs = [(pair, pair, seeds) for pair in tuned_pairs] + [(pair, src, untuned_seeds) for pair, src in untuned_pairs.items()]
+    jobs = [(pair, pair, seeds) for pair in tuned_pairs] + [(pair, src, untuned_seeds)
+                                                            for pair, src in untuned_pairs.items()]
     rows = []
-    for (pair, src, n_seeds), jseq in zip(jobs, cert_seq.spawn(len(jobs))):
+    for (pair, src, n_seeds), jseq in zip(jobs, cert_seq.spawn(len(jobs)), strict=True):
         for name, mech in mechanisms.items():
             for s, sseq in enumerate(jseq.spawn(n_seeds)):
                 res = environment_audit(thetas[src], mech, pair[0], pair[1], samples=samples, confidence=confidence,

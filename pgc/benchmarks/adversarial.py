@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
                             compositions=(), channels=["gradient"])
     t_hon = time.perf_counter() - t0
     row = adv.row("gradient")
-    print(f"adversarial audit {psi:g} vs {psi_prime:g}, {adv.mechanism}, gradient channel, {args.samples:,} samples/side")
+    print(f"adversarial audit {psi:g} vs {psi_prime:g}, {adv.mechanism}, gradient channel, "
+          f"{args.samples:,} samples/side")
     print(f"  crafted θ: ε_LB {row.epsilon_lower_bound:.3f} (ε_LB/ε {row.ratio:.3f}); {t_adv:.1f}s "
           f"(search {search:.1f}s, certification {t_adv - search:.1f}s) — target ≤ 300 s")
     print(f"  honest θ (initial weights): ε_LB {hon.channel('gradient').epsilon_lower_bound:.3f}; {t_hon:.1f}s")

@@ -122,9 +122,9 @@ def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
                         "ratio": r.ratio, "naive_epsilon_lower_bound": r.naive.epsilon_lower_bound,
                         "naive_ratio": r.naive.ratio, "seconds": r.wall_time_s,
                         "test": f"{r.bound.hypothesis} / {r.bound.statistic}"},
-        lambda eps, r, mark: (f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  "
-                              f"{mark}  {r.naive.epsilon_lower_bound:9.3f}  {r.naive.ratio:10.3f}  {gain(r):9.3f}  "
-                              f"{r.wall_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"))
+        lambda eps, r, mark: (f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  "
+                              f"{r.ratio:6.3f}  {mark}  {r.naive.epsilon_lower_bound:9.3f}  {r.naive.ratio:10.3f}  "
+                              f"{gain(r):9.3f}  {r.wall_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"))
 
 
 def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
@@ -138,8 +138,8 @@ def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
                                                 confidence=args.confidence, seed=args.seed),
         lambda eps, r: (0.97, r.ratio >= 0.97),
         lambda eps, r: {"epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio, "seconds": r.wall_time_s},
-        lambda eps, r, mark: (f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  "
-                              f"{mark}  {r.wall_time_s:6.1f}"))
+        lambda eps, r, mark: (f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  "
+                              f"{r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}"))
 
 
 def _float_exact(args: argparse.Namespace) -> list[dict]:

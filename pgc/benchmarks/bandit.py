@@ -24,7 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--horizon", type=int, default=10_000, help="T (default 10000)")
     p.add_argument("--arms", type=int, default=100, help="K (default 100)")
     p.add_argument("--dim", type=int, default=10, help="d (default 10)")
-    p.add_argument("--runs", type=int, default=10, help="independent runs the batched simulator carries at once (default 10)")
+    p.add_argument("--runs", type=int, default=10,
+                   help="independent runs the batched simulator carries at once (default 10)")
     p.add_argument("--reference-rounds", type=int, default=50, help="rounds the reference loop runs (default 50)")
     add_seed(p, default=0)
     add_out(p, default=None, help="write the numbers as JSON here (e.g. results/fedlinucb/bench.json)")
@@ -143,11 +144,12 @@ def _print_bandit(args: argparse.Namespace, cfg1, ref_rounds: int, result: dict)
     t_ref, t_fast, t_many = (result[k] for k in ("reference_seconds_measured", "batched_one_run_seconds",
                                                  "batched_many_runs_seconds"))
     print(f"federated LinUCB: M={args.silos}, T={args.horizon}, K={args.arms}, d={args.dim}, B={cfg1.batch_size}")
-    print(f"  reference loop:   {t_ref:.2f}s for {ref_rounds} rounds = {result['reference_seconds_per_round'] * 1e3:.1f} "
+    print(f"  reference loop:   {t_ref:.2f}s for {ref_rounds} rounds = "
+          f"{result['reference_seconds_per_round'] * 1e3:.1f} "
           f"ms/round -> {result['reference_seconds_extrapolated_to_T']:.0f}s extrapolated to T={args.horizon}")
     print(f"  batched, 1 run:   {t_fast:.2f}s ({t_fast / args.horizon * 1e3:.2f} ms/round); "
           f"speed-up {result['speedup_one_run']:.0f}x")
-    print(f"  batched, {args.runs} runs: {t_many:.2f}s ({t_many / (args.horizon * args.runs) * 1e3:.3f} ms per run-round); "
-          f"speed-up per run {result['speedup_per_run_batched']:.0f}x")
+    print(f"  batched, {args.runs} runs: {t_many:.2f}s ({t_many / (args.horizon * args.runs) * 1e3:.3f} ms per "
+          f"run-round); speed-up per run {result['speedup_per_run_batched']:.0f}x")
     print(f"  the batched choice maximizes the reference's UCB scores on "
           f"{result['reference_agrees_fraction_of_silo_rounds']:.2%} of the silo-rounds")

@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     tightness = {"threshold": row.epsilon_lower_bound / oracle["threshold_epsilon"],
                  "curve": row.curve_epsilon / oracle["curve_epsilon"]}
     print(f"oracle at the same n and α shares: threshold ε {oracle['threshold_epsilon']:.4f} (audit/oracle "
-          f"{tightness['threshold']:.3f}), curve ε {oracle['curve_epsilon']:.4f} (audit/oracle {tightness['curve']:.3f})")
+          f"{tightness['threshold']:.3f}), curve ε {oracle['curve_epsilon']:.4f} (audit/oracle "
+          f"{tightness['curve']:.3f})")
     over_seeds = _tightness_over_seeds(args, reference, oracle, audits["numpy reference"].rows[0])
     flagged, seed_rows, seeds_identical = _false_alarms(args, flower, reference)
     identical = identical and seeds_identical
@@ -101,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
               "false_alarm_seeds": args.seeds, "false_alarm_samples": args.seed_samples, "flagged": flagged,
               "false_alarm_rows": seed_rows,
               "command": f"pgc bench flower --epsilon {args.epsilon:g} --delta {args.delta:g} --samples {args.samples} "
-                         f"--seeds {args.seeds} --seed-samples {args.seed_samples} --tightness-seeds {args.tightness_seeds}"}
+                         f"--seeds {args.seeds} --seed-samples {args.seed_samples} --tightness-seeds "
+                         f"{args.tightness_seeds}"}
     if args.out:
         write_json_atomic(Path(args.out), result)
     return goals_exit(([] if identical else ["the Flower adapter's rows differ from the numpy reference's "

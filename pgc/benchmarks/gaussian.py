@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
                        "epsilon_lower_bound": flagged.epsilon_lower_bound, "verdict": flagged.verdict},
             "wall_time_s": time.perf_counter() - start,
             "command": f"pgc bench gaussian --epsilons {' '.join(f'{e:g}' for e in args.epsilons)} --delta "
-                       f"{args.delta:g} --samples {args.samples} --seeds {args.seeds} --dim {args.dim} --out {args.out}"})
+                       f"{args.delta:g} --samples {args.samples} --seeds {args.seeds} --dim {args.dim} "
+                       f"--out {args.out}"})
     return goals_exit(missed)
 
 

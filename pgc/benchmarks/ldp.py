@@ -134,8 +134,9 @@ def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
         "not_tight": [label(c) for c in tight if not ok_tight(c)],
         "tightness_not_applicable": [label(c) for c in cells if c not in tight],
         "correct_cells": len(correct), "correct_flagged": [label(c) for c in correct if c["verdict"] == "violated"],
-        "correct_flagged_after_holm_over_all_cells": [label(c) for c, r in zip(cells, rejected) if r and c in correct],
-        "broken_flagged_after_holm_over_all_cells": sum(r for c, r in zip(cells, rejected) if c in broken),
+        "correct_flagged_after_holm_over_all_cells": [label(c) for c, r in zip(cells, rejected, strict=True)
+                                                      if r and c in correct],
+        "broken_flagged_after_holm_over_all_cells": sum(r for c, r in zip(cells, rejected, strict=True) if c in broken),
         "alpha": 1.0 - confidence,
         "broken_cells": len(broken), "broken_flagged": sum(c["verdict"] == "violated" for c in broken),
         "broken_not_flagged": [label(c) for c in broken if c["verdict"] != "violated"],
@@ -171,7 +172,8 @@ def _write(path: Path, result: dict) -> None:
 def print_cell(c: dict, done: int, total: int) -> None:
     exact = "∞" if math.isinf(c["exact_epsilon"]) else f"{c['exact_epsilon']:.3f}"
     print(f"[{done}/{total}] {c['library']}:{c['protocol']} k={c['k']} ε={c['epsilon']:g} n={c['samples_per_side']:,}: "
-          f"ours {c['epsilon_lower_bound']:.3f} [{c['statistic']}], LDP-Auditor {c['reference_epsilon_lower_bound']:.3f}, "
+          f"ours {c['epsilon_lower_bound']:.3f} [{c['statistic']}], LDP-Auditor "
+          f"{c['reference_epsilon_lower_bound']:.3f}, "
           f"exact {exact}; {c['verdict']}; {c['wall_s']:.1f} s", flush=True)
 
 
@@ -207,7 +209,8 @@ def run(args: argparse.Namespace) -> int:
             t = timing_done.get(key) or audit_cell(library, protocol, k, epsilon, args.timing_samples,
                                                    args.confidence, args.seed)
             result["timing"].append(t)
-            print(f"timing {library}:{protocol} k={k}: {t['wall_s']:.1f} s at {args.timing_samples:,} per side", flush=True)
+            print(f"timing {library}:{protocol} k={k}: {t['wall_s']:.1f} s at {args.timing_samples:,} per side",
+                  flush=True)
             _write(out, result)
     result["summary"] = summary(result["cells"], result["timing"], args.confidence)
     result["complete"] = True

@@ -63,7 +63,8 @@ def cell_lines(result: dict) -> list[str]:
         entries = []
         for e in epsilons:
             c = by_cell.get((library, protocol, k, e))
-            entries.append("—" if c is None else f"{c['epsilon_lower_bound']:.2f} / {c['reference_epsilon_lower_bound']:.2f}"
+            entries.append("—" if c is None
+                           else f"{c['epsilon_lower_bound']:.2f} / {c['reference_epsilon_lower_bound']:.2f}"
                            f" / {_num(c['exact_epsilon'])}" + (" **violated**" if c["verdict"] == "violated" else ""))
         lines.append(f"| {library} | {protocol} | {k} | " + " | ".join(entries) + " |")
     return lines
@@ -73,13 +74,15 @@ def write_table(path: Path, result: dict) -> None:
     from reports.files import write_text_atomic
 
     s, settings = result["summary"], result["settings"]
-    text = [f"# pgc bench ldp: {s['cells']} cells at {settings['samples']:,} per side, confidence {settings['confidence']}",
+    text = [f"# pgc bench ldp: {s['cells']} cells at {settings['samples']:,} per side, confidence "
+            f"{settings['confidence']}",
             "", f"Command: `{result['command']}`", "",
             "## Per protocol", "", *summary_lines(result), "",
             "## Per cell: ours / LDP-Auditor / exact ε (certified ε lower bounds at the same α; the exact ε of the "
             "release for the pair 0 vs k − 1)", "", *cell_lines(result), ""]
     if result.get("timing"):
-        text += ["## One audit at " f"{settings['timing_samples']:,} per side (ε = 1): wall time on the 2-core machine that ran it", "",
+        text += ["## One audit at " f"{settings['timing_samples']:,} per side (ε = 1): wall time on the 2-core "
+                 "machine that ran it", "",
                  "| library | protocol | k | seconds |", "|---|---|---|---|"]
         text += [f"| {t['library']} | {t['protocol']} | {t['k']} | {t['wall_s']:.1f} |" for t in result["timing"]]
     write_text_atomic(path, "\n".join(text) + "\n")
@@ -97,14 +100,15 @@ def write_figure(path: Path, result: dict) -> None:
     fig, axes = plt.subplots(len(libraries), 1, figsize=(12, 3.2 * len(libraries)), squeeze=False)
     epsilons = sorted({c["epsilon"] for c in result["cells"]})
     colors = {e: plt.cm.viridis(i / max(1, len(epsilons) - 1)) for i, e in enumerate(epsilons)}
-    for ax, library in zip(axes[:, 0], libraries):
+    for ax, library in zip(axes[:, 0], libraries, strict=True):
         cells = [c for c in result["cells"] if c["library"] == library]
         names = list(dict.fromkeys(c["protocol"] for c in cells))
         ks = sorted({c["k"] for c in cells})
         for c in cells:
             x = (names.index(c["protocol"]) + (ks.index(c["k"]) - (len(ks) - 1) / 2) * 0.24
                  + (epsilons.index(c["epsilon"]) - (len(epsilons) - 1) / 2) * 0.035)  # ε spread inside each k
-            ours, ref = c["epsilon_lower_bound"] / c["claimed_epsilon"], c["reference_epsilon_lower_bound"] / c["claimed_epsilon"]
+            ours = c["epsilon_lower_bound"] / c["claimed_epsilon"]
+            ref = c["reference_epsilon_lower_bound"] / c["claimed_epsilon"]
             marker = "^" if ours > RATIO_CAP else "o"
             ax.scatter(x, min(ours, RATIO_CAP), color=colors[c["epsilon"]], marker=marker, s=18, zorder=3)
             ax.scatter(x, min(ref, RATIO_CAP), facecolors="none", edgecolors=colors[c["epsilon"]], s=18, zorder=2)
@@ -114,7 +118,8 @@ def write_figure(path: Path, result: dict) -> None:
         ax.set_ylim(0, RATIO_CAP + 0.1)
         ax.set_ylabel("ε_LB / claimed ε")
         ax.set_title(f"{library}: filled = ours, hollow = LDP-Auditor's method (same releases); k = "
-                     f"{', '.join(map(str, ks))} left to right; ▲ = beyond {RATIO_CAP}·ε (a violated claim)", fontsize=9)
+                     f"{', '.join(map(str, ks))} left to right; ▲ = beyond {RATIO_CAP}·ε (a violated claim)",
+                     fontsize=9)
     handles = [plt.Line2D([], [], marker="o", ls="", color=col, label=f"ε = {e:g}") for e, col in colors.items()]
     axes[0, 0].legend(handles=handles, loc="lower left", fontsize=8, ncol=len(handles))
     fig.tight_layout()

@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         command = (f"pgc bench one-run --canaries {args.canaries} --submissions {args.submissions} --samples "
                    f"{' '.join(map(str, args.samples))} --seed {args.seed}" + (f" --theta {args.theta}" if args.theta
                                                                                  else "") + f" --out {args.out}")
-        write_json_atomic(Path(args.out), schemas.dump("bench", {"kind": "bench", "bench": "one-run", "one_run": one_run,
+        write_json_atomic(Path(args.out),
+                          schemas.dump("bench", {"kind": "bench", "bench": "one-run", "one_run": one_run,
                                                                  "multi_sample": multi, "reached_at": reach,
                                                                  "command": command}))
         print(f"wrote {args.out}")

@@ -28,7 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=int, default=4, help="trials per setting (default 4)")
     p.add_argument("--cap", type=int, default=2000, help="submissions per trial (default 2000)")
     p.add_argument("--reading", default="sampled", help="reading preset (default sampled)")
-    p.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="processes of run (a) (default: all cores)")
+    p.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                   help="processes of run (a) (default: all cores)")
     p.add_argument("--json", help="also write the numbers to this JSON file")
 
 
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     serial = train_batch(configs)
     serial_wall = time.perf_counter() - start
     identical = all(np.array_equal(a.theta, b.theta) and np.array_equal(a.scores, b.scores)
-                    for a, b in zip(parallel, serial))
+                    for a, b in zip(parallel, serial, strict=False))
 
     steps = sum(r.agent_steps for r in parallel)
     subs = sum(r.scores.size for r in parallel)
@@ -71,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
           f"({len(configs)} trials, cap {args.cap:,})")
     print(f"1 process (reference): {serial_wall:.1f}s = {steps / serial_wall:.3g}/s")
     print(f"ratio: {numbers['ratio']:.2f}x; identical results: {identical}")
-    print(f"full grid ({full_subs:,} submissions if no trial stops early) at {subs / parallel_wall:,.0f} submissions/s: "
+    print(f"full grid ({full_subs:,} submissions if no trial stops early) at {subs / parallel_wall:,.0f} "
+          "submissions/s: "
           f"≈ {numbers['full_grid_projection_s_if_no_trial_succeeds'] / 60:.1f} min at these episode lengths")
     if args.json:
         write_json_atomic(args.json, {"numbers": numbers})

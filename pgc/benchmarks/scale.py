@@ -74,7 +74,7 @@ def _overheads(n: int, ray_engine, local_engine) -> dict:
 
 def _identical(a, b) -> bool:
     return all(np.array_equal(x.theta, y.theta) and np.array_equal(x.scores, y.scores) and x.updates == y.updates
-               for x, y in zip(a, b)) and len(a) == len(b)
+               for x, y in zip(a, b, strict=False)) and len(a) == len(b)
 
 
 def _timed(fn):
@@ -203,4 +203,5 @@ def _print_scale(numbers: dict, args: argparse.Namespace) -> None:
     print(f"throughput vs the local process engine (2 processes): Ray {b['ray_vs_local_2_processes_throughput']:.2f}x, "
           f"Ray one trial/task {b['ray_one_trial_per_task_vs_local']:.2f}x; identical results: {b['identical']}")
     for k, v in numbers["storage_per_trial"].items():
-        print(f"storage per tuning trial ({k}): {v['ms_per_trial']:.1f} ms = {v['trials_per_s']:.0f} trials/s per writer")
+        print(f"storage per tuning trial ({k}): {v['ms_per_trial']:.1f} ms = "
+              f"{v['trials_per_s']:.0f} trials/s per writer")

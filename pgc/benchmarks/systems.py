@@ -1,9 +1,9 @@
 """``pgc bench systems``: the system audit's false-alarm rate and verdicts, and the contract's cost.
 
 * **False alarms**: correct Gaussian and Laplace mechanisms and correct systems (Gaussian vector, batched
-  sums, Laplace count, the Pendulum participant, PGC-A3C, Private-FedLinUCB under relation (a)) audited over ``--seeds`` seeds at 95 %: a
-  covered channel above its claim is a false alarm; the stated rate is ≤ 5 % per audit (each bound is
-  conservative, so far fewer are expected). Broken systems (wrong sensitivity, a data-dependent
+  sums, Laplace count, the Pendulum participant, PGC-A3C, Private-FedLinUCB under relation (a)) audited over
+  ``--seeds`` seeds at 95 %: a covered channel above its claim is a false alarm; the stated rate is ≤ 5 % per
+  audit (each bound is conservative, so far fewer are expected). Broken systems (wrong sensitivity, a data-dependent
   schedule) must be flagged on the right channel.
 * **Contract cost**: PGC-A3C's environment audit through the System contract against a reference that
   calls the simulator, the mechanism and the certified test directly (the same draws and the same
@@ -30,7 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_samples(p, default=50_000, help="certification releases per side")
     p.add_argument("--contract-samples", type=positive_int, default=100_000,
                    help="samples per side of the contract-cost comparison (default 100,000)")
-    p.add_argument("--repeats", type=positive_int, default=5, help="timing repeats of the contract comparison (default 5)")
+    p.add_argument("--repeats", type=positive_int, default=5,
+                   help="timing repeats of the contract comparison (default 5)")
     add_out(p, help="JSON result file")
 
 
@@ -81,7 +82,7 @@ def reference_environment_audit(theta, mechanism, psi, psi_prime, samples, seed)
     total = train + samples
     sim_seq, mech_seq, _, _, _ = np.random.SeedSequence(seed).spawn(5)
     sides = []
-    for g, sseq, mseq in zip((psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2)):
+    for g, sseq, mseq in zip((psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2), strict=True):
         rng, mrng = np.random.Generator(np.random.PCG64(sseq)), np.random.Generator(np.random.PCG64(mseq))
         batch = simulate_episodes(theta, physics_array(total, gravity=g), rng)
         noisy = np.asarray(mechanism(batch.gradients, mrng), dtype=np.float32)
@@ -112,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     result["contract"] = _contract_cost(args)
     result["wall_time_s"] = time.perf_counter() - start
     result["command"] = (f"pgc bench systems --seeds {args.seeds} --samples {args.samples} --contract-samples "
-                         f"{args.contract_samples} --repeats {args.repeats}" + (f" --out {args.out}" if args.out else ""))
+                         f"{args.contract_samples} --repeats {args.repeats}"
+                         + (f" --out {args.out}" if args.out else ""))
     if args.out:
         write_json_atomic(Path(args.out), result)
     contract = result["contract"]
@@ -121,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     missed += [f"broken {b['system']} flagged on {b['flagged']} (goal: {b['expected_channel']} only)"
                for b in result["broken"] if not b["right"]]
     if not contract["equal_bounds"]:
-        missed.append("the contract's environment audit and the direct reference certify different bounds (goal: equal)")
+        missed.append("the contract's environment audit and the direct reference certify different bounds "
+                      "(goal: equal)")
     if contract["median_cpu_ratio"] > CONTRACT_COST_GOAL:
         missed.append(f"the contract's cost: {contract['median_cpu_ratio']:.3f}× the direct reference's CPU time "
                       f"(goal ≤ {CONTRACT_COST_GOAL:.2f})")
@@ -135,10 +138,12 @@ def _false_alarms(args: argparse.Namespace) -> list[dict]:
     from pgc.mechanisms import Gaussian, Laplace
 
     out = []
-    mechanisms = {"gaussian-analytic (1, 1e-5)": Gaussian(1.0, 1e-5), "gaussian-analytic (4, 1e-5)": Gaussian(4.0, 1e-5),
+    mechanisms = {"gaussian-analytic (1, 1e-5)": Gaussian(1.0, 1e-5),
+                  "gaussian-analytic (4, 1e-5)": Gaussian(4.0, 1e-5),
                   "laplace ε=1": Laplace(1.0), "laplace ε=4": Laplace(4.0)}
     for name, mech in mechanisms.items():
-        bounds = [audit_mechanism(mech, dim=8, samples=args.samples, seed=s).epsilon_lower_bound for s in range(args.seeds)]
+        bounds = [audit_mechanism(mech, dim=8, samples=args.samples, seed=s).epsilon_lower_bound
+                  for s in range(args.seeds)]
         alarms = int(sum(b > mech.epsilon for b in bounds))
         out.append({"subject": f"mechanism {name}", "claim": mech.epsilon, "bounds": bounds,
                     "alarms": alarms, "max_ratio": max(bounds) / mech.epsilon})

@@ -82,11 +82,14 @@ def run(args: argparse.Namespace) -> int:
           f"({args.trials} trials x 9 workers, {args.mechanism}, {args.submissions} submissions each, "
           f"{args.processes} processes; {fast_rate / args.processes:.3g}/s per process; "
           f"mean episode {numbers['vectorised_mean_episode']:.1f} steps)")
-    print(f"naive reference:  {naive_steps:,} agent-steps in {args.naive_seconds:.1f}s = {naive_rate:.3g} agent-steps/s "
+    print(f"naive reference:  {naive_steps:,} agent-steps in {args.naive_seconds:.1f}s = {naive_rate:.3g} "
+          "agent-steps/s "
           f"(textbook A3C worker: gymnasium agent, autograd graph per step, backward per episode; "
           f"mean episode {numbers['naive_mean_episode']:.1f} steps)")
-    print(f"tuned torch loop: {tuned_steps:,} agent-steps in {args.naive_seconds:.1f}s = {tuned_rate:.3g} agent-steps/s "
-          f"(no_grad forward per step, one batched loss per episode; mean episode {numbers['tuned_torch_mean_episode']:.1f})")
+    print(f"tuned torch loop: {tuned_steps:,} agent-steps in {args.naive_seconds:.1f}s = {tuned_rate:.3g} "
+          "agent-steps/s "
+          "(no_grad forward per step, one batched loss per episode; mean episode "
+          f"{numbers['tuned_torch_mean_episode']:.1f})")
     print(f"ratio: {ratio:,.0f}x the naive reference ({numbers['ratio_vs_tuned_torch']:,.0f}x the tuned torch loop)")
     if args.json:
         write_json_atomic(args.json, {"numbers": numbers})

@@ -13,7 +13,8 @@ A student j asks a neighbour i for advice at a state. What the teacher sends, an
 
 Table 3.5: ε = 1, S = 1, rewards 2 (optimal action) and 0, d = 0.7; the student has actions A, B, C, E
 and Q = 0 (experiment 1: agents that differ in one action). The student's Q-values are the broadcast: an
-adversarial student chooses them (``broadcast_space``: [0, 2]^4) to make the advice tell most. Converged Q-values equal rewards (§3.5.2.1).
+adversarial student chooses them (``broadcast_space``: [0, 2]^4) to make the advice tell most. Converged Q-values
+equal rewards (§3.5.2.1).
 Claim (§3.5.2.2): ε-DP for Q-tables that differ in one row (Tables 3.3-3.4). ``noise="fresh"`` draws each
 Laplace(S/ε) of lines 5-22 anew (the text reuses the one noisy Q: ``noise="shared"``, the default).
 ``reference=True`` sends Q_i + Laplace(2/ε) always (2: the range of one converged Q-value) and advises from
@@ -49,7 +50,7 @@ def normalise(p: np.ndarray, centre: float = 0.5, floor: float = 0.001) -> np.nd
 def aligned_q(teacher_actions, teacher_q, student_actions) -> tuple[np.ndarray, bool]:
     """The teacher's Q-values in the student's action order (Algorithm 5's four cases) and whether line 3
     applies (the same actions: no noise)."""
-    q = dict(zip(teacher_actions, teacher_q))
+    q = dict(zip(teacher_actions, teacher_q, strict=False))
     if set(teacher_actions) == set(student_actions):
         return np.array([q[a] for a in student_actions]), True
     missing_in_teacher = [a for a in student_actions if a not in q]
@@ -58,7 +59,8 @@ def aligned_q(teacher_actions, teacher_q, student_actions) -> tuple[np.ndarray, 
     for a in student_actions:
         if a in q:
             out.append(q[a])
-        elif len(teacher_actions) == len(student_actions) and len(extra_in_teacher) == 1 and len(missing_in_teacher) == 1:
+        elif (len(teacher_actions) == len(student_actions) and len(extra_in_teacher) == 1
+              and len(missing_in_teacher) == 1):
             out.append(q[extra_in_teacher[0]])  # line 12: a_diff2's value in a_diff1's slot
         else:
             out.append(0.0)  # line 8: the missing action added with its initial Q-value, 0
@@ -99,7 +101,8 @@ class AdvisingSystem:
         sent = aligned[None, :].repeat(n, 0) if same and not self.reference else noisy  # line 3: raw
         student_q = self._student_q(broadcast, k)
         distance = np.sum((sent - student_q[None, :]) ** 2, axis=1)  # eq. 3.1 against the student's Q
-        advice_q = noisy if (self.noise == "shared" or self.reference) else aligned[None, :] + rng.laplace(0.0, scale, (n, k))
+        advice_q = (noisy if (self.noise == "shared" or self.reference)
+                    else aligned[None, :] + rng.laplace(0.0, scale, (n, k)))
         policy = normalise(np.full((n, k), 1.0 / k) + self.xi * advice_q)  # lines 20-22, Algorithm 4
         u = rng.random(n)
         chosen = (u[:, None] > np.cumsum(policy, axis=1)).sum(axis=1).clip(max=k - 1)  # line 24
@@ -130,7 +133,7 @@ class AdvisingSystem:
 
     def describe_secret(self, secret) -> str:
         actions, q = teacher_table(secret)
-        return "teacher " + " ".join(f"{a}:{v:.3g}" for a, v in zip(actions, q))
+        return "teacher " + " ".join(f"{a}:{v:.3g}" for a, v in zip(actions, q, strict=False))
 
     def _pair(self, x: np.ndarray):
         actions = list(self.student_actions)

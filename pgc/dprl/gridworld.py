@@ -35,7 +35,7 @@ def start_goal(shape) -> tuple[tuple[int, int], tuple[int, int]]:
 
 
 def connected(free: np.ndarray) -> bool:
-    cells = list(zip(*np.nonzero(free)))
+    cells = list(zip(*np.nonzero(free), strict=True))
     if not cells:
         return False
     seen, todo = {cells[0]}, deque([cells[0]])
@@ -125,7 +125,8 @@ def train_agent(free: np.ndarray, settings: TrainingSettings, defence: float | s
     ``defence``: None (no defence), a fixed ε, or "dynamic". (:func:`pgc.dprl.training.train_agent` picks this
     or the DQN by ``settings.learner``.)"""
     if settings.learner != "table":
-        raise UserError(f"pgc.dprl.gridworld trains the table; the {settings.learner!r} learner: pgc.dprl.training.train_agent")
+        raise UserError(f"pgc.dprl.gridworld trains the table; the {settings.learner!r} learner: "
+                        "pgc.dprl.training.train_agent")
     q = np.zeros((free.size if settings.sees_cell else 1, 256, 5))
     eps = None if defence == "dynamic" else defence
     start, goal = start_goal(free.shape)
@@ -154,7 +155,8 @@ def training_utility(rewards: list[float], steps_taken: list[int], settings: Tra
     """Table 5.3's measures over the last tenth of the episodes: mean reward, mean steps, share that reached
     the goal."""
     last = max(1, settings.episodes // 10)
-    return {"final_mean_reward": float(np.mean(rewards[-last:])), "final_mean_steps": float(np.mean(steps_taken[-last:])),
+    return {"final_mean_reward": float(np.mean(rewards[-last:])),
+            "final_mean_steps": float(np.mean(steps_taken[-last:])),
             "final_success": float(np.mean(np.array(steps_taken[-last:]) < settings.max_steps)),
             "final_episodes": last}
 
@@ -172,7 +174,8 @@ def row_of(free: np.ndarray, cell, settings: TrainingSettings) -> int:
 
 def observe(free, cell, q, defence, eps, settings: TrainingSettings, rng) -> int:
     index = observation_index(free, cell)
-    return index if defence is None else obfuscate_index(q[row_of(free, cell, settings)], index, eps, settings.big_n, rng)
+    return index if defence is None else obfuscate_index(q[row_of(free, cell, settings)], index, eps, settings.big_n,
+                                                         rng)
 
 
 def greedy_trajectory(free: np.ndarray, q: np.ndarray, defence, settings: TrainingSettings, rng,

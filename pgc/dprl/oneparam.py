@@ -96,7 +96,8 @@ class OneParameterDefenceSystem:
         self.name = (f"oneparam-{'laplace-reference' if reference else 'defence'} ε={epsilon:g} k={k}"
                      + ("" if utility_origin == "algorithm" else " utility-as-text"))
         self.relation = ("thesis (Theorem 6.1's proof): ‖ŷ - y‖₁ ≤ 1 with equal neighbour sums y_i + y_{i+1}"
-                         if relation == "thesis" else "member: any two confidence vectors (one training member in or out)")
+                         if relation == "thesis"
+                         else "member: any two confidence vectors (one training member in or out)")
         self.secret_space = thesis_space(self.k) if relation == "thesis" else member_space(self.k)
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:

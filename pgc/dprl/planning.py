@@ -13,7 +13,8 @@ A local map is a graph: nodes (bases, centres) and routes with lengths. The agen
   on the average length of the existing real routes": uniform on [0.5, 1.5] × that average.
 
 Claim (Theorem 4.3, Theorem 4.4): ε-DP with ε = 0.5 (§4.8.1) for maps that differ in one node (node privacy),
-covering the topology and the lengths; maps have degrees ≤ d_max (d_max is "the maximum node degree in a map"). ``relation="edge"``: maps that differ in one route's length.
+covering the topology and the lengths; maps have degrees ≤ d_max (d_max is "the maximum node degree in a map").
+``relation="edge"``: maps that differ in one route's length.
 ``reference=True`` releases only the histogram, with Laplace noise sized for the node sensitivity derived
 here: removing a node of degree d moves the node's own bin and each neighbour's degree one bin down, so
 ‖ΔP‖₁ ≤ 1 + 2·d_max.
@@ -132,7 +133,8 @@ class PlanningMapSystem:
         fig = FIGURE_4_4A
         without = lambda name: {"nodes": [v for v in fig["nodes"] if v != name],  # noqa: E731
                                 "edges": [e for e in fig["edges"] if name not in e[:2]]}
-        longer = {"nodes": fig["nodes"], "edges": [e if e[:2] != ["A", "b1"] else ["A", "b1", 60] for e in fig["edges"]]}
+        longer = {"nodes": fig["nodes"],
+                  "edges": [e if e[:2] != ["A", "b1"] else ["A", "b1", 60] for e in fig["edges"]]}
         pairs = {"Fig. 4.4(a) vs without (b,1)": (fig, without("b1")),
                  "Fig. 4.4(a) vs without (b,5)": (fig, without("b5")),
                  "Fig. 4.4(a) vs A~(b,1) 60 instead of 50": (fig, longer)}

@@ -45,7 +45,7 @@ class LocalEngine:
         self._pool = None
 
     def map(self, fn: Callable, *iterables: Iterable) -> list:
-        items = list(zip(*iterables))
+        items = list(zip(*iterables, strict=False))
         if self.processes == 1 or len(items) < 2:
             return [fn(*args) for args in items]
         pool = self._pool_for_bench()
@@ -126,7 +126,8 @@ class RayEngine:
         try:
             import ray
         except ImportError as exc:
-            raise RuntimeError("the ray engine needs Ray: pip install -e '.[ray]' (scripts/setup.sh installs it)") from exc
+            raise RuntimeError("the ray engine needs Ray: pip install -e '.[ray]' "
+                               "(scripts/setup.sh installs it)") from exc
         self._ray = ray
         self.address = address
         self.tasks_per_cpu, self.chunk = tasks_per_cpu, chunk
@@ -153,7 +154,7 @@ class RayEngine:
         return f"{where} ({self.cpus} CPUs)"
 
     def map(self, fn: Callable, *iterables: Iterable) -> list:
-        items = list(zip(*iterables))
+        items = list(zip(*iterables, strict=False))
         if not items:
             return []
         size = self.chunk or chunk_size(len(items), self.cpus, self.tasks_per_cpu)

@@ -261,8 +261,11 @@ def private_fedlinucb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.ra
     return trace
 
 
+DEFAULT_DP20 = DP20Config()  # the adaptive sync rule's defaults (a frozen dataclass, shared safely)
+
+
 def dp20_feducb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.random.Generator, *,
-                dp20: DP20Config = DP20Config(), broadcast: np.ndarray | None = None,
+                dp20: DP20Config = DEFAULT_DP20, broadcast: np.ndarray | None = None,
                 record_messages: bool = False, progress: bool = False,
                 sigma: float | None = None, lam: float | None = None) -> Trace:
     """DP20 FedUCB (Dubey & Pentland 2020, Algorithm 1, centralized): the same tree-based Gaussian

@@ -43,7 +43,7 @@ def block_seeds(n: int, rng: np.random.Generator) -> list[tuple[int, int]]:
     """(size, seed) of each block of a release of n messages, the seeds drawn from ``rng`` in one call."""
     sizes = [RELEASE_BLOCK] * (n // RELEASE_BLOCK) + ([n % RELEASE_BLOCK] if n % RELEASE_BLOCK else [])
     seeds = rng.integers(2**32, size=len(sizes))
-    return [(size, int(seed)) for size, seed in zip(sizes, seeds)]
+    return [(size, int(seed)) for size, seed in zip(sizes, seeds, strict=True)]
 
 
 def available_cpus() -> int:
@@ -159,7 +159,8 @@ class FlowerClientSystem:
         self.mods = mods_of(app)
         self.claim = claim if claim is not None else claim_from_mods(self.mods)
         if self.claim is None:
-            raise UserError("no mod states a privacy claim (LocalDpMod does): give claim=PrivacyClaim(ε, δ, ('update',))")
+            raise UserError("no mod states a privacy claim (LocalDpMod does): "
+                            "give claim=PrivacyClaim(ε, δ, ('update',))")
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
         if not isinstance(secret, str) or not secret:  # a secret is a local data set's name in the run config
@@ -273,7 +274,8 @@ def local_dp_update_system(epsilon: float = 1.0, delta: float = 1e-5, clipping_n
     updates (correct for the update-level relation)."""
     from flwr.client.mod import LocalDpMod
 
-    mod = LocalDpMod(clipping_norm=clipping_norm, sensitivity=2.0 * clipping_norm if sensitivity is None else sensitivity,
+    mod = LocalDpMod(clipping_norm=clipping_norm,
+                     sensitivity=2.0 * clipping_norm if sensitivity is None else sensitivity,
                      epsilon=epsilon, delta=delta)
     return crafted_update_system([mod], clipping_norm, dim, name=f"flower-localdp ({epsilon:g}, {delta:g})")
 

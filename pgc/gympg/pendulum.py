@@ -24,7 +24,7 @@ class PendulumParams:
     max_torque: float = 2.0
     dt: float = 0.05
     m: float = 1.0
-    l: float = 1.0
+    l: float = 1.0  # noqa: E741 gymnasium's name for the pole length, a public field
     horizon: int = 200
 
     def __post_init__(self) -> None:

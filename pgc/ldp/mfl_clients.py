@@ -213,7 +213,8 @@ class MflADP(MflOracle):
 
 
 PROTOCOLS = {
-    "GRR": MflGRR, "SUE": lambda k, epsilon: MflUE(k, epsilon, False), "OUE": lambda k, epsilon: MflUE(k, epsilon, True),
+    "GRR": MflGRR, "SUE": lambda k, epsilon: MflUE(k, epsilon, False),
+    "OUE": lambda k, epsilon: MflUE(k, epsilon, True),
     "SS": MflSS, "THE": lambda k, epsilon: MflHE(k, epsilon, True), "SHE": lambda k, epsilon: MflHE(k, epsilon, False),
     "BLH": lambda k, epsilon: MflLH(k, epsilon, False), "OLH": lambda k, epsilon: MflLH(k, epsilon, True),
     "ADP": MflADP,

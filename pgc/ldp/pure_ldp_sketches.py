@@ -34,8 +34,8 @@ class PureRappor(PureOracle):
 
     Its ``_perturb`` sets a bit to 1 w.p. 1 − f/2 where the filter has a 1 and w.p. f/2 where it has a 0, and
     otherwise leaves the bit as it is: a 1 stays 1. So P(S_i = 1 | B_i = 1) = 1 and P(S_i = 1 | B_i = 0) = f/2, and
-    a report whose bit at B(v′) but not in B(v) is 0 has probability 0 under v′: the exact ε is ∞ wherever the two filters
-    differ. The reference twin is the protocol as the paper writes it (1 − f/2 and f/2) with the same f and hash
+    a report whose bit at B(v′) but not in B(v) is 0 has probability 0 under v′: the exact ε is ∞ wherever the two
+    filters differ. The reference twin is the protocol as the paper writes it (1 − f/2 and f/2) with the same f and hash
     functions."""
 
     name = "RAPPOR"
@@ -105,7 +105,8 @@ class PureHR(PureOracle):
             return super().client_block(values)
 
     def make_reference(self):
-        return HadamardResponse(self.k, self.epsilon, blocks=1 if self.epsilon <= 1 else hr_blocks(self.k, self.epsilon),
+        return HadamardResponse(self.k, self.epsilon,
+                                blocks=1 if self.epsilon <= 1 else hr_blocks(self.k, self.epsilon),
                                 permutation=self.permutation)
 
 
@@ -182,7 +183,7 @@ class PurePCS(PureOracle):
         super().__init__(k, epsilon)
         self.sketch_hashes, self.m = int(sketch_hashes), int(width)
         where, sign = generate_hash_funcs(self.sketch_hashes, self.m), generate_hash_funcs(self.sketch_hashes, 2)
-        self.client = PCSClient(self.epsilon, self.sketch_hashes, self.m, list(zip(where, sign)))
+        self.client = PCSClient(self.epsilon, self.sketch_hashes, self.m, list(zip(where, sign, strict=True)))
         self.table, self.signs = hash_table(where, self.k), 2 * hash_table(sign, self.k) - 1
         self.width = self.m + 1
 
@@ -198,9 +199,11 @@ class PurePCS(PureOracle):
 
 
 PROTOCOLS = {
-    "DE": PureDE, "SUE": lambda k, epsilon: PureUE(k, epsilon, False), "OUE": lambda k, epsilon: PureUE(k, epsilon, True),
+    "DE": PureDE, "SUE": lambda k, epsilon: PureUE(k, epsilon, False),
+    "OUE": lambda k, epsilon: PureUE(k, epsilon, True),
     "BLH": lambda k, epsilon: PureLH(k, epsilon, False), "OLH": lambda k, epsilon: PureLH(k, epsilon, True),
-    "FLH": PureFLH, "SHE": lambda k, epsilon: PureHE(k, epsilon, False), "THE": lambda k, epsilon: PureHE(k, epsilon, True),
+    "FLH": PureFLH, "SHE": lambda k, epsilon: PureHE(k, epsilon, False),
+    "THE": lambda k, epsilon: PureHE(k, epsilon, True),
     "RAPPOR": PureRappor, "HR": PureHR, "HM": PureHM,
     "CMS": lambda k, epsilon, **kw: PureCMS(k, epsilon, False, **kw),
     "HCMS": lambda k, epsilon, **kw: PureCMS(k, epsilon, True, **kw),

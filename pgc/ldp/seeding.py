@@ -24,7 +24,7 @@ def block_seeds(n: int, rng: np.random.Generator, block: int = RELEASE_BLOCK) ->
     """(size, seed) of each block of a release of n reports, the seeds drawn from ``rng`` in one call."""
     sizes = [block] * (n // block) + ([n % block] if n % block else [])
     seeds = rng.integers(2**32, size=len(sizes))
-    return [(size, int(seed)) for size, seed in zip(sizes, seeds)]
+    return [(size, int(seed)) for size, seed in zip(sizes, seeds, strict=True)]
 
 
 def _numba_state():

@@ -57,9 +57,9 @@ class CountMeanSketch(Oracle):
         j = rng.integers(0, self.sketch_hashes, size=v.size)
         cell = self.table[j, v]
         if self.hadamard:
-            l = rng.integers(0, self.m, size=v.size)
+            col = rng.integers(0, self.m, size=v.size)
             b = np.where(rng.random(v.size) < self.flip, -1, 1)
-            return np.stack([b * hadamard_sign(cell, l), j, l], axis=1).astype(np.float64)
+            return np.stack([b * hadamard_sign(cell, col), j, col], axis=1).astype(np.float64)
         vector = -np.ones((v.size, self.m))
         vector[np.arange(v.size), cell] = 1.0
         vector[rng.random((v.size, self.m)) < self.flip] *= -1.0
@@ -69,8 +69,8 @@ class CountMeanSketch(Oracle):
         r = np.asarray(reports)
         u = np.asarray(candidates, dtype=np.int64)[None, :]
         if self.hadamard:
-            j, l = r[:, 1:2].astype(np.int64), r[:, 2:3].astype(np.int64)
-            return r[:, :1] * hadamard_sign(self.table[j, u], l)
+            j, col = r[:, 1:2].astype(np.int64), r[:, 2:3].astype(np.int64)
+            return r[:, :1] * hadamard_sign(self.table[j, u], col)
         cells = self.table[r[:, -1:].astype(np.int64), u]
         return np.take_along_axis(r[:, :self.m], cells, axis=1)
 

@@ -215,7 +215,8 @@ class ProjectedRandomSign:
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
         object.__setattr__(self, "clip", _check_clip(self.clip))
-        if self.reduced_dim is not None and (not isinstance(self.reduced_dim, (int, np.integer)) or self.reduced_dim < 1):
+        if self.reduced_dim is not None and (not isinstance(self.reduced_dim, (int, np.integer))
+                                             or self.reduced_dim < 1):
             raise UserError(f"reduced_dim d̂ must be a positive integer, got {self.reduced_dim!r}")
 
     def reduced_dim_for(self, dim: int) -> int:
@@ -261,7 +262,7 @@ class Gaussian:
         object.__setattr__(self, "delta", float(self.delta))
         if not isinstance(self.analytic, (bool, np.bool_)):
             raise UserError(f"analytic must be True or False, got {self.analytic!r}")
-        self.noise_scale  # validates the calibration (the classic one refuses ε > 1)
+        _ = self.noise_scale  # validates the calibration (the classic one refuses ε > 1)
 
     @functools.cached_property
     def noise_scale(self) -> float:

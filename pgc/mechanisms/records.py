@@ -19,7 +19,8 @@ def mechanism_params(mechanism: Mechanism) -> dict:
     if dataclasses.is_dataclass(mechanism):
         items = {f.name: getattr(mechanism, f.name) for f in dataclasses.fields(mechanism)}
     else:
-        items = {k: v for k, v in vars(mechanism).items() if not k.startswith("_")} if hasattr(mechanism, "__dict__") else {}
+        items = ({k: v for k, v in vars(mechanism).items() if not k.startswith("_")}
+                 if hasattr(mechanism, "__dict__") else {})
     items.setdefault("epsilon", getattr(mechanism, "epsilon", None))
     out = {}
     for k, v in sorted(items.items()):
@@ -116,7 +117,8 @@ def rebuild_mechanism(record: dict, *, where: str = "the run") -> Mechanism:
     try:
         mech = split_rounds(make_mechanism(name, **args), int(record.get("rounds", 1)))
     except (TypeError, ValueError) as exc:
-        raise MechanismUnavailableError(f"{where}: the registered mechanism {name!r} cannot be rebuilt: {exc}") from None
+        raise MechanismUnavailableError(f"{where}: the registered mechanism {name!r} cannot be rebuilt: "
+                                        f"{exc}") from None
     if mechanism_fingerprint(mech) != record["fingerprint"]:
         raise MechanismUnavailableError(
             f"{where} was trained with {cls} {record.get('params')}, but {name!r} now builds "

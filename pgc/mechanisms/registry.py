@@ -10,7 +10,8 @@ from pgc.errors import UserError
 from .core import Gaussian, Laplace, Mechanism, NoNoise, ProjectedRandomSign
 
 MechanismFactory = Callable[..., Mechanism]
-_DEFAULT_CLIP = {"laplace": 0.01, "prs": 1.0, "none": 0.01, "gaussian": 0.01}  # laplace-secure uses laplace's  # paper §4 "Hyper Parameters"
+_DEFAULT_CLIP = {"laplace": 0.01, "prs": 1.0, "none": 0.01,
+                 "gaussian": 0.01}  # laplace-secure uses laplace's  # paper §4 "Hyper Parameters"
 
 
 def _make_laplace(epsilon: float, clip: float | None = None, reduced_dim: int | None = None) -> Mechanism:

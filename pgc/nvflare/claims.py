@@ -49,7 +49,8 @@ def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, l
     the filter wrote into a result's metadata (checked against the parameters' reading)."""
     budget = svt_budget(svt, entries)
     readings = [
-        {"parameter": f"fraction={svt.fraction:g} on d={entries} entries", "claim": f"c = {budget['n_upload']} uploaded",
+        {"parameter": f"fraction={svt.fraction:g} on d={entries} entries",
+         "claim": f"c = {budget['n_upload']} uploaded",
          "why": "c = ⌈fraction·d⌉, d counting every entry, the scalars too (process_dxo)"},
         {"parameter": f"epsilon={svt.epsilon:g}" + ("" if svt.epsilon_threshold is None and svt.epsilon_query is None
                                                     else f", epsilon_threshold={svt.epsilon_threshold}, "

@@ -150,7 +150,7 @@ class FilterSystem:
             raise UserError(f"a secret names one of the updates {', '.join(map(repr, self.updates))}, got {secret!r}")
         sizes = [RELEASE_BLOCK] * (n // RELEASE_BLOCK) + ([n % RELEASE_BLOCK] if n % RELEASE_BLOCK else [])
         rows = []
-        for size, seed in zip(sizes, rng.integers(2**32, size=len(sizes))):
+        for size, seed in zip(sizes, rng.integers(2**32, size=len(sizes)), strict=True):
             with seeded_filter_generators(int(seed)):
                 rows.extend(self._row(self._filtered(secret)) for _ in range(size))
         return {c: np.array([r[c] for r in rows]).reshape(n, self.widths[c]) for c in self.channels}
@@ -225,5 +225,6 @@ def filter_system_from_spec(spec: str, settings: dict) -> FilterSystem:
     except UserError:
         raise
     except (TypeError, ValueError) as exc:  # the filter refusing its settings (the user's frames shown if theirs)
-        raise UserError(f"--nvflare {spec} with {', '.join(f'{k}={v!r}' for k, v in settings.items()) or 'its defaults'}"
+        raise UserError(f"--nvflare {spec} with "
+                        f"{', '.join(f'{k}={v!r}' for k, v in settings.items()) or 'its defaults'}"
                         f": {exc}") from exc

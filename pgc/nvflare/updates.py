@@ -88,7 +88,8 @@ def trained_updates() -> dict[str, tuple[dict[str, np.ndarray], int]]:
 def bound_pair(like: dict[str, np.ndarray], bound: float, steps: int):
     """Every array entry at +bound vs −bound (scalars 0 in both), the shapes of ``like``."""
     def filled(sign: float):
-        return {k: (np.zeros_like(v) if np.ndim(v) == 0 else np.full(np.shape(v), sign * bound)) for k, v in like.items()}
+        return {k: (np.zeros_like(v) if np.ndim(v) == 0 else np.full(np.shape(v), sign * bound))
+                for k, v in like.items()}
 
     return (filled(1.0), steps), (filled(-1.0), steps)
 

@@ -1,8 +1,8 @@
 """Committed reference results that ship with the package, read with :mod:`importlib.resources`.
 
 The files under this package are byte-for-byte copies of the repository's ``results/`` files of the same
-relative path (``scripts/sync_references.py`` copies them; ``tests/pgc/references/test_references.py`` checks they agree):
-the adversarial-aggregator evidence ``pgc pipeline`` puts in its report beside its own audit, the crafted
+relative path (``scripts/sync_references.py`` copies them; ``tests/pgc/references/test_references.py`` checks they
+agree): the adversarial-aggregator evidence ``pgc pipeline`` puts in its report beside its own audit, the crafted
 models those results were certified at, and the crafted θ the one-run benchmark starts from.
 """
 

@@ -159,7 +159,7 @@ def _judge_comparisons(comparisons: list[dict], by_key: dict) -> None:
     """Holm-adjusted p-values and a verdict on every comparison, copied onto its setting's row."""
     adj_mwu = holm([c["p_mwu"] for c in comparisons])
     adj_fisher = holm([c["p_fisher"] for c in comparisons])
-    for c, pm, pf in zip(comparisons, adj_mwu, adj_fisher):
+    for c, pm, pf in zip(comparisons, adj_mwu, adj_fisher, strict=True):
         c["p_mwu_holm"], c["p_fisher_holm"] = pm, pf
         if pm < 1 - LEVEL or pf < 1 - LEVEL:
             c["verdict"] = "better than control"

@@ -211,7 +211,7 @@ def reading_knobs(name: str) -> dict[str, str]:
     if not required + 1 <= len(parts) <= len(KNOBS) + 1 or parts[0] != KNOB_PREFIX:
         raise UserError(f"a knob reading is '{KNOB_PREFIX}-' followed by {required} to {len(KNOBS)} tokens "
                          f"({', '.join(KNOBS)}), got {name!r}")
-    knobs = {**LITERAL_KNOBS, **dict(zip(KNOBS, parts[1:]))}
+    knobs = {**LITERAL_KNOBS, **dict(zip(KNOBS, parts[1:], strict=False))}
     if knob_reading_name(knobs) != name:
         raise UserError(f"not a knob reading name: {name!r}")
     return knobs
@@ -439,7 +439,8 @@ def _check_trial_summaries(key: str, trials) -> None:
 
 def machine_info() -> dict:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
-    return {"cpu_count": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+    return {"cpu_count": os.cpu_count(),
+            "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
             "loadavg": [round(x, 2) for x in load], "platform": platform.platform(),
             "python": platform.python_version(), "numba_threads": os.environ.get("NUMBA_NUM_THREADS")}
 
@@ -465,7 +466,7 @@ def run_grid(spec: GridSpec, *, progress: bool = False) -> GridRun:
                   agent_steps=int(sum(r.agent_steps for r in results)),
                   submissions=int(sum(r.scores.size for r in results)))
     for i, s in enumerate(settings):
-        rs = [r for r, o in zip(results, owner) if o == i]
+        rs = [r for r, o in zip(results, owner, strict=False) if o == i]
         run.trials[s.key] = [r.summary() for r in rs]
         if s.role == "curve":
             xs = _curve_points(s_sub := rs[0].config.submissions)

@@ -26,8 +26,8 @@ from .kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS
 from .thesis_kinds import *  # noqa: F401,F403
 
-__all__ = ["KINDS", "SCHEMAS", "Record", "Result", "SchemaError", "dump", "json_number", "json_ready", "kind_of", "load",
-           "number", "validate"]
+__all__ = ["KINDS", "SCHEMAS", "Record", "Result", "SchemaError", "dump", "json_number", "json_ready", "kind_of",
+           "load", "number", "validate"]
 
 KINDS = tuple(SCHEMAS)
 RUN_FORMAT = "pgc-run/1"

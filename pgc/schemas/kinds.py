@@ -179,7 +179,8 @@ class SystemAuditResult(Result):
     relation: str | None = None  # what makes the two secrets neighbours
     searched_pair: JsonObject | None = None  # the worst pair the auditor's search found, and its search score
     sequential: JsonObject | None = None  # --samples auto: the stages and the decision
-    timings: dict[str, float] | None = None  # seconds per part: draw_training, select, draw_certification, certify, judge
+    # seconds per part: draw_training, select, draw_certification, certify, judge
+    timings: dict[str, float] | None = None
 
     def row(self, channel: str) -> AuditRow:
         """The row of ``channel`` (KeyError when the audit has none)."""
@@ -187,7 +188,8 @@ class SystemAuditResult(Result):
             if r.channel == channel:
                 return r
         raise KeyError(channel)
-    library: JsonObject | None = None  # a third-party library's protocol or filter: library, version, parameters, claim reading
+    # a third-party library's protocol or filter: library, version, parameters, claim reading
+    library: JsonObject | None = None
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------
@@ -348,6 +350,8 @@ class MitigationsUtility(Result):
 
 
 SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
-    TrainRun, AuditResult, PowerStudy, FlowerOneRunResult, SystemAuditResult, AttackResult, ReplicateResult, ReplicateRaw, ReadingSearch,
-    TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark, BenchNumbers, Reliability,
+    TrainRun, AuditResult, PowerStudy, FlowerOneRunResult, SystemAuditResult, AttackResult, ReplicateResult,
+    ReplicateRaw, ReadingSearch,
+    TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark,
+    BenchNumbers, Reliability,
     TuneWorkers, Pipeline, Report, ThesisMembership, ThesisMapRecovery, LdpBench)}

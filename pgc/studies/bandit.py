@@ -158,7 +158,7 @@ def regret_study(settings: RegretSettings, companion: Callable[[str], Path], *, 
     started = time.perf_counter()
     with LocalEngine(settings.workers) as engine:
         results = dict(zip(order, engine.map_each(run_job, [specs[k] for k in order],
-                                                  progress="bandit regret jobs" if progress else None)))
+                                                  progress="bandit regret jobs" if progress else None), strict=True))
     elapsed = time.perf_counter() - started
     sweep, fit = privacy_cost(settings, results, root)
     plot = companion(".png")

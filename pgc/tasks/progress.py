@@ -5,7 +5,8 @@ file, CI, a pipe).
 manager). When standard error is a terminal it is a tqdm bar; otherwise :class:`LineProgress` writes one
 line once the work has lasted :data:`START_DELAY_S` seconds and then one every :data:`LINE_INTERVAL_S`
 seconds — from a timer, so a step that reports rarely still shows it is alive: what it does, how far it
-is, the time spent and an estimate of the time left. ``PGC_PROGRESS_INTERVAL_S`` in the environment sets another interval.
+is, the time spent and an estimate of the time left. ``PGC_PROGRESS_INTERVAL_S`` in the environment sets another
+interval.
 
 ``heartbeat(label)`` covers the rest of a command: while no progress of this module is open and nothing
 was written for :data:`LINE_INTERVAL_S` seconds, it writes ``[HH:MM:SS] label: working, … elapsed`` (a
@@ -208,4 +209,6 @@ def _duration(seconds: float) -> str:
     if seconds != seconds:  # nan
         return "?"
     seconds = int(round(seconds))
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s"

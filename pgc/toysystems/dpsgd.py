@@ -66,7 +66,8 @@ class SubsampledGaussianSystem:
         self.epoch = int(round(1.0 / sampling_rate))
         if sampling == "shuffle" and (abs(self.epoch * sampling_rate - 1.0) > 1e-9 or steps % self.epoch):
             raise UserError("shuffle needs 1/sampling_rate to be an integer that divides steps")
-        self.q, self.sigma, self.steps, self.sampling = float(sampling_rate), float(noise_multiplier), int(steps), sampling
+        self.q, self.sigma, self.steps, self.sampling = (float(sampling_rate), float(noise_multiplier), int(steps),
+                                                         sampling)
         epsilon, curve = poisson_claim(self.q, self.sigma, self.steps, float(delta))
         # ``profile``: the claim states the accountant's whole δ(ε) curve, else only (ε, δ)
         self.claim = PrivacyClaim(epsilon, delta, ("updates",), privacy_profile=curve if profile else None)
@@ -100,11 +101,18 @@ class SubsampledGaussianSystem:
     def audit_statistics(self, channel: str) -> list:
         """The likelihood ratios of a unit gradient under Poisson and under shuffled batches."""
         q, s2, epoch = self.q, self.sigma ** 2, self.epoch
-        step_llr = lambda y: (y - 0.5) / s2  # log N(y; 1, σ²) − log N(y; 0, σ²)
-        poisson = lambda y: np.log1p(q * np.expm1(np.minimum(step_llr(y), 700.0))).sum(axis=1)
+
+        def step_llr(y):  # log N(y; 1, σ²) − log N(y; 0, σ²)
+            return (y - 0.5) / s2
+
+        def poisson(y):
+            return np.log1p(q * np.expm1(np.minimum(step_llr(y), 700.0))).sum(axis=1)
+
         tests = [FixedScorer("poisson-llr", poisson)]
         if self.steps % epoch == 0:
-            shuffled = lambda y: (logsumexp(step_llr(y).reshape(len(y), -1, epoch), axis=2) - np.log(epoch)).sum(axis=1)
+            def shuffled(y):
+                return (logsumexp(step_llr(y).reshape(len(y), -1, epoch), axis=2) - np.log(epoch)).sum(axis=1)
+
             tests.append(FixedScorer("shuffle-llr", shuffled))
         return tests
 

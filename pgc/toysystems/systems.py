@@ -81,7 +81,8 @@ class BatchedSumSystem:
         # all messages together: one Gaussian with multiplier σ/√k (Δ₂ = 1 per message)
         self.sigma = analytic_gaussian_sigma(epsilon, delta, 1.0) * math.sqrt(self.messages)
         # k messages of multiplier σ (Δ₂ = 1) compose to √k/σ-GDP
-        self.claim = PrivacyClaim(epsilon, delta, ("messages", "schedule"), gdp_mu=math.sqrt(self.messages) / self.sigma)
+        self.claim = PrivacyClaim(epsilon, delta, ("messages", "schedule"),
+                                  gdp_mu=math.sqrt(self.messages) / self.sigma)
         if adaptive:
             self.name = "batched-sum-adaptive"
 

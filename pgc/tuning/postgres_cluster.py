@@ -9,7 +9,8 @@
 The cluster lives in a temporary folder (initdb), listens on 127.0.0.1 on a free port with trust
 authentication for the local user ``pgc`` (throwaway: fsync off), and is stopped and deleted on exit.
 initdb refuses to run as root: as root the cluster belongs to the ``postgres`` user of the Debian
-package (or a created ``pgc-postgres`` user). Importable: ``from pgc.tuning.postgres_cluster import Cluster``, then ``with Cluster() as url: ...``.
+package (or a created ``pgc-postgres`` user). Importable: ``from pgc.tuning.postgres_cluster import Cluster``, then
+``with Cluster() as url: ...``.
 """
 
 from __future__ import annotations
@@ -173,7 +174,8 @@ def main(argv: list[str]) -> int:
                     pass
                 return 0
             print(f"postgres: {url}", file=sys.stderr, flush=True)
-            return subprocess.call([a.replace("{url}", url) for a in command], env={**os.environ, "PGC_POSTGRES_URL": url})
+            return subprocess.call([a.replace("{url}", url) for a in command],
+                                   env={**os.environ, "PGC_POSTGRES_URL": url})
     except PostgresError as exc:
         print(f"postgres: {exc}", file=sys.stderr)
         return 1

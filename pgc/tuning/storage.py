@@ -38,8 +38,10 @@ def make_storage(url: str, heartbeat_interval: int = 30, grace_period: int | Non
     def open_rdb() -> optuna.storages.RDBStorage:
         return optuna.storages.RDBStorage(
             url, heartbeat_interval=heartbeat_interval, grace_period=grace,
-            heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=FAILED_TRIAL_RETRIES),
-            engine_kwargs={"pool_pre_ping": True} if not url.startswith("sqlite") else {"connect_args": {"timeout": 60}})
+            heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(
+                max_retry=FAILED_TRIAL_RETRIES),
+            engine_kwargs=({"pool_pre_ping": True} if not url.startswith("sqlite")
+                           else {"connect_args": {"timeout": 60}}))
 
     for attempt in range(SCHEMA_CREATION_ATTEMPTS - 1):
         try:

@@ -1,9 +1,10 @@
 """The optuna study: ask a batch of trials, train them together, prune at rungs, tell, export.
 
 Why batches: B optuna trials × R runs each go to one :func:`pgc.a3c.trainer.train_batch` call (every
-run one compiled loop seeded by its own seed), so a batch is trained, pruned and told together. Each trial is evaluated at increasing submission budgets
-("rungs"); after an intermediate rung a trial that shows no sign of learning (no success and median
-average score below ``prune_below_mu``) is pruned, the rest are trained again at the next budget.
+run one compiled loop seeded by its own seed), so a batch is trained, pruned and told together. Each trial is
+evaluated at increasing submission budgets ("rungs"); after an intermediate rung a trial that shows no sign of
+learning (no success and median average score below ``prune_below_mu``) is pruned, the rest are trained again at
+the next budget.
 
 Storage and resuming: any optuna RDB URL (SQLite file by default; PostgreSQL/MySQL for N workers on
 many machines). In-flight trials send heartbeats; when a worker is killed its trials go stale, and the

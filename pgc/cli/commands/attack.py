@@ -58,13 +58,16 @@ class AttackCommand:
                             help="fresh submissions at a model: init:SEED | run:DIR | run-initial:DIR | CHECKPOINT "
                                  "(repeatable with --sweep)")
         p.add_argument("--trial", type=int, default=0, help="trial of --run (default 0)")
-        p.add_argument("--mechanism", choices=sorted(MECHANISMS), help="mechanism of fresh submissions (default laplace)")
-        p.add_argument("--epsilon", type=positive_float, help="ε per submission of fresh submissions (default 1; inf = none)")
+        p.add_argument("--mechanism", choices=sorted(MECHANISMS),
+                       help="mechanism of fresh submissions (default laplace)")
+        p.add_argument("--epsilon", type=positive_float,
+                       help="ε per submission of fresh submissions (default 1; inf = none)")
         p.add_argument("--clip", type=positive_float, help="clip C (default: the mechanism's paper value)")
         p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂")
         cand = p.add_mutually_exclusive_group()
         cand.add_argument("--candidates", type=finite_float, nargs="+", help="candidate set Ψ (default 9.7 9.8 9.9)")
-        cand.add_argument("--range", type=finite_float, nargs=2, metavar=("LO", "HI"), help="regression over ψ ∈ [LO, HI]")
+        cand.add_argument("--range", type=finite_float, nargs=2, metavar=("LO", "HI"),
+                          help="regression over ψ ∈ [LO, HI]")
         p.add_argument("--budget", type=_budget, nargs="+", default=[500],
                        help="shadow episodes per candidate ψ (per target θ); several give a budget curve (default 500)")
         p.add_argument("--k", type=positive_int, nargs="+", default=[1],
@@ -85,7 +88,8 @@ class AttackCommand:
                             "attacks fresh submissions at it; the crafted θ is saved beside --out")
         p.add_argument("--quick-search", action="store_true",
                        help="--active: a small crafted-model search (smoke runs and tests; weaker θ)")
-        p.add_argument("--sweep", action="store_true", help="accuracy vs --epsilons for each --model; writes JSON + PNG")
+        p.add_argument("--sweep", action="store_true",
+                       help="accuracy vs --epsilons for each --model; writes JSON + PNG")
         p.add_argument("--epsilons", type=positive_float, nargs="+", default=[1, 2, 5, 10, math.inf],
                        help="ε values of --sweep (default 1 2 5 10 inf)")
         p.add_argument("--epochs", type=positive_int, default=40, help="learned attacker epochs (default 40)")
@@ -120,7 +124,8 @@ class AttackCommand:
             raise UserError(f"unknown attacker(s) {unknown}; known: {', '.join(ATTACKERS)}")
         if args.range is not None and not args.range[0] < args.range[1]:
             raise UserError("--range needs LO < HI")
-        if args.candidates is not None and (len(args.candidates) < 2 or len(set(args.candidates)) != len(args.candidates)):
+        if args.candidates is not None and (len(args.candidates) < 2
+                                            or len(set(args.candidates)) != len(args.candidates)):
             raise UserError("--candidates needs at least two distinct values")
         if args.sweep and args.run:
             raise UserError("--sweep works on --model targets")
@@ -138,7 +143,8 @@ class AttackCommand:
         from ..outputs import ResultFile
 
         settings = _settings(args, channels, attackers)
-        with ResultFile(args.out, command="attack", name=settings.mode, force=args.force) as out:  # one writer at a time
+        with ResultFile(args.out, command="attack", name=settings.mode,
+                        force=args.force) as out:  # one writer at a time
             with chosen_engine(args.engine, args.address) as engine:  # None: the local engine, this process
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 return _attack(settings, out, engine, args.progress and engine is None)

@@ -34,7 +34,8 @@ class BanditCommand:
         r.add_argument("--arms", type=int, default=100, help="K (default 100)")
         r.add_argument("--dim", type=int, default=10, help="d (default 10)")
         r.add_argument("--noise", type=float, default=0.5, help="reward noise std (default 0.5)")
-        r.add_argument("--batch", type=int, default=None, help="batch B of the fixed-schedule algorithms (default ceil(sqrt(T/M)))")
+        r.add_argument("--batch", type=int, default=None,
+                       help="batch B of the fixed-schedule algorithms (default ceil(sqrt(T/M)))")
         r.add_argument("--dp20-threshold", type=float, default=None,
                        help="DP20's sync threshold D (default the DisLinUCB choice (T/(dM)) log(MT))")
         r.add_argument("--runs", type=int, default=25, help="independent runs (default 25)")
@@ -47,7 +48,8 @@ class BanditCommand:
         r.add_argument("--sweep-epsilon", type=float, default=1.0, help="epsilon of the privacy-cost fit (default 1)")
         r.add_argument("--workers", type=int, default=2, help="processes (default 2)")
         add_seed(r, default=0)
-        r.add_argument("--label", default="full grid", help="a label stored with the result (say if it is a reduced grid)")
+        r.add_argument("--label", default="full grid",
+                       help="a label stored with the result (say if it is a reduced grid)")
         add_out(r, help="JSON result file (default runs/bandit/regret-<date>-<time>.json, new for "
                                      "every run; the PNG beside it)")
         add_force(r, help="replace an existing --out result and its PNG")

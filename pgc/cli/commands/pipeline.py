@@ -3,7 +3,8 @@
     pgc pipeline                       # runs/pipeline/report/report.html (a few minutes on 2 cores)
     pgc pipeline --out DIR --force     # replace an earlier pipeline folder
     pgc pipeline --include results/tune/tune.json   # add further results (e.g. a tuning study) to the report
-    pgc pipeline --protect all         # the private trials with the mitigations (pgc.a3c.protect); audits vs the total ε
+    pgc pipeline --protect all         # the private trials with the mitigations (pgc.a3c.protect);
+                                       # audits vs the total ε
 
 Embedded defaults (all visible in DIR/pipeline.json):
 

@@ -129,13 +129,15 @@ class ReplicateCommand:
             return 0
         readings = args.reading or ["sampled"]
         confirmation = runs.confirmation_record(args.confirms, readings, trials=args.trials,
-                                                curve_trials=args.curve_trials, seed=args.seed) if args.confirms else None
+                                                curve_trials=args.curve_trials,
+                                                seed=args.seed) if args.confirms else None
         if len(set(readings)) != len(readings):
             raise UserError("--reading lists a reading twice")
         specs = {r: spec_from_args(args, r) for r in readings}  # validate everything before running
         if out.exists() and not out.is_dir():
             raise UserError(f"{out} exists and is not a folder")
-        runs.replicate_readings(specs, out, force=args.force, record={"cli_args": cli_args, "confirmation": confirmation},
+        runs.replicate_readings(specs, out, force=args.force,
+                                record={"cli_args": cli_args, "confirmation": confirmation},
                                 progress=args.progress, on_reading=_print_summary, engine=args.engine,
                                 address=args.address)
         return 0

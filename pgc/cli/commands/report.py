@@ -55,12 +55,13 @@ def _print_answer(summary: dict) -> None:
         return
     table = [["observer", "channel", "claimed ε", "audited ε ≥", "cap", "verdict", "after Holm"]]
     for r in rows[:SHOWN_ROWS]:
-        table.append([str(r["group"]), str(r.get("channel_label") or r["family"]), fmt_eps(schemas.number(r["claimed"])),
+        table.append([str(r["group"]), str(r.get("channel_label") or r["family"]),
+                      fmt_eps(schemas.number(r["claimed"])),
                       fmt_eps(schemas.number(r["lower_bound"])), fmt_eps(schemas.number(r["cap"])), str(r["verdict"]),
                       str(r.get("holm", "—"))])
     widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
     for row in table:
         print("  " + "  ".join(cell.ljust(w) if j in (0, 1, 5, 6) else cell.rjust(w)
-                               for j, (cell, w) in enumerate(zip(row, widths))).rstrip())
+                               for j, (cell, w) in enumerate(zip(row, widths, strict=False))).rstrip())
     if len(rows) > SHOWN_ROWS:
         print(f"  … {len(rows) - SHOWN_ROWS} further row(s) in the report")

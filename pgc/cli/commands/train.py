@@ -25,7 +25,8 @@ from pgc.options import (
 from reports.files import read_json
 
 # CLI flag -> TrainConfig field
-_FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "delta": "delta", "clip": "clip", "reduced_dim": "reduced_dim",
+_FLAGS = {"mechanism": "mechanism", "epsilon": "epsilon", "delta": "delta", "clip": "clip",
+          "reduced_dim": "reduced_dim",
           "buffer": "buffer_size", "submissions": "submissions", "workers": "workers", "lr": "learning_rate",
           "rounds": "rounds", "stop_at_success": "stop_at_success", "protect": "protect",
           "score_epsilon": "score_epsilon", "canaries": "canaries", "canary_model": "canary_model",
@@ -87,7 +88,8 @@ class TrainCommand:
         p.add_argument("--clip", type=positive_float, help="clip C (default: paper's, 0.01 laplace/none, 1 prs; "
                                                             "'inf' with none = unclipped)")
         p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂ (default max{1, min{d, ⌊ε/2.5⌋}})")
-        p.add_argument("--delta", type=probability, help="δ of the (ε, δ) claim per agent (gaussian, gaussian-analytic)")
+        p.add_argument("--delta", type=probability,
+                       help="δ of the (ε, δ) claim per agent (gaussian, gaussian-analytic)")
         p.add_argument("--buffer", type=positive_int, help="MAX_BUF (default 1)")
         p.add_argument("--submissions", type=positive_int, help="N submissions per trial (default 10000)")
         p.add_argument("--workers", type=positive_int, help="W concurrent workers (default 9)")
@@ -151,13 +153,15 @@ class TrainCommand:
             wall = time.perf_counter() - start
             save_run(results, out, wall_time=wall, overwrite=args.force)
         steps = sum(r.agent_steps for r in results)
-        print(f"{base.mechanism} ε={base.epsilon:g} C={base.build_mechanism().__dict__.get('clip')} |B|={base.buffer_size} "
+        print(f"{base.mechanism} ε={base.epsilon:g} C={base.build_mechanism().__dict__.get('clip')} "
+              f"|B|={base.buffer_size} "
               f"N={base.submissions} W={base.workers} trials={len(results)}: {wall:.1f}s, {steps:,} agent-steps "
               f"({steps / wall:.3g}/s)")
         if base.protect:
             prot = base.protection()
             print(f"protected: {', '.join(base.protect)}; total claim ε={base.epsilon:g} per agent = gradient "
-                  f"{prot['gradient_epsilon']:g} + score {prot['score_epsilon']:g}; metrics from {prot['metrics_from']}")
+                  f"{prot['gradient_epsilon']:g} + score {prot['score_epsilon']:g}; "
+                  f"metrics from {prot['metrics_from']}")
             if "score" in base.protect and "timing" not in base.protect:
                 print("  note: without --protect timing the arrival tick (start + score) still reveals the true score")
         for r in results:

@@ -33,7 +33,8 @@ class TuneCommand:
         p.add_argument("--batch", type=positive_int, default=4, help="trials trained together in one batch (default 4)")
         p.add_argument("--timeout", type=positive_float, help="stop asking for new trials after this many seconds")
         p.add_argument("--mode", choices=["pareto", "constrained"], default="pareto",
-                       help="pareto: maximise utility and minimise ε; constrained: the smallest ε with utility >= --min-success")
+                       help="pareto: maximise utility and minimise ε; "
+                            "constrained: the smallest ε with utility >= --min-success")
         p.add_argument("--min-success", type=float, help="constrained mode: required utility (success ratio), e.g. 0.5")
         p.add_argument("--utility", choices=["success_ratio", "final_mu"], default="success_ratio")
         p.add_argument("--privacy", choices=["claimed", "audit"], default="claimed",

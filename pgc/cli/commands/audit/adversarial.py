@@ -32,7 +32,7 @@ def adversarial_pairs(args, mech, pairs, report: dict, progress: bool, hyper=Non
                                    search_trials=args.search_trials, channels=args.channel_list, executor=args.executor,
                                    search=settings, physics=physics, hyper=hyper, samples=args.samples,
                                    confidence=args.confidence, progress=progress, **protection)
-    for pair, (found, res, record) in zip(pairs, records):
+    for pair, (found, res, record) in zip(pairs, records, strict=False):
         if found is not None:
             print(f"worst pair in {pair[0]:g}..{pair[1]:g} ({args.search_trials} optuna trials, "
                   f"{found.wall_time_s:.0f}s): {found.psi:.4g} vs {found.psi_prime:.4g} "

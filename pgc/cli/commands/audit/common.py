@@ -58,5 +58,6 @@ def print_mechanism(result) -> None:
               + ("" if row.curve_epsilon is None else f" (ε ≥ {row.curve_epsilon:.3f} at δ = {row.claimed_delta:g} "
                                                       "if the curve is Gaussian)"))
     if row.accountant_epsilon is not None:
-        print(f"  accountant: the noise it declares gives ε = {row.accountant_epsilon:.3f} at δ = {row.claimed_delta:g}")
+        print(f"  accountant: the noise it declares gives ε = {row.accountant_epsilon:.3f} "
+              f"at δ = {row.claimed_delta:g}")
     print(f"  verdict: {row.verdict_reason}")

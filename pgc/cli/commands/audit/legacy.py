@@ -91,7 +91,8 @@ def rewrite(argv: list[str]) -> list[str]:
     options = _Options(SUBCOMMANDS)
     items = _items(argv, options)
     given = {item.option: item.values[0] if item.values else None
-             for item in items if item.option in MODE_FLAGS or item.option in ADVERSARIAL_FLAGS}  # the last, as argparse
+             for item in items
+             if item.option in MODE_FLAGS or item.option in ADVERSARIAL_FLAGS}  # the last, as argparse
     if not given:
         raise UserError(_no_mode(argv, options))
     flags = {flag: value for flag, value in given.items() if value != ""}  # an empty value names no mode

@@ -16,7 +16,8 @@ def audit_one_run(args, report: dict, progress: bool) -> int:
     trial, canaries, transcript = canary_trial(args.one_run, args.trial)
     channels = _channels(args)
     rows, simulated = one_run_canary_audit(
-        trial, canaries, transcript, channels=channels, samples=args.samples, seed=args.seed, confidence=args.confidence,
+        trial, canaries, transcript, channels=channels, samples=args.samples, seed=args.seed,
+        confidence=args.confidence,
         log=lambda line: print(f"one-run audit of {args.one_run} trial {args.trial}: {line}", flush=True))
     for r in rows:
         _print_row(r)

@@ -1,6 +1,6 @@
 """``pgc audit run DIR``: the run's mechanism (a canary audit) and, per ψ pair, an environment audit of
-its model per transcript channel — or, from ``pgc audit adversarial-model --run DIR``, the run's settings at crafted models
-(the audits: :mod:`pgc.audits.run`)."""
+its model per transcript channel — or, from ``pgc audit adversarial-model --run DIR``, the run's settings at crafted
+models (the audits: :mod:`pgc.audits.run`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def audit_run(args, report: dict, progress: bool) -> int:
     trial = audited_trial(run_dir, args.trial)
     config = trial.config  # TrainConfig.from_dict reads the "inf" strings JSON needs
     if args.mechanism:  # --mechanism overrides the mechanism the run recorded
-        mech, source = named_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, 1, args.delta), "override"
+        mech, source = (named_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, 1, args.delta),
+                        "override")
     else:
         mech, source = recorded_mechanism(trial), "run"
     report.update(run=str(run_dir), trial=args.trial, model="initial" if args.initial else "final",

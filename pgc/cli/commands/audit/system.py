@@ -44,7 +44,8 @@ def audit_flower_client(args, report: dict, progress: bool) -> int:
     try:
         from pgc.flower.loader import flower_client_from_spec
     except ImportError as exc:
-        raise UserError(f"--flower needs Flower: pip install -e '.[flower]' (scripts/setup.sh installs it): {exc}") from None
+        raise UserError("--flower needs Flower: pip install -e '.[flower]' (scripts/setup.sh installs it): "
+                        f"{exc}") from None
     system = flower_client_from_spec(args.flower, args.datasets)
     mods = [getattr(m, "__name__", type(m).__name__) for m in system.mods]
     print(f"Flower client {args.flower}: neighbours by {system.relation}; mods {', '.join(mods) or 'none'}", flush=True)
