@@ -60,11 +60,11 @@ def _rows_height(labels: list[str]) -> float:
 
 def _ticks(ax, y, claims, caps, claim_label: str, cap_label: str, cap_colour: str) -> None:
     """The claim (black tick) and the certifiable cap (grey tick) of each bar row, where finite."""
-    drawn = [(yy, c) for yy, c in zip(y, claims) if c is not None and math.isfinite(c)]
+    drawn = [(yy, c) for yy, c in zip(y, claims, strict=False) if c is not None and math.isfinite(c)]
     if drawn:
         ax.scatter([c for _, c in drawn], [yy for yy, _ in drawn], marker="|", s=230, color="black", linewidths=2.5,
                    label=claim_label, zorder=3)
-    drawn = [(yy, c) for yy, c in zip(y, caps) if c is not None and math.isfinite(c)]
+    drawn = [(yy, c) for yy, c in zip(y, caps, strict=False) if c is not None and math.isfinite(c)]
     if drawn:
         ax.scatter([c for _, c in drawn], [yy for yy, _ in drawn], marker="|", s=180, color=cap_colour, linewidths=2,
                    label=cap_label, zorder=2)
@@ -76,11 +76,11 @@ def _bars(ax, labels: list[str], bounds: list[float], verdicts: list[str], fonts
     y = np.arange(len(labels))[::-1]
     bars, _ = drawable(bounds)
     ax.barh(y, bars, color=[verdict_colour(v) for v in verdicts], height=0.62)
-    zero = [(yy, verdict_colour(v)) for yy, v, b in zip(y, verdicts, bounds) if b == 0]
+    zero = [(yy, verdict_colour(v)) for yy, v, b in zip(y, verdicts, bounds, strict=False) if b == 0]
     if zero:
         ax.scatter([0.0] * len(zero), [yy for yy, _ in zero], marker="s", s=40, c=[c for _, c in zero], zorder=3,
                    clip_on=False)
-    for yy, lb, b in zip(y, bounds, bars):
+    for yy, lb, b in zip(y, bounds, bars, strict=False):
         if not math.isfinite(lb):
             ax.text(b, yy, " ∞", va="center", fontsize=8)
     ax.set_yticks(y)
@@ -121,9 +121,9 @@ def headline(summary: list[dict], system_of: dict[str, str] | None = None):
               if len(shown) > 1 or more > 0 else "" for rows, more in shown]
     labels = [[wrap(f"{r['group']} · {r['family']}{drawn_channel(r)}", 42) for r in rows] for rows, _ in shown]
     heights = [_rows_height(ls) + (0.45 if len(shown) > 1 else 0.25) + _LINE_INCHES * _lines(title, _TITLE_CHARS)
-               for ls, title in zip(labels, titles)]
+               for ls, title in zip(labels, titles, strict=True)]
     fig, axes = new_figure(5.6, sum(heights) + 0.95, nrows=len(shown), gridspec_kw={"height_ratios": heights})
-    for ax, (rows, more), ls, title in zip(axes[:, 0], shown, labels, titles):
+    for ax, (rows, _), ls, _ in zip(axes[:, 0], shown, labels, titles, strict=True):
         y = _bars(ax, ls, [r["lower_bound"] for r in rows], [r["verdict"] for r in rows], 8)
         _ticks(ax, y, [r.get("worst_claimed", r["claimed"]) for r in rows], [r["cap"] for r in rows],
                "claimed ε (of the row drawn)", "certifiable cap", "#868e96")
@@ -133,7 +133,7 @@ def headline(summary: list[dict], system_of: dict[str, str] | None = None):
     handles = list({h.get_label(): h for h in handles}.values())
     handles += verdict_legend(r["verdict"] for rows, _ in shown for r in rows)
     legend_below(last, 0.42, handles=handles, ncol=2)
-    fit_titles(fig, [(ax, title, 8) for ax, title in zip(axes[:, 0], titles) if title], _TITLE_CHARS)
+    fit_titles(fig, [(ax, title, 8) for ax, title in zip(axes[:, 0], titles, strict=True) if title], _TITLE_CHARS)
     return fig
 
 
@@ -162,9 +162,9 @@ def bounds(rows: list[BoundRow]):
     labelled = [_bound_labels(rs) for _, rs, _ in shown]
     titles = [panel_title([r.system for r in rs]) if len(shown) > 1 else "" for _, rs, _ in shown]
     heights = [_rows_height(ls) + _PANEL_INCHES + _LINE_INCHES * (key.count("\n") + 1 if key else 0)
-               + _LINE_INCHES * _lines(title, 84) for (ls, key), title in zip(labelled, titles)]
+               + _LINE_INCHES * _lines(title, 84) for (ls, key), title in zip(labelled, titles, strict=True)]
     fig, axes = new_figure(8.5, sum(heights) + 0.9, nrows=len(shown), gridspec_kw={"height_ratios": heights})
-    for ax, (name, rs, more), (labels, key), title in zip(axes[:, 0], shown, labelled, titles):
+    for ax, (name, rs, more), (labels, key), _ in zip(axes[:, 0], shown, labelled, titles, strict=True):
         y = _bars(ax, labels, [r.lower_bound for r in rs], [r.verdict for r in rs], 7.5)
         _ticks(ax, y, [r.claimed for r in rs], [r.cap for r in rs], "claimed ε", "certifiable cap (budget)", "#adb5bd")
         note = (f"\n{more} further row(s) of {'these systems' if name else 'these audits'} are in the table above"
@@ -175,5 +175,5 @@ def bounds(rows: list[BoundRow]):
     handles += verdict_legend(r.verdict for _, rs, _ in shown for r in rs)
     fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), fontsize=8, frameon=False,
                title="Claimed ε vs observed lower bound (bar colour = verdict)", title_fontsize=11)
-    fit_titles(fig, [(ax, title, 9) for ax, title in zip(axes[:, 0], titles) if title], 84)
+    fit_titles(fig, [(ax, title, 9) for ax, title in zip(axes[:, 0], titles, strict=True) if title], 84)
     return fig

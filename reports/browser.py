@@ -23,7 +23,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 _PROBE = """<script>
 window.__probe = {errors: [], images: []};
 window.addEventListener('error', function (e) {
-  var t = e.target && e.target !== window ? (e.target.tagName || '') + ' ' + String(e.target.src || '').slice(0, 60) : '';
+  var t = e.target && e.target !== window ? (e.target.tagName || '') + ' ' \
++ String(e.target.src || '').slice(0, 60) : '';
   window.__probe.errors.push(String(e.message || 'resource error') + ' ' + t);
 }, true);
 window.addEventListener('load', function () {
@@ -135,7 +136,7 @@ def screenshot_section(html_path: str | Path, png_path: str | Path, section_id: 
     page = Path(html_path).read_text()
     sel = json.dumps(section_id)[1:-1]
     style = f"<style>main>*:not(h1):not(#{sel}){{display:none}}</style>"
-    opener = ("<script>document.getElementById(%s).open = true;</script>" % json.dumps(section_id))
+    opener = f"<script>document.getElementById({json.dumps(section_id)}).open = true;</script>"
     with tempfile.TemporaryDirectory(prefix="pgc-page-") as tmp:
         copy = Path(tmp) / "section.html"
         copy.write_text(page.replace("</head>", style + "</head>", 1).replace("</body>", opener + "</body>", 1))

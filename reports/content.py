@@ -150,7 +150,8 @@ class Findings:
     attacks: list[AttackRow] = field(default_factory=list)
     adversarial: list[dict] = field(default_factory=list)  # {source, audits: [...], curve: [...]}
     system_audits: list[dict] = field(default_factory=list)  # {source, system, pair, claim, accountant, verdict}
-    bandit_regret: list[dict] = field(default_factory=list)  # see bandit_regret: {source, curves, privacy_cost, fit, ...}
+    # see bandit_regret: {source, curves, privacy_cost, fit, ...}
+    bandit_regret: list[dict] = field(default_factory=list)
     bandit_attacks: list[dict] = field(default_factory=list)  # one dict per row, with its source (bandit_attack_rows)
     family: dict = field(default_factory=dict)  # Holm over the bound rows with a p-value (see holm_family)
     warnings: list[dict] = field(default_factory=list)  # {level, title, text}
@@ -216,7 +217,7 @@ def holm_family(rows: list[BoundRow]) -> dict:
     outside = sum(1 for a in family.adjusted if a is None) + len(rows) - len(members)
     out = {"alpha": alpha, "size": family.size, "excluded": outside, "significant": [],
            "method": "holm", "verdict": str(family.verdict)}
-    for r, rejected, adjusted in zip(members, family.rejected, family.adjusted):
+    for r, rejected, adjusted in zip(members, family.rejected, family.adjusted, strict=True):
         if adjusted is None:
             continue
         r.holm_significant = rejected
@@ -293,7 +294,8 @@ def per_submission_claim(row: BoundRow, rows: list[BoundRow]) -> float | None:
     subject and base channel (e.g. "gradient" for "gradient×3"); else the row's own claim."""
     base = base_channel(row.channel)
     for r in rows:
-        if r.source == row.source and r.subject == row.subject and not r.k and r.channel.strip() == base and r.claimed is not None:
+        if (r.source == row.source and r.subject == row.subject and not r.k and r.channel.strip() == base
+                and r.claimed is not None):
             return r.claimed if math.isfinite(r.claimed) else None
     if row.claimed is not None and math.isfinite(row.claimed) and "split" not in row.channel:
         return row.claimed / row.k if row.k and "compos" in " ".join(row.notes) else row.claimed

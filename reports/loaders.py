@@ -120,7 +120,8 @@ def load_source(spec: str | Path, _depth: int = 0) -> list[Source]:
         candidates = [path / name for name in _FOLDER_CANDIDATES if (path / name).is_file()]
         if not candidates:
             raise ReportInputError(f"{path} is a folder without a result file "
-                                   f"(expected a pgc run folder with summary.json, or one of {', '.join(_FOLDER_CANDIDATES)})")
+                                   "(expected a pgc run folder with summary.json, or one of "
+                                   f"{', '.join(_FOLDER_CANDIDATES)})")
         if run_summary.is_file():
             candidates = [run_summary]
         elif len(candidates) > 1:

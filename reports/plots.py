@@ -59,16 +59,18 @@ def composition_figure(rows: list[BoundRow]) -> bytes:
         rs = sorted(rs, key=lambda r: r.k or 1)
         ks = [r.k or 1 for r in rs]
         ax.plot(ks, [r.lower_bound for r in rs], "o-", color=col, label=f"ε_LB {label}")
-        claims = [(k, r.claimed) for k, r in zip(ks, rs) if r.claimed is not None and math.isfinite(r.claimed)]
+        claims = [(k, r.claimed) for k, r in zip(ks, rs, strict=True) if r.claimed is not None
+                  and math.isfinite(r.claimed)]
         if claims:
             ax.plot([k for k, _ in claims], [c for _, c in claims], "x--", color=col, alpha=0.7)
-        caps = [(k, r.cap) for k, r in zip(ks, rs) if r.cap and math.isfinite(r.cap)]
+        caps = [(k, r.cap) for k, r in zip(ks, rs, strict=True) if r.cap and math.isfinite(r.cap)]
         if caps:
             ax.plot([k for k, _ in caps], [c for _, c in caps], "_", color="#868e96", markersize=14)
     ax.plot([], [], "x--", color="grey", label="claim (kε for k full-ε submissions)")
     ax.plot([], [], "_", color="#868e96", markersize=14, label="certifiable cap")
     ax.set_xticks(sorted({r.k or 1 for r in rows}))
-    return _finished(fig, ax, "k submissions from the same environment", "ε", "Composition: observed ε lower bound vs k")
+    return _finished(fig, ax, "k submissions from the same environment", "ε",
+                     "Composition: observed ε lower bound vs k")
 
 
 def _attack_groups(rows: list[AttackRow]) -> dict[tuple, list[AttackRow]]:
@@ -105,7 +107,8 @@ def attack_figure(rows: list[AttackRow]) -> bytes:
         acc = [r.accuracy for r in rs]
         err = None
         if all(r.ci_low is not None and r.ci_high is not None for r in rs):
-            err = np.array([[a - r.ci_low for a, r in zip(acc, rs)], [r.ci_high - a for a, r in zip(acc, rs)]])
+            err = np.array([[a - r.ci_low for a, r in zip(acc, rs, strict=True)],
+                            [r.ci_high - a for a, r in zip(acc, rs, strict=True)]])
             err = np.clip(err, 0, None)
         ax.errorbar([xpos(r.epsilon) for r in rs], acc, yerr=err, marker="o", capsize=3,
                     label=f"{attacker} [{channels}] k={k}" + (f" {setting}" if setting else ""))
@@ -158,7 +161,8 @@ def success_ratio_figure(curves: list[dict]) -> bytes:
     for c in curves[:10]:
         ax.step(c["n"], c["ratio"], where="post", label=c["label"])
     ax.set_ylim(-0.02, 1.02)
-    return _finished(fig, ax, "submission n", "success ratio (eq. 27)", "Success ratio: fraction of trials with FST ≤ n")
+    return _finished(fig, ax, "submission n", "success ratio (eq. 27)",
+                     "Success ratio: fraction of trials with FST ≤ n")
 
 
 def pareto_figure(points: list[dict], front: set[int], utility_name: str, privacy_name: str,
@@ -167,7 +171,7 @@ def pareto_figure(points: list[dict], front: set[int], utility_name: str, privac
     fig, axes = new_figure(9.5, 4.6)
     ax = axes[0, 0]
     mechs = sorted({p["mechanism"] for p in points})
-    colours = dict(zip(mechs, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    colours = dict(zip(mechs, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     finite_x = [p["privacy"] for p in points + (pruned or []) if math.isfinite(p["privacy"])]
     inf_x = (max(finite_x) * 2.5) if finite_x else 100.0
 
@@ -212,7 +216,8 @@ def adversarial_curve_figure(points: list[dict]) -> bytes:
     for model, channel, eps in keys:
         pts = sorted(groups[(model, channel, eps)], key=lambda p: p["delta_psi"])
         ax.plot([p["delta_psi"] for p in pts], [p["ratio"] for p in pts], marker="o", ms=3.5,
-                ls="-" if model == "adversarial" else "--", color=colours[settings.index((channel, eps)) % len(colours)],
+                ls="-" if model == "adversarial" else "--",
+                color=colours[settings.index((channel, eps)) % len(colours)],
                 label=f"{model} · {channel} · ε={fmt_eps(eps)}")
     ax.axhline(1.0, color="black", lw=0.8, ls=":", label="ε_LB = ε (claim reached)")
     ax.set_xscale("log")
@@ -256,7 +261,8 @@ def privacy_cost_figure(cost: list[dict], fit: dict | None) -> bytes:
         if fit is not None and fit.get("intercept") is not None:
             ax.plot(grid, np.exp(fit["intercept"]) * grid ** fit["exponent"], color="#1c7ed6",
                     label=f"fit: M^{fit['exponent']:.3g}")
-        for (name, exponent), style in zip(sorted((fit or {}).get("theory", {}).items()), ("--", ":", "-.")):
+        for (name, exponent), style in zip(sorted((fit or {}).get("theory", {}).items()), ("--", ":", "-."),
+                                           strict=False):
             ax.plot(grid, y[0] * (grid / m[0]) ** exponent, style, color="#868e96",
                     label=f"{name.removesuffix('_M_exponent').replace('_', ' ')}: M^{exponent:g}")
     ax.set_xscale("log")
@@ -307,7 +313,7 @@ def tradeoff_figure(curves: list[dict]) -> bytes:
     nrows = -(-len(systems) // ncols)
     fig, axes = new_figure(4.0 * ncols, 5.6 * nrows, nrows=nrows, ncols=ncols)
     alpha = np.concatenate([np.logspace(-8, -1, 200), np.linspace(0.1, 1.0, 200)])
-    for ax, (system, cs) in zip(axes.flat, systems):
+    for ax, (system, cs) in zip(axes.flat, systems, strict=False):
         _tradeoff_panel(ax, cs, alpha)
         ax.set_title(wrap(system, 40), fontsize=9)
         legend_below(ax, 0.5, width=46)

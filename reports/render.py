@@ -21,7 +21,8 @@ from .summary import overall_verdict, summary_table, verdict_class
 FORMAT = "pgc-report/1"
 
 _CSS = """
-body{font-family:-apple-system,'Segoe UI',Roboto,'DejaVu Sans',Arial,sans-serif;margin:0;background:#f8f9fa;color:#212529}
+body{font-family:-apple-system,'Segoe UI',Roboto,'DejaVu Sans',Arial,sans-serif;margin:0;background:#f8f9fa;\
+color:#212529}
 main{max-width:1100px;margin:0 auto;padding:24px 32px 64px;background:#fff;overflow-wrap:break-word}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;border-bottom:2px solid #dee2e6;padding-bottom:4px;margin-top:36px}
 h3{font-size:16px;margin-top:22px}.sub{color:#6c757d;font-size:13px}

@@ -128,7 +128,8 @@ def table1(data: dict) -> str:
         lo, hi = r["median_fst_ci"]
         paper = r.get("paper", {}).get("median_fst")
         rows.append([_label(r), fmt_eps(r["epsilon"]), str(r["buffer_size"]),
-                     fmt_fst(r["median_fst"]), f"[{fmt_fst(lo)}, {fmt_fst(hi)}] ({r['median_ci_coverage'] * 100:.1f} %)",
+                     fmt_fst(r["median_fst"]),
+                     f"[{fmt_fst(lo)}, {fmt_fst(hi)}] ({r['median_ci_coverage'] * 100:.1f} %)",
                      "" if paper is None else fmt_fst(paper),
                      _verdict_mark(r.get("verdict", {}).get("median_fst"))])
     head = ("## Table 1 — median first success time (eq. 26)\n\n"
@@ -217,7 +218,7 @@ def figure3(data: dict) -> bytes:
     fig, axes = figure_kit.new_figure(5.5 * max(1, len(mechs)), 5.4, ncols=max(1, len(mechs)))
     colours = plt.get_cmap("viridis")
     eps_all = sorted({num(r["epsilon"]) for r in data["settings"] if r["mechanism"] != "none"})
-    for ax, mech in zip(axes[0], mechs):
+    for ax, mech in zip(axes[0], mechs, strict=False):
         for r in data["settings"]:
             if r["mechanism"] == "none":
                 style = {"color": "black", "lw": 2, "ls": "-" if r["key"] == data.get("primary_reference") else ":"}
@@ -242,7 +243,7 @@ def figure2(data: dict) -> bytes:
     """Average score μ (eq. 25) during training at ε = 1, with and without buffering."""
     curves = data.get("figure2") or {}
     fig, axes = figure_kit.new_figure(11, 4.8, ncols=2)
-    for ax, mech in zip(axes[0], ("laplace", "prs")):
+    for ax, mech in zip(axes[0], ("laplace", "prs"), strict=True):
         eps_label = "1"
         for key, cur in sorted(curves.items()):
             parts = key.split("/")

@@ -27,7 +27,8 @@ def adversarial_from_audit(src: Source) -> dict | None:
             audits.append({"psi": a.psi, "psi_prime": a.psi_prime, "mechanism": a.mechanism,
                            "claimed_epsilon": ch.claimed_epsilon if ch and ch.claimed_epsilon is not None
                            else a.claimed_epsilon,
-                           "channel": ch.channel if ch else "—", "epsilon_lower_bound": ch.epsilon_lower_bound if ch else None,
+                           "channel": ch.channel if ch else "—",
+                           "epsilon_lower_bound": ch.epsilon_lower_bound if ch else None,
                            "ratio": ch.ratio if ch else None, "verdict": (ch.verdict if ch else None) or "—",
                            "noise_free_epsilon_lower_bound": a.noise_free_epsilon_lower_bound,
                            "objective": objective or "—", "evaluations": search.evaluations,
@@ -75,7 +76,8 @@ def _adversarial_body(doc: Document, f: Findings, anchor: str) -> None:
                   numeric={4, 5, 6, 8, 10, 11}, classes=classes)
     curve = [p for adv in f.adversarial for p in adv["curve"]]
     if curve:
-        doc.figure("adversarial_curve.png" if anchor == "adversarial" else f"{anchor}_curve.png", plots.adversarial_curve_figure(curve),
+        doc.figure("adversarial_curve.png" if anchor == "adversarial" else f"{anchor}_curve.png",
+                   plots.adversarial_curve_figure(curve),
                    "ε_LB/ε against Δψ = |ψ' − ψ| (log scale), one line per (model, channel, ε): honest aggregator "
                    "dashed, adversarial solid.")
 

@@ -104,7 +104,8 @@ def render_bounds(doc: Document, f: Findings, anchor: str = "headline", level: i
                          "; ".join(x for x in [b.test, *b.notes] if x)])
             classes.append({8: vclass(b.verdict)})
         doc.table(["subject", "channel", "claimed ε", "observed ε_LB", "ε_LB/ε", "confidence", "certifiable cap",
-                   "budget", "verdict", "p-value", "after Holm", "test"], rows, numeric={2, 3, 4, 6, 9}, classes=classes)
+                   "budget", "verdict", "p-value", "after Holm", "test"], rows, numeric={2, 3, 4, 6, 9},
+                  classes=classes)
         prefix = "" if anchor == "headline" else anchor + "_"
         doc.figure(f"{prefix}bounds.png", plots.bounds_figure(f.bounds),
                    "Observed ε lower bound per audited output (bars), the claim (black tick) and the certifiable cap "

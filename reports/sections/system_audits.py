@@ -34,7 +34,8 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
             group=f"{r.system} ({r.broadcast})", accountant=x.accountant_epsilon, reference=src.reference,
             covered=covered, system=r.system, row=x,
             notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + _curve_notes(x) + [x.verdict_reason or ""]))
-    header = {"source": src.label, "system": r.system, "report_section": r.report_section, "pair": r.pair, "secret": _short(r.secret),
+    header = {"source": src.label, "system": r.system, "report_section": r.report_section, "pair": r.pair,
+              "secret": _short(r.secret),
               "secret_prime": _short(r.secret_prime), "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
               "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
               "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": str(r.verdict),
@@ -65,7 +66,8 @@ def curve_corners(src: Source) -> list[dict]:
     out = []
     profile = r.claim.privacy_profile
     for x in r.rows:
-        if x.curve_false_positives is None or (x.mu_lower_bound is None and (x.profile_delta is None or profile is None)):
+        if x.curve_false_positives is None or (x.mu_lower_bound is None
+                                               and (x.profile_delta is None or profile is None)):
             continue
         half = split_alpha(1.0 - r.confidence)[1] / 2.0
         n = x.samples_per_side

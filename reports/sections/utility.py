@@ -43,9 +43,11 @@ def _is_paper_setting(config: dict) -> bool:
     paper_hyper = hyper.get("action_selection", "greedy") == "greedy" and schemas.number(hyper.get("lam", 0.5)) == 0.5
     lr_ok = schemas.number(config.get("learning_rate", 0.5)) == 0.5
     if mech == "laplace":
-        return paper_hyper and lr_ok and config.get("buffer_size") == 1 and schemas.number(config.get("clip") or 0.01) == 0.01
+        return (paper_hyper and lr_ok and config.get("buffer_size") == 1
+                and schemas.number(config.get("clip") or 0.01) == 0.01)
     if mech == "prs":
-        return paper_hyper and lr_ok and config.get("buffer_size") == 100 and schemas.number(config.get("clip") or 1.0) == 1.0
+        return (paper_hyper and lr_ok and config.get("buffer_size") == 100
+                and schemas.number(config.get("clip") or 1.0) == 1.0)
     if mech == "none":
         return paper_hyper and lr_ok
     return False
@@ -161,8 +163,9 @@ def replicate_rows(result: schemas.ReplicateResult) -> list[dict]:
                          f"{_interval([schemas.number(x) for x in auc_main.get('ci') or []])}".strip()
                          if isinstance(auc_main, dict) else "—"),
             "paper AUC": fmt_eps(_value(paper, "relative_auc"), 3) if paper else "—",
-            "verdicts (FST / SR / AUC)": " / ".join(str(verdict.get(k, "—")) for k in ("median_fst", "success_ratio",
-                                                                                     "relative_auc")) if verdict else "—",
+            "verdicts (FST / SR / AUC)": (" / ".join(str(verdict.get(k, "—"))
+                                                     for k in ("median_fst", "success_ratio", "relative_auc"))
+                                          if verdict else "—"),
             "vs control": (r.vs_control or {}).get("verdict", "—"),
         })
     return rows

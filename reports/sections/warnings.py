@@ -135,9 +135,9 @@ def _attack_warnings(f: Findings) -> list[dict]:
         w.append({"level": "warning", "title": "Attacker defect: accuracy below chance",
                   "text": f"{len(defects)} attack row(s) lie entirely below chance (e.g. {a.attacker}, {a.channels}, "
                           f"ε = {fmt_eps(a.epsilon)}, k = {a.k or 1}: {a.accuracy:.3f}, CI high {fmt_eps(a.ci_high)} < "
-                          f"chance {fmt_eps(a.chance)}). Under a uniform prior no sound attacker is worse than chance, so "
-                          "these rows say something about the attacker (or sampling luck among many rows), nothing about "
-                          "privacy; they are left out of the accuracy table and the plot."})
+                          f"chance {fmt_eps(a.chance)}). Under a uniform prior no sound attacker is worse than chance, "
+                          "so these rows say something about the attacker (or sampling luck among many rows), nothing "
+                          "about privacy; they are left out of the accuracy table and the plot."})
     return w
 
 
@@ -177,7 +177,8 @@ def render_warnings(doc: Document, f: Findings, anchor: str = "warnings", level:
         return
     worst = max(f.warnings, key=lambda w: {"critical": 2, "warning": 1}.get(w["level"], 0))
     with doc.section(f"Warnings ({len(f.warnings)})",
-                     f"What needs attention in these results, most severe first: {worst['title']}.", anchor, level=level):
+                     f"What needs attention in these results, most severe first: {worst['title']}.", anchor,
+                     level=level):
         for w in sorted(f.warnings, key=lambda w: -{"critical": 2, "warning": 1}.get(w["level"], 0)):
             doc.warning(w["level"], w["title"], w["text"])
 
