@@ -64,4 +64,4 @@ if __name__ == "__main__":
         raise SystemExit(main())
     except UserError as exc:  # bad input: one line, exit 2
         print(f"ldp_cells.py: error: {exc}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(2) from None

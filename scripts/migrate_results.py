@@ -118,11 +118,13 @@ def one_run_record(d: dict, log: Log, where: str, confidence: float, **context) 
 
     m, r, correct, delta = d["canaries"], d["guesses"], d["correct"], d.get("claimed_delta", 0.0) or 0.0
     claimed = number(d["claimed_epsilon"])
-    fields = {k: number(d[k]) if k == "claimed_epsilon" else d[k] for k in ("claimed_epsilon", "claimed_delta", "epsilon_lower_bound", "canaries", "guesses",
+    fields = {k: number(d[k]) if k == "claimed_epsilon" else d[k]
+              for k in ("claimed_epsilon", "claimed_delta", "epsilon_lower_bound", "canaries", "guesses",
                                 "correct", "accuracy", "statistic", "max_certifiable_epsilon", "samples_per_side",
                                 "claimed_mu", "fdp_mu_lower_bound", "steinke_epsilon_lower_bound",
                                 "fdp_epsilon_lower_bound", "bounds") if d.get(k) is not None}
-    fields["p_value"] = d.get("p_value", one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0)
+    fields["p_value"] = d.get("p_value",
+                              one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0)
     fields["p_value_leak"] = one_run_p_value(m, r, correct, 0.0, delta)
     fields["test_confidence"] = 1.0 - (1.0 - confidence) / (2.0 if halved else 1.0)
     if "simulated_epsilon_lower_bound" in d:
@@ -148,7 +150,8 @@ def nested_environment(data: dict, flat: dict, log: Log, name: str) -> dict:
     curve = data.get("curve") is not None
     for label, records, model in groups:
         for rec in records:
-            scope = f"{label} {rec['psi']:g} vs {rec['psi_prime']:g}" + (f" ε={rec['claimed_epsilon']:g}" if curve else "")
+            scope = (f"{label} {rec['psi']:g} vs {rec['psi_prime']:g}"
+                     + (f" ε={rec['claimed_epsilon']:g}" if curve else ""))
             theta_files = rec.get("theta_files") or {}
             for ch in rec["channels"]:
                 key = _key(scope, ch["channel"])

@@ -1,7 +1,7 @@
 """Utility cost of the channel mitigations (pgc.a3c.protect) on the paper's PRS and Laplace settings.
 
-PRS (|B| = 100) and Laplace (|B| = 1), the paper's buffers, ε ∈ {1, 5, 10}, 20 trials per cell, the confirmed reading of ``pgc
-replicate`` (:data:`pgc.replication.grid.CONFIRMED_READING`; any reading name with ``--reading``), 9
+PRS (|B| = 100) and Laplace (|B| = 1), the paper's buffers, ε ∈ {1, 5, 10}, 20 trials per cell, the confirmed
+reading of ``pgc replicate`` (:data:`pgc.replication.grid.CONFIRMED_READING`; any reading name with ``--reading``), 9
 workers, stop at the first success, cap N submissions, each cell run without mitigations and with
 each of them. Seeds 0..K−1 are shared by all variants.
 
@@ -56,7 +56,7 @@ def _utility_row(rs: list, mech: str, eps: float, name: str) -> dict:
     true = [r.true_fst for r in rs]
     ok = int(sum(math.isfinite(f) for f in fst))
     ok_true = int(sum(math.isfinite(f) for f in true))
-    ticks = [r.ticks for r, f in zip(rs, true) if math.isfinite(f) and stop and f == r.scores.size]
+    ticks = [r.ticks for r, f in zip(rs, true, strict=True) if math.isfinite(f) and stop and f == r.scores.size]
     cfg = rs[0].config
     return {
         "mechanism": mech, "epsilon": eps, "variant": name, "protect": list(cfg.protect), "stop_at_success": stop,
@@ -75,17 +75,19 @@ def _utility_row(rs: list, mech: str, eps: float, name: str) -> dict:
 
 def _utility_table(rows: list[dict], args: argparse.Namespace, trials: int, wall: float) -> list[str]:
     """The Markdown table of utility.md."""
-    lines = [f"Paper buffers (Laplace |B| = 1, PRS |B| = 100), reading `{args.reading}`, {args.trials} trials per cell, cap {args.cap:,} submissions "
+    lines = [f"Paper buffers (Laplace |B| = 1, PRS |B| = 100), reading `{args.reading}`, {args.trials} trials per "
+             f"cell, cap {args.cap:,} submissions "
              f"({trials} trials, {wall:.0f} s on {args.processes} process(es)).", "",
-             "| mechanism | ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) | true success "
-             "| median true FST [95 % CI] | median ticks at success |",
+             "| mechanism | ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) "
+             "| true success | median true FST [95 % CI] | median ticks at success |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         agg = "—" if r["successes"] is None else f"{r['successes']}/{r['trials']}"
         mfst = "—" if r["median_fst"] is None else _fmt(r["median_fst"])
         lo, hi = r["median_true_fst_ci"]
         ticks = "—" if r["median_ticks_at_success"] is None else _fmt(r["median_ticks_at_success"])
-        lines.append(f"| {r['mechanism']} | {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + {r['score_epsilon']:g} | "
+        lines.append(f"| {r['mechanism']} | {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + "
+                     f"{r['score_epsilon']:g} | "
                      f"{agg} | {mfst} | {r['true_successes']}/{r['trials']} | {_fmt(r['median_true_fst'])} "
                      f"[{_fmt(lo)}, {_fmt(hi)}] | {ticks} |")
     return lines
@@ -97,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=20)
     p.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 5.0, 10.0])
     p.add_argument("--mechanisms", nargs="+", choices=("prs", "laplace"), default=["prs", "laplace"])
-    p.add_argument("--reading", default=CONFIRMED_READING, help="a reading name of pgc replicate (default: the confirmed one)")
+    p.add_argument("--reading", default=CONFIRMED_READING,
+                   help="a reading name of pgc replicate (default: the confirmed one)")
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--out", default="results/mitigations")
     args = p.parse_args(argv)

@@ -55,7 +55,8 @@ def study(samples: int, seeds: int) -> dict:
         return f"{sum(c['flagged'] for c in chosen)} of {sum(c['audits'] for c in chosen)}"
 
     return {"samples_per_side": samples, "seeds": seeds, "confidence": 0.95, "cases": cases,
-            "summary": {"poisson_flagged": flagged("poisson", True), "shuffle_profile_flagged": flagged("shuffle", True),
+            "summary": {"poisson_flagged": flagged("poisson", True),
+                        "shuffle_profile_flagged": flagged("shuffle", True),
                         "shuffle_epsilon_delta_only_flagged": flagged("shuffle", False),
                         "always_flagged": flagged("always", True)}}
 
@@ -70,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--samples must be at least 100 and --seeds at least 1")  # exit 2, nothing written
     start = time.perf_counter()
     result = study(args.samples, args.seeds)
-    command = f".venv/bin/python scripts/profile_study.py --out {args.out} --samples {args.samples} --seeds {args.seeds}"
+    command = (f".venv/bin/python scripts/profile_study.py --out {args.out} --samples {args.samples} "
+               f"--seeds {args.seeds}")
     write_result(args.out / "privacy-profiles.json",
                  {"study": result, "wall_time_s": round(time.perf_counter() - start, 1)}, command)
     print(json.dumps(result["summary"], indent=1))

@@ -50,7 +50,7 @@ def recertify(path: str, mechanism, options: dict) -> list[dict]:
     audits = committed["adversarial_audits"]
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(committed["seed"]).spawn(len(audits))]
     out = []
-    for audit, seed in zip(audits, seeds):
+    for audit, seed in zip(audits, seeds, strict=True):
         start = time.perf_counter()
         thetas = {k: load_checkpoint(v) for k, v in _theta_files(path, audit).items()}
         res = adversarial_audit(mechanism, audit["psi"], audit["psi_prime"],
@@ -66,8 +66,9 @@ def recertify(path: str, mechanism, options: dict) -> list[dict]:
         out.append({"file": path, "pair": [audit["psi"], audit["psi_prime"]], "channel": "noise-free gradient",
                     "identical": noise_free == res.noise_free_epsilon_lower_bound,
                     "differ": [] if noise_free == res.noise_free_epsilon_lower_bound else ["epsilon_lower_bound"]})
+        pair = [audit["psi"], audit["psi_prime"]]
         print(f"{path} {audit['psi']:g} vs {audit['psi_prime']:g}: "
-              f"{sum(r['identical'] for r in out if r['pair'] == [audit['psi'], audit['psi_prime']] and r['file'] == path)}"
+              f"{sum(r['identical'] for r in out if r['pair'] == pair and r['file'] == path)}"
               f" rows identical ({time.perf_counter() - start:.0f} s)", flush=True)
     return out
 

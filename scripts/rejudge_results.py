@@ -58,7 +58,8 @@ def _claims_part(data: dict) -> bool:
     if data["kind"] == "audit":
         return True  # PGC-A3C: the gradient is always covered
     claim = data.get("claim") or {}
-    stated = PrivacyClaim(number(claim.get("epsilon", "inf")), claim.get("delta", 0.0), tuple(claim.get("covers") or ()))
+    stated = PrivacyClaim(number(claim.get("epsilon", "inf")), claim.get("delta", 0.0),
+                          tuple(claim.get("covers") or ()))
     base = [r["channel"] for r in data.get("rows") or [] if r.get("channel") != ALL]
     return is_partly_covered(type("Claimant", (), {"claim": stated})(), ALL, base)
 
@@ -101,7 +102,7 @@ def rejudge(data: dict, where: str) -> list[str]:
         if repeat is not None:  # the repeat takes the Holm outcome of the one test it records
             rows.insert(repeat, dataclasses.replace(AuditRow.from_dict(data["rows"][repeat]),
                                                     holm_rejected=rows[0].holm_rejected))
-        for node, row in zip(data["rows"], rows):
+        for node, row in zip(data["rows"], rows, strict=True):
             node["holm_rejected"] = row.holm_rejected
         if str(verdict) != data["verdict"]:
             changes.append(f"{where} (family): {data['verdict']} → {verdict}")

@@ -157,7 +157,8 @@ def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_cou
             "asked_trials": 2 * args.writers, "complete": tune_counts["COMPLETE"], "pruned": tune_counts["PRUNED"],
             "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"], "surplus": tune_counts["SURPLUS"],
             "distinct_parameter_sets": len(set(tune_counts["params"])),
-            "note": "workers count the study's trials and ask for new ones one at a time (pgc.tuning.storage.ask_lock), "
+            "note": "workers count the study's trials and ask for new ones one at a time "
+                    "(pgc.tuning.storage.ask_lock), "
                     "so the study ends with exactly the asked number"},
         "user_code_walk": {key: value for key, value in user_code.items() if key != "failures"},
         "outcomes": outcomes,

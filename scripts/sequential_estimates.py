@@ -55,7 +55,8 @@ def main() -> int:
         row = measure(name, settings, budget, args.seed)
         rows.append(row)
         print(f"{name:<22} {row['decision']:<28} stages {len(row['stages_run'])}: estimate "
-              f"{row['estimate_stages_run_s']:7.1f} s, wall {row['wall_s']:7.1f} s, ratio {row['wall_over_estimate']:.2f}",
+              f"{row['estimate_stages_run_s']:7.1f} s, wall {row['wall_s']:7.1f} s, ratio "
+              f"{row['wall_over_estimate']:.2f}",
               flush=True)
     within = all(0.5 <= r["wall_over_estimate"] <= 2.0 for r in rows)
     import pgc.schemas as schemas

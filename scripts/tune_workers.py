@@ -38,7 +38,8 @@ def _kill_one_training_worker(proc, storage, study: str, start: float, deadline_
 
     while time.monotonic() - start < deadline_s:
         time.sleep(0.03)
-        assert proc.poll() is None, "the study ended before a worker could be killed: " + proc.stderr.read().decode()[-3000:]
+        assert proc.poll() is None, ("the study ended before a worker could be killed: "
+                                     + proc.stderr.read().decode()[-3000:])
         try:
             trials_now = optuna.load_study(study_name=study, storage=storage).get_trials(
                 deepcopy=False, states=(TrialState.RUNNING,))
@@ -99,7 +100,8 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
         "surplus": sorted(t.number for t in trials_all if t.user_attrs.get("surplus")),
         "killed": killed,
         "retries_of_killed": [{"number": t.number, "state": t.state.name, "same_params": t.params == killed["params"],
-                               "seeds_from_killed_trial": t.user_attrs.get("seeds") == trial_seeds(seed, killed["trial"], runs)}
+                               "seeds_from_killed_trial":
+                                   t.user_attrs.get("seeds") == trial_seeds(seed, killed["trial"], runs)}
                               for t in retried] if killed else [],
         "command": " ".join(cmd[1:]),
     }

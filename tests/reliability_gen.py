@@ -173,7 +173,7 @@ def declared_outputs(argv: list[str], root: Path) -> tuple[tuple[str, ...], tupl
     ``root`` (a result file's name without its suffix, so its PNG beside it counts), and their parent
     folders up to ``work``."""
     prefixes, folders = [], []
-    for flag, value in zip(argv, argv[1:]):
+    for flag, value in zip(argv, argv[1:], strict=False):
         if flag != "--out" or "\0" in value:
             continue
         full = os.path.normpath(os.path.join(root / "work", os.path.expanduser(value)))
@@ -862,7 +862,8 @@ MUST_REFUSE = {"audit": _SUMMARY_DAMAGE | {"checkpoint_garbage", "checkpoint_pic
 
 def _finish(outcome: Outcome, root: Path, extra: list[str]) -> tuple[Outcome, list[str]]:
     found = outcome.problems() + extra
-    if (root / "outside" / "precious.txt").read_text() != "precious" or (root / "work" / "mine.txt").read_text() != "mine":
+    if ((root / "outside" / "precious.txt").read_text() != "precious"
+            or (root / "work" / "mine.txt").read_text() != "mine"):
         found.append("a file outside the output folder changed")
     shutil.rmtree(root, ignore_errors=True)
     return outcome, found

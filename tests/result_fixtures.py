@@ -8,7 +8,8 @@ def _curve(algorithm: str, label: str, epsilon, regret: list[float], final: floa
             "delta": None if epsilon is None else 0.1, "batch": 10, "sigma": 0.0 if epsilon is None else 4.5,
             "lambda": 10.0, "threshold": None, "mean_syncs": 10.0, "t": [1, 10, 100],
             "time_averaged_group_regret": regret, "lower": [r * 0.9 for r in regret],
-            "upper": [r * 1.1 for r in regret], "group_regret_at_T": {"mean": final, "interval": [final - 5, final + 5]}}
+            "upper": [r * 1.1 for r in regret],
+            "group_regret_at_T": {"mean": final, "interval": [final - 5, final + 5]}}
 
 
 def _attack_row(system: str, channel: str, accuracy: float, interval: list[float], epsilon, ceiling: float) -> dict:

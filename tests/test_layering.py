@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # floor of each package (a dotted name: the longest entry that prefixes a module's name is its package); a module
 # may import packages on its own floor or below. The wheel installs four import names: audit, attacks, pgc, reports.
 FLOORS = {
-    "pgc": 0, "pgc.outdirs": 0, "pgc.contracts": 0, "pgc.errors": 0, "pgc.options": 0, "pgc.references": 0,  # the package root (its version only) and the output-folder guards
+    "pgc": 0, "pgc.outdirs": 0, "pgc.contracts": 0, "pgc.errors": 0, "pgc.options": 0,
+    "pgc.references": 0,  # the package root (its version only) and the output-folder guards
     "pgc.usercode": 0,  # whose code raised an exception: the user's or pgc-audit's
     "pgc.mechanisms": 0, "pgc.systems": 0, "pgc.tasks": 0, "pgc.optim": 0,  # contracts and pure helpers
     "pgc.schemas": 1,  # result records (claims are the systems contract's PrivacyClaim)

@@ -292,7 +292,8 @@ def test_custom_mechanism_recorded_and_rebuilt(tmp_path):
         out = rundir.save_run(res, tmp_path / "run", wall_time=0.0)
         record = load_run(out)[1][0].summary["mechanism"]
         assert record["name"] == name and record["class"].endswith("_Halved")
-        assert record["params"]["epsilon"] == 2.0 and record["params"]["clip"] == 0.02 and len(record["fingerprint"]) == 64
+        assert (record["params"]["epsilon"] == 2.0 and record["params"]["clip"] == 0.02
+                and len(record["fingerprint"]) == 64)
         again = load_mechanism(out)
         assert type(again) is _Halved and again.epsilon == 2.0 and again.clip == 0.02
     finally:

@@ -158,7 +158,7 @@ def test_tune_workers_starting_together_create_one_study_schema(tmp_path):
     procs = [subprocess.Popen(gen.cli("tune", "--export-only", "--out", str(tmp_path / "t")), env=gen.child_env(),
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(4)]
     errors = [p.communicate(timeout=gen.SUBPROCESS_TIMEOUT_S)[1] for p in procs]
-    for p, err in zip(procs, errors):  # no study yet: every worker says so, none fails to open the storage
+    for p, err in zip(procs, errors, strict=True):  # no study yet: every worker says so, none fails to open the storage
         assert p.returncode == 2 and "no study" in err and len(err.strip().splitlines()) == 1, err
     assert sorted(x.name for x in (tmp_path / "t").iterdir()) == [".pgc-output", "study.db"]
 

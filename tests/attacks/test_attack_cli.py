@@ -37,7 +37,8 @@ def test_run_target(tmp_path, run_dir):
                "--out", str(out), "--no-progress"])
     assert rc == 0
     data = json.loads(out.read_text())
-    assert data["mode"] == "run" and data["n_targets"] == 20 and data["rows"][0]["ceiling"] == pytest.approx(0.576, abs=1e-3)
+    assert (data["mode"] == "run" and data["n_targets"] == 20
+            and data["rows"][0]["ceiling"] == pytest.approx(0.576, abs=1e-3))
 
 
 @pytest.mark.parametrize("argv", [

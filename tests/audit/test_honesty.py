@@ -56,7 +56,8 @@ def test_a_stated_profile_and_the_accountant_contradict_a_claim_they_exceed():
     assert accountant_contradiction(PrivacyClaim(2.0, 1e-5), 2.0 * (1 + 5e-4)) is None  # within the tolerance
     assert "gives ε = 3.16" in accountant_contradiction(PrivacyClaim(2.0, 1e-5), 3.158)
     assert "gives ε = 9 at δ = 0" in accountant_contradiction(PrivacyClaim(2.0, 0.0), 9.0)  # pure ε: accounted too
-    assert contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752), 1.0).startswith("the claim contradicts its own curve")
+    assert contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752), 1.0).startswith(
+        "the claim contradicts its own curve")
 
 
 def test_the_curve_a_mechanism_audit_tests_is_the_one_it_states_never_its_noise():
@@ -153,7 +154,8 @@ def test_every_committed_row_recertifies_from_its_counts_with_its_verdict():
     for path, row, profile in _committed_rows():
         again, identical = recertify(row, profile)
         assert identical, f"{path.name} [{row.channel}]: bounds differ from the counts"
-        assert (again.verdict, again.verdict_reason) == (row.verdict, row.verdict_reason), f"{path.name} [{row.channel}]"
+        assert (again.verdict, again.verdict_reason) == (row.verdict, row.verdict_reason), (
+            f"{path.name} [{row.channel}]")
         families.setdefault(path, []).append(again)
         rows += 1
     assert rows > 300
@@ -195,6 +197,7 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
                 deciders.append(f"{path.relative_to(ROOT)}:{node.name}")
     assert deciders == ["audit/verdicts.py:decide"], deciders
     strings = [f"{path.relative_to(ROOT)}" for path in ROOT.glob("*/**/*.py")
-               if path.parts[len(ROOT.parts)] not in ("tests", ".venv") and "via unprotected channel" in path.read_text()]
+               if path.parts[len(ROOT.parts)] not in ("tests", ".venv")
+               and "via unprotected channel" in path.read_text()]
     assert not strings, strings
     assert math.isfinite(1.0)

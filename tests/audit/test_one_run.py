@@ -65,8 +65,8 @@ def test_regular_agents_play_the_same_gravities_with_and_without_canaries():
     plain = train(TrainConfig(submissions=60, seed=3), record_transcript=True)
     with_canaries = train(crafted_config(), record_transcript=True)
     regular = with_canaries.transcript.agent[with_canaries.transcript.agent < 10_000]
-    first = {int(a): p for a, p in zip(plain.transcript.agent, plain.ground_truth.psi)}
-    other = {int(a): p for a, p in zip(with_canaries.transcript.agent, with_canaries.ground_truth.psi)
+    first = {int(a): p for a, p in zip(plain.transcript.agent, plain.ground_truth.psi, strict=False)}
+    other = {int(a): p for a, p in zip(with_canaries.transcript.agent, with_canaries.ground_truth.psi, strict=False)
              if int(a) in first}
     assert other and all(first[a] == p for a, p in other.items())
     assert regular.size > 0
@@ -112,7 +112,8 @@ def test_one_run_audit_of_a_gaussian_claim_reports_both_bounds_at_half_alpha():
     row = one_run_audit(system, secret, secret_prime, observed, truth, [None], channels=("value",), seed=1)[0]
     assert row.claimed_mu == pytest.approx(system.claim.gdp_mu)
     assert row.mu_lower_bound > row.claimed_mu and row.verdict == "violated"  # the f-DP bound flags the curve
-    assert row.epsilon_lower_bound == max(row.extra["steinke_epsilon_lower_bound"], row.extra["fdp_epsilon_lower_bound"])
+    assert row.epsilon_lower_bound == max(row.extra["steinke_epsilon_lower_bound"],
+                                          row.extra["fdp_epsilon_lower_bound"])
     assert row.extra["steinke_epsilon_lower_bound"] == steinke_bound(400, row.guesses, row.correct, alpha=0.025,
                                                                      delta=1e-5)
     assert row.p_value < 0.05 and row.test_confidence == pytest.approx(0.975)

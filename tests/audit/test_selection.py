@@ -155,22 +155,24 @@ def test_a_fitted_histogram_of_hundreds_of_cells_does_not_outrank_the_exact_deco
         h_v, h_w = rng.integers(0, 2, hashes), rng.integers(0, 2, hashes)
 
         def reports(h, m):
-            index = rng.integers(0, hashes, m)
-            bucket = np.where(rng.random(m) < p, h[index], 1 - h[index])
+            index = rng.integers(0, hashes, m)  # noqa: B023 called within the iteration
+            bucket = np.where(rng.random(m) < p, h[index], 1 - h[index])  # noqa: B023 called within the iteration
             return np.stack([index, bucket], axis=1).astype(float)
 
         class Decoder:
             name = "support"
 
             def fit(self, pos, neg):
-                return lambda y: (y[:, 1] == h_v[y[:, 0].astype(int)]).astype(float) - (
-                    y[:, 1] == h_w[y[:, 0].astype(int)]).astype(float)
+                return lambda y: (y[:, 1] == h_v[y[:, 0].astype(int)]).astype(float) - (  # noqa: B023 called within the iteration
+                    y[:, 1] == h_w[y[:, 0].astype(int)]).astype(float)  # noqa: B023 called within the iteration
 
         class Histogram:
             name = "histogram-300"
 
             def fit(self, pos, neg):
-                cells = lambda y: (2 * y[:, 0] + y[:, 1]).astype(int)
+                def cells(y):
+                    return (2 * y[:, 0] + y[:, 1]).astype(int)
+
                 a = np.bincount(cells(pos), minlength=2 * hashes) + 0.5
                 b = np.bincount(cells(neg), minlength=2 * hashes) + 0.5
                 llr = np.log(a / a.sum()) - np.log(b / b.sum()) + 1e-6 * np.arange(2 * hashes)  # 300 distinct values

@@ -38,7 +38,7 @@ def test_the_suite_names_every_failed_check():
 def test_assert_claim_holds_fails_with_the_rows():
     from pgc.toysystems import GaussianVectorSystem
 
-    assert_claim_holds(GaussianVectorSystem(1.0, 1e-5), samples=5_000).verdict != "violated"
+    assert assert_claim_holds(GaussianVectorSystem(1.0, 1e-5), samples=5_000).verdict != "violated"
     with pytest.raises(ClaimNotShown, match=r"value: violated — μ_LB") as caught:
         assert_claim_holds(GaussianVectorSystem(1.0, 1e-5, sensitivity_factor=0.5), samples=5_000)
     assert caught.value.result.verdict == "violated"

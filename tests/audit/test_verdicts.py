@@ -25,7 +25,8 @@ def test_a_bound_above_the_claim_is_violated_and_one_at_the_claim_is_not():
     assert decide(_row(delta_lower_bound=2e-5, claimed_delta=1e-5))[0] == Verdict.VIOLATED
     assert decide(_row(delta_lower_bound=1e-5, claimed_delta=1e-5))[0] == Verdict.CONSISTENT
     assert decide(_row(mu_lower_bound=0.51, claimed_mu=0.5))[0] == Verdict.VIOLATED
-    assert decide(_row(profile_epsilon_lower_bound=2.1, profile_claimed_epsilon=2.0, profile_delta=1e-3))[0] == "violated"
+    assert decide(_row(profile_epsilon_lower_bound=2.1, profile_claimed_epsilon=2.0,
+                       profile_delta=1e-3))[0] == "violated"
 
 
 def test_a_claim_that_contradicts_itself_is_violated_whatever_the_samples():

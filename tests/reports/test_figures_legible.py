@@ -137,7 +137,7 @@ def _dense(points: np.ndarray, step: float = 2.0) -> np.ndarray:
     if len(points) < 2:
         return points
     out = [points[:1]]
-    for a, b in zip(points[:-1], points[1:]):
+    for a, b in zip(points[:-1], points[1:], strict=True):
         n = int(min(2000, np.hypot(*(b - a)) // step)) + 1
         out.append(a + (b - a) * np.linspace(0, 1, n + 1)[1:, None])
     return np.concatenate(out)
@@ -169,7 +169,7 @@ def plotted_data(ax, renderer):
             xy = coll.get_offset_transform().transform(offsets)
             sizes = np.broadcast_to(sizes, (len(xy),))
             half = np.sqrt(sizes) * ax.figure.dpi / 72 / 2
-            boxes += [(x - h, y - h, x + h, y + h) for (x, y), h in zip(xy, half)]
+            boxes += [(x - h, y - h, x + h, y + h) for (x, y), h in zip(xy, half, strict=True)]
             continue
         for path in coll.get_paths():
             verts = coll.get_transform().transform(path.vertices)

@@ -87,7 +87,8 @@ def _tune_result() -> dict:
                        "median_fst": 1000.0 if u else "inf", "final_mu": 50.0})
     trials.append({"number": 5, "state": "PRUNED", "params": {"mechanism": "prs"}, "utility": 0.0, "privacy": 1.0})
     front = pareto_front([(t["number"], t["utility"], t["privacy"]) for t in trials if t["state"] == "COMPLETE"])
-    return {"kind": "tune", "format": "pgc-tune/1", "study": "t", "mode": "pareto", "utility": "success_ratio", "privacy": "claimed ε",
+    return {"kind": "tune", "format": "pgc-tune/1", "study": "t", "mode": "pareto", "utility": "success_ratio",
+            "privacy": "claimed ε",
             "evaluation": {"runs_per_trial": 8, "submissions": 3000, "gravities": [9.6, 9.8, 10.0]},
             "counts": {"COMPLETE": 5, "PRUNED": 1}, "trials": trials, "pareto_front": front}
 
@@ -99,7 +100,8 @@ def _replicate_result() -> dict:
            "success_ratio": 0.35, "success_ratio_ci": [0.15, 0.59],
            "relative_auc": {"sampled": {"value": 0.41, "ci": [0.2, 0.6]}},
            "paper": {"median_fst": 18377, "success_ratio": 0.8, "relative_auc": 0.673},
-           "verdict": {"median_fst": "not reproduced", "success_ratio": "not reproduced", "relative_auc": "not reproduced"},
+           "verdict": {"median_fst": "not reproduced", "success_ratio": "not reproduced",
+                       "relative_auc": "not reproduced"},
            "vs_control": {"verdict": "not better than control: explainable as random search"}}
     return {"kind": "replicate", "format": "pgc-replicate/1", "settings": [row], "level": 0.95, "wall_time_s": 1.0}
 
@@ -108,7 +110,8 @@ def _replicate_result() -> dict:
 def inputs(run_dir, tmp_path_factory) -> list[Path]:
     d = tmp_path_factory.mktemp("results")
     paths = []
-    for name, data in (("audit.json", _audit_result()), ("attack.json", _attack_result()), ("tune.json", _tune_result()),
+    for name, data in (("audit.json", _audit_result()), ("attack.json", _attack_result()),
+                       ("tune.json", _tune_result()),
                        ("replicate.json", _replicate_result()), ("adversarial.json", _adversarial_result())):
         (d / name).write_text(json.dumps(data))
         paths.append(d / name)
@@ -276,7 +279,8 @@ def test_rewrite_keeps_previous_report_intact_on_error(report, inputs, tmp_path)
 
 def test_unknown_fields_are_tolerated(tmp_path):
     """A writer's extra fields (top level and inside rows) are kept and ignored; the bounds still render."""
-    data = {"kind": "audit", "format_version": 2, "mode": "mechanism", "schema_note": 7, "extra": {"anything": [1, 2, {"nested": True}]},
+    data = {"kind": "audit", "format_version": 2, "mode": "mechanism", "schema_note": 7,
+            "extra": {"anything": [1, 2, {"nested": True}]},
             "channels": [{"scope": "mechanism", "mechanism": "PRS", "channel": "canary (black-box)",
                           "claimed_epsilon": "inf", "epsilon_lower_bound": 3.0, "verdict": "consistent",
                           "new_field": {"x": 1}}]}
@@ -332,8 +336,8 @@ def test_mitigation_utility_cost_section(tmp_path):
     with and without each mitigation side by side, in HTML, Markdown and the JSON summary."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("mitigations_utility",
-                                                  Path(__file__).resolve().parents[2] / "scripts" / "mitigations_utility.py")
+    spec = importlib.util.spec_from_file_location(
+        "mitigations_utility", Path(__file__).resolve().parents[2] / "scripts" / "mitigations_utility.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     out = tmp_path / "mit"

@@ -37,7 +37,8 @@ def main_job_like(tmp_path_factory) -> Path:
     """The main job's kinds of input: the run's own audits and attack (copies, so they are the run's),
     one committed reference, as the pipeline gives them."""
     own = tmp_path_factory.mktemp("own")
-    for rel in ("audit/env-laplace-run.json", "audit/adversarial/laplace-eps4.json", "attack/run_paper_laplace_eps1.json"):
+    for rel in ("audit/env-laplace-run.json", "audit/adversarial/laplace-eps4.json",
+                "attack/run_paper_laplace_eps1.json"):
         shutil.copy(ROOT / "results" / rel, own / Path(rel).name)
     out = tmp_path_factory.mktemp("report")
     build_report([*sorted(own.glob("*.json")), ROOT / "results/audit/adversarial/curve.json"], out)
@@ -124,7 +125,8 @@ def test_system_audit_and_bandit_sections_render_only_when_given(tmp_path):
     build_report(list(files.values()), tmp_path / "r")
     md = (tmp_path / "r" / "report.md").read_text()
     summary = json.loads((tmp_path / "r" / "report.json").read_text())
-    systems, bandit = md.split("## System audits: claimed, accountant and audited ε")[1].split("## Federated linear bandits")
+    systems, bandit = md.split("## System audits: claimed, accountant and audited ε")[1].split(
+        "## Federated linear bandits")
     assert "| gradient | 1 | 0.97 | 0.8 | 7.9 |" in systems  # claimed, accountant and audited side by side
     assert "| score | 1 | — | ∞ | ∞ |" in systems and "dp20-feducb" not in systems
     score = next(b for b in summary["bounds"] if b["channel"] == "score" and b["subject"].startswith("examples"))
@@ -185,7 +187,8 @@ def test_pgc_report_prints_the_verdict_and_the_summary_table(tmp_path, capsys):
     assert lines[1].split() == ["observer", "channel", "claimed", "ε", "audited", "ε", "≥", "cap", "verdict", "after",
                                 "Holm"]
     shown = [line.split() for line in lines[2:2 + len(summary["summary"])]]
-    for row, r in zip(shown, summary["summary"]):  # observer, the channel's label (its composition named), ...
+    # observer, the channel's label (its composition named), ...
+    for row, r in zip(shown, summary["summary"], strict=False):
         head = r["group"].split() + r["channel_label"].split()
         holm = r["holm"].split()
         assert row[:len(head)] == head and row[len(row) - len(holm):] == holm, (row, r)

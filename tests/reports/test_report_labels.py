@@ -17,7 +17,8 @@ def _one_run(tmp_path, model: str):
     row = {"scope": f"one-run {model} 5 vs 15", "channel": "gradient", "claimed_epsilon": 1.0, "audit": "one-run",
            "epsilon_lower_bound": 0.4, "verdict": "consistent", "covered": True, "confidence": 0.95}
     path = tmp_path / f"{model}.json"
-    path.write_text(json.dumps({"kind": "audit", "format_version": 2, "mode": "one-run", "run": "runs/c", "channels": [row],
+    path.write_text(json.dumps({"kind": "audit", "format_version": 2, "mode": "one-run", "run": "runs/c",
+                                "channels": [row],
                                 "canary_setup": {"canary_model": model}}))
     return load_sources([path])[0]
 
@@ -56,7 +57,8 @@ def test_the_headline_draws_each_bar_against_its_own_claim_with_every_colour_in_
             _row("score", 5.0, 1.2, "unprotected channel"), _row("timing", 5.0, 6.5, "violated")]
     summary = summary_rows(type("F", (), {"bounds": rows, "family": {}})())
     gradient = next(r for r in summary if r["family"] == "gradient")
-    assert gradient["claimed"] == 5.0 and gradient["worst_channel"] == "gradient×3" and gradient["worst_claimed"] == 15.0
+    assert (gradient["claimed"] == 5.0 and gradient["worst_channel"] == "gradient×3"
+            and gradient["worst_claimed"] == 15.0)
     monkeypatch.setattr(plots, "_png", lambda fig: fig)
     fig = plots.headline_figure(summary)
     ax = fig.axes[0]

@@ -24,7 +24,8 @@ def _report(tmp_path, rows, extra=()):
 
 def test_holm_keeps_a_lone_marginal_violation_out_of_the_verdict(tmp_path):
     """Ten rows; one 'violated' at p = 0.02 (significant alone at 5 %, not after Holm over 10)."""
-    rows = [_row("gradient", 1.05, "violated", p=0.02)] + [_row(f"gradient{i}", 0.0, "consistent", p=1.0) for i in range(9)]
+    rows = [_row("gradient", 1.05, "violated", p=0.02)] + [_row(f"gradient{i}", 0.0, "consistent", p=1.0)
+                                                           for i in range(9)]
     summary, md, page = _report(tmp_path, rows)
     assert summary["family"]["size"] == 10 and summary["family"]["significant"] == []
     assert summary["verdict"].startswith("CONSISTENT")

@@ -75,7 +75,7 @@ def test_kernel_step_equals_gymnasium(params, rng):
 
 def test_vector_env_autoreset_and_cap(rng):
     env = VectorCartPole(physics_array(4, gravity=[9.7, 9.8, 9.9, 9.8]), rng, cap=5)
-    for t in range(5):
+    for _ in range(5):
         obs, rew, term, trunc = env.step(np.zeros(4, int))
     assert trunc.sum() + term.sum() == 4 and np.all(env.elapsed == 0)
     with pytest.raises(ValueError):

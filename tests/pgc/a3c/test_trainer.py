@@ -42,7 +42,8 @@ def test_eq22_replay_from_transcript(buffer_size, biases):
     # every θ version used by a submission is the replayed θ at that version
     for v in np.unique(tr.model_version)[:20]:
         replay = res.initial_theta - cfg.learning_rate * sum(
-            g[s:s + buffer_size].mean(axis=0) for s in range(0, v * buffer_size, buffer_size)) if v else res.initial_theta
+            g[s:s + buffer_size].mean(axis=0)
+            for s in range(0, v * buffer_size, buffer_size)) if v else res.initial_theta
         np.testing.assert_allclose(tr.theta_at(v), replay, atol=1e-12)
 
 
@@ -86,7 +87,7 @@ def test_same_seed_same_run_bit_for_bit():
     cfgs = [TrainConfig(mechanism="prs", epsilon=5.0, buffer_size=10, submissions=300, seed=s) for s in (4, 5)]
     a = train_batch(cfgs, record_transcripts=True)
     b = train_batch(cfgs, record_transcripts=True)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x.theta, y.theta)
         np.testing.assert_array_equal(x.transcript.gradient, y.transcript.gradient)
         np.testing.assert_array_equal(x.scores, y.scores)
@@ -190,7 +191,7 @@ def test_process_shards_are_deterministic_and_keep_order():
     b = train_batch(cfgs, processes=2)
     assert [r.config.seed for r in a] == list(range(5))
     assert [r.scores.size for r in a] == [60, 70, 80, 90, 100]
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x.theta, y.theta)
     with pytest.raises(ValueError, match="processes"):
         train_batch(cfgs, processes=0)
@@ -249,7 +250,8 @@ def test_the_mechanism_record_of_a_gaussian_run_rebuilds_it(rounds):
 def test_results_do_not_depend_on_processes_or_progress(monkeypatch):
     import pgc.a3c.trainer as trainer
 
-    cfgs = [TrainConfig(mechanism="prs", epsilon=5.0, buffer_size=10, submissions=90 + 20 * s, seed=s) for s in range(4)]
+    cfgs = [TrainConfig(mechanism="prs", epsilon=5.0, buffer_size=10, submissions=90 + 20 * s, seed=s)
+            for s in range(4)]
     serial = train_batch(cfgs)
     forked = train_batch(cfgs, processes=2)
     monkeypatch.setattr(trainer, "_PROGRESS_EVERY", 7)  # pause and resume the compiled loop often
@@ -267,7 +269,7 @@ def test_results_do_not_depend_on_processes_or_progress(monkeypatch):
     protocol = train_batch(cfgs[:1], progress=True, mechanisms=[ThroughProtocol(cfgs[0].build_mechanism())])[0]
     assert sum(updates) == cfgs[0].submissions and len(updates) >= cfgs[0].submissions // 7  # reported as it goes
     np.testing.assert_allclose(protocol.theta, serial[0].theta, atol=1e-12)
-    for a, b, c in zip(serial, forked, paused):
+    for a, b, c in zip(serial, forked, paused, strict=True):
         np.testing.assert_array_equal(a.theta, b.theta)
         np.testing.assert_array_equal(a.theta, c.theta)
         np.testing.assert_array_equal(a.scores, c.scores)

@@ -37,7 +37,8 @@ def test_unprotected_runs_are_bit_identical_to_the_engine_without_mitigations():
                  -6.091091501035606, 400, 11268),
                 ("63471f6621840269bcae3d0624868058172657feb1ae6796c38796ee383046a1", 41.405334599382286,
                  -774.2266923189163, 40, 6984)]
-    for r, (digest, theta_sum, grad_sum, updates, steps) in zip(train_batch(configs, record_transcripts=True), expected):
+    for r, (digest, theta_sum, grad_sum, updates, steps) in zip(train_batch(configs, record_transcripts=True), expected,
+                                                                strict=True):
         assert _digest(r) == digest
         assert r.theta.sum() == pytest.approx(theta_sum, rel=1e-12, abs=1e-12)
         assert r.transcript.gradient.astype(np.float64).sum() == pytest.approx(grad_sum, rel=1e-9)

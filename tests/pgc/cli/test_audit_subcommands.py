@@ -68,7 +68,8 @@ def test_shared_options_are_defined_once_for_every_subcommand():
     (["--mechanism", "prs", "--epsilon", "2", "--run", "r"], ["run", "r", "--mechanism", "prs", "--epsilon", "2"]),
     (["--self-test", "--only", "laplace"], ["self-test", "--only", "laplace"]),
     (["--one-run", "r", "--channels", "gradient"], ["one-run", "r", "--channels", "gradient"]),
-    (["--flower", "app.py:app", "--pair", "one record removed"], ["flower", "app.py:app", "--pair", "one record removed"]),
+    (["--flower", "app.py:app", "--pair", "one record removed"],
+     ["flower", "app.py:app", "--pair", "one record removed"]),
     (["--flower-one-run", "central-dp", "--canaries", "50"], ["flower-one-run", "central-dp", "--canaries", "50"]),
     (["--ldp", "pure-ldp:DE", "--setting", "k=4"], ["ldp", "pure-ldp:DE", "--setting", "k=4"]),
     (["--nvflare", "m.py:F"], ["nvflare", "m.py:F"]),
@@ -144,7 +145,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 @pytest.mark.parametrize("argv, mode", [
-    (["system", "x"], "system"), (["flower", "m:a"], "flower"), (["ldp", "a:b"], "ldp"), (["nvflare", "m:f"], "nvflare"),
+    (["system", "x"], "system"), (["flower", "m:a"], "flower"), (["ldp", "a:b"], "ldp"),
+    (["nvflare", "m:f"], "nvflare"),
     (["mechanism", "laplace"], "mechanism"), (["run", "r"], "run"), (["one-run", "r"], "one_run"),
     (["flower-one-run", "local-dp"], "flower_one_run"), (["self-test"], "self_test"),
     (["adversarial-model", "laplace"], "adversarial"), (["adversarial-model", "--run", "r"], "run"),

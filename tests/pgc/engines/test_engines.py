@@ -39,7 +39,7 @@ def test_ray_engine_train_batch_bit_identical_to_local(ray_engine):
     remote = train_batch(CONFIGS, record_transcripts=record, executor=ray_engine)
     forked = train_batch(CONFIGS, record_transcripts=record, executor=LocalEngine(2))
     assert len(remote) == len(local) == len(forked)
-    for a, b, c in zip(local, remote, forked):
+    for a, b, c in zip(local, remote, forked, strict=True):
         _same(a, b)
         _same(a, c)
     assert [r.config.seed for r in remote] == [c.seed for c in CONFIGS]  # input order kept

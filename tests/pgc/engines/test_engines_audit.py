@@ -27,10 +27,10 @@ def ray_tasks_pickle_with_the_standard_pickle(ray_engine, monkeypatch):
     original_map = RayEngine.map
 
     def checked_map(self, fn, *iterables):
-        items = list(zip(*iterables))
+        items = list(zip(*iterables, strict=False))
         pickle.loads(pickle.dumps(fn))
         pickle.loads(pickle.dumps(items))
-        return original_map(self, fn, *(list(column) for column in zip(*items)))
+        return original_map(self, fn, *(list(column) for column in zip(*items, strict=True)))
 
     monkeypatch.setattr(RayEngine, "map", checked_map)
     return ray_engine
@@ -72,7 +72,7 @@ def test_ray_engine_audit_adversarial_pairs_identical_to_local(ray_tasks_pickle_
     ray, local = results["ray"], results["local"]
     assert len(ray["adversarial_audits"]) == 2 and "worst_pair_search" in ray["adversarial_audits"][1]
     assert _without_timings(ray) == _without_timings(local)
-    for audit_ray, audit_local in zip(ray["adversarial_audits"], local["adversarial_audits"]):
+    for audit_ray, audit_local in zip(ray["adversarial_audits"], local["adversarial_audits"], strict=True):
         for objective, name in audit_ray["theta_files"].items():
             assert np.array_equal(load_checkpoint(tmp_path / "ray" / name),
                                   load_checkpoint(tmp_path / "local" / audit_local["theta_files"][objective]))

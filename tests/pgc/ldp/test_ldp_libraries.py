@@ -66,7 +66,8 @@ def test_multi_freq_ldpy_ss_writes_the_true_value_first():
     reports = system.oracle.release(np.full(4000, 3), rng(3))
     holds = np.any(reports == 3, axis=1)
     assert system.oracle.s == 7 and np.all(reports[holds, 0] == 3) and holds.mean() > 0.2
-    assert math.isinf(system.exact_epsilon()) and ldp_system("multi-freq-ldpy:SS", 25, 8.0).exact_epsilon() == pytest.approx(8.0)
+    assert (math.isinf(system.exact_epsilon())
+            and ldp_system("multi-freq-ldpy:SS", 25, 8.0).exact_epsilon() == pytest.approx(8.0))
 
 
 def test_pure_ldp_rappor_rounds_f_to_two_decimals():
@@ -90,7 +91,8 @@ def test_the_compiled_batch_draws_what_one_call_per_report_draws():
     from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Client
 
     values = np.arange(40) % 7
-    for name, call in (("GRR", lambda v: GRR_Client(int(v), 7, 1.0)), ("OUE", lambda v: UE_Client(int(v), 7, 1.0, True))):
+    for name, call in (("GRR", lambda v: GRR_Client(int(v), 7, 1.0)),
+                       ("OUE", lambda v: UE_Client(int(v), 7, 1.0, True))):
         oracle = ldp_system(f"multi-freq-ldpy:{name}", 7, 1.0).oracle
         with seeded_library_generators(11):
             batch = oracle.client_block(values)

@@ -204,7 +204,8 @@ def test_registry():
     assert make_mechanism("none", clip=math.inf) == NoNoise(clip=None)
     with pytest.raises(ValueError, match="unknown mechanism"):
         make_mechanism("no-such-mechanism", 1.0)
-    register_mechanism("test-scaled-laplace", lambda epsilon, clip=None, reduced_dim=None: Laplace(epsilon, clip or 1.0))
+    register_mechanism("test-scaled-laplace",
+                       lambda epsilon, clip=None, reduced_dim=None: Laplace(epsilon, clip or 1.0))
     try:
         assert make_mechanism("test-scaled-laplace", 1.0).clip == 1.0
         with pytest.raises(ValueError, match="already"):

@@ -25,8 +25,10 @@ def rng(seed: int = 0) -> np.random.Generator:
 
 def small_updates():
     g = rng(42)
-    a = {"fc.weight": g.normal(0, 0.01, (20, 10)), "fc.bias": g.normal(0, 0.01, 20), "bn.num_batches_tracked": np.array(7)}
-    b = {"fc.weight": g.normal(0, 0.01, (20, 10)), "fc.bias": g.normal(0, 0.01, 20), "bn.num_batches_tracked": np.array(9)}
+    a = {"fc.weight": g.normal(0, 0.01, (20, 10)), "fc.bias": g.normal(0, 0.01, 20),
+         "bn.num_batches_tracked": np.array(7)}
+    b = {"fc.weight": g.normal(0, 0.01, (20, 10)), "fc.bias": g.normal(0, 0.01, 20),
+         "bn.num_batches_tracked": np.array(9)}
     return {"a": (a, 7), "b": (b, 9)}
 
 
@@ -88,7 +90,7 @@ def test_svt_releases_come_from_the_audit_stream_and_leave_the_globals_alone():
     np.testing.assert_array_equal(np.random.get_state()[1], np_state)
     assert random.getstate() == py_state
     assert np.all((a["update"] != 0).sum(axis=1) <= 23)  # at most c = 23 entries uploaded
-    meta = dict(zip(system.layout["meta"], a["meta"][0]))
+    meta = dict(zip(system.layout["meta"], a["meta"][0], strict=False))
     assert meta["NUM_STEPS_CURRENT_ROUND"] == 9 and meta["svt_privacy_accountant.calls"] == 1  # a fresh run each
 
 

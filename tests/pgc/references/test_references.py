@@ -30,7 +30,7 @@ def test_shipped_results_load_and_their_theta_files_ship_with_them():
             if isinstance(obj, dict):
                 for key, value in obj.items():
                     if key in ("theta_file", "crafted_theta") and isinstance(value, str):
-                        named.add(value)
+                        named.add(value)  # noqa: B023 called within the iteration
                     walk(value)
             elif isinstance(obj, list):
                 for value in obj:

@@ -77,7 +77,8 @@ def test_reading_fit_is_zero_for_the_papers_own_numbers_and_negative_otherwise()
                         "paper": {}, "relative_auc": {"C=0.01": {"value": PAPER_RELATIVE_AUC[(mech, eps)]}}})
         return {"spec": {"cap": 90_000}, "primary_reference": "table/none/eps=inf/B=1/C=0.01", "settings": out}
     exact = reading_fit(rows(1.0))
-    assert exact["success"] == pytest.approx(0) and exact["fst"] == pytest.approx(0) and exact["auc"] == pytest.approx(0)
+    assert (exact["success"] == pytest.approx(0) and exact["fst"] == pytest.approx(0)
+            and exact["auc"] == pytest.approx(0))
     assert exact["order"] == pytest.approx(0)
     assert reading_fit(rows(2.0))["fst"] == pytest.approx(-0.5 * len(PAPER_SUCCESS_RATIO))
 

@@ -209,7 +209,8 @@ def test_storage_contract_a_worker_dying_before_its_first_heartbeat_leaves_no_tr
 
 
 @pytest.mark.parametrize("moment", ["evaluation", "tell"])
-def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_counts(any_storage, monkeypatch, moment):
+def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_counts(any_storage, monkeypatch,
+                                                                                       moment):
     """A worker whose heartbeat lapsed (another worker failed its trial as stale and re-queued the
     parameters) while it trained, or just before it told the result, drops the result instead of
     crashing and goes on: the study still ends with exactly --trials finished trials, the stale
@@ -281,7 +282,8 @@ def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(
     assert r["surplus"] == [] and r["failed"] == [r["killed"]["trial"]], r  # workers ask one at a time
     assert len(r["retries_of_killed"]) == 1, r
     retry = r["retries_of_killed"][0]
-    assert retry["state"] in ("COMPLETE", "PRUNED") and retry["same_params"] and retry["seeds_from_killed_trial"], (retry, r["killed"])
+    assert retry["state"] in ("COMPLETE", "PRUNED") and retry["same_params"] and retry["seeds_from_killed_trial"], (
+        retry, r["killed"])
     result = json.loads((tmp_path / "tune" / "tune.json").read_text())
     assert result["storage"].startswith("postgresql+psycopg://")
     assert sum(result["counts"].get(k, 0) for k in ("COMPLETE", "PRUNED")) == 12

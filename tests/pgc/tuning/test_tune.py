@@ -125,7 +125,8 @@ def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
                 os.kill(proc.pid, signal.SIGKILL)  # mid-trial: training of `running` is in progress
                 killed_running = running
                 break
-            assert proc.poll() is None, "the study ended before it could be killed: " + proc.stderr.read().decode()[-2000:]
+            assert proc.poll() is None, ("the study ended before it could be killed: "
+                                         + proc.stderr.read().decode()[-2000:])
         else:
             pytest.fail("the study did not reach 2 finished trials in time")
     finally:
