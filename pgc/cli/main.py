@@ -136,16 +136,19 @@ def report_exception(exc: Exception, prog: str) -> int:
         print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
         return ExitCode.USAGE
     failure = user_code_failure(exc)
+    # the machine's refusals (no space left, read-only file system, permission denied, a missing input, memory):
+    # one line wherever they were raised, naming the user's call when it was theirs
+    theirs = f" (raised in your code: {failure.call})" if failure is not None else ""
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"{prog}: error: {exc.strerror or one_line(exc)}{where}{theirs}", file=sys.stderr)
+        return ExitCode.USAGE
+    if isinstance(exc, MemoryError):
+        print(f"{prog}: error: out of memory (use smaller settings){theirs}", file=sys.stderr)
+        return ExitCode.USAGE
     if failure is not None:  # raised in the user's own code: their frames, then the call in one line
         print(failure.frames_text(), end="", file=sys.stderr)
         print(f"{prog}: error in your code: {failure.line}", file=sys.stderr)
-        return ExitCode.USAGE
-    if isinstance(exc, OSError):  # no space left, read-only file system, permission denied, a missing input...
-        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-        print(f"{prog}: error: {exc.strerror or one_line(exc)}{where}", file=sys.stderr)
-        return ExitCode.USAGE
-    if isinstance(exc, MemoryError):
-        print(f"{prog}: error: out of memory (use smaller settings)", file=sys.stderr)
         return ExitCode.USAGE
     import traceback  # a bug: the traceback, then where to report it
 
