@@ -65,7 +65,8 @@ def _code_spans(text: str) -> list[str]:
 
 
 def test_every_repository_path_in_code_spans_exists():
-    roots = "|".join(("audit", "attacks", "pgc", "reports", "tests", "scripts", "results", "examples", "configs", "docs"))
+    roots = "|".join(("audit", "attacks", "pgc", "reports", "tests", "scripts", "results", "examples", "configs",
+                      "docs"))
     missing = []
     for doc in CURRENT_DOCS:
         for span in _inline_spans(doc.read_text(encoding="utf-8")):
@@ -83,7 +84,8 @@ def test_every_dotted_name_in_code_spans_is_importable():
     wrong = []
     for doc in CURRENT_DOCS:
         spans = _inline_spans(doc.read_text(encoding="utf-8"))
-        names = {m.group(1) for s in spans if (m := re.fullmatch(r"((?:%s)(?:\.\w+)+)(?:\(.*\))?" % "|".join(PACKAGES), s))}
+        dotted = rf"((?:{'|'.join(PACKAGES)})(?:\.\w+)+)(?:\(.*\))?"
+        names = {m.group(1) for s in spans if (m := re.fullmatch(dotted, s))}
         for name in sorted(names):
             parts = name.split(".")
             for i in range(len(parts), 0, -1):
@@ -103,31 +105,36 @@ def test_every_dotted_name_in_code_spans_is_importable():
 
 
 def _cli_options() -> dict[str, set[str]]:
-    """Every option string of each pgc command, its sub-commands' included."""
+    """Every option string of each pgc command, its sub-commands' included (key "COMMAND"), and of each
+    sub-command alone (key "COMMAND SUBCOMMAND")."""
     import argparse
 
     from pgc.cli.main import COMMANDS, _load
 
-    def options(parser) -> set[str]:
+    known = {}
+
+    def options(parser, name: str) -> set[str]:
         out = set()
         for action in parser._actions:
             out |= set(action.option_strings)
             if isinstance(action, argparse._SubParsersAction):
-                for sub in action.choices.values():
-                    out |= options(sub)
+                for sub_name, sub in action.choices.items():
+                    known[f"{name} {sub_name}"] = options(sub, f"{name} {sub_name}")
+                    out |= known[f"{name} {sub_name}"]
         return out
 
-    known = {}
     for name in COMMANDS:
         parser = argparse.ArgumentParser()
         _load(name).add_arguments(parser)
-        known[name] = options(parser)
+        known[name] = options(parser, name)
     return known
 
 
 def test_every_pgc_option_in_the_docs_is_the_command_lines():
-    """Options on a `pgc COMMAND ...` line are that command's (`pgc COMMAND --help`); an option alone in a code
-    span is some command's."""
+    """Options on a `pgc COMMAND ...` line are that command's (`pgc COMMAND --help`), and on a `pgc COMMAND
+    SUBCOMMAND ...` line that sub-command's (`pgc audit system --help`); a command with sub-commands names one
+    before its options (the docs use no deprecated spelling such as `pgc audit --system SPEC`); an option alone
+    in a code span is some command's."""
     known = _cli_options()
     every = set().union(*known.values())
     unknown, checked = [], 0
@@ -136,14 +143,21 @@ def test_every_pgc_option_in_the_docs_is_the_command_lines():
         for span in _code_spans(text):
             span = re.split(r"\s#\s", span, maxsplit=1)[0]
             for m in re.finditer(r"(?:^|[\s(|;])pgc ([a-z]+)\b([^|;]*)", span):
+                where = f"{doc.relative_to(ROOT)}: {span.strip()[:100]}"
                 if m.group(1) not in known:  # prose ("this pgc reads ..."), unless the span is a command line
                     if span.strip().startswith(f"pgc {m.group(1)}"):
-                        unknown.append(f"{doc.relative_to(ROOT)}: no command pgc {m.group(1)}: {span.strip()[:100]}")
+                        unknown.append(f"no command pgc {m.group(1)}: {where}")
                     continue
+                command, rest = m.group(1), m.group(2).split()
+                if rest and f"{command} {rest[0]}" in known:
+                    command = f"{command} {rest[0]}"
+                elif rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help") and any(
+                        key.startswith(f"{command} ") for key in known):
+                    unknown.append(f"pgc {command} takes a sub-command before {rest[0]}: {where}")
                 for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", m.group(2)):
                     checked += 1
-                    if option not in known.get(m.group(1), ()):
-                        unknown.append(f"{doc.relative_to(ROOT)}: pgc {m.group(1)} has no {option}: {span.strip()[:100]}")
+                    if option not in known[command]:
+                        unknown.append(f"pgc {command} has no {option}: {where}")
             if span.startswith("--"):
                 unknown += [f"{doc.relative_to(ROOT)}: no pgc command has {option}"
                             for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span)

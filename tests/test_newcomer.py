@@ -92,7 +92,8 @@ def steps() -> list[Step]:
     return out
 
 
-_DEFAULT_NAME = {"--self-test": "self-test", "--run": "run", "--system": "system", "--one-run": "one-run"}
+# the default result name of a pgc audit subcommand, where it is not the subcommand's own name
+_DEFAULT_NAME = {"adversarial-model": "adversarial"}
 
 
 def _writes(argv: list[str]) -> str | None:
@@ -104,9 +105,10 @@ def _writes(argv: list[str]) -> str | None:
     if "--out" in argv:
         return argv[argv.index("--out") + 1]
     command = argv[1]
-    if command == "audit":
-        name = "adversarial" if "--adversarial-model" in argv else next(
-            (v for k, v in _DEFAULT_NAME.items() if k in argv), "mechanism")
+    if command == "audit":  # pgc audit SUBCOMMAND TARGET ...; a crafted model of a run (--run DIR) is a run's
+        subcommand = argv[2]
+        name = "run" if subcommand == "adversarial-model" and "--run" in argv else _DEFAULT_NAME.get(
+            subcommand, subcommand)
         return f"runs/audit/{name}-"
     if command == "attack":
         return f"runs/attack/{'active' if '--active' in argv else 'run' if '--run' in argv else 'model'}-"
@@ -251,7 +253,7 @@ def test_readme_quick_start_prints_what_the_readme_says(tmp_path, quick_progress
     expected = _block("What they print", "text").rstrip("\n").split("\n")
     actual = "\n\n".join(printed).split("\n")
     assert len(actual) == len(expected), "\n".join(actual)
-    for want, got in zip(expected, actual):
+    for want, got in zip(expected, actual, strict=True):
         assert re.fullmatch(_pattern(want), got), (want, got)
     markdown = (tmp_path / "runs" / "quick" / "report" / "report.md").read_text()
     for line in _block("from its Markdown twin", "text").strip().splitlines():

@@ -24,12 +24,12 @@ $PGC bench ldp --samples 1000000 --timing-samples 100000 --out results/ldp/bench
   --merge results/ldp/parts/reference.json results/ldp/parts/multi-freq-ldpy.json results/ldp/parts/pure-ldp.json \
   results/ldp/parts/pure-ldp-sr-pcs.json \
   > results/ldp/bench.log
-# single audits through pgc audit --ldp, 1e5 per side (the library record and the verdict in each result)
-$PGC audit --ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-olh.json --force
-$PGC audit --ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --setting decoders=false --samples 100000 --out results/ldp/mfl-olh-raw-columns.json --force
-$PGC audit --ldp multi-freq-ldpy:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-ss.json --force
-$PGC audit --ldp pure-ldp:RAPPOR --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-rappor.json --force
-$PGC audit --ldp pure-ldp:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-olh.json --force
-$PGC audit --ldp reference:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/reference-ss.json --force
+# single audits through pgc audit ldp, 1e5 per side (the library record and the verdict in each result)
+$PGC audit ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-olh.json --force
+$PGC audit ldp multi-freq-ldpy:OLH --setting k=25 --setting epsilon=1 --setting decoders=false --samples 100000 --out results/ldp/mfl-olh-raw-columns.json --force
+$PGC audit ldp multi-freq-ldpy:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/mfl-ss.json --force
+$PGC audit ldp pure-ldp:RAPPOR --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-rappor.json --force
+$PGC audit ldp pure-ldp:OLH --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/pure-ldp-olh.json --force
+$PGC audit ldp reference:SS --setting k=25 --setting epsilon=1 --samples 100000 --out results/ldp/reference-ss.json --force
 # the report: its library section (library, version, protocol, parameters, claim, certified ε, verdict, why) and the bench
 $PGC report results/ldp/mfl-olh.json results/ldp/mfl-olh-raw-columns.json results/ldp/mfl-ss.json results/ldp/pure-ldp-rappor.json results/ldp/pure-ldp-olh.json results/ldp/reference-ss.json results/ldp/bench.json --out results/ldp/report --title "LDP frequency-oracle libraries" --force
