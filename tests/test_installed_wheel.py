@@ -81,7 +81,7 @@ def test_pgc_help_and_a_users_system_with_a_plain_dataclass_claim(installed_pgc,
     r = _pgc(installed_pgc, "--help", cwd=tmp_path)
     assert r.returncode == 0 and "pipeline" in r.stdout, r.stderr
     (tmp_path / "my_system.py").write_text(USER_SYSTEM)
-    r = _pgc(installed_pgc, "audit", "--system", "./my_system.py:make", "--samples", "20000", "--out", "coin.json",
+    r = _pgc(installed_pgc, "audit", "system", "./my_system.py:make", "--samples", "20000", "--out", "coin.json",
              cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     result = json.loads((tmp_path / "coin.json").read_text())
@@ -90,7 +90,7 @@ def test_pgc_help_and_a_users_system_with_a_plain_dataclass_claim(installed_pgc,
     assert row["verdict"] == "consistent"
     # a claim this audit refutes (randomized response at ε = 1 claimed as ε = 0.5) sets the exit code
     (tmp_path / "my_strict.py").write_text(USER_SYSTEM.replace("epsilon: float = 1.0", "epsilon: float = 0.5"))
-    r = _pgc(installed_pgc, "audit", "--system", "./my_strict.py:make", "--samples", "20000", "--out", "strict.json",
+    r = _pgc(installed_pgc, "audit", "system", "./my_strict.py:make", "--samples", "20000", "--out", "strict.json",
              "--fail-on", "violated", cwd=tmp_path)
     assert r.returncode == 1 and "violated" in r.stdout, r.stdout + r.stderr
 

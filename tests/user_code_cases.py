@@ -161,7 +161,7 @@ class Case:
 
 
 def _audit(spec: str, *extra: str, samples: str = "4000") -> tuple[str, ...]:
-    return ("audit", "--system", spec, "--samples", samples, "--no-progress", "--out", "out/result.json", *extra)
+    return ("audit", "system", spec, "--samples", samples, "--no-progress", "--out", "out/result.json", *extra)
 
 
 CASES: tuple[Case, ...] = (
@@ -186,7 +186,7 @@ CASES: tuple[Case, ...] = (
          says=("broken_import.py\", line 3, in <module>", "loading mine/broken_import.py failed: ImportError"),
          users_frames=True),
     Case("a Flower client_fn raises KeyError", "user code raises",
-         ("audit", "--flower", "mine/flower_app.py:broken", "--samples", "500", "--no-progress", "--out",
+         ("audit", "flower", "mine/flower_app.py:broken", "--samples", "500", "--no-progress", "--out",
           "out/result.json"), 2,
          users_call="mine/flower_app.py:broken → broken_client_fn raised KeyError: 'no such key'"),
     Case("the factory needs an argument", "factory and instance", _audit("mine/claims.py:needs"), 2,
@@ -203,9 +203,9 @@ CASES: tuple[Case, ...] = (
     Case("a misspelt option", "typos", ("audit", "--sytem", "mine/claims.py:make"), 2,
          says=("unrecognized arguments",)),
     Case("--out ending in a separator is a folder", "typos",
-         ("audit", "--system", "mine/claims.py:make", "--samples", "4000", "--no-progress", "--out", "out/"), 0),
+         ("audit", "system", "mine/claims.py:make", "--samples", "4000", "--no-progress", "--out", "out/"), 0),
     Case("--out through a file is refused", "typos",
-         ("audit", "--system", "mine/claims.py:make", "--samples", "4000", "--no-progress", "--out",
+         ("audit", "system", "mine/claims.py:make", "--samples", "4000", "--no-progress", "--out",
           "mine/base.py/result.json"), 2, says=("a file is in the way",)),
     Case("a release made of strings", "releases", _audit("mine/claims.py:strings"), 2,
          says=("check_releases: ValueError: could not convert string to float",)),
