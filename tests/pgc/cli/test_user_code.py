@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -21,64 +20,22 @@ from pgc.usercode import user_code_failure
 
 REPO = Path(__file__).resolve().parents[3]
 
-BASE = textwrap.dedent('''
-    import numpy as np
-    from pgc.contracts import PrivacyClaim
-
-    class RandomizedResponse:
-        name, channels = "rr", ("answer",)
-
-        def __init__(self, epsilon=1.0, covers=("answer",)):
-            self.epsilon, self.claim = epsilon, PrivacyClaim(epsilon, 0.0, covers)
-
-        def release(self, secret, n, rng, *, broadcast=None):
-            if secret not in (0, 1):
-                raise ValueError(f"unknown secret {secret!r}")
-            keep = rng.random(n) < np.exp(self.epsilon) / (1 + np.exp(self.epsilon))
-            return {"answer": np.where(keep, secret, 1 - secret).astype(float)[:, None]}
-
-        def canaries(self):
-            return {"0 vs 1": (0, 1)}
-''')
-
-CLAIMS = textwrap.dedent('''
-    from base import RandomizedResponse  # a sibling module: the file's own folder is importable
-
-    class Divides(RandomizedResponse):
-        def release(self, secret, n, rng, *, broadcast=None):
-            return {"answer": 1 / 0}
-
-    def make():
-        return RandomizedResponse(1.0)
-
-    def typo():
-        return RandomizedResponse(1.0, covers=("anser",))
-
-    def the_class():
-        return RandomizedResponse
-
-    def needs(epsilon):
-        return RandomizedResponse(epsilon)
-
-    def raises():
-        raise RuntimeError("cannot build")
-
-    def divides():
-        return Divides()
-''')
+sys.path.insert(0, str(REPO / "tests"))
+try:
+    import user_code_cases  # the user's files of the walk (scripts/reliability_run.py runs every case of it)
+finally:
+    sys.path.remove(str(REPO / "tests"))
 
 
 @pytest.fixture()
 def user_folder(tmp_path, monkeypatch):
-    folder = tmp_path / "mine"
-    folder.mkdir()
-    (folder / "base.py").write_text(BASE)
-    (folder / "claims.py").write_text(CLAIMS)
-    monkeypatch.chdir(tmp_path)  # not the file's folder: the sibling import must work from anywhere
+    user_code_cases.lay_out(tmp_path)  # tmp_path/mine/{base,claims}.py: claims.py imports its sibling
+    (tmp_path / "base.py").unlink()  # only mine/ holds the sibling: it must be found from the file's own folder
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     for name in [m for m in sys.modules if m == "base" or m.startswith("_pgc_user_system_claims")]:
         monkeypatch.delitem(sys.modules, name)
-    return folder
+    return tmp_path / "mine"
 
 
 def audit(spec, out, *extra):
@@ -87,7 +44,7 @@ def audit(spec, out, *extra):
 
 def test_a_file_imports_its_sibling_modules(user_folder, tmp_path):
     assert audit("mine/claims.py:make", tmp_path / "a.json") == ExitCode.OK
-    assert json.loads((tmp_path / "a.json").read_text())["system"] == "rr"
+    assert json.loads((tmp_path / "a.json").read_text())["system"] == "randomized-response"
 
 
 @pytest.mark.parametrize("factory, call, error", [
@@ -137,7 +94,7 @@ def test_an_out_ending_in_a_separator_is_a_folder(user_folder, tmp_path):
     assert audit("mine/claims.py:make", "new/") == ExitCode.OK
     written = list((tmp_path / "new").iterdir())
     assert len(written) == 1 and written[0].suffix == ".json"
-    assert json.loads(written[0].read_text())["system"] == "rr"
+    assert json.loads(written[0].read_text())["system"] == "randomized-response"
 
 
 def test_classification_follows_the_raising_frame_through_libraries():
@@ -170,11 +127,6 @@ def test_determinism_check_reads_nan_as_an_absent_entry():
 
 
 def _walk_cases(*names):
-    sys.path.insert(0, str(REPO / "tests"))
-    try:
-        import user_code_cases
-    finally:
-        sys.path.remove(str(REPO / "tests"))
     return user_code_cases, [c for c in user_code_cases.CASES if c.name in names]
 
 
