@@ -42,8 +42,6 @@ def test_help_and_refused_options_import_no_audit_and_no_torch(argv, tmp_path):
     assert rc in (0, 2) and loaded == [], (loaded, err)
 
 
-# the result file's lock comes through pgc.a3c.rundir (a re-export of pgc.outdirs.output_lock), whose package
-# imports torch: expected to fail while pgc.cli.outputs imports it from there
 def test_auditing_a_numpy_system_imports_neither_torch_nor_numba(tmp_path):
     argv = ["audit", "system", "toy-laplace-count", "--samples", "2000", "--no-progress", "--out", "a.json"]
     rc, loaded, err = _loaded_after(argv, tmp_path)
