@@ -116,7 +116,7 @@ class AuditRow(Record):
     detectable_epsilon: float | None = None  # a leak this large through the certified test is flagged w.p. ≥ 0.8
     detectable_delta: float | None = None  # the smallest point mass (δ-type leak) this audit flags w.p. ≥ 0.8
     point_mass_search: bool | None = None  # a δ test searched the releases for point masses
-    samples_to_decide: int | None = None  # samples per side from which the row would no longer be inconclusive
+    samples_to_decide: int | None = None  # samples per side from which the row would be decisive (not inconclusive)
     power_basis: str | None = None  # how the power was computed, in words
     # --- the one-run audit's counts
     canaries: int | None = None
