@@ -180,9 +180,10 @@ def _group_id(group: list[Step]) -> str:
     return " ".join(first[:3] if first[0] == "pgc" else first[:1]) + (f" (+{len(group) - 1})" if len(group) > 1 else "")
 
 
-# the README's self-test (every correct mechanism and planted bug, about 75 s) runs in the long tests
-# (scripts/long_tests.sh, its result committed under results/long-tests/), not in the default run
-LONG_GROUPS = ("pgc audit self-test",)
+# the README's self-test (every correct mechanism and planted bug, about 75 s) and its adversarial-model audits
+# (about 30 s; the quick pipeline tests audit a crafted model too) run in the long tests (scripts/long_tests.sh,
+# its result committed under results/long-tests/), not in the default run
+LONG_GROUPS = ("pgc audit self-test", "pgc audit adversarial-model (+1)")
 
 
 @pytest.mark.parametrize("group", [pytest.param(g, marks=pytest.mark.long) if _group_id(g) in LONG_GROUPS else g
