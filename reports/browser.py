@@ -114,18 +114,23 @@ def layout(html_path: str | Path, selectors: list[str], width: int = 1300, heigh
     """Where the elements matching ``selectors`` lie on the first screen of a ``width``×``height``
     window: {"viewport": [w, h], "elements": {selector: {top, bottom, left, right, height} or None}}."""
     page = Path(html_path).read_text()
-    probe = _LAYOUT_PROBE % json.dumps(selectors)
-    probed = page.replace("</body>", probe + "</body>", 1)
-    with tempfile.TemporaryDirectory(prefix="pgc-page-") as tmp:
-        probe_file = Path(tmp) / "layout.html"
-        probe_file.write_text(probed)
-        proc = _run([f"--window-size={width},{height}", "--virtual-time-budget=5000", "--dump-dom",
-                     probe_file.as_uri()], timeout)
-    m = re.search(r'<pre id="__layout">(.*?)</pre>', proc.stdout, re.S)
-    if not m:
-        raise RuntimeError(f"chromium did not run the layout probe (exit {proc.returncode}): {proc.stderr[-800:]}")
+    probed = page.replace("</body>", _LAYOUT_PROBE % json.dumps(selectors) + "</body>", 1)
+    return _probe_result(probed, "layout", width, height, timeout)
+
+
+def _probe_result(document: str, name: str, width: int, height: int, timeout: float) -> dict:
+    """Load ``document`` (holding a probe script that writes JSON into ``<pre id="__NAME">``) in a ``width``×
+    ``height`` window and return that JSON."""
     import html as _html
 
+    with tempfile.TemporaryDirectory(prefix="pgc-page-") as tmp:
+        probe_file = Path(tmp) / f"{name}.html"
+        probe_file.write_text(document)
+        proc = _run([f"--window-size={width},{height}", "--virtual-time-budget=5000", "--dump-dom",
+                     probe_file.as_uri()], timeout)
+    m = re.search(rf'<pre id="__{name}">(.*?)</pre>', proc.stdout, re.S)
+    if not m:
+        raise RuntimeError(f"chromium did not run the {name} probe (exit {proc.returncode}): {proc.stderr[-800:]}")
     return json.loads(_html.unescape(m.group(1)))
 
 
@@ -199,13 +204,6 @@ def fit(html_path: str | Path, widths=(1280, 1920), selectors=(), height: int = 
     frames = "".join(f'<iframe data-width="{int(w)}" style="display:block;border:0;width:{int(w)}px;'
                      f'height:{int(height)}px" srcdoc="{_html.escape(page, quote=True)}"></iframe>' for w in widths)
     probe = _FIT_PROBE % json.dumps(list(selectors))
-    with tempfile.TemporaryDirectory(prefix="pgc-page-") as tmp:
-        probe_file = Path(tmp) / "fit.html"
-        probe_file.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'>{probe}</head>"
-                              f"<body style='margin:0'>{frames}</body></html>")
-        proc = _run([f"--window-size={max(widths)},{int(height)}", "--virtual-time-budget=5000", "--dump-dom",
-                     probe_file.as_uri()], timeout)
-    m = re.search(r'<pre id="__fit">(.*?)</pre>', proc.stdout, re.S)
-    if not m:
-        raise RuntimeError(f"chromium did not run the fit probe (exit {proc.returncode}): {proc.stderr[-800:]}")
-    return json.loads(_html.unescape(m.group(1)))
+    document = (f"<!DOCTYPE html><html><head><meta charset='utf-8'>{probe}</head>"
+                f"<body style='margin:0'>{frames}</body></html>")
+    return _probe_result(document, "fit", max(widths), int(height), timeout)

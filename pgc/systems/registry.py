@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pgc.errors import UserError
-from pgc.usercode import note_user_module
+from pgc.usercode import OUR_PACKAGES, note_user_module
 
 # name → "module:factory"; every entry runs the shared System contract suite (tests/audit/test_system_contract.py)
 SYSTEMS: dict[str, str] = {
@@ -115,7 +115,7 @@ def _from_module(module_name: str, factory_name: str, option: str = "--system") 
     finally:
         if added:
             sys.path.remove(cwd)
-    if module_name.split(".")[0] not in ("audit", "attacks", "pgc", "reports"):
+    if module_name.split(".")[0] not in OUR_PACKAGES:
         note_user_module(module, f"{module_name}:{factory_name}")
     return _attribute(module, factory_name, f"{module_name}:{factory_name}", option)
 
