@@ -105,7 +105,7 @@ CATALOGUE: tuple[Algorithm, ...] = (
          {"eps": EPSILON, "c": 1, "t": 1.0}, encode=_ABORT, flags=(-1.0,), source=f"{LYU}, Alg. 4"),
     _svt("SVT5", "SparseVectorTechnique5", svt.svt5, True, "no noise on the queries: not ε′-DP for any ε′",
          {"eps": EPSILON, "c": 1, "t": 1.0}, source=f"{LYU}, Alg. 5"),
-    _svt("SVT6", "SparseVectorTechnique6", svt.svt6, True, "never stops: not ε′-DP for any ε′",
+    _svt("SVT6", "SparseVectorTechnique6", svt.svt6, True, "never stops: its ε grows with the number of queries",
          {"eps": EPSILON, "c": 1, "t": 1.0}, source=f"{LYU}, Alg. 6"),
     _entry("RAPPOR", "Rappor", alg.rappor, RAPPOR_DOMAIN, 20, alg.rappor_epsilon(4, 0.75, 0.45, 0.55), False,
            "within RAPPOR's own ε for h = 4, f = 0.75, p = 0.45, q = 0.55", f"{RAPPOR}, Steps 1–3",

@@ -21,6 +21,7 @@ TARGETS = {
     "one-run": "pgc.benchmarks.one_run",
     "flower": "pgc.benchmarks.flower",
     "ldp": "pgc.benchmarks.ldp",
+    "catalogue": "pgc.benchmarks.catalogue",
 }
 
 
