@@ -216,13 +216,14 @@ def write_table(path: Path, result: dict) -> None:
              *([] if result["complete"] else [f"Partial: {len(result['cells'])} cells finished; `--resume` goes on.",
                                               ""]),
              "| algorithm | broken | claimed ε | ours ε_LB (pairs) | ours ε_LB (first pair) | DP-Sniper ε_LB | "
-             "ours flags | DP-Sniper flags | ours Holm per seed | our statistics |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "ours flags | DP-Sniper flags | ours Holm per seed | our statistics | wall s (ours / DP-Sniper) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in s["algorithms"]:
         holm = " ".join("—" if h is None else ("✔" if h else "·") for h in r["ours_holm_rejected"])
         lines.append(f"| {r['algorithm']} | {'yes' if r['broken'] else 'no'} | {r['claimed_epsilon']:.3f} | "
                      f"{_fmt(r['ours_median'])} | {_fmt(r['ours_first_pair_median'])} | {_fmt(r['dpsniper_median'])} "
-                     f"| {r['ours_flags']} | {r['dpsniper_flags']} | {holm} | {', '.join(r['ours_statistics'])} |")
+                     f"| {r['ours_flags']} | {r['dpsniper_flags']} | {holm} | {', '.join(r['ours_statistics'])} | "
+                     f"{r['ours_wall_s']:.0f} / {r['dpsniper_wall_s']:.0f} |")
     lines += ["", "ε_LB: the median over seeds. " + summary_lines(result).replace("\n", "  \n")]
     write_text_atomic(path, "\n".join(lines) + "\n")
 
