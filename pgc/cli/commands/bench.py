@@ -22,6 +22,7 @@ TARGETS = {
     "flower": "pgc.benchmarks.flower",
     "ldp": "pgc.benchmarks.ldp",
     "catalogue": "pgc.benchmarks.catalogue",
+    "shapes": "pgc.benchmarks.shapes",
 }
 
 
