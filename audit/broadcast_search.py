@@ -14,6 +14,7 @@ from pgc.optim import cmaes_maximize
 
 from .progress import progress_bar
 from .releases import AuditTarget
+from .statistics import search_statistics
 from .tester import fit_candidate
 
 SEARCH_SAMPLES = 2_000  # releases per side per candidate broadcast on the search stream
@@ -64,7 +65,8 @@ def projected_by_channel(target: AuditTarget, broadcast: Any, channels: Sequence
     pos, neg = target.release_pair(n, seq, broadcast, channels)
     out = {}
     for ch in channels:
-        cand = fit_candidate(ch, pos[ch], neg[ch], n_cert, 1.0 - confidence, deltas[ch], two_sided_rates=True)
+        cand = fit_candidate(ch, pos[ch], neg[ch], n_cert, 1.0 - confidence, deltas[ch], two_sided_rates=True,
+                             statistics=search_statistics())
         out[ch] = 0.0 if cand is None else float(cand.projected_epsilon)
     return out
 

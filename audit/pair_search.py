@@ -12,7 +12,7 @@ and the search costs the certificate nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from pgc.optim import cmaes_maximize
 from .broadcast_search import mean_separation
 from .progress import progress_bar
 from .releases import AuditTarget
+from .statistics import search_statistics
 from .tester import fit_candidate
 
 PAIR_SEARCH_GENERATIONS = 20
@@ -39,6 +40,9 @@ class FoundPair:
     objective: float  # the projected ε (plus the tie-breaking separation) on the search stream
     evaluations: int
     relation: str
+
+    def pair(self) -> tuple[Any, Any]:
+        return self.secret, self.secret_prime
 
     def to_dict(self) -> dict:
         return {"secret": jsonable(self.secret), "secret_prime": jsonable(self.secret_prime),
@@ -66,7 +70,8 @@ def pair_objective(system: Any, secret: Any, secret_prime: Any, base: Sequence[s
     pos, neg = target.release_pair(n, seq, None, list(channels))
     best, separation = 0.0, 0.0
     for ch in channels:
-        cand = fit_candidate(ch, pos[ch], neg[ch], n_cert, alpha, deltas[ch], two_sided_rates=True)
+        cand = fit_candidate(ch, pos[ch], neg[ch], n_cert, alpha, deltas[ch], two_sided_rates=True,
+                             statistics=search_statistics())
         best = max(best, 0.0 if cand is None else float(cand.projected_epsilon))
         separation = max(separation, mean_separation(pos[ch], neg[ch]))
     return best + 0.01 * math.tanh(separation / 100.0)
@@ -100,3 +105,26 @@ def search_secret_pair(system: Any, base: Sequence[str], channels: Sequence[str]
     secret, secret_prime = space.pair(found.best_x)
     return FoundPair(secret, secret_prime, float(found.best_value), int(found.evaluations),
                      str(getattr(space, "relation", "")))
+
+
+def choose_named_pair(system: Any, base: Sequence[str], channels: Sequence[str], pairs: Mapping[str, tuple[Any, Any]],
+                      seq: np.random.SeedSequence, *, n: int, n_cert: int, alpha: float, deltas: dict[str, float],
+                      progress: bool = False) -> tuple[str, FoundPair]:
+    """The named pair (of a finite set: a system's ``canaries()``) with the largest projected ε on a SEARCH stream
+    (:func:`pair_objective`, every pair on the same common random numbers). The certification that follows draws
+    fresh releases of the one chosen pair, so the choice among any number of pairs costs the certificate nothing:
+    the family-wise error over the pairs is the certified test's own α."""
+    if not pairs:
+        raise UserError(f"{system.name} names no canary pairs to choose among")
+    wanted = [c for c in channels if c != ALL] or list(base)
+    bar = progress_bar(len(pairs), "pair", f"ranking {system.name}'s {len(pairs)} named pairs", progress)
+    scores = {}
+    for name, (secret, secret_prime) in pairs.items():
+        scores[name] = pair_objective(system, secret, secret_prime, base, wanted, n, seq, n_cert, alpha, deltas)
+        bar.update(1)
+    bar.close()
+    best = max(scores, key=lambda name: scores[name])  # the first named wins exact ties
+    secret, secret_prime = pairs[best]
+    return best, FoundPair(secret, secret_prime, float(scores[best]), len(pairs),
+                           f"the named pair with the largest projected ε among {len(pairs)}: "
+                           + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,12 +37,48 @@ def round_significant(values: np.ndarray, bits: int = RELATIVE_RESOLUTION_BITS) 
     return np.where(values == np.round(values), values, rounded)
 
 
+def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, int] | None = None) -> np.ndarray:
+    """One channel's releases as an (n, k) float64 array. An absent entry (⊥, an optional field not sent) is NaN.
+    Variable-length releases (a sequence of n rows of different lengths) are padded with NaN to the channel's
+    width: the longest row of the channel's first draw in this audit (``widths`` keeps it), so that every
+    release is read by the same fixed encoding; a later row longer than that is cut to it."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (ValueError, TypeError):
+        arr = None
+    if arr is None or arr.dtype == object:
+        try:
+            rows = [np.atleast_1d(np.asarray(r, dtype=np.float64)).ravel() for r in value]
+        except (ValueError, TypeError) as exc:
+            raise UserError(f"{system.name}.release: channel {name!r} is not numbers ({exc})") from None
+        if len(rows) != n:
+            raise UserError(f"{system.name}.release: channel {name!r} has {len(rows)} releases, expected {n}")
+        width = max((len(r) for r in rows), default=1)
+        if widths is not None:
+            width = widths.setdefault(name, max(width, 1))
+        arr = np.full((n, max(width, 1)), np.nan)
+        for i, r in enumerate(rows):
+            arr[i, : min(len(r), width)] = r[:width]
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise UserError(f"{system.name}.release: channel {name!r} has shape {arr.shape}, expected ({n}, k)")
+    if np.isinf(arr).any():
+        raise UserError(f"{system.name}.release: channel {name!r} holds inf (an absent entry is NaN)")
+    if widths is not None and name in widths and arr.shape[1] != widths[name]:
+        width = widths[name]  # a padded channel keeps its first width
+        arr = arr[:, :width] if arr.shape[1] > width else np.pad(arr, ((0, 0), (0, width - arr.shape[1])),
+                                                                 constant_values=np.nan)
+    return arr
+
+
 def draw_releases(system: Any, secret: Any, n: int, rng: np.random.Generator, broadcast: Any,
                   channels: Sequence[str], base_channels: Sequence[str],
-                  float_exact: bool = False) -> dict[str, np.ndarray]:
+                  float_exact: bool = False, widths: dict[str, int] | None = None) -> dict[str, np.ndarray]:
     """n releases of ``secret``: the requested channels as (n, k) float64 arrays (``all`` assembled from
     the base channels in order when the system does not return one), rounded by :func:`round_significant`
-    unless ``float_exact``."""
+    unless ``float_exact``; absent entries NaN (:func:`release_array`, which keeps variable-length channels'
+    widths in ``widths``)."""
     out = system.release(secret, n, rng, broadcast=broadcast)
     if not isinstance(out, Mapping):
         raise UserError(f"{system.name}.release must return a mapping channel -> array, got {type(out).__name__}")
@@ -51,13 +87,7 @@ def draw_releases(system: Any, secret: Any, n: int, rng: np.random.Generator, br
     for name in need - {ALL} | ({ALL} if ALL in out and ALL in channels else set()):
         if name not in out:
             raise UserError(f"{system.name}.release returned no channel {name!r} (got {sorted(out)})")
-        arr = np.asarray(out[name], dtype=np.float64)
-        if arr.ndim == 1:
-            arr = arr[:, None]
-        if arr.ndim != 2 or arr.shape[0] != n:
-            raise UserError(f"{system.name}.release: channel {name!r} has shape {arr.shape}, expected ({n}, k)")
-        if not np.all(np.isfinite(arr)):
-            raise UserError(f"{system.name}.release: channel {name!r} holds NaN or inf")
+        arr = release_array(system, name, out[name], n, widths)
         arrays[name] = arr if float_exact else round_significant(arr)
     if ALL in channels and ALL not in arrays:
         arrays[ALL] = np.concatenate([arrays[c] for c in base_channels], axis=1)
@@ -90,11 +120,13 @@ class AuditTarget:
     secret_prime: Any
     base: tuple[str, ...]
     float_exact: bool = False
+    widths: dict[str, int] = field(default_factory=dict, compare=False, repr=False)  # variable-length channels'
 
     def draw(self, secret: Any, n: int, rng: np.random.Generator, broadcast: Any,
              channels: Sequence[str]) -> dict[str, np.ndarray]:
         """n releases of one side (:func:`draw_releases`)."""
-        return draw_releases(self.system, secret, n, rng, broadcast, channels, self.base, self.float_exact)
+        return draw_releases(self.system, secret, n, rng, broadcast, channels, self.base, self.float_exact,
+                             self.widths)
 
     def release_pair(self, n: int, seq: np.random.SeedSequence, broadcast: Any,
                      channels: Sequence[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:

@@ -130,6 +130,10 @@ FEW_ATOMS = 256
 # few, and the milder two-sided level lets the noise of two such counts (not the statistic) win the ranking
 HELD_OUT_PESSIMISM = SELECTION_PESSIMISM
 EVEN_SHARE = 0.5
+# the tie band of the continuous statistics' central choice, in standard errors of the best projection: a quarter
+# keeps a Gaussian's deep-tail test (16 seeds: median certified ε within 1 % of the plain maximum's) and moves a
+# flat-ratio Laplace test to its plateau's centre (ε = 0.1, 2e4 training / 8e4 certification: median 0.075 → 0.082)
+CENTRAL_TIE = 0.25
 
 
 def _dense(grid: FloatArray) -> bool:
@@ -170,6 +174,7 @@ def _scan(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta
     if two_sided and _dense(grid):
         table = np.stack([moving_average(eps, SMOOTHING_WINDOW) for eps in table])
     return grid, table, fp, fn, _argmax(table)
+
 
 
 def held_out_projection(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float,
@@ -226,6 +231,39 @@ def _one_standard_error_choice(table: FloatArray, best_cell: tuple[int, int], fp
     return row, col
 
 
+def _projection_standard_error(best: float, share: float, fp: float, fn: float, n_pos: float, n_neg: float,
+                               n_cert: int, alpha: float, delta: float, two_sided: bool) -> float:
+    """The standard error of a test's projection, from its binomial counts, propagated through
+    :func:`projected_epsilon` (0 where the projection is not finite)."""
+    sd_fp = math.sqrt(fp * max(0.0, 1.0 - fp / n_neg))
+    sd_fn = math.sqrt(fn * max(0.0, 1.0 - fn / n_pos))
+    drops = [best - float(projected_epsilon(fp + dfp, n_neg, fn + dfn, n_pos, n_cert, alpha, delta, share,
+                                            two_sided)) for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))]
+    return math.hypot(*drops) if all(np.isfinite(drops)) else 0.0
+
+
+def _central_choice(table: FloatArray, best_cell: tuple[int, int], fp: CountArray, fn: CountArray, n_pos: float,
+                    n_neg: float, n_cert: int, alpha: float, delta: float, two_sided: bool) -> tuple[int, int]:
+    """Among the thresholds of a continuous statistic, the most central one the selection cannot tell from the
+    best: the one-standard-error rule again (:func:`_one_standard_error_choice`), now preferring the test whose
+    rarer error is most frequent. Where the likelihood ratio is flat over a wide range (a Laplace test at small ε:
+    every event beyond the shift has the ratio e^ε) the projection's maximum over thousands of thresholds is
+    noise, and mostly lies in a tail, whose few counts certify least on fresh samples; the central test of the
+    plateau certifies most."""
+    row, col = best_cell
+    best = float(table[row, col])
+    if not np.isfinite(best):
+        return row, col
+    error = _projection_standard_error(best, FP_SHARES[row], float(fp[col]), float(fn[col]), n_pos, n_neg, n_cert,
+                                       alpha, delta, two_sided)
+    tied = table >= best - CENTRAL_TIE * error
+    columns = np.flatnonzero(tied.any(axis=0))
+    col = int(columns[np.argmax(np.minimum(fp[columns], fn[columns]))])
+    rows = np.flatnonzero(tied[:, col])
+    row = int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))])
+    return row, col
+
+
 def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float,
                      delta: float, two_sided: bool = False) -> tuple[float, float, float]:
     """(threshold, fp_share, projected ε) of the test chosen on the selection split; T = [s ≥ t].
@@ -239,6 +277,8 @@ def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: f
     if not best > 0.0:
         return float(grid[0]), EVEN_SHARE, 0.0
     if grid.size > FEW_ATOMS:
+        row, col = _central_choice(table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha,
+                                   delta, two_sided)
         return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
     # a few atoms: the chosen test is ranked by the best projection it is tied with
     row, col = _one_standard_error_choice(table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert,
@@ -248,14 +288,16 @@ def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: f
 
 def select_statistic(statistics: Sequence[Statistic], fit_p: FloatArray, fit_n: FloatArray, sel_p: FloatArray,
                      sel_n: FloatArray, project: Callable[[FloatArray, FloatArray], Projection],
-                     tie_margin: float = 0.0
+                     tie_margin: float = 0.0, applied: list[Statistic] | None = None
                      ) -> tuple[Statistic, Scorer, FloatArray, FloatArray, Projection] | None:
     """Fit each statistic on (fit_p, fit_n) and keep the one whose projection on the selection half
     (``project(s_pos, s_neg)``, a tuple ending in the projected ε) is largest; a later statistic
-    replaces an earlier one only if it projects more than (1 + ``tie_margin``) times its ε.
+    replaces an earlier one only if it projects more than (1 + ``tie_margin``) times its ε — or its own
+    ``selection_margin`` where that is larger (a flexible statistic must win clearly: a learned classifier's
+    projection is noisier than a projection's).
 
     Returns ``(statistic, scorer, s_pos, s_neg, projection)`` or None when no statistic gives finite
-    scores."""
+    scores; ``applied`` (a list) collects every statistic that did."""
     best: tuple[Statistic, Scorer, FloatArray, FloatArray, Projection] | None = None
     for stat in statistics:
         scorer = stat.fit(fit_p, fit_n)
@@ -264,8 +306,11 @@ def select_statistic(statistics: Sequence[Statistic], fit_p: FloatArray, fit_n: 
         s_pos, s_neg = np.asarray(scorer(sel_p), np.float64), np.asarray(scorer(sel_n), np.float64)
         if not (np.all(np.isfinite(s_pos)) and np.all(np.isfinite(s_neg))):
             continue
+        if applied is not None:
+            applied.append(stat)
         projection = project(s_pos, s_neg)
-        if best is None or projection[-1] > best[4][-1] * (1.0 + tie_margin):
+        margin = max(tie_margin, float(getattr(stat, "selection_margin", 0.0)))
+        if best is None or projection[-1] > best[4][-1] * (1.0 + margin):
             best = (stat, scorer, s_pos, s_neg, projection)
     return best
 

@@ -38,8 +38,9 @@ _HASH_MULTIPLIERS = np.random.Generator(np.random.PCG64(np.random.SeedSequence(2
 
 
 def row_hash(values: np.ndarray) -> np.ndarray:
-    """64-bit hash of each row's exact float64 bit pattern (−0.0 and 0.0 identified)."""
-    arr = np.ascontiguousarray(np.asarray(values, dtype=np.float64) + 0.0)
+    """64-bit hash of each row's exact float64 bit pattern (−0.0 and 0.0 identified, every NaN alike)."""
+    arr = np.asarray(values, dtype=np.float64) + 0.0
+    arr = np.ascontiguousarray(np.where(np.isnan(arr), np.nan, arr))  # one bit pattern for every NaN
     bits = arr.view(np.uint64)
     k = bits.shape[1]
     mult = np.resize(_HASH_MULTIPLIERS, k) if k > _HASH_MULTIPLIERS.size else _HASH_MULTIPLIERS[:k]
@@ -77,6 +78,8 @@ class ColumnSummary:
 class SparseProjection:
     """⟨y, w⟩ on the informative columns (``dense=True``: on all columns)."""
 
+    shape = "location"
+
     def __init__(self, dense: bool = False):
         self.dense = dense
         self.name = "projection-dense" if dense else "projection"
@@ -91,6 +94,8 @@ class LaplaceLogLikelihood:
     """``scaled=True``: each column's term divided by its Laplace scale (the mean absolute deviation
     from the median, both sides pooled): the Laplace log-likelihood ratio itself when the columns
     have different noise scales (a privatized score beside a gradient)."""
+
+    shape = "location"
 
     def __init__(self, dense: bool = False, scaled: bool = False):
         self.dense, self.scaled = dense, scaled
@@ -111,6 +116,8 @@ class LaplaceLogLikelihood:
 
 
 class SignVote:
+
+    shape = "location"
     name = "sign-vote"
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
@@ -125,6 +132,8 @@ class SignVote:
 
 class HistogramLikelihoodRatio:
     """Empirical log-likelihood ratio of the joint value of the top-``columns`` informative columns."""
+
+    shape = "location"
 
     def __init__(self, columns: int = 1, max_cells_fraction: float = 0.05, fixed: slice | None = None):
         self.columns = columns
@@ -160,6 +169,8 @@ class HistogramLikelihoodRatio:
 class SupportMembership:
     """+1 if the output was seen under the positive hypothesis in training, −1 if under the negative."""
 
+    shape = "structure"
+
     def __init__(self, scope: str = "row"):
         if scope not in ("row", "column"):
             raise UserError("scope must be 'row' or 'column'")
@@ -180,11 +191,29 @@ class SupportMembership:
         return score
 
 
-def default_statistics() -> list:
+def location_statistics() -> list:
+    """The statistics that read where releases lie, column by column."""
     return [SparseProjection(), SparseProjection(dense=True), LaplaceLogLikelihood(),
             LaplaceLogLikelihood(dense=True), SignVote(), HistogramLikelihoodRatio(1),
             HistogramLikelihoodRatio(2), HistogramLikelihoodRatio(3), SupportMembership("row"),
             SupportMembership("column")]
+
+
+def default_statistics(learned: bool = True) -> list:
+    """Every shape a leak takes: location (this module), scale, dependence and structure (:mod:`audit.shapes`)
+    and, with ``learned``, a classifier on raw and derived features (:mod:`audit.learned`). The selection tries
+    them in this order; a later one replaces an earlier one only when it projects more by its margin."""
+    from .learned import LearnedClassifier
+    from .shapes import shape_statistics
+
+    return location_statistics() + shape_statistics() + ([LearnedClassifier()] if learned else [])
+
+
+def search_statistics() -> list:
+    """The statistics a search's objective fits for every candidate (a broadcast, a pair of secrets): every shape
+    but the learned one, whose fit would cost each of the search's hundreds of candidates a classifier. The
+    search only ranks; the audit of what it finds selects among :func:`default_statistics`."""
+    return default_statistics(learned=False)
 
 
 MAX_LATTICE_CELLS = 4_000_000  # the PRS likelihood-ratio table's size limit (d̂ ≤ 22 keeps four columns)
@@ -204,6 +233,8 @@ class PRSLexicographicLikelihoodRatio:
     most :data:`MAX_LATTICE_CELLS` cells (a large d̂, as ε of several hundred gives, would need
     gigabytes and hours for four columns).
     """
+
+    shape = "location"
 
     def __init__(self, clip: float, reduced_dim: int, epsilon: float, columns: int = 4):
         from scipy.signal import convolve
@@ -258,6 +289,14 @@ def column_scales(values: np.ndarray) -> np.ndarray:
     """A robust spread per column: the median absolute deviation, else the standard deviation, else 1
     (from at most SCALE_ROWS evenly strided rows: only the cell width depends on it)."""
     values = values[:: max(1, -(-len(values) // SCALE_ROWS))]
+    if np.isnan(values).any():  # absent entries: the spread of the present ones (1 where none is)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            med = np.nanmedian(values, axis=0)
+            mad, std = np.nanmedian(np.abs(values - med), axis=0), np.nanstd(values, axis=0)
+        return np.where(mad > 0, mad, np.where(std > 0, std, 1.0))
     med = np.median(values, axis=0)
     mad = np.median(np.abs(values - med), axis=0)
     std = values.std(axis=0)
@@ -281,6 +320,8 @@ class ExactRelease:
     witness δ > 0 (:func:`audit.bounds.delta_lower_bound`). Vectorised: one quantisation, one hash
     and one sorted membership test per batch.
     """
+
+    shape = "structure"
 
     def __init__(self, scope: str = "row", eta: float = 0.0, epsilon: float = 0.0):
         if scope not in ("row", "column"):
@@ -364,6 +405,8 @@ class ChannelSumLikelihoodRatio:
     ε_gradient + ε_score where each channel alone reaches its own share. Like every statistic it only
     reads outputs: the certified bound holds whatever the channels' dependence.
     """
+
+    shape = "location"
 
     def __init__(self, groups, bins: int = 32, candidates=None):
         self.groups = tuple(groups)

@@ -61,7 +61,7 @@ from pgc.schemas import Accountant, SystemAuditResult
 from .accountant import accountant_epsilon
 from .broadcast_search import SEARCH_GENERATIONS, SEARCH_SAMPLES, adversarial_candidates, projected_by_channel
 from .claims import contradiction
-from .pair_search import PAIR_SEARCH_SHARE, search_secret_pair
+from .pair_search import PAIR_SEARCH_SHARE, FoundPair, choose_named_pair, search_secret_pair
 from .progress import progress_bar
 from .releases import (
     AuditTarget,
@@ -74,7 +74,7 @@ from .releases import (
     split_evenly,
 )
 from .statistics import LaplaceLogLikelihood, default_statistics
-from .tester import CHUNK, SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound
+from .tester import CHUNK, SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound, auto_train_fraction
 from .verdicts import make_rows
 
 
@@ -152,7 +152,9 @@ class AuditSettings:
     """How an audit spends its releases (validated on construction): ``samples`` certification releases
     per side, a training split of ``train_fraction`` of that (at least ``train_minimum``), ``seed`` of the
     one root SeedSequence, ``confidence``, the adversarial search's budget, ``float_exact`` (audit the
-    releases' exact bits; default: rounded to 30 significant bits) and ``progress``.
+    releases' exact bits; default: rounded to 30 significant bits) and ``progress``. ``certification_seed``: the
+    certification releases come from this seed instead of ``seed``'s own stream, everything before them (search,
+    training split, the chosen tests) from ``seed`` as before — an audit's witness recertified on fresh releases.
 
     ``two_sided_rates``: the selection's rate bounds also use the complement's Poisson bound
     (:func:`audit.selection.rate_upper`) on every channel (True), or only on channels whose claim has
@@ -162,7 +164,7 @@ class AuditSettings:
     samples: int = 100_000
     seed: int = 0
     confidence: float = 0.95
-    train_fraction: float = 0.25
+    train_fraction: float | None = None  # None: audit.tester.auto_train_fraction for the smallest claimed ε
     search_samples: int = SEARCH_SAMPLES
     search_generations: int = SEARCH_GENERATIONS
     float_exact: bool = False
@@ -170,6 +172,7 @@ class AuditSettings:
     train_minimum: int = 1_000
     two_sided_rates: bool | None = True
     held_to_claim: bool = False
+    certification_seed: int | None = None  # fresh certification releases from this seed; selection from ``seed``
 
     def __post_init__(self) -> None:
         if not isinstance(self.train_minimum, (int, np.integer)) or self.train_minimum < 100:
@@ -178,46 +181,58 @@ class AuditSettings:
             raise UserError(f"samples must be an integer >= 100, got {self.samples!r}")
         if not (0.0 < self.confidence < 1.0):
             raise UserError(f"confidence must lie in (0, 1), got {self.confidence!r}")
-        if not (0.0 < self.train_fraction <= 1.0):
+        if self.train_fraction is not None and not (0.0 < self.train_fraction <= 1.0):
             raise UserError(f"train_fraction must lie in (0, 1], got {self.train_fraction!r}")
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise UserError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.certification_seed is not None and (not isinstance(self.certification_seed, (int, np.integer))
+                                                    or self.certification_seed < 0):
+            raise UserError(f"certification_seed must be a non-negative integer, got {self.certification_seed!r}")
         if self.search_samples < 2 or self.search_generations < 1:
             raise UserError("search_samples must be >= 2 and search_generations >= 1")
 
     @property
     def train_samples(self) -> int:
-        """The training releases per side (:data:`audit.tester.SYSTEM_SPLIT` at this fraction and minimum)."""
+        """The training releases per side (:data:`audit.tester.SYSTEM_SPLIT` at this fraction and minimum; the
+        fraction of a quarter when none is given — :meth:`for_claim` sets the one a claim needs)."""
         return SYSTEM_SPLIT.size(self.samples, self.train_fraction, self.train_minimum)
+
+    def for_claim(self, claimed_epsilon: float) -> AuditSettings:
+        """These settings with the training fraction :func:`audit.tester.auto_train_fraction` gives for a claimed
+        ε, unless one was given."""
+        if self.train_fraction is not None:
+            return self
+        return replace(self, train_fraction=auto_train_fraction(self.samples, claimed_epsilon))
 
 
 def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSettings | None = None, *,
                  broadcast: Any = None, adversarial: bool = False, channels: Sequence[str] | None = None,
                  pair: str | None = None, search_pair: bool = False, selection_pool: SelectionPool | None = None,
-                 **setting_values: Any) -> SystemAuditResult:
+                 pairs: Mapping[str, tuple[Any, Any]] | None = None, **setting_values: Any) -> SystemAuditResult:
     """Certified ε and δ lower bounds per channel of ``system`` for ``secret`` vs ``secret_prime``
     (see the module docstring). ``settings`` (or its fields as keywords: ``samples=...``) say how many
     releases are spent and how; ``broadcast`` is what the aggregator sends (None: the system's default),
     ``adversarial=True`` lets the aggregator choose it. ``search_pair=True``: the auditor searches the
     system's ``secret_space`` for the worst neighbouring pair on the search stream
     (:func:`audit.pair_search.search_secret_pair`) and certifies that pair instead of the given one.
-    ``selection_pool``: earlier releases of the same pair and broadcast, added to the training split only."""
+    ``selection_pool``: earlier releases of the same pair and broadcast, added to the training split only.
+    ``pairs``: named neighbouring pairs (a finite set: the system's ``canaries()``) to choose among on the search
+    stream (:func:`audit.pair_search.choose_named_pair`) instead of ``secret``, ``secret_prime``; the chosen one is
+    certified on fresh releases."""
     start = time.perf_counter()
     settings = replace(settings or AuditSettings(), **setting_values)
     base = check_system(system)
     _check_options(broadcast, adversarial, search_pair, selection_pool)
     wanted = _wanted_channels(system, base, channels)
     claims, covered, mus, profiles = _channel_claims(system, wanted, base)
+    settings = settings.for_claim(min(claims[ch][0] for ch in wanted))
     deltas = {ch: claims[ch][1] for ch in wanted}
     search_seq, train_seq, cert_seq = np.random.SeedSequence(settings.seed).spawn(3)
-    found = None
-    if search_pair:  # 0. the worst neighbouring pair, on its own child of the search stream
-        pair_seq, search_seq = search_seq.spawn(2)
-        found = search_secret_pair(system, base, [ch for ch in wanted if covered[ch]] or wanted, pair_seq,
-                                   n=max(settings.search_samples, settings.samples // PAIR_SEARCH_SHARE),
-                                   n_cert=settings.samples,
-                                   alpha=1.0 - settings.confidence, deltas=deltas, progress=settings.progress)
-        secret, secret_prime, pair = found.secret, found.secret_prime, f"searched: {found.relation}"
+    if settings.certification_seed is not None:  # recertification: the same selection, fresh certification releases
+        cert_seq = np.random.SeedSequence([settings.certification_seed, settings.seed])
+    search_seq, found, chosen = _chosen_pair(system, base, wanted, covered, deltas, settings, search_seq, pairs,
+                                             search_pair)
+    secret, secret_prime, pair = (secret, secret_prime, pair) if found is None else (*found.pair(), chosen)
     target = AuditTarget(system, secret, secret_prime, base, settings.float_exact)
     clock = Stopwatch()
 
@@ -250,6 +265,28 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
                              report_section=system.report_section if isinstance(system, NamesReportSection) else None,
                              relation=system.relation if isinstance(system, NamesRelation) else None,
                              searched_pair=None if found is None else found.to_dict(), timings=clock.seconds)
+
+
+def _chosen_pair(system: Any, base: Sequence[str], wanted: list[str], covered: Mapping[str, bool],
+                 deltas: dict[str, float], settings: AuditSettings, search_seq: np.random.SeedSequence,
+                 pairs: Mapping[str, tuple[Any, Any]] | None, search_pair: bool
+                 ) -> tuple[np.random.SeedSequence, FoundPair | None, str | None]:
+    """Step 0, on its own child of the search stream: the named pair that projects most (``pairs``) or the worst pair
+    of the secret space (``search_pair``); (the rest of the search stream, the pair found, its label)."""
+    if pairs is None and not search_pair:
+        return search_seq, None, None
+    if pairs is not None and search_pair:
+        raise UserError("give either named pairs to choose among or search_pair=True, not both")
+    pair_seq, search_seq = search_seq.spawn(2)
+    channels = [ch for ch in wanted if covered[ch]] or wanted
+    n = max(settings.search_samples, settings.samples // PAIR_SEARCH_SHARE)
+    if pairs is not None:
+        name, found = choose_named_pair(system, base, channels, pairs, pair_seq, n=n, n_cert=settings.samples,
+                                        alpha=1.0 - settings.confidence, deltas=deltas, progress=settings.progress)
+        return search_seq, found, f"{name} (chosen among {len(pairs)} named pairs on the search stream)"
+    found = search_secret_pair(system, base, channels, pair_seq, n=n, n_cert=settings.samples,
+                               alpha=1.0 - settings.confidence, deltas=deltas, progress=settings.progress)
+    return search_seq, found, f"searched: {found.relation}"
 
 
 def _judged_rows(system: Any, bounds_by_channel: Mapping[str, EpsilonBound], wanted: Sequence[str],

@@ -33,6 +33,7 @@ from pgc.tasks.progress import progress_bar
 from . import bounds
 from .curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
 from .selection import choose_threshold, select_statistic
+from .shapes import for_absent_entries, shapes_of
 from .statistics import default_statistics
 
 CHUNK = 65_536
@@ -67,6 +68,24 @@ MECHANISM_SPLIT = TrainingSplit(0.1, 2_000, 200_000, "a mechanism audit ranks se
                                 "where 2e5 selects well")
 SYSTEM_SPLIT = TrainingSplit(0.25, 1_000, None, "one pair of secrets per audit: a quarter, at least 1,000 per side "
                              "so that a statistic's fit half is not noise")
+SMALL_CLAIM = 0.5  # a claimed ε below this: the training split is at least SMALL_CLAIM_TRAINING per side
+SMALL_CLAIM_TRAINING = 20_000
+
+
+def auto_train_fraction(samples: int, claimed_epsilon: float, preset: TrainingSplit | None = None) -> float:
+    """The training split's fraction of ``samples`` certification releases when the user gives none: the preset's
+    (a quarter for a System audit), raised for a claimed ε below :data:`SMALL_CLAIM` until the split holds
+    :data:`SMALL_CLAIM_TRAINING` releases per side (at most as many as the certification). A small ε's best test
+    lies on a wide plateau of likelihood ratio ≈ e^ε, and telling its centre from its noisy tails takes releases:
+    a Laplace ε = 0.1 audit of 8e4 certification releases selects on 2e4 (median certified 0.082 over 16 seeds,
+    at most ≈ 0.085 at that size), not on 5e3."""
+    preset = preset or SYSTEM_SPLIT
+    fraction = preset.fraction
+    if claimed_epsilon < SMALL_CLAIM and samples > 0:
+        fraction = max(fraction, min(1.0, SMALL_CLAIM_TRAINING / samples))
+    return fraction
+
+
 ENVIRONMENT_SPLIT = TrainingSplit(0.25, 200, None, "PGC-A3C's environment audits play an episode per release; the "
                                   "committed audits were selected on a quarter, at least 200 per side")
 
@@ -102,6 +121,7 @@ class EpsilonBound:
     profile_excess: float | None = None
     profile_delta: float | None = None
     profile_claimed_epsilon: float | None = None
+    shapes_searched: tuple[str, ...] | None = None  # the leak shapes the selection's statistics covered
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -136,6 +156,8 @@ class CandidateTest:
     train_samples: int
     curve_threshold: float | None = None  # the curve test's threshold on the same statistic, when the claim has one
     profile: tuple[tuple[float, float], ...] | None = None  # the claimed privacy profile the curve test checks
+    width: int | None = None  # the number of entries per output the test was fitted on
+    shapes: tuple[str, ...] = ()  # the leak shapes of the statistics the selection could fit (audit.shapes.SHAPES)
 
 
 def fit_candidate(label: str, train_pos: npt.ArrayLike, train_neg: npt.ArrayLike, n_cert: int, alpha: float,
@@ -149,6 +171,11 @@ def fit_candidate(label: str, train_pos: npt.ArrayLike, train_neg: npt.ArrayLike
     (:func:`audit.curves.select_curve_threshold`), chosen on the same selection half."""
     statistics = default_statistics() if statistics is None else statistics
     train_pos, train_neg = _as_2d(train_pos), _as_2d(train_neg)
+    if train_pos.shape[1] != train_neg.shape[1]:
+        width = max(train_pos.shape[1], train_neg.shape[1])
+        train_pos, train_neg = _as_2d(train_pos, width), _as_2d(train_neg, width)
+    statistics = for_absent_entries(statistics, train_pos, train_neg)
+    applied: list[Statistic] = []
     # first half fits, second half selects: samplers draw the training split in TRAIN_CALLS
     # separate calls, so each half comes from its own calls (this is what exposes noise reused
     # from call to call)
@@ -158,7 +185,7 @@ def fit_candidate(label: str, train_pos: npt.ArrayLike, train_neg: npt.ArrayLike
     chosen = select_statistic(statistics, fit_p, fit_n, sel_p, sel_n,
                               lambda s_pos, s_neg: choose_threshold(s_pos, s_neg, n_cert, alpha, delta,
                                                                     two_sided_rates),
-                              tie_margin=TIE_MARGIN)
+                              tie_margin=TIE_MARGIN, applied=applied)
     if chosen is None:
         return None
     stat, scorer, s_pos, s_neg, (t, share, eps) = chosen
@@ -167,23 +194,29 @@ def fit_candidate(label: str, train_pos: npt.ArrayLike, train_neg: npt.ArrayLike
         assert curve_alpha is not None, "a curve test is selected at its curve_alpha"
         curve_threshold = select_curve_threshold(s_pos, s_neg, n_cert, curve_alpha, profile)
     return CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos), curve_threshold,
-                         profile if curve else None)
+                         profile if curve else None, train_pos.shape[1], shapes_of(applied))
 
 
-def _as_2d(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
+def _as_2d(x: npt.ArrayLike, width: int | None = None) -> npt.NDArray[np.float64]:
+    """Outputs as an (n, k) float array; NaN marks an absent entry. ``width``: the k a test was fitted on — a
+    narrower batch of variable-length outputs is padded with absent entries, a wider one cut to it (the test is a
+    fixed function of the first ``width`` entries)."""
     x = np.asarray(x, dtype=np.float64)
     if x.ndim == 1:
         x = x[:, None]
     if x.ndim != 2:
         raise UserError(f"outputs must be (n, k), got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise UserError("the audited outputs contain NaN or inf")
+    if np.isinf(x).any():
+        raise UserError("the audited outputs contain inf (an absent entry is NaN)")
+    if width is not None and x.shape[1] != width:
+        x = x[:, :width] if x.shape[1] > width else np.pad(x, ((0, 0), (0, width - x.shape[1])),
+                                                           constant_values=np.nan)
     return x
 
 
 def count_both(test: CandidateTest, chunk: npt.ArrayLike) -> tuple[int, int, int]:
     """(score ≥ threshold, score ≥ curve threshold, total) on one chunk; the second 0 without a curve test."""
-    s = np.asarray(test.scorer(_as_2d(chunk)))
+    s = np.asarray(test.scorer(_as_2d(chunk, test.width)))
     curve = 0 if test.curve_threshold is None else int(np.count_nonzero(s >= test.curve_threshold))
     return int(np.count_nonzero(s >= test.threshold)), curve, len(s)
 
@@ -192,7 +225,7 @@ def count_accepts(test: CandidateTest, chunks: Iterable[npt.ArrayLike]) -> tuple
     """(number with score ≥ threshold, total) over an iterable of output chunks."""
     hits = total = 0
     for chunk in chunks:
-        s = np.asarray(test.scorer(_as_2d(chunk)))
+        s = np.asarray(test.scorer(_as_2d(chunk, test.width)))
         hits += int(np.count_nonzero(s >= test.threshold))
         total += len(s)
     return hits, total
@@ -251,7 +284,7 @@ def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, fals
             n_pos, alpha, detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0, share)),
         detectable_delta_at=float(detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0),
         hypothesis=test.label, statistic=test.statistic, threshold=float(test.threshold),
-        projected_epsilon=float(test.projected_epsilon), **curve)
+        projected_epsilon=float(test.projected_epsilon), shapes_searched=test.shapes or None, **curve)
 
 
 def sampled_chunks(sampler: Sampler, n: int, rng: np.random.Generator, chunk: int = CHUNK,

@@ -82,9 +82,26 @@ def power_words(row: AuditRow) -> str:
     """What the row's test could have caught, ε-type and δ-type, in one sentence."""
     delta_words = measured_power.detectable_delta_words(row.detectable_delta, row.claimed_delta, row.point_mass_search)
     if row.detectable_epsilon is None or not math.isfinite(row.detectable_epsilon):
-        return delta_words
+        return delta_words + shape_words(row)
     return (f"a leak of ε ≥ {row.detectable_epsilon:.3g} through the certified test would have been caught "
-            f"(w.p. ≥ 0.8); {delta_words}")
+            f"(w.p. ≥ 0.8); {delta_words}{shape_words(row)}")
+
+
+SHAPE_NAMES = ("location", "scale", "dependence", "structure", "learned")  # audit.shapes.SHAPES
+
+
+def shape_words(row: AuditRow) -> str:
+    """Which leak shapes the selection's statistics covered and which it did not; the smallest planted leak of each
+    shape the whole selection and certification flagged, where the audit measured it. Empty for a row that
+    records neither."""
+    if row.shapes_searched is None:
+        return ""
+    missed = [s for s in SHAPE_NAMES if s not in row.shapes_searched]
+    words = f"; the test was chosen among statistics of {', '.join(row.shapes_searched)}"
+    words += f" (not: {', '.join(missed)})" if missed else ""
+    for planted in row.planted_power or ():
+        words += "; " + planted.words()
+    return words
 
 
 def decide(row: AuditRow) -> tuple[Verdict, str]:
@@ -286,6 +303,8 @@ def bound_fields(b: EpsilonBound, claim: tuple[float, float], confidence: float,
     fields = dict(epsilon_lower_bound=b.epsilon_lower_bound, samples_per_side=n, confidence=confidence,
                   false_positives=b.false_positives, false_negatives=b.false_negatives, fp_share=b.fp_share,
                   max_certifiable_epsilon=b.max_certifiable_epsilon, statistic=b.statistic, hypothesis=b.hypothesis,
+                  shapes_searched=None if b.shapes_searched is None else list(b.shapes_searched),
+                  threshold=b.threshold,
                   delta_lower_bound=(bounds.delta_lower_bound(b.false_positives, n, b.false_negatives, n,
                                                               threshold_alpha, eps, b.fp_share)
                                      if math.isfinite(eps) else 0.0),

@@ -15,8 +15,10 @@ Claims and systems:
   with :meth:`PrivacyClaim.of`.
 * :class:`System` — ``name``, ``claim``, ``channels`` and ``release(secret, n, rng, *, broadcast=None)``:
   n independent releases of ONE participant holding ``secret`` (opaque to the auditor), as a mapping
-  channel → (n, k) float array. ``broadcast`` is what the aggregator sends (a model θ, synced
-  statistics); None is the honest default. Randomness comes only from ``rng``.
+  channel → (n, k) float array, NaN where an entry is absent (⊥, an optional field not sent), or a sequence of
+  n rows of different lengths (variable-length outputs; padded with NaN by the auditor). ``broadcast`` is what
+  the aggregator sends (a model θ, synced statistics); None is the honest default. Randomness comes only from
+  ``rng``.
 
 Optional capabilities of a system (each a runtime-checkable Protocol: ``isinstance(system, HasCanaries)``;
 :func:`capabilities` lists those a system has):

@@ -18,7 +18,7 @@ FLOORS = {
     "pgc.mechanisms": 0, "pgc.systems": 0, "pgc.tasks": 0, "pgc.optim": 0,  # contracts and pure helpers
     "pgc.schemas": 1,  # result records (claims are the systems contract's PrivacyClaim)
     "pgc.a3c": 2, "pgc.gympg": 2, "pgc.fedlinucb": 2, "pgc.toysystems": 2, "pgc.dprl": 2,  # system packages
-    "pgc.flower": 2, "pgc.ldp": 2, "pgc.nvflare": 2,
+    "pgc.flower": 2, "pgc.ldp": 2, "pgc.nvflare": 2, "pgc.catalogue": 2,
     "pgc.engines": 3,  # where independent tasks run
     "audit": 4, "attacks": 4,  # the auditor and the attackers
     "reports": 5,  # reading results

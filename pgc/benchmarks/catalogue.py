@@ -257,9 +257,10 @@ def _previous(path: Path, settings: dict) -> dict:
 
 
 def _write(path: Path, result: dict) -> None:
+    import pgc.schemas as schemas
     from reports.files import write_json_atomic
 
-    write_json_atomic(path, result)
+    write_json_atomic(path, schemas.dump("bench", result))
 
 
 def run(args: argparse.Namespace) -> int:

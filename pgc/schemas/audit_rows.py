@@ -58,6 +58,27 @@ def worst(verdicts: Iterable[Verdict | str]) -> Verdict:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PlantedLeak(Record):
+    """The smallest leak of one shape that the whole selection and certification flagged with probability ≥ 0.8 when
+    planted in the audit's own training releases (:mod:`audit.shape_power`): ``smallest`` in the units ``parameter``
+    names, None when even ``largest_tried`` was not flagged that often."""
+
+    shape: str
+    parameter: str  # what the size means, e.g. "noise scale × (1 + size)"
+    smallest: float | None = None
+    largest_tried: float
+    repeats: int
+    samples_per_side: int  # of each planted audit (the training releases re-used)
+
+    def words(self) -> str:
+        if self.smallest is None:
+            return (f"a {self.shape} leak up to {self.parameter} at size {self.largest_tried:.3g} was not flagged "
+                    f"w.p. ≥ 0.8 ({self.repeats} planted audits at {self.samples_per_side:,} per side)")
+        return (f"a planted {self.shape} leak of {self.parameter} at size {self.smallest:.3g} was flagged w.p. ≥ 0.8 "
+                f"({self.repeats} planted audits at {self.samples_per_side:,} per side)")
+
+
+@dataclass(frozen=True, kw_only=True)
 class AuditRow(Record):
     """One certified channel of one audit: what was audited, the claim, the certified bounds with the counts
     behind them, the power of the test that ran, and the verdict of the one rule (:func:`audit.verdicts.decide`).
@@ -75,6 +96,7 @@ class AuditRow(Record):
     theta_file: str | None = None  # the crafted model this row was certified at, beside the result file
     mechanism: str | None = None
     statistic: str | None = None
+    threshold: float | None = None  # the certified test is [statistic ≥ threshold]
     hypothesis: str | None = None  # the canary pair or secrets the certified test told apart
     note: str | None = None
     protect: list[str] | None = None  # PGC-A3C's mitigations of the audited configuration
@@ -118,6 +140,8 @@ class AuditRow(Record):
     point_mass_search: bool | None = None  # a δ test searched the releases for point masses
     samples_to_decide: int | None = None  # samples per side from which the row would be decisive (not inconclusive)
     power_basis: str | None = None  # how the power was computed, in words
+    shapes_searched: list[str] | None = None  # leak shapes of the statistics the test was chosen among
+    planted_power: list[PlantedLeak] | None = None  # per shape, the smallest planted leak the audit flagged
     # --- the one-run audit's counts
     canaries: int | None = None
     guesses: int | None = None

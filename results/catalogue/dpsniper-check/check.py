@@ -160,7 +160,8 @@ def main():
     settings = {"n_train": N, "n": N, "n_check": N, "n_final": N_FINAL, "confidence": CONFIDENCE, "seed": SEED,
                 "chunk": CHUNK, "torch": torch.__version__, "numpy": np.__version__}
     with open(out, "w") as f:
-        json.dump({"settings": settings, "rows": rows}, f, indent=1)
+        json.dump({"kind": "bench", "format_version": 1, "bench": "dpsniper-check", "settings": settings,
+                   "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

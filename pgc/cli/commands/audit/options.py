@@ -119,6 +119,31 @@ def add_mechanism_settings(p, *, epsilon: str, rounds: bool = True, delta: bool 
                             "required by gaussian and gaussian-analytic)")
 
 
+def train_fraction(text: str) -> float | None:
+    """``--train-fraction``: a number in (0, 1], or ``auto``."""
+    if text == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number in (0, 1] or auto") from None
+    if not (0.0 < value <= 1.0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not in (0, 1]")
+    return value
+
+
+def add_selection_options(p) -> None:
+    """``--train-fraction`` and ``--certification-seed``: how a System audit selects its tests and where its
+    certification releases come from."""
+    p.add_argument("--train-fraction", type=train_fraction, default=None, metavar="F|auto",
+                   help="the training split per side, spent on choosing the test, as a fraction of the certification "
+                        "releases (auto unless given: a quarter, at least 1,000, and at least 20,000 when the claimed "
+                        "ε < 0.5)")
+    p.add_argument("--certification-seed", type=int, default=None,
+                   help="draw the certification releases from this seed, everything before them from --seed "
+                        "(pgc audit recertify sets it)")
+
+
 def add_dim(p) -> None:
     p.add_argument("--dim", type=positive_int, default=112, help="gradient dimension (default 112)")
 

@@ -25,6 +25,7 @@ from .options import (
     add_float_exact,
     add_mechanism_settings,
     add_pairs,
+    add_selection_options,
     add_shared_arguments,
     add_system_channels,
     add_trial,
@@ -38,7 +39,7 @@ MODE_FUNCTIONS = {
     "nvflare": ".library:audit_nvflare", "mechanism": ".mechanism:audit_named_mechanism", "run": ".run:audit_run",
     "one_run": ".one_run:audit_one_run", "flower_one_run": ".flower_one_run:audit_flower_one_run",
     "self_test": ".mechanism:self_test", "adversarial": ".adversarial:audit_adversarial_mechanism",
-    "adversarial_curve": ".adversarial:adversarial_curve",
+    "adversarial_curve": ".adversarial:adversarial_curve", "recertify": ".recertify:recertify_result",
 }
 
 
@@ -103,7 +104,8 @@ class SystemSubcommand(AuditSubcommand):
     def add_options(self, p):
         add_setting(p, help="a keyword of the system's factory (VALUE as JSON, else as text), e.g. "
                             "--setting epsilon=0.7 --setting relation=member; repeatable")
-        p.add_argument("--pair", help="one of the system's named canary pairs (default: the first)")
+        p.add_argument("--pair", help="one of the system's named canary pairs (default: the first); any: the one that "
+                            "projects most on a search stream, certified on fresh releases")
         p.add_argument("--secrets", nargs=2, metavar=("SECRET", "SECRET_PRIME"),
                        help="the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair")
         p.add_argument("--search-pair", action="store_true",
@@ -114,6 +116,7 @@ class SystemSubcommand(AuditSubcommand):
                             "its broadcast_space)")
         add_system_channels(p)
         add_float_exact(p)
+        add_selection_options(p)
 
 
 class FlowerSubcommand(AuditSubcommand):
@@ -132,6 +135,7 @@ class FlowerSubcommand(AuditSubcommand):
         p.add_argument("--pair", help="one of the module's AUDIT_PAIRS (default: the first)")
         add_system_channels(p)
         add_float_exact(p)
+        add_selection_options(p)
         p.set_defaults(secrets=None, adversarial=False)
 
 
@@ -150,6 +154,7 @@ class LdpSubcommand(AuditSubcommand):
                             "the auditor no statistic on the protocol's decoding; repeatable")
         add_system_channels(p)
         add_float_exact(p)
+        add_selection_options(p)
         p.set_defaults(pair=None, secrets=None, adversarial=False)
 
 
@@ -169,6 +174,7 @@ class NvflareSubcommand(AuditSubcommand):
         p.add_argument("--pair", help="one of the built-in client updates' pairs (default: the first)")
         add_system_channels(p)
         add_float_exact(p)
+        add_selection_options(p)
         p.set_defaults(secrets=None, adversarial=False)
 
 
@@ -324,7 +330,20 @@ class AdversarialCurveSubcommand(AuditSubcommand):
         args.channel_list = adversarial_channels(args)
 
 
+class RecertifySubcommand(AuditSubcommand):
+    name, mode = "recertify", "recertify"
+    help = "a System audit's chosen tests re-fitted from its seed and counted on fresh releases"
+
+    def add_target(self, p):
+        p.add_argument("recorded", metavar="RESULT", help="a result of pgc audit system, flower, ldp or nvflare")
+
+    def add_options(self, p):
+        p.add_argument("--certification-seed", type=int, default=1,
+                       help="seed of the fresh certification releases (default 1; the selection keeps the result's "
+                            "own seed)")
+
+
 SUBCOMMANDS: dict[str, AuditSubcommand] = {cls.name: cls() for cls in (
     SystemSubcommand, MechanismSubcommand, RunSubcommand, OneRunSubcommand, FlowerSubcommand,
     FlowerOneRunSubcommand, LdpSubcommand, NvflareSubcommand, SelfTestSubcommand, AdversarialModelSubcommand,
-    AdversarialCurveSubcommand)}
+    AdversarialCurveSubcommand, RecertifySubcommand)}

@@ -11,6 +11,8 @@ from pgc.options import AutoSamples
 
 from .common import fmt
 
+ANY_PAIR = "any"  # --pair any: the named pair that projects most on the search stream
+
 
 def audit_any_system(args, report: dict, progress: bool) -> int:
     from pgc.systems.registry import SYSTEMS, make_system
@@ -63,17 +65,16 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
     if search_pair and not isinstance(system, HasSecretSpace):
         raise UserError(f"--search-pair: {system.name} offers no secret_space to search")
     secret, secret_prime, pair = _secrets(args, system)
-    channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
     auto = args.samples if isinstance(args.samples, AutoSamples) else None
     samples = args.samples
-    what = ("the worst neighbouring pair it finds" if search_pair else f"pair {pair!r}" if pair
+    what = ("the worst neighbouring pair it finds" if search_pair
+            else "the named pair that projects most on a search stream" if pair == ANY_PAIR
+            else f"pair {pair!r}" if pair
             else f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)}")
     print(f"auditing {system.name}: {what}, claim {_claim_text(claim)}; "
           + (f"samples until decisive (budget {auto.budget:,} per side)" if auto else f"{samples:,} releases per side")
           + (", adversarial broadcast" if args.adversarial else ""), flush=True)
-    options = dict(adversarial=args.adversarial, channels=channels, pair=pair, float_exact=args.float_exact)
-    if search_pair:
-        options["search_pair"] = True
+    options = _audit_options(args, system, pair, search_pair)
     if auto:
         from audit.sequential import audit_system_until_decisive
 
@@ -94,10 +95,12 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
     level = f"{100 * (1 - staged.stages[-1].alpha if auto else args.confidence):.3g}%"
     verdict = staged.decision if auto else str(result.verdict)
     print(f"verdict (Holm over {len(result.rows)} rows at {level}): {verdict.upper()}")
-    command = report["command"]
+    command, argv = report["command"], report.get("argv")
     report.clear()
     report.update(result.to_dict())
     report["command"] = command
+    if argv is not None:
+        report["argv"] = argv
     if auto:
         report["verdict"] = str(staged.verdict)
         report["sequential"] = {"budget": auto.budget, "alpha": 1.0 - args.confidence, "decision": staged.decision,
@@ -106,6 +109,20 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
                                             "verdict": str(s.verdict), "decision": s.decision}
                                            for s in staged.stages]}
     return 0
+
+
+def _audit_options(args, system, pair: str | None, search_pair: bool) -> dict:
+    """The keywords of :func:`audit.system_audit.audit_system` the subcommand's options set."""
+    channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
+    options = dict(adversarial=args.adversarial, channels=channels, pair=pair, float_exact=args.float_exact,
+                   train_fraction=getattr(args, "train_fraction", None),
+                   certification_seed=getattr(args, "certification_seed", None))
+    if search_pair:
+        options["search_pair"] = True
+    if pair == ANY_PAIR:  # the named pairs, chosen among on the search stream
+        options["pairs"] = system.canaries()
+        options.pop("pair")
+    return options
 
 
 def check_contract(system) -> None:
@@ -157,6 +174,9 @@ def _secrets(args, system):
     canaries = system.canaries() if isinstance(system, HasCanaries) else {}
     if not canaries:
         raise UserError(f"{system.name} names no canary pairs: give --secrets SECRET SECRET_PRIME")
+    if args.pair == ANY_PAIR:  # the audit chooses among them on its search stream
+        secret, secret_prime = next(iter(canaries.values()))
+        return secret, secret_prime, ANY_PAIR
     pair = args.pair or next(iter(canaries))
     if pair not in canaries:
         raise UserError(f"--pair {pair!r}: {system.name} has {', '.join(map(repr, canaries))}")

@@ -1,0 +1,322 @@
+"""Statistics of the shapes a leak takes besides location: scale, dependence and structure.
+
+Every statistic of :mod:`audit.statistics` reads where the releases lie, column by column. A leak can also live in
+
+* the **scale** of the noise (a normalizer that depends on the data): :class:`NormStatistic` (L1, L2, L∞ of the
+  release), :class:`SquaredDeviation` (Σ_j ((y_j − m_j)/s_j)² about the pooled training mean) and
+  :class:`GaussianScaleLikelihoodRatio` (per column, the log-likelihood ratio of two Gaussians with each side's
+  mean and variance: the exact test for independent Gaussian coordinates whose scale or location differs);
+* the **dependence** between coordinates (every marginal the same): :class:`CovarianceDirections` — the leading
+  eigenvectors of the difference of the two sides' covariance matrices of the standardized columns (found without
+  forming the matrix), scored by the Gaussian log-likelihood ratio of the release's projections on them. An
+  equicorrelated pair of hypotheses has the all-ones direction on top: the statistic is then the squared sum of
+  the coordinates, i.e. the sum of coordinate-pair products up to the squared norm;
+* the **structure** of a release: :class:`PresenceCount` (how many entries are present: lengths of
+  variable-length releases, answers before an abort) and :class:`AbsencePattern` (the empirical log-likelihood
+  ratio of which entries are absent: branch and ⊥ patterns). Both apply only where the training releases hold
+  absent entries (NaN).
+
+Absent entries reach the value statistics through :class:`AbsentAware`: a NaN becomes its column's training median
+and every column with absent entries gains a presence indicator, so that presence is information to every
+statistic (a projection weighs it like any other column).
+
+Like every statistic, each is fitted on the fit half of the training split and returns a scorer (higher: looks
+like the first hypothesis); which way a norm or a count points is read from the fit half.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .statistics import row_hash
+
+# the shapes a leak takes, each statistic's ``shape``: where releases lie; how widely they spread; how their entries
+# depend on each other; which entries are present and which exact values recur; a classifier's learned boundary
+SHAPES = ("location", "scale", "dependence", "structure", "learned")
+LEADING_DIRECTIONS = 4  # eigen-directions of the covariance difference kept by CovarianceDirections
+DENSE_EIGEN_MAX = 256  # up to this many columns the covariance difference is formed and decomposed exactly
+MIN_VARIANCE = 1e-12
+EIGEN_START_SEED = 20261128
+
+
+def standardizer(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(centre, spread) per column of the pooled training releases: the mean and the standard deviation (1 where a
+    column is constant)."""
+    pooled = np.concatenate([pos, neg])
+    centre = pooled.mean(axis=0)
+    spread = pooled.std(axis=0)
+    return centre, np.where(spread > 0, spread, 1.0)
+
+
+def _orientation(score_pos: np.ndarray, score_neg: np.ndarray) -> float:
+    """+1 when a raw score is larger under the first hypothesis on the fit half, else −1 (0: it separates
+    nothing)."""
+    diff = float(np.mean(score_pos) - np.mean(score_neg))
+    return 0.0 if diff == 0 or not np.isfinite(diff) else float(np.sign(diff))
+
+
+class NormStatistic:
+    """The ``order``-norm of the release itself (1, 2 or ``inf``), oriented on the fit half: a gradient whose norm
+    depends on the secret, noise whose scale does."""
+
+    shape = "scale"
+
+    def __init__(self, order: float):
+        if order not in (1, 2, np.inf):
+            raise ValueError(f"order must be 1, 2 or inf, got {order!r}")
+        self.order = order
+        self.name = "norm-l" + ("inf" if order == np.inf else str(int(order)))
+
+    def raw(self, y: np.ndarray) -> np.ndarray:
+        if self.order == 2:
+            return np.einsum("ij,ij->i", y, y)  # the squared norm: monotone in the norm, cheaper
+        return np.linalg.norm(y, ord=self.order, axis=1)
+
+    def fit(self, pos: np.ndarray, neg: np.ndarray):
+        sign = _orientation(self.raw(pos), self.raw(neg))
+        if sign == 0:
+            return None
+        return lambda y: sign * self.raw(y)
+
+
+class SquaredDeviation:
+    """Σ_j ((y_j − m_j)/s_j)² with m, s the pooled training mean and spread per column: the scale of the noise
+    about where releases lie, every column weighted alike."""
+
+    shape = "scale"
+
+    name = "squared-deviation"
+
+    def fit(self, pos: np.ndarray, neg: np.ndarray):
+        centre, spread = standardizer(pos, neg)
+
+        def raw(y: np.ndarray) -> np.ndarray:
+            z = (y - centre) / spread
+            return np.einsum("ij,ij->i", z, z)
+
+        sign = _orientation(raw(pos), raw(neg))
+        if sign == 0:
+            return None
+        return lambda y: sign * raw(y)
+
+
+class GaussianScaleLikelihoodRatio:
+    """Σ_j log N(y_j; m⁺_j, v⁺_j) − log N(y_j; m⁻_j, v⁻_j): each side's per-column mean and variance from the fit
+    half. The likelihood-ratio test of independent Gaussian coordinates, whatever differs: location, scale or
+    both."""
+
+    shape = "scale"
+
+    name = "gaussian-scale-llr"
+
+    def fit(self, pos: np.ndarray, neg: np.ndarray):
+        m_pos, m_neg = pos.mean(axis=0), neg.mean(axis=0)
+        v_pos, v_neg = np.maximum(pos.var(axis=0), MIN_VARIANCE), np.maximum(neg.var(axis=0), MIN_VARIANCE)
+        if np.allclose(v_pos, v_neg, rtol=0, atol=0) and np.array_equal(m_pos, m_neg):
+            return None
+        offset = -0.5 * float(np.sum(np.log(v_pos / v_neg)))
+
+        def score(y: np.ndarray) -> np.ndarray:
+            return offset + 0.5 * (((y - m_neg) ** 2 / v_neg) - ((y - m_pos) ** 2 / v_pos)).sum(axis=1)
+
+        return score
+
+
+def covariance_difference_directions(pos: np.ndarray, neg: np.ndarray, count: int) -> np.ndarray:
+    """The ``count`` leading eigenvectors (by |eigenvalue|, as columns) of C⁺ − C⁻, the difference of the two sides'
+    second-moment matrices about the pooled mean of already standardized releases. Up to
+    :data:`DENSE_EIGEN_MAX` columns the matrix is formed; beyond, ARPACK (scipy ``eigsh``) applies it as
+    v ↦ Pᵀ(Pv)/n⁺ − Nᵀ(Nv)/n⁻ without forming it."""
+    k = pos.shape[1]
+    count = min(count, k - 1) if k > DENSE_EIGEN_MAX else min(count, k)
+    if k <= DENSE_EIGEN_MAX:
+        diff = pos.T @ pos / len(pos) - neg.T @ neg / len(neg)
+        values, vectors = np.linalg.eigh(diff)
+        order = np.argsort(-np.abs(values), kind="stable")[:count]
+        return vectors[:, order]
+    from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
+
+    def matvec(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v).reshape(-1)
+        return pos.T @ (pos @ v) / len(pos) - neg.T @ (neg @ v) / len(neg)
+
+    operator = LinearOperator((k, k), matvec=matvec, dtype=np.float64)
+    start = np.random.Generator(np.random.PCG64(EIGEN_START_SEED)).standard_normal(k)  # fixed: deterministic
+    try:
+        _, vectors = eigsh(operator, k=count, which="LM", v0=start, tol=1e-4, maxiter=20 * k)
+    except ArpackError:  # a difference with no leading directions to find (constant columns, equal sides)
+        return np.zeros((k, 0))
+    return np.asarray(vectors)
+
+
+class CovarianceDirections:
+    """Dependence between coordinates: the Gaussian log-likelihood ratio of the release's projections on the leading
+    eigen-directions of the covariance difference (:func:`covariance_difference_directions`), each side's mean and
+    variance per direction from the fit half. Needs two columns or more."""
+
+    shape = "dependence"
+
+    def __init__(self, directions: int = LEADING_DIRECTIONS):
+        self.directions = int(directions)
+        self.name = f"covariance-directions-{self.directions}"
+
+    def fit(self, pos: np.ndarray, neg: np.ndarray):
+        if pos.shape[1] < 2:
+            return None
+        from threadpoolctl import threadpool_limits
+
+        centre, spread = standardizer(pos, neg)
+        zp, zn = (pos - centre) / spread, (neg - centre) / spread
+        with threadpool_limits(limits=1, user_api="blas"):  # threads spin against each other on a busy machine
+            basis = covariance_difference_directions(zp, zn, self.directions)
+        if basis.shape[1] == 0:
+            return None
+        pp, pn = zp @ basis, zn @ basis
+        m_pos, m_neg = pp.mean(axis=0), pn.mean(axis=0)
+        v_pos, v_neg = np.maximum(pp.var(axis=0), MIN_VARIANCE), np.maximum(pn.var(axis=0), MIN_VARIANCE)
+        offset = -0.5 * float(np.sum(np.log(v_pos / v_neg)))
+
+        def score(y: np.ndarray) -> np.ndarray:
+            p = ((y - centre) / spread) @ basis
+            return offset + 0.5 * (((p - m_neg) ** 2 / v_neg) - ((p - m_pos) ** 2 / v_pos)).sum(axis=1)
+
+        return score
+
+
+class SquaredStandardizedSum:
+    """(Σ_j z_j)² with z the standardized release (pooled training mean and spread), oriented on the fit half: the sum
+    of all coordinate-pair products z_i·z_j up to the squared norm — the one-line test of coordinates that move
+    together (equicorrelation), with no directions to estimate."""
+
+    shape = "dependence"
+    name = "squared-standardized-sum"
+
+    def fit(self, pos: np.ndarray, neg: np.ndarray):
+        if pos.shape[1] < 2:
+            return None
+        centre, spread = standardizer(pos, neg)
+
+        def raw(y: np.ndarray) -> np.ndarray:
+            return (((y - centre) / spread).sum(axis=1)) ** 2
+
+        sign = _orientation(raw(pos), raw(neg))
+        if sign == 0:
+            return None
+        return lambda y: sign * raw(y)
+
+
+class PresenceCount:
+    """How many entries of a release are present (not NaN), oriented on the fit half: lengths of variable-length
+    releases, answers before an abort, optional fields sent."""
+
+    shape = "structure"
+
+    name = "presence-count"
+
+    def fit(self, pos: np.ndarray, neg: np.ndarray):
+        if not (np.isnan(pos).any() or np.isnan(neg).any()):
+            return None
+        sign = _orientation((~np.isnan(pos)).sum(axis=1), (~np.isnan(neg)).sum(axis=1))
+        if sign == 0:
+            return None
+        return lambda y: sign * (~np.isnan(y)).sum(axis=1).astype(np.float64)
+
+
+class AbsencePattern:
+    """The empirical log-likelihood ratio of a release's pattern of absent entries (which entries are NaN): the
+    branch an algorithm took, where ⊥ fell. Cells seen under neither side in training score 0; at most
+    ``max_cells_fraction`` of the training releases as distinct patterns (else the pattern is noise)."""
+
+    shape = "structure"
+
+    name = "absence-pattern"
+
+    def __init__(self, max_cells_fraction: float = 0.05):
+        self.max_cells_fraction = max_cells_fraction
+
+    def fit(self, pos: np.ndarray, neg: np.ndarray):
+        if not (np.isnan(pos).any() or np.isnan(neg).any()):
+            return None
+        h_pos, h_neg = row_hash(np.isnan(pos)), row_hash(np.isnan(neg))
+        keys, inverse = np.unique(np.concatenate([h_pos, h_neg]), return_inverse=True)
+        if keys.size < 2 or keys.size > max(50, self.max_cells_fraction * (len(pos) + len(neg))):
+            return None
+        c_pos = np.bincount(inverse[: len(pos)], minlength=keys.size) / len(pos)
+        c_neg = np.bincount(inverse[len(pos):], minlength=keys.size) / len(neg)
+        smooth = 0.5 / max(len(pos), len(neg))
+        llr = np.log(c_pos + smooth) - np.log(c_neg + smooth)
+
+        def score(y: np.ndarray) -> np.ndarray:
+            h = row_hash(np.isnan(y))
+            idx = np.clip(np.searchsorted(keys, h), 0, keys.size - 1)
+            return np.where(keys[idx] == h, llr[idx], 0.0)
+
+        return score
+
+
+class AbsentEncoding:
+    """Releases with absent entries as the value statistics read them: each NaN replaced by its column's training
+    median of present values (0 where none is present), and a presence indicator (1 present, 0 absent) appended
+    for every column with an absent entry in training."""
+
+    def __init__(self, pos: np.ndarray, neg: np.ndarray):
+        pooled = np.concatenate([pos, neg])
+        absent = np.isnan(pooled)
+        self.columns = np.flatnonzero(absent.any(axis=0))
+        with np.errstate(all="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column has no median
+                fill = np.nanmedian(pooled, axis=0)
+        self.fill = np.where(np.isfinite(fill), fill, 0.0)
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        absent = np.isnan(y)
+        filled = np.where(absent, self.fill, y)
+        if self.columns.size == 0:
+            return filled
+        return np.concatenate([filled, (~absent[:, self.columns]).astype(np.float64)], axis=1)
+
+
+class AbsentAware:
+    """A value statistic fitted and scored on :class:`AbsentEncoding`'s encoding of releases with absent entries."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name = inner.name
+        self.shape = getattr(inner, "shape", "location")
+
+    def fit(self, pos: np.ndarray, neg: np.ndarray):
+        encode = AbsentEncoding(pos, neg)
+        scorer = self.inner.fit(encode(pos), encode(neg))
+        if scorer is None:
+            return None
+        return lambda y: scorer(encode(y))
+
+
+def shape_statistics() -> list:
+    """The scale, dependence and structure statistics, in the order the selection tries them (a later one replaces
+    an earlier one only when it projects more by the selection's margin)."""
+    return [NormStatistic(2), NormStatistic(1), NormStatistic(np.inf), SquaredDeviation(),
+            GaussianScaleLikelihoodRatio(), SquaredStandardizedSum(), CovarianceDirections(), PresenceCount(),
+            AbsencePattern()]
+
+
+STRUCTURE_STATISTICS = (PresenceCount, AbsencePattern)
+
+
+def shapes_of(statistics: Sequence) -> tuple[str, ...]:
+    """The leak shapes (:data:`SHAPES`, in that order) of ``statistics`` (a statistic without one reads location)."""
+    found = {getattr(s, "shape", "location") for s in statistics}
+    return tuple(s for s in SHAPES if s in found)
+
+
+def for_absent_entries(statistics: Sequence, pos: np.ndarray, neg: np.ndarray) -> list:
+    """``statistics`` ready for training releases with absent entries: the structure statistics as they are (they
+    read NaN), every other one through :class:`AbsentAware`. Unchanged when no entry is absent."""
+    if not (np.isnan(pos).any() or np.isnan(neg).any()):
+        return list(statistics)
+    return [s if isinstance(s, STRUCTURE_STATISTICS) else AbsentAware(s) for s in statistics]

@@ -1,0 +1,214 @@
+"""Leaks of every shape: scale, dependence, structure (absent entries, variable lengths) and a learned statistic,
+read by the certified test; releases with absent entries accepted as algorithms produce them; the training split
+that fits a small claim; a finite set of named pairs chosen on the search stream.
+
+False-failure rates: every "violated" or "leaks" assertion is on a system whose leak is far above what the audit
+needs at its size (seeded; the certified bound holds at 95 %, and each leak certifies several times its claim at
+these sizes); every "consistent" or "not violated" assertion runs at STRICT = 1 − 1e-4.
+"""
+
+import numpy as np
+import pytest
+
+from audit.learned import LearnedClassifier
+from audit.selection import select_statistic
+from audit.shapes import (
+    SHAPES,
+    AbsencePattern,
+    AbsentAware,
+    CovarianceDirections,
+    GaussianScaleLikelihoodRatio,
+    NormStatistic,
+    PresenceCount,
+    SquaredDeviation,
+    covariance_difference_directions,
+    for_absent_entries,
+    shapes_of,
+)
+from audit.statistics import SparseProjection, default_statistics, location_statistics, search_statistics
+from audit.system_audit import AuditSettings, audit_system
+from audit.tester import SMALL_CLAIM_TRAINING, auto_train_fraction
+from pgc.contracts import PrivacyClaim
+
+STRICT = 1 - 1e-4
+
+
+class ScaleLeak:
+    """Gaussian noise whose scale depends on the secret (a data-dependent normalizer)."""
+
+    name, channels = "scale-leak", ("update",)
+
+    def __init__(self, k=200, ratio=1.2, epsilon=1.0):
+        self.k, self.ratio, self.claim = k, ratio, PrivacyClaim(epsilon, 1e-5, ("update",))
+
+    def release(self, secret, n, rng, *, broadcast=None):
+        return {"update": (self.ratio if secret else 1.0) * rng.standard_normal((n, self.k))}
+
+
+class DependenceLeak:
+    """Every marginal N(0, 1); under secret 1 the coordinates share a common factor (equicorrelation ρ)."""
+
+    name, channels = "dependence-leak", ("update",)
+
+    def __init__(self, k=20, rho=0.3, epsilon=1.0):
+        self.k, self.rho, self.claim = k, rho, PrivacyClaim(epsilon, 0.0, ("update",))
+
+    def release(self, secret, n, rng, *, broadcast=None):
+        z = rng.standard_normal((n, self.k))
+        if secret:
+            z = np.sqrt(1 - self.rho) * z + np.sqrt(self.rho) * rng.standard_normal((n, 1))
+        return {"update": z}
+
+
+class CountLeak:
+    """A Poisson number of Laplace reports (at most 10; absent ones NaN) whose rate depends on the secret."""
+
+    name, channels = "count-leak", ("reports",)
+
+    def __init__(self, rates=(1.0, 4.0), epsilon=0.5, ragged=False):
+        self.rates, self.ragged, self.claim = rates, ragged, PrivacyClaim(epsilon, 0.0, ("reports",))
+
+    def release(self, secret, n, rng, *, broadcast=None):
+        m = np.minimum(rng.poisson(self.rates[secret], n), 10)
+        if self.ragged:
+            return {"reports": [rng.laplace(0.0, 1.0, k) for k in m]}
+        values = rng.laplace(0.0, 1.0, (n, 10))
+        values[np.arange(10)[None, :] >= m[:, None]] = np.nan
+        return {"reports": values}
+
+
+def test_a_scale_leak_is_violated_by_a_scale_statistic():
+    res = audit_system(ScaleLeak(), 0, 1, samples=4_000, seed=3)
+    row = res.rows[0]
+    assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 2.0
+    assert row.statistic in ("norm-l2", "norm-l1", "norm-linf", "squared-deviation", "gaussian-scale-llr",
+                             "learned-gbt")
+    assert "scale" in row.shapes_searched and "location" in row.shapes_searched
+
+
+def test_a_dependence_only_leak_is_seen_by_the_covariance_directions():
+    res = audit_system(DependenceLeak(), 0, 1, samples=4_000, seed=4)
+    row = res.rows[0]
+    assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 1.5
+    # every marginal is the same: no location statistic tells them apart
+    pos, neg = (DependenceLeak().release(s, 4_000, np.random.default_rng(s))["update"] for s in (0, 1))
+    assert SparseProjection(dense=True).fit(pos[:2000], neg[:2000]) is not None
+    direction = covariance_difference_directions(pos, neg, 1)[:, 0]
+    assert abs(abs(direction.sum()) / np.sqrt(direction.size) - 1.0) < 0.05  # the all-ones direction
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_absent_entries_and_variable_lengths_are_releases_and_their_count_leaks(ragged):
+    res = audit_system(CountLeak(ragged=ragged), 0, 1, samples=4_000, seed=5)
+    row = res.rows[0]
+    assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 1.0
+    assert "structure" in row.shapes_searched
+
+
+def test_inf_is_refused_with_a_clear_error_and_nan_is_not():
+    class Infinite(CountLeak):
+        def release(self, secret, n, rng, *, broadcast=None):
+            return {"reports": np.full((n, 2), np.inf)}
+
+    with pytest.raises(ValueError, match="holds inf"):
+        audit_system(Infinite(), 0, 1, samples=200)
+
+
+def test_a_correct_system_with_absent_entries_stays_consistent():
+    """The same number of reports under both secrets: nothing to find (STRICT)."""
+    res = audit_system(CountLeak(rates=(3.0, 3.0), epsilon=1.0), 0, 1, samples=4_000, seed=6, confidence=STRICT)
+    assert str(res.rows[0].verdict) != "violated"
+
+
+def test_variable_length_rows_keep_the_width_of_the_first_draw():
+    from audit.releases import release_array
+
+    class Named:
+        name = "ragged"
+
+    widths: dict[str, int] = {}
+    first = release_array(Named(), "x", [[1.0], [1.0, 2.0, 3.0]], 2, widths)
+    later = release_array(Named(), "x", [[1.0, 2.0, 3.0, 4.0, 5.0], []], 2, widths)
+    assert first.shape == later.shape == (2, 3) and widths == {"x": 3}
+    assert np.isnan(first[0, 1:]).all() and np.isnan(later[1]).all() and list(later[0]) == [1.0, 2.0, 3.0]
+
+
+def test_scale_statistics_orient_themselves_and_read_the_scale():
+    rng = np.random.default_rng(0)
+    wide, narrow = 1.3 * rng.standard_normal((3000, 50)), rng.standard_normal((3000, 50))
+    for stat in (NormStatistic(1), NormStatistic(2), NormStatistic(np.inf), SquaredDeviation(),
+                 GaussianScaleLikelihoodRatio()):
+        for pos, neg in ((wide, narrow), (narrow, wide)):
+            scorer = stat.fit(pos[:1500], neg[:1500])
+            assert np.mean(scorer(pos[1500:]) > np.median(scorer(neg[1500:]))) > 0.9, stat.name
+    assert {NormStatistic(2).shape, SquaredDeviation().shape} == {"scale"}
+    assert CovarianceDirections().shape == "dependence" and PresenceCount().shape == "structure"
+
+
+def test_structure_statistics_apply_only_to_releases_with_absent_entries():
+    rng = np.random.default_rng(1)
+    full = rng.standard_normal((500, 4))
+    assert PresenceCount().fit(full, full) is None and AbsencePattern().fit(full, full) is None
+    holes = full.copy()
+    holes[:250, 3] = np.nan
+    scorer = PresenceCount().fit(full, holes)
+    assert scorer(full).min() > scorer(holes[:250]).max()
+    wrapped = for_absent_entries([SparseProjection(), PresenceCount()], full, holes)
+    assert isinstance(wrapped[0], AbsentAware) and isinstance(wrapped[1], PresenceCount)
+    assert for_absent_entries([SparseProjection()], full, full)[0].__class__ is SparseProjection
+    assert np.isfinite(wrapped[0].fit(full, holes)(holes)).all()  # presence reaches the projection as a column
+
+
+def test_the_learned_statistic_sees_a_leak_no_linear_or_norm_statistic_sees():
+    """Under secret 1 the release is (a, b) with sign(a·b) > 0 twice as often; marginals, norms and correlation
+    of the two coordinates' magnitudes alike: a non-linear boundary (an XOR)."""
+    rng = np.random.default_rng(2)
+    n = 8000
+    a, b = np.abs(rng.standard_normal((2, 2 * n)))
+    sign_a = rng.choice([-1.0, 1.0], 2 * n)
+    agree = rng.random(2 * n) < np.r_[np.full(n, 0.5), np.full(n, 0.8)]
+    pos = np.stack([sign_a * a, np.where(agree, sign_a, -sign_a) * b], axis=1)
+    first, second = pos[n:], pos[:n]  # secret 1 (agreeing signs), secret 0
+    scorer = LearnedClassifier().fit(first[: n // 2], second[: n // 2])
+    accuracy = 0.5 * (np.mean(scorer(first[n // 2:]) > 0) + np.mean(scorer(second[n // 2:]) <= 0))
+    assert accuracy > 0.6
+    again = LearnedClassifier().fit(first[: n // 2], second[: n // 2])
+    assert np.array_equal(scorer(first[:100]), again(first[:100]))  # a fit is a function of its data
+
+
+def test_selection_records_the_shapes_it_could_fit_and_the_defaults_hold_every_shape():
+    assert SHAPES == ("location", "scale", "dependence", "structure", "learned")
+    assert shapes_of(default_statistics()) == SHAPES
+    assert "learned" not in shapes_of(search_statistics())
+    assert shapes_of(location_statistics()) == ("location", "structure")
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((4, 1000, 3))
+    applied: list = []
+    select_statistic(default_statistics(learned=False), data[0], data[1], data[2], data[3],
+                     lambda s_p, s_n: (float(np.mean(s_p) - np.mean(s_n)),), applied=applied)
+    assert "presence-count" not in [s.name for s in applied] and "norm-l2" in [s.name for s in applied]
+
+
+def test_a_small_claim_gets_a_training_split_that_can_find_its_plateau():
+    assert auto_train_fraction(100_000, 1.0) == 0.25
+    assert auto_train_fraction(40_000, 0.1) * 40_000 == SMALL_CLAIM_TRAINING
+    assert auto_train_fraction(10_000, 0.1) == 1.0
+    assert AuditSettings(samples=40_000).for_claim(0.1).train_samples == SMALL_CLAIM_TRAINING
+    assert AuditSettings(samples=40_000, train_fraction=0.1).for_claim(0.1).train_samples == 4_000
+    with pytest.raises(ValueError, match="train_fraction"):
+        AuditSettings(train_fraction=1.5)
+
+
+def test_the_audit_chooses_among_named_pairs_on_its_search_stream():
+    pairs = {"same": (0, 0), "leaking": (0, 1)}
+    res = audit_system(ScaleLeak(), None, None, samples=2_000, seed=7, pairs=pairs)
+    assert res.pair.startswith("leaking (chosen among 2") and str(res.rows[0].verdict) == "violated"
+    with pytest.raises(ValueError, match="not both"):
+        audit_system(ScaleLeak(), None, None, samples=2_000, pairs=pairs, search_pair=True)
+
+
+def test_a_certification_seed_keeps_the_selection_and_draws_fresh_releases():
+    first = audit_system(ScaleLeak(ratio=1.1), 0, 1, samples=2_000, seed=8).rows[0]
+    again = audit_system(ScaleLeak(ratio=1.1), 0, 1, samples=2_000, seed=8, certification_seed=1).rows[0]
+    assert (first.statistic, first.threshold) == (again.statistic, again.threshold)
+    assert (first.false_positives, first.false_negatives) != (again.false_positives, again.false_negatives)
