@@ -3,11 +3,13 @@
 
 Per cell (algorithm, seed), each tool spends ``--total`` releases per side, training included:
 
-* ours, over the pairs: every DP-Sniper input pair audited on ``total / P`` releases per side (P pairs; the
-  certification share is the largest n with n + the System audit's training split — a quarter of n, at least
-  1,000: :data:`audit.tester.SYSTEM_SPLIT` — ≤ that), each certified at confidence
-  1 − α/P (Bonferroni), the largest ε_LB kept, its p-value P·min p; this is the row that flags and enters Holm;
-* ours, first pair: DP-Sniper's first pair alone on the whole ``total`` (same rule);
+* ours, the chosen pair: ``audit_system(..., pairs=system.canaries())`` ranks the P pairs on its search stream
+  (max(search_samples, n // 10) releases per side per pair, n the certification size) and certifies the chosen
+  pair on fresh releases at the full confidence; :func:`pair_choice_split` sizes search + training + n to fit
+  ``total`` (the search aimed at a quarter of it, the training split a quarter of n, ``--train-split``); this is
+  the row that flags and enters Holm;
+* ours, first pair: DP-Sniper's first pair alone on the whole ``total`` (no search: the largest certification n
+  with n + the System audit's training split, a quarter of n and at least 1,000, ≤ ``total``);
 * DP-Sniper: DD-Search over the P pairs with its stage sizes scaled to ``total`` (:func:`audit.dp_sniper.
   scaled_config`), at the same confidence.
 
@@ -43,6 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--total", type=positive_int, default=TOTAL,
                    help=f"releases per side per algorithm and tool, training included (default {TOTAL:,})")
     p.add_argument("--seeds", type=non_negative_int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--train-split", choices=SPLITS, default=SPLITS[0],
+                   help="our training split: a quarter of the certification (default), the audit's rule for the "
+                        "claimed ε (at least 20,000 per side below ε = 0.5), or a half")
     add_confidence(p, default=0.95)
     add_out(p, default="runs/bench/catalogue.json", help="JSON result (a .md table beside it)")
     p.add_argument("--resume", action="store_true", help="keep the finished cells of an earlier --out")
@@ -84,26 +89,67 @@ def _audit(system, pair: tuple, total: int, confidence: float, seed: int) -> dic
             "train_per_side": settings.train_samples, "wall_s": time.perf_counter() - start}
 
 
-def ours_over_pairs(system, pairs: dict, total: int, confidence: float, seq: np.random.SeedSequence) -> dict:
-    """Every pair on total/P releases per side at confidence 1 − α/P: the largest ε_LB, P·min p."""
-    start, share = time.perf_counter(), total // len(pairs)
-    each = 1.0 - (1.0 - confidence) / len(pairs)
-    seeds = [int(s.generate_state(1)[0]) for s in seq.spawn(len(pairs))]
-    per_pair = {name: _audit(system, pair, share, each, s) for (name, pair), s in zip(pairs.items(), seeds,
-                                                                                        strict=True)}
-    audited = {k: v for k, v in per_pair.items() if v["status"] == "audited"}
-    out = {"pairs": len(pairs), "per_pair_total": share, "per_pair_confidence": each,
-           "per_pair": {k: {f: v.get(f) for f in ("epsilon_lower_bound", "statistic", "p_value", "status")}
-                        for k, v in per_pair.items()},
-           "wall_s": time.perf_counter() - start}
-    if not audited:
-        return {**out, "status": next(iter(per_pair.values()))["status"], "epsilon_lower_bound": None,
-                "p_value": None}
-    best = max(audited, key=lambda k: audited[k]["epsilon_lower_bound"])
-    p_value = min(1.0, len(pairs) * min(v["p_value"] for v in audited.values()))
-    return {**out, "status": "audited" if len(audited) == len(pairs) else "partly audited",
-            "epsilon_lower_bound": audited[best]["epsilon_lower_bound"], "pair": best,
-            "statistic": audited[best]["statistic"], "p_value": p_value}
+SEARCH_SHARE = 0.25  # the pair search's target share of the total; the audit draws at least samples // 10 per pair
+SPLITS = ("quarter", "auto", "half")  # the training split: a quarter, the audit's rule for the claim, a half
+
+
+def train_fraction_for(rule: str, samples: int, claimed_epsilon: float) -> float:
+    """The training split's fraction of ``samples`` under ``rule`` (:data:`SPLITS`)."""
+    from audit.tester import SYSTEM_SPLIT, auto_train_fraction
+
+    if rule == "auto":
+        return auto_train_fraction(samples, claimed_epsilon)
+    return {"quarter": SYSTEM_SPLIT.fraction, "half": 0.5}[rule]
+
+
+def pair_choice_split(total: int, pairs: int, claimed_epsilon: float, rule: str = SPLITS[0],
+                      search_share: float = SEARCH_SHARE) -> dict:
+    """Releases per side of the pair-choice audit within ``total``: the largest certification size n with
+    P · max(search_samples, n // 10) (the search, :func:`audit.system_audit._chosen_pair`) + the training split
+    (:data:`audit.tester.SYSTEM_SPLIT` at the rule's fraction) + n ≤ total."""
+    from audit.pair_search import PAIR_SEARCH_SHARE
+    from audit.tester import SYSTEM_SPLIT
+
+    search_samples = max(2, int(search_share * total / pairs))
+
+    def parts(n: int) -> tuple[int, int, float]:
+        fraction = train_fraction_for(rule, n, claimed_epsilon)
+        return pairs * max(search_samples, n // PAIR_SEARCH_SHARE), SYSTEM_SPLIT.size(n, fraction), fraction
+
+    low, high = 0, total
+    while low < high:  # the largest n whose parts fit: every part grows with n
+        mid = (low + high + 1) // 2
+        search, train, _ = parts(mid)
+        low, high = (mid, high) if search + train + mid <= total else (low, mid - 1)
+    if low < 100:
+        raise UserError(f"--total {total} leaves fewer than 100 certification releases per side")
+    search, train, fraction = parts(low)
+    return {"samples": low, "search_samples": search_samples, "search_per_pair": search // pairs, "search": search,
+            "train": train, "train_fraction": fraction, "rule": rule}
+
+
+def ours_pair_choice(system, pairs: dict, total: int, confidence: float, seed: int, rule: str = SPLITS[0]) -> dict:
+    """audit_system choosing among the named pairs on its search stream and certifying the chosen one, search,
+    training and certification within ``total`` releases per side (:func:`pair_choice_split`)."""
+    from audit.system_audit import audit_system
+    from pgc.catalogue import CHANNEL
+
+    split = pair_choice_split(total, len(pairs), float(system.claim.epsilon), rule)
+    start = time.perf_counter()
+    out = {"pairs": len(pairs), "split": split, "releases_per_side": split["search"] + split["train"]
+           + split["samples"]}
+    try:
+        result = audit_system(system, None, None, pairs=pairs, samples=split["samples"], seed=seed,
+                              confidence=confidence, train_fraction=split["train_fraction"],
+                              search_samples=split["search_samples"], channels=[CHANNEL])
+    except UserError as exc:
+        return {**out, "status": f"not audited: {exc}", "epsilon_lower_bound": None, "p_value": None,
+                "wall_s": time.perf_counter() - start}
+    row = result.rows[0]
+    return {**out, "status": "audited", "epsilon_lower_bound": float(row.epsilon_lower_bound),
+            "verdict": result.verdict, "statistic": row.statistic, "p_value": float(row.p_value),
+            "samples_per_side": result.samples_per_side, "pair": (result.pair or "").split(" (chosen")[0],
+            "pair_scores": (result.searched_pair or {}).get("relation"), "wall_s": time.perf_counter() - start}
 
 
 def dpsniper_cell(system, pairs: dict, total: int, confidence: float, seq: np.random.SeedSequence) -> dict:
@@ -122,8 +168,8 @@ def dpsniper_cell(system, pairs: dict, total: int, confidence: float, seq: np.ra
             "wall_s": time.perf_counter() - start}
 
 
-def audit_cell(name: str, total: int, confidence: float, seed: int) -> dict:
-    """One cell: ours over the pairs and on the first pair, DP-Sniper over the pairs."""
+def audit_cell(name: str, total: int, confidence: float, seed: int, rule: str = SPLITS[0]) -> dict:
+    """One cell: ours choosing among the pairs and on the first pair, DP-Sniper over the pairs."""
     from pgc.catalogue import catalogue_system
 
     system = catalogue_system(name)
@@ -133,7 +179,8 @@ def audit_cell(name: str, total: int, confidence: float, seed: int) -> dict:
     ours_first = _audit(system, first[1], total, confidence, int(first_seq.generate_state(1)[0]))
     return {"algorithm": name, "seed": seed, "broken": system.broken, "claimed_epsilon": float(system.claim.epsilon),
             "pairs": len(pairs), "first_pair": first[0],
-            "ours": ours_over_pairs(system, pairs, total, confidence, pairs_seq), "ours_first_pair": ours_first,
+            "ours": ours_pair_choice(system, pairs, total, confidence, int(pairs_seq.generate_state(1)[0]), rule),
+            "ours_first_pair": ours_first,
             "dpsniper": dpsniper_cell(system, pairs, total, confidence, sniper_seq)}
 
 
@@ -177,6 +224,7 @@ def per_algorithm(cells: list[dict], rejected: dict) -> list[dict]:
                      "ours_holm_rejected": [rejected.get((name, c["seed"])) for c in group],
                      "ours_statistics": sorted({str(c["ours"].get("statistic")) for c in group}),
                      "ours_status": sorted({c["ours"]["status"] for c in group}),
+                     "ours_pairs": [c["ours"].get("pair") for c in group],
                      "ours_wall_s": sum(c["ours"]["wall_s"] + c["ours_first_pair"]["wall_s"] for c in group),
                      "dpsniper_wall_s": sum(c["dpsniper"]["wall_s"] for c in group)})
     return rows
@@ -212,10 +260,10 @@ def write_table(path: Path, result: dict) -> None:
 
     s, st = result["summary"], result["settings"]
     lines = [f"# `pgc bench catalogue`: {st['total']:,} releases per side per tool, seeds {st['seeds']}, "
-             f"confidence {st['confidence']}", "", f"Command: `{result['command']}`", "",
+             f"confidence {st['confidence']}", "", f"Command: `{result['command']}`", "", split_line(result), "",
              *([] if result["complete"] else [f"Partial: {len(result['cells'])} cells finished; `--resume` goes on.",
                                               ""]),
-             "| algorithm | broken | claimed ε | ours ε_LB (pairs) | ours ε_LB (first pair) | DP-Sniper ε_LB | "
+             "| algorithm | broken | claimed ε | ours ε_LB (chosen pair) | ours ε_LB (first pair) | DP-Sniper ε_LB | "
              "ours flags | DP-Sniper flags | ours Holm per seed | our statistics | wall s (ours / DP-Sniper) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in s["algorithms"]:
@@ -226,6 +274,14 @@ def write_table(path: Path, result: dict) -> None:
                      f"{r['ours_wall_s']:.0f} / {r['dpsniper_wall_s']:.0f} |")
     lines += ["", "ε_LB: the median over seeds. " + summary_lines(result).replace("\n", "  \n")]
     write_text_atomic(path, "\n".join(lines) + "\n")
+
+
+def split_line(result: dict) -> str:
+    """Our releases per side by number of pairs: the search over the pairs, the training split, the certification."""
+    splits = {c["ours"]["pairs"]: c["ours"]["split"] for c in result["cells"] if "split" in c["ours"]}
+    parts = "; ".join(f"{p} pairs × {s['search_per_pair']:,} search + {s['train']:,} training + {s['samples']:,} "
+                      "certification" for p, s in sorted(splits.items()))
+    return f"Ours per side ({result['settings'].get('train_split')} training split): {parts}."
 
 
 def summary_lines(result: dict) -> str:
@@ -250,7 +306,7 @@ def _previous(path: Path, settings: dict) -> dict:
     if not path.is_file():
         return {}
     old = read_json(path)
-    same = ("total", "confidence")
+    same = ("total", "confidence", "train_split")
     if {k: (old.get("settings") or {}).get(k) for k in same} != {k: settings[k] for k in same}:
         raise UserError(f"--resume: {path} was written with other settings ({old.get('settings')})")
     return {(c["algorithm"], c["seed"]): c for c in old.get("cells", [])}
@@ -271,16 +327,18 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UserError(f"unknown algorithm(s) {', '.join(unknown)}; the catalogue: {', '.join(BY_NAME)}")
     out = Path(args.out)
-    settings = {"total": args.total, "confidence": args.confidence, "seeds": list(args.seeds)}
+    settings = {"total": args.total, "confidence": args.confidence, "seeds": list(args.seeds),
+                "train_split": args.train_split}
     done = _previous(out, settings) if args.resume else {}
     result = {"bench": "catalogue", "settings": settings, "command": "pgc " + " ".join(sys.argv[1:]), "cells": [],
               "complete": False}
     todo = [(name, seed) for seed in args.seeds for name in names]  # a whole catalogue per seed first
     for i, (name, seed) in enumerate(todo, 1):
-        cell = done.get((name, seed)) or audit_cell(name, args.total, args.confidence, seed)
+        cell = done.get((name, seed)) or audit_cell(name, args.total, args.confidence, seed, args.train_split)
         result["cells"].append(cell)
         o, d = cell["ours"], cell["dpsniper"]
-        print(f"[{i}/{len(todo)}] {name} seed {seed}: ours {_fmt(o['epsilon_lower_bound'])} [{o['status']}], "
+        print(f"[{i}/{len(todo)}] {name} seed {seed}: ours {_fmt(o['epsilon_lower_bound'])} on {o.get('pair')} "
+              f"[{o['status']}], "
               f"first pair {_fmt(cell['ours_first_pair']['epsilon_lower_bound'])}, DP-Sniper "
               f"{_fmt(d['epsilon_lower_bound'])}; claimed {cell['claimed_epsilon']:.3f}", file=sys.stderr, flush=True)
         result["summary"] = summary(result["cells"], args.confidence)

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from pgc.benchmarks import catalogue as bench
+from pgc.catalogue import catalogue_system
 from pgc.errors import UserError
 
 
@@ -22,9 +23,13 @@ def test_tiny_bench_writes_a_valid_result(tmp_path, capsys):
     assert result["complete"] and [c["algorithm"] for c in result["cells"]] == ["NoisyHist2", "TruncatedGeometric"]
     for cell in result["cells"]:
         ours, first, sniper = cell["ours"], cell["ours_first_pair"], cell["dpsniper"]
-        assert ours["pairs"] == 4 and ours["per_pair_total"] == 1500 and len(ours["per_pair"]) == 4
+        # 4 pairs searched on max(search_samples, n // 10) each, then the training split, the certification
+        pairs, split = catalogue_system(cell["algorithm"]).canaries(), ours["split"]
+        assert ours["pairs"] == 4 and ours["pair"] in pairs and ours["samples_per_side"] == split["samples"]
+        assert split["search"] == 4 * max(split["search_samples"], split["samples"] // 10)
+        assert split["search"] + split["train"] + split["samples"] == ours["releases_per_side"] <= 6000
         assert first["samples_per_side"] + first["train_per_side"] <= 6000
-        assert sniper["releases_per_side"] <= 6000 and sniper["pair"] in ours["per_pair"]
+        assert sniper["releases_per_side"] <= 6000 and sniper["pair"] in pairs
     s = result["summary"]
     assert s["broken"] == 1 and s["correct"] == 1
     noisy = s["algorithms"][0]  # NoisyHist2 is 10-DP where it claims 0.1: both tools flag it even here
@@ -40,4 +45,18 @@ def test_unknown_algorithm_and_small_total_are_user_errors(tmp_path):
         bench.run(_args(tmp_path, "--algorithms", "SVT9"))
     with pytest.raises(UserError, match="fewer than 100"):
         bench.certification_size(1050, 0.25, 1000)
+    with pytest.raises(UserError, match="fewer than 100"):
+        bench.pair_choice_split(1100, 16, 0.1)
     assert not (tmp_path / "c.json").exists()
+
+
+def test_pair_choice_split_counts_every_release():
+    """The search, the training split and the certification fit the total, and a larger total certifies more."""
+    for pairs, rule in ((4, "quarter"), (16, "quarter"), (16, "auto"), (4, "half")):
+        s = bench.pair_choice_split(100_000, pairs, 0.1, rule)
+        assert s["search"] == pairs * max(s["search_samples"], s["samples"] // 10)
+        assert s["search"] + s["train"] + s["samples"] <= 100_000
+        bigger = bench.pair_choice_split(100_000 + 1_000, pairs, 0.1, rule)
+        assert bigger["samples"] > s["samples"]
+    s = bench.pair_choice_split(100_000, 16, 0.1, "auto")
+    assert s["train"] >= 20_000  # the audit's rule for a claimed ε below 0.5
