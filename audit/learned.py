@@ -95,8 +95,10 @@ class LearnedClassifier:
         from threadpoolctl import threadpool_limits
 
         pos, neg = pos[:FIT_ROWS], neg[:FIT_ROWS]
-        if min(len(pos), len(neg)) < MIN_FIT_ROWS:
-            return None  # too few to learn a boundary the simpler statistics would not find with less noise
+        if min(len(pos), len(neg)) < MIN_FIT_ROWS or pos.shape[1] < 2:
+            return None  # too few to learn a boundary the simpler statistics would not find with less noise; one
+            # number per release: its likelihood ratio is a function of that number, which the histogram, the
+            # projection and the norms already threshold
         features = FeatureMap(pos, neg)
         x = np.concatenate([features(pos), features(neg)])
         labels = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])

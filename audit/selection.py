@@ -130,10 +130,9 @@ FEW_ATOMS = 256
 # few, and the milder two-sided level lets the noise of two such counts (not the statistic) win the ranking
 HELD_OUT_PESSIMISM = SELECTION_PESSIMISM
 EVEN_SHARE = 0.5
-# the tie band of the continuous statistics' central choice, in standard errors of the best projection: a quarter
-# keeps a Gaussian's deep-tail test (16 seeds: median certified ε within 1 % of the plain maximum's) and moves a
-# flat-ratio Laplace test to its plateau's centre (ε = 0.1, 2e4 training / 8e4 certification: median 0.075 → 0.082)
-CENTRAL_TIE = 0.25
+# a continuous statistic's selection is noise-dominated when its best projection's standard error exceeds this share
+# of the projection: only then is the central threshold taken (audit.selection._central_choice)
+NOISY_SELECTION = 0.25
 
 
 def _dense(grid: FloatArray) -> bool:
@@ -149,7 +148,11 @@ def _projection_table(s_pos: FloatArray, s_neg: FloatArray, grid: FloatArray, n_
     tp = sp.size - np.searchsorted(sp, grid, side="left")
     fp = sn.size - np.searchsorted(sn, grid, side="left")
     fn = sp.size - tp
-    table = np.stack([projected_epsilon(fp, sn.size, fn, sp.size, n_cert, alpha, delta, share, two_sided)
+    # the training rates' pessimistic bounds do not depend on the α split: computed once for every row
+    pessimism = SELECTION_PESSIMISM_TWO_SIDED if two_sided else SELECTION_PESSIMISM
+    fpr, fnr = rate_upper(fp, sn.size, pessimism, two_sided), rate_upper(fn, sp.size, pessimism, two_sided)
+    table = np.stack([bounds.epsilon_from_rates(rate_upper(fpr * n_cert, n_cert, share * alpha, two_sided),
+                                                rate_upper(fnr * n_cert, n_cert, (1 - share) * alpha, two_sided), delta)
                       for share in FP_SHARES])
     return table, fp, fn
 
@@ -236,7 +239,7 @@ def _projection_standard_error(best: float, share: float, fp: float, fn: float, 
     """The standard error of a test's projection, from its binomial counts, propagated through
     :func:`projected_epsilon` (0 where the projection is not finite)."""
     sd_fp = math.sqrt(fp * max(0.0, 1.0 - fp / n_neg))
-    sd_fn = math.sqrt(fn * max(0.0, 1.0 - fn / n_pos))
+    sd_fn = math.sqrt(max(fn, 0.0) * max(0.0, 1.0 - fn / n_pos))
     drops = [best - float(projected_epsilon(fp + dfp, n_neg, fn + dfn, n_pos, n_cert, alpha, delta, share,
                                             two_sided)) for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))]
     return math.hypot(*drops) if all(np.isfinite(drops)) else 0.0
@@ -244,24 +247,27 @@ def _projection_standard_error(best: float, share: float, fp: float, fn: float, 
 
 def _central_choice(table: FloatArray, best_cell: tuple[int, int], fp: CountArray, fn: CountArray, n_pos: float,
                     n_neg: float, n_cert: int, alpha: float, delta: float, two_sided: bool) -> tuple[int, int]:
-    """Among the thresholds of a continuous statistic, the most central one the selection cannot tell from the
-    best: the one-standard-error rule again (:func:`_one_standard_error_choice`), now preferring the test whose
-    rarer error is most frequent. Where the likelihood ratio is flat over a wide range (a Laplace test at small ε:
-    every event beyond the shift has the ratio e^ε) the projection's maximum over thousands of thresholds is
-    noise, and mostly lies in a tail, whose few counts certify least on fresh samples; the central test of the
-    plateau certifies most."""
+    """The threshold of a continuous statistic whose selection is dominated by noise: the most central one the
+    selection cannot tell from the best.
+
+    Where the best projection's standard error (from its counts) exceeds :data:`NOISY_SELECTION` of the projection
+    itself, the maximum over thousands of thresholds is mostly noise, and it mostly lies in a tail, whose few counts
+    certify least on fresh samples: a Laplace test at small ε, whose likelihood ratio is e^ε on a wide plateau. There
+    the one-standard-error rule (:func:`_one_standard_error_choice`) takes, among the thresholds within one standard
+    error of the best, the one whose rarer error is most frequent. A well-determined selection keeps its maximum."""
     row, col = best_cell
     best = float(table[row, col])
-    if not np.isfinite(best):
+    if not (np.isfinite(best) and best > 0.0):
         return row, col
     error = _projection_standard_error(best, FP_SHARES[row], float(fp[col]), float(fn[col]), n_pos, n_neg, n_cert,
                                        alpha, delta, two_sided)
-    tied = table >= best - CENTRAL_TIE * error
+    if error <= NOISY_SELECTION * best:
+        return row, col
+    tied = table >= best - error
     columns = np.flatnonzero(tied.any(axis=0))
     col = int(columns[np.argmax(np.minimum(fp[columns], fn[columns]))])
     rows = np.flatnonzero(tied[:, col])
-    row = int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))])
-    return row, col
+    return int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))]), col
 
 
 def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float,

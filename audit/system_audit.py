@@ -75,7 +75,7 @@ from .releases import (
 )
 from .statistics import LaplaceLogLikelihood, default_statistics
 from .tester import CHUNK, SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound, auto_train_fraction
-from .verdicts import make_rows
+from .verdicts import judge, make_rows
 
 
 def check_system(system: Any) -> tuple[str, ...]:
@@ -154,7 +154,10 @@ class AuditSettings:
     one root SeedSequence, ``confidence``, the adversarial search's budget, ``float_exact`` (audit the
     releases' exact bits; default: rounded to 30 significant bits) and ``progress``. ``certification_seed``: the
     certification releases come from this seed instead of ``seed``'s own stream, everything before them (search,
-    training split, the chosen tests) from ``seed`` as before — an audit's witness recertified on fresh releases.
+    training split, the chosen tests) from ``seed`` — an audit's witness recertified on fresh releases.
+    ``shape_power``: every row that is not violated also states, per leak shape, the smallest leak planted in its
+    own training releases that the whole selection and certification flag (:func:`audit.shape_power.planted_power`;
+    tens of seconds per channel).
 
     ``two_sided_rates``: the selection's rate bounds also use the complement's Poisson bound
     (:func:`audit.selection.rate_upper`) on every channel (True), or only on channels whose claim has
@@ -173,6 +176,7 @@ class AuditSettings:
     two_sided_rates: bool | None = True
     held_to_claim: bool = False
     certification_seed: int | None = None  # fresh certification releases from this seed; selection from ``seed``
+    shape_power: bool = False  # measure each row's power against planted leaks of every shape (audit.shape_power)
 
     def __post_init__(self) -> None:
         if not isinstance(self.train_minimum, (int, np.integer)) or self.train_minimum < 100:
@@ -196,6 +200,14 @@ class AuditSettings:
         """The training releases per side (:data:`audit.tester.SYSTEM_SPLIT` at this fraction and minimum; the
         fraction of a quarter when none is given — :meth:`for_claim` sets the one a claim needs)."""
         return SYSTEM_SPLIT.size(self.samples, self.train_fraction, self.train_minimum)
+
+    def streams(self) -> tuple[np.random.SeedSequence, np.random.SeedSequence, np.random.SeedSequence]:
+        """The search, training and certification streams: children of ``SeedSequence(seed)``; the certification
+        stream from ``certification_seed`` instead where one is given (the same selection, fresh releases)."""
+        search, train, cert = np.random.SeedSequence(self.seed).spawn(3)
+        if self.certification_seed is not None:
+            cert = np.random.SeedSequence([self.certification_seed, self.seed])
+        return search, train, cert
 
     def for_claim(self, claimed_epsilon: float) -> AuditSettings:
         """These settings with the training fraction :func:`audit.tester.auto_train_fraction` gives for a claimed
@@ -227,9 +239,7 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     claims, covered, mus, profiles = _channel_claims(system, wanted, base)
     settings = settings.for_claim(min(claims[ch][0] for ch in wanted))
     deltas = {ch: claims[ch][1] for ch in wanted}
-    search_seq, train_seq, cert_seq = np.random.SeedSequence(settings.seed).spawn(3)
-    if settings.certification_seed is not None:  # recertification: the same selection, fresh certification releases
-        cert_seq = np.random.SeedSequence([settings.certification_seed, settings.seed])
+    search_seq, train_seq, cert_seq = settings.streams()
     search_seq, found, chosen = _chosen_pair(system, base, wanted, covered, deltas, settings, search_seq, pairs,
                                              search_pair)
     secret, secret_prime, pair = (secret, secret_prime, pair) if found is None else (*found.pair(), chosen)
@@ -247,15 +257,17 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     bar = progress_bar(2 * len(used) * (settings.train_samples + settings.samples), "release",
                        f"auditing {system.name}", settings.progress)
     bounds_by_channel: dict[str, EpsilonBound] = {}
+    bases: dict[str, tuple[np.ndarray, Any]] | None = {} if settings.shape_power else None
     for index in used:
         group = [ch for ch in wanted if choice[ch] == index]
         bounds_by_channel.update(_certify_broadcast(target, settings, candidates[index][1], group, deltas,
                                                     (mus, profiles), detectable_at, train_seqs[index],
-                                                    cert_seqs[index], bar, selection_pool, clock))
+                                                    cert_seqs[index], bar, selection_pool, clock, bases))
     bar.close()
     with clock.part("judge"):
         rows, verdict, accountant = _judged_rows(system, bounds_by_channel, wanted, (claims, covered, mus, profiles),
                                                  {ch: candidates[choice[ch]][0] for ch in wanted}, settings)
+        rows = with_planted_power(rows, bases, settings, search_seq.spawn(1)[0]) if bases else rows
     return SystemAuditResult(system=system.name, secret=target.describe(secret),
                              secret_prime=target.describe(secret_prime), pair=pair, broadcast=kind,
                              claim=PrivacyClaim.of(system.claim), confidence=settings.confidence,
@@ -365,7 +377,8 @@ def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] |
 def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: Any, group: list[str],
                        deltas: Mapping[str, float], curves: tuple[Mapping, Mapping], detectable_at: Mapping[str, float],
                        train_seq: np.random.SeedSequence, cert_seq: np.random.SeedSequence, bar,
-                       pool: SelectionPool | None = None, clock: Stopwatch | None = None) -> dict[str, EpsilonBound]:
+                       pool: SelectionPool | None = None, clock: Stopwatch | None = None,
+                       bases: dict[str, tuple[np.ndarray, Any]] | None = None) -> dict[str, EpsilonBound]:
     """The channels in ``group`` at one broadcast: tests chosen on a training split (drawn in several calls,
     so that noise reused from call to call shows), counted on fresh releases in chunks. ``curves``: the
     claimed μ and privacy profile per channel (None where the claim states none)."""
@@ -394,6 +407,8 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
             LaplaceLogLikelihood(scaled=True)]) + offered
 
     labels = {ch: f"{target.describe(target.secret)} vs {target.describe(target.secret_prime)} [{ch}]" for ch in group}
+    if bases is not None:  # the second secret's training releases, for the planted leaks
+        bases.update({ch: (train[1][ch], statistics_for(ch)) for ch in group})
     with clock.part("select"):
         tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels,
                                   statistics_for, two_sided_rates=settings.two_sided_rates,
@@ -415,3 +430,20 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
                                      settings.confidence, deltas, detectable_at)
 
 
+def with_planted_power(rows: list, bases: Mapping[str, tuple[np.ndarray, Any]], settings: AuditSettings,
+                       seq: np.random.SeedSequence) -> list:
+    """Every row that is not violated, with its power against planted leaks of each shape measured on its own
+    training releases (:func:`audit.shape_power.planted_power`) and its reason judged again; its verdict stays."""
+    from .shape_power import planted_power
+
+    out = []
+    for row, child in zip(rows, seq.spawn(len(rows)), strict=True):
+        if str(row.verdict) == "violated" or row.channel not in bases or row.claimed_epsilon is None:
+            out.append(row)
+            continue
+        base, statistics = bases[row.channel]
+        planted = planted_power(base, statistics, claimed_epsilon=row.claimed_epsilon,
+                                delta=row.claimed_delta or 0.0, confidence=settings.confidence,
+                                two_sided=settings.two_sided_rates is not False, seq=child)
+        out.append(judge(replace(row, planted_power=planted)))
+    return out

@@ -34,7 +34,7 @@ from . import bounds
 from .curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
 from .selection import choose_threshold, select_statistic
 from .shapes import for_absent_entries, shapes_of
-from .statistics import default_statistics
+from .statistics import default_statistics, search_statistics
 
 CHUNK = 65_536
 TIE_MARGIN = 0.01  # a later (more complex) candidate must beat the current one by 1% to replace it
@@ -77,8 +77,8 @@ def auto_train_fraction(samples: int, claimed_epsilon: float, preset: TrainingSp
     (a quarter for a System audit), raised for a claimed ε below :data:`SMALL_CLAIM` until the split holds
     :data:`SMALL_CLAIM_TRAINING` releases per side (at most as many as the certification). A small ε's best test
     lies on a wide plateau of likelihood ratio ≈ e^ε, and telling its centre from its noisy tails takes releases:
-    a Laplace ε = 0.1 audit of 8e4 certification releases selects on 2e4 (median certified 0.082 over 16 seeds,
-    at most ≈ 0.085 at that size), not on 5e3."""
+    a Laplace ε = 0.1 audit of 8e4 certification releases selects on 2e4 (median certified 0.0835 over 8 seeds,
+    at most ≈ 0.085 at that size: results/shapes/laplace-eps0.1.json), not on 5e3."""
     preset = preset or SYSTEM_SPLIT
     fraction = preset.fraction
     if claimed_epsilon < SMALL_CLAIM and samples > 0:
@@ -365,7 +365,7 @@ class CertifiedTest:
         if pilot is not None:  # stage 1: a small pilot split ranks the pairs
             ranked: list[tuple[float, int, HypothesisPair]] = []
             for pair, seq in zip(self.pairs, pilot_seq.spawn(len(self.pairs)), strict=True):
-                cand = self._train(pair, pilot, seq, alpha, bar)
+                cand = self._train(pair, pilot, seq, alpha, bar, pilot=True)
                 if cand is not None:
                     ranked.append((cand.projected_epsilon, len(ranked), pair))
             finalists = [pair for _, _, pair in sorted(ranked, key=_occam_key(ranked))[:FINALISTS]]
@@ -390,13 +390,18 @@ class CertifiedTest:
 
 
     def _train(self, pair: HypothesisPair, n: int, seq: np.random.SeedSequence, alpha: float,
-               bar: _Progress) -> CandidateTest | None:
+               bar: _Progress, pilot: bool = False) -> CandidateTest | None:
+        """One pair's candidate test from ``n`` training releases per side; the pilot ranking of the pairs fits every
+        statistic but the learned one (a classifier per pair only to rank the pairs: the finalists get it)."""
         rp, rn = (np.random.Generator(np.random.PCG64(s)) for s in seq.spawn(2))
         chunk = -(-n // TRAIN_CALLS)
         pos = np.concatenate(list(sampled_chunks(pair.positive, n, rp, chunk, bar.update)))
         neg = np.concatenate(list(sampled_chunks(pair.negative, n, rn, chunk, bar.update)))
         curve = self.claimed_mu is not None
-        return fit_candidate(pair.label, pos, neg, self.samples, alpha, self.delta, self.statistics,
+        statistics = self.statistics
+        if pilot:
+            statistics = [s for s in statistics or search_statistics() if getattr(s, "shape", None) != "learned"]
+        return fit_candidate(pair.label, pos, neg, self.samples, alpha, self.delta, statistics,
                              self.two_sided_rates, curve, split_alpha(1.0 - self.confidence)[1] if curve else None)
 
 

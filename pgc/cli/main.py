@@ -98,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             argv = [chosen, *command.rewrite_argv(argv[1:])]
         parser = _parser(names, chosen, command)
         args = parser.parse_args(argv)
+        args._argv = list(argv)  # the command line as given (main may run inside another program)
         if chosen is None:
             parser.print_help(sys.stderr if argv else sys.stdout)
             return ExitCode.USAGE if argv else ExitCode.OK

@@ -212,3 +212,16 @@ def test_a_certification_seed_keeps_the_selection_and_draws_fresh_releases():
     again = audit_system(ScaleLeak(ratio=1.1), 0, 1, samples=2_000, seed=8, certification_seed=1).rows[0]
     assert (first.statistic, first.threshold) == (again.statistic, again.threshold)
     assert (first.false_positives, first.false_negatives) != (again.false_positives, again.false_negatives)
+
+
+def test_a_consistent_row_states_its_power_against_planted_leaks_of_every_shape():
+    class Wide(ScaleLeak):
+        def release(self, secret, n, rng, *, broadcast=None):
+            return {"update": 0.05 * secret + rng.standard_normal((n, 4))}
+
+    row = audit_system(Wide(k=4), 0, 1, samples=2_000, seed=9, shape_power=True, confidence=STRICT).rows[0]
+    assert str(row.verdict) != "violated"
+    assert [p.shape for p in row.planted_power] == ["location", "scale", "dependence", "structure"]
+    assert all(p.samples_per_side == 250 and p.repeats == 5 for p in row.planted_power)
+    scale = next(p for p in row.planted_power if p.shape == "scale")
+    assert scale.smallest is None or 0.0 < scale.smallest <= scale.largest_tried

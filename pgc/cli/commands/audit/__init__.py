@@ -81,9 +81,10 @@ class AuditCommand:
         args.announce = lambda mechanism=None, episode_length=None: _announce_estimate(
             args, mode, report, mechanism, episode_length)
         start = time.perf_counter()
+        argv = list(getattr(args, "_argv", sys.argv[1:]))
         report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
                   "delta": getattr(args, "delta", None) or 0.0, "seed": args.seed,
-                  "command": "pgc " + " ".join(sys.argv[1:]), "argv": list(sys.argv[1:]), "channels": []}
+                  "command": "pgc " + " ".join(argv), "argv": argv, "channels": []}
         with result:  # a second writer of the same file exits 2 at once
             with chosen_engine(args.engine, args.address) as engine:  # None: the local engine, this process
                 args.executor = engine

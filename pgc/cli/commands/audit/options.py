@@ -139,6 +139,9 @@ def add_selection_options(p) -> None:
                    help="the training split per side, spent on choosing the test, as a fraction of the certification "
                         "releases (auto unless given: a quarter, at least 1,000, and at least 20,000 when the claimed "
                         "ε < 0.5)")
+    p.add_argument("--shape-power", action="store_true",
+                   help="also state, per leak shape, the smallest leak planted in each row's own training releases "
+                        "that the audit flags (tens of seconds per channel)")
     p.add_argument("--certification-seed", type=int, default=None,
                    help="draw the certification releases from this seed, everything before them from --seed "
                         "(pgc audit recertify sets it)")

@@ -116,7 +116,8 @@ def _audit_options(args, system, pair: str | None, search_pair: bool) -> dict:
     channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
     options = dict(adversarial=args.adversarial, channels=channels, pair=pair, float_exact=args.float_exact,
                    train_fraction=getattr(args, "train_fraction", None),
-                   certification_seed=getattr(args, "certification_seed", None))
+                   certification_seed=getattr(args, "certification_seed", None),
+                   shape_power=bool(getattr(args, "shape_power", False)))
     if search_pair:
         options["search_pair"] = True
     if pair == ANY_PAIR:  # the named pairs, chosen among on the search stream
