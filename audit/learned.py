@@ -29,7 +29,7 @@ from .shapes import standardizer
 RAW_COLUMNS = 48  # raw columns fed to the classifier: by |z| of the mean difference, then of the spread ratio
 PRESENCE_COLUMNS = 32
 FIT_ROWS = 20_000  # releases per side the classifier is fitted on, at most
-MIN_FIT_ROWS = 2_000  # and at least (a training split of 4,000 per side): below, it only adds selection noise
+MIN_FIT_ROWS = 4_000  # and at least (a training split of 8,000 per side): below, it only adds noise and cost
 MAX_ITERATIONS = 100
 # the trees' log-odds take a few hundred values; within each, the features' mean-difference projection breaks the tie
 # (at most TIE_BREAK, far below the gap between two of the trees' values), so the score is continuous and the

@@ -270,6 +270,15 @@ def _central_choice(table: FloatArray, best_cell: tuple[int, int], fp: CountArra
     return int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))]), col
 
 
+def in_sample_projection(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float,
+                         two_sided: bool = False) -> float:
+    """The largest projection over the statistic's thresholds on the selection split itself (smoothed for a continuous
+    statistic under two-sided rates): what :func:`choose_threshold` ranks a few-atom statistic by, and more than the
+    held-out projection it ranks a continuous one by — a screen that is never below the ranking."""
+    _, table, _, _, (row, col) = _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+    return float(table[row, col])
+
+
 def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float,
                      delta: float, two_sided: bool = False) -> tuple[float, float, float]:
     """(threshold, fp_share, projected ε) of the test chosen on the selection split; T = [s ≥ t].
@@ -294,7 +303,8 @@ def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: f
 
 def select_statistic(statistics: Sequence[Statistic], fit_p: FloatArray, fit_n: FloatArray, sel_p: FloatArray,
                      sel_n: FloatArray, project: Callable[[FloatArray, FloatArray], Projection],
-                     tie_margin: float = 0.0, applied: list[Statistic] | None = None
+                     tie_margin: float = 0.0, applied: list[Statistic] | None = None,
+                     screen: Callable[[FloatArray, FloatArray], float] | None = None
                      ) -> tuple[Statistic, Scorer, FloatArray, FloatArray, Projection] | None:
     """Fit each statistic on (fit_p, fit_n) and keep the one whose projection on the selection half
     (``project(s_pos, s_neg)``, a tuple ending in the projected ε) is largest; a later statistic
@@ -303,7 +313,9 @@ def select_statistic(statistics: Sequence[Statistic], fit_p: FloatArray, fit_n: 
     projection is noisier than a projection's).
 
     Returns ``(statistic, scorer, s_pos, s_neg, projection)`` or None when no statistic gives finite
-    scores; ``applied`` (a list) collects every statistic that did."""
+    scores; ``applied`` (a list) collects every statistic that did. ``screen(s_pos, s_neg)``: a cheap projection
+    that is at least the full one (the in-sample maximum of a continuous statistic, which its held-out projection
+    does not exceed): a statistic it does not let beat the best so far skips the full projection."""
     best: tuple[Statistic, Scorer, FloatArray, FloatArray, Projection] | None = None
     for stat in statistics:
         scorer = stat.fit(fit_p, fit_n)
@@ -314,8 +326,10 @@ def select_statistic(statistics: Sequence[Statistic], fit_p: FloatArray, fit_n: 
             continue
         if applied is not None:
             applied.append(stat)
-        projection = project(s_pos, s_neg)
         margin = max(tie_margin, float(getattr(stat, "selection_margin", 0.0)))
+        if best is not None and screen is not None and screen(s_pos, s_neg) <= best[4][-1] * (1.0 + margin):
+            continue
+        projection = project(s_pos, s_neg)
         if best is None or projection[-1] > best[4][-1] * (1.0 + margin):
             best = (stat, scorer, s_pos, s_neg, projection)
     return best

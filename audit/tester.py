@@ -32,7 +32,7 @@ from pgc.tasks.progress import progress_bar
 
 from . import bounds
 from .curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
-from .selection import choose_threshold, select_statistic
+from .selection import choose_threshold, in_sample_projection, select_statistic
 from .shapes import for_absent_entries, shapes_of
 from .statistics import default_statistics, search_statistics
 
@@ -185,7 +185,9 @@ def fit_candidate(label: str, train_pos: npt.ArrayLike, train_neg: npt.ArrayLike
     chosen = select_statistic(statistics, fit_p, fit_n, sel_p, sel_n,
                               lambda s_pos, s_neg: choose_threshold(s_pos, s_neg, n_cert, alpha, delta,
                                                                     two_sided_rates),
-                              tie_margin=TIE_MARGIN, applied=applied)
+                              tie_margin=TIE_MARGIN, applied=applied,
+                              screen=lambda s_pos, s_neg: in_sample_projection(s_pos, s_neg, n_cert, alpha, delta,
+                                                                               two_sided_rates))
     if chosen is None:
         return None
     stat, scorer, s_pos, s_neg, (t, share, eps) = chosen
