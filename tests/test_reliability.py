@@ -158,6 +158,7 @@ def _complete(out: Path) -> int | None:
     return summary["trials"][0]["seed"]
 
 
+@pytest.mark.long
 def test_kill_minus_9_at_random_moments(tmp_path):
     out = tmp_path / "run"
     argv = _cli("train", "--submissions", "800", "--workers", "3", "--trials", "4", "--no-progress",

@@ -123,6 +123,7 @@ def test_special_files_in_a_separate_process(base, clean_run, reader, mutation):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("kind", ["train", "tune", "replicate", "pipeline"])
 def test_kill_minus_9_train_tune_replicate_pipeline(tmp_path, kind):
     rng = np.random.default_rng(np.random.SeedSequence([11, ["train", "tune", "replicate", "pipeline"].index(kind)]))
