@@ -25,8 +25,28 @@ from .runner import ATTACKERS, register_attacker, run_attack
 from .targets import TargetTruth, draw_truth, fresh_submissions, run_submissions
 from .threat import CHANNELS, AttackView, ThreatModel, parse_channels
 
-__all__ = ["ATTACKERS", "CHANNELS", "Attacker", "AttackScores", "register_attacker", "AttackView", "LearnedAttacker",
-           "LikelihoodAttacker", "SideChannelAttacker",
-           "TargetTruth", "ThreatModel", "chance_level", "clopper_pearson", "draw_truth", "evaluate_classification",
-           "evaluate_regression", "fresh_submissions", "ldp_ceiling", "normalized_advantage", "parse_channels",
-           "regression_baseline", "run_attack", "run_submissions"]
+__all__ = [
+    "ATTACKERS",
+    "CHANNELS",
+    "Attacker",
+    "AttackScores",
+    "register_attacker",
+    "AttackView",
+    "LearnedAttacker",
+    "LikelihoodAttacker",
+    "SideChannelAttacker",
+    "TargetTruth",
+    "ThreatModel",
+    "chance_level",
+    "clopper_pearson",
+    "draw_truth",
+    "evaluate_classification",
+    "evaluate_regression",
+    "fresh_submissions",
+    "ldp_ceiling",
+    "normalized_advantage",
+    "parse_channels",
+    "regression_baseline",
+    "run_attack",
+    "run_submissions",
+]

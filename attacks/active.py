@@ -35,10 +35,18 @@ LAYOUTS = {
 }
 
 
-def craft_for_candidates(candidates, channels, *, seed: int | np.random.SeedSequence = 0,
-                         settings: SearchSettings | None = None, hyper=None, laplace_epsilon: float | None = None,
-                         clip: float = 0.01, layout_settings: LayoutSettings | None = None,
-                         progress=None) -> SearchResult | LayoutResult:
+def craft_for_candidates(
+    candidates,
+    channels,
+    *,
+    seed: int | np.random.SeedSequence = 0,
+    settings: SearchSettings | None = None,
+    hyper=None,
+    laplace_epsilon: float | None = None,
+    clip: float = 0.01,
+    layout_settings: LayoutSettings | None = None,
+    progress=None,
+) -> SearchResult | LayoutResult:
     """The crafted θ of the active attack (module docstring).
 
     ``laplace_epsilon`` (the ε of a Laplace mechanism, finite) with the gradient channel selects the
@@ -48,8 +56,9 @@ def craft_for_candidates(candidates, channels, *, seed: int | np.random.SeedSequ
     if len(cands) < 2 or len(set(cands)) != len(cands):
         raise UserError("an active attack needs at least two distinct candidates")
     if "gradient" in channels and laplace_epsilon is not None and math.isfinite(laplace_epsilon):
-        return search_layout(cands, laplace_epsilon, clip, settings=layout_settings, seed=seed, hyper=hyper,
-                             progress=progress)
+        return search_layout(
+            cands, laplace_epsilon, clip, settings=layout_settings, seed=seed, hyper=hyper, progress=progress
+        )
     objective = "gradient" if "gradient" in channels else "score"
     return search_crafted_model(cands[0], cands[-1], objective=objective, settings=settings, seed=seed, hyper=hyper)
 

@@ -48,8 +48,9 @@ def _train_accuracy(predict, pos: np.ndarray, neg: np.ndarray) -> float:
     return 0.5 * (predict(pos).mean() + (1 - predict(neg)).mean())
 
 
-def first_user_attack(system, pair: str, n_train: int, n_test: int, rng: np.random.Generator,
-                      level: float = 0.95) -> list[dict]:
+def first_user_attack(
+    system, pair: str, n_train: int, n_test: int, rng: np.random.Generator, level: float = 0.95
+) -> list[dict]:
     """Accuracy of the attacker on each channel of ``system`` (and ``all``) at guessing which user
     of the canary ``pair`` the target silo served."""
     if n_train < 2 or n_test < 1:
@@ -74,17 +75,26 @@ def first_user_attack(system, pair: str, n_train: int, n_test: int, rng: np.rand
     for name in tuple(system.channels) + ("all",):
         source = best if name == "all" else name
         predict = tests[source]
-        correct = int(predict(test_pos[source])[:n_pos].sum()
-                      + (1 - predict(test_neg[source])[: n_test - n_pos]).sum())
+        correct = int(predict(test_pos[source])[:n_pos].sum() + (1 - predict(test_neg[source])[: n_test - n_pos]).sum())
         lo, hi = proportion_confint(correct, n_test, alpha=1 - level, method="beta")
-        rows.append({
-            "system": system.name, "pair": pair, "channel": name,
-            "test_channel": source,
-            "covered_by_claim": name == "all" or name in system.claim.covers,
-            "accuracy": correct / n_test, "interval": [float(lo), float(hi)], "level": level,
-            "correct": correct, "n_test": n_test, "n_train_per_world": n_train,
-            "chance": 0.5, "ceiling": ceiling,
-            "claim": {"epsilon": system.claim.epsilon, "delta": system.claim.delta},
-            "above_ceiling": bool(lo > ceiling), "above_chance": bool(lo > 0.5),
-        })
+        rows.append(
+            {
+                "system": system.name,
+                "pair": pair,
+                "channel": name,
+                "test_channel": source,
+                "covered_by_claim": name == "all" or name in system.claim.covers,
+                "accuracy": correct / n_test,
+                "interval": [float(lo), float(hi)],
+                "level": level,
+                "correct": correct,
+                "n_test": n_test,
+                "n_train_per_world": n_train,
+                "chance": 0.5,
+                "ceiling": ceiling,
+                "claim": {"epsilon": system.claim.epsilon, "delta": system.claim.delta},
+                "above_ceiling": bool(lo > ceiling),
+                "above_chance": bool(lo > 0.5),
+            }
+        )
     return rows

@@ -32,8 +32,16 @@ from .bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advan
 from .targets import TargetTruth
 
 
-def evaluate_classification(predicted: np.ndarray, truth: TargetTruth, candidates, *, epsilon: float, k: int,
-                            protected_only: bool, confidence: float = 0.95) -> dict:
+def evaluate_classification(
+    predicted: np.ndarray,
+    truth: TargetTruth,
+    candidates,
+    *,
+    epsilon: float,
+    k: int,
+    protected_only: bool,
+    confidence: float = 0.95,
+) -> dict:
     pred = np.asarray(predicted, dtype=np.float64)
     true = np.asarray(truth.psi, dtype=np.float64)
     if pred.shape != true.shape:
@@ -54,12 +62,21 @@ def evaluate_classification(predicted: np.ndarray, truth: TargetTruth, candidate
     below = bool(hi < chance)
     if below:
         verdict = "attacker-defect"
-    return {"n_targets": n, "correct": correct, "accuracy": acc, "ci": [lo, hi], "confidence": confidence,
-            "chance": chance, "below_chance": below, "prior_best_guess": prior_best,
-            "advantage": acc - prior_best,
-            "normalized_advantage": normalized_advantage(acc, prior_best) if prior_best < 1 else 0.0,
-            "ceiling": ceiling, "ceiling_applies": bool(protected_only and math.isfinite(epsilon)),
-            "verdict": verdict}
+    return {
+        "n_targets": n,
+        "correct": correct,
+        "accuracy": acc,
+        "ci": [lo, hi],
+        "confidence": confidence,
+        "chance": chance,
+        "below_chance": below,
+        "prior_best_guess": prior_best,
+        "advantage": acc - prior_best,
+        "normalized_advantage": normalized_advantage(acc, prior_best) if prior_best < 1 else 0.0,
+        "ceiling": ceiling,
+        "ceiling_applies": bool(protected_only and math.isfinite(epsilon)),
+        "verdict": verdict,
+    }
 
 
 def candidate_index(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
@@ -73,7 +90,14 @@ def evaluate_regression(predicted: np.ndarray, truth: TargetTruth, psi_range) ->
     err = pred - true
     base = regression_baseline(*psi_range)
     mae = float(np.abs(err).mean())
-    rmse = float(np.sqrt((err ** 2).mean()))
-    return {"n_targets": int(true.size), "mae": mae, "rmse": rmse, "prior_mae": base["mae"],
-            "prior_rmse": base["rmse"], "mae_skill": 1.0 - mae / base["mae"], "rmse_skill": 1.0 - rmse / base["rmse"],
-            "verdict": "n/a"}
+    rmse = float(np.sqrt((err**2).mean()))
+    return {
+        "n_targets": int(true.size),
+        "mae": mae,
+        "rmse": rmse,
+        "prior_mae": base["mae"],
+        "prior_rmse": base["rmse"],
+        "mae_skill": 1.0 - mae / base["mae"],
+        "rmse_skill": 1.0 - rmse / base["rmse"],
+        "verdict": "n/a",
+    }

@@ -52,8 +52,13 @@ FIRST_DETECTOR_UNIT = 2
 MAX_AXES = 2  # detectors (layout axes) the grid integral handles
 
 
-def layout_theta(right: Sequence[float], left: Sequence[float], detectors: Sequence[Sequence[float]],
-                 log10_thresholds: Sequence[float], log10_gains: Sequence[float] | None = None) -> np.ndarray:
+def layout_theta(
+    right: Sequence[float],
+    left: Sequence[float],
+    detectors: Sequence[Sequence[float]],
+    log10_thresholds: Sequence[float],
+    log10_gains: Sequence[float] | None = None,
+) -> np.ndarray:
     """θ (112-vector) of the layout family: controller rows ``right`` (k₁) and ``left`` (k₀), one
     one-sided detector per row of ``detectors`` with threshold 10^``log10_thresholds[u]`` and gradient
     gain σ_u = 10^``log10_gains[u]`` (default 1): row S·σ_u·w_u/‖w_u‖₁, value weight τ_u/(S·σ_u), so
@@ -62,10 +67,17 @@ def layout_theta(right: Sequence[float], left: Sequence[float], detectors: Seque
     w = np.atleast_2d(np.asarray(detectors, np.float64))
     tau = np.atleast_1d(np.asarray(log10_thresholds, np.float64))
     gains = np.zeros(len(w)) if log10_gains is None else np.atleast_1d(np.asarray(log10_gains, np.float64))
-    if k1.shape != (4,) or k0.shape != (4,) or w.shape[1:] != (4,) or not 1 <= len(w) <= 14 \
-            or tau.shape != (len(w),) or gains.shape != (len(w),):
-        raise UserError("need two controller rows of 4 numbers, 1..14 detector rows of 4, one threshold and "
-                         "one gain per detector")
+    if (
+        k1.shape != (4,)
+        or k0.shape != (4,)
+        or w.shape[1:] != (4,)
+        or not 1 <= len(w) <= 14
+        or tau.shape != (len(w),)
+        or gains.shape != (len(w),)
+    ):
+        raise UserError(
+            "need two controller rows of 4 numbers, 1..14 detector rows of 4, one threshold and one gain per detector"
+        )
     if not all(np.all(np.isfinite(a)) for a in (k1, k0, w, tau, gains)):
         raise UserError("layout parameters must be finite")
     norms = np.abs(w).sum(axis=1)
@@ -114,8 +126,14 @@ def clipped_layout_points(gradients: np.ndarray, clip: float, axes: int) -> np.n
     return l1_clip(g, clip / 2.0)[:, layout_coordinates(axes)] / (clip / 2.0)
 
 
-def laplace_bayes_accuracy(classes: Sequence[np.ndarray], epsilon: float, *, cells: int = 600,
-                           tail_scales: float = 14.0, weights: Sequence[np.ndarray] | None = None) -> float:
+def laplace_bayes_accuracy(
+    classes: Sequence[np.ndarray],
+    epsilon: float,
+    *,
+    cells: int = 600,
+    tail_scales: float = 14.0,
+    weights: Sequence[np.ndarray] | None = None,
+) -> float:
     """Bayes accuracy (uniform prior) of the Laplace mechanism when class p's clipped gradient is drawn
     from the rows of ``classes[p]`` (n_p, m), m ∈ {1, 2}, in units of C/2 (noise scale 2/ε there).
 
@@ -142,8 +160,9 @@ def laplace_bayes_accuracy(classes: Sequence[np.ndarray], epsilon: float, *, cel
         mix = [np.full(len(a), 1.0 / len(a)) for a in arrays]
     else:
         mix = [np.asarray(w, np.float64) for w in weights]
-        if len(mix) != len(arrays) or any(w.shape != (len(a),) or np.any(w < 0) or not w.sum() > 0
-                                          for w, a in zip(mix, arrays, strict=True)):
+        if len(mix) != len(arrays) or any(
+            w.shape != (len(a),) or np.any(w < 0) or not w.sum() > 0 for w, a in zip(mix, arrays, strict=True)
+        ):
             raise UserError("weights need one non-negative array per class, one weight per row, not all zero")
         mix = [w / w.sum() for w in mix]
     per_class = []
@@ -177,8 +196,9 @@ class LayoutSettings:
                 raise UserError(f"LayoutSettings.{name} must be a positive integer, got {value!r}")
 
 
-QUICK_LAYOUT = LayoutSettings(screen=60, generations=10, population=10, episodes=120, restarts=1,
-                              validation_episodes=400)
+QUICK_LAYOUT = LayoutSettings(
+    screen=60, generations=10, population=10, episodes=120, restarts=1, validation_episodes=400
+)
 
 
 @dataclass
@@ -198,9 +218,18 @@ class LayoutResult:
     objective: str = "laplace-layout"
 
     def to_dict(self) -> dict:
-        return {"objective": self.objective, "axes": self.axes, "value": self.value, "epsilon": self.epsilon,
-                "evaluations": self.evaluations, "wall_time_s": self.wall_time_s, "vector": self.vector.tolist(),
-                "means": self.means, "spreads": self.spreads, "history": self.history}
+        return {
+            "objective": self.objective,
+            "axes": self.axes,
+            "value": self.value,
+            "epsilon": self.epsilon,
+            "evaluations": self.evaluations,
+            "wall_time_s": self.wall_time_s,
+            "vector": self.vector.tolist(),
+            "means": self.means,
+            "spreads": self.spreads,
+            "history": self.history,
+        }
 
 
 class LayoutSimulator:
@@ -215,28 +244,38 @@ class LayoutSimulator:
         bins = np.arange(0, self.hyper.cap + self.LENGTH_BIN + 1, self.LENGTH_BIN)
         counts = []
         for g, s in zip(self.candidates, seed.spawn(len(self.candidates)), strict=True):
-            batch = simulate_episodes(theta, physics_array(n, self.physics, gravity=g),
-                                      np.random.Generator(np.random.PCG64(s)), hyper=self.hyper)
+            batch = simulate_episodes(
+                theta,
+                physics_array(n, self.physics, gravity=g),
+                np.random.Generator(np.random.PCG64(s)),
+                hyper=self.hyper,
+            )
             counts.append(np.histogram(batch.scores, bins)[0])
         counts = np.stack(counts)
         return float(counts.max(axis=0).sum() / counts.sum())
 
-    def __init__(self, candidates: Sequence[float], clip: float, axes: int, hyper: A3CHyperparams,
-                 physics: CartPoleParams):
+    def __init__(
+        self, candidates: Sequence[float], clip: float, axes: int, hyper: A3CHyperparams, physics: CartPoleParams
+    ):
         self.candidates = [float(c) for c in candidates]
         self.clip, self.axes, self.hyper, self.physics = clip, axes, hyper, physics
 
     def points(self, theta: np.ndarray, n: int, seed: np.random.SeedSequence) -> list[np.ndarray]:
         return self.points_and_lengths(theta, n, seed)[0]
 
-    def points_and_lengths(self, theta: np.ndarray, n: int,
-                           seed: np.random.SeedSequence) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def points_and_lengths(
+        self, theta: np.ndarray, n: int, seed: np.random.SeedSequence
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Per candidate: the clipped layout points (n, axes) and the episode lengths (n,)."""
         theta = with_zero_biases(theta, self.hyper.biases)
         points, lengths = [], []
         for g, s in zip(self.candidates, seed.spawn(len(self.candidates)), strict=True):
-            batch = simulate_episodes(theta, physics_array(n, self.physics, gravity=g),
-                                      np.random.Generator(np.random.PCG64(s)), hyper=self.hyper)
+            batch = simulate_episodes(
+                theta,
+                physics_array(n, self.physics, gravity=g),
+                np.random.Generator(np.random.PCG64(s)),
+                hyper=self.hyper,
+            )
             points.append(clipped_layout_points(batch.gradients, self.clip, self.axes))
             lengths.append(np.asarray(batch.scores))
         return points, lengths
@@ -253,10 +292,18 @@ def _seed_controllers() -> list[np.ndarray]:
     return out
 
 
-def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.01, *,
-                  settings: LayoutSettings | None = None, seed: int | np.random.SeedSequence = 0,
-                  hyper: A3CHyperparams | None = None, physics: CartPoleParams | None = None,
-                  axes: int | None = None, progress=None) -> LayoutResult:
+def search_layout(
+    candidates: Sequence[float],
+    epsilon: float,
+    clip: float = 0.01,
+    *,
+    settings: LayoutSettings | None = None,
+    seed: int | np.random.SeedSequence = 0,
+    hyper: A3CHyperparams | None = None,
+    physics: CartPoleParams | None = None,
+    axes: int | None = None,
+    progress=None,
+) -> LayoutResult:
     """θ of the layout family maximising the Laplace Bayes accuracy over ``candidates`` at ``epsilon``.
 
     ``axes`` (detectors) defaults to 1 for two candidates and 2 for more."""
@@ -281,22 +328,31 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
     # ---- stages 1–2: screen controllers by episode-length separability, then random detectors ----
     starts, screened, evals = _screen_starts(sim, value, settings, axes, screen_seq)
     order = np.argsort(-np.asarray(screened), kind="stable")
-    candidates_x = [starts[i] for i in order[:settings.restarts]]
+    candidates_x = [starts[i] for i in order[: settings.restarts]]
     # ---- stage 3: CMA-ES from the best screened starts ----
     history: list[float] = []
     bounds = _layout_bounds(axes)
     for r in range(settings.restarts):
         x0 = np.clip(starts[order[r]], bounds[:, 0], bounds[:, 1])
         # one SeedSequence per generation; each evaluation spawns the next children of it
-        generation_seqs = [np.random.SeedSequence(search_seq.entropy, spawn_key=search_seq.spawn_key + (r, gen))
-                           for gen in range(settings.generations)]
+        generation_seqs = [
+            np.random.SeedSequence(search_seq.entropy, spawn_key=search_seq.spawn_key + (r, gen))
+            for gen in range(settings.generations)
+        ]
 
         def objective(x: np.ndarray, gen: int, seqs: list = generation_seqs) -> float:
             return value(x, settings.episodes, seqs[gen])
 
-        found = cmaes_maximize(objective, x0, 0.3, generations=settings.generations, population=settings.population,
-                               seed=int(search_seq.generate_state(1, np.uint32)[0]) + r, bounds=bounds,
-                               on_generation=None if progress is None else functools.partial(progress, r))
+        found = cmaes_maximize(
+            objective,
+            x0,
+            0.3,
+            generations=settings.generations,
+            population=settings.population,
+            seed=int(search_seq.generate_state(1, np.uint32)[0]) + r,
+            bounds=bounds,
+            on_generation=None if progress is None else functools.partial(progress, r),
+        )
         evals += found.evaluations
         history += found.history
         candidates_x.append(found.best_x)
@@ -306,12 +362,23 @@ def search_layout(candidates: Sequence[float], epsilon: float, clip: float = 0.0
     best = candidates_x[int(np.argmax(validated))]
     theta = theta_from_layout_vector(best, axes)
     pts = sim.points(theta, settings.validation_episodes, validation_seq)
-    return LayoutResult(theta, best, axes, float(max(validated)), float(epsilon), evals, time.perf_counter() - start,
-                        [p.mean(axis=0).tolist() for p in pts], [p.std(axis=0).tolist() for p in pts], history)
+    return LayoutResult(
+        theta,
+        best,
+        axes,
+        float(max(validated)),
+        float(epsilon),
+        evals,
+        time.perf_counter() - start,
+        [p.mean(axis=0).tolist() for p in pts],
+        [p.std(axis=0).tolist() for p in pts],
+        history,
+    )
 
 
-def _screen_starts(sim: LayoutSimulator, value, settings: LayoutSettings, axes: int,
-                   screen_seq: np.random.SeedSequence) -> tuple[list[np.ndarray], list[float], int]:
+def _screen_starts(
+    sim: LayoutSimulator, value, settings: LayoutSettings, axes: int, screen_seq: np.random.SeedSequence
+) -> tuple[list[np.ndarray], list[float], int]:
     """Starting points for the search, with their screened values and the evaluations spent.
 
     Stage 1: controllers whose episode lengths tell the candidates apart best (the fates the detectors
@@ -325,15 +392,25 @@ def _screen_starts(sim: LayoutSimulator, value, settings: LayoutSettings, axes: 
         k0 = -k1 if rng.random() < 0.5 else -k1 * rng.uniform(0.2, 1.5, size=4) + rng.normal(scale=0.3, size=4)
         controllers.append(np.concatenate([k1, k0]))
     crn = np.random.SeedSequence(screen_seq.entropy, spawn_key=screen_seq.spawn_key + (1,))
-    fate = np.array([sim.length_separability(layout_theta(c[:4], c[4:], [np.ones(4)] * axes, [2.0] * axes),
-                                             settings.episodes, crn) for c in controllers])
-    kept = [controllers[i] for i in np.argsort(-fate, kind="stable")[:2 * settings.restarts]]
+    fate = np.array(
+        [
+            sim.length_separability(
+                layout_theta(c[:4], c[4:], [np.ones(4)] * axes, [2.0] * axes), settings.episodes, crn
+            )
+            for c in controllers
+        ]
+    )
+    kept = [controllers[i] for i in np.argsort(-fate, kind="stable")[: 2 * settings.restarts]]
     starts, screened = [], []
     per_controller = max(4, settings.screen // (4 * len(kept)))
     for ctrl in kept:
         for _ in range(per_controller):
-            det = np.concatenate([np.concatenate([rng.normal(size=4), [rng.uniform(0.0, 4.0), rng.uniform(-1.0, 0.5)]])
-                                  for _ in range(axes)])
+            det = np.concatenate(
+                [
+                    np.concatenate([rng.normal(size=4), [rng.uniform(0.0, 4.0), rng.uniform(-1.0, 0.5)]])
+                    for _ in range(axes)
+                ]
+            )
             starts.append(np.concatenate([ctrl, det]))
             screened.append(value(starts[-1], settings.episodes, crn))
     return starts, screened, len(controllers) + len(starts)
@@ -357,8 +434,9 @@ def best_layout_points(count: int) -> np.ndarray:
     raise UserError("best layouts are known for 2 or 3 classes")
 
 
-def length_layout_bound(lengths: Sequence[np.ndarray], epsilon: float, *, bin_steps: int = 10, cap: int = 200,
-                        sweeps: int = 3) -> float:
+def length_layout_bound(
+    lengths: Sequence[np.ndarray], epsilon: float, *, bin_steps: int = 10, cap: int = 200, sweeps: int = 3
+) -> float:
     """Laplace Bayes accuracy of the best map from episode length to a point of the best layout.
 
     Each ``bin_steps``-step bin of the episode length is sent to one point of the opposite/diamond
@@ -395,9 +473,17 @@ def length_layout_bound(lengths: Sequence[np.ndarray], epsilon: float, *, bin_st
     return best
 
 
-def layout_gap(theta: np.ndarray, candidates: Sequence[float], epsilon: float, clip: float = 0.01, *,
-               episodes: int = 3000, seed: int | np.random.SeedSequence = 0, hyper: A3CHyperparams | None = None,
-               physics: CartPoleParams | None = None) -> dict:
+def layout_gap(
+    theta: np.ndarray,
+    candidates: Sequence[float],
+    epsilon: float,
+    clip: float = 0.01,
+    *,
+    episodes: int = 3000,
+    seed: int | np.random.SeedSequence = 0,
+    hyper: A3CHyperparams | None = None,
+    physics: CartPoleParams | None = None,
+) -> dict:
     """Where a crafted θ's accuracy goes, measured on ``episodes`` fresh episodes per candidate.
 
     Reads the clipped gradients on the two value coordinates θ(v)₂, θ(v)₃ (the detectors of both the
@@ -417,16 +503,24 @@ def layout_gap(theta: np.ndarray, candidates: Sequence[float], epsilon: float, c
     means = [p.mean(axis=0) for p in pts]
     known = len(cands) in (2, 3)
     shares = [float(np.abs(p).sum(axis=1).mean()) for p in pts]
-    return {"candidates": cands, "epsilon": float(epsilon), "episodes": episodes,
-            "theta_dim": int(theta_b.shape[-1]), "coordinates": layout_coordinates(2),
-            "means": [m.tolist() for m in means], "spreads": [p.std(axis=0).tolist() for p in pts],
-            "layout_share_of_l1": shares,
-            "bayes_accuracy": {"measured": laplace_bayes_accuracy(pts, epsilon),
-                               "means_only": laplace_bayes_accuracy([m[None] for m in means], epsilon),
-                               "best_layout": laplace_bayes_accuracy([p[None] for p in best_layout_points(len(cands))],
-                                                                     epsilon) if known else None,
-                               "length_map": length_layout_bound(lengths, epsilon, cap=sim.hyper.cap)
-                               if known else None}}
+    return {
+        "candidates": cands,
+        "epsilon": float(epsilon),
+        "episodes": episodes,
+        "theta_dim": int(theta_b.shape[-1]),
+        "coordinates": layout_coordinates(2),
+        "means": [m.tolist() for m in means],
+        "spreads": [p.std(axis=0).tolist() for p in pts],
+        "layout_share_of_l1": shares,
+        "bayes_accuracy": {
+            "measured": laplace_bayes_accuracy(pts, epsilon),
+            "means_only": laplace_bayes_accuracy([m[None] for m in means], epsilon),
+            "best_layout": laplace_bayes_accuracy([p[None] for p in best_layout_points(len(cands))], epsilon)
+            if known
+            else None,
+            "length_map": length_layout_bound(lengths, epsilon, cap=sim.hyper.cap) if known else None,
+        },
+    }
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
@@ -449,8 +543,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     add_out(p, required=True, help="JSON file (written atomically)")
     args = p.parse_args(argv)
     try:
-        if len(set(args.candidates)) < 2 or not (math.isfinite(args.epsilon) and args.epsilon > 0) \
-                or args.episodes < 2 or args.seed < 0 or not args.clip > 0:
+        if (
+            len(set(args.candidates)) < 2
+            or not (math.isfinite(args.epsilon) and args.epsilon > 0)
+            or args.episodes < 2
+            or args.seed < 0
+            or not args.clip > 0
+        ):
             raise UserError("need two distinct candidates, a finite ε > 0, clip > 0, episodes >= 2, seed >= 0")
         theta = load_checkpoint(args.theta)
         report = layout_gap(theta, args.candidates, args.epsilon, args.clip, episodes=args.episodes, seed=args.seed)
@@ -465,10 +564,15 @@ def _main(argv: Sequence[str] | None = None) -> int:
         json.dump(schemas.dump("layout-gap", report), fh, indent=2)
     os.replace(tmp, args.out)
     acc = report["bayes_accuracy"]
-    best = "" if acc["best_layout"] is None else \
-        f", best length map {acc['length_map']:.3f}, best layout {acc['best_layout']:.3f}"
-    print(f"Laplace Bayes accuracy at ε={args.epsilon:g}: measured {acc['measured']:.3f}, means only "
-          f"{acc['means_only']:.3f}{best} -> {args.out}")
+    best = (
+        ""
+        if acc["best_layout"] is None
+        else f", best length map {acc['length_map']:.3f}, best layout {acc['best_layout']:.3f}"
+    )
+    print(
+        f"Laplace Bayes accuracy at ε={args.epsilon:g}: measured {acc['measured']:.3f}, means only "
+        f"{acc['means_only']:.3f}{best} -> {args.out}"
+    )
     return 0
 
 

@@ -15,6 +15,8 @@ All torch randomness comes from one ``torch.Generator`` seeded from the attacker
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 from torch import nn
@@ -34,8 +36,16 @@ SCORE_BUMPS = 24
 class LearnedAttacker:
     name = "learned"
 
-    def __init__(self, hidden: int = 128, epochs: int = 40, batch_size: int = 512, lr: float = 2e-3,
-                 weight_decay: float = 1e-4, use_side_channels: bool = True, max_train: int = 60_000):
+    def __init__(
+        self,
+        hidden: int = 128,
+        epochs: int = 40,
+        batch_size: int = 512,
+        lr: float = 2e-3,
+        weight_decay: float = 1e-4,
+        use_side_channels: bool = True,
+        max_train: int = 60_000,
+    ):
         if hidden < 1 or epochs < 1 or batch_size < 1 or not lr > 0:
             raise UserError("hidden, epochs, batch_size must be >= 1 and lr > 0")
         self.hidden, self.epochs, self.batch_size, self.lr = hidden, epochs, batch_size, lr
@@ -63,8 +73,9 @@ class LearnedAttacker:
         z = np.log1p(np.maximum(side, 0.0))[:, None]
         return np.concatenate([np.exp(-0.5 * ((z - centers) / width) ** 2), side[:, None] / cap], axis=1)
 
-    def _features(self, grads: np.ndarray, side: np.ndarray | None, mu: np.ndarray, sd: np.ndarray,
-                  cap: int) -> torch.Tensor:
+    def _features(
+        self, grads: np.ndarray, side: np.ndarray | None, mu: np.ndarray, sd: np.ndarray, cap: int
+    ) -> torch.Tensor:
         """Standardized features; mu/sd cover the gradient coordinates and, last, the score basis."""
         x = grads if side is None else np.concatenate([grads, self._score_basis(side, cap)], axis=1)
         return torch.from_numpy(np.ascontiguousarray((x - mu) / sd, dtype=np.float32))
@@ -82,8 +93,9 @@ class LearnedAttacker:
             return lambda rng: fixed
         return lambda rng: mech(clean, rng)
 
-    def scores(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
-               rng: np.random.Generator) -> AttackScores:
+    def scores(
+        self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank, rng: np.random.Generator
+    ) -> AttackScores:
         """The :class:`pgc.contracts.Attacker` contract: log-scores, or predictions for a range."""
         out = self.fit_predict(threat, view, contexts, bank, rng)
         return AttackScores(regression=out) if threat.is_regression else AttackScores(loglik=out)
@@ -92,8 +104,9 @@ class LearnedAttacker:
         """The MLP, Glorot-initialised from ``gen`` (:func:`pgc.optim.networks.seeded_mlp`)."""
         return seeded_mlp(n_in, self.hidden, n_out, gen)
 
-    def fit_predict(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
-                    rng: np.random.Generator) -> np.ndarray:
+    def fit_predict(
+        self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank, rng: np.random.Generator
+    ) -> np.ndarray:
         """Train on the bank, then return log-scores (n, P) for classification or predictions (n,) for
         regression."""
         if not self.applies_to(threat):
@@ -121,31 +134,18 @@ class LearnedAttacker:
         n_out = 1 if regression else p
         net = self._network(n_in, n_out, gen)
         opt = _Adam(list(net.parameters()), lr=self.lr, weight_decay=self.weight_decay)
-        lo, hi = (threat.psi_range if regression else (0.0, 1.0))
+        lo, hi = threat.psi_range if regression else (0.0, 1.0)
         y = torch.from_numpy(labels_idx)
         if regression:
             y_reg = torch.from_numpy(((bank.psis[labels_idx] - lo) / (hi - lo) * 2.0 - 1.0).astype(np.float32))
-        n_train = len(clean)
-        loss_value = float("nan")
         x_first = self._features(first, side_train, mu, sd, cap)
-        for epoch in range(self.epochs):
-            noisy = first if epoch == 0 else privatize(rng)
-            x = x_first if epoch == 0 or noisy is first else self._features(noisy, side_train, mu, sd, cap)
-            perm = torch.randperm(n_train, generator=gen)
-            total = 0.0
-            for a in range(0, n_train, self.batch_size):
-                idx = perm[a:a + self.batch_size]
-                out = net(x[idx])
-                if regression:
-                    loss = ((out[:, 0] - y_reg[idx]) ** 2).mean()
-                else:
-                    loss = nn.functional.cross_entropy(out, y[idx])
-                net.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                total += loss.item() * len(idx)
-            loss_value = total / n_train
-        self.train_loss = loss_value
+
+        def features(rng: np.random.Generator) -> torch.Tensor:
+            noisy = privatize(rng)
+            return x_first if noisy is first else self._features(noisy, side_train, mu, sd, cap)
+
+        target = y_reg if regression else y
+        self.train_loss = self._train(net, opt, x_first, features, target, regression, gen, rng)
         _, side = score_channel(threat, view) if use_side else (None, None)
         with torch.no_grad():
             out = net(self._features(view.gradients, side, mu, sd, cap))
@@ -153,14 +153,51 @@ class LearnedAttacker:
             return ((out[:, 0].numpy().astype(np.float64) + 1.0) / 2.0) * (hi - lo) + lo
         return torch.log_softmax(out, dim=1).numpy().astype(np.float64)
 
-
+    def _train(
+        self,
+        net: nn.Sequential,
+        opt: _Adam,
+        x_first: torch.Tensor,
+        features: Callable[[np.random.Generator], torch.Tensor],
+        target: torch.Tensor,
+        regression: bool,
+        gen: torch.Generator,
+        rng: np.random.Generator,
+    ) -> float:
+        """Mini-batch training, each epoch on fresh privatized features (the first epoch on ``x_first``); the
+        last epoch's mean loss."""
+        n_train = len(target)
+        loss_value = float("nan")
+        for epoch in range(self.epochs):
+            x = x_first if epoch == 0 else features(rng)
+            perm = torch.randperm(n_train, generator=gen)
+            total = 0.0
+            for a in range(0, n_train, self.batch_size):
+                idx = perm[a : a + self.batch_size]
+                out = net(x[idx])
+                if regression:
+                    loss = ((out[:, 0] - target[idx]) ** 2).mean()
+                else:
+                    loss = nn.functional.cross_entropy(out, target[idx])
+                net.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                total += loss.item() * len(idx)
+            loss_value = total / n_train
+        return loss_value
 
 
 class _Adam:
     """Plain Adam (Kingma & Ba) with L2 weight decay; avoids torch.optim's slow first import."""
 
-    def __init__(self, params: list[torch.Tensor], lr: float, weight_decay: float = 0.0,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+    def __init__(
+        self,
+        params: list[torch.Tensor],
+        lr: float,
+        weight_decay: float = 0.0,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+    ):
         self.params, self.lr, self.wd, self.betas, self.eps = params, lr, weight_decay, betas, eps
         self.m = [torch.zeros_like(p) for p in params]
         self.v = [torch.zeros_like(p) for p in params]
@@ -170,7 +207,7 @@ class _Adam:
     def step(self) -> None:
         self.t += 1
         b1, b2 = self.betas
-        c1, c2 = 1 - b1 ** self.t, 1 - b2 ** self.t
+        c1, c2 = 1 - b1**self.t, 1 - b2**self.t
         for p, m, v in zip(self.params, self.m, self.v, strict=False):
             g = p.grad if self.wd == 0 else p.grad + self.wd * p
             m.mul_(b1).add_(g, alpha=1 - b1)

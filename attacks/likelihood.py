@@ -58,9 +58,14 @@ def _logmeanexp(logits: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.logsumexp(logits, dim=dim) - math.log(logits.shape[dim])
 
 
-def kernel_loglik(x: np.ndarray, centers: np.ndarray, scale: float | None,
-                  x_scores: np.ndarray | None = None, center_scores: np.ndarray | None = None,
-                  score_bandwidth: float = 1.0) -> np.ndarray:
+def kernel_loglik(
+    x: np.ndarray,
+    centers: np.ndarray,
+    scale: float | None,
+    x_scores: np.ndarray | None = None,
+    center_scores: np.ndarray | None = None,
+    score_bandwidth: float = 1.0,
+) -> np.ndarray:
     """log (1/J) Σ_j exp(−‖x_i − c_{p,j}‖₁/scale − |ζ_i − ζ_{p,j}|/h) for x (n, d), centers (P, J, d).
 
     ``scale=None`` drops the gradient term (score only); ``x_scores=None`` drops the score term.
@@ -85,9 +90,15 @@ def kernel_loglik(x: np.ndarray, centers: np.ndarray, scale: float | None,
     return out
 
 
-def prs_bit_loglik(matrices: np.ndarray, signs: np.ndarray, centers: np.ndarray, mech: ProjectedRandomSign,
-                   x_scores: np.ndarray | None = None, center_scores: np.ndarray | None = None,
-                   score_bandwidth: float = 1.0) -> np.ndarray:
+def prs_bit_loglik(
+    matrices: np.ndarray,
+    signs: np.ndarray,
+    centers: np.ndarray,
+    mech: ProjectedRandomSign,
+    x_scores: np.ndarray | None = None,
+    center_scores: np.ndarray | None = None,
+    score_bandwidth: float = 1.0,
+) -> np.ndarray:
     """log (1/J) Σ_j Π_k P(ũ_ik | clip(M_i c_{p,j})_k) (eq. 24), matrices (n, d̂, d), signs (n, d̂)."""
     p, j, d = centers.shape
     n, d_hat, _ = matrices.shape
@@ -95,7 +106,7 @@ def prs_bit_loglik(matrices: np.ndarray, signs: np.ndarray, centers: np.ndarray,
     y = centers.reshape(p * j, d)
     out = np.empty((n, p))
     step = max(1, _CHUNK // max(1, p * j * d_hat * 4))
-    plus = (signs > 0)
+    plus = signs > 0
     for a in range(0, n, step):
         b = min(n, a + step)
         u = np.einsum("nkd,md->nmk", matrices[a:b], y)  # (b−a, PJ, d̂)
@@ -115,8 +126,10 @@ def recover_prs_release(outputs: np.ndarray, mech: ProjectedRandomSign) -> tuple
     decomposition (−M, −C) has the same likelihood, see the module docstring)."""
     d = outputs.shape[1]
     if mech.reduced_dim_for(d) != 1:
-        raise UserError("PRS output Mᵀũ with d̂ > 1 cannot be decomposed uniquely; "
-                         "use the channel prs_internals (white-box) or the learned attacker")
+        raise UserError(
+            "PRS output Mᵀũ with d̂ > 1 cannot be decomposed uniquely; "
+            "use the channel prs_internals (white-box) or the learned attacker"
+        )
     m = outputs / mech.clip
     units = m / math.sqrt(3.0)
     if not np.allclose(units, np.round(units), atol=1e-4) or np.abs(np.round(units)).max(initial=0) > 1:
@@ -141,8 +154,13 @@ class LikelihoodAttacker:
     SCORE_WIDTHS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
     SHRINKAGE = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95, 1.0)
 
-    def __init__(self, score_bandwidth: float = 1.0, use_gradient: bool = True, use_side_channels: bool = True,
-                 calibrate: bool = True):
+    def __init__(
+        self,
+        score_bandwidth: float = 1.0,
+        use_gradient: bool = True,
+        use_side_channels: bool = True,
+        calibrate: bool = True,
+    ):
         if not score_bandwidth > 0:
             raise UserError("score_bandwidth must be > 0")
         self.score_bandwidth = float(score_bandwidth)
@@ -173,14 +191,16 @@ class LikelihoodAttacker:
             used.append(score_channel_name(threat))
         return used
 
-    def scores(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
-               rng: np.random.Generator) -> AttackScores:
+    def scores(
+        self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank, rng: np.random.Generator
+    ) -> AttackScores:
         """The :class:`pgc.contracts.Attacker` contract: per-submission log-likelihoods."""
         loglik = self.loglik(threat, view, contexts, bank, rng)
         return AttackScores(loglik=loglik, kde_bandwidth=self.kde_bandwidth)
 
-    def loglik(self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank,
-               rng: np.random.Generator) -> np.ndarray:
+    def loglik(
+        self, threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank, rng: np.random.Generator
+    ) -> np.ndarray:
         if not self.applies_to(threat):
             raise UserError(f"{self.name} attacker does not apply to this threat model")
         _, side = score_channel(threat, view) if self.use_side_channels else (None, None)
@@ -212,11 +232,13 @@ class LikelihoodAttacker:
             cs = bank.scores[c] if side is not None else None
             xs = side[rows] if side is not None else None
             if not self.use_gradient:
-                out[rows] = kernel_loglik(np.zeros((rows.size, 1)), np.zeros(bank.scores[c].shape + (1,)), None,
-                                          xs, cs, self.score_bandwidth)
+                out[rows] = kernel_loglik(
+                    np.zeros((rows.size, 1)), np.zeros(bank.scores[c].shape + (1,)), None, xs, cs, self.score_bandwidth
+                )
             elif isinstance(mech, ProjectedRandomSign):
-                out[rows] = prs_bit_loglik(prs_m[rows], prs_s[rows], bank.gradients[c], mech, xs, cs,
-                                           self.score_bandwidth)
+                out[rows] = prs_bit_loglik(
+                    prs_m[rows], prs_s[rows], bank.gradients[c], mech, xs, cs, self.score_bandwidth
+                )
             else:
                 centers = self._clean_view(mech, bank.gradients[c])
                 x = view.gradients[rows]
@@ -228,8 +250,9 @@ class LikelihoodAttacker:
                 out[rows] = kernel_loglik(x, centers, scale, xs, cs, self.score_bandwidth)
         return out
 
-    def _select_shrinkage(self, threat: ThreatModel, contexts: Contexts, bank: ShadowBank,
-                          rng: np.random.Generator, max_contexts: int = 8) -> float:
+    def _select_shrinkage(
+        self, threat: ThreatModel, contexts: Contexts, bank: ShadowBank, rng: np.random.Generator, max_contexts: int = 8
+    ) -> float:
         """λ by held-out posterior log loss: the second half of each (context, ψ)'s shadow episodes goes
         through the actual mechanism (fresh noise from ``rng``) and is attacked with the first half as
         the bank; the λ (see module doc) with the smallest cross-entropy wins, the larger on ties."""
@@ -252,8 +275,16 @@ class LikelihoodAttacker:
         else:
             noisy = mech(held, rng)
         sub = Contexts(contexts.thetas[ctx], contexts.alphas[ctx], of_row)
-        pseudo = AttackView(noisy, sub.thetas[of_row], sub.alphas[of_row], held_scores, held_scores.copy(),
-                            np.arange(len(held)), matrices, signs)
+        pseudo = AttackView(
+            noisy,
+            sub.thetas[of_row],
+            sub.alphas[of_row],
+            held_scores,
+            held_scores.copy(),
+            np.arange(len(held)),
+            matrices,
+            signs,
+        )
         raw = self._raw_loglik(threat, pseudo, sub, fit)
         best, best_loss = 0.0, math.inf
         for lam in sorted(self.SHRINKAGE, reverse=True):

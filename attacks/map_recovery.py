@@ -33,8 +33,12 @@ class GeneticSettings:
     elite: int = 2
 
     def __post_init__(self) -> None:
-        if (self.population < 4 or self.generations < 1 or self.tournament < 2
-                or not (0 <= self.elite < self.population)):
+        if (
+            self.population < 4
+            or self.generations < 1
+            or self.tournament < 2
+            or not (0 <= self.elite < self.population)
+        ):
             raise UserError("population >= 4, generations >= 1, tournament >= 2, 0 <= elite < population")
 
 
@@ -85,7 +89,7 @@ def recover_map(shape, trajectory, settings: GeneticSettings, rng: np.random.Gen
 
     def as_map(genes: np.ndarray) -> np.ndarray:
         m = np.zeros(shape, dtype=bool)
-        for (cell, g) in zip(interior, genes, strict=False):
+        for cell, g in zip(interior, genes, strict=False):
             m[cell] = fixed.get(cell, bool(g))
         return m
 
@@ -105,9 +109,12 @@ def recover_map(shape, trajectory, settings: GeneticSettings, rng: np.random.Gen
         order = np.argsort(-scores)
         nxt = [population[i].copy() for i in order[: settings.elite]]
         while len(nxt) < settings.population:
-            a, b = (population[max(rng.choice(len(population), settings.tournament, replace=False),
-                                   key=lambda i: scores[i])]
-                    for _ in range(2))
+            a, b = (
+                population[
+                    max(rng.choice(len(population), settings.tournament, replace=False), key=lambda i: scores[i])
+                ]
+                for _ in range(2)
+            )
             child = np.where(rng.random(len(interior)) < 0.5, a, b)
             child = np.where(rng.random(len(interior)) < rate, ~child, child)
             nxt.append(child)
@@ -133,13 +140,31 @@ def chance_rates(truth: np.ndarray, rng: np.random.Generator, draws: int = 20) -
 
 
 TABLE_5_1 = {  # (GRR, NRR) in % by map size and defence (thesis Table 5.1)
-    (7, 7): {"none": (94.26, 88.74), 1.0: (92.92, 86.12), 0.7: (89.39, 79.20), 0.4: (87.29, 75.09),
-             0.1: (84.82, 70.25), "dynamic": (85.19, 70.97)},
-    (12, 11): {"none": (84.17, 76.78), 1.0: (82.89, 74.91), 0.7: (79.92, 70.55), 0.4: (76.88, 66.09),
-               0.1: (76.19, 65.07), "dynamic": (76.63, 65.72)},
+    (7, 7): {
+        "none": (94.26, 88.74),
+        1.0: (92.92, 86.12),
+        0.7: (89.39, 79.20),
+        0.4: (87.29, 75.09),
+        0.1: (84.82, 70.25),
+        "dynamic": (85.19, 70.97),
+    },
+    (12, 11): {
+        "none": (84.17, 76.78),
+        1.0: (82.89, 74.91),
+        0.7: (79.92, 70.55),
+        0.4: (76.88, 66.09),
+        0.1: (76.19, 65.07),
+        "dynamic": (76.63, 65.72),
+    },
 }
-TABLE_5_3 = {"none": (0.98, 20.52), 1.0: (0.97, 22.84), 0.7: (0.95, 24.92), 0.4: (0.94, 26.16), 0.1: (0.92, 28.28),
-             "dynamic": (0.96, 23.13)}  # 12×11, last 1,000 epochs: average reward, average steps
+TABLE_5_3 = {
+    "none": (0.98, 20.52),
+    1.0: (0.97, 22.84),
+    0.7: (0.95, 24.92),
+    0.4: (0.94, 26.16),
+    0.1: (0.92, 28.28),
+    "dynamic": (0.96, 23.13),
+}  # 12×11, last 1,000 epochs: average reward, average steps
 
 
 def mean_interval(values, confidence: float = 0.95) -> tuple[float, list[float]]:
@@ -153,8 +178,9 @@ def mean_interval(values, confidence: float = 0.95) -> tuple[float, list[float]]
     return float(v.mean()), [float(v.mean() - half), float(v.mean() + half)]
 
 
-def run_map_recovery(shape, maps: int, defences, training, genetic: GeneticSettings, seed: int,
-                     progress=lambda text: None) -> dict:
+def run_map_recovery(
+    shape, maps: int, defences, training, genetic: GeneticSettings, seed: int, progress=lambda text: None
+) -> dict:
     """Per map (drawn under the constraints) and defence: train (Algorithm 11), watch one greedy run, recover the
     map; GRR, NRR and utility with intervals over maps, beside the thesis' tables and the chance row."""
     from pgc.dprl.gridworld import greedy_trajectory
@@ -174,17 +200,32 @@ def run_map_recovery(shape, maps: int, defences, training, genetic: GeneticSetti
             trajectory = greedy_trajectory(truth, q, defence, training, run_rng)
             grr, nrr = recovery_rates(recover_map(shape, trajectory, genetic, attack_rng), truth)
             row = per["none" if defence is None else str(defence)]
-            for key, value in (("grr", grr), ("nrr", nrr), ("reward", utility["final_mean_reward"]),
-                               ("steps", utility["final_mean_steps"]), ("success", utility["final_success"])):
+            for key, value in (
+                ("grr", grr),
+                ("nrr", nrr),
+                ("reward", utility["final_mean_reward"]),
+                ("steps", utility["final_mean_steps"]),
+                ("success", utility["final_success"]),
+            ):
                 row[key].append(value)
         progress(f"map {i + 1}/{maps}: " + ", ".join(f"{k} GRR {v['grr'][-1]:.3f}" for k, v in per.items()))
     thesis = TABLE_5_1.get(tuple(shape), {})
     rows = []
     for key, v in per.items():
         label = key if key in ("none", "dynamic") else float(key)
-        rows.append({"defence": key, **{m: dict(zip(("mean", "ci"), mean_interval(v[m]), strict=True)) for m in v},
-                     "thesis_grr_nrr": thesis.get(label), "thesis_table_5_3": TABLE_5_3.get(label)})
-    rows.append({"defence": "chance (constraints only)",
-                 "grr": dict(zip(("mean", "ci"), mean_interval(chance["grr"]), strict=True)),
-                 "nrr": dict(zip(("mean", "ci"), mean_interval(chance["nrr"]), strict=True))})
+        rows.append(
+            {
+                "defence": key,
+                **{m: dict(zip(("mean", "ci"), mean_interval(v[m]), strict=True)) for m in v},
+                "thesis_grr_nrr": thesis.get(label),
+                "thesis_table_5_3": TABLE_5_3.get(label),
+            }
+        )
+    rows.append(
+        {
+            "defence": "chance (constraints only)",
+            "grr": dict(zip(("mean", "ci"), mean_interval(chance["grr"]), strict=True)),
+            "nrr": dict(zip(("mean", "ci"), mean_interval(chance["nrr"]), strict=True)),
+        }
+    )
     return {"shape": list(shape), "maps": maps, "rows": rows}

@@ -63,8 +63,7 @@ def digits_quarters(seed: np.random.SeedSequence):
 def train_classifier(x, y, hidden: int, seed: int):
     from sklearn.neural_network import MLPClassifier
 
-    return MLPClassifier(hidden_layer_sizes=(hidden,), alpha=1e-6, max_iter=2000, tol=1e-7,
-                         random_state=seed).fit(x, y)
+    return MLPClassifier(hidden_layer_sizes=(hidden,), alpha=1e-6, max_iter=2000, tol=1e-7, random_state=seed).fit(x, y)
 
 
 def top_features(scores: np.ndarray, count: int = 3) -> np.ndarray:
@@ -93,8 +92,11 @@ def _fit_attack(features: np.ndarray, labels: np.ndarray, seed: int):
     return GradientBoostingClassifier(random_state=seed).fit(features, labels)
 
 
-def run_membership(settings: MembershipSettings, defend: Callable[[np.ndarray, float, np.random.Generator], np.ndarray],
-                   progress: Callable[[str], None] = lambda text: None) -> dict:
+def run_membership(
+    settings: MembershipSettings,
+    defend: Callable[[np.ndarray, float, np.random.Generator], np.ndarray],
+    progress: Callable[[str], None] = lambda text: None,
+) -> dict:
     """Every attacker against the undefended target and against the defence at each ε. ``defend(y, ε, rng)``
     maps confidence vectors (rows) to the released vectors."""
     data_seq, defence_seq = np.random.SeedSequence(settings.seed).spawn(2)
@@ -105,25 +107,42 @@ def run_membership(settings: MembershipSettings, defend: Callable[[np.ndarray, f
     t_labels, t_member = np.concatenate([ty_in, ty_out]), np.r_[np.ones(len(ty_in)), np.zeros(len(ty_out))]
     s_scores = np.vstack([shadow.predict_proba(sx_in), shadow.predict_proba(sx_out)])
     s_member = np.r_[np.ones(len(sy_in)), np.zeros(len(sy_out))]
-    models = {"train_accuracy": float(target.score(tx_in, ty_in)), "test_accuracy": float(target.score(tx_out, ty_out)),
-              "members": int(len(ty_in)), "non_members": int(len(ty_out))}
+    models = {
+        "train_accuracy": float(target.score(tx_in, ty_in)),
+        "test_accuracy": float(target.score(tx_out, ty_out)),
+        "members": int(len(ty_in)),
+        "non_members": int(len(ty_out)),
+    }
     undefended_attack = _fit_attack(top_features(s_scores), s_member, settings.seed)
-    rows = [_row("none", None, "ml-leaks", undefended_attack.predict(top_features(t_scores)), t_member, settings),
-            _row("none", None, "label-only", t_scores.argmax(1) == t_labels, t_member, settings)]
+    rows = [
+        _row("none", None, "ml-leaks", undefended_attack.predict(top_features(t_scores)), t_member, settings),
+        _row("none", None, "label-only", t_scores.argmax(1) == t_labels, t_member, settings),
+    ]
     progress(f"undefended: ML-Leaks accuracy {rows[0]['accuracy']:.3f}")
     for eps, seq in zip(settings.epsilons, defence_seq.spawn(len(settings.epsilons)), strict=True):
         t_rng, s_rng = (np.random.Generator(np.random.PCG64(s)) for s in seq.spawn(2))
         t_def, s_def = defend(t_scores, eps, t_rng), defend(s_scores, eps, s_rng)
         adaptive = _fit_attack(inverted_features(s_def, eps), s_member, settings.seed)
-        rows += [_row("one-parameter", eps, "ml-leaks", undefended_attack.predict(top_features(t_def)), t_member,
-                      settings),
-                 _row("one-parameter", eps, "ml-leaks-adaptive", adaptive.predict(inverted_features(t_def, eps)),
-                      t_member, settings),
-                 _row("one-parameter", eps, "label-only", t_def.argmax(1) == t_labels, t_member, settings)]
+        rows += [
+            _row("one-parameter", eps, "ml-leaks", undefended_attack.predict(top_features(t_def)), t_member, settings),
+            _row(
+                "one-parameter",
+                eps,
+                "ml-leaks-adaptive",
+                adaptive.predict(inverted_features(t_def, eps)),
+                t_member,
+                settings,
+            ),
+            _row("one-parameter", eps, "label-only", t_def.argmax(1) == t_labels, t_member, settings),
+        ]
         progress(f"ε = {eps:g}: " + ", ".join(f"{r['attacker']} {r['accuracy']:.3f}" for r in rows[-3:]))
     return {"models": models, "rows": rows}
 
 
 def _row(defence: str, epsilon, attacker: str, predicted, is_member, settings: MembershipSettings) -> dict:
-    return {"defence": defence, "epsilon": epsilon, "attacker": attacker,
-            **attack_accuracy(np.asarray(predicted, dtype=float), is_member, settings.confidence)}
+    return {
+        "defence": defence,
+        "epsilon": epsilon,
+        "attacker": attacker,
+        **attack_accuracy(np.asarray(predicted, dtype=float), is_member, settings.confidence),
+    }

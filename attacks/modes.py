@@ -73,8 +73,9 @@ class AttackSettings:
             changes["lam"] = self.lam
         if not changes:
             return base
-        fields = {f: getattr(base, f)
-                  for f in ("gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection")}
+        fields = {
+            f: getattr(base, f) for f in ("gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection")
+        }
         return A3CHyperparams(**{**fields, **changes})
 
     def fresh_epsilon(self) -> float:
@@ -82,8 +83,14 @@ class AttackSettings:
         return self.epsilon if self.epsilon is not None else (math.inf if self.mechanism == "none" else 1.0)
 
 
-def attack(settings: AttackSettings, *, companion: Callable[[str], Path], executor=None, progress: bool = False,
-           log: Callable[[str], None] = print) -> dict:
+def attack(
+    settings: AttackSettings,
+    *,
+    companion: Callable[[str], Path],
+    executor=None,
+    progress: bool = False,
+    log: Callable[[str], None] = print,
+) -> dict:
     """The result of the settings' mode; ``companion(suffix)`` names a file beside the result (the crafted θ,
     the sweep's plot)."""
     if settings.sweep:
@@ -95,8 +102,15 @@ def attack(settings: AttackSettings, *, companion: Callable[[str], Path], execut
     return model_attack(settings, executor=executor, progress=progress, log=log)
 
 
-def model_attack(settings: AttackSettings, *, model=None, seed=None, executor=None, progress: bool = False,
-                 log: Callable[[str], None] = print) -> dict:
+def model_attack(
+    settings: AttackSettings,
+    *,
+    model=None,
+    seed=None,
+    executor=None,
+    progress: bool = False,
+    log: Callable[[str], None] = print,
+) -> dict:
     """Fresh submissions at the one model of ``settings.models`` (or at ``model``, with the attack's ``seed``
     stream)."""
     from .sweep import ModelSpec, attack_fresh, build_mechanism
@@ -109,38 +123,69 @@ def model_attack(settings: AttackSettings, *, model=None, seed=None, executor=No
         model = ModelSpec.parse(s.models[0])
     mech = build_mechanism(s.mechanism or "laplace", s.fresh_epsilon(), s.clip, s.reduced_dim)
     channels = s.channels + ("prs_internals",) if s.white_box and "prs_internals" not in s.channels else s.channels
-    threat = ThreatModel(mechanism=mech, channels=channels,
-                         candidates=None if s.psi_range else tuple(s.candidates or DEFAULT_CANDIDATES),
-                         psi_range=tuple(s.psi_range) if s.psi_range else None, budget=max(s.budgets),
-                         hyper=s.hyper(model.hyper))
-    res = attack_fresh(threat, model, n_targets=s.targets, ks=list(s.ks),
-                       seed=np.random.SeedSequence(s.seed) if seed is None else seed,
-                       attackers=list(s.attackers), budgets=list(s.budgets), alpha=s.alpha, white_box=s.white_box,
-                       progress=progress, learned_kwargs={"epochs": s.epochs}, executor=executor)
+    threat = ThreatModel(
+        mechanism=mech,
+        channels=channels,
+        candidates=None if s.psi_range else tuple(s.candidates or DEFAULT_CANDIDATES),
+        psi_range=tuple(s.psi_range) if s.psi_range else None,
+        budget=max(s.budgets),
+        hyper=s.hyper(model.hyper),
+    )
+    res = attack_fresh(
+        threat,
+        model,
+        n_targets=s.targets,
+        ks=list(s.ks),
+        seed=np.random.SeedSequence(s.seed) if seed is None else seed,
+        attackers=list(s.attackers),
+        budgets=list(s.budgets),
+        alpha=s.alpha,
+        white_box=s.white_box,
+        progress=progress,
+        learned_kwargs={"epochs": s.epochs},
+        executor=executor,
+    )
     result = attack_result(s, "model", {"model": model.label, "alpha": s.alpha}, threat, res)
     for line in summary_lines(result):
         log(line)
     return result
 
 
-def run_attack_on_transcript(settings: AttackSettings, *, executor=None, progress: bool = False,
-                             log: Callable[[str], None] = print) -> dict:
+def run_attack_on_transcript(
+    settings: AttackSettings, *, executor=None, progress: bool = False, log: Callable[[str], None] = print
+) -> dict:
     """The transcript of trial ``settings.trial`` of the run folder ``settings.run``."""
     from .sweep import attack_run
 
     s = settings
-    threat, res = attack_run(s.run, trial=s.trial, channels=s.channels, budgets=list(s.budgets), ks=list(s.ks),
-                             max_targets=s.targets, seed=np.random.SeedSequence(s.seed), attackers=list(s.attackers),
-                             psi_range=tuple(s.psi_range) if s.psi_range else None, progress=progress,
-                             learned_kwargs={"epochs": s.epochs}, executor=executor)
+    threat, res = attack_run(
+        s.run,
+        trial=s.trial,
+        channels=s.channels,
+        budgets=list(s.budgets),
+        ks=list(s.ks),
+        max_targets=s.targets,
+        seed=np.random.SeedSequence(s.seed),
+        attackers=list(s.attackers),
+        psi_range=tuple(s.psi_range) if s.psi_range else None,
+        progress=progress,
+        learned_kwargs={"epochs": s.epochs},
+        executor=executor,
+    )
     result = attack_result(s, "run", {"run": str(s.run), "trial": s.trial}, threat, res)
     for line in summary_lines(result):
         log(line)
     return result
 
 
-def active_attack(settings: AttackSettings, companion: Callable[[str], Path], *, executor=None,
-                  progress: bool = False, log: Callable[[str], None] = print) -> dict:
+def active_attack(
+    settings: AttackSettings,
+    companion: Callable[[str], Path],
+    *,
+    executor=None,
+    progress: bool = False,
+    log: Callable[[str], None] = print,
+) -> dict:
     """θ crafted for the candidates on the search stream (saved beside the result, at
     ``companion("-crafted-theta.pt")``), then fresh submissions at it attacked on the attack stream; with
     Laplace, what the mechanism reaches at best on the layout."""
@@ -159,25 +204,47 @@ def active_attack(settings: AttackSettings, companion: Callable[[str], Path], *,
     mech_name, eps = s.mechanism or "laplace", s.fresh_epsilon()
     mech = build_mechanism(mech_name, eps, s.clip, s.reduced_dim)
     laplace_eps = eps if mech_name == "laplace" and math.isfinite(eps) else None
-    crafted = craft_for_candidates(cands, s.channels, seed=search_seq, hyper=s.hyper(None), laplace_epsilon=laplace_eps,
-                                   clip=mech.clip, settings=QUICK_SEARCH if s.quick_search else None,
-                                   layout_settings=QUICK_LAYOUT if s.quick_search else None)
+    crafted = craft_for_candidates(
+        cands,
+        s.channels,
+        seed=search_seq,
+        hyper=s.hyper(None),
+        laplace_epsilon=laplace_eps,
+        clip=mech.clip,
+        settings=QUICK_SEARCH if s.quick_search else None,
+        layout_settings=QUICK_LAYOUT if s.quick_search else None,
+    )
     layout = isinstance(crafted, LayoutResult)
     crafted_for = ", ".join(f"{c:g}" for c in sorted(cands)) if layout else f"{min(cands):g} vs {max(cands):g}"
     theta_path = companion("-crafted-theta.pt")
     save_checkpoint(crafted.theta, theta_path, {"crafted_for": crafted_for, "objective": crafted.objective})
-    log(f"crafted θ for {crafted_for} through the {crafted.objective} "
-        f"({crafted.evaluations} evaluations, {crafted.wall_time_s:.0f}s) -> {theta_path}")
+    log(
+        f"crafted θ for {crafted_for} through the {crafted.objective} "
+        f"({crafted.evaluations} evaluations, {crafted.wall_time_s:.0f}s) -> {theta_path}"
+    )
     if layout:
-        log("  its clipped gradients (units of C/2, mean ± sd per ψ): "
-            + "; ".join(f"{c:g}: {np.round(m, 3).tolist()} ± {np.round(sd, 3).tolist()}"
-                        for c, m, sd in zip(sorted(cands), crafted.means, crafted.spreads, strict=False))
-            + f"; Laplace Bayes accuracy at them {crafted.value:.3f}")
-    result = model_attack(s, model=ModelSpec(str(theta_path), crafted.theta, None), seed=attack_seq,
-                          executor=executor, progress=progress, log=log)
+        log(
+            "  its clipped gradients (units of C/2, mean ± sd per ψ): "
+            + "; ".join(
+                f"{c:g}: {np.round(m, 3).tolist()} ± {np.round(sd, 3).tolist()}"
+                for c, m, sd in zip(sorted(cands), crafted.means, crafted.spreads, strict=False)
+            )
+            + f"; Laplace Bayes accuracy at them {crafted.value:.3f}"
+        )
+    result = model_attack(
+        s,
+        model=ModelSpec(str(theta_path), crafted.theta, None),
+        seed=attack_seq,
+        executor=executor,
+        progress=progress,
+        log=log,
+    )
     result["mode"] = "active"
-    result["active"] = {"crafted_for": sorted(cands) if layout else [min(cands), max(cands)],
-                        "theta_file": theta_path.name, "search": crafted.to_dict()}
+    result["active"] = {
+        "crafted_for": sorted(cands) if layout else [min(cands), max(cands)],
+        "theta_file": theta_path.name,
+        "search": crafted.to_dict(),
+    }
     if layout:
         result["active"]["layout_bayes_accuracy"] = crafted.value
     if mech_name == "laplace" and "gradient" in s.channels and math.isfinite(eps) and len(cands) in (2, 3):
@@ -190,13 +257,21 @@ def _laplace_best_layout(result: dict, eps: float, n_candidates: int, log: Calla
 
     name = "opposite" if n_candidates == 2 else "diamond"
     result["active"]["laplace_best_layout"] = {"layout": name, "accuracy": laplace_layout_accuracy(name, eps)}
-    log(f"  Laplace at ε={eps:g} reaches at best {result['active']['laplace_best_layout']['accuracy']:.3f} "
+    log(
+        f"  Laplace at ε={eps:g} reaches at best {result['active']['laplace_best_layout']['accuracy']:.3f} "
         f"with one submission ({name} layout of the clipped gradients; the ε-LDP ceiling is attained "
-        f"by randomized response); mechanism {result['threat_model']['mechanism']['name']}")
+        f"by randomized response); mechanism {result['threat_model']['mechanism']['name']}"
+    )
 
 
-def sweep_attack(settings: AttackSettings, companion: Callable[[str], Path], *, executor=None,
-                 progress: bool = False, log: Callable[[str], None] = print) -> dict:
+def sweep_attack(
+    settings: AttackSettings,
+    companion: Callable[[str], Path],
+    *,
+    executor=None,
+    progress: bool = False,
+    log: Callable[[str], None] = print,
+) -> dict:
     """Accuracy against ε for each model of ``settings.models``; the plot drawn beside the result, at
     ``companion(".png")``."""
     from .sweep import ModelSpec, plot_sweep, sweep_epsilons, sweep_title
@@ -208,18 +283,44 @@ def sweep_attack(settings: AttackSettings, companion: Callable[[str], Path], *, 
         raise UserError("--sweep takes one --budget")
     models = [ModelSpec.parse(m) for m in s.models]
     cands = tuple(s.candidates or DEFAULT_CANDIDATES)
-    log(f"sweep: {len(models)} model(s) x ε {[float(e) for e in s.epsilons]} x k {list(s.ks)}, Ψ={list(cands)}, "
-        f"{s.targets} targets, budget {s.budgets[0]}/ψ")
-    res = sweep_epsilons(models, mechanism=s.mechanism or "laplace", epsilons=list(s.epsilons), clip=s.clip,
-                         reduced_dim=s.reduced_dim, candidates=cands, hyper=s.hyper(None), ks=list(s.ks),
-                         budget=s.budgets[0], n_targets=s.targets, seed=s.seed, attackers=list(s.attackers),
-                         progress=progress, learned_kwargs={"epochs": s.epochs}, executor=executor)
+    log(
+        f"sweep: {len(models)} model(s) x ε {[float(e) for e in s.epsilons]} x k {list(s.ks)}, Ψ={list(cands)}, "
+        f"{s.targets} targets, budget {s.budgets[0]}/ψ"
+    )
+    res = sweep_epsilons(
+        models,
+        mechanism=s.mechanism or "laplace",
+        epsilons=list(s.epsilons),
+        clip=s.clip,
+        reduced_dim=s.reduced_dim,
+        candidates=cands,
+        hyper=s.hyper(None),
+        ks=list(s.ks),
+        budget=s.budgets[0],
+        n_targets=s.targets,
+        seed=s.seed,
+        attackers=list(s.attackers),
+        progress=progress,
+        learned_kwargs={"epochs": s.epochs},
+        executor=executor,
+    )
     plot = companion(".png")
-    result = {"kind": "attack", "mode": "sweep", "command": s.command,
-              "seed": s.seed, "mechanism": s.mechanism or "laplace", "clip": s.clip,
-              "candidates": list(cands), "epsilons": list(s.epsilons), "ks": list(s.ks),
-              "budget": s.budgets[0], "targets": s.targets, "models": [m.label for m in models],
-              "plot": plot.name, **res}
+    result = {
+        "kind": "attack",
+        "mode": "sweep",
+        "command": s.command,
+        "seed": s.seed,
+        "mechanism": s.mechanism or "laplace",
+        "clip": s.clip,
+        "candidates": list(cands),
+        "epsilons": list(s.epsilons),
+        "ks": list(s.ks),
+        "budget": s.budgets[0],
+        "targets": s.targets,
+        "models": [m.label for m in models],
+        "plot": plot.name,
+        **res,
+    }
     plot_sweep(result, plot, sweep_title(result))
     for line in row_lines(res["rows"], by_model=True):
         log(line)
@@ -228,24 +329,38 @@ def sweep_attack(settings: AttackSettings, companion: Callable[[str], Path], *, 
 
 def attack_result(settings: AttackSettings, mode: str, target: dict, threat, res: dict) -> dict:
     """An attack's record: the threat model, the rows, the comparison of the attackers and the violations."""
-    return {"kind": "attack", "mode": mode, "command": settings.command, "seed": settings.seed,
-            "target": target, "threat_model": threat.describe(), "budgets": list(settings.budgets),
-            "ks": list(settings.ks), **res, "comparison": compare(res["rows"]), "violations": violations(res["rows"])}
+    return {
+        "kind": "attack",
+        "mode": mode,
+        "command": settings.command,
+        "seed": settings.seed,
+        "target": target,
+        "threat_model": threat.describe(),
+        "budgets": list(settings.budgets),
+        "ks": list(settings.ks),
+        **res,
+        "comparison": compare(res["rows"]),
+        "violations": violations(res["rows"]),
+    }
 
 
 def summary_lines(result: dict) -> list[str]:
     """An attack's result in words: the threat model, the skipped attackers, the rows and the comparison."""
     tm = result["threat_model"]
     m = tm["mechanism"]
-    lines = [f"attack on {result['mode']} {result['target']}: {m['name']} ε={m['epsilon']} C={m['clip']}, "
-             f"channels allowed {tm['channels']}, {result['n_targets']} targets / {result['n_submissions']} "
-             f"submissions, {result['contexts']} distinct θ"]
+    lines = [
+        f"attack on {result['mode']} {result['target']}: {m['name']} ε={m['epsilon']} C={m['clip']}, "
+        f"channels allowed {tm['channels']}, {result['n_targets']} targets / {result['n_submissions']} "
+        f"submissions, {result['contexts']} distinct θ"
+    ]
     lines += [f"  skipped {s['attacker']}: {s['reason']}" for s in result["skipped"]]
     lines += row_lines(result["rows"], by_model=False)
     for c in result.get("comparison", []):
         gap = f", learned − likelihood {c['learned_minus_likelihood']:+.3f}" if "learned_minus_likelihood" in c else ""
-        lines.append(f"  k={c['k']} budget={c['budget']}: best {c['best_attacker']} {c['best_accuracy']:.3f} "
-                     f"(ceiling − best {c['ceiling_minus_best']:+.3f}{gap})")
+        lines.append(
+            f"  k={c['k']} budget={c['budget']}: best {c['best_attacker']} {c['best_accuracy']:.3f} "
+            f"(ceiling − best {c['ceiling_minus_best']:+.3f}{gap})"
+        )
     return lines
 
 
@@ -253,13 +368,18 @@ def row_lines(rows, by_model: bool) -> list[str]:
     """One line per row: accuracy against chance and ceiling (a flag when beyond it), or the regression errors."""
     lines = []
     for r in rows:
-        head = (f"  {r.get('model', '')} ε={fmt_eps(r['epsilon'])} " if by_model else "  ") + \
-               f"{r['attacker']:<12} [{'+'.join(r['channels'])}] budget={r['budget']} k={r['k']}: "
+        head = (
+            f"  {r.get('model', '')} ε={fmt_eps(r['epsilon'])} " if by_model else "  "
+        ) + f"{r['attacker']:<12} [{'+'.join(r['channels'])}] budget={r['budget']} k={r['k']}: "
         if "accuracy" in r:
             flag = "" if r["verdict"] in ("ok", "n/a") else f"  <-- {r['verdict']}"
-            lines.append(head + f"acc {r['accuracy']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]  chance "
-                         f"{r['chance']:.3f}  ceiling {r['ceiling']:.3f}  adv {r['advantage']:+.3f}{flag}")
+            lines.append(
+                head + f"acc {r['accuracy']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]  chance "
+                f"{r['chance']:.3f}  ceiling {r['ceiling']:.3f}  adv {r['advantage']:+.3f}{flag}"
+            )
         else:
-            lines.append(head + f"MAE {r['mae']:.4f} (prior {r['prior_mae']:.4f})  RMSE {r['rmse']:.4f} "
-                         f"(prior {r['prior_rmse']:.4f})")
+            lines.append(
+                head + f"MAE {r['mae']:.4f} (prior {r['prior_mae']:.4f})  RMSE {r['rmse']:.4f} "
+                f"(prior {r['prior_rmse']:.4f})"
+            )
     return lines

@@ -31,8 +31,11 @@ from .targets import TargetTruth
 from .threat import AttackView, ThreatModel
 
 # the attackers by name (each meets pgc.contracts.Attacker)
-ATTACKERS: dict[str, type] = {"likelihood": LikelihoodAttacker, "learned": LearnedAttacker,
-                              "side-channel": SideChannelAttacker}
+ATTACKERS: dict[str, type] = {
+    "likelihood": LikelihoodAttacker,
+    "learned": LearnedAttacker,
+    "side-channel": SideChannelAttacker,
+}
 
 
 def register_attacker(name: str, attacker_class: type) -> None:
@@ -133,10 +136,22 @@ class AttackOutcome:
     kde_bandwidth: float | None = None  # the likelihood attacker's
 
 
-def run_attack(threat: ThreatModel, view: AttackView, truth: TargetTruth, *, seed: np.random.SeedSequence | int,
-               attackers=("likelihood", "learned", "side-channel"), ks=(1,), budgets=None,
-               confidence: float = 0.95, grid_points: int = 21, progress: bool = False,
-               learned_kwargs: dict | None = None, threads: int | None = 1, executor=None) -> dict:
+def run_attack(
+    threat: ThreatModel,
+    view: AttackView,
+    truth: TargetTruth,
+    *,
+    seed: np.random.SeedSequence | int,
+    attackers=("likelihood", "learned", "side-channel"),
+    ks=(1,),
+    budgets=None,
+    confidence: float = 0.95,
+    grid_points: int = 21,
+    progress: bool = False,
+    learned_kwargs: dict | None = None,
+    threads: int | None = 1,
+    executor=None,
+) -> dict:
     """Attack ``view`` with each applicable attacker for each budget; evaluate for each k.
 
     Returns ``{"rows": [...], "skipped": [...], "kde_bandwidth": ...}``; one row per (attacker, budget, k).
@@ -147,12 +162,38 @@ def run_attack(threat: ThreatModel, view: AttackView, truth: TargetTruth, *, see
     evaluation against the truth is done here too.
     """
     with torch_threads(threads):
-        return _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, grid_points, progress,
-                           learned_kwargs, threads, executor)
+        return _run_attack(
+            threat,
+            view,
+            truth,
+            seed,
+            attackers,
+            ks,
+            budgets,
+            confidence,
+            grid_points,
+            progress,
+            learned_kwargs,
+            threads,
+            executor,
+        )
 
 
-def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, grid_points, progress,
-                learned_kwargs, threads, executor) -> dict:
+def _run_attack(
+    threat,
+    view,
+    truth,
+    seed,
+    attackers,
+    ks,
+    budgets,
+    confidence,
+    grid_points,
+    progress,
+    learned_kwargs,
+    threads,
+    executor,
+) -> dict:
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     sim_seq, *att_seqs = seq.spawn(1 + len(attackers))
     budgets = sorted({int(b) for b in (budgets or [threat.budget])})
@@ -171,10 +212,12 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
     skipped: list[dict] = []
     kde = None
     steps = [(name, b, s) for name, s in zip(attackers, att_seqs, strict=True) for b in budgets]
-    task = functools.partial(attack_step, threat, view, contexts, bank,
-                             options={"learned": learned_kwargs or {}}, threads=threads)
-    outcomes = map_tasks(executor, task, [name for name, _, _ in steps], [b for _, b, _ in steps],
-                         [s for _, _, s in steps])
+    task = functools.partial(
+        attack_step, threat, view, contexts, bank, options={"learned": learned_kwargs or {}}, threads=threads
+    )
+    outcomes = map_tasks(
+        executor, task, [name for name, _, _ in steps], [b for _, b, _ in steps], [s for _, _, s in steps]
+    )
     bar = progress_bar(len(steps), "attack", "attack (attackers × budgets)", progress and executor is None)
     for (name, budget, s), outcome in zip(steps, outcomes, strict=True):
         bar.update(1)
@@ -199,20 +242,44 @@ def _run_attack(threat, view, truth, seed, attackers, ks, budgets, confidence, g
                     row.update(evaluate_regression(post @ grid, truth, threat.psi_range))
                 else:
                     pred = grid[map_index(linked, tie_rng)]
-                    row.update(evaluate_classification(pred, truth, threat.candidates, epsilon=threat.epsilon, k=k,
-                                                       protected_only=set(channels) <= {"gradient", "prs_internals"},
-                                                       confidence=confidence))
+                    row.update(
+                        evaluate_classification(
+                            pred,
+                            truth,
+                            threat.candidates,
+                            epsilon=threat.epsilon,
+                            k=k,
+                            protected_only=set(channels) <= {"gradient", "prs_internals"},
+                            confidence=confidence,
+                        )
+                    )
                     # the attacker's own estimate of the Bayes-optimal accuracy (E max posterior)
                     row["self_assessed_accuracy"] = float(post.max(axis=1).mean())
             rows.append(row)
     bar.close()
-    return {"rows": rows, "skipped": skipped, "kde_bandwidth": kde, "contexts": len(contexts),
-            "n_submissions": len(view), "n_targets": n_targets, "grid": grid.tolist()}
+    return {
+        "rows": rows,
+        "skipped": skipped,
+        "kde_bandwidth": kde,
+        "contexts": len(contexts),
+        "n_submissions": len(view),
+        "n_targets": n_targets,
+        "grid": grid.tolist(),
+    }
 
 
-def attack_step(threat: ThreatModel, view: AttackView, contexts: Contexts, bank: ShadowBank, name: str, budget: int,
-                seed: np.random.SeedSequence, *, options: dict[str, dict] | None = None,
-                threads: int | None = 1) -> AttackOutcome | None:
+def attack_step(
+    threat: ThreatModel,
+    view: AttackView,
+    contexts: Contexts,
+    bank: ShadowBank,
+    name: str,
+    budget: int,
+    seed: np.random.SeedSequence,
+    *,
+    options: dict[str, dict] | None = None,
+    threads: int | None = 1,
+) -> AttackOutcome | None:
     """One attacker at one budget (a task of :func:`run_attack`), through the
     :class:`pgc.contracts.Attacker` contract: its per-submission output, or None when it does not
     apply to the threat model. ``options[name]``: the attacker's constructor options. Its randomness
@@ -223,8 +290,9 @@ def attack_step(threat: ThreatModel, view: AttackView, contexts: Contexts, bank:
             return None
         rng = np.random.default_rng([*seed.generate_state(2), budget])
         scores = attacker.scores(threat, view, contexts, subset_bank(bank, budget), rng)
-        return AttackOutcome(name, budget, attacker.channels_used(threat), scores.loglik, scores.regression,
-                             scores.kde_bandwidth)
+        return AttackOutcome(
+            name, budget, attacker.channels_used(threat), scores.loglik, scores.regression, scores.kde_bandwidth
+        )
 
 
 def best_rows(rows: list[dict], budget: int | None = None) -> dict[tuple[str, int], dict]:
@@ -247,9 +315,15 @@ def compare(rows: list[dict]) -> list[dict]:
     for k, budget in keys:
         sel = {r["attacker"]: r for r in rows if r["k"] == k and r["budget"] == budget and "accuracy" in r}
         best = max(sel.values(), key=lambda r: r["accuracy"])
-        item = {"k": k, "budget": budget, "best_attacker": best["attacker"], "best_accuracy": best["accuracy"],
-                "best_ci": best["ci"], "ceiling": best["ceiling"],
-                "ceiling_minus_best": best["ceiling"] - best["accuracy"]}
+        item = {
+            "k": k,
+            "budget": budget,
+            "best_attacker": best["attacker"],
+            "best_accuracy": best["accuracy"],
+            "best_ci": best["ci"],
+            "ceiling": best["ceiling"],
+            "ceiling_minus_best": best["ceiling"] - best["accuracy"],
+        }
         if "learned" in sel and "likelihood" in sel:
             item["learned_minus_likelihood"] = sel["learned"]["accuracy"] - sel["likelihood"]["accuracy"]
         out.append(item)

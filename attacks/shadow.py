@@ -51,15 +51,24 @@ class ShadowBank:
         return self.gradients.shape[2]
 
 
-def simulate_bank(threat: ThreatModel, contexts: Contexts, psis: np.ndarray, budget: int,
-                  rng: np.random.Generator, *, max_episodes: int = 2_000_000) -> ShadowBank:
+def simulate_bank(
+    threat: ThreatModel,
+    contexts: Contexts,
+    psis: np.ndarray,
+    budget: int,
+    rng: np.random.Generator,
+    *,
+    max_episodes: int = 2_000_000,
+) -> ShadowBank:
     """Play ``budget`` episodes per (context, ψ); one vectorised call to the compiled engine."""
     psis = np.asarray(psis, dtype=np.float64)
     m, p, j = len(contexts), len(psis), int(budget)
     total = m * p * j
     if total > max_episodes:
-        raise UserError(f"shadow simulation of {m} contexts x {p} candidates x {j} episodes = {total:,} "
-                         f"episodes exceeds {max_episodes:,}; lower the budget or the number of targets")
+        raise UserError(
+            f"shadow simulation of {m} contexts x {p} candidates x {j} episodes = {total:,} "
+            f"episodes exceeds {max_episodes:,}; lower the budget or the number of targets"
+        )
     ctx = np.repeat(np.arange(m), p * j)
     psi = np.tile(np.repeat(psis, j), m)
     physics = physics_array(total, base=threat.physics, gravity=psi)

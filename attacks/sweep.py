@@ -75,13 +75,14 @@ class ModelSpec:
             return cls(spec, glorot_uniform_theta(np.random.default_rng(np.random.SeedSequence(seed))), None)
         for prefix in ("run:", "run-initial:"):
             if spec.startswith(prefix):
-                trial, config = _trial_any(spec[len(prefix):])
+                trial, config = _trial_any(spec[len(prefix) :])
                 theta = trial.theta() if prefix == "run:" else trial.initial_theta()
                 return cls(spec, theta, config.hyper)
         path = Path(spec)
         if not path.is_file():
-            raise FileNotFoundError(f"model {spec!r} is neither init:SEED, run:DIR, run-initial:DIR "
-                                    "nor a checkpoint file")
+            raise FileNotFoundError(
+                f"model {spec!r} is neither init:SEED, run:DIR, run-initial:DIR nor a checkpoint file"
+            )
         theta = load_checkpoint(path)  # a checkpoint says whether its model has biases (131 parameters)
         return cls(spec, theta, A3CHyperparams(biases=True) if has_biases(theta) else None)
 
@@ -99,30 +100,75 @@ def build_mechanism(name: str, epsilon: float, clip: float | None, reduced_dim: 
     return make_mechanism(name, epsilon, clip, reduced_dim)
 
 
-def attack_fresh(threat: ThreatModel, model: ModelSpec, *, n_targets: int, ks, seed: np.random.SeedSequence,
-                 attackers, budgets=None, alpha: float = 0.0, white_box: bool = False, progress: bool = False,
-                 learned_kwargs=None, executor=None) -> dict:
+def attack_fresh(
+    threat: ThreatModel,
+    model: ModelSpec,
+    *,
+    n_targets: int,
+    ks,
+    seed: np.random.SeedSequence,
+    attackers,
+    budgets=None,
+    alpha: float = 0.0,
+    white_box: bool = False,
+    progress: bool = False,
+    learned_kwargs=None,
+    executor=None,
+) -> dict:
     """Fresh submissions at ``model`` for ``n_targets`` drawn environments, attacked; ``executor``
     runs the attack's (attacker, budget) steps as tasks (:func:`attacks.runner.run_attack`)."""
     truth_seq, sub_seq, att_seq = seed.spawn(3)
     truth = draw_truth(threat, n_targets, np.random.default_rng(truth_seq))
-    view = fresh_submissions(threat, model.theta, truth, max(ks), np.random.default_rng(sub_seq),
-                             alpha=alpha, white_box=white_box)
-    return run_attack(threat, view, truth, seed=att_seq, attackers=attackers, ks=ks, budgets=budgets,
-                      progress=progress, learned_kwargs=learned_kwargs, executor=executor)
+    view = fresh_submissions(
+        threat, model.theta, truth, max(ks), np.random.default_rng(sub_seq), alpha=alpha, white_box=white_box
+    )
+    return run_attack(
+        threat,
+        view,
+        truth,
+        seed=att_seq,
+        attackers=attackers,
+        ks=ks,
+        budgets=budgets,
+        progress=progress,
+        learned_kwargs=learned_kwargs,
+        executor=executor,
+    )
 
 
-def attack_run(run_dir: str, *, trial: int, channels, budgets, ks, max_targets: int, seed: np.random.SeedSequence,
-               attackers, psi_range=None, progress: bool = False, learned_kwargs=None,
-               executor=None) -> tuple[ThreatModel, dict]:
+def attack_run(
+    run_dir: str,
+    *,
+    trial: int,
+    channels,
+    budgets,
+    ks,
+    max_targets: int,
+    seed: np.random.SeedSequence,
+    attackers,
+    psi_range=None,
+    progress: bool = False,
+    learned_kwargs=None,
+    executor=None,
+) -> tuple[ThreatModel, dict]:
     t, config = load_trial(run_dir, trial)
     threat = threat_for_run(config, channels, max(budgets), psi_range, mechanism=t.mechanism())
     if psi_range is not None:
         raise UserError("a run's ψ were drawn from its finite Ψ; attack it with its candidates, not a range")
     pick_seq, att_seq = seed.spawn(2)
     view, truth = run_submissions(t, config, max(ks), max_targets, np.random.default_rng(pick_seq))
-    res = run_attack(threat, view, truth, seed=att_seq, attackers=attackers, ks=ks, budgets=budgets,
-                     progress=progress, learned_kwargs=learned_kwargs, executor=executor)
+    res = run_attack(
+        threat,
+        view,
+        truth,
+        seed=att_seq,
+        attackers=attackers,
+        ks=ks,
+        budgets=budgets,
+        progress=progress,
+        learned_kwargs=learned_kwargs,
+        executor=executor,
+    )
     return threat, res
 
 
@@ -136,9 +182,25 @@ class SweepJob(NamedTuple):
     attackers: list[str]
 
 
-def sweep_epsilons(models: list[ModelSpec], *, mechanism: str, epsilons, clip, reduced_dim, candidates,
-                   hyper: A3CHyperparams, ks, budget: int, n_targets: int, seed: int, attackers,
-                   progress: bool = False, learned_kwargs=None, log=print, executor=None) -> dict:
+def sweep_epsilons(
+    models: list[ModelSpec],
+    *,
+    mechanism: str,
+    epsilons,
+    clip,
+    reduced_dim,
+    candidates,
+    hyper: A3CHyperparams,
+    ks,
+    budget: int,
+    n_targets: int,
+    seed: int,
+    attackers,
+    progress: bool = False,
+    learned_kwargs=None,
+    log=print,
+    executor=None,
+) -> dict:
     """Accuracy vs ε for each model: gradient-only attacks (the protected channel), gradient+score,
     and the score-only side channel (independent of ε: the score is not privatized).
 
@@ -151,42 +213,109 @@ def sweep_epsilons(models: list[ModelSpec], *, mechanism: str, epsilons, clip, r
         for eps, eseq in zip(epsilons, mseq.spawn(len(epsilons)), strict=True):
             mech = build_mechanism(mechanism, eps, clip, reduced_dim)
             for channels in (("gradient",), ("gradient", "score")):
-                threat = ThreatModel(mechanism=mech, channels=channels, candidates=candidates, budget=budget,
-                                     hyper=model.hyper or hyper)
+                threat = ThreatModel(
+                    mechanism=mech, channels=channels, candidates=candidates, budget=budget, hyper=model.hyper or hyper
+                )
                 # same seed for both channel sets: same targets, same submissions, same shadow episodes
                 same_stream = np.random.SeedSequence(eseq.entropy, spawn_key=eseq.spawn_key)
                 used = attackers if channels == ("gradient", "score") else [a for a in attackers if a != "side-channel"]
                 jobs.append(SweepJob(model, eps, threat, same_stream, list(used)))
-    task = functools.partial(sweep_setting, n_targets=n_targets, ks=tuple(ks), progress=progress and executor is None,
-                             learned_kwargs=learned_kwargs)
-    outcomes = map_tasks(executor, task, [j.threat for j in jobs], [j.model for j in jobs], [j.seed for j in jobs],
-                         [j.attackers for j in jobs])
+    task = functools.partial(
+        sweep_setting,
+        n_targets=n_targets,
+        ks=tuple(ks),
+        progress=progress and executor is None,
+        learned_kwargs=learned_kwargs,
+    )
+    outcomes = map_tasks(
+        executor,
+        task,
+        [j.threat for j in jobs],
+        [j.model for j in jobs],
+        [j.seed for j in jobs],
+        [j.attackers for j in jobs],
+    )
     settings = []
     for job, (res, wall) in zip(jobs, outcomes, strict=True):
-        settings.append({"model": job.model.label, "epsilon": job.epsilon, "threat": job.threat.describe(),
-                         "wall_s": wall, **res})
+        settings.append(
+            {"model": job.model.label, "epsilon": job.epsilon, "threat": job.threat.describe(), "wall_s": wall, **res}
+        )
         if log:
             best = {(r["attacker"], r["k"]): r["accuracy"] for r in res["rows"]}
-            log(f"  {job.model.label} ε={fmt_eps(job.epsilon)} channels={'+'.join(job.threat.channels)} "
-                f"({wall:.1f}s): " + ", ".join(f"{a} k={k} {v:.3f}" for (a, k), v in sorted(best.items())))
+            log(
+                f"  {job.model.label} ε={fmt_eps(job.epsilon)} channels={'+'.join(job.threat.channels)} "
+                f"({wall:.1f}s): " + ", ".join(f"{a} k={k} {v:.3f}" for (a, k), v in sorted(best.items()))
+            )
     rows = [dict(r, model=s["model"], threat_channels=s["threat"]["channels"]) for s in settings for r in s["rows"]]
     return {"settings": settings, "rows": rows, "violations": violations(rows)}
 
 
-def sweep_setting(threat: ThreatModel, model: ModelSpec, seed: np.random.SeedSequence, attackers, *, n_targets: int,
-                  ks, progress: bool = False, learned_kwargs=None) -> tuple[dict, float]:
+def sweep_setting(
+    threat: ThreatModel,
+    model: ModelSpec,
+    seed: np.random.SeedSequence,
+    attackers,
+    *,
+    n_targets: int,
+    ks,
+    progress: bool = False,
+    learned_kwargs=None,
+) -> tuple[dict, float]:
     """One setting of :func:`sweep_epsilons` (a task): the attack's result and its wall time (s)."""
     start = time.perf_counter()
-    res = attack_fresh(threat, model, n_targets=n_targets, ks=ks, seed=seed, attackers=attackers,
-                       progress=progress, learned_kwargs=learned_kwargs)
+    res = attack_fresh(
+        threat,
+        model,
+        n_targets=n_targets,
+        ks=ks,
+        seed=seed,
+        attackers=attackers,
+        progress=progress,
+        learned_kwargs=learned_kwargs,
+    )
     return res, time.perf_counter() - start
 
 
 def sweep_title(data: dict) -> str:
     """The title of a sweep's plot: the candidates, the mechanism and its clip, the targets and the budget."""
     clip = data.get("clip") or "paper's"
-    return (f"Recovering ψ ∈ {data['candidates']} from {data.get('mechanism', 'laplace')}-privatized gradients "
-            f"(C={clip}; ε=inf: clip only; {data['targets']} targets; shadow budget {data['budget']}/ψ)")
+    return (
+        f"Recovering ψ ∈ {data['candidates']} from {data.get('mechanism', 'laplace')}-privatized gradients "
+        f"(C={clip}; ε=inf: clip only; {data['targets']} targets; shadow budget {data['budget']}/ψ)"
+    )
+
+
+def _plot_gradient_attackers(
+    ax, rows: list[dict], model: str, ks: list, xpos: dict, colors: dict, styles: dict
+) -> None:
+    """The likelihood and learned attackers' accuracy on the gradient channel, with CIs, one line per k."""
+    for name in ("likelihood", "learned"):
+        for k in ks:
+            sel = [
+                r
+                for r in rows
+                if r["model"] == model
+                and r["attacker"] == name
+                and r["k"] == k
+                and r["threat_channels"] == ["gradient"]
+            ]
+            sel.sort(key=lambda r: xpos[r["epsilon"]])
+            if not sel:
+                continue
+            x = np.array([xpos[r["epsilon"]] for r in sel]) + (0.06 if name == "learned" else -0.06)
+            y = np.array([r["accuracy"] for r in sel])
+            err = np.array([[r["accuracy"] - r["ci"][0], r["ci"][1] - r["accuracy"]] for r in sel]).T
+            ax.errorbar(
+                x,
+                y,
+                yerr=err,
+                color=colors[name],
+                ls=styles[k],
+                marker="o" if k == ks[0] else "s",
+                ms=4,
+                capsize=2,
+                label=f"{name} (gradient) k={k}",
+            )
 
 
 def plot_sweep(result: dict, path: Path, title: str) -> Path:  # noqa: C901
@@ -210,23 +339,17 @@ def plot_sweep(result: dict, path: Path, title: str) -> Path:  # noqa: C901
             ceil = [ldp_ceiling(e, k, n_cand) if math.isfinite(e) else 1.0 for e in epsilons]
             ax.plot(range(len(epsilons)), ceil, color="black", ls=styles[k], lw=1, label=f"ε-LDP ceiling k={k}")
         ax.axhline(1.0 / n_cand, color="grey", ls=":", label="chance 1/|Ψ|")
-        for name in ("likelihood", "learned"):
-            for k in ks:
-                sel = [r for r in rows if r["model"] == model and r["attacker"] == name and r["k"] == k
-                       and r["threat_channels"] == ["gradient"]]
-                sel.sort(key=lambda r: xpos[r["epsilon"]])
-                if not sel:
-                    continue
-                x = np.array([xpos[r["epsilon"]] for r in sel]) + (0.06 if name == "learned" else -0.06)
-                y = np.array([r["accuracy"] for r in sel])
-                err = np.array([[r["accuracy"] - r["ci"][0], r["ci"][1] - r["accuracy"]] for r in sel]).T
-                ax.errorbar(x, y, yerr=err, color=colors[name], ls=styles[k], marker="o" if k == ks[0] else "s",
-                            ms=4, capsize=2, label=f"{name} (gradient) k={k}")
+        _plot_gradient_attackers(ax, rows, model, ks, xpos, colors, styles)
         for k in ks:
             side = [r for r in rows if r["model"] == model and r["attacker"] == "side-channel" and r["k"] == k]
             if side:
-                ax.axhline(np.mean([r["accuracy"] for r in side]), color=colors["side-channel"], ls=styles[k], lw=1,
-                           label=f"score only (unprotected) k={k}")
+                ax.axhline(
+                    np.mean([r["accuracy"] for r in side]),
+                    color=colors["side-channel"],
+                    ls=styles[k],
+                    lw=1,
+                    label=f"score only (unprotected) k={k}",
+                )
         ax.set_xticks(range(len(epsilons)), [fmt_eps(e) for e in epsilons])
         ax.set_xlabel("ε per submission")
         base, *over = model.split(",")
@@ -254,5 +377,14 @@ def parse_epsilon(text: str) -> float:
     return value
 
 
-__all__ = ["ModelSpec", "attack_fresh", "attack_run", "sweep_epsilons", "plot_sweep", "sweep_title", "build_mechanism",
-           "parse_channels", "parse_epsilon"]
+__all__ = [
+    "ModelSpec",
+    "attack_fresh",
+    "attack_run",
+    "sweep_epsilons",
+    "plot_sweep",
+    "sweep_title",
+    "build_mechanism",
+    "parse_channels",
+    "parse_epsilon",
+]

@@ -41,8 +41,16 @@ def draw_truth(threat: ThreatModel, n_targets: int, rng: np.random.Generator) ->
     return TargetTruth(rng.uniform(lo, hi, size=n_targets))
 
 
-def fresh_submissions(threat: ThreatModel, theta: np.ndarray, truth: TargetTruth, k: int,
-                      rng: np.random.Generator, *, alpha: float = 0.0, white_box: bool = False) -> AttackView:
+def fresh_submissions(
+    threat: ThreatModel,
+    theta: np.ndarray,
+    truth: TargetTruth,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    alpha: float = 0.0,
+    white_box: bool = False,
+) -> AttackView:
     """Each target plays ``k`` episodes with its ψ at model θ and submits them through the mechanism
     (a repeat submitter, or one agent's k rounds at a fixed θ). Rows are ordered target-major."""
     if k < 1:
@@ -50,8 +58,9 @@ def fresh_submissions(threat: ThreatModel, theta: np.ndarray, truth: TargetTruth
     theta = np.asarray(theta, dtype=np.float64)
     n_t = len(truth.psi)
     psi = np.repeat(truth.psi, k)
-    batch = simulate_episodes(theta, physics_array(len(psi), base=threat.physics, gravity=psi), rng,
-                              alpha=alpha, hyper=threat.hyper)
+    batch = simulate_episodes(
+        theta, physics_array(len(psi), base=threat.physics, gravity=psi), rng, alpha=alpha, hyper=threat.hyper
+    )
     mech = threat.mechanism
     matrices = signs = None
     if isinstance(mech, ProjectedRandomSign):
@@ -63,9 +72,16 @@ def fresh_submissions(threat: ThreatModel, theta: np.ndarray, truth: TargetTruth
         noisy = mech(batch.gradients, rng)
     n = len(psi)
     scores = batch.scores.astype(np.float64)
-    return AttackView(gradients=noisy, thetas=np.broadcast_to(theta, (n, theta.size)).copy(),
-                      alphas=np.full(n, float(alpha)), scores=scores, durations=scores.copy(),
-                      group=np.repeat(np.arange(n_t), k), prs_matrices=matrices, prs_signs=signs)
+    return AttackView(
+        gradients=noisy,
+        thetas=np.broadcast_to(theta, (n, theta.size)).copy(),
+        alphas=np.full(n, float(alpha)),
+        scores=scores,
+        durations=scores.copy(),
+        group=np.repeat(np.arange(n_t), k),
+        prs_matrices=matrices,
+        prs_signs=signs,
+    )
 
 
 def trial_config(trial: TrialFiles) -> TrainConfig:
@@ -83,8 +99,9 @@ def load_trial(run_dir: str | Path, trial: int = 0) -> tuple[TrialFiles, TrainCo
     return t, trial_config(t)
 
 
-def run_submissions(trial: TrialFiles, config: TrainConfig, k: int, max_targets: int,
-                    rng: np.random.Generator) -> tuple[AttackView, TargetTruth]:
+def run_submissions(
+    trial: TrialFiles, config: TrainConfig, k: int, max_targets: int, rng: np.random.Generator
+) -> tuple[AttackView, TargetTruth]:
     """The transcript's submissions of agents with at least ``k`` rounds; ``max_targets`` agents are
     drawn (independently of ψ) by the evaluator; each keeps its first k submissions (linked by agent).
 
@@ -107,9 +124,14 @@ def run_submissions(trial: TrialFiles, config: TrainConfig, k: int, max_targets:
     group = np.searchsorted(chosen, ag)
     # Alg. 1 / §4 exploration schedule, known to the aggregator from the protocol and the start order
     alphas = np.maximum(0.0, config.exploration_start - ag / config.exploration_decay)
-    view = AttackView(gradients=tr.gradient[rows].astype(np.float64), thetas=tr.submission_thetas()[rows],
-                      alphas=alphas, scores=tr.score[rows].astype(np.float64),
-                      durations=(tr.arrival_tick[rows] - tr.start_tick[rows]).astype(np.float64), group=group)
+    view = AttackView(
+        gradients=tr.gradient[rows].astype(np.float64),
+        thetas=tr.submission_thetas()[rows],
+        alphas=alphas,
+        scores=tr.score[rows].astype(np.float64),
+        durations=(tr.arrival_tick[rows] - tr.start_tick[rows]).astype(np.float64),
+        group=group,
+    )
     psi_rows = gt.psi[rows]
     truth = np.empty(len(chosen))
     truth[group] = psi_rows
@@ -123,7 +145,12 @@ def threat_for_run(config: TrainConfig, channels, budget: int, psi_range=None, m
 
     ``mechanism``: the one the run recorded (:meth:`pgc.a3c.rundir.TrialFiles.mechanism`, which refuses
     to guess a mechanism it cannot rebuild); None: the config's built-in mechanism."""
-    return ThreatModel(mechanism=config.build_mechanism() if mechanism is None else mechanism, channels=channels,
-                       candidates=None if psi_range else config.gravities, psi_range=psi_range,
-                       budget=budget, hyper=config.hyper, physics=config.physics)
-
+    return ThreatModel(
+        mechanism=config.build_mechanism() if mechanism is None else mechanism,
+        channels=channels,
+        candidates=None if psi_range else config.gravities,
+        psi_range=psi_range,
+        budget=budget,
+        hyper=config.hyper,
+        physics=config.physics,
+    )

@@ -113,13 +113,21 @@ class ThreatModel:
         mech = {"name": type(m).__name__, "epsilon": m.epsilon, "clip": getattr(m, "clip", None)}
         if isinstance(m, ProjectedRandomSign):
             mech["reduced_dim"] = m.reduced_dim_for(self.hyper.dim)
-        return {"adversary": "honest-but-curious aggregator (or colluding agents)", "mechanism": mech,
-                "channels": list(self.channels), "protected_only": self.protected_only,
-                "candidates": None if self.candidates is None else list(self.candidates),
-                "psi_range": None if self.psi_range is None else list(self.psi_range),
-                "prior": "uniform", "budget_per_psi": int(self.budget), "knows_theta": self.knows_theta,
-                "hyper": {k: getattr(self.hyper, k) for k in ("gamma", "lam", "beta", "cap",
-                                                                 "bootstrap_truncated", "action_selection")}}
+        return {
+            "adversary": "honest-but-curious aggregator (or colluding agents)",
+            "mechanism": mech,
+            "channels": list(self.channels),
+            "protected_only": self.protected_only,
+            "candidates": None if self.candidates is None else list(self.candidates),
+            "psi_range": None if self.psi_range is None else list(self.psi_range),
+            "prior": "uniform",
+            "budget_per_psi": int(self.budget),
+            "knows_theta": self.knows_theta,
+            "hyper": {
+                k: getattr(self.hyper, k)
+                for k in ("gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection")
+            },
+        }
 
 
 @dataclass(frozen=True)
@@ -170,8 +178,16 @@ class AttackView:
 
     def select(self, mask: np.ndarray) -> AttackView:
         pick = lambda a: None if a is None else a[mask]  # noqa: E731
-        return AttackView(self.gradients[mask], self.thetas[mask], self.alphas[mask], self.scores[mask],
-                          self.durations[mask], self.group[mask], pick(self.prs_matrices), pick(self.prs_signs))
+        return AttackView(
+            self.gradients[mask],
+            self.thetas[mask],
+            self.alphas[mask],
+            self.scores[mask],
+            self.durations[mask],
+            self.group[mask],
+            pick(self.prs_matrices),
+            pick(self.prs_signs),
+        )
 
     def group_sizes(self) -> np.ndarray:
         return np.bincount(self.group, minlength=self.n_targets)

@@ -27,10 +27,22 @@ import importlib
 # public name -> the module that defines it; imported on first use, so ``import audit`` (and a command's
 # ``--help``) loads neither statsmodels nor scipy
 _EXPORTS = {
-    **dict.fromkeys(["CanaryPair", "DeltaTestResult", "MechanismAuditResult", "audit_mechanism", "canary_pairs",
-                     "delta_test"], ".blackbox"),
-    **dict.fromkeys(["cp_lower", "cp_upper", "delta_lower_bound", "epsilon_from_rates", "epsilon_lower_bound",
-                     "max_certifiable_epsilon", "smallest_detectable_delta"], ".bounds"),
+    **dict.fromkeys(
+        ["CanaryPair", "DeltaTestResult", "MechanismAuditResult", "audit_mechanism", "canary_pairs", "delta_test"],
+        ".blackbox",
+    ),
+    **dict.fromkeys(
+        [
+            "cp_lower",
+            "cp_upper",
+            "delta_lower_bound",
+            "epsilon_from_rates",
+            "epsilon_lower_bound",
+            "max_certifiable_epsilon",
+            "smallest_detectable_delta",
+        ],
+        ".bounds",
+    ),
     **dict.fromkeys(["CertifiedTest", "EpsilonBound", "HypothesisPair"], ".tester"),
     **dict.fromkeys(["AuditSettings", "SystemAuditResult", "audit_system"], ".system_audit"),
     **dict.fromkeys(["decide", "family_verdict", "judge"], ".verdicts"),
@@ -38,11 +50,33 @@ _EXPORTS = {
     "audit_prs_whitebox": ".whitebox",
 }
 
-__all__ = ["audit_system", "AuditSettings", "SystemAuditResult", "AuditRow", "Verdict", "decide", "judge",
-           "family_verdict", "audit_mechanism", "audit_prs_whitebox",
-           "MechanismAuditResult", "DeltaTestResult", "delta_test", "CanaryPair", "canary_pairs", "CertifiedTest",
-           "EpsilonBound", "HypothesisPair", "cp_lower", "cp_upper", "delta_lower_bound", "epsilon_from_rates",
-           "epsilon_lower_bound", "max_certifiable_epsilon", "smallest_detectable_delta"]
+__all__ = [
+    "audit_system",
+    "AuditSettings",
+    "SystemAuditResult",
+    "AuditRow",
+    "Verdict",
+    "decide",
+    "judge",
+    "family_verdict",
+    "audit_mechanism",
+    "audit_prs_whitebox",
+    "MechanismAuditResult",
+    "DeltaTestResult",
+    "delta_test",
+    "CanaryPair",
+    "canary_pairs",
+    "CertifiedTest",
+    "EpsilonBound",
+    "HypothesisPair",
+    "cp_lower",
+    "cp_upper",
+    "delta_lower_bound",
+    "epsilon_from_rates",
+    "epsilon_lower_bound",
+    "max_certifiable_epsilon",
+    "smallest_detectable_delta",
+]
 
 
 def __getattr__(name: str):

@@ -80,8 +80,12 @@ def canary_pairs(dim: int, scale: float = 1.0) -> list[CanaryPair]:
     ones = np.full(dim, g)
     lex = np.zeros(dim)
     lex[: min(LEX_COLUMNS, dim)] = (g * 1e6 * 0.01 ** np.arange(LEX_COLUMNS))[: min(LEX_COLUMNS, dim)]
-    pairs = [CanaryPair("+G·e1 vs −G·e1", e1, -e1), CanaryPair("0 vs G·e1", e1, np.zeros(dim)),
-             CanaryPair("+G·1 vs −G·1", ones, -ones), CanaryPair("G·e1 vs −G·1", e1, -ones)]
+    pairs = [
+        CanaryPair("+G·e1 vs −G·e1", e1, -e1),
+        CanaryPair("0 vs G·e1", e1, np.zeros(dim)),
+        CanaryPair("+G·1 vs −G·1", ones, -ones),
+        CanaryPair("G·e1 vs −G·1", e1, -ones),
+    ]
     if dim >= 2:
         pairs.append(CanaryPair("+G·lex vs −G·lex", lex, -lex))
     return pairs
@@ -138,8 +142,15 @@ def _check_common(mechanism, dim: int, samples: int, confidence: float) -> float
 
 
 def _candidates(test: CertifiedTest) -> list[dict]:
-    return [{"hypothesis": c.label, "statistic": c.statistic, "projected_epsilon": c.projected_epsilon,
-             "train_samples": c.train_samples} for c in test.candidates]
+    return [
+        {
+            "hypothesis": c.label,
+            "statistic": c.statistic,
+            "projected_epsilon": c.projected_epsilon,
+            "train_samples": c.train_samples,
+        }
+        for c in test.candidates
+    ]
 
 
 @dataclass
@@ -162,9 +173,15 @@ def _event_hits(cand: _DeltaCandidate, chunks) -> tuple[int, int]:
     return hits, total
 
 
-def _select_delta_event(pairs: Sequence[HypothesisPair], statistics: Sequence, train_seq: np.random.SeedSequence,
-                        train_samples: int, samples: int, alpha: float,
-                        claimed_epsilon: float) -> _DeltaCandidate | None:
+def _select_delta_event(
+    pairs: Sequence[HypothesisPair],
+    statistics: Sequence,
+    train_seq: np.random.SeedSequence,
+    train_samples: int,
+    samples: int,
+    alpha: float,
+    claimed_epsilon: float,
+) -> _DeltaCandidate | None:
     """Over every pair, statistic, direction and α split, the point-mass event with the largest projected δ
     bound, from the training split only (the first half fits the point masses, the second half scores)."""
     best: _DeltaCandidate | None = None
@@ -194,9 +211,16 @@ def _select_delta_event(pairs: Sequence[HypothesisPair], statistics: Sequence, t
     return best
 
 
-def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples: int, train_samples: int,
-               confidence: float, seed: np.random.SeedSequence, claimed_delta: float = 0.0,
-               statistics: Sequence | None = None) -> DeltaTestResult:
+def delta_test(
+    pairs: Sequence[HypothesisPair],
+    claimed_epsilon: float,
+    samples: int,
+    train_samples: int,
+    confidence: float,
+    seed: np.random.SeedSequence,
+    claimed_delta: float = 0.0,
+    statistics: Sequence | None = None,
+) -> DeltaTestResult:
     """Certified δ lower bound at the claimed ε from the best point-mass event (module docstring).
 
     Selection (training split only, ``train_samples`` per side per pair, drawn in TRAIN_CALLS calls;
@@ -215,53 +239,101 @@ def delta_test(pairs: Sequence[HypothesisPair], claimed_epsilon: float, samples:
     detectable = float(bounds.smallest_detectable_delta(samples, alpha, claimed_epsilon))
     if best is None or best.projected <= 0:
         return DeltaTestResult(
-            hypothesis=best.pair.label if best else "", statistic=best.statistic if best else "",
-            direction="positive" if best is None or best.sign > 0 else "negative", certified=False,
-            samples_per_side=0, hits=0, false_hits=0, fp_share=best.fp_share if best else 0.5,
-            confidence=confidence, claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta,
-            delta_lower_bound=0.0, epsilon_lower_bound=0.0, smallest_detectable_delta=detectable,
-            projected_delta=best.projected if best else 0.0, train_samples=train_samples,
-            point_masses=best.point_masses if best else 0)
+            hypothesis=best.pair.label if best else "",
+            statistic=best.statistic if best else "",
+            direction="positive" if best is None or best.sign > 0 else "negative",
+            certified=False,
+            samples_per_side=0,
+            hits=0,
+            false_hits=0,
+            fp_share=best.fp_share if best else 0.5,
+            confidence=confidence,
+            claimed_epsilon=claimed_epsilon,
+            claimed_delta=claimed_delta,
+            delta_lower_bound=0.0,
+            epsilon_lower_bound=0.0,
+            smallest_detectable_delta=detectable,
+            projected_delta=best.projected if best else 0.0,
+            train_samples=train_samples,
+            point_masses=best.point_masses if best else 0,
+        )
     rp, rn = (np.random.Generator(np.random.PCG64(x)) for x in cert_seq.spawn(2))
-    own_sampler, other_sampler = ((best.pair.positive, best.pair.negative) if best.sign > 0
-                                  else (best.pair.negative, best.pair.positive))
+    own_sampler, other_sampler = (
+        (best.pair.positive, best.pair.negative) if best.sign > 0 else (best.pair.negative, best.pair.positive)
+    )
     hits, n_own = _event_hits(best, sampled_chunks(own_sampler, samples, rp))
     false_hits, n_other = _event_hits(best, sampled_chunks(other_sampler, samples, rn))
     misses = n_own - hits
     delta_lb = bounds.delta_lower_bound(false_hits, n_other, misses, n_own, alpha, claimed_epsilon, best.fp_share)
     eps_lb = bounds.epsilon_lower_bound(false_hits, n_other, misses, n_own, alpha, claimed_delta, best.fp_share)
     return DeltaTestResult(
-        hypothesis=best.pair.label, statistic=best.statistic, direction="positive" if best.sign > 0 else "negative",
-        certified=True, samples_per_side=n_own, hits=hits, false_hits=false_hits, fp_share=best.fp_share,
-        confidence=confidence, claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta,
-        delta_lower_bound=float(delta_lb), epsilon_lower_bound=float(eps_lb),
-        smallest_detectable_delta=float(bounds.smallest_detectable_delta(samples, alpha, claimed_epsilon,
-                                                                         best.fp_share)),
-        projected_delta=best.projected, train_samples=train_samples, point_masses=best.point_masses)
+        hypothesis=best.pair.label,
+        statistic=best.statistic,
+        direction="positive" if best.sign > 0 else "negative",
+        certified=True,
+        samples_per_side=n_own,
+        hits=hits,
+        false_hits=false_hits,
+        fp_share=best.fp_share,
+        confidence=confidence,
+        claimed_epsilon=claimed_epsilon,
+        claimed_delta=claimed_delta,
+        delta_lower_bound=float(delta_lb),
+        epsilon_lower_bound=float(eps_lb),
+        smallest_detectable_delta=float(
+            bounds.smallest_detectable_delta(samples, alpha, claimed_epsilon, best.fp_share)
+        ),
+        projected_delta=best.projected,
+        train_samples=train_samples,
+        point_masses=best.point_masses,
+    )
 
 
-def _canary_tests(mechanism, dim: int, claimed: float, canaries: Sequence[CanaryPair] | None,
-                  statistics: Sequence | None, float_exact: bool) -> tuple[list[HypothesisPair], list]:
+def _canary_tests(
+    mechanism,
+    dim: int,
+    claimed: float,
+    canaries: Sequence[CanaryPair] | None,
+    statistics: Sequence | None,
+    float_exact: bool,
+) -> tuple[list[HypothesisPair], list]:
     """The hypothesis pairs of the canary inputs (outputs rounded to ``RESOLUTION``·C unless ``float_exact``)
     and the candidate statistics (PRS: its lexicographic likelihood ratio too)."""
     scale = float(getattr(mechanism, "clip", None) or 1.0)
     resolution = None if float_exact else RESOLUTION * scale
-    pairs = [HypothesisPair(c.name, MechanismSampler(mechanism, c.positive, resolution),
-                            MechanismSampler(mechanism, c.negative, resolution))
-             for c in (canary_pairs(dim, scale) if canaries is None else canaries)]
+    pairs = [
+        HypothesisPair(
+            c.name,
+            MechanismSampler(mechanism, c.positive, resolution),
+            MechanismSampler(mechanism, c.negative, resolution),
+        )
+        for c in (canary_pairs(dim, scale) if canaries is None else canaries)
+    ]
     if statistics is None:
         statistics = default_statistics()
         if isinstance(mechanism, ProjectsDimension) and math.isfinite(claimed):
-            statistics.append(PRSLexicographicLikelihoodRatio(scale, mechanism.reduced_dim_for(dim), claimed,
-                                                              min(LEX_COLUMNS, dim)))
+            statistics.append(
+                PRSLexicographicLikelihoodRatio(scale, mechanism.reduced_dim_for(dim), claimed, min(LEX_COLUMNS, dim))
+            )
     return pairs, statistics
 
 
-def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confidence: float = 0.95,
-                    seed: int = 0, *, delta: float | None = None, train_fraction: float = 0.1,
-                    canaries: Sequence[CanaryPair] | None = None, statistics: Sequence | None = None,
-                    float_exact: bool = False, delta_test_samples: int | None = None,
-                    delta_train_samples: int | None = None, progress: bool = False) -> MechanismAuditResult:
+def audit_mechanism(
+    mechanism,
+    dim: int = 112,
+    samples: int = 1_000_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    *,
+    delta: float | None = None,
+    train_fraction: float = 0.1,
+    canaries: Sequence[CanaryPair] | None = None,
+    statistics: Sequence | None = None,
+    float_exact: bool = False,
+    delta_test_samples: int | None = None,
+    delta_train_samples: int | None = None,
+    progress: bool = False,
+) -> MechanismAuditResult:
     """Black-box audit (see module docstring). ``samples``: certification outputs per side.
 
     By default the outputs are rounded to ``RESOLUTION``·C before any statistic sees them: the
@@ -292,9 +364,19 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
     train = MECHANISM_SPLIT.size(samples, train_fraction)
     start, cpu = time.perf_counter(), time.process_time()
     claimed_mu = claim.gdp_mu if delta > 0 else None
-    test = CertifiedTest(pairs, samples=samples, train_samples=train, confidence=eps_confidence, delta=delta,
-                         seed=seed, statistics=statistics, detectable_delta_at=claimed, progress=progress,
-                         two_sided_rates=delta > 0, claimed_mu=claimed_mu)
+    test = CertifiedTest(
+        pairs,
+        samples=samples,
+        train_samples=train,
+        confidence=eps_confidence,
+        delta=delta,
+        seed=seed,
+        statistics=statistics,
+        detectable_delta_at=claimed,
+        progress=progress,
+        two_sided_rates=delta > 0,
+        claimed_mu=claimed_mu,
+    )
     bound = test.lower_bound()
     dtest, delta_cpu, point_mass_power = None, 0.0, None
     if run_delta:
@@ -303,17 +385,42 @@ def audit_mechanism(mechanism, dim: int = 112, samples: int = 1_000_000, confide
         if dtrain < 20:
             raise UserError(f"delta_train_samples must be >= 20, got {delta_train_samples!r}")
         delta_confidence = 1.0 - DELTA_ALPHA_SHARE * alpha
-        dtest = delta_test(pairs, claimed, delta_samples, dtrain, delta_confidence,
-                           np.random.SeedSequence(seed, spawn_key=(DELTA_SEED_KEY,)), claimed_delta=delta)
-        point_mass_power = point_mass_detectable(int(delta_samples), dtrain, 1.0 - delta_confidence, claimed, delta,
-                                                 MIN_DELTA_HITS)
+        dtest = delta_test(
+            pairs,
+            claimed,
+            delta_samples,
+            dtrain,
+            delta_confidence,
+            np.random.SeedSequence(seed, spawn_key=(DELTA_SEED_KEY,)),
+            claimed_delta=delta,
+        )
+        point_mass_power = point_mass_detectable(
+            int(delta_samples), dtrain, 1.0 - delta_confidence, claimed, delta, MIN_DELTA_HITS
+        )
         delta_cpu = time.process_time() - cpu_d
     wall = time.perf_counter() - start
     mode = "black-box" + (" float-exact" if float_exact else "")
-    row = mechanism_row(describe(mechanism), claim, bound, confidence, mode, declared_accountant(mechanism, delta),
-                        dtest, point_mass_power)
-    return MechanismAuditResult(describe(mechanism), row, bound, mode, wall, _candidates(test),
-                                time.process_time() - cpu, delta_test=dtest, delta_time_s=delta_cpu)
+    row = mechanism_row(
+        describe(mechanism),
+        claim,
+        bound,
+        confidence,
+        mode,
+        declared_accountant(mechanism, delta),
+        dtest,
+        point_mass_power,
+    )
+    return MechanismAuditResult(
+        describe(mechanism),
+        row,
+        bound,
+        mode,
+        wall,
+        _candidates(test),
+        time.process_time() - cpu,
+        delta_test=dtest,
+        delta_time_s=delta_cpu,
+    )
 
 
 def declared_accountant(mechanism, delta: float) -> float | None:

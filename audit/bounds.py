@@ -109,15 +109,34 @@ def epsilon_from_rates(fpr: npt.ArrayLike, fnr: npt.ArrayLike, delta: float = 0.
 
 
 @overload
-def epsilon_lower_bound(false_positives: float, negatives: float, false_negatives: float, positives: float,
-                        alpha: float, delta: float = 0.0, fp_share: float = 0.5) -> float: ...
+def epsilon_lower_bound(
+    false_positives: float,
+    negatives: float,
+    false_negatives: float,
+    positives: float,
+    alpha: float,
+    delta: float = 0.0,
+    fp_share: float = 0.5,
+) -> float: ...
 @overload
-def epsilon_lower_bound(false_positives: npt.ArrayLike, negatives: npt.ArrayLike, false_negatives: npt.ArrayLike,
-                        positives: npt.ArrayLike, alpha: float, delta: float = 0.0,
-                        fp_share: float = 0.5) -> FloatOrArray: ...
-def epsilon_lower_bound(false_positives: npt.ArrayLike, negatives: npt.ArrayLike, false_negatives: npt.ArrayLike,
-                        positives: npt.ArrayLike, alpha: float, delta: float = 0.0,
-                        fp_share: float = 0.5) -> FloatOrArray:
+def epsilon_lower_bound(
+    false_positives: npt.ArrayLike,
+    negatives: npt.ArrayLike,
+    false_negatives: npt.ArrayLike,
+    positives: npt.ArrayLike,
+    alpha: float,
+    delta: float = 0.0,
+    fp_share: float = 0.5,
+) -> FloatOrArray: ...
+def epsilon_lower_bound(
+    false_positives: npt.ArrayLike,
+    negatives: npt.ArrayLike,
+    false_negatives: npt.ArrayLike,
+    positives: npt.ArrayLike,
+    alpha: float,
+    delta: float = 0.0,
+    fp_share: float = 0.5,
+) -> FloatOrArray:
     """Certified ε lower bound at confidence 1 − alpha from a test's error counts.
 
     ``false_positives`` of ``negatives`` samples from x' said "x"; ``false_negatives`` of ``positives``
@@ -131,8 +150,15 @@ def epsilon_lower_bound(false_positives: npt.ArrayLike, negatives: npt.ArrayLike
     return epsilon_from_rates(fpr_ub, fnr_ub, delta)
 
 
-def delta_lower_bound(false_positives: float, negatives: float, false_negatives: float, positives: float,
-                      alpha: float, epsilon: float, fp_share: float = 0.5) -> float:
+def delta_lower_bound(
+    false_positives: float,
+    negatives: float,
+    false_negatives: float,
+    positives: float,
+    alpha: float,
+    epsilon: float,
+    fp_share: float = 0.5,
+) -> float:
     """Certified δ lower bound at a given ε: max over directions of 1 − FNR_ub − e^ε·FPR_ub (≥ 0)."""
     fpr_ub = cp_upper(false_positives, negatives, fp_share * _check_alpha(alpha))
     fnr_ub = cp_upper(false_negatives, positives, (1.0 - fp_share) * alpha)
@@ -175,8 +201,15 @@ def smallest_detectable_delta(n: int, alpha: float, epsilon: float, fp_share: fl
 P_VALUE_FLOOR = 1e-300
 
 
-def claim_p_value(false_positives: float, negatives: float, false_negatives: float, positives: float,
-                  claimed_epsilon: float, delta: float = 0.0, fp_share: float = 0.5) -> float:
+def claim_p_value(
+    false_positives: float,
+    negatives: float,
+    false_negatives: float,
+    positives: float,
+    claimed_epsilon: float,
+    delta: float = 0.0,
+    fp_share: float = 0.5,
+) -> float:
     """p-value of H0 "true ε ≤ claimed_epsilon" from a test's error counts.
 
     The smallest α at which :func:`epsilon_lower_bound` (same counts, δ, fp_share) exceeds the claim:
@@ -199,8 +232,12 @@ def claim_p_value(false_positives: float, negatives: float, false_negatives: flo
     def exceeds(log_alpha: float) -> bool:
         with warnings.catch_warnings():  # boost's beta quantile warns (harmlessly) at α near 1e-300
             warnings.simplefilter("ignore", RuntimeWarning)
-            return epsilon_lower_bound(false_positives, negatives, false_negatives, positives,
-                                       math.exp(log_alpha), delta, fp_share) > claimed_epsilon
+            return (
+                epsilon_lower_bound(
+                    false_positives, negatives, false_negatives, positives, math.exp(log_alpha), delta, fp_share
+                )
+                > claimed_epsilon
+            )
 
     lo, hi = math.log(P_VALUE_FLOOR), math.log1p(-1e-12)
     if not exceeds(hi):
@@ -235,12 +272,26 @@ def counts_p_value(counts: ErrorCounts, claimed_epsilon: float) -> float:
     """:func:`claim_p_value` of a certified test's counts: any object with ``false_positives``,
     ``false_negatives``, ``samples_per_side``, ``delta`` and ``fp_share`` (an EpsilonBound, a channel
     audit row)."""
-    return claim_p_value(counts.false_positives, counts.samples_per_side, counts.false_negatives,
-                         counts.samples_per_side, claimed_epsilon, counts.delta, counts.fp_share)
+    return claim_p_value(
+        counts.false_positives,
+        counts.samples_per_side,
+        counts.false_negatives,
+        counts.samples_per_side,
+        claimed_epsilon,
+        counts.delta,
+        counts.fp_share,
+    )
 
 
-def delta_claim_p_value(false_hits: float, negatives: float, misses: float, positives: float, epsilon: float,
-                        claimed_delta: float = 0.0, fp_share: float = 0.5) -> float:
+def delta_claim_p_value(
+    false_hits: float,
+    negatives: float,
+    misses: float,
+    positives: float,
+    epsilon: float,
+    claimed_delta: float = 0.0,
+    fp_share: float = 0.5,
+) -> float:
     """p-value of H0 "the mechanism is (ε, claimed_delta)-DP" from an event test's counts.
 
     The smallest α at which :func:`delta_lower_bound` (same counts, ε, fp_share) exceeds the claimed δ
@@ -254,8 +305,10 @@ def delta_claim_p_value(false_hits: float, negatives: float, misses: float, posi
     def exceeds(log_alpha: float) -> bool:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            return delta_lower_bound(false_hits, negatives, misses, positives, math.exp(log_alpha), epsilon,
-                                     fp_share) > claimed_delta
+            return (
+                delta_lower_bound(false_hits, negatives, misses, positives, math.exp(log_alpha), epsilon, fp_share)
+                > claimed_delta
+            )
 
     lo, hi = math.log(P_VALUE_FLOOR), math.log1p(-1e-12)
     if not exceeds(hi):

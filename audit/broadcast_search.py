@@ -30,9 +30,16 @@ def mean_separation(pos: np.ndarray, neg: np.ndarray) -> float:
     return float(np.sum(np.where(var > 0, diff**2 / np.where(var > 0, var, 1.0), np.where(diff != 0, 1e12, 0.0))))
 
 
-def search_broadcast_space(target: AuditTarget, channels: Sequence[str], seq: np.random.SeedSequence, *,
-                           n: int, generations: int = SEARCH_GENERATIONS, population: int = SEARCH_POPULATION,
-                           progress: bool = False) -> np.ndarray:
+def search_broadcast_space(
+    target: AuditTarget,
+    channels: Sequence[str],
+    seq: np.random.SeedSequence,
+    *,
+    n: int,
+    generations: int = SEARCH_GENERATIONS,
+    population: int = SEARCH_POPULATION,
+    progress: bool = False,
+) -> np.ndarray:
     """CMA-ES over the system's ``broadcast_space`` box for the broadcast whose releases lie furthest
     apart (:func:`mean_separation`) on any of ``channels`` (common random numbers within a generation;
     search stream only)."""
@@ -51,46 +58,79 @@ def search_broadcast_space(target: AuditTarget, channels: Sequence[str], seq: np
         return max(mean_separation(pos[ch], neg[ch]) for ch in channels)
 
     bar = progress_bar(len(gens), "generation", f"searching {system.name}'s broadcast space (CMA-ES)", progress)
-    found = cmaes_maximize(separation, mean, float(np.max(upper - lower)) / 4.0, generations=generations,
-                           population=population, seed=seed, bounds=np.stack([lower, upper], axis=1),
-                           on_generation=lambda generation, best: bar.update(1))
+    found = cmaes_maximize(
+        separation,
+        mean,
+        float(np.max(upper - lower)) / 4.0,
+        generations=generations,
+        population=population,
+        seed=seed,
+        bounds=np.stack([lower, upper], axis=1),
+        on_generation=lambda generation, best: bar.update(1),
+    )
     bar.close()
     return np.asarray(found.best_x)
 
 
-def projected_by_channel(target: AuditTarget, broadcast: Any, channels: Sequence[str], n: int,
-                         seq: np.random.SeedSequence, n_cert: int, confidence: float,
-                         deltas: dict[str, float]) -> dict[str, float]:
+def projected_by_channel(
+    target: AuditTarget,
+    broadcast: Any,
+    channels: Sequence[str],
+    n: int,
+    seq: np.random.SeedSequence,
+    n_cert: int,
+    confidence: float,
+    deltas: dict[str, float],
+) -> dict[str, float]:
     """Per channel, the bound a broadcast's best test would project at ``n_cert`` samples (search stream)."""
     pos, neg = target.release_pair(n, seq, broadcast, channels)
     out = {}
     for ch in channels:
-        cand = fit_candidate(ch, pos[ch], neg[ch], n_cert, 1.0 - confidence, deltas[ch], two_sided_rates=True,
-                             statistics=search_statistics())
+        cand = fit_candidate(
+            ch,
+            pos[ch],
+            neg[ch],
+            n_cert,
+            1.0 - confidence,
+            deltas[ch],
+            two_sided_rates=True,
+            statistics=search_statistics(),
+        )
         out[ch] = 0.0 if cand is None else float(cand.projected_epsilon)
     return out
 
 
-def adversarial_candidates(target: AuditTarget, channels: Sequence[str], covered: dict[str, bool],
-                           seq: np.random.SeedSequence, *, search_samples: int, search_generations: int,
-                           progress: bool) -> tuple[list[tuple[str, Any]], np.random.SeedSequence]:
+def adversarial_candidates(
+    target: AuditTarget,
+    channels: Sequence[str],
+    covered: dict[str, bool],
+    seq: np.random.SeedSequence,
+    *,
+    search_samples: int,
+    search_generations: int,
+    progress: bool,
+) -> tuple[list[tuple[str, Any]], np.random.SeedSequence]:
     """The adversary's candidate broadcasts (label, value) and the stream that ranks them: the system's
     crafted family where it has one, else CMA-ES over its ``broadcast_space`` beside the honest default."""
     system = target.system
     if isinstance(system, CraftsBroadcasts):
         crafted_seq, rank_seq = seq.spawn(2)
-        crafted = system.crafted_broadcasts(target.secret, target.secret_prime,
-                                            np.random.Generator(np.random.PCG64(crafted_seq)))
+        crafted = system.crafted_broadcasts(
+            target.secret, target.secret_prime, np.random.Generator(np.random.PCG64(crafted_seq))
+        )
         candidates = [(f"crafted-{i}", b) for i, b in enumerate(crafted)]
         if not candidates:
             raise UserError(f"{system.name}.crafted_broadcasts returned no broadcast")
         return candidates, rank_seq
     if not isinstance(system, HasBroadcastSpace) or system.broadcast_space is None:
-        raise UserError(f"{system.name} offers no crafted_broadcasts and no broadcast_space: "
-                         "an adversarial audit has nothing to search")
+        raise UserError(
+            f"{system.name} offers no crafted_broadcasts and no broadcast_space: "
+            "an adversarial audit has nothing to search"
+        )
     space_seq, rank_seq = seq.spawn(2)
     # what could break the claim: the covered channels (an unprotected one leaks whatever is sent)
     targets = [ch for ch in channels if covered[ch] and ch != ALL] or [ch for ch in channels if ch != ALL] or channels
-    found = search_broadcast_space(target, targets, space_seq, n=search_samples, generations=search_generations,
-                                   progress=progress)
+    found = search_broadcast_space(
+        target, targets, space_seq, n=search_samples, generations=search_generations, progress=progress
+    )
     return [("searched", found), ("honest", None)], rank_seq

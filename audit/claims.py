@@ -46,20 +46,26 @@ def curve_contradiction(claim: PrivacyClaim) -> str | None:
         return None
     if claim.gdp_mu is not None:
         if delta <= 0:
-            return (f"the claim contradicts its own curve: μ = {claim.gdp_mu:.3g} is not ε-DP for any finite ε "
-                    f"(a Gaussian curve has δ(ε) > 0), but the claim is pure ε = {eps:g}")
+            return (
+                f"the claim contradicts its own curve: μ = {claim.gdp_mu:.3g} is not ε-DP for any finite ε "
+                f"(a Gaussian curve has δ(ε) > 0), but the claim is pure ε = {eps:g}"
+            )
         from .curves import gdp_epsilon
 
         implied = gdp_epsilon(delta, claim.gdp_mu)
         if _exceeds(implied, eps):
-            return (f"the claim contradicts its own curve: μ = {claim.gdp_mu:.3g} means ε = {implied:.3g} at "
-                    f"δ = {delta:g}, not {eps:g}")
+            return (
+                f"the claim contradicts its own curve: μ = {claim.gdp_mu:.3g} means ε = {implied:.3g} at "
+                f"δ = {delta:g}, not {eps:g}"
+            )
     if claim.privacy_profile is not None:
         beyond = [(e, d) for e, d in claim.privacy_profile if e >= eps and d > delta * (1.0 + CLAIM_TOLERANCE) + 1e-15]
         if beyond:
             e, d = min(beyond)
-            return (f"the claim contradicts its own privacy profile: at ε = {e:.3g} ≥ {eps:g} the profile needs "
-                    f"δ = {d:.3g} > the claimed δ = {delta:g}")
+            return (
+                f"the claim contradicts its own privacy profile: at ε = {e:.3g} ≥ {eps:g} the profile needs "
+                f"δ = {d:.3g} > the claimed δ = {delta:g}"
+            )
     return None
 
 
@@ -68,8 +74,10 @@ def accountant_contradiction(claim: PrivacyClaim, accountant_epsilon: float | No
     if accountant_epsilon is None or not math.isfinite(claim.epsilon):
         return None
     if _exceeds(accountant_epsilon, claim.epsilon):
-        return (f"the claim contradicts its own accounting: the noise it declares gives ε = {accountant_epsilon:.3g} "
-                f"at δ = {claim.delta:g} (accountant), more than the claimed {claim.epsilon:g}")
+        return (
+            f"the claim contradicts its own accounting: the noise it declares gives ε = {accountant_epsilon:.3g} "
+            f"at δ = {claim.delta:g} (accountant), more than the claimed {claim.epsilon:g}"
+        )
     return None
 
 
@@ -85,8 +93,13 @@ def mechanism_claim(mechanism: Any, delta: float | None = None) -> PrivacyClaim:
     from pgc.mechanisms import claimed_delta
 
     delta = claimed_delta(mechanism) if delta is None else float(delta)
-    return PrivacyClaim(float(mechanism.epsilon), delta, (MECHANISM_CHANNEL,), getattr(mechanism, "gdp_mu", None),
-                        getattr(mechanism, "privacy_profile", None))
+    return PrivacyClaim(
+        float(mechanism.epsilon),
+        delta,
+        (MECHANISM_CHANNEL,),
+        getattr(mechanism, "gdp_mu", None),
+        getattr(mechanism, "privacy_profile", None),
+    )
 
 
 def claim_record(claim: PrivacyClaim) -> dict:

@@ -48,8 +48,7 @@ def gdp_delta(epsilon: float, mu: float) -> float:
     if mu <= 0.0:
         return 0.0
     # e^ε·Φ(−ε/μ − μ/2) as exp(ε + log Φ(·)): finite for the large ε of a large μ
-    return float(norm.cdf(-epsilon / mu + mu / 2.0)
-                 - math.exp(epsilon + float(norm.logcdf(-epsilon / mu - mu / 2.0))))
+    return float(norm.cdf(-epsilon / mu + mu / 2.0) - math.exp(epsilon + float(norm.logcdf(-epsilon / mu - mu / 2.0))))
 
 
 def gdp_epsilon(delta: float, mu: float) -> float:
@@ -63,8 +62,7 @@ def gdp_epsilon(delta: float, mu: float) -> float:
     upper = 1.0
     while gdp_delta(upper, mu) > delta:
         upper *= 2.0
-    return float(optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, upper,
-                                 xtol=1e-12, rtol=1e-12))
+    return float(optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, upper, xtol=1e-12, rtol=1e-12))
 
 
 def gdp_mu_for(epsilon: float, delta: float) -> float:
@@ -74,8 +72,7 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
     upper = 1.0
     while gdp_delta(epsilon, upper) < delta:
         upper *= 2.0
-    return float(optimize.brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-12, upper,
-                                 xtol=1e-14, rtol=1e-12))
+    return float(optimize.brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-12, upper, xtol=1e-14, rtol=1e-12))
 
 
 def mu_from_rates(fpr: float, fnr: float) -> float:
@@ -112,8 +109,13 @@ def curve_violation_pvalue(fp: int, fn: int, n_neg: int, n_pos: int, claimed_mu:
     return _smallest_rejecting_alpha(lambda a: mu_lower_bound(fp, fn, n_neg, n_pos, a) > claimed_mu)
 
 
-def select_curve_threshold(train_pos_scores, train_neg_scores, n_cert: int, alpha: float,
-                           profile: tuple[tuple[float, float], ...] | None = None) -> float:
+def select_curve_threshold(
+    train_pos_scores,
+    train_neg_scores,
+    n_cert: int,
+    alpha: float,
+    profile: tuple[tuple[float, float], ...] | None = None,
+) -> float:
     """Threshold maximizing the projected curve bound on the training split: the μ lower bound, or with a
     ``profile`` the ε excess over it (:func:`profile_excess`).
 
@@ -134,10 +136,8 @@ def select_curve_threshold(train_pos_scores, train_neg_scores, n_cert: int, alph
     fnr = rate_upper(fn_train, pos.size, SELECTION_PESSIMISM_TWO_SIDED, True)
     fp = np.minimum(np.rint(fpr * n_cert), n_cert)
     fn = np.minimum(np.rint(fnr * n_cert), n_cert)
-    fpr_upper = np.where(fp >= n_cert, 1.0,
-                         beta_dist.ppf(1.0 - alpha / 2.0, fp + 1, np.maximum(n_cert - fp, 1)))
-    fnr_upper = np.where(fn >= n_cert, 1.0,
-                         beta_dist.ppf(1.0 - alpha / 2.0, fn + 1, np.maximum(n_cert - fn, 1)))
+    fpr_upper = np.where(fp >= n_cert, 1.0, beta_dist.ppf(1.0 - alpha / 2.0, fp + 1, np.maximum(n_cert - fp, 1)))
+    fnr_upper = np.where(fn >= n_cert, 1.0, beta_dist.ppf(1.0 - alpha / 2.0, fn + 1, np.maximum(n_cert - fn, 1)))
     if profile is None:
         with np.errstate(invalid="ignore"):
             projected = norm.isf(fpr_upper) - norm.ppf(fnr_upper)  # same bound as mu_lower_bound
@@ -156,10 +156,16 @@ def profile_epsilons(fpr_upper, fnr_upper, profile: tuple[tuple[float, float], .
     a = np.asarray(fpr_upper, dtype=float)[..., None]
     b = np.asarray(fnr_upper, dtype=float)[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        one = np.where((1.0 - delta_i - b > 0) & (a > 0), np.log(np.maximum(1.0 - delta_i - b, 1e-300)) - np.log(a),
-                       np.where(1.0 - delta_i - b > 0, np.inf, -np.inf))
-        two = np.where((1.0 - delta_i - a > 0) & (b > 0), np.log(np.maximum(1.0 - delta_i - a, 1e-300)) - np.log(b),
-                       np.where(1.0 - delta_i - a > 0, np.inf, -np.inf))
+        one = np.where(
+            (1.0 - delta_i - b > 0) & (a > 0),
+            np.log(np.maximum(1.0 - delta_i - b, 1e-300)) - np.log(a),
+            np.where(1.0 - delta_i - b > 0, np.inf, -np.inf),
+        )
+        two = np.where(
+            (1.0 - delta_i - a > 0) & (b > 0),
+            np.log(np.maximum(1.0 - delta_i - a, 1e-300)) - np.log(b),
+            np.where(1.0 - delta_i - a > 0, np.inf, -np.inf),
+        )
     return np.maximum(one, two)
 
 
@@ -177,8 +183,9 @@ def profile_tradeoff(alpha, profile: tuple[tuple[float, float], ...]) -> np.ndar
     return np.max(np.maximum(0.0, np.maximum(1.0 - delta - np.exp(eps) * a, np.exp(-eps) * (1.0 - delta - a))), axis=0)
 
 
-def profile_point(fpr_upper: float, fnr_upper: float,
-                  profile: tuple[tuple[float, float], ...]) -> tuple[float, float, float]:
+def profile_point(
+    fpr_upper: float, fnr_upper: float, profile: tuple[tuple[float, float], ...]
+) -> tuple[float, float, float]:
     """(ε excess, δ_i, ε_i) at the profile point where the certified ε most exceeds (or comes closest to) the
     claimed ε_i; the excess is > 0 exactly when the point violates the profile."""
     excess = profile_excesses(fpr_upper, fnr_upper, profile)
@@ -186,8 +193,9 @@ def profile_point(fpr_upper: float, fnr_upper: float,
     return float(excess[i]), float(profile[i][1]), float(profile[i][0])
 
 
-def profile_excess(fp: int, fn: int, n_neg: int, n_pos: int, alpha: float,
-                   profile: tuple[tuple[float, float], ...]) -> tuple[float, float, float]:
+def profile_excess(
+    fp: int, fn: int, n_neg: int, n_pos: int, alpha: float, profile: tuple[tuple[float, float], ...]
+) -> tuple[float, float, float]:
     """Certified (ε excess, δ_i, ε_i) from one test's counts, holding at 1 − alpha: the Clopper–Pearson upper
     bounds on FPR and FNR each take alpha/2, as in :func:`mu_lower_bound`."""
     if not 0.0 < alpha < 1.0:
@@ -220,7 +228,8 @@ def _bisect_alpha(rejects) -> float:
     return float(high)
 
 
-def profile_violation_pvalue(fp: int, fn: int, n_neg: int, n_pos: int,
-                             profile: tuple[tuple[float, float], ...]) -> float:
+def profile_violation_pvalue(
+    fp: int, fn: int, n_neg: int, n_pos: int, profile: tuple[tuple[float, float], ...]
+) -> float:
     """p-value of "the claimed privacy profile holds" from one test's counts (for Holm)."""
     return _smallest_rejecting_alpha(lambda a: profile_excess(fp, fn, n_neg, n_pos, a, profile)[0] > 0.0)

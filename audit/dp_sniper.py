@@ -114,9 +114,11 @@ def standardiser(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def torch_like_init(rng: np.random.Generator) -> Init:
     """The initial weights of torch's ``nn.Linear(d, 1)``: weights and bias uniform on [−1/√d, 1/√d]."""
+
     def init(d: int) -> tuple[np.ndarray, float]:
         bound = 1.0 / math.sqrt(d)
         return rng.uniform(-bound, bound, size=d), float(rng.uniform(-bound, bound))
+
     return init
 
 
@@ -124,8 +126,12 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
-def train_logistic(batches: Iterator[tuple[np.ndarray, np.ndarray]], init: Init, config: DPSniperConfig,
-                   special_values: Sequence[float] = ()) -> LogisticModel:
+def train_logistic(
+    batches: Iterator[tuple[np.ndarray, np.ndarray]],
+    init: Init,
+    config: DPSniperConfig,
+    special_values: Sequence[float] = (),
+) -> LogisticModel:
     """Logistic regression as the authors train it (``MultiLayerPerceptron`` without hidden layers): features
     standardised on the first batch; per batch, ``epochs`` full-batch SGD steps with momentum on the mean binary
     cross-entropy + regularization·(‖w‖² + b²), the learning rate multiplied by ``gamma`` every ``step_size``
@@ -196,8 +202,7 @@ def epsilon_lower_bound(p1: float, p2: float, n: int, confidence: float) -> floa
     """``EpsEstimator._compute_lcb``: ε of the Clopper–Pearson lower bound of p1 and upper bound of p2, each at
     (1 − confidence)/2 (a union bound), on the counts int(p·n) of n outputs per side."""
     alpha = (1.0 - confidence) / 2.0
-    return epsilon_estimate(clopper_pearson_lower(n, int(p1 * n), alpha),
-                            clopper_pearson_upper(n, int(p2 * n), alpha))
+    return epsilon_estimate(clopper_pearson_lower(n, int(p1 * n), alpha), clopper_pearson_upper(n, int(p2 * n), alpha))
 
 
 # --- DP-Sniper on one pair, DD-Search over the pairs ----------------------------------------------------------
@@ -224,10 +229,12 @@ def batch_sizes(n: int, size: int) -> list[int]:
     return [size] * (n // size) + ([n % size] if n % size else [])
 
 
-def dp_sniper(pair: str, draw: Draw, config: DPSniperConfig, init: Init,
-              special_values: Sequence[float] = ()) -> Attack:
+def dp_sniper(
+    pair: str, draw: Draw, config: DPSniperConfig, init: Init, special_values: Sequence[float] = ()
+) -> Attack:
     """DP-Sniper (Alg. 1) for one pair: the classifier on ``n_train`` outputs per side, t and q on ``n`` outputs
     of a′ at the target c·n."""
+
     def batches():
         for m in batch_sizes(config.n_train, config.training_batch_size):
             outputs = np.concatenate([draw(pair, 0, m), draw(pair, 1, m)])
@@ -263,9 +270,14 @@ class DDSearchResult:
         return asdict(self)
 
 
-def dd_search(pairs: Sequence[str], draw: Draw, config: DPSniperConfig, init: Init,
-              special_values: Sequence[float] = (),
-              on_pair: Callable[[Attack], None] | None = None) -> DDSearchResult:
+def dd_search(
+    pairs: Sequence[str],
+    draw: Draw,
+    config: DPSniperConfig,
+    init: Init,
+    special_values: Sequence[float] = (),
+    on_pair: Callable[[Attack], None] | None = None,
+) -> DDSearchResult:
     """DD-Search (Alg. 2) with DP-Sniper's attacks: every pair's attack estimated on ``n_check`` outputs per side,
     the largest estimate kept (the first among equals), its ε and lower bound on ``n_final`` outputs per side."""
     if not pairs:
@@ -282,9 +294,17 @@ def dd_search(pairs: Sequence[str], draw: Draw, config: DPSniperConfig, init: In
         if best is None or attack.epsilon > best.epsilon:
             best = attack
     p1, p2 = estimate(best, draw, config.n_final)
-    return DDSearchResult(best.pair, epsilon_estimate(p1, p2),
-                          epsilon_lower_bound(p1, p2, config.n_final, config.confidence), p1, p2, best.t, best.q,
-                          per_pair, asdict(config))
+    return DDSearchResult(
+        best.pair,
+        epsilon_estimate(p1, p2),
+        epsilon_lower_bound(p1, p2, config.n_final, config.confidence),
+        p1,
+        p2,
+        best.t,
+        best.q,
+        per_pair,
+        asdict(config),
+    )
 
 
 def pair_draw(pairs: Mapping[str, tuple], release: Callable[[object, int], np.ndarray]) -> Draw:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 _HASH_MULTIPLIERS = np.random.Generator(np.random.PCG64(np.random.SeedSequence(20260422))).integers(
-    1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+    1, 2**63, size=4096, dtype=np.uint64
+) | np.uint64(1)
 
 
 def row_hash(values: np.ndarray) -> np.ndarray:

@@ -39,33 +39,61 @@ class HonestyOutcome:
     rows: tuple[AuditRow, ...]
 
     def to_dict(self) -> dict:
-        return {"case": self.case, "expected": self.expected, "passed": self.passed, "shown": self.shown,
-                "rows": [r.to_dict() for r in self.rows]}
+        return {
+            "case": self.case,
+            "expected": self.expected,
+            "passed": self.passed,
+            "shown": self.shown,
+            "rows": [r.to_dict() for r in self.rows],
+        }
 
 
 def _own_curve(seed: int, progress: bool) -> HonestyOutcome:
     from .blackbox import audit_mechanism
 
-    res = audit_mechanism(mutants.GaussianStatingItsOwnCurve(2.0, 1e-5, clip=1.0), samples=50_000, seed=seed,
-                          progress=progress)
+    res = audit_mechanism(
+        mutants.GaussianStatingItsOwnCurve(2.0, 1e-5, clip=1.0), samples=50_000, seed=seed, progress=progress
+    )
     row = res.row
     passed = row.verdict == Verdict.VIOLATED and bool(row.claim_contradiction)
-    return HonestyOutcome("gaussian-own-curve", "violated at 5e4: the claim contradicts its own curve", passed,
-                          f"{row.verdict}: {row.verdict_reason}", (row,))
+    return HonestyOutcome(
+        "gaussian-own-curve",
+        "violated at 5e4: the claim contradicts its own curve",
+        passed,
+        f"{row.verdict}: {row.verdict_reason}",
+        (row,),
+    )
 
 
 def _point_mass(seed: int, progress: bool) -> HonestyOutcome:
     from .blackbox import audit_mechanism
 
-    small, large = (audit_mechanism(mutants.PointMassGaussian(2.0, 1e-5, clip=1.0, leak_rate=POINT_MASS),
-                                    samples=n, seed=seed, progress=progress).row for n in (50_000, 200_000))
-    excludes = (small.verdict != Verdict.VIOLATED and small.detectable_delta is not None
-                and small.detectable_delta <= POINT_MASS)
+    small, large = (
+        audit_mechanism(
+            mutants.PointMassGaussian(2.0, 1e-5, clip=1.0, leak_rate=POINT_MASS),
+            samples=n,
+            seed=seed,
+            progress=progress,
+        ).row
+        for n in (50_000, 200_000)
+    )
+    excludes = (
+        small.verdict != Verdict.VIOLATED
+        and small.detectable_delta is not None
+        and small.detectable_delta <= POINT_MASS
+    )
     passed = not excludes and large.verdict == Verdict.VIOLATED
-    shown = (f"5e4: {small.verdict}, smallest catchable point mass {small.detectable_delta:.2g}; "
-             f"2e5: {large.verdict} ({large.verdict_reason})")
-    return HonestyOutcome("point-mass-gaussian", "at 5e4 no statement excludes a 1e-3 point mass; violated at 2e5",
-                          passed, shown, (small, large))
+    shown = (
+        f"5e4: {small.verdict}, smallest catchable point mass {small.detectable_delta:.2g}; "
+        f"2e5: {large.verdict} ({large.verdict_reason})"
+    )
+    return HonestyOutcome(
+        "point-mass-gaussian",
+        "at 5e4 no statement excludes a 1e-3 point mass; violated at 2e5",
+        passed,
+        shown,
+        (small, large),
+    )
 
 
 def _hash_report(seed: int, progress: bool) -> HonestyOutcome:
@@ -73,16 +101,35 @@ def _hash_report(seed: int, progress: bool) -> HonestyOutcome:
 
     from .system_audit import audit_system
 
-    raw, decoded = (audit_system(make_system("toy-hashed-report", epsilon=8.0, claimed_epsilon=1.0, decoder=d), 0, 24,
-                                 samples=50_000, seed=seed, progress=progress, channels=["report"])
-                    for d in (False, True))
+    raw, decoded = (
+        audit_system(
+            make_system("toy-hashed-report", epsilon=8.0, claimed_epsilon=1.0, decoder=d),
+            0,
+            24,
+            samples=50_000,
+            seed=seed,
+            progress=progress,
+            channels=["report"],
+        )
+        for d in (False, True)
+    )
     row, decoded_row = raw.rows[0], decoded.rows[0]
-    passed = (row.verdict != Verdict.CONSISTENT and raw.verdict != Verdict.CONSISTENT
-              and decoded_row.verdict == Verdict.VIOLATED)
-    shown = (f"raw (bit, seed): {row.verdict}, ε_LB {row.epsilon_lower_bound:.3f} — {row.verdict_reason}; with the "
-             f"decoder: {decoded_row.verdict}, ε_LB {decoded_row.epsilon_lower_bound:.3f}")
-    return HonestyOutcome("hash-seed-report", "not consistent on the raw report; violated with the decoder", passed,
-                          shown, (row, decoded_row))
+    passed = (
+        row.verdict != Verdict.CONSISTENT
+        and raw.verdict != Verdict.CONSISTENT
+        and decoded_row.verdict == Verdict.VIOLATED
+    )
+    shown = (
+        f"raw (bit, seed): {row.verdict}, ε_LB {row.epsilon_lower_bound:.3f} — {row.verdict_reason}; with the "
+        f"decoder: {decoded_row.verdict}, ε_LB {decoded_row.epsilon_lower_bound:.3f}"
+    )
+    return HonestyOutcome(
+        "hash-seed-report",
+        "not consistent on the raw report; violated with the decoder",
+        passed,
+        shown,
+        (row, decoded_row),
+    )
 
 
 def _unary_auto(seed: int, progress: bool) -> HonestyOutcome:
@@ -93,26 +140,40 @@ def _unary_auto(seed: int, progress: bool) -> HonestyOutcome:
 
     system = make_system("toy-oue", epsilon=0.25, k=25)
     fixed = audit_system(system, 0, 24, samples=100_000, seed=seed, progress=progress, channels=["report"]).rows[0]
-    staged = audit_system_until_decisive(system, 0, 24, budget=1_000_000, n_first=10_000, seed=seed,
-                                         progress=progress, channels=["report"])
+    staged = audit_system_until_decisive(
+        system, 0, 24, budget=1_000_000, n_first=10_000, seed=seed, progress=progress, channels=["report"]
+    )
     last = staged.stages[-1].detail.rows[0]
-    passed = (staged.verdict == Verdict.CONSISTENT and fixed.verdict == Verdict.CONSISTENT
-              and last.epsilon_lower_bound >= 0.8 * fixed.epsilon_lower_bound)
-    shown = (f"sampled until decisive: {staged.decision} after {len(staged.stages)} stage(s), ε_LB "
-             f"{last.epsilon_lower_bound:.3f} at {last.samples_per_side:,} per side; fixed 1e5: {fixed.verdict}, "
-             f"ε_LB {fixed.epsilon_lower_bound:.3f}")
-    return HonestyOutcome("small-eps-unary-encoding", "consistent, ε_LB ≥ 0.8 × a fixed 1e5 audit's", passed, shown,
-                          (dataclasses.replace(last, scope="sampled until decisive"),
-                           dataclasses.replace(fixed, scope="fixed 1e5")))
+    passed = (
+        staged.verdict == Verdict.CONSISTENT
+        and fixed.verdict == Verdict.CONSISTENT
+        and last.epsilon_lower_bound >= 0.8 * fixed.epsilon_lower_bound
+    )
+    shown = (
+        f"sampled until decisive: {staged.decision} after {len(staged.stages)} stage(s), ε_LB "
+        f"{last.epsilon_lower_bound:.3f} at {last.samples_per_side:,} per side; fixed 1e5: {fixed.verdict}, "
+        f"ε_LB {fixed.epsilon_lower_bound:.3f}"
+    )
+    return HonestyOutcome(
+        "small-eps-unary-encoding",
+        "consistent, ε_LB ≥ 0.8 × a fixed 1e5 audit's",
+        passed,
+        shown,
+        (dataclasses.replace(last, scope="sampled until decisive"), dataclasses.replace(fixed, scope="fixed 1e5")),
+    )
 
 
 HONESTY_CASES: dict[str, Callable[[int, bool], HonestyOutcome]] = {
-    "gaussian-own-curve": _own_curve, "point-mass-gaussian": _point_mass, "hash-seed-report": _hash_report,
-    "small-eps-unary-encoding": _unary_auto}
+    "gaussian-own-curve": _own_curve,
+    "point-mass-gaussian": _point_mass,
+    "hash-seed-report": _hash_report,
+    "small-eps-unary-encoding": _unary_auto,
+}
 
 
-def run_honesty_cases(seed: int = 0, progress: bool = False, only=None,
-                      on_case: Callable[[HonestyOutcome], None] | None = None) -> list[HonestyOutcome]:
+def run_honesty_cases(
+    seed: int = 0, progress: bool = False, only=None, on_case: Callable[[HonestyOutcome], None] | None = None
+) -> list[HonestyOutcome]:
     """Every honesty case (``only``: these names), case i at seed ``seed + i``."""
     outcomes = []
     for i, (name, run) in enumerate(HONESTY_CASES.items()):

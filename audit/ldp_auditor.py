@@ -20,8 +20,9 @@ from statsmodels.stats.proportion import proportion_confint
 from pgc.errors import UserError
 
 
-def ldp_auditor_epsilon(true_positives: int, n_pos: int, false_positives: int, n_neg: int, alpha: float,
-                        delta: float = 0.0) -> float:
+def ldp_auditor_epsilon(
+    true_positives: int, n_pos: int, false_positives: int, n_neg: int, alpha: float, delta: float = 0.0
+) -> float:
     """ε_LB of the event "guess = v" from its counts (module docstring); 0 when it certifies nothing."""
     if n_pos <= 0 or n_neg <= 0 or not (0 <= true_positives <= n_pos) or not (0 <= false_positives <= n_neg):
         raise UserError("counts must lie in 0..n with n > 0 on both sides")

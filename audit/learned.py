@@ -73,8 +73,14 @@ class FeatureMap:
     def __call__(self, y: np.ndarray) -> np.ndarray:
         filled = np.nan_to_num(y)
         z = (filled - self.centre) / self.spread
-        derived = [np.abs(filled).sum(axis=1), np.einsum("ij,ij->i", filled, filled), np.abs(filled).max(axis=1),
-                   filled.sum(axis=1), np.einsum("ij,ij->i", z, z), z.sum(axis=1) ** 2]
+        derived = [
+            np.abs(filled).sum(axis=1),
+            np.einsum("ij,ij->i", filled, filled),
+            np.abs(filled).max(axis=1),
+            filled.sum(axis=1),
+            np.einsum("ij,ij->i", z, z),
+            z.sum(axis=1) ** 2,
+        ]
         parts = [y[:, self.raw], np.stack(derived, axis=1)]
         if self.any_absent:
             present = ~np.isnan(y)
@@ -102,9 +108,15 @@ class LearnedClassifier:
         features = FeatureMap(pos, neg)
         x = np.concatenate([features(pos), features(neg)])
         labels = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
-        model = HistGradientBoostingClassifier(max_iter=MAX_ITERATIONS, learning_rate=0.1, max_leaf_nodes=15,
-                                               early_stopping=True, validation_fraction=0.2, n_iter_no_change=10,
-                                               random_state=CLASSIFIER_SEED)
+        model = HistGradientBoostingClassifier(
+            max_iter=MAX_ITERATIONS,
+            learning_rate=0.1,
+            max_leaf_nodes=15,
+            early_stopping=True,
+            validation_fraction=0.2,
+            n_iter_no_change=10,
+            random_state=CLASSIFIER_SEED,
+        )
         with threadpool_limits(limits=1, user_api="openmp"):
             model.fit(x, labels)
         centre, spread = x.mean(axis=0), np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)

@@ -72,8 +72,11 @@ def leak_tpr(a: float, leak: float, delta: float, gaussian: bool) -> float:
 def _threshold_bound(a: float, tpr: float, n: int, alpha: float, share: float, delta: float, q: float) -> float:
     fp = _quantile_count(a, n, q)
     fn = _quantile_count(1.0 - tpr, n, q)
-    return float(bounds.epsilon_from_rates(bounds.cp_upper(fp, n, share * alpha),
-                                           bounds.cp_upper(fn, n, (1.0 - share) * alpha), delta))
+    return float(
+        bounds.epsilon_from_rates(
+            bounds.cp_upper(fp, n, share * alpha), bounds.cp_upper(fn, n, (1.0 - share) * alpha), delta
+        )
+    )
 
 
 def _smallest(flags, low: float) -> float:
@@ -90,15 +93,25 @@ def _smallest(flags, low: float) -> float:
 
 
 @functools.lru_cache(maxsize=8192)
-def event_detectable_epsilon(false_positives: int, n: int, alpha: float, fp_share: float, claimed_epsilon: float,
-                             delta: float, gaussian: bool, power: float = POWER) -> float:
+def event_detectable_epsilon(
+    false_positives: int,
+    n: int,
+    alpha: float,
+    fp_share: float,
+    claimed_epsilon: float,
+    delta: float,
+    gaussian: bool,
+    power: float = POWER,
+) -> float:
     """Smallest ε of a leak through the certified event (second-secret rate ``false_positives``/n) that its
     certification flags against ``claimed_epsilon`` with probability ≥ ``power`` (module docstring)."""
     if not (math.isfinite(claimed_epsilon) and claimed_epsilon > 0):
         return math.inf
     a, q = _base_rate(false_positives, n), math.sqrt(oracle_power(power))
-    return _smallest(lambda x: _threshold_bound(a, leak_tpr(a, x, delta, gaussian), n, alpha, fp_share, delta, q)
-                     > claimed_epsilon, claimed_epsilon)
+    return _smallest(
+        lambda x: _threshold_bound(a, leak_tpr(a, x, delta, gaussian), n, alpha, fp_share, delta, q) > claimed_epsilon,
+        claimed_epsilon,
+    )
 
 
 def _curve_counts(a: float, mu: float, n: int, q: float) -> tuple[float, float]:
@@ -106,8 +119,9 @@ def _curve_counts(a: float, mu: float, n: int, q: float) -> tuple[float, float]:
 
 
 @functools.lru_cache(maxsize=8192)
-def curve_event_detectable_epsilon(curve_false_positives: int, n: int, alpha: float, claimed_mu: float, delta: float,
-                                   power: float = POWER) -> float:
+def curve_event_detectable_epsilon(
+    curve_false_positives: int, n: int, alpha: float, claimed_mu: float, delta: float, power: float = POWER
+) -> float:
     """The ε at δ of the smallest Gaussian leak (μ) that the curve test's certified event flags against
     ``claimed_mu`` with probability ≥ ``power``; ∞ at δ = 0 or when none does."""
     if delta <= 0:
@@ -122,8 +136,9 @@ def curve_event_detectable_epsilon(curve_false_positives: int, n: int, alpha: fl
 
 
 @functools.lru_cache(maxsize=4096)
-def profile_event_detectable_epsilon(curve_false_positives: int, n: int, alpha: float, profile: tuple, delta: float,
-                                     power: float = POWER) -> float:
+def profile_event_detectable_epsilon(
+    curve_false_positives: int, n: int, alpha: float, profile: tuple, delta: float, power: float = POWER
+) -> float:
     """The ε at δ of the smallest Gaussian leak that the curve test's certified event flags against a claimed
     privacy profile with probability ≥ ``power``; ∞ at δ = 0 or when none does."""
     if delta <= 0:
@@ -144,6 +159,7 @@ def samples_to_decide(detectable_at) -> int | None:
 
 
 # --- δ-type leaks: the δ test's point masses ------------------------------------------------------------
+
 
 def _certify_hits(n_cert: int, alpha: float, share: float, epsilon: float, claimed_delta: float) -> int | None:
     """Fewest certification hits (with no false hit) whose δ_LB exceeds ``claimed_delta``; None if none does."""
@@ -173,8 +189,16 @@ def _selection_hits(n_sel: int, n_cert: int, alpha: float, share: float, epsilon
 
 
 @functools.lru_cache(maxsize=1024)
-def point_mass_detectable(n_cert: int, n_train: int, alpha: float, epsilon: float, claimed_delta: float,
-                          min_hits: int = 3, min_repeats: int = 2, power: float = POWER) -> float:
+def point_mass_detectable(
+    n_cert: int,
+    n_train: int,
+    alpha: float,
+    epsilon: float,
+    claimed_delta: float,
+    min_hits: int = 3,
+    min_repeats: int = 2,
+    power: float = POWER,
+) -> float:
     """Smallest point-mass weight w that the δ test flags with probability ≥ ``power`` (module docstring):
     P(≥ ``min_repeats`` in the fit half) · P(enough selection hits) · P(enough certification hits), Poisson
     for the training halves and binomial for the certification, at the best α split; 1.0 when none does."""
@@ -189,8 +213,11 @@ def point_mass_detectable(n_cert: int, n_train: int, alpha: float, epsilon: floa
             continue
 
         def probability(w: float) -> float:
-            return float(poisson.sf(min_repeats - 1, w * n_fit) * poisson.sf(k_sel - 1, w * n_sel)  # noqa: B023 called within the iteration
-                         * binom.sf(k_cert - 1, n_cert, w))  # noqa: B023 called within the iteration
+            return float(
+                poisson.sf(min_repeats - 1, w * n_fit)
+                * poisson.sf(k_sel - 1, w * n_sel)  # noqa: B023 called within the iteration
+                * binom.sf(k_cert - 1, n_cert, w)  # noqa: B023 called within the iteration
+            )
 
         if probability(1.0) < power:
             continue
@@ -204,23 +231,28 @@ def point_mass_detectable(n_cert: int, n_train: int, alpha: float, epsilon: floa
     return float(best)
 
 
-def detectable_delta_words(detectable_delta: float | None, claimed_delta: float | None,
-                           point_mass_search: bool | None) -> str:
+def detectable_delta_words(
+    detectable_delta: float | None, claimed_delta: float | None, point_mass_search: bool | None
+) -> str:
     """What the audit says about δ-type leaks, in one clause."""
     if not point_mass_search or detectable_delta is None:
         return "no point-mass search ran: δ-type leaks are not excluded"
     claimed = claimed_delta or 0.0
     if claimed < detectable_delta:
-        return (f"a point mass ≥ {detectable_delta:.2g} would have been caught; the claimed δ = {claimed:g} lies below "
-                f"it, so smaller point masses (δ-type leaks) are not excluded")
+        return (
+            f"a point mass ≥ {detectable_delta:.2g} would have been caught; the claimed δ = {claimed:g} lies below "
+            f"it, so smaller point masses (δ-type leaks) are not excluded"
+        )
     return f"a point mass ≥ {detectable_delta:.2g} would have been caught (≤ the claimed δ = {claimed:g})"
 
 
 # --- the one-run audit: r guesses among M canaries --------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=4096)
-def one_run_detectable_epsilon(canaries: int, guesses: int, alpha: float, delta: float, claimed_epsilon: float,
-                               power: float = POWER) -> float:
+def one_run_detectable_epsilon(
+    canaries: int, guesses: int, alpha: float, delta: float, claimed_epsilon: float, power: float = POWER
+) -> float:
     """Smallest ε of a leak that the one-run audit's r = ``guesses`` guesses flag against ``claimed_epsilon``
     with probability ≥ ``power``: under an ε-leak each guess is right with probability e^ε/(1 + e^ε) (the
     one-run theorem's extreme case), and the number right is taken at its binomial quantile."""

@@ -92,11 +92,17 @@ class MechanismAuditResult:
         return self.epsilon_lower_bound / self.claimed_epsilon if math.isfinite(self.claimed_epsilon) else 0.0
 
     def to_dict(self) -> dict:
-        return {"mechanism": self.mechanism, "mode": self.mode, "row": self.row.to_dict(),
-                "wall_time_s": self.wall_time_s, "cpu_time_s": self.cpu_time_s, "delta_time_s": self.delta_time_s,
-                "bound": self.bound.to_dict(),
-                "delta_test": None if self.delta_test is None else self.delta_test.to_dict(),
-                "candidates": self.candidates}
+        return {
+            "mechanism": self.mechanism,
+            "mode": self.mode,
+            "row": self.row.to_dict(),
+            "wall_time_s": self.wall_time_s,
+            "cpu_time_s": self.cpu_time_s,
+            "delta_time_s": self.delta_time_s,
+            "bound": self.bound.to_dict(),
+            "delta_test": None if self.delta_test is None else self.delta_test.to_dict(),
+            "candidates": self.candidates,
+        }
 
 
 def delta_test_p_value(dt: DeltaTestResult) -> float:
@@ -105,8 +111,15 @@ def delta_test_p_value(dt: DeltaTestResult) -> float:
         return 1.0
     from .bounds import delta_claim_p_value
 
-    return delta_claim_p_value(dt.false_hits, dt.samples_per_side, dt.samples_per_side - dt.hits,
-                               dt.samples_per_side, dt.claimed_epsilon, dt.claimed_delta, dt.fp_share)
+    return delta_claim_p_value(
+        dt.false_hits,
+        dt.samples_per_side,
+        dt.samples_per_side - dt.hits,
+        dt.samples_per_side,
+        dt.claimed_epsilon,
+        dt.claimed_delta,
+        dt.fp_share,
+    )
 
 
 def combined_p_value(p_eps: float, eps_alpha: float, p_delta: float | None, delta_alpha: float) -> float:
@@ -118,9 +131,16 @@ def combined_p_value(p_eps: float, eps_alpha: float, p_delta: float | None, delt
     return float(min(1.0, p_eps * total / eps_alpha, p_delta * total / delta_alpha))
 
 
-def mechanism_row(description: str, claim: PrivacyClaim, bound: EpsilonBound, confidence: float, mode: str,
-                  accountant: float | None, delta_test: DeltaTestResult | None = None,
-                  point_mass_power: float | None = None) -> AuditRow:
+def mechanism_row(
+    description: str,
+    claim: PrivacyClaim,
+    bound: EpsilonBound,
+    confidence: float,
+    mode: str,
+    accountant: float | None,
+    delta_test: DeltaTestResult | None = None,
+    point_mass_power: float | None = None,
+) -> AuditRow:
     """The judged row of a mechanism's audit (channel ``output``): the ε test's certified bound (at its share
     of α, ``bound.confidence``), the curve test's for a stated curve, the δ test's δ_LB and its point-mass
     power, the claim's contradictions, and the verdict of the one rule."""
@@ -131,14 +151,25 @@ def mechanism_row(description: str, claim: PrivacyClaim, bound: EpsilonBound, co
     curve_mu = claim.gdp_mu if delta > 0 and bound.mu_lower_bound is not None else None
     fields = bound_fields(bound, (eps, delta), bound.confidence, curve_mu, None)
     if delta_test is not None:
-        fields["p_value"] = combined_p_value(fields["p_value"], 1.0 - bound.confidence, delta_test_p_value(delta_test),
-                                             1.0 - delta_test.confidence)
+        fields["p_value"] = combined_p_value(
+            fields["p_value"], 1.0 - bound.confidence, delta_test_p_value(delta_test), 1.0 - delta_test.confidence
+        )
         fields["delta_lower_bound"] = max(fields["delta_lower_bound"], delta_test.delta_lower_bound)
-    row = AuditRow(channel=MECHANISM_CHANNEL, scope="mechanism", mechanism=description, note=mode,
-                   claimed_epsilon=eps, claimed_delta=delta, covered=True, accountant_epsilon=accountant,
-                   claim_contradiction=contradiction(claim, accountant), point_mass_search=delta_test is not None,
-                   detectable_delta=point_mass_power, **{**fields, "confidence": confidence},
-                   ratio=bound.epsilon_lower_bound / eps if math.isfinite(eps) else 0.0)
+    row = AuditRow(
+        channel=MECHANISM_CHANNEL,
+        scope="mechanism",
+        mechanism=description,
+        note=mode,
+        claimed_epsilon=eps,
+        claimed_delta=delta,
+        covered=True,
+        accountant_epsilon=accountant,
+        claim_contradiction=contradiction(claim, accountant),
+        point_mass_search=delta_test is not None,
+        detectable_delta=point_mass_power,
+        **{**fields, "confidence": confidence},
+        ratio=bound.epsilon_lower_bound / eps if math.isfinite(eps) else 0.0,
+    )
     if row.claimed_mu is None and claim.gdp_mu is not None:
         row = dataclasses.replace(row, claimed_mu=claim.gdp_mu)
     row = dataclasses.replace(row, **measured_power_fields(row))

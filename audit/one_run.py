@@ -43,18 +43,32 @@ def oriented_log_ratio(train_pos: np.ndarray, train_neg: np.ndarray, bins: int =
     return lambda scores: fitted(sign * np.asarray(scores, np.float64))
 
 
-def simulate_pooled(system, secret, n: int, broadcasts: Sequence, rng: np.random.Generator,
-                    channels: Sequence[str]) -> dict[str, np.ndarray]:
+def simulate_pooled(
+    system, secret, n: int, broadcasts: Sequence, rng: np.random.Generator, channels: Sequence[str]
+) -> dict[str, np.ndarray]:
     """n releases of ``secret``, split evenly over ``broadcasts`` (the models the canaries played)."""
     parts = [n // len(broadcasts) + (1 if i < n % len(broadcasts) else 0) for i in range(len(broadcasts))]
     outs = [system.release(secret, m, rng, broadcast=b) for b, m in zip(broadcasts, parts, strict=True) if m > 0]
-    return {ch: np.concatenate([np.asarray(o[ch], dtype=np.float64).reshape(len(o[ch]), -1) for o in outs])
-            for ch in channels}
+    return {
+        ch: np.concatenate([np.asarray(o[ch], dtype=np.float64).reshape(len(o[ch]), -1) for o in outs])
+        for ch in channels
+    }
 
 
-def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray], truth: np.ndarray,
-                  broadcasts: Sequence, *, channels: Sequence[str] = ONE_RUN_CHANNELS, samples: int | None = None,
-                  seed: int = 0, confidence: float = 0.95, scope: str | None = None) -> list[AuditRow]:
+def one_run_audit(
+    system,
+    secret,
+    secret_prime,
+    observed: dict[str, np.ndarray],
+    truth: np.ndarray,
+    broadcasts: Sequence,
+    *,
+    channels: Sequence[str] = ONE_RUN_CHANNELS,
+    samples: int | None = None,
+    seed: int = 0,
+    confidence: float = 0.95,
+    scope: str | None = None,
+) -> list[AuditRow]:
     """One judged row per channel: ε_LB of the one-run theorem from guesses on the M canaries ``observed``.
 
     ``observed[ch]``: (M, k) releases of the canaries (each played ``secret`` or ``secret_prime`` by a
@@ -91,9 +105,17 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
     # ---- a statistic per channel (fit half), its calibrated log-likelihood ratio (calibration quarter) ----
     labels = {ch: f"{secret} vs {secret_prime} [{ch}, one-run]" for ch in channels}
     tests, ratios, summed = _fit_one_run_ratios(
-        {ch: sim_pos[ch][fit_sl] for ch in sim_pos}, {ch: sim_neg[ch][fit_sl] for ch in sim_neg},
-        {ch: sim_pos[ch][cal_sl] for ch in channels}, {ch: sim_neg[ch][cal_sl] for ch in channels},
-        channels, layout, m, confidence, {ch: claims[ch][1] for ch in channels}, labels)
+        {ch: sim_pos[ch][fit_sl] for ch in sim_pos},
+        {ch: sim_neg[ch][fit_sl] for ch in sim_neg},
+        {ch: sim_pos[ch][cal_sl] for ch in channels},
+        {ch: sim_neg[ch][cal_sl] for ch in channels},
+        channels,
+        layout,
+        m,
+        confidence,
+        {ch: claims[ch][1] for ch in channels},
+        labels,
+    )
     # ---- r and the ratio chosen on M simulated canaries; then the real canaries are guessed and counted ----
     n_sel = min(samples - n_fit - n_cal, m)
     sim_coins = coin_rng.integers(0, 2, size=n_sel)
@@ -102,16 +124,33 @@ def one_run_audit(system, secret, secret_prime, observed: dict[str, np.ndarray],
         sim_out = np.where(sim_coins[:, None] == 1, sim_pos[ch][sel_sl][:n_sel], sim_neg[ch][sel_sl][:n_sel])
         options = ratios[ch] if isinstance(ratios[ch], list) else [ratios[ch]]
         names = [tests[ch].statistic, f"sum of {' and '.join(summed)} ratios"]
-        fields = _one_run_row(options, names, sim_out, sim_coins, observed[ch], truth, claims[ch], alpha,
-                              curve_for(system, ch))
-        rows.append(one_run_row(ch, {**fields, "samples_per_side": samples}, covered=is_covered(system, ch, base),
-                                confidence=confidence, scope=scope,
-                                partly_covered=is_partly_covered(system, ch, base) or None))
+        fields = _one_run_row(
+            options, names, sim_out, sim_coins, observed[ch], truth, claims[ch], alpha, curve_for(system, ch)
+        )
+        rows.append(
+            one_run_row(
+                ch,
+                {**fields, "samples_per_side": samples},
+                covered=is_covered(system, ch, base),
+                confidence=confidence,
+                scope=scope,
+                partly_covered=is_partly_covered(system, ch, base) or None,
+            )
+        )
     return rows
 
 
-def _one_run_row(options: list, names: list[str], sim_out: np.ndarray, sim_coins: np.ndarray, observed: np.ndarray,
-                 truth: np.ndarray, claim: tuple, alpha: float, claimed_mu: float | None = None) -> dict:
+def _one_run_row(
+    options: list,
+    names: list[str],
+    sim_out: np.ndarray,
+    sim_coins: np.ndarray,
+    observed: np.ndarray,
+    truth: np.ndarray,
+    claim: tuple,
+    alpha: float,
+    claimed_mu: float | None = None,
+) -> dict:
     """One channel: the ratio and r chosen on the simulated canaries, then the real canaries guessed and counted.
 
     A claim with a μ-GDP curve gets both one-run bounds, each at α/2 (fixed before the data): Steinke–Nasr–
@@ -132,19 +171,29 @@ def _one_run_row(options: list, names: list[str], sim_out: np.ndarray, sim_coins
     correct = int(correct_among_top(guesses, order, truth)[r])
     steinke = epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta)
     p_value = one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0
-    row = {"claimed_epsilon": claimed, "claimed_delta": delta, "epsilon_lower_bound": steinke,
-           "canaries": m, "guesses": r, "correct": correct, "accuracy": correct / r, "p_value": p_value,
-           "p_value_leak": one_run_p_value(m, r, correct, 0.0, delta), "statistic": statistic,
-           "test_confidence": 1.0 - alpha,
-           "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
-           "extra": {"simulated_epsilon_lower_bound": eps_sim}}
+    row = {
+        "claimed_epsilon": claimed,
+        "claimed_delta": delta,
+        "epsilon_lower_bound": steinke,
+        "canaries": m,
+        "guesses": r,
+        "correct": correct,
+        "accuracy": correct / r,
+        "p_value": p_value,
+        "p_value_leak": one_run_p_value(m, r, correct, 0.0, delta),
+        "statistic": statistic,
+        "test_confidence": 1.0 - alpha,
+        "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
+        "extra": {"simulated_epsilon_lower_bound": eps_sim},
+    }
     if claimed_mu is not None:
         row.update(_fdp_bounds(m, r, correct, alpha, delta, claimed_mu, steinke, p_value))
     return row
 
 
-def one_run_row(channel: str, fields: dict, *, covered: bool, confidence: float, scope: str | None = None,
-                **context) -> AuditRow:
+def one_run_row(
+    channel: str, fields: dict, *, covered: bool, confidence: float, scope: str | None = None, **context
+) -> AuditRow:
     """A one-run audit's judged row: its bounds, the power of its r guesses
     (:func:`audit.measured_power.one_run_detectable_epsilon`, at the Steinke bound's α) and the one verdict
     rule. No point-mass search runs in a one-run audit."""
@@ -155,32 +204,63 @@ def one_run_row(channel: str, fields: dict, *, covered: bool, confidence: float,
             extra[key] = fields.pop(key)
     if "fdp_mu_lower_bound" in fields:
         fields["mu_lower_bound"] = fields.pop("fdp_mu_lower_bound")
-    row = AuditRow(channel=channel, covered=covered, confidence=confidence, scope=scope, point_mass_search=False,
-                   extra=extra, **fields, **context)
+    row = AuditRow(
+        channel=channel,
+        covered=covered,
+        confidence=confidence,
+        scope=scope,
+        point_mass_search=False,
+        extra=extra,
+        **fields,
+        **context,
+    )
     eps = row.claimed_epsilon
-    detectable = (one_run_detectable_epsilon(row.canaries, row.guesses, 1.0 - (row.test_confidence or confidence),
-                                             row.claimed_delta or 0.0, eps)
-                  if covered and eps is not None and math.isfinite(eps) else None)
-    row = dataclasses.replace(row, detectable_epsilon=detectable,
-                              power_basis="the one-run audit's r guesses under a leak of ε (audit.measured_power)")
+    detectable = (
+        one_run_detectable_epsilon(
+            row.canaries, row.guesses, 1.0 - (row.test_confidence or confidence), row.claimed_delta or 0.0, eps
+        )
+        if covered and eps is not None and math.isfinite(eps)
+        else None
+    )
+    row = dataclasses.replace(
+        row,
+        detectable_epsilon=detectable,
+        power_basis="the one-run audit's r guesses under a leak of ε (audit.measured_power)",
+    )
     return judge(row)
 
 
-def _fdp_bounds(m: int, r: int, correct: int, alpha: float, delta: float, claimed_mu: float, steinke: float,
-                p_value: float) -> dict:
+def _fdp_bounds(
+    m: int, r: int, correct: int, alpha: float, delta: float, claimed_mu: float, steinke: float, p_value: float
+) -> dict:
     """The f-DP one-run bound beside Steinke et al.'s (each at ``alpha``, half of the row's α)."""
     from .curves import gdp_epsilon
 
     mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha)
     fdp_eps = gdp_epsilon(delta, mu_lb) if delta > 0 and mu_lb > 0 else 0.0
-    return {"claimed_mu": claimed_mu, "fdp_mu_lower_bound": mu_lb, "fdp_epsilon_lower_bound": fdp_eps,
-            "steinke_epsilon_lower_bound": steinke, "epsilon_lower_bound": max(steinke, fdp_eps),
-            "p_value": min(1.0, 2.0 * min(p_value, fdp_p_value(m, r, correct, claimed_mu))),
-            "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each"}
+    return {
+        "claimed_mu": claimed_mu,
+        "fdp_mu_lower_bound": mu_lb,
+        "fdp_epsilon_lower_bound": fdp_eps,
+        "steinke_epsilon_lower_bound": steinke,
+        "epsilon_lower_bound": max(steinke, fdp_eps),
+        "p_value": min(1.0, 2.0 * min(p_value, fdp_p_value(m, r, correct, claimed_mu))),
+        "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each",
+    }
 
 
-def _fit_one_run_ratios(fit_pos: dict, fit_neg: dict, cal_pos: dict, cal_neg: dict, channels: Sequence[str],
-                        layout: tuple, m: int, confidence: float, deltas: dict, labels: dict):
+def _fit_one_run_ratios(
+    fit_pos: dict,
+    fit_neg: dict,
+    cal_pos: dict,
+    cal_neg: dict,
+    channels: Sequence[str],
+    layout: tuple,
+    m: int,
+    confidence: float,
+    deltas: dict,
+    labels: dict,
+):
     """Per channel: the fitted test and its calibrated log-likelihood ratio (for the joint channel, also
     the sum of its audited parts' ratios), and the parts summed."""
     from .releases import channel_groups, fit_channel_tests, joint_statistics
@@ -191,8 +271,16 @@ def _fit_one_run_ratios(fit_pos: dict, fit_neg: dict, cal_pos: dict, cal_neg: di
     def statistics_for(ch: str):
         return None if ch != "all" or not groups else joint_statistics(tuple(groups.values()))
 
-    tests = fit_channel_tests({ch: fit_pos[ch] for ch in channels}, {ch: fit_neg[ch] for ch in channels}, channels,
-                              m, confidence, deltas, labels, statistics_for)
+    tests = fit_channel_tests(
+        {ch: fit_pos[ch] for ch in channels},
+        {ch: fit_neg[ch] for ch in channels},
+        channels,
+        m,
+        confidence,
+        deltas,
+        labels,
+        statistics_for,
+    )
     ratios = {ch: _calibrated(tests[ch].scorer, cal_pos[ch], cal_neg[ch]) for ch in channels}
     summed = [c for c in groups if c in channels and c != "all"]
     if len(summed) > 1:
@@ -214,9 +302,20 @@ def _calibrated(scorer, pos: np.ndarray, neg: np.ndarray):
     return [lambda x: fitted(scorer(x))]
 
 
-def one_run_scores_audit(scores: np.ndarray, truth: np.ndarray, simulated: np.ndarray, simulated_truth: np.ndarray, *,
-                         centre: float, claimed_epsilon: float, claimed_delta: float, claimed_mu: float | None,
-                         confidence: float = 0.95, channel: str = "aggregate", scope: str | None = None) -> AuditRow:
+def one_run_scores_audit(
+    scores: np.ndarray,
+    truth: np.ndarray,
+    simulated: np.ndarray,
+    simulated_truth: np.ndarray,
+    *,
+    centre: float,
+    claimed_epsilon: float,
+    claimed_delta: float,
+    claimed_mu: float | None,
+    confidence: float = 0.95,
+    channel: str = "aggregate",
+    scope: str | None = None,
+) -> AuditRow:
     """The one-run bounds from canary scores that an observer computed (higher: more likely coin 1).
 
     The guesses are the canaries whose score lies farthest from ``centre`` (above: coin 1, below: coin 0);
@@ -230,8 +329,9 @@ def one_run_scores_audit(scores: np.ndarray, truth: np.ndarray, simulated: np.nd
     m = int(truth.size)
     alpha = (1.0 - confidence) / 2.0
     delta = float(claimed_delta or 0.0)
-    r, _ = best_guess_count(*guess_canaries(np.asarray(simulated) - centre), np.asarray(simulated_truth), m,
-                            alpha=alpha, delta=delta)
+    r, _ = best_guess_count(
+        *guess_canaries(np.asarray(simulated) - centre), np.asarray(simulated_truth), m, alpha=alpha, delta=delta
+    )
     guesses, order = guess_canaries(np.asarray(scores, dtype=np.float64) - centre)
     correct = int(correct_among_top(guesses, order, truth)[r])
     if claimed_epsilon is None and claimed_mu is not None:
@@ -239,17 +339,31 @@ def one_run_scores_audit(scores: np.ndarray, truth: np.ndarray, simulated: np.nd
     covered = claimed_epsilon is not None and math.isfinite(claimed_epsilon)
     claimed = float(claimed_epsilon) if covered else math.inf
     steinke = epsilon_lower_bound(m, r, correct, alpha=alpha, delta=delta)
-    fields = {"claimed_epsilon": claimed, "claimed_delta": delta, "epsilon_lower_bound": steinke, "canaries": m,
-              "guesses": int(r), "correct": correct, "accuracy": correct / max(r, 1),
-              "p_value": one_run_p_value(m, r, correct, claimed, delta) if covered else 1.0,
-              "p_value_leak": one_run_p_value(m, r, correct, 0.0, delta), "test_confidence": 1.0 - alpha,
-              "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta)}
+    fields = {
+        "claimed_epsilon": claimed,
+        "claimed_delta": delta,
+        "epsilon_lower_bound": steinke,
+        "canaries": m,
+        "guesses": int(r),
+        "correct": correct,
+        "accuracy": correct / max(r, 1),
+        "p_value": one_run_p_value(m, r, correct, claimed, delta) if covered else 1.0,
+        "p_value_leak": one_run_p_value(m, r, correct, 0.0, delta),
+        "test_confidence": 1.0 - alpha,
+        "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
+    }
     if claimed_mu is not None:
         fields.update(_fdp_bounds(m, r, correct, alpha, delta, claimed_mu, steinke, fields["p_value"]))
     else:
         mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha)
         fdp = gdp_epsilon(claimed_delta, mu_lb) if mu_lb > 0 and 0 < claimed_delta < 1 else 0.0
-        fields.update({"fdp_mu_lower_bound": mu_lb, "fdp_epsilon_lower_bound": fdp,
-                       "steinke_epsilon_lower_bound": steinke, "epsilon_lower_bound": max(steinke, fdp),
-                       "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each"})
+        fields.update(
+            {
+                "fdp_mu_lower_bound": mu_lb,
+                "fdp_epsilon_lower_bound": fdp,
+                "steinke_epsilon_lower_bound": steinke,
+                "epsilon_lower_bound": max(steinke, fdp),
+                "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each",
+            }
+        )
     return one_run_row(channel, fields, covered=covered, confidence=confidence, scope=scope)

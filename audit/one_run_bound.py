@@ -58,8 +58,9 @@ def one_run_p_value(canaries: int, guesses: int, correct: int, epsilon: float, d
     return float(min(tail + 2.0 * canaries * delta * float(np.max(window / i)), 1.0))
 
 
-def epsilon_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: float = 0.05, delta: float = 0.0,
-                        tolerance: float = 1e-7) -> float:
+def epsilon_lower_bound(
+    canaries: int, guesses: int, correct: int, *, alpha: float = 0.05, delta: float = 0.0, tolerance: float = 1e-7
+) -> float:
     """ε_LB: the largest ε whose (ε, δ) claim the guesses refute at level ``alpha`` (0 when none is)."""
     _check_counts(canaries, guesses, correct)
     if not 0 < alpha < 1:
@@ -100,8 +101,16 @@ def candidate_guess_counts(canaries: int, count: int = 60) -> np.ndarray:
     return np.unique(np.round(np.geomspace(low, canaries, count)).astype(np.int64))
 
 
-def best_guess_count(guesses: np.ndarray, order: np.ndarray, truth: np.ndarray, canaries: int, *,
-                     alpha: float = 0.05, delta: float = 0.0, grid: Sequence[int] | None = None) -> tuple[int, float]:
+def best_guess_count(
+    guesses: np.ndarray,
+    order: np.ndarray,
+    truth: np.ndarray,
+    canaries: int,
+    *,
+    alpha: float = 0.05,
+    delta: float = 0.0,
+    grid: Sequence[int] | None = None,
+) -> tuple[int, float]:
     """The r of ``grid`` whose guesses on these (simulated) canaries give the largest ε_LB, and that ε_LB.
 
     Run it on canaries the auditor simulated itself: the r it returns is then fixed before the real
@@ -125,8 +134,9 @@ def binned_log_ratio(train_pos: np.ndarray, train_neg: np.ndarray, bins: int = 6
     edges = np.unique(np.quantile(np.concatenate([pos, neg]), np.linspace(0, 1, bins + 1)[1:-1]))
     n_pos = np.bincount(np.searchsorted(edges, pos, side="right"), minlength=edges.size + 1).astype(np.float64)
     n_neg = np.bincount(np.searchsorted(edges, neg, side="right"), minlength=edges.size + 1).astype(np.float64)
-    llr = _isotonic(np.log((n_pos + 0.5) / (n_neg + 0.5)) + math.log(max(neg.size, 1) / max(pos.size, 1)),
-                    n_pos + n_neg)
+    llr = _isotonic(
+        np.log((n_pos + 0.5) / (n_neg + 0.5)) + math.log(max(neg.size, 1) / max(pos.size, 1)), n_pos + n_neg
+    )
 
     def log_ratio(scores: np.ndarray) -> np.ndarray:
         return llr[np.searchsorted(edges, np.asarray(scores, np.float64), side="right")]
@@ -153,8 +163,10 @@ def _isotonic(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 def max_certifiable_epsilon(canaries: int, *, alpha: float = 0.05, delta: float = 0.0) -> float:
     """The largest ε_LB M canaries can give: every guess right, at the best r."""
-    return max(epsilon_lower_bound(canaries, int(r), int(r), alpha=alpha, delta=delta)
-               for r in candidate_guess_counts(canaries))
+    return max(
+        epsilon_lower_bound(canaries, int(r), int(r), alpha=alpha, delta=delta)
+        for r in candidate_guess_counts(canaries)
+    )
 
 
 # ---- the f-DP one-run bound ---------------------------------------------------------------------

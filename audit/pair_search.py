@@ -45,8 +45,13 @@ class FoundPair:
         return self.secret, self.secret_prime
 
     def to_dict(self) -> dict:
-        return {"secret": jsonable(self.secret), "secret_prime": jsonable(self.secret_prime),
-                "search_objective": self.objective, "evaluations": self.evaluations, "relation": self.relation}
+        return {
+            "secret": jsonable(self.secret),
+            "secret_prime": jsonable(self.secret_prime),
+            "search_objective": self.objective,
+            "evaluations": self.evaluations,
+            "relation": self.relation,
+        }
 
 
 def jsonable(value: Any) -> Any:
@@ -62,25 +67,46 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def pair_objective(system: Any, secret: Any, secret_prime: Any, base: Sequence[str], channels: Sequence[str],
-                   n: int, seq: np.random.SeedSequence, n_cert: int, alpha: float, deltas: dict[str, float]) -> float:
+def pair_objective(
+    system: Any,
+    secret: Any,
+    secret_prime: Any,
+    base: Sequence[str],
+    channels: Sequence[str],
+    n: int,
+    seq: np.random.SeedSequence,
+    n_cert: int,
+    alpha: float,
+    deltas: dict[str, float],
+) -> float:
     """max over ``channels`` of the ε a threshold test would project at ``n_cert`` releases, plus a tie-break
     in [0, 0.01) from the releases' separation."""
     target = AuditTarget(system, secret, secret_prime, tuple(base), False)
     pos, neg = target.release_pair(n, seq, None, list(channels))
     best, separation = 0.0, 0.0
     for ch in channels:
-        cand = fit_candidate(ch, pos[ch], neg[ch], n_cert, alpha, deltas[ch], two_sided_rates=True,
-                             statistics=search_statistics())
+        cand = fit_candidate(
+            ch, pos[ch], neg[ch], n_cert, alpha, deltas[ch], two_sided_rates=True, statistics=search_statistics()
+        )
         best = max(best, 0.0 if cand is None else float(cand.projected_epsilon))
         separation = max(separation, mean_separation(pos[ch], neg[ch]))
     return best + 0.01 * math.tanh(separation / 100.0)
 
 
-def search_secret_pair(system: Any, base: Sequence[str], channels: Sequence[str], seq: np.random.SeedSequence, *,
-                       n: int, n_cert: int, alpha: float, deltas: dict[str, float],
-                       generations: int = PAIR_SEARCH_GENERATIONS, population: int = PAIR_SEARCH_POPULATION,
-                       progress: bool = False) -> FoundPair:
+def search_secret_pair(
+    system: Any,
+    base: Sequence[str],
+    channels: Sequence[str],
+    seq: np.random.SeedSequence,
+    *,
+    n: int,
+    n_cert: int,
+    alpha: float,
+    deltas: dict[str, float],
+    generations: int = PAIR_SEARCH_GENERATIONS,
+    population: int = PAIR_SEARCH_POPULATION,
+    progress: bool = False,
+) -> FoundPair:
     """CMA-ES over ``system.secret_space`` for the neighbouring pair with the largest projected ε (see the
     module docstring); ``seq`` is the search stream."""
     space = system.secret_space if isinstance(system, HasSecretSpace) else None
@@ -97,19 +123,36 @@ def search_secret_pair(system: Any, base: Sequence[str], channels: Sequence[str]
         secret, secret_prime = space.pair(x)
         return pair_objective(system, secret, secret_prime, base, wanted, n, gens[generation], n_cert, alpha, deltas)
 
-    found = cmaes_maximize(objective, rng.uniform(0.2, 0.8, dim), 0.3, generations=generations,
-                           population=population, seed=int(rng.integers(2**31)),
-                           bounds=np.stack([np.zeros(dim), np.ones(dim)], axis=1),
-                           on_generation=lambda generation, best: bar.update(1))
+    found = cmaes_maximize(
+        objective,
+        rng.uniform(0.2, 0.8, dim),
+        0.3,
+        generations=generations,
+        population=population,
+        seed=int(rng.integers(2**31)),
+        bounds=np.stack([np.zeros(dim), np.ones(dim)], axis=1),
+        on_generation=lambda generation, best: bar.update(1),
+    )
     bar.close()
     secret, secret_prime = space.pair(found.best_x)
-    return FoundPair(secret, secret_prime, float(found.best_value), int(found.evaluations),
-                     str(getattr(space, "relation", "")))
+    return FoundPair(
+        secret, secret_prime, float(found.best_value), int(found.evaluations), str(getattr(space, "relation", ""))
+    )
 
 
-def choose_named_pair(system: Any, base: Sequence[str], channels: Sequence[str], pairs: Mapping[str, tuple[Any, Any]],
-                      seq: np.random.SeedSequence, *, n: int, n_cert: int, alpha: float, deltas: dict[str, float],
-                      progress: bool = False) -> tuple[str, FoundPair]:
+def choose_named_pair(
+    system: Any,
+    base: Sequence[str],
+    channels: Sequence[str],
+    pairs: Mapping[str, tuple[Any, Any]],
+    seq: np.random.SeedSequence,
+    *,
+    n: int,
+    n_cert: int,
+    alpha: float,
+    deltas: dict[str, float],
+    progress: bool = False,
+) -> tuple[str, FoundPair]:
     """The named pair (of a finite set: a system's ``canaries()``) with the largest projected ε on a SEARCH stream
     (:func:`pair_objective`, every pair on the same common random numbers). The certification that follows draws
     fresh releases of the one chosen pair, so the choice among any number of pairs costs the certificate nothing:
@@ -125,6 +168,11 @@ def choose_named_pair(system: Any, base: Sequence[str], channels: Sequence[str],
     bar.close()
     best = max(scores, key=lambda name: scores[name])  # the first named wins exact ties
     secret, secret_prime = pairs[best]
-    return best, FoundPair(secret, secret_prime, float(scores[best]), len(pairs),
-                           f"the named pair with the largest projected ε among {len(pairs)}: "
-                           + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
+    return best, FoundPair(
+        secret,
+        secret_prime,
+        float(scores[best]),
+        len(pairs),
+        f"the named pair with the largest projected ε among {len(pairs)}: "
+        + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()),
+    )

@@ -43,16 +43,21 @@ def prs_table_seconds(reduced_dim: int) -> float:
     return PRS_TABLE_S_PER_OP * 3**columns * (2 * reduced_dim + 1) ** columns * reduced_dim / (columns + 1)
 
 
-def mechanism_audit_seconds(samples: int, dim: int = REFERENCE_DIM, reduced_dim: int = 1, rounds: int = 1,
-                            prs: bool = False) -> float:
+def mechanism_audit_seconds(
+    samples: int, dim: int = REFERENCE_DIM, reduced_dim: int = 1, rounds: int = 1, prs: bool = False
+) -> float:
     """A canary audit of a mechanism: linear in samples, d and the rounds; PRS adds its matrix rows and table."""
     per_output = MECHANISM_PER_OUTPUT_S + (PRS_PER_OUTPUT_AND_ROW_SQUARED_S * reduced_dim**2 if prs else 0.0)
-    return (MECHANISM_FIXED_S + samples * max(1, rounds) * max(1, dim) / REFERENCE_DIM * per_output
-            + (prs_table_seconds(reduced_dim) if prs else 0.0))
+    return (
+        MECHANISM_FIXED_S
+        + samples * max(1, rounds) * max(1, dim) / REFERENCE_DIM * per_output
+        + (prs_table_seconds(reduced_dim) if prs else 0.0)
+    )
 
 
-def environment_audit_seconds(samples: int, pairs: int, episode_length: float | None = None,
-                              compositions: Sequence[int] = (3,), workers: int = 9) -> float:
+def environment_audit_seconds(
+    samples: int, pairs: int, episode_length: float | None = None, compositions: Sequence[int] = (3,), workers: int = 9
+) -> float:
     """One environment audit per pair, every channel, at a model whose episodes last ``episode_length``
     steps (None: :data:`SLOW_EPISODE`, a model that balances)."""
     steps = SLOW_EPISODE if episode_length is None else max(1.0, float(episode_length))

@@ -35,13 +35,14 @@ from .curves import gdp_epsilon, gdp_mu_for, profile_excesses, split_alpha
 from .selection import FP_SHARES
 
 POWER = 0.8  # the flag probability ``detectable_epsilon`` promises
+
+
 # The counts are computed for the ORACLE test (the best threshold of the true leak). The audit chooses its
 # test on a training split, which costs power (most for a Laplace leak, whose best test sits in a thin
 # tail); a quarter of the promised miss probability for the oracle (0.8 -> 0.95) leaves that room, and
 # results/power/detectability.json checks the promise by simulation.
 def oracle_power(power: float) -> float:
     return 1.0 - (1.0 - power) / 4.0
-
 
 
 DECISIVE_MARGIN = 1.1  # a consistent row is decisive when detectable_epsilon ≤ 1.1 × the claim
@@ -70,14 +71,16 @@ def laplace_rates(epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     return 0.5 * np.exp(-t / b), 1.0 - 0.5 * np.exp(-(t - 1.0) / b)
 
 
-def threshold_flag_bound(fpr: np.ndarray, fnr: np.ndarray, n: int, alpha: float, delta: float,
-                         power: float = POWER) -> float:
+def threshold_flag_bound(
+    fpr: np.ndarray, fnr: np.ndarray, n: int, alpha: float, delta: float, power: float = POWER
+) -> float:
     """The ε lower bound the best threshold test reaches with probability ≥ ``power`` on n per side."""
     fp, fn = _power_counts(fpr, fnr, n, power)
     best = 0.0
     for share in FP_SHARES:
-        eps = bounds.epsilon_from_rates(bounds.cp_upper(fp, n, share * alpha),
-                                        bounds.cp_upper(fn, n, (1.0 - share) * alpha), delta)
+        eps = bounds.epsilon_from_rates(
+            bounds.cp_upper(fp, n, share * alpha), bounds.cp_upper(fn, n, (1.0 - share) * alpha), delta
+        )
         best = max(best, float(np.max(eps)))
     return best
 
@@ -103,8 +106,9 @@ def profile_flag_excess(true_mu: float, n: int, alpha: float, profile: tuple, po
     """The ε excess over ``profile`` (:func:`audit.curves.profile_excess`) that the best curve test reaches
     with probability ≥ ``power`` on n per side against a Gaussian leak of μ = ``true_mu``."""
     fp, fn = _power_counts(*gaussian_rates(true_mu), n, power)
-    return float(np.max(profile_excesses(bounds.cp_upper(fp, n, alpha / 2.0), bounds.cp_upper(fn, n, alpha / 2.0),
-                                         profile)))
+    return float(
+        np.max(profile_excesses(bounds.cp_upper(fp, n, alpha / 2.0), bounds.cp_upper(fn, n, alpha / 2.0), profile))
+    )
 
 
 def _smallest_flagged(flag_bound, claimed: float, lowest: float) -> float:
@@ -145,8 +149,7 @@ def _threshold_flag(delta: float, n: int, alpha: float, power: float):
 
 
 @functools.lru_cache(maxsize=4096)
-def threshold_detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: float,
-                                 power: float = POWER) -> float:
+def threshold_detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: float, power: float = POWER) -> float:
     """Smallest ε of a leak (Gaussian-shaped at δ > 0, Laplace-shaped at δ = 0) that the threshold
     test flags against (claim_eps, δ) with probability ≥ ``power``."""
     return _smallest_flagged(_threshold_flag(delta, n, alpha, power), claim_eps, claim_eps)
@@ -158,13 +161,21 @@ def profile_detectable_epsilon(profile: tuple, delta: float, n: int, alpha: floa
     profile (∞ at δ = 0: the leak's shape is calibrated at the claim's δ)."""
     if delta <= 0:
         return math.inf
-    return _smallest_flagged(lambda eps: profile_flag_excess(gdp_mu_for(eps, delta), n, alpha, profile, power), 0.0,
-                             1e-3)
+    return _smallest_flagged(
+        lambda eps: profile_flag_excess(gdp_mu_for(eps, delta), n, alpha, profile, power), 0.0, 1e-3
+    )
 
 
 @functools.lru_cache(maxsize=4096)
-def detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: float, claimed_mu: float | None = None,
-                       power: float = POWER, claimed_profile: tuple | None = None) -> float:
+def detectable_epsilon(
+    claim_eps: float,
+    delta: float,
+    n: int,
+    alpha: float,
+    claimed_mu: float | None = None,
+    power: float = POWER,
+    claimed_profile: tuple | None = None,
+) -> float:
     """Smallest ε (at the claim's δ) of a leak this audit flags with probability ≥ ``power``: the threshold
     test alone, or — when the claim has a μ-GDP curve or a privacy profile — the threshold and curve tests at
     their shares of α, whichever flags the smaller leak."""
@@ -173,13 +184,24 @@ def detectable_epsilon(claim_eps: float, delta: float, n: int, alpha: float, cla
     if claimed_mu is None and claimed_profile is None:
         return threshold_detectable_epsilon(claim_eps, delta, n, alpha, power)
     threshold_alpha, curve_alpha = split_alpha(alpha)
-    curve = (curve_detectable_epsilon(claimed_mu, delta, n, curve_alpha, power) if claimed_mu is not None
-             else profile_detectable_epsilon(claimed_profile, delta, n, curve_alpha, power))
+    curve = (
+        curve_detectable_epsilon(claimed_mu, delta, n, curve_alpha, power)
+        if claimed_mu is not None
+        else profile_detectable_epsilon(claimed_profile, delta, n, curve_alpha, power)
+    )
     return min(threshold_detectable_epsilon(claim_eps, delta, n, threshold_alpha, power), curve)
 
 
-def flags_leak(leak_eps: float, claim_eps: float, delta: float, n: int, alpha: float,
-               claimed_mu: float | None = None, power: float = POWER, claimed_profile: tuple | None = None) -> bool:
+def flags_leak(
+    leak_eps: float,
+    claim_eps: float,
+    delta: float,
+    n: int,
+    alpha: float,
+    claimed_mu: float | None = None,
+    power: float = POWER,
+    claimed_profile: tuple | None = None,
+) -> bool:
     """Whether this audit (n per side, ``alpha``) flags a leak of ``leak_eps`` against the claim with
     probability ≥ ``power``: detectable_epsilon(...) ≤ leak_eps, in one evaluation."""
     if claimed_mu is None and claimed_profile is None:
@@ -195,10 +217,19 @@ def flags_leak(leak_eps: float, claim_eps: float, delta: float, n: int, alpha: f
 
 
 @functools.lru_cache(maxsize=1024)
-def samples_to_flag(leak_eps: float, claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
-                    power: float = POWER, n_max: int = 10**9, claimed_profile: tuple | None = None) -> int | None:
+def samples_to_flag(
+    leak_eps: float,
+    claim_eps: float,
+    delta: float,
+    alpha: float,
+    claimed_mu: float | None = None,
+    power: float = POWER,
+    n_max: int = 10**9,
+    claimed_profile: tuple | None = None,
+) -> int | None:
     """Smallest n per side at which this audit flags a leak of ``leak_eps`` against the claim with
     probability ≥ ``power`` (doubling, then bisection to 1 %); None when no n up to ``n_max`` does."""
+
     def flags(n: int) -> bool:
         return flags_leak(leak_eps, claim_eps, delta, n, alpha, claimed_mu, power, claimed_profile)
 
@@ -222,16 +253,28 @@ def smallest_sample_size(holds, n_max: int = 10**9) -> int | None:
     return high
 
 
-def samples_to_decide(claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
-                      power: float = POWER, margin: float = DECISIVE_MARGIN, n_max: int = 10**9) -> int | None:
+def samples_to_decide(
+    claim_eps: float,
+    delta: float,
+    alpha: float,
+    claimed_mu: float | None = None,
+    power: float = POWER,
+    margin: float = DECISIVE_MARGIN,
+    n_max: int = 10**9,
+) -> int | None:
     """Smallest n per side whose detectable ε is ≤ ``margin`` × the claim: a consistent verdict there is
     decisive (None when no n up to ``n_max`` gets there)."""
     return samples_to_flag(margin * claim_eps, claim_eps, delta, alpha, claimed_mu, power, n_max)
 
 
-def samples_to_leave_inconclusive(claim_eps: float, delta: float, alpha: float, claimed_mu: float | None = None,
-                                  power: float = POWER, claimed_profile: tuple | None = None) -> int | None:
+def samples_to_leave_inconclusive(
+    claim_eps: float,
+    delta: float,
+    alpha: float,
+    claimed_mu: float | None = None,
+    power: float = POWER,
+    claimed_profile: tuple | None = None,
+) -> int | None:
     """Smallest n per side at which the audit could flag a leak at all (the largest searched, ε = 60 at the
     claim's δ): from there on its verdict is no longer ``inconclusive``."""
-    return samples_to_flag(_LARGEST_LEAK, claim_eps, delta, alpha, claimed_mu, power,
-                           claimed_profile=claimed_profile)
+    return samples_to_flag(_LARGEST_LEAK, claim_eps, delta, alpha, claimed_mu, power, claimed_profile=claimed_profile)

@@ -53,8 +53,17 @@ class GaussianRelease:
 
     channels = ("value",)
 
-    def __init__(self, name: str, sigma: float, claim_eps: float, delta: float, dim: int = 1,
-                 claimed_sigma: float | None = None, curve: bool = True, noise=None):
+    def __init__(
+        self,
+        name: str,
+        sigma: float,
+        claim_eps: float,
+        delta: float,
+        dim: int = 1,
+        claimed_sigma: float | None = None,
+        curve: bool = True,
+        noise=None,
+    ):
         self.name, self.sigma, self.dim = name, float(sigma), int(dim)
         mu = 2.0 / (claimed_sigma or sigma) if curve else None
         self.claim = PrivacyClaim(claim_eps, delta, ("value",), gdp_mu=mu)
@@ -88,11 +97,11 @@ class LaplaceRelease:
 
 def _audit(system, n: int, seed: int):
     secret, secret_prime = next(iter(system.canaries().values()))
-    return audit_system(system, secret, secret_prime, samples=n, seed=seed, channels=["value"],
-                        confidence=1.0 - ALPHA)
+    return audit_system(system, secret, secret_prime, samples=n, seed=seed, channels=["value"], confidence=1.0 - ALPHA)
 
 
 # ---- curve vs threshold -----------------------------------------------------------------------
+
 
 def _oracle_seed(mu: float, delta: float, n: int, rng: np.random.Generator) -> float:
     """curve ε on one-dimensional scores: threshold chosen on n training samples, counted on n fresh."""
@@ -109,40 +118,71 @@ def curve_vs_threshold(epsilon: float, delta: float, n: int, seeds: int, root: i
     runs = []
     for seed in np.random.SeedSequence(root).spawn(seeds):
         row = _audit(system, n, int(seed.generate_state(1)[0])).rows[0]
-        runs.append({"curve_epsilon": row.curve_epsilon, "mu_lower_bound": row.mu_lower_bound,
-                     "threshold_epsilon_lower_bound": row.epsilon_lower_bound, "verdict": row.verdict,
-                     "detectable_epsilon": row.detectable_epsilon})
+        runs.append(
+            {
+                "curve_epsilon": row.curve_epsilon,
+                "mu_lower_bound": row.mu_lower_bound,
+                "threshold_epsilon_lower_bound": row.epsilon_lower_bound,
+                "verdict": row.verdict,
+                "detectable_epsilon": row.detectable_epsilon,
+            }
+        )
     curve = np.array([r["curve_epsilon"] for r in runs]) / epsilon
     threshold = np.array([r["threshold_epsilon_lower_bound"] for r in runs]) / epsilon
     oracle_rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(root + 1).spawn(seeds)]
     oracle = np.array([_oracle_seed(2.0 / sigma, delta, n, r) for r in oracle_rngs]) / epsilon
-    return {"epsilon": epsilon, "delta": delta, "mu": 2.0 / sigma, "n_per_side": n, "alpha": ALPHA,
-            "alpha_split": {"threshold": split_alpha(ALPHA)[0], "curve": split_alpha(ALPHA)[1]}, "seeds": seeds,
-            "path": "audit_system on a 4-dimensional analytic Gaussian (training split 25% of n)",
-            "curve_fraction_median": float(np.median(curve)), "curve_fraction_min": float(curve.min()),
-            "threshold_fraction_median": float(np.median(threshold)),
-            "threshold_fraction_min": float(threshold.min()),
-            "oracle_curve_fraction_median": float(np.median(oracle)), "oracle_curve_fraction_min": float(oracle.min()),
-            "verdicts": sorted({r["verdict"] for r in runs}), "runs": runs}
+    return {
+        "epsilon": epsilon,
+        "delta": delta,
+        "mu": 2.0 / sigma,
+        "n_per_side": n,
+        "alpha": ALPHA,
+        "alpha_split": {"threshold": split_alpha(ALPHA)[0], "curve": split_alpha(ALPHA)[1]},
+        "seeds": seeds,
+        "path": "audit_system on a 4-dimensional analytic Gaussian (training split 25% of n)",
+        "curve_fraction_median": float(np.median(curve)),
+        "curve_fraction_min": float(curve.min()),
+        "threshold_fraction_median": float(np.median(threshold)),
+        "threshold_fraction_min": float(threshold.min()),
+        "oracle_curve_fraction_median": float(np.median(oracle)),
+        "oracle_curve_fraction_min": float(oracle.min()),
+        "verdicts": sorted({r["verdict"] for r in runs}),
+        "runs": runs,
+    }
 
 
 # ---- the miscalibrated mechanism --------------------------------------------------------------
+
 
 def miscalibrated(n: int = 20_000, seed: int = 0) -> dict:
     sigma = analytic_gaussian_sigma(10.0, 1e-5, 1e-4)  # the sensitivity parameter set to 1e-4
     out = {"sigma": sigma, "claimed_mu": 1e-4 / sigma, "true_mu": 2.0 / sigma, "n_per_side": n, "rows": {}}
     for label, curve in (("with its curve", True), ("(10, 1e-5) only", False)):
-        system = GaussianRelease(f"miscalibrated {label}", sigma, 10.0, 1e-5, dim=4, claimed_sigma=2.0 * sigma / 1e-4,
-                                 curve=curve)
+        system = GaussianRelease(
+            f"miscalibrated {label}", sigma, 10.0, 1e-5, dim=4, claimed_sigma=2.0 * sigma / 1e-4, curve=curve
+        )
         result = _audit(system, n, seed)
         row = result.rows[0]
-        out["rows"][label] = {k: getattr(row, k) for k in (
-            "verdict", "epsilon_lower_bound", "max_certifiable_epsilon", "claimed_mu", "mu_lower_bound",
-            "curve_epsilon", "detectable_epsilon", "samples_to_decide", "false_positives", "false_negatives")}
+        out["rows"][label] = {
+            k: getattr(row, k)
+            for k in (
+                "verdict",
+                "epsilon_lower_bound",
+                "max_certifiable_epsilon",
+                "claimed_mu",
+                "mu_lower_bound",
+                "curve_epsilon",
+                "detectable_epsilon",
+                "samples_to_decide",
+                "false_positives",
+                "false_negatives",
+            )
+        }
     return out
 
 
 # ---- false alarms ------------------------------------------------------------------------------
+
 
 def _diffprivlib_gaussian_analytic():
     """diffprivlib's GaussianAnalytic (IBM). Its package ``__init__`` imports its scikit-learn models, which
@@ -190,8 +230,9 @@ def _false_alarm_systems() -> list:
         for delta in (1e-5, 1e-8):
             for dim in (1, 4, 16):
                 sigma = analytic_gaussian_sigma(eps, delta, 2.0)
-                systems.append(GaussianRelease(f"project analytic ({eps:g}, {delta:g}) d={dim}", sigma, eps, delta,
-                                               dim))
+                systems.append(
+                    GaussianRelease(f"project analytic ({eps:g}, {delta:g}) d={dim}", sigma, eps, delta, dim)
+                )
             sigma = textbook_analytic_sigma(eps, delta, 2.0)
             systems.append(GaussianRelease(f"textbook analytic ({eps:g}, {delta:g}) d=4", sigma, eps, delta, 4))
             if eps < 1.0:
@@ -199,16 +240,26 @@ def _false_alarm_systems() -> list:
                 systems.append(GaussianRelease(f"textbook classic ({eps:g}, {delta:g}) d=4", sigma, eps, delta, 4))
             if gaussian_analytic is not None:
                 mech = gaussian_analytic(epsilon=eps, delta=delta, sensitivity=2.0)
-                systems.append(GaussianRelease(f"diffprivlib GaussianAnalytic ({eps:g}, {delta:g}) d=1", mech._scale,
-                                               eps, delta, 1, noise=_diffprivlib_noise(gaussian_analytic, eps, delta)))
+                systems.append(
+                    GaussianRelease(
+                        f"diffprivlib GaussianAnalytic ({eps:g}, {delta:g}) d=1",
+                        mech._scale,
+                        eps,
+                        delta,
+                        1,
+                        noise=_diffprivlib_noise(gaussian_analytic, eps, delta),
+                    )
+                )
     return systems
 
 
 def _diffprivlib_noise(cls, eps: float, delta: float):
     def noise(n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
-        mech = cls(epsilon=eps, delta=delta, sensitivity=2.0,
-                   random_state=np.random.RandomState(int(rng.integers(2**31))))
+        mech = cls(
+            epsilon=eps, delta=delta, sensitivity=2.0, random_state=np.random.RandomState(int(rng.integers(2**31)))
+        )
         return np.array([[mech.randomise(0.0)] for _ in range(n)])
+
     return noise
 
 
@@ -218,13 +269,29 @@ def false_alarms(n: int = 20_000, root: int = 3) -> dict:
     rows = []
     for system, seed in zip(systems, seeds, strict=True):
         row = _audit(system, n, seed).rows[0]
-        rows.append({"mechanism": system.name, "sigma": system.sigma, "claimed_epsilon": row.claimed_epsilon,
-                     "claimed_delta": row.claimed_delta, "claimed_mu": row.claimed_mu, "verdict": row.verdict,
-                     "epsilon_lower_bound": row.epsilon_lower_bound, "mu_lower_bound": row.mu_lower_bound,
-                     "curve_epsilon": row.curve_epsilon, "detectable_epsilon": row.detectable_epsilon})
+        rows.append(
+            {
+                "mechanism": system.name,
+                "sigma": system.sigma,
+                "claimed_epsilon": row.claimed_epsilon,
+                "claimed_delta": row.claimed_delta,
+                "claimed_mu": row.claimed_mu,
+                "verdict": row.verdict,
+                "epsilon_lower_bound": row.epsilon_lower_bound,
+                "mu_lower_bound": row.mu_lower_bound,
+                "curve_epsilon": row.curve_epsilon,
+                "detectable_epsilon": row.detectable_epsilon,
+            }
+        )
     flagged = sum(r["verdict"] == "violated" for r in rows)
-    return {"n_per_side": n, "alpha": ALPHA, "mechanisms": len(rows), "flagged": flagged,
-            "diffprivlib": _diffprivlib_version(), "rows": rows}
+    return {
+        "n_per_side": n,
+        "alpha": ALPHA,
+        "mechanisms": len(rows),
+        "flagged": flagged,
+        "diffprivlib": _diffprivlib_version(),
+        "rows": rows,
+    }
 
 
 def _diffprivlib_version() -> str | None:
@@ -260,9 +327,9 @@ def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
     certified test states, then audits a release leaking exactly that much on fresh seeds: the share flagged
     (the promise: ≥ 0.8). Rows that state no power (not separated, or ∞) are counted apart."""
     out = []
-    for (label, eps, delta, curve), case_seq in zip(DETECTABILITY_CASES,
-                                                    np.random.SeedSequence(root).spawn(len(DETECTABILITY_CASES)),
-                                                    strict=True):
+    for (label, eps, delta, curve), case_seq in zip(
+        DETECTABILITY_CASES, np.random.SeedSequence(root).spawn(len(DETECTABILITY_CASES)), strict=True
+    ):
         correct = _leaky_system(label, eps, delta, curve, eps)
         stated, flagged = [], 0
         for run_seq in case_seq.spawn(runs):
@@ -272,12 +339,28 @@ def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
                 continue
             stated.append(leak)
             flagged += _audit(_leaky_system(label, eps, delta, curve, leak), n, second).rows[0].verdict == "violated"
-        out.append({"mechanism": label, "claimed_epsilon": eps, "delta": delta, "curve": curve, "runs": runs,
-                    "stated_power": len(stated), "detectable_epsilon_median": float(np.median(stated)),
-                    "detectable_epsilon_range": [float(min(stated)), float(max(stated))],
-                    "flagged": int(flagged), "rate": flagged / max(len(stated), 1)})
-    return {"n_per_side": n, "alpha": ALPHA, "power_promised": 0.8, "goal_rate": 0.75,
-            "power": "measured: each run's own certified test (audit.measured_power)", "cases": out}
+        out.append(
+            {
+                "mechanism": label,
+                "claimed_epsilon": eps,
+                "delta": delta,
+                "curve": curve,
+                "runs": runs,
+                "stated_power": len(stated),
+                "detectable_epsilon_median": float(np.median(stated)),
+                "detectable_epsilon_range": [float(min(stated)), float(max(stated))],
+                "flagged": int(flagged),
+                "rate": flagged / max(len(stated), 1),
+            }
+        )
+    return {
+        "n_per_side": n,
+        "alpha": ALPHA,
+        "power_promised": 0.8,
+        "goal_rate": 0.75,
+        "power": "measured: each run's own certified test (audit.measured_power)",
+        "cases": out,
+    }
 
 
 def point_mass_detectability(n: int = 20_000, runs: int = 100, root: int = 6, dim: int = 4) -> dict:
@@ -292,14 +375,24 @@ def point_mass_detectability(n: int = 20_000, runs: int = 100, root: int = 6, di
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(root).spawn(runs)]
     leaky = RareNoiselessRelease(1.0, leak_rate=stated)
     flagged = sum(audit_mechanism(leaky, dim=dim, samples=n, seed=s).row.verdict == "violated" for s in seeds)
-    return {"n_per_side": n, "dim": dim, "alpha": ALPHA, "detectable_delta": stated, "runs": runs,
-            "flagged": int(flagged), "rate": flagged / runs, "power_promised": 0.8}
+    return {
+        "n_per_side": n,
+        "dim": dim,
+        "alpha": ALPHA,
+        "detectable_delta": stated,
+        "runs": runs,
+        "flagged": int(flagged),
+        "rate": flagged / runs,
+        "power_promised": 0.8,
+    }
 
 
 # ---- the sequential procedure under the null ---------------------------------------------------
 
-def sequential_null(runs: int = 2000, root: int = 7, n_first: int = 2000, budget: int = 62_000,
-                    claim: float = 4.0) -> dict:
+
+def sequential_null(
+    runs: int = 2000, root: int = 7, n_first: int = 2000, budget: int = 62_000, claim: float = 4.0
+) -> dict:
     """Exact Gaussians at (``claim``, 1e-5) audited by the stopping rule (their claims are true): the share
     flagged. At ε = 4 the stages decide within the budget (from about 16,000 per side)."""
     mu = gdp_mu_for(claim, 1e-5)
@@ -311,22 +404,40 @@ def sequential_null(runs: int = 2000, root: int = 7, n_first: int = 2000, budget
     results = [sequential_curve_audit(draw, claim, 1e-5, ALPHA, rng, n_first=n_first, budget=budget) for rng in rngs]
     flagged = sum(r.verdict == "violated" for r in results)
     test = binomtest(flagged, runs, ALPHA, alternative="greater")
-    return {"runs": runs, "claim": [claim, 1e-5], "n_first": n_first, "budget_per_side": budget, "alpha": ALPHA,
-            "alpha_spending": "α_k = α·n_k / Σ n_j", "flagged": flagged, "rate": flagged / runs,
-            "consistent": sum(r.verdict == "consistent" and r.decisive for r in results),
-            "undecided": sum(not r.decisive for r in results),
-            "binomial_test_rate_above_alpha_p": float(test.pvalue),
-            "path": "the stopping rule of audit.sequential on one-dimensional scores (curve test per stage)"}
+    return {
+        "runs": runs,
+        "claim": [claim, 1e-5],
+        "n_first": n_first,
+        "budget_per_side": budget,
+        "alpha": ALPHA,
+        "alpha_spending": "α_k = α·n_k / Σ n_j",
+        "flagged": flagged,
+        "rate": flagged / runs,
+        "consistent": sum(r.verdict == "consistent" and r.decisive for r in results),
+        "undecided": sum(not r.decisive for r in results),
+        "binomial_test_rate_above_alpha_p": float(test.pvalue),
+        "path": "the stopping rule of audit.sequential on one-dimensional scores (curve test per stage)",
+    }
 
 
-STUDIES = {"curve-vs-threshold": None, "miscalibrated": miscalibrated, "false-alarms": false_alarms,
-           "detectability": detectability, "point-mass-detectability": point_mass_detectability,
-           "sequential-null": sequential_null}
+STUDIES = {
+    "curve-vs-threshold": None,
+    "miscalibrated": miscalibrated,
+    "false-alarms": false_alarms,
+    "detectability": detectability,
+    "point-mass-detectability": point_mass_detectability,
+    "sequential-null": sequential_null,
+}
 
 
 def _curve_studies() -> dict:
-    return {"studies": [curve_vs_threshold(2.0, 1e-5, 100_000, 20, 20), curve_vs_threshold(1.0, 1e-5, 100_000, 20, 10),
-                        curve_vs_threshold(1.0, 1e-5, 1_000_000, 20, 30)]}
+    return {
+        "studies": [
+            curve_vs_threshold(2.0, 1e-5, 100_000, 20, 20),
+            curve_vs_threshold(1.0, 1e-5, 100_000, 20, 10),
+            curve_vs_threshold(1.0, 1e-5, 1_000_000, 20, 30),
+        ]
+    }
 
 
 def write_result(path: Path, body: dict, command: str) -> None:

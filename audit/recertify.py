@@ -40,8 +40,11 @@ def recomputed_bounds(row: AuditRow, claimed_profile: tuple | None = None) -> di
                 out["curve_epsilon"] = curve_epsilon(out["mu_lower_bound"], delta)
         elif claimed_profile is not None:
             excess, delta_i, eps_i = profile_excess(cfp, cfn, n, n, curve_alpha, claimed_profile)
-            out.update(profile_delta=delta_i, profile_claimed_epsilon=eps_i,
-                       profile_epsilon_lower_bound=max(0.0, eps_i + excess))
+            out.update(
+                profile_delta=delta_i,
+                profile_claimed_epsilon=eps_i,
+                profile_epsilon_lower_bound=max(0.0, eps_i + excess),
+            )
     return out
 
 

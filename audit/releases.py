@@ -67,14 +67,25 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
         raise UserError(f"{system.name}.release: channel {name!r} holds inf (an absent entry is NaN)")
     if widths is not None and name in widths and arr.shape[1] != widths[name]:
         width = widths[name]  # a padded channel keeps its first width
-        arr = arr[:, :width] if arr.shape[1] > width else np.pad(arr, ((0, 0), (0, width - arr.shape[1])),
-                                                                 constant_values=np.nan)
+        arr = (
+            arr[:, :width]
+            if arr.shape[1] > width
+            else np.pad(arr, ((0, 0), (0, width - arr.shape[1])), constant_values=np.nan)
+        )
     return arr
 
 
-def draw_releases(system: Any, secret: Any, n: int, rng: np.random.Generator, broadcast: Any,
-                  channels: Sequence[str], base_channels: Sequence[str],
-                  float_exact: bool = False, widths: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+def draw_releases(
+    system: Any,
+    secret: Any,
+    n: int,
+    rng: np.random.Generator,
+    broadcast: Any,
+    channels: Sequence[str],
+    base_channels: Sequence[str],
+    float_exact: bool = False,
+    widths: dict[str, int] | None = None,
+) -> dict[str, np.ndarray]:
     """n releases of ``secret``: the requested channels as (n, k) float64 arrays (``all`` assembled from
     the base channels in order when the system does not return one), rounded by :func:`round_significant`
     unless ``float_exact``; absent entries NaN (:func:`release_array`, which keeps variable-length channels'
@@ -122,21 +133,25 @@ class AuditTarget:
     float_exact: bool = False
     widths: dict[str, int] = field(default_factory=dict, compare=False, repr=False)  # variable-length channels'
 
-    def draw(self, secret: Any, n: int, rng: np.random.Generator, broadcast: Any,
-             channels: Sequence[str]) -> dict[str, np.ndarray]:
+    def draw(
+        self, secret: Any, n: int, rng: np.random.Generator, broadcast: Any, channels: Sequence[str]
+    ) -> dict[str, np.ndarray]:
         """n releases of one side (:func:`draw_releases`)."""
-        return draw_releases(self.system, secret, n, rng, broadcast, channels, self.base, self.float_exact,
-                             self.widths)
+        return draw_releases(self.system, secret, n, rng, broadcast, channels, self.base, self.float_exact, self.widths)
 
-    def release_pair(self, n: int, seq: np.random.SeedSequence, broadcast: Any,
-                     channels: Sequence[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    def release_pair(
+        self, n: int, seq: np.random.SeedSequence, broadcast: Any, channels: Sequence[str]
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
         """n releases of each secret from the two fixed children of ``seq`` (not spawned: every call with the
         same ``seq`` draws the same numbers, so candidates compared on one ``seq`` share common random numbers)."""
-        rp, rn = (np.random.Generator(np.random.PCG64(np.random.SeedSequence(seq.entropy,
-                                                                             spawn_key=seq.spawn_key + (i,))))
-                  for i in (0, 1))
-        return (self.draw(self.secret, n, rp, broadcast, channels),
-                self.draw(self.secret_prime, n, rn, broadcast, channels))
+        rp, rn = (
+            np.random.Generator(np.random.PCG64(np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (i,))))
+            for i in (0, 1)
+        )
+        return (
+            self.draw(self.secret, n, rp, broadcast, channels),
+            self.draw(self.secret_prime, n, rn, broadcast, channels),
+        )
 
     def describe(self, secret: Any) -> str:
         return describe_secret(self.system, secret)
@@ -144,8 +159,9 @@ class AuditTarget:
 
 def describe_secret(system: Any, secret: Any, limit: int = 80) -> str:
     """The system's ``describe_secret(secret)``, else the secret's repr on one line, cut to ``limit`` characters."""
-    text = (str(system.describe_secret(secret)) if isinstance(system, DescribesSecrets)
-            else " ".join(repr(secret).split()))
+    text = (
+        str(system.describe_secret(secret)) if isinstance(system, DescribesSecrets) else " ".join(repr(secret).split())
+    )
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -160,13 +176,19 @@ def joint_statistics(groups: Sequence[slice]) -> list:
     return default_statistics() + [LaplaceLogLikelihood(scaled=True), ChannelSumLikelihoodRatio(groups)]
 
 
-def fit_channel_tests(train_pos: Mapping[str, np.ndarray], train_neg: Mapping[str, np.ndarray],
-                      channels: Sequence[str], n_cert: int, confidence: float, deltas: Mapping[str, float],
-                      labels: Mapping[str, str],
-                      statistics_for: Callable[[str], Sequence | None] = lambda channel: None,
-                      two_sided_rates: bool | None = True,
-                      curves: Mapping[str, bool] | None = None,
-                      profiles: Mapping[str, tuple | None] | None = None) -> dict[str, CandidateTest]:
+def fit_channel_tests(
+    train_pos: Mapping[str, np.ndarray],
+    train_neg: Mapping[str, np.ndarray],
+    channels: Sequence[str],
+    n_cert: int,
+    confidence: float,
+    deltas: Mapping[str, float],
+    labels: Mapping[str, str],
+    statistics_for: Callable[[str], Sequence | None] = lambda channel: None,
+    two_sided_rates: bool | None = True,
+    curves: Mapping[str, bool] | None = None,
+    profiles: Mapping[str, tuple | None] | None = None,
+) -> dict[str, CandidateTest]:
     """One chosen test per channel, from the training split only; a channel in ``curves`` (its claim has a
     μ-GDP curve, or its privacy profile in ``profiles``) also gets a curve threshold, each of its two tests
     chosen at its share of α (:func:`audit.curves.split_alpha`). ``two_sided_rates`` None: two-sided rate
@@ -176,17 +198,33 @@ def fit_channel_tests(train_pos: Mapping[str, np.ndarray], train_neg: Mapping[st
         curve = bool(curves and curves.get(ch))
         alpha, curve_alpha = split_alpha(1.0 - confidence) if curve else (1.0 - confidence, None)
         two_sided = deltas[ch] > 0 if two_sided_rates is None else two_sided_rates
-        cand = fit_candidate(labels[ch], train_pos[ch], train_neg[ch], n_cert, alpha, deltas[ch], statistics_for(ch),
-                             two_sided, curve, curve_alpha, (profiles or {}).get(ch))
+        cand = fit_candidate(
+            labels[ch],
+            train_pos[ch],
+            train_neg[ch],
+            n_cert,
+            alpha,
+            deltas[ch],
+            statistics_for(ch),
+            two_sided,
+            curve,
+            curve_alpha,
+            (profiles or {}).get(ch),
+        )
         if cand is None:
             raise UserError(f"no statistic applies to channel {ch!r}")
         tests[ch] = cand
     return tests
 
 
-def certify_channel_tests(tests: Mapping[str, CandidateTest], chunks_pos: Iterable[Mapping[str, np.ndarray]],
-                          chunks_neg: Iterable[Mapping[str, np.ndarray]], confidence: float,
-                          deltas: Mapping[str, float], detectable_at: Mapping[str, float]) -> dict[str, EpsilonBound]:
+def certify_channel_tests(
+    tests: Mapping[str, CandidateTest],
+    chunks_pos: Iterable[Mapping[str, np.ndarray]],
+    chunks_neg: Iterable[Mapping[str, np.ndarray]],
+    confidence: float,
+    deltas: Mapping[str, float],
+    detectable_at: Mapping[str, float],
+) -> dict[str, EpsilonBound]:
     """Count every channel's test (and its curve test, if any) on the same fresh chunks of releases; one
     bound per channel."""
     accepts = {ch: [0, 0, 0, 0] for ch in tests}  # tp, n_pos, fp, n_neg
@@ -198,9 +236,17 @@ def certify_channel_tests(tests: Mapping[str, CandidateTest], chunks_pos: Iterab
                 accepts[ch][side] += hits
                 accepts[ch][side + 1] += total
                 curve_hits[ch][side // 2] += curve
-    return {ch: bound_from_counts(test, *accepts[ch], confidence, deltas[ch], detectable_at[ch],
-                                  tuple(curve_hits[ch]) if test.curve_threshold is not None else None)
-            for ch, test in tests.items()}
+    return {
+        ch: bound_from_counts(
+            test,
+            *accepts[ch],
+            confidence,
+            deltas[ch],
+            detectable_at[ch],
+            tuple(curve_hits[ch]) if test.curve_threshold is not None else None,
+        )
+        for ch, test in tests.items()
+    }
 
 
 def split_evenly(n: int, parts: int) -> list[int]:
@@ -237,4 +283,3 @@ class SelectionPool:
         """``releases`` with the pooled releases of the same channels before them."""
         pooled = self.sides[side]
         return {ch: np.concatenate(pooled[ch] + [rows]) if pooled.get(ch) else rows for ch, rows in releases.items()}
-

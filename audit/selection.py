@@ -91,9 +91,18 @@ def rate_upper(k: npt.ArrayLike, n: float, alpha: float, two_sided: bool = False
     return np.minimum(upper, 1.0 - approximate_lower(n - k, n, alpha))
 
 
-def projected_epsilon(fp: npt.ArrayLike, n_neg: float, fn: npt.ArrayLike, n_pos: float, n_cert: int, alpha: float,
-                      delta: float, share: float, two_sided: bool = False,
-                      pessimism: float | None = None) -> FloatOrArray:
+def projected_epsilon(
+    fp: npt.ArrayLike,
+    n_neg: float,
+    fn: npt.ArrayLike,
+    n_pos: float,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    share: float,
+    two_sided: bool = False,
+    pessimism: float | None = None,
+) -> FloatOrArray:
     """The bound n_cert fresh samples would give, assuming pessimistic (95% upper) training rates.
 
     Pessimism matters: the threshold scan looks at thousands of tails and the luckiest empty tail
@@ -140,8 +149,9 @@ def _dense(grid: FloatArray) -> bool:
     return grid.size >= 20 * SMOOTHING_WINDOW
 
 
-def _projection_table(s_pos: FloatArray, s_neg: FloatArray, grid: FloatArray, n_cert: int, alpha: float,
-                      delta: float, two_sided: bool) -> tuple[FloatArray, CountArray, CountArray]:
+def _projection_table(
+    s_pos: FloatArray, s_neg: FloatArray, grid: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool
+) -> tuple[FloatArray, CountArray, CountArray]:
     """Projected ε per (α share, threshold) — rows :data:`FP_SHARES` — with the false-positive and false-negative
     counts per threshold."""
     sp, sn = np.sort(s_pos), np.sort(s_neg)
@@ -151,9 +161,16 @@ def _projection_table(s_pos: FloatArray, s_neg: FloatArray, grid: FloatArray, n_
     # the training rates' pessimistic bounds do not depend on the α split: computed once for every row
     pessimism = SELECTION_PESSIMISM_TWO_SIDED if two_sided else SELECTION_PESSIMISM
     fpr, fnr = rate_upper(fp, sn.size, pessimism, two_sided), rate_upper(fn, sp.size, pessimism, two_sided)
-    table = np.stack([bounds.epsilon_from_rates(rate_upper(fpr * n_cert, n_cert, share * alpha, two_sided),
-                                                rate_upper(fnr * n_cert, n_cert, (1 - share) * alpha, two_sided), delta)
-                      for share in FP_SHARES])
+    table = np.stack(
+        [
+            bounds.epsilon_from_rates(
+                rate_upper(fpr * n_cert, n_cert, share * alpha, two_sided),
+                rate_upper(fnr * n_cert, n_cert, (1 - share) * alpha, two_sided),
+                delta,
+            )
+            for share in FP_SHARES
+        ]
+    )
     return table, fp, fn
 
 
@@ -168,8 +185,9 @@ def _argmax(table: FloatArray) -> tuple[int, int]:
     return best[0], best[1]
 
 
-def _scan(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool
-          ) -> tuple[FloatArray, FloatArray, CountArray, CountArray, tuple[int, int]]:
+def _scan(
+    s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool
+) -> tuple[FloatArray, FloatArray, CountArray, CountArray, tuple[int, int]]:
     """The grid, the projection table (smoothed for a continuous statistic under two-sided rates) and its
     argmax."""
     grid = _threshold_grid(np.concatenate([s_pos, s_neg]))
@@ -179,9 +197,9 @@ def _scan(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta
     return grid, table, fp, fn, _argmax(table)
 
 
-
-def held_out_projection(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float,
-                        two_sided: bool = False) -> float:
+def held_out_projection(
+    s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool = False
+) -> float:
     """Two-fold estimate of the bound a threshold chosen on the selection split certifies on fresh samples.
 
     The maximum over thousands of thresholds of a noisy projection is biased upward (winner's curse): a
@@ -200,14 +218,40 @@ def held_out_projection(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha
         # the held-out half estimates the test's rates; the whole split's size sets the pessimism
         fp = np.count_nonzero(held_neg >= threshold) * (s_neg.size / held_neg.size)
         fn = np.count_nonzero(held_pos < threshold) * (s_pos.size / held_pos.size)
-        halves.append(max(0.0, float(projected_epsilon(fp, s_neg.size, fn, s_pos.size, n_cert, alpha, delta,
-                                                       FP_SHARES[row], two_sided, HELD_OUT_PESSIMISM))))
+        halves.append(
+            max(
+                0.0,
+                float(
+                    projected_epsilon(
+                        fp,
+                        s_neg.size,
+                        fn,
+                        s_pos.size,
+                        n_cert,
+                        alpha,
+                        delta,
+                        FP_SHARES[row],
+                        two_sided,
+                        HELD_OUT_PESSIMISM,
+                    )
+                ),
+            )
+        )
     return float(np.mean(halves))
 
 
-def _one_standard_error_choice(table: FloatArray, best_cell: tuple[int, int], fp: CountArray, fn: CountArray,
-                               n_pos: float, n_neg: float, n_cert: int, alpha: float, delta: float,
-                               two_sided: bool) -> tuple[int, int]:
+def _one_standard_error_choice(
+    table: FloatArray,
+    best_cell: tuple[int, int],
+    fp: CountArray,
+    fn: CountArray,
+    n_pos: float,
+    n_neg: float,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided: bool,
+) -> tuple[int, int]:
     """Among the tests of a few-atom statistic, the conventional one the selection cannot tell from the best.
 
     Breiman's one-standard-error rule: the tests whose projection lies within one standard error of the largest
@@ -224,8 +268,11 @@ def _one_standard_error_choice(table: FloatArray, best_cell: tuple[int, int], fp
     share = FP_SHARES[row]
     sd_fp = math.sqrt(fp[col] * max(0.0, 1.0 - fp[col] / n_neg))
     sd_fn = math.sqrt(fn[col] * max(0.0, 1.0 - fn[col] / n_pos))
-    drops = [best - float(projected_epsilon(fp[col] + dfp, n_neg, fn[col] + dfn, n_pos, n_cert, alpha, delta,
-                                            share, two_sided)) for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))]
+    drops = [
+        best
+        - float(projected_epsilon(fp[col] + dfp, n_neg, fn[col] + dfn, n_pos, n_cert, alpha, delta, share, two_sided))
+        for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))
+    ]
     standard_error = math.hypot(*drops) if all(np.isfinite(drops)) else 0.0
     tied = table >= best - standard_error
     col = int(np.flatnonzero(tied.any(axis=0))[-1])
@@ -234,19 +281,41 @@ def _one_standard_error_choice(table: FloatArray, best_cell: tuple[int, int], fp
     return row, col
 
 
-def _projection_standard_error(best: float, share: float, fp: float, fn: float, n_pos: float, n_neg: float,
-                               n_cert: int, alpha: float, delta: float, two_sided: bool) -> float:
+def _projection_standard_error(
+    best: float,
+    share: float,
+    fp: float,
+    fn: float,
+    n_pos: float,
+    n_neg: float,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided: bool,
+) -> float:
     """The standard error of a test's projection, from its binomial counts, propagated through
     :func:`projected_epsilon` (0 where the projection is not finite)."""
     sd_fp = math.sqrt(fp * max(0.0, 1.0 - fp / n_neg))
     sd_fn = math.sqrt(max(fn, 0.0) * max(0.0, 1.0 - fn / n_pos))
-    drops = [best - float(projected_epsilon(fp + dfp, n_neg, fn + dfn, n_pos, n_cert, alpha, delta, share,
-                                            two_sided)) for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))]
+    drops = [
+        best - float(projected_epsilon(fp + dfp, n_neg, fn + dfn, n_pos, n_cert, alpha, delta, share, two_sided))
+        for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))
+    ]
     return math.hypot(*drops) if all(np.isfinite(drops)) else 0.0
 
 
-def _central_choice(table: FloatArray, best_cell: tuple[int, int], fp: CountArray, fn: CountArray, n_pos: float,
-                    n_neg: float, n_cert: int, alpha: float, delta: float, two_sided: bool) -> tuple[int, int]:
+def _central_choice(
+    table: FloatArray,
+    best_cell: tuple[int, int],
+    fp: CountArray,
+    fn: CountArray,
+    n_pos: float,
+    n_neg: float,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided: bool,
+) -> tuple[int, int]:
     """The threshold of a continuous statistic whose selection is dominated by noise: the most central one the
     selection cannot tell from the best.
 
@@ -259,8 +328,9 @@ def _central_choice(table: FloatArray, best_cell: tuple[int, int], fp: CountArra
     best = float(table[row, col])
     if not (np.isfinite(best) and best > 0.0):
         return row, col
-    error = _projection_standard_error(best, FP_SHARES[row], float(fp[col]), float(fn[col]), n_pos, n_neg, n_cert,
-                                       alpha, delta, two_sided)
+    error = _projection_standard_error(
+        best, FP_SHARES[row], float(fp[col]), float(fn[col]), n_pos, n_neg, n_cert, alpha, delta, two_sided
+    )
     if error <= NOISY_SELECTION * best:
         return row, col
     tied = table >= best - error
@@ -270,8 +340,9 @@ def _central_choice(table: FloatArray, best_cell: tuple[int, int], fp: CountArra
     return int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))]), col
 
 
-def in_sample_projection(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float,
-                         two_sided: bool = False) -> float:
+def in_sample_projection(
+    s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool = False
+) -> float:
     """The largest projection over the statistic's thresholds on the selection split itself (smoothed for a continuous
     statistic under two-sided rates): what :func:`choose_threshold` ranks a few-atom statistic by, and more than the
     held-out projection it ranks a continuous one by — a screen that is never below the ranking."""
@@ -279,8 +350,9 @@ def in_sample_projection(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alph
     return float(table[row, col])
 
 
-def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float,
-                     delta: float, two_sided: bool = False) -> tuple[float, float, float]:
+def choose_threshold(
+    s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool = False
+) -> tuple[float, float, float]:
     """(threshold, fp_share, projected ε) of the test chosen on the selection split; T = [s ≥ t].
 
     A statistic of more than :data:`FEW_ATOMS` values: the threshold and split of the largest projection (smoothed
@@ -292,20 +364,28 @@ def choose_threshold(s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: f
     if not best > 0.0:
         return float(grid[0]), EVEN_SHARE, 0.0
     if grid.size > FEW_ATOMS:
-        row, col = _central_choice(table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha,
-                                   delta, two_sided)
+        row, col = _central_choice(
+            table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha, delta, two_sided
+        )
         return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
     # a few atoms: the chosen test is ranked by the best projection it is tied with
-    row, col = _one_standard_error_choice(table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert,
-                                          alpha, delta, two_sided)
+    row, col = _one_standard_error_choice(
+        table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha, delta, two_sided
+    )
     return float(grid[col]), FP_SHARES[row], best
 
 
-def select_statistic(statistics: Sequence[Statistic], fit_p: FloatArray, fit_n: FloatArray, sel_p: FloatArray,
-                     sel_n: FloatArray, project: Callable[[FloatArray, FloatArray], Projection],
-                     tie_margin: float = 0.0, applied: list[Statistic] | None = None,
-                     screen: Callable[[FloatArray, FloatArray], float] | None = None
-                     ) -> tuple[Statistic, Scorer, FloatArray, FloatArray, Projection] | None:
+def select_statistic(
+    statistics: Sequence[Statistic],
+    fit_p: FloatArray,
+    fit_n: FloatArray,
+    sel_p: FloatArray,
+    sel_n: FloatArray,
+    project: Callable[[FloatArray, FloatArray], Projection],
+    tie_margin: float = 0.0,
+    applied: list[Statistic] | None = None,
+    screen: Callable[[FloatArray, FloatArray], float] | None = None,
+) -> tuple[Statistic, Scorer, FloatArray, FloatArray, Projection] | None:
     """Fit each statistic on (fit_p, fit_n) and keep the one whose projection on the selection half
     (``project(s_pos, s_neg)``, a tuple ending in the projected ε) is largest; a later statistic
     replaces an earlier one only if it projects more than (1 + ``tie_margin``) times its ε — or its own
@@ -338,8 +418,9 @@ def select_statistic(statistics: Sequence[Statistic], fit_p: FloatArray, fit_n: 
 DELTA_SELECTION_PESSIMISM = 0.25  # one-sided level of the δ test's training hit-rate bound (ranking only)
 
 
-def projected_delta(hits: float, false_hits: float, n_sel: int, n_cert: int, alpha: float, epsilon: float,
-                    share: float) -> float:
+def projected_delta(
+    hits: float, false_hits: float, n_sel: int, n_cert: int, alpha: float, epsilon: float, share: float
+) -> float:
     """The δ bound n_cert fresh samples would give: hit rate at its 25% lower bound, false-hit rate at
     its 75% upper bound, except that NO false hits project as 0 (a point mass has none, and any
     upper bound on a zero count, ≥ ln(1/p)/n, projected to n_cert would hide leaks of a few per

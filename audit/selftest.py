@@ -41,20 +41,30 @@ def self_test_cases() -> list[SelfTestCase]:
         SelfTestCase("prs", ProjectedRandomSign(1.0), True),
         SelfTestCase("prs", ProjectedRandomSign(10.0), True),
         SelfTestCase("prs (white-box)", ProjectedRandomSign(10.0), True, mode="white-box"),
-        SelfTestCase("laplace, 3 rounds, split", mutants.RepeatedSubmissions(split_rounds(Laplace(1.0), 3), 3, 1.0),
-                     True),
+        SelfTestCase(
+            "laplace, 3 rounds, split", mutants.RepeatedSubmissions(split_rounds(Laplace(1.0), 3), 3, 1.0), True
+        ),
         SelfTestCase("noise-too-small", mutants.NoiseTooSmall(1.0), False),
         SelfTestCase("l2-clip-l1-noise", mutants.L2ClipL1Noise(1.0), False),
         SelfTestCase("clip-after-noise", mutants.ClipAfterNoise(1.0), False),
         SelfTestCase("prs-full-eps-per-coord", mutants.PRSFullEpsilonPerCoordinate(5.0), False),
         SelfTestCase("prs-full-eps-per-coord", mutants.PRSFullEpsilonPerCoordinate(5.0), False, mode="white-box"),
-        SelfTestCase("prs-flip-swapped", mutants.PRSSwappedFlip(5.0), False, mode="white-box",
-                     note="black-box nearly blind: the hidden M randomises which rows flip"),
+        SelfTestCase(
+            "prs-flip-swapped",
+            mutants.PRSSwappedFlip(5.0),
+            False,
+            mode="white-box",
+            note="black-box nearly blind: the hidden M randomises which rows flip",
+        ),
         SelfTestCase("multi-round-no-split", mutants.RepeatedSubmissions(Laplace(1.0), 3, 1.0), False),
         SelfTestCase("seed-reuse", mutants.SeedReuseLaplace(1.0), False),
         SelfTestCase("float16-textbook-laplace", mutants.Float16TextbookLaplace(1.0), False),
-        SelfTestCase("rare-noiseless-release", mutants.RareNoiselessRelease(1.0), False,
-                     note="1 in 1,000 released without noise: caught by the δ test (ε_LB ≈ ε)"),
+        SelfTestCase(
+            "rare-noiseless-release",
+            mutants.RareNoiselessRelease(1.0),
+            False,
+            note="1 in 1,000 released without noise: caught by the δ test (ε_LB ≈ ε)",
+        ),
     ]
 
 
@@ -69,16 +79,31 @@ class SelfTestRow:
         return self.result.violation != self.case.correct
 
     def to_dict(self) -> dict:
-        return {"name": self.case.name, "mode": self.case.mode, "correct_mechanism": self.case.correct,
-                "claimed_epsilon": self.result.claimed_epsilon, "true_epsilon": self.true_epsilon,
-                "epsilon_lower_bound": self.result.epsilon_lower_bound,
-                "delta_lower_bound": self.result.delta_lower_bound, "verdict": self.result.verdict,
-                "reason": self.result.reason, "passed": self.passed, "audit": self.result.to_dict()}
+        return {
+            "name": self.case.name,
+            "mode": self.case.mode,
+            "correct_mechanism": self.case.correct,
+            "claimed_epsilon": self.result.claimed_epsilon,
+            "true_epsilon": self.true_epsilon,
+            "epsilon_lower_bound": self.result.epsilon_lower_bound,
+            "delta_lower_bound": self.result.delta_lower_bound,
+            "verdict": self.result.verdict,
+            "reason": self.result.reason,
+            "passed": self.passed,
+            "audit": self.result.to_dict(),
+        }
 
 
-def run_self_test(samples: int = 1_000_000, confidence: float = 0.95, seed: int = 0, dim: int = 112,
-                  progress: bool = False, on_row: Callable[[SelfTestRow], None] | None = None,
-                  only: Sequence[str] | None = None, executor=None) -> list[SelfTestRow]:
+def run_self_test(
+    samples: int = 1_000_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    dim: int = 112,
+    progress: bool = False,
+    on_row: Callable[[SelfTestRow], None] | None = None,
+    only: Sequence[str] | None = None,
+    executor=None,
+) -> list[SelfTestRow]:
     """Audit every case (``only``: the cases with these names); a case keeps its seed (seed + its
     index in the full catalogue) whichever cases are selected. ``executor`` (``Executor.map``'s
     meaning, e.g. a Ray engine) audits the cases as independent tasks, one case per task, with the
@@ -98,8 +123,9 @@ def run_self_test(samples: int = 1_000_000, confidence: float = 0.95, seed: int 
     return rows
 
 
-def audit_case(case: SelfTestCase, seed: int, *, dim: int, samples: int, confidence: float,
-               progress: bool = False) -> SelfTestRow:
+def audit_case(
+    case: SelfTestCase, seed: int, *, dim: int, samples: int, confidence: float, progress: bool = False
+) -> SelfTestRow:
     """One self-test case: its black-box or white-box audit (a task of :func:`run_self_test`)."""
     audit = audit_prs_whitebox if case.mode == "white-box" else audit_mechanism
     result = audit(case.mechanism, dim=dim, samples=samples, confidence=confidence, seed=seed, progress=progress)
@@ -111,12 +137,16 @@ def format_row(row: SelfTestRow) -> str:
     kind = "correct" if row.case.correct else "mutant"
     dlb = row.result.delta_lower_bound
     dlb = "—" if dlb is None else ("0" if dlb == 0 else f"{dlb:.2e}")
-    return (f"| {row.case.name:<26} | {kind:<7} | {row.case.mode:<9} | {row.result.claimed_epsilon:>5g} | {true:>6} "
-            f"| {row.result.epsilon_lower_bound:>7.3f} | {dlb:>8} | {row.result.bound.max_certifiable_epsilon:>6.2f} "
-            f"| {row.result.verdict:<10} | {'ok' if row.passed else 'FAIL':<4} | {row.result.wall_time_s:>5.1f} |")
+    return (
+        f"| {row.case.name:<26} | {kind:<7} | {row.case.mode:<9} | {row.result.claimed_epsilon:>5g} | {true:>6} "
+        f"| {row.result.epsilon_lower_bound:>7.3f} | {dlb:>8} | {row.result.bound.max_certifiable_epsilon:>6.2f} "
+        f"| {row.result.verdict:<10} | {'ok' if row.passed else 'FAIL':<4} | {row.result.wall_time_s:>5.1f} |"
+    )
 
 
-TABLE_HEADER = ("| mechanism                  | kind    | mode      | claim | true ε |   ε_LB  |   δ_LB   |  cap   "
-                "| verdict    | test | time s |\n"
-                "|----------------------------|---------|-----------|------:|-------:|--------:|---------:|-------:"
-                "|------------|------|-------:|")
+TABLE_HEADER = (
+    "| mechanism                  | kind    | mode      | claim | true ε |   ε_LB  |   δ_LB   |  cap   "
+    "| verdict    | test | time s |\n"
+    "|----------------------------|---------|-----------|------:|-------:|--------:|---------:|-------:"
+    "|------------|------|-------:|"
+)

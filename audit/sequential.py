@@ -85,8 +85,12 @@ def stage_alphas(alpha: float, sizes: list[int]) -> list[float]:
     return [alpha * n / total for n in sizes]
 
 
-def run_stages(run_stage: Callable[[int, int, float], Stage], alpha: float, sizes: list[int],
-               on_stage: Callable[[Stage], None] | None = None) -> SequentialResult:
+def run_stages(
+    run_stage: Callable[[int, int, float], Stage],
+    alpha: float,
+    sizes: list[int],
+    on_stage: Callable[[Stage], None] | None = None,
+) -> SequentialResult:
     """Stages k = 1, 2, ... of ``run_stage(k, n_k, α_k)`` until one is violated or decisive, or the planned
     stages are spent."""
     stages = []
@@ -103,13 +107,26 @@ def run_stages(run_stage: Callable[[int, int, float], Stage], alpha: float, size
 def decisive(rows, margin: float = DECISIVE_MARGIN) -> bool:
     """Every row held to the claim is consistent and would have caught a leak of ``margin`` × its claim."""
     held = [r for r in rows if r.covered is not False or r.held_to_claim]
-    return bool(held) and all(r.verdict == Verdict.CONSISTENT and r.detectable_epsilon is not None
-                              and r.detectable_epsilon <= margin * r.claimed_epsilon for r in held)
+    return bool(held) and all(
+        r.verdict == Verdict.CONSISTENT
+        and r.detectable_epsilon is not None
+        and r.detectable_epsilon <= margin * r.claimed_epsilon
+        for r in held
+    )
 
 
-def audit_system_until_decisive(system: Any, secret: Any, secret_prime: Any, *, budget: int, n_first: int = 10_000,
-                                seed: int = 0, confidence: float = 0.95, progress: bool = False,
-                                **audit_options) -> SequentialResult:
+def audit_system_until_decisive(
+    system: Any,
+    secret: Any,
+    secret_prime: Any,
+    *,
+    budget: int,
+    n_first: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    progress: bool = False,
+    **audit_options,
+) -> SequentialResult:
     """:func:`audit.system_audit.audit_system` in stages (see the module docstring). Stage k draws from the
     k-th child of ``SeedSequence(seed)``; ``audit_options`` go to every stage (channels, broadcast, ...).
     With ``progress``, the plan and a time estimate (:func:`estimate_seconds`) are printed first and a bar
@@ -123,17 +140,34 @@ def audit_system_until_decisive(system: Any, secret: Any, secret_prime: Any, *, 
     pool = None if audit_options.get("adversarial") or audit_options.get("search_pair") else SelectionPool()
     if progress:
         worst = estimate_seconds(system, secret, secret_prime, sizes, audit_options)
-        print(f"sampling until decisive: stages of {', '.join(f'{n:,}' for n in sizes)} releases per side, "
-              f"α_k = α·n_k/{sum(sizes):,}; at most {sum(sizes):,} per side, about {_duration(worst)} if every "
-              "stage runs", flush=True)
+        print(
+            f"sampling until decisive: stages of {', '.join(f'{n:,}' for n in sizes)} releases per side, "
+            f"α_k = α·n_k/{sum(sizes):,}; at most {sum(sizes):,} per side, about {_duration(worst)} if every "
+            "stage runs",
+            flush=True,
+        )
     bar = progress_bar(len(sizes), "stage", f"auditing {system.name} until decisive", progress)
 
     def run_stage(k: int, n: int, alpha_k: float) -> Stage:
-        result = audit_system(system, secret, secret_prime, samples=n, seed=seeds[k - 1], confidence=1.0 - alpha_k,
-                              progress=False, selection_pool=pool, **audit_options)
+        result = audit_system(
+            system,
+            secret,
+            secret_prime,
+            samples=n,
+            seed=seeds[k - 1],
+            confidence=1.0 - alpha_k,
+            progress=False,
+            selection_pool=pool,
+            **audit_options,
+        )
         verdict = Verdict(result.verdict)
-        decision = ("violated" if verdict == Verdict.VIOLATED else
-                    "decisive" if verdict == Verdict.CONSISTENT and decisive(result.rows) else "undecided")
+        decision = (
+            "violated"
+            if verdict == Verdict.VIOLATED
+            else "decisive"
+            if verdict == Verdict.CONSISTENT and decisive(result.rows)
+            else "undecided"
+        )
         return Stage(n, alpha_k, decision, result, verdict)
 
     try:
@@ -191,9 +225,16 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
-def sequential_curve_audit(draw: Draw, claim_eps: float, delta: float, alpha: float,
-                           rng: np.random.Generator, n_first: int = 2000,
-                           budget: int = 10**6, margin: float = DECISIVE_MARGIN) -> SequentialResult:
+def sequential_curve_audit(
+    draw: Draw,
+    claim_eps: float,
+    delta: float,
+    alpha: float,
+    rng: np.random.Generator,
+    n_first: int = 2000,
+    budget: int = 10**6,
+    margin: float = DECISIVE_MARGIN,
+) -> SequentialResult:
     """The curve test on one-dimensional scores in stages: ``draw(2n, rng) -> (pos_scores, neg_scores)``;
     each stage selects its threshold on one half and certifies μ on the other; its power is that of its
     certified event (:func:`audit.measured_power.curve_event_detectable_epsilon`)."""
@@ -204,7 +245,7 @@ def sequential_curve_audit(draw: Draw, claim_eps: float, delta: float, alpha: fl
         threshold = select_curve_threshold(pos[:n], neg[:n], n, alpha_k)
         fp, fn = int((neg[n:] >= threshold).sum()), int((pos[n:] < threshold).sum())
         mu_lb = mu_lower_bound(fp, fn, n, n, alpha_k)
-        detectable = (curve_event_detectable_epsilon(fp, n, alpha_k, claimed_mu, delta) if mu_lb > 0 else math.inf)
+        detectable = curve_event_detectable_epsilon(fp, n, alpha_k, claimed_mu, delta) if mu_lb > 0 else math.inf
         if mu_lb > claimed_mu:
             return Stage(n, alpha_k, "violated", {"mu_lower_bound": mu_lb}, Verdict.VIOLATED)
         verdict = Verdict.CONSISTENT if math.isfinite(detectable) else Verdict.INCONCLUSIVE

@@ -121,12 +121,15 @@ class Planting:
         return np.geomspace(self.smallest, self.largest, points)
 
 
-PLANTINGS = {p.shape: p for p in (
-    Planting("location", "d′ (every column shifted by size·spread/√k)", 0.05, 20.0, plant_location),
-    Planting("scale", "noise scale × (1 + size)", 0.005, 2.0, plant_scale),
-    Planting("dependence", "equicorrelation ρ (marginals kept)", 0.002, 0.9, plant_dependence),
-    Planting("structure", "absence probability per entry", 0.001, 0.9, plant_structure),
-)}
+PLANTINGS = {
+    p.shape: p
+    for p in (
+        Planting("location", "d′ (every column shifted by size·spread/√k)", 0.05, 20.0, plant_location),
+        Planting("scale", "noise scale × (1 + size)", 0.005, 2.0, plant_scale),
+        Planting("dependence", "equicorrelation ρ (marginals kept)", 0.002, 0.9, plant_dependence),
+        Planting("structure", "absence probability per entry", 0.001, 0.9, plant_structure),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -154,11 +157,19 @@ class PlantedAudits:
         """ε_LB of one planted audit: A planted vs B selects, C planted vs D certifies."""
         m = self.part
         order = np.random.Generator(np.random.PCG64(self._child(index, repeat, 0))).permutation(len(self.base))
-        a, b, c, d = (self.base[order[i * m:(i + 1) * m]] for i in range(4))
+        a, b, c, d = (self.base[order[i * m : (i + 1) * m]] for i in range(4))
         a = planting.plant(a, size, self.columns, np.random.Generator(np.random.PCG64(self._child(index, repeat, 1))))
         c = planting.plant(c, size, self.columns, np.random.Generator(np.random.PCG64(self._child(index, repeat, 2))))
-        test = fit_candidate(f"planted {planting.shape} {size:.3g}", a, b, m, 1.0 - self.confidence, self.delta,
-                             self.statistics, two_sided_rates=self.two_sided)
+        test = fit_candidate(
+            f"planted {planting.shape} {size:.3g}",
+            a,
+            b,
+            m,
+            1.0 - self.confidence,
+            self.delta,
+            self.statistics,
+            two_sided_rates=self.two_sided,
+        )
         if test is None:
             return 0.0
         return certify(test, [c], [d], self.confidence, self.delta).epsilon_lower_bound
@@ -205,10 +216,18 @@ def flag_threshold(claimed_epsilon: float) -> float:
     return 0.0 if math.isinf(claimed_epsilon) else float(claimed_epsilon)
 
 
-def planted_power(base: npt.ArrayLike, statistics: Sequence[Statistic] | None, *, claimed_epsilon: float,
-                  delta: float, confidence: float, two_sided: bool, seq: np.random.SeedSequence | int,
-                  shapes: Sequence[str] = ("location", "scale", "dependence", "structure"),
-                  repeats: int = 5) -> list[PlantedLeak]:
+def planted_power(
+    base: npt.ArrayLike,
+    statistics: Sequence[Statistic] | None,
+    *,
+    claimed_epsilon: float,
+    delta: float,
+    confidence: float,
+    two_sided: bool,
+    seq: np.random.SeedSequence | int,
+    shapes: Sequence[str] = ("location", "scale", "dependence", "structure"),
+    repeats: int = 5,
+) -> list[PlantedLeak]:
     """Per shape, the smallest planted leak the audit's selection and certification flag w.p. ≥ 0.8 (module
     docstring: the plantings, the planted audit, the search, the cost). ``base``: (n, k) releases of one side
     (NaN = absent), n ≥ 4·:data:`MIN_PART`; ``statistics``: the candidates the audit chose among (None: the
@@ -223,16 +242,26 @@ def planted_power(base: npt.ArrayLike, statistics: Sequence[Statistic] | None, *
         raise UserError("the base releases contain inf (an absent entry is NaN)")
     unknown = [s for s in shapes if s not in PLANTINGS]
     if unknown or repeats < 1 or not (0.0 < confidence < 1.0):
-        raise UserError(f"planted power: unknown shapes {unknown} (known: {', '.join(PLANTINGS)}), or repeats "
-                        f"{repeats!r} < 1, or confidence {confidence!r} outside (0, 1)")
+        raise UserError(
+            f"planted power: unknown shapes {unknown} (known: {', '.join(PLANTINGS)}), or repeats "
+            f"{repeats!r} < 1, or confidence {confidence!r} outside (0, 1)"
+        )
     seq = seq if isinstance(seq, np.random.SeedSequence) else np.random.SeedSequence(seq)
-    audits = PlantedAudits(data, Columns.of(data), statistics, flag_threshold(claimed_epsilon), confidence, delta,
-                           two_sided, seq)
+    audits = PlantedAudits(
+        data, Columns.of(data), statistics, flag_threshold(claimed_epsilon), confidence, delta, two_sided, seq
+    )
     found = []
     with threadpool_limits(limits=1, user_api="blas"):  # several BLAS threads spin against each other on 2 cores
         for shape in shapes:
             planting = PLANTINGS[shape]
-            found.append(PlantedLeak(shape=shape, parameter=planting.parameter,
-                                     smallest=audits.smallest(planting, repeats), largest_tried=planting.largest,
-                                     repeats=repeats, samples_per_side=audits.part))
+            found.append(
+                PlantedLeak(
+                    shape=shape,
+                    parameter=planting.parameter,
+                    smallest=audits.smallest(planting, repeats),
+                    largest_tried=planting.largest,
+                    repeats=repeats,
+                    samples_per_side=audits.part,
+                )
+            )
     return found

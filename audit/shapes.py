@@ -246,7 +246,7 @@ class AbsencePattern:
         if keys.size < 2 or keys.size > max(50, self.max_cells_fraction * (len(pos) + len(neg))):
             return None
         c_pos = np.bincount(inverse[: len(pos)], minlength=keys.size) / len(pos)
-        c_neg = np.bincount(inverse[len(pos):], minlength=keys.size) / len(neg)
+        c_neg = np.bincount(inverse[len(pos) :], minlength=keys.size) / len(neg)
         smooth = 0.5 / max(len(pos), len(neg))
         llr = np.log(c_pos + smooth) - np.log(c_neg + smooth)
 
@@ -304,8 +304,15 @@ def shape_statistics() -> list:
     an earlier one only when it projects more by the selection's margin). The L∞ norm and the squared deviation are
     not among them (each costs every audit a threshold scan; the Gaussian scale likelihood ratio reads a scale leak
     per column and about a mean): a system may offer them (``audit_statistics``)."""
-    return [NormStatistic(2), NormStatistic(1), GaussianScaleLikelihoodRatio(), SquaredStandardizedSum(),
-            CovarianceDirections(), PresenceCount(), AbsencePattern()]
+    return [
+        NormStatistic(2),
+        NormStatistic(1),
+        GaussianScaleLikelihoodRatio(),
+        SquaredStandardizedSum(),
+        CovarianceDirections(),
+        PresenceCount(),
+        AbsencePattern(),
+    ]
 
 
 STRUCTURE_STATISTICS = (PresenceCount, AbsencePattern)

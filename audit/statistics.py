@@ -34,6 +34,8 @@ from .bounds import exp_or_inf
 from .hashing import row_hash
 
 Z_INFORMATIVE = 4.0  # |z| above which a column counts as informative
+
+
 @dataclass(frozen=True)
 class ColumnSummary:
     """Per-column training summaries shared by the statistics."""
@@ -101,7 +103,6 @@ class LaplaceLogLikelihood:
 
 
 class SignVote:
-
     shape = "location"
     name = "sign-vote"
 
@@ -139,7 +140,7 @@ class HistogramLikelihoodRatio:
         if keys.size > max(50, self.max_cells_fraction * (len(pos) + len(neg))):
             return None  # continuous-looking data: no useful histogram
         c_pos = np.bincount(inverse[: len(pos)], minlength=keys.size) / len(pos)
-        c_neg = np.bincount(inverse[len(pos):], minlength=keys.size) / len(neg)
+        c_neg = np.bincount(inverse[len(pos) :], minlength=keys.size) / len(neg)
         smooth = 0.5 / max(len(pos), len(neg))
         llr = np.log(c_pos + smooth) - np.log(c_neg + smooth)
 
@@ -178,10 +179,18 @@ class SupportMembership:
 
 def location_statistics() -> list:
     """The statistics that read where releases lie, column by column."""
-    return [SparseProjection(), SparseProjection(dense=True), LaplaceLogLikelihood(),
-            LaplaceLogLikelihood(dense=True), SignVote(), HistogramLikelihoodRatio(1),
-            HistogramLikelihoodRatio(2), HistogramLikelihoodRatio(3), SupportMembership("row"),
-            SupportMembership("column")]
+    return [
+        SparseProjection(),
+        SparseProjection(dense=True),
+        LaplaceLogLikelihood(),
+        LaplaceLogLikelihood(dense=True),
+        SignVote(),
+        HistogramLikelihoodRatio(1),
+        HistogramLikelihoodRatio(2),
+        HistogramLikelihoodRatio(3),
+        SupportMembership("row"),
+        SupportMembership("column"),
+    ]
 
 
 def default_statistics(learned: bool = True) -> list:
@@ -333,8 +342,9 @@ class ExactRelease:
 
         def point_masses(keys, counts, other_keys, other_counts):
             idx = np.clip(np.searchsorted(other_keys, keys), 0, max(other_keys.size - 1, 0))
-            other = (np.where(other_keys[idx] == keys, other_counts[idx], 0) if other_keys.size
-                     else np.zeros_like(counts))
+            other = (
+                np.where(other_keys[idx] == keys, other_counts[idx], 0) if other_keys.size else np.zeros_like(counts)
+            )
             scaled = np.multiply(ratio, other, out=np.zeros(other.shape), where=other > 0)  # never inf·0
             return keys[(counts >= POINT_MASS_MIN_REPEATS) & (counts > scaled)]
 
@@ -343,8 +353,9 @@ class ExactRelease:
 
         def score(y: np.ndarray) -> np.ndarray:
             h = self.cells(y, cols, width)
-            return (np.isin(h, set_pos, assume_unique=False).astype(np.float64)
-                    - np.isin(h, set_neg, assume_unique=False))
+            return np.isin(h, set_pos, assume_unique=False).astype(np.float64) - np.isin(
+                h, set_neg, assume_unique=False
+            )
 
         score.point_masses = (int(set_pos.size), int(set_neg.size))
         return score
@@ -413,8 +424,15 @@ class ChannelSumLikelihoodRatio:
             fit_p, fit_n, cal_p, cal_n = pos[:hp, group], neg[:hn, group], pos[hp:, group], neg[hn:, group]
             if fit_p.shape[1] == 0 or np.all(np.concatenate([fit_p, fit_n]) == fit_p[0]):
                 continue  # a constant channel carries nothing
-            best = select_statistic(self._candidates(), fit_p, fit_n, cal_p, cal_n,
-                                    lambda s_p, s_n: choose_threshold(s_p, s_n, len(cal_p), 0.05, 0.0))  # noqa: B023 called within the iteration
+            n_cal = len(cal_p)
+            best = select_statistic(
+                self._candidates(),
+                fit_p,
+                fit_n,
+                cal_p,
+                cal_n,
+                lambda s_p, s_n, n=n_cal: choose_threshold(s_p, s_n, n, 0.05, 0.0),
+            )
             if best is None:
                 continue
             _, scorer, s_p, s_n, _ = best

@@ -128,8 +128,9 @@ def is_partly_covered(system: Any, channel: str, base_channels: Sequence[str]) -
     return channel == ALL and not claim.covering(ALL, tuple(base_channels)) and joins_one
 
 
-def system_accountant(system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]],
-                      covered: Mapping[str, bool]) -> tuple[dict[str, float | None], dict | None]:
+def system_accountant(
+    system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]], covered: Mapping[str, bool]
+) -> tuple[dict[str, float | None], dict | None]:
     """ε at each covered channel's claimed δ of the noise the system says it adds (``dp_event`` /
     ``dp_event_for``; at δ = 0 its pure ε, :func:`audit.accountant.accountant_epsilon`), and a summary for the claim
     itself; None where the system gives no event or the accountant cannot read it at that δ."""
@@ -189,8 +190,9 @@ class AuditSettings:
             raise UserError(f"train_fraction must lie in (0, 1], got {self.train_fraction!r}")
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise UserError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if self.certification_seed is not None and (not isinstance(self.certification_seed, (int, np.integer))
-                                                    or self.certification_seed < 0):
+        if self.certification_seed is not None and (
+            not isinstance(self.certification_seed, (int, np.integer)) or self.certification_seed < 0
+        ):
             raise UserError(f"certification_seed must be a non-negative integer, got {self.certification_seed!r}")
         if self.search_samples < 2 or self.search_generations < 1:
             raise UserError("search_samples must be >= 2 and search_generations >= 1")
@@ -217,10 +219,21 @@ class AuditSettings:
         return replace(self, train_fraction=auto_train_fraction(self.samples, claimed_epsilon))
 
 
-def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSettings | None = None, *,
-                 broadcast: Any = None, adversarial: bool = False, channels: Sequence[str] | None = None,
-                 pair: str | None = None, search_pair: bool = False, selection_pool: SelectionPool | None = None,
-                 pairs: Mapping[str, tuple[Any, Any]] | None = None, **setting_values: Any) -> SystemAuditResult:
+def audit_system(
+    system: Any,
+    secret: Any,
+    secret_prime: Any,
+    settings: AuditSettings | None = None,
+    *,
+    broadcast: Any = None,
+    adversarial: bool = False,
+    channels: Sequence[str] | None = None,
+    pair: str | None = None,
+    search_pair: bool = False,
+    selection_pool: SelectionPool | None = None,
+    pairs: Mapping[str, tuple[Any, Any]] | None = None,
+    **setting_values: Any,
+) -> SystemAuditResult:
     """Certified ε and δ lower bounds per channel of ``system`` for ``secret`` vs ``secret_prime``
     (see the module docstring). ``settings`` (or its fields as keywords: ``samples=...``) say how many
     releases are spent and how; ``broadcast`` is what the aggregator sends (None: the system's default),
@@ -240,49 +253,92 @@ def audit_system(system: Any, secret: Any, secret_prime: Any, settings: AuditSet
     settings = settings.for_claim(min(claims[ch][0] for ch in wanted))
     deltas = {ch: claims[ch][1] for ch in wanted}
     search_seq, train_seq, cert_seq = settings.streams()
-    search_seq, found, chosen = _chosen_pair(system, base, wanted, covered, deltas, settings, search_seq, pairs,
-                                             search_pair)
+    search_seq, found, chosen = _chosen_pair(
+        system, base, wanted, covered, deltas, settings, search_seq, pairs, search_pair
+    )
     secret, secret_prime, pair = (secret, secret_prime, pair) if found is None else (*found.pair(), chosen)
     target = AuditTarget(system, secret, secret_prime, base, settings.float_exact)
     clock = Stopwatch()
 
     # 1. the broadcast(s): honest, given, or the adversary's candidates ranked per channel on the search stream
-    candidates, choice, kind = _broadcast_candidates(target, settings, wanted, covered, deltas, broadcast,
-                                                     adversarial, search_seq)
+    candidates, choice, kind = _broadcast_candidates(
+        target, settings, wanted, covered, deltas, broadcast, adversarial, search_seq
+    )
 
     # 2.-3. per broadcast kept: select on a training split, certify on fresh releases
     detectable_at = {ch: claims[ch][0] if math.isfinite(claims[ch][0]) else 0.0 for ch in wanted}
     used = sorted(set(choice.values()))
     train_seqs, cert_seqs = train_seq.spawn(len(candidates)), cert_seq.spawn(len(candidates))
-    bar = progress_bar(2 * len(used) * (settings.train_samples + settings.samples), "release",
-                       f"auditing {system.name}", settings.progress)
+    bar = progress_bar(
+        2 * len(used) * (settings.train_samples + settings.samples),
+        "release",
+        f"auditing {system.name}",
+        settings.progress,
+    )
     bounds_by_channel: dict[str, EpsilonBound] = {}
     bases: dict[str, tuple[np.ndarray, Any]] | None = {} if settings.shape_power else None
     for index in used:
         group = [ch for ch in wanted if choice[ch] == index]
-        bounds_by_channel.update(_certify_broadcast(target, settings, candidates[index][1], group, deltas,
-                                                    (mus, profiles), detectable_at, train_seqs[index],
-                                                    cert_seqs[index], bar, selection_pool, clock, bases))
+        bounds_by_channel.update(
+            _certify_broadcast(
+                target,
+                settings,
+                candidates[index][1],
+                group,
+                deltas,
+                (mus, profiles),
+                detectable_at,
+                train_seqs[index],
+                cert_seqs[index],
+                bar,
+                selection_pool,
+                clock,
+                bases,
+            )
+        )
     bar.close()
     with clock.part("judge"):
-        rows, verdict, accountant = _judged_rows(system, bounds_by_channel, wanted, (claims, covered, mus, profiles),
-                                                 {ch: candidates[choice[ch]][0] for ch in wanted}, settings)
+        rows, verdict, accountant = _judged_rows(
+            system,
+            bounds_by_channel,
+            wanted,
+            (claims, covered, mus, profiles),
+            {ch: candidates[choice[ch]][0] for ch in wanted},
+            settings,
+        )
         rows = with_planted_power(rows, bases, settings, search_seq.spawn(1)[0]) if bases else rows
-    return SystemAuditResult(system=system.name, secret=target.describe(secret),
-                             secret_prime=target.describe(secret_prime), pair=pair, broadcast=kind,
-                             claim=PrivacyClaim.of(system.claim), confidence=settings.confidence,
-                             samples_per_side=int(settings.samples), seed=int(settings.seed), rows=rows,
-                             verdict=verdict, accountant=None if accountant is None else Accountant(**accountant),
-                             wall_time_s=time.perf_counter() - start,
-                             report_section=system.report_section if isinstance(system, NamesReportSection) else None,
-                             relation=system.relation if isinstance(system, NamesRelation) else None,
-                             searched_pair=None if found is None else found.to_dict(), timings=clock.seconds)
+    return SystemAuditResult(
+        system=system.name,
+        secret=target.describe(secret),
+        secret_prime=target.describe(secret_prime),
+        pair=pair,
+        broadcast=kind,
+        claim=PrivacyClaim.of(system.claim),
+        confidence=settings.confidence,
+        samples_per_side=int(settings.samples),
+        seed=int(settings.seed),
+        rows=rows,
+        verdict=verdict,
+        accountant=None if accountant is None else Accountant(**accountant),
+        wall_time_s=time.perf_counter() - start,
+        report_section=system.report_section if isinstance(system, NamesReportSection) else None,
+        relation=system.relation if isinstance(system, NamesRelation) else None,
+        searched_pair=None if found is None else found.to_dict(),
+        timings=clock.seconds,
+    )
 
 
-def _chosen_pair(system: Any, base: Sequence[str], wanted: list[str], covered: Mapping[str, bool],
-                 deltas: dict[str, float], settings: AuditSettings, search_seq: np.random.SeedSequence,
-                 pairs: Mapping[str, tuple[Any, Any]] | None, search_pair: bool
-                 ) -> tuple[np.random.SeedSequence, FoundPair | None, str | None]:
+def _chosen_pair(
+    system: Any,
+    base: Sequence[str],
+    wanted: list[str],
+    covered: Mapping[str, bool],
+    deltas: dict[str, float],
+    settings: AuditSettings,
+    search_seq: np.random.SeedSequence,
+    pairs: Mapping[str, tuple[Any, Any]] | None,
+    search_pair: bool,
+) -> tuple[np.random.SeedSequence, FoundPair | None, str | None]:
     """Step 0, on its own child of the search stream: the named pair that projects most (``pairs``) or the worst pair
     of the secret space (``search_pair``); (the rest of the search stream, the pair found, its label)."""
     if pairs is None and not search_pair:
@@ -293,26 +349,60 @@ def _chosen_pair(system: Any, base: Sequence[str], wanted: list[str], covered: M
     channels = [ch for ch in wanted if covered[ch]] or wanted
     n = max(settings.search_samples, settings.samples // PAIR_SEARCH_SHARE)
     if pairs is not None:
-        name, found = choose_named_pair(system, base, channels, pairs, pair_seq, n=n, n_cert=settings.samples,
-                                        alpha=1.0 - settings.confidence, deltas=deltas, progress=settings.progress)
+        name, found = choose_named_pair(
+            system,
+            base,
+            channels,
+            pairs,
+            pair_seq,
+            n=n,
+            n_cert=settings.samples,
+            alpha=1.0 - settings.confidence,
+            deltas=deltas,
+            progress=settings.progress,
+        )
         return search_seq, found, f"{name} (chosen among {len(pairs)} named pairs on the search stream)"
-    found = search_secret_pair(system, base, channels, pair_seq, n=n, n_cert=settings.samples,
-                               alpha=1.0 - settings.confidence, deltas=deltas, progress=settings.progress)
+    found = search_secret_pair(
+        system,
+        base,
+        channels,
+        pair_seq,
+        n=n,
+        n_cert=settings.samples,
+        alpha=1.0 - settings.confidence,
+        deltas=deltas,
+        progress=settings.progress,
+    )
     return search_seq, found, f"searched: {found.relation}"
 
 
-def _judged_rows(system: Any, bounds_by_channel: Mapping[str, EpsilonBound], wanted: Sequence[str],
-                 claimed: tuple[dict, dict, dict, dict], broadcast_labels: Mapping[str, str],
-                 settings: AuditSettings) -> tuple[list, Any, dict | None]:
+def _judged_rows(
+    system: Any,
+    bounds_by_channel: Mapping[str, EpsilonBound],
+    wanted: Sequence[str],
+    claimed: tuple[dict, dict, dict, dict],
+    broadcast_labels: Mapping[str, str],
+    settings: AuditSettings,
+) -> tuple[list, Any, dict | None]:
     """The judged rows (their contradictions and accountant beside the claims), the family verdict and the
     accountant's summary."""
     claims, covered, mus, profiles = claimed
     per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
     words = {ch: contradiction(_channel_claim(system, ch), per_channel_accountant[ch]) for ch in wanted}
     base = check_system(system)
-    rows, verdict = make_rows({ch: bounds_by_channel[ch] for ch in wanted}, claims, covered, settings.confidence,
-                              per_channel_accountant, broadcast_labels, mus, profiles, settings.held_to_claim, words,
-                              partly_covered=[ch for ch in wanted if is_partly_covered(system, ch, base)])
+    rows, verdict = make_rows(
+        {ch: bounds_by_channel[ch] for ch in wanted},
+        claims,
+        covered,
+        settings.confidence,
+        per_channel_accountant,
+        broadcast_labels,
+        mus,
+        profiles,
+        settings.held_to_claim,
+        words,
+        partly_covered=[ch for ch in wanted if is_partly_covered(system, ch, base)],
+    )
     return rows, verdict, accountant
 
 
@@ -333,24 +423,40 @@ def _channel_claims(system: Any, wanted: Sequence[str], base: Sequence[str]) -> 
     return claims, covered, mus, profiles
 
 
-def _broadcast_candidates(target: AuditTarget, settings: AuditSettings, wanted: list[str], covered: dict[str, bool],
-                          deltas: dict[str, float], broadcast: Any, adversarial: bool,
-                          search_seq: np.random.SeedSequence) -> tuple[list[tuple[str, Any]], dict[str, int], str]:
+def _broadcast_candidates(
+    target: AuditTarget,
+    settings: AuditSettings,
+    wanted: list[str],
+    covered: dict[str, bool],
+    deltas: dict[str, float],
+    broadcast: Any,
+    adversarial: bool,
+    search_seq: np.random.SeedSequence,
+) -> tuple[list[tuple[str, Any]], dict[str, int], str]:
     """The broadcasts to certify at (label, value), which one each channel uses, and their kind: honest,
     given, or the adversary's candidates ranked per channel on the search stream."""
     if adversarial:
-        candidates, rank_seq = adversarial_candidates(target, wanted, covered, search_seq,
-                                                      search_samples=settings.search_samples,
-                                                      search_generations=settings.search_generations,
-                                                      progress=settings.progress)
+        candidates, rank_seq = adversarial_candidates(
+            target,
+            wanted,
+            covered,
+            search_seq,
+            search_samples=settings.search_samples,
+            search_generations=settings.search_generations,
+            progress=settings.progress,
+        )
         kind = "crafted" if candidates[0][0].startswith("crafted") else "searched"
     else:
         kind = "given" if broadcast is not None else "honest"
         candidates, rank_seq = [(kind, broadcast)], None
     choice = {ch: 0 for ch in wanted}
     if len(candidates) > 1:
-        scores = [projected_by_channel(target, b, wanted, settings.search_samples, rank_seq, settings.samples,
-                                       settings.confidence, deltas) for _, b in candidates]
+        scores = [
+            projected_by_channel(
+                target, b, wanted, settings.search_samples, rank_seq, settings.samples, settings.confidence, deltas
+            )
+            for _, b in candidates
+        ]
         choice = {ch: int(np.argmax([s[ch] for s in scores])) for ch in wanted}
     return candidates, choice, kind
 
@@ -367,18 +473,30 @@ def _wanted_channels(system: Any, base: Sequence[str], channels: Sequence[str] |
     wanted = known if channels is None else list(dict.fromkeys(channels))
     unknown = [c for c in wanted if c not in known]
     if unknown or not wanted:
-        alone = (f" (one released channel is its own joint channel: ask for {base[0]})"
-                 if ALL in unknown and len(base) == 1 else "")
-        raise UserError(f"unknown or no channels {unknown or wanted}; {system.name} has: "
-                        f"{', '.join(known)}{alone}")
+        alone = (
+            f" (one released channel is its own joint channel: ask for {base[0]})"
+            if ALL in unknown and len(base) == 1
+            else ""
+        )
+        raise UserError(f"unknown or no channels {unknown or wanted}; {system.name} has: {', '.join(known)}{alone}")
     return wanted
 
 
-def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: Any, group: list[str],
-                       deltas: Mapping[str, float], curves: tuple[Mapping, Mapping], detectable_at: Mapping[str, float],
-                       train_seq: np.random.SeedSequence, cert_seq: np.random.SeedSequence, bar,
-                       pool: SelectionPool | None = None, clock: Stopwatch | None = None,
-                       bases: dict[str, tuple[np.ndarray, Any]] | None = None) -> dict[str, EpsilonBound]:
+def _certify_broadcast(
+    target: AuditTarget,
+    settings: AuditSettings,
+    broadcast: Any,
+    group: list[str],
+    deltas: Mapping[str, float],
+    curves: tuple[Mapping, Mapping],
+    detectable_at: Mapping[str, float],
+    train_seq: np.random.SeedSequence,
+    cert_seq: np.random.SeedSequence,
+    bar,
+    pool: SelectionPool | None = None,
+    clock: Stopwatch | None = None,
+    bases: dict[str, tuple[np.ndarray, Any]] | None = None,
+) -> dict[str, EpsilonBound]:
     """The channels in ``group`` at one broadcast: tests chosen on a training split (drawn in several calls,
     so that noise reused from call to call shows), counted on fresh releases in chunks. ``curves``: the
     claimed μ and privacy profile per channel (None where the claim states none)."""
@@ -389,8 +507,9 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
     train = []
     for side_secret, rng in ((target.secret, tp), (target.secret_prime, tn)):
         with clock.part("draw_training"):
-            calls = [target.draw(side_secret, m, rng, broadcast, group + extra)
-                     for m in split_evenly(n_train, TRAIN_CALLS)]
+            calls = [
+                target.draw(side_secret, m, rng, broadcast, group + extra) for m in split_evenly(n_train, TRAIN_CALLS)
+            ]
         drawn = {ch: np.concatenate([c[ch] for c in calls]) for ch in group + extra}
         train.append(drawn if pool is None else pool.merged(len(train), drawn))
         if pool is not None:
@@ -403,17 +522,29 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
         offered = list(target.system.audit_statistics(ch)) if isinstance(target.system, OffersStatistics) else []
         if ch != ALL or len(base) < 2:
             return default_statistics() + offered if offered else None
-        return (joint_statistics(groups) if groups is not None else default_statistics() + [
-            LaplaceLogLikelihood(scaled=True)]) + offered
+        return (
+            joint_statistics(groups)
+            if groups is not None
+            else default_statistics() + [LaplaceLogLikelihood(scaled=True)]
+        ) + offered
 
     labels = {ch: f"{target.describe(target.secret)} vs {target.describe(target.secret_prime)} [{ch}]" for ch in group}
     if bases is not None:  # the second secret's training releases, for the planted leaks
         bases.update({ch: (train[1][ch], statistics_for(ch)) for ch in group})
     with clock.part("select"):
-        tests = fit_channel_tests(train[0], train[1], group, samples, settings.confidence, deltas, labels,
-                                  statistics_for, two_sided_rates=settings.two_sided_rates,
-                                  curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
-                                  profiles=curves[1])
+        tests = fit_channel_tests(
+            train[0],
+            train[1],
+            group,
+            samples,
+            settings.confidence,
+            deltas,
+            labels,
+            statistics_for,
+            two_sided_rates=settings.two_sided_rates,
+            curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
+            profiles=curves[1],
+        )
     cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
 
     def chunks(side: int, side_secret, rng):
@@ -426,12 +557,19 @@ def _certify_broadcast(target: AuditTarget, settings: AuditSettings, broadcast: 
             bar.update(m)
 
     with clock.part("certify"):  # drawing the certification releases included
-        return certify_channel_tests(tests, chunks(0, target.secret, cp), chunks(1, target.secret_prime, cn),
-                                     settings.confidence, deltas, detectable_at)
+        return certify_channel_tests(
+            tests,
+            chunks(0, target.secret, cp),
+            chunks(1, target.secret_prime, cn),
+            settings.confidence,
+            deltas,
+            detectable_at,
+        )
 
 
-def with_planted_power(rows: list, bases: Mapping[str, tuple[np.ndarray, Any]], settings: AuditSettings,
-                       seq: np.random.SeedSequence) -> list:
+def with_planted_power(
+    rows: list, bases: Mapping[str, tuple[np.ndarray, Any]], settings: AuditSettings, seq: np.random.SeedSequence
+) -> list:
     """Every row that is not violated, with its power against planted leaks of each shape measured on its own
     training releases (:func:`audit.shape_power.planted_power`) and its reason judged again; its verdict stays."""
     from .shape_power import planted_power
@@ -442,8 +580,14 @@ def with_planted_power(rows: list, bases: Mapping[str, tuple[np.ndarray, Any]], 
             out.append(row)
             continue
         base, statistics = bases[row.channel]
-        planted = planted_power(base, statistics, claimed_epsilon=row.claimed_epsilon,
-                                delta=row.claimed_delta or 0.0, confidence=settings.confidence,
-                                two_sided=settings.two_sided_rates is not False, seq=child)
+        planted = planted_power(
+            base,
+            statistics,
+            claimed_epsilon=row.claimed_epsilon,
+            delta=row.claimed_delta or 0.0,
+            confidence=settings.confidence,
+            two_sided=settings.two_sided_rates is not False,
+            seq=child,
+        )
         out.append(judge(replace(row, planted_power=planted)))
     return out

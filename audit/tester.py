@@ -63,11 +63,20 @@ class TrainingSplit:
         return n if self.maximum is None else min(self.maximum, n)
 
 
-MECHANISM_SPLIT = TrainingSplit(0.1, 2_000, 200_000, "a mechanism audit ranks several canary pairs on a pilot split "
-                                "first, so a tenth suffices; its certification sizes reach 10^6, "
-                                "where 2e5 selects well")
-SYSTEM_SPLIT = TrainingSplit(0.25, 1_000, None, "one pair of secrets per audit: a quarter, at least 1,000 per side "
-                             "so that a statistic's fit half is not noise")
+MECHANISM_SPLIT = TrainingSplit(
+    0.1,
+    2_000,
+    200_000,
+    "a mechanism audit ranks several canary pairs on a pilot split "
+    "first, so a tenth suffices; its certification sizes reach 10^6, "
+    "where 2e5 selects well",
+)
+SYSTEM_SPLIT = TrainingSplit(
+    0.25,
+    1_000,
+    None,
+    "one pair of secrets per audit: a quarter, at least 1,000 per side so that a statistic's fit half is not noise",
+)
 SMALL_CLAIM = 0.5  # a claimed ε below this: the training split is at least SMALL_CLAIM_TRAINING per side
 SMALL_CLAIM_TRAINING = 20_000
 
@@ -86,8 +95,13 @@ def auto_train_fraction(samples: int, claimed_epsilon: float, preset: TrainingSp
     return fraction
 
 
-ENVIRONMENT_SPLIT = TrainingSplit(0.25, 200, None, "PGC-A3C's environment audits play an episode per release; the "
-                                  "committed audits were selected on a quarter, at least 200 per side")
+ENVIRONMENT_SPLIT = TrainingSplit(
+    0.25,
+    200,
+    None,
+    "PGC-A3C's environment audits play an episode per release; the "
+    "committed audits were selected on a quarter, at least 200 per side",
+)
 
 
 @dataclass(frozen=True)
@@ -160,10 +174,19 @@ class CandidateTest:
     shapes: tuple[str, ...] = ()  # the leak shapes of the statistics the selection could fit (audit.shapes.SHAPES)
 
 
-def fit_candidate(label: str, train_pos: npt.ArrayLike, train_neg: npt.ArrayLike, n_cert: int, alpha: float,
-                  delta: float, statistics: Sequence[Statistic] | None = None, two_sided_rates: bool = False,
-                  curve: bool = False, curve_alpha: float | None = None,
-                  profile: tuple[tuple[float, float], ...] | None = None) -> CandidateTest | None:
+def fit_candidate(
+    label: str,
+    train_pos: npt.ArrayLike,
+    train_neg: npt.ArrayLike,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    statistics: Sequence[Statistic] | None = None,
+    two_sided_rates: bool = False,
+    curve: bool = False,
+    curve_alpha: float | None = None,
+    profile: tuple[tuple[float, float], ...] | None = None,
+) -> CandidateTest | None:
     """Best statistic and threshold for one hypothesis pair, from its training split only
     (``two_sided_rates``: see :func:`audit.selection.rate_upper`). With ``curve`` (a claim with a μ-GDP
     curve, or the privacy ``profile`` given) the chosen statistic also gets the threshold that maximises the
@@ -182,12 +205,17 @@ def fit_candidate(label: str, train_pos: npt.ArrayLike, train_neg: npt.ArrayLike
     half_p, half_n = len(train_pos) // 2, len(train_neg) // 2
     fit_p, sel_p = train_pos[:half_p], train_pos[half_p:]
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
-    chosen = select_statistic(statistics, fit_p, fit_n, sel_p, sel_n,
-                              lambda s_pos, s_neg: choose_threshold(s_pos, s_neg, n_cert, alpha, delta,
-                                                                    two_sided_rates),
-                              tie_margin=TIE_MARGIN, applied=applied,
-                              screen=lambda s_pos, s_neg: in_sample_projection(s_pos, s_neg, n_cert, alpha, delta,
-                                                                               two_sided_rates))
+    chosen = select_statistic(
+        statistics,
+        fit_p,
+        fit_n,
+        sel_p,
+        sel_n,
+        lambda s_pos, s_neg: choose_threshold(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates),
+        tie_margin=TIE_MARGIN,
+        applied=applied,
+        screen=lambda s_pos, s_neg: in_sample_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates),
+    )
     if chosen is None:
         return None
     stat, scorer, s_pos, s_neg, (t, share, eps) = chosen
@@ -195,8 +223,19 @@ def fit_candidate(label: str, train_pos: npt.ArrayLike, train_neg: npt.ArrayLike
     if curve:
         assert curve_alpha is not None, "a curve test is selected at its curve_alpha"
         curve_threshold = select_curve_threshold(s_pos, s_neg, n_cert, curve_alpha, profile)
-    return CandidateTest(label, stat.name, scorer, t, share, eps, len(train_pos), curve_threshold,
-                         profile if curve else None, train_pos.shape[1], shapes_of(applied))
+    return CandidateTest(
+        label,
+        stat.name,
+        scorer,
+        t,
+        share,
+        eps,
+        len(train_pos),
+        curve_threshold,
+        profile if curve else None,
+        train_pos.shape[1],
+        shapes_of(applied),
+    )
 
 
 def _as_2d(x: npt.ArrayLike, width: int | None = None) -> npt.NDArray[np.float64]:
@@ -211,8 +250,7 @@ def _as_2d(x: npt.ArrayLike, width: int | None = None) -> npt.NDArray[np.float64
     if np.isinf(x).any():
         raise UserError("the audited outputs contain inf (an absent entry is NaN)")
     if width is not None and x.shape[1] != width:
-        x = x[:, :width] if x.shape[1] > width else np.pad(x, ((0, 0), (0, width - x.shape[1])),
-                                                           constant_values=np.nan)
+        x = x[:, :width] if x.shape[1] > width else np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=np.nan)
     return x
 
 
@@ -233,8 +271,14 @@ def count_accepts(test: CandidateTest, chunks: Iterable[npt.ArrayLike]) -> tuple
     return hits, total
 
 
-def certify(test: CandidateTest, cert_pos: Iterable[npt.ArrayLike], cert_neg: Iterable[npt.ArrayLike],
-            confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0) -> EpsilonBound:
+def certify(
+    test: CandidateTest,
+    cert_pos: Iterable[npt.ArrayLike],
+    cert_neg: Iterable[npt.ArrayLike],
+    confidence: float,
+    delta: float = 0.0,
+    detectable_delta_at: float = 0.0,
+) -> EpsilonBound:
     """Run the chosen test (and its curve test, if it has one) once on fresh samples and turn its error
     counts into a bound."""
     counts = []
@@ -245,13 +289,30 @@ def certify(test: CandidateTest, cert_pos: Iterable[npt.ArrayLike], cert_neg: It
             hits, curve_hits, total = hits + h, curve_hits + c, total + t
         counts.append((hits, curve_hits, total))
     (tp, curve_tp, n_pos), (fp, curve_fp, n_neg) = counts
-    return bound_from_counts(test, tp, n_pos, fp, n_neg, confidence, delta, detectable_delta_at,
-                             (curve_tp, curve_fp) if test.curve_threshold is not None else None)
+    return bound_from_counts(
+        test,
+        tp,
+        n_pos,
+        fp,
+        n_neg,
+        confidence,
+        delta,
+        detectable_delta_at,
+        (curve_tp, curve_fp) if test.curve_threshold is not None else None,
+    )
 
 
-def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, false_positives: int, n_neg: int,
-                      confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0,
-                      curve_counts: tuple[int, int] | None = None) -> EpsilonBound:
+def bound_from_counts(
+    test: CandidateTest,
+    true_positives: int,
+    n_pos: int,
+    false_positives: int,
+    n_neg: int,
+    confidence: float,
+    delta: float = 0.0,
+    detectable_delta_at: float = 0.0,
+    curve_counts: tuple[int, int] | None = None,
+) -> EpsilonBound:
     """The certified bound of a chosen test from its counts on fresh samples (same n per side).
 
     ``curve_counts`` (true positives, false positives at the curve threshold, for a test with one) add the
@@ -266,8 +327,11 @@ def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, fals
             raise UserError("a test with a curve threshold needs its curve counts")
         alpha, curve_alpha = split_alpha(alpha)  # the row is flagged when either bound exceeds its claim
         c_fp, c_fn = int(curve_counts[1]), int(n_pos - curve_counts[0])
-        curve = {"curve_false_positives": c_fp, "curve_false_negatives": c_fn,
-                 "curve_threshold": float(test.curve_threshold)}
+        curve = {
+            "curve_false_positives": c_fp,
+            "curve_false_negatives": c_fn,
+            "curve_threshold": float(test.curve_threshold),
+        }
         if test.profile is None:
             curve["mu_lower_bound"] = float(mu_lower_bound(c_fp, c_fn, n_neg, n_pos, curve_alpha))
         else:
@@ -277,20 +341,38 @@ def bound_from_counts(test: CandidateTest, true_positives: int, n_pos: int, fals
     share = test.fp_share
     eps = bounds.epsilon_lower_bound(fp, n_neg, fn, n_pos, alpha, delta, share)
     return EpsilonBound(
-        epsilon_lower_bound=float(eps), confidence=confidence, delta=delta, samples_per_side=n_pos,
-        false_positives=fp, false_negatives=fn,
+        epsilon_lower_bound=float(eps),
+        confidence=confidence,
+        delta=delta,
+        samples_per_side=n_pos,
+        false_positives=fp,
+        false_negatives=fn,
         fpr_upper=float(bounds.cp_upper(fp, n_neg, share * alpha)),
-        fnr_upper=float(bounds.cp_upper(fn, n_pos, (1 - share) * alpha)), fp_share=share,
+        fnr_upper=float(bounds.cp_upper(fn, n_pos, (1 - share) * alpha)),
+        fp_share=share,
         max_certifiable_epsilon=float(bounds.max_certifiable_epsilon(n_pos, alpha, delta, share)),
-        smallest_detectable_delta=float(bounds.smallest_detectable_delta(
-            n_pos, alpha, detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0, share)),
+        smallest_detectable_delta=float(
+            bounds.smallest_detectable_delta(
+                n_pos, alpha, detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0, share
+            )
+        ),
         detectable_delta_at=float(detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0),
-        hypothesis=test.label, statistic=test.statistic, threshold=float(test.threshold),
-        projected_epsilon=float(test.projected_epsilon), shapes_searched=test.shapes or None, **curve)
+        hypothesis=test.label,
+        statistic=test.statistic,
+        threshold=float(test.threshold),
+        projected_epsilon=float(test.projected_epsilon),
+        shapes_searched=test.shapes or None,
+        **curve,
+    )
 
 
-def sampled_chunks(sampler: Sampler, n: int, rng: np.random.Generator, chunk: int = CHUNK,
-                   on_chunk: Callable[[int], None] | None = None) -> Iterator[Any]:
+def sampled_chunks(
+    sampler: Sampler,
+    n: int,
+    rng: np.random.Generator,
+    chunk: int = CHUNK,
+    on_chunk: Callable[[int], None] | None = None,
+) -> Iterator[Any]:
     """Draw n outputs from ``sampler`` in chunks (memory stays O(chunk·k))."""
     done = 0
     while done < n:
@@ -359,8 +441,9 @@ class CertifiedTest:
         pilot = self.pilot_samples if len(self.pairs) > FINALISTS else None
         if pilot is not None and pilot >= self.train_samples:
             pilot = None
-        total = 2 * self.samples + 2 * (len(self.pairs) * pilot + FINALISTS * self.train_samples if pilot
-                                         else len(self.pairs) * self.train_samples)
+        total = 2 * self.samples + 2 * (
+            len(self.pairs) * pilot + FINALISTS * self.train_samples if pilot else len(self.pairs) * self.train_samples
+        )
         bar = progress_bar(total, "output", "certified test (training + certification outputs)", self.progress)
         pilot_seq, final_seq = train_seq.spawn(2)
         finalists = list(self.pairs)
@@ -384,15 +467,26 @@ class CertifiedTest:
         if best is None or best_pair is None:  # set together
             raise UserError("no statistic applies to these outputs")
         rp, rn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
-        bound = certify(best, sampled_chunks(best_pair.positive, self.samples, rp, on_chunk=bar.update),
-                        sampled_chunks(best_pair.negative, self.samples, rn, on_chunk=bar.update),
-                        self.confidence, self.delta, self.detectable_delta_at)
+        bound = certify(
+            best,
+            sampled_chunks(best_pair.positive, self.samples, rp, on_chunk=bar.update),
+            sampled_chunks(best_pair.negative, self.samples, rn, on_chunk=bar.update),
+            self.confidence,
+            self.delta,
+            self.detectable_delta_at,
+        )
         bar.close()
         return bound
 
-
-    def _train(self, pair: HypothesisPair, n: int, seq: np.random.SeedSequence, alpha: float,
-               bar: _Progress, pilot: bool = False) -> CandidateTest | None:
+    def _train(
+        self,
+        pair: HypothesisPair,
+        n: int,
+        seq: np.random.SeedSequence,
+        alpha: float,
+        bar: _Progress,
+        pilot: bool = False,
+    ) -> CandidateTest | None:
         """One pair's candidate test from ``n`` training releases per side; the pilot ranking of the pairs fits every
         statistic but the learned one (a classifier per pair only to rank the pairs: the finalists get it)."""
         rp, rn = (np.random.Generator(np.random.PCG64(s)) for s in seq.spawn(2))
@@ -403,12 +497,23 @@ class CertifiedTest:
         statistics = self.statistics
         if pilot:
             statistics = [s for s in statistics or search_statistics() if getattr(s, "shape", None) != "learned"]
-        return fit_candidate(pair.label, pos, neg, self.samples, alpha, self.delta, statistics,
-                             self.two_sided_rates, curve, split_alpha(1.0 - self.confidence)[1] if curve else None)
+        return fit_candidate(
+            pair.label,
+            pos,
+            neg,
+            self.samples,
+            alpha,
+            self.delta,
+            statistics,
+            self.two_sided_rates,
+            curve,
+            split_alpha(1.0 - self.confidence)[1] if curve else None,
+        )
 
 
-def _occam_key(ranked: Sequence[tuple[float, int, HypothesisPair]]
-               ) -> Callable[[tuple[float, int, HypothesisPair]], tuple[int, float]]:
+def _occam_key(
+    ranked: Sequence[tuple[float, int, HypothesisPair]],
+) -> Callable[[tuple[float, int, HypothesisPair]], tuple[int, float]]:
     """Sort key: by projected ε, but candidates within TIE_MARGIN of the best keep their given order
     (simpler canaries and statistics come first; near-ties are noise, not evidence)."""
     top = max(r[0] for r in ranked) if ranked else 0.0

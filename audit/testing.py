@@ -64,18 +64,22 @@ def first_pair(system) -> tuple:
 
 
 def check_identity(system) -> None:
-    assert not isinstance(system, type), (f"the factory returned the class {system.__name__}, not an instance: "
-                                          f"return {system.__name__}(...)")
+    assert not isinstance(system, type), (
+        f"the factory returned the class {system.__name__}, not an instance: return {system.__name__}(...)"
+    )
     assert isinstance(system, System), "a System has name, claim, channels and release(secret, n, rng, broadcast=)"
     assert isinstance(system.name, str) and system.name, "name must be a non-empty string"
     claim = PrivacyClaim.of(system.claim)
     channels = tuple(system.channels)
-    assert channels and len(set(channels)) == len(channels) and all(isinstance(c, str) and c for c in channels), \
+    assert channels and len(set(channels)) == len(channels) and all(isinstance(c, str) and c for c in channels), (
         f"channels must be distinct non-empty names, got {channels!r}"
+    )
     unknown = [c for c in claim.covers if c not in set(channels) | {ALL}]
-    assert not unknown, ("a claim covers only channels the system releases: "
-                         + ", ".join(f"{c!r}{_did_you_mean(c, channels)}" for c in unknown)
-                         + f" is not one of {', '.join(map(repr, channels))}")
+    assert not unknown, (
+        "a claim covers only channels the system releases: "
+        + ", ".join(f"{c!r}{_did_you_mean(c, channels)}" for c in unknown)
+        + f" is not one of {', '.join(map(repr, channels))}"
+    )
     if isinstance(system, ClaimsPerChannel):
         for channel in channels:
             PrivacyClaim.of(system.claim_for(channel))
@@ -109,14 +113,16 @@ def check_randomness(system) -> None:
     secret, _ = first_pair(system)
     a, b = _draw(system, secret, 7, 5), _draw(system, secret, 7, 5)
     for channel in a:
-        assert _same(a[channel], b[channel]), \
+        assert _same(a[channel], b[channel]), (
             f"channel {channel!r} differs for the same rng: all randomness must come from rng"
+        )
     claim = PrivacyClaim.of(system.claim)
     covered = [ch for ch in claim.covers if ch in a and ch != ALL]
     if math.isfinite(claim.epsilon) and covered:
         c = _draw(system, secret, 7, 6)
-        assert any(not _same(a[ch], c[ch]) for ch in covered), \
+        assert any(not _same(a[ch], c[ch]) for ch in covered), (
             "the system claims privacy, yet its covered channels do not vary with the seed"
+        )
 
 
 def _same(x: Any, y: Any) -> bool:
@@ -132,7 +138,7 @@ def _same(x: Any, y: Any) -> bool:
 
 
 def check_optional_members(system) -> None:
-    for name, pair in (system.canaries().items() if isinstance(system, HasCanaries) else ()):
+    for name, pair in system.canaries().items() if isinstance(system, HasCanaries) else ():
         assert isinstance(name, str) and name and len(pair) == 2, f"canary pair {name!r} must be (secret, secret')"
     if isinstance(system, DescribesSecrets):
         text = system.describe_secret(first_pair(system)[0])
@@ -145,8 +151,9 @@ def check_optional_members(system) -> None:
     profile = PrivacyClaim.of(system.claim).privacy_profile
     if profile is not None:
         deltas = [d for _, d in sorted(profile)]
-        assert all(x >= y
-                   for x, y in zip(deltas, deltas[1:], strict=False)), "a privacy profile's δ does not grow with ε"
+        assert all(x >= y for x, y in zip(deltas, deltas[1:], strict=False)), (
+            "a privacy profile's δ does not grow with ε"
+        )
     space = system.broadcast_space if isinstance(system, HasBroadcastSpace) else None
     if space is not None:
         lower, upper = (np.asarray(x, dtype=np.float64) for x in space)
@@ -169,8 +176,9 @@ def check_offered_statistics(system) -> None:
             scorer = statistic.fit(pos, neg)
             if scorer is not None:
                 scores = np.asarray(scorer(pos))
-                assert scores.shape == (50,) and np.all(np.isfinite(scores)), \
+                assert scores.shape == (50,) and np.all(np.isfinite(scores)), (
                     f"statistic {statistic.name!r} scores each release with one finite number"
+                )
 
 
 def check_bad_secret(system) -> None:
@@ -179,19 +187,26 @@ def check_bad_secret(system) -> None:
     except (TypeError, ValueError):
         return
     except Exception as exc:  # noqa: BLE001 — the contract names the exception types that refuse a secret
-        raise AssertionError("a secret of the wrong type must be refused with a ValueError (or TypeError), "
-                             f"not {type(exc).__name__}: {exc}") from None
+        raise AssertionError(
+            "a secret of the wrong type must be refused with a ValueError (or TypeError), "
+            f"not {type(exc).__name__}: {exc}"
+        ) from None
     raise AssertionError("a secret of the wrong type must be refused with a ValueError (or TypeError)")
 
 
-CHECKS: tuple[Callable[[Any], None], ...] = (check_identity, check_releases, check_randomness, check_optional_members,
-                                             check_offered_statistics, check_bad_secret)
+CHECKS: tuple[Callable[[Any], None], ...] = (
+    check_identity,
+    check_releases,
+    check_randomness,
+    check_optional_members,
+    check_offered_statistics,
+    check_bad_secret,
+)
 # what a system should do, which an audit of it does not need: refusing a secret it does not know
 ADVISORY_CHECKS: tuple[Callable[[Any], None], ...] = (check_bad_secret,)
 
 
-def check_system(system: Any, *, raise_user_errors: bool = False,
-                 warn: Callable[[str], None] | None = None) -> None:
+def check_system(system: Any, *, raise_user_errors: bool = False, warn: Callable[[str], None] | None = None) -> None:
     """Run every contract check on ``system``; :class:`ContractViolation` lists each one that failed.
 
     With ``raise_user_errors`` an exception raised inside the system's own code (its ``release``, ``canaries``
@@ -201,8 +216,9 @@ def check_system(system: Any, *, raise_user_errors: bool = False,
     from pgc.usercode import user_code_failure
 
     if isinstance(system, type):  # every other check would fail for the same reason
-        raise ContractViolation(f"{system.__name__} is a class, not a System: the factory must return an "
-                                f"instance ({system.__name__}(...))")
+        raise ContractViolation(
+            f"{system.__name__} is a class, not a System: the factory must return an instance ({system.__name__}(...))"
+        )
     failed: list[str] = []
     advisories: list[str] = []
     for check in CHECKS:
@@ -211,18 +227,30 @@ def check_system(system: Any, *, raise_user_errors: bool = False,
         except Exception as exc:  # noqa: BLE001 — every failure of a user's system is reported, none hidden
             if raise_user_errors and not isinstance(exc, AssertionError) and user_code_failure(exc) is not None:
                 raise
-            text = (f"{check.__name__}: {type(exc).__name__}: {exc}" if not isinstance(exc, AssertionError)
-                    else f"{check.__name__}: {exc}")
+            text = (
+                f"{check.__name__}: {type(exc).__name__}: {exc}"
+                if not isinstance(exc, AssertionError)
+                else f"{check.__name__}: {exc}"
+            )
             (advisories if warn is not None and check in ADVISORY_CHECKS else failed).append(text)
     for text in advisories if not failed else ():  # a refused system gets its refusal alone
         warn(text)
     if failed:
-        raise ContractViolation(f"{getattr(system, 'name', type(system).__name__)} does not meet the System "
-                                "contract:\n  " + "\n  ".join(failed))
+        raise ContractViolation(
+            f"{getattr(system, 'name', type(system).__name__)} does not meet the System "
+            "contract:\n  " + "\n  ".join(failed)
+        )
 
 
-def assert_claim_holds(system: Any, secret: Any = None, secret_prime: Any = None, *, samples: int = 20_000,
-                       fail_on: Sequence[str] = ("violated",), **audit_options) -> Any:
+def assert_claim_holds(
+    system: Any,
+    secret: Any = None,
+    secret_prime: Any = None,
+    *,
+    samples: int = 20_000,
+    fail_on: Sequence[str] = ("violated",),
+    **audit_options,
+) -> Any:
     """Audit ``system`` (at its first canary pair unless the secrets are given) and return the result; raise
     :class:`ClaimNotShown`, listing every row, when the family verdict is in ``fail_on`` ("violated",
     "unprotected channel", "inconclusive")."""
@@ -234,6 +262,7 @@ def assert_claim_holds(system: Any, secret: Any = None, secret_prime: Any = None
     result = audit_system(system, secret, secret_prime, samples=samples, **audit_options)
     if Verdict(result.verdict) in refused:
         lines = [f"{r.channel}: {r.verdict} — {r.verdict_reason}" for r in result.rows]
-        raise ClaimNotShown(f"{result.system}: {result.verdict} at {samples:,} per side:\n  " + "\n  ".join(lines),
-                            result)
+        raise ClaimNotShown(
+            f"{result.system}: {result.verdict} at {samples:,} per side:\n  " + "\n  ".join(lines), result
+        )
     return result

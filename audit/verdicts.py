@@ -65,17 +65,23 @@ def _violation(row: AuditRow) -> str | None:
         return f"δ_LB = {row.delta_lower_bound:.3g} > the claimed δ = {delta:g} at the claimed ε"
     if row.mu_lower_bound is not None and row.claimed_mu is not None and row.mu_lower_bound > row.claimed_mu:
         return f"μ_LB = {row.mu_lower_bound:.3g} > the claimed curve's μ = {row.claimed_mu:.3g}"
-    if (row.profile_epsilon_lower_bound is not None and row.profile_claimed_epsilon is not None
-            and row.profile_epsilon_lower_bound > row.profile_claimed_epsilon + PROFILE_EXCESS_FLOOR):
-        return (f"at the profile's δ = {row.profile_delta:.3g} the certified ε = {row.profile_epsilon_lower_bound:.3g} "
-                f"> the claimed ε_i = {row.profile_claimed_epsilon:.3g}")
+    if (
+        row.profile_epsilon_lower_bound is not None
+        and row.profile_claimed_epsilon is not None
+        and row.profile_epsilon_lower_bound > row.profile_claimed_epsilon + PROFILE_EXCESS_FLOOR
+    ):
+        return (
+            f"at the profile's δ = {row.profile_delta:.3g} the certified ε = {row.profile_epsilon_lower_bound:.3g} "
+            f"> the claimed ε_i = {row.profile_claimed_epsilon:.3g}"
+        )
     return None
 
 
 def is_separated(row: AuditRow) -> bool:
     """The row's certified test told the two secrets apart (some certified bound above 0)."""
-    return measured_power.separated(row.epsilon_lower_bound, row.mu_lower_bound, row.profile_epsilon_lower_bound,
-                                    row.delta_lower_bound)
+    return measured_power.separated(
+        row.epsilon_lower_bound, row.mu_lower_bound, row.profile_epsilon_lower_bound, row.delta_lower_bound
+    )
 
 
 def power_words(row: AuditRow) -> str:
@@ -83,8 +89,10 @@ def power_words(row: AuditRow) -> str:
     delta_words = measured_power.detectable_delta_words(row.detectable_delta, row.claimed_delta, row.point_mass_search)
     if row.detectable_epsilon is None or not math.isfinite(row.detectable_epsilon):
         return delta_words + shape_words(row)
-    return (f"a leak of ε ≥ {row.detectable_epsilon:.3g} through the certified test would have been caught "
-            f"(w.p. ≥ 0.8); {delta_words}{shape_words(row)}")
+    return (
+        f"a leak of ε ≥ {row.detectable_epsilon:.3g} through the certified test would have been caught "
+        f"(w.p. ≥ 0.8); {delta_words}{shape_words(row)}"
+    )
 
 
 SHAPE_NAMES = ("location", "scale", "dependence", "structure", "learned")  # audit.shapes.SHAPES
@@ -115,21 +123,28 @@ def decide(row: AuditRow) -> tuple[Verdict, str]:
     if not covered and row.partly_covered and row.claimed_epsilon is not None and row.epsilon_lower_bound > 0:
         lb, eps = row.epsilon_lower_bound, row.claimed_epsilon
         if lb > eps:
-            return Verdict.UNPROTECTED, (f"the claim covers part of this joint channel, and it leaks more than that "
-                                         f"part may: ε_LB = {lb:.3g} > the claimed ε = {eps:g}")
-        return Verdict.INCONCLUSIVE, (f"the claim covers part of this joint channel, and its leak ε_LB = {lb:.3g} "
-                                      f"≤ the claimed ε = {eps:g} may be that part's own; the uncovered channels "
-                                      f"are judged in their own rows")
+            return Verdict.UNPROTECTED, (
+                f"the claim covers part of this joint channel, and it leaks more than that "
+                f"part may: ε_LB = {lb:.3g} > the claimed ε = {eps:g}"
+            )
+        return Verdict.INCONCLUSIVE, (
+            f"the claim covers part of this joint channel, and its leak ε_LB = {lb:.3g} "
+            f"≤ the claimed ε = {eps:g} may be that part's own; the uncovered channels "
+            f"are judged in their own rows"
+        )
     if not covered and row.epsilon_lower_bound > 0:
-        return Verdict.UNPROTECTED, (f"the claim does not cover this channel, and it leaks: "
-                                     f"ε_LB = {row.epsilon_lower_bound:.3g} > 0")
+        return Verdict.UNPROTECTED, (
+            f"the claim does not cover this channel, and it leaks: ε_LB = {row.epsilon_lower_bound:.3g} > 0"
+        )
     if not is_separated(row):
-        return Verdict.INCONCLUSIVE, ("the certified test did not tell the two secrets apart (every certified bound "
-                                      "is 0), so the audit cannot say which leak it would have caught")
+        return Verdict.INCONCLUSIVE, (
+            "the certified test did not tell the two secrets apart (every certified bound "
+            "is 0), so the audit cannot say which leak it would have caught"
+        )
     if _held(row) and row.detectable_epsilon is None:
         return Verdict.INCONCLUSIVE, "the row records no counts of its test, so no power can be stated"
     if _held(row) and row.detectable_epsilon is not None and not math.isfinite(row.detectable_epsilon):
-        decide_at = (f"; about {row.samples_to_decide:,} per side would decide" if row.samples_to_decide else "")
+        decide_at = f"; about {row.samples_to_decide:,} per side would decide" if row.samples_to_decide else ""
         at = f" at {row.samples_per_side:,} per side" if row.samples_per_side else ""
         return Verdict.INCONCLUSIVE, f"no leak through the certified test could exceed the claim{at}{decide_at}"
     return Verdict.CONSISTENT, f"nothing exceeds the claim; {power_words(row)}"
@@ -143,6 +158,7 @@ def judge(row: AuditRow) -> AuditRow:
 
 
 # --- power of the certified test, from the row's own counts ---------------------------------------------
+
 
 def test_alphas(row: AuditRow) -> tuple[float, float | None]:
     """(threshold test's α, curve test's α or None) of a row: its ``test_confidence`` and
@@ -169,12 +185,25 @@ def measured_power_fields(row: AuditRow, claimed_profile: Profile | None = None)
     """``detectable_epsilon``, ``samples_to_decide`` and ``power_basis`` of a row held to its claim, from its
     counts (:mod:`audit.measured_power`); None where the row records no counts or no finite claim."""
     eps, n = row.claimed_epsilon, row.samples_per_side
-    if (not _held(row) or eps is None or not math.isfinite(eps) or row.false_positives is None or not n
-            or row.fp_share is None):
-        return {"detectable_epsilon": None, "samples_to_decide": None,
-                "power_basis": None if _held(row) else (
-                    "joint channel the claim covers in part: a leak counts as uncovered only above the claim"
-                    if row.partly_covered else "uncovered channel: no claim to hold it to")}
+    if (
+        not _held(row)
+        or eps is None
+        or not math.isfinite(eps)
+        or row.false_positives is None
+        or not n
+        or row.fp_share is None
+    ):
+        return {
+            "detectable_epsilon": None,
+            "samples_to_decide": None,
+            "power_basis": None
+            if _held(row)
+            else (
+                "joint channel the claim covers in part: a leak counts as uncovered only above the claim"
+                if row.partly_covered
+                else "uncovered channel: no claim to hold it to"
+            ),
+        }
     delta = row.claimed_delta or 0.0
     threshold_alpha, curve_alpha = test_alphas(row)
     gaussian = delta > 0
@@ -185,20 +214,27 @@ def measured_power_fields(row: AuditRow, claimed_profile: Profile | None = None)
         best = measured_power.event_detectable_epsilon(fp, size, threshold_alpha, fp_share, eps, delta, gaussian)
         if curve_alpha is not None and row.curve_false_positives is not None and delta > 0:
             cfp = int(round(row.curve_false_positives * size / n))
-            curve = (measured_power.curve_event_detectable_epsilon(cfp, size, curve_alpha, row.claimed_mu, delta)
-                     if row.claimed_mu is not None else
-                     measured_power.profile_event_detectable_epsilon(cfp, size, curve_alpha, claimed_profile, delta)
-                     if claimed_profile is not None else math.inf)
+            curve = (
+                measured_power.curve_event_detectable_epsilon(cfp, size, curve_alpha, row.claimed_mu, delta)
+                if row.claimed_mu is not None
+                else measured_power.profile_event_detectable_epsilon(cfp, size, curve_alpha, claimed_profile, delta)
+                if claimed_profile is not None
+                else math.inf
+            )
             best = min(best, curve)
         return best
 
     detectable = detectable_at(n)
     decide_at = None if math.isfinite(detectable) else measured_power.samples_to_decide(detectable_at)
-    return {"detectable_epsilon": detectable, "samples_to_decide": decide_at,
-            "power_basis": "leaks through the certified event at its measured rate (audit.measured_power)"}
+    return {
+        "detectable_epsilon": detectable,
+        "samples_to_decide": decide_at,
+        "power_basis": "leaks through the certified event at its measured rate (audit.measured_power)",
+    }
 
 
 # --- the family: Holm once -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class FamilyVerdict:
@@ -237,11 +273,16 @@ def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
     held = [i for i, r in enumerate(rows) if _held(r) and (r.p_value is not None or r.claim_contradiction)]
     claims = holm(held, [claim_p(rows[i]) for i in held])
     # a held row that is partly covered is already tested by its claim: never twice by the same p-value
-    leaks_at = [i for i, r in enumerate(rows) if r.covered is False and not (r.partly_covered and _held(r))
-                and r.leak_p_value() is not None]
+    leaks_at = [
+        i
+        for i, r in enumerate(rows)
+        if r.covered is False and not (r.partly_covered and _held(r)) and r.leak_p_value() is not None
+    ]
     leaks = holm(leaks_at, [leak_p(rows[i]) for i in leaks_at])
-    own = [leaks.get(i) if r.verdict == Verdict.UNPROTECTED or i not in claims else claims.get(i)
-           for i, r in enumerate(rows)]
+    own = [
+        leaks.get(i) if r.verdict == Verdict.UNPROTECTED or i not in claims else claims.get(i)
+        for i, r in enumerate(rows)
+    ]
     rejected = tuple(bool(o and o[0]) for o in own)
     adjusted = tuple(None if o is None else o[1] for o in own)
     if not claims and not leaks:  # no row states a p-value (hand-made input): each row's own verdict, uncorrected
@@ -260,8 +301,10 @@ def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
 def with_family(rows: Sequence[AuditRow], alpha: float) -> tuple[list[AuditRow], Verdict]:
     """The rows with ``holm_rejected`` set, and the family's verdict."""
     family = family_verdict(rows, alpha)
-    return ([dataclasses.replace(r, holm_rejected=x) for r, x in zip(rows, family.rejected, strict=True)],
-            family.verdict)
+    return (
+        [dataclasses.replace(r, holm_rejected=x) for r, x in zip(rows, family.rejected, strict=True)],
+        family.verdict,
+    )
 
 
 def worst_verdict(rows: Sequence[AuditRow]) -> Verdict:
@@ -271,15 +314,18 @@ def worst_verdict(rows: Sequence[AuditRow]) -> Verdict:
 
 # --- the engine's rows -----------------------------------------------------------------------------------
 
-def claim_p_values(b: EpsilonBound, eps: float, delta: float, claimed_mu: float | None,
-                   claimed_profile: Profile | None) -> tuple[float, float]:
+
+def claim_p_values(
+    b: EpsilonBound, eps: float, delta: float, claimed_mu: float | None, claimed_profile: Profile | None
+) -> tuple[float, float]:
     """(p-value of "the claim holds", p-value of "no leak") from a certified test's counts; a row with a curve
     test combines its two tests by weighted Bonferroni (each at its share of α)."""
     n = b.samples_per_side
     p = bounds.claim_p_value(b.false_positives, n, b.false_negatives, n, eps, delta, b.fp_share)
     if claimed_mu is not None or claimed_profile is not None:
-        assert b.curve_false_positives is not None and b.curve_false_negatives is not None, \
+        assert b.curve_false_positives is not None and b.curve_false_negatives is not None, (
             "a certified test with a curve claim records its curve counts"
+        )
         counts = (b.curve_false_positives, b.curve_false_negatives, n, n)
         if claimed_mu is not None:
             p_curve = curve_violation_pvalue(*counts, claimed_mu)
@@ -291,8 +337,13 @@ def claim_p_values(b: EpsilonBound, eps: float, delta: float, claimed_mu: float 
     return p, p_leak
 
 
-def bound_fields(b: EpsilonBound, claim: tuple[float, float], confidence: float, claimed_mu: float | None,
-                 claimed_profile: Profile | None) -> dict[str, Any]:
+def bound_fields(
+    b: EpsilonBound,
+    claim: tuple[float, float],
+    confidence: float,
+    claimed_mu: float | None,
+    claimed_profile: Profile | None,
+) -> dict[str, Any]:
     """The row fields of one certified test: counts, bounds (ε_LB, δ_LB, μ_LB or a profile point), p-values
     and the confidences its two tests ran at."""
     eps, delta = claim
@@ -300,67 +351,128 @@ def bound_fields(b: EpsilonBound, claim: tuple[float, float], confidence: float,
     gdp = claimed_mu is not None and b.mu_lower_bound is not None
     profile = claimed_profile is not None and b.profile_excess is not None
     threshold_alpha, curve_alpha = split_alpha(alpha) if (gdp or profile) else (alpha, None)
-    fields = dict(epsilon_lower_bound=b.epsilon_lower_bound, samples_per_side=n, confidence=confidence,
-                  false_positives=b.false_positives, false_negatives=b.false_negatives, fp_share=b.fp_share,
-                  max_certifiable_epsilon=b.max_certifiable_epsilon, statistic=b.statistic, hypothesis=b.hypothesis,
-                  shapes_searched=None if b.shapes_searched is None else list(b.shapes_searched),
-                  threshold=b.threshold,
-                  delta_lower_bound=(bounds.delta_lower_bound(b.false_positives, n, b.false_negatives, n,
-                                                              threshold_alpha, eps, b.fp_share)
-                                     if math.isfinite(eps) else 0.0),
-                  gdp_mu_estimate=gdp_mu_estimate(b.fpr_upper, b.fnr_upper) if delta > 0 else None)
-    fields["p_value"], fields["p_value_leak"] = claim_p_values(b, eps, delta, claimed_mu if gdp else None,
-                                                               claimed_profile if profile else None)
+    fields = dict(
+        epsilon_lower_bound=b.epsilon_lower_bound,
+        samples_per_side=n,
+        confidence=confidence,
+        false_positives=b.false_positives,
+        false_negatives=b.false_negatives,
+        fp_share=b.fp_share,
+        max_certifiable_epsilon=b.max_certifiable_epsilon,
+        statistic=b.statistic,
+        hypothesis=b.hypothesis,
+        shapes_searched=None if b.shapes_searched is None else list(b.shapes_searched),
+        threshold=b.threshold,
+        delta_lower_bound=(
+            bounds.delta_lower_bound(b.false_positives, n, b.false_negatives, n, threshold_alpha, eps, b.fp_share)
+            if math.isfinite(eps)
+            else 0.0
+        ),
+        gdp_mu_estimate=gdp_mu_estimate(b.fpr_upper, b.fnr_upper) if delta > 0 else None,
+    )
+    fields["p_value"], fields["p_value_leak"] = claim_p_values(
+        b, eps, delta, claimed_mu if gdp else None, claimed_profile if profile else None
+    )
     if gdp or profile:
         fields.update(curve_false_positives=b.curve_false_positives, curve_false_negatives=b.curve_false_negatives)
     if claimed_mu is not None and b.mu_lower_bound is not None:  # gdp
-        fields.update(claimed_mu=float(claimed_mu), mu_lower_bound=b.mu_lower_bound,
-                      curve_epsilon=curve_epsilon(b.mu_lower_bound, delta) if delta > 0 else None)
+        fields.update(
+            claimed_mu=float(claimed_mu),
+            mu_lower_bound=b.mu_lower_bound,
+            curve_epsilon=curve_epsilon(b.mu_lower_bound, delta) if delta > 0 else None,
+        )
     if claimed_profile is not None and b.profile_excess is not None:  # profile
         assert b.profile_claimed_epsilon is not None, "a profile's curve test records the ε_i it was checked at"
-        fields.update(profile_delta=b.profile_delta, profile_claimed_epsilon=b.profile_claimed_epsilon,
-                      profile_epsilon_lower_bound=max(0.0, b.profile_claimed_epsilon + b.profile_excess))
-    return {**fields, "test_confidence": 1.0 - threshold_alpha,
-            "curve_confidence": None if curve_alpha is None else 1.0 - curve_alpha}
+        fields.update(
+            profile_delta=b.profile_delta,
+            profile_claimed_epsilon=b.profile_claimed_epsilon,
+            profile_epsilon_lower_bound=max(0.0, b.profile_claimed_epsilon + b.profile_excess),
+        )
+    return {
+        **fields,
+        "test_confidence": 1.0 - threshold_alpha,
+        "curve_confidence": None if curve_alpha is None else 1.0 - curve_alpha,
+    }
 
 
-def make_row(channel: str, b: EpsilonBound, claim: tuple[float, float], covered: bool, confidence: float,
-             accountant: float | None = None, broadcast: str = "honest", claimed_mu: float | None = None,
-             held_to_claim: bool = False, claimed_profile: Profile | None = None,
-             contradiction: str | None = None, partly_covered: bool = False, **context: Any) -> AuditRow:
+def make_row(
+    channel: str,
+    b: EpsilonBound,
+    claim: tuple[float, float],
+    covered: bool,
+    confidence: float,
+    accountant: float | None = None,
+    broadcast: str = "honest",
+    claimed_mu: float | None = None,
+    held_to_claim: bool = False,
+    claimed_profile: Profile | None = None,
+    contradiction: str | None = None,
+    partly_covered: bool = False,
+    **context: Any,
+) -> AuditRow:
     """One judged row of the engine: the certified test's fields, its measured power and its verdict."""
     eps, delta = claim
-    row = AuditRow(channel=channel, claimed_epsilon=eps, claimed_delta=delta, covered=covered,
-                   held_to_claim=held_to_claim or None, partly_covered=(partly_covered and not covered) or None,
-                   accountant_epsilon=accountant, broadcast=broadcast,
-                   claim_contradiction=contradiction if covered else None, point_mass_search=False,
-                   **bound_fields(b, claim, confidence, claimed_mu, claimed_profile), **context)
-    row = dataclasses.replace(row, **measured_power_fields(row, claimed_profile if b.profile_excess is not None
-                                                           else None))
+    row = AuditRow(
+        channel=channel,
+        claimed_epsilon=eps,
+        claimed_delta=delta,
+        covered=covered,
+        held_to_claim=held_to_claim or None,
+        partly_covered=(partly_covered and not covered) or None,
+        accountant_epsilon=accountant,
+        broadcast=broadcast,
+        claim_contradiction=contradiction if covered else None,
+        point_mass_search=False,
+        **bound_fields(b, claim, confidence, claimed_mu, claimed_profile),
+        **context,
+    )
+    row = dataclasses.replace(
+        row, **measured_power_fields(row, claimed_profile if b.profile_excess is not None else None)
+    )
     return judge(row)
 
 
-def make_rows(bounds_by_channel: Mapping[str, EpsilonBound], claims: Mapping[str, tuple[float, float]],
-              covered: Mapping[str, bool], confidence: float, accountant: Mapping[str, float | None],
-              broadcast_labels: Mapping[str, str],
-              claimed_mus: Mapping[str, float | None] | None = None,
-              claimed_profiles: Mapping[str, Profile | None] | None = None,
-              held_to_claim: bool = False,
-              contradictions: Mapping[str, str | None] | None = None,
-              partly_covered: Sequence[str] = ()) -> tuple[list[AuditRow], Verdict]:
+def make_rows(
+    bounds_by_channel: Mapping[str, EpsilonBound],
+    claims: Mapping[str, tuple[float, float]],
+    covered: Mapping[str, bool],
+    confidence: float,
+    accountant: Mapping[str, float | None],
+    broadcast_labels: Mapping[str, str],
+    claimed_mus: Mapping[str, float | None] | None = None,
+    claimed_profiles: Mapping[str, Profile | None] | None = None,
+    held_to_claim: bool = False,
+    contradictions: Mapping[str, str | None] | None = None,
+    partly_covered: Sequence[str] = (),
+) -> tuple[list[AuditRow], Verdict]:
     """The judged rows of a system audit and the family's verdict (Holm over the rows); ``partly_covered``: the
     joint channels the claim covers in part."""
     mus, profiles, words = claimed_mus or {}, claimed_profiles or {}, contradictions or {}
-    rows = [make_row(ch, b, claims[ch], covered[ch], confidence, accountant.get(ch),
-                     broadcast_labels.get(ch, "honest"), mus.get(ch), held_to_claim, claimed_profile=profiles.get(ch),
-                     contradiction=words.get(ch), partly_covered=ch in partly_covered)
-            for ch, b in bounds_by_channel.items()]
+    rows = [
+        make_row(
+            ch,
+            b,
+            claims[ch],
+            covered[ch],
+            confidence,
+            accountant.get(ch),
+            broadcast_labels.get(ch, "honest"),
+            mus.get(ch),
+            held_to_claim,
+            claimed_profile=profiles.get(ch),
+            contradiction=words.get(ch),
+            partly_covered=ch in partly_covered,
+        )
+        for ch, b in bounds_by_channel.items()
+    ]
     return with_family(rows, 1.0 - confidence)
 
 
 # the row verdicts each ``--fail-on`` level fails on
-FAILING = {"violated": {Verdict.VIOLATED, Verdict.UNPROTECTED},
-           "inconclusive": {Verdict.VIOLATED, Verdict.UNPROTECTED, Verdict.INCONCLUSIVE}}
+FAILING = {
+    "violated": {Verdict.VIOLATED, Verdict.UNPROTECTED},
+    "inconclusive": {Verdict.VIOLATED, Verdict.UNPROTECTED, Verdict.INCONCLUSIVE},
+}
 
 
 def row_verdicts(result: Mapping[str, Any]) -> list[str]:

@@ -42,29 +42,56 @@ class PRSVoteSampler:
         return np.concatenate([signs * direction, signs + 2.0 * direction], axis=1)
 
 
-def audit_prs_whitebox(mechanism, dim: int = 112, samples: int = 1_000_000, confidence: float = 0.95,
-                       seed: int = 0, *, delta: float = 0.0, train_fraction: float = 0.1,
-                       progress: bool = False) -> MechanismAuditResult:
+def audit_prs_whitebox(
+    mechanism,
+    dim: int = 112,
+    samples: int = 1_000_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    *,
+    delta: float = 0.0,
+    train_fraction: float = 0.1,
+    progress: bool = False,
+) -> MechanismAuditResult:
     """White-box audit of any mechanism with PRS's ``release(g, rng) -> PRSRelease`` report."""
     claimed = _check_common(mechanism, dim, samples, confidence)
     if not isinstance(mechanism, ReleasesInternals):
         raise TypeError(f"{type(mechanism).__name__} has no release() report; use the black-box audit_mechanism")
     scale = float(getattr(mechanism, "clip", None) or 1.0)
     canary = 1e4 * scale * (1.0 + 1e-3 * np.arange(dim))
-    pair = HypothesisPair("+G·1 vs −G·1 (white-box votes)", PRSVoteSampler(mechanism, canary, canary),
-                          PRSVoteSampler(mechanism, -canary, canary))
+    pair = HypothesisPair(
+        "+G·1 vs −G·1 (white-box votes)",
+        PRSVoteSampler(mechanism, canary, canary),
+        PRSVoteSampler(mechanism, -canary, canary),
+    )
     train = MECHANISM_SPLIT.size(samples, train_fraction)
     start, cpu = time.perf_counter(), time.process_time()
     d_hat = mechanism.reduced_dim_for(dim) if isinstance(mechanism, ProjectsDimension) else None
     statistics = default_statistics()
     if d_hat is not None:
-        statistics += [HistogramLikelihoodRatio(fixed=slice(0, d_hat)),
-                       HistogramLikelihoodRatio(fixed=slice(d_hat, None))]
-    test = CertifiedTest([pair], samples=samples, train_samples=train, confidence=confidence, delta=delta,
-                         seed=seed, statistics=statistics,
-                         detectable_delta_at=claimed if math.isfinite(claimed) else 0.0,
-                         progress=progress)
+        statistics += [
+            HistogramLikelihoodRatio(fixed=slice(0, d_hat)),
+            HistogramLikelihoodRatio(fixed=slice(d_hat, None)),
+        ]
+    test = CertifiedTest(
+        [pair],
+        samples=samples,
+        train_samples=train,
+        confidence=confidence,
+        delta=delta,
+        seed=seed,
+        statistics=statistics,
+        detectable_delta_at=claimed if math.isfinite(claimed) else 0.0,
+        progress=progress,
+    )
     bound = test.lower_bound()
     row = mechanism_row(describe(mechanism), mechanism_claim(mechanism, delta), bound, confidence, "white-box", None)
-    return MechanismAuditResult(describe(mechanism), row, bound, "white-box", time.perf_counter() - start,
-                                _candidates(test), time.process_time() - cpu)
+    return MechanismAuditResult(
+        describe(mechanism),
+        row,
+        bound,
+        "white-box",
+        time.perf_counter() - start,
+        _candidates(test),
+        time.process_time() - cpu,
+    )

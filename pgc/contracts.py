@@ -89,8 +89,7 @@ class PrivacyClaim:
             raise UserError(f"a claim's delta must lie in [0, 1), got {delta!r}")
         if isinstance(covers, str) or not all(isinstance(c, str) and c for c in (covers or ())):
             raise UserError(f"a claim's covers must be a tuple of channel names, got {covers!r}")
-        if mu is not None and (isinstance(mu, bool) or not isinstance(mu, numbers.Real)
-                               or not (0.0 < mu < math.inf)):
+        if mu is not None and (isinstance(mu, bool) or not isinstance(mu, numbers.Real) or not (0.0 < mu < math.inf)):
             raise UserError(f"a claim's gdp_mu must be a positive finite number or None, got {mu!r}")
         object.__setattr__(self, "epsilon", float(eps))
         object.__setattr__(self, "delta", float(delta))
@@ -108,10 +107,16 @@ class PrivacyClaim:
             return claim
         missing = [k for k in ("epsilon", "delta", "covers") if not hasattr(claim, k)]
         if missing:
-            raise UserError(f"a claim needs epsilon, delta and covers; {type(claim).__name__} lacks "
-                             f"{', '.join(missing)}")
-        return cls(claim.epsilon, claim.delta, claim.covers, getattr(claim, "gdp_mu", None),
-                   getattr(claim, "privacy_profile", None))
+            raise UserError(
+                f"a claim needs epsilon, delta and covers; {type(claim).__name__} lacks {', '.join(missing)}"
+            )
+        return cls(
+            claim.epsilon,
+            claim.delta,
+            claim.covers,
+            getattr(claim, "gdp_mu", None),
+            getattr(claim, "privacy_profile", None),
+        )
 
     def covering(self, channel: str, base_channels: tuple[str, ...] = ()) -> bool:
         """Whether the claim covers ``channel`` (``all`` is covered when every base channel is)."""
@@ -221,9 +226,20 @@ class NamesReportSection(Protocol):
     report_section: str
 
 
-CAPABILITIES = (HasCanaries, ClaimsPerChannel, DeclaresNoise, DeclaresNoisePerChannel, DescribesSecrets,
-                OffersStatistics, HasBroadcastSpace, CraftsBroadcasts, HasSecretSpace, HasJointLayout, NamesRelation,
-                NamesReportSection)
+CAPABILITIES = (
+    HasCanaries,
+    ClaimsPerChannel,
+    DeclaresNoise,
+    DeclaresNoisePerChannel,
+    DescribesSecrets,
+    OffersStatistics,
+    HasBroadcastSpace,
+    CraftsBroadcasts,
+    HasSecretSpace,
+    HasJointLayout,
+    NamesRelation,
+    NamesReportSection,
+)
 
 
 def capabilities(system: Any) -> list[str]:

@@ -71,8 +71,9 @@ def certification_samples(text: str) -> int:
     """Samples per side of a certified test: a whole number >= :data:`MIN_CERTIFICATION_SAMPLES` (also 1e6)."""
     value = sample_count(text)
     if value < MIN_CERTIFICATION_SAMPLES:
-        raise argparse.ArgumentTypeError(f"{text!r}: a certified test needs at least {MIN_CERTIFICATION_SAMPLES} "
-                                         "samples per side")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a certified test needs at least {MIN_CERTIFICATION_SAMPLES} samples per side"
+        )
     return value
 
 
@@ -148,27 +149,42 @@ def add_force(p, **kwargs) -> None:
 
 def add_samples(p, **kwargs) -> None:
     """``--samples``: certification samples per side (also written as 1e6)."""
-    p.add_argument("--samples", **{"type": certification_samples, "help": "certification samples per side",
-                                   **kwargs})
+    p.add_argument("--samples", **{"type": certification_samples, "help": "certification samples per side", **kwargs})
 
 
 def add_confidence(p, **kwargs) -> None:
     """``--confidence``: of every certified bound (0 < c < 1)."""
-    p.add_argument("--confidence", **{"type": probability, "default": 0.95,
-                                      "help": "confidence of the certified bounds (default 0.95)", **kwargs})
+    p.add_argument(
+        "--confidence",
+        **{"type": probability, "default": 0.95, "help": "confidence of the certified bounds (default 0.95)", **kwargs},
+    )
 
 
 def add_progress(p, **kwargs) -> None:
     """``--progress/--no-progress``: a bar on a terminal, a dated line every 30 s elsewhere."""
-    p.add_argument("--progress", **{"action": argparse.BooleanOptionalAction, "default": True,
-                                    "help": "progress (default on): a bar on a terminal, a dated line every 30 s "
-                                            "otherwise", **kwargs})
+    p.add_argument(
+        "--progress",
+        **{
+            "action": argparse.BooleanOptionalAction,
+            "default": True,
+            "help": "progress (default on): a bar on a terminal, a dated line every 30 s otherwise",
+            **kwargs,
+        },
+    )
 
 
 def add_setting(p, **kwargs) -> None:
     """``--setting KEY=VALUE`` (repeatable): a keyword argument of a factory."""
-    p.add_argument("--setting", **{"action": "append", "default": [], "metavar": "KEY=VALUE",
-                                   "help": "a keyword argument of the factory (repeatable)", **kwargs})
+    p.add_argument(
+        "--setting",
+        **{
+            "action": "append",
+            "default": [],
+            "metavar": "KEY=VALUE",
+            "help": "a keyword argument of the factory (repeatable)",
+            **kwargs,
+        },
+    )
 
 
 ENGINE_CHOICES = ("local", "ray")

@@ -36,13 +36,15 @@ def _json_safe(x):
     return x
 
 
-
 MARKER_FILE = ".pgc-output"  # written by pgc into every folder it creates; --force replaces only these
 # folders written before the marker existed (or before it named its command): file -> (key, prefix, command)
-_LEGACY_SIGNATURES = {"summary.json": ("format", "pgc-run/", "train"),
-                      "replicate.json": ("kind", "replicate", "replicate"),
-                      "report.json": ("format", "pgc-report/", "report"), "tune.json": ("format", "pgc-tune/", "tune"),
-                      "pipeline.json": ("format", "pgc-pipeline/", "pipeline")}
+_LEGACY_SIGNATURES = {
+    "summary.json": ("format", "pgc-run/", "train"),
+    "replicate.json": ("kind", "replicate", "replicate"),
+    "report.json": ("format", "pgc-report/", "report"),
+    "tune.json": ("format", "pgc-tune/", "tune"),
+    "pipeline.json": ("format", "pgc-pipeline/", "pipeline"),
+}
 
 
 class OutputDirError(UserError):
@@ -104,8 +106,9 @@ def _probe_writable(folder: Path) -> None:
         raise OutputDirError(f"cannot write to {folder}: {exc.strerror or exc}") from None
 
 
-def check_output_dir(path: str | Path, *, force: bool = False, update: bool = False,
-                     command: str | None = None) -> Path:
+def check_output_dir(
+    path: str | Path, *, force: bool = False, update: bool = False, command: str | None = None
+) -> Path:
     """Refuse an output folder pgc must not write; return it as given.
 
     Always refused: the working folder or any folder containing it, the home folder or any folder
@@ -163,14 +166,18 @@ def _check_replaceable(given: Path, *, force: bool, update: bool, command: str |
     action = "replace" if force or not update else "write into"
     if not is_pgc_output(given):
         if not (force or update):
-            raise OutputExistsError(f"{given} exists and is not empty (and was not written by pgc); choose another "
-                                    "output folder")
-        raise OutputDirError(f"{given} is not empty and was not written by pgc (no {MARKER_FILE} marker); "
-                             f"refusing to {action} it")
+            raise OutputExistsError(
+                f"{given} exists and is not empty (and was not written by pgc); choose another output folder"
+            )
+        raise OutputDirError(
+            f"{given} is not empty and was not written by pgc (no {MARKER_FILE} marker); refusing to {action} it"
+        )
     found = output_command(given) if command is not None else None
     if found != command:
-        raise OutputDirError(f"{given} was written by {'pgc ' + found if found else 'pgc (command unknown)'}, not "
-                             f"pgc {command}; refusing to {action} it (choose another output folder)")
+        raise OutputDirError(
+            f"{given} was written by {'pgc ' + found if found else 'pgc (command unknown)'}, not "
+            f"pgc {command}; refusing to {action} it (choose another output folder)"
+        )
     if not (force or update):
         raise OutputExistsError(f"{given} exists and is not empty (use --force to replace it)")
 
@@ -238,8 +245,10 @@ def output_lock(target: str | Path) -> Iterator[Path]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise OutputBusyError(f"{Path(target)} is being written by another process "
-                                  f"(lock {path} is held); try again when it has finished") from None
+            raise OutputBusyError(
+                f"{Path(target)} is being written by another process "
+                f"(lock {path} is held); try again when it has finished"
+            ) from None
         try:  # the previous holder removes the file on release: make sure ours is still the file there
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
@@ -289,7 +298,7 @@ def remove_stale_partials(target: str | Path) -> list[Path]:
     for p in sorted(siblings):
         if not p.name.startswith(target.name + "."):
             continue
-        m = _STALE.fullmatch(p.name[len(target.name):])
+        m = _STALE.fullmatch(p.name[len(target.name) :])
         if not m or _pid_alive(int(m.group(1))) or p.is_symlink() or not p.is_dir():
             continue
         if m.group(2) == "old" and not os.path.lexists(target):
@@ -353,8 +362,7 @@ def replace_directory_atomically(target: str | Path, command: str | None = None)
         remove_stale_partials(target)
         check_output_dir(target, force=True, command=command)
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f"{target.name}.pgc-{os.getpid()}-", suffix=".partial",
-                                    dir=target.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f"{target.name}.pgc-{os.getpid()}-", suffix=".partial", dir=target.parent))
         try:
             yield tmp
             write_marker(tmp, **({"command": command} if command else {}))
@@ -365,8 +373,9 @@ def replace_directory_atomically(target: str | Path, command: str | None = None)
             elif _exchange(tmp, target):
                 shutil.rmtree(tmp, ignore_errors=True)  # now the old folder
             else:
-                aside = Path(tempfile.mkdtemp(prefix=f"{target.name}.pgc-{os.getpid()}-", suffix=".old",
-                                              dir=target.parent))
+                aside = Path(
+                    tempfile.mkdtemp(prefix=f"{target.name}.pgc-{os.getpid()}-", suffix=".old", dir=target.parent)
+                )
                 os.rename(target, aside)  # replaces the empty placeholder
                 os.rename(tmp, target)
                 shutil.rmtree(aside, ignore_errors=True)

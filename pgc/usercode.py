@@ -31,10 +31,16 @@ from types import TracebackType
 OUR_PACKAGES = ("audit", "attacks", "pgc", "reports")
 _ROOT = Path(__file__).resolve().parent.parent
 _OURS = tuple(str(_ROOT / name) + os.sep for name in OUR_PACKAGES)
-_LIBRARY = tuple(sorted({os.path.realpath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
-                         if (p := sysconfig.get_paths().get(key))}
-                        | {os.path.realpath(p) + os.sep for p in sys.path
-                           if p and ("site-packages" in p or "dist-packages" in p)}))
+_LIBRARY = tuple(
+    sorted(
+        {
+            os.path.realpath(p) + os.sep
+            for key in ("stdlib", "platstdlib", "purelib", "platlib")
+            if (p := sysconfig.get_paths().get(key))
+        }
+        | {os.path.realpath(p) + os.sep for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
+    )
+)
 # files of modules a user named in a SPEC (module file → the SPEC as the user wrote it)
 _USER_MODULES: dict[str, str] = {}
 _REMOTE_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
@@ -50,7 +56,7 @@ def note_user_module(module: object, spec: str) -> None:
 
 
 def _side(filename: str) -> str:
-    """"ours", "user" or "library" for a source file name."""
+    """ "ours", "user" or "library" for a source file name."""
     if not filename or filename.startswith("<"):
         return "user" if filename in ("<stdin>", "<string>") else "library"
     path = os.path.realpath(filename)
@@ -91,8 +97,11 @@ def _frames(exc: BaseException) -> list[traceback.FrameSummary]:
             m = _REMOTE_FRAME.match(line)
             if m:
                 file, lineno = m["file"], int(m["line"])
-                frames.append(traceback.FrameSummary(file, lineno, m["name"].strip(),
-                                                     line=linecache.getline(file, lineno).strip() or None))
+                frames.append(
+                    traceback.FrameSummary(
+                        file, lineno, m["name"].strip(), line=linecache.getline(file, lineno).strip() or None
+                    )
+                )
     return frames
 
 
@@ -131,8 +140,9 @@ def user_code_failure(exc: BaseException) -> UserCodeFailure | None:
         call = f"{list(_USER_MODULES.values())[-1]} → {function} ({_shown_path(entry_frame.filename)})"
     else:
         call = f"{_shown_path(entry_frame.filename)} → {function}"
-    return UserCodeFailure(tuple(f for f, side in zip(frames, sides, strict=True) if side == "user"), call,
-                           _error_text(exc))
+    return UserCodeFailure(
+        tuple(f for f, side in zip(frames, sides, strict=True) if side == "user"), call, _error_text(exc)
+    )
 
 
 def _shown_path(filename: str) -> str:

@@ -26,8 +26,13 @@ __all__ = ["KINDS", "ReportInputError", "Source", "build_report", "load_sources"
 HTML_FILE, MD_FILE, JSON_FILE, FIGURE_DIR = "report.html", "report.md", "report.json", "figures"
 
 
-def build_report(inputs, out_dir: str | Path, *, title: str = "pgc-audit privacy report",
-                 shown_path: Callable[[Path], str] | None = None) -> dict[str, Path]:
+def build_report(
+    inputs,
+    out_dir: str | Path,
+    *,
+    title: str = "pgc-audit privacy report",
+    shown_path: Callable[[Path], str] | None = None,
+) -> dict[str, Path]:
     """Read ``inputs`` (run folders / result JSON files), write report.html, report.md, report.json
     and figures/*.png into ``out_dir``. Returns the written paths. Raises :class:`ReportInputError`.
     ``shown_path``: where the report says an input lies (inputs read from a folder that is moved later)."""

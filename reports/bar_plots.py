@@ -14,8 +14,12 @@ from .content import K_IN_NAME, SUMMARY_MAX_ROWS, BoundRow
 from .figure_kit import fit_titles, legend_below, new_figure, panels, system_family, wrap
 
 BOUNDS_MAX_ROWS = 40  # bars per panel of the bounds figure; the rest are in the table above it
-_VERDICT_COLOURS = {"consistent": "#2b8a3e", "violated": "#c92a2a", "unprotected channel": "#e67700",
-                    "inconclusive": "#1971c2"}
+_VERDICT_COLOURS = {
+    "consistent": "#2b8a3e",
+    "violated": "#c92a2a",
+    "unprotected channel": "#e67700",
+    "inconclusive": "#1971c2",
+}
 _ROW_INCHES, _LINE_INCHES, _PANEL_INCHES = 0.3, 0.15, 0.75  # a bar row, a label line, a panel's title and axis
 _TITLE_CHARS = 56  # a panel title's line: about the width of a headline panel's plot and labels at 8 points
 
@@ -62,12 +66,28 @@ def _ticks(ax, y, claims, caps, claim_label: str, cap_label: str, cap_colour: st
     """The claim (black tick) and the certifiable cap (grey tick) of each bar row, where finite."""
     drawn = [(yy, c) for yy, c in zip(y, claims, strict=False) if c is not None and math.isfinite(c)]
     if drawn:
-        ax.scatter([c for _, c in drawn], [yy for yy, _ in drawn], marker="|", s=230, color="black", linewidths=2.5,
-                   label=claim_label, zorder=3)
+        ax.scatter(
+            [c for _, c in drawn],
+            [yy for yy, _ in drawn],
+            marker="|",
+            s=230,
+            color="black",
+            linewidths=2.5,
+            label=claim_label,
+            zorder=3,
+        )
     drawn = [(yy, c) for yy, c in zip(y, caps, strict=False) if c is not None and math.isfinite(c)]
     if drawn:
-        ax.scatter([c for _, c in drawn], [yy for yy, _ in drawn], marker="|", s=180, color=cap_colour, linewidths=2,
-                   label=cap_label, zorder=2)
+        ax.scatter(
+            [c for _, c in drawn],
+            [yy for yy, _ in drawn],
+            marker="|",
+            s=180,
+            color=cap_colour,
+            linewidths=2,
+            label=cap_label,
+            zorder=2,
+        )
 
 
 def _bars(ax, labels: list[str], bounds: list[float], verdicts: list[str], fontsize: float) -> np.ndarray:
@@ -78,8 +98,9 @@ def _bars(ax, labels: list[str], bounds: list[float], verdicts: list[str], fonts
     ax.barh(y, bars, color=[verdict_colour(v) for v in verdicts], height=0.62)
     zero = [(yy, verdict_colour(v)) for yy, v, b in zip(y, verdicts, bounds, strict=False) if b == 0]
     if zero:
-        ax.scatter([0.0] * len(zero), [yy for yy, _ in zero], marker="s", s=40, c=[c for _, c in zero], zorder=3,
-                   clip_on=False)
+        ax.scatter(
+            [0.0] * len(zero), [yy for yy, _ in zero], marker="s", s=40, c=[c for _, c in zero], zorder=3, clip_on=False
+        )
     for yy, lb, b in zip(y, bounds, bars, strict=False):
         if not math.isfinite(lb):
             ax.text(b, yy, " ∞", va="center", fontsize=8)
@@ -116,17 +137,32 @@ def headline(summary: list[dict], system_of: dict[str, str] | None = None):
     system_of = system_of or {}
     groups = panels(summary, lambda r: system_family(system_of.get(r["group"])))
     shown = [(rows[:SUMMARY_MAX_ROWS], len(rows) - SUMMARY_MAX_ROWS) for _, rows in groups]
-    titles = [panel_title([system_of.get(r["group"]) for r in rows],
-                          f"(first {len(rows)} of {len(rows) + more} rows)" if more > 0 else "")
-              if len(shown) > 1 or more > 0 else "" for rows, more in shown]
+    titles = [
+        panel_title(
+            [system_of.get(r["group"]) for r in rows],
+            f"(first {len(rows)} of {len(rows) + more} rows)" if more > 0 else "",
+        )
+        if len(shown) > 1 or more > 0
+        else ""
+        for rows, more in shown
+    ]
     labels = [[wrap(f"{r['group']} · {r['family']}{drawn_channel(r)}", 42) for r in rows] for rows, _ in shown]
-    heights = [_rows_height(ls) + (0.45 if len(shown) > 1 else 0.25) + _LINE_INCHES * _lines(title, _TITLE_CHARS)
-               for ls, title in zip(labels, titles, strict=True)]
+    heights = [
+        _rows_height(ls) + (0.45 if len(shown) > 1 else 0.25) + _LINE_INCHES * _lines(title, _TITLE_CHARS)
+        for ls, title in zip(labels, titles, strict=True)
+    ]
     fig, axes = new_figure(5.6, sum(heights) + 0.95, nrows=len(shown), gridspec_kw={"height_ratios": heights})
     for ax, (rows, _), ls, _ in zip(axes[:, 0], shown, labels, titles, strict=True):
         y = _bars(ax, ls, [r["lower_bound"] for r in rows], [r["verdict"] for r in rows], 8)
-        _ticks(ax, y, [r.get("worst_claimed", r["claimed"]) for r in rows], [r["cap"] for r in rows],
-               "claimed ε (of the row drawn)", "certifiable cap", "#868e96")
+        _ticks(
+            ax,
+            y,
+            [r.get("worst_claimed", r["claimed"]) for r in rows],
+            [r["cap"] for r in rows],
+            "claimed ε (of the row drawn)",
+            "certifiable cap",
+            "#868e96",
+        )
     last = axes[-1, 0]
     last.set_xlabel("ε (audited lower bound: bar)", fontsize=8)
     handles = [h for ax in axes[:, 0] for h in ax.get_legend_handles_labels()[0]]
@@ -145,7 +181,7 @@ def _bound_labels(rows: list[BoundRow]) -> tuple[list[str], str]:
     for r in rows:
         prefix = f"{r.system} · " if r.system else None
         if prefix and r.subject.startswith(prefix):
-            pair = r.subject[len(prefix):]
+            pair = r.subject[len(prefix) :]
             key = keys.setdefault(pair, "abcdefghijklmnopqrstuvwxyz"[len(keys) % 26] * (1 + len(keys) // 26))
             labels.append(wrap(f"{r.system} · {r.channel} ({key})", 56))
         else:
@@ -161,19 +197,34 @@ def bounds(rows: list[BoundRow]):
     shown = [(name, rs[:BOUNDS_MAX_ROWS], len(rs) - BOUNDS_MAX_ROWS) for name, rs in groups]
     labelled = [_bound_labels(rs) for _, rs, _ in shown]
     titles = [panel_title([r.system for r in rs]) if len(shown) > 1 else "" for _, rs, _ in shown]
-    heights = [_rows_height(ls) + _PANEL_INCHES + _LINE_INCHES * (key.count("\n") + 1 if key else 0)
-               + _LINE_INCHES * _lines(title, 84) for (ls, key), title in zip(labelled, titles, strict=True)]
+    heights = [
+        _rows_height(ls)
+        + _PANEL_INCHES
+        + _LINE_INCHES * (key.count("\n") + 1 if key else 0)
+        + _LINE_INCHES * _lines(title, 84)
+        for (ls, key), title in zip(labelled, titles, strict=True)
+    ]
     fig, axes = new_figure(8.5, sum(heights) + 0.9, nrows=len(shown), gridspec_kw={"height_ratios": heights})
     for ax, (name, rs, more), (labels, key), _ in zip(axes[:, 0], shown, labelled, titles, strict=True):
         y = _bars(ax, labels, [r.lower_bound for r in rs], [r.verdict for r in rs], 7.5)
         _ticks(ax, y, [r.claimed for r in rs], [r.cap for r in rs], "claimed ε", "certifiable cap (budget)", "#adb5bd")
-        note = (f"\n{more} further row(s) of {'these systems' if name else 'these audits'} are in the table above"
-                if more > 0 else "")
+        note = (
+            f"\n{more} further row(s) of {'these systems' if name else 'these audits'} are in the table above"
+            if more > 0
+            else ""
+        )
         ax.set_xlabel("ε" + (f"\n{key}" if key else "") + note, fontsize=8, multialignment="left")
     handles = [h for ax in axes[:, 0] for h in ax.get_legend_handles_labels()[0]]
     handles = list({h.get_label(): h for h in handles}.values())
     handles += verdict_legend(r.verdict for _, rs, _ in shown for r in rs)
-    fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), fontsize=8, frameon=False,
-               title="Claimed ε vs observed lower bound (bar colour = verdict)", title_fontsize=11)
+    fig.legend(
+        handles=handles,
+        loc="outside upper center",
+        ncol=len(handles),
+        fontsize=8,
+        frameon=False,
+        title="Claimed ε vs observed lower bound (bar colour = verdict)",
+        title_fontsize=11,
+    )
     fit_titles(fig, [(ax, title, 9) for ax, title in zip(axes[:, 0], titles, strict=True) if title], 84)
     return fig

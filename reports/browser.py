@@ -16,9 +16,19 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--mute-audio",
+]
 
 _PROBE = """<script>
 window.__probe = {errors: [], images: []};
@@ -61,8 +71,9 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess:
         raise FileNotFoundError("chromium is not installed (Debian: apt-get install -y chromium)")
     with tempfile.TemporaryDirectory(prefix="pgc-chromium-") as profile:
         env = {**os.environ, "HOME": profile}
-        return subprocess.run([exe, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
-                              timeout=timeout, env=env)
+        return subprocess.run(
+            [exe, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=timeout, env=env
+        )
 
 
 def check_page(html_path: str | Path, timeout: float = 90) -> dict:
@@ -81,12 +92,20 @@ def check_page(html_path: str | Path, timeout: float = 90) -> dict:
     return json.loads(_html.unescape(m.group(1)))
 
 
-def screenshot(html_path: str | Path, png_path: str | Path, width: int = 1200, height: int = 4000,
-               timeout: float = 90) -> Path:
+def screenshot(
+    html_path: str | Path, png_path: str | Path, width: int = 1200, height: int = 4000, timeout: float = 90
+) -> Path:
     png = Path(png_path).resolve()
     png.parent.mkdir(parents=True, exist_ok=True)
-    proc = _run([f"--window-size={width},{height}", f"--screenshot={png}", "--virtual-time-budget=3000",
-                 Path(html_path).resolve().as_uri()], timeout)
+    proc = _run(
+        [
+            f"--window-size={width},{height}",
+            f"--screenshot={png}",
+            "--virtual-time-budget=3000",
+            Path(html_path).resolve().as_uri(),
+        ],
+        timeout,
+    )
     if not png.is_file():
         raise RuntimeError(f"chromium wrote no screenshot (exit {proc.returncode}): {proc.stderr[-800:]}")
     return png
@@ -109,8 +128,9 @@ window.addEventListener('load', function () {
 </script>"""
 
 
-def layout(html_path: str | Path, selectors: list[str], width: int = 1300, height: int = 900,
-           timeout: float = 90) -> dict:
+def layout(
+    html_path: str | Path, selectors: list[str], width: int = 1300, height: int = 900, timeout: float = 90
+) -> dict:
     """Where the elements matching ``selectors`` lie on the first screen of a ``width``×``height``
     window: {"viewport": [w, h], "elements": {selector: {top, bottom, left, right, height} or None}}."""
     page = Path(html_path).read_text()
@@ -126,16 +146,24 @@ def _probe_result(document: str, name: str, width: int, height: int, timeout: fl
     with tempfile.TemporaryDirectory(prefix="pgc-page-") as tmp:
         probe_file = Path(tmp) / f"{name}.html"
         probe_file.write_text(document)
-        proc = _run([f"--window-size={width},{height}", "--virtual-time-budget=5000", "--dump-dom",
-                     probe_file.as_uri()], timeout)
+        proc = _run(
+            [f"--window-size={width},{height}", "--virtual-time-budget=5000", "--dump-dom", probe_file.as_uri()],
+            timeout,
+        )
     m = re.search(rf'<pre id="__{name}">(.*?)</pre>', proc.stdout, re.S)
     if not m:
         raise RuntimeError(f"chromium did not run the {name} probe (exit {proc.returncode}): {proc.stderr[-800:]}")
     return json.loads(_html.unescape(m.group(1)))
 
 
-def screenshot_section(html_path: str | Path, png_path: str | Path, section_id: str, width: int = 1300,
-                       height: int = 900, timeout: float = 90) -> Path:
+def screenshot_section(
+    html_path: str | Path,
+    png_path: str | Path,
+    section_id: str,
+    width: int = 1300,
+    height: int = 900,
+    timeout: float = 90,
+) -> Path:
     """A screenshot of the folded section ``section_id`` opened, under the page title (the other
     sections hidden, so the section starts at the top of the window)."""
     page = Path(html_path).read_text()
@@ -201,9 +229,13 @@ def fit(html_path: str | Path, widths=(1280, 1920), selectors=(), height: int = 
     import html as _html
 
     page = Path(html_path).read_text()
-    frames = "".join(f'<iframe data-width="{int(w)}" style="display:block;border:0;width:{int(w)}px;'
-                     f'height:{int(height)}px" srcdoc="{_html.escape(page, quote=True)}"></iframe>' for w in widths)
+    frames = "".join(
+        f'<iframe data-width="{int(w)}" style="display:block;border:0;width:{int(w)}px;'
+        f'height:{int(height)}px" srcdoc="{_html.escape(page, quote=True)}"></iframe>'
+        for w in widths
+    )
     probe = _FIT_PROBE % json.dumps(list(selectors))
-    document = (f"<!DOCTYPE html><html><head><meta charset='utf-8'>{probe}</head>"
-                f"<body style='margin:0'>{frames}</body></html>")
+    document = (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'>{probe}</head><body style='margin:0'>{frames}</body></html>"
+    )
     return _probe_result(document, "fit", max(widths), int(height), timeout)

@@ -157,8 +157,14 @@ class Findings:
     warnings: list[dict] = field(default_factory=list)  # {level, title, text}
 
     def __bool__(self) -> bool:
-        return bool(self.bounds or self.attacks or self.adversarial or self.system_audits or self.bandit_regret
-                    or self.bandit_attacks)
+        return bool(
+            self.bounds
+            or self.attacks
+            or self.adversarial
+            or self.system_audits
+            or self.bandit_regret
+            or self.bandit_attacks
+        )
 
 
 @dataclass
@@ -215,18 +221,35 @@ def holm_family(rows: list[BoundRow]) -> dict:
     alpha = 1.0 - (min(confs) if confs else 0.95)
     family = family_verdict([r.row for r in members], alpha)
     outside = sum(1 for a in family.adjusted if a is None) + len(rows) - len(members)
-    out = {"alpha": alpha, "size": family.size, "excluded": outside, "significant": [],
-           "method": "holm", "verdict": str(family.verdict)}
+    out = {
+        "alpha": alpha,
+        "size": family.size,
+        "excluded": outside,
+        "significant": [],
+        "method": "holm",
+        "verdict": str(family.verdict),
+    }
     for r, rejected, adjusted in zip(members, family.rejected, family.adjusted, strict=True):
         if adjusted is None:
             continue
         r.holm_significant = rejected
-        r.notes.append(f"p = {r.p_value:.3g}, Holm-adjusted {adjusted:.3g}" if r.p_value is not None
-                       else "claim contradicts itself: rejected outright")
+        r.notes.append(
+            f"p = {r.p_value:.3g}, Holm-adjusted {adjusted:.3g}"
+            if r.p_value is not None
+            else "claim contradicts itself: rejected outright"
+        )
         if rejected:
-            out["significant"].append({"subject": r.subject, "channel": r.channel, "verdict": r.verdict,
-                                       "p_value": r.p_value, "adjusted_p_value": adjusted, "model": r.model,
-                                       "covered": r.covered})
+            out["significant"].append(
+                {
+                    "subject": r.subject,
+                    "channel": r.channel,
+                    "verdict": r.verdict,
+                    "p_value": r.p_value,
+                    "adjusted_p_value": adjusted,
+                    "model": r.model,
+                    "covered": r.covered,
+                }
+            )
     return out
 
 
@@ -274,8 +297,9 @@ def has_own_section(header: dict) -> bool:
 def section_audits(c: ReportContent, section: str) -> list[dict]:
     """The system audits whose system names ``section``: the run's own, then the committed references
     (marked ``reference``)."""
-    return ([h for h in c.own.system_audits if h.get("report_section") == section]
-            + [{**h, "reference": True} for h in c.reference.system_audits if h.get("report_section") == section])
+    return [h for h in c.own.system_audits if h.get("report_section") == section] + [
+        {**h, "reference": True} for h in c.reference.system_audits if h.get("report_section") == section
+    ]
 
 
 def is_bandit_audit(header: dict) -> bool:
@@ -288,14 +312,18 @@ def base_channel(channel: str) -> str:
     return " ".join(K_IN_NAME.sub(" ", channel.split(" (k=")[0]).split())
 
 
-
 def per_submission_claim(row: BoundRow, rows: list[BoundRow]) -> float | None:
     """The claim of ONE submission for a k-submission row: the claim of the k = 1 row of the same result,
     subject and base channel (e.g. "gradient" for "gradient×3"); else the row's own claim."""
     base = base_channel(row.channel)
     for r in rows:
-        if (r.source == row.source and r.subject == row.subject and not r.k and r.channel.strip() == base
-                and r.claimed is not None):
+        if (
+            r.source == row.source
+            and r.subject == row.subject
+            and not r.k
+            and r.channel.strip() == base
+            and r.claimed is not None
+        ):
             return r.claimed if math.isfinite(r.claimed) else None
     if row.claimed is not None and math.isfinite(row.claimed) and "split" not in row.channel:
         return row.claimed / row.k if row.k and "compos" in " ".join(row.notes) else row.claimed
@@ -333,16 +361,35 @@ def summary_rows(f: Findings) -> list[dict]:
         worst = max(rows, key=lambda b: b.lower_bound)
         claims = sorted({b.claimed for b in rows if b.claimed is not None and math.isfinite(b.claimed)})
         accountant = next((b.accountant for b in rows if b.accountant is not None), None)
-        out.append({"group": group, "family": family, "channel_label": channel_label(family, worst), "claimed": claim,
-                    "claims": claims, "accountant": accountant,
-                    "lower_bound": worst.lower_bound, "cap": worst.cap, "worst_subject": worst.subject,
-                    "worst_channel": worst.channel, "worst_claimed": worst.claimed, "rows": len(rows),
-                    "verdict": str(worst_verdict(b.verdict for b in rows)), "holm": holm_outcome(rows),
-                    "outside_claim": worst.outside_claim, "budget_limited": worst.budget_limited})
+        out.append(
+            {
+                "group": group,
+                "family": family,
+                "channel_label": channel_label(family, worst),
+                "claimed": claim,
+                "claims": claims,
+                "accountant": accountant,
+                "lower_bound": worst.lower_bound,
+                "cap": worst.cap,
+                "worst_subject": worst.subject,
+                "worst_channel": worst.channel,
+                "worst_claimed": worst.claimed,
+                "rows": len(rows),
+                "verdict": str(worst_verdict(b.verdict for b in rows)),
+                "holm": holm_outcome(rows),
+                "outside_claim": worst.outside_claim,
+                "budget_limited": worst.budget_limited,
+            }
+        )
     order = {"mechanism": 0, "self-test": 1, "honest aggregator": 2, "adversarial aggregator": 3}
     fam_order = {"output": 0, "gradient": 1, "score": 2, "timing": 3, "all": 4}
-    out.sort(key=lambda r: (order.get(r["group"], 5), r["group"], math.inf if r["claimed"] is None else r["claimed"],
-                            fam_order.get(r["family"], 5), r["family"]))
+    out.sort(
+        key=lambda r: (
+            order.get(r["group"], 5),
+            r["group"],
+            math.inf if r["claimed"] is None else r["claimed"],
+            fam_order.get(r["family"], 5),
+            r["family"],
+        )
+    )
     return out
-
-

@@ -26,10 +26,11 @@ def breakable(x) -> str:
     :data:`LONG_WORD` characters of a stretch without one. A long system name then wraps inside a narrow
     table column instead of widening the table; a composition ("score ×3") stays on its channel's line. The text
     itself is unchanged."""
+
     def word(w: str) -> str:
         if len(w) <= LONG_WORD:
             return esc(w)
-        pieces = [p[i:i + LONG_WORD] for p in NAME_BREAK.split(w) if p for i in range(0, len(p), LONG_WORD)]
+        pieces = [p[i : i + LONG_WORD] for p in NAME_BREAK.split(w) if p for i in range(0, len(p), LONG_WORD)]
         return "<wbr>".join(esc(p) for p in pieces)
 
     text = "".join(word(w) if i % 2 == 0 else w for i, w in enumerate(re.split(r"(\s+)", str(x))))
@@ -100,8 +101,13 @@ class Document:
         self.html.append(f"<p{c}>{esc(text)}</p>")
         self.md.append(md(text) + "\n")
 
-    def table(self, header: list[str], rows: list[list], numeric: set[int] | None = None,
-              classes: list[dict[int, str]] | None = None) -> None:
+    def table(
+        self,
+        header: list[str],
+        rows: list[list],
+        numeric: set[int] | None = None,
+        classes: list[dict[int, str]] | None = None,
+    ) -> None:
         numeric = numeric or set()
         h = ["<table><thead><tr>" + "".join(f"<th>{breakable(c)}</th>" for c in header) + "</tr></thead><tbody>"]
         for i, row in enumerate(rows):
@@ -129,8 +135,10 @@ class Document:
             name, n = f"{stem}_{n}.png", n + 1
         self.figures[name] = png
         b64 = base64.b64encode(png).decode("ascii")
-        self.html.append(f'<figure><img alt="{esc(caption)}" src="data:image/png;base64,{b64}">'
-                         f"<figcaption>{esc(caption)}</figcaption></figure>")
+        self.html.append(
+            f'<figure><img alt="{esc(caption)}" src="data:image/png;base64,{b64}">'
+            f"<figcaption>{esc(caption)}</figcaption></figure>"
+        )
         self.md.append(f"![{md(caption)}](figures/{name})\n\n*{md(caption)}*\n")
 
     def warning(self, level: str, title: str, text: str) -> None:
@@ -147,8 +155,9 @@ class Document:
         ``lead`` that says what it shows; in Markdown a heading and the sentence."""
         c = f' class="{cls}"' if cls else ""
         o = " open" if opened else ""
-        self.html.append(f'<details id="{esc(anchor)}"{c}{o}><summary>{esc(title)}</summary>'
-                         f'<p class="lead">{esc(lead)}</p>')
+        self.html.append(
+            f'<details id="{esc(anchor)}"{c}{o}><summary>{esc(title)}</summary><p class="lead">{esc(lead)}</p>'
+        )
         self.md.append(f"\n{'#' * level} {md(title)}\n\n*{md(lead)}*\n")
         try:
             yield

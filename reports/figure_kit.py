@@ -53,8 +53,7 @@ def keep_figures():
 def new_figure(width: float, height: float, nrows: int = 1, ncols: int = 1, **kw):
     """A figure with a constrained layout (axes shrink to make room for labels, titles and outside legends),
     drawn at the DPI it is saved at; its axes as a 2-D array."""
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", dpi=DPI, squeeze=False,
-                             **kw)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", dpi=DPI, squeeze=False, **kw)
     return fig, axes
 
 
@@ -141,8 +140,9 @@ def legend_right(ax, fontsize: float = 7, width: int = 42, **kw):
     handles, labels = _entries(ax, kw, width)
     if not handles:
         return None
-    return ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
-                     fontsize=fontsize, **kw)
+    return ax.legend(
+        handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=fontsize, **kw
+    )
 
 
 def legend_below(ax, below_inches: float, fontsize: float = 7, width: int = 42, **kw):
@@ -152,8 +152,17 @@ def legend_below(ax, below_inches: float, fontsize: float = 7, width: int = 42, 
     if not handles:
         return None
     where = ax.transAxes + ScaledTranslation(0, -below_inches, ax.figure.dpi_scale_trans)
-    return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-                     bbox_transform=where, borderaxespad=0.0, fontsize=fontsize, frameon=False, **kw)
+    return ax.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        bbox_transform=where,
+        borderaxespad=0.0,
+        fontsize=fontsize,
+        frameon=False,
+        **kw,
+    )
 
 
 _FAMILY = re.compile(r"[^\s\-]+")

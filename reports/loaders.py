@@ -25,12 +25,31 @@ from typing import Any
 import pgc.schemas as schemas
 from pgc.errors import UserError
 
-KINDS = ("train", "replicate", "audit", "system-audit", "attack", "tune", "mitigations-utility", "bandit-regret",
-         "bandit-attack", "thesis-membership", "thesis-map-recovery", "ldp-bench")
+KINDS = (
+    "train",
+    "replicate",
+    "audit",
+    "system-audit",
+    "attack",
+    "tune",
+    "mitigations-utility",
+    "bandit-regret",
+    "bandit-attack",
+    "thesis-membership",
+    "thesis-map-recovery",
+    "ldp-bench",
+)
 RUN_FORMAT = schemas.RUN_FORMAT
 COMMITTED_RESULTS = Path(__file__).resolve().parents[1] / "results"
-_FOLDER_CANDIDATES = ("result.json", "audit.json", "attack.json", "replicate.json", "tune.json", "utility.json",
-                      "summary.json")
+_FOLDER_CANDIDATES = (
+    "result.json",
+    "audit.json",
+    "attack.json",
+    "replicate.json",
+    "tune.json",
+    "utility.json",
+    "summary.json",
+)
 
 
 class ReportInputError(UserError):
@@ -101,8 +120,10 @@ def _typed(path: Path, data: Any) -> schemas.Result:
     except schemas.SchemaError as exc:
         raise ReportInputError(str(exc)) from None
     if result.KIND not in KINDS + ("pipeline",):
-        raise ReportInputError(f"{path}: kind {result.KIND!r} (format_version {result.format_version}) is not "
-                               f"read by a report; a report reads {', '.join(KINDS)} (or a pgc train run folder)")
+        raise ReportInputError(
+            f"{path}: kind {result.KIND!r} (format_version {result.format_version}) is not "
+            f"read by a report; a report reads {', '.join(KINDS)} (or a pgc train run folder)"
+        )
     return result
 
 
@@ -119,14 +140,18 @@ def load_source(spec: str | Path, _depth: int = 0) -> list[Source]:
         run_summary = path / "summary.json"
         candidates = [path / name for name in _FOLDER_CANDIDATES if (path / name).is_file()]
         if not candidates:
-            raise ReportInputError(f"{path} is a folder without a result file "
-                                   "(expected a pgc run folder with summary.json, or one of "
-                                   f"{', '.join(_FOLDER_CANDIDATES)})")
+            raise ReportInputError(
+                f"{path} is a folder without a result file "
+                "(expected a pgc run folder with summary.json, or one of "
+                f"{', '.join(_FOLDER_CANDIDATES)})"
+            )
         if run_summary.is_file():
             candidates = [run_summary]
         elif len(candidates) > 1:
-            raise ReportInputError(f"{path} holds several result files ({', '.join(c.name for c in candidates)}); "
-                                   "name the file to report on")
+            raise ReportInputError(
+                f"{path} holds several result files ({', '.join(c.name for c in candidates)}); "
+                "name the file to report on"
+            )
         file = candidates[0]
     else:
         file = path

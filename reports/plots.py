@@ -59,8 +59,9 @@ def composition_figure(rows: list[BoundRow]) -> bytes:
         rs = sorted(rs, key=lambda r: r.k or 1)
         ks = [r.k or 1 for r in rs]
         ax.plot(ks, [r.lower_bound for r in rs], "o-", color=col, label=f"ε_LB {label}")
-        claims = [(k, r.claimed) for k, r in zip(ks, rs, strict=True) if r.claimed is not None
-                  and math.isfinite(r.claimed)]
+        claims = [
+            (k, r.claimed) for k, r in zip(ks, rs, strict=True) if r.claimed is not None and math.isfinite(r.claimed)
+        ]
         if claims:
             ax.plot([k for k, _ in claims], [c for _, c in claims], "x--", color=col, alpha=0.7)
         caps = [(k, r.cap) for k, r in zip(ks, rs, strict=True) if r.cap and math.isfinite(r.cap)]
@@ -69,8 +70,9 @@ def composition_figure(rows: list[BoundRow]) -> bytes:
     ax.plot([], [], "x--", color="grey", label="claim (kε for k full-ε submissions)")
     ax.plot([], [], "_", color="#868e96", markersize=14, label="certifiable cap")
     ax.set_xticks(sorted({r.k or 1 for r in rows}))
-    return _finished(fig, ax, "k submissions from the same environment", "ε",
-                     "Composition: observed ε lower bound vs k")
+    return _finished(
+        fig, ax, "k submissions from the same environment", "ε", "Composition: observed ε lower bound vs k"
+    )
 
 
 def _attack_groups(rows: list[AttackRow]) -> dict[tuple, list[AttackRow]]:
@@ -107,11 +109,21 @@ def attack_figure(rows: list[AttackRow]) -> bytes:
         acc = [r.accuracy for r in rs]
         err = None
         if all(r.ci_low is not None and r.ci_high is not None for r in rs):
-            err = np.array([[a - r.ci_low for a, r in zip(acc, rs, strict=True)],
-                            [r.ci_high - a for a, r in zip(acc, rs, strict=True)]])
+            err = np.array(
+                [
+                    [a - r.ci_low for a, r in zip(acc, rs, strict=True)],
+                    [r.ci_high - a for a, r in zip(acc, rs, strict=True)],
+                ]
+            )
             err = np.clip(err, 0, None)
-        ax.errorbar([xpos(r.epsilon) for r in rs], acc, yerr=err, marker="o", capsize=3,
-                    label=f"{attacker} [{channels}] k={k}" + (f" {setting}" if setting else ""))
+        ax.errorbar(
+            [xpos(r.epsilon) for r in rs],
+            acc,
+            yerr=err,
+            marker="o",
+            capsize=3,
+            label=f"{attacker} [{channels}] k={k}" + (f" {setting}" if setting else ""),
+        )
         if cands:
             ks_cands.add((k, cands))
         chance = next((r.chance for r in rs if r.chance is not None), None)
@@ -119,8 +131,14 @@ def attack_figure(rows: list[AttackRow]) -> bytes:
             ax.axhline(chance, color="grey", ls=":", lw=1)
     grid = np.geomspace(max(lo / 1.5, 1e-3), hi * 1.2, 200)
     for k, cands in sorted(ks_cands):
-        ax.plot(grid, [ldp_ceiling(e, k, cands) for e in grid], "--", lw=1.2, alpha=0.8,
-                label=f"ε-LDP ceiling k={k}, |Ψ|={cands}")
+        ax.plot(
+            grid,
+            [ldp_ceiling(e, k, cands) for e in grid],
+            "--",
+            lw=1.2,
+            alpha=0.8,
+            label=f"ε-LDP ceiling k={k}, |Ψ|={cands}",
+        )
     if not ks_cands:
         ceil_pts = sorted((xpos(r.epsilon), r.ceiling) for r in rows if r.ceiling is not None)
         if ceil_pts:
@@ -147,8 +165,13 @@ def learning_curves_figure(curves: list[dict]) -> bytes:
         stacked = np.full((len(mus), n), np.nan)
         for j, m in enumerate(mus):
             stacked[j, : m.size] = m
-        ax.plot(np.arange(n) + 10, np.nanmedian(stacked, axis=0), color=col, lw=1.8,
-                label=f"{c['label']} (median of {len(mus)})")
+        ax.plot(
+            np.arange(n) + 10,
+            np.nanmedian(stacked, axis=0),
+            color=col,
+            lw=1.8,
+            label=f"{c['label']} (median of {len(mus)})",
+        )
     target = curves[0].get("target") if curves else None
     if target is not None:
         ax.axhline(target, color="black", ls="--", lw=1, label=f"target Θ = {target:g}")
@@ -161,12 +184,19 @@ def success_ratio_figure(curves: list[dict]) -> bytes:
     for c in curves[:10]:
         ax.step(c["n"], c["ratio"], where="post", label=c["label"])
     ax.set_ylim(-0.02, 1.02)
-    return _finished(fig, ax, "submission n", "success ratio (eq. 27)",
-                     "Success ratio: fraction of trials with FST ≤ n")
+    return _finished(
+        fig, ax, "submission n", "success ratio (eq. 27)", "Success ratio: fraction of trials with FST ≤ n"
+    )
 
 
-def pareto_figure(points: list[dict], front: set[int], utility_name: str, privacy_name: str,
-                  constraint: float | None = None, pruned: list[dict] | None = None) -> bytes:
+def pareto_figure(
+    points: list[dict],
+    front: set[int],
+    utility_name: str,
+    privacy_name: str,
+    constraint: float | None = None,
+    pruned: list[dict] | None = None,
+) -> bytes:
     """Utility vs privacy per completed trial; the Pareto front joined; colour = mechanism."""
     fig, axes = new_figure(9.5, 4.6)
     ax = axes[0, 0]
@@ -180,26 +210,62 @@ def pareto_figure(points: list[dict], front: set[int], utility_name: str, privac
 
     for m in mechs:
         ps = [p for p in points if p["mechanism"] == m]
-        ax.scatter([xpos(p["privacy"]) for p in ps], [p["utility"] for p in ps], s=28, alpha=0.55,
-                   color=colours[m], label=f"{m} trials")
+        ax.scatter(
+            [xpos(p["privacy"]) for p in ps],
+            [p["utility"] for p in ps],
+            s=28,
+            alpha=0.55,
+            color=colours[m],
+            label=f"{m} trials",
+        )
     if pruned:
-        ax.scatter([xpos(p["privacy"]) for p in pruned], [p["utility"] for p in pruned], marker="x", s=22,
-                   color="#adb5bd", label=f"pruned ({len(pruned)}, intermediate value)")
+        ax.scatter(
+            [xpos(p["privacy"]) for p in pruned],
+            [p["utility"] for p in pruned],
+            marker="x",
+            s=22,
+            color="#adb5bd",
+            label=f"pruned ({len(pruned)}, intermediate value)",
+        )
     fp = sorted((p for p in points if p["number"] in front), key=lambda p: xpos(p["privacy"]))
     if fp:
-        ax.plot([xpos(p["privacy"]) for p in fp], [p["utility"] for p in fp], "-", color="black", lw=1.2,
-                drawstyle="steps-post", label="Pareto front")
-        ax.scatter([xpos(p["privacy"]) for p in fp], [p["utility"] for p in fp], s=70, facecolors="none",
-                   edgecolors="black", linewidths=1.5)
+        ax.plot(
+            [xpos(p["privacy"]) for p in fp],
+            [p["utility"] for p in fp],
+            "-",
+            color="black",
+            lw=1.2,
+            drawstyle="steps-post",
+            label="Pareto front",
+        )
+        ax.scatter(
+            [xpos(p["privacy"]) for p in fp],
+            [p["utility"] for p in fp],
+            s=70,
+            facecolors="none",
+            edgecolors="black",
+            linewidths=1.5,
+        )
         for p in fp:  # the trial number left of its point, above the front's step
-            ax.annotate(f"#{p['number']}", (xpos(p["privacy"]), p["utility"]), fontsize=7, xytext=(-6, 5),
-                        textcoords="offset points", ha="right")
+            ax.annotate(
+                f"#{p['number']}",
+                (xpos(p["privacy"]), p["utility"]),
+                fontsize=7,
+                xytext=(-6, 5),
+                textcoords="offset points",
+                ha="right",
+            )
     if constraint is not None:
         ax.axhline(constraint, color="#c92a2a", ls="--", lw=1, label=f"constraint ≥ {constraint:g}")
     ax.set_xscale("log")
     ax.margins(y=0.12)
-    return _finished(fig, ax, privacy_name + " (lower = more private)", utility_name + " (higher = more useful)",
-                     "Tuning: utility vs privacy")
+    return _finished(
+        fig,
+        ax,
+        privacy_name + " (lower = more private)",
+        utility_name + " (higher = more useful)",
+        "Tuning: utility vs privacy",
+    )
 
 
 def adversarial_curve_figure(points: list[dict]) -> bytes:
@@ -215,10 +281,15 @@ def adversarial_curve_figure(points: list[dict]) -> bytes:
     settings = list(dict.fromkeys(k[1:] for k in keys))
     for model, channel, eps in keys:
         pts = sorted(groups[(model, channel, eps)], key=lambda p: p["delta_psi"])
-        ax.plot([p["delta_psi"] for p in pts], [p["ratio"] for p in pts], marker="o", ms=3.5,
-                ls="-" if model == "adversarial" else "--",
-                color=colours[settings.index((channel, eps)) % len(colours)],
-                label=f"{model} · {channel} · ε={fmt_eps(eps)}")
+        ax.plot(
+            [p["delta_psi"] for p in pts],
+            [p["ratio"] for p in pts],
+            marker="o",
+            ms=3.5,
+            ls="-" if model == "adversarial" else "--",
+            color=colours[settings.index((channel, eps)) % len(colours)],
+            label=f"{model} · {channel} · ε={fmt_eps(eps)}",
+        )
     ax.axhline(1.0, color="black", lw=0.8, ls=":", label="ε_LB = ε (claim reached)")
     ax.set_xscale("log")
     ax.set_xlabel("Δψ = |ψ' − ψ|")
@@ -236,7 +307,7 @@ def bandit_regret_figure(curves: list[dict]) -> bytes:
     for c in curves:
         if not c["t"]:
             continue
-        line, = ax.plot(c["t"], c["regret"], label=c["label"], lw=1.6)
+        (line,) = ax.plot(c["t"], c["regret"], label=c["label"], lw=1.6)
         ax.fill_between(c["t"], c["lower"], c["upper"], color=line.get_color(), alpha=0.2, lw=0)
     ax.set_xlabel("round t")
     ax.set_ylabel("group regret / t")
@@ -259,12 +330,22 @@ def privacy_cost_figure(cost: list[dict], fit: dict | None) -> bytes:
     if len(pts):
         grid = np.geomspace(m.min(), m.max(), 50)
         if fit is not None and fit.get("intercept") is not None:
-            ax.plot(grid, np.exp(fit["intercept"]) * grid ** fit["exponent"], color="#1c7ed6",
-                    label=f"fit: M^{fit['exponent']:.3g}")
-        for (name, exponent), style in zip(sorted((fit or {}).get("theory", {}).items()), ("--", ":", "-."),
-                                           strict=False):
-            ax.plot(grid, y[0] * (grid / m[0]) ** exponent, style, color="#868e96",
-                    label=f"{name.removesuffix('_M_exponent').replace('_', ' ')}: M^{exponent:g}")
+            ax.plot(
+                grid,
+                np.exp(fit["intercept"]) * grid ** fit["exponent"],
+                color="#1c7ed6",
+                label=f"fit: M^{fit['exponent']:.3g}",
+            )
+        for (name, exponent), style in zip(
+            sorted((fit or {}).get("theory", {}).items()), ("--", ":", "-."), strict=False
+        ):
+            ax.plot(
+                grid,
+                y[0] * (grid / m[0]) ** exponent,
+                style,
+                color="#868e96",
+                label=f"{name.removesuffix('_M_exponent').replace('_', ' ')}: M^{exponent:g}",
+            )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("number of silos M")
@@ -284,16 +365,36 @@ def _tradeoff_panel(ax, curves: list[dict], alpha: np.ndarray) -> None:
         colour = plt.cm.tab10(i % 10)
         channel = c["label"].rsplit(" [", 1)[-1].rstrip("]") if " [" in c["label"] else c["label"]
         if "profile" in c:
-            ax.plot(alpha, profile_tradeoff(alpha, c["profile"]), color=colour, lw=1.4,
-                    label=f"[{channel}] claimed privacy profile")
-            corner = (f"[{channel}] certified corner: ε ≥ {fmt_eps(c['profile_epsilon_lower_bound'])} at "
-                      f"δ = {c['profile_delta']:.2g} ({c['verdict']})")
+            ax.plot(
+                alpha,
+                profile_tradeoff(alpha, c["profile"]),
+                color=colour,
+                lw=1.4,
+                label=f"[{channel}] claimed privacy profile",
+            )
+            corner = (
+                f"[{channel}] certified corner: ε ≥ {fmt_eps(c['profile_epsilon_lower_bound'])} at "
+                f"δ = {c['profile_delta']:.2g} ({c['verdict']})"
+            )
         else:
-            ax.plot(alpha, norm.cdf(norm.isf(alpha) - c["claimed_mu"]), color=colour, lw=1.4,
-                    label=f"[{channel}] claimed μ = {fmt_eps(c['claimed_mu'])}")
+            ax.plot(
+                alpha,
+                norm.cdf(norm.isf(alpha) - c["claimed_mu"]),
+                color=colour,
+                lw=1.4,
+                label=f"[{channel}] claimed μ = {fmt_eps(c['claimed_mu'])}",
+            )
             corner = f"[{channel}] certified corner: μ ≥ {fmt_eps(c['mu_lower_bound'])} ({c['verdict']})"
-        ax.plot([c["fpr_upper"]], [c["fnr_upper"]], marker="s", ls="none", color=verdict_colour(c["verdict"]),
-                markeredgecolor=colour, markersize=8, label=corner)
+        ax.plot(
+            [c["fpr_upper"]],
+            [c["fnr_upper"]],
+            marker="s",
+            ls="none",
+            color=verdict_colour(c["verdict"]),
+            markeredgecolor=colour,
+            markersize=8,
+            label=corner,
+        )
         ax.add_patch(plt.Rectangle((0, 0), c["fpr_upper"], c["fnr_upper"], alpha=0.08, color=colour))
     ax.plot([0, 1], [1, 0], color="#adb5bd", lw=0.8, ls=":", label="no privacy lost (β = 1 − α)")
     ax.set_xlim(0, 1)
@@ -317,7 +418,7 @@ def tradeoff_figure(curves: list[dict]) -> bytes:
         _tradeoff_panel(ax, cs, alpha)
         ax.set_title(wrap(system, 40), fontsize=9)
         legend_below(ax, 0.5, width=46)
-    for ax in list(axes.flat)[len(systems):]:
+    for ax in list(axes.flat)[len(systems) :]:
         ax.set_visible(False)
     fig.suptitle("Claimed trade-off curves and certified regions")
     return _png(fig)

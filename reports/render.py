@@ -56,9 +56,12 @@ def bound_json(b) -> dict:
     """A bound row of the report's JSON: its fields, and from the audit's row its verdict's reason and power."""
     out = {k: v for k, v in asdict(b).items() if k != "row"}
     row = b.row
-    out.update(budget_limited=b.budget_limited, verdict_reason=row.verdict_reason if row else None,
-               detectable_epsilon=row.detectable_epsilon if row else None,
-               detectable_delta=row.detectable_delta if row else None)
+    out.update(
+        budget_limited=b.budget_limited,
+        verdict_reason=row.verdict_reason if row else None,
+        detectable_epsilon=row.detectable_epsilon if row else None,
+        detectable_delta=row.detectable_delta if row else None,
+    )
     return out
 
 
@@ -66,12 +69,20 @@ def _first_screen(doc: Document, c: ReportContent, verdict: str) -> None:
     """Verdict card, summary table and headline figure: what a reader needs in the first minute."""
     f = c.own
     n_ref = sum(1 for s in c.sources if s.reference)
-    note = (f"From this run's {len(c.sources) - n_ref} input(s)"
-            + (f"; {n_ref} committed reference result(s) are shown apart in the References section"
-               + (" (federated-bandit results in their own section, marked reference)." if c.reference.bandit_regret
-                  or c.reference.bandit_attacks else ".") if n_ref else "."))
-    doc.raw_html(f"<div class='verdict-card {verdict_class(verdict)}'><b>Verdict:</b> {esc(verdict)}"
-                 f"<small>{esc(note)}</small></div>")
+    note = f"From this run's {len(c.sources) - n_ref} input(s)" + (
+        f"; {n_ref} committed reference result(s) are shown apart in the References section"
+        + (
+            " (federated-bandit results in their own section, marked reference)."
+            if c.reference.bandit_regret or c.reference.bandit_attacks
+            else "."
+        )
+        if n_ref
+        else "."
+    )
+    doc.raw_html(
+        f"<div class='verdict-card {verdict_class(verdict)}'><b>Verdict:</b> {esc(verdict)}"
+        f"<small>{esc(note)}</small></div>"
+    )
     doc.md.append(f"**Verdict:** {md(verdict)}\n\n*{md(note)}*\n")
     doc.raw_html("<div class='first'><div>")
     doc.md.append("\n## Summary\n")
@@ -79,9 +90,12 @@ def _first_screen(doc: Document, c: ReportContent, verdict: str) -> None:
     doc.raw_html("</div><div>")
     if rows:
         system_of = {b.group or b.subject: b.system for b in f.bounds if b.system}
-        doc.figure("headline.png", plots.headline_figure(rows, system_of),
-                   "Per observer and channel: the largest audited ε lower bound (bar, colour = verdict), the claimed ε "
-                   "(black tick) and the largest ε the sample budget can certify (grey tick).")
+        doc.figure(
+            "headline.png",
+            plots.headline_figure(rows, system_of),
+            "Per observer and channel: the largest audited ε lower bound (bar, colour = verdict), the claimed ε "
+            "(black tick) and the largest ε the sample budget can certify (grey tick).",
+        )
     doc.raw_html("</div></div>")
 
 
@@ -99,21 +113,34 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
     _first_screen(doc, c, verdict)
     for section in SECTIONS:
         section.render(doc, c)
-    page = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-            f"<title>{esc(title)}</title><style>{_CSS}</style></head><body><main>"
-            + "\n".join(doc.html) + "</main></body></html>\n")
+    page = (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>"
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body><main>"
+        + "\n".join(doc.html)
+        + "</main></body></html>\n"
+    )
     markdown = "\n".join(doc.md)
     summary = {
-        "format": FORMAT, "generated": now, "verdict": verdict,
-        "inputs": [{"kind": s.kind, "label": s.label, "path": s.shown_path, "reference": s.reference}
-                   for s in c.sources],
+        "format": FORMAT,
+        "generated": now,
+        "verdict": verdict,
+        "inputs": [
+            {"kind": s.kind, "label": s.label, "path": s.shown_path, "reference": s.reference} for s in c.sources
+        ],
         "warnings": c.own.warnings,
         "family": c.own.family,
         "summary": summary_rows(c.own),
         "bounds": [bound_json(b) for b in c.bounds],
-        "attacks": [{**asdict(a), "above_ceiling": a.above_ceiling, "uses_side_channel": a.uses_side_channel,
-                     "attacker_defect": a.attacker_defect} for a in c.attacks],
+        "attacks": [
+            {
+                **asdict(a),
+                "above_ceiling": a.above_ceiling,
+                "uses_side_channel": a.uses_side_channel,
+                "attacker_defect": a.attacker_defect,
+            }
+            for a in c.attacks
+        ],
         "adversarial": c.own.adversarial + c.reference.adversarial,
         "system_audits": c.own.system_audits + c.reference.system_audits,
         "bandit_attacks": c.own.bandit_attacks + c.reference.bandit_attacks,
@@ -121,9 +148,15 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
         "protection": c.protection,
         "utility": [asdict(u) for u in c.utility],
         "mitigation_costs": c.mitigation_costs,
-        "tuning": [{"source": t["source"], "pareto_front": t["study"].pareto_front,
-                    "best_constrained": t["study"].best_constrained, "counts": t["study"].counts}
-                   for t in c.tuning],
+        "tuning": [
+            {
+                "source": t["source"],
+                "pareto_front": t["study"].pareto_front,
+                "best_constrained": t["study"].best_constrained,
+                "counts": t["study"].counts,
+            }
+            for t in c.tuning
+        ],
         "figures": sorted(doc.figures),
     }
     return page, markdown, schemas.dump("report", summary), doc.figures

@@ -28,8 +28,13 @@ import numpy as np  # noqa: E402
 from . import figure_kit  # noqa: E402
 from .files import write_bytes_atomic  # noqa: E402
 
-TABLE_FILES = {"table1": "table1_fst.md", "table2": "table2_success_ratio.md",
-               "table3": "table3_relative_auc.md", "control": "control.md", "all": "tables.md"}
+TABLE_FILES = {
+    "table1": "table1_fst.md",
+    "table2": "table2_success_ratio.md",
+    "table3": "table3_relative_auc.md",
+    "control": "control.md",
+    "all": "tables.md",
+}
 FIGURE_FILES = {"figure2": "figure2_learning_curves.png", "figure3": "figure3_success_ratio.png"}
 MECH_LABEL = {"laplace": "Lap", "prs": "PRS", "none": "non-private"}
 
@@ -105,13 +110,15 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 
 def _preamble(data: dict) -> str:
     spec, reading = data["spec"], data["reading"]
-    lines = [f"Reading **{reading['name']}**: {reading['summary']}",
-             "",
-             f"{spec['trials']} trials per setting, cap {spec['cap']:,} submissions, {spec['workers']} workers, "
-             f"seeds {spec['seed']}..{spec['seed'] + spec['trials'] - 1}; intervals at {int(data['level'] * 100)} %. "
-             f"Wall time {data['wall_time_s']:.0f} s for {data['agent_steps']:,} agent-steps "
-             f"({data['trials_total']} trials; machine {data['machine'].get('cpu_count')} cores, "
-             f"load average at start {data['machine'].get('loadavg_at_start', data['machine'].get('loadavg'))})."]
+    lines = [
+        f"Reading **{reading['name']}**: {reading['summary']}",
+        "",
+        f"{spec['trials']} trials per setting, cap {spec['cap']:,} submissions, {spec['workers']} workers, "
+        f"seeds {spec['seed']}..{spec['seed'] + spec['trials'] - 1}; intervals at {int(data['level'] * 100)} %. "
+        f"Wall time {data['wall_time_s']:.0f} s for {data['agent_steps']:,} agent-steps "
+        f"({data['trials_total']} trials; machine {data['machine'].get('cpu_count')} cores, "
+        f"load average at start {data['machine'].get('loadavg_at_start', data['machine'].get('loadavg'))}).",
+    ]
     if reading.get("departures"):
         lines += ["", "Departures from the paper's text: " + "; ".join(reading["departures"]) + "."]
     return "\n".join(lines) + "\n"
@@ -127,14 +134,22 @@ def table1(data: dict) -> str:
     for r in data["settings"]:
         lo, hi = r["median_fst_ci"]
         paper = r.get("paper", {}).get("median_fst")
-        rows.append([_label(r), fmt_eps(r["epsilon"]), str(r["buffer_size"]),
-                     fmt_fst(r["median_fst"]),
-                     f"[{fmt_fst(lo)}, {fmt_fst(hi)}] ({r['median_ci_coverage'] * 100:.1f} %)",
-                     "" if paper is None else fmt_fst(paper),
-                     _verdict_mark(r.get("verdict", {}).get("median_fst"))])
-    head = ("## Table 1 — median first success time (eq. 26)\n\n"
-            "FST = ∞ when μ never reached 195 within the cap; the interval is the distribution-free "
-            "order-statistic interval for the median (its exact coverage in brackets).\n\n")
+        rows.append(
+            [
+                _label(r),
+                fmt_eps(r["epsilon"]),
+                str(r["buffer_size"]),
+                fmt_fst(r["median_fst"]),
+                f"[{fmt_fst(lo)}, {fmt_fst(hi)}] ({r['median_ci_coverage'] * 100:.1f} %)",
+                "" if paper is None else fmt_fst(paper),
+                _verdict_mark(r.get("verdict", {}).get("median_fst")),
+            ]
+        )
+    head = (
+        "## Table 1 — median first success time (eq. 26)\n\n"
+        "FST = ∞ when μ never reached 195 within the cap; the interval is the distribution-free "
+        "order-statistic interval for the median (its exact coverage in brackets).\n\n"
+    )
     return head + _md_table(["setting", "ε", "MAX_BUF", "median FST (ours)", "interval", "paper", "verdict"], rows)
 
 
@@ -143,12 +158,18 @@ def table2(data: dict) -> str:
     for r in data["settings"]:
         lo, hi = r["success_ratio_ci"]
         paper = r.get("paper", {}).get("success_ratio")
-        rows.append([_label(r), fmt_eps(r["epsilon"]), f"{r['successes']}/{r['trials']}",
-                     fmt_ratio(r["success_ratio"]), f"[{fmt_ratio(lo, 3)}, {fmt_ratio(hi, 3)}]",
-                     "" if paper is None else fmt_ratio(paper),
-                     _verdict_mark(r.get("verdict", {}).get("success_ratio"))])
-    head = ("## Table 2 — success ratio at the cap (eq. 27)\n\n"
-            "Interval: exact Clopper–Pearson.\n\n")
+        rows.append(
+            [
+                _label(r),
+                fmt_eps(r["epsilon"]),
+                f"{r['successes']}/{r['trials']}",
+                fmt_ratio(r["success_ratio"]),
+                f"[{fmt_ratio(lo, 3)}, {fmt_ratio(hi, 3)}]",
+                "" if paper is None else fmt_ratio(paper),
+                _verdict_mark(r.get("verdict", {}).get("success_ratio")),
+            ]
+        )
+    head = "## Table 2 — success ratio at the cap (eq. 27)\n\nInterval: exact Clopper–Pearson.\n\n"
     return head + _md_table(["setting", "ε", "successes", "ratio (ours)", "interval", "paper", "verdict"], rows)
 
 
@@ -166,30 +187,57 @@ def table3(data: dict) -> str:
         cells += ["" if paper is None else fmt_ratio(paper, 3), _verdict_mark(r.get("verdict", {}).get("relative_auc"))]
         rows.append(cells)
     ref_heads = [f"vs ε=∞ {ref['variant']}" + (" (primary)" if ref["key"] == primary else "") for ref in refs]
-    head = ("## Table 3 — relative AUC of the success-ratio curve against non-private\n\n"
-            f"AUC over submissions 1..{data['spec']['cap']:,}; percentile bootstrap interval (both sets of "
-            "trials resampled). The verdict uses the primary reference. When the reference itself rarely "
-            "succeeds the ratio is unstable (n/a when it never succeeds).\n\n")
+    head = (
+        "## Table 3 — relative AUC of the success-ratio curve against non-private\n\n"
+        f"AUC over submissions 1..{data['spec']['cap']:,}; percentile bootstrap interval (both sets of "
+        "trials resampled). The verdict uses the primary reference. When the reference itself rarely "
+        "succeeds the ratio is unstable (n/a when it never succeeds).\n\n"
+    )
     return head + _md_table(["setting", "ε", *ref_heads, "paper", "verdict"], rows)
 
 
 def control_table(data: dict) -> str:
     rows = []
     for c in data.get("control_comparisons", []):
-        best = (f"{c['best_mu_median']:.0f} vs {c['control_best_mu_median']:.0f} (p {c['p_best_mu']:.2g})"
-                if "p_best_mu" in c else "n/a")
-        rows.append([c["setting"], c["control"], f"{c['successes']} vs {c['control_successes']}",
-                     f"{fmt_fst(c['median_fst'])} vs {fmt_fst(c['control_median_fst'])}",
-                     f"{c['p_mwu_holm']:.3g}", f"{c['p_fisher_holm']:.3g}", c["verdict"], best])
-    head = ("## Zero-information control\n\n"
-            "The control feeds the mechanism a zero gradient: its submissions are pure mechanism noise, θ does "
-            "a random walk. One-sided tests that the setting beats its control (Mann–Whitney U on FST with "
-            "censored trials tied at the top; Fisher exact on success counts), Holm-adjusted; "
-            f"\"better\" when either adjusted p < {1 - data['level']:.2f}. Last column, not used by the verdict: "
-            "median of each trial's best μ, setting vs control, with a one-sided Mann–Whitney p (unadjusted) — "
-            "a graded signal below the success threshold.\n\n")
-    return head + _md_table(["setting", "control", "successes", "median FST", "p (MWU, Holm)",
-                             "p (Fisher, Holm)", "verdict", "best μ (median)"], rows)
+        best = (
+            f"{c['best_mu_median']:.0f} vs {c['control_best_mu_median']:.0f} (p {c['p_best_mu']:.2g})"
+            if "p_best_mu" in c
+            else "n/a"
+        )
+        rows.append(
+            [
+                c["setting"],
+                c["control"],
+                f"{c['successes']} vs {c['control_successes']}",
+                f"{fmt_fst(c['median_fst'])} vs {fmt_fst(c['control_median_fst'])}",
+                f"{c['p_mwu_holm']:.3g}",
+                f"{c['p_fisher_holm']:.3g}",
+                c["verdict"],
+                best,
+            ]
+        )
+    head = (
+        "## Zero-information control\n\n"
+        "The control feeds the mechanism a zero gradient: its submissions are pure mechanism noise, θ does "
+        "a random walk. One-sided tests that the setting beats its control (Mann–Whitney U on FST with "
+        "censored trials tied at the top; Fisher exact on success counts), Holm-adjusted; "
+        f'"better" when either adjusted p < {1 - data["level"]:.2f}. Last column, not used by the verdict: '
+        "median of each trial's best μ, setting vs control, with a one-sided Mann–Whitney p (unadjusted) — "
+        "a graded signal below the success threshold.\n\n"
+    )
+    return head + _md_table(
+        [
+            "setting",
+            "control",
+            "successes",
+            "median FST",
+            "p (MWU, Holm)",
+            "p (Fisher, Holm)",
+            "verdict",
+            "best μ (median)",
+        ],
+        rows,
+    )
 
 
 def render_tables(data: dict) -> dict[str, str]:
@@ -226,9 +274,15 @@ def figure3(data: dict) -> bytes:
             elif r["mechanism"] == mech:
                 e = num(r["epsilon"])
                 c = colours(eps_all.index(e) / max(1, len(eps_all) - 1) * 0.85)
-                ax.step(x, r["success_curve"], where="post", color=c, ls="--" if r.get("control") else "-",
-                        lw=1.2 if r.get("control") else 1.8,
-                        label=f"ε={fmt_eps(e)}" + (" control" if r.get("control") else ""))
+                ax.step(
+                    x,
+                    r["success_curve"],
+                    where="post",
+                    color=c,
+                    ls="--" if r.get("control") else "-",
+                    lw=1.2 if r.get("control") else 1.8,
+                    label=f"ε={fmt_eps(e)}" + (" control" if r.get("control") else ""),
+                )
         ax.set_title(f"({'ab'[mechs.index(mech)]}) {MECH_LABEL[mech]}, |B|={100 if mech == 'prs' else 1}")
         ax.set_xlabel("#submissions")
         ax.set_ylabel("success ratio")
@@ -255,8 +309,13 @@ def figure2(data: dict) -> bytes:
             x = np.asarray(cur["submissions"], float)
             for mu in cur["mu"]:
                 ax.plot(x, np.asarray(mu, float), color=colour, alpha=0.25, lw=0.7)
-            ax.plot(x, np.asarray(cur["mean_mu"], float), color=colour, lw=2,
-                    label=f"|B|={buf[2:]} (mean of {len(cur['mu'])})")
+            ax.plot(
+                x,
+                np.asarray(cur["mean_mu"], float),
+                color=colour,
+                lw=2,
+                label=f"|B|={buf[2:]} (mean of {len(cur['mu'])})",
+            )
         ax.axhline(195, color="grey", ls=":", lw=1)
         ax.set_title(f"{MECH_LABEL[mech]}, ε={eps_label}")
         ax.set_xlabel("#submissions")

@@ -22,8 +22,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--submissions", type=int, default=1000)
     args = p.parse_args(argv)
     extra = {"hyper": A3CHyperparams(biases=True)} if args.biases else {}
-    configs = [TrainConfig(mechanism="laplace", epsilon=1.0, submissions=args.submissions, seed=s, **extra)
-               for s in range(args.trials)]
+    configs = [
+        TrainConfig(mechanism="laplace", epsilon=1.0, submissions=args.submissions, seed=s, **extra)
+        for s in range(args.trials)
+    ]
     train_batch(configs[:2])  # compile / load the kernel
     best = 0.0
     for _ in range(3):

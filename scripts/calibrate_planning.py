@@ -35,25 +35,72 @@ TRAININGS = {  # run folder -> pgc train arguments
 AUDITS = [  # (label, pgc audit arguments)
     ("laplace ε=1, 10⁵", ["--mechanism", "laplace", "--epsilon", "1", "--samples", "1e5"]),
     ("laplace ε=1, 10⁶", ["--mechanism", "laplace", "--epsilon", "1", "--samples", "1e6"]),
-    ("gaussian-analytic (1, 1e-5), 10⁵", ["--mechanism", "gaussian-analytic", "--epsilon", "1", "--delta", "1e-5",
-                                          "--samples", "1e5"]),
+    (
+        "gaussian-analytic (1, 1e-5), 10⁵",
+        ["--mechanism", "gaussian-analytic", "--epsilon", "1", "--delta", "1e-5", "--samples", "1e5"],
+    ),
     ("prs ε=5 (d̂ 2), 10⁵", ["--mechanism", "prs", "--epsilon", "5", "--samples", "1e5"]),
     ("prs ε=50 (d̂ 20), 2·10⁴", ["--mechanism", "prs", "--epsilon", "50", "--samples", "2e4"]),
-    ("README quick start: run, 5:15, 2·10⁴ + mechanism 10⁵",
-     ["--run", "{quick}", "--pairs", "5:15", "--samples", "20000", "--mechanism-samples", "100000"]),
-    ("the same run's initial model, 9.7:9.9 and 5:15",
-     ["--run", "{quick}", "--initial", "--pairs", "9.7:9.9", "5:15", "--samples", "20000",
-      "--mechanism-samples", "100000"]),
-    ("a balancing model (μ ≈ 200), laplace ε=1, 5:15",
-     ["--run", "{balancing}", "--mechanism", "laplace", "--epsilon", "1", "--pairs", "5:15", "--samples", "20000",
-      "--mechanism-samples", "100000"]),
-    ("README: run of 20,000 submissions, 9.7:9.9 and 5:15, defaults",
-     ["--run", "{long}", "--pairs", "9.7:9.9", "5:15"]),
-    ("adversarial 5:15, quick search, 2·10⁴",
-     ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model", "--pairs", "5:15", "--search-budget", "quick",
-      "--samples", "20000"]),
-    ("adversarial 5:15, default search, 2·10⁴",
-     ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model", "--pairs", "5:15", "--samples", "20000"]),
+    (
+        "README quick start: run, 5:15, 2·10⁴ + mechanism 10⁵",
+        ["--run", "{quick}", "--pairs", "5:15", "--samples", "20000", "--mechanism-samples", "100000"],
+    ),
+    (
+        "the same run's initial model, 9.7:9.9 and 5:15",
+        [
+            "--run",
+            "{quick}",
+            "--initial",
+            "--pairs",
+            "9.7:9.9",
+            "5:15",
+            "--samples",
+            "20000",
+            "--mechanism-samples",
+            "100000",
+        ],
+    ),
+    (
+        "a balancing model (μ ≈ 200), laplace ε=1, 5:15",
+        [
+            "--run",
+            "{balancing}",
+            "--mechanism",
+            "laplace",
+            "--epsilon",
+            "1",
+            "--pairs",
+            "5:15",
+            "--samples",
+            "20000",
+            "--mechanism-samples",
+            "100000",
+        ],
+    ),
+    (
+        "README: run of 20,000 submissions, 9.7:9.9 and 5:15, defaults",
+        ["--run", "{long}", "--pairs", "9.7:9.9", "5:15"],
+    ),
+    (
+        "adversarial 5:15, quick search, 2·10⁴",
+        [
+            "--mechanism",
+            "laplace",
+            "--epsilon",
+            "1",
+            "--adversarial-model",
+            "--pairs",
+            "5:15",
+            "--search-budget",
+            "quick",
+            "--samples",
+            "20000",
+        ],
+    ),
+    (
+        "adversarial 5:15, default search, 2·10⁴",
+        ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model", "--pairs", "5:15", "--samples", "20000"],
+    ),
 ]
 
 
@@ -77,9 +124,16 @@ def run(work: Path) -> list[dict]:
         _pgc(["audit", *argv, "--no-progress", "--out", str(out)])
         wall = time.perf_counter() - start
         estimate = json.loads(out.read_text())["estimated_seconds"]
-        rows.append({"audit": label, "command": "pgc audit " + " ".join(argv), "estimated_s": estimate,
-                     "wall_s": round(wall, 2), "estimate_over_wall": round(estimate / wall, 3),
-                     "within": 1 / TOLERANCE <= estimate / wall <= TOLERANCE})
+        rows.append(
+            {
+                "audit": label,
+                "command": "pgc audit " + " ".join(argv),
+                "estimated_s": estimate,
+                "wall_s": round(wall, 2),
+                "estimate_over_wall": round(estimate / wall, 3),
+                "within": 1 / TOLERANCE <= estimate / wall <= TOLERANCE,
+            }
+        )
         print(f"{label:<62} estimate {estimate:7.1f} s  wall {wall:7.1f} s  ratio {estimate / wall:5.2f}", flush=True)
     return rows
 
@@ -94,14 +148,26 @@ def main_() -> int:
         rows = run(Path(tmp))
         total = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
-    result = {"kind": "bench", "bench": "audit-time-estimates",
-              "command": "python scripts/calibrate_planning.py " + " ".join(sys.argv[1:]), "tolerance": TOLERANCE,
-              "rows": rows, "all_within": all(r["within"] for r in rows), "wall_s": round(total, 1),
-              "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                          "loadavg_1min_at_end": os.getloadavg()[0]}}
+    result = {
+        "kind": "bench",
+        "bench": "audit-time-estimates",
+        "command": "python scripts/calibrate_planning.py " + " ".join(sys.argv[1:]),
+        "tolerance": TOLERANCE,
+        "rows": rows,
+        "all_within": all(r["within"] for r in rows),
+        "wall_s": round(total, 1),
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "loadavg_1min_at_end": os.getloadavg()[0],
+        },
+    }
     (out / "calibration.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    lines = [f"{r['audit']:<62} estimate {r['estimated_s']:7.1f} s  wall {r['wall_s']:7.1f} s  "
-             f"ratio {r['estimate_over_wall']:5.2f}" for r in rows]
+    lines = [
+        f"{r['audit']:<62} estimate {r['estimated_s']:7.1f} s  wall {r['wall_s']:7.1f} s  "
+        f"ratio {r['estimate_over_wall']:5.2f}"
+        for r in rows
+    ]
     (out / "calibration.txt").write_text("\n".join(lines) + "\n")
     print(f"wrote {out / 'calibration.json'}; every estimate within {TOLERANCE:g}x: {result['all_within']}")
     return 0 if result["all_within"] else 1

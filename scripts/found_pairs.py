@@ -28,10 +28,13 @@ def main() -> None:
             data = json.loads(Path(f"results/thesis/{name}.json").read_text())
             pair = data["searched_pair"]
             found.setdefault(module, {})[f"found by the search ({name}.json)"] = (pair["secret"], pair["secret_prime"])
-    lines = ['"""The worst neighbouring pairs the auditor\'s search found (results/thesis/*-searched.json), written by',
-             'scripts/found_pairs.py; each system names them in canaries(). Each secret wrapped at 120 columns: data, '
-             'not code."""',
-             "", "FOUND_PAIRS = {"]
+    lines = [
+        '"""The worst neighbouring pairs the auditor\'s search found (results/thesis/*-searched.json), written by',
+        "scripts/found_pairs.py; each system names them in canaries(). Each secret wrapped at 120 columns: data, "
+        'not code."""',
+        "",
+        "FOUND_PAIRS = {",
+    ]
     for module in sorted(found):
         lines.append(f"    {module!r}: {{")
         for name, (secret, secret_prime) in sorted(found[module].items()):

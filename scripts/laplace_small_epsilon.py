@@ -45,19 +45,39 @@ def main() -> int:
         start = time.perf_counter()
         res = audit_system(ScalarLaplace(), 0.0, 1.0, samples=SAMPLES, seed=seed)
         row = res.rows[0]
-        cells.append({"seed": seed, "epsilon_lower_bound": row.epsilon_lower_bound, "statistic": row.statistic,
-                      "threshold": row.threshold, "false_positives": row.false_positives,
-                      "false_negatives": row.false_negatives, "verdict": str(row.verdict),
-                      "wall_s": round(time.perf_counter() - start, 2)})
+        cells.append(
+            {
+                "seed": seed,
+                "epsilon_lower_bound": row.epsilon_lower_bound,
+                "statistic": row.statistic,
+                "threshold": row.threshold,
+                "false_positives": row.false_positives,
+                "false_negatives": row.false_negatives,
+                "verdict": str(row.verdict),
+                "wall_s": round(time.perf_counter() - start, 2),
+            }
+        )
         print(f"seed {seed}: ε_LB {row.epsilon_lower_bound:.4f} [{row.statistic}]", flush=True)
     bounds = [c["epsilon_lower_bound"] for c in cells]
-    result = {"kind": "bench", "format_version": 1, "bench": "laplace-small-epsilon",
-              "command": "python " + " ".join(sys.argv), "claimed_epsilon": 0.1, "total_per_side": TOTAL,
-              "samples_per_side": SAMPLES, "cells": cells, "median": statistics.median(bounds),
-              "minimum": min(bounds), "goal": 0.08, "at_least_goal": int(np.sum(np.asarray(bounds) >= 0.08))}
+    result = {
+        "kind": "bench",
+        "format_version": 1,
+        "bench": "laplace-small-epsilon",
+        "command": "python " + " ".join(sys.argv),
+        "claimed_epsilon": 0.1,
+        "total_per_side": TOTAL,
+        "samples_per_side": SAMPLES,
+        "cells": cells,
+        "median": statistics.median(bounds),
+        "minimum": min(bounds),
+        "goal": 0.08,
+        "at_least_goal": int(np.sum(np.asarray(bounds) >= 0.08)),
+    }
     write_json_atomic(Path(args.out), result)
-    print(f"median {result['median']:.4f}, min {result['minimum']:.4f}; {result['at_least_goal']} of {len(cells)} "
-          f"≥ 0.08; wrote {args.out}")
+    print(
+        f"median {result['median']:.4f}, min {result['minimum']:.4f}; {result['at_least_goal']} of {len(cells)} "
+        f"≥ 0.08; wrote {args.out}"
+    )
     return 0
 
 

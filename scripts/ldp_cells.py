@@ -49,12 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     for i, (library, protocol, k, epsilon) in enumerate(todo, 1):
         rows.append(audit_cell(library, protocol, k, epsilon, args.samples, 0.95, args.seed))
         print_cell(rows[-1], i, len(todo))
-    result = {"bench": "ldp", "command": "python scripts/ldp_cells.py " + " ".join(sys.argv[1:]),
-              "settings": {"samples": args.samples, "confidence": 0.95, "seed": args.seed, "timing_samples": None},
-              "cells": rows, "complete": True, "summary": summary(rows, [], 0.95)}
+    result = {
+        "bench": "ldp",
+        "command": "python scripts/ldp_cells.py " + " ".join(sys.argv[1:]),
+        "settings": {"samples": args.samples, "confidence": 0.95, "seed": args.seed, "timing_samples": None},
+        "cells": rows,
+        "complete": True,
+        "summary": summary(rows, [], 0.95),
+    }
     s = result["summary"]
-    print(f"{len(rows)} cells: {len(s['ours_below_reference'])} below LDP-Auditor's bound, "
-          f"{len(s['not_tight'])} below 0.9·ε")
+    print(
+        f"{len(rows)} cells: {len(s['ours_below_reference'])} below LDP-Auditor's bound, "
+        f"{len(s['not_tight'])} below 0.9·ε"
+    )
     write_json_atomic(args.out, schemas.dump("ldp-bench", result))
     return 0
 

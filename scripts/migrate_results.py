@@ -77,12 +77,21 @@ def system_audit(data: dict, log: Log, name: str) -> dict:
     def words(row: AuditRow) -> str | None:
         if row.covered is False:
             return None
-        stated = PrivacyClaim(row.claimed_epsilon, row.claimed_delta or 0.0, (row.channel,), row.claimed_mu,
-                              profile if row.claimed_mu is None else None)
+        stated = PrivacyClaim(
+            row.claimed_epsilon,
+            row.claimed_delta or 0.0,
+            (row.channel,),
+            row.claimed_mu,
+            profile if row.claimed_mu is None else None,
+        )
         return contradiction(stated, row.accountant_epsilon)
 
-    rows = [rejudged(r, log, f"{name} [{r['channel']}]", profile, words, confidence=data["confidence"],
-                     point_mass_search=False) for r in data["rows"]]
+    rows = [
+        rejudged(
+            r, log, f"{name} [{r['channel']}]", profile, words, confidence=data["confidence"], point_mass_search=False
+        )
+        for r in data["rows"]
+    ]
     rows, verdict = with_family(rows, 1.0 - data["confidence"])
     if str(verdict) != data["verdict"]:
         log.changed.append((f"{name} (family)", data["verdict"], str(verdict), "Holm over the re-judged rows"))
@@ -100,12 +109,20 @@ def mechanism_record(record: dict, log: Log, where: str, old_verdict: str | None
     power = None
     if dt is not None:
         power = point_mass_detectable(bound.samples_per_side, dt.train_samples, 1.0 - dt.confidence, eps, delta, 3)
-    row = mechanism_row(record["mechanism"], claim, bound, confidence, record["mode"], record.get("accountant_epsilon"),
-                        dt, power)
-    log.row(where, old_verdict, row, math.isclose(row.epsilon_lower_bound, record["epsilon_lower_bound"], rel_tol=0,
-                                                  abs_tol=0))
-    new = {k: record[k] for k in ("mechanism", "mode", "wall_time_s", "cpu_time_s", "delta_time_s", "bound",
-                                  "delta_test", "candidates") if k in record}
+    row = mechanism_row(
+        record["mechanism"], claim, bound, confidence, record["mode"], record.get("accountant_epsilon"), dt, power
+    )
+    log.row(
+        where,
+        old_verdict,
+        row,
+        math.isclose(row.epsilon_lower_bound, record["epsilon_lower_bound"], rel_tol=0, abs_tol=0),
+    )
+    new = {
+        k: record[k]
+        for k in ("mechanism", "mode", "wall_time_s", "cpu_time_s", "delta_time_s", "bound", "delta_test", "candidates")
+        if k in record
+    }
     return {**new, "row": row.to_dict()}, row
 
 
@@ -118,13 +135,30 @@ def one_run_record(d: dict, log: Log, where: str, confidence: float, **context) 
 
     m, r, correct, delta = d["canaries"], d["guesses"], d["correct"], d.get("claimed_delta", 0.0) or 0.0
     claimed = number(d["claimed_epsilon"])
-    fields = {k: number(d[k]) if k == "claimed_epsilon" else d[k]
-              for k in ("claimed_epsilon", "claimed_delta", "epsilon_lower_bound", "canaries", "guesses",
-                                "correct", "accuracy", "statistic", "max_certifiable_epsilon", "samples_per_side",
-                                "claimed_mu", "fdp_mu_lower_bound", "steinke_epsilon_lower_bound",
-                                "fdp_epsilon_lower_bound", "bounds") if d.get(k) is not None}
-    fields["p_value"] = d.get("p_value",
-                              one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0)
+    fields = {
+        k: number(d[k]) if k == "claimed_epsilon" else d[k]
+        for k in (
+            "claimed_epsilon",
+            "claimed_delta",
+            "epsilon_lower_bound",
+            "canaries",
+            "guesses",
+            "correct",
+            "accuracy",
+            "statistic",
+            "max_certifiable_epsilon",
+            "samples_per_side",
+            "claimed_mu",
+            "fdp_mu_lower_bound",
+            "steinke_epsilon_lower_bound",
+            "fdp_epsilon_lower_bound",
+            "bounds",
+        )
+        if d.get(k) is not None
+    }
+    fields["p_value"] = d.get(
+        "p_value", one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0
+    )
     fields["p_value_leak"] = one_run_p_value(m, r, correct, 0.0, delta)
     fields["test_confidence"] = 1.0 - (1.0 - confidence) / (2.0 if halved else 1.0)
     if "simulated_epsilon_lower_bound" in d:
@@ -144,14 +178,17 @@ def nested_environment(data: dict, flat: dict, log: Log, name: str) -> dict:
     out = {}
     conf = data.get("confidence") or 0.95
     protection = (data.get("protection") or {}).get("protect")
-    groups = [("environment", data.get("environment_audits") or [], None),
-              ("adversarial", data.get("adversarial_audits") or [], "adversarial"),
-              ("honest", data.get("honest_audits") or [], "honest")]
+    groups = [
+        ("environment", data.get("environment_audits") or [], None),
+        ("adversarial", data.get("adversarial_audits") or [], "adversarial"),
+        ("honest", data.get("honest_audits") or [], "honest"),
+    ]
     curve = data.get("curve") is not None
     for label, records, model in groups:
         for rec in records:
-            scope = (f"{label} {rec['psi']:g} vs {rec['psi_prime']:g}"
-                     + (f" ε={rec['claimed_epsilon']:g}" if curve else ""))
+            scope = f"{label} {rec['psi']:g} vs {rec['psi_prime']:g}" + (
+                f" ε={rec['claimed_epsilon']:g}" if curve else ""
+            )
             theta_files = rec.get("theta_files") or {}
             for ch in rec["channels"]:
                 key = _key(scope, ch["channel"])
@@ -163,8 +200,12 @@ def nested_environment(data: dict, flat: dict, log: Log, name: str) -> dict:
                     context.update(broadcast="crafted", theta_file=theta_files.get(ch.get("crafted_for", "")))
                 if protection or rec.get("protect"):
                     context["protect"] = rec.get("protect") or protection
-                out[key] = rejudged({k: v for k, v in merged.items() if k not in ("scope", "model")}, log,
-                                    f"{name} [{scope} · {ch['channel']}]", **context)
+                out[key] = rejudged(
+                    {k: v for k, v in merged.items() if k not in ("scope", "model")},
+                    log,
+                    f"{name} [{scope} · {ch['channel']}]",
+                    **context,
+                )
     return out
 
 
@@ -186,8 +227,14 @@ def audit_result(data: dict, log: Log, name: str) -> dict:
             case = next(tests)
             record, row = mechanism_record(case["audit"], log, where, r.get("verdict"), conf)
             case.update(audit=record, verdict=str(row.verdict))
-            row = dataclasses.replace(row, scope="self-test", channel=r["channel"], true_epsilon=r.get("true_epsilon"),
-                                      correct_mechanism=r.get("correct_mechanism"), passed=r.get("passed"))
+            row = dataclasses.replace(
+                row,
+                scope="self-test",
+                channel=r["channel"],
+                true_epsilon=r.get("true_epsilon"),
+                correct_mechanism=r.get("correct_mechanism"),
+                passed=r.get("passed"),
+            )
         elif scope.startswith("one-run"):
             row = one_run_record(r, log, where, conf, scope=scope)
         else:
@@ -202,15 +249,18 @@ def audit_result(data: dict, log: Log, name: str) -> dict:
         for rec in out.get(label) or []:
             scope_label = label.split("_")[0]
             scope = f"{scope_label} {rec['psi']:g} vs {rec['psi_prime']:g}" + (
-                f" ε={rec['claimed_epsilon']:g}" if data.get("curve") is not None else "")
+                f" ε={rec['claimed_epsilon']:g}" if data.get("curve") is not None else ""
+            )
             rec["channels"] = [nested[_key(scope, ch["channel"])].to_dict() for ch in rec["channels"]]
     return out
 
 
 def flower_one_run(data: dict, log: Log, name: str) -> dict:
     conf = data["setup"].get("confidence", 0.95)
-    rows = [one_run_record(r, log, f"{name} [{r['observer']}]", conf, scope=r["observer"], note=r.get("promise"))
-            for r in data["rows"]]
+    rows = [
+        one_run_record(r, log, f"{name} [{r['observer']}]", conf, scope=r["observer"], note=r.get("promise"))
+        for r in data["rows"]
+    ]
     return {**data, "format_version": 2, "rows": [r.to_dict() for r in rows]}
 
 
@@ -241,8 +291,10 @@ def main() -> int:
         schemas.load(new, where=name)
         if args.write:
             write_atomically(path, new)
-    print(f"{log.rows} rows re-judged: {log.identical} recertified from their counts bit for bit, "
-          f"{log.uncounted} record no counts (their recorded bounds kept; no power stated)")
+    print(
+        f"{log.rows} rows re-judged: {log.identical} recertified from their counts bit for bit, "
+        f"{log.uncounted} record no counts (their recorded bounds kept; no power stated)"
+    )
     print("\n".join(log.lines))
     print(f"{len(log.changed)} verdicts changed:")
     for where, old, new, reason in log.changed:

@@ -59,37 +59,51 @@ def _utility_row(rs: list, mech: str, eps: float, name: str) -> dict:
     ticks = [r.ticks for r, f in zip(rs, true, strict=True) if math.isfinite(f) and stop and f == r.scores.size]
     cfg = rs[0].config
     return {
-        "mechanism": mech, "epsilon": eps, "variant": name, "protect": list(cfg.protect), "stop_at_success": stop,
-        "gradient_epsilon": cfg.gradient_epsilon, "score_epsilon": cfg.score_epsilon_total,
-        "trials": k, "successes": ok if stop else None,
+        "mechanism": mech,
+        "epsilon": eps,
+        "variant": name,
+        "protect": list(cfg.protect),
+        "stop_at_success": stop,
+        "gradient_epsilon": cfg.gradient_epsilon,
+        "score_epsilon": cfg.score_epsilon_total,
+        "trials": k,
+        "successes": ok if stop else None,
         "success_ci": list(success_interval(ok, k)) if stop else None,
         "median_fst": median_fst(fst) if stop else None,
-        "true_successes": ok_true, "true_success_ci": list(success_interval(ok_true, k)),
-        "median_true_fst": median_fst(true), "median_true_fst_ci": list(median_interval(true)[:2]),
+        "true_successes": ok_true,
+        "true_success_ci": list(success_interval(ok_true, k)),
+        "median_true_fst": median_fst(true),
+        "median_true_fst_ci": list(median_interval(true)[:2]),
         "median_ticks_at_success": float(np.median(ticks)) if ticks else None,
         "median_submissions": float(np.median([r.scores.size for r in rs])),
         "median_updates": float(np.median([r.updates for r in rs])),
-        "fsts": fst, "true_fsts": true,
+        "fsts": fst,
+        "true_fsts": true,
     }
 
 
 def _utility_table(rows: list[dict], args: argparse.Namespace, trials: int, wall: float) -> list[str]:
     """The Markdown table of utility.md."""
-    lines = [f"Paper buffers (Laplace |B| = 1, PRS |B| = 100), reading `{args.reading}`, {args.trials} trials per "
-             f"cell, cap {args.cap:,} submissions "
-             f"({trials} trials, {wall:.0f} s on {args.processes} process(es)).", "",
-             "| mechanism | ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) "
-             "| true success | median true FST [95 % CI] | median ticks at success |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Paper buffers (Laplace |B| = 1, PRS |B| = 100), reading `{args.reading}`, {args.trials} trials per "
+        f"cell, cap {args.cap:,} submissions "
+        f"({trials} trials, {wall:.0f} s on {args.processes} process(es)).",
+        "",
+        "| mechanism | ε | variant | ε grad + score | success (aggregator) | median FST (aggregator) "
+        "| true success | median true FST [95 % CI] | median ticks at success |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         agg = "—" if r["successes"] is None else f"{r['successes']}/{r['trials']}"
         mfst = "—" if r["median_fst"] is None else _fmt(r["median_fst"])
         lo, hi = r["median_true_fst_ci"]
         ticks = "—" if r["median_ticks_at_success"] is None else _fmt(r["median_ticks_at_success"])
-        lines.append(f"| {r['mechanism']} | {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + "
-                     f"{r['score_epsilon']:g} | "
-                     f"{agg} | {mfst} | {r['true_successes']}/{r['trials']} | {_fmt(r['median_true_fst'])} "
-                     f"[{_fmt(lo)}, {_fmt(hi)}] | {ticks} |")
+        lines.append(
+            f"| {r['mechanism']} | {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + "
+            f"{r['score_epsilon']:g} | "
+            f"{agg} | {mfst} | {r['true_successes']}/{r['trials']} | {_fmt(r['median_true_fst'])} "
+            f"[{_fmt(lo)}, {_fmt(hi)}] | {ticks} |"
+        )
     return lines
 
 
@@ -99,14 +113,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trials", type=int, default=20)
     p.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 5.0, 10.0])
     p.add_argument("--mechanisms", nargs="+", choices=("prs", "laplace"), default=["prs", "laplace"])
-    p.add_argument("--reading", default=CONFIRMED_READING,
-                   help="a reading name of pgc replicate (default: the confirmed one)")
+    p.add_argument(
+        "--reading", default=CONFIRMED_READING, help="a reading name of pgc replicate (default: the confirmed one)"
+    )
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--out", default="results/mitigations")
     args = p.parse_args(argv)
     try:
-        spec = GridSpec(reading=args.reading, cap=args.cap, trials=args.trials, epsilons=tuple(args.epsilons),
-                        mechanisms=tuple(args.mechanisms), controls="none", curve_trials=0)
+        spec = GridSpec(
+            reading=args.reading,
+            cap=args.cap,
+            trials=args.trials,
+            epsilons=tuple(args.epsilons),
+            mechanisms=tuple(args.mechanisms),
+            controls="none",
+            curve_trials=0,
+        )
     except ValueError as exc:  # unknown reading, trials or cap out of range: one line, exit 2
         p.error(str(exc))
     jobs, cells = [], []
@@ -119,16 +141,28 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     results = train_batch(jobs, processes=args.processes)
     wall = time.perf_counter() - start
-    rows = [_utility_row(results[i0:i0 + k], mech, eps, name) for mech, eps, name, i0, k in cells]
+    rows = [_utility_row(results[i0 : i0 + k], mech, eps, name) for mech, eps, name, i0, k in cells]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     command = "python scripts/mitigations_utility.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    doc = {"kind": "mitigations-utility", "command": command.strip(), "spec": spec.to_dict(),
-           "reading": args.reading, "mechanisms": list(spec.mechanisms),
-           "buffer_size": {m: PAPER_BUFFER[m] for m in spec.mechanisms}, "wall_time_s": wall,
-           "agent_steps": int(sum(r.agent_steps for r in results)), "rows": rows}
-    write_text_atomic(out / "utility.json", json.dumps(doc, indent=2, default=lambda x: "inf" if x == math.inf else x,
-                                                 allow_nan=True).replace("Infinity", '"inf"') + "\n")
+    doc = {
+        "kind": "mitigations-utility",
+        "command": command.strip(),
+        "spec": spec.to_dict(),
+        "reading": args.reading,
+        "mechanisms": list(spec.mechanisms),
+        "buffer_size": {m: PAPER_BUFFER[m] for m in spec.mechanisms},
+        "wall_time_s": wall,
+        "agent_steps": int(sum(r.agent_steps for r in results)),
+        "rows": rows,
+    }
+    write_text_atomic(
+        out / "utility.json",
+        json.dumps(doc, indent=2, default=lambda x: "inf" if x == math.inf else x, allow_nan=True).replace(
+            "Infinity", '"inf"'
+        )
+        + "\n",
+    )
     lines = _utility_table(rows, args, len(results), wall)
     write_text_atomic(out / "utility.md", "\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -25,13 +25,24 @@ from audit.power_study import write_result  # noqa: E402
 from audit.system_audit import audit_system  # noqa: E402
 from pgc.toysystems.dpsgd import dp_sgd_system  # noqa: E402
 
-SETTINGS = ({"sampling_rate": 0.1, "noise_multiplier": 0.8, "steps": 10},
-            {"sampling_rate": 0.1, "noise_multiplier": 1.0, "steps": 20},
-            {"sampling_rate": 0.05, "noise_multiplier": 0.8, "steps": 20},
-            {"sampling_rate": 0.2, "noise_multiplier": 1.2, "steps": 10})
+SETTINGS = (
+    {"sampling_rate": 0.1, "noise_multiplier": 0.8, "steps": 10},
+    {"sampling_rate": 0.1, "noise_multiplier": 1.0, "steps": 20},
+    {"sampling_rate": 0.05, "noise_multiplier": 0.8, "steps": 20},
+    {"sampling_rate": 0.2, "noise_multiplier": 1.2, "steps": 10},
+)
 CASES = (("poisson", True), ("shuffle", True), ("shuffle", False))
-ROW_FIELDS = ("verdict", "claimed_epsilon", "epsilon_lower_bound", "statistic", "profile_delta",
-              "profile_claimed_epsilon", "profile_epsilon_lower_bound", "detectable_epsilon", "p_value")
+ROW_FIELDS = (
+    "verdict",
+    "claimed_epsilon",
+    "epsilon_lower_bound",
+    "statistic",
+    "profile_delta",
+    "profile_claimed_epsilon",
+    "profile_epsilon_lower_bound",
+    "detectable_epsilon",
+    "p_value",
+)
 
 
 def audit_once(sampling: str, profile: bool, setting: dict, samples: int, seed: int) -> dict:
@@ -47,18 +58,33 @@ def study(samples: int, seeds: int) -> dict:
     for index, (sampling, profile, setting) in enumerate(plan, 1):
         print(f"[{index}/{len(plan)}] {sampling} profile={profile} {setting}", flush=True)
         runs = [audit_once(sampling, profile, setting, samples, seed) for seed in range(seeds)]
-        cases.append({"sampling": sampling, "claim_states_profile": profile, **setting, "runs": runs,
-                      "flagged": sum(r["verdict"] == "violated" for r in runs), "audits": len(runs)})
+        cases.append(
+            {
+                "sampling": sampling,
+                "claim_states_profile": profile,
+                **setting,
+                "runs": runs,
+                "flagged": sum(r["verdict"] == "violated" for r in runs),
+                "audits": len(runs),
+            }
+        )
 
     def flagged(sampling: str, profile: bool) -> str:
         chosen = [c for c in cases if c["sampling"] == sampling and c["claim_states_profile"] == profile]
         return f"{sum(c['flagged'] for c in chosen)} of {sum(c['audits'] for c in chosen)}"
 
-    return {"samples_per_side": samples, "seeds": seeds, "confidence": 0.95, "cases": cases,
-            "summary": {"poisson_flagged": flagged("poisson", True),
-                        "shuffle_profile_flagged": flagged("shuffle", True),
-                        "shuffle_epsilon_delta_only_flagged": flagged("shuffle", False),
-                        "always_flagged": flagged("always", True)}}
+    return {
+        "samples_per_side": samples,
+        "seeds": seeds,
+        "confidence": 0.95,
+        "cases": cases,
+        "summary": {
+            "poisson_flagged": flagged("poisson", True),
+            "shuffle_profile_flagged": flagged("shuffle", True),
+            "shuffle_epsilon_delta_only_flagged": flagged("shuffle", False),
+            "always_flagged": flagged("always", True),
+        },
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,10 +97,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--samples must be at least 100 and --seeds at least 1")  # exit 2, nothing written
     start = time.perf_counter()
     result = study(args.samples, args.seeds)
-    command = (f".venv/bin/python scripts/profile_study.py --out {args.out} --samples {args.samples} "
-               f"--seeds {args.seeds}")
-    write_result(args.out / "privacy-profiles.json",
-                 {"study": result, "wall_time_s": round(time.perf_counter() - start, 1)}, command)
+    command = (
+        f".venv/bin/python scripts/profile_study.py --out {args.out} --samples {args.samples} --seeds {args.seeds}"
+    )
+    write_result(
+        args.out / "privacy-profiles.json",
+        {"study": result, "wall_time_s": round(time.perf_counter() - start, 1)},
+        command,
+    )
     print(json.dumps(result["summary"], indent=1))
     return 0
 

@@ -36,9 +36,19 @@ from pgc.schemas.audit_rows import AuditRow  # noqa: E402
 KINDS = ("audit", "system-audit", "flower-one-run")
 JUDGED = ("verdict", "verdict_reason", "partly_covered", "power_basis", "detectable_epsilon", "samples_to_decide")
 # what makes two rows one test: the same statistic counted on the same releases, held to the same claim
-SAME_TEST = ("statistic", "samples_per_side", "false_positives", "false_negatives", "fp_share",
-             "curve_false_positives", "curve_false_negatives", "broadcast", "claimed_epsilon", "claimed_delta",
-             "covered")
+SAME_TEST = (
+    "statistic",
+    "samples_per_side",
+    "false_positives",
+    "false_negatives",
+    "fp_share",
+    "curve_false_positives",
+    "curve_false_negatives",
+    "broadcast",
+    "claimed_epsilon",
+    "claimed_delta",
+    "covered",
+)
 
 
 def repeated_joint_row(rows: list[dict]) -> int | None:
@@ -58,8 +68,9 @@ def _claims_part(data: dict) -> bool:
     if data["kind"] == "audit":
         return True  # PGC-A3C: the gradient is always covered
     claim = data.get("claim") or {}
-    stated = PrivacyClaim(number(claim.get("epsilon", "inf")), claim.get("delta", 0.0),
-                          tuple(claim.get("covers") or ()))
+    stated = PrivacyClaim(
+        number(claim.get("epsilon", "inf")), claim.get("delta", 0.0), tuple(claim.get("covers") or ())
+    )
     base = [r["channel"] for r in data.get("rows") or [] if r.get("channel") != ALL]
     return is_partly_covered(type("Claimant", (), {"claim": stated})(), ALL, base)
 
@@ -100,8 +111,10 @@ def rejudge(data: dict, where: str) -> list[str]:
         counted = [AuditRow.from_dict(r) for i, r in enumerate(data["rows"]) if i != repeat]
         rows, verdict = with_family(counted, 1.0 - data["confidence"])
         if repeat is not None:  # the repeat takes the Holm outcome of the one test it records
-            rows.insert(repeat, dataclasses.replace(AuditRow.from_dict(data["rows"][repeat]),
-                                                    holm_rejected=rows[0].holm_rejected))
+            rows.insert(
+                repeat,
+                dataclasses.replace(AuditRow.from_dict(data["rows"][repeat]), holm_rejected=rows[0].holm_rejected),
+            )
         for node, row in zip(data["rows"], rows, strict=True):
             node["holm_rejected"] = row.holm_rejected
         if str(verdict) != data["verdict"]:

@@ -34,9 +34,19 @@ import user_code_cases  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
 # share of the generated cases per family (argument vectors per command, result files per reader)
-FAMILIES = {"config": 0.14, "argv:train": 0.12, "argv:audit": 0.09, "argv:attack": 0.09, "argv:report": 0.07,
-            "argv:tune": 0.05, "result:audit": 0.09, "result:attack": 0.09, "result:report": 0.07, "report-doc": 0.07,
-            "result-kinds": 0.12}
+FAMILIES = {
+    "config": 0.14,
+    "argv:train": 0.12,
+    "argv:audit": 0.09,
+    "argv:attack": 0.09,
+    "argv:report": 0.07,
+    "argv:tune": 0.05,
+    "result:audit": 0.09,
+    "result:attack": 0.09,
+    "result:report": 0.07,
+    "report-doc": 0.07,
+    "result-kinds": 0.12,
+}
 
 
 def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counter, failures: list) -> None:
@@ -49,13 +59,24 @@ def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counte
         counts[f"cases:{family}"] += 1
         counts["exit_0_or_1" if outcome.rc in (0, 1) else f"exit_{outcome.rc}"] += 1
         for p in problems:
-            key = ("tracebacks" if p == "traceback" else "hangs" if p == "hang"
-                   else "files_outside_output" if "outside" in p else "pickles_executed" if "pickle" in p
-                   else "multi_line_errors" if "one-line" in p else "wrong_outcomes")
+            key = (
+                "tracebacks"
+                if p == "traceback"
+                else "hangs"
+                if p == "hang"
+                else "files_outside_output"
+                if "outside" in p
+                else "pickles_executed"
+                if "pickle" in p
+                else "multi_line_errors"
+                if "one-line" in p
+                else "wrong_outcomes"
+            )
             counts[key] += 1
         if problems:
-            failures.append({"family": family, "argv": outcome.argv, "problems": problems,
-                             "stderr": outcome.err[-600:]})
+            failures.append(
+                {"family": family, "argv": outcome.argv, "problems": problems, "stderr": outcome.err[-600:]}
+            )
 
     for i, (family, share) in enumerate(FAMILIES.items()):
         n = max(1, round(total * share))
@@ -77,10 +98,16 @@ def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counte
         def make_body(family=family, case=case):
             def body(value):
                 record(family, case(value))
+
             return body
 
-        test = settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
-                        suppress_health_check=list(HealthCheck))(given(strategy)(make_body()))
+        test = settings(
+            max_examples=n,
+            deadline=None,
+            database=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )(given(strategy)(make_body()))
         seed(root_seed * 1000 + i)(test)()
 
 
@@ -122,24 +149,49 @@ def _user_code_phase(base: Path) -> dict:
         by_family[case.family] += 1
         exits[f"exit_{result.rc}"] += 1
         for problem in result.problems:
-            key = ("tracebacks" if problem == "traceback" else "blames_of_pgc_audit_for_user_code"
-                   if problem == "blames pgc-audit" else "hangs" if problem == "hang" else "wrong_outcomes")
+            key = (
+                "tracebacks"
+                if problem == "traceback"
+                else "blames_of_pgc_audit_for_user_code"
+                if problem == "blames pgc-audit"
+                else "hangs"
+                if problem == "hang"
+                else "wrong_outcomes"
+            )
             outcomes[key] += 1
         if result.problems:
-            failed.append({"case": case.name, "argv": list(case.argv), "problems": result.problems,
-                           "stderr": result.err[-600:]})
-    return {"cases": len(user_code_cases.CASES), "cases_by_family": dict(sorted(by_family.items())),
-            "exit_codes": dict(sorted(exits.items())),
-            "outcomes": {key: outcomes.get(key, 0) for key in ("tracebacks", "blames_of_pgc_audit_for_user_code",
-                                                               "wrong_outcomes", "hangs")},
-            "failures": failed}
+            failed.append(
+                {"case": case.name, "argv": list(case.argv), "problems": result.problems, "stderr": result.err[-600:]}
+            )
+    return {
+        "cases": len(user_code_cases.CASES),
+        "cases_by_family": dict(sorted(by_family.items())),
+        "exit_codes": dict(sorted(exits.items())),
+        "outcomes": {
+            key: outcomes.get(key, 0)
+            for key in ("tracebacks", "blames_of_pgc_audit_for_user_code", "wrong_outcomes", "hangs")
+        },
+        "failures": failed,
+    }
 
 
 def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts, user_code) -> dict:
-    outcomes = {key: counts.get(key, 0) for key in ("tracebacks", "hangs", "multi_line_errors", "wrong_outcomes",
-                                                     "files_outside_output", "pickles_executed")}
-    outcomes.update(lost_results=kill_log.lost_results, failed_resumes=kill_log.failed_resumes,
-                    concurrency_violations=writer_log.bad)
+    outcomes = {
+        key: counts.get(key, 0)
+        for key in (
+            "tracebacks",
+            "hangs",
+            "multi_line_errors",
+            "wrong_outcomes",
+            "files_outside_output",
+            "pickles_executed",
+        )
+    }
+    outcomes.update(
+        lost_results=kill_log.lost_results,
+        failed_resumes=kill_log.failed_resumes,
+        concurrency_violations=writer_log.bad,
+    )
     outcomes.update({f"user_code_{key}": value for key, value in user_code["outcomes"].items()})
     return {
         "command": "python scripts/reliability_run.py " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -148,23 +200,33 @@ def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_cou
         "cases_by_family": {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("cases:")},
         "case_exit_codes": {k: v for k, v in sorted(counts.items()) if k.startswith("exit_")},
         "kills": kill_log.kills,
-        "kills_by_command": {kind: args.kills // len(KILLED_COMMANDS) + (j < args.kills % len(KILLED_COMMANDS))
-                             for j, kind in enumerate(KILLED_COMMANDS)},
+        "kills_by_command": {
+            kind: args.kills // len(KILLED_COMMANDS) + (j < args.kills % len(KILLED_COMMANDS))
+            for j, kind in enumerate(KILLED_COMMANDS)
+        },
         "state_after_kill": dict(sorted(kill_log.states.items())),
         "concurrent_writer_groups": writer_log.groups,
         "concurrent_writers": writer_log.writers,
-        "concurrent_tune_study": None if tune_counts is None else {
-            "asked_trials": 2 * args.writers, "complete": tune_counts["COMPLETE"], "pruned": tune_counts["PRUNED"],
-            "running": tune_counts["RUNNING"], "fail": tune_counts["FAIL"], "surplus": tune_counts["SURPLUS"],
+        "concurrent_tune_study": None
+        if tune_counts is None
+        else {
+            "asked_trials": 2 * args.writers,
+            "complete": tune_counts["COMPLETE"],
+            "pruned": tune_counts["PRUNED"],
+            "running": tune_counts["RUNNING"],
+            "fail": tune_counts["FAIL"],
+            "surplus": tune_counts["SURPLUS"],
             "distinct_parameter_sets": len(set(tune_counts["params"])),
             "note": "workers count the study's trials and ask for new ones one at a time "
-                    "(pgc.tuning.storage.ask_lock), "
-                    "so the study ends with exactly the asked number"},
+            "(pgc.tuning.storage.ask_lock), "
+            "so the study ends with exactly the asked number",
+        },
         "user_code_walk": {key: value for key, value in user_code.items() if key != "failures"},
         "outcomes": outcomes,
         "all_zero": not any(outcomes.values()),
-        "failures": (failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details]
-                     + user_code["failures"]),
+        "failures": (
+            failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details] + user_code["failures"]
+        ),
         "wall_s": walls,
         "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
     }
@@ -211,9 +273,15 @@ def main(argv=None) -> int:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(path)  # whole or not at all
-    print(json.dumps({k: summary[k] for k in ("cases_tried", "kills", "concurrent_writers", "user_code_walk",
-                                              "outcomes", "wall_s")},
-                     indent=1))
+    print(
+        json.dumps(
+            {
+                k: summary[k]
+                for k in ("cases_tried", "kills", "concurrent_writers", "user_code_walk", "outcomes", "wall_s")
+            },
+            indent=1,
+        )
+    )
     print(f"wrote {path}")
     return 0 if summary["all_zero"] else 1
 

@@ -40,9 +40,18 @@ def measure(name: str, settings: dict, budget: int, seed: int) -> dict:
     wall = time.perf_counter() - start
     ran = [s.n_per_side for s in result.stages]
     estimate = estimate_seconds(system, secret, secret_prime, ran, {})
-    return {"system": name, "settings": settings, "budget": budget, "stages_run": ran, "decision": result.decision,
-            "estimate_all_stages_s": estimate_all, "estimate_stages_run_s": estimate, "wall_s": wall,
-            "probe_s": probe_s, "wall_over_estimate": wall / estimate}
+    return {
+        "system": name,
+        "settings": settings,
+        "budget": budget,
+        "stages_run": ran,
+        "decision": result.decision,
+        "estimate_all_stages_s": estimate_all,
+        "estimate_stages_run_s": estimate,
+        "wall_s": wall,
+        "probe_s": probe_s,
+        "wall_over_estimate": wall / estimate,
+    }
 
 
 def main() -> int:
@@ -54,17 +63,25 @@ def main() -> int:
     for name, settings, budget in CASES:
         row = measure(name, settings, budget, args.seed)
         rows.append(row)
-        print(f"{name:<22} {row['decision']:<28} stages {len(row['stages_run'])}: estimate "
-              f"{row['estimate_stages_run_s']:7.1f} s, wall {row['wall_s']:7.1f} s, ratio "
-              f"{row['wall_over_estimate']:.2f}",
-              flush=True)
+        print(
+            f"{name:<22} {row['decision']:<28} stages {len(row['stages_run'])}: estimate "
+            f"{row['estimate_stages_run_s']:7.1f} s, wall {row['wall_s']:7.1f} s, ratio "
+            f"{row['wall_over_estimate']:.2f}",
+            flush=True,
+        )
     within = all(0.5 <= r["wall_over_estimate"] <= 2.0 for r in rows)
     import pgc.schemas as schemas
 
-    out = schemas.dump("bench", {"bench": "sequential-estimates",
-                                 "command": "python scripts/sequential_estimates.py " + " ".join(sys.argv[1:]),
-                                 "rows": rows, "goal": "wall time within 2x of the estimate of the stages that ran",
-                                 "met": within})
+    out = schemas.dump(
+        "bench",
+        {
+            "bench": "sequential-estimates",
+            "command": "python scripts/sequential_estimates.py " + " ".join(sys.argv[1:]),
+            "rows": rows,
+            "goal": "wall time within 2x of the estimate of the stages that ran",
+            "met": within,
+        },
+    )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(args.out).with_suffix(".tmp")
     tmp.write_text(json.dumps(out, indent=1) + "\n")

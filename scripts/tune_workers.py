@@ -38,17 +38,23 @@ def _kill_one_training_worker(proc, storage, study: str, start: float, deadline_
 
     while time.monotonic() - start < deadline_s:
         time.sleep(0.03)
-        assert proc.poll() is None, ("the study ended before a worker could be killed: "
-                                     + proc.stderr.read().decode()[-3000:])
+        assert proc.poll() is None, (
+            "the study ended before a worker could be killed: " + proc.stderr.read().decode()[-3000:]
+        )
         try:
             trials_now = optuna.load_study(study_name=study, storage=storage).get_trials(
-                deepcopy=False, states=(TrialState.RUNNING,))
+                deepcopy=False, states=(TrialState.RUNNING,)
+            )
         except KeyError:
             continue
         for t in trials_now:
             w = claimed_by(t)
-            if w is not None and "seeds" in t.user_attrs and t.system_attrs.get("failed_trial") is None \
-                    and w.get("pid") not in (None, proc.pid):
+            if (
+                w is not None
+                and "seeds" in t.user_attrs
+                and t.system_attrs.get("failed_trial") is None
+                and w.get("pid") not in (None, proc.pid)
+            ):
                 os.kill(w["pid"], signal.SIGKILL)
                 # its parameters are read after the run: this snapshot may predate them (PostgreSQL
                 # reads a trial's tables in separate statements, each seeing the latest commits)
@@ -56,8 +62,19 @@ def _kill_one_training_worker(proc, storage, study: str, start: float, deadline_
     return None
 
 
-def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials: int, kill: bool = True,
-                        runs: int = 8, submissions: int = 4000, seed: int = 5, deadline_s: float = 150) -> dict:
+def tune_workers_killed(
+    url: str,
+    study: str,
+    out: Path,
+    *,
+    workers: int,
+    trials: int,
+    kill: bool = True,
+    runs: int = 8,
+    submissions: int = 4000,
+    seed: int = 5,
+    deadline_s: float = 150,
+) -> dict:
     """``pgc tune --workers N`` on one study; with ``kill``, one worker process is SIGKILLed while its
     trial trains. Returns what happened (also used to record results/tune/)."""
     import optuna
@@ -67,10 +84,38 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
     from pgc.tuning.storage import make_storage
 
     done = (TrialState.COMPLETE, TrialState.PRUNED)
-    cmd = [sys.executable, "-m", "pgc.cli", "tune", "--out", str(out), "--storage", url, "--study", study,
-           "--trials", str(trials), "--batch", "1", "--workers", str(workers), "--runs-per-trial", str(runs),
-           "--submissions", str(submissions), "--rungs", "1", "--sampler", "random", "--heartbeat", "1",
-           "--grace", "3", "--seed", str(seed)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pgc.cli",
+        "tune",
+        "--out",
+        str(out),
+        "--storage",
+        url,
+        "--study",
+        study,
+        "--trials",
+        str(trials),
+        "--batch",
+        "1",
+        "--workers",
+        str(workers),
+        "--runs-per-trial",
+        str(runs),
+        "--submissions",
+        str(submissions),
+        "--rungs",
+        "1",
+        "--sampler",
+        "random",
+        "--heartbeat",
+        "1",
+        "--grace",
+        "3",
+        "--seed",
+        str(seed),
+    ]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=_env())
     storage = make_storage(url)
@@ -92,21 +137,31 @@ def tune_workers_killed(url: str, study: str, out: Path, *, workers: int, trials
     retried = [t for t in trials_all if killed and t.system_attrs.get("failed_trial") == killed["trial"]]
     storage.engine.dispose()
     return {
-        "returncode": proc.returncode, "stderr": stderr.decode()[-3000:], "stdout": stdout.decode()[-2000:],
-        "workers": workers, "trials_requested": trials, "wall_s": round(wall, 2),
-        "finished": len(finished), "duplicates": len(params) - len(set(params)),
+        "returncode": proc.returncode,
+        "stderr": stderr.decode()[-3000:],
+        "stdout": stdout.decode()[-2000:],
+        "workers": workers,
+        "trials_requested": trials,
+        "wall_s": round(wall, 2),
+        "finished": len(finished),
+        "duplicates": len(params) - len(set(params)),
         "stuck": sum(t.state in (TrialState.RUNNING, TrialState.WAITING) for t in trials_all),
         "failed": sorted(t.number for t in trials_all if t.state == TrialState.FAIL),
         "surplus": sorted(t.number for t in trials_all if t.user_attrs.get("surplus")),
         "killed": killed,
-        "retries_of_killed": [{"number": t.number, "state": t.state.name, "same_params": t.params == killed["params"],
-                               "seeds_from_killed_trial":
-                                   t.user_attrs.get("seeds") == trial_seeds(seed, killed["trial"], runs)}
-                              for t in retried] if killed else [],
+        "retries_of_killed": [
+            {
+                "number": t.number,
+                "state": t.state.name,
+                "same_params": t.params == killed["params"],
+                "seeds_from_killed_trial": t.user_attrs.get("seeds") == trial_seeds(seed, killed["trial"], runs),
+            }
+            for t in retried
+        ]
+        if killed
+        else [],
         "command": " ".join(cmd[1:]),
     }
-
-
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,21 +178,42 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
 
     import pgc.tuning.postgres_cluster as pg
+
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out) if args.out else Path(tmp) / "tune"
         if args.storage:
-            r = tune_workers_killed(args.storage, f"w-{uuid.uuid4().hex[:8]}", out, workers=args.workers,
-                                    trials=args.trials, runs=args.runs_per_trial, submissions=args.submissions,
-                                    deadline_s=540)
+            r = tune_workers_killed(
+                args.storage,
+                f"w-{uuid.uuid4().hex[:8]}",
+                out,
+                workers=args.workers,
+                trials=args.trials,
+                runs=args.runs_per_trial,
+                submissions=args.submissions,
+                deadline_s=540,
+            )
         else:
             with pg.Cluster() as url:
-                r = tune_workers_killed(url, f"w-{uuid.uuid4().hex[:8]}", out, workers=args.workers,
-                                        trials=args.trials, runs=args.runs_per_trial, submissions=args.submissions,
-                                        deadline_s=540)
+                r = tune_workers_killed(
+                    url,
+                    f"w-{uuid.uuid4().hex[:8]}",
+                    out,
+                    workers=args.workers,
+                    trials=args.trials,
+                    runs=args.runs_per_trial,
+                    submissions=args.submissions,
+                    deadline_s=540,
+                )
     r["script"] = "python scripts/tune_workers.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    r["ok"] = (r["returncode"] == 0 and r["finished"] == args.trials and r["duplicates"] == 0 and r["stuck"] == 0
-               and r["killed"] is not None and len(r["retries_of_killed"]) == 1
-               and r["retries_of_killed"][0]["state"] in ("COMPLETE", "PRUNED"))
+    r["ok"] = (
+        r["returncode"] == 0
+        and r["finished"] == args.trials
+        and r["duplicates"] == 0
+        and r["stuck"] == 0
+        and r["killed"] is not None
+        and len(r["retries_of_killed"]) == 1
+        and r["retries_of_killed"][0]["state"] in ("COMPLETE", "PRUNED")
+    )
     text = json.dumps({k: v for k, v in r.items() if k not in ("stdout",)}, indent=1)
     print(text)
     if args.json:

@@ -77,18 +77,50 @@ def installed_pgc(tmp_path_factory):
             env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
             run = lambda *argv: subprocess.run(argv, cwd=home, env=env, check=True, capture_output=True)  # noqa: E731
             # built from a copy, so the checkout gets no build/ or egg-info folder
-            shutil.copytree(root, home / "src", ignore=shutil.ignore_patterns(
-                ".git", ".venv", "results", "runs", "build", "*.egg-info", "__pycache__", "tests", "docs"))
-            run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(home / "dist"),
-                str(home / "src"))
+            shutil.copytree(
+                root,
+                home / "src",
+                ignore=shutil.ignore_patterns(
+                    ".git", ".venv", "results", "runs", "build", "*.egg-info", "__pycache__", "tests", "docs"
+                ),
+            )
+            run(
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "-w",
+                str(home / "dist"),
+                str(home / "src"),
+            )
             run(sys.executable, "-m", "venv", "--without-pip", str(home / "venv"))
-            purelib = Path(subprocess.run([str(home / "venv" / "bin" / "python"), "-c",
-                                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                          check=True, capture_output=True, text=True).stdout.strip())
+            purelib = Path(
+                subprocess.run(
+                    [
+                        str(home / "venv" / "bin" / "python"),
+                        "-c",
+                        "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+                    ],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout.strip()
+            )
             # this environment's dependencies, behind the venv's own packages (no editable finder: a plain
             # folder on the path processes no .pth file of its own)
             (purelib / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
             wheel = next((home / "dist").glob("pgc_audit-*.whl"))
-            run(sys.executable, "-m", "pip", "--python", str(home / "venv" / "bin" / "python"), "install",
-                "--no-deps", "--no-index", str(wheel))
+            run(
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                str(home / "venv" / "bin" / "python"),
+                "install",
+                "--no-deps",
+                "--no-index",
+                str(wheel),
+            )
     return pgc

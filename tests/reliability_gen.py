@@ -134,8 +134,15 @@ def run_subprocess(argv: list[str], cwd: Path, timeout: float = SUBPROCESS_TIMEO
     outcome = Outcome(list(argv), None)
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cli(*argv), cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                              env=child_env(), stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            cli(*argv),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=child_env(),
+            stdin=subprocess.DEVNULL,
+        )
         outcome.rc, outcome.err = proc.returncode, proc.stderr
     except subprocess.TimeoutExpired as exc:
         outcome.hang = True
@@ -164,8 +171,11 @@ def changed_outside(before: dict, after: dict, allowed=ALLOWED_PREFIXES, folders
     """Paths changed under the case root that are neither under an ``allowed`` prefix nor one of the
     ``folders`` (the output's parent folders, which a command may create)."""
     changed = [p for p in set(before) | set(after) if before.get(p) != after.get(p)]
-    return sorted(p for p in changed if not p.startswith(allowed)
-                  and not (p in folders and stat.S_ISDIR(after.get(p, before.get(p))[0])))
+    return sorted(
+        p
+        for p in changed
+        if not p.startswith(allowed) and not (p in folders and stat.S_ISDIR(after.get(p, before.get(p))[0]))
+    )
 
 
 def declared_outputs(argv: list[str], root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -212,13 +222,49 @@ def run_case(argv: list[str], root: Path, *, subprocess_: bool = False) -> Outco
 # hostile values
 # ---------------------------------------------------------------------------------------------
 
-NASTY_TEXT = ["", " ", "-1", "0", "-0", "nan", "NaN", "inf", "-inf", "+inf", "1e309", "-1e309", "1e300",
-              "99999999999999999999999", "0x10", "1_000", "1,2", "abc", "none", "None", "true", "[]", "{}",
-              "ε", "\u202e1", "9.8 9.9", "--", "-", "../..", "/", "/dev/null", "/dev/zero", "link", "mine.txt",
-              "outside", "../outside/precious.txt", "a" * 300]
+NASTY_TEXT = [
+    "",
+    " ",
+    "-1",
+    "0",
+    "-0",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "+inf",
+    "1e309",
+    "-1e309",
+    "1e300",
+    "99999999999999999999999",
+    "0x10",
+    "1_000",
+    "1,2",
+    "abc",
+    "none",
+    "None",
+    "true",
+    "[]",
+    "{}",
+    "ε",
+    "\u202e1",
+    "9.8 9.9",
+    "--",
+    "-",
+    "../..",
+    "/",
+    "/dev/null",
+    "/dev/zero",
+    "link",
+    "mine.txt",
+    "outside",
+    "../outside/precious.txt",
+    "a" * 300,
+]
 
 JSON_SCALARS = st.one_of(
-    st.none(), st.booleans(),
+    st.none(),
+    st.booleans(),
     st.integers(min_value=-(2**70), max_value=2**70),
     st.sampled_from([0, 1, -1, 2**31, 2**63, 10**30, 10_000_001]),
     st.floats(allow_nan=True, allow_infinity=True),
@@ -226,13 +272,38 @@ JSON_SCALARS = st.one_of(
     st.sampled_from(NASTY_TEXT + ["laplace", "prs", "none", "greedy", "sample", "score", "all", "inf"]),
     st.text(max_size=12),
 )
-JSON_VALUES = st.recursive(JSON_SCALARS, lambda children: st.one_of(
-    st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)), max_leaves=8)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=8,
+)
 
-CONFIG_KEYS = ["mechanism", "epsilon", "clip", "reduced_dim", "buffer_size", "submissions", "workers", "gravities",
-               "learning_rate", "exploration_start", "exploration_decay", "rounds", "hyper", "physics",
-               "target_score", "window", "stop_at_success", "zero_information", "seed", "protect", "score_epsilon",
-               "not_a_field"]
+CONFIG_KEYS = [
+    "mechanism",
+    "epsilon",
+    "clip",
+    "reduced_dim",
+    "buffer_size",
+    "submissions",
+    "workers",
+    "gravities",
+    "learning_rate",
+    "exploration_start",
+    "exploration_decay",
+    "rounds",
+    "hyper",
+    "physics",
+    "target_score",
+    "window",
+    "stop_at_success",
+    "zero_information",
+    "seed",
+    "protect",
+    "score_epsilon",
+    "not_a_field",
+]
 HYPER_KEYS = ["gamma", "lam", "beta", "cap", "bootstrap_truncated", "action_selection", "x"]
 PHYSICS_KEYS = ["gravity", "masscart", "masspole", "length", "force_mag", "tau", "x"]
 
@@ -260,13 +331,41 @@ def config_documents(draw) -> bytes:
 
 
 # budgets that keep a valid case tiny: these flags come first, generated ones after (argparse: last wins)
-TINY = {"train": ["--submissions", "20", "--workers", "2", "--no-progress"],
-        "audit": ["--samples", "200", "--mechanism-samples", "200", "--compositions", "--no-progress",
-                  "--search-trials", "1", "--search-budget", "quick"],
-        "attack": ["--targets", "6", "--budget", "5", "--epochs", "1", "--no-progress"],
-        "report": [],
-        "tune": ["--trials", "1", "--batch", "1", "--runs-per-trial", "1", "--submissions", "20", "--rungs", "1",
-                 "--sampler", "random", "--mechanisms", "laplace", "--audit-samples", "200"]}
+TINY = {
+    "train": ["--submissions", "20", "--workers", "2", "--no-progress"],
+    "audit": [
+        "--samples",
+        "200",
+        "--mechanism-samples",
+        "200",
+        "--compositions",
+        "--no-progress",
+        "--search-trials",
+        "1",
+        "--search-budget",
+        "quick",
+    ],
+    "attack": ["--targets", "6", "--budget", "5", "--epochs", "1", "--no-progress"],
+    "report": [],
+    "tune": [
+        "--trials",
+        "1",
+        "--batch",
+        "1",
+        "--runs-per-trial",
+        "1",
+        "--submissions",
+        "20",
+        "--rungs",
+        "1",
+        "--sampler",
+        "random",
+        "--mechanisms",
+        "laplace",
+        "--audit-samples",
+        "200",
+    ],
+}
 
 SMALL_INT = st.integers(1, 3).map(str)
 BIG_INT = st.sampled_from(["100001", "10000001", "100000000", "99999999999999999999"])
@@ -275,35 +374,127 @@ NASTY = st.sampled_from(NASTY_TEXT)
 
 
 def _value(kind: str):
-    base = {"int": st.one_of(SMALL_INT, BIG_INT), "float": st.one_of(SMALL_FLOAT, BIG_INT), "text": NASTY,
-            "mech": st.sampled_from(["laplace", "prs", "none", "gauss"]), "path": st.sampled_from(
-                ["out", "out/x.json", "out/r", ".", "..", "/", "", "link", "link/x.json", "mine.txt", "/dev/null",
-                 "out/../..", "~", "run", "run/summary.json", "fifo", "a\x00b"])}[kind]
+    base = {
+        "int": st.one_of(SMALL_INT, BIG_INT),
+        "float": st.one_of(SMALL_FLOAT, BIG_INT),
+        "text": NASTY,
+        "mech": st.sampled_from(["laplace", "prs", "none", "gauss"]),
+        "path": st.sampled_from(
+            [
+                "out",
+                "out/x.json",
+                "out/r",
+                ".",
+                "..",
+                "/",
+                "",
+                "link",
+                "link/x.json",
+                "mine.txt",
+                "/dev/null",
+                "out/../..",
+                "~",
+                "run",
+                "run/summary.json",
+                "fifo",
+                "a\x00b",
+            ]
+        ),
+    }[kind]
     return st.one_of(base, base, NASTY)  # the right kind of value two times in three
 
 
 FLAGS = {
-    "train": {"--config": "path", "--mechanism": "mech", "--epsilon": "float", "--clip": "float",
-              "--reduced-dim": "int", "--buffer": "int", "--submissions": "int", "--workers": "int", "--lr": "float",
-              "--rounds": "int", "--gravities": "float", "--action-selection": "text", "--stop-at-success": None,
-              "--protect": "text", "--score-epsilon": "float", "--trials": "int", "--seed": "int",
-              "--out": "path", "--force": None, "--no-transcript": None, "--bogus": "text"},
-    "audit": {"--mechanism": "mech", "--run": "path", "--epsilon": "float", "--clip": "float",
-              "--reduced-dim": "int", "--rounds": "int", "--white-box": None, "--dim": "int", "--trial": "int",
-              "--initial": None, "--pairs": "text", "--samples": "int", "--confidence": "float",
-              "--delta": "float", "--channels": "text", "--epsilons": "float", "--distances": "float",
-              "--seed": "int", "--out": "path"},  # --self-test and the adversarial searches: minutes, not generated
-    "attack": {"--run": "path", "--plot": "path", "--model": "text", "--trial": "int", "--mechanism": "mech",
-               "--epsilon": "float", "--clip": "float", "--candidates": "float", "--range": "float",
-               "--budget": "int", "--k": "int", "--targets": "int", "--channels": "text", "--attackers": "text",
-               "--alpha": "float", "--lam": "float", "--sweep": None, "--epsilons": "float", "--seed": "int",
-               "--out": "path"},  # --active crafts a model (minutes): not generated
+    "train": {
+        "--config": "path",
+        "--mechanism": "mech",
+        "--epsilon": "float",
+        "--clip": "float",
+        "--reduced-dim": "int",
+        "--buffer": "int",
+        "--submissions": "int",
+        "--workers": "int",
+        "--lr": "float",
+        "--rounds": "int",
+        "--gravities": "float",
+        "--action-selection": "text",
+        "--stop-at-success": None,
+        "--protect": "text",
+        "--score-epsilon": "float",
+        "--trials": "int",
+        "--seed": "int",
+        "--out": "path",
+        "--force": None,
+        "--no-transcript": None,
+        "--bogus": "text",
+    },
+    "audit": {
+        "--mechanism": "mech",
+        "--run": "path",
+        "--epsilon": "float",
+        "--clip": "float",
+        "--reduced-dim": "int",
+        "--rounds": "int",
+        "--white-box": None,
+        "--dim": "int",
+        "--trial": "int",
+        "--initial": None,
+        "--pairs": "text",
+        "--samples": "int",
+        "--confidence": "float",
+        "--delta": "float",
+        "--channels": "text",
+        "--epsilons": "float",
+        "--distances": "float",
+        "--seed": "int",
+        "--out": "path",
+    },  # --self-test and the adversarial searches: minutes, not generated
+    "attack": {
+        "--run": "path",
+        "--plot": "path",
+        "--model": "text",
+        "--trial": "int",
+        "--mechanism": "mech",
+        "--epsilon": "float",
+        "--clip": "float",
+        "--candidates": "float",
+        "--range": "float",
+        "--budget": "int",
+        "--k": "int",
+        "--targets": "int",
+        "--channels": "text",
+        "--attackers": "text",
+        "--alpha": "float",
+        "--lam": "float",
+        "--sweep": None,
+        "--epsilons": "float",
+        "--seed": "int",
+        "--out": "path",
+    },  # --active crafts a model (minutes): not generated
     "report": {"--out": "path", "--title": "text", "": "path"},
-    "tune": {"--out": "path", "--storage": "text", "--study": "text", "--trials": "int", "--mode": "text",
-             "--min-success": "float", "--utility": "text", "--privacy": "text", "--seed": "int",
-             "--mechanisms": "mech", "--epsilon": "float", "--clip": "float", "--buffer": "int", "--lr": "float",
-             "--submissions": "int", "--rungs": "float", "--prune-below-mu": "float", "--gravities": "float",
-             "--hyper": "text", "--export-only": None, "--timeout": "float"},
+    "tune": {
+        "--out": "path",
+        "--storage": "text",
+        "--study": "text",
+        "--trials": "int",
+        "--mode": "text",
+        "--min-success": "float",
+        "--utility": "text",
+        "--privacy": "text",
+        "--seed": "int",
+        "--mechanisms": "mech",
+        "--epsilon": "float",
+        "--clip": "float",
+        "--buffer": "int",
+        "--lr": "float",
+        "--submissions": "int",
+        "--rungs": "float",
+        "--prune-below-mu": "float",
+        "--gravities": "float",
+        "--hyper": "text",
+        "--export-only": None,
+        "--timeout": "float",
+    },
 }
 
 # flags whose valid values are expensive: a generated value replaces the tiny budget only when it is
@@ -328,8 +519,9 @@ def argument_vectors(draw, command: str) -> list[str]:
         n = draw(st.integers(1, 2)) if kind in ("float", "int", "text", "mech") else 1
         values = [draw(_value(kind)) for _ in range(n)]
         if flag in _COSTLY:
-            values = [v if (v.isdigit() and (int(v) <= 3 or int(v) > 10**7)) or not v.isdigit() else "2"
-                      for v in values]
+            values = [
+                v if (v.isdigit() and (int(v) <= 3 or int(v) > 10**7)) or not v.isdigit() else "2" for v in values
+            ]
         if command == "tune" and flag == "--trials":
             values = [v if not v.isdigit() or int(v) > 10**7 else "1" for v in values]
         argv += ([flag] if flag else []) + values
@@ -371,18 +563,44 @@ def _npy_header_bytes(shape, dtype="<f4") -> bytes:
     return buf.getvalue()
 
 
-MUTATIONS = ["truncate", "flip", "nan", "inf", "wrong_dtype", "object_array", "huge_shape", "missing_array",
-             "wrong_shape", "symlink_outside", "symlink_dev_zero", "fifo", "folder", "empty",
-             "summary_json_type", "summary_trials_type", "summary_truncated", "summary_binary", "summary_fifo",
-             "summary_nan", "mechanism_record", "checkpoint_garbage", "checkpoint_pickle", "scores_object",
-             "trial_dir_escape", "config_type"]
+MUTATIONS = [
+    "truncate",
+    "flip",
+    "nan",
+    "inf",
+    "wrong_dtype",
+    "object_array",
+    "huge_shape",
+    "missing_array",
+    "wrong_shape",
+    "symlink_outside",
+    "symlink_dev_zero",
+    "fifo",
+    "folder",
+    "empty",
+    "summary_json_type",
+    "summary_trials_type",
+    "summary_truncated",
+    "summary_binary",
+    "summary_fifo",
+    "summary_nan",
+    "mechanism_record",
+    "checkpoint_garbage",
+    "checkpoint_pickle",
+    "scores_object",
+    "trial_dir_escape",
+    "config_type",
+]
 
 
 @st.composite
 def mutations(draw) -> tuple:
     kind = draw(st.sampled_from(MUTATIONS))
-    return (kind, draw(st.integers(0, 2**32 - 1)), draw(JSON_VALUES) if kind.startswith(("summary", "config"))
-            or kind == "mechanism_record" else None)
+    return (
+        kind,
+        draw(st.integers(0, 2**32 - 1)),
+        draw(JSON_VALUES) if kind.startswith(("summary", "config")) or kind == "mechanism_record" else None,
+    )
 
 
 def mutate_run(run: Path, mutation: tuple, trap_file: Path) -> None:
@@ -464,8 +682,14 @@ def mutate_run(run: Path, mutation: tuple, trap_file: Path) -> None:
         os.mkfifo(spath)
     elif kind == "summary_nan":
         doc = json.loads(spath.read_text())
-        doc["trials"][0][str(rng.choice(["fst", "final_mu", "updates", "submissions", "seed"]))] = \
-            [math.nan, math.inf, -1, 10**40, "x", None][int(rng.integers(0, 6))]
+        doc["trials"][0][str(rng.choice(["fst", "final_mu", "updates", "submissions", "seed"]))] = [
+            math.nan,
+            math.inf,
+            -1,
+            10**40,
+            "x",
+            None,
+        ][int(rng.integers(0, 6))]
         spath.write_text(json.dumps(doc))
     elif kind == "mechanism_record":
         doc = json.loads(spath.read_text())
@@ -495,10 +719,35 @@ def mutate_run(run: Path, mutation: tuple, trap_file: Path) -> None:
 
 
 RESULT_READERS = {
-    "audit": ["audit", "--run", "{run}", "--samples", "200", "--mechanism-samples", "200", "--compositions",
-              "--pairs", "9.7:9.9", "--no-progress", "--out", "out/audit.json"],
-    "attack": ["attack", "--run", "{run}", "--targets", "6", "--budget", "5", "--attackers", "likelihood",
-               "--no-progress", "--out", "out/attack.json"],
+    "audit": [
+        "audit",
+        "--run",
+        "{run}",
+        "--samples",
+        "200",
+        "--mechanism-samples",
+        "200",
+        "--compositions",
+        "--pairs",
+        "9.7:9.9",
+        "--no-progress",
+        "--out",
+        "out/audit.json",
+    ],
+    "attack": [
+        "attack",
+        "--run",
+        "{run}",
+        "--targets",
+        "6",
+        "--budget",
+        "5",
+        "--attackers",
+        "likelihood",
+        "--no-progress",
+        "--out",
+        "out/attack.json",
+    ],
     "report": ["report", "{run}", "--out", "out"],
 }
 
@@ -516,12 +765,37 @@ def result_documents(draw) -> tuple[str, bytes]:
         return name, draw(st.binary(max_size=48))
     if form == "other":
         return name, json.dumps(draw(JSON_VALUES)).encode()
-    doc = {"kind": draw(st.sampled_from([kind, kind, "replicate", "audit", "attack", "tune", 3, None])),
-           "format": draw(st.sampled_from([f"pgc-{kind}/1", None, 1]))}
-    for key in draw(st.lists(st.sampled_from(["channels", "results", "settings", "trials", "notes", "plots",
-                                              "counts", "pareto_front", "mode", "spec", "rows", "targets",
-                                              "steps", "inputs", "reading", "sweep", "violations"]),
-                             max_size=4, unique=True)):
+    doc = {
+        "kind": draw(st.sampled_from([kind, kind, "replicate", "audit", "attack", "tune", 3, None])),
+        "format": draw(st.sampled_from([f"pgc-{kind}/1", None, 1])),
+    }
+    for key in draw(
+        st.lists(
+            st.sampled_from(
+                [
+                    "channels",
+                    "results",
+                    "settings",
+                    "trials",
+                    "notes",
+                    "plots",
+                    "counts",
+                    "pareto_front",
+                    "mode",
+                    "spec",
+                    "rows",
+                    "targets",
+                    "steps",
+                    "inputs",
+                    "reading",
+                    "sweep",
+                    "violations",
+                ]
+            ),
+            max_size=4,
+            unique=True,
+        )
+    ):
         doc[key] = draw(JSON_VALUES)
     return name, json.dumps(doc).encode()
 
@@ -554,8 +828,13 @@ def _paths(node, prefix=(), depth=0):
     yield prefix, node
     if depth >= 6:
         return
-    items = list(node.items())[:40] if isinstance(node, dict) else list(enumerate(node))[:40] \
-        if isinstance(node, list) else []
+    items = (
+        list(node.items())[:40]
+        if isinstance(node, dict)
+        else list(enumerate(node))[:40]
+        if isinstance(node, list)
+        else []
+    )
     for key, value in items:
         yield from _paths(value, prefix + (key,), depth + 1)
 
@@ -586,8 +865,10 @@ def damaged_results(draw) -> tuple[str, str, bytes]:
 
 
 # the commands that read a result kind besides pgc report
-KIND_READERS = {"attack": [["attack", "--plot", "{file}"]], "replicate-raw": [["replicate", "--from-raw", "{file}",
-                                                                                 "--out", "out"]]}
+KIND_READERS = {
+    "attack": [["attack", "--plot", "{file}"]],
+    "replicate-raw": [["replicate", "--from-raw", "{file}", "--out", "out"]],
+}
 
 
 def damaged_result_case(base: Path, name: str, damaged: tuple[str, str, bytes]) -> tuple[Outcome, list[str]]:
@@ -610,22 +891,69 @@ def damaged_result_case(base: Path, name: str, damaged: tuple[str, str, bytes]) 
 # kills
 # ---------------------------------------------------------------------------------------------
 
-TUNE_ARGS = ["--batch", "1", "--runs-per-trial", "1", "--submissions", "30", "--rungs", "1", "--sampler", "random",
-             "--mechanisms", "laplace", "--heartbeat", "1", "--grace", "3"]
+TUNE_ARGS = [
+    "--batch",
+    "1",
+    "--runs-per-trial",
+    "1",
+    "--submissions",
+    "30",
+    "--rungs",
+    "1",
+    "--sampler",
+    "random",
+    "--mechanisms",
+    "laplace",
+    "--heartbeat",
+    "1",
+    "--grace",
+    "3",
+]
 
 
 def kill_argv(kind: str, out: Path, seed: int, trials: int = 3) -> list[str]:
     """A tiny (1–4 s) ``pgc KIND`` writing ``out``."""
     if kind == "train":
-        return ["train", "--submissions", "300", "--workers", "3", "--trials", "2", "--no-progress",
-                "--seed", str(seed), "--out", str(out), "--force"]
+        return [
+            "train",
+            "--submissions",
+            "300",
+            "--workers",
+            "3",
+            "--trials",
+            "2",
+            "--no-progress",
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+            "--force",
+        ]
     if kind == "replicate":
-        return ["replicate", "--quick", "--trials", "1", "--cap", "60", "--curve-trials", "0", "--workers", "2",
-                "--controls", "none", "--mechanisms", "laplace", "--seed", str(seed), "--out", str(out), "--force",
-                "--no-progress"]
+        return [
+            "replicate",
+            "--quick",
+            "--trials",
+            "1",
+            "--cap",
+            "60",
+            "--curve-trials",
+            "0",
+            "--workers",
+            "2",
+            "--controls",
+            "none",
+            "--mechanisms",
+            "laplace",
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+            "--force",
+            "--no-progress",
+        ]
     if kind == "pipeline":
-        return ["pipeline", "--quick", "--skip", "audit", "attack", "--seed", str(seed), "--out", str(out),
-                "--force"]
+        return ["pipeline", "--quick", "--skip", "audit", "attack", "--seed", str(seed), "--out", str(out), "--force"]
     if kind == "tune":
         return ["tune", "--trials", str(trials), *TUNE_ARGS, "--seed", "0", "--out", str(out)]
     raise ValueError(kind)
@@ -669,15 +997,18 @@ def tune_counts(out: Path, study: str = "pgc-tune") -> dict:
         except KeyError:
             return {"COMPLETE": 0, "RUNNING": 0, "FAIL": 0, "PRUNED": 0, "SURPLUS": 0, "params": []}
         trials = s.get_trials(deepcopy=False)
-        counts = {name: sum(t.state.name == name for t in trials) for name in ("COMPLETE", "RUNNING", "FAIL",
-                                                                                 "PRUNED", "WAITING")}
+        counts = {
+            name: sum(t.state.name == name for t in trials)
+            for name in ("COMPLETE", "RUNNING", "FAIL", "PRUNED", "WAITING")
+        }
         # a trial started past the budget by a worker asking at the same moment would be failed and marked
         # "surplus" (pgc.tuning.study); workers of one SQLite study ask one at a time, so none is expected
         counts["SURPLUS"] = sum(t.state.name == "FAIL" and bool(t.user_attrs.get("surplus")) for t in trials)
         counts["FAIL"] -= counts["SURPLUS"]
         # a failed trial's parameters are re-queued once: count each finished parameter set once
-        counts["params"] = [json.dumps(t.params, sort_keys=True) for t in trials
-                            if t.state.name in ("COMPLETE", "PRUNED")]
+        counts["params"] = [
+            json.dumps(t.params, sort_keys=True) for t in trials if t.state.name in ("COMPLETE", "PRUNED")
+        ]
         return counts
     finally:
         storage.engine.dispose()
@@ -707,8 +1038,14 @@ def kill_series(kind: str, base: Path, rng: np.random.Generator, kills: int, log
     seen = {result_state(kind, out)}
     for i in range(1, kills + 1):
         trials = 2 + i  # tune: every run has trials left to do
-        p = subprocess.Popen(cli(*kill_argv(kind, out, seed=i, trials=trials)), cwd=base, env=child_env(),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            cli(*kill_argv(kind, out, seed=i, trials=trials)),
+            cwd=base,
+            env=child_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
         time.sleep(float(rng.uniform(0.3, 1.1)) * full)
         p.send_signal(signal.SIGKILL)
         p.wait()
@@ -765,15 +1102,44 @@ def concurrent_writers(kind: str, base: Path, n: int, log: WriterLog, run: Path 
     succeeds, the others exit 2 with one line naming the output."""
     out = base / f"{kind}-shared" / ("a.json" if kind == "audit" else "r")
     if kind == "train":
-        argvs = [["train", "--submissions", "400", "--workers", "3", "--no-progress", "--seed", str(i),
-                  "--out", str(out)] for i in range(n)]
+        argvs = [
+            ["train", "--submissions", "400", "--workers", "3", "--no-progress", "--seed", str(i), "--out", str(out)]
+            for i in range(n)
+        ]
     elif kind == "audit":
-        argvs = [["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", "20000", "--mechanism-samples",
-                  "20000", "--seed", str(i), "--no-progress", "--out", str(out)] for i in range(n)]
+        argvs = [
+            [
+                "audit",
+                "--mechanism",
+                "laplace",
+                "--epsilon",
+                "1",
+                "--samples",
+                "20000",
+                "--mechanism-samples",
+                "20000",
+                "--seed",
+                str(i),
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+            for i in range(n)
+        ]
     else:
         argvs = [["report", str(run), "--title", f"t{i}", "--out", str(out)] for i in range(n)]
-    procs = [subprocess.Popen(cli(*a), cwd=base, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, stdin=subprocess.DEVNULL) for a in argvs]
+    procs = [
+        subprocess.Popen(
+            cli(*a),
+            cwd=base,
+            env=child_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        for a in argvs
+    ]
     results = _wait_all(procs, SUBPROCESS_TIMEOUT_S)
     log.writers += n
     log.groups += 1
@@ -825,10 +1191,22 @@ def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
     """``n`` ``pgc tune`` workers on one SQLite study at once: the study ends with exactly ``trials``
     finished trials, none RUNNING, failed or surplus, and no parameter set twice."""
     out = base / "tune-shared"
-    argvs = [["tune", "--trials", str(trials), *TUNE_ARGS, "--seed", "0", "--worker-id", f"w{i}", "--out", str(out)]
-             for i in range(n)]
-    procs = [subprocess.Popen(cli(*a), cwd=base, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, stdin=subprocess.DEVNULL) for a in argvs]
+    argvs = [
+        ["tune", "--trials", str(trials), *TUNE_ARGS, "--seed", "0", "--worker-id", f"w{i}", "--out", str(out)]
+        for i in range(n)
+    ]
+    procs = [
+        subprocess.Popen(
+            cli(*a),
+            cwd=base,
+            env=child_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        for a in argvs
+    ]
     results = _wait_all(procs, SUBPROCESS_TIMEOUT_S * 2)
     log.writers += n
     log.groups += 1
@@ -853,17 +1231,32 @@ def concurrent_tuners(base: Path, n: int, trials: int, log: WriterLog) -> dict:
 
 # what each reader reads: audit --run the summary and θ, attack --run the summary and the transcript
 _SUMMARY_DAMAGE = {"summary_json_type", "summary_truncated", "summary_binary", "summary_fifo"}
-MUST_REFUSE = {"audit": _SUMMARY_DAMAGE | {"checkpoint_garbage", "checkpoint_pickle", "trial_dir_escape"},
-               "attack": _SUMMARY_DAMAGE | {"truncate", "nan", "inf", "object_array", "huge_shape", "missing_array",
-                                            "symlink_outside", "symlink_dev_zero", "fifo", "folder", "empty",
-                                            "trial_dir_escape"},
-               "report": _SUMMARY_DAMAGE}
+MUST_REFUSE = {
+    "audit": _SUMMARY_DAMAGE | {"checkpoint_garbage", "checkpoint_pickle", "trial_dir_escape"},
+    "attack": _SUMMARY_DAMAGE
+    | {
+        "truncate",
+        "nan",
+        "inf",
+        "object_array",
+        "huge_shape",
+        "missing_array",
+        "symlink_outside",
+        "symlink_dev_zero",
+        "fifo",
+        "folder",
+        "empty",
+        "trial_dir_escape",
+    },
+    "report": _SUMMARY_DAMAGE,
+}
 
 
 def _finish(outcome: Outcome, root: Path, extra: list[str]) -> tuple[Outcome, list[str]]:
     found = outcome.problems() + extra
-    if ((root / "outside" / "precious.txt").read_text() != "precious"
-            or (root / "work" / "mine.txt").read_text() != "mine"):
+    if (root / "outside" / "precious.txt").read_text() != "precious" or (
+        root / "work" / "mine.txt"
+    ).read_text() != "mine":
         found.append("a file outside the output folder changed")
     shutil.rmtree(root, ignore_errors=True)
     return outcome, found
@@ -884,8 +1277,9 @@ def argv_case(base: Path, name: str, clean_run: Path, argv: list[str]) -> tuple[
     return _finish(run_case(argv, root), root, [])
 
 
-def result_case(base: Path, name: str, clean_run: Path, reader: str, mutation: tuple,
-                subprocess_: bool = False) -> tuple[Outcome, list[str]]:
+def result_case(
+    base: Path, name: str, clean_run: Path, reader: str, mutation: tuple, subprocess_: bool = False
+) -> tuple[Outcome, list[str]]:
     root = make_case_root(base, name)
     run = root / "work" / "run"
     shutil.copytree(clean_run, run)

@@ -35,8 +35,11 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BIN = Path(sys.executable).parent
 SAMPLES, MESSAGE_SAMPLES = 2000, 300
 
-MARK = re.compile(r"^<!-- example (?P<name>[\w-]+): (?P<what>run|(?:python )?[\w.-]+) -->\n"
-                  r"```(?P<lang>\w*)\n(?P<body>.*?)^```", re.M | re.S)
+MARK = re.compile(
+    r"^<!-- example (?P<name>[\w-]+): (?P<what>run|(?:python )?[\w.-]+) -->\n"
+    r"```(?P<lang>\w*)\n(?P<body>.*?)^```",
+    re.M | re.S,
+)
 BLOCK = re.compile(r"^```(?P<lang>\w*)\n(?P<body>.*?)^```", re.M | re.S)
 
 
@@ -91,16 +94,20 @@ def _argv(command: str, samples: int) -> list[str]:
     return head[argv[0]] + argv[1:]
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES), ids=[f"{n} ({', '.join(EXAMPLES[n].where)})" for n in
-                                                         sorted(EXAMPLES)])
+@pytest.mark.parametrize(
+    "name", sorted(EXAMPLES), ids=[f"{n} ({', '.join(EXAMPLES[n].where)})" for n in sorted(EXAMPLES)]
+)
 def test_doc_example_runs_as_written_from_an_empty_folder(name, tmp_path):
     ex = EXAMPLES[name]
     assert ex.files and ex.steps, f"example {name} needs a file and a step (a run block or a python FILE mark)"
     samples = MESSAGE_SAMPLES if _sends_messages(ex) else SAMPLES
     for file, text in ex.files.items():
         (tmp_path / file).write_text(_small(text, samples), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "PYTHON", "VIRTUAL_ENV")) and k != "COV_CORE_SOURCE"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_", "PYTHON", "VIRTUAL_ENV")) and k != "COV_CORE_SOURCE"
+    }
     env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", PGC_PROGRESS_INTERVAL_S="30")
     for command, comment in ex.steps:
         argv = _argv(command, samples)
@@ -114,8 +121,11 @@ def test_doc_example_runs_as_written_from_an_empty_folder(name, tmp_path):
 
 # --- every user example is marked ---------------------------------------------------------------------
 
-USER_CODE = re.compile(r"^\s*(def release\(|class \w+\((?:NumPyClient|Filter)\)|app = ClientApp\(|"
-                       r"def __call__\(self, gradients|(?:from|import) my_\w+)", re.M)
+USER_CODE = re.compile(
+    r"^\s*(def release\(|class \w+\((?:NumPyClient|Filter)\)|app = ClientApp\(|"
+    r"def __call__\(self, gradients|(?:from|import) my_\w+)",
+    re.M,
+)
 
 
 def test_every_user_example_in_the_docs_is_marked():

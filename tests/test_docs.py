@@ -23,8 +23,11 @@ def test_docs_name_no_machine_bound_path_or_this_machine():
     found = []
     for doc in DOCS:
         for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
-            found += [f"{doc.relative_to(ROOT)}:{number}: {why}: {line.strip()[:100]}"
-                      for pattern, why in MACHINE_BOUND if pattern.search(line)]
+            found += [
+                f"{doc.relative_to(ROOT)}:{number}: {why}: {line.strip()[:100]}"
+                for pattern, why in MACHINE_BOUND
+                if pattern.search(line)
+            ]
     assert not found, "\n".join(found)
 
 
@@ -65,14 +68,19 @@ def _code_spans(text: str) -> list[str]:
 
 
 def test_every_repository_path_in_code_spans_exists():
-    roots = "|".join(("audit", "attacks", "pgc", "reports", "tests", "scripts", "results", "examples", "configs",
-                      "docs"))
+    roots = "|".join(
+        ("audit", "attacks", "pgc", "reports", "tests", "scripts", "results", "examples", "configs", "docs")
+    )
     missing = []
     for doc in CURRENT_DOCS:
         for span in _inline_spans(doc.read_text(encoding="utf-8")):
             m = re.fullmatch(rf"((?:{roots})/[\w./-]*?)(?:(?:::|:)\w+)?", span)
-            if m and not re.search(r"[*<{]", span) and m.group(1) not in PLACEHOLDER_PATHS \
-                    and not (ROOT / m.group(1)).exists():
+            if (
+                m
+                and not re.search(r"[*<{]", span)
+                and m.group(1) not in PLACEHOLDER_PATHS
+                and not (ROOT / m.group(1)).exists()
+            ):
                 missing.append(f"{doc.relative_to(ROOT)}: `{span}`")
     assert not missing, "\n".join(missing)
 
@@ -151,17 +159,23 @@ def test_every_pgc_option_in_the_docs_is_the_command_lines():
                 command, rest = m.group(1), m.group(2).split()
                 if rest and f"{command} {rest[0]}" in known:
                     command = f"{command} {rest[0]}"
-                elif rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help") and any(
-                        key.startswith(f"{command} ") for key in known):
+                elif (
+                    rest
+                    and rest[0].startswith("-")
+                    and rest[0] not in ("-h", "--help")
+                    and any(key.startswith(f"{command} ") for key in known)
+                ):
                     unknown.append(f"pgc {command} takes a sub-command before {rest[0]}: {where}")
                 for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", m.group(2)):
                     checked += 1
                     if option not in known[command]:
                         unknown.append(f"pgc {command} has no {option}: {where}")
             if span.startswith("--"):
-                unknown += [f"{doc.relative_to(ROOT)}: no pgc command has {option}"
-                            for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span)
-                            if option not in every | FOREIGN_OPTIONS]
+                unknown += [
+                    f"{doc.relative_to(ROOT)}: no pgc command has {option}"
+                    for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span)
+                    if option not in every | FOREIGN_OPTIONS
+                ]
     assert checked > 300 and not unknown, "\n".join(unknown)
 
 
@@ -178,6 +192,9 @@ def test_format_versions_the_docs_state_are_the_schemas():
                 load({"kind": kind, "format_version": int(version)}, where="in.json")
             assert str(refused.value) == example, f"{doc.name} quotes an error pgc does not print"
     assert stated
-    wrong = [f"{doc.name}: {kind} format_version {v}, the schema's is {SCHEMAS[kind].FORMAT_VERSION}"
-             for doc, kind, v in stated if SCHEMAS[kind].FORMAT_VERSION != v]
+    wrong = [
+        f"{doc.name}: {kind} format_version {v}, the schema's is {SCHEMAS[kind].FORMAT_VERSION}"
+        for doc, kind, v in stated
+        if SCHEMAS[kind].FORMAT_VERSION != v
+    ]
     assert not wrong, "\n".join(wrong)

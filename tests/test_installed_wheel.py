@@ -71,9 +71,17 @@ def test_the_wheel_installs_four_import_names(installed_pgc):
 
 def test_the_installed_package_imports_from_the_venv_not_the_checkout(installed_pgc, tmp_path):
     python = installed_pgc.parent / "python"
-    out = subprocess.run([str(python), "-c", "import pgc, audit, reports, attacks, pgc.cli.main as m; "
-                          "print(pgc.__file__); print(m.__file__)"], cwd=tmp_path, capture_output=True, text=True,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import pgc, audit, reports, attacks, pgc.cli.main as m; print(pgc.__file__); print(m.__file__)",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert all(str(installed_pgc.parents[1]) in path and str(ROOT) not in path for path in out), out
 
 
@@ -81,8 +89,17 @@ def test_pgc_help_and_a_users_system_with_a_plain_dataclass_claim(installed_pgc,
     r = _pgc(installed_pgc, "--help", cwd=tmp_path)
     assert r.returncode == 0 and "pipeline" in r.stdout, r.stderr
     (tmp_path / "my_system.py").write_text(USER_SYSTEM)
-    r = _pgc(installed_pgc, "audit", "system", "./my_system.py:make", "--samples", "20000", "--out", "coin.json",
-             cwd=tmp_path)
+    r = _pgc(
+        installed_pgc,
+        "audit",
+        "system",
+        "./my_system.py:make",
+        "--samples",
+        "20000",
+        "--out",
+        "coin.json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     result = json.loads((tmp_path / "coin.json").read_text())
     (row,) = [row for row in result["rows"] if row["channel"] == "value"]
@@ -90,8 +107,19 @@ def test_pgc_help_and_a_users_system_with_a_plain_dataclass_claim(installed_pgc,
     assert row["verdict"] == "consistent"
     # a claim this audit refutes (randomized response at ε = 1 claimed as ε = 0.5) sets the exit code
     (tmp_path / "my_strict.py").write_text(USER_SYSTEM.replace("epsilon: float = 1.0", "epsilon: float = 0.5"))
-    r = _pgc(installed_pgc, "audit", "system", "./my_strict.py:make", "--samples", "20000", "--out", "strict.json",
-             "--fail-on", "violated", cwd=tmp_path)
+    r = _pgc(
+        installed_pgc,
+        "audit",
+        "system",
+        "./my_strict.py:make",
+        "--samples",
+        "20000",
+        "--out",
+        "strict.json",
+        "--fail-on",
+        "violated",
+        cwd=tmp_path,
+    )
     assert r.returncode == 1 and "violated" in r.stdout, r.stdout + r.stderr
 
 
@@ -111,16 +139,31 @@ def test_a_users_flower_client_app_through_flowers_message_path(installed_pgc, t
     import shutil
 
     shutil.copy(ROOT / "examples" / "flower" / "digits_app.py", tmp_path / "digits_app.py")  # the user's own app
-    r = _pgc(installed_pgc, "audit", "--flower", "./digits_app.py:app", "--pair", "one record removed", "--samples",
-             "400", "--out", "flower.json", cwd=tmp_path)
+    r = _pgc(
+        installed_pgc,
+        "audit",
+        "--flower",
+        "./digits_app.py:app",
+        "--pair",
+        "one record removed",
+        "--samples",
+        "400",
+        "--out",
+        "flower.json",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0 and "LocalDpMod" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
     assert json.loads((tmp_path / "flower.json").read_text())["pair"] == "one record removed"
 
 
-@pytest.mark.parametrize("argv", [
-    ["bench", "one-run", "--canaries", "200", "--submissions", "100", "--samples", "1000"],
-    ["bench", "systems", "--seeds", "1", "--samples", "2000", "--contract-samples", "2000", "--repeats", "1"],
-], ids=["one-run", "systems"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "one-run", "--canaries", "200", "--submissions", "100", "--samples", "1000"],
+        ["bench", "systems", "--seeds", "1", "--samples", "2000", "--contract-samples", "2000", "--repeats", "1"],
+    ],
+    ids=["one-run", "systems"],
+)
 def test_benchmarks_that_read_shipped_files(installed_pgc, tmp_path, argv):
     r = _pgc(installed_pgc, *argv, "--out", "bench.json", cwd=tmp_path)
     assert r.returncode in (0, 1), r.stdout[-2000:] + r.stderr[-2000:]

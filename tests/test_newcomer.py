@@ -37,7 +37,7 @@ def _block(after: str, fence: str) -> str:
     """The first fenced block (```fence) after the text ``after``."""
     start = README.index(after)
     body = README.index(f"```{fence}\n", start) + len(fence) + 4
-    return README[body:README.index("```", body)]
+    return README[body : README.index("```", body)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -87,8 +87,14 @@ def steps() -> list[Step]:
             if argv[0] == "pgc":
                 argv = _with_small_sizes(argv)
             needs = re.search(r"needs a ([\w ]+?) server", comment)
-            out.append(Step(command, argv, re.findall(r'"([^"]+)"', comment),
-                            f"needs a {needs.group(1)} server" if needs else ""))
+            out.append(
+                Step(
+                    command,
+                    argv,
+                    re.findall(r'"([^"]+)"', comment),
+                    f"needs a {needs.group(1)} server" if needs else "",
+                )
+            )
     return out
 
 
@@ -107,8 +113,11 @@ def _writes(argv: list[str]) -> str | None:
     command = argv[1]
     if command == "audit":  # pgc audit SUBCOMMAND TARGET ...; a crafted model of a run (--run DIR) is a run's
         subcommand = argv[2]
-        name = "run" if subcommand == "adversarial-model" and "--run" in argv else _DEFAULT_NAME.get(
-            subcommand, subcommand)
+        name = (
+            "run"
+            if subcommand == "adversarial-model" and "--run" in argv
+            else _DEFAULT_NAME.get(subcommand, subcommand)
+        )
         return f"runs/audit/{name}-"
     if command == "attack":
         return f"runs/attack/{'active' if '--active' in argv else 'run' if '--run' in argv else 'model'}-"
@@ -131,9 +140,16 @@ def groups() -> list[list[Step]]:
     for j, later in enumerate(all_steps):
         for i in range(j):
             wrote = _writes(all_steps[i].argv)
-            if wrote and (wrote == _writes(later.argv) or any(
-                    token.split("*")[0].startswith(wrote) or token.startswith(wrote + "/") or token == wrote
-                    or token.removeprefix("run:").startswith(wrote) for token in later.argv[1:])):
+            if wrote and (
+                wrote == _writes(later.argv)
+                or any(
+                    token.split("*")[0].startswith(wrote)
+                    or token.startswith(wrote + "/")
+                    or token == wrote
+                    or token.removeprefix("run:").startswith(wrote)
+                    for token in later.argv[1:]
+                )
+            ):
                 parent[find(j)] = find(i)
     by_root: dict[int, list[Step]] = {}
     for i, step in enumerate(all_steps):
@@ -186,23 +202,32 @@ def _group_id(group: list[Step]) -> str:
 LONG_GROUPS = ("pgc audit self-test", "pgc audit adversarial-model (+1)")
 
 
-@pytest.mark.parametrize("group", [pytest.param(g, marks=pytest.mark.long) if _group_id(g) in LONG_GROUPS else g
-                                   for g in GROUPS], ids=[_group_id(g) for g in GROUPS])
+@pytest.mark.parametrize(
+    "group",
+    [pytest.param(g, marks=pytest.mark.long) if _group_id(g) in LONG_GROUPS else g for g in GROUPS],
+    ids=[_group_id(g) for g in GROUPS],
+)
 def test_readme_commands_run_from_an_empty_folder(group, tmp_path, quick_progress):
     repository = {name: _snapshot(ROOT / name) for name in ("results", "runs")}
     for step in group:
         if step.argv[0] != "pgc":  # a shell line (writing my.json)
             subprocess.run(["bash", "-c", step.line], cwd=tmp_path, check=True)
             continue
-        argv = [w for arg in step.argv[1:] for w in (sorted(glob.glob(arg, root_dir=tmp_path)) or [arg]
-                                                      if "*" in arg else [arg])]
+        argv = [
+            w
+            for arg in step.argv[1:]
+            for w in (sorted(glob.glob(arg, root_dir=tmp_path)) or [arg] if "*" in arg else [arg])
+        ]
         defaults = tmp_path / "runs" / argv[0]
         before = set(defaults.glob("*.json")) if defaults.is_dir() else set()
         code, out, err = _run(argv, tmp_path)
         said = f"pgc {' '.join(argv)}\n{out[-3000:]}\n{err[-3000:]}"
         if argv[0] == "bench" and code == 1:  # a goal missed at these sizes: said so, line by line
-            assert all(line.startswith("goal missed: ") for line in err.splitlines()
-                       if not re.match(r"\[\d\d:\d\d:\d\d\] ", line)), said
+            assert all(
+                line.startswith("goal missed: ")
+                for line in err.splitlines()
+                if not re.match(r"\[\d\d:\d\d:\d\d\] ", line)
+            ), said
         else:
             assert code == 0, said
         assert "Traceback" not in err and "Warning" not in err and "\r" not in err, said
@@ -227,8 +252,12 @@ def test_every_command_line_runs_or_says_what_it_needs():
     commands = {s.argv[1] for s in ran if s.argv[0] == "pgc"}
     assert set(COMMANDS) - {"thesis"} <= commands | {"help"}, set(COMMANDS) - commands
     for s in ran:  # every pgc line found its small sizes (or needs none: a report, a help page)
-        assert s.argv[0] != "pgc" or s.argv[1] in ("report",) or "--help" in s.argv or len(
-            s.argv) > len(shlex.split(re.sub(r"\s*\[[^\]]*\]", "", s.line))), s.line
+        assert (
+            s.argv[0] != "pgc"
+            or s.argv[1] in ("report",)
+            or "--help" in s.argv
+            or len(s.argv) > len(shlex.split(re.sub(r"\s*\[[^\]]*\]", "", s.line)))
+        ), s.line
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,15 +265,17 @@ def test_every_command_line_runs_or_says_what_it_needs():
 # ---------------------------------------------------------------------------------------------
 
 # what varies from run to run in the README's printout: rates, seconds, the estimate, the page's size
-TIMING = re.compile(r"\(\d[\d.]*e[+-]\d+/s\)|\b\d+(?:\.\d+)?s\b|about (?:\d+ h \d+ min|\d+ min \d+ s|\d+ s|under 1 s)"
-                    r"|\d+ KiB")
+TIMING = re.compile(
+    r"\(\d[\d.]*e[+-]\d+/s\)|\b\d+(?:\.\d+)?s\b|about (?:\d+ h \d+ min|\d+ min \d+ s|\d+ s|under 1 s)"
+    r"|\d+ KiB"
+)
 
 
 def _pattern(expected_line: str) -> str:
     """The README's line as a regular expression: literal, its timings any text."""
     parts, last = [], 0
     for m in TIMING.finditer(expected_line):
-        parts += [re.escape(expected_line[last:m.start()]), ".+?"]
+        parts += [re.escape(expected_line[last : m.start()]), ".+?"]
         last = m.end()
     return "".join(parts) + re.escape(expected_line[last:])
 

@@ -26,8 +26,14 @@ def check_quick_pipeline(out: Path, printed: str, scratch: Path) -> None:
     assert ".partial" not in printed and f"--out {out}/audit.json" in printed
     manifest = json.loads((out / "pipeline.json").read_text())
     assert manifest["kind"] == "pipeline"
-    assert [s["step"] for s in manifest["steps"]] == ["train", "audit", "audit-adversarial", "attack",
-                                                      "attack-sweep", "report"]
+    assert [s["step"] for s in manifest["steps"]] == [
+        "train",
+        "audit",
+        "audit-adversarial",
+        "attack",
+        "attack-sweep",
+        "report",
+    ]
     assert all(s["exit_code"] in (0, 1) for s in manifest["steps"])
     assert not list(out.parent.glob("*.partial"))
 
@@ -35,8 +41,9 @@ def check_quick_pipeline(out: Path, printed: str, scratch: Path) -> None:
     kinds = sorted({i["kind"] for i in summary["inputs"]})
     assert kinds == ["attack", "audit", "train"]
     # paths point at the final folder (or at the committed references the package ships)
-    assert all(str(out) in i["path"] or "/results/" in i["path"] or "/pgc/references/" in i["path"]
-               for i in summary["inputs"])
+    assert all(
+        str(out) in i["path"] or "/results/" in i["path"] or "/pgc/references/" in i["path"] for i in summary["inputs"]
+    )
     adversarial = json.loads((out / "audit-adversarial.json").read_text())
     assert adversarial["mode"] == "adversarial" and adversarial["adversarial_audits"][0]["psi"] == 5.0
     assert {c["model"] for c in adversarial["channels"]} == {"adversarial"}

@@ -161,8 +161,19 @@ def _complete(out: Path) -> int | None:
 @pytest.mark.long
 def test_kill_minus_9_at_random_moments(tmp_path):
     out = tmp_path / "run"
-    argv = _cli("train", "--submissions", "800", "--workers", "3", "--trials", "4", "--no-progress",
-                "--out", str(out), "--force")
+    argv = _cli(
+        "train",
+        "--submissions",
+        "800",
+        "--workers",
+        "3",
+        "--trials",
+        "4",
+        "--no-progress",
+        "--out",
+        str(out),
+        "--force",
+    )
     t0 = time.monotonic()
     assert subprocess.run([*argv, "--seed", "0"], capture_output=True).returncode == 0
     full = time.monotonic() - t0
@@ -227,10 +238,23 @@ def test_replacement_without_atomic_exchange_keeps_nothing_behind(tmp_path, monk
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("config", [{"hyper": "x"}, {"epsilon": True}, {"hyper": {"cap": "200"}},
-                                    {"physics": [1]}, {"gravities": "9.8"}, {"buffer_size": 1.5},
-                                    {"stop_at_success": "yes"}, {"mechanism": 3}, {"epsilon": 1e300},
-                                    {"seed": -1}, {"clip": None, "epsilon": "x"}, [1, 2]])
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"hyper": "x"},
+        {"epsilon": True},
+        {"hyper": {"cap": "200"}},
+        {"physics": [1]},
+        {"gravities": "9.8"},
+        {"buffer_size": 1.5},
+        {"stop_at_success": "yes"},
+        {"mechanism": 3},
+        {"epsilon": 1e300},
+        {"seed": -1},
+        {"clip": None, "epsilon": "x"},
+        [1, 2],
+    ],
+)
 def test_wrongly_typed_config_values(tmp_path, capsys, config):
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps(config))
@@ -239,9 +263,14 @@ def test_wrongly_typed_config_values(tmp_path, capsys, config):
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("argv, limit", [(["--trials", "100000000"], "100,000"),
-                                         (["--epsilon", "1e300"], "1e+06"),
-                                         (["--submissions", "9000000", "--trials", "5000"], "GiB")])
+@pytest.mark.parametrize(
+    "argv, limit",
+    [
+        (["--trials", "100000000"], "100,000"),
+        (["--epsilon", "1e300"], "1e+06"),
+        (["--submissions", "9000000", "--trials", "5000"], "GiB"),
+    ],
+)
 def test_sizes_checked_before_allocation(tmp_path, capsys, argv, limit):
     rc = _train(tmp_path / "run", *argv)
     err = capsys.readouterr().err
@@ -293,8 +322,9 @@ def test_custom_mechanism_recorded_and_rebuilt(tmp_path):
         out = rundir.save_run(res, tmp_path / "run", wall_time=0.0)
         record = load_run(out)[1][0].summary["mechanism"]
         assert record["name"] == name and record["class"].endswith("_Halved")
-        assert (record["params"]["epsilon"] == 2.0 and record["params"]["clip"] == 0.02
-                and len(record["fingerprint"]) == 64)
+        assert (
+            record["params"]["epsilon"] == 2.0 and record["params"]["clip"] == 0.02 and len(record["fingerprint"]) == 64
+        )
         again = load_mechanism(out)
         assert type(again) is _Halved and again.epsilon == 2.0 and again.clip == 0.02
     finally:
@@ -337,12 +367,27 @@ def test_audit_and_attack_refuse_a_run_whose_mechanism_they_cannot_rebuild(tmp_p
     class Private(Laplace):
         pass
 
-    res = train_batch([TrainConfig(submissions=30, workers=2)], mechanisms=[Private(epsilon=1.0, clip=0.01)],
-                      record_transcripts=True)
+    res = train_batch(
+        [TrainConfig(submissions=30, workers=2)], mechanisms=[Private(epsilon=1.0, clip=0.01)], record_transcripts=True
+    )
     out = rundir.save_run(res, tmp_path / "run", wall_time=0.0)
     capsys.readouterr()
-    assert main(["audit", "--run", str(out), "--samples", "200", "--mechanism-samples", "200",
-                 "--out", str(tmp_path / "a.json")]) == 2
+    assert (
+        main(
+            [
+                "audit",
+                "--run",
+                str(out),
+                "--samples",
+                "200",
+                "--mechanism-samples",
+                "200",
+                "--out",
+                str(tmp_path / "a.json"),
+            ]
+        )
+        == 2
+    )
     assert "unregistered mechanism" in capsys.readouterr().err and not (tmp_path / "a.json").exists()
     assert main(["attack", "--run", str(out), "--targets", "5", "--out", str(tmp_path / "b.json")]) == 2
     assert "unregistered mechanism" in capsys.readouterr().err and not (tmp_path / "b.json").exists()
@@ -381,8 +426,10 @@ def test_replicate_guards_and_locks_its_reading_folders(tmp_path, monkeypatch, c
 
     raw = tmp_path / "grid.raw.json"
     raw.write_text(json.dumps({"spec": {"reading": "sampled"}}))
-    monkeypatch.setattr("pgc.replication.runs.GridRun.from_dict",
-                        staticmethod(lambda d: type("R", (), {"spec": type("S", (), {"reading": "sampled"})()})()))
+    monkeypatch.setattr(
+        "pgc.replication.runs.GridRun.from_dict",
+        staticmethod(lambda d: type("R", (), {"spec": type("S", (), {"reading": "sampled"})()})()),
+    )
     rc = main([*quick, "--from-raw", str(raw), "--out", str(tmp_path / "foreign"), "--force"])
     err = capsys.readouterr().err
     _one_line_error(err, rc)
@@ -395,8 +442,9 @@ def test_replicate_guards_and_locks_its_reading_folders(tmp_path, monkeypatch, c
 
 @pytest.mark.parametrize("damage", ["trials_not_objects", "best_mu_missing", "fst_text"])
 def test_a_damaged_raw_grid_is_refused_with_one_line(damage, tmp_path, capsys):
-    raw = json.loads((Path(__file__).resolve().parents[1] / "results/replicate/cap90k-laplace/sampled/grid.raw.json")
-                     .read_text())
+    raw = json.loads(
+        (Path(__file__).resolve().parents[1] / "results/replicate/cap90k-laplace/sampled/grid.raw.json").read_text()
+    )
     key = next(iter(raw["trials"]))
     if damage == "trials_not_objects":
         raw["trials"][key] = [1, 2]
@@ -414,15 +462,17 @@ def test_a_damaged_raw_grid_is_refused_with_one_line(damage, tmp_path, capsys):
 
 def test_pool_workers_die_with_a_killed_command(tmp_path):
     """kill -9 of a command leaves none of its pool's workers behind (pgc.tasks.die_with_parent)."""
-    code = ("import concurrent.futures as cf, multiprocessing, os, sys, time\n"
-            f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
-            "from pgc.tasks import die_with_parent\n"
-            "pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context('fork'),"
-            " initializer=die_with_parent, initargs=(os.getpid(),))\n"
-            "futures = [pool.submit(time.sleep, 60) for _ in range(2)]\n"
-            "time.sleep(0.5)\n"
-            "print(' '.join(str(p) for p in pool._processes), flush=True)\n"
-            "time.sleep(60)\n")
+    code = (
+        "import concurrent.futures as cf, multiprocessing, os, sys, time\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+        "from pgc.tasks import die_with_parent\n"
+        "pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context('fork'),"
+        " initializer=die_with_parent, initargs=(os.getpid(),))\n"
+        "futures = [pool.submit(time.sleep, 60) for _ in range(2)]\n"
+        "time.sleep(0.5)\n"
+        "print(' '.join(str(p) for p in pool._processes), flush=True)\n"
+        "time.sleep(60)\n"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     workers = [int(p) for p in proc.stdout.readline().split()]
     assert len(workers) == 2 and all(_alive(p) for p in workers)

@@ -14,8 +14,9 @@ import pytest
 import reliability_gen as gen
 from hypothesis import HealthCheck, given, settings
 
-SETTINGS = dict(derandomize=True, deadline=None, database=None, print_blob=True,
-                suppress_health_check=list(HealthCheck))
+SETTINGS = dict(
+    derandomize=True, deadline=None, database=None, print_blob=True, suppress_health_check=list(HealthCheck)
+)
 _COUNTER = itertools.count()
 
 
@@ -54,8 +55,9 @@ def test_generated_config_files(base, doc):
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("command, examples", [("train", 40), ("audit", 25), ("attack", 25), ("report", 20),
-                                               ("tune", 15)])
+@pytest.mark.parametrize(
+    "command, examples", [("train", 40), ("audit", 25), ("attack", 25), ("report", 20), ("tune", 15)]
+)
 def test_generated_argument_vectors(base, clean_run, command, examples):
     @settings(max_examples=examples, **SETTINGS)
     @given(argv=gen.argument_vectors(command))
@@ -67,8 +69,14 @@ def test_generated_argument_vectors(base, clean_run, command, examples):
 
 def test_argparse_errors_are_one_line(base):
     root = gen.make_case_root(base, _name())
-    for argv in (["train", "--epsilon", "nan"], ["train", "--bogus"], ["audit", "--confidence", "2"],
-                 ["tune", "--mode", "x"], ["report"], ["nope"]):
+    for argv in (
+        ["train", "--epsilon", "nan"],
+        ["train", "--bogus"],
+        ["audit", "--confidence", "2"],
+        ["tune", "--mode", "x"],
+        ["report"],
+        ["nope"],
+    ):
         outcome = gen.run_case(argv, root)
         assert outcome.rc == 2 and not outcome.problems(), (argv, outcome.err)
         assert outcome.err.startswith("pgc") and "usage:" not in outcome.err
@@ -110,8 +118,9 @@ def test_damaged_results_of_every_kind(base, damaged):
     _assert_ok(gen.damaged_result_case(base, _name(), damaged))
 
 
-@pytest.mark.parametrize("reader, mutation", [("attack", "fifo"), ("attack", "symlink_dev_zero"),
-                                              ("report", "summary_fifo")])
+@pytest.mark.parametrize(
+    "reader, mutation", [("attack", "fifo"), ("attack", "symlink_dev_zero"), ("report", "summary_fifo")]
+)
 def test_special_files_in_a_separate_process(base, clean_run, reader, mutation):
     """FIFOs and devices where files belong: a real process must not block on them."""
     outcome, problems = gen.result_case(base, _name(), clean_run, reader, (mutation, 0, None), subprocess_=True)
@@ -156,8 +165,16 @@ def test_tune_workers_starting_together_create_one_study_schema(tmp_path):
     """Four workers opening a fresh SQLite study at once used to race on its schema (IntegrityError)."""
     import subprocess
 
-    procs = [subprocess.Popen(gen.cli("tune", "--export-only", "--out", str(tmp_path / "t")), env=gen.child_env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            gen.cli("tune", "--export-only", "--out", str(tmp_path / "t")),
+            env=gen.child_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     errors = [p.communicate(timeout=gen.SUBPROCESS_TIMEOUT_S)[1] for p in procs]
     for p, err in zip(procs, errors, strict=True):  # no study yet: every worker says so, none fails to open the storage
         assert p.returncode == 2 and "no study" in err and len(err.strip().splitlines()) == 1, err

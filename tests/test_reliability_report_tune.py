@@ -18,8 +18,9 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 def _replicate_json(folder, images):
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "replicate.json"
-    path.write_text(json.dumps({"kind": "replicate", "notes": ["see the figures"],
-                                "plots": [{"file": name} for name in images]}))
+    path.write_text(
+        json.dumps({"kind": "replicate", "notes": ["see the figures"], "plots": [{"file": name} for name in images]})
+    )
     return path
 
 
@@ -34,11 +35,16 @@ def test_report_embeds_only_png_files_inside_the_input_folder(tmp_path):
     outside = tmp_path / "outside.png"
     outside.write_bytes(PNG)
     os.mkfifo(folder / "fifo.png")
-    src = _replicate_json(folder, ["good.png", "link.png", "renamed.png", str(outside), "../outside.png",
-                                   "fifo.png", "/dev/zero.png"])
+    src = _replicate_json(
+        folder, ["good.png", "link.png", "renamed.png", str(outside), "../outside.png", "fifo.png", "/dev/zero.png"]
+    )
     out = tmp_path / "report"
-    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "report", str(src), "--out", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pgc.cli", "report", str(src), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     figures = sorted(p.name for p in (out / "figures").iterdir())
     assert figures == ["replicate_good.png"]
@@ -52,8 +58,12 @@ def test_report_refuses_non_regular_inputs_without_hanging(tmp_path, make):
         os.mkfifo(path)
     else:
         path = "/dev/zero"
-    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "report", str(path), "--out", str(tmp_path / "r")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pgc.cli", "report", str(path), "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "regular file" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -61,9 +71,17 @@ def test_report_markdown_escapes_copied_text(tmp_path):
     folder = tmp_path / "res"
     folder.mkdir()
     path = folder / "replicate.json"
-    path.write_text(json.dumps({"kind": "replicate", "notes": [
-        "[click](http://evil.example) ![x](http://evil.example/p.png) <script>alert(1)</script>",
-        "# fake heading"]}))
+    path.write_text(
+        json.dumps(
+            {
+                "kind": "replicate",
+                "notes": [
+                    "[click](http://evil.example) ![x](http://evil.example/p.png) <script>alert(1)</script>",
+                    "# fake heading",
+                ],
+            }
+        )
+    )
     out = tmp_path / "report"
     assert main(["report", str(path), "--out", str(out), "--title", "<b>t</b> [a](b)"]) == 0
     md = (out / "report.md").read_text()
@@ -119,8 +137,9 @@ def _umask() -> int:
 def _settings(seed=3):
     from pgc.tuning import Evaluation, SearchSpace, StudySettings
 
-    return StudySettings(space=SearchSpace(mechanisms=("laplace",)), evaluation=Evaluation(submissions=100),
-                         sampler="random", seed=seed)
+    return StudySettings(
+        space=SearchSpace(mechanisms=("laplace",)), evaluation=Evaluation(submissions=100), sampler="random", seed=seed
+    )
 
 
 def test_dead_workers_trials_fail_at_once_and_are_retried_once(tmp_path):
@@ -157,8 +176,9 @@ def test_the_same_seed_asks_the_same_trials_on_any_machine(tmp_path, monkeypatch
     for host in ("machine-a", "machine-b"):
         monkeypatch.setattr(socket, "gethostname", lambda host=host: host)
         (tmp_path / host).mkdir()
-        study = run_study("s", f"sqlite:///{tmp_path / host / 's.db'}", _settings(), n_trials=4, batch=2,
-                          log=lambda message: None)
+        study = run_study(
+            "s", f"sqlite:///{tmp_path / host / 's.db'}", _settings(), n_trials=4, batch=2, log=lambda message: None
+        )
         params.append([(t.number, t.params, t.user_attrs["sampler_seed"]) for t in study.get_trials()])
     assert params[0] == params[1] and len(params[0]) == 4
     assert len({seed for _, _, seed in params[0]}) == 4
@@ -168,8 +188,27 @@ def test_the_same_seed_asks_the_same_trials_on_any_machine(tmp_path, monkeypatch
 
 def test_four_workers_end_with_exactly_the_trials_asked_and_none_failed(tmp_path, capsys):
     out = tmp_path / "t"
-    argv = ["tune", "--trials", "8", "--workers", "4", "--batch", "1", "--runs-per-trial", "1", "--submissions", "30",
-            "--rungs", "1", "--sampler", "random", "--mechanisms", "laplace", "--out", str(out)]
+    argv = [
+        "tune",
+        "--trials",
+        "8",
+        "--workers",
+        "4",
+        "--batch",
+        "1",
+        "--runs-per-trial",
+        "1",
+        "--submissions",
+        "30",
+        "--rungs",
+        "1",
+        "--sampler",
+        "random",
+        "--mechanisms",
+        "laplace",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     counts = json.loads((out / "tune.json").read_text())["counts"]
     assert counts.get("COMPLETE", 0) + counts.get("PRUNED", 0) == 8 and set(counts) <= {"COMPLETE", "PRUNED"}

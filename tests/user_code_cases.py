@@ -48,7 +48,7 @@ FILES = {
             def describe_secret(self, secret):
                 return f"value {secret}"
     ''',
-    "claims.py": '''
+    "claims.py": """
         import numpy as np
         from base import RandomizedResponse  # a sibling module
 
@@ -99,15 +99,15 @@ FILES = {
 
         def bad_description():
             return BadDescription()
-    ''',
-    "broken_import.py": '''
+    """,
+    "broken_import.py": """
         import base
         raise ImportError("the user's module fails while it loads")
 
         def make():
             return base.RandomizedResponse()
-    ''',
-    "flower_app.py": '''
+    """,
+    "flower_app.py": """
         import numpy as np
         from flwr.app import Context
         from flwr.client import ClientApp, NumPyClient
@@ -139,7 +139,7 @@ FILES = {
             return [np.zeros(4)]
 
         AUDIT_PAIRS = {"one record replaced": ("D", "D-replaced")}
-    ''',
+    """,
 }
 
 
@@ -165,63 +165,184 @@ def _audit(spec: str, *extra: str, samples: str = "4000") -> tuple[str, ...]:
 
 
 CASES: tuple[Case, ...] = (
-    Case("a correct randomized response is consistent", "verdict", _audit("mine/claims.py:make"), 0,
-         says=("CONSISTENT",), writes=True),
-    Case("a wrong formula is violated and --fail-on exits 1", "verdict",
-         _audit("mine/claims.py:wrong_formula", "--fail-on", "violated"), 1, says=("violated",), writes=True),
-    Case("a file imports its sibling module from another folder", "sibling import", _audit("mine/claims.py:make"),
-         0, writes=True),
+    Case(
+        "a correct randomized response is consistent",
+        "verdict",
+        _audit("mine/claims.py:make"),
+        0,
+        says=("CONSISTENT",),
+        writes=True,
+    ),
+    Case(
+        "a wrong formula is violated and --fail-on exits 1",
+        "verdict",
+        _audit("mine/claims.py:wrong_formula", "--fail-on", "violated"),
+        1,
+        says=("violated",),
+        writes=True,
+    ),
+    Case(
+        "a file imports its sibling module from another folder",
+        "sibling import",
+        _audit("mine/claims.py:make"),
+        0,
+        writes=True,
+    ),
     Case("a module beside the user imports its sibling", "sibling import", _audit("claims:make"), 0, writes=True),
-    Case("the factory raises", "user code raises", _audit("mine/claims.py:raises"), 2,
-         users_call="mine/claims.py:raises → raises raised RuntimeError: cannot build"),
-    Case("release divides by zero", "user code raises", _audit("mine/claims.py:divides"), 2,
-         users_call="mine/claims.py:divides → Divides.release raised ZeroDivisionError: division by zero"),
-    Case("release refuses a secret it does not know", "user code raises",
-         _audit("mine/claims.py:make", "--secrets", "7", "8"), 2,
-         users_call="mine/claims.py:make → RandomizedResponse.release (mine/base.py) raised ValueError: unknown "
-                    "secret 7"),
-    Case("describe_secret raises KeyError", "user code raises", _audit("mine/claims.py:bad_description"), 2,
-         users_call="mine/claims.py:bad_description → BadDescription.describe_secret raised KeyError: 'missing'"),
-    Case("the user's module raises while it loads", "user code raises", _audit("mine/broken_import.py:make"), 2,
-         says=("broken_import.py\", line 3, in <module>", "loading mine/broken_import.py failed: ImportError"),
-         users_frames=True),
-    Case("a Flower client_fn raises KeyError", "user code raises",
-         ("audit", "flower", "mine/flower_app.py:broken", "--samples", "500", "--no-progress", "--out",
-          "out/result.json"), 2,
-         users_call="mine/flower_app.py:broken → broken_client_fn raised KeyError: 'no such key'"),
-    Case("the factory needs an argument", "factory and instance", _audit("mine/claims.py:needs"), 2,
-         says=("cannot be called with no settings", "missing a required argument: 'epsilon'")),
-    Case("the factory is given a setting it does not take", "factory and instance",
-         _audit("mine/claims.py:make", "--setting", "epsilon=1", "--setting", "k=3"), 2,
-         says=("got an unexpected keyword argument 'k'",)),
-    Case("the factory returns the class", "factory and instance", _audit("mine/claims.py:the_class"), 2,
-         says=("RandomizedResponse is a class, not a System",)),
-    Case("a claim covers a misspelt channel", "typos", _audit("mine/claims.py:typo"), 2,
-         says=("'anser' (did you mean 'answer'?) is not one of 'answer'",)),
+    Case(
+        "the factory raises",
+        "user code raises",
+        _audit("mine/claims.py:raises"),
+        2,
+        users_call="mine/claims.py:raises → raises raised RuntimeError: cannot build",
+    ),
+    Case(
+        "release divides by zero",
+        "user code raises",
+        _audit("mine/claims.py:divides"),
+        2,
+        users_call="mine/claims.py:divides → Divides.release raised ZeroDivisionError: division by zero",
+    ),
+    Case(
+        "release refuses a secret it does not know",
+        "user code raises",
+        _audit("mine/claims.py:make", "--secrets", "7", "8"),
+        2,
+        users_call="mine/claims.py:make → RandomizedResponse.release (mine/base.py) raised ValueError: unknown "
+        "secret 7",
+    ),
+    Case(
+        "describe_secret raises KeyError",
+        "user code raises",
+        _audit("mine/claims.py:bad_description"),
+        2,
+        users_call="mine/claims.py:bad_description → BadDescription.describe_secret raised KeyError: 'missing'",
+    ),
+    Case(
+        "the user's module raises while it loads",
+        "user code raises",
+        _audit("mine/broken_import.py:make"),
+        2,
+        says=('broken_import.py", line 3, in <module>', "loading mine/broken_import.py failed: ImportError"),
+        users_frames=True,
+    ),
+    Case(
+        "a Flower client_fn raises KeyError",
+        "user code raises",
+        (
+            "audit",
+            "flower",
+            "mine/flower_app.py:broken",
+            "--samples",
+            "500",
+            "--no-progress",
+            "--out",
+            "out/result.json",
+        ),
+        2,
+        users_call="mine/flower_app.py:broken → broken_client_fn raised KeyError: 'no such key'",
+    ),
+    Case(
+        "the factory needs an argument",
+        "factory and instance",
+        _audit("mine/claims.py:needs"),
+        2,
+        says=("cannot be called with no settings", "missing a required argument: 'epsilon'"),
+    ),
+    Case(
+        "the factory is given a setting it does not take",
+        "factory and instance",
+        _audit("mine/claims.py:make", "--setting", "epsilon=1", "--setting", "k=3"),
+        2,
+        says=("got an unexpected keyword argument 'k'",),
+    ),
+    Case(
+        "the factory returns the class",
+        "factory and instance",
+        _audit("mine/claims.py:the_class"),
+        2,
+        says=("RandomizedResponse is a class, not a System",),
+    ),
+    Case(
+        "a claim covers a misspelt channel",
+        "typos",
+        _audit("mine/claims.py:typo"),
+        2,
+        says=("'anser' (did you mean 'answer'?) is not one of 'answer'",),
+    ),
     Case("a misspelt factory", "typos", _audit("mine/claims.py:mkae"), 2, says=("has no 'mkae'",)),
     Case("a misspelt file", "typos", _audit("mine/claim.py:make"), 2, says=("no file mine/claim.py",)),
-    Case("a misspelt option", "typos", ("audit", "--sytem", "mine/claims.py:make"), 2,
-         says=("unrecognized arguments",)),
-    Case("--out ending in a separator is a folder", "typos",
-         ("audit", "system", "mine/claims.py:make", "--samples", "4000", "--no-progress", "--out", "out/"), 0),
-    Case("--out through a file is refused", "typos",
-         ("audit", "system", "mine/claims.py:make", "--samples", "4000", "--no-progress", "--out",
-          "mine/base.py/result.json"), 2, says=("a file is in the way",)),
-    Case("a release made of strings", "releases", _audit("mine/claims.py:strings"), 2,
-         says=("check_releases: ValueError: could not convert string to float",)),
-    Case("a release holding NaN is refused as NaN, not as nondeterministic", "releases",
-         _audit("mine/claims.py:with_nan"), 2, says=("releases NaN or inf",)),
-    Case("Ctrl-C during start-up", "Ctrl-C", _audit("mine/claims.py:make", samples="3000000"), 130,
-         says=("interrupted",), interrupt_after_s=0.3),
-    Case("Ctrl-C during the audit", "Ctrl-C", _audit("mine/claims.py:make", samples="30000000"), 130,
-         says=("interrupted",), interrupt_after_s=0.5, interrupt_when="auditing randomized-response"),
-    Case("a bug of pgc-audit's own stays ours", "internal error", _audit("mine/claims.py:make"), 3,
-         says=("Traceback (most recent call last)", "this is a bug in pgc-audit"), plant_internal_error=True),
+    Case(
+        "a misspelt option", "typos", ("audit", "--sytem", "mine/claims.py:make"), 2, says=("unrecognized arguments",)
+    ),
+    Case(
+        "--out ending in a separator is a folder",
+        "typos",
+        ("audit", "system", "mine/claims.py:make", "--samples", "4000", "--no-progress", "--out", "out/"),
+        0,
+    ),
+    Case(
+        "--out through a file is refused",
+        "typos",
+        (
+            "audit",
+            "system",
+            "mine/claims.py:make",
+            "--samples",
+            "4000",
+            "--no-progress",
+            "--out",
+            "mine/base.py/result.json",
+        ),
+        2,
+        says=("a file is in the way",),
+    ),
+    Case(
+        "a release made of strings",
+        "releases",
+        _audit("mine/claims.py:strings"),
+        2,
+        says=("check_releases: ValueError: could not convert string to float",),
+    ),
+    Case(
+        "a release holding NaN is refused as NaN, not as nondeterministic",
+        "releases",
+        _audit("mine/claims.py:with_nan"),
+        2,
+        says=("releases NaN or inf",),
+    ),
+    Case(
+        "Ctrl-C during start-up",
+        "Ctrl-C",
+        _audit("mine/claims.py:make", samples="3000000"),
+        130,
+        says=("interrupted",),
+        interrupt_after_s=0.3,
+    ),
+    Case(
+        "Ctrl-C during the audit",
+        "Ctrl-C",
+        _audit("mine/claims.py:make", samples="30000000"),
+        130,
+        says=("interrupted",),
+        interrupt_after_s=0.5,
+        interrupt_when="auditing randomized-response",
+    ),
+    Case(
+        "a bug of pgc-audit's own stays ours",
+        "internal error",
+        _audit("mine/claims.py:make"),
+        3,
+        says=("Traceback (most recent call last)", "this is a bug in pgc-audit"),
+        plant_internal_error=True,
+    ),
 )
 
 # a child that runs pgc with one of pgc-audit's own functions broken (a TypeError raised in its own frame)
-_PLANTED = ("import sys; import pgc.cli.commands.audit.system as s; s._claim_text = None; "
-            "from pgc.cli import entry; sys.argv[0] = 'pgc'; entry()")
+_PLANTED = (
+    "import sys; import pgc.cli.commands.audit.system as s; s._claim_text = None; "
+    "from pgc.cli import entry; sys.argv[0] = 'pgc'; entry()"
+)
 
 
 @dataclass
@@ -244,10 +365,20 @@ def lay_out(folder: Path) -> None:
 
 def run_case(case: Case, folder: Path, timeout: float = 180.0) -> CaseResult:
     lay_out(folder)
-    command = ([sys.executable, "-c", _PLANTED, *case.argv] if case.plant_internal_error
-               else [sys.executable, "-m", "pgc.cli", *case.argv])
-    proc = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=gen.child_env(), stdin=subprocess.DEVNULL)
+    command = (
+        [sys.executable, "-c", _PLANTED, *case.argv]
+        if case.plant_internal_error
+        else [sys.executable, "-m", "pgc.cli", *case.argv]
+    )
+    proc = subprocess.Popen(
+        command,
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=gen.child_env(),
+        stdin=subprocess.DEVNULL,
+    )
     shown = ""
     if case.interrupt_when is not None:  # wait for the stage to begin (its line is flushed), then interrupt it
         assert proc.stdout is not None

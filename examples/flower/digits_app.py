@@ -89,5 +89,6 @@ def client_fn(context: Context):
     return DigitsClient(str(context.run_config.get(DATASET_KEY, "D"))).to_client()
 
 
-app = ClientApp(client_fn=client_fn,
-                mods=[LocalDpMod(clipping_norm=CLIP, sensitivity=SENSITIVITY, epsilon=EPSILON, delta=DELTA)])
+app = ClientApp(
+    client_fn=client_fn, mods=[LocalDpMod(clipping_norm=CLIP, sensitivity=SENSITIVITY, epsilon=EPSILON, delta=DELTA)]
+)

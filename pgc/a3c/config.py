@@ -124,15 +124,21 @@ class TrainConfig:
             raise UserError(f"canary_update must be 'exclude' or 'include', got {self.canary_update!r}")
         if not (math.isfinite(self.planted_noise_factor) and self.planted_noise_factor > 0):
             raise UserError(f"planted_noise_factor must be > 0, got {self.planted_noise_factor!r}")
-        if not isinstance(self.canary_start, (int, np.integer)) or isinstance(self.canary_start, bool) \
-                or not 0 <= self.canary_start < self.submissions:
+        if (
+            not isinstance(self.canary_start, (int, np.integer))
+            or isinstance(self.canary_start, bool)
+            or not 0 <= self.canary_start < self.submissions
+        ):
             raise UserError(f"canary_start must be an integer in [0, submissions), got {self.canary_start!r}")
         if self.canaries == 0:
             if self.canary_pair or self.canary_theta is not None or self.canary_start:
                 raise UserError("canary_pair / canary_theta are given but canaries is 0")
             return
-        if len(self.canary_pair) != 2 or not all(math.isfinite(g) for g in self.canary_pair) \
-                or self.canary_pair[0] == self.canary_pair[1]:
+        if (
+            len(self.canary_pair) != 2
+            or not all(math.isfinite(g) for g in self.canary_pair)
+            or self.canary_pair[0] == self.canary_pair[1]
+        ):
             raise UserError(f"canary_pair must be two different finite gravities, got {self.canary_pair!r}")
         if self.rounds != 1:
             raise UserError("canaries need rounds = 1 (each canary is a one-submission agent)")
@@ -153,9 +159,13 @@ class TrainConfig:
 
     def canary_setup(self) -> dict:
         """The canary settings as recorded in run folders (without the θ)."""
-        return {"canaries": int(self.canaries), "canary_pair": list(self.canary_pair),
-                "canary_model": self.canary_model,
-                "canary_update": self.canary_update, "canary_start": int(self.canary_start)}
+        return {
+            "canaries": int(self.canaries),
+            "canary_pair": list(self.canary_pair),
+            "canary_model": self.canary_model,
+            "canary_update": self.canary_update,
+            "canary_start": int(self.canary_start),
+        }
 
     @property
     def gradient_epsilon(self) -> float:
@@ -169,8 +179,10 @@ class TrainConfig:
 
     def build_mechanism(self) -> Mechanism:
         """The per-submission gradient mechanism (ε − ε_score, split over ``rounds``)."""
-        return split_rounds(make_mechanism(self.mechanism, self.gradient_epsilon, self.clip, self.reduced_dim,
-                                           delta=self.delta), self.rounds)
+        return split_rounds(
+            make_mechanism(self.mechanism, self.gradient_epsilon, self.clip, self.reduced_dim, delta=self.delta),
+            self.rounds,
+        )
 
     def build_score_mechanism(self) -> ScoreLaplace | None:
         """The per-submission score mechanism (ε_score / rounds, sensitivity cap), or None."""
@@ -181,11 +193,16 @@ class TrainConfig:
     def protection(self) -> dict:
         """What is protected and the total claim per agent (recorded in run folders and transcripts)."""
         eps_s = self.score_epsilon_total
-        return {"protect": list(self.protect), "claimed_epsilon_total": json_float(self.epsilon),
-                "gradient_epsilon": json_float(self.gradient_epsilon), "score_epsilon": eps_s,
-                "claim_covers": ["gradient"] + (["score"] if "score" in self.protect else [])
-                + (["arrival", "arrival-order"] if "timing" in self.protect else []),
-                "metrics_from": "privatized scores" if "score" in self.protect else "reported (true) scores"}
+        return {
+            "protect": list(self.protect),
+            "claimed_epsilon_total": json_float(self.epsilon),
+            "gradient_epsilon": json_float(self.gradient_epsilon),
+            "score_epsilon": eps_s,
+            "claim_covers": ["gradient"]
+            + (["score"] if "score" in self.protect else [])
+            + (["arrival", "arrival-order"] if "timing" in self.protect else []),
+            "metrics_from": "privatized scores" if "score" in self.protect else "reported (true) scores",
+        }
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -257,7 +274,6 @@ class TrainConfig:
 MAX_EPSILON = 1e6  # per-agent ε beyond this is no privacy at all: use the 'none' mechanism (ε = inf)
 
 
-
 def _check_value(name: str, annotation, value) -> None:
     """``value`` has the JSON type the field's annotation asks for (bool is not a number)."""
     text = str(annotation)
@@ -265,7 +281,8 @@ def _check_value(name: str, annotation, value) -> None:
         return
     if text.startswith("tuple"):
         ok = isinstance(value, (list, tuple)) and all(
-            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value)
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value
+        )
         kind = "a list of numbers"
     elif "float" in text:
         ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
@@ -301,4 +318,3 @@ def _check_types(config: TrainConfig) -> None:
 
 def json_float(x: float) -> float | str:
     return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
-

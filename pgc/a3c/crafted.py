@@ -74,8 +74,14 @@ SEARCH_CHANNELS = ("gradient", "score")
 # ---------------------------------------------------------------------------------------------
 
 
-def crafted_theta(controller: Sequence[float], detector: Sequence[float], log10_threshold: float, *,
-                  detector_scale: float = DETECTOR_SCALE, logit_scale: float = LOGIT_SCALE) -> np.ndarray:
+def crafted_theta(
+    controller: Sequence[float],
+    detector: Sequence[float],
+    log10_threshold: float,
+    *,
+    detector_scale: float = DETECTOR_SCALE,
+    logit_scale: float = LOGIT_SCALE,
+) -> np.ndarray:
     """θ (canonical 112-vector) of the crafted family; see the module docstring. A model with biases
     plays it with zero biases (:func:`pgc.a3c.model.with_zero_biases`): the same network function."""
     k = np.asarray(controller, dtype=np.float64)
@@ -97,7 +103,7 @@ def crafted_theta(controller: Sequence[float], detector: Sequence[float], log10_
     policy[0, b] = logit_scale
     c, d = DETECTOR_UNITS
     common[c], common[d] = detector_scale * w / norm, -detector_scale * w / norm
-    value[c] = value[d] = 10.0 ** log10_threshold / detector_scale  # V(s) = τ·|w·s|/‖w‖₁
+    value[c] = value[d] = 10.0**log10_threshold / detector_scale  # V(s) = τ·|w·s|/‖w‖₁
     return theta
 
 
@@ -170,8 +176,15 @@ class SearchSettings:
     exploration: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("screen_controllers", "screen_episodes", "generations", "population", "episodes", "restarts",
-                     "detector_screen"):
+        for name in (
+            "screen_controllers",
+            "screen_episodes",
+            "generations",
+            "population",
+            "episodes",
+            "restarts",
+            "detector_screen",
+        ):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise UserError(f"SearchSettings.{name} must be a positive integer, got {value!r}")
@@ -184,8 +197,15 @@ class SearchSettings:
         return dict(self.__dict__)
 
 
-QUICK_SEARCH = SearchSettings(screen_controllers=100, screen_episodes=300, generations=15, population=10,
-                              episodes=250, restarts=1, detector_screen=20)  # wide pairs; about a quarter of the time
+QUICK_SEARCH = SearchSettings(
+    screen_controllers=100,
+    screen_episodes=300,
+    generations=15,
+    population=10,
+    episodes=250,
+    restarts=1,
+    detector_screen=20,
+)  # wide pairs; about a quarter of the time
 
 
 @dataclass
@@ -201,15 +221,22 @@ class SearchResult:
     history: list[float] = field(default_factory=list)  # best value per generation
 
     def to_dict(self) -> dict:
-        return {"objective": self.objective, "value": self.value, "evaluations": self.evaluations,
-                "wall_time_s": self.wall_time_s, "vector": self.vector.tolist(), "history": self.history}
+        return {
+            "objective": self.objective,
+            "value": self.value,
+            "evaluations": self.evaluations,
+            "wall_time_s": self.wall_time_s,
+            "vector": self.vector.tolist(),
+            "history": self.history,
+        }
 
 
 class _Simulator:
     """Plays episodes at a candidate θ for both sides with common random numbers per call site."""
 
-    def __init__(self, psi: float, psi_prime: float, physics: CartPoleParams, hyper: A3CHyperparams,
-                 exploration: float):
+    def __init__(
+        self, psi: float, psi_prime: float, physics: CartPoleParams, hyper: A3CHyperparams, exploration: float
+    ):
         self.psi, self.psi_prime = psi, psi_prime
         self.physics, self.hyper, self.exploration = physics, hyper, exploration
 
@@ -218,9 +245,15 @@ class _Simulator:
         pos_seq, neg_seq = seed.spawn(2)
         out = []
         for g, s in ((self.psi, pos_seq), (self.psi_prime, neg_seq)):
-            out.append(simulate_episodes(theta, physics_array(n, self.physics, gravity=g),
-                                         np.random.Generator(np.random.PCG64(s)), alpha=self.exploration,
-                                         hyper=self.hyper))
+            out.append(
+                simulate_episodes(
+                    theta,
+                    physics_array(n, self.physics, gravity=g),
+                    np.random.Generator(np.random.PCG64(s)),
+                    alpha=self.exploration,
+                    hyper=self.hyper,
+                )
+            )
         return out
 
 
@@ -247,10 +280,16 @@ def screen_controllers(sim: _Simulator, settings: SearchSettings, seq: np.random
     return ks[np.argsort(-separation, kind="stable")]
 
 
-def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "gradient",
-                         settings: SearchSettings | None = None, seed: int | np.random.SeedSequence = 0,
-                         physics: CartPoleParams | None = None, hyper: A3CHyperparams | None = None,
-                         ) -> SearchResult:
+def search_crafted_model(
+    psi: float,
+    psi_prime: float,
+    *,
+    objective: str = "gradient",
+    settings: SearchSettings | None = None,
+    seed: int | np.random.SeedSequence = 0,
+    physics: CartPoleParams | None = None,
+    hyper: A3CHyperparams | None = None,
+) -> SearchResult:
     """Search the crafted family for the θ that best separates ψ from ψ' through ``objective``."""
     if objective not in SEARCH_CHANNELS:
         raise UserError(f"objective must be one of {SEARCH_CHANNELS}, got {objective!r}")
@@ -268,22 +307,45 @@ def search_crafted_model(psi: float, psi_prime: float, *, objective: str = "grad
     if objective == "score":
         x = ranked[0]
         vector = np.concatenate([x, np.ones(4), [2.0]])
-        return SearchResult("score", crafted_theta(x, np.ones(4), 2.0), vector, best_score,
-                            len(ks) + evals, time.perf_counter() - start, history)
-    x, value, detector_evals, detector_history = _search_detector(sim, ranked, settings, search_seq, final_seq,
-                                                                  validation)
-    return SearchResult("gradient", theta_from_vector(x), x, value, len(ks) + evals + detector_evals,
-                        time.perf_counter() - start, history + detector_history)
+        return SearchResult(
+            "score",
+            crafted_theta(x, np.ones(4), 2.0),
+            vector,
+            best_score,
+            len(ks) + evals,
+            time.perf_counter() - start,
+            history,
+        )
+    x, value, detector_evals, detector_history = _search_detector(
+        sim, ranked, settings, search_seq, final_seq, validation
+    )
+    return SearchResult(
+        "gradient",
+        theta_from_vector(x),
+        x,
+        value,
+        len(ks) + evals + detector_evals,
+        time.perf_counter() - start,
+        history + detector_history,
+    )
 
 
-def _rank_controllers(sim: _Simulator, ks: np.ndarray, settings: SearchSettings, search_seq: np.random.SeedSequence,
-                      validation: np.random.SeedSequence) -> tuple[list[np.ndarray], float, int, list[float]]:
+def _rank_controllers(
+    sim: _Simulator,
+    ks: np.ndarray,
+    settings: SearchSettings,
+    search_seq: np.random.SeedSequence,
+    validation: np.random.SeedSequence,
+) -> tuple[list[np.ndarray], float, int, list[float]]:
     """Stage 1 (both objectives): controllers whose score distributions differ most — the screened ones
     and CMA-ES refinements of the best — ranked by the score KS on validation episodes."""
 
     def score_fun(x, gen):
-        a, b = sim.play(crafted_theta(x, np.ones(4), 2.0), settings.episodes,
-                        np.random.SeedSequence(search_seq.entropy, spawn_key=(gen,)))
+        a, b = sim.play(
+            crafted_theta(x, np.ones(4), 2.0),
+            settings.episodes,
+            np.random.SeedSequence(search_seq.entropy, spawn_key=(gen,)),
+        )
         return ks_distance(a.scores, b.scores)
 
     def validate_score(theta: np.ndarray) -> float:
@@ -294,8 +356,15 @@ def _rank_controllers(sim: _Simulator, ks: np.ndarray, settings: SearchSettings,
     history: list[float] = []
     evals = 0
     for r in range(settings.restarts):
-        found = cmaes_maximize(score_fun, ks[r % len(ks)], 0.2, generations=max(1, settings.generations // 2),
-                               population=settings.population, seed=_seed_of(search_seq) + r, stop_early=True)
+        found = cmaes_maximize(
+            score_fun,
+            ks[r % len(ks)],
+            0.2,
+            generations=max(1, settings.generations // 2),
+            population=settings.population,
+            seed=_seed_of(search_seq) + r,
+            stop_early=True,
+        )
         evals += found.evaluations
         history += found.history
         controllers.append(found.best_x)
@@ -304,15 +373,23 @@ def _rank_controllers(sim: _Simulator, ks: np.ndarray, settings: SearchSettings,
     return ranked, float(score_values.max()), evals + len(controllers), history
 
 
-def _search_detector(sim: _Simulator, ranked: list[np.ndarray], settings: SearchSettings,
-                     search_seq: np.random.SeedSequence, final_seq: np.random.SeedSequence,
-                     validation: np.random.SeedSequence) -> tuple[np.ndarray, float, int, list[float]]:
+def _search_detector(
+    sim: _Simulator,
+    ranked: list[np.ndarray],
+    settings: SearchSettings,
+    search_seq: np.random.SeedSequence,
+    final_seq: np.random.SeedSequence,
+    validation: np.random.SeedSequence,
+) -> tuple[np.ndarray, float, int, list[float]]:
     """Stage 2 (gradient): for the best controllers, a value-flip detector: a random screen of
     (detector, threshold), then CMA-ES over all nine numbers; the best on validation episodes."""
 
     def grad_fun(x, gen):
-        a, b = sim.play(theta_from_vector(x), settings.episodes,
-                        np.random.SeedSequence(search_seq.entropy, spawn_key=(1_000 + gen,)))
+        a, b = sim.play(
+            theta_from_vector(x),
+            settings.episodes,
+            np.random.SeedSequence(search_seq.entropy, spawn_key=(1_000 + gen,)),
+        )
         return gradient_objective(detector_share(a.gradients), detector_share(b.gradients))
 
     bounds = np.array([[-10.0, 10.0]] * 8 + [list(LOG_THRESHOLD_RANGE)])
@@ -331,8 +408,16 @@ def _search_detector(sim: _Simulator, ranked: list[np.ndarray], settings: Search
         evals += len(starts)
         x0 = starts[int(np.argmax(values))]
         candidates.append(x0)
-        found = cmaes_maximize(grad_fun, x0, 0.3, generations=settings.generations, population=settings.population,
-                               seed=_seed_of(search_seq) + 100 + r, bounds=bounds, stop_early=True)
+        found = cmaes_maximize(
+            grad_fun,
+            x0,
+            0.3,
+            generations=settings.generations,
+            population=settings.population,
+            seed=_seed_of(search_seq) + 100 + r,
+            bounds=bounds,
+            stop_early=True,
+        )
         evals += found.evaluations
         history += found.history
         x = found.best_x
@@ -346,8 +431,11 @@ def _search_detector(sim: _Simulator, ranked: list[np.ndarray], settings: Search
 
 
 def check_pair(psi: float, psi_prime: float) -> None:
-    if not (isinstance(psi, (int, float)) and isinstance(psi_prime, (int, float))) \
-            or not (math.isfinite(psi) and math.isfinite(psi_prime)) or psi == psi_prime:
+    if (
+        not (isinstance(psi, (int, float)) and isinstance(psi_prime, (int, float)))
+        or not (math.isfinite(psi) and math.isfinite(psi_prime))
+        or psi == psi_prime
+    ):
         raise UserError(f"need two different finite gravities, got {psi!r} and {psi_prime!r}")
 
 
@@ -368,10 +456,19 @@ class WorstPairResult:
         return dict(self.__dict__)
 
 
-def worst_pair_search(lo: float, hi: float, *, objective: str = "gradient", trials: int = 12,
-                      min_distance: float = 0.0, max_distance: float | None = None, seed: int = 0,
-                      settings: SearchSettings | None = None, physics: CartPoleParams | None = None,
-                      hyper: A3CHyperparams | None = None) -> WorstPairResult:
+def worst_pair_search(
+    lo: float,
+    hi: float,
+    *,
+    objective: str = "gradient",
+    trials: int = 12,
+    min_distance: float = 0.0,
+    max_distance: float | None = None,
+    seed: int = 0,
+    settings: SearchSettings | None = None,
+    physics: CartPoleParams | None = None,
+    hyper: A3CHyperparams | None = None,
+) -> WorstPairResult:
     """Optuna (TPE) search of the pair ψ < ψ' in [lo, hi] that the crafted model separates best.
 
     Each trial runs a short crafted-model search (a quarter of ``settings``' budget) on the search
@@ -387,10 +484,16 @@ def worst_pair_search(lo: float, hi: float, *, objective: str = "gradient", tria
     if not isinstance(trials, (int, np.integer)) or not 1 <= trials <= 1000:
         raise UserError("trials must be an integer in [1, 1000]")
     settings = settings or SearchSettings()
-    quick = SearchSettings(screen_controllers=max(20, settings.screen_controllers // 4),
-                           screen_episodes=settings.screen_episodes, generations=max(5, settings.generations // 4),
-                           population=settings.population, episodes=settings.episodes, restarts=1,
-                           detector_screen=max(5, settings.detector_screen // 4), exploration=settings.exploration)
+    quick = SearchSettings(
+        screen_controllers=max(20, settings.screen_controllers // 4),
+        screen_episodes=settings.screen_episodes,
+        generations=max(5, settings.generations // 4),
+        population=settings.population,
+        episodes=settings.episodes,
+        restarts=1,
+        detector_screen=max(5, settings.detector_screen // 4),
+        exploration=settings.exploration,
+    )
     start = time.perf_counter()
     root = np.random.SeedSequence(seed)
     sampler_seed = _seed_of(root.spawn(1)[0])
@@ -398,14 +501,23 @@ def worst_pair_search(lo: float, hi: float, *, objective: str = "gradient", tria
 
     def run(trial: optuna.Trial) -> float:
         a = trial.suggest_float("psi", lo, hi - min_distance)
-        gap = trial.suggest_float("distance", min_distance, min(width, hi - a)) if min(width, hi - a) > min_distance \
+        gap = (
+            trial.suggest_float("distance", min_distance, min(width, hi - a))
+            if min(width, hi - a) > min_distance
             else min_distance
+        )
         b = a + gap
         if b == a:
             return 0.0
-        res = search_crafted_model(a, b, objective=objective, settings=quick,
-                                   seed=np.random.SeedSequence(root.entropy, spawn_key=(1, trial.number)),
-                                   physics=physics, hyper=hyper)
+        res = search_crafted_model(
+            a,
+            b,
+            objective=objective,
+            settings=quick,
+            seed=np.random.SeedSequence(root.entropy, spawn_key=(1, trial.number)),
+            physics=physics,
+            hyper=hyper,
+        )
         records.append({"psi": a, "psi_prime": b, "value": res.value, "evaluations": res.evaluations})
         return res.value
 
@@ -416,8 +528,9 @@ def worst_pair_search(lo: float, hi: float, *, objective: str = "gradient", tria
     return WorstPairResult(best["psi"], best["psi_prime"], best["value"], records, time.perf_counter() - start)
 
 
-def canary_model(pair, hyper_fields: dict | None, *, theta_file: str | None = None, quick: bool = False,
-                 seed: int = 0) -> np.ndarray:
+def canary_model(
+    pair, hyper_fields: dict | None, *, theta_file: str | None = None, quick: bool = False, seed: int = 0
+) -> np.ndarray:
     """The crafted model the canary agents play (``pgc train --canary-model crafted``): ``theta_file`` (a
     checkpoint or .npy, read as weights only), or the crafted family's search for ``pair`` on the gradient
     objective (``quick``: :data:`QUICK_SEARCH`), seeded by ``seed``, with the run's A3C settings
@@ -443,7 +556,12 @@ def canary_model(pair, hyper_fields: dict | None, *, theta_file: str | None = No
 
     hyper = A3CHyperparams(**{k: v for k, v in (hyper_fields or {}).items()})
     progress_line(f"searching a crafted model for the canary pair {pair[0]:g} vs {pair[1]:g} ...")
-    result = search_crafted_model(float(pair[0]), float(pair[1]), objective="gradient",
-                                  settings=QUICK_SEARCH if quick else None, seed=np.random.SeedSequence(seed),
-                                  hyper=hyper)
+    result = search_crafted_model(
+        float(pair[0]),
+        float(pair[1]),
+        objective="gradient",
+        settings=QUICK_SEARCH if quick else None,
+        seed=np.random.SeedSequence(seed),
+        hyper=hyper,
+    )
     return with_zero_biases(result.theta, hyper.biases)

@@ -67,8 +67,9 @@ class ScoreLaplace:
     cap: float
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.epsilon, (int, float, np.floating)) and math.isfinite(self.epsilon)
-                and self.epsilon > 0):
+        if not (
+            isinstance(self.epsilon, (int, float, np.floating)) and math.isfinite(self.epsilon) and self.epsilon > 0
+        ):
             raise UserError(f"score epsilon must be a positive finite number, got {self.epsilon!r}")
         if not (math.isfinite(self.cap) and self.cap > 0):
             raise UserError(f"score cap must be a positive finite number, got {self.cap!r}")
@@ -98,8 +99,10 @@ def split_budget(epsilon: float, score_epsilon: float | None, protect: tuple[str
         raise UserError("a privatized score needs a finite total ε (ε = ε_gradient + ε_score)")
     eps_s = DEFAULT_SCORE_FRACTION * epsilon if score_epsilon is None else float(score_epsilon)
     if not (math.isfinite(eps_s) and 0 < eps_s < epsilon):
-        raise UserError(f"score_epsilon must lie in (0, ε = {epsilon:g}) so that the gradient keeps a positive "
-                         f"share, got {score_epsilon!r}")
+        raise UserError(
+            f"score_epsilon must lie in (0, ε = {epsilon:g}) so that the gradient keeps a positive "
+            f"share, got {score_epsilon!r}"
+        )
     return epsilon - eps_s, eps_s
 
 

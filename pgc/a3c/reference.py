@@ -22,8 +22,9 @@ from .model import ActorCritic
 from .rollout import A3CHyperparams
 
 
-def episode_loss(model: ActorCritic, states: torch.Tensor, actions: torch.Tensor, terminated: bool,
-                 hyper: A3CHyperparams) -> torch.Tensor:
+def episode_loss(
+    model: ActorCritic, states: torch.Tensor, actions: torch.Tensor, terminated: bool, hyper: A3CHyperparams
+) -> torch.Tensor:
     """L̂_n = L̂(p) + λ L̂(v) (eq. 15) of one episode.
 
     ``states`` holds s_0..s_T (T+1 rows), ``actions`` a_0..a_{T-1}. The advantage (eq. 12) and the
@@ -44,7 +45,7 @@ def episode_loss(model: ActorCritic, states: torch.Tensor, actions: torch.Tensor
     targets = torch.empty(steps, dtype=values.dtype)
     for t in range(steps):  # eq. 18 (n = T): V̂_t = Σ_{k<m} γ^k r_{t+k} + γ^m V(s_{t+m}), m = min(n, T − t)
         m = min(horizon, steps - t)
-        targets[t] = sum(hyper.gamma ** k * rewards[t + k] for k in range(m)) + hyper.gamma ** m * boot[t + m]
+        targets[t] = sum(hyper.gamma**k * rewards[t + k] for k in range(m)) + hyper.gamma**m * boot[t + m]
     advantage = (targets - values[:steps]).detach()  # eq. 12
     log_probs = torch.log_softmax(logits[:steps], dim=-1)
     entropy = -(log_probs.exp() * log_probs).sum(dim=-1)  # eq. 13
@@ -55,12 +56,14 @@ def episode_loss(model: ActorCritic, states: torch.Tensor, actions: torch.Tensor
     return loss / steps if hyper.loss_reduction == "mean" else loss
 
 
-def episode_gradient(theta: np.ndarray, states: np.ndarray, actions: np.ndarray, terminated: bool,
-                     hyper: A3CHyperparams) -> np.ndarray:
+def episode_gradient(
+    theta: np.ndarray, states: np.ndarray, actions: np.ndarray, terminated: bool, hyper: A3CHyperparams
+) -> np.ndarray:
     """∂L̂/∂θ' by autograd, as a canonical flat vector."""
     model = ActorCritic.from_flat(theta)
-    loss = episode_loss(model, torch.as_tensor(states, dtype=torch.float64), torch.as_tensor(actions),
-                        terminated, hyper)
+    loss = episode_loss(
+        model, torch.as_tensor(states, dtype=torch.float64), torch.as_tensor(actions), terminated, hyper
+    )
     loss.backward()
     return np.concatenate([p.grad.reshape(-1).numpy() for p in model._ordered()])
 
@@ -77,9 +80,13 @@ def _timed_episodes(env, rng: np.random.Generator, seconds: float):
         episode += 1
 
 
-def naive_steps_per_second(theta: np.ndarray, seconds: float, rng: np.random.Generator,
-                           physics: CartPoleParams | None = None,
-                           hyper: A3CHyperparams | None = None) -> tuple[float, int, int]:
+def naive_steps_per_second(
+    theta: np.ndarray,
+    seconds: float,
+    rng: np.random.Generator,
+    physics: CartPoleParams | None = None,
+    hyper: A3CHyperparams | None = None,
+) -> tuple[float, int, int]:
     """The naive reference: the textbook A3C worker loop on one gymnasium CartPole agent.
 
     Per step: a forward pass that keeps its graph, log π, π, the entropy (eq. 13), argmax action,
@@ -116,7 +123,7 @@ def naive_steps_per_second(theta: np.ndarray, seconds: float, rng: np.random.Gen
         for t in reversed(range(len(values))):
             running = 1.0 + hyper.gamma * running  # eq. 18, r_t = 1
             advantage = running - values[t]  # eq. 12
-            value_loss = value_loss + advantage ** 2  # eq. 17
+            value_loss = value_loss + advantage**2  # eq. 17
             policy_loss = policy_loss - chosen_log_probs[t] * advantage.detach() - hyper.beta * entropies[t]  # eq. 16
         optimizer.zero_grad()
         (policy_loss + hyper.lam * value_loss).backward()  # eq. 15
@@ -124,9 +131,13 @@ def naive_steps_per_second(theta: np.ndarray, seconds: float, rng: np.random.Gen
     return steps / (time.perf_counter() - start), steps, episodes
 
 
-def batched_loss_steps_per_second(theta: np.ndarray, seconds: float, rng: np.random.Generator,
-                                  physics: CartPoleParams | None = None,
-                                  hyper: A3CHyperparams | None = None) -> tuple[float, int, int]:
+def batched_loss_steps_per_second(
+    theta: np.ndarray,
+    seconds: float,
+    rng: np.random.Generator,
+    physics: CartPoleParams | None = None,
+    hyper: A3CHyperparams | None = None,
+) -> tuple[float, int, int]:
     """A tuned one-agent torch loop (context for the naive reference): forward under ``no_grad``
     per step, one batched loss and backward per episode, SGD on its own copy."""
     hyper = hyper or A3CHyperparams()
@@ -151,8 +162,9 @@ def batched_loss_steps_per_second(theta: np.ndarray, seconds: float, rng: np.ran
             if terminated:
                 break
         model.zero_grad()
-        loss = episode_loss(model, torch.as_tensor(np.array(states), dtype=torch.float64),
-                            torch.as_tensor(actions), terminated, hyper)
+        loss = episode_loss(
+            model, torch.as_tensor(np.array(states), dtype=torch.float64), torch.as_tensor(actions), terminated, hyper
+        )
         loss.backward()
         with torch.no_grad():
             for p in model.parameters():

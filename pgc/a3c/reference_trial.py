@@ -99,7 +99,8 @@ def cartpole_step(s: np.ndarray, a: int, gravity: float, p) -> tuple[np.ndarray,
     costheta, sintheta = math.cos(th), math.sin(th)
     temp = (force + polemass_length * (th_dot * th_dot) * sintheta) / total_mass
     thetaacc = (gravity * sintheta - costheta * temp) / (
-        p.length * (4.0 / 3.0 - p.masspole * (costheta * costheta) / total_mass))
+        p.length * (4.0 / 3.0 - p.masspole * (costheta * costheta) / total_mass)
+    )
     xacc = temp - polemass_length * thetaacc * costheta / total_mass
     x, x_dot = x + p.tau * x_dot, x_dot + p.tau * xacc
     th, th_dot = th + p.tau * th_dot, th_dot + p.tau * thetaacc
@@ -110,14 +111,23 @@ def cartpole_step(s: np.ndarray, a: int, gravity: float, p) -> tuple[np.ndarray,
 def check_scope(c: TrainConfig) -> None:
     """Refuse settings this reading does not cover."""
     h = c.hyper
-    outside = {"rounds": c.rounds != 1, "protect": bool(c.protect), "optimizer": c.optimizer != "sgd",
-               "exploration_clock": c.exploration_clock != "agents", "stop_at_success": c.stop_at_success,
-               "zero_information": c.zero_information, "hyper.biases": h.biases, "hyper.reward": h.reward != "unit",
-               "hyper.n_step": h.n_step != 0, "hyper.loss_reduction": h.loss_reduction != "sum",
-               "hyper.action_selection": h.action_selection != "greedy"}
+    outside = {
+        "rounds": c.rounds != 1,
+        "protect": bool(c.protect),
+        "optimizer": c.optimizer != "sgd",
+        "exploration_clock": c.exploration_clock != "agents",
+        "stop_at_success": c.stop_at_success,
+        "zero_information": c.zero_information,
+        "hyper.biases": h.biases,
+        "hyper.reward": h.reward != "unit",
+        "hyper.n_step": h.n_step != 0,
+        "hyper.loss_reduction": h.loss_reduction != "sum",
+        "hyper.action_selection": h.action_selection != "greedy",
+    }
     if any(outside.values()):
-        raise UserError(f"the reference trial reads the paper's settings only; not: "
-                         f"{', '.join(k for k, v in outside.items() if v)}")
+        raise UserError(
+            f"the reference trial reads the paper's settings only; not: {', '.join(k for k, v in outside.items() if v)}"
+        )
 
 
 def run_reference_trial(config: TrainConfig) -> ReferenceResult:
@@ -131,8 +141,7 @@ def run_reference_trial(config: TrainConfig) -> ReferenceResult:
     trial_rng = np.random.default_rng(np.random.SeedSequence(c.seed))
     theta = glorot_uniform_theta(trial_rng)  # "Initialize global parameters θ"
     psi = trial_rng.choice(np.asarray(c.gravities), size=c.submissions + c.workers)  # ψ_n ~ U(Ψ)
-    env_rng, mech_rng, _, _ = (np.random.Generator(np.random.PCG64(s))
-                               for s in np.random.SeedSequence(c.seed).spawn(4))
+    env_rng, mech_rng, _, _ = (np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(c.seed).spawn(4))
     mechanism = c.build_mechanism()  # Q
     assert theta.shape == (DIM,)
 

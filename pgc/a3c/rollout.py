@@ -50,8 +50,11 @@ class A3CHyperparams:
             raise UserError(f"reward must be 'unit' or 'terminal', got {self.reward!r}")
         if self.loss_reduction not in ("sum", "mean"):
             raise UserError(f"loss_reduction must be 'sum' or 'mean', got {self.loss_reduction!r}")
-        if not isinstance(self.n_step, (int, np.integer)) or isinstance(self.n_step, bool) or \
-                not 0 <= self.n_step <= 10_000:
+        if (
+            not isinstance(self.n_step, (int, np.integer))
+            or isinstance(self.n_step, bool)
+            or not 0 <= self.n_step <= 10_000
+        ):
             raise UserError(f"n_step must be an integer in [0, 10000] (0: whole episode), got {self.n_step!r}")
         if not isinstance(self.cap, (int, np.integer)) or not 1 <= self.cap <= 10_000:
             raise UserError(f"cap must be an integer in [1, 10000], got {self.cap!r}")
@@ -94,8 +97,15 @@ class LaneEngine:
         self.last_ticks = 0
         self._block = 1
 
-    def start(self, lanes: np.ndarray, theta: np.ndarray, physics: np.ndarray, alpha: np.ndarray,
-              rng: np.random.Generator, states: np.ndarray | None = None) -> None:
+    def start(
+        self,
+        lanes: np.ndarray,
+        theta: np.ndarray,
+        physics: np.ndarray,
+        alpha: np.ndarray,
+        rng: np.random.Generator,
+        states: np.ndarray | None = None,
+    ) -> None:
         """Begin a new episode on ``lanes`` (θ' copied at its start, Alg. 1 "Copy parameters θ' ← θ")."""
         k = len(lanes)
         self.state[lanes] = initial_states(rng, k) if states is None else states
@@ -118,10 +128,28 @@ class LaneEngine:
         block = min(self._block, max_ticks)
         u = rng.random((block, 2, self.n))
         h = self.hyper
-        ticks = kernel.advance(block, u, self.state, self.elapsed, self.theta, self.physics, self.alpha,
-                               self.traj, self.active, h.cap, h.gamma, h.lam, h.beta, h.bootstrap_truncated,
-                               h.action_selection == "sample", self.gradients, self.done, self.terminated,
-                               self.actions, *kernel_gradient_rule(h))
+        ticks = kernel.advance(
+            block,
+            u,
+            self.state,
+            self.elapsed,
+            self.theta,
+            self.physics,
+            self.alpha,
+            self.traj,
+            self.active,
+            h.cap,
+            h.gamma,
+            h.lam,
+            h.beta,
+            h.bootstrap_truncated,
+            h.action_selection == "sample",
+            self.gradients,
+            self.done,
+            self.terminated,
+            self.actions,
+            *kernel_gradient_rule(h),
+        )
         self.last_ticks = int(ticks)
         # next block: twice the ticks this call needed, within [1, 64]
         self._block = max(1, min(64, 2 * self.last_ticks))
@@ -139,9 +167,15 @@ class EpisodeBatch:
     terminated: np.ndarray  # (n,) bool: the pole fell (False: cut by the cap)
 
 
-def simulate_episodes(theta: np.ndarray, physics: np.ndarray, rng: np.random.Generator, *,
-                      alpha: float | np.ndarray = 0.0, hyper: A3CHyperparams | None = None,
-                      max_lanes: int = 4096) -> EpisodeBatch:
+def simulate_episodes(
+    theta: np.ndarray,
+    physics: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    alpha: float | np.ndarray = 0.0,
+    hyper: A3CHyperparams | None = None,
+    max_lanes: int = 4096,
+) -> EpisodeBatch:
     """Play one episode per physics row at model θ and return each episode's clean gradient.
 
     ``theta`` is one model ``(d,)`` for all episodes or one per episode ``(n, d)``, d = ``hyper.dim``
@@ -157,9 +191,11 @@ def simulate_episodes(theta: np.ndarray, physics: np.ndarray, rng: np.random.Gen
     theta = np.asarray(theta, dtype=np.float64)
     d = hyper.dim
     if theta.shape not in ((d,), (n, d)):
-        raise UserError(f"theta must have shape ({d},) or ({n}, {d}) for a model "
-                        f"{'with' if hyper.biases else 'without'} "
-                         f"biases (A3CHyperparams.biases={bool(hyper.biases)}), got {theta.shape}")
+        raise UserError(
+            f"theta must have shape ({d},) or ({n}, {d}) for a model "
+            f"{'with' if hyper.biases else 'without'} "
+            f"biases (A3CHyperparams.biases={bool(hyper.biases)}), got {theta.shape}"
+        )
     thetas = np.broadcast_to(theta, (n, d)) if theta.ndim == 1 else theta
     alphas = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n,))
     grads = np.empty((n, d))

@@ -51,12 +51,18 @@ def versions() -> dict[str, str]:
 
     from pgc import __version__
 
-    return {"pgc-audit": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "torch": torch.__version__, "numba": numba.__version__}
+    return {
+        "pgc-audit": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "numba": numba.__version__,
+    }
 
 
-def save_run(results, out_dir: str | Path, *, wall_time: float, extra: dict | None = None,
-             overwrite: bool = False) -> Path:
+def save_run(
+    results, out_dir: str | Path, *, wall_time: float, extra: dict | None = None, overwrite: bool = False
+) -> Path:
     """Write a list of :class:`pgc.a3c.trainer.TrainResult` as a run folder (atomically)."""
     out = Path(out_dir)
     with output_lock(out), replace_directory_atomically(out, "train") as tmp:
@@ -73,12 +79,23 @@ def save_run(results, out_dir: str | Path, *, wall_time: float, extra: dict | No
                 r.ground_truth.save(tdir)
                 if getattr(r, "canaries", None) is not None:
                     r.canaries.save(tdir)
-            trials.append({"dir": tdir.name, "config": r.config.to_dict(), **r.summary(),
-                           "transcript": r.transcript is not None,
-                           "mechanism": getattr(r, "mechanism", None)})
-        summary = {"format": FORMAT, "wall_time_s": wall_time,
-                   "agent_steps": int(sum(r.agent_steps for r in results)),
-                   "versions": versions(), "trials": trials, **(extra or {})}
+            trials.append(
+                {
+                    "dir": tdir.name,
+                    "config": r.config.to_dict(),
+                    **r.summary(),
+                    "transcript": r.transcript is not None,
+                    "mechanism": getattr(r, "mechanism", None),
+                }
+            )
+        summary = {
+            "format": FORMAT,
+            "wall_time_s": wall_time,
+            "agent_steps": int(sum(r.agent_steps for r in results)),
+            "versions": versions(),
+            "trials": trials,
+            **(extra or {}),
+        }
         (tmp / SUMMARY_FILE).write_text(json.dumps(_json_safe(schemas.dump("train", summary)), indent=2) + "\n")
     return out
 
@@ -128,9 +145,14 @@ class TrialFiles:
         from .system import PGCA3CSystem
 
         config = self.config
-        return PGCA3CSystem(self.mechanism(), theta, hyper=config.hyper, physics=config.physics,
-                            protect=config.protect,
-                            score_epsilon=config.score_epsilon_total if "score" in config.protect else None)
+        return PGCA3CSystem(
+            self.mechanism(),
+            theta,
+            hyper=config.hyper,
+            physics=config.physics,
+            protect=config.protect,
+            score_epsilon=config.score_epsilon_total if "score" in config.protect else None,
+        )
 
     def canary_broadcasts(self, canaries: CanaryRecord, transcript: Transcript, limit: int) -> list[np.ndarray]:
         """The models the canaries played: the crafted θ, or for live canaries up to ``limit`` of the θ
@@ -173,7 +195,13 @@ def load_run(run_dir: str | Path) -> tuple[dict, list[TrialFiles]]:
         raise UserError(f"{path} lists no trials")
     for t in trials:
         name = t.get("dir") if isinstance(t, dict) else None
-        if (not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\\" in name
-                or not isinstance(t.get("config"), dict)):
+        if (
+            not isinstance(name, str)
+            or not name
+            or name in (".", "..")
+            or "/" in name
+            or "\\" in name
+            or not isinstance(t.get("config"), dict)
+        ):
             raise UserError(f"{path} has a malformed trial entry: {str(t)[:80]}")
     return summary, [TrialFiles(run / t["dir"], t) for t in trials]

@@ -72,11 +72,22 @@ class PGCA3CSystem:
     name = "pgc-a3c"
     joint_layout = ("score", "arrival", "gradient")  # the column order of its own ``all`` channel
 
-    def __init__(self, mechanism: Mechanism, theta: np.ndarray | None = None, *,
-                 hyper: A3CHyperparams | None = None, physics: CartPoleParams | None = None, workers: int = 9,
-                 population: Sequence[float] = PAPER_GRAVITIES, compositions: Sequence[int] = (),
-                 order: bool = False, exploration: float = 0.0, protect: Sequence[str] = (),
-                 score_epsilon: float | None = None, search_settings=None):
+    def __init__(
+        self,
+        mechanism: Mechanism,
+        theta: np.ndarray | None = None,
+        *,
+        hyper: A3CHyperparams | None = None,
+        physics: CartPoleParams | None = None,
+        workers: int = 9,
+        population: Sequence[float] = PAPER_GRAVITIES,
+        compositions: Sequence[int] = (),
+        order: bool = False,
+        exploration: float = 0.0,
+        protect: Sequence[str] = (),
+        score_epsilon: float | None = None,
+        search_settings=None,
+    ):
         if not hasattr(mechanism, "epsilon") or not callable(mechanism):
             raise TypeError("mechanism must follow the Mechanism contract (an epsilon and a __call__)")
         self.mechanism = mechanism
@@ -102,9 +113,12 @@ class PGCA3CSystem:
             theta = glorot_uniform_theta(np.random.default_rng(0), self.hyper.biases)
         self.theta = self._check_theta(theta)
         total = float(mechanism.epsilon) + (self.score_mechanism.epsilon if self.score_mechanism else 0.0)
-        self.claim = PrivacyClaim(total, claimed_delta(mechanism),
-                                  tuple(sorted(protected_channels(self.protect, self.compositions))),
-                                  gdp_mu=None if self.score_mechanism else mechanism_gdp_mu(mechanism))
+        self.claim = PrivacyClaim(
+            total,
+            claimed_delta(mechanism),
+            tuple(sorted(protected_channels(self.protect, self.compositions))),
+            gdp_mu=None if self.score_mechanism else mechanism_gdp_mu(mechanism),
+        )
         channels = ["gradient", "score", "arrival"] + (["arrival-order"] if self.order and self.workers > 1 else [])
         for k in self.compositions:
             channels += [f"gradient×{k}", f"gradient×{k} split", f"score×{k}"]
@@ -120,14 +134,22 @@ class PGCA3CSystem:
             return PrivacyClaim(eps * k, min(delta * k, 0.999999), self.claim.covers, mu)
         if channel.startswith("gradient×") and self.claim.gdp_mu is not None:  # k rounds at (ε/k, δ/k): √k·μ_round
             k = int(channel.split("×")[1].split()[0])
-            return PrivacyClaim(eps, delta, self.claim.covers,
-                                math.sqrt(k) * mechanism_gdp_mu(split_rounds(self.mechanism, k)))
+            return PrivacyClaim(
+                eps, delta, self.claim.covers, math.sqrt(k) * mechanism_gdp_mu(split_rounds(self.mechanism, k))
+            )
         if channel.startswith("score×") and self.score_mechanism is not None:
             return PrivacyClaim(eps * int(channel.split("×")[1]), delta, self.claim.covers)
         return self.claim
 
-    def release(self, secret: float, n: int, rng: np.random.Generator | None, *, broadcast=None,
-                streams: ReleaseStreams | None = None) -> dict[str, np.ndarray]:
+    def release(
+        self,
+        secret: float,
+        n: int,
+        rng: np.random.Generator | None,
+        *,
+        broadcast=None,
+        streams: ReleaseStreams | None = None,
+    ) -> dict[str, np.ndarray]:
         """n releases of an agent with gravity ``secret`` at model ``broadcast`` (None: the system's θ).
         ``streams`` names the three generators to draw from; without it they are spawned from ``rng``."""
         psi = _check_gravity(secret)
@@ -141,19 +163,24 @@ class PGCA3CSystem:
         noisy = np.asarray(self.mechanism(batch.gradients, streams.noise), dtype=np.float32)  # as the transcript
         true_scores = batch.scores.astype(np.float64)[:, None]
         scores = true_scores if self.score_mechanism is None else self.score_mechanism(true_scores, streams.score)
-        arrival = (np.full_like(true_scores, float(self.hyper.cap)) if "timing" in self.protect
-                   else 0.0 + true_scores)
-        out = {"gradient": noisy, "score": scores, "arrival": arrival,
-               "all": np.concatenate([scores, arrival, noisy], axis=1).astype(np.float32)}
+        arrival = np.full_like(true_scores, float(self.hyper.cap)) if "timing" in self.protect else 0.0 + true_scores
+        out = {
+            "gradient": noisy,
+            "score": scores,
+            "arrival": arrival,
+            "all": np.concatenate([scores, arrival, noisy], axis=1).astype(np.float32),
+        }
         for k in self.compositions:
             more = self._episodes(theta, psi, n * (k - 1), streams.episodes)
             grads = np.concatenate([batch.gradients[None], more.gradients.reshape(k - 1, n, -1)])
             sc = np.concatenate([batch.scores[None], more.scores.reshape(k - 1, n)]).T.astype(np.float64)
-            out[f"gradient×{k}"] = np.concatenate([self.mechanism(grads[i], streams.noise) for i in range(k)],
-                                                  axis=1).astype(np.float32)
+            out[f"gradient×{k}"] = np.concatenate(
+                [self.mechanism(grads[i], streams.noise) for i in range(k)], axis=1
+            ).astype(np.float32)
             per_round = split_rounds(self.mechanism, k)
-            out[f"gradient×{k} split"] = np.concatenate([per_round(grads[i], streams.noise) for i in range(k)],
-                                                        axis=1).astype(np.float32)
+            out[f"gradient×{k} split"] = np.concatenate(
+                [per_round(grads[i], streams.noise) for i in range(k)], axis=1
+            ).astype(np.float32)
             out[f"score×{k}"] = sc if self.score_mechanism is None else self.score_mechanism(sc, streams.score)
         if "arrival-order" in self.channels and order_rng is not None:
             out["arrival-order"] = self.arrival_order(psi, n, order_rng, broadcast=theta)
@@ -170,8 +197,13 @@ class PGCA3CSystem:
             return rng.integers(0, self.workers, size=n).astype(np.float64)[:, None]
         target = self._episodes(theta, psi, n, rng).scores
         others_psi = rng.choice(np.asarray(self.population, dtype=np.float64), size=n * (self.workers - 1))
-        others = simulate_episodes(theta, physics_array(others_psi.size, self.physics, gravity=others_psi), rng,
-                                   alpha=self.exploration, hyper=self.hyper).scores.reshape(n, self.workers - 1)
+        others = simulate_episodes(
+            theta,
+            physics_array(others_psi.size, self.physics, gravity=others_psi),
+            rng,
+            alpha=self.exploration,
+            hyper=self.hyper,
+        ).scores.reshape(n, self.workers - 1)
         return arrival_rank(target, others, rng)[:, None]
 
     def crafted_broadcasts(self, secret: float, secret_prime: float, rng: np.random.Generator) -> list[np.ndarray]:
@@ -180,11 +212,21 @@ class PGCA3CSystem:
         from .model import with_zero_biases
 
         seqs = np.random.SeedSequence(int(rng.integers(2**63))).spawn(len(SEARCH_CHANNELS))
-        return [with_zero_biases(search_crafted_model(_check_gravity(secret), _check_gravity(secret_prime),
-                                                      objective=objective, settings=self.search_settings, seed=seq,
-                                                      physics=self.physics, hyper=self.hyper).theta,
-                                 self.hyper.biases)
-                for objective, seq in zip(SEARCH_CHANNELS, seqs, strict=True)]
+        return [
+            with_zero_biases(
+                search_crafted_model(
+                    _check_gravity(secret),
+                    _check_gravity(secret_prime),
+                    objective=objective,
+                    settings=self.search_settings,
+                    seed=seq,
+                    physics=self.physics,
+                    hyper=self.hyper,
+                ).theta,
+                self.hyper.biases,
+            )
+            for objective, seq in zip(SEARCH_CHANNELS, seqs, strict=True)
+        ]
 
     def canaries(self) -> dict[str, tuple[float, float]]:
         return dict(CANARIES)
@@ -198,16 +240,19 @@ class PGCA3CSystem:
     # -- helpers -------------------------------------------------------------------------------
 
     def _episodes(self, theta: np.ndarray, psi: float, n: int, rng: np.random.Generator):
-        return simulate_episodes(theta, physics_array(n, self.physics, gravity=psi), rng, alpha=self.exploration,
-                                 hyper=self.hyper)
+        return simulate_episodes(
+            theta, physics_array(n, self.physics, gravity=psi), rng, alpha=self.exploration, hyper=self.hyper
+        )
 
     def _check_theta(self, theta) -> np.ndarray:
         theta = np.asarray(theta, dtype=np.float64)
         want = self.hyper.dim
         if theta.shape != (want,) or not np.all(np.isfinite(theta)):
-            raise UserError(f"a PGC-A3C broadcast is a finite model θ of shape ({want},) for a model "
-                             f"{'with' if self.hyper.biases else 'without'} biases (A3CHyperparams.biases="
-                             f"{bool(self.hyper.biases)}), got shape {theta.shape}")
+            raise UserError(
+                f"a PGC-A3C broadcast is a finite model θ of shape ({want},) for a model "
+                f"{'with' if self.hyper.biases else 'without'} biases (A3CHyperparams.biases="
+                f"{bool(self.hyper.biases)}), got shape {theta.shape}"
+            )
         return theta
 
 
@@ -236,8 +281,9 @@ def _check_gravity(secret) -> float:
     return psi
 
 
-def pgc_a3c_system(mechanism: str = "laplace", epsilon: float = 1.0, delta: float | None = None,
-                   theta_seed: int = 0) -> PGCA3CSystem:
+def pgc_a3c_system(
+    mechanism: str = "laplace", epsilon: float = 1.0, delta: float | None = None, theta_seed: int = 0
+) -> PGCA3CSystem:
     """A ready PGC-A3C system (``pgc audit --system pgc.a3c.system:pgc_a3c_system``): the paper's
     Laplace mechanism at ε = 1 (C = 0.01) at an initial model (Glorot, ``theta_seed``)."""
     from pgc.mechanisms import make_mechanism

@@ -77,9 +77,11 @@ def check_batch_size(configs: Sequence[TrainConfig], record: bool | Sequence[boo
         raise UserError(f"a batch may hold at most {MAX_TRIALS:,} trials, got {len(configs):,}")
     need, limit = estimate_batch_bytes(configs, record), memory_limit_bytes()
     if need > limit:
-        raise UserError(f"the batch would hold about {need / 2**30:.1f} GiB of results, more than the limit of "
-                         f"{limit / 2**30:.1f} GiB ({MEMORY_FRACTION:.0%} of this machine's memory); use fewer "
-                         "trials or submissions, or no transcripts")
+        raise UserError(
+            f"the batch would hold about {need / 2**30:.1f} GiB of results, more than the limit of "
+            f"{limit / 2**30:.1f} GiB ({MEMORY_FRACTION:.0%} of this machine's memory); use fewer "
+            "trials or submissions, or no transcripts"
+        )
 
 
 @dataclass
@@ -135,9 +137,11 @@ class TrainResult:
         out = self.config.protection()
         if self.true_scores is not None:
             true_mu = average_scores(self.true_scores, self.config.window)
-            out.update(note="fst, final_mu and best_mu are computed from the privatized scores the aggregator saw",
-                       fst_true_scores=json_float(self.true_fst),
-                       final_mu_true_scores=float(true_mu[-1]) if true_mu.size else None)
+            out.update(
+                note="fst, final_mu and best_mu are computed from the privatized scores the aggregator saw",
+                fst_true_scores=json_float(self.true_fst),
+                final_mu_true_scores=float(true_mu[-1]) if true_mu.size else None,
+            )
         return out
 
 
@@ -146,9 +150,15 @@ def train(config: TrainConfig, *, record_transcript: bool = False, progress: boo
     return train_batch([config], record_transcripts=record_transcript, progress=progress)[0]
 
 
-def train_batch(configs: Sequence[TrainConfig], *, record_transcripts: bool | Sequence[bool] = False,
-                progress: bool = False, mechanisms: Sequence[Mechanism] | None = None,
-                processes: int = 1, executor=None) -> list[TrainResult]:
+def train_batch(
+    configs: Sequence[TrainConfig],
+    *,
+    record_transcripts: bool | Sequence[bool] = False,
+    progress: bool = False,
+    mechanisms: Sequence[Mechanism] | None = None,
+    processes: int = 1,
+    executor=None,
+) -> list[TrainResult]:
     """Run K independent trials (any mix of settings and seeds); results in the order of ``configs``.
 
     Each trial runs start to end in one compiled loop (:func:`pgc.a3c.kernel.run_trial`): its W workers,
@@ -214,8 +224,12 @@ def _train_forked(jobs, processes: int, bar) -> list[TrainResult]:
     # dies (e.g. out of memory) raises BrokenProcessPool here instead of hanging.
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].submissions)
     try:
-        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"), initializer=die_with_parent,
-                                 initargs=(os.getpid(),)) as pool:  # workers die with this process
+        with ProcessPoolExecutor(
+            processes,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=die_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:  # workers die with this process
             for future in as_completed([pool.submit(_train_job, batch, i) for i in order]):
                 i, result = future.result()
                 out[i] = result
@@ -267,8 +281,9 @@ class _TrialDraws:
             canary_gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(c.seed, spawn_key=(4,))))
             coins = canary_gen.integers(0, 2, size=c.canaries)
             canary_psi = np.asarray(c.canary_pair, dtype=np.float64)[coins]
-            agent_psi = np.concatenate([agent_psi,
-                                        canary_gen.choice(np.asarray(c.gravities), size=c.canaries + c.workers)])
+            agent_psi = np.concatenate(
+                [agent_psi, canary_gen.choice(np.asarray(c.gravities), size=c.canaries + c.workers)]
+            )
             if c.canary_model == "crafted":
                 canary_theta = np.asarray(c.canary_theta, dtype=np.float64)
         return cls(theta, theta.copy(), agent_psi, generators, canary_psi, canary_theta)
@@ -278,10 +293,18 @@ def _trial_mechanism(c: TrainConfig, mechanism: Mechanism | None):
     """The mechanism (a compiled built-in, or the Protocol called from the loop), its record and kernel spec."""
     mech = c.build_mechanism() if mechanism is None else mechanism
     if mechanism is None:
-        record_mech = mechanism_record(mech, name=c.mechanism, rounds=c.rounds, factory_args={
-            # the gradient's share of the agent's ε (all of it unless the score is privatized too)
-            "epsilon": c.gradient_epsilon, "clip": c.clip, "reduced_dim": c.reduced_dim,
-            **({} if c.delta is None else {"delta": c.delta})})  # δ of an (ε, δ) claim, per agent
+        record_mech = mechanism_record(
+            mech,
+            name=c.mechanism,
+            rounds=c.rounds,
+            factory_args={
+                # the gradient's share of the agent's ε (all of it unless the score is privatized too)
+                "epsilon": c.gradient_epsilon,
+                "clip": c.clip,
+                "reduced_dim": c.reduced_dim,
+                **({} if c.delta is None else {"delta": c.delta}),
+            },
+        )  # δ of an (ε, δ) claim, per agent
     else:
         record_mech = mechanism_record(mech)
     spec = compiled_spec(mech, c.hyper.dim)
@@ -293,27 +316,59 @@ def _kernel_settings(c: TrainConfig, spec, score_mech, record: bool, canary_agen
     hyper = c.hyper
     kind, epsilon, clip, reduced_dim, mech_scale = spec
     reward_kind, n_step, mean_loss = kernel_gradient_rule(hyper)
-    icfg = layout.pack(layout.INT_SETTINGS, {
-        "workers": c.workers, "submissions": c.total_submissions, "rounds": c.rounds, "buffer": c.buffer_size,
-        "window": c.window, "stop_at_success": c.stop_at_success, "zero_info": c.zero_information, "mech": kind,
-        "reduced_dim": reduced_dim, "cap": hyper.cap, "bootstrap": hyper.bootstrap_truncated,
-        "sample": hyper.action_selection == "sample", "record": record, "protect_score": "score" in c.protect,
-        "protect_timing": "timing" in c.protect, "protect_order": "order" in c.protect, "reward": reward_kind,
-        "n_step": n_step, "mean_loss": mean_loss,
-        "optimizer": layout.OPTIMIZER_RMSPROP if c.optimizer == "rmsprop" else layout.OPTIMIZER_SGD,
-        "alpha_clock": layout.ALPHA_PER_STEP if c.exploration_clock == "steps" else layout.ALPHA_PER_AGENT,
-        "canaries": c.canaries, "canary_crafted": c.canary_model == "crafted",
-        "canary_update": c.canary_update == "include",
-        "canary_agent_base": canary_agent_base,
-        "canary_spread": max(c.canaries, c.total_submissions - c.canary_start - 2 * c.workers),
-        "canary_start": c.canary_start},
-        np.int64)
-    fcfg = layout.pack(layout.FLOAT_SETTINGS, {
-        "lr": c.learning_rate, "explore_start": c.exploration_start, "explore_decay": c.exploration_decay,
-        "target": c.target_score, "epsilon": epsilon, "clip": clip, "mech_scale": mech_scale,
-        "gamma": hyper.gamma, "lam": hyper.lam, "beta": hyper.beta,
-        "score_scale": 0.0 if score_mech is None else score_mech.scale, "rms_decay": c.rmsprop_decay,
-        "rms_eps": RMSPROP_EPS, "planted_noise_factor": c.planted_noise_factor}, np.float64)
+    icfg = layout.pack(
+        layout.INT_SETTINGS,
+        {
+            "workers": c.workers,
+            "submissions": c.total_submissions,
+            "rounds": c.rounds,
+            "buffer": c.buffer_size,
+            "window": c.window,
+            "stop_at_success": c.stop_at_success,
+            "zero_info": c.zero_information,
+            "mech": kind,
+            "reduced_dim": reduced_dim,
+            "cap": hyper.cap,
+            "bootstrap": hyper.bootstrap_truncated,
+            "sample": hyper.action_selection == "sample",
+            "record": record,
+            "protect_score": "score" in c.protect,
+            "protect_timing": "timing" in c.protect,
+            "protect_order": "order" in c.protect,
+            "reward": reward_kind,
+            "n_step": n_step,
+            "mean_loss": mean_loss,
+            "optimizer": layout.OPTIMIZER_RMSPROP if c.optimizer == "rmsprop" else layout.OPTIMIZER_SGD,
+            "alpha_clock": layout.ALPHA_PER_STEP if c.exploration_clock == "steps" else layout.ALPHA_PER_AGENT,
+            "canaries": c.canaries,
+            "canary_crafted": c.canary_model == "crafted",
+            "canary_update": c.canary_update == "include",
+            "canary_agent_base": canary_agent_base,
+            "canary_spread": max(c.canaries, c.total_submissions - c.canary_start - 2 * c.workers),
+            "canary_start": c.canary_start,
+        },
+        np.int64,
+    )
+    fcfg = layout.pack(
+        layout.FLOAT_SETTINGS,
+        {
+            "lr": c.learning_rate,
+            "explore_start": c.exploration_start,
+            "explore_decay": c.exploration_decay,
+            "target": c.target_score,
+            "epsilon": epsilon,
+            "clip": clip,
+            "mech_scale": mech_scale,
+            "gamma": hyper.gamma,
+            "lam": hyper.lam,
+            "beta": hyper.beta,
+            "score_scale": 0.0 if score_mech is None else score_mech.scale,
+            "rms_decay": c.rmsprop_decay,
+            "rms_eps": RMSPROP_EPS,
+            "planted_noise_factor": c.planted_noise_factor,
+        },
+        np.float64,
+    )
     return icfg, fcfg
 
 
@@ -350,16 +405,28 @@ class _TrialState:
         n_rec = total if record else 0
         n_kept = total // c.buffer_size + 2 if record else 0
         return cls(
-            buf_sum=np.zeros(d), opt_state=np.zeros(d), ctr=np.zeros(kernel.N_COUNTERS, np.int64),
-            lane_i=np.zeros((w, kernel.N_LANE_I), np.int64), lane_state=np.zeros((w, 4)),
-            lane_phys=np.zeros((w, len(PHYSICS_FIELDS))), lane_alpha=np.zeros(w), lane_theta=np.zeros((w, d)),
-            traj=np.zeros((w, c.hyper.cap, kernel.TRAJ_FIELDS)), lane_grad=np.zeros((w, d)),
-            fin=np.zeros(w, np.int64), pending=np.zeros(d), noisy=np.zeros(d),
+            buf_sum=np.zeros(d),
+            opt_state=np.zeros(d),
+            ctr=np.zeros(kernel.N_COUNTERS, np.int64),
+            lane_i=np.zeros((w, kernel.N_LANE_I), np.int64),
+            lane_state=np.zeros((w, 4)),
+            lane_phys=np.zeros((w, len(PHYSICS_FIELDS))),
+            lane_alpha=np.zeros(w),
+            lane_theta=np.zeros((w, d)),
+            traj=np.zeros((w, c.hyper.cap, kernel.TRAJ_FIELDS)),
+            lane_grad=np.zeros((w, d)),
+            fin=np.zeros(w, np.int64),
+            pending=np.zeros(d),
+            noisy=np.zeros(d),
             prs_matrix=np.zeros((max(1, reduced_dim), d)),
-            scores=np.zeros(total, np.int64), score_out=np.zeros(total if scored else 0),
-            rec_i=np.zeros((n_rec, kernel.N_REC_I), np.int64), rec_psi=np.zeros(n_rec),
+            scores=np.zeros(total, np.int64),
+            score_out=np.zeros(total if scored else 0),
+            rec_i=np.zeros((n_rec, kernel.N_REC_I), np.int64),
+            rec_psi=np.zeros(n_rec),
             rec_grad=np.zeros((n_rec, d), np.float32),
-            kept_versions=np.zeros(n_kept, np.int64), kept_thetas=np.zeros((n_kept, d)))
+            kept_versions=np.zeros(n_kept, np.int64),
+            kept_thetas=np.zeros((n_kept, d)),
+        )
 
 
 def _run_kernel(c: TrainConfig, draws: _TrialDraws, s: _TrialState, icfg, fcfg, mech, bar) -> None:
@@ -369,25 +436,57 @@ def _run_kernel(c: TrainConfig, draws: _TrialDraws, s: _TrialState, icfg, fcfg, 
     pause_after = _PROGRESS_EVERY if bar is not None and not isinstance(bar, NullProgress) else 0
     reported = 0
     while True:
-        status = kernel.run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, draws.agent_psi, base_physics,
-                                  draws.theta, s.buf_sum, s.opt_state, s.ctr, s.lane_i, s.lane_state, s.lane_phys,
-                                  s.lane_alpha, s.lane_theta, s.traj, s.lane_grad, s.fin, s.pending, s.noisy,
-                                  s.prs_matrix, pause_after, s.scores, s.score_out, s.rec_i, s.rec_psi, s.rec_grad,
-                                  s.kept_versions, s.kept_thetas, draws.canary_psi, draws.canary_theta)
+        status = kernel.run_trial(
+            env_gen,
+            mech_gen,
+            score_gen,
+            order_gen,
+            icfg,
+            fcfg,
+            draws.agent_psi,
+            base_physics,
+            draws.theta,
+            s.buf_sum,
+            s.opt_state,
+            s.ctr,
+            s.lane_i,
+            s.lane_state,
+            s.lane_phys,
+            s.lane_alpha,
+            s.lane_theta,
+            s.traj,
+            s.lane_grad,
+            s.fin,
+            s.pending,
+            s.noisy,
+            s.prs_matrix,
+            pause_after,
+            s.scores,
+            s.score_out,
+            s.rec_i,
+            s.rec_psi,
+            s.rec_grad,
+            s.kept_versions,
+            s.kept_thetas,
+            draws.canary_psi,
+            draws.canary_theta,
+        )
         if status == kernel.STATUS_DONE:
             break
         if status == kernel.STATUS_NEED_MECHANISM:
             s.noisy[:] = _call_external(mech, s.pending, mech_gen, c.hyper.dim)
-        if bar is not None and (status == kernel.STATUS_PAUSED
-                                or s.ctr[kernel.C_SUBMITTED] - reported >= _PROGRESS_EVERY):
+        if bar is not None and (
+            status == kernel.STATUS_PAUSED or s.ctr[kernel.C_SUBMITTED] - reported >= _PROGRESS_EVERY
+        ):
             bar.update(int(s.ctr[kernel.C_SUBMITTED]) - reported)
             reported = int(s.ctr[kernel.C_SUBMITTED])
     if bar is not None:
         bar.update(max(0, c.total_submissions - reported))  # a trial stopped at its first success counts as done
 
 
-def _trial_result(c: TrainConfig, draws: _TrialDraws, s: _TrialState, record: bool, record_mech,
-                  scored: bool) -> TrainResult:
+def _trial_result(
+    c: TrainConfig, draws: _TrialDraws, s: _TrialState, record: bool, record_mech, scored: bool
+) -> TrainResult:
     """The trial's scores, final θ and (when recorded) its transcript, ground truth and canaries."""
     n = int(s.ctr[kernel.C_SUBMITTED])
     true_scores = None
@@ -402,25 +501,47 @@ def _trial_result(c: TrainConfig, draws: _TrialDraws, s: _TrialState, record: bo
             raise AssertionError("final θ version was not kept")
         ri = s.rec_i[:n]
         transcript = Transcript(
-            agent=ri[:, kernel.R_AGENT].astype(np.int32), round=ri[:, kernel.R_ROUND].astype(np.int16),
-            worker=ri[:, kernel.R_WORKER].astype(np.int16), model_version=ri[:, kernel.R_VERSION].copy(),
+            agent=ri[:, kernel.R_AGENT].astype(np.int32),
+            round=ri[:, kernel.R_ROUND].astype(np.int16),
+            worker=ri[:, kernel.R_WORKER].astype(np.int16),
+            model_version=ri[:, kernel.R_VERSION].copy(),
             gradient=s.rec_grad[:n].copy(),
             score=(seen.copy() if scored else seen.astype(np.int16 if c.hyper.cap < 32_000 else np.int32)),
-            start_tick=ri[:, kernel.R_START].copy(), arrival_tick=ri[:, kernel.R_ARRIVAL].copy(),
-            theta_versions=versions.copy(), thetas=thetas.copy(),
-            protection=c.protection() if c.protect else None)
-        ground_truth = GroundTruth(psi=s.rec_psi[:n].copy(), terminated=ri[:, kernel.R_TERMINATED].astype(np.bool_),
-                                   nonfinite=ri[:, kernel.R_NONFINITE].astype(np.bool_), true_score=true_scores)
+            start_tick=ri[:, kernel.R_START].copy(),
+            arrival_tick=ri[:, kernel.R_ARRIVAL].copy(),
+            theta_versions=versions.copy(),
+            thetas=thetas.copy(),
+            protection=c.protection() if c.protect else None,
+        )
+        ground_truth = GroundTruth(
+            psi=s.rec_psi[:n].copy(),
+            terminated=ri[:, kernel.R_TERMINATED].astype(np.bool_),
+            nonfinite=ri[:, kernel.R_NONFINITE].astype(np.bool_),
+            true_score=true_scores,
+        )
         if c.canaries:
             positions = np.flatnonzero(ri[:, kernel.R_CANARY] >= 0)
-            canaries = CanaryRecord(positions=positions, index=ri[positions, kernel.R_CANARY].copy(),
-                                    theta=draws.canary_theta.copy() if c.canary_model == "crafted" else None,
-                                    setup=c.canary_setup())
-    return TrainResult(config=c, initial_theta=draws.initial_theta, theta=draws.theta, scores=seen.copy(),
-                       updates=int(s.ctr[kernel.C_VERSION]), agent_steps=int(s.ctr[kernel.C_STEPS]),
-                       nonfinite_gradients=int(s.ctr[kernel.C_NONFINITE]), transcript=transcript,
-                       ground_truth=ground_truth, mechanism=record_mech,
-                       true_scores=true_scores, ticks=int(s.ctr[kernel.C_TICK]), canaries=canaries)
+            canaries = CanaryRecord(
+                positions=positions,
+                index=ri[positions, kernel.R_CANARY].copy(),
+                theta=draws.canary_theta.copy() if c.canary_model == "crafted" else None,
+                setup=c.canary_setup(),
+            )
+    return TrainResult(
+        config=c,
+        initial_theta=draws.initial_theta,
+        theta=draws.theta,
+        scores=seen.copy(),
+        updates=int(s.ctr[kernel.C_VERSION]),
+        agent_steps=int(s.ctr[kernel.C_STEPS]),
+        nonfinite_gradients=int(s.ctr[kernel.C_NONFINITE]),
+        transcript=transcript,
+        ground_truth=ground_truth,
+        mechanism=record_mech,
+        true_scores=true_scores,
+        ticks=int(s.ctr[kernel.C_TICK]),
+        canaries=canaries,
+    )
 
 
 def _call_external(mechanism: Mechanism, clean: np.ndarray, rng: np.random.Generator, d: int) -> np.ndarray:

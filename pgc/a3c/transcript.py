@@ -112,8 +112,7 @@ class Transcript:
         """Read ``transcript.npz``; a missing, truncated or malformed file, or non-finite gradients or θ
         (NaN, or float32 values that overflowed to ±inf), raise ``ValueError`` naming the file."""
         path = Path(directory) / TRANSCRIPT_FILE
-        arrays = _load_npz(path, [f.name for f in fields(cls) if f.name != "protection"],
-                           optional=["protection_json"])
+        arrays = _load_npz(path, [f.name for f in fields(cls) if f.name != "protection"], optional=["protection_json"])
         raw = arrays.pop("protection_json", None)
         for name in ("gradient", "thetas"):
             arr = arrays[name]
@@ -122,15 +121,17 @@ class Transcript:
             bad = ~np.isfinite(arr)
             if bad.any():
                 rows = np.unique(np.nonzero(bad)[0])
-                raise UserError(f"{path}: {name} holds {int(bad.sum())} non-finite value(s) (NaN or ±inf) in "
-                                 f"{rows.size} row(s), first row {int(rows[0])}; the transcript is corrupted or "
-                                 "was written by a broken mechanism")
+                raise UserError(
+                    f"{path}: {name} holds {int(bad.sum())} non-finite value(s) (NaN or ±inf) in "
+                    f"{rows.size} row(s), first row {int(rows[0])}; the transcript is corrupted or "
+                    "was written by a broken mechanism"
+                )
         score = arrays["score"]  # integers, or floats when the score is privatized
-        if not (np.issubdtype(score.dtype, np.integer) or np.issubdtype(score.dtype, np.floating)) \
-                or not np.all(np.isfinite(score)):
+        if not (np.issubdtype(score.dtype, np.integer) or np.issubdtype(score.dtype, np.floating)) or not np.all(
+            np.isfinite(score)
+        ):
             raise UserError(f"{path}: score must hold finite numbers")
-        for name in ("agent", "round", "worker", "model_version", "start_tick", "arrival_tick",
-                     "theta_versions"):
+        for name in ("agent", "round", "worker", "model_version", "start_tick", "arrival_tick", "theta_versions"):
             if not np.issubdtype(arrays[name].dtype, np.integer):
                 raise UserError(f"{path}: {name} must hold integers, got {arrays[name].dtype}")
         try:
@@ -155,8 +156,11 @@ class GroundTruth:
 
     @classmethod
     def load(cls, directory: Path) -> GroundTruth:
-        return cls(**_load_npz(Path(directory) / GROUND_TRUTH_FILE, ["psi", "terminated", "nonfinite"],
-                               optional=["true_score"]))
+        return cls(
+            **_load_npz(
+                Path(directory) / GROUND_TRUTH_FILE, ["psi", "terminated", "nonfinite"], optional=["true_score"]
+            )
+        )
 
 
 CANARY_FILE = "canaries.npz"
@@ -177,8 +181,7 @@ class CanaryRecord:
 
     def save(self, directory: Path) -> Path:
         path = Path(directory) / CANARY_FILE
-        arrays = {"positions": self.positions, "index": self.index,
-                  "setup": np.asarray(json.dumps(self.setup))}
+        arrays = {"positions": self.positions, "index": self.index, "setup": np.asarray(json.dumps(self.setup))}
         if self.theta is not None:
             arrays["theta"] = self.theta
         atomic_savez(path, **arrays)
@@ -193,8 +196,12 @@ class CanaryRecord:
             raise UserError(f"{Path(directory) / CANARY_FILE} is corrupted: {exc}") from None
         if not isinstance(setup, dict):
             raise UserError(f"{Path(directory) / CANARY_FILE} is corrupted: setup is not an object")
-        return cls(positions=data["positions"].astype(np.int64), index=data["index"].astype(np.int64),
-                   theta=data.get("theta"), setup=setup)
+        return cls(
+            positions=data["positions"].astype(np.int64),
+            index=data["index"].astype(np.int64),
+            theta=data.get("theta"),
+            setup=setup,
+        )
 
 
 def _load_npz(path: Path, names: list[str], optional: list[str] = ()) -> dict[str, np.ndarray]:
@@ -215,8 +222,10 @@ def _load_npz(path: Path, names: list[str], optional: list[str] = ()) -> dict[st
                 out[n] = arr
             return out
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
-        raise UserError(f"{path} is not a valid transcript file (truncated or corrupted?): "
-                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        raise UserError(
+            f"{path} is not a valid transcript file (truncated or corrupted?): "
+            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from None
 
 
 def transcript_releases(transcript, positions: np.ndarray) -> dict[str, np.ndarray]:
@@ -225,5 +234,8 @@ def transcript_releases(transcript, positions: np.ndarray) -> dict[str, np.ndarr
     grad = np.asarray(transcript.gradient[positions], dtype=np.float32)
     score = np.asarray(transcript.score[positions], dtype=np.float64)[:, None]
     arrival = np.asarray(transcript.arrival_tick[positions] - transcript.start_tick[positions], np.float64)[:, None]
-    return {"gradient": grad.astype(np.float64), "score": score,
-            "all": np.concatenate([score, arrival, grad], axis=1).astype(np.float32).astype(np.float64)}
+    return {
+        "gradient": grad.astype(np.float64),
+        "score": score,
+        "all": np.concatenate([score, arrival, grad], axis=1).astype(np.float32).astype(np.float64),
+    }

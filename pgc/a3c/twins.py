@@ -24,8 +24,7 @@ def compiled_spec(mechanism: Mechanism, dim: int) -> tuple[int, float, float, in
         return MECH_NONE, math.inf, math.inf if mechanism.clip is None else mechanism.clip, 1, 0.0
     if kind is Laplace:
         if mechanism.secure:
-            return (MECH_LAPLACE_SECURE, mechanism.epsilon, mechanism.clip, 1,
-                    snapping_grid(mechanism.noise_scale))
+            return (MECH_LAPLACE_SECURE, mechanism.epsilon, mechanism.clip, 1, snapping_grid(mechanism.noise_scale))
         return MECH_LAPLACE, mechanism.epsilon, mechanism.clip, 1, 0.0
     if kind is ProjectedRandomSign:
         return MECH_PRS, mechanism.epsilon, mechanism.clip, mechanism.reduced_dim_for(dim), 0.0

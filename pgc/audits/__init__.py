@@ -10,8 +10,12 @@ from typing import Any
 
 # public name → the submodule that defines it; imported on first use, so that a mechanism's numpy audit
 # (pgc.audits.mechanism) does not load PGC-A3C's torch model through the adversarial audit
-_LAZY = {"AdversarialAuditResult": "adversarial", "adversarial_audit": "adversarial",
-         "EnvironmentAuditResult": "environment", "environment_audit": "environment"}
+_LAZY = {
+    "AdversarialAuditResult": "adversarial",
+    "adversarial_audit": "adversarial",
+    "EnvironmentAuditResult": "environment",
+    "environment_audit": "environment",
+}
 
 __all__ = ["AdversarialAuditResult", "EnvironmentAuditResult", "adversarial_audit", "environment_audit"]
 

@@ -73,22 +73,37 @@ class AdversarialAuditResult:
         raise KeyError(channel)
 
     def to_dict(self) -> dict:
-        return {"psi": self.psi, "psi_prime": self.psi_prime, "mechanism": self.mechanism,
-                "claimed_epsilon": self.claimed_epsilon, "confidence": self.confidence, "model": "adversarial",
-                "channels": [r.to_dict() for r in self.rows],
-                "noise_free_epsilon_lower_bound": self.noise_free_epsilon_lower_bound,
-                "search": {"objective": ", ".join(self.searches),
-                           "evaluations": sum(s.evaluations for s in self.searches.values()),
-                           "wall_time_s": sum(s.wall_time_s for s in self.searches.values()),
-                           "per_objective": {k: s.to_dict() for k, s in self.searches.items()}},
-                "score_means": {k: list(v) for k, v in self.score_means.items()},
-                "wall_time_s": self.wall_time_s, **self.extra}
+        return {
+            "psi": self.psi,
+            "psi_prime": self.psi_prime,
+            "mechanism": self.mechanism,
+            "claimed_epsilon": self.claimed_epsilon,
+            "confidence": self.confidence,
+            "model": "adversarial",
+            "channels": [r.to_dict() for r in self.rows],
+            "noise_free_epsilon_lower_bound": self.noise_free_epsilon_lower_bound,
+            "search": {
+                "objective": ", ".join(self.searches),
+                "evaluations": sum(s.evaluations for s in self.searches.values()),
+                "wall_time_s": sum(s.wall_time_s for s in self.searches.values()),
+                "per_objective": {k: s.to_dict() for k, s in self.searches.items()},
+            },
+            "score_means": {k: list(v) for k, v in self.score_means.items()},
+            "wall_time_s": self.wall_time_s,
+            **self.extra,
+        }
+
 
 def crafted_row(row: AuditRow, objective: str, psi: float, psi_prime: float) -> AuditRow:
     """An environment audit's row certified at the θ crafted for ``objective``."""
-    return dataclasses.replace(row, scope=f"adversarial {psi:g} vs {psi_prime:g}", model="adversarial",
-                               broadcast="crafted", crafted_for=objective,
-                               ratio=bound_ratio(row.epsilon_lower_bound, row.claimed_epsilon))
+    return dataclasses.replace(
+        row,
+        scope=f"adversarial {psi:g} vs {psi_prime:g}",
+        model="adversarial",
+        broadcast="crafted",
+        crafted_for=objective,
+        ratio=bound_ratio(row.epsilon_lower_bound, row.claimed_epsilon),
+    )
 
 
 def bound_ratio(lb: float, claim: float) -> float:
@@ -128,8 +143,9 @@ class AdversarialSettings:
         object.__setattr__(self, "protect", parse_protect(self.protect))
 
 
-def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, settings: AdversarialSettings | None = None,
-                      **setting_values) -> AdversarialAuditResult:
+def adversarial_audit(
+    mechanism: Mechanism, psi: float, psi_prime: float, settings: AdversarialSettings | None = None, **setting_values
+) -> AdversarialAuditResult:
     """Craft θ for ψ vs ψ' (search stream), then certify each channel at it on fresh episodes.
 
     ``mechanism`` is any object with the :class:`pgc.mechanisms.Mechanism` contract; ``settings`` (or its
@@ -155,72 +171,144 @@ def adversarial_audit(mechanism: Mechanism, psi: float, psi_prime: float, settin
     search = s.search or SearchSettings()
     search_seq, audit_seq = np.random.SeedSequence(s.seed).spawn(2)
     objective_of = {c: ("score" if c == "score" else "gradient") for c in channels}
-    found, searches = _crafted_models(psi, psi_prime, sorted(set(objective_of.values())), s.thetas, search,
-                                      search_seq, physics, hyper)
+    found, searches = _crafted_models(
+        psi, psi_prime, sorted(set(objective_of.values())), s.thetas, search, search_seq, physics, hyper
+    )
     score_epsilon = float(s.score_epsilon) if "score" in s.protect and s.score_epsilon else None
     claimed = float(mechanism.epsilon) + (score_epsilon or 0.0)
     rows: list[AuditRow] = []
     means: dict[str, tuple[float, float]] = {}
     audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1), strict=True))
-    environment = EnvironmentSettings(samples=s.samples, confidence=s.confidence, hyper=hyper, physics=physics,
-                                      population=tuple(s.population or PAPER_GRAVITIES), compositions=(),
-                                      exploration=search.exploration, progress=s.progress)
+    environment = EnvironmentSettings(
+        samples=s.samples,
+        confidence=s.confidence,
+        hyper=hyper,
+        physics=physics,
+        population=tuple(s.population or PAPER_GRAVITIES),
+        compositions=(),
+        exploration=search.exploration,
+        progress=s.progress,
+    )
     for objective in sorted(set(objective_of.values())):
         wanted = [c for c in channels if objective_of[c] == objective]
         # one worker unless the rank is asked for: the environment audit then knows no arrival-order
         # channel, and each channel keeps the streams of the committed adversarial audits
-        res = environment_audit(found[objective], mechanism, psi, psi_prime, environment, seed=audit_seqs[objective],
-                                workers=s.workers if "arrival-order" in wanted else 1, channels=wanted,
-                                protect=s.protect, score_epsilon=score_epsilon if "score" in s.protect else None)
+        res = environment_audit(
+            found[objective],
+            mechanism,
+            psi,
+            psi_prime,
+            environment,
+            seed=audit_seqs[objective],
+            workers=s.workers if "arrival-order" in wanted else 1,
+            channels=wanted,
+            protect=s.protect,
+            score_epsilon=score_epsilon if "score" in s.protect else None,
+        )
         means[objective] = res.score_means
         rows += [crafted_row(c, objective, psi, psi_prime) for c in res.channels]
     rows.sort(key=lambda r: channels.index(r.channel))
     noise_free_lb = None
     if s.noise_free and "gradient" in found:
-        noise_free_lb = environment_audit(found["gradient"], NoNoise(clip=None), psi, psi_prime, environment,
-                                          seed=audit_seqs["noise-free"], workers=1, channels=["gradient"],
-                                          ).channel("gradient").epsilon_lower_bound
+        noise_free_lb = (
+            environment_audit(
+                found["gradient"],
+                NoNoise(clip=None),
+                psi,
+                psi_prime,
+                environment,
+                seed=audit_seqs["noise-free"],
+                workers=1,
+                channels=["gradient"],
+            )
+            .channel("gradient")
+            .epsilon_lower_bound
+        )
     extra = protection_record(s.protect, mechanism.epsilon, score_epsilon or 0.0)
-    return AdversarialAuditResult(psi, psi_prime, describe(mechanism), claimed, s.confidence, rows, found, searches,
-                                  noise_free_lb, means, time.perf_counter() - start, extra)
+    return AdversarialAuditResult(
+        psi,
+        psi_prime,
+        describe(mechanism),
+        claimed,
+        s.confidence,
+        rows,
+        found,
+        searches,
+        noise_free_lb,
+        means,
+        time.perf_counter() - start,
+        extra,
+    )
 
 
-def _crafted_models(psi: float, psi_prime: float, needed: Sequence[str], thetas: dict | None,
-                    settings: SearchSettings, search_seq: np.random.SeedSequence, physics: CartPoleParams,
-                    hyper: A3CHyperparams) -> tuple[dict[str, np.ndarray], dict[str, SearchResult]]:
+def _crafted_models(
+    psi: float,
+    psi_prime: float,
+    needed: Sequence[str],
+    thetas: dict | None,
+    settings: SearchSettings,
+    search_seq: np.random.SeedSequence,
+    physics: CartPoleParams,
+    hyper: A3CHyperparams,
+) -> tuple[dict[str, np.ndarray], dict[str, SearchResult]]:
     """θ per objective in ``needed``: given in ``thetas``, else crafted for the pair on the search stream
     (each objective its own child of ``search_seq``); weights only."""
     found = dict(thetas or {})
     searches: dict[str, SearchResult] = {}
     for objective, seq in zip(SEARCH_CHANNELS, search_seq.spawn(len(SEARCH_CHANNELS)), strict=True):
         if objective in needed and objective not in found:
-            searches[objective] = search_crafted_model(psi, psi_prime, objective=objective, settings=settings,
-                                                       seed=seq, physics=physics, hyper=hyper)
+            searches[objective] = search_crafted_model(
+                psi, psi_prime, objective=objective, settings=settings, seed=seq, physics=physics, hyper=hyper
+            )
             found[objective] = searches[objective].theta
     return {k: with_zero_biases(v, hyper.biases) for k, v in found.items()}, searches
 
 
-def audit_pair(mechanism: Mechanism, pair: tuple[float, float], seed: int, search_range: bool = False, *,
-               search_objective: str = "gradient", search_trials: int = 12, search: SearchSettings | None = None,
-               physics: CartPoleParams | None = None, hyper: A3CHyperparams | None = None,
-               **audit_options) -> tuple[WorstPairResult | None, AdversarialAuditResult]:
+def audit_pair(
+    mechanism: Mechanism,
+    pair: tuple[float, float],
+    seed: int,
+    search_range: bool = False,
+    *,
+    search_objective: str = "gradient",
+    search_trials: int = 12,
+    search: SearchSettings | None = None,
+    physics: CartPoleParams | None = None,
+    hyper: A3CHyperparams | None = None,
+    **audit_options,
+) -> tuple[WorstPairResult | None, AdversarialAuditResult]:
     """One pair of :func:`adversarial_pair_audits` (one task): with ``search_range`` the pair is a range
     lo..hi and the worst pair in it is searched first (:func:`worst_pair_search`, same ``seed``), then
     :func:`adversarial_audit` crafts θ for the pair and certifies it. Returns (the range search or
     None, the audit)."""
     found = None
     if search_range:
-        found = worst_pair_search(pair[0], pair[1], objective=search_objective, trials=search_trials, seed=seed,
-                                  physics=physics, hyper=hyper, settings=search)
+        found = worst_pair_search(
+            pair[0],
+            pair[1],
+            objective=search_objective,
+            trials=search_trials,
+            seed=seed,
+            physics=physics,
+            hyper=hyper,
+            settings=search,
+        )
         pair = (found.psi, found.psi_prime)
-    result = adversarial_audit(mechanism, pair[0], pair[1], seed=seed, search=search, physics=physics,
-                               hyper=hyper, **audit_options)
+    result = adversarial_audit(
+        mechanism, pair[0], pair[1], seed=seed, search=search, physics=physics, hyper=hyper, **audit_options
+    )
     return found, result
 
 
-def adversarial_pair_audits(mechanism: Mechanism, pairs: Sequence[tuple[float, float]], *, seed: int = 0,
-                            search_ranges: Sequence[bool] | None = None, executor=None,
-                            **options) -> Iterator[tuple[WorstPairResult | None, AdversarialAuditResult]]:
+def adversarial_pair_audits(
+    mechanism: Mechanism,
+    pairs: Sequence[tuple[float, float]],
+    *,
+    seed: int = 0,
+    search_ranges: Sequence[bool] | None = None,
+    executor=None,
+    **options,
+) -> Iterator[tuple[WorstPairResult | None, AdversarialAuditResult]]:
     """:func:`audit_pair` for every pair, in order; ``search_ranges[i]`` marks ``pairs[i]`` as a range
     lo..hi (default: none is). Pair i draws from the i-th child of ``SeedSequence(seed)`` only, so the
     pairs are independent tasks: ``executor`` (``Executor.map``'s meaning, e.g. a Ray engine) runs
@@ -234,10 +322,17 @@ def adversarial_pair_audits(mechanism: Mechanism, pairs: Sequence[tuple[float, f
     return map_tasks(executor, task, [tuple(map(float, p)) for p in pairs], seeds, ranges)
 
 
-def crafted_pair_records(mechanism: Mechanism, pairs: Sequence[tuple[float, float]], *,
-                         companion: Callable[[str], Path], seed: int = 0, search_trials: int = 12,
-                         channels: Sequence[str] = ("gradient", "score", "all"), executor=None,
-                         **options) -> Iterator[tuple[WorstPairResult | None, AdversarialAuditResult, dict]]:
+def crafted_pair_records(
+    mechanism: Mechanism,
+    pairs: Sequence[tuple[float, float]],
+    *,
+    companion: Callable[[str], Path],
+    seed: int = 0,
+    search_trials: int = 12,
+    channels: Sequence[str] = ("gradient", "score", "all"),
+    executor=None,
+    **options,
+) -> Iterator[tuple[WorstPairResult | None, AdversarialAuditResult, dict]]:
     """:func:`adversarial_pair_audits` of ``pairs`` (a :class:`pgc.options.GravityRange` is searched for its
     worst pair; the crafted models' search on the gradient unless only the score is audited), each pair's
     crafted θ saved as checkpoints beside the result (``companion(suffix)`` names them). Yields, pair by pair
@@ -245,16 +340,23 @@ def crafted_pair_records(mechanism: Mechanism, pairs: Sequence[tuple[float, floa
     from pgc.options import GravityRange
 
     results = adversarial_pair_audits(
-        mechanism, [tuple(p) for p in pairs], seed=seed, executor=executor,
+        mechanism,
+        [tuple(p) for p in pairs],
+        seed=seed,
+        executor=executor,
         search_ranges=[isinstance(p, GravityRange) for p in pairs],
         search_objective="gradient" if any(c != "score" for c in channels) else "score",
-        search_trials=search_trials, channels=list(channels), **options)
+        search_trials=search_trials,
+        channels=list(channels),
+        **options,
+    )
     for pair, (found, res) in zip(pairs, results, strict=False):
         yield found, res, _pair_record(pair, found, res, companion)
 
 
-def _pair_record(pair, found: WorstPairResult | None, res: AdversarialAuditResult,
-                 companion: Callable[[str], Path]) -> dict:
+def _pair_record(
+    pair, found: WorstPairResult | None, res: AdversarialAuditResult, companion: Callable[[str], Path]
+) -> dict:
     from pgc.a3c.model import save_checkpoint
 
     psi, psi_prime = res.psi, res.psi_prime

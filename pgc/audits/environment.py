@@ -91,7 +91,7 @@ class DrawnReleases:
         if start + n > len(next(iter(self.drawn[secret].values()))):
             raise RuntimeError("DrawnReleases exhausted: more releases requested than drawn")
         self.used[secret] = start + n
-        return {ch: rows[start:start + n] for ch, rows in self.drawn[secret].items()}
+        return {ch: rows[start : start + n] for ch, rows in self.drawn[secret].items()}
 
     def claim_for(self, channel: str):
         return self.system.claim_for(channel)
@@ -124,10 +124,17 @@ class EnvironmentAuditResult:
         raise KeyError(name)
 
     def to_dict(self) -> dict:
-        return {"psi": self.psi, "psi_prime": self.psi_prime, "mechanism": self.mechanism,
-                "claimed_epsilon": self.claimed_epsilon, "confidence": self.confidence,
-                "score_means": list(self.score_means), "wall_time_s": self.wall_time_s,
-                "channels": [c.to_dict() for c in self.channels], **self.extra}
+        return {
+            "psi": self.psi,
+            "psi_prime": self.psi_prime,
+            "mechanism": self.mechanism,
+            "claimed_epsilon": self.claimed_epsilon,
+            "confidence": self.confidence,
+            "score_means": list(self.score_means),
+            "wall_time_s": self.wall_time_s,
+            "channels": [c.to_dict() for c in self.channels],
+            **self.extra,
+        }
 
 
 @dataclass(frozen=True)
@@ -171,8 +178,14 @@ class EnvironmentSettings:
         object.__setattr__(self, "protect", parse_protect(self.protect))
 
 
-def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_prime: float,
-                      settings: EnvironmentSettings | None = None, **setting_values) -> EnvironmentAuditResult:
+def environment_audit(
+    theta: np.ndarray,
+    mechanism: Mechanism,
+    psi: float,
+    psi_prime: float,
+    settings: EnvironmentSettings | None = None,
+    **setting_values,
+) -> EnvironmentAuditResult:
     """Audit every transcript channel of one submission for the pair ψ vs ψ' at model θ.
 
     ``settings`` (or its fields as keywords: ``samples=...``) say what is simulated and audited
@@ -187,9 +200,19 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
     compositions = [k for k in s.compositions if any(c.startswith((f"gradient×{k}", f"score×{k}")) for c in wanted)]
     start = time.perf_counter()
     # the system under audit: PGC-A3C's participant at model θ, through the System contract
-    system = PGCA3CSystem(mechanism, theta, hyper=s.hyper or A3CHyperparams(), physics=s.physics or CartPoleParams(),
-                          workers=s.workers, population=s.population, compositions=compositions, order=False,
-                          exploration=s.exploration, protect=s.protect, score_epsilon=s.score_epsilon)
+    system = PGCA3CSystem(
+        mechanism,
+        theta,
+        hyper=s.hyper or A3CHyperparams(),
+        physics=s.physics or CartPoleParams(),
+        workers=s.workers,
+        population=s.population,
+        compositions=compositions,
+        order=False,
+        exploration=s.exploration,
+        protect=s.protect,
+        score_epsilon=s.score_epsilon,
+    )
     train = ENVIRONMENT_SPLIT.size(s.samples, s.train_fraction)
     root = s.seed if isinstance(s.seed, np.random.SeedSequence) else np.random.SeedSequence(s.seed)
     # five children: episodes, gradient noise, arrival order, tests, score noise (drawn only with a privatized score)
@@ -197,8 +220,15 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
 
     order_samples = max(100, int(s.order_fraction * s.samples))
     order_train = ENVIRONMENT_SPLIT.size(order_samples, s.train_fraction)
-    sides = _draw_sides(system, psi, psi_prime, train + s.samples, (sim_seq, mech_seq, score_seq),
-                        order_seq if "arrival-order" in wanted else None, order_train + order_samples)
+    sides = _draw_sides(
+        system,
+        psi,
+        psi_prime,
+        train + s.samples,
+        (sim_seq, mech_seq, score_seq),
+        order_seq if "arrival-order" in wanted else None,
+        order_train + order_samples,
+    )
 
     audited = []
     from audit.progress import progress_bar
@@ -208,17 +238,28 @@ def environment_audit(theta: np.ndarray, mechanism: Mechanism, psi: float, psi_p
         if name not in wanted:
             continue
         n_train = order_train if name == "arrival-order" else train
-        audited.append(_audit_channel(system, name, sides["pos"][name], sides["neg"][name], n_train, s.confidence,
-                                      psi, psi_prime))
+        audited.append(
+            _audit_channel(system, name, sides["pos"][name], sides["neg"][name], n_train, s.confidence, psi, psi_prime)
+        )
         bar.update(1)
     bar.close()
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
     from audit.blackbox import describe
 
-    extra = protection_record(s.protect, mechanism.epsilon,
-                              system.score_mechanism.epsilon if system.score_mechanism is not None else 0.0)
-    return EnvironmentAuditResult(psi, psi_prime, describe(mechanism), system.claim.epsilon, s.confidence, audited,
-                                  means, time.perf_counter() - start, extra)
+    extra = protection_record(
+        s.protect, mechanism.epsilon, system.score_mechanism.epsilon if system.score_mechanism is not None else 0.0
+    )
+    return EnvironmentAuditResult(
+        psi,
+        psi_prime,
+        describe(mechanism),
+        system.claim.epsilon,
+        s.confidence,
+        audited,
+        means,
+        time.perf_counter() - start,
+        extra,
+    )
 
 
 def protection_record(protect: Sequence[str], gradient_epsilon: float, score_epsilon: float) -> dict:
@@ -226,13 +267,17 @@ def protection_record(protect: Sequence[str], gradient_epsilon: float, score_eps
     total ε_gradient + ε_score per submission."""
     if not protect:
         return {}
-    return {"protect": list(protect), "gradient_epsilon": float(gradient_epsilon),
-            "score_epsilon": float(score_epsilon),
-            "claim": "total: ε_gradient + ε_score per submission"}
+    return {
+        "protect": list(protect),
+        "gradient_epsilon": float(gradient_epsilon),
+        "score_epsilon": float(score_epsilon),
+        "claim": "total: ε_gradient + ε_score per submission",
+    }
 
 
-def _environment_channels(workers: int, compositions: Sequence[int],
-                          channels: Sequence[str] | None) -> tuple[list[str], list[str]]:
+def _environment_channels(
+    workers: int, compositions: Sequence[int], channels: Sequence[str] | None
+) -> tuple[list[str], list[str]]:
     """The channels this configuration releases (in audit order) and those asked for; a ValueError for others."""
     known = ["gradient", "score", "arrival"] + (["arrival-order"] if workers > 1 else []) + ["all"]
     for k in compositions:
@@ -244,14 +289,22 @@ def _environment_channels(workers: int, compositions: Sequence[int],
     return known, wanted
 
 
-def _draw_sides(system: PGCA3CSystem, psi: float, psi_prime: float, total: int, seqs: tuple,
-                order_seq: np.random.SeedSequence | None, order_total: int) -> dict[str, dict[str, np.ndarray]]:
+def _draw_sides(
+    system: PGCA3CSystem,
+    psi: float,
+    psi_prime: float,
+    total: int,
+    seqs: tuple,
+    order_seq: np.random.SeedSequence | None,
+    order_total: int,
+) -> dict[str, dict[str, np.ndarray]]:
     """``total`` releases of each side from the episode, gradient-noise and score-noise streams (one child of
     each per side), and ``order_total`` arrival ranks per side from ``order_seq`` when the rank is audited."""
     sim_seq, mech_seq, score_seq = seqs
     sides = {}
-    for label, g, sseq, mseq, scseq in zip(("pos", "neg"), (psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2),
-                                           score_seq.spawn(2), strict=True):
+    for label, g, sseq, mseq, scseq in zip(
+        ("pos", "neg"), (psi, psi_prime), sim_seq.spawn(2), mech_seq.spawn(2), score_seq.spawn(2), strict=True
+    ):
         streams = ReleaseStreams(*(np.random.Generator(np.random.PCG64(q)) for q in (sseq, mseq, scseq)))
         sides[label] = system.release(g, total, None, streams=streams)
     if order_seq is not None:
@@ -261,17 +314,37 @@ def _draw_sides(system: PGCA3CSystem, psi: float, psi_prime: float, total: int, 
     return sides
 
 
-def _audit_channel(system: PGCA3CSystem, name: str, pos: np.ndarray, neg: np.ndarray, n_train: int,
-                   confidence: float, psi: float, psi_prime: float) -> AuditRow:
+def _audit_channel(
+    system: PGCA3CSystem,
+    name: str,
+    pos: np.ndarray,
+    neg: np.ndarray,
+    n_train: int,
+    confidence: float,
+    psi: float,
+    psi_prime: float,
+) -> AuditRow:
     """One channel through :func:`audit_system`: its test chosen on the first ``n_train`` rows per side,
     certified on the rest; the engine's judged row with this audit's scope and the channel's note."""
     samples = len(pos) - n_train
     served = DrawnReleases(system, {psi: {name: pos}, psi_prime: {name: neg}}, (name,))
-    settings = AuditSettings(samples=samples, confidence=confidence, train_fraction=min(1.0, n_train / samples),
-                             train_minimum=n_train, float_exact=True, two_sided_rates=None, held_to_claim=True)
+    settings = AuditSettings(
+        samples=samples,
+        confidence=confidence,
+        train_fraction=min(1.0, n_train / samples),
+        train_minimum=n_train,
+        float_exact=True,
+        two_sided_rates=None,
+        held_to_claim=True,
+    )
     row = audit_system(served, psi, psi_prime, settings, channels=[name]).rows[0]
-    return dataclasses.replace(row, scope=f"environment {psi:g} vs {psi_prime:g}", broadcast=None,
-                               note=_channel_note(name, system) or None, holm_rejected=None)
+    return dataclasses.replace(
+        row,
+        scope=f"environment {psi:g} vs {psi_prime:g}",
+        broadcast=None,
+        note=_channel_note(name, system) or None,
+        holm_rejected=None,
+    )
 
 
 def _channel_note(name: str, system: PGCA3CSystem) -> str:
@@ -283,17 +356,25 @@ def _channel_note(name: str, system: PGCA3CSystem) -> str:
     if name.startswith("score×") and score_mech is not None:
         return "k privatized scores: claim k·ε (total) by composition"
     if name == "arrival":
-        return ("arrival tick on the fixed schedule: start + cap, a constant" if "timing" in protect else
-                "arrival tick of a worker started at tick 0; arrival = start + score in the simulator"
-                + (" (the TRUE score: privatizing the score does not protect it)" if score_mech is not None else ""))
+        return (
+            "arrival tick on the fixed schedule: start + cap, a constant"
+            if "timing" in protect
+            else "arrival tick of a worker started at tick 0; arrival = start + score in the simulator"
+            + (" (the TRUE score: privatizing the score does not protect it)" if score_mech is not None else "")
+        )
     if name == "arrival-order":
-        return (f"rank among {system.workers} workers arriving in the same tick (fixed schedule): uniform"
-                if "timing" in protect else
-                f"rank among {system.workers} workers started together, others ψ ~ U({list(system.population)})")
+        return (
+            f"rank among {system.workers} workers arriving in the same tick (fixed schedule): uniform"
+            if "timing" in protect
+            else f"rank among {system.workers} workers started together, others ψ ~ U({list(system.population)})"
+        )
     if name == "all":
         return "gradient, score and arrival together" + (
-            " (protected: also the sum of the channels' calibrated likelihood ratios)" if protect else "")
+            " (protected: also the sum of the channels' calibrated likelihood ratios)" if protect else ""
+        )
     if name == "score" and score_mech is not None:
-        return (f"privatized score: clip to [0, {score_mech.cap:g}] + Lap({score_mech.scale:g}), "
-                f"ε_score {score_mech.epsilon:g}")
+        return (
+            f"privatized score: clip to [0, {score_mech.cap:g}] + Lap({score_mech.scale:g}), "
+            f"ε_score {score_mech.epsilon:g}"
+        )
     return ""

@@ -21,13 +21,29 @@ def flower_one_run(setup, progress: bool = False) -> dict:
     directions, _, coins = canary_plan(setup)
     centre = setup.clipping_norm * setup.rounds / 2.0  # halfway between the summed score's means under the coins
     rows = []
-    for k, ((observer, scores), promise) in enumerate(zip(observer_scores(setup, records, directions).items(),
-                                                           promises(setup).values(), strict=False)):
-        sim, sim_coins = simulated_scores(setup, promise, setup.canaries,
-                                          np.random.default_rng(np.random.SeedSequence([setup.seed, 2, k])))
-        row = one_run_scores_audit(scores, coins, sim, sim_coins, centre=centre, claimed_epsilon=promise["epsilon"],
-                                   claimed_delta=promise["delta"], claimed_mu=promise["mu"],
-                                   confidence=setup.confidence, scope=observer)
+    for k, ((observer, scores), promise) in enumerate(
+        zip(observer_scores(setup, records, directions).items(), promises(setup).values(), strict=False)
+    ):
+        sim, sim_coins = simulated_scores(
+            setup, promise, setup.canaries, np.random.default_rng(np.random.SeedSequence([setup.seed, 2, k]))
+        )
+        row = one_run_scores_audit(
+            scores,
+            coins,
+            sim,
+            sim_coins,
+            centre=centre,
+            claimed_epsilon=promise["epsilon"],
+            claimed_delta=promise["delta"],
+            claimed_mu=promise["mu"],
+            confidence=setup.confidence,
+            scope=observer,
+        )
         rows.append(dataclasses.replace(row, note=promise["basis"]))
-    return {"setup": dataclasses.asdict(setup), "rows": rows, "simulation_s": simulated_s,
-            "wall_time_s": time.perf_counter() - start, "dimension": int(directions.shape[1])}
+    return {
+        "setup": dataclasses.asdict(setup),
+        "rows": rows,
+        "simulation_s": simulated_s,
+        "wall_time_s": time.perf_counter() - start,
+        "dimension": int(directions.shape[1]),
+    }

@@ -25,8 +25,18 @@ def named_mechanism(name: str, epsilon: float | None, clip, reduced_dim, rounds:
     return base if rounds == 1 else RepeatedSubmissions(split_rounds(base, rounds), rounds, epsilon)
 
 
-def canary_audit(mech, *, dim: int, samples: int, confidence: float, seed: int, delta: float | None,
-                 float_exact: bool = False, white_box: bool = False, progress: bool = False):
+def canary_audit(
+    mech,
+    *,
+    dim: int,
+    samples: int,
+    confidence: float,
+    seed: int,
+    delta: float | None,
+    float_exact: bool = False,
+    white_box: bool = False,
+    progress: bool = False,
+):
     """The mechanism's canary audit (:func:`audit.audit_mechanism`), or with ``white_box`` the audit of
     PRS's internal report (:func:`audit.audit_prs_whitebox`)."""
     from audit import audit_mechanism, audit_prs_whitebox
@@ -34,7 +44,16 @@ def canary_audit(mech, *, dim: int, samples: int, confidence: float, seed: int, 
     if white_box:
         if not callable(getattr(mech, "release", None)):
             raise UserError("--white-box needs a mechanism with a release() report (prs)")
-        return audit_prs_whitebox(mech, dim=dim, samples=samples, confidence=confidence, seed=seed,
-                                  delta=delta or 0.0, progress=progress)
-    return audit_mechanism(mech, dim=dim, samples=samples, confidence=confidence, seed=seed, delta=delta,
-                           float_exact=float_exact, progress=progress)
+        return audit_prs_whitebox(
+            mech, dim=dim, samples=samples, confidence=confidence, seed=seed, delta=delta or 0.0, progress=progress
+        )
+    return audit_mechanism(
+        mech,
+        dim=dim,
+        samples=samples,
+        confidence=confidence,
+        seed=seed,
+        delta=delta,
+        float_exact=float_exact,
+        progress=progress,
+    )

@@ -49,9 +49,23 @@ def recorded_mechanism(trial):
         raise UserError(f"cannot audit the run's mechanism: {exc}") from None
 
 
-def canary_and_environment_audits(mech, theta, pairs, config, *, dim: int, mechanism_samples: int, samples: int,
-                                  confidence: float, seed: int, delta: float | None, float_exact: bool,
-                                  compositions, progress: bool = False, executor=None):
+def canary_and_environment_audits(
+    mech,
+    theta,
+    pairs,
+    config,
+    *,
+    dim: int,
+    mechanism_samples: int,
+    samples: int,
+    confidence: float,
+    seed: int,
+    delta: float | None,
+    float_exact: bool,
+    compositions,
+    progress: bool = False,
+    executor=None,
+):
     """The mechanism's canary audit and one environment audit per pair at ``theta`` with the run's settings
     ``config`` (its mitigations: claim = ε_gradient + ε_score): independent tasks, each with its own seeds.
     Returns the canary audit's result and an iterator over the environment audits'."""
@@ -60,14 +74,34 @@ def canary_and_environment_audits(mech, theta, pairs, config, *, dim: int, mecha
 
     from .environment import environment_audit
 
-    canary = dict(mechanism=mech, dim=dim, samples=mechanism_samples, confidence=confidence, seed=seed, delta=delta,
-                  float_exact=float_exact, progress=progress)
-    environment = dict(theta=theta, mechanism=mech, samples=samples, confidence=confidence,
-                       seed=seed, hyper=config.hyper, physics=config.physics, workers=config.workers,
-                       population=config.gravities, compositions=tuple(compositions), progress=progress,
-                       protect=config.protect, score_epsilon=getattr(config.build_score_mechanism(), "epsilon", None))
-    calls = [(audit_mechanism, canary)] + [(environment_audit, {**environment, "psi": psi, "psi_prime": psi_prime})
-                                           for psi, psi_prime in pairs]
+    canary = dict(
+        mechanism=mech,
+        dim=dim,
+        samples=mechanism_samples,
+        confidence=confidence,
+        seed=seed,
+        delta=delta,
+        float_exact=float_exact,
+        progress=progress,
+    )
+    environment = dict(
+        theta=theta,
+        mechanism=mech,
+        samples=samples,
+        confidence=confidence,
+        seed=seed,
+        hyper=config.hyper,
+        physics=config.physics,
+        workers=config.workers,
+        population=config.gravities,
+        compositions=tuple(compositions),
+        progress=progress,
+        protect=config.protect,
+        score_epsilon=getattr(config.build_score_mechanism(), "epsilon", None),
+    )
+    calls = [(audit_mechanism, canary)] + [
+        (environment_audit, {**environment, "psi": psi, "psi_prime": psi_prime}) for psi, psi_prime in pairs
+    ]
     results = map_tasks(executor, call_with_keywords, [fn for fn, _ in calls], [kw for _, kw in calls])
     return next(results), results
 
@@ -78,11 +112,18 @@ def run_protection(config, mech) -> tuple[dict, dict]:
     if not config.protect:
         return {}, {}
     score_mech = config.build_score_mechanism()
-    protection = {"protect": config.protect, "workers": config.workers, "population": config.gravities,
-                  "score_epsilon": score_mech.epsilon if score_mech is not None else None}
-    record = {"protect": list(config.protect), "gradient_epsilon": float(mech.epsilon),
-              "score_epsilon": protection["score_epsilon"] or 0.0,
-              "claimed_epsilon_total": float(mech.epsilon) + (protection["score_epsilon"] or 0.0)}
+    protection = {
+        "protect": config.protect,
+        "workers": config.workers,
+        "population": config.gravities,
+        "score_epsilon": score_mech.epsilon if score_mech is not None else None,
+    }
+    record = {
+        "protect": list(config.protect),
+        "gradient_epsilon": float(mech.epsilon),
+        "score_epsilon": protection["score_epsilon"] or 0.0,
+        "claimed_epsilon_total": float(mech.epsilon) + (protection["score_epsilon"] or 0.0),
+    }
     return protection, record
 
 
@@ -102,8 +143,9 @@ def canary_trial(run_dir, trial: int):
         raise UserError(f"{run_dir}: {exc}") from None
 
 
-def one_run_canary_audit(trial, canaries, transcript, *, channels, samples, seed: int, confidence: float,
-                         log=print) -> tuple[list, int]:
+def one_run_canary_audit(
+    trial, canaries, transcript, *, channels, samples, seed: int, confidence: float, log=print
+) -> tuple[list, int]:
     """The one-run audit of the trial's canary submissions (:func:`audit.one_run.one_run_audit`): each guessed
     with a statistic fitted on releases simulated at the models the canaries saw; the coins are read only to
     count the correct guesses. Says what it audits through ``log`` first; returns the rows and the number of
@@ -118,9 +160,22 @@ def one_run_canary_audit(trial, canaries, transcript, *, channels, samples, seed
     broadcasts = trial.canary_broadcasts(canaries, transcript, MAX_SIMULATED_BROADCASTS)
     system = trial.system(broadcasts[0])
     epsilon = float(system.claim.epsilon)
-    log(f"{positions.size:,} {canaries.setup['canary_model']} canaries, {secret:g} vs {secret_prime:g}, claim ε = "
-        f"{'∞' if math.isinf(epsilon) else f'{epsilon:.3f}'}; simulating at {len(broadcasts)} model(s)")
+    log(
+        f"{positions.size:,} {canaries.setup['canary_model']} canaries, {secret:g} vs {secret_prime:g}, claim ε = "
+        f"{'∞' if math.isinf(epsilon) else f'{epsilon:.3f}'}; simulating at {len(broadcasts)} model(s)"
+    )
     scope = f"one-run {canaries.setup['canary_model']} {secret:g} vs {secret_prime:g}"
-    rows = one_run_audit(system, secret, secret_prime, transcript_releases(transcript, positions), truth,
-                         broadcasts, channels=channels, samples=samples, seed=seed, confidence=confidence, scope=scope)
+    rows = one_run_audit(
+        system,
+        secret,
+        secret_prime,
+        transcript_releases(transcript, positions),
+        truth,
+        broadcasts,
+        channels=channels,
+        samples=samples,
+        seed=seed,
+        confidence=confidence,
+        scope=scope,
+    )
     return rows, len(broadcasts)

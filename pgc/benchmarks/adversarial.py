@@ -23,10 +23,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mechanism", default="laplace", help="registered mechanism (default laplace)")
     p.add_argument("--epsilon", type=float, default=1.0, help="claimed ε (default 1)")
     p.add_argument("--pair", type=gravity_pair, default=(5.0, 15.0), help="ψ:ψ' (default 5:15)")
-    add_samples(p, default=200_000,
-                   help="certification samples per side (default 200,000)")
-    p.add_argument("--false-alarms", action="store_true",
-                   help="instead: Laplace and PRS at ε ∈ {1, 4}, crafted θ, --seeds seeds per tuned pair")
+    add_samples(p, default=200_000, help="certification samples per side (default 200,000)")
+    p.add_argument(
+        "--false-alarms",
+        action="store_true",
+        help="instead: Laplace and PRS at ε ∈ {1, 4}, crafted θ, --seeds seeds per tuned pair",
+    )
     p.add_argument("--seeds", type=positive_int, default=20, help="--false-alarms: seeds per tuned pair (default 20)")
     add_seed(p, default=0)
     add_out(p, help="JSON result file")
@@ -42,46 +44,81 @@ def run(args: argparse.Namespace) -> int:
     if args.false_alarms:
         mechs = {f"{m} ε={e:g}": make_mechanism(m, e) for m in ("laplace", "prs") for e in (1.0, 4.0)}
         start = time.perf_counter()
-        res = false_alarm_study(mechs, [(5.0, 15.0), (9.7, 9.9)], {(6.0, 14.0): (5.0, 15.0), (9.6, 10.0): (9.7, 9.9)},
-                                seeds=args.seeds, samples=min(args.samples, 20_000), seed=args.seed,
-                                log=lambda s: print(s, flush=True))
+        res = false_alarm_study(
+            mechs,
+            [(5.0, 15.0), (9.7, 9.9)],
+            {(6.0, 14.0): (5.0, 15.0), (9.6, 10.0): (9.7, 9.9)},
+            seeds=args.seeds,
+            samples=min(args.samples, 20_000),
+            seed=args.seed,
+            log=lambda s: print(s, flush=True),
+        )
         res["wall_time_s"] = time.perf_counter() - start
-        print(f"{res['audits']} audits, {res['exceeding_claim']} bounds above their claim, "
-              f"max ε_LB/ε {res['max_ratio']:.3f} ({res['wall_time_s']:.0f}s)")
+        print(
+            f"{res['audits']} audits, {res['exceeding_claim']} bounds above their claim, "
+            f"max ε_LB/ε {res['max_ratio']:.3f} ({res['wall_time_s']:.0f}s)"
+        )
         if args.out:
             write_json_atomic(Path(args.out), {"kind": "bench", "bench": "adversarial-false-alarms", **res})
-        return goals_exit([f"{res['exceeding_claim']} of {res['audits']} adversarial bounds above their claim "
-                           "(goal: none)"] if res["exceeding_claim"] else [])
+        return goals_exit(
+            [f"{res['exceeding_claim']} of {res['audits']} adversarial bounds above their claim (goal: none)"]
+            if res["exceeding_claim"]
+            else []
+        )
     if isinstance(args.pair, GravityRange):
         raise UserError("--pair needs ψ:ψ', not a range LO..HI")
     psi, psi_prime = args.pair
     mech = make_mechanism(args.mechanism, args.epsilon)
     t0 = time.perf_counter()
-    adv = adversarial_audit(mech, psi, psi_prime, samples=args.samples, seed=args.seed, channels=("gradient",),
-                            noise_free=False)
+    adv = adversarial_audit(
+        mech, psi, psi_prime, samples=args.samples, seed=args.seed, channels=("gradient",), noise_free=False
+    )
     t_adv = time.perf_counter() - t0
     search = sum(s.wall_time_s for s in adv.searches.values())
     from pgc.a3c.model import glorot_uniform_theta
 
     theta0 = glorot_uniform_theta(np.random.default_rng(np.random.SeedSequence(args.seed)))
     t0 = time.perf_counter()
-    hon = environment_audit(theta0, mech, psi, psi_prime, samples=args.samples, seed=args.seed, workers=1,
-                            compositions=(), channels=["gradient"])
+    hon = environment_audit(
+        theta0,
+        mech,
+        psi,
+        psi_prime,
+        samples=args.samples,
+        seed=args.seed,
+        workers=1,
+        compositions=(),
+        channels=["gradient"],
+    )
     t_hon = time.perf_counter() - t0
     row = adv.row("gradient")
-    print(f"adversarial audit {psi:g} vs {psi_prime:g}, {adv.mechanism}, gradient channel, "
-          f"{args.samples:,} samples/side")
-    print(f"  crafted θ: ε_LB {row.epsilon_lower_bound:.3f} (ε_LB/ε {row.ratio:.3f}); {t_adv:.1f}s "
-          f"(search {search:.1f}s, certification {t_adv - search:.1f}s) — target ≤ 300 s")
+    print(
+        f"adversarial audit {psi:g} vs {psi_prime:g}, {adv.mechanism}, gradient channel, {args.samples:,} samples/side"
+    )
+    print(
+        f"  crafted θ: ε_LB {row.epsilon_lower_bound:.3f} (ε_LB/ε {row.ratio:.3f}); {t_adv:.1f}s "
+        f"(search {search:.1f}s, certification {t_adv - search:.1f}s) — target ≤ 300 s"
+    )
     print(f"  honest θ (initial weights): ε_LB {hon.channel('gradient').epsilon_lower_bound:.3f}; {t_hon:.1f}s")
     print(f"  ratio adversarial/honest wall time {t_adv / t_hon:.2f}x")
     if args.out:
-        write_json_atomic(Path(args.out), {"kind": "bench", "bench": "adversarial", "pair": [psi, psi_prime],
-                                     "mechanism": adv.mechanism, "samples": args.samples,
-                                     "adversarial_wall_s": t_adv, "search_wall_s": search, "honest_wall_s": t_hon,
-                                     "ratio": t_adv / t_hon, "epsilon_lower_bound": row.epsilon_lower_bound,
-                                     "honest_epsilon_lower_bound": hon.channel("gradient").epsilon_lower_bound,
-                                     "command": f"pgc bench adversarial --mechanism {args.mechanism} --epsilon "
-                                                f"{args.epsilon:g} --pair {psi:g}:{psi_prime:g} --samples "
-                                                f"{args.samples} --seed {args.seed}"})
+        write_json_atomic(
+            Path(args.out),
+            {
+                "kind": "bench",
+                "bench": "adversarial",
+                "pair": [psi, psi_prime],
+                "mechanism": adv.mechanism,
+                "samples": args.samples,
+                "adversarial_wall_s": t_adv,
+                "search_wall_s": search,
+                "honest_wall_s": t_hon,
+                "ratio": t_adv / t_hon,
+                "epsilon_lower_bound": row.epsilon_lower_bound,
+                "honest_epsilon_lower_bound": hon.channel("gradient").epsilon_lower_bound,
+                "command": f"pgc bench adversarial --mechanism {args.mechanism} --epsilon "
+                f"{args.epsilon:g} --pair {psi:g}:{psi_prime:g} --samples "
+                f"{args.samples} --seed {args.seed}",
+            },
+        )
     return goals_exit([f"the adversarial audit took {t_adv:.0f} s (goal ≤ 300 s)"] if t_adv > 300 else [])

@@ -45,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(np.random.SeedSequence(args.seed))
     d, scale = 112, 0.01
     centers = rng.normal(scale=0.001, size=(args.candidates, args.budget, d))
-    x = centers[0, : min(args.budget, args.submissions)].repeat(
-        -(-args.submissions // args.budget), axis=0)[: args.submissions]
+    x = centers[0, : min(args.budget, args.submissions)].repeat(-(-args.submissions // args.budget), axis=0)[
+        : args.submissions
+    ]
     x = x + rng.laplace(scale=scale, size=x.shape)
     with torch_threads(1):
         t0 = time.perf_counter()
@@ -57,10 +58,15 @@ def run(args: argparse.Namespace) -> int:
     t_ref = time.perf_counter() - t0
     err = float(np.max(np.abs(fast - ref)))
     pairs = args.submissions * args.candidates * args.budget
-    print(f"likelihood kernel: {args.submissions} submissions x {args.candidates} ψ x {args.budget} "
-          f"shadow episodes, d={d}")
+    print(
+        f"likelihood kernel: {args.submissions} submissions x {args.candidates} ψ x {args.budget} "
+        f"shadow episodes, d={d}"
+    )
     print(f"  vectorised (torch.cdist, 1 thread): {t_fast:.3f}s  ({pairs / t_fast:.3g} pairs/s)")
     print(f"  reference (numpy loop):             {t_ref:.3f}s  ({pairs / t_ref:.3g} pairs/s)")
     print(f"  speed-up {t_ref / t_fast:.1f}x; max |Δ log-likelihood| = {err:.2e}")
-    return goals_exit([f"the vectorised log-likelihood differs from the reference by {err:.2e} (goal < 1e-8)"]
-                      if not err < 1e-8 else [])
+    return goals_exit(
+        [f"the vectorised log-likelihood differs from the reference by {err:.2e} (goal < 1e-8)"]
+        if not err < 1e-8
+        else []
+    )

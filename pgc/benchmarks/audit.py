@@ -29,10 +29,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_samples(p, default=1_000_000, help="certification samples per side (default 1e6)")
     add_confidence(p, default=0.95)
     add_seed(p, default=0)
-    p.add_argument("--only", choices=["laplace", "prs", "whitebox", "false-alarm", "float-exact"], nargs="+",
-                   help="run only these parts")
-    p.add_argument("--false-alarm-seeds", type=int, default=0,
-                   help="audits per correct mechanism for the false-alarm rate (default 0: skip)")
+    p.add_argument(
+        "--only",
+        choices=["laplace", "prs", "whitebox", "false-alarm", "float-exact"],
+        nargs="+",
+        help="run only these parts",
+    )
+    p.add_argument(
+        "--false-alarm-seeds",
+        type=int,
+        default=0,
+        help="audits per correct mechanism for the false-alarm rate (default 0: skip)",
+    )
     p.add_argument("--false-alarm-samples", type=int, default=20_000)
     p.add_argument("--json", help="also write the numbers to this JSON file")
 
@@ -44,8 +52,11 @@ def run(args: argparse.Namespace) -> int:
     out: dict = {"samples": args.samples, "confidence": args.confidence, "seed": args.seed}
     ok = True
     print(f"pgc bench audit: {args.samples:,} certification samples per side, {100 * args.confidence:g}% confidence")
-    for part, key, step in (("laplace", "laplace", _laplace), ("prs", "prs_black_box", _prs_black_box),
-                            ("whitebox", "prs_white_box", _prs_white_box)):
+    for part, key, step in (
+        ("laplace", "laplace", _laplace),
+        ("prs", "prs_black_box", _prs_black_box),
+        ("whitebox", "prs_white_box", _prs_white_box),
+    ):
         if part in parts:
             out[key], met = step(args)
             ok &= met
@@ -59,9 +70,14 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, {"kind": "audit-benchmark", **out})
     if parts & {"laplace", "prs", "whitebox"}:
         print("\nall targets met" if ok else "\nsome targets MISSED (see above)")
-    return goals_exit([f"{key}: ε={r['epsilon']:g} below its target {r['target']:.2f} or over 60 s of CPU"
-                       for key in ("laplace", "prs_black_box", "prs_white_box")
-                       for r in (out.get(key) or []) if isinstance(r, dict) and r.get("met") is False])
+    return goals_exit(
+        [
+            f"{key}: ε={r['epsilon']:g} below its target {r['target']:.2f} or over 60 s of CPU"
+            for key in ("laplace", "prs_black_box", "prs_white_box")
+            for r in (out.get(key) or [])
+            if isinstance(r, dict) and r.get("met") is False
+        ]
+    )
 
 
 def _audited_rows(eps_values, audit, target, row, line) -> tuple[list[dict], bool]:
@@ -89,12 +105,20 @@ def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
         return goal, r.ratio >= goal and r.cpu_time_s <= 60  # CPU time: the machine may be shared
 
     return _audited_rows(
-        LAPLACE_EPS, lambda eps: audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence,
-                                                 seed=args.seed), target,
-        lambda eps, r: {"epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio, "seconds": r.wall_time_s,
-                        "cpu_seconds": r.cpu_time_s},
-        lambda eps, r, mark: (f"{eps:5g}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}  "
-                              f"{r.cpu_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"))
+        LAPLACE_EPS,
+        lambda eps: audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed),
+        target,
+        lambda eps, r: {
+            "epsilon_lower_bound": r.epsilon_lower_bound,
+            "ratio": r.ratio,
+            "seconds": r.wall_time_s,
+            "cpu_seconds": r.cpu_time_s,
+        },
+        lambda eps, r, mark: (
+            f"{eps:5g}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}  "
+            f"{r.cpu_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"
+        ),
+    )
 
 
 def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
@@ -108,23 +132,37 @@ def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
     def audit(eps):
         mech = ProjectedRandomSign(eps)
         best = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed)
-        best.naive = audit_mechanism(mech, samples=args.samples, confidence=args.confidence, seed=args.seed,
-                                     canaries=naive_canary(112, mech.clip))
+        best.naive = audit_mechanism(
+            mech,
+            samples=args.samples,
+            confidence=args.confidence,
+            seed=args.seed,
+            canaries=naive_canary(112, mech.clip),
+        )
         return best
 
     def gain(r):
-        return (r.epsilon_lower_bound / r.naive.epsilon_lower_bound if r.naive.epsilon_lower_bound > 0
-                else float("inf"))
+        return r.epsilon_lower_bound / r.naive.epsilon_lower_bound if r.naive.epsilon_lower_bound > 0 else float("inf")
 
     return _audited_rows(
-        PRS_EPS, audit, lambda eps, r: (0.95, r.ratio >= 0.95),
-        lambda eps, r: {"reduced_dim": prs_reduced_dim(eps, 112), "epsilon_lower_bound": r.epsilon_lower_bound,
-                        "ratio": r.ratio, "naive_epsilon_lower_bound": r.naive.epsilon_lower_bound,
-                        "naive_ratio": r.naive.ratio, "seconds": r.wall_time_s,
-                        "test": f"{r.bound.hypothesis} / {r.bound.statistic}"},
-        lambda eps, r, mark: (f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  "
-                              f"{r.ratio:6.3f}  {mark}  {r.naive.epsilon_lower_bound:9.3f}  {r.naive.ratio:10.3f}  "
-                              f"{gain(r):9.3f}  {r.wall_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"))
+        PRS_EPS,
+        audit,
+        lambda eps, r: (0.95, r.ratio >= 0.95),
+        lambda eps, r: {
+            "reduced_dim": prs_reduced_dim(eps, 112),
+            "epsilon_lower_bound": r.epsilon_lower_bound,
+            "ratio": r.ratio,
+            "naive_epsilon_lower_bound": r.naive.epsilon_lower_bound,
+            "naive_ratio": r.naive.ratio,
+            "seconds": r.wall_time_s,
+            "test": f"{r.bound.hypothesis} / {r.bound.statistic}",
+        },
+        lambda eps, r, mark: (
+            f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  "
+            f"{r.ratio:6.3f}  {mark}  {r.naive.epsilon_lower_bound:9.3f}  {r.naive.ratio:10.3f}  "
+            f"{gain(r):9.3f}  {r.wall_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"
+        ),
+    )
 
 
 def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
@@ -134,12 +172,17 @@ def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
     print("\nPRS white-box from (ũ, M) (target ε_LB/ε ≥ 0.97)")
     print("   ε  d̂    ε_LB   ratio  target  time s")
     return _audited_rows(
-        PRS_EPS, lambda eps: audit_prs_whitebox(ProjectedRandomSign(eps), samples=args.samples,
-                                                confidence=args.confidence, seed=args.seed),
+        PRS_EPS,
+        lambda eps: audit_prs_whitebox(
+            ProjectedRandomSign(eps), samples=args.samples, confidence=args.confidence, seed=args.seed
+        ),
         lambda eps, r: (0.97, r.ratio >= 0.97),
         lambda eps, r: {"epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio, "seconds": r.wall_time_s},
-        lambda eps, r, mark: (f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  "
-                              f"{r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}"))
+        lambda eps, r, mark: (
+            f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  "
+            f"{r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}"
+        ),
+    )
 
 
 def _float_exact(args: argparse.Namespace) -> list[dict]:
@@ -149,13 +192,24 @@ def _float_exact(args: argparse.Namespace) -> list[dict]:
     print("\nFloat-exact audit of the core's float64 Laplace (Mironov 2012: last-bit leaks; claim ε)")
     rows = []
     for eps in (1.0, 4.0):
-        r = audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed,
-                            float_exact=True)
-        rows.append({"epsilon": eps, "epsilon_lower_bound": r.epsilon_lower_bound, "violation": r.violation,
-                     "test": f"{r.bound.hypothesis} / {r.bound.statistic}", "false_positives": r.bound.false_positives,
-                     "false_negatives": r.bound.false_negatives})
-        print(f"  ε={eps:g}: ε_LB = {r.epsilon_lower_bound:.3f} -> {r.verdict}  ({r.bound.hypothesis} / "
-              f"{r.bound.statistic}, FP {r.bound.false_positives}, FN {r.bound.false_negatives})", flush=True)
+        r = audit_mechanism(
+            Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed, float_exact=True
+        )
+        rows.append(
+            {
+                "epsilon": eps,
+                "epsilon_lower_bound": r.epsilon_lower_bound,
+                "violation": r.violation,
+                "test": f"{r.bound.hypothesis} / {r.bound.statistic}",
+                "false_positives": r.bound.false_positives,
+                "false_negatives": r.bound.false_negatives,
+            }
+        )
+        print(
+            f"  ε={eps:g}: ε_LB = {r.epsilon_lower_bound:.3f} -> {r.verdict}  ({r.bound.hypothesis} / "
+            f"{r.bound.statistic}, FP {r.bound.false_positives}, FN {r.bound.false_negatives})",
+            flush=True,
+        )
     return rows
 
 
@@ -165,16 +219,33 @@ def _false_alarms(args: argparse.Namespace) -> list[dict]:
 
     alpha = 1 - args.confidence
     n = args.false_alarm_seeds
-    print(f"\nFalse alarms: {n} seeds per correct mechanism, {args.false_alarm_samples:,} samples each "
-          f"(must be ≤ α = {alpha:g})")
+    print(
+        f"\nFalse alarms: {n} seeds per correct mechanism, {args.false_alarm_samples:,} samples each "
+        f"(must be ≤ α = {alpha:g})"
+    )
     rows = []
     for mech in (Laplace(1.0), ProjectedRandomSign(5.0)):
         start = time.perf_counter()
-        lbs = [audit_mechanism(mech, samples=args.false_alarm_samples, confidence=args.confidence,
-                               seed=10_000 + s).epsilon_lower_bound for s in range(n)]
+        lbs = [
+            audit_mechanism(
+                mech, samples=args.false_alarm_samples, confidence=args.confidence, seed=10_000 + s
+            ).epsilon_lower_bound
+            for s in range(n)
+        ]
         violations = sum(lb > mech.epsilon for lb in lbs)
-        rows.append({"mechanism": repr(mech), "seeds": n, "violations": violations, "rate": violations / n,
-                     "max_epsilon_lower_bound": max(lbs), "seconds": time.perf_counter() - start})
-        print(f"  {mech!r}: {violations}/{n} violations (rate {violations / n:.3f}), "
-              f"max ε_LB {max(lbs):.3f} vs claim {mech.epsilon:g}; {time.perf_counter() - start:.0f}s", flush=True)
+        rows.append(
+            {
+                "mechanism": repr(mech),
+                "seeds": n,
+                "violations": violations,
+                "rate": violations / n,
+                "max_epsilon_lower_bound": max(lbs),
+                "seconds": time.perf_counter() - start,
+            }
+        )
+        print(
+            f"  {mech!r}: {violations}/{n} violations (rate {violations / n:.3f}), "
+            f"max ε_LB {max(lbs):.3f} vs claim {mech.epsilon:g}; {time.perf_counter() - start:.0f}s",
+            flush=True,
+        )
     return rows

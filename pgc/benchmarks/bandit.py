@@ -24,8 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--horizon", type=int, default=10_000, help="T (default 10000)")
     p.add_argument("--arms", type=int, default=100, help="K (default 100)")
     p.add_argument("--dim", type=int, default=10, help="d (default 10)")
-    p.add_argument("--runs", type=int, default=10,
-                   help="independent runs the batched simulator carries at once (default 10)")
+    p.add_argument(
+        "--runs", type=int, default=10, help="independent runs the batched simulator carries at once (default 10)"
+    )
     p.add_argument("--reference-rounds", type=int, default=50, help="rounds the reference loop runs (default 50)")
     add_seed(p, default=0)
     add_out(p, default=None, help="write the numbers as JSON here (e.g. results/fedlinucb/bench.json)")
@@ -93,8 +94,14 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     fast = fedlinucb(environment(1, env_seed), cfg1, record_actions=True, progress=True)
     t_fast = time.perf_counter() - t0
-    cfg_short = BanditConfig(n_silos=args.silos, horizon=ref_rounds, n_arms=args.arms, dim=args.dim, runs=1,
-                             batch=min(cfg1.batch_size, ref_rounds))
+    cfg_short = BanditConfig(
+        n_silos=args.silos,
+        horizon=ref_rounds,
+        n_arms=args.arms,
+        dim=args.dim,
+        runs=1,
+        batch=min(cfg1.batch_size, ref_rounds),
+    )
     if cfg_short.batch_size != cfg1.batch_size:
         raise UserError("--reference-rounds must be >= the batch size B")
     t0 = time.perf_counter()
@@ -113,21 +120,34 @@ def run(args: argparse.Namespace) -> int:
 
         write_json_atomic(Path(args.out), schemas.dump("bandit-bench", result))
         print(f"wrote {args.out}")
-    return goals_exit([f"the batched FedLinUCB takes the reference's action in {same:.1%} of rounds (goal ≥ 99%)"]
-                      if same < 0.99 else [])
+    return goals_exit(
+        [f"the batched FedLinUCB takes the reference's action in {same:.1%} of rounds (goal ≥ 99%)"]
+        if same < 0.99
+        else []
+    )
 
 
-def _bandit_result(args: argparse.Namespace, cfg1, ref_rounds: int, t_ref: float, t_fast: float, t_many: float,
-                   same: float) -> dict:
+def _bandit_result(
+    args: argparse.Namespace, cfg1, ref_rounds: int, t_ref: float, t_fast: float, t_many: float, same: float
+) -> dict:
     per_round_ref = t_ref / ref_rounds
     per_round_fast = t_fast / args.horizon
     per_run_round_many = t_many / (args.horizon * args.runs)
     ref_full = per_round_ref * args.horizon
     result = {
-        "kind": "bandit-bench", "format_version": 1,
-        "settings": {"M": args.silos, "T": args.horizon, "K": args.arms, "d": args.dim, "runs": args.runs,
-                     "reference_rounds": ref_rounds, "seed": args.seed, "algorithm": "FedLinUCB",
-                     "batch": cfg1.batch_size},
+        "kind": "bandit-bench",
+        "format_version": 1,
+        "settings": {
+            "M": args.silos,
+            "T": args.horizon,
+            "K": args.arms,
+            "d": args.dim,
+            "runs": args.runs,
+            "reference_rounds": ref_rounds,
+            "seed": args.seed,
+            "algorithm": "FedLinUCB",
+            "batch": cfg1.batch_size,
+        },
         "reference_seconds_measured": t_ref,
         "reference_seconds_per_round": per_round_ref,
         "reference_seconds_extrapolated_to_T": ref_full,
@@ -141,15 +161,24 @@ def _bandit_result(args: argparse.Namespace, cfg1, ref_rounds: int, t_ref: float
 
 
 def _print_bandit(args: argparse.Namespace, cfg1, ref_rounds: int, result: dict) -> None:
-    t_ref, t_fast, t_many = (result[k] for k in ("reference_seconds_measured", "batched_one_run_seconds",
-                                                 "batched_many_runs_seconds"))
+    t_ref, t_fast, t_many = (
+        result[k] for k in ("reference_seconds_measured", "batched_one_run_seconds", "batched_many_runs_seconds")
+    )
     print(f"federated LinUCB: M={args.silos}, T={args.horizon}, K={args.arms}, d={args.dim}, B={cfg1.batch_size}")
-    print(f"  reference loop:   {t_ref:.2f}s for {ref_rounds} rounds = "
-          f"{result['reference_seconds_per_round'] * 1e3:.1f} "
-          f"ms/round -> {result['reference_seconds_extrapolated_to_T']:.0f}s extrapolated to T={args.horizon}")
-    print(f"  batched, 1 run:   {t_fast:.2f}s ({t_fast / args.horizon * 1e3:.2f} ms/round); "
-          f"speed-up {result['speedup_one_run']:.0f}x")
-    print(f"  batched, {args.runs} runs: {t_many:.2f}s ({t_many / (args.horizon * args.runs) * 1e3:.3f} ms per "
-          f"run-round); speed-up per run {result['speedup_per_run_batched']:.0f}x")
-    print(f"  the batched choice maximizes the reference's UCB scores on "
-          f"{result['reference_agrees_fraction_of_silo_rounds']:.2%} of the silo-rounds")
+    print(
+        f"  reference loop:   {t_ref:.2f}s for {ref_rounds} rounds = "
+        f"{result['reference_seconds_per_round'] * 1e3:.1f} "
+        f"ms/round -> {result['reference_seconds_extrapolated_to_T']:.0f}s extrapolated to T={args.horizon}"
+    )
+    print(
+        f"  batched, 1 run:   {t_fast:.2f}s ({t_fast / args.horizon * 1e3:.2f} ms/round); "
+        f"speed-up {result['speedup_one_run']:.0f}x"
+    )
+    print(
+        f"  batched, {args.runs} runs: {t_many:.2f}s ({t_many / (args.horizon * args.runs) * 1e3:.3f} ms per "
+        f"run-round); speed-up per run {result['speedup_per_run_batched']:.0f}x"
+    )
+    print(
+        f"  the batched choice maximizes the reference's UCB scores on "
+        f"{result['reference_agrees_fraction_of_silo_rounds']:.2%} of the silo-rounds"
+    )

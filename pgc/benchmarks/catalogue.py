@@ -42,12 +42,20 @@ TOTAL = 100_000
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algorithms", nargs="+", default=None, help="only these algorithms (default: all 20)")
-    p.add_argument("--total", type=positive_int, default=TOTAL,
-                   help=f"releases per side per algorithm and tool, training included (default {TOTAL:,})")
+    p.add_argument(
+        "--total",
+        type=positive_int,
+        default=TOTAL,
+        help=f"releases per side per algorithm and tool, training included (default {TOTAL:,})",
+    )
     p.add_argument("--seeds", type=non_negative_int, nargs="+", default=[0, 1, 2])
-    p.add_argument("--train-split", choices=SPLITS, default=SPLITS[0],
-                   help="our training split: a quarter of the certification (default), the audit's rule for the "
-                        "claimed ε (at least 20,000 per side below ε = 0.5), or a half")
+    p.add_argument(
+        "--train-split",
+        choices=SPLITS,
+        default=SPLITS[0],
+        help="our training split: a quarter of the certification (default), the audit's rule for the "
+        "claimed ε (at least 20,000 per side below ε = 0.5), or a half",
+    )
     add_confidence(p, default=0.95)
     add_out(p, default="runs/bench/catalogue.json", help="JSON result (a .md table beside it)")
     p.add_argument("--resume", action="store_true", help="keep the finished cells of an earlier --out")
@@ -75,18 +83,34 @@ def _audit(system, pair: tuple, total: int, confidence: float, seed: int) -> dic
     from pgc.catalogue import CHANNEL
 
     samples = certification_size(total, SYSTEM_SPLIT.fraction, SYSTEM_SPLIT.minimum)
-    settings = AuditSettings(samples=samples, seed=seed, confidence=confidence, train_fraction=SYSTEM_SPLIT.fraction,
-                             train_minimum=SYSTEM_SPLIT.minimum)
+    settings = AuditSettings(
+        samples=samples,
+        seed=seed,
+        confidence=confidence,
+        train_fraction=SYSTEM_SPLIT.fraction,
+        train_minimum=SYSTEM_SPLIT.minimum,
+    )
     start = time.perf_counter()
     try:
         result = audit_system(system, pair[0], pair[1], settings, channels=[CHANNEL])
     except UserError as exc:
-        return {"status": f"not audited: {exc}", "epsilon_lower_bound": None, "p_value": None,
-                "wall_s": time.perf_counter() - start}
+        return {
+            "status": f"not audited: {exc}",
+            "epsilon_lower_bound": None,
+            "p_value": None,
+            "wall_s": time.perf_counter() - start,
+        }
     row = result.rows[0]
-    return {"status": "audited", "epsilon_lower_bound": float(row.epsilon_lower_bound), "verdict": result.verdict,
-            "statistic": row.statistic, "p_value": float(row.p_value), "samples_per_side": samples,
-            "train_per_side": settings.train_samples, "wall_s": time.perf_counter() - start}
+    return {
+        "status": "audited",
+        "epsilon_lower_bound": float(row.epsilon_lower_bound),
+        "verdict": result.verdict,
+        "statistic": row.statistic,
+        "p_value": float(row.p_value),
+        "samples_per_side": samples,
+        "train_per_side": settings.train_samples,
+        "wall_s": time.perf_counter() - start,
+    }
 
 
 SEARCH_SHARE = 0.25  # the pair search's target share of the total; the audit draws at least samples // 10 per pair
@@ -102,8 +126,9 @@ def train_fraction_for(rule: str, samples: int, claimed_epsilon: float) -> float
     return {"quarter": SYSTEM_SPLIT.fraction, "half": 0.5}[rule]
 
 
-def pair_choice_split(total: int, pairs: int, claimed_epsilon: float, rule: str = SPLITS[0],
-                      search_share: float = SEARCH_SHARE) -> dict:
+def pair_choice_split(
+    total: int, pairs: int, claimed_epsilon: float, rule: str = SPLITS[0], search_share: float = SEARCH_SHARE
+) -> dict:
     """Releases per side of the pair-choice audit within ``total``: the largest certification size n with
     P · max(search_samples, n // 10) (the search, :func:`audit.system_audit._chosen_pair`) + the training split
     (:data:`audit.tester.SYSTEM_SPLIT` at the rule's fraction) + n ≤ total."""
@@ -124,8 +149,15 @@ def pair_choice_split(total: int, pairs: int, claimed_epsilon: float, rule: str 
     if low < 100:
         raise UserError(f"--total {total} leaves fewer than 100 certification releases per side")
     search, train, fraction = parts(low)
-    return {"samples": low, "search_samples": search_samples, "search_per_pair": search // pairs, "search": search,
-            "train": train, "train_fraction": fraction, "rule": rule}
+    return {
+        "samples": low,
+        "search_samples": search_samples,
+        "search_per_pair": search // pairs,
+        "search": search,
+        "train": train,
+        "train_fraction": fraction,
+        "rule": rule,
+    }
 
 
 def ours_pair_choice(system, pairs: dict, total: int, confidence: float, seed: int, rule: str = SPLITS[0]) -> dict:
@@ -136,20 +168,45 @@ def ours_pair_choice(system, pairs: dict, total: int, confidence: float, seed: i
 
     split = pair_choice_split(total, len(pairs), float(system.claim.epsilon), rule)
     start = time.perf_counter()
-    out = {"pairs": len(pairs), "split": split, "releases_per_side": split["search"] + split["train"]
-           + split["samples"]}
+    out = {
+        "pairs": len(pairs),
+        "split": split,
+        "releases_per_side": split["search"] + split["train"] + split["samples"],
+    }
     try:
-        result = audit_system(system, None, None, pairs=pairs, samples=split["samples"], seed=seed,
-                              confidence=confidence, train_fraction=split["train_fraction"],
-                              search_samples=split["search_samples"], channels=[CHANNEL])
+        result = audit_system(
+            system,
+            None,
+            None,
+            pairs=pairs,
+            samples=split["samples"],
+            seed=seed,
+            confidence=confidence,
+            train_fraction=split["train_fraction"],
+            search_samples=split["search_samples"],
+            channels=[CHANNEL],
+        )
     except UserError as exc:
-        return {**out, "status": f"not audited: {exc}", "epsilon_lower_bound": None, "p_value": None,
-                "wall_s": time.perf_counter() - start}
+        return {
+            **out,
+            "status": f"not audited: {exc}",
+            "epsilon_lower_bound": None,
+            "p_value": None,
+            "wall_s": time.perf_counter() - start,
+        }
     row = result.rows[0]
-    return {**out, "status": "audited", "epsilon_lower_bound": float(row.epsilon_lower_bound),
-            "verdict": result.verdict, "statistic": row.statistic, "p_value": float(row.p_value),
-            "samples_per_side": result.samples_per_side, "pair": (result.pair or "").split(" (chosen")[0],
-            "pair_scores": (result.searched_pair or {}).get("relation"), "wall_s": time.perf_counter() - start}
+    return {
+        **out,
+        "status": "audited",
+        "epsilon_lower_bound": float(row.epsilon_lower_bound),
+        "verdict": result.verdict,
+        "statistic": row.statistic,
+        "p_value": float(row.p_value),
+        "samples_per_side": result.samples_per_side,
+        "pair": (result.pair or "").split(" (chosen")[0],
+        "pair_scores": (result.searched_pair or {}).get("relation"),
+        "wall_s": time.perf_counter() - start,
+    }
 
 
 def dpsniper_cell(system, pairs: dict, total: int, confidence: float, seq: np.random.SeedSequence) -> dict:
@@ -162,10 +219,14 @@ def dpsniper_cell(system, pairs: dict, total: int, confidence: float, seq: np.ra
     draw = pair_draw(pairs, lambda secret, n: system.to_dpsniper(system.release(secret, n, rng)[CHANNEL]))
     start = time.perf_counter()
     result = dd_search(list(pairs), draw, config, torch_like_init(rng), system.dpsniper_flags)
-    return {"epsilon_lower_bound": float(result.epsilon_lower_bound), "epsilon": float(result.epsilon),
-            "pair": result.pair, "releases_per_side": config.releases_per_side(len(pairs)),
-            "stages": {k: getattr(config, k) for k in ("n_train", "n", "n_check", "n_final")},
-            "wall_s": time.perf_counter() - start}
+    return {
+        "epsilon_lower_bound": float(result.epsilon_lower_bound),
+        "epsilon": float(result.epsilon),
+        "pair": result.pair,
+        "releases_per_side": config.releases_per_side(len(pairs)),
+        "stages": {k: getattr(config, k) for k in ("n_train", "n", "n_check", "n_final")},
+        "wall_s": time.perf_counter() - start,
+    }
 
 
 def audit_cell(name: str, total: int, confidence: float, seed: int, rule: str = SPLITS[0]) -> dict:
@@ -177,11 +238,17 @@ def audit_cell(name: str, total: int, confidence: float, seed: int, rule: str = 
     first_seq, pairs_seq, sniper_seq = cell_seed(seed, name).spawn(3)
     first = next(iter(pairs.items()))
     ours_first = _audit(system, first[1], total, confidence, int(first_seq.generate_state(1)[0]))
-    return {"algorithm": name, "seed": seed, "broken": system.broken, "claimed_epsilon": float(system.claim.epsilon),
-            "pairs": len(pairs), "first_pair": first[0],
-            "ours": ours_pair_choice(system, pairs, total, confidence, int(pairs_seq.generate_state(1)[0]), rule),
-            "ours_first_pair": ours_first,
-            "dpsniper": dpsniper_cell(system, pairs, total, confidence, sniper_seq)}
+    return {
+        "algorithm": name,
+        "seed": seed,
+        "broken": system.broken,
+        "claimed_epsilon": float(system.claim.epsilon),
+        "pairs": len(pairs),
+        "first_pair": first[0],
+        "ours": ours_pair_choice(system, pairs, total, confidence, int(pairs_seq.generate_state(1)[0]), rule),
+        "ours_first_pair": ours_first,
+        "dpsniper": dpsniper_cell(system, pairs, total, confidence, sniper_seq),
+    }
 
 
 def flagged(bound: float | None, claimed: float) -> bool | None:
@@ -197,8 +264,9 @@ def holm_per_seed(cells: list[dict], confidence: float) -> dict[tuple[str, int],
     for seed in sorted({c["seed"] for c in cells}):
         group = [c for c in cells if c["seed"] == seed and c["ours"]["p_value"] is not None]
         if group:
-            keep = multipletests([min(1.0, max(0.0, c["ours"]["p_value"])) for c in group], alpha=1.0 - confidence,
-                                 method="holm")[0]
+            keep = multipletests(
+                [min(1.0, max(0.0, c["ours"]["p_value"])) for c in group], alpha=1.0 - confidence, method="holm"
+            )[0]
             rejected.update({(c["algorithm"], seed): bool(r) for c, r in zip(group, keep, strict=True)})
     return rejected
 
@@ -217,16 +285,25 @@ def per_algorithm(cells: list[dict], rejected: dict) -> list[dict]:
         ours = _median([c["ours"]["epsilon_lower_bound"] for c in group])
         first = _median([c["ours_first_pair"]["epsilon_lower_bound"] for c in group])
         sniper = _median([c["dpsniper"]["epsilon_lower_bound"] for c in group])
-        rows.append({"algorithm": name, "broken": group[0]["broken"], "claimed_epsilon": claimed,
-                     "seeds": [c["seed"] for c in group], "ours_median": ours, "ours_first_pair_median": first,
-                     "dpsniper_median": sniper, "ours_flags": flagged(ours, claimed),
-                     "dpsniper_flags": flagged(sniper, claimed),
-                     "ours_holm_rejected": [rejected.get((name, c["seed"])) for c in group],
-                     "ours_statistics": sorted({str(c["ours"].get("statistic")) for c in group}),
-                     "ours_status": sorted({c["ours"]["status"] for c in group}),
-                     "ours_pairs": [c["ours"].get("pair") for c in group],
-                     "ours_wall_s": sum(c["ours"]["wall_s"] + c["ours_first_pair"]["wall_s"] for c in group),
-                     "dpsniper_wall_s": sum(c["dpsniper"]["wall_s"] for c in group)})
+        rows.append(
+            {
+                "algorithm": name,
+                "broken": group[0]["broken"],
+                "claimed_epsilon": claimed,
+                "seeds": [c["seed"] for c in group],
+                "ours_median": ours,
+                "ours_first_pair_median": first,
+                "dpsniper_median": sniper,
+                "ours_flags": flagged(ours, claimed),
+                "dpsniper_flags": flagged(sniper, claimed),
+                "ours_holm_rejected": [rejected.get((name, c["seed"])) for c in group],
+                "ours_statistics": sorted({str(c["ours"].get("statistic")) for c in group}),
+                "ours_status": sorted({c["ours"]["status"] for c in group}),
+                "ours_pairs": [c["ours"].get("pair") for c in group],
+                "ours_wall_s": sum(c["ours"]["wall_s"] + c["ours_first_pair"]["wall_s"] for c in group),
+                "dpsniper_wall_s": sum(c["dpsniper"]["wall_s"] for c in group),
+            }
+        )
     return rows
 
 
@@ -242,12 +319,18 @@ def summary(cells: list[dict], confidence: float) -> dict:
     def holm_count(group, seed):
         return sum(rejected.get((r["algorithm"], seed)) is True for r in group)
 
-    return {"algorithms": rows, "broken": len(broken), "correct": len(correct), "alpha": 1.0 - confidence,
-            "broken_flagged": {"ours": count(broken, "ours_flags"), "dpsniper": count(broken, "dpsniper_flags")},
-            "false_alarms": {"ours": count(correct, "ours_flags"), "dpsniper": count(correct, "dpsniper_flags")},
-            "ours_holm_per_seed": {str(s): {"broken_flagged": holm_count(broken, s),
-                                            "false_alarms": holm_count(correct, s)} for s in seeds},
-            "ours_not_audited": [r["algorithm"] for r in rows if r["ours_median"] is None]}
+    return {
+        "algorithms": rows,
+        "broken": len(broken),
+        "correct": len(correct),
+        "alpha": 1.0 - confidence,
+        "broken_flagged": {"ours": count(broken, "ours_flags"), "dpsniper": count(broken, "dpsniper_flags")},
+        "false_alarms": {"ours": count(correct, "ours_flags"), "dpsniper": count(correct, "dpsniper_flags")},
+        "ours_holm_per_seed": {
+            str(s): {"broken_flagged": holm_count(broken, s), "false_alarms": holm_count(correct, s)} for s in seeds
+        },
+        "ours_not_audited": [r["algorithm"] for r in rows if r["ours_median"] is None],
+    }
 
 
 def _fmt(value: float | None) -> str:
@@ -259,19 +342,27 @@ def write_table(path: Path, result: dict) -> None:
     from reports.files import write_text_atomic
 
     s, st = result["summary"], result["settings"]
-    lines = [f"# `pgc bench catalogue`: {st['total']:,} releases per side per tool, seeds {st['seeds']}, "
-             f"confidence {st['confidence']}", "", f"Command: `{result['command']}`", "", split_line(result), "",
-             *([] if result["complete"] else [f"Partial: {len(result['cells'])} cells finished; `--resume` goes on.",
-                                              ""]),
-             "| algorithm | broken | claimed ε | ours ε_LB (chosen pair) | ours ε_LB (first pair) | DP-Sniper ε_LB | "
-             "ours flags | DP-Sniper flags | ours Holm per seed | our statistics | wall s (ours / DP-Sniper) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# `pgc bench catalogue`: {st['total']:,} releases per side per tool, seeds {st['seeds']}, "
+        f"confidence {st['confidence']}",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        split_line(result),
+        "",
+        *([] if result["complete"] else [f"Partial: {len(result['cells'])} cells finished; `--resume` goes on.", ""]),
+        "| algorithm | broken | claimed ε | ours ε_LB (chosen pair) | ours ε_LB (first pair) | DP-Sniper ε_LB | "
+        "ours flags | DP-Sniper flags | ours Holm per seed | our statistics | wall s (ours / DP-Sniper) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in s["algorithms"]:
         holm = " ".join("—" if h is None else ("✔" if h else "·") for h in r["ours_holm_rejected"])
-        lines.append(f"| {r['algorithm']} | {'yes' if r['broken'] else 'no'} | {r['claimed_epsilon']:.3f} | "
-                     f"{_fmt(r['ours_median'])} | {_fmt(r['ours_first_pair_median'])} | {_fmt(r['dpsniper_median'])} "
-                     f"| {r['ours_flags']} | {r['dpsniper_flags']} | {holm} | {', '.join(r['ours_statistics'])} | "
-                     f"{r['ours_wall_s']:.0f} / {r['dpsniper_wall_s']:.0f} |")
+        lines.append(
+            f"| {r['algorithm']} | {'yes' if r['broken'] else 'no'} | {r['claimed_epsilon']:.3f} | "
+            f"{_fmt(r['ours_median'])} | {_fmt(r['ours_first_pair_median'])} | {_fmt(r['dpsniper_median'])} "
+            f"| {r['ours_flags']} | {r['dpsniper_flags']} | {holm} | {', '.join(r['ours_statistics'])} | "
+            f"{r['ours_wall_s']:.0f} / {r['dpsniper_wall_s']:.0f} |"
+        )
     lines += ["", "ε_LB: the median over seeds. " + summary_lines(result).replace("\n", "  \n")]
     write_text_atomic(path, "\n".join(lines) + "\n")
 
@@ -279,24 +370,31 @@ def write_table(path: Path, result: dict) -> None:
 def split_line(result: dict) -> str:
     """Our releases per side by number of pairs: the search over the pairs, the training split, the certification."""
     splits = {c["ours"]["pairs"]: c["ours"]["split"] for c in result["cells"] if "split" in c["ours"]}
-    parts = "; ".join(f"{p} pairs × {s['search_per_pair']:,} search + {s['train']:,} training + {s['samples']:,} "
-                      "certification" for p, s in sorted(splits.items()))
+    parts = "; ".join(
+        f"{p} pairs × {s['search_per_pair']:,} search + {s['train']:,} training + {s['samples']:,} certification"
+        for p, s in sorted(splits.items())
+    )
     return f"Ours per side ({result['settings'].get('train_split')} training split): {parts}."
 
 
 def summary_lines(result: dict) -> str:
     s = result["summary"]
-    per_seed = ", ".join(f"seed {k}: {v['broken_flagged']}/{s['broken']} broken, {v['false_alarms']}/{s['correct']} "
-                         f"correct" for k, v in s["ours_holm_per_seed"].items())
-    medians = "; ".join(f"{r['algorithm']} {_fmt(r['ours_median'])} vs {_fmt(r['dpsniper_median'])}"
-                        for r in s["algorithms"])
-    return (f"broken flagged: ours {s['broken_flagged']['ours']}/{s['broken']}, DP-Sniper "
-            f"{s['broken_flagged']['dpsniper']}/{s['broken']}\n"
-            f"false alarms: ours {s['false_alarms']['ours']}/{s['correct']}, DP-Sniper "
-            f"{s['false_alarms']['dpsniper']}/{s['correct']}\n"
-            f"ours after Holm over the catalogue: {per_seed}\n"
-            f"not audited by ours (releases refused): {', '.join(s['ours_not_audited']) or 'none'}\n"
-            f"median-of-seeds ε_LB (ours vs DP-Sniper): {medians}")
+    per_seed = ", ".join(
+        f"seed {k}: {v['broken_flagged']}/{s['broken']} broken, {v['false_alarms']}/{s['correct']} correct"
+        for k, v in s["ours_holm_per_seed"].items()
+    )
+    medians = "; ".join(
+        f"{r['algorithm']} {_fmt(r['ours_median'])} vs {_fmt(r['dpsniper_median'])}" for r in s["algorithms"]
+    )
+    return (
+        f"broken flagged: ours {s['broken_flagged']['ours']}/{s['broken']}, DP-Sniper "
+        f"{s['broken_flagged']['dpsniper']}/{s['broken']}\n"
+        f"false alarms: ours {s['false_alarms']['ours']}/{s['correct']}, DP-Sniper "
+        f"{s['false_alarms']['dpsniper']}/{s['correct']}\n"
+        f"ours after Holm over the catalogue: {per_seed}\n"
+        f"not audited by ours (releases refused): {', '.join(s['ours_not_audited']) or 'none'}\n"
+        f"median-of-seeds ε_LB (ours vs DP-Sniper): {medians}"
+    )
 
 
 def _previous(path: Path, settings: dict) -> dict:
@@ -327,20 +425,33 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UserError(f"unknown algorithm(s) {', '.join(unknown)}; the catalogue: {', '.join(BY_NAME)}")
     out = Path(args.out)
-    settings = {"total": args.total, "confidence": args.confidence, "seeds": list(args.seeds),
-                "train_split": args.train_split}
+    settings = {
+        "total": args.total,
+        "confidence": args.confidence,
+        "seeds": list(args.seeds),
+        "train_split": args.train_split,
+    }
     done = _previous(out, settings) if args.resume else {}
-    result = {"bench": "catalogue", "settings": settings, "command": "pgc " + " ".join(sys.argv[1:]), "cells": [],
-              "complete": False}
+    result = {
+        "bench": "catalogue",
+        "settings": settings,
+        "command": "pgc " + " ".join(sys.argv[1:]),
+        "cells": [],
+        "complete": False,
+    }
     todo = [(name, seed) for seed in args.seeds for name in names]  # a whole catalogue per seed first
     for i, (name, seed) in enumerate(todo, 1):
         cell = done.get((name, seed)) or audit_cell(name, args.total, args.confidence, seed, args.train_split)
         result["cells"].append(cell)
         o, d = cell["ours"], cell["dpsniper"]
-        print(f"[{i}/{len(todo)}] {name} seed {seed}: ours {_fmt(o['epsilon_lower_bound'])} on {o.get('pair')} "
-              f"[{o['status']}], "
-              f"first pair {_fmt(cell['ours_first_pair']['epsilon_lower_bound'])}, DP-Sniper "
-              f"{_fmt(d['epsilon_lower_bound'])}; claimed {cell['claimed_epsilon']:.3f}", file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{len(todo)}] {name} seed {seed}: ours {_fmt(o['epsilon_lower_bound'])} on {o.get('pair')} "
+            f"[{o['status']}], "
+            f"first pair {_fmt(cell['ours_first_pair']['epsilon_lower_bound'])}, DP-Sniper "
+            f"{_fmt(d['epsilon_lower_bound'])}; claimed {cell['claimed_epsilon']:.3f}",
+            file=sys.stderr,
+            flush=True,
+        )
         result["summary"] = summary(result["cells"], args.confidence)
         _write(out, result)
         write_table(out.with_suffix(".md"), result)

@@ -36,8 +36,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_samples(p, default=100_000, help="certification releases per side")
     p.add_argument("--seeds", type=positive_int, default=20, help="false-alarm audits through Flower (default 20)")
     p.add_argument("--seed-samples", type=positive_int, default=5_000, help="releases per side of each (default 5,000)")
-    p.add_argument("--tightness-seeds", type=positive_int, default=20,
-                   help="audits of the numpy reference at --samples per side for the audit/oracle ratio (default 20)")
+    p.add_argument(
+        "--tightness-seeds",
+        type=positive_int,
+        default=20,
+        help="audits of the numpy reference at --samples per side for the audit/oracle ratio (default 20)",
+    )
     add_out(p, help="JSON result file")
 
 
@@ -75,45 +79,79 @@ def run(args: argparse.Namespace) -> int:
         audits[label] = audit_system(system, "+", "-", samples=args.samples, seed=0, channels=["update"])
         walls[label] = time.perf_counter() - t0
         row = audits[label].rows[0]
-        print(f"{label:16} {args.samples:,}/side: ε_LB {row.epsilon_lower_bound:.4f}, μ_LB {row.mu_lower_bound:.4f} "
-              f"(curve ε {row.curve_epsilon:.4f}) vs claimed μ {row.claimed_mu:.4f}; {row.verdict}; "
-              f"{walls[label]:.1f} s", flush=True)
+        print(
+            f"{label:16} {args.samples:,}/side: ε_LB {row.epsilon_lower_bound:.4f}, μ_LB {row.mu_lower_bound:.4f} "
+            f"(curve ε {row.curve_epsilon:.4f}) vs claimed μ {row.claimed_mu:.4f}; {row.verdict}; "
+            f"{walls[label]:.1f} s",
+            flush=True,
+        )
     a, b = audits["flower"].rows[0].to_dict(), audits["numpy reference"].rows[0].to_dict()
     identical = _same_row(a, b)
     ratio = walls["flower"] / walls["numpy reference"]
     print(f"identical rows: {identical}; Flower path / numpy reference wall time: {ratio:.1f}x")
     alpha_threshold, alpha_curve = split_alpha(1.0 - audits["flower"].confidence)
-    oracle = oracle_bounds(reference.sigma, reference.clipping_norm, args.delta, args.samples, alpha_threshold,
-                           alpha_curve)
+    oracle = oracle_bounds(
+        reference.sigma, reference.clipping_norm, args.delta, args.samples, alpha_threshold, alpha_curve
+    )
     row = audits["flower"].rows[0]
-    tightness = {"threshold": row.epsilon_lower_bound / oracle["threshold_epsilon"],
-                 "curve": row.curve_epsilon / oracle["curve_epsilon"]}
-    print(f"oracle at the same n and α shares: threshold ε {oracle['threshold_epsilon']:.4f} (audit/oracle "
-          f"{tightness['threshold']:.3f}), curve ε {oracle['curve_epsilon']:.4f} (audit/oracle "
-          f"{tightness['curve']:.3f})")
+    tightness = {
+        "threshold": row.epsilon_lower_bound / oracle["threshold_epsilon"],
+        "curve": row.curve_epsilon / oracle["curve_epsilon"],
+    }
+    print(
+        f"oracle at the same n and α shares: threshold ε {oracle['threshold_epsilon']:.4f} (audit/oracle "
+        f"{tightness['threshold']:.3f}), curve ε {oracle['curve_epsilon']:.4f} (audit/oracle "
+        f"{tightness['curve']:.3f})"
+    )
     over_seeds = _tightness_over_seeds(args, reference, oracle, audits["numpy reference"].rows[0])
     flagged, seed_rows, seeds_identical = _false_alarms(args, flower, reference)
     identical = identical and seeds_identical
-    result = {"kind": "bench", "bench": "flower", "epsilon": args.epsilon, "delta": args.delta,
-              "samples": args.samples, "sigma": reference.sigma, "true_epsilon": row.accountant_epsilon,
-              "wall_s": walls, "adapter_over_reference": ratio, "identical_rows": identical,
-              "rows": {"flower": a, "numpy reference": b}, "oracle": oracle, "audit_over_oracle": tightness,
-              "audit_over_oracle_over_seeds": over_seeds,
-              "false_alarm_seeds": args.seeds, "false_alarm_samples": args.seed_samples, "flagged": flagged,
-              "false_alarm_rows": seed_rows,
-              "command": f"pgc bench flower --epsilon {args.epsilon:g} --delta {args.delta:g} --samples {args.samples} "
-                         f"--seeds {args.seeds} --seed-samples {args.seed_samples} --tightness-seeds "
-                         f"{args.tightness_seeds}"}
+    result = {
+        "kind": "bench",
+        "bench": "flower",
+        "epsilon": args.epsilon,
+        "delta": args.delta,
+        "samples": args.samples,
+        "sigma": reference.sigma,
+        "true_epsilon": row.accountant_epsilon,
+        "wall_s": walls,
+        "adapter_over_reference": ratio,
+        "identical_rows": identical,
+        "rows": {"flower": a, "numpy reference": b},
+        "oracle": oracle,
+        "audit_over_oracle": tightness,
+        "audit_over_oracle_over_seeds": over_seeds,
+        "false_alarm_seeds": args.seeds,
+        "false_alarm_samples": args.seed_samples,
+        "flagged": flagged,
+        "false_alarm_rows": seed_rows,
+        "command": f"pgc bench flower --epsilon {args.epsilon:g} --delta {args.delta:g} --samples {args.samples} "
+        f"--seeds {args.seeds} --seed-samples {args.seed_samples} --tightness-seeds "
+        f"{args.tightness_seeds}",
+    }
     if args.out:
         write_json_atomic(Path(args.out), result)
-    return goals_exit(([] if identical else ["the Flower adapter's rows differ from the numpy reference's "
-                                              "(goal: identical)"])
-                      + ([f"{flagged} false alarm(s) over {args.seeds} seeds (goal: none)"] if flagged else []))
+    return goals_exit(
+        ([] if identical else ["the Flower adapter's rows differ from the numpy reference's (goal: identical)"])
+        + ([f"{flagged} false alarm(s) over {args.seeds} seeds (goal: none)"] if flagged else [])
+    )
 
 
-COMPARED = ("epsilon_lower_bound", "delta_lower_bound", "mu_lower_bound", "curve_epsilon", "false_positives",
-            "false_negatives", "curve_false_positives", "curve_false_negatives", "p_value", "verdict", "statistic",
-            "accountant_epsilon", "detectable_epsilon")
+COMPARED = (
+    "epsilon_lower_bound",
+    "delta_lower_bound",
+    "mu_lower_bound",
+    "curve_epsilon",
+    "false_positives",
+    "false_negatives",
+    "curve_false_positives",
+    "curve_false_negatives",
+    "p_value",
+    "verdict",
+    "statistic",
+    "accountant_epsilon",
+    "detectable_epsilon",
+)
 
 
 def _same_row(a: dict, b: dict) -> bool:
@@ -127,18 +165,30 @@ def _tightness_over_seeds(args: argparse.Namespace, reference, oracle: dict, see
 
     ratios = {"threshold": [], "curve": []}
     for seed in range(args.tightness_seeds):
-        row = seed_zero_row if seed == 0 else audit_system(reference, "+", "-", samples=args.samples, seed=seed,
-                                                           channels=["update"]).rows[0]
+        row = (
+            seed_zero_row
+            if seed == 0
+            else audit_system(reference, "+", "-", samples=args.samples, seed=seed, channels=["update"]).rows[0]
+        )
         ratios["threshold"].append(row.epsilon_lower_bound / oracle["threshold_epsilon"])
         ratios["curve"].append(row.curve_epsilon / oracle["curve_epsilon"])
     summary = {"seeds": args.tightness_seeds, "samples": args.samples}
     for name, values in ratios.items():
         v = np.asarray(values)
-        summary[name] = {"mean": float(v.mean()), "median": float(np.median(v)), "min": float(v.min()),
-                         "max": float(v.max()), "share_at_least_0.9": float(np.mean(v >= 0.9)), "ratios": values}
-        print(f"audit/oracle ({name}) over {args.tightness_seeds} seeds at {args.samples:,}/side: mean "
-              f"{v.mean():.3f}, median {np.median(v):.3f}, range {v.min():.3f}-{v.max():.3f}, "
-              f"≥ 0.9 in {int(np.sum(v >= 0.9))}/{v.size}", flush=True)
+        summary[name] = {
+            "mean": float(v.mean()),
+            "median": float(np.median(v)),
+            "min": float(v.min()),
+            "max": float(v.max()),
+            "share_at_least_0.9": float(np.mean(v >= 0.9)),
+            "ratios": values,
+        }
+        print(
+            f"audit/oracle ({name}) over {args.tightness_seeds} seeds at {args.samples:,}/side: mean "
+            f"{v.mean():.3f}, median {np.median(v):.3f}, range {v.min():.3f}-{v.max():.3f}, "
+            f"≥ 0.9 in {int(np.sum(v >= 0.9))}/{v.size}",
+            flush=True,
+        )
     return summary
 
 
@@ -150,9 +200,17 @@ def _false_alarms(args: argparse.Namespace, flower, reference) -> tuple[int, lis
         row = audit_system(flower, "+", "-", samples=args.seed_samples, seed=seed, channels=["update"]).rows[0]
         twin = audit_system(reference, "+", "-", samples=args.seed_samples, seed=seed, channels=["update"]).rows[0]
         identical = identical and _same_row(row.to_dict(), twin.to_dict())
-        rows.append({"seed": seed, "verdict": row.verdict, "epsilon_lower_bound": row.epsilon_lower_bound,
-                     "mu_lower_bound": row.mu_lower_bound})
+        rows.append(
+            {
+                "seed": seed,
+                "verdict": row.verdict,
+                "epsilon_lower_bound": row.epsilon_lower_bound,
+                "mu_lower_bound": row.mu_lower_bound,
+            }
+        )
     flagged = sum(r["verdict"] == "violated" for r in rows)
-    print(f"false alarms: {flagged}/{args.seeds} correct LocalDpMod audits through Flower flagged "
-          f"({args.seed_samples:,}/side each); rows equal to the numpy reference's on every seed: {identical}")
+    print(
+        f"false alarms: {flagged}/{args.seeds} correct LocalDpMod audits through Flower flagged "
+        f"({args.seed_samples:,}/side each); rows equal to the numpy reference's on every seed: {identical}"
+    )
     return flagged, rows, identical

@@ -58,8 +58,13 @@ def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: 
         for share in FP_SHARES:
             eps = epsilon_lower_bound(round(fpr * n), n, round(fnr * n), n, 1 - confidence, delta, share)
             if eps > best["epsilon_lower_bound"]:
-                best = {"epsilon_lower_bound": float(eps), "threshold": float(t), "fpr": float(fpr),
-                        "fnr": float(fnr), "fp_share": share}
+                best = {
+                    "epsilon_lower_bound": float(eps),
+                    "threshold": float(t),
+                    "fpr": float(fpr),
+                    "fnr": float(fnr),
+                    "fp_share": share,
+                }
     return best
 
 
@@ -80,26 +85,52 @@ def run(args: argparse.Namespace) -> int:
         row = _epsilon_row(args, eps, canary, test_confidence, audit_mechanism, Gaussian)
         rows.append(row)
         if row["ratio_mean_to_oracle"] < GOAL:
-            missed.append(f"Gaussian ε={eps:g}: mean ε_LB {row['audit_mean']:.3f} is {row['ratio_mean_to_oracle']:.3f}"
-                          f"× the oracle at the test's α (goal ≥ {GOAL})")
+            missed.append(
+                f"Gaussian ε={eps:g}: mean ε_LB {row['audit_mean']:.3f} is {row['ratio_mean_to_oracle']:.3f}"
+                f"× the oracle at the test's α (goal ≥ {GOAL})"
+            )
     shrunk = GaussianNoiseShrunk(2.0, args.delta, shrink=1.5)
-    flagged = audit_mechanism(shrunk, dim=args.dim, samples=args.samples, confidence=args.confidence, seed=0,
-                              canaries=canary, delta_test_samples=0, train_fraction=1.0)
+    flagged = audit_mechanism(
+        shrunk,
+        dim=args.dim,
+        samples=args.samples,
+        confidence=args.confidence,
+        seed=0,
+        canaries=canary,
+        delta_test_samples=0,
+        train_fraction=1.0,
+    )
     if flagged.verdict != "violated":
         missed.append(f"σ/1.5 claiming (2, {args.delta:g}) judged {flagged.verdict} (goal: violated)")
-    print(f"σ/1.5 claiming (2, {args.delta:g}) (true ε {shrunk.true_epsilon(args.dim):.3f}): ε_LB "
-          f"{flagged.epsilon_lower_bound:.3f} -> {flagged.verdict.upper()}")
+    print(
+        f"σ/1.5 claiming (2, {args.delta:g}) (true ε {shrunk.true_epsilon(args.dim):.3f}): ε_LB "
+        f"{flagged.epsilon_lower_bound:.3f} -> {flagged.verdict.upper()}"
+    )
     if args.out:
-        write_json_atomic(Path(args.out), {
-            "kind": "bench", "bench": "gaussian", "samples": args.samples, "confidence": args.confidence,
-            "threshold_test_confidence": test_confidence, "goal": GOAL,
-            "dim": args.dim, "seeds": args.seeds, "rows": rows,
-            "shrunk": {"claim": [2.0, args.delta], "true_epsilon": shrunk.true_epsilon(args.dim),
-                       "epsilon_lower_bound": flagged.epsilon_lower_bound, "verdict": flagged.verdict},
-            "wall_time_s": time.perf_counter() - start,
-            "command": f"pgc bench gaussian --epsilons {' '.join(f'{e:g}' for e in args.epsilons)} --delta "
-                       f"{args.delta:g} --samples {args.samples} --seeds {args.seeds} --dim {args.dim} "
-                       f"--out {args.out}"})
+        write_json_atomic(
+            Path(args.out),
+            {
+                "kind": "bench",
+                "bench": "gaussian",
+                "samples": args.samples,
+                "confidence": args.confidence,
+                "threshold_test_confidence": test_confidence,
+                "goal": GOAL,
+                "dim": args.dim,
+                "seeds": args.seeds,
+                "rows": rows,
+                "shrunk": {
+                    "claim": [2.0, args.delta],
+                    "true_epsilon": shrunk.true_epsilon(args.dim),
+                    "epsilon_lower_bound": flagged.epsilon_lower_bound,
+                    "verdict": flagged.verdict,
+                },
+                "wall_time_s": time.perf_counter() - start,
+                "command": f"pgc bench gaussian --epsilons {' '.join(f'{e:g}' for e in args.epsilons)} --delta "
+                f"{args.delta:g} --samples {args.samples} --seeds {args.seeds} --dim {args.dim} "
+                f"--out {args.out}",
+            },
+        )
     return goals_exit(missed)
 
 
@@ -110,20 +141,38 @@ def _epsilon_row(args, eps: float, canary, test_confidence: float, audit_mechani
     bounds, walls = [], []
     for seed in range(args.seeds):
         t0 = time.perf_counter()
-        res = audit_mechanism(gaussian(eps, args.delta), dim=args.dim, samples=args.samples,
-                              confidence=args.confidence, seed=seed, canaries=canary, delta_test_samples=0,
-                              train_fraction=1.0)
+        res = audit_mechanism(
+            gaussian(eps, args.delta),
+            dim=args.dim,
+            samples=args.samples,
+            confidence=args.confidence,
+            seed=seed,
+            canaries=canary,
+            delta_test_samples=0,
+            train_fraction=1.0,
+        )
         walls.append(time.perf_counter() - t0)
         bounds.append(res.epsilon_lower_bound)
     mean = float(np.mean(bounds))
     ratio = mean / oracle["epsilon_lower_bound"]
-    print(f"Gaussian ε={eps:g} δ={args.delta:g}, n={args.samples:,}/side: oracle ε_LB "
-          f"{oracle['epsilon_lower_bound']:.3f} at the threshold test's α ({whole['epsilon_lower_bound']:.3f} at the "
-          f"whole α); audit {', '.join(f'{b:.3f}' for b in bounds)} (mean {mean:.3f}, {ratio:.3f}× the oracle, goal "
-          f"≥ {GOAL}; {mean / whole['epsilon_lower_bound']:.3f}× at the whole α); accountant ε "
-          f"{res.accountant_epsilon:.4f}; {np.mean(walls):.1f}s per audit", flush=True)
-    return {"epsilon": eps, "delta": args.delta, "oracle": oracle, "oracle_whole_alpha": whole,
-            "audit_bounds": bounds, "audit_mean": mean, "ratio_mean_to_oracle": ratio,
-            "ratio_mean_to_oracle_whole_alpha": mean / whole["epsilon_lower_bound"],
-            "ratios": [b / oracle["epsilon_lower_bound"] for b in bounds],
-            "accountant_epsilon": res.accountant_epsilon, "wall_s_per_audit": float(np.mean(walls))}
+    print(
+        f"Gaussian ε={eps:g} δ={args.delta:g}, n={args.samples:,}/side: oracle ε_LB "
+        f"{oracle['epsilon_lower_bound']:.3f} at the threshold test's α ({whole['epsilon_lower_bound']:.3f} at the "
+        f"whole α); audit {', '.join(f'{b:.3f}' for b in bounds)} (mean {mean:.3f}, {ratio:.3f}× the oracle, goal "
+        f"≥ {GOAL}; {mean / whole['epsilon_lower_bound']:.3f}× at the whole α); accountant ε "
+        f"{res.accountant_epsilon:.4f}; {np.mean(walls):.1f}s per audit",
+        flush=True,
+    )
+    return {
+        "epsilon": eps,
+        "delta": args.delta,
+        "oracle": oracle,
+        "oracle_whole_alpha": whole,
+        "audit_bounds": bounds,
+        "audit_mean": mean,
+        "ratio_mean_to_oracle": ratio,
+        "ratio_mean_to_oracle_whole_alpha": mean / whole["epsilon_lower_bound"],
+        "ratios": [b / oracle["epsilon_lower_bound"] for b in bounds],
+        "accountant_epsilon": res.accountant_epsilon,
+        "wall_s_per_audit": float(np.mean(walls)),
+    }

@@ -44,15 +44,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epsilons", type=positive_float, nargs="+", default=list(EPSILONS))
     p.add_argument("--ks", type=positive_int, nargs="+", default=list(KS))
     add_samples(p, default=TIGHT_SAMPLES, help="certification releases per side")
-    p.add_argument("--timing-samples", type=positive_int, default=None,
-                   help="also time one audit of every library protocol at this n per side, per k, at ε = 1")
+    p.add_argument(
+        "--timing-samples",
+        type=positive_int,
+        default=None,
+        help="also time one audit of every library protocol at this n per side, per k, at ε = 1",
+    )
     add_confidence(p, default=0.95)
     add_seed(p, default=0)
     add_out(p, default="runs/bench/ldp.json", help="JSON result (a .md table and a .png figure beside it)")
     p.add_argument("--resume", action="store_true", help="keep the finished cells of an earlier --out")
-    p.add_argument("--merge", nargs="+", default=[], metavar="RESULT",
-                   help="also keep the finished cells of these results (same settings): run parts of the grid in "
-                        "parallel processes (--libraries, --protocols), then the whole grid once with --merge")
+    p.add_argument(
+        "--merge",
+        nargs="+",
+        default=[],
+        metavar="RESULT",
+        help="also keep the finished cells of these results (same settings): run parts of the grid in "
+        "parallel processes (--libraries, --protocols), then the whole grid once with --merge",
+    )
 
 
 def cell_seed(seed: int, library: str, protocol: str, k: int, epsilon: float) -> np.random.SeedSequence:
@@ -60,8 +69,7 @@ def cell_seed(seed: int, library: str, protocol: str, k: int, epsilon: float) ->
     return np.random.SeedSequence([seed, zlib.crc32(f"{library}:{protocol}:{k}:{epsilon!r}".encode())])
 
 
-def audit_cell(library: str, protocol: str, k: int, epsilon: float, samples: int, confidence: float,
-               seed: int) -> dict:
+def audit_cell(library: str, protocol: str, k: int, epsilon: float, samples: int, confidence: float, seed: int) -> dict:
     """One cell: our certified bound, LDP-Auditor's on the same certification releases, the exact ε."""
     from audit.ldp_auditor import ldp_auditor_epsilon
     from audit.system_audit import AuditSettings, audit_system
@@ -80,13 +88,25 @@ def audit_cell(library: str, protocol: str, k: int, epsilon: float, samples: int
     tp, n_pos = recorder.counts_after(v, settings.train_samples)
     fp, n_neg = recorder.counts_after(v_prime, settings.train_samples)
     exact = system.exact_epsilon()
-    return {"library": library, "protocol": protocol, "version": system.oracle.version, "k": k, "epsilon": epsilon,
-            "samples_per_side": samples, "epsilon_lower_bound": row.epsilon_lower_bound,
-            "reference_epsilon_lower_bound": ldp_auditor_epsilon(tp, n_pos, fp, n_neg, 1.0 - confidence),
-            "exact_epsilon": exact, "claimed_epsilon": float(system.claim.epsilon),
-            "max_certifiable_epsilon": row.max_certifiable_epsilon, "statistic": row.statistic,
-            "verdict": result.verdict, "p_value": row.p_value, "guess_counts": [tp, n_pos, fp, n_neg],
-            "parameters": system.oracle.parameters(), "wall_s": wall}
+    return {
+        "library": library,
+        "protocol": protocol,
+        "version": system.oracle.version,
+        "k": k,
+        "epsilon": epsilon,
+        "samples_per_side": samples,
+        "epsilon_lower_bound": row.epsilon_lower_bound,
+        "reference_epsilon_lower_bound": ldp_auditor_epsilon(tp, n_pos, fp, n_neg, 1.0 - confidence),
+        "exact_epsilon": exact,
+        "claimed_epsilon": float(system.claim.epsilon),
+        "max_certifiable_epsilon": row.max_certifiable_epsilon,
+        "statistic": row.statistic,
+        "verdict": result.verdict,
+        "p_value": row.p_value,
+        "guess_counts": [tp, n_pos, fp, n_neg],
+        "parameters": system.oracle.parameters(),
+        "wall_s": wall,
+    }
 
 
 def grid(args: argparse.Namespace) -> list[tuple[str, str, int, float]]:
@@ -117,11 +137,15 @@ def holm_over(cells: list[dict], confidence: float) -> list[bool]:
 
 def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
     """How many cells meet each goal, and which do not."""
+
     def ok_tight(c):
         return c["epsilon_lower_bound"] >= TIGHT_SHARE * c["claimed_epsilon"]
 
-    tight = [c for c in cells if c["samples_per_side"] >= TIGHT_SAMPLES
-             and c["exact_epsilon"] >= TIGHT_SHARE * c["claimed_epsilon"]]
+    tight = [
+        c
+        for c in cells
+        if c["samples_per_side"] >= TIGHT_SAMPLES and c["exact_epsilon"] >= TIGHT_SHARE * c["claimed_epsilon"]
+    ]
     correct = [c for c in cells if c["exact_epsilon"] <= c["claimed_epsilon"] * (1 + 1e-9)]
     broken = [c for c in cells if c["exact_epsilon"] > c["claimed_epsilon"] * (1 + 1e-9)]
     rejected = holm_over(cells, confidence)
@@ -130,15 +154,19 @@ def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
         "cells": len(cells),
         "ours_at_least_reference": sum(at_least_reference(c) for c in cells),
         "ours_below_reference": [label(c) for c in cells if not at_least_reference(c)],
-        "tightness_applies": len(tight), "tight": sum(ok_tight(c) for c in tight),
+        "tightness_applies": len(tight),
+        "tight": sum(ok_tight(c) for c in tight),
         "not_tight": [label(c) for c in tight if not ok_tight(c)],
         "tightness_not_applicable": [label(c) for c in cells if c not in tight],
-        "correct_cells": len(correct), "correct_flagged": [label(c) for c in correct if c["verdict"] == "violated"],
-        "correct_flagged_after_holm_over_all_cells": [label(c) for c, r in zip(cells, rejected, strict=True)
-                                                      if r and c in correct],
+        "correct_cells": len(correct),
+        "correct_flagged": [label(c) for c in correct if c["verdict"] == "violated"],
+        "correct_flagged_after_holm_over_all_cells": [
+            label(c) for c, r in zip(cells, rejected, strict=True) if r and c in correct
+        ],
         "broken_flagged_after_holm_over_all_cells": sum(r for c, r in zip(cells, rejected, strict=True) if c in broken),
         "alpha": 1.0 - confidence,
-        "broken_cells": len(broken), "broken_flagged": sum(c["verdict"] == "violated" for c in broken),
+        "broken_cells": len(broken),
+        "broken_flagged": sum(c["verdict"] == "violated" for c in broken),
         "broken_not_flagged": [label(c) for c in broken if c["verdict"] != "violated"],
         "timing_max_s": max((t["wall_s"] for t in timing), default=None),
         "timing_over_60s": [f"{t['library']}:{t['protocol']} k={t['k']}" for t in timing if t["wall_s"] > 60.0],
@@ -171,10 +199,13 @@ def _write(path: Path, result: dict) -> None:
 
 def print_cell(c: dict, done: int, total: int) -> None:
     exact = "∞" if math.isinf(c["exact_epsilon"]) else f"{c['exact_epsilon']:.3f}"
-    print(f"[{done}/{total}] {c['library']}:{c['protocol']} k={c['k']} ε={c['epsilon']:g} n={c['samples_per_side']:,}: "
-          f"ours {c['epsilon_lower_bound']:.3f} [{c['statistic']}], LDP-Auditor "
-          f"{c['reference_epsilon_lower_bound']:.3f}, "
-          f"exact {exact}; {c['verdict']}; {c['wall_s']:.1f} s", flush=True)
+    print(
+        f"[{done}/{total}] {c['library']}:{c['protocol']} k={c['k']} ε={c['epsilon']:g} n={c['samples_per_side']:,}: "
+        f"ours {c['epsilon_lower_bound']:.3f} [{c['statistic']}], LDP-Auditor "
+        f"{c['reference_epsilon_lower_bound']:.3f}, "
+        f"exact {exact}; {c['verdict']}; {c['wall_s']:.1f} s",
+        flush=True,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -182,8 +213,12 @@ def run(args: argparse.Namespace) -> int:
     if not (0.0 < args.confidence < 1.0):
         raise UserError(f"--confidence must lie in (0, 1), got {args.confidence}")
     out = Path(args.out)
-    settings = {"samples": args.samples, "confidence": args.confidence, "seed": args.seed,
-                "timing_samples": args.timing_samples}
+    settings = {
+        "samples": args.samples,
+        "confidence": args.confidence,
+        "seed": args.seed,
+        "timing_samples": args.timing_samples,
+    }
     cells_done, timing_done = _previous(out, settings) if args.resume else ({}, {})
     for part in args.merge:
         if not Path(part).is_file():
@@ -192,13 +227,20 @@ def run(args: argparse.Namespace) -> int:
         cells_done.update(cells)
         timing_done.update(timing)
     todo = grid(args)
-    result = {"bench": "ldp", "settings": settings, "command": "pgc " + " ".join(sys.argv[1:]), "cells": [],
-              "timing": [], "complete": False,
-              **({"merged": [str(m) for m in args.merge]} if args.merge else {})}
+    result = {
+        "bench": "ldp",
+        "settings": settings,
+        "command": "pgc " + " ".join(sys.argv[1:]),
+        "cells": [],
+        "timing": [],
+        "complete": False,
+        **({"merged": [str(m) for m in args.merge]} if args.merge else {}),
+    }
     for i, (library, protocol, k, epsilon) in enumerate(todo, 1):
         key = (library, protocol, k, epsilon, args.samples)
-        cell = cells_done.get(key) or audit_cell(library, protocol, k, epsilon, args.samples, args.confidence,
-                                                 args.seed)
+        cell = cells_done.get(key) or audit_cell(
+            library, protocol, k, epsilon, args.samples, args.confidence, args.seed
+        )
         result["cells"].append(cell)
         print_cell(cell, i, len(todo))
         _write(out, result)
@@ -206,11 +248,14 @@ def run(args: argparse.Namespace) -> int:
         timed = sorted({(c[0], c[1], c[2], 1.0) for c in todo if c[0] != "reference"}, key=todo_order(todo))
         for library, protocol, k, epsilon in timed:
             key = (library, protocol, k, epsilon, args.timing_samples)
-            t = timing_done.get(key) or audit_cell(library, protocol, k, epsilon, args.timing_samples,
-                                                   args.confidence, args.seed)
+            t = timing_done.get(key) or audit_cell(
+                library, protocol, k, epsilon, args.timing_samples, args.confidence, args.seed
+            )
             result["timing"].append(t)
-            print(f"timing {library}:{protocol} k={k}: {t['wall_s']:.1f} s at {args.timing_samples:,} per side",
-                  flush=True)
+            print(
+                f"timing {library}:{protocol} k={k}: {t['wall_s']:.1f} s at {args.timing_samples:,} per side",
+                flush=True,
+            )
             _write(out, result)
     result["summary"] = summary(result["cells"], result["timing"], args.confidence)
     result["complete"] = True
@@ -218,8 +263,10 @@ def run(args: argparse.Namespace) -> int:
     write_table(out.with_suffix(".md"), result)
     write_figure(out.with_suffix(".png"), result)
     s = result["summary"]
-    print(f"{s['cells']} cells: ours ≥ LDP-Auditor in {s['ours_at_least_reference']}; ≥ 0.9·ε in {s['tight']} of "
-          f"{s['tightness_applies']} where it applies; correct protocols flagged: {len(s['correct_flagged'])} of "
-          f"{s['correct_cells']} (α = {s['alpha']:g}); broken protocols flagged: {s['broken_flagged']} of "
-          f"{s['broken_cells']}; wrote {out}, {out.with_suffix('.md')}, {out.with_suffix('.png')}")
+    print(
+        f"{s['cells']} cells: ours ≥ LDP-Auditor in {s['ours_at_least_reference']}; ≥ 0.9·ε in {s['tight']} of "
+        f"{s['tightness_applies']} where it applies; correct protocols flagged: {len(s['correct_flagged'])} of "
+        f"{s['correct_cells']} (α = {s['alpha']:g}); broken protocols flagged: {s['broken_flagged']} of "
+        f"{s['broken_cells']}; wrote {out}, {out.with_suffix('.md')}, {out.with_suffix('.png')}"
+    )
     return 0

@@ -36,36 +36,48 @@ def median(values: list[float]) -> float:
 
 def summary_lines(result: dict) -> list[str]:
     """Per protocol: the median of ours/ε and of LDP-Auditor/ε, ours/LDP-Auditor, cells ≥ 0.9·ε, flags."""
-    lines = ["| library | protocol | version | cells | median ε_LB/ε (ours) | median ε_LB/ε (LDP-Auditor) | "
-             "median ours/LDP-Auditor | ours ≥ LDP-Auditor | ≥ 0.9·ε | exact ε/ε | violated |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| library | protocol | version | cells | median ε_LB/ε (ours) | median ε_LB/ε (LDP-Auditor) | "
+        "median ours/LDP-Auditor | ours ≥ LDP-Auditor | ≥ 0.9·ε | exact ε/ε | violated |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for (library, protocol), cells in protocol_rows(result).items():
         ours = [c["epsilon_lower_bound"] / c["claimed_epsilon"] for c in cells]
         ref = [c["reference_epsilon_lower_bound"] / c["claimed_epsilon"] for c in cells]
-        gain = [c["epsilon_lower_bound"] / c["reference_epsilon_lower_bound"] for c in cells
-                if c["reference_epsilon_lower_bound"] > 0]
+        gain = [
+            c["epsilon_lower_bound"] / c["reference_epsilon_lower_bound"]
+            for c in cells
+            if c["reference_epsilon_lower_bound"] > 0
+        ]
         exact = sorted({_num(c["exact_epsilon"] / c["claimed_epsilon"]) for c in cells})
-        lines.append(f"| {library} | {protocol} | {cells[0]['version'] or '—'} | {len(cells)} | {median(ours):.3f} | "
-                     f"{median(ref):.3f} | {median(gain):.2f}× | "
-                     f"{sum(at_least_reference(c) for c in cells)} | "
-                     f"{sum(c['epsilon_lower_bound'] >= 0.9 * c['claimed_epsilon'] for c in cells)} | "
-                     f"{', '.join(exact) if len(exact) <= 3 else exact[0] + '…' + exact[-1]} | "
-                     f"{sum(c['verdict'] == 'violated' for c in cells)} |")
+        lines.append(
+            f"| {library} | {protocol} | {cells[0]['version'] or '—'} | {len(cells)} | {median(ours):.3f} | "
+            f"{median(ref):.3f} | {median(gain):.2f}× | "
+            f"{sum(at_least_reference(c) for c in cells)} | "
+            f"{sum(c['epsilon_lower_bound'] >= 0.9 * c['claimed_epsilon'] for c in cells)} | "
+            f"{', '.join(exact) if len(exact) <= 3 else exact[0] + '…' + exact[-1]} | "
+            f"{sum(c['verdict'] == 'violated' for c in cells)} |"
+        )
     return lines
 
 
 def cell_lines(result: dict) -> list[str]:
     epsilons = sorted({c["epsilon"] for c in result["cells"]})
-    lines = ["| library | protocol | k | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |",
-             "|---|---|---|" + "---|" * len(epsilons)]
+    lines = [
+        "| library | protocol | k | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |",
+        "|---|---|---|" + "---|" * len(epsilons),
+    ]
     by_cell = {(c["library"], c["protocol"], c["k"], c["epsilon"]): c for c in result["cells"]}
     for library, protocol, k in dict.fromkeys((c["library"], c["protocol"], c["k"]) for c in result["cells"]):
         entries = []
         for e in epsilons:
             c = by_cell.get((library, protocol, k, e))
-            entries.append("—" if c is None
-                           else f"{c['epsilon_lower_bound']:.2f} / {c['reference_epsilon_lower_bound']:.2f}"
-                           f" / {_num(c['exact_epsilon'])}" + (" **violated**" if c["verdict"] == "violated" else ""))
+            entries.append(
+                "—"
+                if c is None
+                else f"{c['epsilon_lower_bound']:.2f} / {c['reference_epsilon_lower_bound']:.2f}"
+                f" / {_num(c['exact_epsilon'])}" + (" **violated**" if c["verdict"] == "violated" else "")
+            )
         lines.append(f"| {library} | {protocol} | {k} | " + " | ".join(entries) + " |")
     return lines
 
@@ -74,16 +86,30 @@ def write_table(path: Path, result: dict) -> None:
     from reports.files import write_text_atomic
 
     s, settings = result["summary"], result["settings"]
-    text = [f"# pgc bench ldp: {s['cells']} cells at {settings['samples']:,} per side, confidence "
-            f"{settings['confidence']}",
-            "", f"Command: `{result['command']}`", "",
-            "## Per protocol", "", *summary_lines(result), "",
-            "## Per cell: ours / LDP-Auditor / exact ε (certified ε lower bounds at the same α; the exact ε of the "
-            "release for the pair 0 vs k − 1)", "", *cell_lines(result), ""]
+    text = [
+        f"# pgc bench ldp: {s['cells']} cells at {settings['samples']:,} per side, confidence {settings['confidence']}",
+        "",
+        f"Command: `{result['command']}`",
+        "",
+        "## Per protocol",
+        "",
+        *summary_lines(result),
+        "",
+        "## Per cell: ours / LDP-Auditor / exact ε (certified ε lower bounds at the same α; the exact ε of the "
+        "release for the pair 0 vs k − 1)",
+        "",
+        *cell_lines(result),
+        "",
+    ]
     if result.get("timing"):
-        text += ["## One audit at " f"{settings['timing_samples']:,} per side (ε = 1): wall time on the 2-core "
-                 "machine that ran it", "",
-                 "| library | protocol | k | seconds |", "|---|---|---|---|"]
+        text += [
+            "## One audit at "
+            f"{settings['timing_samples']:,} per side (ε = 1): wall time on the 2-core "
+            "machine that ran it",
+            "",
+            "| library | protocol | k | seconds |",
+            "|---|---|---|---|",
+        ]
         text += [f"| {t['library']} | {t['protocol']} | {t['k']} | {t['wall_s']:.1f} |" for t in result["timing"]]
     write_text_atomic(path, "\n".join(text) + "\n")
 
@@ -105,8 +131,11 @@ def write_figure(path: Path, result: dict) -> None:
         names = list(dict.fromkeys(c["protocol"] for c in cells))
         ks = sorted({c["k"] for c in cells})
         for c in cells:
-            x = (names.index(c["protocol"]) + (ks.index(c["k"]) - (len(ks) - 1) / 2) * 0.24
-                 + (epsilons.index(c["epsilon"]) - (len(epsilons) - 1) / 2) * 0.035)  # ε spread inside each k
+            x = (
+                names.index(c["protocol"])
+                + (ks.index(c["k"]) - (len(ks) - 1) / 2) * 0.24
+                + (epsilons.index(c["epsilon"]) - (len(epsilons) - 1) / 2) * 0.035
+            )  # ε spread inside each k
             ours = c["epsilon_lower_bound"] / c["claimed_epsilon"]
             ref = c["reference_epsilon_lower_bound"] / c["claimed_epsilon"]
             marker = "^" if ours > RATIO_CAP else "o"
@@ -117,9 +146,11 @@ def write_figure(path: Path, result: dict) -> None:
         ax.set_xticks(range(len(names)), names)
         ax.set_ylim(0, RATIO_CAP + 0.1)
         ax.set_ylabel("ε_LB / claimed ε")
-        ax.set_title(f"{library}: filled = ours, hollow = LDP-Auditor's method (same releases); k = "
-                     f"{', '.join(map(str, ks))} left to right; ▲ = beyond {RATIO_CAP}·ε (a violated claim)",
-                     fontsize=9)
+        ax.set_title(
+            f"{library}: filled = ours, hollow = LDP-Auditor's method (same releases); k = "
+            f"{', '.join(map(str, ks))} left to right; ▲ = beyond {RATIO_CAP}·ε (a violated claim)",
+            fontsize=9,
+        )
     handles = [plt.Line2D([], [], marker="o", ls="", color=col, label=f"ε = {e:g}") for e, col in colors.items()]
     axes[0, 0].legend(handles=handles, loc="lower left", fontsize=8, ncol=len(handles))
     fig.tight_layout()

@@ -28,8 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=int, default=4, help="trials per setting (default 4)")
     p.add_argument("--cap", type=int, default=2000, help="submissions per trial (default 2000)")
     p.add_argument("--reading", default="sampled", help="reading preset (default sampled)")
-    p.add_argument("--processes", type=int, default=os.cpu_count() or 1,
-                   help="processes of run (a) (default: all cores)")
+    p.add_argument(
+        "--processes", type=int, default=os.cpu_count() or 1, help="processes of run (a) (default: all cores)"
+    )
     p.add_argument("--json", help="also write the numbers to this JSON file")
 
 
@@ -52,32 +53,50 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     serial = train_batch(configs)
     serial_wall = time.perf_counter() - start
-    identical = all(np.array_equal(a.theta, b.theta) and np.array_equal(a.scores, b.scores)
-                    for a, b in zip(parallel, serial, strict=False))
+    identical = all(
+        np.array_equal(a.theta, b.theta) and np.array_equal(a.scores, b.scores)
+        for a, b in zip(parallel, serial, strict=False)
+    )
 
     steps = sum(r.agent_steps for r in parallel)
     subs = sum(r.scores.size for r in parallel)
     full = GridSpec()
     full_subs = sum(len(setting_configs(full, s)) * full.cap for s in grid_settings(full) if s.role == "table")
-    numbers = {"benchmark": "replicate", "reading": args.reading, "trials": len(configs),
-               "trials_per_setting": args.trials, "cap": args.cap, "processes": args.processes,
-               "parallel_wall_s": parallel_wall, "serial_wall_s": serial_wall, "agent_steps": steps,
-               "parallel_steps_per_s": steps / parallel_wall, "serial_steps_per_s": steps / serial_wall,
-               "ratio": serial_wall / parallel_wall, "identical_results": identical,
-               "parallel_submissions_per_s": subs / parallel_wall,
-               "full_grid_upper_bound_submissions": full_subs,
-               "full_grid_projection_s_if_no_trial_succeeds": full_subs / (subs / parallel_wall),
-               "cpu_count": os.cpu_count(), "loadavg_1min": os.getloadavg()[0]}
-    print(f"{args.processes} processes: {steps:,} agent-steps in {parallel_wall:.1f}s = {steps / parallel_wall:.3g}/s "
-          f"({len(configs)} trials, cap {args.cap:,})")
+    numbers = {
+        "benchmark": "replicate",
+        "reading": args.reading,
+        "trials": len(configs),
+        "trials_per_setting": args.trials,
+        "cap": args.cap,
+        "processes": args.processes,
+        "parallel_wall_s": parallel_wall,
+        "serial_wall_s": serial_wall,
+        "agent_steps": steps,
+        "parallel_steps_per_s": steps / parallel_wall,
+        "serial_steps_per_s": steps / serial_wall,
+        "ratio": serial_wall / parallel_wall,
+        "identical_results": identical,
+        "parallel_submissions_per_s": subs / parallel_wall,
+        "full_grid_upper_bound_submissions": full_subs,
+        "full_grid_projection_s_if_no_trial_succeeds": full_subs / (subs / parallel_wall),
+        "cpu_count": os.cpu_count(),
+        "loadavg_1min": os.getloadavg()[0],
+    }
+    print(
+        f"{args.processes} processes: {steps:,} agent-steps in {parallel_wall:.1f}s = {steps / parallel_wall:.3g}/s "
+        f"({len(configs)} trials, cap {args.cap:,})"
+    )
     print(f"1 process (reference): {serial_wall:.1f}s = {steps / serial_wall:.3g}/s")
     print(f"ratio: {numbers['ratio']:.2f}x; identical results: {identical}")
-    print(f"full grid ({full_subs:,} submissions if no trial stops early) at {subs / parallel_wall:,.0f} "
-          "submissions/s: "
-          f"≈ {numbers['full_grid_projection_s_if_no_trial_succeeds'] / 60:.1f} min at these episode lengths")
+    print(
+        f"full grid ({full_subs:,} submissions if no trial stops early) at {subs / parallel_wall:,.0f} "
+        "submissions/s: "
+        f"≈ {numbers['full_grid_projection_s_if_no_trial_succeeds'] / 60:.1f} min at these episode lengths"
+    )
     if args.json:
         write_json_atomic(args.json, {"numbers": numbers})
     else:
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in numbers.items()}))
-    return goals_exit([] if identical else [f"{args.processes} processes gave other results than one "
-                                            "(goal: identical)"])
+    return goals_exit(
+        [] if identical else [f"{args.processes} processes gave other results than one (goal: identical)"]
+    )

@@ -73,8 +73,10 @@ def _overheads(n: int, ray_engine, local_engine) -> dict:
 
 
 def _identical(a, b) -> bool:
-    return all(np.array_equal(x.theta, y.theta) and np.array_equal(x.scores, y.scores) and x.updates == y.updates
-               for x, y in zip(a, b, strict=False)) and len(a) == len(b)
+    return all(
+        np.array_equal(x.theta, y.theta) and np.array_equal(x.scores, y.scores) and x.updates == y.updates
+        for x, y in zip(a, b, strict=False)
+    ) and len(a) == len(b)
 
 
 def _timed(fn):
@@ -94,16 +96,30 @@ def _storage_cost(url: str, n: int) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         storage = make_storage(url, heartbeat_interval=30)
-        study = optuna.create_study(study_name=f"bench-{time.time_ns()}", storage=storage,
-                                    directions=["maximize", "minimize"])
-        dist = {"x": optuna.distributions.FloatDistribution(0.0, 1.0),
-                "m": optuna.distributions.CategoricalDistribution(["laplace", "prs"])}
+        study = optuna.create_study(
+            study_name=f"bench-{time.time_ns()}", storage=storage, directions=["maximize", "minimize"]
+        )
+        dist = {
+            "x": optuna.distributions.FloatDistribution(0.0, 1.0),
+            "m": optuna.distributions.CategoricalDistribution(["laplace", "prs"]),
+        }
         t = time.perf_counter()
         for _ in range(n):  # what one tuning trial writes, without the training
             trial = study.ask(dist)
             storage.record_heartbeat(trial._trial_id)
-            for k in ("worker", "seeds", "seed_origin_trial", "success_ratio", "median_fst", "final_mu", "horizon",
-                      "fsts", "utility", "privacy", "claimed_epsilon"):
+            for k in (
+                "worker",
+                "seeds",
+                "seed_origin_trial",
+                "success_ratio",
+                "median_fst",
+                "final_mu",
+                "horizon",
+                "fsts",
+                "utility",
+                "privacy",
+                "claimed_epsilon",
+            ):
                 trial.set_user_attr(k, 1.0)
             study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
             study.tell(trial, [0.5, 1.0])
@@ -130,9 +146,14 @@ def run(args: argparse.Namespace) -> int:
     ray_engine = RayEngine(num_cpus=2)
     ray_start = time.perf_counter() - t
     local2 = LocalEngine(2)
-    numbers: dict = {"benchmark": "scale", "command": " ".join(["pgc", "bench", "scale"] + sys.argv[3:]),
-                     "cpu_count": os.cpu_count(), "python": platform.python_version(), "ray_start_s": ray_start,
-                     "loadavg_1min_at_start": os.getloadavg()[0]}
+    numbers: dict = {
+        "benchmark": "scale",
+        "command": " ".join(["pgc", "bench", "scale"] + sys.argv[3:]),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "ray_start_s": ray_start,
+        "loadavg_1min_at_start": os.getloadavg()[0],
+    }
     try:
         numbers["overhead"] = _overheads(args.tasks, ray_engine, local2)
         # the first Ray batch also loads the compiled kernel in each worker: measured apart
@@ -148,8 +169,13 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, {"numbers": numbers})
     else:
         print(json.dumps(numbers, default=float))
-    return goals_exit([f"{name}: results differ from the one-process run (goal: identical)"
-                       for name, same in numbers["batch"]["identical"].items() if not same])
+    return goals_exit(
+        [
+            f"{name}: results differ from the one-process run (goal: identical)"
+            for name, same in numbers["batch"]["identical"].items()
+            if not same
+        ]
+    )
 
 
 def _batch_timings(configs, args: argparse.Namespace, ray_engine) -> dict:
@@ -165,13 +191,25 @@ def _batch_timings(configs, args: argparse.Namespace, ray_engine) -> dict:
     steps = sum(r.agent_steps for r in serial)
     speedup = t1 / t2
     return {
-        "trials": len(configs), "trials_per_setting": args.trials, "cap": args.cap, "agent_steps": steps,
-        "local_1_process_s": t1, "local_2_processes_s": t2, "ray_2_cpus_s": tr, "ray_one_trial_per_task_s": tr1,
+        "trials": len(configs),
+        "trials_per_setting": args.trials,
+        "cap": args.cap,
+        "agent_steps": steps,
+        "local_1_process_s": t1,
+        "local_2_processes_s": t2,
+        "ray_2_cpus_s": tr,
+        "ray_one_trial_per_task_s": tr1,
         "trial_mean_ms": t1 / len(configs) * 1e3,
-        "ray_vs_local_2_processes_throughput": t2 / tr, "ray_one_trial_per_task_vs_local": t2 / tr1,
-        "speedup_1_to_2_processes": speedup, "serial_fraction_amdahl": min(1.0, max(0.0, 2 / speedup - 1)),
-        "identical": {"local_2_processes": _identical(serial, local), "ray": _identical(serial, ray_out),
-                      "ray_one_trial_per_task": _identical(serial, ray_fine)}}
+        "ray_vs_local_2_processes_throughput": t2 / tr,
+        "ray_one_trial_per_task_vs_local": t2 / tr1,
+        "speedup_1_to_2_processes": speedup,
+        "serial_fraction_amdahl": min(1.0, max(0.0, 2 / speedup - 1)),
+        "identical": {
+            "local_2_processes": _identical(serial, local),
+            "ray": _identical(serial, ray_out),
+            "ray_one_trial_per_task": _identical(serial, ray_fine),
+        },
+    }
 
 
 def _storage_costs(args: argparse.Namespace) -> dict:
@@ -192,16 +230,25 @@ def _storage_costs(args: argparse.Namespace) -> dict:
 def _print_scale(numbers: dict, args: argparse.Namespace) -> None:
     o, b = numbers["overhead"], numbers["batch"]
     t1, t2, tr, tr1 = b["local_1_process_s"], b["local_2_processes_s"], b["ray_2_cpus_s"], b["ray_one_trial_per_task_s"]
-    print(f"Ray start-up {numbers['ray_start_s']:.1f}s; first Ray batch (kernel loaded in each worker) "
-          f"{numbers['ray_first_batch_s']:.2f}s")
-    print(f"per-task overhead: call {o['call_us']:.2f} µs; local processes {o['local_process_latency_ms']:.3f} ms "
-          f"latency / {o['local_process_amortised_ms']:.3f} ms amortised; Ray {o['ray_latency_ms']:.3f} ms latency / "
-          f"{o['ray_amortised_ms']:.3f} ms amortised")
-    print(f"batch of {b['trials']} trials (cap {args.cap:,}, mean {b['trial_mean_ms']:.1f} ms/trial): 1 process "
-          f"{t1:.2f}s, 2 processes {t2:.2f}s (speed-up {b['speedup_1_to_2_processes']:.2f}, serial fraction "
-          f"{b['serial_fraction_amdahl']:.3f}), Ray {tr:.2f}s, Ray one trial/task {tr1:.2f}s")
-    print(f"throughput vs the local process engine (2 processes): Ray {b['ray_vs_local_2_processes_throughput']:.2f}x, "
-          f"Ray one trial/task {b['ray_one_trial_per_task_vs_local']:.2f}x; identical results: {b['identical']}")
+    print(
+        f"Ray start-up {numbers['ray_start_s']:.1f}s; first Ray batch (kernel loaded in each worker) "
+        f"{numbers['ray_first_batch_s']:.2f}s"
+    )
+    print(
+        f"per-task overhead: call {o['call_us']:.2f} µs; local processes {o['local_process_latency_ms']:.3f} ms "
+        f"latency / {o['local_process_amortised_ms']:.3f} ms amortised; Ray {o['ray_latency_ms']:.3f} ms latency / "
+        f"{o['ray_amortised_ms']:.3f} ms amortised"
+    )
+    print(
+        f"batch of {b['trials']} trials (cap {args.cap:,}, mean {b['trial_mean_ms']:.1f} ms/trial): 1 process "
+        f"{t1:.2f}s, 2 processes {t2:.2f}s (speed-up {b['speedup_1_to_2_processes']:.2f}, serial fraction "
+        f"{b['serial_fraction_amdahl']:.3f}), Ray {tr:.2f}s, Ray one trial/task {tr1:.2f}s"
+    )
+    print(
+        f"throughput vs the local process engine (2 processes): Ray {b['ray_vs_local_2_processes_throughput']:.2f}x, "
+        f"Ray one trial/task {b['ray_one_trial_per_task_vs_local']:.2f}x; identical results: {b['identical']}"
+    )
     for k, v in numbers["storage_per_trial"].items():
-        print(f"storage per tuning trial ({k}): {v['ms_per_trial']:.1f} ms = "
-              f"{v['trials_per_s']:.0f} trials/s per writer")
+        print(
+            f"storage per tuning trial ({k}): {v['ms_per_trial']:.1f} ms = {v['trials_per_s']:.0f} trials/s per writer"
+        )

@@ -86,16 +86,43 @@ def _pair_products(y: np.ndarray) -> np.ndarray:
     return 0.5 * (total**2 - np.einsum("ij,ij->i", y, y))
 
 
-CASES = {c.name: c for c in (
-    Case("scale", "scale", "Gaussian σ vs 1.1σ on 1,020 coordinates", _scale, "norm² Σ y_j²",
-         lambda y: np.einsum("ij,ij->i", y, y)),
-    Case("dependence", "dependence", "64 unit Gaussians, equicorrelated ρ = 0.01 vs independent", _dependence,
-         "Σ_{i<j} y_i·y_j", _pair_products),
-    Case("count", "structure", "Poisson(10) vs Poisson(8) reports in 32 slots (absent: NaN)", _count,
-         "count of present entries", lambda y: (~np.isnan(y)).sum(axis=1).astype(np.float64)),
-    Case("location", "location", "64 unit Gaussians, every mean + 0.25 (d′ = 2)", _location,
-         "mean of the coordinates", lambda y: y.mean(axis=1)),
-)}
+CASES = {
+    c.name: c
+    for c in (
+        Case(
+            "scale",
+            "scale",
+            "Gaussian σ vs 1.1σ on 1,020 coordinates",
+            _scale,
+            "norm² Σ y_j²",
+            lambda y: np.einsum("ij,ij->i", y, y),
+        ),
+        Case(
+            "dependence",
+            "dependence",
+            "64 unit Gaussians, equicorrelated ρ = 0.01 vs independent",
+            _dependence,
+            "Σ_{i<j} y_i·y_j",
+            _pair_products,
+        ),
+        Case(
+            "count",
+            "structure",
+            "Poisson(10) vs Poisson(8) reports in 32 slots (absent: NaN)",
+            _count,
+            "count of present entries",
+            lambda y: (~np.isnan(y)).sum(axis=1).astype(np.float64),
+        ),
+        Case(
+            "location",
+            "location",
+            "64 unit Gaussians, every mean + 0.25 (d′ = 2)",
+            _location,
+            "mean of the coordinates",
+            lambda y: y.mean(axis=1),
+        ),
+    )
+}
 
 
 class PlantedLeakSystem:
@@ -139,8 +166,9 @@ class OracleRecorder:
         return scores[:train], scores[train:]
 
 
-def oracle_bound(recorder: OracleRecorder, train: int, certification: int, confidence: float, delta: float,
-                 two_sided: bool) -> dict:
+def oracle_bound(
+    recorder: OracleRecorder, train: int, certification: int, confidence: float, delta: float, two_sided: bool
+) -> dict:
     """The oracle statistic's certified bound: orientation and threshold chosen on the audit's training releases,
     counted on its certification releases."""
     from audit.selection import choose_threshold
@@ -150,18 +178,32 @@ def oracle_bound(recorder: OracleRecorder, train: int, certification: int, confi
     alpha = 1.0 - confidence
     best = (0.0, math.inf, 0.5, -math.inf)
     for sign in (1.0, -1.0):
-        threshold, share, projected = choose_threshold(sign * pos_train, sign * neg_train, certification, alpha,
-                                                       delta, two_sided)
+        threshold, share, projected = choose_threshold(
+            sign * pos_train, sign * neg_train, certification, alpha, delta, two_sided
+        )
         if projected > best[3]:
             best = (sign, threshold, share, projected)
     sign, threshold, share, projected = best
     case = recorder.system.case
     test = CandidateTest(f"oracle {case.oracle}", case.oracle, lambda y: y, threshold, share, projected, train)
-    bound = bound_from_counts(test, int(np.count_nonzero(sign * pos_cert >= threshold)), certification,
-                              int(np.count_nonzero(sign * neg_cert >= threshold)), certification, confidence, delta)
-    return {"epsilon_lower_bound": bound.epsilon_lower_bound, "statistic": case.oracle, "orientation": sign,
-            "threshold": sign * threshold, "false_positives": bound.false_positives,
-            "false_negatives": bound.false_negatives, "projected_epsilon": projected}
+    bound = bound_from_counts(
+        test,
+        int(np.count_nonzero(sign * pos_cert >= threshold)),
+        certification,
+        int(np.count_nonzero(sign * neg_cert >= threshold)),
+        certification,
+        confidence,
+        delta,
+    )
+    return {
+        "epsilon_lower_bound": bound.epsilon_lower_bound,
+        "statistic": case.oracle,
+        "orientation": sign,
+        "threshold": sign * threshold,
+        "false_positives": bound.false_positives,
+        "false_negatives": bound.false_negatives,
+        "projected_epsilon": projected,
+    }
 
 
 def audit_case(case: Case, total: int, confidence: float, seed: int) -> dict:
@@ -169,31 +211,56 @@ def audit_case(case: Case, total: int, confidence: float, seed: int) -> dict:
     from audit.system_audit import AuditSettings, audit_system
 
     certification = max(100, round(total / (1.0 + TRAIN_SHARE)))
-    settings = AuditSettings(samples=certification, train_fraction=(total - certification) / certification,
-                             train_minimum=100, seed=seed, confidence=confidence)
+    settings = AuditSettings(
+        samples=certification,
+        train_fraction=(total - certification) / certification,
+        train_minimum=100,
+        seed=seed,
+        confidence=confidence,
+    )
     recorder = OracleRecorder(PlantedLeakSystem(case))
     start = time.perf_counter()
     result = audit_system(recorder, 1, 0, settings)
     wall = time.perf_counter() - start
     row = result.rows[0]
     train = settings.train_samples
-    oracle = oracle_bound(recorder, train, certification, confidence, float(CLAIM.delta),
-                          bool(settings.two_sided_rates))
-    ratio = (row.epsilon_lower_bound / oracle["epsilon_lower_bound"] if oracle["epsilon_lower_bound"] > 0
-             else (math.inf if row.epsilon_lower_bound > 0 else 1.0))
-    return {"case": case.name, "shape": case.shape, "leak": case.leak, "samples_per_side": train + certification,
-            "train_per_side": train, "certification_per_side": certification,
-            "claimed_epsilon": float(CLAIM.epsilon), "claimed_delta": float(CLAIM.delta),
-            "epsilon_lower_bound": row.epsilon_lower_bound, "statistic": row.statistic,
-            "verdict": str(row.verdict), "max_certifiable_epsilon": row.max_certifiable_epsilon,
-            "oracle": oracle, "ratio": ratio, "meets_goal": ratio >= GOAL, "wall_s": wall}
+    oracle = oracle_bound(
+        recorder, train, certification, confidence, float(CLAIM.delta), bool(settings.two_sided_rates)
+    )
+    ratio = (
+        row.epsilon_lower_bound / oracle["epsilon_lower_bound"]
+        if oracle["epsilon_lower_bound"] > 0
+        else (math.inf if row.epsilon_lower_bound > 0 else 1.0)
+    )
+    return {
+        "case": case.name,
+        "shape": case.shape,
+        "leak": case.leak,
+        "samples_per_side": train + certification,
+        "train_per_side": train,
+        "certification_per_side": certification,
+        "claimed_epsilon": float(CLAIM.epsilon),
+        "claimed_delta": float(CLAIM.delta),
+        "epsilon_lower_bound": row.epsilon_lower_bound,
+        "statistic": row.statistic,
+        "verdict": str(row.verdict),
+        "max_certifiable_epsilon": row.max_certifiable_epsilon,
+        "oracle": oracle,
+        "ratio": ratio,
+        "meets_goal": ratio >= GOAL,
+        "wall_s": wall,
+    }
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cases", nargs="+", default=list(CASES), help=f"which cases (default: {' '.join(CASES)})")
     add_samples(p, default=SAMPLES, help="releases per side in all (training + certification)")
-    p.add_argument("--repeats", type=positive_int, default=REPEATS,
-                   help=f"audits per case, each from its own seed (default {REPEATS}): the goal is read on the median")
+    p.add_argument(
+        "--repeats",
+        type=positive_int,
+        default=REPEATS,
+        help=f"audits per case, each from its own seed (default {REPEATS}): the goal is read on the median",
+    )
     add_confidence(p, default=0.95)
     add_seed(p, default=0)
     add_out(p, default="runs/bench/shapes.json", help="JSON result (a .md table beside it)")
@@ -221,41 +288,62 @@ def summary(cells: list[dict]) -> dict:
     for name in dict.fromkeys(c["case"] for c in cells):
         runs = [c for c in cells if c["case"] == name]
         ratio = float(np.median([c["ratio"] for c in runs]))
-        per_case[name] = {"repeats": len(runs), "median_epsilon_lower_bound": float(np.median(
-                              [c["epsilon_lower_bound"] for c in runs])),
-                          "median_oracle_epsilon_lower_bound": float(np.median(
-                              [c["oracle"]["epsilon_lower_bound"] for c in runs])),
-                          "median_ratio": ratio, "min_ratio": min(c["ratio"] for c in runs),
-                          "max_ratio": max(c["ratio"] for c in runs), "meets_goal": ratio >= GOAL,
-                          "runs_meeting_goal": sum(c["meets_goal"] for c in runs),
-                          "verdicts": sorted({c["verdict"] for c in runs}),
-                          "statistics": sorted({c["statistic"] for c in runs})}
-    return {"goal": GOAL, "cases": per_case, "meets_goal": [n for n, c in per_case.items() if c["meets_goal"]],
-            "below_goal": [n for n, c in per_case.items() if not c["meets_goal"]]}
+        per_case[name] = {
+            "repeats": len(runs),
+            "median_epsilon_lower_bound": float(np.median([c["epsilon_lower_bound"] for c in runs])),
+            "median_oracle_epsilon_lower_bound": float(np.median([c["oracle"]["epsilon_lower_bound"] for c in runs])),
+            "median_ratio": ratio,
+            "min_ratio": min(c["ratio"] for c in runs),
+            "max_ratio": max(c["ratio"] for c in runs),
+            "meets_goal": ratio >= GOAL,
+            "runs_meeting_goal": sum(c["meets_goal"] for c in runs),
+            "verdicts": sorted({c["verdict"] for c in runs}),
+            "statistics": sorted({c["statistic"] for c in runs}),
+        }
+    return {
+        "goal": GOAL,
+        "cases": per_case,
+        "meets_goal": [n for n, c in per_case.items() if c["meets_goal"]],
+        "below_goal": [n for n, c in per_case.items() if not c["meets_goal"]],
+    }
 
 
 def write_table(path: Path, result: dict) -> None:
     from reports.files import write_text_atomic
 
     s = result["summary"]
-    lines = [f"# pgc bench shapes: {result['settings']['samples']:,} releases per side, confidence "
-             f"{result['settings']['confidence']:g}, claim (ε, δ) = (1, 1e-5)", "",
-             f"`{result['command']}`", "",
-             "| case | planted leak | ours: median ε_LB | oracle: median ε_LB | ours/oracle: median (range) | "
-             f"runs ≥ {GOAL:g} × oracle | verdicts | our statistics |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# pgc bench shapes: {result['settings']['samples']:,} releases per side, confidence "
+        f"{result['settings']['confidence']:g}, claim (ε, δ) = (1, 1e-5)",
+        "",
+        f"`{result['command']}`",
+        "",
+        "| case | planted leak | ours: median ε_LB | oracle: median ε_LB | ours/oracle: median (range) | "
+        f"runs ≥ {GOAL:g} × oracle | verdicts | our statistics |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name, c in s["cases"].items():
         leak, oracle = next((x["leak"], x["oracle"]["statistic"]) for x in result["cells"] if x["case"] == name)
-        lines.append(f"| {name} | {leak} | {c['median_epsilon_lower_bound']:.3f} | "
-                     f"{c['median_oracle_epsilon_lower_bound']:.3f} [{oracle}] | {c['median_ratio']:.2f} "
-                     f"({c['min_ratio']:.2f}–{c['max_ratio']:.2f}) | {c['runs_meeting_goal']} of {c['repeats']} | "
-                     f"{', '.join(c['verdicts'])} | {', '.join(c['statistics'])} |")
-    lines += ["", f"Median ours ≥ {GOAL:g} × the oracle's ε_LB in {len(s['meets_goal'])} of {len(s['cases'])} cases"
-              + (f" (not in: {', '.join(s['below_goal'])})" if s["below_goal"] else "") + ".", "",
-              "| case | repeat | ours ε_LB [statistic] | oracle ε_LB | ours/oracle | verdict | wall |",
-              "|---|---|---|---|---|---|---|"]
-    lines += [f"| {c['case']} | {c['repeat']} | {c['epsilon_lower_bound']:.3f} [{c['statistic']}] | "
-              f"{c['oracle']['epsilon_lower_bound']:.3f} | {c['ratio']:.2f} | {c['verdict']} | {c['wall_s']:.1f} s |"
-              for c in result["cells"]]
+        lines.append(
+            f"| {name} | {leak} | {c['median_epsilon_lower_bound']:.3f} | "
+            f"{c['median_oracle_epsilon_lower_bound']:.3f} [{oracle}] | {c['median_ratio']:.2f} "
+            f"({c['min_ratio']:.2f}–{c['max_ratio']:.2f}) | {c['runs_meeting_goal']} of {c['repeats']} | "
+            f"{', '.join(c['verdicts'])} | {', '.join(c['statistics'])} |"
+        )
+    lines += [
+        "",
+        f"Median ours ≥ {GOAL:g} × the oracle's ε_LB in {len(s['meets_goal'])} of {len(s['cases'])} cases"
+        + (f" (not in: {', '.join(s['below_goal'])})" if s["below_goal"] else "")
+        + ".",
+        "",
+        "| case | repeat | ours ε_LB [statistic] | oracle ε_LB | ours/oracle | verdict | wall |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {c['case']} | {c['repeat']} | {c['epsilon_lower_bound']:.3f} [{c['statistic']}] | "
+        f"{c['oracle']['epsilon_lower_bound']:.3f} | {c['ratio']:.2f} | {c['verdict']} | {c['wall_s']:.1f} s |"
+        for c in result["cells"]
+    ]
     write_text_atomic(path, "\n".join(lines) + "\n")
 
 
@@ -267,20 +355,31 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     settings = {"samples": args.samples, "repeats": args.repeats, "confidence": args.confidence, "seed": args.seed}
     cells: list[dict[str, Any]] = []
-    result: dict[str, Any] = {"bench": "shapes", "settings": settings, "command": "pgc " + " ".join(sys.argv[1:]),
-                              "cells": cells}
+    result: dict[str, Any] = {
+        "bench": "shapes",
+        "settings": settings,
+        "command": "pgc " + " ".join(sys.argv[1:]),
+        "cells": cells,
+    }
     for name in args.cases:
         for repeat in range(args.repeats):
-            cell = {"repeat": repeat, **audit_case(CASES[name], args.samples, args.confidence,
-                                                  case_seed(args.seed, name, repeat))}
+            cell = {
+                "repeat": repeat,
+                **audit_case(CASES[name], args.samples, args.confidence, case_seed(args.seed, name, repeat)),
+            }
             cells.append(cell)
-            print(f"{name} #{repeat}: ours {cell['epsilon_lower_bound']:.3f} [{cell['statistic']}], oracle "
-                  f"{cell['oracle']['epsilon_lower_bound']:.3f}, ratio {cell['ratio']:.2f}; {cell['verdict']}; "
-                  f"{cell['wall_s']:.1f} s", flush=True)
+            print(
+                f"{name} #{repeat}: ours {cell['epsilon_lower_bound']:.3f} [{cell['statistic']}], oracle "
+                f"{cell['oracle']['epsilon_lower_bound']:.3f}, ratio {cell['ratio']:.2f}; {cell['verdict']}; "
+                f"{cell['wall_s']:.1f} s",
+                flush=True,
+            )
     result["summary"] = summary(cells)
     write_json_atomic(out, schemas.dump("bench", result))
     write_table(out.with_suffix(".md"), result)
     s = result["summary"]
-    print(f"median ours ≥ {GOAL:g} × oracle in {len(s['meets_goal'])} of {len(s['cases'])} cases; wrote {out}, "
-          f"{out.with_suffix('.md')}")
+    print(
+        f"median ours ≥ {GOAL:g} × oracle in {len(s['meets_goal'])} of {len(s['cases'])} cases; wrote {out}, "
+        f"{out.with_suffix('.md')}"
+    )
     return 0

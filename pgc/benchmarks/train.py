@@ -31,8 +31,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mechanism", default="laplace", choices=["laplace", "prs", "none"])
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--naive-seconds", type=float, default=10.0, help="how long to time the naive loop")
-    p.add_argument("--processes", type=int, default=os.cpu_count() or 1,
-                   help="worker processes the trials are dealt to (default: all cores)")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes the trials are dealt to (default: all cores)",
+    )
     add_seed(p, default=0)
     p.add_argument("--json", help="also write the numbers to this JSON file")
 
@@ -48,9 +52,16 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--trials, --submissions and --naive-seconds must be positive")
     warm_up()
     eps = float("inf") if args.mechanism == "none" else args.epsilon
-    configs = [TrainConfig(mechanism=args.mechanism, epsilon=eps, submissions=args.submissions,
-                           buffer_size=100 if args.mechanism == "prs" else 1, seed=args.seed + i)
-               for i in range(args.trials)]
+    configs = [
+        TrainConfig(
+            mechanism=args.mechanism,
+            epsilon=eps,
+            submissions=args.submissions,
+            buffer_size=100 if args.mechanism == "prs" else 1,
+            seed=args.seed + i,
+        )
+        for i in range(args.trials)
+    ]
     train_batch(configs[:1])  # compile / load every code path once
     start = time.perf_counter()
     results = train_batch(configs, processes=args.processes)
@@ -66,30 +77,48 @@ def run(args: argparse.Namespace) -> int:
     tuned_rate, tuned_steps, tuned_episodes = batched_loss_steps_per_second(theta, args.naive_seconds, tuned_rng)
     ratio = fast_rate / naive_rate
     numbers = {
-        "benchmark": "train", "mechanism": args.mechanism, "epsilon": eps, "trials": args.trials,
-        "workers_per_trial": 9, "processes": args.processes, "submissions_per_trial": args.submissions,
-        "vectorised_agent_steps": fast_steps, "vectorised_wall_s": fast_wall,
-        "vectorised_steps_per_s": fast_rate, "vectorised_steps_per_s_per_process": fast_rate / args.processes,
+        "benchmark": "train",
+        "mechanism": args.mechanism,
+        "epsilon": eps,
+        "trials": args.trials,
+        "workers_per_trial": 9,
+        "processes": args.processes,
+        "submissions_per_trial": args.submissions,
+        "vectorised_agent_steps": fast_steps,
+        "vectorised_wall_s": fast_wall,
+        "vectorised_steps_per_s": fast_rate,
+        "vectorised_steps_per_s_per_process": fast_rate / args.processes,
         "vectorised_mean_episode": fast_steps / fast_episodes,
-        "naive_agent_steps": naive_steps, "naive_steps_per_s": naive_rate,
-        "naive_mean_episode": naive_steps / max(1, naive_episodes), "ratio": ratio,
-        "tuned_torch_steps_per_s": tuned_rate, "tuned_torch_mean_episode": tuned_steps / max(1, tuned_episodes),
+        "naive_agent_steps": naive_steps,
+        "naive_steps_per_s": naive_rate,
+        "naive_mean_episode": naive_steps / max(1, naive_episodes),
+        "ratio": ratio,
+        "tuned_torch_steps_per_s": tuned_rate,
+        "tuned_torch_mean_episode": tuned_steps / max(1, tuned_episodes),
         "ratio_vs_tuned_torch": fast_rate / tuned_rate,
-        "cpu_count": os.cpu_count(), "loadavg_1min": os.getloadavg()[0],
-        "machine": platform.machine(), "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "loadavg_1min": os.getloadavg()[0],
+        "machine": platform.machine(),
+        "python": platform.python_version(),
     }
-    print(f"compiled trainer: {fast_steps:,} agent-steps in {fast_wall:.1f}s = {fast_rate:.3g} agent-steps/s "
-          f"({args.trials} trials x 9 workers, {args.mechanism}, {args.submissions} submissions each, "
-          f"{args.processes} processes; {fast_rate / args.processes:.3g}/s per process; "
-          f"mean episode {numbers['vectorised_mean_episode']:.1f} steps)")
-    print(f"naive reference:  {naive_steps:,} agent-steps in {args.naive_seconds:.1f}s = {naive_rate:.3g} "
-          "agent-steps/s "
-          f"(textbook A3C worker: gymnasium agent, autograd graph per step, backward per episode; "
-          f"mean episode {numbers['naive_mean_episode']:.1f} steps)")
-    print(f"tuned torch loop: {tuned_steps:,} agent-steps in {args.naive_seconds:.1f}s = {tuned_rate:.3g} "
-          "agent-steps/s "
-          "(no_grad forward per step, one batched loss per episode; mean episode "
-          f"{numbers['tuned_torch_mean_episode']:.1f})")
+    print(
+        f"compiled trainer: {fast_steps:,} agent-steps in {fast_wall:.1f}s = {fast_rate:.3g} agent-steps/s "
+        f"({args.trials} trials x 9 workers, {args.mechanism}, {args.submissions} submissions each, "
+        f"{args.processes} processes; {fast_rate / args.processes:.3g}/s per process; "
+        f"mean episode {numbers['vectorised_mean_episode']:.1f} steps)"
+    )
+    print(
+        f"naive reference:  {naive_steps:,} agent-steps in {args.naive_seconds:.1f}s = {naive_rate:.3g} "
+        "agent-steps/s "
+        f"(textbook A3C worker: gymnasium agent, autograd graph per step, backward per episode; "
+        f"mean episode {numbers['naive_mean_episode']:.1f} steps)"
+    )
+    print(
+        f"tuned torch loop: {tuned_steps:,} agent-steps in {args.naive_seconds:.1f}s = {tuned_rate:.3g} "
+        "agent-steps/s "
+        "(no_grad forward per step, one batched loss per episode; mean episode "
+        f"{numbers['tuned_torch_mean_episode']:.1f})"
+    )
     print(f"ratio: {ratio:,.0f}x the naive reference ({numbers['ratio_vs_tuned_torch']:,.0f}x the tuned torch loop)")
     if args.json:
         write_json_atomic(args.json, {"numbers": numbers})

@@ -9,5 +9,16 @@ from .patterns import InputDomain, input_pairs
 from .registry import BROKEN, BY_NAME, CATALOGUE, CORRECT, EPSILON, Algorithm
 from .system import CHANNEL, CatalogueSystem, catalogue_system
 
-__all__ = ["Algorithm", "BROKEN", "BY_NAME", "CATALOGUE", "CHANNEL", "CORRECT", "CatalogueSystem", "EPSILON",
-           "InputDomain", "catalogue_system", "input_pairs"]
+__all__ = [
+    "Algorithm",
+    "BROKEN",
+    "BY_NAME",
+    "CATALOGUE",
+    "CHANNEL",
+    "CORRECT",
+    "CatalogueSystem",
+    "EPSILON",
+    "InputDomain",
+    "catalogue_system",
+    "input_pairs",
+]

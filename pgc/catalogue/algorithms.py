@@ -19,8 +19,9 @@ def laplace(a: np.ndarray, n: int, rng: np.random.Generator, eps: float = 0.1) -
     return a[0] + rng.laplace(0.0, 1.0 / eps, size=(n, 1))
 
 
-def laplace_parallel(a: np.ndarray, n: int, rng: np.random.Generator, eps: float = 0.005,
-                     n_parallel: int = 20) -> np.ndarray:
+def laplace_parallel(
+    a: np.ndarray, n: int, rng: np.random.Generator, eps: float = 0.005, n_parallel: int = 20
+) -> np.ndarray:
     """``n_parallel`` independent Laplace mechanisms at ε each on a[0] (sequential composition: n_parallel·ε)."""
     return a[0] + rng.laplace(0.0, 1.0 / eps, size=(n, n_parallel))
 
@@ -29,14 +30,13 @@ def geometric_cdf_table(c: int, eps: float = 0.1, size: int = 5) -> tuple[np.nda
     """F(0..size) and d of GeoSample (Balcer & Vadhan 2018, Alg. 4.8, Step 2) for the count c, in exact integers:
     the output is the smallest z with F(z) ≥ u for u uniform on 1..d."""
     k = math.ceil(math.log(2.0 / eps))
-    d = (2 ** (k + 1) + 1) * (2 ** k + 1) ** (size - 1)
-    f = [2 ** (k * (c - z)) * (2 ** k + 1) ** (size - (c - z)) for z in range(c)]
-    f += [d - 2 ** (k * (z - c + 1)) * (2 ** k + 1) ** (size - 1 - (z - c)) for z in range(c, size)]
+    d = (2 ** (k + 1) + 1) * (2**k + 1) ** (size - 1)
+    f = [2 ** (k * (c - z)) * (2**k + 1) ** (size - (c - z)) for z in range(c)]
+    f += [d - 2 ** (k * (z - c + 1)) * (2**k + 1) ** (size - 1 - (z - c)) for z in range(c, size)]
     return np.asarray(f + [d], dtype=np.int64), d
 
 
-def truncated_geometric(a: np.ndarray, n: int, rng: np.random.Generator, eps: float = 0.1,
-                        size: int = 5) -> np.ndarray:
+def truncated_geometric(a: np.ndarray, n: int, rng: np.random.Generator, eps: float = 0.1, size: int = 5) -> np.ndarray:
     """The truncated geometric mechanism GeoSample(ε, size) on a count a[0] in 0..size."""
     f, d = geometric_cdf_table(int(a[0]), eps, size)
     u = rng.integers(1, d + 1, size=n)
@@ -103,8 +103,16 @@ def _permanent(bits: np.ndarray, n: int, rng: np.random.Generator, f: float) -> 
     return np.where(choice == 0, 1.0, np.where(choice == 1, 0.0, bits[None, :]))
 
 
-def rappor(a: np.ndarray, n: int, rng: np.random.Generator, n_hashes: int = 4, filter_size: int = 20,
-           f: float = 0.75, p: float = 0.45, q: float = 0.55) -> np.ndarray:
+def rappor(
+    a: np.ndarray,
+    n: int,
+    rng: np.random.Generator,
+    n_hashes: int = 4,
+    filter_size: int = 20,
+    f: float = 0.75,
+    p: float = 0.45,
+    q: float = 0.55,
+) -> np.ndarray:
     """RAPPOR, Steps 1–3 (Erlingsson et al. 2014): Bloom filter, permanent then instantaneous randomized response
     (a set bit reports 1 w.p. q, a clear bit w.p. p), the permanent response drawn afresh per run."""
     prr = _permanent(bloom_filter(int(a[0]), n_hashes, filter_size), n, rng, f)
@@ -112,8 +120,9 @@ def rappor(a: np.ndarray, n: int, rng: np.random.Generator, n_hashes: int = 4, f
     return np.where(prr == 1.0, u < q, u < p).astype(np.float64)
 
 
-def one_time_rappor(a: np.ndarray, n: int, rng: np.random.Generator, n_hashes: int = 4, filter_size: int = 20,
-                    f: float = 0.95) -> np.ndarray:
+def one_time_rappor(
+    a: np.ndarray, n: int, rng: np.random.Generator, n_hashes: int = 4, filter_size: int = 20, f: float = 0.95
+) -> np.ndarray:
     """One-time RAPPOR, Steps 1–2 (Erlingsson et al. 2014): Bloom filter and permanent randomized response."""
     return _permanent(bloom_filter(int(a[0]), n_hashes, filter_size), n, rng, f)
 

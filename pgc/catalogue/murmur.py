@@ -24,11 +24,11 @@ def murmur3_32(text: str, seed: int = 0) -> int:
     h = seed & _MASK
     blocks = len(data) // 4
     for i in range(blocks):
-        k = int.from_bytes(data[4 * i: 4 * i + 4], "little")
+        k = int.from_bytes(data[4 * i : 4 * i + 4], "little")
         k = _rotl((k * _C1) & _MASK, 15)
         h ^= (k * _C2) & _MASK
         h = (_rotl(h, 13) * 5 + 0xE6546B64) & _MASK
-    tail = data[4 * blocks:]
+    tail = data[4 * blocks :]
     if tail:
         k = int.from_bytes(tail, "little")
         h ^= (_rotl((k * _C1) & _MASK, 15) * _C2) & _MASK

@@ -30,12 +30,14 @@ def _raw_patterns(d: int, component_wise: bool) -> list[tuple[str, list[int], li
     ones, half = [1] * d, d // 2
     patterns = [("one above", ones, [0] + [1] * (d - 1)), ("one below", ones, [2] + [1] * (d - 1))]
     if component_wise:
-        patterns += [("one above rest below", ones, [2] + [0] * (d - 1)),
-                     ("one below rest above", ones, [0] + [2] * (d - 1)),
-                     ("half half", ones, [2] * half + [0] * (d - half)),
-                     ("all above", ones, [2] * d),
-                     ("all below", ones, [0] * d),
-                     ("X shape", [1] * half + [0] * (d - half), [0] * half + [1] * (d - half))]
+        patterns += [
+            ("one above rest below", ones, [2] + [0] * (d - 1)),
+            ("one below rest above", ones, [0] + [2] * (d - 1)),
+            ("half half", ones, [2] * half + [0] * (d - half)),
+            ("all above", ones, [2] * d),
+            ("all below", ones, [0] * d),
+            ("X shape", [1] * half + [0] * (d - half), [0] * half + [1] * (d - half)),
+        ]
     return patterns
 
 

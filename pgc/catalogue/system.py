@@ -35,14 +35,17 @@ class CatalogueSystem:
         """The input as a 1-d array; a clear error when it has the wrong length, type or range."""
         d = self.algorithm.domain
         values = list(secret) if isinstance(secret, (list, tuple, np.ndarray)) else [secret]
-        if len(values) != d.dimensions or not all(isinstance(v, numbers.Real) and not isinstance(v, bool)
-                                                  for v in values):
+        if len(values) != d.dimensions or not all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values
+        ):
             raise UserError(f"{self.name}: a secret is {d.dimensions} number(s), got {secret!r}")
         array = np.asarray(values, dtype=np.float64)
-        if not np.all((array >= d.low) & (array <= d.high)) or (d.base_type == "int"
-                                                                 and not np.all(array == np.round(array))):
-            raise UserError(f"{self.name}: a secret's entries are {d.base_type}s in [{d.low:g}, {d.high:g}], "
-                            f"got {secret!r}")
+        if not np.all((array >= d.low) & (array <= d.high)) or (
+            d.base_type == "int" and not np.all(array == np.round(array))
+        ):
+            raise UserError(
+                f"{self.name}: a secret's entries are {d.base_type}s in [{d.low:g}, {d.high:g}], got {secret!r}"
+            )
         return array.astype(np.int64) if d.base_type == "int" else array
 
     def release(self, secret: Any, n: int, rng: np.random.Generator, *, broadcast: Any = None) -> dict:

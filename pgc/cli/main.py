@@ -25,29 +25,47 @@ from pgc.errors import ExitCode, UserError
 
 # name -> (module:Class, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "train": ("pgc.cli.commands.train:TrainCommand",
-              "train PGC-A3C (K trials at once); writes checkpoints, transcript, summary"),
-    "bench": ("pgc.cli.commands.bench:BenchCommand",
-              "benchmarks that print a ratio against a reference measured in the same run"),
-    "replicate": ("pgc.cli.commands.replicate:ReplicateCommand",
-                  "replicate the paper's Tables 1-3 and Figures 2-3 with a zero-information control"),
-    "audit": ("pgc.cli.commands.audit:AuditCommand",
-              "empirical epsilon lower bounds: mechanisms, trained models, transcript channels"),
-    "attack": ("pgc.cli.commands.attack:AttackCommand",
-               "dynamics-inference attacks recovering gravity from submissions"),
+    "train": (
+        "pgc.cli.commands.train:TrainCommand",
+        "train PGC-A3C (K trials at once); writes checkpoints, transcript, summary",
+    ),
+    "bench": (
+        "pgc.cli.commands.bench:BenchCommand",
+        "benchmarks that print a ratio against a reference measured in the same run",
+    ),
+    "replicate": (
+        "pgc.cli.commands.replicate:ReplicateCommand",
+        "replicate the paper's Tables 1-3 and Figures 2-3 with a zero-information control",
+    ),
+    "audit": (
+        "pgc.cli.commands.audit:AuditCommand",
+        "empirical epsilon lower bounds: mechanisms, trained models, transcript channels",
+    ),
+    "attack": (
+        "pgc.cli.commands.attack:AttackCommand",
+        "dynamics-inference attacks recovering gravity from submissions",
+    ),
     "report": ("pgc.cli.commands.report:ReportCommand", "privacy report (HTML, Markdown, JSON) from result files"),
     "tune": ("pgc.cli.commands.tune:TuneCommand", "tune epsilon and mechanism settings with optuna"),
-    "pipeline": ("pgc.cli.commands.pipeline:PipelineCommand",
-                 "the main job: train -> audit -> attack -> report on embedded defaults"),
-    "bandit": ("pgc.cli.commands.bandit:BanditCommand",
-               "federated linear contextual bandits: regret study and first-user attack"),
-    "thesis": ("pgc.cli.commands.thesis:ThesisCommand",
-               "attacks on the thesis' four systems, beside the thesis' tables"),
+    "pipeline": (
+        "pgc.cli.commands.pipeline:PipelineCommand",
+        "the main job: train -> audit -> attack -> report on embedded defaults",
+    ),
+    "bandit": (
+        "pgc.cli.commands.bandit:BanditCommand",
+        "federated linear contextual bandits: regret study and first-user attack",
+    ),
+    "thesis": (
+        "pgc.cli.commands.thesis:ThesisCommand",
+        "attacks on the thesis' four systems, beside the thesis' tables",
+    ),
 }
 
 
-REPORT_BUGS = ("this is a bug in pgc-audit {version}, not in your input: please report it with the command line "
-               "and the traceback above (README: Reporting a bug)")
+REPORT_BUGS = (
+    "this is a bug in pgc-audit {version}, not in your input: please report it with the command line "
+    "and the traceback above (README: Reporting a bug)"
+)
 
 
 class Command(Protocol):

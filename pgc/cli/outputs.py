@@ -67,16 +67,20 @@ def recorded_companions(path: Path) -> list[Path]:
         if isinstance(obj, dict):
             for key, value in obj.items():
                 if key in COMPANION_KEYS:
-                    names.update(v for v in (value.values() if isinstance(value, dict) else [value])
-                                 if isinstance(v, str))
+                    names.update(
+                        v for v in (value.values() if isinstance(value, dict) else [value]) if isinstance(v, str)
+                    )
                 walk(value)
         elif isinstance(obj, list):
             for value in obj:
                 walk(value)
 
     walk(data)
-    return [path.parent / n for n in sorted(names)
-            if n and os.path.basename(n) == n and n.startswith(path.stem) and n != path.name]
+    return [
+        path.parent / n
+        for n in sorted(names)
+        if n and os.path.basename(n) == n and n.startswith(path.stem) and n != path.name
+    ]
 
 
 class ResultFile:
@@ -85,8 +89,9 @@ class ResultFile:
     ``with ResultFile(args.out, command="audit", name="mechanism", force=args.force) as result:`` ...
     ``result.companion("-theta.pt")`` names a file beside it, ``result.write(data)`` writes the JSON."""
 
-    def __init__(self, out: str | os.PathLike | None, *, command: str, name: str, force: bool = False,
-                 suffix: str = ".json"):
+    def __init__(
+        self, out: str | os.PathLike | None, *, command: str, name: str, force: bool = False, suffix: str = ".json"
+    ):
         self.default = out is None
         if out is not None and str(out).endswith(("/", os.sep)):  # a folder: a new result file inside it
             self.path = default_result_path(command, name, suffix, folder=Path(out))

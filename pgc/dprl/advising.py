@@ -59,8 +59,9 @@ def aligned_q(teacher_actions, teacher_q, student_actions) -> tuple[np.ndarray, 
     for a in student_actions:
         if a in q:
             out.append(q[a])
-        elif (len(teacher_actions) == len(student_actions) and len(extra_in_teacher) == 1
-              and len(missing_in_teacher) == 1):
+        elif (
+            len(teacher_actions) == len(student_actions) and len(extra_in_teacher) == 1 and len(missing_in_teacher) == 1
+        ):
             out.append(q[extra_in_teacher[0]])  # line 12: a_diff2's value in a_diff1's slot
         else:
             out.append(0.0)  # line 8: the missing action added with its initial Q-value, 0
@@ -78,8 +79,17 @@ def teacher_table(secret) -> tuple[list[str], np.ndarray]:
 
 class AdvisingSystem:
     report_section = "published-claims"  # pgc report: the "Published claims" section
-    def __init__(self, epsilon: float = 1.0, sensitivity: float = 1.0, threshold: float = 0.7, xi: float = 0.1,
-                 student_actions=("A", "B", "C", "E"), noise: str = "shared", reference: bool = False):
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        sensitivity: float = 1.0,
+        threshold: float = 0.7,
+        xi: float = 0.1,
+        student_actions=("A", "B", "C", "E"),
+        noise: str = "shared",
+        reference: bool = False,
+    ):
         if not (epsilon > 0 and math.isfinite(epsilon)) or sensitivity <= 0 or noise not in NOISE_READINGS:
             raise UserError(f"epsilon > 0, sensitivity > 0 and noise one of {NOISE_READINGS}")
         self.epsilon, self.sensitivity, self.threshold, self.xi = float(epsilon), float(sensitivity), threshold, xi
@@ -87,8 +97,9 @@ class AdvisingSystem:
         self.noise, self.reference = noise, bool(reference)
         self.channels = ("teacher_q", "advised_action")
         self.claim = PrivacyClaim(self.epsilon, 0.0, self.channels)  # §3.5.2.2
-        self.name = (f"advising-{'laplace-reference' if reference else 'teacher'} ε={epsilon:g}"
-                     + ("" if noise == "shared" else " fresh-noise"))
+        self.name = f"advising-{'laplace-reference' if reference else 'teacher'} ε={epsilon:g}" + (
+            "" if noise == "shared" else " fresh-noise"
+        )
         self.relation = "Tables 3.3-3.4: teacher Q-tables that differ in one row (one action's converged Q-value)"
         self.secret_space = SecretSpace(self.relation, 7, self._pair)
 
@@ -101,8 +112,9 @@ class AdvisingSystem:
         sent = aligned[None, :].repeat(n, 0) if same and not self.reference else noisy  # line 3: raw
         student_q = self._student_q(broadcast, k)
         distance = np.sum((sent - student_q[None, :]) ** 2, axis=1)  # eq. 3.1 against the student's Q
-        advice_q = (noisy if (self.noise == "shared" or self.reference)
-                    else aligned[None, :] + rng.laplace(0.0, scale, (n, k)))
+        advice_q = (
+            noisy if (self.noise == "shared" or self.reference) else aligned[None, :] + rng.laplace(0.0, scale, (n, k))
+        )
         policy = normalise(np.full((n, k), 1.0 / k) + self.xi * advice_q)  # lines 20-22, Algorithm 4
         u = rng.random(n)
         chosen = (u[:, None] > np.cumsum(policy, axis=1)).sum(axis=1).clip(max=k - 1)  # line 24
@@ -127,9 +139,11 @@ class AdvisingSystem:
         other = {"actions": ["A", "B", "C", "D"], "q": [0.0, 0.0, 0.0, 2.0]}
         same = {"actions": list(self.student_actions), "q": [0.0, 0.0, 0.0, 2.0]}
         zero = lambda t: {"actions": t["actions"], "q": [0.0] * len(t["actions"])}  # noqa: E731
-        return {"one row: the differing action's Q 2 vs 0": (other, zero(other)),
-                "same actions as the student (line 3): one Q 2 vs 0": (same, zero(same)),
-                **FOUND_PAIRS["advising"]}
+        return {
+            "one row: the differing action's Q 2 vs 0": (other, zero(other)),
+            "same actions as the student (line 3): one Q 2 vs 0": (same, zero(same)),
+            **FOUND_PAIRS["advising"],
+        }
 
     def describe_secret(self, secret) -> str:
         actions, q = teacher_table(secret)
@@ -145,7 +159,13 @@ class AdvisingSystem:
         return {"actions": actions, "q": q}, {"actions": actions, "q": q2}
 
 
-def system(epsilon: float = 1.0, sensitivity: float = 1.0, threshold: float = 0.7, xi: float = 0.1,
-           noise: str = "shared", reference: bool = False):
+def system(
+    epsilon: float = 1.0,
+    sensitivity: float = 1.0,
+    threshold: float = 0.7,
+    xi: float = 0.1,
+    noise: str = "shared",
+    reference: bool = False,
+):
     """The teacher's side of one advice at Table 3.5's setting (ε = 1, S = 1, d = 0.7)."""
     return AdvisingSystem(epsilon, sensitivity, threshold, xi, ("A", "B", "C", "E"), noise, reference)

@@ -101,8 +101,14 @@ class DpDrlObservationSystem:
     report_section = "published-claims"  # pgc report: the "Published claims" section
     channels = ("observation",)
 
-    def __init__(self, epsilon: float | str = 0.1, big_n: float = 10.0, obfuscation: str = "flip", q_seed: int = 0,
-                 reference: bool = False):
+    def __init__(
+        self,
+        epsilon: float | str = 0.1,
+        big_n: float = 10.0,
+        obfuscation: str = "flip",
+        q_seed: int = 0,
+        reference: bool = False,
+    ):
         self.dynamic = epsilon == "dynamic"
         if not self.dynamic and not (isinstance(epsilon, (int, float)) and 0 < float(epsilon) < math.inf):
             raise UserError(f"epsilon is a positive number or 'dynamic', got {epsilon!r}")
@@ -163,7 +169,8 @@ def _observation_pair(x: np.ndarray):
     return o, o2
 
 
-def system(epsilon: float | str = 0.1, big_n: float = 10.0, obfuscation: str = "flip", q_seed: int = 0,
-           reference: bool = False):
+def system(
+    epsilon: float | str = 0.1, big_n: float = 10.0, obfuscation: str = "flip", q_seed: int = 0, reference: bool = False
+):
     """DP-DRL's observation release at §5.6.2.3's setting (N = 10; ε = 0.1, or "dynamic")."""
     return DpDrlObservationSystem(epsilon, big_n, obfuscation, q_seed, reference)

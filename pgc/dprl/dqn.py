@@ -57,8 +57,13 @@ def q_table(net: nn.Module, n_rows: int) -> np.ndarray:
         return net(inputs(rows, obs, n_rows)).numpy().astype(np.float64).reshape(n_rows, 256, 5)
 
 
-def train_dqn_agent(free: np.ndarray, settings: TrainingSettings, defence: float | str | None,
-                    rng: np.random.Generator, dqn: DQNSettings = DQNSettings()) -> tuple[np.ndarray, dict]:
+def train_dqn_agent(
+    free: np.ndarray,
+    settings: TrainingSettings,
+    defence: float | str | None,
+    rng: np.random.Generator,
+    dqn: DQNSettings = DQNSettings(),
+) -> tuple[np.ndarray, dict]:
     """Algorithm 11 with a DQN: the Q table of the trained network (n_rows × 256 × 5) and the utility of
     training, as :func:`pgc.dprl.gridworld.train_agent` returns them. Runs on one torch thread (a network this
     small gains nothing from more, and two trainings side by side would fight over the cores)."""
@@ -70,8 +75,13 @@ def train_dqn_agent(free: np.ndarray, settings: TrainingSettings, defence: float
         torch.set_num_threads(threads)
 
 
-def _train(free: np.ndarray, settings: TrainingSettings, defence: float | str | None, rng: np.random.Generator,
-           dqn: DQNSettings) -> tuple[np.ndarray, dict]:
+def _train(
+    free: np.ndarray,
+    settings: TrainingSettings,
+    defence: float | str | None,
+    rng: np.random.Generator,
+    dqn: DQNSettings,
+) -> tuple[np.ndarray, dict]:
     gen = torch.Generator().manual_seed(int(rng.integers(2**63)))
     n_rows = free.size if settings.sees_cell else 1
     n_in = 8 + (n_rows if n_rows > 1 else 0)  # the bits of inputs(): observation, then the row one-hot
@@ -103,8 +113,18 @@ def _train(free: np.ndarray, settings: TrainingSettings, defence: float | str | 
             done_flags[stored % dqn.buffer] = done
             stored, env_steps, state = stored + 1, env_steps + 1, nxt
             if env_steps >= dqn.warmup and env_steps % dqn.train_every == 0:
-                _gradient_step(online, target, optimiser, memory, done_flags, min(stored, dqn.buffer), n_rows,
-                               settings.gamma, dqn.batch, rng)
+                _gradient_step(
+                    online,
+                    target,
+                    optimiser,
+                    memory,
+                    done_flags,
+                    min(stored, dqn.buffer),
+                    n_rows,
+                    settings.gamma,
+                    dqn.batch,
+                    rng,
+                )
                 grad_steps += 1
                 if grad_steps % dqn.sync_every == 0:
                     target.load_state_dict(online.state_dict())

@@ -119,14 +119,16 @@ def obfuscate_index(q: np.ndarray, index: int, epsilon: float | None, big_n: flo
     return int(flipped[min(chosen, 7)])
 
 
-def train_agent(free: np.ndarray, settings: TrainingSettings, defence: float | str | None,
-                rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+def train_agent(
+    free: np.ndarray, settings: TrainingSettings, defence: float | str | None, rng: np.random.Generator
+) -> tuple[np.ndarray, dict]:
     """Algorithm 11 (tabular): the Q table (256 × 5) and the utility of training (Table 5.3's measures).
     ``defence``: None (no defence), a fixed ε, or "dynamic". (:func:`pgc.dprl.training.train_agent` picks this
     or the DQN by ``settings.learner``.)"""
     if settings.learner != "table":
-        raise UserError(f"pgc.dprl.gridworld trains the table; the {settings.learner!r} learner: "
-                        "pgc.dprl.training.train_agent")
+        raise UserError(
+            f"pgc.dprl.gridworld trains the table; the {settings.learner!r} learner: pgc.dprl.training.train_agent"
+        )
     q = np.zeros((free.size if settings.sees_cell else 1, 256, 5))
     eps = None if defence == "dynamic" else defence
     start, goal = start_goal(free.shape)
@@ -155,10 +157,12 @@ def training_utility(rewards: list[float], steps_taken: list[int], settings: Tra
     """Table 5.3's measures over the last tenth of the episodes: mean reward, mean steps, share that reached
     the goal."""
     last = max(1, settings.episodes // 10)
-    return {"final_mean_reward": float(np.mean(rewards[-last:])),
-            "final_mean_steps": float(np.mean(steps_taken[-last:])),
-            "final_success": float(np.mean(np.array(steps_taken[-last:]) < settings.max_steps)),
-            "final_episodes": last}
+    return {
+        "final_mean_reward": float(np.mean(rewards[-last:])),
+        "final_mean_steps": float(np.mean(steps_taken[-last:])),
+        "final_success": float(np.mean(np.array(steps_taken[-last:]) < settings.max_steps)),
+        "final_episodes": last,
+    }
 
 
 def greedy_action(values: np.ndarray, rng: np.random.Generator) -> int:
@@ -174,12 +178,14 @@ def row_of(free: np.ndarray, cell, settings: TrainingSettings) -> int:
 
 def observe(free, cell, q, defence, eps, settings: TrainingSettings, rng) -> int:
     index = observation_index(free, cell)
-    return index if defence is None else obfuscate_index(q[row_of(free, cell, settings)], index, eps, settings.big_n,
-                                                         rng)
+    return (
+        index if defence is None else obfuscate_index(q[row_of(free, cell, settings)], index, eps, settings.big_n, rng)
+    )
 
 
-def greedy_trajectory(free: np.ndarray, q: np.ndarray, defence, settings: TrainingSettings, rng,
-                      max_steps: int | None = None) -> list[tuple[tuple[int, int], int, tuple[int, int]]]:
+def greedy_trajectory(
+    free: np.ndarray, q: np.ndarray, defence, settings: TrainingSettings, rng, max_steps: int | None = None
+) -> list[tuple[tuple[int, int], int, tuple[int, int]]]:
     """What an observer of the trained agent sees: (cell, action, next cell) along a greedy run from the start
     (acting on obfuscated observations when the agent is defended, as it was trained)."""
     eps = None if defence == "dynamic" else defence

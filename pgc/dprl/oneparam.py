@@ -45,8 +45,13 @@ def candidates(y_sorted: np.ndarray, m: int) -> np.ndarray:
     return lower[:, None] + np.arange(m)[None, :] * rho[:, None]
 
 
-def phase_one_probabilities(y_sorted: np.ndarray, epsilon: float, m: int = 5, utility_sensitivity: float = 1.0,
-                            utility_origin: str = "algorithm") -> tuple[np.ndarray, np.ndarray]:
+def phase_one_probabilities(
+    y_sorted: np.ndarray,
+    epsilon: float,
+    m: int = 5,
+    utility_sensitivity: float = 1.0,
+    utility_origin: str = "algorithm",
+) -> tuple[np.ndarray, np.ndarray]:
     """The candidates and their exponential-mechanism probabilities, (k, m) each. ``utility_origin``:
     "algorithm" measures |y_i - r_j| to the candidates of line 6; "text" to (i-1)/k + (j-1)ρ_i as the
     utility's equation writes it."""
@@ -81,8 +86,16 @@ class OneParameterDefenceSystem:
     report_section = "published-claims"  # pgc report: the "Published claims" section
     channels = ("scores",)
 
-    def __init__(self, epsilon: float = 0.1, k: int = 10, m: int = 5, utility_sensitivity: float = 1.0,
-                 utility_origin: str = "algorithm", relation: str = "thesis", reference: bool = False):
+    def __init__(
+        self,
+        epsilon: float = 0.1,
+        k: int = 10,
+        m: int = 5,
+        utility_sensitivity: float = 1.0,
+        utility_origin: str = "algorithm",
+        relation: str = "thesis",
+        reference: bool = False,
+    ):
         if not (epsilon > 0 and math.isfinite(epsilon)) or k < 2 or m < 1 or utility_sensitivity <= 0:
             raise UserError("need epsilon > 0, k >= 2, m >= 1 and utility_sensitivity > 0")
         if utility_origin not in UTILITY_ORIGINS or relation not in RELATIONS:
@@ -93,11 +106,14 @@ class OneParameterDefenceSystem:
         self.utility_sensitivity, self.utility_origin = float(utility_sensitivity), utility_origin
         self.relation_name, self.reference = relation, bool(reference)
         self.claim = PrivacyClaim(self.k * self.epsilon, 0.0, ("scores",))  # Theorem 6.1: k·ε-DP
-        self.name = (f"oneparam-{'laplace-reference' if reference else 'defence'} ε={epsilon:g} k={k}"
-                     + ("" if utility_origin == "algorithm" else " utility-as-text"))
-        self.relation = ("thesis (Theorem 6.1's proof): ‖ŷ - y‖₁ ≤ 1 with equal neighbour sums y_i + y_{i+1}"
-                         if relation == "thesis"
-                         else "member: any two confidence vectors (one training member in or out)")
+        self.name = f"oneparam-{'laplace-reference' if reference else 'defence'} ε={epsilon:g} k={k}" + (
+            "" if utility_origin == "algorithm" else " utility-as-text"
+        )
+        self.relation = (
+            "thesis (Theorem 6.1's proof): ‖ŷ - y‖₁ ≤ 1 with equal neighbour sums y_i + y_{i+1}"
+            if relation == "thesis"
+            else "member: any two confidence vectors (one training member in or out)"
+        )
         self.secret_space = thesis_space(self.k) if relation == "thesis" else member_space(self.k)
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
@@ -107,8 +123,9 @@ class OneParameterDefenceSystem:
             sensitivity = 1.0 if self.relation_name == "thesis" else 2.0
             z_sorted = y[order][None, :] + rng.laplace(0.0, sensitivity / (self.k * self.epsilon), size=(n, self.k))
         else:
-            cands, probs = phase_one_probabilities(y[order], self.epsilon, self.m, self.utility_sensitivity,
-                                                   self.utility_origin)
+            cands, probs = phase_one_probabilities(
+                y[order], self.epsilon, self.m, self.utility_sensitivity, self.utility_origin
+            )
             picks = sample_rows(probs, n, rng)  # Algorithm 12 lines 8-9, one draw per sub-range
             y_prime = cands[np.arange(self.k)[None, :], picks]
             z_sorted = normalise(y_prime, self.epsilon)
@@ -124,10 +141,12 @@ class OneParameterDefenceSystem:
         certain = np.full(self.k, 1e-4)
         certain[-1] = 1.0 - 1e-4 * (self.k - 1)
         other = certain[::-1].copy()
-        return {"thesis: alternating shift (equal neighbour sums)": (y, shifted),
-                "member: confident vs typical prediction": (confident, y),
-                "member: near-certain predictions of two different classes": (certain, other),
-                **{name: pair for name, pair in FOUND_PAIRS["oneparam"].items() if len(pair[0]) == self.k}}
+        return {
+            "thesis: alternating shift (equal neighbour sums)": (y, shifted),
+            "member: confident vs typical prediction": (confident, y),
+            "member: near-certain predictions of two different classes": (certain, other),
+            **{name: pair for name, pair in FOUND_PAIRS["oneparam"].items() if len(pair[0]) == self.k},
+        }
 
     def describe_secret(self, secret) -> str:
         return "y = [" + ", ".join(f"{v:.4g}" for v in np.asarray(secret, dtype=float)) + "]"
@@ -157,26 +176,37 @@ def _scores_from(x: np.ndarray) -> np.ndarray:
 
 def thesis_space(k: int) -> SecretSpace:
     """y from the first k coordinates (sorted), ŷ = y + t·alternating with t ∈ [-t_max, t_max] from the last."""
+
     def make_pair(x):
         y = _scores_from(x[:k])
         t = (2.0 * x[k] - 1.0) * min_gap(y)
         y_hat = y + t * alternating(k)
         return y, np.clip(y_hat, 0.0, 1.0 - 1e-9)
+
     return SecretSpace("thesis: ‖ŷ - y‖₁ ≤ 1, equal neighbour sums", k + 1, make_pair)
 
 
 def member_space(k: int) -> SecretSpace:
     """Two confidence vectors, each from k coordinates (the class of the top score from one more)."""
+
     def make_pair(x):
-        y, y2 = _scores_from(x[:k]), _scores_from(x[k:2 * k])
+        y, y2 = _scores_from(x[:k]), _scores_from(x[k : 2 * k])
         top = index_from(x[2 * k], k)
         y2[[top, k - 1]] = y2[[k - 1, top]]
         return y, y2
+
     return SecretSpace("member: any two confidence vectors", 2 * k + 1, make_pair)
 
 
-def system(epsilon: float = 0.1, k: int = 10, m: int = 5, utility_sensitivity: float = 1.0,
-           utility_origin: str = "algorithm", relation: str = "thesis", reference: bool = False):
+def system(
+    epsilon: float = 0.1,
+    k: int = 10,
+    m: int = 5,
+    utility_sensitivity: float = 1.0,
+    utility_origin: str = "algorithm",
+    relation: str = "thesis",
+    reference: bool = False,
+):
     """The one-parameter defence at the thesis' §6.5 setting (k = 10, m = 5; ε ∈ {0.1, 0.7, 1.4, 2.0})."""
     return OneParameterDefenceSystem(epsilon, k, m, utility_sensitivity, utility_origin, relation, reference)
 

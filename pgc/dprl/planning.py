@@ -37,9 +37,20 @@ RELATIONS = ("node", "edge")
 
 # Fig. 4.4(a): agent b's local map between centres A and B (degrees A 2, B 2, (b,1) 4, (b,2) 3, (b,3) 3,
 # (b,4) 2, (b,5) 2, as §4.5.2.1 counts them). The text gives A~(b,1) = 50; the other lengths are chosen.
-FIGURE_4_4A = {"nodes": ["A", "B", "b1", "b2", "b3", "b4", "b5"],
-               "edges": [["A", "b1", 50], ["A", "b2", 40], ["b1", "b2", 30], ["b1", "b3", 45], ["b1", "B", 60],
-                         ["b2", "b4", 35], ["b3", "b4", 25], ["b3", "b5", 40], ["b5", "B", 55]]}
+FIGURE_4_4A = {
+    "nodes": ["A", "B", "b1", "b2", "b3", "b4", "b5"],
+    "edges": [
+        ["A", "b1", 50],
+        ["A", "b2", 40],
+        ["b1", "b2", 30],
+        ["b1", "b3", 45],
+        ["b1", "B", 60],
+        ["b2", "b4", 35],
+        ["b3", "b4", 25],
+        ["b3", "b5", 40],
+        ["b5", "B", 55],
+    ],
+}
 
 
 def parse_map(secret) -> tuple[list[str], list[tuple[str, str, float]]]:
@@ -88,6 +99,7 @@ def route_probabilities(nodes, edges, epsilon: float, d_max: int) -> np.ndarray:
 
 class PlanningMapSystem:
     report_section = "published-claims"  # pgc report: the "Published claims" section
+
     def __init__(self, epsilon: float = 0.5, d_max: int | str = 4, relation: str = "node", reference: bool = False):
         if not (epsilon > 0 and math.isfinite(epsilon)) or relation not in RELATIONS:
             raise UserError(f"epsilon > 0; relation one of {RELATIONS}")
@@ -97,22 +109,30 @@ class PlanningMapSystem:
         self.epsilon, self.d_max, self.relation_name = float(epsilon), 4 if self.data_d_max else d_max, relation
         self.reference = bool(reference)
         self.bins_cap = MAX_NODES - 1  # the histogram's columns when d_max is the map's own
-        self.channels = (("degree_histogram",) if reference else
-                         ("degree_histogram", "route_probabilities", "fake_route_length")
-                         + (("bins",) if self.data_d_max else ()))
+        self.channels = (
+            ("degree_histogram",)
+            if reference
+            else ("degree_histogram", "route_probabilities", "fake_route_length")
+            + (("bins",) if self.data_d_max else ())
+        )
         self.claim = PrivacyClaim(self.epsilon, 0.0, self.channels)  # Theorem 4.3 (and 4.4: lengths hidden)
-        self.name = (f"planning-{'laplace-reference' if reference else 'map'} ε={epsilon:g}"
-                     + (" d_max=data" if self.data_d_max else ""))
-        self.relation = ("node privacy (Definition 4.5): maps that differ in one node and its routes"
-                         if relation == "node" else "maps that differ in one route's length")
+        self.name = f"planning-{'laplace-reference' if reference else 'map'} ε={epsilon:g}" + (
+            " d_max=data" if self.data_d_max else ""
+        )
+        self.relation = (
+            "node privacy (Definition 4.5): maps that differ in one node and its routes"
+            if relation == "node"
+            else "maps that differ in one route's length"
+        )
         self.secret_space = SecretSpace(self.relation, 43, _node_pair if relation == "node" else _length_pair)
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
         nodes, edges = parse_map(secret)
         if self.reference:  # Laplace at the node sensitivity 1 + 2·d_max, degrees capped at d_max
             p = degree_distribution(nodes, edges, self.d_max)
-            return {"degree_histogram": p[None, :] + rng.laplace(0.0, (1 + 2 * self.d_max) / self.epsilon,
-                                                                  (n, self.d_max))}
+            return {
+                "degree_histogram": p[None, :] + rng.laplace(0.0, (1 + 2 * self.d_max) / self.epsilon, (n, self.d_max))
+            }
         d_max = self.d_max
         if self.data_d_max:
             d_max = int(degree_distribution(nodes, edges, self.bins_cap).nonzero()[0].max(initial=-1) + 1) or 1
@@ -122,22 +142,33 @@ class PlanningMapSystem:
         hist = np.zeros((n, width))
         hist[:, :d_max] = noisy
         mean_length = float(np.mean([w for _, _, w in edges])) if edges else 0.0
-        out = {"degree_histogram": hist,
-               "route_probabilities": np.repeat(route_probabilities(nodes, edges, self.epsilon, width)[None, :], n, 0),
-               "fake_route_length": mean_length * rng.uniform(0.5, 1.5, (n, 1))}
+        out = {
+            "degree_histogram": hist,
+            "route_probabilities": np.repeat(route_probabilities(nodes, edges, self.epsilon, width)[None, :], n, 0),
+            "fake_route_length": mean_length * rng.uniform(0.5, 1.5, (n, 1)),
+        }
         if self.data_d_max:
             out["bins"] = np.full((n, 1), float(d_max))
         return out
 
     def canaries(self) -> dict:
         fig = FIGURE_4_4A
-        without = lambda name: {"nodes": [v for v in fig["nodes"] if v != name],  # noqa: E731
-                                "edges": [e for e in fig["edges"] if name not in e[:2]]}
-        longer = {"nodes": fig["nodes"],
-                  "edges": [e if e[:2] != ["A", "b1"] else ["A", "b1", 60] for e in fig["edges"]]}
-        pairs = {"Fig. 4.4(a) vs without (b,1)": (fig, without("b1")),
-                 "Fig. 4.4(a) vs without (b,5)": (fig, without("b5")),
-                 "Fig. 4.4(a) vs A~(b,1) 60 instead of 50": (fig, longer)}
+
+        def without(name: str) -> dict:
+            return {
+                "nodes": [v for v in fig["nodes"] if v != name],
+                "edges": [e for e in fig["edges"] if name not in e[:2]],
+            }
+
+        longer = {
+            "nodes": fig["nodes"],
+            "edges": [e if e[:2] != ["A", "b1"] else ["A", "b1", 60] for e in fig["edges"]],
+        }
+        pairs = {
+            "Fig. 4.4(a) vs without (b,1)": (fig, without("b1")),
+            "Fig. 4.4(a) vs without (b,5)": (fig, without("b5")),
+            "Fig. 4.4(a) vs A~(b,1) 60 instead of 50": (fig, longer),
+        }
         if self.relation_name == "edge":
             pairs = dict(reversed(list(pairs.items())))
         return pairs | FOUND_PAIRS["planning"]
@@ -165,8 +196,10 @@ def _random_map(x: np.ndarray, size: int = 7, max_degree: int = 4) -> dict:
 def _node_pair(x: np.ndarray):
     secret = _random_map(x)
     gone = f"n{index_from(x[42], 7)}"
-    return secret, {"nodes": [v for v in secret["nodes"] if v != gone],
-                    "edges": [e for e in secret["edges"] if gone not in e[:2]]}
+    return secret, {
+        "nodes": [v for v in secret["nodes"] if v != gone],
+        "edges": [e for e in secret["edges"] if gone not in e[:2]],
+    }
 
 
 def _length_pair(x: np.ndarray):

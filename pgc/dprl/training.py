@@ -9,8 +9,9 @@ from .gridworld import TrainingSettings
 from .gridworld import train_agent as train_table_agent
 
 
-def train_agent(free: np.ndarray, settings: TrainingSettings, defence: float | str | None,
-                rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+def train_agent(
+    free: np.ndarray, settings: TrainingSettings, defence: float | str | None, rng: np.random.Generator
+) -> tuple[np.ndarray, dict]:
     """(Q table, utility) of an agent trained on ``free`` by ``settings.learner`` (None, a fixed ε or
     "dynamic" as ``defence``)."""
     if settings.learner == "dqn":

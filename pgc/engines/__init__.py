@@ -50,7 +50,7 @@ class LocalEngine:
             return [fn(*args) for args in items]
         pool = self._pool_for_bench()
         size = chunk_size(len(items), self.processes, tasks_per_cpu=2)
-        chunks = [items[i:i + size] for i in range(0, len(items), size)]
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
         return _flatten(pool.map(_call_chunk, [fn] * len(chunks), chunks))
 
     def map_each(self, fn: Callable, items: Iterable, *, progress: str | None = None) -> list:
@@ -85,8 +85,12 @@ class LocalEngine:
 
             from pgc.tasks import die_with_parent
 
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=die_with_parent, initargs=(os.getpid(),))
+            self._pool = ProcessPoolExecutor(
+                self.processes,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
+            )
         return self._pool
 
     def close(self) -> None:
@@ -121,13 +125,21 @@ class RayEngine:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, *, num_cpus: int | None = None, tasks_per_cpu: int = 8,
-                 chunk: int | None = None, object_store_memory: int | None = None):
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        num_cpus: int | None = None,
+        tasks_per_cpu: int = 8,
+        chunk: int | None = None,
+        object_store_memory: int | None = None,
+    ):
         try:
             import ray
         except ImportError as exc:
-            raise RuntimeError("the ray engine needs Ray: pip install -e '.[ray]' "
-                               "(scripts/setup.sh installs it)") from exc
+            raise RuntimeError(
+                "the ray engine needs Ray: pip install -e '.[ray]' (scripts/setup.sh installs it)"
+            ) from exc
         self._ray = ray
         self.address = address
         self.tasks_per_cpu, self.chunk = tasks_per_cpu, chunk
@@ -135,9 +147,11 @@ class RayEngine:
         if not ray.is_initialized():
             kwargs = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
             if address is None:
-                kwargs.update(num_cpus=num_cpus or os.cpu_count() or 1,
-                              object_store_memory=object_store_memory or 256 * 1024 * 1024,
-                              runtime_env={"env_vars": {"PYTHONPATH": _pythonpath()}})
+                kwargs.update(
+                    num_cpus=num_cpus or os.cpu_count() or 1,
+                    object_store_memory=object_store_memory or 256 * 1024 * 1024,
+                    runtime_env={"env_vars": {"PYTHONPATH": _pythonpath()}},
+                )
             ray.init(address=address, **kwargs)
             self._owns = True
         self.cpus = int(ray.cluster_resources().get("CPU", 1))
@@ -148,9 +162,13 @@ class RayEngine:
     def describe(self) -> str:
         """Where the tasks run, in words: the cluster's address (or a local one started for this command)
         and its CPUs."""
-        where = ("a local Ray cluster started for this command" if self.started_here
-                 else f"the Ray cluster at {self.address}" if self.address
-                 else "the Ray cluster this process had already joined")
+        where = (
+            "a local Ray cluster started for this command"
+            if self.started_here
+            else f"the Ray cluster at {self.address}"
+            if self.address
+            else "the Ray cluster this process had already joined"
+        )
         return f"{where} ({self.cpus} CPUs)"
 
     def map(self, fn: Callable, *iterables: Iterable) -> list:
@@ -159,7 +177,7 @@ class RayEngine:
             return []
         size = self.chunk or chunk_size(len(items), self.cpus, self.tasks_per_cpu)
         fn_ref = self._ray.put(fn)
-        refs = [self._remote.remote(fn_ref, items[i:i + size]) for i in range(0, len(items), size)]
+        refs = [self._remote.remote(fn_ref, items[i : i + size]) for i in range(0, len(items), size)]
         self.tasks += len(refs)
         return _flatten(self._ray.get(refs))
 
@@ -224,7 +242,7 @@ def chosen_engine(engine: str, address: str | None, *, install: bool = False):
     if started is None:
         yield None
         return
-    with started, (installed(started) if install else contextlib.nullcontext()):
+    with started, installed(started) if install else contextlib.nullcontext():
         yield started
 
 

@@ -73,11 +73,10 @@ class DistributedTree:
     s̃_k = Σ_{j : Bin_j(k) = 1} α̃_j.
     """
 
-    def __init__(self, runs: int, n_silos: int, levels: int, width: int, sigma: float,
-                 rng: np.random.Generator):
+    def __init__(self, runs: int, n_silos: int, levels: int, width: int, sigma: float, rng: np.random.Generator):
         self.sigma, self.levels, self._rng = float(sigma), levels, rng
-        self.alpha = np.zeros((runs, n_silos, levels, width))     # each silo's non-private p-sums
-        self.noisy_nodes = np.zeros((runs, levels, width))        # the server's α̃_j
+        self.alpha = np.zeros((runs, n_silos, levels, width))  # each silo's non-private p-sums
+        self.noisy_nodes = np.zeros((runs, levels, width))  # the server's α̃_j
         self.k = np.zeros(runs, dtype=np.int64)
         self._levels = np.arange(levels)
 
@@ -89,15 +88,15 @@ class DistributedTree:
         if int(self.k.max()) >= 2**self.levels:
             raise UserError("more syncs than the tree was sized for")
         k_safe = np.where(self.k > 0, self.k, 1)
-        i_k = lowest_set_bit(k_safe)                                        # (R,)
-        lower = (self._levels[None, :] < i_k[:, None]).astype(float)        # j < i_k
-        alpha_new = np.einsum("rmjw,rj->rmw", self.alpha, lower) + gamma    # α_{i_k} = Σ_{j<i_k} α_j + γ_k
+        i_k = lowest_set_bit(k_safe)  # (R,)
+        lower = (self._levels[None, :] < i_k[:, None]).astype(float)  # j < i_k
+        alpha_new = np.einsum("rmjw,rj->rmw", self.alpha, lower) + gamma  # α_{i_k} = Σ_{j<i_k} α_j + γ_k
         messages = alpha_new + self._rng.standard_normal(alpha_new.shape) * self.sigma
         runs = np.flatnonzero(active)
         self.alpha[runs, :, i_k[runs]] = alpha_new[runs]
-        self.noisy_nodes[runs, i_k[runs]] = messages[runs].sum(axis=1)    # A: Σ_i α̃_{i_k, i}
+        self.noisy_nodes[runs, i_k[runs]] = messages[runs].sum(axis=1)  # A: Σ_i α̃_{i_k, i}
         bits = ((self.k[:, None] >> self._levels[None, :]) & 1).astype(float)
-        total = np.einsum("rjw,rj->rw", self.noisy_nodes, bits)            # s̃_k = Σ_{Bin_j(k)=1} α̃_j
+        total = np.einsum("rjw,rj->rw", self.noisy_nodes, bits)  # s̃_k = Σ_{Bin_j(k)=1} α̃_j
         return messages, total
 
 
@@ -166,8 +165,15 @@ def _progress(total: int, show: bool, desc: str):
     return progress_bar(total, "round", desc)
 
 
-def fedlinucb(env, cfg: BanditConfig, *, broadcast: np.ndarray | None = None,
-              record_messages: bool = False, record_actions: bool = False, progress: bool = False) -> Trace:
+def fedlinucb(
+    env,
+    cfg: BanditConfig,
+    *,
+    broadcast: np.ndarray | None = None,
+    record_messages: bool = False,
+    record_actions: bool = False,
+    progress: bool = False,
+) -> Trace:
     """FedLinUCB, non-private, fixed batch B: every B rounds the server adds the silos' exact
     (W_i, U_i) to (W_syn, U_syn), λ = √M. The messages silo 0 sends are its exact batch sums."""
     R, M, d, T = env.runs, env.n_silos, env.dim, cfg.horizon
@@ -222,10 +228,18 @@ def _private_sync(silos: _Silos, tree: DistributedTree, active: np.ndarray, reco
         n_sent[runs] += 1
 
 
-def private_fedlinucb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.random.Generator, *,
-                      broadcast: np.ndarray | None = None, record_messages: bool = False,
-                      progress: bool = False, sigma: float | None = None,
-                      lam: float | None = None) -> Trace:
+def private_fedlinucb(
+    env,
+    cfg: BanditConfig,
+    privacy: PrivacyConfig,
+    rng: np.random.Generator,
+    *,
+    broadcast: np.ndarray | None = None,
+    record_messages: bool = False,
+    progress: bool = False,
+    sigma: float | None = None,
+    lam: float | None = None,
+) -> Trace:
     """Private-FedLinUCB (Zhou & Chowdhury, Algorithm 1 with the distributed tree-based protocol):
     fixed batch B (default √(T/M)); at each sync k every silo sends its tree node for (W_i, U_i)
     with per-node noise σ² = 8κ(log(2/δ) + ε)/ε², κ = 1 + log(T/B) (Theorem 1); the schedule does not
@@ -246,10 +260,10 @@ def private_fedlinucb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.ra
     all_runs = np.ones(R, dtype=bool)
     bar = _progress(T, progress, "Private-FedLinUCB")
     for t in range(T):
-        x, y, regret[:, t], _ = silos.act(t, _beta(cfg, t + 1, lam, M, d))   # Estimate, UCB, Observe
-        silos.update_local(x, y)                                             # Update local data
-        if (t + 1) % B == 0:                                                 # if t mod B = 0: Sync
-            _private_sync(silos, tree, all_runs, record, t)                  # P(W_i), P(U_i); Receive; Reset
+        x, y, regret[:, t], _ = silos.act(t, _beta(cfg, t + 1, lam, M, d))  # Estimate, UCB, Observe
+        silos.update_local(x, y)  # Update local data
+        if (t + 1) % B == 0:  # if t mod B = 0: Sync
+            _private_sync(silos, tree, all_runs, record, t)  # P(W_i), P(U_i); Receive; Reset
             schedule[:, t] = True
         if bar is not None:
             bar.update()
@@ -264,10 +278,19 @@ def private_fedlinucb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.ra
 DEFAULT_DP20 = DP20Config()  # the adaptive sync rule's defaults (a frozen dataclass, shared safely)
 
 
-def dp20_feducb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.random.Generator, *,
-                dp20: DP20Config = DEFAULT_DP20, broadcast: np.ndarray | None = None,
-                record_messages: bool = False, progress: bool = False,
-                sigma: float | None = None, lam: float | None = None) -> Trace:
+def dp20_feducb(
+    env,
+    cfg: BanditConfig,
+    privacy: PrivacyConfig,
+    rng: np.random.Generator,
+    *,
+    dp20: DP20Config = DEFAULT_DP20,
+    broadcast: np.ndarray | None = None,
+    record_messages: bool = False,
+    progress: bool = False,
+    sigma: float | None = None,
+    lam: float | None = None,
+) -> Trace:
     """DP20 FedUCB (Dubey & Pentland 2020, Algorithm 1, centralized): the same tree-based Gaussian
     privatizer of the synced statistics (sized for up to T syncs: κ = 1 + log T), and the *adaptive*
     sync rule — silo i asks for a sync when (t − t_last) · log(det V_{t,i} / det V_last) > D, computed
@@ -285,16 +308,16 @@ def dp20_feducb(env, cfg: BanditConfig, privacy: PrivacyConfig, rng: np.random.G
     record = (np.zeros((R, T, stat_width(d))), np.zeros(R, dtype=np.int64)) if record_messages else None
     regret = np.zeros((R, T))
     schedule = np.zeros((R, T), dtype=bool)
-    logdet_gain = np.zeros((R, M))          # log det V_{t,i} − log det V_last, from non-private data
+    logdet_gain = np.zeros((R, M))  # log det V_{t,i} − log det V_last, from non-private data
     t_last = np.zeros(R)
     bar = _progress(T, progress, "DP20 FedUCB")
     for t in range(T):
-        x, y, regret[:, t], _ = silos.act(t, _beta(cfg, t + 1, lam, M, d))   # Estimate, UCB, Observe
-        logdet_gain += silos.update_local(x, y)                              # Update local data
+        x, y, regret[:, t], _ = silos.act(t, _beta(cfg, t + 1, lam, M, d))  # Estimate, UCB, Observe
+        logdet_gain += silos.update_local(x, y)  # Update local data
         # Sync rule (DP20 Alg. 1, DisLinUCB form): ∃ i: (t − t_last) log det(V_{t,i})/det(V_last) > D
         request = (((t + 1) - t_last)[:, None] * logdet_gain > D).any(axis=1)
         if request.any():
-            _private_sync(silos, tree, request, record, t)                   # P(W_i), P(U_i); Receive; Reset
+            _private_sync(silos, tree, request, record, t)  # P(W_i), P(U_i); Receive; Reset
             logdet_gain[request] = 0.0
             t_last[request] = t + 1
             schedule[request, t] = True

@@ -25,8 +25,16 @@ class SyntheticFamily:
     the pool keeps the round cost a gather instead of K·d fresh normals per silo).
     """
 
-    def __init__(self, runs: int, n_silos: int, n_arms: int, dim: int, noise_std: float,
-                 rng: np.random.Generator, pool_size: int = 256):
+    def __init__(
+        self,
+        runs: int,
+        n_silos: int,
+        n_arms: int,
+        dim: int,
+        noise_std: float,
+        rng: np.random.Generator,
+        pool_size: int = 256,
+    ):
         self.runs, self.n_silos, self.n_arms, self.dim = runs, n_silos, n_arms, dim
         self.noise_std = float(noise_std)
         self._rng = rng
@@ -36,7 +44,7 @@ class SyntheticFamily:
         raw = rng.standard_normal((runs, pool_size, n_arms, dim - 1))
         raw /= np.linalg.norm(raw, axis=-1, keepdims=True)
         pool = np.concatenate([raw, np.ones((runs, pool_size, n_arms, 1))], axis=-1) / np.sqrt(2.0)
-        self.pool = pool.astype(np.float32)   # features are stored in float32 (the UCB scores' precision)
+        self.pool = pool.astype(np.float32)  # features are stored in float32 (the UCB scores' precision)
         self.pool_means = np.einsum("rpkd,rd->rpk", self.pool.astype(np.float64), self.theta)
         self._run_index = np.arange(runs)[:, None]
 

@@ -50,13 +50,21 @@ def regularizer(sigma: float, n_silos: int, levels: int, dim: int, confidence: f
     return sigma * math.sqrt(n_silos * levels) * (math.sqrt(levels + math.log(1.0 / confidence)) + math.sqrt(dim))
 
 
-def confidence_width(t: np.ndarray | int, lam: float, n_silos: int, dim: int, noise_std: float,
-                     confidence: float, theta_norm: float = 1.0) -> np.ndarray:
+def confidence_width(
+    t: np.ndarray | int,
+    lam: float,
+    n_silos: int,
+    dim: int,
+    noise_std: float,
+    confidence: float,
+    theta_norm: float = 1.0,
+) -> np.ndarray:
     """β_t = √λ S + R √(d log(1 + t M / (d λ)) + log(1/α)) (Abbasi-Yadkori et al. 2011, Theorem 2,
     with M silos' samples by round t; ‖x‖ ≤ L = 1)."""
     t = np.asarray(t, dtype=float)
     return math.sqrt(lam) * theta_norm + noise_std * np.sqrt(
-        dim * np.log1p(t * n_silos / (dim * lam)) + math.log(1.0 / confidence))
+        dim * np.log1p(t * n_silos / (dim * lam)) + math.log(1.0 / confidence)
+    )
 
 
 def accuracy_ceiling(epsilon: float, delta: float) -> float:

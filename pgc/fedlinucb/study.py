@@ -48,8 +48,15 @@ class RegretJob:
 def validate_job(job: RegretJob) -> BanditConfig:
     if job.algorithm not in ALGORITHMS:
         raise UserError(f"unknown algorithm {job.algorithm!r}")
-    cfg = BanditConfig(n_silos=job.n_silos, horizon=job.horizon, n_arms=job.n_arms, dim=job.dim,
-                       noise_std=job.noise_std, runs=job.runs, batch=job.batch)
+    cfg = BanditConfig(
+        n_silos=job.n_silos,
+        horizon=job.horizon,
+        n_arms=job.n_arms,
+        dim=job.dim,
+        noise_std=job.noise_std,
+        runs=job.runs,
+        batch=job.batch,
+    )
     if job.algorithm != "fedlinucb":
         PrivacyConfig(job.epsilon, job.delta)
     DP20Config(job.dp20_threshold)
@@ -65,21 +72,33 @@ def run_job(job: RegretJob) -> dict:
     """Simulate one job; returns the cumulative group regret at the sampled rounds (runs, P), the
     regret at T per run, the syncs per run, σ and λ."""
     cfg = validate_job(job)
-    env = SyntheticFamily(job.runs, job.n_silos, job.n_arms, job.dim, job.noise_std,
-                          np.random.default_rng(np.random.SeedSequence(list(job.env_seed))))
+    env = SyntheticFamily(
+        job.runs,
+        job.n_silos,
+        job.n_arms,
+        job.dim,
+        job.noise_std,
+        np.random.default_rng(np.random.SeedSequence(list(job.env_seed))),
+    )
     rng = np.random.default_rng(np.random.SeedSequence(list(job.noise_seed)))
     if job.algorithm == "fedlinucb":
         trace = fedlinucb(env, cfg)
     elif job.algorithm == "private-fedlinucb":
         trace = private_fedlinucb(env, cfg, PrivacyConfig(job.epsilon, job.delta), rng)
     else:
-        trace = dp20_feducb(env, cfg, PrivacyConfig(job.epsilon, job.delta), rng,
-                            dp20=DP20Config(job.dp20_threshold))
+        trace = dp20_feducb(env, cfg, PrivacyConfig(job.epsilon, job.delta), rng, dp20=DP20Config(job.dp20_threshold))
     idx = sample_index(job.horizon, job.points)
     cumulative = np.cumsum(trace.regret, axis=1)
-    return {"t": idx, "cumulative": cumulative[:, idx - 1], "final": cumulative[:, -1],
-            "syncs": trace.schedule.sum(axis=1), "sigma": trace.sigma, "lam": trace.lam,
-            "batch": cfg.batch_size, "threshold": trace.extra.get("threshold")}
+    return {
+        "t": idx,
+        "cumulative": cumulative[:, idx - 1],
+        "final": cumulative[:, -1],
+        "syncs": trace.schedule.sum(axis=1),
+        "sigma": trace.sigma,
+        "lam": trace.lam,
+        "batch": cfg.batch_size,
+        "threshold": trace.extra.get("threshold"),
+    }
 
 
 def mean_interval(samples: np.ndarray, level: float = 0.95, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,8 +112,13 @@ def mean_interval(samples: np.ndarray, level: float = 0.95, axis: int = 0) -> tu
     return mean, mean - half, mean + half
 
 
-def fit_exponent(silos: np.ndarray, costs_by_m: list[np.ndarray], rng: np.random.Generator,
-                 resamples: int = 2000, level: float = 0.95) -> dict:
+def fit_exponent(
+    silos: np.ndarray,
+    costs_by_m: list[np.ndarray],
+    rng: np.random.Generator,
+    resamples: int = 2000,
+    level: float = 0.95,
+) -> dict:
     """Least-squares slope b of log(cost) = a + b log M on the per-M mean costs, with a bootstrap
     interval (runs resampled within each M). Resamples with a non-positive mean cost are dropped
     (counted)."""
@@ -113,6 +137,12 @@ def fit_exponent(silos: np.ndarray, costs_by_m: list[np.ndarray], rng: np.random
             continue
         slopes.append(np.polyfit(x, np.log(boot), 1)[0])
     lo, hi = np.quantile(slopes, [0.5 - level / 2, 0.5 + level / 2]) if slopes else (math.nan, math.nan)
-    return {"exponent": float(slope), "intercept": float(intercept), "interval": [float(lo), float(hi)],
-            "level": level, "resamples": resamples, "dropped_resamples": dropped,
-            "method": "OLS on log mean cost vs log M; percentile bootstrap over runs within each M"}
+    return {
+        "exponent": float(slope),
+        "intercept": float(intercept),
+        "interval": [float(lo), float(hi)],
+        "level": level,
+        "resamples": resamples,
+        "dropped_resamples": dropped,
+        "method": "OLS on log mean cost vs log M; percentile bootstrap over runs within each M",
+    }

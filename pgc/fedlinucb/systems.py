@@ -42,8 +42,7 @@ CHANNELS = ("messages", "schedule")
 NODE_SENSITIVITY = math.sqrt(6.0)
 
 
-def _base_stream(horizon: int, n_arms: int, dim: int, noise_std: float, seed: int,
-                 single_arm: bool) -> UserStream:
+def _base_stream(horizon: int, n_arms: int, dim: int, noise_std: float, seed: int, single_arm: bool) -> UserStream:
     """Users of the synthetic family (one fixed draw): unit features with a bias coordinate, rewards
     xᵀθ* + noise clipped to [−1, 1]. ``single_arm``: each user's K arms are one feature vector."""
     rng = np.random.default_rng(np.random.SeedSequence(seed))
@@ -70,15 +69,27 @@ class BanditSystem:
 
     report_section = "federated-bandits"  # pgc report renders its audits with the bandits' regret and attacks
 
-    def __init__(self, algorithm: str, *, horizon: int = 32, n_arms: int = 4, dim: int = 4,
-                 batch: int = 4, noise_std: float = 0.5, epsilon: float = 1.0, delta: float = 0.1,
-                 sync_threshold: float | None = None, stream_seed: int = 0):
+    def __init__(
+        self,
+        algorithm: str,
+        *,
+        horizon: int = 32,
+        n_arms: int = 4,
+        dim: int = 4,
+        batch: int = 4,
+        noise_std: float = 0.5,
+        epsilon: float = 1.0,
+        delta: float = 0.1,
+        sync_threshold: float | None = None,
+        stream_seed: int = 0,
+    ):
         if algorithm not in ("fedlinucb", "private-fedlinucb", "dp20-feducb"):
             raise UserError(f"unknown algorithm {algorithm!r}")
         self.algorithm = algorithm
         self.name = algorithm
-        self.config = BanditConfig(n_silos=1, horizon=horizon, n_arms=n_arms, dim=dim, noise_std=noise_std,
-                                   runs=1, batch=batch)
+        self.config = BanditConfig(
+            n_silos=1, horizon=horizon, n_arms=n_arms, dim=dim, noise_std=noise_std, runs=1, batch=batch
+        )
         self.channels = CHANNELS
         self.stream_seed = stream_seed
         d = dim
@@ -97,8 +108,9 @@ class BanditSystem:
                 self.levels = tree_levels(horizon)
             self.lam = regularizer(self.sigma, 1, self.levels, d, self.config.confidence)
             # μ of the tree: one Gaussian node per level, each (Δ₂/σ)-GDP, composing to √levels·Δ₂/σ
-            self.claim = PrivacyClaim(float(epsilon), float(delta), CHANNELS,
-                                      gdp_mu=math.sqrt(self.levels) * NODE_SENSITIVITY / self.sigma)
+            self.claim = PrivacyClaim(
+                float(epsilon), float(delta), CHANNELS, gdp_mu=math.sqrt(self.levels) * NODE_SENSITIVITY / self.sigma
+            )
         if algorithm == "dp20-feducb" and sync_threshold is None:
             # Between a silent first user (x = 0: no growth of log det) and a full-norm one
             # (growth log(1 + 1/λ) at t = 1): the slides' toy attack setting.
@@ -112,8 +124,10 @@ class BanditSystem:
         if not isinstance(secret, UserStream):
             raise UserError(f"a {self.name} secret is a pgc.fedlinucb.env.UserStream, got {type(secret).__name__}")
         if secret.contexts.shape[1:] != (self.config.n_arms, self.config.dim) or secret.horizon != self.config.horizon:
-            raise UserError(f"secret must be a stream of {self.config.horizon} users with "
-                             f"{self.config.n_arms} arms in dimension {self.config.dim}")
+            raise UserError(
+                f"secret must be a stream of {self.config.horizon} users with "
+                f"{self.config.n_arms} arms in dimension {self.config.dim}"
+            )
         if n < 1:
             raise UserError("n must be >= 1")
         env = StreamEnvironment(secret, n)
@@ -124,11 +138,22 @@ class BanditSystem:
         else:
             algo = private_fedlinucb if self.algorithm == "private-fedlinucb" else dp20_feducb
             kwargs = {"dp20": self.dp20} if self.algorithm == "dp20-feducb" else {}
-            trace = algo(env, self.config, self.privacy, rng, broadcast=broadcast, record_messages=True,
-                         sigma=self.sigma, lam=self.lam, **kwargs)
+            trace = algo(
+                env,
+                self.config,
+                self.privacy,
+                rng,
+                broadcast=broadcast,
+                record_messages=True,
+                sigma=self.sigma,
+                lam=self.lam,
+                **kwargs,
+            )
         messages = trace.sent.reshape(n, -1)
-        return {"messages": np.ascontiguousarray(messages, dtype=np.float64),
-                "schedule": trace.schedule.astype(np.float64)}
+        return {
+            "messages": np.ascontiguousarray(messages, dtype=np.float64),
+            "schedule": trace.schedule.astype(np.float64),
+        }
 
     @property
     def broadcast_space(self) -> tuple[np.ndarray, np.ndarray]:
@@ -156,15 +181,21 @@ class BanditSystem:
         out = {}
         # (a) the slides' toy attack: at t = 1 nothing is synced, so a sync at t = 1 is a function of
         # the first user alone — a full-norm first user against a silent one (x = 0, y = 0).
-        out["a-toy-first-user"] = (_replace_user(fixed, 0, full, np.ones(K)),
-                                   _replace_user(fixed, 0, np.zeros((K, d)), np.zeros(K)))
+        out["a-toy-first-user"] = (
+            _replace_user(fixed, 0, full, np.ones(K)),
+            _replace_user(fixed, 0, np.zeros((K, d)), np.zeros(K)),
+        )
         # (a) the first user's realised pair swapped for one far from it: (e₁, +1) vs (e₂, −1).
-        out["a-first-user-swap"] = (_replace_user(fixed, 0, full, np.ones(K)),
-                                    _replace_user(fixed, 0, np.repeat(e[1:2], K, axis=0), -np.ones(K)))
+        out["a-first-user-swap"] = (
+            _replace_user(fixed, 0, full, np.ones(K)),
+            _replace_user(fixed, 0, np.repeat(e[1:2], K, axis=0), -np.ones(K)),
+        )
         # (a) a user in the middle of the stream, realised reward +1 vs −1 on the same feature.
         mid = T // 2
-        out["a-mid-user-reward"] = (_replace_user(fixed, mid, full, np.ones(K)),
-                                    _replace_user(fixed, mid, full, -np.ones(K)))
+        out["a-mid-user-reward"] = (
+            _replace_user(fixed, mid, full, np.ones(K)),
+            _replace_user(fixed, mid, full, -np.ones(K)),
+        )
         # (b) the first user replaced by another user of the family (all arms, all rewards).
         other = _base_stream(T, K, d, cfg.noise_std, self.stream_seed + 1, single_arm=False)
         out["b-first-user"] = (free, _replace_user(free, 0, other.contexts[0], other.rewards[0]))
@@ -175,8 +206,7 @@ class BanditSystem:
         two[0], two[1:] = e[0], e[1]
         rewards_two = np.where(np.arange(K) == 0, 1.0, -1.0)
         steer = UserStream(contexts=np.repeat(two[None], T, axis=0), rewards=np.repeat(rewards_two[None], T, axis=0))
-        out["b-steering-user"] = (_replace_user(steer, 0, full, np.ones(K)),
-                                  _replace_user(steer, 0, full, -np.ones(K)))
+        out["b-steering-user"] = (_replace_user(steer, 0, full, np.ones(K)), _replace_user(steer, 0, full, -np.ones(K)))
         return out
 
     def node_noise_multipliers(self) -> list[float]:

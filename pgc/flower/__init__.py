@@ -9,13 +9,23 @@
 
 from .mods import claim_from_mods, local_dp_sigma, mods_event, mods_of
 from .system import (
-                     CHANNEL,
-                     DATASET_KEY,
-                     FlowerClientSystem,
-                     crafted_update_app,
-                     crafted_update_system,
-                     local_dp_update_system,
+    CHANNEL,
+    DATASET_KEY,
+    FlowerClientSystem,
+    crafted_update_app,
+    crafted_update_system,
+    local_dp_update_system,
 )
 
-__all__ = ["CHANNEL", "DATASET_KEY", "FlowerClientSystem", "claim_from_mods", "crafted_update_app",
-           "crafted_update_system", "local_dp_sigma", "local_dp_update_system", "mods_event", "mods_of"]
+__all__ = [
+    "CHANNEL",
+    "DATASET_KEY",
+    "FlowerClientSystem",
+    "claim_from_mods",
+    "crafted_update_app",
+    "crafted_update_system",
+    "local_dp_sigma",
+    "local_dp_update_system",
+    "mods_event",
+    "mods_of",
+]

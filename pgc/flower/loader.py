@@ -31,14 +31,21 @@ def flower_client_from_spec(spec: str, datasets: Sequence[str] | None = None) ->
     module = spec_module(spec)
     make_parameters = getattr(module, "initial_parameters", None)
     if not callable(make_parameters):
-        raise SystemSpecError(f"--flower {spec}: the module defines no initial_parameters() returning the global "
-                              "parameters (a list of numpy arrays)")
+        raise SystemSpecError(
+            f"--flower {spec}: the module defines no initial_parameters() returning the global "
+            "parameters (a list of numpy arrays)"
+        )
     pairs = dict(getattr(module, "AUDIT_PAIRS", {}) or {})
     if datasets:
         pairs = {f"{datasets[0]} vs {datasets[1]}": (datasets[0], datasets[1])}
     if not pairs:
         raise SystemSpecError(f"--flower {spec}: give --datasets A B, or define AUDIT_PAIRS in the module")
-    return FlowerClientSystem(app, make_parameters(), pairs, claim=getattr(module, "AUDIT_CLAIM", None),
-                              name=f"flower {spec.rpartition(':')[0]}",
-                              relation=getattr(module, "AUDIT_RELATION", "one record replaced"),
-                              workers=getattr(module, "AUDIT_WORKERS", None))
+    return FlowerClientSystem(
+        app,
+        make_parameters(),
+        pairs,
+        claim=getattr(module, "AUDIT_CLAIM", None),
+        name=f"flower {spec.rpartition(':')[0]}",
+        relation=getattr(module, "AUDIT_RELATION", "one record replaced"),
+        workers=getattr(module, "AUDIT_WORKERS", None),
+    )

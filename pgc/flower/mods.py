@@ -49,8 +49,11 @@ def mods_event(mods: Sequence):
     """The dp_accounting event of the noise the client's LocalDpMods add at their stated sensitivity."""
     import dp_accounting
 
-    events = [dp_accounting.GaussianDpEvent(local_dp_sigma(m) / m.sensitivity) for m in _local_dp_mods(mods)
-              if m.sensitivity > 0]
+    events = [
+        dp_accounting.GaussianDpEvent(local_dp_sigma(m) / m.sensitivity)
+        for m in _local_dp_mods(mods)
+        if m.sensitivity > 0
+    ]
     if not events:
         return None
     return events[0] if len(events) == 1 else dp_accounting.ComposedDpEvent(events)

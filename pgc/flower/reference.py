@@ -22,8 +22,14 @@ class NumpyLocalDp:
 
     channels = (CHANNEL,)
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, clipping_norm: float = 1.0,
-                 sensitivity: float | None = None, dim: int = 8):
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 1e-5,
+        clipping_norm: float = 1.0,
+        sensitivity: float | None = None,
+        dim: int = 8,
+    ):
         self.sensitivity = 2.0 * clipping_norm if sensitivity is None else sensitivity
         self.sigma = self.sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
         self.clipping_norm, self.dim = clipping_norm, dim

@@ -96,12 +96,13 @@ def _digits_shards(setup: OneRunSetup) -> tuple[np.ndarray, np.ndarray]:
     x, y = digits.data / 16.0, digits.target
     n = setup.records_per_client
     return x[: setup.real_clients * n].reshape(setup.real_clients, n, FEATURES), y[: setup.real_clients * n].reshape(
-        setup.real_clients, n)
+        setup.real_clients, n
+    )
 
 
 def _train_softmax(params: np.ndarray, x: np.ndarray, y: np.ndarray, steps: int = 5, lr: float = 0.5) -> np.ndarray:
     """Full-batch gradient descent on the cross-entropy of a softmax regression (numpy)."""
-    w, b = params[: FEATURES * CLASSES].reshape(CLASSES, FEATURES).copy(), params[FEATURES * CLASSES:].copy()
+    w, b = params[: FEATURES * CLASSES].reshape(CLASSES, FEATURES).copy(), params[FEATURES * CLASSES :].copy()
     onehot = np.eye(CLASSES)[y]
     for _ in range(steps):
         logits = x @ w.T + b
@@ -141,8 +142,14 @@ def client_app(setup: OneRunSetup):
         return SimulatedClient(int(context.node_config["partition-id"])).to_client()
 
     if setup.mode == "local-dp":
-        mods = [LocalDpMod(clipping_norm=setup.clipping_norm, sensitivity=2.0 * setup.clipping_norm,
-                           epsilon=setup.epsilon, delta=setup.delta)]
+        mods = [
+            LocalDpMod(
+                clipping_norm=setup.clipping_norm,
+                sensitivity=2.0 * setup.clipping_norm,
+                epsilon=setup.epsilon,
+                delta=setup.delta,
+            )
+        ]
     else:
         mods = [fixedclipping_mod]
     return ClientApp(client_fn=client_fn, mods=mods)
@@ -177,8 +184,9 @@ def server_app(setup: OneRunSetup, records: _Records):
             return self.inner.configure_fit(server_round, parameters, client_manager)
 
         def aggregate_fit(self, server_round, results, failures):
-            records.received[server_round] = {int(fit.metrics["pid"]): parameters_to_ndarrays(fit.parameters)[0]
-                                              for _, fit in results}
+            records.received[server_round] = {
+                int(fit.metrics["pid"]): parameters_to_ndarrays(fit.parameters)[0] for _, fit in results
+            }
             np.random.seed(_client_seed(setup, None, server_round))  # the server's noise (central DP)
             params, metrics = self.inner.aggregate_fit(server_round, results, failures)
             records.aggregate[server_round] = parameters_to_ndarrays(params)[0].astype(np.float64)
@@ -194,11 +202,19 @@ def server_app(setup: OneRunSetup, records: _Records):
             return None
 
     def server_fn(context):
-        fedavg = FedAvg(fraction_fit=1.0, fraction_evaluate=0.0, min_fit_clients=n, min_available_clients=n,
-                        initial_parameters=ndarrays_to_parameters([np.zeros(DIMENSION)]),
-                        on_fit_config_fn=lambda server_round: {"round": server_round})
-        inner = fedavg if setup.mode == "local-dp" else DifferentialPrivacyClientSideFixedClipping(
-            fedavg, setup.noise_multiplier, setup.clipping_norm, n)
+        fedavg = FedAvg(
+            fraction_fit=1.0,
+            fraction_evaluate=0.0,
+            min_fit_clients=n,
+            min_available_clients=n,
+            initial_parameters=ndarrays_to_parameters([np.zeros(DIMENSION)]),
+            on_fit_config_fn=lambda server_round: {"round": server_round},
+        )
+        inner = (
+            fedavg
+            if setup.mode == "local-dp"
+            else DifferentialPrivacyClientSideFixedClipping(fedavg, setup.noise_multiplier, setup.clipping_norm, n)
+        )
         return ServerAppComponents(strategy=Recording(inner), config=ServerConfig(num_rounds=setup.rounds))
 
     return ServerApp(server_fn=server_fn)
@@ -212,9 +228,13 @@ def simulate(setup: OneRunSetup, *, verbose: bool = False) -> _Records:
 
     records = _Records()
     logging.getLogger("flwr").setLevel(logging.INFO if verbose else logging.WARNING)
-    run_simulation(server_app=server_app(setup, records), client_app=client_app(setup),
-                   num_supernodes=setup.clients, backend_config={"client_resources": {"num_cpus": 1}},
-                   verbose_logging=verbose)
+    run_simulation(
+        server_app=server_app(setup, records),
+        client_app=client_app(setup),
+        num_supernodes=setup.clients,
+        backend_config={"client_resources": {"num_cpus": 1}},
+        verbose_logging=verbose,
+    )
     if len(records.received) != setup.rounds or any(len(r) != setup.clients for r in records.received.values()):
         raise RuntimeError("the simulation did not record every client in every round")
     return records
@@ -239,18 +259,34 @@ def promises(setup: OneRunSetup) -> dict[str, dict]:
     if setup.mode == "local-dp":
         sigma = 2.0 * setup.clipping_norm * math.sqrt(2.0 * math.log(1.25 / setup.delta)) / setup.epsilon
         mu = math.sqrt(setup.rounds) * 2.0 * setup.clipping_norm / sigma
-        promise = {"epsilon": setup.rounds * setup.epsilon, "delta": setup.rounds * setup.delta, "mu": mu,
-                   "basis": f"LocalDpMod's ({setup.epsilon:g}, {setup.delta:g}) per update, {setup.rounds} rounds "
-                            "(basic composition; the curve composes to √rounds·μ)"}
-        return {"server": promise, "third party (aggregate)": {**promise, "basis": promise["basis"] +
-                                                               "; the aggregate is a post-processing"}}
+        promise = {
+            "epsilon": setup.rounds * setup.epsilon,
+            "delta": setup.rounds * setup.delta,
+            "mu": mu,
+            "basis": f"LocalDpMod's ({setup.epsilon:g}, {setup.delta:g}) per update, {setup.rounds} rounds "
+            "(basic composition; the curve composes to √rounds·μ)",
+        }
+        return {
+            "server": promise,
+            "third party (aggregate)": {**promise, "basis": promise["basis"] + "; the aggregate is a post-processing"},
+        }
     # one client's update replaced moves the sum by at most 2C; the noise on the sum has std z·C
     mu = 2.0 * math.sqrt(setup.rounds) / setup.noise_multiplier
-    return {"server": {"epsilon": math.inf, "delta": 0.0, "mu": None,
-                       "basis": "nothing: central DP sends clipped updates to the server in the clear"},
-            "third party (aggregate)": {"epsilon": None, "delta": setup.delta, "mu": mu,
-                                        "basis": f"server noise z = {setup.noise_multiplier:g} on the mean, "
-                                                 f"{setup.rounds} rounds, one update replaced: μ = 2√rounds/z"}}
+    return {
+        "server": {
+            "epsilon": math.inf,
+            "delta": 0.0,
+            "mu": None,
+            "basis": "nothing: central DP sends clipped updates to the server in the clear",
+        },
+        "third party (aggregate)": {
+            "epsilon": None,
+            "delta": setup.delta,
+            "mu": mu,
+            "basis": f"server noise z = {setup.noise_multiplier:g} on the mean, "
+            f"{setup.rounds} rounds, one update replaced: μ = 2√rounds/z",
+        },
+    }
 
 
 def simulated_scores(setup: OneRunSetup, promise: dict, n: int, rng: np.random.Generator):
@@ -261,5 +297,3 @@ def simulated_scores(setup: OneRunSetup, promise: dict, n: int, rng: np.random.G
     spread = 2.0 * c / promise["mu"] if promise.get("mu") else 0.05 * c
     coins = rng.integers(0, 2, size=n)
     return coins * c + rng.normal(0.0, spread, size=n), coins
-
-

@@ -95,7 +95,7 @@ def flatten(arrays: Sequence[np.ndarray]) -> np.ndarray:
 def unflatten(vector: np.ndarray, like: Sequence[np.ndarray]) -> list[np.ndarray]:
     out, start = [], 0
     for a in like:
-        out.append(np.asarray(vector[start:start + a.size], dtype=a.dtype).reshape(a.shape))
+        out.append(np.asarray(vector[start : start + a.size], dtype=a.dtype).reshape(a.shape))
         start += a.size
     return out
 
@@ -138,9 +138,18 @@ class FlowerClientSystem:
 
     channels = (CHANNEL,)
 
-    def __init__(self, app, parameters: Sequence[np.ndarray], pairs: Mapping[str, tuple[str, str]], *,
-                 claim: PrivacyClaim | None = None, config: Mapping[str, Any] | None = None,
-                 name: str = "flower-client", relation: str = "one record replaced", workers: int | None = None):
+    def __init__(
+        self,
+        app,
+        parameters: Sequence[np.ndarray],
+        pairs: Mapping[str, tuple[str, str]],
+        *,
+        claim: PrivacyClaim | None = None,
+        config: Mapping[str, Any] | None = None,
+        name: str = "flower-client",
+        relation: str = "one record replaced",
+        workers: int | None = None,
+    ):
         from flwr.clientapp import ClientApp
 
         from .mods import claim_from_mods, mods_of
@@ -159,8 +168,9 @@ class FlowerClientSystem:
         self.mods = mods_of(app)
         self.claim = claim if claim is not None else claim_from_mods(self.mods)
         if self.claim is None:
-            raise UserError("no mod states a privacy claim (LocalDpMod does): "
-                            "give claim=PrivacyClaim(ε, δ, ('update',))")
+            raise UserError(
+                "no mod states a privacy claim (LocalDpMod does): give claim=PrivacyClaim(ε, δ, ('update',))"
+            )
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
         if not isinstance(secret, str) or not secret:  # a secret is a local data set's name in the run config
@@ -183,8 +193,9 @@ class FlowerClientSystem:
         content = train_content(params, self.config)
         with server_identity(), quiet_flower(), seeded_global_numpy(seed):
             for i in range(size):
-                context = Context(run_id=1, node_id=1, node_config={}, state=RecordDict(),
-                                  run_config={DATASET_KEY: str(secret)})
+                context = Context(
+                    run_id=1, node_id=1, node_config={}, state=RecordDict(), run_config={DATASET_KEY: str(secret)}
+                )
                 out[i] = flatten(reply_parameters(self.app(train_message(content), context))) - base
         return out
 
@@ -217,8 +228,9 @@ def _forked_blocks(system: FlowerClientSystem, secret, params, blocks: list[tupl
     global _FORKED
     _FORKED = (system, secret, params)
     try:
-        with multiprocessing.get_context("fork").Pool(min(system.workers, len(blocks)),
-                                                      initializer=_one_torch_thread) as pool:
+        with multiprocessing.get_context("fork").Pool(
+            min(system.workers, len(blocks)), initializer=_one_torch_thread
+        ) as pool:
             return pool.map(_forked_block, blocks, chunksize=1)
     finally:
         _FORKED = None
@@ -260,23 +272,42 @@ def crafted_update_app(mods: Sequence, clipping_norm: float, dim: int = 8) -> Ca
     return ClientApp(client_fn=client_fn, mods=list(mods))
 
 
-def crafted_update_system(mods: Sequence, clipping_norm: float, dim: int = 8, *,
-                          claim: PrivacyClaim | None = None, name: str = "flower-crafted-update") -> FlowerClientSystem:
+def crafted_update_system(
+    mods: Sequence,
+    clipping_norm: float,
+    dim: int = 8,
+    *,
+    claim: PrivacyClaim | None = None,
+    name: str = "flower-crafted-update",
+) -> FlowerClientSystem:
     """:func:`crafted_update_app` as a System (relation: any two updates, clipped; the canaries ±C·e₁)."""
-    return FlowerClientSystem(crafted_update_app(mods, clipping_norm, dim), [np.zeros(dim)],
-                              {"±C·e1": ("+", "-")}, claim=claim, name=name,
-                              relation="update level: any two client updates (clipped to norm C)")
+    return FlowerClientSystem(
+        crafted_update_app(mods, clipping_norm, dim),
+        [np.zeros(dim)],
+        {"±C·e1": ("+", "-")},
+        claim=claim,
+        name=name,
+        relation="update level: any two client updates (clipped to norm C)",
+    )
 
 
-def local_dp_update_system(epsilon: float = 1.0, delta: float = 1e-5, clipping_norm: float = 1.0,
-                           sensitivity: float | None = None, dim: int = 8) -> FlowerClientSystem:
+def local_dp_update_system(
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    clipping_norm: float = 1.0,
+    sensitivity: float | None = None,
+    dim: int = 8,
+) -> FlowerClientSystem:
     """Flower's LocalDpMod on crafted updates; ``sensitivity`` defaults to 2C, the diameter of clipped
     updates (correct for the update-level relation)."""
     from flwr.client.mod import LocalDpMod
 
-    mod = LocalDpMod(clipping_norm=clipping_norm,
-                     sensitivity=2.0 * clipping_norm if sensitivity is None else sensitivity,
-                     epsilon=epsilon, delta=delta)
+    mod = LocalDpMod(
+        clipping_norm=clipping_norm,
+        sensitivity=2.0 * clipping_norm if sensitivity is None else sensitivity,
+        epsilon=epsilon,
+        delta=delta,
+    )
     return crafted_update_system([mod], clipping_norm, dim, name=f"flower-localdp ({epsilon:g}, {delta:g})")
 
 
@@ -286,4 +317,3 @@ def local_dp_sensitivity_c_system(epsilon: float = 4.0, delta: float = 1e-5) -> 
     system = local_dp_update_system(epsilon, delta, clipping_norm=1.0, sensitivity=1.0)
     system.name = f"flower-localdp sensitivity=C ({epsilon:g}, {delta:g})"
     return system
-

@@ -15,5 +15,11 @@ from .pendulum import PendulumParams, rollout
 from .policy import POLICY_DIM, reinforce_gradients
 from .system import PendulumGaussianSystem, pendulum_system
 
-__all__ = ["PendulumParams", "rollout", "POLICY_DIM", "reinforce_gradients", "PendulumGaussianSystem",
-           "pendulum_system"]
+__all__ = [
+    "PendulumParams",
+    "rollout",
+    "POLICY_DIM",
+    "reinforce_gradients",
+    "PendulumGaussianSystem",
+    "pendulum_system",
+]

@@ -40,8 +40,14 @@ def rewards_to_go(rewards: np.ndarray, discount: float = DISCOUNT) -> np.ndarray
     return out
 
 
-def reinforce_gradients(w: np.ndarray, observations: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-                        std: float = POLICY_STD, discount: float = DISCOUNT) -> np.ndarray:
+def reinforce_gradients(
+    w: np.ndarray,
+    observations: np.ndarray,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    std: float = POLICY_STD,
+    discount: float = DISCOUNT,
+) -> np.ndarray:
     """(n, 4) per-episode REINFORCE gradients (module docstring) from (T, n, ·) episode arrays."""
     phi = features(observations)  # (T, n, 4)
     mu = phi @ np.asarray(w, dtype=np.float64)  # (T, n)

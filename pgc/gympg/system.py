@@ -35,17 +35,26 @@ class PendulumGaussianSystem:
     name = "pendulum-gaussian-pg"
     channels = ("gradient", "return")
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, *, clip: float = DEFAULT_CLIP,
-                 analytic: bool = True, weights: np.ndarray | None = None, params: PendulumParams | None = None,
-                 policy_std: float = POLICY_STD):
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 1e-5,
+        *,
+        clip: float = DEFAULT_CLIP,
+        analytic: bool = True,
+        weights: np.ndarray | None = None,
+        params: PendulumParams | None = None,
+        policy_std: float = POLICY_STD,
+    ):
         self.mechanism = Gaussian(epsilon=epsilon, delta=delta, clip=clip, analytic=analytic)
         self.params = params or PendulumParams()
         if not (math.isfinite(policy_std) and policy_std > 0):
             raise UserError(f"policy_std must be a positive number, got {policy_std!r}")
         self.policy_std = float(policy_std)
         self.weights = self._check_weights(np.zeros(POLICY_DIM) if weights is None else weights)
-        self.claim = PrivacyClaim(self.mechanism.epsilon, self.mechanism.delta, ("gradient",),
-                                  gdp_mu=mechanism_gdp_mu(self.mechanism))
+        self.claim = PrivacyClaim(
+            self.mechanism.epsilon, self.mechanism.delta, ("gradient",), gdp_mu=mechanism_gdp_mu(self.mechanism)
+        )
         self.broadcast_space = (np.full(POLICY_DIM, -BROADCAST_BOUND), np.full(POLICY_DIM, BROADCAST_BOUND))
 
     def release(self, secret: float, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:

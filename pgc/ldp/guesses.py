@@ -28,7 +28,7 @@ def guess_hits(oracle, reports: np.ndarray, value: int, rng: np.random.Generator
     hits = 0
     candidates = np.arange(oracle.k)
     for start in range(0, len(reports), GUESS_CHUNK):
-        support = oracle.support(reports[start:start + GUESS_CHUNK], candidates)
+        support = oracle.support(reports[start : start + GUESS_CHUNK], candidates)
         best = support.max(axis=1, keepdims=True)
         top = support == best
         ties = top.sum(axis=1)

@@ -94,7 +94,7 @@ class HadamardMechanism(Oracle):
         self.t = optimal_coefficients(self.epsilon) if coefficients is None else int(coefficients)
         if self.t < 1:
             raise UserError("HM needs at least one coefficient")
-        self.p = math.exp(self.epsilon) / (math.exp(self.epsilon) + 2 ** self.t - 1)
+        self.p = math.exp(self.epsilon) / (math.exp(self.epsilon) + 2**self.t - 1)
         self.width = 2 * self.t  # j_1, c_1, ..., j_t, c_t
 
     def parameters(self) -> dict:
@@ -106,7 +106,7 @@ class HadamardMechanism(Oracle):
         negative = hadamard_sign(x[:, None], j) < 0  # the true sign vector as bits
         weights = 1 << np.arange(self.t, dtype=np.int64)
         true_code = negative.astype(np.int64) @ weights
-        other = rng.integers(0, 2 ** self.t - 1, size=x.size)
+        other = rng.integers(0, 2**self.t - 1, size=x.size)
         other += other >= true_code  # uniform over the other 2^t − 1 sign vectors
         code = np.where(rng.random(x.size) < self.p, true_code, other)
         signs = 1 - 2 * ((code[:, None] >> np.arange(self.t)) & 1)
@@ -120,4 +120,4 @@ class HadamardMechanism(Oracle):
         return np.all(agree, axis=2).astype(np.float64)
 
     def exact_epsilon(self, v: int = 0, v_prime: int | None = None) -> float:
-        return log_ratio(self.p * (2 ** self.t - 1), 1.0 - self.p)
+        return log_ratio(self.p * (2**self.t - 1), 1.0 - self.p)

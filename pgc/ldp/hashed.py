@@ -112,8 +112,17 @@ class FastLocalHashing(Oracle):
 class SketchResponse(Oracle):
     name = "SR"
 
-    def __init__(self, k: int, epsilon: float, sketch_hashes: int = 8, width: int = 128, hash_count: int = 100,
-                 hash_seed: int = 0, sketch_table=None, inner_table=None):
+    def __init__(
+        self,
+        k: int,
+        epsilon: float,
+        sketch_hashes: int = 8,
+        width: int = 128,
+        hash_count: int = 100,
+        hash_seed: int = 0,
+        sketch_table=None,
+        inner_table=None,
+    ):
         """``sketch_table`` (sketch_hashes, k) and ``inner_table`` (hash_count, width): given public families."""
         super().__init__(k, epsilon)
         self.sketch_hashes, self.m, self.hash_seed = int(sketch_hashes), int(width), int(hash_seed)
@@ -125,8 +134,14 @@ class SketchResponse(Oracle):
         self.width = 3  # y, FLH function, sketch function
 
     def parameters(self) -> dict:
-        return {**super().parameters(), "sketch_hashes": self.sketch_hashes, "sketch_width": self.m,
-                "g": self.inner.g, "hash_count": self.inner.hash_count, "hash_seed": self.hash_seed}
+        return {
+            **super().parameters(),
+            "sketch_hashes": self.sketch_hashes,
+            "sketch_width": self.m,
+            "g": self.inner.g,
+            "hash_count": self.inner.hash_count,
+            "hash_seed": self.hash_seed,
+        }
 
     def release(self, values, rng: np.random.Generator) -> np.ndarray:
         v = checked_values(values, self.k)

@@ -35,7 +35,7 @@ def xxh32_of_text(text: bytes, seeds: np.ndarray) -> np.ndarray:
         h = np.asarray(seeds).astype(np.uint64).astype(np.uint32) + _P5 + np.uint32(len(text))
         tail = 0
         while tail + 4 <= len(text):
-            word = np.uint32(int.from_bytes(text[tail:tail + 4], "little"))
+            word = np.uint32(int.from_bytes(text[tail : tail + 4], "little"))
             h = _rotl(h + word * _P3, 17) * _P4
             tail += 4
         for byte in text[tail:]:
@@ -68,8 +68,9 @@ def universal_seeds(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     return rng.integers(1, UNIVERSAL_PRIME, size=n), rng.integers(0, UNIVERSAL_PRIME, size=n)
 
 
-def hash_table(functions: Sequence[Callable[[object], int]], domain: int, key: Callable[[int], object] = str) \
-        -> np.ndarray:
+def hash_table(
+    functions: Sequence[Callable[[object], int]], domain: int, key: Callable[[int], object] = str
+) -> np.ndarray:
     """``functions[j](key(v))`` for every function j and value v in range(domain): a (len(functions), domain)
     int array (a library's fixed hash functions, evaluated once)."""
     return np.array([[int(f(key(v))) for v in range(domain)] for f in functions], dtype=np.int64)

@@ -21,8 +21,9 @@ def library_version(distribution: str) -> str:
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
-        raise ImportError(f"{distribution} is not installed: pip install -e '.[ldp]' (scripts/setup.sh installs it)") \
-            from None
+        raise ImportError(
+            f"{distribution} is not installed: pip install -e '.[ldp]' (scripts/setup.sh installs it)"
+        ) from None
 
 
 class LibraryOracle(Oracle):
@@ -61,7 +62,7 @@ class LibraryOracle(Oracle):
         start = 0
         for size, seed in block_seeds(v.size, rng):
             with seeded_library_generators(seed):
-                out[start:start + size] = self.client_block(v[start:start + size])
+                out[start : start + size] = self.client_block(v[start : start + size])
             start += size
         return out
 

@@ -108,8 +108,11 @@ class MflHE(MflOracle):
         self.thresholded = bool(thresholded)
         self.name, self.width = ("THE" if self.thresholded else "SHE"), self.k
         # the aggregator's threshold, as HE_Aggregator_MI computes it
-        self.theta = (float(minimize_scalar(find_tresh, bounds=[0.5, 1], method="bounded", args=(self.epsilon,)).x)
-                      if self.thresholded else None)
+        self.theta = (
+            float(minimize_scalar(find_tresh, bounds=[0.5, 1], method="bounded", args=(self.epsilon,)).x)
+            if self.thresholded
+            else None
+        )
 
     def parameters(self):
         return {**super().parameters(), **({"theta": self.theta} if self.thresholded else {})}
@@ -197,8 +200,9 @@ class MflADP(MflOracle):
         return {**super().parameters(), "chosen": self.chosen}
 
     def client_block(self, values):
-        return np.array([np.atleast_1d(ADP_Client(int(v), self.k, self.epsilon)) for v in values],
-                        dtype=np.float64).reshape(len(values), self.width)
+        return np.array(
+            [np.atleast_1d(ADP_Client(int(v), self.k, self.epsilon)) for v in values], dtype=np.float64
+        ).reshape(len(values), self.width)
 
     @property
     def batching(self):
@@ -213,10 +217,13 @@ class MflADP(MflOracle):
 
 
 PROTOCOLS = {
-    "GRR": MflGRR, "SUE": lambda k, epsilon: MflUE(k, epsilon, False),
+    "GRR": MflGRR,
+    "SUE": lambda k, epsilon: MflUE(k, epsilon, False),
     "OUE": lambda k, epsilon: MflUE(k, epsilon, True),
-    "SS": MflSS, "THE": lambda k, epsilon: MflHE(k, epsilon, True), "SHE": lambda k, epsilon: MflHE(k, epsilon, False),
-    "BLH": lambda k, epsilon: MflLH(k, epsilon, False), "OLH": lambda k, epsilon: MflLH(k, epsilon, True),
+    "SS": MflSS,
+    "THE": lambda k, epsilon: MflHE(k, epsilon, True),
+    "SHE": lambda k, epsilon: MflHE(k, epsilon, False),
+    "BLH": lambda k, epsilon: MflLH(k, epsilon, False),
+    "OLH": lambda k, epsilon: MflLH(k, epsilon, True),
     "ADP": MflADP,
 }
-

@@ -108,6 +108,9 @@ class Oracle:
         return 0, self.k - 1
 
     def describe(self) -> str:
-        extra = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
-                          for key, value in self.parameters().items() if key not in ("k", "epsilon"))
+        extra = ", ".join(
+            f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+            for key, value in self.parameters().items()
+            if key not in ("k", "epsilon")
+        )
         return f"{self.name}(k={self.k}, ε={self.epsilon:g}{', ' + extra if extra else ''})"

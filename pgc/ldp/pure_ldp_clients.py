@@ -34,8 +34,9 @@ class PureOracle(LibraryOracle):
     source = "pure-ldp"
 
     def client_block(self, values):
-        return np.array([self.layout(self.client.privatise(int(v))) for v in values], dtype=np.float64) \
-            .reshape(len(values), self.width)
+        return np.array([self.layout(self.client.privatise(int(v))) for v in values], dtype=np.float64).reshape(
+            len(values), self.width
+        )
 
     def layout(self, report) -> np.ndarray:
         return np.atleast_1d(np.asarray(report, dtype=np.float64))
@@ -103,15 +104,15 @@ class PureFLH(PureOracle):
         return FastLocalHashing(self.k, self.epsilon, self.hash_count, table=self.table)
 
 
-
 class PureHE(PureOracle):
     def __init__(self, k, epsilon, thresholded: bool):
         super().__init__(k, epsilon)
         self.thresholded = bool(thresholded)
         self.name, self.width = ("THE" if self.thresholded else "SHE"), self.k
         self.client = HEClient(self.epsilon, self.k, index_mapper=identity)
-        self.theta = HEServer(self.epsilon, self.k, use_the=True, index_mapper=identity).theta \
-            if self.thresholded else None
+        self.theta = (
+            HEServer(self.epsilon, self.k, use_the=True, index_mapper=identity).theta if self.thresholded else None
+        )
 
     def parameters(self):
         return {**super().parameters(), **({"theta": self.theta} if self.thresholded else {})}

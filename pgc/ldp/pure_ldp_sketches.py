@@ -45,8 +45,9 @@ class PureRappor(PureOracle):
         self.hashes, self.bits, self.cohorts, self.hash_seed = int(hashes), int(bits), int(cohorts), int(hash_seed)
         self.f = RAPPORClient.convert_eps_to_f(None, self.epsilon)  # the helper reads no client state
         with seeded_library_generators(self.hash_seed):  # the server draws its hash family from ``random``
-            server = RAPPORServer(self.f, self.bits, self.hashes, self.k, num_of_cohorts=self.cohorts,
-                                  index_mapper=identity)
+            server = RAPPORServer(
+                self.f, self.bits, self.hashes, self.k, num_of_cohorts=self.cohorts, index_mapper=identity
+            )
         family = server.get_hash_funcs()
         self.client = RAPPORClient(self.f, self.bits, family, self.cohorts, index_mapper=identity)
         self.positions = np.stack([hash_table(functions, self.k) for functions in family])  # (cohort, hash, value)
@@ -54,14 +55,22 @@ class PureRappor(PureOracle):
 
     @property
     def claim_reading(self):
-        return (f"epsilon={self.epsilon:g} → f = convert_eps_to_f(ε) = {self.f:g} (one hash function's f, rounded to "
-                f"2 decimals), {self.hashes} hash function(s) → claim ε = {self.epsilon:g} per report (what the user "
-                f"asked for; the server's own formula 2h·ln((1 − f/2)/(f/2)) gives "
-                f"{self.client.convert_f_to_eps(self.f, self.hashes):.4g})")
+        return (
+            f"epsilon={self.epsilon:g} → f = convert_eps_to_f(ε) = {self.f:g} (one hash function's f, rounded to "
+            f"2 decimals), {self.hashes} hash function(s) → claim ε = {self.epsilon:g} per report (what the user "
+            f"asked for; the server's own formula 2h·ln((1 − f/2)/(f/2)) gives "
+            f"{self.client.convert_f_to_eps(self.f, self.hashes):.4g})"
+        )
 
     def parameters(self):
-        return {**super().parameters(), "f": self.f, "hashes": self.hashes, "bits": self.bits,
-                "cohorts": self.cohorts, "hash_seed": self.hash_seed}
+        return {
+            **super().parameters(),
+            "f": self.f,
+            "hashes": self.hashes,
+            "bits": self.bits,
+            "cohorts": self.cohorts,
+            "hash_seed": self.hash_seed,
+        }
 
     def layout(self, report):
         bits, cohort = report
@@ -73,8 +82,13 @@ class PureRappor(PureOracle):
     def exact_epsilon(self, v=0, v_prime=None):
         """From the client's own bit probabilities: 1 where the filter is 1, f/2 where it is 0."""
         half = self.f / 2.0
-        return bloom_pair_epsilon(self.positions, v, self.k - 1 if v_prime is None else v_prime,
-                                  log_ratio(1.0, half), log_ratio(1.0 - half, 0.0))
+        return bloom_pair_epsilon(
+            self.positions,
+            v,
+            self.k - 1 if v_prime is None else v_prime,
+            log_ratio(1.0, half),
+            log_ratio(1.0 - half, 0.0),
+        )
 
 
 class PureHR(PureOracle):
@@ -105,9 +119,12 @@ class PureHR(PureOracle):
             return super().client_block(values)
 
     def make_reference(self):
-        return HadamardResponse(self.k, self.epsilon,
-                                blocks=1 if self.epsilon <= 1 else hr_blocks(self.k, self.epsilon),
-                                permutation=self.permutation)
+        return HadamardResponse(
+            self.k,
+            self.epsilon,
+            blocks=1 if self.epsilon <= 1 else hr_blocks(self.k, self.epsilon),
+            permutation=self.permutation,
+        )
 
 
 class PureHM(PureOracle):
@@ -164,16 +181,27 @@ class PureSR(PureOracle):
         self.inner_table = xxh32_mod(range(self.m), np.arange(self.hash_count), self.client.client.g)
 
     def parameters(self):
-        return {**super().parameters(), "sketch_hashes": self.sketch_hashes, "sketch_width": self.m,
-                "hash_count": self.hash_count}
+        return {
+            **super().parameters(),
+            "sketch_hashes": self.sketch_hashes,
+            "sketch_width": self.m,
+            "hash_count": self.hash_count,
+        }
 
     def layout(self, report):
         (y, seed), j = report
         return np.array([y, seed, j], dtype=np.float64)
 
     def make_reference(self):
-        return SketchResponse(self.k, self.epsilon, self.sketch_hashes, self.m, self.hash_count,
-                              sketch_table=self.sketch_table, inner_table=self.inner_table)
+        return SketchResponse(
+            self.k,
+            self.epsilon,
+            self.sketch_hashes,
+            self.m,
+            self.hash_count,
+            sketch_table=self.sketch_table,
+            inner_table=self.inner_table,
+        )
 
 
 class PurePCS(PureOracle):
@@ -199,13 +227,19 @@ class PurePCS(PureOracle):
 
 
 PROTOCOLS = {
-    "DE": PureDE, "SUE": lambda k, epsilon: PureUE(k, epsilon, False),
+    "DE": PureDE,
+    "SUE": lambda k, epsilon: PureUE(k, epsilon, False),
     "OUE": lambda k, epsilon: PureUE(k, epsilon, True),
-    "BLH": lambda k, epsilon: PureLH(k, epsilon, False), "OLH": lambda k, epsilon: PureLH(k, epsilon, True),
-    "FLH": PureFLH, "SHE": lambda k, epsilon: PureHE(k, epsilon, False),
+    "BLH": lambda k, epsilon: PureLH(k, epsilon, False),
+    "OLH": lambda k, epsilon: PureLH(k, epsilon, True),
+    "FLH": PureFLH,
+    "SHE": lambda k, epsilon: PureHE(k, epsilon, False),
     "THE": lambda k, epsilon: PureHE(k, epsilon, True),
-    "RAPPOR": PureRappor, "HR": PureHR, "HM": PureHM,
+    "RAPPOR": PureRappor,
+    "HR": PureHR,
+    "HM": PureHM,
     "CMS": lambda k, epsilon, **kw: PureCMS(k, epsilon, False, **kw),
     "HCMS": lambda k, epsilon, **kw: PureCMS(k, epsilon, True, **kw),
-    "SR": PureSR, "PCS": PurePCS,
+    "SR": PureSR,
+    "PCS": PurePCS,
 }

@@ -59,8 +59,9 @@ def protocols(library: str) -> dict[str, Callable[..., Any]]:
     try:
         module = importlib.import_module(LIBRARY_MODULES[library])
     except ImportError as exc:
-        raise ImportError(f"{library} is not installed: pip install -e '.[ldp]' (scripts/setup.sh installs it): "
-                          f"{exc}") from None
+        raise ImportError(
+            f"{library} is not installed: pip install -e '.[ldp]' (scripts/setup.sh installs it): {exc}"
+        ) from None
     return module.PROTOCOLS
 
 
@@ -68,14 +69,15 @@ def parse_spec(spec: str) -> tuple[str, str]:
     """``LIBRARY:PROTOCOL`` → (library, protocol), both checked; a one-line ValueError otherwise."""
     library, sep, protocol = str(spec).partition(":")
     if not sep or not library.strip() or not protocol.strip():
-        raise UserError(f"--ldp {spec!r}: expected LIBRARY:PROTOCOL, e.g. multi-freq-ldpy:OLH or pure-ldp:DE "
-                         f"(libraries: {', '.join(LIBRARIES)})")
+        raise UserError(
+            f"--ldp {spec!r}: expected LIBRARY:PROTOCOL, e.g. multi-freq-ldpy:OLH or pure-ldp:DE "
+            f"(libraries: {', '.join(LIBRARIES)})"
+        )
     library = library_name(library)
     known = protocols(library)
     name = protocol.strip().upper()
     if name not in known:
-        raise UserError(f"--ldp {spec!r}: {library} has no protocol {protocol.strip()!r}; it has "
-                         f"{', '.join(known)}")
+        raise UserError(f"--ldp {spec!r}: {library} has no protocol {protocol.strip()!r}; it has {', '.join(known)}")
     return library, name
 
 
@@ -85,5 +87,6 @@ def make_oracle(library: str, protocol: str, k: int, epsilon: float, **parameter
     try:
         return protocols(library)[name](k, epsilon, **parameters)
     except TypeError as exc:
-        raise UserError(f"{library}:{name} does not take {', '.join(sorted(parameters)) or 'these settings'}: "
-                         f"{exc}") from None
+        raise UserError(
+            f"{library}:{name} does not take {', '.join(sorted(parameters)) or 'these settings'}: {exc}"
+        ) from None

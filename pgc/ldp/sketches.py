@@ -33,8 +33,16 @@ def sketch_table(count: int, k: int, width: int, seed: int) -> np.ndarray:
 
 
 class CountMeanSketch(Oracle):
-    def __init__(self, k: int, epsilon: float, sketch_hashes: int = 8, width: int = 128, hadamard: bool = False,
-                 hash_seed: int = 0, table=None):
+    def __init__(
+        self,
+        k: int,
+        epsilon: float,
+        sketch_hashes: int = 8,
+        width: int = 128,
+        hadamard: bool = False,
+        hash_seed: int = 0,
+        table=None,
+    ):
         """``table``: the (sketch_hashes, k) values of given public hash functions."""
         super().__init__(k, epsilon)
         self.hadamard = bool(hadamard)
@@ -42,15 +50,23 @@ class CountMeanSketch(Oracle):
         self.sketch_hashes, self.m, self.hash_seed = int(sketch_hashes), int(width), int(hash_seed)
         if self.hadamard and self.m & (self.m - 1):
             raise UserError(f"HCMS needs a power-of-two sketch width, got {width!r}")
-        self.table = (sketch_table(self.sketch_hashes, self.k, self.m, self.hash_seed) if table is None
-                      else np.asarray(table, dtype=np.int64))
+        self.table = (
+            sketch_table(self.sketch_hashes, self.k, self.m, self.hash_seed)
+            if table is None
+            else np.asarray(table, dtype=np.int64)
+        )
         exponent = self.epsilon if self.hadamard else self.epsilon / 2.0
         self.flip = 1.0 / (1.0 + math.exp(exponent))
         self.width = 3 if self.hadamard else self.m + 1
 
     def parameters(self) -> dict:
-        return {**super().parameters(), "sketch_hashes": self.sketch_hashes, "sketch_width": self.m,
-                "flip": self.flip, "hash_seed": self.hash_seed}
+        return {
+            **super().parameters(),
+            "sketch_hashes": self.sketch_hashes,
+            "sketch_width": self.m,
+            "flip": self.flip,
+            "hash_seed": self.hash_seed,
+        }
 
     def release(self, values, rng: np.random.Generator) -> np.ndarray:
         v = checked_values(values, self.k)
@@ -72,7 +88,7 @@ class CountMeanSketch(Oracle):
             j, col = r[:, 1:2].astype(np.int64), r[:, 2:3].astype(np.int64)
             return r[:, :1] * hadamard_sign(self.table[j, u], col)
         cells = self.table[r[:, -1:].astype(np.int64), u]
-        return np.take_along_axis(r[:, :self.m], cells, axis=1)
+        return np.take_along_axis(r[:, : self.m], cells, axis=1)
 
     def exact_epsilon(self, v: int = 0, v_prime: int | None = None) -> float:
         v_prime = self.k - 1 if v_prime is None else v_prime
@@ -85,21 +101,39 @@ class CountMeanSketch(Oracle):
 class PrivateCountSketch(Oracle):
     name = "PCS"
 
-    def __init__(self, k: int, epsilon: float, sketch_hashes: int = 8, width: int = 128, hash_seed: int = 0,
-                 table=None, signs=None):
+    def __init__(
+        self,
+        k: int,
+        epsilon: float,
+        sketch_hashes: int = 8,
+        width: int = 128,
+        hash_seed: int = 0,
+        table=None,
+        signs=None,
+    ):
         """``table`` (sketch_hashes, k) into [width] and ``signs`` (sketch_hashes, k) of ±1: given public pairs."""
         super().__init__(k, epsilon)
         self.sketch_hashes, self.m, self.hash_seed = int(sketch_hashes), int(width), int(hash_seed)
-        self.table = (sketch_table(self.sketch_hashes, self.k, self.m, self.hash_seed) if table is None
-                      else np.asarray(table, dtype=np.int64))
-        self.signs = (2 * sketch_table(self.sketch_hashes, self.k, 2, self.hash_seed + 1) - 1 if signs is None
-                      else np.asarray(signs, dtype=np.int64))
+        self.table = (
+            sketch_table(self.sketch_hashes, self.k, self.m, self.hash_seed)
+            if table is None
+            else np.asarray(table, dtype=np.int64)
+        )
+        self.signs = (
+            2 * sketch_table(self.sketch_hashes, self.k, 2, self.hash_seed + 1) - 1
+            if signs is None
+            else np.asarray(signs, dtype=np.int64)
+        )
         self.keep = math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon))
         self.width = self.m + 1
 
     def parameters(self) -> dict:
-        return {**super().parameters(), "sketch_hashes": self.sketch_hashes, "sketch_width": self.m,
-                "hash_seed": self.hash_seed}
+        return {
+            **super().parameters(),
+            "sketch_hashes": self.sketch_hashes,
+            "sketch_width": self.m,
+            "hash_seed": self.hash_seed,
+        }
 
     def release(self, values, rng: np.random.Generator) -> np.ndarray:
         v = checked_values(values, self.k)
@@ -112,7 +146,7 @@ class PrivateCountSketch(Oracle):
     def support(self, reports, candidates) -> np.ndarray:
         r = np.asarray(reports)
         j, u = r[:, -1:].astype(np.int64), np.asarray(candidates, dtype=np.int64)[None, :]
-        return np.take_along_axis(r[:, :self.m], self.table[j, u], axis=1) * self.signs[j, u]
+        return np.take_along_axis(r[:, : self.m], self.table[j, u], axis=1) * self.signs[j, u]
 
     def exact_epsilon(self, v: int = 0, v_prime: int | None = None) -> float:
         v_prime = self.k - 1 if v_prime is None else v_prime

@@ -69,8 +69,8 @@ class SupportLikelihoodRatio:
             return None  # a continuous support: the projection applies instead
         inverse = inverse.ravel()
         smooth = 0.5
-        c_pos = np.bincount(inverse[:len(sp)], minlength=len(cells)) + smooth
-        c_neg = np.bincount(inverse[len(sp):], minlength=len(cells)) + smooth
+        c_pos = np.bincount(inverse[: len(sp)], minlength=len(cells)) + smooth
+        c_neg = np.bincount(inverse[len(sp) :], minlength=len(cells)) + smooth
         llr = np.log(c_pos / c_pos.sum()) - np.log(c_neg / c_neg.sum())
 
         def score(y: np.ndarray) -> np.ndarray:

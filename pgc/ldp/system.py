@@ -26,8 +26,10 @@ from .statistics import support_statistics
 
 CHANNEL = "report"
 SECTION = "library-audits"  # the report section that renders these audits
-SEEDING = ("the library's global generators (Python's random, numpy's global generator, numba's compiled-code "
-           "generator) seeded from the audit's stream per block of reports, restored afterwards")
+SEEDING = (
+    "the library's global generators (Python's random, numpy's global generator, numba's compiled-code "
+    "generator) seeded from the audit's stream per block of reports, restored afterwards"
+)
 
 
 class OracleSystem:
@@ -47,8 +49,12 @@ class OracleSystem:
         self.relation = f"local DP: any two values of 0..{oracle.k - 1} (value {self.pair[0]} vs {self.pair[1]})"
 
     def value(self, secret) -> int:
-        if isinstance(secret, bool) or not isinstance(secret, numbers.Real) or secret != int(secret) \
-                or not 0 <= int(secret) < self.oracle.k:
+        if (
+            isinstance(secret, bool)
+            or not isinstance(secret, numbers.Real)
+            or secret != int(secret)
+            or not 0 <= int(secret) < self.oracle.k
+        ):
             raise UserError(f"a secret is a value in 0..{self.oracle.k - 1}, got {secret!r}")
         return int(secret)
 
@@ -72,18 +78,25 @@ class OracleSystem:
         """What the report's library section shows: library, version, protocol, parameters, the claim and its
         reading, the exact ε of the audited pair, and how the reports were drawn."""
         exact = self.exact_epsilon()
-        record = {"library": self.oracle.source, "version": self.oracle.version, "protocol": self.oracle.name,
-                  "parameters": {k: v for k, v in self.oracle.parameters().items()},
-                  "claimed_epsilon": float(self.claim.epsilon), "claim_reading": self.oracle.claim_reading,
-                  "pair": list(self.pair), "exact_epsilon": exact if math.isfinite(exact) else "inf"}
+        record = {
+            "library": self.oracle.source,
+            "version": self.oracle.version,
+            "protocol": self.oracle.name,
+            "parameters": {k: v for k, v in self.oracle.parameters().items()},
+            "claimed_epsilon": float(self.claim.epsilon),
+            "claim_reading": self.oracle.claim_reading,
+            "pair": list(self.pair),
+            "exact_epsilon": exact if math.isfinite(exact) else "inf",
+        }
         if self.oracle.source != "reference":
             record["batching"] = self.oracle.batching
             record["seeding"] = SEEDING
         return record
 
 
-def ldp_system(spec: str = "reference:GRR", k: int = 25, epsilon: float = 1.0, pair=None, decoders: bool = True,
-               **parameters) -> OracleSystem:
+def ldp_system(
+    spec: str = "reference:GRR", k: int = 25, epsilon: float = 1.0, pair=None, decoders: bool = True, **parameters
+) -> OracleSystem:
     """The oracle ``LIBRARY:PROTOCOL`` at (k, ε) as a System (``parameters``: the protocol's own, e.g. hashes=2;
     ``decoders=False``: the auditor sees the raw columns only)."""
     library, protocol = parse_spec(spec)

@@ -61,8 +61,19 @@ def rappor_f(epsilon: float, hashes: int) -> float:
 class Rappor(Oracle):
     name = "RAPPOR"
 
-    def __init__(self, k: int, epsilon: float, hashes: int = 1, bits: int = 128, cohorts: int = 8,
-                 p: float = 0.0, q: float = 1.0, hash_seed: int = 0, f: float | None = None, positions=None):
+    def __init__(
+        self,
+        k: int,
+        epsilon: float,
+        hashes: int = 1,
+        bits: int = 128,
+        cohorts: int = 8,
+        p: float = 0.0,
+        q: float = 1.0,
+        hash_seed: int = 0,
+        f: float | None = None,
+        positions=None,
+    ):
         """``f``: a given PRR probability instead of the one ε sets; ``positions``: given Bloom positions
         (cohorts, hashes, k) instead of the random table."""
         super().__init__(k, epsilon)
@@ -81,12 +92,22 @@ class Rappor(Oracle):
 
     @property
     def claim_reading(self) -> str:
-        return (f"epsilon={self.epsilon:g}, hashes={self.hashes} → f = {self.f:.4g} with ε∞ = 2h·ln((1 − f/2)/(f/2)) "
-                f"= {self.epsilon:g} (Erlingsson et al. §3.3): claim ε = {self.epsilon:g} per report")
+        return (
+            f"epsilon={self.epsilon:g}, hashes={self.hashes} → f = {self.f:.4g} with ε∞ = 2h·ln((1 − f/2)/(f/2)) "
+            f"= {self.epsilon:g} (Erlingsson et al. §3.3): claim ε = {self.epsilon:g} per report"
+        )
 
     def parameters(self) -> dict:
-        return {**super().parameters(), "f": self.f, "hashes": self.hashes, "bits": self.bits,
-                "cohorts": self.cohorts, "p": self.p, "q": self.q, "hash_seed": self.hash_seed}
+        return {
+            **super().parameters(),
+            "f": self.f,
+            "hashes": self.hashes,
+            "bits": self.bits,
+            "cohorts": self.cohorts,
+            "p": self.p,
+            "q": self.q,
+            "hash_seed": self.hash_seed,
+        }
 
     def filters(self, cohort: np.ndarray, v: np.ndarray) -> np.ndarray:
         """The Bloom filters B_c(v), one row per (cohort, value) pair."""
@@ -122,8 +143,7 @@ class Rappor(Oracle):
         return log_ratio(q_star, p_star), log_ratio(1.0 - p_star, 1.0 - q_star)
 
     def exact_epsilon(self, v: int = 0, v_prime: int | None = None) -> float:
-        return bloom_pair_epsilon(self.positions, v, self.k - 1 if v_prime is None else v_prime,
-                                  *self.bit_log_ratios())
+        return bloom_pair_epsilon(self.positions, v, self.k - 1 if v_prime is None else v_prime, *self.bit_log_ratios())
 
 
 def bloom_pair_epsilon(positions: np.ndarray, v: int, v_prime: int, when_set: float, when_clear: float) -> float:

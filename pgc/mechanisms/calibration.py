@@ -68,14 +68,15 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
         hi *= 2.0
     while gaussian_delta(lo, epsilon, sensitivity) <= delta:
         lo /= 2.0
-    return float(brentq(lambda s: gaussian_delta(s, epsilon, sensitivity) - delta, lo, hi, xtol=1e-15 * hi,
-                        rtol=1e-14))
+    return float(brentq(lambda s: gaussian_delta(s, epsilon, sensitivity) - delta, lo, hi, xtol=1e-15 * hi, rtol=1e-14))
 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm. A.1; the proof needs ε ≤ 1)."""
     _check(epsilon, delta, sensitivity)
     if epsilon > 1.0:
-        raise UserError(f"the classic Gaussian calibration is proven only for epsilon <= 1 (got {epsilon!r}); "
-                         "use the analytic one (gaussian-analytic)")
+        raise UserError(
+            f"the classic Gaussian calibration is proven only for epsilon <= 1 (got {epsilon!r}); "
+            "use the analytic one (gaussian-analytic)"
+        )
     return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon

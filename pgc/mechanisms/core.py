@@ -150,8 +150,6 @@ def snapping_grid(noise_scale: float) -> float:
     return 2.0 ** math.ceil(math.log2(noise_scale))
 
 
-
-
 @dataclass(frozen=True)
 class Laplace:
     """Algorithm 2: L1 clip to C/2 (eq. 19), add Lap(C/ε) per coordinate (eq. 21).
@@ -215,8 +213,9 @@ class ProjectedRandomSign:
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
         object.__setattr__(self, "clip", _check_clip(self.clip))
-        if self.reduced_dim is not None and (not isinstance(self.reduced_dim, (int, np.integer))
-                                             or self.reduced_dim < 1):
+        if self.reduced_dim is not None and (
+            not isinstance(self.reduced_dim, (int, np.integer)) or self.reduced_dim < 1
+        ):
             raise UserError(f"reduced_dim d̂ must be a positive integer, got {self.reduced_dim!r}")
 
     def reduced_dim_for(self, dim: int) -> int:
@@ -315,9 +314,14 @@ def split_rounds(mechanism: Mechanism, rounds: int) -> Mechanism:
         return mechanism
     try:
         if claimed_delta(mechanism) > 0:
-            return replace(mechanism, epsilon=mechanism.epsilon / rounds,  # type: ignore[type-var]
-                           delta=claimed_delta(mechanism) / rounds)
+            return replace(
+                mechanism,
+                epsilon=mechanism.epsilon / rounds,  # type: ignore[type-var]
+                delta=claimed_delta(mechanism) / rounds,
+            )
         return replace(mechanism, epsilon=mechanism.epsilon / rounds)  # type: ignore[type-var]
     except TypeError:
-        raise TypeError(f"{type(mechanism).__name__} is not a dataclass with an epsilon field; "
-                        "build its per-round instance yourself") from None
+        raise TypeError(
+            f"{type(mechanism).__name__} is not a dataclass with an epsilon field; "
+            "build its per-round instance yourself"
+        ) from None

@@ -19,8 +19,11 @@ def mechanism_params(mechanism: Mechanism) -> dict:
     if dataclasses.is_dataclass(mechanism):
         items = {f.name: getattr(mechanism, f.name) for f in dataclasses.fields(mechanism)}
     else:
-        items = ({k: v for k, v in vars(mechanism).items() if not k.startswith("_")}
-                 if hasattr(mechanism, "__dict__") else {})
+        items = (
+            {k: v for k, v in vars(mechanism).items() if not k.startswith("_")}
+            if hasattr(mechanism, "__dict__")
+            else {}
+        )
     items.setdefault("epsilon", getattr(mechanism, "epsilon", None))
     out = {}
     for k, v in sorted(items.items()):
@@ -40,15 +43,19 @@ def mechanism_fingerprint(mechanism: Mechanism) -> str:
     import json
 
     kind = type(mechanism)
-    text = json.dumps({"class": f"{kind.__module__}.{kind.__qualname__}", "params": mechanism_params(mechanism)},
-                      sort_keys=True)
+    text = json.dumps(
+        {"class": f"{kind.__module__}.{kind.__qualname__}", "params": mechanism_params(mechanism)}, sort_keys=True
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _factory_args(mechanism: Mechanism) -> dict:
     eps = getattr(mechanism, "epsilon", math.inf)
-    args = {"epsilon": float(eps), "clip": getattr(mechanism, "clip", None),
-            "reduced_dim": getattr(mechanism, "reduced_dim", None)}
+    args = {
+        "epsilon": float(eps),
+        "clip": getattr(mechanism, "clip", None),
+        "reduced_dim": getattr(mechanism, "reduced_dim", None),
+    }
     if getattr(mechanism, "delta", None):
         args["delta"] = float(mechanism.delta)
     return args
@@ -70,8 +77,9 @@ def registered_name(mechanism: Mechanism, hint: str | None = None) -> str | None
     return None
 
 
-def mechanism_record(mechanism: Mechanism, *, name: str | None = None, factory_args: dict | None = None,
-                     rounds: int = 1) -> dict:
+def mechanism_record(
+    mechanism: Mechanism, *, name: str | None = None, factory_args: dict | None = None, rounds: int = 1
+) -> dict:
     """What a run folder stores about the mechanism a trial used (per submission, after the ε split):
     its registry ``name`` (None for an unregistered one), class, parameters, the factory arguments
     and ``rounds`` that rebuild it (``split_rounds(make_mechanism(name, **factory_args), rounds)``),
@@ -83,10 +91,16 @@ def mechanism_record(mechanism: Mechanism, *, name: str | None = None, factory_a
         found, args, rounds = (name or registered_name(mechanism)), _factory_args(mechanism), 1
     else:
         found, args = name, dict(factory_args)
-    return {"name": found, "class": f"{kind.__module__}.{kind.__qualname__}", "params": mechanism_params(mechanism),
-            "factory_args": {k: (("inf" if v > 0 else "-inf") if isinstance(v, float) and math.isinf(v) else v)
-                             for k, v in args.items()},
-            "rounds": int(rounds), "fingerprint": mechanism_fingerprint(mechanism)}
+    return {
+        "name": found,
+        "class": f"{kind.__module__}.{kind.__qualname__}",
+        "params": mechanism_params(mechanism),
+        "factory_args": {
+            k: (("inf" if v > 0 else "-inf") if isinstance(v, float) and math.isinf(v) else v) for k, v in args.items()
+        },
+        "rounds": int(rounds),
+        "fingerprint": mechanism_fingerprint(mechanism),
+    }
 
 
 class MechanismUnavailableError(UserError):
@@ -104,11 +118,15 @@ def rebuild_mechanism(record: dict, *, where: str = "the run") -> Mechanism:
     if name is not None and not isinstance(name, str):
         raise MechanismUnavailableError(f"{where} has a malformed mechanism record (its name is not a string)")
     if name is None:
-        raise MechanismUnavailableError(f"{where} was trained with the unregistered mechanism {cls}; register a "
-                                        "factory for it (pgc.mechanisms.register_mechanism) and train again")
+        raise MechanismUnavailableError(
+            f"{where} was trained with the unregistered mechanism {cls}; register a "
+            "factory for it (pgc.mechanisms.register_mechanism) and train again"
+        )
     if name not in MECHANISMS:
-        raise MechanismUnavailableError(f"{where} was trained with mechanism {name!r} ({cls}), which is not "
-                                        f"registered in this process; call register_mechanism({name!r}, factory) first")
+        raise MechanismUnavailableError(
+            f"{where} was trained with mechanism {name!r} ({cls}), which is not "
+            f"registered in this process; call register_mechanism({name!r}, factory) first"
+        )
     args = dict(record.get("factory_args") or {})
     if isinstance(args.get("epsilon"), str):
         args["epsilon"] = float(args["epsilon"])
@@ -117,10 +135,12 @@ def rebuild_mechanism(record: dict, *, where: str = "the run") -> Mechanism:
     try:
         mech = split_rounds(make_mechanism(name, **args), int(record.get("rounds", 1)))
     except (TypeError, ValueError) as exc:
-        raise MechanismUnavailableError(f"{where}: the registered mechanism {name!r} cannot be rebuilt: "
-                                        f"{exc}") from None
+        raise MechanismUnavailableError(
+            f"{where}: the registered mechanism {name!r} cannot be rebuilt: {exc}"
+        ) from None
     if mechanism_fingerprint(mech) != record["fingerprint"]:
         raise MechanismUnavailableError(
             f"{where} was trained with {cls} {record.get('params')}, but {name!r} now builds "
-            f"{type(mech).__module__}.{type(mech).__qualname__} {mechanism_params(mech)} (fingerprint differs)")
+            f"{type(mech).__module__}.{type(mech).__qualname__} {mechanism_params(mech)} (fingerprint differs)"
+        )
     return mech

@@ -40,8 +40,13 @@ def svt_budget(svt, entries: int) -> dict:
     elif query is None:
         query = svt.epsilon - threshold
     release = svt.epsilon_release if svt.epsilon_release is not None else uploaded * svt.noise_var
-    return {"n_upload": uploaded, "epsilon_threshold": float(threshold), "epsilon_query": float(query),
-            "epsilon_release": float(release), "epsilon_total": float(threshold + query + release)}
+    return {
+        "n_upload": uploaded,
+        "epsilon_threshold": float(threshold),
+        "epsilon_query": float(query),
+        "epsilon_release": float(release),
+        "epsilon_total": float(threshold + query + release),
+    }
 
 
 def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, list[dict]]:
@@ -49,36 +54,57 @@ def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, l
     the filter wrote into a result's metadata (checked against the parameters' reading)."""
     budget = svt_budget(svt, entries)
     readings = [
-        {"parameter": f"fraction={svt.fraction:g} on d={entries} entries",
-         "claim": f"c = {budget['n_upload']} uploaded",
-         "why": "c = ⌈fraction·d⌉, d counting every entry, the scalars too (process_dxo)"},
-        {"parameter": f"epsilon={svt.epsilon:g}" + ("" if svt.epsilon_threshold is None and svt.epsilon_query is None
-                                                    else f", epsilon_threshold={svt.epsilon_threshold}, "
-                                                         f"epsilon_query={svt.epsilon_query}"),
-         "claim": f"ε₁ = {budget['epsilon_threshold']:.4g}, ε₂ = {budget['epsilon_query']:.4g}",
-         "why": "the selection budget, split 1 : (2c)^{2/3} (the docstring's standard SVT allocation) unless given"},
-        {"parameter": (f"epsilon_release={svt.epsilon_release:g}" if svt.epsilon_release is not None
-                       else f"noise_var={svt.noise_var:g} (epsilon_release omitted)"),
-         "claim": f"ε_release = {budget['epsilon_release']:.4g}",
-         "why": "the release budget; omitted, it is c·noise_var (the docstring: 'a total release budget of "
-                "n_upload * noise_var'), i.e. Laplace(2γc/ε_release) on each uploaded entry"},
-        {"parameter": "the recorded accounting (svt_privacy_budget)",
-         "claim": f"ε = ε₁ + ε₂ + ε_release = {budget['epsilon_total']:.4g}, δ = 0 per call, on the arrays",
-         "why": "'pure_dp_sum' per call; 'scalar passthrough is not noise-protected by the SVT accountant'"
-                + (f"; recorded epsilon_total = {recorded['epsilon_total']:.4g}" if recorded else "")},
+        {
+            "parameter": f"fraction={svt.fraction:g} on d={entries} entries",
+            "claim": f"c = {budget['n_upload']} uploaded",
+            "why": "c = ⌈fraction·d⌉, d counting every entry, the scalars too (process_dxo)",
+        },
+        {
+            "parameter": f"epsilon={svt.epsilon:g}"
+            + (
+                ""
+                if svt.epsilon_threshold is None and svt.epsilon_query is None
+                else f", epsilon_threshold={svt.epsilon_threshold}, epsilon_query={svt.epsilon_query}"
+            ),
+            "claim": f"ε₁ = {budget['epsilon_threshold']:.4g}, ε₂ = {budget['epsilon_query']:.4g}",
+            "why": "the selection budget, split 1 : (2c)^{2/3} (the docstring's standard SVT allocation) unless given",
+        },
+        {
+            "parameter": (
+                f"epsilon_release={svt.epsilon_release:g}"
+                if svt.epsilon_release is not None
+                else f"noise_var={svt.noise_var:g} (epsilon_release omitted)"
+            ),
+            "claim": f"ε_release = {budget['epsilon_release']:.4g}",
+            "why": "the release budget; omitted, it is c·noise_var (the docstring: 'a total release budget of "
+            "n_upload * noise_var'), i.e. Laplace(2γc/ε_release) on each uploaded entry",
+        },
+        {
+            "parameter": "the recorded accounting (svt_privacy_budget)",
+            "claim": f"ε = ε₁ + ε₂ + ε_release = {budget['epsilon_total']:.4g}, δ = 0 per call, on the arrays",
+            "why": "'pure_dp_sum' per call; 'scalar passthrough is not noise-protected by the SVT accountant'"
+            + (f"; recorded epsilon_total = {recorded['epsilon_total']:.4g}" if recorded else ""),
+        },
     ]
-    if recorded is not None and not math.isclose(recorded.get("epsilon_total", math.nan), budget["epsilon_total"],
-                                                 rel_tol=1e-9):
-        raise UserError(f"SVTPrivacy recorded epsilon_total {recorded.get('epsilon_total')} but its parameters give "
-                         f"{budget['epsilon_total']}")
+    if recorded is not None and not math.isclose(
+        recorded.get("epsilon_total", math.nan), budget["epsilon_total"], rel_tol=1e-9
+    ):
+        raise UserError(
+            f"SVTPrivacy recorded epsilon_total {recorded.get('epsilon_total')} but its parameters give "
+            f"{budget['epsilon_total']}"
+        )
     return PrivacyClaim(budget["epsilon_total"], 0.0, (UPDATE,)), readings
 
 
 def no_claim(filter_name: str, parameters: str) -> tuple[PrivacyClaim, list[dict]]:
     """A filter with no privacy budget and no accounting: no DP claim."""
     return PrivacyClaim(math.inf, 0.0, ()), [
-        {"parameter": parameters, "claim": "no DP claim (ε = ∞, no channel covered)",
-         "why": f"{filter_name} takes no privacy budget, adds no noise and records no accounting"}]
+        {
+            "parameter": parameters,
+            "claim": "no DP claim (ε = ∞, no channel covered)",
+            "why": f"{filter_name} takes no privacy budget, adds no noise and records no accounting",
+        }
+    ]
 
 
 def filter_claim(flt, entries: int, recorded: dict | None, given: PrivacyClaim | None = None):
@@ -86,9 +112,13 @@ def filter_claim(flt, entries: int, recorded: dict | None, given: PrivacyClaim |
     from nvflare.app_common.filters import ExcludeVars, PercentilePrivacy, SVTPrivacy
 
     if given is not None:
-        return PrivacyClaim.of(given), [{"parameter": "the claim given with the filter", "claim":
-                                         f"ε = {given.epsilon:g}, δ = {given.delta:g} on {', '.join(given.covers)}",
-                                         "why": "stated by the user (AUDIT_CLAIM or claim=...)"}]
+        return PrivacyClaim.of(given), [
+            {
+                "parameter": "the claim given with the filter",
+                "claim": f"ε = {given.epsilon:g}, δ = {given.delta:g} on {', '.join(given.covers)}",
+                "why": "stated by the user (AUDIT_CLAIM or claim=...)",
+            }
+        ]
     if isinstance(flt, SVTPrivacy):
         return svt_claim(flt, entries, recorded)
     if isinstance(flt, PercentilePrivacy):

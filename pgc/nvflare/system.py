@@ -80,9 +80,18 @@ class FilterSystem:
 
     report_section = SECTION
 
-    def __init__(self, flt, updates: Mapping[str, tuple[dict, int]], pairs: Mapping[str, tuple[str, str]], *,
-                 claim=None, data_kind: str = "WEIGHT_DIFF", name: str | None = None, wire: bool = True,
-                 global_model: Mapping[str, np.ndarray] | None = None):
+    def __init__(
+        self,
+        flt,
+        updates: Mapping[str, tuple[dict, int]],
+        pairs: Mapping[str, tuple[str, str]],
+        *,
+        claim=None,
+        data_kind: str = "WEIGHT_DIFF",
+        name: str | None = None,
+        wire: bool = True,
+        global_model: Mapping[str, np.ndarray] | None = None,
+    ):
         from nvflare.apis.dxo import DataKind
         from nvflare.apis.filter import Filter
         from nvflare.apis.fl_context import FLContext
@@ -96,8 +105,11 @@ class FilterSystem:
         self.filter, self.data_kind, self.wire = flt, data_kind, bool(wire)
         self.updates, self.pairs = dict(updates), dict(pairs)
         first = next(iter(self.updates.values()))[0]
-        self.global_model = {k: np.zeros(np.shape(v)) for k, v in first.items()} if global_model is None \
+        self.global_model = (
+            {k: np.zeros(np.shape(v)) for k, v in first.items()}
+            if global_model is None
             else {k: np.asarray(v, dtype=np.float64) for k, v in global_model.items()}
+        )
         self.context = FLContext()
         self.name = name or f"nvflare {type(flt).__name__} ({data_kind})"
         self.relation = "local DP: any two updates of one client"
@@ -112,9 +124,11 @@ class FilterSystem:
             dxo = self._filtered(next(iter(self.updates)))
         data = dxo.data or {}
         self.recorded_budget = dxo.meta.get("svt_privacy_budget")
-        self.layout = {UPDATE: [k for k in sorted(data) if np.ndim(data[k]) > 0],
-                       "scalars": [k for k in sorted(data) if np.ndim(data[k]) == 0],
-                       "meta": list(numbers_in(dxo.meta))}
+        self.layout = {
+            UPDATE: [k for k in sorted(data) if np.ndim(data[k]) > 0],
+            "scalars": [k for k in sorted(data) if np.ndim(data[k]) == 0],
+            "meta": list(numbers_in(dxo.meta)),
+        }
         self.widths = {c: v.size for c, v in self._row(dxo).items()}
         return self.layout
 
@@ -141,9 +155,11 @@ class FilterSystem:
             value = np.asarray(data[k], dtype=np.float64)
             return (value - base[k] if k in base else value).ravel()
 
-        return {UPDATE: np.concatenate([entry(k) for k in self.layout[UPDATE]] or [np.zeros(0)]),
-                "scalars": np.array([float(data[k]) for k in self.layout["scalars"]]),
-                "meta": np.array([meta.get(k, np.nan) for k in self.layout["meta"]])}
+        return {
+            UPDATE: np.concatenate([entry(k) for k in self.layout[UPDATE]] or [np.zeros(0)]),
+            "scalars": np.array([float(data[k]) for k in self.layout["scalars"]]),
+            "meta": np.array([meta.get(k, np.nan) for k in self.layout["meta"]]),
+        }
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
         if not isinstance(secret, str) or secret not in self.updates:
@@ -166,26 +182,47 @@ class FilterSystem:
         from importlib import metadata
 
         flt = self.filter
-        params = {k: v for k, v in vars(flt).items() if not k.startswith("_") and k not in ("data_kinds", "skip")
-                  and isinstance(v, (int, float, str, bool, list, type(None)))}
-        return {"library": "nvflare", "version": metadata.version("nvflare"), "protocol": type(flt).__name__,
-                "parameters": {**params, "data_kind": self.data_kind},
-                "claimed_epsilon": self.claim.epsilon if math.isfinite(self.claim.epsilon) else "inf",
-                "claim_reading": "; ".join(f"{r['parameter']} → {r['claim']} ({r['why']})" for r in self.readings),
-                "readings": self.readings, "covers": list(self.claim.covers), "channels": list(self.channels),
-                "seeding": "numpy's global generator and random seeded from the audit's stream per block of "
-                           f"{RELEASE_BLOCK} releases, restored afterwards",
-                "path": "DXO → Shareable → filter.process → FOBS round trip → DXO" if self.wire
-                        else "DXO → Shareable → filter.process → DXO"}
+        params = {
+            k: v
+            for k, v in vars(flt).items()
+            if not k.startswith("_")
+            and k not in ("data_kinds", "skip")
+            and isinstance(v, (int, float, str, bool, list, type(None)))
+        }
+        return {
+            "library": "nvflare",
+            "version": metadata.version("nvflare"),
+            "protocol": type(flt).__name__,
+            "parameters": {**params, "data_kind": self.data_kind},
+            "claimed_epsilon": self.claim.epsilon if math.isfinite(self.claim.epsilon) else "inf",
+            "claim_reading": "; ".join(f"{r['parameter']} → {r['claim']} ({r['why']})" for r in self.readings),
+            "readings": self.readings,
+            "covers": list(self.claim.covers),
+            "channels": list(self.channels),
+            "seeding": "numpy's global generator and random seeded from the audit's stream per block of "
+            f"{RELEASE_BLOCK} releases, restored afterwards",
+            "path": "DXO → Shareable → filter.process → FOBS round trip → DXO"
+            if self.wire
+            else "DXO → Shareable → filter.process → DXO",
+        }
 
 
-def filter_system(flt, *, claim=None, data_kind: str = "WEIGHT_DIFF", wire: bool = True,
-                  name: str | None = None) -> FilterSystem:
+def filter_system(
+    flt, *, claim=None, data_kind: str = "WEIGHT_DIFF", wire: bool = True, name: str | None = None
+) -> FilterSystem:
     """A filter on the built-in updates (:mod:`pgc.nvflare.updates`): the trained pairs and the pair at its
     clipping bound; a ``WEIGHTS`` result is the seeded initial model plus the update."""
     bound = clipping_bound(flt)
-    return FilterSystem(flt, updates_for(bound), update_pairs(bound), claim=claim, data_kind=data_kind, wire=wire,
-                        name=name, global_model=initial_weights() if data_kind == "WEIGHTS" else None)
+    return FilterSystem(
+        flt,
+        updates_for(bound),
+        update_pairs(bound),
+        claim=claim,
+        data_kind=data_kind,
+        wire=wire,
+        name=name,
+        global_model=initial_weights() if data_kind == "WEIGHTS" else None,
+    )
 
 
 def svt_privacy_system(data_kind: str = "WEIGHT_DIFF", **settings) -> FilterSystem:
@@ -225,6 +262,6 @@ def filter_system_from_spec(spec: str, settings: dict) -> FilterSystem:
     except UserError:
         raise
     except (TypeError, ValueError) as exc:  # the filter refusing its settings (the user's frames shown if theirs)
-        raise UserError(f"--nvflare {spec} with "
-                        f"{', '.join(f'{k}={v!r}' for k, v in settings.items()) or 'its defaults'}"
-                        f": {exc}") from exc
+        raise UserError(
+            f"--nvflare {spec} with {', '.join(f'{k}={v!r}' for k, v in settings.items()) or 'its defaults'}: {exc}"
+        ) from exc

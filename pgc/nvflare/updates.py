@@ -33,11 +33,12 @@ def small_model(generator):
     """The audited network with its initial weights drawn from ``generator`` (PyTorch's default init scheme)."""
     import torch
 
-    model = torch.nn.Sequential(torch.nn.Linear(64, HIDDEN), torch.nn.BatchNorm1d(HIDDEN), torch.nn.ReLU(),
-                                torch.nn.Linear(HIDDEN, 10))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, HIDDEN), torch.nn.BatchNorm1d(HIDDEN), torch.nn.ReLU(), torch.nn.Linear(HIDDEN, 10)
+    )
     with torch.no_grad():
         for layer in (model[0], model[3]):
-            bound = 1.0 / layer.in_features ** 0.5
+            bound = 1.0 / layer.in_features**0.5
             layer.weight.uniform_(-bound, bound, generator=generator)
             layer.bias.uniform_(-bound, bound, generator=generator)
     return model
@@ -49,8 +50,8 @@ def local_update(rows: tuple[int, int], seed: int = 0) -> tuple[dict[str, np.nda
     from sklearn.datasets import load_digits
 
     digits = load_digits()
-    x = torch.tensor(digits.data[rows[0]:rows[1]] / 16.0, dtype=torch.float32)
-    y = torch.tensor(digits.target[rows[0]:rows[1]], dtype=torch.long)
+    x = torch.tensor(digits.data[rows[0] : rows[1]] / 16.0, dtype=torch.float32)
+    y = torch.tensor(digits.target[rows[0] : rows[1]], dtype=torch.long)
     generator = torch.Generator().manual_seed(seed)
     model = small_model(generator)
     before = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -59,7 +60,7 @@ def local_update(rows: tuple[int, int], seed: int = 0) -> tuple[dict[str, np.nda
     steps = 0
     model.train()
     for start in range(0, len(x), BATCH):
-        batch = order[start:start + BATCH]
+        batch = order[start : start + BATCH]
         optimizer.zero_grad()
         torch.nn.functional.cross_entropy(model(x[batch]), y[batch]).backward()
         optimizer.step()
@@ -75,8 +76,10 @@ def initial_weights(seed: int = 0) -> dict[str, np.ndarray]:
     import torch
 
     model = small_model(torch.Generator().manual_seed(seed))
-    return {k: v.numpy().astype(np.float64) if v.dtype.is_floating_point else v.numpy()
-            for k, v in model.state_dict().items()}
+    return {
+        k: v.numpy().astype(np.float64) if v.dtype.is_floating_point else v.numpy()
+        for k, v in model.state_dict().items()
+    }
 
 
 @cache
@@ -87,9 +90,11 @@ def trained_updates() -> dict[str, tuple[dict[str, np.ndarray], int]]:
 
 def bound_pair(like: dict[str, np.ndarray], bound: float, steps: int):
     """Every array entry at +bound vs −bound (scalars 0 in both), the shapes of ``like``."""
+
     def filled(sign: float):
-        return {k: (np.zeros_like(v) if np.ndim(v) == 0 else np.full(np.shape(v), sign * bound))
-                for k, v in like.items()}
+        return {
+            k: (np.zeros_like(v) if np.ndim(v) == 0 else np.full(np.shape(v), sign * bound)) for k, v in like.items()
+        }
 
     return (filled(1.0), steps), (filled(-1.0), steps)
 

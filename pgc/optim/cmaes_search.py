@@ -21,10 +21,18 @@ class CMAESResult:
     history: list[float] = field(default_factory=list)  # best value so far after each generation
 
 
-def cmaes_maximize(objective: Callable[[np.ndarray, int], float], x0: np.ndarray, sigma: float, *,
-                   generations: int, population: int, seed: int, bounds: np.ndarray | None = None,
-                   stop_early: bool = False,
-                   on_generation: Callable[[int, float], None] | None = None) -> CMAESResult:
+def cmaes_maximize(
+    objective: Callable[[np.ndarray, int], float],
+    x0: np.ndarray,
+    sigma: float,
+    *,
+    generations: int,
+    population: int,
+    seed: int,
+    bounds: np.ndarray | None = None,
+    stop_early: bool = False,
+    on_generation: Callable[[int, float], None] | None = None,
+) -> CMAESResult:
     """Maximise ``objective(x, generation)`` from mean ``x0`` with step size ``sigma``: ``generations``
     generations of ``population`` points (``bounds``: a (d, 2) box), the optimiser seeded with ``seed``.
     ``stop_early``: stop when CMA-ES says it has converged. ``on_generation(generation, best value)``
@@ -33,8 +41,13 @@ def cmaes_maximize(objective: Callable[[np.ndarray, int], float], x0: np.ndarray
 
     if generations < 1 or population < 2:
         raise UserError(f"need generations >= 1 and population >= 2, got {generations}, {population}")
-    opt = CMA(mean=np.asarray(x0, dtype=np.float64), sigma=float(sigma), population_size=int(population),
-              seed=int(seed), bounds=bounds)
+    opt = CMA(
+        mean=np.asarray(x0, dtype=np.float64),
+        sigma=float(sigma),
+        population_size=int(population),
+        seed=int(seed),
+        bounds=bounds,
+    )
     best_x, best_value, evaluations, history = np.array(x0, dtype=np.float64), -math.inf, 0, []
     for generation in range(generations):
         told = []

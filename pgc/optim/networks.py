@@ -10,9 +10,13 @@ from torch import nn
 def seeded_mlp(n_in: int, hidden: int, n_out: int, gen: torch.Generator) -> nn.Sequential:
     """n_in → hidden → hidden → n_out with ReLUs, built on the meta device (no global-RNG default init), then
     Glorot-uniform weights drawn from ``gen`` and zero biases."""
-    net = nn.Sequential(nn.Linear(n_in, hidden, device="meta"), nn.ReLU(),
-                        nn.Linear(hidden, hidden, device="meta"), nn.ReLU(),
-                        nn.Linear(hidden, n_out, device="meta")).to_empty(device="cpu")
+    net = nn.Sequential(
+        nn.Linear(n_in, hidden, device="meta"),
+        nn.ReLU(),
+        nn.Linear(hidden, hidden, device="meta"),
+        nn.ReLU(),
+        nn.Linear(hidden, n_out, device="meta"),
+    ).to_empty(device="cpu")
     with torch.no_grad():
         for layer in net:
             if isinstance(layer, nn.Linear):

@@ -12,23 +12,36 @@ from importlib import resources
 from pathlib import Path
 
 # the main job's report: committed adversarial-aggregator evidence beside the run's own fresh audit
-ADVERSARIAL = ("audit/adversarial/curve.json", "audit/adversarial/laplace-eps1.json",
-               "audit/adversarial/laplace-eps4.json", "audit/adversarial/prs-eps1.json",
-               "attack/active/laplace-eps1-5-10-15.json", "attack/active/paper-psi-score.json")
+ADVERSARIAL = (
+    "audit/adversarial/curve.json",
+    "audit/adversarial/laplace-eps1.json",
+    "audit/adversarial/laplace-eps4.json",
+    "audit/adversarial/prs-eps1.json",
+    "attack/active/laplace-eps1-5-10-15.json",
+    "attack/active/paper-psi-score.json",
+)
 # the same evidence for protected configurations (pgc pipeline --protect)
 PROTECTED_ADVERSARIAL = ("mitigations/adversarial-laplace-eps1.json", "mitigations/adversarial-prs-eps1.json")
 # the crafted models the results above were certified at (each beside its result), and benchmark inputs
 MODELS = (
-    "audit/adversarial/laplace-eps1-theta-5-15-gradient.pt", "audit/adversarial/laplace-eps1-theta-5-15-score.pt",
-    "audit/adversarial/laplace-eps1-theta-9.7-9.9-gradient.pt", "audit/adversarial/laplace-eps1-theta-9.7-9.9-score.pt",
-    "audit/adversarial/laplace-eps4-theta-5-15-gradient.pt", "audit/adversarial/laplace-eps4-theta-5-15-score.pt",
-    "audit/adversarial/laplace-eps4-theta-9.7-9.9-gradient.pt", "audit/adversarial/laplace-eps4-theta-9.7-9.9-score.pt",
-    "audit/adversarial/prs-eps1-theta-5-15-gradient.pt", "audit/adversarial/prs-eps1-theta-5-15-score.pt",
-    "attack/active/laplace-eps1-5-10-15-crafted-theta.pt", "attack/active/paper-psi-score-crafted-theta.pt",
+    "audit/adversarial/laplace-eps1-theta-5-15-gradient.pt",
+    "audit/adversarial/laplace-eps1-theta-5-15-score.pt",
+    "audit/adversarial/laplace-eps1-theta-9.7-9.9-gradient.pt",
+    "audit/adversarial/laplace-eps1-theta-9.7-9.9-score.pt",
+    "audit/adversarial/laplace-eps4-theta-5-15-gradient.pt",
+    "audit/adversarial/laplace-eps4-theta-5-15-score.pt",
+    "audit/adversarial/laplace-eps4-theta-9.7-9.9-gradient.pt",
+    "audit/adversarial/laplace-eps4-theta-9.7-9.9-score.pt",
+    "audit/adversarial/prs-eps1-theta-5-15-gradient.pt",
+    "audit/adversarial/prs-eps1-theta-5-15-score.pt",
+    "attack/active/laplace-eps1-5-10-15-crafted-theta.pt",
+    "attack/active/paper-psi-score-crafted-theta.pt",
     "mitigations/adversarial-laplace-eps1-theta-5-15-gradient.pt",
     "mitigations/adversarial-laplace-eps1-theta-5-15-score.pt",
-    "mitigations/adversarial-prs-eps1-theta-5-15-gradient.pt", "mitigations/adversarial-prs-eps1-theta-5-15-score.pt",
-    "audit/one-run/crafted_theta_5_15.npy")
+    "mitigations/adversarial-prs-eps1-theta-5-15-gradient.pt",
+    "mitigations/adversarial-prs-eps1-theta-5-15-score.pt",
+    "audit/one-run/crafted_theta_5_15.npy",
+)
 SHIPPED = ADVERSARIAL + PROTECTED_ADVERSARIAL + MODELS
 
 

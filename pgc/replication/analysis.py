@@ -85,13 +85,22 @@ def analyse(run: GridRun, *, bootstrap_seed: int = 0) -> dict:
         "success_curve_x": grid_x.tolist(),
         "figure2": run.curves,
         "trials": run.trials,
-        "paper": {"fst_median": _paper_table(PAPER_FST_MEDIAN), "success_ratio": _paper_table(PAPER_SUCCESS_RATIO),
-                  "relative_auc": _paper_table(PAPER_RELATIVE_AUC)},
+        "paper": {
+            "fst_median": _paper_table(PAPER_FST_MEDIAN),
+            "success_ratio": _paper_table(PAPER_SUCCESS_RATIO),
+            "relative_auc": _paper_table(PAPER_RELATIVE_AUC),
+        },
     }
 
 
-def _table_row(run: GridRun, s: Setting, references: list[Setting], primary_ref: Setting, grid_x: np.ndarray,
-               boot_rng: np.random.Generator) -> dict:
+def _table_row(
+    run: GridRun,
+    s: Setting,
+    references: list[Setting],
+    primary_ref: Setting,
+    grid_x: np.ndarray,
+    boot_rng: np.random.Generator,
+) -> dict:
     """One setting's cells of Tables 1–3 with their intervals, beside the paper's where it reports one."""
     cap = run.spec.cap
     f = _fsts(run.trials[s.key])
@@ -99,13 +108,24 @@ def _table_row(run: GridRun, s: Setting, references: list[Setting], primary_ref:
     med = median_fst(f)
     lo, hi, cov = median_interval(f)
     sr_lo, sr_hi = success_interval(k, f.size)
-    row = {"key": s.key, "mechanism": s.mechanism, "epsilon": s.epsilon, "buffer_size": s.buffer_size,
-           "variant": s.variant, "control": s.control, "trials": int(f.size), "successes": k,
-           "median_fst": med, "median_fst_ci": [lo, hi], "median_ci_coverage": round(cov, 4),
-           "success_ratio": k / f.size, "success_ratio_ci": [sr_lo, sr_hi],
-           "fsts": f.tolist(),
-           "agent_steps": int(sum(t["agent_steps"] for t in run.trials[s.key])),
-           "best_mu_median": float(np.median([t["best_mu"] or 0.0 for t in run.trials[s.key]]))}
+    row = {
+        "key": s.key,
+        "mechanism": s.mechanism,
+        "epsilon": s.epsilon,
+        "buffer_size": s.buffer_size,
+        "variant": s.variant,
+        "control": s.control,
+        "trials": int(f.size),
+        "successes": k,
+        "median_fst": med,
+        "median_fst_ci": [lo, hi],
+        "median_ci_coverage": round(cov, 4),
+        "success_ratio": k / f.size,
+        "success_ratio_ci": [sr_lo, sr_hi],
+        "fsts": f.tolist(),
+        "agent_steps": int(sum(t["agent_steps"] for t in run.trials[s.key])),
+        "best_mu_median": float(np.median([t["best_mu"] or 0.0 for t in run.trials[s.key]])),
+    }
     row["relative_auc"] = {}
     for ref in references:
         rf = _fsts(run.trials[ref.key])
@@ -120,25 +140,37 @@ def _table_row(run: GridRun, s: Setting, references: list[Setting], primary_ref:
         auc = row["relative_auc"][primary_ref.variant]
         row["paper"] = {"median_fst": paper_fst, "success_ratio": paper_sr, "relative_auc": paper_auc}
         row["verdict"] = {
-            "median_fst": (fst_verdict(paper_fst, lo, hi, cap) if cov >= LEVEL else
-                           f"too few trials for a {LEVEL:.0%} interval"),
+            "median_fst": (
+                fst_verdict(paper_fst, lo, hi, cap) if cov >= LEVEL else f"too few trials for a {LEVEL:.0%} interval"
+            ),
             "success_ratio": ratio_verdict(paper_sr, sr_lo, sr_hi, cap),
-            "relative_auc": (auc_verdict(paper_auc, *auc["ci"], cap) if s.mechanism != "none" else
-                             "reference" if s is primary_ref else "— (alternative ε=∞ reading)"),
+            "relative_auc": (
+                auc_verdict(paper_auc, *auc["ci"], cap)
+                if s.mechanism != "none"
+                else "reference"
+                if s is primary_ref
+                else "— (alternative ε=∞ reading)"
+            ),
         }
     return row
 
 
-def _control_comparisons(run: GridRun, table_settings: list[Setting], references: list[Setting],
-                         by_key: dict) -> list[dict]:
+def _control_comparisons(
+    run: GridRun, table_settings: list[Setting], references: list[Setting], by_key: dict
+) -> list[dict]:
     """Each private setting against its control, and the non-private references against the ε=1 Laplace
     control (the largest random walk)."""
     cap = run.spec.cap
     comparisons = []
 
     def compare(s: Setting, ctrl: Setting, matched: bool) -> None:
-        cmp = compare_to_control(by_key[s.key]["fsts"], by_key[ctrl.key]["fsts"], cap,
-                                 _best_mu(run.trials[s.key]), _best_mu(run.trials[ctrl.key]))
+        cmp = compare_to_control(
+            by_key[s.key]["fsts"],
+            by_key[ctrl.key]["fsts"],
+            cap,
+            _best_mu(run.trials[s.key]),
+            _best_mu(run.trials[ctrl.key]),
+        )
         comparisons.append({"setting": s.key, "control": ctrl.key, "matched": matched, **cmp})
 
     for s in table_settings:
@@ -147,8 +179,10 @@ def _control_comparisons(run: GridRun, table_settings: list[Setting], references
         ctrl = _control_for(s, table_settings)
         if ctrl is not None:
             compare(s, ctrl, ctrl.epsilon == s.epsilon)
-    lap_ctrl = next((c for c in table_settings if c.control and c.mechanism == "laplace"
-                     and c.epsilon == min(run.spec.epsilons)), None)
+    lap_ctrl = next(
+        (c for c in table_settings if c.control and c.mechanism == "laplace" and c.epsilon == min(run.spec.epsilons)),
+        None,
+    )
     if lap_ctrl is not None:
         for ref in references:
             compare(ref, lap_ctrl, False)
@@ -174,16 +208,26 @@ def _judge_comparisons(comparisons: list[dict], by_key: dict) -> None:
 
 def _notes(rows: list[dict], comparisons: list[dict], cap: int, reading: str) -> list[str]:
     notes = []
-    for table, name in (("median_fst", "Table 1 (median FST)"), ("success_ratio", "Table 2 (success ratio)"),
-                        ("relative_auc", "Table 3 (relative AUC)")):
-        cells = [r["verdict"][table] for r in rows if "verdict" in r and r["verdict"][table] != "reference"
-                 and not r["verdict"][table].startswith("—")]
+    for table, name in (
+        ("median_fst", "Table 1 (median FST)"),
+        ("success_ratio", "Table 2 (success ratio)"),
+        ("relative_auc", "Table 3 (relative AUC)"),
+    ):
+        cells = [
+            r["verdict"][table]
+            for r in rows
+            if "verdict" in r and r["verdict"][table] != "reference" and not r["verdict"][table].startswith("—")
+        ]
         n_ok = sum(v.startswith("reproduced") for v in cells)
-        notes.append(f"{name}: {n_ok} of {len(cells)} cells reproduced within our {LEVEL:.0%} interval "
-                     f"(cap {cap:,}, reading {reading}).")
+        notes.append(
+            f"{name}: {n_ok} of {len(cells)} cells reproduced within our {LEVEL:.0%} interval "
+            f"(cap {cap:,}, reading {reading})."
+        )
     for c in comparisons:
-        notes.append(f"{c['setting']} vs {c['control']}: {c['successes']} vs {c['control_successes']} successes "
-                     f"— {c['verdict']}.")
+        notes.append(
+            f"{c['setting']} vs {c['control']}: {c['successes']} vs {c['control_successes']} successes "
+            f"— {c['verdict']}."
+        )
     return notes
 
 
@@ -209,8 +253,11 @@ def ratio_verdict(paper: float, lo: float, hi: float, cap: int) -> str:
     if lo <= paper <= hi:
         return "reproduced"
     if hi < paper:
-        return ("not reproduced (ours lower)" if cap >= PAPER_CAP else
-                f"lower at our cap {cap:,} (not decisive: the paper counts up to {PAPER_CAP:,})")
+        return (
+            "not reproduced (ours lower)"
+            if cap >= PAPER_CAP
+            else f"lower at our cap {cap:,} (not decisive: the paper counts up to {PAPER_CAP:,})"
+        )
     return "not reproduced (ours higher)"
 
 

@@ -78,8 +78,10 @@ PAPER_CAP = PAPER_HORIZON
 # Paper §4, Tables 1–3 (keys: (mechanism, ε)), from the one table in pgc.schemas.shared.
 PAPER_FST_MEDIAN = {key: float(row["fst_median"]) for key, row in PAPER.items()}
 PAPER_SUCCESS_RATIO = {key: float(row["success_ratio"]) for key, row in PAPER.items()}
-PAPER_RELATIVE_AUC = {key: float(PAPER[key]["relative_auc"])  # Table 3 lists the non-private run last
-                      for key in sorted(PAPER, key=lambda key: key[0] == "none")}
+PAPER_RELATIVE_AUC = {
+    key: float(PAPER[key]["relative_auc"])  # Table 3 lists the non-private run last
+    for key in sorted(PAPER, key=lambda key: key[0] == "none")
+}
 PAPER_BUFFER = {"laplace": 1, "prs": 100, "none": 1}  # §4.1: Laplace |B| = 1, PRS |B| = 100
 
 
@@ -113,8 +115,9 @@ class Reading:
     exploration_clock: str = "agents"
 
     def __post_init__(self) -> None:
-        TrainConfig(learning_rate=self.learning_rate, optimizer=self.optimizer,
-                    exploration_clock=self.exploration_clock)  # validates the three
+        TrainConfig(
+            learning_rate=self.learning_rate, optimizer=self.optimizer, exploration_clock=self.exploration_clock
+        )  # validates the three
         if not self.nonprivate_variants:
             raise UserError("a reading needs at least one non-private variant")
         names = [v.name for v in self.nonprivate_variants]
@@ -122,21 +125,29 @@ class Reading:
             raise UserError("non-private variant names must be unique")
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "summary": self.summary, "hyper": asdict(self.hyper),
-                "nonprivate_variants": [asdict(v) for v in self.nonprivate_variants],
-                "departures": list(self.departures), "learning_rate": self.learning_rate,
-                "optimizer": self.optimizer, "exploration_clock": self.exploration_clock}
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "hyper": asdict(self.hyper),
+            "nonprivate_variants": [asdict(v) for v in self.nonprivate_variants],
+            "departures": list(self.departures),
+            "learning_rate": self.learning_rate,
+            "optimizer": self.optimizer,
+            "exploration_clock": self.exploration_clock,
+        }
 
 
-_COMMON = ("γ = 0.99, η = 0.5, λ = 0.5, β = 0.01; Laplace C = 0.01 |B| = 1, PRS C = 1 |B| = 100, "
-           "d̂ = max{1, min{d, ⌊ε/2.5⌋}}; α = max{0, 0.5 − n/1800}; 9 workers; Ψ = {9.7, 9.8, 9.9}; "
-           "V(s_T) bootstraps an episode cut at 200 steps; μ over the trailing 10 submissions")
+_COMMON = (
+    "γ = 0.99, η = 0.5, λ = 0.5, β = 0.01; Laplace C = 0.01 |B| = 1, PRS C = 1 |B| = 100, "
+    "d̂ = max{1, min{d, ⌊ε/2.5⌋}}; α = max{0, 0.5 − n/1800}; 9 workers; Ψ = {9.7, 9.8, 9.9}; "
+    "V(s_T) bootstraps an episode cut at 200 steps; μ over the trailing 10 submissions"
+)
 
 READINGS: dict[str, Reading] = {
     "literal": Reading(
         name="literal",
         summary="Alg. 1 as written: greedy argmax actions (plus α-exploration); ε = ∞ keeps L1 clip C = 0.01. "
-                + _COMMON,
+        + _COMMON,
         hyper=A3CHyperparams(action_selection="greedy"),
         nonprivate_variants=(NonPrivateVariant("C=0.01", clip=0.01, learning_rate=0.5),),
         departures=(),
@@ -144,12 +155,16 @@ READINGS: dict[str, Reading] = {
     "sampled": Reading(
         name="sampled",
         summary="actions drawn from π (the usual A3C actor) plus α-exploration; ε = ∞ run clipped at the "
-                "Laplace C = 0.01 and at a loose C = 10. " + _COMMON,
+        "Laplace C = 0.01 and at a loose C = 10. " + _COMMON,
         hyper=A3CHyperparams(action_selection="sample"),
-        nonprivate_variants=(NonPrivateVariant("C=0.01", clip=0.01, learning_rate=0.5),
-                             NonPrivateVariant("C=10", clip=10.0, learning_rate=0.5)),
-        departures=("actions a ~ π instead of Alg. 1's argmax π",
-                    "ε = ∞ variant 'C=10': an L1 clip of 10 on the non-private gradient, not stated in the paper"),
+        nonprivate_variants=(
+            NonPrivateVariant("C=0.01", clip=0.01, learning_rate=0.5),
+            NonPrivateVariant("C=10", clip=10.0, learning_rate=0.5),
+        ),
+        departures=(
+            "actions a ~ π instead of Alg. 1's argmax π",
+            "ε = ∞ variant 'C=10': an L1 clip of 10 on the non-private gradient, not stated in the paper",
+        ),
     ),
 }
 
@@ -209,8 +224,10 @@ def reading_knobs(name: str) -> dict[str, str]:
     parts = name.split("-")
     required = len(KNOBS) - len(OPTIONAL_TRAILING_KNOBS)
     if not required + 1 <= len(parts) <= len(KNOBS) + 1 or parts[0] != KNOB_PREFIX:
-        raise UserError(f"a knob reading is '{KNOB_PREFIX}-' followed by {required} to {len(KNOBS)} tokens "
-                         f"({', '.join(KNOBS)}), got {name!r}")
+        raise UserError(
+            f"a knob reading is '{KNOB_PREFIX}-' followed by {required} to {len(KNOBS)} tokens "
+            f"({', '.join(KNOBS)}), got {name!r}"
+        )
     knobs = {**LITERAL_KNOBS, **dict(zip(KNOBS, parts[1:], strict=False))}
     if knob_reading_name(knobs) != name:
         raise UserError(f"not a knob reading name: {name!r}")
@@ -222,18 +239,26 @@ def knob_reading(name: str) -> Reading:
     knobs = reading_knobs(name)
     rms = knobs["optimizer"] == "rms"
     lr = RMSPROP_LR if rms else 0.5
-    hyper = A3CHyperparams(action_selection="sample" if knobs["actions"] == "sample" else "greedy",
-                           reward="terminal" if knobs["reward"] == "term" else "unit",
-                           n_step=_n_step_token(knobs["returns"]),
-                           bootstrap_truncated=knobs["bootstrap"] == "boot",
-                           loss_reduction=knobs["loss"], biases=knobs["biases"] == "bias")
+    hyper = A3CHyperparams(
+        action_selection="sample" if knobs["actions"] == "sample" else "greedy",
+        reward="terminal" if knobs["reward"] == "term" else "unit",
+        n_step=_n_step_token(knobs["returns"]),
+        bootstrap_truncated=knobs["bootstrap"] == "boot",
+        loss_reduction=knobs["loss"],
+        biases=knobs["biases"] == "bias",
+    )
     clip_inf = float(knobs["clip_inf"][1:])
     departures = [f"{k}: {v}" for k, v in knobs.items() if v != LITERAL_KNOBS[k]]
-    return Reading(name=name, summary="knob reading: " + ", ".join(f"{k}={v}" for k, v in knobs.items()),
-                   hyper=hyper, nonprivate_variants=(NonPrivateVariant(f"C={clip_inf:g}", clip=clip_inf,
-                                                                       learning_rate=lr),),
-                   departures=tuple(departures), learning_rate=lr, optimizer="rmsprop" if rms else "sgd",
-                   exploration_clock="steps" if knobs["alpha"] == "astep" else "agents")
+    return Reading(
+        name=name,
+        summary="knob reading: " + ", ".join(f"{k}={v}" for k, v in knobs.items()),
+        hyper=hyper,
+        nonprivate_variants=(NonPrivateVariant(f"C={clip_inf:g}", clip=clip_inf, learning_rate=lr),),
+        departures=tuple(departures),
+        learning_rate=lr,
+        optimizer="rmsprop" if rms else "sgd",
+        exploration_clock="steps" if knobs["alpha"] == "astep" else "agents",
+    )
 
 
 # The best reading of the search (results/replicate/search), confirmed on fresh seeds
@@ -246,8 +271,10 @@ def get_reading(name: str) -> Reading:
         return READINGS[name]
     if isinstance(name, str) and name.startswith(KNOB_PREFIX + "-"):
         return knob_reading(name)
-    raise UserError(f"unknown reading {name!r}; known: {', '.join(READINGS)} or a knob reading "
-                     f"'{KNOB_PREFIX}-<{'>-<'.join(KNOBS)}>'")
+    raise UserError(
+        f"unknown reading {name!r}; known: {', '.join(READINGS)} or a knob reading "
+        f"'{KNOB_PREFIX}-<{'>-<'.join(KNOBS)}>'"
+    )
 
 
 CONTROL_MODES = ("matched", "eps1", "none")
@@ -335,8 +362,11 @@ class GridSpec:
 def grid_settings(spec: GridSpec) -> list[Setting]:
     """The settings of the grid, in a fixed order (non-private, private, controls, curves)."""
     reading = get_reading(spec.reading)
-    out = [Setting("none", math.inf, 1, variant=v.name) for v in reading.nonprivate_variants
-           if not spec.nonprivate_variants or v.name in spec.nonprivate_variants]
+    out = [
+        Setting("none", math.inf, 1, variant=v.name)
+        for v in reading.nonprivate_variants
+        if not spec.nonprivate_variants or v.name in spec.nonprivate_variants
+    ]
     for mech in spec.mechanisms:
         out += [Setting(mech, eps, PAPER_BUFFER[mech]) for eps in spec.epsilons]
     for mech in spec.mechanisms:
@@ -355,9 +385,16 @@ def setting_configs(spec: GridSpec, setting: Setting) -> list[TrainConfig]:
     """TrainConfigs of one setting. Seeds seed..seed+K−1 are shared by all settings, so the k-th
     trials of two settings start from the same θ and the same sequence of agents' ψ."""
     reading = get_reading(spec.reading)
-    base = dict(mechanism=setting.mechanism, buffer_size=setting.buffer_size, workers=spec.workers,
-                gravities=PAPER_GRAVITIES, hyper=reading.hyper, zero_information=setting.control,
-                optimizer=reading.optimizer, exploration_clock=reading.exploration_clock)
+    base = dict(
+        mechanism=setting.mechanism,
+        buffer_size=setting.buffer_size,
+        workers=spec.workers,
+        gravities=PAPER_GRAVITIES,
+        hyper=reading.hyper,
+        zero_information=setting.control,
+        optimizer=reading.optimizer,
+        exploration_clock=reading.exploration_clock,
+    )
     if setting.mechanism == "none":
         variant = {v.name: v for v in reading.nonprivate_variants}[setting.variant]
         base.update(epsilon=math.inf, clip=variant.clip, learning_rate=variant.learning_rate)
@@ -387,13 +424,21 @@ class GridRun:
     loadavg_at_start: list | None = None
     machine: dict | None = None  # machine_info() when the grid finished (kept through a raw re-analysis)
 
-
     def to_dict(self) -> dict:
         """Raw grid outcome (JSON-ready apart from non-finite floats): re-analysable with :func:`analyse`."""
-        return {"kind": "replicate-raw", "format": FORMAT, "spec": self.spec.to_dict(), "trials": self.trials,
-                "curves": self.curves, "wall_time_s": self.wall_time_s, "agent_steps": self.agent_steps,
-                "submissions": self.submissions, "started_utc": self.started_utc,
-                "loadavg_at_start": self.loadavg_at_start, "machine": self.machine or machine_info()}
+        return {
+            "kind": "replicate-raw",
+            "format": FORMAT,
+            "spec": self.spec.to_dict(),
+            "trials": self.trials,
+            "curves": self.curves,
+            "wall_time_s": self.wall_time_s,
+            "agent_steps": self.agent_steps,
+            "submissions": self.submissions,
+            "started_utc": self.started_utc,
+            "loadavg_at_start": self.loadavg_at_start,
+            "machine": self.machine or machine_info(),
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> GridRun:
@@ -411,10 +456,18 @@ class GridRun:
             raise UserError(f"raw grid lacks settings {missing}")
         for st in settings:
             _check_trial_summaries(st.key, data["trials"][st.key])
-        return cls(spec=spec, settings=settings, trials=data["trials"], curves=data.get("curves", {}),
-                   wall_time_s=float(data["wall_time_s"]), agent_steps=int(data["agent_steps"]),
-                   submissions=int(data["submissions"]), started_utc=data.get("started_utc"),
-                   loadavg_at_start=data.get("loadavg_at_start"), machine=data.get("machine"))
+        return cls(
+            spec=spec,
+            settings=settings,
+            trials=data["trials"],
+            curves=data.get("curves", {}),
+            wall_time_s=float(data["wall_time_s"]),
+            agent_steps=int(data["agent_steps"]),
+            submissions=int(data["submissions"]),
+            started_utc=data.get("started_utc"),
+            loadavg_at_start=data.get("loadavg_at_start"),
+            machine=data.get("machine"),
+        )
 
 
 _SUMMARY_NUMBERS = ("fst", "best_mu", "agent_steps")  # what the analysis reads of a trial (fst may be "inf")
@@ -430,19 +483,29 @@ def _check_trial_summaries(key: str, trials) -> None:
             raise UserError(f"raw grid setting {key!r}: trial {i} is not an object")
         for name in _SUMMARY_NUMBERS:
             value = t.get(name)
-            ok = name in t and (value is None and name == "best_mu") or value == "inf" and name == "fst" or (
-                isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value))
+            ok = (
+                name in t
+                and (value is None and name == "best_mu")
+                or value == "inf"
+                and name == "fst"
+                or (isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value))
+            )
             if not ok:
-                raise UserError(f"raw grid setting {key!r}: trial {i} has {name} = {str(value)[:40]!r}, "
-                                 "expected a number")
+                raise UserError(
+                    f"raw grid setting {key!r}: trial {i} has {name} = {str(value)[:40]!r}, expected a number"
+                )
 
 
 def machine_info() -> dict:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
-    return {"cpu_count": os.cpu_count(),
-            "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-            "loadavg": [round(x, 2) for x in load], "platform": platform.platform(),
-            "python": platform.python_version(), "numba_threads": os.environ.get("NUMBA_NUM_THREADS")}
+    return {
+        "cpu_count": os.cpu_count(),
+        "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "loadavg": [round(x, 2) for x in load],
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numba_threads": os.environ.get("NUMBA_NUM_THREADS"),
+    }
 
 
 def _curve_points(n: int, points: int = 400) -> np.ndarray:
@@ -462,17 +525,25 @@ def run_grid(spec: GridSpec, *, progress: bool = False) -> GridRun:
     start = time.perf_counter()
     results = train_batch(configs, progress=progress, processes=spec.processes)
     wall = time.perf_counter() - start
-    run = GridRun(spec=spec, settings=settings, wall_time_s=wall,
-                  agent_steps=int(sum(r.agent_steps for r in results)),
-                  submissions=int(sum(r.scores.size for r in results)))
+    run = GridRun(
+        spec=spec,
+        settings=settings,
+        wall_time_s=wall,
+        agent_steps=int(sum(r.agent_steps for r in results)),
+        submissions=int(sum(r.scores.size for r in results)),
+    )
     for i, s in enumerate(settings):
         rs = [r for r, o in zip(results, owner, strict=False) if o == i]
         run.trials[s.key] = [r.summary() for r in rs]
         if s.role == "curve":
             xs = _curve_points(s_sub := rs[0].config.submissions)
             mus = np.stack([_mu_at(r.scores, xs, r.config.window) for r in rs])
-            run.curves[s.key] = {"submissions": xs.tolist(), "mu": mus.round(2).tolist(),
-                                 "mean_mu": mus.mean(axis=0).round(2).tolist(), "length": s_sub}
+            run.curves[s.key] = {
+                "submissions": xs.tolist(),
+                "mu": mus.round(2).tolist(),
+                "mean_mu": mus.mean(axis=0).round(2).tolist(),
+                "length": s_sub,
+            }
     return run
 
 
@@ -488,5 +559,13 @@ def _mu_at(scores: np.ndarray, xs: np.ndarray, window: int) -> np.ndarray:
 
 def quick_spec(reading: str = "sampled", seed: int = 0) -> GridSpec:
     """The ``--quick`` grid: a smoke test of every code path (few trials, small cap)."""
-    return GridSpec(reading=reading, trials=12, cap=3000, epsilons=(1.0,), controls="matched",
-                    curve_trials=1, curve_submissions=1000, seed=seed)
+    return GridSpec(
+        reading=reading,
+        trials=12,
+        cap=3000,
+        epsilons=(1.0,),
+        controls="matched",
+        curve_trials=1,
+        curve_submissions=1000,
+        seed=seed,
+    )

@@ -31,8 +31,15 @@ RAW_FILE = "grid.raw.json"
 FIRST_PROPOSALS = (
     {"reward": "term", "returns": "n5", "bootstrap": "noboot"},
     {"returns": "n5"},
-    {"reward": "term", "returns": "n5", "bootstrap": "noboot", "actions": "sample", "loss": "mean",
-     "optimizer": "rms", "alpha": "astep"},
+    {
+        "reward": "term",
+        "returns": "n5",
+        "bootstrap": "noboot",
+        "actions": "sample",
+        "loss": "mean",
+        "optimizer": "rms",
+        "alpha": "astep",
+    },
 )
 # called once a reading's folder is in place: (its result, the folder, the wall time with the analysis)
 OnReading = Callable[[dict, Path, float], None]
@@ -45,14 +52,25 @@ def quick_grid_description() -> str:
     table = [x for x in settings if x.role != "curve"]
     curves = [x for x in settings if x.role == "curve"]
     total = sum(len(setting_configs(spec, x)) for x in settings)
-    return (f"smoke grid: {total} trials in all — {spec.trials} per setting of the table ({len(table)} settings: "
-            f"non-private, ε = {', '.join(f'{e:g}' for e in spec.epsilons)} and their zero-information controls; "
-            f"cap {spec.cap:,}) and {spec.curve_trials} {spec.curve_submissions:,}-submission Figure-2 trial per "
-            f"curve ({len(curves)} curves)")
+    return (
+        f"smoke grid: {total} trials in all — {spec.trials} per setting of the table ({len(table)} settings: "
+        f"non-private, ε = {', '.join(f'{e:g}' for e in spec.epsilons)} and their zero-information controls; "
+        f"cap {spec.cap:,}) and {spec.curve_trials} {spec.curve_submissions:,}-submission Figure-2 trial per "
+        f"curve ({len(curves)} curves)"
+    )
 
 
-def replicate_readings(specs: dict[str, GridSpec], out: Path, *, force: bool, record: dict, progress: bool,
-                       on_reading: OnReading, engine: str = "local", address: str | None = None) -> None:
+def replicate_readings(
+    specs: dict[str, GridSpec],
+    out: Path,
+    *,
+    force: bool,
+    record: dict,
+    progress: bool,
+    on_reading: OnReading,
+    engine: str = "local",
+    address: str | None = None,
+) -> None:
     """Run and analyse each reading's grid into ``out/<reading>/``: every folder checked first, then all
     of them locked for the whole run (the grids' trials on the engine); ``record`` joins every result
     (the command's arguments, its role and confirmation)."""
@@ -111,16 +129,18 @@ def write_reading(result: dict, raw: dict, target: Path, record: dict) -> None:
     if confirmation:
         result["confirmation"] = {**confirmation, "reading": result["reading"]["name"]}
     blobs = render_all(result)
-    blobs[RESULT_FILE] = (json.dumps(json_safe(schemas.dump("replicate", result)), indent=1, ensure_ascii=False)
-                          + "\n").encode()
+    blobs[RESULT_FILE] = (
+        json.dumps(json_safe(schemas.dump("replicate", result)), indent=1, ensure_ascii=False) + "\n"
+    ).encode()
     blobs[RAW_FILE] = (json.dumps(json_safe(schemas.dump("replicate-raw", raw)), ensure_ascii=False) + "\n").encode()
     with replace_directory_atomically(target, "replicate") as tmp:
         for name, blob in blobs.items():
             (tmp / name).write_bytes(blob)
 
 
-def confirmation_record(search_json: str, readings: list[str], *, trials: int | None, curve_trials: int | None,
-                        seed: int | None) -> dict:
+def confirmation_record(
+    search_json: str, readings: list[str], *, trials: int | None, curve_trials: int | None, seed: int | None
+) -> dict:
     """A confirmation run checked against its search record: fresh seeds only, readings the search tried."""
     from .search import search_seeds
 
@@ -134,20 +154,28 @@ def confirmation_record(search_json: str, readings: list[str], *, trials: int | 
     seeds = list(range(first, first + max(trials, curve)))
     clash = sorted(used & set(seeds))
     if clash:
-        raise UserError(f"confirmation seeds {seeds[0]}..{seeds[-1]} overlap the search seeds "
-                        f"({len(clash)} shared, e.g. {clash[0]}): choose --seed outside {min(used)}..{max(used)}")
+        raise UserError(
+            f"confirmation seeds {seeds[0]}..{seeds[-1]} overlap the search seeds "
+            f"({len(clash)} shared, e.g. {clash[0]}): choose --seed outside {min(used)}..{max(used)}"
+        )
     tried = [e["reading"] for e in record["readings"]]
     unknown = [r for r in readings if r not in tried]
     if unknown:
         raise UserError(f"reading(s) {unknown} were not tried by the search in {search_json}")
-    return {"role": "confirmation", "search_record": str(search_json), "search_seeds": sorted(used),
-            "confirmation_seeds": seeds, "readings_tried_by_search": record["readings_tried"],
-            "search_proposals": record["proposals"],
-            "search_rank": {r: tried.index(r) + 1 for r in readings}}
+    return {
+        "role": "confirmation",
+        "search_record": str(search_json),
+        "search_seeds": sorted(used),
+        "confirmation_seeds": seeds,
+        "readings_tried_by_search": record["readings_tried"],
+        "search_proposals": record["proposals"],
+        "search_rank": {r: tried.index(r) + 1 for r in readings},
+    }
 
 
-def reading_search(spec, out: Path, *, also: tuple[str, ...] = (), progress: bool = False,
-                   cli_args: dict | None = None) -> dict:
+def reading_search(
+    spec, out: Path, *, also: tuple[str, ...] = (), progress: bool = False, cli_args: dict | None = None
+) -> dict:
     """The reading search (:func:`pgc.replication.search.run_search`) in ``out`` (its SQLite study resumed
     when ``out`` holds one pgc wrote), with a progress bar over the proposals; the record, written to
     ``out/search.json``."""
@@ -169,8 +197,13 @@ def reading_search(spec, out: Path, *, also: tuple[str, ...] = (), progress: boo
 
         start = time.perf_counter()
         try:
-            record = run_search(spec, f"sqlite:///{(out / 'search.db').resolve()}", progress=report,
-                                first=FIRST_PROPOSALS, also=tuple(also))
+            record = run_search(
+                spec,
+                f"sqlite:///{(out / 'search.db').resolve()}",
+                progress=report,
+                first=FIRST_PROPOSALS,
+                also=tuple(also),
+            )
         finally:
             bar.close()
         record["cli_args"] = cli_args or {}

@@ -77,8 +77,16 @@ class SearchSpec:
         return list(range(self.seed, self.seed + self.trials))
 
     def grid(self, reading: str) -> GridSpec:
-        return GridSpec(reading=reading, trials=self.trials, cap=self.cap, controls="eps1", curve_trials=0,
-                        seed=self.seed, processes=self.processes, workers=self.workers)
+        return GridSpec(
+            reading=reading,
+            trials=self.trials,
+            cap=self.cap,
+            controls="eps1",
+            curve_trials=0,
+            seed=self.seed,
+            processes=self.processes,
+            workers=self.workers,
+        )
 
     def to_dict(self) -> dict:
         return {**asdict(self), "search_seeds": self.seeds}
@@ -151,16 +159,31 @@ def control_gate(result: dict, alpha: float) -> dict:
         if setting["mechanism"] == "none" or setting["epsilon"] != eps_min:
             continue
         p = min(c["p_mwu"], c["p_fisher"])
-        cells.append({"setting": c["setting"], "successes": c["successes"],
-                      "control_successes": c["control_successes"], "p_mwu": c["p_mwu"],
-                      "p_fisher": c["p_fisher"], "beats_control": p < alpha})
+        cells.append(
+            {
+                "setting": c["setting"],
+                "successes": c["successes"],
+                "control_successes": c["control_successes"],
+                "p_mwu": c["p_mwu"],
+                "p_fisher": c["p_fisher"],
+                "beats_control": p < alpha,
+            }
+        )
     return {"passed": bool(cells) and all(c["beats_control"] for c in cells), "alpha": alpha, "cells": cells}
 
 
 def summarize_cells(result: dict) -> list[dict]:
-    return [{"key": r["key"], "successes": r["successes"], "trials": r["trials"], "median_fst": r["median_fst"],
-             "paper_success_ratio": r.get("paper", {}).get("success_ratio"),
-             "paper_median_fst": r.get("paper", {}).get("median_fst")} for r in result["settings"]]
+    return [
+        {
+            "key": r["key"],
+            "successes": r["successes"],
+            "trials": r["trials"],
+            "median_fst": r["median_fst"],
+            "paper_success_ratio": r.get("paper", {}).get("success_ratio"),
+            "paper_median_fst": r.get("paper", {}).get("median_fst"),
+        }
+        for r in result["settings"]
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,10 +197,16 @@ def evaluate_reading(name: str, spec: SearchSpec) -> dict:
     result = replicate(spec.grid(name))
     fit = reading_fit(result)
     gate = control_gate(result, spec.gate_alpha)
-    return {"reading": name, "fit": fit, "control_gate": gate, "rejected": not gate["passed"],
-            "objective": fit["total"] - (REJECTED_PENALTY if not gate["passed"] else 0.0),
-            "cells": summarize_cells(result), "wall_time_s": round(time.perf_counter() - start, 2),
-            "agent_steps": result["agent_steps"]}
+    return {
+        "reading": name,
+        "fit": fit,
+        "control_gate": gate,
+        "rejected": not gate["passed"],
+        "objective": fit["total"] - (REJECTED_PENALTY if not gate["passed"] else 0.0),
+        "cells": summarize_cells(result),
+        "wall_time_s": round(time.perf_counter() - start, 2),
+        "agent_steps": result["agent_steps"],
+    }
 
 
 def _search_study(spec: SearchSpec, storage: str, first: tuple[dict[str, str], ...]):
@@ -187,23 +216,32 @@ def _search_study(spec: SearchSpec, storage: str, first: tuple[dict[str, str], .
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=10)
-    study = optuna.create_study(study_name=STUDY_NAME, storage=storage, direction="maximize", sampler=sampler,
-                                load_if_exists=True)
+    study = optuna.create_study(
+        study_name=STUDY_NAME, storage=storage, direction="maximize", sampler=sampler, load_if_exists=True
+    )
     stored = study.user_attrs.get("search_spec")
     if stored is None:
         study.set_user_attr("search_spec", spec.to_dict())
         study.set_user_attr("format", SEARCH_FORMAT)
         for knobs in (LITERAL_KNOBS, *first):
             study.enqueue_trial({k: {**LITERAL_KNOBS, **knobs}[k] for k in KNOBS}, skip_if_exists=True)
-    elif {k: v for k, v in stored.items() if k not in ("readings", "processes")} != \
-            {k: v for k, v in spec.to_dict().items() if k not in ("readings", "processes")}:
-        raise UserError("the study holds a search with other settings (trials, cap, seed or gate); "
-                         "use another output folder")
+    elif {k: v for k, v in stored.items() if k not in ("readings", "processes")} != {
+        k: v for k, v in spec.to_dict().items() if k not in ("readings", "processes")
+    }:
+        raise UserError(
+            "the study holds a search with other settings (trials, cap, seed or gate); use another output folder"
+        )
     return study
 
 
-def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, dict | None], None] | None = None,
-               first: tuple[dict[str, str], ...] = (), also: tuple[str, ...] = ()) -> dict:
+def run_search(
+    spec: SearchSpec,
+    storage: str,
+    *,
+    progress: Callable[[int, int, dict | None], None] | None = None,
+    first: tuple[dict[str, str], ...] = (),
+    also: tuple[str, ...] = (),
+) -> dict:
     """Run (or resume) the search in the optuna ``storage``; returns the search record.
 
     ``first``: knob settings evaluated before the sampler's own proposals in a new study (the
@@ -213,8 +251,11 @@ def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, 
     import optuna
 
     study = _search_study(spec, storage, first)
-    seen: dict[str, dict] = {t.user_attrs["reading"]: t.user_attrs["entry"] for t in study.trials
-                             if t.state == optuna.trial.TrialState.COMPLETE and "entry" in t.user_attrs}
+    seen: dict[str, dict] = {
+        t.user_attrs["reading"]: t.user_attrs["entry"]
+        for t in study.trials
+        if t.state == optuna.trial.TrialState.COMPLETE and "entry" in t.user_attrs
+    }
 
     def count_done() -> int:
         return sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
@@ -225,9 +266,14 @@ def run_search(spec: SearchSpec, storage: str, *, progress: Callable[[int, int, 
             continue
         entry = evaluate_reading(name, spec)
         seen[name] = entry
-        study.add_trial(optuna.trial.create_trial(params=reading_knobs(name), distributions=distributions,
-                                                  value=entry["objective"],
-                                                  user_attrs={"reading": name, "entry": entry, "asked_for": True}))
+        study.add_trial(
+            optuna.trial.create_trial(
+                params=reading_knobs(name),
+                distributions=distributions,
+                value=entry["objective"],
+                user_attrs={"reading": name, "entry": entry, "asked_for": True},
+            )
+        )
         if progress is not None:
             progress(count_done(), spec.readings, entry)
 
@@ -269,12 +315,19 @@ def search_record(study, spec: SearchSpec) -> dict:
         entries.setdefault(t.user_attrs["reading"], {**t.user_attrs["entry"], "first_trial": t.number})
     ranked = sorted(entries.values(), key=lambda e: -e["objective"])
     accepted = [e for e in ranked if not e["rejected"]]
-    return {"kind": "reading-search", "format": SEARCH_FORMAT, "spec": spec.to_dict(),
-            "knobs": {k: list(v) for k, v in KNOBS.items()}, "literal": knob_reading_name(LITERAL_KNOBS),
-            "proposals": proposals, "readings_tried": len(entries), "rejected": len(ranked) - len(accepted),
-            "best": [e["reading"] for e in accepted[:2]],
-            "wall_time_s": round(sum(e["wall_time_s"] for e in entries.values()), 1),
-            "readings": ranked}
+    return {
+        "kind": "reading-search",
+        "format": SEARCH_FORMAT,
+        "spec": spec.to_dict(),
+        "knobs": {k: list(v) for k, v in KNOBS.items()},
+        "literal": knob_reading_name(LITERAL_KNOBS),
+        "proposals": proposals,
+        "readings_tried": len(entries),
+        "rejected": len(ranked) - len(accepted),
+        "best": [e["reading"] for e in accepted[:2]],
+        "wall_time_s": round(sum(e["wall_time_s"] for e in entries.values()), 1),
+        "readings": ranked,
+    }
 
 
 def best_readings(record: dict, count: int = 2) -> list[str]:
@@ -286,5 +339,17 @@ def search_seeds(record: dict) -> list[int]:
     return list(record["spec"]["search_seeds"])
 
 
-__all__ = ["SearchSpec", "success_loglik", "fst_penalty", "auc_penalty", "reading_fit", "control_gate",
-           "evaluate_reading", "run_search", "search_record", "best_readings", "search_seeds", "PAPER_EPSILONS"]
+__all__ = [
+    "SearchSpec",
+    "success_loglik",
+    "fst_penalty",
+    "auc_penalty",
+    "reading_fit",
+    "control_gate",
+    "evaluate_reading",
+    "run_search",
+    "search_record",
+    "best_readings",
+    "search_seeds",
+    "PAPER_EPSILONS",
+]

@@ -66,9 +66,14 @@ def relative_auc_value(fsts: Sequence[float], reference_fsts: Sequence[float], h
     return math.nan if ref == 0 else success_ratio_auc(np.asarray(fsts, float), horizon) / ref
 
 
-def relative_auc_interval(fsts: Sequence[float], reference_fsts: Sequence[float], horizon: int,
-                          rng: np.random.Generator, resamples: int = 4000,
-                          level: float = LEVEL) -> tuple[float, float]:
+def relative_auc_interval(
+    fsts: Sequence[float],
+    reference_fsts: Sequence[float],
+    horizon: int,
+    rng: np.random.Generator,
+    resamples: int = 4000,
+    level: float = LEVEL,
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the relative AUC, resampling both sets of trials."""
     f = np.asarray(fsts, float)
     r = np.asarray(reference_fsts, float)
@@ -88,8 +93,13 @@ def relative_auc_interval(fsts: Sequence[float], reference_fsts: Sequence[float]
     return float(np.quantile(ratio, q)), float(np.quantile(ratio, 1 - q))
 
 
-def compare_to_control(fsts: Sequence[float], control_fsts: Sequence[float], cap: int,
-                       best_mu: Sequence[float] | None = None, control_best_mu: Sequence[float] | None = None) -> dict:
+def compare_to_control(
+    fsts: Sequence[float],
+    control_fsts: Sequence[float],
+    cap: int,
+    best_mu: Sequence[float] | None = None,
+    control_best_mu: Sequence[float] | None = None,
+) -> dict:
     """One-sided tests that a setting learns faster / more often than its zero-information control.
 
     Mann–Whitney U on FST (censored trials replaced by cap + 1, i.e. tied at the top rank) with
@@ -107,8 +117,14 @@ def compare_to_control(fsts: Sequence[float], control_fsts: Sequence[float], cap
         p_mwu = float(stats.mannwhitneyu(fc, cc, alternative="less").pvalue)
     s, sc = int(np.isfinite(f).sum()), int(np.isfinite(c).sum())
     p_fisher = float(stats.fisher_exact([[s, f.size - s], [sc, c.size - sc]], alternative="greater")[1])
-    out = {"successes": s, "control_successes": sc, "median_fst": median_fst(f),
-           "control_median_fst": median_fst(c), "p_mwu": p_mwu, "p_fisher": p_fisher}
+    out = {
+        "successes": s,
+        "control_successes": sc,
+        "median_fst": median_fst(f),
+        "control_median_fst": median_fst(c),
+        "p_mwu": p_mwu,
+        "p_fisher": p_fisher,
+    }
     if best_mu is not None and control_best_mu is not None:
         b, bc = np.asarray(best_mu, float), np.asarray(control_best_mu, float)
         out["best_mu_median"] = float(np.median(b))

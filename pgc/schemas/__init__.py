@@ -26,8 +26,20 @@ from .kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS
 from .thesis_kinds import *  # noqa: F401,F403
 
-__all__ = ["KINDS", "SCHEMAS", "Record", "Result", "SchemaError", "dump", "json_number", "json_ready", "kind_of",
-           "load", "number", "validate"]
+__all__ = [
+    "KINDS",
+    "SCHEMAS",
+    "Record",
+    "Result",
+    "SchemaError",
+    "dump",
+    "json_number",
+    "json_ready",
+    "kind_of",
+    "load",
+    "number",
+    "validate",
+]
 
 KINDS = tuple(SCHEMAS)
 RUN_FORMAT = "pgc-run/1"
@@ -60,11 +72,15 @@ def load(data: Any, *, kind: str | None = None, where: str = "") -> Result:
     cls = SCHEMAS.get(kind)
     version = data.get("format_version", 1)
     if cls is None:
-        raise SchemaError(f"{prefix}kind {kind!r} (format_version {version}) is not a known result kind; "
-                          f"known kinds: {', '.join(KINDS)}")
+        raise SchemaError(
+            f"{prefix}kind {kind!r} (format_version {version}) is not a known result kind; "
+            f"known kinds: {', '.join(KINDS)}"
+        )
     if version != cls.FORMAT_VERSION:
-        raise SchemaError(f"{prefix}kind {kind!r} format_version {version!r} is not supported "
-                          f"(this pgc reads {kind} format_version {cls.FORMAT_VERSION})")
+        raise SchemaError(
+            f"{prefix}kind {kind!r} format_version {version!r} is not supported "
+            f"(this pgc reads {kind} format_version {cls.FORMAT_VERSION})"
+        )
     try:
         return cls.from_dict({**data, "kind": kind})
     except SchemaError as exc:
@@ -86,7 +102,10 @@ def dump(kind: str, data: dict[str, Any]) -> dict[str, Any]:
         raise SchemaError(f"no schema for kind {kind!r}; known kinds: {', '.join(KINDS)}")
     if data.get("kind", kind) != kind:
         raise SchemaError(f"a result of kind {data.get('kind')!r} cannot be written as kind {kind!r}")
-    out = {"kind": kind, "format_version": cls.FORMAT_VERSION,
-           **{k: v for k, v in data.items() if k not in ("kind", "format_version")}}
+    out = {
+        "kind": kind,
+        "format_version": cls.FORMAT_VERSION,
+        **{k: v for k, v in data.items() if k not in ("kind", "format_version")},
+    }
     load(out, where=f"{kind} result")
     return out

@@ -72,10 +72,14 @@ class PlantedLeak(Record):
 
     def words(self) -> str:
         if self.smallest is None:
-            return (f"a {self.shape} leak up to {self.parameter} at size {self.largest_tried:.3g} was not flagged "
-                    f"w.p. ≥ 0.8 ({self.repeats} planted audits at {self.samples_per_side:,} per side)")
-        return (f"a planted {self.shape} leak of {self.parameter} at size {self.smallest:.3g} was flagged w.p. ≥ 0.8 "
-                f"({self.repeats} planted audits at {self.samples_per_side:,} per side)")
+            return (
+                f"a {self.shape} leak up to {self.parameter} at size {self.largest_tried:.3g} was not flagged "
+                f"w.p. ≥ 0.8 ({self.repeats} planted audits at {self.samples_per_side:,} per side)"
+            )
+        return (
+            f"a planted {self.shape} leak of {self.parameter} at size {self.smallest:.3g} was flagged w.p. ≥ 0.8 "
+            f"({self.repeats} planted audits at {self.samples_per_side:,} per side)"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

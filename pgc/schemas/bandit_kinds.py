@@ -10,6 +10,7 @@ from .base import JsonObject, Record, Result, SchemaError
 
 # --- bandit-regret, bandit-attack, bandit-bench: pgc bandit, pgc bench bandit ---------------------
 
+
 def _pair(value: list[float] | None, where: str) -> None:
     if value is not None and len(value) != 2:
         raise SchemaError(f"{where} has {len(value)} values, expected two (lower, upper)")
@@ -18,6 +19,7 @@ def _pair(value: list[float] | None, where: str) -> None:
 @dataclass(frozen=True, kw_only=True)
 class RegretAtHorizon(Record):
     """The group regret at the horizon T: its mean over runs and its interval."""
+
     mean: float
     interval: list[float]
 
@@ -29,6 +31,7 @@ class RegretAtHorizon(Record):
 class BanditCurve(Record):
     """One algorithm at one setting: the time-averaged group regret at the times ``t`` with its band
     (``lower``, ``upper``). The regulariser is in ``extra["lambda"]`` (a Python keyword)."""
+
     algorithm: str
     label: str
     n_silos: int
@@ -48,13 +51,13 @@ class BanditCurve(Record):
         n = len(self.t)
         for name in ("time_averaged_group_regret", "lower", "upper"):
             if len(getattr(self, name)) != n:
-                raise SchemaError(f"curve {self.label!r}: {name} has {len(getattr(self, name))} values, "
-                                  f"t has {n}")
+                raise SchemaError(f"curve {self.label!r}: {name} has {len(getattr(self, name))} values, t has {n}")
 
 
 @dataclass(frozen=True, kw_only=True)
 class PrivacyCostPoint(Record):
     """The privacy cost at M silos: private minus non-private group regret at T, mean and interval."""
+
     n_silos: int
     privacy_cost_mean: float
     interval: list[float]
@@ -69,6 +72,7 @@ class PrivacyCostPoint(Record):
 class ExponentFit(Record):
     """The fitted exponent of the privacy cost in M (cost ∝ M^exponent) with its interval, and the
     exponents the theories predict (``theory``: name -> exponent)."""
+
     exponent: float
     interval: list[float]
     intercept: float | None = None
@@ -100,6 +104,7 @@ class BanditRegret(Result):
 class BanditAttackRow(Record):
     """One attack on one system, pair and released channel: the attacker's test accuracy with its
     interval, beside chance and the (ε, δ)-DP ceiling (e^ε + δ)/(1 + e^ε) of the system's claim."""
+
     system: str
     pair: str
     channel: str
@@ -132,6 +137,7 @@ class BanditAttack(Result):
 class LayoutGap(Result):
     """python -m attacks.layout: a crafted θ's Laplace Bayes accuracy on a candidate set (measured, means
     only, the best layout and the best map from episode length to it)."""
+
     KIND = "layout-gap"
     candidates: list[float]
     epsilon: float
@@ -142,6 +148,7 @@ class LayoutGap(Result):
 @dataclass(frozen=True, kw_only=True)
 class BanditBench(Result):
     """pgc bench bandit: the batched federated LinUCB against the reference loop."""
+
     KIND = "bandit-bench"
     settings: JsonObject
     reference_seconds_per_round: float

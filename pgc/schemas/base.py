@@ -120,14 +120,23 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         return tp.from_dict(value, where)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _plain_dataclass(tp, value, where)
+    return _convert_scalar(tp, value, where)
+
+
+def _convert_scalar(tp: Any, value: Any, where: str) -> Any:
+    """A JSON scalar (number, integer, boolean, string) or an unchecked object or list, checked against ``tp``."""
     if tp is float:
         x = number(value)
         if x is None or (isinstance(value, str) and x is not None and math.isfinite(x)):
             raise SchemaError(f"{where} is {_show(value)}, expected a number")
         return x
     if tp is int:
-        if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
-                or float(value) != int(typing.cast(SupportsInt, value))):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or not math.isfinite(value)
+            or float(value) != int(typing.cast(SupportsInt, value))
+        ):
             raise SchemaError(f"{where} is {_show(value)}, expected an integer")
         return int(typing.cast(SupportsInt, value))
     if tp is bool:
@@ -152,8 +161,9 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
 
 def _convert_choice(tp: Any, value: Any, where: str) -> Any:
     """A value of an Enum (converted to its member) or of a ``Literal[...]`` annotation."""
-    choices = ([m.value for m in typing.cast("type[enum.Enum]", tp)] if isinstance(tp, type)
-               else list(typing.get_args(tp)))
+    choices = (
+        [m.value for m in typing.cast("type[enum.Enum]", tp)] if isinstance(tp, type) else list(typing.get_args(tp))
+    )
     if value not in choices:
         raise SchemaError(f"{where} is {_show(value)}, expected one of {', '.join(map(repr, choices))}")
     return tp(value) if isinstance(tp, type) else value
@@ -187,8 +197,11 @@ def _plain_dataclass(tp: type, value: Any, where: str) -> Any:
     if not isinstance(value, dict):
         raise SchemaError(f"{where} is {_show(value)}, expected an object")
     hints = typing.get_type_hints(tp)
-    values = {f.name: _convert(hints[f.name], value[f.name], f"{where}.{f.name}")
-              for f in dataclasses.fields(tp) if value.get(f.name) is not None}
+    values = {
+        f.name: _convert(hints[f.name], value[f.name], f"{where}.{f.name}")
+        for f in dataclasses.fields(tp)
+        if value.get(f.name) is not None
+    }
     try:
         return tp(**values)
     except (TypeError, ValueError) as exc:
@@ -206,8 +219,11 @@ def _to_json(value: Any) -> Any:
     if isinstance(value, Record):
         return value.to_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _to_json(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if getattr(value, f.name) is not None}
+        return {
+            f.name: _to_json(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if getattr(value, f.name) is not None
+        }
     if isinstance(value, tuple):
         return [_to_json(v) for v in value]
     if isinstance(value, float):
@@ -268,5 +284,8 @@ class Result(Record):
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
-        return {"kind": self.KIND, "format_version": self.FORMAT_VERSION,
-                **{k: v for k, v in out.items() if k not in ("kind", "format_version")}}
+        return {
+            "kind": self.KIND,
+            "format_version": self.FORMAT_VERSION,
+            **{k: v for k, v in out.items() if k not in ("kind", "format_version")},
+        }

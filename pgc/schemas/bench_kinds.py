@@ -10,9 +10,11 @@ from .base import JsonObject, Record, Result
 
 # --- benchmarks, manifests and reports -------------------------------------------------------------
 
+
 @dataclass(frozen=True, kw_only=True)
 class Bench(Result):
     """pgc bench audit-adversarial and the adversarial false-alarm study."""
+
     KIND = "bench"
     bench: str
 
@@ -20,6 +22,7 @@ class Bench(Result):
 @dataclass(frozen=True, kw_only=True)
 class AuditBenchmark(Result):
     """pgc bench audit: the auditor's speed, float-exactness and false-alarm checks."""
+
     KIND = "audit-benchmark"
     confidence: float
     samples: int
@@ -31,6 +34,7 @@ class LdpBenchCell(Record):
     """One (library, protocol, k, ε) of pgc bench ldp: our certified bound, LDP-Auditor's on the same releases, the
     exact ε of the release for the audited pair. A benchmark's summary of one audit, not an audit row: its
     ``verdict`` and ``p_value`` are those of the audit's one row (:func:`audit.verdicts.decide`), copied."""
+
     library: str
     protocol: str
     k: int
@@ -51,6 +55,7 @@ class LdpBenchCell(Record):
 @dataclass(frozen=True, kw_only=True)
 class LdpBench(Result):
     """pgc bench ldp: the frequency oracles of the reference and the libraries, per protocol × ε × k."""
+
     KIND = "ldp-bench"
     settings: JsonObject
     cells: list[LdpBenchCell]
@@ -64,6 +69,7 @@ class LdpBench(Result):
 @dataclass(frozen=True, kw_only=True)
 class BenchNumbers(Result):
     """pgc bench TARGET --save: named numbers of one benchmark (files without a kind field)."""
+
     KIND = "bench-numbers"
     numbers: JsonObject
 
@@ -71,6 +77,7 @@ class BenchNumbers(Result):
 @dataclass(frozen=True, kw_only=True)
 class Reliability(Result):
     """scripts/reliability.py: the kill-and-restart study (a file without a kind field)."""
+
     KIND = "reliability"
     cases_tried: int
     failures: list[Any]
@@ -80,6 +87,7 @@ class Reliability(Result):
 @dataclass(frozen=True, kw_only=True)
 class TuneWorkers(Result):
     """The multi-worker tuning check on PostgreSQL (a file without a kind field)."""
+
     KIND = "tune-workers"
     workers: int
     trials_requested: int

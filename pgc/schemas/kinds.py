@@ -16,6 +16,7 @@ from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 
 # --- train: a run folder's summary.json (pgc train, pgc pipeline) ------------------------------------
 
+
 @dataclass(frozen=True, kw_only=True)
 class TrainTrial(Record):
     dir: str
@@ -48,6 +49,7 @@ class TrainRun(Result):
 
 
 # --- audit: pgc audit ------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class AdversarialSearch(Record):
@@ -102,6 +104,7 @@ class EnvironmentAudit(Record):
 @dataclass(frozen=True, kw_only=True)
 class AuditResult(Result):
     """pgc audit: every certified row of the audit in ``channels`` (one :class:`pgc.schemas.AuditRow` each)."""
+
     KIND = "audit"
     FORMAT_VERSION = 2
     mode: str
@@ -121,11 +124,13 @@ class AuditResult(Result):
 
 # --- power-study: python -m audit.power_study (results/power/) -----------------------------------
 
+
 @dataclass(frozen=True, kw_only=True)
 class PowerStudy(Result):
     """Evidence of the curve audit and of the stated power (audit.power_study): ``studies`` (the curve bound
     beside the threshold bound on the same releases, per claim) or one ``study`` (miscalibrated, false
     alarms, detectability, the sequential null simulation)."""
+
     KIND = "power-study"
     studies: list[JsonObject] | None = None
     study: JsonObject | None = None
@@ -135,10 +140,12 @@ class PowerStudy(Result):
 
 # --- flower-one-run: pgc audit --flower-one-run MODE ------------------------------------------------
 
+
 @dataclass(frozen=True, kw_only=True)
 class FlowerOneRunResult(Result):
     """Canary clients inside one Flower simulation: per observer (the server, a third party seeing the
     aggregate) what it is promised and the one-run bounds certified from what it saw."""
+
     KIND = "flower-one-run"
     FORMAT_VERSION = 2
     setup: JsonObject
@@ -150,6 +157,7 @@ class FlowerOneRunResult(Result):
 
 
 # --- system-audit: pgc audit --system MODULE:FACTORY -----------------------------------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class Accountant(Record):
@@ -188,11 +196,13 @@ class SystemAuditResult(Result):
             if r.channel == channel:
                 return r
         raise KeyError(channel)
+
     # a third-party library's protocol or filter: library, version, parameters, claim reading
     library: JsonObject | None = None
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class AttackRow(Record):
@@ -234,6 +244,7 @@ class AttackResult(Result):
 
 
 # --- replicate: pgc replicate ----------------------------------------------------------------------
+
 
 @dataclass(frozen=True, kw_only=True)
 class ReplicateSetting(Record):
@@ -292,6 +303,7 @@ class ReadingSearch(Result):
 
 # --- tune: pgc tune --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, kw_only=True)
 class TuneTrial(Record):
     number: int
@@ -324,6 +336,7 @@ class TuneResult(Result):
 
 # --- mitigations-utility: scripts/mitigations_utility.py -------------------------------------------
 
+
 @dataclass(frozen=True, kw_only=True)
 class MitigationRow(Record):
     mechanism: str
@@ -349,9 +362,33 @@ class MitigationsUtility(Result):
     command: str | None = None
 
 
-SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in (
-    TrainRun, AuditResult, PowerStudy, FlowerOneRunResult, SystemAuditResult, AttackResult, ReplicateResult,
-    ReplicateRaw, ReadingSearch,
-    TuneResult, MitigationsUtility, BanditRegret, BanditAttack, BanditBench, LayoutGap, Bench, AuditBenchmark,
-    BenchNumbers, Reliability,
-    TuneWorkers, Pipeline, Report, ThesisMembership, ThesisMapRecovery, LdpBench)}
+SCHEMAS: dict[str, type[Result]] = {
+    cls.KIND: cls
+    for cls in (
+        TrainRun,
+        AuditResult,
+        PowerStudy,
+        FlowerOneRunResult,
+        SystemAuditResult,
+        AttackResult,
+        ReplicateResult,
+        ReplicateRaw,
+        ReadingSearch,
+        TuneResult,
+        MitigationsUtility,
+        BanditRegret,
+        BanditAttack,
+        BanditBench,
+        LayoutGap,
+        Bench,
+        AuditBenchmark,
+        BenchNumbers,
+        Reliability,
+        TuneWorkers,
+        Pipeline,
+        Report,
+        ThesisMembership,
+        ThesisMapRecovery,
+        LdpBench,
+    )
+}

@@ -15,6 +15,7 @@ def _interval(v: object, name: str) -> None:
 @dataclass(frozen=True, kw_only=True)
 class MembershipRow(Record):
     """One attacker against one defence setting: accuracy on a balanced member / non-member set."""
+
     defence: str
     attacker: str
     accuracy: float
@@ -30,6 +31,7 @@ class MembershipRow(Record):
 @dataclass(frozen=True, kw_only=True)
 class ThesisMembership(Result):
     """pgc thesis membership: ML-Leaks (and an adaptive and a label-only attacker) against ch. 6's defence."""
+
     KIND = "thesis-membership"
     settings: JsonObject
     models: JsonObject
@@ -51,6 +53,7 @@ class MeanInterval(Record):
 @dataclass(frozen=True, kw_only=True)
 class MapRecoveryRow(Record):
     """One defence setting (or the chance row): GRR and NRR over maps, and the trained agents' utility."""
+
     defence: str
     grr: MeanInterval
     nrr: MeanInterval
@@ -64,6 +67,7 @@ class MapRecoveryRow(Record):
 @dataclass(frozen=True, kw_only=True)
 class ThesisMapRecovery(Result):
     """pgc thesis map-recovery: Pan et al.'s genetic map recovery against ch. 5's DP-DRL."""
+
     KIND = "thesis-map-recovery"
     shape: list[int]
     maps: int

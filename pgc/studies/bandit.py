@@ -53,25 +53,44 @@ class RegretSettings:
             raise UserError("--workers must be >= 1")
         for eps in list(self.epsilons) + [self.dp20_epsilon, self.sweep_epsilon]:
             PrivacyConfig(eps, self.delta)
-        BanditConfig(n_silos=self.silos, horizon=self.horizon, n_arms=self.arms, dim=self.dim,
-                     noise_std=self.noise, runs=self.runs, batch=self.batch)
+        BanditConfig(
+            n_silos=self.silos,
+            horizon=self.horizon,
+            n_arms=self.arms,
+            dim=self.dim,
+            noise_std=self.noise,
+            runs=self.runs,
+            batch=self.batch,
+        )
         for m in self.sweep_silos:
             BanditConfig(n_silos=m, horizon=self.horizon, n_arms=self.arms, dim=self.dim, runs=self.runs)
         DP20Config(self.dp20_threshold)
 
     def record(self) -> dict:
         """The settings as the result stores them."""
-        return {"n_silos": self.silos, "horizon": self.horizon, "n_arms": self.arms, "dim": self.dim,
-                "noise_std": self.noise, "runs": self.runs, "batch": self.batch,
-                "dp20_threshold": self.dp20_threshold, "epsilons": list(map(float, self.epsilons)),
-                "delta": self.delta, "dp20_epsilon": self.dp20_epsilon, "sweep_silos": list(self.sweep_silos),
-                "sweep_epsilon": self.sweep_epsilon, "seed": self.seed, "workers": self.workers,
-                "regret": "pseudo-regret summed over silos, divided by t; 95% Student-t intervals over runs",
-                "rewards_clipped_to": [-1.0, 1.0]}
+        return {
+            "n_silos": self.silos,
+            "horizon": self.horizon,
+            "n_arms": self.arms,
+            "dim": self.dim,
+            "noise_std": self.noise,
+            "runs": self.runs,
+            "batch": self.batch,
+            "dp20_threshold": self.dp20_threshold,
+            "epsilons": list(map(float, self.epsilons)),
+            "delta": self.delta,
+            "dp20_epsilon": self.dp20_epsilon,
+            "sweep_silos": list(self.sweep_silos),
+            "sweep_epsilon": self.sweep_epsilon,
+            "seed": self.seed,
+            "workers": self.workers,
+            "regret": "pseudo-regret summed over silos, divided by t; 95% Student-t intervals over runs",
+            "rewards_clipped_to": [-1.0, 1.0],
+        }
 
 
 def _seed_words(seq: np.random.SeedSequence) -> tuple:
-    return (seq.entropy, *seq.spawn_key)   # rebuilt in the worker as SeedSequence(list(words))
+    return (seq.entropy, *seq.spawn_key)  # rebuilt in the worker as SeedSequence(list(words))
 
 
 def regret_jobs(settings: RegretSettings, root: np.random.SeedSequence) -> dict:
@@ -91,9 +110,20 @@ def regret_jobs(settings: RegretSettings, root: np.random.SeedSequence) -> dict:
     specs = {}
     for algorithm, m, eps in keys:
         specs[(algorithm, m, eps)] = RegretJob(
-            algorithm, m, s.horizon, s.arms, s.dim, s.noise, s.runs, eps,
-            s.delta if eps is not None else None, _seed_words(env_seeds[m]), _seed_words(root.spawn(1)[0]),
-            batch=s.batch, dp20_threshold=s.dp20_threshold)
+            algorithm,
+            m,
+            s.horizon,
+            s.arms,
+            s.dim,
+            s.noise,
+            s.runs,
+            eps,
+            s.delta if eps is not None else None,
+            _seed_words(env_seeds[m]),
+            _seed_words(root.spawn(1)[0]),
+            batch=s.batch,
+            dp20_threshold=s.dp20_threshold,
+        )
     for spec in specs.values():
         validate_job(spec)
     return specs
@@ -111,14 +141,28 @@ def regret_curves(settings: RegretSettings, specs: dict, results: dict) -> list[
         res = results[key]
         t = res["t"]
         mean, lo, hi = mean_interval(res["cumulative"] / t[None, :])
-        curves.append({"algorithm": alg, "label": specs[key].label(), "n_silos": m, "epsilon": eps,
-                       "delta": settings.delta if eps is not None else None, "batch": res["batch"],
-                       "sigma": res["sigma"], "lambda": res["lam"], "threshold": res["threshold"],
-                       "mean_syncs": float(res["syncs"].mean()),
-                       "t": t.tolist(), "time_averaged_group_regret": mean.tolist(),
-                       "lower": lo.tolist(), "upper": hi.tolist(),
-                       "group_regret_at_T": {"mean": float(res["final"].mean()),
-                                             "interval": [float(v) for v in mean_interval(res["final"])[1:]]}})
+        curves.append(
+            {
+                "algorithm": alg,
+                "label": specs[key].label(),
+                "n_silos": m,
+                "epsilon": eps,
+                "delta": settings.delta if eps is not None else None,
+                "batch": res["batch"],
+                "sigma": res["sigma"],
+                "lambda": res["lam"],
+                "threshold": res["threshold"],
+                "mean_syncs": float(res["syncs"].mean()),
+                "t": t.tolist(),
+                "time_averaged_group_regret": mean.tolist(),
+                "lower": lo.tolist(),
+                "upper": hi.tolist(),
+                "group_regret_at_T": {
+                    "mean": float(res["final"].mean()),
+                    "interval": [float(v) for v in mean_interval(res["final"])[1:]],
+                },
+            }
+        )
     return curves
 
 
@@ -136,16 +180,24 @@ def privacy_cost(settings: RegretSettings, results: dict, root: np.random.SeedSe
         cost = private - nonprivate
         costs.append(cost)
         mean, lo, hi = mean_interval(cost)
-        sweep.append({"n_silos": m, "privacy_cost_mean": float(mean), "interval": [float(lo), float(hi)],
-                      "private_regret_at_T": float(private.mean()), "nonprivate_regret_at_T": float(nonprivate.mean())})
+        sweep.append(
+            {
+                "n_silos": m,
+                "privacy_cost_mean": float(mean),
+                "interval": [float(lo), float(hi)],
+                "private_regret_at_T": float(private.mean()),
+                "nonprivate_regret_at_T": float(nonprivate.mean()),
+            }
+        )
     fit = fit_exponent(np.array(silos), costs, np.random.default_rng(root.spawn(1)[0]))
     fit["theory"] = {"zhou_chowdhury_M_exponent": 0.75, "dp20_M_exponent": 0.5}
     fit["epsilon"] = float(settings.sweep_epsilon)
     return sweep, fit
 
 
-def regret_study(settings: RegretSettings, companion: Callable[[str], Path], *, label: str = "full grid",
-                 progress: bool = False) -> tuple[dict, int]:
+def regret_study(
+    settings: RegretSettings, companion: Callable[[str], Path], *, label: str = "full grid", progress: bool = False
+) -> tuple[dict, int]:
     """Every job of the grid, one process each (``settings.workers`` at a time, the heaviest first), the
     curves and the privacy-cost fit; the plot drawn beside the result, at ``companion(".png")``. Returns the
     result (kind "bandit-regret") and the number of jobs."""
@@ -157,15 +209,30 @@ def regret_study(settings: RegretSettings, companion: Callable[[str], Path], *, 
     order = sorted(specs, key=lambda k: -k[1])  # the heaviest jobs first
     started = time.perf_counter()
     with LocalEngine(settings.workers) as engine:
-        results = dict(zip(order, engine.map_each(run_job, [specs[k] for k in order],
-                                                  progress="bandit regret jobs" if progress else None), strict=True))
+        results = dict(
+            zip(
+                order,
+                engine.map_each(
+                    run_job, [specs[k] for k in order], progress="bandit regret jobs" if progress else None
+                ),
+                strict=True,
+            )
+        )
     elapsed = time.perf_counter() - started
     sweep, fit = privacy_cost(settings, results, root)
     plot = companion(".png")
-    result = {"kind": "bandit-regret", "format_version": 1, "label": label,
-              "settings": settings.record(), "curves": regret_curves(settings, specs, results),
-              "privacy_cost": sweep, "fit": fit, "elapsed_seconds": elapsed, "cpu_count": os.cpu_count(),
-              "plot": plot.name}
+    result = {
+        "kind": "bandit-regret",
+        "format_version": 1,
+        "label": label,
+        "settings": settings.record(),
+        "curves": regret_curves(settings, specs, results),
+        "privacy_cost": sweep,
+        "fit": fit,
+        "elapsed_seconds": elapsed,
+        "cpu_count": os.cpu_count(),
+        "plot": plot.name,
+    }
     plot_regret(result, plot)
     return result, len(specs)
 
@@ -191,8 +258,11 @@ def _privacy_cost_panel(ax, result: dict) -> None:
     fit = result["fit"]
     if fit and fit.get("exponent") is not None:
         grid = np.geomspace(m.min(), m.max(), 50)
-        ax.plot(grid, np.exp(fit["intercept"]) * grid ** fit["exponent"],
-                label=f"fit M^{fit['exponent']:.2f} [{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}]")
+        ax.plot(
+            grid,
+            np.exp(fit["intercept"]) * grid ** fit["exponent"],
+            label=f"fit M^{fit['exponent']:.2f} [{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}]",
+        )
         if cost[0] > 0:
             for b, name in ((0.75, "M^{3/4} (Zhou & Chowdhury)"), (0.5, "√M (DP20)")):
                 ax.plot(grid, cost[0] * (grid / m[0]) ** b, "--", label=name)
@@ -257,12 +327,12 @@ class FirstUserSettings:
 
     def attacked(self) -> list[tuple[str, float]]:
         """(system, ε) in order: every claimed ε of a private system, ε = ∞ for non-private FedLinUCB."""
-        return [(name, eps) for name in self.systems
-                for eps in (self.epsilons if name != "fedlinucb" else [math.inf])]
+        return [(name, eps) for name in self.systems for eps in (self.epsilons if name != "fedlinucb" else [math.inf])]
 
 
-def first_user_study(settings: FirstUserSettings, *, progress: bool = False,
-                     log: Callable[[str], None] = print) -> dict:
+def first_user_study(
+    settings: FirstUserSettings, *, progress: bool = False, log: Callable[[str], None] = print
+) -> dict:
     """Each (system, ε) attacked in turn, a row per channel logged as it comes (one above its ceiling
     flagged); the result (kind "bandit-attack")."""
     from attacks.bandit import first_user_attack
@@ -276,19 +346,32 @@ def first_user_study(settings: FirstUserSettings, *, progress: bool = False,
     try:
         for name, eps in attacked:
             system = BanditSystem(name, **({} if name == "fedlinucb" else {"epsilon": eps, "delta": settings.delta}))
-            for row in first_user_attack(system, settings.pair, settings.train, settings.test,
-                                         np.random.default_rng(root.spawn(1)[0])):
+            for row in first_user_attack(
+                system, settings.pair, settings.train, settings.test, np.random.default_rng(root.spawn(1)[0])
+            ):
                 rows.append(row)
                 flag = "  <-- ABOVE THE CEILING" if row.get("above_ceiling") else ""
-                log(f"  {name:18s} eps={system.claim.epsilon:<5g} {row['channel']:9s} accuracy {row['accuracy']:.3f} "
-                    f"[{row['interval'][0]:.3f}, {row['interval'][1]:.3f}]  ceiling {row['ceiling']:.3f}{flag}")
+                log(
+                    f"  {name:18s} eps={system.claim.epsilon:<5g} {row['channel']:9s} accuracy {row['accuracy']:.3f} "
+                    f"[{row['interval'][0]:.3f}, {row['interval'][1]:.3f}]  ceiling {row['ceiling']:.3f}{flag}"
+                )
             bar.update(1)
     finally:
         bar.close()
     s = settings
-    return {"kind": "bandit-attack", "format_version": 1,
-            "settings": {"systems": list(s.systems), "pair": s.pair, "epsilons": list(s.epsilons), "delta": s.delta,
-                         "train_per_world": s.train, "test": s.test, "seed": s.seed,
-                         "attacker": "difference-of-means linear test fitted on simulated releases of both worlds",
-                         "ceiling": "(e^eps + delta)/(1 + e^eps): best accuracy of any test under (eps, delta)-DP"},
-            "rows": rows}
+    return {
+        "kind": "bandit-attack",
+        "format_version": 1,
+        "settings": {
+            "systems": list(s.systems),
+            "pair": s.pair,
+            "epsilons": list(s.epsilons),
+            "delta": s.delta,
+            "train_per_world": s.train,
+            "test": s.test,
+            "seed": s.seed,
+            "attacker": "difference-of-means linear test fitted on simulated releases of both worlds",
+            "ceiling": "(e^eps + delta)/(1 + e^eps): best accuracy of any test under (eps, delta)-DP",
+        },
+        "rows": rows,
+    }

@@ -31,13 +31,32 @@ from reports.files import write_json_atomic
 # the reading confirmed on fresh seeds (results/replicate/confirmation/); runnable as pgc replicate --reading
 MAIN_READING = CONFIRMED_READING
 PROTECTED_SUBMISSIONS = 10_000  # private trials with a privatized score: fixed length, no noisy stopping rule
-TRAIN_DEFAULTS = {"reading": MAIN_READING, "mechanism": "laplace", "epsilon": 5.0, "trials": 4, "reference_trials": 2,
-                  "submissions": 30_000, "stop_at_success": True}
-AUDIT_DEFAULTS = {"pairs": ["9.7:9.9", "5:15"], "samples": 10_000, "mechanism_samples": 100_000, "compositions": [3],
-                  "adversarial_pairs": ["5:15"], "adversarial_samples": 20_000}
-ATTACK_DEFAULTS = {"targets": 300, "budget": 100, "channels": "gradient,score,timing",
-                   "attackers": "likelihood,side-channel", "sweep_epsilons": ["1", "10", "inf"], "sweep_k": ["1", "10"],
-                   "sweep_targets": 200}
+TRAIN_DEFAULTS = {
+    "reading": MAIN_READING,
+    "mechanism": "laplace",
+    "epsilon": 5.0,
+    "trials": 4,
+    "reference_trials": 2,
+    "submissions": 30_000,
+    "stop_at_success": True,
+}
+AUDIT_DEFAULTS = {
+    "pairs": ["9.7:9.9", "5:15"],
+    "samples": 10_000,
+    "mechanism_samples": 100_000,
+    "compositions": [3],
+    "adversarial_pairs": ["5:15"],
+    "adversarial_samples": 20_000,
+}
+ATTACK_DEFAULTS = {
+    "targets": 300,
+    "budget": 100,
+    "channels": "gradient,score,timing",
+    "attackers": "likelihood,side-channel",
+    "sweep_epsilons": ["1", "10", "inf"],
+    "sweep_k": ["1", "10"],
+    "sweep_targets": 200,
+}
 REPORT_TITLE = "pgc-audit privacy report — main job (pgc pipeline)"
 
 
@@ -51,26 +70,48 @@ def train_configs(seed: int, quick: bool, protect: tuple[str, ...]) -> tuple[lis
     reading = get_reading(d["reading"])
     n = 300 if quick else d["submissions"]
     trials, refs = (2, 1) if quick else (d["trials"], d["reference_trials"])
-    common = dict(hyper=reading.hyper, optimizer=reading.optimizer, exploration_clock=reading.exploration_clock,
-                  submissions=n, stop_at_success=d["stop_at_success"])
+    common = dict(
+        hyper=reading.hyper,
+        optimizer=reading.optimizer,
+        exploration_clock=reading.exploration_clock,
+        submissions=n,
+        stop_at_success=d["stop_at_success"],
+    )
     private = dict(common)
     if "score" in protect:
         # the aggregator sees privatized scores only: their trailing mean crosses 195 on noise within
         # tens of submissions (docs/README-mitigations.md), so protected trials run a fixed length and
         # their utility is read from the true scores (evaluation only)
         private.update(stop_at_success=False, submissions=300 if quick else PROTECTED_SUBMISSIONS)
-    configs = [TrainConfig(mechanism=d["mechanism"], epsilon=d["epsilon"], learning_rate=reading.learning_rate,
-                           seed=seed + i, protect=protect, **private)
-               for i in range(trials)]
+    configs = [
+        TrainConfig(
+            mechanism=d["mechanism"],
+            epsilon=d["epsilon"],
+            learning_rate=reading.learning_rate,
+            seed=seed + i,
+            protect=protect,
+            **private,
+        )
+        for i in range(trials)
+    ]
     variant = reading.nonprivate_variants[0]
-    configs += [TrainConfig(mechanism="none", epsilon=math.inf, clip=variant.clip,
-                            learning_rate=variant.learning_rate, seed=seed + i, **common)
-                for i in range(refs)]
+    configs += [
+        TrainConfig(
+            mechanism="none",
+            epsilon=math.inf,
+            clip=variant.clip,
+            learning_rate=variant.learning_rate,
+            seed=seed + i,
+            **common,
+        )
+        for i in range(refs)
+    ]
     return configs, [True] * trials + [False] * refs, reading, n
 
 
-def train_step(work: Path, *, seed: int, quick: bool, protect: tuple[str, ...] = (),
-               log: Callable[[str], None] = print) -> dict:
+def train_step(
+    work: Path, *, seed: int, quick: bool, protect: tuple[str, ...] = (), log: Callable[[str], None] = print
+) -> dict:
     """Train the step's trials (two processes) into ``work/train``; the step's record."""
     from pgc.a3c.rundir import save_run
     from pgc.a3c.trainer import train_batch
@@ -78,19 +119,28 @@ def train_step(work: Path, *, seed: int, quick: bool, protect: tuple[str, ...] =
     d = TRAIN_DEFAULTS
     configs, transcripts, reading, n = train_configs(seed, quick, protect)
     trials = sum(transcripts)
-    log(f"[train] reading {reading.name}: {d['mechanism']} ε={d['epsilon']:g}, {trials} trials + "
-        f"{len(configs) - trials} non-private reference, up to {n:,} submissions each, stopped at the first success")
+    log(
+        f"[train] reading {reading.name}: {d['mechanism']} ε={d['epsilon']:g}, {trials} trials + "
+        f"{len(configs) - trials} non-private reference, up to {n:,} submissions each, stopped at the first success"
+    )
     start = time.perf_counter()
     results = train_batch(configs, record_transcripts=transcripts, processes=min(2, len(configs)))
     wall = time.perf_counter() - start
-    save_run(results, work / "train", wall_time=wall,
-             extra={"note": "pgc pipeline train step", "reading": reading.to_dict()})
+    save_run(
+        results, work / "train", wall_time=wall, extra={"note": "pgc pipeline train step", "reading": reading.to_dict()}
+    )
     for r in results:
         s = r.summary()
         log(f"  {r.config.mechanism} seed {s['seed']}: FST={s['fst']} final μ={s['final_mu']:.1f}")
     log(f"[train] {wall:.1f}s")
-    return {"step": "train", "command": "pgc pipeline (train_batch)", "exit_code": 0, "wall_s": round(wall, 2),
-            "reading": reading.name, "configs": [c.to_dict() for c in configs[:1]] + [configs[-1].to_dict()]}
+    return {
+        "step": "train",
+        "command": "pgc pipeline (train_batch)",
+        "exit_code": 0,
+        "wall_s": round(wall, 2),
+        "reading": reading.name,
+        "configs": [c.to_dict() for c in configs[:1]] + [configs[-1].to_dict()],
+    }
 
 
 def audit_steps(work: Path, *, seed: int, quick: bool) -> list[tuple[str, list[str], str]]:
@@ -98,15 +148,49 @@ def audit_steps(work: Path, *, seed: int, quick: bool) -> list[tuple[str, list[s
     then the adversarial aggregator's crafted models."""
     a = AUDIT_DEFAULTS
     train = str(work / "train")
-    return [("audit", ["audit", "run", train, "--pairs", *a["pairs"],
-                       "--samples", str(2000 if quick else a["samples"]),
-                       "--mechanism-samples", str(5000 if quick else a["mechanism_samples"]),
-                       "--compositions", *map(str, a["compositions"]), "--seed", str(seed),
-                       "--out", str(work / "audit.json")], "audit.json"),
-            ("audit-adversarial", ["audit", "adversarial-model", "--run", train, "--search-budget", "quick",
-                                   "--pairs", *a["adversarial_pairs"],
-                                   "--samples", str(2000 if quick else a["adversarial_samples"]), "--seed", str(seed),
-                                   "--out", str(work / "audit-adversarial.json")], "audit-adversarial.json")]
+    return [
+        (
+            "audit",
+            [
+                "audit",
+                "run",
+                train,
+                "--pairs",
+                *a["pairs"],
+                "--samples",
+                str(2000 if quick else a["samples"]),
+                "--mechanism-samples",
+                str(5000 if quick else a["mechanism_samples"]),
+                "--compositions",
+                *map(str, a["compositions"]),
+                "--seed",
+                str(seed),
+                "--out",
+                str(work / "audit.json"),
+            ],
+            "audit.json",
+        ),
+        (
+            "audit-adversarial",
+            [
+                "audit",
+                "adversarial-model",
+                "--run",
+                train,
+                "--search-budget",
+                "quick",
+                "--pairs",
+                *a["adversarial_pairs"],
+                "--samples",
+                str(2000 if quick else a["adversarial_samples"]),
+                "--seed",
+                str(seed),
+                "--out",
+                str(work / "audit-adversarial.json"),
+            ],
+            "audit-adversarial.json",
+        ),
+    ]
 
 
 def committed_evidence(protect: tuple[str, ...]) -> list[str]:
@@ -122,34 +206,92 @@ def attack_steps(work: Path, *, seed: int, quick: bool) -> list[tuple[str, list[
     at its model. Their exit code 1 (a ceiling violation flagged) is a finding for the report."""
     a = ATTACK_DEFAULTS
     budget = "20" if quick else str(a["budget"])
-    return [("attack", ["attack", "--run", str(work / "train"), "--channels", a["channels"], "--attackers",
-                        a["attackers"], "--targets", "60" if quick else str(a["targets"]), "--budget", budget,
-                        "--seed", str(seed), "--out", str(work / "attack-run.json")], "attack-run.json"),
-            ("attack-sweep", ["attack", "--sweep", "--model", f"run:{work / 'train'}", "--epsilons",
-                              *a["sweep_epsilons"], "--k", *a["sweep_k"], "--attackers", "likelihood",
-                              "--targets", "60" if quick else str(a["sweep_targets"]), "--budget", budget,
-                              "--seed", str(seed), "--out", str(work / "attack-sweep.json")], "attack-sweep.json")]
+    return [
+        (
+            "attack",
+            [
+                "attack",
+                "--run",
+                str(work / "train"),
+                "--channels",
+                a["channels"],
+                "--attackers",
+                a["attackers"],
+                "--targets",
+                "60" if quick else str(a["targets"]),
+                "--budget",
+                budget,
+                "--seed",
+                str(seed),
+                "--out",
+                str(work / "attack-run.json"),
+            ],
+            "attack-run.json",
+        ),
+        (
+            "attack-sweep",
+            [
+                "attack",
+                "--sweep",
+                "--model",
+                f"run:{work / 'train'}",
+                "--epsilons",
+                *a["sweep_epsilons"],
+                "--k",
+                *a["sweep_k"],
+                "--attackers",
+                "likelihood",
+                "--targets",
+                "60" if quick else str(a["sweep_targets"]),
+                "--budget",
+                budget,
+                "--seed",
+                str(seed),
+                "--out",
+                str(work / "attack-sweep.json"),
+            ],
+            "attack-sweep.json",
+        ),
+    ]
 
 
-def report_step(work: Path, out: Path, manifest: dict, steps: list[dict], inputs: list[str],
-                moves: list[tuple[str, str]], log: Callable[[str], None] = print) -> None:
+def report_step(
+    work: Path,
+    out: Path,
+    manifest: dict,
+    steps: list[dict],
+    inputs: list[str],
+    moves: list[tuple[str, str]],
+    log: Callable[[str], None] = print,
+) -> None:
     """``work/pipeline.json`` (``manifest`` with the defaults, inputs and steps) and the report over every
     input in ``work/report``, naming the final folder ``out``; the report's step joins ``steps``."""
     from reports import ReportInputError, build_report
 
-    manifest = {**manifest, "defaults": {"train": TRAIN_DEFAULTS, "audit": AUDIT_DEFAULTS, "attack": ATTACK_DEFAULTS},
-                "inputs": inputs, "steps": steps}
+    manifest = {
+        **manifest,
+        "defaults": {"train": TRAIN_DEFAULTS, "audit": AUDIT_DEFAULTS, "attack": ATTACK_DEFAULTS},
+        "inputs": inputs,
+        "steps": steps,
+    }
     write_json_atomic(work / "pipeline.json", schemas.dump("pipeline", manifest))
     start = time.perf_counter()
     sources = [str(work / x) if not Path(x).is_absolute() else x for x in inputs]
     try:
-        build_report(sources, work / "report", title=REPORT_TITLE,
-                     shown_path=lambda path: relocated(str(path), moves))  # the inputs' final location
+        build_report(
+            sources, work / "report", title=REPORT_TITLE, shown_path=lambda path: relocated(str(path), moves)
+        )  # the inputs' final location
     except ReportInputError as exc:
         raise UserError(f"report step: {exc}") from None
     wall = time.perf_counter() - start
-    steps.append({"step": "report", "command": f"pgc report {' '.join(inputs)} --out report", "exit_code": 0,
-                  "wall_s": round(wall, 2)})
+    steps.append(
+        {
+            "step": "report",
+            "command": f"pgc report {' '.join(inputs)} --out report",
+            "exit_code": 0,
+            "wall_s": round(wall, 2),
+        }
+    )
     manifest["steps"] = steps
     manifest["wall_s"] = round(sum(s["wall_s"] for s in steps), 2)
     write_json_atomic(work / "pipeline.json", schemas.dump("pipeline", manifest))

@@ -5,5 +5,13 @@ from pgc.contracts import ALL, PrivacyClaim, System
 
 from .registry import SYSTEMS, SystemSpecError, make_system, register_system, system_factory
 
-__all__ = ["ALL", "PrivacyClaim", "System", "SYSTEMS", "SystemSpecError", "make_system", "register_system",
-           "system_factory"]
+__all__ = [
+    "ALL",
+    "PrivacyClaim",
+    "System",
+    "SYSTEMS",
+    "SystemSpecError",
+    "make_system",
+    "register_system",
+    "system_factory",
+]

@@ -90,8 +90,9 @@ def _from_file(path: Path, factory_name: str, option: str = "--system") -> Calla
         spec.loader.exec_module(module)
     except Exception as exc:  # the user's module raised: the CLI shows the user's frames of the cause
         sys.modules.pop(module_name, None)
-        raise SystemSpecError(f"{option} {path}:{factory_name}: loading {path} failed: "
-                              f"{type(exc).__name__}: {exc}") from exc
+        raise SystemSpecError(
+            f"{option} {path}:{factory_name}: loading {path} failed: {type(exc).__name__}: {exc}"
+        ) from exc
     return _attribute(module, factory_name, f"{path}:{factory_name}", option)
 
 
@@ -104,14 +105,18 @@ def _from_module(module_name: str, factory_name: str, option: str = "--system") 
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and _is_prefix(exc.name, module_name):
-            raise SystemSpecError(f"{option} {module_name}:{factory_name}: no module {module_name!r} is installed or "
-                                  f"in {cwd}; give a registered name ({', '.join(sorted(SYSTEMS))}), "
-                                  "MODULE:FACTORY or path/to/file.py:FACTORY") from exc
-        raise SystemSpecError(f"{option} {module_name}:{factory_name}: importing {module_name!r} failed: "
-                              f"{type(exc).__name__}: {exc}") from exc
+            raise SystemSpecError(
+                f"{option} {module_name}:{factory_name}: no module {module_name!r} is installed or "
+                f"in {cwd}; give a registered name ({', '.join(sorted(SYSTEMS))}), "
+                "MODULE:FACTORY or path/to/file.py:FACTORY"
+            ) from exc
+        raise SystemSpecError(
+            f"{option} {module_name}:{factory_name}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
     except Exception as exc:  # the user's module raised: the CLI shows the user's frames of the cause
-        raise SystemSpecError(f"{option} {module_name}:{factory_name}: importing {module_name!r} failed: "
-                              f"{type(exc).__name__}: {exc}") from exc
+        raise SystemSpecError(
+            f"{option} {module_name}:{factory_name}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
     finally:
         if added:
             sys.path.remove(cwd)
@@ -147,8 +152,10 @@ def system_factory(spec: str, option: str = "--system") -> Callable[..., Any]:
         return _from_module(module_name, factory_name, option)
     target, sep, factory_name = spec.rpartition(":")
     if not sep or not target or not factory_name:
-        raise SystemSpecError(f"{option} {spec!r}: not a registered name ({', '.join(sorted(SYSTEMS))}), and not "
-                              "MODULE:FACTORY or path/to/file.py:FACTORY")
+        raise SystemSpecError(
+            f"{option} {spec!r}: not a registered name ({', '.join(sorted(SYSTEMS))}), and not "
+            "MODULE:FACTORY or path/to/file.py:FACTORY"
+        )
     if target.endswith(".py") or os.sep in target or "/" in target:
         return _from_file(Path(target), factory_name, option)
     return _from_module(target, factory_name, option)
@@ -175,8 +182,10 @@ def check_settings(factory: Callable[..., Any], settings: dict[str, Any], spec: 
         signature.bind(**settings)
     except TypeError as exc:
         given = ", ".join(f"{k}={v!r}" for k, v in settings.items()) or "no settings"
-        raise SystemSpecError(f"{spec} cannot be called with {given}: {exc} (give --setting KEY=VALUE; "
-                              f"its signature is {getattr(factory, '__name__', 'factory')}{signature})") from None
+        raise SystemSpecError(
+            f"{spec} cannot be called with {given}: {exc} (give --setting KEY=VALUE; "
+            f"its signature is {getattr(factory, '__name__', 'factory')}{signature})"
+        ) from None
 
 
 def make_system(spec: str, **settings: Any) -> Any:

@@ -57,8 +57,9 @@ class LineProgress:
     """Progress as plain dated lines on standard error (no carriage returns): one at the start, then one
     every ``interval`` seconds until :meth:`close`, whether or not ``update`` was called in between."""
 
-    def __init__(self, total: int, unit: str, desc: str, interval: float | None = None, stream=None,
-                 timer: bool = True):
+    def __init__(
+        self, total: int, unit: str, desc: str, interval: float | None = None, stream=None, timer: bool = True
+    ):
         self.total, self.unit, self.desc = max(int(total), 1), unit, desc
         self.interval = LINE_INTERVAL_S if interval is None else interval
         self.stream = stream if stream is not None else sys.stderr
@@ -93,9 +94,12 @@ class LineProgress:
         self.last = now
         elapsed = now - self.start
         left = elapsed * (self.total - self.done) / self.done if self.done else float("nan")
-        _write_line(self.stream, f"{self.desc}: {100 * min(self.done, self.total) / self.total:.0f}% "
-                                 f"({self.done:,}/{self.total:,} {self.unit}s), {_duration(elapsed)} elapsed, "
-                                 f"about {_duration(left)} left")
+        _write_line(
+            self.stream,
+            f"{self.desc}: {100 * min(self.done, self.total) / self.total:.0f}% "
+            f"({self.done:,}/{self.total:,} {self.unit}s), {_duration(elapsed)} elapsed, "
+            f"about {_duration(left)} left",
+        )
 
     def _tick(self) -> None:
         if self._stop.wait(min(START_DELAY_S, LINE_INTERVAL_S, self.interval)):

@@ -19,15 +19,24 @@ here imports ``audit``). Each is one class whose ``release`` is vectorized over 
 from .dpsgd import SubsampledGaussianSystem, dp_sgd_system
 from .frequency import HashedReportSystem, RandomizedResponseSystem, UnaryEncodingSystem
 from .systems import (
-                      BatchedSumSystem,
-                      GaussianVectorSystem,
-                      LaplaceCountSystem,
-                      batched_sum_system,
-                      gaussian_vector_system,
-                      laplace_count_system,
+    BatchedSumSystem,
+    GaussianVectorSystem,
+    LaplaceCountSystem,
+    batched_sum_system,
+    gaussian_vector_system,
+    laplace_count_system,
 )
 
-__all__ = ["BatchedSumSystem", "GaussianVectorSystem", "HashedReportSystem", "LaplaceCountSystem",
-           "RandomizedResponseSystem", "SubsampledGaussianSystem", "UnaryEncodingSystem",
-           "batched_sum_system", "dp_sgd_system",
-           "gaussian_vector_system", "laplace_count_system"]
+__all__ = [
+    "BatchedSumSystem",
+    "GaussianVectorSystem",
+    "HashedReportSystem",
+    "LaplaceCountSystem",
+    "RandomizedResponseSystem",
+    "SubsampledGaussianSystem",
+    "UnaryEncodingSystem",
+    "batched_sum_system",
+    "dp_sgd_system",
+    "gaussian_vector_system",
+    "laplace_count_system",
+]

@@ -55,8 +55,15 @@ class SubsampledGaussianSystem:
     channels = ("updates",)
     relation = "one record added or removed (its clipped gradient g vs nothing)"
 
-    def __init__(self, sampling_rate: float = 0.1, noise_multiplier: float = 0.8, steps: int = 10,
-                 delta: float = 1e-5, sampling: str = "poisson", profile: bool = True):
+    def __init__(
+        self,
+        sampling_rate: float = 0.1,
+        noise_multiplier: float = 0.8,
+        steps: int = 10,
+        delta: float = 1e-5,
+        sampling: str = "poisson",
+        profile: bool = True,
+    ):
         if sampling not in SAMPLINGS:
             raise UserError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
         if not isinstance(profile, bool):
@@ -66,8 +73,12 @@ class SubsampledGaussianSystem:
         self.epoch = int(round(1.0 / sampling_rate))
         if sampling == "shuffle" and (abs(self.epoch * sampling_rate - 1.0) > 1e-9 or steps % self.epoch):
             raise UserError("shuffle needs 1/sampling_rate to be an integer that divides steps")
-        self.q, self.sigma, self.steps, self.sampling = (float(sampling_rate), float(noise_multiplier), int(steps),
-                                                         sampling)
+        self.q, self.sigma, self.steps, self.sampling = (
+            float(sampling_rate),
+            float(noise_multiplier),
+            int(steps),
+            sampling,
+        )
         epsilon, curve = poisson_claim(self.q, self.sigma, self.steps, float(delta))
         # ``profile``: the claim states the accountant's whole δ(ε) curve, else only (ε, δ)
         self.claim = PrivacyClaim(epsilon, delta, ("updates",), privacy_profile=curve if profile else None)
@@ -100,7 +111,7 @@ class SubsampledGaussianSystem:
 
     def audit_statistics(self, channel: str) -> list:
         """The likelihood ratios of a unit gradient under Poisson and under shuffled batches."""
-        q, s2, epoch = self.q, self.sigma ** 2, self.epoch
+        q, s2, epoch = self.q, self.sigma**2, self.epoch
 
         def step_llr(y):  # log N(y; 1, σ²) − log N(y; 0, σ²)
             return (y - 0.5) / s2
@@ -110,6 +121,7 @@ class SubsampledGaussianSystem:
 
         tests = [FixedScorer("poisson-llr", poisson)]
         if self.steps % epoch == 0:
+
             def shuffled(y):
                 return (logsumexp(step_llr(y).reshape(len(y), -1, epoch), axis=2) - np.log(epoch)).sum(axis=1)
 
@@ -117,12 +129,19 @@ class SubsampledGaussianSystem:
         return tests
 
 
-def dp_sgd_system(sampling: str = "poisson", sampling_rate: float = 0.1, noise_multiplier: float = 0.8,
-                  steps: int = 10, delta: float = 1e-5, profile: bool = True) -> SubsampledGaussianSystem:
+def dp_sgd_system(
+    sampling: str = "poisson",
+    sampling_rate: float = 0.1,
+    noise_multiplier: float = 0.8,
+    steps: int = 10,
+    delta: float = 1e-5,
+    profile: bool = True,
+) -> SubsampledGaussianSystem:
     """DP-SGD steps accounted as Poisson subsampling, sampled as ``sampling`` says (``profile``: the claim
     states the accountant's privacy profile, else only its (ε, δ))."""
-    return SubsampledGaussianSystem(float(sampling_rate), float(noise_multiplier), int(steps), float(delta),
-                                    sampling, profile)
+    return SubsampledGaussianSystem(
+        float(sampling_rate), float(noise_multiplier), int(steps), float(delta), sampling, profile
+    )
 
 
 def dp_sgd_shuffle_system(**settings) -> SubsampledGaussianSystem:

@@ -33,7 +33,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 def splitmix_bit(seeds: np.ndarray, values: np.ndarray) -> np.ndarray:
     """h_s(v) ∈ {0, 1}: the top bit of splitmix64(s ⊕ (v + 1)·golden), element-wise."""
     with np.errstate(over="ignore"):
-        z = (np.asarray(seeds, dtype=np.uint64) ^ ((np.asarray(values, dtype=np.uint64) + np.uint64(1)) * _GOLDEN))
+        z = np.asarray(seeds, dtype=np.uint64) ^ ((np.asarray(values, dtype=np.uint64) + np.uint64(1)) * _GOLDEN)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         z = z ^ (z >> np.uint64(31))
@@ -139,6 +139,7 @@ def unary_encoding_system(epsilon: float = 1.0, k: int = 25) -> UnaryEncodingSys
     return UnaryEncodingSystem(epsilon, k)
 
 
-def hashed_report_system(epsilon: float = 1.0, k: int = 25, claimed_epsilon: float | None = None,
-                         decoder: bool = False) -> HashedReportSystem:
+def hashed_report_system(
+    epsilon: float = 1.0, k: int = 25, claimed_epsilon: float | None = None, decoder: bool = False
+) -> HashedReportSystem:
     return HashedReportSystem(epsilon, k, claimed_epsilon, decoder)

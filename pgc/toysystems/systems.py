@@ -32,14 +32,21 @@ class GaussianVectorSystem:
     name = "gaussian-vector"
     channels = ("value",)
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4, sensitivity_factor: float = 1.0,
-                 curve: bool = True):
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 1e-5,
+        dim: int = 4,
+        sensitivity_factor: float = 1.0,
+        curve: bool = True,
+    ):
         self.dim = int(dim)
         self.sensitivity_factor = float(sensitivity_factor)
         self.sigma = analytic_gaussian_sigma(epsilon, delta, 2.0 * sensitivity_factor)
         # the stated sensitivity 2·sensitivity_factor over σ: the μ-GDP curve the claim states
-        self.claim = PrivacyClaim(epsilon, delta, ("value",),
-                                  gdp_mu=2.0 * sensitivity_factor / self.sigma if curve else None)
+        self.claim = PrivacyClaim(
+            epsilon, delta, ("value",), gdp_mu=2.0 * sensitivity_factor / self.sigma if curve else None
+        )
         if sensitivity_factor != 1.0:
             self.name = f"gaussian-vector-sensitivity×{sensitivity_factor:g}"
 
@@ -72,8 +79,15 @@ class BatchedSumSystem:
     name = "batched-sum"
     channels = ("messages", "schedule")
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, rounds: int = 8, batch: int = 4,
-                 adaptive: bool = False, threshold: float = 2.5):
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 1e-5,
+        rounds: int = 8,
+        batch: int = 4,
+        adaptive: bool = False,
+        threshold: float = 2.5,
+    ):
         if rounds % batch:
             raise UserError("rounds must be a multiple of batch")
         self.rounds, self.batch, self.adaptive, self.threshold = int(rounds), int(batch), bool(adaptive), threshold
@@ -81,8 +95,9 @@ class BatchedSumSystem:
         # all messages together: one Gaussian with multiplier σ/√k (Δ₂ = 1 per message)
         self.sigma = analytic_gaussian_sigma(epsilon, delta, 1.0) * math.sqrt(self.messages)
         # k messages of multiplier σ (Δ₂ = 1) compose to √k/σ-GDP
-        self.claim = PrivacyClaim(epsilon, delta, ("messages", "schedule"),
-                                  gdp_mu=math.sqrt(self.messages) / self.sigma)
+        self.claim = PrivacyClaim(
+            epsilon, delta, ("messages", "schedule"), gdp_mu=math.sqrt(self.messages) / self.sigma
+        )
         if adaptive:
             self.name = "batched-sum-adaptive"
 
@@ -128,8 +143,9 @@ class LaplaceCountSystem:
         return {"0 vs 1": (1.0, 0.0)}
 
 
-def gaussian_vector_system(epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4,
-                           sensitivity_factor: float = 1.0, curve: bool = True) -> GaussianVectorSystem:
+def gaussian_vector_system(
+    epsilon: float = 1.0, delta: float = 1e-5, dim: int = 4, sensitivity_factor: float = 1.0, curve: bool = True
+) -> GaussianVectorSystem:
     """A Gaussian vector release at (ε, δ) (``sensitivity_factor`` < 1: the noise sized for too small a Δ₂;
     ``curve``: the claim states its μ-GDP curve)."""
     return GaussianVectorSystem(epsilon, delta, dim, sensitivity_factor, curve)
@@ -147,8 +163,9 @@ def miscalibrated_gaussian_system_without_curve() -> GaussianVectorSystem:
     return miscalibrated_gaussian_system(curve=False)
 
 
-def batched_sum_system(epsilon: float = 1.0, delta: float = 1e-5, rounds: int = 8, batch: int = 4,
-                       adaptive: bool = False) -> BatchedSumSystem:
+def batched_sum_system(
+    epsilon: float = 1.0, delta: float = 1e-5, rounds: int = 8, batch: int = 4, adaptive: bool = False
+) -> BatchedSumSystem:
     """Batched noisy sums at (ε, δ) (``adaptive``: a data-dependent send schedule)."""
     return BatchedSumSystem(epsilon, delta, rounds, batch, adaptive)
 

@@ -12,5 +12,15 @@ objective). See :mod:`pgc.tuning.study` for batching, pruning, storage, resuming
 from .space import HYPER_PRESETS, SHADOW_GRAVITIES, Evaluation, SearchSpace, StudySettings
 from .study import FORMAT, export_study, pareto_front, run_study, trial_seeds
 
-__all__ = ["FORMAT", "HYPER_PRESETS", "SHADOW_GRAVITIES", "Evaluation", "SearchSpace", "StudySettings",
-           "export_study", "pareto_front", "run_study", "trial_seeds"]
+__all__ = [
+    "FORMAT",
+    "HYPER_PRESETS",
+    "SHADOW_GRAVITIES",
+    "Evaluation",
+    "SearchSpace",
+    "StudySettings",
+    "export_study",
+    "pareto_front",
+    "run_study",
+    "trial_seeds",
+]

@@ -80,8 +80,11 @@ def _server_user() -> str | None:
             return name
         except KeyError:
             continue
-    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "pgc-postgres"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "pgc-postgres"],
+        check=True,
+        capture_output=True,
+    )
     return "pgc-postgres"
 
 
@@ -107,23 +110,49 @@ class Cluster:
         if user:
             shutil.chown(self.dir, user)
         data = self.dir / "data"
-        proc = self._run(str(self._bin / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "-E", "UTF8",
-                         "--no-sync")
+        proc = self._run(
+            str(self._bin / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync"
+        )
         if proc.returncode != 0:
             raise PostgresError(f"initdb failed: {(proc.stderr or proc.stdout).strip()[-800:]}")
         for attempt in range(5):  # a free port can be taken between the probe and the bind: try another
             self.port = self.port if (attempt == 0 and self.port) else free_port()
-            opts = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off "
-                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
-            proc = self._run(str(self._bin / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(self.dir / "log"),
-                             "-w", "-t", str(int(self.start_timeout)), "start", timeout=self.start_timeout + 30)
+            opts = (
+                f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            )
+            proc = self._run(
+                str(self._bin / "pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                opts,
+                "-l",
+                str(self.dir / "log"),
+                "-w",
+                "-t",
+                str(int(self.start_timeout)),
+                "start",
+                timeout=self.start_timeout + 30,
+            )
             if proc.returncode == 0:
                 break
         else:
             log = (self.dir / "log").read_text(errors="replace")[-800:] if (self.dir / "log").exists() else ""
             raise PostgresError(f"pg_ctl start failed: {(proc.stderr or proc.stdout).strip()[-400:]}\n{log}")
-        proc = self._run(str(self._bin / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", USER, "-d", "postgres",
-                         "-qc", f"CREATE DATABASE {DATABASE}")
+        proc = self._run(
+            str(self._bin / "psql"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.port),
+            "-U",
+            USER,
+            "-d",
+            "postgres",
+            "-qc",
+            f"CREATE DATABASE {DATABASE}",
+        )
         if proc.returncode != 0:
             raise PostgresError(f"CREATE DATABASE failed: {(proc.stderr or proc.stdout).strip()[-400:]}")
         self.url = f"postgresql://{USER}@127.0.0.1:{self.port}/{DATABASE}"
@@ -174,8 +203,9 @@ def main(argv: list[str]) -> int:
                     pass
                 return 0
             print(f"postgres: {url}", file=sys.stderr, flush=True)
-            return subprocess.call([a.replace("{url}", url) for a in command],
-                                   env={**os.environ, "PGC_POSTGRES_URL": url})
+            return subprocess.call(
+                [a.replace("{url}", url) for a in command], env={**os.environ, "PGC_POSTGRES_URL": url}
+            )
     except PostgresError as exc:
         print(f"postgres: {exc}", file=sys.stderr)
         return 1

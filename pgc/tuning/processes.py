@@ -92,8 +92,10 @@ def open_storage(url: str, heartbeat: int, grace: int | None) -> None:
             warnings.simplefilter("ignore")
             storage = make_storage(url, heartbeat, grace)
     except ImportError as exc:
-        raise UserError(f"storage {safe_url(url)} needs a database driver that is not installed "
-                        f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+        raise UserError(
+            f"storage {safe_url(url)} needs a database driver that is not installed "
+            f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+        ) from None
     except Exception as exc:  # sqlalchemy errors: bad URL, server unreachable, not a database
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise UserError(f"cannot open storage {safe_url(url)}: {type(exc).__name__}: {first}") from None
@@ -111,7 +113,7 @@ def prepare_storage(storage: str, out: Path, heartbeat: int, grace: int | None) 
 
     storage = storage_url(storage)  # postgresql:// → the psycopg 3 driver
     if storage.startswith("sqlite:///"):
-        db_folder = Path(storage[len("sqlite:///"):]).parent
+        db_folder = Path(storage[len("sqlite:///") :]).parent
         db_folder.mkdir(parents=True, exist_ok=True)
         if db_folder.resolve() == out.resolve():  # marked at once: a worker starting beside us sees ours
             write_marker(out, command="tune")
@@ -143,8 +145,12 @@ def check_batch_budget(settings, batch: int) -> None:
 
     ev = settings.evaluation
     try:
-        config = TrainConfig(submissions=max(ev.rung_submissions()), workers=ev.workers, gravities=ev.gravities,
-                             hyper=HYPER_PRESETS[ev.hyper])
+        config = TrainConfig(
+            submissions=max(ev.rung_submissions()),
+            workers=ev.workers,
+            gravities=ev.gravities,
+            hyper=HYPER_PRESETS[ev.hyper],
+        )
         check_batch_size([config] * (batch * ev.runs_per_trial), False)
     except ValueError as exc:
         raise UserError(f"invalid tuning budget: {exc}") from None
@@ -156,16 +162,25 @@ def run_worker(plan: WorkerPlan, settings, log: Callable[[str], None]) -> None:
 
     from .study import run_study
 
-    kw = dict(batch=plan.batch, timeout=plan.timeout, heartbeat_interval=plan.heartbeat, grace_period=plan.grace,
-              log=log, worker_id=plan.worker_id)
+    kw = dict(
+        batch=plan.batch,
+        timeout=plan.timeout,
+        heartbeat_interval=plan.heartbeat,
+        grace_period=plan.grace,
+        log=log,
+        worker_id=plan.worker_id,
+    )
     if plan.engine == "local":
         run_study(plan.study, plan.storage, settings, plan.trials, **kw)
         return
     with chosen_engine(plan.engine, plan.address) as engine:
         before = finished_trials(plan.study, plan.storage)
         run_study(plan.study, plan.storage, settings, plan.trials, executor=engine, **kw)
-        print(f"ran {finished_trials(plan.study, plan.storage) - before} trial(s), their training in {engine.tasks} "
-              f"task(s) on {engine.describe()}", flush=True)
+        print(
+            f"ran {finished_trials(plan.study, plan.storage) - before} trial(s), their training in {engine.tasks} "
+            f"task(s) on {engine.describe()}",
+            flush=True,
+        )
 
 
 def run_workers(plan: WorkerPlan, settings, log: Callable[[str], None]) -> None:

@@ -161,5 +161,11 @@ class StudySettings:
             raise UserError(f"seed must be a non-negative integer, got {self.seed!r}")
 
     def to_dict(self) -> dict:
-        return {"space": self.space.to_dict(), "evaluation": self.evaluation.to_dict(), "mode": self.mode,
-                "min_utility": self.min_utility, "sampler": self.sampler, "seed": self.seed}
+        return {
+            "space": self.space.to_dict(),
+            "evaluation": self.evaluation.to_dict(),
+            "mode": self.mode,
+            "min_utility": self.min_utility,
+            "sampler": self.sampler,
+            "seed": self.seed,
+        }

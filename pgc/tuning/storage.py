@@ -23,7 +23,7 @@ def storage_url(url: str) -> str:
     (``postgresql+psycopg://``); every other URL is returned unchanged."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 
@@ -37,11 +37,16 @@ def make_storage(url: str, heartbeat_interval: int = 30, grace_period: int | Non
 
     def open_rdb() -> optuna.storages.RDBStorage:
         return optuna.storages.RDBStorage(
-            url, heartbeat_interval=heartbeat_interval, grace_period=grace,
+            url,
+            heartbeat_interval=heartbeat_interval,
+            grace_period=grace,
             heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(
-                max_retry=FAILED_TRIAL_RETRIES),
-            engine_kwargs=({"pool_pre_ping": True} if not url.startswith("sqlite")
-                           else {"connect_args": {"timeout": 60}}))
+                max_retry=FAILED_TRIAL_RETRIES
+            ),
+            engine_kwargs=(
+                {"pool_pre_ping": True} if not url.startswith("sqlite") else {"connect_args": {"timeout": 60}}
+            ),
+        )
 
     for attempt in range(SCHEMA_CREATION_ATTEMPTS - 1):
         try:
@@ -71,7 +76,7 @@ def ask_lock(url: str, storage, study: str) -> Iterator[None]:
     with a killed worker. Other storages get no lock (the study's surplus rule covers them)."""
     url = storage_url(url)
     if url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
-        folder = Path(url[len("sqlite:///"):]).resolve().parent
+        folder = Path(url[len("sqlite:///") :]).resolve().parent
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

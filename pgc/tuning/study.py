@@ -74,9 +74,13 @@ def trial_seeds(study_seed: int, trial_number: int, runs: int) -> list[int]:
 def run_metrics(fsts: np.ndarray, final_mu: np.ndarray, horizon: int) -> dict:
     """Utility of one trial's runs at ``horizon`` submissions (FST ∞ counts as a failure)."""
     fsts = np.asarray(fsts, dtype=float)
-    return {"success_ratio": float(np.mean(fsts <= horizon)), "median_fst": float(np.median(fsts)),
-            "final_mu": float(np.median(final_mu)) if len(final_mu) else 0.0, "horizon": int(horizon),
-            "fsts": [float(f) for f in fsts]}
+    return {
+        "success_ratio": float(np.mean(fsts <= horizon)),
+        "median_fst": float(np.median(fsts)),
+        "final_mu": float(np.median(final_mu)) if len(final_mu) else 0.0,
+        "horizon": int(horizon),
+        "fsts": [float(f) for f in fsts],
+    }
 
 
 def utility_value(metrics: dict, which: str) -> float:
@@ -102,8 +106,13 @@ def _sampler(settings: StudySettings, seed: int):
     return optuna.samplers.TPESampler(seed=seed, n_startup_trials=10, multivariate=True, group=True)
 
 
-def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudySettings,
-               sampler_seed: int | None = None, worker_id: str | None = None) -> optuna.Study:
+def open_study(
+    name: str,
+    storage: optuna.storages.BaseStorage,
+    settings: StudySettings,
+    sampler_seed: int | None = None,
+    worker_id: str | None = None,
+) -> optuna.Study:
     """Create or load the study; refuses to mix settings with an existing study of the same name.
 
     The sampler's seed is :func:`next_sampler_seed` (study seed, trials already stored, ``worker_id`` when
@@ -117,23 +126,30 @@ def open_study(name: str, storage: optuna.storages.BaseStorage, settings: StudyS
     if existing is not None:
         stored = existing.user_attrs.get("settings")
         if stored is not None and stored != _jsonable(wanted):
-            raise UserError(f"study {name!r} in this storage was created with different settings; "
-                             "use another --study name or the same options")
+            raise UserError(
+                f"study {name!r} in this storage was created with different settings; "
+                "use another --study name or the same options"
+            )
         n_stored = len(existing.trials)
     else:
         n_stored = 0
     seed = sampler_seed if sampler_seed is not None else next_sampler_seed(settings, n_stored, worker_id)
-    study = optuna.create_study(study_name=name, storage=storage, directions=directions,
-                                sampler=_sampler(settings, seed), load_if_exists=True)
+    study = optuna.create_study(
+        study_name=name, storage=storage, directions=directions, sampler=_sampler(settings, seed), load_if_exists=True
+    )
     if existing is None:
         study.set_user_attr("settings", _jsonable(wanted))
         study.set_user_attr("format", FORMAT)
-        metric_names = (["utility", "privacy"] if settings.mode == "pareto" else ["privacy"])
+        metric_names = ["utility", "privacy"] if settings.mode == "pareto" else ["privacy"]
         study.set_metric_names(metric_names)  # optuna-dashboard labels the axes privacy vs utility with these
         ev = settings.evaluation
-        study.set_user_attr("objectives", {
-            "utility": f"{ev.utility} at {ev.submissions} submissions (maximize)",
-            "privacy": ("claimed ε" if ev.privacy == "claimed" else "audited ε lower bound") + " (minimize)"})
+        study.set_user_attr(
+            "objectives",
+            {
+                "utility": f"{ev.utility} at {ev.submissions} submissions (maximize)",
+                "privacy": ("claimed ε" if ev.privacy == "claimed" else "audited ε lower bound") + " (minimize)",
+            },
+        )
     return study
 
 
@@ -168,10 +184,23 @@ def _configs(p: _Pending, ev: Evaluation, submissions: int) -> list[TrainConfig]
     hyper = HYPER_PRESETS[ev.hyper]
     prm = p.params
     eps = math.inf if prm["mechanism"] == "none" else prm["epsilon"]
-    return [TrainConfig(mechanism=prm["mechanism"], epsilon=eps, clip=prm["clip"], reduced_dim=prm.get("reduced_dim"),
-                        buffer_size=prm["buffer_size"], learning_rate=prm["learning_rate"], submissions=submissions,
-                        workers=ev.workers, gravities=ev.gravities, hyper=hyper, stop_at_success=True, seed=s)
-            for s in p.seeds]
+    return [
+        TrainConfig(
+            mechanism=prm["mechanism"],
+            epsilon=eps,
+            clip=prm["clip"],
+            reduced_dim=prm.get("reduced_dim"),
+            buffer_size=prm["buffer_size"],
+            learning_rate=prm["learning_rate"],
+            submissions=submissions,
+            workers=ev.workers,
+            gravities=ev.gravities,
+            hyper=hyper,
+            stop_at_success=True,
+            seed=s,
+        )
+        for s in p.seeds
+    ]
 
 
 def _privacy_value(params: dict, ev: Evaluation, seed: int) -> tuple[float, float, dict]:
@@ -187,12 +216,16 @@ def _privacy_value(params: dict, ev: Evaluation, seed: int) -> tuple[float, floa
         raise UserError(f"privacy='audit' needs the audit package: {exc}") from None
     mech = make_mechanism(params["mechanism"], claimed, params["clip"], params.get("reduced_dim"))
     res = audit_mechanism(mech, samples=ev.audit_samples, confidence=ev.audit_confidence, seed=seed)
-    return float(res.epsilon_lower_bound), claimed, {"audit_violation": bool(res.violation),
-                                                     "audit_wall_s": float(res.wall_time_s)}
+    return (
+        float(res.epsilon_lower_bound),
+        claimed,
+        {"audit_violation": bool(res.violation), "audit_wall_s": float(res.wall_time_s)},
+    )
 
 
-def evaluate_batch(pending: list[_Pending], ev: Evaluation, log: Callable[[str], None] = print, *,
-                   executor=None) -> None:
+def evaluate_batch(
+    pending: list[_Pending], ev: Evaluation, log: Callable[[str], None] = print, *, executor=None
+) -> None:
     """Train every pending trial at each rung (all trials of a rung in ONE train_batch); prune between rungs.
 
     ``executor`` (``map(fn, iterable)``) spreads the rung's runs, e.g. over a Ray cluster."""
@@ -208,9 +241,12 @@ def evaluate_batch(pending: list[_Pending], ev: Evaluation, log: Callable[[str],
         last = r == len(rungs) - 1
         survivors = []
         for i, p in enumerate(active):
-            rs = results[i * ev.runs_per_trial:(i + 1) * ev.runs_per_trial]
-            m = run_metrics(np.array([x.fst for x in rs]),
-                            np.array([x.average_scores[-1] if x.average_scores.size else 0.0 for x in rs]), n)
+            rs = results[i * ev.runs_per_trial : (i + 1) * ev.runs_per_trial]
+            m = run_metrics(
+                np.array([x.fst for x in rs]),
+                np.array([x.average_scores[-1] if x.average_scores.size else 0.0 for x in rs]),
+                n,
+            )
             m["rung_wall_s"] = wall
             if last:
                 p.metrics = m
@@ -221,14 +257,27 @@ def evaluate_batch(pending: list[_Pending], ev: Evaluation, log: Callable[[str],
                     p.metrics["pruned_at"] = n
                 else:
                     survivors.append(p)
-        log(f"  rung {n:,} submissions: {len(active)} trial(s) × {ev.runs_per_trial} runs in {wall:.1f}s"
-            + ("" if last else f", {len(active) - len(survivors)} pruned"))
+        log(
+            f"  rung {n:,} submissions: {len(active)} trial(s) × {ev.runs_per_trial} runs in {wall:.1f}s"
+            + ("" if last else f", {len(active) - len(survivors)} pruned")
+        )
         active = survivors
 
 
-def run_study(name: str, storage_url: str, settings: StudySettings, n_trials: int, *, batch: int = 4,
-              timeout: float | None = None, heartbeat_interval: int = 30, grace_period: int | None = None,
-              log: Callable[[str], None] = print, worker_id: str | None = None, executor=None) -> optuna.Study:
+def run_study(
+    name: str,
+    storage_url: str,
+    settings: StudySettings,
+    n_trials: int,
+    *,
+    batch: int = 4,
+    timeout: float | None = None,
+    heartbeat_interval: int = 30,
+    grace_period: int | None = None,
+    log: Callable[[str], None] = print,
+    worker_id: str | None = None,
+    executor=None,
+) -> optuna.Study:
     """Run (or resume) the study until it holds ``n_trials`` finished trials or ``timeout`` passes.
 
     ``worker_id`` names this worker for the sampler's seed (see :func:`open_study`). ``executor``
@@ -244,15 +293,37 @@ def run_study(name: str, storage_url: str, settings: StudySettings, n_trials: in
     with warnings.catch_warnings():  # heartbeats are used with ask/tell on purpose (see the module docstring)
         warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
         warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used with Study.optimize")
-        return _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log,
-                    worker_id, executor)
+        return _run(
+            name,
+            storage_url,
+            settings,
+            n_trials,
+            batch,
+            timeout,
+            heartbeat_interval,
+            grace_period,
+            log,
+            worker_id,
+            executor,
+        )
 
 
 _COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
 
 
-def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interval, grace_period, log,
-         worker_id=None, executor=None) -> optuna.Study:
+def _run(
+    name,
+    storage_url,
+    settings,
+    n_trials,
+    batch,
+    timeout,
+    heartbeat_interval,
+    grace_period,
+    log,
+    worker_id=None,
+    executor=None,
+) -> optuna.Study:
     storage = make_storage(storage_url, heartbeat_interval, grace_period)
     study = open_study(name, storage, settings, worker_id=worker_id)
     grace = grace_period if grace_period is not None else 3 * heartbeat_interval
@@ -295,13 +366,16 @@ def _run(name, storage_url, settings, n_trials, batch, timeout, heartbeat_interv
         waiting_logged = False
         for p in pending:
             if not _tell(study, p, settings):
-                log(f"trial {p.trial.number} was failed by another worker while it ran (its heartbeat went "
-                    "stale); its result is dropped and the trial's retry counts instead")
+                log(
+                    f"trial {p.trial.number} was failed by another worker while it ran (its heartbeat went "
+                    "stale); its result is dropped and the trial's retry counts instead"
+                )
     return study
 
 
-def _ask_trials(study: optuna.Study, storage, settings, beat: Heartbeat, size: int, n_trials: int,
-                worker_id: str | None = None) -> list[_Pending]:
+def _ask_trials(
+    study: optuna.Study, storage, settings, beat: Heartbeat, size: int, n_trials: int, worker_id: str | None = None
+) -> list[_Pending]:
     """Up to ``size`` new trials, each asked with a sampler seeded by :func:`next_sampler_seed`, with a
     heartbeat and this worker's claim before anything else, its parameters and its seeds (a retried trial
     keeps its origin's). A storage without :func:`pgc.tuning.storage.ask_lock` may let two workers ask at the
@@ -357,8 +431,9 @@ def _requeue_if_retry(study: optuna.Study, storage, trial: optuna.Trial) -> None
     if t.system_attrs.get("failed_trial") is None:
         return
     keep = {k: v for k, v in t.system_attrs.items() if k in ("failed_trial", "retry_history")}
-    study.add_trial(optuna.create_trial(state=TrialState.WAITING, params=t.params, distributions=t.distributions,
-                                        system_attrs=keep))
+    study.add_trial(
+        optuna.create_trial(state=TrialState.WAITING, params=t.params, distributions=t.distributions, system_attrs=keep)
+    )
 
 
 def _fail_orphans(study: optuna.Study, storage, grace: float) -> None:
@@ -380,8 +455,10 @@ def _fail_orphans(study: optuna.Study, storage, grace: float) -> None:
 def _finished_and_in_flight(study: optuna.Study) -> tuple[int, int]:
     """Finished and running trials counted from one read of the storage: a worker's tell committed between
     two reads would count its trial in neither (the count would then ask a trial beyond the budget)."""
-    states = [t.state for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED,
-                                                                          TrialState.RUNNING))]
+    states = [
+        t.state
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING))
+    ]
     finished = sum(s in (TrialState.COMPLETE, TrialState.PRUNED) for s in states)
     return finished, len(states) - finished
 
@@ -433,17 +510,29 @@ def export_study(name: str, url: str) -> dict:
     trials = []
     for t in study.get_trials(deepcopy=False):
         ua = t.user_attrs
-        trials.append({
-            "number": t.number, "state": t.state.name, "params": t.params,
-            "values": list(t.values) if t.values is not None else None,
-            "utility": ua.get("utility"), "privacy": ua.get("privacy"), "claimed_epsilon": ua.get("claimed_epsilon"),
-            "success_ratio": ua.get("success_ratio"), "median_fst": ua.get("median_fst"),
-            "final_mu": ua.get("final_mu"), "horizon": ua.get("horizon"), "fsts": ua.get("fsts"),
-            "seeds": ua.get("seeds"), "seed_origin_trial": ua.get("seed_origin_trial"),
-            "sampler_seed": ua.get("sampler_seed"),
-            "pruned_at": ua.get("pruned_at"), "intermediate": ua.get("intermediate"),
-            "retry_of": t.system_attrs.get("failed_trial"),
-            "duration_s": t.duration.total_seconds() if t.duration else None})
+        trials.append(
+            {
+                "number": t.number,
+                "state": t.state.name,
+                "params": t.params,
+                "values": list(t.values) if t.values is not None else None,
+                "utility": ua.get("utility"),
+                "privacy": ua.get("privacy"),
+                "claimed_epsilon": ua.get("claimed_epsilon"),
+                "success_ratio": ua.get("success_ratio"),
+                "median_fst": ua.get("median_fst"),
+                "final_mu": ua.get("final_mu"),
+                "horizon": ua.get("horizon"),
+                "fsts": ua.get("fsts"),
+                "seeds": ua.get("seeds"),
+                "seed_origin_trial": ua.get("seed_origin_trial"),
+                "sampler_seed": ua.get("sampler_seed"),
+                "pruned_at": ua.get("pruned_at"),
+                "intermediate": ua.get("intermediate"),
+                "retry_of": t.system_attrs.get("failed_trial"),
+                "duration_s": t.duration.total_seconds() if t.duration else None,
+            }
+        )
     complete = [t for t in trials if t["state"] == "COMPLETE" and t["utility"] is not None and t["privacy"] is not None]
     front = pareto_front([(t["number"], float(t["utility"]), float(t["privacy"])) for t in complete])
     best = None
@@ -457,15 +546,26 @@ def export_study(name: str, url: str) -> dict:
     for t in trials:
         counts[t["state"]] = counts.get(t["state"], 0) + 1
     return {
-        "kind": "tune", "format": FORMAT, "study": name, "storage": safe_url(url), "mode": mode,
-        "sampler": stored.get("sampler"), "seed": stored.get("seed"),
+        "kind": "tune",
+        "format": FORMAT,
+        "study": name,
+        "storage": safe_url(url),
+        "mode": mode,
+        "sampler": stored.get("sampler"),
+        "seed": stored.get("seed"),
         "sampler_seeds": {str(t["number"]): t["sampler_seed"] for t in trials if t["sampler_seed"] is not None},
         "utility": ev.get("utility", "success_ratio"),
         "privacy": "claimed ε" if ev.get("privacy", "claimed") == "claimed" else "audited ε_LB",
         "objectives": [{"name": "utility", "direction": "maximize"}, {"name": "privacy", "direction": "minimize"}]
-        if mode == "pareto" else [{"name": "privacy", "direction": "minimize"}],
+        if mode == "pareto"
+        else [{"name": "privacy", "direction": "minimize"}],
         "constraint": {"metric": ev.get("utility", "success_ratio"), "min": stored.get("min_utility")}
-        if mode == "constrained" else None,
-        "space": stored.get("space"), "evaluation": ev, "counts": counts, "trials": trials,
-        "pareto_front": front, "best_constrained": best,
+        if mode == "constrained"
+        else None,
+        "space": stored.get("space"),
+        "evaluation": ev,
+        "counts": counts,
+        "trials": trials,
+        "pareto_front": front,
+        "best_constrained": best,
     }

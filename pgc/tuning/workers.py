@@ -61,8 +61,11 @@ def _worker_is_dead(identity) -> bool:
     if not isinstance(identity, dict):
         return False
     me = worker_identity()
-    if (identity.get("host") != me["host"] or identity.get("boot") != me["boot"]
-            or not isinstance(identity.get("pid"), int)):
+    if (
+        identity.get("host") != me["host"]
+        or identity.get("boot") != me["boot"]
+        or not isinstance(identity.get("pid"), int)
+    ):
         return False  # another machine's worker: only its heartbeat can tell
     start = _process_start(identity["pid"])
     return start is None or (identity.get("start") is not None and start != identity["start"])

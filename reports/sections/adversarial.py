@@ -24,16 +24,25 @@ def adversarial_from_audit(src: Source) -> dict | None:
         for ch in a.channels or [None]:
             objective = (ch.crafted_for if ch else None) or search.objective
             theta = (a.theta_files or {}).get(objective) if objective else None
-            audits.append({"psi": a.psi, "psi_prime": a.psi_prime, "mechanism": a.mechanism,
-                           "claimed_epsilon": ch.claimed_epsilon if ch and ch.claimed_epsilon is not None
-                           else a.claimed_epsilon,
-                           "channel": ch.channel if ch else "—",
-                           "epsilon_lower_bound": ch.epsilon_lower_bound if ch else None,
-                           "ratio": ch.ratio if ch else None, "verdict": (ch.verdict if ch else None) or "—",
-                           "noise_free_epsilon_lower_bound": a.noise_free_epsilon_lower_bound,
-                           "objective": objective or "—", "evaluations": search.evaluations,
-                           "wall_time_s": search.wall_time_s,
-                           "theta_file": theta or (a.theta_file if not a.theta_files else "") or ""})
+            audits.append(
+                {
+                    "psi": a.psi,
+                    "psi_prime": a.psi_prime,
+                    "mechanism": a.mechanism,
+                    "claimed_epsilon": ch.claimed_epsilon
+                    if ch and ch.claimed_epsilon is not None
+                    else a.claimed_epsilon,
+                    "channel": ch.channel if ch else "—",
+                    "epsilon_lower_bound": ch.epsilon_lower_bound if ch else None,
+                    "ratio": ch.ratio if ch else None,
+                    "verdict": (ch.verdict if ch else None) or "—",
+                    "noise_free_epsilon_lower_bound": a.noise_free_epsilon_lower_bound,
+                    "objective": objective or "—",
+                    "evaluations": search.evaluations,
+                    "wall_time_s": search.wall_time_s,
+                    "theta_file": theta or (a.theta_file if not a.theta_files else "") or "",
+                }
+            )
     curve = []
     for pt in result.curve or []:
         ratio = pt.ratio
@@ -41,8 +50,16 @@ def adversarial_from_audit(src: Source) -> dict | None:
             ratio = pt.epsilon_lower_bound / pt.epsilon
         if ratio is None or not pt.delta_psi > 0 or not math.isfinite(ratio):
             continue
-        curve.append({"delta_psi": pt.delta_psi, "ratio": ratio, "epsilon": pt.epsilon,
-                      "epsilon_lower_bound": pt.epsilon_lower_bound, "model": pt.model, "channel": pt.channel})
+        curve.append(
+            {
+                "delta_psi": pt.delta_psi,
+                "ratio": ratio,
+                "epsilon": pt.epsilon,
+                "epsilon_lower_bound": pt.epsilon_lower_bound,
+                "model": pt.model,
+                "channel": pt.channel,
+            }
+        )
     if not audits and not curve:
         return None
     return {"source": src.label, "mode": result.mode, "audits": audits, "curve": curve}
@@ -51,35 +68,74 @@ def adversarial_from_audit(src: Source) -> dict | None:
 def render_adversarial(doc: Document, f: Findings, anchor: str = "adversarial", level: int = 2) -> None:
     if not f.adversarial:
         return
-    with doc.section("Adversarial aggregator", "What an aggregator that crafts the model θ it broadcasts can certify "
-                     "about an agent's environment, per channel.", anchor, level=level):
+    with doc.section(
+        "Adversarial aggregator",
+        "What an aggregator that crafts the model θ it broadcasts can certify "
+        "about an agent's environment, per channel.",
+        anchor,
+        level=level,
+    ):
         _adversarial_body(doc, f, anchor)
 
 
 def _adversarial_body(doc: Document, f: Findings, anchor: str) -> None:
-    doc.para("An aggregator that does not follow the protocol may choose the model θ it sends to the agents so that "
-             "their submissions separate two environments ψ and ψ' as well as possible. Each row is one such audit: "
-             "the θ found by the search, the bound certified at it per channel, and the bound without noise "
-             "(what the clean channel would reveal).")
+    doc.para(
+        "An aggregator that does not follow the protocol may choose the model θ it sends to the agents so that "
+        "their submissions separate two environments ψ and ψ' as well as possible. Each row is one such audit: "
+        "the θ found by the search, the bound certified at it per channel, and the bound without noise "
+        "(what the clean channel would reveal)."
+    )
     rows, classes = [], []
     for adv in f.adversarial:
         for a in adv["audits"]:
             ev = a["evaluations"]
-            rows.append([adv["source"], f"{num(a['psi'])} vs {num(a['psi_prime'])}", a["mechanism"], a["channel"],
-                         num(a["claimed_epsilon"]), num(a["epsilon_lower_bound"]), num(a["ratio"], 2), a["verdict"],
-                         num(a["noise_free_epsilon_lower_bound"]), a["objective"], "—" if ev is None else f"{ev:,}",
-                         num(a["wall_time_s"]), a["theta_file"] or "—"])
+            rows.append(
+                [
+                    adv["source"],
+                    f"{num(a['psi'])} vs {num(a['psi_prime'])}",
+                    a["mechanism"],
+                    a["channel"],
+                    num(a["claimed_epsilon"]),
+                    num(a["epsilon_lower_bound"]),
+                    num(a["ratio"], 2),
+                    a["verdict"],
+                    num(a["noise_free_epsilon_lower_bound"]),
+                    a["objective"],
+                    "—" if ev is None else f"{ev:,}",
+                    num(a["wall_time_s"]),
+                    a["theta_file"] or "—",
+                ]
+            )
             classes.append({7: vclass(a["verdict"])})
     if rows:
-        doc.table(["source", "ψ vs ψ'", "mechanism", "channel", "claimed ε", "ε_LB", "ε_LB/ε", "verdict",
-                   "noise-free ε_LB", "θ crafted for", "evaluations", "search s", "θ file"], rows,
-                  numeric={4, 5, 6, 8, 10, 11}, classes=classes)
+        doc.table(
+            [
+                "source",
+                "ψ vs ψ'",
+                "mechanism",
+                "channel",
+                "claimed ε",
+                "ε_LB",
+                "ε_LB/ε",
+                "verdict",
+                "noise-free ε_LB",
+                "θ crafted for",
+                "evaluations",
+                "search s",
+                "θ file",
+            ],
+            rows,
+            numeric={4, 5, 6, 8, 10, 11},
+            classes=classes,
+        )
     curve = [p for adv in f.adversarial for p in adv["curve"]]
     if curve:
-        doc.figure("adversarial_curve.png" if anchor == "adversarial" else f"{anchor}_curve.png",
-                   plots.adversarial_curve_figure(curve),
-                   "ε_LB/ε against Δψ = |ψ' − ψ| (log scale), one line per (model, channel, ε): honest aggregator "
-                   "dashed, adversarial solid.")
+        doc.figure(
+            "adversarial_curve.png" if anchor == "adversarial" else f"{anchor}_curve.png",
+            plots.adversarial_curve_figure(curve),
+            "ε_LB/ε against Δψ = |ψ' − ψ| (log scale), one line per (model, channel, ε): honest aggregator "
+            "dashed, adversarial solid.",
+        )
 
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:

@@ -20,11 +20,26 @@ def attacks_from_result(src: Source) -> list[AttackRow]:
     rows = []
     for r in result.rows:
         lo, hi = (r.ci[0], r.ci[1]) if r.ci and len(r.ci) == 2 else (None, None)
-        rows.append(AttackRow(
-            source=src.label, attacker=r.attacker, channels="+".join(r.channels), epsilon=r.epsilon, k=r.k,
-            candidates=n_cands, accuracy=r.accuracy, ci_low=lo, ci_high=hi, chance=r.chance, ceiling=r.ceiling,
-            setting=r.model or "", budget=r.budget, given_verdict=r.verdict or "", given_below_chance=r.below_chance,
-            reference=src.reference))
+        rows.append(
+            AttackRow(
+                source=src.label,
+                attacker=r.attacker,
+                channels="+".join(r.channels),
+                epsilon=r.epsilon,
+                k=r.k,
+                candidates=n_cands,
+                accuracy=r.accuracy,
+                ci_low=lo,
+                ci_high=hi,
+                chance=r.chance,
+                ceiling=r.ceiling,
+                setting=r.model or "",
+                budget=r.budget,
+                given_verdict=r.verdict or "",
+                given_below_chance=r.below_chance,
+                reference=src.reference,
+            )
+        )
     return rows
 
 
@@ -42,23 +57,31 @@ def best_attacks(rows: list[AttackRow]) -> list[AttackRow]:
         if key not in best or r.accuracy > best[key].accuracy:
             best[key] = r
     out = list(best.values()) + [r for r in extra if r not in best.values()]
-    return sorted(out, key=lambda r: (r.source, r.setting, r.channels, r.k or 1,
-                                      math.inf if r.epsilon is None else r.epsilon))
+    return sorted(
+        out, key=lambda r: (r.source, r.setting, r.channels, r.k or 1, math.inf if r.epsilon is None else r.epsilon)
+    )
 
 
 def render_attacks(doc: Document, f: Findings, anchor: str = "attacks", level: int = 2) -> None:
     if not f.attacks:
         return
-    with doc.section("What an attacker learns: accuracy vs ε", "How often an attacker guesses an agent's environment "
-                     "from its submissions, against chance and the ceiling the ε claim allows.", anchor, level=level):
+    with doc.section(
+        "What an attacker learns: accuracy vs ε",
+        "How often an attacker guesses an agent's environment "
+        "from its submissions, against chance and the ceiling the ε claim allows.",
+        anchor,
+        level=level,
+    ):
         _attacks_body(doc, f, anchor, level)
 
 
 def _attacks_body(doc: Document, f: Findings, anchor: str, level: int) -> None:
-    doc.para("The honest-but-curious aggregator guesses each submitter's environment ψ. Chance is the best guess "
-             "without data; the ε-LDP ceiling e^{kε}/(e^{kε}+|Ψ|−1) is the most any attacker can reach if the ε "
-             "claim holds for k linked submissions. Accuracy above the ceiling (beyond its interval) means the claim "
-             "is broken or an unprotected channel was used.")
+    doc.para(
+        "The honest-but-curious aggregator guesses each submitter's environment ψ. Chance is the best guess "
+        "without data; the ε-LDP ceiling e^{kε}/(e^{kε}+|Ψ|−1) is the most any attacker can reach if the ε "
+        "claim holds for k linked submissions. Accuracy above the ceiling (beyond its interval) means the claim "
+        "is broken or an unprotected channel was used."
+    )
     shown = best_attacks(f.attacks)
     defects = [a for a in f.attacks if a.attacker_defect]
     eps_values = sorted({a.epsilon for a in shown if a.epsilon is not None}, key=lambda e: (math.isinf(e), e))
@@ -69,9 +92,11 @@ def _attacks_body(doc: Document, f: Findings, anchor: str, level: int) -> None:
         cell = pivot.setdefault(key, {})
         if a.epsilon not in cell or a.accuracy > cell[a.epsilon].accuracy:
             cell[a.epsilon] = a
-    doc.para(f"Best attacker's accuracy (of {len(f.attacks)} attack rows; all rows with intervals are in report.json) "
-             "per target, channel set and k; in brackets the ε-LDP ceiling; ‼ marks accuracy above the ceiling "
-             "beyond its interval.")
+    doc.para(
+        f"Best attacker's accuracy (of {len(f.attacks)} attack rows; all rows with intervals are in report.json) "
+        "per target, channel set and k; in brackets the ε-LDP ceiling; ‼ marks accuracy above the ceiling "
+        "beyond its interval."
+    )
     rows, classes = [], []
     for key, cell in list(pivot.items())[:40]:
         row = list(key)
@@ -89,21 +114,46 @@ def _attacks_body(doc: Document, f: Findings, anchor: str, level: int) -> None:
         row.append(num(chance, 3))
         rows.append(row)
         classes.append(cls)
-    doc.table(["target", "channels", "k", "|Ψ|", "budget/ψ"] + [f"ε={fmt_eps(e)}" for e in eps_values] + ["chance"],
-              rows, numeric=set(range(2, 6 + len(eps_values))), classes=classes)
+    doc.table(
+        ["target", "channels", "k", "|Ψ|", "budget/ψ"] + [f"ε={fmt_eps(e)}" for e in eps_values] + ["chance"],
+        rows,
+        numeric=set(range(2, 6 + len(eps_values))),
+        classes=classes,
+    )
     if any(a.epsilon is not None for a in shown):
-        doc.figure("attack.png" if anchor == "attacks" else f"{anchor}_attack.png", plots.attack_figure(shown),
-                   "Attack accuracy vs ε with 95% intervals, chance (dotted) and the ε-LDP ceiling (dashed).")
+        doc.figure(
+            "attack.png" if anchor == "attacks" else f"{anchor}_attack.png",
+            plots.attack_figure(shown),
+            "Attack accuracy vs ε with 95% intervals, chance (dotted) and the ε-LDP ceiling (dashed).",
+        )
     if defects:
         doc.heading("Attacker defects (not privacy results)", level + 1, anchor=f"{anchor}-defects")
-        doc.para("These rows' intervals lie entirely below chance. No sound attacker under a uniform prior does worse "
-                 "than chance, so each row is flagged as an ATTACKER DEFECT (or sampling luck among many rows); it "
-                 "says nothing about privacy and is left out of the table and plot above.")
-        doc.table(["source", "target", "attacker", "channels", "k", "ε", "accuracy", "interval", "chance", "ceiling",
-                   "flag"],
-                  [[a.source, a.setting or "—", a.attacker, a.channels, a.k or 1, num(a.epsilon), f"{a.accuracy:.3f}",
-                    f"[{num(a.ci_low)}, {num(a.ci_high)}]", num(a.chance), num(a.ceiling), "attacker defect"]
-                   for a in defects], numeric={4, 5, 6, 8, 9}, classes=[{10: "v-violated"} for _ in defects])
+        doc.para(
+            "These rows' intervals lie entirely below chance. No sound attacker under a uniform prior does worse "
+            "than chance, so each row is flagged as an ATTACKER DEFECT (or sampling luck among many rows); it "
+            "says nothing about privacy and is left out of the table and plot above."
+        )
+        doc.table(
+            ["source", "target", "attacker", "channels", "k", "ε", "accuracy", "interval", "chance", "ceiling", "flag"],
+            [
+                [
+                    a.source,
+                    a.setting or "—",
+                    a.attacker,
+                    a.channels,
+                    a.k or 1,
+                    num(a.epsilon),
+                    f"{a.accuracy:.3f}",
+                    f"[{num(a.ci_low)}, {num(a.ci_high)}]",
+                    num(a.chance),
+                    num(a.ceiling),
+                    "attacker defect",
+                ]
+                for a in defects
+            ],
+            numeric={4, 5, 6, 8, 9},
+            classes=[{10: "v-violated"} for _ in defects],
+        )
 
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:

@@ -57,13 +57,26 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
         verdict = str(obj.verdict) if obj.verdict is not None else "inconclusive"
         p_val = obj.finding_p_value()
         row = BoundRow(
-            source=src.label, subject=subject, channel=channel, claimed=obj.claimed_epsilon,
-            lower_bound=obj.epsilon_lower_bound, confidence=obj.confidence or result.confidence,
-            cap=obj.max_certifiable_epsilon, samples=obj.samples_per_side, delta=obj.claimed_delta, k=k,
-            test=obj.statistic or "", verdict=verdict,
+            source=src.label,
+            subject=subject,
+            channel=channel,
+            claimed=obj.claimed_epsilon,
+            lower_bound=obj.epsilon_lower_bound,
+            confidence=obj.confidence or result.confidence,
+            cap=obj.max_certifiable_epsilon,
+            samples=obj.samples_per_side,
+            delta=obj.claimed_delta,
+            k=k,
+            test=obj.statistic or "",
+            verdict=verdict,
             p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
-            model=obj.model or "", protect=protect, group=group, reference=src.reference, covered=obj.covered,
-            row=obj if obj.verdict is not None else None)
+            model=obj.model or "",
+            protect=protect,
+            group=group,
+            reference=src.reference,
+            covered=obj.covered,
+            row=obj if obj.verdict is not None else None,
+        )
         if obj.verdict_reason:
             row.notes.append(obj.verdict_reason)
         if obj.theta_file:
@@ -83,33 +96,68 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
 def render_bounds(doc: Document, f: Findings, anchor: str = "headline", level: int = 2) -> None:
     if not f.bounds:
         return
-    with doc.section(f"All audited bounds ({len(f.bounds)} rows)", "Every certified ε lower bound behind the summary, "
-                     "one row per audited output and pair, with its budget, p-value and Holm result.", anchor,
-                     level=level):
-        doc.para("Each row is one audited output: a mechanism (black-box canaries) or one channel of the transcript "
-                 "(gradient, score, timing, all together) for a pair of environments. ε_LB is a lower bound that holds "
-                 "with the stated confidence; the certifiable cap is the largest bound a perfect test could give with "
-                 "the same number of samples, so an ε_LB near the cap means the budget, not the mechanism, limited it.")
+    with doc.section(
+        f"All audited bounds ({len(f.bounds)} rows)",
+        "Every certified ε lower bound behind the summary, "
+        "one row per audited output and pair, with its budget, p-value and Holm result.",
+        anchor,
+        level=level,
+    ):
+        doc.para(
+            "Each row is one audited output: a mechanism (black-box canaries) or one channel of the transcript "
+            "(gradient, score, timing, all together) for a pair of environments. ε_LB is a lower bound that holds "
+            "with the stated confidence; the certifiable cap is the largest bound a perfect test could give with "
+            "the same number of samples, so an ε_LB near the cap means the budget, not the mechanism, limited it."
+        )
         _family(doc, f)
         rows, classes = [], []
         for b in f.bounds:
             ratio = (b.lower_bound / b.claimed) if b.claimed and math.isfinite(b.claimed) and b.claimed > 0 else None
             budget = f"{b.samples:,}/side" if b.samples else "—"
             holm = "—" if b.holm_significant is None else ("kept" if b.holm_significant else "not kept")
-            rows.append([b.subject + (" (adversarial)" if b.model == "adversarial" else ""), b.channel, num(b.claimed),
-                         num(b.lower_bound), num(ratio, 2),
-                         f"{b.confidence:.0%}" if b.confidence else "—", num(b.cap), budget,
-                         b.verdict + (" · budget-limited" if b.budget_limited else ""),
-                         num(b.p_value, 3), holm,
-                         "; ".join(x for x in [b.test, *b.notes] if x)])
+            rows.append(
+                [
+                    b.subject + (" (adversarial)" if b.model == "adversarial" else ""),
+                    b.channel,
+                    num(b.claimed),
+                    num(b.lower_bound),
+                    num(ratio, 2),
+                    f"{b.confidence:.0%}" if b.confidence else "—",
+                    num(b.cap),
+                    budget,
+                    b.verdict + (" · budget-limited" if b.budget_limited else ""),
+                    num(b.p_value, 3),
+                    holm,
+                    "; ".join(x for x in [b.test, *b.notes] if x),
+                ]
+            )
             classes.append({8: vclass(b.verdict)})
-        doc.table(["subject", "channel", "claimed ε", "observed ε_LB", "ε_LB/ε", "confidence", "certifiable cap",
-                   "budget", "verdict", "p-value", "after Holm", "test"], rows, numeric={2, 3, 4, 6, 9},
-                  classes=classes)
+        doc.table(
+            [
+                "subject",
+                "channel",
+                "claimed ε",
+                "observed ε_LB",
+                "ε_LB/ε",
+                "confidence",
+                "certifiable cap",
+                "budget",
+                "verdict",
+                "p-value",
+                "after Holm",
+                "test",
+            ],
+            rows,
+            numeric={2, 3, 4, 6, 9},
+            classes=classes,
+        )
         prefix = "" if anchor == "headline" else anchor + "_"
-        doc.figure(f"{prefix}bounds.png", plots.bounds_figure(f.bounds),
-                   "Observed ε lower bound per audited output (bars), the claim (black tick) and the certifiable cap "
-                   "(grey tick).")
+        doc.figure(
+            f"{prefix}bounds.png",
+            plots.bounds_figure(f.bounds),
+            "Observed ε lower bound per audited output (bars), the claim (black tick) and the certifiable cap "
+            "(grey tick).",
+        )
 
         def base(b):
             return (b.subject, base_channel(b.channel))
@@ -118,30 +166,43 @@ def render_bounds(doc: Document, f: Findings, anchor: str = "headline", level: i
         comp = [b for b in f.bounds if base(b) in multi]
         if comp and len({b.k or 1 for b in comp}) > 1:
             doc.heading("Composition: ε_LB vs k", level + 1, anchor=f"{prefix}composition")
-            doc.para("k submissions made in the same environment: the guarantee for the environment degrades with k "
-                     "(basic composition gives kε). The bound rising above the per-submission claim is expected; it is "
-                     "a finding when the system advertises ε per environment or per agent while agents submit "
-                     "repeatedly.")
-            doc.figure(f"{prefix}composition.png", plots.composition_figure(comp),
-                       "Observed ε lower bound against k with kε (dashed).")
+            doc.para(
+                "k submissions made in the same environment: the guarantee for the environment degrades with k "
+                "(basic composition gives kε). The bound rising above the per-submission claim is expected; it is "
+                "a finding when the system advertises ε per environment or per agent while agents submit "
+                "repeatedly."
+            )
+            doc.figure(
+                f"{prefix}composition.png",
+                plots.composition_figure(comp),
+                "Observed ε lower bound against k with kε (dashed).",
+            )
 
 
 def _family(doc: Document, f: Findings) -> None:
     fam = f.family or {}
     size, excluded = fam.get("size", 0), fam.get("excluded", 0)
     if not size:
-        doc.para(f"Family-wise verdict: no row carries a p-value, so the overall verdict reads "
-                 f"each of the {len(f.bounds)} row(s) at its own confidence, without a correction for multiple rows.")
+        doc.para(
+            f"Family-wise verdict: no row carries a p-value, so the overall verdict reads "
+            f"each of the {len(f.bounds)} row(s) at its own confidence, without a correction for multiple rows."
+        )
         return
     sig = fam.get("significant", [])
     shown = "; ".join(f"{x['subject']} · {x['channel']}" for x in sig[:6]) + ("; …" if len(sig) > 6 else "")
-    doc.para(f"Family-wise verdict: {fam.get('verdict', '—')}. {size} row(s) in the family, tested together with "
-             f"Holm's method at family level α = {fam.get('alpha', 0.05):.3g} (a row held to the claim: H0 \"the claim "
-             f"holds on this row\"; an uncovered channel: H0 \"it does not leak\"). Findings Holm keeps: {len(sig)}"
-             + (f" — {shown}" if sig else "") + ". Only these enter the overall verdict; each row's own verdict below "
-             "is the audit's, valid alone at its own confidence, with the Holm outcome beside it."
-             + (f" {excluded} row(s) without a p-value are shown but excluded from the family-wise verdict."
-                if excluded else ""))
+    doc.para(
+        f"Family-wise verdict: {fam.get('verdict', '—')}. {size} row(s) in the family, tested together with "
+        f"Holm's method at family level α = {fam.get('alpha', 0.05):.3g} (a row held to the claim: H0 \"the claim "
+        f'holds on this row"; an uncovered channel: H0 "it does not leak"). Findings Holm keeps: {len(sig)}'
+        + (f" — {shown}" if sig else "")
+        + ". Only these enter the overall verdict; each row's own verdict below "
+        "is the audit's, valid alone at its own confidence, with the Holm outcome beside it."
+        + (
+            f" {excluded} row(s) without a p-value are shown but excluded from the family-wise verdict."
+            if excluded
+            else ""
+        )
+    )
 
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:

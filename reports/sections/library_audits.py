@@ -29,8 +29,11 @@ def why(row, header: dict, record: dict) -> str:
     exact = record.get("exact_epsilon")
     if exact is not None and row.channel != "all":
         exact = float(exact)
-        text += ("; the release's exact ε is ∞: some report has probability 0 under one of the two values"
-                 if math.isinf(exact) else f"; the release's exact ε is {fmt_eps(exact)}")
+        text += (
+            "; the release's exact ε is ∞: some report has probability 0 under one of the two values"
+            if math.isinf(exact)
+            else f"; the release's exact ε is {fmt_eps(exact)}"
+        )
     return text
 
 
@@ -38,22 +41,48 @@ def render_library_audits(doc: Document, c: ReportContent) -> None:
     headers = section_audits(c, LIBRARY_SECTION)
     if not headers and not c.library_benches:
         return
-    with doc.section("Library audits", "Privacy code users install, audited as it runs: its claim read from its own "
-                     "parameters, the ε certified per channel of what it releases, the verdict and why.",
-                     "library-audits"):
+    with doc.section(
+        "Library audits",
+        "Privacy code users install, audited as it runs: its claim read from its own "
+        "parameters, the ε certified per channel of what it releases, the verdict and why.",
+        "library-audits",
+    ):
         rows, classes = [], []
         for h in headers:
             record = h.get("library") or {}
             findings = c.reference if h.get("reference") else c.own
             for b in (b for b in findings.bounds if b.source == h["source"] and b.channel != "all"):
-                rows.append([f"{record.get('library', '—')} {record.get('version') or ''}".strip(),
-                             record.get("protocol", h["system"]), parameters_text(record),
-                             f"{num(b.claimed)}: {record.get('claim_reading', '—')}", b.channel, num(b.lower_bound),
-                             f"{h['samples_per_side']:,}", b.verdict, why(b, h, record)])
+                rows.append(
+                    [
+                        f"{record.get('library', '—')} {record.get('version') or ''}".strip(),
+                        record.get("protocol", h["system"]),
+                        parameters_text(record),
+                        f"{num(b.claimed)}: {record.get('claim_reading', '—')}",
+                        b.channel,
+                        num(b.lower_bound),
+                        f"{h['samples_per_side']:,}",
+                        b.verdict,
+                        why(b, h, record),
+                    ]
+                )
                 classes.append({7: vclass(b.verdict)})
         if rows:
-            doc.table(["library", "protocol or filter", "parameters", "claim (ε: where it comes from)", "channel",
-                       "certified ε ≥", "n per side", "verdict", "why"], rows, numeric={5}, classes=classes)
+            doc.table(
+                [
+                    "library",
+                    "protocol or filter",
+                    "parameters",
+                    "claim (ε: where it comes from)",
+                    "channel",
+                    "certified ε ≥",
+                    "n per side",
+                    "verdict",
+                    "why",
+                ],
+                rows,
+                numeric={5},
+                classes=classes,
+            )
         for bench in c.library_benches:
             _bench_table(doc, bench)
 
@@ -64,14 +93,34 @@ def _bench_table(doc: Document, bench: dict) -> None:
     cells = defaultdict(list)
     for cell in bench["result"].cells:
         cells[(cell.library, cell.protocol)].append(cell)
-    doc.para(f"{bench['source']}: every protocol at each ε × k of the bench, {bench['result'].settings['samples']:,} "
-             "per side; ε_LB/ε of our certified bound beside LDP-Auditor's method on the same releases.")
-    doc.table(["library", "protocol", "cells", "median ε_LB/ε (ours)", "median ε_LB/ε (LDP-Auditor)", "violated",
-               "exact ε = ∞ in"],
-              [[lib, proto, len(group), num(_median([x.epsilon_lower_bound / x.claimed_epsilon for x in group])),
+    doc.para(
+        f"{bench['source']}: every protocol at each ε × k of the bench, {bench['result'].settings['samples']:,} "
+        "per side; ε_LB/ε of our certified bound beside LDP-Auditor's method on the same releases."
+    )
+    doc.table(
+        [
+            "library",
+            "protocol",
+            "cells",
+            "median ε_LB/ε (ours)",
+            "median ε_LB/ε (LDP-Auditor)",
+            "violated",
+            "exact ε = ∞ in",
+        ],
+        [
+            [
+                lib,
+                proto,
+                len(group),
+                num(_median([x.epsilon_lower_bound / x.claimed_epsilon for x in group])),
                 num(_median([x.reference_epsilon_lower_bound / x.claimed_epsilon for x in group])),
-                sum(x.verdict == "violated" for x in group), sum(math.isinf(x.exact_epsilon) for x in group)]
-               for (lib, proto), group in cells.items()], numeric={2, 3, 4, 5, 6})
+                sum(x.verdict == "violated" for x in group),
+                sum(math.isinf(x.exact_epsilon) for x in group),
+            ]
+            for (lib, proto), group in cells.items()
+        ],
+        numeric={2, 3, 4, 5, 6},
+    )
 
 
 def _median(values: list[float]) -> float:

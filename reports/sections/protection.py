@@ -16,8 +16,14 @@ def protection_records(sources: list[Source]) -> list[dict]:
     out: list[dict] = []
 
     def add(src, subject, protect, total, gradient, score):
-        rec = {"source": src.label, "subject": subject, "protect": list(protect), "total_epsilon": total,
-               "gradient_epsilon": gradient, "score_epsilon": score}
+        rec = {
+            "source": src.label,
+            "subject": subject,
+            "protect": list(protect),
+            "total_epsilon": total,
+            "gradient_epsilon": gradient,
+            "score_epsilon": score,
+        }
         if rec not in out:
             out.append(rec)
 
@@ -26,20 +32,38 @@ def protection_records(sources: list[Source]) -> list[dict]:
         if isinstance(r, schemas.TrainRun):
             for t in r.trials:
                 if t.protect:
-                    add(src, f"run: {setting_of(t.config)[2]}", t.protect, t.claimed_epsilon_total,
-                        t.gradient_epsilon, t.score_epsilon)
+                    add(
+                        src,
+                        f"run: {setting_of(t.config)[2]}",
+                        t.protect,
+                        t.claimed_epsilon_total,
+                        t.gradient_epsilon,
+                        t.score_epsilon,
+                    )
         elif isinstance(r, schemas.AuditResult):
             if r.protection and r.protection.protect:
                 p = r.protection
-                add(src, "audit (adversarial model)", p.protect, p.claimed_epsilon_total, p.gradient_epsilon,
-                    p.score_epsilon)
+                add(
+                    src,
+                    "audit (adversarial model)",
+                    p.protect,
+                    p.claimed_epsilon_total,
+                    p.gradient_epsilon,
+                    p.score_epsilon,
+                )
             for a in r.environment_audits or []:
                 if a.protect:
                     add(src, "audit", a.protect, a.claimed_epsilon, a.gradient_epsilon, a.score_epsilon)
             for a in r.adversarial_audits or []:
                 if a.protect:
-                    add(src, "audit (adversarial model)", a.protect, a.claimed_epsilon, a.gradient_epsilon,
-                        a.score_epsilon)
+                    add(
+                        src,
+                        "audit (adversarial model)",
+                        a.protect,
+                        a.claimed_epsilon,
+                        a.gradient_epsilon,
+                        a.score_epsilon,
+                    )
     return out
 
 
@@ -47,14 +71,30 @@ def _protection(doc: Document, c: ReportContent) -> None:
     """Which channels the audited runs protect (pgc.a3c.protect) and the total ε their claim covers."""
     if not c.protection:
         return
-    with doc.section("Protection", "Which channels beside the gradient the audited configurations protect, and the "
-                     "total ε their claim covers.", "protection"):
-        doc.para("Mitigations of the channels beside the gradient (privatized score, fixed schedule, shuffler; "
-                 "docs/README-mitigations.md). The claim is the TOTAL ε = ε_gradient + ε_score per agent; the audits "
-                 "of these configurations compare every channel with it.")
-        doc.table(["source", "subject", "protected channels", "total ε", "ε gradient", "ε score"],
-                  [[p["source"], p["subject"], ", ".join(p["protect"]), fmt_eps(p["total_epsilon"]),
-                    fmt_eps(p["gradient_epsilon"]), fmt_eps(p["score_epsilon"])] for p in c.protection])
+    with doc.section(
+        "Protection",
+        "Which channels beside the gradient the audited configurations protect, and the total ε their claim covers.",
+        "protection",
+    ):
+        doc.para(
+            "Mitigations of the channels beside the gradient (privatized score, fixed schedule, shuffler; "
+            "docs/README-mitigations.md). The claim is the TOTAL ε = ε_gradient + ε_score per agent; the audits "
+            "of these configurations compare every channel with it."
+        )
+        doc.table(
+            ["source", "subject", "protected channels", "total ε", "ε gradient", "ε score"],
+            [
+                [
+                    p["source"],
+                    p["subject"],
+                    ", ".join(p["protect"]),
+                    fmt_eps(p["total_epsilon"]),
+                    fmt_eps(p["gradient_epsilon"]),
+                    fmt_eps(p["score_epsilon"]),
+                ]
+                for p in c.protection
+            ],
+        )
 
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:

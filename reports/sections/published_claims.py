@@ -16,14 +16,19 @@ def reading(row, header: dict) -> str:
     """One sentence that says what the numbers of a row mean."""
     at_cap = row.cap is not None and math.isfinite(row.cap) and row.lower_bound >= CAP_SHARE * row.cap
     if row.verdict in ("violated", "unprotected channel") and at_cap:
-        return ("the two secrets' releases barely overlap: ε_LB sits at the cap of the sample size, so the leak is "
-                "unbounded or larger than this n can show")
+        return (
+            "the two secrets' releases barely overlap: ε_LB sits at the cap of the sample size, so the leak is "
+            "unbounded or larger than this n can show"
+        )
     if row.verdict == "violated":
         return f"a certified ε_LB of {fmt_eps(row.lower_bound)} exceeds the claimed {fmt_eps(row.claimed)}"
     partly = row.partly_covered
     if row.verdict == "unprotected channel":
-        return ("the claim covers part of this joint channel, and it leaks more than that part may" if partly
-                else "the claim does not cover this channel, and it leaks")
+        return (
+            "the claim covers part of this joint channel, and it leaks more than that part may"
+            if partly
+            else "the claim does not cover this channel, and it leaks"
+        )
     if row.verdict == "inconclusive" and partly and row.lower_bound > 0:
         return "its leak does not exceed the claim, so it may be the covered part's own"
     if row.verdict == "inconclusive":
@@ -36,19 +41,38 @@ def render_published_claims(doc: Document, c: ReportContent) -> None:
     headers = section_audits(c, PUBLISHED_CLAIMS_SECTION)
     if not headers:
         return
-    with doc.section("Published claims", "Systems from the literature audited against the privacy claim their "
-                     "authors prove: claimed vs certified ε per channel, under the authors' neighbour relation and "
-                     "under the one a privacy researcher would hold them to.", "published-claims"):
+    with doc.section(
+        "Published claims",
+        "Systems from the literature audited against the privacy claim their "
+        "authors prove: claimed vs certified ε per channel, under the authors' neighbour relation and "
+        "under the one a privacy researcher would hold them to.",
+        "published-claims",
+    ):
         rows, classes = [], []
         for h in headers:
             findings = c.reference if h.get("reference") else c.own
             for b in (b for b in findings.bounds if b.source == h["source"] and b.channel != "all"):
                 pair = ("worst pair found by the search" if h.get("searched") else h["pair"]) or "given secrets"
-                rows.append([h["system"], pair, b.channel, num(b.claimed), num(b.lower_bound), num(b.cap),
-                             f"{h['samples_per_side']:,}", b.verdict, reading(b, h)])
+                rows.append(
+                    [
+                        h["system"],
+                        pair,
+                        b.channel,
+                        num(b.claimed),
+                        num(b.lower_bound),
+                        num(b.cap),
+                        f"{h['samples_per_side']:,}",
+                        b.verdict,
+                        reading(b, h),
+                    ]
+                )
                 classes.append({7: vclass(b.verdict)})
-        doc.table(["system", "neighbours", "channel", "claimed ε", "certified ε ≥", "cap", "n per side", "verdict",
-                   "why"], rows, numeric={3, 4, 5}, classes=classes)
+        doc.table(
+            ["system", "neighbours", "channel", "claimed ε", "certified ε ≥", "cap", "n per side", "verdict", "why"],
+            rows,
+            numeric={3, 4, 5},
+            classes=classes,
+        )
         relations = sorted({h["relation"] for h in headers if h.get("relation")})
         if relations:
             doc.para("Neighbour relations: " + "; ".join(relations) + ".")
@@ -65,32 +89,59 @@ def _pct(v) -> str:
 
 def _membership_table(doc: Document, r) -> None:
     m = r.models
-    doc.para(f"Membership inference against the one-parameter defence ({r.command or 'pgc thesis membership'}): "
-             f"target MLP train accuracy {m.get('train_accuracy', float('nan')):.3f}, test "
-             f"{m.get('test_accuracy', float('nan')):.3f}; {m.get('members', '—')} members and "
-             f"{m.get('non_members', '—')} non-members (chance 0.5). Table 6.2 (MNIST, ML-Leaks): 70.4 % "
-             "undefended, 49.8 % at ε = 0.1, 52.0 % at ε = 2.0.")
-    doc.table(["defence", "ε", "attacker", "accuracy", "95% interval"],
-              [[x.defence, "—" if x.epsilon is None else num(x.epsilon), x.attacker, num(x.accuracy),
-                f"[{num(x.ci[0])}, {num(x.ci[1])}]"] for x in r.rows], numeric={1, 3})
+    doc.para(
+        f"Membership inference against the one-parameter defence ({r.command or 'pgc thesis membership'}): "
+        f"target MLP train accuracy {m.get('train_accuracy', float('nan')):.3f}, test "
+        f"{m.get('test_accuracy', float('nan')):.3f}; {m.get('members', '—')} members and "
+        f"{m.get('non_members', '—')} non-members (chance 0.5). Table 6.2 (MNIST, ML-Leaks): 70.4 % "
+        "undefended, 49.8 % at ε = 0.1, 52.0 % at ε = 2.0."
+    )
+    doc.table(
+        ["defence", "ε", "attacker", "accuracy", "95% interval"],
+        [
+            [
+                x.defence,
+                "—" if x.epsilon is None else num(x.epsilon),
+                x.attacker,
+                num(x.accuracy),
+                f"[{num(x.ci[0])}, {num(x.ci[1])}]",
+            ]
+            for x in r.rows
+        ],
+        numeric={1, 3},
+    )
 
 
 def _recovery_table(doc: Document, r) -> None:
     h, w = r.shape
     learner = "a small DQN" if (r.training or {}).get("learner") == "dqn" else "tabular Q-learning"
     learner += " (state: cell and observation)" if (r.training or {}).get("sees_cell") else ""
-    doc.para(f"Map recovery (Pan et al.'s genetic search) against DP-DRL agents trained by {learner} on {r.maps} "
-             f"random {h}×{w} maps "
-             f"({r.command or 'pgc thesis map-recovery'}); GRR and NRR in %, with 95% intervals over maps, beside "
-             "Table 5.1; the agents' final reward and steps beside Table 5.3 (12×11).")
+    doc.para(
+        f"Map recovery (Pan et al.'s genetic search) against DP-DRL agents trained by {learner} on {r.maps} "
+        f"random {h}×{w} maps "
+        f"({r.command or 'pgc thesis map-recovery'}); GRR and NRR in %, with 95% intervals over maps, beside "
+        "Table 5.1; the agents' final reward and steps beside Table 5.3 (12×11)."
+    )
     rows = []
     for x in r.rows:
         t = x.thesis_grr_nrr or [None, None]
-        rows.append([x.defence, _pct(100 * x.grr.mean), f"[{_pct(100 * x.grr.ci[0])}, {_pct(100 * x.grr.ci[1])}]",
-                     _pct(t[0]), _pct(100 * x.nrr.mean), _pct(t[1]),
-                     "—" if x.reward is None else num(x.reward.mean), "—" if x.steps is None else num(x.steps.mean)])
-    doc.table(["defence", "GRR", "95% interval", "Table 5.1 GRR", "NRR", "Table 5.1 NRR", "reward", "steps"],
-              rows, numeric={1, 3, 4, 5, 6, 7})
+        rows.append(
+            [
+                x.defence,
+                _pct(100 * x.grr.mean),
+                f"[{_pct(100 * x.grr.ci[0])}, {_pct(100 * x.grr.ci[1])}]",
+                _pct(t[0]),
+                _pct(100 * x.nrr.mean),
+                _pct(t[1]),
+                "—" if x.reward is None else num(x.reward.mean),
+                "—" if x.steps is None else num(x.steps.mean),
+            ]
+        )
+    doc.table(
+        ["defence", "GRR", "95% interval", "Table 5.1 GRR", "NRR", "Table 5.1 NRR", "reward", "steps"],
+        rows,
+        numeric={1, 3, 4, 5, 6, 7},
+    )
 
 
 def render_attacks(doc: Document, c: ReportContent) -> None:
@@ -101,11 +152,15 @@ def render_attacks(doc: Document, c: ReportContent) -> None:
 def render_section(doc: Document, c: ReportContent) -> None:
     render_published_claims(doc, c)  # nothing when no audit names this section
     if c.thesis_attacks:
-        with doc.section("Attacks on published systems", "The attacks the authors evaluated their defences with, "
-                         "and attackers that adapt to the defence, beside the authors' numbers.",
-                         "published-attacks"):
+        with doc.section(
+            "Attacks on published systems",
+            "The attacks the authors evaluated their defences with, "
+            "and attackers that adapt to the defence, beside the authors' numbers.",
+            "published-attacks",
+        ):
             render_attacks(doc, c)
 
 
-SECTION = Section("published-claims", ("system-audit", "thesis-membership", "thesis-map-recovery"), render_section,
-                  _extract_attack)
+SECTION = Section(
+    "published-claims", ("system-audit", "thesis-membership", "thesis-map-recovery"), render_section, _extract_attack
+)

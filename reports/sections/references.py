@@ -20,14 +20,20 @@ def _references(doc: Document, c: ReportContent) -> dict | None:
         return None
     verdict = overall_verdict(f)
     labels = ", ".join(s.label for s in c.sources if s.reference)
-    with doc.section(f"References: committed results ({sum(1 for s in c.sources if s.reference)})",
-                     "Results committed with this checkout (other configurations and ε), shown for comparison; their "
-                     "verdict and warnings are theirs, not this run's.", "references", cls="reference"):
+    with doc.section(
+        f"References: committed results ({sum(1 for s in c.sources if s.reference)})",
+        "Results committed with this checkout (other configurations and ε), shown for comparison; their "
+        "verdict and warnings are theirs, not this run's.",
+        "references",
+        cls="reference",
+    ):
         doc.para(f"Reference verdict (these results only): {verdict}")
         doc.para(f"Inputs: {labels}.", cls="sub")
         if f.bandit_regret or f.bandit_attacks or any(is_bandit_audit(h) for h in f.system_audits):
-            doc.para("Their federated-bandit results are shown in the Federated linear bandits section, marked "
-                     "reference.", cls="sub")
+            doc.para(
+                "Their federated-bandit results are shown in the Federated linear bandits section, marked reference.",
+                cls="sub",
+            )
         rows = summary_table(doc, f, limit=40)
         render_warnings(doc, f, anchor="ref-warnings", level=3)
         render_bounds(doc, f, anchor="ref-bounds", level=3)

@@ -13,7 +13,7 @@ from ..section import Section
 def _short(text: str, width: int = 60) -> str:
     """A secret's description on one line, cut to ``width`` characters (a secret may print a whole array)."""
     one = " ".join(text.split())
-    return one if len(one) <= width else one[:width - 1] + "…"
+    return one if len(one) <= width else one[: width - 1] + "…"
 
 
 def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
@@ -26,32 +26,67 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
         covered = x.covered if x.covered is not None else x.channel in r.claim.covers
         verdict = str(x.verdict)
         p_val = x.finding_p_value()
-        rows.append(BoundRow(
-            source=src.label, subject=subject, channel=x.channel, claimed=x.claimed_epsilon,
-            lower_bound=x.epsilon_lower_bound, confidence=r.confidence, cap=x.max_certifiable_epsilon,
-            samples=x.samples_per_side, delta=x.claimed_delta, k=None, test=x.statistic or "", verdict=verdict,
-            p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None, model=str(r.broadcast),
-            group=f"{r.system} ({r.broadcast})", accountant=x.accountant_epsilon, reference=src.reference,
-            covered=covered, system=r.system, row=x,
-            notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + _curve_notes(x) + [x.verdict_reason or ""]))
-    header = {"source": src.label, "system": r.system, "report_section": r.report_section, "pair": r.pair,
-              "secret": _short(r.secret),
-              "secret_prime": _short(r.secret_prime), "broadcast": r.broadcast, "claim_epsilon": r.claim.epsilon,
-              "claim_delta": r.claim.delta, "covers": list(r.claim.covers), "confidence": r.confidence,
-              "samples_per_side": r.samples_per_side, "seed": r.seed, "verdict": str(r.verdict),
-              "accountant": r.accountant.to_dict() if r.accountant else None, "wall_time_s": r.wall_time_s,
-              "relation": r.relation, "searched": r.searched_pair is not None, "library": r.library}
+        rows.append(
+            BoundRow(
+                source=src.label,
+                subject=subject,
+                channel=x.channel,
+                claimed=x.claimed_epsilon,
+                lower_bound=x.epsilon_lower_bound,
+                confidence=r.confidence,
+                cap=x.max_certifiable_epsilon,
+                samples=x.samples_per_side,
+                delta=x.claimed_delta,
+                k=None,
+                test=x.statistic or "",
+                verdict=verdict,
+                p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
+                model=str(r.broadcast),
+                group=f"{r.system} ({r.broadcast})",
+                accountant=x.accountant_epsilon,
+                reference=src.reference,
+                covered=covered,
+                system=r.system,
+                row=x,
+                notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + _curve_notes(x) + [x.verdict_reason or ""],
+            )
+        )
+    header = {
+        "source": src.label,
+        "system": r.system,
+        "report_section": r.report_section,
+        "pair": r.pair,
+        "secret": _short(r.secret),
+        "secret_prime": _short(r.secret_prime),
+        "broadcast": r.broadcast,
+        "claim_epsilon": r.claim.epsilon,
+        "claim_delta": r.claim.delta,
+        "covers": list(r.claim.covers),
+        "confidence": r.confidence,
+        "samples_per_side": r.samples_per_side,
+        "seed": r.seed,
+        "verdict": str(r.verdict),
+        "accountant": r.accountant.to_dict() if r.accountant else None,
+        "wall_time_s": r.wall_time_s,
+        "relation": r.relation,
+        "searched": r.searched_pair is not None,
+        "library": r.library,
+    }
     return rows, header
 
 
 def _curve_notes(x) -> list[str]:
     """The curve bound (or the μ estimate); the row's power is in its verdict's reason."""
     if x.mu_lower_bound is not None:
-        return [f"curve: μ ≥ {fmt_eps(x.mu_lower_bound)} vs claimed {fmt_eps(x.claimed_mu)}"
-                + ("" if x.curve_epsilon is None else f" (ε ≥ {fmt_eps(x.curve_epsilon)} if the curve is Gaussian)")]
+        return [
+            f"curve: μ ≥ {fmt_eps(x.mu_lower_bound)} vs claimed {fmt_eps(x.claimed_mu)}"
+            + ("" if x.curve_epsilon is None else f" (ε ≥ {fmt_eps(x.curve_epsilon)} if the curve is Gaussian)")
+        ]
     if x.profile_delta is not None:
-        return [f"profile: at δ = {x.profile_delta:.3g} the claim promises ε ≤ {fmt_eps(x.profile_claimed_epsilon)}, "
-                f"certified ε ≥ {fmt_eps(x.profile_epsilon_lower_bound)}"]
+        return [
+            f"profile: at δ = {x.profile_delta:.3g} the claim promises ε ≤ {fmt_eps(x.profile_claimed_epsilon)}, "
+            f"certified ε ≥ {fmt_eps(x.profile_epsilon_lower_bound)}"
+        ]
     if x.gdp_mu_estimate is not None:
         return [f"GDP μ ≈ {fmt_eps(x.gdp_mu_estimate)} (estimate)"]
     return []
@@ -66,19 +101,27 @@ def curve_corners(src: Source) -> list[dict]:
     out = []
     profile = r.claim.privacy_profile
     for x in r.rows:
-        if x.curve_false_positives is None or (x.mu_lower_bound is None
-                                               and (x.profile_delta is None or profile is None)):
+        if x.curve_false_positives is None or (
+            x.mu_lower_bound is None and (x.profile_delta is None or profile is None)
+        ):
             continue
         half = split_alpha(1.0 - r.confidence)[1] / 2.0
         n = x.samples_per_side
-        corner = {"label": f"{r.system} [{x.channel}]", "system": r.system,
-                  "fpr_upper": float(cp_upper(x.curve_false_positives, n, half)),
-                  "fnr_upper": float(cp_upper(x.curve_false_negatives, n, half)), "verdict": str(x.verdict)}
+        corner = {
+            "label": f"{r.system} [{x.channel}]",
+            "system": r.system,
+            "fpr_upper": float(cp_upper(x.curve_false_positives, n, half)),
+            "fnr_upper": float(cp_upper(x.curve_false_negatives, n, half)),
+            "verdict": str(x.verdict),
+        }
         if x.mu_lower_bound is not None:
             corner.update(claimed_mu=x.claimed_mu, mu_lower_bound=x.mu_lower_bound)
         else:
-            corner.update(profile=[list(p) for p in profile], profile_delta=x.profile_delta,
-                          profile_epsilon_lower_bound=x.profile_epsilon_lower_bound)
+            corner.update(
+                profile=[list(p) for p in profile],
+                profile_delta=x.profile_delta,
+                profile_epsilon_lower_bound=x.profile_epsilon_lower_bound,
+            )
         out.append(corner)
     return out
 
@@ -91,34 +134,61 @@ def render_system_audits(doc: Document, f: Findings, anchor: str = "system-audit
     headers = [h for h in f.system_audits if not has_own_section(h)]  # bandits, published claims: their own
     if not headers:
         return
-    with doc.section("System audits: claimed, accountant and audited ε", "For each audited system, the ε it claims, "
-                     "the ε an accountant computes and the ε the audit certifies, per channel.", anchor, level=level):
+    with doc.section(
+        "System audits: claimed, accountant and audited ε",
+        "For each audited system, the ε it claims, "
+        "the ε an accountant computes and the ε the audit certifies, per channel.",
+        anchor,
+        level=level,
+    ):
         system_audit_tables(doc, f, headers)
         corners = [c for h in headers for c in h.get("curves", [])]
         if corners:
             from .. import plots
 
-            doc.figure("tradeoff_curves.png", plots.tradeoff_figure(corners),
-                       "Curve audits: the claimed μ-GDP trade-off curve and the certified corner of each curve test. "
-                       "The test's true error rates lie in the shaded box with the stated confidence; a corner below "
-                       "its curve is a certified violation.")
+            doc.figure(
+                "tradeoff_curves.png",
+                plots.tradeoff_figure(corners),
+                "Curve audits: the claimed μ-GDP trade-off curve and the certified corner of each curve test. "
+                "The test's true error rates lie in the shaded box with the stated confidence; a corner below "
+                "its curve is a certified violation.",
+            )
 
 
 def system_audit_tables(doc: Document, f: Findings, headers: list[dict]) -> None:
     for h in headers:
         acc = h["accountant"]
-        who = (f"pair {h['pair']}" if h["pair"] else f"secret {h['secret']} vs {h['secret_prime']}")
-        doc.para(f"{h['system']} ({source_role(h)}): {who}, broadcast {h['broadcast']}; claim "
-                 f"ε = {fmt_eps(h['claim_epsilon'])}, δ = {h['claim_delta']:.3g} covering "
-                 f"{', '.join(h['covers']) or 'no channel'}; {h['samples_per_side']:,} samples per side at "
-                 f"{h['confidence']:.0%} confidence, seed {h['seed']}; verdict: {h['verdict']}."
-                 + (f" Accountant: ε = {fmt_eps(acc['epsilon'])}, δ = {acc['delta']:.3g} ({acc['description']})."
-                    if acc else ""))
+        who = f"pair {h['pair']}" if h["pair"] else f"secret {h['secret']} vs {h['secret_prime']}"
+        doc.para(
+            f"{h['system']} ({source_role(h)}): {who}, broadcast {h['broadcast']}; claim "
+            f"ε = {fmt_eps(h['claim_epsilon'])}, δ = {h['claim_delta']:.3g} covering "
+            f"{', '.join(h['covers']) or 'no channel'}; {h['samples_per_side']:,} samples per side at "
+            f"{h['confidence']:.0%} confidence, seed {h['seed']}; verdict: {h['verdict']}."
+            + (
+                f" Accountant: ε = {fmt_eps(acc['epsilon'])}, δ = {acc['delta']:.3g} ({acc['description']})."
+                if acc
+                else ""
+            )
+        )
         rows = [b for b in f.bounds if b.source == h["source"]]
-        doc.table(["channel", "claimed ε", "accountant ε", "audited ε ≥", "cap", "p-value", "verdict", "test"],
-                  [[b.channel, num(b.claimed), num(b.accountant), num(b.lower_bound), num(b.cap), num(b.p_value),
-                    b.verdict, "; ".join(x for x in [b.test, *b.notes] if x)] for b in rows],
-                  numeric={1, 2, 3, 4, 5}, classes=[{6: vclass(b.verdict)} for b in rows])
+        doc.table(
+            ["channel", "claimed ε", "accountant ε", "audited ε ≥", "cap", "p-value", "verdict", "test"],
+            [
+                [
+                    b.channel,
+                    num(b.claimed),
+                    num(b.accountant),
+                    num(b.lower_bound),
+                    num(b.cap),
+                    num(b.p_value),
+                    b.verdict,
+                    "; ".join(x for x in [b.test, *b.notes] if x),
+                ]
+                for b in rows
+            ],
+            numeric={1, 2, 3, 4, 5},
+            classes=[{6: vclass(b.verdict)} for b in rows],
+        )
 
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:

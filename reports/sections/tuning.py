@@ -21,16 +21,26 @@ def tuning_points(study: schemas.TuneResult) -> tuple[list[dict], set[int]]:
             continue
         if math.isnan(t.utility) or math.isnan(t.privacy):
             continue
-        points.append({"number": t.number, "utility": t.utility, "privacy": t.privacy,
-                       "mechanism": str(t.params.get("mechanism", "?")), "trial": t})
+        points.append(
+            {
+                "number": t.number,
+                "utility": t.utility,
+                "privacy": t.privacy,
+                "mechanism": str(t.params.get("mechanism", "?")),
+                "trial": t,
+            }
+        )
     return points, set(study.pareto_front)
 
 
 def _tuning(doc: Document, c: ReportContent) -> None:
     if not c.tuning:
         return
-    with doc.section("Tuning: the utility–privacy frontier", "The hyperparameter trials of each tuning study and the "
-                     "ones no other trial beats on both utility and privacy.", "tuning"):
+    with doc.section(
+        "Tuning: the utility–privacy frontier",
+        "The hyperparameter trials of each tuning study and the ones no other trial beats on both utility and privacy.",
+        "tuning",
+    ):
         _tuning_body(doc, c)
 
 
@@ -39,42 +49,80 @@ def _tuning_body(doc: Document, c: ReportContent) -> None:
         study: schemas.TuneResult = entry["study"]
         ev = study.evaluation
         counts = study.counts
-        doc.para(f"Study '{study.study}' ({study.mode} mode, sampler {study.sampler or '?'}, "
-                 f"seed {study.seed if study.seed is not None else '?'}): {counts.get('COMPLETE', 0)} complete, "
-                 f"{counts.get('PRUNED', 0)} pruned, {counts.get('FAIL', 0)} failed trials. Each trial trains "
-                 f"{ev.get('runs_per_trial', '?')} runs of {num(ev.get('submissions'))} submissions on ψ ∈ "
-                 f"{ev.get('gravities', '?')} ({ev.get('environments', 'shadow/public')} environments). "
-                 f"Utility = {study.utility or '?'}, privacy = {study.privacy or '?'}.")
+        doc.para(
+            f"Study '{study.study}' ({study.mode} mode, sampler {study.sampler or '?'}, "
+            f"seed {study.seed if study.seed is not None else '?'}): {counts.get('COMPLETE', 0)} complete, "
+            f"{counts.get('PRUNED', 0)} pruned, {counts.get('FAIL', 0)} failed trials. Each trial trains "
+            f"{ev.get('runs_per_trial', '?')} runs of {num(ev.get('submissions'))} submissions on ψ ∈ "
+            f"{ev.get('gravities', '?')} ({ev.get('environments', 'shadow/public')} environments). "
+            f"Utility = {study.utility or '?'}, privacy = {study.privacy or '?'}."
+        )
         points, front = tuning_points(study)
         if points:
             cons = (study.constraint or {}).get("min")
-            pruned = [{"privacy": t.privacy, "utility": t.utility or 0.0} for t in study.trials
-                      if t.state == "PRUNED" and t.privacy is not None and math.isfinite(t.privacy)]
-            doc.figure(f"pareto_{entry['source']}.png",
-                       plots.pareto_figure(points, front, str(study.utility), str(study.privacy), cons, pruned=pruned),
-                       "Every completed trial (dots), pruned trials at their intermediate utility (grey ×), and the "
-                       "Pareto front (no other trial is both more useful and more private) joined.")
+            pruned = [
+                {"privacy": t.privacy, "utility": t.utility or 0.0}
+                for t in study.trials
+                if t.state == "PRUNED" and t.privacy is not None and math.isfinite(t.privacy)
+            ]
+            doc.figure(
+                f"pareto_{entry['source']}.png",
+                plots.pareto_figure(points, front, str(study.utility), str(study.privacy), cons, pruned=pruned),
+                "Every completed trial (dots), pruned trials at their intermediate utility (grey ×), and the "
+                "Pareto front (no other trial is both more useful and more private) joined.",
+            )
         front_pts = sorted((p for p in points if p["number"] in front), key=lambda p: p["privacy"])
         if front_pts:
             rows = []
             for p in front_pts:
                 t = p["trial"]
                 prm = t.params
-                rows.append([f"#{p['number']}", prm.get("mechanism"), num(prm.get("epsilon")), num(prm.get("clip")),
-                             prm.get("buffer_size"), prm.get("reduced_dim", "—"), num(prm.get("learning_rate")),
-                             num(p["privacy"]), num(t.success_ratio, 2), num(t.median_fst, 5), num(t.final_mu, 3)])
-            doc.table(["trial", "mechanism", "ε", "C", "|B|", "d̂", "η", str(study.privacy), "success ratio",
-                       "median FST", "final μ"], rows, numeric={2, 3, 4, 5, 6, 7, 8, 9, 10})
+                rows.append(
+                    [
+                        f"#{p['number']}",
+                        prm.get("mechanism"),
+                        num(prm.get("epsilon")),
+                        num(prm.get("clip")),
+                        prm.get("buffer_size"),
+                        prm.get("reduced_dim", "—"),
+                        num(prm.get("learning_rate")),
+                        num(p["privacy"]),
+                        num(t.success_ratio, 2),
+                        num(t.median_fst, 5),
+                        num(t.final_mu, 3),
+                    ]
+                )
+            doc.table(
+                [
+                    "trial",
+                    "mechanism",
+                    "ε",
+                    "C",
+                    "|B|",
+                    "d̂",
+                    "η",
+                    str(study.privacy),
+                    "success ratio",
+                    "median FST",
+                    "final μ",
+                ],
+                rows,
+                numeric={2, 3, 4, 5, 6, 7, 8, 9, 10},
+            )
         best = study.best_constrained
         if study.mode == "constrained":
             if best:
-                doc.para(f"Constrained result: the smallest {study.privacy} whose {study.utility} ≥ "
-                         f"{(study.constraint or {}).get('min')} is {num(best.get('privacy'))} "
-                         f"(trial #{best.get('number')}, params {best.get('params')}).")
+                doc.para(
+                    f"Constrained result: the smallest {study.privacy} whose {study.utility} ≥ "
+                    f"{(study.constraint or {}).get('min')} is {num(best.get('privacy'))} "
+                    f"(trial #{best.get('number')}, params {best.get('params')})."
+                )
             else:
                 doc.para("Constrained result: no trial met the utility constraint.")
-        doc.para("Tuning on private environments spends privacy itself (each trial is another release about them); "
-                 "this study used " + str(ev.get("environments", "shadow/public")) + " ψ values.")
+        doc.para(
+            "Tuning on private environments spends privacy itself (each trial is another release about them); "
+            "this study used " + str(ev.get("environments", "shadow/public")) + " ψ values."
+        )
 
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:

@@ -43,11 +43,19 @@ def _is_paper_setting(config: dict) -> bool:
     paper_hyper = hyper.get("action_selection", "greedy") == "greedy" and schemas.number(hyper.get("lam", 0.5)) == 0.5
     lr_ok = schemas.number(config.get("learning_rate", 0.5)) == 0.5
     if mech == "laplace":
-        return (paper_hyper and lr_ok and config.get("buffer_size") == 1
-                and schemas.number(config.get("clip") or 0.01) == 0.01)
+        return (
+            paper_hyper
+            and lr_ok
+            and config.get("buffer_size") == 1
+            and schemas.number(config.get("clip") or 0.01) == 0.01
+        )
     if mech == "prs":
-        return (paper_hyper and lr_ok and config.get("buffer_size") == 100
-                and schemas.number(config.get("clip") or 1.0) == 1.0)
+        return (
+            paper_hyper
+            and lr_ok
+            and config.get("buffer_size") == 100
+            and schemas.number(config.get("clip") or 1.0) == 1.0
+        )
     if mech == "none":
         return paper_hyper and lr_ok
     return False
@@ -69,8 +77,9 @@ def _curve_settings(config: dict) -> tuple[int, float | None]:
     score (None when the run's is not a finite number: no target line is drawn)."""
     window = schemas.number(config.get("window", 10))
     target = schemas.number(config.get("target_score", 195))
-    return (int(window) if window is not None and math.isfinite(window) and window >= 1 and window == int(window)
-            else 10), (target if target is not None and math.isfinite(target) else None)
+    return (
+        int(window) if window is not None and math.isfinite(window) and window >= 1 and window == int(window) else 10
+    ), (target if target is not None and math.isfinite(target) else None)
 
 
 def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[dict]]:
@@ -86,8 +95,10 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
         # the horizon is the configured cap: a trial stopped at its first success received fewer
         horizon = int(max(max(t.submissions or 0, int(schemas.number(t.config.get("submissions")) or 0)) for t in ts))
         true_metrics = _true_scores(ts)
-        fsts = np.array([x if x is not None else math.inf
-                         for x in ((t.fst_true_scores if true_metrics else t.fst) for t in ts)], dtype=float)
+        fsts = np.array(
+            [x if x is not None else math.inf for x in ((t.fst_true_scores if true_metrics else t.fst) for t in ts)],
+            dtype=float,
+        )
         finite = fsts[np.isfinite(fsts)]
         ratio = float(np.mean(fsts <= horizon))
         med = float(np.median(fsts))
@@ -107,13 +118,29 @@ def utility_from_run(src: Source) -> tuple[list[UtilityRow], list[dict], list[di
         grid = np.linspace(1, horizon, 200)
         ratios.append({"label": f"{src.label}: {setting}", "n": grid, "ratio": success_ratio(fsts, grid)})
         paper = PAPER.get((mech, eps)) if _is_paper_setting(config) else None
-        rows.append(UtilityRow(source=src.label, setting=setting, mechanism=mech, epsilon=eps, trials=len(ts),
-                               horizon=horizon, fst_median=med, success_ratio=ratio, relative_auc=None,
-                               final_mu=float(np.median(final_mu)) if final_mu else None, paper=paper,
-                               note="; ".join(x for x in (
-                                   "" if finite.size else "no trial reached the target",
-                                   "FST and μ from the true scores (the aggregator saw privatized ones)"
-                                   if true_metrics else "") if x)))
+        rows.append(
+            UtilityRow(
+                source=src.label,
+                setting=setting,
+                mechanism=mech,
+                epsilon=eps,
+                trials=len(ts),
+                horizon=horizon,
+                fst_median=med,
+                success_ratio=ratio,
+                relative_auc=None,
+                final_mu=float(np.median(final_mu)) if final_mu else None,
+                paper=paper,
+                note="; ".join(
+                    x
+                    for x in (
+                        "" if finite.size else "no trial reached the target",
+                        "FST and μ from the true scores (the aggregator saw privatized ones)" if true_metrics else "",
+                    )
+                    if x
+                ),
+            )
+        )
     # relative AUC against a non-private setting of the same run, same horizon
     from pgc.a3c.metrics import relative_auc
 
@@ -148,26 +175,36 @@ def replicate_rows(result: schemas.ReplicateResult) -> list[dict]:
         if r.control:
             label += " — zero-information control"
         auc = r.relative_auc or {}
-        primary = next((k for k in auc if result.primary_reference and result.primary_reference.endswith(str(k))),
-                       next(iter(auc), None))
+        primary = next(
+            (k for k in auc if result.primary_reference and result.primary_reference.endswith(str(k))),
+            next(iter(auc), None),
+        )
         auc_main = auc.get(primary) if primary is not None else None
         paper = r.paper or {}
         verdict = r.verdict or {}
-        rows.append({
-            "setting": label, "trials": r.trials,
-            "median FST": f"{fmt_eps(r.median_fst, 5)} {_interval(r.median_fst_ci, 6)}".strip(),
-            "paper FST": fmt_eps(_value(paper, "median_fst"), 6) if paper else "—",
-            "success ratio": f"{fmt_eps(r.success_ratio, 2)} {_interval(r.success_ratio_ci)}".strip(),
-            "paper SR": fmt_eps(_value(paper, "success_ratio"), 2) if paper else "—",
-            "rel. AUC": (f"{fmt_eps(_value(auc_main, 'value'), 3)} "
-                         f"{_interval([schemas.number(x) for x in auc_main.get('ci') or []])}".strip()
-                         if isinstance(auc_main, dict) else "—"),
-            "paper AUC": fmt_eps(_value(paper, "relative_auc"), 3) if paper else "—",
-            "verdicts (FST / SR / AUC)": (" / ".join(str(verdict.get(k, "—"))
-                                                     for k in ("median_fst", "success_ratio", "relative_auc"))
-                                          if verdict else "—"),
-            "vs control": (r.vs_control or {}).get("verdict", "—"),
-        })
+        rows.append(
+            {
+                "setting": label,
+                "trials": r.trials,
+                "median FST": f"{fmt_eps(r.median_fst, 5)} {_interval(r.median_fst_ci, 6)}".strip(),
+                "paper FST": fmt_eps(_value(paper, "median_fst"), 6) if paper else "—",
+                "success ratio": f"{fmt_eps(r.success_ratio, 2)} {_interval(r.success_ratio_ci)}".strip(),
+                "paper SR": fmt_eps(_value(paper, "success_ratio"), 2) if paper else "—",
+                "rel. AUC": (
+                    f"{fmt_eps(_value(auc_main, 'value'), 3)} "
+                    f"{_interval([schemas.number(x) for x in auc_main.get('ci') or []])}".strip()
+                    if isinstance(auc_main, dict)
+                    else "—"
+                ),
+                "paper AUC": fmt_eps(_value(paper, "relative_auc"), 3) if paper else "—",
+                "verdicts (FST / SR / AUC)": (
+                    " / ".join(str(verdict.get(k, "—")) for k in ("median_fst", "success_ratio", "relative_auc"))
+                    if verdict
+                    else "—"
+                ),
+                "vs control": (r.vs_control or {}).get("verdict", "—"),
+            }
+        )
     return rows
 
 
@@ -190,16 +227,22 @@ def replicate_tables(src: Source) -> dict:
         out["text"].append(f"Reading '{reading.get('name')}': {reading['summary']}")
     if spec:
         level = result.level if result.level is not None else 0.95
-        out["text"].append(f"{spec.get('trials')} trials per setting, cap {spec.get('cap')} submissions; intervals "
-                           f"at {level:.0%}; wall time {result.wall_time_s} s.")
+        out["text"].append(
+            f"{spec.get('trials')} trials per setting, cap {spec.get('cap')} submissions; intervals "
+            f"at {level:.0%}; wall time {result.wall_time_s} s."
+        )
     try:  # the replicate helper's own figures (reports.replication), from the same JSON
         from ..replication import figure2, figure3
 
-        out["figures"]["replicate_figure3.png"] = ("Figure 3 — success ratio (dashed: zero-information control)",
-                                                  figure3(data))
+        out["figures"]["replicate_figure3.png"] = (
+            "Figure 3 — success ratio (dashed: zero-information control)",
+            figure3(data),
+        )
         if result.figure2:
-            out["figures"]["replicate_figure2.png"] = ("Figure 2 — average scores with and without buffering",
-                                                      figure2(data))
+            out["figures"]["replicate_figure2.png"] = (
+                "Figure 2 — average scores with and without buffering",
+                figure2(data),
+            )
     except Exception as exc:  # a figure that cannot be drawn must not hide the tables
         out["text"].append(f"(replication figures unavailable: {type(exc).__name__}: {exc})")
     return out
@@ -208,31 +251,69 @@ def replicate_tables(src: Source) -> dict:
 def _utility(doc: Document, c: ReportContent) -> None:
     if not c.utility and not c.replicate:
         return
-    with doc.section("Utility: what the privacy costs", "How fast the private training learns to balance the pole, "
-                     "beside the paper's numbers for the same setting.", "utility"):
+    with doc.section(
+        "Utility: what the privacy costs",
+        "How fast the private training learns to balance the pole, beside the paper's numbers for the same setting.",
+        "utility",
+    ):
         _utility_body(doc, c)
 
 
 def _utility_body(doc: Document, c: ReportContent) -> None:
     if c.utility:
-        doc.para("FST: first submission count at which the trailing 10-submission average score reaches 195 (eq. 26; "
-                 "∞ when never). Success ratio: fraction of trials with FST within the run's horizon (eq. 27). Paper "
-                 f"numbers are shown only for the paper's own settings; they were measured over {PAPER_HORIZON:,} "
-                 "submissions and 20 trials, so a shorter run is expected to show fewer successes.")
+        doc.para(
+            "FST: first submission count at which the trailing 10-submission average score reaches 195 (eq. 26; "
+            "∞ when never). Success ratio: fraction of trials with FST within the run's horizon (eq. 27). Paper "
+            f"numbers are shown only for the paper's own settings; they were measured over {PAPER_HORIZON:,} "
+            "submissions and 20 trials, so a shorter run is expected to show fewer successes."
+        )
         rows = []
         for u in c.utility:
             p = u.paper or {}
-            rows.append([u.setting, u.trials, f"{u.horizon:,}", num(u.fst_median, 5), num(p.get("fst_median"), 6),
-                         num(u.success_ratio, 2), num(p.get("success_ratio"), 2), num(u.relative_auc, 3),
-                         num(p.get("relative_auc"), 3), num(u.final_mu, 3), u.note])
-        doc.table(["setting", "trials", "horizon", "median FST", "paper FST", "success ratio", "paper", "rel. AUC",
-                   "paper", "final μ (median)", "note"], rows, numeric={1, 2, 3, 4, 5, 6, 7, 8, 9})
+            rows.append(
+                [
+                    u.setting,
+                    u.trials,
+                    f"{u.horizon:,}",
+                    num(u.fst_median, 5),
+                    num(p.get("fst_median"), 6),
+                    num(u.success_ratio, 2),
+                    num(p.get("success_ratio"), 2),
+                    num(u.relative_auc, 3),
+                    num(p.get("relative_auc"), 3),
+                    num(u.final_mu, 3),
+                    u.note,
+                ]
+            )
+        doc.table(
+            [
+                "setting",
+                "trials",
+                "horizon",
+                "median FST",
+                "paper FST",
+                "success ratio",
+                "paper",
+                "rel. AUC",
+                "paper",
+                "final μ (median)",
+                "note",
+            ],
+            rows,
+            numeric={1, 2, 3, 4, 5, 6, 7, 8, 9},
+        )
     if c.curves:
-        doc.figure("learning_curves.png", plots.learning_curves_figure(c.curves),
-                   "Average score μ per submission: thin lines are single trials, thick lines the median.")
+        doc.figure(
+            "learning_curves.png",
+            plots.learning_curves_figure(c.curves),
+            "Average score μ per submission: thin lines are single trials, thick lines the median.",
+        )
     if c.success_curves:
-        doc.figure("success_ratio.png", plots.success_ratio_figure(c.success_curves),
-                   "Success ratio (eq. 27) against the number of submissions.")
+        doc.figure(
+            "success_ratio.png",
+            plots.success_ratio_figure(c.success_curves),
+            "Success ratio (eq. 27) against the number of submissions.",
+        )
     for rep in c.replicate:
         doc.heading(f"Replication of the paper ({rep['source']})", 3)
         if rep["rows"]:
@@ -242,9 +323,11 @@ def _utility_body(doc: Document, c: ReportContent) -> None:
                     if k not in keys and not isinstance(v, (dict, list)):
                         keys.append(k)
             keys = keys[:12]
-            doc.para("Each row: our number with its interval beside the paper's (paper numbers: 20 trials, 90,000 "
-                     "submissions); a setting not better than its zero-information control is explainable as random "
-                     "search in parameter space.") if "paper FST" in keys else None
+            doc.para(
+                "Each row: our number with its interval beside the paper's (paper numbers: 20 trials, 90,000 "
+                "submissions); a setting not better than its zero-information control is explainable as random "
+                "search in parameter space."
+            ) if "paper FST" in keys else None
             doc.table(keys, [[_cell(r.get(k)) for k in keys] for r in rep["rows"]])
         for text in rep["text"]:
             doc.para(text)

@@ -31,10 +31,23 @@ def theta():
     return glorot_uniform_theta(np.random.default_rng(np.random.SeedSequence(0)))
 
 
-def _attack(theta, mech, cands, *, targets, k, budget, seed, channels=("gradient",),
-            attackers=("likelihood", "learned"), epochs=25, psi_range=None):
-    threat = ThreatModel(mechanism=mech, channels=channels, candidates=None if psi_range else cands,
-                         psi_range=psi_range, budget=budget)
+def _attack(
+    theta,
+    mech,
+    cands,
+    *,
+    targets,
+    k,
+    budget,
+    seed,
+    channels=("gradient",),
+    attackers=("likelihood", "learned"),
+    epochs=25,
+    psi_range=None,
+):
+    threat = ThreatModel(
+        mechanism=mech, channels=channels, candidates=None if psi_range else cands, psi_range=psi_range, budget=budget
+    )
     a, b, c = np.random.SeedSequence(seed).spawn(3)
     truth = draw_truth(threat, targets, np.random.default_rng(a))
     view = fresh_submissions(threat, theta, truth, max(k), np.random.default_rng(b))
@@ -95,8 +108,17 @@ def test_broken_mechanism_is_flagged_as_violation(theta):
 
 
 def test_score_channel_above_ceiling_is_an_unprotected_finding(theta):
-    res = _attack(theta, Laplace(0.02), WIDE, targets=150, k=(10,), budget=150, seed=4,
-                  channels=("gradient", "score"), attackers=("side-channel",))
+    res = _attack(
+        theta,
+        Laplace(0.02),
+        WIDE,
+        targets=150,
+        k=(10,),
+        budget=150,
+        seed=4,
+        channels=("gradient", "score"),
+        attackers=("side-channel",),
+    )
     r = _row(res, "side-channel", 10)
     assert r["channels"] == ["score"]
     assert r["verdict"] == "unprotected-channel-above-ceiling", r["accuracy"]
@@ -116,8 +138,18 @@ def test_seeds_reproduce_and_differ(theta):
 
 
 def test_regression_over_range_beats_prior_at_eps_inf(theta):
-    res = _attack(theta, NoNoise(), None, targets=120, k=(5,), budget=100, seed=2, psi_range=(5.0, 20.0),
-                  attackers=("likelihood", "learned"), epochs=15)
+    res = _attack(
+        theta,
+        NoNoise(),
+        None,
+        targets=120,
+        k=(5,),
+        budget=100,
+        seed=2,
+        psi_range=(5.0, 20.0),
+        attackers=("likelihood", "learned"),
+        epochs=15,
+    )
     for attacker in ("likelihood", "learned"):
         r = _row(res, attacker, 5)
         assert r["mae"] < 0.8 * r["prior_mae"], (attacker, r)
@@ -163,8 +195,14 @@ def test_threat_model_validation():
 
 def test_attack_view_first_k():
     n = 6
-    v = AttackView(np.zeros((n, 3)), np.zeros((n, 112)), np.zeros(n), np.arange(n, dtype=float), np.zeros(n),
-                   np.array([0, 1, 0, 1, 0, 1]))
+    v = AttackView(
+        np.zeros((n, 3)),
+        np.zeros((n, 112)),
+        np.zeros(n),
+        np.arange(n, dtype=float),
+        np.zeros(n),
+        np.array([0, 1, 0, 1, 0, 1]),
+    )
     assert v.first_k(2).scores.tolist() == [0, 1, 2, 3]
     with pytest.raises(ValueError):
         AttackView(np.zeros((2, 3)), np.zeros((2, 112)), np.zeros(2), np.zeros(2), np.zeros(2), np.array([0, 2]))

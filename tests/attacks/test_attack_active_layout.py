@@ -90,9 +90,31 @@ def test_quick_layout_search_puts_two_candidates_on_opposite_points():
 
 def test_cli_active_quick_search_beats_the_split_layout(tmp_path):
     out = tmp_path / "active.json"
-    rc = main(["attack", "--active", "--quick-search", "--candidates", "5", "15", "--mechanism", "laplace",
-               "--epsilon", "1", "--targets", "400", "--budget", "40", "--attackers", "likelihood", "--seed", "2",
-               "--out", str(out), "--no-progress"])
+    rc = main(
+        [
+            "attack",
+            "--active",
+            "--quick-search",
+            "--candidates",
+            "5",
+            "15",
+            "--mechanism",
+            "laplace",
+            "--epsilon",
+            "1",
+            "--targets",
+            "400",
+            "--budget",
+            "40",
+            "--attackers",
+            "likelihood",
+            "--seed",
+            "2",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     data = json.loads(out.read_text())
     assert data["mode"] == "active" and data["active"]["search"]["objective"] == "laplace-layout"

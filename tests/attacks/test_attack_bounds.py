@@ -7,14 +7,17 @@ import pytest
 from attacks.bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advantage, regression_baseline
 
 
-@pytest.mark.parametrize("eps,k,n,expected", [
-    (1.0, 1, 3, math.e / (math.e + 2)),       # the 0.576
-    (0.0, 1, 3, 1 / 3),                       # ε = 0: chance
-    (math.log(3), 1, 2, 0.75),                # e^ε = 3: 3 / (3 + 1)
-    (math.log(2), 2, 5, 0.5),                 # e^{kε} = 4: 4 / (4 + 4)
-    (0.1, 10, 3, math.e / (math.e + 2)),      # k linked submissions compose to kε
-    (math.inf, 1, 3, 1.0),
-])
+@pytest.mark.parametrize(
+    "eps,k,n,expected",
+    [
+        (1.0, 1, 3, math.e / (math.e + 2)),  # the 0.576
+        (0.0, 1, 3, 1 / 3),  # ε = 0: chance
+        (math.log(3), 1, 2, 0.75),  # e^ε = 3: 3 / (3 + 1)
+        (math.log(2), 2, 5, 0.5),  # e^{kε} = 4: 4 / (4 + 4)
+        (0.1, 10, 3, math.e / (math.e + 2)),  # k linked submissions compose to kε
+        (math.inf, 1, 3, 1.0),
+    ],
+)
 def test_ldp_ceiling_hand_computed(eps, k, n, expected):
     assert ldp_ceiling(eps, k, n) == pytest.approx(expected, abs=1e-12)
 
@@ -48,4 +51,3 @@ def test_chance_advantage_and_regression_baseline():
     assert normalized_advantage(2 / 3, 1 / 3) == pytest.approx(0.5)
     base = regression_baseline(9.0, 11.0)
     assert base["mae"] == pytest.approx(0.5) and base["rmse"] == pytest.approx(2 / math.sqrt(12))
-

@@ -65,9 +65,11 @@ def _null_counts(mech, channels, ks, *, targets=120, budget=40):
     return excluded, accuracy
 
 
-@pytest.mark.parametrize("mech,channels", [(NoNoise(clip=0.01), ("gradient", "score")),
-                                           (Laplace(10.0, clip=0.01), ("gradient", "score"))],
-                         ids=["eps_inf", "eps_10"])
+@pytest.mark.parametrize(
+    "mech,channels",
+    [(NoNoise(clip=0.01), ("gradient", "score")), (Laplace(10.0, clip=0.01), ("gradient", "score"))],
+    ids=["eps_inf", "eps_10"],
+)
 def test_identical_physics_gives_chance(identical_physics, mech, channels):
     limit = int(binom.isf(ALPHA_EACH, SEEDS, 0.05))  # P[Binomial(S, 0.05) > limit] ≤ ALPHA_EACH
     excluded, accuracy = _null_counts(mech, channels, (1, 10))
@@ -79,9 +81,9 @@ def test_tied_likelihoods_are_broken_uniformly():
     """All-equal, all −∞ and NaN rows: every candidate is picked about equally often (seeded)."""
     n = 6000
     rows = np.zeros((n, 3))
-    rows[n // 3: 2 * n // 3] = -np.inf
-    rows[2 * n // 3:, 1] = np.nan
-    rows[2 * n // 3:, [0, 2]] = -np.inf
+    rows[n // 3 : 2 * n // 3] = -np.inf
+    rows[2 * n // 3 :, 1] = np.nan
+    rows[2 * n // 3 :, [0, 2]] = -np.inf
     picks = map_index(rows, np.random.default_rng(1))
     counts = np.bincount(picks, minlength=3)
     lo, hi = binom.ppf(ALPHA / 6, n, 1 / 3), binom.isf(ALPHA / 6, n, 1 / 3)
@@ -92,7 +94,7 @@ def test_tied_likelihoods_are_broken_uniformly():
     assert map_index(clear, np.random.default_rng(0)).tolist() == [0, 2]
     two = map_index(np.tile([[-1.0, 0.0, 0.0]], (2000, 1)), np.random.default_rng(2))
     assert set(two.tolist()) == {1, 2}
-    assert np.allclose(posterior(rows[n // 3: n // 3 + 1]), 1 / 3)
+    assert np.allclose(posterior(rows[n // 3 : n // 3 + 1]), 1 / 3)
 
 
 def test_first_class_tie_breaking_would_be_a_visible_defect():
@@ -101,11 +103,19 @@ def test_first_class_tie_breaking_would_be_a_visible_defect():
     n = 600
     truth = TargetTruth(np.full(n, 9.9))
     tied = np.zeros((n, 3))
-    old = evaluate_classification(np.asarray(PSI)[np.argmax(tied, axis=1)], truth, PSI, epsilon=1.0, k=1,
-                                  protected_only=True)
+    old = evaluate_classification(
+        np.asarray(PSI)[np.argmax(tied, axis=1)], truth, PSI, epsilon=1.0, k=1, protected_only=True
+    )
     assert old["accuracy"] == 0.0 and old["below_chance"] and old["verdict"] == "attacker-defect"
-    new = evaluate_classification(np.asarray(PSI)[map_index(tied, np.random.default_rng(3))], truth, PSI,
-                                  epsilon=1.0, k=1, protected_only=True, confidence=1 - ALPHA)
+    new = evaluate_classification(
+        np.asarray(PSI)[map_index(tied, np.random.default_rng(3))],
+        truth,
+        PSI,
+        epsilon=1.0,
+        k=1,
+        protected_only=True,
+        confidence=1 - ALPHA,
+    )
     assert new["ci"][0] <= 1 / 3 <= new["ci"][1] and not new["below_chance"] and new["verdict"] == "ok"
 
 

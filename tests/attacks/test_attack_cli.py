@@ -18,9 +18,37 @@ def run_dir(tmp_path_factory):
 
 def test_model_target_writes_attack_json(tmp_path, capsys):
     out = tmp_path / "a.json"
-    rc = main(["attack", "--model", "init:0", "--mechanism", "laplace", "--epsilon", "1", "--candidates", "9.7", "9.8",
-               "9.9", "--targets", "60", "--budget", "20", "--k", "1", "2", "--channels", "gradient,score",
-               "--epochs", "3", "--seed", "1", "--out", str(out), "--no-progress"])
+    rc = main(
+        [
+            "attack",
+            "--model",
+            "init:0",
+            "--mechanism",
+            "laplace",
+            "--epsilon",
+            "1",
+            "--candidates",
+            "9.7",
+            "9.8",
+            "9.9",
+            "--targets",
+            "60",
+            "--budget",
+            "20",
+            "--k",
+            "1",
+            "2",
+            "--channels",
+            "gradient,score",
+            "--epochs",
+            "3",
+            "--seed",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     data = json.loads(out.read_text())
     assert data["kind"] == "attack" and data["threat_model"]["channels"] == ["gradient", "score"]
@@ -33,28 +61,48 @@ def test_model_target_writes_attack_json(tmp_path, capsys):
 
 def test_run_target(tmp_path, run_dir):
     out = tmp_path / "r.json"
-    rc = main(["attack", "--run", str(run_dir), "--targets", "20", "--budget", "10", "--attackers", "likelihood",
-               "--out", str(out), "--no-progress"])
+    rc = main(
+        [
+            "attack",
+            "--run",
+            str(run_dir),
+            "--targets",
+            "20",
+            "--budget",
+            "10",
+            "--attackers",
+            "likelihood",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     data = json.loads(out.read_text())
-    assert (data["mode"] == "run" and data["n_targets"] == 20
-            and data["rows"][0]["ceiling"] == pytest.approx(0.576, abs=1e-3))
+    assert (
+        data["mode"] == "run"
+        and data["n_targets"] == 20
+        and data["rows"][0]["ceiling"] == pytest.approx(0.576, abs=1e-3)
+    )
 
 
-@pytest.mark.parametrize("argv", [
-    ["--model", "init:0", "--channels", "gradient,telepathy"],
-    ["--model", "init:0", "--range", "20", "5"],
-    ["--model", "init:0", "--candidates", "9.8"],
-    ["--model", "init:0", "--attackers", "oracle"],
-    ["--model", "init:0", "--budget", "1"],
-    ["--model", "init:0", "--epsilon", "-1"],
-    ["--model", "init:x"],
-    ["--model", "/nonexistent/ckpt.pt"],
-    ["--run", "/nonexistent/run"],
-    ["--run", "RUN", "--epsilon", "2"],
-    ["--run", "RUN", "--k", "5"],
-    ["--model", "init:0", "--out", "x.txt"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--model", "init:0", "--channels", "gradient,telepathy"],
+        ["--model", "init:0", "--range", "20", "5"],
+        ["--model", "init:0", "--candidates", "9.8"],
+        ["--model", "init:0", "--attackers", "oracle"],
+        ["--model", "init:0", "--budget", "1"],
+        ["--model", "init:0", "--epsilon", "-1"],
+        ["--model", "init:x"],
+        ["--model", "/nonexistent/ckpt.pt"],
+        ["--run", "/nonexistent/run"],
+        ["--run", "RUN", "--epsilon", "2"],
+        ["--run", "RUN", "--k", "5"],
+        ["--model", "init:0", "--out", "x.txt"],
+    ],
+)
 def test_bad_input_exit_code_2(tmp_path, run_dir, argv, capsys):
     out = tmp_path / "bad.json"
     argv = [str(run_dir) if a == "RUN" else a for a in argv]
@@ -69,8 +117,29 @@ def test_bad_input_exit_code_2(tmp_path, run_dir, argv, capsys):
 
 def test_sweep_writes_json_and_plot_and_replots(tmp_path):
     out = tmp_path / "sweep.json"
-    rc = main(["attack", "--sweep", "--model", "init:0", "--epsilons", "1", "inf", "--k", "1", "2", "--targets", "30",
-               "--budget", "10", "--epochs", "2", "--out", str(out), "--no-progress"])
+    rc = main(
+        [
+            "attack",
+            "--sweep",
+            "--model",
+            "init:0",
+            "--epsilons",
+            "1",
+            "inf",
+            "--k",
+            "1",
+            "2",
+            "--targets",
+            "30",
+            "--budget",
+            "10",
+            "--epochs",
+            "2",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     data = json.loads(out.read_text())
     assert data["kind"] == "attack" and data["mode"] == "sweep" and data["violations"] == []

@@ -89,8 +89,30 @@ def test_map_recovery_cli_and_the_report(tmp_path, capsys):
     from pgc.cli.main import main
 
     out = tmp_path / "mr.json"
-    assert main(["thesis", "map-recovery", "--size", "5x6", "--maps", "1", "--episodes", "150", "--max-steps", "30",
-                 "--generations", "2", "--defences", "dynamic", "--sees-cell", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "thesis",
+                "map-recovery",
+                "--size",
+                "5x6",
+                "--maps",
+                "1",
+                "--episodes",
+                "150",
+                "--max-steps",
+                "30",
+                "--generations",
+                "2",
+                "--defences",
+                "dynamic",
+                "--sees-cell",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     data = json.loads(out.read_text())
     assert data["kind"] == "thesis-map-recovery" and [r["defence"] for r in data["rows"]][:2] == ["none", "dynamic"]
     assert data["training"]["sees_cell"] is True and data["training"]["learner"] == "table"

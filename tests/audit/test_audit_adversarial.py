@@ -29,8 +29,9 @@ from pgc.audits.studies import curve_pair
 from pgc.cli.main import main
 from pgc.mechanisms import Laplace, ProjectedRandomSign
 
-SMALL = SearchSettings(screen_controllers=40, screen_episodes=100, generations=6, population=8, episodes=120,
-                       restarts=1)
+SMALL = SearchSettings(
+    screen_controllers=40, screen_episodes=100, generations=6, population=8, episodes=120, restarts=1
+)
 
 
 def test_crafted_theta_is_a_bang_bang_controller_with_a_value_flip_head():
@@ -101,13 +102,31 @@ def test_search_is_reproducible_and_finds_a_separating_model(crafted_5_15):
 def test_adversarial_audit_is_tight_on_the_wide_pair(crafted_5_15):
     """Laplace ε = 1, gradient channel only: the crafted θ certifies most of the claim (and never more
     than the claim at 1 − 1e-4)."""
-    res = adversarial_audit(Laplace(1.0), 5.0, 15.0, samples=20_000, seed=4, channels=("gradient",),
-                            thetas={"gradient": crafted_5_15.theta}, noise_free=False, confidence=0.95)
+    res = adversarial_audit(
+        Laplace(1.0),
+        5.0,
+        15.0,
+        samples=20_000,
+        seed=4,
+        channels=("gradient",),
+        thetas={"gradient": crafted_5_15.theta},
+        noise_free=False,
+        confidence=0.95,
+    )
     row = res.row("gradient")
     assert row.model == "adversarial" and row.claimed_epsilon == 1.0
     assert row.ratio >= 0.8, row
-    strict = adversarial_audit(Laplace(1.0), 5.0, 15.0, samples=20_000, seed=5, channels=("gradient",),
-                               thetas={"gradient": crafted_5_15.theta}, noise_free=False, confidence=1 - 1e-4)
+    strict = adversarial_audit(
+        Laplace(1.0),
+        5.0,
+        15.0,
+        samples=20_000,
+        seed=5,
+        channels=("gradient",),
+        thetas={"gradient": crafted_5_15.theta},
+        noise_free=False,
+        confidence=1 - 1e-4,
+    )
     assert strict.row("gradient").epsilon_lower_bound <= 1.0
 
 
@@ -118,9 +137,17 @@ def test_no_false_alarm_for_prs_and_third_party_mechanisms(crafted_5_15):
         def __call__(self, gradients, rng):
             return ProjectedRandomSign(4.0)(gradients, rng)
 
-    res = adversarial_audit(Wrapped(), 5.0, 15.0, samples=10_000, seed=6, channels=("gradient", "score"),
-                            thetas={"gradient": crafted_5_15.theta, "score": crafted_5_15.theta},
-                            noise_free=True, confidence=1 - 1e-4)
+    res = adversarial_audit(
+        Wrapped(),
+        5.0,
+        15.0,
+        samples=10_000,
+        seed=6,
+        channels=("gradient", "score"),
+        thetas={"gradient": crafted_5_15.theta, "score": crafted_5_15.theta},
+        noise_free=True,
+        confidence=1 - 1e-4,
+    )
     assert res.row("gradient").epsilon_lower_bound <= 4.0
     assert res.row("score").verdict in ("violated", "unprotected channel")  # the score is not protected
     assert res.noise_free_epsilon_lower_bound > 4.0  # without a mechanism the crafted gradient gives ψ away
@@ -128,13 +155,16 @@ def test_no_false_alarm_for_prs_and_third_party_mechanisms(crafted_5_15):
     assert d["model"] == "adversarial" and all("p_value" in c for c in d["channels"])
 
 
-@pytest.mark.parametrize("argv", [
-    ["--mechanism", "laplace", "--epsilon", "1", "--pairs", "9.5..10.1"],  # a range needs the crafted model
-    ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model", "--channels", "bogus"],
-    ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model", "--adversarial-curve"],
-    ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model", "--pairs", "10.1..9.5"],
-    ["--self-test", "--adversarial-model"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--mechanism", "laplace", "--epsilon", "1", "--pairs", "9.5..10.1"],  # a range needs the crafted model
+        ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model", "--channels", "bogus"],
+        ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model", "--adversarial-curve"],
+        ["--mechanism", "laplace", "--epsilon", "1", "--adversarial-model", "--pairs", "10.1..9.5"],
+        ["--self-test", "--adversarial-model"],
+    ],
+)
 def test_cli_refuses_bad_adversarial_input(argv, tmp_path, capsys):
     out = tmp_path / "a.json"
     try:
@@ -148,8 +178,15 @@ def test_cli_refuses_bad_adversarial_input(argv, tmp_path, capsys):
 def test_worst_pair_search_stays_in_the_range_and_prefers_wide_pairs():
     from pgc.a3c.crafted import worst_pair_search
 
-    tiny = SearchSettings(screen_controllers=8, screen_episodes=60, generations=4, population=6, episodes=60,
-                          restarts=1, detector_screen=4)
+    tiny = SearchSettings(
+        screen_controllers=8,
+        screen_episodes=60,
+        generations=4,
+        population=6,
+        episodes=60,
+        restarts=1,
+        detector_screen=4,
+    )
     res = worst_pair_search(5.0, 15.0, objective="score", trials=4, seed=1, settings=tiny, min_distance=1.0)
     assert 5.0 <= res.psi < res.psi_prime <= 15.0 and res.psi_prime - res.psi >= 1.0
     assert len(res.trials) == 4 and res.value == max(t["value"] for t in res.trials)

@@ -7,18 +7,21 @@ import pytest
 from pgc.cli.main import main
 
 
-@pytest.mark.parametrize("argv", [
-    [],  # no mode
-    ["--mechanism", "laplace"],  # no --epsilon
-    ["--mechanism", "nosuch", "--epsilon", "1"],
-    ["--mechanism", "laplace", "--epsilon", "0"],
-    ["--mechanism", "laplace", "--epsilon", "1", "--confidence", "1.5"],
-    ["--mechanism", "laplace", "--epsilon", "1", "--white-box"],  # Laplace has no (ũ, M)
-    ["--mechanism", "none", "--epsilon", "1"],
-    ["--mechanism", "laplace", "--epsilon", "1", "--self-test"],  # two modes
-    ["--run", "/nonexistent/run"],
-    ["--mechanism", "laplace", "--epsilon", "1", "--seed", "-1"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],  # no mode
+        ["--mechanism", "laplace"],  # no --epsilon
+        ["--mechanism", "nosuch", "--epsilon", "1"],
+        ["--mechanism", "laplace", "--epsilon", "0"],
+        ["--mechanism", "laplace", "--epsilon", "1", "--confidence", "1.5"],
+        ["--mechanism", "laplace", "--epsilon", "1", "--white-box"],  # Laplace has no (ũ, M)
+        ["--mechanism", "none", "--epsilon", "1"],
+        ["--mechanism", "laplace", "--epsilon", "1", "--self-test"],  # two modes
+        ["--run", "/nonexistent/run"],
+        ["--mechanism", "laplace", "--epsilon", "1", "--seed", "-1"],
+    ],
+)
 def test_bad_input_exits_2_and_writes_nothing(argv, tmp_path, capsys):
     out = tmp_path / "a.json"
     try:
@@ -32,8 +35,23 @@ def test_bad_input_exits_2_and_writes_nothing(argv, tmp_path, capsys):
 
 def test_mechanism_mode_writes_json(tmp_path, capsys):
     out = tmp_path / "sub" / "audit.json"
-    assert main(["audit", "--mechanism", "laplace", "--epsilon", "2", "--samples", "5000", "--out", str(out),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--mechanism",
+                "laplace",
+                "--epsilon",
+                "2",
+                "--samples",
+                "5000",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     data = json.loads(out.read_text())
     assert data["kind"] == "audit" and data["mode"] == "mechanism"
     (row,) = data["channels"]
@@ -48,8 +66,27 @@ def test_run_mode_audits_channels(tmp_path, capsys):
     run = tmp_path / "run"
     assert main(["train", "--submissions", "30", "--out", str(run), "--no-progress"]) == 0
     out = tmp_path / "run-audit.json"
-    assert main(["audit", "--run", str(run), "--initial", "--samples", "1000", "--mechanism-samples", "2000",
-                 "--pairs", "5:15", "--compositions", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--run",
+                str(run),
+                "--initial",
+                "--samples",
+                "1000",
+                "--mechanism-samples",
+                "2000",
+                "--pairs",
+                "5:15",
+                "--compositions",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     data = json.loads(out.read_text())
     scopes = {(r["scope"], r["channel"]) for r in data["channels"]}
     assert ("environment 5 vs 15", "gradient") in scopes and ("environment 5 vs 15", "score") in scopes
@@ -81,13 +118,18 @@ def test_progress_off_a_terminal_is_plain_dated_lines():
     assert "25% (250/1,000 outputs)" in lines[1] and "left" in lines[1] and "\r" not in stream.getvalue()
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--mechanism", "laplace", "--epsilon", "1", "--samples", "3"], "at least 100 samples per side"),
-    (["--mechanism", "laplace", "--epsilon", "1", "--mechanism-samples", "50", "--run", "nowhere"],
-     "at least 100 samples per side"),
-    (["--mechanism", "prs", "--epsilon", "5", "--delta", "1e-5"], "pure epsilon-DP"),
-    (["--mechanism", "laplace", "--epsilon", "1", "--run", "nowhere"], "is not a folder"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--mechanism", "laplace", "--epsilon", "1", "--samples", "3"], "at least 100 samples per side"),
+        (
+            ["--mechanism", "laplace", "--epsilon", "1", "--mechanism-samples", "50", "--run", "nowhere"],
+            "at least 100 samples per side",
+        ),
+        (["--mechanism", "prs", "--epsilon", "5", "--delta", "1e-5"], "pure epsilon-DP"),
+        (["--mechanism", "laplace", "--epsilon", "1", "--run", "nowhere"], "is not a folder"),
+    ],
+)
 def test_input_is_checked_once_and_before_any_estimate(argv, message, tmp_path, capsys):
     try:
         code = main(["audit", *argv, "--out", str(tmp_path / "a.json")])
@@ -112,8 +154,23 @@ def test_estimates_follow_the_audited_models_episode_length():
 @pytest.mark.parametrize("epsilon", ["800", "1e6"])
 def test_an_extreme_but_valid_epsilon_is_audited_in_one_run(epsilon, tmp_path, capsys):
     out = tmp_path / "a.json"
-    assert main(["audit", "--mechanism", "laplace", "--epsilon", epsilon, "--samples", "2000", "--out", str(out),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--mechanism",
+                "laplace",
+                "--epsilon",
+                epsilon,
+                "--samples",
+                "2000",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     row = json.loads(out.read_text())["channels"][0]
     assert row["claimed_epsilon"] == float(epsilon) and row["verdict"] in ("consistent", "inconclusive")
     assert "Traceback" not in capsys.readouterr().err

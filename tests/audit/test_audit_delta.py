@@ -28,8 +28,10 @@ def _seed(k: int) -> np.random.SeedSequence:
 def _pairs(mech, dim=112):
     scale = float(getattr(mech, "clip", None) or 1.0)
     res = 2.0**-30 * scale
-    return [HypothesisPair(c.name, MechanismSampler(mech, c.positive, res), MechanismSampler(mech, c.negative, res))
-            for c in canary_pairs(dim, scale)]
+    return [
+        HypothesisPair(c.name, MechanismSampler(mech, c.positive, res), MechanismSampler(mech, c.negative, res))
+        for c in canary_pairs(dim, scale)
+    ]
 
 
 def test_exact_release_finds_a_planted_point_mass_and_nothing_in_continuous_noise():
@@ -84,8 +86,18 @@ def test_a_claimed_delta_above_the_leak_is_consistent_with_the_delta_test():
     assert res.row.delta_lower_bound < res.row.claimed_delta and not res.reason.startswith("δ_LB")
 
 
-@pytest.mark.parametrize("mech", [Laplace(1.0), Laplace(4.0), Laplace(1.0, secure=True), Laplace(4.0, secure=True),
-                                  ProjectedRandomSign(1.0), ProjectedRandomSign(4.0)], ids=repr)
+@pytest.mark.parametrize(
+    "mech",
+    [
+        Laplace(1.0),
+        Laplace(4.0),
+        Laplace(1.0, secure=True),
+        Laplace(4.0, secure=True),
+        ProjectedRandomSign(1.0),
+        ProjectedRandomSign(4.0),
+    ],
+    ids=repr,
+)
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("dim", [112, 131], ids=["d112", "d131-biases"])
 def test_correct_mechanisms_raise_no_delta_alarm(mech, seed, dim):
@@ -108,13 +120,28 @@ def test_delta_test_is_tight_on_the_randomized_response_boundary():
 def test_result_fields_reach_the_json():
     res = audit_mechanism(mutants.RareNoiselessRelease(1.0, leak_rate=1e-2), samples=5_000, seed=1)
     d = json.loads(json.dumps(res.to_dict()))
-    for key in ("claimed_delta", "delta_lower_bound", "verdict", "verdict_reason", "detectable_delta",
-                "point_mass_search"):
+    for key in (
+        "claimed_delta",
+        "delta_lower_bound",
+        "verdict",
+        "verdict_reason",
+        "detectable_delta",
+        "point_mass_search",
+    ):
         assert key in d["row"]
     for key in ("delta_test", "delta_time_s"):
         assert key in d
-    for key in ("statistic", "hypothesis", "hits", "false_hits", "samples_per_side", "confidence",
-                "delta_lower_bound", "epsilon_lower_bound", "certified"):
+    for key in (
+        "statistic",
+        "hypothesis",
+        "hits",
+        "false_hits",
+        "samples_per_side",
+        "confidence",
+        "delta_lower_bound",
+        "epsilon_lower_bound",
+        "certified",
+    ):
         assert key in d["delta_test"]
     assert d["row"]["delta_lower_bound"] >= d["delta_test"]["delta_lower_bound"]
 

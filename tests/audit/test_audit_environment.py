@@ -16,14 +16,32 @@ STRICT = 1 - 1e-4  # false-failure rate of the "consistent" assertions
 def wide_pair_audit():
     theta = glorot_uniform_theta(np.random.default_rng(np.random.SeedSequence(4)))
     hyper = A3CHyperparams(action_selection="sample")
-    return environment_audit(theta, Laplace(1.0), 2.0, 30.0, samples=4_000, confidence=STRICT, seed=1,
-                             hyper=hyper, workers=3, compositions=(2,))
+    return environment_audit(
+        theta,
+        Laplace(1.0),
+        2.0,
+        30.0,
+        samples=4_000,
+        confidence=STRICT,
+        seed=1,
+        hyper=hyper,
+        workers=3,
+        compositions=(2,),
+    )
 
 
 def test_every_channel_is_reported(wide_pair_audit):
     names = [c.channel for c in wide_pair_audit.channels]
-    assert names == ["gradient", "score", "arrival", "arrival-order", "all", "gradient×2", "gradient×2 split",
-                     "score×2"]
+    assert names == [
+        "gradient",
+        "score",
+        "arrival",
+        "arrival-order",
+        "all",
+        "gradient×2",
+        "gradient×2 split",
+        "score×2",
+    ]
     claims = {c.channel: c.claimed_epsilon for c in wide_pair_audit.channels}
     assert claims["gradient×2"] == 2.0 and claims["gradient×2 split"] == 1.0 and claims["score"] == 1.0
 
@@ -73,12 +91,32 @@ def test_gradient_channel_within_claim_on_a_model_with_biases(mech):
     rng = np.random.default_rng(np.random.SeedSequence(9))
     theta = glorot_uniform_theta(rng, biases=True)
     theta[112:] = rng.normal(0.0, 0.3, size=19)  # non-zero biases: every bias term is exercised
-    res = environment_audit(theta, mech, 2.0, 30.0, samples=3_000, confidence=STRICT, seed=2,
-                            hyper=A3CHyperparams(action_selection="sample", biases=True), workers=1,
-                            compositions=(), channels=["gradient", "score"])
+    res = environment_audit(
+        theta,
+        mech,
+        2.0,
+        30.0,
+        samples=3_000,
+        confidence=STRICT,
+        seed=2,
+        hyper=A3CHyperparams(action_selection="sample", biases=True),
+        workers=1,
+        compositions=(),
+        channels=["gradient", "score"],
+    )
     g = res.channel("gradient")
     assert g.epsilon_lower_bound <= g.claimed_epsilon and g.verdict != "violated"
     assert res.score_means[0] != res.score_means[1]  # ψ = 2 vs 30 plays differently at this model
     with pytest.raises(ValueError, match="biases"):
-        environment_audit(theta, mech, 2.0, 30.0, samples=100, seed=2, hyper=A3CHyperparams(), workers=1,
-                          compositions=(), channels=["gradient"])
+        environment_audit(
+            theta,
+            mech,
+            2.0,
+            30.0,
+            samples=100,
+            seed=2,
+            hyper=A3CHyperparams(),
+            workers=1,
+            compositions=(),
+            channels=["gradient"],
+        )

@@ -50,8 +50,9 @@ def test_boundary_claim_passes_at_true_epsilon_and_fails_below():
     At n = 20,000 the 1e-4-confidence bound sits ≈ 0.09 below 1 (error ≈ 0.045 per rate), far above 0.8.
     """
     honest = audit_mechanism(SignRandomizedResponse(1.0), dim=4, samples=20_000, confidence=STRICT, seed=5)
-    liar = audit_mechanism(SignRandomizedResponse(0.8, true_epsilon=1.0), dim=4, samples=20_000,
-                           confidence=STRICT, seed=5)
+    liar = audit_mechanism(
+        SignRandomizedResponse(0.8, true_epsilon=1.0), dim=4, samples=20_000, confidence=STRICT, seed=5
+    )
     assert not honest.violation
     assert liar.violation and liar.epsilon_lower_bound > 0.8
 
@@ -103,8 +104,9 @@ def test_rare_noiseless_release_is_flagged_through_delta_not_epsilon():
     assert res.epsilon_lower_bound < 1.3
 
 
-@pytest.mark.parametrize("mech", [mutants.PRSSwappedFlip(5.0), mutants.PRSFullEpsilonPerCoordinate(5.0)],
-                         ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize(
+    "mech", [mutants.PRSSwappedFlip(5.0), mutants.PRSFullEpsilonPerCoordinate(5.0)], ids=lambda m: type(m).__name__
+)
 def test_prs_mutants_flagged_white_box(mech):
     res = audit_prs_whitebox(mech, samples=20_000, seed=7)
     assert res.violation and res.epsilon_lower_bound > mech.epsilon
@@ -120,8 +122,9 @@ def test_correct_split_rounds_not_flagged_and_prs_white_box_tight():
 def test_tester_keeps_lower_bound_apart_from_rejects(rng):
     pos = lambda n, r: r.laplace(0.5, 1.0, size=(n, 1))  # noqa: E731  (ε = 1 Laplace pair)
     neg = lambda n, r: r.laplace(-0.5, 1.0, size=(n, 1))  # noqa: E731
-    test = CertifiedTest([HypothesisPair("shift", pos, neg)], samples=20_000, train_samples=5_000,
-                         confidence=STRICT, seed=0)
+    test = CertifiedTest(
+        [HypothesisPair("shift", pos, neg)], samples=20_000, train_samples=5_000, confidence=STRICT, seed=0
+    )
     assert isinstance(test, interfaces.Tester)
     b = test.lower_bound()
     assert b is test.lower_bound()  # computed once

@@ -57,7 +57,8 @@ def test_a_stated_profile_and_the_accountant_contradict_a_claim_they_exceed():
     assert "gives ε = 3.16" in accountant_contradiction(PrivacyClaim(2.0, 1e-5), 3.158)
     assert "gives ε = 9 at δ = 0" in accountant_contradiction(PrivacyClaim(2.0, 0.0), 9.0)  # pure ε: accounted too
     assert contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752), 1.0).startswith(
-        "the claim contradicts its own curve")
+        "the claim contradicts its own curve"
+    )
 
 
 def test_the_curve_a_mechanism_audit_tests_is_the_one_it_states_never_its_noise():
@@ -80,7 +81,7 @@ def test_the_curve_a_mechanism_audit_tests_is_the_one_it_states_never_its_noise(
     assert shrunk.verdict == "violated" and shrunk.accountant_epsilon == pytest.approx(3.158, abs=1e-3)
 
 
-USER_SYSTEM = '''
+USER_SYSTEM = """
 from dataclasses import dataclass
 import numpy as np
 
@@ -111,7 +112,7 @@ def without_covers():
     class Bare:
         epsilon, delta = 1.0, 1e-5
     return MySystem(Bare())
-'''
+"""
 
 
 def test_a_users_own_claim_object_works_from_python_and_the_cli(tmp_path, capsys):
@@ -155,7 +156,8 @@ def test_every_committed_row_recertifies_from_its_counts_with_its_verdict():
         again, identical = recertify(row, profile)
         assert identical, f"{path.name} [{row.channel}]: bounds differ from the counts"
         assert (again.verdict, again.verdict_reason) == (row.verdict, row.verdict_reason), (
-            f"{path.name} [{row.channel}]")
+            f"{path.name} [{row.channel}]"
+        )
         families.setdefault(path, []).append(again)
         rows += 1
     assert rows > 300
@@ -178,8 +180,13 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
                 holders[kind] = name
     assert holders == {"audit": "channels", "system-audit": "rows", "flower-one-run": "rows"}
     assert typing.get_type_hints(schemas.AdversarialAudit)["channels"] == list[AuditRow]
-    records = {c for c in vars(schemas).values() if isinstance(c, type) and dataclasses.is_dataclass(c)
-               and {"epsilon_lower_bound", "verdict"} <= {f.name for f in dataclasses.fields(c)}}
+    records = {
+        c
+        for c in vars(schemas).values()
+        if isinstance(c, type)
+        and dataclasses.is_dataclass(c)
+        and {"epsilon_lower_bound", "verdict"} <= {f.name for f in dataclasses.fields(c)}
+    }
     # the one row record; a benchmark's per-audit summary (pgc bench ldp's cell) copies its audit's verdict,
     # typed as the one Verdict enum
     summaries = {c for c in records if c is not AuditRow}
@@ -191,13 +198,20 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef) and any(
-                    isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) and n.value.elts
-                    and isinstance(n.value.elts[0], ast.Attribute) and isinstance(n.value.elts[0].value, ast.Name)
-                    and n.value.elts[0].value.id == "Verdict" for n in ast.walk(node)):
+                isinstance(n, ast.Return)
+                and isinstance(n.value, ast.Tuple)
+                and n.value.elts
+                and isinstance(n.value.elts[0], ast.Attribute)
+                and isinstance(n.value.elts[0].value, ast.Name)
+                and n.value.elts[0].value.id == "Verdict"
+                for n in ast.walk(node)
+            ):
                 deciders.append(f"{path.relative_to(ROOT)}:{node.name}")
     assert deciders == ["audit/verdicts.py:decide"], deciders
-    strings = [f"{path.relative_to(ROOT)}" for path in ROOT.glob("*/**/*.py")
-               if path.parts[len(ROOT.parts)] not in ("tests", ".venv")
-               and "via unprotected channel" in path.read_text()]
+    strings = [
+        f"{path.relative_to(ROOT)}"
+        for path in ROOT.glob("*/**/*.py")
+        if path.parts[len(ROOT.parts)] not in ("tests", ".venv") and "via unprotected channel" in path.read_text()
+    ]
     assert not strings, strings
     assert math.isfinite(1.0)

@@ -15,8 +15,9 @@ CRAFTED = Path(__file__).resolve().parents[2] / "results/audit/one-run/crafted_t
 
 def crafted_config(**changes) -> TrainConfig:
     theta = tuple(float(x) for x in np.load(CRAFTED))
-    return TrainConfig(submissions=60, seed=3, canaries=1500, canary_pair=(5.0, 15.0), canary_model="crafted",
-                       canary_theta=theta).replace(**changes)
+    return TrainConfig(
+        submissions=60, seed=3, canaries=1500, canary_pair=(5.0, 15.0), canary_model="crafted", canary_theta=theta
+    ).replace(**changes)
 
 
 def audit_gradient(result, samples=6000):
@@ -25,8 +26,16 @@ def audit_gradient(result, samples=6000):
     truth = (result.ground_truth.psi[positions] == c.canary_pair[1]).astype(np.int64)
     system = PGCA3CSystem(c.build_mechanism(), result.canaries.theta, hyper=c.hyper)  # the claimed mechanism
     observed = transcript_releases(result.transcript, positions)
-    return one_run_audit(system, *c.canary_pair, observed, truth, [result.canaries.theta], channels=("gradient",),
-                         samples=samples, seed=11)[0]
+    return one_run_audit(
+        system,
+        *c.canary_pair,
+        observed,
+        truth,
+        [result.canaries.theta],
+        channels=("gradient",),
+        samples=samples,
+        seed=11,
+    )[0]
 
 
 def test_canaries_are_recorded_and_kept_out_of_the_update():
@@ -40,8 +49,9 @@ def test_canaries_are_recorded_and_kept_out_of_the_update():
     assert result.updates == regular.size  # |B| = 1: one update per regular submission, none per canary
     assert set(result.ground_truth.psi[regular]) <= set(result.config.gravities)
     assert np.unique(result.transcript.agent[pos]).size == pos.size  # each canary its own agent
-    included = train(crafted_config(canary_model="live", canary_theta=None, canary_update="include"),
-                     record_transcript=True)
+    included = train(
+        crafted_config(canary_model="live", canary_theta=None, canary_update="include"), record_transcript=True
+    )
     assert included.updates == included.scores.size
 
 
@@ -66,8 +76,11 @@ def test_regular_agents_play_the_same_gravities_with_and_without_canaries():
     with_canaries = train(crafted_config(), record_transcript=True)
     regular = with_canaries.transcript.agent[with_canaries.transcript.agent < 10_000]
     first = {int(a): p for a, p in zip(plain.transcript.agent, plain.ground_truth.psi, strict=False)}
-    other = {int(a): p for a, p in zip(with_canaries.transcript.agent, with_canaries.ground_truth.psi, strict=False)
-             if int(a) in first}
+    other = {
+        int(a): p
+        for a, p in zip(with_canaries.transcript.agent, with_canaries.ground_truth.psi, strict=False)
+        if int(a) in first
+    }
     assert other and all(first[a] == p for a, p in other.items())
     assert regular.size > 0
 
@@ -112,8 +125,10 @@ def test_one_run_audit_of_a_gaussian_claim_reports_both_bounds_at_half_alpha():
     row = one_run_audit(system, secret, secret_prime, observed, truth, [None], channels=("value",), seed=1)[0]
     assert row.claimed_mu == pytest.approx(system.claim.gdp_mu)
     assert row.mu_lower_bound > row.claimed_mu and row.verdict == "violated"  # the f-DP bound flags the curve
-    assert row.epsilon_lower_bound == max(row.extra["steinke_epsilon_lower_bound"],
-                                          row.extra["fdp_epsilon_lower_bound"])
-    assert row.extra["steinke_epsilon_lower_bound"] == steinke_bound(400, row.guesses, row.correct, alpha=0.025,
-                                                                     delta=1e-5)
+    assert row.epsilon_lower_bound == max(
+        row.extra["steinke_epsilon_lower_bound"], row.extra["fdp_epsilon_lower_bound"]
+    )
+    assert row.extra["steinke_epsilon_lower_bound"] == steinke_bound(
+        400, row.guesses, row.correct, alpha=0.025, delta=1e-5
+    )
     assert row.p_value < 0.05 and row.test_confidence == pytest.approx(0.975)

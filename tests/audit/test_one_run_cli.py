@@ -10,12 +10,46 @@ CRAFTED = reference_path("audit/one-run/crafted_theta_5_15.npy")  # the committe
 
 def test_train_with_crafted_canaries_then_one_run_audit(tmp_path, capsys):
     run = tmp_path / "run"
-    assert main(["train", "--submissions", "30", "--canaries", "400", "--canary-pair", "5:15", "--canary-model",
-                 "crafted", "--canary-theta", str(CRAFTED), "--out", str(run), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--submissions",
+                "30",
+                "--canaries",
+                "400",
+                "--canary-pair",
+                "5:15",
+                "--canary-model",
+                "crafted",
+                "--canary-theta",
+                str(CRAFTED),
+                "--out",
+                str(run),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert (run / "trial_000" / "canaries.npz").is_file()
     out = tmp_path / "audit.json"
-    assert main(["audit", "--one-run", str(run), "--channels", "gradient", "--samples", "3000", "--out", str(out),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--one-run",
+                str(run),
+                "--channels",
+                "gradient",
+                "--samples",
+                "3000",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     report = json.loads(out.read_text())
     assert report["kind"] == "audit" and report["mode"] == "one-run"
     (row,) = report["channels"]
@@ -33,6 +67,22 @@ def test_bad_canary_input_is_refused_with_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad"
     assert main(["train", "--canaries", "10", "--out", str(bad)]) == 2  # no pair
     assert main(["train", "--canaries", "10", "--canary-pair", "5:15", "--no-transcript", "--out", str(bad)]) == 2
-    assert main(["train", "--canaries", "10", "--canary-pair", "5:15", "--canary-model", "crafted",
-                 "--canary-theta", str(tmp_path / "missing.npy"), "--out", str(bad)]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--canaries",
+                "10",
+                "--canary-pair",
+                "5:15",
+                "--canary-model",
+                "crafted",
+                "--canary-theta",
+                str(tmp_path / "missing.npy"),
+                "--out",
+                str(bad),
+            ]
+        )
+        == 2
+    )
     assert not bad.exists()

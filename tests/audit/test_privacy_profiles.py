@@ -84,8 +84,27 @@ def test_shuffled_batches_break_the_poisson_profile_but_not_its_epsilon_delta(tm
     """Shuffling (one step per epoch) accounted as Poisson subsampling, through the CLI and the report: the
     profile catches it where the (ε, δ) alone cannot at this n (σ = 0.6: a clear case at 4e4 per side)."""
     out = tmp_path / "audit.json"
-    assert main(["audit", "--system", "toy-dpsgd-shuffle", "--setting", "noise_multiplier=0.6", "--samples", "40000",
-                 "--channels", "updates", "--seed", "1", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--system",
+                "toy-dpsgd-shuffle",
+                "--setting",
+                "noise_multiplier=0.6",
+                "--samples",
+                "40000",
+                "--channels",
+                "updates",
+                "--seed",
+                "1",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "the claim promises ε ≤" in capsys.readouterr().out
     result = schemas.load(json.loads(out.read_text()), kind="system-audit")
     row = result.rows[0]
@@ -96,8 +115,9 @@ def test_shuffled_batches_break_the_poisson_profile_but_not_its_epsilon_delta(tm
     assert "claimed privacy profile" not in (tmp_path / "report" / "report.md").read_text()  # a figure, not text
     assert (tmp_path / "report" / "figures" / "tradeoff_curves.png").stat().st_size > 10_000
     setting = {"sampling_rate": 0.1, "noise_multiplier": 0.6, "steps": 10}
-    alone = audit_system(dp_sgd_system("shuffle", profile=False, **setting), 1.0, 0.0, samples=20_000, seed=1,
-                         channels=["updates"])
+    alone = audit_system(
+        dp_sgd_system("shuffle", profile=False, **setting), 1.0, 0.0, samples=20_000, seed=1, channels=["updates"]
+    )
     assert alone.verdict != "violated" and alone.rows[0].profile_delta is None
 
 

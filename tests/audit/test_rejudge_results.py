@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("pgc_scripts_rejudge_results",
-                                                  ROOT / "scripts" / "rejudge_results.py")
+    spec = importlib.util.spec_from_file_location(
+        "pgc_scripts_rejudge_results", ROOT / "scripts" / "rejudge_results.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

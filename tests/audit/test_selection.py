@@ -86,8 +86,15 @@ def test_held_out_projection_is_conservative_for_a_real_signal():
     threshold, share, held = choose_threshold(s_pos, s_neg, N_CERT, ALPHA, 0.0, two_sided=True)
     assert 0.6 * table[row, col] <= held <= table[row, col]
     fresh_pos, fresh_neg = rng.standard_normal(N_CERT) + 1.0, rng.standard_normal(N_CERT)
-    certified = bounds.epsilon_lower_bound(int(np.count_nonzero(fresh_neg >= threshold)), N_CERT,
-                                           int(np.count_nonzero(fresh_pos < threshold)), N_CERT, ALPHA, 0.0, share)
+    certified = bounds.epsilon_lower_bound(
+        int(np.count_nonzero(fresh_neg >= threshold)),
+        N_CERT,
+        int(np.count_nonzero(fresh_pos < threshold)),
+        N_CERT,
+        ALPHA,
+        0.0,
+        share,
+    )
     assert certified > held
 
 
@@ -123,8 +130,15 @@ def test_an_exact_discrete_test_outranks_a_lumpy_sum_of_bits():
             return lambda y: y @ weights
 
     fit_p, fit_n, sel_p, sel_n = reports(0, 10), reports(k - 1, 10), reports(0, n), reports(k - 1, n)
-    chosen = select_statistic([NoisySum(), TwoBits()], fit_p, fit_n, sel_p, sel_n,
-                              lambda a, b: choose_threshold(a, b, N_CERT, ALPHA, 0.0, two_sided=True), tie_margin=0.01)
+    chosen = select_statistic(
+        [NoisySum(), TwoBits()],
+        fit_p,
+        fit_n,
+        sel_p,
+        sel_n,
+        lambda a, b: choose_threshold(a, b, N_CERT, ALPHA, 0.0, two_sided=True),
+        tie_margin=0.01,
+    )
     assert chosen[0].name == "two-bit-llr"
 
 
@@ -163,8 +177,13 @@ def test_a_fitted_histogram_of_hundreds_of_cells_does_not_outrank_the_exact_deco
             name = "support"
 
             def fit(self, pos, neg):
-                return lambda y: (y[:, 1] == h_v[y[:, 0].astype(int)]).astype(float) - (  # noqa: B023 called within the iteration
-                    y[:, 1] == h_w[y[:, 0].astype(int)]).astype(float)  # noqa: B023 called within the iteration
+                def score(y):
+                    column = y[:, 0].astype(int)
+                    hit_v = y[:, 1] == h_v[column]  # noqa: B023 called within the iteration
+                    hit_w = y[:, 1] == h_w[column]  # noqa: B023 called within the iteration
+                    return hit_v.astype(float) - hit_w.astype(float)
+
+                return score
 
         class Histogram:
             name = "histogram-300"
@@ -178,9 +197,14 @@ def test_a_fitted_histogram_of_hundreds_of_cells_does_not_outrank_the_exact_deco
                 llr = np.log(a / a.sum()) - np.log(b / b.sum()) + 1e-6 * np.arange(2 * hashes)  # 300 distinct values
                 return lambda y: llr[cells(y)]
 
-        chosen = select_statistic([Histogram(), Decoder()], reports(h_v, fit_n), reports(h_w, fit_n),
-                                  reports(h_v, sel_n), reports(h_w, sel_n),
-                                  lambda a, b: choose_threshold(a, b, N_CERT, ALPHA, 0.0, two_sided=True),
-                                  tie_margin=0.01)
+        chosen = select_statistic(
+            [Histogram(), Decoder()],
+            reports(h_v, fit_n),
+            reports(h_w, fit_n),
+            reports(h_v, sel_n),
+            reports(h_w, sel_n),
+            lambda a, b: choose_threshold(a, b, N_CERT, ALPHA, 0.0, two_sided=True),
+            tie_margin=0.01,
+        )
         kept += chosen[0].name == "support"
     assert kept >= 9

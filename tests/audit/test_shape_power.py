@@ -22,8 +22,7 @@ from pgc.errors import UserError
 
 
 def _statistics():
-    return [SparseProjection(dense=True), NormStatistic(2), SquaredDeviation(), CovarianceDirections(),
-            PresenceCount()]
+    return [SparseProjection(dense=True), NormStatistic(2), SquaredDeviation(), CovarianceDirections(), PresenceCount()]
 
 
 def _gaussian(n, k, seed=1, absent=0.0):
@@ -33,8 +32,16 @@ def _gaussian(n, k, seed=1, absent=0.0):
 
 
 def _power(base, shapes, seq, claimed=math.inf):
-    return planted_power(base, _statistics(), claimed_epsilon=claimed, delta=0.0, confidence=0.95, two_sided=False,
-                         seq=seq, shapes=shapes)
+    return planted_power(
+        base,
+        _statistics(),
+        claimed_epsilon=claimed,
+        delta=0.0,
+        confidence=0.95,
+        two_sided=False,
+        seq=seq,
+        shapes=shapes,
+    )
 
 
 def test_each_planting_has_its_stated_size():
@@ -96,12 +103,15 @@ def test_planted_power_is_reproducible_from_its_seed():
     assert [p.shape for p in first] == ["scale", "location"]
 
 
-@pytest.mark.parametrize("base, kwargs, match", [
-    (np.zeros((100, 2)), {}, "n ≥ 200"),
-    (np.full((400, 2), np.inf), {}, "inf"),
-    (np.zeros((400, 2)), {"shapes": ("colour",)}, "unknown shapes"),
-    (np.zeros((400, 2)), {"claimed_epsilon": -1.0}, "claimed_epsilon"),
-])
+@pytest.mark.parametrize(
+    "base, kwargs, match",
+    [
+        (np.zeros((100, 2)), {}, "n ≥ 200"),
+        (np.full((400, 2), np.inf), {}, "inf"),
+        (np.zeros((400, 2)), {"shapes": ("colour",)}, "unknown shapes"),
+        (np.zeros((400, 2)), {"claimed_epsilon": -1.0}, "claimed_epsilon"),
+    ],
+)
 def test_bad_input_is_a_clear_error(base, kwargs, match):
     args = {"claimed_epsilon": 1.0, "delta": 0.0, "confidence": 0.95, "two_sided": False, "seq": 0, **kwargs}
     with pytest.raises(UserError, match=match):
@@ -121,8 +131,9 @@ def test_bench_shapes_writes_ours_beside_the_oracle_and_refuses_bad_input(tmp_pa
             code = exc.code
         assert code == 2 and not out.exists()
         assert "error" in capsys.readouterr().err
-    assert main(["bench", "shapes", "--cases", "location", "--samples", "2000", "--repeats", "1",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["bench", "shapes", "--cases", "location", "--samples", "2000", "--repeats", "1", "--out", str(out)]) == 0
+    )
     data = json.loads(out.read_text())
     cell = data["cells"][0]
     assert data["kind"] == "bench" and data["bench"] == "shapes"

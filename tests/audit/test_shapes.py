@@ -81,8 +81,14 @@ def test_a_scale_leak_is_violated_by_a_scale_statistic():
     res = audit_system(ScaleLeak(), 0, 1, samples=4_000, seed=3)
     row = res.rows[0]
     assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 2.0
-    assert row.statistic in ("norm-l2", "norm-l1", "norm-linf", "squared-deviation", "gaussian-scale-llr",
-                             "learned-gbt")
+    assert row.statistic in (
+        "norm-l2",
+        "norm-l1",
+        "norm-linf",
+        "squared-deviation",
+        "gaussian-scale-llr",
+        "learned-gbt",
+    )
     assert "scale" in row.shapes_searched and "location" in row.shapes_searched
 
 
@@ -136,8 +142,13 @@ def test_variable_length_rows_keep_the_width_of_the_first_draw():
 def test_scale_statistics_orient_themselves_and_read_the_scale():
     rng = np.random.default_rng(0)
     wide, narrow = 1.3 * rng.standard_normal((3000, 50)), rng.standard_normal((3000, 50))
-    for stat in (NormStatistic(1), NormStatistic(2), NormStatistic(np.inf), SquaredDeviation(),
-                 GaussianScaleLikelihoodRatio()):
+    for stat in (
+        NormStatistic(1),
+        NormStatistic(2),
+        NormStatistic(np.inf),
+        SquaredDeviation(),
+        GaussianScaleLikelihoodRatio(),
+    ):
         for pos, neg in ((wide, narrow), (narrow, wide)):
             scorer = stat.fit(pos[:1500], neg[:1500])
             assert np.mean(scorer(pos[1500:]) > np.median(scorer(neg[1500:]))) > 0.9, stat.name
@@ -170,7 +181,7 @@ def test_the_learned_statistic_sees_a_leak_no_linear_or_norm_statistic_sees():
     pos = np.stack([sign_a * a, np.where(agree, sign_a, -sign_a) * b], axis=1)
     first, second = pos[n:], pos[:n]  # secret 1 (agreeing signs), secret 0
     scorer = LearnedClassifier().fit(first[: n // 2], second[: n // 2])
-    accuracy = 0.5 * (np.mean(scorer(first[n // 2:]) > 0) + np.mean(scorer(second[n // 2:]) <= 0))
+    accuracy = 0.5 * (np.mean(scorer(first[n // 2 :]) > 0) + np.mean(scorer(second[n // 2 :]) <= 0))
     assert accuracy > 0.6
     again = LearnedClassifier().fit(first[: n // 2], second[: n // 2])
     assert np.array_equal(scorer(first[:100]), again(first[:100]))  # a fit is a function of its data
@@ -184,8 +195,15 @@ def test_selection_records_the_shapes_it_could_fit_and_the_defaults_hold_every_s
     rng = np.random.default_rng(3)
     data = rng.standard_normal((4, 1000, 3))
     applied: list = []
-    select_statistic(default_statistics(learned=False), data[0], data[1], data[2], data[3],
-                     lambda s_p, s_n: (float(np.mean(s_p) - np.mean(s_n)),), applied=applied)
+    select_statistic(
+        default_statistics(learned=False),
+        data[0],
+        data[1],
+        data[2],
+        data[3],
+        lambda s_p, s_n: (float(np.mean(s_p) - np.mean(s_n)),),
+        applied=applied,
+    )
     assert "presence-count" not in [s.name for s in applied] and "norm-l2" in [s.name for s in applied]
 
 

@@ -52,10 +52,12 @@ def test_pld_accountant_agrees_with_the_closed_form(multiplier):
     to one of multiplier z/√k, so the closed form checks the composition too (both to 1e-3)."""
     for delta in (1e-5, 1e-3):
         assert accountant.accountant_epsilon(gaussian_event(multiplier), delta) == pytest.approx(
-            gaussian_epsilon(multiplier, delta), abs=1e-3)
+            gaussian_epsilon(multiplier, delta), abs=1e-3
+        )
         k = 16
         assert accountant.accountant_epsilon(gaussian_event(multiplier, k), delta) == pytest.approx(
-            gaussian_epsilon(multiplier / math.sqrt(k), delta), abs=1e-3)
+            gaussian_epsilon(multiplier / math.sqrt(k), delta), abs=1e-3
+        )
 
 
 def test_pure_epsilon_of_laplace_events_known_numbers_and_dp_accounting_at_small_delta():
@@ -64,9 +66,12 @@ def test_pure_epsilon_of_laplace_events_known_numbers_and_dp_accounting_at_small
     import dp_accounting
 
     laplace = dp_accounting.LaplaceDpEvent
-    known = [(laplace(0.5), 2.0), (dp_accounting.SelfComposedDpEvent(laplace(2.0), 3), 1.5),
-             (dp_accounting.ComposedDpEvent([laplace(1.0), laplace(0.5)]), 3.0),
-             (dp_accounting.ComposedDpEvent([laplace(4.0), dp_accounting.SelfComposedDpEvent(laplace(2.0), 2)]), 1.25)]
+    known = [
+        (laplace(0.5), 2.0),
+        (dp_accounting.SelfComposedDpEvent(laplace(2.0), 3), 1.5),
+        (dp_accounting.ComposedDpEvent([laplace(1.0), laplace(0.5)]), 3.0),
+        (dp_accounting.ComposedDpEvent([laplace(4.0), dp_accounting.SelfComposedDpEvent(laplace(2.0), 2)]), 1.25),
+    ]
     for event, epsilon in known:
         assert accountant.pure_epsilon(event) == pytest.approx(epsilon, rel=1e-12)
         assert accountant.accountant_epsilon(event, 0.0) == pytest.approx(epsilon, rel=1e-12)
@@ -110,8 +115,16 @@ def test_gaussian_mechanism_registry_and_records():
 
 
 def _one_canary_audit(mech, samples=1_000_000, confidence=0.95, seed=0):
-    return audit_mechanism(mech, dim=4, samples=samples, confidence=confidence, seed=seed,
-                           canaries=canary_pairs(4)[:1], delta_test_samples=0, train_fraction=1.0)
+    return audit_mechanism(
+        mech,
+        dim=4,
+        samples=samples,
+        confidence=confidence,
+        seed=seed,
+        canaries=canary_pairs(4)[:1],
+        delta_test_samples=0,
+        train_fraction=1.0,
+    )
 
 
 def test_gaussian_passes_at_its_claim_and_is_flagged_with_too_little_noise():
@@ -207,8 +220,9 @@ class _DeclaredLaplace:
     def dp_event(self):
         import dp_accounting
 
-        return dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(self.scale / self.sensitivity),
-                                                 self.copies)
+        return dp_accounting.SelfComposedDpEvent(
+            dp_accounting.LaplaceDpEvent(self.scale / self.sensitivity), self.copies
+        )
 
 
 def test_a_pure_epsilon_system_gets_its_accountant_epsilon_and_a_wrong_sensitivity_exceeds_the_claim():
@@ -225,8 +239,7 @@ def test_a_pure_epsilon_system_gets_its_accountant_epsilon_and_a_wrong_sensitivi
 
 
 def test_holm_verdict_keeps_unprotected_apart_from_violated():
-    res = _audit(PendulumGaussianSystem(1.0, 1e-5, params=PendulumParams(horizon=50)), samples=4_000,
-                 confidence=0.95)
+    res = _audit(PendulumGaussianSystem(1.0, 1e-5, params=PendulumParams(horizon=50)), samples=4_000, confidence=0.95)
     assert res.row("gradient").verdict == "inconclusive"  # 4,000 horizon-50 rollouts cannot tell 5 from 15
     assert res.row("return").verdict == "unprotected channel" and not res.row("return").covered
     assert res.verdict == "unprotected channel"
@@ -238,8 +251,17 @@ def test_holm_verdict_keeps_unprotected_apart_from_violated():
 
 def test_adversarial_search_over_the_broadcast_space_runs_on_the_search_stream():
     system = PendulumGaussianSystem(1.0, 1e-5, params=PendulumParams(horizon=30))
-    res = audit_system(system, 5.0, 15.0, samples=2_000, confidence=STRICT, adversarial=True, search_samples=200,
-                       search_generations=2, channels=["gradient"])
+    res = audit_system(
+        system,
+        5.0,
+        15.0,
+        samples=2_000,
+        confidence=STRICT,
+        adversarial=True,
+        search_samples=200,
+        search_generations=2,
+        channels=["gradient"],
+    )
     assert res.broadcast == "searched" and res.row("gradient").verdict in ("consistent", "inconclusive")
     assert res.row("gradient").broadcast in ("searched", "honest")
     assert mean_separation(np.zeros((5, 2)), np.ones((5, 2))) > 1e9
@@ -284,8 +306,16 @@ def test_committed_adversarial_audit_reproduces_through_the_contract():
     expected = next(c for c in first["channels"] if c["channel"] == "gradient")
     pair_seed = int(np.random.SeedSequence(committed["seed"]).spawn(2)[0].generate_state(1)[0])
     theta = load_checkpoint("results/audit/adversarial/laplace-eps1-theta-5-15-gradient.pt")
-    res = adversarial_audit(Laplace(1.0), first["psi"], first["psi_prime"], samples=200_000, seed=pair_seed,
-                            channels=("gradient",), thetas={"gradient": theta}, noise_free=False)
+    res = adversarial_audit(
+        Laplace(1.0),
+        first["psi"],
+        first["psi_prime"],
+        samples=200_000,
+        seed=pair_seed,
+        channels=("gradient",),
+        thetas={"gradient": theta},
+        noise_free=False,
+    )
     got = res.to_dict()["channels"][0]
     for key in ("epsilon_lower_bound", "false_positives", "false_negatives", "fp_share", "statistic", "verdict"):
         assert got[key] == expected[key], key
@@ -311,9 +341,15 @@ class _CountWithClearCopy:
 def test_held_to_claim_makes_an_uncovered_leak_above_the_claim_a_violation():
     from audit.system_audit import AuditSettings
 
-    rows = {h: {r.channel: r.verdict for r in audit_system(_CountWithClearCopy(), 1, 0, samples=1_000, seed=0,
-                                                              held_to_claim=h, channels=["noisy", "clear"]).rows}
-            for h in (False, True)}
+    rows = {
+        h: {
+            r.channel: r.verdict
+            for r in audit_system(
+                _CountWithClearCopy(), 1, 0, samples=1_000, seed=0, held_to_claim=h, channels=["noisy", "clear"]
+            ).rows
+        }
+        for h in (False, True)
+    }
     assert rows[False] == {"noisy": "consistent", "clear": "unprotected channel"}
     assert rows[True] == {"noisy": "consistent", "clear": "violated"}
     assert AuditSettings(samples=400, train_minimum=150).train_samples == 150
@@ -326,8 +362,9 @@ def test_drawn_releases_serve_rows_in_order_and_never_reuse_them():
     from pgc.audits.environment import DrawnReleases
 
     system = PGCA3CSystem(Laplace(1.0))
-    drawn = DrawnReleases(system, {5.0: {"score": np.arange(6.0)[:, None]}, 15.0: {"score": np.zeros((6, 1))}},
-                          ("score",))
+    drawn = DrawnReleases(
+        system, {5.0: {"score": np.arange(6.0)[:, None]}, 15.0: {"score": np.zeros((6, 1))}}, ("score",)
+    )
     assert drawn.release(5.0, 4)["score"][:, 0].tolist() == [0.0, 1.0, 2.0, 3.0]
     assert drawn.release(5.0, 2)["score"][:, 0].tolist() == [4.0, 5.0]
     with pytest.raises(RuntimeError, match="exhausted"):
@@ -369,16 +406,19 @@ def test_pendulum_system_claim_and_accountant():
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv", [
-    ["--system", "nosuchmodule:factory"],
-    ["--system", "pgc.gympg.system"],
-    ["--system", "pgc.gympg.system:nosuch"],
-    ["--system", "pgc.toysystems:LaplaceCountSystem", "--pair", "nosuch"],
-    ["--system", "pgc.toysystems:LaplaceCountSystem", "--secrets", "0", "{"],
-    ["--mechanism", "laplace", "--epsilon", "1", "--pair", "x"],
-    ["--mechanism", "gaussian-analytic", "--epsilon", "1"],  # no --delta
-    ["--system", "pgc.toysystems:LaplaceCountSystem", "--adversarial"],  # nothing to search
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--system", "nosuchmodule:factory"],
+        ["--system", "pgc.gympg.system"],
+        ["--system", "pgc.gympg.system:nosuch"],
+        ["--system", "pgc.toysystems:LaplaceCountSystem", "--pair", "nosuch"],
+        ["--system", "pgc.toysystems:LaplaceCountSystem", "--secrets", "0", "{"],
+        ["--mechanism", "laplace", "--epsilon", "1", "--pair", "x"],
+        ["--mechanism", "gaussian-analytic", "--epsilon", "1"],  # no --delta
+        ["--system", "pgc.toysystems:LaplaceCountSystem", "--adversarial"],  # nothing to search
+    ],
+)
 def test_system_cli_bad_input_exits_2_and_writes_nothing(argv, tmp_path, capsys):
     out = tmp_path / "a.json"
     try:
@@ -395,7 +435,10 @@ def test_system_cli_writes_a_system_audit(tmp_path, capsys):
     data = json.loads(out.read_text())
     assert data["kind"] == "system-audit" and data["system"] == "batched-sum"
     assert data["pair"] == "first value replaced" and {r["channel"] for r in data["rows"]} == {
-        "messages", "schedule", "all"}
+        "messages",
+        "schedule",
+        "all",
+    }
     assert "verdict" in capsys.readouterr().out
 
 
@@ -406,10 +449,12 @@ def test_system_cores_import_nothing_above_them(core):
     import subprocess
     import sys
 
-    code = (f"import sys, pkgutil, importlib, {core}; "
-            f"[importlib.import_module('{core}.' + m.name) for m in pkgutil.iter_modules({core}.__path__)]; "
-            "bad = [m for m in ('pgc.replication', 'audit', 'attacks', 'reports', 'pgc.tuning', 'pgc.engines', "
-            "'pgc.cli') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        f"import sys, pkgutil, importlib, {core}; "
+        f"[importlib.import_module('{core}.' + m.name) for m in pkgutil.iter_modules({core}.__path__)]; "
+        "bad = [m for m in ('pgc.replication', 'audit', 'attacks', 'reports', 'pgc.tuning', 'pgc.engines', "
+        "'pgc.cli') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

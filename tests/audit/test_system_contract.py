@@ -46,7 +46,7 @@ def test_assert_claim_holds_fails_with_the_rows():
 
 # --- the --system SPEC ------------------------------------------------------------------------------
 
-USER_SYSTEM = textwrap.dedent('''
+USER_SYSTEM = textwrap.dedent("""
     import numpy as np
     from pgc.contracts import PrivacyClaim
 
@@ -58,7 +58,7 @@ USER_SYSTEM = textwrap.dedent('''
 
     def make(**settings):
         return Coin()
-''')
+""")
 
 
 def test_a_registered_name_resolves():
@@ -80,14 +80,17 @@ def test_a_file_path_resolves(tmp_path):
     assert make_system(f"{path}:make").name == "coin"
 
 
-@pytest.mark.parametrize("spec, reason", [
-    ("no-such-system", "not a registered name"),
-    ("no_such_module_xyz:make", "no module 'no_such_module_xyz'"),
-    ("json:no_such_factory", "has no 'no_such_factory'"),
-    ("json:__name__", "is not callable"),
-    ("/no/such/file.py:make", "no file"),
-    ("", "needs a registered name"),
-])
+@pytest.mark.parametrize(
+    "spec, reason",
+    [
+        ("no-such-system", "not a registered name"),
+        ("no_such_module_xyz:make", "no module 'no_such_module_xyz'"),
+        ("json:no_such_factory", "has no 'no_such_factory'"),
+        ("json:__name__", "is not callable"),
+        ("/no/such/file.py:make", "no file"),
+        ("", "needs a registered name"),
+    ],
+)
 def test_bad_specs_say_which_reading_failed(spec, reason):
     with pytest.raises(SystemSpecError, match=reason):
         system_factory(spec)

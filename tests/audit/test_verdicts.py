@@ -14,8 +14,15 @@ from pgc.toysystems.systems import miscalibrated_gaussian_system
 
 
 def _row(**fields) -> AuditRow:
-    base = dict(channel="c", claimed_epsilon=1.0, claimed_delta=0.0, covered=True, epsilon_lower_bound=0.5,
-                detectable_epsilon=1.2, samples_per_side=10_000)
+    base = dict(
+        channel="c",
+        claimed_epsilon=1.0,
+        claimed_delta=0.0,
+        covered=True,
+        epsilon_lower_bound=0.5,
+        detectable_epsilon=1.2,
+        samples_per_side=10_000,
+    )
     return AuditRow(**{**base, **fields})
 
 
@@ -25,8 +32,9 @@ def test_a_bound_above_the_claim_is_violated_and_one_at_the_claim_is_not():
     assert decide(_row(delta_lower_bound=2e-5, claimed_delta=1e-5))[0] == Verdict.VIOLATED
     assert decide(_row(delta_lower_bound=1e-5, claimed_delta=1e-5))[0] == Verdict.CONSISTENT
     assert decide(_row(mu_lower_bound=0.51, claimed_mu=0.5))[0] == Verdict.VIOLATED
-    assert decide(_row(profile_epsilon_lower_bound=2.1, profile_claimed_epsilon=2.0,
-                       profile_delta=1e-3))[0] == "violated"
+    assert (
+        decide(_row(profile_epsilon_lower_bound=2.1, profile_claimed_epsilon=2.0, profile_delta=1e-3))[0] == "violated"
+    )
 
 
 def test_a_claim_that_contradicts_itself_is_violated_whatever_the_samples():
@@ -82,12 +90,17 @@ def test_a_system_whose_claim_covers_one_of_two_channels_holds_its_joint_row_to_
     from pgc.gympg.system import pendulum_system
 
     system = pendulum_system()
-    result = audit_system(system, *list(system.canaries().values())[0],
-                          AuditSettings(samples=2_000, seed=3, confidence=0.95), channels=["gradient", "all"])
+    result = audit_system(
+        system,
+        *list(system.canaries().values())[0],
+        AuditSettings(samples=2_000, seed=3, confidence=0.95),
+        channels=["gradient", "all"],
+    )
     joint = next(r for r in result.rows if r.channel == "all")
     assert joint.partly_covered and not joint.covered
-    assert joint.verdict == (Verdict.UNPROTECTED if joint.epsilon_lower_bound > joint.claimed_epsilon
-                             else Verdict.INCONCLUSIVE)
+    assert joint.verdict == (
+        Verdict.UNPROTECTED if joint.epsilon_lower_bound > joint.claimed_epsilon else Verdict.INCONCLUSIVE
+    )
     assert not next(r for r in result.rows if r.channel == "gradient").partly_covered
 
 
@@ -99,9 +112,12 @@ def test_a_consistent_row_says_which_point_masses_it_does_not_exclude():
 
 
 def test_holm_family_rejects_contradictions_outright_and_keeps_held_rows_in_the_claim_family():
-    rows = [judge(_row(p_value=0.03, p_value_leak=0.0)), judge(_row(p_value=0.9, claim_contradiction="stated μ")),
-            judge(_row(covered=False, held_to_claim=True, epsilon_lower_bound=1.3, p_value=0.001, p_value_leak=0.0)),
-            judge(_row(covered=False, epsilon_lower_bound=0.2, p_value=1.0, p_value_leak=0.2))]
+    rows = [
+        judge(_row(p_value=0.03, p_value_leak=0.0)),
+        judge(_row(p_value=0.9, claim_contradiction="stated μ")),
+        judge(_row(covered=False, held_to_claim=True, epsilon_lower_bound=1.3, p_value=0.001, p_value_leak=0.0)),
+        judge(_row(covered=False, epsilon_lower_bound=0.2, p_value=1.0, p_value_leak=0.2)),
+    ]
     family = family_verdict(rows, 0.05)
     assert family.verdict == Verdict.VIOLATED and family.size == 5  # 3 rows held to the claim, 2 uncovered
     assert family.rejected == (True, True, True, False)  # Holm: 0 < α/3, 0.001 < α/2, 0.03 < α
@@ -169,12 +185,14 @@ def test_stage_sizes_double_within_the_budget_and_their_alphas_sum_to_alpha():
 def test_sampling_until_decisive_stops_on_violation_and_decides_on_certified_results():
     leaky = GaussianVectorSystem(1.0, 1e-5, dim=1, sensitivity_factor=0.5)
     secret, secret_prime = next(iter(leaky.canaries().values()))
-    out = audit_system_until_decisive(leaky, secret, secret_prime, budget=70_000, n_first=10_000, seed=2,
-                                      channels=["value"])
+    out = audit_system_until_decisive(
+        leaky, secret, secret_prime, budget=70_000, n_first=10_000, seed=2, channels=["value"]
+    )
     assert out.verdict == "violated" and out.decisive and len(out.stages) == 1
     exact = GaussianVectorSystem(4.0, 1e-5, dim=1)
-    out = audit_system_until_decisive(exact, secret, secret_prime, budget=70_000, n_first=10_000, seed=2,
-                                      channels=["value"])
+    out = audit_system_until_decisive(
+        exact, secret, secret_prime, budget=70_000, n_first=10_000, seed=2, channels=["value"]
+    )
     assert out.verdict == "consistent" and out.decisive
     last = out.stages[-1].detail.rows[0]
     assert last.separated and last.detectable_epsilon <= 4.4  # its own certified test showed the power
@@ -187,12 +205,40 @@ def test_cli_prints_inconclusive_with_the_samples_that_would_decide(tmp_path, ca
     from pgc.cli.main import main
 
     out = tmp_path / "a.json"
-    assert main(["audit", "--system", "toy-gaussian-miscalibrated-no-curve", "--samples", "20000", "--out", str(out),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--system",
+                "toy-gaussian-miscalibrated-no-curve",
+                "--samples",
+                "20000",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "INCONCLUSIVE" in printed and "per side would decide" in printed
-    assert main(["audit", "--system", "pgc.toysystems.systems:gaussian_vector_system", "--samples", "auto:70000",
-                 "--channels", "value", "--out", str(tmp_path / "b.json"), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--system",
+                "pgc.toysystems.systems:gaussian_vector_system",
+                "--samples",
+                "auto:70000",
+                "--channels",
+                "value",
+                "--out",
+                str(tmp_path / "b.json"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "stage: 10,000 per side" in printed and "would have been caught" in printed
     assert main(["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", "auto"]) == 2

@@ -63,9 +63,10 @@ def test_one_training_step_is_a_gradient_step():
     z = np.hstack([(x - 1.5) / x.std(), np.ones((4, 1))])
     theta = -0.3 * z.T @ (0.5 - y) / 4
     assert np.allclose(np.append(model.weights, model.bias), theta)
-    assert ds.class0_probabilities(model, np.array([[0.0], [3.0]])).tolist() == \
-        [round(1 - 1 / (1 + math.exp(-(w))), 3) for w in (theta[0] * -1.5 / x.std() + theta[1],
-                                                          theta[0] * 1.5 / x.std() + theta[1])]
+    assert ds.class0_probabilities(model, np.array([[0.0], [3.0]])).tolist() == [
+        round(1 - 1 / (1 + math.exp(-(w))), 3)
+        for w in (theta[0] * -1.5 / x.std() + theta[1], theta[0] * 1.5 / x.std() + theta[1])
+    ]
 
 
 def test_dd_search_bounds_a_known_epsilon(rng):

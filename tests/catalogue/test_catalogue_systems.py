@@ -17,8 +17,17 @@ N = 2_000
 
 def test_twenty_algorithms_nine_broken():
     assert len(CATALOGUE) == 20 and len(BROKEN) == 9 and len(CORRECT) == 11
-    assert set(BROKEN) == {"NoisyHist2", "ReportNoisyMax3", "ReportNoisyMax4", "SVT3", "SVT4", "SVT5", "SVT6",
-                           "SVT34Parallel", "PrefixSum"}
+    assert set(BROKEN) == {
+        "NoisyHist2",
+        "ReportNoisyMax3",
+        "ReportNoisyMax4",
+        "SVT3",
+        "SVT4",
+        "SVT5",
+        "SVT6",
+        "SVT34Parallel",
+        "PrefixSum",
+    }
 
 
 @pytest.mark.parametrize("algorithm", CATALOGUE, ids=lambda a: a.name)

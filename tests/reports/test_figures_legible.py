@@ -36,11 +36,19 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
 TOL = 1.0  # pixels: boxes that share an edge or overlap by less do not collide
 # the pipeline's own results (copied: the run's own) and the committed references it adds
-MAIN_OWN = ("audit/env-laplace-run.json", "audit/adversarial/laplace-eps4.json", "attack/run_paper_laplace_eps1.json",
-            "attack/paper_setting.json")
-MAIN_REFERENCES = ("audit/adversarial/curve.json", "audit/adversarial/laplace-eps1.json",
-                   "audit/adversarial/prs-eps1.json", "attack/active/laplace-eps1-5-10-15.json",
-                   "attack/active/paper-psi-score.json")
+MAIN_OWN = (
+    "audit/env-laplace-run.json",
+    "audit/adversarial/laplace-eps4.json",
+    "attack/run_paper_laplace_eps1.json",
+    "attack/paper_setting.json",
+)
+MAIN_REFERENCES = (
+    "audit/adversarial/curve.json",
+    "audit/adversarial/laplace-eps1.json",
+    "audit/adversarial/prs-eps1.json",
+    "attack/active/laplace-eps1-5-10-15.json",
+    "attack/active/paper-psi-score.json",
+)
 FLOWER = ("digits-replaced.json", "digits-removed.json", "localdp-update-level.json", "localdp-sensitivity-c.json")
 
 
@@ -111,8 +119,11 @@ def drawn_texts(fig) -> list[Text]:
             for tick in axis.get_major_ticks() + axis.get_minor_ticks():
                 if not _in_view(ax, axis, tick.get_loc()):
                     hidden.update((id(tick.label1), id(tick.label2)))
-    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and id(t) not in hidden
-            and t.figure is fig]
+    return [
+        t
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and id(t) not in hidden and t.figure is fig
+    ]
 
 
 def _name(t: Text) -> str:
@@ -126,8 +137,10 @@ def texts_outside_canvas(fig) -> list[str]:
     for t in drawn_texts(fig):
         b = t.get_window_extent(r)
         if b.x0 < canvas.x0 - TOL or b.y0 < canvas.y0 - TOL or b.x1 > canvas.x1 + TOL or b.y1 > canvas.y1 + TOL:
-            out.append(f"{_name(t)} reaches outside the canvas ({b.x0:.0f}, {b.y0:.0f}, {b.x1:.0f}, {b.y1:.0f} "
-                       f"vs {canvas.width:.0f}×{canvas.height:.0f})")
+            out.append(
+                f"{_name(t)} reaches outside the canvas ({b.x0:.0f}, {b.y0:.0f}, {b.x1:.0f}, {b.y1:.0f} "
+                f"vs {canvas.width:.0f}×{canvas.height:.0f})"
+            )
     return out
 
 
@@ -209,10 +222,13 @@ def legends_over_data(fig) -> list[str]:
         inner = (b.x0 + TOL, b.y0 + TOL, b.x1 - TOL, b.y1 - TOL)
         for i, ax in enumerate(fig.axes):
             pts, boxes, polygons = plotted_data(ax, r)
-            hit = ((pts[:, 0] > inner[0]) & (pts[:, 0] < inner[2]) & (pts[:, 1] > inner[1]) & (pts[:, 1] < inner[3]))
+            hit = (pts[:, 0] > inner[0]) & (pts[:, 0] < inner[2]) & (pts[:, 1] > inner[1]) & (pts[:, 1] < inner[3])
             probes = [(b.x0, b.y0), (b.x1, b.y1), (b.x0, b.y1), (b.x1, b.y0), ((b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2)]
-            if hit.any() or any(_overlap(box, d) for d in boxes) or any(p.contains_points(probes).any()
-                                                                         for p in polygons):
+            if (
+                hit.any()
+                or any(_overlap(box, d) for d in boxes)
+                or any(p.contains_points(probes).any() for p in polygons)
+            ):
                 entries = ", ".join(_name(t) for t in lg.get_texts()[:2])
                 out.append(f"legend [{entries}, …] lies over the data of axes {i} ({int(hit.sum())} points)")
     return out
@@ -232,8 +248,11 @@ def overlapping_texts(fig) -> list[str]:
     return out
 
 
-CHECKS = {"text outside the canvas": texts_outside_canvas, "legend over data": legends_over_data,
-          "overlapping texts": overlapping_texts}
+CHECKS = {
+    "text outside the canvas": texts_outside_canvas,
+    "legend over data": legends_over_data,
+    "overlapping texts": overlapping_texts,
+}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -271,15 +290,27 @@ def test_every_figure_passes(reports, kind, check):
     problems = {name: CHECKS[check](fig) for name, fig in sorted(figures.items())}
     problems = {name: p for name, p in problems.items() if p}
     assert not problems, f"{kind} report, {check}:\n" + "\n".join(
-        f"  {name}: {len(p)} problem(s), e.g. " + "; ".join(p[:3]) for name, p in problems.items())
+        f"  {name}: {len(p)} problem(s), e.g. " + "; ".join(p[:3]) for name, p in problems.items()
+    )
 
 
 def test_every_figure_kind_is_checked(reports):
     drawn = {name for _, figures in reports.values() for name in figures}
-    for name in ("headline.png", "bounds.png", "composition.png", "attack.png", "adversarial_curve.png",
-                 "learning_curves.png", "success_ratio.png", "tradeoff_curves.png", "pareto_tune.png",
-                 "replicate_figure3.png", "replicate_figure2.png", "bandit_regret_regret.png",
-                 "bandit_cost_regret.png"):
+    for name in (
+        "headline.png",
+        "bounds.png",
+        "composition.png",
+        "attack.png",
+        "adversarial_curve.png",
+        "learning_curves.png",
+        "success_ratio.png",
+        "tradeoff_curves.png",
+        "pareto_tune.png",
+        "replicate_figure3.png",
+        "replicate_figure2.png",
+        "bandit_regret_regret.png",
+        "bandit_cost_regret.png",
+    ):
         assert name in drawn or any(n.endswith(name) for n in drawn), (name, sorted(drawn))
 
 
@@ -291,8 +322,12 @@ def test_the_headline_names_each_row_whole_with_one_panel_per_system(reports):
     for kind in ("main job", "thesis", "flower"):
         summary, figures = reports[kind]
         fig = figures["headline.png"]
-        shown = [" ".join(t.get_text().split()) for ax in fig.axes for t in ax.get_yticklabels()
-                 if _in_view(ax, ax.yaxis, t.get_position()[1])]
+        shown = [
+            " ".join(t.get_text().split())
+            for ax in fig.axes
+            for t in ax.get_yticklabels()
+            if _in_view(ax, ax.yaxis, t.get_position()[1])
+        ]
         whole = {f"{r['group']} · {r['family']}" for r in summary["summary"]}
         whole |= {f"{r['group']} · {r['family']} ({r['worst_channel']})" for r in summary["summary"]}
         assert shown and set(shown) <= whole, sorted(set(shown) - whole)
@@ -317,7 +352,7 @@ def test_the_bounds_figure_names_each_row_whole(reports):
         named = 0
         for b in summary["bounds"]:
             system = b.get("system")
-            pair = b["subject"][len(system) + 3:] if system and b["subject"].startswith(system + " · ") else None
+            pair = b["subject"][len(system) + 3 :] if system and b["subject"].startswith(system + " · ") else None
             keyed = bool(system and pair and system in text and pair in text)
             named += b["channel"] in text and (b["subject"] in text or keyed)
         assert named + left >= len(summary["bounds"]), (kind, named, left, len(summary["bounds"]))

@@ -29,20 +29,54 @@ def run_dir(tmp_path_factory) -> Path:
 
 
 def _audit_result() -> dict:
-    mech = {"scope": "mechanism", "channel": "mechanism output", "confidence": 0.95, "samples_per_side": 200_000,
-            "max_certifiable_epsilon": 11.2, "statistic": "llr", "claimed_epsilon": 1.0}
-    env = {"scope": "environment 9.7 vs 9.9", "claimed_epsilon": 1.0, "confidence": 0.95,
-           "max_certifiable_epsilon": 11.2, "samples_per_side": 50_000}
-    return {"kind": "audit", "format_version": 2, "mode": "run", "confidence": 0.95, "channels": [
-        {**mech, "mechanism": "Laplace(epsilon=1.0)", "epsilon_lower_bound": 0.96, "verdict": "consistent",
-         "covered": True},
-        {**mech, "mechanism": "NoiseTooSmall(epsilon=1.0)", "epsilon_lower_bound": 1.9, "verdict": "violated",
-         "covered": True},
-        {**env, "channel": "gradient", "epsilon_lower_bound": 0.02, "verdict": "consistent", "covered": True},
-        {**env, "channel": "score", "epsilon_lower_bound": 2.5, "verdict": "unprotected channel", "covered": False},
-        {**env, "channel": "timing", "epsilon_lower_bound": 2.4, "verdict": "unprotected channel", "covered": False},
-        {**env, "channel": "gradient×10", "epsilon_lower_bound": 1.3, "verdict": "violated", "covered": True},
-    ]}
+    mech = {
+        "scope": "mechanism",
+        "channel": "mechanism output",
+        "confidence": 0.95,
+        "samples_per_side": 200_000,
+        "max_certifiable_epsilon": 11.2,
+        "statistic": "llr",
+        "claimed_epsilon": 1.0,
+    }
+    env = {
+        "scope": "environment 9.7 vs 9.9",
+        "claimed_epsilon": 1.0,
+        "confidence": 0.95,
+        "max_certifiable_epsilon": 11.2,
+        "samples_per_side": 50_000,
+    }
+    return {
+        "kind": "audit",
+        "format_version": 2,
+        "mode": "run",
+        "confidence": 0.95,
+        "channels": [
+            {
+                **mech,
+                "mechanism": "Laplace(epsilon=1.0)",
+                "epsilon_lower_bound": 0.96,
+                "verdict": "consistent",
+                "covered": True,
+            },
+            {
+                **mech,
+                "mechanism": "NoiseTooSmall(epsilon=1.0)",
+                "epsilon_lower_bound": 1.9,
+                "verdict": "violated",
+                "covered": True,
+            },
+            {**env, "channel": "gradient", "epsilon_lower_bound": 0.02, "verdict": "consistent", "covered": True},
+            {**env, "channel": "score", "epsilon_lower_bound": 2.5, "verdict": "unprotected channel", "covered": False},
+            {
+                **env,
+                "channel": "timing",
+                "epsilon_lower_bound": 2.4,
+                "verdict": "unprotected channel",
+                "covered": False,
+            },
+            {**env, "channel": "gradient×10", "epsilon_lower_bound": 1.3, "verdict": "violated", "covered": True},
+        ],
+    }
 
 
 def _adversarial_result() -> dict:
@@ -50,59 +84,169 @@ def _adversarial_result() -> dict:
     curve = []
     for model, ratio in (("honest", 0.05), ("adversarial", 0.4)):
         for dpsi in (0.2, 1.0, 5.0, 10.0):
-            curve.append({"psi": 9.8, "psi_prime": 9.8 + dpsi, "delta_psi": dpsi, "epsilon": 1.0, "model": model,
-                          "channel": "gradient", "epsilon_lower_bound": ratio * dpsi / 10, "ratio": ratio * dpsi / 10})
-    curve.append({"psi": 5.0, "psi_prime": 15.0, "delta_psi": 10.0, "epsilon": 1.0, "model": "adversarial",
-                  "channel": "all", "epsilon_lower_bound": 0.9})  # no ratio: derived
-    audits = [{"psi": 5.0, "psi_prime": 15.0, "mechanism": "laplace", "claimed_epsilon": 1.0,
-               "channels": [{"channel": "gradient", "claimed_epsilon": 1.0, "epsilon_lower_bound": 0.62, "ratio": 0.62,
-                             "verdict": "consistent", "model": "adversarial"}],
-               "noise_free_epsilon_lower_bound": 7.5, "search": {"objective": "llr", "evaluations": 400,
-                                                                 "wall_time_s": 3.2}, "theta_file": "theta.npy"},
-              {"psi": 9.7, "psi_prime": 9.9, "mechanism": "laplace", "channels": []}]  # no channel: dashes
-    return {"kind": "audit", "format_version": 2, "mode": "adversarial", "adversarial_audits": audits, "curve": curve,
-            "channels": [{"scope": "environment 5 vs 15", "channel": "gradient", "claimed_epsilon": 1.0,
-                          "epsilon_lower_bound": 0.62, "confidence": 0.95, "verdict": "consistent",
-                          "model": "adversarial", "p_value": 1.0}]}
+            curve.append(
+                {
+                    "psi": 9.8,
+                    "psi_prime": 9.8 + dpsi,
+                    "delta_psi": dpsi,
+                    "epsilon": 1.0,
+                    "model": model,
+                    "channel": "gradient",
+                    "epsilon_lower_bound": ratio * dpsi / 10,
+                    "ratio": ratio * dpsi / 10,
+                }
+            )
+    curve.append(
+        {
+            "psi": 5.0,
+            "psi_prime": 15.0,
+            "delta_psi": 10.0,
+            "epsilon": 1.0,
+            "model": "adversarial",
+            "channel": "all",
+            "epsilon_lower_bound": 0.9,
+        }
+    )  # no ratio: derived
+    audits = [
+        {
+            "psi": 5.0,
+            "psi_prime": 15.0,
+            "mechanism": "laplace",
+            "claimed_epsilon": 1.0,
+            "channels": [
+                {
+                    "channel": "gradient",
+                    "claimed_epsilon": 1.0,
+                    "epsilon_lower_bound": 0.62,
+                    "ratio": 0.62,
+                    "verdict": "consistent",
+                    "model": "adversarial",
+                }
+            ],
+            "noise_free_epsilon_lower_bound": 7.5,
+            "search": {"objective": "llr", "evaluations": 400, "wall_time_s": 3.2},
+            "theta_file": "theta.npy",
+        },
+        {"psi": 9.7, "psi_prime": 9.9, "mechanism": "laplace", "channels": []},
+    ]  # no channel: dashes
+    return {
+        "kind": "audit",
+        "format_version": 2,
+        "mode": "adversarial",
+        "adversarial_audits": audits,
+        "curve": curve,
+        "channels": [
+            {
+                "scope": "environment 5 vs 15",
+                "channel": "gradient",
+                "claimed_epsilon": 1.0,
+                "epsilon_lower_bound": 0.62,
+                "confidence": 0.95,
+                "verdict": "consistent",
+                "model": "adversarial",
+                "p_value": 1.0,
+            }
+        ],
+    }
 
 
 def _attack_result() -> dict:
     rows = []
     for eps in (1.0, 2.0, 5.0, "inf"):
         e = math.inf if eps == "inf" else eps
-        rows.append({"attacker": "likelihood", "channels": ["gradient"], "epsilon": eps, "k": 1, "accuracy": 0.34,
-                     "ci": [0.32, 0.36], "chance": 1 / 3, "ceiling": ldp_ceiling(e, 1, 3)})
-    rows.append({"attacker": "side-channel", "channels": ["score"], "epsilon": 1.0, "k": 1, "accuracy": 0.70,
-                 "ci": [0.66, 0.74], "chance": 1 / 3, "ceiling": ldp_ceiling(1.0, 1, 3)})
-    rows.append({"attacker": "learned", "channels": ["gradient"], "epsilon": 0.5, "k": 1, "accuracy": 0.60,
-                 "ci": [0.55, 0.65], "chance": 1 / 3, "ceiling": ldp_ceiling(0.5, 1, 3)})
+        rows.append(
+            {
+                "attacker": "likelihood",
+                "channels": ["gradient"],
+                "epsilon": eps,
+                "k": 1,
+                "accuracy": 0.34,
+                "ci": [0.32, 0.36],
+                "chance": 1 / 3,
+                "ceiling": ldp_ceiling(e, 1, 3),
+            }
+        )
+    rows.append(
+        {
+            "attacker": "side-channel",
+            "channels": ["score"],
+            "epsilon": 1.0,
+            "k": 1,
+            "accuracy": 0.70,
+            "ci": [0.66, 0.74],
+            "chance": 1 / 3,
+            "ceiling": ldp_ceiling(1.0, 1, 3),
+        }
+    )
+    rows.append(
+        {
+            "attacker": "learned",
+            "channels": ["gradient"],
+            "epsilon": 0.5,
+            "k": 1,
+            "accuracy": 0.60,
+            "ci": [0.55, 0.65],
+            "chance": 1 / 3,
+            "ceiling": ldp_ceiling(0.5, 1, 3),
+        }
+    )
     return {"kind": "attack", "mode": "sweep", "candidates": [9.7, 9.8, 9.9], "rows": rows}
 
 
 def _tune_result() -> dict:
     trials = []
     for n, (u, p) in enumerate([(0.0, 0.5), (0.25, 2.0), (0.5, 8.0), (0.25, 9.0), (1.0, 40.0)]):
-        trials.append({"number": n, "state": "COMPLETE", "params": {"mechanism": "laplace", "epsilon": p, "clip": 1.0,
-                       "buffer_size": 10, "learning_rate": 0.1}, "utility": u, "privacy": p, "success_ratio": u,
-                       "median_fst": 1000.0 if u else "inf", "final_mu": 50.0})
+        trials.append(
+            {
+                "number": n,
+                "state": "COMPLETE",
+                "params": {"mechanism": "laplace", "epsilon": p, "clip": 1.0, "buffer_size": 10, "learning_rate": 0.1},
+                "utility": u,
+                "privacy": p,
+                "success_ratio": u,
+                "median_fst": 1000.0 if u else "inf",
+                "final_mu": 50.0,
+            }
+        )
     trials.append({"number": 5, "state": "PRUNED", "params": {"mechanism": "prs"}, "utility": 0.0, "privacy": 1.0})
     front = pareto_front([(t["number"], t["utility"], t["privacy"]) for t in trials if t["state"] == "COMPLETE"])
-    return {"kind": "tune", "format": "pgc-tune/1", "study": "t", "mode": "pareto", "utility": "success_ratio",
-            "privacy": "claimed ε",
-            "evaluation": {"runs_per_trial": 8, "submissions": 3000, "gravities": [9.6, 9.8, 10.0]},
-            "counts": {"COMPLETE": 5, "PRUNED": 1}, "trials": trials, "pareto_front": front}
+    return {
+        "kind": "tune",
+        "format": "pgc-tune/1",
+        "study": "t",
+        "mode": "pareto",
+        "utility": "success_ratio",
+        "privacy": "claimed ε",
+        "evaluation": {"runs_per_trial": 8, "submissions": 3000, "gravities": [9.6, 9.8, 10.0]},
+        "counts": {"COMPLETE": 5, "PRUNED": 1},
+        "trials": trials,
+        "pareto_front": front,
+    }
 
 
 def _replicate_result() -> dict:
     """The layout of ``pgc replicate`` (settings rows with intervals, paper numbers and verdicts)."""
-    row = {"key": "laplace-e1-b1", "mechanism": "laplace", "epsilon": 1.0, "buffer_size": 1, "variant": "",
-           "control": False, "trials": 20, "median_fst": "inf", "median_fst_ci": [40000, "inf"],
-           "success_ratio": 0.35, "success_ratio_ci": [0.15, 0.59],
-           "relative_auc": {"sampled": {"value": 0.41, "ci": [0.2, 0.6]}},
-           "paper": {"median_fst": 18377, "success_ratio": 0.8, "relative_auc": 0.673},
-           "verdict": {"median_fst": "not reproduced", "success_ratio": "not reproduced",
-                       "relative_auc": "not reproduced"},
-           "vs_control": {"verdict": "not better than control: explainable as random search"}}
+    row = {
+        "key": "laplace-e1-b1",
+        "mechanism": "laplace",
+        "epsilon": 1.0,
+        "buffer_size": 1,
+        "variant": "",
+        "control": False,
+        "trials": 20,
+        "median_fst": "inf",
+        "median_fst_ci": [40000, "inf"],
+        "success_ratio": 0.35,
+        "success_ratio_ci": [0.15, 0.59],
+        "relative_auc": {"sampled": {"value": 0.41, "ci": [0.2, 0.6]}},
+        "paper": {"median_fst": 18377, "success_ratio": 0.8, "relative_auc": 0.673},
+        "verdict": {
+            "median_fst": "not reproduced",
+            "success_ratio": "not reproduced",
+            "relative_auc": "not reproduced",
+        },
+        "vs_control": {"verdict": "not better than control: explainable as random search"},
+    }
     return {"kind": "replicate", "format": "pgc-replicate/1", "settings": [row], "level": 0.95, "wall_time_s": 1.0}
 
 
@@ -110,9 +254,13 @@ def _replicate_result() -> dict:
 def inputs(run_dir, tmp_path_factory) -> list[Path]:
     d = tmp_path_factory.mktemp("results")
     paths = []
-    for name, data in (("audit.json", _audit_result()), ("attack.json", _attack_result()),
-                       ("tune.json", _tune_result()),
-                       ("replicate.json", _replicate_result()), ("adversarial.json", _adversarial_result())):
+    for name, data in (
+        ("audit.json", _audit_result()),
+        ("attack.json", _attack_result()),
+        ("tune.json", _tune_result()),
+        ("replicate.json", _replicate_result()),
+        ("adversarial.json", _adversarial_result()),
+    ):
         (d / name).write_text(json.dumps(data))
         paths.append(d / name)
     return [run_dir, *paths]
@@ -163,14 +311,25 @@ def test_report_contents(report):
     assert verdicts[("NoiseTooSmall", "mechanism output")] == "violated"
     assert any(ch == "score" and v == "unprotected channel" for (_, ch), v in verdicts.items())
     titles = {w["title"] for w in summary["warnings"]}
-    assert {"Privacy claim exceeded", "Unprotected side channels (score, timing)", "Composition not accounted for",
-            "Attack beats the ε-LDP ceiling", "Attacks through score/timing beat the ε-LDP ceiling"} <= titles
+    assert {
+        "Privacy claim exceeded",
+        "Unprotected side channels (score, timing)",
+        "Composition not accounted for",
+        "Attack beats the ε-LDP ceiling",
+        "Attacks through score/timing beat the ε-LDP ceiling",
+    } <= titles
     assert summary["verdict"].startswith("VIOLATED")
     above = {(a["attacker"], a["uses_side_channel"]) for a in summary["attacks"] if a["above_ceiling"]}
     assert above == {("side-channel", True), ("learned", False)}  # 0.576 ceiling at ε=1; 0.452 at ε=0.5
     assert summary["tuning"][0]["pareto_front"] == [0, 1, 2, 4]
-    assert set(summary["figures"]) >= {"bounds.png", "attack.png", "composition.png", "learning_curves.png",
-                                       "success_ratio.png", "pareto_tune.png"}
+    assert set(summary["figures"]) >= {
+        "bounds.png",
+        "attack.png",
+        "composition.png",
+        "learning_curves.png",
+        "success_ratio.png",
+        "pareto_tune.png",
+    }
     for name in summary["figures"]:
         assert (report / "figures" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"figures/{name}" in md
@@ -200,9 +359,11 @@ def test_report_page_in_headless_chromium(report, tmp_path):
 def test_browser_probe_catches_a_broken_image(tmp_path):
     """The probe is able to fail: a corrupted data URI and a script error are both reported."""
     bad = tmp_path / "bad.html"
-    bad.write_text("<!DOCTYPE html><html><head><title>x</title></head><body>"
-                   "<img src='data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB'>"
-                   "<script>undefinedFunction()</script></body></html>")
+    bad.write_text(
+        "<!DOCTYPE html><html><head><title>x</title></head><body>"
+        "<img src='data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB'>"
+        "<script>undefinedFunction()</script></body></html>"
+    )
     result = check_page(bad)
     assert result["images"][0]["width"] == 0
     assert len(result["errors"]) >= 2
@@ -279,11 +440,24 @@ def test_rewrite_keeps_previous_report_intact_on_error(report, inputs, tmp_path)
 
 def test_unknown_fields_are_tolerated(tmp_path):
     """A writer's extra fields (top level and inside rows) are kept and ignored; the bounds still render."""
-    data = {"kind": "audit", "format_version": 2, "mode": "mechanism", "schema_note": 7,
-            "extra": {"anything": [1, 2, {"nested": True}]},
-            "channels": [{"scope": "mechanism", "mechanism": "PRS", "channel": "canary (black-box)",
-                          "claimed_epsilon": "inf", "epsilon_lower_bound": 3.0, "verdict": "consistent",
-                          "new_field": {"x": 1}}]}
+    data = {
+        "kind": "audit",
+        "format_version": 2,
+        "mode": "mechanism",
+        "schema_note": 7,
+        "extra": {"anything": [1, 2, {"nested": True}]},
+        "channels": [
+            {
+                "scope": "mechanism",
+                "mechanism": "PRS",
+                "channel": "canary (black-box)",
+                "claimed_epsilon": "inf",
+                "epsilon_lower_bound": 3.0,
+                "verdict": "consistent",
+                "new_field": {"x": 1},
+            }
+        ],
+    }
     path = tmp_path / "a.json"
     path.write_text(json.dumps(data))
     out = tmp_path / "r"
@@ -293,15 +467,26 @@ def test_unknown_fields_are_tolerated(tmp_path):
     assert re.search(r"consistent", summary["bounds"][0]["verdict"])
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"kind": "audit", "format_version": 3, "mode": "run", "channels": []},
-     "kind 'audit' format_version 3 is not supported"),
-    ({"kind": "audit", "format_version": 2, "mode": "run",
-      "channels": [{"channel": "gradient", "epsilon_lower_bound": "big"}]},
-     "kind 'audit' format_version 2: channels[0].epsilon_lower_bound is 'big', expected a number"),
-    ({"kind": "attack", "mode": "run"}, "kind 'attack' format_version 1: AttackResult lacks the field 'rows'"),
-    ({"kind": "weather", "format_version": 3}, "kind 'weather' (format_version 3) is not a known result kind"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            {"kind": "audit", "format_version": 3, "mode": "run", "channels": []},
+            "kind 'audit' format_version 3 is not supported",
+        ),
+        (
+            {
+                "kind": "audit",
+                "format_version": 2,
+                "mode": "run",
+                "channels": [{"channel": "gradient", "epsilon_lower_bound": "big"}],
+            },
+            "kind 'audit' format_version 2: channels[0].epsilon_lower_bound is 'big', expected a number",
+        ),
+        ({"kind": "attack", "mode": "run"}, "kind 'attack' format_version 1: AttackResult lacks the field 'rows'"),
+        ({"kind": "weather", "format_version": 3}, "kind 'weather' (format_version 3) is not a known result kind"),
+    ],
+)
 def test_old_or_foreign_file_gets_one_line_error_naming_kind_and_version(data, message, tmp_path, capsys):
     path = tmp_path / "in.json"
     path.write_text(json.dumps(data))
@@ -313,14 +498,30 @@ def test_old_or_foreign_file_gets_one_line_error_naming_kind_and_version(data, m
 
 def test_side_channel_leak_is_not_blamed_on_the_mechanism(tmp_path):
     """Gradient consistent, score above the claim: the verdict names the side channel, not the mechanism."""
-    rows = [{"scope": "environment 5 vs 15", "channel": ch, "claimed_epsilon": 1.0, "epsilon_lower_bound": lb,
-             "confidence": 0.95, "samples_per_side": 10_000, "max_certifiable_epsilon": 8.0, "verdict": v,
-             "covered": covered}
-            for ch, lb, v, covered in (("gradient", 0.0, "consistent", True), ("score", 1.7, "violated", False),
-                                       ("all", 1.7, "violated", False))]
+    rows = [
+        {
+            "scope": "environment 5 vs 15",
+            "channel": ch,
+            "claimed_epsilon": 1.0,
+            "epsilon_lower_bound": lb,
+            "confidence": 0.95,
+            "samples_per_side": 10_000,
+            "max_certifiable_epsilon": 8.0,
+            "verdict": v,
+            "covered": covered,
+        }
+        for ch, lb, v, covered in (
+            ("gradient", 0.0, "consistent", True),
+            ("score", 1.7, "violated", False),
+            ("all", 1.7, "violated", False),
+        )
+    ]
     path = tmp_path / "audit.json"
-    path.write_text(json.dumps({"kind": "audit", "format_version": 2, "mode": "run", "run": "runs/x", "model": "final",
-                                "channels": rows}))
+    path.write_text(
+        json.dumps(
+            {"kind": "audit", "format_version": 2, "mode": "run", "run": "runs/x", "model": "final", "channels": rows}
+        )
+    )
     build_report([path], tmp_path / "r")
     summary = json.loads((tmp_path / "r" / "report.json").read_text())
     assert summary["verdict"].startswith("CLAIM EXCEEDED THROUGH SIDE CHANNELS")
@@ -337,12 +538,17 @@ def test_mitigation_utility_cost_section(tmp_path):
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "mitigations_utility", Path(__file__).resolve().parents[2] / "scripts" / "mitigations_utility.py")
+        "mitigations_utility", Path(__file__).resolve().parents[2] / "scripts" / "mitigations_utility.py"
+    )
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     out = tmp_path / "mit"
-    assert script.main(["--cap", "400", "--trials", "2", "--epsilons", "5", "--mechanisms", "prs", "laplace",
-                        "--out", str(out)]) == 0
+    assert (
+        script.main(
+            ["--cap", "400", "--trials", "2", "--epsilons", "5", "--mechanisms", "prs", "laplace", "--out", str(out)]
+        )
+        == 0
+    )
     data = json.loads((out / "utility.json").read_text())
     assert data["kind"] == "mitigations-utility" and len(data["rows"]) == 2 * len(script.VARIANTS)
     assert {r["mechanism"] for r in data["rows"]} == {"prs", "laplace"}

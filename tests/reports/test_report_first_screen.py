@@ -37,8 +37,11 @@ def main_job_like(tmp_path_factory) -> Path:
     """The main job's kinds of input: the run's own audits and attack (copies, so they are the run's),
     one committed reference, as the pipeline gives them."""
     own = tmp_path_factory.mktemp("own")
-    for rel in ("audit/env-laplace-run.json", "audit/adversarial/laplace-eps4.json",
-                "attack/run_paper_laplace_eps1.json"):
+    for rel in (
+        "audit/env-laplace-run.json",
+        "audit/adversarial/laplace-eps4.json",
+        "attack/run_paper_laplace_eps1.json",
+    ):
         shutil.copy(ROOT / "results" / rel, own / Path(rel).name)
     out = tmp_path_factory.mktemp("report")
     build_report([*sorted(own.glob("*.json")), ROOT / "results/audit/adversarial/curve.json"], out)
@@ -70,10 +73,26 @@ def test_committed_example_report_and_screenshots():
 
 
 def _audit(eps: float, lb: float, verdict: str, p: float) -> dict:
-    return {"kind": "audit", "format_version": 2, "mode": "run", "confidence": 0.95, "channels": [
-        {"scope": "environment 5 vs 15", "channel": ch, "claimed_epsilon": eps, "epsilon_lower_bound": lb,
-         "confidence": 0.95, "samples_per_side": 10_000, "max_certifiable_epsilon": 8.0, "verdict": verdict,
-         "p_value": p} for ch in ("gradient", "gradient×3")]}
+    return {
+        "kind": "audit",
+        "format_version": 2,
+        "mode": "run",
+        "confidence": 0.95,
+        "channels": [
+            {
+                "scope": "environment 5 vs 15",
+                "channel": ch,
+                "claimed_epsilon": eps,
+                "epsilon_lower_bound": lb,
+                "confidence": 0.95,
+                "samples_per_side": 10_000,
+                "max_certifiable_epsilon": 8.0,
+                "verdict": verdict,
+                "p_value": p,
+            }
+            for ch in ("gradient", "gradient×3")
+        ],
+    }
 
 
 def test_references_never_share_the_run_verdict_or_warnings(tmp_path, monkeypatch):
@@ -94,10 +113,21 @@ def test_references_never_share_the_run_verdict_or_warnings(tmp_path, monkeypatc
     assert [r["claimed"] for r in summary["summary"]] == [5.0]
     # references audited at different claims are summarised in separate rows, never against one claim
     assert [(r["claimed"], r["lower_bound"], r["verdict"]) for r in summary["references"]["summary"]] == [
-        (1.0, 3.1, "violated"), (4.0, 3.9, "consistent")]
+        (1.0, 3.1, "violated"),
+        (4.0, 3.9, "consistent"),
+    ]
     # the Markdown follows the page: verdict, summary, folded sections, references, inputs
-    order = [md.index(x) for x in ("**Verdict:**", "## Summary", "## All audited bounds", "## References",
-                                   "Reference verdict", "## Inputs")]
+    order = [
+        md.index(x)
+        for x in (
+            "**Verdict:**",
+            "## Summary",
+            "## All audited bounds",
+            "## References",
+            "Reference verdict",
+            "## Inputs",
+        )
+    ]
     assert order == sorted(order)
 
 
@@ -113,8 +143,12 @@ def _bandit_inputs(tmp_path: Path) -> dict[str, Path]:
     bandit_audit = system_audit_fixture()
     bandit_audit.update(system="dp20-feducb", pair="a-toy-first-user", report_section="federated-bandits")
     files = {}
-    for name, data in (("system.json", system_audit_fixture()), ("regret.json", bandit_regret_fixture()),
-                       ("bandit-attack.json", bandit_attack_fixture()), ("bandit-audit.json", bandit_audit)):
+    for name, data in (
+        ("system.json", system_audit_fixture()),
+        ("regret.json", bandit_regret_fixture()),
+        ("bandit-attack.json", bandit_attack_fixture()),
+        ("bandit-audit.json", bandit_audit),
+    ):
         files[name] = tmp_path / name
         files[name].write_text(json.dumps(data))
     return files
@@ -126,7 +160,8 @@ def test_system_audit_and_bandit_sections_render_only_when_given(tmp_path):
     md = (tmp_path / "r" / "report.md").read_text()
     summary = json.loads((tmp_path / "r" / "report.json").read_text())
     systems, bandit = md.split("## System audits: claimed, accountant and audited ε")[1].split(
-        "## Federated linear bandits")
+        "## Federated linear bandits"
+    )
     assert "| gradient | 1 | 0.97 | 0.8 | 7.9 |" in systems  # claimed, accountant and audited side by side
     assert "| score | 1 | — | ∞ | ∞ |" in systems and "dp20-feducb" not in systems
     score = next(b for b in summary["bounds"] if b["channel"] == "score" and b["subject"].startswith("examples"))
@@ -140,8 +175,10 @@ def test_system_audit_and_bandit_sections_render_only_when_given(tmp_path):
     assert "| 4 | 1.4 | [1.26, 1.54] | 11.4 | 10 |" in bandit
     assert "fitted exponent b = 0.5 [0.4, 0.6]" in bandit
     assert "dp20 M^0.5 (inside the interval); zhou chowdhury M^0.75 (outside the interval)" in bandit
-    assert ("| dp20-feducb | 1, 0.001 | a-toy-first-user | schedule | yes | 0.9 | [0.87, 0.93] | 0.5 | 0.731 | "
-            "above the ceiling |") in bandit
+    assert (
+        "| dp20-feducb | 1, 0.001 | a-toy-first-user | schedule | yes | 0.9 | [0.87, 0.93] | 0.5 | 0.731 | "
+        "above the ceiling |"
+    ) in bandit
     assert "| fedlinucb | ∞, 0 | a-toy-first-user | messages | yes | 1 | [0.99, 1] | 0.5 | 1 | above chance" in bandit
     assert "dp20-feducb (bandit-audit): pair a-toy-first-user" in bandit.split("### System audits of the bandit")[1]
     assert {"bandit_regret_regret.png", "bandit_cost_regret.png"} <= set(summary["figures"])
@@ -184,14 +221,25 @@ def test_pgc_report_prints_the_verdict_and_the_summary_table(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     summary = json.loads((tmp_path / "r" / "report.json").read_text())
     assert lines[0] == f"verdict: {summary['verdict']}"
-    assert lines[1].split() == ["observer", "channel", "claimed", "ε", "audited", "ε", "≥", "cap", "verdict", "after",
-                                "Holm"]
-    shown = [line.split() for line in lines[2:2 + len(summary["summary"])]]
+    assert lines[1].split() == [
+        "observer",
+        "channel",
+        "claimed",
+        "ε",
+        "audited",
+        "ε",
+        "≥",
+        "cap",
+        "verdict",
+        "after",
+        "Holm",
+    ]
+    shown = [line.split() for line in lines[2 : 2 + len(summary["summary"])]]
     # observer, the channel's label (its composition named), ...
     for row, r in zip(shown, summary["summary"], strict=False):
         head = r["group"].split() + r["channel_label"].split()
         holm = r["holm"].split()
-        assert row[:len(head)] == head and row[len(row) - len(holm):] == holm, (row, r)
+        assert row[: len(head)] == head and row[len(row) - len(holm) :] == holm, (row, r)
         assert row[-1 - len(holm)] == r["verdict"].split()[-1]
     assert any(row[2:4] == ["score", "1"] and row[4:6] == ["∞", "∞"] for row in shown)
     assert lines[-1].startswith("wrote ")

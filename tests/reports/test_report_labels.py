@@ -14,51 +14,98 @@ from reports.sections.bounds import bounds_from_audit
 
 
 def _one_run(tmp_path, model: str):
-    row = {"scope": f"one-run {model} 5 vs 15", "channel": "gradient", "claimed_epsilon": 1.0, "audit": "one-run",
-           "epsilon_lower_bound": 0.4, "verdict": "consistent", "covered": True, "confidence": 0.95}
+    row = {
+        "scope": f"one-run {model} 5 vs 15",
+        "channel": "gradient",
+        "claimed_epsilon": 1.0,
+        "audit": "one-run",
+        "epsilon_lower_bound": 0.4,
+        "verdict": "consistent",
+        "covered": True,
+        "confidence": 0.95,
+    }
     path = tmp_path / f"{model}.json"
-    path.write_text(json.dumps({"kind": "audit", "format_version": 2, "mode": "one-run", "run": "runs/c",
-                                "channels": [row],
-                                "canary_setup": {"canary_model": model}}))
+    path.write_text(
+        json.dumps(
+            {
+                "kind": "audit",
+                "format_version": 2,
+                "mode": "one-run",
+                "run": "runs/c",
+                "channels": [row],
+                "canary_setup": {"canary_model": model},
+            }
+        )
+    )
     return load_sources([path])[0]
 
 
 def test_a_one_run_audit_names_the_observer_its_canaries_played_for(tmp_path):
-    crafted, = bounds_from_audit(_one_run(tmp_path, "crafted"))
-    live, = bounds_from_audit(_one_run(tmp_path, "live"))
+    (crafted,) = bounds_from_audit(_one_run(tmp_path, "crafted"))
+    (live,) = bounds_from_audit(_one_run(tmp_path, "live"))
     assert crafted.group == "adversarial aggregator (one run)" and "crafted" in crafted.subject
     assert live.group == "honest aggregator (one run)"
 
 
 def test_each_adversarial_row_names_the_theta_it_was_certified_at(tmp_path):
-    audit = {"psi": 5.0, "psi_prime": 15.0, "mechanism": "laplace", "search": {"objective": "gradient"},
-             "theta_files": {"gradient": "a-theta-5-15-gradient.pt", "score": "a-theta-5-15-score.pt"},
-             "theta_file": "a-theta-5-15-gradient.pt",
-             "channels": [{"channel": c, "epsilon_lower_bound": 0.5, "crafted_for": o, "verdict": "consistent"}
-                          for c, o in (("gradient", "gradient"), ("score", "score"), ("all", "gradient"))]}
+    audit = {
+        "psi": 5.0,
+        "psi_prime": 15.0,
+        "mechanism": "laplace",
+        "search": {"objective": "gradient"},
+        "theta_files": {"gradient": "a-theta-5-15-gradient.pt", "score": "a-theta-5-15-score.pt"},
+        "theta_file": "a-theta-5-15-gradient.pt",
+        "channels": [
+            {"channel": c, "epsilon_lower_bound": 0.5, "crafted_for": o, "verdict": "consistent"}
+            for c, o in (("gradient", "gradient"), ("score", "score"), ("all", "gradient"))
+        ],
+    }
     path = tmp_path / "a.json"
-    path.write_text(json.dumps({"kind": "audit", "format_version": 2, "mode": "adversarial", "channels": [],
-                                "adversarial_audits": [audit]}))
+    path.write_text(
+        json.dumps(
+            {"kind": "audit", "format_version": 2, "mode": "adversarial", "channels": [], "adversarial_audits": [audit]}
+        )
+    )
     rows = adversarial_from_audit(load_sources([path])[0])["audits"]
     assert [(r["channel"], r["objective"], r["theta_file"]) for r in rows] == [
-        ("gradient", "gradient", "a-theta-5-15-gradient.pt"), ("score", "score", "a-theta-5-15-score.pt"),
-        ("all", "gradient", "a-theta-5-15-gradient.pt")]
+        ("gradient", "gradient", "a-theta-5-15-gradient.pt"),
+        ("score", "score", "a-theta-5-15-score.pt"),
+        ("all", "gradient", "a-theta-5-15-gradient.pt"),
+    ]
     build_report([path], tmp_path / "r")
     assert "a-theta-5-15-score.pt" in (tmp_path / "r" / "report.md").read_text()
 
 
 def _row(channel, claimed, lb, verdict, k=None):
-    return BoundRow(source="s", subject="m", channel=channel, claimed=claimed, lower_bound=lb, confidence=0.95,
-                    cap=8.0, samples=1000, delta=0.0, k=k, test="", verdict=verdict, group="honest aggregator")
+    return BoundRow(
+        source="s",
+        subject="m",
+        channel=channel,
+        claimed=claimed,
+        lower_bound=lb,
+        confidence=0.95,
+        cap=8.0,
+        samples=1000,
+        delta=0.0,
+        k=k,
+        test="",
+        verdict=verdict,
+        group="honest aggregator",
+    )
 
 
 def test_the_headline_draws_each_bar_against_its_own_claim_with_every_colour_in_the_legend(monkeypatch):
-    rows = [_row("gradient", 5.0, 0.0, "consistent"), _row("gradient×3", 15.0, 6.0, "inconclusive", k=3),
-            _row("score", 5.0, 1.2, "unprotected channel"), _row("timing", 5.0, 6.5, "violated")]
+    rows = [
+        _row("gradient", 5.0, 0.0, "consistent"),
+        _row("gradient×3", 15.0, 6.0, "inconclusive", k=3),
+        _row("score", 5.0, 1.2, "unprotected channel"),
+        _row("timing", 5.0, 6.5, "violated"),
+    ]
     summary = summary_rows(type("F", (), {"bounds": rows, "family": {}})())
     gradient = next(r for r in summary if r["family"] == "gradient")
-    assert (gradient["claimed"] == 5.0 and gradient["worst_channel"] == "gradient×3"
-            and gradient["worst_claimed"] == 15.0)
+    assert (
+        gradient["claimed"] == 5.0 and gradient["worst_channel"] == "gradient×3" and gradient["worst_claimed"] == 15.0
+    )
     monkeypatch.setattr(plots, "_png", lambda fig: fig)
     fig = plots.headline_figure(summary)
     ax = fig.axes[0]
@@ -66,8 +113,9 @@ def test_the_headline_draws_each_bar_against_its_own_claim_with_every_colour_in_
     assert set(labels) - {"claimed ε (of the row drawn)", "certifiable cap"} == {r["verdict"] for r in summary}
     assert "inconclusive" in labels
     bar_colours = {tuple(np.round(p.get_facecolor(), 3)) for p in ax.patches}
-    legend_colours = {tuple(np.round(h.get_facecolor(), 3)) for h in ax.get_legend().legend_handles
-                      if type(h).__name__ == "Rectangle"}
+    legend_colours = {
+        tuple(np.round(h.get_facecolor(), 3)) for h in ax.get_legend().legend_handles if type(h).__name__ == "Rectangle"
+    }
     assert bar_colours <= legend_colours  # every bar colour drawn is explained
     claim_ticks = next(c.get_offsets() for c in ax.collections if c.get_label().startswith("claimed ε"))
     ys = {t.get_text(): t.get_position()[1] for t in ax.get_yticklabels()}

@@ -34,13 +34,34 @@ FIRST = [".verdict-card", ".first table", ".first figure img"]
 def _pgc_audit() -> dict:
     """A PGC-A3C channel audit as the README's quick start prints it: the score over three submissions exceeds
     the claim (violated), the score and the arrival time alone leak below it (unprotected channel)."""
+
     def row(channel, lb, verdict, covered, p):
-        return {"scope": "environment 5 vs 15", "channel": channel, "claimed_epsilon": 1.0, "epsilon_lower_bound": lb,
-                "confidence": 0.95, "samples_per_side": 20_000, "max_certifiable_epsilon": 8.6, "verdict": verdict,
-                "covered": covered, "p_value": 1.0 if covered else None, "p_value_leak": None if covered else p}
-    return {"kind": "audit", "format_version": 2, "mode": "run", "confidence": 0.95, "channels": [
-        row("gradient", 0.0, "inconclusive", True, None), row("score", 0.574, "unprotected channel", False, 1e-6),
-        row("arrival", 0.574, "unprotected channel", False, 1e-6), row("score×3", 1.26, "violated", False, 1e-9)]}
+        return {
+            "scope": "environment 5 vs 15",
+            "channel": channel,
+            "claimed_epsilon": 1.0,
+            "epsilon_lower_bound": lb,
+            "confidence": 0.95,
+            "samples_per_side": 20_000,
+            "max_certifiable_epsilon": 8.6,
+            "verdict": verdict,
+            "covered": covered,
+            "p_value": 1.0 if covered else None,
+            "p_value_leak": None if covered else p,
+        }
+
+    return {
+        "kind": "audit",
+        "format_version": 2,
+        "mode": "run",
+        "confidence": 0.95,
+        "channels": [
+            row("gradient", 0.0, "inconclusive", True, None),
+            row("score", 0.574, "unprotected channel", False, 1e-6),
+            row("arrival", 0.574, "unprotected channel", False, 1e-6),
+            row("score×3", 1.26, "violated", False, 1e-9),
+        ],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +94,9 @@ def measured(long_report):
 
 
 def _overlap(a: dict, b: dict) -> bool:
-    return min(a["right"], b["right"]) > max(a["left"], b["left"]) and min(a["bottom"], b["bottom"]) > max(a["top"],
-                                                                                                          b["top"])
+    return min(a["right"], b["right"]) > max(a["left"], b["left"]) and min(a["bottom"], b["bottom"]) > max(
+        a["top"], b["top"]
+    )
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -96,9 +118,13 @@ def test_the_checks_catch_a_table_that_runs_under_the_figure(long_report, tmp_pa
     the folded sections' tables cut to fixed columns: the fit probe finds the summary table wider than its half of
     the page, over the figure, and cells that clip their text."""
     page = (long_report[0] / "report.html").read_text().replace("<wbr>", "")
-    page = page.replace("</head>", "<style>main{overflow-wrap:normal}.first td:first-child{white-space:nowrap}"
-                                   "details table{table-layout:fixed}details td{white-space:nowrap;overflow:hidden}"
-                                   "</style></head>", 1)
+    page = page.replace(
+        "</head>",
+        "<style>main{overflow-wrap:normal}.first td:first-child{white-space:nowrap}"
+        "details table{table-layout:fixed}details td{white-space:nowrap;overflow:hidden}"
+        "</style></head>",
+        1,
+    )
     (tmp_path / "bad.html").write_text(page)
     at = fit(tmp_path / "bad.html", (1280,), FIRST)["1280"]
     assert at["overflowing_tables"] and at["overflowing_cells"]
@@ -141,14 +167,21 @@ def test_summary_rows_name_their_composition(long_report):
     # the committed channel audit behind the quick start: its score row is the three-submission one
     rows = summary_rows(build_content(load_sources([ROOT / "results/audit/env-laplace-run.json"])).own)
     assert [r["channel_label"] for r in rows if r["group"] == "honest aggregator"] == [
-        "gradient", "score ×3", "timing", "all"]
+        "gradient",
+        "score ×3",
+        "timing",
+        "all",
+    ]
 
 
 def test_the_verdict_card_names_each_channel_under_its_own_verdict(long_report):
     folder, summary, _ = long_report
     verdict = summary["verdict"]
-    card = html.unescape(re.search(r"<div class='verdict-card[^']*'><b>Verdict:</b> (.*?)<small>",
-                                   (folder / "report.html").read_text()).group(1))
+    card = html.unescape(
+        re.search(
+            r"<div class='verdict-card[^']*'><b>Verdict:</b> (.*?)<small>", (folder / "report.html").read_text()
+        ).group(1)
+    )
     assert card == verdict and verdict.startswith("CLAIM EXCEEDED THROUGH SIDE CHANNELS")
     exceeded = re.search(r"\(violated: ([^;)]*)", verdict).group(1).split(", ")
     leaking = re.search(r"\(unprotected channel: ([^)]*)\)", verdict).group(1).split(", ")

@@ -35,13 +35,13 @@ from . import _cache
 _cache.install()  # before the modules below define their cached functions
 
 from ..mechanism_codes import (  # noqa: E402,F401
-                               MECH_EXTERNAL,
-                               MECH_GAUSSIAN,
-                               MECH_LAPLACE,
-                               MECH_LAPLACE_SECURE,
-                               MECH_NONE,
-                               MECH_PRS,
-                               SNAP_BOUND_SCALES,
+    MECH_EXTERNAL,
+    MECH_GAUSSIAN,
+    MECH_LAPLACE,
+    MECH_LAPLACE_SECURE,
+    MECH_NONE,
+    MECH_PRS,
+    SNAP_BOUND_SCALES,
 )
 from .lanes import advance, warm_up  # noqa: E402,F401
 from .layout import *  # noqa: E402,F401,F403  (the C_/I_/F_/L_/R_ index constants, N_ lengths, codes, pack)

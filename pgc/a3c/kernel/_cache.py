@@ -18,8 +18,12 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _CORE = os.path.dirname(_HERE)
 # the cache goes to NUMBA_CACHE_DIR when set, else to the user's cache folder (numba's user-wide locator:
 # ~/.cache/numba on Linux), never beside the installed sources
-USER_CACHE_FIRST = {"UserProvidedCacheLocator": 0, "_UserProvidedCacheLocator": 0, "UserWideCacheLocator": 1,
-                    "_UserWideCacheLocator": 1}
+USER_CACHE_FIRST = {
+    "UserProvidedCacheLocator": 0,
+    "_UserProvidedCacheLocator": 0,
+    "UserWideCacheLocator": 1,
+    "_UserWideCacheLocator": 1,
+}
 SOURCES_OUTSIDE = ("env.py", "mechanism_codes.py", "model.py")  # pgc modules whose constants are compiled in
 
 

@@ -14,9 +14,30 @@ from .physics import TRAJ_FIELDS, play_step
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
-def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
-             cap, gamma, lam, beta, bootstrap_truncated, sample_actions, reward_kind, n_step, mean_loss,
-             grad_out, done, terminated, actions):
+def _advance(
+    max_ticks,
+    uniforms,
+    state,
+    elapsed,
+    theta,
+    physics,
+    alpha,
+    traj,
+    active,
+    cap,
+    gamma,
+    lam,
+    beta,
+    bootstrap_truncated,
+    sample_actions,
+    reward_kind,
+    n_step,
+    mean_loss,
+    grad_out,
+    done,
+    terminated,
+    actions,
+):
     n_lanes = state.shape[0]
     for tick in range(max_ticks):
         any_done = False
@@ -41,8 +62,25 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
             elapsed[lane] = t + 1
             over, term, x, x_dot, th, th_dot = play_step(lane, a, t, state, physics, traj, cap)
             if over:
-                finish_episode(lane, traj, t + 1, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
-                               bootstrap_truncated, reward_kind, n_step, mean_loss, grad_out)
+                finish_episode(
+                    lane,
+                    traj,
+                    t + 1,
+                    term,
+                    x,
+                    x_dot,
+                    th,
+                    th_dot,
+                    theta,
+                    gamma,
+                    lam,
+                    beta,
+                    bootstrap_truncated,
+                    reward_kind,
+                    n_step,
+                    mean_loss,
+                    grad_out,
+                )
                 done[lane] = True
                 any_done = True
                 terminated[lane] = term
@@ -51,9 +89,30 @@ def _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, a
     return max_ticks
 
 
-def advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
-            cap, gamma, lam, beta, bootstrap_truncated, sample_actions, grad_out, done, terminated, actions,
-            reward_kind=REWARD_UNIT, n_step=0, mean_loss=False):
+def advance(
+    max_ticks,
+    uniforms,
+    state,
+    elapsed,
+    theta,
+    physics,
+    alpha,
+    traj,
+    active,
+    cap,
+    gamma,
+    lam,
+    beta,
+    bootstrap_truncated,
+    sample_actions,
+    grad_out,
+    done,
+    terminated,
+    actions,
+    reward_kind=REWARD_UNIT,
+    n_step=0,
+    mean_loss=False,
+):
     """Advance every active lane tick by tick until some lane's episode ends (or ``max_ticks``).
 
     ``uniforms[t, 0]`` / ``uniforms[t, 1]`` are the exploration / action draws of tick t for every
@@ -65,14 +124,53 @@ def advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, ac
     The hot loop is one flat compiled function (a helper taking arrays would pay reference
     counting on every lane visit); parallelism comes from processes (``train_batch(processes=)``).
     """
-    return _advance(max_ticks, uniforms, state, elapsed, theta, physics, alpha, traj, active,
-                    cap, gamma, lam, beta, bootstrap_truncated, sample_actions, reward_kind, n_step, mean_loss,
-                    grad_out, done, terminated, actions)
+    return _advance(
+        max_ticks,
+        uniforms,
+        state,
+        elapsed,
+        theta,
+        physics,
+        alpha,
+        traj,
+        active,
+        cap,
+        gamma,
+        lam,
+        beta,
+        bootstrap_truncated,
+        sample_actions,
+        reward_kind,
+        n_step,
+        mean_loss,
+        grad_out,
+        done,
+        terminated,
+        actions,
+    )
 
 
 def warm_up() -> None:
     """Compile (or load from cache) the kernel on a tiny batch."""
     n = 2
-    advance(1, np.zeros((1, 2, n)), np.zeros((n, 4)), np.zeros(n, np.int64), np.zeros((n, DIM)), np.ones((n, 6)),
-            np.zeros(n), np.zeros((n, 200, TRAJ_FIELDS)), np.ones(n, np.bool_), 200, 0.99, 0.5,
-            0.01, True, False, np.zeros((n, DIM)), np.zeros(n, np.bool_), np.zeros(n, np.bool_), np.zeros(n, np.int8))
+    advance(
+        1,
+        np.zeros((1, 2, n)),
+        np.zeros((n, 4)),
+        np.zeros(n, np.int64),
+        np.zeros((n, DIM)),
+        np.ones((n, 6)),
+        np.zeros(n),
+        np.zeros((n, 200, TRAJ_FIELDS)),
+        np.ones(n, np.bool_),
+        200,
+        0.99,
+        0.5,
+        0.01,
+        True,
+        False,
+        np.zeros((n, DIM)),
+        np.zeros(n, np.bool_),
+        np.zeros(n, np.bool_),
+        np.zeros(n, np.int8),
+    )

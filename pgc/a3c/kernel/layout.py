@@ -37,16 +37,51 @@ COUNTERS = (
 )
 # integer settings (``icfg``), prefix I_
 INT_SETTINGS = (
-    "workers", "submissions", "rounds", "buffer", "window", "stop_at_success", "zero_info", "mech", "reduced_dim",
-    "cap", "bootstrap", "sample", "record", "protect_score", "protect_timing", "protect_order", "reward", "n_step",
-    "mean_loss", "optimizer", "alpha_clock", "canaries", "canary_crafted", "canary_update", "canary_agent_base",
-    "canary_spread", "canary_start",
+    "workers",
+    "submissions",
+    "rounds",
+    "buffer",
+    "window",
+    "stop_at_success",
+    "zero_info",
+    "mech",
+    "reduced_dim",
+    "cap",
+    "bootstrap",
+    "sample",
+    "record",
+    "protect_score",
+    "protect_timing",
+    "protect_order",
+    "reward",
+    "n_step",
+    "mean_loss",
+    "optimizer",
+    "alpha_clock",
+    "canaries",
+    "canary_crafted",
+    "canary_update",
+    "canary_agent_base",
+    "canary_spread",
+    "canary_start",
 )
 # float settings (``fcfg``), prefix F_; ``mech_scale``: the mechanism's extra float (the secure
 # Laplace's snapping grid, the Gaussian's σ; see pgc.a3c.twins.compiled_spec)
 FLOAT_SETTINGS = (
-    "lr", "explore_start", "explore_decay", "target", "epsilon", "clip", "mech_scale", "gamma", "lam", "beta",
-    "score_scale", "rms_decay", "rms_eps", "planted_noise_factor",
+    "lr",
+    "explore_start",
+    "explore_decay",
+    "target",
+    "epsilon",
+    "clip",
+    "mech_scale",
+    "gamma",
+    "lam",
+    "beta",
+    "score_scale",
+    "rms_decay",
+    "rms_eps",
+    "planted_noise_factor",
 )
 # canary settings (pgc.a3c.config.TrainConfig.canaries): ``canaries`` M, ``canary_crafted`` 1 when canary
 # agents play the crafted θ, ``canary_update`` 1 when their submissions enter the buffer,
@@ -62,8 +97,13 @@ LANE_INTS = ("elapsed", "agent", "round", "version", "start", "active", "termina
 # recorded integers per submission (``rec_i`` columns), prefix R_; ``canary`` as in LANE_INTS
 RECORD_INTS = ("agent", "round", "worker", "version", "start", "arrival", "terminated", "nonfinite", "canary")
 
-_ARRAYS = {"C": ("COUNTERS", COUNTERS), "I": ("ICFG", INT_SETTINGS), "F": ("FCFG", FLOAT_SETTINGS),
-           "L": ("LANE_I", LANE_INTS), "R": ("REC_I", RECORD_INTS)}
+_ARRAYS = {
+    "C": ("COUNTERS", COUNTERS),
+    "I": ("ICFG", INT_SETTINGS),
+    "F": ("FCFG", FLOAT_SETTINGS),
+    "L": ("LANE_I", LANE_INTS),
+    "R": ("REC_I", RECORD_INTS),
+}
 
 
 def index_constants() -> dict[str, int]:
@@ -99,6 +139,20 @@ def pack(names: tuple[str, ...], values: dict, dtype) -> np.ndarray:
     return np.array([values[name] for name in names], dtype=dtype)
 
 
-__all__ = ["COUNTERS", "INT_SETTINGS", "FLOAT_SETTINGS", "LANE_INTS", "RECORD_INTS", "index_constants", "pack",
-           "OPTIMIZER_SGD", "OPTIMIZER_RMSPROP", "ALPHA_PER_AGENT", "ALPHA_PER_STEP", "STATUS_DONE",
-           "STATUS_NEED_MECHANISM", "STATUS_PAUSED", *index_constants()]
+__all__ = [
+    "COUNTERS",
+    "INT_SETTINGS",
+    "FLOAT_SETTINGS",
+    "LANE_INTS",
+    "RECORD_INTS",
+    "index_constants",
+    "pack",
+    "OPTIMIZER_SGD",
+    "OPTIMIZER_RMSPROP",
+    "ALPHA_PER_AGENT",
+    "ALPHA_PER_STEP",
+    "STATUS_DONE",
+    "STATUS_NEED_MECHANISM",
+    "STATUS_PAUSED",
+    *index_constants(),
+]

@@ -57,8 +57,13 @@ def forward(theta, row, s0, s1, s2, s3):
     v = 0.0
     if theta.shape[1] == DIM_BIASED:  # Dense layers with biases (θ[112:131], canonical places)
         for j in range(16):
-            p = theta[row, j] * s0 + theta[row, 16 + j] * s1 + theta[row, 32 + j] * s2 + theta[row, 48 + j] * s3 \
+            p = (
+                theta[row, j] * s0
+                + theta[row, 16 + j] * s1
+                + theta[row, 32 + j] * s2
+                + theta[row, 48 + j] * s3
                 + theta[row, 112 + j]
+            )
             h = p if p > 0.0 else 0.0
             z0 += theta[row, 64 + j] * h
             z1 += theta[row, 80 + j] * h
@@ -101,8 +106,9 @@ def step_reward(reward_kind, t, steps, term):
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")  # once per episode: a call, kept out of the hot step
-def episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, reward_kind, n_step, mean_loss,
-                     grad_out):
+def episode_gradient(
+    lane, traj, steps, term, v_boot, theta, gamma, lam, beta, reward_kind, n_step, mean_loss, grad_out
+):
     """Backward sweep over one stored episode: writes g of eqs. 15–18 into grad_out[lane].
 
     θ' is read in the kernel layout (:data:`KERNEL_ORDER`); g is written in the canonical one.
@@ -181,11 +187,27 @@ def episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, r
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
-def finish_episode(lane, traj, steps, term, x, x_dot, th, th_dot, theta, gamma, lam, beta,
-                   bootstrap_truncated, reward_kind, n_step, mean_loss, grad_out):
+def finish_episode(
+    lane,
+    traj,
+    steps,
+    term,
+    x,
+    x_dot,
+    th,
+    th_dot,
+    theta,
+    gamma,
+    lam,
+    beta,
+    bootstrap_truncated,
+    reward_kind,
+    n_step,
+    mean_loss,
+    grad_out,
+):
     """Episode over: bootstrap value V_T (eq. 18) and the backward sweep into grad_out[lane]."""
     v_boot = 0.0
     if (not term) and bootstrap_truncated:
         _, _, v_boot = forward(theta, lane, x, x_dot, th, th_dot)
-    episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, reward_kind, n_step, mean_loss,
-                     grad_out)
+    episode_gradient(lane, traj, steps, term, v_boot, theta, gamma, lam, beta, reward_kind, n_step, mean_loss, grad_out)

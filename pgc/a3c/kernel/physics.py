@@ -31,7 +31,8 @@ def physics_step(physics, row, s0, s1, s2, s3, a):
     sintheta = math.sin(s2)
     temp = (force + polemass_length * (s3 * s3) * sintheta) / total_mass
     thetaacc = (gravity * sintheta - costheta * temp) / (
-        length * (4.0 / 3.0 - masspole * (costheta * costheta) / total_mass))
+        length * (4.0 / 3.0 - masspole * (costheta * costheta) / total_mass)
+    )
     xacc = temp - polemass_length * thetaacc * costheta / total_mass
     x = s0 + tau * s1
     x_dot = s1 + tau * xacc

@@ -97,8 +97,24 @@ from .physics import play_step
 
 
 @nb.njit(cache=True, inline="always", error_model="numpy")
-def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
-                  lane_phys, lane_alpha, lane_theta, env_gen, canary_psi, canary_theta):
+def start_episode(
+    w,
+    new_agent,
+    icfg,
+    fcfg,
+    ctr,
+    agent_psi,
+    base_physics,
+    theta,
+    lane_i,
+    lane_state,
+    lane_phys,
+    lane_alpha,
+    lane_theta,
+    env_gen,
+    canary_psi,
+    canary_theta,
+):
     """Alg. 1: worker w starts an episode; its agent copies θ' ← θ (the θ after this tick's updates).
 
     Canary agents (``I_CANARIES`` = M > 0; one submission each): a new agent is canary k = the
@@ -150,11 +166,41 @@ def start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta,
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
-def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, base_physics, theta, buf_sum, opt_state,
-              ctr,
-              lane_i, lane_state, lane_phys, lane_alpha, lane_theta, traj, lane_grad, fin,
-              pending, noisy, prs_matrix, pause_after,
-              scores, reported, rec_i, rec_psi, rec_grad, kept_versions, kept_thetas, canary_psi, canary_theta):
+def run_trial(
+    env_gen,
+    mech_gen,
+    score_gen,
+    order_gen,
+    icfg,
+    fcfg,
+    agent_psi,
+    base_physics,
+    theta,
+    buf_sum,
+    opt_state,
+    ctr,
+    lane_i,
+    lane_state,
+    lane_phys,
+    lane_alpha,
+    lane_theta,
+    traj,
+    lane_grad,
+    fin,
+    pending,
+    noisy,
+    prs_matrix,
+    pause_after,
+    scores,
+    reported,
+    rec_i,
+    rec_psi,
+    rec_grad,
+    kept_versions,
+    kept_thetas,
+    canary_psi,
+    canary_theta,
+):
     """Run (or resume) one trial of Algorithm 1 until it ends, needs a mechanism, or pauses.
 
     Asynchrony: the environment-step clock. Each tick every worker plays one step; the submissions
@@ -204,8 +250,24 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
     if ctr[C_STARTED] == 0:
         ctr[C_STARTED] = 1
         for w in range(n_workers):
-            start_episode(w, True, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
-                          lane_phys, lane_alpha, lane_theta, env_gen, canary_psi, canary_theta)
+            start_episode(
+                w,
+                True,
+                icfg,
+                fcfg,
+                ctr,
+                agent_psi,
+                base_physics,
+                theta,
+                lane_i,
+                lane_state,
+                lane_phys,
+                lane_alpha,
+                lane_theta,
+                env_gen,
+                canary_psi,
+                canary_theta,
+            )
         if record:
             kept_versions[0] = 0
             for j in range(d):
@@ -224,8 +286,9 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                         fin[n_fin] = w
                         n_fin += 1
                     continue
-                z0, z1, _ = forward(lane_theta, w, lane_state[w, 0], lane_state[w, 1], lane_state[w, 2],
-                                     lane_state[w, 3])
+                z0, z1, _ = forward(
+                    lane_theta, w, lane_state[w, 0], lane_state[w, 1], lane_state[w, 2], lane_state[w, 3]
+                )
                 if alpha_per_step:
                     lane_alpha[w] = max(0.0, fcfg[F_EXPLORE_START] - ctr[C_STEPS] / fcfg[F_EXPLORE_DECAY])
                 # §4: with probability α a uniformly random action; otherwise argmax π (Alg. 1,
@@ -242,8 +305,25 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 ctr[C_STEPS] += 1
                 over, term, x, x_dot, th, th_dot = play_step(w, a, t, lane_state, lane_phys, traj, cap)
                 if over:
-                    finish_episode(w, traj, t + 1, term, x, x_dot, th, th_dot, lane_theta, gamma, lam, beta,
-                                   bootstrap, reward_kind, n_step, mean_loss, lane_grad)
+                    finish_episode(
+                        w,
+                        traj,
+                        t + 1,
+                        term,
+                        x,
+                        x_dot,
+                        th,
+                        th_dot,
+                        lane_theta,
+                        gamma,
+                        lam,
+                        beta,
+                        bootstrap,
+                        reward_kind,
+                        n_step,
+                        mean_loss,
+                        lane_grad,
+                    )
                     lane_i[w, L_ACTIVE] = 0
                     lane_i[w, L_TERMINATED] = 1 if term else 0
                     if protect_timing and ctr[C_TICK] + 1 < lane_i[w, L_START] + cap:
@@ -282,8 +362,17 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 if kind == MECH_EXTERNAL:
                     return STATUS_NEED_MECHANISM
             if kind != MECH_EXTERNAL:  # Alg. 2 / Alg. 3
-                privatize_row(kind, pending, noisy, mech_gen, fcfg[F_EPSILON] * fcfg[F_PLANTED_NOISE_FACTOR],
-                              fcfg[F_CLIP], icfg[I_REDUCED_DIM], fcfg[F_MECH_SCALE], prs_matrix)
+                privatize_row(
+                    kind,
+                    pending,
+                    noisy,
+                    mech_gen,
+                    fcfg[F_EPSILON] * fcfg[F_PLANTED_NOISE_FACTOR],
+                    fcfg[F_CLIP],
+                    icfg[I_REDUCED_DIM],
+                    fcfg[F_MECH_SCALE],
+                    prs_matrix,
+                )
             ctr[C_PREPARED] = 0
             # aggregator: buffer, then eq. 22 (a canary's submission only with I_CANARY_UPDATE)
             applied = lane_i[w, L_CANARY] < 0 or icfg[I_CANARY_UPDATE] != 0
@@ -311,8 +400,9 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 ctr[C_CANARIES_SUBMITTED] += 1
             scores[n] = lane_i[w, L_ELAPSED]
             if protect_score:  # the score's own ε-LDP mechanism, before it leaves the agent
-                reported[n] = min(max(float(lane_i[w, L_ELAPSED]), 0.0), float(cap)) + \
-                    laplace_scalar(score_gen, fcfg[F_SCORE_SCALE])
+                reported[n] = min(max(float(lane_i[w, L_ELAPSED]), 0.0), float(cap)) + laplace_scalar(
+                    score_gen, fcfg[F_SCORE_SCALE]
+                )
             if record:
                 rec_i[n, R_AGENT] = lane_i[w, L_AGENT]
                 rec_i[n, R_ROUND] = lane_i[w, L_ROUND]
@@ -359,8 +449,24 @@ def run_trial(env_gen, mech_gen, score_gen, order_gen, icfg, fcfg, agent_psi, ba
                 if ctr[C_SUBMITTED] >= icfg[I_SUBMISSIONS]:
                     continue  # waiting for the last canaries: finished workers start no new agent
                 new_agent = lane_i[w, L_ROUND] + 1 >= icfg[I_ROUNDS]
-                start_episode(w, new_agent, icfg, fcfg, ctr, agent_psi, base_physics, theta, lane_i, lane_state,
-                              lane_phys, lane_alpha, lane_theta, env_gen, canary_psi, canary_theta)
+                start_episode(
+                    w,
+                    new_agent,
+                    icfg,
+                    fcfg,
+                    ctr,
+                    agent_psi,
+                    base_physics,
+                    theta,
+                    lane_i,
+                    lane_state,
+                    lane_phys,
+                    lane_alpha,
+                    lane_theta,
+                    env_gen,
+                    canary_psi,
+                    canary_theta,
+                )
         ctr[C_FIN_POS] = 0
         ctr[C_N_FIN] = 0
         if pause_after > 0 and submitted_this_call >= pause_after and ctr[C_DONE] == 0:

@@ -54,50 +54,92 @@ class AttackCommand:
         target = p.add_mutually_exclusive_group()
         target.add_argument("--run", help="attack the transcript of this pgc train folder")
         target.add_argument("--plot", metavar="SWEEP_JSON", help="only re-draw the PNG of a --sweep result file")
-        target.add_argument("--model", action="append",
-                            help="fresh submissions at a model: init:SEED | run:DIR | run-initial:DIR | CHECKPOINT "
-                                 "(repeatable with --sweep)")
+        target.add_argument(
+            "--model",
+            action="append",
+            help="fresh submissions at a model: init:SEED | run:DIR | run-initial:DIR | CHECKPOINT "
+            "(repeatable with --sweep)",
+        )
         p.add_argument("--trial", type=int, default=0, help="trial of --run (default 0)")
-        p.add_argument("--mechanism", choices=sorted(MECHANISMS),
-                       help="mechanism of fresh submissions (default laplace)")
-        p.add_argument("--epsilon", type=positive_float,
-                       help="ε per submission of fresh submissions (default 1; inf = none)")
+        p.add_argument(
+            "--mechanism", choices=sorted(MECHANISMS), help="mechanism of fresh submissions (default laplace)"
+        )
+        p.add_argument(
+            "--epsilon", type=positive_float, help="ε per submission of fresh submissions (default 1; inf = none)"
+        )
         p.add_argument("--clip", type=positive_float, help="clip C (default: the mechanism's paper value)")
         p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂")
         cand = p.add_mutually_exclusive_group()
         cand.add_argument("--candidates", type=finite_float, nargs="+", help="candidate set Ψ (default 9.7 9.8 9.9)")
-        cand.add_argument("--range", type=finite_float, nargs=2, metavar=("LO", "HI"),
-                          help="regression over ψ ∈ [LO, HI]")
-        p.add_argument("--budget", type=_budget, nargs="+", default=[500],
-                       help="shadow episodes per candidate ψ (per target θ); several give a budget curve (default 500)")
-        p.add_argument("--k", type=positive_int, nargs="+", default=[1],
-                       help="linked submissions per target; several give a curve (default 1)")
+        cand.add_argument(
+            "--range", type=finite_float, nargs=2, metavar=("LO", "HI"), help="regression over ψ ∈ [LO, HI]"
+        )
+        p.add_argument(
+            "--budget",
+            type=_budget,
+            nargs="+",
+            default=[500],
+            help="shadow episodes per candidate ψ (per target θ); several give a budget curve (default 500)",
+        )
+        p.add_argument(
+            "--k",
+            type=positive_int,
+            nargs="+",
+            default=[1],
+            help="linked submissions per target; several give a curve (default 1)",
+        )
         p.add_argument("--targets", type=positive_int, default=600, help="attacked environments (default 600)")
-        p.add_argument("--channels",
-                       help="channels the attacker may use, comma-separated: gradient,score,timing,prs_internals "
-                            "(default gradient; --sweep always runs gradient and gradient,score)")
-        p.add_argument("--attackers", default="likelihood,learned,side-channel",
-                       help="attackers to run (default likelihood,learned,side-channel)")
-        p.add_argument("--action-selection", choices=["greedy", "sample"], help="A3C action selection for --model "
-                       "(default: the run's for run:DIR, else greedy)")
+        p.add_argument(
+            "--channels",
+            help="channels the attacker may use, comma-separated: gradient,score,timing,prs_internals "
+            "(default gradient; --sweep always runs gradient and gradient,score)",
+        )
+        p.add_argument(
+            "--attackers",
+            default="likelihood,learned,side-channel",
+            help="attackers to run (default likelihood,learned,side-channel)",
+        )
+        p.add_argument(
+            "--action-selection",
+            choices=["greedy", "sample"],
+            help="A3C action selection for --model (default: the run's for run:DIR, else greedy)",
+        )
         p.add_argument("--lam", type=float, help="λ (value-loss weight) for --model (default: run's, else 0.5)")
         p.add_argument("--alpha", type=float, default=0.0, help="exploration probability of fresh agents (default 0)")
         p.add_argument("--white-box", action="store_true", help="PRS: give the attacker (M, ũ) (channel prs_internals)")
-        target.add_argument("--active", action="store_true",
-                       help="active attacker: the aggregator crafts θ for the candidates (extreme pair) and "
-                            "attacks fresh submissions at it; the crafted θ is saved beside --out")
-        p.add_argument("--quick-search", action="store_true",
-                       help="--active: a small crafted-model search (smoke runs and tests; weaker θ)")
-        p.add_argument("--sweep", action="store_true",
-                       help="accuracy vs --epsilons for each --model; writes JSON + PNG")
-        p.add_argument("--epsilons", type=positive_float, nargs="+", default=[1, 2, 5, 10, math.inf],
-                       help="ε values of --sweep (default 1 2 5 10 inf)")
+        target.add_argument(
+            "--active",
+            action="store_true",
+            help="active attacker: the aggregator crafts θ for the candidates (extreme pair) and "
+            "attacks fresh submissions at it; the crafted θ is saved beside --out",
+        )
+        p.add_argument(
+            "--quick-search",
+            action="store_true",
+            help="--active: a small crafted-model search (smoke runs and tests; weaker θ)",
+        )
+        p.add_argument(
+            "--sweep", action="store_true", help="accuracy vs --epsilons for each --model; writes JSON + PNG"
+        )
+        p.add_argument(
+            "--epsilons",
+            type=positive_float,
+            nargs="+",
+            default=[1, 2, 5, 10, math.inf],
+            help="ε values of --sweep (default 1 2 5 10 inf)",
+        )
         p.add_argument("--epochs", type=positive_int, default=40, help="learned attacker epochs (default 40)")
         add_seed(p, default=0, help="root seed (default 0)")
-        add_engine(p, "where the independent attacks run (--sweep settings, or one attack's attackers x "
-                      "budgets): this process (local, default) or a Ray cluster, one task each; same results")
-        add_out(p, help="JSON result file (default runs/attack/<mode>-<date>-<time>.json, new for every "
-                                     "run; PNG beside it with --sweep, the crafted θ with --active)")
+        add_engine(
+            p,
+            "where the independent attacks run (--sweep settings, or one attack's attackers x "
+            "budgets): this process (local, default) or a Ray cluster, one task each; same results",
+        )
+        add_out(
+            p,
+            help="JSON result file (default runs/attack/<mode>-<date>-<time>.json, new for every "
+            "run; PNG beside it with --sweep, the crafted θ with --active)",
+        )
         add_force(p, help="replace an existing --out result (and its PNG or θ file)")
         add_progress(p, help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
 
@@ -124,8 +166,9 @@ class AttackCommand:
             raise UserError(f"unknown attacker(s) {unknown}; known: {', '.join(ATTACKERS)}")
         if args.range is not None and not args.range[0] < args.range[1]:
             raise UserError("--range needs LO < HI")
-        if args.candidates is not None and (len(args.candidates) < 2
-                                            or len(set(args.candidates)) != len(args.candidates)):
+        if args.candidates is not None and (
+            len(args.candidates) < 2 or len(set(args.candidates)) != len(args.candidates)
+        ):
             raise UserError("--candidates needs at least two distinct values")
         if args.sweep and args.run:
             raise UserError("--sweep works on --model targets")
@@ -135,16 +178,19 @@ class AttackCommand:
             raise UserError("--quick-search belongs to --active")
         if not (args.active or args.run or args.model or args.plot):
             raise UserError("give one of --run DIR, --model SPEC, --active, --plot FILE")
-        if args.run and any(v is not None for v in (args.mechanism, args.epsilon, args.clip, args.reduced_dim,
-                                                     args.action_selection, args.lam)):
+        if args.run and any(
+            v is not None
+            for v in (args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.action_selection, args.lam)
+        ):
             raise UserError("--run takes mechanism, ε, clip and A3C settings from the run; drop those flags")
         if args.out is not None and Path(args.out).suffix != ".json":
             raise UserError("--out must name a .json file")
         from ..outputs import ResultFile
 
         settings = _settings(args, channels, attackers)
-        with ResultFile(args.out, command="attack", name=settings.mode,
-                        force=args.force) as out:  # one writer at a time
+        with ResultFile(
+            args.out, command="attack", name=settings.mode, force=args.force
+        ) as out:  # one writer at a time
             with chosen_engine(args.engine, args.address) as engine:  # None: the local engine, this process
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 return _attack(settings, out, engine, args.progress and engine is None)
@@ -154,13 +200,32 @@ def _settings(args: argparse.Namespace, channels: tuple[str, ...], attackers: li
     from attacks.modes import AttackSettings
 
     return AttackSettings(
-        channels=tuple(channels), attackers=tuple(attackers), run=args.run, trial=args.trial,
-        models=tuple(args.model or ()), active=args.active, quick_search=args.quick_search, sweep=args.sweep,
-        epsilons=tuple(args.epsilons), mechanism=args.mechanism, epsilon=args.epsilon, clip=args.clip,
-        reduced_dim=args.reduced_dim, candidates=tuple(args.candidates) if args.candidates else None,
-        psi_range=tuple(args.range) if args.range else None, budgets=tuple(args.budget), ks=tuple(args.k),
-        targets=args.targets, action_selection=args.action_selection, lam=args.lam, alpha=args.alpha,
-        white_box=args.white_box, epochs=args.epochs, seed=args.seed, command="pgc " + " ".join(sys.argv[1:]))
+        channels=tuple(channels),
+        attackers=tuple(attackers),
+        run=args.run,
+        trial=args.trial,
+        models=tuple(args.model or ()),
+        active=args.active,
+        quick_search=args.quick_search,
+        sweep=args.sweep,
+        epsilons=tuple(args.epsilons),
+        mechanism=args.mechanism,
+        epsilon=args.epsilon,
+        clip=args.clip,
+        reduced_dim=args.reduced_dim,
+        candidates=tuple(args.candidates) if args.candidates else None,
+        psi_range=tuple(args.range) if args.range else None,
+        budgets=tuple(args.budget),
+        ks=tuple(args.k),
+        targets=args.targets,
+        action_selection=args.action_selection,
+        lam=args.lam,
+        alpha=args.alpha,
+        white_box=args.white_box,
+        epochs=args.epochs,
+        seed=args.seed,
+        command="pgc " + " ".join(sys.argv[1:]),
+    )
 
 
 def _attack(settings, out, engine, progress: bool) -> int:
@@ -172,8 +237,11 @@ def _attack(settings, out, engine, progress: bool) -> int:
     path = out.write(schemas.dump("attack", result))
     print(f"wrote {path}" + (f" and {path.with_suffix('.png')}" if settings.sweep else ""))
     if result.get("violations"):
-        print(f"!!! {len(result['violations'])} PRIVACY VIOLATION(S) OR EVALUATION BUG: a gradient-only attack "
-              "beat the ε-LDP ceiling beyond its confidence interval — see 'violations' in the JSON", file=sys.stderr)
+        print(
+            f"!!! {len(result['violations'])} PRIVACY VIOLATION(S) OR EVALUATION BUG: a gradient-only attack "
+            "beat the ε-LDP ceiling beyond its confidence interval — see 'violations' in the JSON",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -50,12 +50,21 @@ class PipelineCommand:
         add_force(p, help="replace a non-empty output folder")
         add_seed(p, default=0, help="root seed of every step (default 0)")
         p.add_argument("--quick", action="store_true", help="tiny budgets (smoke test; numbers are not meaningful)")
-        p.add_argument("--include", nargs="+", default=[], metavar="RESULT",
-                       help="further results (replicate, tune, audit, attack JSON) to add to the report")
+        p.add_argument(
+            "--include",
+            nargs="+",
+            default=[],
+            metavar="RESULT",
+            help="further results (replicate, tune, audit, attack JSON) to add to the report",
+        )
         p.add_argument("--skip", nargs="+", default=[], choices=["audit", "attack"], help="steps to leave out")
-        p.add_argument("--protect", default=None, metavar="CHANNELS",
-                       help="mitigations of the private trials (score,timing,order or all; see pgc train --protect): "
-                            "the audits then read them from the run and compare every channel with the total ε")
+        p.add_argument(
+            "--protect",
+            default=None,
+            metavar="CHANNELS",
+            help="mitigations of the private trials (score,timing,order or all; see pgc train --protect): "
+            "the audits then read them from the run and compare every channel with the total ε",
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         from pgc.a3c.protect import parse_protect
@@ -87,13 +96,23 @@ class PipelineCommand:
                     inputs += pipeline.committed_evidence(protect)
             if "attack" not in args.skip:
                 # exit code 1 = the attacker flagged a ceiling violation: a finding for the report, not a failure
-                self._steps("attack", pipeline.attack_steps(work, seed=args.seed, quick=args.quick), steps, inputs,
-                            ok_codes=(0, 1))
+                self._steps(
+                    "attack",
+                    pipeline.attack_steps(work, seed=args.seed, quick=args.quick),
+                    steps,
+                    inputs,
+                    ok_codes=(0, 1),
+                )
             inputs += [str(Path(x).resolve()) for x in args.include]
             pipeline.relocate_results(work, self.moves)
-            manifest = {"kind": "pipeline", "format": "pgc-pipeline/1", "seed": args.seed, "quick": args.quick,
-                        **({"protect": list(protect)} if protect else {}),
-                        "command": "pgc " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["pipeline"] else "pgc pipeline"}
+            manifest = {
+                "kind": "pipeline",
+                "format": "pgc-pipeline/1",
+                "seed": args.seed,
+                "quick": args.quick,
+                **({"protect": list(protect)} if protect else {}),
+                "command": "pgc " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["pipeline"] else "pgc pipeline",
+            }
             pipeline.report_step(work, out, manifest, steps, inputs, self.moves, log=_say)
         total = sum(s["wall_s"] for s in steps)
         print(f"pipeline finished in {total:.0f}s: open {out / 'report' / 'report.html'}")
@@ -104,8 +123,9 @@ class PipelineCommand:
         package it needs: False); each result joins the report's inputs."""
         needs = {"audit": ("pgc.cli.commands.audit", "audit"), "attack": ("pgc.cli.commands.attack", "attacks")}
         if any(importlib.util.find_spec(name) is None for name in needs[package]):
-            steps.append({"step": package, "skipped": f"the {needs[package][1]} package is not available",
-                          "wall_s": 0.0})
+            steps.append(
+                {"step": package, "skipped": f"the {needs[package][1]} package is not available", "wall_s": 0.0}
+            )
             return False
         for name, argv, result in commands:
             self._step(name, argv, steps, ok_codes)

@@ -14,8 +14,12 @@ class ReportCommand:
     help = "privacy report (HTML, Markdown, JSON) from result files"
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        p.add_argument("inputs", nargs="+", metavar="RUN_OR_RESULT",
-                       help="pgc train run folders and JSON results of replicate, audit, attack or tune")
+        p.add_argument(
+            "inputs",
+            nargs="+",
+            metavar="RUN_OR_RESULT",
+            help="pgc train run folders and JSON results of replicate, audit, attack or tune",
+        )
         add_out(p, default="runs/report", help="output folder (default runs/report)")
         add_force(p, help="replace an existing report folder (whole; only a folder pgc report wrote)")
         p.add_argument("--title", default="pgc-audit privacy report", help="page title")
@@ -29,15 +33,19 @@ class ReportCommand:
         try:
             with replace_directory_atomically(out, "report") as work:  # built beside, swapped in whole
                 check_output_dir(out, force=args.force, command="report")
-                written = {name: out / path.relative_to(work)
-                           for name, path in build_report(args.inputs, work, title=args.title).items()}
+                written = {
+                    name: out / path.relative_to(work)
+                    for name, path in build_report(args.inputs, work, title=args.title).items()
+                }
                 summary = json.loads((work / "report.json").read_text())
         except ReportInputError as exc:
             raise UserError(str(exc)) from None
         _print_answer(summary)
         html = written["report.html"]
-        print(f"wrote {html} ({html.stat().st_size / 1024:.0f} KiB, self-contained), {written['report.md']}, "
-              f"{written['report.json']} and {sum(1 for k in written if k.startswith('figures'))} figure(s)")
+        print(
+            f"wrote {html} ({html.stat().st_size / 1024:.0f} KiB, self-contained), {written['report.md']}, "
+            f"{written['report.json']} and {sum(1 for k in written if k.startswith('figures'))} figure(s)"
+        )
         return 0
 
 
@@ -55,13 +63,25 @@ def _print_answer(summary: dict) -> None:
         return
     table = [["observer", "channel", "claimed ε", "audited ε ≥", "cap", "verdict", "after Holm"]]
     for r in rows[:SHOWN_ROWS]:
-        table.append([str(r["group"]), str(r.get("channel_label") or r["family"]),
-                      fmt_eps(schemas.number(r["claimed"])),
-                      fmt_eps(schemas.number(r["lower_bound"])), fmt_eps(schemas.number(r["cap"])), str(r["verdict"]),
-                      str(r.get("holm", "—"))])
+        table.append(
+            [
+                str(r["group"]),
+                str(r.get("channel_label") or r["family"]),
+                fmt_eps(schemas.number(r["claimed"])),
+                fmt_eps(schemas.number(r["lower_bound"])),
+                fmt_eps(schemas.number(r["cap"])),
+                str(r["verdict"]),
+                str(r.get("holm", "—")),
+            ]
+        )
     widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
     for row in table:
-        print("  " + "  ".join(cell.ljust(w) if j in (0, 1, 5, 6) else cell.rjust(w)
-                               for j, (cell, w) in enumerate(zip(row, widths, strict=False))).rstrip())
+        print(
+            "  "
+            + "  ".join(
+                cell.ljust(w) if j in (0, 1, 5, 6) else cell.rjust(w)
+                for j, (cell, w) in enumerate(zip(row, widths, strict=False))
+            ).rstrip()
+        )
     if len(rows) > SHOWN_ROWS:
         print(f"  … {len(rows) - SHOWN_ROWS} further row(s) in the report")

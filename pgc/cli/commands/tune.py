@@ -25,22 +25,40 @@ class TuneCommand:
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         add_out(p, default="runs/tune", help="folder for tune.json (and the default SQLite study)")
-        p.add_argument("--storage", help="optuna storage URL (default sqlite:///OUT/study.db); e.g. "
-                                         "postgresql://user:pw@host/db to share one study between N workers")
+        p.add_argument(
+            "--storage",
+            help="optuna storage URL (default sqlite:///OUT/study.db); e.g. "
+            "postgresql://user:pw@host/db to share one study between N workers",
+        )
         p.add_argument("--study", default="pgc-tune", help="study name (default pgc-tune)")
-        p.add_argument("--trials", type=positive_int, default=30,
-                       help="finished trials the study should hold (counted over all workers and resumes; default 30)")
+        p.add_argument(
+            "--trials",
+            type=positive_int,
+            default=30,
+            help="finished trials the study should hold (counted over all workers and resumes; default 30)",
+        )
         p.add_argument("--batch", type=positive_int, default=4, help="trials trained together in one batch (default 4)")
         p.add_argument("--timeout", type=positive_float, help="stop asking for new trials after this many seconds")
-        p.add_argument("--mode", choices=["pareto", "constrained"], default="pareto",
-                       help="pareto: maximise utility and minimise ε; "
-                            "constrained: the smallest ε with utility >= --min-success")
+        p.add_argument(
+            "--mode",
+            choices=["pareto", "constrained"],
+            default="pareto",
+            help="pareto: maximise utility and minimise ε; constrained: the smallest ε with utility >= --min-success",
+        )
         p.add_argument("--min-success", type=float, help="constrained mode: required utility (success ratio), e.g. 0.5")
         p.add_argument("--utility", choices=["success_ratio", "final_mu"], default="success_ratio")
-        p.add_argument("--privacy", choices=["claimed", "audit"], default="claimed",
-                       help="privacy objective: claimed ε, or the audited black-box ε lower bound")
-        p.add_argument("--audit-samples", type=certification_samples, default=100_000,
-                       help="--privacy audit: certification samples per side of each trial's audit (default 100,000)")
+        p.add_argument(
+            "--privacy",
+            choices=["claimed", "audit"],
+            default="claimed",
+            help="privacy objective: claimed ε, or the audited black-box ε lower bound",
+        )
+        p.add_argument(
+            "--audit-samples",
+            type=certification_samples,
+            default=100_000,
+            help="--privacy audit: certification samples per side of each trial's audit (default 100,000)",
+        )
         p.add_argument("--sampler", choices=["tpe", "nsga2", "random"], default="tpe")
         add_seed(p, default=0, help="study seed (sampler and per-trial training seeds)")
         p.add_argument("--mechanisms", nargs="+", default=["laplace", "prs"])
@@ -51,21 +69,44 @@ class TuneCommand:
         p.add_argument("--lr", nargs=2, type=positive_float, metavar=("LOW", "HIGH"), default=(1e-3, 1.0))
         p.add_argument("--runs-per-trial", type=positive_int, default=8)
         p.add_argument("--submissions", type=positive_int, default=3000)
-        p.add_argument("--rungs", nargs="+", type=positive_float, default=[0.25, 1.0],
-                       help="fractions of --submissions where trials are checked for pruning (last must be 1)")
+        p.add_argument(
+            "--rungs",
+            nargs="+",
+            type=positive_float,
+            default=[0.25, 1.0],
+            help="fractions of --submissions where trials are checked for pruning (last must be 1)",
+        )
         p.add_argument("--prune-below-mu", type=float, default=30.0)
-        p.add_argument("--gravities", nargs="+", type=float, help="ψ values used for tuning "
-                       "(default: shadow/public 9.6 9.8 10.0; tuning on private ψ spends privacy)")
-        p.add_argument("--hyper", choices=["learnable", "paper"], default="learnable",
-                       help="A3C preset: learnable (λ=0, sampled actions; default) or paper (λ=0.5, greedy)")
+        p.add_argument(
+            "--gravities",
+            nargs="+",
+            type=float,
+            help="ψ values used for tuning (default: shadow/public 9.6 9.8 10.0; tuning on private ψ spends privacy)",
+        )
+        p.add_argument(
+            "--hyper",
+            choices=["learnable", "paper"],
+            default="learnable",
+            help="A3C preset: learnable (λ=0, sampled actions; default) or paper (λ=0.5, greedy)",
+        )
         p.add_argument("--heartbeat", type=positive_int, default=30, help="heartbeat interval (s) of in-flight trials")
-        p.add_argument("--grace", type=positive_int, help="seconds without heartbeat before a trial counts as "
-                                                          "killed and is re-queued (default 3 × heartbeat)")
-        p.add_argument("--worker-id", help="name of this worker, mixed into its sampler seed (default: none; the seed "
-                                           "is the study seed and the trials asked so far, on any machine)")
-        p.add_argument("--workers", type=positive_int, default=1,
-                       help="worker processes on this machine sharing the study (default 1); more workers on "
-                            "other machines: run the same command there with the same --storage and --study")
+        p.add_argument(
+            "--grace",
+            type=positive_int,
+            help="seconds without heartbeat before a trial counts as killed and is re-queued (default 3 × heartbeat)",
+        )
+        p.add_argument(
+            "--worker-id",
+            help="name of this worker, mixed into its sampler seed (default: none; the seed "
+            "is the study seed and the trials asked so far, on any machine)",
+        )
+        p.add_argument(
+            "--workers",
+            type=positive_int,
+            default=1,
+            help="worker processes on this machine sharing the study (default 1); more workers on "
+            "other machines: run the same command there with the same --storage and --study",
+        )
         add_engine(p, "where each batch's training runs go: this process (local, default) or a Ray cluster")
         p.add_argument("--export-only", action="store_true", help="write tune.json from the storage without running")
 
@@ -93,8 +134,10 @@ class TuneCommand:
         if args.address is not None and args.engine != "ray":
             raise UserError("--address is only for --engine ray")
         if args.workers > 1 and args.engine == "ray":
-            raise UserError("--workers > 1 is for the local engine; with --engine ray one worker feeds the cluster "
-                           "(start the command on more machines to add workers)")
+            raise UserError(
+                "--workers > 1 is for the local engine; with --engine ray one worker feeds the cluster "
+                "(start the command on more machines to add workers)"
+            )
         if args.mode == "constrained" and args.min_success is None:
             raise UserError("--mode constrained needs --min-success (e.g. 0.5)")
         settings = _study_settings(args)
@@ -105,12 +148,24 @@ class TuneCommand:
         write_marker(out, command="tune")
         finished = finished_trials(args.study, storage)
         if not args.export_only and finished >= args.trials:  # nothing to run, on any engine: say so
-            print(f"study complete: {finished} trials; use a new --out or --trials (more than {finished}) to "
-                  "run more" + ("; nothing ran on Ray" if args.engine == "ray" else ""))
+            print(
+                f"study complete: {finished} trials; use a new --out or --trials (more than {finished}) to "
+                "run more" + ("; nothing ran on Ray" if args.engine == "ray" else "")
+            )
         elif not args.export_only:
-            plan = WorkerPlan(study=args.study, storage=storage, trials=args.trials, batch=args.batch,
-                              timeout=args.timeout, heartbeat=args.heartbeat, grace=args.grace, engine=args.engine,
-                              address=args.address, workers=args.workers, worker_id=args.worker_id)
+            plan = WorkerPlan(
+                study=args.study,
+                storage=storage,
+                trials=args.trials,
+                batch=args.batch,
+                timeout=args.timeout,
+                heartbeat=args.heartbeat,
+                grace=args.grace,
+                engine=args.engine,
+                address=args.address,
+                workers=args.workers,
+                worker_id=args.worker_id,
+            )
             run_workers(plan, settings, lambda msg: print(msg, file=sys.stderr, flush=True))
         try:
             result = export_study(args.study, storage)
@@ -128,16 +183,34 @@ def _study_settings(args: argparse.Namespace):
 
     gravities = tuple(args.gravities) if args.gravities else None
     try:
-        space = SearchSpace(mechanisms=tuple(args.mechanisms), epsilon=tuple(args.epsilon), clip=tuple(args.clip),
-                            buffer_size=tuple(args.buffer), reduced_dim=tuple(args.reduced_dim),
-                            learning_rate=tuple(args.lr))
-        ev_kw = dict(runs_per_trial=args.runs_per_trial, submissions=args.submissions, rungs=tuple(args.rungs),
-                     prune_below_mu=args.prune_below_mu, hyper=args.hyper, utility=args.utility,
-                     privacy=args.privacy, audit_samples=args.audit_samples)
+        space = SearchSpace(
+            mechanisms=tuple(args.mechanisms),
+            epsilon=tuple(args.epsilon),
+            clip=tuple(args.clip),
+            buffer_size=tuple(args.buffer),
+            reduced_dim=tuple(args.reduced_dim),
+            learning_rate=tuple(args.lr),
+        )
+        ev_kw = dict(
+            runs_per_trial=args.runs_per_trial,
+            submissions=args.submissions,
+            rungs=tuple(args.rungs),
+            prune_below_mu=args.prune_below_mu,
+            hyper=args.hyper,
+            utility=args.utility,
+            privacy=args.privacy,
+            audit_samples=args.audit_samples,
+        )
         if gravities:
             ev_kw.update(gravities=gravities, environments="user-given (privacy spent if private)")
-        settings = StudySettings(space=space, evaluation=Evaluation(**ev_kw), mode=args.mode,
-                                 min_utility=args.min_success, sampler=args.sampler, seed=args.seed)
+        settings = StudySettings(
+            space=space,
+            evaluation=Evaluation(**ev_kw),
+            mode=args.mode,
+            min_utility=args.min_success,
+            sampler=args.sampler,
+            seed=args.seed,
+        )
     except ValueError as exc:
         raise UserError(str(exc)) from None
     return settings
@@ -145,13 +218,17 @@ def _study_settings(args: argparse.Namespace):
 
 def _print_study(result: dict, args: argparse.Namespace) -> None:
     c = result["counts"]
-    print(f"study {args.study!r}: {c.get('COMPLETE', 0)} complete, {c.get('PRUNED', 0)} pruned, "
-          f"{c.get('FAIL', 0)} failed; Pareto front trials {result['pareto_front']}")
+    print(
+        f"study {args.study!r}: {c.get('COMPLETE', 0)} complete, {c.get('PRUNED', 0)} pruned, "
+        f"{c.get('FAIL', 0)} failed; Pareto front trials {result['pareto_front']}"
+    )
     by_number = {t["number"]: t for t in result["trials"]}
     for n in result["pareto_front"]:
         t = by_number[n]
-        print(f"  #{n}: {t['params']}  privacy={t['privacy']:.3g}  success={t['success_ratio']:.2f}  "
-              f"median FST={t['median_fst']:g}")
+        print(
+            f"  #{n}: {t['params']}  privacy={t['privacy']:.3g}  success={t['success_ratio']:.2f}  "
+            f"median FST={t['median_fst']:g}"
+        )
     if result["best_constrained"]:
         b = result["best_constrained"]
         print(f"smallest privacy value with utility >= {args.min_success}: {b['privacy']:.3g} (trial #{b['number']})")

@@ -13,8 +13,26 @@ from pgc.cli.main import main
 
 def test_train_writes_run(tmp_path, capsys):
     out = tmp_path / "run"
-    rc = main(["train", "--mechanism", "prs", "--epsilon", "5", "--buffer", "10", "--submissions", "200",
-               "--trials", "2", "--seed", "7", "--out", str(out), "--no-progress"])
+    rc = main(
+        [
+            "train",
+            "--mechanism",
+            "prs",
+            "--epsilon",
+            "5",
+            "--buffer",
+            "10",
+            "--submissions",
+            "200",
+            "--trials",
+            "2",
+            "--seed",
+            "7",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     summary, trials = load_run(out)
     assert len(trials) == 2 and summary["wall_time_s"] > 0 and "torch" in summary["versions"]
@@ -35,15 +53,18 @@ def test_train_config_file(tmp_path):
     assert (c.epsilon, c.submissions, c.workers) == (2.0, 30, 3)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--epsilon", "0"], "must be > 0"),
-    (["--epsilon", "nan"], "must be > 0"),
-    (["--clip", "-1"], "must be > 0"),
-    (["--mechanism", "gauss"], "invalid choice"),
-    (["--buffer", "0"], "must be >= 1"),
-    (["--reduced-dim", "200", "--mechanism", "prs"], "exceeds"),
-    (["--config", "/nonexistent.json"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--epsilon", "0"], "must be > 0"),
+        (["--epsilon", "nan"], "must be > 0"),
+        (["--clip", "-1"], "must be > 0"),
+        (["--mechanism", "gauss"], "invalid choice"),
+        (["--buffer", "0"], "must be >= 1"),
+        (["--reduced-dim", "200", "--mechanism", "prs"], "exceeds"),
+        (["--config", "/nonexistent.json"], "does not exist"),
+    ],
+)
 def test_train_bad_input(tmp_path, capsys, argv, message):
     out = tmp_path / "run"
     try:
@@ -57,8 +78,9 @@ def test_train_bad_input(tmp_path, capsys, argv, message):
 
 def test_train_bad_input_exit_code_in_a_real_process(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "train", "--epsilon", "-2", "--out", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pgc.cli", "train", "--epsilon", "-2", "--out", str(out)], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "must be > 0" in proc.stderr and not out.exists()
 
 
@@ -80,8 +102,25 @@ def test_bad_config_file(tmp_path):
 
 def test_bench_train_prints_both_references_and_writes_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    assert main(["bench", "train", "--trials", "3", "--submissions", "30", "--naive-seconds", "0.3",
-                 "--processes", "1", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "train",
+                "--trials",
+                "3",
+                "--submissions",
+                "30",
+                "--naive-seconds",
+                "0.3",
+                "--processes",
+                "1",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     numbers = json.loads(out.read_text())["numbers"]
     assert numbers["vectorised_agent_steps"] > 0 and numbers["naive_agent_steps"] > 0
     assert numbers["ratio"] == pytest.approx(numbers["vectorised_steps_per_s"] / numbers["naive_steps_per_s"])

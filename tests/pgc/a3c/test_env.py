@@ -7,8 +7,11 @@ import pytest
 from pgc.a3c.env import PHYSICS_FIELDS, CartPoleParams, VectorCartPole, cartpole_step, physics_array
 from pgc.a3c.rollout import A3CHyperparams, LaneEngine
 
-PARAMS = [CartPoleParams(), CartPoleParams(gravity=9.7), CartPoleParams(gravity=12.5, masscart=1.3, masspole=0.2,
-                                                                          length=0.7, force_mag=8.0, tau=0.015)]
+PARAMS = [
+    CartPoleParams(),
+    CartPoleParams(gravity=9.7),
+    CartPoleParams(gravity=12.5, masscart=1.3, masspole=0.2, length=0.7, force_mag=8.0, tau=0.015),
+]
 
 
 def gym_env(params: CartPoleParams):
@@ -43,7 +46,7 @@ def test_numpy_step_equals_gymnasium(params, rng):
         state = start[None].copy()
         phys = params.as_row()[None]
         for t in range(len(ref_states)):
-            state, term = cartpole_step(state, actions[t:t + 1], phys)
+            state, term = cartpole_step(state, actions[t : t + 1], phys)
             np.testing.assert_array_equal(state[0], ref_states[t])  # bit-identical
             assert term[0] == ref_terms[t]
 

@@ -26,16 +26,23 @@ def record_episodes(theta, hyper, rng, n=6, alpha=0.3, gravity=9.8):
     return engine, [np.array(s) for s in states], [np.array(a) for a in actions]
 
 
-@pytest.mark.parametrize("hyper", [
-    A3CHyperparams(),
-    A3CHyperparams(cap=12),  # truncated episodes: bootstrap V(s_T)
-    A3CHyperparams(cap=12, bootstrap_truncated=False),
-    A3CHyperparams(gamma=0.9, lam=1.3, beta=0.2, action_selection="sample"),
-    # reading knobs: every combination that changes the gradient
-    *[A3CHyperparams(reward=reward, n_step=n_step, loss_reduction=reduction, cap=cap, bootstrap_truncated=boot)
-      for reward in ("unit", "terminal") for n_step in (0, 1, 5) for reduction in ("sum", "mean")
-      for cap, boot in ((200, True), (12, True), (12, False))],
-])
+@pytest.mark.parametrize(
+    "hyper",
+    [
+        A3CHyperparams(),
+        A3CHyperparams(cap=12),  # truncated episodes: bootstrap V(s_T)
+        A3CHyperparams(cap=12, bootstrap_truncated=False),
+        A3CHyperparams(gamma=0.9, lam=1.3, beta=0.2, action_selection="sample"),
+        # reading knobs: every combination that changes the gradient
+        *[
+            A3CHyperparams(reward=reward, n_step=n_step, loss_reduction=reduction, cap=cap, bootstrap_truncated=boot)
+            for reward in ("unit", "terminal")
+            for n_step in (0, 1, 5)
+            for reduction in ("sum", "mean")
+            for cap, boot in ((200, True), (12, True), (12, False))
+        ],
+    ],
+)
 @pytest.mark.parametrize("biases", [False, True], ids=["d112", "d131"])
 def test_kernel_gradient_equals_autograd(hyper, biases, rng):
     hyper = replace(hyper, biases=biases)

@@ -14,8 +14,12 @@ def test_index_constants_are_the_positions_of_the_named_fields():
     assert kernel.R_NONFINITE == layout.RECORD_INTS.index("nonfinite")
     assert kernel.L_WAITING == layout.LANE_INTS.index("waiting")
     assert (kernel.N_COUNTERS, kernel.N_ICFG, kernel.N_FCFG, kernel.N_LANE_I, kernel.N_REC_I) == (
-        len(layout.COUNTERS), len(layout.INT_SETTINGS), len(layout.FLOAT_SETTINGS), len(layout.LANE_INTS),
-        len(layout.RECORD_INTS))
+        len(layout.COUNTERS),
+        len(layout.INT_SETTINGS),
+        len(layout.FLOAT_SETTINGS),
+        len(layout.LANE_INTS),
+        len(layout.RECORD_INTS),
+    )
     for prefix, names in [("C", layout.COUNTERS), ("I", layout.INT_SETTINGS), ("F", layout.FLOAT_SETTINGS)]:
         indices = sorted(getattr(layout, f"{prefix}_{name.upper()}") for name in names)
         assert indices == list(range(len(names)))  # one slot per field, none shared

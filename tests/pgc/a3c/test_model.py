@@ -46,8 +46,9 @@ def test_biased_layout(rng):
     s = torch.as_tensor(rng.normal(size=(5, 4)))
     logits, v = m(s)
     h = torch.relu(s @ torch.as_tensor(theta[:64].reshape(16, 4)).T + torch.as_tensor(theta[112:128]))
-    torch.testing.assert_close(logits, h @ torch.as_tensor(theta[64:96].reshape(2, 16)).T
-                               + torch.as_tensor(theta[128:130]))
+    torch.testing.assert_close(
+        logits, h @ torch.as_tensor(theta[64:96].reshape(2, 16)).T + torch.as_tensor(theta[128:130])
+    )
     torch.testing.assert_close(v, h @ torch.as_tensor(theta[96:112]) + theta[130])
     with pytest.raises(ValueError, match="112 or 131"):
         ActorCritic.from_flat(np.zeros(120))
@@ -70,8 +71,15 @@ def test_checkpoint_roundtrip(tmp_path, rng, dim):
 
 
 def test_checkpoint_with_some_biases_is_refused(tmp_path):
-    torch.save({"common.weight": torch.zeros(16, 4), "policy.weight": torch.zeros(2, 16),
-                "value.weight": torch.zeros(1, 16), "common.bias": torch.zeros(16)}, tmp_path / "a.pt")
+    torch.save(
+        {
+            "common.weight": torch.zeros(16, 4),
+            "policy.weight": torch.zeros(2, 16),
+            "value.weight": torch.zeros(1, 16),
+            "common.bias": torch.zeros(16),
+        },
+        tmp_path / "a.pt",
+    )
     with pytest.raises(CheckpointError, match="not an ActorCritic"):
         load_checkpoint(tmp_path / "a.pt")
 
@@ -104,8 +112,14 @@ def test_corrupted_checkpoint(tmp_path, content):
 
 def test_wrong_checkpoint_contents(tmp_path):
     torch.save({"common.weight": torch.zeros(3, 3)}, tmp_path / "a.pt")
-    torch.save({"common.weight": torch.zeros(16, 4), "policy.weight": torch.zeros(2, 16),
-                "value.weight": torch.full((1, 16), float("nan"))}, tmp_path / "b.pt")
+    torch.save(
+        {
+            "common.weight": torch.zeros(16, 4),
+            "policy.weight": torch.zeros(2, 16),
+            "value.weight": torch.full((1, 16), float("nan")),
+        },
+        tmp_path / "b.pt",
+    )
     with pytest.raises(CheckpointError, match="not an ActorCritic"):
         load_checkpoint(tmp_path / "a.pt")
     with pytest.raises(CheckpointError, match="non-finite"):

@@ -11,16 +11,31 @@ from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.trainer import train
 
 # (mechanism, ε, buffer size MAX_BUF, workers, seed): 24 small trials
-CASES = [(mechanism, epsilon, buffer_size, workers, seed)
-         for mechanism, epsilon in [("laplace", 1.0), ("laplace-secure", 2.0), ("prs", 10.0), ("none", math.inf),
-                                    ("gaussian-analytic", 2.0), ("prs", 2.0)]
-         for buffer_size, workers, seed in [(1, 9, 0), (1, 3, 1), (5, 4, 2), (20, 9, 3)]]
+CASES = [
+    (mechanism, epsilon, buffer_size, workers, seed)
+    for mechanism, epsilon in [
+        ("laplace", 1.0),
+        ("laplace-secure", 2.0),
+        ("prs", 10.0),
+        ("none", math.inf),
+        ("gaussian-analytic", 2.0),
+        ("prs", 2.0),
+    ]
+    for buffer_size, workers, seed in [(1, 9, 0), (1, 3, 1), (5, 4, 2), (20, 9, 3)]
+]
 
 
 @pytest.mark.parametrize("mechanism, epsilon, buffer_size, workers, seed", CASES)
 def test_reference_trial_equals_the_compiled_trial(mechanism, epsilon, buffer_size, workers, seed):
-    cfg = TrainConfig(mechanism=mechanism, epsilon=epsilon, buffer_size=buffer_size, workers=workers, seed=seed,
-                      submissions=60, delta=1e-5 if mechanism.startswith("gaussian") else None)
+    cfg = TrainConfig(
+        mechanism=mechanism,
+        epsilon=epsilon,
+        buffer_size=buffer_size,
+        workers=workers,
+        seed=seed,
+        submissions=60,
+        delta=1e-5 if mechanism.startswith("gaussian") else None,
+    )
     reference = run_reference_trial(cfg)
     compiled = train(cfg, record_transcript=True)
     np.testing.assert_array_equal(reference.scores, compiled.scores)  # the same episodes, step for step

@@ -25,15 +25,21 @@ class Float32Laplace:
 
 @pytest.mark.parametrize("buffer_size, biases", [(1, False), (7, False), (100, False), (7, True)])
 def test_eq22_replay_from_transcript(buffer_size, biases):
-    cfg = TrainConfig(mechanism="laplace", epsilon=1.0, submissions=523, buffer_size=buffer_size, seed=3,
-                      hyper=A3CHyperparams(biases=biases))
+    cfg = TrainConfig(
+        mechanism="laplace",
+        epsilon=1.0,
+        submissions=523,
+        buffer_size=buffer_size,
+        seed=3,
+        hyper=A3CHyperparams(biases=biases),
+    )
     res = train_batch([cfg], record_transcripts=True, mechanisms=[Float32Laplace()])[0]
     tr = res.transcript
     g = tr.gradient.astype(np.float64)
     closed = (len(g) // buffer_size) * buffer_size
     expected = res.initial_theta.copy()
     for start in range(0, closed, buffer_size):  # eq. 22, buffer by buffer
-        expected -= cfg.learning_rate * g[start:start + buffer_size].mean(axis=0)
+        expected -= cfg.learning_rate * g[start : start + buffer_size].mean(axis=0)
     np.testing.assert_allclose(res.theta, expected, rtol=0, atol=1e-12)
     assert res.updates == closed // buffer_size
     assert g.shape[1] == res.theta.size == (131 if biases else 112)
@@ -41,9 +47,13 @@ def test_eq22_replay_from_transcript(buffer_size, biases):
         assert not res.initial_theta[112:].any() and res.theta[112:].any()
     # every θ version used by a submission is the replayed θ at that version
     for v in np.unique(tr.model_version)[:20]:
-        replay = res.initial_theta - cfg.learning_rate * sum(
-            g[s:s + buffer_size].mean(axis=0)
-            for s in range(0, v * buffer_size, buffer_size)) if v else res.initial_theta
+        replay = (
+            res.initial_theta
+            - cfg.learning_rate
+            * sum(g[s : s + buffer_size].mean(axis=0) for s in range(0, v * buffer_size, buffer_size))
+            if v
+            else res.initial_theta
+        )
         np.testing.assert_allclose(tr.theta_at(v), replay, atol=1e-12)
 
 
@@ -97,8 +107,10 @@ def test_same_seed_same_run_bit_for_bit():
 
 
 def test_mixed_trials_each_get_their_submissions_and_do_not_interact():
-    cfgs = [TrainConfig(mechanism="laplace", submissions=n, workers=w, seed=i)
-            for i, (n, w) in enumerate([(50, 9), (120, 4), (30, 9), (80, 2)])]
+    cfgs = [
+        TrainConfig(mechanism="laplace", submissions=n, workers=w, seed=i)
+        for i, (n, w) in enumerate([(50, 9), (120, 4), (30, 9), (80, 2)])
+    ]
     res = train_batch(cfgs)
     assert [r.scores.size for r in res] == [50, 120, 30, 80]
     assert all(r.updates == r.scores.size for r in res)
@@ -115,8 +127,12 @@ def test_stop_at_success_and_zero_information():
     # many workers finish in the same tick: the trial still stops at the submission that succeeded
     stopped = 0
     for seed in range(6):
-        wide = train(TrainConfig(mechanism="none", submissions=300, stop_at_success=True, target_score=15.0,
-                                 workers=30, seed=seed), record_transcript=True)
+        wide = train(
+            TrainConfig(
+                mechanism="none", submissions=300, stop_at_success=True, target_score=15.0, workers=30, seed=seed
+            ),
+            record_transcript=True,
+        )
         expected = 300 if math.isinf(wide.fst) else wide.fst
         assert wide.scores.size == wide.updates == len(wide.transcript) == expected
         stopped += expected < 300
@@ -170,8 +186,10 @@ def test_config_validation():
 
 @pytest.mark.parametrize("biases", [False, True])
 def test_run_folder_roundtrip(tmp_path, biases):
-    res = train_batch([TrainConfig(submissions=40, seed=s, hyper=A3CHyperparams(biases=biases)) for s in range(2)],
-                      record_transcripts=[True, False])
+    res = train_batch(
+        [TrainConfig(submissions=40, seed=s, hyper=A3CHyperparams(biases=biases)) for s in range(2)],
+        record_transcripts=[True, False],
+    )
     out = save_run(res, tmp_path / "run", wall_time=1.0)
     summary, trials = load_run(out)
     assert len(trials) == 2 and summary["trials"][0]["transcript"] and not summary["trials"][1]["transcript"]
@@ -215,15 +233,34 @@ class ThroughProtocol:
         return self.inner(gradients, rng)
 
 
-@pytest.mark.parametrize("mechanism, epsilon, clip, buffer_size, biases", [
-    ("laplace", 1.0, None, 1, False), ("laplace-secure", 2.0, None, 3, False), ("prs", 10.0, None, 20, False),
-    ("prs", 5.0, 0.5, 1, False), ("none", math.inf, None, 1, False), ("none", math.inf, math.inf, 5, False),
-    ("laplace", 1.0, None, 1, True), ("prs", 10.0, None, 20, True), ("gaussian-analytic", 2.0, None, 1, False),
-    ("gaussian-analytic", 2.0, None, 7, True), ("gaussian", 0.8, 0.05, 1, False)])
+@pytest.mark.parametrize(
+    "mechanism, epsilon, clip, buffer_size, biases",
+    [
+        ("laplace", 1.0, None, 1, False),
+        ("laplace-secure", 2.0, None, 3, False),
+        ("prs", 10.0, None, 20, False),
+        ("prs", 5.0, 0.5, 1, False),
+        ("none", math.inf, None, 1, False),
+        ("none", math.inf, math.inf, 5, False),
+        ("laplace", 1.0, None, 1, True),
+        ("prs", 10.0, None, 20, True),
+        ("gaussian-analytic", 2.0, None, 1, False),
+        ("gaussian-analytic", 2.0, None, 7, True),
+        ("gaussian", 0.8, 0.05, 1, False),
+    ],
+)
 def test_compiled_mechanisms_equal_the_protocol_path(mechanism, epsilon, clip, buffer_size, biases):
-    cfg = TrainConfig(mechanism=mechanism, epsilon=epsilon, clip=clip, buffer_size=buffer_size, submissions=150,
-                      delta=1e-5 if mechanism.startswith("gaussian") else None,
-                      learning_rate=0.5 if clip != math.inf else 1e-3, seed=11, hyper=A3CHyperparams(biases=biases))
+    cfg = TrainConfig(
+        mechanism=mechanism,
+        epsilon=epsilon,
+        clip=clip,
+        buffer_size=buffer_size,
+        submissions=150,
+        delta=1e-5 if mechanism.startswith("gaussian") else None,
+        learning_rate=0.5 if clip != math.inf else 1e-3,
+        seed=11,
+        hyper=A3CHyperparams(biases=biases),
+    )
     fast = train(cfg, record_transcript=True)
     slow = train_batch([cfg], record_transcripts=True, mechanisms=[ThroughProtocol(cfg.build_mechanism())])[0]
     np.testing.assert_array_equal(fast.scores, slow.scores)  # same episodes: same draws in the same order
@@ -250,8 +287,9 @@ def test_the_mechanism_record_of_a_gaussian_run_rebuilds_it(rounds):
 def test_results_do_not_depend_on_processes_or_progress(monkeypatch):
     import pgc.a3c.trainer as trainer
 
-    cfgs = [TrainConfig(mechanism="prs", epsilon=5.0, buffer_size=10, submissions=90 + 20 * s, seed=s)
-            for s in range(4)]
+    cfgs = [
+        TrainConfig(mechanism="prs", epsilon=5.0, buffer_size=10, submissions=90 + 20 * s, seed=s) for s in range(4)
+    ]
     serial = train_batch(cfgs)
     forked = train_batch(cfgs, processes=2)
     monkeypatch.setattr(trainer, "_PROGRESS_EVERY", 7)  # pause and resume the compiled loop often
@@ -301,26 +339,50 @@ def test_a_broken_third_party_mechanism_is_stopped():
 @pytest.mark.parametrize("buffer_size", [1, 5])
 def test_rmsprop_aggregator_replays_from_transcript(buffer_size):
     """The aggregator's RMSprop knob: s ← ρs + (1−ρ)ḡ², θ ← θ − η ḡ/(√s + 1e-7) on ḡ = mean(B)."""
-    cfg = TrainConfig(mechanism="laplace", epsilon=1.0, submissions=311, buffer_size=buffer_size, seed=4,
-                      optimizer="rmsprop", learning_rate=5e-3, rmsprop_decay=0.9)
+    cfg = TrainConfig(
+        mechanism="laplace",
+        epsilon=1.0,
+        submissions=311,
+        buffer_size=buffer_size,
+        seed=4,
+        optimizer="rmsprop",
+        learning_rate=5e-3,
+        rmsprop_decay=0.9,
+    )
     res = train_batch([cfg], record_transcripts=True, mechanisms=[Float32Laplace()])[0]
     g = res.transcript.gradient.astype(np.float64)
     expected, square = res.initial_theta.copy(), np.zeros(112)
     for start in range(0, (len(g) // buffer_size) * buffer_size, buffer_size):
-        mean = g[start:start + buffer_size].mean(axis=0)
-        square = 0.9 * square + 0.1 * mean ** 2
+        mean = g[start : start + buffer_size].mean(axis=0)
+        square = 0.9 * square + 0.1 * mean**2
         expected -= 5e-3 * mean / (np.sqrt(square) + 1e-7)
     np.testing.assert_allclose(res.theta, expected, rtol=0, atol=1e-12)
-    sgd = train_batch([TrainConfig(mechanism="laplace", epsilon=1.0, submissions=311, buffer_size=buffer_size,
-                                   seed=4, learning_rate=5e-3)], mechanisms=[Float32Laplace()])[0]
+    sgd = train_batch(
+        [
+            TrainConfig(
+                mechanism="laplace", epsilon=1.0, submissions=311, buffer_size=buffer_size, seed=4, learning_rate=5e-3
+            )
+        ],
+        mechanisms=[Float32Laplace()],
+    )[0]
     assert not np.allclose(sgd.theta, res.theta)  # the knob changes the update
 
 
 def test_exploration_clock_counts_agents_or_environment_steps():
     """α = max{0, α₀ − n/decay}: n = agent index ("agents") or global environment steps ("steps")."""
+
     def run(clock, decay):
-        return train(TrainConfig(mechanism="none", submissions=60, seed=2, exploration_start=1.0,
-                                 exploration_decay=decay, exploration_clock=clock))
+        return train(
+            TrainConfig(
+                mechanism="none",
+                submissions=60,
+                seed=2,
+                exploration_start=1.0,
+                exploration_decay=decay,
+                exploration_clock=clock,
+            )
+        )
+
     # a decay far beyond the run: α ≈ 1 throughout under either clock, the same draws, the same trial
     np.testing.assert_array_equal(run("agents", 1e15).theta, run("steps", 1e15).theta)
     # decay 30: the agents clock explores for 30 agents (thousands of steps), the steps clock for 30 steps
@@ -330,6 +392,7 @@ def test_exploration_clock_counts_agents_or_environment_steps():
 
 def test_reading_knobs_are_validated_and_round_trip():
     from pgc.a3c.trainer import TrainConfig as C
+
     for bad in ({"optimizer": "adam"}, {"rmsprop_decay": 1.0}, {"exploration_clock": "ticks"}):
         with pytest.raises(ValueError):
             C(**bad)
@@ -338,9 +401,14 @@ def test_reading_knobs_are_validated_and_round_trip():
             A3CHyperparams(**bad)
     with pytest.raises(ValueError, match="biases"):
         A3CHyperparams(biases="yes")
-    cfg = C(optimizer="rmsprop", learning_rate=5e-3, exploration_clock="steps",
-            hyper=A3CHyperparams(reward="terminal", n_step=5, loss_reduction="mean", action_selection="sample",
-                                 biases=True))
+    cfg = C(
+        optimizer="rmsprop",
+        learning_rate=5e-3,
+        exploration_clock="steps",
+        hyper=A3CHyperparams(
+            reward="terminal", n_step=5, loss_reduction="mean", action_selection="sample", biases=True
+        ),
+    )
     assert C.from_dict(cfg.to_dict()) == cfg
 
 
@@ -378,6 +446,6 @@ def test_a_running_trial_lets_other_threads_run(monkeypatch):
     thread.start()
     train(TrainConfig(submissions=150_000, workers=8, gravities=(9.8,), seed=3))
     thread.join()
-    (start, end), = calls
+    ((start, end),) = calls
     assert end - start > 0.5, "the trial is too short to tell"
     assert start < woke[0] < end, (start, woke, end)

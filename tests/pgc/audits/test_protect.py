@@ -22,8 +22,14 @@ SAMPLE = A3CHyperparams(action_selection="sample")
 def _digest(result) -> str:
     t = result.transcript
     h = hashlib.sha256()
-    for a in (result.scores.astype(np.int64), t.worker.astype(np.int64), t.agent.astype(np.int64), t.start_tick,
-              t.arrival_tick, t.model_version):
+    for a in (
+        result.scores.astype(np.int64),
+        t.worker.astype(np.int64),
+        t.agent.astype(np.int64),
+        t.start_tick,
+        t.arrival_tick,
+        t.model_version,
+    ):
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()
 
@@ -31,14 +37,29 @@ def _digest(result) -> str:
 def test_unprotected_runs_are_bit_identical_to_the_engine_without_mitigations():
     """Digests and sums recorded with the trainer before the mitigations existed (same seeds): the
     new streams are never drawn from and the new kernel branches never taken when nothing is protected."""
-    configs = [TrainConfig(mechanism="laplace", epsilon=1.0, submissions=400, seed=3),
-               TrainConfig(mechanism="prs", epsilon=10.0, buffer_size=10, submissions=400, seed=4, hyper=SAMPLE)]
-    expected = [("73fa174b5e98c6bae9701c6a0303cd8a0eadda433d8366aa35a2903420cb9c5d", 3.6961474305880206,
-                 -6.091091501035606, 400, 11268),
-                ("63471f6621840269bcae3d0624868058172657feb1ae6796c38796ee383046a1", 41.405334599382286,
-                 -774.2266923189163, 40, 6984)]
-    for r, (digest, theta_sum, grad_sum, updates, steps) in zip(train_batch(configs, record_transcripts=True), expected,
-                                                                strict=True):
+    configs = [
+        TrainConfig(mechanism="laplace", epsilon=1.0, submissions=400, seed=3),
+        TrainConfig(mechanism="prs", epsilon=10.0, buffer_size=10, submissions=400, seed=4, hyper=SAMPLE),
+    ]
+    expected = [
+        (
+            "73fa174b5e98c6bae9701c6a0303cd8a0eadda433d8366aa35a2903420cb9c5d",
+            3.6961474305880206,
+            -6.091091501035606,
+            400,
+            11268,
+        ),
+        (
+            "63471f6621840269bcae3d0624868058172657feb1ae6796c38796ee383046a1",
+            41.405334599382286,
+            -774.2266923189163,
+            40,
+            6984,
+        ),
+    ]
+    for r, (digest, theta_sum, grad_sum, updates, steps) in zip(
+        train_batch(configs, record_transcripts=True), expected, strict=True
+    ):
         assert _digest(r) == digest
         assert r.theta.sum() == pytest.approx(theta_sum, rel=1e-12, abs=1e-12)
         assert r.transcript.gradient.astype(np.float64).sum() == pytest.approx(grad_sum, rel=1e-9)
@@ -139,8 +160,22 @@ def test_privatized_score_feeds_the_metrics_and_the_ground_truth_keeps_the_true_
     stopped = train(config.replace(stop_at_success=True, submissions=5000))
     assert stopped.scores.size == stopped.fst < 5000
     # the run folder keeps all of it
-    rc = main(["train", "--protect", "all", "--score-epsilon", "0.5", "--epsilon", "2", "--submissions", "100",
-               "--out", str(tmp_path / "run"), "--no-progress"])
+    rc = main(
+        [
+            "train",
+            "--protect",
+            "all",
+            "--score-epsilon",
+            "0.5",
+            "--epsilon",
+            "2",
+            "--submissions",
+            "100",
+            "--out",
+            str(tmp_path / "run"),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     summary, trials = load_run(tmp_path / "run")
     assert trials[0].config.protect == ("score", "timing", "order") and trials[0].config.score_epsilon == 0.5
@@ -174,8 +209,15 @@ def test_environment_audit_of_a_protected_configuration():
     theta = glorot_uniform_theta(np.random.default_rng(np.random.SeedSequence(4)))
     kw = dict(samples=4_000, confidence=1 - 1e-4, seed=1, hyper=SAMPLE, workers=3, compositions=(2,))
     config = TrainConfig(epsilon=1.0, protect="all", score_epsilon=0.2)
-    full = environment_audit(theta, config.build_mechanism(), 2.0, 30.0, protect=config.protect,
-                             score_epsilon=config.score_epsilon_total, **kw)
+    full = environment_audit(
+        theta,
+        config.build_mechanism(),
+        2.0,
+        30.0,
+        protect=config.protect,
+        score_epsilon=config.score_epsilon_total,
+        **kw,
+    )
     assert full.claimed_epsilon == pytest.approx(1.0) and full.extra["gradient_epsilon"] == pytest.approx(0.8)
     for c in full.channels:
         assert c.epsilon_lower_bound <= c.claimed_epsilon, c
@@ -183,8 +225,16 @@ def test_environment_audit_of_a_protected_configuration():
     claims = {c.channel: c.claimed_epsilon for c in full.channels}
     assert claims["score"] == pytest.approx(1.0) and claims["score×2"] == pytest.approx(2.0)
     assert full.channel("arrival").epsilon_lower_bound == 0.0
-    only_score = environment_audit(theta, config.build_mechanism(), 2.0, 30.0, protect=("score",),
-                                   score_epsilon=0.2, channels=["score", "arrival"], **kw)
+    only_score = environment_audit(
+        theta,
+        config.build_mechanism(),
+        2.0,
+        30.0,
+        protect=("score",),
+        score_epsilon=0.2,
+        channels=["score", "arrival"],
+        **kw,
+    )
     assert only_score.channel("score").verdict in ("consistent", "inconclusive")
     assert only_score.channel("score").epsilon_lower_bound <= 1.0
     arrival = only_score.channel("arrival")
@@ -197,11 +247,45 @@ def test_audit_run_reads_the_runs_mitigations(tmp_path):
     import json
 
     run = tmp_path / "run"
-    assert main(["train", "--submissions", "30", "--epsilon", "2", "--protect", "score,timing", "--out", str(run),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--submissions",
+                "30",
+                "--epsilon",
+                "2",
+                "--protect",
+                "score,timing",
+                "--out",
+                str(run),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "audit.json"
-    assert main(["audit", "--run", str(run), "--initial", "--samples", "1000", "--mechanism-samples", "2000",
-                 "--pairs", "5:15", "--compositions", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--run",
+                str(run),
+                "--initial",
+                "--samples",
+                "1000",
+                "--mechanism-samples",
+                "2000",
+                "--pairs",
+                "5:15",
+                "--compositions",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     data = json.loads(out.read_text())
     env = data["environment_audits"][0]
     assert env["protect"] == ["score", "timing"] and env["score_epsilon"] == pytest.approx(0.2)

@@ -35,9 +35,14 @@ def test_channel_sum_statistic_certifies_more_than_either_channel_could():
     0.5 and (the outputs are 1-DP) at most 1. Seeded: the bound is deterministic; over seeds, the lower
     assertion fails with small probability (the bound's expected value is ≈ 0.65 at 60,000 samples) and
     the upper one with probability ≤ 5 % (the bound's own confidence)."""
-    test = CertifiedTest([HypothesisPair("two channels", _TwoChannels(1.0), _TwoChannels(-1.0))], samples=60_000,
-                         train_samples=40_000, confidence=0.95, seed=3,
-                         statistics=[ChannelSumLikelihoodRatio((slice(0, 1), slice(1, None)))])
+    test = CertifiedTest(
+        [HypothesisPair("two channels", _TwoChannels(1.0), _TwoChannels(-1.0))],
+        samples=60_000,
+        train_samples=40_000,
+        confidence=0.95,
+        seed=3,
+        statistics=[ChannelSumLikelihoodRatio((slice(0, 1), slice(1, None)))],
+    )
     bound = test.lower_bound()
     assert bound.statistic == "channel-sum-llr"
     assert 0.5 < bound.epsilon_lower_bound <= 1.0
@@ -49,9 +54,18 @@ def test_adversarial_audit_of_a_protected_configuration_is_consistent_and_names_
     crafted gradient still certifies most of its share (so the audit is not vacuous)."""
     thetas = {o: load_checkpoint(CRAFTED / f"laplace-eps1-theta-5-15-{o}.pt") for o in ("gradient", "score")}
     config = TrainConfig(mechanism="laplace", epsilon=1.0, protect="all")
-    res = adversarial_audit(config.build_mechanism(), 5.0, 15.0, samples=20_000, seed=2,
-                            channels=PROTECTED_ADVERSARIAL_CHANNELS, thetas=thetas, noise_free=False,
-                            protect=config.protect, score_epsilon=config.build_score_mechanism().epsilon)
+    res = adversarial_audit(
+        config.build_mechanism(),
+        5.0,
+        15.0,
+        samples=20_000,
+        seed=2,
+        channels=PROTECTED_ADVERSARIAL_CHANNELS,
+        thetas=thetas,
+        noise_free=False,
+        protect=config.protect,
+        score_epsilon=config.build_score_mechanism().epsilon,
+    )
     assert res.claimed_epsilon == pytest.approx(1.0)
     assert [r.channel for r in res.rows] == list(PROTECTED_ADVERSARIAL_CHANNELS)
     for r in res.rows:
@@ -64,8 +78,9 @@ def test_adversarial_audit_of_a_protected_configuration_is_consistent_and_names_
     assert d["protect"] == ["score", "timing", "order"] and d["score_epsilon"] == pytest.approx(0.1)
     assert d["gradient_epsilon"] == pytest.approx(0.9)
     with pytest.raises(ValueError, match="score_epsilon"):
-        adversarial_audit(config.build_mechanism(), 5.0, 15.0, samples=200, thetas=thetas, noise_free=False,
-                          protect="score")
+        adversarial_audit(
+            config.build_mechanism(), 5.0, 15.0, samples=200, thetas=thetas, noise_free=False, protect="score"
+        )
 
 
 def test_pipeline_protect_all_quick_end_to_end(tmp_path, capsys):
@@ -83,8 +98,10 @@ def test_pipeline_protect_all_quick_end_to_end(tmp_path, capsys):
     assert all(c["claimed_epsilon"] == pytest.approx(5.0) for c in rows.values())
     # a row that could not state power — its test did not separate the secrets, or its sample size cannot
     # certify the claim (the rank's 500 releases: cap 4.91 < 5) — is inconclusive, every other row consistent
-    assert all(c["verdict"] == ("consistent" if c["separated"] and c["max_certifiable_epsilon"] >= 5.0
-                                else "inconclusive") for c in rows.values())
+    assert all(
+        c["verdict"] == ("consistent" if c["separated"] and c["max_certifiable_epsilon"] >= 5.0 else "inconclusive")
+        for c in rows.values()
+    )
     assert rows["arrival-order"]["verdict"] == "inconclusive"
     report = json.loads((out / "report" / "report.json").read_text())
     assert report["verdict"].startswith("INCONCLUSIVE")  # nothing exceeds its claim; the rank row could not decide

@@ -11,7 +11,7 @@ import pytest
 
 from pgc.cli.main import main
 
-COIN = textwrap.dedent('''
+COIN = textwrap.dedent("""
     import numpy as np
     from pgc.contracts import PrivacyClaim
 
@@ -30,7 +30,7 @@ COIN = textwrap.dedent('''
 
     def broken():
         return len(3)  # a bug in the user's factory: TypeError
-''')
+""")
 
 
 def audit(spec, out, *extra):
@@ -55,9 +55,14 @@ def test_a_registered_name(tmp_path):
     assert json.loads((tmp_path / "c.json").read_text())["system"] == "laplace-count"
 
 
-@pytest.mark.parametrize("spec, says", [("nope_no_module_here:make", "no module 'nope_no_module_here'"),
-                                        ("not-a-registered-system", "not a registered name"),
-                                        ("./missing_file.py:make", "no file")])
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("nope_no_module_here:make", "no module 'nope_no_module_here'"),
+        ("not-a-registered-system", "not a registered name"),
+        ("./missing_file.py:make", "no file"),
+    ],
+)
 def test_a_bad_spec_is_one_line_and_exit_2(tmp_path, capsys, spec, says):
     assert audit(spec, tmp_path / "d.json") == 2
     err = capsys.readouterr().err.strip()
@@ -71,6 +76,8 @@ def test_a_type_error_in_the_users_factory_is_theirs(tmp_path, capsys):
     assert "Traceback" not in err and "bug in pgc-audit" not in err
     line = COIN.splitlines().index("    return len(3)  # a bug in the user's factory: TypeError") + 1
     assert f'coin_bug_sys.py", line {line}, in broken' in err and "len(3)" in err  # the user's frame, shown
-    assert err.rstrip().splitlines()[-1] == (f"pgc audit: error in your code: {tmp_path / 'coin_bug_sys.py'}:broken "
-                                             "→ broken raised TypeError: object of type 'int' has no len()")
+    assert err.rstrip().splitlines()[-1] == (
+        f"pgc audit: error in your code: {tmp_path / 'coin_bug_sys.py'}:broken "
+        "→ broken raised TypeError: object of type 'int' has no len()"
+    )
     assert not (tmp_path / "e.json").exists()

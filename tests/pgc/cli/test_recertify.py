@@ -8,7 +8,7 @@ import pytest
 
 from pgc.cli.main import main
 
-LEAK = textwrap.dedent('''
+LEAK = textwrap.dedent("""
     import numpy as np
     from pgc.contracts import PrivacyClaim
 
@@ -23,14 +23,25 @@ LEAK = textwrap.dedent('''
 
     def make():
         return ScaleLeak()
-''')
+""")
 
 
 def _audit(tmp_path, *extra):
     (tmp_path / "leak.py").write_text(LEAK)
     out = tmp_path / "first.json"
-    code = main(["audit", "system", f"{tmp_path / 'leak.py'}:make", "--samples", "2000", "--out", str(out),
-                 "--no-progress", *extra])
+    code = main(
+        [
+            "audit",
+            "system",
+            f"{tmp_path / 'leak.py'}:make",
+            "--samples",
+            "2000",
+            "--out",
+            str(out),
+            "--no-progress",
+            *extra,
+        ]
+    )
     return code, out
 
 

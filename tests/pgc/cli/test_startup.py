@@ -16,13 +16,15 @@ HEAVY = ("torch", "numba", "pgc.a3c", "statsmodels", "scipy", "pgc.audits")
 
 def _loaded_after(argv: list[str], cwd) -> tuple[int, list[str], str]:
     """Run ``pgc ARGV`` in a fresh interpreter: its exit code, which HEAVY modules it loaded, its stderr."""
-    code = ("import json, sys\n"
-            "from pgc.cli.main import main\n"
-            "try:\n"
-            f"    rc = main({argv!r})\n"
-            "except SystemExit as exc:\n"
-            "    rc = exc.code\n"
-            f"print(json.dumps([rc, [m for m in {HEAVY!r} if m in sys.modules]]), file=sys.stderr)\n")
+    code = (
+        "import json, sys\n"
+        "from pgc.cli.main import main\n"
+        "try:\n"
+        f"    rc = main({argv!r})\n"
+        "except SystemExit as exc:\n"
+        "    rc = exc.code\n"
+        f"print(json.dumps([rc, [m for m in {HEAVY!r} if m in sys.modules]]), file=sys.stderr)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300)
     rc, loaded = json.loads(proc.stderr.strip().splitlines()[-1])
     return rc, loaded, proc.stderr
@@ -34,9 +36,15 @@ def test_a_subcommands_help_imports_no_audit_and_no_torch(name, tmp_path):
     assert rc == 0 and loaded == [], (loaded, err)
 
 
-@pytest.mark.parametrize("argv", [["audit", "--help"], ["audit", "system", "toy-laplace-count", "--bogus"],
-                                  ["audit", "--sytem", "toy-laplace-count"],
-                                  ["audit", "--system", "toy-laplace-count", "--samples", "3"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "--help"],
+        ["audit", "system", "toy-laplace-count", "--bogus"],
+        ["audit", "--sytem", "toy-laplace-count"],
+        ["audit", "--system", "toy-laplace-count", "--samples", "3"],
+    ],
+)
 def test_help_and_refused_options_import_no_audit_and_no_torch(argv, tmp_path):
     rc, loaded, err = _loaded_after(argv, tmp_path)
     assert rc in (0, 2) and loaded == [], (loaded, err)

@@ -47,10 +47,13 @@ def test_a_file_imports_its_sibling_modules(user_folder, tmp_path):
     assert json.loads((tmp_path / "a.json").read_text())["system"] == "randomized-response"
 
 
-@pytest.mark.parametrize("factory, call, error", [
-    ("raises", "mine/claims.py:raises → raises", "RuntimeError: cannot build"),
-    ("divides", "mine/claims.py:divides → Divides.release", "ZeroDivisionError: division by zero"),
-])
+@pytest.mark.parametrize(
+    "factory, call, error",
+    [
+        ("raises", "mine/claims.py:raises → raises", "RuntimeError: cannot build"),
+        ("divides", "mine/claims.py:divides → Divides.release", "ZeroDivisionError: division by zero"),
+    ],
+)
 def test_the_users_exception_is_theirs(user_folder, tmp_path, capsys, factory, call, error):
     assert audit(f"mine/claims.py:{factory}", tmp_path / "b.json") == ExitCode.USAGE
     err = capsys.readouterr().err
@@ -64,15 +67,20 @@ def test_the_users_exception_is_theirs(user_folder, tmp_path, capsys, factory, c
 def test_a_secret_the_system_refuses_is_the_users_error(user_folder, tmp_path, capsys):
     assert audit("mine/claims.py:make", tmp_path / "c.json", "--secrets", "5", "7") == ExitCode.USAGE
     last = capsys.readouterr().err.rstrip().splitlines()[-1]
-    assert last == ("pgc audit: error in your code: mine/claims.py:make → RandomizedResponse.release (mine/base.py) "
-                    "raised ValueError: unknown secret 5")
+    assert last == (
+        "pgc audit: error in your code: mine/claims.py:make → RandomizedResponse.release (mine/base.py) "
+        "raised ValueError: unknown secret 5"
+    )
 
 
-@pytest.mark.parametrize("factory, says", [
-    ("typo", "'anser' (did you mean 'answer'?) is not one of 'answer'"),
-    ("the_class", "RandomizedResponse is a class, not a System: the factory must return an instance"),
-    ("needs", "cannot be called with no settings: missing a required argument: 'epsilon'"),
-])
+@pytest.mark.parametrize(
+    "factory, says",
+    [
+        ("typo", "'anser' (did you mean 'answer'?) is not one of 'answer'"),
+        ("the_class", "RandomizedResponse is a class, not a System: the factory must return an instance"),
+        ("needs", "cannot be called with no settings: missing a required argument: 'epsilon'"),
+    ],
+)
 def test_what_check_system_refuses_the_cli_refuses_in_one_line(user_folder, tmp_path, capsys, factory, says):
     assert audit(f"mine/claims.py:{factory}", tmp_path / "d.json") == ExitCode.USAGE
     err = capsys.readouterr().err.strip()

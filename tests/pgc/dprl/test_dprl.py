@@ -22,6 +22,7 @@ def rng(seed=0):
 
 # --- ch. 6: Algorithm 12 and eq. 6.2 -----------------------------------------------------------------------
 
+
 def test_algorithm_12_sub_ranges_and_candidates_by_hand():
     y = np.array([0.2, 0.3, 0.5])
     lower, upper = oneparam.sub_ranges(y)
@@ -80,12 +81,14 @@ def test_the_textbook_reference_passes_at_its_claim():
 
 # --- ch. 5: Algorithms 9-10 --------------------------------------------------------------------------------
 
+
 def test_algorithm_9_scores_and_algorithm_10_probabilities_by_hand():
     weights = dpdrl.q_network(0)
     o = np.array([1, 1, 1, 0, 1, 1, 0, 1], dtype=float)
     q0 = dpdrl.q_values(weights, o[None, :])
-    d = np.array([np.linalg.norm(dpdrl.q_values(weights, np.where(np.arange(8) == i, 1 - o, o)[None, :]) - q0)
-                  for i in range(8)])
+    d = np.array(
+        [np.linalg.norm(dpdrl.q_values(weights, np.where(np.arange(8) == i, 1 - o, o)[None, :]) - q0) for i in range(8)]
+    )
     sr_expected = 10.0 ** (1.0 - (d - d.min()) / (d.max() - d.min()))
     sr, d_min, d_max = dpdrl.scores(weights, o)
     np.testing.assert_allclose(sr, sr_expected)
@@ -106,6 +109,7 @@ def test_a_flip_always_changes_the_parity_so_neighbours_never_share_an_output():
 
 # --- ch. 4: Algorithm 7 and eq. 4.2 ------------------------------------------------------------------------
 
+
 def test_figure_4_4a_degree_distribution_as_the_thesis_counts_it():
     nodes, edges = planning.parse_map(planning.FIGURE_4_4A)
     np.testing.assert_array_equal(planning.degree_distribution(nodes, edges, 4), [0, 4, 2, 1])  # §4.5.2.1
@@ -124,6 +128,7 @@ def test_removing_one_node_moves_the_histogram_by_more_than_the_stated_sensitivi
 
 # --- ch. 3: Algorithms 4-5 ---------------------------------------------------------------------------------
 
+
 def test_algorithm_4_normalisation_by_hand():
     rho = (0.5 - 0.001) / (0.5 + 0.2)
     lifted = np.array([0.5, 0.5 - rho * 0.7, 0.5 + rho * 0.2])
@@ -131,12 +136,15 @@ def test_algorithm_4_normalisation_by_hand():
     np.testing.assert_allclose(advising.normalise(np.array([0.2, 0.3])), [0.4, 0.6])  # no lift above Δ
 
 
-@pytest.mark.parametrize("teacher,expected,raw", [
-    (["A", "B", "C", "E"], [1, 2, 3, 4], True),  # line 3: the same actions, no noise
-    (["A", "B", "C", "E", "F"], [1, 2, 3, 4], False),  # line 5: the teacher's extra action dropped
-    (["A", "B", "C"], [1, 2, 3, 0], False),  # line 8: the missing action at Q = 0
-    (["A", "B", "C", "D"], [1, 2, 3, 4], False),  # line 12: D's value in E's slot
-])
+@pytest.mark.parametrize(
+    "teacher,expected,raw",
+    [
+        (["A", "B", "C", "E"], [1, 2, 3, 4], True),  # line 3: the same actions, no noise
+        (["A", "B", "C", "E", "F"], [1, 2, 3, 4], False),  # line 5: the teacher's extra action dropped
+        (["A", "B", "C"], [1, 2, 3, 0], False),  # line 8: the missing action at Q = 0
+        (["A", "B", "C", "D"], [1, 2, 3, 4], False),  # line 12: D's value in E's slot
+    ],
+)
 def test_algorithm_5_cases(teacher, expected, raw):
     q = [1.0, 2.0, 3.0, 4.0, 5.0][: len(teacher)]
     aligned, same = advising.aligned_q(teacher, q, ("A", "B", "C", "E"))
@@ -146,8 +154,10 @@ def test_algorithm_5_cases(teacher, expected, raw):
 
 # --- every system: claims, the worst-pair search, the CLI ---------------------------------------------------
 
-@pytest.mark.parametrize("name,claim", [("dprl-advising", 1.0), ("dprl-planning", 0.5), ("dprl-dpdrl", 0.1),
-                                        ("dprl-oneparam", 1.0)])
+
+@pytest.mark.parametrize(
+    "name,claim", [("dprl-advising", 1.0), ("dprl-planning", 0.5), ("dprl-dpdrl", 0.1), ("dprl-oneparam", 1.0)]
+)
 def test_factories_default_to_the_thesis_main_setting(name, claim):
     system = make_system(name)
     assert system.claim.epsilon == pytest.approx(claim) and system.claim.delta == 0.0
@@ -171,28 +181,46 @@ def test_a_system_without_a_secret_space_cannot_be_searched():
 
 
 def pgc(*argv):
-    return subprocess.run([sys.executable, "-m", "pgc.cli", *argv, "--no-progress"] if argv[0] == "audit" else
-                          [sys.executable, "-m", "pgc.cli", *argv], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pgc.cli", *argv, "--no-progress"]
+        if argv[0] == "audit"
+        else [sys.executable, "-m", "pgc.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_cli_audits_a_thesis_system_end_to_end(tmp_path):
     out = tmp_path / "a.json"
-    done = pgc("audit", "--system", "pgc.dprl.dpdrl:system", "--setting", 'epsilon="dynamic"', "--samples", "2000",
-               "--out", str(out))
+    done = pgc(
+        "audit",
+        "--system",
+        "pgc.dprl.dpdrl:system",
+        "--setting",
+        'epsilon="dynamic"',
+        "--samples",
+        "2000",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
     assert data["verdict"] == "violated" and data["claim"]["epsilon"] == pytest.approx(math.pi / 2)
     assert data["report_section"] == "published-claims"
 
 
-@pytest.mark.parametrize("argv", [
-    ["--system", "dprl-oneparam", "--setting", "epsilon=-1"],
-    ["--system", "dprl-oneparam", "--setting", "no_such_setting=1"],
-    ["--system", "dprl-oneparam", "--setting", "epsilon"],
-    ["--system", "dprl-planning", "--secrets", '{"edges": [["a", "a", 1]]}', '{"edges": []}'],
-    ["--system", "dprl-advising", "--secrets", "[1, 2]", "[3]"],
-    ["--system", "toy-laplace-count", "--search-pair"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--system", "dprl-oneparam", "--setting", "epsilon=-1"],
+        ["--system", "dprl-oneparam", "--setting", "no_such_setting=1"],
+        ["--system", "dprl-oneparam", "--setting", "epsilon"],
+        ["--system", "dprl-planning", "--secrets", '{"edges": [["a", "a", 1]]}', '{"edges": []}'],
+        ["--system", "dprl-advising", "--secrets", "[1, 2]", "[3]"],
+        ["--system", "toy-laplace-count", "--search-pair"],
+    ],
+)
 def test_cli_refuses_bad_input_in_one_line(argv, tmp_path, capsys):
     from pgc.cli.main import main
 

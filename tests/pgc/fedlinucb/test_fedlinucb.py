@@ -50,8 +50,15 @@ def test_configs_reject_bad_input():
     for kwargs in ({"epsilon": 0.0}, {"epsilon": -1.0}, {"delta": 0.0}, {"delta": 1.0}, {"epsilon": math.inf}):
         with pytest.raises(ValueError):
             PrivacyConfig(**kwargs)
-    for kwargs in ({"batch": 101, "horizon": 100}, {"dim": 1}, {"dim": 10**6}, {"n_arms": 0},
-                   {"n_silos": 0}, {"noise_std": -1.0}, {"confidence": 1.0}):
+    for kwargs in (
+        {"batch": 101, "horizon": 100},
+        {"dim": 1},
+        {"dim": 10**6},
+        {"n_arms": 0},
+        {"n_silos": 0},
+        {"noise_std": -1.0},
+        {"confidence": 1.0},
+    ):
         with pytest.raises(ValueError):
             BanditConfig(**kwargs)
     with pytest.raises(ValueError):
@@ -98,8 +105,9 @@ def test_batched_simulator_matches_reference_loop():
     cfg = BanditConfig(n_silos=5, horizon=30, n_arms=6, dim=4, runs=1, batch=4)
     seed = np.random.SeedSequence(3)
     fast = fedlinucb(SyntheticFamily(1, 5, 6, 4, 0.5, np.random.default_rng(seed)), cfg, record_actions=True)
-    agree = reference_fedlinucb(SyntheticFamily(1, 5, 6, 4, 0.5, np.random.default_rng(seed)), cfg, 30,
-                                fast.extra["actions"][0])
+    agree = reference_fedlinucb(
+        SyntheticFamily(1, 5, 6, 4, 0.5, np.random.default_rng(seed)), cfg, 30, fast.extra["actions"][0]
+    )
     assert agree == 1.0
 
 
@@ -110,7 +118,7 @@ def test_regret_learns_and_private_pays():
     plain = fedlinucb(env(), cfg)
     private = private_fedlinucb(env(), cfg, PrivacyConfig(0.2, 0.1), np.random.default_rng(1))
     first, last = plain.regret[:, :50].mean(), plain.regret[:, -50:].mean()
-    assert last < 0.5 * first                      # non-private learns
+    assert last < 0.5 * first  # non-private learns
     assert private.regret.sum() > plain.regret.sum()  # privacy costs regret at eps = 0.2
     assert private.schedule.sum(axis=1).tolist() == [400 // cfg.batch_size] * 4
 
@@ -132,8 +140,9 @@ def test_systems_channels_and_toy_pair():
     assert dp20.release(neg, 50, rng)["schedule"][:, 0].max() == 0.0
     private = private_fedlinucb_system()
     for pos, neg in private.canaries().values():
-        np.testing.assert_array_equal(private.release(pos, 20, rng)["schedule"],
-                                      private.release(neg, 20, rng)["schedule"])
+        np.testing.assert_array_equal(
+            private.release(pos, 20, rng)["schedule"], private.release(neg, 20, rng)["schedule"]
+        )
 
 
 def test_schedule_distinguisher_clopper_pearson():
@@ -177,8 +186,13 @@ def test_user_stream_rejects_bad_users():
 def test_attack_dp20_schedule_beats_ceiling():
     from attacks.bandit import first_user_attack
 
-    rows = first_user_attack(BanditSystem("dp20-feducb", epsilon=0.1, delta=1e-3), "a-toy-first-user",
-                             300, 400, np.random.default_rng(np.random.SeedSequence(4)))
+    rows = first_user_attack(
+        BanditSystem("dp20-feducb", epsilon=0.1, delta=1e-3),
+        "a-toy-first-user",
+        300,
+        400,
+        np.random.default_rng(np.random.SeedSequence(4)),
+    )
     by = {r["channel"]: r for r in rows}
     assert by["schedule"]["accuracy"] > 0.98 and by["schedule"]["above_ceiling"]
     assert by["schedule"]["ceiling"] == pytest.approx((math.exp(0.1) + 1e-3) / (1 + math.exp(0.1)))
@@ -194,8 +208,17 @@ def _cli(*args, cwd=ROOT):
     return subprocess.run([sys.executable, "-m", "pgc.cli", *args], cwd=cwd, capture_output=True, text=True, env=env)
 
 
-@pytest.mark.parametrize("args", [["--epsilons", "0"], ["--delta", "1.5"], ["--arms", "0"], ["--dim", "1"],
-                                  ["--batch", "20000"], ["--dp20-threshold", "-1"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--epsilons", "0"],
+        ["--delta", "1.5"],
+        ["--arms", "0"],
+        ["--dim", "1"],
+        ["--batch", "20000"],
+        ["--dp20-threshold", "-1"],
+    ],
+)
 def test_cli_bad_input_one_line_exit_2(args, tmp_path, capsys):
     from pgc.cli.main import main
 
@@ -208,9 +231,30 @@ def test_cli_regret_and_attack_small(tmp_path):
     """From a folder outside the repository: --out into folders that do not exist yet, dated progress lines
     on a non-terminal stderr, a default path new for every run, an existing result kept without --force."""
     out = tmp_path / "new" / "deeper" / "r.json"
-    proc = _cli("bandit", "regret", "--silos", "4", "--horizon", "400", "--arms", "5", "--dim", "3",
-                "--runs", "3", "--sweep-silos", "2", "4", "--workers", "1", "--label", "test", "--out", str(out),
-                cwd=tmp_path)
+    proc = _cli(
+        "bandit",
+        "regret",
+        "--silos",
+        "4",
+        "--horizon",
+        "400",
+        "--arms",
+        "5",
+        "--dim",
+        "3",
+        "--runs",
+        "3",
+        "--sweep-silos",
+        "2",
+        "4",
+        "--workers",
+        "1",
+        "--label",
+        "test",
+        "--out",
+        str(out),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^\[\d\d:\d\d:\d\d\] bandit regret jobs: started, 7 jobs to go$", proc.stderr, re.M)
     data = json.loads(out.read_text())

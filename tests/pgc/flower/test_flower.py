@@ -52,7 +52,7 @@ def test_a_release_does_not_depend_on_how_many_processes_send_its_blocks():
     assert a.shape == (n, 8)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, c)
-    assert not np.array_equal(a[:RELEASE_BLOCK], a[RELEASE_BLOCK:2 * RELEASE_BLOCK])  # each block its own seed
+    assert not np.array_equal(a[:RELEASE_BLOCK], a[RELEASE_BLOCK : 2 * RELEASE_BLOCK])  # each block its own seed
     with pytest.raises(ValueError, match="workers"):
         type(one)(one.app, [np.zeros(8)], {"p": ("+", "-")}, workers=0)
 
@@ -70,29 +70,63 @@ def test_a_sensitivity_set_to_the_clipping_norm_is_flagged_on_its_curve():
 
 def test_cli_audits_a_users_client_app_and_refuses_bad_input(tmp_path):
     out = tmp_path / "flower.json"
-    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "audit", "--flower", "examples/flower/digits_app.py:app",
-                           "--pair", "one record removed", "--samples", "400", "--out", str(out), "--no-progress"],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgc.cli",
+            "audit",
+            "--flower",
+            "examples/flower/digits_app.py:app",
+            "--pair",
+            "one record removed",
+            "--samples",
+            "400",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "LocalDpMod" in proc.stdout and "verdict (Holm" in proc.stdout
     import pgc.schemas as schemas
 
     result = schemas.load(__import__("json").loads(out.read_text()))
     assert result.relation == "one record replaced, or one record removed" and result.pair == "one record removed"
-    bad = subprocess.run([sys.executable, "-m", "pgc.cli", "audit", "--flower", "examples/flower/digits_app.py:nope",
-                          "--samples", "200", "--out", str(tmp_path / "x.json")], capture_output=True, text=True,
-                         timeout=300)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgc.cli",
+            "audit",
+            "--flower",
+            "examples/flower/digits_app.py:nope",
+            "--samples",
+            "200",
+            "--out",
+            str(tmp_path / "x.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "nope" in bad.stderr
 
 
 def _steinke_bound_reference(m: int, r: int, v: int, alpha: float, delta: float) -> float:
     """Steinke, Nasr & Jagielski (2023), Theorem 3, written out directly: the largest ε whose p-value
     P[Bin(r, q) ≥ v] + 2mδ·max_i P[v − i ≤ Bin(r, q) < v]/i stays ≤ α, by a plain grid then bisection."""
+
     def p_value(eps: float) -> float:
         q = math.exp(eps) / (1.0 + math.exp(eps))
         tail = stats.binom.sf(v - 1, r, q)
-        worst = max(((stats.binom.cdf(v - 1, r, q) - stats.binom.cdf(v - i - 1, r, q)) / i for i in range(1, v + 1)),
-                    default=0.0)
+        worst = max(
+            ((stats.binom.cdf(v - 1, r, q) - stats.binom.cdf(v - i - 1, r, q)) / i for i in range(1, v + 1)),
+            default=0.0,
+        )
         return min(1.0, tail + 2 * m * delta * worst)
 
     if p_value(0.0) > alpha:
@@ -130,9 +164,28 @@ def test_bench_flower_checks_the_adapter_against_the_numpy_reference(tmp_path):
     import json
 
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "pgc.cli", "bench", "flower", "--samples", "1000", "--seeds", "1",
-                           "--seed-samples", "500", "--tightness-seeds", "3", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pgc.cli",
+            "bench",
+            "flower",
+            "--samples",
+            "1000",
+            "--seeds",
+            "1",
+            "--seed-samples",
+            "500",
+            "--tightness-seeds",
+            "3",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
     assert result["identical_rows"] is True and result["flagged"] == 0

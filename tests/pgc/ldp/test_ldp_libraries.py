@@ -21,7 +21,8 @@ from pgc.ldp.system import ldp_system  # noqa: E402
 K, EPSILON, N = 6, 0.5, 3000
 P_MIN = 1e-4  # per comparison; about 30 comparisons: false-failure rate ≤ 0.3 %
 CASES = [(lib, name, EPSILON) for lib in ("multi-freq-ldpy", "pure-ldp") for name in protocols(lib)] + [
-    ("pure-ldp", "HR", 2.0)]  # HR's general scheme (ε > 1) with the server's permutation
+    ("pure-ldp", "HR", 2.0)
+]  # HR's general scheme (ε > 1) with the server's permutation
 
 
 def rng(seed: int) -> np.random.Generator:
@@ -34,8 +35,9 @@ def same_distribution(a: np.ndarray, b: np.ndarray) -> float:
     cells, inverse = np.unique(np.concatenate([a, b]), axis=0, return_inverse=True)
     if len(cells) <= 64:
         inverse = inverse.ravel()
-        table = np.stack([np.bincount(inverse[:len(a)], minlength=len(cells)),
-                          np.bincount(inverse[len(a):], minlength=len(cells))])
+        table = np.stack(
+            [np.bincount(inverse[: len(a)], minlength=len(cells)), np.bincount(inverse[len(a) :], minlength=len(cells))]
+        )
         table = table[:, table.sum(axis=0) > 0]
         return 1.0 if table.shape[1] < 2 else float(chi2_contingency(table)[1])
     return min(float(ks_2samp(a[:, j], b[:, j]).pvalue) for j in range(a.shape[1]))
@@ -66,8 +68,9 @@ def test_multi_freq_ldpy_ss_writes_the_true_value_first():
     reports = system.oracle.release(np.full(4000, 3), rng(3))
     holds = np.any(reports == 3, axis=1)
     assert system.oracle.s == 7 and np.all(reports[holds, 0] == 3) and holds.mean() > 0.2
-    assert (math.isinf(system.exact_epsilon())
-            and ldp_system("multi-freq-ldpy:SS", 25, 8.0).exact_epsilon() == pytest.approx(8.0))
+    assert math.isinf(system.exact_epsilon()) and ldp_system(
+        "multi-freq-ldpy:SS", 25, 8.0
+    ).exact_epsilon() == pytest.approx(8.0)
 
 
 def test_pure_ldp_rappor_rounds_f_to_two_decimals():
@@ -91,8 +94,10 @@ def test_the_compiled_batch_draws_what_one_call_per_report_draws():
     from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Client
 
     values = np.arange(40) % 7
-    for name, call in (("GRR", lambda v: GRR_Client(int(v), 7, 1.0)),
-                       ("OUE", lambda v: UE_Client(int(v), 7, 1.0, True))):
+    for name, call in (
+        ("GRR", lambda v: GRR_Client(int(v), 7, 1.0)),
+        ("OUE", lambda v: UE_Client(int(v), 7, 1.0, True)),
+    ):
         oracle = ldp_system(f"multi-freq-ldpy:{name}", 7, 1.0).oracle
         with seeded_library_generators(11):
             batch = oracle.client_block(values)

@@ -204,8 +204,9 @@ def test_registry():
     assert make_mechanism("none", clip=math.inf) == NoNoise(clip=None)
     with pytest.raises(ValueError, match="unknown mechanism"):
         make_mechanism("no-such-mechanism", 1.0)
-    register_mechanism("test-scaled-laplace",
-                       lambda epsilon, clip=None, reduced_dim=None: Laplace(epsilon, clip or 1.0))
+    register_mechanism(
+        "test-scaled-laplace", lambda epsilon, clip=None, reduced_dim=None: Laplace(epsilon, clip or 1.0)
+    )
     try:
         assert make_mechanism("test-scaled-laplace", 1.0).clip == 1.0
         with pytest.raises(ValueError, match="already"):
@@ -218,7 +219,7 @@ def test_secure_laplace_snaps_to_grid_and_keeps_the_law(rng):
     from pgc.mechanisms import SNAP_BOUND_SCALES, snapping_grid
 
     m = Laplace(epsilon=2.0, clip=0.01, secure=True)
-    assert snapping_grid(0.005) == 2.0 ** -7 and snapping_grid(0.0078125) == 0.0078125
+    assert snapping_grid(0.005) == 2.0**-7 and snapping_grid(0.0078125) == 0.0078125
     g = np.zeros((3000, 112))
     g[:, 0] = 1.0
     out = m(g, rng)
@@ -248,15 +249,26 @@ def test_compiled_laplace_draws_are_numpys_bit_for_bit():
     from pgc.a3c import kernel
 
     out = np.empty(112)
-    kernel.privatize_row(kernel.MECH_LAPLACE, np.zeros(112), out, np.random.default_rng(9), 0.5, 0.01, 1, 0.0,
-                         np.zeros((1, 112)))
+    kernel.privatize_row(
+        kernel.MECH_LAPLACE, np.zeros(112), out, np.random.default_rng(9), 0.5, 0.01, 1, 0.0, np.zeros((1, 112))
+    )
     np.testing.assert_array_equal(out, np.random.default_rng(9).laplace(0.0, 0.02, size=112))
 
 
-@pytest.mark.parametrize("mechanism, dim", [
-    (Laplace(1.0), 112), (Laplace(0.7, clip=0.3, secure=True), 112), (ProjectedRandomSign(10.0), 112),
-    (ProjectedRandomSign(3.0, clip=0.2, reduced_dim=5), 112), (NoNoise(), 112), (NoNoise(clip=None), 112),
-    (Gaussian(2.0, 1e-5), 112), (Gaussian(0.5, 1e-3, clip=0.3, analytic=False), 112), (Gaussian(2.0, 1e-5), 131)])
+@pytest.mark.parametrize(
+    "mechanism, dim",
+    [
+        (Laplace(1.0), 112),
+        (Laplace(0.7, clip=0.3, secure=True), 112),
+        (ProjectedRandomSign(10.0), 112),
+        (ProjectedRandomSign(3.0, clip=0.2, reduced_dim=5), 112),
+        (NoNoise(), 112),
+        (NoNoise(clip=None), 112),
+        (Gaussian(2.0, 1e-5), 112),
+        (Gaussian(0.5, 1e-3, clip=0.3, analytic=False), 112),
+        (Gaussian(2.0, 1e-5), 131),
+    ],
+)
 def test_compiled_row_equals_the_numpy_mechanism(mechanism, dim):
     """Same draws, same arithmetic: the L1 and L2 norms even follow numpy's pairwise summation order."""
     from pgc.a3c import kernel

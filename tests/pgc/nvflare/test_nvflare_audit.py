@@ -25,10 +25,16 @@ def rng(seed: int = 0) -> np.random.Generator:
 
 def small_updates():
     g = rng(42)
-    a = {"fc.weight": g.normal(0, 0.01, (20, 10)), "fc.bias": g.normal(0, 0.01, 20),
-         "bn.num_batches_tracked": np.array(7)}
-    b = {"fc.weight": g.normal(0, 0.01, (20, 10)), "fc.bias": g.normal(0, 0.01, 20),
-         "bn.num_batches_tracked": np.array(9)}
+    a = {
+        "fc.weight": g.normal(0, 0.01, (20, 10)),
+        "fc.bias": g.normal(0, 0.01, 20),
+        "bn.num_batches_tracked": np.array(7),
+    }
+    b = {
+        "fc.weight": g.normal(0, 0.01, (20, 10)),
+        "fc.bias": g.normal(0, 0.01, 20),
+        "bn.num_batches_tracked": np.array(9),
+    }
     return {"a": (a, 7), "b": (b, 9)}
 
 
@@ -77,8 +83,9 @@ def test_weights_are_sent_with_the_global_model_and_received_minus_it():
     global_model = {k: np.full(np.shape(v), 0.5) for k, v in small_updates()["a"][0].items()}
     system = system_of(ExcludeVars(), data_kind="WEIGHTS", global_model=global_model)
     entries = small_updates()["a"][0]
-    np.testing.assert_allclose(system.release("a", 1, rng())["update"][0],
-                               np.concatenate([entries["fc.bias"], entries["fc.weight"].ravel()]))
+    np.testing.assert_allclose(
+        system.release("a", 1, rng())["update"][0], np.concatenate([entries["fc.bias"], entries["fc.weight"].ravel()])
+    )
 
 
 def test_svt_releases_come_from_the_audit_stream_and_leave_the_globals_alone():

@@ -15,8 +15,11 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_every_shipped_reference_is_the_committed_result():
     differ = [r for r in SHIPPED if reference_path(r).read_bytes() != (ROOT / "results" / r).read_bytes()]
     assert not differ, f"run python scripts/sync_references.py: {differ}"
-    shipped = {p.relative_to(root()).as_posix() for p in root().rglob("*") if p.is_file() and p.suffix != ".py"
-               and "__pycache__" not in p.parts}
+    shipped = {
+        p.relative_to(root()).as_posix()
+        for p in root().rglob("*")
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
+    }
     assert shipped == set(SHIPPED)
 
 

@@ -107,7 +107,8 @@ def test_paper_grid_definition():
     table = [s for s in settings if s.role == "table"]
     private = [s for s in table if s.mechanism != "none" and not s.control]
     assert {(s.mechanism, s.epsilon, s.buffer_size) for s in private} == {
-        (m, e, b) for m, b in (("laplace", 1), ("prs", 100)) for e in (1.0, 2.0, 5.0, 10.0)}
+        (m, e, b) for m, b in (("laplace", 1), ("prs", 100)) for e in (1.0, 2.0, 5.0, 10.0)
+    }
     assert {(s.mechanism, s.epsilon) for s in table if s.control} == {("laplace", 1.0), ("prs", 1.0)}
     matched = [s for s in grid_settings(GridSpec(controls="matched")) if s.control]
     assert {(s.mechanism, s.epsilon) for s in matched} == {(s.mechanism, s.epsilon) for s in private}
@@ -125,7 +126,8 @@ def test_paper_grid_definition():
         assert all(c.zero_information == s.control for c in cs)
     curves = [s for s in settings if s.role == "curve"]
     assert {(s.mechanism, s.epsilon, s.buffer_size) for s in curves} == {
-        (m, 1.0, b) for m in ("laplace", "prs") for b in (1, 100)}
+        (m, 1.0, b) for m in ("laplace", "prs") for b in (1, 100)
+    }
     assert all(not c.stop_at_success for s in curves for c in setting_configs(spec, s))
     assert set(PAPER_FST_MEDIAN) >= {(s.mechanism, s.epsilon) for s in private}
 
@@ -137,8 +139,18 @@ def test_readings_are_documented_presets():
         assert r.hyper.lam == 0.5 and r.hyper.gamma == 0.99 and r.hyper.beta == 0.01  # paper §4 in every reading
 
 
-@pytest.mark.parametrize("bad", [dict(trials=0), dict(cap=-1), dict(reading="nope"), dict(controls="x"),
-                                 dict(epsilons=(math.inf,)), dict(epsilons=(1.0, 1.0)), dict(mechanisms=("none",))])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(trials=0),
+        dict(cap=-1),
+        dict(reading="nope"),
+        dict(controls="x"),
+        dict(epsilons=(math.inf,)),
+        dict(epsilons=(1.0, 1.0)),
+        dict(mechanisms=("none",)),
+    ],
+)
 def test_gridspec_validation(bad):
     with pytest.raises(ValueError):
         GridSpec(**bad)
@@ -215,8 +227,13 @@ def test_quick_nonprivate_beats_zero_information_control(quick_run):
 
 
 def test_cli_bad_input_exit_code_2(tmp_path, capsys):
-    for argv in (["replicate", "--trials", "0"], ["replicate", "--cap", "abc"], ["replicate", "--reading", "nope"],
-                 ["replicate", "--epsilons", "-1"], ["replicate", "--epsilons", "inf"]):
+    for argv in (
+        ["replicate", "--trials", "0"],
+        ["replicate", "--cap", "abc"],
+        ["replicate", "--reading", "nope"],
+        ["replicate", "--epsilons", "-1"],
+        ["replicate", "--epsilons", "inf"],
+    ):
         with pytest.raises(SystemExit) as exc:
             main([*argv, "--out", str(tmp_path / "x")])
         assert exc.value.code == 2

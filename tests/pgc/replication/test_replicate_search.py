@@ -44,16 +44,26 @@ def test_fst_and_auc_penalties_known_values():
     assert fst_penalty(1769.0 / 2, 1769.0, 90_000) == pytest.approx(0.5)
     assert fst_penalty(math.inf, 18377.0, 90_000) == pytest.approx(0.5 * math.log2(180_000 / 18377.0) ** 2)
     assert auc_penalty(0.673, 0.673) == 0.0
-    assert auc_penalty(0.673 * 2 ** 0.2, 0.673) == pytest.approx(0.5)
+    assert auc_penalty(0.673 * 2**0.2, 0.673) == pytest.approx(0.5)
     assert auc_penalty(math.nan, 0.673) == auc_penalty(0.01, 0.673)
 
 
 def _result(successes, control_successes, p_mwu, p_fisher):
-    rows = [{"key": "table/laplace/eps=1/B=1", "mechanism": "laplace", "epsilon": 1.0, "control": False},
-            {"key": "table/prs/eps=1/B=100", "mechanism": "prs", "epsilon": 1.0, "control": False},
-            {"key": "table/laplace/eps=2/B=1", "mechanism": "laplace", "epsilon": 2.0, "control": False}]
-    comps = [{"setting": r["key"], "successes": successes, "control_successes": control_successes,
-              "p_mwu": p_mwu, "p_fisher": p_fisher} for r in rows]
+    rows = [
+        {"key": "table/laplace/eps=1/B=1", "mechanism": "laplace", "epsilon": 1.0, "control": False},
+        {"key": "table/prs/eps=1/B=100", "mechanism": "prs", "epsilon": 1.0, "control": False},
+        {"key": "table/laplace/eps=2/B=1", "mechanism": "laplace", "epsilon": 2.0, "control": False},
+    ]
+    comps = [
+        {
+            "setting": r["key"],
+            "successes": successes,
+            "control_successes": control_successes,
+            "p_mwu": p_mwu,
+            "p_fisher": p_fisher,
+        }
+        for r in rows
+    ]
     return {"spec": {"epsilons": [1.0, 2.0]}, "settings": rows, "control_comparisons": comps}
 
 
@@ -72,13 +82,25 @@ def test_reading_fit_is_zero_for_the_papers_own_numbers_and_negative_otherwise()
         out = []
         for (mech, eps), sr in PAPER_SUCCESS_RATIO.items():
             k = min(20, math.floor(21 * min(max(sr, 0.02), 0.98)))
-            out.append({"key": f"table/{mech}/eps={eps}", "mechanism": mech, "epsilon": eps, "control": False,
-                        "successes": k, "trials": 20, "median_fst": PAPER_FST_MEDIAN[(mech, eps)] * scale,
-                        "paper": {}, "relative_auc": {"C=0.01": {"value": PAPER_RELATIVE_AUC[(mech, eps)]}}})
+            out.append(
+                {
+                    "key": f"table/{mech}/eps={eps}",
+                    "mechanism": mech,
+                    "epsilon": eps,
+                    "control": False,
+                    "successes": k,
+                    "trials": 20,
+                    "median_fst": PAPER_FST_MEDIAN[(mech, eps)] * scale,
+                    "paper": {},
+                    "relative_auc": {"C=0.01": {"value": PAPER_RELATIVE_AUC[(mech, eps)]}},
+                }
+            )
         return {"spec": {"cap": 90_000}, "primary_reference": "table/none/eps=inf/B=1/C=0.01", "settings": out}
+
     exact = reading_fit(rows(1.0))
-    assert (exact["success"] == pytest.approx(0) and exact["fst"] == pytest.approx(0)
-            and exact["auc"] == pytest.approx(0))
+    assert (
+        exact["success"] == pytest.approx(0) and exact["fst"] == pytest.approx(0) and exact["auc"] == pytest.approx(0)
+    )
     assert exact["order"] == pytest.approx(0)
     assert reading_fit(rows(2.0))["fst"] == pytest.approx(-0.5 * len(PAPER_SUCCESS_RATIO))
 
@@ -91,8 +113,12 @@ def test_knob_reading_names_round_trip_and_the_literal_one_equals_the_preset():
     rms = knob_reading(knob_reading_name({"optimizer": "rms", "alpha": "astep", "clip_inf": "c10"}))
     assert (rms.optimizer, rms.learning_rate, rms.exploration_clock) == ("rmsprop", 5e-3, "steps")
     assert rms.nonprivate_variants[0].clip == 10.0 and rms.nonprivate_variants[0].learning_rate == 5e-3
-    for bad in ("kn-term", "kn-x-full-boot-greedy-sum-sgd-aagent-c0.01", "literal2",
-                "kn-unit-n0-boot-greedy-sum-sgd-aagent-c0.01"):
+    for bad in (
+        "kn-term",
+        "kn-x-full-boot-greedy-sum-sgd-aagent-c0.01",
+        "literal2",
+        "kn-unit-n0-boot-greedy-sum-sgd-aagent-c0.01",
+    ):
         with pytest.raises(ValueError):
             get_reading(bad)
     with pytest.raises(ValueError):
@@ -137,16 +163,33 @@ def test_search_resumes_and_confirmation_needs_fresh_seeds(tmp_path, capsys):
         assert e["rejected"] == (not e["control_gate"]["passed"])
     # resume: the two readings are kept (not re-run), one more is asked for by name (--search-also)
     also = knob_reading_name({"reward": "term", "returns": "n5", "biases": "bias"})
-    assert main(["replicate", "--search", "--search-readings", "3", *TINY, "--out", str(out),
-                 "--search-also", also]) == 0
+    assert (
+        main(["replicate", "--search", "--search-readings", "3", *TINY, "--out", str(out), "--search-also", also]) == 0
+    )
     second = json.loads((out / "search.json").read_text())
     assert second["proposals"] == 3 and also in {e["reading"] for e in second["readings"]}
     for name, e in tried.items():
         again = next(x for x in second["readings"] if x["reading"] == name)
         assert again["fit"] == e["fit"] and again["first_trial"] == e["first_trial"]
     # other settings in the same folder are refused
-    assert main(["replicate", "--search", "--search-readings", "3", "--trials", "5", "--cap", "1500",
-                 "--no-progress", "--out", str(out)]) == 2
+    assert (
+        main(
+            [
+                "replicate",
+                "--search",
+                "--search-readings",
+                "3",
+                "--trials",
+                "5",
+                "--cap",
+                "1500",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
     assert main(["replicate", "--search-also", also, *TINY, "--out", str(tmp_path / "x")]) == 2  # needs --search
     with pytest.raises(SystemExit) as exc:  # argparse refuses a name that is no knob reading
         main(["replicate", "--search", "--search-also", "kn-bogus", *TINY, "--out", str(out)])
@@ -154,8 +197,20 @@ def test_search_resumes_and_confirmation_needs_fresh_seeds(tmp_path, capsys):
     capsys.readouterr()
     # confirmation: seeds that overlap the search's are refused, fresh ones are recorded
     name = knob_reading_name(LITERAL_KNOBS)
-    grid = ["replicate", "--reading", name, "--confirms", str(out / "search.json"), *TINY, "--epsilons", "1",
-            "--mechanisms", "laplace", "--curve-trials", "0"]
+    grid = [
+        "replicate",
+        "--reading",
+        name,
+        "--confirms",
+        str(out / "search.json"),
+        *TINY,
+        "--epsilons",
+        "1",
+        "--mechanisms",
+        "laplace",
+        "--curve-trials",
+        "0",
+    ]
     assert main([*grid, "--seed", "1000002", "--out", str(tmp_path / "bad")]) == 2
     assert "overlap the search seeds" in capsys.readouterr().err
     assert not (tmp_path / "bad" / name).exists()
@@ -165,5 +220,7 @@ def test_search_resumes_and_confirmation_needs_fresh_seeds(tmp_path, capsys):
     conf = result["confirmation"]
     assert conf["reading"] == name and conf["confirmation_seeds"] == [0, 1, 2, 3]
     assert conf["search_seeds"] == list(range(1_000_000, 1_000_004)) and conf["readings_tried_by_search"] == 3
-    assert main([*grid[:2], "kn-unit-full-boot-sample-mean-rms-astep-c10", *grid[3:],
-                 "--out", str(tmp_path / "untried")]) == 2  # a reading the search never tried
+    assert (
+        main([*grid[:2], "kn-unit-full-boot-sample-mean-rms-astep-c10", *grid[3:], "--out", str(tmp_path / "untried")])
+        == 2
+    )  # a reading the search never tried

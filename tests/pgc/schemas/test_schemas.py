@@ -18,8 +18,11 @@ from pgc.schemas.shared import PAPER, binomial_interval, holm, ldp_ceiling
 
 ROOT = Path(__file__).resolve().parents[3]
 # committed files that declare no kind, and the schema each is read with
-KINDLESS = {"results/bench/": "bench-numbers", "results/reliability/summary.json": "reliability",
-            "results/tune/postgres-4x25.json": "tune-workers"}
+KINDLESS = {
+    "results/bench/": "bench-numbers",
+    "results/reliability/summary.json": "reliability",
+    "results/tune/postgres-4x25.json": "tune-workers",
+}
 
 
 def _committed() -> list[Path]:
@@ -56,27 +59,45 @@ def test_load_and_to_dict_round_trip_a_committed_audit():
 
 
 def test_unnamed_keys_round_trip_unchanged():
-    data = {"kind": "attack", "format_version": 1, "mode": "run", "extra": {"a": [1, {"b": None}]}, "note": "x",
-            "rows": [{"attacker": "a", "accuracy": 0.5, "channels": ["score"], "ci": [0.4, "inf"], "new": True}]}
+    data = {
+        "kind": "attack",
+        "format_version": 1,
+        "mode": "run",
+        "extra": {"a": [1, {"b": None}]},
+        "note": "x",
+        "rows": [{"attacker": "a", "accuracy": 0.5, "channels": ["score"], "ci": [0.4, "inf"], "new": True}],
+    }
     result = schemas.load(data)
     assert result.extra == {"extra": {"a": [1, {"b": None}]}, "note": "x"} and result.rows[0].ci == [0.4, math.inf]
     assert result.to_dict() == data
 
 
 def test_dump_stamps_kind_and_version_first_and_keeps_the_writer_fields():
-    out = schemas.dump("audit", {"mode": "run", "seed": 3, "channels": [
-        {"channel": "gradient", "epsilon_lower_bound": math.inf, "claimed_epsilon": 1}]})
+    out = schemas.dump(
+        "audit",
+        {
+            "mode": "run",
+            "seed": 3,
+            "channels": [{"channel": "gradient", "epsilon_lower_bound": math.inf, "claimed_epsilon": 1}],
+        },
+    )
     assert list(out)[:2] == ["kind", "format_version"] and out["kind"] == "audit" and out["format_version"] == 2
     assert out["seed"] == 3 and out["channels"][0]["epsilon_lower_bound"] == math.inf
 
 
-@pytest.mark.parametrize("kind, data, message", [
-    ("audit", {"mode": "run", "channels": [{"channel": "gradient"}]}, "lacks the field 'epsilon_lower_bound'"),
-    ("attack", {"mode": "run", "rows": [{"attacker": "x", "accuracy": "high", "channels": []}]},
-     "rows[0].accuracy is 'high', expected a number"),
-    ("train", {"format": "pgc-run/1", "trials": []}, "at least one trial"),
-    ("nonsense", {}, "no schema for kind 'nonsense'"),
-])
+@pytest.mark.parametrize(
+    "kind, data, message",
+    [
+        ("audit", {"mode": "run", "channels": [{"channel": "gradient"}]}, "lacks the field 'epsilon_lower_bound'"),
+        (
+            "attack",
+            {"mode": "run", "rows": [{"attacker": "x", "accuracy": "high", "channels": []}]},
+            "rows[0].accuracy is 'high', expected a number",
+        ),
+        ("train", {"format": "pgc-run/1", "trials": []}, "at least one trial"),
+        ("nonsense", {}, "no schema for kind 'nonsense'"),
+    ],
+)
 def test_dump_refuses_a_malformed_result(kind, data, message):
     with pytest.raises(schemas.SchemaError, match=re.escape(message)):
         schemas.dump(kind, data)
@@ -85,8 +106,9 @@ def test_dump_refuses_a_malformed_result(kind, data, message):
 def test_unsupported_version_and_unknown_kind_are_one_line_errors_naming_both():
     with pytest.raises(schemas.SchemaError) as exc:
         schemas.load({"kind": "tune", "format_version": 7}, where="x.json")
-    assert str(exc.value) == ("x.json: kind 'tune' format_version 7 is not supported "
-                              "(this pgc reads tune format_version 1)")
+    assert str(exc.value) == (
+        "x.json: kind 'tune' format_version 7 is not supported (this pgc reads tune format_version 1)"
+    )
     with pytest.raises(schemas.SchemaError, match=r"kind 'weather' \(format_version 1\) is not a known result kind"):
         schemas.load({"kind": "weather"})
     with pytest.raises(schemas.SchemaError, match="has no 'kind' field"):
@@ -131,11 +153,13 @@ def test_bandit_kinds_refuse_malformed_files():
 
 
 def test_schemas_import_nothing_from_the_project():
-    code = ("import sys, pgc.schemas, pgc.schemas.shared; "
-            "allowed = {'pgc', 'pgc.schemas', 'pgc.contracts', 'pgc.errors'}; "
-            "project = {m for m in sys.modules if m.split('.')[0] in ('pgc', 'audit', 'attacks', 'reports')}; "
-            "print(sorted({m for m in project if m not in allowed and not m.startswith('pgc.schemas.')} "
-            "| ({m.split('.')[0] for m in sys.modules} & {'numpy', 'statsmodels'})))")
+    code = (
+        "import sys, pgc.schemas, pgc.schemas.shared; "
+        "allowed = {'pgc', 'pgc.schemas', 'pgc.contracts', 'pgc.errors'}; "
+        "project = {m for m in sys.modules if m.split('.')[0] in ('pgc', 'audit', 'attacks', 'reports')}; "
+        "print(sorted({m for m in project if m not in allowed and not m.startswith('pgc.schemas.')} "
+        "| ({m.split('.')[0] for m in sys.modules} & {'numpy', 'statsmodels'})))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
 

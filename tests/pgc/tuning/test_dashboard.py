@@ -32,14 +32,29 @@ def _get(url: str) -> dict:
 def test_dashboard_serves_study_trials_and_objective_names(kind, tmp_path, request):
     url = f"sqlite:///{tmp_path / 'study.db'}" if kind == "sqlite" else request.getfixturevalue("postgres_url")
     name = f"dash-{uuid.uuid4().hex[:8]}"
-    settings = StudySettings(space=SearchSpace(mechanisms=("laplace",)),
-                             evaluation=Evaluation(runs_per_trial=2, submissions=60, rungs=(1.0,)),
-                             sampler="random", seed=1)
+    settings = StudySettings(
+        space=SearchSpace(mechanisms=("laplace",)),
+        evaluation=Evaluation(runs_per_trial=2, submissions=60, rungs=(1.0,)),
+        sampler="random",
+        seed=1,
+    )
     run_study(name, url, settings, n_trials=3, batch=3, log=lambda m: None)
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-c", "from optuna_dashboard._cli import main; main()",
-                             storage_url(url), "--host", "127.0.0.1", "--port", str(port), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from optuna_dashboard._cli import main; main()",
+            storage_url(url),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -34,9 +34,12 @@ def _name(prefix: str) -> str:
 
 
 def _settings(seed: int = 3, **ev) -> StudySettings:
-    return StudySettings(space=SearchSpace(mechanisms=("laplace", "prs")),
-                         evaluation=Evaluation(**({"runs_per_trial": 2, "submissions": 60, "rungs": (1.0,)} | ev)),
-                         sampler="random", seed=seed)
+    return StudySettings(
+        space=SearchSpace(mechanisms=("laplace", "prs")),
+        evaluation=Evaluation(**({"runs_per_trial": 2, "submissions": 60, "rungs": (1.0,)} | ev)),
+        sampler="random",
+        seed=seed,
+    )
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -66,15 +69,18 @@ def test_postgres_workers_opening_a_fresh_database_together_all_succeed(postgres
     such rounds had a process fail."""
     import psycopg
 
-    code = ("import sys; sys.path.insert(0, sys.argv[2]); from pgc.tuning.storage import make_storage; "
-            "make_storage(sys.argv[1]).engine.dispose()")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[2]); from pgc.tuning.storage import make_storage; "
+        "make_storage(sys.argv[1]).engine.dispose()"
+    )
     for _ in range(2):
         database = _name("fresh").replace("-", "_")
         with psycopg.connect(postgres_url, autocommit=True) as connection:
             connection.execute(f"CREATE DATABASE {database}")
         url = postgres_url.rsplit("/", 1)[0] + "/" + database
-        procs = [subprocess.Popen([sys.executable, "-c", code, url, str(ROOT)], stderr=subprocess.PIPE)
-                 for _ in range(4)]
+        procs = [
+            subprocess.Popen([sys.executable, "-c", code, url, str(ROOT)], stderr=subprocess.PIPE) for _ in range(4)
+        ]
         errors = [p.communicate(timeout=120)[1].decode()[-800:] for p in procs]
         assert [p.returncode for p in procs] == [0] * 4, errors
 
@@ -169,8 +175,11 @@ def test_storage_contract_a_surplus_trial_is_given_back(any_storage):
     storage = make_storage(any_storage)
     study = open_study(_name("s"), storage, _settings())
     dist = {"x": optuna.distributions.FloatDistribution(0.0, 1.0)}
-    study.add_trial(optuna.create_trial(state=TrialState.WAITING, params={"x": 0.5}, distributions=dist,
-                                        system_attrs={"failed_trial": 7}))
+    study.add_trial(
+        optuna.create_trial(
+            state=TrialState.WAITING, params={"x": 0.5}, distributions=dist, system_attrs={"failed_trial": 7}
+        )
+    )
     a, b = study.ask(dist), study.ask(dist)
     assert a.params == {"x": 0.5} and not _surplus(study, a, 1) and _surplus(study, b, 1)
     third = study.ask(dist)
@@ -179,7 +188,6 @@ def test_storage_contract_a_surplus_trial_is_given_back(any_storage):
     _requeue_if_retry(study, storage, a)
     waiting = study.get_trials(states=(TrialState.WAITING,))
     assert len(waiting) == 1 and waiting[0].params == {"x": 0.5} and waiting[0].system_attrs["failed_trial"] == 7
-
 
 
 def test_storage_contract_a_worker_dying_before_its_first_heartbeat_leaves_no_trial_stuck(any_storage, monkeypatch):
@@ -194,23 +202,35 @@ def test_storage_contract_a_worker_dying_before_its_first_heartbeat_leaves_no_tr
         "from pgc.tuning import Evaluation, SearchSpace, StudySettings, run_study\n"
         "settings = StudySettings(space=SearchSpace(mechanisms=('laplace', 'prs')), evaluation=Evaluation("
         "runs_per_trial=2, submissions=60, rungs=(1.0,)), sampler='random', seed=3)\n"
-        "run_study(sys.argv[2], sys.argv[1], settings, 2, batch=1, heartbeat_interval=1, grace_period=1)\n")
-    dead = subprocess.run([sys.executable, "-c", die_in_first_heartbeat, any_storage, name, str(ROOT)],
-                          capture_output=True, timeout=120)
+        "run_study(sys.argv[2], sys.argv[1], settings, 2, batch=1, heartbeat_interval=1, grace_period=1)\n"
+    )
+    dead = subprocess.run(
+        [sys.executable, "-c", die_in_first_heartbeat, any_storage, name, str(ROOT)], capture_output=True, timeout=120
+    )
     assert dead.returncode == 9, dead.stderr.decode()[-2000:]
     import pgc.tuning.workers as workers_module
 
     monkeypatch.setattr(workers_module, "_worker_is_dead", lambda identity: False)  # as if on another machine
-    study = run_study(name, any_storage, _settings(), n_trials=2, batch=1, heartbeat_interval=1, grace_period=1,
-                      timeout=60, log=lambda m: None)
+    study = run_study(
+        name,
+        any_storage,
+        _settings(),
+        n_trials=2,
+        batch=1,
+        heartbeat_interval=1,
+        grace_period=1,
+        timeout=60,
+        log=lambda m: None,
+    )
     trials = study.get_trials(deepcopy=False)
     assert len([t for t in trials if t.state in DONE]) == 2, [(t.number, t.state.name) for t in trials]
     assert [t.number for t in trials if t.state == TrialState.FAIL] == [0]
 
 
 @pytest.mark.parametrize("moment", ["evaluation", "tell"])
-def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_counts(any_storage, monkeypatch,
-                                                                                       moment):
+def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_counts(
+    any_storage, monkeypatch, moment
+):
     """A worker whose heartbeat lapsed (another worker failed its trial as stale and re-queued the
     parameters) while it trained, or just before it told the result, drops the result instead of
     crashing and goes on: the study still ends with exactly --trials finished trials, the stale
@@ -223,8 +243,9 @@ def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_
 
     def fail_as_stale(trial_id: int) -> None:  # what another worker's reap does to a trial gone stale
         storage.set_trial_state_values(trial_id, state=TrialState.FAIL)
-        storage.get_heartbeat_stale_trial_callback()(optuna.load_study(study_name=name, storage=storage),
-                                                     storage.get_trial(trial_id))
+        storage.get_heartbeat_stale_trial_callback()(
+            optuna.load_study(study_name=name, storage=storage), storage.get_trial(trial_id)
+        )
         failed_under.append(storage.get_trial(trial_id).number)
 
     if moment == "evaluation":
@@ -250,11 +271,12 @@ def test_storage_contract_a_live_trial_failed_as_stale_is_dropped_and_its_retry_
     trials = study.get_trials(deepcopy=False)
     assert len([t for t in trials if t.state in DONE]) == 3
     assert [t.number for t in trials if t.state == TrialState.FAIL] == failed_under == [0]
-    retry, = [t for t in trials if t.system_attrs.get("failed_trial") == 0]
+    (retry,) = [t for t in trials if t.system_attrs.get("failed_trial") == 0]
     assert retry.state in DONE and retry.params == trials[0].params and retry.user_attrs["seed_origin_trial"] == 0
     if moment == "evaluation":
         assert "utility" not in trials[0].user_attrs  # the dropped result wrote nothing
     assert any("trial 0 was failed by another worker" in m for m in messages), messages
+
 
 # ---------------------------------------------------------------------------------------------
 # N workers on one PostgreSQL study, one killed mid-trial
@@ -283,7 +305,9 @@ def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(
     assert len(r["retries_of_killed"]) == 1, r
     retry = r["retries_of_killed"][0]
     assert retry["state"] in ("COMPLETE", "PRUNED") and retry["same_params"] and retry["seeds_from_killed_trial"], (
-        retry, r["killed"])
+        retry,
+        r["killed"],
+    )
     result = json.loads((tmp_path / "tune" / "tune.json").read_text())
     assert result["storage"].startswith("postgresql+psycopg://")
     assert sum(result["counts"].get(k, 0) for k in ("COMPLETE", "PRUNED")) == 12
@@ -292,11 +316,38 @@ def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(
 def test_postgres_a_second_command_joins_the_same_study(postgres_url, tmp_path):
     """Two separate commands (as on two machines) on one study: together exactly --trials."""
     name = _name("j")
-    base = ["tune", "--storage", postgres_url, "--study", name, "--trials", "6", "--batch", "1",
-            "--runs-per-trial", "2", "--submissions", "400", "--rungs", "1", "--sampler", "random",
-            "--heartbeat", "1", "--seed", "2"]
-    procs = [subprocess.Popen([sys.executable, "-m", "pgc.cli", *base, "--out", str(tmp_path / f"m{i}")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()) for i in range(2)]
+    base = [
+        "tune",
+        "--storage",
+        postgres_url,
+        "--study",
+        name,
+        "--trials",
+        "6",
+        "--batch",
+        "1",
+        "--runs-per-trial",
+        "2",
+        "--submissions",
+        "400",
+        "--rungs",
+        "1",
+        "--sampler",
+        "random",
+        "--heartbeat",
+        "1",
+        "--seed",
+        "2",
+    ]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "pgc.cli", *base, "--out", str(tmp_path / f"m{i}")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_env(),
+        )
+        for i in range(2)
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1].decode()[-2000:] for o in outs]
     study = optuna.load_study(study_name=name, storage=storage_url(postgres_url))

@@ -48,12 +48,15 @@ def test_settings_validated():
         StudySettings(mode="constrained")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--mode", "constrained"], "--min-success"),
-    (["--storage", "study.db"], "RDB URL"),
-    (["--epsilon", "5", "1"], "epsilon range"),
-    (["--rungs", "0.5"], "rungs"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--mode", "constrained"], "--min-success"),
+        (["--storage", "study.db"], "RDB URL"),
+        (["--epsilon", "5", "1"], "epsilon range"),
+        (["--rungs", "0.5"], "rungs"),
+    ],
+)
 def test_tune_bad_input_exit_2(argv, message, tmp_path, capsys):
     assert main(["tune", "--out", str(tmp_path / "t"), "--trials", "1", *argv]) == 2
     assert message in capsys.readouterr().err
@@ -62,8 +65,14 @@ def test_tune_bad_input_exit_2(argv, message, tmp_path, capsys):
 
 def test_evaluation_reproduces_with_the_same_seeds():
     ev = Evaluation(runs_per_trial=2, submissions=80, rungs=(0.5, 1.0), prune_below_mu=0.0)
-    params = {"mechanism": "prs", "epsilon": 10.0, "clip": 1.0, "buffer_size": 4, "reduced_dim": 2,
-              "learning_rate": 0.1}
+    params = {
+        "mechanism": "prs",
+        "epsilon": 10.0,
+        "clip": 1.0,
+        "buffer_size": 4,
+        "reduced_dim": 2,
+        "learning_rate": 0.1,
+    }
     outs = []
     for _ in range(2):
         p = _Pending(trial=None, params=params, seeds=trial_seeds(0, 5, 2), privacy=10.0, claimed=10.0)
@@ -75,17 +84,28 @@ def test_evaluation_reproduces_with_the_same_seeds():
 
 def test_constrained_mode_reports_smallest_feasible_privacy(tmp_path):
     url = f"sqlite:///{tmp_path / 's.db'}"
-    settings = StudySettings(space=SearchSpace(mechanisms=("laplace",), epsilon=(0.5, 5.0)),
-                             evaluation=Evaluation(**TINY, prune_below_mu=0.0), mode="constrained",
-                             min_utility=0.0, sampler="random", seed=3)
+    settings = StudySettings(
+        space=SearchSpace(mechanisms=("laplace",), epsilon=(0.5, 5.0)),
+        evaluation=Evaluation(**TINY, prune_below_mu=0.0),
+        mode="constrained",
+        min_utility=0.0,
+        sampler="random",
+        seed=3,
+    )
     run_study("c", url, settings, n_trials=3, batch=3, log=lambda m: None)
     res = export_study("c", url)
     assert res["kind"] == "tune" and res["counts"] == {"COMPLETE": 3}
     eps = [t["privacy"] for t in res["trials"]]
     assert res["best_constrained"]["privacy"] == min(eps)  # every trial meets utility >= 0
     # same study name with different settings is refused rather than silently mixed
-    other = StudySettings(space=SearchSpace(mechanisms=("laplace",), epsilon=(0.5, 6.0)),
-                          evaluation=Evaluation(**TINY), mode="constrained", min_utility=0.0, sampler="random", seed=3)
+    other = StudySettings(
+        space=SearchSpace(mechanisms=("laplace",), epsilon=(0.5, 6.0)),
+        evaluation=Evaluation(**TINY),
+        mode="constrained",
+        min_utility=0.0,
+        sampler="random",
+        seed=3,
+    )
     with pytest.raises(ValueError, match="different settings"):
         run_study("c", url, other, n_trials=4, log=lambda m: None)
 
@@ -109,9 +129,37 @@ def _snapshot(url: str, name: str) -> dict:
 def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
     out = tmp_path / "tune"
     url = f"sqlite:///{out / 'study.db'}"
-    cmd = [sys.executable, "-m", "pgc.cli", "tune", "--out", str(out), "--study", "k", "--trials", "6", "--batch", "1",
-           "--runs-per-trial", "4", "--submissions", "400", "--rungs", "1", "--sampler", "random",
-           "--mechanisms", "laplace", "prs", "--heartbeat", "1", "--grace", "2", "--seed", "11"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pgc.cli",
+        "tune",
+        "--out",
+        str(out),
+        "--study",
+        "k",
+        "--trials",
+        "6",
+        "--batch",
+        "1",
+        "--runs-per-trial",
+        "4",
+        "--submissions",
+        "400",
+        "--rungs",
+        "1",
+        "--sampler",
+        "random",
+        "--mechanisms",
+        "laplace",
+        "prs",
+        "--heartbeat",
+        "1",
+        "--grace",
+        "2",
+        "--seed",
+        "11",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 90
     killed_running: list[int] = []
@@ -125,8 +173,9 @@ def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
                 os.kill(proc.pid, signal.SIGKILL)  # mid-trial: training of `running` is in progress
                 killed_running = running
                 break
-            assert proc.poll() is None, ("the study ended before it could be killed: "
-                                         + proc.stderr.read().decode()[-2000:])
+            assert proc.poll() is None, (
+                "the study ended before it could be killed: " + proc.stderr.read().decode()[-2000:]
+            )
         else:
             pytest.fail("the study did not reach 2 finished trials in time")
     finally:
@@ -173,9 +222,15 @@ def test_a_retry_popped_by_a_worker_killed_before_its_first_heartbeat_is_failed_
     study = optuna.create_study(study_name="o", storage=storage, directions=["maximize", "minimize"])
     dist = {"log_epsilon": optuna.distributions.FloatDistribution(-1.0, 1.0)}
     inherited = {"seeds": [7], "worker": {"host": "h", "boot": "b", "pid": 1, "start": "1", "trial": 5}}
-    study.add_trial(optuna.create_trial(state=optuna.trial.TrialState.WAITING, params={"log_epsilon": 0.25},
-                                        distributions=dist, system_attrs={"failed_trial": 5},
-                                        user_attrs=inherited))  # a retry keeps its origin's attributes
+    study.add_trial(
+        optuna.create_trial(
+            state=optuna.trial.TrialState.WAITING,
+            params={"log_epsilon": 0.25},
+            distributions=dist,
+            system_attrs={"failed_trial": 5},
+            user_attrs=inherited,
+        )
+    )  # a retry keeps its origin's attributes
     popped = study.ask(fixed_distributions=dist)  # RUNNING, parameters set, no heartbeat: then the kill
     live = study.ask()  # a live worker's trial: claimed (the worker records itself)
     claim(live)

@@ -50,10 +50,14 @@ class AuditCommand:
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         from .legacy import add_deprecated_flags
 
-        p.description = ("empirical ε lower bounds next to the claim: pgc audit SUBCOMMAND TARGET [options] "
-                         "(pgc audit SUBCOMMAND --help for its options)")
-        p.epilog = ("deprecated: the mode flags of pgc audit --system SPEC, --mechanism NAME, --run DIR, ... still "
-                    "run this release, as the subcommand they name")
+        p.description = (
+            "empirical ε lower bounds next to the claim: pgc audit SUBCOMMAND TARGET [options] "
+            "(pgc audit SUBCOMMAND --help for its options)"
+        )
+        p.epilog = (
+            "deprecated: the mode flags of pgc audit --system SPEC, --mechanism NAME, --run DIR, ... still "
+            "run this release, as the subcommand they name"
+        )
         sub = p.add_subparsers(dest="audit", metavar="SUBCOMMAND", required=True)
         for name, subcommand in SUBCOMMANDS.items():
             sp = sub.add_parser(name, help=subcommand.help, description=subcommand.help)
@@ -79,12 +83,20 @@ class AuditCommand:
         result = ResultFile(args.out, command="audit", name=mode.replace("_", "-"), force=args.force)
         args.result = result
         args.announce = lambda mechanism=None, episode_length=None: _announce_estimate(
-            args, mode, report, mechanism, episode_length)
+            args, mode, report, mechanism, episode_length
+        )
         start = time.perf_counter()
         argv = list(getattr(args, "_argv", sys.argv[1:]))
-        report = {"kind": "audit", "mode": mode.replace("_", "-"), "confidence": args.confidence,
-                  "delta": getattr(args, "delta", None) or 0.0, "seed": args.seed,
-                  "command": "pgc " + " ".join(argv), "argv": argv, "channels": []}
+        report = {
+            "kind": "audit",
+            "mode": mode.replace("_", "-"),
+            "confidence": args.confidence,
+            "delta": getattr(args, "delta", None) or 0.0,
+            "seed": args.seed,
+            "command": "pgc " + " ".join(argv),
+            "argv": argv,
+            "channels": [],
+        }
         with result:  # a second writer of the same file exits 2 at once
             with chosen_engine(args.engine, args.address) as engine:  # None: the local engine, this process
                 args.executor = engine
@@ -111,8 +123,9 @@ def fail_on_status(report: dict, fail_on: str | None, status: int) -> int:
     return status
 
 
-def _announce_estimate(args: argparse.Namespace, mode: str, report: dict, mechanism=None,
-                       episode_length: float | None = None) -> None:
+def _announce_estimate(
+    args: argparse.Namespace, mode: str, report: dict, mechanism=None, episode_length: float | None = None
+) -> None:
     """Once a mode has checked its inputs: the audit's estimated wall time (refused over the limit without
     --allow-long), printed before the work starts and kept in the result beside the wall time."""
     from audit.planning import duration_text
@@ -124,6 +137,8 @@ def _announce_estimate(args: argparse.Namespace, mode: str, report: dict, mechan
         return
     report["estimated_seconds"] = round(estimate, 1)
     if estimate > MAX_ESTIMATED_HOURS * 3600 and not args.allow_long:
-        raise UserError(f"this audit would take about {duration_text(estimate)} (more than {MAX_ESTIMATED_HOURS:g} h); "
-                       "lower --samples or pass --allow-long")
+        raise UserError(
+            f"this audit would take about {duration_text(estimate)} (more than {MAX_ESTIMATED_HOURS:g} h); "
+            "lower --samples or pass --allow-long"
+        )
     print(f"estimated time: about {duration_text(estimate)} (calibrated on a 2-core machine)", flush=True)

@@ -20,8 +20,10 @@ def row_record(row, **context) -> dict:
 
 def row_line(row, width: int = 20) -> str:
     """A row in one line: channel, claim, ε_LB, budget and verdict."""
-    return (f"  {row.channel:<{width}} claim {fmt(row.claimed_epsilon):>6}  ε_LB {row.epsilon_lower_bound:7.3f}  "
-            f"(n={row.samples_per_side:,}, cap {row.max_certifiable_epsilon:.2f})  {row.verdict}")
+    return (
+        f"  {row.channel:<{width}} claim {fmt(row.claimed_epsilon):>6}  ε_LB {row.epsilon_lower_bound:7.3f}  "
+        f"(n={row.samples_per_side:,}, cap {row.max_certifiable_epsilon:.2f})  {row.verdict}"
+    )
 
 
 def reason_line(row, indent: int = 4) -> str:
@@ -39,25 +41,37 @@ def print_rows(rows, width: int = 20) -> None:
 
 def print_mechanism(result) -> None:
     b, row = result.bound, result.row
-    print(f"{result.mechanism} [{result.mode}]: claimed ε = {fmt(row.claimed_epsilon)}, "
-          f"ε_LB = {row.epsilon_lower_bound:.3f} at {100 * row.confidence:g}% confidence "
-          f"(n = {b.samples_per_side:,}/side, cap {b.max_certifiable_epsilon:.2f}) -> {str(row.verdict).upper()}")
-    print(f"  ε test: {b.hypothesis}, statistic {b.statistic}, FP {b.false_positives}, FN {b.false_negatives}; "
-          f"{result.wall_time_s:.1f}s")
+    print(
+        f"{result.mechanism} [{result.mode}]: claimed ε = {fmt(row.claimed_epsilon)}, "
+        f"ε_LB = {row.epsilon_lower_bound:.3f} at {100 * row.confidence:g}% confidence "
+        f"(n = {b.samples_per_side:,}/side, cap {b.max_certifiable_epsilon:.2f}) -> {str(row.verdict).upper()}"
+    )
+    print(
+        f"  ε test: {b.hypothesis}, statistic {b.statistic}, FP {b.false_positives}, FN {b.false_negatives}; "
+        f"{result.wall_time_s:.1f}s"
+    )
     dt = result.delta_test
     if dt is not None:
         if dt.certified:
-            print(f"  δ test: {dt.statistic} on {dt.hypothesis} ({dt.direction}), {dt.hits} hits vs {dt.false_hits} "
-                  f"of {dt.samples_per_side:,}/side -> δ_LB = {dt.delta_lower_bound:.2e} at ε = "
-                  f"{fmt(dt.claimed_epsilon)} (claimed δ {dt.claimed_delta:g}; alone at "
-                  f"{100 * dt.confidence:g}%)")
+            print(
+                f"  δ test: {dt.statistic} on {dt.hypothesis} ({dt.direction}), {dt.hits} hits vs {dt.false_hits} "
+                f"of {dt.samples_per_side:,}/side -> δ_LB = {dt.delta_lower_bound:.2e} at ε = "
+                f"{fmt(dt.claimed_epsilon)} (claimed δ {dt.claimed_delta:g}; alone at "
+                f"{100 * dt.confidence:g}%)"
+            )
         else:
             print("  δ test: no point mass or exact release seen on the training split (δ_LB = 0)")
     if row.mu_lower_bound is not None:
-        print(f"  curve test: μ_LB = {row.mu_lower_bound:.3f} vs the claimed curve's μ = {row.claimed_mu:.3f}"
-              + ("" if row.curve_epsilon is None else f" (ε ≥ {row.curve_epsilon:.3f} at δ = {row.claimed_delta:g} "
-                                                      "if the curve is Gaussian)"))
+        print(
+            f"  curve test: μ_LB = {row.mu_lower_bound:.3f} vs the claimed curve's μ = {row.claimed_mu:.3f}"
+            + (
+                ""
+                if row.curve_epsilon is None
+                else f" (ε ≥ {row.curve_epsilon:.3f} at δ = {row.claimed_delta:g} if the curve is Gaussian)"
+            )
+        )
     if row.accountant_epsilon is not None:
-        print(f"  accountant: the noise it declares gives ε = {row.accountant_epsilon:.3f} "
-              f"at δ = {row.claimed_delta:g}")
+        print(
+            f"  accountant: the noise it declares gives ε = {row.accountant_epsilon:.3f} at δ = {row.claimed_delta:g}"
+        )
     print(f"  verdict: {row.verdict_reason}")

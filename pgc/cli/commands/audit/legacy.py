@@ -21,14 +21,24 @@ from dataclasses import dataclass
 from pgc.errors import UserError
 
 # flag -> the subcommand it names
-MODE_FLAGS = {"--mechanism": "mechanism", "--run": "run", "--self-test": "self-test", "--system": "system",
-              "--one-run": "one-run", "--flower": "flower", "--flower-one-run": "flower-one-run", "--ldp": "ldp",
-              "--nvflare": "nvflare"}
+MODE_FLAGS = {
+    "--mechanism": "mechanism",
+    "--run": "run",
+    "--self-test": "self-test",
+    "--system": "system",
+    "--one-run": "one-run",
+    "--flower": "flower",
+    "--flower-one-run": "flower-one-run",
+    "--ldp": "ldp",
+    "--nvflare": "nvflare",
+}
 ADVERSARIAL_FLAGS = ("--adversarial-model", "--adversarial-curve")
 FLAG_ONLY = {"--self-test", *ADVERSARIAL_FLAGS}  # flags without a value
 SYSTEM_AUDITS = ("--system", "--flower", "--ldp", "--nvflare")
-EXACTLY_ONE = ("give exactly one of --mechanism NAME, --run DIR, --self-test, --system SPEC, --one-run RUN, "
-               "--flower MODULE:APP, --flower-one-run MODE, --ldp LIBRARY:PROTOCOL, --nvflare MODULE:FILTER")
+EXACTLY_ONE = (
+    "give exactly one of --mechanism NAME, --run DIR, --self-test, --system SPEC, --one-run RUN, "
+    "--flower MODULE:APP, --flower-one-run MODE, --ldp LIBRARY:PROTOCOL, --nvflare MODULE:FILTER"
+)
 
 
 def add_deprecated_flags(p: argparse.ArgumentParser) -> None:
@@ -90,9 +100,11 @@ def rewrite(argv: list[str]) -> list[str]:
         return argv  # the subcommand form (argparse says what is wrong with it)
     options = _Options(SUBCOMMANDS)
     items = _items(argv, options)
-    given = {item.option: item.values[0] if item.values else None
-             for item in items
-             if item.option in MODE_FLAGS or item.option in ADVERSARIAL_FLAGS}  # the last, as argparse
+    given = {
+        item.option: item.values[0] if item.values else None
+        for item in items
+        if item.option in MODE_FLAGS or item.option in ADVERSARIAL_FLAGS
+    }  # the last, as argparse
     if not given:
         raise UserError(_no_mode(argv, options))
     flags = {flag: value for flag, value in given.items() if value != ""}  # an empty value names no mode
@@ -156,8 +168,12 @@ def _items(argv: list[str], options: _Options) -> list[_Item]:
             continue
         values = []
         j = i + 1
-        while j < len(argv) and not _is_option(argv[j]) and argv[j] != "--" and (
-                nargs in ("*", "+") or len(values) < (1 if nargs in (None, "?") else nargs)):
+        while (
+            j < len(argv)
+            and not _is_option(argv[j])
+            and argv[j] != "--"
+            and (nargs in ("*", "+") or len(values) < (1 if nargs in (None, "?") else nargs))
+        ):
             values.append(argv[j])
             j += 1
         needed = 1 if nargs in (None, "+") else 0 if nargs in ("?", "*") else nargs
@@ -216,11 +232,13 @@ def _value(action: argparse.Action, option: str, text: str):
     except argparse.ArgumentTypeError as exc:
         raise UserError(f"argument {option}: {exc}") from None
     except (TypeError, ValueError):
-        raise UserError(f"argument {option}: invalid {getattr(action.type, '__name__', 'value')} value: "
-                        f"{text!r}") from None
+        raise UserError(
+            f"argument {option}: invalid {getattr(action.type, '__name__', 'value')} value: {text!r}"
+        ) from None
     if action.choices is not None and value not in action.choices:
-        raise UserError(f"argument {option}: invalid choice: {text!r} (choose from "
-                        f"{', '.join(map(repr, action.choices))})")
+        raise UserError(
+            f"argument {option}: invalid choice: {text!r} (choose from {', '.join(map(repr, action.choices))})"
+        )
     return text if action.dest == "pairs" else value
 
 
@@ -230,8 +248,13 @@ def _no_mode(argv: list[str], options: _Options) -> str:
     if unknown:
         flags = [*MODE_FLAGS, *ADVERSARIAL_FLAGS]
         close = difflib.get_close_matches(unknown[0].partition("=")[0], sorted(options.names), n=1)
-        hint = "" if not close else (f" (did you mean pgc audit {close[0][2:]}?)" if close[0] in flags
-                                     else f" (did you mean {close[0]}?)")
-        return (f"unrecognized arguments: {' '.join(unknown)}{hint}; name what to audit: pgc audit SUBCOMMAND "
-                "TARGET (see pgc audit --help)")
+        hint = (
+            ""
+            if not close
+            else (f" (did you mean pgc audit {close[0][2:]}?)" if close[0] in flags else f" (did you mean {close[0]}?)")
+        )
+        return (
+            f"unrecognized arguments: {' '.join(unknown)}{hint}; name what to audit: pgc audit SUBCOMMAND "
+            "TARGET (see pgc audit --help)"
+        )
     return "name what to audit: pgc audit SUBCOMMAND TARGET, e.g. pgc audit system SPEC (see pgc audit --help)"

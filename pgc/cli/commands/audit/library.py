@@ -35,9 +35,12 @@ def audit_ldp(args, report: dict, progress: bool) -> int:
         text = str(exc)
         raise UserError(text if text.startswith("--ldp") else f"--ldp {args.ldp}: {text}") from None
     record = system.library_record()
-    print(f"{record['library']} {record['version'] or ''} {record['protocol']}: {record['claim_reading']}; exact ε of "
-          f"the release for the pair {record['pair'][0]} vs {record['pair'][1]}: {record['exact_epsilon']}"
-          + (f"; {record['batching']}" if "batching" in record else ""), flush=True)
+    print(
+        f"{record['library']} {record['version'] or ''} {record['protocol']}: {record['claim_reading']}; exact ε of "
+        f"the release for the pair {record['pair'][0]} vs {record['pair'][1]}: {record['exact_epsilon']}"
+        + (f"; {record['batching']}" if "batching" in record else ""),
+        flush=True,
+    )
     status = audit_system_object(system, args, report, progress)
     report["library"] = record
     return status
@@ -46,8 +49,11 @@ def audit_ldp(args, report: dict, progress: bool) -> int:
 def audit_nvflare(args, report: dict, progress: bool) -> int:
     system = nvflare_system(args.nvflare, factory_settings(args.setting))
     record = system.library_record()
-    print(f"nvflare {record['version']} {record['protocol']} ({record['path']}); channels "
-          f"{', '.join(system.channels)}; claim:", flush=True)
+    print(
+        f"nvflare {record['version']} {record['protocol']} ({record['path']}); channels "
+        f"{', '.join(system.channels)}; claim:",
+        flush=True,
+    )
     for reading in system.readings:
         print(f"  {reading['parameter']} → {reading['claim']}  ({reading['why']})")
     status = audit_system_object(system, args, report, progress)
@@ -60,6 +66,7 @@ def nvflare_system(spec: str, settings: dict):
     try:
         from pgc.nvflare.system import filter_system_from_spec
     except ImportError as exc:
-        raise UserError(f"--nvflare needs NVFlare: pip install -e '.[nvflare]' (scripts/setup.sh installs it): {exc}") \
-            from None
+        raise UserError(
+            f"--nvflare needs NVFlare: pip install -e '.[nvflare]' (scripts/setup.sh installs it): {exc}"
+        ) from None
     return filter_system_from_spec(spec, settings)

@@ -14,10 +14,22 @@ def audit_named_mechanism(args, report: dict, progress: bool) -> int:
     mech = named_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds, args.delta)
     samples = args.samples
     args.announce(mech)
-    print(f"auditing {describe(mech)} [{'white-box' if args.white_box else 'black-box'}]: canary pairs of "
-          f"d = {args.dim} inputs, {samples:,} certification outputs per side after a training split", flush=True)
-    result = canary_audit(mech, dim=args.dim, samples=samples, confidence=args.confidence, seed=args.seed,
-                          delta=args.delta, float_exact=args.float_exact, white_box=args.white_box, progress=progress)
+    print(
+        f"auditing {describe(mech)} [{'white-box' if args.white_box else 'black-box'}]: canary pairs of "
+        f"d = {args.dim} inputs, {samples:,} certification outputs per side after a training split",
+        flush=True,
+    )
+    result = canary_audit(
+        mech,
+        dim=args.dim,
+        samples=samples,
+        confidence=args.confidence,
+        seed=args.seed,
+        delta=args.delta,
+        float_exact=args.float_exact,
+        white_box=args.white_box,
+        progress=progress,
+    )
     print_mechanism(result)
     report["mechanism_audits"] = [result.to_dict()]
     report["channels"].append(row_record(result.row, channel=f"canary ({result.mode})"))
@@ -35,21 +47,37 @@ def self_test(args, report: dict, progress: bool) -> int:
         raise UserError(f"--only: unknown case(s) {sorted(set(args.only) - known)}; known: {', '.join(sorted(known))}")
     rows, honesty = [], []
     if not args.only or set(args.only) & mechanisms:
-        print(f"self-test: {samples:,} certification samples per side, {100 * args.confidence:g}% confidence, "
-              f"seed {args.seed}")
+        print(
+            f"self-test: {samples:,} certification samples per side, {100 * args.confidence:g}% confidence, "
+            f"seed {args.seed}"
+        )
         print(TABLE_HEADER)
-        rows = run_self_test(samples=samples, confidence=args.confidence, seed=args.seed, dim=args.dim,
-                             progress=progress, on_row=lambda r: print(format_row(r), flush=True),
-                             only=[c for c in args.only or () if c in mechanisms] or None, executor=args.executor)
+        rows = run_self_test(
+            samples=samples,
+            confidence=args.confidence,
+            seed=args.seed,
+            dim=args.dim,
+            progress=progress,
+            on_row=lambda r: print(format_row(r), flush=True),
+            only=[c for c in args.only or () if c in mechanisms] or None,
+            executor=args.executor,
+        )
     if not args.only or set(args.only) & set(HONESTY_CASES):
         print("honesty cases (each at its own sizes, 95% confidence): a verdict never says more than the audit saw")
         honesty = run_honesty_cases(args.seed, progress, only=args.only or None, on_case=_print_honesty)
     report["self_test"] = [r.to_dict() for r in rows]
     report["honesty"] = [o.to_dict() for o in honesty]
     for r in rows:
-        report["channels"].append(row_record(r.result.row, scope="self-test", channel=f"{r.case.name} ({r.case.mode})",
-                                             correct_mechanism=r.case.correct, passed=r.passed,
-                                             true_epsilon=r.true_epsilon))
+        report["channels"].append(
+            row_record(
+                r.result.row,
+                scope="self-test",
+                channel=f"{r.case.name} ({r.case.mode})",
+                correct_mechanism=r.case.correct,
+                passed=r.passed,
+                true_epsilon=r.true_epsilon,
+            )
+        )
     for o in honesty:
         report["channels"] += [row_record(row, scope=f"honesty: {o.case}", passed=o.passed) for row in o.rows]
     failed = [r.case.name for r in rows if not r.passed] + [o.case for o in honesty if not o.passed]

@@ -16,37 +16,54 @@ def audit_one_run(args, report: dict, progress: bool) -> int:
     trial, canaries, transcript = canary_trial(args.one_run, args.trial)
     channels = _channels(args)
     rows, simulated = one_run_canary_audit(
-        trial, canaries, transcript, channels=channels, samples=args.samples, seed=args.seed,
+        trial,
+        canaries,
+        transcript,
+        channels=channels,
+        samples=args.samples,
+        seed=args.seed,
         confidence=args.confidence,
-        log=lambda line: print(f"one-run audit of {args.one_run} trial {args.trial}: {line}", flush=True))
+        log=lambda line: print(f"one-run audit of {args.one_run} trial {args.trial}: {line}", flush=True),
+    )
     for r in rows:
         _print_row(r)
         report["channels"].append(row_record(r))
     config = trial.config
-    report.update(run=str(args.one_run), trial=args.trial, canary_setup=canaries.setup,
-                  canary_submissions=int(canaries.positions.size), simulated_models=simulated,
-                  protection=config.protection() if config.protect else None)
+    report.update(
+        run=str(args.one_run),
+        trial=args.trial,
+        canary_setup=canaries.setup,
+        canary_submissions=int(canaries.positions.size),
+        simulated_models=simulated,
+        protection=config.protection() if config.protect else None,
+    )
     return 0
 
 
 def _channels(args) -> tuple[str, ...]:
     from audit.one_run import ONE_RUN_CHANNELS
 
-    channels = ONE_RUN_CHANNELS if args.channels is None else tuple(
-        c.strip() for c in args.channels.split(",") if c.strip())
+    channels = (
+        ONE_RUN_CHANNELS if args.channels is None else tuple(c.strip() for c in args.channels.split(",") if c.strip())
+    )
     bad = [c for c in channels if c not in ONE_RUN_CHANNELS]
     if bad or not channels:
-        raise UserError(f"--channels: unknown {bad or list(channels)}; the one-run audit has "
-                       f"{', '.join(ONE_RUN_CHANNELS)}")
+        raise UserError(
+            f"--channels: unknown {bad or list(channels)}; the one-run audit has {', '.join(ONE_RUN_CHANNELS)}"
+        )
     return channels
 
 
 def _print_row(r) -> None:
-    print(f"  {r.channel:<9} claim {fmt(r.claimed_epsilon)}  ε_LB {r.epsilon_lower_bound:.3f} "
-          f"(ε_LB/ε {r.epsilon_lower_bound / r.claimed_epsilon:.3f})  {r.correct:,}/{r.guesses:,} "
-          f"right of M={r.canaries:,}  max {r.max_certifiable_epsilon:.3f}  [{r.statistic}]  {r.verdict}")
+    print(
+        f"  {r.channel:<9} claim {fmt(r.claimed_epsilon)}  ε_LB {r.epsilon_lower_bound:.3f} "
+        f"(ε_LB/ε {r.epsilon_lower_bound / r.claimed_epsilon:.3f})  {r.correct:,}/{r.guesses:,} "
+        f"right of M={r.canaries:,}  max {r.max_certifiable_epsilon:.3f}  [{r.statistic}]  {r.verdict}"
+    )
     if r.mu_lower_bound is not None and r.claimed_mu is not None:
-        print(f"            f-DP: μ_LB {r.mu_lower_bound:.3f} vs claimed μ {r.claimed_mu:.3f} (ε "
-              f"{r.extra.get('fdp_epsilon_lower_bound', 0.0):.3f} if the curve is Gaussian); Steinke ε_LB "
-              f"{r.extra.get('steinke_epsilon_lower_bound', r.epsilon_lower_bound):.3f}; {r.extra.get('bounds', '')}")
+        print(
+            f"            f-DP: μ_LB {r.mu_lower_bound:.3f} vs claimed μ {r.claimed_mu:.3f} (ε "
+            f"{r.extra.get('fdp_epsilon_lower_bound', 0.0):.3f} if the curve is Gaussian); Steinke ε_LB "
+            f"{r.extra.get('steinke_epsilon_lower_bound', r.epsilon_lower_bound):.3f}; {r.extra.get('bounds', '')}"
+        )
     print(f"            {r.verdict}: {r.verdict_reason}")

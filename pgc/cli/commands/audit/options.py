@@ -42,7 +42,7 @@ def sample_count_or_auto(text: str) -> int | AutoSamples:
         from audit.sequential import audit_system_until_decisive
 
         first = inspect.signature(audit_system_until_decisive).parameters["n_first"].default
-        budget = sample_count(text[len("auto:"):])
+        budget = sample_count(text[len("auto:") :])
         if budget < first:
             raise argparse.ArgumentTypeError(f"{text!r}: the budget must hold the first stage of {first:,} per side")
         return AutoSamples(budget)
@@ -59,9 +59,13 @@ class Samples:
 
     def add(self, p) -> None:
         if self.auto:
-            add_samples(p, type=sample_count_or_auto, default=self.default,
-                        help=f"{self.help}; auto[:BUDGET]: stages of 10,000·2^k until the verdict is decisive, "
-                             "within BUDGET per side (default 1e6)")
+            add_samples(
+                p,
+                type=sample_count_or_auto,
+                default=self.default,
+                help=f"{self.help}; auto[:BUDGET]: stages of 10,000·2^k until the verdict is decisive, "
+                "within BUDGET per side (default 1e6)",
+            )
         else:
             add_samples(p, default=self.default, help=self.help)
 
@@ -69,8 +73,9 @@ class Samples:
 # --- the options every subcommand shares ----------------------------------------------------------------
 
 
-def add_shared_arguments(p: argparse.ArgumentParser, default_file: str, samples: Samples | None, engine: str | None,
-                         estimates: bool) -> None:
+def add_shared_arguments(
+    p: argparse.ArgumentParser, default_file: str, samples: Samples | None, engine: str | None, estimates: bool
+) -> None:
     """The options of every ``pgc audit`` subcommand, in one group: ``--out``, ``--force``, ``--seed``,
     ``--confidence``, ``--samples`` (with the subcommand's default), ``--engine``/``--address`` where the
     subcommand has independent audits to run as tasks (``engine``: which), ``--allow-long`` where it estimates
@@ -80,21 +85,30 @@ def add_shared_arguments(p: argparse.ArgumentParser, default_file: str, samples:
         samples.add(group)
     add_confidence(group, default=0.95, help="confidence level of every certified bound (default 0.95)")
     add_seed(group, default=0, help="root seed (default 0)")
-    add_out(group, help=f"JSON result file (default {default_file}, new for every run; a name ending in / is a "
-                        "folder for it)")
+    add_out(
+        group,
+        help=f"JSON result file (default {default_file}, new for every run; a name ending in / is a folder for it)",
+    )
     add_force(group, help="replace an existing --out result (and its θ files)")
     if engine is not None:
-        add_engine(group, f"where {engine} run: this process (local, default) or a Ray cluster, one task "
-                          "each; same results")
+        add_engine(
+            group, f"where {engine} run: this process (local, default) or a Ray cluster, one task each; same results"
+        )
     add_progress(group, help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
-    group.add_argument("--fail-on", choices=["violated", "inconclusive"], default=None,
-                       help="exit 1 when a row's verdict is violated (or an unprotected channel); with "
-                            "inconclusive, also when a row is inconclusive (for CI scripts; default: the audit's "
-                            "own exit code)")
+    group.add_argument(
+        "--fail-on",
+        choices=["violated", "inconclusive"],
+        default=None,
+        help="exit 1 when a row's verdict is violated (or an unprotected channel); with "
+        "inconclusive, also when a row is inconclusive (for CI scripts; default: the audit's "
+        "own exit code)",
+    )
     if estimates:
-        group.add_argument("--allow-long", action="store_true",
-                           help=f"run an audit estimated to take longer than {MAX_ESTIMATED_HOURS:g} h on this "
-                                "machine")
+        group.add_argument(
+            "--allow-long",
+            action="store_true",
+            help=f"run an audit estimated to take longer than {MAX_ESTIMATED_HOURS:g} h on this machine",
+        )
     else:
         p.set_defaults(allow_long=False)
     if engine is None:
@@ -111,12 +125,20 @@ def add_mechanism_settings(p, *, epsilon: str, rounds: bool = True, delta: bool 
     p.add_argument("--clip", type=positive_float, help="clip C (default: the paper's for the mechanism)")
     p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂ (default: the paper's rule)")
     if rounds:
-        p.add_argument("--rounds", type=positive_int, default=1,
-                       help="submissions per agent with the §3.2.1 split, audited as one release (default 1)")
+        p.add_argument(
+            "--rounds",
+            type=positive_int,
+            default=1,
+            help="submissions per agent with the §3.2.1 split, audited as one release (default 1)",
+        )
     if delta:
-        p.add_argument("--delta", type=float, default=None,
-                       help="δ of the claim (default: the mechanism's own; 0, pure ε-DP, for laplace and prs; "
-                            "required by gaussian and gaussian-analytic)")
+        p.add_argument(
+            "--delta",
+            type=float,
+            default=None,
+            help="δ of the claim (default: the mechanism's own; 0, pure ε-DP, for laplace and prs; "
+            "required by gaussian and gaussian-analytic)",
+        )
 
 
 def train_fraction(text: str) -> float | None:
@@ -135,16 +157,28 @@ def train_fraction(text: str) -> float | None:
 def add_selection_options(p) -> None:
     """``--train-fraction`` and ``--certification-seed``: how a System audit selects its tests and where its
     certification releases come from."""
-    p.add_argument("--train-fraction", type=train_fraction, default=None, metavar="F|auto",
-                   help="the training split per side, spent on choosing the test, as a fraction of the certification "
-                        "releases (auto unless given: a quarter, at least 1,000, and at least 20,000 when the claimed "
-                        "ε < 0.5)")
-    p.add_argument("--shape-power", action="store_true",
-                   help="also state, per leak shape, the smallest leak planted in each row's own training releases "
-                        "that the audit flags (tens of seconds per channel)")
-    p.add_argument("--certification-seed", type=int, default=None,
-                   help="draw the certification releases from this seed, everything before them from --seed "
-                        "(pgc audit recertify sets it)")
+    p.add_argument(
+        "--train-fraction",
+        type=train_fraction,
+        default=None,
+        metavar="F|auto",
+        help="the training split per side, spent on choosing the test, as a fraction of the certification "
+        "releases (auto unless given: a quarter, at least 1,000, and at least 20,000 when the claimed "
+        "ε < 0.5)",
+    )
+    p.add_argument(
+        "--shape-power",
+        action="store_true",
+        help="also state, per leak shape, the smallest leak planted in each row's own training releases "
+        "that the audit flags (tens of seconds per channel)",
+    )
+    p.add_argument(
+        "--certification-seed",
+        type=int,
+        default=None,
+        help="draw the certification releases from this seed, everything before them from --seed "
+        "(pgc audit recertify sets it)",
+    )
 
 
 def add_dim(p) -> None:
@@ -152,9 +186,11 @@ def add_dim(p) -> None:
 
 
 def add_float_exact(p) -> None:
-    p.add_argument("--float-exact", action="store_true",
-                   help="audit the exact float64 outputs (default: rounded to 2^-30·C, blind to last-bit "
-                        "floating-point leaks)")
+    p.add_argument(
+        "--float-exact",
+        action="store_true",
+        help="audit the exact float64 outputs (default: rounded to 2^-30·C, blind to last-bit floating-point leaks)",
+    )
 
 
 def add_trial(p) -> None:
@@ -167,19 +203,31 @@ def add_pairs(p, help: str) -> None:
 
 def add_adversarial_search(p, *, trials: bool) -> None:
     """``--channels``, ``--search-budget`` (and ``--search-trials``): the crafted model's search."""
-    p.add_argument("--channels", default=None,
-                   help="channels: gradient,score,arrival,arrival-order,all (default gradient,score,all; for a run "
-                        "with mitigations every channel)")
-    p.add_argument("--search-budget", choices=["default", "quick"], default="default",
-                   help="crafted-model search budget (quick: about a quarter; enough for wide pairs)")
+    p.add_argument(
+        "--channels",
+        default=None,
+        help="channels: gradient,score,arrival,arrival-order,all (default gradient,score,all; for a run "
+        "with mitigations every channel)",
+    )
+    p.add_argument(
+        "--search-budget",
+        choices=["default", "quick"],
+        default="default",
+        help="crafted-model search budget (quick: about a quarter; enough for wide pairs)",
+    )
     if trials:
-        p.add_argument("--search-trials", type=positive_int, default=12,
-                       help="optuna trials of the worst-pair search for a range LO..HI in --pairs (default 12)")
+        p.add_argument(
+            "--search-trials",
+            type=positive_int,
+            default=12,
+            help="optuna trials of the worst-pair search for a range LO..HI in --pairs (default 12)",
+        )
 
 
 def add_system_channels(p) -> None:
-    p.add_argument("--channels", default=None,
-                   help="the channels to audit, comma-separated (default: every channel of the system)")
+    p.add_argument(
+        "--channels", default=None, help="the channels to audit, comma-separated (default: every channel of the system)"
+    )
 
 
 # --- checks ------------------------------------------------------------------------------------------------
@@ -205,8 +253,9 @@ def adversarial_channels(args: argparse.Namespace) -> list[str]:
     return chans
 
 
-def estimated_seconds(args: argparse.Namespace, mode: str, mechanism=None,
-                      episode_length: float | None = None) -> float | None:
+def estimated_seconds(
+    args: argparse.Namespace, mode: str, mechanism=None, episode_length: float | None = None
+) -> float | None:
     """The audit's expected wall time on the project's machine (:mod:`audit.planning`) for the mechanism
     it audits (PRS: its d̂) and, for a run, its model's episode length; None where none is made."""
     from audit.planning import adversarial_audit_seconds, environment_audit_seconds, mechanism_audit_seconds
@@ -219,6 +268,7 @@ def estimated_seconds(args: argparse.Namespace, mode: str, mechanism=None,
     if mode == "adversarial" or (mode == "run" and args.adversarial_model):
         return adversarial_audit_seconds(args.samples, pairs, args.search_budget)
     if mode == "run":
-        return (mechanism_audit_seconds(args.mechanism_samples, args.dim, reduced_dim, 1, prs)
-                + environment_audit_seconds(args.samples, pairs, episode_length, args.compositions))
+        return mechanism_audit_seconds(
+            args.mechanism_samples, args.dim, reduced_dim, 1, prs
+        ) + environment_audit_seconds(args.samples, pairs, episode_length, args.compositions)
     return None

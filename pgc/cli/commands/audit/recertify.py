@@ -18,8 +18,7 @@ from pathlib import Path
 from pgc.errors import UserError
 
 RECERTIFIABLE = ("system", "flower", "ldp", "nvflare")  # the subcommands whose result is one System audit
-DROPPED = {"--out": 1, "--force": 0, "--certification-seed": 1, "--progress": 0, "--no-progress": 0,
-           "--fail-on": 1}
+DROPPED = {"--out": 1, "--force": 0, "--certification-seed": 1, "--progress": 0, "--no-progress": 0, "--fail-on": 1}
 
 
 def recorded_argv(result: dict, path: str) -> list[str]:
@@ -37,8 +36,9 @@ def recorded_argv(result: dict, path: str) -> list[str]:
         raise UserError(f"{path}: made by 'pgc {' '.join(argv[:2])}', not by a pgc audit")
     argv = ["audit", *rewrite(argv[1:])]
     if argv[1] not in RECERTIFIABLE:
-        raise UserError(f"{path}: a 'pgc audit {argv[1]}' result; recertify reads System audits "
-                        f"({', '.join(RECERTIFIABLE)})")
+        raise UserError(
+            f"{path}: a 'pgc audit {argv[1]}' result; recertify reads System audits ({', '.join(RECERTIFIABLE)})"
+        )
     kept, skip = [], 0
     for item in argv:
         if skip:
@@ -78,8 +78,9 @@ def recertify_result(args, report: dict, progress: bool) -> int:
 
     mode = rerun._audit.mode_of(rerun)
     status = mode_function(mode)(rerun, report, progress)
-    report["recertification"] = compare_rows(recorded.get("rows") or [], report.get("rows") or [], str(path),
-                                             args.certification_seed)
+    report["recertification"] = compare_rows(
+        recorded.get("rows") or [], report.get("rows") or [], str(path), args.certification_seed
+    )
     report["command"], report["argv"] = "pgc " + " ".join(argv), argv
     return status
 
@@ -96,14 +97,25 @@ def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int
         if before is None:
             continue
         if before.statistic != new.statistic or (before.threshold is not None and before.threshold != new.threshold):
-            raise UserError(f"{path}: channel {new.channel!r} chose {new.statistic} at {new.threshold!r}, the result "
-                            f"records {before.statistic} at {before.threshold!r}: the audit did not reproduce its "
-                            "selection (a different system, version or setting)")
-        rows.append({"channel": new.channel, "statistic": new.statistic, "threshold": new.threshold,
-                     "recorded_epsilon_lower_bound": before.epsilon_lower_bound,
-                     "fresh_epsilon_lower_bound": new.epsilon_lower_bound,
-                     "recorded_verdict": str(before.verdict), "fresh_verdict": str(new.verdict)})
-        print(f"  {new.channel:<20} {new.statistic} ≥ {new.threshold:.6g}: recorded ε_LB "
-              f"{before.epsilon_lower_bound:.3f} ({before.verdict}), on fresh releases {new.epsilon_lower_bound:.3f} "
-              f"({new.verdict})")
+            raise UserError(
+                f"{path}: channel {new.channel!r} chose {new.statistic} at {new.threshold!r}, the result "
+                f"records {before.statistic} at {before.threshold!r}: the audit did not reproduce its "
+                "selection (a different system, version or setting)"
+            )
+        rows.append(
+            {
+                "channel": new.channel,
+                "statistic": new.statistic,
+                "threshold": new.threshold,
+                "recorded_epsilon_lower_bound": before.epsilon_lower_bound,
+                "fresh_epsilon_lower_bound": new.epsilon_lower_bound,
+                "recorded_verdict": str(before.verdict),
+                "fresh_verdict": str(new.verdict),
+            }
+        )
+        print(
+            f"  {new.channel:<20} {new.statistic} ≥ {new.threshold:.6g}: recorded ε_LB "
+            f"{before.epsilon_lower_bound:.3f} ({before.verdict}), on fresh releases {new.epsilon_lower_bound:.3f} "
+            f"({new.verdict})"
+        )
     return {"result": path, "certification_seed": certification_seed, "rows": rows}

@@ -35,11 +35,18 @@ from .options import (
 
 # mode -> the function that audits it: (args, report, progress) -> exit status; imported when it runs
 MODE_FUNCTIONS = {
-    "system": ".system:audit_any_system", "flower": ".system:audit_flower_client", "ldp": ".library:audit_ldp",
-    "nvflare": ".library:audit_nvflare", "mechanism": ".mechanism:audit_named_mechanism", "run": ".run:audit_run",
-    "one_run": ".one_run:audit_one_run", "flower_one_run": ".flower_one_run:audit_flower_one_run",
-    "self_test": ".mechanism:self_test", "adversarial": ".adversarial:audit_adversarial_mechanism",
-    "adversarial_curve": ".adversarial:adversarial_curve", "recertify": ".recertify:recertify_result",
+    "system": ".system:audit_any_system",
+    "flower": ".system:audit_flower_client",
+    "ldp": ".library:audit_ldp",
+    "nvflare": ".library:audit_nvflare",
+    "mechanism": ".mechanism:audit_named_mechanism",
+    "run": ".run:audit_run",
+    "one_run": ".one_run:audit_one_run",
+    "flower_one_run": ".flower_one_run:audit_flower_one_run",
+    "self_test": ".mechanism:self_test",
+    "adversarial": ".adversarial:audit_adversarial_mechanism",
+    "adversarial_curve": ".adversarial:adversarial_curve",
+    "recertify": ".recertify:recertify_result",
 }
 
 
@@ -96,24 +103,43 @@ class SystemSubcommand(AuditSubcommand):
     samples = SYSTEM_SAMPLES
 
     def add_target(self, p):
-        p.add_argument("system", metavar="SPEC",
-                       help="a registered System (pgc-a3c, pendulum-gaussian-pg, private-fedlinucb, "
-                            "toy-laplace-count, ...), MODULE:FACTORY (an installed module or one in the current "
-                            "folder) or path/to/file.py:FACTORY")
+        p.add_argument(
+            "system",
+            metavar="SPEC",
+            help="a registered System (pgc-a3c, pendulum-gaussian-pg, private-fedlinucb, "
+            "toy-laplace-count, ...), MODULE:FACTORY (an installed module or one in the current "
+            "folder) or path/to/file.py:FACTORY",
+        )
 
     def add_options(self, p):
-        add_setting(p, help="a keyword of the system's factory (VALUE as JSON, else as text), e.g. "
-                            "--setting epsilon=0.7 --setting relation=member; repeatable")
-        p.add_argument("--pair", help="one of the system's named canary pairs (default: the first); any: the one that "
-                            "projects most on a search stream, certified on fresh releases")
-        p.add_argument("--secrets", nargs=2, metavar=("SECRET", "SECRET_PRIME"),
-                       help="the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair")
-        p.add_argument("--search-pair", action="store_true",
-                       help="search the system's secret_space for the worst neighbouring pair (CMA-ES on a search "
-                            "stream) and certify that pair on fresh releases")
-        p.add_argument("--adversarial", action="store_true",
-                       help="the aggregator chooses the broadcast (the system's crafted family, else CMA-ES over "
-                            "its broadcast_space)")
+        add_setting(
+            p,
+            help="a keyword of the system's factory (VALUE as JSON, else as text), e.g. "
+            "--setting epsilon=0.7 --setting relation=member; repeatable",
+        )
+        p.add_argument(
+            "--pair",
+            help="one of the system's named canary pairs (default: the first); any: the one that "
+            "projects most on a search stream, certified on fresh releases",
+        )
+        p.add_argument(
+            "--secrets",
+            nargs=2,
+            metavar=("SECRET", "SECRET_PRIME"),
+            help="the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair",
+        )
+        p.add_argument(
+            "--search-pair",
+            action="store_true",
+            help="search the system's secret_space for the worst neighbouring pair (CMA-ES on a search "
+            "stream) and certify that pair on fresh releases",
+        )
+        p.add_argument(
+            "--adversarial",
+            action="store_true",
+            help="the aggregator chooses the broadcast (the system's crafted family, else CMA-ES over "
+            "its broadcast_space)",
+        )
         add_system_channels(p)
         add_float_exact(p)
         add_selection_options(p)
@@ -125,13 +151,20 @@ class FlowerSubcommand(AuditSubcommand):
     samples = SYSTEM_SAMPLES
 
     def add_target(self, p):
-        p.add_argument("flower", metavar="MODULE:APP",
-                       help="the ClientApp; its module defines initial_parameters() and AUDIT_PAIRS, or give "
-                            "--datasets (docs/README-flower.md)")
+        p.add_argument(
+            "flower",
+            metavar="MODULE:APP",
+            help="the ClientApp; its module defines initial_parameters() and AUDIT_PAIRS, or give "
+            "--datasets (docs/README-flower.md)",
+        )
 
     def add_options(self, p):
-        p.add_argument("--datasets", nargs=2, metavar=("A", "B"),
-                       help="the two neighbouring local data sets, by the names the client_fn reads")
+        p.add_argument(
+            "--datasets",
+            nargs=2,
+            metavar=("A", "B"),
+            help="the two neighbouring local data sets, by the names the client_fn reads",
+        )
         p.add_argument("--pair", help="one of the module's AUDIT_PAIRS (default: the first)")
         add_system_channels(p)
         add_float_exact(p)
@@ -145,13 +178,19 @@ class LdpSubcommand(AuditSubcommand):
     samples = SYSTEM_SAMPLES
 
     def add_target(self, p):
-        p.add_argument("ldp", metavar="LIBRARY:PROTOCOL",
-                       help="multi-freq-ldpy:OLH, pure-ldp:DE, reference:SS, ... (docs/README-ldp.md)")
+        p.add_argument(
+            "ldp",
+            metavar="LIBRARY:PROTOCOL",
+            help="multi-freq-ldpy:OLH, pure-ldp:DE, reference:SS, ... (docs/README-ldp.md)",
+        )
 
     def add_options(self, p):
-        add_setting(p, help="k=K and epsilon=E (both required), and the protocol's own settings, e.g. hashes=2 "
-                            "for RAPPOR; pair=[0, 5] for another pair than 0 vs k − 1; decoders=false to offer "
-                            "the auditor no statistic on the protocol's decoding; repeatable")
+        add_setting(
+            p,
+            help="k=K and epsilon=E (both required), and the protocol's own settings, e.g. hashes=2 "
+            "for RAPPOR; pair=[0, 5] for another pair than 0 vs k − 1; decoders=false to offer "
+            "the auditor no statistic on the protocol's decoding; repeatable",
+        )
         add_system_channels(p)
         add_float_exact(p)
         add_selection_options(p)
@@ -164,13 +203,18 @@ class NvflareSubcommand(AuditSubcommand):
     samples = SYSTEM_SAMPLES
 
     def add_target(self, p):
-        p.add_argument("nvflare", metavar="MODULE:FILTER",
-                       help="nvflare.app_common.filters:SVTPrivacy, or a user's my_filters.py:MyFilter "
-                            "(docs/README-nvflare.md)")
+        p.add_argument(
+            "nvflare",
+            metavar="MODULE:FILTER",
+            help="nvflare.app_common.filters:SVTPrivacy, or a user's my_filters.py:MyFilter (docs/README-nvflare.md)",
+        )
 
     def add_options(self, p):
-        add_setting(p, help="a keyword of the filter's constructor (VALUE as JSON, else as text); "
-                            "data_kind=WEIGHTS filters full weights instead of WEIGHT_DIFF; repeatable")
+        add_setting(
+            p,
+            help="a keyword of the filter's constructor (VALUE as JSON, else as text); "
+            "data_kind=WEIGHTS filters full weights instead of WEIGHT_DIFF; repeatable",
+        )
         p.add_argument("--pair", help="one of the built-in client updates' pairs (default: the first)")
         add_system_channels(p)
         add_float_exact(p)
@@ -188,8 +232,9 @@ class MechanismSubcommand(AuditSubcommand):
     estimates = True
 
     def add_target(self, p):
-        p.add_argument("mechanism", metavar="NAME",
-                       help="a registered mechanism (laplace, prs, gaussian, gaussian-analytic, ...)")
+        p.add_argument(
+            "mechanism", metavar="NAME", help="a registered mechanism (laplace, prs, gaussian, gaussian-analytic, ...)"
+        )
 
     def add_options(self, p):
         add_mechanism_settings(p, epsilon="claimed ε per agent (required)")
@@ -200,8 +245,9 @@ class MechanismSubcommand(AuditSubcommand):
 
 class RunSubcommand(AuditSubcommand):
     name, mode = "run", "run"
-    help = ("a training run: its mechanism (canary audit) and its model per transcript channel, for each pair "
-            "of gravities")
+    help = (
+        "a training run: its mechanism (canary audit) and its model per transcript channel, for each pair of gravities"
+    )
     samples = Samples(100_000, "releases per side of each environment audit (default 100,000)")
     engine = "the canary audit and each pair's environment audit"
     estimates = True
@@ -215,10 +261,19 @@ class RunSubcommand(AuditSubcommand):
         add_trial(p)
         p.add_argument("--initial", action="store_true", help="audit at the initial weights (default: the final)")
         add_pairs(p, "neighbouring gravities ψ:ψ' (default 9.7:9.9 5:15)")
-        p.add_argument("--compositions", type=positive_int, nargs="*", default=[3],
-                       help="k for k submissions from one environment (default 3; none: empty)")
-        p.add_argument("--mechanism-samples", type=certification_samples, default=1_000_000,
-                       help="certification outputs per side of the mechanism's canary audit (default 1,000,000)")
+        p.add_argument(
+            "--compositions",
+            type=positive_int,
+            nargs="*",
+            default=[3],
+            help="k for k submissions from one environment (default 3; none: empty)",
+        )
+        p.add_argument(
+            "--mechanism-samples",
+            type=certification_samples,
+            default=1_000_000,
+            help="certification outputs per side of the mechanism's canary audit (default 1,000,000)",
+        )
         add_float_exact(p)
         add_dim(p)
         p.set_defaults(adversarial_model=False)
@@ -240,8 +295,9 @@ class OneRunSubcommand(AuditSubcommand):
 
     def add_options(self, p):
         add_trial(p)
-        p.add_argument("--channels", default=None,
-                       help="gradient, score and/or all, comma-separated (default: all three)")
+        p.add_argument(
+            "--channels", default=None, help="gradient, score and/or all, comma-separated (default: all three)"
+        )
 
 
 class FlowerOneRunSubcommand(AuditSubcommand):
@@ -249,8 +305,12 @@ class FlowerOneRunSubcommand(AuditSubcommand):
     help = "one federated run on Flower's simulation engine with canary clients, audited in one run"
 
     def add_target(self, p):
-        p.add_argument("flower_one_run", metavar="MODE", choices=["local-dp", "central-dp"],
-                       help="local-dp (each client adds noise) or central-dp (the server adds noise)")
+        p.add_argument(
+            "flower_one_run",
+            metavar="MODE",
+            choices=["local-dp", "central-dp"],
+            help="local-dp (each client adds noise) or central-dp (the server adds noise)",
+        )
 
     def add_options(self, p):
         p.add_argument("--canaries", type=positive_int, default=1000, help="canary clients (default 1000)")
@@ -258,8 +318,12 @@ class FlowerOneRunSubcommand(AuditSubcommand):
         p.add_argument("--rounds", type=positive_int, default=1, help="training rounds (default 1)")
         p.add_argument("--epsilon", type=positive_float, default=1.0, help="claimed ε (default 1)")
         p.add_argument("--delta", type=float, default=1e-5, help="claimed δ (default 1e-5)")
-        p.add_argument("--noise-multiplier", type=positive_float, default=1.0,
-                       help="central-dp: the server's noise multiplier z (default 1)")
+        p.add_argument(
+            "--noise-multiplier",
+            type=positive_float,
+            default=1.0,
+            help="central-dp: the server's noise multiplier z (default 1)",
+        )
 
 
 class SelfTestSubcommand(AuditSubcommand):
@@ -275,22 +339,31 @@ class SelfTestSubcommand(AuditSubcommand):
 
 class AdversarialModelSubcommand(AuditSubcommand):
     name, mode = "adversarial-model", "adversarial"
-    help = ("the aggregator crafts θ for each pair of gravities and the channels are certified at it: a "
-            "mechanism, or a run's mechanism and settings")
+    help = (
+        "the aggregator crafts θ for each pair of gravities and the channels are certified at it: a "
+        "mechanism, or a run's mechanism and settings"
+    )
     samples = Samples(200_000, "releases per side of each pair's audit (default 200,000)")
     engine = "the pairs"
     estimates = True
 
     def add_target(self, p):
-        p.add_argument("mechanism", metavar="MECHANISM", nargs="?",
-                       help="a registered mechanism (laplace, prs, ...); with --run it replaces the run's")
+        p.add_argument(
+            "mechanism",
+            metavar="MECHANISM",
+            nargs="?",
+            help="a registered mechanism (laplace, prs, ...); with --run it replaces the run's",
+        )
 
     def add_options(self, p):
         p.add_argument("--run", metavar="DIR", help="a run folder (pgc train --out): its mechanism and settings")
         add_trial(p)
         add_mechanism_settings(p, epsilon="claimed ε per agent (required with MECHANISM)")
-        add_pairs(p, "neighbouring gravities ψ:ψ', or a range LO..HI: an optuna search for the pair the crafted "
-                     "model separates best (default 9.7:9.9 5:15)")
+        add_pairs(
+            p,
+            "neighbouring gravities ψ:ψ', or a range LO..HI: an optuna search for the pair the crafted "
+            "model separates best (default 9.7:9.9 5:15)",
+        )
         add_adversarial_search(p, trials=True)
         p.set_defaults(adversarial_model=True, initial=False, dim=112)
 
@@ -316,12 +389,15 @@ class AdversarialCurveSubcommand(AuditSubcommand):
         p.add_argument("mechanism", metavar="MECHANISM", help="a registered mechanism (laplace, prs, ...)")
 
     def add_options(self, p):
-        p.add_argument("--epsilons", type=positive_float, nargs="+", default=[1.0, 4.0],
-                       help="claimed ε values (default 1 4)")
-        p.add_argument("--distances", type=positive_float, nargs="+", default=None,
-                       help="Δψ values (default 0.2 0.5 1 2 5 10)")
-        p.add_argument("--honest-model", default=None,
-                       help="the honest θ (checkpoint file, init:SEED or run:DIR; default init:0)")
+        p.add_argument(
+            "--epsilons", type=positive_float, nargs="+", default=[1.0, 4.0], help="claimed ε values (default 1 4)"
+        )
+        p.add_argument(
+            "--distances", type=positive_float, nargs="+", default=None, help="Δψ values (default 0.2 0.5 1 2 5 10)"
+        )
+        p.add_argument(
+            "--honest-model", default=None, help="the honest θ (checkpoint file, init:SEED or run:DIR; default init:0)"
+        )
         p.add_argument("--clip", type=positive_float, help="clip C (default: the paper's for the mechanism)")
         p.add_argument("--reduced-dim", type=positive_int, help="PRS d̂ (default: the paper's rule)")
         add_adversarial_search(p, trials=False)
@@ -338,12 +414,28 @@ class RecertifySubcommand(AuditSubcommand):
         p.add_argument("recorded", metavar="RESULT", help="a result of pgc audit system, flower, ldp or nvflare")
 
     def add_options(self, p):
-        p.add_argument("--certification-seed", type=int, default=1,
-                       help="seed of the fresh certification releases (default 1; the selection keeps the result's "
-                            "own seed)")
+        p.add_argument(
+            "--certification-seed",
+            type=int,
+            default=1,
+            help="seed of the fresh certification releases (default 1; the selection keeps the result's own seed)",
+        )
 
 
-SUBCOMMANDS: dict[str, AuditSubcommand] = {cls.name: cls() for cls in (
-    SystemSubcommand, MechanismSubcommand, RunSubcommand, OneRunSubcommand, FlowerSubcommand,
-    FlowerOneRunSubcommand, LdpSubcommand, NvflareSubcommand, SelfTestSubcommand, AdversarialModelSubcommand,
-    AdversarialCurveSubcommand, RecertifySubcommand)}
+SUBCOMMANDS: dict[str, AuditSubcommand] = {
+    cls.name: cls()
+    for cls in (
+        SystemSubcommand,
+        MechanismSubcommand,
+        RunSubcommand,
+        OneRunSubcommand,
+        FlowerSubcommand,
+        FlowerOneRunSubcommand,
+        LdpSubcommand,
+        NvflareSubcommand,
+        SelfTestSubcommand,
+        AdversarialModelSubcommand,
+        AdversarialCurveSubcommand,
+        RecertifySubcommand,
+    )
+}

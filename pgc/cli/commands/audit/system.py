@@ -46,8 +46,9 @@ def audit_flower_client(args, report: dict, progress: bool) -> int:
     try:
         from pgc.flower.loader import flower_client_from_spec
     except ImportError as exc:
-        raise UserError("--flower needs Flower: pip install -e '.[flower]' (scripts/setup.sh installs it): "
-                        f"{exc}") from None
+        raise UserError(
+            f"--flower needs Flower: pip install -e '.[flower]' (scripts/setup.sh installs it): {exc}"
+        ) from None
     system = flower_client_from_spec(args.flower, args.datasets)
     mods = [getattr(m, "__name__", type(m).__name__) for m in system.mods]
     print(f"Flower client {args.flower}: neighbours by {system.relation}; mods {', '.join(mods) or 'none'}", flush=True)
@@ -67,29 +68,56 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
     secret, secret_prime, pair = _secrets(args, system)
     auto = args.samples if isinstance(args.samples, AutoSamples) else None
     samples = args.samples
-    what = ("the worst neighbouring pair it finds" if search_pair
-            else "the named pair that projects most on a search stream" if pair == ANY_PAIR
-            else f"pair {pair!r}" if pair
-            else f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)}")
-    print(f"auditing {system.name}: {what}, claim {_claim_text(claim)}; "
-          + (f"samples until decisive (budget {auto.budget:,} per side)" if auto else f"{samples:,} releases per side")
-          + (", adversarial broadcast" if args.adversarial else ""), flush=True)
+    what = (
+        "the worst neighbouring pair it finds"
+        if search_pair
+        else "the named pair that projects most on a search stream"
+        if pair == ANY_PAIR
+        else f"pair {pair!r}"
+        if pair
+        else f"{describe_secret(system, secret)} vs {describe_secret(system, secret_prime)}"
+    )
+    print(
+        f"auditing {system.name}: {what}, claim {_claim_text(claim)}; "
+        + (f"samples until decisive (budget {auto.budget:,} per side)" if auto else f"{samples:,} releases per side")
+        + (", adversarial broadcast" if args.adversarial else ""),
+        flush=True,
+    )
     options = _audit_options(args, system, pair, search_pair)
     if auto:
         from audit.sequential import audit_system_until_decisive
 
-        staged = audit_system_until_decisive(system, secret, secret_prime, budget=auto.budget, seed=args.seed,
-                                             confidence=args.confidence, progress=progress, **options)
+        staged = audit_system_until_decisive(
+            system,
+            secret,
+            secret_prime,
+            budget=auto.budget,
+            seed=args.seed,
+            confidence=args.confidence,
+            progress=progress,
+            **options,
+        )
         result = staged.stages[-1].detail
         for stage in staged.stages:
-            print(f"  stage: {stage.n_per_side:,} per side at α = {stage.alpha:.3g} -> {stage.verdict}"
-                  f" ({stage.decision})")
+            print(
+                f"  stage: {stage.n_per_side:,} per side at α = {stage.alpha:.3g} -> {stage.verdict} ({stage.decision})"
+            )
     else:
-        result = audit_system(system, secret, secret_prime, samples=samples, seed=args.seed,
-                              confidence=args.confidence, progress=progress, **options)
+        result = audit_system(
+            system,
+            secret,
+            secret_prime,
+            samples=samples,
+            seed=args.seed,
+            confidence=args.confidence,
+            progress=progress,
+            **options,
+        )
     if result.searched_pair:
-        print(f"  worst pair found: {result.secret}  vs  {result.secret_prime}  (search score "
-              f"{result.searched_pair['search_objective']:.3f}, {result.searched_pair['evaluations']} candidates)")
+        print(
+            f"  worst pair found: {result.secret}  vs  {result.secret_prime}  (search score "
+            f"{result.searched_pair['search_objective']:.3f}, {result.searched_pair['evaluations']} candidates)"
+        )
     for r in result.rows:
         _print_row(r)
     level = f"{100 * (1 - staged.stages[-1].alpha if auto else args.confidence):.3g}%"
@@ -103,21 +131,31 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
         report["argv"] = argv
     if auto:
         report["verdict"] = str(staged.verdict)
-        report["sequential"] = {"budget": auto.budget, "alpha": 1.0 - args.confidence, "decision": staged.decision,
-                                "decisive": staged.decisive,
-                                "stages": [{"samples_per_side": s.n_per_side, "alpha": s.alpha,
-                                            "verdict": str(s.verdict), "decision": s.decision}
-                                           for s in staged.stages]}
+        report["sequential"] = {
+            "budget": auto.budget,
+            "alpha": 1.0 - args.confidence,
+            "decision": staged.decision,
+            "decisive": staged.decisive,
+            "stages": [
+                {"samples_per_side": s.n_per_side, "alpha": s.alpha, "verdict": str(s.verdict), "decision": s.decision}
+                for s in staged.stages
+            ],
+        }
     return 0
 
 
 def _audit_options(args, system, pair: str | None, search_pair: bool) -> dict:
     """The keywords of :func:`audit.system_audit.audit_system` the subcommand's options set."""
     channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
-    options = dict(adversarial=args.adversarial, channels=channels, pair=pair, float_exact=args.float_exact,
-                   train_fraction=getattr(args, "train_fraction", None),
-                   certification_seed=getattr(args, "certification_seed", None),
-                   shape_power=bool(getattr(args, "shape_power", False)))
+    options = dict(
+        adversarial=args.adversarial,
+        channels=channels,
+        pair=pair,
+        float_exact=args.float_exact,
+        train_fraction=getattr(args, "train_fraction", None),
+        certification_seed=getattr(args, "certification_seed", None),
+        shape_power=bool(getattr(args, "shape_power", False)),
+    )
     if search_pair:
         options["search_pair"] = True
     if pair == ANY_PAIR:  # the named pairs, chosen among on the search stream
@@ -133,33 +171,43 @@ def check_contract(system) -> None:
     from audit.testing import ContractViolation, check_system
 
     try:
-        check_system(system, raise_user_errors=True,
-                     warn=lambda text: print(f"warning: {getattr(system, 'name', system)}: {text}", file=sys.stderr))
+        check_system(
+            system,
+            raise_user_errors=True,
+            warn=lambda text: print(f"warning: {getattr(system, 'name', system)}: {text}", file=sys.stderr),
+        )
     except ContractViolation as exc:
         head, *failed = (" ".join(line.split()) for line in str(exc).splitlines() if line.strip())
         raise SystemContractError(" ".join([head, "; ".join(failed)]).strip()) from None
 
 
 def _claim_text(claim) -> str:
-    return (f"ε = {fmt(float(claim.epsilon))}, δ = {claim.delta:g}"
-            + ("" if claim.gdp_mu is None else f", μ-GDP curve μ = {claim.gdp_mu:.4g}")
-            + ("" if claim.privacy_profile is None else f", a {len(claim.privacy_profile)}-point privacy profile")
-            + f" covering {', '.join(claim.covers) or 'nothing'}")
+    return (
+        f"ε = {fmt(float(claim.epsilon))}, δ = {claim.delta:g}"
+        + ("" if claim.gdp_mu is None else f", μ-GDP curve μ = {claim.gdp_mu:.4g}")
+        + ("" if claim.privacy_profile is None else f", a {len(claim.privacy_profile)}-point privacy profile")
+        + f" covering {', '.join(claim.covers) or 'nothing'}"
+    )
 
 
 def _print_row(r) -> None:
     extra = "" if r.accountant_epsilon is None else f"  accountant ε {r.accountant_epsilon:.3f}"
     if r.mu_lower_bound is not None:
-        extra += (f"  μ_LB {r.mu_lower_bound:.3f} vs μ {r.claimed_mu:.3f}"
-                  + ("" if r.curve_epsilon is None else f" (ε {r.curve_epsilon:.3f} if the curve is Gaussian)"))
+        extra += f"  μ_LB {r.mu_lower_bound:.3f} vs μ {r.claimed_mu:.3f}" + (
+            "" if r.curve_epsilon is None else f" (ε {r.curve_epsilon:.3f} if the curve is Gaussian)"
+        )
     elif r.profile_delta is not None:
-        extra += (f"  profile: at δ {r.profile_delta:.3g} the claim promises ε ≤ {r.profile_claimed_epsilon:.3f}, "
-                  f"certified ε ≥ {r.profile_epsilon_lower_bound:.3f}")
+        extra += (
+            f"  profile: at δ {r.profile_delta:.3g} the claim promises ε ≤ {r.profile_claimed_epsilon:.3f}, "
+            f"certified ε ≥ {r.profile_epsilon_lower_bound:.3f}"
+        )
     elif r.gdp_mu_estimate is not None:
         extra += f"  μ̂ {r.gdp_mu_estimate:.3f} (estimate)"
-    print(f"  {r.channel:<20} claim ({fmt(r.claimed_epsilon)}, {r.claimed_delta:g})  ε_LB {r.epsilon_lower_bound:7.3f}"
-          f"  δ_LB {r.delta_lower_bound:.2e}  p {r.p_value:.2g}  [{r.broadcast}, {r.statistic}]  "
-          f"{r.verdict}{'  (Holm keeps it)' if r.holm_rejected else ''}{extra}")
+    print(
+        f"  {r.channel:<20} claim ({fmt(r.claimed_epsilon)}, {r.claimed_delta:g})  ε_LB {r.epsilon_lower_bound:7.3f}"
+        f"  δ_LB {r.delta_lower_bound:.2e}  p {r.p_value:.2g}  [{r.broadcast}, {r.statistic}]  "
+        f"{r.verdict}{'  (Holm keeps it)' if r.holm_rejected else ''}{extra}"
+    )
     print(f"      {r.verdict}: {r.verdict_reason}")
 
 
