@@ -19,7 +19,6 @@ as ``pgc audit --system`` reaches them; the mechanisms are planted in :mod:`audi
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -159,7 +158,7 @@ def _unary_auto(seed: int, progress: bool) -> HonestyOutcome:
         "consistent, ε_LB ≥ 0.8 × a fixed 1e5 audit's",
         passed,
         shown,
-        (dataclasses.replace(last, scope="sampled until decisive"), dataclasses.replace(fixed, scope="fixed 1e5")),
+        (last.updated(scope="sampled until decisive"), fixed.updated(scope="fixed 1e5")),
     )
 
 

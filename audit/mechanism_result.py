@@ -3,7 +3,6 @@ judged :class:`pgc.schemas.AuditRow` (:func:`mechanism_row`), beside the tests' 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -155,7 +154,7 @@ def mechanism_row(
             fields["p_value"], 1.0 - bound.confidence, delta_test_p_value(delta_test), 1.0 - delta_test.confidence
         )
         fields["delta_lower_bound"] = max(fields["delta_lower_bound"], delta_test.delta_lower_bound)
-    row = AuditRow(
+    row = AuditRow.make(
         channel=MECHANISM_CHANNEL,
         scope="mechanism",
         mechanism=description,
@@ -171,6 +170,6 @@ def mechanism_row(
         ratio=bound.epsilon_lower_bound / eps if math.isfinite(eps) else 0.0,
     )
     if row.claimed_mu is None and claim.gdp_mu is not None:
-        row = dataclasses.replace(row, claimed_mu=claim.gdp_mu)
-    row = dataclasses.replace(row, **measured_power_fields(row))
+        row = row.updated(claimed_mu=claim.gdp_mu)
+    row = row.updated(**measured_power_fields(row))
     return judge(row)

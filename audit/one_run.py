@@ -8,7 +8,6 @@ releases the auditor simulates through the System contract, and the bound from
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -204,7 +203,7 @@ def one_run_row(
             extra[key] = fields.pop(key)
     if "fdp_mu_lower_bound" in fields:
         fields["mu_lower_bound"] = fields.pop("fdp_mu_lower_bound")
-    row = AuditRow(
+    row = AuditRow.make(
         channel=channel,
         covered=covered,
         confidence=confidence,
@@ -222,8 +221,7 @@ def one_run_row(
         if covered and eps is not None and math.isfinite(eps)
         else None
     )
-    row = dataclasses.replace(
-        row,
+    row = row.updated(
         detectable_epsilon=detectable,
         power_basis="the one-run audit's r guesses under a leak of ε (audit.measured_power)",
     )

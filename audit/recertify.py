@@ -11,7 +11,6 @@ keeps its recorded bounds and cannot state power.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 from pgc.schemas.audit_rows import AuditRow
@@ -58,9 +57,9 @@ def recertify(row: AuditRow, claimed_profile: tuple | None = None) -> tuple[Audi
     fields = dict(recomputed)
     if threshold_delta is not None:  # a mechanism's δ test may have certified more than the threshold test
         fields["delta_lower_bound"] = max(threshold_delta, row.delta_lower_bound or 0.0)
-    row = dataclasses.replace(row, **fields)
+    row = row.updated(**fields)
     if row.false_positives is not None or row.detectable_epsilon is None:
         power = measured_power_fields(row, claimed_profile)
         if power["detectable_epsilon"] is not None or row.false_positives is not None:
-            row = dataclasses.replace(row, **power)
+            row = row.updated(**power)
     return judge(row), identical

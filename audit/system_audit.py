@@ -589,5 +589,5 @@ def with_planted_power(
             two_sided=settings.two_sided_rates is not False,
             seq=child,
         )
-        out.append(judge(replace(row, planted_power=planted)))
+        out.append(judge(row.updated(planted_power=planted)))
     return out

@@ -30,7 +30,6 @@ use it.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -152,9 +151,9 @@ def decide(row: AuditRow) -> tuple[Verdict, str]:
 
 def judge(row: AuditRow) -> AuditRow:
     """``row`` with ``separated``, its verdict and the verdict's reason (:func:`decide`)."""
-    row = dataclasses.replace(row, separated=is_separated(row))
+    row = row.updated(separated=is_separated(row))
     verdict, reason = decide(row)
-    return dataclasses.replace(row, verdict=verdict, verdict_reason=reason)
+    return row.updated(verdict=verdict, verdict_reason=reason)
 
 
 # --- power of the certified test, from the row's own counts ---------------------------------------------
@@ -302,7 +301,7 @@ def with_family(rows: Sequence[AuditRow], alpha: float) -> tuple[list[AuditRow],
     """The rows with ``holm_rejected`` set, and the family's verdict."""
     family = family_verdict(rows, alpha)
     return (
-        [dataclasses.replace(r, holm_rejected=x) for r, x in zip(rows, family.rejected, strict=True)],
+        [r.updated(holm_rejected=x) for r, x in zip(rows, family.rejected, strict=True)],
         family.verdict,
     )
 
@@ -412,7 +411,7 @@ def make_row(
 ) -> AuditRow:
     """One judged row of the engine: the certified test's fields, its measured power and its verdict."""
     eps, delta = claim
-    row = AuditRow(
+    row = AuditRow.make(
         channel=channel,
         claimed_epsilon=eps,
         claimed_delta=delta,
@@ -426,9 +425,7 @@ def make_row(
         **bound_fields(b, claim, confidence, claimed_mu, claimed_profile),
         **context,
     )
-    row = dataclasses.replace(
-        row, **measured_power_fields(row, claimed_profile if b.profile_excess is not None else None)
-    )
+    row = row.updated(**measured_power_fields(row, claimed_profile if b.profile_excess is not None else None))
     return judge(row)
 
 

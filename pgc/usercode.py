@@ -55,6 +55,11 @@ def note_user_module(module: object, spec: str) -> None:
         _USER_MODULES[path] = spec
 
 
+def user_module_files() -> dict[str, str]:
+    """The files of the modules the user named in a SPEC (file → the SPEC), in the order they were named."""
+    return {path: spec for path, spec in _USER_MODULES.items() if os.path.isfile(path)}
+
+
 def _side(filename: str) -> str:
     """ "ours", "user" or "library" for a source file name."""
     if not filename or filename.startswith("<"):

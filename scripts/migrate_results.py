@@ -32,7 +32,7 @@ from audit.verdicts import with_family  # noqa: E402
 from pgc.contracts import PrivacyClaim  # noqa: E402
 from pgc.schemas.audit_rows import AuditRow  # noqa: E402
 
-ROW_FIELDS = {f.name for f in dataclasses.fields(AuditRow)} - {"extra"}
+ROW_FIELDS = AuditRow.json_keys() | {"covered", "partly_covered"}  # format 2 keys too
 RENAMED = {"delta": "claimed_delta", "crafted_for": "crafted_for"}
 
 

@@ -16,7 +16,6 @@ whose rows change are rewritten atomically (temporary file, then rename); every 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -34,7 +33,7 @@ from pgc.schemas import number  # noqa: E402
 from pgc.schemas.audit_rows import AuditRow  # noqa: E402
 
 KINDS = ("audit", "system-audit", "flower-one-run")
-JUDGED = ("verdict", "verdict_reason", "partly_covered", "power_basis", "detectable_epsilon", "samples_to_decide")
+JUDGED = ("verdict", "verdict_reason", "coverage", "power_basis", "detectable_epsilon", "samples_to_decide")
 # what makes two rows one test: the same statistic counted on the same releases, held to the same claim
 SAME_TEST = (
     "statistic",
@@ -78,7 +77,7 @@ def _claims_part(data: dict) -> bool:
 def _rejudged(node: dict, partly: bool, profile) -> AuditRow:
     row = AuditRow.from_dict({k: v for k, v in node.items() if k not in ("verdict", "verdict_reason")})
     if row.channel == ALL and row.covered is False and partly:
-        row = dataclasses.replace(row, partly_covered=True)
+        row = row.updated(partly_covered=True)
     return recertify(row, profile)[0]
 
 
@@ -113,7 +112,7 @@ def rejudge(data: dict, where: str) -> list[str]:
         if repeat is not None:  # the repeat takes the Holm outcome of the one test it records
             rows.insert(
                 repeat,
-                dataclasses.replace(AuditRow.from_dict(data["rows"][repeat]), holm_rejected=rows[0].holm_rejected),
+                AuditRow.from_dict(data["rows"][repeat]).updated(holm_rejected=rows[0].holm_rejected),
             )
         for node, row in zip(data["rows"], rows, strict=True):
             node["holm_rejected"] = row.holm_rejected

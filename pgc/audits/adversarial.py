@@ -6,7 +6,6 @@ the neighbour distance and the false-alarm study in :mod:`pgc.audits.studies`.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import time
@@ -96,8 +95,7 @@ class AdversarialAuditResult:
 
 def crafted_row(row: AuditRow, objective: str, psi: float, psi_prime: float) -> AuditRow:
     """An environment audit's row certified at the θ crafted for ``objective``."""
-    return dataclasses.replace(
-        row,
+    return row.updated(
         scope=f"adversarial {psi:g} vs {psi_prime:g}",
         model="adversarial",
         broadcast="crafted",

@@ -50,7 +50,6 @@ the stated confidence on its own; the channels are not corrected for being looke
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -338,8 +337,7 @@ def _audit_channel(
         held_to_claim=True,
     )
     row = audit_system(served, psi, psi_prime, settings, channels=[name]).rows[0]
-    return dataclasses.replace(
-        row,
+    return row.updated(
         scope=f"environment {psi:g} vs {psi_prime:g}",
         broadcast=None,
         note=_channel_note(name, system) or None,

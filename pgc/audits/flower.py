@@ -39,7 +39,7 @@ def flower_one_run(setup, progress: bool = False) -> dict:
             confidence=setup.confidence,
             scope=observer,
         )
-        rows.append(dataclasses.replace(row, note=promise["basis"]))
+        rows.append(row.updated(note=promise["basis"]))
     return {
         "setup": dataclasses.asdict(setup),
         "rows": rows,

@@ -6,11 +6,13 @@ and a ``format_version``.
     data = pgc.schemas.dump("audit", {"mode": ..., "channels": [...]})   # checked, stamped dict to write
     pgc.schemas.validate(data)                            # raises schemas.SchemaError (one line)
 
-Writers (the pgc commands, ``pgc.a3c.rundir``) pass every result through :func:`dump` before writing it;
-readers (``reports``) go through :func:`load`. A file whose kind is unknown or whose
-``format_version`` is not the one this code reads gets a one-line :class:`SchemaError` naming both.
-A file without ``format_version`` is read as version 1. A run folder's ``summary.json`` is recognised
-by ``"format": "pgc-run/1"``; a few benchmark files carry no kind and are loaded with ``kind=``.
+Writers hand a typed result's ``to_dict()`` to the file (``pgc audit system``, ``flower``, ``ldp``, ``nvflare``) or
+pass a result assembled as a dict through :func:`dump` (the other commands, ``pgc.a3c.rundir``), which checks it;
+readers (``reports``) go through :func:`load`. A file whose kind is unknown or whose ``format_version`` is not one
+this code reads gets a one-line :class:`SchemaError` naming both. A kind's older versions that it names
+(``OLDER_VERSIONS``) are read too, migrated to the current layout on parsing (each record's ``migrate``). A file
+without ``format_version`` is read as version 1. A run folder's ``summary.json`` is recognised by
+``"format": "pgc-run/1"``; a few benchmark files carry no kind and are loaded with ``kind=``.
 
 Pure Python: imports nothing from the project, so the cores and the CLI can both use it.
 """
@@ -76,13 +78,13 @@ def load(data: Any, *, kind: str | None = None, where: str = "") -> Result:
             f"{prefix}kind {kind!r} (format_version {version}) is not a known result kind; "
             f"known kinds: {', '.join(KINDS)}"
         )
-    if version != cls.FORMAT_VERSION:
+    if version != cls.FORMAT_VERSION and version not in cls.OLDER_VERSIONS:
         raise SchemaError(
             f"{prefix}kind {kind!r} format_version {version!r} is not supported "
             f"(this pgc reads {kind} format_version {cls.FORMAT_VERSION})"
         )
     try:
-        return cls.from_dict({**data, "kind": kind})
+        return cls.from_dict({**data, "kind": kind, "format_version": cls.FORMAT_VERSION})  # migrated on parsing
     except SchemaError as exc:
         raise SchemaError(f"{prefix}kind {kind!r} format_version {version}: {exc}") from None
 

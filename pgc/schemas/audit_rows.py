@@ -11,19 +11,29 @@ the reports.
   its test did not separate the two secrets at all, or no leak through its test could exceed the claim;
 * ``consistent`` — nothing exceeds the claim, and a leak of ``detectable_epsilon`` would have been caught.
 
-:class:`AuditRow` — one channel of one audit. Stability policy (as dp-accounting states for its value
-types): the fields named here keep their name, type and meaning within a ``format_version`` of the result
-kinds that hold rows; a new field is optional and ignored by older readers (unknown keys travel in
-``extra``); renaming or re-typing a field bumps the holding kinds' ``format_version``.
+:class:`AuditRow` — one channel of one audit, composed of small value types: what was audited (:class:`Audited`),
+the claim as the row holds it (:class:`RowClaim`, coverage as a :class:`Coverage`), the certificate
+(:class:`Certificate`, and where a curve or profile claim was tested :class:`CurveBound` / :class:`ProfilePoint`),
+the power of the test (:class:`Power`), the judgement (:class:`Judgement`), and the one-run audit's counts
+(:class:`OneRunCounts`) or the self-test's case (:class:`SelfTestCase`) where the row has them. In JSON the parts
+sit flat beside ``channel`` (each value type's JSON keys are unique across the row).
+
+Stability policy (as dp-accounting states for its value types): the JSON keys named here keep their name, type and
+meaning within a ``format_version`` of the result kinds that hold rows; a new key is optional and ignored by older
+readers (unknown keys travel in ``extra``); renaming or re-typing a key bumps the holding kinds'
+``format_version``, and :meth:`AuditRow.migrate` reads the older layout (format_version 2: the booleans
+``covered`` / ``partly_covered`` instead of ``coverage``).
 
 Pure Python: imports nothing from the project beyond :mod:`pgc.schemas.base`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from .base import Record
 
@@ -82,91 +92,265 @@ class PlantedLeak(Record):
         )
 
 
-@dataclass(frozen=True, kw_only=True)
-class AuditRow(Record):
-    """One certified channel of one audit: what was audited, the claim, the certified bounds with the counts
-    behind them, the power of the test that ran, and the verdict of the one rule (:func:`audit.verdicts.decide`).
-    """
+class Coverage(str, enum.Enum):
+    """How far the claim covers a row's channel."""
 
-    # --- what was audited
-    channel: str
-    epsilon_lower_bound: float
-    verdict: Verdict | None = None
-    verdict_reason: str | None = None  # the verdict in words: what exceeded what, or what the audit could not show
+    COVERED = "covered"
+    UNCOVERED = "uncovered"
+    PARTLY = "partly covered"  # a joint row of channels the claim covers some of
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _json(name: str) -> Any:
+    return field(default=None, metadata={"json": name})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Audited(Record):
+    """What the row audited: the subject, what the observer sent, the model and the pair the test told apart."""
+
     scope: str | None = None  # the audited subject: "mechanism", "environment 5 vs 15", a system's name, ...
     broadcast: str | None = None  # what the observer sent: honest, given, crafted, searched
     model: str | None = None  # PGC-A3C's audits: the model the channel was audited at (final, initial, adversarial)
     crafted_for: str | None = None  # PGC-A3C's adversarial audits: the channel the crafted model was searched for
     theta_file: str | None = None  # the crafted model this row was certified at, beside the result file
     mechanism: str | None = None
-    statistic: str | None = None
-    threshold: float | None = None  # the certified test is [statistic ≥ threshold]
     hypothesis: str | None = None  # the canary pair or secrets the certified test told apart
     note: str | None = None
     protect: list[str] | None = None  # PGC-A3C's mitigations of the audited configuration
-    # --- the claim (the claimant's promise, never read back from the implementation)
-    claimed_epsilon: float | None = None
-    claimed_delta: float | None = None
-    covered: bool | None = None  # the claim covers this channel
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowClaim(Record):
+    """The claim as this row holds it: the claimant's promise, never read back from the implementation."""
+
+    epsilon: float | None = _json("claimed_epsilon")
+    delta: float | None = _json("claimed_delta")
+    coverage: Coverage | None = None  # None: the row does not say (a reader asks the claim's channels)
     held_to_claim: bool | None = None  # an uncovered channel of a participant promised the claim as a whole
-    # the joint row of a claim that covers some of its channels: a leak up to the claim may be the covered part's
-    partly_covered: bool | None = None
-    claimed_mu: float | None = None  # the claim's μ-GDP curve on this channel, if it states one
-    claim_contradiction: str | None = None  # the claim's own curve or accounting implies more than its (ε, δ)
+    mu: float | None = _json("claimed_mu")  # the claim's μ-GDP curve on this channel, if it states one
+    contradiction: str | None = _json("claim_contradiction")  # its own curve or accounting implies more
     accountant_epsilon: float | None = None  # ε at the claimed δ of the noise the system declares
-    # --- certified bounds and the counts behind them
+
+
+@dataclass(frozen=True, kw_only=True)
+class Certificate(Record):
+    """The certified threshold test [statistic ≥ threshold]: its counts and the bounds they certify."""
+
+    epsilon_lower_bound: float
+    statistic: str | None = None
+    threshold: float | None = None
     confidence: float | None = None  # of the row as a whole (its tests' α shares add up to 1 − confidence)
     test_confidence: float | None = None  # the threshold test's own share: ε_LB and δ_LB hold at it
-    curve_confidence: float | None = None  # the curve test's own share: μ_LB (or the profile point) holds at it
     samples_per_side: int | None = None
     false_positives: int | None = None
     false_negatives: int | None = None
     fp_share: float | None = None
     max_certifiable_epsilon: float | None = None
     delta_lower_bound: float | None = None  # at the claimed ε
-    mu_lower_bound: float | None = None  # the curve test's certified μ
-    curve_epsilon: float | None = None  # ε at the claimed δ that μ_LB implies if the privacy curve is Gaussian
-    curve_false_positives: int | None = None
-    curve_false_negatives: int | None = None
-    profile_delta: float | None = None  # a claimed privacy profile: the point δ_i closest to (or past) its ε_i,
-    profile_claimed_epsilon: float | None = None  # the ε_i claimed there,
-    profile_epsilon_lower_bound: float | None = None  # and the ε certified there
-    gdp_mu_estimate: float | None = None  # an estimate assuming a Gaussian curve; never used for a verdict
     ratio: float | None = None  # ε_LB / claimed ε
-    # --- p-values (Holm) of "the claim holds" and of "the channel does not leak"
-    p_value: float | None = None
-    p_value_leak: float | None = None
-    holm_rejected: bool | None = None
-    # --- power of the test that ran (audit.power)
+    gdp_mu_estimate: float | None = None  # an estimate assuming a Gaussian curve; never used for a verdict
+
+
+@dataclass(frozen=True, kw_only=True)
+class CurveBound(Record):
+    """The curve test of a claimed μ-GDP curve (or of a profile point): its share of α, counts and μ_LB."""
+
+    confidence: float | None = _json("curve_confidence")  # the curve test's own share: μ_LB holds at it
+    mu_lower_bound: float | None = None
+    epsilon: float | None = _json("curve_epsilon")  # ε at the claimed δ that μ_LB implies for a Gaussian curve
+    false_positives: int | None = _json("curve_false_positives")
+    false_negatives: int | None = _json("curve_false_negatives")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProfilePoint(Record):
+    """A claimed privacy profile: the point δ_i closest to (or past) its ε_i, and the ε certified there."""
+
+    delta: float | None = _json("profile_delta")
+    claimed_epsilon: float | None = _json("profile_claimed_epsilon")
+    epsilon_lower_bound: float | None = _json("profile_epsilon_lower_bound")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Power(Record):
+    """The power of the test that ran (:mod:`audit.power`)."""
+
     separated: bool | None = None  # the certified test told the two secrets apart at the row's confidence
     detectable_epsilon: float | None = None  # a leak this large through the certified test is flagged w.p. ≥ 0.8
     detectable_delta: float | None = None  # the smallest point mass (δ-type leak) this audit flags w.p. ≥ 0.8
     point_mass_search: bool | None = None  # a δ test searched the releases for point masses
-    samples_to_decide: int | None = None  # samples per side from which the row would be decisive (not inconclusive)
-    power_basis: str | None = None  # how the power was computed, in words
+    samples_to_decide: int | None = None  # samples per side from which the row would be decisive
+    basis: str | None = _json("power_basis")  # how the power was computed, in words
     shapes_searched: list[str] | None = None  # leak shapes of the statistics the test was chosen among
     planted_power: list[PlantedLeak] | None = None  # per shape, the smallest planted leak the audit flagged
-    # --- the one-run audit's counts
+
+
+@dataclass(frozen=True, kw_only=True)
+class Judgement(Record):
+    """The verdict of the one rule and the p-values (Holm) of "the claim holds" and "the channel does not leak"."""
+
+    verdict: Verdict | None = None
+    reason: str | None = _json("verdict_reason")  # the verdict in words: what exceeded what, or what was not shown
+    p_value: float | None = None
+    p_value_leak: float | None = None
+    holm_rejected: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OneRunCounts(Record):
+    """The one-run audit's counts: canaries inserted, guesses made, correct guesses."""
+
     canaries: int | None = None
     guesses: int | None = None
     correct: int | None = None
     accuracy: float | None = None
-    # --- the self-test's case
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelfTestCase(Record):
+    """The self-test's case: the mechanism's true ε, whether it is correct, whether the audit judged it right."""
+
     true_epsilon: float | None = None
     correct_mechanism: bool | None = None
     passed: bool | None = None
 
+
+def _part(tp: type[Record], required: bool = False) -> Any:
+    if required:
+        return field(metadata={"flat": True})
+    return field(default=None, metadata={"flat": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditRow(Record):
+    """One certified channel of one audit, judged by the one rule (:func:`audit.verdicts.decide`). Build one with
+    :meth:`make` and change one with :meth:`updated` (both take the flat JSON keys); read its parts, or a flat key as
+    an attribute of the same name (``row.epsilon_lower_bound`` is ``row.certificate.epsilon_lower_bound``)."""
+
+    channel: str
+    certificate: Certificate = _part(Certificate, required=True)
+    audited: Audited | None = _part(Audited)
+    claim: RowClaim | None = _part(RowClaim)
+    curve: CurveBound | None = _part(CurveBound)
+    profile: ProfilePoint | None = _part(ProfilePoint)
+    power: Power | None = _part(Power)
+    judgement: Judgement | None = _part(Judgement)
+    one_run: OneRunCounts | None = _part(OneRunCounts)
+    self_test: SelfTestCase | None = _part(SelfTestCase)
+
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """format_version 2's ``covered`` / ``partly_covered`` booleans as ``coverage``."""
+        if "covered" not in data and "partly_covered" not in data:
+            return data
+        out = {k: v for k, v in data.items() if k not in ("covered", "partly_covered")}
+        coverage = _coverage(data.get("covered"), data.get("partly_covered"))
+        if "coverage" not in out and coverage is not None:
+            out["coverage"] = coverage.value
+        return out
+
+    @classmethod
+    def make(cls, channel: str, extra: dict[str, Any] | None = None, **flat: Any) -> AuditRow:
+        """A row from its flat keys (the JSON names; ``covered=`` / ``partly_covered=`` booleans are read as
+        ``coverage``); ``extra``: keys beyond the row's parts, written as they are."""
+        return cls(channel=channel, extra=extra or {}, **_parts(None, _with_coverage(flat)))
+
+    def updated(self, **flat: Any) -> AuditRow:
+        """This row with some flat keys (``channel`` among them) changed; None clears one."""
+        channel = flat.pop("channel", self.channel)
+        return dataclasses.replace(self, channel=channel, **_parts(self, _with_coverage(flat, self)))
+
+    def __getattr__(self, name: str) -> Any:
+        where = FLAT_KEYS.get(name)
+        if where is None:
+            raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+        part = object.__getattribute__(self, where[0])
+        return None if part is None else getattr(part, where[1])
+
+    @property
+    def covered(self) -> bool | None:
+        """The claim covers this channel whole (None: the row does not say)."""
+        if self.claim is None or self.claim.coverage is None:
+            return None
+        return self.claim.coverage is Coverage.COVERED
+
+    @property
+    def partly_covered(self) -> bool:
+        return self.claim is not None and self.claim.coverage is Coverage.PARTLY
+
     def leak_p_value(self) -> float | None:
         """The p-value an uncovered row's leak is tested by: of "no leak" (``p_value_leak``), or for a partly covered
         joint row with a claimed ε, of "no leak beyond the claim" (``p_value``)."""
-        if self.partly_covered and self.claimed_epsilon is not None:
-            return self.p_value
-        return self.p_value_leak
+        judgement = self.judgement or Judgement()
+        if self.partly_covered and self.claim is not None and self.claim.epsilon is not None:
+            return judgement.p_value
+        return judgement.p_value_leak
 
     def finding_p_value(self) -> float | None:
         """The p-value of the finding the row's verdict states: its leak (:meth:`leak_p_value`) for an uncovered row
         that is not held to the claim, or held and an unprotected channel; the claim (``p_value``) otherwise."""
-        held = self.covered is not False or bool(self.held_to_claim)
-        if not held or self.verdict == Verdict.UNPROTECTED:
+        judgement = self.judgement or Judgement()
+        held = self.covered is not False or bool(self.claim is not None and self.claim.held_to_claim)
+        if not held or judgement.verdict == Verdict.UNPROTECTED:
             return self.leak_p_value()
-        return self.p_value
+        return judgement.p_value
+
+
+def _coverage(covered: bool | None, partly: bool | None) -> Coverage | None:
+    if covered is None:
+        return None
+    if covered:
+        return Coverage.COVERED
+    return Coverage.PARTLY if partly else Coverage.UNCOVERED
+
+
+def _with_coverage(flat: dict[str, Any], row: AuditRow | None = None) -> dict[str, Any]:
+    """``flat`` with the booleans ``covered`` / ``partly_covered`` (either may be left to ``row``'s) as ``coverage``."""
+    if "covered" not in flat and "partly_covered" not in flat:
+        return flat
+    out = {k: v for k, v in flat.items() if k not in ("covered", "partly_covered")}
+    partly = flat["partly_covered"] if "partly_covered" in flat else (row is not None and row.partly_covered)
+    covered = flat["covered"] if "covered" in flat else (None if row is None else row.covered)
+    out["coverage"] = _coverage(False if partly and covered is None else covered, partly)
+    return out
+
+
+_PART_TYPES: dict[str, type[Record]] = {
+    "certificate": Certificate,
+    "audited": Audited,
+    "claim": RowClaim,
+    "curve": CurveBound,
+    "profile": ProfilePoint,
+    "power": Power,
+    "judgement": Judgement,
+    "one_run": OneRunCounts,
+    "self_test": SelfTestCase,
+}
+# flat JSON key -> (the row's part, the part's field), derived from the parts' fields
+FLAT_KEYS: dict[str, tuple[str, str]] = {
+    str(f.metadata.get("json", f.name)): (part, f.name)
+    for part, tp in _PART_TYPES.items()
+    for f in fields(tp)
+    if f.name != "extra"
+}
+
+
+def _parts(row: AuditRow | None, flat: dict[str, Any]) -> dict[str, Any]:
+    """The row's parts with the flat keys ``flat`` set: each touched part rebuilt, the others kept."""
+    changes: dict[str, dict[str, Any]] = {}
+    for key, value in flat.items():
+        where = FLAT_KEYS.get(key)
+        if where is None:
+            raise TypeError(f"an audit row has no key {key!r}")
+        changes.setdefault(where[0], {})[where[1]] = value
+    out: dict[str, Any] = {}
+    for part, values in changes.items():
+        old = None if row is None else getattr(row, part)
+        tp = _PART_TYPES[part]
+        new = tp(**values) if old is None else dataclasses.replace(old, **values)
+        empty = all(getattr(new, f.name) == f.default for f in fields(tp) if f.name != "extra")
+        out[part] = None if empty and part != "certificate" else new
+    return out

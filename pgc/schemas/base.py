@@ -235,42 +235,101 @@ def _to_json(value: Any) -> Any:
     return value
 
 
+def json_name(f: dataclasses.Field[Any]) -> str:
+    """The JSON key of a record's field: its ``metadata["json"]`` where it names one, else the field's name."""
+    return str(f.metadata.get("json", f.name))
+
+
+def is_flat(f: dataclasses.Field[Any]) -> bool:
+    """A record-valued field written flat (``metadata["flat"]``): its own fields sit beside its parent's keys."""
+    return bool(f.metadata.get("flat"))
+
+
+def _record_type(tp: Any) -> Any:
+    """The record class of an annotation ``R`` or ``R | None``."""
+    options = [t for t in typing.get_args(tp) if t is not type(None)] or [tp]
+    return options[0]
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Record:
-    """A JSON object with typed fields. ``extra`` holds the keys the schema does not name."""
+    """A JSON object with typed fields. ``extra`` holds the keys the schema does not name.
+
+    The codec is derived from the fields: a field's JSON key is its name or its ``metadata["json"]``; a field whose
+    value is itself a record and whose metadata says ``flat`` is written with its fields beside its parent's (a
+    part of a record that keeps the parent's flat JSON layout), and read back from them (None when none of them is
+    present). ``migrate`` (a class's own) turns an older layout of the object into the current one before parsing.
+    """
 
     extra: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` in the current layout (a subclass renames or re-types keys of older files here)."""
+        return data
+
+    @classmethod
+    def json_keys(cls) -> set[str]:
+        """Every JSON key this record's fields read (flat parts' keys included)."""
+        hints = typing.get_type_hints(cls)
+        keys: set[str] = set()
+        for f in dataclasses.fields(cls):
+            if f.name == "extra":
+                continue
+            keys |= _record_type(hints[f.name]).json_keys() if is_flat(f) else {json_name(f)}
+        return keys
 
     @classmethod
     def from_dict(cls: type[_R], data: dict[str, Any], where: str = "") -> _R:
         if not isinstance(data, dict):
             raise SchemaError(f"{where or cls.__name__} is {_show(data)}, expected an object")
+        data = cls.migrate(data)
         hints = typing.get_type_hints(cls)
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name == "extra":
                 continue
             here = f"{where}.{f.name}" if where else f.name
-            if f.name not in data or data[f.name] is None and f.default is None:
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                    raise SchemaError(f"{where or cls.__name__} lacks the field {f.name!r}")
+            if is_flat(f):
+                part = _flat_part(f, _record_type(hints[f.name]), data, where or cls.__name__)
+                if part is not None:
+                    values[f.name] = part
                 continue
-            values[f.name] = _convert(hints[f.name], data[f.name], here)
-        names = {f.name for f in dataclasses.fields(cls) if f.name != "extra"}  # a key named "extra" is kept
+            key = json_name(f)
+            if key not in data or data[key] is None and f.default is None:
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise SchemaError(f"{where or cls.__name__} lacks the field {key!r}")
+                continue
+            values[f.name] = _convert(hints[f.name], data[key], here)
+        names = cls.json_keys()  # a key named "extra" is kept
         extra = {k: v for k, v in data.items() if k not in names}
         return cls(**values, extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object: the named fields that are set (None left out), then ``extra``."""
+        """The JSON object: the named fields that are set (None left out; flat parts beside them), then ``extra``."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name == "extra":
                 continue
             value = getattr(self, f.name)
-            if value is not None:
-                out[f.name] = _to_json(value)
+            if value is None:
+                continue
+            if is_flat(f):
+                out.update(value.to_dict())
+            else:
+                out[json_name(f)] = _to_json(value)
         out.update(self.extra)
         return out
+
+
+def _flat_part(f: dataclasses.Field[Any], part: type[Record], data: dict[str, Any], where: str) -> Record | None:
+    """A flat part read from its keys in its parent's object; None when none is set (an error if it is required)."""
+    keys = part.json_keys()
+    own = {k: v for k, v in data.items() if k in keys and v is not None}
+    required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    if not own and not required:
+        return None
+    return part.from_dict(own, where)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -279,6 +338,8 @@ class Result(Record):
 
     KIND: ClassVar[str] = ""
     FORMAT_VERSION: ClassVar[int] = 1
+    # the older format_versions this code still reads (each record's ``migrate`` turns their layout into the current)
+    OLDER_VERSIONS: ClassVar[tuple[int, ...]] = ()
     kind: str = ""
     format_version: int = 1
 

@@ -12,6 +12,7 @@ from .audit_rows import AuditRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result, SchemaError
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
+from .provenance import Provenance
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 
 # --- train: a run folder's summary.json (pgc train, pgc pipeline) ------------------------------------
@@ -106,13 +107,15 @@ class AuditResult(Result):
     """pgc audit: every certified row of the audit in ``channels`` (one :class:`pgc.schemas.AuditRow` each)."""
 
     KIND = "audit"
-    FORMAT_VERSION = 2
+    FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
+    OLDER_VERSIONS = (2,)
     mode: str
     channels: list[AuditRow]
     confidence: float | None = None
     delta: float | None = None
     seed: int | None = None
     command: str | None = None
+    provenance: Provenance | None = None  # versions and the user's files (None in files written before it)
     wall_time_s: float | None = None
     model: str | None = None
     run: str | None = None
@@ -147,13 +150,15 @@ class FlowerOneRunResult(Result):
     aggregate) what it is promised and the one-run bounds certified from what it saw."""
 
     KIND = "flower-one-run"
-    FORMAT_VERSION = 2
+    FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
+    OLDER_VERSIONS = (2,)
     setup: JsonObject
     rows: list[AuditRow]  # one judged row per observer (scope: the observer; note: what it was promised)
     simulation_s: float
     wall_time_s: float
     dimension: int
     command: str | None = None
+    provenance: Provenance | None = None
 
 
 # --- system-audit: pgc audit --system MODULE:FACTORY -----------------------------------------------
@@ -167,9 +172,29 @@ class Accountant(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SequentialStage(Record):
+    samples_per_side: int
+    alpha: float
+    verdict: Verdict
+    decision: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequentialDecision(Record):
+    """``--samples auto``: the budget per side, the α the stages share, and each stage's verdict."""
+
+    budget: int
+    alpha: float
+    decision: str
+    decisive: bool
+    stages: list[SequentialStage]
+
+
+@dataclass(frozen=True, kw_only=True)
 class SystemAuditResult(Result):
     KIND = "system-audit"
-    FORMAT_VERSION = 2
+    FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
+    OLDER_VERSIONS = (2,)
     system: str
     secret: str
     secret_prime: str
@@ -186,9 +211,12 @@ class SystemAuditResult(Result):
     report_section: str | None = None  # the report section the system asks for (None: the system audits)
     relation: str | None = None  # what makes the two secrets neighbours
     searched_pair: JsonObject | None = None  # the worst pair the auditor's search found, and its search score
-    sequential: JsonObject | None = None  # --samples auto: the stages and the decision
+    sequential: SequentialDecision | None = None  # --samples auto: the stages and the decision
     # seconds per part: draw_training, select, draw_certification, certify, judge
     timings: dict[str, float] | None = None
+    command: str | None = None  # the command line that ran the audit
+    argv: list[str] | None = None  # its arguments (pgc audit recertify re-runs them)
+    provenance: Provenance | None = None
 
     def row(self, channel: str) -> AuditRow:
         """The row of ``channel`` (KeyError when the audit has none)."""

@@ -245,7 +245,7 @@ def test_holm_verdict_keeps_unprotected_apart_from_violated():
     assert res.verdict == "unprotected channel"
     assert [r.channel for r in res.rows] == ["gradient", "return", "all"]
     data = res.to_dict()
-    assert data["kind"] == "system-audit" and data["format_version"] == 2
+    assert data["kind"] == "system-audit" and data["format_version"] == 3
     assert json.loads(json.dumps(data))["rows"][0]["claimed_delta"] == 1e-5
 
 

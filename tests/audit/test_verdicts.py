@@ -23,7 +23,7 @@ def _row(**fields) -> AuditRow:
         detectable_epsilon=1.2,
         samples_per_side=10_000,
     )
-    return AuditRow(**{**base, **fields})
+    return AuditRow.make(**{**base, **fields})
 
 
 def test_a_bound_above_the_claim_is_violated_and_one_at_the_claim_is_not():

@@ -471,8 +471,8 @@ def test_unknown_fields_are_tolerated(tmp_path):
     "data, message",
     [
         (
-            {"kind": "audit", "format_version": 3, "mode": "run", "channels": []},
-            "kind 'audit' format_version 3 is not supported",
+            {"kind": "audit", "format_version": 4, "mode": "run", "channels": []},
+            "kind 'audit' format_version 4 is not supported",
         ),
         (
             {

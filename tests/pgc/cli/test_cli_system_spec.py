@@ -45,9 +45,22 @@ def test_a_module_in_the_current_folder(tmp_path, monkeypatch):
     assert result["system"] == "coin" and result["rows"][0]["channel"] == "bit"
 
 
-def test_a_file_path(tmp_path):
-    (tmp_path / "coin_file_sys.py").write_text(COIN)
-    assert audit(f"{tmp_path / 'coin_file_sys.py'}:make", tmp_path / "b.json") == 0
+def test_a_file_path_and_its_hash_in_the_provenance(tmp_path):
+    import hashlib
+
+    import pgc.schemas as schemas
+
+    path = tmp_path / "coin_file_sys.py"
+    path.write_text(COIN)
+    assert audit(f"{path}:make", tmp_path / "b.json") == 0
+    result = schemas.load(json.loads((tmp_path / "b.json").read_text()))
+    provenance = result.provenance
+    assert provenance is not None and provenance.pgc_audit and provenance.python
+    names = {lib.name for lib in provenance.libraries}
+    assert {"numpy", "scipy", "statsmodels"} <= names
+    (user_file,) = [f for f in provenance.user_files if f.path == str(path.resolve())]
+    assert user_file.spec == f"{path}:make"
+    assert user_file.sha256 == hashlib.sha256(COIN.encode()).hexdigest()
 
 
 def test_a_registered_name(tmp_path):
@@ -81,3 +94,25 @@ def test_a_type_error_in_the_users_factory_is_theirs(tmp_path, capsys):
         "→ broken raised TypeError: object of type 'int' has no len()"
     )
     assert not (tmp_path / "e.json").exists()
+
+
+@pytest.mark.parametrize("samples", ["2000", "auto:20000"])
+def test_a_system_audit_is_written_from_its_typed_result_never_parsed_back(tmp_path, monkeypatch, samples):
+    """The one write path: the command writes the audit's typed result; no record is parsed from a dict on the way
+    (the schemas' parsing raises while the command runs)."""
+    import pgc.schemas as schemas
+    from pgc.schemas import base
+
+    def refuse(cls, data, where=""):
+        raise AssertionError(f"{cls.__name__} parsed from a dict while the command ran")
+
+    (tmp_path / "coin_typed_sys.py").write_text(COIN)
+    monkeypatch.setattr(base.Record, "from_dict", classmethod(refuse))
+    spec = f"{tmp_path / 'coin_typed_sys.py'}:make"
+    out = tmp_path / "typed.json"
+    assert main(["audit", "system", spec, "--samples", samples, "--out", str(out), "--no-progress"]) == 0
+    monkeypatch.undo()
+    result = schemas.load(json.loads(out.read_text()))
+    assert isinstance(result, schemas.SystemAuditResult) and result.rows[0].channel == "bit"
+    assert result.argv is not None and result.argv[:2] == ["audit", "system"] and result.provenance is not None
+    assert (result.sequential is not None) == samples.startswith("auto")

@@ -47,15 +47,62 @@ def test_every_committed_result_loads_with_its_schema():
     assert {"audit", "attack", "replicate", "tune", "mitigations-utility", "pipeline", "report"} <= kinds
 
 
-def test_load_and_to_dict_round_trip_a_committed_audit():
+def test_a_format_2_audit_loads_migrated_and_round_trips_as_format_3():
     data = json.loads((ROOT / "results/audit/adversarial/laplace-eps1.json").read_text())
+    assert data["format_version"] == 2
     result = schemas.load(data)
     assert isinstance(result, schemas.AuditResult) and result.adversarial_audits
     row = result.channels[0]
-    assert isinstance(row.epsilon_lower_bound, float) and row.channel
+    assert isinstance(row.certificate.epsilon_lower_bound, float) and row.channel
+    assert row.epsilon_lower_bound == row.certificate.epsilon_lower_bound
     back = result.to_dict()
-    assert back["format_version"] == 2
-    assert back == data
+    assert back["format_version"] == 3
+    # the migration changes only the coverage keys of each row: covered / partly_covered -> coverage
+    for old_row, new_row in zip(data["channels"], back["channels"], strict=True):
+        coverage = "covered" if old_row.get("covered", True) is not False else "uncovered"
+        coverage = "partly covered" if coverage == "uncovered" and old_row.get("partly_covered") else coverage
+        assert new_row.pop("coverage") == coverage
+        assert new_row == {k: v for k, v in old_row.items() if k not in ("covered", "partly_covered")}
+    again = schemas.load(result.to_dict())
+    assert again == result and again.to_dict() == result.to_dict()
+
+
+def test_row_parts_hold_their_keys_and_coverage_is_an_enum():
+    from pgc.schemas.audit_rows import AuditRow, Coverage
+
+    row = AuditRow.from_dict(
+        {
+            "channel": "joint",
+            "epsilon_lower_bound": 0.4,
+            "covered": False,
+            "partly_covered": True,
+            "claimed_epsilon": 1.0,
+            "curve_false_positives": 3,
+            "verdict": "inconclusive",
+            "canaries": 10,
+        }
+    )
+    assert row.claim is not None and row.claim.coverage is Coverage.PARTLY and row.claim.epsilon == 1.0
+    assert row.curve is not None and row.curve.false_positives == 3 and row.profile is None
+    assert row.one_run is not None and row.one_run.canaries == 10 and row.self_test is None and row.power is None
+    assert row.to_dict()["coverage"] == "partly covered" and "covered" not in row.to_dict()
+    changed = row.updated(verdict_reason="x", covered=True)
+    assert changed.judgement.reason == "x" and changed.claim.coverage is Coverage.COVERED
+    assert changed.curve == row.curve
+    with pytest.raises(TypeError, match="no key 'nonsense'"):
+        row.updated(nonsense=1)
+
+
+def test_no_row_part_has_more_than_15_fields_and_keys_are_unique():
+    import dataclasses
+
+    from pgc.schemas import audit_rows
+
+    parts = [audit_rows.AuditRow, *audit_rows._PART_TYPES.values()]
+    for tp in parts:
+        assert len([f for f in dataclasses.fields(tp) if f.name != "extra"]) <= 15, tp.__name__
+    keys = [k for tp in audit_rows._PART_TYPES.values() for k in tp.json_keys()]
+    assert len(keys) == len(set(keys)) and "channel" not in keys
 
 
 def test_unnamed_keys_round_trip_unchanged():
@@ -81,7 +128,7 @@ def test_dump_stamps_kind_and_version_first_and_keeps_the_writer_fields():
             "channels": [{"channel": "gradient", "epsilon_lower_bound": math.inf, "claimed_epsilon": 1}],
         },
     )
-    assert list(out)[:2] == ["kind", "format_version"] and out["kind"] == "audit" and out["format_version"] == 2
+    assert list(out)[:2] == ["kind", "format_version"] and out["kind"] == "audit" and out["format_version"] == 3
     assert out["seed"] == 3 and out["channels"][0]["epsilon_lower_bound"] == math.inf
 
 

@@ -36,6 +36,7 @@ imports neither torch nor the auditor.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 
@@ -76,6 +77,7 @@ class AuditCommand:
         from pgc.engines import chosen_engine
 
         from ...outputs import ResultFile
+        from ...provenance import current_provenance
         from .subcommands import mode_function
 
         mode = args._audit.mode_of(args)
@@ -101,10 +103,24 @@ class AuditCommand:
             with chosen_engine(args.engine, args.address) as engine:  # None: the local engine, this process
                 args.executor = engine
                 # a task on the cluster shows no progress bar (its output stays on its worker)
-                status = audit(args, report, args.progress and engine is None)
-            report["wall_time_s"] = time.perf_counter() - start
-            result.write(schemas.dump(report["kind"], report))
-        print(f"wrote {result.path} ({report['wall_time_s']:.1f}s)")
+                outcome = audit(args, report, args.progress and engine is None)
+            wall_time_s = time.perf_counter() - start
+            if isinstance(outcome, schemas.Result):  # a typed result, written as it is
+                typed = dataclasses.replace(
+                    outcome,
+                    command=report["command"],
+                    argv=argv,
+                    wall_time_s=wall_time_s,
+                    provenance=current_provenance(),
+                )
+                result.write(typed.to_dict())
+                report, status = {"rows": typed.rows}, 0
+            else:
+                report["wall_time_s"] = wall_time_s
+                report["provenance"] = current_provenance().to_dict()
+                result.write(schemas.dump(report["kind"], report))
+                status = outcome
+        print(f"wrote {result.path} ({wall_time_s:.1f}s)")
         return fail_on_status(report, args.fail_on, status)
 
 

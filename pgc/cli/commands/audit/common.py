@@ -13,9 +13,8 @@ def fmt(x: float) -> str:
 def row_record(row, **context) -> dict:
     """One row of the result's flat ``channels`` list: the audit's judged row as JSON, with ``context`` (scope,
     model, protect, theta_file, ...) set on it."""
-    import dataclasses
 
-    return dataclasses.replace(row, **context).to_dict() if context else row.to_dict()
+    return row.updated(**context).to_dict() if context else row.to_dict()
 
 
 def row_line(row, width: int = 20) -> str:

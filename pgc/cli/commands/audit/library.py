@@ -16,12 +16,14 @@ that record in the result (``library``) for the report's library section.
 
 from __future__ import annotations
 
+import dataclasses
+
 from pgc.errors import UserError
 
 from .system import audit_system_object, factory_settings
 
 
-def audit_ldp(args, report: dict, progress: bool) -> int:
+def audit_ldp(args, report: dict, progress: bool):
     from pgc.ldp.system import ldp_system
 
     settings = factory_settings(args.setting)
@@ -41,12 +43,10 @@ def audit_ldp(args, report: dict, progress: bool) -> int:
         + (f"; {record['batching']}" if "batching" in record else ""),
         flush=True,
     )
-    status = audit_system_object(system, args, report, progress)
-    report["library"] = record
-    return status
+    return dataclasses.replace(audit_system_object(system, args, report, progress), library=record)
 
 
-def audit_nvflare(args, report: dict, progress: bool) -> int:
+def audit_nvflare(args, report: dict, progress: bool):
     system = nvflare_system(args.nvflare, factory_settings(args.setting))
     record = system.library_record()
     print(
@@ -56,9 +56,7 @@ def audit_nvflare(args, report: dict, progress: bool) -> int:
     )
     for reading in system.readings:
         print(f"  {reading['parameter']} → {reading['claim']}  ({reading['why']})")
-    status = audit_system_object(system, args, report, progress)
-    report["library"] = record
-    return status
+    return dataclasses.replace(audit_system_object(system, args, report, progress), library=record)
 
 
 def nvflare_system(spec: str, settings: dict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 
@@ -14,7 +15,7 @@ from .common import fmt
 ANY_PAIR = "any"  # --pair any: the named pair that projects most on the search stream
 
 
-def audit_any_system(args, report: dict, progress: bool) -> int:
+def audit_any_system(args, report: dict, progress: bool):
     from pgc.systems.registry import SYSTEMS, make_system
 
     settings = factory_settings(args.setting)
@@ -41,7 +42,7 @@ def factory_settings(items) -> dict:
     return settings
 
 
-def audit_flower_client(args, report: dict, progress: bool) -> int:
+def audit_flower_client(args, report: dict, progress: bool):
     """``pgc audit flower MODULE:APP``: the user's ClientApp as a System (pgc.flower), then the same audit."""
     try:
         from pgc.flower.loader import flower_client_from_spec
@@ -55,7 +56,8 @@ def audit_flower_client(args, report: dict, progress: bool) -> int:
     return audit_system_object(system, args, report, progress)
 
 
-def audit_system_object(system, args, report: dict, progress: bool) -> int:
+def audit_system_object(system, args, report: dict, progress: bool):
+    """The typed result of a System's audit (the command writes it as it is)."""
     from audit.releases import describe_secret
     from audit.system_audit import audit_system
     from pgc.contracts import PrivacyClaim
@@ -123,25 +125,24 @@ def audit_system_object(system, args, report: dict, progress: bool) -> int:
     level = f"{100 * (1 - staged.stages[-1].alpha if auto else args.confidence):.3g}%"
     verdict = staged.decision if auto else str(result.verdict)
     print(f"verdict (Holm over {len(result.rows)} rows at {level}): {verdict.upper()}")
-    command, argv = report["command"], report.get("argv")
-    report.clear()
-    report.update(result.to_dict())
-    report["command"] = command
-    if argv is not None:
-        report["argv"] = argv
     if auto:
-        report["verdict"] = str(staged.verdict)
-        report["sequential"] = {
-            "budget": auto.budget,
-            "alpha": 1.0 - args.confidence,
-            "decision": staged.decision,
-            "decisive": staged.decisive,
-            "stages": [
-                {"samples_per_side": s.n_per_side, "alpha": s.alpha, "verdict": str(s.verdict), "decision": s.decision}
-                for s in staged.stages
-            ],
-        }
-    return 0
+        result = dataclasses.replace(result, verdict=staged.verdict, sequential=_sequential(staged, auto, args))
+    return result
+
+
+def _sequential(staged, auto, args):
+    from pgc.schemas.kinds import SequentialDecision, SequentialStage
+
+    return SequentialDecision(
+        budget=auto.budget,
+        alpha=1.0 - args.confidence,
+        decision=staged.decision,
+        decisive=staged.decisive,
+        stages=[
+            SequentialStage(samples_per_side=s.n_per_side, alpha=s.alpha, verdict=s.verdict, decision=s.decision)
+            for s in staged.stages
+        ],
+    )
 
 
 def _audit_options(args, system, pair: str | None, search_pair: bool) -> dict:
