@@ -81,7 +81,9 @@ def load(data: Any, *, kind: str | None = None, where: str = "") -> Result:
     if version != cls.FORMAT_VERSION and version not in cls.OLDER_VERSIONS:
         raise SchemaError(
             f"{prefix}kind {kind!r} format_version {version!r} is not supported "
-            f"(this pgc reads {kind} format_version {cls.FORMAT_VERSION})"
+            f"(this pgc reads {kind} format_version {cls.FORMAT_VERSION}"
+            + "".join(f", {v} migrated" for v in cls.OLDER_VERSIONS)
+            + ")"
         )
     try:
         return cls.from_dict({**data, "kind": kind, "format_version": cls.FORMAT_VERSION})  # migrated on parsing

@@ -191,6 +191,26 @@ class SequentialDecision(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RecertifiedRow(Record):
+    """One channel's recorded test counted again on fresh releases (``pgc audit recertify``)."""
+
+    channel: str
+    statistic: str | None
+    threshold: float | None
+    recorded_epsilon_lower_bound: float
+    fresh_epsilon_lower_bound: float
+    recorded_verdict: str
+    fresh_verdict: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recertification(Record):
+    result: str  # the recorded result file
+    certification_seed: int
+    rows: list[RecertifiedRow]
+
+
+@dataclass(frozen=True, kw_only=True)
 class SystemAuditResult(Result):
     KIND = "system-audit"
     FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
@@ -217,6 +237,7 @@ class SystemAuditResult(Result):
     command: str | None = None  # the command line that ran the audit
     argv: list[str] | None = None  # its arguments (pgc audit recertify re-runs them)
     provenance: Provenance | None = None
+    recertification: Recertification | None = None  # pgc audit recertify: the recorded tests on fresh releases
 
     def row(self, channel: str) -> AuditRow:
         """The row of ``channel`` (KeyError when the audit has none)."""

@@ -108,8 +108,8 @@ class AuditCommand:
             if isinstance(outcome, schemas.Result):  # a typed result, written as it is
                 typed = dataclasses.replace(
                     outcome,
-                    command=report["command"],
-                    argv=argv,
+                    command=outcome.command or report["command"],
+                    argv=outcome.argv or argv,
                     wall_time_s=wall_time_s,
                     provenance=current_provenance(),
                 )

@@ -11,6 +11,7 @@ threshold — the check that the fit was reproduced — before its fresh counts 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from pathlib import Path
@@ -54,7 +55,7 @@ def recorded_argv(result: dict, path: str) -> list[str]:
     return kept
 
 
-def recertify_result(args, report: dict, progress: bool) -> int:
+def recertify_result(args, report: dict, progress: bool):
     from pgc.cli.main import _Parser
 
     path = Path(args.recorded)
@@ -77,22 +78,19 @@ def recertify_result(args, report: dict, progress: bool) -> int:
     from .subcommands import mode_function
 
     mode = rerun._audit.mode_of(rerun)
-    status = mode_function(mode)(rerun, report, progress)
-    report["recertification"] = compare_rows(
-        recorded.get("rows") or [], report.get("rows") or [], str(path), args.certification_seed
-    )
-    report["command"], report["argv"] = "pgc " + " ".join(argv), argv
-    return status
+    result = mode_function(mode)(rerun, report, progress)
+    recertification = compare_rows(recorded.get("rows") or [], result.rows, str(path), args.certification_seed)
+    return dataclasses.replace(result, recertification=recertification, command="pgc " + " ".join(argv), argv=argv)
 
 
-def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int) -> dict:
+def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int):
     """Per channel: the recorded and the fresh ε_LB and verdicts; refuses a row whose fit was not reproduced."""
     from pgc.schemas.audit_rows import AuditRow
+    from pgc.schemas.kinds import Recertification, RecertifiedRow
 
     old = {r["channel"]: AuditRow.from_dict(r) for r in recorded}
     rows = []
-    for item in fresh:
-        new = item if isinstance(item, AuditRow) else AuditRow.from_dict(item)
+    for new in fresh:
         before = old.get(new.channel)
         if before is None:
             continue
@@ -103,19 +101,19 @@ def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int
                 "selection (a different system, version or setting)"
             )
         rows.append(
-            {
-                "channel": new.channel,
-                "statistic": new.statistic,
-                "threshold": new.threshold,
-                "recorded_epsilon_lower_bound": before.epsilon_lower_bound,
-                "fresh_epsilon_lower_bound": new.epsilon_lower_bound,
-                "recorded_verdict": str(before.verdict),
-                "fresh_verdict": str(new.verdict),
-            }
+            RecertifiedRow(
+                channel=new.channel,
+                statistic=new.statistic,
+                threshold=new.threshold,
+                recorded_epsilon_lower_bound=before.epsilon_lower_bound,
+                fresh_epsilon_lower_bound=new.epsilon_lower_bound,
+                recorded_verdict=str(before.verdict),
+                fresh_verdict=str(new.verdict),
+            )
         )
         print(
             f"  {new.channel:<20} {new.statistic} ≥ {new.threshold:.6g}: recorded ε_LB "
             f"{before.epsilon_lower_bound:.3f} ({before.verdict}), on fresh releases {new.epsilon_lower_bound:.3f} "
             f"({new.verdict})"
         )
-    return {"result": path, "certification_seed": certification_seed, "rows": rows}
+    return Recertification(result=path, certification_seed=certification_seed, rows=rows)
