@@ -6,17 +6,20 @@
     result = audit_system(system, secret, secret_prime, samples=100_000, adversarial=True)
     result.rows, result.verdict
 
-Modules: :mod:`audit.bounds` (pure bound math), :mod:`pgc.contracts` (the auditor's Protocols:
+Modules: :mod:`audit.certification.bounds` (pure bound math), :mod:`pgc.contracts` (the auditor's Protocols:
 Sampler, Scorer, Statistic, Tester; a system's contract is :mod:`pgc.contracts`),
-:mod:`audit.claims` (the claim audited, and where it contradicts itself), :mod:`audit.verdicts` (the one
-verdict rule and the one Holm rule), :mod:`audit.measured_power` (the power of the test that ran),
-:mod:`audit.statistics`, :mod:`audit.selection` and :mod:`audit.tester` (select on a training split,
-certify on fresh samples), :mod:`audit.system_audit` (any System, per channel, honest or adversarial
-broadcast; :class:`AuditSettings`), :mod:`audit.releases` (a target's releases, per-channel tests),
-:mod:`audit.broadcast_search` (the adversary's broadcasts), :mod:`audit.accountant` (ε(δ) of the noise added,
-dp-accounting's PLD), :mod:`audit.blackbox` (canary audit of any Mechanism), :mod:`audit.whitebox` (PRS ũ, M),
-:mod:`audit.one_run_bound` and :mod:`audit.one_run` (the one-run audit), :mod:`audit.mutants` (planted
-bugs), :mod:`audit.selftest`, :mod:`audit.progress`. The auditor imports no system package: PGC-A3C's
+:mod:`audit.certification.claims` (the claim audited, and where it contradicts itself), :mod:`audit.verdicts` (the one
+verdict rule and the one Holm rule), :mod:`audit.power.measured` (the power of the test that ran),
+:mod:`audit.statistics`, :mod:`audit.statistics.selection` and :mod:`audit.certification.tester` (select on a training
+split,
+certify on fresh samples), :mod:`audit.engine.system_audit` (any System, per channel, honest or adversarial
+broadcast; :class:`AuditSettings`), :mod:`audit.engine.releases` (a target's releases, per-channel tests),
+:mod:`audit.engine.broadcast_search` (the adversary's broadcasts), :mod:`audit.certification.accountant` (ε(δ) of the
+noise added,
+dp-accounting's PLD), :mod:`audit.engine.blackbox` (canary audit of any Mechanism), :mod:`audit.engine.whitebox` (PRS
+ũ, M),
+:mod:`audit.one_run.bounds` and :mod:`audit.one_run` (the one-run audit), :mod:`audit.selftest.mutants` (planted
+bugs), :mod:`audit.selftest`, :mod:`audit.engine.progress`. The auditor imports no system package: PGC-A3C's
 own audits (environment, adversarial, studies) are in :mod:`pgc.audits`.
 """
 
@@ -29,7 +32,7 @@ import importlib
 _EXPORTS = {
     **dict.fromkeys(
         ["CanaryPair", "DeltaTestResult", "MechanismAuditResult", "audit_mechanism", "canary_pairs", "delta_test"],
-        ".blackbox",
+        ".engine.blackbox",
     ),
     **dict.fromkeys(
         [
@@ -41,13 +44,13 @@ _EXPORTS = {
             "max_certifiable_epsilon",
             "smallest_detectable_delta",
         ],
-        ".bounds",
+        ".certification.bounds",
     ),
-    **dict.fromkeys(["CertifiedTest", "EpsilonBound", "HypothesisPair"], ".tester"),
-    **dict.fromkeys(["AuditSettings", "SystemAuditResult", "audit_system"], ".system_audit"),
+    **dict.fromkeys(["CertifiedTest", "EpsilonBound", "HypothesisPair"], ".certification.tester"),
+    **dict.fromkeys(["AuditSettings", "SystemAuditResult", "audit_system"], ".engine.system_audit"),
     **dict.fromkeys(["decide", "family_verdict", "judge"], ".verdicts"),
     **dict.fromkeys(["AuditRow", "Verdict"], "pgc.schemas.audit_rows"),
-    "audit_prs_whitebox": ".whitebox",
+    "audit_prs_whitebox": ".engine.whitebox",
 }
 
 __all__ = [

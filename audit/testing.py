@@ -11,7 +11,7 @@ every storage runs).
 
 :func:`check_system` runs every check of the contract (:mod:`pgc.contracts`) on one system and raises
 :class:`ContractViolation` (an AssertionError) naming every check that failed. :func:`assert_claim_holds`
-audits the system at a canary pair (:func:`audit.system_audit.audit_system`) and raises
+audits the system at a canary pair (:func:`audit.engine.system_audit.audit_system`) and raises
 :class:`ClaimNotShown` with the rows when the family verdict is one of ``fail_on`` (default: violated). The
 project's registered systems run the same suite (``tests/audit/test_system_contract.py``).
 """
@@ -93,9 +93,8 @@ def _did_you_mean(name: str, names: Sequence[str]) -> str:
 
 
 def check_releases(system) -> None:
+    from audit.engine.releases import release_array
     from pgc.errors import UserError
-
-    from .releases import release_array
 
     secret, secret_prime = first_pair(system)
     for n in SMALL:
@@ -254,7 +253,7 @@ def assert_claim_holds(
     """Audit ``system`` (at its first canary pair unless the secrets are given) and return the result; raise
     :class:`ClaimNotShown`, listing every row, when the family verdict is in ``fail_on`` ("violated",
     "unprotected channel", "inconclusive")."""
-    from .system_audit import audit_system
+    from audit.engine.system_audit import audit_system
 
     refused = {Verdict(v) for v in fail_on}
     if secret is None or secret_prime is None:

@@ -5,14 +5,14 @@ Every audit path — mechanism, system, PGC-A3C's environment and adversarial au
 decisive — fills one :class:`pgc.schemas.AuditRow` with its claim, certified bounds, counts and power, and
 :func:`judge` gives it its verdict with :func:`decide`, the one rule:
 
-* ``violated`` — the claim contradicts its own curve or accounting (:mod:`audit.claims`), or a certified
+* ``violated`` — the claim contradicts its own curve or accounting (:mod:`audit.certification.claims`), or a certified
   bound exceeds it: ε_LB > ε (a covered channel, or any channel of a participant held to the claim as a
   whole), δ_LB > δ, μ_LB > the claimed μ, or a certified ε above a claimed privacy profile's ε_i;
 * ``unprotected channel`` — a channel the claim does not cover leaks (ε_LB > 0); the joint row ``all`` of a
   claim that covers only some of its channels (``partly_covered``) leaks more than the claim (ε_LB > ε: more
   than its covered part may), and is ``inconclusive`` when it leaks less, since that leak may be the covered part's;
 * ``inconclusive`` — nothing exceeds the claim, but the certified test did not tell the two secrets apart
-  (no power can be claimed: :func:`audit.measured_power.separated`), or no leak through it could exceed the
+  (no power can be claimed: :func:`audit.power.measured.separated`), or no leak through it could exceed the
   claim at this n (``detectable_epsilon`` = ∞);
 * ``consistent`` — nothing exceeds the claim, and a leak of ``detectable_epsilon`` through the certified test
   would have been flagged with probability ≥ 0.8. Its reason also says which point masses (δ-type leaks)
@@ -35,12 +35,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypedDict
 
+from audit.certification import bounds
+from audit.certification.accountant import gdp_mu_estimate
+from audit.certification.curves import curve_epsilon, curve_violation_pvalue, profile_violation_pvalue, split_alpha
+from audit.certification.tester import EpsilonBound
+from audit.power import measured as measured_power
 from pgc.schemas.audit_rows import AuditRow, Verdict, worst
-
-from . import bounds, measured_power
-from .accountant import gdp_mu_estimate
-from .curves import curve_epsilon, curve_violation_pvalue, profile_violation_pvalue, split_alpha
-from .tester import EpsilonBound
 
 PROFILE_EXCESS_FLOOR = 0.0  # a certified ε above the claimed ε_i by more than this violates the profile
 
@@ -94,7 +94,7 @@ def power_words(row: AuditRow) -> str:
     )
 
 
-SHAPE_NAMES = ("location", "scale", "dependence", "structure", "learned")  # audit.shapes.SHAPES
+SHAPE_NAMES = ("location", "scale", "dependence", "structure", "learned")  # audit.statistics.shapes.SHAPES
 
 
 def shape_words(row: AuditRow) -> str:
@@ -182,7 +182,7 @@ class PowerFields(TypedDict):
 
 def measured_power_fields(row: AuditRow, claimed_profile: Profile | None = None) -> PowerFields:
     """``detectable_epsilon``, ``samples_to_decide`` and ``power_basis`` of a row held to its claim, from its
-    counts (:mod:`audit.measured_power`); None where the row records no counts or no finite claim."""
+    counts (:mod:`audit.power.measured`); None where the row records no counts or no finite claim."""
     eps, n = row.claimed_epsilon, row.samples_per_side
     if (
         not _held(row)
@@ -228,7 +228,7 @@ def measured_power_fields(row: AuditRow, claimed_profile: Profile | None = None)
     return {
         "detectable_epsilon": detectable,
         "samples_to_decide": decide_at,
-        "power_basis": "leaks through the certified event at its measured rate (audit.measured_power)",
+        "power_basis": "leaks through the certified event at its measured rate (audit.power.measured)",
     }
 
 

@@ -300,7 +300,7 @@ class Statistic(Protocol):
 @runtime_checkable
 class Tester(Protocol):
     def lower_bound(self) -> object:
-        """The certified lower bound (an :class:`audit.tester.EpsilonBound`)."""
+        """The certified lower bound (an :class:`audit.certification.tester.EpsilonBound`)."""
         ...
 
     def rejects(self, claimed_epsilon: float) -> bool:

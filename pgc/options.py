@@ -64,7 +64,9 @@ def sample_count(text: str) -> int:
         return int(value)
 
 
-MIN_CERTIFICATION_SAMPLES = 100  # the auditor's smallest sample per side (audit.blackbox, audit.system_audit)
+MIN_CERTIFICATION_SAMPLES = (
+    100  # the auditor's smallest sample per side (audit.engine.blackbox, audit.engine.system_audit)
+)
 
 
 def certification_samples(text: str) -> int:

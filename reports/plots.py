@@ -359,7 +359,7 @@ def _tradeoff_panel(ax, curves: list[dict], alpha: np.ndarray) -> None:
     """One system's claimed curves (one per channel), their certified corners and shaded regions."""
     from scipy.stats import norm
 
-    from audit.curves import profile_tradeoff
+    from audit.certification.curves import profile_tradeoff
 
     for i, c in enumerate(curves):
         colour = plt.cm.tab10(i % 10)

@@ -1,4 +1,4 @@
-"""The audits' time estimates (audit.planning) against their wall time on this machine.
+"""The audits' time estimates (audit.power.planning) against their wall time on this machine.
 
     python scripts/calibrate_planning.py --out results/audit/planning
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.system_audit import audit_system
+from audit.engine.system_audit import audit_system
 from pgc.contracts import PrivacyClaim
 from reports.files import write_json_atomic
 

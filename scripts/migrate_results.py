@@ -1,5 +1,5 @@
 """Rewrite the committed audit results of format 1 in the current format: every row one ``pgc.schemas.AuditRow``,
-recertified from the counts it records (``audit.recertify``), judged by the one verdict rule and the one Holm
+recertified from the counts it records (``audit.engine.recertify``), judged by the one verdict rule and the one Holm
 rule. Prints, per file, how many rows recertify bit for bit and every verdict that changes, with its reason.
 
     .venv/bin/python scripts/migrate_results.py            # report only
@@ -23,11 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from audit.claims import contradiction  # noqa: E402
-from audit.mechanism_result import DeltaTestResult, mechanism_row  # noqa: E402
+from audit.certification.claims import contradiction  # noqa: E402
+from audit.certification.tester import EpsilonBound  # noqa: E402
+from audit.engine.mechanism_result import DeltaTestResult, mechanism_row  # noqa: E402
+from audit.engine.recertify import recertify  # noqa: E402
 from audit.one_run import one_run_row  # noqa: E402
-from audit.recertify import recertify  # noqa: E402
-from audit.tester import EpsilonBound  # noqa: E402
 from audit.verdicts import with_family  # noqa: E402
 from pgc.contracts import PrivacyClaim  # noqa: E402
 from pgc.schemas.audit_rows import AuditRow  # noqa: E402
@@ -100,7 +100,7 @@ def system_audit(data: dict, log: Log, name: str) -> dict:
 
 def mechanism_record(record: dict, log: Log, where: str, old_verdict: str | None, confidence: float) -> tuple:
     """A mechanism audit's record rebuilt around its judged row (from its ε test's and δ test's counts)."""
-    from audit.measured_power import point_mass_detectable
+    from audit.power.measured import point_mass_detectable
 
     bound = EpsilonBound(**record["bound"])
     dt = DeltaTestResult(**record["delta_test"]) if record.get("delta_test") else None
@@ -128,7 +128,7 @@ def mechanism_record(record: dict, log: Log, where: str, old_verdict: str | None
 
 def one_run_record(d: dict, log: Log, where: str, confidence: float, **context) -> AuditRow:
     """A one-run row (PGC-A3C's canaries or a Flower observer's) rebuilt from its guesses."""
-    from audit.one_run_bound import one_run_p_value
+    from audit.one_run.bounds import one_run_p_value
 
     halved = d.get("claimed_mu") is not None or "fdp_mu_lower_bound" in d
     from pgc.schemas import number

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audit.power_study import write_result  # noqa: E402
-from audit.system_audit import audit_system  # noqa: E402
+from audit.engine.system_audit import audit_system  # noqa: E402
+from audit.power.study import write_result  # noqa: E402
 from pgc.toysystems.dpsgd import dp_sgd_system  # noqa: E402
 
 SETTINGS = (

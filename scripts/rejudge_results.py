@@ -2,7 +2,7 @@
 
 Every row of a result that holds rows (kinds ``audit``, ``system-audit``, ``flower-one-run``), wherever it sits in
 the file (the flat rows and the records nested beside them), is recertified from its counts
-(:func:`audit.recertify.recertify`); the joint row ``all`` of a claim that covers some of the released channels
+(:func:`audit.engine.recertify.recertify`); the joint row ``all`` of a claim that covers some of the released channels
 is marked ``partly_covered`` first (PGC-A3C's claim always covers its gradient; a system audit's claim names what
 it covers). A system audit's family verdict is recomputed by Holm (:func:`audit.verdicts.with_family`), which
 counts each test once: a joint row ``all`` beside a single released channel that records that channel's test
@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from audit.recertify import recertify  # noqa: E402
-from audit.system_audit import is_partly_covered  # noqa: E402
+from audit.engine.recertify import recertify  # noqa: E402
+from audit.engine.system_audit import is_partly_covered  # noqa: E402
 from audit.verdicts import with_family  # noqa: E402
 from pgc.contracts import ALL, PrivacyClaim  # noqa: E402
 from pgc.schemas import number  # noqa: E402
@@ -52,7 +52,8 @@ SAME_TEST = (
 
 def repeated_joint_row(rows: list[dict]) -> int | None:
     """The index of a joint row ``all`` that records the same test as the one other row, the single channel a
-    result releases (one released channel is its own joint channel: :func:`audit.system_audit.has_joint_channel`);
+    result releases (one released channel is its own joint channel:
+    :func:`audit.engine.system_audit.has_joint_channel`);
     None when the rows hold no such repeat."""
     joint = [i for i, r in enumerate(rows) if r.get("channel") == ALL]
     if len(rows) != 2 or len(joint) != 1:
@@ -62,7 +63,8 @@ def repeated_joint_row(rows: list[dict]) -> int | None:
 
 
 def _claims_part(data: dict) -> bool:
-    """Whether the result's claim covers part of its joint channel (:func:`audit.system_audit.is_partly_covered` on
+    """Whether the result's claim covers part of its joint channel
+    (:func:`audit.engine.system_audit.is_partly_covered` on
     the claim and the channels the result records)."""
     if data["kind"] == "audit":
         return True  # PGC-A3C: the gradient is always covered

@@ -1,5 +1,6 @@
 """How good is the time estimate ``--samples auto`` prints before it starts? For several registered systems: the
-estimate of ``audit.sequential.estimate_seconds`` (two probe audits after a warm-up release) for the stages that
+estimate of ``audit.certification.sequential.estimate_seconds`` (two probe audits after a warm-up release) for the
+stages that
 then ran, beside their wall time. The goal: within 2× either way, compile time apart.
 
     .venv/bin/python scripts/sequential_estimates.py --out results/audit/sequential-estimates.json
@@ -15,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from audit.sequential import audit_system_until_decisive, estimate_seconds, stage_sizes  # noqa: E402
+from audit.certification.sequential import audit_system_until_decisive, estimate_seconds, stage_sizes  # noqa: E402
 from pgc.systems.registry import make_system  # noqa: E402
 
 CASES = [  # (registered system, settings, budget per side)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.blackbox import describe
+from audit.engine.blackbox import describe
 from pgc.a3c.crafted import (
     SEARCH_CHANNELS,
     SearchResult,

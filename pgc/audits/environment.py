@@ -31,7 +31,7 @@ ties uniformly. Every channel is then compared with the TOTAL claim per submissi
 ε_gradient + ε_score (k times that for the k-submission channels).
 
 Engine: the system under audit is :class:`pgc.a3c.system.PGCA3CSystem` (the System contract), and every
-channel is certified by :func:`audit.system_audit.audit_system`, the one engine, with its one verdict
+channel is certified by :func:`audit.engine.system_audit.audit_system`, the one engine, with its one verdict
 rule (held to the total claim: ``AuditSettings.held_to_claim``). What this module adds: it draws every
 side's episodes, gradient noise and score noise from their own streams (five children of the seed, so
 that the committed environment and adversarial audits reproduce bit for bit) and hands them to the
@@ -57,9 +57,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from audit.certification.tester import ENVIRONMENT_SPLIT
+from audit.engine.system_audit import AuditSettings, audit_system
 from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood
-from audit.system_audit import AuditSettings, audit_system
-from audit.tester import ENVIRONMENT_SPLIT
 from pgc.a3c.env import PAPER_GRAVITIES, CartPoleParams
 from pgc.a3c.protect import parse_protect
 from pgc.a3c.rollout import A3CHyperparams
@@ -230,7 +230,7 @@ def environment_audit(
     )
 
     audited = []
-    from audit.progress import progress_bar
+    from audit.engine.progress import progress_bar
 
     bar = progress_bar(len(wanted), "channel", f"environment audit ψ={psi:g} vs ψ'={psi_prime:g}", s.progress)
     for name in known:
@@ -243,7 +243,7 @@ def environment_audit(
         bar.update(1)
     bar.close()
     means = (float(sides["pos"]["score"].mean()), float(sides["neg"]["score"].mean()))
-    from audit.blackbox import describe
+    from audit.engine.blackbox import describe
 
     extra = protection_record(
         s.protect, mechanism.epsilon, system.score_mechanism.epsilon if system.score_mechanism is not None else 0.0

@@ -10,7 +10,7 @@ def named_mechanism(name: str, epsilon: float | None, clip, reduced_dim, rounds:
     """The registered mechanism the options name (``rounds`` > 1: T submissions with the §3.2.1 split,
     audited as one release); a one-line :class:`UserError` for a mechanism with nothing to refute or a
     missing ε or δ."""
-    from audit.mutants import RepeatedSubmissions
+    from audit.selftest.mutants import RepeatedSubmissions
     from pgc.mechanisms import DELTA_MECHANISMS, MECHANISMS, make_mechanism, split_rounds
 
     if name not in MECHANISMS:

@@ -123,7 +123,7 @@ def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
 
 def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
     from audit import audit_mechanism
-    from audit.blackbox import naive_canary
+    from audit.engine.blackbox import naive_canary
     from pgc.mechanisms import ProjectedRandomSign, prs_reduced_dim
 
     print("\nPRS black-box (paper's d̂ rule; target ε_LB/ε ≥ 0.95) vs the naive all-ones canary (same run)")

@@ -1,5 +1,5 @@
 """``pgc bench catalogue``: the DP-testing catalogue (DP-Sniper's 20 algorithms, :mod:`pgc.catalogue`) audited by
-``audit_system`` beside DP-Sniper's method (:mod:`audit.dp_sniper`), at the same total of releases per side.
+``audit_system`` beside DP-Sniper's method (:mod:`audit.peers.dp_sniper`), at the same total of releases per side.
 
 Per cell (algorithm, seed), each tool spends ``--total`` releases per side, training included:
 
@@ -10,7 +10,7 @@ Per cell (algorithm, seed), each tool spends ``--total`` releases per side, trai
   the row that flags and enters Holm;
 * ours, first pair: DP-Sniper's first pair alone on the whole ``total`` (no search: the largest certification n
   with n + the System audit's training split, a quarter of n and at least 1,000, ≤ ``total``);
-* DP-Sniper: DD-Search over the P pairs with its stage sizes scaled to ``total`` (:func:`audit.dp_sniper.
+* DP-Sniper: DD-Search over the P pairs with its stage sizes scaled to ``total`` (:func:`audit.peers.dp_sniper.
   scaled_config`), at the same confidence.
 
 An algorithm is flagged when ε_LB exceeds its claimed ε. Holm's step-down (statsmodels ``multipletests``) runs
@@ -78,8 +78,8 @@ def certification_size(total: int, train_fraction: float, minimum: int) -> int:
 
 def _audit(system, pair: tuple, total: int, confidence: float, seed: int) -> dict:
     """audit_system on one pair within ``total`` releases per side: ε_LB, verdict, statistic, p-value, wall."""
-    from audit.system_audit import AuditSettings, audit_system
-    from audit.tester import SYSTEM_SPLIT
+    from audit.certification.tester import SYSTEM_SPLIT
+    from audit.engine.system_audit import AuditSettings, audit_system
     from pgc.catalogue import CHANNEL
 
     samples = certification_size(total, SYSTEM_SPLIT.fraction, SYSTEM_SPLIT.minimum)
@@ -119,7 +119,7 @@ SPLITS = ("quarter", "auto", "half")  # the training split: a quarter, the audit
 
 def train_fraction_for(rule: str, samples: int, claimed_epsilon: float) -> float:
     """The training split's fraction of ``samples`` under ``rule`` (:data:`SPLITS`)."""
-    from audit.tester import SYSTEM_SPLIT, auto_train_fraction
+    from audit.certification.tester import SYSTEM_SPLIT, auto_train_fraction
 
     if rule == "auto":
         return auto_train_fraction(samples, claimed_epsilon)
@@ -130,10 +130,10 @@ def pair_choice_split(
     total: int, pairs: int, claimed_epsilon: float, rule: str = SPLITS[0], search_share: float = SEARCH_SHARE
 ) -> dict:
     """Releases per side of the pair-choice audit within ``total``: the largest certification size n with
-    P · max(search_samples, n // 10) (the search, :func:`audit.system_audit._chosen_pair`) + the training split
-    (:data:`audit.tester.SYSTEM_SPLIT` at the rule's fraction) + n ≤ total."""
-    from audit.pair_search import PAIR_SEARCH_SHARE
-    from audit.tester import SYSTEM_SPLIT
+    P · max(search_samples, n // 10) (the search, :func:`audit.engine.system_audit._chosen_pair`) + the training split
+    (:data:`audit.certification.tester.SYSTEM_SPLIT` at the rule's fraction) + n ≤ total."""
+    from audit.certification.tester import SYSTEM_SPLIT
+    from audit.engine.pair_search import PAIR_SEARCH_SHARE
 
     search_samples = max(2, int(search_share * total / pairs))
 
@@ -163,7 +163,7 @@ def pair_choice_split(
 def ours_pair_choice(system, pairs: dict, total: int, confidence: float, seed: int, rule: str = SPLITS[0]) -> dict:
     """audit_system choosing among the named pairs on its search stream and certifying the chosen one, search,
     training and certification within ``total`` releases per side (:func:`pair_choice_split`)."""
-    from audit.system_audit import audit_system
+    from audit.engine.system_audit import audit_system
     from pgc.catalogue import CHANNEL
 
     split = pair_choice_split(total, len(pairs), float(system.claim.epsilon), rule)
@@ -211,7 +211,7 @@ def ours_pair_choice(system, pairs: dict, total: int, confidence: float, seed: i
 
 def dpsniper_cell(system, pairs: dict, total: int, confidence: float, seq: np.random.SeedSequence) -> dict:
     """DP-Sniper's DD-Search over the pairs with its stages scaled to ``total`` releases per side."""
-    from audit.dp_sniper import dd_search, pair_draw, scaled_config, torch_like_init
+    from audit.peers.dp_sniper import dd_search, pair_draw, scaled_config, torch_like_init
     from pgc.catalogue import CHANNEL
 
     config = scaled_config(total, len(pairs), confidence=confidence)

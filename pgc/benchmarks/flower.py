@@ -49,9 +49,9 @@ def oracle_bounds(sigma: float, clip: float, delta: float, n: int, alpha_thresho
     """The best threshold ε bound and curve μ bound at the expected counts of the LR test of N(C, σ²) vs N(−C, σ²)."""
     from scipy.stats import norm
 
-    from audit.bounds import epsilon_lower_bound
-    from audit.curves import curve_epsilon, mu_lower_bound
-    from audit.selection import FP_SHARES
+    from audit.certification.bounds import epsilon_lower_bound
+    from audit.certification.curves import curve_epsilon, mu_lower_bound
+    from audit.statistics.selection import FP_SHARES
 
     best_eps, best_mu = 0.0, 0.0
     for t in np.linspace(-clip, clip + 8 * sigma, 1201):
@@ -63,8 +63,8 @@ def oracle_bounds(sigma: float, clip: float, delta: float, n: int, alpha_thresho
 
 
 def run(args: argparse.Namespace) -> int:
-    from audit.curves import split_alpha
-    from audit.system_audit import audit_system
+    from audit.certification.curves import split_alpha
+    from audit.engine.system_audit import audit_system
     from pgc.flower import local_dp_update_system
     from pgc.flower.reference import NumpyLocalDp
     from reports.files import write_json_atomic
@@ -161,7 +161,7 @@ def _same_row(a: dict, b: dict) -> bool:
 def _tightness_over_seeds(args: argparse.Namespace, reference, oracle: dict, seed_zero_row) -> dict:
     """audit/oracle of ``--tightness-seeds`` audits of the numpy reference at ``--samples`` per side (seed 0's
     row is the one the bench already certified)."""
-    from audit.system_audit import audit_system
+    from audit.engine.system_audit import audit_system
 
     ratios = {"threshold": [], "curve": []}
     for seed in range(args.tightness_seeds):
@@ -193,7 +193,7 @@ def _tightness_over_seeds(args: argparse.Namespace, reference, oracle: dict, see
 
 
 def _false_alarms(args: argparse.Namespace, flower, reference) -> tuple[int, list[dict], bool]:
-    from audit.system_audit import audit_system
+    from audit.engine.system_audit import audit_system
 
     rows, identical = [], True
     for seed in range(1, args.seeds + 1):

@@ -7,7 +7,7 @@ expect. The audit is the black-box canary audit (``audit_mechanism``, canary ±G
 threshold chosen on its own training split, certified on n fresh samples) over several seeds.
 
 A Gaussian's claim has a trade-off curve (μ-GDP), so the audit runs two tests at once and certifies its
-threshold test at its share of α (:func:`audit.curves.split_alpha`), the curve test at the rest. The goal
+threshold test at its share of α (:func:`audit.certification.curves.split_alpha`), the curve test at the rest. The goal
 (mean ≥ 0.95 × the oracle) compares each audit with the oracle at the α its threshold test is certified at:
 how close the statistic and threshold it selects come to the best ones. The oracle at the whole α is
 printed beside it: the audit's bound against it also pays for the curve test (about 3 % at ε = 1).
@@ -47,8 +47,8 @@ def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: 
     """The best certified ε at the expected counts of the LR test of N(C/2, σ²) vs N(−C/2, σ²)."""
     from scipy.stats import norm
 
-    from audit.bounds import epsilon_lower_bound
-    from audit.selection import FP_SHARES
+    from audit.certification.bounds import epsilon_lower_bound
+    from audit.statistics.selection import FP_SHARES
     from pgc.mechanisms.calibration import analytic_gaussian_sigma
 
     sigma = analytic_gaussian_sigma(epsilon, delta, clip)
@@ -69,9 +69,9 @@ def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: 
 
 
 def run(args: argparse.Namespace) -> int:
-    from audit.blackbox import audit_mechanism, canary_pairs
-    from audit.curves import split_alpha
-    from audit.mutants import GaussianNoiseShrunk
+    from audit.certification.curves import split_alpha
+    from audit.engine.blackbox import audit_mechanism, canary_pairs
+    from audit.selftest.mutants import GaussianNoiseShrunk
     from pgc.mechanisms import Gaussian
     from reports.files import write_json_atomic
 

@@ -3,7 +3,7 @@ by ``audit_system`` beside LDP-Auditor's method on the same releases and beside 
 
 Per cell (library, protocol, k, ε): the oracle's System (pair 0 vs k − 1) is audited at ``--samples`` per side
 (certification; the training split is a quarter more); LDP-Auditor's method — one guess per report, the event
-"guess = 0", Clopper–Pearson at α/2 per rate (:func:`audit.ldp_auditor.ldp_auditor_epsilon`) — is counted on
+"guess = 0", Clopper–Pearson at α/2 per rate (:func:`audit.peers.ldp_auditor.ldp_auditor_epsilon`) — is counted on
 exactly the certification releases (:class:`pgc.ldp.guesses.GuessRecorder`), at the same α. A cell records
 ``epsilon_lower_bound`` (ours), ``reference_epsilon_lower_bound`` (LDP-Auditor's), ``exact_epsilon`` (of the
 release as the oracle returns it, for that pair), the verdict (Holm over the result's one row) and the wall time.
@@ -71,8 +71,8 @@ def cell_seed(seed: int, library: str, protocol: str, k: int, epsilon: float) ->
 
 def audit_cell(library: str, protocol: str, k: int, epsilon: float, samples: int, confidence: float, seed: int) -> dict:
     """One cell: our certified bound, LDP-Auditor's on the same certification releases, the exact ε."""
-    from audit.ldp_auditor import ldp_auditor_epsilon
-    from audit.system_audit import AuditSettings, audit_system
+    from audit.engine.system_audit import AuditSettings, audit_system
+    from audit.peers.ldp_auditor import ldp_auditor_epsilon
     from pgc.ldp.guesses import GuessRecorder
     from pgc.ldp.system import ldp_system
 

@@ -1,6 +1,6 @@
 """``pgc bench one-run``: the cost of certifying ε_LB with one training run that carries M crafted canary
 agents (``pgc train --canaries`` then the one-run audit) against the multi-sample audit of the same
-participant at the same crafted θ (:func:`audit.system_audit.audit_system`) reaching the same bound:
+participant at the same crafted θ (:func:`audit.engine.system_audit.audit_system`) reaching the same bound:
 agent-steps (environment steps played, the auditor's own simulations included) and seconds."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _multi_sample(system, pair, theta, n: int, seed: int, mean_len: float) -> dict:
     """The multi-sample audit of the gradient at the same crafted θ, ``n`` per side: its bound, time and cost."""
-    from audit.system_audit import audit_system
+    from audit.engine.system_audit import audit_system
 
     t0 = time.perf_counter()
     res = audit_system(system, *pair, samples=n, seed=seed, broadcast=theta, channels=["gradient"])

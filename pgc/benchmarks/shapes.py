@@ -17,8 +17,10 @@ Per case the audit draws ``--samples`` releases per side in all: a fifth of them
 size) for its training split, the rest for certification (``audit_system(..., samples=, train_fraction=)``). A
 recorder between the audit and the System keeps the oracle statistic of every release the audit drew (rounded as
 the audit reads it): the oracle's orientation and threshold are chosen on the audit's training releases
-(:func:`audit.selection.choose_threshold`, the audit's α, δ and rate bounds), its bound counted on the audit's
-certification releases (:func:`audit.tester.bound_from_counts`). Each case is audited ``--repeats`` times, each from
+(:func:`audit.statistics.selection.choose_threshold`, the audit's α, δ and rate bounds), its bound counted on the
+audit's
+certification releases (:func:`audit.certification.tester.bound_from_counts`). Each case is audited ``--repeats``
+times, each from
 its own seed (:func:`case_seed`). The goal: the median over the repeats of ours / the oracle's ε_LB ≥ 0.8 per case,
 and the scale case VIOLATED at 2·10⁴ per side. The JSON result is written atomically, a Markdown table beside it.
 """
@@ -142,7 +144,7 @@ class PlantedLeakSystem:
 
 class OracleRecorder:
     """The System the audit reads, keeping the oracle statistic of every release it draws, per secret and in
-    order (the releases rounded as the audit reads them: :func:`audit.releases.round_significant`)."""
+    order (the releases rounded as the audit reads them: :func:`audit.engine.releases.round_significant`)."""
 
     def __init__(self, system: PlantedLeakSystem):
         self.system = system
@@ -152,7 +154,7 @@ class OracleRecorder:
         return getattr(self.system, attribute)
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
-        from audit.releases import round_significant
+        from audit.engine.releases import round_significant
 
         out = self.system.release(secret, n, rng, broadcast=broadcast)
         self.scores[int(secret)].append(self.system.case.statistic(round_significant(out["value"])))
@@ -171,8 +173,8 @@ def oracle_bound(
 ) -> dict:
     """The oracle statistic's certified bound: orientation and threshold chosen on the audit's training releases,
     counted on its certification releases."""
-    from audit.selection import choose_threshold
-    from audit.tester import CandidateTest, bound_from_counts
+    from audit.certification.tester import CandidateTest, bound_from_counts
+    from audit.statistics.selection import choose_threshold
 
     (pos_train, pos_cert), (neg_train, neg_cert) = (recorder.split(s, train, certification) for s in (1, 0))
     alpha = 1.0 - confidence
@@ -208,7 +210,7 @@ def oracle_bound(
 
 def audit_case(case: Case, total: int, confidence: float, seed: int) -> dict:
     """One case: the System audit at ``total`` releases per side in all, and the oracle on the same releases."""
-    from audit.system_audit import AuditSettings, audit_system
+    from audit.engine.system_audit import AuditSettings, audit_system
 
     certification = max(100, round(total / (1.0 + TRAIN_SHARE)))
     settings = AuditSettings(

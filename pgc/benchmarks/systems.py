@@ -72,7 +72,7 @@ def _pair(system, name):
 def reference_environment_audit(theta, mechanism, psi, psi_prime, samples, seed):
     """The environment audit written directly (no System): simulate, privatize, one certified test per
     channel (gradient, score, arrival, all), with the draws and tests the contract path makes."""
-    from audit.tester import CertifiedTest, HypothesisPair
+    from audit.certification.tester import CertifiedTest, HypothesisPair
     from pgc.a3c.env import physics_array
     from pgc.a3c.rollout import simulate_episodes
 
@@ -160,8 +160,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _false_alarms(args: argparse.Namespace) -> list[dict]:
     """Correct mechanisms and systems audited over seeds: how often a covered row exceeds its claim."""
-    from audit.blackbox import audit_mechanism
-    from audit.system_audit import audit_system
+    from audit.engine.blackbox import audit_mechanism
+    from audit.engine.system_audit import audit_system
     from pgc.mechanisms import Gaussian, Laplace
 
     out = []
@@ -216,7 +216,7 @@ def _false_alarms(args: argparse.Namespace) -> list[dict]:
 
 def _broken_systems(args: argparse.Namespace) -> list[dict]:
     """Systems with a planted leak: flagged, and on the leaking channel only."""
-    from audit.system_audit import audit_system
+    from audit.engine.system_audit import audit_system
     from pgc.toysystems import BatchedSumSystem, GaussianVectorSystem
 
     out = []

@@ -18,7 +18,7 @@ FedAvg in ``DifferentialPrivacyClientSideFixedClipping`` (noise multiplier z on 
 The auditor then scores each canary by the inner product of what an observer sees with cᵢ, summed
 over rounds — the server: canary i's own replies; a third party: the aggregates (times the number of
 clients) — guesses the coins from the scores, and certifies ε_LB with the one-run bounds
-(:mod:`audit.one_run_bound`): Steinke et al.'s and the f-DP bound of Mahloujifar et al., α/2 each.
+(:mod:`audit.one_run.bounds`): Steinke et al.'s and the f-DP bound of Mahloujifar et al., α/2 each.
 What each observer is promised: with ``local-dp`` both observers are promised the mod's claim composed
 over the rounds (a third party sees a post-processing); with ``central-dp`` the server is promised
 nothing (it receives clipped updates in the clear) and a third party μ = √rounds/z.

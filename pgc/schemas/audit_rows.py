@@ -70,7 +70,7 @@ def worst(verdicts: Iterable[Verdict | str]) -> Verdict:
 @dataclass(frozen=True, kw_only=True)
 class PlantedLeak(Record):
     """The smallest leak of one shape that the whole selection and certification flagged with probability ≥ 0.8 when
-    planted in the audit's own training releases (:mod:`audit.shape_power`): ``smallest`` in the units ``parameter``
+    planted in the audit's own training releases (:mod:`audit.power.planted`): ``smallest`` in the units ``parameter``
     names, None when even ``largest_tried`` was not flagged that often."""
 
     shape: str

@@ -125,12 +125,12 @@ class AuditResult(Result):
     protection: Protection | None = None
 
 
-# --- power-study: python -m audit.power_study (results/power/) -----------------------------------
+# --- power-study: python -m audit.power.study (results/power/) -----------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
 class PowerStudy(Result):
-    """Evidence of the curve audit and of the stated power (audit.power_study): ``studies`` (the curve bound
+    """Evidence of the curve audit and of the stated power (audit.power.study): ``studies`` (the curve bound
     beside the threshold bound on the same releases, per claim) or one ``study`` (miscalibrated, false
     alarms, detectability, the sequential null simulation)."""
 

@@ -94,8 +94,8 @@ def _curve_notes(x) -> list[str]:
 
 def curve_corners(src: Source) -> list[dict]:
     """The certified corner (ᾱ, β̄) of every curve test in a system audit, for the trade-off figure."""
-    from audit.bounds import cp_upper
-    from audit.curves import split_alpha
+    from audit.certification.bounds import cp_upper
+    from audit.certification.curves import split_alpha
 
     r = src.result
     out = []

@@ -1,4 +1,4 @@
-"""Bound math against hand-computed numbers (audit.bounds)."""
+"""Bound math against hand-computed numbers (audit.certification.bounds)."""
 
 import math
 

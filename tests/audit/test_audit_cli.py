@@ -107,7 +107,7 @@ def test_an_audit_estimated_beyond_the_bound_is_refused_unless_allowed(tmp_path,
 def test_progress_off_a_terminal_is_plain_dated_lines():
     import io
 
-    from audit.progress import LineProgress
+    from audit.engine.progress import LineProgress
 
     stream = io.StringIO()
     bar = LineProgress(1000, "output", "certified test", interval=0.0, stream=stream)
@@ -142,7 +142,7 @@ def test_input_is_checked_once_and_before_any_estimate(argv, message, tmp_path, 
 
 
 def test_estimates_follow_the_audited_models_episode_length():
-    from audit.planning import environment_audit_seconds, mechanism_audit_seconds
+    from audit.power.planning import environment_audit_seconds, mechanism_audit_seconds
 
     falls, balances = (environment_audit_seconds(20_000, 1, steps) for steps in (20.0, 200.0))
     assert 3 < balances / falls < 8  # CartPole steps are the work: a balancing model costs several times more

@@ -13,7 +13,7 @@ from scipy.special import expit
 
 import pgc.contracts as interfaces
 from audit import audit_mechanism, audit_prs_whitebox, mutants
-from audit.tester import CertifiedTest, HypothesisPair
+from audit.certification.tester import CertifiedTest, HypothesisPair
 from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
 
 STRICT = 1 - 1e-4  # false-failure rate of "not flagged" assertions

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from audit.curves import (
+from audit.certification.curves import (
     curve_epsilon,
     curve_violation_pvalue,
     gdp_delta,

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import pgc.schemas as schemas
-from audit.claims import accountant_contradiction, contradiction, curve_contradiction, mechanism_claim
-from audit.curves import gdp_mu_for
-from audit.honesty import HONESTY_CASES, run_honesty_cases
-from audit.recertify import recertify
+from audit.certification.claims import accountant_contradiction, contradiction, curve_contradiction, mechanism_claim
+from audit.certification.curves import gdp_mu_for
+from audit.engine.recertify import recertify
+from audit.selftest.honesty import HONESTY_CASES, run_honesty_cases
 from pgc.contracts import PrivacyClaim
 from pgc.schemas.audit_rows import AuditRow
 

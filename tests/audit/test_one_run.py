@@ -111,7 +111,7 @@ def test_one_run_audit_is_consistent_on_the_correct_pipeline_and_catches_the_pla
 
 
 def test_one_run_audit_of_a_gaussian_claim_reports_both_bounds_at_half_alpha():
-    from audit.one_run_bound import epsilon_lower_bound as steinke_bound
+    from audit.one_run.bounds import epsilon_lower_bound as steinke_bound
     from pgc.toysystems import GaussianVectorSystem
 
     # a Gaussian at μ = 4 (very leaky) claiming its own (4-ish, 1e-5) curve from a tenth of its sensitivity

@@ -1,9 +1,9 @@
-"""The one-run bound (audit.one_run_bound) against jax-privacy's implementation of Steinke et al. 2023, Theorem 3."""
+"""The one-run bound (audit.one_run.bounds) against jax-privacy's implementation of Steinke et al. 2023, Theorem 3."""
 
 import numpy as np
 import pytest
 
-from audit.one_run_bound import (
+from audit.one_run.bounds import (
     best_guess_count,
     binned_log_ratio,
     epsilon_lower_bound,
@@ -99,14 +99,14 @@ FDP_REFERENCE = [
 
 @pytest.mark.parametrize("m, r, v, delta, expected", FDP_REFERENCE)
 def test_fdp_bound_matches_jax_privacy(m, r, v, delta, expected):
-    from audit.curves import gdp_epsilon
-    from audit.one_run_bound import fdp_mu_lower_bound
+    from audit.certification.curves import gdp_epsilon
+    from audit.one_run.bounds import fdp_mu_lower_bound
 
     assert gdp_epsilon(delta, fdp_mu_lower_bound(m, r, v, alpha=0.05)) == pytest.approx(expected, abs=2e-4)
 
 
 def test_fdp_bound_is_monotone_and_zero_at_chance():
-    from audit.one_run_bound import fdp_falsifies, fdp_mu_lower_bound
+    from audit.one_run.bounds import fdp_falsifies, fdp_mu_lower_bound
 
     assert fdp_mu_lower_bound(1000, 100, 50) == 0.0
     bounds = [fdp_mu_lower_bound(1000, 200, v) for v in (120, 150, 180, 200)]

@@ -1,6 +1,6 @@
 import numpy as np
 
-from audit.curves import gdp_mu_for, mu_lower_bound, select_curve_threshold
+from audit.certification.curves import gdp_mu_for, mu_lower_bound, select_curve_threshold
 from audit.power import detectable_epsilon, detectable_mu, flags_leak, samples_to_decide
 
 

@@ -10,9 +10,15 @@ import numpy as np
 import pytest
 
 import pgc.schemas as schemas
-from audit.curves import gdp_delta, profile_epsilons, profile_excess, profile_point, profile_violation_pvalue
+from audit.certification.curves import (
+    gdp_delta,
+    profile_epsilons,
+    profile_excess,
+    profile_point,
+    profile_violation_pvalue,
+)
+from audit.engine.system_audit import audit_system
 from audit.power import detectable_epsilon, flags_leak
-from audit.system_audit import audit_system
 from pgc.cli.main import main
 from pgc.contracts import PrivacyClaim
 from pgc.mechanisms.accounting import gaussian_event, poisson_gaussian_event, privacy_profile

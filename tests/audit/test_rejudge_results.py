@@ -5,7 +5,7 @@ import copy
 import importlib.util
 from pathlib import Path
 
-from audit.system_audit import audit_system
+from audit.engine.system_audit import audit_system
 from pgc.toysystems import LaplaceCountSystem
 
 ROOT = Path(__file__).resolve().parents[2]

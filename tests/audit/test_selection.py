@@ -1,4 +1,5 @@
-"""The selection of a test on the training split (audit.selection): the one-standard-error choice among a few-atom
+"""The selection of a test on the training split (audit.statistics.selection): the one-standard-error choice among a
+few-atom
 statistic's tests, and the held-out projection that ranks a continuous statistic."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.selection import FEW_ATOMS, _scan, choose_threshold, held_out_projection
+from audit.statistics.selection import FEW_ATOMS, _scan, choose_threshold, held_out_projection
 
 N_CERT = 1_000_000
 ALPHA = 0.05
@@ -103,7 +104,7 @@ def test_an_exact_discrete_test_outranks_a_lumpy_sum_of_bits():
     # ratio are the exact test (ε = 2); a sum of all 25 bits with small noisy weights has thousands of values and
     # an in-sample projection above 2 on the training split that it does not certify. The selection keeps the
     # exact test.
-    from audit.selection import select_statistic
+    from audit.statistics.selection import select_statistic
 
     k, epsilon, n = 25, 2.0, 125_000
     p = np.exp(epsilon / 2) / (np.exp(epsilon / 2) + 1)
@@ -159,7 +160,7 @@ def test_a_fitted_histogram_of_hundreds_of_cells_does_not_outrank_the_exact_deco
     # bucket) cells has 300 values, and its in-sample maximum over them overfits the selection split: ranked by it,
     # the histogram outranks the exact decoder in about half the draws (and certifies less on fresh releases). The
     # selection ranks it by its held-out projection and keeps the exact decoder.
-    from audit.selection import select_statistic
+    from audit.statistics.selection import select_statistic
 
     epsilon, hashes, fit_n, sel_n = 0.5, 150, 20_000, 125_000
     p = np.exp(epsilon) / (np.exp(epsilon) + 1)

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from audit.curves import gdp_mu_for
-from audit.sequential import sequential_curve_audit, stage_alphas, stage_sizes
+from audit.certification.curves import gdp_mu_for
+from audit.certification.sequential import sequential_curve_audit, stage_alphas, stage_sizes
 
 
 def gaussian_draw(mu):

@@ -1,4 +1,4 @@
-"""audit.shape_power: planted leaks of every shape, each of known size, and the smallest the whole selection and
+"""audit.power.planted: planted leaks of every shape, each of known size, and the smallest the whole selection and
 certification flag. Seeded; a short list of candidate statistics keeps each planted audit cheap."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from audit.shape_power import (
+from audit.power.planted import (
     PLANTINGS,
     Columns,
     PlantedAudits,
@@ -16,8 +16,8 @@ from audit.shape_power import (
     plant_structure,
     planted_power,
 )
-from audit.shapes import CovarianceDirections, NormStatistic, PresenceCount, SquaredDeviation
 from audit.statistics import SparseProjection
+from audit.statistics.shapes import CovarianceDirections, NormStatistic, PresenceCount, SquaredDeviation
 from pgc.errors import UserError
 
 

@@ -10,9 +10,12 @@ these sizes); every "consistent" or "not violated" assertion runs at STRICT = 1 
 import numpy as np
 import pytest
 
-from audit.learned import LearnedClassifier
-from audit.selection import select_statistic
-from audit.shapes import (
+from audit.certification.tester import SMALL_CLAIM_TRAINING, auto_train_fraction
+from audit.engine.system_audit import AuditSettings, audit_system
+from audit.statistics import SparseProjection, default_statistics, location_statistics, search_statistics
+from audit.statistics.learned import LearnedClassifier
+from audit.statistics.selection import select_statistic
+from audit.statistics.shapes import (
     SHAPES,
     AbsencePattern,
     AbsentAware,
@@ -25,9 +28,6 @@ from audit.shapes import (
     for_absent_entries,
     shapes_of,
 )
-from audit.statistics import SparseProjection, default_statistics, location_statistics, search_statistics
-from audit.system_audit import AuditSettings, audit_system
-from audit.tester import SMALL_CLAIM_TRAINING, auto_train_fraction
 from pgc.contracts import PrivacyClaim
 
 STRICT = 1 - 1e-4
@@ -127,7 +127,7 @@ def test_a_correct_system_with_absent_entries_stays_consistent():
 
 
 def test_variable_length_rows_keep_the_width_of_the_first_draw():
-    from audit.releases import release_array
+    from audit.engine.releases import release_array
 
     class Named:
         name = "ragged"

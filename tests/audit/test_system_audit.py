@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from audit import accountant
-from audit.blackbox import audit_mechanism, canary_pairs
-from audit.broadcast_search import mean_separation
-from audit.mutants import GaussianNoiseShrunk
-from audit.system_audit import audit_system
+from audit.engine.blackbox import audit_mechanism, canary_pairs
+from audit.engine.broadcast_search import mean_separation
+from audit.engine.system_audit import audit_system
+from audit.selftest.mutants import GaussianNoiseShrunk
 from pgc.a3c.system import PGCA3CSystem
 from pgc.cli.main import main
 from pgc.contracts import PrivacyClaim
@@ -339,7 +339,7 @@ class _CountWithClearCopy:
 
 
 def test_held_to_claim_makes_an_uncovered_leak_above_the_claim_a_violation():
-    from audit.system_audit import AuditSettings
+    from audit.engine.system_audit import AuditSettings
 
     rows = {
         h: {
@@ -462,7 +462,7 @@ def test_system_cores_import_nothing_above_them(core):
 def test_candidates_ranked_on_one_stream_share_common_random_numbers():
     """AuditTarget.release_pair draws from fixed children of its sequence: two calls with one sequence draw
     the same numbers (what the adversarial search's comparisons rely on), another sequence other numbers."""
-    from audit.releases import AuditTarget
+    from audit.engine.releases import AuditTarget
 
     target, seq = AuditTarget(LaplaceCountSystem(1.0), 1.0, 0.0, ("count",)), np.random.SeedSequence(5)
     first = target.release_pair(50, seq, None, ["count"])

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from audit.curves import gdp_mu_for
-from audit.sequential import audit_system_until_decisive, stage_alphas, stage_sizes
-from audit.system_audit import audit_system
+from audit.certification.curves import gdp_mu_for
+from audit.certification.sequential import audit_system_until_decisive, stage_alphas, stage_sizes
+from audit.engine.system_audit import audit_system
 from audit.verdicts import decide, family_verdict, judge
 from pgc.schemas.audit_rows import AuditRow, Verdict
 from pgc.toysystems import GaussianVectorSystem, LaplaceCountSystem
@@ -86,7 +86,7 @@ def test_a_partly_covered_joint_row_counts_as_unprotected_only_above_the_claim()
 
 
 def test_a_system_whose_claim_covers_one_of_two_channels_holds_its_joint_row_to_the_claim():
-    from audit.system_audit import AuditSettings
+    from audit.engine.system_audit import AuditSettings
     from pgc.gympg.system import pendulum_system
 
     system = pendulum_system()
@@ -248,8 +248,8 @@ def test_cli_prints_inconclusive_with_the_samples_that_would_decide(tmp_path, ca
 def test_accountant_gives_the_exact_gaussian_curve_even_for_tiny_noise():
     import dp_accounting
 
-    from audit.accountant import accountant_epsilon
-    from audit.curves import gdp_epsilon
+    from audit.certification.accountant import accountant_epsilon
+    from audit.certification.curves import gdp_epsilon
 
     mu = gdp_mu_for(2.0, 1e-5)
     assert accountant_epsilon(dp_accounting.GaussianDpEvent(1.0 / mu), 1e-5) == pytest.approx(2.0, rel=1e-6)

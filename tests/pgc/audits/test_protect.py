@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from audit.bounds import epsilon_lower_bound
+from audit.certification.bounds import epsilon_lower_bound
 from pgc.a3c.metrics import average_scores, first_success_time
 from pgc.a3c.model import glorot_uniform_theta
 from pgc.a3c.protect import ScoreLaplace, parse_protect

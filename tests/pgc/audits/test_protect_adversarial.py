@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from audit.certification.tester import CertifiedTest, HypothesisPair
 from audit.statistics import ChannelSumLikelihoodRatio
-from audit.tester import CertifiedTest, HypothesisPair
 from pgc.a3c.model import load_checkpoint
 from pgc.a3c.trainer import TrainConfig
 from pgc.audits.adversarial import PROTECTED_ADVERSARIAL_CHANNELS, adversarial_audit

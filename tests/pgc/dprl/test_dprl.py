@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from audit.system_audit import audit_system
+from audit.engine.system_audit import audit_system
 from pgc.dprl import advising, dpdrl, oneparam, planning
 from pgc.systems import make_system
 

@@ -10,7 +10,7 @@ from scipy import stats
 
 flwr = pytest.importorskip("flwr", reason="Flower is installed by scripts/setup.sh (the flower extra)")
 
-from audit.system_audit import audit_system  # noqa: E402
+from audit.engine.system_audit import audit_system  # noqa: E402
 from pgc.flower import claim_from_mods, crafted_update_system, local_dp_sigma, local_dp_update_system  # noqa: E402
 from pgc.flower.reference import NumpyLocalDp  # noqa: E402
 

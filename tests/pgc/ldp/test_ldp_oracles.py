@@ -10,8 +10,8 @@ import pytest
 from scipy.stats import beta
 from statsmodels.stats.proportion import proportion_confint
 
-from audit.ldp_auditor import ldp_auditor_epsilon
-from audit.system_audit import AuditSettings, audit_system
+from audit.engine.system_audit import AuditSettings, audit_system
+from audit.peers.ldp_auditor import ldp_auditor_epsilon
 from pgc.ldp.direct import GRR, HistogramEncoding, SubsetSelection, the_threshold
 from pgc.ldp.guesses import guess_hits
 from pgc.ldp.hadamard import HadamardMechanism, HadamardResponse, hadamard_sign

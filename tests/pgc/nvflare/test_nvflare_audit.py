@@ -13,7 +13,7 @@ pytest.importorskip("nvflare")
 
 from nvflare.app_common.filters import ExcludeVars, PercentilePrivacy, SVTPrivacy  # noqa: E402
 
-from audit.system_audit import audit_system  # noqa: E402
+from audit.engine.system_audit import audit_system  # noqa: E402
 from pgc.nvflare.claims import svt_budget  # noqa: E402
 from pgc.nvflare.system import FilterSystem, numbers_in  # noqa: E402
 from pgc.nvflare.updates import BOUND, EQUAL, UNEQUAL, bound_pair, update_pairs  # noqa: E402

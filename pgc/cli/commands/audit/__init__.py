@@ -144,7 +144,7 @@ def _announce_estimate(
 ) -> None:
     """Once a mode has checked its inputs: the audit's estimated wall time (refused over the limit without
     --allow-long), printed before the work starts and kept in the result beside the wall time."""
-    from audit.planning import duration_text
+    from audit.power.planning import duration_text
 
     from .options import MAX_ESTIMATED_HOURS, estimated_seconds
 

@@ -9,7 +9,7 @@ from .common import print_mechanism, row_record
 
 
 def audit_named_mechanism(args, report: dict, progress: bool) -> int:
-    from audit.blackbox import describe
+    from audit.engine.blackbox import describe
 
     mech = named_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds, args.delta)
     samples = args.samples
@@ -37,8 +37,8 @@ def audit_named_mechanism(args, report: dict, progress: bool) -> int:
 
 
 def self_test(args, report: dict, progress: bool) -> int:
-    from audit.honesty import HONESTY_CASES, run_honesty_cases
     from audit.selftest import TABLE_HEADER, format_row, run_self_test, self_test_cases
+    from audit.selftest.honesty import HONESTY_CASES, run_honesty_cases
 
     samples = args.samples
     mechanisms = {c.name for c in self_test_cases()}

@@ -33,13 +33,14 @@ ADVERSARIAL_CHANNELS_DEFAULT = "gradient,score,all"
 
 def sample_count_or_auto(text: str) -> int | AutoSamples:
     """Certification samples per side (see :func:`certification_samples`), or ``auto`` / ``auto:BUDGET`` with
-    a budget that holds at least the first stage (:func:`audit.sequential.audit_system_until_decisive`)."""
+    a budget that holds at least the first stage
+    (:func:`audit.certification.sequential.audit_system_until_decisive`)."""
     if text == "auto":
         return AutoSamples()
     if text.startswith("auto:"):
         import inspect
 
-        from audit.sequential import audit_system_until_decisive
+        from audit.certification.sequential import audit_system_until_decisive
 
         first = inspect.signature(audit_system_until_decisive).parameters["n_first"].default
         budget = sample_count(text[len("auto:") :])
@@ -256,9 +257,9 @@ def adversarial_channels(args: argparse.Namespace) -> list[str]:
 def estimated_seconds(
     args: argparse.Namespace, mode: str, mechanism=None, episode_length: float | None = None
 ) -> float | None:
-    """The audit's expected wall time on the project's machine (:mod:`audit.planning`) for the mechanism
+    """The audit's expected wall time on the project's machine (:mod:`audit.power.planning`) for the mechanism
     it audits (PRS: its d̂) and, for a run, its model's episode length; None where none is made."""
-    from audit.planning import adversarial_audit_seconds, environment_audit_seconds, mechanism_audit_seconds
+    from audit.power.planning import adversarial_audit_seconds, environment_audit_seconds, mechanism_audit_seconds
 
     pairs = len(getattr(args, "pairs", None) or DEFAULT_PAIRS)
     prs = callable(getattr(mechanism, "reduced_dim_for", None))  # PRS draws a d̂ × d matrix per output

@@ -5,7 +5,7 @@ fitted parameters, the threshold (``threshold``), the counts. The statistic is n
 pickled object (loading a result never executes anything from it); it is fitted again instead: the audit is
 re-run from the result's own command with the same root seed, so its search, training split and fit are the
 recorded ones, bit for bit, and only the certification releases come from ``--certification-seed``
-(:class:`audit.system_audit.AuditSettings`). Every row must choose the recorded statistic at the recorded
+(:class:`audit.engine.system_audit.AuditSettings`). Every row must choose the recorded statistic at the recorded
 threshold — the check that the fit was reproduced — before its fresh counts are read.
 """
 

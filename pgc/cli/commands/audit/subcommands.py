@@ -94,7 +94,7 @@ class AuditSubcommand:
         return self.mode
 
 
-# --- Systems: the auditor's one engine (audit.system_audit.audit_system) ---------------------------------
+# --- Systems: the auditor's one engine (audit.engine.system_audit.audit_system) ---------------------------------
 
 
 class SystemSubcommand(AuditSubcommand):

@@ -1,4 +1,4 @@
-"""``pgc audit system SPEC``: any System through the one engine, :func:`audit.system_audit.audit_system`."""
+"""``pgc audit system SPEC``: any System through the one engine, :func:`audit.engine.system_audit.audit_system`."""
 
 from __future__ import annotations
 
@@ -58,8 +58,8 @@ def audit_flower_client(args, report: dict, progress: bool):
 
 def audit_system_object(system, args, report: dict, progress: bool):
     """The typed result of a System's audit (the command writes it as it is)."""
-    from audit.releases import describe_secret
-    from audit.system_audit import audit_system
+    from audit.engine.releases import describe_secret
+    from audit.engine.system_audit import audit_system
     from pgc.contracts import PrivacyClaim
 
     check_contract(system)
@@ -87,7 +87,7 @@ def audit_system_object(system, args, report: dict, progress: bool):
     )
     options = _audit_options(args, system, pair, search_pair)
     if auto:
-        from audit.sequential import audit_system_until_decisive
+        from audit.certification.sequential import audit_system_until_decisive
 
         staged = audit_system_until_decisive(
             system,
@@ -146,7 +146,7 @@ def _sequential(staged, auto, args):
 
 
 def _audit_options(args, system, pair: str | None, search_pair: bool) -> dict:
-    """The keywords of :func:`audit.system_audit.audit_system` the subcommand's options set."""
+    """The keywords of :func:`audit.engine.system_audit.audit_system` the subcommand's options set."""
     channels = None if args.channels is None else [c.strip() for c in args.channels.split(",") if c.strip()]
     options = dict(
         adversarial=args.adversarial,

@@ -35,7 +35,7 @@ REFERENCE_DIM = 112  # the rates' gradient dimension
 def prs_table_seconds(reduced_dim: int) -> float:
     """The PRS likelihood-ratio table: d̂ − 1 convolutions of a lattice of up to (2d̂+1)^m cells with the
     81-cell law of one row (m columns, as the statistic lowers them for a large d̂)."""
-    from .statistics import MAX_LATTICE_CELLS
+    from audit.statistics import MAX_LATTICE_CELLS
 
     columns = 4
     while columns > 1 and (2 * reduced_dim + 1) ** columns > MAX_LATTICE_CELLS:

@@ -19,14 +19,14 @@ Canary pairs (x, x'), all with magnitude G ≫ C so that any sane clipping satur
   reads the votes.
 
 The statistic and threshold are chosen on a training split (``train_fraction`` × samples per side
-per canary pair) and certified on ``samples`` fresh outputs per side (:mod:`audit.tester`).
+per canary pair) and certified on ``samples`` fresh outputs per side (:mod:`audit.certification.tester`).
 
 δ-type leaks (rare releases without noise, point masses) barely move a threshold on a projection:
 a mechanism that releases 1 in 1,000 gradients exactly and Laplace otherwise gives ε_LB ≈ ε. A
 second, separate test looks for them (:func:`delta_test`): on its own training split it searches
 "the output equals (or lies within η·spread of) a value that recurs under x but not under x'"
 events (:class:`audit.statistics.ExactRelease`) over every canary pair, and certifies the best one
-on fresh samples as a δ lower bound at the claimed ε (:func:`audit.bounds.delta_lower_bound`).
+on fresh samples as a δ lower bound at the claimed ε (:func:`audit.certification.bounds.delta_lower_bound`).
 The overall α = 1 − confidence is SPLIT: the ε test runs at α_ε = (1 − DELTA_ALPHA_SHARE)·α, the δ
 test at α_δ = DELTA_ALPHA_SHARE·α, so by the union bound both bounds hold together at the stated
 confidence and the verdict "violated" (ε_LB > claimed ε, or δ_LB > claimed δ) is wrong with
@@ -42,15 +42,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit.certification import bounds
+from audit.certification.tester import MECHANISM_SPLIT, TRAIN_CALLS, CertifiedTest, HypothesisPair, sampled_chunks
+from audit.engine.mechanism_result import DeltaTestResult, MechanismAuditResult, mechanism_row
+from audit.power.measured import point_mass_detectable
+from audit.statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
+from audit.statistics.selection import FP_SHARES, projected_delta
 from pgc.contracts import ProjectsDimension
 from pgc.errors import UserError
-
-from . import bounds
-from .measured_power import point_mass_detectable
-from .mechanism_result import DeltaTestResult, MechanismAuditResult, mechanism_row
-from .selection import FP_SHARES, projected_delta
-from .statistics import PRSLexicographicLikelihoodRatio, default_statistics, exact_release_statistics
-from .tester import MECHANISM_SPLIT, TRAIN_CALLS, CertifiedTest, HypothesisPair, sampled_chunks
 
 CANARY_MAGNITUDE = 1e4  # G / C
 RESOLUTION = 2.0**-30  # default output rounding, relative to C (ulps of C-scale float64 are ~2^-52·C)
@@ -228,7 +227,7 @@ def delta_test(
     :class:`ExactRelease` statistic and both directions, the event and α split (fp_share) with the
     largest projected δ bound. If none is positive nothing is certified (δ_LB = 0). Otherwise the
     single chosen event is counted on ``samples`` fresh outputs per side and
-    :func:`audit.bounds.delta_lower_bound` turns the counts into δ_LB at confidence ``confidence``.
+    :func:`audit.certification.bounds.delta_lower_bound` turns the counts into δ_LB at confidence ``confidence``.
     """
     if not math.isfinite(claimed_epsilon):
         raise UserError("the δ test needs a finite claimed ε")
@@ -342,15 +341,15 @@ def audit_mechanism(
     Laplace shows a Mironov (2012) style violation (see docs/README-audit.md).
 
     ``delta``: the claim's δ (None: the mechanism's own ``delta``, 0 when it has none: pure ε-DP). An
-    (ε, δ) claim selects its test with two-sided rate bounds (:func:`audit.selection.rate_upper`: the
+    (ε, δ) claim selects its test with two-sided rate bounds (:func:`audit.statistics.selection.rate_upper`: the
     best test of a Gaussian lies deep in a tail) and reports the accountant's ε at δ for a mechanism
-    with Gaussian noise (:mod:`audit.accountant`). The δ test (:func:`delta_test`) certifies on
+    with Gaussian noise (:mod:`audit.certification.accountant`). The δ test (:func:`delta_test`) certifies on
     ``delta_test_samples`` fresh outputs per side (default ``samples``; 0 turns it off, and then
     the ε test gets the whole α) after selecting its event on ``delta_train_samples`` per side per
     canary pair (default: the ε test's training size). It does not run for an infinite claimed ε.
     """
     claimed = _check_common(mechanism, dim, samples, confidence)
-    from .claims import mechanism_claim
+    from audit.certification.claims import mechanism_claim
 
     claim = mechanism_claim(mechanism, delta)
     delta = claim.delta
@@ -428,9 +427,8 @@ def declared_accountant(mechanism, delta: float) -> float | None:
     :func:`pgc.mechanisms.accounting.mechanism_event`); None for a pure ε claim or no declared Gaussian noise."""
     if delta <= 0:
         return None
+    from audit.certification.accountant import accountant_epsilon
     from pgc.mechanisms.accounting import mechanism_event
-
-    from .accountant import accountant_epsilon
 
     event = mechanism_event(mechanism)
     return None if event is None else accountant_epsilon(event, delta)

@@ -1,5 +1,5 @@
 """Exact-value hashing of output rows, shared by the statistics that read which exact values recur
-(:mod:`audit.statistics`) and which entries are absent (:mod:`audit.shapes`)."""
+(:mod:`audit.statistics`) and which entries are absent (:mod:`audit.statistics.shapes`)."""
 
 from __future__ import annotations
 

@@ -22,9 +22,8 @@ from scipy import optimize
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
+from audit.certification.bounds import cp_upper
 from pgc.errors import UserError
-
-from .bounds import cp_upper
 
 # A row whose claim states a μ-GDP curve runs two tests on the same fresh samples and is flagged when
 # either flags: the curve test gets this share of α, the threshold test the rest (fixed before any data;
@@ -120,12 +119,12 @@ def select_curve_threshold(
     ``profile`` the ε excess over it (:func:`profile_excess`).
 
     A test flags a release as "positive" when its score ≥ threshold. Each candidate's training rates are
-    taken at a pessimistic upper bound (:func:`audit.selection.rate_upper`, two-sided), projected as
+    taken at a pessimistic upper bound (:func:`audit.statistics.selection.rate_upper`, two-sided), projected as
     counts on n_cert fresh samples per side and scored with the bound of :func:`mu_lower_bound` (or
     :func:`profile_excess`); the projected curve is averaged over neighbouring thresholds before its maximum
     is taken, so that a lucky tail of the training split (winner's curse) does not win over the stable centre.
     """
-    from .selection import SELECTION_PESSIMISM_TWO_SIDED, SMOOTHING_WINDOW, moving_average, rate_upper
+    from audit.statistics.selection import SELECTION_PESSIMISM_TWO_SIDED, SMOOTHING_WINDOW, moving_average, rate_upper
 
     pos = np.sort(np.asarray(train_pos_scores, dtype=float))
     neg = np.sort(np.asarray(train_neg_scores, dtype=float))

@@ -16,13 +16,12 @@ import time
 
 import numpy as np
 
+from audit.certification.claims import mechanism_claim
+from audit.certification.tester import MECHANISM_SPLIT, CertifiedTest, HypothesisPair
+from audit.engine.blackbox import MechanismAuditResult, _candidates, _check_common, describe
+from audit.engine.mechanism_result import mechanism_row
+from audit.statistics import HistogramLikelihoodRatio, default_statistics
 from pgc.contracts import ProjectsDimension, ReleasesInternals
-
-from .blackbox import MechanismAuditResult, _candidates, _check_common, describe
-from .claims import mechanism_claim
-from .mechanism_result import mechanism_row
-from .statistics import HistogramLikelihoodRatio, default_statistics
-from .tester import MECHANISM_SPLIT, CertifiedTest, HypothesisPair
 
 
 class PRSVoteSampler:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from audit.certification.tester import EpsilonBound
 from pgc.contracts import PrivacyClaim
 from pgc.schemas.audit_rows import AuditRow, Verdict
-
-from .tester import EpsilonBound
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,7 @@ def delta_test_p_value(dt: DeltaTestResult) -> float:
     """p-value of "(ε, δ) holds" from the δ test's counts (1 where it certified nothing)."""
     if not dt.certified:
         return 1.0
-    from .bounds import delta_claim_p_value
+    from audit.certification.bounds import delta_claim_p_value
 
     return delta_claim_p_value(
         dt.false_hits,
@@ -143,8 +142,8 @@ def mechanism_row(
     """The judged row of a mechanism's audit (channel ``output``): the ε test's certified bound (at its share
     of α, ``bound.confidence``), the curve test's for a stated curve, the δ test's δ_LB and its point-mass
     power, the claim's contradictions, and the verdict of the one rule."""
-    from .claims import MECHANISM_CHANNEL, contradiction
-    from .verdicts import bound_fields, judge, measured_power_fields
+    from audit.certification.claims import MECHANISM_CHANNEL, contradiction
+    from audit.verdicts import bound_fields, judge, measured_power_fields
 
     eps, delta = claim.epsilon, claim.delta
     curve_mu = claim.gdp_mu if delta > 0 and bound.mu_lower_bound is not None else None

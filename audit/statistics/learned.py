@@ -5,7 +5,7 @@ probability of the first input is the statistic the threshold test reads).
 :class:`LearnedClassifier` fits scikit-learn's histogram gradient boosting (non-linear, reads absent entries as
 they are) on features of the releases: the raw values of the columns whose means or spreads differ most on the
 fit half (:data:`RAW_COLUMNS` in all), every column's presence where entries are absent (up to
-:data:`PRESENCE_COLUMNS`) and the count of present entries, and the derived shapes of :mod:`audit.shapes` —
+:data:`PRESENCE_COLUMNS`) and the count of present entries, and the derived shapes of :mod:`audit.statistics.shapes` —
 L1, squared L2 and L∞ norms, the sum, the squared deviation from the pooled mean and the squared standardized sum
 (the sum of coordinate-pair products up to the squared norm). Its score is the classifier's log-odds, ties
 broken by the features' mean-difference projection.
@@ -14,7 +14,7 @@ Cost: the fit reads at most :data:`FIT_ROWS` releases per side and stops early o
 falling; one OpenMP thread (several threads spin against each other on a busy two-core machine: 16 s instead of
 0.3 s for a fit of 1.25·10⁴ releases per side): about 0.3 s to fit on 1.25·10⁴ releases per side of 112 numbers and
 0.5 s to score 10⁵. Selection then ranks it against the other
-statistics on the selection half it never saw (:func:`audit.selection.select_statistic`), so its flexibility
+statistics on the selection half it never saw (:func:`audit.statistics.selection.select_statistic`), so its flexibility
 cannot buy a winner's curse: a classifier that overfits its fit half projects less on the selection half.
 """
 
@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from .shapes import standardizer
+from audit.statistics.shapes import standardizer
 
 RAW_COLUMNS = 48  # raw columns fed to the classifier: by |z| of the mean difference, then of the spread ratio
 PRESENCE_COLUMNS = 32
@@ -33,7 +33,8 @@ MIN_FIT_ROWS = 4_000  # and at least (a training split of 8,000 per side): below
 MAX_ITERATIONS = 100
 # the trees' log-odds take a few hundred values; within each, the features' mean-difference projection breaks the tie
 # (at most TIE_BREAK, far below the gap between two of the trees' values), so the score is continuous and the
-# selection ranks it by its held-out projection, as any continuous statistic (audit.selection.choose_threshold)
+# selection ranks it by its held-out projection, as any continuous statistic
+# (audit.statistics.selection.choose_threshold)
 TIE_BREAK = 1e-9
 CLASSIFIER_SEED = 0  # the booster's own validation split and binning: fixed, so a fit is a function of its data
 

@@ -12,13 +12,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from audit.engine.blackbox import MechanismAuditResult, audit_mechanism
+from audit.engine.whitebox import audit_prs_whitebox
+from audit.selftest import mutants
 from pgc.errors import UserError
 from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
 from pgc.tasks import map_tasks
-
-from . import mutants
-from .blackbox import MechanismAuditResult, audit_mechanism
-from .whitebox import audit_prs_whitebox
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit.certification.bounds import exp_or_inf
+from audit.statistics.hashing import row_hash
 from pgc.errors import UserError
-
-from .bounds import exp_or_inf
-from .hashing import row_hash
 
 Z_INFORMATIVE = 4.0  # |z| above which a column counts as informative
 
@@ -194,11 +193,13 @@ def location_statistics() -> list:
 
 
 def default_statistics(learned: bool = True) -> list:
-    """Every shape a leak takes: location (this module), scale, dependence and structure (:mod:`audit.shapes`)
-    and, with ``learned``, a classifier on raw and derived features (:mod:`audit.learned`). The selection tries
+    """Every shape a leak takes: location (this module), scale, dependence and structure
+    (:mod:`audit.statistics.shapes`)
+    and, with ``learned``, a classifier on raw and derived features (:mod:`audit.statistics.learned`). The selection
+    tries
     them in this order; a later one replaces an earlier one only when it projects more by its margin."""
-    from .learned import LearnedClassifier
-    from .shapes import shape_statistics
+    from audit.statistics.learned import LearnedClassifier
+    from audit.statistics.shapes import shape_statistics
 
     return location_statistics() + shape_statistics() + ([LearnedClassifier()] if learned else [])
 
@@ -311,7 +312,7 @@ class ExactRelease:
 
     The event {score = +1} (or {score = −1}) is what the δ test certifies: for an ε-DP mechanism
     P[E | x] ≤ e^ε·P[E | x'] for every event, so hits under x beyond e^ε times those under x'
-    witness δ > 0 (:func:`audit.bounds.delta_lower_bound`). Vectorised: one quantisation, one hash
+    witness δ > 0 (:func:`audit.certification.bounds.delta_lower_bound`). Vectorised: one quantisation, one hash
     and one sorted membership test per batch.
     """
 
@@ -416,7 +417,7 @@ class ChannelSumLikelihoodRatio:
         return [SparseProjection(), LaplaceLogLikelihood(), HistogramLikelihoodRatio(1), HistogramLikelihoodRatio(2)]
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
-        from .selection import choose_threshold, select_statistic
+        from audit.statistics.selection import choose_threshold, select_statistic
 
         hp, hn = len(pos) // 2, len(neg) // 2
         parts = []

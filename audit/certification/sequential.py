@@ -7,7 +7,7 @@ over the stages; each stage's certification releases are its own, drawn from its
 larger a stage, the more of α it gets: the last stages, which decide most audits, certify nearly at α.
 
 Each stage selects its test on its own training split PLUS every release the earlier stages drew
-(:class:`audit.releases.SelectionPool`): selection grows more stable from stage to stage instead of starting
+(:class:`audit.engine.releases.SelectionPool`): selection grows more stable from stage to stage instead of starting
 over on a small split, and the certification stays on fresh releases.
 
 A stage decides on its certified result (:func:`decisive`): ``violated`` when the family verdict of its rows is
@@ -18,8 +18,8 @@ or, when the budget runs out first, the last stage's family verdict (``decisive`
 certified stages did not show.
 
 :func:`run_stages` is the stopping rule; :func:`audit_system_until_decisive` runs it with
-:func:`audit.system_audit.audit_system` as the stage, :func:`sequential_curve_audit` with the curve test on
-one-dimensional scores (the null simulation of :mod:`audit.power_study`). :func:`estimate_seconds` times the
+:func:`audit.engine.system_audit.audit_system` as the stage, :func:`sequential_curve_audit` with the curve test on
+one-dimensional scores (the null simulation of :mod:`audit.power.study`). :func:`estimate_seconds` times the
 system once warmed up, so a printed estimate excludes compile time.
 """
 
@@ -33,12 +33,11 @@ from typing import Any
 
 import numpy as np
 
+from audit.certification.curves import gdp_mu_for, mu_lower_bound, select_curve_threshold
+from audit.power import DECISIVE_MARGIN
+from audit.power.measured import curve_event_detectable_epsilon
 from pgc.errors import UserError
 from pgc.schemas.audit_rows import Verdict
-
-from .curves import gdp_mu_for, mu_lower_bound, select_curve_threshold
-from .measured_power import curve_event_detectable_epsilon
-from .power import DECISIVE_MARGIN
 
 Draw = Callable[[int, np.random.Generator], tuple]
 
@@ -127,13 +126,13 @@ def audit_system_until_decisive(
     progress: bool = False,
     **audit_options,
 ) -> SequentialResult:
-    """:func:`audit.system_audit.audit_system` in stages (see the module docstring). Stage k draws from the
+    """:func:`audit.engine.system_audit.audit_system` in stages (see the module docstring). Stage k draws from the
     k-th child of ``SeedSequence(seed)``; ``audit_options`` go to every stage (channels, broadcast, ...).
     With ``progress``, the plan and a time estimate (:func:`estimate_seconds`) are printed first and a bar
     counts the stages."""
-    from .progress import progress_bar
-    from .releases import SelectionPool
-    from .system_audit import audit_system
+    from audit.engine.progress import progress_bar
+    from audit.engine.releases import SelectionPool
+    from audit.engine.system_audit import audit_system
 
     sizes = stage_sizes(n_first, budget)
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(sizes))]
@@ -194,9 +193,9 @@ def estimate_seconds(system: Any, secret: Any, secret_prime: Any, sizes: list[in
     (drawing releases, selecting on the training split, counting the certification releases, the rest) and fitted
     as a power of its size; each stage is costed at its own size, its selection at its training split plus the releases
     pooled from earlier stages."""
-    from .releases import SelectionPool
-    from .system_audit import audit_system
-    from .tester import SYSTEM_SPLIT
+    from audit.certification.tester import SYSTEM_SPLIT
+    from audit.engine.releases import SelectionPool
+    from audit.engine.system_audit import audit_system
 
     warm = system.release(secret, 100, np.random.default_rng(0))  # compile and caches, not timed
     width = sum(np.asarray(v).reshape(100, -1).shape[1] for v in warm.values())
@@ -237,7 +236,7 @@ def sequential_curve_audit(
 ) -> SequentialResult:
     """The curve test on one-dimensional scores in stages: ``draw(2n, rng) -> (pos_scores, neg_scores)``;
     each stage selects its threshold on one half and certifies μ on the other; its power is that of its
-    certified event (:func:`audit.measured_power.curve_event_detectable_epsilon`)."""
+    certified event (:func:`audit.power.measured.curve_event_detectable_epsilon`)."""
     claimed_mu = gdp_mu_for(claim_eps, delta)
 
     def run_stage(k: int, n: int, alpha_k: float) -> Stage:

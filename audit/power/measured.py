@@ -35,9 +35,9 @@ import math
 
 from scipy.stats import binom, norm, poisson
 
-from . import bounds
-from .curves import gdp_epsilon, gdp_mu_for, mu_lower_bound, profile_excess
-from .power import POWER, oracle_power, smallest_sample_size
+from audit.certification import bounds
+from audit.certification.curves import gdp_epsilon, gdp_mu_for, mu_lower_bound, profile_excess
+from audit.power import POWER, oracle_power, smallest_sample_size
 
 LARGEST_LEAK = 60.0  # ε beyond which no leak is searched
 TOLERANCE = 1e-3  # relative precision of a detectable size
@@ -178,7 +178,7 @@ def _certify_hits(n_cert: int, alpha: float, share: float, epsilon: float, claim
 
 def _selection_hits(n_sel: int, n_cert: int, alpha: float, share: float, epsilon: float, min_hits: int) -> int | None:
     """Fewest selection-half hits (no false hit) whose projected δ bound is positive (the δ test's rule)."""
-    from .selection import projected_delta
+    from audit.statistics.selection import projected_delta
 
     for hits in range(min_hits, n_sel + 1):
         if projected_delta(hits, 0, n_sel, n_cert, alpha, epsilon, share) > 0:
@@ -202,7 +202,7 @@ def point_mass_detectable(
     """Smallest point-mass weight w that the δ test flags with probability ≥ ``power`` (module docstring):
     P(≥ ``min_repeats`` in the fit half) · P(enough selection hits) · P(enough certification hits), Poisson
     for the training halves and binomial for the certification, at the best α split; 1.0 when none does."""
-    from .selection import FP_SHARES
+    from audit.statistics.selection import FP_SHARES
 
     n_fit, n_sel = n_train // 2, n_train - n_train // 2
     best = 1.0
@@ -258,7 +258,7 @@ def one_run_detectable_epsilon(
     one-run theorem's extreme case), and the number right is taken at its binomial quantile."""
     from scipy.special import expit
 
-    from .one_run_bound import epsilon_lower_bound
+    from audit.one_run.bounds import epsilon_lower_bound
 
     if not (math.isfinite(claimed_epsilon) and claimed_epsilon > 0) or guesses < 1:
         return math.inf

@@ -83,7 +83,7 @@ def accountant_epsilon(event, delta: float) -> float | None:
         return pure_epsilon(event)
     mu = gaussian_composition_mu(event)
     if mu is not None:
-        from .curves import gdp_epsilon
+        from audit.certification.curves import gdp_epsilon
 
         return gdp_epsilon(delta, mu)
     try:

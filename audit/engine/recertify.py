@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import math
 
+from audit.certification import bounds
+from audit.certification.curves import curve_epsilon, mu_lower_bound, profile_excess
+from audit.verdicts import judge, measured_power_fields, test_alphas
 from pgc.schemas.audit_rows import AuditRow
-
-from . import bounds
-from .curves import curve_epsilon, mu_lower_bound, profile_excess
-from .verdicts import judge, measured_power_fields, test_alphas
 
 
 def recomputed_bounds(row: AuditRow, claimed_profile: tuple | None = None) -> dict:

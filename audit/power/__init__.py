@@ -6,19 +6,19 @@ it stays below with probability √p (the two sides are independent), so the bou
 counts at the best threshold is reached with probability ≥ p by the oracle test of that leak; p is
 :func:`oracle_power` of the promised power, leaving room for the audit's own choice of test.
 ``detectable_epsilon`` is the smallest leak whose bound then exceeds the claim: a leak of that size
-would have been flagged with probability ≥ power (checked by simulation in :mod:`audit.power_study`).
+would have been flagged with probability ≥ power (checked by simulation in :mod:`audit.power.study`).
 
 Leak shapes: a claim with a μ-GDP curve, or a claim with δ > 0, faces a Gaussian-shaped leak
 (N(0, 1) vs N(μ, 1), μ calibrated to the leak's ε at the claim's δ); a pure ε claim (δ = 0) faces a
 Laplace-shaped leak (Lap(0, 1/ε) vs Lap(1, 1/ε)), the shape of the additive noise that delivers ε-DP.
 
 A claim with a privacy profile faces the same Gaussian-shaped leak; its curve test flags when the leak's
-certified (FPR, FNR) point breaks one of the profile's (ε_i, δ_i) (:func:`audit.curves.profile_excess`).
+certified (FPR, FNR) point breaks one of the profile's (ε_i, δ_i) (:func:`audit.certification.curves.profile_excess`).
 
-Tests: the threshold test certifies ε at the claim's δ (:func:`audit.bounds.epsilon_from_rates`, the
-α split between the two rates chosen among :data:`audit.selection.FP_SHARES`); the curve test
-certifies μ (:func:`audit.curves.mu_lower_bound`, α split evenly between its two rates). A row whose
-claim has a curve runs both, at their shares of α (:func:`audit.curves.split_alpha`), and is flagged
+Tests: the threshold test certifies ε at the claim's δ (:func:`audit.certification.bounds.epsilon_from_rates`, the
+α split between the two rates chosen among :data:`audit.statistics.selection.FP_SHARES`); the curve test
+certifies μ (:func:`audit.certification.curves.mu_lower_bound`, α split evenly between its two rates). A row whose
+claim has a curve runs both, at their shares of α (:func:`audit.certification.curves.split_alpha`), and is flagged
 when either flags, so its detectable ε is the smaller of the two.
 """
 
@@ -30,9 +30,9 @@ import math
 import numpy as np
 from scipy.stats import norm
 
-from . import bounds
-from .curves import gdp_epsilon, gdp_mu_for, profile_excesses, split_alpha
-from .selection import FP_SHARES
+from audit.certification import bounds
+from audit.certification.curves import gdp_epsilon, gdp_mu_for, profile_excesses, split_alpha
+from audit.statistics.selection import FP_SHARES
 
 POWER = 0.8  # the flag probability ``detectable_epsilon`` promises
 
@@ -103,7 +103,8 @@ def curve_flag_bound(true_mu: float, n: int, alpha: float, power: float = POWER)
 
 
 def profile_flag_excess(true_mu: float, n: int, alpha: float, profile: tuple, power: float = POWER) -> float:
-    """The ε excess over ``profile`` (:func:`audit.curves.profile_excess`) that the best curve test reaches
+    """The ε excess over ``profile`` (:func:`audit.certification.curves.profile_excess`) that the best curve test
+    reaches
     with probability ≥ ``power`` on n per side against a Gaussian leak of μ = ``true_mu``."""
     fp, fn = _power_counts(*gaussian_rates(true_mu), n, power)
     return float(

@@ -9,7 +9,7 @@ Protocol (so that the α budget is spent exactly once):
    the certification sample size would give at the training rates (smoothed, so an empty tail is
    not mistaken for a perfect test).
 2. The single best (pair, statistic, t, fp_share) is then run once on FRESH certification samples;
-   only those counts enter :func:`audit.bounds.epsilon_lower_bound`. The selection never sees them,
+   only those counts enter :func:`audit.certification.bounds.epsilon_lower_bound`. The selection never sees them,
    so the bound holds at the stated confidence with no multiple-testing correction.
 
 :class:`CertifiedTest` implements :class:`pgc.contracts.Tester`: ``lower_bound()`` and
@@ -26,15 +26,14 @@ from typing import Any, Protocol, TypedDict
 import numpy as np
 import numpy.typing as npt
 
+from audit.certification import bounds
+from audit.certification.curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
+from audit.statistics import default_statistics, search_statistics
+from audit.statistics.selection import choose_threshold, in_sample_projection, select_statistic
+from audit.statistics.shapes import for_absent_entries, shapes_of
 from pgc.contracts import Sampler, Scorer, Statistic
 from pgc.errors import UserError
 from pgc.tasks.progress import progress_bar
-
-from . import bounds
-from .curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
-from .selection import choose_threshold, in_sample_projection, select_statistic
-from .shapes import for_absent_entries, shapes_of
-from .statistics import default_statistics, search_statistics
 
 CHUNK = 65_536
 TIE_MARGIN = 0.01  # a later (more complex) candidate must beat the current one by 1% to replace it
@@ -171,7 +170,9 @@ class CandidateTest:
     curve_threshold: float | None = None  # the curve test's threshold on the same statistic, when the claim has one
     profile: tuple[tuple[float, float], ...] | None = None  # the claimed privacy profile the curve test checks
     width: int | None = None  # the number of entries per output the test was fitted on
-    shapes: tuple[str, ...] = ()  # the leak shapes of the statistics the selection could fit (audit.shapes.SHAPES)
+    shapes: tuple[
+        str, ...
+    ] = ()  # the leak shapes of the statistics the selection could fit (audit.statistics.shapes.SHAPES)
 
 
 def fit_candidate(
@@ -188,10 +189,10 @@ def fit_candidate(
     profile: tuple[tuple[float, float], ...] | None = None,
 ) -> CandidateTest | None:
     """Best statistic and threshold for one hypothesis pair, from its training split only
-    (``two_sided_rates``: see :func:`audit.selection.rate_upper`). With ``curve`` (a claim with a μ-GDP
+    (``two_sided_rates``: see :func:`audit.statistics.selection.rate_upper`). With ``curve`` (a claim with a μ-GDP
     curve, or the privacy ``profile`` given) the chosen statistic also gets the threshold that maximises the
     projected certified μ (or ε excess over the profile) at ``curve_alpha``
-    (:func:`audit.curves.select_curve_threshold`), chosen on the same selection half."""
+    (:func:`audit.certification.curves.select_curve_threshold`), chosen on the same selection half."""
     statistics = default_statistics() if statistics is None else statistics
     train_pos, train_neg = _as_2d(train_pos), _as_2d(train_neg)
     if train_pos.shape[1] != train_neg.shape[1]:
@@ -317,7 +318,7 @@ def bound_from_counts(
 
     ``curve_counts`` (true positives, false positives at the curve threshold, for a test with one) add the
     certified μ; α is then split between the threshold bound and the curve bound
-    (:func:`audit.curves.split_alpha`)."""
+    (:func:`audit.certification.curves.split_alpha`)."""
     alpha = 1.0 - confidence
     if n_pos != n_neg:
         raise UserError("certification needs the same number of samples per side")
@@ -410,7 +411,7 @@ class CertifiedTest:
     detectable_delta_at: float = 0.0
     progress: bool = False
     pilot_samples: int | None = None  # per pair; None: max(2000, train_samples // 5)
-    two_sided_rates: bool = False  # selection's rate bounds (audit.selection.rate_upper)
+    two_sided_rates: bool = False  # selection's rate bounds (audit.statistics.selection.rate_upper)
     claimed_mu: float | None = None  # a claimed μ-GDP curve: the chosen test also gets a curve threshold
     candidates: list[CandidateTest] = field(default_factory=list, init=False)
     _bound: EpsilonBound | None = field(default=None, init=False, repr=False)
@@ -434,7 +435,7 @@ class CertifiedTest:
         return self.lower_bound().epsilon_lower_bound > claimed_epsilon
 
     def _run(self) -> EpsilonBound:
-        # with a claimed curve the threshold test selects at its share of α (audit.curves.split_alpha)
+        # with a claimed curve the threshold test selects at its share of α (audit.certification.curves.split_alpha)
         alpha = split_alpha(1.0 - self.confidence)[0] if self.claimed_mu is not None else 1.0 - self.confidence
         root = self.seed if isinstance(self.seed, np.random.SeedSequence) else np.random.SeedSequence(self.seed)
         train_seq, cert_seq = root.spawn(2)

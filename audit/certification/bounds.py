@@ -254,7 +254,8 @@ def claim_p_value(
 
 
 class ErrorCounts(Protocol):
-    """A certified test's counts, as :func:`counts_p_value` reads them (an :class:`audit.tester.EpsilonBound`)."""
+    """A certified test's counts, as :func:`counts_p_value` reads them (an
+    :class:`audit.certification.tester.EpsilonBound`)."""
 
     @property
     def false_positives(self) -> float: ...

@@ -14,7 +14,7 @@ must give (part of ``pgc audit --self-test``).
   decisive (budget 10⁶ per side): **consistent**, with ε_LB ≥ 0.8 × a fixed audit's at 1e5 per side.
 
 The systems come through the registry by name (``toy-hashed-report``, ``toy-oue``: :mod:`pgc.toysystems.frequency`),
-as ``pgc audit --system`` reaches them; the mechanisms are planted in :mod:`audit.mutants`.
+as ``pgc audit --system`` reaches them; the mechanisms are planted in :mod:`audit.selftest.mutants`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from audit.selftest import mutants
 from pgc.schemas.audit_rows import AuditRow, Verdict
-
-from . import mutants
 
 POINT_MASS = 1e-3
 
@@ -48,7 +47,7 @@ class HonestyOutcome:
 
 
 def _own_curve(seed: int, progress: bool) -> HonestyOutcome:
-    from .blackbox import audit_mechanism
+    from audit.engine.blackbox import audit_mechanism
 
     res = audit_mechanism(
         mutants.GaussianStatingItsOwnCurve(2.0, 1e-5, clip=1.0), samples=50_000, seed=seed, progress=progress
@@ -65,7 +64,7 @@ def _own_curve(seed: int, progress: bool) -> HonestyOutcome:
 
 
 def _point_mass(seed: int, progress: bool) -> HonestyOutcome:
-    from .blackbox import audit_mechanism
+    from audit.engine.blackbox import audit_mechanism
 
     small, large = (
         audit_mechanism(
@@ -96,9 +95,8 @@ def _point_mass(seed: int, progress: bool) -> HonestyOutcome:
 
 
 def _hash_report(seed: int, progress: bool) -> HonestyOutcome:
+    from audit.engine.system_audit import audit_system
     from pgc.systems.registry import make_system
-
-    from .system_audit import audit_system
 
     raw, decoded = (
         audit_system(
@@ -132,10 +130,9 @@ def _hash_report(seed: int, progress: bool) -> HonestyOutcome:
 
 
 def _unary_auto(seed: int, progress: bool) -> HonestyOutcome:
+    from audit.certification.sequential import audit_system_until_decisive
+    from audit.engine.system_audit import audit_system
     from pgc.systems.registry import make_system
-
-    from .sequential import audit_system_until_decisive
-    from .system_audit import audit_system
 
     system = make_system("toy-oue", epsilon=0.25, k=25)
     fixed = audit_system(system, 0, 24, samples=100_000, seed=seed, progress=progress, channels=["report"]).rows[0]

@@ -3,7 +3,7 @@
 The canaries' observed releases (channel → (M, k) arrays, from a system's adapter: PGC-A3C's is
 :func:`pgc.a3c.transcript.transcript_releases`) and their true coins go in; the guesses come only from
 releases the auditor simulates through the System contract, and the bound from
-:mod:`audit.one_run_bound` (Steinke, Nasr & Jagielski 2023, Theorem 3).
+:mod:`audit.one_run.bounds` (Steinke, Nasr & Jagielski 2023, Theorem 3).
 """
 
 from __future__ import annotations
@@ -13,12 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pgc.contracts import HasJointLayout
-from pgc.errors import UserError
-from pgc.schemas.audit_rows import AuditRow
-
-from .measured_power import one_run_detectable_epsilon
-from .one_run_bound import (
+from audit.one_run.bounds import (
     best_guess_count,
     binned_log_ratio,
     correct_among_top,
@@ -29,7 +24,11 @@ from .one_run_bound import (
     max_certifiable_epsilon,
     one_run_p_value,
 )
-from .verdicts import judge
+from audit.power.measured import one_run_detectable_epsilon
+from audit.verdicts import judge
+from pgc.contracts import HasJointLayout
+from pgc.errors import UserError
+from pgc.schemas.audit_rows import AuditRow
 
 ONE_RUN_CHANNELS = ("gradient", "score", "all")
 MAX_SIMULATED_BROADCASTS = 16  # live canaries: distinct θ versions the auditor simulates at (pooled)
@@ -74,11 +73,11 @@ def one_run_audit(
     fair coin); ``truth``: the coins (1 = ``secret_prime``), used only to count correct guesses after
     every choice is made. Everything the guesses depend on comes from the system's own releases at
     ``broadcasts`` (``samples`` per side, default max(40,000, 4M)): half fits a statistic per channel
-    (:func:`audit.tester.fit_candidate`, the multi-sample audit's selection), a quarter calibrates its
+    (:func:`audit.certification.tester.fit_candidate`, the multi-sample audit's selection), a quarter calibrates its
     log-likelihood ratio, a quarter plays M simulated canaries with the auditor's coins, on which r is
     chosen (:func:`best_guess_count`).
     """
-    from .system_audit import check_system, claim_for, curve_for, is_covered, is_partly_covered
+    from audit.engine.system_audit import check_system, claim_for, curve_for, is_covered, is_partly_covered
 
     truth = np.asarray(truth, dtype=np.int64)
     m = int(truth.size)
@@ -194,7 +193,7 @@ def one_run_row(
     channel: str, fields: dict, *, covered: bool, confidence: float, scope: str | None = None, **context
 ) -> AuditRow:
     """A one-run audit's judged row: its bounds, the power of its r guesses
-    (:func:`audit.measured_power.one_run_detectable_epsilon`, at the Steinke bound's α) and the one verdict
+    (:func:`audit.power.measured.one_run_detectable_epsilon`, at the Steinke bound's α) and the one verdict
     rule. No point-mass search runs in a one-run audit."""
     fields = dict(fields)
     extra = fields.pop("extra", {})
@@ -223,7 +222,7 @@ def one_run_row(
     )
     row = row.updated(
         detectable_epsilon=detectable,
-        power_basis="the one-run audit's r guesses under a leak of ε (audit.measured_power)",
+        power_basis="the one-run audit's r guesses under a leak of ε (audit.power.measured)",
     )
     return judge(row)
 
@@ -232,7 +231,7 @@ def _fdp_bounds(
     m: int, r: int, correct: int, alpha: float, delta: float, claimed_mu: float, steinke: float, p_value: float
 ) -> dict:
     """The f-DP one-run bound beside Steinke et al.'s (each at ``alpha``, half of the row's α)."""
-    from .curves import gdp_epsilon
+    from audit.certification.curves import gdp_epsilon
 
     mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha)
     fdp_eps = gdp_epsilon(delta, mu_lb) if delta > 0 and mu_lb > 0 else 0.0
@@ -261,7 +260,7 @@ def _fit_one_run_ratios(
 ):
     """Per channel: the fitted test and its calibrated log-likelihood ratio (for the joint channel, also
     the sum of its audited parts' ratios), and the parts summed."""
-    from .releases import channel_groups, fit_channel_tests, joint_statistics
+    from audit.engine.releases import channel_groups, fit_channel_tests, joint_statistics
 
     # the joint channel's column groups, in the order the system assembles it (its joint_layout)
     groups = dict(zip(layout, channel_groups([fit_pos[c].shape[1] for c in layout]), strict=True))
@@ -321,7 +320,7 @@ def one_run_scores_audit(
     on the real coins. Steinke et al.'s ε and the f-DP μ_LB (Mahloujifar et al.) each take α/2; the
     headline ε_LB is the larger of Steinke's and the ε at δ that μ_LB implies if the curve is Gaussian.
     An observer promised only a curve is held to the ε it implies at δ."""
-    from .curves import gdp_epsilon
+    from audit.certification.curves import gdp_epsilon
 
     truth = np.asarray(truth, dtype=np.int64)
     m = int(truth.size)

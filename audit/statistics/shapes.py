@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .hashing import row_hash
+from audit.statistics.hashing import row_hash
 
 # the shapes a leak takes, each statistic's ``shape``: where releases lie; how widely they spread; how their entries
 # depend on each other; which entries are present and which exact values recur; a classifier's learned boundary

@@ -8,10 +8,10 @@ Protocol (the α of every bound is spent once, on fresh samples):
 1. **Broadcast.** Honest: ``broadcast`` (None = the system's default). Adversarial: the system's own
    crafted family (``crafted_broadcasts``) where it has one, else CMA-ES (the ``cmaes`` package) over
    its ``broadcast_space``; either way the candidates are ranked on a SEARCH stream of releases, per
-   channel, by the bound each would project (:func:`audit.selection.choose_threshold`).
+   channel, by the bound each would project (:func:`audit.statistics.selection.choose_threshold`).
 2. **Select.** For each broadcast kept, a TRAINING split of releases per side (drawn in several calls,
    so that noise reused from call to call shows) fits every candidate statistic per channel and picks
-   one statistic, threshold and α split per channel (:func:`audit.tester.fit_candidate`).
+   one statistic, threshold and α split per channel (:func:`audit.certification.tester.fit_candidate`).
 3. **Certify.** FRESH releases per side, drawn in chunks; each channel's chosen test is counted on
    them, and the counts give ε_LB at the claimed δ and δ_LB at the claimed ε (the same two
    Clopper–Pearson rate bounds hold jointly with probability ≥ 1 − α, so both hold together; and
@@ -30,7 +30,7 @@ the stated confidence on its own. The result's ``verdict`` looks at all rows tog
 (statsmodels ``multipletests``) on the rows' p-values of "the claim holds"; then, over the uncovered
 rows, of "no leak".
 
-Beside every claim the accountant (:mod:`audit.accountant`) gives the ε at the claimed δ of the noise the
+Beside every claim the accountant (:mod:`audit.certification.accountant`) gives the ε at the claimed δ of the noise the
 system says it adds (``dp_event()``; a pure ε claim's at δ = 0), and each row of a claim with δ > 0 shows the
 Gaussian-DP estimate μ̂ (an estimate assuming a Gaussian trade-off curve; never used for a verdict).
 """
@@ -45,6 +45,29 @@ from typing import Any
 
 import numpy as np
 
+from audit.certification.accountant import accountant_epsilon
+from audit.certification.claims import contradiction
+from audit.certification.tester import CHUNK, SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound, auto_train_fraction
+from audit.engine.broadcast_search import (
+    SEARCH_GENERATIONS,
+    SEARCH_SAMPLES,
+    adversarial_candidates,
+    projected_by_channel,
+)
+from audit.engine.pair_search import PAIR_SEARCH_SHARE, FoundPair, choose_named_pair, search_secret_pair
+from audit.engine.progress import progress_bar
+from audit.engine.releases import (
+    AuditTarget,
+    SelectionPool,
+    Stopwatch,
+    certify_channel_tests,
+    channel_groups,
+    fit_channel_tests,
+    joint_statistics,
+    split_evenly,
+)
+from audit.statistics import LaplaceLogLikelihood, default_statistics
+from audit.verdicts import judge, make_rows
 from pgc.contracts import (
     ALL,
     ClaimsPerChannel,
@@ -57,25 +80,6 @@ from pgc.contracts import (
 )
 from pgc.errors import UserError
 from pgc.schemas import Accountant, SystemAuditResult
-
-from .accountant import accountant_epsilon
-from .broadcast_search import SEARCH_GENERATIONS, SEARCH_SAMPLES, adversarial_candidates, projected_by_channel
-from .claims import contradiction
-from .pair_search import PAIR_SEARCH_SHARE, FoundPair, choose_named_pair, search_secret_pair
-from .progress import progress_bar
-from .releases import (
-    AuditTarget,
-    SelectionPool,
-    Stopwatch,
-    certify_channel_tests,
-    channel_groups,
-    fit_channel_tests,
-    joint_statistics,
-    split_evenly,
-)
-from .statistics import LaplaceLogLikelihood, default_statistics
-from .tester import CHUNK, SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound, auto_train_fraction
-from .verdicts import judge, make_rows
 
 
 def check_system(system: Any) -> tuple[str, ...]:
@@ -132,7 +136,8 @@ def system_accountant(
     system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]], covered: Mapping[str, bool]
 ) -> tuple[dict[str, float | None], dict | None]:
     """ε at each covered channel's claimed δ of the noise the system says it adds (``dp_event`` /
-    ``dp_event_for``; at δ = 0 its pure ε, :func:`audit.accountant.accountant_epsilon`), and a summary for the claim
+    ``dp_event_for``; at δ = 0 its pure ε, :func:`audit.certification.accountant.accountant_epsilon`), and a summary
+    for the claim
     itself; None where the system gives no event or the accountant cannot read it at that δ."""
     per_channel: dict[str, float | None] = {}
     summary = None
@@ -157,18 +162,20 @@ class AuditSettings:
     certification releases come from this seed instead of ``seed``'s own stream, everything before them (search,
     training split, the chosen tests) from ``seed`` — an audit's witness recertified on fresh releases.
     ``shape_power``: every row that is not violated also states, per leak shape, the smallest leak planted in its
-    own training releases that the whole selection and certification flag (:func:`audit.shape_power.planted_power`;
+    own training releases that the whole selection and certification flag (:func:`audit.power.planted.planted_power`;
     tens of seconds per channel).
 
     ``two_sided_rates``: the selection's rate bounds also use the complement's Poisson bound
-    (:func:`audit.selection.rate_upper`) on every channel (True), or only on channels whose claim has
+    (:func:`audit.statistics.selection.rate_upper`) on every channel (True), or only on channels whose claim has
     δ > 0 (None, the mechanism audit's rule). ``held_to_claim``: every channel, covered or not, is held
     to its claim (a participant whose whole release is promised ε: :func:`audit.verdicts.decide`)."""
 
     samples: int = 100_000
     seed: int = 0
     confidence: float = 0.95
-    train_fraction: float | None = None  # None: audit.tester.auto_train_fraction for the smallest claimed ε
+    train_fraction: float | None = (
+        None  # None: audit.certification.tester.auto_train_fraction for the smallest claimed ε
+    )
     search_samples: int = SEARCH_SAMPLES
     search_generations: int = SEARCH_GENERATIONS
     float_exact: bool = False
@@ -177,7 +184,7 @@ class AuditSettings:
     two_sided_rates: bool | None = True
     held_to_claim: bool = False
     certification_seed: int | None = None  # fresh certification releases from this seed; selection from ``seed``
-    shape_power: bool = False  # measure each row's power against planted leaks of every shape (audit.shape_power)
+    shape_power: bool = False  # measure each row's power against planted leaks of every shape (audit.power.planted)
 
     def __post_init__(self) -> None:
         if not isinstance(self.train_minimum, (int, np.integer)) or self.train_minimum < 100:
@@ -199,7 +206,8 @@ class AuditSettings:
 
     @property
     def train_samples(self) -> int:
-        """The training releases per side (:data:`audit.tester.SYSTEM_SPLIT` at this fraction and minimum; the
+        """The training releases per side (:data:`audit.certification.tester.SYSTEM_SPLIT` at this fraction and
+        minimum; the
         fraction of a quarter when none is given — :meth:`for_claim` sets the one a claim needs)."""
         return SYSTEM_SPLIT.size(self.samples, self.train_fraction, self.train_minimum)
 
@@ -212,7 +220,8 @@ class AuditSettings:
         return search, train, cert
 
     def for_claim(self, claimed_epsilon: float) -> AuditSettings:
-        """These settings with the training fraction :func:`audit.tester.auto_train_fraction` gives for a claimed
+        """These settings with the training fraction :func:`audit.certification.tester.auto_train_fraction` gives for
+        a claimed
         ε, unless one was given."""
         if self.train_fraction is not None:
             return self
@@ -239,10 +248,11 @@ def audit_system(
     releases are spent and how; ``broadcast`` is what the aggregator sends (None: the system's default),
     ``adversarial=True`` lets the aggregator choose it. ``search_pair=True``: the auditor searches the
     system's ``secret_space`` for the worst neighbouring pair on the search stream
-    (:func:`audit.pair_search.search_secret_pair`) and certifies that pair instead of the given one.
+    (:func:`audit.engine.pair_search.search_secret_pair`) and certifies that pair instead of the given one.
     ``selection_pool``: earlier releases of the same pair and broadcast, added to the training split only.
     ``pairs``: named neighbouring pairs (a finite set: the system's ``canaries()``) to choose among on the search
-    stream (:func:`audit.pair_search.choose_named_pair`) instead of ``secret``, ``secret_prime``; the chosen one is
+    stream (:func:`audit.engine.pair_search.choose_named_pair`) instead of ``secret``, ``secret_prime``; the chosen one
+    is
     certified on fresh releases."""
     start = time.perf_counter()
     settings = replace(settings or AuditSettings(), **setting_values)
@@ -571,8 +581,8 @@ def with_planted_power(
     rows: list, bases: Mapping[str, tuple[np.ndarray, Any]], settings: AuditSettings, seq: np.random.SeedSequence
 ) -> list:
     """Every row that is not violated, with its power against planted leaks of each shape measured on its own
-    training releases (:func:`audit.shape_power.planted_power`) and its reason judged again; its verdict stays."""
-    from .shape_power import planted_power
+    training releases (:func:`audit.power.planted.planted_power`) and its reason judged again; its verdict stays."""
+    from audit.power.planted import planted_power
 
     out = []
     for row, child in zip(rows, seq.spawn(len(rows)), strict=True):

@@ -8,14 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from audit.certification.tester import fit_candidate
+from audit.engine.progress import progress_bar
+from audit.engine.releases import AuditTarget
+from audit.statistics import search_statistics
 from pgc.contracts import ALL, CraftsBroadcasts, HasBroadcastSpace
 from pgc.errors import UserError
 from pgc.optim import cmaes_maximize
-
-from .progress import progress_bar
-from .releases import AuditTarget
-from .statistics import search_statistics
-from .tester import fit_candidate
 
 SEARCH_SAMPLES = 2_000  # releases per side per candidate broadcast on the search stream
 SEARCH_GENERATIONS = 10  # CMA-ES generations over broadcast_space

@@ -2,7 +2,8 @@
 
 A system may offer ``secret_space``: ``dim``, ``relation`` and ``pair(x)`` → a neighbouring pair for any
 point x of the unit box [0, 1]^dim. :func:`search_secret_pair` runs CMA-ES (the ``cmaes`` package) over that
-box for the pair whose releases project the largest certified ε (:func:`audit.tester.fit_candidate`, at the
+box for the pair whose releases project the largest certified ε (:func:`audit.certification.tester.fit_candidate`, at
+the
 certification sample size) on any covered channel, a smooth separation of the release distributions breaking
 ties, on max(search_samples, samples/10) releases per side. Every candidate is scored on a SEARCH stream only
 (common random numbers within a generation), so the pair it returns is certified afterwards on fresh releases,
@@ -18,15 +19,14 @@ from typing import Any
 
 import numpy as np
 
+from audit.certification.tester import fit_candidate
+from audit.engine.broadcast_search import mean_separation
+from audit.engine.progress import progress_bar
+from audit.engine.releases import AuditTarget
+from audit.statistics import search_statistics
 from pgc.contracts import ALL, HasSecretSpace
 from pgc.errors import UserError
 from pgc.optim import cmaes_maximize
-
-from .broadcast_search import mean_separation
-from .progress import progress_bar
-from .releases import AuditTarget
-from .statistics import search_statistics
-from .tester import fit_candidate
 
 PAIR_SEARCH_GENERATIONS = 20
 PAIR_SEARCH_POPULATION = 12

@@ -1,10 +1,10 @@
 """Evidence for the curve audit and the stated power, written to results/power/ (``results/power/run.sh``).
 
-Every audit here goes through :func:`audit.system_audit.audit_system` (select on a training split,
+Every audit here goes through :func:`audit.engine.system_audit.audit_system` (select on a training split,
 certify on fresh releases, one verdict rule) on small Gaussian and Laplace systems defined below,
 except the oracle reference of ``curve-vs-threshold`` (one-dimensional scores, the threshold chosen
 on n training samples per side) and the sequential null simulation (the stopping rule of
-:mod:`audit.sequential` on one-dimensional scores, 2,000 runs). Studies:
+:mod:`audit.certification.sequential` on one-dimensional scores, 2,000 runs). Studies:
 
 * ``curve-vs-threshold`` — an exact Gaussian at (2, 1e-5) and (1, 1e-5): ``curve_epsilon`` and the
   threshold ε_LB of the same rows, 20 seeds, 1e5 (and 1e6 for (1, 1e-5)) per side;
@@ -14,7 +14,7 @@ on n training samples per side) and the sequential null simulation (the stopping
   diffprivlib's GaussianAnalytic, and the textbook formulas written here) over ε ∈ {0.5, 1, 2, 4, 8},
   δ ∈ {1e-5, 1e-8} and dimensions {1, 4, 16}: how many are flagged;
 * ``detectability`` — five mechanisms: each run audits the correct release, reads the ``detectable_epsilon``
-  its own certified test states (:mod:`audit.measured_power`) and audits a release leaking exactly that much,
+  its own certified test states (:mod:`audit.power.measured`) and audits a release leaking exactly that much,
   200 runs each: the share flagged (the promise is ≥ 0.8);
 * ``point-mass-detectability`` — the δ test's stated point mass, planted in a Laplace mechanism: the share
   flagged;
@@ -37,12 +37,11 @@ import numpy as np
 from scipy.stats import binomtest
 
 import pgc.schemas as schemas
+from audit.certification.curves import curve_epsilon, gdp_mu_for, mu_lower_bound, select_curve_threshold, split_alpha
+from audit.certification.sequential import sequential_curve_audit
+from audit.engine.system_audit import audit_system
 from pgc.contracts import PrivacyClaim
 from pgc.mechanisms.calibration import analytic_gaussian_sigma
-
-from .curves import curve_epsilon, gdp_mu_for, mu_lower_bound, select_curve_threshold, split_alpha
-from .sequential import sequential_curve_audit
-from .system_audit import audit_system
 
 ALPHA = 0.05
 
@@ -358,7 +357,7 @@ def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
         "alpha": ALPHA,
         "power_promised": 0.8,
         "goal_rate": 0.75,
-        "power": "measured: each run's own certified test (audit.measured_power)",
+        "power": "measured: each run's own certified test (audit.power.measured)",
         "cases": out,
     }
 
@@ -366,10 +365,9 @@ def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
 def point_mass_detectability(n: int = 20_000, runs: int = 100, root: int = 6, dim: int = 4) -> dict:
     """The δ test's stated power: a correct Laplace (ε = 1) audit states the smallest point mass it would catch;
     a Laplace that releases its input exactly with that probability is audited on fresh seeds: the share flagged."""
+    from audit.engine.blackbox import audit_mechanism
+    from audit.selftest.mutants import RareNoiselessRelease
     from pgc.mechanisms import Laplace
-
-    from .blackbox import audit_mechanism
-    from .mutants import RareNoiselessRelease
 
     stated = audit_mechanism(Laplace(1.0), dim=dim, samples=n, seed=root).row.detectable_delta
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(root).spawn(runs)]
@@ -416,7 +414,7 @@ def sequential_null(
         "consistent": sum(r.verdict == "consistent" and r.decisive for r in results),
         "undecided": sum(not r.decisive for r in results),
         "binomial_test_rate_above_alpha_p": float(test.pvalue),
-        "path": "the stopping rule of audit.sequential on one-dimensional scores (curve test per stage)",
+        "path": "the stopping rule of audit.certification.sequential on one-dimensional scores (curve test per stage)",
     }
 
 
@@ -461,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         body = _curve_studies() if name == "curve-vs-threshold" else {"study": STUDIES[name]()}
         body["wall_time_s"] = time.perf_counter() - start
-        write_result(Path(args.out) / f"{name}.json", body, f"python -m audit.power_study --only {name}")
+        write_result(Path(args.out) / f"{name}.json", body, f"python -m audit.power.study --only {name}")
         print(f"{name}: {body['wall_time_s']:.0f} s", flush=True)
     return 0
 

@@ -12,7 +12,8 @@ more than the stated (ε, δ). Such a claim is violated in words, whatever the s
 
 Readings (each a choice, written down):
 
-* a stated μ-GDP curve implies ε(δ) = :func:`audit.curves.gdp_epsilon` (Dong, Roth & Su 2022, Cor. 2.13) at
+* a stated μ-GDP curve implies ε(δ) = :func:`audit.certification.curves.gdp_epsilon` (Dong, Roth & Su 2022, Cor. 2.13)
+at
   the claimed δ; with δ = 0 it contradicts any finite ε (a Gaussian curve is (ε, δ(ε))-DP with δ(ε) > 0 at
   every ε);
 * a stated privacy profile is the claimant's δ(ε) curve: it contradicts (ε, δ) when a profile point at an
@@ -50,7 +51,7 @@ def curve_contradiction(claim: PrivacyClaim) -> str | None:
                 f"the claim contradicts its own curve: μ = {claim.gdp_mu:.3g} is not ε-DP for any finite ε "
                 f"(a Gaussian curve has δ(ε) > 0), but the claim is pure ε = {eps:g}"
             )
-        from .curves import gdp_epsilon
+        from audit.certification.curves import gdp_epsilon
 
         implied = gdp_epsilon(delta, claim.gdp_mu)
         if _exceeds(implied, eps):

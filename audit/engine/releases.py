@@ -16,12 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from audit.certification.curves import split_alpha
+from audit.certification.tester import CandidateTest, EpsilonBound, bound_from_counts, count_both, fit_candidate
+from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
 from pgc.contracts import ALL, DescribesSecrets
 from pgc.errors import UserError
-
-from .curves import split_alpha
-from .statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
-from .tester import CandidateTest, EpsilonBound, bound_from_counts, count_both, fit_candidate
 
 RELATIVE_RESOLUTION_BITS = 30  # releases are rounded to 30 significant bits unless float_exact
 
@@ -191,7 +190,7 @@ def fit_channel_tests(
 ) -> dict[str, CandidateTest]:
     """One chosen test per channel, from the training split only; a channel in ``curves`` (its claim has a
     μ-GDP curve, or its privacy profile in ``profiles``) also gets a curve threshold, each of its two tests
-    chosen at its share of α (:func:`audit.curves.split_alpha`). ``two_sided_rates`` None: two-sided rate
+    chosen at its share of α (:func:`audit.certification.curves.split_alpha`). ``two_sided_rates`` None: two-sided rate
     bounds on the channels whose δ > 0 only."""
     tests = {}
     for ch in channels:
@@ -259,7 +258,8 @@ class SelectionPool:
     offered to a later audit's SELECTION — never to its certification, which stays on fresh releases. Sampling
     until decisive pools its stages this way, so that a later stage selects on everything drawn before it.
     Holds per side and channel at most ``max_rows`` releases and ``max_values`` numbers (the newest): the
-    mechanism audit's cap on a training split (:data:`audit.tester.MECHANISM_SPLIT`), selection beyond it is
+    mechanism audit's cap on a training split (:data:`audit.certification.tester.MECHANISM_SPLIT`), selection beyond it
+    is
     stable and only slower."""
 
     def __init__(self, max_rows: int = 200_000, max_values: int = 8_000_000):

@@ -13,8 +13,10 @@ planting function that turns rows of ``base`` into a "leaky" side with a known s
 * **structure** — each present entry made absent (NaN) with probability size.
 
 One planted audit splits a random permutation of ``base`` into four equal parts A, B, C, D of m = n // 4 rows:
-:func:`audit.tester.fit_candidate` chooses a statistic and threshold on A planted vs B (at the certification size
-m, α = 1 − confidence, the audit's δ, rate bounds and candidate statistics), :func:`audit.tester.certify` counts it
+:func:`audit.certification.tester.fit_candidate` chooses a statistic and threshold on A planted vs B (at the
+certification size
+m, α = 1 − confidence, the audit's δ, rate bounds and candidate statistics), :func:`audit.certification.tester.certify`
+counts it
 on C planted vs D. It is flagged when ε_LB exceeds the claimed ε; where the claim is ∞ (no claim) or 0 the rule is
 ε_LB > 0 — the channel is told apart from itself at all, which is what flags an uncovered channel. Only the
 threshold test is run: a claimed μ-GDP curve or privacy profile adds no curve test here.
@@ -49,11 +51,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from audit.certification.tester import certify, fit_candidate
 from pgc.contracts import Statistic
 from pgc.errors import UserError
 from pgc.schemas.audit_rows import PlantedLeak
-
-from .tester import certify, fit_candidate
 
 FLAG_RATE = 0.8  # a size is detected when at least this share of its planted audits is flagged
 GRID_POINTS = 8  # geometric grid of sizes per shape: neighbours 2.3–2.7× apart

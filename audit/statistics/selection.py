@@ -1,6 +1,6 @@
 """Choosing a test on training data: the threshold scan and the statistic selection.
 
-Pure selection machinery used by :mod:`audit.tester` (which certifies the chosen test) and by
+Pure selection machinery used by :mod:`audit.certification.tester` (which certifies the chosen test) and by
 statistics that are themselves built from other statistics (:class:`audit.statistics.ChannelSumLikelihoodRatio`).
 Everything here sees only training data; its projections use a fast Poisson bound, never the exact
 Clopper–Pearson bound of the certification.
@@ -27,10 +27,9 @@ from typing import TypeAlias, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from audit.certification import bounds
+from audit.certification.bounds import FloatArray, FloatOrArray
 from pgc.contracts import Scorer, Statistic
-
-from . import bounds
-from .bounds import FloatArray, FloatOrArray
 
 CountArray: TypeAlias = npt.NDArray[np.intp]
 # a selection's projection: a tuple ending in the projected ε (:func:`choose_threshold`'s)
@@ -140,7 +139,7 @@ FEW_ATOMS = 256
 HELD_OUT_PESSIMISM = SELECTION_PESSIMISM
 EVEN_SHARE = 0.5
 # a continuous statistic's selection is noise-dominated when its best projection's standard error exceeds this share
-# of the projection: only then is the central threshold taken (audit.selection._central_choice)
+# of the projection: only then is the central threshold taken (audit.statistics.selection._central_choice)
 NOISY_SELECTION = 0.25
 
 
