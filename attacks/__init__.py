@@ -1,52 +1,27 @@
-"""Dynamics-inference attacks on PGC-A3C submissions: recover an agent's gravity ψ.
+"""Adversaries that recover a secret from what a system releases.
 
-Layering: depends on :mod:`pgc`, :mod:`pgc.mechanisms` and the auditor's search helpers. Public API:
+* :mod:`attacks.bounds` — the pure math every attack is scored by: ε-LDP accuracy ceilings, exact binomial
+  intervals, the normalized advantage, regression baselines;
+* :mod:`attacks.a3c` — PGC-A3C's attackers (dynamics inference of an agent's gravity ψ from its submissions:
+  likelihood, learned and side-channel attackers, the active aggregator, crafted layouts, sweeps over ε) with
+  their threat model, shadow simulation, targets and evaluator;
+* :mod:`attacks.bandit` — the federated bandit's first-user inference; :mod:`attacks.map_recovery` — a map from a
+  grid agent's behaviour (thesis ch. 4); :mod:`attacks.membership` — membership behind the one-parameter defence
+  (thesis ch. 6).
 
-* :class:`Attacker` and :class:`AttackScores` — the contract every attacker meets
-  (:mod:`pgc.contracts`); :func:`register_attacker` adds one by name;
-* :class:`ThreatModel`, :class:`AttackView`, :data:`CHANNELS` — what the attacker knows and sees
-  (:mod:`attacks.threat`);
-* :class:`LikelihoodAttacker`, :class:`LearnedAttacker`, :class:`SideChannelAttacker`;
-* :func:`run_attack` — shadow simulation, attackers, k-linking, evaluation; :mod:`attacks.modes` — the four
-  ways ``pgc attack`` attacks (a model, a run's transcript, an active aggregator, a sweep over ε);
-* targets: :func:`draw_truth`, :func:`fresh_submissions` (at a checkpoint), :func:`run_submissions`
-  (a ``pgc train`` transcript); :class:`TargetTruth` is evaluation-only;
-* pure math: :func:`ldp_ceiling`, :func:`clopper_pearson`, :func:`normalized_advantage`,
-  :func:`regression_baseline`; :func:`evaluate_classification`, :func:`evaluate_regression`.
+Every attacker meets :class:`pgc.contracts.Attacker` and returns :class:`pgc.contracts.AttackScores`.
 """
 
 from pgc.contracts import Attacker, AttackScores
 
 from .bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advantage, regression_baseline
-from .evaluate import evaluate_classification, evaluate_regression
-from .learned import LearnedAttacker
-from .likelihood import LikelihoodAttacker, SideChannelAttacker
-from .runner import ATTACKERS, register_attacker, run_attack
-from .targets import TargetTruth, draw_truth, fresh_submissions, run_submissions
-from .threat import CHANNELS, AttackView, ThreatModel, parse_channels
 
 __all__ = [
-    "ATTACKERS",
-    "CHANNELS",
     "Attacker",
     "AttackScores",
-    "register_attacker",
-    "AttackView",
-    "LearnedAttacker",
-    "LikelihoodAttacker",
-    "SideChannelAttacker",
-    "TargetTruth",
-    "ThreatModel",
     "chance_level",
     "clopper_pearson",
-    "draw_truth",
-    "evaluate_classification",
-    "evaluate_regression",
-    "fresh_submissions",
     "ldp_ceiling",
     "normalized_advantage",
-    "parse_channels",
     "regression_baseline",
-    "run_attack",
-    "run_submissions",
 ]

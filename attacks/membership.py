@@ -28,9 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attacks.bounds import clopper_pearson
 from pgc.errors import UserError
-
-from .bounds import clopper_pearson
 
 ATTACKERS = ("ml-leaks", "ml-leaks-adaptive", "label-only")
 TABLE_6_2: dict = {"none": 70.4, 0.1: 49.8, 2.0: 52.0}  # ML-Leaks accuracy (%) on MNIST, Table 6.2

@@ -37,8 +37,8 @@ def _reference(x: np.ndarray, centers: np.ndarray, scale: float) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attacks.likelihood import kernel_loglik
-    from attacks.runner import torch_threads
+    from attacks.a3c.likelihood import kernel_loglik
+    from attacks.a3c.runner import torch_threads
 
     if min(args.submissions, args.budget, args.candidates) < 1:
         raise UserError("--submissions, --budget and --candidates must be >= 1")

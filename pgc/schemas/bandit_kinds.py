@@ -135,7 +135,7 @@ class BanditAttack(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class LayoutGap(Result):
-    """python -m attacks.layout: a crafted θ's Laplace Bayes accuracy on a candidate set (measured, means
+    """python -m attacks.a3c.layout: a crafted θ's Laplace Bayes accuracy on a candidate set (measured, means
     only, the best layout and the best map from episode length to it)."""
 
     KIND = "layout-gap"

@@ -318,7 +318,7 @@ def relocated(value, moves: list[tuple[str, str]]):
 
 def relocate_results(work: Path, moves: list[tuple[str, str]]) -> None:
     """The steps' results (and the sweep's plot, which draws its model's path) name the final folder."""
-    from attacks.sweep import plot_sweep, sweep_title
+    from attacks.a3c.sweep import plot_sweep, sweep_title
 
     for path in sorted(work.glob("*.json")):
         data = json.loads(path.read_text())

@@ -10,12 +10,13 @@ import math
 import numpy as np
 import pytest
 
-from attacks import ThreatModel, draw_truth, fresh_submissions, ldp_ceiling, run_attack
+from attacks import ldp_ceiling
+from attacks.a3c import ThreatModel, draw_truth, fresh_submissions, run_attack
+from attacks.a3c.likelihood import recover_prs_release
+from attacks.a3c.runner import link_loglik, rank_in_group
+from attacks.a3c.targets import run_submissions, trial_config
+from attacks.a3c.threat import AttackView, parse_channels
 from attacks.bounds import clopper_pearson
-from attacks.likelihood import recover_prs_release
-from attacks.runner import link_loglik, rank_in_group
-from attacks.targets import run_submissions, trial_config
-from attacks.threat import AttackView, parse_channels
 from pgc.a3c.model import glorot_uniform_theta
 from pgc.a3c.rundir import load_run, save_run
 from pgc.a3c.trainer import TrainConfig, train
@@ -238,8 +239,8 @@ def test_transcript_target_links_rounds_and_keeps_truth_apart(small_run):
 def test_laplace_likelihood_is_bayes_optimal_on_worst_case_inputs(eps):
     """Two clipped inputs ±(C/2)e₁ at L1 distance C (the sensitivity): the MAP test's success is exactly
     1 − ½e^{−ε/2}, below the ceiling e^ε/(1+e^ε). The attacker must hit the former within its CI."""
-    from attacks.likelihood import LikelihoodAttacker
-    from attacks.shadow import Contexts, ShadowBank
+    from attacks.a3c.likelihood import LikelihoodAttacker
+    from attacks.a3c.shadow import Contexts, ShadowBank
 
     mech = Laplace(eps, clip=0.01)
     n, d = 4000, 112
@@ -259,8 +260,9 @@ def test_laplace_likelihood_is_bayes_optimal_on_worst_case_inputs(eps):
 
 
 def test_every_registered_attacker_meets_the_protocol_and_a_new_one_plugs_in():
-    from attacks import ATTACKERS, Attacker, AttackScores, register_attacker
-    from attacks.runner import attack_step
+    from attacks import Attacker, AttackScores
+    from attacks.a3c import ATTACKERS, register_attacker
+    from attacks.a3c.runner import attack_step
 
     for name, cls in ATTACKERS.items():
         assert isinstance(cls(), Attacker), name

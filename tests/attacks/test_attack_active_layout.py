@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from attacks.active import laplace_layout_accuracy
-from attacks.layout import (
+from attacks.a3c.active import laplace_layout_accuracy
+from attacks.a3c.layout import (
     QUICK_LAYOUT,
     laplace_bayes_accuracy,
     layout_coordinates,
@@ -134,7 +134,7 @@ def test_quick_search_without_active_exits_2(tmp_path):
 
 
 def test_layout_gap_measures_a_saved_theta_and_refuses_bad_input(tmp_path, capsys):
-    from attacks.layout import _main, layout_gap
+    from attacks.a3c.layout import _main, layout_gap
     from pgc.a3c.model import save_checkpoint
 
     theta = search_layout([5.0, 15.0], 1.0, settings=QUICK_LAYOUT, seed=0).theta
@@ -146,7 +146,7 @@ def test_layout_gap_measures_a_saved_theta_and_refuses_bad_input(tmp_path, capsy
     acc = data["bayes_accuracy"]
     assert acc["best_layout"] == pytest.approx(1 - 0.5 * math.exp(-0.5), abs=1e-3)
     assert acc["measured"] <= acc["best_layout"] + 1e-3 and acc["measured"] > 0.65
-    assert data["command"].startswith("python -m attacks.layout")
+    assert data["command"].startswith("python -m attacks.a3c.layout")
     direct = layout_gap(theta, [5.0, 15.0], 1.0, episodes=200, seed=0)
     assert direct["bayes_accuracy"] == acc  # same seed, same numbers
     bad = tmp_path / "bad.json"
@@ -157,7 +157,7 @@ def test_layout_gap_measures_a_saved_theta_and_refuses_bad_input(tmp_path, capsy
 
 
 def test_length_map_bound_reaches_the_layout_for_distinct_fates_and_chance_for_equal_ones():
-    from attacks.layout import length_layout_bound
+    from attacks.a3c.layout import length_layout_bound
 
     rng = np.random.default_rng(0)
     apart = [np.full(300, 200), rng.integers(40, 60, size=300)]

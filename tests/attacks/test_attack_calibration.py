@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-import attacks.shadow
-import attacks.targets
-from attacks import ThreatModel, draw_truth, fresh_submissions, run_attack
+import attacks.a3c.shadow
+import attacks.a3c.targets
+from attacks.a3c import ThreatModel, draw_truth, fresh_submissions, run_attack
+from attacks.a3c.evaluate import candidate_index, evaluate_classification
+from attacks.a3c.runner import map_index, posterior
+from attacks.a3c.targets import TargetTruth
 from attacks.bounds import clopper_pearson
-from attacks.evaluate import candidate_index, evaluate_classification
-from attacks.runner import map_index, posterior
-from attacks.targets import TargetTruth
 from pgc.a3c.env import physics_array
 from pgc.a3c.model import glorot_uniform_theta
 from pgc.mechanisms import Laplace, NoNoise
@@ -42,8 +42,8 @@ def identical_physics(monkeypatch):
     def same_gravity(n, base=None, gravity=None, **kw):
         return physics_array(n, base=base, gravity=np.full(n, 9.8), **kw)
 
-    monkeypatch.setattr(attacks.shadow, "physics_array", same_gravity)
-    monkeypatch.setattr(attacks.targets, "physics_array", same_gravity)
+    monkeypatch.setattr(attacks.a3c.shadow, "physics_array", same_gravity)
+    monkeypatch.setattr(attacks.a3c.targets, "physics_array", same_gravity)
 
 
 def _null_counts(mech, channels, ks, *, targets=120, budget=40):

@@ -13,7 +13,7 @@ budget) of a single attack. Every task draws from its own seeds, so the JSON is 
 engine's (timings aside).
 
 Output: a JSON result (``"kind": "attack"``, atomic write) and a readable summary on stdout. The attacks
-themselves: :mod:`attacks.modes`.
+themselves: :mod:`attacks.a3c.modes`.
 """
 
 from __future__ import annotations
@@ -144,8 +144,8 @@ class AttackCommand:
         add_progress(p, help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
 
     def run(self, args: argparse.Namespace) -> int:
-        from attacks.runner import ATTACKERS
-        from attacks.threat import parse_channels
+        from attacks.a3c.runner import ATTACKERS
+        from attacks.a3c.threat import parse_channels
 
         if args.address is not None and args.engine != "ray":
             raise UserError("--address is only for --engine ray")
@@ -197,7 +197,7 @@ class AttackCommand:
 
 
 def _settings(args: argparse.Namespace, channels: tuple[str, ...], attackers: list[str]):
-    from attacks.modes import AttackSettings
+    from attacks.a3c.modes import AttackSettings
 
     return AttackSettings(
         channels=tuple(channels),
@@ -229,7 +229,7 @@ def _settings(args: argparse.Namespace, channels: tuple[str, ...], attackers: li
 
 
 def _attack(settings, out, engine, progress: bool) -> int:
-    from attacks.modes import attack
+    from attacks.a3c.modes import attack
 
     start = time.perf_counter()
     result = attack(settings, companion=out.companion, executor=engine, progress=progress, log=print)
@@ -247,7 +247,7 @@ def _attack(settings, out, engine, progress: bool) -> int:
 
 
 def _replot(path: Path) -> int:
-    from attacks.sweep import plot_sweep, sweep_title
+    from attacks.a3c.sweep import plot_sweep, sweep_title
     from reports.files import read_json
 
     data = read_json(path)

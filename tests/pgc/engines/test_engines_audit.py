@@ -236,7 +236,7 @@ def test_engine_options_refused_with_one_line_error(command, argv, engine_argv, 
 
 def test_audit_and_attack_packages_take_an_executor_without_importing_an_engine():
     code = (
-        "import sys, audit, pgc.audits.adversarial, audit.selftest, attacks, attacks.sweep, attacks.runner; "
+        "import sys, audit, pgc.audits.adversarial, audit.selftest, attacks, attacks.a3c.sweep, attacks.a3c.runner; "
         "bad = [m for m in ('ray', 'engines') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

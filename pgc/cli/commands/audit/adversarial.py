@@ -76,7 +76,7 @@ def _print_pair(res, mech, protection: dict) -> None:
 
 
 def adversarial_curve(args, report: dict, progress: bool) -> int:
-    from attacks.sweep import ModelSpec
+    from attacks.a3c.sweep import ModelSpec
     from pgc.a3c.crafted import QUICK_SEARCH, SearchSettings
     from pgc.audits.studies import CURVE_DISTANCES
     from pgc.audits.studies import adversarial_curve as curve_study

@@ -3,7 +3,7 @@
 A passive attacker reads whatever model the training produced; in LDP the aggregator chooses θ, so
 the strongest attacker the threat model allows first crafts θ and then runs the likelihood / learned /
 side-channel attackers on fresh submissions made at it. Through the gradient of a Laplace mechanism
-at finite ε, θ comes from the layout family (:mod:`attacks.layout`): it maximises the mechanism's
+at finite ε, θ comes from the layout family (:mod:`attacks.a3c.layout`): it maximises the mechanism's
 exact Bayes accuracy over all of Ψ, so each candidate's clipped gradient lands where the Laplace
 test wants it. Otherwise (score channel, ε = ∞, other mechanisms) θ is the audit's crafted model
 (:mod:`pgc.a3c.crafted`) for the extreme pair (min Ψ, max Ψ). Either search runs on the search
@@ -22,10 +22,9 @@ import math
 
 import numpy as np
 
+from attacks.a3c.layout import LayoutResult, LayoutSettings, search_layout
 from pgc.a3c.crafted import SearchResult, SearchSettings, search_crafted_model
 from pgc.errors import UserError
-
-from .layout import LayoutResult, LayoutSettings, search_layout
 
 LAYOUTS = {
     # clipped-gradient layouts on the L1 sphere of radius C/2, in units of C/2

@@ -21,14 +21,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from attacks.a3c.likelihood import score_channel, score_channel_name
+from attacks.a3c.shadow import Contexts, ShadowBank
+from attacks.a3c.threat import AttackView, ThreatModel
 from pgc.contracts import AttackScores
 from pgc.errors import UserError
 from pgc.mechanisms import Laplace, NoNoise
 from pgc.optim.networks import seeded_mlp
-
-from .likelihood import score_channel, score_channel_name
-from .shadow import Contexts, ShadowBank
-from .threat import AttackView, ThreatModel
 
 SCORE_BUMPS = 24
 

@@ -26,10 +26,9 @@ import math
 
 import numpy as np
 
+from attacks.a3c.targets import TargetTruth
+from attacks.bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advantage, regression_baseline
 from pgc.errors import UserError
-
-from .bounds import chance_level, clopper_pearson, ldp_ceiling, normalized_advantage, regression_baseline
-from .targets import TargetTruth
 
 
 def evaluate_classification(

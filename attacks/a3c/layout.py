@@ -524,7 +524,7 @@ def layout_gap(
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    """``python -m attacks.layout THETA.pt --candidates ... --epsilon E --out JSON``: :func:`layout_gap`."""
+    """``python -m attacks.a3c.layout THETA.pt --candidates ... --epsilon E --out JSON``: :func:`layout_gap`."""
     import argparse
     import json
     import os
@@ -533,7 +533,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     from pgc.a3c.model import CheckpointError, load_checkpoint
     from pgc.options import add_out, add_seed
 
-    p = argparse.ArgumentParser(prog="python -m attacks.layout", description=layout_gap.__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m attacks.a3c.layout", description=layout_gap.__doc__.splitlines()[0])
     p.add_argument("theta", help="checkpoint of the crafted θ")
     p.add_argument("--candidates", type=float, nargs="+", required=True)
     p.add_argument("--epsilon", type=float, default=1.0)
@@ -556,7 +556,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError, CheckpointError) as exc:  # one clear line, exit 2, nothing written
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report["command"] = "python -m attacks.layout " + " ".join(sys.argv[1:] if argv is None else argv)
+    report["command"] = "python -m attacks.a3c.layout " + " ".join(sys.argv[1:] if argv is None else argv)
     import pgc.schemas as schemas
 
     tmp = args.out + ".tmp"

@@ -11,7 +11,7 @@ Threat model: an honest-but-curious aggregator, or agents colluding with it. It
   with a budget of ``budget`` episodes per candidate ψ (and per target θ when θ varies).
 
 It never reads the ground truth: an :class:`AttackView` holds only aggregator-visible arrays, and the
-ground truth (ψ per target) is passed to :func:`attacks.evaluate.evaluate` alone.
+ground truth (ψ per target) is passed to :func:`attacks.a3c.evaluate.evaluate` alone.
 
 Channels, by name:
 

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attacks.a3c.threat import AttackView, ThreatModel
 from pgc.a3c.env import physics_array
 from pgc.a3c.rollout import simulate_episodes
 from pgc.errors import UserError
 from pgc.mechanisms import sanitize
-
-from .threat import AttackView, ThreatModel
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Targets of attack: fresh submissions at a checkpoint, or a trained run's transcript.
 
-Both return ``(threat-relevant view, truth)``: the :class:`~attacks.threat.AttackView` goes to the
+Both return ``(threat-relevant view, truth)``: the :class:`~attacks.a3c.threat.AttackView` goes to the
 attackers, the per-target ψ (:class:`TargetTruth`) to the evaluator only.
 """
 
@@ -11,14 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
+from attacks.a3c.threat import AttackView, ThreatModel
 from pgc.a3c.env import physics_array
 from pgc.a3c.rollout import simulate_episodes
 from pgc.a3c.rundir import TrialFiles, load_run
 from pgc.a3c.trainer import TrainConfig
 from pgc.errors import UserError
 from pgc.mechanisms import ProjectedRandomSign
-
-from .threat import AttackView, ThreatModel
 
 
 @dataclass(frozen=True)

@@ -19,16 +19,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attacks.a3c.evaluate import evaluate_classification, evaluate_regression
+from attacks.a3c.learned import LearnedAttacker
+from attacks.a3c.likelihood import LikelihoodAttacker, SideChannelAttacker
+from attacks.a3c.shadow import Contexts, ShadowBank, candidate_grid, simulate_bank
+from attacks.a3c.targets import TargetTruth
+from attacks.a3c.threat import AttackView, ThreatModel
 from pgc.errors import UserError
 from pgc.tasks import map_tasks
 from pgc.tasks.progress import progress_bar
-
-from .evaluate import evaluate_classification, evaluate_regression
-from .learned import LearnedAttacker
-from .likelihood import LikelihoodAttacker, SideChannelAttacker
-from .shadow import Contexts, ShadowBank, candidate_grid, simulate_bank
-from .targets import TargetTruth
-from .threat import AttackView, ThreatModel
 
 # the attackers by name (each meets pgc.contracts.Attacker)
 ATTACKERS: dict[str, type] = {

@@ -1,7 +1,7 @@
 """Likelihood (Bayes) attackers and the side-channel attacker.
 
 Each returns, for every attacked submission i and candidate ψ_p, an estimate of log p(view_i | ψ_p)
-(up to a constant shared by all ψ); :mod:`attacks.runner` sums these over linked submissions and takes
+(up to a constant shared by all ψ); :mod:`attacks.a3c.runner` sums these over linked submissions and takes
 the MAP (uniform prior), or the posterior mean over a grid for a range.
 
 Gradient channel, by mechanism (shadow episodes c_{p,j}, j = 1..J, at the submission's θ'):
@@ -44,12 +44,11 @@ import math
 import numpy as np
 import torch
 
+from attacks.a3c.shadow import Contexts, ShadowBank
+from attacks.a3c.threat import AttackView, ThreatModel
 from pgc.contracts import AttackScores
 from pgc.errors import UserError
 from pgc.mechanisms import Laplace, NoNoise, ProjectedRandomSign, bit_flip_plus_probability, l1_clip
-
-from .shadow import Contexts, ShadowBank
-from .threat import AttackView, ThreatModel
 
 _CHUNK = 20_000_000  # elements of one distance block
 

@@ -26,17 +26,16 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attacks.a3c.runner import fmt_eps, run_attack, violations
+from attacks.a3c.targets import draw_truth, fresh_submissions, load_trial, run_submissions, threat_for_run, trial_config
+from attacks.a3c.threat import ThreatModel, parse_channels  # noqa: F401  (re-exported)
+from attacks.bounds import ldp_ceiling
 from pgc.a3c.model import glorot_uniform_theta, has_biases, load_checkpoint
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.rundir import load_run
 from pgc.errors import UserError
 from pgc.mechanisms import Mechanism, make_mechanism
 from pgc.tasks import map_tasks
-
-from .bounds import ldp_ceiling
-from .runner import fmt_eps, run_attack, violations
-from .targets import draw_truth, fresh_submissions, load_trial, run_submissions, threat_for_run, trial_config
-from .threat import ThreatModel, parse_channels  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ def attack_fresh(
     executor=None,
 ) -> dict:
     """Fresh submissions at ``model`` for ``n_targets`` drawn environments, attacked; ``executor``
-    runs the attack's (attacker, budget) steps as tasks (:func:`attacks.runner.run_attack`)."""
+    runs the attack's (attacker, budget) steps as tasks (:func:`attacks.a3c.runner.run_attack`)."""
     truth_seq, sub_seq, att_seq = seed.spawn(3)
     truth = draw_truth(threat, n_targets, np.random.default_rng(truth_seq))
     view = fresh_submissions(

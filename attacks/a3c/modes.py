@@ -1,10 +1,10 @@
 """The four ways ``pgc attack`` attacks, from one settings object to the result record (kind "attack"):
 
-* ``model`` — fresh submissions at one model (:class:`attacks.sweep.ModelSpec`);
+* ``model`` — fresh submissions at one model (:class:`attacks.a3c.sweep.ModelSpec`);
 * ``run`` — a ``pgc train`` folder's transcript (mechanism, Ψ and A3C settings from the run);
-* ``active`` — the aggregator crafts θ for the candidates (:mod:`attacks.active`), saved as a checkpoint
+* ``active`` — the aggregator crafts θ for the candidates (:mod:`attacks.a3c.active`), saved as a checkpoint
   beside the result, then attacks fresh submissions at it;
-* ``sweep`` — accuracy against ε for each model (:func:`attacks.sweep.sweep_epsilons`), with its plot.
+* ``sweep`` — accuracy against ε for each model (:func:`attacks.a3c.sweep.sweep_epsilons`), with its plot.
 
 :func:`attack` runs the chosen one; ``executor`` runs its independent parts as tasks (each with its own
 seeds, so the result is the local one). What a mode says as it goes, its summary included, goes to ``log``.
@@ -19,10 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from attacks.a3c.runner import compare, fmt_eps, violations
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.errors import UserError
-
-from .runner import compare, fmt_eps, violations
 
 DEFAULT_CANDIDATES = (9.7, 9.8, 9.9)
 
@@ -113,8 +112,8 @@ def model_attack(
 ) -> dict:
     """Fresh submissions at the one model of ``settings.models`` (or at ``model``, with the attack's ``seed``
     stream)."""
-    from .sweep import ModelSpec, attack_fresh, build_mechanism
-    from .threat import ThreatModel
+    from attacks.a3c.sweep import ModelSpec, attack_fresh, build_mechanism
+    from attacks.a3c.threat import ThreatModel
 
     s = settings
     if model is None:
@@ -155,7 +154,7 @@ def run_attack_on_transcript(
     settings: AttackSettings, *, executor=None, progress: bool = False, log: Callable[[str], None] = print
 ) -> dict:
     """The transcript of trial ``settings.trial`` of the run folder ``settings.run``."""
-    from .sweep import attack_run
+    from attacks.a3c.sweep import attack_run
 
     s = settings
     threat, res = attack_run(
@@ -189,12 +188,11 @@ def active_attack(
     """θ crafted for the candidates on the search stream (saved beside the result, at
     ``companion("-crafted-theta.pt")``), then fresh submissions at it attacked on the attack stream; with
     Laplace, what the mechanism reaches at best on the layout."""
+    from attacks.a3c.active import craft_for_candidates
+    from attacks.a3c.layout import QUICK_LAYOUT, LayoutResult
+    from attacks.a3c.sweep import ModelSpec, build_mechanism
     from pgc.a3c.crafted import QUICK_SEARCH
     from pgc.a3c.model import save_checkpoint
-
-    from .active import craft_for_candidates
-    from .layout import QUICK_LAYOUT, LayoutResult
-    from .sweep import ModelSpec, build_mechanism
 
     s = settings
     cands = tuple(s.candidates or DEFAULT_CANDIDATES)
@@ -253,7 +251,7 @@ def active_attack(
 
 
 def _laplace_best_layout(result: dict, eps: float, n_candidates: int, log: Callable[[str], None]) -> None:
-    from .active import laplace_layout_accuracy
+    from attacks.a3c.active import laplace_layout_accuracy
 
     name = "opposite" if n_candidates == 2 else "diamond"
     result["active"]["laplace_best_layout"] = {"layout": name, "accuracy": laplace_layout_accuracy(name, eps)}
@@ -274,7 +272,7 @@ def sweep_attack(
 ) -> dict:
     """Accuracy against ε for each model of ``settings.models``; the plot drawn beside the result, at
     ``companion(".png")``."""
-    from .sweep import ModelSpec, plot_sweep, sweep_epsilons, sweep_title
+    from attacks.a3c.sweep import ModelSpec, plot_sweep, sweep_epsilons, sweep_title
 
     s = settings
     if s.psi_range:
