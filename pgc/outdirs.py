@@ -9,7 +9,6 @@ import contextlib
 import errno
 import fcntl
 import json
-import math
 import os
 import re
 import shutil
@@ -19,22 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
-
 from pgc.errors import UserError
-
-
-def _json_safe(x):
-    if isinstance(x, dict):
-        return {k: _json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_json_safe(v) for v in x]
-    if isinstance(x, float) and not math.isfinite(x):
-        return "inf" if x > 0 else ("-inf" if x < 0 else "nan")
-    if isinstance(x, np.generic):
-        return _json_safe(x.item())
-    return x
-
+from pgc.files import json_safe
 
 MARKER_FILE = ".pgc-output"  # written by pgc into every folder it creates; --force replaces only these
 # folders written before the marker existed (or before it named its command): file -> (key, prefix, command)
@@ -186,7 +171,7 @@ def write_marker(folder: str | Path, **info) -> Path:
     """Mark ``folder`` as written by pgc (what :func:`is_pgc_output` and ``--force`` look for)."""
     path = Path(folder) / MARKER_FILE
     if not path.is_file():
-        path.write_text(json.dumps({"format": "pgc-output/1", "written_by": "pgc", **_json_safe(info)}) + "\n")
+        path.write_text(json.dumps({"format": "pgc-output/1", "written_by": "pgc", **json_safe(info)}) + "\n")
     return path
 
 

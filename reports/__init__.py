@@ -18,7 +18,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from .files import json_safe, write_bytes_atomic
+from pgc.files import json_safe, write_bytes_atomic
+
 from .loaders import KINDS, ReportInputError, Source, load_sources
 
 __all__ = ["KINDS", "ReportInputError", "Source", "build_report", "load_sources"]

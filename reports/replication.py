@@ -25,8 +25,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from pgc.files import write_bytes_atomic  # noqa: E402
+
 from . import figure_kit  # noqa: E402
-from .files import write_bytes_atomic  # noqa: E402
 
 TABLE_FILES = {
     "table1": "table1_fst.md",

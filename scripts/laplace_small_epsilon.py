@@ -19,7 +19,7 @@ import numpy as np
 
 from audit.engine.system_audit import audit_system
 from pgc.contracts import PrivacyClaim
-from reports.files import write_json_atomic
+from pgc.files import write_json_atomic
 
 TOTAL = 100_000
 SAMPLES = 80_000

@@ -15,7 +15,7 @@ from pathlib import Path
 import pgc.schemas as schemas
 from pgc.benchmarks.ldp import audit_cell, print_cell, summary
 from pgc.errors import UserError
-from reports.files import read_json, write_json_atomic
+from pgc.files import read_json, write_json_atomic
 
 LABEL = re.compile(r"(.+):(\w+) k=(\d+) ε=([\d.]+)")  # a cell as pgc bench ldp's summary names it
 

@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from pgc.a3c.trainer import train_batch
+from pgc.files import write_text_atomic
 from pgc.replication.grid import CONFIRMED_READING, PAPER_BUFFER, GridSpec, Setting, setting_configs
 from pgc.replication.stats import median_fst, median_interval, success_interval
-from reports.files import write_text_atomic
 
 VARIANTS = {  # name -> (protect, stop at the aggregator's success)
     "none": ((), True),

@@ -21,6 +21,7 @@ FLOORS = {
     "pgc.options": 0,
     "pgc.references": 0,  # the package root (its version only) and the output-folder guards
     "pgc.usercode": 0,  # whose code raised an exception: the user's or pgc-audit's
+    "pgc.files": 0,  # atomic file writes and the JSON encoding of numbers
     "pgc.mechanisms": 0,
     "pgc.systems": 0,
     "pgc.tasks": 0,
@@ -49,12 +50,12 @@ FLOORS = {
 IMPORT_NAMES = {"audit", "attacks", "pgc", "reports"}
 SYSTEM_PACKAGES = {name for name, floor in FLOORS.items() if floor == 2}
 # allowed imports between two packages of one floor: the attackers use the auditor's bounds; every package of
-# floor 0 may import the contracts, the user-error exception and the user-code classification
+# floor 0 may import the contracts, the user-error exception, the user-code classification and the file writes
 SIDEWAYS = {("attacks", "audit")} | {
     (name, base)
     for name, floor in FLOORS.items()
     if floor == 0
-    for base in ("pgc.contracts", "pgc.errors", "pgc.usercode")
+    for base in ("pgc.contracts", "pgc.errors", "pgc.usercode", "pgc.files")
 }
 
 

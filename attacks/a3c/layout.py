@@ -41,6 +41,7 @@ from pgc.a3c.env import CartPoleParams, physics_array
 from pgc.a3c.model import DIM, SLICE_VALUE, with_zero_biases
 from pgc.a3c.rollout import A3CHyperparams, simulate_episodes
 from pgc.errors import UserError
+from pgc.files import write_json_atomic
 from pgc.mechanisms import l1_clip
 from pgc.optim import cmaes_maximize
 
@@ -526,8 +527,6 @@ def layout_gap(
 def _main(argv: Sequence[str] | None = None) -> int:
     """``python -m attacks.a3c.layout THETA.pt --candidates ... --epsilon E --out JSON``: :func:`layout_gap`."""
     import argparse
-    import json
-    import os
     import sys
 
     from pgc.a3c.model import CheckpointError, load_checkpoint
@@ -559,10 +558,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     report["command"] = "python -m attacks.a3c.layout " + " ".join(sys.argv[1:] if argv is None else argv)
     import pgc.schemas as schemas
 
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(schemas.dump("layout-gap", report), fh, indent=2)
-    os.replace(tmp, args.out)
+    write_json_atomic(args.out, schemas.dump("layout-gap", report))
     acc = report["bayes_accuracy"]
     best = (
         ""

@@ -34,6 +34,7 @@ from pgc.a3c.model import glorot_uniform_theta, has_biases, load_checkpoint
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.rundir import load_run
 from pgc.errors import UserError
+from pgc.files import atomic_path
 from pgc.mechanisms import Mechanism, make_mechanism
 from pgc.tasks import map_tasks
 
@@ -361,11 +362,9 @@ def plot_sweep(result: dict, path: Path, title: str) -> Path:  # noqa: C901
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.13, 1, 1))
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
-    fig.savefig(tmp, dpi=120)
+    with atomic_path(path, suffix=path.suffix) as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
-    tmp.replace(path)
     return path
 
 

@@ -27,9 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,6 +39,7 @@ from audit.certification.curves import curve_epsilon, gdp_mu_for, mu_lower_bound
 from audit.certification.sequential import sequential_curve_audit
 from audit.engine.system_audit import audit_system
 from pgc.contracts import PrivacyClaim
+from pgc.files import write_text_atomic
 from pgc.mechanisms.calibration import analytic_gaussian_sigma
 
 ALPHA = 0.05
@@ -439,13 +438,8 @@ def _curve_studies() -> dict:
 
 
 def write_result(path: Path, body: dict, command: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     result = schemas.json_ready(schemas.dump("power-study", {**body, "command": command}))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")  # written whole, then renamed into place
-    with os.fdopen(fd, "w") as handle:
-        handle.write(json.dumps(result, indent=1, allow_nan=False) + "\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(result, indent=1, allow_nan=False) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 
 from pgc.errors import UserError
+from pgc.files import json_number
 from pgc.mechanisms import MECHANISMS, Mechanism, ProjectedRandomSign, make_mechanism, split_rounds
 
 from .env import PAPER_GRAVITIES, TARGET_SCORE, CartPoleParams
@@ -317,4 +318,4 @@ def _check_types(config: TrainConfig) -> None:
 
 
 def json_float(x: float) -> float | str:
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+    return json_number(x)

@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from pgc.errors import UserError
+from pgc.files import atomic_path
 
 STATE_DIM = 4
 HIDDEN = 16
@@ -143,10 +144,8 @@ def save_checkpoint(theta: np.ndarray, path: str | Path, metadata: dict[str, str
     """Write θ as a torch state_dict (float64) atomically (temp file, then rename)."""
     model = ActorCritic.from_flat(theta)
     payload = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(payload, tmp)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        torch.save(payload, tmp)
 
 
 class CheckpointError(UserError):

@@ -22,12 +22,12 @@ import numpy as np
 
 import pgc.schemas as schemas
 from pgc.errors import UserError
+from pgc.files import json_safe
 from pgc.outdirs import (  # noqa: F401
     MARKER_FILE,
     OutputBusyError,
     OutputDirError,
     OutputExistsError,
-    _json_safe,
     check_output_dir,
     is_pgc_output,
     lock_path,
@@ -96,7 +96,7 @@ def save_run(
             "trials": trials,
             **(extra or {}),
         }
-        (tmp / SUMMARY_FILE).write_text(json.dumps(_json_safe(schemas.dump("train", summary)), indent=2) + "\n")
+        (tmp / SUMMARY_FILE).write_text(json.dumps(json_safe(schemas.dump("train", summary)), indent=2) + "\n")
     return out
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from pgc.errors import UserError
+from pgc.files import atomic_path
 
 from .model import DIMS
 
@@ -46,10 +47,8 @@ MAX_FILE_BYTES = 64 * 2**30
 
 
 def atomic_savez(path: Path, **arrays: np.ndarray) -> None:
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(tmp, **arrays)
-    tmp.replace(path)
+    with atomic_path(path, suffix=".npz") as tmp:  # np.savez appends .npz to a name without it
+        np.savez_compressed(tmp, **arrays)
 
 
 @dataclass

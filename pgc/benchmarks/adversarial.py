@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from pgc.audits.adversarial import adversarial_audit
     from pgc.audits.environment import environment_audit
     from pgc.audits.studies import false_alarm_study
+    from pgc.files import write_json_atomic
     from pgc.mechanisms import make_mechanism
-    from reports.files import write_json_atomic
 
     if args.false_alarms:
         mechs = {f"{m} ε={e:g}": make_mechanism(m, e) for m in ("laplace", "prs") for e in (1.0, 4.0)}

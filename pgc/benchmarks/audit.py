@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if "false-alarm" in parts and args.false_alarm_seeds > 0:
         out["false_alarms"] = _false_alarms(args)
     if args.json:
-        from reports.files import write_json_atomic
+        from pgc.files import write_json_atomic
 
         write_json_atomic(args.json, {"kind": "audit-benchmark", **out})
     if parts & {"laplace", "prs", "whitebox"}:

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     _print_bandit(args, cfg1, ref_rounds, result)
     if args.out:
         import pgc.schemas as schemas
-        from reports.files import write_json_atomic
+        from pgc.files import write_json_atomic
 
         write_json_atomic(Path(args.out), schemas.dump("bandit-bench", result))
         print(f"wrote {args.out}")

@@ -339,7 +339,7 @@ def _fmt(value: float | None) -> str:
 
 def write_table(path: Path, result: dict) -> None:
     """The Markdown table: per algorithm, claim, both tools' median ε_LB and flags."""
-    from reports.files import write_text_atomic
+    from pgc.files import write_text_atomic
 
     s, st = result["summary"], result["settings"]
     lines = [
@@ -399,7 +399,7 @@ def summary_lines(result: dict) -> str:
 
 def _previous(path: Path, settings: dict) -> dict:
     """Finished cells of an earlier run with the same settings, by (algorithm, seed)."""
-    from reports.files import read_json
+    from pgc.files import read_json
 
     if not path.is_file():
         return {}
@@ -412,7 +412,7 @@ def _previous(path: Path, settings: dict) -> dict:
 
 def _write(path: Path, result: dict) -> None:
     import pgc.schemas as schemas
-    from reports.files import write_json_atomic
+    from pgc.files import write_json_atomic
 
     write_json_atomic(path, schemas.dump("bench", result))
 

@@ -65,9 +65,9 @@ def oracle_bounds(sigma: float, clip: float, delta: float, n: int, alpha_thresho
 def run(args: argparse.Namespace) -> int:
     from audit.certification.curves import split_alpha
     from audit.engine.system_audit import audit_system
+    from pgc.files import write_json_atomic
     from pgc.flower import local_dp_update_system
     from pgc.flower.reference import NumpyLocalDp
-    from reports.files import write_json_atomic
 
     if not (0.0 < args.delta < 1.0):
         raise UserError("--delta must lie in (0, 1)")

@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     from audit.certification.curves import split_alpha
     from audit.engine.blackbox import audit_mechanism, canary_pairs
     from audit.selftest.mutants import GaussianNoiseShrunk
+    from pgc.files import write_json_atomic
     from pgc.mechanisms import Gaussian
-    from reports.files import write_json_atomic
 
     if not (0.0 < args.delta < 1.0):
         raise UserError("--delta must lie in (0, 1)")

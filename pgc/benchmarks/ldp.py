@@ -175,7 +175,7 @@ def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
 
 def _previous(path: Path, settings: dict) -> tuple[dict, dict]:
     """Finished cells and timings of an earlier run with the same settings, by key."""
-    from reports.files import read_json
+    from pgc.files import read_json
 
     if not path.is_file():
         return {}, {}
@@ -192,7 +192,7 @@ def _previous(path: Path, settings: dict) -> tuple[dict, dict]:
 
 def _write(path: Path, result: dict) -> None:
     import pgc.schemas as schemas
-    from reports.files import write_json_atomic
+    from pgc.files import write_json_atomic
 
     write_json_atomic(path, schemas.dump("ldp-bench", result))
 

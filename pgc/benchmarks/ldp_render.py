@@ -83,7 +83,7 @@ def cell_lines(result: dict) -> list[str]:
 
 
 def write_table(path: Path, result: dict) -> None:
-    from reports.files import write_text_atomic
+    from pgc.files import write_text_atomic
 
     s, settings = result["summary"], result["settings"]
     text = [
@@ -120,7 +120,7 @@ def write_figure(path: Path, result: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from reports.files import write_bytes_atomic
+    from pgc.files import write_bytes_atomic
 
     libraries = list(dict.fromkeys(c["library"] for c in result["cells"]))
     fig, axes = plt.subplots(len(libraries), 1, figsize=(12, 3.2 * len(libraries)), squeeze=False)

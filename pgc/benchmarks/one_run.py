@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         print("the multi-sample audit did not reach the one run's bound at the sample sizes tried")
     if args.out:
         import pgc.schemas as schemas
-        from reports.files import write_json_atomic
+        from pgc.files import write_json_atomic
 
         command = (
             f"pgc bench one-run --canaries {args.canaries} --submissions {args.submissions} --samples "

@@ -37,8 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pgc.a3c.kernel import warm_up
     from pgc.a3c.trainer import train_batch
+    from pgc.files import write_json_atomic
     from pgc.replication.grid import GridSpec, grid_settings, setting_configs
-    from reports.files import write_json_atomic
 
     if args.trials < 1 or args.cap < 1 or args.processes < 1:
         raise UserError("--trials, --cap and --processes must be positive")

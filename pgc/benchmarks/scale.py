@@ -132,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
     from pgc.a3c.kernel import warm_up
     from pgc.a3c.trainer import train_batch
     from pgc.engines import LocalEngine, RayEngine
+    from pgc.files import write_json_atomic
     from pgc.replication.grid import GridSpec, grid_settings, setting_configs
-    from reports.files import write_json_atomic
 
     if min(args.trials, args.cap, args.tasks, args.storage_trials) < 1:
         raise UserError("--trials, --cap, --tasks and --storage-trials must be positive")

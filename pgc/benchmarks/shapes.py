@@ -311,7 +311,7 @@ def summary(cells: list[dict]) -> dict:
 
 
 def write_table(path: Path, result: dict) -> None:
-    from reports.files import write_text_atomic
+    from pgc.files import write_text_atomic
 
     s = result["summary"]
     lines = [
@@ -351,7 +351,7 @@ def write_table(path: Path, result: dict) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import pgc.schemas as schemas
-    from reports.files import write_json_atomic
+    from pgc.files import write_json_atomic
 
     _check(args)
     out = Path(args.out)

@@ -117,7 +117,7 @@ def reference_environment_audit(theta, mechanism, psi, psi_prime, samples, seed)
 
 def run(args: argparse.Namespace) -> int:
     from pgc.audits.adversarial import adversarial_audit  # noqa: F401  (warm the imports outside the timings)
-    from reports.files import write_json_atomic
+    from pgc.files import write_json_atomic
 
     start = time.perf_counter()
     result = {"kind": "bench", "bench": "systems", "seeds": args.seeds, "samples": args.samples, "confidence": 0.95}

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from pgc.a3c.model import glorot_uniform_theta
     from pgc.a3c.reference import batched_loss_steps_per_second, naive_steps_per_second
     from pgc.a3c.trainer import TrainConfig, train_batch
-    from reports.files import write_json_atomic
+    from pgc.files import write_json_atomic
 
     if args.trials < 1 or args.submissions < 1 or args.naive_seconds <= 0:
         raise UserError("--trials, --submissions and --naive-seconds must be positive")

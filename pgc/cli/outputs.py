@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from pgc.errors import UserError
-from reports.files import write_json_atomic
+from pgc.files import write_json_atomic
 
 RUNS = Path("runs")
 COMPANION_KEYS = ("theta_file", "theta_files", "plot")  # where a result records the files beside it

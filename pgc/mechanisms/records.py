@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from pgc.errors import UserError
+from pgc.files import json_number
 
 from .core import Mechanism, split_rounds
 from .registry import MECHANISMS, make_mechanism
@@ -32,7 +33,7 @@ def mechanism_params(mechanism: Mechanism) -> dict:
         if v is None or isinstance(v, (bool, int, str)):
             out[k] = v
         elif isinstance(v, float):
-            out[k] = v if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+            out[k] = json_number(v)
     return out
 
 
@@ -95,9 +96,7 @@ def mechanism_record(
         "name": found,
         "class": f"{kind.__module__}.{kind.__qualname__}",
         "params": mechanism_params(mechanism),
-        "factory_args": {
-            k: (("inf" if v > 0 else "-inf") if isinstance(v, float) and math.isinf(v) else v) for k, v in args.items()
-        },
+        "factory_args": {k: (json_number(v) if isinstance(v, float) and math.isinf(v) else v) for k, v in args.items()},
         "rounds": int(rounds),
         "fingerprint": mechanism_fingerprint(mechanism),
     }

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pgc.schemas as schemas
 from pgc.errors import UserError
+from pgc.files import json_safe, read_json, write_json_atomic
 from pgc.outdirs import check_output_dir, is_pgc_output, output_lock, replace_directory_atomically, write_marker
-from reports.files import json_safe, read_json, write_json_atomic
 
 from .analysis import analyse, replicate
 from .grid import PAPER_TRIALS, GridRun, GridSpec, grid_settings, quick_spec, setting_configs

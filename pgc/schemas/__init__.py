@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pgc.files import json_number
+
 from .bandit_kinds import *  # noqa: F401,F403  (the schema classes)
-from .base import Record, Result, SchemaError, json_number, json_ready, number
+from .base import Record, Result, SchemaError, json_ready, number
 from .bench_kinds import *  # noqa: F401,F403
 from .kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS

@@ -20,6 +20,7 @@ import typing
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, SupportsInt, TypeAlias, TypeVar
 
 from pgc.errors import UserError
+from pgc.files import json_number
 
 # A JSON object whose values the schema leaves unchecked. The type checker reads it as ``dict[str, Any]``;
 # at run time it is the plain ``dict`` annotation, which :meth:`Record.from_dict` keeps as it is (a
@@ -55,13 +56,6 @@ def number(value: Any) -> float | None:
         except ValueError:
             return None
     return None
-
-
-def json_number(x: float) -> float | str:
-    """A float as JSON writes it: finite as is, infinite and NaN as "inf", "-inf", "nan"."""
-    if math.isfinite(x):
-        return x
-    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
 def json_ready(obj: Any) -> Any:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from pgc.errors import UserError
+from pgc.files import atomic_path
 
 ATTACKED_SYSTEMS = ("dp20-feducb", "private-fedlinucb", "fedlinucb")
 
@@ -276,7 +277,6 @@ def _privacy_cost_panel(ax, result: dict) -> None:
 def plot_regret(result: dict, path: Path) -> None:
     """The regret curves and, with a sweep, the privacy cost against M (log-log, the fit and the theory's
     slopes), written atomically as a PNG."""
-    import tempfile
 
     import matplotlib
 
@@ -289,13 +289,9 @@ def plot_regret(result: dict, path: Path) -> None:
     if panels == 2:
         _privacy_cost_panel(axes[0, 1], result)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=path.parent)
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=110)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        with atomic_path(path, suffix=".png") as tmp:
+            fig.savefig(tmp, dpi=110)
     finally:
         plt.close(fig)
         if os.path.exists(tmp):

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pgc.schemas as schemas
 from pgc.errors import UserError
+from pgc.files import write_json_atomic
 from pgc.replication.grid import CONFIRMED_READING
-from reports.files import write_json_atomic
 
 # the reading confirmed on fresh seeds (results/replicate/confirmation/); runnable as pgc replicate --reading
 MAIN_READING = CONFIRMED_READING

@@ -248,7 +248,7 @@ def _attack(settings, out, engine, progress: bool) -> int:
 
 def _replot(path: Path) -> int:
     from attacks.a3c.sweep import plot_sweep, sweep_title
-    from reports.files import read_json
+    from pgc.files import read_json
 
     data = read_json(path)
     if not isinstance(data, dict) or data.get("kind") != "attack" or data.get("mode") != "sweep":

@@ -11,6 +11,7 @@ from pgc.a3c.protect import CHANNELS, parse_protect
 from pgc.a3c.rundir import check_output_dir, output_lock, save_run
 from pgc.a3c.trainer import MAX_TRIALS, TrainConfig, check_batch_size, train_batch
 from pgc.errors import UserError
+from pgc.files import read_json
 from pgc.mechanisms import MECHANISMS
 from pgc.options import (
     add_force,
@@ -22,7 +23,6 @@ from pgc.options import (
     positive_int,
     probability,
 )
-from reports.files import read_json
 
 # CLI flag -> TrainConfig field
 _FLAGS = {

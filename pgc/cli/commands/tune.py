@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pgc.schemas as schemas
 from pgc.errors import UserError
+from pgc.files import write_json_atomic
 from pgc.options import add_engine, add_out, add_seed, certification_samples, positive_float, positive_int
-from reports.files import write_json_atomic
 
 
 class TuneCommand:

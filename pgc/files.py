@@ -1,18 +1,26 @@
-"""JSON-safe values and atomic file writes, shared by the report writers and the CLI.
+"""Files every writer shares: the JSON encoding of numbers (infinity and NaN as the strings "inf", "-inf", "nan"),
+JSON-safe values, and atomic writes (a temporary file beside the target, then a rename: a reader never sees half
+a file). Folders and their locks are :mod:`pgc.outdirs`.
 
-Kept free of heavy imports (no torch, no pgc): ``pgc report`` starts fast. (``pgc.a3c.rundir`` has its
-own JSON conversion because ``pgc`` imports nothing from ``reports``.)
+The standard library only: every command may import it, at no start-up cost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
+
+def json_number(x: float) -> float | str:
+    """A float as JSON writes it: finite as is, infinite and NaN as "inf", "-inf", "nan"."""
+    if math.isfinite(x):
+        return x
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
 def json_safe(obj):
@@ -24,16 +32,36 @@ def json_safe(obj):
         return [json_safe(v) for v in obj]
     if isinstance(obj, Path):
         return str(obj)
-    if isinstance(obj, np.ndarray):
+    if type(obj).__name__ == "ndarray" and hasattr(obj, "tolist"):  # numpy, not imported here
         return json_safe(obj.tolist())
     if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):  # numpy (or torch) scalars
         try:
             obj = obj.item()
         except (AttributeError, ValueError):
             return str(obj)
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, float):
+        return json_number(obj)
     return obj
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path, suffix: str = "") -> Iterator[Path]:
+    """A temporary path beside ``path`` for a writer that takes a file name (``np.savez``, ``torch.save``,
+    ``Figure.savefig``): renamed onto ``path`` when the block ends, removed if it raises. ``suffix`` ends the
+    temporary name (a writer that appends its own extension needs it). The file gets the usual permissions."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp" + suffix)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
