@@ -142,7 +142,7 @@ def test_a_users_flower_client_app_through_flowers_message_path(installed_pgc, t
     r = _pgc(
         installed_pgc,
         "audit",
-        "--flower",
+        "flower",
         "./digits_app.py:app",
         "--pair",
         "one record removed",
