@@ -15,13 +15,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.pgc-setup-stamp
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import pgc, torch, psycopg, optuna_dashboard, ray, flwr, multi_freq_ldpy, pure_ldp, nvflare" 2>/dev/null; then
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! .venv/bin/python -c "import pgc, torch, psycopg, optuna_dashboard, ray, flwr, multi_freq_ldpy, pure_ldp, nvflare, opacus" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | quiet
   .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | quiet
   # setuptools warns on every editable install that a folder named like a package may shadow it: here the
   # packages are those folders
   PYTHONWARNINGS="ignore:Editable installation" \
-    .venv/bin/python -m pip install -q -e ".[test,scale,references,flower,ldp,nvflare]" 2>&1 | quiet
+    .venv/bin/python -m pip install -q -e ".[test,scale,references,flower,ldp,nvflare,opacus]" 2>&1 | quiet
   .venv/bin/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
   echo "$want" > "$stamp"
 fi

@@ -35,6 +35,7 @@ FLOORS = {
     "pgc.flower": 2,
     "pgc.ldp": 2,
     "pgc.nvflare": 2,
+    "pgc.opacus": 2,
     "pgc.catalogue": 2,
     "pgc.engines": 3,  # where independent tasks run
     "audit": 4,

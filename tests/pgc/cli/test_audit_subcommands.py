@@ -36,6 +36,7 @@ def test_every_subcommand_of_the_issue_exists():
         "flower-one-run",
         "ldp",
         "nvflare",
+        "opacus",
         "self-test",
         "adversarial-model",
         "adversarial-curve",

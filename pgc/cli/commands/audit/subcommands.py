@@ -39,6 +39,7 @@ MODE_FUNCTIONS = {
     "flower": ".system:audit_flower_client",
     "ldp": ".library:audit_ldp",
     "nvflare": ".library:audit_nvflare",
+    "opacus": ".opacus:audit_opacus_client",
     "mechanism": ".mechanism:audit_named_mechanism",
     "run": ".run:audit_run",
     "one_run": ".one_run:audit_one_run",
@@ -326,6 +327,37 @@ class FlowerOneRunSubcommand(AuditSubcommand):
         )
 
 
+class OpacusSubcommand(AuditSubcommand):
+    name, mode = "opacus", "opacus"
+    help = "a client that trains with Opacus (DP-SGD as shipped): the server's view of its update"
+    samples = Samples(20_000, "releases per side (default 20,000; one release is one Opacus training round)")
+
+    def add_target(self, p):
+        p.add_argument(
+            "opacus",
+            metavar="MODULE:FACTORY",
+            help="a factory returning pgc.opacus.OpacusClient (model, data, DP-SGD settings), as MODULE:FACTORY "
+            "or path/to/file.py:FACTORY",
+        )
+
+    def add_options(self, p):
+        add_setting(p, help="a keyword of the factory (VALUE as JSON, else as text); repeatable")
+        p.add_argument(
+            "--relation",
+            choices=["add-remove", "replace-one"],
+            default="add-remove",
+            help="the neighbouring data sets: one record added or removed (Opacus's accounting; default) or "
+            "one replaced by a canary",
+        )
+        p.add_argument(
+            "--record",
+            default="0",
+            help="the record that differs: an index of the client's data (default 0), or canary (add-remove: an "
+            "input-space canary added)",
+        )
+        add_selection_options(p)
+
+
 class SelfTestSubcommand(AuditSubcommand):
     name, mode = "self-test", "self_test"
     help = "audit every correct mechanism and every planted bug; exit code 1 if any is misjudged"
@@ -433,6 +465,7 @@ SUBCOMMANDS: dict[str, AuditSubcommand] = {
         FlowerOneRunSubcommand,
         LdpSubcommand,
         NvflareSubcommand,
+        OpacusSubcommand,
         SelfTestSubcommand,
         AdversarialModelSubcommand,
         AdversarialCurveSubcommand,

@@ -1,0 +1,55 @@
+"""A client that trains a logistic-regression model with Opacus: 200 synthetic records of 100 features, batch 10,
+one local step per round. ``pgc audit opacus examples/opacus/linear_client.py:make`` audits what the server sees;
+``make_sum`` takes Opacus's ``loss_reduction="sum"``, ``make_gdp`` Opacus's GDP accountant."""
+
+from __future__ import annotations
+
+import torch
+
+from pgc.opacus import OpacusClient
+
+
+def _data(records: int = 200, features: int = 100, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(records, features, generator=generator)
+    w = torch.randn(features, generator=generator)
+    y = (x @ w > 0).long()
+    return x, y
+
+
+def make(
+    noise_multiplier: float = 1.0,
+    accountant: str = "prv",
+    local_steps: int = 1,
+    poisson_sampling: bool = True,
+    loss_reduction: str = "mean",
+):
+    torch.manual_seed(0)  # the initial model: the user's own choice of initialisation
+    x, y = _data()
+    model = torch.nn.Linear(x.shape[1], 2)
+    return OpacusClient(
+        model=model,
+        features=x,
+        labels=y,
+        noise_multiplier=noise_multiplier,
+        max_grad_norm=1.0,
+        batch_size=10,
+        local_steps=local_steps,
+        lr=0.5,
+        accountant=accountant,
+        poisson_sampling=poisson_sampling,
+        loss_reduction=loss_reduction,
+    )
+
+
+def make_sum():
+    """The sum of clipped gradients plus noise, not divided by a batch size that depends on the data set."""
+    return make(loss_reduction="sum")
+
+
+def make_low_noise():
+    return make(noise_multiplier=0.3)
+
+
+def make_gdp():
+    return make(accountant="gdp")

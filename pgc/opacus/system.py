@@ -1,0 +1,199 @@
+"""An Opacus client as a System: the server sees the client's model update after its local DP-SGD steps, run by
+Opacus as shipped (``PrivacyEngine.make_private``: its per-sample gradients, clipping, noise and data loader).
+
+Secrets are the two neighbouring local data sets the claim is about:
+
+* ``add-remove`` (Opacus's accounting): the local data with and without one record — a record of the user's data
+  (``record=i``) or an input-space canary added to it (``record="canary"``: a point five standard deviations out
+  along every feature, with the rarest label);
+* ``replace-one``: the local data as given, and with record ``i`` replaced by the canary.
+
+A release is one round from the same initial model: the flattened parameter change on the channel ``update``, and
+the number of examples the client reports beside it (as federated clients do) on ``examples``. The claim covers
+``update`` only. Each secret has its own copy of the model and its own Opacus objects, built once; a release resets
+the parameters and reseeds one ``torch.Generator`` (the data loader's and the noise's) from the audit's seed, so
+releases are reproducible and no global random state is touched.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import warnings
+from typing import Any
+
+import numpy as np
+
+from pgc.contracts import PrivacyClaim
+from pgc.errors import UserError
+
+from .claims import RELATIONS, opacus_epsilon, pld_epsilon
+from .client import OpacusClient
+
+SECRETS = {"add-remove": ("without", "with"), "replace-one": ("original", "replaced")}
+
+
+def input_canary(client: OpacusClient) -> tuple[Any, Any]:
+    """(features, label) of a record far outside the data: five standard deviations above the mean of every feature;
+    the rarest class (cross entropy) or five standard deviations above the mean label (mse)."""
+    import torch
+
+    x = client.features.double()
+    point = (x.mean(0) + 5.0 * x.std(0).clamp_min(1e-3)).to(client.features.dtype)
+    if client.loss == "cross_entropy":
+        counts = torch.bincount(client.labels.long())
+        label = torch.tensor(int(torch.argmin(counts)), dtype=client.labels.dtype)
+    else:
+        y = client.labels.double()
+        label = (y.mean(0) + 5.0 * y.std(0).clamp_min(1e-3)).to(client.labels.dtype)
+    return point, label
+
+
+class _Trainer:
+    """One local data set trained by Opacus: the model copy, its DP optimizer and Poisson (or shuffled) loader."""
+
+    def __init__(self, client: OpacusClient, features: Any, labels: Any, initial: list) -> None:
+        import torch
+        from opacus import PrivacyEngine
+        from torch.utils.data import DataLoader, TensorDataset
+
+        self.generator = torch.Generator()
+        model = copy.deepcopy(client.model)
+        optimizer = torch.optim.SGD(model.parameters(), lr=client.lr)
+        loader = DataLoader(
+            TensorDataset(features, labels),
+            batch_size=client.batch_size,
+            shuffle=not client.poisson_sampling,
+            generator=self.generator,
+        )
+        with warnings.catch_warnings():
+            # the audit seeds its own generator; Opacus's secure mode (a cryptographic RNG) is not what is audited
+            warnings.filterwarnings("ignore", message="Secure RNG turned off")
+            engine = PrivacyEngine(accountant=client.accountant)
+        self.model, self.optimizer, self.loader = engine.make_private(
+            module=model,
+            optimizer=optimizer,
+            data_loader=loader,
+            noise_multiplier=client.noise_multiplier,
+            max_grad_norm=client.max_grad_norm,
+            poisson_sampling=client.poisson_sampling,
+            noise_generator=self.generator,
+            loss_reduction=client.loss_reduction,
+        )
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.initial = initial
+        self.steps, self.examples = client.local_steps, len(features)
+        loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
+        self.loss = functools.partial(loss, reduction=client.loss_reduction)  # as Opacus is told it reduces
+
+    def release(self, seed: int) -> np.ndarray:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            return self._round(seed)
+
+    def _round(self, seed: int) -> np.ndarray:
+        import torch
+
+        self.generator.manual_seed(seed)
+        with torch.no_grad():
+            for p, p0 in zip(self.params, self.initial, strict=True):
+                p.copy_(p0)
+        done = 0
+        while done < self.steps:
+            for x, y in self.loader:  # torch warns that inputs need no gradient (Opacus's hooks): harmless here
+                self.optimizer.zero_grad(set_to_none=True)
+                if len(x):
+                    self.loss(self.model(x), y).backward()
+                else:  # an empty Poisson batch: the step adds noise only
+                    for p in self.params:
+                        p.grad_sample = torch.zeros((0, *p.shape), dtype=p.dtype)
+                self.optimizer.step()
+                done += 1
+                if done == self.steps:
+                    break
+        with torch.no_grad():
+            return (
+                torch.cat([(p - p0).reshape(-1) for p, p0 in zip(self.params, self.initial, strict=True)])
+                .double()
+                .numpy()
+            )
+
+
+class OpacusSystem:
+    """A client trained by Opacus, seen by the server (see the module docstring)."""
+
+    channels = ("update", "examples")
+
+    def __init__(self, client: OpacusClient, relation: str = "add-remove", record: int | str = 0, name: str = "opacus"):
+        if relation not in RELATIONS:
+            raise UserError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
+        if record != "canary" and not (isinstance(record, int) and 0 <= record < client.records):
+            raise UserError(f"record must be 'canary' or a record index in [0, {client.records}), got {record!r}")
+        if relation == "replace-one" and record == "canary":
+            raise UserError("replace-one replaces a record of the data by the canary: give its index (record=I)")
+        self.client, self.neighbours, self.record = client, relation, record
+        self.name = name
+        q, sigma, steps, delta = client.sample_rate, client.noise_multiplier, client.local_steps, client.delta
+        self.opacus_epsilon = opacus_epsilon(client.accountant, q, sigma, steps, delta)
+        self.pld_epsilon = {r: pld_epsilon(r, q, sigma, steps, delta) for r in RELATIONS}
+        epsilon = self.opacus_epsilon if relation == "add-remove" else self.pld_epsilon["replace-one"]
+        self.claim = PrivacyClaim(epsilon, delta, ("update",))
+        added = "an input-space canary" if record == "canary" else f"record {record} of the local data"
+        self.relation = (  # what makes the two secrets neighbours, in words
+            f"one record added or removed: {added}"
+            if relation == "add-remove"
+            else f"one record replaced: record {record} by an input-space canary"
+        )
+        self._trainers: dict[str, _Trainer] = {}
+
+    def _data(self, secret: str) -> tuple[Any, Any]:
+        import torch
+
+        x, y = self.client.features, self.client.labels
+        first, second = SECRETS[self.neighbours]
+        if secret not in (first, second):
+            raise UserError(f"{self.name}: a secret is {first!r} or {second!r}, got {secret!r}")
+        if self.neighbours == "add-remove":
+            if self.record == "canary":
+                if secret == first:
+                    return x, y
+                cx, cy = input_canary(self.client)
+                return torch.cat([x, cx[None]]), torch.cat([y, cy[None]])
+            if secret == second:
+                return x, y
+            keep = torch.arange(len(x)) != self.record
+            return x[keep], y[keep]
+        if secret == first:
+            return x, y
+        cx, cy = input_canary(self.client)
+        x, y = x.clone(), y.clone()
+        x[self.record], y[self.record] = cx, cy
+        return x, y
+
+    def _trainer(self, secret: str) -> _Trainer:
+        if secret not in self._trainers:
+            initial = [p.detach().clone() for p in self.client.model.parameters() if p.requires_grad]
+            self._trainers[secret] = _Trainer(self.client, *self._data(secret), initial)
+        return self._trainers[secret]
+
+    def release(self, secret: Any, n: int, rng: np.random.Generator, *, broadcast: Any = None) -> dict[str, np.ndarray]:
+        trainer = self._trainer(str(secret))
+        seeds = rng.integers(0, 2**62, size=n)
+        size = sum(p.numel() for p in trainer.params)
+        updates = np.stack([trainer.release(int(s)) for s in seeds]) if n else np.zeros((0, size))
+        return {"update": updates, "examples": np.full((n, 1), float(trainer.examples))}
+
+    def canaries(self) -> dict[str, tuple[str, str]]:
+        first, second = SECRETS[self.neighbours]
+        return {f"{second} vs {first}": (second, first)}
+
+    def describe_secret(self, secret: Any) -> str:
+        return f"local data {secret} the record" if self.neighbours == "add-remove" else f"local data {secret}"
+
+    def accounting(self) -> dict[str, float]:
+        """Opacus's ε (its accountant, add/remove) and dp-accounting's PLD ε for both relations, at the claim's δ."""
+        return {
+            f"opacus-{self.client.accountant}": self.opacus_epsilon,
+            "pld-add-remove": self.pld_epsilon["add-remove"],
+            "pld-replace-one": self.pld_epsilon["replace-one"],
+        }

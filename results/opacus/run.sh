@@ -1,0 +1,12 @@
+#!/bin/sh
+# Regenerates results/opacus/ from the repository root after scripts/setup.sh (about 3 min on 2 cores): the example
+# client (examples/opacus/linear_client.py: logistic regression, 200 records of 100 features, batch 10, one local
+# step, noise multiplier 1, C = 1, Opacus 1.6.0's PRV accountant) audited as the server sees it.
+set -e
+PGC=.venv/bin/pgc
+# Opacus's default loss_reduction="mean", one record removed: violated through the update's scale
+$PGC audit opacus examples/opacus/linear_client.py:make --samples 5000 --seed 0 --out results/opacus/mean-add-remove.json --force --no-progress
+# loss_reduction="sum", the same pair: the update keeps the claim; the reported example count still leaks
+$PGC audit opacus examples/opacus/linear_client.py:make_sum --samples 5000 --seed 0 --out results/opacus/sum-add-remove.json --force --no-progress
+# Opacus's default, record 0 replaced by an input-space canary (the data set's size unchanged)
+$PGC audit opacus examples/opacus/linear_client.py:make --relation replace-one --samples 5000 --seed 0 --out results/opacus/mean-replace-one.json --force --no-progress

@@ -1,0 +1,139 @@
+"""Opacus as shipped, audited as a System (pgc.opacus): the claim is Opacus's own accounting of the configuration as
+run; what the server sees is the update Opacus's DP-SGD produced; ``pgc audit opacus`` end to end.
+
+Statistical tests run at the audit's 95 % confidence with fixed seeds (each verdict below is one deterministic draw;
+at an honest claim a false "violated" has probability ≤ 5 % over seeds)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import opacus
+import pytest
+import torch
+
+from audit import audit_system
+from pgc.cli.main import main
+from pgc.opacus import OpacusClient
+from pgc.opacus.system import OpacusSystem
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "opacus" / "linear_client.py"
+
+
+def client(features=8, **changes):
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(60, features, generator=generator)
+    y = (x[:, 0] > 0).long()
+    torch.manual_seed(0)
+    settings = dict(
+        model=torch.nn.Linear(features, 2),
+        features=x,
+        labels=y,
+        noise_multiplier=1.0,
+        max_grad_norm=1.0,
+        batch_size=10,
+        local_steps=2,
+        lr=0.5,
+    )
+    return OpacusClient(**{**settings, **changes})
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "prv", "gdp"])
+def test_the_claim_is_opacus_own_accounting_of_the_training_as_run(accountant):
+    c = client(accountant=accountant)
+    system = OpacusSystem(c)
+    engine = opacus.PrivacyEngine(accountant=accountant)
+    model = torch.nn.Linear(8, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(c.features, c.labels), batch_size=10)
+    model, optimizer, loader = engine.make_private(
+        module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=1.0, max_grad_norm=1.0
+    )
+    steps = 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        if len(x):
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+        steps += 1
+        if steps == c.local_steps:
+            break
+    assert system.claim.epsilon == pytest.approx(engine.get_epsilon(c.delta), rel=1e-9)
+    assert system.claim.covers == ("update",)
+
+
+def test_replace_one_is_claimed_by_the_pld_of_the_same_event_and_exceeds_add_remove():
+    system = OpacusSystem(client(), relation="replace-one", record=3)
+    accounting = system.accounting()
+    assert system.claim.epsilon == accounting["pld-replace-one"] > accounting["pld-add-remove"]
+
+
+def test_a_release_is_the_update_opacus_produced_and_is_reproducible():
+    system = OpacusSystem(client(noise_multiplier=0.0, batch_size=60, local_steps=1))
+    first = system.release("with", 3, np.random.default_rng(1))
+    again = system.release("with", 3, np.random.default_rng(1))
+    assert np.array_equal(first["update"], again["update"]) and first["update"].shape == (3, 18)
+    assert np.all(first["examples"] == 60)
+    # no noise, every record in the batch with probability 1/len(loader) = 1: the update is -lr × the mean clipped
+    # gradient of the records drawn, at most lr × C in norm
+    assert np.all(np.linalg.norm(first["update"], axis=1) <= 0.5 * 1.0 + 1e-9)
+
+
+def test_opacus_mean_reduction_leaks_the_data_set_size_under_add_remove():
+    """Opacus divides the noisy sum by int(records × sample rate): removing one record of 60 (batch 10) changes it
+    from 10 to 9, so the noise scale tells the two data sets apart far beyond the claim."""
+    system = OpacusSystem(client(features=50, local_steps=1), record=0)
+    result = audit_system(system, "with", "without", samples=1000, seed=0)
+    assert result.row("update").verdict == "violated" and result.row("update").epsilon_lower_bound > 2.0
+    assert result.row("examples").verdict == "unprotected channel"  # the count a client reports beside its update
+
+
+def test_sum_reduction_and_replace_one_keep_the_claim():
+    for system, pair in (
+        (OpacusSystem(client(local_steps=1, loss_reduction="sum"), record=0), ("with", "without")),
+        (OpacusSystem(client(local_steps=1), relation="replace-one", record=0), ("replaced", "original")),
+    ):
+        result = audit_system(system, *pair, samples=600, seed=0)
+        assert result.row("update").verdict != "violated", system.relation
+
+
+def test_bad_settings_are_refused_in_one_line():
+    from pgc.errors import UserError
+
+    with pytest.raises(UserError, match="batch_size"):
+        client(batch_size=0)
+    with pytest.raises(UserError, match="accountant"):
+        client(accountant="moments")
+    with pytest.raises(UserError, match="record"):
+        OpacusSystem(client(), record=60)
+    with pytest.raises(UserError, match="replace-one"):
+        OpacusSystem(client(), relation="replace-one", record="canary")
+
+
+def test_cli_audits_the_example_and_refuses_bad_input(tmp_path, capsys):
+    out = tmp_path / "op.json"
+    argv = ["audit", "opacus", f"{EXAMPLE}:make", "--samples", "300", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    result = json.loads(out.read_text())
+    assert result["kind"] == "system-audit" and result["rows"][0]["channel"] == "update"
+    assert {lib["name"] for lib in result["provenance"]["libraries"]} >= {"opacus", "torch"}
+    assert main(["audit", "opacus", f"{EXAMPLE}:make", "--record", "x", "--out", str(tmp_path / "b.json")]) == 2
+    assert "--record 'x'" in capsys.readouterr().err
+
+
+def test_an_exception_in_the_users_factory_is_theirs(tmp_path, capsys):
+    (tmp_path / "broken_opacus.py").write_text(
+        textwrap.dedent("""
+            def make():
+                return 1 / 0
+        """)
+    )
+    code = main(["audit", "opacus", f"{tmp_path / 'broken_opacus.py'}:make", "--out", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "ZeroDivisionError" in err and "broken_opacus.py" in err and "pgc/" not in err.split("\n")[-2]
+    assert not (tmp_path / "x.json").exists()
+    assert sys.modules  # the process survives the user's exception
