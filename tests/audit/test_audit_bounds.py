@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from audit import bounds
+from audit.certification import bounds
 
 
 def test_clopper_pearson_zero_successes_closed_form():

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from test_audit_mechanism import SignRandomizedResponse  # the third-party ε-DP mechanism both files use
 
-from audit import audit_mechanism, audit_prs_whitebox, mutants
+from audit import audit_mechanism, audit_prs_whitebox
 from audit.engine.blackbox import DELTA_ALPHA_SHARE, HypothesisPair, MechanismSampler, canary_pairs, delta_test
+from audit.selftest import mutants
 from audit.statistics import ExactRelease, column_scales
 from pgc.mechanisms import Laplace, ProjectedRandomSign
 

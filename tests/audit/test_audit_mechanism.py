@@ -12,8 +12,9 @@ import pytest
 from scipy.special import expit
 
 import pgc.contracts as interfaces
-from audit import audit_mechanism, audit_prs_whitebox, mutants
+from audit import audit_mechanism, audit_prs_whitebox
 from audit.certification.tester import CertifiedTest, HypothesisPair
+from audit.selftest import mutants
 from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
 
 STRICT = 1 - 1e-4  # false-failure rate of "not flagged" assertions

@@ -74,7 +74,8 @@ def test_the_curve_a_mechanism_audit_tests_is_the_one_it_states_never_its_noise(
 
     mech = Gaussian(2.0, 1e-5, clip=1.0)
     assert mechanism_claim(mech).gdp_mu == pytest.approx(gdp_mu_for(2.0, 1e-5), rel=1e-9)  # what it promises
-    from audit import audit_mechanism, mutants
+    from audit import audit_mechanism
+    from audit.selftest import mutants
 
     shrunk = audit_mechanism(mutants.GaussianNoiseShrunk(2.0, 1e-5, clip=1.0), samples=20_000, seed=1).row
     assert shrunk.claimed_mu == pytest.approx(gdp_mu_for(2.0, 1e-5), rel=1e-9)  # not the shrunk noise's 0.752

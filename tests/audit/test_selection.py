@@ -79,7 +79,7 @@ def test_held_out_projection_is_conservative_for_a_real_signal():
     # a Gaussian shift of 1: its best test is a deep tail. Each half projects from half the data at the stricter
     # held-out pessimism, so the held-out projection runs below the in-sample one (0.67–0.89 of it over seeds 0–2 at
     # μ = 1 and 2), and the test chosen on the whole split certifies above both on fresh samples
-    from audit import bounds
+    from audit.certification import bounds
 
     rng = np.random.default_rng(3)
     s_pos, s_neg = rng.standard_normal(100_000) + 1.0, rng.standard_normal(100_000)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from audit import accountant
+from audit.certification import accountant
 from audit.engine.blackbox import audit_mechanism, canary_pairs
 from audit.engine.broadcast_search import mean_separation
 from audit.engine.system_audit import audit_system

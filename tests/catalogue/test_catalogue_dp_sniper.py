@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import beta
 from statsmodels.stats.proportion import proportion_confint
 
-from audit import dp_sniper as ds
+from audit.peers import dp_sniper as ds
 from pgc.errors import UserError
 
 

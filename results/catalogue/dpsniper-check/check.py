@@ -44,7 +44,7 @@ from dpsniper.search.ddwitness import DDWitness  # noqa: E402
 from dpsniper.utils.paths import set_output_directory  # noqa: E402
 from dpsniper.utils.torch import torch_initialize  # noqa: E402
 
-from audit import dp_sniper as ours  # noqa: E402
+from audit.peers import dp_sniper as ours  # noqa: E402
 from pgc.catalogue import CATALOGUE, catalogue_system  # noqa: E402
 
 N, N_FINAL, CONFIDENCE, SEED, CHUNK = 100_000, 1_000_000, 0.9, 20260512, 50_000
