@@ -29,6 +29,7 @@ from pgc.errors import UserError
 
 from .claims import RELATIONS, opacus_epsilon, pld_epsilon
 from .client import OpacusClient
+from .pool import ReleasePool, one_thread
 
 SECRETS = {"add-remove": ("without", "with"), "replace-one": ("original", "replaced")}
 
@@ -124,7 +125,14 @@ class OpacusSystem:
 
     channels = ("update", "examples")
 
-    def __init__(self, client: OpacusClient, relation: str = "add-remove", record: int | str = 0, name: str = "opacus"):
+    def __init__(
+        self,
+        client: OpacusClient,
+        relation: str = "add-remove",
+        record: int | str = 0,
+        name: str = "opacus",
+        workers: int = 1,
+    ):
         if relation not in RELATIONS:
             raise UserError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
         if record != "canary" and not (isinstance(record, int) and 0 <= record < client.records):
@@ -145,6 +153,9 @@ class OpacusSystem:
             else f"one record replaced: record {record} by an input-space canary"
         )
         self._trainers: dict[str, _Trainer] = {}
+        if not (isinstance(workers, int) and workers >= 1):
+            raise UserError(f"workers must be a positive integer, got {workers!r}")
+        self._pool = ReleasePool(client, relation, record, workers) if workers > 1 else None
 
     def _data(self, secret: str) -> tuple[Any, Any]:
         import torch
@@ -179,9 +190,20 @@ class OpacusSystem:
     def release(self, secret: Any, n: int, rng: np.random.Generator, *, broadcast: Any = None) -> dict[str, np.ndarray]:
         trainer = self._trainer(str(secret))
         seeds = rng.integers(0, 2**62, size=n)
-        size = sum(p.numel() for p in trainer.params)
-        updates = np.stack([trainer.release(int(s)) for s in seeds]) if n else np.zeros((0, size))
+        updates = self._pool.updates(str(secret), seeds) if self._pool and n > 1 else self.updates(str(secret), seeds)
         return {"update": updates, "examples": np.full((n, 1), float(trainer.examples))}
+
+    def updates(self, secret: str, seeds: np.ndarray) -> np.ndarray:
+        """The updates of trainings seeded by ``seeds``, in this process (one intra-op thread)."""
+        trainer = self._trainer(secret)
+        size = sum(p.numel() for p in trainer.params)
+        with one_thread():
+            return np.stack([trainer.release(int(s)) for s in seeds]) if len(seeds) else np.zeros((0, size))
+
+    def close(self) -> None:
+        """Stops the worker processes, if any."""
+        if self._pool is not None:
+            self._pool.close()
 
     def canaries(self) -> dict[str, tuple[str, str]]:
         first, second = SECRETS[self.neighbours]

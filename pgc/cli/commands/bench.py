@@ -23,6 +23,7 @@ TARGETS = {
     "ldp": "pgc.benchmarks.ldp",
     "catalogue": "pgc.benchmarks.catalogue",
     "shapes": "pgc.benchmarks.shapes",
+    "opacus": "pgc.benchmarks.opacus",
 }
 
 

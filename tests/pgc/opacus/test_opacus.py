@@ -137,3 +137,34 @@ def test_an_exception_in_the_users_factory_is_theirs(tmp_path, capsys):
     assert code == 2 and "ZeroDivisionError" in err and "broken_opacus.py" in err and "pgc/" not in err.split("\n")[-2]
     assert not (tmp_path / "x.json").exists()
     assert sys.modules  # the process survives the user's exception
+
+
+def test_without_noise_the_update_is_flagged_violated():
+    """A noiseless full-batch training (σ = 0, whose own claim is ε = ∞) under the claim of the same training at
+    σ = 4: the update is a deterministic function of the data set, and the audit flags it at 300 releases per side."""
+    settings = dict(batch_size=60, local_steps=1, loss_reduction="sum")
+    noiseless = OpacusSystem(client(noise_multiplier=0.0, **settings), record=0)
+    assert noiseless.claim.epsilon == float("inf")
+    noiseless.claim = OpacusSystem(client(noise_multiplier=4.0, **settings), record=0).claim
+    assert noiseless.claim.epsilon < 2.0
+    result = audit_system(noiseless, "with", "without", samples=300, seed=0)
+    assert result.row("update").verdict == "violated"
+
+
+def test_worker_processes_release_what_one_process_releases():
+    serial = OpacusSystem(client(local_steps=1), record=3)
+    pooled = OpacusSystem(client(local_steps=1), record=3, workers=2)
+    try:
+        a = serial.release("without", 9, np.random.default_rng(5))["update"]
+        b = pooled.release("without", 9, np.random.default_rng(5))["update"]
+    finally:
+        pooled.close()
+    assert a.shape == b.shape == (9, 18) and np.allclose(a, b, rtol=0, atol=1e-6)
+
+
+def test_bad_workers_exit_2_in_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["audit", "opacus", f"{EXAMPLE}:make", "--workers", "0", "--out", str(tmp_path / "w.json")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "--workers" in err and len(err.splitlines()) == 1 and not (tmp_path / "w.json").exists()

@@ -28,14 +28,16 @@ def audit_opacus_client(args, report: dict, progress: bool):
             "pgc.opacus.OpacusClient"
         )
     record = args.record if args.record == "canary" else _index(args.record)
-    system = OpacusSystem(
-        client, relation=args.relation, record=record, name=f"opacus:{args.opacus.rpartition(':')[2]}"
-    )
+    name = f"opacus:{args.opacus.rpartition(':')[2]}"
+    system = OpacusSystem(client, relation=args.relation, record=record, name=name, workers=args.workers)
     accounting = ", ".join(f"{k} ε = {v:.4g}" for k, v in system.accounting().items())
     print(f"{system.relation}; δ = {client.delta:g}; {accounting}", flush=True)
     args.pair, args.secrets, args.search_pair, args.adversarial = None, None, False, False
     args.channels, args.float_exact = None, False
-    return audit_system_object(system, args, report, progress)
+    try:
+        return audit_system_object(system, args, report, progress)
+    finally:
+        system.close()
 
 
 def _index(text: str) -> int:

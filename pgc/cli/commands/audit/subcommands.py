@@ -355,6 +355,12 @@ class OpacusSubcommand(AuditSubcommand):
             help="the record that differs: an index of the client's data (default 0), or canary (add-remove: an "
             "input-space canary added)",
         )
+        p.add_argument(
+            "--workers",
+            type=positive_int,
+            default=1,
+            help="processes that train releases (default 1; the releases are the same for any number)",
+        )
         add_selection_options(p)
 
 

@@ -1,0 +1,76 @@
+"""Releases of an Opacus client computed in worker processes: each worker builds the same
+:class:`~pgc.opacus.system.OpacusSystem` once (its own model copies and Opacus objects) and trains the releases whose
+seeds it is given. A release depends on its seed only, so the releases are the same for any number of workers.
+
+Torch runs one intra-op thread in each worker (and in the serial path, see :func:`one_thread`): a release is a few
+hundred small tensor operations, where a pool of intra-op threads costs more than it gives, and far more when the
+cores are shared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+import numpy as np
+
+from pgc.errors import UserError
+
+_WORKER: dict[str, Any] = {}  # the worker process's own system, built once by its initializer
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch's intra-op threads set to one for the block, and restored after it."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _start(client: Any, relation: str, record: Any) -> None:
+    import torch
+
+    from .system import OpacusSystem
+
+    torch.set_num_threads(1)
+    _WORKER["system"] = OpacusSystem(client, relation=relation, record=record)
+
+
+def _updates(secret: str, seeds: np.ndarray) -> np.ndarray:
+    return _WORKER["system"].updates(secret, seeds)
+
+
+class ReleasePool:
+    """``workers`` spawned processes that train releases of one client; started on first use, closed by ``close``."""
+
+    def __init__(self, client: Any, relation: str, record: Any, workers: int) -> None:
+        self.args, self.workers = (client, relation, record), workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    def updates(self, secret: str, seeds: np.ndarray) -> np.ndarray:
+        if self._pool is None:
+            context = multiprocessing.get_context("spawn")  # torch's thread pools do not survive a fork
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start, initargs=self.args)
+        chunks = np.array_split(seeds, min(len(seeds), 4 * self.workers))
+        try:
+            return np.concatenate(list(self._pool.map(_updates, [secret] * len(chunks), chunks)))
+        except BrokenProcessPool:
+            self.close()
+            raise UserError(
+                "the Opacus workers could not start (the client's model or data must be picklable by an importable "
+                "module): run with --workers 1"
+            ) from None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
