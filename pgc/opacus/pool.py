@@ -36,13 +36,13 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _start(client: Any, relation: str, record: Any) -> None:
+def _start(client: Any, relation: str, record: Any, per_step: bool) -> None:
     import torch
 
     from .system import OpacusSystem
 
     torch.set_num_threads(1)
-    _WORKER["system"] = OpacusSystem(client, relation=relation, record=record)
+    _WORKER["system"] = OpacusSystem(client, relation=relation, record=record, per_step=per_step)
 
 
 def _updates(secret: str, seeds: np.ndarray) -> np.ndarray:
@@ -52,8 +52,8 @@ def _updates(secret: str, seeds: np.ndarray) -> np.ndarray:
 class ReleasePool:
     """``workers`` spawned processes that train releases of one client; started on first use, closed by ``close``."""
 
-    def __init__(self, client: Any, relation: str, record: Any, workers: int) -> None:
-        self.args, self.workers = (client, relation, record), workers
+    def __init__(self, client: Any, relation: str, record: Any, workers: int, per_step: bool = False) -> None:
+        self.args, self.workers = (client, relation, record, per_step), workers
         self._pool: ProcessPoolExecutor | None = None
 
     def updates(self, secret: str, seeds: np.ndarray) -> np.ndarray:

@@ -10,9 +10,12 @@ Secrets are the two neighbouring local data sets the claim is about:
 
 A release is one round from the same initial model: the flattened parameter change on the channel ``update``, and
 the number of examples the client reports beside it (as federated clients do) on ``examples``. The claim covers
-``update`` only. Each secret has its own copy of the model and its own Opacus objects, built once; a release resets
-the parameters and reseeds one ``torch.Generator`` (the data loader's and the noise's) from the audit's seed, so
-releases are reproducible and no global random state is touched.
+``update`` only. With ``per_step`` (the white-box view of every intermediate model, the view DP-SGD's accounting
+is for), the change made by each local step follows on the channel ``steps``, covered by the claim too.
+
+Each secret has its own copy of the model and its own Opacus objects, built once; a release resets the parameters
+and reseeds one ``torch.Generator`` (the data loader's and the noise's) from the audit's seed, so releases are
+reproducible and no global random state is touched.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ def input_canary(client: OpacusClient) -> tuple[Any, Any]:
 class _Trainer:
     """One local data set trained by Opacus: the model copy, its DP optimizer and Poisson (or shuffled) loader."""
 
-    def __init__(self, client: OpacusClient, features: Any, labels: Any, initial: list) -> None:
+    def __init__(self, client: OpacusClient, features: Any, labels: Any, initial: list, per_step: bool) -> None:
         import torch
         from opacus import PrivacyEngine
         from torch.utils.data import DataLoader, TensorDataset
@@ -83,7 +86,7 @@ class _Trainer:
         )
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.initial = initial
-        self.steps, self.examples = client.local_steps, len(features)
+        self.steps, self.examples, self.per_step = client.local_steps, len(features), per_step
         loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
         self.loss = functools.partial(loss, reduction=client.loss_reduction)  # as Opacus is told it reduces
 
@@ -99,7 +102,7 @@ class _Trainer:
         with torch.no_grad():
             for p, p0 in zip(self.params, self.initial, strict=True):
                 p.copy_(p0)
-        done = 0
+        done, trajectory = 0, []
         while done < self.steps:
             for x, y in self.loader:  # torch warns that inputs need no gradient (Opacus's hooks): harmless here
                 self.optimizer.zero_grad(set_to_none=True)
@@ -109,15 +112,23 @@ class _Trainer:
                     for p in self.params:
                         p.grad_sample = torch.zeros((0, *p.shape), dtype=p.dtype)
                 self.optimizer.step()
+                if self.per_step:
+                    trajectory.append(self._flat(self.params))
                 done += 1
                 if done == self.steps:
                     break
+        final = self._flat(self.params)
+        update = final - self._flat(self.initial)
+        if not self.per_step:
+            return update
+        return np.concatenate([update, *np.diff(np.stack([self._flat(self.initial), *trajectory]), axis=0)])
+
+    @staticmethod
+    def _flat(params: list) -> np.ndarray:
+        import torch
+
         with torch.no_grad():
-            return (
-                torch.cat([(p - p0).reshape(-1) for p, p0 in zip(self.params, self.initial, strict=True)])
-                .double()
-                .numpy()
-            )
+            return torch.cat([p.detach().reshape(-1) for p in params]).double().numpy().copy()
 
 
 class OpacusSystem:
@@ -132,6 +143,7 @@ class OpacusSystem:
         record: int | str = 0,
         name: str = "opacus",
         workers: int = 1,
+        per_step: bool = False,
     ):
         if relation not in RELATIONS:
             raise UserError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
@@ -145,7 +157,9 @@ class OpacusSystem:
         self.opacus_epsilon = opacus_epsilon(client.accountant, q, sigma, steps, delta)
         self.pld_epsilon = {r: pld_epsilon(r, q, sigma, steps, delta) for r in RELATIONS}
         epsilon = self.opacus_epsilon if relation == "add-remove" else self.pld_epsilon["replace-one"]
-        self.claim = PrivacyClaim(epsilon, delta, ("update",))
+        self.per_step = per_step  # the white-box view: every local step's change beside the round's update
+        self.channels = ("update", "steps", "examples") if per_step else ("update", "examples")
+        self.claim = PrivacyClaim(epsilon, delta, ("update", "steps") if per_step else ("update",))
         added = "an input-space canary" if record == "canary" else f"record {record} of the local data"
         self.relation = (  # what makes the two secrets neighbours, in words
             f"one record added or removed: {added}"
@@ -155,7 +169,7 @@ class OpacusSystem:
         self._trainers: dict[str, _Trainer] = {}
         if not (isinstance(workers, int) and workers >= 1):
             raise UserError(f"workers must be a positive integer, got {workers!r}")
-        self._pool = ReleasePool(client, relation, record, workers) if workers > 1 else None
+        self._pool = ReleasePool(client, relation, record, workers, per_step) if workers > 1 else None
 
     def _data(self, secret: str) -> tuple[Any, Any]:
         import torch
@@ -184,19 +198,22 @@ class OpacusSystem:
     def _trainer(self, secret: str) -> _Trainer:
         if secret not in self._trainers:
             initial = [p.detach().clone() for p in self.client.model.parameters() if p.requires_grad]
-            self._trainers[secret] = _Trainer(self.client, *self._data(secret), initial)
+            self._trainers[secret] = _Trainer(self.client, *self._data(secret), initial, self.per_step)
         return self._trainers[secret]
 
     def release(self, secret: Any, n: int, rng: np.random.Generator, *, broadcast: Any = None) -> dict[str, np.ndarray]:
         trainer = self._trainer(str(secret))
         seeds = rng.integers(0, 2**62, size=n)
         updates = self._pool.updates(str(secret), seeds) if self._pool and n > 1 else self.updates(str(secret), seeds)
-        return {"update": updates, "examples": np.full((n, 1), float(trainer.examples))}
+        size = sum(p.numel() for p in trainer.params)
+        out = {"update": updates[:, :size], "examples": np.full((n, 1), float(trainer.examples))}
+        return out | ({"steps": updates[:, size:]} if self.per_step else {})
 
     def updates(self, secret: str, seeds: np.ndarray) -> np.ndarray:
-        """The updates of trainings seeded by ``seeds``, in this process (one intra-op thread)."""
+        """The updates of trainings seeded by ``seeds``, in this process (one intra-op thread); with ``per_step``, each
+        followed by the change of every local step."""
         trainer = self._trainer(secret)
-        size = sum(p.numel() for p in trainer.params)
+        size = sum(p.numel() for p in trainer.params) * (1 + self.client.local_steps * self.per_step)
         with one_thread():
             return np.stack([trainer.release(int(s)) for s in seeds]) if len(seeds) else np.zeros((0, size))
 

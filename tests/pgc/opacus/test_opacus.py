@@ -168,3 +168,12 @@ def test_bad_workers_exit_2_in_one_line(tmp_path, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "--workers" in err and len(err.splitlines()) == 1 and not (tmp_path / "w.json").exists()
+
+
+def test_the_per_step_view_releases_every_local_step_and_is_claimed():
+    system = OpacusSystem(client(local_steps=3), record=2, per_step=True)
+    out = system.release("with", 4, np.random.default_rng(2))
+    plain = OpacusSystem(client(local_steps=3), record=2).release("with", 4, np.random.default_rng(2))
+    assert out["steps"].shape == (4, 3 * 18) and np.array_equal(out["update"], plain["update"])
+    assert np.allclose(out["steps"].reshape(4, 3, 18).sum(1), out["update"], atol=1e-6)
+    assert system.channels == ("update", "steps", "examples") and system.claim.covers == ("update", "steps")

@@ -29,7 +29,9 @@ def audit_opacus_client(args, report: dict, progress: bool):
         )
     record = args.record if args.record == "canary" else _index(args.record)
     name = f"opacus:{args.opacus.rpartition(':')[2]}"
-    system = OpacusSystem(client, relation=args.relation, record=record, name=name, workers=args.workers)
+    system = OpacusSystem(
+        client, relation=args.relation, record=record, name=name, workers=args.workers, per_step=args.per_step
+    )
     accounting = ", ".join(f"{k} ε = {v:.4g}" for k, v in system.accounting().items())
     print(f"{system.relation}; δ = {client.delta:g}; {accounting}", flush=True)
     args.pair, args.secrets, args.search_pair, args.adversarial = None, None, False, False

@@ -361,6 +361,11 @@ class OpacusSubcommand(AuditSubcommand):
             default=1,
             help="processes that train releases (default 1; the releases are the same for any number)",
         )
+        p.add_argument(
+            "--per-step",
+            action="store_true",
+            help="also release each local step's change (channel steps: every intermediate model, white-box)",
+        )
         add_selection_options(p)
 
 
