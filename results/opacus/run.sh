@@ -16,5 +16,7 @@ $PGC audit opacus examples/opacus/linear_client.py:make --setting poisson_sampli
 $PGC audit opacus examples/opacus/linear_client.py:make --setting poisson_sampling=true --setting loss_reduction=sum --record canary --samples 5000 --seed 0 --out results/opacus/poisson-canary-1step.json --force --no-progress
 # One epoch of shuffled batches (20 local steps: the canary in exactly one batch, Chua et al.'s setting)
 $PGC audit opacus examples/opacus/linear_client.py:make --setting poisson_sampling=false --setting loss_reduction=sum --setting local_steps=20 --record canary --samples 2000 --seed 0 --out results/opacus/shuffled-canary-epoch.json --force --no-progress
+# Every local step seen (--per-step), two shuffled steps at sigma 0.5
+$PGC audit opacus examples/opacus/linear_client.py:make --setting poisson_sampling=false --setting loss_reduction=sum --setting local_steps=2 --setting noise_multiplier=0.5 --record canary --per-step --samples 5000 --seed 0 --out results/opacus/shuffled-canary-per-step.json --force --no-progress
 # The adapter's speed against a plain per-release loop over the same Opacus objects
 $PGC bench opacus --out results/opacus/bench.json > results/opacus/bench.txt
