@@ -222,6 +222,19 @@ class OpacusSystem:
         if self._pool is not None:
             self._pool.close()
 
+    def audit_statistics(self, channel: str) -> list:
+        """Projections on the differing record's clipped gradient at the initial model (:mod:`.statistics`)."""
+        from .statistics import clipped_gradient, projection_tests
+
+        x, y = self.client.features, self.client.labels
+        if self.record == "canary":
+            direction = clipped_gradient(self.client, *input_canary(self.client))
+        else:
+            direction = clipped_gradient(self.client, x[self.record], y[self.record])
+            if self.neighbours == "replace-one":
+                direction = clipped_gradient(self.client, *input_canary(self.client)) - direction
+        return projection_tests(channel, direction)
+
     def canaries(self) -> dict[str, tuple[str, str]]:
         first, second = SECRETS[self.neighbours]
         return {f"{second} vs {first}": (second, first)}

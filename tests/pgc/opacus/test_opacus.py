@@ -177,3 +177,20 @@ def test_the_per_step_view_releases_every_local_step_and_is_claimed():
     assert out["steps"].shape == (4, 3 * 18) and np.array_equal(out["update"], plain["update"])
     assert np.allclose(out["steps"].reshape(4, 3, 18).sum(1), out["update"], atol=1e-6)
     assert system.channels == ("update", "steps", "examples") and system.claim.covers == ("update", "steps")
+
+
+def test_the_offered_tests_project_on_the_records_clipped_gradient():
+    system = OpacusSystem(client(local_steps=2, loss_reduction="sum"), record="canary", per_step=True)
+    names = {channel: [t.name for t in system.audit_statistics(channel)] for channel in system.channels}
+    assert names == {
+        "update": ["canary-gradient"],
+        "steps": ["canary-gradient-sum", "canary-gradient-max"],
+        "examples": [],
+    }
+    (test,) = system.audit_statistics("update")
+    assert np.linalg.norm(test.direction) == pytest.approx(1.0)  # clipped to C = 1 (the canary's gradient is large)
+    rng = np.random.default_rng(0)
+    pos, neg = system.release("with", 200, rng)["update"], system.release("without", 200, rng)["update"]
+    score = test.fit(pos, neg)
+    fresh_pos, fresh_neg = system.release("with", 200, rng)["update"], system.release("without", 200, rng)["update"]
+    assert score(fresh_pos).mean() > score(fresh_neg).mean()  # the record's side scores higher on fresh releases

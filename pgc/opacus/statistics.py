@@ -1,0 +1,64 @@
+"""The white-box auditor's tests for an Opacus client: projections of the releases on the differing record's clipped
+gradient at the initial model (what a gradient canary makes known), offered to the audit's selection beside its own
+tests; like any candidate they are chosen on the training split, so they cannot bias a certified bound.
+
+* ``update``: the update's projection on the direction;
+* ``steps``: the sum of the steps' projections, and their maximum (a record in one batch of the round).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def clipped_gradient(client: Any, features: Any, label: Any) -> np.ndarray:
+    """One record's gradient at the client's initial model, flattened over the trainable parameters and clipped to
+    the client's ``max_grad_norm`` (the per-sample clipping DP-SGD applies)."""
+    import copy
+
+    import torch
+
+    model = copy.deepcopy(client.model)
+    params = [p for p in model.parameters() if p.requires_grad]
+    loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
+    grads = torch.autograd.grad(loss(model(features[None]), label[None], reduction="sum"), params)
+    g = torch.cat([x.reshape(-1) for x in grads]).double().numpy()
+    norm = float(np.linalg.norm(g))
+    return g * min(1.0, client.max_grad_norm / norm) if norm > 0 else g
+
+
+class Projection:
+    """A candidate test on the projections of a release on ``direction`` (per step for ``steps``)."""
+
+    def __init__(self, name: str, direction: np.ndarray, reduce: str | None) -> None:
+        self.name, self.direction, self.reduce = name, direction, reduce
+
+    def _projections(self, y: Any) -> np.ndarray:
+        y = np.asarray(y, dtype=np.float64)
+        if self.reduce is None:
+            return y @ self.direction
+        steps = y.reshape(len(y), -1, len(self.direction)) @ self.direction
+        return steps.sum(axis=1) if self.reduce == "sum" else steps
+
+    def fit(self, pos: Any, neg: Any):
+        if np.asarray(pos).shape[-1] % len(self.direction):
+            return None
+        a, b = self._projections(pos), self._projections(neg)
+        sign = 1.0 if float(np.mean(a)) >= float(np.mean(b)) else -1.0  # which side holds the record
+        if self.reduce == "max":
+            return lambda y: (sign * self._projections(y)).max(axis=1)
+        return lambda y: sign * self._projections(y)
+
+
+def projection_tests(channel: str, direction: np.ndarray) -> list:
+    """The candidate tests for ``channel`` (none for a channel the direction does not describe)."""
+    if channel == "update":
+        return [Projection("canary-gradient", direction, None)]
+    if channel == "steps":
+        return [
+            Projection("canary-gradient-sum", direction, "sum"),
+            Projection("canary-gradient-max", direction, "max"),
+        ]
+    return []
