@@ -31,6 +31,8 @@ def svt_budget(svt, entries: int) -> dict:
     parameters by its docstring's rules (c = min(⌈fraction·d⌉, d))."""
     uploaded = int(min(math.ceil(entries * svt.fraction), entries))
     ratio = (2.0 * uploaded) ** (2.0 / 3.0)
+    if not hasattr(svt, "epsilon_threshold"):
+        return _svt_budget_27(svt, uploaded, ratio)
     threshold, query = svt.epsilon_threshold, svt.epsilon_query
     if threshold is None and query is None:
         threshold = svt.epsilon / (1.0 + ratio)
@@ -49,6 +51,37 @@ def svt_budget(svt, entries: int) -> dict:
     }
 
 
+def _svt_budget_27(svt, uploaded: int, ratio: float) -> dict:
+    """NVIDIA FLARE 2.7's SVTPrivacy(fraction, epsilon, noise_var, gamma, tau): threshold noise Laplace(2γ/ε)
+    (ε₁ = ``epsilon``), query noise Laplace(4γc/ε₂) with ε₂ = ε·(2c)^{2/3} (``eps_2``), release noise
+    Laplace(2γ/noise_var) on each of the c uploaded entries (ε_release = c·noise_var)."""
+    if not all(hasattr(svt, name) for name in ("epsilon", "noise_var", "eps_2")):
+        raise UserError(
+            f"SVTPrivacy of NVIDIA FLARE {_nvflare_version()} has parameters this adapter cannot read; "
+            "state its claim instead (AUDIT_CLAIM = PrivacyClaim(eps, delta, ('update',)) in a module "
+            "that wraps the filter)"
+        )
+    threshold = float(svt.epsilon)
+    query = threshold * ratio
+    release = uploaded * float(svt.noise_var)
+    return {
+        "n_upload": uploaded,
+        "epsilon_threshold": threshold,
+        "epsilon_query": query,
+        "epsilon_release": release,
+        "epsilon_total": threshold + query + release,
+    }
+
+
+def _nvflare_version() -> str:
+    try:
+        import nvflare
+
+        return str(getattr(nvflare, "__version__", "unknown"))
+    except ImportError:
+        return "unknown"
+
+
 def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, list[dict]]:
     """SVTPrivacy's claim on an update of ``entries`` entries, and its readings; ``recorded``: the per-call budget
     the filter wrote into a result's metadata (checked against the parameters' reading)."""
@@ -63,7 +96,7 @@ def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, l
             "parameter": f"epsilon={svt.epsilon:g}"
             + (
                 ""
-                if svt.epsilon_threshold is None and svt.epsilon_query is None
+                if getattr(svt, "epsilon_threshold", None) is None and getattr(svt, "epsilon_query", None) is None
                 else f", epsilon_threshold={svt.epsilon_threshold}, epsilon_query={svt.epsilon_query}"
             ),
             "claim": f"ε₁ = {budget['epsilon_threshold']:.4g}, ε₂ = {budget['epsilon_query']:.4g}",
@@ -72,7 +105,7 @@ def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, l
         {
             "parameter": (
                 f"epsilon_release={svt.epsilon_release:g}"
-                if svt.epsilon_release is not None
+                if getattr(svt, "epsilon_release", None) is not None
                 else f"noise_var={svt.noise_var:g} (epsilon_release omitted)"
             ),
             "claim": f"ε_release = {budget['epsilon_release']:.4g}",
