@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .base import Record
+from .base import Record, is_flat, record_type
 
 
 class Verdict(str, enum.Enum):
@@ -218,7 +219,7 @@ class SelfTestCase(Record):
     passed: bool | None = None
 
 
-def _part(tp: type[Record], required: bool = False) -> Any:
+def _part(required: bool = False) -> Any:
     if required:
         return field(metadata={"flat": True})
     return field(default=None, metadata={"flat": True})
@@ -231,15 +232,15 @@ class AuditRow(Record):
     an attribute of the same name (``row.epsilon_lower_bound`` is ``row.certificate.epsilon_lower_bound``)."""
 
     channel: str
-    certificate: Certificate = _part(Certificate, required=True)
-    audited: Audited | None = _part(Audited)
-    claim: RowClaim | None = _part(RowClaim)
-    curve: CurveBound | None = _part(CurveBound)
-    profile: ProfilePoint | None = _part(ProfilePoint)
-    power: Power | None = _part(Power)
-    judgement: Judgement | None = _part(Judgement)
-    one_run: OneRunCounts | None = _part(OneRunCounts)
-    self_test: SelfTestCase | None = _part(SelfTestCase)
+    certificate: Certificate = _part(required=True)
+    audited: Audited | None = _part()
+    claim: RowClaim | None = _part()
+    curve: CurveBound | None = _part()
+    profile: ProfilePoint | None = _part()
+    power: Power | None = _part()
+    judgement: Judgement | None = _part()
+    one_run: OneRunCounts | None = _part()
+    self_test: SelfTestCase | None = _part()
 
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -318,17 +319,9 @@ def _with_coverage(flat: dict[str, Any], row: AuditRow | None = None) -> dict[st
     return out
 
 
-_PART_TYPES: dict[str, type[Record]] = {
-    "certificate": Certificate,
-    "audited": Audited,
-    "claim": RowClaim,
-    "curve": CurveBound,
-    "profile": ProfilePoint,
-    "power": Power,
-    "judgement": Judgement,
-    "one_run": OneRunCounts,
-    "self_test": SelfTestCase,
-}
+# the row's parts (field name -> value type), read off its flat fields' annotations
+_ROW_HINTS = typing.get_type_hints(AuditRow)
+_PART_TYPES: dict[str, type[Record]] = {f.name: record_type(_ROW_HINTS[f.name]) for f in fields(AuditRow) if is_flat(f)}
 # flat JSON key -> (the row's part, the part's field), derived from the parts' fields
 FLAT_KEYS: dict[str, tuple[str, str]] = {
     str(f.metadata.get("json", f.name)): (part, f.name)

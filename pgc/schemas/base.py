@@ -239,7 +239,7 @@ def is_flat(f: dataclasses.Field[Any]) -> bool:
     return bool(f.metadata.get("flat"))
 
 
-def _record_type(tp: Any) -> Any:
+def record_type(tp: Any) -> Any:
     """The record class of an annotation ``R`` or ``R | None``."""
     options = [t for t in typing.get_args(tp) if t is not type(None)] or [tp]
     return options[0]
@@ -263,15 +263,9 @@ class Record:
         return data
 
     @classmethod
-    def json_keys(cls) -> set[str]:
-        """Every JSON key this record's fields read (flat parts' keys included)."""
-        hints = typing.get_type_hints(cls)
-        keys: set[str] = set()
-        for f in dataclasses.fields(cls):
-            if f.name == "extra":
-                continue
-            keys |= _record_type(hints[f.name]).json_keys() if is_flat(f) else {json_name(f)}
-        return keys
+    def json_keys(cls) -> frozenset[str]:
+        """Every JSON key this record's fields read (flat parts' keys included); computed once per class."""
+        return _json_keys(cls)
 
     @classmethod
     def from_dict(cls: type[_R], data: dict[str, Any], where: str = "") -> _R:
@@ -285,7 +279,7 @@ class Record:
                 continue
             here = f"{where}.{f.name}" if where else f.name
             if is_flat(f):
-                part = _flat_part(f, _record_type(hints[f.name]), data, where or cls.__name__)
+                part = _flat_part(f, record_type(hints[f.name]), data, where or cls.__name__)
                 if part is not None:
                     values[f.name] = part
                 continue
@@ -314,6 +308,20 @@ class Record:
                 out[json_name(f)] = _to_json(value)
         out.update(self.extra)
         return out
+
+
+_JSON_KEYS: dict[type, frozenset[str]] = {}  # per record class, filled on first use
+
+
+def _json_keys(cls: type[Record]) -> frozenset[str]:
+    if cls not in _JSON_KEYS:
+        hints = typing.get_type_hints(cls)
+        keys: set[str] = set()
+        for f in dataclasses.fields(cls):
+            if f.name != "extra":
+                keys |= record_type(hints[f.name]).json_keys() if is_flat(f) else {json_name(f)}
+        _JSON_KEYS[cls] = frozenset(keys)
+    return _JSON_KEYS[cls]
 
 
 def _flat_part(f: dataclasses.Field[Any], part: type[Record], data: dict[str, Any], where: str) -> Record | None:
