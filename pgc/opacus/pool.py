@@ -1,6 +1,7 @@
-"""Releases of an Opacus client computed in worker processes: each worker builds the same
-:class:`~pgc.opacus.system.OpacusSystem` once (its own model copies and Opacus objects) and trains the releases whose
-seeds it is given. A release depends on its seed only, so the releases are the same for any number of workers.
+"""Releases of an Opacus client computed in worker processes: each worker builds the same system once (the
+:class:`~pgc.opacus.system.OpacusSystem` that owns the pool hands over its class and keywords: its own model copies
+and Opacus objects) and trains the releases whose seeds it is given. A release depends on its seed only, so the
+releases are the same for any number of workers.
 
 Torch runs one intra-op thread in each worker (and in the serial path, see :func:`one_thread`): a release is a few
 hundred small tensor operations, where a pool of intra-op threads costs more than it gives, and far more when the
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -36,13 +37,11 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _start(client: Any, relation: str, record: Any, per_step: bool) -> None:
+def _start(make_system: Callable[..., Any], settings: dict[str, Any]) -> None:
     import torch
 
-    from .system import OpacusSystem
-
     torch.set_num_threads(1)
-    _WORKER["system"] = OpacusSystem(client, relation=relation, record=record, per_step=per_step)
+    _WORKER["system"] = make_system(**settings)
 
 
 def _updates(secret: str, seeds: np.ndarray) -> np.ndarray:
@@ -50,10 +49,11 @@ def _updates(secret: str, seeds: np.ndarray) -> np.ndarray:
 
 
 class ReleasePool:
-    """``workers`` spawned processes that train releases of one client; started on first use, closed by ``close``."""
+    """``workers`` spawned processes, each with the system ``make_system(**settings)`` (a picklable class or function:
+    its releases ``updates(secret, seeds)``); started on first use, closed by ``close``."""
 
-    def __init__(self, client: Any, relation: str, record: Any, workers: int, per_step: bool = False) -> None:
-        self.args, self.workers = (client, relation, record, per_step), workers
+    def __init__(self, make_system: Callable[..., Any], settings: dict[str, Any], workers: int) -> None:
+        self.args, self.workers = (make_system, settings), workers
         self._pool: ProcessPoolExecutor | None = None
 
     def updates(self, secret: str, seeds: np.ndarray) -> np.ndarray:

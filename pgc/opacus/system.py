@@ -86,7 +86,7 @@ class _Trainer:
         )
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.initial = initial
-        self.steps, self.examples, self.per_step = client.local_steps, len(features), per_step
+        self.steps, self.per_step = client.local_steps, per_step
         loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
         self.loss = functools.partial(loss, reduction=client.loss_reduction)  # as Opacus is told it reduces
 
@@ -167,9 +167,11 @@ class OpacusSystem:
             else f"one record replaced: record {record} by an input-space canary"
         )
         self._trainers: dict[str, _Trainer] = {}
+        self._parameters = sum(p.numel() for p in client.model.parameters() if p.requires_grad)  # an update's length
         if not (isinstance(workers, int) and workers >= 1):
             raise UserError(f"workers must be a positive integer, got {workers!r}")
-        self._pool = ReleasePool(client, relation, record, workers, per_step) if workers > 1 else None
+        settings = dict(client=client, relation=relation, record=record, per_step=per_step)
+        self._pool = ReleasePool(OpacusSystem, settings, workers) if workers > 1 else None
 
     def _data(self, secret: str) -> tuple[Any, Any]:
         import torch
@@ -202,18 +204,19 @@ class OpacusSystem:
         return self._trainers[secret]
 
     def release(self, secret: Any, n: int, rng: np.random.Generator, *, broadcast: Any = None) -> dict[str, np.ndarray]:
-        trainer = self._trainer(str(secret))
+        secret = str(secret)
+        examples = len(self._data(secret)[0])  # checks the secret; workers build their own trainers
         seeds = rng.integers(0, 2**62, size=n)
-        updates = self._pool.updates(str(secret), seeds) if self._pool and n > 1 else self.updates(str(secret), seeds)
-        size = sum(p.numel() for p in trainer.params)
-        out = {"update": updates[:, :size], "examples": np.full((n, 1), float(trainer.examples))}
+        updates = self._pool.updates(secret, seeds) if self._pool and n > 1 else self.updates(secret, seeds)
+        size = self._parameters
+        out = {"update": updates[:, :size], "examples": np.full((n, 1), float(examples))}
         return out | ({"steps": updates[:, size:]} if self.per_step else {})
 
     def updates(self, secret: str, seeds: np.ndarray) -> np.ndarray:
         """The updates of trainings seeded by ``seeds``, in this process (one intra-op thread); with ``per_step``, each
         followed by the change of every local step."""
         trainer = self._trainer(secret)
-        size = sum(p.numel() for p in trainer.params) * (1 + self.client.local_steps * self.per_step)
+        size = self._parameters * (1 + self.client.local_steps * self.per_step)
         with one_thread():
             return np.stack([trainer.release(int(s)) for s in seeds]) if len(seeds) else np.zeros((0, size))
 
