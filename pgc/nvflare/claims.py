@@ -86,6 +86,13 @@ def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, l
     """SVTPrivacy's claim on an update of ``entries`` entries, and its readings; ``recorded``: the per-call budget
     the filter wrote into a result's metadata (checked against the parameters' reading)."""
     budget = svt_budget(svt, entries)
+    release_27 = not hasattr(svt, "epsilon_threshold")  # NVIDIA FLARE 2.7's parameters (_svt_budget_27)
+    selection_why = (
+        "2.7's SVTPrivacy: ε₁ = epsilon for the threshold and ε₂ = epsilon·(2c)^{2/3} for the queries (its eps_2), "
+        "so the selection spends epsilon·(1 + (2c)^{2/3}), not epsilon"
+        if release_27
+        else "the selection budget, split 1 : (2c)^{2/3} (the docstring's standard SVT allocation) unless given"
+    )
     readings = [
         {
             "parameter": f"fraction={svt.fraction:g} on d={entries} entries",
@@ -100,7 +107,7 @@ def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, l
                 else f", epsilon_threshold={svt.epsilon_threshold}, epsilon_query={svt.epsilon_query}"
             ),
             "claim": f"ε₁ = {budget['epsilon_threshold']:.4g}, ε₂ = {budget['epsilon_query']:.4g}",
-            "why": "the selection budget, split 1 : (2c)^{2/3} (the docstring's standard SVT allocation) unless given",
+            "why": selection_why,
         },
         {
             "parameter": (
@@ -113,7 +120,9 @@ def svt_claim(svt, entries: int, recorded: dict | None) -> tuple[PrivacyClaim, l
             "n_upload * noise_var'), i.e. Laplace(2γc/ε_release) on each uploaded entry",
         },
         {
-            "parameter": "the recorded accounting (svt_privacy_budget)",
+            "parameter": "the accounting (2.7 records none)"
+            if release_27
+            else "the recorded accounting (svt_privacy_budget)",
             "claim": f"ε = ε₁ + ε₂ + ε_release = {budget['epsilon_total']:.4g}, δ = 0 per call, on the arrays",
             "why": "'pure_dp_sum' per call; 'scalar passthrough is not noise-protected by the SVT accountant'"
             + (f"; recorded epsilon_total = {recorded['epsilon_total']:.4g}" if recorded else ""),

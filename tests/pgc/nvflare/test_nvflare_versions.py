@@ -36,3 +36,12 @@ def test_unknown_release_refused_in_one_line():
         svt_budget(svt, 100)
     message = str(err.value)
     assert "\n" not in message and "NVIDIA FLARE" in message and "AUDIT_CLAIM" in message
+
+
+def test_svt_27_readings_say_the_selection_spends_more_than_epsilon():
+    from pgc.nvflare.claims import svt_claim
+
+    svt = SimpleNamespace(fraction=0.1, epsilon=0.1, noise_var=0.1, gamma=1e-5, tau=1e-6, eps_2=None, replace=True)
+    claim, readings = svt_claim(svt, 100, None)
+    assert claim.epsilon == pytest.approx(0.1 + 0.1 * 20 ** (2 / 3) + 1.0)
+    assert "not epsilon" in readings[1]["why"] and "records none" in readings[3]["parameter"]
