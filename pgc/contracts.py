@@ -190,7 +190,11 @@ class DescribesSecrets(Protocol):
 @runtime_checkable
 class OffersStatistics(Protocol):
     def audit_statistics(self, channel: str) -> list[Statistic]:
-        """Candidate :class:`Statistic` objects for one channel's releases."""
+        """Candidate :class:`Statistic` objects for one channel's releases, tried after the audit's own.
+
+        A statistic with a ``preferred_margin`` attribute (a fraction) encodes what the auditor knows exactly (a
+        white-box canary's direction): it is tried first, and another statistic replaces it only by projecting
+        more than ``1 + preferred_margin`` times its bound on the selection half."""
         ...
 
 

@@ -530,13 +530,19 @@ def _certify_broadcast(
 
     def statistics_for(ch: str):
         offered = list(target.system.audit_statistics(ch)) if isinstance(target.system, OffersStatistics) else []
+        preferred = [s for s in offered if getattr(s, "preferred_margin", None) is not None]
+        offered = [s for s in offered if s not in preferred]
         if ch != ALL or len(base) < 2:
-            return default_statistics() + offered if offered else None
+            return preferred + default_statistics() + offered if offered or preferred else None
         return (
-            joint_statistics(groups)
-            if groups is not None
-            else default_statistics() + [LaplaceLogLikelihood(scaled=True)]
-        ) + offered
+            (
+                joint_statistics(groups)
+                if groups is not None
+                else default_statistics() + [LaplaceLogLikelihood(scaled=True)]
+            )
+            + preferred
+            + offered
+        )
 
     labels = {ch: f"{target.describe(target.secret)} vs {target.describe(target.secret_prime)} [{ch}]" for ch in group}
     if bases is not None:  # the second secret's training releases, for the planted leaks

@@ -389,7 +389,8 @@ def select_statistic(
     (``project(s_pos, s_neg)``, a tuple ending in the projected ε) is largest; a later statistic
     replaces an earlier one only if it projects more than (1 + ``tie_margin``) times its ε — or its own
     ``selection_margin`` where that is larger (a flexible statistic must win clearly: a learned classifier's
-    projection is noisier than a projection's).
+    projection is noisier than a projection's), or the kept statistic's ``preferred_margin`` (a test of what the
+    auditor knows exactly, which noise on the selection half must not displace).
 
     Returns ``(statistic, scorer, s_pos, s_neg, projection)`` or None when no statistic gives finite
     scores; ``applied`` (a list) collects every statistic that did. ``screen(s_pos, s_neg)``: a cheap projection
@@ -405,7 +406,8 @@ def select_statistic(
             continue
         if applied is not None:
             applied.append(stat)
-        margin = max(tie_margin, float(getattr(stat, "selection_margin", 0.0)))
+        held = float(getattr(best[0], "preferred_margin", None) or 0.0) if best is not None else 0.0
+        margin = max(tie_margin, float(getattr(stat, "selection_margin", 0.0)), held)
         if best is not None and screen is not None and screen(s_pos, s_neg) <= best[4][-1] * (1.0 + margin):
             continue
         projection = project(s_pos, s_neg)

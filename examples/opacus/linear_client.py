@@ -4,6 +4,8 @@ one local step per round. ``pgc audit opacus examples/opacus/linear_client.py:ma
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from pgc.opacus import OpacusClient
@@ -53,3 +55,28 @@ def make_low_noise():
 
 def make_gdp():
     return make(accountant="gdp")
+
+
+def make_full_batch(noise_multiplier: float = 1.0, records: int = 50, local_steps: int = 1):
+    """Full-batch DP-SGD (every record in every step, sample rate 1): each round is exactly a Gaussian mechanism,
+    μ = √steps / σ, the curve the claim states; ``loss_reduction="sum"``."""
+    torch.manual_seed(0)
+    x, y = _data(records=records)
+    model = torch.nn.Linear(x.shape[1], 2)
+    return OpacusClient(
+        model=model,
+        features=x,
+        labels=y,
+        noise_multiplier=noise_multiplier,
+        max_grad_norm=1.0,
+        batch_size=records,
+        local_steps=local_steps,
+        lr=0.5,
+        loss_reduction="sum",
+    )
+
+
+def make_poisson(noise_multiplier: float = 1.0, sample_rate: float = 0.1, local_steps: int = 1):
+    """Poisson batches of expected size ``sample_rate`` × 200 records, ``loss_reduction="sum"``."""
+    client = make(noise_multiplier=noise_multiplier, local_steps=local_steps, loss_reduction="sum")
+    return dataclasses.replace(client, batch_size=max(1, round(sample_rate * client.records)))

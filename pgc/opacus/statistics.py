@@ -29,11 +29,20 @@ def clipped_gradient(client: Any, features: Any, label: Any) -> np.ndarray:
     return g * min(1.0, client.max_grad_norm / norm) if norm > 0 else g
 
 
-class Projection:
-    """A candidate test on the projections of a release on ``direction`` (per step for ``steps``)."""
+# a generic statistic replaces the projection on a gradient canary's exact direction only by projecting this much more
+# on the selection half (pgc.contracts.OffersStatistics): the direction is known, a fitted one is estimated
+EXACT_DIRECTION_MARGIN = 0.25
 
-    def __init__(self, name: str, direction: np.ndarray, reduce: str | None) -> None:
+
+class Projection:
+    """A candidate test on the projections of a release on ``direction`` (per step for ``steps``);
+    ``preferred_margin``: set where the direction is known exactly (a gradient canary's)."""
+
+    def __init__(
+        self, name: str, direction: np.ndarray, reduce: str | None, preferred_margin: float | None = None
+    ) -> None:
         self.name, self.direction, self.reduce = name, direction, reduce
+        self.preferred_margin = preferred_margin
 
     def _projections(self, y: Any) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
@@ -52,13 +61,15 @@ class Projection:
         return lambda y: sign * self._projections(y)
 
 
-def projection_tests(channel: str, direction: np.ndarray) -> list:
-    """The candidate tests for ``channel`` (none for a channel the direction does not describe)."""
+def projection_tests(channel: str, direction: np.ndarray, exact: bool = False) -> list:
+    """The candidate tests for ``channel`` (none for a channel the direction does not describe); ``exact``: the
+    direction is the differing gradient itself (a gradient canary), and the tests are preferred in selection."""
+    margin = EXACT_DIRECTION_MARGIN if exact else None
     if channel == "update":
-        return [Projection("canary-gradient", direction, None)]
+        return [Projection("canary-gradient", direction, None, margin)]
     if channel == "steps":
         return [
-            Projection("canary-gradient-sum", direction, "sum"),
-            Projection("canary-gradient-max", direction, "max"),
+            Projection("canary-gradient-sum", direction, "sum", margin),
+            Projection("canary-gradient-max", direction, "max", margin),
         ]
     return []

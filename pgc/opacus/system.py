@@ -4,8 +4,9 @@ Opacus as shipped (``PrivacyEngine.make_private``: its per-sample gradients, cli
 Secrets are the two neighbouring local data sets the claim is about:
 
 * ``add-remove`` (Opacus's accounting): the local data with and without one record — a record of the user's data
-  (``record=i``) or an input-space canary added to it (``record="canary"``: a point five standard deviations out
-  along every feature, with the rarest label);
+  (``record=i``), an input-space canary added to it (``record="canary"``: a point five standard deviations out
+  along every feature, with the rarest label), or a white-box gradient canary (``record="gradient"``: a Dirac
+  gradient of norm C inserted into the batches that sample it, :mod:`.canary`);
 * ``replace-one``: the local data as given, and with record ``i`` replaced by the canary.
 
 A release is one round from the same initial model: the flattened parameter change on the channel ``update``, and
@@ -35,6 +36,7 @@ from .client import OpacusClient
 from .pool import ReleasePool, one_thread
 
 SECRETS = {"add-remove": ("without", "with"), "replace-one": ("original", "replaced")}
+CANARIES = ("canary", "gradient")  # an input-space canary record; a white-box gradient canary (.canary)
 
 
 def input_canary(client: OpacusClient) -> tuple[Any, Any]:
@@ -54,9 +56,20 @@ def input_canary(client: OpacusClient) -> tuple[Any, Any]:
 
 
 class _Trainer:
-    """One local data set trained by Opacus: the model copy, its DP optimizer and Poisson (or shuffled) loader."""
+    """One local data set trained by Opacus: the model copy, its DP optimizer and Poisson (or shuffled) loader; with
+    ``canary`` (parameter coordinates), a gradient canary at each, inserted into the batches that sample it; with
+    ``per_step``, each step's change follows the update (of the ``watch`` coordinates only, where given)."""
 
-    def __init__(self, client: OpacusClient, features: Any, labels: Any, initial: list, per_step: bool) -> None:
+    def __init__(
+        self,
+        client: OpacusClient,
+        features: Any,
+        labels: Any,
+        initial: list,
+        per_step: bool,
+        canary: list[int] | None = None,
+        watch: list[int] | None = None,
+    ) -> None:
         import torch
         from opacus import PrivacyEngine
         from torch.utils.data import DataLoader, TensorDataset
@@ -85,8 +98,13 @@ class _Trainer:
             loss_reduction=client.loss_reduction,
         )
         self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.canary = None
+        if canary is not None:
+            from .canary import GradientCanary
+
+            self.canary = GradientCanary(self.params, canary, client.max_grad_norm, client, len(self.loader))
         self.initial = initial
-        self.steps, self.per_step = client.local_steps, per_step
+        self.steps, self.per_step, self.watch = client.local_steps, per_step, watch
         loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
         self.loss = functools.partial(loss, reduction=client.loss_reduction)  # as Opacus is told it reduces
 
@@ -104,16 +122,21 @@ class _Trainer:
                 p.copy_(p0)
         done, trajectory = 0, []
         while done < self.steps:
-            for x, y in self.loader:  # torch warns that inputs need no gradient (Opacus's hooks): harmless here
+            if self.canary is not None:
+                self.canary.start_pass(self.generator)
+            for batch, (x, y) in enumerate(self.loader):  # torch warns that inputs need no gradient: harmless here
                 self.optimizer.zero_grad(set_to_none=True)
                 if len(x):
                     self.loss(self.model(x), y).backward()
                 else:  # an empty Poisson batch: the step adds noise only
                     for p in self.params:
                         p.grad_sample = torch.zeros((0, *p.shape), dtype=p.dtype)
+                if self.canary is not None:
+                    self.canary.insert(self.params, self.canary.sampled(batch, self.generator))
                 self.optimizer.step()
                 if self.per_step:
-                    trajectory.append(self._flat(self.params))
+                    flat = self._flat(self.params)
+                    trajectory.append(flat if self.watch is None else flat[self.watch])
                 done += 1
                 if done == self.steps:
                     break
@@ -121,7 +144,8 @@ class _Trainer:
         update = final - self._flat(self.initial)
         if not self.per_step:
             return update
-        return np.concatenate([update, *np.diff(np.stack([self._flat(self.initial), *trajectory]), axis=0)])
+        start = self._flat(self.initial) if self.watch is None else self._flat(self.initial)[self.watch]
+        return np.concatenate([update, *np.diff(np.stack([start, *trajectory]), axis=0)])
 
     @staticmethod
     def _flat(params: list) -> np.ndarray:
@@ -147,9 +171,11 @@ class OpacusSystem:
     ):
         if relation not in RELATIONS:
             raise UserError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
-        if record != "canary" and not (isinstance(record, int) and 0 <= record < client.records):
-            raise UserError(f"record must be 'canary' or a record index in [0, {client.records}), got {record!r}")
-        if relation == "replace-one" and record == "canary":
+        if record not in CANARIES and not (isinstance(record, int) and 0 <= record < client.records):
+            raise UserError(
+                f"record must be 'canary', 'gradient' or a record index in [0, {client.records}), got {record!r}"
+            )
+        if relation == "replace-one" and record in CANARIES:
             raise UserError("replace-one replaces a record of the data by the canary: give its index (record=I)")
         self.client, self.neighbours, self.record = client, relation, record
         self.name = name
@@ -159,14 +185,26 @@ class OpacusSystem:
         epsilon = self.opacus_epsilon if relation == "add-remove" else self.pld_epsilon["replace-one"]
         self.per_step = per_step  # the white-box view: every local step's change beside the round's update
         self.channels = ("update", "steps", "examples") if per_step else ("update", "examples")
-        self.claim = PrivacyClaim(epsilon, delta, ("update", "steps") if per_step else ("update",))
-        added = "an input-space canary" if record == "canary" else f"record {record} of the local data"
+        # every record in every step (q = 1): the rounds are exactly a Gaussian mechanism of sensitivity C and noise
+        # σC composed over the steps, μ = √steps / σ (Dong, Roth & Su 2022, Cor. 3.3), the curve the claim states
+        exact = q == 1.0 and sigma > 0
+        self.claim = PrivacyClaim(
+            epsilon,
+            delta,
+            ("update", "steps") if per_step else ("update",),
+            gdp_mu=steps**0.5 / sigma if exact else None,
+        )
+        added = {
+            "canary": "an input-space canary",
+            "gradient": "a Dirac gradient canary of norm C (white-box), in the batches that sample it",
+        }.get(str(record), f"record {record} of the local data")
         self.relation = (  # what makes the two secrets neighbours, in words
             f"one record added or removed: {added}"
             if relation == "add-remove"
             else f"one record replaced: record {record} by an input-space canary"
         )
         self._trainers: dict[str, _Trainer] = {}
+        self._dirac: int | None = None  # the gradient canary's coordinate, found on first use
         self._parameters = sum(p.numel() for p in client.model.parameters() if p.requires_grad)  # an update's length
         if not (isinstance(workers, int) and workers >= 1):
             raise UserError(f"workers must be a positive integer, got {workers!r}")
@@ -180,6 +218,8 @@ class OpacusSystem:
         first, second = SECRETS[self.neighbours]
         if secret not in (first, second):
             raise UserError(f"{self.name}: a secret is {first!r} or {second!r}, got {secret!r}")
+        if self.record == "gradient":  # the canary is a gradient, not a record: the data set is the same
+            return x, y
         if self.neighbours == "add-remove":
             if self.record == "canary":
                 if secret == first:
@@ -200,7 +240,8 @@ class OpacusSystem:
     def _trainer(self, secret: str) -> _Trainer:
         if secret not in self._trainers:
             initial = [p.detach().clone() for p in self.client.model.parameters() if p.requires_grad]
-            self._trainers[secret] = _Trainer(self.client, *self._data(secret), initial, self.per_step)
+            canary = [self._coordinate()] if self.record == "gradient" and secret == SECRETS["add-remove"][1] else None
+            self._trainers[secret] = _Trainer(self.client, *self._data(secret), initial, self.per_step, canary)
         return self._trainers[secret]
 
     def release(self, secret: Any, n: int, rng: np.random.Generator, *, broadcast: Any = None) -> dict[str, np.ndarray]:
@@ -230,13 +271,25 @@ class OpacusSystem:
         from .statistics import clipped_gradient, projection_tests
 
         x, y = self.client.features, self.client.labels
-        if self.record == "canary":
+        if self.record == "gradient":
+            from .canary import dirac_direction
+
+            direction = dirac_direction(self._parameters, self._coordinate(), self.client.max_grad_norm)
+        elif self.record == "canary":
             direction = clipped_gradient(self.client, *input_canary(self.client))
         else:
             direction = clipped_gradient(self.client, x[self.record], y[self.record])
             if self.neighbours == "replace-one":
                 direction = clipped_gradient(self.client, *input_canary(self.client)) - direction
-        return projection_tests(channel, direction)
+        return projection_tests(channel, direction, exact=self.record == "gradient")
+
+    def _coordinate(self) -> int:
+        """The gradient canary's parameter coordinate (:func:`.canary.dirac_coordinates`), found once."""
+        if self._dirac is None:
+            from .canary import dirac_coordinates
+
+            (self._dirac,) = dirac_coordinates(self.client)
+        return self._dirac
 
     def canaries(self) -> dict[str, tuple[str, str]]:
         first, second = SECRETS[self.neighbours]

@@ -28,6 +28,7 @@ from .base import Record, Result, SchemaError, json_ready, number
 from .bench_kinds import *  # noqa: F401,F403
 from .kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS
+from .opacus_kinds import *  # noqa: F401,F403
 from .thesis_kinds import *  # noqa: F401,F403
 
 __all__ = [

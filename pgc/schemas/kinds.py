@@ -12,6 +12,7 @@ from .audit_rows import AuditRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result, SchemaError
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
+from .opacus_kinds import OpacusOneRunResult
 from .provenance import Provenance
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 
@@ -418,6 +419,7 @@ SCHEMAS: dict[str, type[Result]] = {
         AuditResult,
         PowerStudy,
         FlowerOneRunResult,
+        OpacusOneRunResult,
         SystemAuditResult,
         AttackResult,
         ReplicateResult,

@@ -37,6 +37,7 @@ def test_every_subcommand_of_the_issue_exists():
         "ldp",
         "nvflare",
         "opacus",
+        "opacus-one-run",
         "self-test",
         "adversarial-model",
         "adversarial-curve",
@@ -52,7 +53,7 @@ def test_a_subcommand_takes_at_most_25_options(name):
 @pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
 def test_samples_default_is_stated_once_and_is_the_default(name):
     options = _options(_parser(name))
-    if name in ("flower-one-run", "recertify"):  # its canary clients are the sample; the result's own size
+    if name in ("flower-one-run", "opacus-one-run", "recertify"):  # the canaries are the sample; the result's own
         assert "--samples" not in options
         return
     samples = options["--samples"]

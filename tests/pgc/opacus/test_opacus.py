@@ -83,6 +83,7 @@ def test_a_release_is_the_update_opacus_produced_and_is_reproducible():
     assert np.all(np.linalg.norm(first["update"], axis=1) <= 0.5 * 1.0 + 1e-9)
 
 
+@pytest.mark.slow
 def test_opacus_mean_reduction_leaks_the_data_set_size_under_add_remove():
     """Opacus divides the noisy sum by int(records × sample rate): removing one record of 60 (batch 10) changes it
     from 10 to 9, so the noise scale tells the two data sets apart far beyond the claim."""
@@ -92,6 +93,7 @@ def test_opacus_mean_reduction_leaks_the_data_set_size_under_add_remove():
     assert result.row("examples").verdict == "unprotected channel"  # the count a client reports beside its update
 
 
+@pytest.mark.slow
 def test_sum_reduction_and_replace_one_keep_the_claim():
     for system, pair in (
         (OpacusSystem(client(local_steps=1, loss_reduction="sum"), record=0), ("with", "without")),
@@ -151,6 +153,7 @@ def test_without_noise_the_update_is_flagged_violated():
     assert result.row("update").verdict == "violated"
 
 
+@pytest.mark.slow
 def test_worker_processes_release_what_one_process_releases():
     serial = OpacusSystem(client(local_steps=1), record=3)
     pooled = OpacusSystem(client(local_steps=1), record=3, workers=2)
@@ -194,3 +197,56 @@ def test_the_offered_tests_project_on_the_records_clipped_gradient():
     score = test.fit(pos, neg)
     fresh_pos, fresh_neg = system.release("with", 200, rng)["update"], system.release("without", 200, rng)["update"]
     assert score(fresh_pos).mean() > score(fresh_neg).mean()  # the record's side scores higher on fresh releases
+
+
+def test_the_gradient_canary_adds_its_clipped_gradient_to_the_batches_that_sample_it():
+    """Full batch, no noise, loss_reduction="sum": the canary is in the one batch, and the update moves by exactly
+    −lr × C on its coordinate, nowhere else."""
+    system = OpacusSystem(
+        client(noise_multiplier=0.0, batch_size=60, local_steps=1, loss_reduction="sum"), record="gradient"
+    )
+    with_, without = (system.release(s, 2, np.random.default_rng(0))["update"] for s in ("with", "without"))
+    (test,) = system.audit_statistics("update")
+    j = int(np.argmax(test.direction))
+    assert test.direction[j] == 1.0 and np.count_nonzero(test.direction) == 1
+    expected = np.zeros(18)
+    expected[j] = -0.5 * 1.0
+    assert np.allclose(with_ - without, expected, atol=1e-5)
+    assert system._data("with")[0] is system._data("without")[0]  # the data set is the same: the canary is a gradient
+
+
+def test_the_gradient_canary_is_sampled_as_one_more_record(monkeypatch):
+    """Shuffled: exactly once per pass over the data; Poisson: in a step with probability q = 10 / 60 (600 steps:
+    a binomial count outside 100 ± 4.4 sd, false-failure rate < 1e-5)."""
+    from pgc.opacus.canary import GradientCanary
+
+    inserted = []
+    monkeypatch.setattr(
+        GradientCanary, "insert", lambda self, params, sampled: inserted.extend([1] * int(sampled.sum()))
+    )
+    shuffled = OpacusSystem(client(local_steps=12, poisson_sampling=False), record="gradient")
+    shuffled.release("with", 5, np.random.default_rng(0))
+    assert len(inserted) == 5 * 2  # 12 steps of 10 records out of 60: two passes per round
+    inserted.clear()
+    poisson = OpacusSystem(client(local_steps=12), record="gradient")
+    poisson.release("with", 50, np.random.default_rng(0))
+    assert abs(len(inserted) - 100) <= 4.4 * (600 * (1 / 6) * (5 / 6)) ** 0.5
+    before = len(inserted)
+    poisson.release("without", 5, np.random.default_rng(0))
+    assert len(inserted) == before  # never without the canary
+
+
+def test_full_batch_dp_sgd_is_claimed_with_its_exact_gaussian_curve_and_the_audit_certifies_mu():
+    from audit.certification.curves import gdp_epsilon
+
+    system = OpacusSystem(
+        client(noise_multiplier=2.0, batch_size=60, local_steps=1, loss_reduction="sum"), record="gradient"
+    )
+    assert system.claim.gdp_mu == pytest.approx(0.5)
+    assert gdp_epsilon(1e-5, 0.5) == pytest.approx(system.accounting()["pld-add-remove"], rel=1e-3)
+    assert OpacusSystem(client(), record="gradient").claim.gdp_mu is None  # Poisson batches: no Gaussian curve stated
+    strong = OpacusSystem(
+        client(noise_multiplier=1.0, batch_size=60, local_steps=1, loss_reduction="sum"), record="gradient"
+    )
+    row = audit_system(strong, "with", "without", samples=1500, seed=0).row("update")
+    assert row.verdict == "consistent" and 0.5 < row.mu_lower_bound <= 1.0

@@ -40,6 +40,7 @@ MODE_FUNCTIONS = {
     "ldp": ".library:audit_ldp",
     "nvflare": ".library:audit_nvflare",
     "opacus": ".opacus:audit_opacus_client",
+    "opacus_one_run": ".opacus:audit_opacus_one_run",
     "mechanism": ".mechanism:audit_named_mechanism",
     "run": ".run:audit_run",
     "one_run": ".one_run:audit_one_run",
@@ -352,8 +353,8 @@ class OpacusSubcommand(AuditSubcommand):
         p.add_argument(
             "--record",
             default="0",
-            help="the record that differs: an index of the client's data (default 0), or canary (add-remove: an "
-            "input-space canary added)",
+            help="the record that differs: an index of the client's data (default 0), canary (add-remove: an "
+            "input-space canary added) or gradient (add-remove: a Dirac gradient canary of norm C, white-box)",
         )
         p.add_argument(
             "--workers",
@@ -367,6 +368,28 @@ class OpacusSubcommand(AuditSubcommand):
             help="also release each local step's change (channel steps: every intermediate model, white-box)",
         )
         add_selection_options(p)
+
+
+class OpacusOneRunSubcommand(AuditSubcommand):
+    name, mode = "opacus-one-run", "opacus_one_run"
+    help = "gradient canaries in one real Opacus training, audited in one run (white-box and the final model)"
+
+    def add_target(self, p):
+        p.add_argument(
+            "opacus",
+            metavar="MODULE:FACTORY",
+            help="a factory returning pgc.opacus.OpacusClient (model, data, DP-SGD settings): its local_steps is the "
+            "training's length",
+        )
+
+    def add_options(self, p):
+        add_setting(p, help="a keyword of the factory (VALUE as JSON, else as text); repeatable")
+        p.add_argument(
+            "--canaries",
+            type=positive_int,
+            default=1000,
+            help="gradient canaries, one parameter coordinate each, each included by a fair coin (default 1000)",
+        )
 
 
 class SelfTestSubcommand(AuditSubcommand):
@@ -477,6 +500,7 @@ SUBCOMMANDS: dict[str, AuditSubcommand] = {
         LdpSubcommand,
         NvflareSubcommand,
         OpacusSubcommand,
+        OpacusOneRunSubcommand,
         SelfTestSubcommand,
         AdversarialModelSubcommand,
         AdversarialCurveSubcommand,
