@@ -14,6 +14,8 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 USER_SYSTEM = '''
@@ -121,6 +123,7 @@ def test_pgc_help_and_a_users_system_with_a_plain_dataclass_claim(installed_pgc,
     assert r.returncode == 1 and "violated" in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_the_main_job_runs_from_an_empty_folder_and_its_report_keeps_the_references(installed_pgc, tmp_path):
     r = _pgc(installed_pgc, "pipeline", "--quick", "--out", "job", cwd=tmp_path)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -133,6 +136,7 @@ def test_the_main_job_runs_from_an_empty_folder_and_its_report_keeps_the_referen
     assert not list((installed_pgc.parents[1]).rglob("*.nbi")), "numba's cache written beside the installed package"
 
 
+@pytest.mark.slow
 def test_a_users_flower_client_app_through_flowers_message_path(installed_pgc, tmp_path):
     import shutil
 

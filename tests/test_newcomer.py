@@ -280,6 +280,7 @@ def _pattern(expected_line: str) -> str:
     return "".join(parts) + re.escape(expected_line[last:])
 
 
+@pytest.mark.slow
 def test_readme_quick_start_prints_what_the_readme_says(tmp_path, quick_progress):
     commands = [shlex.split(line) for line in _block("## Quick start", "bash").splitlines() if line.strip()]
     printed = []

@@ -20,6 +20,7 @@ from pgc.schemas.audit_rows import AuditRow
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(HONESTY_CASES))
 def test_honesty_case_gets_its_expected_verdict(case):
     (outcome,) = run_honesty_cases(seed=0, only=[case])

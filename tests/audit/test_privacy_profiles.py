@@ -86,6 +86,7 @@ def test_dp_sgd_as_accounted_is_not_flagged_and_a_fixed_batch_is():
     assert fixed.verdict == "violated" and fixed.rows[0].profile_epsilon_lower_bound > 2.0
 
 
+@pytest.mark.slow
 def test_shuffled_batches_break_the_poisson_profile_but_not_its_epsilon_delta(tmp_path, capsys):
     """Shuffling (one step per epoch) accounted as Poisson subsampling, through the CLI and the report: the
     profile catches it where the (ε, δ) alone cannot at this n (σ = 0.6: a clear case at 4e4 per side)."""

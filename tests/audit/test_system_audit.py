@@ -127,6 +127,7 @@ def _one_canary_audit(mech, samples=1_000_000, confidence=0.95, seed=0):
     )
 
 
+@pytest.mark.slow
 def test_gaussian_passes_at_its_claim_and_is_flagged_with_too_little_noise():
     correct = _one_canary_audit(Gaussian(2.0, 1e-5), confidence=STRICT)
     assert correct.verdict == "consistent"
@@ -160,6 +161,7 @@ def test_correct_gaussian_system_is_consistent_and_a_wrong_sensitivity_is_flagge
     assert bad.row("value").claim_contradiction is None and bad.row("value").epsilon_lower_bound > 1.0
 
 
+@pytest.mark.slow
 def test_data_dependent_schedule_is_flagged_on_the_schedule_channel_only():
     fixed = _audit(BatchedSumSystem())
     assert fixed.row("messages").verdict == "consistent" and fixed.row("all").verdict == "consistent"
@@ -295,6 +297,7 @@ def test_bad_systems_and_inputs_get_clear_errors():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_committed_adversarial_audit_reproduces_through_the_contract():
     """results/audit/adversarial/laplace-eps1.json, ψ = 5 vs 15, gradient channel at the saved crafted θ:
     the certification runs on PGCA3CSystem.release and the shared engine and gives the committed bound."""

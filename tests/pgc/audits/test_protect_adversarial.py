@@ -83,6 +83,7 @@ def test_adversarial_audit_of_a_protected_configuration_is_consistent_and_names_
         )
 
 
+@pytest.mark.slow
 def test_pipeline_protect_all_quick_end_to_end(tmp_path, capsys):
     out = tmp_path / "pipeline"
     assert main(["pipeline", "--quick", "--protect", "all", "--skip", "attack", "--out", str(out)]) == 0

@@ -147,6 +147,7 @@ def test_ray_engine_audit_adversarial_curve_identical_to_local(
     assert _without_timings(results["ray"]) == _without_timings(results["local"])
 
 
+@pytest.mark.slow
 def test_ray_engine_audit_self_test_identical_to_local(ray_tasks_pickle_with_the_standard_pickle, tmp_path):
     results = _results_by_engine(
         "audit", ["--self-test", "--only", "laplace", "noise-too-small", "--samples", "3000"], tmp_path

@@ -227,6 +227,7 @@ def test_cli_bad_input_one_line_exit_2(args, tmp_path, capsys):
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.slow
 def test_cli_regret_and_attack_small(tmp_path):
     """From a folder outside the repository: --out into folders that do not exist yet, dated progress lines
     on a non-terminal stderr, a default path new for every run, an existing result kept without --force."""

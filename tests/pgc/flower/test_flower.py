@@ -57,6 +57,7 @@ def test_a_release_does_not_depend_on_how_many_processes_send_its_blocks():
         type(one)(one.app, [np.zeros(8)], {"p": ("+", "-")}, workers=0)
 
 
+@pytest.mark.slow
 def test_a_sensitivity_set_to_the_clipping_norm_is_flagged_on_its_curve():
     # two clipped updates lie 2C apart; sensitivity = C halves the noise the claim needs
     from flwr.client.mod import LocalDpMod
@@ -68,6 +69,7 @@ def test_a_sensitivity_set_to_the_clipping_norm_is_flagged_on_its_curve():
     assert audit_system(correct, "+", "-", samples=2000, seed=0, channels=["update"]).rows[0].verdict != "violated"
 
 
+@pytest.mark.slow
 def test_cli_audits_a_users_client_app_and_refuses_bad_input(tmp_path):
     out = tmp_path / "flower.json"
     proc = subprocess.run(
@@ -140,6 +142,7 @@ def _steinke_bound_reference(m: int, r: int, v: int, alpha: float, delta: float)
     return low
 
 
+@pytest.mark.slow
 def test_one_run_audit_inside_a_flower_simulation_central_dp():
     from pgc.audits.flower import flower_one_run
     from pgc.flower.simulation import OneRunSetup
@@ -160,6 +163,7 @@ def test_one_run_audit_inside_a_flower_simulation_central_dp():
         assert row.extra["steinke_epsilon_lower_bound"] == pytest.approx(expected, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_bench_flower_checks_the_adapter_against_the_numpy_reference(tmp_path):
     import json
 

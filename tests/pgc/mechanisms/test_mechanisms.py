@@ -234,6 +234,7 @@ def test_secure_laplace_snaps_to_grid_and_keeps_the_law(rng):
     assert isinstance(m, Mechanism)
 
 
+@pytest.mark.slow
 def test_float_exact_audit_passes_secure_laplace():
     """In float-exact mode the auditor certifies ε_LB = 7.08 > 4 for the textbook float64 Laplace
     (`pgc bench audit --only float-exact`, results/audit/float-exact.txt); the snapping version must

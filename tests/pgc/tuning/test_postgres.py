@@ -63,6 +63,7 @@ def test_postgres_url_maps_to_psycopg3(postgres_url):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_postgres_workers_opening_a_fresh_database_together_all_succeed(postgres_url):
     """N machines started at once on an empty database each create optuna's tables; the losers of
     that race (a duplicate type or table) try again instead of failing. Without the retry, 8 of 10
@@ -294,6 +295,7 @@ def _tune_workers():
     return module
 
 
+@pytest.mark.slow
 def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(postgres_url, tmp_path):
     r = _tune_workers().tune_workers_killed(postgres_url, _name("w"), tmp_path / "tune", workers=3, trials=12)
     assert r["returncode"] == 0, r["stderr"]
