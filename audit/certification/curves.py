@@ -115,8 +115,19 @@ def select_curve_threshold(
     alpha: float,
     profile: tuple[tuple[float, float], ...] | None = None,
 ) -> float:
-    """Threshold maximizing the projected curve bound on the training split: the μ lower bound, or with a
-    ``profile`` the ε excess over it (:func:`profile_excess`).
+    """The threshold of :func:`curve_projection`."""
+    return curve_projection(train_pos_scores, train_neg_scores, n_cert, alpha, profile)[0]
+
+
+def curve_projection(
+    train_pos_scores,
+    train_neg_scores,
+    n_cert: int,
+    alpha: float,
+    profile: tuple[tuple[float, float], ...] | None = None,
+) -> tuple[float, float]:
+    """(threshold, its projected bound): the threshold maximizing the projected curve bound on the training split,
+    the μ lower bound, or with a ``profile`` the ε excess over it (:func:`profile_excess`).
 
     A test flags a release as "positive" when its score ≥ threshold. Each candidate's training rates are
     taken at a pessimistic upper bound (:func:`audit.statistics.selection.rate_upper`, two-sided), projected as
@@ -145,7 +156,8 @@ def select_curve_threshold(
     projected = np.where(np.isfinite(projected), projected, -np.inf)
     if candidates.size >= 20 * SMOOTHING_WINDOW:
         projected = moving_average(np.maximum(projected, -10.0), SMOOTHING_WINDOW)
-    return float(candidates[int(np.argmax(projected))])
+    best = int(np.argmax(projected))
+    return float(candidates[best]), float(projected[best])
 
 
 def profile_epsilons(fpr_upper, fnr_upper, profile: tuple[tuple[float, float], ...]) -> np.ndarray:

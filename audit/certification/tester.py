@@ -27,7 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from audit.certification import bounds
-from audit.certification.curves import mu_lower_bound, profile_excess, select_curve_threshold, split_alpha
+from audit.certification.curves import (
+    curve_projection,
+    mu_lower_bound,
+    profile_excess,
+    select_curve_threshold,
+    split_alpha,
+)
 from audit.statistics import default_statistics, search_statistics
 from audit.statistics.selection import choose_threshold, in_sample_projection, select_statistic
 from audit.statistics.shapes import for_absent_entries, shapes_of
@@ -192,7 +198,9 @@ def fit_candidate(
     (``two_sided_rates``: see :func:`audit.statistics.selection.rate_upper`). With ``curve`` (a claim with a μ-GDP
     curve, or the privacy ``profile`` given) the chosen statistic also gets the threshold that maximises the
     projected certified μ (or ε excess over the profile) at ``curve_alpha``
-    (:func:`audit.certification.curves.select_curve_threshold`), chosen on the same selection half."""
+    (:func:`audit.certification.curves.select_curve_threshold`), chosen on the same selection half. A μ-GDP claim's
+    row is judged on its curve first, so there the statistics are ranked by their projected μ bound, not by the
+    threshold test's ε (a tail event can project a high ε and a poor μ)."""
     statistics = default_statistics() if statistics is None else statistics
     train_pos, train_neg = _as_2d(train_pos), _as_2d(train_neg)
     if train_pos.shape[1] != train_neg.shape[1]:
@@ -206,20 +214,32 @@ def fit_candidate(
     half_p, half_n = len(train_pos) // 2, len(train_neg) // 2
     fit_p, sel_p = train_pos[:half_p], train_pos[half_p:]
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
+    by_curve = curve and profile is None  # a μ-GDP claim: its row is judged on the curve, ranked by projected μ
+
+    def project(s_pos, s_neg):
+        threshold_test = choose_threshold(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates)
+        if not by_curve:
+            return threshold_test
+        assert curve_alpha is not None, "a curve test is selected at its curve_alpha"
+        return (*threshold_test, curve_projection(s_pos, s_neg, n_cert, curve_alpha)[1])
+
     chosen = select_statistic(
         statistics,
         fit_p,
         fit_n,
         sel_p,
         sel_n,
-        lambda s_pos, s_neg: choose_threshold(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates),
+        project,
         tie_margin=TIE_MARGIN,
         applied=applied,
-        screen=lambda s_pos, s_neg: in_sample_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates),
+        screen=None
+        if by_curve
+        else lambda s_pos, s_neg: in_sample_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates),
     )
     if chosen is None:
         return None
-    stat, scorer, s_pos, s_neg, (t, share, eps) = chosen
+    stat, scorer, s_pos, s_neg, projection = chosen
+    t, share, eps = projection[:3]
     curve_threshold = None
     if curve:
         assert curve_alpha is not None, "a curve test is selected at its curve_alpha"
