@@ -39,6 +39,8 @@ REFERENCE: dict[str, Callable[..., Any]] = {
 }
 
 LIBRARY_MODULES = {"multi-freq-ldpy": "pgc.ldp.mfl_clients", "pure-ldp": "pgc.ldp.pure_ldp_sketches"}
+# the releases the adapters read (pgc bench versions checks the last three of each: results/versions/)
+READABLE = {"multi-freq-ldpy": ">=0.2.3", "pure-ldp": ">=1.1"}
 ALIASES = {"mfl": "multi-freq-ldpy", "multi_freq_ldpy": "multi-freq-ldpy", "pure_ldp": "pure-ldp", "ours": "reference"}
 LIBRARIES = ("reference", *LIBRARY_MODULES)
 
@@ -59,8 +61,17 @@ def protocols(library: str) -> dict[str, Callable[..., Any]]:
     try:
         module = importlib.import_module(LIBRARY_MODULES[library])
     except ImportError as exc:
-        raise ImportError(
-            f"{library} is not installed: pip install -e '.[ldp]' (scripts/setup.sh installs it): {exc}"
+        from importlib import metadata
+
+        try:
+            version = metadata.version(library)
+        except metadata.PackageNotFoundError:
+            raise ImportError(
+                f"{library} is not installed: pip install -e '.[ldp]' (scripts/setup.sh installs it): {exc}"
+            ) from None
+        raise ImportError(  # installed, but laid out otherwise than the releases the adapter reads
+            f"{library} {version} is installed, but the adapter cannot read this release ({exc}); it reads "
+            f"{library} {READABLE[library]}: pip install '{library}{READABLE[library]}'"
         ) from None
     return module.PROTOCOLS
 

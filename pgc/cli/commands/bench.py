@@ -24,6 +24,7 @@ TARGETS = {
     "catalogue": "pgc.benchmarks.catalogue",
     "shapes": "pgc.benchmarks.shapes",
     "opacus": "pgc.benchmarks.opacus",
+    "versions": "pgc.benchmarks.versions",
 }
 
 

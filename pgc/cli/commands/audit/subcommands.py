@@ -328,18 +328,22 @@ class FlowerOneRunSubcommand(AuditSubcommand):
         )
 
 
+def add_opacus_client(p, more: str) -> None:
+    """The MODULE:FACTORY target of the Opacus subcommands."""
+    p.add_argument(
+        "opacus",
+        metavar="MODULE:FACTORY",
+        help=f"a factory returning pgc.opacus.OpacusClient (model, data, DP-SGD settings); {more}",
+    )
+
+
 class OpacusSubcommand(AuditSubcommand):
     name, mode = "opacus", "opacus"
     help = "a client that trains with Opacus (DP-SGD as shipped): the server's view of its update"
     samples = Samples(20_000, "releases per side (default 20,000; one release is one Opacus training round)")
 
     def add_target(self, p):
-        p.add_argument(
-            "opacus",
-            metavar="MODULE:FACTORY",
-            help="a factory returning pgc.opacus.OpacusClient (model, data, DP-SGD settings), as MODULE:FACTORY "
-            "or path/to/file.py:FACTORY",
-        )
+        add_opacus_client(p, "as MODULE:FACTORY or path/to/file.py:FACTORY")
 
     def add_options(self, p):
         add_setting(p, help="a keyword of the factory (VALUE as JSON, else as text); repeatable")
@@ -375,12 +379,7 @@ class OpacusOneRunSubcommand(AuditSubcommand):
     help = "gradient canaries in one real Opacus training, audited in one run (white-box and the final model)"
 
     def add_target(self, p):
-        p.add_argument(
-            "opacus",
-            metavar="MODULE:FACTORY",
-            help="a factory returning pgc.opacus.OpacusClient (model, data, DP-SGD settings): its local_steps is the "
-            "training's length",
-        )
+        add_opacus_client(p, "its local_steps is the training's length")
 
     def add_options(self, p):
         add_setting(p, help="a keyword of the factory (VALUE as JSON, else as text); repeatable")
