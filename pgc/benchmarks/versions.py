@@ -92,6 +92,7 @@ def install(library: str, release: str, folder: Path) -> str | None:
 def run_command(command: tuple[str, ...], folder: Path, out: Path, timeout: int) -> dict:
     """One adapter command with ``folder`` first on PYTHONPATH: its exit, verdict or refusal, and what it imported."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]).rstrip(":"))
+    env["NUMBA_CACHE_DIR"] = str(folder.parent / "numba")  # compiled clients of this release only
     argv = [sys.executable, "-m", "pgc.cli", *command, "--out", str(out), "--force", "--no-progress", "--seed", "1"]
     start = time.perf_counter()
     try:

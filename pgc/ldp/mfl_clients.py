@@ -16,16 +16,17 @@ per report, checked by the tests). LH_Client and ADP_Client are Python functions
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 from multi_freq_ldpy.pure_frequency_oracles.ADP import ADP_Client
 from multi_freq_ldpy.pure_frequency_oracles.GRR import GRR_Client
-from multi_freq_ldpy.pure_frequency_oracles.HE import HE_Client, find_tresh
 from multi_freq_ldpy.pure_frequency_oracles.LH import LH_Client
-from multi_freq_ldpy.pure_frequency_oracles.SS import SS_Client
 from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Client
 from numba import njit
+
+from pgc.errors import UserError
 
 from .direct import GRR, Adaptive, HistogramEncoding, SubsetSelection, subset_size
 from .hashed import LocalHashing, olh_range
@@ -34,6 +35,27 @@ from .library import LibraryOracle, hashed_reports
 from .oracle import integer_from_limbs
 from .seeding import seeded_library_generators
 from .unary import UnaryEncoding
+
+# Releases before 0.2.5 (pgc bench versions reads 0.2.3 and 0.2.4): no histogram encoding (HE); no subset
+# selection (SS) before 0.2.4; LH_Client(value, ε, optimal) without k before 0.2.5
+try:
+    from multi_freq_ldpy.pure_frequency_oracles.HE import HE_Client, find_tresh
+except ImportError:
+    HE_Client = find_tresh = None
+try:
+    from multi_freq_ldpy.pure_frequency_oracles.SS import SS_Client
+except ImportError:
+    SS_Client = None
+LH_TAKES_K = "k" in inspect.signature(LH_Client).parameters
+
+
+def _missing(protocols: str, module: str, since: str) -> UserError:
+    from .library import library_version
+
+    return UserError(
+        f"multi-freq-ldpy {library_version('multi-freq-ldpy')} has no {module} client (pure_frequency_oracles."
+        f"{module}, from {since}): for {protocols}, install multi-freq-ldpy>={since}"
+    )
 
 
 @njit(cache=True)
@@ -104,6 +126,8 @@ class MflHE(MflOracle):
     def __init__(self, k, epsilon, thresholded: bool):
         from scipy.optimize import minimize_scalar
 
+        if HE_Client is None:
+            raise _missing("THE and SHE", "HE", "0.2.5")
         super().__init__(k, epsilon)
         self.thresholded = bool(thresholded)
         self.name, self.width = ("THE" if self.thresholded else "SHE"), self.k
@@ -135,6 +159,8 @@ class MflSS(MflOracle):
     name = "SS"
 
     def __init__(self, k, epsilon):
+        if SS_Client is None:
+            raise _missing("SS", "SS", "0.2.4")
         super().__init__(k, epsilon)
         self.s = subset_size(self.k, self.epsilon)  # SS_Client's int(max(1, np.rint(k/(e^ε + 1))))
         self.width = self.s
@@ -175,7 +201,9 @@ class MflLH(MflOracle):
         return "a Python call of LH_Client per report (a Python function: xxhash and numpy's global generator)"
 
     def client_block(self, values):
-        return hashed_reports(LH_Client(int(v), self.k, self.epsilon, self.optimized) for v in values)
+        if LH_TAKES_K:
+            return hashed_reports(LH_Client(int(v), self.k, self.epsilon, self.optimized) for v in values)
+        return hashed_reports(LH_Client(int(v), self.epsilon, self.optimized) for v in values)
 
     def make_reference(self):
         return LocalHashing(self.k, self.epsilon, optimized=self.optimized)

@@ -40,7 +40,7 @@ REFERENCE: dict[str, Callable[..., Any]] = {
 
 LIBRARY_MODULES = {"multi-freq-ldpy": "pgc.ldp.mfl_clients", "pure-ldp": "pgc.ldp.pure_ldp_sketches"}
 # the releases the adapters read (pgc bench versions checks the last three of each: results/versions/)
-READABLE = {"multi-freq-ldpy": ">=0.2.3", "pure-ldp": ">=1.1"}
+READABLE = {"multi-freq-ldpy": ">=0.2.3", "pure-ldp": ">=1.1"}  # multi-freq-ldpy's SS: >=0.2.4, THE, SHE: >=0.2.5
 ALIASES = {"mfl": "multi-freq-ldpy", "multi_freq_ldpy": "multi-freq-ldpy", "pure_ldp": "pure-ldp", "ours": "reference"}
 LIBRARIES = ("reference", *LIBRARY_MODULES)
 
