@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from importlib import metadata
 
+import numpy as np
 import pytest
 
 
@@ -42,3 +43,23 @@ def test_the_version_bench_reports_a_release_that_does_not_install(monkeypatch, 
     assert code == 0 and [c["release"] for c in cells] == ["1.4.1", "1.5.4", "1.6.0"]
     assert all(not c["installed"] and c["said"].startswith("no release") for c in cells)
     assert "opacus           1.4.1   not installed: no release 1.4.1" in capsys.readouterr().out
+
+
+def test_older_multi_freq_ldpy_layouts_are_read_or_refused_by_name(monkeypatch):
+    """Before 0.2.5 LH_Client takes no k, and HE (0.2.5) and SS (0.2.4) are absent: the adapter calls the client it
+    finds, and refuses a protocol whose client is missing in one line naming the release."""
+    from pgc.errors import UserError
+    from pgc.ldp import mfl_clients
+
+    calls = []
+    monkeypatch.setattr(mfl_clients, "LH_TAKES_K", False)
+    monkeypatch.setattr(mfl_clients, "LH_Client", lambda v, eps, optimal: calls.append((v, eps, optimal)) or (1, 7))
+    olh = mfl_clients.PROTOCOLS["OLH"](25, 1.0)
+    olh.client_block(np.array([3, 4]))
+    assert calls == [(3, 1.0, True), (4, 1.0, True)]
+    monkeypatch.setattr(mfl_clients, "SS_Client", None)
+    monkeypatch.setattr(mfl_clients, "HE_Client", None)
+    monkeypatch.setattr(metadata, "version", lambda name: "0.2.3")
+    for name, since in (("SS", "0.2.4"), ("THE", "0.2.5")):
+        with pytest.raises(UserError, match=rf"multi-freq-ldpy 0\.2\.3 has no .* install multi-freq-ldpy>={since}"):
+            mfl_clients.PROTOCOLS[name](25, 1.0)
