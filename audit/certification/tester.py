@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from audit.certification import bounds
+from audit.certification.bounds import FloatArray
 from audit.certification.curves import (
     curve_projection,
     mu_lower_bound,
@@ -216,7 +217,7 @@ def fit_candidate(
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
     by_curve = curve and profile is None  # a μ-GDP claim: its row is judged on the curve, ranked by projected μ
 
-    def project(s_pos, s_neg):
+    def project(s_pos: FloatArray, s_neg: FloatArray) -> tuple[float, ...]:
         threshold_test = choose_threshold(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates)
         if not by_curve:
             return threshold_test
