@@ -13,5 +13,7 @@ $PGC bench flower --samples 100000 --seeds 20 --seed-samples 5000 --tightness-se
 # one federated training run with 1,000 canary clients on Flower's simulation engine (Ray), both DP modes
 $PGC audit flower-one-run local-dp --canaries 1000 --real-clients 20 --rounds 2 --epsilon 1 --delta 1e-5 --force --out results/flower/one-run-local-dp.json
 $PGC audit flower-one-run central-dp --canaries 1000 --real-clients 20 --rounds 2 --noise-multiplier 1 --delta 1e-5 --force --out results/flower/one-run-central-dp.json
+# a ClientApp that trains with Opacus (DP-SGD inside fit, no mod), one record removed, under Opacus's own claim
+$PGC audit flower examples/flower/opacus_app.py:app --samples 20000 --seed 0 --force --out results/flower/opacus-app.json
 # the report over the Flower audits
 $PGC report results/flower/digits-replaced.json results/flower/digits-removed.json results/flower/localdp-update-level.json results/flower/localdp-sensitivity-c.json --force --out results/flower/report --title "Flower client audits"
