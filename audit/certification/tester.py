@@ -222,7 +222,7 @@ def fit_candidate(
         if not by_curve:
             return threshold_test
         assert curve_alpha is not None, "a curve test is selected at its curve_alpha"
-        return (*threshold_test, curve_projection(s_pos, s_neg, n_cert, curve_alpha)[1])
+        return (*threshold_test, *curve_projection(s_pos, s_neg, n_cert, curve_alpha))  # ..., curve t, projected μ
 
     chosen = select_statistic(
         statistics,
@@ -241,8 +241,8 @@ def fit_candidate(
         return None
     stat, scorer, s_pos, s_neg, projection = chosen
     t, share, eps = projection[:3]
-    curve_threshold = None
-    if curve:
+    curve_threshold = projection[3] if by_curve else None  # chosen with the statistic, on the same selection half
+    if curve and not by_curve:
         assert curve_alpha is not None, "a curve test is selected at its curve_alpha"
         curve_threshold = select_curve_threshold(s_pos, s_neg, n_cert, curve_alpha, profile)
     return CandidateTest(

@@ -4,8 +4,6 @@ one local step per round. ``pgc audit opacus examples/opacus/linear_client.py:ma
 
 from __future__ import annotations
 
-import dataclasses
-
 import torch
 
 from pgc.opacus import OpacusClient
@@ -25,9 +23,11 @@ def make(
     local_steps: int = 1,
     poisson_sampling: bool = True,
     loss_reduction: str = "mean",
+    records: int = 200,
+    batch_size: int = 10,
 ):
     torch.manual_seed(0)  # the initial model: the user's own choice of initialisation
-    x, y = _data()
+    x, y = _data(records=records)
     model = torch.nn.Linear(x.shape[1], 2)
     return OpacusClient(
         model=model,
@@ -35,7 +35,7 @@ def make(
         labels=y,
         noise_multiplier=noise_multiplier,
         max_grad_norm=1.0,
-        batch_size=10,
+        batch_size=batch_size,
         local_steps=local_steps,
         lr=0.5,
         accountant=accountant,
@@ -60,23 +60,10 @@ def make_gdp():
 def make_full_batch(noise_multiplier: float = 1.0, records: int = 50, local_steps: int = 1):
     """Full-batch DP-SGD (every record in every step, sample rate 1): each round is exactly a Gaussian mechanism,
     μ = √steps / σ, the curve the claim states; ``loss_reduction="sum"``."""
-    torch.manual_seed(0)
-    x, y = _data(records=records)
-    model = torch.nn.Linear(x.shape[1], 2)
-    return OpacusClient(
-        model=model,
-        features=x,
-        labels=y,
-        noise_multiplier=noise_multiplier,
-        max_grad_norm=1.0,
-        batch_size=records,
-        local_steps=local_steps,
-        lr=0.5,
-        loss_reduction="sum",
-    )
+    return make(noise_multiplier, local_steps=local_steps, loss_reduction="sum", records=records, batch_size=records)
 
 
 def make_poisson(noise_multiplier: float = 1.0, sample_rate: float = 0.1, local_steps: int = 1):
     """Poisson batches of expected size ``sample_rate`` × 200 records, ``loss_reduction="sum"``."""
-    client = make(noise_multiplier=noise_multiplier, local_steps=local_steps, loss_reduction="sum")
-    return dataclasses.replace(client, batch_size=max(1, round(sample_rate * client.records)))
+    batch_size = max(1, round(sample_rate * 200))
+    return make(noise_multiplier, local_steps=local_steps, loss_reduction="sum", batch_size=batch_size)

@@ -124,17 +124,21 @@ def run(args: argparse.Namespace) -> int:
         if args.only and library.name not in args.only:
             continue
         for release in library.releases:
+            head = {"library": library.name, "release": release}
             with tempfile.TemporaryDirectory(prefix=f"pgc-{library.name}-{release}-") as tmp:
                 folder = Path(tmp) / "site"
                 failed = install(library.name, release, folder)
-                commands = [] if failed else library.commands
-                if failed:
-                    cells.append({"library": library.name, "release": release, "installed": False, "said": failed})
-                for command in commands:
-                    cell = run_command(command, folder, Path(tmp) / "out.json", args.timeout)
-                    cells.append({"library": library.name, "release": release, "installed": True, **cell})
-                for cell in cells[len(cells) - max(len(commands), 1) :]:
-                    print(_line(cell), flush=True)
+                ran = (
+                    [{**head, "installed": False, "said": failed}]
+                    if failed
+                    else [
+                        {**head, "installed": True, **run_command(c, folder, Path(tmp) / "out.json", args.timeout)}
+                        for c in library.commands
+                    ]
+                )
+            for cell in ran:
+                print(_line(cell), flush=True)
+            cells += ran
     if args.out:
         write_json_atomic(args.out, {"kind": "bench", "bench": "versions", "cells": cells})
     bad = [c for c in cells if c["installed"] and (c.get("traceback") or c.get("exit") not in (0, 1, 2))]

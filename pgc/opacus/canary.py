@@ -18,7 +18,6 @@ other records hide it least).
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -27,18 +26,10 @@ import numpy as np
 def dirac_coordinates(client: Any, count: int = 1, records: int = 2000) -> list[int]:
     """The flat indices, over the trainable parameters, of the ``count`` coordinates with the smallest mean absolute
     clipped per-record gradient at the client's initial model (over its first ``records`` records), smallest first."""
-    import torch
+    from .statistics import clipped_gradients
 
-    model = copy.deepcopy(client.model)
-    params = [p for p in model.parameters() if p.requires_grad]
-    loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
-    total = torch.zeros(sum(p.numel() for p in params), dtype=torch.float64)
-    for x, y in zip(client.features[:records], client.labels[:records], strict=True):
-        grads = torch.autograd.grad(loss(model(x[None]), y[None], reduction="sum"), params)
-        g = torch.cat([t.reshape(-1) for t in grads]).double()
-        norm = float(g.norm())
-        total += g.abs() * (min(1.0, client.max_grad_norm / norm) if norm > 0 else 1.0)
-    return [int(i) for i in torch.argsort(total, stable=True)[:count]]
+    total = sum(np.abs(g) for g in clipped_gradients(client, client.features[:records], client.labels[:records]))
+    return [int(i) for i in np.argsort(total, kind="stable")[:count]]
 
 
 def dirac_direction(size: int, coordinate: int, max_grad_norm: float) -> np.ndarray:
@@ -52,11 +43,11 @@ class GradientCanary:
     """Appends the rows of the canaries a batch samples to every parameter's ``grad_sample``: canary k a Dirac
     gradient of norm C at ``coordinates[k]``, each sampled as one more record would be."""
 
-    def __init__(self, params: list, coordinates: list[int], max_grad_norm: float, client: Any, batches: int) -> None:
+    def __init__(self, params: list, coordinates: list[int], client: Any, batches: int) -> None:
         import torch
 
         flat = torch.zeros((len(coordinates), sum(p.numel() for p in params)), dtype=params[0].dtype)
-        flat[torch.arange(len(coordinates)), torch.as_tensor(coordinates)] = max_grad_norm
+        flat[torch.arange(len(coordinates)), torch.as_tensor(coordinates)] = client.max_grad_norm
         self.rows, start = [], 0
         for p in params:
             self.rows.append(flat[:, start : start + p.numel()].reshape(len(coordinates), *p.shape))

@@ -8,14 +8,15 @@ tests; like any candidate they are chosen on the training split, so they cannot 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 
-def clipped_gradient(client: Any, features: Any, label: Any) -> np.ndarray:
-    """One record's gradient at the client's initial model, flattened over the trainable parameters and clipped to
-    the client's ``max_grad_norm`` (the per-sample clipping DP-SGD applies)."""
+def clipped_gradients(client: Any, features: Any, labels: Any) -> Iterator[np.ndarray]:
+    """Each record's gradient at the client's initial model, flattened over the trainable parameters and clipped to
+    the client's ``max_grad_norm`` (the per-sample clipping DP-SGD applies), one record after the other."""
     import copy
 
     import torch
@@ -23,10 +24,16 @@ def clipped_gradient(client: Any, features: Any, label: Any) -> np.ndarray:
     model = copy.deepcopy(client.model)
     params = [p for p in model.parameters() if p.requires_grad]
     loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
-    grads = torch.autograd.grad(loss(model(features[None]), label[None], reduction="sum"), params)
-    g = torch.cat([x.reshape(-1) for x in grads]).double().numpy()
-    norm = float(np.linalg.norm(g))
-    return g * min(1.0, client.max_grad_norm / norm) if norm > 0 else g
+    for x, y in zip(features, labels, strict=True):
+        grads = torch.autograd.grad(loss(model(x[None]), y[None], reduction="sum"), params)
+        g = torch.cat([t.reshape(-1) for t in grads]).double().numpy()
+        norm = float(np.linalg.norm(g))
+        yield g * min(1.0, client.max_grad_norm / norm) if norm > 0 else g
+
+
+def clipped_gradient(client: Any, features: Any, label: Any) -> np.ndarray:
+    """One record's clipped gradient (:func:`clipped_gradients`)."""
+    return next(clipped_gradients(client, features[None], label[None]))
 
 
 # a generic statistic replaces the projection on a gradient canary's exact direction only by projecting this much more

@@ -102,8 +102,8 @@ class _Trainer:
         if canary is not None:
             from .canary import GradientCanary
 
-            self.canary = GradientCanary(self.params, canary, client.max_grad_norm, client, len(self.loader))
-        self.initial = initial
+            self.canary = GradientCanary(self.params, canary, client, len(self.loader))
+        self.initial, self.initial_flat = initial, self._flat(initial)
         self.steps, self.per_step, self.watch = client.local_steps, per_step, watch
         loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
         self.loss = functools.partial(loss, reduction=client.loss_reduction)  # as Opacus is told it reduces
@@ -140,11 +140,10 @@ class _Trainer:
                 done += 1
                 if done == self.steps:
                     break
-        final = self._flat(self.params)
-        update = final - self._flat(self.initial)
+        update = self._flat(self.params) - self.initial_flat
         if not self.per_step:
             return update
-        start = self._flat(self.initial) if self.watch is None else self._flat(self.initial)[self.watch]
+        start = self.initial_flat if self.watch is None else self.initial_flat[self.watch]
         return np.concatenate([update, *np.diff(np.stack([start, *trajectory]), axis=0)])
 
     @staticmethod
