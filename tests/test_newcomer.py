@@ -8,7 +8,9 @@ folder outside the repository, each checked against what the README says it prin
   a server skipped): exit 0 (a benchmark may miss its goals at these sizes: exit 1, every message a "goal
   missed"), the quoted text of its comment printed, no traceback, warning or progress bar off a terminal,
   nothing written into the repository, and a result file new for every run under ``runs/<command>/`` where
-  no ``--out`` is given. The quick pipeline is then checked as tests/test_pipeline.py says.
+  no ``--out`` is given. The quick pipeline (the main job) runs as users install it, by the ``pgc`` of a wheel of
+  this checkout installed in a fresh environment (tests/conftest.py), and is then checked as tests/test_pipeline.py
+  says; its report keeps the references the package ships.
 """
 
 from __future__ import annotations
@@ -175,6 +177,24 @@ def _run(argv: list[str], cwd: Path) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def _run_installed(pgc: Path, argv: list[str], cwd: Path) -> tuple[int, str, str]:
+    """``argv`` run by the ``pgc`` command of the installed wheel (tests/conftest.py ``installed_pgc``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(PATH=f"{pgc.parent}{os.pathsep}{env.get('PATH', '')}", PGC_PROGRESS_INTERVAL_S="0.5")
+    r = subprocess.run([str(pgc), *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return r.returncode, r.stdout, r.stderr
+
+
+def check_installed_main_job(pgc: Path, job: Path) -> None:
+    """The installed main job's report keeps the committed references (package data), a report of its results
+    builds again there, and numba's cache is not written beside the installed package."""
+    inputs = json.dumps(json.loads((job / "report" / "report.json").read_text()))
+    assert "laplace-eps1.json" in inputs and "paper-psi-score.json" in inputs  # the shipped references
+    code, _, err = _run_installed(pgc, ["report", str(job / "audit.json"), "--out", str(job.parent / "again")], job)
+    assert code == 0 and (job.parent / "again" / "report.html").is_file(), err
+    assert not list(pgc.parents[1].rglob("*.nbi")), "numba's cache written beside the installed package"
+
+
 def _snapshot(folder: Path) -> dict[str, tuple]:
     seen = {}
     for dirpath, _, filenames in os.walk(folder):
@@ -204,10 +224,17 @@ LONG_GROUPS = ("pgc audit self-test", "pgc audit adversarial-model (+1)")
 
 @pytest.mark.parametrize(
     "group",
-    [pytest.param(g, marks=pytest.mark.long) if _group_id(g) in LONG_GROUPS else g for g in GROUPS],
+    [
+        pytest.param(g, marks=pytest.mark.long)
+        if _group_id(g) in LONG_GROUPS
+        else pytest.param(g, marks=pytest.mark.slow)
+        if g[0].argv[1:3] == ["pipeline", "--quick"]
+        else g
+        for g in GROUPS
+    ],
     ids=[_group_id(g) for g in GROUPS],
 )
-def test_readme_commands_run_from_an_empty_folder(group, tmp_path, quick_progress):
+def test_readme_commands_run_from_an_empty_folder(group, tmp_path, quick_progress, request):
     repository = {name: _snapshot(ROOT / name) for name in ("results", "runs")}
     for step in group:
         if step.argv[0] != "pgc":  # a shell line (writing my.json)
@@ -220,7 +247,10 @@ def test_readme_commands_run_from_an_empty_folder(group, tmp_path, quick_progres
         ]
         defaults = tmp_path / "runs" / argv[0]
         before = set(defaults.glob("*.json")) if defaults.is_dir() else set()
-        code, out, err = _run(argv, tmp_path)
+        if argv[:2] == ["pipeline", "--quick"]:  # the main job runs as users install it: the wheel, not the checkout
+            code, out, err = _run_installed(request.getfixturevalue("installed_pgc"), argv, tmp_path)
+        else:
+            code, out, err = _run(argv, tmp_path)
         said = f"pgc {' '.join(argv)}\n{out[-3000:]}\n{err[-3000:]}"
         if argv[0] == "bench" and code == 1:  # a goal missed at these sizes: said so, line by line
             assert all(
@@ -242,6 +272,7 @@ def test_readme_commands_run_from_an_empty_folder(group, tmp_path, quick_progres
             with contextlib.chdir(tmp_path):
                 (tmp_path / "scratch").mkdir()
                 check_quick_pipeline(Path("runs/pipeline"), out, tmp_path / "scratch")
+            check_installed_main_job(request.getfixturevalue("installed_pgc"), tmp_path / "runs" / "pipeline")
     for name, before in repository.items():  # nothing written into the repository
         assert _snapshot(ROOT / name) == before, name
 

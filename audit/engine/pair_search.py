@@ -2,13 +2,12 @@
 
 A system may offer ``secret_space``: ``dim``, ``relation`` and ``pair(x)`` → a neighbouring pair for any
 point x of the unit box [0, 1]^dim. :func:`search_secret_pair` runs CMA-ES (the ``cmaes`` package) over that
-box for the pair whose releases project the largest certified ε (:func:`audit.certification.tester.fit_candidate`, at
-the
-certification sample size) on any covered channel, a smooth separation of the release distributions breaking
-ties, on max(search_samples, samples/10) releases per side. Every candidate is scored on a SEARCH stream only
-(common random numbers within a generation), so the pair it returns is certified afterwards on fresh releases,
-and the search costs the certificate nothing.
-"""
+box for the pair whose releases project the largest certified ε (:func:`audit.certification.tester.fit_candidate`,
+at the certification sample size) on any covered channel, a smooth separation of the release distributions breaking
+ties, on max(search_samples, samples/10) releases per side. A finite set of named pairs (a system's ``canaries()``)
+is raced by successive halving instead (:func:`choose_named_pair`). Every candidate is scored on a SEARCH stream
+only (common random numbers within a generation or round), so the pair it returns is certified afterwards on fresh
+releases, and the search costs the certificate nothing."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ import numpy as np
 from audit.certification.tester import fit_candidate
 from audit.engine.broadcast_search import mean_separation
 from audit.engine.progress import progress_bar
-from audit.engine.releases import AuditTarget
+from audit.engine.releases import AuditTarget, SelectionPool
 from audit.statistics import search_statistics
 from pgc.contracts import ALL, HasSecretSpace
 from pgc.errors import UserError
@@ -67,6 +66,26 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def releases_objective(
+    pos: Mapping[str, np.ndarray],
+    neg: Mapping[str, np.ndarray],
+    channels: Sequence[str],
+    n_cert: int,
+    alpha: float,
+    deltas: dict[str, float],
+) -> float:
+    """max over ``channels`` of the ε a threshold test fitted on these releases would project at ``n_cert``
+    releases, plus a tie-break in [0, 0.01) from the releases' separation."""
+    best, separation = 0.0, 0.0
+    for ch in channels:
+        cand = fit_candidate(
+            ch, pos[ch], neg[ch], n_cert, alpha, deltas[ch], two_sided_rates=True, statistics=search_statistics()
+        )
+        best = max(best, 0.0 if cand is None else float(cand.projected_epsilon))
+        separation = max(separation, mean_separation(pos[ch], neg[ch]))
+    return best + 0.01 * math.tanh(separation / 100.0)
+
+
 def pair_objective(
     system: Any,
     secret: Any,
@@ -79,18 +98,10 @@ def pair_objective(
     alpha: float,
     deltas: dict[str, float],
 ) -> float:
-    """max over ``channels`` of the ε a threshold test would project at ``n_cert`` releases, plus a tie-break
-    in [0, 0.01) from the releases' separation."""
+    """:func:`releases_objective` of ``n`` releases per side of the pair, drawn on ``seq``."""
     target = AuditTarget(system, secret, secret_prime, tuple(base), False)
     pos, neg = target.release_pair(n, seq, None, list(channels))
-    best, separation = 0.0, 0.0
-    for ch in channels:
-        cand = fit_candidate(
-            ch, pos[ch], neg[ch], n_cert, alpha, deltas[ch], two_sided_rates=True, statistics=search_statistics()
-        )
-        best = max(best, 0.0 if cand is None else float(cand.projected_epsilon))
-        separation = max(separation, mean_separation(pos[ch], neg[ch]))
-    return best + 0.01 * math.tanh(separation / 100.0)
+    return releases_objective(pos, neg, channels, n_cert, alpha, deltas)
 
 
 def search_secret_pair(
@@ -140,6 +151,11 @@ def search_secret_pair(
     )
 
 
+def halving_rounds(pairs: int) -> int:
+    """Rounds of successive halving that leave one of ``pairs``: ⌈log2 pairs⌉ (at least one)."""
+    return max(1, math.ceil(math.log2(max(pairs, 1))))
+
+
 def choose_named_pair(
     system: Any,
     base: Sequence[str],
@@ -152,27 +168,57 @@ def choose_named_pair(
     alpha: float,
     deltas: dict[str, float],
     progress: bool = False,
-) -> tuple[str, FoundPair]:
-    """The named pair (of a finite set: a system's ``canaries()``) with the largest projected ε on a SEARCH stream
-    (:func:`pair_objective`, every pair on the same common random numbers). The certification that follows draws
-    fresh releases of the one chosen pair, so the choice among any number of pairs costs the certificate nothing:
-    the family-wise error over the pairs is the certified test's own α."""
+) -> tuple[str, FoundPair, SelectionPool]:
+    """The named pair (of a finite set: a system's ``canaries()``) with the largest projected ε on a SEARCH stream,
+    found by successive halving (Karnin, Koren & Somekh, ICML 2013) within the releases that ranking every pair on
+    ``n`` per side would cost: ⌈log2 P⌉ rounds share P·n releases per side equally; each round draws the same number
+    of new releases for every pair still in the race (common random numbers: one child of ``seq`` per round), scores
+    each on all it has drawn (:func:`releases_objective`) and keeps the better half; the last round keeps one. The
+    pair that survives has drawn about P·n/⌈log2 P⌉ releases per side instead of n, and they come back as a
+    :class:`SelectionPool` for its training split. The certification that follows draws fresh releases of the one
+    chosen pair, so neither the choice among any number of pairs nor the pooled selection costs the certificate
+    anything: the family-wise error over the pairs is the certified test's own α."""
     if not pairs:
         raise UserError(f"{system.name} names no canary pairs to choose among")
     wanted = [c for c in channels if c != ALL] or list(base)
-    bar = progress_bar(len(pairs), "pair", f"ranking {system.name}'s {len(pairs)} named pairs", progress)
-    scores = {}
-    for name, (secret, secret_prime) in pairs.items():
-        scores[name] = pair_objective(system, secret, secret_prime, base, wanted, n, seq, n_cert, alpha, deltas)
+    rounds = halving_rounds(len(pairs))
+    per_round = n * len(pairs) // rounds
+    alive = list(pairs)
+    drawn: dict[str, tuple[list, list]] = {name: ([], []) for name in pairs}
+    scores: dict[str, float] = {}
+    bar = progress_bar(rounds, "round", f"racing {system.name}'s {len(pairs)} named pairs", progress)
+    for round_seq in seq.spawn(rounds):
+        m = max(2, per_round // len(alive))
+        for name in alive:
+            target = AuditTarget(system, *pairs[name], tuple(base), False)
+            pos, neg = target.release_pair(m, round_seq, None, wanted)
+            drawn[name][0].append(pos)
+            drawn[name][1].append(neg)
+            scores[name] = releases_objective(
+                *(_stacked(drawn[name][i]) for i in (0, 1)), wanted, n_cert, alpha, deltas
+            )
+        ranked = sorted(alive, key=lambda name: -scores[name])  # stable: the first named wins exact ties
+        alive = ranked[: max(1, math.ceil(len(alive) / 2))]
         bar.update(1)
     bar.close()
-    best = max(scores, key=lambda name: scores[name])  # the first named wins exact ties
+    best = alive[0]
+    pool = SelectionPool()
+    for side in (0, 1):
+        pool.extend(side, _stacked(drawn[best][side]))
     secret, secret_prime = pairs[best]
-    return best, FoundPair(
-        secret,
-        secret_prime,
-        float(scores[best]),
-        len(pairs),
-        f"the named pair with the largest projected ε among {len(pairs)}: "
-        + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()),
+    return (
+        best,
+        FoundPair(
+            secret,
+            secret_prime,
+            float(scores[best]),
+            len(pairs),
+            f"the named pair with the largest projected ε among {len(pairs)} (successive halving, {rounds} rounds; "
+            "each pair's last score): " + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()),
+        ),
+        pool,
     )
+
+
+def _stacked(batches: list[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {ch: np.concatenate([b[ch] for b in batches]) for ch in batches[0]}

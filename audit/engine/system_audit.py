@@ -257,15 +257,17 @@ def audit_system(
     start = time.perf_counter()
     settings = replace(settings or AuditSettings(), **setting_values)
     base = check_system(system)
-    _check_options(broadcast, adversarial, search_pair, selection_pool)
+    _check_options(broadcast, adversarial, search_pair, selection_pool, pairs)
     wanted = _wanted_channels(system, base, channels)
     claims, covered, mus, profiles = _channel_claims(system, wanted, base)
     settings = settings.for_claim(min(claims[ch][0] for ch in wanted))
     deltas = {ch: claims[ch][1] for ch in wanted}
     search_seq, train_seq, cert_seq = settings.streams()
-    search_seq, found, chosen = _chosen_pair(
+    search_seq, found, chosen, searched = _chosen_pair(
         system, base, wanted, covered, deltas, settings, search_seq, pairs, search_pair
     )
+    if searched is not None and broadcast is None and not adversarial:  # the search drew the default broadcast
+        selection_pool = searched
     secret, secret_prime, pair = (secret, secret_prime, pair) if found is None else (*found.pair(), chosen)
     target = AuditTarget(system, secret, secret_prime, base, settings.float_exact)
     clock = Stopwatch()
@@ -348,18 +350,19 @@ def _chosen_pair(
     search_seq: np.random.SeedSequence,
     pairs: Mapping[str, tuple[Any, Any]] | None,
     search_pair: bool,
-) -> tuple[np.random.SeedSequence, FoundPair | None, str | None]:
+) -> tuple[np.random.SeedSequence, FoundPair | None, str | None, SelectionPool | None]:
     """Step 0, on its own child of the search stream: the named pair that projects most (``pairs``) or the worst pair
-    of the secret space (``search_pair``); (the rest of the search stream, the pair found, its label)."""
+    of the secret space (``search_pair``); (the rest of the search stream, the pair found, its label, the chosen
+    named pair's search releases for its selection)."""
     if pairs is None and not search_pair:
-        return search_seq, None, None
+        return search_seq, None, None, None
     if pairs is not None and search_pair:
         raise UserError("give either named pairs to choose among or search_pair=True, not both")
     pair_seq, search_seq = search_seq.spawn(2)
     channels = [ch for ch in wanted if covered[ch]] or wanted
     n = max(settings.search_samples, settings.samples // PAIR_SEARCH_SHARE)
     if pairs is not None:
-        name, found = choose_named_pair(
+        name, found, searched = choose_named_pair(
             system,
             base,
             channels,
@@ -371,7 +374,7 @@ def _chosen_pair(
             deltas=deltas,
             progress=settings.progress,
         )
-        return search_seq, found, f"{name} (chosen among {len(pairs)} named pairs on the search stream)"
+        return search_seq, found, f"{name} (chosen among {len(pairs)} named pairs on the search stream)", searched
     found = search_secret_pair(
         system,
         base,
@@ -383,7 +386,7 @@ def _chosen_pair(
         deltas=deltas,
         progress=settings.progress,
     )
-    return search_seq, found, f"searched: {found.relation}"
+    return search_seq, found, f"searched: {found.relation}", None
 
 
 def _judged_rows(
@@ -416,11 +419,13 @@ def _judged_rows(
     return rows, verdict, accountant
 
 
-def _check_options(broadcast: Any, adversarial: bool, search_pair: bool, selection_pool: Any) -> None:
+def _check_options(broadcast: Any, adversarial: bool, search_pair: bool, selection_pool: Any, pairs: Any) -> None:
     if adversarial and broadcast is not None:
         raise UserError("give either a broadcast or adversarial=True, not both")
-    if selection_pool is not None and (adversarial or search_pair):
-        raise UserError("a selection pool serves one fixed pair and broadcast: not with adversarial or search_pair")
+    if selection_pool is not None and (adversarial or search_pair or pairs is not None):
+        raise UserError(
+            "a selection pool serves one fixed pair and broadcast: not with adversarial, search_pair or pairs"
+        )
 
 
 def _channel_claims(system: Any, wanted: Sequence[str], base: Sequence[str]) -> tuple[dict, dict, dict, dict]:

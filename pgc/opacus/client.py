@@ -77,5 +77,6 @@ class OpacusClient:
 
     @property
     def sample_rate(self) -> float:
-        """Opacus's sample rate for the data set as given (``1 / len(data_loader)``: batch_size / records)."""
-        return self.batch_size / self.records
+        """Opacus's sample rate for the data set as given: ``1 / len(data_loader)``, the loader of ``batch_size``
+        without drop_last holding ⌈records / batch_size⌉ batches (batch_size / records only where it divides)."""
+        return 1.0 / math.ceil(self.records / self.batch_size)

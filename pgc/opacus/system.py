@@ -12,7 +12,10 @@ Secrets are the two neighbouring local data sets the claim is about:
 A release is one round from the same initial model: the flattened parameter change on the channel ``update``, and
 the number of examples the client reports beside it (as federated clients do) on ``examples``. The claim covers
 ``update`` only. With ``per_step`` (the white-box view of every intermediate model, the view DP-SGD's accounting
-is for), the change made by each local step follows on the channel ``steps``, covered by the claim too.
+is for), the change made by each local step follows on the channel ``steps``, covered by the claim too. With
+``black_box`` the auditor sees neither: one release is the trained model's loss on the differing record (the
+membership-inference view of the final model, a post-processing of the update that the claim covers) on the
+channel ``loss``.
 
 Each secret has its own copy of the model and its own Opacus objects, built once; a release resets the parameters
 and reseeds one ``torch.Generator`` (the data loader's and the noise's) from the audit's seed, so releases are
@@ -69,6 +72,7 @@ class _Trainer:
         per_step: bool,
         canary: list[int] | None = None,
         watch: list[int] | None = None,
+        query: tuple[Any, Any] | None = None,
     ) -> None:
         import torch
         from opacus import PrivacyEngine
@@ -107,6 +111,8 @@ class _Trainer:
         self.steps, self.per_step, self.watch = client.local_steps, per_step, watch
         loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
         self.loss = functools.partial(loss, reduction=client.loss_reduction)  # as Opacus is told it reduces
+        self.query_loss = functools.partial(loss, reduction="sum")
+        self.query = None if query is None else (query[0][None], query[1][None])  # one record: a batch of one
 
     def release(self, seed: int) -> np.ndarray:
         with warnings.catch_warnings():
@@ -140,6 +146,9 @@ class _Trainer:
                 done += 1
                 if done == self.steps:
                     break
+        if self.query is not None:  # black-box: the trained model's loss on the record, nothing else
+            with torch.no_grad():
+                return np.array([float(self.query_loss(self.model(self.query[0]), self.query[1]))])
         update = self._flat(self.params) - self.initial_flat
         if not self.per_step:
             return update
@@ -167,6 +176,7 @@ class OpacusSystem:
         name: str = "opacus",
         workers: int = 1,
         per_step: bool = False,
+        black_box: bool = False,
     ):
         if relation not in RELATIONS:
             raise UserError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
@@ -176,6 +186,11 @@ class OpacusSystem:
             )
         if relation == "replace-one" and record in CANARIES:
             raise UserError("replace-one replaces a record of the data by the canary: give its index (record=I)")
+        if black_box and (record == "gradient" or per_step):
+            raise UserError(
+                "black_box queries the trained model on the differing record: a gradient canary has no input to "
+                "query and per_step is the white-box view (give record=I or 'canary', without per_step)"
+            )
         self.client, self.neighbours, self.record = client, relation, record
         self.name = name
         q, sigma, steps, delta = client.sample_rate, client.noise_multiplier, client.local_steps, client.delta
@@ -183,14 +198,17 @@ class OpacusSystem:
         self.pld_epsilon = {r: pld_epsilon(r, q, sigma, steps, delta) for r in RELATIONS}
         epsilon = self.opacus_epsilon if relation == "add-remove" else self.pld_epsilon["replace-one"]
         self.per_step = per_step  # the white-box view: every local step's change beside the round's update
-        self.channels = ("update", "steps", "examples") if per_step else ("update", "examples")
+        self.black_box = black_box  # the final model's loss on the differing record only
+        self.channels = (
+            ("loss",) if black_box else ("update", "steps", "examples") if per_step else ("update", "examples")
+        )
         # every record in every step (q = 1): the rounds are exactly a Gaussian mechanism of sensitivity C and noise
         # σC composed over the steps, μ = √steps / σ (Dong, Roth & Su 2022, Cor. 3.3), the curve the claim states
         exact = q == 1.0 and sigma > 0
         self.claim = PrivacyClaim(
             epsilon,
             delta,
-            ("update", "steps") if per_step else ("update",),
+            ("loss",) if black_box else ("update", "steps") if per_step else ("update",),
             gdp_mu=steps**0.5 / sigma if exact else None,
         )
         added = {
@@ -207,7 +225,7 @@ class OpacusSystem:
         self._parameters = sum(p.numel() for p in client.model.parameters() if p.requires_grad)  # an update's length
         if not (isinstance(workers, int) and workers >= 1):
             raise UserError(f"workers must be a positive integer, got {workers!r}")
-        settings = dict(client=client, relation=relation, record=record, per_step=per_step)
+        settings = dict(client=client, relation=relation, record=record, per_step=per_step, black_box=black_box)
         self._pool = ReleasePool(OpacusSystem, settings, workers) if workers > 1 else None
 
     def _data(self, secret: str) -> tuple[Any, Any]:
@@ -240,14 +258,26 @@ class OpacusSystem:
         if secret not in self._trainers:
             initial = [p.detach().clone() for p in self.client.model.parameters() if p.requires_grad]
             canary = [self._coordinate()] if self.record == "gradient" and secret == SECRETS["add-remove"][1] else None
-            self._trainers[secret] = _Trainer(self.client, *self._data(secret), initial, self.per_step, canary)
+            query = self._queried() if self.black_box else None
+            self._trainers[secret] = _Trainer(
+                self.client, *self._data(secret), initial, self.per_step, canary, query=query
+            )
         return self._trainers[secret]
+
+    def _queried(self) -> tuple[Any, Any]:
+        """The record the black-box auditor queries the trained model on: the one that differs between the secrets
+        (replace-one: the canary that replaces record i)."""
+        if self.record == "canary" or self.neighbours == "replace-one":
+            return input_canary(self.client)
+        return self.client.features[self.record], self.client.labels[self.record]
 
     def release(self, secret: Any, n: int, rng: np.random.Generator, *, broadcast: Any = None) -> dict[str, np.ndarray]:
         secret = str(secret)
         examples = len(self._data(secret)[0])  # checks the secret; workers build their own trainers
         seeds = rng.integers(0, 2**62, size=n)
         updates = self._pool.updates(secret, seeds) if self._pool and n > 1 else self.updates(secret, seeds)
+        if self.black_box:
+            return {"loss": updates[:, :1]}
         size = self._parameters
         out = {"update": updates[:, :size], "examples": np.full((n, 1), float(examples))}
         return out | ({"steps": updates[:, size:]} if self.per_step else {})
@@ -256,7 +286,7 @@ class OpacusSystem:
         """The updates of trainings seeded by ``seeds``, in this process (one intra-op thread); with ``per_step``, each
         followed by the change of every local step."""
         trainer = self._trainer(secret)
-        size = self._parameters * (1 + self.client.local_steps * self.per_step)
+        size = 1 if self.black_box else self._parameters * (1 + self.client.local_steps * self.per_step)
         with one_thread():
             return np.stack([trainer.release(int(s)) for s in seeds]) if len(seeds) else np.zeros((0, size))
 
@@ -266,8 +296,12 @@ class OpacusSystem:
             self._pool.close()
 
     def audit_statistics(self, channel: str) -> list:
-        """Projections on the differing record's clipped gradient at the initial model (:mod:`.statistics`)."""
+        """Projections on the differing record's clipped gradient at the initial model (:mod:`.statistics`); none
+        for the black-box loss (a scalar: the default statistics threshold it)."""
         from .statistics import clipped_gradient, projection_tests
+
+        if channel == "loss":
+            return []
 
         x, y = self.client.features, self.client.labels
         if self.record == "gradient":

@@ -22,6 +22,7 @@ TARGETS = {
     "flower": "pgc.benchmarks.flower",
     "ldp": "pgc.benchmarks.ldp",
     "catalogue": "pgc.benchmarks.catalogue",
+    "catalogue-oracle": "pgc.benchmarks.catalogue_oracle",
     "shapes": "pgc.benchmarks.shapes",
     "opacus": "pgc.benchmarks.opacus",
     "versions": "pgc.benchmarks.versions",

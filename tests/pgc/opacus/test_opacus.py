@@ -18,6 +18,7 @@ import torch
 
 from audit import audit_system
 from pgc.cli.main import main
+from pgc.errors import UserError
 from pgc.opacus import OpacusClient
 from pgc.opacus.system import OpacusSystem
 
@@ -42,14 +43,15 @@ def client(features=8, **changes):
     return OpacusClient(**{**settings, **changes})
 
 
-@pytest.mark.parametrize("accountant", ["rdp", "prv", "gdp"])
-def test_the_claim_is_opacus_own_accounting_of_the_training_as_run(accountant):
-    c = client(accountant=accountant)
+@pytest.mark.parametrize("accountant, batch", [("rdp", 10), ("prv", 10), ("gdp", 10), ("prv", 7)])
+def test_the_claim_is_opacus_own_accounting_of_the_training_as_run(accountant, batch):
+    """Opacus's sample rate is 1 / len(data_loader): 60 records in batches of 7 make 9 batches, q = 1/9, not 7/60."""
+    c = client(accountant=accountant, batch_size=batch)
     system = OpacusSystem(c)
     engine = opacus.PrivacyEngine(accountant=accountant)
     model = torch.nn.Linear(8, 2)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(c.features, c.labels), batch_size=10)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(c.features, c.labels), batch_size=batch)
     model, optimizer, loader = engine.make_private(
         module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=1.0, max_grad_norm=1.0
     )
@@ -180,6 +182,31 @@ def test_the_per_step_view_releases_every_local_step_and_is_claimed():
     assert out["steps"].shape == (4, 3 * 18) and np.array_equal(out["update"], plain["update"])
     assert np.allclose(out["steps"].reshape(4, 3, 18).sum(1), out["update"], atol=1e-6)
     assert system.channels == ("update", "steps", "examples") and system.claim.covers == ("update", "steps")
+
+
+def test_the_black_box_view_is_the_trained_models_loss_on_the_differing_record():
+    """A black-box release is the loss of the record that differs, under the model the same seeded training left
+    (computed here from the white-box update of the same seed); a leaky training (σ = 0.05, the record in every
+    step) is told apart through it at 400 releases per side, and the white-box-only settings are refused."""
+    settings = dict(batch_size=60, local_steps=2, loss_reduction="sum")
+    box = OpacusSystem(client(**settings), record=4, black_box=True)
+    assert box.channels == ("loss",) and box.claim.covers == ("loss",)
+    loss = box.release("with", 3, np.random.default_rng(8))["loss"]
+    update = OpacusSystem(client(**settings), record=4).release("with", 3, np.random.default_rng(8))["update"]
+    c = client(**settings)
+    weight, bias = c.model.weight.detach().double(), c.model.bias.detach().double()
+    x, y = c.features[4].double(), c.labels[4]
+    for i in range(3):
+        w = weight + torch.from_numpy(update[i, :16]).reshape(2, 8)
+        b = bias + torch.from_numpy(update[i, 16:])
+        expected = torch.nn.functional.cross_entropy((w @ x + b)[None], y[None], reduction="sum")
+        assert loss[i, 0] == pytest.approx(float(expected), rel=1e-3)  # float32 training, float64 check
+    leaky = OpacusSystem(client(noise_multiplier=0.05, **settings), record="canary", black_box=True)
+    result = audit_system(leaky, "with", "without", samples=400, seed=1)
+    assert result.row("loss").epsilon_lower_bound > 1.0
+    for bad in (dict(record="gradient", black_box=True), dict(record=0, per_step=True, black_box=True)):
+        with pytest.raises(UserError, match="black_box"):
+            OpacusSystem(client(), **bad)
 
 
 def test_the_offered_tests_project_on_the_records_clipped_gradient():

@@ -37,7 +37,13 @@ def audit_opacus_client(args, report: dict, progress: bool):
     record = args.record if args.record in ("canary", "gradient") else _index(args.record)
     name = f"opacus:{args.opacus.rpartition(':')[2]}"
     system = OpacusSystem(
-        client, relation=args.relation, record=record, name=name, workers=args.workers, per_step=args.per_step
+        client,
+        relation=args.relation,
+        record=record,
+        name=name,
+        workers=args.workers,
+        per_step=args.per_step,
+        black_box=args.black_box,
     )
     accounting = ", ".join(f"{k} ε = {v:.4g}" for k, v in system.accounting().items())
     print(f"{system.relation}; δ = {client.delta:g}; {accounting}", flush=True)

@@ -371,6 +371,12 @@ class OpacusSubcommand(AuditSubcommand):
             action="store_true",
             help="also release each local step's change (channel steps: every intermediate model, white-box)",
         )
+        p.add_argument(
+            "--black-box",
+            action="store_true",
+            help="release only the trained model's loss on the differing record (channel loss: membership "
+            "inference from the final model; --record I or canary)",
+        )
         add_selection_options(p)
 
 
