@@ -227,6 +227,28 @@ def _scan(
     return grid, table, fp, fn, _argmax(table)
 
 
+def _held_out_score(
+    threshold: float,
+    share: float,
+    s_pos: FloatArray,
+    s_neg: FloatArray,
+    held: int,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided: bool,
+) -> float:
+    """The projection of the test [s ≥ threshold] from the rates on the held-out half ``held`` (0 or 1: alternate
+    samples) of the selection split, scaled to the whole split's size, at :data:`HELD_OUT_PESSIMISM`."""
+    held_pos, held_neg = s_pos[held::2], s_neg[held::2]
+    fp = np.count_nonzero(held_neg >= threshold) * (s_neg.size / held_neg.size)
+    fn = np.count_nonzero(held_pos < threshold) * (s_pos.size / held_pos.size)
+    projected = projected_epsilon(
+        fp, s_neg.size, fn, s_pos.size, n_cert, alpha, delta, share, two_sided, HELD_OUT_PESSIMISM
+    )
+    return max(0.0, float(projected))
+
+
 def held_out_projection(
     s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool = False
 ) -> float:
@@ -243,30 +265,7 @@ def held_out_projection(
     halves = []
     for a, b in ((0, 1), (1, 0)):
         grid, _, _, _, (row, col) = _scan(s_pos[a::2], s_neg[a::2], n_cert, alpha, delta, two_sided)
-        threshold = grid[col]
-        held_pos, held_neg = s_pos[b::2], s_neg[b::2]
-        # the held-out half estimates the test's rates; the whole split's size sets the pessimism
-        fp = np.count_nonzero(held_neg >= threshold) * (s_neg.size / held_neg.size)
-        fn = np.count_nonzero(held_pos < threshold) * (s_pos.size / held_pos.size)
-        halves.append(
-            max(
-                0.0,
-                float(
-                    projected_epsilon(
-                        fp,
-                        s_neg.size,
-                        fn,
-                        s_pos.size,
-                        n_cert,
-                        alpha,
-                        delta,
-                        FP_SHARES[row],
-                        two_sided,
-                        HELD_OUT_PESSIMISM,
-                    )
-                ),
-            )
-        )
+        halves.append(_held_out_score(grid[col], FP_SHARES[row], s_pos, s_neg, b, n_cert, alpha, delta, two_sided))
     return float(np.mean(halves))
 
 
@@ -284,23 +283,9 @@ def held_out_rules(
         sp, sn = s_pos[a::2], s_neg[a::2]
         grid, table, fp, fn, best = _scan(sp, sn, n_cert, alpha, delta, two_sided)
         central = _central_choice(table, best, fp, fn, float(sp.size), float(sn.size), n_cert, alpha, delta, two_sided)
-        held_pos, held_neg = s_pos[b::2], s_neg[b::2]
         for rule, (row, col) in enumerate((best, central)):
-            hit_fp = np.count_nonzero(held_neg >= grid[col]) * (s_neg.size / held_neg.size)
-            miss = np.count_nonzero(held_pos < grid[col]) * (s_pos.size / held_pos.size)
-            projected = projected_epsilon(
-                hit_fp,
-                s_neg.size,
-                miss,
-                s_pos.size,
-                n_cert,
-                alpha,
-                delta,
-                FP_SHARES[row],
-                two_sided,
-                HELD_OUT_PESSIMISM,
-            )
-            scores[rule].append(max(0.0, float(projected)))
+            score = _held_out_score(grid[col], FP_SHARES[row], s_pos, s_neg, b, n_cert, alpha, delta, two_sided)
+            scores[rule].append(score)
     return float(np.mean(scores[0])), float(np.mean(scores[1]))
 
 
@@ -431,12 +416,13 @@ def choose_threshold(
         central = _central_choice(
             table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha, delta, two_sided
         )
-        if central != (row, col):
-            largest, most_central = held_out_rules(s_pos, s_neg, n_cert, alpha, delta, two_sided)
-            if largest > most_central:  # the noise-dominated look was wrong here: the tail holds the leak
-                return float(grid[col]), FP_SHARES[row], largest
+        if central == (row, col):
+            return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+        # the first is held_out_projection's value: the statistic is ranked by it whichever rule is taken
+        largest, most_central = held_out_rules(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+        if largest <= most_central:  # else the noise-dominated look was wrong: the tail holds the leak
             row, col = central
-        return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+        return float(grid[col]), FP_SHARES[row], largest
     # a few atoms: the chosen test is ranked by the best projection it is tied with
     row, col = _one_standard_error_choice(
         table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha, delta, two_sided
