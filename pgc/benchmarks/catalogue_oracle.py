@@ -188,7 +188,9 @@ def run(args: argparse.Namespace) -> int:
             f"at Holm's first step (α/{CATALOGUE_SIZE}): {len(holm)}/{len(rows)}"
         )
     result = {
-        "kind": "catalogue-oracle",
+        "kind": "bench",
+        "format_version": 1,
+        "bench": "catalogue-oracle",
         "command": "pgc bench catalogue-oracle " + " ".join(_argv(args)),
         "confidence": args.confidence,
         "draws": args.draws,
