@@ -186,7 +186,7 @@ def test_the_per_step_view_releases_every_local_step_and_is_claimed():
 
 def test_the_black_box_view_is_the_trained_models_loss_on_the_differing_record():
     """A black-box release is the loss of the record that differs, under the model the same seeded training left
-    (computed here from the white-box update of the same seed); a leaky training (σ = 0.05, the record in every
+    (computed here from the white-box update of the same seed); a leaky training (σ = 0.5, the record in every
     step) is told apart through it at 400 releases per side, and the white-box-only settings are refused."""
     settings = dict(batch_size=60, local_steps=2, loss_reduction="sum")
     box = OpacusSystem(client(**settings), record=4, black_box=True)
@@ -201,7 +201,7 @@ def test_the_black_box_view_is_the_trained_models_loss_on_the_differing_record()
         b = bias + torch.from_numpy(update[i, 16:])
         expected = torch.nn.functional.cross_entropy((w @ x + b)[None], y[None], reduction="sum")
         assert loss[i, 0] == pytest.approx(float(expected), rel=1e-3)  # float32 training, float64 check
-    leaky = OpacusSystem(client(noise_multiplier=0.05, **settings), record="canary", black_box=True)
+    leaky = OpacusSystem(client(noise_multiplier=0.5, **settings), record="canary", black_box=True)
     result = audit_system(leaky, "with", "without", samples=400, seed=1)
     assert result.row("loss").epsilon_lower_bound > 1.0
     for bad in (dict(record="gradient", black_box=True), dict(record=0, per_step=True, black_box=True)):
