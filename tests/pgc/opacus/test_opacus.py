@@ -277,3 +277,50 @@ def test_full_batch_dp_sgd_is_claimed_with_its_exact_gaussian_curve_and_the_audi
     )
     row = audit_system(strong, "with", "without", samples=1500, seed=0).row("update")
     assert row.verdict == "consistent" and 0.5 < row.mu_lower_bound <= 1.0
+
+
+def test_release_workers_end_when_their_parent_is_killed(tmp_path):
+    """A parent killed before it can close its pool (SIGKILL) leaves no worker process behind: each worker watches
+    its parent and ends within a few seconds of losing it."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import time
+            from pgc.opacus.pool import ReleasePool
+
+            if __name__ == "__main__":
+                pool = ReleasePool(dict, {}, 2)  # workers whose system is a plain dict: they start and idle
+                try:
+                    pool.updates("x", __import__("numpy").arange(2))
+                except AttributeError:
+                    pass
+                print(" ".join(str(p) for p in pool._pool._processes), flush=True)
+                time.sleep(600)
+            """
+        )
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    workers = [int(p) for p in parent.stdout.readline().split()]
+    assert len(workers) == 2
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        with open(f"/proc/{pid}/stat") as f:  # a reaped-later zombie has ended too
+            return f.read().split()[2] != "Z"
+
+    deadline = time.monotonic() + 20
+    while any(alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(p) for p in workers), workers
