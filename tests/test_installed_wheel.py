@@ -53,9 +53,13 @@ def make():
 '''
 
 
-def _pgc(pgc: Path, *argv: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+def run_installed(
+    pgc: Path, *argv: str, cwd: Path, timeout: int = 600, progress_interval_s: str = "30"
+) -> subprocess.CompletedProcess:
+    """``argv`` run by the installed wheel's ``pgc`` (the checkout kept off the path), a progress line every
+    ``progress_interval_s`` seconds."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update(PATH=f"{pgc.parent}{os.pathsep}{env.get('PATH', '')}", PGC_PROGRESS_INTERVAL_S="30")
+    env.update(PATH=f"{pgc.parent}{os.pathsep}{env.get('PATH', '')}", PGC_PROGRESS_INTERVAL_S=progress_interval_s)
     return subprocess.run([str(pgc), *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -87,10 +91,10 @@ def test_the_installed_package_imports_from_the_venv_not_the_checkout(installed_
 
 
 def test_pgc_help_and_a_users_system_with_a_plain_dataclass_claim(installed_pgc, tmp_path):
-    r = _pgc(installed_pgc, "--help", cwd=tmp_path)
+    r = run_installed(installed_pgc, "--help", cwd=tmp_path)
     assert r.returncode == 0 and "pipeline" in r.stdout, r.stderr
     (tmp_path / "my_system.py").write_text(USER_SYSTEM)
-    r = _pgc(
+    r = run_installed(
         installed_pgc,
         "audit",
         "system",
@@ -108,7 +112,7 @@ def test_pgc_help_and_a_users_system_with_a_plain_dataclass_claim(installed_pgc,
     assert row["verdict"] == "consistent"
     # a claim this audit refutes (randomized response at ε = 1 claimed as ε = 0.5) sets the exit code
     (tmp_path / "my_strict.py").write_text(USER_SYSTEM.replace("epsilon: float = 1.0", "epsilon: float = 0.5"))
-    r = _pgc(
+    r = run_installed(
         installed_pgc,
         "audit",
         "system",
@@ -129,7 +133,7 @@ def test_a_users_flower_client_app_through_flowers_message_path(installed_pgc, t
     import shutil
 
     shutil.copy(ROOT / "examples" / "flower" / "digits_app.py", tmp_path / "digits_app.py")  # the user's own app
-    r = _pgc(
+    r = run_installed(
         installed_pgc,
         "audit",
         "flower",

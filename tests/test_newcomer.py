@@ -178,10 +178,11 @@ def _run(argv: list[str], cwd: Path) -> tuple[int, str, str]:
 
 
 def _run_installed(pgc: Path, argv: list[str], cwd: Path) -> tuple[int, str, str]:
-    """``argv`` run by the ``pgc`` command of the installed wheel (tests/conftest.py ``installed_pgc``)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update(PATH=f"{pgc.parent}{os.pathsep}{env.get('PATH', '')}", PGC_PROGRESS_INTERVAL_S="0.5")
-    r = subprocess.run([str(pgc), *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    """``argv`` run by the installed wheel's ``pgc`` (tests/conftest.py ``installed_pgc``), progress lines every
+    half second as in this process."""
+    from test_installed_wheel import run_installed
+
+    r = run_installed(pgc, *argv, cwd=cwd, progress_interval_s="0.5")
     return r.returncode, r.stdout, r.stderr
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pgc.errors import UserError
 from pgc.files import write_json_atomic
 from pgc.options import add_confidence, add_out, positive_int
 
@@ -78,12 +79,6 @@ def bound_table(p_a: np.ndarray, p_b: np.ndarray, n: int, alpha: float) -> np.nd
     return np.stack([epsilon_lower_bound(n * p_b, n, n * (1.0 - p_a), n, alpha, 0.0, s) for s in SHARES])
 
 
-def oracle_bound(p_a: np.ndarray, p_b: np.ndarray, n: int, alpha: float) -> float:
-    """The largest certified ε_LB over the events (probabilities ``p_a`` under a, ``p_b`` under a′) and α splits
-    at the expected counts of n releases per side."""
-    return float(np.max(bound_table(p_a, p_b, n, alpha)))
-
-
 def split_oracle_bound(chosen: tuple[np.ndarray, np.ndarray], fresh: tuple[np.ndarray, np.ndarray], n, alpha):
     """The event and α split that are best on the ``chosen`` draws' probabilities, bounded with the ``fresh`` draws'
     probabilities of the same event: the choice cannot ride on the sampling noise of rare events."""
@@ -118,7 +113,7 @@ def pair_losses(algorithm, pair: tuple, draws: int, rng: np.random.Generator) ->
 
 def algorithm_oracle(algorithm, totals: list[int], draws: int, alpha: float, seed: np.random.SeedSequence) -> dict:
     """Per pair: losses of two independent halves of ``draws`` per side; events chosen on one, bounded on the
-    other (:func:`split_oracle_bound`); the best pair at the first of ``totals``."""
+    other (:func:`split_oracle_bound`); the best pair and its bounds at each of ``totals``."""
     from pgc.catalogue.patterns import input_pairs
 
     pairs = input_pairs(algorithm.domain)
@@ -153,12 +148,8 @@ def run(args: argparse.Namespace) -> int:
     names = args.algorithms or list(BROKEN)
     unknown = sorted(set(names) - set(BROKEN))
     if unknown:
-        from pgc.errors import UserError
-
         raise UserError(f"not broken catalogue algorithms: {', '.join(unknown)} (broken: {', '.join(BROKEN)})")
     if max(args.totals) > args.draws // 2:
-        from pgc.errors import UserError
-
         raise UserError(f"--totals must be at most half of --draws ({args.draws // 2:,}), got {max(args.totals):,}")
     alpha = 1.0 - args.confidence
     root = np.random.SeedSequence(args.seed)
@@ -171,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         bounds = ", ".join(f"{int(n):,}: {b:.3f}" for n, b in row["bound"].items())
         last = str(args.totals[-1])
         above = (
-            f"above the claim from n = {row['flags_from'] or 0:,}"
+            f"above the claim from n = {row['flags_from']:,}"
             if row["flags_from"]
             else f"not above the claim up to n = {args.draws // 2:,}"
         )

@@ -62,19 +62,6 @@ def laplace_entries(a: np.ndarray, out: np.ndarray, b: float, prefix_sums: bool 
     return laplace_logpdf(entries - np.asarray(a, dtype=np.float64)[None, :], b).sum(axis=1)
 
 
-def _pattern_integral(a: np.ndarray, above: dict[int, bool], t: float, b_rho: float, b_nu: float | None) -> np.ndarray:
-    """ln of ∫_{−∞}^{r} f_ρ(s) Π_j P(query j on its side | ρ = s) ds at every grid point r: query j is above when
-    a_j + ν_j ≥ t + ρ (ν_j ~ Lap(b_nu); without query noise, b_nu None, when a_j ≥ t + ρ)."""
-    acc = laplace_logpdf(GRID, b_rho)
-    for j, up in above.items():
-        x = t + GRID - a[j]
-        if b_nu is None:
-            acc = acc + np.where((x <= 0) == up, 0.0, -np.inf)
-        else:
-            acc = acc + (laplace_logsf(x, b_nu) if up else laplace_logcdf(x, b_nu))
-    return np.logaddexp.accumulate(acc) + LOG_STEP
-
-
 # ln 0 inside matrix products (0 · −inf is NaN): far below any log-probability the grid reaches (about −100)
 LOG_ZERO = -1e4
 
@@ -113,12 +100,18 @@ def svt_values(a: np.ndarray, out: np.ndarray, c: int, t: float, b_rho: float, b
     answered = ~np.isnan(out)
     patterns, inverse = np.unique(answered, axis=0, return_inverse=True)
     inverse = inverse.ravel()
+    _, below = _side_logs(a, t, b_nu)
+    log_rho = laplace_logpdf(GRID, b_rho)
     result = np.empty(out.shape[0])
     for i, row in enumerate(patterns):
         rows = inverse == i
         hit = np.flatnonzero(row)
         stop = hit[-1] + 1 if hit.size == c else out.shape[1]
-        integral = _pattern_integral(a, {j: False for j in range(stop) if not row[j]}, t, b_rho, b_nu)
+        acc = log_rho.copy()
+        for j in range(stop):
+            if not row[j]:  # ⊥: below the threshold
+                acc += below[j]
+        integral = np.logaddexp.accumulate(acc) + LOG_STEP  # ln ∫_{−∞}^{r} at every grid point r
         if hit.size == 0:
             result[rows] = integral[-1]
             continue

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from pgc.benchmarks.catalogue_oracle import event_probabilities, oracle_bound
+from pgc.benchmarks.catalogue_oracle import event_probabilities, split_oracle_bound
 from pgc.catalogue import BROKEN, BY_NAME, input_pairs
 from pgc.catalogue.likelihood import log_likelihood
 
@@ -56,8 +56,13 @@ def test_oracle_bound_of_a_known_event_matches_clopper_pearson():
         epsilon_lower_bound(1e4 * p_b[0], 1e4, 5e3, 1e4, 0.05, 0.0, share)
         for share in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
     )
-    assert oracle_bound(p_a, p_b, 10_000, 0.05) == pytest.approx(expected)
-    assert 0.9 < oracle_bound(p_a, p_b, 10_000, 0.05) < oracle_bound(p_a, p_b, 1_000_000, 0.05) < 1.0
+    known = (p_a, p_b)  # the same probabilities choose the event and bound it
+
+    def bound(n: int) -> float:
+        return split_oracle_bound(known, known, n, 0.05)
+
+    assert bound(10_000) == pytest.approx(expected)
+    assert 0.9 < bound(10_000) < bound(1_000_000) < 1.0
 
 
 def test_event_probabilities_are_tail_rates_of_the_losses():
