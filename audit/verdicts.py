@@ -470,15 +470,3 @@ FAILING = {
     "violated": {Verdict.VIOLATED, Verdict.UNPROTECTED},
     "inconclusive": {Verdict.VIOLATED, Verdict.UNPROTECTED, Verdict.INCONCLUSIVE},
 }
-
-
-def row_verdicts(result: Mapping[str, Any]) -> list[str]:
-    """Every row verdict an audit result holds (its rows, channels, cases and one-run rows), as words."""
-    found: list[str] = []
-    for key in ("rows", "channels", "cases", "bounds"):
-        for row in result.get(key) or []:
-            if isinstance(row, dict) and row.get("verdict") is not None:
-                found.append(str(row["verdict"]))
-            elif getattr(row, "verdict", None) is not None:
-                found.append(str(row.verdict))
-    return found

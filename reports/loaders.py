@@ -28,7 +28,7 @@ from pgc.errors import UserError
 KINDS = (
     "train",
     "replicate",
-    "audit",
+    *(kind.KIND for kind in schemas.AUDIT_KINDS),
     "system-audit",
     "attack",
     "tune",

@@ -130,3 +130,20 @@ def installed_pgc(tmp_path_factory):
                 str(wheel),
             )
     return pgc
+
+
+@pytest.fixture
+def no_result_parsing(monkeypatch):
+    """While the test runs, parsing a record from a dict raises, except the run folders a command reads
+    (``train`` summaries): a command that writes a result must write its typed result, never a dict parsed back."""
+    from pgc.schemas import TrainRun, TrainTrial, base
+
+    parse = base.Record.from_dict.__func__
+
+    def refuse(cls, data, where=""):
+        if cls in (TrainRun, TrainTrial):  # an input file of the command
+            return parse(cls, data, where)
+        raise AssertionError(f"{cls.__name__} parsed from a dict while the command ran")
+
+    monkeypatch.setattr(base.Record, "from_dict", classmethod(refuse))
+    return monkeypatch

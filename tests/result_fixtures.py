@@ -157,3 +157,56 @@ def bandit_attack_fixture() -> dict:
             _attack_row("fedlinucb", "messages", 1.0, [0.99, 1.0], "inf", 1.0),
         ],
     }
+
+
+def audit_file(kind: str, channels: list[dict], **fields) -> dict:
+    """A result of one of ``pgc audit``'s mechanism and PGC-A3C kinds (``run-audit``, ``one-run-audit``, ...) as the
+    command writes it, holding ``channels``; the parts the kind requires are filled with small valid values, and
+    ``fields`` set or replace any of them."""
+    canary = {
+        "mechanism": "Laplace(epsilon=1.0)",
+        "mode": "black-box",
+        "row": {"channel": "canary (black-box)", "epsilon_lower_bound": 0.0},
+        "wall_time_s": 1.0,
+        "cpu_time_s": 1.0,
+    }
+    own = {
+        "mechanism-audit": {"mechanism_audit": canary},
+        "self-test": {"self_test": []},
+        "run-audit": {
+            "run": "runs/x",
+            "trial": 0,
+            "mechanism_source": "run",
+            "model": "final",
+            "mechanism_audit": canary,
+            "environment_audits": [],
+        },
+        "one-run-audit": {
+            "run": "runs/x",
+            "trial": 0,
+            "canary_setup": {
+                "canaries": 100,
+                "canary_pair": [5.0, 15.0],
+                "canary_model": "live",
+                "canary_update": "exclude",
+                "canary_start": 0,
+            },
+            "canary_submissions": 100,
+            "simulated_models": 10,
+        },
+        "adversarial-audit": {
+            "search_settings": {
+                "screen_controllers": 100,
+                "screen_episodes": 300,
+                "generations": 15,
+                "population": 10,
+                "episodes": 250,
+                "restarts": 1,
+                "detector_screen": 20,
+                "exploration": 0.0,
+            },
+            "adversarial_audits": [],
+        },
+        "adversarial-curve": {"honest_model": "init:0", "curve": [], "adversarial_audits": [], "honest_audits": []},
+    }[kind]
+    return {"kind": kind, "format_version": 1, "confidence": 0.95, "seed": 0, "channels": channels, **own, **fields}

@@ -329,4 +329,4 @@ def test_readme_quick_start_prints_what_the_readme_says(tmp_path, quick_progress
     markdown = (tmp_path / "runs" / "quick" / "report" / "report.md").read_text()
     for line in _block("from its Markdown twin", "text").strip().splitlines():
         assert line in markdown, line
-    assert json.loads((tmp_path / "runs" / "quick" / "audit.json").read_text())["kind"] == "audit"
+    assert json.loads((tmp_path / "runs" / "quick" / "audit.json").read_text())["kind"] == "run-audit"

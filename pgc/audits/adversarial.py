@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+import pgc.schemas as schemas
 from audit.engine.blackbox import describe
 from pgc.a3c.crafted import (
     SEARCH_CHANNELS,
@@ -354,15 +355,73 @@ def crafted_pair_records(
 
 def _pair_record(
     pair, found: WorstPairResult | None, res: AdversarialAuditResult, companion: Callable[[str], Path]
-) -> dict:
+) -> schemas.AdversarialAudit:
+    """The pair's audit as the result records it, its crafted θ saved beside the result (``companion``)."""
     from pgc.a3c.model import save_checkpoint
 
     psi, psi_prime = res.psi, res.psi_prime
-    extra = {} if found is None else {"worst_pair_search": {"range": list(pair), **found.to_dict()}}
-    record = {**res.to_dict(), **extra, "theta_files": {}}
+    theta_files = {}
     for objective, theta in res.thetas.items():
         path = companion(f"-theta-{psi:g}-{psi_prime:g}-{objective}.pt")
         save_checkpoint(theta, path, {"crafted_for": f"{psi:g} vs {psi_prime:g}", "objective": objective})
-        record["theta_files"][objective] = path.name
-    record["theta_file"] = record["theta_files"].get("gradient", next(iter(record["theta_files"].values())))
-    return record
+        theta_files[objective] = path.name
+    rows = [r.updated(theta_file=theta_files.get(r.crafted_for)) for r in res.rows]
+    return adversarial_record(res, rows, theta_files, None if found is None else worst_pair_record(pair, found))
+
+
+def adversarial_record(
+    res: AdversarialAuditResult,
+    rows: Sequence[AuditRow] | None = None,
+    theta_files: dict[str, str] | None = None,
+    worst_pair: schemas.WorstPairSearch | None = None,
+) -> schemas.AdversarialAudit:
+    """One pair's adversarial audit as a result records it (``rows``: its rows as written, default its own)."""
+    searches = res.searches.values()
+    return schemas.AdversarialAudit(
+        psi=res.psi,
+        psi_prime=res.psi_prime,
+        mechanism=res.mechanism,
+        channels=list(res.rows if rows is None else rows),
+        claimed_epsilon=res.claimed_epsilon,
+        confidence=res.confidence,
+        noise_free_epsilon_lower_bound=res.noise_free_epsilon_lower_bound,
+        search=schemas.AdversarialSearch(
+            objective=", ".join(res.searches),
+            evaluations=sum(s.evaluations for s in searches),
+            wall_time_s=sum(s.wall_time_s for s in searches),
+            per_objective={k: _crafted_search(s) for k, s in res.searches.items()},
+        ),
+        score_means={k: [float(x) for x in v] for k, v in res.score_means.items()},
+        theta_files=theta_files,
+        theta_file=None if not theta_files else theta_files.get("gradient", next(iter(theta_files.values()))),
+        worst_pair_search=worst_pair,
+        wall_time_s=res.wall_time_s,
+        protection=schemas.ProtectedClaim(**res.extra) if res.extra else None,
+    )
+
+
+def _crafted_search(s: SearchResult) -> schemas.CraftedSearch:
+    return schemas.CraftedSearch(
+        objective=s.objective,
+        value=float(s.value),
+        evaluations=int(s.evaluations),
+        wall_time_s=float(s.wall_time_s),
+        vector=[float(x) for x in s.vector],
+        history=[float(x) for x in s.history],
+    )
+
+
+def worst_pair_record(pair, found: WorstPairResult) -> schemas.WorstPairSearch:
+    """The worst-pair search in the range ``pair`` as the result records it."""
+    trials = [
+        schemas.PairTrial(psi=t["psi"], psi_prime=t["psi_prime"], value=t["value"], evaluations=t["evaluations"])
+        for t in found.trials
+    ]
+    return schemas.WorstPairSearch(
+        range=[float(x) for x in pair],
+        psi=found.psi,
+        psi_prime=found.psi_prime,
+        value=float(found.value),
+        trials=trials,
+        wall_time_s=found.wall_time_s,
+    )

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+import pgc.schemas as schemas
 from audit.certification.tester import ENVIRONMENT_SPLIT
 from audit.engine.system_audit import AuditSettings, audit_system
 from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood
@@ -258,6 +259,22 @@ def environment_audit(
         means,
         time.perf_counter() - start,
         extra,
+    )
+
+
+def environment_record(res: EnvironmentAuditResult, protect: Sequence[str] = ()) -> schemas.EnvironmentAudit:
+    """One pair's environment audit as a result records it; ``protect``: the run's mitigations, set on its rows."""
+    rows = [row.updated(protect=list(protect)) for row in res.channels] if protect else list(res.channels)
+    return schemas.EnvironmentAudit(
+        psi=res.psi,
+        psi_prime=res.psi_prime,
+        mechanism=res.mechanism,
+        claimed_epsilon=res.claimed_epsilon,
+        confidence=res.confidence,
+        channels=rows,
+        score_means=[float(m) for m in res.score_means],
+        wall_time_s=res.wall_time_s,
+        protection=schemas.ProtectedClaim(**res.extra) if res.extra else None,
     )
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import pgc.schemas as schemas
 
-def flower_one_run(setup, progress: bool = False) -> dict:
+
+def flower_one_run(setup, progress: bool = False) -> schemas.FlowerOneRunResult:
     """Simulate the run (pgc.flower.simulation), then audit what each observer saw (audit.one_run)."""
     import numpy as np
 
@@ -40,10 +42,10 @@ def flower_one_run(setup, progress: bool = False) -> dict:
             scope=observer,
         )
         rows.append(row.updated(note=promise["basis"]))
-    return {
-        "setup": dataclasses.asdict(setup),
-        "rows": rows,
-        "simulation_s": simulated_s,
-        "wall_time_s": time.perf_counter() - start,
-        "dimension": int(directions.shape[1]),
-    }
+    return schemas.FlowerOneRunResult(
+        setup=schemas.FlowerOneRunSetup(**dataclasses.asdict(setup)),
+        rows=rows,
+        simulation_s=simulated_s,
+        wall_time_s=time.perf_counter() - start,
+        dimension=int(directions.shape[1]),
+    )

@@ -10,13 +10,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+import pgc.schemas as schemas
 from pgc.a3c.crafted import SearchSettings, search_crafted_model
 from pgc.errors import UserError
 from pgc.mechanisms import Mechanism
 from pgc.tasks import map_tasks
 
-from .adversarial import AdversarialAuditResult, adversarial_audit, bound_ratio
-from .environment import EnvironmentAuditResult, environment_audit
+from .adversarial import AdversarialAuditResult, adversarial_audit, adversarial_record, bound_ratio
+from .environment import EnvironmentAuditResult, environment_audit, environment_record
 
 CURVE_DISTANCES = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 
@@ -28,6 +29,14 @@ def curve_pair(distance: float, centre: float = 9.8) -> tuple[float, float]:
     if distance == 10.0:
         return 5.0, 15.0
     return round(centre - distance / 2, 6), round(centre + distance / 2, 6)
+
+
+class CurveStudy(NamedTuple):
+    """The adversarial curve as its result records it: the points, and the audits behind them."""
+
+    curve: list[schemas.CurvePoint]
+    adversarial_audits: list[schemas.AdversarialAudit]
+    honest_audits: list[schemas.EnvironmentAudit]
 
 
 class CurveJob(NamedTuple):
@@ -55,11 +64,11 @@ def adversarial_curve(
     settings: SearchSettings | None = None,
     log: Callable[[str], None] = lambda s: None,
     executor=None,
-) -> dict:
+) -> CurveStudy:
     """ε_LB/ε per channel against Δψ, at the honest θ and at the crafted θ (searched once per pair).
 
-    Returns ``{"curve": [points], "adversarial_audits": [...], "honest_audits": [...]}``; a point is
-    {psi, psi_prime, delta_psi, epsilon, model, channel, epsilon_lower_bound, ratio, p_value fields}.
+    Returns the points (one per (Δψ, ε), model and channel) and the audits behind them, as the result records
+    them (:class:`CurveStudy`).
 
     Each curve point (Δψ, ε) is one task (:func:`curve_point`) with its own seeds, so ``executor``
     (``Executor.map``'s meaning, e.g. a Ray engine) runs the points with the same results. The first
@@ -108,30 +117,29 @@ def adversarial_curve(
 
     run_points(searching, [None] * len(searching))
     run_points(reusing, [results[i - i % n_eps][0].thetas for i in reusing])
-    points, adv_dicts, honest_dicts = [], [], []
+    points, adversarial, honest_audits = [], [], []
     for i, (distance, psi, psi_prime, eps, *_) in enumerate(jobs):
         adv, honest = results[i]
-        adv_dicts.append(adv.to_dict())
-        honest_dicts.append(honest.to_dict())
+        adversarial.append(adversarial_record(adv))
+        honest_audits.append(environment_record(honest))
         for model, rows in (("adversarial", adv.rows), ("honest", honest.channels)):
-            for c in rows:
-                points.append(
-                    {
-                        "psi": psi,
-                        "psi_prime": psi_prime,
-                        "delta_psi": distance,
-                        "epsilon": eps,
-                        "model": model,
-                        "channel": c.channel,
-                        "epsilon_lower_bound": c.epsilon_lower_bound,
-                        "ratio": bound_ratio(c.epsilon_lower_bound, eps),
-                        "samples_per_side": c.samples_per_side,
-                        "verdict": str(c.verdict),
-                        "covered": c.covered,
-                        "p_value": c.p_value,
-                    }
+            points += [
+                schemas.CurvePoint(
+                    psi=psi,
+                    psi_prime=psi_prime,
+                    delta_psi=distance,
+                    epsilon=eps,
+                    model=model,
+                    channel=c.channel,
+                    epsilon_lower_bound=c.epsilon_lower_bound,
+                    ratio=bound_ratio(c.epsilon_lower_bound, eps),
+                    samples_per_side=c.samples_per_side,
+                    verdict=c.verdict,
+                    p_value=c.p_value,
                 )
-    return {"curve": points, "adversarial_audits": adv_dicts, "honest_audits": honest_dicts}
+                for c in rows
+            ]
+    return CurveStudy(points, adversarial, honest_audits)
 
 
 def curve_point(

@@ -2,17 +2,19 @@
 and a ``format_version``.
 
     import pgc.schemas as schemas
-    result = pgc.schemas.load(json.loads(text))          # -> schemas.AuditResult, schemas.TrainRun, ...
-    data = pgc.schemas.dump("audit", {"mode": ..., "channels": [...]})   # checked, stamped dict to write
+    result = pgc.schemas.load(json.loads(text))          # -> schemas.SystemAuditResult, schemas.TrainRun, ...
+    data = pgc.schemas.dump("train", {...})              # a dict written by a writer that has no type: checked
     pgc.schemas.validate(data)                            # raises schemas.SchemaError (one line)
 
-Writers hand a typed result's ``to_dict()`` to the file (``pgc audit system``, ``flower``, ``ldp``, ``nvflare``) or
-pass a result assembled as a dict through :func:`dump` (the other commands, ``pgc.a3c.rundir``), which checks it;
+Writers hand a typed result's ``to_dict()`` to the file (every ``pgc audit`` subcommand) or pass a result
+assembled as a dict through :func:`dump` (the other commands, ``pgc.a3c.rundir``), which checks it;
 readers (``reports``) go through :func:`load`. A file whose kind is unknown or whose ``format_version`` is not one
 this code reads gets a one-line :class:`SchemaError` naming both. A kind's older versions that it names
 (``OLDER_VERSIONS``) are read too, migrated to the current layout on parsing (each record's ``migrate``). A file
 without ``format_version`` is read as version 1. A run folder's ``summary.json`` is recognised by
-``"format": "pgc-run/1"``; a few benchmark files carry no kind and are loaded with ``kind=``.
+``"format": "pgc-run/1"``; a few benchmark files carry no kind and are loaded with ``kind=``. A file of the older
+kind ``audit`` (every mechanism and PGC-A3C subcommand in one kind) loads as the kind its ``mode`` names
+(:func:`pgc.schemas.audit_kinds.legacy_audit_kind`).
 
 Pure Python: imports nothing from the project, so the cores and the CLI can both use it.
 """
@@ -23,7 +25,9 @@ from typing import Any
 
 from pgc.files import json_number
 
-from .bandit_kinds import *  # noqa: F401,F403  (the schema classes)
+from .audit_kinds import *  # noqa: F401,F403  (the schema classes)
+from .audit_kinds import legacy_audit_kind
+from .bandit_kinds import *  # noqa: F401,F403
 from .base import Record, Result, SchemaError, json_ready, number
 from .bench_kinds import *  # noqa: F401,F403
 from .kinds import *  # noqa: F401,F403
@@ -48,6 +52,7 @@ __all__ = [
 
 KINDS = tuple(SCHEMAS)
 RUN_FORMAT = "pgc-run/1"
+LEGACY_AUDIT_VERSIONS = (1, 2, 3)  # the older kind "audit": its format_versions, read as the kind its mode names
 
 
 def kind_of(data: Any) -> str | None:
@@ -76,12 +81,14 @@ def load(data: Any, *, kind: str | None = None, where: str = "") -> Result:
         raise SchemaError(f"{prefix}has no 'kind' field; known kinds: {', '.join(KINDS)}")
     cls = SCHEMAS.get(kind)
     version = data.get("format_version", 1)
+    if kind == "audit":
+        cls = _legacy_audit(data, version, prefix)
     if cls is None:
         raise SchemaError(
             f"{prefix}kind {kind!r} (format_version {version}) is not a known result kind; "
             f"known kinds: {', '.join(KINDS)}"
         )
-    if version != cls.FORMAT_VERSION and version not in cls.OLDER_VERSIONS:
+    if kind != "audit" and version != cls.FORMAT_VERSION and version not in cls.OLDER_VERSIONS:
         raise SchemaError(
             f"{prefix}kind {kind!r} format_version {version!r} is not supported "
             f"(this pgc reads {kind} format_version {cls.FORMAT_VERSION}"
@@ -89,9 +96,22 @@ def load(data: Any, *, kind: str | None = None, where: str = "") -> Result:
             + ")"
         )
     try:
-        return cls.from_dict({**data, "kind": kind, "format_version": cls.FORMAT_VERSION})  # migrated on parsing
+        return cls.from_dict({**data, "kind": cls.KIND, "format_version": cls.FORMAT_VERSION})  # migrated on parsing
     except SchemaError as exc:
         raise SchemaError(f"{prefix}kind {kind!r} format_version {version}: {exc}") from None
+
+
+def _legacy_audit(data: dict[str, Any], version: Any, prefix: str) -> type[Result]:
+    """The kind a file of the older kind ``audit`` is read as (one line naming what is wrong when none)."""
+    if version not in LEGACY_AUDIT_VERSIONS:
+        raise SchemaError(
+            f"{prefix}kind 'audit' format_version {version!r} is not supported (this pgc reads audit format_version "
+            f"{', '.join(map(str, LEGACY_AUDIT_VERSIONS))} as the kind its mode names)"
+        )
+    try:
+        return legacy_audit_kind(data)
+    except SchemaError as exc:
+        raise SchemaError(f"{prefix}{exc}") from None
 
 
 def validate(data: Any, *, kind: str | None = None, where: str = "") -> Any:

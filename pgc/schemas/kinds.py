@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pgc.contracts import PrivacyClaim
 
+from .audit_kinds import AUDIT_KINDS
 from .audit_rows import AuditRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result, SchemaError
@@ -50,82 +51,6 @@ class TrainRun(Result):
             raise SchemaError("a train run summary needs at least one trial")
 
 
-# --- audit: pgc audit ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class AdversarialSearch(Record):
-    objective: str | None = None
-    evaluations: int | None = None
-    wall_time_s: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class AdversarialAudit(Record):
-    psi: float
-    psi_prime: float
-    mechanism: str
-    channels: list[AuditRow]
-    claimed_epsilon: float | None = None
-    noise_free_epsilon_lower_bound: float | None = None
-    search: AdversarialSearch | None = None
-    theta_file: str | None = None
-    theta_files: dict[str, str] | None = None  # search objective -> the crafted θ's checkpoint beside the result
-    wall_time_s: float | None = None
-    protect: list[str] | None = None
-    gradient_epsilon: float | None = None
-    score_epsilon: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class CurvePoint(Record):
-    delta_psi: float
-    epsilon_lower_bound: float
-    epsilon: float | None = None
-    ratio: float | None = None
-    model: str = "honest"
-    channel: str = "all"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Protection(Record):
-    protect: list[str] = field(default_factory=list)
-    claimed_epsilon_total: float | None = None
-    gradient_epsilon: float | None = None
-    score_epsilon: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class EnvironmentAudit(Record):
-    protect: list[str] | None = None
-    claimed_epsilon: float | None = None
-    gradient_epsilon: float | None = None
-    score_epsilon: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class AuditResult(Result):
-    """pgc audit: every certified row of the audit in ``channels`` (one :class:`pgc.schemas.AuditRow` each)."""
-
-    KIND = "audit"
-    FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
-    OLDER_VERSIONS = (2,)
-    mode: str
-    channels: list[AuditRow]
-    confidence: float | None = None
-    delta: float | None = None
-    seed: int | None = None
-    command: str | None = None
-    provenance: Provenance | None = None  # versions and the user's files (None in files written before it)
-    wall_time_s: float | None = None
-    model: str | None = None
-    run: str | None = None
-    adversarial_audits: list[AdversarialAudit] | None = None
-    environment_audits: list[EnvironmentAudit] | None = None
-    curve: list[CurvePoint] | None = None
-    protection: Protection | None = None
-
-
 # --- power-study: python -m audit.power.study (results/power/) -----------------------------------
 
 
@@ -146,6 +71,23 @@ class PowerStudy(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
+class FlowerOneRunSetup(Record):
+    """The simulated federated run: M canary clients beside the real ones, the rounds, and the privacy of the mode."""
+
+    canaries: int
+    real_clients: int
+    rounds: int
+    mode: str  # local-dp (LocalDpMod on every client) or central-dp (the server's clipping and noise)
+    epsilon: float  # LocalDpMod's claim per update
+    delta: float
+    clipping_norm: float
+    noise_multiplier: float  # central-dp: the server's z
+    seed: int
+    confidence: float
+    records_per_client: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class FlowerOneRunResult(Result):
     """Canary clients inside one Flower simulation: per observer (the server, a third party seeing the
     aggregate) what it is promised and the one-run bounds certified from what it saw."""
@@ -153,7 +95,7 @@ class FlowerOneRunResult(Result):
     KIND = "flower-one-run"
     FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
     OLDER_VERSIONS = (2,)
-    setup: JsonObject
+    setup: FlowerOneRunSetup
     rows: list[AuditRow]  # one judged row per observer (scope: the observer; note: what it was promised)
     simulation_s: float
     wall_time_s: float
@@ -412,34 +354,32 @@ class MitigationsUtility(Result):
     command: str | None = None
 
 
-SCHEMAS: dict[str, type[Result]] = {
-    cls.KIND: cls
-    for cls in (
-        TrainRun,
-        AuditResult,
-        PowerStudy,
-        FlowerOneRunResult,
-        OpacusOneRunResult,
-        SystemAuditResult,
-        AttackResult,
-        ReplicateResult,
-        ReplicateRaw,
-        ReadingSearch,
-        TuneResult,
-        MitigationsUtility,
-        BanditRegret,
-        BanditAttack,
-        BanditBench,
-        LayoutGap,
-        Bench,
-        AuditBenchmark,
-        BenchNumbers,
-        Reliability,
-        TuneWorkers,
-        Pipeline,
-        Report,
-        ThesisMembership,
-        ThesisMapRecovery,
-        LdpBench,
-    )
-}
+_RESULT_TYPES: tuple[type[Result], ...] = (
+    TrainRun,
+    *AUDIT_KINDS,
+    PowerStudy,
+    FlowerOneRunResult,
+    OpacusOneRunResult,
+    SystemAuditResult,
+    AttackResult,
+    ReplicateResult,
+    ReplicateRaw,
+    ReadingSearch,
+    TuneResult,
+    MitigationsUtility,
+    BanditRegret,
+    BanditAttack,
+    BanditBench,
+    LayoutGap,
+    Bench,
+    AuditBenchmark,
+    BenchNumbers,
+    Reliability,
+    TuneWorkers,
+    Pipeline,
+    Report,
+    ThesisMembership,
+    ThesisMapRecovery,
+    LdpBench,
+)
+SCHEMAS: dict[str, type[Result]] = {cls.KIND: cls for cls in _RESULT_TYPES}

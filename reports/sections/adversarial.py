@@ -17,9 +17,10 @@ def adversarial_from_audit(src: Source) -> dict | None:
     """The adversarial audits (one entry per audit and channel) and the curve points of an audit
     result; None when it has neither."""
     result = src.result
-    assert isinstance(result, schemas.AuditResult)
+    if not isinstance(result, (schemas.AdversarialModelAudit, schemas.AdversarialCurve)):
+        return None
     audits = []
-    for a in result.adversarial_audits or []:
+    for a in result.adversarial_audits:
         search = a.search or schemas.AdversarialSearch()
         for ch in a.channels or [None]:
             objective = (ch.crafted_for if ch else None) or search.objective
@@ -44,7 +45,7 @@ def adversarial_from_audit(src: Source) -> dict | None:
                 }
             )
     curve = []
-    for pt in result.curve or []:
+    for pt in result.curve if isinstance(result, schemas.AdversarialCurve) else []:
         ratio = pt.ratio
         if ratio is None and pt.epsilon and math.isfinite(pt.epsilon):
             ratio = pt.epsilon_lower_bound / pt.epsilon
@@ -62,7 +63,7 @@ def adversarial_from_audit(src: Source) -> dict | None:
         )
     if not audits and not curve:
         return None
-    return {"source": src.label, "mode": result.mode, "audits": audits, "curve": curve}
+    return {"source": src.label, "mode": "adversarial", "audits": audits, "curve": curve}
 
 
 def render_adversarial(doc: Document, f: Findings, anchor: str = "adversarial", level: int = 2) -> None:
@@ -144,4 +145,9 @@ def _extract(src: Source, findings: Findings, c: ReportContent) -> None:
         findings.adversarial.append(adv)
 
 
-SECTION = Section("adversarial", ("audit",), lambda doc, c: render_adversarial(doc, c.own), _extract)
+SECTION = Section(
+    "adversarial",
+    (schemas.AdversarialModelAudit.KIND, schemas.AdversarialCurve.KIND),
+    lambda doc, c: render_adversarial(doc, c.own),
+    _extract,
+)

@@ -14,16 +14,21 @@ from ..loaders import Source
 from ..section import Section
 
 
-def _audit_subject(result: schemas.AuditResult, row: schemas.AuditRow, label: str) -> tuple[str, str]:
+def _run_name(result: schemas.RowsAudit) -> str:
+    """The folder name of the run an audit read ("" for a mechanism's audit)."""
+    audited = getattr(result, "audited_run", None)
+    return Path(audited.run).name if isinstance(audited, schemas.AuditedRun) else ""
+
+
+def _audit_subject(result: schemas.RowsAudit, row: schemas.AuditRow, label: str) -> tuple[str, str]:
     """(subject, group) of one audit row: what was audited, and who observes it, as the audit recorded it
     (a one-run audit's canaries played the trainer's live model or one the aggregator crafted for them)."""
-    scope = row.scope or result.mode
-    if scope.startswith("one-run"):
-        setup = result.extra.get("canary_setup")
-        model = setup.get("canary_model") if isinstance(setup, dict) else None
-        model = model if model in ("live", "crafted") else scope.split()[1] if len(scope.split()) > 1 else ""
-        group = {"crafted": "adversarial aggregator", "live": "honest aggregator"}.get(model, "aggregator")
-        return f"{Path(result.run).name + ' ' if result.run else ''}{scope}", f"{group} (one run)"
+    scope = row.scope or result.SCOPE
+    run = _run_name(result)
+    if isinstance(result, schemas.OneRunAudit):
+        model = result.canary_setup.canary_model
+        group = {"crafted": "adversarial aggregator", "live": "honest aggregator"}[model]
+        return f"{run + ' ' if run else ''}{scope}", f"{group} (one run)"
     if row.model == "adversarial" or scope.startswith("adversarial"):
         group = "adversarial aggregator"
     elif scope == "mechanism" or scope == "self-test" or row.mechanism:
@@ -31,9 +36,10 @@ def _audit_subject(result: schemas.AuditResult, row: schemas.AuditRow, label: st
     else:
         group = "honest aggregator"
     if scope.startswith("environment"):
-        subject = f"{result.model or 'trained'} model · ψ {scope.split(' ', 1)[1]}"
-        if result.run:
-            subject = f"{Path(result.run).name} {subject}"
+        model = result.model if isinstance(result, schemas.RunAudit) else "trained"
+        subject = f"{model} model · ψ {scope.split(' ', 1)[1]}"
+        if run:
+            subject = f"{run} {subject}"
     elif scope.startswith("adversarial"):
         subject = scope
     elif row.mechanism:
@@ -45,8 +51,9 @@ def _audit_subject(result: schemas.AuditResult, row: schemas.AuditRow, label: st
 
 def bounds_from_audit(src: Source) -> list[BoundRow]:
     result = src.result
-    assert isinstance(result, schemas.AuditResult)
-    protection = tuple(result.protection.protect) if result.protection else ()
+    assert isinstance(result, schemas.RowsAudit)
+    recorded = getattr(result, "protection", None)
+    protection = tuple(recorded.protect) if isinstance(recorded, schemas.Protection) else ()
     rows = []
     for obj in result.channels:
         channel = obj.channel
@@ -209,4 +216,6 @@ def _extract(src: Source, findings: Findings, c: ReportContent) -> None:
     findings.bounds.extend(bounds_from_audit(src))
 
 
-SECTION = Section("bounds", ("audit",), lambda doc, c: render_bounds(doc, c.own), _extract)
+SECTION = Section(
+    "bounds", tuple(kind.KIND for kind in schemas.AUDIT_KINDS), lambda doc, c: render_bounds(doc, c.own), _extract
+)

@@ -40,30 +40,23 @@ def protection_records(sources: list[Source]) -> list[dict]:
                         t.gradient_epsilon,
                         t.score_epsilon,
                     )
-        elif isinstance(r, schemas.AuditResult):
-            if r.protection and r.protection.protect:
-                p = r.protection
+        elif isinstance(r, schemas.RowsAudit):
+            recorded = getattr(r, "protection", None)
+            if isinstance(recorded, schemas.Protection) and recorded.protect:
                 add(
                     src,
                     "audit (adversarial model)",
-                    p.protect,
-                    p.claimed_epsilon_total,
-                    p.gradient_epsilon,
-                    p.score_epsilon,
+                    recorded.protect,
+                    recorded.claimed_epsilon_total,
+                    recorded.gradient_epsilon,
+                    recorded.score_epsilon,
                 )
-            for a in r.environment_audits or []:
-                if a.protect:
-                    add(src, "audit", a.protect, a.claimed_epsilon, a.gradient_epsilon, a.score_epsilon)
-            for a in r.adversarial_audits or []:
-                if a.protect:
-                    add(
-                        src,
-                        "audit (adversarial model)",
-                        a.protect,
-                        a.claimed_epsilon,
-                        a.gradient_epsilon,
-                        a.score_epsilon,
-                    )
+            pairs = [("audit", a) for a in getattr(r, "environment_audits", None) or []]
+            pairs += [("audit (adversarial model)", a) for a in getattr(r, "adversarial_audits", None) or []]
+            for label, a in pairs:
+                if a.protection is not None:
+                    p = a.protection
+                    add(src, label, p.protect, a.claimed_epsilon, p.gradient_epsilon, p.score_epsilon)
     return out
 
 
@@ -101,4 +94,4 @@ def _extract(src: Source, findings: Findings, c: ReportContent) -> None:
     c.protection.extend(r for r in protection_records([src]) if r not in c.protection)
 
 
-SECTION = Section("protection", ("train", "audit"), _protection, _extract)
+SECTION = Section("protection", ("train", *(kind.KIND for kind in schemas.AUDIT_KINDS)), _protection, _extract)

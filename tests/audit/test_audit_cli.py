@@ -1,4 +1,4 @@
-"""`pgc audit`: bad input exits 2 with nothing written; good input writes one JSON with "kind": "audit"."""
+"""`pgc audit`: bad input exits 2 with nothing written; good input writes one JSON of the subcommand's kind."""
 
 import json
 
@@ -33,7 +33,7 @@ def test_bad_input_exits_2_and_writes_nothing(argv, tmp_path, capsys):
     assert "error" in capsys.readouterr().err
 
 
-def test_mechanism_mode_writes_json(tmp_path, capsys):
+def test_mechanism_mode_writes_json(tmp_path, capsys, no_result_parsing):
     out = tmp_path / "sub" / "audit.json"
     assert (
         main(
@@ -53,7 +53,7 @@ def test_mechanism_mode_writes_json(tmp_path, capsys):
         == 0
     )
     data = json.loads(out.read_text())
-    assert data["kind"] == "audit" and data["mode"] == "mechanism"
+    assert data["kind"] == "mechanism-audit"
     (row,) = data["channels"]
     assert row["claimed_epsilon"] == 2.0 and 0 < row["epsilon_lower_bound"] <= 2.0
     assert row["verdict"] == "consistent" and row["samples_per_side"] == 5000
@@ -62,7 +62,7 @@ def test_mechanism_mode_writes_json(tmp_path, capsys):
     assert not list(out.parent.glob("*.tmp"))
 
 
-def test_run_mode_audits_channels(tmp_path, capsys):
+def test_run_mode_audits_channels(tmp_path, capsys, no_result_parsing):
     run = tmp_path / "run"
     assert main(["train", "--submissions", "30", "--out", str(run), "--no-progress"]) == 0
     out = tmp_path / "run-audit.json"

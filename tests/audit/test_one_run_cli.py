@@ -8,7 +8,7 @@ from pgc.references import reference_path
 CRAFTED = reference_path("audit/one-run/crafted_theta_5_15.npy")  # the committed crafted θ (shipped)
 
 
-def test_train_with_crafted_canaries_then_one_run_audit(tmp_path, capsys):
+def test_train_with_crafted_canaries_then_one_run_audit(tmp_path, capsys, no_result_parsing):
     run = tmp_path / "run"
     assert (
         main(
@@ -51,7 +51,7 @@ def test_train_with_crafted_canaries_then_one_run_audit(tmp_path, capsys):
         == 0
     )
     report = json.loads(out.read_text())
-    assert report["kind"] == "audit" and report["mode"] == "one-run"
+    assert report["kind"] == "one-run-audit"
     (row,) = report["channels"]
     assert row["scope"].startswith("one-run") and row["channel"] == "gradient" and row["canaries"] == 400
     assert 0.0 <= row["epsilon_lower_bound"] <= 1.0

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from result_fixtures import audit_file
 
 from pgc.a3c.rundir import save_run
 from pgc.a3c.trainer import TrainConfig, train_batch
@@ -46,9 +47,7 @@ def _audit_result() -> dict:
         "samples_per_side": 50_000,
     }
     return {
-        "kind": "audit",
-        "format_version": 2,
-        "mode": "run",
+        **audit_file("run-audit", []),
         "confidence": 0.95,
         "channels": [
             {
@@ -130,9 +129,7 @@ def _adversarial_result() -> dict:
         {"psi": 9.7, "psi_prime": 9.9, "mechanism": "laplace", "channels": []},
     ]  # no channel: dashes
     return {
-        "kind": "audit",
-        "format_version": 2,
-        "mode": "adversarial",
+        **audit_file("adversarial-curve", []),
         "adversarial_audits": audits,
         "curve": curve,
         "channels": [
@@ -441,9 +438,7 @@ def test_rewrite_keeps_previous_report_intact_on_error(report, inputs, tmp_path)
 def test_unknown_fields_are_tolerated(tmp_path):
     """A writer's extra fields (top level and inside rows) are kept and ignored; the bounds still render."""
     data = {
-        "kind": "audit",
-        "format_version": 2,
-        "mode": "mechanism",
+        **audit_file("mechanism-audit", []),
         "schema_note": 7,
         "extra": {"anything": [1, 2, {"nested": True}]},
         "channels": [
@@ -476,12 +471,10 @@ def test_unknown_fields_are_tolerated(tmp_path):
         ),
         (
             {
-                "kind": "audit",
-                "format_version": 2,
-                "mode": "run",
+                **audit_file("run-audit", []),
                 "channels": [{"channel": "gradient", "epsilon_lower_bound": "big"}],
             },
-            "kind 'audit' format_version 2: channels[0].epsilon_lower_bound is 'big', expected a number",
+            "kind 'run-audit' format_version 1: channels[0].epsilon_lower_bound is 'big', expected a number",
         ),
         ({"kind": "attack", "mode": "run"}, "kind 'attack' format_version 1: AttackResult lacks the field 'rows'"),
         ({"kind": "weather", "format_version": 3}, "kind 'weather' (format_version 3) is not a known result kind"),
@@ -517,11 +510,7 @@ def test_side_channel_leak_is_not_blamed_on_the_mechanism(tmp_path):
         )
     ]
     path = tmp_path / "audit.json"
-    path.write_text(
-        json.dumps(
-            {"kind": "audit", "format_version": 2, "mode": "run", "run": "runs/x", "model": "final", "channels": rows}
-        )
-    )
+    path.write_text(json.dumps(audit_file("run-audit", rows)))
     build_report([path], tmp_path / "r")
     summary = json.loads((tmp_path / "r" / "report.json").read_text())
     assert summary["verdict"].startswith("CLAIM EXCEEDED THROUGH SIDE CHANNELS")

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from result_fixtures import bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
+from result_fixtures import audit_file, bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
 
 import reports.loaders
 from reports import build_report
@@ -74,9 +74,7 @@ def test_committed_example_report_and_screenshots():
 
 def _audit(eps: float, lb: float, verdict: str, p: float) -> dict:
     return {
-        "kind": "audit",
-        "format_version": 2,
-        "mode": "run",
+        **audit_file("run-audit", []),
         "confidence": 0.95,
         "channels": [
             {

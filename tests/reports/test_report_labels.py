@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from result_fixtures import audit_file
 
 from reports import build_report, load_sources, plots
 from reports.content import BoundRow, summary_rows
@@ -27,14 +28,8 @@ def _one_run(tmp_path, model: str):
     path = tmp_path / f"{model}.json"
     path.write_text(
         json.dumps(
-            {
-                "kind": "audit",
-                "format_version": 2,
-                "mode": "one-run",
-                "run": "runs/c",
-                "channels": [row],
-                "canary_setup": {"canary_model": model},
-            }
+            audit_file("one-run-audit", [row], run="runs/c")
+            | {"canary_setup": {**audit_file("one-run-audit", [])["canary_setup"], "canary_model": model}}
         )
     )
     return load_sources([path])[0]
@@ -61,11 +56,7 @@ def test_each_adversarial_row_names_the_theta_it_was_certified_at(tmp_path):
         ],
     }
     path = tmp_path / "a.json"
-    path.write_text(
-        json.dumps(
-            {"kind": "audit", "format_version": 2, "mode": "adversarial", "channels": [], "adversarial_audits": [audit]}
-        )
-    )
+    path.write_text(json.dumps(audit_file("adversarial-audit", [], adversarial_audits=[audit])))
     rows = adversarial_from_audit(load_sources([path])[0])["audits"]
     assert [(r["channel"], r["objective"], r["theta_file"]) for r in rows] == [
         ("gradient", "gradient", "a-theta-5-15-gradient.pt"),

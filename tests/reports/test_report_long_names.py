@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from result_fixtures import system_audit_fixture
+from result_fixtures import audit_file, system_audit_fixture
 
 from reports import build_report
 from reports.assemble import build_content
@@ -51,9 +51,7 @@ def _pgc_audit() -> dict:
         }
 
     return {
-        "kind": "audit",
-        "format_version": 2,
-        "mode": "run",
+        **audit_file("run-audit", []),
         "confidence": 0.95,
         "channels": [
             row("gradient", 0.0, "inconclusive", True, None),

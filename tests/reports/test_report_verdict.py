@@ -3,6 +3,7 @@
 import json
 
 from reports import build_report
+from result_fixtures import audit_file
 
 
 def _row(channel, lb, verdict, p=None, **kw):
@@ -23,9 +24,7 @@ def _row(channel, lb, verdict, p=None, **kw):
 
 def _report(tmp_path, rows, extra=()):
     path = tmp_path / "audit.json"
-    path.write_text(
-        json.dumps({"kind": "audit", "format_version": 2, "mode": "run", "model": "final", "channels": rows})
-    )
+    path.write_text(json.dumps(audit_file("run-audit", rows)))
     build_report([path, *extra], tmp_path / "r")
     return (
         json.loads((tmp_path / "r" / "report.json").read_text()),

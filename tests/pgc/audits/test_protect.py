@@ -290,7 +290,7 @@ def test_audit_run_reads_the_runs_mitigations(tmp_path):
     env = data["environment_audits"][0]
     assert env["protect"] == ["score", "timing"] and env["score_epsilon"] == pytest.approx(0.2)
     assert env["claimed_epsilon"] == pytest.approx(2.0) and env["gradient_epsilon"] == pytest.approx(1.8)
-    assert data["mechanism_audits"][0]["row"]["claimed_epsilon"] == pytest.approx(1.8)  # the gradient's share
+    assert data["mechanism_audit"]["row"]["claimed_epsilon"] == pytest.approx(1.8)  # the gradient's share
     assert {c["channel"]: c["claimed_epsilon"] for c in env["channels"]}["arrival"] == pytest.approx(2.0)
 
 

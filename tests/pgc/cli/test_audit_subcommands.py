@@ -273,7 +273,7 @@ def test_the_flag_form_and_the_subcommand_write_the_same_result(tmp_path, capsys
         )
         == 0
     )
-    assert _result(old) == _result(new) and _result(new)["mode"] == "mechanism"
+    assert _result(old) == _result(new) and _result(new)["kind"] == "mechanism-audit"
     old, new = tmp_path / "s-old.json", tmp_path / "s-new.json"
     assert (
         main(["audit", "--system", "toy-laplace-count", "--samples", "2000", "--no-progress", "--out", str(old)]) == 0

@@ -59,7 +59,9 @@ def _results_by_engine(command: str, argv: list[str], tmp_path) -> dict[str, dic
     return results
 
 
-def test_ray_engine_audit_run_pairs_identical_to_local(ray_tasks_pickle_with_the_standard_pickle, tmp_path):
+def test_ray_engine_audit_run_pairs_identical_to_local(
+    ray_tasks_pickle_with_the_standard_pickle, tmp_path, no_result_parsing
+):
     run = tmp_path / "run"
     assert main(["train", "--submissions", "30", "--out", str(run), "--no-progress"]) == 0
     results = _results_by_engine(
@@ -83,7 +85,7 @@ def test_ray_engine_audit_run_pairs_identical_to_local(ray_tasks_pickle_with_the
 
 
 def test_ray_engine_audit_adversarial_pairs_identical_to_local(
-    ray_tasks_pickle_with_the_standard_pickle, tmp_path, monkeypatch
+    ray_tasks_pickle_with_the_standard_pickle, tmp_path, monkeypatch, no_result_parsing
 ):
     monkeypatch.setattr(pgc.a3c.crafted, "QUICK_SEARCH", TINY_SEARCH)  # travels to the tasks as an argument
     results = _results_by_engine(
@@ -118,7 +120,7 @@ def test_ray_engine_audit_adversarial_pairs_identical_to_local(
 
 
 def test_ray_engine_audit_adversarial_curve_identical_to_local(
-    ray_tasks_pickle_with_the_standard_pickle, tmp_path, monkeypatch
+    ray_tasks_pickle_with_the_standard_pickle, tmp_path, monkeypatch, no_result_parsing
 ):
     monkeypatch.setattr(pgc.a3c.crafted, "QUICK_SEARCH", TINY_SEARCH)
     results = _results_by_engine(
@@ -148,7 +150,9 @@ def test_ray_engine_audit_adversarial_curve_identical_to_local(
 
 
 @pytest.mark.slow
-def test_ray_engine_audit_self_test_identical_to_local(ray_tasks_pickle_with_the_standard_pickle, tmp_path):
+def test_ray_engine_audit_self_test_identical_to_local(
+    ray_tasks_pickle_with_the_standard_pickle, tmp_path, no_result_parsing
+):
     results = _results_by_engine(
         "audit", ["--self-test", "--only", "laplace", "noise-too-small", "--samples", "3000"], tmp_path
     )

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from result_fixtures import bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
+from result_fixtures import audit_file, bandit_attack_fixture, bandit_regret_fixture, system_audit_fixture
 
 import pgc.schemas as schemas
 from pgc.schemas.shared import PAPER, binomial_interval, holm, ldp_ceiling
@@ -42,21 +42,40 @@ def test_every_committed_result_loads_with_its_schema():
         data = json.loads(path.read_text())
         kind = _kind_for(path) if schemas.kind_of(data) is None else None
         result = schemas.load(data, kind=kind, where=str(path))
-        assert result.KIND == (kind or schemas.kind_of(data))
+        declared = kind or schemas.kind_of(data)
+        if declared == "audit":  # the older kind: read as the kind its mode names
+            assert result.KIND == schemas.legacy_audit_kind(data).KIND
+        else:
+            assert result.KIND == declared
         kinds.add(result.KIND)
-    assert {"audit", "attack", "replicate", "tune", "mitigations-utility", "pipeline", "report"} <= kinds
+    assert {"run-audit", "one-run-audit", "adversarial-audit", "adversarial-curve", "self-test"} <= kinds
+    assert {"attack", "replicate", "tune", "mitigations-utility", "pipeline", "report"} <= kinds
 
 
-def test_a_format_2_audit_loads_migrated_and_round_trips_as_format_3():
+@pytest.mark.parametrize(
+    "mode, kind",
+    [("run", "run-audit"), ("one-run", "one-run-audit"), ("self-test", "self-test"), ("mechanism", "mechanism-audit")],
+)
+def test_the_older_audit_kind_loads_as_the_kind_its_mode_names(mode, kind):
+    data = {"kind": "audit", "format_version": 2, "mode": mode, "channels": []}
+    with pytest.raises(schemas.SchemaError, match="kind 'audit' format_version 2: .* lacks the field"):
+        schemas.load(data)  # the older kind's own parts are required of it too
+    assert schemas.legacy_audit_kind(data).KIND == kind
+    with pytest.raises(schemas.SchemaError, match="mode 'nonsense'"):
+        schemas.load({**data, "mode": "nonsense"})
+
+
+def test_a_format_2_audit_loads_migrated_and_round_trips_as_its_own_kind():
     data = json.loads((ROOT / "results/audit/adversarial/laplace-eps1.json").read_text())
     assert data["format_version"] == 2
     result = schemas.load(data)
-    assert isinstance(result, schemas.AuditResult) and result.adversarial_audits
+    assert isinstance(result, schemas.AdversarialModelAudit) and result.adversarial_audits
+    assert result.search_settings.generations == data["search_settings"]["generations"]
     row = result.channels[0]
     assert isinstance(row.certificate.epsilon_lower_bound, float) and row.channel
     assert row.epsilon_lower_bound == row.certificate.epsilon_lower_bound
     back = result.to_dict()
-    assert back["format_version"] == 3
+    assert back["kind"] == "adversarial-audit" and back["format_version"] == 1
     # the migration changes only the coverage keys of each row: covered / partly_covered -> coverage
     for old_row, new_row in zip(data["channels"], back["channels"], strict=True):
         coverage = "covered" if old_row.get("covered", True) is not False else "uncovered"
@@ -120,22 +139,22 @@ def test_unnamed_keys_round_trip_unchanged():
 
 
 def test_dump_stamps_kind_and_version_first_and_keeps_the_writer_fields():
+    fields = audit_file("run-audit", [{"channel": "gradient", "epsilon_lower_bound": math.inf, "claimed_epsilon": 1}])
     out = schemas.dump(
-        "audit",
-        {
-            "mode": "run",
-            "seed": 3,
-            "channels": [{"channel": "gradient", "epsilon_lower_bound": math.inf, "claimed_epsilon": 1}],
-        },
+        "run-audit", {k: v for k, v in fields.items() if k not in ("kind", "format_version")} | {"seed": 3}
     )
-    assert list(out)[:2] == ["kind", "format_version"] and out["kind"] == "audit" and out["format_version"] == 3
+    assert list(out)[:2] == ["kind", "format_version"] and out["kind"] == "run-audit" and out["format_version"] == 1
     assert out["seed"] == 3 and out["channels"][0]["epsilon_lower_bound"] == math.inf
 
 
 @pytest.mark.parametrize(
     "kind, data, message",
     [
-        ("audit", {"mode": "run", "channels": [{"channel": "gradient"}]}, "lacks the field 'epsilon_lower_bound'"),
+        (
+            "run-audit",
+            {**audit_file("run-audit", [{"channel": "gradient"}]), "kind": "run-audit"},
+            "lacks the field 'epsilon_lower_bound'",
+        ),
         (
             "attack",
             {"mode": "run", "rows": [{"attacker": "x", "accuracy": "high", "channels": []}]},

@@ -28,9 +28,10 @@ The mode flags ``pgc audit --system SPEC ...`` (``--mechanism``, ``--run``, ``--
 deprecated spelling of the subcommands: :meth:`AuditCommand.rewrite_argv` (:mod:`.legacy`) rewrites them
 before parsing.
 
-Writes one JSON file (atomically; ``"kind": "audit"``, a flat ``"channels"`` list for report generators) and
-prints a readable summary. The audits themselves are imported when they run: ``pgc audit SUBCOMMAND --help``
-imports neither torch nor the auditor.
+Each audit returns its typed result (:mod:`pgc.schemas`: ``system-audit``, ``mechanism-audit``, ``run-audit``, ...,
+one kind per subcommand), stamped here with the command line, the wall time and the provenance, and written as
+it is: one JSON file (atomically) and a readable summary. The audits themselves are imported when they run:
+``pgc audit SUBCOMMAND --help`` imports neither torch nor the auditor.
 """
 
 from __future__ import annotations
@@ -73,7 +74,6 @@ class AuditCommand:
         return rewrite(argv)
 
     def run(self, args: argparse.Namespace) -> int:
-        import pgc.schemas as schemas
         from pgc.engines import chosen_engine
 
         from ...outputs import ResultFile
@@ -84,53 +84,53 @@ class AuditCommand:
         audit = mode_function(mode)
         result = ResultFile(args.out, command="audit", name=mode.replace("_", "-"), force=args.force)
         args.result = result
+        args.estimated_seconds = None
         args.announce = lambda mechanism=None, episode_length=None: _announce_estimate(
-            args, mode, report, mechanism, episode_length
+            args, mode, mechanism, episode_length
         )
         start = time.perf_counter()
         argv = list(getattr(args, "_argv", sys.argv[1:]))
-        report = {
-            "kind": "audit",
-            "mode": mode.replace("_", "-"),
-            "confidence": args.confidence,
-            "delta": getattr(args, "delta", None) or 0.0,
-            "seed": args.seed,
-            "command": "pgc " + " ".join(argv),
-            "argv": argv,
-            "channels": [],
-        }
         with result:  # a second writer of the same file exits 2 at once
             with chosen_engine(args.engine, args.address) as engine:  # None: the local engine, this process
                 args.executor = engine
                 # a task on the cluster shows no progress bar (its output stays on its worker)
-                outcome = audit(args, report, args.progress and engine is None)
+                outcome = audit(args, args.progress and engine is None)
             wall_time_s = time.perf_counter() - start
-            if isinstance(outcome, schemas.Result):  # a typed result, written as it is
-                typed = dataclasses.replace(
-                    outcome,
-                    command=outcome.command or report["command"],
-                    argv=outcome.argv or argv,
-                    wall_time_s=wall_time_s,
-                    provenance=current_provenance(),
-                )
-                result.write(typed.to_dict())
-                report, status = {"rows": typed.rows}, 0
-            else:
-                report["wall_time_s"] = wall_time_s
-                report["provenance"] = current_provenance().to_dict()
-                result.write(schemas.dump(report["kind"], report))
-                status = outcome
+            stamped = {
+                "command": getattr(outcome, "command", None) or "pgc " + " ".join(argv),
+                "argv": getattr(outcome, "argv", None) or argv,
+                "wall_time_s": wall_time_s,
+                "provenance": current_provenance(),
+            }
+            if args.estimated_seconds is not None:
+                stamped["estimated_seconds"] = round(args.estimated_seconds, 1)
+            names = {f.name for f in dataclasses.fields(outcome)}
+            typed = dataclasses.replace(outcome, **{k: v for k, v in stamped.items() if k in names})
+            result.write(typed.to_dict())
         print(f"wrote {result.path} ({wall_time_s:.1f}s)")
-        return fail_on_status(report, args.fail_on, status)
+        return fail_on_status(_rows(typed), args.fail_on, _misjudged(typed))
 
 
-def fail_on_status(report: dict, fail_on: str | None, status: int) -> int:
+def _rows(result) -> list:
+    """Every judged row of a result: its ``rows`` (System audits, one-run kinds) or its ``channels``."""
+    rows = getattr(result, "rows", None)
+    return list(rows if rows is not None else result.channels)
+
+
+def _misjudged(result) -> int:
+    """The self-test's status: 1 when a case was misjudged (a finding), else 0."""
+    from pgc.schemas import SelfTest
+
+    return 1 if isinstance(result, SelfTest) and result.misjudged() else 0
+
+
+def fail_on_status(rows: list, fail_on: str | None, status: int) -> int:
     """``--fail-on``: 1 when some row's verdict is in the chosen set (said in one line), else the mode's status."""
-    from audit.verdicts import FAILING, row_verdicts
+    from audit.verdicts import FAILING
 
     if fail_on is None:
         return status
-    verdicts = row_verdicts(report)
+    verdicts = [str(row.verdict) for row in rows if row.verdict is not None]
     failing = [v for v in verdicts if v in FAILING[fail_on]]
     if failing:
         counts = ", ".join(f"{failing.count(v)} {v}" for v in sorted(set(failing)))
@@ -140,7 +140,7 @@ def fail_on_status(report: dict, fail_on: str | None, status: int) -> int:
 
 
 def _announce_estimate(
-    args: argparse.Namespace, mode: str, report: dict, mechanism=None, episode_length: float | None = None
+    args: argparse.Namespace, mode: str, mechanism=None, episode_length: float | None = None
 ) -> None:
     """Once a mode has checked its inputs: the audit's estimated wall time (refused over the limit without
     --allow-long), printed before the work starts and kept in the result beside the wall time."""
@@ -151,7 +151,7 @@ def _announce_estimate(
     estimate = estimated_seconds(args, mode, mechanism, episode_length)
     if estimate is None:
         return
-    report["estimated_seconds"] = round(estimate, 1)
+    args.estimated_seconds = estimate
     if estimate > MAX_ESTIMATED_HOURS * 3600 and not args.allow_long:
         raise UserError(
             f"this audit would take about {duration_text(estimate)} (more than {MAX_ESTIMATED_HOURS:g} h); "

@@ -2,30 +2,49 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from pgc.audits.mechanism import named_mechanism
 from pgc.errors import UserError
 
-from .common import print_rows, row_record
+from .common import header, print_rows
 from .options import DEFAULT_PAIRS, gravity_pair
 
 
-def audit_adversarial_mechanism(args, report: dict, progress: bool) -> int:
+def audit_adversarial_mechanism(args, progress: bool):
+    import pgc.schemas as schemas
+
     mech = named_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds)
     pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
     args.announce(mech)
-    report.update(mode="adversarial", model="adversarial")
-    report["adversarial_audits"] = adversarial_pairs(args, mech, pairs, report, progress)
-    return 0
+    audits = adversarial_pairs(args, mech, pairs, progress)
+    return schemas.AdversarialModelAudit(
+        **header(args),
+        channels=[row for a in audits for row in a.channels],
+        search_settings=search_settings(args),
+        adversarial_audits=audits,
+    )
 
 
-def adversarial_pairs(args, mech, pairs, report: dict, progress: bool, hyper=None, physics=None, **protection) -> list:
-    """One adversarial audit per pair (:func:`pgc.audits.adversarial.crafted_pair_records`), printed as it
-    comes, its rows added to the report; the pairs' records."""
+def _settings(args):
     from pgc.a3c.crafted import QUICK_SEARCH, SearchSettings
+
+    return QUICK_SEARCH if args.search_budget == "quick" else SearchSettings()
+
+
+def search_settings(args):
+    """The crafted-model search's budget ``--search-budget`` names, as the result records it."""
+    import pgc.schemas as schemas
+
+    return schemas.CraftedSearchSettings(**dataclasses.asdict(_settings(args)))
+
+
+def adversarial_pairs(args, mech, pairs, progress: bool, hyper=None, physics=None, **protection) -> list:
+    """One adversarial audit per pair (:func:`pgc.audits.adversarial.crafted_pair_records`), printed as it
+    comes; the pairs' records (their rows carry the crafted θ's file and the run's mitigations)."""
     from pgc.audits.adversarial import crafted_pair_records
 
-    settings = QUICK_SEARCH if args.search_budget == "quick" else SearchSettings()
-    report["search_settings"] = settings.to_dict()
+    settings = _settings(args)
     audits = []
     records = crafted_pair_records(
         mech,
@@ -50,12 +69,11 @@ def adversarial_pairs(args, mech, pairs, report: dict, progress: bool, hyper=Non
                 f"{found.wall_time_s:.0f}s): {found.psi:.4g} vs {found.psi_prime:.4g} "
                 f"(search objective {found.value:.3f}); certified on fresh samples"
             )
+        if protection:
+            protect = list(protection["protect"])
+            record = dataclasses.replace(record, channels=[r.updated(protect=protect) for r in record.channels])
         audits.append(record)
         _print_pair(res, mech, protection)
-        protect = {"protect": list(protection["protect"])} if protection else {}
-        report["channels"] += [
-            row_record(r, theta_file=record["theta_files"].get(r.crafted_for), **protect) for r in res.rows
-        ]
     return audits
 
 
@@ -75,7 +93,8 @@ def _print_pair(res, mech, protection: dict) -> None:
     print_rows(res.rows, width=10)
 
 
-def adversarial_curve(args, report: dict, progress: bool) -> int:
+def adversarial_curve(args, progress: bool):
+    import pgc.schemas as schemas
     from attacks.a3c.sweep import ModelSpec
     from pgc.a3c.crafted import QUICK_SEARCH, SearchSettings
     from pgc.audits.studies import CURVE_DISTANCES
@@ -105,9 +124,16 @@ def adversarial_curve(args, report: dict, progress: bool) -> int:
         settings=QUICK_SEARCH if args.search_budget == "quick" else SearchSettings(),
         executor=args.executor,
     )
-    report.update(mode="adversarial", model="adversarial", honest_model=honest.label, **res)
-    for model, audits in (("adversarial", res["adversarial_audits"]), ("honest", res["honest_audits"])):
+    channels = []
+    for model, audits in (("adversarial", res.adversarial_audits), ("honest", res.honest_audits)):
         for audit in audits:
-            scope = f"{model} {audit['psi']:g} vs {audit['psi_prime']:g} ε={audit['claimed_epsilon']:g}"
-            report["channels"] += [{**row, "scope": scope, "model": model} for row in audit["channels"]]
-    return 0
+            scope = f"{model} {audit.psi:g} vs {audit.psi_prime:g} ε={audit.claimed_epsilon:g}"
+            channels += [row.updated(scope=scope, model=model) for row in audit.channels]
+    return schemas.AdversarialCurve(
+        **header(args),
+        channels=channels,
+        honest_model=honest.label,
+        curve=res.curve,
+        adversarial_audits=res.adversarial_audits,
+        honest_audits=res.honest_audits,
+    )

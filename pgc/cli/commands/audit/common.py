@@ -1,20 +1,43 @@
-"""What the modes of ``pgc audit`` share: a row of the result's flat ``channels`` list and its printed line,
-and a mechanism's canary audit printed (the mechanism and its audit: :mod:`pgc.audits.mechanism`)."""
+"""What the modes of ``pgc audit`` share: the fields every result of theirs starts from, a row's printed line,
+and a mechanism's canary audit as its result records it and as it is printed (the mechanism and its audit:
+:mod:`pgc.audits.mechanism`)."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 
 def fmt(x: float) -> str:
     return "∞" if isinstance(x, float) and math.isinf(x) else f"{x:.3f}"
 
 
-def row_record(row, **context) -> dict:
-    """One row of the result's flat ``channels`` list: the audit's judged row as JSON, with ``context`` (scope,
-    model, protect, theta_file, ...) set on it."""
+def header(args) -> dict[str, Any]:
+    """The fields every audit result starts from: its confidence, δ and seed (the command stamps the rest)."""
+    return {"confidence": args.confidence, "delta": getattr(args, "delta", None) or 0.0, "seed": args.seed}
 
-    return row.updated(**context).to_dict() if context else row.to_dict()
+
+def canary_record(result):
+    """A mechanism's canary audit (:class:`audit.engine.mechanism_result.MechanismAuditResult`) as its result
+    records it: the judged row and what the selection and the δ test saw (the ε test's counts are the row's)."""
+    import pgc.schemas as schemas
+
+    dt = result.delta_test
+    delta_test = None
+    if dt is not None:
+        delta_test = schemas.DeltaTest(
+            **{f: getattr(dt, f) for f in schemas.DeltaTest.json_keys()},
+        )
+    return schemas.CanaryAudit(
+        mechanism=result.mechanism,
+        mode=result.mode,
+        row=result.row,
+        wall_time_s=result.wall_time_s,
+        cpu_time_s=result.cpu_time_s,
+        delta_time_s=result.delta_time_s,
+        delta_test=delta_test,
+        candidates=[schemas.SelectionCandidate(**c) for c in result.candidates],
+    )
 
 
 def row_line(row, width: int = 20) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pgc.errors import UserError
 
 
-def audit_flower_one_run(args, report: dict, progress: bool) -> int:
+def audit_flower_one_run(args, progress: bool):
     try:
         from pgc.flower.simulation import OneRunSetup
     except ImportError as exc:
@@ -35,7 +35,7 @@ def audit_flower_one_run(args, report: dict, progress: bool) -> int:
     from pgc.audits.flower import flower_one_run
 
     result = flower_one_run(setup, progress)
-    for row in result["rows"]:
+    for row in result.rows:
         print(
             f"  {row.scope:<26} promised ε {row.claimed_epsilon:.3g}: ε_LB {row.epsilon_lower_bound:.3f} "
             f"(Steinke {row.extra['steinke_epsilon_lower_bound']:.3f}; f-DP μ_LB {row.mu_lower_bound:.3f}"
@@ -43,9 +43,4 @@ def audit_flower_one_run(args, report: dict, progress: bool) -> int:
             + f"); {row.correct}/{row.guesses} right of M={row.canaries} -> {row.verdict}"
         )
         print(f"      {row.verdict}: {row.verdict_reason}")
-    command = report["command"]
-    report.clear()
-    report.update(
-        {"kind": "flower-one-run", "command": command, **result, "rows": [row.to_dict() for row in result["rows"]]}
-    )
-    return 0
+    return result

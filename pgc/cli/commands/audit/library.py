@@ -23,7 +23,7 @@ from pgc.errors import UserError
 from .system import audit_system_object, factory_settings
 
 
-def audit_ldp(args, report: dict, progress: bool):
+def audit_ldp(args, progress: bool):
     from pgc.ldp.system import ldp_system
 
     settings = factory_settings(args.setting)
@@ -43,10 +43,10 @@ def audit_ldp(args, report: dict, progress: bool):
         + (f"; {record['batching']}" if "batching" in record else ""),
         flush=True,
     )
-    return dataclasses.replace(audit_system_object(system, args, report, progress), library=record)
+    return dataclasses.replace(audit_system_object(system, args, progress), library=record)
 
 
-def audit_nvflare(args, report: dict, progress: bool):
+def audit_nvflare(args, progress: bool):
     system = nvflare_system(args.nvflare, factory_settings(args.setting))
     record = system.library_record()
     print(
@@ -56,7 +56,7 @@ def audit_nvflare(args, report: dict, progress: bool):
     )
     for reading in system.readings:
         print(f"  {reading['parameter']} → {reading['claim']}  ({reading['why']})")
-    return dataclasses.replace(audit_system_object(system, args, report, progress), library=record)
+    return dataclasses.replace(audit_system_object(system, args, progress), library=record)
 
 
 def nvflare_system(spec: str, settings: dict):

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pgc.audits.mechanism import canary_audit, named_mechanism
 from pgc.errors import UserError
 
-from .common import print_mechanism, row_record
+from .common import canary_record, header, print_mechanism
 
 
-def audit_named_mechanism(args, report: dict, progress: bool) -> int:
+def audit_named_mechanism(args, progress: bool):
+    import pgc.schemas as schemas
     from audit.engine.blackbox import describe
 
     mech = named_mechanism(args.mechanism, args.epsilon, args.clip, args.reduced_dim, args.rounds, args.delta)
@@ -31,12 +32,15 @@ def audit_named_mechanism(args, report: dict, progress: bool) -> int:
         progress=progress,
     )
     print_mechanism(result)
-    report["mechanism_audits"] = [result.to_dict()]
-    report["channels"].append(row_record(result.row, channel=f"canary ({result.mode})"))
-    return 0
+    return schemas.MechanismAudit(
+        **header(args),
+        channels=[result.row.updated(channel=f"canary ({result.mode})")],
+        mechanism_audit=canary_record(result),
+    )
 
 
-def self_test(args, report: dict, progress: bool) -> int:
+def self_test(args, progress: bool):
+    import pgc.schemas as schemas
     from audit.selftest import TABLE_HEADER, format_row, run_self_test, self_test_cases
     from audit.selftest.honesty import HONESTY_CASES, run_honesty_cases
 
@@ -65,25 +69,45 @@ def self_test(args, report: dict, progress: bool) -> int:
     if not args.only or set(args.only) & set(HONESTY_CASES):
         print("honesty cases (each at its own sizes, 95% confidence): a verdict never says more than the audit saw")
         honesty = run_honesty_cases(args.seed, progress, only=args.only or None, on_case=_print_honesty)
-    report["self_test"] = [r.to_dict() for r in rows]
-    report["honesty"] = [o.to_dict() for o in honesty]
-    for r in rows:
-        report["channels"].append(
-            row_record(
-                r.result.row,
-                scope="self-test",
-                channel=f"{r.case.name} ({r.case.mode})",
-                correct_mechanism=r.case.correct,
-                passed=r.passed,
-                true_epsilon=r.true_epsilon,
-            )
+    channels = [
+        r.result.row.updated(
+            scope="self-test",
+            channel=f"{r.case.name} ({r.case.mode})",
+            correct_mechanism=r.case.correct,
+            passed=r.passed,
+            true_epsilon=r.true_epsilon,
         )
+        for r in rows
+    ]
     for o in honesty:
-        report["channels"] += [row_record(row, scope=f"honesty: {o.case}", passed=o.passed) for row in o.rows]
-    failed = [r.case.name for r in rows if not r.passed] + [o.case for o in honesty if not o.passed]
+        channels += [row.updated(scope=f"honesty: {o.case}", passed=o.passed) for row in o.rows]
+    result = schemas.SelfTest(
+        **header(args),
+        channels=channels,
+        self_test=[_outcome(r) for r in rows],
+        honesty=[
+            schemas.HonestyOutcome(case=o.case, expected=o.expected, passed=o.passed, shown=o.shown) for o in honesty
+        ],
+    )
+    failed = result.misjudged()
     total = len(rows) + len(honesty)
     print(f"{total - len(failed)}/{total} judged correctly" + (f"; MISJUDGED: {', '.join(failed)}" if failed else ""))
-    return 1 if failed else 0
+    return result
+
+
+def _outcome(r):
+    """One self-test case as its result records it."""
+    import pgc.schemas as schemas
+
+    return schemas.SelfTestOutcome(
+        name=r.case.name,
+        mode=r.case.mode,
+        correct_mechanism=r.case.correct,
+        claimed_epsilon=r.result.claimed_epsilon,
+        true_epsilon=r.true_epsilon,
+        passed=r.passed,
+        audit=canary_record(r.result),
+    )
 
 
 def _print_honesty(outcome) -> None:

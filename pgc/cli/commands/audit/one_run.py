@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from pgc.errors import UserError
 
-from .common import fmt, row_record
+from .common import fmt, header
 
 
-def audit_one_run(args, report: dict, progress: bool) -> int:
+def audit_one_run(args, progress: bool):
+    import pgc.schemas as schemas
     from pgc.audits.run import canary_trial, one_run_canary_audit
 
     trial, canaries, transcript = canary_trial(args.one_run, args.trial)
@@ -27,17 +28,29 @@ def audit_one_run(args, report: dict, progress: bool) -> int:
     )
     for r in rows:
         _print_row(r)
-        report["channels"].append(row_record(r))
     config = trial.config
-    report.update(
-        run=str(args.one_run),
-        trial=args.trial,
-        canary_setup=canaries.setup,
+    return schemas.OneRunAudit(
+        **header(args),
+        channels=list(rows),
+        audited_run=schemas.AuditedRun(run=str(args.one_run), trial=args.trial),
+        canary_setup=schemas.CanarySetup(**canaries.setup),
         canary_submissions=int(canaries.positions.size),
         simulated_models=simulated,
-        protection=config.protection() if config.protect else None,
+        protection=_protection(config.protection()) if config.protect else None,
     )
-    return 0
+
+
+def _protection(record: dict):
+    """A run's protection record (:meth:`pgc.a3c.config.TrainConfig.protection`) as the result records it."""
+    import pgc.schemas as schemas
+
+    numbers = {k: schemas.number(record[k]) for k in ("claimed_epsilon_total", "gradient_epsilon", "score_epsilon")}
+    return schemas.Protection(
+        protect=list(record["protect"]),
+        claim_covers=list(record["claim_covers"]),
+        metrics_from=record["metrics_from"],
+        **numbers,
+    )
 
 
 def _channels(args) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ def _client(args, command: str):
     return client
 
 
-def audit_opacus_client(args, report: dict, progress: bool):
+def audit_opacus_client(args, progress: bool):
     client = _client(args, "opacus")
     from pgc.opacus.system import OpacusSystem
 
@@ -50,7 +50,7 @@ def audit_opacus_client(args, report: dict, progress: bool):
     args.pair, args.secrets, args.search_pair, args.adversarial = None, None, False, False
     args.channels, args.float_exact = None, False
     try:
-        return audit_system_object(system, args, report, progress)
+        return audit_system_object(system, args, progress)
     finally:
         system.close()
 
@@ -62,7 +62,7 @@ def _index(text: str) -> int:
         raise UserError(f"--record {text!r}: a record index, canary or gradient") from None
 
 
-def audit_opacus_one_run(args, report: dict, progress: bool):
+def audit_opacus_one_run(args, progress: bool):
     """``pgc audit opacus-one-run``: one training with gradient canaries (:mod:`pgc.opacus.one_run`), typed."""
     from pgc.audits.opacus import one_run_rows
     from pgc.opacus.one_run import describe, train_with_canaries

@@ -55,7 +55,7 @@ def recorded_argv(result: dict, path: str) -> list[str]:
     return kept
 
 
-def recertify_result(args, report: dict, progress: bool):
+def recertify_result(args, progress: bool):
     from pgc.cli.main import _Parser
 
     path = Path(args.recorded)
@@ -78,7 +78,7 @@ def recertify_result(args, report: dict, progress: bool):
     from .subcommands import mode_function
 
     mode = rerun._audit.mode_of(rerun)
-    result = mode_function(mode)(rerun, report, progress)
+    result = mode_function(mode)(rerun, progress)
     recertification = compare_rows(recorded.get("rows") or [], result.rows, str(path), args.certification_seed)
     return dataclasses.replace(result, recertification=recertification, command="pgc " + " ".join(argv), argv=argv)
 

@@ -15,12 +15,14 @@ from pgc.audits.run import (
     run_protection,
 )
 
-from .adversarial import adversarial_pairs
-from .common import print_mechanism, print_rows, row_record
+from .adversarial import adversarial_pairs, search_settings
+from .common import canary_record, header, print_mechanism, print_rows
 from .options import DEFAULT_PAIRS, gravity_pair
 
 
-def audit_run(args, report: dict, progress: bool) -> int:
+def audit_run(args, progress: bool):
+    import pgc.schemas as schemas
+
     run_dir = Path(args.run)
     trial = audited_trial(run_dir, args.trial)
     config = trial.config  # TrainConfig.from_dict reads the "inf" strings JSON needs
@@ -31,17 +33,11 @@ def audit_run(args, report: dict, progress: bool) -> int:
         )
     else:
         mech, source = recorded_mechanism(trial), "run"
-    report.update(
-        run=str(run_dir),
-        trial=args.trial,
-        model="initial" if args.initial else "final",
-        mechanism_source=source,
-        run_config=config.to_dict(),
-    )
+    audited_run = schemas.AuditedRun(run=str(run_dir), trial=args.trial, mechanism_source=source)
     pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
     args.announce(mech, episode_length(trial, args.initial))
     if args.adversarial_model:  # the run's mechanism and settings at crafted models (no canary audit)
-        return _adversarial_run(args, report, progress, mech, pairs, config)
+        return _adversarial_run(args, progress, mech, pairs, config, audited_run)
     theta = trial.initial_theta() if args.initial else trial.theta()
     mres, environments = canary_and_environment_audits(
         mech,
@@ -60,35 +56,46 @@ def audit_run(args, report: dict, progress: bool) -> int:
         executor=args.executor,
     )
     print_mechanism(mres)
-    report["mechanism_audits"] = [mres.to_dict()]
-    report["channels"].append(row_record(mres.row, channel="canary (black-box)"))
-    report["environment_audits"] = [_report_environment(report, res, config) for res in environments]
-    return 0
+    model = "initial" if args.initial else "final"
+    audits = [_environment_record(res, config, model) for res in environments]
+    return schemas.RunAudit(
+        **header(args),
+        channels=[mres.row.updated(channel="canary (black-box)")] + [row for a in audits for row in a.channels],
+        audited_run=audited_run,
+        model=model,
+        mechanism_audit=canary_record(mres),
+        environment_audits=audits,
+    )
 
 
-def _adversarial_run(args, report: dict, progress: bool, mech, pairs, config) -> int:
-    report.update(mode="adversarial", model="adversarial")
+def _adversarial_run(args, progress: bool, mech, pairs, config, audited_run):
+    import pgc.schemas as schemas
+
     protection, record = run_protection(config, mech)
     if protection:  # the run's mitigations; every channel against the total claim
         from pgc.audits.adversarial import PROTECTED_ADVERSARIAL_CHANNELS
 
         if args.channels is None:
             args.channel_list = list(PROTECTED_ADVERSARIAL_CHANNELS)
-        report["protection"] = record
-    report["adversarial_audits"] = adversarial_pairs(
-        args, mech, pairs, report, progress, hyper=config.hyper, physics=config.physics, **protection
+    audits = adversarial_pairs(args, mech, pairs, progress, hyper=config.hyper, physics=config.physics, **protection)
+    return schemas.AdversarialModelAudit(
+        **header(args),
+        channels=[row for a in audits for row in a.channels],
+        search_settings=search_settings(args),
+        adversarial_audits=audits,
+        audited_run=audited_run,
+        protection=schemas.Protection(**record) if protection else None,
     )
-    return 0
 
 
-def _report_environment(report: dict, res, config) -> dict:
-    """One pair's environment audit printed and added to the report's rows; its record."""
+def _environment_record(res, config, model: str):
+    """One pair's environment audit printed, as its result records it (its rows carry the run's mitigations)."""
+    from pgc.audits.environment import environment_record
+
     psi, psi_prime = res.psi, res.psi_prime
     print(
-        f"environment ψ={psi:g} vs ψ'={psi_prime:g} at the {report['model']} model "
+        f"environment ψ={psi:g} vs ψ'={psi_prime:g} at the {model} model "
         f"(mean score {res.score_means[0]:.1f} vs {res.score_means[1]:.1f}; {res.wall_time_s:.1f}s):"
     )
     print_rows(res.channels)
-    protect = {"protect": list(config.protect)} if config.protect else {}
-    report["channels"] += [row_record(c, **protect) for c in res.channels]
-    return res.to_dict()
+    return environment_record(res, protect=list(config.protect))

@@ -15,17 +15,17 @@ from .common import fmt
 ANY_PAIR = "any"  # --pair any: the named pair that projects most on the search stream
 
 
-def audit_any_system(args, report: dict, progress: bool):
+def audit_any_system(args, progress: bool):
     from pgc.systems.registry import SYSTEMS, make_system
 
     settings = factory_settings(args.setting)
     if args.system.strip() not in SYSTEMS:  # a user's factory: what it raises is reported as theirs
-        return audit_system_object(make_system(args.system, **settings), args, report, progress)
+        return audit_system_object(make_system(args.system, **settings), args, progress)
     try:
         system = make_system(args.system, **settings)
     except (TypeError, ValueError) as exc:  # a registered system refusing the settings given to it
         raise UserError(f"--system {args.system} with {', '.join(args.setting) or 'no settings'}: {exc}") from None
-    return audit_system_object(system, args, report, progress)
+    return audit_system_object(system, args, progress)
 
 
 def factory_settings(items) -> dict:
@@ -42,7 +42,7 @@ def factory_settings(items) -> dict:
     return settings
 
 
-def audit_flower_client(args, report: dict, progress: bool):
+def audit_flower_client(args, progress: bool):
     """``pgc audit flower MODULE:APP``: the user's ClientApp as a System (pgc.flower), then the same audit."""
     try:
         from pgc.flower.loader import flower_client_from_spec
@@ -53,10 +53,10 @@ def audit_flower_client(args, report: dict, progress: bool):
     system = flower_client_from_spec(args.flower, args.datasets)
     mods = [getattr(m, "__name__", type(m).__name__) for m in system.mods]
     print(f"Flower client {args.flower}: neighbours by {system.relation}; mods {', '.join(mods) or 'none'}", flush=True)
-    return audit_system_object(system, args, report, progress)
+    return audit_system_object(system, args, progress)
 
 
-def audit_system_object(system, args, report: dict, progress: bool):
+def audit_system_object(system, args, progress: bool):
     """The typed result of a System's audit (the command writes it as it is)."""
     from audit.engine.releases import describe_secret
     from audit.engine.system_audit import audit_system

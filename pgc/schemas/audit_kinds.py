@@ -1,0 +1,400 @@
+"""The result kinds of ``pgc audit``'s mechanism and PGC-A3C subcommands: one frozen type per subcommand, each
+holding every judged row of the audit in ``channels`` (the flat list a report reads) beside what only that
+subcommand records.
+
+=====================  =========================  =================================================================
+kind                   written by                 its own parts
+=====================  =========================  =================================================================
+``mechanism-audit``    ``pgc audit mechanism``    the mechanism's canary audit (:class:`CanaryAudit`)
+``self-test``          ``pgc audit self-test``    each case's outcome, the honesty cases
+``run-audit``          ``pgc audit run``          the run (:class:`AuditedRun`), its canary audit, one
+                                                  :class:`EnvironmentAudit` per pair
+``one-run-audit``      ``pgc audit one-run``      the run, its canaries (:class:`CanarySetup`), the models simulated
+``adversarial-audit``  ``pgc audit adversarial-   the crafted-model search's budget, one :class:`AdversarialAudit`
+                       model``                    per pair; the run and its mitigations when ``--run`` gave one
+``adversarial-curve``  ``pgc audit adversarial-   the curve's points, the crafted and the honest audits per point
+                       curve``
+=====================  =========================  =================================================================
+
+Files of the older kind ``audit`` (one kind for every subcommand, told apart by ``mode``) load as the kind their
+``mode`` names (:func:`legacy_audit_kind`); keys the new kinds no longer write (``mode``, ``run_config``) stay in
+``extra``.
+
+Stability policy: as :mod:`pgc.schemas.audit_rows` states it for rows.
+
+Pure Python: imports nothing from the project beyond :mod:`pgc.schemas`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from .audit_rows import AuditRow, Verdict
+from .base import Record, Result
+from .provenance import Provenance
+
+
+def _flat(required: bool = False) -> Any:
+    return field(metadata={"flat": True}) if required else field(default=None, metadata={"flat": True})
+
+
+# --- parts ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelectionCandidate(Record):
+    """One statistic the canary audit's selection ranked, and the ε its training split projected."""
+
+    hypothesis: str
+    statistic: str
+    projected_epsilon: float
+    train_samples: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeltaTest(Record):
+    """The δ test of a canary audit: one point-mass event chosen on a training split, counted on fresh outputs
+    (the claim it is held to is the row's). ``certified`` False: no point mass was seen, nothing drawn."""
+
+    hypothesis: str
+    statistic: str
+    direction: str  # "positive": the event's hits are counted under x, "negative": under x'
+    certified: bool
+    samples_per_side: int
+    hits: int
+    false_hits: int
+    fp_share: float
+    confidence: float  # the δ test's own share of the row's confidence
+    delta_lower_bound: float
+    epsilon_lower_bound: float
+    smallest_detectable_delta: float
+    projected_delta: float
+    train_samples: int
+    point_masses: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CanaryAudit(Record):
+    """A mechanism's canary audit: its judged row and what its selection and δ test saw."""
+
+    mechanism: str
+    mode: Literal["black-box", "white-box"]
+    row: AuditRow
+    wall_time_s: float
+    cpu_time_s: float  # process CPU time (the machine may be shared)
+    delta_time_s: float = 0.0  # CPU seconds of the δ test (inside cpu_time_s)
+    delta_test: DeltaTest | None = None  # None: white-box, or an infinite claim
+    candidates: list[SelectionCandidate] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditedRun(Record):
+    """The training run an audit read: its folder, the trial, and where the audited mechanism came from."""
+
+    run: str
+    trial: int
+    mechanism_source: Literal["run", "override"] | None = None  # None: the one-run audit (the run's own)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Protection(Record):
+    """A protected PGC-A3C configuration's claim: its mitigations, and every channel held to ε_gradient + ε_score."""
+
+    protect: list[str] = field(default_factory=list)
+    claimed_epsilon_total: float | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+    claim_covers: list[str] | None = None  # the channels the claim covers (a run's own record)
+    metrics_from: str | None = None  # where the run's metrics came from: privatized or true scores
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProtectedClaim(Record):
+    """The same claim as it sits beside one pair's audit (the total is that audit's ``claimed_epsilon``)."""
+
+    protect: list[str]
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+    claim: str | None = None  # how the total is formed, in words
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvironmentAudit(Record):
+    """One ψ pair's environment audit of a model: its rows and the mean episode scores under each ψ."""
+
+    psi: float
+    psi_prime: float
+    mechanism: str
+    claimed_epsilon: float
+    confidence: float
+    channels: list[AuditRow]
+    score_means: list[float]
+    wall_time_s: float
+    protection: ProtectedClaim | None = _flat()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CraftedSearch(Record):
+    """How one objective's crafted θ was found (CMA-ES on validation episodes of the search stream)."""
+
+    objective: str
+    value: float
+    evaluations: int
+    wall_time_s: float
+    vector: list[float]  # (k, w, log10 τ)
+    history: list[float]  # the best value per generation
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialSearch(Record):
+    """The crafted-model searches of one pair, summed over their objectives."""
+
+    objective: str | None = None  # the objectives, comma-separated
+    evaluations: int | None = None
+    wall_time_s: float | None = None
+    per_objective: dict[str, CraftedSearch] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairTrial(Record):
+    """One trial of the worst-pair search: the pair tried and its search objective."""
+
+    psi: float
+    psi_prime: float
+    value: float
+    evaluations: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorstPairSearch(Record):
+    """The optuna search for the pair in a range that the crafted model separates best."""
+
+    range: list[float]
+    psi: float
+    psi_prime: float
+    value: float
+    trials: list[PairTrial]
+    wall_time_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialAudit(Record):
+    """One pair audited at the models the aggregator crafted for it (one per searched channel)."""
+
+    psi: float
+    psi_prime: float
+    mechanism: str
+    channels: list[AuditRow]
+    claimed_epsilon: float | None = None
+    confidence: float | None = None
+    noise_free_epsilon_lower_bound: float | None = None  # the gradient at ε = ∞ (the raw gradient), crafted θ
+    search: AdversarialSearch | None = None
+    score_means: dict[str, list[float]] | None = None  # per crafted θ: the mean score under ψ and ψ'
+    theta_files: dict[str, str] | None = None  # search objective -> the crafted θ's checkpoint beside the result
+    theta_file: str | None = None  # the gradient's (the headline model)
+    worst_pair_search: WorstPairSearch | None = None  # a range was given: the pair found in it
+    wall_time_s: float | None = None
+    protection: ProtectedClaim | None = _flat()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CraftedSearchSettings(Record):
+    """The crafted-model search's budget (:class:`pgc.a3c.crafted.SearchSettings`)."""
+
+    screen_controllers: int
+    screen_episodes: int
+    generations: int
+    population: int
+    episodes: int
+    restarts: int
+    detector_screen: int
+    exploration: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class CurvePoint(Record):
+    """One point of the adversarial curve: ε_LB / ε at neighbour distance Δψ for one model and channel."""
+
+    delta_psi: float
+    epsilon_lower_bound: float
+    epsilon: float | None = None
+    ratio: float | None = None
+    model: str = "honest"
+    channel: str = "all"
+    psi: float | None = None
+    psi_prime: float | None = None
+    samples_per_side: int | None = None
+    verdict: Verdict | None = None
+    p_value: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CanarySetup(Record):
+    """The canary agents of a run trained with ``pgc train --canaries``."""
+
+    canaries: int
+    canary_pair: list[float]
+    canary_model: Literal["live", "crafted"]
+    canary_update: str
+    canary_start: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelfTestOutcome(Record):
+    """One self-test case: the mechanism's true ε beside its claim, and whether the audit judged it right."""
+
+    name: str
+    mode: str
+    correct_mechanism: bool
+    claimed_epsilon: float
+    true_epsilon: float
+    passed: bool
+    audit: CanaryAudit
+
+
+@dataclass(frozen=True, kw_only=True)
+class HonestyOutcome(Record):
+    """One honesty case: the verdict it must give, what the audit showed, and whether they agree (the rows are in
+    the result's ``channels``, scope "honesty: CASE")."""
+
+    case: str
+    expected: str
+    passed: bool
+    shown: str
+
+
+# --- the kinds ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowsAudit(Result):
+    """What every kind here holds: every judged row (``channels``), at one confidence, δ and seed, and where the
+    result came from (``command``, ``argv`` and ``provenance`` are None only in files written before them)."""
+
+    SCOPE: ClassVar[str] = ""  # the subject of a row that names none
+    channels: list[AuditRow]
+    confidence: float
+    delta: float = 0.0
+    seed: int
+    command: str | None = None
+    argv: list[str] | None = None
+    provenance: Provenance | None = None
+    wall_time_s: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MechanismAudit(RowsAudit):
+    KIND = "mechanism-audit"
+    SCOPE = "mechanism"
+    mechanism_audit: CanaryAudit
+    estimated_seconds: float | None = None
+
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return _single(data, "mechanism_audits", "mechanism_audit")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelfTest(RowsAudit):
+    KIND = "self-test"
+    SCOPE = "self-test"
+    self_test: list[SelfTestOutcome]
+    honesty: list[HonestyOutcome] = field(default_factory=list)
+
+    def misjudged(self) -> list[str]:
+        """The cases the audit judged wrongly (a self-test miss: a finding)."""
+        return [c.name for c in self.self_test if not c.passed] + [h.case for h in self.honesty if not h.passed]
+
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """The older kind's ``honesty`` entries carried their rows (now only in ``channels``)."""
+        if "honesty" not in data:
+            return data
+        return {**data, "honesty": [{k: v for k, v in h.items() if k != "rows"} for h in data["honesty"]]}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunAudit(RowsAudit):
+    KIND = "run-audit"
+    SCOPE = "run"
+    audited_run: AuditedRun = _flat(required=True)
+    model: Literal["final", "initial"]
+    mechanism_audit: CanaryAudit
+    environment_audits: list[EnvironmentAudit]
+    estimated_seconds: float | None = None
+
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return _single(data, "mechanism_audits", "mechanism_audit")
+
+
+@dataclass(frozen=True, kw_only=True)
+class OneRunAudit(RowsAudit):
+    KIND = "one-run-audit"
+    SCOPE = "one-run"
+    audited_run: AuditedRun = _flat(required=True)
+    canary_setup: CanarySetup
+    canary_submissions: int
+    simulated_models: int
+    protection: Protection | None = None  # the run's mitigations (None: unprotected)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialModelAudit(RowsAudit):
+    KIND = "adversarial-audit"
+    SCOPE = "adversarial"
+    search_settings: CraftedSearchSettings
+    adversarial_audits: list[AdversarialAudit]
+    audited_run: AuditedRun | None = _flat()  # --run DIR: the run whose mechanism and settings were audited
+    protection: Protection | None = None  # that run's mitigations
+    estimated_seconds: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialCurve(RowsAudit):
+    KIND = "adversarial-curve"
+    SCOPE = "adversarial"
+    honest_model: str  # the honest θ the curve compares with, as ``--honest-model`` named it
+    curve: list[CurvePoint]
+    adversarial_audits: list[AdversarialAudit]
+    honest_audits: list[EnvironmentAudit]
+
+
+AUDIT_KINDS: tuple[type[RowsAudit], ...] = (
+    MechanismAudit,
+    SelfTest,
+    RunAudit,
+    OneRunAudit,
+    AdversarialModelAudit,
+    AdversarialCurve,
+)
+
+
+def legacy_audit_kind(data: dict[str, Any]) -> type[RowsAudit]:
+    """The kind a file of the older kind ``audit`` is read as, by the ``mode`` it recorded."""
+    mode = data.get("mode")
+    if mode == "adversarial":
+        return AdversarialCurve if "curve" in data else AdversarialModelAudit
+    kinds: dict[Any, type[RowsAudit]] = {
+        "mechanism": MechanismAudit,
+        "self-test": SelfTest,
+        "run": RunAudit,
+        "one-run": OneRunAudit,
+    }
+    if mode not in kinds:
+        from .base import SchemaError
+
+        raise SchemaError(f"an 'audit' result of mode {mode!r}: no such mode (mechanism, run, one-run, ...)")
+    return kinds[mode]
+
+
+def _single(data: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """The older kind's one-item list ``old`` as the record ``new``."""
+    if old not in data or new in data:
+        return data
+    items = data[old]
+    out = {k: v for k, v in data.items() if k != old}
+    if isinstance(items, list) and len(items) == 1:
+        out[new] = items[0]
+    return out
