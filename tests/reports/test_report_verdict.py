@@ -2,8 +2,9 @@
 
 import json
 
-from reports import build_report
 from result_fixtures import audit_file
+
+from reports import build_report
 
 
 def _row(channel, lb, verdict, p=None, **kw):
