@@ -26,6 +26,7 @@ from audit.statistics import search_statistics
 from pgc.contracts import ALL, HasSecretSpace
 from pgc.errors import UserError
 from pgc.optim import cmaes_maximize
+from pgc.schemas import SearchedPair
 
 PAIR_SEARCH_GENERATIONS = 20
 PAIR_SEARCH_POPULATION = 12
@@ -43,14 +44,15 @@ class FoundPair:
     def pair(self) -> tuple[Any, Any]:
         return self.secret, self.secret_prime
 
-    def to_dict(self) -> dict:
-        return {
-            "secret": jsonable(self.secret),
-            "secret_prime": jsonable(self.secret_prime),
-            "search_objective": self.objective,
-            "evaluations": self.evaluations,
-            "relation": self.relation,
-        }
+    def record(self) -> SearchedPair:
+        """The pair as a result records it."""
+        return SearchedPair(
+            secret=jsonable(self.secret),
+            secret_prime=jsonable(self.secret_prime),
+            search_objective=float(self.objective),
+            evaluations=int(self.evaluations),
+            relation=self.relation,
+        )
 
 
 def jsonable(value: Any) -> Any:

@@ -79,7 +79,8 @@ from pgc.contracts import (
     PrivacyClaim,
 )
 from pgc.errors import UserError
-from pgc.schemas import Accountant, SystemAuditResult
+from pgc.schemas import Accountant, AuditedSystem, SystemAuditResult
+from pgc.schemas.provenance import Invocation
 
 
 def check_system(system: Any) -> tuple[str, ...]:
@@ -319,12 +320,17 @@ def audit_system(
             settings,
         )
         rows = with_planted_power(rows, bases, settings, search_seq.spawn(1)[0]) if bases else rows
-    return SystemAuditResult(
+    audited = AuditedSystem(
         system=system.name,
         secret=target.describe(secret),
         secret_prime=target.describe(secret_prime),
         pair=pair,
         broadcast=kind,
+        report_section=system.report_section if isinstance(system, NamesReportSection) else None,
+        relation=system.relation if isinstance(system, NamesRelation) else None,
+    )
+    return SystemAuditResult(
+        audited=audited,
         claim=PrivacyClaim.of(system.claim),
         confidence=settings.confidence,
         samples_per_side=int(settings.samples),
@@ -332,11 +338,9 @@ def audit_system(
         rows=rows,
         verdict=verdict,
         accountant=None if accountant is None else Accountant(**accountant),
-        wall_time_s=time.perf_counter() - start,
-        report_section=system.report_section if isinstance(system, NamesReportSection) else None,
-        relation=system.relation if isinstance(system, NamesRelation) else None,
-        searched_pair=None if found is None else found.to_dict(),
+        searched_pair=None if found is None else found.record(),
         timings=clock.seconds,
+        invocation=Invocation(wall_time_s=time.perf_counter() - start),
     )
 
 

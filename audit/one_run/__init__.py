@@ -182,7 +182,7 @@ def _one_run_row(
         "statistic": statistic,
         "test_confidence": 1.0 - alpha,
         "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
-        "extra": {"simulated_epsilon_lower_bound": eps_sim},
+        "simulated_epsilon_lower_bound": eps_sim,
     }
     if claimed_mu is not None:
         row.update(_fdp_bounds(m, r, correct, alpha, delta, claimed_mu, steinke, p_value))
@@ -196,10 +196,6 @@ def one_run_row(
     (:func:`audit.power.measured.one_run_detectable_epsilon`, at the Steinke bound's α) and the one verdict
     rule. No point-mass search runs in a one-run audit."""
     fields = dict(fields)
-    extra = fields.pop("extra", {})
-    for key in ("steinke_epsilon_lower_bound", "fdp_epsilon_lower_bound", "bounds"):
-        if key in fields:
-            extra[key] = fields.pop(key)
     if "fdp_mu_lower_bound" in fields:
         fields["mu_lower_bound"] = fields.pop("fdp_mu_lower_bound")
     row = AuditRow.make(
@@ -208,7 +204,6 @@ def one_run_row(
         confidence=confidence,
         scope=scope,
         point_mass_search=False,
-        extra=extra,
         **fields,
         **context,
     )

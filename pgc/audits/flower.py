@@ -46,6 +46,5 @@ def flower_one_run(setup, progress: bool = False) -> schemas.FlowerOneRunResult:
         setup=schemas.FlowerOneRunSetup(**dataclasses.asdict(setup)),
         rows=rows,
         simulation_s=simulated_s,
-        wall_time_s=time.perf_counter() - start,
         dimension=int(directions.shape[1]),
     )

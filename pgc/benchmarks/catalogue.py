@@ -204,7 +204,7 @@ def ours_pair_choice(system, pairs: dict, total: int, confidence: float, seed: i
         "p_value": float(row.p_value),
         "samples_per_side": result.samples_per_side,
         "pair": (result.pair or "").split(" (chosen")[0],
-        "pair_scores": (result.searched_pair or {}).get("relation"),
+        "pair_scores": None if result.searched_pair is None else result.searched_pair.relation,
         "wall_s": time.perf_counter() - start,
     }
 

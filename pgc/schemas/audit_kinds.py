@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Literal
 
 from .audit_rows import AuditRow, Verdict
 from .base import Record, Result
-from .provenance import Provenance
+from .provenance import Invocation
 
 
 def _flat(required: bool = False) -> Any:
@@ -269,18 +269,15 @@ class HonestyOutcome(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class RowsAudit(Result):
-    """What every kind here holds: every judged row (``channels``), at one confidence, δ and seed, and where the
-    result came from (``command``, ``argv`` and ``provenance`` are None only in files written before them)."""
+    """What every kind here holds: every judged row (``channels``), at one confidence, δ and seed, and how the
+    result was made (``invocation``: the command line, its wall time and provenance)."""
 
     SCOPE: ClassVar[str] = ""  # the subject of a row that names none
     channels: list[AuditRow]
     confidence: float
     delta: float = 0.0
     seed: int
-    command: str | None = None
-    argv: list[str] | None = None
-    provenance: Provenance | None = None
-    wall_time_s: float | None = None
+    invocation: Invocation | None = _flat()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -288,7 +285,6 @@ class MechanismAudit(RowsAudit):
     KIND = "mechanism-audit"
     SCOPE = "mechanism"
     mechanism_audit: CanaryAudit
-    estimated_seconds: float | None = None
 
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -322,7 +318,6 @@ class RunAudit(RowsAudit):
     model: Literal["final", "initial"]
     mechanism_audit: CanaryAudit
     environment_audits: list[EnvironmentAudit]
-    estimated_seconds: float | None = None
 
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -348,7 +343,6 @@ class AdversarialModelAudit(RowsAudit):
     adversarial_audits: list[AdversarialAudit]
     audited_run: AuditedRun | None = _flat()  # --run DIR: the run whose mechanism and settings were audited
     protection: Protection | None = None  # that run's mitigations
-    estimated_seconds: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -202,12 +202,17 @@ class Judgement(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class OneRunCounts(Record):
-    """The one-run audit's counts: canaries inserted, guesses made, correct guesses."""
+    """The one-run audit's counts (canaries inserted, guesses made, correct guesses) and the bounds it took the
+    larger of: Steinke, Nasr and Jagielski's and the f-DP one (each at half the row's α)."""
 
     canaries: int | None = None
     guesses: int | None = None
     correct: int | None = None
     accuracy: float | None = None
+    steinke_epsilon_lower_bound: float | None = None
+    fdp_epsilon_lower_bound: float | None = None  # the ε at the claimed δ that the f-DP μ_LB implies
+    bounds: str | None = None  # which one-run bounds the row took the larger of, in words
+    simulated_epsilon_lower_bound: float | None = None  # the same guesses' bound on releases the auditor simulated
 
 
 @dataclass(frozen=True, kw_only=True)

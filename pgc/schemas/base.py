@@ -293,6 +293,15 @@ class Record:
         extra = {k: v for k, v in data.items() if k not in names}
         return cls(**values, extra=extra)
 
+    def __getattr__(self, name: str) -> Any:
+        """A field of a flat part read as the record's own (``result.command`` is ``result.invocation.command``);
+        None where that part is absent."""
+        part = _flat_attributes(type(self)).get(name)
+        if part is None:
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+        value = object.__getattribute__(self, part)
+        return None if value is None else getattr(value, name)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: the named fields that are set (None left out; flat parts beside them), then ``extra``."""
         out: dict[str, Any] = {}
@@ -311,6 +320,18 @@ class Record:
 
 
 _JSON_KEYS: dict[type, frozenset[str]] = {}  # per record class, filled on first use
+_FLAT_ATTRIBUTES: dict[type, dict[str, str]] = {}  # per record class: a flat part's field name -> that part's field
+
+
+def _flat_attributes(cls: type[Record]) -> dict[str, str]:
+    if cls not in _FLAT_ATTRIBUTES:
+        hints = typing.get_type_hints(cls)
+        names: dict[str, str] = {}
+        for f in dataclasses.fields(cls):
+            if is_flat(f):
+                names |= {g.name: f.name for g in dataclasses.fields(record_type(hints[f.name])) if g.name != "extra"}
+        _FLAT_ATTRIBUTES[cls] = names
+    return _FLAT_ATTRIBUTES[cls]
 
 
 def _json_keys(cls: type[Record]) -> frozenset[str]:

@@ -14,7 +14,7 @@ from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result, SchemaError
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
 from .opacus_kinds import OpacusOneRunResult
-from .provenance import Provenance
+from .provenance import Invocation
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 
 # --- train: a run folder's summary.json (pgc train, pgc pipeline) ------------------------------------
@@ -98,10 +98,8 @@ class FlowerOneRunResult(Result):
     setup: FlowerOneRunSetup
     rows: list[AuditRow]  # one judged row per observer (scope: the observer; note: what it was promised)
     simulation_s: float
-    wall_time_s: float
     dimension: int
-    command: str | None = None
-    provenance: Provenance | None = None
+    invocation: Invocation | None = field(default=None, metadata={"flat": True})
 
 
 # --- system-audit: pgc audit --system MODULE:FACTORY -----------------------------------------------
@@ -154,33 +152,79 @@ class Recertification(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SystemAuditResult(Result):
-    KIND = "system-audit"
-    FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
-    OLDER_VERSIONS = (2,)
+class AuditedSystem(Record):
+    """What a System audit audited: the System, the two secrets told apart, and how they were chosen."""
+
     system: str
     secret: str
     secret_prime: str
     broadcast: Literal["honest", "crafted", "searched", "given"]
+    pair: str | None = None  # the named pair (or "searched ..." / "chosen among N")
+    relation: str | None = None  # what makes the two secrets neighbours
+    report_section: str | None = None  # the report section the system asks for (None: the system audits)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchedPair(Record):
+    """The worst pair the auditor's search found in the System's secret space, and its search score."""
+
+    secret: Any  # a secret as the System takes it (JSON-ready)
+    secret_prime: Any
+    search_objective: float  # the projected ε (plus the tie-breaking separation) on the search stream
+    evaluations: int
+    relation: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimReading(Record):
+    """One parameter of a library's code and the claim it was read as, with why."""
+
+    parameter: str
+    claim: str
+    why: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class LibraryRun(Record):
+    """A third-party library's protocol or filter as it was audited: the library, its version and parameters, and
+    how its claim was read."""
+
+    library: str
+    version: str | None
+    protocol: str
+    parameters: JsonObject  # the protocol's or filter's own parameters, as the library takes them
+    claimed_epsilon: float
+    claim_reading: str
+    pair: list[int] | None = None  # an LDP oracle's two inputs
+    exact_epsilon: float | None = None  # the release's exact ε for that pair
+    batching: str | None = None
+    seeding: str | None = None
+    readings: list[ClaimReading] | None = None  # a filter's parameters, each read as its part of the claim
+    covers: list[str] | None = None
+    channels: list[str] | None = None
+    path: str | None = None  # the filter's code path a release takes
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemAuditResult(Result):
+    KIND = "system-audit"
+    FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
+    OLDER_VERSIONS = (2,)
+    audited: AuditedSystem = field(metadata={"flat": True})
     claim: PrivacyClaim
     confidence: float
     samples_per_side: int
     seed: int
     rows: list[AuditRow]
     verdict: Verdict
-    wall_time_s: float
-    pair: str | None = None
     accountant: Accountant | None = None
-    report_section: str | None = None  # the report section the system asks for (None: the system audits)
-    relation: str | None = None  # what makes the two secrets neighbours
-    searched_pair: JsonObject | None = None  # the worst pair the auditor's search found, and its search score
+    searched_pair: SearchedPair | None = None  # --pair search: the worst pair found
     sequential: SequentialDecision | None = None  # --samples auto: the stages and the decision
     # seconds per part: draw_training, select, draw_certification, certify, judge
     timings: dict[str, float] | None = None
-    command: str | None = None  # the command line that ran the audit
-    argv: list[str] | None = None  # its arguments (pgc audit recertify re-runs them)
-    provenance: Provenance | None = None
     recertification: Recertification | None = None  # pgc audit recertify: the recorded tests on fresh releases
+    library: LibraryRun | None = None  # a third-party library's protocol or filter
+    invocation: Invocation | None = field(default=None, metadata={"flat": True})
 
     def row(self, channel: str) -> AuditRow:
         """The row of ``channel`` (KeyError when the audit has none)."""
@@ -188,9 +232,6 @@ class SystemAuditResult(Result):
             if r.channel == channel:
                 return r
         raise KeyError(channel)
-
-    # a third-party library's protocol or filter: library, version, parameters, claim reading
-    library: JsonObject | None = None
 
 
 # --- attack: pgc attack ----------------------------------------------------------------------------

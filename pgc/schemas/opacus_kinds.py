@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .audit_rows import AuditRow
 from .base import Record, Result
-from .provenance import Provenance
+from .provenance import Invocation
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,7 +37,4 @@ class OpacusOneRunResult(Result):
     training: OpacusTraining
     rows: list[AuditRow]  # one judged row per observer (scope: the observer)
     training_s: float
-    wall_time_s: float
-    command: str | None = None
-    argv: list[str] | None = None
-    provenance: Provenance | None = None
+    invocation: Invocation | None = field(default=None, metadata={"flat": True})

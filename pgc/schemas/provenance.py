@@ -32,3 +32,15 @@ class Provenance(Record):
     python: str
     libraries: list[LibraryVersion]  # the scientific stack and every audited library the command imported
     user_files: list[SourceFile]  # empty when the command named no user code (a registered system or mechanism)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Invocation(Record):
+    """How a result was made: the command line, what it cost, and where it came from (each None only in files
+    written before it was recorded). A flat part: its keys sit at the top of the result."""
+
+    command: str | None = None  # the command line that wrote the result
+    argv: list[str] | None = None  # its arguments (``pgc audit recertify`` re-runs them)
+    provenance: Provenance | None = None
+    wall_time_s: float | None = None
+    estimated_seconds: float | None = None  # the wall time the command estimated before it started

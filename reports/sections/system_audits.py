@@ -70,7 +70,7 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
         "wall_time_s": r.wall_time_s,
         "relation": r.relation,
         "searched": r.searched_pair is not None,
-        "library": r.library,
+        "library": None if r.library is None else r.library.to_dict(),
     }
     return rows, header
 

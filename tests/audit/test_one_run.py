@@ -125,10 +125,6 @@ def test_one_run_audit_of_a_gaussian_claim_reports_both_bounds_at_half_alpha():
     row = one_run_audit(system, secret, secret_prime, observed, truth, [None], channels=("value",), seed=1)[0]
     assert row.claimed_mu == pytest.approx(system.claim.gdp_mu)
     assert row.mu_lower_bound > row.claimed_mu and row.verdict == "violated"  # the f-DP bound flags the curve
-    assert row.epsilon_lower_bound == max(
-        row.extra["steinke_epsilon_lower_bound"], row.extra["fdp_epsilon_lower_bound"]
-    )
-    assert row.extra["steinke_epsilon_lower_bound"] == steinke_bound(
-        400, row.guesses, row.correct, alpha=0.025, delta=1e-5
-    )
+    assert row.epsilon_lower_bound == max(row.steinke_epsilon_lower_bound, row.fdp_epsilon_lower_bound)
+    assert row.steinke_epsilon_lower_bound == steinke_bound(400, row.guesses, row.correct, alpha=0.025, delta=1e-5)
     assert row.p_value < 0.05 and row.test_confidence == pytest.approx(0.975)

@@ -170,7 +170,7 @@ def test_the_search_finds_a_violating_pair_by_itself():
     system = dpdrl.system(0.1, obfuscation="resample")
     result = audit_system(system, None, None, samples=3_000, seed=0, search_pair=True, search_samples=500)
     assert result.searched_pair is not None and result.pair.startswith("searched")
-    o, o2 = (np.asarray(result.searched_pair[k]) for k in ("secret", "secret_prime"))
+    o, o2 = (np.asarray(getattr(result.searched_pair, k)) for k in ("secret", "secret_prime"))
     assert np.abs(o - o2).sum() == 1  # a neighbouring pair under the stated relation
     assert result.verdict == "violated"
 

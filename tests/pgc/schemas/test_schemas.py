@@ -248,3 +248,44 @@ def test_shared_helpers_hand_values():
     lo, hi = binomial_interval(0, 10, 0.95)
     assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 10), rel=1e-9)  # exact upper end at k = 0
     assert PAPER[("laplace", 1.0)]["fst_median"] == 18377
+
+
+# values a System or a library defines, not pgc-audit: a secret as the System takes it, a library's own parameters
+OPEN_VALUES = {("SearchedPair", "secret"), ("SearchedPair", "secret_prime"), ("LibraryRun", "parameters")}
+
+
+def _parts(tp, seen: dict) -> dict:
+    """Every record type reachable from ``tp``'s fields (``tp`` included), by name."""
+    import dataclasses
+    import typing
+
+    if tp.__name__ in seen:
+        return seen
+    seen[tp.__name__] = tp
+    for hint in typing.get_type_hints(tp).values():
+        stack = [hint]
+        while stack:
+            t = stack.pop()
+            stack += list(typing.get_args(t))
+            if isinstance(t, type) and issubclass(t, schemas.Record) and dataclasses.is_dataclass(t):
+                _parts(t, seen)
+    return seen
+
+
+def test_every_audit_result_type_has_at_most_15_fields_and_no_open_dict():
+    import dataclasses
+    import typing
+
+    kinds = [*schemas.AUDIT_KINDS, schemas.SystemAuditResult, schemas.FlowerOneRunResult, schemas.OpacusOneRunResult]
+    seen: dict = {}
+    for kind in kinds:
+        _parts(kind, seen)
+    assert len(seen) > 30
+    for name, tp in seen.items():
+        fields = [f for f in dataclasses.fields(tp) if f.name not in ("extra", "kind", "format_version")]
+        assert len(fields) <= 15, name
+        hints = typing.get_type_hints(tp)
+        for f in fields:
+            text = str(hints[f.name])
+            open_value = hints[f.name] in (dict, typing.Any) or "typing.Any]" in text or text.startswith("typing.Any")
+            assert not open_value or (name, f.name) in OPEN_VALUES, f"{name}.{f.name}: {text}"

@@ -75,6 +75,7 @@ class AuditCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         from pgc.engines import chosen_engine
+        from pgc.schemas.provenance import Invocation
 
         from ...outputs import ResultFile
         from ...provenance import current_provenance
@@ -96,16 +97,15 @@ class AuditCommand:
                 # a task on the cluster shows no progress bar (its output stays on its worker)
                 outcome = audit(args, args.progress and engine is None)
             wall_time_s = time.perf_counter() - start
-            stamped = {
-                "command": getattr(outcome, "command", None) or "pgc " + " ".join(argv),
-                "argv": getattr(outcome, "argv", None) or argv,
-                "wall_time_s": wall_time_s,
-                "provenance": current_provenance(),
-            }
-            if args.estimated_seconds is not None:
-                stamped["estimated_seconds"] = round(args.estimated_seconds, 1)
-            names = {f.name for f in dataclasses.fields(outcome)}
-            typed = dataclasses.replace(outcome, **{k: v for k, v in stamped.items() if k in names})
+            estimate = args.estimated_seconds
+            stamped = Invocation(
+                command=outcome.command or "pgc " + " ".join(argv),  # a re-run audit names its own command
+                argv=outcome.argv or argv,
+                provenance=current_provenance(),
+                wall_time_s=wall_time_s,
+                estimated_seconds=None if estimate is None else round(estimate, 1),
+            )
+            typed = dataclasses.replace(outcome, invocation=stamped)
             result.write(typed.to_dict())
         print(f"wrote {result.path} ({wall_time_s:.1f}s)")
         return fail_on_status(_rows(typed), args.fail_on, _misjudged(typed))

@@ -38,7 +38,7 @@ def audit_flower_one_run(args, progress: bool):
     for row in result.rows:
         print(
             f"  {row.scope:<26} promised ε {row.claimed_epsilon:.3g}: ε_LB {row.epsilon_lower_bound:.3f} "
-            f"(Steinke {row.extra['steinke_epsilon_lower_bound']:.3f}; f-DP μ_LB {row.mu_lower_bound:.3f}"
+            f"(Steinke {row.steinke_epsilon_lower_bound:.3f}; f-DP μ_LB {row.mu_lower_bound:.3f}"
             + ("" if row.claimed_mu is None else f" vs μ {row.claimed_mu:.3f}")
             + f"); {row.correct}/{row.guesses} right of M={row.canaries} -> {row.verdict}"
         )

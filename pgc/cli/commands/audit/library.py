@@ -43,7 +43,7 @@ def audit_ldp(args, progress: bool):
         + (f"; {record['batching']}" if "batching" in record else ""),
         flush=True,
     )
-    return dataclasses.replace(audit_system_object(system, args, progress), library=record)
+    return dataclasses.replace(audit_system_object(system, args, progress), library=library_run(record))
 
 
 def audit_nvflare(args, progress: bool):
@@ -56,7 +56,16 @@ def audit_nvflare(args, progress: bool):
     )
     for reading in system.readings:
         print(f"  {reading['parameter']} → {reading['claim']}  ({reading['why']})")
-    return dataclasses.replace(audit_system_object(system, args, progress), library=record)
+    return dataclasses.replace(audit_system_object(system, args, progress), library=library_run(record))
+
+
+def library_run(record: dict):
+    """A System's library record (its ``library_record()``) as the result records it."""
+    import pgc.schemas as schemas
+
+    readings = [schemas.ClaimReading(**r) for r in record.get("readings") or []]
+    numbers = {k: schemas.number(record[k]) for k in ("claimed_epsilon", "exact_epsilon") if k in record}
+    return schemas.LibraryRun(**{**record, **numbers, "readings": readings or None})
 
 
 def nvflare_system(spec: str, settings: dict):

@@ -76,7 +76,7 @@ def _print_row(r) -> None:
     if r.mu_lower_bound is not None and r.claimed_mu is not None:
         print(
             f"            f-DP: μ_LB {r.mu_lower_bound:.3f} vs claimed μ {r.claimed_mu:.3f} (ε "
-            f"{r.extra.get('fdp_epsilon_lower_bound', 0.0):.3f} if the curve is Gaussian); Steinke ε_LB "
-            f"{r.extra.get('steinke_epsilon_lower_bound', r.epsilon_lower_bound):.3f}; {r.extra.get('bounds', '')}"
+            f"{r.fdp_epsilon_lower_bound or 0.0:.3f} if the curve is Gaussian); Steinke ε_LB "
+            f"{r.steinke_epsilon_lower_bound or r.epsilon_lower_bound:.3f}; {r.bounds or ''}"
         )
     print(f"            {r.verdict}: {r.verdict_reason}")

@@ -80,7 +80,7 @@ def audit_opacus_one_run(args, progress: bool):
     for row in rows:
         print(
             f"  {row.scope:<24} claim ε {row.claimed_epsilon:.3g}: ε_LB {row.epsilon_lower_bound:.3f} "
-            f"(Steinke {row.extra['steinke_epsilon_lower_bound']:.3f}; f-DP μ_LB {row.mu_lower_bound:.3f}); "
+            f"(Steinke {row.steinke_epsilon_lower_bound:.3f}; f-DP μ_LB {row.mu_lower_bound:.3f}); "
             f"{row.correct}/{row.guesses} right of M={row.canaries} -> {row.verdict}"
         )
         print(f"      {row.verdict}: {row.verdict_reason}")
@@ -92,5 +92,4 @@ def audit_opacus_one_run(args, progress: bool):
         training=training,
         rows=rows,
         training_s=seen.training_s,
-        wall_time_s=0.0,
     )

@@ -57,6 +57,7 @@ def recorded_argv(result: dict, path: str) -> list[str]:
 
 def recertify_result(args, progress: bool):
     from pgc.cli.main import _Parser
+    from pgc.schemas.provenance import Invocation
 
     path = Path(args.recorded)
     if not path.is_file():
@@ -80,7 +81,8 @@ def recertify_result(args, progress: bool):
     mode = rerun._audit.mode_of(rerun)
     result = mode_function(mode)(rerun, progress)
     recertification = compare_rows(recorded.get("rows") or [], result.rows, str(path), args.certification_seed)
-    return dataclasses.replace(result, recertification=recertification, command="pgc " + " ".join(argv), argv=argv)
+    invocation = Invocation(command="pgc " + " ".join(argv), argv=argv)
+    return dataclasses.replace(result, recertification=recertification, invocation=invocation)
 
 
 def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int):

@@ -118,7 +118,7 @@ def audit_system_object(system, args, progress: bool):
     if result.searched_pair:
         print(
             f"  worst pair found: {result.secret}  vs  {result.secret_prime}  (search score "
-            f"{result.searched_pair['search_objective']:.3f}, {result.searched_pair['evaluations']} candidates)"
+            f"{result.searched_pair.search_objective:.3f}, {result.searched_pair.evaluations} candidates)"
         )
     for r in result.rows:
         _print_row(r)
