@@ -1,6 +1,8 @@
 """A Flower client that trains with Opacus: each TRAIN message runs DP-SGD on the client's local data with
 ``PrivacyEngine.make_private`` (Poisson batches, per-sample clipping, Gaussian noise), as Flower's Opacus example
-does, and replies with the new parameters.
+does, and replies with the new parameters, the number of local records (as Flower's examples do: a server weighs
+the update by it) and no metrics. The audit reads both parts as channels: ``update``, which Opacus's claim covers,
+and ``num_examples``, which it does not (100 records against 99: it tells the two data sets apart in every reply).
 
 What pgc-audit reads from this module (``pgc audit flower examples/flower/opacus_app.py:app``):
 

@@ -8,7 +8,9 @@ The module (or file) that defines the ClientApp ``APP`` also defines
 * ``AUDIT_RELATION`` (optional) — what makes the pairs neighbours (default "one record replaced");
 * ``AUDIT_CLAIM`` (optional) — a :class:`pgc.contracts.PrivacyClaim` when no mod states one;
 * ``AUDIT_WORKERS`` (optional) — processes that send a release's messages (default: the CPUs this process
-  may use; 1 for a client that must not be forked).
+  may use; 1 for a client that must not be forked);
+* ``AUDIT_METRICS`` (optional) — the keys of the numeric metrics the client may report, each a channel
+  ``metrics.KEY`` (default: those of one probe reply per named data set).
 """
 
 from __future__ import annotations
@@ -48,4 +50,5 @@ def flower_client_from_spec(spec: str, datasets: Sequence[str] | None = None) ->
         name=f"flower {spec.rpartition(':')[0]}",
         relation=getattr(module, "AUDIT_RELATION", "one record replaced"),
         workers=getattr(module, "AUDIT_WORKERS", None),
+        metrics=getattr(module, "AUDIT_METRICS", None),
     )

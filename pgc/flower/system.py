@@ -2,9 +2,22 @@
 
 ``release(secret, n, rng)`` sends the client n TRAIN messages exactly as a server does (a ``FitIns`` with
 the global parameters in a ``RecordDict``), runs the ``ClientApp`` on each with a fresh ``Context``, and
-returns what the server receives: the reply's parameters minus the global ones (the server knows
-those), flattened, as the channel ``update``. Nothing of a mod is re-implemented: Flower's
-``LocalDpMod`` (or the user's mod) clips and noises every reply.
+returns what the server receives, every part of the reply a channel:
+
+* ``update`` — the reply's parameters minus the global ones (the server knows those), flattened;
+* ``num_examples`` — the number of examples the reply states (the ``FitRes``'s ``num_examples``; a server
+  weighs the update by it), one column;
+* ``metrics.KEY`` — one channel per numeric metric the reply carries (int, float, or bool as 0/1), one
+  column each, in sorted key order, so that a report's row names the metric that leaks (the joint row
+  ``all`` reads them together). Metrics of other types (str, bytes) are skipped: no channel audits them.
+  A reply without a key, or with a non-numeric value under it, gives NaN there (an absent entry).
+
+Channels are fixed per system: the metric keys are those of one probe message per secret of the named
+pairs, sent at construction (or ``metrics=`` names them); a release whose reply carries a numeric metric
+outside them stops with an error rather than drop it. Nothing of a mod is re-implemented: Flower's
+``LocalDpMod`` (or the user's mod) clips and noises every reply's parameters — and nothing else, so a
+claim read from the mods covers ``update`` only, and ``num_examples`` or a metric that depends on the
+local data is an unprotected channel.
 
 The secret selects the client's local data: the run config of every message's context holds it under
 :data:`DATASET_KEY`, and the user's ``client_fn`` loads the data set it names (two neighbouring data
@@ -25,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -36,6 +50,8 @@ from pgc.errors import UserError
 
 DATASET_KEY = "pgc-audit-dataset"  # the run-config key that names the local data set to train on
 CHANNEL = "update"
+EXAMPLES_CHANNEL = "num_examples"
+METRIC_PREFIX = "metrics."  # a numeric metric KEY is the channel metrics.KEY
 RELEASE_BLOCK = 1024  # messages per seeded block of a release
 
 
@@ -117,14 +133,25 @@ def train_message(content, node_id: int = 1):
     return Message(content=content, dst_node_id=node_id, message_type=MessageType.TRAIN)
 
 
-def reply_parameters(reply) -> list[np.ndarray]:
-    """The parameters a client's TRAIN reply carries (what the server receives)."""
-    from flwr.common import parameters_to_ndarrays
+def reply_result(reply):
+    """The ``FitRes`` a client's TRAIN reply carries (what the server receives): parameters, number of examples
+    and metrics."""
     from flwr.compat.common.recorddict_compat import recorddict_to_fitres
 
     if reply.has_error():
         raise RuntimeError(f"the ClientApp replied with an error: {reply.error.reason}")
-    return parameters_to_ndarrays(recorddict_to_fitres(reply.content, keep_input=False).parameters)
+    return recorddict_to_fitres(reply.content, keep_input=False)
+
+
+def numeric(value: Any) -> float | None:
+    """A metric value as a number: int and float as they are, bool as 0/1; None for any other type (str, bytes)."""
+    if isinstance(value, (bool, int, float, np.integer, np.floating)):
+        return float(value)
+    return None
+
+
+def numeric_keys(metrics: Mapping[str, Any]) -> set[str]:
+    return {k for k, v in metrics.items() if numeric(v) is not None}
 
 
 class FlowerClientSystem:
@@ -132,11 +159,12 @@ class FlowerClientSystem:
 
     ``parameters``: the global parameters the server broadcasts (a broadcast given to ``release`` replaces
     them, flattened); ``pairs``: named neighbouring pairs of data-set names; ``claim``: the client's
-    promise (default: read from its mods, :func:`pgc.flower.mods.claim_from_mods`); ``relation``: what
-    makes two secrets neighbours, for the report; ``workers``: processes that send a release's blocks
-    (default: the CPUs this process may use; the result does not depend on it)."""
+    promise (default: read from its mods, :func:`pgc.flower.mods.claim_from_mods`, covering ``update``);
+    ``relation``: what makes two secrets neighbours, for the report; ``workers``: processes that send a
+    release's blocks (default: the CPUs this process may use; the result does not depend on it);
+    ``metrics``: the metric keys that are channels (default: the numeric ones of the probe replies)."""
 
-    channels = (CHANNEL,)
+    channels: tuple[str, ...] = (CHANNEL, EXAMPLES_CHANNEL)  # and metrics.KEY per metric: set per instance
 
     def __init__(
         self,
@@ -149,6 +177,7 @@ class FlowerClientSystem:
         name: str = "flower-client",
         relation: str = "one record replaced",
         workers: int | None = None,
+        metrics: Sequence[str] | None = None,
     ):
         from flwr.clientapp import ClientApp
 
@@ -160,6 +189,8 @@ class FlowerClientSystem:
             raise UserError("name at least one neighbouring pair of data sets")
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise UserError(f"workers must be a positive integer, got {workers!r}")
+        if isinstance(metrics, str) or not all(isinstance(k, str) and k for k in metrics or ()):
+            raise UserError(f"metrics names metric keys (a sequence of non-empty strings), got {metrics!r}")
         self.app, self.name, self.relation = app, name, relation
         self.workers = available_cpus() if workers is None else workers
         self.parameters = [np.asarray(p) for p in parameters]
@@ -171,6 +202,19 @@ class FlowerClientSystem:
             raise UserError(
                 "no mod states a privacy claim (LocalDpMod does): give claim=PrivacyClaim(ε, δ, ('update',))"
             )
+        self.metrics = tuple(sorted(set(metrics))) if metrics is not None else self.probe_metrics()
+        self.channels = (CHANNEL, EXAMPLES_CHANNEL, *(METRIC_PREFIX + k for k in self.metrics))
+
+    def probe_metrics(self) -> tuple[str, ...]:
+        """The numeric metric keys of one reply per secret of the named pairs (its global random state seeded, then
+        restored), sorted."""
+        secrets = dict.fromkeys(s for pair in self.pairs.values() for s in pair)
+        keys: set[str] = set()
+        content = train_content(self.parameters, self.config)
+        with server_identity(), quiet_flower(), seeded_global_numpy(0):
+            for secret in secrets:
+                keys |= numeric_keys(reply_result(self.app(train_message(content), _context(secret))).metrics)
+        return tuple(sorted(keys))
 
     def release(self, secret, n: int, rng: np.random.Generator, *, broadcast=None) -> dict[str, np.ndarray]:
         if not isinstance(secret, str) or not secret:  # a secret is a local data set's name in the run config
@@ -181,23 +225,41 @@ class FlowerClientSystem:
             parts = [self.release_block(secret, params, block) for block in blocks]
         else:
             parts = _forked_blocks(self, secret, params, blocks)
-        return {CHANNEL: np.concatenate(parts) if parts else np.empty((0, flatten(params).size))}
+        d = flatten(params).size
+        rows = np.concatenate(parts) if parts else np.empty((0, d + 1 + len(self.metrics)))
+        out = {CHANNEL: rows[:, :d], EXAMPLES_CHANNEL: rows[:, d : d + 1]}
+        return out | {METRIC_PREFIX + k: rows[:, d + 1 + i : d + 2 + i] for i, k in enumerate(self.metrics)}
 
     def release_block(self, secret, params: Sequence[np.ndarray], block: tuple[int, int]) -> np.ndarray:
-        """One block's messages: (size, seed) → the updates the server receives, one row each."""
-        from flwr.app import Context, RecordDict
+        """One block's messages: (size, seed) → what the server receives, one row each: the update, the number of
+        examples, then each metric channel's value (NaN where the reply lacks it)."""
+        from flwr.common import parameters_to_ndarrays
 
         size, seed = block
         base = flatten(params)
-        out = np.empty((size, base.size))
+        d = base.size
+        out = np.full((size, d + 1 + len(self.metrics)), np.nan)
         content = train_content(params, self.config)
         with server_identity(), quiet_flower(), seeded_global_numpy(seed):
             for i in range(size):
-                context = Context(
-                    run_id=1, node_id=1, node_config={}, state=RecordDict(), run_config={DATASET_KEY: str(secret)}
-                )
-                out[i] = flatten(reply_parameters(self.app(train_message(content), context))) - base
+                fit = reply_result(self.app(train_message(content), _context(secret)))
+                out[i, :d] = flatten(parameters_to_ndarrays(fit.parameters)) - base
+                out[i, d] = fit.num_examples
+                out[i, d + 1 :] = self.metric_values(fit.metrics)
         return out
+
+    def metric_values(self, metrics: Mapping[str, Any]) -> list[float]:
+        """The metric channels' values of one reply (NaN: absent, or not a number); a numeric metric outside the
+        channels stops the release (dropping it would hide what it tells the server)."""
+        unseen = sorted(numeric_keys(metrics) - set(self.metrics))
+        if unseen:
+            raise UserError(
+                f"{self.name}: a reply carries the numeric metric(s) {', '.join(map(repr, unseen))}, which the probe "
+                "replies at construction did not: name every metric the client may report (metrics=..., or "
+                "AUDIT_METRICS in the app's module)"
+            )
+        values = [numeric(metrics.get(k)) for k in self.metrics]
+        return [math.nan if v is None else v for v in values]
 
     def canaries(self) -> dict[str, tuple[str, str]]:
         return dict(self.pairs)
@@ -217,12 +279,19 @@ class FlowerClientSystem:
         return base - 1.0, base + 1.0
 
 
+def _context(secret: str):
+    """A fresh Context for one message, its run config naming the local data set ``secret``."""
+    from flwr.app import Context, RecordDict
+
+    return Context(run_id=1, node_id=1, node_config={}, state=RecordDict(), run_config={DATASET_KEY: str(secret)})
+
+
 _FORKED: tuple | None = None  # (system, secret, params) the forked processes of one release read
 
 
 def _forked_blocks(system: FlowerClientSystem, secret, params, blocks: list[tuple[int, int]]) -> list[np.ndarray]:
     """The blocks sent from ``system.workers`` forked processes (they inherit the ClientApp; nothing of it
-    is pickled), in block order."""
+    is pickled), in block order, every channel's columns in each (:meth:`FlowerClientSystem.release_block`)."""
     import multiprocessing
 
     global _FORKED

@@ -57,6 +57,92 @@ def test_a_release_does_not_depend_on_how_many_processes_send_its_blocks():
         type(one)(one.app, [np.zeros(8)], {"p": ("+", "-")}, workers=0)
 
 
+RECORDS = np.linspace(0.0, 1.0, 400).reshape(40, 10)  # a client's 40 local records, and without the first
+LOCAL_DATA = {"D": RECORDS, "D-removed": RECORDS[1:]}
+
+
+def counting_app(metrics=lambda records: {}):
+    """A ClientApp under LocalDpMod (1, 1e-5) that steps towards its records' mean and replies, as Flower's
+    examples do, with its number of records and the metrics ``metrics(records)``."""
+    from flwr.client import ClientApp, NumPyClient
+    from flwr.client.mod import LocalDpMod
+
+    from pgc.flower import DATASET_KEY
+
+    class Client(NumPyClient):
+        def __init__(self, records):
+            self.records = records
+
+        def fit(self, parameters, config):
+            step = 0.5 * (self.records.mean(axis=0) - parameters[0])
+            return [parameters[0] + step], len(self.records), metrics(self.records)
+
+    def client_fn(context):
+        return Client(LOCAL_DATA[context.run_config[DATASET_KEY]]).to_client()
+
+    mod = LocalDpMod(clipping_norm=1.0, sensitivity=2.0, epsilon=1.0, delta=1e-5)
+    return ClientApp(client_fn=client_fn, mods=[mod])
+
+
+def reporting(records):
+    return {"mean": float(records.mean()), "converged": True, "note": "text is no channel"}
+
+
+def test_every_part_of_the_reply_is_a_channel_and_the_mods_claim_covers_the_update_only():
+    from audit.testing import check_system
+    from pgc.flower import FlowerClientSystem
+    from pgc.flower.system import RELEASE_BLOCK
+
+    system = FlowerClientSystem(counting_app(reporting), [np.zeros(10)], {"removed": ("D", "D-removed")}, workers=1)
+    assert system.channels == ("update", "num_examples", "metrics.converged", "metrics.mean")  # sorted keys
+    assert system.claim.covers == ("update",)
+    check_system(system)
+    n = RELEASE_BLOCK + 5  # two blocks: the forked path returns every channel, in order
+    one = system.release("D-removed", n, np.random.default_rng(4))
+    system.workers = 2
+    two = system.release("D-removed", n, np.random.default_rng(4))
+    assert set(one) == set(two) == set(system.channels)
+    for channel in system.channels:
+        np.testing.assert_array_equal(one[channel], two[channel])
+    assert one["update"].shape == (n, 10) and np.all(one["num_examples"] == 39)
+    assert np.all(one["metrics.mean"] == RECORDS[1:].mean()) and np.all(one["metrics.converged"] == 1.0)
+
+
+def test_metrics_named_at_construction_are_the_channels_and_an_unnamed_one_stops_a_release():
+    from pgc.errors import UserError
+    from pgc.flower import FlowerClientSystem
+
+    pairs = {"removed": ("D", "D-removed")}
+    named = FlowerClientSystem(counting_app(reporting), [np.zeros(10)], pairs, workers=1, metrics=["mean", "loss"])
+    assert named.channels == ("update", "num_examples", "metrics.loss", "metrics.mean")
+    with pytest.raises(UserError, match="'converged'"):  # a numeric metric outside the channels is not dropped
+        named.release("D", 3, np.random.default_rng(0))
+    absent = FlowerClientSystem(
+        counting_app(reporting), [np.zeros(10)], pairs, workers=1, metrics=["converged", "mean", "loss"]
+    )
+    assert np.all(np.isnan(absent.release("D", 3, np.random.default_rng(0))["metrics.loss"]))  # absent: NaN
+    with pytest.raises(UserError, match="metrics"):
+        FlowerClientSystem(counting_app(), [np.zeros(10)], pairs, metrics="mean")
+
+
+@pytest.mark.slow
+def test_a_count_and_a_metric_that_depend_on_the_record_are_unprotected_channels():
+    from pgc.flower import FlowerClientSystem
+
+    system = FlowerClientSystem(
+        counting_app(reporting), [np.zeros(10)], {"removed": ("D", "D-removed")}, relation="one record removed"
+    )
+    result = audit_system(system, "D", "D-removed", samples=2000, seed=0)
+    rows = {row.channel: row for row in result.rows}
+    for leaking in ("num_examples", "metrics.mean"):  # 40 against 39 records: every release tells them apart
+        assert rows[leaking].verdict == "unprotected channel" and rows[leaking].epsilon_lower_bound > 6.0
+    assert rows["metrics.converged"].verdict != "unprotected channel"  # the same on both data sets
+    assert result.verdict == "unprotected channel"
+    # the update's row is the one an audit of the update alone gives
+    alone = audit_system(system, "D", "D-removed", samples=2000, seed=0, channels=["update"]).rows[0]
+    assert rows["update"].to_dict() == alone.to_dict() and rows["update"].verdict != "violated"
+
+
 @pytest.mark.slow
 def test_a_sensitivity_set_to_the_clipping_norm_is_flagged_on_its_curve():
     # two clipped updates lie 2C apart; sensitivity = C halves the noise the claim needs
@@ -149,7 +235,7 @@ def test_one_run_audit_inside_a_flower_simulation_central_dp():
 
     setup = OneRunSetup(canaries=40, real_clients=2, rounds=1, mode="central-dp", noise_multiplier=2.0, seed=3)
     out = flower_one_run(setup)
-    rows = {r.scope: r for r in out["rows"]}
+    rows = {r.scope: r for r in out.rows}
     server, third = rows["server"], rows["third party (aggregate)"]
     # the server receives clipped updates in the clear and is promised nothing: every guess is right
     assert server.claimed_epsilon == math.inf and server.accuracy == 1.0
@@ -160,7 +246,7 @@ def test_one_run_audit_inside_a_flower_simulation_central_dp():
     for row in (server, third):  # the bound recomputed by an independent implementation
         alpha = 0.025
         expected = _steinke_bound_reference(row.canaries, row.guesses, row.correct, alpha, 0.0)
-        assert row.extra["steinke_epsilon_lower_bound"] == pytest.approx(expected, abs=1e-4)
+        assert row.steinke_epsilon_lower_bound == pytest.approx(expected, abs=1e-4)
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
 """A Flower ClientApp that trains with Opacus (examples/flower/opacus_app.py), audited through Flower's Message path:
 its claim is the module's own (Opacus's accountant), its releases are Opacus's DP-SGD updates, reproducible from the
-audit's seed."""
+audit's seed, beside the number of examples the reply states (a channel the claim does not cover)."""
 
 from __future__ import annotations
 
@@ -25,5 +25,9 @@ def test_an_opacus_client_app_is_audited_through_flowers_messages():
     again = system.release("D", 40, np.random.default_rng(3))["update"]
     assert first.shape == (40, 22) and np.array_equal(first, again)  # Opacus's noise seeded from the audit's stream
     assert np.std(first, axis=0).min() > 0.1  # noise σ·C·lr = 0.5 on every coordinate
+    # the reply states how many records trained: 100 against 99, beside the update, outside Opacus's claim
+    assert system.channels == ("update", "num_examples") and system.claim.covers == ("update",)
+    assert np.all(system.release("D-removed", 5, np.random.default_rng(3))["num_examples"] == 99)
     result = audit_system(system, "D", "D-removed", samples=300, seed=0)
     assert result.row("update").verdict != "violated"
+    assert result.row("num_examples").verdict == "unprotected channel"
