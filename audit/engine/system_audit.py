@@ -85,16 +85,26 @@ from pgc.schemas.provenance import Invocation
 
 def check_system(system: Any) -> tuple[str, ...]:
     """The system's channels (without ``all``); a clear ValueError when it does not meet the contract."""
-    missing = [k for k in ("name", "claim", "channels", "release") if not hasattr(system, k)]
+    return checked_system(system)[0]
+
+
+def checked_system(system: Any) -> tuple[tuple[str, ...], PrivacyClaim]:
+    """The system's channels (without ``all``) and its claim, each read once; a clear ValueError when it does not
+    meet the contract."""
+    values = {k: getattr(system, k, _MISSING) for k in ("name", "claim", "channels", "release")}
+    missing = [k for k, v in values.items() if v is _MISSING]
     if missing:
         raise UserError(f"{type(system).__name__} is not a System: it lacks {', '.join(missing)}")
-    if not callable(system.release):
-        raise UserError(f"{system.name}: release must be callable")
-    PrivacyClaim.of(system.claim)
-    channels = tuple(system.channels)
+    if not callable(values["release"]):
+        raise UserError(f"{values['name']}: release must be callable")
+    claim = PrivacyClaim.of(values["claim"])
+    channels = tuple(values["channels"])
     if not channels or not all(isinstance(c, str) and c for c in channels) or len(set(channels)) != len(channels):
-        raise UserError(f"{system.name}: channels must be distinct non-empty names, got {channels!r}")
-    return tuple(c for c in channels if c != ALL)
+        raise UserError(f"{values['name']}: channels must be distinct non-empty names, got {channels!r}")
+    return tuple(c for c in channels if c != ALL), claim
+
+
+_MISSING = object()
 
 
 def claim_for(system: Any, channel: str) -> tuple[float, float]:
@@ -127,14 +137,21 @@ def is_partly_covered(system: Any, channel: str, base_channels: Sequence[str]) -
     the claim as the most its covered part may leak (:func:`audit.verdicts.decide`). ``all`` joins every channel
     the system releases: a released channel the claim names is part of it (when the audit serves ``all`` alone,
     with no base channels to check, any channel the claim names)."""
-    claim = PrivacyClaim.of(system.claim)
+    return _partly_covered(PrivacyClaim.of(system.claim), channel, base_channels)
+
+
+def _partly_covered(claim: PrivacyClaim, channel: str, base_channels: Sequence[str]) -> bool:
     named = [c for c in claim.covers if c != ALL]
     joins_one = any(c in base_channels for c in named) if base_channels else bool(named)
     return channel == ALL and not claim.covering(ALL, tuple(base_channels)) and joins_one
 
 
 def system_accountant(
-    system: Any, channels: Sequence[str], claims: Mapping[str, tuple[float, float]], covered: Mapping[str, bool]
+    system: Any,
+    channels: Sequence[str],
+    claims: Mapping[str, tuple[float, float]],
+    covered: Mapping[str, bool],
+    claim: PrivacyClaim | None = None,
 ) -> tuple[dict[str, float | None], dict | None]:
     """ε at each covered channel's claimed δ of the noise the system says it adds (``dp_event`` /
     ``dp_event_for``; at δ = 0 its pure ε, :func:`audit.certification.accountant.accountant_epsilon`), and a summary
@@ -144,7 +161,7 @@ def system_accountant(
     summary = None
     event_for = system.dp_event_for if isinstance(system, DeclaresNoisePerChannel) else None
     base = system.dp_event() if isinstance(system, DeclaresNoise) else None
-    claim = PrivacyClaim.of(system.claim)
+    claim = PrivacyClaim.of(system.claim) if claim is None else claim
     overall = None if base is None else accountant_epsilon(base, claim.delta)
     if overall is not None:
         summary = {"epsilon": overall, "delta": float(claim.delta), "description": str(base)}
@@ -257,10 +274,11 @@ def audit_system(
     certified on fresh releases."""
     start = time.perf_counter()
     settings = replace(settings or AuditSettings(), **setting_values)
-    base = check_system(system)
+    base, claim = checked_system(system)  # the contract's shape and the claim, read once for the whole audit
     _check_options(broadcast, adversarial, search_pair, selection_pool, pairs)
     wanted = _wanted_channels(system, base, channels)
-    claims, covered, mus, profiles = _channel_claims(system, wanted, base)
+    read = ReadClaims.of(system, claim, wanted, base)
+    claims, covered, mus, profiles = read.claims, read.covered, read.mus, read.profiles
     settings = settings.for_claim(min(claims[ch][0] for ch in wanted))
     deltas = {ch: claims[ch][1] for ch in wanted}
     search_seq, train_seq, cert_seq = settings.streams()
@@ -315,7 +333,7 @@ def audit_system(
             system,
             bounds_by_channel,
             wanted,
-            (claims, covered, mus, profiles),
+            read,
             {ch: candidates[choice[ch]][0] for ch in wanted},
             settings,
         )
@@ -331,7 +349,7 @@ def audit_system(
     )
     return SystemAuditResult(
         audited=audited,
-        claim=PrivacyClaim.of(system.claim),
+        claim=read.claim,
         confidence=settings.confidence,
         samples_per_side=int(settings.samples),
         seed=int(settings.seed),
@@ -397,28 +415,26 @@ def _judged_rows(
     system: Any,
     bounds_by_channel: Mapping[str, EpsilonBound],
     wanted: Sequence[str],
-    claimed: tuple[dict, dict, dict, dict],
+    read: ReadClaims,
     broadcast_labels: Mapping[str, str],
     settings: AuditSettings,
 ) -> tuple[list, Any, dict | None]:
     """The judged rows (their contradictions and accountant beside the claims), the family verdict and the
     accountant's summary."""
-    claims, covered, mus, profiles = claimed
-    per_channel_accountant, accountant = system_accountant(system, wanted, claims, covered)
-    words = {ch: contradiction(_channel_claim(system, ch), per_channel_accountant[ch]) for ch in wanted}
-    base = check_system(system)
+    per_channel_accountant, accountant = system_accountant(system, wanted, read.claims, read.covered, read.claim)
+    words = {ch: contradiction(read.per_channel[ch], per_channel_accountant[ch]) for ch in wanted}
     rows, verdict = make_rows(
         {ch: bounds_by_channel[ch] for ch in wanted},
-        claims,
-        covered,
+        read.claims,
+        read.covered,
         settings.confidence,
         per_channel_accountant,
         broadcast_labels,
-        mus,
-        profiles,
+        read.mus,
+        read.profiles,
         settings.held_to_claim,
         words,
-        partly_covered=[ch for ch in wanted if is_partly_covered(system, ch, base)],
+        partly_covered=list(read.partly_covered),
     )
     return rows, verdict, accountant
 
@@ -432,14 +448,41 @@ def _check_options(broadcast: Any, adversarial: bool, search_pair: bool, selecti
         )
 
 
-def _channel_claims(system: Any, wanted: Sequence[str], base: Sequence[str]) -> tuple[dict, dict, dict, dict]:
-    """Per channel: the claimed (ε, δ), whether the claim covers it, and the curve a covered channel's claim
-    states (a μ-GDP curve or a privacy profile; the curve test runs on those)."""
-    claims = {ch: claim_for(system, ch) for ch in wanted}
-    covered = {ch: is_covered(system, ch, base) for ch in wanted}
-    mus = {ch: curve_for(system, ch) if covered[ch] else None for ch in wanted}
-    profiles = {ch: profile_for(system, ch) if covered[ch] else None for ch in wanted}
-    return claims, covered, mus, profiles
+@dataclass(frozen=True)
+class ReadClaims:
+    """The system's claim as one audit reads it, once: the whole claim and, per audited channel, the claim held to
+    it, whether the claim covers it (partly: the joint channel of a claim covering some channels) and the curve a
+    covered channel's claim states (a μ-GDP curve or a privacy profile; the curve test runs on those)."""
+
+    claim: PrivacyClaim
+    per_channel: Mapping[str, PrivacyClaim]
+    covered: Mapping[str, bool]
+    partly_covered: tuple[str, ...]
+
+    @classmethod
+    def of(cls, system: Any, claim: PrivacyClaim, wanted: Sequence[str], base: Sequence[str]) -> ReadClaims:
+        per_channel = {
+            ch: PrivacyClaim.of(system.claim_for(ch)) if isinstance(system, ClaimsPerChannel) else claim
+            for ch in wanted
+        }
+        return cls(
+            claim,
+            per_channel,
+            {ch: claim.covering(ch, tuple(base)) for ch in wanted},
+            tuple(ch for ch in wanted if _partly_covered(claim, ch, base)),
+        )
+
+    @property
+    def claims(self) -> dict[str, tuple[float, float]]:
+        return {ch: (float(c.epsilon), float(c.delta)) for ch, c in self.per_channel.items()}
+
+    @property
+    def mus(self) -> dict[str, float | None]:
+        return {ch: c.gdp_mu if self.covered[ch] else None for ch, c in self.per_channel.items()}
+
+    @property
+    def profiles(self) -> dict[str, tuple[tuple[float, float], ...] | None]:
+        return {ch: c.privacy_profile if self.covered[ch] else None for ch, c in self.per_channel.items()}
 
 
 def _broadcast_candidates(

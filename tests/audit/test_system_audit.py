@@ -474,3 +474,24 @@ def test_candidates_ranked_on_one_stream_share_common_random_numbers():
     for side in (0, 1):
         np.testing.assert_array_equal(first[side]["count"], again[side]["count"])
         assert not np.array_equal(first[side]["count"], other[side]["count"])
+
+
+def test_an_audit_reads_the_claim_once_whatever_its_channels():
+    """The contract check and the claim's reading share one read of ``system.claim``, for every channel at once."""
+    from pgc.contracts import PrivacyClaim
+
+    class Counting:
+        name = "counting"
+        channels = ("a", "b", "c")
+        reads = 0
+
+        @property
+        def claim(self):
+            type(self).reads += 1
+            return PrivacyClaim(1.0, 0.0, ("a", "b", "c"))
+
+        def release(self, secret, n, rng, *, broadcast=None):
+            return {ch: rng.laplace(float(secret), 1.0, size=(n, 1)) for ch in self.channels}
+
+    result = audit_system(Counting(), 0.0, 0.5, samples=2000, seed=0, progress=False)
+    assert Counting.reads == 1 and [r.channel for r in result.rows][:3] == ["a", "b", "c"]
