@@ -58,8 +58,8 @@ def _svt_budget_27(svt, uploaded: int, ratio: float) -> dict:
     if not all(hasattr(svt, name) for name in ("epsilon", "noise_var", "eps_2")):
         raise UserError(
             f"SVTPrivacy of NVIDIA FLARE {_nvflare_version()} has parameters this adapter cannot read; "
-            "state its claim instead (AUDIT_CLAIM = PrivacyClaim(eps, delta, ('update',)) in a module "
-            "that wraps the filter)"
+            "state its claim instead: pgc audit nvflare ... --claim EPSILON[,DELTA] (or AUDIT_CLAIM = "
+            "PrivacyClaim(eps, delta, ('update',)) in a module that wraps the filter)"
         )
     threshold = float(svt.epsilon)
     query = threshold * ratio
@@ -158,7 +158,7 @@ def filter_claim(flt, entries: int, recorded: dict | None, given: PrivacyClaim |
             {
                 "parameter": "the claim given with the filter",
                 "claim": f"ε = {given.epsilon:g}, δ = {given.delta:g} on {', '.join(given.covers)}",
-                "why": "stated by the user (AUDIT_CLAIM or claim=...)",
+                "why": "stated by the user (--claim, AUDIT_CLAIM or claim=...)",
             }
         ]
     if isinstance(flt, SVTPrivacy):

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from pgc.contracts import PrivacyClaim
 from pgc.errors import UserError
 
 from .claims import UPDATE, clipping_bound, filter_claim
@@ -246,17 +247,18 @@ def exclude_vars_system(data_kind: str = "WEIGHT_DIFF", **settings) -> FilterSys
     return filter_system(ExcludeVars(**settings), data_kind=data_kind)
 
 
-def filter_system_from_spec(spec: str, settings: dict) -> FilterSystem:
+def filter_system_from_spec(spec: str, settings: dict, claim: PrivacyClaim | None = None) -> FilterSystem:
     """The FilterSystem of the filter ``MODULE:FILTER`` (or ``path/to/file.py:FILTER``) built with ``settings``
-    (``data_kind`` and ``wire`` are the audit's own); a module may state ``AUDIT_CLAIM`` for a filter that
-    states no claim. A bad spec or setting is a one-line :class:`UserError`."""
+    (``data_kind`` and ``wire`` are the audit's own); ``claim`` (``pgc audit nvflare --claim``), else the module's
+    ``AUDIT_CLAIM``, replaces the claim read from the filter. A bad spec or setting is a one-line
+    :class:`UserError`."""
     from pgc.systems.registry import spec_module, system_factory
 
     settings = dict(settings)
     data_kind, wire = settings.pop("data_kind", "WEIGHT_DIFF"), settings.pop("wire", True)
     try:
         factory = system_factory(spec, "--nvflare")
-        claim = getattr(spec_module(spec), "AUDIT_CLAIM", None)
+        claim = claim if claim is not None else getattr(spec_module(spec), "AUDIT_CLAIM", None)
         flt = factory(**settings)
         return filter_system(flt, claim=claim, data_kind=data_kind, wire=bool(wire))
     except UserError:

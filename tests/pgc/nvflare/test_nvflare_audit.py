@@ -123,3 +123,37 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="names one of the updates"):
         system_of(ExcludeVars()).release("c", 1, rng())
     assert numbers_in({"a": {"b": 1, "c": "x"}, "d": True}) == {"a.b": 1.0, "d": 1.0}
+
+
+NOISY_FILTER = '''
+import numpy as np
+from nvflare.apis.dxo import from_shareable
+from nvflare.apis.filter import Filter
+
+
+class NoisyFilter(Filter):
+    """Laplace noise on every entry; it states no claim."""
+
+    def process(self, shareable, fl_ctx):
+        dxo = from_shareable(shareable)
+        dxo.data = {k: np.asarray(v) + np.random.laplace(0.0, 1.0, np.shape(v)) for k, v in dxo.data.items()}
+        return dxo.update_shareable(shareable)
+'''
+
+
+def test_a_stated_claim_replaces_the_one_the_adapter_reads(tmp_path):
+    import json
+
+    from pgc.cli.main import main
+
+    (tmp_path / "my_filters.py").write_text(NOISY_FILTER)
+    spec, out = f"{tmp_path / 'my_filters.py'}:NoisyFilter", tmp_path / "a.json"
+    argv = ["audit", "nvflare", spec, "--samples", "1000", "--no-progress", "--channels", "update", "--out", str(out)]
+    assert main([*argv, "--claim", "0.5,1e-6"]) == 0
+    result = json.loads(out.read_text())
+    assert result["claim"] == {"epsilon": 0.5, "delta": 1e-6, "covers": ["update"]}
+    assert result["library"]["readings"][0]["why"].startswith("stated by the user (--claim")
+    for bad in ("0", "x", "1,2", "1,0.1,3"):
+        with pytest.raises(SystemExit) as refused:
+            main([*argv, "--claim", bad, "--force"])
+        assert refused.value.code == 2

@@ -35,7 +35,7 @@ def test_unknown_release_refused_in_one_line():
     with pytest.raises(UserError) as err:
         svt_budget(svt, 100)
     message = str(err.value)
-    assert "\n" not in message and "NVIDIA FLARE" in message and "AUDIT_CLAIM" in message
+    assert "\n" not in message and "NVIDIA FLARE" in message and "--claim EPSILON[,DELTA]" in message
 
 
 def test_svt_27_readings_say_the_selection_spends_more_than_epsilon():

@@ -47,7 +47,7 @@ def audit_ldp(args, progress: bool):
 
 
 def audit_nvflare(args, progress: bool):
-    system = nvflare_system(args.nvflare, factory_settings(args.setting))
+    system = nvflare_system(args.nvflare, factory_settings(args.setting), args.claim)
     record = system.library_record()
     print(
         f"nvflare {record['version']} {record['protocol']} ({record['path']}); channels "
@@ -68,12 +68,17 @@ def library_run(record: dict):
     return schemas.LibraryRun(**{**record, **numbers, "readings": readings or None})
 
 
-def nvflare_system(spec: str, settings: dict):
-    """The FilterSystem of ``MODULE:FILTER`` (:func:`pgc.nvflare.system.filter_system_from_spec`)."""
+def nvflare_system(spec: str, settings: dict, claim: tuple[float, float] | None = None):
+    """The FilterSystem of ``MODULE:FILTER`` (:func:`pgc.nvflare.system.filter_system_from_spec`); ``claim``: the
+    (ε, δ) the user states on the update (``--claim``), instead of the one read from the filter."""
     try:
         from pgc.nvflare.system import filter_system_from_spec
     except ImportError as exc:
         raise UserError(
             f"--nvflare needs NVFlare: pip install -e '.[nvflare]' (scripts/setup.sh installs it): {exc}"
         ) from None
+    if claim is not None:
+        from pgc.contracts import PrivacyClaim
+
+        return filter_system_from_spec(spec, settings, PrivacyClaim(claim[0], claim[1], ("update",)))
     return filter_system_from_spec(spec, settings)

@@ -225,6 +225,31 @@ def add_adversarial_search(p, *, trials: bool) -> None:
         )
 
 
+def stated_claim(text: str) -> tuple[float, float]:
+    """``--claim EPSILON[,DELTA]``: the (ε, δ) a user states for code whose claim the adapter does not read."""
+    import math
+
+    parts = text.split(",")
+    try:
+        epsilon, delta = float(parts[0]), float(parts[1]) if len(parts) == 2 else 0.0
+    except (ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"expected EPSILON or EPSILON,DELTA, got {text!r}") from None
+    if len(parts) > 2 or not (epsilon > 0 and not math.isnan(epsilon)) or not 0 <= delta < 1:
+        raise argparse.ArgumentTypeError(f"expected ε > 0 and 0 ≤ δ < 1 as EPSILON[,DELTA], got {text!r}")
+    return epsilon, delta
+
+
+def add_stated_claim(p, covers: str) -> None:
+    """``--claim``: the claim a user states for the audited code, which replaces the one the adapter reads."""
+    p.add_argument(
+        "--claim",
+        type=stated_claim,
+        metavar="EPSILON[,DELTA]",
+        help=f"the (ε, δ) the code promises on its {covers}, stated instead of the claim the adapter reads from "
+        "the library (for a release whose parameters it cannot read, or a filter that states none)",
+    )
+
+
 def add_system_channels(p) -> None:
     p.add_argument(
         "--channels", default=None, help="the channels to audit, comma-separated (default: every channel of the system)"

@@ -27,6 +27,7 @@ from .options import (
     add_pairs,
     add_selection_options,
     add_shared_arguments,
+    add_stated_claim,
     add_system_channels,
     add_trial,
     adversarial_channels,
@@ -218,6 +219,7 @@ class NvflareSubcommand(AuditSubcommand):
             "data_kind=WEIGHTS filters full weights instead of WEIGHT_DIFF; repeatable",
         )
         p.add_argument("--pair", help="one of the built-in client updates' pairs (default: the first)")
+        add_stated_claim(p, "update")
         add_system_channels(p)
         add_float_exact(p)
         add_selection_options(p)
