@@ -134,8 +134,6 @@ def adversarial_curve(
                     epsilon_lower_bound=c.epsilon_lower_bound,
                     ratio=bound_ratio(c.epsilon_lower_bound, eps),
                     samples_per_side=c.samples_per_side,
-                    verdict=c.verdict,
-                    p_value=c.p_value,
                 )
                 for c in rows
             ]

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .audit_rows import AuditRow, Verdict
+from .audit_rows import AuditRow
 from .base import Record, Result
 from .provenance import Invocation
 
@@ -224,9 +224,7 @@ class CurvePoint(Record):
     channel: str = "all"
     psi: float | None = None
     psi_prime: float | None = None
-    samples_per_side: int | None = None
-    verdict: Verdict | None = None
-    p_value: float | None = None
+    samples_per_side: int | None = None  # the point's row (its verdict and p-value) is in the result's channels
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -180,7 +180,8 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
         for name, tp in typing.get_type_hints(cls).items():
             if "AuditRow" in str(tp):
                 holders[kind] = name
-    assert holders == {"audit": "channels", "system-audit": "rows", "flower-one-run": "rows", "opacus-one-run": "rows"}
+    own = {kind.KIND: "channels" for kind in schemas.AUDIT_KINDS}
+    assert holders == {**own, "system-audit": "rows", "flower-one-run": "rows", "opacus-one-run": "rows"}
     assert typing.get_type_hints(schemas.AdversarialAudit)["channels"] == list[AuditRow]
     records = {
         c
