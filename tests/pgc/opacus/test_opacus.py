@@ -209,6 +209,17 @@ def test_the_black_box_view_is_the_trained_models_loss_on_the_differing_record()
             OpacusSystem(client(), **bad)
 
 
+def test_the_large_example_client_has_about_100000_parameters_and_releases_them():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("large_client", EXAMPLE.with_name("large_client.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    system = OpacusSystem(module.make())
+    out = system.release("with", 2, np.random.default_rng(0))
+    assert out["update"].shape == (2, 100_942) and np.all(out["examples"] == 200)
+
+
 def test_the_offered_tests_project_on_the_records_clipped_gradient():
     system = OpacusSystem(client(local_steps=2, loss_reduction="sum"), record="canary", per_step=True)
     names = {channel: [t.name for t in system.audit_statistics(channel)] for channel in system.channels}
