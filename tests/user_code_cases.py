@@ -363,6 +363,12 @@ def lay_out(folder: Path) -> None:
         (folder / name).write_text(textwrap.dedent(FILES[name]))
 
 
+def _as_in_a_terminal() -> None:
+    """The child's Ctrl-C as a terminal delivers it: a test run started in the background of a non-interactive shell
+    ignores SIGINT, and an ignored signal stays ignored across exec (Python then installs no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_case(case: Case, folder: Path, timeout: float = 180.0) -> CaseResult:
     lay_out(folder)
     command = (
@@ -378,6 +384,7 @@ def run_case(case: Case, folder: Path, timeout: float = 180.0) -> CaseResult:
         text=True,
         env=gen.child_env(),
         stdin=subprocess.DEVNULL,
+        preexec_fn=_as_in_a_terminal,
     )
     shown = ""
     if case.interrupt_when is not None:  # wait for the stage to begin (its line is flushed), then interrupt it
