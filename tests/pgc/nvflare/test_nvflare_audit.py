@@ -142,18 +142,17 @@ class NoisyFilter(Filter):
 
 
 def test_a_stated_claim_replaces_the_one_the_adapter_reads(tmp_path):
-    import json
-
+    from pgc.cli.commands.audit.library import nvflare_system
     from pgc.cli.main import main
 
     (tmp_path / "my_filters.py").write_text(NOISY_FILTER)
-    spec, out = f"{tmp_path / 'my_filters.py'}:NoisyFilter", tmp_path / "a.json"
-    argv = ["audit", "nvflare", spec, "--samples", "1000", "--no-progress", "--channels", "update", "--out", str(out)]
-    assert main([*argv, "--claim", "0.5,1e-6"]) == 0
-    result = json.loads(out.read_text())
-    assert result["claim"] == {"epsilon": 0.5, "delta": 1e-6, "covers": ["update"]}
-    assert result["library"]["readings"][0]["why"].startswith("stated by the user (--claim")
+    spec = f"{tmp_path / 'my_filters.py'}:NoisyFilter"
+    assert nvflare_system(spec, {}).claim.epsilon == math.inf  # the filter states none: no claim read
+    system = nvflare_system(spec, {}, (0.5, 1e-6))  # what pgc audit nvflare SPEC --claim 0.5,1e-6 audits
+    assert (system.claim.epsilon, system.claim.delta, system.claim.covers) == (0.5, 1e-6, ("update",))
+    assert system.library_record()["readings"][0]["why"].startswith("stated by the user (--claim")
+    out = tmp_path / "a.json"
     for bad in ("0", "x", "1,2", "1,0.1,3"):
         with pytest.raises(SystemExit) as refused:
-            main([*argv, "--claim", bad, "--force"])
-        assert refused.value.code == 2
+            main(["audit", "nvflare", spec, "--claim", bad, "--out", str(out)])
+        assert refused.value.code == 2 and not out.exists()
