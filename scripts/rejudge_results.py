@@ -29,7 +29,7 @@ from audit.engine.recertify import recertify  # noqa: E402
 from audit.engine.system_audit import is_partly_covered  # noqa: E402
 from audit.verdicts import with_family  # noqa: E402
 from pgc.contracts import ALL, PrivacyClaim  # noqa: E402
-from pgc.schemas import number  # noqa: E402
+from pgc.schemas import AUDIT_KINDS, number  # noqa: E402
 from pgc.schemas.audit_rows import AuditRow  # noqa: E402
 
 KINDS = ("audit", "system-audit", "flower-one-run")
@@ -66,8 +66,8 @@ def _claims_part(data: dict) -> bool:
     """Whether the result's claim covers part of its joint channel
     (:func:`audit.engine.system_audit.is_partly_covered` on
     the claim and the channels the result records)."""
-    if data["kind"] == "audit":
-        return True  # PGC-A3C: the gradient is always covered
+    if data["kind"] == "audit" or data["kind"] in {kind.KIND for kind in AUDIT_KINDS}:
+        return True  # PGC-A3C's and a mechanism's audits: the gradient (the output) is always covered
     claim = data.get("claim") or {}
     stated = PrivacyClaim(
         number(claim.get("epsilon", "inf")), claim.get("delta", 0.0), tuple(claim.get("covers") or ())
