@@ -36,29 +36,89 @@ def fmt_eps(x: float | None, digits: int = 3) -> str:
 
 @dataclass
 class BoundRow:
+    """Where one audit row sits in the report: its source, its subject and observer group, its composition, the
+    notes shown beside it and what Holm's procedure kept of it. Its numbers and verdict are the audit row's own,
+    read through it (:attr:`row`); the context fields only fill in what an older row does not record."""
+
     source: str
     subject: str  # mechanism or run
-    channel: str
-    claimed: float | None
-    lower_bound: float
-    confidence: float | None
-    cap: float | None  # largest ε certifiable with this budget
-    samples: int | None
-    delta: float | None
-    k: int | None  # linked submissions (composition)
-    test: str  # statistic / hypothesis
-    verdict: str  # the audit's own verdict of the row (schemas.Verdict's word), never derived here
+    row: AuditRow  # the audit's row itself: its numbers, verdict, reason and power
+    k: int | None = None  # linked submissions (composition)
     notes: list[str] = field(default_factory=list)
-    p_value: float | None = None  # of the finding the row's verdict states (AuditRow.finding_p_value)
-    model: str = ""  # "adversarial" for adversarial-aggregator rows
     holm_significant: bool | None = None  # Holm keeps the row's finding (None: not in the family)
     protect: tuple = ()  # the mitigations of the audited configuration (pgc.a3c.protect); claim = total ε
     group: str = ""  # who observes: "mechanism", "honest aggregator", "adversarial aggregator", a system's name
-    accountant: float | None = None  # ε an accountant gives for the same release (system audits)
     reference: bool = False  # from a committed reference result, not the run's own
-    covered: bool | None = None  # the claim covers the channel, as the audit's row says
     system: str | None = None  # the audited System's name (system audits); None for PGC-A3C's own audits
-    row: AuditRow | None = None  # the audit's row itself (its verdict, reason and power)
+    audit_confidence: float | None = None  # the audit's confidence, where the row records none
+    audit_model: str = ""  # the model or broadcast the audit names, where the row names none
+    claim_covers: bool | None = None  # the audit's claim covers the channel, where the row does not say
+
+    @property
+    def judged(self) -> bool:
+        """The audit judged the row (a verdict of its own): only such rows join the report's Holm family."""
+        return self.row.verdict is not None
+
+    channel = property(lambda self: self.row.channel)
+    claimed = property(lambda self: self.row.claimed_epsilon)
+    lower_bound = property(lambda self: self.row.epsilon_lower_bound)
+    cap = property(lambda self: self.row.max_certifiable_epsilon)  # largest ε certifiable with this budget
+    samples = property(lambda self: self.row.samples_per_side)
+    delta = property(lambda self: self.row.claimed_delta)
+    test = property(lambda self: self.row.statistic or "")  # statistic / hypothesis
+    accountant = property(lambda self: self.row.accountant_epsilon)  # ε an accountant gives for the same release
+
+    @property
+    def confidence(self) -> float | None:
+        return self.row.confidence or self.audit_confidence
+
+    @property
+    def verdict(self) -> str:
+        """The audit's own verdict of the row (schemas.Verdict's word), never derived here."""
+        return str(self.row.verdict) if self.row.verdict is not None else "inconclusive"
+
+    @property
+    def p_value(self) -> float | None:
+        """The p-value of the finding the row's verdict states (AuditRow.finding_p_value)."""
+        p = self.row.finding_p_value()
+        return p if p is not None and 0.0 <= p <= 1.0 else None
+
+    @property
+    def model(self) -> str:
+        """ "adversarial" for adversarial-aggregator rows; a system audit's broadcast."""
+        return self.audit_model or self.row.model or ""
+
+    @property
+    def covered(self) -> bool | None:
+        """The claim covers the channel, as the audit's row says."""
+        return self.row.covered if self.row.covered is not None else self.claim_covers
+
+    def record(self) -> dict:
+        """The row as the report's JSON lists it."""
+        return {
+            "source": self.source,
+            "subject": self.subject,
+            "channel": self.channel,
+            "claimed": self.claimed,
+            "lower_bound": self.lower_bound,
+            "confidence": self.confidence,
+            "cap": self.cap,
+            "samples": self.samples,
+            "delta": self.delta,
+            "k": self.k,
+            "test": self.test,
+            "verdict": self.verdict,
+            "notes": list(self.notes),
+            "p_value": self.p_value,
+            "model": self.model,
+            "holm_significant": self.holm_significant,
+            "protect": list(self.protect),
+            "group": self.group,
+            "accountant": self.accountant,
+            "reference": self.reference,
+            "covered": self.covered,
+            "system": self.system,
+        }
 
     @property
     def outside_claim(self) -> bool:
@@ -69,7 +129,7 @@ class BoundRow:
     @property
     def partly_covered(self) -> bool:
         """The joint row of a claim that covers part of it (the audit row's ``partly_covered``)."""
-        return bool(self.row is not None and self.row.partly_covered)
+        return bool(self.row.partly_covered)
 
     @property
     def leaks_outside_claim(self) -> bool:
@@ -216,7 +276,7 @@ def holm_family(rows: list[BoundRow]) -> dict:
     row's Holm-adjusted p-value; per-row bounds and verdicts are unchanged (each valid alone)."""
     from audit.verdicts import family_verdict
 
-    members = [r for r in rows if r.row is not None]
+    members = [r for r in rows if r.judged]
     confs = [r.confidence for r in members if r.confidence]
     alpha = 1.0 - (min(confs) if confs else 0.95)
     family = family_verdict([r.row for r in members], alpha)

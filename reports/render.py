@@ -54,13 +54,13 @@ details.reference{background:#f8f9fa}
 
 def bound_json(b) -> dict:
     """A bound row of the report's JSON: its fields, and from the audit's row its verdict's reason and power."""
-    out = {k: v for k, v in asdict(b).items() if k != "row"}
-    row = b.row
+    out = b.record()
+    judged = b.judged
     out.update(
         budget_limited=b.budget_limited,
-        verdict_reason=row.verdict_reason if row else None,
-        detectable_epsilon=row.detectable_epsilon if row else None,
-        detectable_delta=row.detectable_delta if row else None,
+        verdict_reason=b.row.verdict_reason if judged else None,
+        detectable_epsilon=b.row.detectable_epsilon if judged else None,
+        detectable_delta=b.row.detectable_delta if judged else None,
     )
     return out
 

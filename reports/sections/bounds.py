@@ -60,29 +60,15 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
         m = K_IN_NAME.search(channel)
         k = int(m.group(1)) if m else None
         subject, group = _audit_subject(result, obj, src.label)
-        protect = tuple(obj.protect or protection)
-        verdict = str(obj.verdict) if obj.verdict is not None else "inconclusive"
-        p_val = obj.finding_p_value()
         row = BoundRow(
             source=src.label,
             subject=subject,
-            channel=channel,
-            claimed=obj.claimed_epsilon,
-            lower_bound=obj.epsilon_lower_bound,
-            confidence=obj.confidence or result.confidence,
-            cap=obj.max_certifiable_epsilon,
-            samples=obj.samples_per_side,
-            delta=obj.claimed_delta,
+            row=obj,
             k=k,
-            test=obj.statistic or "",
-            verdict=verdict,
-            p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
-            model=obj.model or "",
-            protect=protect,
+            protect=tuple(obj.protect or protection),
             group=group,
             reference=src.reference,
-            covered=obj.covered,
-            row=obj if obj.verdict is not None else None,
+            audit_confidence=result.confidence,
         )
         if obj.verdict_reason:
             row.notes.append(obj.verdict_reason)

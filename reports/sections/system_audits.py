@@ -23,31 +23,17 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
     subject = f"{r.system} · {r.pair}" if r.pair else f"{r.system} · {_short(r.secret)} vs {_short(r.secret_prime)}"
     rows = []
     for x in r.rows:
-        covered = x.covered if x.covered is not None else x.channel in r.claim.covers
-        verdict = str(x.verdict)
-        p_val = x.finding_p_value()
         rows.append(
             BoundRow(
                 source=src.label,
                 subject=subject,
-                channel=x.channel,
-                claimed=x.claimed_epsilon,
-                lower_bound=x.epsilon_lower_bound,
-                confidence=r.confidence,
-                cap=x.max_certifiable_epsilon,
-                samples=x.samples_per_side,
-                delta=x.claimed_delta,
-                k=None,
-                test=x.statistic or "",
-                verdict=verdict,
-                p_value=p_val if p_val is not None and 0.0 <= p_val <= 1.0 else None,
-                model=str(r.broadcast),
-                group=f"{r.system} ({r.broadcast})",
-                accountant=x.accountant_epsilon,
-                reference=src.reference,
-                covered=covered,
-                system=r.system,
                 row=x,
+                group=f"{r.system} ({r.broadcast})",
+                reference=src.reference,
+                system=r.system,
+                audit_confidence=r.confidence,
+                audit_model=str(r.broadcast),
+                claim_covers=x.channel in r.claim.covers,
                 notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + _curve_notes(x) + [x.verdict_reason or ""],
             )
         )

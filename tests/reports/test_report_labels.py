@@ -8,6 +8,7 @@ import json
 import numpy as np
 from result_fixtures import audit_file
 
+from pgc.schemas import AuditRow
 from reports import build_report, load_sources, plots
 from reports.content import BoundRow, summary_rows
 from reports.sections.adversarial import adversarial_from_audit
@@ -68,21 +69,17 @@ def test_each_adversarial_row_names_the_theta_it_was_certified_at(tmp_path):
 
 
 def _row(channel, claimed, lb, verdict, k=None):
-    return BoundRow(
-        source="s",
-        subject="m",
-        channel=channel,
-        claimed=claimed,
-        lower_bound=lb,
+    row = AuditRow.make(
+        channel,
+        claimed_epsilon=claimed,
+        epsilon_lower_bound=lb,
         confidence=0.95,
-        cap=8.0,
-        samples=1000,
-        delta=0.0,
-        k=k,
-        test="",
+        max_certifiable_epsilon=8.0,
+        samples_per_side=1000,
+        claimed_delta=0.0,
         verdict=verdict,
-        group="honest aggregator",
     )
+    return BoundRow(source="s", subject="m", row=row, k=k, group="honest aggregator")
 
 
 def test_the_headline_draws_each_bar_against_its_own_claim_with_every_colour_in_the_legend(monkeypatch):
