@@ -107,31 +107,6 @@ def checked_system(system: Any) -> tuple[tuple[str, ...], PrivacyClaim]:
 _MISSING = object()
 
 
-def claim_for(system: Any, channel: str) -> tuple[float, float]:
-    """(ε, δ) claimed for one channel: the system's ``claim_for(channel)`` where it has one, else its claim."""
-    claim = _channel_claim(system, channel)
-    return float(claim.epsilon), float(claim.delta)
-
-
-def _channel_claim(system: Any, channel: str) -> PrivacyClaim:
-    return PrivacyClaim.of(system.claim_for(channel) if isinstance(system, ClaimsPerChannel) else system.claim)
-
-
-def curve_for(system: Any, channel: str) -> float | None:
-    """μ of the μ-GDP curve claimed for one channel (the system's ``claim_for(channel)`` where it has one),
-    or None when the claim states no curve."""
-    return _channel_claim(system, channel).gdp_mu
-
-
-def profile_for(system: Any, channel: str) -> tuple[tuple[float, float], ...] | None:
-    """The privacy profile claimed for one channel, or None when the claim states none."""
-    return _channel_claim(system, channel).privacy_profile
-
-
-def is_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
-    return PrivacyClaim.of(system.claim).covering(channel, tuple(base_channels))
-
-
 def is_partly_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
     """The joint channel ``all`` of a claim that covers some of the system's channels but not all: its row is held to
     the claim as the most its covered part may leak (:func:`audit.verdicts.decide`). ``all`` joins every channel

@@ -77,8 +77,10 @@ def one_run_audit(
     log-likelihood ratio, a quarter plays M simulated canaries with the auditor's coins, on which r is
     chosen (:func:`best_guess_count`).
     """
-    from audit.engine.system_audit import check_system, claim_for, curve_for, is_covered, is_partly_covered
+    from audit.engine.system_audit import ReadClaims, checked_system
 
+    base, claim = checked_system(system)
+    read = ReadClaims.of(system, claim, channels, base)  # the claim, read once for every channel
     truth = np.asarray(truth, dtype=np.int64)
     m = int(truth.size)
     if m < 10:
@@ -99,7 +101,7 @@ def one_run_audit(
             sim[ch] = sim[ch][perm]
     n_fit, n_cal = samples // 2, samples // 4
     fit_sl, cal_sl, sel_sl = slice(0, n_fit), slice(n_fit, n_fit + n_cal), slice(n_fit + n_cal, samples)
-    claims = {ch: claim_for(system, ch) for ch in channels}
+    claims = read.claims
     # ---- a statistic per channel (fit half), its calibrated log-likelihood ratio (calibration quarter) ----
     labels = {ch: f"{secret} vs {secret_prime} [{ch}, one-run]" for ch in channels}
     tests, ratios, summed = _fit_one_run_ratios(
@@ -117,22 +119,22 @@ def one_run_audit(
     # ---- r and the ratio chosen on M simulated canaries; then the real canaries are guessed and counted ----
     n_sel = min(samples - n_fit - n_cal, m)
     sim_coins = coin_rng.integers(0, 2, size=n_sel)
-    rows, base = [], check_system(system)
+    rows = []
     for ch in channels:
         sim_out = np.where(sim_coins[:, None] == 1, sim_pos[ch][sel_sl][:n_sel], sim_neg[ch][sel_sl][:n_sel])
         options = ratios[ch] if isinstance(ratios[ch], list) else [ratios[ch]]
         names = [tests[ch].statistic, f"sum of {' and '.join(summed)} ratios"]
         fields = _one_run_row(
-            options, names, sim_out, sim_coins, observed[ch], truth, claims[ch], alpha, curve_for(system, ch)
+            options, names, sim_out, sim_coins, observed[ch], truth, claims[ch], alpha, read.per_channel[ch].gdp_mu
         )
         rows.append(
             one_run_row(
                 ch,
                 {**fields, "samples_per_side": samples},
-                covered=is_covered(system, ch, base),
+                covered=read.covered[ch],
                 confidence=confidence,
                 scope=scope,
-                partly_covered=is_partly_covered(system, ch, base) or None,
+                partly_covered=(ch in read.partly_covered) or None,
             )
         )
     return rows
