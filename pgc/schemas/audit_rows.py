@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .base import Record, is_flat, record_type
+from .base import Record, flat_keys, is_flat, record_type
 
 
 class Verdict(str, enum.Enum):
@@ -269,13 +269,6 @@ class AuditRow(Record):
         channel = flat.pop("channel", self.channel)
         return dataclasses.replace(self, channel=channel, **_parts(self, _with_coverage(flat, self)))
 
-    def __getattr__(self, name: str) -> Any:
-        where = FLAT_KEYS.get(name)
-        if where is None:
-            raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
-        part = object.__getattribute__(self, where[0])
-        return None if part is None else getattr(part, where[1])
-
     @property
     def covered(self) -> bool | None:
         """The claim covers this channel whole (None: the row does not say)."""
@@ -328,12 +321,7 @@ def _with_coverage(flat: dict[str, Any], row: AuditRow | None = None) -> dict[st
 _ROW_HINTS = typing.get_type_hints(AuditRow)
 _PART_TYPES: dict[str, type[Record]] = {f.name: record_type(_ROW_HINTS[f.name]) for f in fields(AuditRow) if is_flat(f)}
 # flat JSON key -> (the row's part, the part's field), derived from the parts' fields
-FLAT_KEYS: dict[str, tuple[str, str]] = {
-    str(f.metadata.get("json", f.name)): (part, f.name)
-    for part, tp in _PART_TYPES.items()
-    for f in fields(tp)
-    if f.name != "extra"
-}
+FLAT_KEYS: dict[str, tuple[str, str]] = flat_keys(AuditRow)
 
 
 def _parts(row: AuditRow | None, flat: dict[str, Any]) -> dict[str, Any]:

@@ -294,13 +294,14 @@ class Record:
         return cls(**values, extra=extra)
 
     def __getattr__(self, name: str) -> Any:
-        """A field of a flat part read as the record's own (``result.command`` is ``result.invocation.command``);
-        None where that part is absent."""
-        part = _flat_attributes(type(self)).get(name)
-        if part is None:
+        """A flat part's key read as the record's own attribute, by its JSON name (``result.command`` is
+        ``result.invocation.command``; ``row.claimed_epsilon`` is ``row.claim.epsilon``); None where that part is
+        absent."""
+        where = flat_keys(type(self)).get(name)
+        if where is None:
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
-        value = object.__getattribute__(self, part)
-        return None if value is None else getattr(value, name)
+        part = object.__getattribute__(self, where[0])
+        return None if part is None else getattr(part, where[1])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: the named fields that are set (None left out; flat parts beside them), then ``extra``."""
@@ -320,18 +321,21 @@ class Record:
 
 
 _JSON_KEYS: dict[type, frozenset[str]] = {}  # per record class, filled on first use
-_FLAT_ATTRIBUTES: dict[type, dict[str, str]] = {}  # per record class: a flat part's field name -> that part's field
+_FLAT_KEYS: dict[type, dict[str, tuple[str, str]]] = {}  # per record class, filled on first use
 
 
-def _flat_attributes(cls: type[Record]) -> dict[str, str]:
-    if cls not in _FLAT_ATTRIBUTES:
+def flat_keys(cls: type[Record]) -> dict[str, tuple[str, str]]:
+    """A record class's flat JSON keys: each key -> (the flat part's field, that part's own field); computed once
+    per class."""
+    if cls not in _FLAT_KEYS:
         hints = typing.get_type_hints(cls)
-        names: dict[str, str] = {}
+        keys: dict[str, tuple[str, str]] = {}
         for f in dataclasses.fields(cls):
             if is_flat(f):
-                names |= {g.name: f.name for g in dataclasses.fields(record_type(hints[f.name])) if g.name != "extra"}
-        _FLAT_ATTRIBUTES[cls] = names
-    return _FLAT_ATTRIBUTES[cls]
+                part = record_type(hints[f.name])
+                keys |= {json_name(g): (f.name, g.name) for g in dataclasses.fields(part) if g.name != "extra"}
+        _FLAT_KEYS[cls] = keys
+    return _FLAT_KEYS[cls]
 
 
 def _json_keys(cls: type[Record]) -> frozenset[str]:
