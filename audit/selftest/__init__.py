@@ -77,21 +77,6 @@ class SelfTestRow:
     def passed(self) -> bool:
         return self.result.violation != self.case.correct
 
-    def to_dict(self) -> dict:
-        return {
-            "name": self.case.name,
-            "mode": self.case.mode,
-            "correct_mechanism": self.case.correct,
-            "claimed_epsilon": self.result.claimed_epsilon,
-            "true_epsilon": self.true_epsilon,
-            "epsilon_lower_bound": self.result.epsilon_lower_bound,
-            "delta_lower_bound": self.result.delta_lower_bound,
-            "verdict": self.result.verdict,
-            "reason": self.result.reason,
-            "passed": self.passed,
-            "audit": self.result.to_dict(),
-        }
-
 
 def run_self_test(
     samples: int = 1_000_000,

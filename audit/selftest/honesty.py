@@ -36,15 +36,6 @@ class HonestyOutcome:
     shown: str  # what the audit said, in numbers and words
     rows: tuple[AuditRow, ...]
 
-    def to_dict(self) -> dict:
-        return {
-            "case": self.case,
-            "expected": self.expected,
-            "passed": self.passed,
-            "shown": self.shown,
-            "rows": [r.to_dict() for r in self.rows],
-        }
-
 
 def _own_curve(seed: int, progress: bool) -> HonestyOutcome:
     from audit.engine.blackbox import audit_mechanism

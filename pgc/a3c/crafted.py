@@ -452,9 +452,6 @@ class WorstPairResult:
     trials: list[dict]
     wall_time_s: float
 
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
 
 def worst_pair_search(
     lo: float,

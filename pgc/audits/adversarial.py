@@ -331,7 +331,7 @@ def crafted_pair_records(
     channels: Sequence[str] = ("gradient", "score", "all"),
     executor=None,
     **options,
-) -> Iterator[tuple[WorstPairResult | None, AdversarialAuditResult, dict]]:
+) -> Iterator[tuple[WorstPairResult | None, AdversarialAuditResult, schemas.AdversarialAudit]]:
     """:func:`adversarial_pair_audits` of ``pairs`` (a :class:`pgc.options.GravityRange` is searched for its
     worst pair; the crafted models' search on the gradient unless only the score is audited), each pair's
     crafted θ saved as checkpoints beside the result (``companion(suffix)`` names them). Yields, pair by pair
@@ -389,7 +389,7 @@ def adversarial_record(
             objective=", ".join(res.searches),
             evaluations=sum(s.evaluations for s in searches),
             wall_time_s=sum(s.wall_time_s for s in searches),
-            per_objective={k: _crafted_search(s) for k, s in res.searches.items()},
+            per_objective={k: schemas.CraftedSearch(**s.to_dict()) for k, s in res.searches.items()},
         ),
         score_means={k: [float(x) for x in v] for k, v in res.score_means.items()},
         theta_files=theta_files,
@@ -397,17 +397,6 @@ def adversarial_record(
         worst_pair_search=worst_pair,
         wall_time_s=res.wall_time_s,
         protection=schemas.ProtectedClaim(**res.extra) if res.extra else None,
-    )
-
-
-def _crafted_search(s: SearchResult) -> schemas.CraftedSearch:
-    return schemas.CraftedSearch(
-        objective=s.objective,
-        value=float(s.value),
-        evaluations=int(s.evaluations),
-        wall_time_s=float(s.wall_time_s),
-        vector=[float(x) for x in s.vector],
-        history=[float(x) for x in s.history],
     )
 
 

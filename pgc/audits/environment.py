@@ -123,19 +123,6 @@ class EnvironmentAuditResult:
                 return c
         raise KeyError(name)
 
-    def to_dict(self) -> dict:
-        return {
-            "psi": self.psi,
-            "psi_prime": self.psi_prime,
-            "mechanism": self.mechanism,
-            "claimed_epsilon": self.claimed_epsilon,
-            "confidence": self.confidence,
-            "score_means": list(self.score_means),
-            "wall_time_s": self.wall_time_s,
-            "channels": [c.to_dict() for c in self.channels],
-            **self.extra,
-        }
-
 
 @dataclass(frozen=True)
 class EnvironmentSettings:
