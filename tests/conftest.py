@@ -134,14 +134,25 @@ def installed_pgc(tmp_path_factory):
 
 @pytest.fixture
 def no_result_parsing(monkeypatch):
-    """While the test runs, parsing a record from a dict raises, except the run folders a command reads
-    (``train`` summaries): a command that writes a result must write its typed result, never a dict parsed back."""
-    from pgc.schemas import TrainRun, TrainTrial, base
+    """While the test runs, parsing a record from a dict raises, except a run folder's summary read as a command's
+    input (``train`` records, outside :func:`pgc.schemas.dump`): a command that writes a result must write its typed
+    result, never a dict parsed back."""
+    import sys
+
+    from pgc.schemas import MechanismRecord, TrainRun, TrainTrial, TrialProtection, base
 
     parse = base.Record.from_dict.__func__
+    run_folder = (TrainRun, TrainTrial, TrialProtection, MechanismRecord)
+
+    def written(frame) -> bool:  # a caller on the stack is schemas.dump: a result on its way to a file
+        while frame is not None:
+            if frame.f_code.co_name == "dump" and frame.f_globals.get("__name__") == "pgc.schemas":
+                return True
+            frame = frame.f_back
+        return False
 
     def refuse(cls, data, where=""):
-        if cls in (TrainRun, TrainTrial):  # an input file of the command
+        if cls in run_folder and not written(sys._getframe(1)):  # an input file of the command
             return parse(cls, data, where)
         raise AssertionError(f"{cls.__name__} parsed from a dict while the command ran")
 

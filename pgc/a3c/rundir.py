@@ -63,7 +63,8 @@ def versions() -> dict[str, str]:
 def save_run(
     results, out_dir: str | Path, *, wall_time: float, extra: dict | None = None, overwrite: bool = False
 ) -> Path:
-    """Write a list of :class:`pgc.a3c.trainer.TrainResult` as a run folder (atomically)."""
+    """Write a list of :class:`pgc.a3c.trainer.TrainResult` as a run folder (atomically); ``extra`` may give the
+    summary's ``note`` and ``reading``."""
     out = Path(out_dir)
     with output_lock(out), replace_directory_atomically(out, "train") as tmp:
         check_output_dir(out, force=overwrite, command="train")
@@ -79,25 +80,68 @@ def save_run(
                 r.ground_truth.save(tdir)
                 if getattr(r, "canaries", None) is not None:
                     r.canaries.save(tdir)
-            trials.append(
-                {
-                    "dir": tdir.name,
-                    "config": r.config.to_dict(),
-                    **r.summary(),
-                    "transcript": r.transcript is not None,
-                    "mechanism": getattr(r, "mechanism", None),
-                }
-            )
-        summary = {
-            "format": FORMAT,
-            "wall_time_s": wall_time,
-            "agent_steps": int(sum(r.agent_steps for r in results)),
-            "versions": versions(),
-            "trials": trials,
-            **(extra or {}),
-        }
-        (tmp / SUMMARY_FILE).write_text(json.dumps(json_safe(schemas.dump("train", summary)), indent=2) + "\n")
+            trials.append(_trial_record(tdir.name, r))
+        given = extra or {}
+        if set(given) - {"note", "reading"}:
+            raise TypeError(f"save_run records a note and a reading, not {sorted(set(given) - {'note', 'reading'})}")
+        summary = schemas.TrainRun(
+            format=FORMAT,
+            wall_time_s=wall_time,
+            agent_steps=int(sum(r.agent_steps for r in results)),
+            versions=versions(),
+            trials=trials,
+            note=given.get("note"),
+            reading=given.get("reading"),
+        )
+        (tmp / SUMMARY_FILE).write_text(json.dumps(json_safe(summary.to_dict()), indent=2) + "\n")
     return out
+
+
+def _trial_record(name: str, r) -> schemas.TrainTrial:
+    """The summary's entry of one trial: its folder, configuration, outcome, protection and mechanism."""
+    s = r.summary()
+    mechanism = getattr(r, "mechanism", None)
+    return schemas.TrainTrial(
+        dir=name,
+        config=r.config.to_dict(),
+        seed=s["seed"],
+        fst=r.fst,
+        final_mu=s["final_mu"],
+        best_mu=s["best_mu"],
+        submissions=s["submissions"],
+        updates=s["updates"],
+        agent_steps=s["agent_steps"],
+        nonfinite_gradients=s["nonfinite_gradients"],
+        protection=_protection(s) if r.config.protect else None,
+        transcript=r.transcript is not None,
+        mechanism=None if mechanism is None else _mechanism_record(mechanism),
+    )
+
+
+def _protection(s: dict) -> schemas.TrialProtection:
+    """The protection keys of a trial's summary (its ε values written as JSON numbers, read back as floats)."""
+    return schemas.TrialProtection(
+        protect=s["protect"],
+        claimed_epsilon_total=schemas.number(s["claimed_epsilon_total"]),
+        gradient_epsilon=schemas.number(s["gradient_epsilon"]),
+        score_epsilon=schemas.number(s.get("score_epsilon")),
+        claim_covers=s.get("claim_covers"),
+        metrics_from=s.get("metrics_from"),
+        note=s.get("note"),
+        fst_true_scores=schemas.number(s.get("fst_true_scores")),
+        final_mu_true_scores=s.get("final_mu_true_scores"),
+    )
+
+
+def _mechanism_record(m: dict) -> schemas.MechanismRecord:
+    return schemas.MechanismRecord(
+        name=m["name"],
+        cls=m["class"],
+        params=m["params"],
+        factory_args=m["factory_args"],
+        rounds=m["rounds"],
+        fingerprint=m["fingerprint"],
+    )
 
 
 @dataclass(frozen=True)

@@ -11,45 +11,12 @@ from pgc.contracts import PrivacyClaim
 from .audit_kinds import AUDIT_KINDS
 from .audit_rows import AuditRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
-from .base import JsonObject, Record, Result, SchemaError
+from .base import JsonObject, Record, Result
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
 from .opacus_kinds import OpacusOneRunResult
 from .provenance import Invocation
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
-
-# --- train: a run folder's summary.json (pgc train, pgc pipeline) ------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class TrainTrial(Record):
-    dir: str
-    config: JsonObject
-    fst: float | None = None
-    final_mu: float | None = None
-    fst_true_scores: float | None = None
-    final_mu_true_scores: float | None = None
-    submissions: int | None = None
-    seed: int | None = None
-    transcript: bool | None = None
-    protect: list[str] | None = None
-    claimed_epsilon_total: float | None = None
-    gradient_epsilon: float | None = None
-    score_epsilon: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class TrainRun(Result):
-    KIND = "train"
-    format: str
-    trials: list[TrainTrial]
-    wall_time_s: float | None = None
-    agent_steps: int | None = None
-    versions: JsonObject | None = None
-
-    def __post_init__(self) -> None:
-        if not self.trials:
-            raise SchemaError("a train run summary needs at least one trial")
-
+from .train_kinds import MechanismRecord, TrainRun, TrainTrial, TrialProtection  # noqa: F401
 
 # --- power-study: python -m audit.power.study (results/power/) -----------------------------------
 

@@ -185,7 +185,7 @@ def test_config_validation():
 
 
 @pytest.mark.parametrize("biases", [False, True])
-def test_run_folder_roundtrip(tmp_path, biases):
+def test_run_folder_roundtrip(tmp_path, biases, no_result_parsing):
     res = train_batch(
         [TrainConfig(submissions=40, seed=s, hyper=A3CHyperparams(biases=biases)) for s in range(2)],
         record_transcripts=[True, False],
