@@ -19,6 +19,8 @@ import math
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
+import pgc.schemas as schemas
+from pgc.contracts import PrivacyClaim
 from pgc.errors import UserError
 
 
@@ -50,7 +52,7 @@ def _train_accuracy(predict, pos: np.ndarray, neg: np.ndarray) -> float:
 
 def first_user_attack(
     system, pair: str, n_train: int, n_test: int, rng: np.random.Generator, level: float = 0.95
-) -> list[dict]:
+) -> list[schemas.BanditAttackRow]:
     """Accuracy of the attacker on each channel of ``system`` (and ``all``) at guessing which user
     of the canary ``pair`` the target silo served."""
     if n_train < 2 or n_test < 1:
@@ -71,30 +73,34 @@ def first_user_attack(
     # an exact one).
     tests = {name: _linear_test(train_pos[name], train_neg[name]) for name in system.channels}
     best = max(system.channels, key=lambda n: _train_accuracy(tests[n], train_pos[n], train_neg[n]))
+    claim = PrivacyClaim(epsilon=system.claim.epsilon, delta=system.claim.delta)
     rows = []
     for name in tuple(system.channels) + ("all",):
         source = best if name == "all" else name
         predict = tests[source]
         correct = int(predict(test_pos[source])[:n_pos].sum() + (1 - predict(test_neg[source])[: n_test - n_pos]).sum())
         lo, hi = proportion_confint(correct, n_test, alpha=1 - level, method="beta")
-        rows.append(
-            {
-                "system": system.name,
-                "pair": pair,
-                "channel": name,
-                "test_channel": source,
-                "covered_by_claim": name == "all" or name in system.claim.covers,
-                "accuracy": correct / n_test,
-                "interval": [float(lo), float(hi)],
-                "level": level,
-                "correct": correct,
-                "n_test": n_test,
-                "n_train_per_world": n_train,
-                "chance": 0.5,
-                "ceiling": ceiling,
-                "claim": {"epsilon": system.claim.epsilon, "delta": system.claim.delta},
-                "above_ceiling": bool(lo > ceiling),
-                "above_chance": bool(lo > 0.5),
-            }
+        target = schemas.AttackedChannel(
+            system=system.name,
+            pair=pair,
+            channel=name,
+            test_channel=source,
+            covered_by_claim=name == "all" or name in system.claim.covers,
         )
+        measured = schemas.AttackAccuracy(
+            accuracy=correct / n_test,
+            interval=[float(lo), float(hi)],
+            level=level,
+            correct=correct,
+            n_test=n_test,
+            n_train_per_world=n_train,
+        )
+        reference = schemas.AccuracyReference(
+            chance=0.5,
+            ceiling=float(ceiling),
+            claim=claim,
+            above_ceiling=bool(lo > ceiling),
+            above_chance=bool(lo > 0.5),
+        )
+        rows.append(schemas.BanditAttackRow(target=target, measured=measured, reference=reference))
     return rows

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import laplace as laplace_dist
 
+import pgc.schemas as schemas
 from pgc.a3c.env import CartPoleParams, physics_array
 from pgc.a3c.model import DIM, SLICE_VALUE, with_zero_biases
 from pgc.a3c.rollout import A3CHyperparams, simulate_episodes
@@ -484,7 +485,8 @@ def layout_gap(
     seed: int | np.random.SeedSequence = 0,
     hyper: A3CHyperparams | None = None,
     physics: CartPoleParams | None = None,
-) -> dict:
+    command: str | None = None,
+) -> schemas.LayoutGap:
     """Where a crafted θ's accuracy goes, measured on ``episodes`` fresh episodes per candidate.
 
     Reads the clipped gradients on the two value coordinates θ(v)₂, θ(v)₃ (the detectors of both the
@@ -495,7 +497,8 @@ def layout_gap(
     ``means_only`` (every candidate collapsed to its mean: the layout without the spread),
     ``best_layout`` (the best layout of that many points found: opposite, or diamond for three) and
     ``length_map`` (:func:`length_layout_bound` on the episode lengths at θ: what the best map from
-    the controller's fates, read as lengths, to that layout would give)."""
+    the controller's fates, read as lengths, to that layout would give). ``command`` is stored with the
+    result."""
     cands = sorted(float(c) for c in candidates)
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     sim = LayoutSimulator(cands, clip, 2, hyper or A3CHyperparams(), physics or CartPoleParams())
@@ -504,24 +507,26 @@ def layout_gap(
     means = [p.mean(axis=0) for p in pts]
     known = len(cands) in (2, 3)
     shares = [float(np.abs(p).sum(axis=1).mean()) for p in pts]
-    return {
-        "candidates": cands,
-        "epsilon": float(epsilon),
-        "episodes": episodes,
-        "theta_dim": int(theta_b.shape[-1]),
-        "coordinates": layout_coordinates(2),
-        "means": [m.tolist() for m in means],
-        "spreads": [p.std(axis=0).tolist() for p in pts],
-        "layout_share_of_l1": shares,
-        "bayes_accuracy": {
-            "measured": laplace_bayes_accuracy(pts, epsilon),
-            "means_only": laplace_bayes_accuracy([m[None] for m in means], epsilon),
-            "best_layout": laplace_bayes_accuracy([p[None] for p in best_layout_points(len(cands))], epsilon)
-            if known
-            else None,
-            "length_map": length_layout_bound(lengths, epsilon, cap=sim.hyper.cap) if known else None,
-        },
-    }
+    accuracy = schemas.BayesAccuracy(
+        measured=float(laplace_bayes_accuracy(pts, epsilon)),
+        means_only=float(laplace_bayes_accuracy([m[None] for m in means], epsilon)),
+        best_layout=float(laplace_bayes_accuracy([p[None] for p in best_layout_points(len(cands))], epsilon))
+        if known
+        else None,
+        length_map=float(length_layout_bound(lengths, epsilon, cap=sim.hyper.cap)) if known else None,
+    )
+    return schemas.LayoutGap(
+        candidates=cands,
+        epsilon=float(epsilon),
+        episodes=int(episodes),
+        theta_dim=int(theta_b.shape[-1]),
+        coordinates=[int(c) for c in layout_coordinates(2)],
+        means=[m.tolist() for m in means],
+        spreads=[p.std(axis=0).tolist() for p in pts],
+        layout_share_of_l1=shares,
+        bayes_accuracy=accuracy,
+        command=command,
+    )
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
@@ -551,23 +556,21 @@ def _main(argv: Sequence[str] | None = None) -> int:
         ):
             raise UserError("need two distinct candidates, a finite ε > 0, clip > 0, episodes >= 2, seed >= 0")
         theta = load_checkpoint(args.theta)
-        report = layout_gap(theta, args.candidates, args.epsilon, args.clip, episodes=args.episodes, seed=args.seed)
+        command = "python -m attacks.a3c.layout " + " ".join(sys.argv[1:] if argv is None else argv)
+        report = layout_gap(
+            theta, args.candidates, args.epsilon, args.clip, episodes=args.episodes, seed=args.seed, command=command
+        )
     except (ValueError, OSError, CheckpointError) as exc:  # one clear line, exit 2, nothing written
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report["command"] = "python -m attacks.a3c.layout " + " ".join(sys.argv[1:] if argv is None else argv)
-    import pgc.schemas as schemas
-
-    write_json_atomic(args.out, schemas.dump("layout-gap", report))
-    acc = report["bayes_accuracy"]
+    write_json_atomic(args.out, report.to_dict())
+    acc = report.bayes_accuracy
     best = (
-        ""
-        if acc["best_layout"] is None
-        else f", best length map {acc['length_map']:.3f}, best layout {acc['best_layout']:.3f}"
+        "" if acc.best_layout is None else f", best length map {acc.length_map:.3f}, best layout {acc.best_layout:.3f}"
     )
     print(
-        f"Laplace Bayes accuracy at ε={args.epsilon:g}: measured {acc['measured']:.3f}, means only "
-        f"{acc['means_only']:.3f}{best} -> {args.out}"
+        f"Laplace Bayes accuracy at ε={args.epsilon:g}: measured {acc.measured:.3f}, means only "
+        f"{acc.means_only:.3f}{best} -> {args.out}"
     )
     return 0
 

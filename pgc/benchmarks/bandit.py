@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+import pgc.schemas as schemas
 from pgc.errors import UserError
 from pgc.options import add_out, add_seed
 
@@ -115,10 +116,9 @@ def run(args: argparse.Namespace) -> int:
     result = _bandit_result(args, cfg1, ref_rounds, t_ref, t_fast, t_many, same)
     _print_bandit(args, cfg1, ref_rounds, result)
     if args.out:
-        import pgc.schemas as schemas
         from pgc.files import write_json_atomic
 
-        write_json_atomic(Path(args.out), schemas.dump("bandit-bench", result))
+        write_json_atomic(Path(args.out), result.to_dict())
         print(f"wrote {args.out}")
     return goals_exit(
         [f"the batched FedLinUCB takes the reference's action in {same:.1%} of rounds (goal ≥ 99%)"]
@@ -129,15 +129,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _bandit_result(
     args: argparse.Namespace, cfg1, ref_rounds: int, t_ref: float, t_fast: float, t_many: float, same: float
-) -> dict:
+) -> schemas.BanditBench:
     per_round_ref = t_ref / ref_rounds
     per_round_fast = t_fast / args.horizon
     per_run_round_many = t_many / (args.horizon * args.runs)
     ref_full = per_round_ref * args.horizon
-    result = {
-        "kind": "bandit-bench",
-        "format_version": 1,
-        "settings": {
+    return schemas.BanditBench(
+        settings={
             "M": args.silos,
             "T": args.horizon,
             "K": args.arms,
@@ -148,37 +146,38 @@ def _bandit_result(
             "algorithm": "FedLinUCB",
             "batch": cfg1.batch_size,
         },
-        "reference_seconds_measured": t_ref,
-        "reference_seconds_per_round": per_round_ref,
-        "reference_seconds_extrapolated_to_T": ref_full,
-        "batched_one_run_seconds": t_fast,
-        "batched_many_runs_seconds": t_many,
-        "speedup_one_run": per_round_ref / per_round_fast,
-        "speedup_per_run_batched": per_round_ref / per_run_round_many,
-        "reference_agrees_fraction_of_silo_rounds": same,
-    }
-    return result
+        reference_seconds_measured=t_ref,
+        reference_seconds_per_round=per_round_ref,
+        reference_seconds_extrapolated_to_T=ref_full,
+        batched_one_run_seconds=t_fast,
+        batched_many_runs_seconds=t_many,
+        speedup_one_run=per_round_ref / per_round_fast,
+        speedup_per_run_batched=per_round_ref / per_run_round_many,
+        reference_agrees_fraction_of_silo_rounds=float(same),
+    )
 
 
-def _print_bandit(args: argparse.Namespace, cfg1, ref_rounds: int, result: dict) -> None:
+def _print_bandit(args: argparse.Namespace, cfg1, ref_rounds: int, result: schemas.BanditBench) -> None:
     t_ref, t_fast, t_many = (
-        result[k] for k in ("reference_seconds_measured", "batched_one_run_seconds", "batched_many_runs_seconds")
+        result.reference_seconds_measured,
+        result.batched_one_run_seconds,
+        result.batched_many_runs_seconds,
     )
     print(f"federated LinUCB: M={args.silos}, T={args.horizon}, K={args.arms}, d={args.dim}, B={cfg1.batch_size}")
     print(
         f"  reference loop:   {t_ref:.2f}s for {ref_rounds} rounds = "
-        f"{result['reference_seconds_per_round'] * 1e3:.1f} "
-        f"ms/round -> {result['reference_seconds_extrapolated_to_T']:.0f}s extrapolated to T={args.horizon}"
+        f"{result.reference_seconds_per_round * 1e3:.1f} "
+        f"ms/round -> {result.reference_seconds_extrapolated_to_T:.0f}s extrapolated to T={args.horizon}"
     )
     print(
         f"  batched, 1 run:   {t_fast:.2f}s ({t_fast / args.horizon * 1e3:.2f} ms/round); "
-        f"speed-up {result['speedup_one_run']:.0f}x"
+        f"speed-up {result.speedup_one_run:.0f}x"
     )
     print(
         f"  batched, {args.runs} runs: {t_many:.2f}s ({t_many / (args.horizon * args.runs) * 1e3:.3f} ms per "
-        f"run-round); speed-up per run {result['speedup_per_run_batched']:.0f}x"
+        f"run-round); speed-up per run {result.speedup_per_run_batched:.0f}x"
     )
     print(
         f"  the batched choice maximizes the reference's UCB scores on "
-        f"{result['reference_agrees_fraction_of_silo_rounds']:.2%} of the silo-rounds"
+        f"{result.reference_agrees_fraction_of_silo_rounds:.2%} of the silo-rounds"
     )

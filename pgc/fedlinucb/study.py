@@ -10,6 +10,7 @@ import numpy as np
 from scipy import stats
 
 from pgc.errors import UserError
+from pgc.schemas import ExponentFit
 
 from .algorithms import dp20_feducb, fedlinucb, private_fedlinucb
 from .config import BanditConfig, DP20Config, PrivacyConfig
@@ -118,14 +119,17 @@ def fit_exponent(
     rng: np.random.Generator,
     resamples: int = 2000,
     level: float = 0.95,
-) -> dict:
+    theory: dict[str, float] | None = None,
+    epsilon: float | None = None,
+) -> ExponentFit:
     """Least-squares slope b of log(cost) = a + b log M on the per-M mean costs, with a bootstrap
     interval (runs resampled within each M). Resamples with a non-positive mean cost are dropped
-    (counted)."""
+    (counted). ``theory`` (the exponents theories predict) and ``epsilon`` (of the private runs) are
+    stored with the fit."""
     silos = np.asarray(silos, dtype=float)
     means = np.array([c.mean() for c in costs_by_m])
     if np.any(means <= 0) or len(silos) < 2:
-        return {"exponent": None, "interval": None, "reason": "a non-positive mean privacy cost or fewer than 2 M"}
+        return ExponentFit(reason="a non-positive mean privacy cost or fewer than 2 M", theory=theory, epsilon=epsilon)
     x = np.log(silos)
     slope, intercept = np.polyfit(x, np.log(means), 1)
     slopes = []
@@ -137,12 +141,14 @@ def fit_exponent(
             continue
         slopes.append(np.polyfit(x, np.log(boot), 1)[0])
     lo, hi = np.quantile(slopes, [0.5 - level / 2, 0.5 + level / 2]) if slopes else (math.nan, math.nan)
-    return {
-        "exponent": float(slope),
-        "intercept": float(intercept),
-        "interval": [float(lo), float(hi)],
-        "level": level,
-        "resamples": resamples,
-        "dropped_resamples": dropped,
-        "method": "OLS on log mean cost vs log M; percentile bootstrap over runs within each M",
-    }
+    return ExponentFit(
+        exponent=float(slope),
+        intercept=float(intercept),
+        interval=[float(lo), float(hi)],
+        level=level,
+        resamples=resamples,
+        dropped_resamples=dropped,
+        method="OLS on log mean cost vs log M; percentile bootstrap over runs within each M",
+        theory=theory,
+        epsilon=epsilon,
+    )

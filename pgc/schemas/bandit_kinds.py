@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pgc.contracts import PrivacyClaim
 
@@ -71,10 +72,12 @@ class PrivacyCostPoint(Record):
 @dataclass(frozen=True, kw_only=True)
 class ExponentFit(Record):
     """The fitted exponent of the privacy cost in M (cost ∝ M^exponent) with its interval, and the
-    exponents the theories predict (``theory``: name -> exponent)."""
+    exponents the theories predict (``theory``: name -> exponent); without an exponent, ``reason`` says why
+    none was fitted."""
 
-    exponent: float
-    interval: list[float]
+    exponent: float | None = None
+    interval: list[float] | None = None
+    reason: str | None = None
     intercept: float | None = None
     level: float | None = None
     resamples: int | None = None
@@ -101,29 +104,58 @@ class BanditRegret(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BanditAttackRow(Record):
-    """One attack on one system, pair and released channel: the attacker's test accuracy with its
-    interval, beside chance and the (ε, δ)-DP ceiling (e^ε + δ)/(1 + e^ε) of the system's claim."""
+class AttackedChannel(Record):
+    """What one attack row attacked: the system, the canary pair, the released channel (``all``: every channel,
+    the attacker testing on ``test_channel``) and whether the system's claim covers it."""
 
     system: str
     pair: str
     channel: str
+    test_channel: str | None = None
+    covered_by_claim: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttackAccuracy(Record):
+    """The attacker's test accuracy: ``correct`` of ``n_test`` guesses, its interval at ``level``, and the
+    simulated releases per world it was fitted on."""
+
     accuracy: float
     interval: list[float]
     n_test: int
-    chance: float
-    ceiling: float
-    claim: PrivacyClaim
-    test_channel: str | None = None
-    covered_by_claim: bool | None = None
     level: float | None = None
     correct: int | None = None
     n_train_per_world: int | None = None
-    above_ceiling: bool | None = None
-    above_chance: bool | None = None
 
     def __post_init__(self) -> None:
         _pair(self.interval, "interval")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccuracyReference(Record):
+    """What the accuracy is read against: chance and the (ε, δ)-DP ceiling (e^ε + δ)/(1 + e^ε) of the claim,
+    and whether the interval's lower end lies above each."""
+
+    chance: float
+    ceiling: float
+    claim: PrivacyClaim
+    above_ceiling: bool | None = None
+    above_chance: bool | None = None
+
+
+def _flat() -> Any:
+    return field(metadata={"flat": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditAttackRow(Record):
+    """One attack on one system, pair and released channel: the attacker's test accuracy with its
+    interval, beside chance and the (ε, δ)-DP ceiling of the system's claim. The three parts sit flat in JSON;
+    a part's key reads as the row's attribute (``row.accuracy`` is ``row.measured.accuracy``)."""
+
+    target: AttackedChannel = _flat()
+    measured: AttackAccuracy = _flat()
+    reference: AccuracyReference = _flat()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,15 +166,34 @@ class BanditAttack(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
+class BayesAccuracy(Record):
+    """Laplace Bayes accuracies of one submission at ε: of the candidates' measured distributions, of their means
+    only, of the best layout of that many points, and of the best map from episode lengths to that layout (the
+    last two for two or three candidates)."""
+
+    measured: float
+    means_only: float
+    best_layout: float | None = None
+    length_map: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class LayoutGap(Result):
     """python -m attacks.a3c.layout: a crafted θ's Laplace Bayes accuracy on a candidate set (measured, means
-    only, the best layout and the best map from episode length to it)."""
+    only, the best layout and the best map from episode length to it), with each candidate's mean and spread on
+    the layout ``coordinates`` of θ (units of C/2) and their share of the clipped L1 norm."""
 
     KIND = "layout-gap"
     candidates: list[float]
     epsilon: float
     episodes: int
-    bayes_accuracy: JsonObject
+    bayes_accuracy: BayesAccuracy
+    theta_dim: int | None = None
+    coordinates: list[int] | None = None
+    means: list[list[float]] | None = None
+    spreads: list[list[float]] | None = None
+    layout_share_of_l1: list[float] | None = None
+    command: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,14 +29,25 @@ class MembershipRow(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TargetModel(Record):
+    """The attacked model: its accuracy on its members (training set) and on non-members, and their counts."""
+
+    train_accuracy: float
+    test_accuracy: float
+    members: int
+    non_members: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class ThesisMembership(Result):
-    """pgc thesis membership: ML-Leaks (and an adaptive and a label-only attacker) against ch. 6's defence."""
+    """pgc thesis membership: ML-Leaks (and an adaptive and a label-only attacker) against ch. 6's defence, beside
+    Table 6.2's ML-Leaks accuracies in % (``table_6_2_ml_leaks``: the ε, or "none", -> accuracy)."""
 
     KIND = "thesis-membership"
-    settings: JsonObject
-    models: JsonObject
+    settings: JsonObject  # the study's configuration
+    models: TargetModel
     rows: list[MembershipRow]
-    table_6_2_ml_leaks: JsonObject | None = None
+    table_6_2_ml_leaks: dict[str, float] | None = None
     wall_time_s: float | None = None
     command: str | None = None
 
@@ -72,8 +83,8 @@ class ThesisMapRecovery(Result):
     shape: list[int]
     maps: int
     rows: list[MapRecoveryRow]
-    training: JsonObject | None = None
-    genetic: JsonObject | None = None
+    training: JsonObject | None = None  # the agents' training configuration
+    genetic: JsonObject | None = None  # the genetic search's configuration
     seed: int | None = None
     wall_time_s: float | None = None
     command: str | None = None

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+import pgc.schemas as schemas
 from pgc.errors import UserError
 from pgc.files import atomic_path
 
@@ -130,7 +131,7 @@ def regret_jobs(settings: RegretSettings, root: np.random.SeedSequence) -> dict:
     return specs
 
 
-def regret_curves(settings: RegretSettings, specs: dict, results: dict) -> list[dict]:
+def regret_curves(settings: RegretSettings, specs: dict, results: dict) -> list[schemas.BanditCurve]:
     """The time-averaged group regret of every algorithm at ``silos``, with 95% intervals over runs."""
     from pgc.fedlinucb.study import mean_interval
 
@@ -143,31 +144,37 @@ def regret_curves(settings: RegretSettings, specs: dict, results: dict) -> list[
         t = res["t"]
         mean, lo, hi = mean_interval(res["cumulative"] / t[None, :])
         curves.append(
-            {
-                "algorithm": alg,
-                "label": specs[key].label(),
-                "n_silos": m,
-                "epsilon": eps,
-                "delta": settings.delta if eps is not None else None,
-                "batch": res["batch"],
-                "sigma": res["sigma"],
-                "lambda": res["lam"],
-                "threshold": res["threshold"],
-                "mean_syncs": float(res["syncs"].mean()),
-                "t": t.tolist(),
-                "time_averaged_group_regret": mean.tolist(),
-                "lower": lo.tolist(),
-                "upper": hi.tolist(),
-                "group_regret_at_T": {
-                    "mean": float(res["final"].mean()),
-                    "interval": [float(v) for v in mean_interval(res["final"])[1:]],
-                },
-            }
+            schemas.BanditCurve(
+                algorithm=alg,
+                label=specs[key].label(),
+                n_silos=m,
+                epsilon=eps,
+                delta=settings.delta if eps is not None else None,
+                batch=None if res["batch"] is None else int(res["batch"]),
+                sigma=_float_or_none(res["sigma"]),
+                threshold=_float_or_none(res["threshold"]),
+                mean_syncs=float(res["syncs"].mean()),
+                t=t.tolist(),
+                time_averaged_group_regret=mean.tolist(),
+                lower=lo.tolist(),
+                upper=hi.tolist(),
+                group_regret_at_T=schemas.RegretAtHorizon(
+                    mean=float(res["final"].mean()), interval=[float(v) for v in mean_interval(res["final"])[1:]]
+                ),
+                extra={"lambda": _float_or_none(res["lam"])},  # the regulariser (a Python keyword)
+            )
         )
     return curves
 
 
-def privacy_cost(settings: RegretSettings, results: dict, root: np.random.SeedSequence) -> tuple[list, dict | None]:
+def _float_or_none(value: float | None) -> float | None:
+    """``value`` as a Python float (from a numpy one), None kept."""
+    return None if value is None else float(value)
+
+
+def privacy_cost(
+    settings: RegretSettings, results: dict, root: np.random.SeedSequence
+) -> tuple[list[schemas.PrivacyCostPoint], schemas.ExponentFit | None]:
     """The privacy cost (private minus non-private regret at T) per M of the sweep, and its fit c·M^b."""
     from pgc.fedlinucb.study import fit_exponent, mean_interval
 
@@ -182,23 +189,27 @@ def privacy_cost(settings: RegretSettings, results: dict, root: np.random.SeedSe
         costs.append(cost)
         mean, lo, hi = mean_interval(cost)
         sweep.append(
-            {
-                "n_silos": m,
-                "privacy_cost_mean": float(mean),
-                "interval": [float(lo), float(hi)],
-                "private_regret_at_T": float(private.mean()),
-                "nonprivate_regret_at_T": float(nonprivate.mean()),
-            }
+            schemas.PrivacyCostPoint(
+                n_silos=m,
+                privacy_cost_mean=float(mean),
+                interval=[float(lo), float(hi)],
+                private_regret_at_T=float(private.mean()),
+                nonprivate_regret_at_T=float(nonprivate.mean()),
+            )
         )
-    fit = fit_exponent(np.array(silos), costs, np.random.default_rng(root.spawn(1)[0]))
-    fit["theory"] = {"zhou_chowdhury_M_exponent": 0.75, "dp20_M_exponent": 0.5}
-    fit["epsilon"] = float(settings.sweep_epsilon)
+    fit = fit_exponent(
+        np.array(silos),
+        costs,
+        np.random.default_rng(root.spawn(1)[0]),
+        theory={"zhou_chowdhury_M_exponent": 0.75, "dp20_M_exponent": 0.5},
+        epsilon=float(settings.sweep_epsilon),
+    )
     return sweep, fit
 
 
 def regret_study(
     settings: RegretSettings, companion: Callable[[str], Path], *, label: str = "full grid", progress: bool = False
-) -> tuple[dict, int]:
+) -> tuple[schemas.BanditRegret, int]:
     """Every job of the grid, one process each (``settings.workers`` at a time, the heaviest first), the
     curves and the privacy-cost fit; the plot drawn beside the result, at ``companion(".png")``. Returns the
     result (kind "bandit-regret") and the number of jobs."""
@@ -222,47 +233,45 @@ def regret_study(
     elapsed = time.perf_counter() - started
     sweep, fit = privacy_cost(settings, results, root)
     plot = companion(".png")
-    result = {
-        "kind": "bandit-regret",
-        "format_version": 1,
-        "label": label,
-        "settings": settings.record(),
-        "curves": regret_curves(settings, specs, results),
-        "privacy_cost": sweep,
-        "fit": fit,
-        "elapsed_seconds": elapsed,
-        "cpu_count": os.cpu_count(),
-        "plot": plot.name,
-    }
+    result = schemas.BanditRegret(
+        label=label,
+        settings=settings.record(),
+        curves=regret_curves(settings, specs, results),
+        privacy_cost=sweep,
+        fit=fit,
+        elapsed_seconds=elapsed,
+        cpu_count=os.cpu_count(),
+        plot=plot.name,
+    )
     plot_regret(result, plot)
     return result, len(specs)
 
 
-def _regret_panel(ax, result: dict) -> None:
-    for c in result["curves"]:
-        t = np.array(c["t"])
-        ax.plot(t, c["time_averaged_group_regret"], label=c["label"].rsplit(",", 1)[0])
-        ax.fill_between(t, c["lower"], c["upper"], alpha=0.25)
-    s = result["settings"]
+def _regret_panel(ax, result: schemas.BanditRegret) -> None:
+    for c in result.curves:
+        t = np.array(c.t)
+        ax.plot(t, c.time_averaged_group_regret, label=c.label.rsplit(",", 1)[0])
+        ax.fill_between(t, c.lower, c.upper, alpha=0.25)
+    s = result.settings
     ax.set_xlabel("round t")
     ax.set_ylabel("time-averaged group regret R_M(t)/t")
     ax.set_title(f"M={s['n_silos']}, K={s['n_arms']}, d={s['dim']}, {s['runs']} runs, δ={s['delta']:g}")
     ax.legend(fontsize=7)
 
 
-def _privacy_cost_panel(ax, result: dict) -> None:
-    m = np.array([p["n_silos"] for p in result["privacy_cost"]], dtype=float)
-    cost = np.array([p["privacy_cost_mean"] for p in result["privacy_cost"]])
-    lo = np.array([p["interval"][0] for p in result["privacy_cost"]])
-    hi = np.array([p["interval"][1] for p in result["privacy_cost"]])
+def _privacy_cost_panel(ax, result: schemas.BanditRegret) -> None:
+    m = np.array([p.n_silos for p in result.privacy_cost], dtype=float)
+    cost = np.array([p.privacy_cost_mean for p in result.privacy_cost])
+    lo = np.array([p.interval[0] for p in result.privacy_cost])
+    hi = np.array([p.interval[1] for p in result.privacy_cost])
     ax.errorbar(m, cost, yerr=[cost - lo, hi - cost], fmt="o", label="measured (95% CI)")
-    fit = result["fit"]
-    if fit and fit.get("exponent") is not None:
+    fit = result.fit
+    if fit is not None and fit.exponent is not None and fit.interval is not None:
         grid = np.geomspace(m.min(), m.max(), 50)
         ax.plot(
             grid,
-            np.exp(fit["intercept"]) * grid ** fit["exponent"],
-            label=f"fit M^{fit['exponent']:.2f} [{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}]",
+            np.exp(fit.intercept or 0.0) * grid**fit.exponent,
+            label=f"fit M^{fit.exponent:.2f} [{fit.interval[0]:.2f}, {fit.interval[1]:.2f}]",
         )
         if cost[0] > 0:
             for b, name in ((0.75, "M^{3/4} (Zhou & Chowdhury)"), (0.5, "√M (DP20)")):
@@ -274,7 +283,7 @@ def _privacy_cost_panel(ax, result: dict) -> None:
     ax.legend(fontsize=7)
 
 
-def plot_regret(result: dict, path: Path) -> None:
+def plot_regret(result: schemas.BanditRegret, path: Path) -> None:
     """The regret curves and, with a sweep, the privacy cost against M (log-log, the fit and the theory's
     slopes), written atomically as a PNG."""
 
@@ -283,7 +292,7 @@ def plot_regret(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = 2 if result["privacy_cost"] else 1
+    panels = 2 if result.privacy_cost else 1
     fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 4.2), squeeze=False)
     _regret_panel(axes[0, 0], result)
     if panels == 2:
@@ -328,7 +337,7 @@ class FirstUserSettings:
 
 def first_user_study(
     settings: FirstUserSettings, *, progress: bool = False, log: Callable[[str], None] = print
-) -> dict:
+) -> schemas.BanditAttack:
     """Each (system, ε) attacked in turn, a row per channel logged as it comes (one above its ceiling
     flagged); the result (kind "bandit-attack")."""
     from attacks.bandit import first_user_attack
@@ -337,7 +346,7 @@ def first_user_study(
 
     root = np.random.SeedSequence(settings.seed)
     attacked = settings.attacked()
-    rows = []
+    rows: list[schemas.BanditAttackRow] = []
     bar = progress_bar(len(attacked), "setting", "bandit first-user attack", progress)
     try:
         for name, eps in attacked:
@@ -346,19 +355,18 @@ def first_user_study(
                 system, settings.pair, settings.train, settings.test, np.random.default_rng(root.spawn(1)[0])
             ):
                 rows.append(row)
-                flag = "  <-- ABOVE THE CEILING" if row.get("above_ceiling") else ""
+                flag = "  <-- ABOVE THE CEILING" if row.reference.above_ceiling else ""
+                acc = row.measured
                 log(
-                    f"  {name:18s} eps={system.claim.epsilon:<5g} {row['channel']:9s} accuracy {row['accuracy']:.3f} "
-                    f"[{row['interval'][0]:.3f}, {row['interval'][1]:.3f}]  ceiling {row['ceiling']:.3f}{flag}"
+                    f"  {name:18s} eps={system.claim.epsilon:<5g} {row.target.channel:9s} accuracy {acc.accuracy:.3f} "
+                    f"[{acc.interval[0]:.3f}, {acc.interval[1]:.3f}]  ceiling {row.reference.ceiling:.3f}{flag}"
                 )
             bar.update(1)
     finally:
         bar.close()
     s = settings
-    return {
-        "kind": "bandit-attack",
-        "format_version": 1,
-        "settings": {
+    return schemas.BanditAttack(
+        settings={
             "systems": list(s.systems),
             "pair": s.pair,
             "epsilons": list(s.epsilons),
@@ -369,5 +377,5 @@ def first_user_study(
             "attacker": "difference-of-means linear test fitted on simulated releases of both worlds",
             "ceiling": "(e^eps + delta)/(1 + e^eps): best accuracy of any test under (eps, delta)-DP",
         },
-        "rows": rows,
-    }
+        rows=rows,
+    )

@@ -6,7 +6,7 @@
 * :func:`map_recovery_study` — Pan et al.'s map-recovery attack against a grid agent trained with and
   without DP-DRL (ch. 5), beside Tables 5.1 and 5.3, with a chance row.
 
-Each logs its progress and its table as it goes and returns the result record (kinds "thesis-membership"
+Each logs its progress and its table as it goes and returns the typed result (kinds "thesis-membership"
 and "thesis-map-recovery").
 """
 
@@ -15,9 +15,12 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
+from typing import Any
+
+import pgc.schemas as schemas
 
 
-def membership_study(settings, *, command: str, log: Callable[[str], None] = print) -> dict:
+def membership_study(settings, *, command: str, log: Callable[[str], None] = print) -> schemas.ThesisMembership:
     """:func:`attacks.membership.run_membership` against the one-parameter defence at ``settings.epsilons``;
     its table beside Table 6.2."""
     from attacks.membership import TABLE_6_2, run_membership
@@ -28,10 +31,10 @@ def membership_study(settings, *, command: str, log: Callable[[str], None] = pri
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scikit-learn's convergence notes: the MLPs fit their members
         result = run_membership(settings, defend_rows, lambda text: log("  " + text))
-    models = result["models"]
+    models = schemas.TargetModel(**result["models"])
     log(
-        f"target MLP: train accuracy {models['train_accuracy']:.3f}, test {models['test_accuracy']:.3f} "
-        f"({models['members']} members, {models['non_members']} non-members)"
+        f"target MLP: train accuracy {models.train_accuracy:.3f}, test {models.test_accuracy:.3f} "
+        f"({models.members} members, {models.non_members} non-members)"
     )
     log(f"{'defence':<14}{'ε':>6}  {'attacker':<19}{'accuracy':>9}  95% interval     Table 6.2 (MNIST)")
     for r in result["rows"]:
@@ -42,15 +45,49 @@ def membership_study(settings, *, command: str, log: Callable[[str], None] = pri
             f"{r['accuracy']:>9.3f}  [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]  "
             + ("" if thesis is None else f"{thesis / 100:.3f}")
         )
-    return {
-        "kind": "thesis-membership",
-        "format_version": 1,
-        "settings": vars(settings) | {"epsilons": list(settings.epsilons)},
-        "table_6_2_ml_leaks": {str(k): v for k, v in TABLE_6_2.items()},
-        **result,
-        "wall_time_s": time.perf_counter() - start,
-        "command": command,
-    }
+    return schemas.ThesisMembership(
+        settings=vars(settings) | {"epsilons": list(settings.epsilons)},
+        table_6_2_ml_leaks={str(k): float(v) for k, v in TABLE_6_2.items()},
+        models=models,
+        rows=[_membership_row(r) for r in result["rows"]],
+        wall_time_s=time.perf_counter() - start,
+        command=command,
+    )
+
+
+def _membership_row(r: dict[str, Any]) -> schemas.MembershipRow:
+    """One attacker's row as :func:`attacks.membership.run_membership` measures it."""
+    return schemas.MembershipRow(
+        defence=r["defence"],
+        attacker=r["attacker"],
+        accuracy=float(r["accuracy"]),
+        ci=[float(v) for v in r["ci"]],
+        n=int(r["n"]),
+        chance=float(r["chance"]),
+        epsilon=None if r["epsilon"] is None else float(r["epsilon"]),
+    )
+
+
+def _mean_interval(pair: dict[str, Any] | None) -> schemas.MeanInterval | None:
+    if pair is None:
+        return None
+    return schemas.MeanInterval(mean=float(pair["mean"]), ci=[float(v) for v in pair["ci"]])
+
+
+def _recovery_row(r: dict[str, Any]) -> schemas.MapRecoveryRow:
+    """One defence's row (or the chance row) as :func:`attacks.map_recovery.run_map_recovery` measures it."""
+    grr, nrr = _mean_interval(r["grr"]), _mean_interval(r["nrr"])
+    assert grr is not None and nrr is not None
+    return schemas.MapRecoveryRow(
+        defence=r["defence"],
+        grr=grr,
+        nrr=nrr,
+        reward=_mean_interval(r.get("reward")),
+        steps=_mean_interval(r.get("steps")),
+        success=_mean_interval(r.get("success")),
+        thesis_grr_nrr=None if r.get("thesis_grr_nrr") is None else [float(v) for v in r["thesis_grr_nrr"]],
+        thesis_table_5_3=None if r.get("thesis_table_5_3") is None else [float(v) for v in r["thesis_table_5_3"]],
+    )
 
 
 def map_recovery_study(
@@ -63,7 +100,7 @@ def map_recovery_study(
     *,
     command: str,
     log: Callable[[str], None] = print,
-) -> dict:
+) -> schemas.ThesisMapRecovery:
     """:func:`attacks.map_recovery.run_map_recovery` on ``maps`` random maps of ``size``, with no defence and
     DP-DRL at each of ``defences``; its table beside Tables 5.1 and 5.3."""
     from attacks.map_recovery import run_map_recovery
@@ -89,13 +126,13 @@ def map_recovery_study(
             + (f"       {r['reward']['mean']:6.3f} {r['steps']['mean']:6.1f}" if "reward" in r else "")
             + (f"  {util[0]:.2f}/{util[1]:.1f}" if util else "")
         )
-    return {
-        "kind": "thesis-map-recovery",
-        "format_version": 1,
-        **result,
-        "training": vars(training),
-        "genetic": vars(genetic),
-        "seed": seed,
-        "wall_time_s": time.perf_counter() - start,
-        "command": command,
-    }
+    return schemas.ThesisMapRecovery(
+        shape=[int(v) for v in result["shape"]],
+        maps=int(result["maps"]),
+        rows=[_recovery_row(r) for r in result["rows"]],
+        training=vars(training),
+        genetic=vars(genetic),
+        seed=seed,
+        wall_time_s=time.perf_counter() - start,
+        command=command,
+    )

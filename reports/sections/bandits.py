@@ -51,7 +51,7 @@ def bandit_regret(src: Source) -> dict:
         for p in r.privacy_cost
     ]
     fit = None
-    if r.fit is not None:
+    if r.fit is not None and r.fit.exponent is not None:
         fit = {
             "exponent": r.fit.exponent,
             "interval": r.fit.interval,

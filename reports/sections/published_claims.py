@@ -91,9 +91,9 @@ def _membership_table(doc: Document, r) -> None:
     m = r.models
     doc.para(
         f"Membership inference against the one-parameter defence ({r.command or 'pgc thesis membership'}): "
-        f"target MLP train accuracy {m.get('train_accuracy', float('nan')):.3f}, test "
-        f"{m.get('test_accuracy', float('nan')):.3f}; {m.get('members', '—')} members and "
-        f"{m.get('non_members', '—')} non-members (chance 0.5). Table 6.2 (MNIST, ML-Leaks): 70.4 % "
+        f"target MLP train accuracy {m.train_accuracy:.3f}, test "
+        f"{m.test_accuracy:.3f}; {m.members} members and "
+        f"{m.non_members} non-members (chance 0.5). Table 6.2 (MNIST, ML-Leaks): 70.4 % "
         "undefended, 49.8 % at ε = 0.1, 52.0 % at ε = 2.0."
     )
     doc.table(

@@ -148,7 +148,7 @@ def test_layout_gap_measures_a_saved_theta_and_refuses_bad_input(tmp_path, capsy
     assert acc["measured"] <= acc["best_layout"] + 1e-3 and acc["measured"] > 0.65
     assert data["command"].startswith("python -m attacks.a3c.layout")
     direct = layout_gap(theta, [5.0, 15.0], 1.0, episodes=200, seed=0)
-    assert direct["bayes_accuracy"] == acc  # same seed, same numbers
+    assert direct.bayes_accuracy.to_dict() == acc  # same seed, same numbers
     bad = tmp_path / "bad.json"
     assert _main([str(tmp_path / "missing.pt"), "--candidates", "5", "15", "--out", str(bad)]) == 2
     assert _main([str(path), "--candidates", "5", "5", "--out", str(bad)]) == 2

@@ -85,7 +85,8 @@ def test_attack_accuracy_interval():
     assert out["accuracy"] == 0.75 and out["ci"][0] < 0.75 < out["ci"][1] and out["chance"] == 0.5
 
 
-def test_map_recovery_cli_and_the_report(tmp_path, capsys):
+def test_map_recovery_cli_and_the_report(tmp_path, capsys, no_result_parsing):
+    """The command writes its typed result (nothing parsed back from a dict); the report then reads it."""
     from pgc.cli.main import main
 
     out = tmp_path / "mr.json"
@@ -116,6 +117,7 @@ def test_map_recovery_cli_and_the_report(tmp_path, capsys):
     data = json.loads(out.read_text())
     assert data["kind"] == "thesis-map-recovery" and [r["defence"] for r in data["rows"]][:2] == ["none", "dynamic"]
     assert data["training"]["sees_cell"] is True and data["training"]["learner"] == "table"
+    no_result_parsing.undo()  # the report reads its input results
     audit = tmp_path / "a.json"
     assert main(["audit", "--system", "dprl-advising", "--samples", "1000", "--no-progress", "--out", str(audit)]) == 0
     assert main(["report", str(audit), str(out), "--out", str(tmp_path / "r")]) == 0
@@ -133,3 +135,20 @@ def test_map_recovery_refuses_bad_input(argv, tmp_path):
     with pytest.raises(SystemExit) as refused:  # argparse refuses a bad value with exit status 2
         main(["thesis", "map-recovery", *argv, "--out", str(tmp_path / "x.json")])
     assert refused.value.code == 2 and not (tmp_path / "x.json").exists()
+
+
+def test_membership_cli_writes_its_typed_result(tmp_path, capsys, no_result_parsing):
+    """The membership study's result is built typed and written as it is (nothing parsed back from a dict)."""
+    from pgc.cli.main import main
+
+    out = tmp_path / "m.json"
+    assert main(["thesis", "membership", "--epsilons", "1", "--hidden", "16", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["kind"] == "thesis-membership" and set(data["models"]) == {
+        "train_accuracy",
+        "test_accuracy",
+        "members",
+        "non_members",
+    }
+    assert [r["attacker"] for r in data["rows"]][:2] == ["ml-leaks", "label-only"]
+    assert data["table_6_2_ml_leaks"]["none"] == 70.4

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import pgc.schemas as schemas
 from pgc.options import add_force, add_out, add_progress, add_seed
 
 from ..outputs import ResultFile
@@ -118,18 +117,18 @@ def _regret(args: argparse.Namespace) -> int:
     )
     with ResultFile(args.out, command="bandit", name="regret", force=args.force) as out:
         result, jobs = regret_study(settings, out.companion, label=args.label, progress=args.progress)
-        out.write(schemas.dump("bandit-regret", result))
-    fit = result["fit"]
-    print(f"{jobs} jobs in {result['elapsed_seconds']:.0f}s; wrote {out.path} and {out.path.with_name(result['plot'])}")
-    for c in result["curves"]:
+        out.write(result.to_dict())
+    fit = result.fit
+    print(f"{jobs} jobs in {result.elapsed_seconds:.0f}s; wrote {out.path} and {out.path.with_name(str(result.plot))}")
+    for c in result.curves:
         print(
-            f"  {c['label']:45s} R_M(T)/T = {c['time_averaged_group_regret'][-1]:.3f} "
-            f"[{c['lower'][-1]:.3f}, {c['upper'][-1]:.3f}]  syncs {c['mean_syncs']:.0f}"
+            f"  {c.label:45s} R_M(T)/T = {c.time_averaged_group_regret[-1]:.3f} "
+            f"[{c.lower[-1]:.3f}, {c.upper[-1]:.3f}]  syncs {c.mean_syncs:.0f}"
         )
-    if fit and fit.get("exponent") is not None:
+    if fit is not None and fit.exponent is not None and fit.interval is not None:
         print(
-            f"  privacy cost ~ M^b: b = {fit['exponent']:.2f}, {fit['level']:.0%} interval "
-            f"[{fit['interval'][0]:.2f}, {fit['interval'][1]:.2f}] (theory 0.75; DP20 0.5)"
+            f"  privacy cost ~ M^b: b = {fit.exponent:.2f}, {fit.level or 0.95:.0%} interval "
+            f"[{fit.interval[0]:.2f}, {fit.interval[1]:.2f}] (theory 0.75; DP20 0.5)"
         )
     return 0
 
@@ -148,9 +147,9 @@ def _attack(args: argparse.Namespace) -> int:
     )
     with ResultFile(args.out, command="bandit", name="attack", force=args.force) as out:
         result = first_user_study(settings, progress=args.progress, log=lambda line: print(line, flush=True))
-        out.write(schemas.dump("bandit-attack", result))
+        out.write(result.to_dict())
     print(f"wrote {out.path}")
-    above = [r for r in result["rows"] if r.get("above_ceiling")]
+    above = [r for r in result.rows if r.reference.above_ceiling]
     if above:
         print(
             f"!!! {len(above)} row(s) with accuracy above the (ε, δ) ceiling beyond their interval: the claim does "

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-import pgc.schemas as schemas
 from pgc.options import add_force, add_out, add_seed, positive_float, positive_int
 
 from ..outputs import ResultFile
@@ -112,7 +111,7 @@ def _map_recovery(args) -> int:
             command="pgc " + " ".join(sys.argv[1:]),
             log=_say,
         )
-        path = result_file.write(schemas.dump("thesis-map-recovery", result))
+        path = result_file.write(result.to_dict())
     print(f"wrote {path}")
     return 0
 
@@ -124,7 +123,7 @@ def _membership(args) -> int:
     settings = MembershipSettings(tuple(args.epsilons), args.hidden, args.seed)
     with ResultFile(args.out, command="thesis", name="membership", force=args.force) as result_file:
         result = membership_study(settings, command="pgc " + " ".join(sys.argv[1:]), log=_say)
-        path = result_file.write(schemas.dump("thesis-membership", result))
+        path = result_file.write(result.to_dict())
     print(f"wrote {path}")
     return 0
 

@@ -193,9 +193,9 @@ def test_attack_dp20_schedule_beats_ceiling():
         400,
         np.random.default_rng(np.random.SeedSequence(4)),
     )
-    by = {r["channel"]: r for r in rows}
-    assert by["schedule"]["accuracy"] > 0.98 and by["schedule"]["above_ceiling"]
-    assert by["schedule"]["ceiling"] == pytest.approx((math.exp(0.1) + 1e-3) / (1 + math.exp(0.1)))
+    by = {r.target.channel: r for r in rows}
+    assert by["schedule"].measured.accuracy > 0.98 and by["schedule"].reference.above_ceiling
+    assert by["schedule"].reference.ceiling == pytest.approx((math.exp(0.1) + 1e-3) / (1 + math.exp(0.1)))
 
 
 def test_dp_event_when_accountant_present():
@@ -272,3 +272,20 @@ def test_cli_regret_and_attack_small(tmp_path):
     assert data["kind"] == "bandit-attack" and {r["channel"] for r in data["rows"]} == {"messages", "schedule", "all"}
     proc = _cli(*attack, "--out", str(first), cwd=tmp_path)
     assert proc.returncode == 2 and "--force" in proc.stderr and first.read_bytes() == before
+
+
+def test_cli_regret_and_attack_write_their_typed_results(tmp_path, no_result_parsing):
+    """Both results are built typed and written as they are: nothing is parsed back from a dict."""
+    from pgc.cli.main import main
+
+    regret = tmp_path / "r.json"
+    argv = ["--silos", "2", "--horizon", "60", "--arms", "3", "--dim", "2", "--runs", "2", "--workers", "1"]
+    assert main(["bandit", "regret", *argv, "--sweep-silos", "1", "2", "--out", str(regret), "--no-progress"]) == 0
+    data = json.loads(regret.read_text())
+    assert data["kind"] == "bandit-regret" and len(data["curves"]) == 5 and "lambda" in data["curves"][0]
+    attack = tmp_path / "a.json"
+    argv = ["--systems", "dp20-feducb", "--epsilon", "0.5", "--train", "20", "--test", "20", "--no-progress"]
+    assert main(["bandit", "attack", *argv, "--out", str(attack)]) == 0
+    rows = json.loads(attack.read_text())["rows"]
+    assert {r["channel"] for r in rows} == {"messages", "schedule", "all"}
+    assert {"accuracy", "interval", "ceiling", "claim", "above_ceiling"} <= set(rows[0])
