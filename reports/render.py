@@ -152,8 +152,8 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
             {
                 "source": t["source"],
                 "pareto_front": t["study"].pareto_front,
-                "best_constrained": t["study"].best_constrained,
-                "counts": t["study"].counts,
+                "best_constrained": t["study"].best_constrained and t["study"].best_constrained.to_dict(),
+                "counts": t["study"].counts.to_dict(),
             }
             for t in c.tuning
         ],

@@ -186,7 +186,7 @@ def test_the_same_seed_asks_the_same_trials_on_any_machine(tmp_path, monkeypatch
     assert next_sampler_seed(_settings(seed=4), 2) != params[0][2][2]
 
 
-def test_four_workers_end_with_exactly_the_trials_asked_and_none_failed(tmp_path, capsys):
+def test_four_workers_end_with_exactly_the_trials_asked_and_none_failed(tmp_path, capsys, no_result_parsing):
     out = tmp_path / "t"
     argv = [
         "tune",

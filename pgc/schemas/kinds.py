@@ -17,6 +17,20 @@ from .opacus_kinds import OpacusOneRunResult
 from .provenance import Invocation
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 from .train_kinds import MechanismRecord, TrainRun, TrainTrial, TrialProtection  # noqa: F401
+from .tune_kinds import (  # noqa: F401
+    BestTrial,
+    Objective,
+    RungMetrics,
+    TrialCounts,
+    TrialOutcome,
+    TrialSeeds,
+    TuneConstraint,
+    TuneEvaluation,
+    TuneResult,
+    TuneSetup,
+    TuneSpace,
+    TuneTrial,
+)
 
 # --- power-study: python -m audit.power.study (results/power/) -----------------------------------
 
@@ -299,39 +313,6 @@ class ReadingSearch(Result):
     format: str
     readings: list[JsonObject]
     best: list[str]
-
-
-# --- tune: pgc tune --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class TuneTrial(Record):
-    number: int
-    state: str
-    params: JsonObject = field(default_factory=dict)
-    utility: float | None = None
-    privacy: float | None = None
-    success_ratio: float | None = None
-    median_fst: float | None = None
-    final_mu: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class TuneResult(Result):
-    KIND = "tune"
-    format: str
-    study: str
-    mode: str
-    trials: list[TuneTrial]
-    pareto_front: list[int]
-    counts: JsonObject
-    evaluation: JsonObject = field(default_factory=dict)
-    utility: str | None = None
-    privacy: str | None = None
-    sampler: str | None = None
-    seed: int | None = None
-    constraint: JsonObject | None = None
-    best_constrained: JsonObject | None = None
 
 
 # --- mitigations-utility: scripts/mitigations_utility.py -------------------------------------------

@@ -9,8 +9,9 @@ objective). See :mod:`pgc.tuning.study` for batching, pruning, storage, resuming
 :mod:`pgc.tuning.processes` for the worker processes of one machine.
 """
 
+from .export import export_study
 from .space import HYPER_PRESETS, SHADOW_GRAVITIES, Evaluation, SearchSpace, StudySettings
-from .study import FORMAT, export_study, pareto_front, run_study, trial_seeds
+from .study import FORMAT, pareto_front, run_study, trial_seeds
 
 __all__ = [
     "FORMAT",

@@ -45,7 +45,7 @@ from pgc.a3c.trainer import TrainConfig, train_batch
 from pgc.errors import UserError
 
 from .space import HYPER_PRESETS, Evaluation, StudySettings
-from .storage import ask_lock, make_storage, safe_url, storage_url
+from .storage import ask_lock, make_storage
 from .workers import Heartbeat, claim, claimed_by, fail_dead_workers, worker_key
 
 FORMAT = "pgc-tune/1"
@@ -499,73 +499,3 @@ def _record_result(study: optuna.Study, p: _Pending, settings: StudySettings) ->
     told = study.tell(t, values, skip_if_finished=True)
     # a NaN value makes optuna fail the trial itself (with a warning): that result was told
     return told.state == TrialState.COMPLETE or any(math.isnan(v) for v in values)
-
-
-def export_study(name: str, url: str) -> dict:
-    """The study as a JSON-ready dict (kind "tune"): settings, every trial, Pareto front, constrained best."""
-    study = optuna.load_study(study_name=name, storage=storage_url(url))
-    stored = study.user_attrs.get("settings") or {}
-    mode = stored.get("mode", "pareto")
-    ev = stored.get("evaluation", {})
-    trials = []
-    for t in study.get_trials(deepcopy=False):
-        ua = t.user_attrs
-        trials.append(
-            {
-                "number": t.number,
-                "state": t.state.name,
-                "params": t.params,
-                "values": list(t.values) if t.values is not None else None,
-                "utility": ua.get("utility"),
-                "privacy": ua.get("privacy"),
-                "claimed_epsilon": ua.get("claimed_epsilon"),
-                "success_ratio": ua.get("success_ratio"),
-                "median_fst": ua.get("median_fst"),
-                "final_mu": ua.get("final_mu"),
-                "horizon": ua.get("horizon"),
-                "fsts": ua.get("fsts"),
-                "seeds": ua.get("seeds"),
-                "seed_origin_trial": ua.get("seed_origin_trial"),
-                "sampler_seed": ua.get("sampler_seed"),
-                "pruned_at": ua.get("pruned_at"),
-                "intermediate": ua.get("intermediate"),
-                "retry_of": t.system_attrs.get("failed_trial"),
-                "duration_s": t.duration.total_seconds() if t.duration else None,
-            }
-        )
-    complete = [t for t in trials if t["state"] == "COMPLETE" and t["utility"] is not None and t["privacy"] is not None]
-    front = pareto_front([(t["number"], float(t["utility"]), float(t["privacy"])) for t in complete])
-    best = None
-    if mode == "constrained":
-        target = stored.get("min_utility")
-        feasible = [t for t in complete if t["utility"] >= target]
-        if feasible:
-            b = min(feasible, key=lambda t: (t["privacy"], -t["utility"]))
-            best = {k: b[k] for k in ("number", "params", "privacy", "utility", "success_ratio", "median_fst")}
-    counts: dict[str, int] = {}
-    for t in trials:
-        counts[t["state"]] = counts.get(t["state"], 0) + 1
-    return {
-        "kind": "tune",
-        "format": FORMAT,
-        "study": name,
-        "storage": safe_url(url),
-        "mode": mode,
-        "sampler": stored.get("sampler"),
-        "seed": stored.get("seed"),
-        "sampler_seeds": {str(t["number"]): t["sampler_seed"] for t in trials if t["sampler_seed"] is not None},
-        "utility": ev.get("utility", "success_ratio"),
-        "privacy": "claimed ε" if ev.get("privacy", "claimed") == "claimed" else "audited ε_LB",
-        "objectives": [{"name": "utility", "direction": "maximize"}, {"name": "privacy", "direction": "minimize"}]
-        if mode == "pareto"
-        else [{"name": "privacy", "direction": "minimize"}],
-        "constraint": {"metric": ev.get("utility", "success_ratio"), "min": stored.get("min_utility")}
-        if mode == "constrained"
-        else None,
-        "space": stored.get("space"),
-        "evaluation": ev,
-        "counts": counts,
-        "trials": trials,
-        "pareto_front": front,
-        "best_constrained": best,
-    }

@@ -47,19 +47,19 @@ def _tuning(doc: Document, c: ReportContent) -> None:
 def _tuning_body(doc: Document, c: ReportContent) -> None:
     for entry in c.tuning:
         study: schemas.TuneResult = entry["study"]
-        ev = study.evaluation
+        ev = study.evaluation or schemas.TuneEvaluation()
         counts = study.counts
         doc.para(
             f"Study '{study.study}' ({study.mode} mode, sampler {study.sampler or '?'}, "
-            f"seed {study.seed if study.seed is not None else '?'}): {counts.get('COMPLETE', 0)} complete, "
-            f"{counts.get('PRUNED', 0)} pruned, {counts.get('FAIL', 0)} failed trials. Each trial trains "
-            f"{ev.get('runs_per_trial', '?')} runs of {num(ev.get('submissions'))} submissions on ψ ∈ "
-            f"{ev.get('gravities', '?')} ({ev.get('environments', 'shadow/public')} environments). "
+            f"seed {study.seed if study.seed is not None else '?'}): {counts.complete or 0} complete, "
+            f"{counts.pruned or 0} pruned, {counts.fail or 0} failed trials. Each trial trains "
+            f"{_or(ev.runs_per_trial, '?')} runs of {num(ev.submissions)} submissions on ψ ∈ "
+            f"{_or(ev.gravities, '?')} ({_or(ev.environments, 'shadow/public')} environments). "
             f"Utility = {study.utility or '?'}, privacy = {study.privacy or '?'}."
         )
         points, front = tuning_points(study)
         if points:
-            cons = (study.constraint or {}).get("min")
+            cons = study.constraint.min if study.constraint else None
             pruned = [
                 {"privacy": t.privacy, "utility": t.utility or 0.0}
                 for t in study.trials
@@ -114,15 +114,20 @@ def _tuning_body(doc: Document, c: ReportContent) -> None:
             if best:
                 doc.para(
                     f"Constrained result: the smallest {study.privacy} whose {study.utility} ≥ "
-                    f"{(study.constraint or {}).get('min')} is {num(best.get('privacy'))} "
-                    f"(trial #{best.get('number')}, params {best.get('params')})."
+                    f"{study.constraint.min if study.constraint else None} is {num(best.privacy)} "
+                    f"(trial #{best.number}, params {best.params})."
                 )
             else:
                 doc.para("Constrained result: no trial met the utility constraint.")
         doc.para(
             "Tuning on private environments spends privacy itself (each trial is another release about them); "
-            "this study used " + str(ev.get("environments", "shadow/public")) + " ψ values."
+            "this study used " + str(_or(ev.environments, "shadow/public")) + " ψ values."
         )
+
+
+def _or(value, default):
+    """``value``, or ``default`` where the study recorded none."""
+    return default if value is None else value
 
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:

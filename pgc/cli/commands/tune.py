@@ -171,7 +171,7 @@ class TuneCommand:
             result = export_study(args.study, storage)
         except KeyError:
             raise UserError(f"no study {args.study!r} in {storage}") from None
-        path = write_json_atomic(out / "tune.json", schemas.dump("tune", result))
+        path = write_json_atomic(out / "tune.json", result.to_dict())
         _print_study(result, args)
         print(f"wrote {path}; browse with: optuna-dashboard {storage}")
         return 0
@@ -216,21 +216,20 @@ def _study_settings(args: argparse.Namespace):
     return settings
 
 
-def _print_study(result: dict, args: argparse.Namespace) -> None:
-    c = result["counts"]
+def _print_study(result: schemas.TuneResult, args: argparse.Namespace) -> None:
+    c = result.counts
     print(
-        f"study {args.study!r}: {c.get('COMPLETE', 0)} complete, {c.get('PRUNED', 0)} pruned, "
-        f"{c.get('FAIL', 0)} failed; Pareto front trials {result['pareto_front']}"
+        f"study {args.study!r}: {c.complete or 0} complete, {c.pruned or 0} pruned, "
+        f"{c.fail or 0} failed; Pareto front trials {result.pareto_front}"
     )
-    by_number = {t["number"]: t for t in result["trials"]}
-    for n in result["pareto_front"]:
+    by_number = {t.number: t for t in result.trials}
+    for n in result.pareto_front:
         t = by_number[n]
         print(
-            f"  #{n}: {t['params']}  privacy={t['privacy']:.3g}  success={t['success_ratio']:.2f}  "
-            f"median FST={t['median_fst']:g}"
+            f"  #{n}: {t.params}  privacy={t.privacy:.3g}  success={t.success_ratio:.2f}  median FST={t.median_fst:g}"
         )
-    if result["best_constrained"]:
-        b = result["best_constrained"]
-        print(f"smallest privacy value with utility >= {args.min_success}: {b['privacy']:.3g} (trial #{b['number']})")
+    if result.best_constrained:
+        b = result.best_constrained
+        print(f"smallest privacy value with utility >= {args.min_success}: {b.privacy:.3g} (trial #{b.number})")
     elif args.mode == "constrained":
         print(f"no trial reached utility >= {args.min_success}")

@@ -81,7 +81,7 @@ def test_ray_engine_tune_study_identical_to_local(ray_engine, tmp_path):
         url = f"sqlite:///{tmp_path / (name + '.db')}"
         tasks = getattr(executor, "tasks", 0)
         run_study("s", url, settings, n_trials=4, batch=2, worker_id="w", executor=executor, log=lambda m: None)
-        out[name] = [(t["params"], t["values"], t["fsts"], t["state"]) for t in export_study("s", url)["trials"]]
+        out[name] = [(t.params, t.values, t.fsts, t.state) for t in export_study("s", url).trials]
     assert out["ray"] == out["local"] and len(out["local"]) == 4
     assert ray_engine.tasks > tasks  # the training ran there, and the engine says where "there" is
     assert re.fullmatch(

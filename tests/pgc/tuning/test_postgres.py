@@ -160,12 +160,12 @@ def test_storage_contract_run_study_exact_count_and_export(any_storage):
     name = _name("r")
     run_study(name, any_storage, _settings(seed=9), n_trials=3, batch=2, heartbeat_interval=1, log=lambda m: None)
     result = export_study(name, any_storage)
-    assert result["counts"] == {"COMPLETE": 3} or sum(result["counts"].get(k, 0) for k in ("COMPLETE", "PRUNED")) == 3
-    assert result["counts"].get("FAIL", 0) == 0
-    assert [t["seeds"] for t in result["trials"]] == [trial_seeds(9, t["number"], 2) for t in result["trials"]]
-    assert ":***@" in result["storage"] or "@" not in any_storage
+    assert (result.counts.complete or 0) + (result.counts.pruned or 0) == 3
+    assert result.counts.fail is None
+    assert [t.seeding.seeds for t in result.trials] == [trial_seeds(9, t.number, 2) for t in result.trials]
+    assert ":***@" in result.storage or "@" not in any_storage
     run_study(name, any_storage, _settings(seed=9), n_trials=3, log=lambda m: None)  # nothing left to do
-    assert len(export_study(name, any_storage)["trials"]) == 3
+    assert len(export_study(name, any_storage).trials) == 3
 
 
 def test_storage_contract_a_surplus_trial_is_given_back(any_storage):

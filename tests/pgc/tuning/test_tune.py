@@ -94,9 +94,11 @@ def test_constrained_mode_reports_smallest_feasible_privacy(tmp_path):
     )
     run_study("c", url, settings, n_trials=3, batch=3, log=lambda m: None)
     res = export_study("c", url)
-    assert res["kind"] == "tune" and res["counts"] == {"COMPLETE": 3}
-    eps = [t["privacy"] for t in res["trials"]]
-    assert res["best_constrained"]["privacy"] == min(eps)  # every trial meets utility >= 0
+    assert res.KIND == "tune" and res.counts.to_dict() == {"COMPLETE": 3}
+    eps = [t.privacy for t in res.trials]
+    assert res.best_constrained is not None and res.best_constrained.privacy == min(
+        eps
+    )  # every trial meets utility >= 0
     # same study name with different settings is refused rather than silently mixed
     other = StudySettings(
         space=SearchSpace(mechanisms=("laplace",), epsilon=(0.5, 6.0)),
