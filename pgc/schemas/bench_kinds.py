@@ -95,11 +95,34 @@ class TuneWorkers(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
+class PipelineStep(Record):
+    """One step of pgc pipeline: the command it ran with its exit code and wall time, or why it was skipped; the
+    training step names its reading and the first and last trial's configuration (``configs``)."""
+
+    step: str
+    wall_s: float
+    command: str | None = None
+    exit_code: int | None = None
+    skipped: str | None = None  # the step did not run: why
+    reading: str | None = None
+    configs: list[JsonObject] | None = None  # trial configurations
+
+
+@dataclass(frozen=True, kw_only=True)
 class Pipeline(Result):
+    """pgc pipeline's manifest: the steps it ran, the results the report read (``inputs``, relative to the
+    manifest's folder or absolute) and the steps' default settings (``defaults``: step -> its configuration)."""
+
     KIND = "pipeline"
     format: str
     inputs: list[str]
-    steps: list[JsonObject] = field(default_factory=list)
+    steps: list[PipelineStep] = field(default_factory=list)
+    seed: int | None = None
+    quick: bool | None = None
+    protect: list[str] | None = None
+    command: str | None = None
+    defaults: JsonObject | None = None  # configuration
+    wall_s: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

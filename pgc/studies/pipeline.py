@@ -16,6 +16,7 @@ The job is built in a temporary folder that replaces the output folder at the en
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -111,7 +112,7 @@ def train_configs(seed: int, quick: bool, protect: tuple[str, ...]) -> tuple[lis
 
 def train_step(
     work: Path, *, seed: int, quick: bool, protect: tuple[str, ...] = (), log: Callable[[str], None] = print
-) -> dict:
+) -> schemas.PipelineStep:
     """Train the step's trials (two processes) into ``work/train``; the step's record."""
     from pgc.a3c.rundir import save_run
     from pgc.a3c.trainer import train_batch
@@ -133,14 +134,14 @@ def train_step(
         s = r.summary()
         log(f"  {r.config.mechanism} seed {s['seed']}: FST={s['fst']} final μ={s['final_mu']:.1f}")
     log(f"[train] {wall:.1f}s")
-    return {
-        "step": "train",
-        "command": "pgc pipeline (train_batch)",
-        "exit_code": 0,
-        "wall_s": round(wall, 2),
-        "reading": reading.name,
-        "configs": [c.to_dict() for c in configs[:1]] + [configs[-1].to_dict()],
-    }
+    return schemas.PipelineStep(
+        step="train",
+        command="pgc pipeline (train_batch)",
+        exit_code=0,
+        wall_s=round(wall, 2),
+        reading=reading.name,
+        configs=schemas.json_ready([c.to_dict() for c in configs[:1]] + [configs[-1].to_dict()]),
+    )
 
 
 def audit_steps(work: Path, *, seed: int, quick: bool) -> list[tuple[str, list[str], str]]:
@@ -258,8 +259,8 @@ def attack_steps(work: Path, *, seed: int, quick: bool) -> list[tuple[str, list[
 def report_step(
     work: Path,
     out: Path,
-    manifest: dict,
-    steps: list[dict],
+    manifest: schemas.Pipeline,
+    steps: list[schemas.PipelineStep],
     inputs: list[str],
     moves: list[tuple[str, str]],
     log: Callable[[str], None] = print,
@@ -268,13 +269,13 @@ def report_step(
     input in ``work/report``, naming the final folder ``out``; the report's step joins ``steps``."""
     from reports import ReportInputError, build_report
 
-    manifest = {
-        **manifest,
-        "defaults": {"train": TRAIN_DEFAULTS, "audit": AUDIT_DEFAULTS, "attack": ATTACK_DEFAULTS},
-        "inputs": inputs,
-        "steps": steps,
-    }
-    write_json_atomic(work / "pipeline.json", schemas.dump("pipeline", manifest))
+    manifest = dataclasses.replace(
+        manifest,
+        defaults=schemas.json_ready({"train": TRAIN_DEFAULTS, "audit": AUDIT_DEFAULTS, "attack": ATTACK_DEFAULTS}),
+        inputs=list(inputs),
+        steps=list(steps),
+    )
+    write_json_atomic(work / "pipeline.json", manifest.to_dict())
     start = time.perf_counter()
     sources = [str(work / x) if not Path(x).is_absolute() else x for x in inputs]
     try:
@@ -285,16 +286,12 @@ def report_step(
         raise UserError(f"report step: {exc}") from None
     wall = time.perf_counter() - start
     steps.append(
-        {
-            "step": "report",
-            "command": f"pgc report {' '.join(inputs)} --out report",
-            "exit_code": 0,
-            "wall_s": round(wall, 2),
-        }
+        schemas.PipelineStep(
+            step="report", command=f"pgc report {' '.join(inputs)} --out report", exit_code=0, wall_s=round(wall, 2)
+        )
     )
-    manifest["steps"] = steps
-    manifest["wall_s"] = round(sum(s["wall_s"] for s in steps), 2)
-    write_json_atomic(work / "pipeline.json", schemas.dump("pipeline", manifest))
+    manifest = dataclasses.replace(manifest, steps=list(steps), wall_s=round(sum(s.wall_s for s in steps), 2))
+    write_json_atomic(work / "pipeline.json", manifest.to_dict())
     log(f"[report] {wall:.1f}s -> {out / 'report' / 'report.html'}")
 
 

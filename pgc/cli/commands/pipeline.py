@@ -38,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+import pgc.schemas as schemas
 from pgc.errors import UserError
 from pgc.options import add_force, add_out, add_seed
 
@@ -84,7 +85,7 @@ class PipelineCommand:
                 raise UserError(f"--include {extra} does not exist")
             if not (Path(extra).is_file() or Path(extra).is_dir()):  # a FIFO or device: refused before the work
                 raise UserError(f"--include {extra} is not a regular file or a folder")
-        steps: list[dict] = []
+        steps: list[schemas.PipelineStep] = []
         inputs: list[str] = []
         # built in a temporary folder under the output's lock; it replaces the old one atomically
         with replace_directory_atomically(out, "pipeline") as work:
@@ -105,26 +106,30 @@ class PipelineCommand:
                 )
             inputs += [str(Path(x).resolve()) for x in args.include]
             pipeline.relocate_results(work, self.moves)
-            manifest = {
-                "kind": "pipeline",
-                "format": "pgc-pipeline/1",
-                "seed": args.seed,
-                "quick": args.quick,
-                **({"protect": list(protect)} if protect else {}),
-                "command": "pgc " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["pipeline"] else "pgc pipeline",
-            }
+            manifest = schemas.Pipeline(
+                format="pgc-pipeline/1",
+                inputs=[],
+                seed=args.seed,
+                quick=args.quick,
+                protect=list(protect) if protect else None,
+                command="pgc " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["pipeline"] else "pgc pipeline",
+            )
             pipeline.report_step(work, out, manifest, steps, inputs, self.moves, log=_say)
-        total = sum(s["wall_s"] for s in steps)
+        total = sum(s.wall_s for s in steps)
         print(f"pipeline finished in {total:.0f}s: open {out / 'report' / 'report.html'}")
         return 0
 
-    def _steps(self, package: str, commands, steps: list[dict], inputs: list[str], ok_codes=(0,)) -> bool:
+    def _steps(
+        self, package: str, commands, steps: list[schemas.PipelineStep], inputs: list[str], ok_codes=(0,)
+    ) -> bool:
         """Each ``pgc`` command of a step in turn (the step skipped, and named, when this checkout lacks the
         package it needs: False); each result joins the report's inputs."""
         needs = {"audit": ("pgc.cli.commands.audit", "audit"), "attack": ("pgc.cli.commands.attack", "attacks")}
         if any(importlib.util.find_spec(name) is None for name in needs[package]):
             steps.append(
-                {"step": package, "skipped": f"the {needs[package][1]} package is not available", "wall_s": 0.0}
+                schemas.PipelineStep(
+                    step=package, skipped=f"the {needs[package][1]} package is not available", wall_s=0.0
+                )
             )
             return False
         for name, argv, result in commands:
@@ -132,7 +137,7 @@ class PipelineCommand:
             inputs.append(result)
         return True
 
-    def _step(self, name: str, argv: list[str], steps: list[dict], ok_codes=(0,)) -> int:
+    def _step(self, name: str, argv: list[str], steps: list[schemas.PipelineStep], ok_codes=(0,)) -> int:
         from pgc.studies.pipeline import StepOutput, relocated
 
         from ..main import main
@@ -143,7 +148,7 @@ class PipelineCommand:
         with StepOutput(self.moves, sys.stdout) as echo, contextlib.redirect_stdout(echo):
             code = main(argv)  # every line of the step's output, as it comes
         wall = time.perf_counter() - start
-        steps.append({"step": name, "command": command, "exit_code": code, "wall_s": round(wall, 2)})
+        steps.append(schemas.PipelineStep(step=name, command=command, exit_code=code, wall_s=round(wall, 2)))
         if code not in ok_codes:
             raise UserError(f"step {name} failed (exit code {code})")
         print(f"[{name}] {wall:.1f}s", flush=True)
