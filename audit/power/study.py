@@ -438,8 +438,11 @@ def _curve_studies() -> dict:
 
 
 def write_result(path: Path, body: dict, command: str) -> None:
-    result = schemas.json_ready(schemas.dump("power-study", {**body, "command": command}))
-    write_text_atomic(path, json.dumps(result, indent=1, allow_nan=False) + "\n")
+    """The study's result (``body``: its ``studies`` or its one ``study``, and its wall time), written as JSON."""
+    result = schemas.PowerStudy(
+        studies=body.get("studies"), study=body.get("study"), wall_time_s=body.get("wall_time_s"), command=command
+    )
+    write_text_atomic(path, json.dumps(schemas.json_ready(result.to_dict()), indent=1, allow_nan=False) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
