@@ -5,7 +5,9 @@ from the other modules (physics, network, mechanism twins) and compiles in the c
 :mod:`pgc.a3c.kernel.layout` and of the core modules it reads: an edit there would leave a stale copy in
 the cache. :func:`install` makes every cached function defined under ``pgc/a3c/kernel/`` carry the hash
 of all those files instead, so any edit recompiles, and writes the cache to the user's cache folder
-(``NUMBA_CACHE_DIR`` when set), not beside the installed package. It uses numba's cache locator classes (not a
+(``NUMBA_CACHE_DIR`` when set), not beside the installed package, in a folder named by that hash rather than by
+the sources' location: every copy of the same sources (a checkout, an installed wheel, another virtual
+environment) shares one compiled cache. It uses numba's cache locator classes (not a
 public API); where they are missing it does nothing and the per-file key applies.
 """
 
@@ -42,8 +44,13 @@ def package_stamp() -> bytes:
 
 
 class _PackageStamped:
+    """A numba locator keyed on the package's sources as a whole, its folder named by their hash."""
+
     def get_source_stamp(self):
         return package_stamp()
+
+    def get_cache_path(self):
+        return os.path.join(os.path.dirname(super().get_cache_path()), "pgc-a3c-kernel-" + package_stamp().hex()[:32])
 
 
 def install() -> bool:
@@ -70,6 +77,10 @@ def install() -> bool:
                 locator = base.from_function(py_func, py_file)
                 if locator is not None:
                     locator.__class__ = stamped[base]
+                    try:
+                        locator.ensure_cache_path()
+                    except OSError:  # the shared folder cannot be written: numba compiles without a cache
+                        return None
                     return locator
             return None
 

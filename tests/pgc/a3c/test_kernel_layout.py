@@ -1,5 +1,7 @@
 """The compiled core's packed-array layout and its numba cache key."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -51,3 +53,7 @@ def test_compiled_functions_carry_the_package_wide_key():
         locator = function._cache._impl.locator  # numba's cache locator of the dispatcher
         assert type(locator).__name__.startswith("PackageStamped")
         assert locator.get_source_stamp() == _cache.package_stamp()
+        # named by the sources' hash, not their location: a checkout and an installed wheel share one cache
+        folder = locator.get_cache_path()
+        assert os.path.basename(folder) == "pgc-a3c-kernel-" + _cache.package_stamp().hex()[:32]
+        assert os.path.dirname(_cache.__file__) not in folder
