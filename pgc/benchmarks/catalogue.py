@@ -414,7 +414,9 @@ def _write(path: Path, result: dict) -> None:
     import pgc.schemas as schemas
     from pgc.files import write_json_atomic
 
-    write_json_atomic(path, schemas.dump("bench", result))
+    write_json_atomic(
+        path, schemas.Bench(bench=result["bench"], extra={k: v for k, v in result.items() if k != "bench"}).to_dict()
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -136,17 +136,10 @@ def run(args: argparse.Namespace) -> int:
         )
         write_json_atomic(
             Path(args.out),
-            schemas.dump(
-                "bench",
-                {
-                    "kind": "bench",
-                    "bench": "one-run",
-                    "one_run": one_run,
-                    "multi_sample": multi,
-                    "reached_at": reach,
-                    "command": command,
-                },
-            ),
+            schemas.Bench(
+                bench="one-run",
+                extra={"one_run": one_run, "multi_sample": multi, "reached_at": reach, "command": command},
+            ).to_dict(),
         )
         print(f"wrote {args.out}")
     return 0

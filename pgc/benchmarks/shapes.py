@@ -377,7 +377,9 @@ def run(args: argparse.Namespace) -> int:
                 flush=True,
             )
     result["summary"] = summary(cells)
-    write_json_atomic(out, schemas.dump("bench", result))
+    write_json_atomic(
+        out, schemas.Bench(bench=result["bench"], extra={k: v for k, v in result.items() if k != "bench"}).to_dict()
+    )
     write_table(out.with_suffix(".md"), result)
     s = result["summary"]
     print(

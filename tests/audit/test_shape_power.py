@@ -118,7 +118,7 @@ def test_bad_input_is_a_clear_error(base, kwargs, match):
         planted_power(base, None, **args)
 
 
-def test_bench_shapes_writes_ours_beside_the_oracle_and_refuses_bad_input(tmp_path, capsys):
+def test_bench_shapes_writes_ours_beside_the_oracle_and_refuses_bad_input(tmp_path, capsys, no_result_parsing):
     import json
 
     from pgc.cli.main import main
