@@ -12,6 +12,7 @@ seeds, so the result is the local one). What a mode says as it goes, its summary
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
+import pgc.schemas as schemas
+from attacks.a3c.records import (
+    comparison_record,
+    described_threat,
+    row_record,
+    search_record,
+    spread_record,
+    threat_record,
+)
 from attacks.a3c.runner import compare, fmt_eps, violations
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.errors import UserError
@@ -89,7 +99,7 @@ def attack(
     executor=None,
     progress: bool = False,
     log: Callable[[str], None] = print,
-) -> dict:
+) -> schemas.AttackResult:
     """The result of the settings' mode; ``companion(suffix)`` names a file beside the result (the crafted θ,
     the sweep's plot)."""
     if settings.sweep:
@@ -109,7 +119,7 @@ def model_attack(
     executor=None,
     progress: bool = False,
     log: Callable[[str], None] = print,
-) -> dict:
+) -> schemas.AttackResult:
     """Fresh submissions at the one model of ``settings.models`` (or at ``model``, with the attack's ``seed``
     stream)."""
     from attacks.a3c.sweep import ModelSpec, attack_fresh, build_mechanism
@@ -144,7 +154,7 @@ def model_attack(
         learned_kwargs={"epochs": s.epochs},
         executor=executor,
     )
-    result = attack_result(s, "model", {"model": model.label, "alpha": s.alpha}, threat, res)
+    result = attack_result(s, "model", schemas.AttackTarget(model=model.label, alpha=s.alpha), threat, res)
     for line in summary_lines(result):
         log(line)
     return result
@@ -152,7 +162,7 @@ def model_attack(
 
 def run_attack_on_transcript(
     settings: AttackSettings, *, executor=None, progress: bool = False, log: Callable[[str], None] = print
-) -> dict:
+) -> schemas.AttackResult:
     """The transcript of trial ``settings.trial`` of the run folder ``settings.run``."""
     from attacks.a3c.sweep import attack_run
 
@@ -171,7 +181,7 @@ def run_attack_on_transcript(
         learned_kwargs={"epochs": s.epochs},
         executor=executor,
     )
-    result = attack_result(s, "run", {"run": str(s.run), "trial": s.trial}, threat, res)
+    result = attack_result(s, "run", schemas.AttackTarget(run=str(s.run), trial=s.trial), threat, res)
     for line in summary_lines(result):
         log(line)
     return result
@@ -184,7 +194,7 @@ def active_attack(
     executor=None,
     progress: bool = False,
     log: Callable[[str], None] = print,
-) -> dict:
+) -> schemas.AttackResult:
     """θ crafted for the candidates on the search stream (saved beside the result, at
     ``companion("-crafted-theta.pt")``), then fresh submissions at it attacked on the attack stream; with
     Laplace, what the mechanism reaches at best on the layout."""
@@ -237,29 +247,34 @@ def active_attack(
         progress=progress,
         log=log,
     )
-    result["mode"] = "active"
-    result["active"] = {
-        "crafted_for": sorted(cands) if layout else [min(cands), max(cands)],
-        "theta_file": theta_path.name,
-        "search": crafted.to_dict(),
-    }
-    if layout:
-        result["active"]["layout_bayes_accuracy"] = crafted.value
+    best = None
     if mech_name == "laplace" and "gradient" in s.channels and math.isfinite(eps) and len(cands) in (2, 3):
-        _laplace_best_layout(result, eps, len(cands), log)
-    return result
+        best = _laplace_best_layout(result, eps, len(cands), log)
+    active = schemas.ActiveAttack(
+        crafted_for=sorted(cands) if layout else [min(cands), max(cands)],
+        theta_file=theta_path.name,
+        search=search_record(crafted.to_dict()),
+        layout_bayes_accuracy=crafted.value if layout else None,
+        laplace_best_layout=best,
+    )
+    assert result.one is not None  # an attack of one target
+    return dataclasses.replace(result, mode="active", one=dataclasses.replace(result.one, active=active))
 
 
-def _laplace_best_layout(result: dict, eps: float, n_candidates: int, log: Callable[[str], None]) -> None:
+def _laplace_best_layout(
+    result: schemas.AttackResult, eps: float, n_candidates: int, log: Callable[[str], None]
+) -> schemas.LaplaceLayout:
     from attacks.a3c.active import laplace_layout_accuracy
 
     name = "opposite" if n_candidates == 2 else "diamond"
-    result["active"]["laplace_best_layout"] = {"layout": name, "accuracy": laplace_layout_accuracy(name, eps)}
+    best = schemas.LaplaceLayout(layout=name, accuracy=laplace_layout_accuracy(name, eps))
+    threat = result.one.threat_model if result.one is not None else None
     log(
-        f"  Laplace at ε={eps:g} reaches at best {result['active']['laplace_best_layout']['accuracy']:.3f} "
+        f"  Laplace at ε={eps:g} reaches at best {best.accuracy:.3f} "
         f"with one submission ({name} layout of the clipped gradients; the ε-LDP ceiling is attained "
-        f"by randomized response); mechanism {result['threat_model']['mechanism']['name']}"
+        f"by randomized response); mechanism {threat.mechanism.name if threat is not None else '?'}"
     )
+    return best
 
 
 def sweep_attack(
@@ -269,7 +284,7 @@ def sweep_attack(
     executor=None,
     progress: bool = False,
     log: Callable[[str], None] = print,
-) -> dict:
+) -> schemas.AttackResult:
     """Accuracy against ε for each model of ``settings.models``; the plot drawn beside the result, at
     ``companion(".png")``."""
     from attacks.a3c.sweep import ModelSpec, plot_sweep, sweep_epsilons, sweep_title
@@ -303,61 +318,87 @@ def sweep_attack(
         executor=executor,
     )
     plot = companion(".png")
-    result = {
-        "kind": "attack",
-        "mode": "sweep",
-        "command": s.command,
-        "seed": s.seed,
-        "mechanism": s.mechanism or "laplace",
-        "clip": s.clip,
-        "candidates": list(cands),
-        "epsilons": list(s.epsilons),
-        "ks": list(s.ks),
-        "budget": s.budgets[0],
-        "targets": s.targets,
-        "models": [m.label for m in models],
-        "plot": plot.name,
-        **res,
-    }
-    plot_sweep(result, plot, sweep_title(result))
+    result = schemas.AttackResult(
+        mode="sweep",
+        command=s.command,
+        seed=s.seed,
+        candidates=list(cands),
+        ks=list(s.ks),
+        sweep=schemas.AttackSweep(
+            mechanism=s.mechanism or "laplace",
+            clip=s.clip,
+            epsilons=list(s.epsilons),
+            budget=s.budgets[0],
+            targets=s.targets,
+            models=[m.label for m in models],
+            plot=plot.name,
+            settings=[_sweep_setting(st) for st in res["settings"]],
+        ),
+        rows=[row_record(r) for r in res["rows"]],
+        violations=[row_record(r) for r in res["violations"]],
+    )
+    data = result.to_dict()
+    plot_sweep(data, plot, sweep_title(data))
     for line in row_lines(res["rows"], by_model=True):
         log(line)
     return result
 
 
-def attack_result(settings: AttackSettings, mode: str, target: dict, threat, res: dict) -> dict:
+def _sweep_setting(st: dict) -> schemas.SweepSetting:
+    """One setting of :func:`attacks.a3c.sweep.sweep_epsilons`."""
+    return schemas.SweepSetting(
+        model=st["model"],
+        epsilon=st["epsilon"],
+        threat=described_threat(st["threat"]),
+        wall_s=st.get("wall_s"),
+        rows=[row_record(r) for r in st["rows"]],
+        spread=spread_record(st),
+    )
+
+
+def attack_result(
+    settings: AttackSettings, mode: str, target: schemas.AttackTarget, threat, res: dict
+) -> schemas.AttackResult:
     """An attack's record: the threat model, the rows, the comparison of the attackers and the violations."""
-    return {
-        "kind": "attack",
-        "mode": mode,
-        "command": settings.command,
-        "seed": settings.seed,
-        "target": target,
-        "threat_model": threat.describe(),
-        "budgets": list(settings.budgets),
-        "ks": list(settings.ks),
-        **res,
-        "comparison": compare(res["rows"]),
-        "violations": violations(res["rows"]),
-    }
+    return schemas.AttackResult(
+        mode=mode,
+        command=settings.command,
+        seed=settings.seed,
+        ks=list(settings.ks),
+        one=schemas.OneAttack(
+            target=target,
+            threat_model=threat_record(threat),
+            budgets=list(settings.budgets),
+            spread=spread_record(res),
+            comparison=[comparison_record(c) for c in compare(res["rows"])],
+        ),
+        rows=[row_record(r) for r in res["rows"]],
+        violations=[row_record(r) for r in violations(res["rows"])],
+    )
 
 
-def summary_lines(result: dict) -> list[str]:
+def summary_lines(result: schemas.AttackResult) -> list[str]:
     """An attack's result in words: the threat model, the skipped attackers, the rows and the comparison."""
-    tm = result["threat_model"]
-    m = tm["mechanism"]
+    one = result.one
+    assert one is not None and one.threat_model is not None and one.target is not None and one.spread is not None
+    tm, spread = one.threat_model, one.spread
+    m = tm.mechanism
     lines = [
-        f"attack on {result['mode']} {result['target']}: {m['name']} ε={m['epsilon']} C={m['clip']}, "
-        f"channels allowed {tm['channels']}, {result['n_targets']} targets / {result['n_submissions']} "
-        f"submissions, {result['contexts']} distinct θ"
+        f"attack on {result.mode} {one.target.to_dict()}: {m.name} ε={m.epsilon} C={m.clip}, "
+        f"channels allowed {tm.channels}, {spread.n_targets} targets / {spread.n_submissions} "
+        f"submissions, {spread.contexts} distinct θ"
     ]
-    lines += [f"  skipped {s['attacker']}: {s['reason']}" for s in result["skipped"]]
-    lines += row_lines(result["rows"], by_model=False)
-    for c in result.get("comparison", []):
-        gap = f", learned − likelihood {c['learned_minus_likelihood']:+.3f}" if "learned_minus_likelihood" in c else ""
+    lines += [f"  skipped {s.attacker}: {s.reason}" for s in spread.skipped or []]
+    lines += row_lines([r.to_dict() for r in result.rows], by_model=False)
+    for c in one.comparison or []:
+        gap = (
+            f", learned − likelihood {c.learned_minus_likelihood:+.3f}"
+            if c.learned_minus_likelihood is not None
+            else ""
+        )
         lines.append(
-            f"  k={c['k']} budget={c['budget']}: best {c['best_attacker']} {c['best_accuracy']:.3f} "
-            f"(ceiling − best {c['ceiling_minus_best']:+.3f}{gap})"
+            f"  k={c.k} budget={c.budget}: best {c.best_attacker} {c.best_accuracy:.3f} "
+            f"(ceiling − best {c.ceiling_minus_best:+.3f}{gap})"
         )
     return lines
 

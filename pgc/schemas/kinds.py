@@ -8,6 +8,25 @@ from typing import Any, Literal
 
 from pgc.contracts import PrivacyClaim
 
+from .attack_kinds import (  # noqa: F401
+    ActiveAttack,
+    AttackAccuracy,
+    AttackComparison,
+    AttackHyper,
+    AttackMechanism,
+    AttackRegression,
+    AttackResult,
+    AttackRow,
+    AttackSkipped,
+    AttackSpread,
+    AttackSweep,
+    AttackTarget,
+    AttackThreat,
+    CraftedSearch,
+    LaplaceLayout,
+    OneAttack,
+    SweepSetting,
+)
 from .audit_kinds import AUDIT_KINDS
 from .audit_rows import AuditRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
@@ -213,48 +232,6 @@ class SystemAuditResult(Result):
             if r.channel == channel:
                 return r
         raise KeyError(channel)
-
-
-# --- attack: pgc attack ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class AttackRow(Record):
-    attacker: str
-    accuracy: float
-    channels: list[str]
-    epsilon: float | None = None
-    k: int | None = None
-    budget: int | None = None
-    n_targets: int | None = None
-    ci: list[float] | None = None
-    confidence: float | None = None
-    chance: float | None = None
-    ceiling: float | None = None
-    verdict: str | None = None
-    below_chance: bool | None = None
-    model: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class AttackResult(Result):
-    KIND = "attack"
-    mode: str
-    rows: list[AttackRow]
-    command: str | None = None
-    seed: int | None = None
-    candidates: list[float] | None = None
-    threat_model: JsonObject | None = None
-    violations: list[Any] | None = None
-    wall_s: float | None = None
-
-    @property
-    def candidate_count(self) -> int | None:
-        """|Ψ|: the candidates of a sweep, else those of the threat model."""
-        cands = self.candidates
-        if cands is None and isinstance(self.threat_model, dict):
-            cands = self.threat_model.get("candidates")
-        return len(cands) if isinstance(cands, list) else None
 
 
 # --- replicate: pgc replicate ----------------------------------------------------------------------

@@ -88,7 +88,7 @@ def test_quick_layout_search_puts_two_candidates_on_opposite_points():
     assert res.value > 0.67  # Laplace's optimum at ε = 1 is 0.697; the audit family's split layout gives ≈ 0.62
 
 
-def test_cli_active_quick_search_beats_the_split_layout(tmp_path):
+def test_cli_active_quick_search_beats_the_split_layout(tmp_path, no_result_parsing):
     out = tmp_path / "active.json"
     rc = main(
         [

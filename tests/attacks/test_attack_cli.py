@@ -16,7 +16,7 @@ def run_dir(tmp_path_factory):
     return out
 
 
-def test_model_target_writes_attack_json(tmp_path, capsys):
+def test_model_target_writes_attack_json(tmp_path, capsys, no_result_parsing):
     out = tmp_path / "a.json"
     rc = main(
         [
@@ -59,7 +59,7 @@ def test_model_target_writes_attack_json(tmp_path, capsys):
     assert "acc" in capsys.readouterr().out
 
 
-def test_run_target(tmp_path, run_dir):
+def test_run_target(tmp_path, run_dir, no_result_parsing):
     out = tmp_path / "r.json"
     rc = main(
         [
@@ -115,7 +115,7 @@ def test_bad_input_exit_code_2(tmp_path, run_dir, argv, capsys):
     assert "error" in capsys.readouterr().err
 
 
-def test_sweep_writes_json_and_plot_and_replots(tmp_path):
+def test_sweep_writes_json_and_plot_and_replots(tmp_path, no_result_parsing):
     out = tmp_path / "sweep.json"
     rc = main(
         [

@@ -19,12 +19,12 @@ themselves: :mod:`attacks.a3c.modes`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
 from pathlib import Path
 
-import pgc.schemas as schemas
 from pgc.engines import chosen_engine
 from pgc.errors import UserError
 from pgc.mechanisms import MECHANISMS
@@ -233,12 +233,12 @@ def _attack(settings, out, engine, progress: bool) -> int:
 
     start = time.perf_counter()
     result = attack(settings, companion=out.companion, executor=engine, progress=progress, log=print)
-    result["wall_s"] = time.perf_counter() - start
-    path = out.write(schemas.dump("attack", result))
+    result = dataclasses.replace(result, wall_s=time.perf_counter() - start)
+    path = out.write(result.to_dict())
     print(f"wrote {path}" + (f" and {path.with_suffix('.png')}" if settings.sweep else ""))
-    if result.get("violations"):
+    if result.violations:
         print(
-            f"!!! {len(result['violations'])} PRIVACY VIOLATION(S) OR EVALUATION BUG: a gradient-only attack "
+            f"!!! {len(result.violations)} PRIVACY VIOLATION(S) OR EVALUATION BUG: a gradient-only attack "
             "beat the ε-LDP ceiling beyond its confidence interval — see 'violations' in the JSON",
             file=sys.stderr,
         )
