@@ -80,14 +80,14 @@ def first_user_attack(
         predict = tests[source]
         correct = int(predict(test_pos[source])[:n_pos].sum() + (1 - predict(test_neg[source])[: n_test - n_pos]).sum())
         lo, hi = proportion_confint(correct, n_test, alpha=1 - level, method="beta")
-        target = schemas.AttackedChannel(
+        target = schemas.BanditAttackTarget(
             system=system.name,
             pair=pair,
             channel=name,
             test_channel=source,
             covered_by_claim=name == "all" or name in system.claim.covers,
         )
-        measured = schemas.AttackAccuracy(
+        measured = schemas.BanditAttackAccuracy(
             accuracy=correct / n_test,
             interval=[float(lo), float(hi)],
             level=level,
@@ -95,7 +95,7 @@ def first_user_attack(
             n_test=n_test,
             n_train_per_world=n_train,
         )
-        reference = schemas.AccuracyReference(
+        reference = schemas.BanditAccuracyReference(
             chance=0.5,
             ceiling=float(ceiling),
             claim=claim,

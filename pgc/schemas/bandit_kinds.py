@@ -104,7 +104,7 @@ class BanditRegret(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AttackedChannel(Record):
+class BanditAttackTarget(Record):
     """What one attack row attacked: the system, the canary pair, the released channel (``all``: every channel,
     the attacker testing on ``test_channel``) and whether the system's claim covers it."""
 
@@ -116,7 +116,7 @@ class AttackedChannel(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AttackAccuracy(Record):
+class BanditAttackAccuracy(Record):
     """The attacker's test accuracy: ``correct`` of ``n_test`` guesses, its interval at ``level``, and the
     simulated releases per world it was fitted on."""
 
@@ -132,7 +132,7 @@ class AttackAccuracy(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AccuracyReference(Record):
+class BanditAccuracyReference(Record):
     """What the accuracy is read against: chance and the (ε, δ)-DP ceiling (e^ε + δ)/(1 + e^ε) of the claim,
     and whether the interval's lower end lies above each."""
 
@@ -153,9 +153,9 @@ class BanditAttackRow(Record):
     interval, beside chance and the (ε, δ)-DP ceiling of the system's claim. The three parts sit flat in JSON;
     a part's key reads as the row's attribute (``row.accuracy`` is ``row.measured.accuracy``)."""
 
-    target: AttackedChannel = _flat()
-    measured: AttackAccuracy = _flat()
-    reference: AccuracyReference = _flat()
+    target: BanditAttackTarget = _flat()
+    measured: BanditAttackAccuracy = _flat()
+    reference: BanditAccuracyReference = _flat()
 
 
 @dataclass(frozen=True, kw_only=True)
