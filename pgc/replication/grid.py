@@ -411,7 +411,8 @@ def setting_configs(spec: GridSpec, setting: Setting) -> list[TrainConfig]:
 
 @dataclass
 class GridRun:
-    """Raw outcome of the grid: per setting the trial summaries (and μ curves for Figure 2)."""
+    """Raw outcome of the grid: per setting the trial summaries (and μ curves for Figure 2); written as kind
+    "replicate-raw" by :func:`pgc.replication.records.raw_record`."""
 
     spec: GridSpec
     settings: list[Setting]
@@ -423,22 +424,6 @@ class GridRun:
     started_utc: str | None = None
     loadavg_at_start: list | None = None
     machine: dict | None = None  # machine_info() when the grid finished (kept through a raw re-analysis)
-
-    def to_dict(self) -> dict:
-        """Raw grid outcome (JSON-ready apart from non-finite floats): re-analysable with :func:`analyse`."""
-        return {
-            "kind": "replicate-raw",
-            "format": FORMAT,
-            "spec": self.spec.to_dict(),
-            "trials": self.trials,
-            "curves": self.curves,
-            "wall_time_s": self.wall_time_s,
-            "agent_steps": self.agent_steps,
-            "submissions": self.submissions,
-            "started_utc": self.started_utc,
-            "loadavg_at_start": self.loadavg_at_start,
-            "machine": self.machine or machine_info(),
-        }
 
     @classmethod
     def from_dict(cls, data: dict) -> GridRun:

@@ -14,15 +14,18 @@ import contextlib
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-import pgc.schemas as schemas
+from pgc import schemas
 from pgc.errors import UserError
 from pgc.files import json_safe, read_json, write_json_atomic
 from pgc.outdirs import check_output_dir, is_pgc_output, output_lock, replace_directory_atomically, write_marker
+from pgc.schemas.replicate_kinds import Confirmation, ReadingSearch, ReplicateOrigin, ReplicateRaw, ReplicateResult
 
 from .analysis import analyse, replicate
 from .grid import PAPER_TRIALS, GridRun, GridSpec, grid_settings, quick_spec, setting_configs
+from .records import raw_record
 
 RESULT_FILE = "replicate.json"
 RAW_FILE = "grid.raw.json"
@@ -42,7 +45,7 @@ FIRST_PROPOSALS = (
     },
 )
 # called once a reading's folder is in place: (its result, the folder, the wall time with the analysis)
-OnReading = Callable[[dict, Path, float], None]
+OnReading = Callable[[ReplicateResult, Path, float], None]
 
 
 def quick_grid_description() -> str:
@@ -73,7 +76,7 @@ def replicate_readings(
 ) -> None:
     """Run and analyse each reading's grid into ``out/<reading>/``: every folder checked first, then all
     of them locked for the whole run (the grids' trials on the engine); ``record`` joins every result
-    (the command's arguments, its role and confirmation)."""
+    (the command's arguments ``cli_args`` and a confirmation's :class:`Confirmation` or None)."""
     from pgc.engines import chosen_engine
 
     for r in specs:
@@ -86,15 +89,15 @@ def replicate_readings(
         for r, spec in specs.items():
             start = time.perf_counter()
             raw_path = out / f"{r}.{RAW_FILE}"
-            raw: dict = {}
+            raws: list[ReplicateRaw] = []
 
-            def save_raw(run: GridRun, raw_path=raw_path, raw=raw) -> None:  # survives a failing analysis
-                raw.update(run.to_dict())
-                write_json_atomic(raw_path, schemas.dump("replicate-raw", raw))
+            def save_raw(run: GridRun, raw_path=raw_path, raws=raws) -> None:  # survives a failing analysis
+                raws.append(raw_record(run))
+                write_json_atomic(raw_path, raws[-1].to_dict())
 
             result = replicate(spec, progress=progress, raw_hook=save_raw)
             wall = time.perf_counter() - start
-            write_reading(result, raw, out / r, record)
+            result = write_reading(result, raws[-1], out / r, record)
             on_reading(result, out / r, wall)
             raw_path.unlink(missing_ok=True)  # now inside the folder
 
@@ -110,37 +113,44 @@ def reanalyse(path: Path, out: Path, *, force: bool, record: dict, on_reading: O
     check_output_dir(target, force=force, command="replicate")
     with output_lock(target):
         check_output_dir(target, force=force, command="replicate")
+        saved = schemas.load(raw, kind="replicate-raw", where=str(path))  # the input, kept as it was read
+        assert isinstance(saved, ReplicateRaw)
         start = time.perf_counter()
-        result = analyse(run)
-        result["reanalysed_from"] = str(path)  # the grid's own wall time and machine load are kept in it
+        result = analyse(run)  # the grid's own wall time and machine load are kept in it
         wall = time.perf_counter() - start
-        write_reading(result, raw, target, record)
+        result = write_reading(result, saved, target, record, reanalysed_from=str(path))
         on_reading(result, target, wall)
 
 
-def write_reading(result: dict, raw: dict, target: Path, record: dict) -> None:
+def write_reading(
+    result: ReplicateResult, raw: ReplicateRaw, target: Path, record: dict, *, reanalysed_from: str | None = None
+) -> ReplicateResult:
     """The reading's folder (result, raw grid, tables, figures), replaced atomically; ``record`` holds the
-    command's arguments (``cli_args``) and a confirmation's record (``confirmation``) or None."""
+    command's arguments (``cli_args``) and a confirmation's record (``confirmation``) or None. The result as
+    written (with its origin)."""
     from reports.replication import render_all
 
-    result["cli_args"] = record["cli_args"]
     confirmation = record.get("confirmation")
-    result["role"] = confirmation["role"] if confirmation else "exploratory"
-    if confirmation:
-        result["confirmation"] = {**confirmation, "reading": result["reading"]["name"]}
+    reading = result.reading.name if result.reading is not None else None
+    origin = ReplicateOrigin(
+        reanalysed_from=reanalysed_from,
+        cli_args=record["cli_args"],
+        role=confirmation.role if confirmation else "exploratory",
+        confirmation=replace(confirmation, reading=reading) if confirmation else None,
+    )
+    result = replace(result, origin=origin)
     blobs = render_all(result)
-    blobs[RESULT_FILE] = (
-        json.dumps(json_safe(schemas.dump("replicate", result)), indent=1, ensure_ascii=False) + "\n"
-    ).encode()
-    blobs[RAW_FILE] = (json.dumps(json_safe(schemas.dump("replicate-raw", raw)), ensure_ascii=False) + "\n").encode()
+    blobs[RESULT_FILE] = (json.dumps(json_safe(result.to_dict()), indent=1, ensure_ascii=False) + "\n").encode()
+    blobs[RAW_FILE] = (json.dumps(json_safe(raw.to_dict()), ensure_ascii=False) + "\n").encode()
     with replace_directory_atomically(target, "replicate") as tmp:
         for name, blob in blobs.items():
             (tmp / name).write_bytes(blob)
+    return result
 
 
 def confirmation_record(
     search_json: str, readings: list[str], *, trials: int | None, curve_trials: int | None, seed: int | None
-) -> dict:
+) -> Confirmation:
     """A confirmation run checked against its search record: fresh seeds only, readings the search tried."""
     from .search import search_seeds
 
@@ -162,20 +172,20 @@ def confirmation_record(
     unknown = [r for r in readings if r not in tried]
     if unknown:
         raise UserError(f"reading(s) {unknown} were not tried by the search in {search_json}")
-    return {
-        "role": "confirmation",
-        "search_record": str(search_json),
-        "search_seeds": sorted(used),
-        "confirmation_seeds": seeds,
-        "readings_tried_by_search": record["readings_tried"],
-        "search_proposals": record["proposals"],
-        "search_rank": {r: tried.index(r) + 1 for r in readings},
-    }
+    return Confirmation(
+        role="confirmation",
+        search_record=str(search_json),
+        search_seeds=sorted(used),
+        confirmation_seeds=seeds,
+        readings_tried_by_search=record["readings_tried"],
+        search_proposals=record["proposals"],
+        search_rank={r: tried.index(r) + 1 for r in readings},
+    )
 
 
 def reading_search(
     spec, out: Path, *, also: tuple[str, ...] = (), progress: bool = False, cli_args: dict | None = None
-) -> dict:
+) -> ReadingSearch:
     """The reading search (:func:`pgc.replication.search.run_search`) in ``out`` (its SQLite study resumed
     when ``out`` holds one pgc wrote), with a progress bar over the proposals; the record, written to
     ``out/search.json``."""
@@ -206,9 +216,10 @@ def reading_search(
             )
         finally:
             bar.close()
-        record["cli_args"] = cli_args or {}
-        record["this_call_wall_time_s"] = round(time.perf_counter() - start, 1)
-        write_json_atomic(out / "search.json", schemas.dump("reading-search", json_safe(record)))
+        record = replace(
+            record, cli_args=json_safe(cli_args or {}), this_call_wall_time_s=round(time.perf_counter() - start, 1)
+        )
+        write_json_atomic(out / "search.json", record.to_dict())
     return record
 
 

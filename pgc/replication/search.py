@@ -18,11 +18,22 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from scipy import stats
 
 from pgc.errors import UserError
+from pgc.schemas.base import json_ready
+from pgc.schemas.replicate_kinds import (
+    ControlGate,
+    GateCell,
+    ReadingFit,
+    ReadingSearch,
+    ReplicateResult,
+    SearchCell,
+    SearchEntry,
+    SearchSpecRecord,
+)
 
 from .analysis import replicate
 from .grid import (
@@ -117,72 +128,74 @@ def auc_penalty(value: float, paper: float) -> float:
     return 0.5 * (math.log2(ours / paper) / AUC_LOG2_SCALE) ** 2
 
 
-def reading_fit(result: dict) -> dict:
+def reading_fit(result: ReplicateResult) -> ReadingFit:
     """Fit of a grid result (:func:`pgc.replication.analysis.analyse`) to the paper's Tables 1–3.
 
     Parts (each ≤ 0, 0 = the paper's numbers exactly): ``success`` Σ binomial log-likelihood ratios
     of the success counts; ``fst`` −Σ log-scale FST distances; ``auc`` −Σ relative-AUC distances;
     ``order`` −(1 − Spearman ρ) between our and the paper's median FSTs over the private cells (the
     paper's ordering of mechanisms and ε). ``total`` is their sum."""
-    cap = result["spec"]["cap"]
-    ref = result["primary_reference"]
+    assert result.spec is not None and result.primary_reference is not None
+    cap = result.spec.cap
+    ref = result.primary_reference
     parts = {"success": 0.0, "fst": 0.0, "auc": 0.0, "order": 0.0}
     ours_fst, paper_fst = [], []
-    for row in result["settings"]:
-        if row["control"] or "paper" not in row:
+    for row in result.settings:
+        if row.cell.control or row.paper is None:
             continue
-        key = (row["mechanism"], row["epsilon"])
-        parts["success"] += success_loglik(row["successes"], row["trials"], PAPER_SUCCESS_RATIO[key])
-        parts["fst"] -= fst_penalty(row["median_fst"], PAPER_FST_MEDIAN[key], cap)
-        if row["mechanism"] != "none":
-            variant = ref.split("/")[-1] if "/" in ref else next(iter(row["relative_auc"]))
-            auc = row["relative_auc"].get(variant) or next(iter(row["relative_auc"].values()))
-            parts["auc"] -= auc_penalty(auc["value"], PAPER_RELATIVE_AUC[key])
-            ours_fst.append(row["median_fst"] if math.isfinite(row["median_fst"]) else 2.0 * cap)
+        key = (row.cell.mechanism, row.cell.epsilon)
+        median = row.fst.median_fst if row.fst.median_fst is not None else math.inf
+        parts["success"] += success_loglik(row.successes or 0, row.trials or 0, PAPER_SUCCESS_RATIO[key])
+        parts["fst"] -= fst_penalty(median, PAPER_FST_MEDIAN[key], cap)
+        if row.cell.mechanism != "none":
+            aucs = row.relative_auc or {}
+            variant = ref.split("/")[-1] if "/" in ref else next(iter(aucs))
+            auc = aucs.get(variant) or next(iter(aucs.values()))
+            parts["auc"] -= auc_penalty(auc.value if auc.value is not None else math.nan, PAPER_RELATIVE_AUC[key])
+            ours_fst.append(median if math.isfinite(median) else 2.0 * cap)
             paper_fst.append(PAPER_FST_MEDIAN[key])
     if len(ours_fst) >= 3 and len(set(ours_fst)) > 1:
         parts["order"] = -(1.0 - float(stats.spearmanr(ours_fst, paper_fst).statistic))
     elif ours_fst:
         parts["order"] = -1.0  # all tied: no ordering at all
-    parts["total"] = sum(parts.values())
-    return parts
+    return ReadingFit(**parts, total=sum(parts.values()))
 
 
-def control_gate(result: dict, alpha: float) -> dict:
+def control_gate(result: ReplicateResult, alpha: float) -> ControlGate:
     """Every private cell at the smallest ε must beat its zero-information control: one-sided
     Mann–Whitney U on FST or Fisher's exact test on successes below ``alpha`` (unadjusted: a gate,
-    not a claim). Returns ``{"passed": bool, "cells": [...]}``."""
-    eps_min = min(result["spec"]["epsilons"])
+    not a claim)."""
+    assert result.spec is not None
+    eps_min = min(result.spec.epsilons)
     cells = []
-    for c in result["control_comparisons"]:
-        setting = next(r for r in result["settings"] if r["key"] == c["setting"])
-        if setting["mechanism"] == "none" or setting["epsilon"] != eps_min:
+    for c in result.control_comparisons or []:
+        setting = next(r for r in result.settings if r.cell.key == c.setting)
+        if setting.cell.mechanism == "none" or setting.cell.epsilon != eps_min:
             continue
-        p = min(c["p_mwu"], c["p_fisher"])
         cells.append(
-            {
-                "setting": c["setting"],
-                "successes": c["successes"],
-                "control_successes": c["control_successes"],
-                "p_mwu": c["p_mwu"],
-                "p_fisher": c["p_fisher"],
-                "beats_control": p < alpha,
-            }
+            GateCell(
+                setting=c.setting,
+                successes=c.counts.successes,
+                control_successes=c.counts.control_successes,
+                p_mwu=c.tests.p_mwu,
+                p_fisher=c.tests.p_fisher,
+                beats_control=min(c.tests.p_mwu, c.tests.p_fisher) < alpha,
+            )
         )
-    return {"passed": bool(cells) and all(c["beats_control"] for c in cells), "alpha": alpha, "cells": cells}
+    return ControlGate(passed=bool(cells) and all(c.beats_control for c in cells), alpha=alpha, cells=cells)
 
 
-def summarize_cells(result: dict) -> list[dict]:
+def summarize_cells(result: ReplicateResult) -> list[SearchCell]:
     return [
-        {
-            "key": r["key"],
-            "successes": r["successes"],
-            "trials": r["trials"],
-            "median_fst": r["median_fst"],
-            "paper_success_ratio": r.get("paper", {}).get("success_ratio"),
-            "paper_median_fst": r.get("paper", {}).get("median_fst"),
-        }
-        for r in result["settings"]
+        SearchCell(
+            key=r.cell.key or "",
+            successes=r.successes or 0,
+            trials=r.trials or 0,
+            median_fst=r.fst.median_fst if r.fst.median_fst is not None else math.inf,
+            paper_success_ratio=r.paper.success_ratio if r.paper else None,
+            paper_median_fst=r.paper.median_fst if r.paper else None,
+        )
+        for r in result.settings
     ]
 
 
@@ -191,22 +204,22 @@ def summarize_cells(result: dict) -> list[dict]:
 # ---------------------------------------------------------------------------------------------
 
 
-def evaluate_reading(name: str, spec: SearchSpec) -> dict:
+def evaluate_reading(name: str, spec: SearchSpec) -> SearchEntry:
     """Run one reading's search grid and score it."""
     start = time.perf_counter()
     result = replicate(spec.grid(name))
     fit = reading_fit(result)
     gate = control_gate(result, spec.gate_alpha)
-    return {
-        "reading": name,
-        "fit": fit,
-        "control_gate": gate,
-        "rejected": not gate["passed"],
-        "objective": fit["total"] - (REJECTED_PENALTY if not gate["passed"] else 0.0),
-        "cells": summarize_cells(result),
-        "wall_time_s": round(time.perf_counter() - start, 2),
-        "agent_steps": result["agent_steps"],
-    }
+    return SearchEntry(
+        reading=name,
+        fit=fit,
+        control_gate=gate,
+        rejected=not gate.passed,
+        objective=fit.total - (REJECTED_PENALTY if not gate.passed else 0.0),
+        cells=summarize_cells(result),
+        wall_time_s=round(time.perf_counter() - start, 2),
+        agent_steps=result.cost.agent_steps or 0 if result.cost else 0,
+    )
 
 
 def _search_study(spec: SearchSpec, storage: str, first: tuple[dict[str, str], ...]):
@@ -241,7 +254,7 @@ def run_search(
     progress: Callable[[int, int, dict | None], None] | None = None,
     first: tuple[dict[str, str], ...] = (),
     also: tuple[str, ...] = (),
-) -> dict:
+) -> ReadingSearch:
     """Run (or resume) the search in the optuna ``storage``; returns the search record.
 
     ``first``: knob settings evaluated before the sampler's own proposals in a new study (the
@@ -264,7 +277,7 @@ def run_search(
     for name in dict.fromkeys(also):  # asked for by name: evaluated now, recorded as completed proposals
         if name in seen:
             continue
-        entry = evaluate_reading(name, spec)
+        entry = json_ready(evaluate_reading(name, spec))  # the study stores JSON
         seen[name] = entry
         study.add_trial(
             optuna.trial.create_trial(
@@ -285,10 +298,10 @@ def run_search(
             trial.set_user_attr("repeat", True)
             trial.set_user_attr("entry", seen[name])
             return seen[name]["objective"]
-        entry = evaluate_reading(name, spec)
+        entry = json_ready(evaluate_reading(name, spec))  # the study stores JSON
         seen[name] = entry
         trial.set_user_attr("entry", entry)
-        return entry["objective"]
+        return float(entry["objective"])
 
     # a trial left RUNNING by a killed search is failed and its proposal retried
     for t in study.trials:
@@ -302,32 +315,34 @@ def run_search(
     return search_record(study, spec)
 
 
-def search_record(study, spec: SearchSpec) -> dict:
-    """Every reading tried (each once, in the order first tried), ranked by objective."""
+def search_record(study, spec: SearchSpec) -> ReadingSearch:
+    """Every reading tried (each once, in the order first tried), ranked by objective. The entries are read back
+    from the study, which stores each as JSON."""
     import optuna
 
-    entries: dict[str, dict] = {}
+    entries: dict[str, SearchEntry] = {}
     proposals = 0
     for t in study.trials:
         if t.state != optuna.trial.TrialState.COMPLETE or "entry" not in t.user_attrs:
             continue
         proposals += 1
-        entries.setdefault(t.user_attrs["reading"], {**t.user_attrs["entry"], "first_trial": t.number})
-    ranked = sorted(entries.values(), key=lambda e: -e["objective"])
-    accepted = [e for e in ranked if not e["rejected"]]
-    return {
-        "kind": "reading-search",
-        "format": SEARCH_FORMAT,
-        "spec": spec.to_dict(),
-        "knobs": {k: list(v) for k, v in KNOBS.items()},
-        "literal": knob_reading_name(LITERAL_KNOBS),
-        "proposals": proposals,
-        "readings_tried": len(entries),
-        "rejected": len(ranked) - len(accepted),
-        "best": [e["reading"] for e in accepted[:2]],
-        "wall_time_s": round(sum(e["wall_time_s"] for e in entries.values()), 1),
-        "readings": ranked,
-    }
+        if t.user_attrs["reading"] not in entries:
+            entry = SearchEntry.from_dict(t.user_attrs["entry"], "entry")
+            entries[t.user_attrs["reading"]] = replace(entry, first_trial=t.number)
+    ranked = sorted(entries.values(), key=lambda e: -e.objective)
+    accepted = [e for e in ranked if not e.rejected]
+    return ReadingSearch(
+        format=SEARCH_FORMAT,
+        spec=SearchSpecRecord(**spec.to_dict()),
+        knobs={k: list(v) for k, v in KNOBS.items()},
+        literal=knob_reading_name(LITERAL_KNOBS),
+        proposals=proposals,
+        readings_tried=len(entries),
+        rejected=len(ranked) - len(accepted),
+        best=[e.reading for e in accepted[:2]],
+        wall_time_s=round(sum(e.wall_time_s for e in entries.values()), 1),
+        readings=ranked,
+    )
 
 
 def best_readings(record: dict, count: int = 2) -> list[str]:

@@ -33,6 +33,7 @@ from .bench_kinds import *  # noqa: F401,F403
 from .kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS
 from .opacus_kinds import *  # noqa: F401,F403
+from .replicate_kinds import *  # noqa: F401,F403
 from .thesis_kinds import *  # noqa: F401,F403
 
 __all__ = [

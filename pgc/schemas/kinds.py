@@ -34,6 +34,7 @@ from .base import JsonObject, Record, Result
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
 from .opacus_kinds import OpacusOneRunResult
 from .provenance import Invocation
+from .replicate_kinds import ReadingSearch, ReplicateRaw, ReplicateResult
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 from .train_kinds import MechanismRecord, TrainRun, TrainTrial, TrialProtection  # noqa: F401
 from .tune_kinds import (  # noqa: F401
@@ -232,64 +233,6 @@ class SystemAuditResult(Result):
             if r.channel == channel:
                 return r
         raise KeyError(channel)
-
-
-# --- replicate: pgc replicate ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReplicateSetting(Record):
-    mechanism: str
-    median_fst: float | None
-    epsilon: float | None = None
-    buffer_size: int | None = None
-    variant: str | None = None
-    control: bool | None = None
-    trials: int | None = None
-    median_fst_ci: list[float] | None = None
-    success_ratio: float | None = None
-    success_ratio_ci: list[float] | None = None
-    relative_auc: JsonObject | None = None
-    paper: JsonObject | None = None
-    verdict: JsonObject | None = None
-    vs_control: JsonObject | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReplicatePlot(Record):
-    file: str
-    caption: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReplicateResult(Result):
-    KIND = "replicate"
-    settings: list[ReplicateSetting] = field(default_factory=list)
-    format: str | None = None
-    notes: list[str] | None = None
-    plots: list[ReplicatePlot] | None = None
-    reading: JsonObject | None = None
-    spec: JsonObject | None = None
-    level: float | None = None
-    wall_time_s: float | None = None
-    primary_reference: str | None = None
-    figure2: Any = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReplicateRaw(Result):
-    KIND = "replicate-raw"
-    format: str
-    spec: JsonObject
-    trials: dict[str, list[Any]]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReadingSearch(Result):
-    KIND = "reading-search"
-    format: str
-    readings: list[JsonObject]
-    best: list[str]
 
 
 # --- mitigations-utility: scripts/mitigations_utility.py -------------------------------------------

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 import pgc.schemas as schemas
+from pgc.schemas.replicate_kinds import SuccessRatio
 from pgc.schemas.shared import PAPER, PAPER_HORIZON
 
 from .. import plots
@@ -161,18 +162,16 @@ def _interval(v: list[float] | None, digits: int = 3) -> str:
     return ""
 
 
-def _value(d: dict | None, key: str) -> float | None:
-    return schemas.number((d or {}).get(key))
-
-
 def replicate_rows(result: schemas.ReplicateResult) -> list[dict]:
     """The ``pgc replicate`` settings as display rows (ours beside the paper's, verdicts, control)."""
     rows = []
     for r in result.settings:
-        label = f"{r.mechanism} ε={fmt_eps(r.epsilon)} |B|={r.buffer_size if r.buffer_size is not None else '?'}"
-        if r.variant:
-            label += f" ({r.variant})"
-        if r.control:
+        cell = r.cell
+        buffer = cell.buffer_size if cell.buffer_size is not None else "?"
+        label = f"{cell.mechanism} ε={fmt_eps(cell.epsilon)} |B|={buffer}"
+        if cell.variant:
+            label += f" ({cell.variant})"
+        if cell.control:
             label += " — zero-information control"
         auc = r.relative_auc or {}
         primary = next(
@@ -180,29 +179,30 @@ def replicate_rows(result: schemas.ReplicateResult) -> list[dict]:
             next(iter(auc), None),
         )
         auc_main = auc.get(primary) if primary is not None else None
-        paper = r.paper or {}
-        verdict = r.verdict or {}
+        paper, verdict, ratio = r.paper, r.verdict, r.ratio or SuccessRatio()
         rows.append(
             {
                 "setting": label,
                 "trials": r.trials,
-                "median FST": f"{fmt_eps(r.median_fst, 5)} {_interval(r.median_fst_ci, 6)}".strip(),
-                "paper FST": fmt_eps(_value(paper, "median_fst"), 6) if paper else "—",
-                "success ratio": f"{fmt_eps(r.success_ratio, 2)} {_interval(r.success_ratio_ci)}".strip(),
-                "paper SR": fmt_eps(_value(paper, "success_ratio"), 2) if paper else "—",
+                "median FST": f"{fmt_eps(r.fst.median_fst, 5)} {_interval(r.fst.median_fst_ci, 6)}".strip(),
+                "paper FST": fmt_eps(paper.median_fst, 6) if paper else "—",
+                "success ratio": f"{fmt_eps(ratio.success_ratio, 2)} {_interval(ratio.success_ratio_ci)}".strip(),
+                "paper SR": fmt_eps(paper.success_ratio, 2) if paper else "—",
                 "rel. AUC": (
-                    f"{fmt_eps(_value(auc_main, 'value'), 3)} "
-                    f"{_interval([schemas.number(x) for x in auc_main.get('ci') or []])}".strip()
-                    if isinstance(auc_main, dict)
+                    f"{fmt_eps(auc_main.value, 3)} {_interval(auc_main.ci or [])}".strip()
+                    if auc_main is not None
                     else "—"
                 ),
-                "paper AUC": fmt_eps(_value(paper, "relative_auc"), 3) if paper else "—",
+                "paper AUC": fmt_eps(paper.relative_auc, 3) if paper else "—",
                 "verdicts (FST / SR / AUC)": (
-                    " / ".join(str(verdict.get(k, "—")) for k in ("median_fst", "success_ratio", "relative_auc"))
+                    " / ".join(
+                        str(v if v is not None else "—")
+                        for v in (verdict.median_fst, verdict.success_ratio, verdict.relative_auc)
+                    )
                     if verdict
                     else "—"
                 ),
-                "vs control": (r.vs_control or {}).get("verdict", "—"),
+                "vs control": (r.vs_control.verdict if r.vs_control else None) or "—",
             }
         )
     return rows
@@ -211,7 +211,6 @@ def replicate_rows(result: schemas.ReplicateResult) -> list[dict]:
 def replicate_tables(src: Source) -> dict:
     result = src.result
     assert isinstance(result, schemas.ReplicateResult)
-    data = result.to_dict()
     out = {"source": src.label, "rows": replicate_rows(result), "text": [], "figures": {}}
     out["text"].extend(result.notes or [])
     out["images"] = []
@@ -221,27 +220,27 @@ def replicate_tables(src: Source) -> dict:
             out["images"].append((found[0], found[1]))
     if not result.settings:
         return out
-    reading = result.reading or {}
-    spec = result.spec or {}
-    if reading.get("summary"):
-        out["text"].append(f"Reading '{reading.get('name')}': {reading['summary']}")
-    if spec:
+    reading, spec = result.reading, result.spec
+    if reading is not None and reading.summary:
+        out["text"].append(f"Reading '{reading.name}': {reading.summary}")
+    if spec is not None:
         level = result.level if result.level is not None else 0.95
+        wall = result.cost.wall_time_s if result.cost else None
         out["text"].append(
-            f"{spec.get('trials')} trials per setting, cap {spec.get('cap')} submissions; intervals "
-            f"at {level:.0%}; wall time {result.wall_time_s} s."
+            f"{spec.trials} trials per setting, cap {spec.cap} submissions; intervals "
+            f"at {level:.0%}; wall time {wall} s."
         )
-    try:  # the replicate helper's own figures (reports.replication), from the same JSON
+    try:  # the replicate helper's own figures (reports.replication), from the same result
         from ..replication import figure2, figure3
 
         out["figures"]["replicate_figure3.png"] = (
             "Figure 3 — success ratio (dashed: zero-information control)",
-            figure3(data),
+            figure3(result),
         )
         if result.figure2:
             out["figures"]["replicate_figure2.png"] = (
                 "Figure 2 — average scores with and without buffering",
-                figure2(data),
+                figure2(result),
             )
     except Exception as exc:  # a figure that cannot be drawn must not hide the tables
         out["text"].append(f"(replication figures unavailable: {type(exc).__name__}: {exc})")

@@ -41,6 +41,7 @@ from pgc.replication.grid import (
     reading_knobs,
 )
 from pgc.replication.runs import RAW_FILE, quick_grid_description
+from pgc.schemas.replicate_kinds import GridCost, ReplicateResult
 
 
 def finite_epsilon(text: str) -> float:
@@ -224,13 +225,13 @@ class ReplicateCommand:
             raise UserError(str(exc)) from None
         record = reading_search(spec, out, also=tuple(args.search_also), progress=args.progress, cli_args=cli_args)
         print(
-            f"search: {record['readings_tried']} readings tried ({record['proposals']} proposals, "
-            f"{record['rejected']} rejected by their control) in {record['wall_time_s']:.0f}s of grids"
+            f"search: {record.readings_tried} readings tried ({record.proposals} proposals, "
+            f"{record.rejected} rejected by their control) in {record.wall_time_s or 0:.0f}s of grids"
         )
-        for e in record["readings"][:5]:
-            state = "REJECTED (control)" if e["rejected"] else "accepted"
-            print(f"  {e['reading']:<48} fit {e['fit']['total']:9.2f}  {state}")
-        print(f"best: {', '.join(record['best']) or 'none accepted'}; wrote {out}/search.json")
+        for e in record.readings[:5]:
+            state = "REJECTED (control)" if e.rejected else "accepted"
+            print(f"  {e.reading:<48} fit {e.fit.total:9.2f}  {state}")
+        print(f"best: {', '.join(record.best) or 'none accepted'}; wrote {out}/search.json")
         return 0
 
 
@@ -251,16 +252,11 @@ reading_name = _name_checked_by(get_reading)  # a preset or a knob reading
 knob_name = _name_checked_by(reading_knobs)  # a knob reading ``kn-…``, as --search names them
 
 
-def _print_summary(result: dict, target: Path, wall: float) -> None:
-    steps = result["agent_steps"]
+def _print_summary(result: ReplicateResult, target: Path, wall: float) -> None:
+    cost, spec = result.cost or GridCost(), result.spec
+    steps, grid_wall = cost.agent_steps or 0, cost.wall_time_s or 0.0
     print(
-        f"reading {result['reading']['name']}: {result['trials_total']} trials, cap {result['spec']['cap']:,}: "
-        f"grid {result['wall_time_s']:.1f}s ({wall:.1f}s with analysis), {steps:,} agent-steps "
-        f"({steps / max(result['wall_time_s'], 1e-9):.3g}/s)"
+        f"reading {result.reading.name if result.reading else '?'}: {cost.trials_total} trials, "
+        f"cap {spec.cap if spec else 0:,}: grid {grid_wall:.1f}s ({wall:.1f}s with analysis), {steps:,} agent-steps "
+        f"({steps / max(grid_wall, 1e-9):.3g}/s)"
     )
-    for row in result["settings"]:
-        fst = row["median_fst"]
-        fst_s = "∞" if math.isinf(fst) else f"{fst:,.1f}"
-        vs = row.get("vs_control", {}).get("verdict", "")
-        print(f"  {row['key']:<40} success {row['successes']:>2}/{row['trials']:<2}  median FST {fst_s:>10}  {vs}")
-    print(f"wrote {target}/")

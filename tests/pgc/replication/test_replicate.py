@@ -165,8 +165,14 @@ QUICK_ARGS = ["replicate", "--quick", "--mechanisms", "laplace", "--curve-trials
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
+    """The --quick grid run once, with no record parsed from a dict while it runs (``no_result_parsing``): the
+    command builds its typed result and writes it; nothing passes through a dict parsed back."""
     out = tmp_path_factory.mktemp("replicate")
-    assert main([*QUICK_ARGS, "--out", str(out), "--no-progress"]) == 0
+    import conftest  # tests/conftest.py: its function-scoped fixture applied for this module-scoped run
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        conftest.no_result_parsing.__wrapped__(monkeypatch)
+        assert main([*QUICK_ARGS, "--out", str(out), "--no-progress"]) == 0
     return out / "sampled"
 
 

@@ -22,6 +22,18 @@ from pgc.replication.grid import (
     setting_configs,
 )
 from pgc.replication.search import SearchSpec, auc_penalty, control_gate, fst_penalty, reading_fit, success_loglik
+from pgc.schemas.replicate_kinds import (
+    AucEstimate,
+    ComparedCounts,
+    ComparedTests,
+    ControlComparison,
+    MedianFst,
+    PaperCell,
+    ReplicateResult,
+    ReplicateSetting,
+    ReplicateSpec,
+    SettingCell,
+)
 
 
 def _log_binom(k, n, p):
@@ -48,31 +60,53 @@ def test_fst_and_auc_penalties_known_values():
     assert auc_penalty(math.nan, 0.673) == auc_penalty(0.01, 0.673)
 
 
+def _spec(epsilons, cap=90_000):
+    return ReplicateSpec(
+        reading="sampled",
+        trials=20,
+        cap=cap,
+        epsilons=list(epsilons),
+        mechanisms=["laplace", "prs"],
+        controls="eps1",
+        curve_trials=0,
+        curve_submissions=1000,
+        workers=9,
+        seed=0,
+    )
+
+
+def _row(key, mechanism, epsilon, **fields):
+    cell = SettingCell(key=key, mechanism=mechanism, epsilon=epsilon, control=False)
+    return ReplicateSetting(cell=cell, fst=MedianFst(median_fst=fields.pop("median_fst", None)), **fields)
+
+
 def _result(successes, control_successes, p_mwu, p_fisher):
     rows = [
-        {"key": "table/laplace/eps=1/B=1", "mechanism": "laplace", "epsilon": 1.0, "control": False},
-        {"key": "table/prs/eps=1/B=100", "mechanism": "prs", "epsilon": 1.0, "control": False},
-        {"key": "table/laplace/eps=2/B=1", "mechanism": "laplace", "epsilon": 2.0, "control": False},
+        _row("table/laplace/eps=1/B=1", "laplace", 1.0),
+        _row("table/prs/eps=1/B=100", "prs", 1.0),
+        _row("table/laplace/eps=2/B=1", "laplace", 2.0),
     ]
     comps = [
-        {
-            "setting": r["key"],
-            "successes": successes,
-            "control_successes": control_successes,
-            "p_mwu": p_mwu,
-            "p_fisher": p_fisher,
-        }
+        ControlComparison(
+            setting=r.cell.key,
+            control=f"{r.cell.key}/control",
+            matched=True,
+            counts=ComparedCounts(
+                successes=successes, control_successes=control_successes, median_fst=1.0, control_median_fst=2.0
+            ),
+            tests=ComparedTests(p_mwu=p_mwu, p_fisher=p_fisher),
+        )
         for r in rows
     ]
-    return {"spec": {"epsilons": [1.0, 2.0]}, "settings": rows, "control_comparisons": comps}
+    return ReplicateResult(spec=_spec([1.0, 2.0]), settings=rows, control_comparisons=comps)
 
 
 def test_control_gate_requires_every_smallest_eps_cell_to_beat_its_control():
-    assert control_gate(_result(9, 1, 0.001, 0.004), 0.05)["passed"]
-    assert not control_gate(_result(5, 4, 0.30, 0.50), 0.05)["passed"]
+    assert control_gate(_result(9, 1, 0.001, 0.004), 0.05).passed
+    assert not control_gate(_result(5, 4, 0.30, 0.50), 0.05).passed
     gate = control_gate(_result(5, 4, 0.04, 0.50), 0.05)  # MWU alone suffices ...
-    assert gate["passed"] and len(gate["cells"]) == 2  # ... and only ε = 1 cells are gated
-    assert not control_gate(_result(5, 4, 0.04, 0.50), 0.01)["passed"]
+    assert gate.passed and len(gate.cells) == 2  # ... and only ε = 1 cells are gated
+    assert not control_gate(_result(5, 4, 0.04, 0.50), 0.01).passed
 
 
 def test_reading_fit_is_zero_for_the_papers_own_numbers_and_negative_otherwise():
@@ -83,26 +117,23 @@ def test_reading_fit_is_zero_for_the_papers_own_numbers_and_negative_otherwise()
         for (mech, eps), sr in PAPER_SUCCESS_RATIO.items():
             k = min(20, math.floor(21 * min(max(sr, 0.02), 0.98)))
             out.append(
-                {
-                    "key": f"table/{mech}/eps={eps}",
-                    "mechanism": mech,
-                    "epsilon": eps,
-                    "control": False,
-                    "successes": k,
-                    "trials": 20,
-                    "median_fst": PAPER_FST_MEDIAN[(mech, eps)] * scale,
-                    "paper": {},
-                    "relative_auc": {"C=0.01": {"value": PAPER_RELATIVE_AUC[(mech, eps)]}},
-                }
+                _row(
+                    f"table/{mech}/eps={eps}",
+                    mech,
+                    eps,
+                    successes=k,
+                    trials=20,
+                    median_fst=PAPER_FST_MEDIAN[(mech, eps)] * scale,
+                    paper=PaperCell(),
+                    relative_auc={"C=0.01": AucEstimate(value=PAPER_RELATIVE_AUC[(mech, eps)])},
+                )
             )
-        return {"spec": {"cap": 90_000}, "primary_reference": "table/none/eps=inf/B=1/C=0.01", "settings": out}
+        return ReplicateResult(spec=_spec([1.0]), primary_reference="table/none/eps=inf/B=1/C=0.01", settings=out)
 
     exact = reading_fit(rows(1.0))
-    assert (
-        exact["success"] == pytest.approx(0) and exact["fst"] == pytest.approx(0) and exact["auc"] == pytest.approx(0)
-    )
-    assert exact["order"] == pytest.approx(0)
-    assert reading_fit(rows(2.0))["fst"] == pytest.approx(-0.5 * len(PAPER_SUCCESS_RATIO))
+    assert exact.success == pytest.approx(0) and exact.fst == pytest.approx(0) and exact.auc == pytest.approx(0)
+    assert exact.order == pytest.approx(0)
+    assert reading_fit(rows(2.0)).fst == pytest.approx(-0.5 * len(PAPER_SUCCESS_RATIO))
 
 
 def test_knob_reading_names_round_trip_and_the_literal_one_equals_the_preset():
