@@ -10,7 +10,8 @@ folder outside the repository, each checked against what the README says it prin
   nothing written into the repository, and a result file new for every run under ``runs/<command>/`` where
   no ``--out`` is given. The quick pipeline (the main job) runs as users install it, by the ``pgc`` of a wheel of
   this checkout installed in a fresh environment (tests/conftest.py), and is then checked as tests/test_pipeline.py
-  says; its report keeps the references the package ships.
+  says; its report keeps the references the package ships. The Flower bench's result is checked as
+  :func:`check_bench_flower` says.
 """
 
 from __future__ import annotations
@@ -196,6 +197,20 @@ def check_installed_main_job(pgc: Path, job: Path) -> None:
     assert not list(pgc.parents[1].rglob("*.nbi")), "numba's cache written beside the installed package"
 
 
+def check_bench_flower(result: dict) -> None:
+    """The Flower bench's audits through Flower's Message path give the rows the numpy reference gives, no false
+    alarm, and its tightness summary over seeds is the summary of its own ratios."""
+    import numpy as np
+
+    assert result["identical_rows"] is True and result["flagged"] == 0
+    over_seeds = result["audit_over_oracle_over_seeds"]
+    curve = over_seeds["curve"]
+    assert over_seeds["seeds"] == 3 and len(curve["ratios"]) == 3
+    assert curve["min"] <= curve["median"] <= curve["max"]
+    assert curve["mean"] == pytest.approx(np.mean(curve["ratios"]))
+    assert curve["share_at_least_0.9"] == pytest.approx(np.mean(np.asarray(curve["ratios"]) >= 0.9))
+
+
 def _snapshot(folder: Path) -> dict[str, tuple]:
     seen = {}
     for dirpath, _, filenames in os.walk(folder):
@@ -248,6 +263,8 @@ def test_readme_commands_run_from_an_empty_folder(group, tmp_path, quick_progres
         ]
         defaults = tmp_path / "runs" / argv[0]
         before = set(defaults.glob("*.json")) if defaults.is_dir() else set()
+        if argv[:2] == ["bench", "flower"]:  # its result is checked below (check_bench_flower)
+            argv = [*argv, "--out", "bench-flower.json"]
         if argv[:2] == ["pipeline", "--quick"]:  # the main job runs as users install it: the wheel, not the checkout
             code, out, err = _run_installed(request.getfixturevalue("installed_pgc"), argv, tmp_path)
         else:
@@ -267,6 +284,8 @@ def test_readme_commands_run_from_an_empty_folder(group, tmp_path, quick_progres
         if argv[0] in ("audit", "attack", "bandit") and "--out" not in argv and "--help" not in argv:
             new = set(defaults.glob("*.json")) - before  # a new result of its own, named by kind and time
             assert len(new) == 1 and re.fullmatch(r"[a-z-]+-\d{8}-\d{6}(-\d+)?\.json", new.pop().name), said
+        if argv[:2] == ["bench", "flower"]:
+            check_bench_flower(json.loads((tmp_path / "bench-flower.json").read_text()))
         if argv[:2] == ["pipeline", "--quick"]:
             from test_pipeline import check_quick_pipeline
 
