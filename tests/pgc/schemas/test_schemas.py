@@ -252,6 +252,39 @@ def test_shared_helpers_hand_values():
 
 # values a System or a library defines, not pgc-audit: a secret as the System takes it, a library's own parameters
 OPEN_VALUES = {("SearchedPair", "secret"), ("SearchedPair", "secret_prime"), ("LibraryRun", "parameters")}
+# configuration a result records as it was given (a run's settings, a mechanism's or library's parameters, optuna's
+# parameters, the command's arguments): open by nature
+CONFIGURATION = {
+    ("TrainTrial", "config"),
+    ("TrainRun", "reading"),
+    ("MechanismRecord", "params"),
+    ("MechanismRecord", "factory_args"),
+    ("TuneTrial", "params"),
+    ("BestTrial", "params"),
+    ("TuneEvaluation", "hyper_values"),
+    ("ReplicateReading", "hyper"),
+    ("ReplicateOrigin", "cli_args"),
+    ("ReadingSearch", "cli_args"),
+    ("MitigationsUtility", "spec"),
+    ("BanditRegret", "settings"),
+    ("BanditAttack", "settings"),
+    ("BanditBench", "settings"),
+    ("ThesisMembership", "settings"),
+    ("ThesisMapRecovery", "training"),
+    ("ThesisMapRecovery", "genetic"),
+    ("Pipeline", "defaults"),
+    ("PipelineStep", "configs"),
+    ("LdpCellOracle", "parameters"),
+}
+# measured data still held as an open value: the power study's evidence, the benchmarks' named numbers, the
+# reliability study's failures. The test fails when one is typed (remove it here) or another joins them.
+DATA_NOT_YET_TYPED = {
+    ("PowerStudy", "studies"),
+    ("PowerStudy", "study"),
+    ("BenchNumbers", "numbers"),
+    ("Reliability", "failures"),
+    ("Report", "inputs"),
+}
 
 
 def _parts(tp, seen: dict) -> dict:
@@ -272,20 +305,22 @@ def _parts(tp, seen: dict) -> dict:
     return seen
 
 
-def test_every_audit_result_type_has_at_most_15_fields_and_no_open_dict():
+def test_every_result_type_has_at_most_15_fields_and_no_open_dict():
     import dataclasses
     import typing
 
-    kinds = [*schemas.AUDIT_KINDS, schemas.SystemAuditResult, schemas.FlowerOneRunResult, schemas.OpacusOneRunResult]
     seen: dict = {}
-    for kind in kinds:
+    for kind in schemas.SCHEMAS.values():
         _parts(kind, seen)
-    assert len(seen) > 30
+    assert len(seen) > 100
+    open_data = set()
     for name, tp in seen.items():
         fields = [f for f in dataclasses.fields(tp) if f.name not in ("extra", "kind", "format_version")]
         assert len(fields) <= 15, name
         hints = typing.get_type_hints(tp)
         for f in fields:
             text = str(hints[f.name])
-            open_value = hints[f.name] in (dict, typing.Any) or "typing.Any]" in text or text.startswith("typing.Any")
-            assert not open_value or (name, f.name) in OPEN_VALUES, f"{name}.{f.name}: {text}"
+            # Any anywhere in it, or a bare dict (dict, dict | None): a value whose shape no type states
+            if "typing.Any" in text or re.search(r"(?<![\w.])dict(?!\[)", text):
+                open_data.add((name, f.name))
+    assert open_data - OPEN_VALUES - CONFIGURATION == DATA_NOT_YET_TYPED
