@@ -25,9 +25,10 @@ def cells_from_summary(path: Path) -> list[tuple[str, str, int, float]]:
     if not path.is_file():
         raise UserError(f"no bench result at {path}")
     result = schemas.load(read_json(path), kind="ldp-bench", where=str(path))
-    if result.summary is None:
+    if not isinstance(result, schemas.LdpBench) or result.summary is None:
         raise UserError(f"{path}: an unfinished bench (no summary)")
-    labels = sorted(set(result.summary["ours_below_reference"]) | set(result.summary["not_tight"]))
+    goals = result.summary.bounds
+    labels = sorted(set(goals.ours_below_reference) | set(goals.not_tight))
     cells = []
     for label in labels:
         m = LABEL.fullmatch(label)
@@ -49,20 +50,19 @@ def main(argv: list[str] | None = None) -> int:
     for i, (library, protocol, k, epsilon) in enumerate(todo, 1):
         rows.append(audit_cell(library, protocol, k, epsilon, args.samples, 0.95, args.seed))
         print_cell(rows[-1], i, len(todo))
-    result = {
-        "bench": "ldp",
-        "command": "python scripts/ldp_cells.py " + " ".join(sys.argv[1:]),
-        "settings": {"samples": args.samples, "confidence": 0.95, "seed": args.seed, "timing_samples": None},
-        "cells": rows,
-        "complete": True,
-        "summary": summary(rows, [], 0.95),
-    }
-    s = result["summary"]
-    print(
-        f"{len(rows)} cells: {len(s['ours_below_reference'])} below LDP-Auditor's bound, "
-        f"{len(s['not_tight'])} below 0.9·ε"
+    goals = summary(rows, [], 0.95)
+    result = schemas.LdpBench(
+        command="python scripts/ldp_cells.py " + " ".join(sys.argv[1:]),
+        settings=schemas.LdpBenchSettings(samples=args.samples, confidence=0.95, seed=args.seed),
+        cells=rows,
+        complete=True,
+        summary=goals,
     )
-    write_json_atomic(args.out, schemas.dump("ldp-bench", result))
+    print(
+        f"{len(rows)} cells: {len(goals.bounds.ours_below_reference)} below LDP-Auditor's bound, "
+        f"{len(goals.bounds.not_tight)} below 0.9·ε"
+    )
+    write_json_atomic(args.out, result.to_dict())
     return 0
 
 

@@ -21,7 +21,9 @@ import math
 import sys
 import time
 import zlib
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +31,11 @@ from pgc.errors import UserError
 from pgc.options import add_confidence, add_out, add_samples, add_seed, positive_float, positive_int
 
 from .ldp_render import at_least_reference, write_figure, write_table
+
+if TYPE_CHECKING:
+    from pgc.schemas import LdpBench, LdpBenchCell, LdpBenchSettings, LdpBenchSummary
+
+    Cells = dict[tuple[str, str, int, float, int], LdpBenchCell]  # finished cells by LdpBenchCell.key
 
 help = "LDP frequency oracles (ours, multi-freq-ldpy, pure-ldp): certified ε_LB vs LDP-Auditor's method vs exact ε"
 
@@ -69,12 +76,15 @@ def cell_seed(seed: int, library: str, protocol: str, k: int, epsilon: float) ->
     return np.random.SeedSequence([seed, zlib.crc32(f"{library}:{protocol}:{k}:{epsilon!r}".encode())])
 
 
-def audit_cell(library: str, protocol: str, k: int, epsilon: float, samples: int, confidence: float, seed: int) -> dict:
+def audit_cell(
+    library: str, protocol: str, k: int, epsilon: float, samples: int, confidence: float, seed: int
+) -> LdpBenchCell:
     """One cell: our certified bound, LDP-Auditor's on the same certification releases, the exact ε."""
     from audit.engine.system_audit import AuditSettings, audit_system
     from audit.peers.ldp_auditor import ldp_auditor_epsilon
     from pgc.ldp.guesses import GuessRecorder
     from pgc.ldp.system import ldp_system
+    from pgc.schemas import LdpBenchCell, LdpCellOracle
 
     system = ldp_system(f"{library}:{protocol}", k, epsilon)
     audit_seq, guess_seq = cell_seed(seed, library, protocol, k, epsilon).spawn(2)
@@ -88,25 +98,28 @@ def audit_cell(library: str, protocol: str, k: int, epsilon: float, samples: int
     tp, n_pos = recorder.counts_after(v, settings.train_samples)
     fp, n_neg = recorder.counts_after(v_prime, settings.train_samples)
     exact = system.exact_epsilon()
-    return {
-        "library": library,
-        "protocol": protocol,
-        "version": system.oracle.version,
-        "k": k,
-        "epsilon": epsilon,
-        "samples_per_side": samples,
-        "epsilon_lower_bound": row.epsilon_lower_bound,
-        "reference_epsilon_lower_bound": ldp_auditor_epsilon(tp, n_pos, fp, n_neg, 1.0 - confidence),
-        "exact_epsilon": exact,
-        "claimed_epsilon": float(system.claim.epsilon),
-        "max_certifiable_epsilon": row.max_certifiable_epsilon,
-        "statistic": row.statistic,
-        "verdict": result.verdict,
-        "p_value": row.p_value,
-        "guess_counts": [tp, n_pos, fp, n_neg],
-        "parameters": system.oracle.parameters(),
-        "wall_s": wall,
-    }
+    oracle = LdpCellOracle(
+        library=library,
+        protocol=protocol,
+        version=system.oracle.version,
+        k=k,
+        epsilon=epsilon,
+        parameters=system.oracle.parameters(),
+    )
+    return LdpBenchCell(
+        oracle=oracle,
+        samples_per_side=samples,
+        epsilon_lower_bound=row.epsilon_lower_bound,
+        reference_epsilon_lower_bound=ldp_auditor_epsilon(tp, n_pos, fp, n_neg, 1.0 - confidence),
+        exact_epsilon=exact,
+        claimed_epsilon=float(system.claim.epsilon),
+        max_certifiable_epsilon=row.max_certifiable_epsilon,
+        statistic=row.statistic,
+        verdict=result.verdict,
+        p_value=row.p_value,
+        guess_counts=[tp, n_pos, fp, n_neg],
+        wall_s=wall,
+    )
 
 
 def grid(args: argparse.Namespace) -> list[tuple[str, str, int, float]]:
@@ -127,98 +140,110 @@ def todo_order(todo: list[tuple]) -> callable:
     return lambda c: order[c[:3]]
 
 
-def holm_over(cells: list[dict], confidence: float) -> list[bool]:
+def holm_over(cells: list[LdpBenchCell], confidence: float) -> list[bool]:
     """Holm's step-down over every cell's p-value of "the claim holds": which cells stay rejected."""
     from statsmodels.stats.multitest import multipletests
 
-    p_values = [min(1.0, max(0.0, float(c["p_value"]))) for c in cells]
+    p_values = [min(1.0, max(0.0, float(c.p_value if c.p_value is not None else 1.0))) for c in cells]
     return list(multipletests(p_values, alpha=1.0 - confidence, method="holm")[0]) if cells else []
 
 
-def summary(cells: list[dict], timing: list[dict], confidence: float) -> dict:
-    """How many cells meet each goal, and which do not."""
+def _is_correct(c: LdpBenchCell) -> bool:
+    return c.exact_epsilon <= c.claimed_epsilon * (1 + 1e-9)
 
-    def ok_tight(c):
-        return c["epsilon_lower_bound"] >= TIGHT_SHARE * c["claimed_epsilon"]
+
+def summary(cells: list[LdpBenchCell], timing: list[LdpBenchCell], confidence: float) -> LdpBenchSummary:
+    """How many cells meet each goal, and which do not."""
+    from pgc.schemas import LdpBenchSummary, LdpBoundGoals, LdpFlagGoals
+
+    def ok_tight(c: LdpBenchCell) -> bool:
+        return c.epsilon_lower_bound >= TIGHT_SHARE * c.claimed_epsilon
 
     tight = [
-        c
-        for c in cells
-        if c["samples_per_side"] >= TIGHT_SAMPLES and c["exact_epsilon"] >= TIGHT_SHARE * c["claimed_epsilon"]
+        c for c in cells if c.samples_per_side >= TIGHT_SAMPLES and c.exact_epsilon >= TIGHT_SHARE * c.claimed_epsilon
     ]
-    correct = [c for c in cells if c["exact_epsilon"] <= c["claimed_epsilon"] * (1 + 1e-9)]
-    broken = [c for c in cells if c["exact_epsilon"] > c["claimed_epsilon"] * (1 + 1e-9)]
+    applies = {id(c) for c in tight}
+    correct = [c for c in cells if _is_correct(c)]
+    broken = [c for c in cells if not _is_correct(c)]
     rejected = holm_over(cells, confidence)
-    label = lambda c: f"{c['library']}:{c['protocol']} k={c['k']} ε={c['epsilon']:g}"  # noqa: E731
-    return {
-        "cells": len(cells),
-        "ours_at_least_reference": sum(at_least_reference(c) for c in cells),
-        "ours_below_reference": [label(c) for c in cells if not at_least_reference(c)],
-        "tightness_applies": len(tight),
-        "tight": sum(ok_tight(c) for c in tight),
-        "not_tight": [label(c) for c in tight if not ok_tight(c)],
-        "tightness_not_applicable": [label(c) for c in cells if c not in tight],
-        "correct_cells": len(correct),
-        "correct_flagged": [label(c) for c in correct if c["verdict"] == "violated"],
-        "correct_flagged_after_holm_over_all_cells": [
-            label(c) for c, r in zip(cells, rejected, strict=True) if r and c in correct
+    bounds = LdpBoundGoals(
+        cells=len(cells),
+        ours_at_least_reference=sum(at_least_reference(c) for c in cells),
+        ours_below_reference=[c.label for c in cells if not at_least_reference(c)],
+        tightness_applies=len(tight),
+        tight=sum(ok_tight(c) for c in tight),
+        not_tight=[c.label for c in tight if not ok_tight(c)],
+        tightness_not_applicable=[c.label for c in cells if id(c) not in applies],
+    )
+    flags = LdpFlagGoals(
+        correct_cells=len(correct),
+        correct_flagged=[c.label for c in correct if c.verdict == "violated"],
+        correct_flagged_after_holm_over_all_cells=[
+            c.label for c, r in zip(cells, rejected, strict=True) if r and _is_correct(c)
         ],
-        "broken_flagged_after_holm_over_all_cells": sum(r for c, r in zip(cells, rejected, strict=True) if c in broken),
-        "alpha": 1.0 - confidence,
-        "broken_cells": len(broken),
-        "broken_flagged": sum(c["verdict"] == "violated" for c in broken),
-        "broken_not_flagged": [label(c) for c in broken if c["verdict"] != "violated"],
-        "timing_max_s": max((t["wall_s"] for t in timing), default=None),
-        "timing_over_60s": [f"{t['library']}:{t['protocol']} k={t['k']}" for t in timing if t["wall_s"] > 60.0],
-    }
+        broken_flagged_after_holm_over_all_cells=sum(
+            bool(r) for c, r in zip(cells, rejected, strict=True) if not _is_correct(c)
+        ),
+        alpha=1.0 - confidence,
+        broken_cells=len(broken),
+        broken_flagged=sum(c.verdict == "violated" for c in broken),
+        broken_not_flagged=[c.label for c in broken if c.verdict != "violated"],
+    )
+    return LdpBenchSummary(
+        bounds=bounds,
+        flags=flags,
+        timing_max_s=max((t.wall_s for t in timing), default=None),
+        timing_over_60s=[f"{t.oracle.library}:{t.oracle.protocol} k={t.oracle.k}" for t in timing if t.wall_s > 60.0],
+    )
 
 
-def _previous(path: Path, settings: dict) -> tuple[dict, dict]:
-    """Finished cells and timings of an earlier run with the same settings, by key."""
+def _previous(path: Path, settings: LdpBenchSettings) -> tuple[Cells, Cells]:
+    """Finished cells and timings of an earlier run with the same settings, by key (the earlier result read as the
+    command's input, through its schema)."""
+    import pgc.schemas as schemas
     from pgc.files import read_json
 
     if not path.is_file():
         return {}, {}
-    old = read_json(path)
+    old = schemas.load(read_json(path), kind="ldp-bench", where=str(path))
+    assert isinstance(old, schemas.LdpBench)
     same = ("samples", "confidence", "seed")  # timing cells are keyed by their own n
-    if {k: (old.get("settings") or {}).get(k) for k in same} != {k: settings[k] for k in same}:
-        raise UserError(f"--resume: {path} was written with other settings ({old.get('settings')})")
-    key = lambda c: (c["library"], c["protocol"], c["k"], c["epsilon"], c["samples_per_side"])  # noqa: E731
-    for c in old.get("cells", []) + old.get("timing", []):
-        for name in ("exact_epsilon", "claimed_epsilon", "max_certifiable_epsilon"):
-            c[name] = float(c[name])  # JSON keeps ∞ as "inf"
-    return {key(c): c for c in old.get("cells", [])}, {key(t): t for t in old.get("timing", [])}
+    if any(getattr(old.settings, k) != getattr(settings, k) for k in same):
+        raise UserError(f"--resume: {path} was written with other settings ({old.settings.to_dict()})")
+    return {c.key: c for c in old.cells}, {t.key: t for t in old.timing}
 
 
-def _write(path: Path, result: dict) -> None:
-    import pgc.schemas as schemas
+def _write(path: Path, result: LdpBench) -> None:
     from pgc.files import write_json_atomic
 
-    write_json_atomic(path, schemas.dump("ldp-bench", result))
+    write_json_atomic(path, result.to_dict())
 
 
-def print_cell(c: dict, done: int, total: int) -> None:
-    exact = "∞" if math.isinf(c["exact_epsilon"]) else f"{c['exact_epsilon']:.3f}"
+def print_cell(c: LdpBenchCell, done: int, total: int) -> None:
+    exact = "∞" if math.isinf(c.exact_epsilon) else f"{c.exact_epsilon:.3f}"
     print(
-        f"[{done}/{total}] {c['library']}:{c['protocol']} k={c['k']} ε={c['epsilon']:g} n={c['samples_per_side']:,}: "
-        f"ours {c['epsilon_lower_bound']:.3f} [{c['statistic']}], LDP-Auditor "
-        f"{c['reference_epsilon_lower_bound']:.3f}, "
-        f"exact {exact}; {c['verdict']}; {c['wall_s']:.1f} s",
+        f"[{done}/{total}] {c.label} n={c.samples_per_side:,}: "
+        f"ours {c.epsilon_lower_bound:.3f} [{c.statistic}], LDP-Auditor "
+        f"{c.reference_epsilon_lower_bound:.3f}, "
+        f"exact {exact}; {c.verdict.value}; {c.wall_s:.1f} s",
         flush=True,
     )
 
 
+def _timed(args: argparse.Namespace, todo: list[tuple[str, str, int, float]]) -> list[tuple[str, str, int, float]]:
+    """The timing audits: every library protocol of the grid, per k, at ε = 1."""
+    return sorted({(c[0], c[1], c[2], 1.0) for c in todo if c[0] != "reference"}, key=todo_order(todo))
+
+
 def run(args: argparse.Namespace) -> int:
+    from pgc.schemas import LdpBench, LdpBenchSettings
 
     if not (0.0 < args.confidence < 1.0):
         raise UserError(f"--confidence must lie in (0, 1), got {args.confidence}")
     out = Path(args.out)
-    settings = {
-        "samples": args.samples,
-        "confidence": args.confidence,
-        "seed": args.seed,
-        "timing_samples": args.timing_samples,
-    }
+    settings = LdpBenchSettings(
+        samples=args.samples, confidence=args.confidence, seed=args.seed, timing_samples=args.timing_samples
+    )
     cells_done, timing_done = _previous(out, settings) if args.resume else ({}, {})
     for part in args.merge:
         if not Path(part).is_file():
@@ -227,46 +252,39 @@ def run(args: argparse.Namespace) -> int:
         cells_done.update(cells)
         timing_done.update(timing)
     todo = grid(args)
-    result = {
-        "bench": "ldp",
-        "settings": settings,
-        "command": "pgc " + " ".join(sys.argv[1:]),
-        "cells": [],
-        "timing": [],
-        "complete": False,
-        **({"merged": [str(m) for m in args.merge]} if args.merge else {}),
-    }
+    result = LdpBench(
+        settings=settings,
+        command="pgc " + " ".join(sys.argv[1:]),
+        cells=[],
+        complete=False,
+        merged=[str(m) for m in args.merge] or None,
+    )
     for i, (library, protocol, k, epsilon) in enumerate(todo, 1):
         key = (library, protocol, k, epsilon, args.samples)
         cell = cells_done.get(key) or audit_cell(
             library, protocol, k, epsilon, args.samples, args.confidence, args.seed
         )
-        result["cells"].append(cell)
+        result = replace(result, cells=[*result.cells, cell])
         print_cell(cell, i, len(todo))
         _write(out, result)
-    if args.timing_samples:
-        timed = sorted({(c[0], c[1], c[2], 1.0) for c in todo if c[0] != "reference"}, key=todo_order(todo))
-        for library, protocol, k, epsilon in timed:
-            key = (library, protocol, k, epsilon, args.timing_samples)
-            t = timing_done.get(key) or audit_cell(
-                library, protocol, k, epsilon, args.timing_samples, args.confidence, args.seed
-            )
-            result["timing"].append(t)
-            print(
-                f"timing {library}:{protocol} k={k}: {t['wall_s']:.1f} s at {args.timing_samples:,} per side",
-                flush=True,
-            )
-            _write(out, result)
-    result["summary"] = summary(result["cells"], result["timing"], args.confidence)
-    result["complete"] = True
+    for library, protocol, k, epsilon in _timed(args, todo) if args.timing_samples else []:
+        key = (library, protocol, k, epsilon, args.timing_samples)
+        t = timing_done.get(key) or audit_cell(
+            library, protocol, k, epsilon, args.timing_samples, args.confidence, args.seed
+        )
+        result = replace(result, timing=[*result.timing, t])
+        print(f"timing {library}:{protocol} k={k}: {t.wall_s:.1f} s at {args.timing_samples:,} per side", flush=True)
+        _write(out, result)
+    s = summary(result.cells, result.timing, args.confidence)
+    result = replace(result, summary=s, complete=True)
     _write(out, result)
     write_table(out.with_suffix(".md"), result)
     write_figure(out.with_suffix(".png"), result)
-    s = result["summary"]
     print(
-        f"{s['cells']} cells: ours ≥ LDP-Auditor in {s['ours_at_least_reference']}; ≥ 0.9·ε in {s['tight']} of "
-        f"{s['tightness_applies']} where it applies; correct protocols flagged: {len(s['correct_flagged'])} of "
-        f"{s['correct_cells']} (α = {s['alpha']:g}); broken protocols flagged: {s['broken_flagged']} of "
-        f"{s['broken_cells']}; wrote {out}, {out.with_suffix('.md')}, {out.with_suffix('.png')}"
+        f"{s.bounds.cells} cells: ours ≥ LDP-Auditor in {s.bounds.ours_at_least_reference}; ≥ 0.9·ε in "
+        f"{s.bounds.tight} of {s.bounds.tightness_applies} where it applies; correct protocols flagged: "
+        f"{len(s.flags.correct_flagged)} of {s.flags.correct_cells} (α = {s.flags.alpha:g}); broken protocols "
+        f"flagged: {s.flags.broken_flagged} of {s.flags.broken_cells}; wrote {out}, {out.with_suffix('.md')}, "
+        f"{out.with_suffix('.png')}"
     )
     return 0

@@ -30,26 +30,99 @@ class AuditBenchmark(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LdpBenchCell(Record):
-    """One (library, protocol, k, ε) of pgc bench ldp: our certified bound, LDP-Auditor's on the same releases, the
-    exact ε of the release for the audited pair. A benchmark's summary of one audit, not an audit row: its
-    ``verdict`` and ``p_value`` are those of the audit's one row (:func:`audit.verdicts.decide`), copied."""
+class LdpCellOracle(Record):
+    """The frequency oracle of one cell of pgc bench ldp: library, protocol, its version (None for the reference),
+    the domain size k, the claimed ε, and the oracle's own parameters (its configuration, which differs by
+    protocol)."""
 
     library: str
     protocol: str
+    version: str | None = None
     k: int
     epsilon: float
+    parameters: JsonObject | None = None  # configuration: the oracle's parameters, by protocol
+
+
+@dataclass(frozen=True, kw_only=True)
+class LdpBenchCell(Record):
+    """One (library, protocol, k, ε) of pgc bench ldp: our certified bound, LDP-Auditor's on the same releases, the
+    exact ε of the release for the audited pair. A benchmark's summary of one audit, not an audit row: its
+    ``verdict`` and ``p_value`` are those of the audit's one row (:func:`audit.verdicts.decide`), copied. The oracle
+    (``library``, ``protocol``, ``version``, ``k``, ``epsilon``, ``parameters``) is written flat beside it."""
+
+    oracle: LdpCellOracle = field(metadata={"flat": True})
     samples_per_side: int
     epsilon_lower_bound: float
     reference_epsilon_lower_bound: float
     exact_epsilon: float
     claimed_epsilon: float
-    verdict: Verdict
-    wall_s: float
-    version: str | None = None
-    statistic: str | None = None
     max_certifiable_epsilon: float | None = None
+    statistic: str | None = None
+    verdict: Verdict
     p_value: float | None = None
+    guess_counts: list[int] | None = None  # LDP-Auditor's counts: hits and reports of v, then of v'
+    wall_s: float
+
+    @property
+    def key(self) -> tuple[str, str, int, float, int]:
+        """The cell's identity in a bench: (library, protocol, k, ε, samples per side)."""
+        o = self.oracle
+        return (o.library, o.protocol, o.k, o.epsilon, self.samples_per_side)
+
+    @property
+    def label(self) -> str:
+        """The cell as a bench summary names it: ``library:PROTOCOL k=K ε=E``."""
+        return f"{self.oracle.library}:{self.oracle.protocol} k={self.oracle.k} ε={self.oracle.epsilon:g}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LdpBenchSettings(Record):
+    """pgc bench ldp's settings: certification releases per side, confidence, seed, and the timing audits' n."""
+
+    samples: int
+    confidence: float
+    seed: int
+    timing_samples: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LdpBoundGoals(Record):
+    """How our bounds compare: with LDP-Auditor's on the same releases, and with 0.9·ε where the exact ε allows
+    it (the cells below each goal by label)."""
+
+    cells: int
+    ours_at_least_reference: int
+    ours_below_reference: list[str]
+    tightness_applies: int
+    tight: int
+    not_tight: list[str]
+    tightness_not_applicable: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LdpFlagGoals(Record):
+    """Which cells the audit flags: the correct protocols' false alarms and the broken protocols found, per cell and
+    after Holm's correction over every cell at ``alpha``."""
+
+    correct_cells: int
+    correct_flagged: list[str]
+    correct_flagged_after_holm_over_all_cells: list[str]
+    broken_flagged_after_holm_over_all_cells: int
+    alpha: float
+    broken_cells: int
+    broken_flagged: int
+    broken_not_flagged: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LdpBenchSummary(Record):
+    """How many cells of pgc bench ldp meet each goal, and which do not; the bounds' and the flags' goals are written
+    flat beside the timing goal (the longest timing audit, the ones over 60 s)."""
+
+    bounds: LdpBoundGoals = field(metadata={"flat": True})
+    flags: LdpFlagGoals = field(metadata={"flat": True})
+    timing_max_s: float | None = None
+    timing_over_60s: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,13 +130,14 @@ class LdpBench(Result):
     """pgc bench ldp: the frequency oracles of the reference and the libraries, per protocol × ε × k."""
 
     KIND = "ldp-bench"
-    settings: JsonObject
-    cells: list[LdpBenchCell]
-    complete: bool
-    timing: list[LdpBenchCell] = field(default_factory=list)
-    summary: JsonObject | None = None
+    bench: str = "ldp"
+    settings: LdpBenchSettings
     command: str | None = None
+    cells: list[LdpBenchCell]
+    timing: list[LdpBenchCell] = field(default_factory=list)
+    complete: bool
     merged: list[str] | None = None  # the earlier results whose finished cells this run kept (--merge)
+    summary: LdpBenchSummary | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

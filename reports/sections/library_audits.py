@@ -92,9 +92,9 @@ def _bench_table(doc: Document, bench: dict) -> None:
 
     cells = defaultdict(list)
     for cell in bench["result"].cells:
-        cells[(cell.library, cell.protocol)].append(cell)
+        cells[(cell.oracle.library, cell.oracle.protocol)].append(cell)
     doc.para(
-        f"{bench['source']}: every protocol at each ε × k of the bench, {bench['result'].settings['samples']:,} "
+        f"{bench['source']}: every protocol at each ε × k of the bench, {bench['result'].settings.samples:,} "
         "per side; ε_LB/ε of our certified bound beside LDP-Auditor's method on the same releases."
     )
     doc.table(

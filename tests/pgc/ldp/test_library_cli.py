@@ -115,7 +115,7 @@ def test_nvflare_audit_and_the_report_section(tmp_path):
     assert "## Library audits" in text and "ExcludeVars" in text and "no DP claim" in text
 
 
-def test_bench_ldp_writes_cells_a_table_and_a_figure(tmp_path):
+def test_bench_ldp_writes_cells_a_table_and_a_figure(tmp_path, no_result_parsing):
     out = tmp_path / "bench.json"
     assert (
         main(
