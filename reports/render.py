@@ -7,18 +7,14 @@ no script. The Markdown references the same figures as files in ``DIR/figures/``
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import asdict
 from pathlib import Path
 
-import pgc.schemas as schemas
-
 from . import plots
-from .content import Findings, ReportContent, summary_rows
+from .content import ReportContent
 from .document import Document, esc, md
+from .report_json import report_json
 from .sections import SECTIONS
 from .summary import overall_verdict, summary_table, verdict_class
-
-FORMAT = "pgc-report/1"
 
 _CSS = """
 body{font-family:-apple-system,'Segoe UI',Roboto,'DejaVu Sans',Arial,sans-serif;margin:0;background:#f8f9fa;\
@@ -50,19 +46,6 @@ details[open]>summary{border-bottom:1px solid #dee2e6;margin-bottom:8px}
 details .lead{color:#495057;font-style:italic}
 details.reference{background:#f8f9fa}
 """
-
-
-def bound_json(b) -> dict:
-    """A bound row of the report's JSON: its fields, and from the audit's row its verdict's reason and power."""
-    out = b.record()
-    judged = b.judged
-    out.update(
-        budget_limited=b.budget_limited,
-        verdict_reason=b.row.verdict_reason if judged else None,
-        detectable_epsilon=b.row.detectable_epsilon if judged else None,
-        detectable_delta=b.row.detectable_delta if judged else None,
-    )
-    return out
 
 
 def _first_screen(doc: Document, c: ReportContent, verdict: str) -> None:
@@ -99,10 +82,6 @@ def _first_screen(doc: Document, c: ReportContent, verdict: str) -> None:
     doc.raw_html("</div></div>")
 
 
-def _findings_json(f: Findings) -> dict:
-    return {"family": f.family, "warnings": f.warnings, "summary": summary_rows(f)}
-
-
 def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy report") -> tuple[str, str, dict, dict]:
     """Return (html, markdown, json summary, figures {name: png bytes})."""
     doc = Document(out_dir)
@@ -121,42 +100,5 @@ def render(c: ReportContent, out_dir: Path, title: str = "pgc-audit privacy repo
         + "</main></body></html>\n"
     )
     markdown = "\n".join(doc.md)
-    summary = {
-        "format": FORMAT,
-        "generated": now,
-        "verdict": verdict,
-        "inputs": [
-            {"kind": s.kind, "label": s.label, "path": s.shown_path, "reference": s.reference} for s in c.sources
-        ],
-        "warnings": c.own.warnings,
-        "family": c.own.family,
-        "summary": summary_rows(c.own),
-        "bounds": [bound_json(b) for b in c.bounds],
-        "attacks": [
-            {
-                **asdict(a),
-                "above_ceiling": a.above_ceiling,
-                "uses_side_channel": a.uses_side_channel,
-                "attacker_defect": a.attacker_defect,
-            }
-            for a in c.attacks
-        ],
-        "adversarial": c.own.adversarial + c.reference.adversarial,
-        "system_audits": c.own.system_audits + c.reference.system_audits,
-        "bandit_attacks": c.own.bandit_attacks + c.reference.bandit_attacks,
-        "references": {"verdict": overall_verdict(c.reference), **_findings_json(c.reference)} if c.reference else None,
-        "protection": c.protection,
-        "utility": [asdict(u) for u in c.utility],
-        "mitigation_costs": c.mitigation_costs,
-        "tuning": [
-            {
-                "source": t["source"],
-                "pareto_front": t["study"].pareto_front,
-                "best_constrained": t["study"].best_constrained and t["study"].best_constrained.to_dict(),
-                "counts": t["study"].counts.to_dict(),
-            }
-            for t in c.tuning
-        ],
-        "figures": sorted(doc.figures),
-    }
-    return page, markdown, schemas.dump("report", summary), doc.figures
+    summary = report_json(c, now, verdict, sorted(doc.figures))
+    return page, markdown, summary.to_dict(), doc.figures

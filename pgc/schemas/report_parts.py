@@ -1,0 +1,260 @@
+"""The parts of ``pgc report``'s JSON summary (report.json): inputs, warnings, Holm's family, the summary table, the
+bound and attack rows, utility and tuning. Every part writes each of its fields, an unset one as null, so the
+summary lists the same keys for every row."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import JsonObject, Record, is_flat, json_name, json_ready
+from .tune_kinds import BestTrial, TrialCounts
+
+
+def every_field(record: Record) -> dict[str, Any]:
+    """A record's JSON object with every named field, None as null (flat parts beside it), then ``extra``."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(record):
+        if f.name == "extra":
+            continue
+        value = getattr(record, f.name)
+        if is_flat(f):
+            out.update(value.to_dict() if value is not None else {})
+        else:
+            out[json_name(f)] = json_ready(value)
+    out.update(record.extra)
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportRecord(Record):
+    """A part of the report's summary: every field written, an unset one as null."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return every_field(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportInput(ReportRecord):
+    """One result the report read: its kind, label, path as shown, and whether it is a committed reference."""
+
+    kind: str
+    label: str
+    path: str | None = None
+    reference: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportWarning(ReportRecord):
+    """A warning at the top of the report: its level (critical, warning, info), title and text."""
+
+    level: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyFinding(ReportRecord):
+    """A row Holm's procedure over the report's rows keeps: its subject, channel, verdict and p-values."""
+
+    subject: str
+    channel: str
+    verdict: str
+    p_value: float | None = None
+    adjusted_p_value: float | None = None
+    model: str | None = None
+    covered: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportFamily(ReportRecord):
+    """Holm's family over the report's judged rows: α, its size, the rows outside it, the findings it keeps."""
+
+    alpha: float
+    size: int
+    excluded: int
+    significant: list[FamilyFinding] = field(default_factory=list)
+    method: str = "holm"
+    verdict: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryWorst(ReportRecord):
+    """The largest certified bound of a summary row's group: the bound, its cap, and the row it comes from."""
+
+    lower_bound: float | None = None
+    cap: float | None = None
+    worst_subject: str | None = None
+    worst_channel: str | None = None
+    worst_claimed: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportSummaryRow(ReportRecord):
+    """One row of the summary table: an observer group × channel family, its claim, its worst bound (flat), how
+    many rows it joins and its verdict."""
+
+    group: str
+    family: str
+    channel_label: str | None = None  # absent in older reports
+    claimed: float | None = None
+    claims: list[float] = field(default_factory=list)
+    accountant: float | None = None
+    worst: SummaryWorst = field(metadata={"flat": True})
+    rows: int
+    verdict: str
+    holm: str
+    outside_claim: bool = False
+    budget_limited: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportFindings(ReportRecord):
+    """What the report finds in one set of results (the run's own, or the references): warnings, Holm's family and
+    the summary table."""
+
+    warnings: list[ReportWarning] = field(default_factory=list)
+    family: ReportFamily | None = None
+    summary: list[ReportSummaryRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportReferences(ReportRecord):
+    """The committed reference results' verdict, Holm's family, warnings and summary table, apart from the run's
+    own."""
+
+    verdict: str
+    family: ReportFamily | None = None
+    warnings: list[ReportWarning] = field(default_factory=list)
+    summary: list[ReportSummaryRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BoundMeasure(ReportRecord):
+    """What a bound row measured: the claim, the certified bound at its confidence, the cap, the budget, the test."""
+
+    claimed: float | None = None
+    lower_bound: float | None = None
+    confidence: float | None = None
+    cap: float | None = None
+    samples: int | None = None
+    delta: float | None = None
+    k: int | None = None
+    test: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BoundContext(ReportRecord):
+    """Where a bound row sits: its observer group, the accountant's ε, reference or own, coverage, the system, and
+    the audit's reason and power for its verdict."""
+
+    group: str = ""
+    accountant: float | None = None
+    reference: bool = False
+    covered: bool | None = None
+    system: str | None = None
+    budget_limited: bool = False
+    verdict_reason: str | None = None
+    detectable_epsilon: float | None = None
+    detectable_delta: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportBound(ReportRecord):
+    """One audit row as the report lists it: source, subject and channel, what it measured and its context (both
+    flat), the verdict, the notes beside it and what Holm's procedure kept of it."""
+
+    source: str
+    subject: str
+    channel: str
+    measure: BoundMeasure = field(metadata={"flat": True})
+    verdict: str
+    notes: list[str] = field(default_factory=list)
+    p_value: float | None = None
+    model: str = ""
+    holm_significant: bool | None = None
+    protect: list[str] = field(default_factory=list)
+    context: BoundContext = field(metadata={"flat": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttackScore(ReportRecord):
+    """An attack's accuracy with its interval, the chance level and the ε-LDP ceiling."""
+
+    accuracy: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    chance: float | None = None
+    ceiling: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportAttack(ReportRecord):
+    """One attack row as the report lists it: the attacker, its channels and setting, its score (flat), the
+    verdict its result gave, and the report's reading (above the ceiling, side channel, attacker defect)."""
+
+    source: str
+    attacker: str
+    channels: str
+    epsilon: float | None = None
+    k: int | None = None
+    candidates: int | None = None
+    score: AttackScore = field(metadata={"flat": True})
+    setting: str = ""
+    budget: int | None = None
+    given_verdict: str = ""
+    given_below_chance: bool | None = None
+    reference: bool = False
+    above_ceiling: bool = False
+    uses_side_channel: bool = False
+    attacker_defect: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaperNumbers(ReportRecord):
+    """The paper's numbers for one setting (its Tables 1-3)."""
+
+    fst_median: float | None = None
+    success_ratio: float | None = None
+    relative_auc: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportUtility(ReportRecord):
+    """One utility row: a training setting's first-success time, success ratio and final μ, the paper's beside."""
+
+    source: str
+    setting: str
+    mechanism: str
+    epsilon: float
+    trials: int
+    horizon: int
+    fst_median: float | None = None
+    success_ratio: float | None = None
+    relative_auc: float | None = None
+    final_mu: float | None = None
+    paper: PaperNumbers | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportTuning(ReportRecord):
+    """One tuning study: its Pareto front (trial numbers), the constrained mode's best trial, the trial counts."""
+
+    source: str
+    pareto_front: list[int] = field(default_factory=list)
+    best_constrained: BestTrial | None = None
+    counts: TrialCounts
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportAudits(ReportRecord):
+    """The audit rows the report lists: bounds and attacks typed; the adversarial, system-audit and bandit-attack
+    entries as their sections extract them."""
+
+    bounds: list[ReportBound] = field(default_factory=list)
+    attacks: list[ReportAttack] = field(default_factory=list)
+    adversarial: list[JsonObject] = field(default_factory=list)
+    system_audits: list[JsonObject] = field(default_factory=list)
+    bandit_attacks: list[JsonObject] = field(default_factory=list)
