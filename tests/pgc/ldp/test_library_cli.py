@@ -202,22 +202,22 @@ def test_bench_ldp_parts_merge_into_the_whole_grid(tmp_path, capsys):
 def test_the_per_protocol_table_counts_an_equal_bound_up_to_rounding_as_at_least_the_reference():
     from pgc.benchmarks.ldp import summary
     from pgc.benchmarks.ldp_render import summary_lines
+    from pgc.schemas import LdpBench, LdpBenchCell, LdpBenchSettings, LdpCellOracle, Verdict
 
-    cell = dict(
-        library="reference",
-        protocol="GRR",
-        version=None,
-        k=2,
-        epsilon=1.0,
-        claimed_epsilon=1.0,
-        exact_epsilon=1.0,
-        samples_per_side=1_000_000,
-        verdict="consistent",
-        p_value=0.5,
-    )
-    cells = [
-        dict(cell, epsilon_lower_bound=0.99, reference_epsilon_lower_bound=0.99 + 1e-12),  # the same counts
-        dict(cell, k=25, epsilon_lower_bound=0.97, reference_epsilon_lower_bound=0.98),
-    ]  # a test that lost
-    row = summary_lines({"cells": cells})[2].split(" | ")
-    assert row[7] == "1" and summary(cells, [], 0.95)["ours_at_least_reference"] == 1
+    def cell(k: int, ours: float, reference: float) -> LdpBenchCell:
+        return LdpBenchCell(
+            oracle=LdpCellOracle(library="reference", protocol="GRR", k=k, epsilon=1.0),
+            claimed_epsilon=1.0,
+            exact_epsilon=1.0,
+            samples_per_side=1_000_000,
+            verdict=Verdict.CONSISTENT,
+            p_value=0.5,
+            epsilon_lower_bound=ours,
+            reference_epsilon_lower_bound=reference,
+            wall_s=0.0,
+        )
+
+    cells = [cell(2, 0.99, 0.99 + 1e-12), cell(25, 0.97, 0.98)]  # the same counts; a test that lost
+    bench = LdpBench(settings=LdpBenchSettings(samples=1_000_000, confidence=0.95, seed=0), cells=cells, complete=True)
+    row = summary_lines(bench)[2].split(" | ")
+    assert row[7] == "1" and summary(cells, [], 0.95).bounds.ours_at_least_reference == 1
