@@ -3,11 +3,12 @@ and a ``format_version``.
 
     import pgc.schemas as schemas
     result = pgc.schemas.load(json.loads(text))          # -> schemas.SystemAuditResult, schemas.TrainRun, ...
-    data = pgc.schemas.dump("train", {...})              # a dict written by a writer that has no type: checked
+    data = pgc.schemas.dump("train", {...})              # a dict from a script that has no type: checked
     pgc.schemas.validate(data)                            # raises schemas.SchemaError (one line)
 
-Writers hand a typed result's ``to_dict()`` to the file (every ``pgc audit`` subcommand) or pass a result
-assembled as a dict through :func:`dump` (the other commands, ``pgc.a3c.rundir``), which checks it;
+Writers build a typed result and hand its ``to_dict()`` to the file (every command; a few benchmarks write their
+own JSON, loaded as kind ``bench``); a script that assembles a
+result as a dict passes it through :func:`dump`, which checks it;
 readers (``reports``) go through :func:`load`. A file whose kind is unknown or whose ``format_version`` is not one
 this code reads gets a one-line :class:`SchemaError` naming both. A kind's older versions that it names
 (``OLDER_VERSIONS``) are read too, migrated to the current layout on parsing (each record's ``migrate``). A file
