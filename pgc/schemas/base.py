@@ -304,13 +304,14 @@ class Record:
         return None if part is None else getattr(part, where[1])
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object: the named fields that are set (None left out; flat parts beside them), then ``extra``."""
+        """The JSON object: the named fields that are set (None left out, unless the field's metadata says
+        ``keep_none``: a null that means something; flat parts beside them), then ``extra``."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name == "extra":
                 continue
             value = getattr(self, f.name)
-            if value is None:
+            if value is None and not f.metadata.get("keep_none"):
                 continue
             if is_flat(f):
                 out.update(value.to_dict())

@@ -32,7 +32,7 @@ class MechanismRecord(Record):
     """The per-submission mechanism a trial ran: its registry name (None: unregistered), class, parameters, the
     factory arguments and rounds that rebuild it, and the fingerprint the rebuilt one is checked against."""
 
-    name: str | None = None
+    name: str | None = field(default=None, metadata={"keep_none": True})  # null: an unregistered mechanism
     cls: str | None = field(default=None, metadata={"json": "class"})
     params: JsonObject | None = None  # the mechanism's own parameters, as it takes them
     factory_args: JsonObject | None = None  # the registry factory's arguments
