@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pgc.schemas.bench_kinds import Report
+from pgc.schemas.report_kind import Report
 from pgc.schemas.report_parts import (
     AttackScore,
     BoundContext,

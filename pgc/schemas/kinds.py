@@ -31,10 +31,11 @@ from .audit_kinds import AUDIT_KINDS
 from .audit_rows import AuditRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result
-from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, Report, TuneWorkers
+from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, TuneWorkers
 from .opacus_kinds import OpacusOneRunResult
 from .provenance import Invocation
 from .replicate_kinds import ReadingSearch, ReplicateRaw, ReplicateResult
+from .report_kind import Report
 from .thesis_kinds import ThesisMapRecovery, ThesisMembership
 from .train_kinds import MechanismRecord, TrainRun, TrainTrial, TrialProtection  # noqa: F401
 from .tune_kinds import (  # noqa: F401
