@@ -41,6 +41,7 @@ from audit.certification.curves import curve_epsilon, curve_violation_pvalue, pr
 from audit.certification.tester import EpsilonBound
 from audit.power import measured as measured_power
 from pgc.schemas.audit_rows import AuditRow, Verdict, worst
+from pgc.schemas.channels import ChannelKind
 
 PROFILE_EXCESS_FLOOR = 0.0  # a certified ε above the claimed ε_i by more than this violates the profile
 
@@ -441,10 +442,12 @@ def make_rows(
     held_to_claim: bool = False,
     contradictions: Mapping[str, str | None] | None = None,
     partly_covered: Sequence[str] = (),
+    kinds: Mapping[str, ChannelKind] | None = None,
 ) -> tuple[list[AuditRow], Verdict]:
     """The judged rows of a system audit and the family's verdict (Holm over the rows); ``partly_covered``: the
-    joint channels the claim covers in part."""
+    joint channels the claim covers in part; ``kinds``: each channel's kind, recorded on its row."""
     mus, profiles, words = claimed_mus or {}, claimed_profiles or {}, contradictions or {}
+    kinds = kinds or {}
     rows = [
         make_row(
             ch,
@@ -459,6 +462,7 @@ def make_rows(
             claimed_profile=profiles.get(ch),
             contradiction=words.get(ch),
             partly_covered=ch in partly_covered,
+            **(kinds[ch].fields() if ch in kinds else {}),
         )
         for ch, b in bounds_by_channel.items()
     ]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from audit.certification.tester import EpsilonBound
 from pgc.contracts import PrivacyClaim
 from pgc.schemas.audit_rows import AuditRow, Verdict
+from pgc.schemas.channels import ChannelFamily, ChannelKind
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ def mechanism_row(
         detectable_delta=point_mass_power,
         **{**fields, "confidence": confidence},
         ratio=bound.epsilon_lower_bound / eps if math.isfinite(eps) else 0.0,
+        **ChannelKind.single(ChannelFamily.OUTPUT, MECHANISM_CHANNEL).fields(),
     )
     if row.claimed_mu is None and claim.gdp_mu is not None:
         row = row.updated(claimed_mu=claim.gdp_mu)

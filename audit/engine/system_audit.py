@@ -79,7 +79,7 @@ from pgc.contracts import (
     PrivacyClaim,
 )
 from pgc.errors import UserError
-from pgc.schemas import Accountant, AuditedSystem, SystemAuditResult
+from pgc.schemas import Accountant, AuditedSystem, ChannelFamily, ChannelKind, SystemAuditResult
 from pgc.schemas.provenance import Invocation
 
 
@@ -105,6 +105,17 @@ def checked_system(system: Any) -> tuple[tuple[str, ...], PrivacyClaim]:
 
 
 _MISSING = object()
+
+
+def channel_kinds(system: Any, channels: Sequence[str]) -> dict[str, ChannelKind]:
+    """Each channel's kind (:class:`pgc.schemas.ChannelKind`): as the system declares it (an optional attribute
+    ``channel_kinds``: channel → kind), else one submission of the joint channel ``all`` (family ALL) or of a
+    channel of no family (OTHER)."""
+    declared = getattr(system, "channel_kinds", None) or {}
+    return {
+        ch: declared.get(ch) or ChannelKind.single(ChannelFamily.ALL if ch == ALL else ChannelFamily.OTHER, ch)
+        for ch in channels
+    }
 
 
 def is_partly_covered(system: Any, channel: str, base_channels: Sequence[str]) -> bool:
@@ -410,6 +421,7 @@ def _judged_rows(
         settings.held_to_claim,
         words,
         partly_covered=list(read.partly_covered),
+        kinds=channel_kinds(system, wanted),
     )
     return rows, verdict, accountant
 

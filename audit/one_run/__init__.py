@@ -29,6 +29,7 @@ from audit.verdicts import judge
 from pgc.contracts import HasJointLayout
 from pgc.errors import UserError
 from pgc.schemas.audit_rows import AuditRow
+from pgc.schemas.channels import ChannelFamily, ChannelKind
 
 ONE_RUN_CHANNELS = ("gradient", "score", "all")
 MAX_SIMULATED_BROADCASTS = 16  # live canaries: distinct θ versions the auditor simulates at (pooled)
@@ -77,7 +78,7 @@ def one_run_audit(
     log-likelihood ratio, a quarter plays M simulated canaries with the auditor's coins, on which r is
     chosen (:func:`best_guess_count`).
     """
-    from audit.engine.system_audit import ReadClaims, checked_system
+    from audit.engine.system_audit import ReadClaims, channel_kinds, checked_system
 
     base, claim = checked_system(system)
     read = ReadClaims.of(system, claim, channels, base)  # the claim, read once for every channel
@@ -119,7 +120,7 @@ def one_run_audit(
     # ---- r and the ratio chosen on M simulated canaries; then the real canaries are guessed and counted ----
     n_sel = min(samples - n_fit - n_cal, m)
     sim_coins = coin_rng.integers(0, 2, size=n_sel)
-    rows = []
+    rows, kinds = [], channel_kinds(system, channels)
     for ch in channels:
         sim_out = np.where(sim_coins[:, None] == 1, sim_pos[ch][sel_sl][:n_sel], sim_neg[ch][sel_sl][:n_sel])
         options = ratios[ch] if isinstance(ratios[ch], list) else [ratios[ch]]
@@ -135,6 +136,7 @@ def one_run_audit(
                 confidence=confidence,
                 scope=scope,
                 partly_covered=(ch in read.partly_covered) or None,
+                **kinds[ch].fields(),
             )
         )
     return rows
@@ -309,6 +311,7 @@ def one_run_scores_audit(
     confidence: float = 0.95,
     channel: str = "aggregate",
     scope: str | None = None,
+    kind: ChannelKind | None = None,
 ) -> AuditRow:
     """The one-run bounds from canary scores that an observer computed (higher: more likely coin 1).
 
@@ -316,7 +319,8 @@ def one_run_scores_audit(
     how many (r) is chosen on ``simulated`` scores with known coins (the observer's promised noise), never
     on the real coins. Steinke et al.'s ε and the f-DP μ_LB (Mahloujifar et al.) each take α/2; the
     headline ε_LB is the larger of Steinke's and the ε at δ that μ_LB implies if the curve is Gaussian.
-    An observer promised only a curve is held to the ε it implies at δ."""
+    An observer promised only a curve is held to the ε it implies at δ. ``kind``: the channel's kind (default: one
+    submission of a channel of no family)."""
     from audit.certification.curves import gdp_epsilon
 
     truth = np.asarray(truth, dtype=np.int64)
@@ -360,4 +364,5 @@ def one_run_scores_audit(
                 "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each",
             }
         )
-    return one_run_row(channel, fields, covered=covered, confidence=confidence, scope=scope)
+    kind = kind or ChannelKind.single(ChannelFamily.OTHER, channel)
+    return one_run_row(channel, fields, covered=covered, confidence=confidence, scope=scope, **kind.fields())

@@ -34,6 +34,7 @@ from pgc.contracts import PrivacyClaim
 from pgc.errors import UserError
 from pgc.mechanisms import Mechanism, claimed_delta, split_rounds
 from pgc.mechanisms.accounting import mechanism_event, mechanism_gdp_mu
+from pgc.schemas.channels import ChannelFamily, ChannelKind
 
 from .env import PAPER_GRAVITIES, CartPoleParams, physics_array
 from .model import glorot_uniform_theta
@@ -64,6 +65,24 @@ class ReleaseStreams:
     episodes: np.random.Generator
     noise: np.random.Generator
     score: np.random.Generator
+
+
+def pgc_a3c_channel_kinds(compositions: Sequence[int]) -> dict[str, ChannelKind]:
+    """The kind of every channel PGC-A3C's participant may release: one submission's gradient, score, arrival tick and
+    arrival rank and all of them together; per composition k, k linked gradients (at full ε, or split) and scores."""
+    single = ChannelKind.single
+    kinds = {
+        "gradient": single(ChannelFamily.GRADIENT, "gradient"),
+        "score": single(ChannelFamily.SCORE, "score"),
+        "arrival": single(ChannelFamily.TIMING, "arrival"),
+        "arrival-order": single(ChannelFamily.TIMING, "arrival-order"),
+        "all": single(ChannelFamily.ALL, "all"),
+    }
+    for k in compositions:
+        kinds[f"gradient×{k}"] = ChannelKind(ChannelFamily.GRADIENT, k, "gradient")
+        kinds[f"gradient×{k} split"] = ChannelKind(ChannelFamily.GRADIENT, k, "gradient split")
+        kinds[f"score×{k}"] = ChannelKind(ChannelFamily.SCORE, k, "score")
+    return kinds
 
 
 class PGCA3CSystem:
@@ -123,6 +142,7 @@ class PGCA3CSystem:
         for k in self.compositions:
             channels += [f"gradient×{k}", f"gradient×{k} split", f"score×{k}"]
         self.channels = tuple(channels + ["all"])
+        self.channel_kinds = pgc_a3c_channel_kinds(self.compositions)
 
     # -- the contract --------------------------------------------------------------------------
 

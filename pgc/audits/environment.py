@@ -84,6 +84,7 @@ class DrawnReleases:
     def __init__(self, system: PGCA3CSystem, drawn: dict[float, dict[str, np.ndarray]], channels: Sequence[str]):
         self.system, self.drawn = system, drawn
         self.name, self.claim, self.channels = system.name, system.claim, tuple(channels)
+        self.channel_kinds = system.channel_kinds
         self.used = {secret: 0 for secret in drawn}
 
     def release(self, secret: float, n: int, rng: np.random.Generator | None = None, *, broadcast=None):

@@ -23,6 +23,7 @@ import numpy as np
 
 from pgc.contracts import PrivacyClaim
 from pgc.errors import UserError
+from pgc.schemas.channels import ChannelFamily, ChannelKind
 
 from .found_pairs import FOUND_PAIRS
 from .spaces import SecretSpace, index_from, sample_rows, softmax_rows
@@ -85,6 +86,7 @@ def confidence_vector(secret, k: int) -> np.ndarray:
 class OneParameterDefenceSystem:
     report_section = "published-claims"  # pgc report: the "Published claims" section
     channels = ("scores",)
+    channel_kinds = {"scores": ChannelKind.single(ChannelFamily.SCORE, "scores")}
 
     def __init__(
         self,

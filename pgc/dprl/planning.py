@@ -28,6 +28,7 @@ import numpy as np
 
 from pgc.contracts import PrivacyClaim
 from pgc.errors import UserError
+from pgc.schemas.channels import ChannelFamily, ChannelKind
 
 from .found_pairs import FOUND_PAIRS
 from .spaces import SecretSpace, index_from
@@ -99,6 +100,8 @@ def route_probabilities(nodes, edges, epsilon: float, d_max: int) -> np.ndarray:
 
 class PlanningMapSystem:
     report_section = "published-claims"  # pgc report: the "Published claims" section
+    # the fake route's length: a length side channel (timing); the map's other channels are of no family
+    channel_kinds = {"fake_route_length": ChannelKind.single(ChannelFamily.TIMING, "fake_route_length")}
 
     def __init__(self, epsilon: float = 0.5, d_max: int | str = 4, relation: str = "node", reference: bool = False):
         if not (epsilon > 0 and math.isfinite(epsilon)) or relation not in RELATIONS:

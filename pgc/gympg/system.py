@@ -20,6 +20,7 @@ from pgc.contracts import PrivacyClaim
 from pgc.errors import UserError
 from pgc.mechanisms import Gaussian
 from pgc.mechanisms.accounting import mechanism_event, mechanism_gdp_mu
+from pgc.schemas.channels import ChannelFamily, ChannelKind
 
 from .pendulum import PendulumParams, rollout
 from .policy import POLICY_DIM, POLICY_STD, gaussian_policy, reinforce_gradients
@@ -34,6 +35,7 @@ class PendulumGaussianSystem:
 
     name = "pendulum-gaussian-pg"
     channels = ("gradient", "return")
+    channel_kinds = {"gradient": ChannelKind.single(ChannelFamily.GRADIENT, "gradient")}  # "return": of no family
 
     def __init__(
         self,

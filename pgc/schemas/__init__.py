@@ -31,6 +31,7 @@ from .audit_kinds import legacy_audit_kind
 from .bandit_kinds import *  # noqa: F401,F403
 from .base import Record, Result, SchemaError, json_ready, number
 from .bench_kinds import *  # noqa: F401,F403
+from .channels import ChannelFamily, ChannelKind, channel_kind, kind_from_label
 from .kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS
 from .opacus_kinds import *  # noqa: F401,F403
@@ -40,14 +41,18 @@ from .thesis_kinds import *  # noqa: F401,F403
 
 __all__ = [
     "KINDS",
+    "ChannelFamily",
+    "ChannelKind",
     "SCHEMAS",
     "Record",
     "Result",
     "SchemaError",
+    "channel_kind",
     "dump",
     "json_number",
     "json_ready",
     "kind_of",
+    "kind_from_label",
     "load",
     "number",
     "validate",

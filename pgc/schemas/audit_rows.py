@@ -16,7 +16,9 @@ the claim as the row holds it (:class:`RowClaim`, coverage as a :class:`Coverage
 (:class:`Certificate`, and where a curve or profile claim was tested :class:`CurveBound` / :class:`ProfilePoint`),
 the power of the test (:class:`Power`), the judgement (:class:`Judgement`), and the one-run audit's counts
 (:class:`OneRunCounts`) or the self-test's case (:class:`SelfTestCase`) where the row has them. In JSON the parts
-sit flat beside ``channel`` (each value type's JSON keys are unique across the row).
+sit flat beside ``channel`` (each value type's JSON keys are unique across the row). The channel's kind
+(``channel_family``, ``composition``, ``base_channel``: :mod:`pgc.schemas.channels`) is written only where it differs
+from what the channel's label names; a row without them reads them off its label.
 
 Stability policy (as dp-accounting states for its value types): the JSON keys named here keep their name, type and
 meaning within a ``format_version`` of the result kinds that hold rows; a new key is optional and ignored by older
@@ -24,7 +26,7 @@ readers (unknown keys travel in ``extra``); renaming or re-typing a key bumps th
 ``format_version``, and :meth:`AuditRow.migrate` reads the older layout (format_version 2: the booleans
 ``covered`` / ``partly_covered`` instead of ``coverage``).
 
-Pure Python: imports nothing from the project beyond :mod:`pgc.schemas.base`.
+Pure Python: imports nothing from the project beyond :mod:`pgc.schemas.base` and :mod:`pgc.schemas.channels`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .base import Record, flat_keys, is_flat, record_type
+from .channels import ChannelFamily, with_label_kind, without_label_kind
 
 
 class Verdict(str, enum.Enum):
@@ -110,7 +113,8 @@ def _json(name: str) -> Any:
 
 @dataclass(frozen=True, kw_only=True)
 class Audited(Record):
-    """What the row audited: the subject, what the observer sent, the model and the pair the test told apart."""
+    """What the row audited: the subject, the channel's kind (:mod:`pgc.schemas.channels`), what the observer sent,
+    the model and the pair the test told apart."""
 
     scope: str | None = None  # the audited subject: "mechanism", "environment 5 vs 15", a system's name, ...
     broadcast: str | None = None  # what the observer sent: honest, given, crafted, searched
@@ -121,6 +125,9 @@ class Audited(Record):
     hypothesis: str | None = None  # the canary pair or secrets the certified test told apart
     note: str | None = None
     protect: list[str] | None = None  # PGC-A3C's mitigations of the audited configuration
+    channel_family: ChannelFamily | None = None  # the family the channel belongs to (OTHER: none of them)
+    composition: int | None = None  # k: the linked submissions of one participant the channel composes (1: one)
+    base_channel: str | None = None  # the channel without its composition ("gradient" for "gradient×3")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -249,7 +256,9 @@ class AuditRow(Record):
 
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
-        """format_version 2's ``covered`` / ``partly_covered`` booleans as ``coverage``."""
+        """format_version 2's ``covered`` / ``partly_covered`` booleans as ``coverage``; the channel's kind, where
+        the row does not record it, from its label (:func:`pgc.schemas.channels.with_label_kind`)."""
+        data = with_label_kind(data)
         if "covered" not in data and "partly_covered" not in data:
             return data
         out = {k: v for k, v in data.items() if k not in ("covered", "partly_covered")}
@@ -257,6 +266,10 @@ class AuditRow(Record):
         if "coverage" not in out and coverage is not None:
             out["coverage"] = coverage.value
         return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row's JSON object; the channel's kind only where it differs from what the label gives."""
+        return without_label_kind(super().to_dict())
 
     @classmethod
     def make(cls, channel: str, extra: dict[str, Any] | None = None, **flat: Any) -> AuditRow:

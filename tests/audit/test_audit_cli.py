@@ -80,6 +80,7 @@ def test_run_mode_audits_channels(tmp_path, capsys, no_result_parsing):
                 "--pairs",
                 "5:15",
                 "--compositions",
+                "2",
                 "--out",
                 str(out),
                 "--no-progress",
@@ -93,6 +94,10 @@ def test_run_mode_audits_channels(tmp_path, capsys, no_result_parsing):
     assert {r["verdict"] for r in data["channels"]} <= {"consistent", "inconclusive", "violated", "unprotected channel"}
     assert all(r["verdict_reason"] for r in data["channels"])  # every row says why, in words
     assert data["model"] == "initial" and data["mechanism_source"] == "run"
+    # each row's channel kind as its producer recorded it is the one its label names: no row writes it
+    names = {r["channel"] for r in data["channels"]}
+    assert {"canary (black-box)", "gradient×2", "gradient×2 split", "score×2"} <= names
+    assert not any(key in r for r in data["channels"] for key in ("channel_family", "composition", "base_channel"))
     assert main(["audit", "--run", str(run), "--trial", "3", "--out", str(tmp_path / "x.json")]) == 2
 
 

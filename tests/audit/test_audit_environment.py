@@ -44,6 +44,11 @@ def test_every_channel_is_reported(wide_pair_audit):
     ]
     claims = {c.channel: c.claimed_epsilon for c in wide_pair_audit.channels}
     assert claims["gradient×2"] == 2.0 and claims["gradient×2 split"] == 1.0 and claims["score"] == 1.0
+    # each row records its channel's kind: family, linked submissions k and the channel composed
+    kinds = {c.channel: (str(c.channel_family), c.composition, c.base_channel) for c in wide_pair_audit.channels}
+    assert kinds["gradient×2"] == ("gradient", 2, "gradient") and kinds["score×2"] == ("score", 2, "score")
+    assert kinds["gradient×2 split"] == ("gradient", 2, "gradient split") and kinds["all"] == ("all", 1, "all")
+    assert kinds["arrival"] == ("timing", 1, "arrival") and kinds["arrival-order"] == ("timing", 1, "arrival-order")
 
 
 def test_gradient_channel_within_claim_and_score_channel_leaks(wide_pair_audit):

@@ -495,3 +495,31 @@ def test_an_audit_reads_the_claim_once_whatever_its_channels():
 
     result = audit_system(Counting(), 0.0, 0.5, samples=2000, seed=0, progress=False)
     assert Counting.reads == 1 and [r.channel for r in result.rows][:3] == ["a", "b", "c"]
+
+
+def test_each_row_records_its_channel_kind_as_the_system_declares_it():
+    from pgc.a3c.system import pgc_a3c_channel_kinds
+    from pgc.schemas import ChannelFamily, ChannelKind, SystemAuditResult, channel_kind
+
+    class Declared(_CountWithClearCopy):
+        channel_kinds = {"noisy": ChannelKind(ChannelFamily.SCORE, 3, "noise")}
+
+    res = audit_system(Declared(), 1, 0, samples=1_000, seed=0)
+    kinds = {r.channel: channel_kind(r) for r in res.rows}
+    assert kinds == {
+        "noisy": ChannelKind(ChannelFamily.SCORE, 3, "noise"),
+        "clear": ChannelKind(ChannelFamily.OTHER, 1, "clear"),  # undeclared: of no family, one submission
+        "all": ChannelKind(ChannelFamily.ALL, 1, "all"),
+    }
+    # written where it differs from the label's kind, read back the same
+    rows = res.to_dict()["rows"]
+    assert rows[0]["channel_family"] == "score" and rows[0]["composition"] == 3 and rows[0]["base_channel"] == "noise"
+    assert "channel_family" not in rows[1] and "channel_family" not in rows[2]
+    assert [channel_kind(r) for r in SystemAuditResult.from_dict(res.to_dict()).rows] == list(kinds.values())
+    # PGC-A3C's composed channels: k linked submissions of the gradient (at full ε or split) or of the score
+    a3c = PGCA3CSystem(Laplace(1.0), compositions=(4,)).channel_kinds
+    assert set(a3c) == set(PGCA3CSystem(Laplace(1.0), compositions=(4,), order=True, workers=2).channels)
+    assert a3c["gradient×4"] == ChannelKind(ChannelFamily.GRADIENT, 4, "gradient")
+    assert a3c["gradient×4 split"] == ChannelKind(ChannelFamily.GRADIENT, 4, "gradient split")
+    assert a3c["score×4"] == ChannelKind(ChannelFamily.SCORE, 4, "score")
+    assert a3c["arrival-order"].family is ChannelFamily.TIMING and pgc_a3c_channel_kinds(())["all"].k == 1

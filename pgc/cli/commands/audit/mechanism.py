@@ -34,7 +34,7 @@ def audit_named_mechanism(args, progress: bool):
     print_mechanism(result)
     return schemas.MechanismAudit(
         **header(args),
-        channels=[result.row.updated(channel=f"canary ({result.mode})")],
+        channels=[result.row.updated(channel=f"canary ({result.mode})", base_channel=f"canary ({result.mode})")],
         mechanism_audit=canary_record(result),
     )
 
@@ -73,6 +73,7 @@ def self_test(args, progress: bool):
         r.result.row.updated(
             scope="self-test",
             channel=f"{r.case.name} ({r.case.mode})",
+            base_channel=f"{r.case.name} ({r.case.mode})",
             correct_mechanism=r.case.correct,
             passed=r.passed,
             true_epsilon=r.true_epsilon,

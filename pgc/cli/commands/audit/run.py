@@ -58,9 +58,10 @@ def audit_run(args, progress: bool):
     print_mechanism(mres)
     model = "initial" if args.initial else "final"
     audits = [_environment_record(res, config, model) for res in environments]
+    canary = mres.row.updated(channel="canary (black-box)", base_channel="canary (black-box)")
     return schemas.RunAudit(
         **header(args),
-        channels=[mres.row.updated(channel="canary (black-box)")] + [row for a in audits for row in a.channels],
+        channels=[canary] + [row for a in audits for row in a.channels],
         audited_run=audited_run,
         model=model,
         mechanism_audit=canary_record(mres),
