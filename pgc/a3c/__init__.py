@@ -4,22 +4,58 @@ The mechanisms themselves live in :mod:`pgc.mechanisms` (re-exported here for co
 ``pgc.a3c`` imports nothing from ``audit``, ``attacks`` or ``reports``.
 """
 
-from pgc.mechanisms import (  # noqa: E402
-    MECHANISMS,
-    Gaussian,
-    Laplace,
-    Mechanism,
-    NoNoise,
-    ProjectedRandomSign,
-    make_mechanism,
-    register_mechanism,
-    split_rounds,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from .env import PAPER_GRAVITIES, CartPoleParams, physics_array  # noqa: E402
-from .model import DIM, ActorCritic, load_checkpoint, save_checkpoint  # noqa: E402
-from .rollout import A3CHyperparams, EpisodeBatch, simulate_episodes  # noqa: E402
-from .trainer import TrainConfig, TrainResult, train, train_batch  # noqa: E402
+if TYPE_CHECKING:
+    from pgc.mechanisms import (
+        MECHANISMS,
+        Gaussian,
+        Laplace,
+        Mechanism,
+        NoNoise,
+        ProjectedRandomSign,
+        make_mechanism,
+        register_mechanism,
+        split_rounds,
+    )
+
+    from .env import PAPER_GRAVITIES, CartPoleParams, physics_array
+    from .hyper import A3CHyperparams
+    from .model import DIM, ActorCritic, load_checkpoint, save_checkpoint
+    from .rollout import EpisodeBatch, simulate_episodes
+    from .trainer import TrainConfig, TrainResult, train, train_batch
+
+# each public name and the module it lives in: imported on first use, so that a light part (the sizes, the
+# settings) does not load torch, numba and the compiled kernel
+_WHERE = {
+    **dict.fromkeys(
+        (
+            "MECHANISMS",
+            "Gaussian",
+            "Laplace",
+            "Mechanism",
+            "NoNoise",
+            "ProjectedRandomSign",
+            "make_mechanism",
+            "register_mechanism",
+            "split_rounds",
+        ),
+        "pgc.mechanisms",
+    ),
+    **dict.fromkeys(("PAPER_GRAVITIES", "CartPoleParams", "physics_array"), ".env"),
+    "A3CHyperparams": ".hyper",
+    **dict.fromkeys(("DIM", "ActorCritic", "load_checkpoint", "save_checkpoint"), ".model"),
+    **dict.fromkeys(("EpisodeBatch", "simulate_episodes"), ".rollout"),
+    **dict.fromkeys(("TrainConfig", "TrainResult", "train", "train_batch"), ".trainer"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_WHERE[name], __name__), name)
+
 
 __all__ = [
     "A3CHyperparams",

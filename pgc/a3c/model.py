@@ -36,22 +36,13 @@ from torch import nn
 from pgc.errors import UserError
 from pgc.files import atomic_path
 
-STATE_DIM = 4
-HIDDEN = 16
-ACTIONS = 2
-DIM = HIDDEN * STATE_DIM + ACTIONS * HIDDEN + HIDDEN  # 112: the paper's d, no biases
-DIM_BIASED = DIM + HIDDEN + ACTIONS + 1  # 131: Dense layers with biases
-DIMS = (DIM, DIM_BIASED)
+from .layout import ACTIONS, DIM, DIM_BIASED, DIMS, HIDDEN, STATE_DIM, model_dim
+
 SLICE_COMMON = slice(0, 64)
 SLICE_POLICY = slice(64, 96)
 SLICE_VALUE = slice(96, 112)
 _WEIGHT_NAMES = ("common.weight", "policy.weight", "value.weight")
 _BIAS_NAMES = ("common.bias", "policy.bias", "value.bias")
-
-
-def model_dim(biases: bool) -> int:
-    """d of the actor-critic: 112 (the paper's, no biases) or 131 (Dense layers with biases)."""
-    return DIM_BIASED if biases else DIM
 
 
 def has_biases(theta: np.ndarray) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from pgc.a3c.model import DIM
-from pgc.a3c.rollout import A3CHyperparams
+from pgc.a3c.hyper import A3CHyperparams
+from pgc.a3c.layout import DIM
 from pgc.errors import UserError
 from pgc.mechanisms import MECHANISMS
 

@@ -36,17 +36,20 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from pgc.a3c.trainer import TrainConfig, train_batch
 from pgc.errors import UserError
 
 from .space import HYPER_PRESETS, Evaluation, StudySettings
 from .storage import ask_lock, make_storage
 from .workers import Heartbeat, claim, claimed_by, fail_dead_workers, worker_key
+
+if TYPE_CHECKING:
+    from pgc.a3c.trainer import TrainConfig
 
 FORMAT = "pgc-tune/1"
 
@@ -181,6 +184,8 @@ class _Pending:
 
 
 def _configs(p: _Pending, ev: Evaluation, submissions: int) -> list[TrainConfig]:
+    from pgc.a3c.trainer import TrainConfig  # the trainer (torch, numba) loads only where trials train
+
     hyper = HYPER_PRESETS[ev.hyper]
     prm = p.params
     eps = math.inf if prm["mechanism"] == "none" else prm["epsilon"]
@@ -236,6 +241,8 @@ def evaluate_batch(
             break
         configs = [c for p in active for c in _configs(p, ev, n)]
         t0 = time.perf_counter()
+        from pgc.a3c.trainer import train_batch
+
         results = train_batch(configs, executor=executor)
         wall = time.perf_counter() - t0
         last = r == len(rungs) - 1

@@ -112,7 +112,7 @@ def episode_gradient(
     """Backward sweep over one stored episode: writes g of eqs. 15–18 into grad_out[lane].
 
     θ' is read in the kernel layout (:data:`KERNEL_ORDER`); g is written in the canonical one.
-    Reading knobs (:class:`pgc.a3c.rollout.A3CHyperparams`): ``reward_kind`` (:data:`REWARD_UNIT`: r_t = 1,
+    Reading knobs (:class:`pgc.a3c.hyper.A3CHyperparams`): ``reward_kind`` (:data:`REWARD_UNIT`: r_t = 1,
     the paper; :data:`REWARD_TERMINAL`: 0 per step and ±1 on the last one), ``n_step`` (0: the whole
     episode, eq. 18; n: n-step returns bootstrapped with V(s_{t+n})), ``mean_loss`` (g / T)."""
     dim = theta.shape[1]

@@ -141,7 +141,8 @@ class TuneCommand:
         if args.mode == "constrained" and args.min_success is None:
             raise UserError("--mode constrained needs --min-success (e.g. 0.5)")
         settings = _study_settings(args)
-        check_batch_budget(settings, args.batch)  # everything is validated before the storage and study exist
+        if not args.export_only:  # everything is validated before the storage and study exist
+            check_batch_budget(settings, args.batch)
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         storage = prepare_storage(storage, out, args.heartbeat, args.grace)
         out.mkdir(parents=True, exist_ok=True)

@@ -56,3 +56,10 @@ def test_auditing_a_numpy_system_imports_neither_torch_nor_numba(tmp_path):
     assert rc == 0, err
     assert not {"torch", "numba", "pgc.a3c"} & set(loaded), loaded
     assert json.loads((tmp_path / "a.json").read_text())["verdict"] == "consistent"
+
+
+def test_exporting_a_tuning_study_imports_neither_torch_nor_numba(tmp_path):
+    """``pgc tune --export-only`` reads the study's storage: the trainer loads only where trials train."""
+    rc, loaded, err = _loaded_after(["tune", "--export-only", "--out", "t"], tmp_path)
+    assert rc == 2 and "no study" in err, err
+    assert not {"torch", "numba"} & set(loaded), loaded
