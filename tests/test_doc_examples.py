@@ -97,6 +97,7 @@ def _argv(command: str, samples: int) -> list[str]:
 @pytest.mark.parametrize(
     "name", sorted(EXAMPLES), ids=[f"{n} ({', '.join(EXAMPLES[n].where)})" for n in sorted(EXAMPLES)]
 )
+@pytest.mark.slow
 def test_doc_example_runs_as_written_from_an_empty_folder(name, tmp_path):
     ex = EXAMPLES[name]
     assert ex.files and ex.steps, f"example {name} needs a file and a step (a run block or a python FILE mark)"

@@ -154,6 +154,7 @@ def test_concurrent_writers_one_wins(tmp_path, clean_run, kind):
     assert log.groups == 1 and log.bad == 0, log.details
 
 
+@pytest.mark.slow
 def test_concurrent_tune_workers_share_one_study(tmp_path):
     log = gen.WriterLog()
     counts = gen.concurrent_tuners(tmp_path, 3, 6, log)
@@ -161,6 +162,7 @@ def test_concurrent_tune_workers_share_one_study(tmp_path):
     assert counts["COMPLETE"] + counts["PRUNED"] >= 6
 
 
+@pytest.mark.slow
 def test_tune_workers_starting_together_create_one_study_schema(tmp_path):
     """Four workers opening a fresh SQLite study at once used to race on its schema (IntegrityError)."""
     import subprocess

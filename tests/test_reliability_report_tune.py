@@ -24,6 +24,7 @@ def _replicate_json(folder, images):
     return path
 
 
+@pytest.mark.slow
 def test_report_embeds_only_png_files_inside_the_input_folder(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("root:x:0:0")

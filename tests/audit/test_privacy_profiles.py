@@ -77,6 +77,7 @@ def test_power_with_a_profile_is_finite_and_agrees_with_flags_leak():
     assert not flags_leak(0.9 * detectable, 4.5, 1e-5, 100_000, 0.05, claimed_profile=profile)
 
 
+@pytest.mark.slow
 def test_dp_sgd_as_accounted_is_not_flagged_and_a_fixed_batch_is():
     honest = audit_system(dp_sgd_system("poisson"), 1.0, 0.0, samples=20_000, seed=3, channels=["updates"])
     assert honest.verdict == "consistent"

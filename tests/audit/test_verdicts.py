@@ -201,6 +201,7 @@ def test_sampling_until_decisive_stops_on_violation_and_decides_on_certified_res
     assert out.stages[-1].alpha == pytest.approx(stage_alphas(0.05, [10_000, 20_000, 40_000])[len(out.stages) - 1])
 
 
+@pytest.mark.slow
 def test_cli_prints_inconclusive_with_the_samples_that_would_decide(tmp_path, capsys):
     from pgc.cli.main import main
 

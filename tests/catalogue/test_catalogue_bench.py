@@ -16,6 +16,7 @@ def _args(tmp_path, *extra):
     return p.parse_args(["--total", "6000", "--seeds", "0", "--out", str(tmp_path / "c.json"), *extra])
 
 
+@pytest.mark.slow
 def test_tiny_bench_writes_a_valid_result(tmp_path, capsys):
     args = _args(tmp_path, "--algorithms", "NoisyHist2", "TruncatedGeometric")
     assert bench.run(args) == 0

@@ -166,6 +166,7 @@ def test_factories_default_to_the_thesis_main_setting(name, claim):
     system.release(secret, 3, rng()), system.release(secret_prime, 3, rng())
 
 
+@pytest.mark.slow
 def test_the_search_finds_a_violating_pair_by_itself():
     system = dpdrl.system(0.1, obfuscation="resample")
     result = audit_system(system, None, None, samples=3_000, seed=0, search_pair=True, search_samples=500)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from pgc.a3c.trainer import TrainConfig, train_batch
 from pgc.cli.main import main
@@ -40,6 +41,7 @@ CONFIGS = [
 ]
 
 
+@pytest.mark.slow
 def test_ray_engine_train_batch_bit_identical_to_local(ray_engine):
     record = [True, False, False, True, False]
     local = train_batch(CONFIGS, record_transcripts=record)

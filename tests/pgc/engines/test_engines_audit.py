@@ -59,6 +59,7 @@ def _results_by_engine(command: str, argv: list[str], tmp_path) -> dict[str, dic
     return results
 
 
+@pytest.mark.slow
 def test_ray_engine_audit_run_pairs_identical_to_local(
     ray_tasks_pickle_with_the_standard_pickle, tmp_path, no_result_parsing
 ):
@@ -84,6 +85,7 @@ def test_ray_engine_audit_run_pairs_identical_to_local(
     assert _without_timings(results["ray"]) == _without_timings(results["local"])
 
 
+@pytest.mark.slow
 def test_ray_engine_audit_adversarial_pairs_identical_to_local(
     ray_tasks_pickle_with_the_standard_pickle, tmp_path, monkeypatch, no_result_parsing
 ):
@@ -119,6 +121,7 @@ def test_ray_engine_audit_adversarial_pairs_identical_to_local(
             )
 
 
+@pytest.mark.slow
 def test_ray_engine_audit_adversarial_curve_identical_to_local(
     ray_tasks_pickle_with_the_standard_pickle, tmp_path, monkeypatch, no_result_parsing
 ):

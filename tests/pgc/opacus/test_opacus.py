@@ -118,6 +118,7 @@ def test_bad_settings_are_refused_in_one_line():
         OpacusSystem(client(), relation="replace-one", record="canary")
 
 
+@pytest.mark.slow
 def test_cli_audits_the_example_and_refuses_bad_input(tmp_path, capsys):
     out = tmp_path / "op.json"
     argv = ["audit", "opacus", f"{EXAMPLE}:make", "--samples", "300", "--out", str(out), "--no-progress"]
@@ -184,6 +185,7 @@ def test_the_per_step_view_releases_every_local_step_and_is_claimed():
     assert system.channels == ("update", "steps", "examples") and system.claim.covers == ("update", "steps")
 
 
+@pytest.mark.slow
 def test_the_black_box_view_is_the_trained_models_loss_on_the_differing_record():
     """A black-box release is the loss of the record that differs, under the model the same seeded training left
     (computed here from the white-box update of the same seed); a leaky training (σ = 0.5, the record in every
@@ -274,6 +276,7 @@ def test_the_gradient_canary_is_sampled_as_one_more_record(monkeypatch):
     assert len(inserted) == before  # never without the canary
 
 
+@pytest.mark.slow
 def test_full_batch_dp_sgd_is_claimed_with_its_exact_gaussian_curve_and_the_audit_certifies_mu():
     from audit.certification.curves import gdp_epsilon
 

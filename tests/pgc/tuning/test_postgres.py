@@ -315,6 +315,7 @@ def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(
     assert sum(result["counts"].get(k, 0) for k in ("COMPLETE", "PRUNED")) == 12
 
 
+@pytest.mark.slow
 def test_postgres_a_second_command_joins_the_same_study(postgres_url, tmp_path):
     """Two separate commands (as on two machines) on one study: together exactly --trials."""
     name = _name("j")

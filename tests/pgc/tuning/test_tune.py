@@ -128,6 +128,7 @@ def _snapshot(url: str, name: str) -> dict:
     return {t.number: t for t in study.get_trials(deepcopy=True)}
 
 
+@pytest.mark.slow
 def test_study_killed_mid_run_resumes_without_losing_completed_trials(tmp_path):
     out = tmp_path / "tune"
     url = f"sqlite:///{out / 'study.db'}"
