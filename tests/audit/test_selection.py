@@ -223,3 +223,20 @@ def test_gamma_quantile_is_scipys_inverse_to_the_last_digits(p):
     positive = ref > 0
     assert np.array_equal(got[~positive], ref[~positive])
     assert np.max(np.abs(got[positive] - ref[positive]) / ref[positive]) < 1e-12
+
+
+@pytest.mark.parametrize("p", [1e-4, 0.05, 0.25, 0.75, 0.95, 0.999])
+def test_each_distinct_shape_is_computed_once_with_the_value_it_has_alone(p):
+    """A large array's repeated shapes (a threshold scan's counts) are computed once each: every value equals the
+    elementwise computation's, bit for bit, in arrays of any length and shape."""
+    from audit.statistics.selection import DISTINCT_SHAPES_FROM, computed_gamma_quantile
+
+    rng = np.random.default_rng(12)
+    for size in (1, DISTINCT_SHAPES_FROM - 1, DISTINCT_SHAPES_FROM, 1000, 3001):
+        a = np.concatenate([rng.integers(1, 5000, size), rng.uniform(1e-3, 2e5, size)])[rng.permutation(2 * size)]
+        assert np.array_equal(gamma_quantile(a, p), computed_gamma_quantile(a, p))
+        singles = np.array([computed_gamma_quantile(np.array([v]), p)[0] for v in a[:50]])
+        assert np.array_equal(gamma_quantile(a, p)[:50], singles)
+    grid = rng.integers(1, 50, (40, 30)).astype(np.float64)
+    assert np.array_equal(gamma_quantile(grid, p), computed_gamma_quantile(grid, p))
+    assert gamma_quantile(np.float64(17.0), p).shape == ()
