@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .content import K_IN_NAME, SUMMARY_MAX_ROWS, BoundRow
+from .content import SUMMARY_MAX_ROWS, BoundRow
 from .figure_kit import fit_titles, legend_below, new_figure, panels, system_family, wrap
 
 BOUNDS_MAX_ROWS = 40  # bars per panel of the bounds figure; the rest are in the table above it
@@ -113,9 +113,11 @@ def _bars(ax, labels: list[str], bounds: list[float], verdicts: list[str], fonts
 
 
 def drawn_channel(row: dict) -> str:
-    """`` (gradient×3)`` when the bar's row is not the family's own channel (its claim differs)."""
+    """`` (gradient×3)`` when the bar's row composes submissions and is not the family's own channel (its claim
+    differs): the summary labels such a row by more than its family."""
     channel = str(row.get("worst_channel") or "")
-    return f" ({channel})" if channel and channel != row["family"] and K_IN_NAME.search(channel) else ""
+    composed = row.get("channel_label", row["family"]) != row["family"]
+    return f" ({channel})" if channel and channel != row["family"] and composed else ""
 
 
 NO_SYSTEM = "PGC-A3C and mechanism audits"  # the panel of rows that name no System (pgc audit --run, --mechanism)

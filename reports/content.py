@@ -15,13 +15,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pgc.schemas import ChannelKind, channel_kind
 from pgc.schemas.audit_rows import AuditRow, Verdict
 from pgc.schemas.audit_rows import worst as worst_verdict
 
 from .loaders import Source
 
-# channel names of a joint release (the summary groups such rows as "all")
-_JOINT = re.compile(r"\ball\b|joint|combined|together|everything", re.I)
 BUDGET_LIMIT_FRACTION = 0.9  # a bound within 10% of the certifiable cap is limited by the sample budget
 SUMMARY_MAX_ROWS = 15
 
@@ -53,6 +52,11 @@ class BoundRow:
     audit_confidence: float | None = None  # the audit's confidence, where the row records none
     audit_model: str = ""  # the model or broadcast the audit names, where the row names none
     claim_covers: bool | None = None  # the audit's claim covers the channel, where the row does not say
+
+    @property
+    def kind(self) -> ChannelKind:
+        """The row's channel family, composition and base channel, as its producer recorded them."""
+        return channel_kind(self.row)
 
     @property
     def judged(self) -> bool:
@@ -251,25 +255,6 @@ class ReportContent:
         return self.own.attacks + self.reference.attacks
 
 
-K_IN_NAME = re.compile(r"[×x]\s*(\d+)")
-
-
-def channel_family(channel: str) -> str:
-    """The family a channel belongs to in the summary: mechanism, gradient, score, timing or all."""
-    low = channel.lower()
-    if re.search(r"canary|mechanism|black-box|white-box", low):
-        return "output"
-    if _JOINT.search(low):
-        return "all"
-    if "gradient" in low:
-        return "gradient"
-    if "score" in low:
-        return "score"
-    if re.search(r"timing|time|arrival|order|length", low):
-        return "timing"
-    return channel
-
-
 def holm_family(rows: list[BoundRow]) -> dict:
     """The family verdict of the report's rows with the one Holm rule (:func:`audit.verdicts.family_verdict`) at
     α = 1 − the rows' confidence (the smallest when they differ). Sets ``row.holm_significant`` and notes each
@@ -367,15 +352,10 @@ def is_bandit_audit(header: dict) -> bool:
     return header.get("report_section") == BANDIT_SECTION
 
 
-def base_channel(channel: str) -> str:
-    """The channel without its k: "gradient×3" → "gradient", "gradient×3 split" → "gradient split"."""
-    return " ".join(K_IN_NAME.sub(" ", channel.split(" (k=")[0]).split())
-
-
 def per_submission_claim(row: BoundRow, rows: list[BoundRow]) -> float | None:
     """The claim of ONE submission for a k-submission row: the claim of the k = 1 row of the same result,
     subject and base channel (e.g. "gradient" for "gradient×3"); else the row's own claim."""
-    base = base_channel(row.channel)
+    base = row.kind.base
     for r in rows:
         if (
             r.source == row.source
@@ -405,7 +385,7 @@ def channel_label(family: str, row: BoundRow) -> str:
     says more than its k)."""
     if not row.k or row.k <= 1:
         return family
-    return f"{family} ×{row.k}" if base_channel(row.channel) == family else f"{family} ({row.channel})"
+    return f"{family} ×{row.k}" if row.kind.base == family else f"{family} ({row.channel})"
 
 
 def summary_rows(f: Findings) -> list[dict]:
@@ -415,7 +395,7 @@ def summary_rows(f: Findings) -> list[dict]:
     for b in f.bounds:  # results audited at different claims (ε = 1, ε = 4) stay in separate rows
         claim = per_submission_claim(b, f.bounds) if b.k else None
         claim = b.claimed if claim is None else claim
-        groups.setdefault((b.group or b.subject, channel_family(b.channel), claim), []).append(b)
+        groups.setdefault((b.group or b.subject, b.kind.family_name, claim), []).append(b)
     out = []
     for (group, family, claim), rows in groups.items():
         worst = max(rows, key=lambda b: b.lower_bound)

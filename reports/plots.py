@@ -46,13 +46,11 @@ def bounds_figure(rows: list[BoundRow]) -> bytes:
 
 def composition_figure(rows: list[BoundRow]) -> bytes:
     """ε_LB against k per (subject, channel), with each row's claim (kε for k full-ε submissions)."""
-    from .content import base_channel
-
     fig, axes = new_figure(9.0, 4.2)
     ax = axes[0, 0]
     groups: dict[str, list[BoundRow]] = {}
     for r in rows:
-        groups.setdefault(f"{r.subject} · {base_channel(r.channel)}", []).append(r)
+        groups.setdefault(f"{r.subject} · {r.kind.base}", []).append(r)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (label, rs) in enumerate(groups.items()):
         col = colours[i % len(colours)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .content import SUMMARY_MAX_ROWS, Findings, channel_family, channel_label, summary_rows
+from .content import SUMMARY_MAX_ROWS, Findings, channel_label, summary_rows
 from .document import Document, num, vclass
 
 
@@ -69,7 +69,7 @@ def overall_verdict(f: Findings) -> str:
 
 def _channels(rows) -> list[str]:
     """The channels of ``rows`` as the summary table names them (family and composition), each once."""
-    return list(dict.fromkeys(channel_label(channel_family(b.channel), b) for b in rows))
+    return list(dict.fromkeys(channel_label(b.kind.family_name, b) for b in rows))
 
 
 def verdict_class(verdict: str) -> str:

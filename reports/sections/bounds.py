@@ -8,7 +8,7 @@ from pathlib import Path
 import pgc.schemas as schemas
 
 from .. import plots
-from ..content import K_IN_NAME, BoundRow, Findings, ReportContent, base_channel, fmt_eps
+from ..content import BoundRow, Findings, ReportContent, fmt_eps
 from ..document import Document, num, vclass
 from ..loaders import Source
 from ..section import Section
@@ -56,9 +56,8 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
     protection = tuple(recorded.protect) if isinstance(recorded, schemas.Protection) else ()
     rows = []
     for obj in result.channels:
-        channel = obj.channel
-        m = K_IN_NAME.search(channel)
-        k = int(m.group(1)) if m else None
+        composed = schemas.channel_kind(obj).k
+        k = composed if composed > 1 else None
         subject, group = _audit_subject(result, obj, src.label)
         row = BoundRow(
             source=src.label,
@@ -153,7 +152,7 @@ def render_bounds(doc: Document, f: Findings, anchor: str = "headline", level: i
         )
 
         def base(b):
-            return (b.subject, base_channel(b.channel))
+            return (b.subject, b.kind.base)
 
         multi = {base(b) for b in f.bounds if b.k and b.k > 1}
         comp = [b for b in f.bounds if base(b) in multi]

@@ -110,3 +110,19 @@ def test_the_headline_draws_each_bar_against_its_own_claim_with_every_colour_in_
     tick_at = {y: x for x, y in claim_ticks}
     assert tick_at[ys["honest aggregator · gradient (gradient×3)"]] == 15.0  # the gradient×3 bar, its claim
     assert tick_at[ys["honest aggregator · score"]] == 5.0
+
+
+def test_the_summary_groups_a_row_by_the_kind_its_producer_recorded_not_by_its_label():
+    """A System's channel named "noise×2" that its producer recorded as two score submissions is grouped and
+    labelled as a score row composing 2; a channel whose name holds "gradient" but that was recorded as timing is
+    a timing row. The label's words are read only for rows that record no kind."""
+    from pgc.schemas import ChannelFamily
+
+    scored = _row("noise×2", 5.0, 0.4, "consistent", k=2)
+    scored.row = scored.row.updated(channel_family=ChannelFamily.SCORE, composition=2, base_channel="noise")
+    timed = _row("gradient-arrival", 5.0, 0.1, "consistent")
+    timed.row = timed.row.updated(channel_family=ChannelFamily.TIMING, composition=1, base_channel="gradient-arrival")
+    summary = summary_rows(type("F", (), {"bounds": [scored, timed], "family": {}})())
+    assert {r["family"]: r["channel_label"] for r in summary} == {"score": "score (noise×2)", "timing": "timing"}
+    unrecorded = _row("gradient×3", 15.0, 6.0, "inconclusive", k=3)
+    assert (unrecorded.kind.family.value, unrecorded.kind.k, unrecorded.kind.base) == ("gradient", 3, "gradient")
