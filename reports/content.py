@@ -18,6 +18,7 @@ from pathlib import Path
 from pgc.schemas import ChannelKind, channel_kind
 from pgc.schemas.audit_rows import AuditRow, Verdict
 from pgc.schemas.audit_rows import worst as worst_verdict
+from pgc.schemas.report_parts import ReportMitigationCosts, ReportProtection
 
 from .loaders import Source
 
@@ -241,8 +242,8 @@ class ReportContent:
     success_curves: list[dict] = field(default_factory=list)  # {label, n (array), ratio (array)}
     tuning: list[dict] = field(default_factory=list)  # {source, study: schemas.TuneResult}
     replicate: list[dict] = field(default_factory=list)  # {source, rows, text, figures}
-    protection: list[dict] = field(default_factory=list)  # {source, subject, protect, total, gradient, score}
-    mitigation_costs: list[dict] = field(default_factory=list)  # {source, reading, cap, rows}
+    protection: list[ReportProtection] = field(default_factory=list)
+    mitigation_costs: list[ReportMitigationCosts] = field(default_factory=list)
     thesis_attacks: list[dict] = field(default_factory=list)  # {source, kind, result}: attacks on published systems
     library_benches: list[dict] = field(default_factory=list)  # {source, result}: pgc bench ldp results
 

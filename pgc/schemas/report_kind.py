@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import JsonObject, Result
+from .base import Result
 from .report_parts import (
     ReportAudits,
     ReportFindings,
     ReportInput,
+    ReportMitigationCosts,
+    ReportProtection,
     ReportReferences,
     ReportTuning,
     ReportUtility,
@@ -32,9 +34,9 @@ class Report(Result):
     findings: ReportFindings | None = field(default=None, metadata={"flat": True})
     audits: ReportAudits | None = field(default=None, metadata={"flat": True})
     references: ReportReferences | None = None
-    protection: list[JsonObject] = field(default_factory=list)
+    protection: list[ReportProtection] = field(default_factory=list)
     utility: list[ReportUtility] = field(default_factory=list)
-    mitigation_costs: list[JsonObject] = field(default_factory=list)
+    mitigation_costs: list[ReportMitigationCosts] = field(default_factory=list)
     tuning: list[ReportTuning] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
 

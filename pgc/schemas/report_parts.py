@@ -221,6 +221,49 @@ class PaperNumbers(ReportRecord):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReportProtection(ReportRecord):
+    """Which channels beside the gradient a protected run or audit covers (pgc.a3c.protect) and the total ε its
+    claim covers (ε_gradient + ε_score per agent)."""
+
+    source: str
+    subject: str
+    protect: list[str]
+    total_epsilon: float | None = None
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportMitigationRow(ReportRecord):
+    """One mechanism, ε and variant of the mitigations' utility study: the aggregator's and the true success and
+    median FST (scripts/mitigations_utility.py)."""
+
+    mechanism: str
+    epsilon: float
+    variant: str
+    gradient_epsilon: float | None = None
+    score_epsilon: float | None = None
+    trials: int
+    successes: int | None = None
+    median_fst: float | None = None
+    true_successes: int | None = None
+    median_true_fst: float | None = None
+    median_true_fst_ci: list[float] | None = None
+    median_ticks_at_success: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportMitigationCosts(ReportRecord):
+    """The utility cost of the channel mitigations, one result: its reading, episode cap, command and rows."""
+
+    source: str
+    reading: str | None = None
+    cap: int | None = None
+    command: str | None = None
+    rows: list[ReportMitigationRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReportUtility(ReportRecord):
     """One utility row: a training setting's first-success time, success ratio and final μ, the paper's beside."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pgc.schemas as schemas
+from pgc.schemas.report_parts import ReportMitigationCosts, ReportMitigationRow
 
 from ..content import Findings, ReportContent, fmt_eps
 from ..document import Document, num
@@ -10,30 +11,32 @@ from ..loaders import Source
 from ..section import Section
 
 
-def mitigation_costs_from_result(src: Source) -> dict:
+def mitigation_costs_from_result(src: Source) -> ReportMitigationCosts:
     """The utility cost of the channel mitigations (``scripts/mitigations_utility.py``): per mechanism,
     ε and variant, the aggregator's and the true success and median FST."""
     r = src.result
     assert isinstance(r, schemas.MitigationsUtility)
     rows = [
-        {
-            "mechanism": x.mechanism,
-            "epsilon": x.epsilon,
-            "variant": x.variant,
-            "gradient_epsilon": x.gradient_epsilon,
-            "score_epsilon": x.score_epsilon,
-            "trials": x.trials,
-            "successes": x.successes,
-            "median_fst": x.median_fst,
-            "true_successes": x.true_successes,
-            "median_true_fst": x.median_true_fst,
-            "median_true_fst_ci": x.median_true_fst_ci,
-            "median_ticks_at_success": x.median_ticks_at_success,
-        }
+        ReportMitigationRow(
+            mechanism=x.mechanism,
+            epsilon=x.epsilon,
+            variant=x.variant,
+            gradient_epsilon=x.gradient_epsilon,
+            score_epsilon=x.score_epsilon,
+            trials=x.trials,
+            successes=x.successes,
+            median_fst=x.median_fst,
+            true_successes=x.true_successes,
+            median_true_fst=x.median_true_fst,
+            median_true_fst_ci=x.median_true_fst_ci,
+            median_ticks_at_success=x.median_ticks_at_success,
+        )
         for x in r.rows
     ]
-    spec = r.spec or {}
-    return {"source": src.label, "reading": r.reading, "cap": spec.get("cap"), "command": r.command, "rows": rows}
+    cap = (r.spec or {}).get("cap")
+    return ReportMitigationCosts(
+        source=src.label, reading=r.reading, cap=cap if isinstance(cap, int) else None, command=r.command, rows=rows
+    )
 
 
 def _mitigation_costs(doc: Document, c: ReportContent) -> None:
@@ -59,26 +62,26 @@ def _mitigation_table(doc: Document, c: ReportContent) -> None:
         "(the fixed schedule's cost in time)."
     )
     for m in c.mitigation_costs:
-        reading = f", reading {m['reading']}" if m.get("reading") else ""
-        cap = f", cap {m['cap']:,}" if isinstance(m.get("cap"), int) else ""
-        doc.heading(f"{m['source']}{reading}{cap}", 3)
+        reading = f", reading {m.reading}" if m.reading else ""
+        cap = f", cap {m.cap:,}" if m.cap is not None else ""
+        doc.heading(f"{m.source}{reading}{cap}", 3)
         rows = []
-        for r in m["rows"]:
-            agg = "—" if r["successes"] is None else f"{r['successes']}/{r['trials']}"
-            true = "—" if r["true_successes"] is None else f"{r['true_successes']}/{r['trials']}"
-            ci = r.get("median_true_fst_ci")
+        for r in m.rows:
+            agg = "—" if r.successes is None else f"{r.successes}/{r.trials}"
+            true = "—" if r.true_successes is None else f"{r.true_successes}/{r.trials}"
+            ci = r.median_true_fst_ci
             ci_text = f" [{num(ci[0], 6)}, {num(ci[1], 6)}]" if isinstance(ci, list) and len(ci) == 2 else ""
             rows.append(
                 [
-                    r["mechanism"],
-                    fmt_eps(r["epsilon"]),
-                    r["variant"],
-                    f"{fmt_eps(r['gradient_epsilon'])} + {fmt_eps(r['score_epsilon'])}",
+                    r.mechanism,
+                    fmt_eps(r.epsilon),
+                    r.variant,
+                    f"{fmt_eps(r.gradient_epsilon)} + {fmt_eps(r.score_epsilon)}",
                     agg,
-                    num(r["median_fst"], 6),
+                    num(r.median_fst, 6),
                     true,
-                    num(r["median_true_fst"], 6) + ci_text,
-                    num(r["median_ticks_at_success"], 7),
+                    num(r.median_true_fst, 6) + ci_text,
+                    num(r.median_ticks_at_success, 7),
                 ]
             )
         doc.table(
@@ -96,8 +99,8 @@ def _mitigation_table(doc: Document, c: ReportContent) -> None:
             rows,
             numeric={1, 4, 5, 6, 7, 8},
         )
-        if m.get("command"):
-            doc.para(f"Command: {m['command']}")
+        if m.command:
+            doc.para(f"Command: {m.command}")
 
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:

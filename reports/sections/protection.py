@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pgc.schemas as schemas
+from pgc.schemas.report_parts import ReportProtection
 
 from ..content import Findings, ReportContent, fmt_eps
 from ..document import Document
@@ -11,19 +12,19 @@ from ..section import Section
 from .utility import setting_of
 
 
-def protection_records(sources: list[Source]) -> list[dict]:
+def protection_records(sources: list[Source]) -> list[ReportProtection]:
     """Which channels each protected run / audit covers (pgc.a3c.protect) and its total ε."""
-    out: list[dict] = []
+    out: list[ReportProtection] = []
 
     def add(src, subject, protect, total, gradient, score):
-        rec = {
-            "source": src.label,
-            "subject": subject,
-            "protect": list(protect),
-            "total_epsilon": total,
-            "gradient_epsilon": gradient,
-            "score_epsilon": score,
-        }
+        rec = ReportProtection(
+            source=src.label,
+            subject=subject,
+            protect=list(protect),
+            total_epsilon=total,
+            gradient_epsilon=gradient,
+            score_epsilon=score,
+        )
         if rec not in out:
             out.append(rec)
 
@@ -78,12 +79,12 @@ def _protection(doc: Document, c: ReportContent) -> None:
             ["source", "subject", "protected channels", "total ε", "ε gradient", "ε score"],
             [
                 [
-                    p["source"],
-                    p["subject"],
-                    ", ".join(p["protect"]),
-                    fmt_eps(p["total_epsilon"]),
-                    fmt_eps(p["gradient_epsilon"]),
-                    fmt_eps(p["score_epsilon"]),
+                    p.source,
+                    p.subject,
+                    ", ".join(p.protect),
+                    fmt_eps(p.total_epsilon),
+                    fmt_eps(p.gradient_epsilon),
+                    fmt_eps(p.score_epsilon),
                 ]
                 for p in c.protection
             ],

@@ -284,8 +284,6 @@ DATA_NOT_YET_TYPED = {
     ("PowerStudy", "study"),
     ("BenchNumbers", "numbers"),
     ("Reliability", "failures"),
-    ("Report", "protection"),
-    ("Report", "mitigation_costs"),
     ("ReportAudits", "adversarial"),
     ("ReportAudits", "system_audits"),
     ("ReportAudits", "bandit_attacks"),
