@@ -18,7 +18,7 @@ from pathlib import Path
 from pgc.schemas import ChannelKind, channel_kind
 from pgc.schemas.audit_rows import AuditRow, Verdict
 from pgc.schemas.audit_rows import worst as worst_verdict
-from pgc.schemas.report_parts import ReportMitigationCosts, ReportProtection
+from pgc.schemas.report_parts import ReportAdversarial, ReportMitigationCosts, ReportProtection
 
 from .loaders import Source
 
@@ -213,7 +213,7 @@ class Findings:
 
     bounds: list[BoundRow] = field(default_factory=list)
     attacks: list[AttackRow] = field(default_factory=list)
-    adversarial: list[dict] = field(default_factory=list)  # {source, audits: [...], curve: [...]}
+    adversarial: list[ReportAdversarial] = field(default_factory=list)
     system_audits: list[dict] = field(default_factory=list)  # {source, system, pair, claim, accountant, verdict}
     # see bandit_regret: {source, curves, privacy_cost, fit, ...}
     bandit_regret: list[dict] = field(default_factory=list)

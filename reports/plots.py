@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from pgc.schemas.report_parts import ReportCurvePoint  # noqa: E402
 from pgc.schemas.shared import ldp_ceiling  # noqa: E402
 
 from . import bar_plots, figure_kit  # noqa: E402
@@ -266,22 +267,22 @@ def pareto_figure(
     )
 
 
-def adversarial_curve_figure(points: list[dict]) -> bytes:
+def adversarial_curve_figure(points: list[ReportCurvePoint]) -> bytes:
     """ε_LB/ε against Δψ (log x), one line per (model, channel, ε): one colour per (channel, ε), the honest
     aggregator dashed, the adversarial one solid."""
     fig, axes = new_figure(9.5, 4.6)
     ax = axes[0, 0]
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[ReportCurvePoint]] = {}
     for p in points:
-        groups.setdefault((p["model"], p["channel"], p["epsilon"]), []).append(p)
+        groups.setdefault((p.model, p.channel, p.epsilon), []).append(p)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     keys = sorted(groups, key=lambda k: (k[0], k[1], math.inf if k[2] is None else k[2]))
     settings = list(dict.fromkeys(k[1:] for k in keys))
     for model, channel, eps in keys:
-        pts = sorted(groups[(model, channel, eps)], key=lambda p: p["delta_psi"])
+        pts = sorted(groups[(model, channel, eps)], key=lambda p: p.delta_psi)
         ax.plot(
-            [p["delta_psi"] for p in pts],
-            [p["ratio"] for p in pts],
+            [p.delta_psi for p in pts],
+            [p.ratio for p in pts],
             marker="o",
             ms=3.5,
             ls="-" if model == "adversarial" else "--",

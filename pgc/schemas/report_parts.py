@@ -221,6 +221,48 @@ class PaperNumbers(ReportRecord):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReportAdversarialAudit(ReportRecord):
+    """One channel of one adversarial-aggregator audit as the report lists it: the pair, the claim and the bound at
+    the crafted θ, the bound without noise, what θ was crafted for and its search."""
+
+    psi: float
+    psi_prime: float
+    mechanism: str | None = None
+    claimed_epsilon: float | None = None
+    channel: str
+    epsilon_lower_bound: float | None = None
+    ratio: float | None = None
+    verdict: str
+    noise_free_epsilon_lower_bound: float | None = None
+    objective: str
+    evaluations: int | None = None
+    wall_time_s: float | None = None
+    theta_file: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportCurvePoint(ReportRecord):
+    """One point of the adversarial curve the report draws: ε_LB / ε at neighbour distance Δψ."""
+
+    delta_psi: float
+    ratio: float
+    epsilon: float | None = None
+    epsilon_lower_bound: float
+    model: str
+    channel: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportAdversarial(ReportRecord):
+    """The adversarial audits and curve points of one result."""
+
+    source: str
+    mode: str = "adversarial"
+    audits: list[ReportAdversarialAudit] = field(default_factory=list)
+    curve: list[ReportCurvePoint] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReportProtection(ReportRecord):
     """Which channels beside the gradient a protected run or audit covers (pgc.a3c.protect) and the total ε its
     claim covers (ε_gradient + ε_score per agent)."""
@@ -298,6 +340,6 @@ class ReportAudits(ReportRecord):
 
     bounds: list[ReportBound] = field(default_factory=list)
     attacks: list[ReportAttack] = field(default_factory=list)
-    adversarial: list[JsonObject] = field(default_factory=list)
+    adversarial: list[ReportAdversarial] = field(default_factory=list)
     system_audits: list[JsonObject] = field(default_factory=list)
     bandit_attacks: list[JsonObject] = field(default_factory=list)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pgc.schemas as schemas
+from pgc.schemas.report_parts import ReportAdversarial, ReportAdversarialAudit, ReportCurvePoint
 
 from .. import plots
 from ..content import Findings, ReportContent
@@ -13,7 +14,7 @@ from ..loaders import Source
 from ..section import Section
 
 
-def adversarial_from_audit(src: Source) -> dict | None:
+def adversarial_from_audit(src: Source) -> ReportAdversarial | None:
     """The adversarial audits (one entry per audit and channel) and the curve points of an audit
     result; None when it has neither."""
     result = src.result
@@ -26,23 +27,21 @@ def adversarial_from_audit(src: Source) -> dict | None:
             objective = (ch.crafted_for if ch else None) or search.objective
             theta = (a.theta_files or {}).get(objective) if objective else None
             audits.append(
-                {
-                    "psi": a.psi,
-                    "psi_prime": a.psi_prime,
-                    "mechanism": a.mechanism,
-                    "claimed_epsilon": ch.claimed_epsilon
-                    if ch and ch.claimed_epsilon is not None
-                    else a.claimed_epsilon,
-                    "channel": ch.channel if ch else "—",
-                    "epsilon_lower_bound": ch.epsilon_lower_bound if ch else None,
-                    "ratio": ch.ratio if ch else None,
-                    "verdict": (ch.verdict if ch else None) or "—",
-                    "noise_free_epsilon_lower_bound": a.noise_free_epsilon_lower_bound,
-                    "objective": objective or "—",
-                    "evaluations": search.evaluations,
-                    "wall_time_s": search.wall_time_s,
-                    "theta_file": theta or (a.theta_file if not a.theta_files else "") or "",
-                }
+                ReportAdversarialAudit(
+                    psi=a.psi,
+                    psi_prime=a.psi_prime,
+                    mechanism=a.mechanism,
+                    claimed_epsilon=ch.claimed_epsilon if ch and ch.claimed_epsilon is not None else a.claimed_epsilon,
+                    channel=ch.channel if ch else "—",
+                    epsilon_lower_bound=ch.epsilon_lower_bound if ch else None,
+                    ratio=ch.ratio if ch else None,
+                    verdict=str((ch.verdict if ch else None) or "—"),
+                    noise_free_epsilon_lower_bound=a.noise_free_epsilon_lower_bound,
+                    objective=objective or "—",
+                    evaluations=search.evaluations,
+                    wall_time_s=search.wall_time_s,
+                    theta_file=theta or (a.theta_file if not a.theta_files else "") or "",
+                )
             )
     curve = []
     for pt in result.curve if isinstance(result, schemas.AdversarialCurve) else []:
@@ -52,18 +51,18 @@ def adversarial_from_audit(src: Source) -> dict | None:
         if ratio is None or not pt.delta_psi > 0 or not math.isfinite(ratio):
             continue
         curve.append(
-            {
-                "delta_psi": pt.delta_psi,
-                "ratio": ratio,
-                "epsilon": pt.epsilon,
-                "epsilon_lower_bound": pt.epsilon_lower_bound,
-                "model": pt.model,
-                "channel": pt.channel,
-            }
+            ReportCurvePoint(
+                delta_psi=pt.delta_psi,
+                ratio=ratio,
+                epsilon=pt.epsilon,
+                epsilon_lower_bound=pt.epsilon_lower_bound,
+                model=pt.model,
+                channel=pt.channel,
+            )
         )
     if not audits and not curve:
         return None
-    return {"source": src.label, "mode": "adversarial", "audits": audits, "curve": curve}
+    return ReportAdversarial(source=src.label, audits=audits, curve=curve)
 
 
 def render_adversarial(doc: Document, f: Findings, anchor: str = "adversarial", level: int = 2) -> None:
@@ -88,26 +87,26 @@ def _adversarial_body(doc: Document, f: Findings, anchor: str) -> None:
     )
     rows, classes = [], []
     for adv in f.adversarial:
-        for a in adv["audits"]:
-            ev = a["evaluations"]
+        for a in adv.audits:
+            ev = a.evaluations
             rows.append(
                 [
-                    adv["source"],
-                    f"{num(a['psi'])} vs {num(a['psi_prime'])}",
-                    a["mechanism"],
-                    a["channel"],
-                    num(a["claimed_epsilon"]),
-                    num(a["epsilon_lower_bound"]),
-                    num(a["ratio"], 2),
-                    a["verdict"],
-                    num(a["noise_free_epsilon_lower_bound"]),
-                    a["objective"],
+                    adv.source,
+                    f"{num(a.psi)} vs {num(a.psi_prime)}",
+                    a.mechanism,
+                    a.channel,
+                    num(a.claimed_epsilon),
+                    num(a.epsilon_lower_bound),
+                    num(a.ratio, 2),
+                    a.verdict,
+                    num(a.noise_free_epsilon_lower_bound),
+                    a.objective,
                     "—" if ev is None else f"{ev:,}",
-                    num(a["wall_time_s"]),
-                    a["theta_file"] or "—",
+                    num(a.wall_time_s),
+                    a.theta_file or "—",
                 ]
             )
-            classes.append({7: vclass(a["verdict"])})
+            classes.append({7: vclass(a.verdict)})
     if rows:
         doc.table(
             [
@@ -129,7 +128,7 @@ def _adversarial_body(doc: Document, f: Findings, anchor: str) -> None:
             numeric={4, 5, 6, 8, 10, 11},
             classes=classes,
         )
-    curve = [p for adv in f.adversarial for p in adv["curve"]]
+    curve = [p for adv in f.adversarial for p in adv.curve]
     if curve:
         doc.figure(
             "adversarial_curve.png" if anchor == "adversarial" else f"{anchor}_curve.png",

@@ -58,8 +58,8 @@ def test_each_adversarial_row_names_the_theta_it_was_certified_at(tmp_path):
     }
     path = tmp_path / "a.json"
     path.write_text(json.dumps(audit_file("adversarial-audit", [], adversarial_audits=[audit])))
-    rows = adversarial_from_audit(load_sources([path])[0])["audits"]
-    assert [(r["channel"], r["objective"], r["theta_file"]) for r in rows] == [
+    rows = adversarial_from_audit(load_sources([path])[0]).audits
+    assert [(r.channel, r.objective, r.theta_file) for r in rows] == [
         ("gradient", "gradient", "a-theta-5-15-gradient.pt"),
         ("score", "score", "a-theta-5-15-score.pt"),
         ("all", "gradient", "a-theta-5-15-gradient.pt"),

@@ -284,7 +284,6 @@ DATA_NOT_YET_TYPED = {
     ("PowerStudy", "study"),
     ("BenchNumbers", "numbers"),
     ("Reliability", "failures"),
-    ("ReportAudits", "adversarial"),
     ("ReportAudits", "system_audits"),
     ("ReportAudits", "bandit_attacks"),
 }
