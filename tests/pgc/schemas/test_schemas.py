@@ -282,6 +282,8 @@ CONFIGURATION = {
 DATA_NOT_YET_TYPED = {
     ("BenchNumbers", "numbers"),
     ("Reliability", "failures"),
+    ("ReportAudits", "system_audits"),
+    ("ReportAudits", "bandit_attacks"),
 }
 
 
