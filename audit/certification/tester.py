@@ -43,6 +43,8 @@ from pgc.errors import UserError
 from pgc.tasks.progress import progress_bar
 
 CHUNK = 65_536
+CHUNK_BYTES = 1 << 30  # releases of which CHUNK fit in this many bytes come CHUNK at a time
+WIDE_CHUNK_BYTES = 1 << 25  # wider releases come in chunks of at most this many bytes
 TIE_MARGIN = 0.01  # a later (more complex) candidate must beat the current one by 1% to replace it
 FINALISTS = 2  # pairs that get the full training split after the pilot ranking
 TRAIN_CALLS = 4  # the training split of each side is drawn in this many mechanism calls
@@ -403,6 +405,17 @@ def sampled_chunks(
         done += m
         if on_chunk is not None:
             on_chunk(m)
+
+
+def chunk_rows(width: int) -> int:
+    """Releases per certification chunk for releases of ``width`` numbers in all: :data:`CHUNK` where that many fit
+    in :data:`CHUNK_BYTES` (up to 2,048 numbers); wider releases (model updates) in chunks of at most
+    :data:`WIDE_CHUNK_BYTES`, which the memory allocator reuses from chunk to chunk — larger ones are fresh pages
+    every time, whose first touch cost a 10⁵-number release more than its rounding and counting together."""
+    bytes_per_release = 8 * max(1, int(width))
+    if CHUNK * bytes_per_release <= CHUNK_BYTES:
+        return CHUNK
+    return max(1, min(CHUNK, WIDE_CHUNK_BYTES // bytes_per_release))
 
 
 @dataclass(frozen=True)

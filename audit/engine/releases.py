@@ -23,14 +23,34 @@ from pgc.contracts import ALL, DescribesSecrets
 from pgc.errors import UserError
 
 RELATIVE_RESOLUTION_BITS = 30  # releases are rounded to 30 significant bits unless float_exact
+ROUNDING_BLOCK = 1 << 18  # values rounded per block by round_significant
 
 
-def round_significant(values: np.ndarray, bits: int = RELATIVE_RESOLUTION_BITS) -> np.ndarray:
+def round_significant(
+    values: np.ndarray, bits: int = RELATIVE_RESOLUTION_BITS, out: np.ndarray | None = None
+) -> np.ndarray:
     """Each value rounded to ``bits`` significant bits (post-processing: a bound on the rounded releases
     holds for the system). It blinds the statistics to the last bits of floating-point noise, whose
     pattern depends on the noiseless value (Mironov 2012): the audit then measures the mechanism's
     arithmetic. ``float_exact=True`` audits the exact bits instead. Integers (a hash seed, a count) carry no
-    floating-point noise and stay exact."""
+    floating-point noise and stay exact. ``out``: an array of the same shape to write into (a view of a wider
+    array included). A 2-D array is rounded :data:`ROUNDING_BLOCK` values at a time, so that the temporaries stay
+    small and their memory warm (the same numbers as one call on the whole array)."""
+    values = np.asarray(values)
+    if values.ndim != 2:
+        rounded = _rounded(values, bits)
+        if out is None:
+            return rounded
+        out[...] = rounded
+        return out
+    out = np.empty(values.shape, dtype=np.float64) if out is None else out
+    rows = max(1, ROUNDING_BLOCK // max(1, values.shape[1]))
+    for start in range(0, values.shape[0], rows):
+        out[start : start + rows] = _rounded(values[start : start + rows], bits)
+    return out
+
+
+def _rounded(values: np.ndarray, bits: int) -> np.ndarray:
     mantissa, exponent = np.frexp(values)
     rounded = np.ldexp(np.round(mantissa * 2.0**bits) / 2.0**bits, exponent)
     return np.where(values == np.round(values), values, rounded)
@@ -88,20 +108,72 @@ def draw_releases(
     """n releases of ``secret``: the requested channels as (n, k) float64 arrays (``all`` assembled from
     the base channels in order when the system does not return one), rounded by :func:`round_significant`
     unless ``float_exact``; absent entries NaN (:func:`release_array`, which keeps variable-length channels'
-    widths in ``widths``)."""
+    widths in ``widths``). An assembled ``all`` holds the base channels' numbers once: each base channel is a view
+    of its columns."""
     out = system.release(secret, n, rng, broadcast=broadcast)
     if not isinstance(out, Mapping):
         raise UserError(f"{system.name}.release must return a mapping channel -> array, got {type(out).__name__}")
-    arrays: dict[str, np.ndarray] = {}
-    need = set(channels) | (set(base_channels) if ALL in channels and ALL not in out else set())
+    assemble = ALL in channels and ALL not in out
+    need = set(channels) | (set(base_channels) if assemble else set())
     for name in need - {ALL} | ({ALL} if ALL in out and ALL in channels else set()):
         if name not in out:
             raise UserError(f"{system.name}.release returned no channel {name!r} (got {sorted(out)})")
-        arr = release_array(system, name, out[name], n, widths)
+    raw = {name: release_array(system, name, out[name], n, widths) for name in need - ({ALL} if assemble else set())}
+    arrays: dict[str, np.ndarray] = {}
+    if assemble:
+        slices = channel_groups([raw[c].shape[1] for c in base_channels])
+        joint = np.empty((n, slices[-1].stop if slices else 0), dtype=np.float64)
+        for c, columns in zip(base_channels, slices, strict=True):
+            if float_exact:
+                joint[:, columns] = raw[c]
+            else:
+                round_significant(raw[c], out=joint[:, columns])
+            arrays[c] = joint[:, columns]
+            del raw[c]
+        arrays[ALL] = joint
+    for name, arr in raw.items():
         arrays[name] = arr if float_exact else round_significant(arr)
-    if ALL in channels and ALL not in arrays:
-        arrays[ALL] = np.concatenate([arrays[c] for c in base_channels], axis=1)
     return {c: arrays[c] for c in channels}
+
+
+def stack_draws(
+    parts: Iterable[Mapping[str, np.ndarray]], total: int, channels: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """Draws of the same channels (``total`` rows in all) stacked row-wise into arrays allocated once, each draw
+    copied in as it comes (memory: the stack and one draw); a channel that is a column view of ``all`` in the draws
+    (:func:`draw_releases`) stays a view of the stacked ``all``."""
+    stacked: dict[str, np.ndarray] = {}
+    owners: list[str] = []
+    row = 0
+    for part in parts:
+        if not stacked:
+            stacked, owners = _allocated_like(part, total, channels)
+        m = len(part[channels[0]])
+        for ch in owners:
+            stacked[ch][row : row + m] = part[ch]
+        row += m
+    if row != total:
+        raise AssertionError(f"stacked {row} releases, expected {total}")
+    return stacked
+
+
+def _allocated_like(part: Mapping[str, np.ndarray], total: int, channels: Sequence[str]):
+    """Empty arrays of ``total`` rows shaped like ``part``'s channels (column views of ``all`` kept as views), and
+    the channels that own their memory."""
+    joint = part.get(ALL) if ALL in channels else None
+    stacked = {ch: np.empty((total, part[ch].shape[1]), dtype=np.float64) for ch in channels if ch == ALL}
+    owners = list(stacked)
+    for ch in channels:
+        if ch == ALL:
+            continue
+        arr = part[ch]
+        if joint is not None and arr.base is not None and np.shares_memory(arr, joint):
+            start = (arr.__array_interface__["data"][0] - joint.__array_interface__["data"][0]) // arr.itemsize
+            stacked[ch] = stacked[ALL][:, start : start + arr.shape[1]]
+        else:
+            stacked[ch] = np.empty((total, arr.shape[1]), dtype=np.float64)
+            owners.append(ch)
+    return stacked, owners
 
 
 class Stopwatch:

@@ -47,7 +47,7 @@ import numpy as np
 
 from audit.certification.accountant import accountant_epsilon
 from audit.certification.claims import contradiction
-from audit.certification.tester import CHUNK, SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound, auto_train_fraction
+from audit.certification.tester import SYSTEM_SPLIT, TRAIN_CALLS, EpsilonBound, auto_train_fraction, chunk_rows
 from audit.engine.broadcast_search import (
     SEARCH_GENERATIONS,
     SEARCH_SAMPLES,
@@ -65,6 +65,7 @@ from audit.engine.releases import (
     fit_channel_tests,
     joint_statistics,
     split_evenly,
+    stack_draws,
 )
 from audit.statistics import LaplaceLogLikelihood, default_statistics
 from audit.verdicts import judge, make_rows
@@ -556,10 +557,10 @@ def _certify_broadcast(
     train = []
     for side_secret, rng in ((target.secret, tp), (target.secret_prime, tn)):
         with clock.part("draw_training"):
-            calls = [
+            calls = (
                 target.draw(side_secret, m, rng, broadcast, group + extra) for m in split_evenly(n_train, TRAIN_CALLS)
-            ]
-        drawn = {ch: np.concatenate([c[ch] for c in calls]) for ch in group + extra}
+            )
+            drawn = stack_draws(calls, n_train, group + extra)
         train.append(drawn if pool is None else pool.merged(len(train), drawn))
         if pool is not None:
             pool.extend(len(train) - 1, {ch: drawn[ch] for ch in group})
@@ -602,8 +603,10 @@ def _certify_broadcast(
         )
     cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
 
+    rows = chunk_rows(sum(train[0][ch].shape[1] for ch in group))
+
     def chunks(side: int, side_secret, rng):
-        for m in split_evenly(samples, max(1, -(-samples // CHUNK))):
+        for m in split_evenly(samples, max(1, -(-samples // rows))):
             with clock.part("draw_certification"):
                 chunk = target.draw(side_secret, m, rng, broadcast, group)
             yield chunk

@@ -30,6 +30,7 @@ import numpy as np
 
 from audit.certification.bounds import exp_or_inf
 from audit.statistics.hashing import row_hash
+from audit.statistics.memo import by_row_blocks, column_medians, once_per_split
 from pgc.errors import UserError
 
 Z_INFORMATIVE = 4.0  # |z| above which a column counts as informative
@@ -50,6 +51,11 @@ class ColumnSummary:
 
     @classmethod
     def of(cls, pos: np.ndarray, neg: np.ndarray) -> ColumnSummary:
+        """The summary of one training split (computed once for every statistic that reads it)."""
+        return _column_summary(pos, neg)
+
+    @classmethod
+    def computed(cls, pos: np.ndarray, neg: np.ndarray) -> ColumnSummary:
         diff = pos.mean(axis=0) - neg.mean(axis=0)
         se = np.sqrt(pos.var(axis=0) / len(pos) + neg.var(axis=0) / len(neg))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -59,6 +65,9 @@ class ColumnSummary:
         if informative.size == 0:
             informative = order[:1]
         return cls(diff, z, order, informative)
+
+
+_column_summary = once_per_split(ColumnSummary.computed)
 
 
 class SparseProjection:
@@ -71,8 +80,10 @@ class SparseProjection:
         self.name = "projection-dense" if dense else "projection"
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
-        cols = ColumnSummary.of(pos, neg).columns(self.dense)
-        w = pos[:, cols].mean(axis=0) - neg[:, cols].mean(axis=0)
+        summary = ColumnSummary.of(pos, neg)
+        cols = summary.columns(self.dense)
+        # dense: the summary's difference of means of every column (no copy of the releases in |z| order)
+        w = summary.diff[cols] if self.dense else pos[:, cols].mean(axis=0) - neg[:, cols].mean(axis=0)
         return lambda y: y[:, cols] @ w
 
 
@@ -91,14 +102,26 @@ class LaplaceLogLikelihood:
         cols = ColumnSummary.of(pos, neg).columns(self.dense)
         if cols.size < 2:
             return None  # one column: a monotone function of the projection
-        m_pos = np.median(pos[:, cols], axis=0)
-        m_neg = np.median(neg[:, cols], axis=0)
+        if self.dense:  # every column, in the order of |z|: the medians of all columns, then that order
+            m_pos, m_neg = column_medians(pos)[cols], column_medians(neg)[cols]
+        else:
+            m_pos, m_neg = column_medians(pos[:, cols]), column_medians(neg[:, cols])
         scale = np.ones(cols.size)
         if self.scaled:
             pooled = np.concatenate([pos[:, cols], neg[:, cols]])
-            mad = np.abs(pooled - np.median(pooled, axis=0)).mean(axis=0)
+            mad = np.abs(pooled - column_medians(pooled)).mean(axis=0)
             scale = np.where(mad > 0, mad, 1.0)
-        return lambda y: ((np.abs(y[:, cols] - m_neg) - np.abs(y[:, cols] - m_pos)) / scale).sum(axis=1)
+        if not self.dense:
+            return by_row_blocks(
+                lambda y: ((np.abs(y[:, cols] - m_neg) - np.abs(y[:, cols] - m_pos)) / scale).sum(axis=1)
+            )
+        # each column's term in the columns' own order, then summed in the order of |z|: the same numbers as
+        # gathering the columns first, with one gather (of the terms) instead of two
+        natural = np.empty((3, cols.size))
+        natural[:, cols] = m_neg, m_pos, scale
+        return by_row_blocks(
+            lambda y: ((np.abs(y - natural[0]) - np.abs(y - natural[1])) / natural[2])[:, cols].sum(axis=1)
+        )
 
 
 class SignVote:
@@ -110,9 +133,9 @@ class SignVote:
         cols = summary.informative
         if cols.size < 2:
             return None
-        mid = 0.5 * (np.median(pos[:, cols], axis=0) + np.median(neg[:, cols], axis=0))
+        mid = 0.5 * (column_medians(pos[:, cols]) + column_medians(neg[:, cols]))
         sign = np.sign(summary.diff[cols])
-        return lambda y: (np.sign(y[:, cols] - mid) * sign).sum(axis=1)
+        return by_row_blocks(lambda y: (np.sign(y[:, cols] - mid) * sign).sum(axis=1))
 
 
 class HistogramLikelihoodRatio:
@@ -292,8 +315,8 @@ def column_scales(values: np.ndarray) -> np.ndarray:
             med = np.nanmedian(values, axis=0)
             mad, std = np.nanmedian(np.abs(values - med), axis=0), np.nanstd(values, axis=0)
         return np.where(mad > 0, mad, np.where(std > 0, std, 1.0))
-    med = np.median(values, axis=0)
-    mad = np.median(np.abs(values - med), axis=0)
+    med = column_medians(values)
+    mad = column_medians(np.abs(values - med))
     std = values.std(axis=0)
     return np.where(mad > 0, mad, np.where(std > 0, std, 1.0))
 

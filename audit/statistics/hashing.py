@@ -10,8 +10,20 @@ _HASH_MULTIPLIERS = np.random.Generator(np.random.PCG64(np.random.SeedSequence(2
 ) | np.uint64(1)
 
 
+HASH_BLOCK = 1 << 18  # values hashed per block of rows
+
+
 def row_hash(values: np.ndarray) -> np.ndarray:
-    """64-bit hash of each row's exact float64 bit pattern (−0.0 and 0.0 identified, every NaN alike)."""
+    """64-bit hash of each row's exact float64 bit pattern (−0.0 and 0.0 identified, every NaN alike), computed a
+    block of rows at a time (a sum modulo 2⁶⁴: the same hash whatever the blocks)."""
+    values = np.asarray(values)
+    if values.ndim == 2 and values.shape[0] * values.shape[1] > HASH_BLOCK:
+        rows = max(1, HASH_BLOCK // values.shape[1])
+        return np.concatenate([_row_hash(values[i : i + rows]) for i in range(0, values.shape[0], rows)])
+    return _row_hash(values)
+
+
+def _row_hash(values: np.ndarray) -> np.ndarray:
     arr = np.asarray(values, dtype=np.float64) + 0.0
     arr = np.ascontiguousarray(np.where(np.isnan(arr), np.nan, arr))  # one bit pattern for every NaN
     bits = arr.view(np.uint64)

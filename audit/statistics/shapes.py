@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from audit.statistics.hashing import row_hash
+from audit.statistics.memo import SCORE_BLOCK, by_row_blocks, once_per_split
 
 # the shapes a leak takes, each statistic's ``shape``: where releases lie; how widely they spread; how their entries
 # depend on each other; which entries are present and which exact values recur; a classifier's learned boundary
@@ -39,15 +40,35 @@ LEADING_DIRECTIONS = 4  # eigen-directions of the covariance difference kept by 
 DENSE_EIGEN_MAX = 256  # up to this many columns the covariance difference is formed and decomposed exactly
 MIN_VARIANCE = 1e-12
 EIGEN_START_SEED = 20261128
+POOLED_COPY_BYTES = 1 << 28  # training releases up to this size are pooled into one array by the standardizer
+SUBSPACE_ITERATIONS = 6  # block power iterations for the covariance difference's leading directions (wide releases)
+SUBSPACE_OVERSAMPLING = 8  # extra vectors carried by the block power iteration
 
 
-def standardizer(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _standardizer(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(centre, spread) per column of the pooled training releases: the mean and the standard deviation (1 where a
-    column is constant)."""
-    pooled = np.concatenate([pos, neg])
-    centre = pooled.mean(axis=0)
-    spread = pooled.std(axis=0)
+    column is constant). Wide releases (over :data:`POOLED_COPY_BYTES`) are summed side by side instead of copied
+    into one array (the same formula; the last bits may differ)."""
+    if pos.nbytes + neg.nbytes <= POOLED_COPY_BYTES:
+        pooled = np.concatenate([pos, neg])
+        centre = pooled.mean(axis=0)
+        spread = pooled.std(axis=0)
+    else:
+        total = len(pos) + len(neg)
+        centre = (pos.sum(axis=0) + neg.sum(axis=0)) / total
+        squares = np.zeros_like(centre)
+        for side in (pos, neg):
+            for start in range(0, len(side), _block_rows(side)):
+                squares += ((side[start : start + _block_rows(side)] - centre) ** 2).sum(axis=0)
+        spread = np.sqrt(squares / total)
     return centre, np.where(spread > 0, spread, 1.0)
+
+
+def _block_rows(values: np.ndarray) -> int:
+    return max(1, SCORE_BLOCK // max(1, values.shape[1]))
+
+
+standardizer = once_per_split(_standardizer)
 
 
 def _orientation(score_pos: np.ndarray, score_neg: np.ndarray) -> float:
@@ -72,7 +93,7 @@ class NormStatistic:
     def raw(self, y: np.ndarray) -> np.ndarray:
         if self.order == 2:
             return np.einsum("ij,ij->i", y, y)  # the squared norm: monotone in the norm, cheaper
-        return np.linalg.norm(y, ord=self.order, axis=1)
+        return by_row_blocks(lambda block: np.linalg.norm(block, ord=self.order, axis=1))(y)
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         if pos.shape[1] == 1 and self.order != 1:
@@ -94,6 +115,7 @@ class SquaredDeviation:
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         centre, spread = standardizer(pos, neg)
 
+        @by_row_blocks
         def raw(y: np.ndarray) -> np.ndarray:
             z = (y - centre) / spread
             return np.einsum("ij,ij->i", z, z)
@@ -123,40 +145,59 @@ class GaussianScaleLikelihoodRatio:
         def score(y: np.ndarray) -> np.ndarray:
             return offset + 0.5 * (((y - m_neg) ** 2 / v_neg) - ((y - m_pos) ** 2 / v_pos)).sum(axis=1)
 
-        return score
+        return by_row_blocks(score)
 
 
 def covariance_difference_directions(pos: np.ndarray, neg: np.ndarray, count: int) -> np.ndarray:
     """The ``count`` leading eigenvectors (by |eigenvalue|, as columns) of C⁺ − C⁻, the difference of the two sides'
-    second-moment matrices about the pooled mean of already standardized releases. Up to
-    :data:`DENSE_EIGEN_MAX` columns the matrix is formed; beyond, ARPACK (scipy ``eigsh``) applies it as
-    v ↦ Pᵀ(Pv)/n⁺ − Nᵀ(Nv)/n⁻ without forming it."""
+    second-moment matrices about the pooled mean of already standardized releases, formed and decomposed exactly
+    (up to :data:`DENSE_EIGEN_MAX` columns)."""
+    count = min(count, pos.shape[1])
+    diff = pos.T @ pos / len(pos) - neg.T @ neg / len(neg)
+    values, vectors = np.linalg.eigh(diff)
+    order = np.argsort(-np.abs(values), kind="stable")[:count]
+    return vectors[:, order]
+
+
+def wide_covariance_difference_directions(
+    pos: np.ndarray, neg: np.ndarray, centre: np.ndarray, spread: np.ndarray, count: int
+) -> np.ndarray:
+    """The same directions for releases wider than :data:`DENSE_EIGEN_MAX` columns, found without forming the matrix
+    or the standardized releases: C⁺ − C⁻ of z = (y − centre)/spread is applied to a block of vectors as
+    V ↦ Zᵀ(ZV)/n per side, with ZV = Y(V/spread) − centre·(V/spread); :data:`SUBSPACE_ITERATIONS` block power
+    iterations (Halko, Martinsson & Tropp 2011, Alg. 4.3) of ``count`` + :data:`SUBSPACE_OVERSAMPLING` vectors from a
+    fixed start, then Rayleigh–Ritz on the block. Leading directions that stand out (a dependence leak) are found
+    in a few iterations; a flat spectrum (no leak) gives some directions of it, at a bounded cost."""
     k = pos.shape[1]
-    count = min(count, k - 1) if k > DENSE_EIGEN_MAX else min(count, k)
-    if k <= DENSE_EIGEN_MAX:
-        diff = pos.T @ pos / len(pos) - neg.T @ neg / len(neg)
-        values, vectors = np.linalg.eigh(diff)
-        order = np.argsort(-np.abs(values), kind="stable")[:count]
-        return vectors[:, order]
-    from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
 
-    def matvec(v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v).reshape(-1)
-        return pos.T @ (pos @ v) / len(pos) - neg.T @ (neg @ v) / len(neg)
+    def apply(block: np.ndarray) -> np.ndarray:
+        scaled = block / spread[:, None]
+        shift = centre @ scaled
+        out = np.zeros_like(block)
+        for side, sign in ((pos, 1.0), (neg, -1.0)):
+            projected = side @ scaled - shift
+            back = side.T @ projected - np.outer(centre, projected.sum(axis=0))
+            out += sign * back / len(side)
+        return out / spread[:, None]
 
-    operator = LinearOperator((k, k), matvec=matvec, dtype=np.float64)
-    start = np.random.Generator(np.random.PCG64(EIGEN_START_SEED)).standard_normal(k)  # fixed: deterministic
-    try:
-        _, vectors = eigsh(operator, k=count, which="LM", v0=start, tol=1e-4, maxiter=20 * k)
-    except ArpackError:  # a difference with no leading directions to find (constant columns, equal sides)
+    width = min(k, count + SUBSPACE_OVERSAMPLING)
+    start = np.random.Generator(np.random.PCG64(EIGEN_START_SEED)).standard_normal((k, width))
+    basis, _ = np.linalg.qr(start)
+    for _ in range(SUBSPACE_ITERATIONS):
+        basis, _ = np.linalg.qr(apply(basis))
+    small = basis.T @ apply(basis)
+    values, vectors = np.linalg.eigh(0.5 * (small + small.T))
+    if not np.any(np.abs(values) > 0):
         return np.zeros((k, 0))
-    return np.asarray(vectors)
+    order = np.argsort(-np.abs(values), kind="stable")[: min(count, k - 1)]
+    return basis @ vectors[:, order]
 
 
 class CovarianceDirections:
     """Dependence between coordinates: the Gaussian log-likelihood ratio of the release's projections on the leading
-    eigen-directions of the covariance difference (:func:`covariance_difference_directions`), each side's mean and
-    variance per direction from the fit half. Needs two columns or more."""
+    eigen-directions of the covariance difference (:func:`covariance_difference_directions`; wide releases:
+    :func:`wide_covariance_difference_directions`), each side's mean and variance per direction from the fit half.
+    Needs two columns or more."""
 
     shape = "dependence"
 
@@ -170,18 +211,28 @@ class CovarianceDirections:
         from threadpoolctl import threadpool_limits
 
         centre, spread = standardizer(pos, neg)
-        zp, zn = (pos - centre) / spread, (neg - centre) / spread
         with threadpool_limits(limits=1, user_api="blas"):  # threads spin against each other on a busy machine
-            basis = covariance_difference_directions(zp, zn, self.directions)
+            if pos.shape[1] <= DENSE_EIGEN_MAX:
+                zp, zn = (pos - centre) / spread, (neg - centre) / spread
+                basis = covariance_difference_directions(zp, zn, self.directions)
+            else:
+                basis = wide_covariance_difference_directions(pos, neg, centre, spread, self.directions)
         if basis.shape[1] == 0:
             return None
-        pp, pn = zp @ basis, zn @ basis
+        wide = pos.shape[1] > DENSE_EIGEN_MAX
+        weights = basis / spread[:, None]  # p = ((y − centre)/spread) @ basis = y @ weights − shift
+        shift = centre @ weights
+
+        def project(y: np.ndarray) -> np.ndarray:
+            return y @ weights - shift if wide else ((y - centre) / spread) @ basis
+
+        pp, pn = project(pos), project(neg)
         m_pos, m_neg = pp.mean(axis=0), pn.mean(axis=0)
         v_pos, v_neg = np.maximum(pp.var(axis=0), MIN_VARIANCE), np.maximum(pn.var(axis=0), MIN_VARIANCE)
         offset = -0.5 * float(np.sum(np.log(v_pos / v_neg)))
 
         def score(y: np.ndarray) -> np.ndarray:
-            p = ((y - centre) / spread) @ basis
+            p = project(y)
             return offset + 0.5 * (((p - m_neg) ** 2 / v_neg) - ((p - m_pos) ** 2 / v_pos)).sum(axis=1)
 
         return score
@@ -200,6 +251,7 @@ class SquaredStandardizedSum:
             return None
         centre, spread = standardizer(pos, neg)
 
+        @by_row_blocks
         def raw(y: np.ndarray) -> np.ndarray:
             return (((y - centre) / spread).sum(axis=1)) ** 2
 
