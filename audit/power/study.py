@@ -29,12 +29,14 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import binomtest
 
 import pgc.schemas as schemas
+import pgc.schemas.power_kinds as pw
 from audit.certification.curves import curve_epsilon, gdp_mu_for, mu_lower_bound, select_curve_threshold, split_alpha
 from audit.certification.sequential import sequential_curve_audit
 from audit.engine.system_audit import audit_system
@@ -110,73 +112,72 @@ def _oracle_seed(mu: float, delta: float, n: int, rng: np.random.Generator) -> f
     return curve_epsilon(mu_lb, delta)
 
 
-def curve_vs_threshold(epsilon: float, delta: float, n: int, seeds: int, root: int) -> dict:
+def curve_vs_threshold(epsilon: float, delta: float, n: int, seeds: int, root: int) -> pw.CurveVsThreshold:
     sigma = analytic_gaussian_sigma(epsilon, delta, 2.0)
     system = GaussianRelease(f"analytic-gaussian ({epsilon:g}, {delta:g})", sigma, epsilon, delta, dim=4)
     runs = []
     for seed in np.random.SeedSequence(root).spawn(seeds):
         row = _audit(system, n, int(seed.generate_state(1)[0])).rows[0]
         runs.append(
-            {
-                "curve_epsilon": row.curve_epsilon,
-                "mu_lower_bound": row.mu_lower_bound,
-                "threshold_epsilon_lower_bound": row.epsilon_lower_bound,
-                "verdict": row.verdict,
-                "detectable_epsilon": row.detectable_epsilon,
-            }
+            pw.CurveRun(
+                curve_epsilon=row.curve_epsilon,
+                mu_lower_bound=row.mu_lower_bound,
+                threshold_epsilon_lower_bound=row.epsilon_lower_bound,
+                verdict=row.verdict,
+                detectable_epsilon=row.detectable_epsilon,
+            )
         )
-    curve = np.array([r["curve_epsilon"] for r in runs]) / epsilon
-    threshold = np.array([r["threshold_epsilon_lower_bound"] for r in runs]) / epsilon
+    curve = np.array([r.curve_epsilon for r in runs]) / epsilon
+    threshold = np.array([r.threshold_epsilon_lower_bound for r in runs]) / epsilon
     oracle_rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(root + 1).spawn(seeds)]
     oracle = np.array([_oracle_seed(2.0 / sigma, delta, n, r) for r in oracle_rngs]) / epsilon
-    return {
-        "epsilon": epsilon,
-        "delta": delta,
-        "mu": 2.0 / sigma,
-        "n_per_side": n,
-        "alpha": ALPHA,
-        "alpha_split": {"threshold": split_alpha(ALPHA)[0], "curve": split_alpha(ALPHA)[1]},
-        "seeds": seeds,
-        "path": "audit_system on a 4-dimensional analytic Gaussian (training split 25% of n)",
-        "curve_fraction_median": float(np.median(curve)),
-        "curve_fraction_min": float(curve.min()),
-        "threshold_fraction_median": float(np.median(threshold)),
-        "threshold_fraction_min": float(threshold.min()),
-        "oracle_curve_fraction_median": float(np.median(oracle)),
-        "oracle_curve_fraction_min": float(oracle.min()),
-        "verdicts": sorted({r["verdict"] for r in runs}),
-        "runs": runs,
-    }
+    return pw.CurveVsThreshold(
+        epsilon=epsilon,
+        delta=delta,
+        mu=2.0 / sigma,
+        n_per_side=n,
+        alpha=ALPHA,
+        alpha_split=pw.AlphaSplit(threshold=split_alpha(ALPHA)[0], curve=split_alpha(ALPHA)[1]),
+        seeds=seeds,
+        path="audit_system on a 4-dimensional analytic Gaussian (training split 25% of n)",
+        fractions=pw.CurveFractions(
+            curve_fraction_median=float(np.median(curve)),
+            curve_fraction_min=float(curve.min()),
+            threshold_fraction_median=float(np.median(threshold)),
+            threshold_fraction_min=float(threshold.min()),
+            oracle_curve_fraction_median=float(np.median(oracle)),
+            oracle_curve_fraction_min=float(oracle.min()),
+        ),
+        verdicts=sorted({r.verdict for r in runs}),
+        runs=runs,
+    )
 
 
 # ---- the miscalibrated mechanism --------------------------------------------------------------
 
 
-def miscalibrated(n: int = 20_000, seed: int = 0) -> dict:
+def miscalibrated(n: int = 20_000, seed: int = 0) -> pw.MiscalibratedStudy:
     sigma = analytic_gaussian_sigma(10.0, 1e-5, 1e-4)  # the sensitivity parameter set to 1e-4
-    out = {"sigma": sigma, "claimed_mu": 1e-4 / sigma, "true_mu": 2.0 / sigma, "n_per_side": n, "rows": {}}
+    rows = {}
     for label, curve in (("with its curve", True), ("(10, 1e-5) only", False)):
         system = GaussianRelease(
             f"miscalibrated {label}", sigma, 10.0, 1e-5, dim=4, claimed_sigma=2.0 * sigma / 1e-4, curve=curve
         )
         result = _audit(system, n, seed)
         row = result.rows[0]
-        out["rows"][label] = {
-            k: getattr(row, k)
-            for k in (
-                "verdict",
-                "epsilon_lower_bound",
-                "max_certifiable_epsilon",
-                "claimed_mu",
-                "mu_lower_bound",
-                "curve_epsilon",
-                "detectable_epsilon",
-                "samples_to_decide",
-                "false_positives",
-                "false_negatives",
-            )
-        }
-    return out
+        rows[label] = pw.MiscalibratedRow(
+            verdict=row.verdict,
+            epsilon_lower_bound=row.epsilon_lower_bound,
+            max_certifiable_epsilon=row.max_certifiable_epsilon,
+            claimed_mu=row.claimed_mu,
+            mu_lower_bound=row.mu_lower_bound,
+            curve_epsilon=row.curve_epsilon,
+            detectable_epsilon=row.detectable_epsilon,
+            samples_to_decide=row.samples_to_decide,
+            false_positives=row.false_positives,
+            false_negatives=row.false_negatives,
+        )
+    return pw.MiscalibratedStudy(sigma=sigma, claimed_mu=1e-4 / sigma, true_mu=2.0 / sigma, n_per_side=n, rows=rows)
 
 
 # ---- false alarms ------------------------------------------------------------------------------
@@ -261,35 +262,35 @@ def _diffprivlib_noise(cls, eps: float, delta: float):
     return noise
 
 
-def false_alarms(n: int = 20_000, root: int = 3) -> dict:
+def false_alarms(n: int = 20_000, root: int = 3) -> pw.FalseAlarmStudy:
     systems = _false_alarm_systems()
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(root).spawn(len(systems))]
     rows = []
     for system, seed in zip(systems, seeds, strict=True):
         row = _audit(system, n, seed).rows[0]
         rows.append(
-            {
-                "mechanism": system.name,
-                "sigma": system.sigma,
-                "claimed_epsilon": row.claimed_epsilon,
-                "claimed_delta": row.claimed_delta,
-                "claimed_mu": row.claimed_mu,
-                "verdict": row.verdict,
-                "epsilon_lower_bound": row.epsilon_lower_bound,
-                "mu_lower_bound": row.mu_lower_bound,
-                "curve_epsilon": row.curve_epsilon,
-                "detectable_epsilon": row.detectable_epsilon,
-            }
+            pw.FalseAlarmRow(
+                mechanism=system.name,
+                sigma=system.sigma,
+                claimed_epsilon=row.claimed_epsilon,
+                claimed_delta=row.claimed_delta,
+                claimed_mu=row.claimed_mu,
+                verdict=row.verdict,
+                epsilon_lower_bound=row.epsilon_lower_bound,
+                mu_lower_bound=row.mu_lower_bound,
+                curve_epsilon=row.curve_epsilon,
+                detectable_epsilon=row.detectable_epsilon,
+            )
         )
-    flagged = sum(r["verdict"] == "violated" for r in rows)
-    return {
-        "n_per_side": n,
-        "alpha": ALPHA,
-        "mechanisms": len(rows),
-        "flagged": flagged,
-        "diffprivlib": _diffprivlib_version(),
-        "rows": rows,
-    }
+    flagged = sum(r.verdict == "violated" for r in rows)
+    return pw.FalseAlarmStudy(
+        n_per_side=n,
+        alpha=ALPHA,
+        mechanisms=len(rows),
+        flagged=flagged,
+        diffprivlib=_diffprivlib_version(),
+        rows=rows,
+    )
 
 
 def _diffprivlib_version() -> str | None:
@@ -320,7 +321,7 @@ def _leaky_system(label: str, eps: float, delta: float, curve: bool, leak: float
     return LaplaceRelease(label, leak, eps)
 
 
-def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
+def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> pw.DetectabilityStudy:
     """Each run audits the correct release (its true ε the claim) and reads the ``detectable_epsilon`` its own
     certified test states, then audits a release leaking exactly that much on fresh seeds: the share flagged
     (the promise: ≥ 0.8). Rows that state no power (not separated, or ∞) are counted apart."""
@@ -338,30 +339,30 @@ def detectability(n: int = 10_000, runs: int = 200, root: int = 5) -> dict:
             stated.append(leak)
             flagged += _audit(_leaky_system(label, eps, delta, curve, leak), n, second).rows[0].verdict == "violated"
         out.append(
-            {
-                "mechanism": label,
-                "claimed_epsilon": eps,
-                "delta": delta,
-                "curve": curve,
-                "runs": runs,
-                "stated_power": len(stated),
-                "detectable_epsilon_median": float(np.median(stated)),
-                "detectable_epsilon_range": [float(min(stated)), float(max(stated))],
-                "flagged": int(flagged),
-                "rate": flagged / max(len(stated), 1),
-            }
+            pw.DetectabilityCase(
+                mechanism=label,
+                claimed_epsilon=eps,
+                delta=delta,
+                curve=curve,
+                runs=runs,
+                stated_power=len(stated),
+                detectable_epsilon_median=float(np.median(stated)),
+                detectable_epsilon_range=[float(min(stated)), float(max(stated))],
+                flagged=int(flagged),
+                rate=flagged / max(len(stated), 1),
+            )
         )
-    return {
-        "n_per_side": n,
-        "alpha": ALPHA,
-        "power_promised": 0.8,
-        "goal_rate": 0.75,
-        "power": "measured: each run's own certified test (audit.power.measured)",
-        "cases": out,
-    }
+    return pw.DetectabilityStudy(
+        n_per_side=n,
+        alpha=ALPHA,
+        power_promised=0.8,
+        goal_rate=0.75,
+        power="measured: each run's own certified test (audit.power.measured)",
+        cases=out,
+    )
 
 
-def point_mass_detectability(n: int = 20_000, runs: int = 100, root: int = 6, dim: int = 4) -> dict:
+def point_mass_detectability(n: int = 20_000, runs: int = 100, root: int = 6, dim: int = 4) -> pw.PointMassStudy:
     """The δ test's stated power: a correct Laplace (ε = 1) audit states the smallest point mass it would catch;
     a Laplace that releases its input exactly with that probability is audited on fresh seeds: the share flagged."""
     from audit.engine.blackbox import audit_mechanism
@@ -372,16 +373,16 @@ def point_mass_detectability(n: int = 20_000, runs: int = 100, root: int = 6, di
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(root).spawn(runs)]
     leaky = RareNoiselessRelease(1.0, leak_rate=stated)
     flagged = sum(audit_mechanism(leaky, dim=dim, samples=n, seed=s).row.verdict == "violated" for s in seeds)
-    return {
-        "n_per_side": n,
-        "dim": dim,
-        "alpha": ALPHA,
-        "detectable_delta": stated,
-        "runs": runs,
-        "flagged": int(flagged),
-        "rate": flagged / runs,
-        "power_promised": 0.8,
-    }
+    return pw.PointMassStudy(
+        n_per_side=n,
+        dim=dim,
+        alpha=ALPHA,
+        detectable_delta=stated,
+        runs=runs,
+        flagged=int(flagged),
+        rate=flagged / runs,
+        power_promised=0.8,
+    )
 
 
 # ---- the sequential procedure under the null ---------------------------------------------------
@@ -389,7 +390,7 @@ def point_mass_detectability(n: int = 20_000, runs: int = 100, root: int = 6, di
 
 def sequential_null(
     runs: int = 2000, root: int = 7, n_first: int = 2000, budget: int = 62_000, claim: float = 4.0
-) -> dict:
+) -> pw.SequentialNullStudy:
     """Exact Gaussians at (``claim``, 1e-5) audited by the stopping rule (their claims are true): the share
     flagged. At ε = 4 the stages decide within the budget (from about 16,000 per side)."""
     mu = gdp_mu_for(claim, 1e-5)
@@ -401,48 +402,63 @@ def sequential_null(
     results = [sequential_curve_audit(draw, claim, 1e-5, ALPHA, rng, n_first=n_first, budget=budget) for rng in rngs]
     flagged = sum(r.verdict == "violated" for r in results)
     test = binomtest(flagged, runs, ALPHA, alternative="greater")
-    return {
-        "runs": runs,
-        "claim": [claim, 1e-5],
-        "n_first": n_first,
-        "budget_per_side": budget,
-        "alpha": ALPHA,
-        "alpha_spending": "α_k = α·n_k / Σ n_j",
-        "flagged": flagged,
-        "rate": flagged / runs,
-        "consistent": sum(r.verdict == "consistent" and r.decisive for r in results),
-        "undecided": sum(not r.decisive for r in results),
-        "binomial_test_rate_above_alpha_p": float(test.pvalue),
-        "path": "the stopping rule of audit.certification.sequential on one-dimensional scores (curve test per stage)",
-    }
+    return pw.SequentialNullStudy(
+        runs=runs,
+        claim=[claim, 1e-5],
+        n_first=n_first,
+        budget_per_side=budget,
+        alpha=ALPHA,
+        alpha_spending="α_k = α·n_k / Σ n_j",
+        flagged=flagged,
+        rate=flagged / runs,
+        consistent=sum(r.verdict == "consistent" and r.decisive for r in results),
+        undecided=sum(not r.decisive for r in results),
+        binomial_test_rate_above_alpha_p=float(test.pvalue),
+        path="the stopping rule of audit.certification.sequential on one-dimensional scores (curve test per stage)",
+    )
 
 
-STUDIES = {
-    "curve-vs-threshold": None,
+STUDIES: dict[str, Callable[[], pw.PowerEvidence]] = {
     "miscalibrated": miscalibrated,
     "false-alarms": false_alarms,
     "detectability": detectability,
     "point-mass-detectability": point_mass_detectability,
     "sequential-null": sequential_null,
 }
+CURVE_VS_THRESHOLD = (  # (ε, δ, n per side, seeds, root seed)
+    (2.0, 1e-5, 100_000, 20, 20),
+    (1.0, 1e-5, 100_000, 20, 10),
+    (1.0, 1e-5, 1_000_000, 20, 30),
+)
 
 
-def _curve_studies() -> dict:
-    return {
-        "studies": [
-            curve_vs_threshold(2.0, 1e-5, 100_000, 20, 20),
-            curve_vs_threshold(1.0, 1e-5, 100_000, 20, 10),
-            curve_vs_threshold(1.0, 1e-5, 1_000_000, 20, 30),
-        ]
-    }
+def run_study(name: str, curve_settings=CURVE_VS_THRESHOLD) -> pw.PowerStudy:
+    """One study's result, timed: ``curve-vs-threshold`` (its ``studies``, one per setting) or another (its one
+    ``study``)."""
+    start = time.perf_counter()
+    if name == "curve-vs-threshold":
+        studies = [curve_vs_threshold(*setting) for setting in curve_settings]
+        return pw.PowerStudy(
+            studies=studies,
+            wall_time_s=time.perf_counter() - start,
+            command=f"python -m audit.power.study --only {name}",
+        )
+    study = STUDIES[name]()
+    return pw.PowerStudy(
+        study=study, wall_time_s=time.perf_counter() - start, command=f"python -m audit.power.study --only {name}"
+    )
+
+
+def write_study(path: Path, result: pw.PowerStudy) -> None:
+    """A study's typed result written as JSON (atomically)."""
+    write_text_atomic(path, json.dumps(schemas.json_ready(result.to_dict()), indent=1, allow_nan=False) + "\n")
 
 
 def write_result(path: Path, body: dict, command: str) -> None:
-    """The study's result (``body``: its ``studies`` or its one ``study``, and its wall time), written as JSON."""
-    result = schemas.PowerStudy(
-        studies=body.get("studies"), study=body.get("study"), wall_time_s=body.get("wall_time_s"), command=command
-    )
-    write_text_atomic(path, json.dumps(schemas.json_ready(result.to_dict()), indent=1, allow_nan=False) + "\n")
+    """A study given as a dict (``body``: its one ``study`` and its wall time), checked against its schema and
+    written as JSON; for scripts that assemble their study as a dict (scripts/profile_study.py)."""
+    out = schemas.json_ready(schemas.dump("power-study", {**body, "command": command}))
+    write_text_atomic(path, json.dumps(out, indent=1, allow_nan=False) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -450,14 +466,12 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(description="the curve audit's and the stated power's evidence")
     add_out(p, default="results/power", help="output folder (default results/power)")
-    p.add_argument("--only", nargs="+", choices=sorted(STUDIES), default=sorted(STUDIES))
+    p.add_argument("--only", nargs="+", choices=["curve-vs-threshold", *sorted(STUDIES)], default=None)
     args = p.parse_args(argv)
-    for name in args.only:
-        start = time.perf_counter()
-        body = _curve_studies() if name == "curve-vs-threshold" else {"study": STUDIES[name]()}
-        body["wall_time_s"] = time.perf_counter() - start
-        write_result(Path(args.out) / f"{name}.json", body, f"python -m audit.power.study --only {name}")
-        print(f"{name}: {body['wall_time_s']:.0f} s", flush=True)
+    for name in args.only or ["curve-vs-threshold", *sorted(STUDIES)]:
+        result = run_study(name)
+        write_study(Path(args.out) / f"{name}.json", result)
+        print(f"{name}: {result.wall_time_s:.0f} s", flush=True)
     return 0
 
 

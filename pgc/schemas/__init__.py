@@ -35,6 +35,7 @@ from .channels import ChannelFamily, ChannelKind, channel_kind, kind_from_label
 from .kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS
 from .opacus_kinds import *  # noqa: F401,F403
+from .power_kinds import *  # noqa: F401,F403
 from .replicate_kinds import *  # noqa: F401,F403
 from .report_kind import *  # noqa: F401,F403
 from .thesis_kinds import *  # noqa: F401,F403

@@ -33,6 +33,7 @@ from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result
 from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, TuneWorkers
 from .opacus_kinds import OpacusOneRunResult
+from .power_kinds import PowerStudy
 from .provenance import Invocation
 from .replicate_kinds import ReadingSearch, ReplicateRaw, ReplicateResult
 from .report_kind import Report
@@ -52,22 +53,6 @@ from .tune_kinds import (  # noqa: F401
     TuneSpace,
     TuneTrial,
 )
-
-# --- power-study: python -m audit.power.study (results/power/) -----------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class PowerStudy(Result):
-    """Evidence of the curve audit and of the stated power (audit.power.study): ``studies`` (the curve bound
-    beside the threshold bound on the same releases, per claim) or one ``study`` (miscalibrated, false
-    alarms, detectability, the sequential null simulation)."""
-
-    KIND = "power-study"
-    studies: list[JsonObject] | None = None
-    study: JsonObject | None = None
-    wall_time_s: float | None = None
-    command: str | None = None
-
 
 # --- flower-one-run: pgc audit --flower-one-run MODE ------------------------------------------------
 

@@ -280,8 +280,6 @@ CONFIGURATION = {
 # reliability study's failures, the report's copies of the audits and mitigations it shows. The test fails when one
 # is typed (remove it here) or another joins them.
 DATA_NOT_YET_TYPED = {
-    ("PowerStudy", "studies"),
-    ("PowerStudy", "study"),
     ("BenchNumbers", "numbers"),
     ("Reliability", "failures"),
     ("ReportAudits", "system_audits"),
