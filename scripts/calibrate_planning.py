@@ -25,6 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO)]
 
 from pgc.cli.main import main  # noqa: E402
+from pgc.files import write_text_atomic  # noqa: E402
+from pgc.schemas.bench_results import AuditTimeEstimates, Machine, TimeEstimate  # noqa: E402
 
 TOLERANCE = 2.0  # an estimate within this factor of the wall time, either way
 TRAININGS = {  # run folder -> pgc train arguments
@@ -111,7 +113,7 @@ def _pgc(argv: list[str]) -> None:
         raise SystemExit(f"pgc {' '.join(argv)} exited {code}")
 
 
-def run(work: Path) -> list[dict]:
+def run(work: Path) -> list[TimeEstimate]:
     runs = {}
     for name, argv in TRAININGS.items():
         runs[name] = str(work / name)
@@ -125,14 +127,14 @@ def run(work: Path) -> list[dict]:
         wall = time.perf_counter() - start
         estimate = json.loads(out.read_text())["estimated_seconds"]
         rows.append(
-            {
-                "audit": label,
-                "command": "pgc audit " + " ".join(argv),
-                "estimated_s": estimate,
-                "wall_s": round(wall, 2),
-                "estimate_over_wall": round(estimate / wall, 3),
-                "within": 1 / TOLERANCE <= estimate / wall <= TOLERANCE,
-            }
+            TimeEstimate(
+                audit=label,
+                command="pgc audit " + " ".join(argv),
+                estimated_s=estimate,
+                wall_s=round(wall, 2),
+                estimate_over_wall=round(estimate / wall, 3),
+                within=1 / TOLERANCE <= estimate / wall <= TOLERANCE,
+            )
         )
         print(f"{label:<62} estimate {estimate:7.1f} s  wall {wall:7.1f} s  ratio {estimate / wall:5.2f}", flush=True)
     return rows
@@ -148,29 +150,24 @@ def main_() -> int:
         rows = run(Path(tmp))
         total = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
-    result = {
-        "kind": "bench",
-        "bench": "audit-time-estimates",
-        "command": "python scripts/calibrate_planning.py " + " ".join(sys.argv[1:]),
-        "tolerance": TOLERANCE,
-        "rows": rows,
-        "all_within": all(r["within"] for r in rows),
-        "wall_s": round(total, 1),
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "loadavg_1min_at_end": os.getloadavg()[0],
-        },
-    }
-    (out / "calibration.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    result = AuditTimeEstimates(
+        command="python scripts/calibrate_planning.py " + " ".join(sys.argv[1:]),
+        tolerance=TOLERANCE,
+        rows=rows,
+        all_within=all(r.within for r in rows),
+        wall_s=round(total, 1),
+        machine=Machine(
+            python=platform.python_version(), cpus=os.cpu_count() or 1, loadavg_1min_at_end=os.getloadavg()[0]
+        ),
+    )
+    write_text_atomic(out / "calibration.json", json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
     lines = [
-        f"{r['audit']:<62} estimate {r['estimated_s']:7.1f} s  wall {r['wall_s']:7.1f} s  "
-        f"ratio {r['estimate_over_wall']:5.2f}"
+        f"{r.audit:<62} estimate {r.estimated_s:7.1f} s  wall {r.wall_s:7.1f} s  ratio {r.estimate_over_wall:5.2f}"
         for r in rows
     ]
-    (out / "calibration.txt").write_text("\n".join(lines) + "\n")
-    print(f"wrote {out / 'calibration.json'}; every estimate within {TOLERANCE:g}x: {result['all_within']}")
-    return 0 if result["all_within"] else 1
+    write_text_atomic(out / "calibration.txt", "\n".join(lines) + "\n")
+    print(f"wrote {out / 'calibration.json'}; every estimate within {TOLERANCE:g}x: {result.all_within}")
+    return 0 if result.all_within else 1
 
 
 if __name__ == "__main__":

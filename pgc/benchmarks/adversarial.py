@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from pgc.audits.studies import false_alarm_study
     from pgc.files import write_json_atomic
     from pgc.mechanisms import make_mechanism
+    from pgc.schemas.bench_results import AdversarialBench, AdversarialFalseAlarm, AdversarialFalseAlarms
 
     if args.false_alarms:
         mechs = {f"{m} ε={e:g}": make_mechanism(m, e) for m in ("laplace", "prs") for e in (1.0, 4.0)}
@@ -53,16 +54,24 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             log=lambda s: print(s, flush=True),
         )
-        res["wall_time_s"] = time.perf_counter() - start
+        study = AdversarialFalseAlarms(
+            rows=[AdversarialFalseAlarm(**row) for row in res["rows"]],
+            audits=res["audits"],
+            exceeding_claim=res["exceeding_claim"],
+            max_ratio=res["max_ratio"],
+            samples=res["samples"],
+            confidence=res["confidence"],
+            wall_time_s=time.perf_counter() - start,
+        )
         print(
-            f"{res['audits']} audits, {res['exceeding_claim']} bounds above their claim, "
-            f"max ε_LB/ε {res['max_ratio']:.3f} ({res['wall_time_s']:.0f}s)"
+            f"{study.audits} audits, {study.exceeding_claim} bounds above their claim, "
+            f"max ε_LB/ε {study.max_ratio:.3f} ({study.wall_time_s:.0f}s)"
         )
         if args.out:
-            write_json_atomic(Path(args.out), {"kind": "bench", "bench": "adversarial-false-alarms", **res})
+            write_json_atomic(Path(args.out), study.to_dict())
         return goals_exit(
-            [f"{res['exceeding_claim']} of {res['audits']} adversarial bounds above their claim (goal: none)"]
-            if res["exceeding_claim"]
+            [f"{study.exceeding_claim} of {study.audits} adversarial bounds above their claim (goal: none)"]
+            if study.exceeding_claim
             else []
         )
     if isinstance(args.pair, GravityRange):
@@ -102,23 +111,18 @@ def run(args: argparse.Namespace) -> int:
     print(f"  honest θ (initial weights): ε_LB {hon.channel('gradient').epsilon_lower_bound:.3f}; {t_hon:.1f}s")
     print(f"  ratio adversarial/honest wall time {t_adv / t_hon:.2f}x")
     if args.out:
-        write_json_atomic(
-            Path(args.out),
-            {
-                "kind": "bench",
-                "bench": "adversarial",
-                "pair": [psi, psi_prime],
-                "mechanism": adv.mechanism,
-                "samples": args.samples,
-                "adversarial_wall_s": t_adv,
-                "search_wall_s": search,
-                "honest_wall_s": t_hon,
-                "ratio": t_adv / t_hon,
-                "epsilon_lower_bound": row.epsilon_lower_bound,
-                "honest_epsilon_lower_bound": hon.channel("gradient").epsilon_lower_bound,
-                "command": f"pgc bench adversarial --mechanism {args.mechanism} --epsilon "
-                f"{args.epsilon:g} --pair {psi:g}:{psi_prime:g} --samples "
-                f"{args.samples} --seed {args.seed}",
-            },
+        result = AdversarialBench(
+            pair=[psi, psi_prime],
+            mechanism=adv.mechanism,
+            samples=args.samples,
+            adversarial_wall_s=t_adv,
+            search_wall_s=search,
+            honest_wall_s=t_hon,
+            ratio=t_adv / t_hon,
+            epsilon_lower_bound=row.epsilon_lower_bound,
+            honest_epsilon_lower_bound=hon.channel("gradient").epsilon_lower_bound,
+            command=f"pgc bench adversarial --mechanism {args.mechanism} --epsilon {args.epsilon:g} --pair "
+            f"{psi:g}:{psi_prime:g} --samples {args.samples} --seed {args.seed}",
         )
+        write_json_atomic(Path(args.out), result.to_dict())
     return goals_exit([f"the adversarial audit took {t_adv:.0f} s (goal ≤ 300 s)"] if t_adv > 300 else [])

@@ -29,6 +29,7 @@ import numpy as np
 from pgc.errors import UserError
 from pgc.files import write_json_atomic
 from pgc.options import add_confidence, add_out, positive_int
+from pgc.schemas.bench_library_results import AlgorithmOracle, CatalogueOracle, PairOracle
 
 help = "the best bound any test can certify on the catalogue's broken algorithms, per releases per side"
 
@@ -111,11 +112,14 @@ def pair_losses(algorithm, pair: tuple, draws: int, rng: np.random.Generator) ->
         return f(a, out_a) - f(b, out_a), f(a, out_b) - f(b, out_b)
 
 
-def algorithm_oracle(algorithm, totals: list[int], draws: int, alpha: float, seed: np.random.SeedSequence) -> dict:
+def algorithm_oracle(
+    algorithm, totals: list[int], draws: int, alpha: float, seed: np.random.SeedSequence
+) -> AlgorithmOracle:
     """Per pair: losses of two independent halves of ``draws`` per side; events chosen on one, bounded on the
     other (:func:`split_oracle_bound`); the best pair and its bounds at each of ``totals``."""
     from pgc.catalogue.patterns import input_pairs
 
+    start = time.perf_counter()
     pairs = input_pairs(algorithm.domain)
     per_pair = {}
     for (name, pair), child in zip(pairs.items(), seed.spawn(len(pairs)), strict=True):
@@ -123,23 +127,24 @@ def algorithm_oracle(algorithm, totals: list[int], draws: int, alpha: float, see
         first, second = (pair_losses(algorithm, pair, draws // 2, rng) for _ in range(2))
         taus, *chosen = event_probabilities(*first)
         _, *fresh = event_probabilities(*second, taus=taus)
-        per_pair[name] = {
-            "bound": {str(n): split_oracle_bound(chosen, fresh, n, alpha) for n in totals},
-            "bound_holm_first": {str(n): split_oracle_bound(chosen, fresh, n, alpha / CATALOGUE_SIZE) for n in totals},
-            "largest_loss": float(max(np.max(first[0]), -np.min(first[1]))),
-            "flags_from": smallest_flagging_n(chosen, fresh, algorithm.claimed_epsilon, alpha, draws // 2),
-        }
-    best = {str(n): max(per_pair, key=lambda k: per_pair[k]["bound"][str(n)]) for n in totals}
-    flags_from = [v["flags_from"] for v in per_pair.values() if v["flags_from"] is not None]
-    return {
-        "algorithm": algorithm.name,
-        "claimed_epsilon": algorithm.claimed_epsilon,
-        "best_pair": best,
-        "bound": {n: per_pair[pair]["bound"][n] for n, pair in best.items()},
-        "bound_holm_first": {n: per_pair[pair]["bound_holm_first"][n] for n, pair in best.items()},
-        "flags_from": min(flags_from) if flags_from else None,
-        "pairs": per_pair,
-    }
+        per_pair[name] = PairOracle(
+            bound={str(n): split_oracle_bound(chosen, fresh, n, alpha) for n in totals},
+            bound_holm_first={str(n): split_oracle_bound(chosen, fresh, n, alpha / CATALOGUE_SIZE) for n in totals},
+            largest_loss=float(max(np.max(first[0]), -np.min(first[1]))),
+            flags_from=smallest_flagging_n(chosen, fresh, algorithm.claimed_epsilon, alpha, draws // 2),
+        )
+    best = {str(n): max(per_pair, key=lambda k: per_pair[k].bound[str(n)]) for n in totals}
+    flags_from = [v.flags_from for v in per_pair.values() if v.flags_from is not None]
+    return AlgorithmOracle(
+        algorithm=algorithm.name,
+        claimed_epsilon=algorithm.claimed_epsilon,
+        best_pair=best,
+        bound={n: per_pair[pair].bound[n] for n, pair in best.items()},
+        bound_holm_first={n: per_pair[pair].bound_holm_first[n] for n, pair in best.items()},
+        flags_from=min(flags_from) if flags_from else None,
+        pairs=per_pair,
+        wall_s=round(time.perf_counter() - start, 1),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,41 +160,36 @@ def run(args: argparse.Namespace) -> int:
     root = np.random.SeedSequence(args.seed)
     rows = []
     for name, child in zip(names, root.spawn(len(names)), strict=True):
-        start = time.perf_counter()
         row = algorithm_oracle(BY_NAME[name], args.totals, args.draws, alpha, child)
-        row["wall_s"] = round(time.perf_counter() - start, 1)
         rows.append(row)
-        bounds = ", ".join(f"{int(n):,}: {b:.3f}" for n, b in row["bound"].items())
+        bounds = ", ".join(f"{int(n):,}: {b:.3f}" for n, b in row.bound.items())
         last = str(args.totals[-1])
         above = (
-            f"above the claim from n = {row['flags_from']:,}"
-            if row["flags_from"]
+            f"above the claim from n = {row.flags_from:,}"
+            if row.flags_from
             else f"not above the claim up to n = {args.draws // 2:,}"
         )
         print(
-            f"{name:<16} claim {row['claimed_epsilon']:.3f}  oracle ε_LB per side {bounds}  "
-            f"(best pair at {int(last):,}: {row['best_pair'][last]!r}; {above}; {row['wall_s']} s)",
+            f"{name:<16} claim {row.claimed_epsilon:.3f}  oracle ε_LB per side {bounds}  "
+            f"(best pair at {int(last):,}: {row.best_pair[last]!r}; {above}; {row.wall_s} s)",
             flush=True,
         )
     for n in map(str, args.totals):
-        above = [r["algorithm"] for r in rows if r["bound"][n] > r["claimed_epsilon"]]
-        holm = [r["algorithm"] for r in rows if r["bound_holm_first"][n] > r["claimed_epsilon"]]
+        above = [r.algorithm for r in rows if r.bound[n] > r.claimed_epsilon]
+        holm = [r.algorithm for r in rows if r.bound_holm_first[n] > r.claimed_epsilon]
         print(
             f"oracle bound above the claim at {int(n):,} per side: {len(above)}/{len(rows)} ({', '.join(above)}); "
             f"at Holm's first step (α/{CATALOGUE_SIZE}): {len(holm)}/{len(rows)}"
         )
-    result = {
-        "kind": "bench",
-        "format_version": 1,
-        "bench": "catalogue-oracle",
-        "command": "pgc bench catalogue-oracle " + " ".join(_argv(args)),
-        "confidence": args.confidence,
-        "draws": args.draws,
-        "seed": args.seed,
-        "totals": args.totals,
-        "algorithms": rows,
-    }
-    write_json_atomic(Path(args.out), result)
+    result = CatalogueOracle(
+        command="pgc bench catalogue-oracle " + " ".join(_argv(args)),
+        confidence=args.confidence,
+        draws=args.draws,
+        seed=args.seed,
+        totals=args.totals,
+        algorithms=rows,
+    )
+    write_json_atomic(Path(args.out), result.to_dict())
     print(f"wrote {args.out}")
     return 0
 

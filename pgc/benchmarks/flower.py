@@ -24,6 +24,15 @@ import numpy as np
 
 from pgc.errors import UserError
 from pgc.options import add_out, add_samples, positive_float, positive_int
+from pgc.schemas.bench_library_results import (
+    FlowerBench,
+    FlowerFalseAlarms,
+    FlowerOracle,
+    OverOracle,
+    OverOracleOverSeeds,
+    RatioSpread,
+    SeedRow,
+)
 
 from . import goals_exit
 
@@ -59,7 +68,7 @@ def oracle_bounds(sigma: float, clip: float, delta: float, n: int, alpha_thresho
         best_mu = max(best_mu, mu_lower_bound(fp, fn, n, n, alpha_curve))
         for share in FP_SHARES:
             best_eps = max(best_eps, float(epsilon_lower_bound(fp, n, fn, n, alpha_threshold, delta, share)))
-    return {"threshold_epsilon": best_eps, "mu": best_mu, "curve_epsilon": curve_epsilon(best_mu, delta)}
+    return FlowerOracle(threshold_epsilon=best_eps, mu=best_mu, curve_epsilon=curve_epsilon(best_mu, delta))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,43 +103,36 @@ def run(args: argparse.Namespace) -> int:
         reference.sigma, reference.clipping_norm, args.delta, args.samples, alpha_threshold, alpha_curve
     )
     row = audits["flower"].rows[0]
-    tightness = {
-        "threshold": row.epsilon_lower_bound / oracle["threshold_epsilon"],
-        "curve": row.curve_epsilon / oracle["curve_epsilon"],
-    }
+    tightness = OverOracle(
+        threshold=row.epsilon_lower_bound / oracle.threshold_epsilon, curve=row.curve_epsilon / oracle.curve_epsilon
+    )
     print(
-        f"oracle at the same n and α shares: threshold ε {oracle['threshold_epsilon']:.4f} (audit/oracle "
-        f"{tightness['threshold']:.3f}), curve ε {oracle['curve_epsilon']:.4f} (audit/oracle "
-        f"{tightness['curve']:.3f})"
+        f"oracle at the same n and α shares: threshold ε {oracle.threshold_epsilon:.4f} (audit/oracle "
+        f"{tightness.threshold:.3f}), curve ε {oracle.curve_epsilon:.4f} (audit/oracle {tightness.curve:.3f})"
     )
     over_seeds = _tightness_over_seeds(args, reference, oracle, audits["numpy reference"].rows[0])
-    flagged, seed_rows, seeds_identical = _false_alarms(args, flower, reference)
+    false_alarms, seeds_identical = _false_alarms(args, flower, reference)
+    flagged = false_alarms.flagged
     identical = identical and seeds_identical
-    result = {
-        "kind": "bench",
-        "bench": "flower",
-        "epsilon": args.epsilon,
-        "delta": args.delta,
-        "samples": args.samples,
-        "sigma": reference.sigma,
-        "true_epsilon": row.accountant_epsilon,
-        "wall_s": walls,
-        "adapter_over_reference": ratio,
-        "identical_rows": identical,
-        "rows": {"flower": a, "numpy reference": b},
-        "oracle": oracle,
-        "audit_over_oracle": tightness,
-        "audit_over_oracle_over_seeds": over_seeds,
-        "false_alarm_seeds": args.seeds,
-        "false_alarm_samples": args.seed_samples,
-        "flagged": flagged,
-        "false_alarm_rows": seed_rows,
-        "command": f"pgc bench flower --epsilon {args.epsilon:g} --delta {args.delta:g} --samples {args.samples} "
-        f"--seeds {args.seeds} --seed-samples {args.seed_samples} --tightness-seeds "
-        f"{args.tightness_seeds}",
-    }
+    result = FlowerBench(
+        epsilon=args.epsilon,
+        delta=args.delta,
+        samples=args.samples,
+        sigma=reference.sigma,
+        true_epsilon=row.accountant_epsilon,
+        wall_s=walls,
+        adapter_over_reference=ratio,
+        identical_rows=identical,
+        rows={label: audit.rows[0] for label, audit in audits.items()},
+        oracle=oracle,
+        audit_over_oracle=tightness,
+        audit_over_oracle_over_seeds=over_seeds,
+        false_alarms=false_alarms,
+        command=f"pgc bench flower --epsilon {args.epsilon:g} --delta {args.delta:g} --samples {args.samples} "
+        f"--seeds {args.seeds} --seed-samples {args.seed_samples} --tightness-seeds {args.tightness_seeds}",
+    )
     if args.out:
-        write_json_atomic(Path(args.out), result)
+        write_json_atomic(Path(args.out), result.to_dict())
     return goals_exit(
         ([] if identical else ["the Flower adapter's rows differ from the numpy reference's (goal: identical)"])
         + ([f"{flagged} false alarm(s) over {args.seeds} seeds (goal: none)"] if flagged else [])
@@ -158,41 +160,45 @@ def _same_row(a: dict, b: dict) -> bool:
     return all(a[k] == b[k] for k in COMPARED)
 
 
-def _tightness_over_seeds(args: argparse.Namespace, reference, oracle: dict, seed_zero_row) -> dict:
+def _tightness_over_seeds(
+    args: argparse.Namespace, reference, oracle: FlowerOracle, seed_zero_row
+) -> OverOracleOverSeeds:
     """audit/oracle of ``--tightness-seeds`` audits of the numpy reference at ``--samples`` per side (seed 0's
     row is the one the bench already certified)."""
     from audit.engine.system_audit import audit_system
 
-    ratios = {"threshold": [], "curve": []}
+    ratios: dict[str, list[float]] = {"threshold": [], "curve": []}
     for seed in range(args.tightness_seeds):
         row = (
             seed_zero_row
             if seed == 0
             else audit_system(reference, "+", "-", samples=args.samples, seed=seed, channels=["update"]).rows[0]
         )
-        ratios["threshold"].append(row.epsilon_lower_bound / oracle["threshold_epsilon"])
-        ratios["curve"].append(row.curve_epsilon / oracle["curve_epsilon"])
-    summary = {"seeds": args.tightness_seeds, "samples": args.samples}
+        ratios["threshold"].append(row.epsilon_lower_bound / oracle.threshold_epsilon)
+        ratios["curve"].append(row.curve_epsilon / oracle.curve_epsilon)
+    spread = {}
     for name, values in ratios.items():
         v = np.asarray(values)
-        summary[name] = {
-            "mean": float(v.mean()),
-            "median": float(np.median(v)),
-            "min": float(v.min()),
-            "max": float(v.max()),
-            "share_at_least_0.9": float(np.mean(v >= 0.9)),
-            "ratios": values,
-        }
+        spread[name] = RatioSpread(
+            mean=float(v.mean()),
+            median=float(np.median(v)),
+            min=float(v.min()),
+            max=float(v.max()),
+            share_at_least_09=float(np.mean(v >= 0.9)),
+            ratios=values,
+        )
         print(
             f"audit/oracle ({name}) over {args.tightness_seeds} seeds at {args.samples:,}/side: mean "
             f"{v.mean():.3f}, median {np.median(v):.3f}, range {v.min():.3f}-{v.max():.3f}, "
             f"≥ 0.9 in {int(np.sum(v >= 0.9))}/{v.size}",
             flush=True,
         )
-    return summary
+    return OverOracleOverSeeds(
+        seeds=args.tightness_seeds, samples=args.samples, threshold=spread["threshold"], curve=spread["curve"]
+    )
 
 
-def _false_alarms(args: argparse.Namespace, flower, reference) -> tuple[int, list[dict], bool]:
+def _false_alarms(args: argparse.Namespace, flower, reference) -> tuple[FlowerFalseAlarms, bool]:
     from audit.engine.system_audit import audit_system
 
     rows, identical = [], True
@@ -201,16 +207,19 @@ def _false_alarms(args: argparse.Namespace, flower, reference) -> tuple[int, lis
         twin = audit_system(reference, "+", "-", samples=args.seed_samples, seed=seed, channels=["update"]).rows[0]
         identical = identical and _same_row(row.to_dict(), twin.to_dict())
         rows.append(
-            {
-                "seed": seed,
-                "verdict": row.verdict,
-                "epsilon_lower_bound": row.epsilon_lower_bound,
-                "mu_lower_bound": row.mu_lower_bound,
-            }
+            SeedRow(
+                seed=seed,
+                verdict=row.verdict,
+                epsilon_lower_bound=row.epsilon_lower_bound,
+                mu_lower_bound=row.mu_lower_bound,
+            )
         )
-    flagged = sum(r["verdict"] == "violated" for r in rows)
+    flagged = sum(r.verdict == "violated" for r in rows)
     print(
         f"false alarms: {flagged}/{args.seeds} correct LocalDpMod audits through Flower flagged "
         f"({args.seed_samples:,}/side each); rows equal to the numpy reference's on every seed: {identical}"
     )
-    return flagged, rows, identical
+    result = FlowerFalseAlarms(
+        false_alarm_seeds=args.seeds, false_alarm_samples=args.seed_samples, flagged=flagged, false_alarm_rows=rows
+    )
+    return result, identical

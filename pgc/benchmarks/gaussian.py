@@ -24,6 +24,7 @@ import numpy as np
 
 from pgc.errors import UserError
 from pgc.options import add_confidence, add_out, add_samples, positive_float, positive_int
+from pgc.schemas.bench_results import GaussianBench, GaussianBenchRow, OracleBound, ShrunkNoise
 
 from . import goals_exit
 
@@ -43,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 GOAL = 0.95  # mean audit bound / the oracle at the α of the audit's threshold test, at least
 
 
-def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: float = 1.0) -> dict:
+def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: float = 1.0) -> OracleBound:
     """The best certified ε at the expected counts of the LR test of N(C/2, σ²) vs N(−C/2, σ²)."""
     from scipy.stats import norm
 
@@ -52,19 +53,15 @@ def oracle_bound(epsilon: float, delta: float, n: int, confidence: float, clip: 
     from pgc.mechanisms.calibration import analytic_gaussian_sigma
 
     sigma = analytic_gaussian_sigma(epsilon, delta, clip)
-    best = {"epsilon_lower_bound": 0.0}
+    best = OracleBound(epsilon_lower_bound=0.0, threshold=0.0, fpr=1.0, fnr=1.0, fp_share=0.0)
     for t in np.linspace(-0.5 * clip, clip / 2 + 8 * sigma, 2001):
         fpr, fnr = norm.sf((t + clip / 2) / sigma), norm.cdf((t - clip / 2) / sigma)
         for share in FP_SHARES:
             eps = epsilon_lower_bound(round(fpr * n), n, round(fnr * n), n, 1 - confidence, delta, share)
-            if eps > best["epsilon_lower_bound"]:
-                best = {
-                    "epsilon_lower_bound": float(eps),
-                    "threshold": float(t),
-                    "fpr": float(fpr),
-                    "fnr": float(fnr),
-                    "fp_share": share,
-                }
+            if eps > best.epsilon_lower_bound:
+                best = OracleBound(
+                    epsilon_lower_bound=float(eps), threshold=float(t), fpr=float(fpr), fnr=float(fnr), fp_share=share
+                )
     return best
 
 
@@ -84,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
     for eps in args.epsilons:
         row = _epsilon_row(args, eps, canary, test_confidence, audit_mechanism, Gaussian)
         rows.append(row)
-        if row["ratio_mean_to_oracle"] < GOAL:
+        if row.ratio_mean_to_oracle < GOAL:
             missed.append(
-                f"Gaussian ε={eps:g}: mean ε_LB {row['audit_mean']:.3f} is {row['ratio_mean_to_oracle']:.3f}"
+                f"Gaussian ε={eps:g}: mean ε_LB {row.audit_mean:.3f} is {row.ratio_mean_to_oracle:.3f}"
                 f"× the oracle at the test's α (goal ≥ {GOAL})"
             )
     shrunk = GaussianNoiseShrunk(2.0, args.delta, shrink=1.5)
@@ -107,34 +104,29 @@ def run(args: argparse.Namespace) -> int:
         f"{flagged.epsilon_lower_bound:.3f} -> {flagged.verdict.upper()}"
     )
     if args.out:
-        write_json_atomic(
-            Path(args.out),
-            {
-                "kind": "bench",
-                "bench": "gaussian",
-                "samples": args.samples,
-                "confidence": args.confidence,
-                "threshold_test_confidence": test_confidence,
-                "goal": GOAL,
-                "dim": args.dim,
-                "seeds": args.seeds,
-                "rows": rows,
-                "shrunk": {
-                    "claim": [2.0, args.delta],
-                    "true_epsilon": shrunk.true_epsilon(args.dim),
-                    "epsilon_lower_bound": flagged.epsilon_lower_bound,
-                    "verdict": flagged.verdict,
-                },
-                "wall_time_s": time.perf_counter() - start,
-                "command": f"pgc bench gaussian --epsilons {' '.join(f'{e:g}' for e in args.epsilons)} --delta "
-                f"{args.delta:g} --samples {args.samples} --seeds {args.seeds} --dim {args.dim} "
-                f"--out {args.out}",
-            },
+        result = GaussianBench(
+            samples=args.samples,
+            confidence=args.confidence,
+            threshold_test_confidence=test_confidence,
+            goal=GOAL,
+            dim=args.dim,
+            seeds=args.seeds,
+            rows=rows,
+            shrunk=ShrunkNoise(
+                claim=[2.0, args.delta],
+                true_epsilon=shrunk.true_epsilon(args.dim),
+                epsilon_lower_bound=flagged.epsilon_lower_bound,
+                verdict=flagged.verdict,
+            ),
+            wall_time_s=time.perf_counter() - start,
+            command=f"pgc bench gaussian --epsilons {' '.join(f'{e:g}' for e in args.epsilons)} --delta "
+            f"{args.delta:g} --samples {args.samples} --seeds {args.seeds} --dim {args.dim} --out {args.out}",
         )
+        write_json_atomic(Path(args.out), result.to_dict())
     return goals_exit(missed)
 
 
-def _epsilon_row(args, eps: float, canary, test_confidence: float, audit_mechanism, gaussian) -> dict:
+def _epsilon_row(args, eps: float, canary, test_confidence: float, audit_mechanism, gaussian) -> GaussianBenchRow:
     """One ε: the audits over seeds, the oracle at the threshold test's α and at the whole α."""
     oracle = oracle_bound(eps, args.delta, args.samples, test_confidence)
     whole = oracle_bound(eps, args.delta, args.samples, args.confidence)
@@ -154,25 +146,25 @@ def _epsilon_row(args, eps: float, canary, test_confidence: float, audit_mechani
         walls.append(time.perf_counter() - t0)
         bounds.append(res.epsilon_lower_bound)
     mean = float(np.mean(bounds))
-    ratio = mean / oracle["epsilon_lower_bound"]
+    ratio = mean / oracle.epsilon_lower_bound
     print(
         f"Gaussian ε={eps:g} δ={args.delta:g}, n={args.samples:,}/side: oracle ε_LB "
-        f"{oracle['epsilon_lower_bound']:.3f} at the threshold test's α ({whole['epsilon_lower_bound']:.3f} at the "
+        f"{oracle.epsilon_lower_bound:.3f} at the threshold test's α ({whole.epsilon_lower_bound:.3f} at the "
         f"whole α); audit {', '.join(f'{b:.3f}' for b in bounds)} (mean {mean:.3f}, {ratio:.3f}× the oracle, goal "
-        f"≥ {GOAL}; {mean / whole['epsilon_lower_bound']:.3f}× at the whole α); accountant ε "
+        f"≥ {GOAL}; {mean / whole.epsilon_lower_bound:.3f}× at the whole α); accountant ε "
         f"{res.accountant_epsilon:.4f}; {np.mean(walls):.1f}s per audit",
         flush=True,
     )
-    return {
-        "epsilon": eps,
-        "delta": args.delta,
-        "oracle": oracle,
-        "oracle_whole_alpha": whole,
-        "audit_bounds": bounds,
-        "audit_mean": mean,
-        "ratio_mean_to_oracle": ratio,
-        "ratio_mean_to_oracle_whole_alpha": mean / whole["epsilon_lower_bound"],
-        "ratios": [b / oracle["epsilon_lower_bound"] for b in bounds],
-        "accountant_epsilon": res.accountant_epsilon,
-        "wall_s_per_audit": float(np.mean(walls)),
-    }
+    return GaussianBenchRow(
+        epsilon=eps,
+        delta=args.delta,
+        oracle=oracle,
+        oracle_whole_alpha=whole,
+        audit_bounds=bounds,
+        audit_mean=mean,
+        ratio_mean_to_oracle=ratio,
+        ratio_mean_to_oracle_whole_alpha=mean / whole.epsilon_lower_bound,
+        ratios=[b / oracle.epsilon_lower_bound for b in bounds],
+        accountant_epsilon=res.accountant_epsilon,
+        wall_s_per_audit=float(np.mean(walls)),
+    )

@@ -92,10 +92,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"adapter updates equal the one-thread loop's on the same seeds: {identical}")
     print(f"adapter / plain loop: {ratio:.2f}x; adapter / plain loop at one thread: {ratio_one:.2f}x (goal ≥ {GOAL}x)")
     if args.out:
-        result = {"kind": "bench", "bench": "opacus", "parameters": params, "releases": args.releases}
-        result |= {"workers": args.workers, "rates": rates}
-        result |= {"start_s": start, "identical": identical, "ratio": ratio, "ratio_one_thread": ratio_one}
-        write_json_atomic(args.out, result)
+        from pgc.schemas.bench_library_results import OpacusBench
+
+        result = OpacusBench(
+            parameters=params,
+            releases=args.releases,
+            workers=args.workers,
+            rates=rates,
+            start_s=start,
+            identical=identical,
+            ratio=ratio,
+            ratio_one_thread=ratio_one,
+        )
+        write_json_atomic(args.out, result.to_dict())
     missed = [] if identical else ["the adapter's updates differ from the plain loop's"]
     missed += [] if ratio >= GOAL else [f"adapter / plain loop {ratio:.2f}x < {GOAL}x"]
     return goals_exit(missed)

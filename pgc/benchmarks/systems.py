@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from pgc.options import add_out, add_samples, positive_int
+from pgc.schemas.bench_results import BrokenSystem, ContractCost, SystemFalseAlarms, SystemsBench
 
 from . import goals_exit
 
@@ -120,45 +121,44 @@ def run(args: argparse.Namespace) -> int:
     from pgc.files import write_json_atomic
 
     start = time.perf_counter()
-    result = {"kind": "bench", "bench": "systems", "seeds": args.seeds, "samples": args.samples, "confidence": 0.95}
-    # 1. correct mechanisms and systems over seeds
-    result["false_alarms"] = _false_alarms(args)
-    result["total_false_alarms"] = int(sum(f["alarms"] for f in result["false_alarms"]))
-    # 2. broken systems flagged on the right channel
-    result["broken"] = _broken_systems(args)
-    # 3. the contract's cost: PGC-A3C's environment audit vs the direct reference
-    result["contract"] = _contract_cost(args)
-    result["wall_time_s"] = time.perf_counter() - start
-    result["command"] = (
-        f"pgc bench systems --seeds {args.seeds} --samples {args.samples} --contract-samples "
-        f"{args.contract_samples} --repeats {args.repeats}" + (f" --out {args.out}" if args.out else "")
+    false_alarms = _false_alarms(args)  # 1. correct mechanisms and systems over seeds
+    broken = _broken_systems(args)  # 2. broken systems flagged on the right channel
+    contract = _contract_cost(args)  # 3. the contract's cost: PGC-A3C's environment audit vs the direct reference
+    result = SystemsBench(
+        seeds=args.seeds,
+        samples=args.samples,
+        confidence=0.95,
+        false_alarms=false_alarms,
+        total_false_alarms=int(sum(f.alarms for f in false_alarms)),
+        broken=broken,
+        contract=contract,
+        wall_time_s=time.perf_counter() - start,
+        command=f"pgc bench systems --seeds {args.seeds} --samples {args.samples} --contract-samples "
+        f"{args.contract_samples} --repeats {args.repeats}" + (f" --out {args.out}" if args.out else ""),
     )
     if args.out:
-        write_json_atomic(Path(args.out), result)
-    contract = result["contract"]
+        write_json_atomic(Path(args.out), result.to_dict())
     missed = (
-        [f"{result['total_false_alarms']} false alarm(s) on correct mechanisms and systems (goal: none)"]
-        if result["total_false_alarms"]
+        [f"{result.total_false_alarms} false alarm(s) on correct mechanisms and systems (goal: none)"]
+        if result.total_false_alarms
         else []
     )
     missed += [
-        f"broken {b['system']} flagged on {b['flagged']} (goal: {b['expected_channel']} only)"
-        for b in result["broken"]
-        if not b["right"]
+        f"broken {b.system} flagged on {b.flagged} (goal: {b.expected_channel} only)" for b in broken if not b.right
     ]
-    if not contract["equal_bounds"]:
+    if not contract.equal_bounds:
         missed.append(
             "the contract's environment audit and the direct reference certify different bounds (goal: equal)"
         )
-    if contract["median_cpu_ratio"] > CONTRACT_COST_GOAL:
+    if contract.median_cpu_ratio > CONTRACT_COST_GOAL:
         missed.append(
-            f"the contract's cost: {contract['median_cpu_ratio']:.3f}× the direct reference's CPU time "
+            f"the contract's cost: {contract.median_cpu_ratio:.3f}× the direct reference's CPU time "
             f"(goal ≤ {CONTRACT_COST_GOAL:.2f})"
         )
     return goals_exit(missed)
 
 
-def _false_alarms(args: argparse.Namespace) -> list[dict]:
+def _false_alarms(args: argparse.Namespace) -> list[SystemFalseAlarms]:
     """Correct mechanisms and systems audited over seeds: how often a covered row exceeds its claim."""
     from audit.engine.blackbox import audit_mechanism
     from audit.engine.system_audit import audit_system
@@ -177,13 +177,13 @@ def _false_alarms(args: argparse.Namespace) -> list[dict]:
         ]
         alarms = int(sum(b > mech.epsilon for b in bounds))
         out.append(
-            {
-                "subject": f"mechanism {name}",
-                "claim": mech.epsilon,
-                "bounds": bounds,
-                "alarms": alarms,
-                "max_ratio": max(bounds) / mech.epsilon,
-            }
+            SystemFalseAlarms(
+                subject=f"mechanism {name}",
+                claim=mech.epsilon,
+                bounds=bounds,
+                alarms=alarms,
+                max_ratio=max(bounds) / mech.epsilon,
+            )
         )
         print(
             f"mechanism {name}: {alarms}/{args.seeds} above the claim, max ε_LB/ε {max(bounds) / mech.epsilon:.3f}",
@@ -197,15 +197,15 @@ def _false_alarms(args: argparse.Namespace) -> list[dict]:
         alarms = sum(r.verdict == "violated" for r in covered)
         ratios = [r.epsilon_lower_bound / r.claimed_epsilon for r in covered]
         out.append(
-            {
-                "subject": f"system {name}",
-                "claim": system.claim.epsilon,
-                "samples": samples,
-                "covered_rows": len(covered),
-                "alarms": int(alarms),
-                "max_ratio": max(ratios),
-                "unprotected_rows_leaking": int(sum(r.verdict == "unprotected channel" for rs in rows for r in rs)),
-            }
+            SystemFalseAlarms(
+                subject=f"system {name}",
+                claim=system.claim.epsilon,
+                samples=samples,
+                covered_rows=len(covered),
+                alarms=int(alarms),
+                max_ratio=max(ratios),
+                unprotected_rows_leaking=int(sum(r.verdict == "unprotected channel" for rs in rows for r in rs)),
+            )
         )
         print(
             f"system {name}: {alarms}/{len(covered)} covered rows above the claim, max ε_LB/ε {max(ratios):.3f}",
@@ -214,7 +214,7 @@ def _false_alarms(args: argparse.Namespace) -> list[dict]:
     return out
 
 
-def _broken_systems(args: argparse.Namespace) -> list[dict]:
+def _broken_systems(args: argparse.Namespace) -> list[BrokenSystem]:
     """Systems with a planted leak: flagged, and on the leaking channel only."""
     from audit.engine.system_audit import audit_system
     from pgc.toysystems import BatchedSumSystem, GaussianVectorSystem
@@ -229,13 +229,9 @@ def _broken_systems(args: argparse.Namespace) -> list[dict]:
         flagged = [r.channel for r in res.rows if r.verdict == "violated"]
         right = channel in flagged and all(c in (channel, "all") for c in flagged)
         out.append(
-            {
-                "system": system.name,
-                "expected_channel": channel,
-                "flagged": flagged,
-                "right": right,
-                "verdict": res.verdict,
-            }
+            BrokenSystem(
+                system=system.name, expected_channel=channel, flagged=flagged, right=right, verdict=res.verdict
+            )
         )
         print(
             f"broken {system.name}: flagged {flagged} (expected {channel}) -> {'right' if right else 'WRONG'}",
@@ -248,7 +244,7 @@ CONTRACT_COST_GOAL = 1.10  # the contract path's CPU time over the direct refere
 CONTRACT_THETA = "audit/adversarial/laplace-eps1-theta-5-15-gradient.pt"  # a shipped crafted θ (pgc.references)
 
 
-def _contract_cost(args: argparse.Namespace) -> dict:
+def _contract_cost(args: argparse.Namespace) -> ContractCost:
     """PGC-A3C's environment audit through the System contract against the direct reference: bounds, and
     the cost as CPU time (the machine is shared: wall time also counts other jobs' load), wall time beside."""
     from pgc.a3c.model import load_checkpoint
@@ -291,14 +287,14 @@ def _contract_cost(args: argparse.Namespace) -> dict:
         f"{np.median(times['reference'][0]):.2f}s (median of {args.repeats}): ratio {cpu_ratio:.3f} "
         f"(goal ≤ {CONTRACT_COST_GOAL:.2f}; wall time {wall_ratio:.3f}); bounds equal: {equal}"
     )
-    return {
-        "samples": args.contract_samples,
-        "contract_cpu_s": times["contract"][0],
-        "reference_cpu_s": times["reference"][0],
-        "contract_wall_s": times["contract"][1],
-        "reference_wall_s": times["reference"][1],
-        "median_cpu_ratio": cpu_ratio,
-        "median_ratio": wall_ratio,
-        "equal_bounds": equal,
-        "bounds": ref,
-    }
+    return ContractCost(
+        samples=args.contract_samples,
+        contract_cpu_s=times["contract"][0],
+        reference_cpu_s=times["reference"][0],
+        contract_wall_s=times["contract"][1],
+        reference_wall_s=times["reference"][1],
+        median_cpu_ratio=cpu_ratio,
+        median_ratio=wall_ratio,
+        equal_bounds=equal,
+        bounds=ref,
+    )

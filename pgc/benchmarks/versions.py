@@ -11,6 +11,7 @@ library; this bench is what checks the others.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from pgc.errors import UserError
 from pgc.options import add_out
+from pgc.schemas.bench_library_results import CommandRun, VersionCell, VersionsBench
 
 help = "every adapter on the last three minor releases of its library (each installed into a throwaway folder)"
 
@@ -89,8 +91,9 @@ def install(library: str, release: str, folder: Path) -> str | None:
     return lines[-1] if lines else f"pip exited {done.returncode}"
 
 
-def run_command(command: tuple[str, ...], folder: Path, out: Path, timeout: int) -> dict:
-    """One adapter command with ``folder`` first on PYTHONPATH: its exit, verdict or refusal, and what it imported."""
+def run_command(command: tuple[str, ...], folder: Path, out: Path, timeout: int) -> tuple[CommandRun, str | None]:
+    """One adapter command with ``folder`` first on PYTHONPATH: its exit, verdict and what it imported, or the last
+    line it said (None when it wrote its result)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]).rstrip(":"))
     env["NUMBA_CACHE_DIR"] = str(folder.parent / "numba")  # compiled clients of this release only
     argv = [sys.executable, "-m", "pgc.cli", *command, "--out", str(out), "--force", "--no-progress", "--seed", "1"]
@@ -100,18 +103,24 @@ def run_command(command: tuple[str, ...], folder: Path, out: Path, timeout: int)
         code, stdout, stderr = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired:
         code, stdout, stderr = None, "", f"timed out after {timeout} s"
-    cell = {"command": "pgc " + " ".join(command), "exit": code, "seconds": round(time.perf_counter() - start, 1)}
-    cell["traceback"] = "Traceback (most recent call last)" in stderr
+    ran = CommandRun(
+        command="pgc " + " ".join(command),
+        exit=code,
+        seconds=round(time.perf_counter() - start, 1),
+        traceback="Traceback (most recent call last)" in stderr,
+    )
     if out.exists() and code in (0, 1):
-        result = json.loads(out.read_text())
-        cell["verdict"] = result.get("verdict")
+        result = json.loads(out.read_text())  # the command's own output, read for its verdict and libraries
         claims = [r.get("claimed_epsilon") for r in result.get("rows", [])]
-        cell["claimed_epsilon"] = claims[0] if claims else None
-        cell["imported"] = {lib["name"]: lib["version"] for lib in result.get("provenance", {}).get("libraries", [])}
-    else:
-        lines = [line for line in (stderr or stdout).splitlines() if line.strip()]
-        cell["said"] = lines[-1] if lines else ""
-    return cell
+        libraries = result.get("provenance", {}).get("libraries", [])
+        return dataclasses.replace(
+            ran,
+            verdict=result.get("verdict"),
+            claimed_epsilon=claims[0] if claims else None,
+            imported={lib["name"]: lib["version"] for lib in libraries},
+        ), None
+    lines = [line for line in (stderr or stdout).splitlines() if line.strip()]
+    return ran, lines[-1] if lines else ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,15 +133,14 @@ def run(args: argparse.Namespace) -> int:
         if args.only and library.name not in args.only:
             continue
         for release in library.releases:
-            head = {"library": library.name, "release": release}
             with tempfile.TemporaryDirectory(prefix=f"pgc-{library.name}-{release}-") as tmp:
                 folder = Path(tmp) / "site"
                 failed = install(library.name, release, folder)
                 ran = (
-                    [{**head, "installed": False, "said": failed}]
+                    [VersionCell(library=library.name, release=release, installed=False, said=failed)]
                     if failed
                     else [
-                        {**head, "installed": True, **run_command(c, folder, Path(tmp) / "out.json", args.timeout)}
+                        _cell(library.name, release, *run_command(c, folder, Path(tmp) / "out.json", args.timeout))
                         for c in library.commands
                     ]
                 )
@@ -140,17 +148,22 @@ def run(args: argparse.Namespace) -> int:
                 print(_line(cell), flush=True)
             cells += ran
     if args.out:
-        write_json_atomic(args.out, {"kind": "bench", "bench": "versions", "cells": cells})
-    bad = [c for c in cells if c["installed"] and (c.get("traceback") or c.get("exit") not in (0, 1, 2))]
+        write_json_atomic(args.out, VersionsBench(cells=cells).to_dict())
+    bad = [c for c in cells if c.installed and c.run is not None and (c.run.traceback or c.run.exit not in (0, 1, 2))]
     for cell in bad:
-        print(f"goal missed: {cell['library']} {cell['release']}: {cell.get('said', 'a traceback')}", file=sys.stderr)
+        print(f"goal missed: {cell.library} {cell.release}: {cell.said or 'a traceback'}", file=sys.stderr)
     return 1 if bad else 0
 
 
-def _line(cell: dict) -> str:
-    head = f"{cell['library']:16} {cell['release']:7}"
-    if not cell.get("installed"):
-        return f"{head} not installed: {cell['said']}"
-    imported = cell.get("imported", {}).get(cell["library"], "?")
-    outcome = cell.get("verdict") or f"refused: {cell.get('said', '')}"
-    return f"{head} exit {cell['exit']} ({imported} imported, {cell['seconds']} s) {outcome} <- {cell['command']}"
+def _cell(library: str, release: str, ran: CommandRun, said: str | None) -> VersionCell:
+    return VersionCell(library=library, release=release, installed=True, run=ran, said=said)
+
+
+def _line(cell: VersionCell) -> str:
+    head = f"{cell.library:16} {cell.release:7}"
+    if not cell.installed or cell.run is None:
+        return f"{head} not installed: {cell.said}"
+    run = cell.run
+    imported = (run.imported or {}).get(cell.library, "?")
+    outcome = run.verdict or f"refused: {cell.said or ''}"
+    return f"{head} exit {run.exit} ({imported} imported, {run.seconds} s) {outcome} <- {run.command}"

@@ -2,21 +2,48 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar, cast
 
 from .audit_rows import Verdict
 from .base import JsonObject, Record, Result
+from .bench_library_results import LIBRARY_BENCHES
+from .bench_results import AUDIT_BENCHES
+
+_B = TypeVar("_B", bound="Bench")
 
 # --- benchmarks, manifests and reports -------------------------------------------------------------
 
 
+BENCH_KINDS: tuple[type[Result], ...] = (*AUDIT_BENCHES, *LIBRARY_BENCHES)
+_OLDER_BENCH: dict[str, type[Result]] = {}  # a bench's name -> its kind, written back as the older kind "bench"
+
+
+def legacy_bench_kind(data: dict[str, Any]) -> type[Result] | None:
+    """The typed result a file of the older kind ``bench`` is read as: the kind its ``bench`` names (its class, with
+    the kind "bench" it was written as, so it reads and writes back unchanged); None for a bench no kind names."""
+    name = data.get("bench")
+    if not _OLDER_BENCH:
+        for cls in BENCH_KINDS:
+            bench = next(f.default for f in fields(cls) if f.name == "bench")
+            _OLDER_BENCH[str(bench)] = type(cls.__name__, (cls,), {"KIND": "bench", "__doc__": cls.__doc__})
+    return _OLDER_BENCH.get(name) if isinstance(name, str) else None
+
+
 @dataclass(frozen=True, kw_only=True)
 class Bench(Result):
-    """pgc bench audit-adversarial and the adversarial false-alarm study."""
+    """The older kind ``bench`` of every benchmark that wrote its own JSON: a file loads as the typed result of the
+    kind its ``bench`` names (:func:`legacy_bench_kind`); a bench no kind names keeps its keys in ``extra``."""
 
     KIND = "bench"
     bench: str
+
+    @classmethod
+    def from_dict(cls: type[_B], data: dict[str, Any], where: str = "") -> _B:
+        typed = legacy_bench_kind(data) if cls is Bench and isinstance(data, dict) else None
+        if typed is not None:
+            return cast(_B, typed.from_dict(data, where))
+        return super().from_dict(data, where)
 
 
 @dataclass(frozen=True, kw_only=True)

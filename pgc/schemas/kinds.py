@@ -31,7 +31,7 @@ from .audit_kinds import AUDIT_KINDS
 from .audit_rows import AuditRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result
-from .bench_kinds import AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, TuneWorkers
+from .bench_kinds import BENCH_KINDS, AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, TuneWorkers
 from .opacus_kinds import OpacusOneRunResult
 from .power_kinds import PowerStudy
 from .provenance import Invocation
@@ -267,6 +267,7 @@ _RESULT_TYPES: tuple[type[Result], ...] = (
     BanditBench,
     LayoutGap,
     Bench,
+    *BENCH_KINDS,
     AuditBenchmark,
     BenchNumbers,
     Reliability,
