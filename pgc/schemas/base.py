@@ -59,12 +59,16 @@ def number(value: Any) -> float | None:
 
 
 def json_ready(obj: Any) -> Any:
-    """A copy JSON can write: non-finite floats as "inf"/"-inf"/"nan", enums as their values, numpy arrays and
-    scalars as Python values, records as their dicts, tuples as lists, keys as strings."""
+    """A copy JSON can write: records as their dicts (:meth:`Record.to_dict`), other dataclasses as their set
+    fields, enums as their values, numpy arrays and scalars as Python values, non-finite floats as
+    "inf"/"-inf"/"nan", tuples as lists, keys as strings."""
     if isinstance(obj, Record):
         return obj.to_dict()
     if isinstance(obj, enum.Enum):
         return obj.value
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        values = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+        return {k: json_ready(v) for k, v in values.items() if v is not None}
     if isinstance(obj, dict):
         return {str(k): json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -207,28 +211,6 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _to_json(value: Any) -> Any:
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, Record):
-        return value.to_dict()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: _to_json(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if getattr(value, f.name) is not None
-        }
-    if isinstance(value, tuple):
-        return [_to_json(v) for v in value]
-    if isinstance(value, float):
-        return json_number(value)
-    if isinstance(value, list):
-        return [_to_json(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _to_json(v) for k, v in value.items()}
-    return value
-
-
 def json_name(f: dataclasses.Field[Any]) -> str:
     """The JSON key of a record's field: its ``metadata["json"]`` where it names one, else the field's name."""
     return str(f.metadata.get("json", f.name))
@@ -255,6 +237,8 @@ class Record:
     present). ``migrate`` (a class's own) turns an older layout of the object into the current one before parsing.
     """
 
+    # True: every named field is written, an unset one as null (a summary that lists the same keys for every row)
+    WRITE_NULLS: ClassVar[bool] = False
     extra: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -304,19 +288,19 @@ class Record:
         return None if part is None else getattr(part, where[1])
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object: the named fields that are set (None left out, unless the field's metadata says
-        ``keep_none``: a null that means something; flat parts beside them), then ``extra``."""
+        """The JSON object: the named fields (:func:`json_ready`; flat parts' fields beside them), then ``extra``.
+        An unset field (None) is left out, unless the class writes every field (:attr:`WRITE_NULLS`) or the field's
+        metadata says ``keep_none`` (a null that means something): then it is written as null. An unset flat part
+        is left out."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name == "extra":
                 continue
             value = getattr(self, f.name)
-            if value is None and not f.metadata.get("keep_none"):
-                continue
             if is_flat(f):
-                out.update(value.to_dict())
-            else:
-                out[json_name(f)] = _to_json(value)
+                out.update({} if value is None else value.to_dict())
+            elif value is not None or self.WRITE_NULLS or f.metadata.get("keep_none"):
+                out[json_name(f)] = json_ready(value)
         out.update(self.extra)
         return out
 

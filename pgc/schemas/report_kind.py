@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .base import Result
 from .report_parts import (
@@ -15,7 +14,6 @@ from .report_parts import (
     ReportReferences,
     ReportTuning,
     ReportUtility,
-    every_field,
 )
 
 __all__ = ["Report"]
@@ -27,6 +25,7 @@ class Report(Result):
     the references' findings, utility, tuning and the figures. Every field is written, an unset one as null."""
 
     KIND = "report"
+    WRITE_NULLS = True
     format: str
     generated: str | None = None
     verdict: str
@@ -39,11 +38,3 @@ class Report(Result):
     mitigation_costs: list[ReportMitigationCosts] = field(default_factory=list)
     tuning: list[ReportTuning] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = every_field(self)
-        return {
-            "kind": self.KIND,
-            "format_version": self.FORMAT_VERSION,
-            **{k: v for k, v in out.items() if k not in ("kind", "format_version")},
-        }

@@ -1,38 +1,20 @@
 """The parts of ``pgc report``'s JSON summary (report.json): inputs, warnings, Holm's family, the summary table, the
-bound and attack rows, utility and tuning. Every part writes each of its fields, an unset one as null, so the
-summary lists the same keys for every row."""
+bound and attack rows, utility and tuning. Every part writes each of its fields, an unset one as null
+(:attr:`Record.WRITE_NULLS`), so the summary lists the same keys for every row."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
-from .base import JsonObject, Record, is_flat, json_name, json_ready
+from .base import JsonObject, Record
 from .tune_kinds import BestTrial, TrialCounts
-
-
-def every_field(record: Record) -> dict[str, Any]:
-    """A record's JSON object with every named field, None as null (flat parts beside it), then ``extra``."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(record):
-        if f.name == "extra":
-            continue
-        value = getattr(record, f.name)
-        if is_flat(f):
-            out.update(value.to_dict() if value is not None else {})
-        else:
-            out[json_name(f)] = json_ready(value)
-    out.update(record.extra)
-    return out
 
 
 @dataclass(frozen=True, kw_only=True)
 class ReportRecord(Record):
     """A part of the report's summary: every field written, an unset one as null."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return every_field(self)
+    WRITE_NULLS = True
 
 
 @dataclass(frozen=True, kw_only=True)
