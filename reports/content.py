@@ -18,7 +18,13 @@ from pathlib import Path
 from pgc.schemas import ChannelKind, channel_kind
 from pgc.schemas.audit_rows import AuditRow, Verdict
 from pgc.schemas.audit_rows import worst as worst_verdict
-from pgc.schemas.report_parts import ReportAdversarial, ReportMitigationCosts, ReportProtection
+from pgc.schemas.report_parts import (
+    ReportAdversarial,
+    ReportBanditAttack,
+    ReportMitigationCosts,
+    ReportProtection,
+    ReportSystemAudit,
+)
 
 from .loaders import Source
 
@@ -214,10 +220,10 @@ class Findings:
     bounds: list[BoundRow] = field(default_factory=list)
     attacks: list[AttackRow] = field(default_factory=list)
     adversarial: list[ReportAdversarial] = field(default_factory=list)
-    system_audits: list[dict] = field(default_factory=list)  # {source, system, pair, claim, accountant, verdict}
+    system_audits: list[ReportSystemAudit] = field(default_factory=list)
     # see bandit_regret: {source, curves, privacy_cost, fit, ...}
     bandit_regret: list[dict] = field(default_factory=list)
-    bandit_attacks: list[dict] = field(default_factory=list)  # one dict per row, with its source (bandit_attack_rows)
+    bandit_attacks: list[ReportBanditAttack] = field(default_factory=list)  # one per row (bandit_attack_rows)
     family: dict = field(default_factory=dict)  # Holm over the bound rows with a p-value (see holm_family)
     warnings: list[dict] = field(default_factory=list)  # {level, title, text}
 
@@ -335,22 +341,22 @@ BANDIT_SECTION = "federated-bandits"  # the report_section the federated bandit 
 PUBLISHED_CLAIMS_SECTION = "published-claims"  # the report_section the thesis' systems (dprl) name
 
 
-def has_own_section(header: dict) -> bool:
+def has_own_section(header: ReportSystemAudit) -> bool:
     """A system audit that a section of its own renders (the system named one): not the generic table."""
-    return bool(header.get("report_section"))
+    return bool(header.report_section)
 
 
-def section_audits(c: ReportContent, section: str) -> list[dict]:
-    """The system audits whose system names ``section``: the run's own, then the committed references
-    (marked ``reference``)."""
-    return [h for h in c.own.system_audits if h.get("report_section") == section] + [
-        {**h, "reference": True} for h in c.reference.system_audits if h.get("report_section") == section
+def section_audits(c: ReportContent, section: str) -> list[tuple[ReportSystemAudit, bool]]:
+    """The system audits whose system names ``section``, each with whether it is a committed reference: the run's
+    own, then the references."""
+    return [(h, False) for h in c.own.system_audits if h.report_section == section] + [
+        (h, True) for h in c.reference.system_audits if h.report_section == section
     ]
 
 
-def is_bandit_audit(header: dict) -> bool:
+def is_bandit_audit(header: ReportSystemAudit) -> bool:
     """A system audit that the federated-bandits section renders (the system asked for it)."""
-    return header.get("report_section") == BANDIT_SECTION
+    return header.report_section == BANDIT_SECTION
 
 
 def per_submission_claim(row: BoundRow, rows: list[BoundRow]) -> float | None:

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from pgc.schemas.report_parts import ReportCurvePoint  # noqa: E402
+from pgc.schemas.report_parts import ReportCurveCorner, ReportCurvePoint  # noqa: E402
 from pgc.schemas.shared import ldp_ceiling  # noqa: E402
 
 from . import bar_plots, figure_kit  # noqa: E402
@@ -354,7 +354,7 @@ def privacy_cost_figure(cost: list[dict], fit: dict | None) -> bytes:
     return _png(fig)
 
 
-def _tradeoff_panel(ax, curves: list[dict], alpha: np.ndarray) -> None:
+def _tradeoff_panel(ax, curves: list[ReportCurveCorner], alpha: np.ndarray) -> None:
     """One system's claimed curves (one per channel), their certified corners and shaded regions."""
     from scipy.stats import norm
 
@@ -362,39 +362,42 @@ def _tradeoff_panel(ax, curves: list[dict], alpha: np.ndarray) -> None:
 
     for i, c in enumerate(curves):
         colour = plt.cm.tab10(i % 10)
-        channel = c["label"].rsplit(" [", 1)[-1].rstrip("]") if " [" in c["label"] else c["label"]
-        if "profile" in c:
+        channel = c.label.rsplit(" [", 1)[-1].rstrip("]") if " [" in c.label else c.label
+        if c.profile_curve is not None:
+            p = c.profile_curve
             ax.plot(
                 alpha,
-                profile_tradeoff(alpha, c["profile"]),
+                profile_tradeoff(alpha, p.profile),
                 color=colour,
                 lw=1.4,
                 label=f"[{channel}] claimed privacy profile",
             )
             corner = (
-                f"[{channel}] certified corner: ε ≥ {fmt_eps(c['profile_epsilon_lower_bound'])} at "
-                f"δ = {c['profile_delta']:.2g} ({c['verdict']})"
+                f"[{channel}] certified corner: ε ≥ {fmt_eps(p.profile_epsilon_lower_bound)} at "
+                f"δ = {p.profile_delta:.2g} ({c.verdict})"
             )
         else:
+            mu = c.mu_curve
+            assert mu is not None
             ax.plot(
                 alpha,
-                norm.cdf(norm.isf(alpha) - c["claimed_mu"]),
+                norm.cdf(norm.isf(alpha) - mu.claimed_mu),
                 color=colour,
                 lw=1.4,
-                label=f"[{channel}] claimed μ = {fmt_eps(c['claimed_mu'])}",
+                label=f"[{channel}] claimed μ = {fmt_eps(mu.claimed_mu)}",
             )
-            corner = f"[{channel}] certified corner: μ ≥ {fmt_eps(c['mu_lower_bound'])} ({c['verdict']})"
+            corner = f"[{channel}] certified corner: μ ≥ {fmt_eps(mu.mu_lower_bound)} ({c.verdict})"
         ax.plot(
-            [c["fpr_upper"]],
-            [c["fnr_upper"]],
+            [c.fpr_upper],
+            [c.fnr_upper],
             marker="s",
             ls="none",
-            color=verdict_colour(c["verdict"]),
+            color=verdict_colour(c.verdict),
             markeredgecolor=colour,
             markersize=8,
             label=corner,
         )
-        ax.add_patch(plt.Rectangle((0, 0), c["fpr_upper"], c["fnr_upper"], alpha=0.08, color=colour))
+        ax.add_patch(plt.Rectangle((0, 0), c.fpr_upper, c.fnr_upper, alpha=0.08, color=colour))
     ax.plot([0, 1], [1, 0], color="#adb5bd", lw=0.8, ls=":", label="no privacy lost (β = 1 − α)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -403,12 +406,12 @@ def _tradeoff_panel(ax, curves: list[dict], alpha: np.ndarray) -> None:
     ax.grid(alpha=0.3)
 
 
-def tradeoff_figure(curves: list[dict]) -> bytes:
+def tradeoff_figure(curves: list[ReportCurveCorner]) -> bytes:
     """Curve audits, one panel per audited system (at most eight): each claimed trade-off curve (type I error α
     against type II error β) — a μ-GDP curve T_μ(α) = Φ(Φ⁻¹(1 − α) − μ), or the curve a privacy profile
     promises — and the certified corner (ᾱ, β̄): the test's true rates lie below and left of it with the stated
     confidence, so a corner under the claimed curve is a violation of the curve."""
-    systems = figure_kit.panels(curves, lambda c: c.get("system") or c["label"].rsplit(" [", 1)[0])[:8]
+    systems = figure_kit.panels(curves, lambda c: c.system or c.label.rsplit(" [", 1)[0])[:8]
     ncols = min(3, len(systems))
     nrows = -(-len(systems) // ncols)
     fig, axes = new_figure(4.0 * ncols, 5.6 * nrows, nrows=nrows, ncols=ncols)

@@ -24,14 +24,14 @@ def overall_verdict(f: Findings) -> str:
     if (
         any(b.verdict == "violated" and not b.outside_claim for b in kept)
         or any(a.above_ceiling and not a.uses_side_channel for a in f.attacks)
-        or any(a["above_ceiling"] and a["covered"] for a in f.bandit_attacks)
+        or any(a.above_ceiling and a.covered for a in f.bandit_attacks)
     ):
         return "VIOLATED — at least one output leaks more than its ε claim allows."
     exceeded = _channels(b for b in kept if b.verdict == "violated")
     attacked = list(
         dict.fromkeys(
             [a.channels for a in f.attacks if a.above_ceiling and a.uses_side_channel]
-            + [str(a["channel"]) for a in f.bandit_attacks if a["above_ceiling"]]
+            + [a.channel for a in f.bandit_attacks if a.above_ceiling]
         )
     )
     leaking = [c for c in _channels(b for b in kept if b.verdict == "unprotected channel") if c not in exceeded]

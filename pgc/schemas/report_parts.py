@@ -1,11 +1,13 @@
 """The parts of ``pgc report``'s JSON summary (report.json): inputs, warnings, Holm's family, the summary table, the
-bound and attack rows, utility and tuning. Every part writes each of its fields, an unset one as null
-(:attr:`Record.WRITE_NULLS`), so the summary lists the same keys for every row."""
+bound, attack, system-audit and bandit-attack rows, utility and tuning. Every part writes each of its fields, an
+unset one as null (:attr:`Record.WRITE_NULLS`), so the summary lists the same keys for every row."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# the system audit's Accountant and LibraryRun, looked up when the annotations are read: kinds imports this module
+from . import kinds as _kinds
 from .base import JsonObject, Record
 from .tune_kinds import BestTrial, TrialCounts
 
@@ -316,12 +318,118 @@ class ReportTuning(ReportRecord):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SystemAuditSetting(ReportRecord):
+    """What a system audit tested and the budget it spent: the claim (ε, δ, the channels it covers), the
+    confidence, the samples per side and the seed."""
+
+    claim_epsilon: float
+    claim_delta: float
+    covers: list[str] = field(default_factory=list)
+    confidence: float
+    samples_per_side: int
+    seed: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class MuCorner(ReportRecord):
+    """A μ-GDP curve test's claimed μ and the μ it certifies."""
+
+    claimed_mu: float | None = None
+    mu_lower_bound: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProfileCorner(ReportRecord):
+    """A privacy-profile curve test: the claimed profile ((ε, δ) points), the δ tested and the ε certified there."""
+
+    profile: list[list[float]]
+    profile_delta: float
+    profile_epsilon_lower_bound: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportCurveCorner(ReportRecord):
+    """The certified corner (ᾱ, β̄) of one curve test of a system audit, with the claimed curve it is read against
+    (one of the two flat parts: a μ-GDP curve or a privacy profile)."""
+
+    label: str
+    system: str
+    fpr_upper: float
+    fnr_upper: float
+    verdict: str
+    mu_curve: MuCorner | None = field(default=None, metadata={"flat": True})
+    profile_curve: ProfileCorner | None = field(default=None, metadata={"flat": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportSystemAudit(ReportRecord):
+    """One system audit (pgc audit --system) as the report lists it: the system and the section it asks for, the
+    secrets told apart, the claim and budget (flat), the verdict, the accountant's ε, the library run and the
+    certified corners of its curve tests."""
+
+    source: str
+    system: str
+    report_section: str | None = None
+    pair: str | None = None
+    secret: str
+    secret_prime: str
+    broadcast: str
+    setting: SystemAuditSetting = field(metadata={"flat": True})
+    verdict: str
+    accountant: _kinds.Accountant | None = None
+    wall_time_s: float | None = None
+    relation: str | None = None
+    searched: bool = False
+    library: _kinds.LibraryRun | None = None
+    curves: list[ReportCurveCorner] = field(default_factory=list)
+
+    @classmethod
+    def migrate(cls, data: JsonObject) -> JsonObject:
+        """A library run without a version is written without the key (LibraryRun leaves an unset field out): read
+        as null."""
+        library = data.get("library")
+        return {**data, "library": {"version": None, **library}} if isinstance(library, dict) else data
+
+
+@dataclass(frozen=True, kw_only=True)
+class BanditAttackScore(ReportRecord):
+    """A bandit attacker's test accuracy with its interval at ``level`` over ``n_test`` guesses, beside chance and
+    the (ε, δ)-DP ceiling of the claim."""
+
+    accuracy: float
+    interval: list[float]
+    level: float | None = None
+    n_test: int
+    chance: float
+    ceiling: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportBanditAttack(ReportRecord):
+    """One federated-bandit attack row as the report lists it: the system, pair and channel attacked (and the
+    channel the attacker tested on), whether the claim covers it, the score (flat), the claim, and whether the
+    interval's lower end lies above the ceiling and above chance."""
+
+    source: str
+    reference: bool = False
+    system: str
+    pair: str
+    channel: str
+    test_channel: str
+    covered: bool
+    score: BanditAttackScore = field(metadata={"flat": True})
+    claim_epsilon: float
+    claim_delta: float
+    above_ceiling: bool
+    above_chance: bool
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReportAudits(ReportRecord):
-    """The audit rows the report lists: bounds and attacks typed; the adversarial, system-audit and bandit-attack
-    entries as their sections extract them."""
+    """The audit rows the report lists: bounds, attacks, adversarial audits, system audits and bandit attacks."""
 
     bounds: list[ReportBound] = field(default_factory=list)
     attacks: list[ReportAttack] = field(default_factory=list)
     adversarial: list[ReportAdversarial] = field(default_factory=list)
-    system_audits: list[JsonObject] = field(default_factory=list)
-    bandit_attacks: list[JsonObject] = field(default_factory=list)
+    system_audits: list[ReportSystemAudit] = field(default_factory=list)
+    bandit_attacks: list[ReportBanditAttack] = field(default_factory=list)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pgc.schemas as schemas
+from pgc.schemas.report_parts import BanditAttackScore, ReportBanditAttack
 
 from .. import plots
 from ..content import BANDIT_SECTION, Findings, ReportContent, read_png_inside, section_audits
@@ -74,31 +75,33 @@ def bandit_regret(src: Source) -> dict:
     }
 
 
-def bandit_attack_rows(src: Source) -> list[dict]:
+def bandit_attack_rows(src: Source) -> list[ReportBanditAttack]:
     """The rows of a federated-bandit attack: accuracy with its interval beside chance and the (ε, δ)-DP
     ceiling of the system's claim. ``above_ceiling``/``above_chance`` are read from the interval's lower end."""
     r = src.result
     assert isinstance(r, schemas.BanditAttack)
     return [
-        {
-            "source": src.label,
-            "reference": src.reference,
-            "system": x.system,
-            "pair": x.pair,
-            "channel": x.channel,
-            "test_channel": x.test_channel or x.channel,
-            "covered": True if x.covered_by_claim is None else x.covered_by_claim,
-            "accuracy": x.accuracy,
-            "interval": x.interval,
-            "level": x.level,
-            "n_test": x.n_test,
-            "chance": x.chance,
-            "ceiling": x.ceiling,
-            "claim_epsilon": x.claim.epsilon,
-            "claim_delta": x.claim.delta,
-            "above_ceiling": x.interval[0] > x.ceiling,
-            "above_chance": x.interval[0] > x.chance,
-        }
+        ReportBanditAttack(
+            source=src.label,
+            reference=src.reference,
+            system=x.system,
+            pair=x.pair,
+            channel=x.channel,
+            test_channel=x.test_channel or x.channel,
+            covered=True if x.covered_by_claim is None else x.covered_by_claim,
+            score=BanditAttackScore(
+                accuracy=x.accuracy,
+                interval=x.interval,
+                level=x.level,
+                n_test=x.n_test,
+                chance=x.chance,
+                ceiling=x.ceiling,
+            ),
+            claim_epsilon=x.claim.epsilon,
+            claim_delta=x.claim.delta,
+            above_ceiling=x.interval[0] > x.ceiling,
+            above_chance=x.interval[0] > x.chance,
+        )
         for x in r.rows
     ]
 
@@ -112,10 +115,10 @@ def _theory_name(key: str) -> str:
     return key.removesuffix("_M_exponent").removesuffix("_exponent").replace("_", " ")
 
 
-def _attack_reading(a: dict) -> str:
-    if a["above_ceiling"]:
-        return "above the ceiling" + ("" if a["covered"] else " (channel outside the claim)")
-    return "above chance, within the ceiling" if a["above_chance"] else "no better than chance"
+def _attack_reading(a: ReportBanditAttack) -> str:
+    if a.above_ceiling:
+        return "above the ceiling" + ("" if a.covered else " (channel outside the claim)")
+    return "above chance, within the ceiling" if a.above_chance else "no better than chance"
 
 
 def _regret_block(doc: Document, r: dict, level: int) -> None:
@@ -123,7 +126,8 @@ def _regret_block(doc: Document, r: dict, level: int) -> None:
     st = r["settings"]
     doc.heading(f"Regret ({r['label'] or r['source']})", level + 1)
     doc.para(
-        f"{source_role(r)}: M = {st.get('n_silos', '—')} silos, horizon T = {st.get('horizon', '—')}, "
+        f"{source_role(r['source'], r['reference'])}: M = {st.get('n_silos', '—')} silos, "
+        f"horizon T = {st.get('horizon', '—')}, "
         f"{st.get('n_arms', '—')} arms in dimension {st.get('dim', '—')}, {st.get('runs', '—')} runs; "
         + str(st.get("regret", "time-averaged group regret with its interval over runs"))
         + "."
@@ -223,22 +227,22 @@ def _attack_block(doc: Document, f: Findings, level: int) -> None:
         ],
         [
             [
-                a["system"],
-                f"{num(a['claim_epsilon'])}, {num(a['claim_delta'])}",
-                a["pair"],
-                a["channel"] + ("" if a["test_channel"] == a["channel"] else f" (via {a['test_channel']})"),
-                "yes" if a["covered"] else "no",
-                num(a["accuracy"]),
-                interval_text(a["interval"]),
-                num(a["chance"]),
-                num(a["ceiling"]),
+                a.system,
+                f"{num(a.claim_epsilon)}, {num(a.claim_delta)}",
+                a.pair,
+                a.channel + ("" if a.test_channel == a.channel else f" (via {a.test_channel})"),
+                "yes" if a.covered else "no",
+                num(a.score.accuracy),
+                interval_text(a.score.interval),
+                num(a.score.chance),
+                num(a.score.ceiling),
                 _attack_reading(a),
-                source_role(a),
+                source_role(a.source, a.reference),
             ]
             for a in rows
         ],
         numeric={5, 7, 8},
-        classes=[{9: "v-violated"} if a["above_ceiling"] else {} for a in rows],
+        classes=[{9: "v-violated"} if a.above_ceiling else {} for a in rows],
     )
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import math
 
+import pgc.schemas as schemas
+from pgc.schemas.report_parts import ReportSystemAudit
+
 from ..content import ReportContent, fmt_eps, section_audits
 from ..document import Document, num, vclass
 from ..section import Section
@@ -15,18 +18,18 @@ from .published_claims import reading
 LIBRARY_SECTION = "library-audits"  # the report_section that pgc.ldp's and pgc.nvflare's Systems name
 
 
-def parameters_text(record: dict) -> str:
+def parameters_text(record: schemas.LibraryRun | None) -> str:
     """Every parameter the library was run with, as ``name=value`` (the domain size k and ε among them: a
     protocol run at (k, ε) alone has no other); "—" for none."""
-    shown = record.get("parameters") or {}
+    shown = (record.parameters if record else None) or {}
     return ", ".join(f"{k}={fmt_eps(v) if isinstance(v, float) else v}" for k, v in shown.items()) or "—"
 
 
-def why(row, header: dict, record: dict) -> str:
+def why(row, header: ReportSystemAudit, record: schemas.LibraryRun | None) -> str:
     """The row's reading (:func:`reports.sections.published_claims.reading`) and, for a frequency oracle, the exact
     ε of what it releases."""
     text = reading(row, header)
-    exact = record.get("exact_epsilon")
+    exact = record.exact_epsilon if record else None
     if exact is not None and row.channel != "all":
         exact = float(exact)
         text += (
@@ -48,19 +51,19 @@ def render_library_audits(doc: Document, c: ReportContent) -> None:
         "library-audits",
     ):
         rows, classes = [], []
-        for h in headers:
-            record = h.get("library") or {}
-            findings = c.reference if h.get("reference") else c.own
-            for b in (b for b in findings.bounds if b.source == h["source"] and b.channel != "all"):
+        for h, reference in headers:
+            record = h.library
+            findings = c.reference if reference else c.own
+            for b in (b for b in findings.bounds if b.source == h.source and b.channel != "all"):
                 rows.append(
                     [
-                        f"{record.get('library', '—')} {record.get('version') or ''}".strip(),
-                        record.get("protocol", h["system"]),
+                        f"{record.library} {record.version or ''}".strip() if record else "—",
+                        record.protocol if record else h.system,
                         parameters_text(record),
-                        f"{num(b.claimed)}: {record.get('claim_reading', '—')}",
+                        f"{num(b.claimed)}: {record.claim_reading if record else '—'}",
                         b.channel,
                         num(b.lower_bound),
-                        f"{h['samples_per_side']:,}",
+                        f"{h.setting.samples_per_side:,}",
                         b.verdict,
                         why(b, h, record),
                     ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from pgc.schemas.report_parts import ReportSystemAudit
+
 from ..content import PUBLISHED_CLAIMS_SECTION, ReportContent, fmt_eps, section_audits
 from ..document import Document, num, vclass
 from ..section import Section
@@ -12,7 +14,7 @@ from ..section import Section
 CAP_SHARE = 0.98  # a bound within 2% of the cap reads as "at the cap"
 
 
-def reading(row, header: dict) -> str:
+def reading(row, header: ReportSystemAudit) -> str:
     """One sentence that says what the numbers of a row mean."""
     at_cap = row.cap is not None and math.isfinite(row.cap) and row.lower_bound >= CAP_SHARE * row.cap
     if row.verdict in ("violated", "unprotected channel") and at_cap:
@@ -49,19 +51,19 @@ def render_published_claims(doc: Document, c: ReportContent) -> None:
         "published-claims",
     ):
         rows, classes = [], []
-        for h in headers:
-            findings = c.reference if h.get("reference") else c.own
-            for b in (b for b in findings.bounds if b.source == h["source"] and b.channel != "all"):
-                pair = ("worst pair found by the search" if h.get("searched") else h["pair"]) or "given secrets"
+        for h, reference in headers:
+            findings = c.reference if reference else c.own
+            for b in (b for b in findings.bounds if b.source == h.source and b.channel != "all"):
+                pair = ("worst pair found by the search" if h.searched else h.pair) or "given secrets"
                 rows.append(
                     [
-                        h["system"],
+                        h.system,
                         pair,
                         b.channel,
                         num(b.claimed),
                         num(b.lower_bound),
                         num(b.cap),
-                        f"{h['samples_per_side']:,}",
+                        f"{h.setting.samples_per_side:,}",
                         b.verdict,
                         reading(b, h),
                     ]
@@ -73,7 +75,7 @@ def render_published_claims(doc: Document, c: ReportContent) -> None:
             numeric={3, 4, 5},
             classes=classes,
         )
-        relations = sorted({h["relation"] for h in headers if h.get("relation")})
+        relations = sorted({h.relation for h, _ in headers if h.relation})
         if relations:
             doc.para("Neighbour relations: " + "; ".join(relations) + ".")
 

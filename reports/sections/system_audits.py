@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import pgc.schemas as schemas
+from pgc.schemas.report_parts import (
+    MuCorner,
+    ProfileCorner,
+    ReportCurveCorner,
+    ReportSystemAudit,
+    SystemAuditSetting,
+)
 
 from ..content import BoundRow, Findings, ReportContent, fmt_eps, has_own_section
 from ..document import Document, num, vclass
@@ -16,8 +23,8 @@ def _short(text: str, width: int = 60) -> str:
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
-def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
-    """The rows of a system audit (``pgc audit --system``) as bounds, and its header for the report."""
+def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], ReportSystemAudit]:
+    """The rows of a system audit (``pgc audit --system``) as bounds, and its entry for the report."""
     r = src.result
     assert isinstance(r, schemas.SystemAuditResult)
     subject = f"{r.system} · {r.pair}" if r.pair else f"{r.system} · {_short(r.secret)} vs {_short(r.secret_prime)}"
@@ -37,27 +44,31 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], dict]:
                 notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + _curve_notes(x) + [x.verdict_reason or ""],
             )
         )
-    header = {
-        "source": src.label,
-        "system": r.system,
-        "report_section": r.report_section,
-        "pair": r.pair,
-        "secret": _short(r.secret),
-        "secret_prime": _short(r.secret_prime),
-        "broadcast": r.broadcast,
-        "claim_epsilon": r.claim.epsilon,
-        "claim_delta": r.claim.delta,
-        "covers": list(r.claim.covers),
-        "confidence": r.confidence,
-        "samples_per_side": r.samples_per_side,
-        "seed": r.seed,
-        "verdict": str(r.verdict),
-        "accountant": r.accountant.to_dict() if r.accountant else None,
-        "wall_time_s": r.wall_time_s,
-        "relation": r.relation,
-        "searched": r.searched_pair is not None,
-        "library": None if r.library is None else r.library.to_dict(),
-    }
+    setting = SystemAuditSetting(
+        claim_epsilon=r.claim.epsilon,
+        claim_delta=r.claim.delta,
+        covers=list(r.claim.covers),
+        confidence=r.confidence,
+        samples_per_side=r.samples_per_side,
+        seed=r.seed,
+    )
+    header = ReportSystemAudit(
+        source=src.label,
+        system=r.system,
+        report_section=r.report_section,
+        pair=r.pair,
+        secret=_short(r.secret),
+        secret_prime=_short(r.secret_prime),
+        broadcast=r.broadcast,
+        setting=setting,
+        verdict=str(r.verdict),
+        accountant=r.accountant,
+        wall_time_s=r.wall_time_s,
+        relation=r.relation,
+        searched=r.searched_pair is not None,
+        library=r.library,
+        curves=curve_corners(src),
+    )
     return rows, header
 
 
@@ -78,7 +89,7 @@ def _curve_notes(x) -> list[str]:
     return []
 
 
-def curve_corners(src: Source) -> list[dict]:
+def curve_corners(src: Source) -> list[ReportCurveCorner]:
     """The certified corner (ᾱ, β̄) of every curve test in a system audit, for the trade-off figure."""
     from audit.certification.bounds import cp_upper
     from audit.certification.curves import split_alpha
@@ -93,31 +104,35 @@ def curve_corners(src: Source) -> list[dict]:
             continue
         half = split_alpha(1.0 - r.confidence)[1] / 2.0
         n = x.samples_per_side
-        corner = {
-            "label": f"{r.system} [{x.channel}]",
-            "system": r.system,
-            "fpr_upper": float(cp_upper(x.curve_false_positives, n, half)),
-            "fnr_upper": float(cp_upper(x.curve_false_negatives, n, half)),
-            "verdict": str(x.verdict),
-        }
+        mu = profile_curve = None
         if x.mu_lower_bound is not None:
-            corner.update(claimed_mu=x.claimed_mu, mu_lower_bound=x.mu_lower_bound)
+            mu = MuCorner(claimed_mu=x.claimed_mu, mu_lower_bound=x.mu_lower_bound)
         else:
-            corner.update(
+            profile_curve = ProfileCorner(
                 profile=[list(p) for p in profile],
                 profile_delta=x.profile_delta,
                 profile_epsilon_lower_bound=x.profile_epsilon_lower_bound,
             )
+        corner = ReportCurveCorner(
+            label=f"{r.system} [{x.channel}]",
+            system=r.system,
+            fpr_upper=float(cp_upper(x.curve_false_positives, n, half)),
+            fnr_upper=float(cp_upper(x.curve_false_negatives, n, half)),
+            verdict=str(x.verdict),
+            mu_curve=mu,
+            profile_curve=profile_curve,
+        )
         out.append(corner)
     return out
 
 
-def source_role(item: dict) -> str:
-    return item["source"] + (" (reference)" if item.get("reference") else "")
+def source_role(source: str, reference: bool) -> str:
+    return source + (" (reference)" if reference else "")
 
 
 def render_system_audits(doc: Document, f: Findings, anchor: str = "system-audits", level: int = 2) -> None:
-    headers = [h for h in f.system_audits if not has_own_section(h)]  # bandits, published claims: their own
+    # bandits, published claims: their own sections
+    headers = [(h, False) for h in f.system_audits if not has_own_section(h)]
     if not headers:
         return
     with doc.section(
@@ -128,7 +143,7 @@ def render_system_audits(doc: Document, f: Findings, anchor: str = "system-audit
         level=level,
     ):
         system_audit_tables(doc, f, headers)
-        corners = [c for h in headers for c in h.get("curves", [])]
+        corners = [c for h, _ in headers for c in h.curves]
         if corners:
             from .. import plots
 
@@ -141,22 +156,19 @@ def render_system_audits(doc: Document, f: Findings, anchor: str = "system-audit
             )
 
 
-def system_audit_tables(doc: Document, f: Findings, headers: list[dict]) -> None:
-    for h in headers:
-        acc = h["accountant"]
-        who = f"pair {h['pair']}" if h["pair"] else f"secret {h['secret']} vs {h['secret_prime']}"
+def system_audit_tables(doc: Document, f: Findings, headers: list[tuple[ReportSystemAudit, bool]]) -> None:
+    """Per system audit (each with whether it is a committed reference): its setting and verdict, then its rows."""
+    for h, reference in headers:
+        acc, st = h.accountant, h.setting
+        who = f"pair {h.pair}" if h.pair else f"secret {h.secret} vs {h.secret_prime}"
         doc.para(
-            f"{h['system']} ({source_role(h)}): {who}, broadcast {h['broadcast']}; claim "
-            f"ε = {fmt_eps(h['claim_epsilon'])}, δ = {h['claim_delta']:.3g} covering "
-            f"{', '.join(h['covers']) or 'no channel'}; {h['samples_per_side']:,} samples per side at "
-            f"{h['confidence']:.0%} confidence, seed {h['seed']}; verdict: {h['verdict']}."
-            + (
-                f" Accountant: ε = {fmt_eps(acc['epsilon'])}, δ = {acc['delta']:.3g} ({acc['description']})."
-                if acc
-                else ""
-            )
+            f"{h.system} ({source_role(h.source, reference)}): {who}, broadcast {h.broadcast}; claim "
+            f"ε = {fmt_eps(st.claim_epsilon)}, δ = {st.claim_delta:.3g} covering "
+            f"{', '.join(st.covers) or 'no channel'}; {st.samples_per_side:,} samples per side at "
+            f"{st.confidence:.0%} confidence, seed {st.seed}; verdict: {h.verdict}."
+            + (f" Accountant: ε = {fmt_eps(acc.epsilon)}, δ = {acc.delta:.3g} ({acc.description})." if acc else "")
         )
-        rows = [b for b in f.bounds if b.source == h["source"]]
+        rows = [b for b in f.bounds if b.source == h.source]
         doc.table(
             ["channel", "claimed ε", "accountant ε", "audited ε ≥", "cap", "p-value", "verdict", "test"],
             [
@@ -179,7 +191,6 @@ def system_audit_tables(doc: Document, f: Findings, headers: list[dict]) -> None
 
 def _extract(src: Source, findings: Findings, c: ReportContent) -> None:
     rows, header = bounds_from_system_audit(src)
-    header["curves"] = curve_corners(src)
     findings.bounds.extend(rows)
     findings.system_audits.append(header)
 

@@ -282,8 +282,6 @@ CONFIGURATION = {
 DATA_NOT_YET_TYPED = {
     ("BenchNumbers", "numbers"),
     ("Reliability", "failures"),
-    ("ReportAudits", "system_audits"),
-    ("ReportAudits", "bandit_attacks"),
 }
 
 
