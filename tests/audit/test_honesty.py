@@ -181,8 +181,15 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
             if "AuditRow" in str(tp):
                 holders[kind] = name
     own = {kind.KIND: "channels" for kind in schemas.AUDIT_KINDS}
-    assert holders == {**own, "system-audit": "rows", "flower-one-run": "rows", "opacus-one-run": "rows"}
+    assert holders == {
+        **own,
+        "system-audit": "rows",
+        "flower-one-run": "rows",
+        "opacus-one-run": "rows",
+        "bench-flower": "rows",  # the Flower path's row and the numpy reference's, whole
+    }
     assert typing.get_type_hints(schemas.AdversarialAudit)["channels"] == list[AuditRow]
+    assert typing.get_type_hints(schemas.FlowerBench)["rows"] == dict[str, AuditRow]
     records = {
         c
         for c in vars(schemas).values()
@@ -190,10 +197,19 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
         and dataclasses.is_dataclass(c)
         and {"epsilon_lower_bound", "verdict"} <= {f.name for f in dataclasses.fields(c)}
     }
-    # the one row record; a benchmark's per-audit summary (pgc bench ldp's cell) copies its audit's verdict,
-    # typed as the one Verdict enum
+    # the one row record; a benchmark's or a study's per-audit summary copies its audit row's verdict and bound,
+    # typed as the one Verdict enum: pgc bench ldp's cell, pgc bench gaussian's shrunk noise, pgc bench flower's
+    # seeds, the small-ε Laplace cells, and the power study's miscalibrated, false-alarm and profile runs
     summaries = {c for c in records if c is not AuditRow}
-    assert {c.__name__ for c in summaries} <= {"LdpBenchCell"}, records
+    assert {c.__name__ for c in summaries} <= {
+        "LdpBenchCell",
+        "ShrunkNoise",
+        "SeedRow",
+        "SmallEpsilonCell",
+        "MiscalibratedRow",
+        "FalseAlarmRow",
+        "ProfileRun",
+    }, records
     assert all(typing.get_type_hints(c)["verdict"] is schemas.Verdict for c in summaries)
     deciders = []
     for path in ROOT.glob("*/**/*.py"):
