@@ -177,7 +177,7 @@ class LibraryRun(Record):
     how its claim was read."""
 
     library: str
-    version: str | None
+    version: str | None = field(default=None, metadata={"keep_none": True})  # null: the library states none
     protocol: str
     parameters: JsonObject  # the protocol's or filter's own parameters, as the library takes them
     claimed_epsilon: float

@@ -71,7 +71,7 @@ def test_system_audits_and_bandit_attacks_are_typed_parts_that_read_back(tmp_pat
     (profile,) = audits["examples.profile:make"]["curves"]
     assert list(profile) == [*CORNER, "profile", "profile_delta", "profile_epsilon_lower_bound"]
     assert profile["profile"] == [[0.5, 0.01], [1.0, 1e-5]]
-    assert "version" not in audits["examples.oracle:make"]["library"]  # LibraryRun leaves an unset field out
+    assert audits["examples.oracle:make"]["library"]["version"] is None  # a library stating no version: null
     attacks = summary["bandit_attacks"]
     assert len(attacks) == 3 and all(sorted(a) == sorted(ReportBanditAttack.json_keys()) for a in attacks)
     assert [a["above_ceiling"] for a in attacks] == [False, True, False]

@@ -52,6 +52,21 @@ def test_every_committed_result_loads_with_its_schema():
     assert {"attack", "replicate", "tune", "mitigations-utility", "pipeline", "report"} <= kinds
 
 
+def test_every_committed_result_writes_back_what_loads_again_unchanged():
+    """load -> to_dict -> load gives the same record and the same dict: nothing a file states is lost on writing
+    (a null it states, such as a library's version, is written back as null)."""
+    for path in _committed():
+        data = json.loads(path.read_text())
+        kind = _kind_for(path) if schemas.kind_of(data) is None else None
+        result = schemas.load(data, kind=kind, where=str(path))
+        written = json.loads(json.dumps(result.to_dict()))
+        again = schemas.load(written, kind=kind, where=f"{path} (written back)")
+        assert again == result and again.to_dict() == result.to_dict(), path
+    reference = json.loads((ROOT / "results/ldp/reference-ss.json").read_text())
+    assert reference["library"]["version"] is None
+    assert schemas.load(reference).to_dict()["library"] == reference["library"]
+
+
 @pytest.mark.parametrize(
     "mode, kind",
     [("run", "run-audit"), ("one-run", "one-run-audit"), ("self-test", "self-test"), ("mechanism", "mechanism-audit")],
