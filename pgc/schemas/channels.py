@@ -15,10 +15,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .audit_rows import AuditRow
+from typing import Any, Protocol
 
 
 class ChannelFamily(str, enum.Enum):
@@ -90,7 +87,28 @@ def _family_of(low: str) -> ChannelFamily:
     return ChannelFamily.OTHER
 
 
-def channel_kind(row: AuditRow) -> ChannelKind:
+class RecordedKind(Protocol):
+    """What :func:`channel_kind` reads of a row's audited part (:class:`pgc.schemas.audit_rows.Audited`)."""
+
+    @property
+    def channel_family(self) -> ChannelFamily | None: ...
+    @property
+    def composition(self) -> int | None: ...
+    @property
+    def base_channel(self) -> str | None: ...
+
+
+class LabelledRow(Protocol):
+    """What :func:`channel_kind` reads of a row (:class:`pgc.schemas.audit_rows.AuditRow`): its channel's label
+    and the kind its producer recorded."""
+
+    @property
+    def channel(self) -> str: ...
+    @property
+    def audited(self) -> RecordedKind | None: ...
+
+
+def channel_kind(row: LabelledRow) -> ChannelKind:
     """The kind of ``row``'s channel: what its producer recorded (a row read from a file always has it); where a
     row built in memory records none, what its label names (:func:`kind_from_label`)."""
     audited = row.audited
