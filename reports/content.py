@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from pgc.schemas import ChannelKind, channel_kind
@@ -60,10 +61,16 @@ class BoundRow:
     audit_model: str = ""  # the model or broadcast the audit names, where the row names none
     claim_covers: bool | None = None  # the audit's claim covers the channel, where the row does not say
 
-    @property
+    @cached_property
     def kind(self) -> ChannelKind:
-        """The row's channel family, composition and base channel, as its producer recorded them."""
+        """The row's channel family, composition and base channel, as its producer recorded them (read once per
+        row: setting :attr:`row` drops it)."""
         return channel_kind(self.row)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "row":
+            self.__dict__.pop("kind", None)
+        super().__setattr__(name, value)
 
     @property
     def judged(self) -> bool:

@@ -110,16 +110,15 @@ class LabelledRow(Protocol):
 
 def channel_kind(row: LabelledRow) -> ChannelKind:
     """The kind of ``row``'s channel: what its producer recorded (a row read from a file always has it); where a
-    row built in memory records none, what its label names (:func:`kind_from_label`)."""
+    row built in memory records none or part of it, what its label names (:func:`kind_from_label`) fills in."""
     audited = row.audited
-    label = kind_from_label(row.channel)
     if audited is None:
-        return label
-    return ChannelKind(
-        audited.channel_family or label.family,
-        label.k if audited.composition is None else audited.composition,
-        label.base if audited.base_channel is None else audited.base_channel,
-    )
+        return kind_from_label(row.channel)
+    family, k, base = audited.channel_family, audited.composition, audited.base_channel
+    if family is not None and k is not None and base is not None:
+        return ChannelKind(family, k, base)  # all three recorded: the label is not read
+    label = kind_from_label(row.channel)
+    return ChannelKind(family or label.family, label.k if k is None else k, label.base if base is None else base)
 
 
 LABEL_KEYS = ("channel_family", "composition", "base_channel")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from result_fixtures import audit_file
 
 from pgc.schemas import AuditRow
@@ -126,3 +127,19 @@ def test_the_summary_groups_a_row_by_the_kind_its_producer_recorded_not_by_its_l
     assert {r["family"]: r["channel_label"] for r in summary} == {"score": "score (noise×2)", "timing": "timing"}
     unrecorded = _row("gradient×3", 15.0, 6.0, "inconclusive", k=3)
     assert (unrecorded.kind.family.value, unrecorded.kind.k, unrecorded.kind.base) == ("gradient", 3, "gradient")
+
+
+def test_a_bound_rows_kind_is_read_once_per_row(monkeypatch):
+    """BoundRow.kind reads the row's kind once and again only when the row is replaced; a row recording all three
+    kind fields is not parsed from its label."""
+    import pgc.schemas.channels as channels
+    from pgc.schemas import ChannelFamily
+    from reports import content
+
+    calls = []
+    monkeypatch.setattr(content, "channel_kind", lambda row: calls.append(row) or channels.channel_kind(row))
+    bound = _row("gradient×3", 15.0, 6.0, "inconclusive", k=3)
+    assert bound.kind is bound.kind and bound.kind.k == 3 and len(calls) == 1
+    bound.row = bound.row.updated(channel_family=ChannelFamily.SCORE, composition=2, base_channel="noise")
+    monkeypatch.setattr(channels, "kind_from_label", lambda label: pytest.fail(f"parsed {label!r}"))
+    assert (bound.kind.family, bound.kind.k, bound.kind.base) == (ChannelFamily.SCORE, 2, "noise") and len(calls) == 2
