@@ -45,7 +45,8 @@ _WHERE = {
     ),
     **dict.fromkeys(("PAPER_GRAVITIES", "CartPoleParams", "physics_array"), ".env"),
     "A3CHyperparams": ".hyper",
-    **dict.fromkeys(("DIM", "ActorCritic", "load_checkpoint", "save_checkpoint"), ".model"),
+    "DIM": ".layout",  # the parameter count: plain numbers, no torch
+    **dict.fromkeys(("ActorCritic", "load_checkpoint", "save_checkpoint"), ".model"),
     **dict.fromkeys(("EpisodeBatch", "simulate_episodes"), ".rollout"),
     **dict.fromkeys(("TrainConfig", "TrainResult", "train", "train_batch"), ".trainer"),
 }

@@ -63,3 +63,10 @@ def test_exporting_a_tuning_study_imports_neither_torch_nor_numba(tmp_path):
     rc, loaded, err = _loaded_after(["tune", "--export-only", "--out", "t"], tmp_path)
     assert rc == 2 and "no study" in err, err
     assert not {"torch", "numba"} & set(loaded), loaded
+
+
+def test_the_a3c_parameter_count_imports_no_torch():
+    """``pgc.a3c.DIM`` is a plain number (pgc.a3c.layout): reading it loads neither torch nor the model."""
+    code = "import sys, pgc.a3c; print(pgc.a3c.DIM, 'torch' in sys.modules, 'pgc.a3c.model' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.split() == ["112", "False", "False"], out.stderr
