@@ -188,6 +188,10 @@ EVEN_SHARE = 0.5
 # a continuous statistic's selection is noise-dominated when its best projection's standard error exceeds this share
 # of the projection: only then is the central threshold taken (audit.statistics.selection._central_choice)
 NOISY_SELECTION = 0.25
+# held_out_rules' comparison of the two threshold rules is repeated at this level where it ties at HELD_OUT_PESSIMISM
+# (both 0 included: a half of ~10⁴ releases projects nothing for a deep tail at 5 %): held out there is no winner's
+# curse to correct, and the median-rate projection says which rule's test certifies more (ReportNoisyMax4's tail)
+RULE_TIE_PESSIMISM = 0.5
 
 
 def _dense(grid: FloatArray) -> bool:
@@ -253,15 +257,16 @@ def _held_out_score(
     alpha: float,
     delta: float,
     two_sided: bool,
+    pessimism: float | None = None,
 ) -> float:
     """The projection of the test [s ≥ threshold] from the rates on the held-out half ``held`` (0 or 1: alternate
-    samples) of the selection split, scaled to the whole split's size, at :data:`HELD_OUT_PESSIMISM`."""
+    samples) of the selection split, scaled to the whole split's size, at ``pessimism`` (default
+    :data:`HELD_OUT_PESSIMISM`)."""
     held_pos, held_neg = s_pos[held::2], s_neg[held::2]
     fp = np.count_nonzero(held_neg >= threshold) * (s_neg.size / held_neg.size)
     fn = np.count_nonzero(held_pos < threshold) * (s_pos.size / held_pos.size)
-    projected = projected_epsilon(
-        fp, s_neg.size, fn, s_pos.size, n_cert, alpha, delta, share, two_sided, HELD_OUT_PESSIMISM
-    )
+    level = HELD_OUT_PESSIMISM if pessimism is None else pessimism
+    projected = projected_epsilon(fp, s_neg.size, fn, s_pos.size, n_cert, alpha, delta, share, two_sided, level)
     return max(0.0, float(projected))
 
 
@@ -286,21 +291,30 @@ def held_out_projection(
 
 
 def held_out_rules(
-    s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool = False
+    s_pos: FloatArray,
+    s_neg: FloatArray,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided: bool = False,
+    pessimism: float | None = None,
 ) -> tuple[float, float]:
     """Two-fold held-out projections of the two threshold rules of a continuous statistic: the largest projection
     (:func:`_scan`'s argmax) and the most central test tied with it (:func:`_central_choice`). Each half of the
     selection split (alternate samples) applies both rules, the other half estimates each chosen test's rates as
     :func:`held_out_projection` does, and each rule's two projections are averaged: a leak whose likelihood ratio
     grows into a tail (the released maximum of noisy values) is not handed to the central rule because one half's
-    maximum looked noisy, and a plateau (Laplace at small ε) keeps it."""
+    maximum looked noisy, and a plateau (Laplace at small ε) keeps it. ``pessimism``: the held-out level (default
+    :data:`HELD_OUT_PESSIMISM`)."""
     scores: tuple[list[float], list[float]] = ([], [])
     for a, b in ((0, 1), (1, 0)):
         sp, sn = s_pos[a::2], s_neg[a::2]
         grid, table, fp, fn, best = _scan(sp, sn, n_cert, alpha, delta, two_sided)
         central = _central_choice(table, best, fp, fn, float(sp.size), float(sn.size), n_cert, alpha, delta, two_sided)
         for rule, (row, col) in enumerate((best, central)):
-            score = _held_out_score(grid[col], FP_SHARES[row], s_pos, s_neg, b, n_cert, alpha, delta, two_sided)
+            score = _held_out_score(
+                grid[col], FP_SHARES[row], s_pos, s_neg, b, n_cert, alpha, delta, two_sided, pessimism
+            )
             scores[rule].append(score)
     return float(np.mean(scores[0])), float(np.mean(scores[1]))
 
@@ -436,7 +450,14 @@ def choose_threshold(
             return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
         # the first is held_out_projection's value: the statistic is ranked by it whichever rule is taken
         largest, most_central = held_out_rules(s_pos, s_neg, n_cert, alpha, delta, two_sided)
-        if largest <= most_central:  # else the noise-dominated look was wrong: the tail holds the leak
+        take_central = largest < most_central
+        # a tie (both 0: a half's deep-tail counts project nothing at 5 %) is decided at the median rates
+        if largest == most_central:
+            tied_largest, tied_central = held_out_rules(
+                s_pos, s_neg, n_cert, alpha, delta, two_sided, RULE_TIE_PESSIMISM
+            )
+            take_central = tied_largest <= tied_central
+        if take_central:  # else the noise-dominated look was wrong: the tail holds the leak
             row, col = central
         return float(grid[col]), FP_SHARES[row], largest
     # a few atoms: the chosen test is ranked by the best projection it is tied with

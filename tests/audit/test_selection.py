@@ -240,3 +240,36 @@ def test_each_distinct_shape_is_computed_once_with_the_value_it_has_alone(p):
     grid = rng.integers(1, 50, (40, 30)).astype(np.float64)
     assert np.array_equal(gamma_quantile(grid, p), computed_gamma_quantile(grid, p))
     assert gamma_quantile(np.float64(17.0), p).shape == ()
+
+
+def test_a_tie_of_the_threshold_rules_at_the_held_out_level_is_decided_at_the_median_rates(monkeypatch):
+    """Where both rules project the same at the held-out level (both 0: a deep tail's counts on half the split), the
+    comparison is repeated at RULE_TIE_PESSIMISM; a tie there too keeps the central rule."""
+    import audit.statistics.selection as selection
+
+    rng = np.random.default_rng(3)
+    s_pos, s_neg = rng.normal(0.05, 1.0, 4_000), rng.normal(0.0, 1.0, 4_000)
+    _, _, _, _, (row, col) = _scan(s_pos, s_neg, 40_000, 0.05, 0.0, True)
+    central = (row, max(0, col - 50))
+    monkeypatch.setattr(selection, "_central_choice", lambda *args: central)
+    grid = _scan(s_pos, s_neg, 40_000, 0.05, 0.0, True)[0]
+    calls = []
+
+    def rules(at_median):
+        def held_out_rules(s_pos, s_neg, n_cert, alpha, delta, two_sided=False, pessimism=None):
+            calls.append(pessimism)
+            if pessimism is None:
+                return 0.0, 0.0
+            return at_median
+
+        return held_out_rules
+
+    for at_median, expected in (
+        ((0.2, 0.1), grid[col]),
+        ((0.1, 0.2), grid[central[1]]),
+        ((0.1, 0.1), grid[central[1]]),
+    ):
+        calls.clear()
+        monkeypatch.setattr(selection, "held_out_rules", rules(at_median))
+        threshold, _, _ = choose_threshold(s_pos, s_neg, 40_000, 0.05, 0.0, True)
+        assert threshold == expected and calls == [None, selection.RULE_TIE_PESSIMISM]
