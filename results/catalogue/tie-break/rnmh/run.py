@@ -24,4 +24,7 @@ for seed in seeds:
         res[n].append(e); row.append(f"{n}={e:.3f}(tail{np.mean(cp>=t):.3f},{time.time()-t0:.1f}s)")
     print(alg, seed, " ".join(row), flush=True)
 print(alg, "MEAN", " ".join(f"{n}={np.mean(v):.3f}/med{np.median(v):.3f}" for n, v in res.items()))
-json.dump(res, open(f"results/catalogue/tie-break/out_{alg}_{nsel}_{len(seeds)}_{'_'.join(names)}.json", "w"))
+with open(f"results/catalogue/tie-break/out_{alg}_{nsel}_{len(seeds)}_{'_'.join(names)}.tsv", "w") as out:
+    out.write("seed\t" + "\t".join(names) + "\n")
+    for i, seed in enumerate(seeds):
+        out.write(f"{seed}\t" + "\t".join(f"{res[n][i]:.6f}" for n in names) + "\n")
