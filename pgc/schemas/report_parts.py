@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# the system audit's Accountant and LibraryRun, looked up when the annotations are read: kinds imports this module
-from . import kinds as _kinds
 from .base import JsonObject, Record
+from .system_parts import Accountant, LibraryRun
 from .tune_kinds import BestTrial, TrialCounts
 
 
@@ -376,11 +375,11 @@ class ReportSystemAudit(ReportRecord):
     broadcast: str
     setting: SystemAuditSetting = field(metadata={"flat": True})
     verdict: str
-    accountant: _kinds.Accountant | None = None
+    accountant: Accountant | None = None
     wall_time_s: float | None = None
     relation: str | None = None
     searched: bool = False
-    library: _kinds.LibraryRun | None = None
+    library: LibraryRun | None = None
     curves: list[ReportCurveCorner] = field(default_factory=list)
 
     @classmethod
