@@ -19,11 +19,11 @@ import numpy as np
 from audit.certification.curves import split_alpha
 from audit.certification.tester import CandidateTest, EpsilonBound, bound_from_counts, count_both, fit_candidate
 from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
+from audit.statistics.memo import row_blocks
 from pgc.contracts import ALL, DescribesSecrets
 from pgc.errors import UserError
 
 RELATIVE_RESOLUTION_BITS = 30  # releases are rounded to 30 significant bits unless float_exact
-ROUNDING_BLOCK = 1 << 18  # values rounded per block by round_significant
 
 
 def round_significant(
@@ -34,8 +34,8 @@ def round_significant(
     pattern depends on the noiseless value (Mironov 2012): the audit then measures the mechanism's
     arithmetic. ``float_exact=True`` audits the exact bits instead. Integers (a hash seed, a count) carry no
     floating-point noise and stay exact. ``out``: an array of the same shape to write into (a view of a wider
-    array included). A 2-D array is rounded :data:`ROUNDING_BLOCK` values at a time, so that the temporaries stay
-    small and their memory warm (the same numbers as one call on the whole array)."""
+    array included). A 2-D array is rounded a block of rows at a time (:func:`audit.statistics.memo.row_blocks`), so
+    that the temporaries stay small and their memory warm (the same numbers as one call on the whole array)."""
     values = np.asarray(values)
     if values.ndim != 2:
         rounded = _rounded(values, bits)
@@ -44,9 +44,8 @@ def round_significant(
         out[...] = rounded
         return out
     out = np.empty(values.shape, dtype=np.float64) if out is None else out
-    rows = max(1, ROUNDING_BLOCK // max(1, values.shape[1]))
-    for start in range(0, values.shape[0], rows):
-        out[start : start + rows] = _rounded(values[start : start + rows], bits)
+    for block in row_blocks(values):
+        out[block] = _rounded(values[block], bits)
     return out
 
 

@@ -5,22 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from audit.statistics.memo import by_row_blocks
+
 _HASH_MULTIPLIERS = np.random.Generator(np.random.PCG64(np.random.SeedSequence(20260422))).integers(
     1, 2**63, size=4096, dtype=np.uint64
 ) | np.uint64(1)
 
 
-HASH_BLOCK = 1 << 18  # values hashed per block of rows
-
-
 def row_hash(values: np.ndarray) -> np.ndarray:
     """64-bit hash of each row's exact float64 bit pattern (−0.0 and 0.0 identified, every NaN alike), computed a
     block of rows at a time (a sum modulo 2⁶⁴: the same hash whatever the blocks)."""
-    values = np.asarray(values)
-    if values.ndim == 2 and values.shape[0] * values.shape[1] > HASH_BLOCK:
-        rows = max(1, HASH_BLOCK // values.shape[1])
-        return np.concatenate([_row_hash(values[i : i + rows]) for i in range(0, values.shape[0], rows)])
-    return _row_hash(values)
+    return by_row_blocks(_row_hash)(values)
 
 
 def _row_hash(values: np.ndarray) -> np.ndarray:

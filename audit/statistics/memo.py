@@ -16,6 +16,12 @@ REMEMBERED_SPLITS = 2  # (pos, neg) pairs whose summaries once_per_split keeps
 T = TypeVar("T")
 
 
+def row_blocks(values: np.ndarray) -> list[slice]:
+    """Consecutive blocks of rows of ``values`` holding at most :data:`SCORE_BLOCK` numbers each (at least one row)."""
+    rows = max(1, SCORE_BLOCK // max(1, values.shape[1] if values.ndim == 2 else 1))
+    return [slice(start, start + rows) for start in range(0, values.shape[0], rows)]
+
+
 def by_row_blocks(score: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
     """``score`` applied to blocks of rows of at most :data:`SCORE_BLOCK` values and the results joined: for a score
     that reads each row on its own (element-wise arithmetic and a sum along the row), the same numbers as one call,
@@ -23,10 +29,10 @@ def by_row_blocks(score: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.nda
 
     def blocked(y: np.ndarray) -> np.ndarray:
         y = np.asarray(y)
-        rows = max(1, SCORE_BLOCK // max(1, y.shape[1] if y.ndim == 2 else 1))
-        if y.shape[0] <= rows:
+        blocks = row_blocks(y)
+        if len(blocks) <= 1:
             return score(y)
-        return np.concatenate([score(y[start : start + rows]) for start in range(0, y.shape[0], rows)])
+        return np.concatenate([score(y[block]) for block in blocks])
 
     return blocked
 

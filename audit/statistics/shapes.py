@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from audit.statistics.hashing import row_hash
-from audit.statistics.memo import SCORE_BLOCK, by_row_blocks, once_per_split
+from audit.statistics.memo import by_row_blocks, once_per_split, row_blocks
 
 # the shapes a leak takes, each statistic's ``shape``: where releases lie; how widely they spread; how their entries
 # depend on each other; which entries are present and which exact values recur; a classifier's learned boundary
@@ -58,14 +58,10 @@ def _standardizer(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndar
         centre = (pos.sum(axis=0) + neg.sum(axis=0)) / total
         squares = np.zeros_like(centre)
         for side in (pos, neg):
-            for start in range(0, len(side), _block_rows(side)):
-                squares += ((side[start : start + _block_rows(side)] - centre) ** 2).sum(axis=0)
+            for block in row_blocks(side):
+                squares += ((side[block] - centre) ** 2).sum(axis=0)
         spread = np.sqrt(squares / total)
     return centre, np.where(spread > 0, spread, 1.0)
-
-
-def _block_rows(values: np.ndarray) -> int:
-    return max(1, SCORE_BLOCK // max(1, values.shape[1]))
 
 
 standardizer = once_per_split(_standardizer)

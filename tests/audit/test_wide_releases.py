@@ -8,7 +8,6 @@ import pytest
 
 from audit.certification import tester
 from audit.certification.tester import CHUNK, chunk_rows
-from audit.engine import releases
 from audit.engine.releases import draw_releases, round_significant, stack_draws
 from audit.statistics import LaplaceLogLikelihood, SignVote, SupportMembership, memo
 from audit.statistics.hashing import _row_hash, row_hash
@@ -32,7 +31,7 @@ def _rounded_at_once(values, bits=30):
 
 
 def test_rounding_a_block_at_a_time_gives_the_numbers_of_one_call(monkeypatch):
-    monkeypatch.setattr(releases, "ROUNDING_BLOCK", 1_000)
+    monkeypatch.setattr(memo, "SCORE_BLOCK", 1_000)
     values = np.random.default_rng(0).normal(0, 3, (257, 97))
     values[::7, 3] = np.round(values[::7, 3])  # integers stay exact
     assert np.array_equal(round_significant(values), _rounded_at_once(values))
