@@ -20,7 +20,6 @@ each of them. Seeds 0..K−1 are shared by all variants.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -28,8 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
+import pgc.schemas as schemas
 from pgc.a3c.trainer import train_batch
-from pgc.files import write_text_atomic
+from pgc.files import write_json_atomic, write_text_atomic
 from pgc.replication.grid import CONFIRMED_READING, PAPER_BUFFER, GridSpec, Setting, setting_configs
 from pgc.replication.stats import median_fst, median_interval, success_interval
 
@@ -48,7 +48,7 @@ def _fmt(x: float) -> str:
     return "∞" if not math.isfinite(x) else f"{x:,.0f}" if x == int(x) else f"{x:,.1f}"
 
 
-def _utility_row(rs: list, mech: str, eps: float, name: str) -> dict:
+def _utility_row(rs: list, mech: str, eps: float, name: str) -> schemas.MitigationRow:
     """One cell: a mechanism, ε and mitigation variant over its trials."""
     k = len(rs)
     stop = VARIANTS[name][1]
@@ -58,31 +58,35 @@ def _utility_row(rs: list, mech: str, eps: float, name: str) -> dict:
     ok_true = int(sum(math.isfinite(f) for f in true))
     ticks = [r.ticks for r, f in zip(rs, true, strict=True) if math.isfinite(f) and stop and f == r.scores.size]
     cfg = rs[0].config
-    return {
-        "mechanism": mech,
-        "epsilon": eps,
-        "variant": name,
-        "protect": list(cfg.protect),
-        "stop_at_success": stop,
-        "gradient_epsilon": cfg.gradient_epsilon,
-        "score_epsilon": cfg.score_epsilon_total,
-        "trials": k,
-        "successes": ok if stop else None,
-        "success_ci": list(success_interval(ok, k)) if stop else None,
-        "median_fst": median_fst(fst) if stop else None,
-        "true_successes": ok_true,
-        "true_success_ci": list(success_interval(ok_true, k)),
-        "median_true_fst": median_fst(true),
-        "median_true_fst_ci": list(median_interval(true)[:2]),
-        "median_ticks_at_success": float(np.median(ticks)) if ticks else None,
-        "median_submissions": float(np.median([r.scores.size for r in rs])),
-        "median_updates": float(np.median([r.updates for r in rs])),
-        "fsts": fst,
-        "true_fsts": true,
-    }
+    return schemas.MitigationRow(
+        mechanism=mech,
+        epsilon=eps,
+        variant=name,
+        protect=list(cfg.protect),
+        stop_at_success=stop,
+        gradient_epsilon=cfg.gradient_epsilon,
+        score_epsilon=cfg.score_epsilon_total,
+        trials=k,
+        aggregator=schemas.AggregatorSuccess(
+            successes=ok if stop else None,
+            success_ci=list(success_interval(ok, k)) if stop else None,
+            median_fst=median_fst(fst) if stop else None,
+            fsts=fst,
+        ),
+        true=schemas.TrueSuccess(
+            true_successes=ok_true,
+            true_success_ci=list(success_interval(ok_true, k)),
+            median_true_fst=median_fst(true),
+            median_true_fst_ci=list(median_interval(true)[:2]),
+            true_fsts=true,
+        ),
+        median_ticks_at_success=float(np.median(ticks)) if ticks else None,
+        median_submissions=float(np.median([r.scores.size for r in rs])),
+        median_updates=float(np.median([r.updates for r in rs])),
+    )
 
 
-def _utility_table(rows: list[dict], args: argparse.Namespace, trials: int, wall: float) -> list[str]:
+def _utility_table(rows: list[schemas.MitigationRow], args: argparse.Namespace, trials: int, wall: float) -> list[str]:
     """The Markdown table of utility.md."""
     lines = [
         f"Paper buffers (Laplace |B| = 1, PRS |B| = 100), reading `{args.reading}`, {args.trials} trials per "
@@ -94,14 +98,13 @@ def _utility_table(rows: list[dict], args: argparse.Namespace, trials: int, wall
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        agg = "—" if r["successes"] is None else f"{r['successes']}/{r['trials']}"
-        mfst = "—" if r["median_fst"] is None else _fmt(r["median_fst"])
-        lo, hi = r["median_true_fst_ci"]
-        ticks = "—" if r["median_ticks_at_success"] is None else _fmt(r["median_ticks_at_success"])
+        agg = "—" if r.successes is None else f"{r.successes}/{r.trials}"
+        mfst = "—" if r.median_fst is None else _fmt(r.median_fst)
+        lo, hi = r.median_true_fst_ci
+        ticks = "—" if r.median_ticks_at_success is None else _fmt(r.median_ticks_at_success)
         lines.append(
-            f"| {r['mechanism']} | {r['epsilon']:g} | {r['variant']} | {r['gradient_epsilon']:g} + "
-            f"{r['score_epsilon']:g} | "
-            f"{agg} | {mfst} | {r['true_successes']}/{r['trials']} | {_fmt(r['median_true_fst'])} "
+            f"| {r.mechanism} | {r.epsilon:g} | {r.variant} | {r.gradient_epsilon:g} + {r.score_epsilon:g} | "
+            f"{agg} | {mfst} | {r.true_successes}/{r.trials} | {_fmt(r.median_true_fst)} "
             f"[{_fmt(lo)}, {_fmt(hi)}] | {ticks} |"
         )
     return lines
@@ -145,24 +148,17 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     command = "python scripts/mitigations_utility.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    doc = {
-        "kind": "mitigations-utility",
-        "command": command.strip(),
-        "spec": spec.to_dict(),
-        "reading": args.reading,
-        "mechanisms": list(spec.mechanisms),
-        "buffer_size": {m: PAPER_BUFFER[m] for m in spec.mechanisms},
-        "wall_time_s": wall,
-        "agent_steps": int(sum(r.agent_steps for r in results)),
-        "rows": rows,
-    }
-    write_text_atomic(
-        out / "utility.json",
-        json.dumps(doc, indent=2, default=lambda x: "inf" if x == math.inf else x, allow_nan=True).replace(
-            "Infinity", '"inf"'
-        )
-        + "\n",
+    result = schemas.MitigationsUtility(
+        command=command.strip(),
+        spec=spec.to_dict(),
+        reading=args.reading,
+        mechanisms=list(spec.mechanisms),
+        buffer_size={m: PAPER_BUFFER[m] for m in spec.mechanisms},
+        wall_time_s=wall,
+        agent_steps=int(sum(r.agent_steps for r in results)),
+        rows=rows,
     )
+    write_json_atomic(out / "utility.json", result.to_dict())
     lines = _utility_table(rows, args, len(results), wall)
     write_text_atomic(out / "utility.md", "\n".join(lines) + "\n")
     print("\n".join(lines))

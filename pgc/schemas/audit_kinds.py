@@ -17,8 +17,13 @@ kind                   written by                 its own parts
 =====================  =========================  =================================================================
 
 Files of the older kind ``audit`` (one kind for every subcommand, told apart by ``mode``) load as the kind their
-``mode`` names (:func:`legacy_audit_kind`); keys the new kinds no longer write (``mode``, ``run_config``) stay in
-``extra``.
+``mode`` names (:func:`legacy_audit_kind`). The keys they wrote that these kinds hold elsewhere are dropped on reading
+(:data:`RETIRED_KEYS`): ``mode`` is the kind; the top-level and per-pair ``model`` of an adversarial audit is each
+row's; a canary audit's ``bound`` copied its row's certificate (with rate bounds that follow from its counts); a δ
+test's ``claimed_epsilon`` / ``claimed_delta`` are its row's claim; a self-test case's bounds, verdict and reason
+are its audit's row; a curve point's ``verdict``, ``p_value`` and ``verdict_reason`` were judged apart from the
+point's row, without its counts, and the row in ``channels`` holds the verdict. Their ``run_config`` is the audited
+run's configuration (:attr:`AuditedRun.config`).
 
 Stability policy: as :mod:`pgc.schemas.audit_rows` states it for rows.
 
@@ -31,12 +36,29 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from .audit_rows import AuditRow
-from .base import Record, Result
+from .base import JsonObject, Record, Result
 from .provenance import Invocation
 
 
 def _flat(required: bool = False) -> Any:
     return field(metadata={"flat": True}) if required else field(default=None, metadata={"flat": True})
+
+
+# per record type: the keys of the older kind ``audit`` that it holds elsewhere (the module docstring says where)
+RETIRED_KEYS: dict[str, frozenset[str]] = {
+    "RowsAudit": frozenset({"mode"}),
+    "adversarial": frozenset({"model"}),  # AdversarialAudit, AdversarialModelAudit, AdversarialCurve
+    "CanaryAudit": frozenset({"bound"}),
+    "DeltaTest": frozenset({"claimed_epsilon", "claimed_delta"}),
+    "SelfTestOutcome": frozenset({"epsilon_lower_bound", "delta_lower_bound", "verdict", "reason"}),
+    "CurvePoint": frozenset({"verdict", "p_value", "verdict_reason"}),
+}
+
+
+def without_retired(data: dict[str, Any], holder: str) -> dict[str, Any]:
+    """``data`` without the keys :data:`RETIRED_KEYS` lists for ``holder``."""
+    retired = RETIRED_KEYS[holder]
+    return data if retired.isdisjoint(data) else {k: v for k, v in data.items() if k not in retired}
 
 
 # --- parts ------------------------------------------------------------------------------------------
@@ -73,6 +95,10 @@ class DeltaTest(Record):
     train_samples: int
     point_masses: int
 
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return without_retired(data, "DeltaTest")
+
 
 @dataclass(frozen=True, kw_only=True)
 class CanaryAudit(Record):
@@ -87,6 +113,10 @@ class CanaryAudit(Record):
     delta_test: DeltaTest | None = None  # None: white-box, or an infinite claim
     candidates: list[SelectionCandidate] = field(default_factory=list)
 
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return without_retired(data, "CanaryAudit")
+
 
 @dataclass(frozen=True, kw_only=True)
 class AuditedRun(Record):
@@ -95,6 +125,9 @@ class AuditedRun(Record):
     run: str
     trial: int
     mechanism_source: Literal["run", "override"] | None = None  # None: the one-run audit (the run's own)
+    # the trial's configuration as its run recorded it (TrainConfig.to_dict()): what was audited, after the run's
+    # folder is gone
+    config: JsonObject | None = field(default=None, metadata={"json": "run_config"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +230,10 @@ class AdversarialAudit(Record):
     wall_time_s: float | None = None
     protection: ProtectedClaim | None = _flat()
 
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return without_retired(data, "adversarial")
+
 
 @dataclass(frozen=True, kw_only=True)
 class CraftedSearchSettings(Record):
@@ -226,6 +263,10 @@ class CurvePoint(Record):
     psi_prime: float | None = None
     samples_per_side: int | None = None  # the point's row (its verdict and p-value) is in the result's channels
 
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return without_retired(data, "CurvePoint")
+
 
 @dataclass(frozen=True, kw_only=True)
 class CanarySetup(Record):
@@ -249,6 +290,10 @@ class SelfTestOutcome(Record):
     true_epsilon: float
     passed: bool
     audit: CanaryAudit
+
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return without_retired(data, "SelfTestOutcome")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -277,6 +322,10 @@ class RowsAudit(Result):
     seed: int
     invocation: Invocation | None = _flat()
 
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return without_retired(data, "RowsAudit")
+
 
 @dataclass(frozen=True, kw_only=True)
 class MechanismAudit(RowsAudit):
@@ -286,7 +335,7 @@ class MechanismAudit(RowsAudit):
 
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
-        return _single(data, "mechanism_audits", "mechanism_audit")
+        return _single(super().migrate(data), "mechanism_audits", "mechanism_audit")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -303,6 +352,7 @@ class SelfTest(RowsAudit):
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
         """The older kind's ``honesty`` entries carried their rows (now only in ``channels``)."""
+        data = super().migrate(data)
         if "honesty" not in data:
             return data
         return {**data, "honesty": [{k: v for k, v in h.items() if k != "rows"} for h in data["honesty"]]}
@@ -319,7 +369,7 @@ class RunAudit(RowsAudit):
 
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
-        return _single(data, "mechanism_audits", "mechanism_audit")
+        return _single(super().migrate(data), "mechanism_audits", "mechanism_audit")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -342,6 +392,10 @@ class AdversarialModelAudit(RowsAudit):
     audited_run: AuditedRun | None = _flat()  # --run DIR: the run whose mechanism and settings were audited
     protection: Protection | None = None  # that run's mitigations
 
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return without_retired(super().migrate(data), "adversarial")
+
 
 @dataclass(frozen=True, kw_only=True)
 class AdversarialCurve(RowsAudit):
@@ -351,6 +405,10 @@ class AdversarialCurve(RowsAudit):
     curve: list[CurvePoint]
     adversarial_audits: list[AdversarialAudit]
     honest_audits: list[EnvironmentAudit]
+
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return without_retired(super().migrate(data), "adversarial")
 
 
 AUDIT_KINDS: tuple[type[RowsAudit], ...] = (

@@ -31,7 +31,7 @@ class RegretAtHorizon(Record):
 @dataclass(frozen=True, kw_only=True)
 class BanditCurve(Record):
     """One algorithm at one setting: the time-averaged group regret at the times ``t`` with its band
-    (``lower``, ``upper``). The regulariser is in ``extra["lambda"]`` (a Python keyword)."""
+    (``lower``, ``upper``)."""
 
     algorithm: str
     label: str
@@ -47,6 +47,7 @@ class BanditCurve(Record):
     threshold: float | None = None
     mean_syncs: float | None = None
     group_regret_at_T: RegretAtHorizon | None = None
+    regulariser: float | None = field(default=None, metadata={"json": "lambda"})  # λ (a Python keyword)
 
     def __post_init__(self) -> None:
         n = len(self.t)

@@ -188,20 +188,51 @@ class SystemAuditResult(Result):
 # --- mitigations-utility: scripts/mitigations_utility.py -------------------------------------------
 
 
+def _flat_part() -> Any:
+    return field(default=None, metadata={"flat": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AggregatorSuccess(Record):
+    """Success as the aggregator's own stop saw it (privatized scores): the trials that succeeded with their 95 %
+    interval, the median first-success time and each trial's (inf: never). None where the variant does not stop at
+    success."""
+
+    successes: int | None = None
+    success_ci: list[float] | None = None
+    median_fst: float | None = None
+    fsts: list[float] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrueSuccess(Record):
+    """Success by the true scores: the trials that succeeded with their 95 % interval, the median first-success
+    time with its 95 % interval, and each trial's (inf: never)."""
+
+    true_successes: int | None = None
+    true_success_ci: list[float] | None = None
+    median_true_fst: float | None = None
+    median_true_fst_ci: list[float] | None = None
+    true_fsts: list[float] | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class MitigationRow(Record):
+    """One cell of the utility study: a mechanism, ε and mitigation variant over its trials."""
+
     mechanism: str
     epsilon: float
     variant: str
     trials: int
+    protect: list[str] | None = None  # the variant's mitigations
+    stop_at_success: bool | None = None  # the aggregator stops at its first success
     gradient_epsilon: float | None = None
     score_epsilon: float | None = None
-    successes: int | None = None
-    median_fst: float | None = None
-    true_successes: int | None = None
-    median_true_fst: float | None = None
-    median_true_fst_ci: list[float] | None = None
+    aggregator: AggregatorSuccess | None = _flat_part()
+    true: TrueSuccess | None = _flat_part()
     median_ticks_at_success: float | None = None
+    median_submissions: float | None = None
+    median_updates: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,6 +242,10 @@ class MitigationsUtility(Result):
     reading: str | None = None
     spec: JsonObject | None = None
     command: str | None = None
+    mechanisms: list[str] | None = None
+    buffer_size: dict[str, int] | None = None  # per mechanism: the paper's buffer |B|
+    wall_time_s: float | None = None
+    agent_steps: int | None = None
 
 
 _RESULT_TYPES: tuple[type[Result], ...] = (

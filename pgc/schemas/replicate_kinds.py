@@ -13,6 +13,7 @@ Pure Python: imports nothing from the project beyond :mod:`pgc.schemas.base`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .base import JsonObject, Record, Result
 
@@ -58,6 +59,11 @@ class ReplicateSpec(Record):
     seed: int
     processes: int | None = None
     nonprivate_variants: list[str] | None = None
+
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """Earlier grids recorded ``max_lanes``, a runtime setting of the lane pool with no effect on results."""
+        return {k: v for k, v in data.items() if k != "max_lanes"}
 
 
 @dataclass(frozen=True, kw_only=True)

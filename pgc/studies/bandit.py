@@ -161,7 +161,7 @@ def regret_curves(settings: RegretSettings, specs: dict, results: dict) -> list[
                 group_regret_at_T=schemas.RegretAtHorizon(
                     mean=float(res["final"].mean()), interval=[float(v) for v in mean_interval(res["final"])[1:]]
                 ),
-                extra={"lambda": _float_or_none(res["lam"])},  # the regulariser (a Python keyword)
+                regulariser=_float_or_none(res["lam"]),
             )
         )
     return curves

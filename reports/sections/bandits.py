@@ -29,7 +29,7 @@ def bandit_regret(src: Source) -> dict:
             "delta": c.delta,
             "batch": c.batch,
             "sigma": c.sigma,
-            "lambda": schemas.number(c.extra.get("lambda")),
+            "lambda": c.regulariser,
             "threshold": c.threshold,
             "mean_syncs": c.mean_syncs,
             "t": c.t,

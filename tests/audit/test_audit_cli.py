@@ -94,6 +94,9 @@ def test_run_mode_audits_channels(tmp_path, capsys, no_result_parsing):
     assert {r["verdict"] for r in data["channels"]} <= {"consistent", "inconclusive", "violated", "unprotected channel"}
     assert all(r["verdict_reason"] for r in data["channels"])  # every row says why, in words
     assert data["model"] == "initial" and data["mechanism_source"] == "run"
+    # the audited trial's configuration, as its run recorded it
+    recorded = json.loads((run / "summary.json").read_text())["trials"][0]["config"]
+    assert data["run_config"] == recorded and data["run_config"]["submissions"] == 30
     # each row's channel kind as its producer recorded it is the one its label names: no row writes it
     names = {r["channel"] for r in data["channels"]}
     assert {"canary (black-box)", "gradient×2", "gradient×2 split", "score×2"} <= names

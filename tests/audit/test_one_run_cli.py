@@ -52,6 +52,7 @@ def test_train_with_crafted_canaries_then_one_run_audit(tmp_path, capsys, no_res
     )
     report = json.loads(out.read_text())
     assert report["kind"] == "one-run-audit"
+    assert report["run_config"]["canaries"] == 400  # the audited trial's configuration
     (row,) = report["channels"]
     assert row["scope"].startswith("one-run") and row["channel"] == "gradient" and row["canaries"] == 400
     assert 0.0 <= row["epsilon_lower_bound"] <= 1.0

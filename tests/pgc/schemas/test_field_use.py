@@ -71,6 +71,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "OneRunCounts.steinke_epsilon_lower_bound": "set when the f-DP bound is computed (a curve or δ > 0)",
         "Certificate.delta_lower_bound": "set by one-run rows at a claimed δ > 0",
         "Power.samples_to_decide": "set when the row's power says how many samples would decide it",
+        "AuditedRun.config": "the run's configuration, written by the one-run audit; the committed ones predate it",
     },
     "adversarial-audit": {
         **_PROVENANCE,

@@ -203,7 +203,7 @@ def test_bandit_kinds_load_in_the_layout_their_writers_use():
     assert sa.to_dict()["rows"][1]["epsilon_lower_bound"] == "inf"
     reg = schemas.load(bandit_regret_fixture())
     assert isinstance(reg, schemas.BanditRegret) and reg.curves[1].time_averaged_group_regret[-1] == 1.2
-    assert reg.curves[0].epsilon is None and reg.curves[0].extra["lambda"] == 10.0
+    assert reg.curves[0].epsilon is None and reg.curves[0].regulariser == 10.0
     assert reg.curves[1].group_regret_at_T.interval == [115.0, 125.0]
     assert [p.n_silos for p in reg.privacy_cost] == [2, 4, 8] and reg.fit.exponent == 0.5
     assert reg.fit.theory == {"zhou_chowdhury_M_exponent": 0.75, "dp20_M_exponent": 0.5}
@@ -304,6 +304,7 @@ OPEN_VALUES = {("SearchedPair", "secret"), ("SearchedPair", "secret_prime"), ("L
 CONFIGURATION = {
     ("TrainTrial", "config"),
     ("TrainRun", "reading"),
+    ("AuditedRun", "config"),
     ("MechanismRecord", "params"),
     ("MechanismRecord", "factory_args"),
     ("TuneTrial", "params"),

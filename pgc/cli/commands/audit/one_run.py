@@ -32,7 +32,7 @@ def audit_one_run(args, progress: bool):
     return schemas.OneRunAudit(
         **header(args),
         channels=list(rows),
-        audited_run=schemas.AuditedRun(run=str(args.one_run), trial=args.trial),
+        audited_run=schemas.AuditedRun(run=str(args.one_run), trial=args.trial, config=config.to_dict()),
         canary_setup=schemas.CanarySetup(**canaries.setup),
         canary_submissions=int(canaries.positions.size),
         simulated_models=simulated,

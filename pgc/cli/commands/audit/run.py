@@ -33,7 +33,9 @@ def audit_run(args, progress: bool):
         )
     else:
         mech, source = recorded_mechanism(trial), "run"
-    audited_run = schemas.AuditedRun(run=str(run_dir), trial=args.trial, mechanism_source=source)
+    audited_run = schemas.AuditedRun(
+        run=str(run_dir), trial=args.trial, mechanism_source=source, config=config.to_dict()
+    )
     pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
     args.announce(mech, episode_length(trial, args.initial))
     if args.adversarial_model:  # the run's mechanism and settings at crafted models (no canary audit)
