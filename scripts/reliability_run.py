@@ -33,6 +33,8 @@ import reliability_gen as gen  # noqa: E402
 import user_code_cases  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
+from pgc.schemas import ReliabilityFailure  # noqa: E402
+
 # share of the generated cases per family (argument vectors per command, result files per reader)
 FAMILIES = {
     "config": 0.14,
@@ -49,7 +51,9 @@ FAMILIES = {
 }
 
 
-def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counter, failures: list) -> None:
+def run_cases(
+    total: int, root_seed: int, base: Path, counts: collections.Counter, failures: list[ReliabilityFailure]
+) -> None:
     clean = gen.make_run(base / "clean-run")
     names = iter(range(10**9))
 
@@ -75,7 +79,7 @@ def run_cases(total: int, root_seed: int, base: Path, counts: collections.Counte
             counts[key] += 1
         if problems:
             failures.append(
-                {"family": family, "argv": outcome.argv, "problems": problems, "stderr": outcome.err[-600:]}
+                ReliabilityFailure(family=family, argv=outcome.argv, problems=problems, stderr=outcome.err[-600:])
             )
 
     for i, (family, share) in enumerate(FAMILIES.items()):
@@ -161,7 +165,9 @@ def _user_code_phase(base: Path) -> dict:
             outcomes[key] += 1
         if result.problems:
             failed.append(
-                {"case": case.name, "argv": list(case.argv), "problems": result.problems, "stderr": result.err[-600:]}
+                ReliabilityFailure(
+                    case=case.name, argv=list(case.argv), problems=result.problems, stderr=result.err[-600:]
+                )
             )
     return {
         "cases": len(user_code_cases.CASES),
@@ -224,9 +230,12 @@ def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_cou
         "user_code_walk": {key: value for key, value in user_code.items() if key != "failures"},
         "outcomes": outcomes,
         "all_zero": not any(outcomes.values()),
-        "failures": (
-            failures[:50] + [{"detail": d} for d in kill_log.details + writer_log.details] + user_code["failures"]
-        ),
+        "failures": [
+            failure.to_dict()
+            for failure in failures[:50]
+            + [ReliabilityFailure(detail=d) for d in kill_log.details + writer_log.details]
+            + user_code["failures"]
+        ],
         "wall_s": walls,
         "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
     }
@@ -246,7 +255,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="pgc-reliability-"))
     counts: collections.Counter = collections.Counter()
-    failures: list = []
+    failures: list[ReliabilityFailure] = []
     walls = {}
     try:
         start = time.perf_counter()

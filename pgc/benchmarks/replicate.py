@@ -35,6 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import pgc.schemas as schemas
     from pgc.a3c.kernel import warm_up
     from pgc.a3c.trainer import train_batch
     from pgc.files import write_json_atomic
@@ -62,41 +63,43 @@ def run(args: argparse.Namespace) -> int:
     subs = sum(r.scores.size for r in parallel)
     full = GridSpec()
     full_subs = sum(len(setting_configs(full, s)) * full.cap for s in grid_settings(full) if s.role == "table")
-    numbers = {
-        "benchmark": "replicate",
-        "reading": args.reading,
-        "trials": len(configs),
-        "trials_per_setting": args.trials,
-        "cap": args.cap,
-        "processes": args.processes,
-        "parallel_wall_s": parallel_wall,
-        "serial_wall_s": serial_wall,
-        "agent_steps": steps,
-        "parallel_steps_per_s": steps / parallel_wall,
-        "serial_steps_per_s": steps / serial_wall,
-        "ratio": serial_wall / parallel_wall,
-        "identical_results": identical,
-        "parallel_submissions_per_s": subs / parallel_wall,
-        "full_grid_upper_bound_submissions": full_subs,
-        "full_grid_projection_s_if_no_trial_succeeds": full_subs / (subs / parallel_wall),
-        "cpu_count": os.cpu_count(),
-        "loadavg_1min": os.getloadavg()[0],
-    }
+    numbers = schemas.ReplicateBenchNumbers(
+        reading=args.reading,
+        trials=len(configs),
+        trials_per_setting=args.trials,
+        cap=args.cap,
+        processes=args.processes,
+        timings=schemas.ReplicateSliceTimings(
+            parallel_wall_s=parallel_wall,
+            serial_wall_s=serial_wall,
+            agent_steps=steps,
+            parallel_steps_per_s=steps / parallel_wall,
+            serial_steps_per_s=steps / serial_wall,
+            ratio=serial_wall / parallel_wall,
+            identical_results=identical,
+        ),
+        projection=schemas.GridProjection(
+            parallel_submissions_per_s=subs / parallel_wall,
+            full_grid_upper_bound_submissions=full_subs,
+            full_grid_projection_s_if_no_trial_succeeds=full_subs / (subs / parallel_wall),
+        ),
+        host=schemas.BenchHost(cpu_count=os.cpu_count(), loadavg_1min=os.getloadavg()[0]),
+    )
     print(
         f"{args.processes} processes: {steps:,} agent-steps in {parallel_wall:.1f}s = {steps / parallel_wall:.3g}/s "
         f"({len(configs)} trials, cap {args.cap:,})"
     )
     print(f"1 process (reference): {serial_wall:.1f}s = {steps / serial_wall:.3g}/s")
-    print(f"ratio: {numbers['ratio']:.2f}x; identical results: {identical}")
+    print(f"ratio: {numbers.timings.ratio:.2f}x; identical results: {identical}")
     print(
         f"full grid ({full_subs:,} submissions if no trial stops early) at {subs / parallel_wall:,.0f} "
         "submissions/s: "
-        f"≈ {numbers['full_grid_projection_s_if_no_trial_succeeds'] / 60:.1f} min at these episode lengths"
+        f"≈ {numbers.projection.full_grid_projection_s_if_no_trial_succeeds / 60:.1f} min at these episode lengths"
     )
     if args.json:
-        write_json_atomic(args.json, {"numbers": numbers})
+        write_json_atomic(args.json, schemas.BenchNumbers(numbers=numbers).to_dict())
     else:
-        print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in numbers.items()}))
+        print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in numbers.to_dict().items()}))
     return goals_exit(
         [] if identical else [f"{args.processes} processes gave other results than one (goal: identical)"]
     )

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+import pgc.schemas as schemas
 from pgc.errors import UserError
 
 from . import goals_exit
@@ -44,32 +45,37 @@ def _noop(x):
     return x
 
 
-def _overheads(n: int, ray_engine, local_engine) -> dict:
+def _overheads(n: int, ray_engine, local_engine) -> schemas.TaskOverhead:
     import ray
 
-    out = {}
     t = time.perf_counter()
     for i in range(n):
         _noop(i)
-    out["call_us"] = (time.perf_counter() - t) / n * 1e6
+    call_us = (time.perf_counter() - t) / n * 1e6
     pool = local_engine._pool_for_bench()
     t = time.perf_counter()
     for i in range(n):
         pool.submit(_noop, i).result()
-    out["local_process_latency_ms"] = (time.perf_counter() - t) / n * 1e3
+    local_latency_ms = (time.perf_counter() - t) / n * 1e3
     t = time.perf_counter()
     list(pool.map(_noop, range(n)))
-    out["local_process_amortised_ms"] = (time.perf_counter() - t) / n * 1e3
+    local_amortised_ms = (time.perf_counter() - t) / n * 1e3
     remote = ray.remote(num_cpus=1)(_noop)
     ray.get([remote.remote(i) for i in range(4)])  # workers up
     t = time.perf_counter()
     for i in range(n):
         ray.get(remote.remote(i))
-    out["ray_latency_ms"] = (time.perf_counter() - t) / n * 1e3
+    ray_latency_ms = (time.perf_counter() - t) / n * 1e3
     t = time.perf_counter()
     ray.get([remote.remote(i) for i in range(n)])
-    out["ray_amortised_ms"] = (time.perf_counter() - t) / n * 1e3
-    return out
+    ray_amortised_ms = (time.perf_counter() - t) / n * 1e3
+    return schemas.TaskOverhead(
+        call_us=call_us,
+        local_process_latency_ms=local_latency_ms,
+        local_process_amortised_ms=local_amortised_ms,
+        ray_latency_ms=ray_latency_ms,
+        ray_amortised_ms=ray_amortised_ms,
+    )
 
 
 def _identical(a, b) -> bool:
@@ -85,7 +91,7 @@ def _timed(fn):
     return out, time.perf_counter() - t
 
 
-def _storage_cost(url: str, n: int) -> dict:
+def _storage_cost(url: str, n: int) -> schemas.StorageCost:
     import warnings
 
     import optuna
@@ -125,7 +131,7 @@ def _storage_cost(url: str, n: int) -> dict:
             study.tell(trial, [0.5, 1.0])
         wall = time.perf_counter() - t
     storage.engine.dispose()
-    return {"ms_per_trial": wall / n * 1e3, "trials_per_s": n / wall, "trials": n}
+    return schemas.StorageCost(ms_per_trial=wall / n * 1e3, trials_per_s=n / wall, trials=n)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,39 +152,43 @@ def run(args: argparse.Namespace) -> int:
     ray_engine = RayEngine(num_cpus=2)
     ray_start = time.perf_counter() - t
     local2 = LocalEngine(2)
-    numbers: dict = {
-        "benchmark": "scale",
-        "command": " ".join(["pgc", "bench", "scale"] + sys.argv[3:]),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "ray_start_s": ray_start,
-        "loadavg_1min_at_start": os.getloadavg()[0],
-    }
+    loadavg_at_start = os.getloadavg()[0]
     try:
-        numbers["overhead"] = _overheads(args.tasks, ray_engine, local2)
+        overhead = _overheads(args.tasks, ray_engine, local2)
         # the first Ray batch also loads the compiled kernel in each worker: measured apart
-        _, numbers["ray_first_batch_s"] = _timed(lambda: train_batch(configs[:4], executor=ray_engine))
-        numbers["batch"] = _batch_timings(configs, args, ray_engine)
+        _, ray_first_batch = _timed(lambda: train_batch(configs[:4], executor=ray_engine))
+        batch = _batch_timings(configs, args, ray_engine)
     finally:
         local2.close()
         ray_engine.close()
-    numbers["storage_per_trial"] = _storage_costs(args)
-    numbers["loadavg_1min_at_end"] = os.getloadavg()[0]
+    storage = _storage_costs(args)
+    numbers = schemas.ScaleBenchNumbers(
+        command=" ".join(["pgc", "bench", "scale"] + sys.argv[3:]),
+        cpu_count=os.cpu_count(),
+        python=platform.python_version(),
+        ray_start_s=ray_start,
+        loadavg_1min_at_start=loadavg_at_start,
+        overhead=overhead,
+        ray_first_batch_s=ray_first_batch,
+        batch=batch,
+        storage_per_trial=storage,
+        loadavg_1min_at_end=os.getloadavg()[0],
+    )
     _print_scale(numbers, args)
     if args.json:
-        write_json_atomic(args.json, {"numbers": numbers})
+        write_json_atomic(args.json, schemas.BenchNumbers(numbers=numbers).to_dict())
     else:
-        print(json.dumps(numbers, default=float))
+        print(json.dumps(numbers.to_dict()))
     return goals_exit(
         [
             f"{name}: results differ from the one-process run (goal: identical)"
-            for name, same in numbers["batch"]["identical"].items()
+            for name, same in batch.identical.to_dict().items()
             if not same
         ]
     )
 
 
-def _batch_timings(configs, args: argparse.Namespace, ray_engine) -> dict:
+def _batch_timings(configs, args: argparse.Namespace, ray_engine) -> schemas.ScaleBatch:
     """One grid batch run serially, on 2 local processes, on Ray (chunked and one trial per task)."""
     from pgc.a3c.trainer import train_batch
 
@@ -190,65 +200,65 @@ def _batch_timings(configs, args: argparse.Namespace, ray_engine) -> dict:
     ray_engine.chunk = None
     steps = sum(r.agent_steps for r in serial)
     speedup = t1 / t2
-    return {
-        "trials": len(configs),
-        "trials_per_setting": args.trials,
-        "cap": args.cap,
-        "agent_steps": steps,
-        "local_1_process_s": t1,
-        "local_2_processes_s": t2,
-        "ray_2_cpus_s": tr,
-        "ray_one_trial_per_task_s": tr1,
-        "trial_mean_ms": t1 / len(configs) * 1e3,
-        "ray_vs_local_2_processes_throughput": t2 / tr,
-        "ray_one_trial_per_task_vs_local": t2 / tr1,
-        "speedup_1_to_2_processes": speedup,
-        "serial_fraction_amdahl": min(1.0, max(0.0, 2 / speedup - 1)),
-        "identical": {
-            "local_2_processes": _identical(serial, local),
-            "ray": _identical(serial, ray_out),
-            "ray_one_trial_per_task": _identical(serial, ray_fine),
-        },
-    }
+    return schemas.ScaleBatch(
+        trials=len(configs),
+        trials_per_setting=args.trials,
+        cap=args.cap,
+        agent_steps=steps,
+        local_1_process_s=t1,
+        local_2_processes_s=t2,
+        ray_2_cpus_s=tr,
+        ray_one_trial_per_task_s=tr1,
+        trial_mean_ms=t1 / len(configs) * 1e3,
+        ray_vs_local_2_processes_throughput=t2 / tr,
+        ray_one_trial_per_task_vs_local=t2 / tr1,
+        speedup_1_to_2_processes=speedup,
+        serial_fraction_amdahl=min(1.0, max(0.0, 2 / speedup - 1)),
+        identical=schemas.ScaleIdentical(
+            local_2_processes=_identical(serial, local),
+            ray=_identical(serial, ray_out),
+            ray_one_trial_per_task=_identical(serial, ray_fine),
+        ),
+    )
 
 
-def _storage_costs(args: argparse.Namespace) -> dict:
+def _storage_costs(args: argparse.Namespace) -> schemas.ScaleStorage:
     """Per-trial cost of the tuning storage: SQLite, and PostgreSQL unless ``--no-postgres``."""
     from pathlib import Path
 
     db = Path(os.environ.get("TMPDIR", "/tmp")) / f"pgc-bench-{os.getpid()}.db"
-    storage = {"sqlite": _storage_cost(f"sqlite:///{db}", args.storage_trials)}
+    sqlite = _storage_cost(f"sqlite:///{db}", args.storage_trials)
     db.unlink(missing_ok=True)
-    if not args.no_postgres:
-        from pgc.tuning.postgres_cluster import Cluster
+    if args.no_postgres:
+        return schemas.ScaleStorage(sqlite=sqlite)
+    from pgc.tuning.postgres_cluster import Cluster
 
-        with Cluster() as url:
-            storage["postgresql"] = _storage_cost(url, args.storage_trials)
-    return storage
+    with Cluster() as url:
+        return schemas.ScaleStorage(sqlite=sqlite, postgresql=_storage_cost(url, args.storage_trials))
 
 
-def _print_scale(numbers: dict, args: argparse.Namespace) -> None:
-    o, b = numbers["overhead"], numbers["batch"]
-    t1, t2, tr, tr1 = b["local_1_process_s"], b["local_2_processes_s"], b["ray_2_cpus_s"], b["ray_one_trial_per_task_s"]
+def _print_scale(numbers: schemas.ScaleBenchNumbers, args: argparse.Namespace) -> None:
+    o, b = numbers.overhead, numbers.batch
+    t1, t2, tr, tr1 = b.local_1_process_s, b.local_2_processes_s, b.ray_2_cpus_s, b.ray_one_trial_per_task_s
     print(
-        f"Ray start-up {numbers['ray_start_s']:.1f}s; first Ray batch (kernel loaded in each worker) "
-        f"{numbers['ray_first_batch_s']:.2f}s"
+        f"Ray start-up {numbers.ray_start_s:.1f}s; first Ray batch (kernel loaded in each worker) "
+        f"{numbers.ray_first_batch_s:.2f}s"
     )
     print(
-        f"per-task overhead: call {o['call_us']:.2f} µs; local processes {o['local_process_latency_ms']:.3f} ms "
-        f"latency / {o['local_process_amortised_ms']:.3f} ms amortised; Ray {o['ray_latency_ms']:.3f} ms latency / "
-        f"{o['ray_amortised_ms']:.3f} ms amortised"
+        f"per-task overhead: call {o.call_us:.2f} µs; local processes {o.local_process_latency_ms:.3f} ms "
+        f"latency / {o.local_process_amortised_ms:.3f} ms amortised; Ray {o.ray_latency_ms:.3f} ms latency / "
+        f"{o.ray_amortised_ms:.3f} ms amortised"
     )
     print(
-        f"batch of {b['trials']} trials (cap {args.cap:,}, mean {b['trial_mean_ms']:.1f} ms/trial): 1 process "
-        f"{t1:.2f}s, 2 processes {t2:.2f}s (speed-up {b['speedup_1_to_2_processes']:.2f}, serial fraction "
-        f"{b['serial_fraction_amdahl']:.3f}), Ray {tr:.2f}s, Ray one trial/task {tr1:.2f}s"
+        f"batch of {b.trials} trials (cap {args.cap:,}, mean {b.trial_mean_ms:.1f} ms/trial): 1 process "
+        f"{t1:.2f}s, 2 processes {t2:.2f}s (speed-up {b.speedup_1_to_2_processes:.2f}, serial fraction "
+        f"{b.serial_fraction_amdahl:.3f}), Ray {tr:.2f}s, Ray one trial/task {tr1:.2f}s"
     )
     print(
-        f"throughput vs the local process engine (2 processes): Ray {b['ray_vs_local_2_processes_throughput']:.2f}x, "
-        f"Ray one trial/task {b['ray_one_trial_per_task_vs_local']:.2f}x; identical results: {b['identical']}"
+        f"throughput vs the local process engine (2 processes): Ray {b.ray_vs_local_2_processes_throughput:.2f}x, "
+        f"Ray one trial/task {b.ray_one_trial_per_task_vs_local:.2f}x; identical results: {b.identical.to_dict()}"
     )
-    for k, v in numbers["storage_per_trial"].items():
-        print(
-            f"storage per tuning trial ({k}): {v['ms_per_trial']:.1f} ms = {v['trials_per_s']:.0f} trials/s per writer"
-        )
+    storage = numbers.storage_per_trial
+    for k, v in (("sqlite", storage.sqlite), ("postgresql", storage.postgresql)):
+        if v is not None:
+            print(f"storage per tuning trial ({k}): {v.ms_per_trial:.1f} ms = {v.trials_per_s:.0f} trials/s per writer")

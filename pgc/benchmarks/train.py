@@ -42,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import pgc.schemas as schemas
     from pgc.a3c.kernel import warm_up
     from pgc.a3c.model import glorot_uniform_theta
     from pgc.a3c.reference import batched_loss_steps_per_second, naive_steps_per_second
@@ -76,52 +77,60 @@ def run(args: argparse.Namespace) -> int:
     naive_rate, naive_steps, naive_episodes = naive_steps_per_second(theta, args.naive_seconds, naive_rng)
     tuned_rate, tuned_steps, tuned_episodes = batched_loss_steps_per_second(theta, args.naive_seconds, tuned_rng)
     ratio = fast_rate / naive_rate
-    numbers = {
-        "benchmark": "train",
-        "mechanism": args.mechanism,
-        "epsilon": eps,
-        "trials": args.trials,
-        "workers_per_trial": 9,
-        "processes": args.processes,
-        "submissions_per_trial": args.submissions,
-        "vectorised_agent_steps": fast_steps,
-        "vectorised_wall_s": fast_wall,
-        "vectorised_steps_per_s": fast_rate,
-        "vectorised_steps_per_s_per_process": fast_rate / args.processes,
-        "vectorised_mean_episode": fast_steps / fast_episodes,
-        "naive_agent_steps": naive_steps,
-        "naive_steps_per_s": naive_rate,
-        "naive_mean_episode": naive_steps / max(1, naive_episodes),
-        "ratio": ratio,
-        "tuned_torch_steps_per_s": tuned_rate,
-        "tuned_torch_mean_episode": tuned_steps / max(1, tuned_episodes),
-        "ratio_vs_tuned_torch": fast_rate / tuned_rate,
-        "cpu_count": os.cpu_count(),
-        "loadavg_1min": os.getloadavg()[0],
-        "machine": platform.machine(),
-        "python": platform.python_version(),
-    }
+    numbers = schemas.TrainBenchNumbers(
+        mechanism=args.mechanism,
+        epsilon=eps,
+        trials=args.trials,
+        workers_per_trial=9,
+        processes=args.processes,
+        submissions_per_trial=args.submissions,
+        compiled=schemas.TrainLoopSpeed(
+            vectorised_agent_steps=fast_steps,
+            vectorised_wall_s=fast_wall,
+            vectorised_steps_per_s=fast_rate,
+            vectorised_steps_per_s_per_process=fast_rate / args.processes,
+            vectorised_mean_episode=fast_steps / fast_episodes,
+        ),
+        references=schemas.TrainReferenceSpeeds(
+            naive_agent_steps=naive_steps,
+            naive_steps_per_s=naive_rate,
+            naive_mean_episode=naive_steps / max(1, naive_episodes),
+            ratio=ratio,
+            tuned_torch_steps_per_s=tuned_rate,
+            tuned_torch_mean_episode=tuned_steps / max(1, tuned_episodes),
+            ratio_vs_tuned_torch=fast_rate / tuned_rate,
+        ),
+        host=schemas.BenchHost(
+            cpu_count=os.cpu_count(),
+            loadavg_1min=os.getloadavg()[0],
+            machine=platform.machine(),
+            python=platform.python_version(),
+        ),
+    )
     print(
         f"compiled trainer: {fast_steps:,} agent-steps in {fast_wall:.1f}s = {fast_rate:.3g} agent-steps/s "
         f"({args.trials} trials x 9 workers, {args.mechanism}, {args.submissions} submissions each, "
         f"{args.processes} processes; {fast_rate / args.processes:.3g}/s per process; "
-        f"mean episode {numbers['vectorised_mean_episode']:.1f} steps)"
+        f"mean episode {numbers.compiled.vectorised_mean_episode:.1f} steps)"
     )
     print(
         f"naive reference:  {naive_steps:,} agent-steps in {args.naive_seconds:.1f}s = {naive_rate:.3g} "
         "agent-steps/s "
         f"(textbook A3C worker: gymnasium agent, autograd graph per step, backward per episode; "
-        f"mean episode {numbers['naive_mean_episode']:.1f} steps)"
+        f"mean episode {numbers.references.naive_mean_episode:.1f} steps)"
     )
     print(
         f"tuned torch loop: {tuned_steps:,} agent-steps in {args.naive_seconds:.1f}s = {tuned_rate:.3g} "
         "agent-steps/s "
         "(no_grad forward per step, one batched loss per episode; mean episode "
-        f"{numbers['tuned_torch_mean_episode']:.1f})"
+        f"{numbers.references.tuned_torch_mean_episode:.1f})"
     )
-    print(f"ratio: {ratio:,.0f}x the naive reference ({numbers['ratio_vs_tuned_torch']:,.0f}x the tuned torch loop)")
+    print(
+        f"ratio: {ratio:,.0f}x the naive reference ({numbers.references.ratio_vs_tuned_torch:,.0f}x the tuned torch "
+        "loop)"
+    )
     if args.json:
-        write_json_atomic(args.json, {"numbers": numbers})
+        write_json_atomic(args.json, schemas.BenchNumbers(numbers=numbers).to_dict())
     else:
-        print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in numbers.items()}))
+        print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in numbers.to_dict().items()}))
     return 0

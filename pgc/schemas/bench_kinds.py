@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from .audit_rows import Verdict
 from .base import JsonObject, Record, Result
@@ -168,20 +168,211 @@ class LdpBench(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
+class BenchHost(Record):
+    """The machine a benchmark ran on: its cores, the 1-minute load average when it finished, and (where the
+    benchmark records them) the processor architecture and the Python version."""
+
+    cpu_count: int | None = field(default=None, metadata={"keep_none": True})  # null: the OS did not say
+    loadavg_1min: float
+    machine: str | None = None
+    python: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainLoopSpeed(Record):
+    """The compiled trainer's run of pgc bench train: agent-steps, wall time, agent-steps/s (in all and per
+    process) and the mean episode length in steps."""
+
+    vectorised_agent_steps: int
+    vectorised_wall_s: float
+    vectorised_steps_per_s: float
+    vectorised_steps_per_s_per_process: float
+    vectorised_mean_episode: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainReferenceSpeeds(Record):
+    """pgc bench train's one-agent references, timed in the same run: the naive textbook A3C worker (its agent-steps,
+    agent-steps/s and mean episode; ``ratio``: the compiled trainer's agent-steps/s over it) and the tuned torch loop
+    (``ratio_vs_tuned_torch`` likewise)."""
+
+    naive_agent_steps: int
+    naive_steps_per_s: float
+    naive_mean_episode: float
+    ratio: float
+    tuned_torch_steps_per_s: float
+    tuned_torch_mean_episode: float
+    ratio_vs_tuned_torch: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainBenchNumbers(Record):
+    """pgc bench train: the batch it trained (mechanism, ε, K trials of W workers on P processes, submissions per
+    trial), then written flat beside them the compiled loop's speed, the references' and the host."""
+
+    benchmark: Literal["train"] = "train"
+    mechanism: str
+    epsilon: float
+    trials: int
+    workers_per_trial: int
+    processes: int
+    submissions_per_trial: int
+    compiled: TrainLoopSpeed = field(metadata={"flat": True})
+    references: TrainReferenceSpeeds = field(metadata={"flat": True})
+    host: BenchHost = field(metadata={"flat": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicateSliceTimings(Record):
+    """pgc bench replicate's two runs of the grid slice: P processes and one, their wall times and agent-steps/s
+    over the same agent-steps, ``ratio`` (one process's wall time over P's) and whether both gave identical
+    results."""
+
+    parallel_wall_s: float
+    serial_wall_s: float
+    agent_steps: int
+    parallel_steps_per_s: float
+    serial_steps_per_s: float
+    ratio: float
+    identical_results: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class GridProjection(Record):
+    """The full replication grid's time projected from the P-process run's submissions/s: its submissions if no
+    trial stops early, and the seconds they take at that rate."""
+
+    parallel_submissions_per_s: float
+    full_grid_upper_bound_submissions: int
+    full_grid_projection_s_if_no_trial_succeeds: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicateBenchNumbers(Record):
+    """pgc bench replicate: the slice it ran (reading, trials in all and per setting, cap, P processes), then written
+    flat beside them the two runs' timings, the full grid's projection and the host."""
+
+    benchmark: Literal["replicate"] = "replicate"
+    reading: str
+    trials: int
+    trials_per_setting: int
+    cap: int
+    processes: int
+    timings: ReplicateSliceTimings = field(metadata={"flat": True})
+    projection: GridProjection = field(metadata={"flat": True})
+    host: BenchHost = field(metadata={"flat": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskOverhead(Record):
+    """pgc bench scale's cost of one empty task: a plain call (µs), the local process engine's and Ray's, one at a
+    time (latency) and all submitted together (amortised), in ms."""
+
+    call_us: float
+    local_process_latency_ms: float
+    local_process_amortised_ms: float
+    ray_latency_ms: float
+    ray_amortised_ms: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScaleIdentical(Record):
+    """Whether each run of pgc bench scale's batch gave results bit-identical to the one-process run."""
+
+    local_2_processes: bool
+    ray: bool
+    ray_one_trial_per_task: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScaleBatch(Record):
+    """pgc bench scale's replication-sized batch: its size, the wall time of each run (one local process, two, Ray
+    with chunked tasks and with one trial per task), the throughput ratios against two local processes, the 1→2
+    process speed-up with Amdahl's serial fraction, and whether each run matched the one-process run."""
+
+    trials: int
+    trials_per_setting: int
+    cap: int
+    agent_steps: int
+    local_1_process_s: float
+    local_2_processes_s: float
+    ray_2_cpus_s: float
+    ray_one_trial_per_task_s: float
+    trial_mean_ms: float
+    ray_vs_local_2_processes_throughput: float
+    ray_one_trial_per_task_vs_local: float
+    speedup_1_to_2_processes: float
+    serial_fraction_amdahl: float
+    identical: ScaleIdentical
+
+
+@dataclass(frozen=True, kw_only=True)
+class StorageCost(Record):
+    """The storage cost of one tuning trial (ask, attributes, tell; no training): ms per trial, trials/s for one
+    writer, and the trials timed."""
+
+    ms_per_trial: float
+    trials_per_s: float
+    trials: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScaleStorage(Record):
+    """The per-trial storage cost on SQLite and on PostgreSQL (None with ``--no-postgres``)."""
+
+    sqlite: StorageCost
+    postgresql: StorageCost | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScaleBenchNumbers(Record):
+    """pgc bench scale: the command and host, Ray's start-up, the per-task overhead, Ray's first batch (the
+    compiled kernel loaded in each worker), the batch's timings, the storage cost per tuning trial, and the load
+    average at start and end."""
+
+    benchmark: Literal["scale"] = "scale"
+    command: str
+    cpu_count: int | None = field(default=None, metadata={"keep_none": True})  # null: the OS did not say
+    python: str
+    ray_start_s: float
+    loadavg_1min_at_start: float
+    overhead: TaskOverhead
+    ray_first_batch_s: float
+    batch: ScaleBatch
+    storage_per_trial: ScaleStorage
+    loadavg_1min_at_end: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class BenchNumbers(Result):
-    """pgc bench TARGET --save: named numbers of one benchmark (files without a kind field)."""
+    """pgc bench train|replicate|scale --json: the numbers of one benchmark, the record its ``benchmark`` names
+    (older files carry no kind field)."""
 
     KIND = "bench-numbers"
-    numbers: JsonObject
+    numbers: TrainBenchNumbers | ReplicateBenchNumbers | ScaleBenchNumbers
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReliabilityFailure(Record):
+    """One failure of scripts/reliability_run.py: a generated case (its ``family``) or a user-code walk case (its
+    ``case``) with the command line, the problems found and the end of its stderr; or a kill's or concurrent
+    writers' failure as one line (``detail``)."""
+
+    family: str | None = None
+    case: str | None = None
+    argv: list[str] | None = None
+    problems: list[str] | None = None
+    stderr: str | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class Reliability(Result):
-    """scripts/reliability.py: the kill-and-restart study (a file without a kind field)."""
+    """scripts/reliability_run.py: the kill-and-restart study (a file without a kind field)."""
 
     KIND = "reliability"
     cases_tried: int
-    failures: list[Any]
+    failures: list[ReliabilityFailure]
     all_zero: bool
 
 
