@@ -33,7 +33,8 @@ import reliability_gen as gen  # noqa: E402
 import user_code_cases  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
-from pgc.schemas import ReliabilityFailure  # noqa: E402
+import pgc.schemas as schemas  # noqa: E402
+from pgc.schemas import Reliability, ReliabilityFailure  # noqa: E402
 
 # share of the generated cases per family (argument vectors per command, result files per reader)
 FAMILIES = {
@@ -181,7 +182,7 @@ def _user_code_phase(base: Path) -> dict:
     }
 
 
-def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts, user_code) -> dict:
+def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts, user_code) -> Reliability:
     outcomes = {
         key: counts.get(key, 0)
         for key in (
@@ -199,46 +200,49 @@ def _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_cou
         concurrency_violations=writer_log.bad,
     )
     outcomes.update({f"user_code_{key}": value for key, value in user_code["outcomes"].items()})
-    return {
-        "command": "python scripts/reliability_run.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "seed": args.seed,
-        "cases_tried": counts.get("cases", 0),
-        "cases_by_family": {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("cases:")},
-        "case_exit_codes": {k: v for k, v in sorted(counts.items()) if k.startswith("exit_")},
-        "kills": kill_log.kills,
-        "kills_by_command": {
-            kind: args.kills // len(KILLED_COMMANDS) + (j < args.kills % len(KILLED_COMMANDS))
-            for j, kind in enumerate(KILLED_COMMANDS)
-        },
-        "state_after_kill": dict(sorted(kill_log.states.items())),
-        "concurrent_writer_groups": writer_log.groups,
-        "concurrent_writers": writer_log.writers,
-        "concurrent_tune_study": None
-        if tune_counts is None
-        else {
-            "asked_trials": 2 * args.writers,
-            "complete": tune_counts["COMPLETE"],
-            "pruned": tune_counts["PRUNED"],
-            "running": tune_counts["RUNNING"],
-            "fail": tune_counts["FAIL"],
-            "surplus": tune_counts["SURPLUS"],
-            "distinct_parameter_sets": len(set(tune_counts["params"])),
-            "note": "workers count the study's trials and ask for new ones one at a time "
-            "(pgc.tuning.storage.ask_lock), "
+    study = None
+    if tune_counts is not None:
+        study = schemas.ConcurrentTuneStudy(
+            asked_trials=2 * args.writers,
+            complete=tune_counts["COMPLETE"],
+            pruned=tune_counts["PRUNED"],
+            running=tune_counts["RUNNING"],
+            fail=tune_counts["FAIL"],
+            surplus=tune_counts["SURPLUS"],
+            distinct_parameter_sets=len(set(tune_counts["params"])),
+            note="workers count the study's trials and ask for new ones one at a time (pgc.tuning.storage.ask_lock), "
             "so the study ends with exactly the asked number",
-        },
-        "user_code_walk": {key: value for key, value in user_code.items() if key != "failures"},
-        "outcomes": outcomes,
-        "all_zero": not any(outcomes.values()),
-        "failures": [
-            failure.to_dict()
-            for failure in failures[:50]
-            + [ReliabilityFailure(detail=d) for d in kill_log.details + writer_log.details]
-            + user_code["failures"]
-        ],
-        "wall_s": walls,
-        "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()},
-    }
+        )
+    return Reliability(
+        command="python scripts/reliability_run.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        seed=args.seed,
+        cases=schemas.GeneratedCases(
+            cases_tried=counts.get("cases", 0),
+            cases_by_family={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("cases:")},
+            case_exit_codes={k: v for k, v in sorted(counts.items()) if k.startswith("exit_")},
+        ),
+        kills=schemas.Kills(
+            kills=kill_log.kills,
+            kills_by_command={
+                kind: args.kills // len(KILLED_COMMANDS) + (j < args.kills % len(KILLED_COMMANDS))
+                for j, kind in enumerate(KILLED_COMMANDS)
+            },
+            state_after_kill=dict(sorted(kill_log.states.items())),
+        ),
+        writers=schemas.ConcurrentWriters(
+            concurrent_writer_groups=writer_log.groups,
+            concurrent_writers=writer_log.writers,
+            concurrent_tune_study=study,
+        ),
+        user_code_walk=schemas.UserCodeWalk(**{key: value for key, value in user_code.items() if key != "failures"}),
+        outcomes=outcomes,
+        all_zero=not any(outcomes.values()),
+        failures=failures[:50]
+        + [ReliabilityFailure(detail=d) for d in kill_log.details + writer_log.details]
+        + user_code["failures"],
+        wall_s=walls,
+        machine=schemas.CheckMachine(python=platform.python_version(), cpus=__import__("os").cpu_count()),
+    )
 
 
 def main(argv=None) -> int:
@@ -280,19 +284,13 @@ def main(argv=None) -> int:
     summary = _summary(args, argv, counts, failures, walls, kill_log, writer_log, tune_counts, user_code)
     path = out / "summary.json"
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    data = summary.to_dict()
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(path)  # whole or not at all
-    print(
-        json.dumps(
-            {
-                k: summary[k]
-                for k in ("cases_tried", "kills", "concurrent_writers", "user_code_walk", "outcomes", "wall_s")
-            },
-            indent=1,
-        )
-    )
+    shown = ("cases_tried", "kills", "concurrent_writers", "user_code_walk", "outcomes", "wall_s")
+    print(json.dumps({k: data[k] for k in shown if k in data}, indent=1))
     print(f"wrote {path}")
-    return 0 if summary["all_zero"] else 1
+    return 0 if summary.all_zero else 1
 
 
 if __name__ == "__main__":

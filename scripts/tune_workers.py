@@ -214,11 +214,13 @@ def main(argv: list[str] | None = None) -> int:
         and len(r["retries_of_killed"]) == 1
         and r["retries_of_killed"][0]["state"] in ("COMPLETE", "PRUNED")
     )
-    text = json.dumps({k: v for k, v in r.items() if k not in ("stdout",)}, indent=1)
-    print(text)
+    import pgc.schemas as schemas
+    from pgc.files import write_json_atomic
+
+    outcome = schemas.TuneWorkers.from_dict({k: v for k, v in r.items() if k != "stdout"}, "tune_workers")
+    print(json.dumps(outcome.to_dict(), indent=1))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(text + "\n")
+        write_json_atomic(args.json, outcome.to_dict())
     return 0 if r["ok"] else 1
 
 

@@ -34,6 +34,7 @@ from .bench_kinds import *  # noqa: F401,F403
 from .bench_library_results import *  # noqa: F401,F403
 from .bench_results import *  # noqa: F401,F403
 from .channels import ChannelFamily, ChannelKind, channel_kind, kind_from_label
+from .check_kinds import *  # noqa: F401,F403
 from .kinds import *  # noqa: F401,F403
 from .kinds import SCHEMAS
 from .opacus_kinds import *  # noqa: F401,F403

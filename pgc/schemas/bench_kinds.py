@@ -353,40 +353,6 @@ class BenchNumbers(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReliabilityFailure(Record):
-    """One failure of scripts/reliability_run.py: a generated case (its ``family``) or a user-code walk case (its
-    ``case``) with the command line, the problems found and the end of its stderr; or a kill's or concurrent
-    writers' failure as one line (``detail``)."""
-
-    family: str | None = None
-    case: str | None = None
-    argv: list[str] | None = None
-    problems: list[str] | None = None
-    stderr: str | None = None
-    detail: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Reliability(Result):
-    """scripts/reliability_run.py: the kill-and-restart study (a file without a kind field)."""
-
-    KIND = "reliability"
-    cases_tried: int
-    failures: list[ReliabilityFailure]
-    all_zero: bool
-
-
-@dataclass(frozen=True, kw_only=True)
-class TuneWorkers(Result):
-    """The multi-worker tuning check on PostgreSQL (a file without a kind field)."""
-
-    KIND = "tune-workers"
-    workers: int
-    trials_requested: int
-    ok: bool
-
-
-@dataclass(frozen=True, kw_only=True)
 class PipelineStep(Record):
     """One step of pgc pipeline: the command it ran with its exit code and wall time, or why it was skipped; the
     training step names its reading and the first and last trial's configuration (``configs``)."""

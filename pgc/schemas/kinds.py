@@ -31,7 +31,8 @@ from .audit_kinds import AUDIT_KINDS
 from .audit_rows import AuditRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result
-from .bench_kinds import BENCH_KINDS, AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline, Reliability, TuneWorkers
+from .bench_kinds import BENCH_KINDS, AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline
+from .check_kinds import Reliability, TuneWorkers
 from .opacus_kinds import OpacusOneRunResult
 from .power_kinds import PowerStudy
 from .provenance import Invocation

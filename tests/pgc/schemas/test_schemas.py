@@ -353,6 +353,7 @@ CONFIGURATION = {
     ("MechanismRecord", "params"),
     ("MechanismRecord", "factory_args"),
     ("TuneTrial", "params"),
+    ("KilledWorker", "params"),
     ("BestTrial", "params"),
     ("TuneEvaluation", "hyper_values"),
     ("ReplicateReading", "hyper"),
