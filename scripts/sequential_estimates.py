@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from audit.certification.sequential import audit_system_until_decisive, estimate_seconds, stage_sizes  # noqa: E402
+from pgc.schemas.bench_study_results import SequentialEstimate, SequentialEstimates  # noqa: E402
 from pgc.systems.registry import make_system  # noqa: E402
 
 CASES = [  # (registered system, settings, budget per side)
@@ -30,7 +31,7 @@ CASES = [  # (registered system, settings, budget per side)
 ]
 
 
-def measure(name: str, settings: dict, budget: int, seed: int) -> dict:
+def measure(name: str, settings: dict[str, bool | float | str], budget: int, seed: int) -> SequentialEstimate:
     system = make_system(name, **settings)
     secret, secret_prime = next(iter(system.canaries().values()))
     start = time.perf_counter()
@@ -41,18 +42,18 @@ def measure(name: str, settings: dict, budget: int, seed: int) -> dict:
     wall = time.perf_counter() - start
     ran = [s.n_per_side for s in result.stages]
     estimate = estimate_seconds(system, secret, secret_prime, ran, {})
-    return {
-        "system": name,
-        "settings": settings,
-        "budget": budget,
-        "stages_run": ran,
-        "decision": result.decision,
-        "estimate_all_stages_s": estimate_all,
-        "estimate_stages_run_s": estimate,
-        "wall_s": wall,
-        "probe_s": probe_s,
-        "wall_over_estimate": wall / estimate,
-    }
+    return SequentialEstimate(
+        system=name,
+        settings=settings,
+        budget=budget,
+        stages_run=ran,
+        decision=result.decision,
+        estimate_all_stages_s=estimate_all,
+        estimate_stages_run_s=estimate,
+        wall_s=wall,
+        probe_s=probe_s,
+        wall_over_estimate=wall / estimate,
+    )
 
 
 def main() -> int:
@@ -65,27 +66,21 @@ def main() -> int:
         row = measure(name, settings, budget, args.seed)
         rows.append(row)
         print(
-            f"{name:<22} {row['decision']:<28} stages {len(row['stages_run'])}: estimate "
-            f"{row['estimate_stages_run_s']:7.1f} s, wall {row['wall_s']:7.1f} s, ratio "
-            f"{row['wall_over_estimate']:.2f}",
+            f"{name:<22} {row.decision:<28} stages {len(row.stages_run)}: estimate "
+            f"{row.estimate_stages_run_s:7.1f} s, wall {row.wall_s:7.1f} s, ratio "
+            f"{row.wall_over_estimate:.2f}",
             flush=True,
         )
-    within = all(0.5 <= r["wall_over_estimate"] <= 2.0 for r in rows)
-    import pgc.schemas as schemas
-
-    out = schemas.dump(
-        "bench",
-        {
-            "bench": "sequential-estimates",
-            "command": "python scripts/sequential_estimates.py " + " ".join(sys.argv[1:]),
-            "rows": rows,
-            "goal": "wall time within 2x of the estimate of the stages that ran",
-            "met": within,
-        },
+    within = all(0.5 <= r.wall_over_estimate <= 2.0 for r in rows)
+    out = SequentialEstimates(
+        command="python scripts/sequential_estimates.py " + " ".join(sys.argv[1:]),
+        rows=rows,
+        goal="wall time within 2x of the estimate of the stages that ran",
+        met=within,
     )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(args.out).with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, indent=1) + "\n")
+    tmp.write_text(json.dumps(out.to_dict(), indent=1) + "\n")
     tmp.replace(args.out)
     print("goal met" if within else "goal MISSED: some wall time is more than 2x from its estimate")
     return 0 if within else 1

@@ -16,6 +16,8 @@ import time
 
 from pgc.errors import UserError
 from pgc.options import add_confidence, add_samples, add_seed
+from pgc.schemas.bench_kinds import AuditBenchmark
+from pgc.schemas.bench_study_results import AuditTightness, FalseAlarmRate, FloatExactAudit
 
 from . import goals_exit
 
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if args.samples < 100 or not (0 < args.confidence < 1):
         raise UserError("need --samples >= 100 and 0 < --confidence < 1")
     parts = set(args.only or ["laplace", "prs", "whitebox", "false-alarm"])
-    out: dict = {"samples": args.samples, "confidence": args.confidence, "seed": args.seed}
+    tightness: dict[str, list[AuditTightness]] = {}
     ok = True
     print(f"pgc bench audit: {args.samples:,} certification samples per side, {100 * args.confidence:g}% confidence")
     for part, key, step in (
@@ -58,42 +60,48 @@ def run(args: argparse.Namespace) -> int:
         ("whitebox", "prs_white_box", _prs_white_box),
     ):
         if part in parts:
-            out[key], met = step(args)
+            tightness[key], met = step(args)
             ok &= met
-    if "float-exact" in parts and args.only:
-        out["float_exact"] = _float_exact(args)
-    if "false-alarm" in parts and args.false_alarm_seeds > 0:
-        out["false_alarms"] = _false_alarms(args)
+    result = AuditBenchmark(
+        confidence=args.confidence,
+        samples=args.samples,
+        seed=args.seed,
+        laplace=tightness.get("laplace"),
+        prs_black_box=tightness.get("prs_black_box"),
+        prs_white_box=tightness.get("prs_white_box"),
+        float_exact=_float_exact(args) if "float-exact" in parts and args.only else None,
+        false_alarms=_false_alarms(args) if "false-alarm" in parts and args.false_alarm_seeds > 0 else None,
+    )
     if args.json:
         from pgc.files import write_json_atomic
 
-        write_json_atomic(args.json, {"kind": "audit-benchmark", **out})
-    if parts & {"laplace", "prs", "whitebox"}:
+        write_json_atomic(args.json, result.to_dict())
+    if tightness:
         print("\nall targets met" if ok else "\nsome targets MISSED (see above)")
     return goals_exit(
         [
-            f"{key}: ε={r['epsilon']:g} below its target {r['target']:.2f} or over 60 s of CPU"
-            for key in ("laplace", "prs_black_box", "prs_white_box")
-            for r in (out.get(key) or [])
-            if isinstance(r, dict) and r.get("met") is False
+            f"{key}: ε={r.epsilon:g} below its target {r.target or 0.0:.2f} or over 60 s of CPU"
+            for key, rows in tightness.items()
+            for r in rows
+            if not r.met
         ]
     )
 
 
-def _audited_rows(eps_values, audit, target, row, line) -> tuple[list[dict], bool]:
-    """For each ε: ``audit(ε)``, ``target(ε, result) -> (target, met)``, the row ``row(ε, result)`` kept
-    and ``line(ε, result, mark)`` printed."""
+def _audited_rows(eps_values, audit, target, row, line) -> tuple[list[AuditTightness], bool]:
+    """For each ε: ``audit(ε)``, ``target(ε, result) -> (target, met)``, the row ``row(ε, result, target, met)``
+    kept and ``line(ε, result, mark)`` printed."""
     rows, ok = [], True
     for eps in eps_values:
         r = audit(eps)
         goal, met = target(eps, r)
         ok &= met
-        rows.append({"epsilon": eps, **row(eps, r), "target": goal, "met": met})
+        rows.append(row(eps, r, goal, met))
         print(line(eps, r, f"{goal:5.2f}{' ok' if met else ' MISS'}"), flush=True)
     return rows, ok
 
 
-def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
+def _laplace(args: argparse.Namespace) -> tuple[list[AuditTightness], bool]:
     from audit import audit_mechanism
     from pgc.mechanisms import Laplace
 
@@ -108,12 +116,15 @@ def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
         LAPLACE_EPS,
         lambda eps: audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed),
         target,
-        lambda eps, r: {
-            "epsilon_lower_bound": r.epsilon_lower_bound,
-            "ratio": r.ratio,
-            "seconds": r.wall_time_s,
-            "cpu_seconds": r.cpu_time_s,
-        },
+        lambda eps, r, goal, met: AuditTightness(
+            epsilon=eps,
+            epsilon_lower_bound=r.epsilon_lower_bound,
+            ratio=r.ratio,
+            target=goal,
+            met=met,
+            seconds=r.wall_time_s,
+            cpu_seconds=r.cpu_time_s,
+        ),
         lambda eps, r, mark: (
             f"{eps:5g}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}  "
             f"{r.cpu_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"
@@ -121,7 +132,7 @@ def _laplace(args: argparse.Namespace) -> tuple[list[dict], bool]:
     )
 
 
-def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
+def _prs_black_box(args: argparse.Namespace) -> tuple[list[AuditTightness], bool]:
     from audit import audit_mechanism
     from audit.engine.blackbox import naive_canary
     from pgc.mechanisms import ProjectedRandomSign, prs_reduced_dim
@@ -148,15 +159,18 @@ def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
         PRS_EPS,
         audit,
         lambda eps, r: (0.95, r.ratio >= 0.95),
-        lambda eps, r: {
-            "reduced_dim": prs_reduced_dim(eps, 112),
-            "epsilon_lower_bound": r.epsilon_lower_bound,
-            "ratio": r.ratio,
-            "naive_epsilon_lower_bound": r.naive.epsilon_lower_bound,
-            "naive_ratio": r.naive.ratio,
-            "seconds": r.wall_time_s,
-            "test": f"{r.bound.hypothesis} / {r.bound.statistic}",
-        },
+        lambda eps, r, goal, met: AuditTightness(
+            epsilon=eps,
+            reduced_dim=prs_reduced_dim(eps, 112),
+            epsilon_lower_bound=r.epsilon_lower_bound,
+            ratio=r.ratio,
+            naive_epsilon_lower_bound=r.naive.epsilon_lower_bound,
+            naive_ratio=r.naive.ratio,
+            target=goal,
+            met=met,
+            seconds=r.wall_time_s,
+            test=f"{r.bound.hypothesis} / {r.bound.statistic}",
+        ),
         lambda eps, r, mark: (
             f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  "
             f"{r.ratio:6.3f}  {mark}  {r.naive.epsilon_lower_bound:9.3f}  {r.naive.ratio:10.3f}  "
@@ -165,7 +179,7 @@ def _prs_black_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
     )
 
 
-def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
+def _prs_white_box(args: argparse.Namespace) -> tuple[list[AuditTightness], bool]:
     from audit import audit_prs_whitebox
     from pgc.mechanisms import ProjectedRandomSign, prs_reduced_dim
 
@@ -177,7 +191,14 @@ def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
             ProjectedRandomSign(eps), samples=args.samples, confidence=args.confidence, seed=args.seed
         ),
         lambda eps, r: (0.97, r.ratio >= 0.97),
-        lambda eps, r: {"epsilon_lower_bound": r.epsilon_lower_bound, "ratio": r.ratio, "seconds": r.wall_time_s},
+        lambda eps, r, goal, met: AuditTightness(
+            epsilon=eps,
+            epsilon_lower_bound=r.epsilon_lower_bound,
+            ratio=r.ratio,
+            target=goal,
+            met=met,
+            seconds=r.wall_time_s,
+        ),
         lambda eps, r, mark: (
             f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  "
             f"{r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}"
@@ -185,7 +206,7 @@ def _prs_white_box(args: argparse.Namespace) -> tuple[list[dict], bool]:
     )
 
 
-def _float_exact(args: argparse.Namespace) -> list[dict]:
+def _float_exact(args: argparse.Namespace) -> list[FloatExactAudit]:
     from audit import audit_mechanism
     from pgc.mechanisms import Laplace
 
@@ -196,14 +217,14 @@ def _float_exact(args: argparse.Namespace) -> list[dict]:
             Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed, float_exact=True
         )
         rows.append(
-            {
-                "epsilon": eps,
-                "epsilon_lower_bound": r.epsilon_lower_bound,
-                "violation": r.violation,
-                "test": f"{r.bound.hypothesis} / {r.bound.statistic}",
-                "false_positives": r.bound.false_positives,
-                "false_negatives": r.bound.false_negatives,
-            }
+            FloatExactAudit(
+                epsilon=eps,
+                epsilon_lower_bound=r.epsilon_lower_bound,
+                violation=r.violation,
+                test=f"{r.bound.hypothesis} / {r.bound.statistic}",
+                false_positives=r.bound.false_positives,
+                false_negatives=r.bound.false_negatives,
+            )
         )
         print(
             f"  ε={eps:g}: ε_LB = {r.epsilon_lower_bound:.3f} -> {r.verdict}  ({r.bound.hypothesis} / "
@@ -213,7 +234,7 @@ def _float_exact(args: argparse.Namespace) -> list[dict]:
     return rows
 
 
-def _false_alarms(args: argparse.Namespace) -> list[dict]:
+def _false_alarms(args: argparse.Namespace) -> list[FalseAlarmRate]:
     from audit import audit_mechanism
     from pgc.mechanisms import Laplace, ProjectedRandomSign
 
@@ -234,14 +255,14 @@ def _false_alarms(args: argparse.Namespace) -> list[dict]:
         ]
         violations = sum(lb > mech.epsilon for lb in lbs)
         rows.append(
-            {
-                "mechanism": repr(mech),
-                "seeds": n,
-                "violations": violations,
-                "rate": violations / n,
-                "max_epsilon_lower_bound": max(lbs),
-                "seconds": time.perf_counter() - start,
-            }
+            FalseAlarmRate(
+                mechanism=repr(mech),
+                seeds=n,
+                violations=violations,
+                rate=violations / n,
+                max_epsilon_lower_bound=max(lbs),
+                seconds=time.perf_counter() - start,
+            )
         )
         print(
             f"  {mech!r}: {violations}/{n} violations (rate {violations / n:.3f}), "

@@ -34,6 +34,20 @@ import numpy as np
 
 from pgc.errors import UserError
 from pgc.options import add_confidence, add_out, non_negative_int, positive_int
+from pgc.schemas.bench_study_results import (
+    CatalogueAlgorithm,
+    CatalogueBench,
+    CatalogueCell,
+    CatalogueSettings,
+    CatalogueSummary,
+    DpsniperSearch,
+    DpsniperStages,
+    FirstPairAudit,
+    HolmCounts,
+    OursPairChoice,
+    PairChoiceSplit,
+    ToolCounts,
+)
 
 help = "DP-Sniper's catalogue of 20 DP algorithms: our certified ε_LB beside DP-Sniper's, at equal releases"
 
@@ -76,7 +90,7 @@ def certification_size(total: int, train_fraction: float, minimum: int) -> int:
     return n
 
 
-def _audit(system, pair: tuple, total: int, confidence: float, seed: int) -> dict:
+def _audit(system, pair: tuple, total: int, confidence: float, seed: int) -> FirstPairAudit:
     """audit_system on one pair within ``total`` releases per side: ε_LB, verdict, statistic, p-value, wall."""
     from audit.certification.tester import SYSTEM_SPLIT
     from audit.engine.system_audit import AuditSettings, audit_system
@@ -94,23 +108,18 @@ def _audit(system, pair: tuple, total: int, confidence: float, seed: int) -> dic
     try:
         result = audit_system(system, pair[0], pair[1], settings, channels=[CHANNEL])
     except UserError as exc:
-        return {
-            "status": f"not audited: {exc}",
-            "epsilon_lower_bound": None,
-            "p_value": None,
-            "wall_s": time.perf_counter() - start,
-        }
+        return FirstPairAudit(status=f"not audited: {exc}", wall_s=time.perf_counter() - start)
     row = result.rows[0]
-    return {
-        "status": "audited",
-        "epsilon_lower_bound": float(row.epsilon_lower_bound),
-        "verdict": result.verdict,
-        "statistic": row.statistic,
-        "p_value": float(row.p_value),
-        "samples_per_side": samples,
-        "train_per_side": settings.train_samples,
-        "wall_s": time.perf_counter() - start,
-    }
+    return FirstPairAudit(
+        status="audited",
+        epsilon_lower_bound=float(row.epsilon_lower_bound),
+        verdict=result.verdict,
+        statistic=row.statistic,
+        p_value=float(row.p_value),
+        samples_per_side=samples,
+        train_per_side=settings.train_samples,
+        wall_s=time.perf_counter() - start,
+    )
 
 
 SEARCH_SHARE = 0.25  # the pair search's target share of the total; the audit draws at least samples // 10 per pair
@@ -128,7 +137,7 @@ def train_fraction_for(rule: str, samples: int, claimed_epsilon: float) -> float
 
 def pair_choice_split(
     total: int, pairs: int, claimed_epsilon: float, rule: str = SPLITS[0], search_share: float = SEARCH_SHARE
-) -> dict:
+) -> PairChoiceSplit:
     """Releases per side of the pair-choice audit within ``total``: the largest certification size n with
     P · max(search_samples, n // 10) (the search, :func:`audit.engine.system_audit._chosen_pair`) + the training split
     (:data:`audit.certification.tester.SYSTEM_SPLIT` at the rule's fraction) + n ≤ total."""
@@ -149,18 +158,20 @@ def pair_choice_split(
     if low < 100:
         raise UserError(f"--total {total} leaves fewer than 100 certification releases per side")
     search, train, fraction = parts(low)
-    return {
-        "samples": low,
-        "search_samples": search_samples,
-        "search_per_pair": search // pairs,
-        "search": search,
-        "train": train,
-        "train_fraction": fraction,
-        "rule": rule,
-    }
+    return PairChoiceSplit(
+        samples=low,
+        search_samples=search_samples,
+        search_per_pair=search // pairs,
+        search=search,
+        train=train,
+        train_fraction=fraction,
+        rule=rule,
+    )
 
 
-def ours_pair_choice(system, pairs: dict, total: int, confidence: float, seed: int, rule: str = SPLITS[0]) -> dict:
+def ours_pair_choice(
+    system, pairs: dict, total: int, confidence: float, seed: int, rule: str = SPLITS[0]
+) -> OursPairChoice:
     """audit_system choosing among the named pairs on its search stream and certifying the chosen one, search,
     training and certification within ``total`` releases per side (:func:`pair_choice_split`)."""
     from audit.engine.system_audit import audit_system
@@ -168,48 +179,46 @@ def ours_pair_choice(system, pairs: dict, total: int, confidence: float, seed: i
 
     split = pair_choice_split(total, len(pairs), float(system.claim.epsilon), rule)
     start = time.perf_counter()
-    out = {
-        "pairs": len(pairs),
-        "split": split,
-        "releases_per_side": split["search"] + split["train"] + split["samples"],
-    }
+    releases = split.search + split.train + split.samples
     try:
         result = audit_system(
             system,
             None,
             None,
             pairs=pairs,
-            samples=split["samples"],
+            samples=split.samples,
             seed=seed,
             confidence=confidence,
-            train_fraction=split["train_fraction"],
-            search_samples=split["search_samples"],
+            train_fraction=split.train_fraction,
+            search_samples=split.search_samples,
             channels=[CHANNEL],
         )
     except UserError as exc:
-        return {
-            **out,
-            "status": f"not audited: {exc}",
-            "epsilon_lower_bound": None,
-            "p_value": None,
-            "wall_s": time.perf_counter() - start,
-        }
+        return OursPairChoice(
+            pairs=len(pairs),
+            split=split,
+            releases_per_side=releases,
+            status=f"not audited: {exc}",
+            wall_s=time.perf_counter() - start,
+        )
     row = result.rows[0]
-    return {
-        **out,
-        "status": "audited",
-        "epsilon_lower_bound": float(row.epsilon_lower_bound),
-        "verdict": result.verdict,
-        "statistic": row.statistic,
-        "p_value": float(row.p_value),
-        "samples_per_side": result.samples_per_side,
-        "pair": (result.pair or "").split(" (chosen")[0],
-        "pair_scores": None if result.searched_pair is None else result.searched_pair.relation,
-        "wall_s": time.perf_counter() - start,
-    }
+    return OursPairChoice(
+        pairs=len(pairs),
+        split=split,
+        releases_per_side=releases,
+        status="audited",
+        epsilon_lower_bound=float(row.epsilon_lower_bound),
+        verdict=result.verdict,
+        statistic=row.statistic,
+        p_value=float(row.p_value),
+        samples_per_side=result.samples_per_side,
+        pair=(result.pair or "").split(" (chosen")[0],
+        pair_scores=None if result.searched_pair is None else result.searched_pair.relation,
+        wall_s=time.perf_counter() - start,
+    )
 
 
-def dpsniper_cell(system, pairs: dict, total: int, confidence: float, seq: np.random.SeedSequence) -> dict:
+def dpsniper_cell(system, pairs: dict, total: int, confidence: float, seq: np.random.SeedSequence) -> DpsniperSearch:
     """DP-Sniper's DD-Search over the pairs with its stages scaled to ``total`` releases per side."""
     from audit.peers.dp_sniper import dd_search, pair_draw, scaled_config, torch_like_init
     from pgc.catalogue import CHANNEL
@@ -219,17 +228,17 @@ def dpsniper_cell(system, pairs: dict, total: int, confidence: float, seq: np.ra
     draw = pair_draw(pairs, lambda secret, n: system.to_dpsniper(system.release(secret, n, rng)[CHANNEL]))
     start = time.perf_counter()
     result = dd_search(list(pairs), draw, config, torch_like_init(rng), system.dpsniper_flags)
-    return {
-        "epsilon_lower_bound": float(result.epsilon_lower_bound),
-        "epsilon": float(result.epsilon),
-        "pair": result.pair,
-        "releases_per_side": config.releases_per_side(len(pairs)),
-        "stages": {k: getattr(config, k) for k in ("n_train", "n", "n_check", "n_final")},
-        "wall_s": time.perf_counter() - start,
-    }
+    return DpsniperSearch(
+        epsilon_lower_bound=float(result.epsilon_lower_bound),
+        epsilon=float(result.epsilon),
+        pair=result.pair,
+        releases_per_side=config.releases_per_side(len(pairs)),
+        stages=DpsniperStages(n_train=config.n_train, n=config.n, n_check=config.n_check, n_final=config.n_final),
+        wall_s=time.perf_counter() - start,
+    )
 
 
-def audit_cell(name: str, total: int, confidence: float, seed: int, rule: str = SPLITS[0]) -> dict:
+def audit_cell(name: str, total: int, confidence: float, seed: int, rule: str = SPLITS[0]) -> CatalogueCell:
     """One cell: ours choosing among the pairs and on the first pair, DP-Sniper over the pairs."""
     from pgc.catalogue import catalogue_system
 
@@ -238,17 +247,17 @@ def audit_cell(name: str, total: int, confidence: float, seed: int, rule: str = 
     first_seq, pairs_seq, sniper_seq = cell_seed(seed, name).spawn(3)
     first = next(iter(pairs.items()))
     ours_first = _audit(system, first[1], total, confidence, int(first_seq.generate_state(1)[0]))
-    return {
-        "algorithm": name,
-        "seed": seed,
-        "broken": system.broken,
-        "claimed_epsilon": float(system.claim.epsilon),
-        "pairs": len(pairs),
-        "first_pair": first[0],
-        "ours": ours_pair_choice(system, pairs, total, confidence, int(pairs_seq.generate_state(1)[0]), rule),
-        "ours_first_pair": ours_first,
-        "dpsniper": dpsniper_cell(system, pairs, total, confidence, sniper_seq),
-    }
+    return CatalogueCell(
+        algorithm=name,
+        seed=seed,
+        broken=system.broken,
+        claimed_epsilon=float(system.claim.epsilon),
+        pairs=len(pairs),
+        first_pair=first[0],
+        ours=ours_pair_choice(system, pairs, total, confidence, int(pairs_seq.generate_state(1)[0]), rule),
+        ours_first_pair=ours_first,
+        dpsniper=dpsniper_cell(system, pairs, total, confidence, sniper_seq),
+    )
 
 
 def flagged(bound: float | None, claimed: float) -> bool | None:
@@ -256,167 +265,166 @@ def flagged(bound: float | None, claimed: float) -> bool | None:
     return None if bound is None else bool(bound > claimed * (1 + 1e-12))
 
 
-def holm_per_seed(cells: list[dict], confidence: float) -> dict[tuple[str, int], bool]:
+def holm_per_seed(cells: list[CatalogueCell], confidence: float) -> dict[tuple[str, int], bool]:
     """Per seed, Holm's step-down over the catalogue on our p-values: which cells stay rejected."""
     from statsmodels.stats.multitest import multipletests
 
     rejected = {}
-    for seed in sorted({c["seed"] for c in cells}):
-        group = [c for c in cells if c["seed"] == seed and c["ours"]["p_value"] is not None]
+    for seed in sorted({c.seed for c in cells}):
+        group = [c for c in cells if c.seed == seed and c.ours.p_value is not None]
         if group:
             keep = multipletests(
-                [min(1.0, max(0.0, c["ours"]["p_value"])) for c in group], alpha=1.0 - confidence, method="holm"
+                [min(1.0, max(0.0, c.ours.p_value or 0.0)) for c in group], alpha=1.0 - confidence, method="holm"
             )[0]
-            rejected.update({(c["algorithm"], seed): bool(r) for c, r in zip(group, keep, strict=True)})
+            rejected.update({(c.algorithm, seed): bool(r) for c, r in zip(group, keep, strict=True)})
     return rejected
 
 
-def _median(values: list) -> float | None:
-    values = [v for v in values if v is not None]
-    return float(statistics.median(values)) if values else None
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return float(statistics.median(known)) if known else None
 
 
-def per_algorithm(cells: list[dict], rejected: dict) -> list[dict]:
+def per_algorithm(cells: list[CatalogueCell], rejected: dict[tuple[str, int], bool]) -> list[CatalogueAlgorithm]:
     """Per algorithm: the median over seeds of each tool's ε_LB, flags by that median, Holm per seed."""
     rows = []
-    for name in dict.fromkeys(c["algorithm"] for c in cells):
-        group = [c for c in cells if c["algorithm"] == name]
-        claimed = group[0]["claimed_epsilon"]
-        ours = _median([c["ours"]["epsilon_lower_bound"] for c in group])
-        first = _median([c["ours_first_pair"]["epsilon_lower_bound"] for c in group])
-        sniper = _median([c["dpsniper"]["epsilon_lower_bound"] for c in group])
+    for name in dict.fromkeys(c.algorithm for c in cells):
+        group = [c for c in cells if c.algorithm == name]
+        claimed = group[0].claimed_epsilon
+        ours = _median([c.ours.epsilon_lower_bound for c in group])
+        sniper = _median([c.dpsniper.epsilon_lower_bound for c in group])
         rows.append(
-            {
-                "algorithm": name,
-                "broken": group[0]["broken"],
-                "claimed_epsilon": claimed,
-                "seeds": [c["seed"] for c in group],
-                "ours_median": ours,
-                "ours_first_pair_median": first,
-                "dpsniper_median": sniper,
-                "ours_flags": flagged(ours, claimed),
-                "dpsniper_flags": flagged(sniper, claimed),
-                "ours_holm_rejected": [rejected.get((name, c["seed"])) for c in group],
-                "ours_statistics": sorted({str(c["ours"].get("statistic")) for c in group}),
-                "ours_status": sorted({c["ours"]["status"] for c in group}),
-                "ours_pairs": [c["ours"].get("pair") for c in group],
-                "ours_wall_s": sum(c["ours"]["wall_s"] + c["ours_first_pair"]["wall_s"] for c in group),
-                "dpsniper_wall_s": sum(c["dpsniper"]["wall_s"] for c in group),
-            }
+            CatalogueAlgorithm(
+                algorithm=name,
+                broken=group[0].broken,
+                claimed_epsilon=claimed,
+                seeds=[c.seed for c in group],
+                ours_median=ours,
+                ours_first_pair_median=_median([c.ours_first_pair.epsilon_lower_bound for c in group]),
+                dpsniper_median=sniper,
+                ours_flags=flagged(ours, claimed),
+                dpsniper_flags=flagged(sniper, claimed),
+                ours_holm_rejected=[rejected.get((name, c.seed)) for c in group],
+                ours_statistics=sorted({str(c.ours.statistic) for c in group}),
+                ours_status=sorted({c.ours.status for c in group}),
+                ours_pairs=[c.ours.pair for c in group],
+                ours_wall_s=sum(c.ours.wall_s + c.ours_first_pair.wall_s for c in group),
+                dpsniper_wall_s=sum(c.dpsniper.wall_s for c in group),
+            )
         )
     return rows
 
 
-def summary(cells: list[dict], confidence: float) -> dict:
+def summary(cells: list[CatalogueCell], confidence: float) -> CatalogueSummary:
     rejected = holm_per_seed(cells, confidence)
     rows = per_algorithm(cells, rejected)
-    broken, correct = [r for r in rows if r["broken"]], [r for r in rows if not r["broken"]]
-    seeds = sorted({c["seed"] for c in cells})
+    broken, correct = [r for r in rows if r.broken], [r for r in rows if not r.broken]
+    seeds = sorted({c.seed for c in cells})
 
-    def count(group, key):
-        return sum(r[key] is True for r in group)
+    def flags(group: list[CatalogueAlgorithm]) -> ToolCounts:
+        return ToolCounts(
+            ours=sum(r.ours_flags is True for r in group), dpsniper=sum(r.dpsniper_flags is True for r in group)
+        )
 
-    def holm_count(group, seed):
-        return sum(rejected.get((r["algorithm"], seed)) is True for r in group)
+    def holm_count(group: list[CatalogueAlgorithm], seed: int) -> int:
+        return sum(rejected.get((r.algorithm, seed)) is True for r in group)
 
-    return {
-        "algorithms": rows,
-        "broken": len(broken),
-        "correct": len(correct),
-        "alpha": 1.0 - confidence,
-        "broken_flagged": {"ours": count(broken, "ours_flags"), "dpsniper": count(broken, "dpsniper_flags")},
-        "false_alarms": {"ours": count(correct, "ours_flags"), "dpsniper": count(correct, "dpsniper_flags")},
-        "ours_holm_per_seed": {
-            str(s): {"broken_flagged": holm_count(broken, s), "false_alarms": holm_count(correct, s)} for s in seeds
+    return CatalogueSummary(
+        algorithms=rows,
+        broken=len(broken),
+        correct=len(correct),
+        alpha=1.0 - confidence,
+        broken_flagged=flags(broken),
+        false_alarms=flags(correct),
+        ours_holm_per_seed={
+            str(s): HolmCounts(broken_flagged=holm_count(broken, s), false_alarms=holm_count(correct, s)) for s in seeds
         },
-        "ours_not_audited": [r["algorithm"] for r in rows if r["ours_median"] is None],
-    }
+        ours_not_audited=[r.algorithm for r in rows if r.ours_median is None],
+    )
 
 
 def _fmt(value: float | None) -> str:
     return "—" if value is None else ("∞" if math.isinf(value) else f"{value:.3f}")
 
 
-def write_table(path: Path, result: dict) -> None:
+def write_table(path: Path, result: CatalogueBench) -> None:
     """The Markdown table: per algorithm, claim, both tools' median ε_LB and flags."""
     from pgc.files import write_text_atomic
 
-    s, st = result["summary"], result["settings"]
+    st = result.settings
     lines = [
-        f"# `pgc bench catalogue`: {st['total']:,} releases per side per tool, seeds {st['seeds']}, "
-        f"confidence {st['confidence']}",
+        f"# `pgc bench catalogue`: {st.total:,} releases per side per tool, seeds {st.seeds}, "
+        f"confidence {st.confidence}",
         "",
-        f"Command: `{result['command']}`",
+        f"Command: `{result.command}`",
         "",
         split_line(result),
         "",
-        *([] if result["complete"] else [f"Partial: {len(result['cells'])} cells finished; `--resume` goes on.", ""]),
+        *([] if result.complete else [f"Partial: {len(result.cells)} cells finished; `--resume` goes on.", ""]),
         "| algorithm | broken | claimed ε | ours ε_LB (chosen pair) | ours ε_LB (first pair) | DP-Sniper ε_LB | "
         "ours flags | DP-Sniper flags | ours Holm per seed | our statistics | wall s (ours / DP-Sniper) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in s["algorithms"]:
-        holm = " ".join("—" if h is None else ("✔" if h else "·") for h in r["ours_holm_rejected"])
+    for r in result.summary.algorithms if result.summary else []:
+        holm = " ".join("—" if h is None else ("✔" if h else "·") for h in r.ours_holm_rejected)
         lines.append(
-            f"| {r['algorithm']} | {'yes' if r['broken'] else 'no'} | {r['claimed_epsilon']:.3f} | "
-            f"{_fmt(r['ours_median'])} | {_fmt(r['ours_first_pair_median'])} | {_fmt(r['dpsniper_median'])} "
-            f"| {r['ours_flags']} | {r['dpsniper_flags']} | {holm} | {', '.join(r['ours_statistics'])} | "
-            f"{r['ours_wall_s']:.0f} / {r['dpsniper_wall_s']:.0f} |"
+            f"| {r.algorithm} | {'yes' if r.broken else 'no'} | {r.claimed_epsilon:.3f} | "
+            f"{_fmt(r.ours_median)} | {_fmt(r.ours_first_pair_median)} | {_fmt(r.dpsniper_median)} "
+            f"| {r.ours_flags} | {r.dpsniper_flags} | {holm} | {', '.join(r.ours_statistics)} | "
+            f"{r.ours_wall_s:.0f} / {r.dpsniper_wall_s:.0f} |"
         )
     lines += ["", "ε_LB: the median over seeds. " + summary_lines(result).replace("\n", "  \n")]
     write_text_atomic(path, "\n".join(lines) + "\n")
 
 
-def split_line(result: dict) -> str:
+def split_line(result: CatalogueBench) -> str:
     """Our releases per side by number of pairs: the search over the pairs, the training split, the certification."""
-    splits = {c["ours"]["pairs"]: c["ours"]["split"] for c in result["cells"] if "split" in c["ours"]}
+    splits = {c.ours.pairs: c.ours.split for c in result.cells}
     parts = "; ".join(
-        f"{p} pairs × {s['search_per_pair']:,} search + {s['train']:,} training + {s['samples']:,} certification"
+        f"{p} pairs × {s.search_per_pair:,} search + {s.train:,} training + {s.samples:,} certification"
         for p, s in sorted(splits.items())
     )
-    return f"Ours per side ({result['settings'].get('train_split')} training split): {parts}."
+    return f"Ours per side ({result.settings.train_split} training split): {parts}."
 
 
-def summary_lines(result: dict) -> str:
-    s = result["summary"]
+def summary_lines(result: CatalogueBench) -> str:
+    s = result.summary
+    if s is None:
+        return "no cell finished"
     per_seed = ", ".join(
-        f"seed {k}: {v['broken_flagged']}/{s['broken']} broken, {v['false_alarms']}/{s['correct']} correct"
-        for k, v in s["ours_holm_per_seed"].items()
+        f"seed {k}: {v.broken_flagged}/{s.broken} broken, {v.false_alarms}/{s.correct} correct"
+        for k, v in s.ours_holm_per_seed.items()
     )
-    medians = "; ".join(
-        f"{r['algorithm']} {_fmt(r['ours_median'])} vs {_fmt(r['dpsniper_median'])}" for r in s["algorithms"]
-    )
+    medians = "; ".join(f"{r.algorithm} {_fmt(r.ours_median)} vs {_fmt(r.dpsniper_median)}" for r in s.algorithms)
     return (
-        f"broken flagged: ours {s['broken_flagged']['ours']}/{s['broken']}, DP-Sniper "
-        f"{s['broken_flagged']['dpsniper']}/{s['broken']}\n"
-        f"false alarms: ours {s['false_alarms']['ours']}/{s['correct']}, DP-Sniper "
-        f"{s['false_alarms']['dpsniper']}/{s['correct']}\n"
+        f"broken flagged: ours {s.broken_flagged.ours}/{s.broken}, DP-Sniper {s.broken_flagged.dpsniper}/{s.broken}\n"
+        f"false alarms: ours {s.false_alarms.ours}/{s.correct}, DP-Sniper {s.false_alarms.dpsniper}/{s.correct}\n"
         f"ours after Holm over the catalogue: {per_seed}\n"
-        f"not audited by ours (releases refused): {', '.join(s['ours_not_audited']) or 'none'}\n"
+        f"not audited by ours (releases refused): {', '.join(s.ours_not_audited) or 'none'}\n"
         f"median-of-seeds ε_LB (ours vs DP-Sniper): {medians}"
     )
 
 
-def _previous(path: Path, settings: dict) -> dict:
+def _previous(path: Path, settings: CatalogueSettings) -> dict[tuple[str, int], CatalogueCell]:
     """Finished cells of an earlier run with the same settings, by (algorithm, seed)."""
+    import pgc.schemas as schemas
     from pgc.files import read_json
 
     if not path.is_file():
         return {}
-    old = read_json(path)
+    old = schemas.load(read_json(path), where=str(path))
     same = ("total", "confidence", "train_split")
-    if {k: (old.get("settings") or {}).get(k) for k in same} != {k: settings[k] for k in same}:
-        raise UserError(f"--resume: {path} was written with other settings ({old.get('settings')})")
-    return {(c["algorithm"], c["seed"]): c for c in old.get("cells", [])}
+    if not isinstance(old, CatalogueBench) or any(getattr(old.settings, k) != getattr(settings, k) for k in same):
+        written = old.settings.to_dict() if isinstance(old, CatalogueBench) else old.KIND
+        raise UserError(f"--resume: {path} was written with other settings ({written})")
+    return {(c.algorithm, c.seed): c for c in old.cells}
 
 
-def _write(path: Path, result: dict) -> None:
-    import pgc.schemas as schemas
+def _write(path: Path, result: CatalogueBench) -> None:
     from pgc.files import write_json_atomic
 
-    write_json_atomic(
-        path, schemas.Bench(bench=result["bench"], extra={k: v for k, v in result.items() if k != "bench"}).to_dict()
-    )
+    write_json_atomic(path, result.to_dict())
+    write_table(path.with_suffix(".md"), result)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -427,39 +435,37 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UserError(f"unknown algorithm(s) {', '.join(unknown)}; the catalogue: {', '.join(BY_NAME)}")
     out = Path(args.out)
-    settings = {
-        "total": args.total,
-        "confidence": args.confidence,
-        "seeds": list(args.seeds),
-        "train_split": args.train_split,
-    }
+    settings = CatalogueSettings(
+        total=args.total, confidence=args.confidence, seeds=list(args.seeds), train_split=args.train_split
+    )
     done = _previous(out, settings) if args.resume else {}
-    result = {
-        "bench": "catalogue",
-        "settings": settings,
-        "command": "pgc " + " ".join(sys.argv[1:]),
-        "cells": [],
-        "complete": False,
-    }
+    command = "pgc " + " ".join(sys.argv[1:])
+    cells: list[CatalogueCell] = []
     todo = [(name, seed) for seed in args.seeds for name in names]  # a whole catalogue per seed first
     for i, (name, seed) in enumerate(todo, 1):
         cell = done.get((name, seed)) or audit_cell(name, args.total, args.confidence, seed, args.train_split)
-        result["cells"].append(cell)
-        o, d = cell["ours"], cell["dpsniper"]
+        cells.append(cell)
+        o, d = cell.ours, cell.dpsniper
         print(
-            f"[{i}/{len(todo)}] {name} seed {seed}: ours {_fmt(o['epsilon_lower_bound'])} on {o.get('pair')} "
-            f"[{o['status']}], "
-            f"first pair {_fmt(cell['ours_first_pair']['epsilon_lower_bound'])}, DP-Sniper "
-            f"{_fmt(d['epsilon_lower_bound'])}; claimed {cell['claimed_epsilon']:.3f}",
+            f"[{i}/{len(todo)}] {name} seed {seed}: ours {_fmt(o.epsilon_lower_bound)} on {o.pair} "
+            f"[{o.status}], "
+            f"first pair {_fmt(cell.ours_first_pair.epsilon_lower_bound)}, DP-Sniper "
+            f"{_fmt(d.epsilon_lower_bound)}; claimed {cell.claimed_epsilon:.3f}",
             file=sys.stderr,
             flush=True,
         )
-        result["summary"] = summary(result["cells"], args.confidence)
-        _write(out, result)
-        write_table(out.with_suffix(".md"), result)
-    result["complete"] = True
+        partial = CatalogueBench(
+            settings=settings,
+            command=command,
+            cells=list(cells),
+            complete=False,
+            summary=summary(cells, args.confidence),
+        )
+        _write(out, partial)
+    result = CatalogueBench(
+        settings=settings, command=command, cells=cells, complete=True, summary=summary(cells, args.confidence)
+    )
     _write(out, result)
-    write_table(out.with_suffix(".md"), result)
     print(summary_lines(result))
     print(f"wrote {out}, {out.with_suffix('.md')}")
     return 0

@@ -13,6 +13,7 @@ import numpy as np
 
 from pgc.errors import UserError
 from pgc.options import add_out, add_samples, add_seed
+from pgc.schemas.bench_study_results import MultiSampleCost, OneRunBench, OneRunCost
 
 help = "one training run with canaries vs the multi-sample audit reaching the same ε_LB (agent-steps, seconds)"
 
@@ -33,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_out(p, help="write the numbers as JSON here")
 
 
-def _multi_sample(system, pair, theta, n: int, seed: int, mean_len: float) -> dict:
+def _multi_sample(system, pair, theta, n: int, seed: int, mean_len: float) -> MultiSampleCost:
     """The multi-sample audit of the gradient at the same crafted θ, ``n`` per side: its bound, time and cost."""
     from audit.engine.system_audit import audit_system
 
@@ -42,16 +43,16 @@ def _multi_sample(system, pair, theta, n: int, seed: int, mean_len: float) -> di
     wall = time.perf_counter() - t0
     eps = res.rows[0].epsilon_lower_bound
     releases = 2 * (n + max(1_000, int(0.25 * n)))  # certification + training splits, both sides
-    row = {
-        "samples_per_side": n,
-        "epsilon_lower_bound": eps,
-        "seconds": wall,
-        "releases": releases,
-        "agent_steps": int(round(releases * mean_len)),
-    }
+    row = MultiSampleCost(
+        samples_per_side=n,
+        epsilon_lower_bound=eps,
+        seconds=wall,
+        releases=releases,
+        agent_steps=int(round(releases * mean_len)),
+    )
     print(
         f"multi-sample audit, {n:,} per side: ε_LB {eps:.3f}, {wall:.2f}s, {releases:,} releases "
-        f"(~{row['agent_steps']:,} agent-steps)"
+        f"(~{row.agent_steps:,} agent-steps)"
     )
     return row
 
@@ -98,34 +99,33 @@ def run(args: argparse.Namespace) -> int:
     )[0]
     t_audit = time.perf_counter() - t0
     simulated_steps = int(round(2 * samples * mean_len))  # the auditor's releases at the same crafted θ
-    one_run = {
-        "epsilon_lower_bound": row.epsilon_lower_bound,
-        "canaries": int(pos.size),
-        "train_seconds": t_train,
-        "audit_seconds": t_audit,
-        "run_agent_steps": int(result.agent_steps),
-        "canary_agent_steps": canary_steps,
-        "auditor_simulated_agent_steps": simulated_steps,
-        "mean_canary_episode": mean_len,
-    }
+    one_run = OneRunCost(
+        epsilon_lower_bound=row.epsilon_lower_bound,
+        canaries=int(pos.size),
+        train_seconds=t_train,
+        audit_seconds=t_audit,
+        run_agent_steps=int(result.agent_steps),
+        canary_agent_steps=canary_steps,
+        auditor_simulated_agent_steps=simulated_steps,
+        mean_canary_episode=mean_len,
+    )
     print(
         f"one run: N={args.submissions} + M={pos.size:,} crafted canaries, 5 vs 15, Laplace ε=1: "
         f"ε_LB {row.epsilon_lower_bound:.3f}; train {t_train:.2f}s ({result.agent_steps:,} agent-steps, "
         f"{canary_steps:,} of them the canaries'), audit {t_audit:.2f}s (~{simulated_steps:,} simulated agent-steps)"
     )
     multi = [_multi_sample(system, pair, theta, n, args.seed, mean_len) for n in args.samples]
-    reach = next((m for m in multi if m["epsilon_lower_bound"] >= row.epsilon_lower_bound), None)
+    reach = next((m for m in multi if m.epsilon_lower_bound >= row.epsilon_lower_bound), None)
     if reach:
         print(
             f"the multi-sample audit reaches the one run's ε_LB {row.epsilon_lower_bound:.3f} at "
-            f"{reach['samples_per_side']:,} per side: {reach['agent_steps']:,} agent-steps, {reach['seconds']:.2f}s, "
+            f"{reach.samples_per_side:,} per side: {reach.agent_steps:,} agent-steps, {reach.seconds:.2f}s, "
             f"against the one run's {canary_steps + simulated_steps:,} agent-steps (canaries + simulations), "
             f"{t_train + t_audit:.2f}s"
         )
     else:
         print("the multi-sample audit did not reach the one run's bound at the sample sizes tried")
     if args.out:
-        import pgc.schemas as schemas
         from pgc.files import write_json_atomic
 
         command = (
@@ -134,12 +134,7 @@ def run(args: argparse.Namespace) -> int:
             + (f" --theta {args.theta}" if args.theta else "")
             + f" --out {args.out}"
         )
-        write_json_atomic(
-            Path(args.out),
-            schemas.Bench(
-                bench="one-run",
-                extra={"one_run": one_run, "multi_sample": multi, "reached_at": reach, "command": command},
-            ).to_dict(),
-        )
+        result = OneRunBench(one_run=one_run, multi_sample=multi, reached_at=reach, command=command)
+        write_json_atomic(Path(args.out), result.to_dict())
         print(f"wrote {args.out}")
     return 0

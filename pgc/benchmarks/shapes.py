@@ -35,13 +35,22 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from pgc.contracts import PrivacyClaim
 from pgc.errors import UserError
 from pgc.options import add_confidence, add_out, add_samples, add_seed, positive_int
+from pgc.schemas.audit_rows import RowClaim, Verdict
+from pgc.schemas.bench_study_results import (
+    ShapeCaseSummary,
+    ShapeCell,
+    ShapeOracle,
+    ShapesBench,
+    ShapeSplit,
+    ShapesSettings,
+    ShapesSummary,
+)
 
 help = "planted leaks of every shape (scale, dependence, count, location): our audit vs the shape's oracle statistic"
 
@@ -170,7 +179,7 @@ class OracleRecorder:
 
 def oracle_bound(
     recorder: OracleRecorder, train: int, certification: int, confidence: float, delta: float, two_sided: bool
-) -> dict:
+) -> ShapeOracle:
     """The oracle statistic's certified bound: orientation and threshold chosen on the audit's training releases,
     counted on its certification releases."""
     from audit.certification.tester import CandidateTest, bound_from_counts
@@ -197,19 +206,20 @@ def oracle_bound(
         confidence,
         delta,
     )
-    return {
-        "epsilon_lower_bound": bound.epsilon_lower_bound,
-        "statistic": case.oracle,
-        "orientation": sign,
-        "threshold": sign * threshold,
-        "false_positives": bound.false_positives,
-        "false_negatives": bound.false_negatives,
-        "projected_epsilon": projected,
-    }
+    return ShapeOracle(
+        epsilon_lower_bound=bound.epsilon_lower_bound,
+        statistic=case.oracle,
+        orientation=sign,
+        threshold=sign * threshold,
+        false_positives=bound.false_positives,
+        false_negatives=bound.false_negatives,
+        projected_epsilon=projected,
+    )
 
 
-def audit_case(case: Case, total: int, confidence: float, seed: int) -> dict:
-    """One case: the System audit at ``total`` releases per side in all, and the oracle on the same releases."""
+def audit_case(case: Case, total: int, confidence: float, seed: int, repeat: int = 0) -> ShapeCell:
+    """One case (its ``repeat``): the System audit at ``total`` releases per side in all, and the oracle on the same
+    releases."""
     from audit.engine.system_audit import AuditSettings, audit_system
 
     certification = max(100, round(total / (1.0 + TRAIN_SHARE)))
@@ -230,28 +240,28 @@ def audit_case(case: Case, total: int, confidence: float, seed: int) -> dict:
         recorder, train, certification, confidence, float(CLAIM.delta), bool(settings.two_sided_rates)
     )
     ratio = (
-        row.epsilon_lower_bound / oracle["epsilon_lower_bound"]
-        if oracle["epsilon_lower_bound"] > 0
+        row.epsilon_lower_bound / oracle.epsilon_lower_bound
+        if oracle.epsilon_lower_bound > 0
         else (math.inf if row.epsilon_lower_bound > 0 else 1.0)
     )
-    return {
-        "case": case.name,
-        "shape": case.shape,
-        "leak": case.leak,
-        "samples_per_side": train + certification,
-        "train_per_side": train,
-        "certification_per_side": certification,
-        "claimed_epsilon": float(CLAIM.epsilon),
-        "claimed_delta": float(CLAIM.delta),
-        "epsilon_lower_bound": row.epsilon_lower_bound,
-        "statistic": row.statistic,
-        "verdict": str(row.verdict),
-        "max_certifiable_epsilon": row.max_certifiable_epsilon,
-        "oracle": oracle,
-        "ratio": ratio,
-        "meets_goal": ratio >= GOAL,
-        "wall_s": wall,
-    }
+    return ShapeCell(
+        repeat=repeat,
+        case=case.name,
+        shape=case.shape,
+        leak=case.leak,
+        split=ShapeSplit(
+            samples_per_side=train + certification, train_per_side=train, certification_per_side=certification
+        ),
+        claim=RowClaim(epsilon=float(CLAIM.epsilon), delta=float(CLAIM.delta)),
+        epsilon_lower_bound=row.epsilon_lower_bound,
+        statistic=row.statistic,
+        verdict=Verdict(row.verdict),
+        max_certifiable_epsilon=row.max_certifiable_epsilon,
+        oracle=oracle,
+        ratio=ratio,
+        meets_goal=ratio >= GOAL,
+        wall_s=wall,
+    )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -283,107 +293,99 @@ def case_seed(seed: int, case: str, repeat: int) -> int:
     return int(np.random.SeedSequence([seed, zlib.crc32(case.encode()), repeat]).generate_state(1)[0])
 
 
-def summary(cells: list[dict]) -> dict:
+def summary(cells: list[ShapeCell]) -> ShapesSummary:
     """Per case: the medians over its repeats of ours, the oracle's and their ratio, whether the median ratio meets
     the goal, and the verdicts."""
     per_case = {}
-    for name in dict.fromkeys(c["case"] for c in cells):
-        runs = [c for c in cells if c["case"] == name]
-        ratio = float(np.median([c["ratio"] for c in runs]))
-        per_case[name] = {
-            "repeats": len(runs),
-            "median_epsilon_lower_bound": float(np.median([c["epsilon_lower_bound"] for c in runs])),
-            "median_oracle_epsilon_lower_bound": float(np.median([c["oracle"]["epsilon_lower_bound"] for c in runs])),
-            "median_ratio": ratio,
-            "min_ratio": min(c["ratio"] for c in runs),
-            "max_ratio": max(c["ratio"] for c in runs),
-            "meets_goal": ratio >= GOAL,
-            "runs_meeting_goal": sum(c["meets_goal"] for c in runs),
-            "verdicts": sorted({c["verdict"] for c in runs}),
-            "statistics": sorted({c["statistic"] for c in runs}),
-        }
-    return {
-        "goal": GOAL,
-        "cases": per_case,
-        "meets_goal": [n for n, c in per_case.items() if c["meets_goal"]],
-        "below_goal": [n for n, c in per_case.items() if not c["meets_goal"]],
-    }
+    for name in dict.fromkeys(c.case for c in cells):
+        runs = [c for c in cells if c.case == name]
+        ratio = float(np.median([c.ratio for c in runs]))
+        per_case[name] = ShapeCaseSummary(
+            repeats=len(runs),
+            median_epsilon_lower_bound=float(np.median([c.epsilon_lower_bound for c in runs])),
+            median_oracle_epsilon_lower_bound=float(np.median([c.oracle.epsilon_lower_bound for c in runs])),
+            median_ratio=ratio,
+            min_ratio=min(c.ratio for c in runs),
+            max_ratio=max(c.ratio for c in runs),
+            meets_goal=ratio >= GOAL,
+            runs_meeting_goal=sum(c.meets_goal for c in runs),
+            verdicts=sorted({c.verdict for c in runs}),
+            statistics=sorted({c.statistic for c in runs}),
+        )
+    return ShapesSummary(
+        goal=GOAL,
+        cases=per_case,
+        meets_goal=[n for n, c in per_case.items() if c.meets_goal],
+        below_goal=[n for n, c in per_case.items() if not c.meets_goal],
+    )
 
 
-def write_table(path: Path, result: dict) -> None:
+def write_table(path: Path, result: ShapesBench) -> None:
     from pgc.files import write_text_atomic
 
-    s = result["summary"]
+    s = result.summary
     lines = [
-        f"# pgc bench shapes: {result['settings']['samples']:,} releases per side, confidence "
-        f"{result['settings']['confidence']:g}, claim (ε, δ) = (1, 1e-5)",
+        f"# pgc bench shapes: {result.settings.samples:,} releases per side, confidence "
+        f"{result.settings.confidence:g}, claim (ε, δ) = (1, 1e-5)",
         "",
-        f"`{result['command']}`",
+        f"`{result.command}`",
         "",
         "| case | planted leak | ours: median ε_LB | oracle: median ε_LB | ours/oracle: median (range) | "
         f"runs ≥ {GOAL:g} × oracle | verdicts | our statistics |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for name, c in s["cases"].items():
-        leak, oracle = next((x["leak"], x["oracle"]["statistic"]) for x in result["cells"] if x["case"] == name)
+    for name, c in s.cases.items():
+        leak, oracle = next((x.leak, x.oracle.statistic) for x in result.cells if x.case == name)
         lines.append(
-            f"| {name} | {leak} | {c['median_epsilon_lower_bound']:.3f} | "
-            f"{c['median_oracle_epsilon_lower_bound']:.3f} [{oracle}] | {c['median_ratio']:.2f} "
-            f"({c['min_ratio']:.2f}–{c['max_ratio']:.2f}) | {c['runs_meeting_goal']} of {c['repeats']} | "
-            f"{', '.join(c['verdicts'])} | {', '.join(c['statistics'])} |"
+            f"| {name} | {leak} | {c.median_epsilon_lower_bound:.3f} | "
+            f"{c.median_oracle_epsilon_lower_bound:.3f} [{oracle}] | {c.median_ratio:.2f} "
+            f"({c.min_ratio:.2f}–{c.max_ratio:.2f}) | {c.runs_meeting_goal} of {c.repeats} | "
+            f"{', '.join(map(str, c.verdicts))} | {', '.join(c.statistics)} |"
         )
     lines += [
         "",
-        f"Median ours ≥ {GOAL:g} × the oracle's ε_LB in {len(s['meets_goal'])} of {len(s['cases'])} cases"
-        + (f" (not in: {', '.join(s['below_goal'])})" if s["below_goal"] else "")
+        f"Median ours ≥ {GOAL:g} × the oracle's ε_LB in {len(s.meets_goal)} of {len(s.cases)} cases"
+        + (f" (not in: {', '.join(s.below_goal)})" if s.below_goal else "")
         + ".",
         "",
         "| case | repeat | ours ε_LB [statistic] | oracle ε_LB | ours/oracle | verdict | wall |",
         "|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {c['case']} | {c['repeat']} | {c['epsilon_lower_bound']:.3f} [{c['statistic']}] | "
-        f"{c['oracle']['epsilon_lower_bound']:.3f} | {c['ratio']:.2f} | {c['verdict']} | {c['wall_s']:.1f} s |"
-        for c in result["cells"]
+        f"| {c.case} | {c.repeat} | {c.epsilon_lower_bound:.3f} [{c.statistic}] | "
+        f"{c.oracle.epsilon_lower_bound:.3f} | {c.ratio:.2f} | {c.verdict} | {c.wall_s:.1f} s |"
+        for c in result.cells
     ]
     write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def run(args: argparse.Namespace) -> int:
-    import pgc.schemas as schemas
     from pgc.files import write_json_atomic
 
     _check(args)
     out = Path(args.out)
-    settings = {"samples": args.samples, "repeats": args.repeats, "confidence": args.confidence, "seed": args.seed}
-    cells: list[dict[str, Any]] = []
-    result: dict[str, Any] = {
-        "bench": "shapes",
-        "settings": settings,
-        "command": "pgc " + " ".join(sys.argv[1:]),
-        "cells": cells,
-    }
+    cells: list[ShapeCell] = []
     for name in args.cases:
         for repeat in range(args.repeats):
-            cell = {
-                "repeat": repeat,
-                **audit_case(CASES[name], args.samples, args.confidence, case_seed(args.seed, name, repeat)),
-            }
+            cell = audit_case(CASES[name], args.samples, args.confidence, case_seed(args.seed, name, repeat), repeat)
             cells.append(cell)
             print(
-                f"{name} #{repeat}: ours {cell['epsilon_lower_bound']:.3f} [{cell['statistic']}], oracle "
-                f"{cell['oracle']['epsilon_lower_bound']:.3f}, ratio {cell['ratio']:.2f}; {cell['verdict']}; "
-                f"{cell['wall_s']:.1f} s",
+                f"{name} #{repeat}: ours {cell.epsilon_lower_bound:.3f} [{cell.statistic}], oracle "
+                f"{cell.oracle.epsilon_lower_bound:.3f}, ratio {cell.ratio:.2f}; {cell.verdict}; "
+                f"{cell.wall_s:.1f} s",
                 flush=True,
             )
-    result["summary"] = summary(cells)
-    write_json_atomic(
-        out, schemas.Bench(bench=result["bench"], extra={k: v for k, v in result.items() if k != "bench"}).to_dict()
+    result = ShapesBench(
+        settings=ShapesSettings(samples=args.samples, repeats=args.repeats, confidence=args.confidence, seed=args.seed),
+        command="pgc " + " ".join(sys.argv[1:]),
+        cells=cells,
+        summary=summary(cells),
     )
+    write_json_atomic(out, result.to_dict())
     write_table(out.with_suffix(".md"), result)
-    s = result["summary"]
+    s = result.summary
     print(
-        f"median ours ≥ {GOAL:g} × oracle in {len(s['meets_goal'])} of {len(s['cases'])} cases; wrote {out}, "
+        f"median ours ≥ {GOAL:g} × oracle in {len(s.meets_goal)} of {len(s.cases)} cases; wrote {out}, "
         f"{out.with_suffix('.md')}"
     )
     return 0

@@ -33,6 +33,7 @@ from .base import Record, Result, SchemaError, json_ready, number
 from .bench_kinds import *  # noqa: F401,F403
 from .bench_library_results import *  # noqa: F401,F403
 from .bench_results import *  # noqa: F401,F403
+from .bench_study_results import *  # noqa: F401,F403
 from .channels import ChannelFamily, ChannelKind, channel_kind, kind_from_label
 from .check_kinds import *  # noqa: F401,F403
 from .kinds import *  # noqa: F401,F403

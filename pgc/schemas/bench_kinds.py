@@ -9,13 +9,14 @@ from .audit_rows import Verdict
 from .base import JsonObject, Record, Result
 from .bench_library_results import LIBRARY_BENCHES
 from .bench_results import AUDIT_BENCHES
+from .bench_study_results import STUDY_BENCHES, AuditTightness, FalseAlarmRate, FloatExactAudit
 
 _B = TypeVar("_B", bound="Bench")
 
 # --- benchmarks, manifests and reports -------------------------------------------------------------
 
 
-BENCH_KINDS: tuple[type[Result], ...] = (*AUDIT_BENCHES, *LIBRARY_BENCHES)
+BENCH_KINDS: tuple[type[Result], ...] = (*AUDIT_BENCHES, *LIBRARY_BENCHES, *STUDY_BENCHES)
 _OLDER_BENCH: dict[str, type[Result]] = {}  # a bench's name -> its kind, written back as the older kind "bench"
 
 
@@ -48,12 +49,18 @@ class Bench(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class AuditBenchmark(Result):
-    """pgc bench audit: the auditor's speed, float-exactness and false-alarm checks."""
+    """pgc bench audit: the auditor's tightness per ε (Laplace, PRS black box beside the naive canary, PRS white box),
+    the float-exact audits and the false-alarm rates, each part present where it ran."""
 
     KIND = "audit-benchmark"
     confidence: float
     samples: int
     seed: int
+    laplace: list[AuditTightness] | None = None
+    prs_black_box: list[AuditTightness] | None = None
+    prs_white_box: list[AuditTightness] | None = None
+    float_exact: list[FloatExactAudit] | None = None
+    false_alarms: list[FalseAlarmRate] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

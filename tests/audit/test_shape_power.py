@@ -136,7 +136,7 @@ def test_bench_shapes_writes_ours_beside_the_oracle_and_refuses_bad_input(tmp_pa
     )
     data = json.loads(out.read_text())
     cell = data["cells"][0]
-    assert data["kind"] == "bench" and data["bench"] == "shapes"
+    assert data["kind"] == "bench-shapes" and data["bench"] == "shapes"
     # 1,600 certification and 400 training releases per side: the oracle is counted on the audit's own releases
     assert (cell["certification_per_side"], cell["train_per_side"]) == (1_600, 400)
     assert cell["oracle"]["epsilon_lower_bound"] > 0 and cell["epsilon_lower_bound"] > 0

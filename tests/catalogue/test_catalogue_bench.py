@@ -55,9 +55,9 @@ def test_pair_choice_split_counts_every_release():
     """The search, the training split and the certification fit the total, and a larger total certifies more."""
     for pairs, rule in ((4, "quarter"), (16, "quarter"), (16, "auto"), (4, "half")):
         s = bench.pair_choice_split(100_000, pairs, 0.1, rule)
-        assert s["search"] == pairs * max(s["search_samples"], s["samples"] // 10)
-        assert s["search"] + s["train"] + s["samples"] <= 100_000
+        assert s.search == pairs * max(s.search_samples, s.samples // 10)
+        assert s.search + s.train + s.samples <= 100_000
         bigger = bench.pair_choice_split(100_000 + 1_000, pairs, 0.1, rule)
-        assert bigger["samples"] > s["samples"]
+        assert bigger.samples > s.samples
     s = bench.pair_choice_split(100_000, 16, 0.1, "auto")
-    assert s["train"] >= 20_000  # the audit's rule for a claimed ε below 0.5
+    assert s.train >= 20_000  # the audit's rule for a claimed ε below 0.5

@@ -46,6 +46,8 @@ from dpsniper.utils.torch import torch_initialize  # noqa: E402
 
 from audit.peers import dp_sniper as ours  # noqa: E402
 from pgc.catalogue import CATALOGUE, catalogue_system  # noqa: E402
+from pgc.schemas.bench_study_results import (  # noqa: E402
+    DdSearchWitness, DpsniperCheck, DpsniperCheckRow, DpsniperCheckSettings)
 
 N, N_FINAL, CONFIDENCE, SEED, CHUNK = 100_000, 1_000_000, 0.9, 20260512, 50_000
 
@@ -118,8 +120,9 @@ def run_theirs(algorithm, system, pairs, inits, index, config):
         if best is None or witness > best:
             best, best_mech, best_name = witness, mech, name
     best.compute_eps_using_estimator(EpsEstimator(PrEstimator(best_mech, config.n_final, config)))
-    return {"pair": best_name, "epsilon": float(best.eps), "epsilon_lower_bound": float(best.lower_bound),
-            "threshold": float(best.attack.thresh), "tie_probability": float(best.attack.q), "per_pair": per_pair}
+    return DdSearchWitness(pair=best_name, epsilon=float(best.eps), epsilon_lower_bound=float(best.lower_bound),
+                           threshold=float(best.attack.thresh), tie_probability=float(best.attack.q),
+                           per_pair=per_pair)
 
 
 def run_ours(algorithm, system, pairs, inits, index):
@@ -128,7 +131,9 @@ def run_ours(algorithm, system, pairs, inits, index):
     queue = iter(inits)
     result = ours.dd_search(list(pairs), lambda pair, side, n: pair_streams[pair][side].take(n), config,
                             lambda d: next(queue), algorithm.flags)
-    return {k: v for k, v in result.to_dict().items() if k != "config"}
+    return DdSearchWitness(pair=result.pair, epsilon=result.epsilon, epsilon_lower_bound=result.epsilon_lower_bound,
+                           p1=result.p1, p2=result.p2, threshold=result.threshold,
+                           tie_probability=result.tie_probability, per_pair=result.per_pair)
 
 
 def main():
@@ -150,18 +155,18 @@ def main():
         theirs = run_theirs(algorithm, system, pairs, inits, index, config)
         mid = time.perf_counter()
         mine = run_ours(algorithm, system, pairs, inits, index)
-        row = {"algorithm": algorithm.name, "broken": algorithm.broken, "claimed_epsilon": algorithm.claimed_epsilon,
-               "dpsniper": theirs, "ours": mine, "dpsniper_s": mid - start, "ours_s": time.perf_counter() - mid}
-        lb_t, lb_o = theirs["epsilon_lower_bound"], mine["epsilon_lower_bound"]
-        row["within_10_percent"] = None if lb_t <= 0 else bool(abs(lb_o - lb_t) <= 0.1 * lb_t)
+        lb_t, lb_o = theirs.epsilon_lower_bound, mine.epsilon_lower_bound
+        row = DpsniperCheckRow(algorithm=algorithm.name, broken=algorithm.broken,
+                               claimed_epsilon=algorithm.claimed_epsilon, dpsniper=theirs, ours=mine,
+                               dpsniper_s=mid - start, ours_s=time.perf_counter() - mid,
+                               within_10_percent=None if lb_t <= 0 else bool(abs(lb_o - lb_t) <= 0.1 * lb_t))
         rows.append(row)
-        print(f"{algorithm.name}: DP-Sniper {lb_t:.4f} [{theirs['pair']}], ours {lb_o:.4f} [{mine['pair']}] "
-              f"({row['dpsniper_s']:.0f} s, {row['ours_s']:.0f} s)", flush=True)
-    settings = {"n_train": N, "n": N, "n_check": N, "n_final": N_FINAL, "confidence": CONFIDENCE, "seed": SEED,
-                "chunk": CHUNK, "torch": torch.__version__, "numpy": np.__version__}
+        print(f"{algorithm.name}: DP-Sniper {lb_t:.4f} [{theirs.pair}], ours {lb_o:.4f} [{mine.pair}] "
+              f"({row.dpsniper_s:.0f} s, {row.ours_s:.0f} s)", flush=True)
+    settings = DpsniperCheckSettings(n_train=N, n=N, n_check=N, n_final=N_FINAL, confidence=CONFIDENCE, seed=SEED,
+                                     chunk=CHUNK, torch=torch.__version__, numpy=np.__version__)
     with open(out, "w") as f:
-        json.dump({"kind": "bench", "format_version": 1, "bench": "dpsniper-check", "settings": settings,
-                   "rows": rows}, f, indent=1)
+        json.dump(DpsniperCheck(settings=settings, rows=rows).to_dict(), f, indent=1)
 
 
 if __name__ == "__main__":

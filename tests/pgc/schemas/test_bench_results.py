@@ -35,8 +35,11 @@ def _bench(argv: list[str], out: Path, no_result_parsing) -> schemas.Result:
             ["flower", "--samples", "2000", "--seeds", "1", "--seed-samples", "1000", "--tightness-seeds", "1"],
             schemas.FlowerBench,
         ),
+        (["catalogue", "--algorithms", "NoisyHist2", "--total", "6000", "--seeds", "0"], schemas.CatalogueBench),
+        (["shapes", "--cases", "location", "--samples", "2000", "--repeats", "1"], schemas.ShapesBench),
+        (["one-run", "--canaries", "10", "--submissions", "1", "--samples", "200"], schemas.OneRunBench),
     ],
-    ids=["gaussian", "catalogue-oracle", "flower"],
+    ids=["gaussian", "catalogue-oracle", "flower", "catalogue", "shapes", "one-run"],
 )
 def test_a_bench_writes_its_typed_kind(argv, kind, tmp_path, no_result_parsing):
     from pgc.catalogue import BROKEN
@@ -45,6 +48,33 @@ def test_a_bench_writes_its_typed_kind(argv, kind, tmp_path, no_result_parsing):
     result = _bench(argv, tmp_path / "bench.json", no_result_parsing)
     assert type(result) is kind and result.KIND == f"bench-{argv[0]}" and result.bench == argv[0]
     assert json.loads((tmp_path / "bench.json").read_text())["kind"] == result.KIND
+
+
+def test_bench_audit_writes_its_typed_rows(tmp_path, no_result_parsing):
+    out = tmp_path / "audit.json"
+    argv = ["bench", "audit", "--only", "whitebox", "float-exact", "--samples", "2000", "--json", str(out)]
+    assert main(argv) in (0, 1)  # the targets are missed at this size
+    data = json.loads(out.read_text())
+    no_result_parsing.undo()
+    result = schemas.load(data)
+    assert isinstance(result, schemas.AuditBenchmark) and result.laplace is None and result.false_alarms is None
+    assert [r.epsilon for r in result.prs_white_box] == [1.0, 2.0, 5.0, 10.0] and result.prs_white_box[0].target == 0.97
+    assert [type(r) for r in result.float_exact] == [schemas.FloatExactAudit] * 2
+    assert result.to_dict() == data
+
+
+def test_the_sequential_estimates_script_writes_its_typed_kind(tmp_path, monkeypatch, no_result_parsing):
+    spec = importlib.util.spec_from_file_location("sequential_estimates", ROOT / "scripts/sequential_estimates.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.setattr(script, "CASES", [("toy-grr", {"epsilon": 0.5}, 20_000)])
+    monkeypatch.setattr("sys.argv", ["sequential_estimates.py", "--out", str(tmp_path / "s.json")])
+    script.main()
+    data = json.loads((tmp_path / "s.json").read_text())
+    no_result_parsing.undo()
+    result = schemas.load(data)
+    assert isinstance(result, schemas.SequentialEstimates) and data["kind"] == "bench-sequential-estimates"
+    assert result.rows[0].settings == {"epsilon": 0.5} and result.rows[0].stages_run[0] == 10_000
 
 
 def test_the_laplace_small_epsilon_script_writes_its_typed_kind(tmp_path, no_result_parsing):
@@ -72,6 +102,11 @@ def test_the_laplace_small_epsilon_script_writes_its_typed_kind(tmp_path, no_res
         ("results/flower/bench.json", schemas.FlowerBench),
         ("results/versions/matrix.json", schemas.VersionsBench),
         ("results/catalogue/oracle/oracle.json", schemas.CatalogueOracle),
+        ("results/catalogue/catalogue.json", schemas.CatalogueBench),
+        ("results/catalogue/dpsniper-check/dpsniper-check.json", schemas.DpsniperCheck),
+        ("results/shapes/shapes.json", schemas.ShapesBench),
+        ("results/audit/one-run/bench.json", schemas.OneRunBench),
+        ("results/audit/sequential-estimates.json", schemas.SequentialEstimates),
     ],
 )
 def test_an_older_bench_file_loads_as_its_typed_kind(path, kind):
@@ -96,3 +131,11 @@ def test_the_older_kinds_parts_are_typed():
     flower = schemas.load(json.loads((ROOT / "results/flower/bench.json").read_text()))
     assert flower.rows["flower"].epsilon_lower_bound == flower.rows["numpy reference"].epsilon_lower_bound
     assert flower.false_alarms.flagged == 0 and flower.audit_over_oracle_over_seeds.curve.share_at_least_09 >= 0
+    catalogue = schemas.load(json.loads((ROOT / "results/catalogue/catalogue.json").read_text()))
+    assert catalogue.cells[0].ours.split.rule == "quarter" and catalogue.cells[0].dpsniper.stages.n_final > 0
+    assert sum(c.broken_flagged for c in catalogue.summary.ours_holm_per_seed.values()) >= 0
+    shapes = schemas.load(json.loads((ROOT / "results/shapes/shapes.json").read_text()))
+    assert shapes.cells[0].claimed_epsilon == shapes.cells[0].claim.epsilon == 1.0  # a flat part's key by its name
+    assert shapes.cells[0].split.certification_per_side > 0 and shapes.summary.cases["scale"].verdicts
+    audit = schemas.load(json.loads((ROOT / "results/audit/bench.json").read_text()))
+    assert audit.prs_black_box[0].naive_ratio > 0 and audit.laplace[0].cpu_seconds > 0 and audit.float_exact is None
