@@ -28,7 +28,7 @@ from audit.power.measured import one_run_detectable_epsilon
 from audit.verdicts import judge
 from pgc.contracts import HasJointLayout
 from pgc.errors import UserError
-from pgc.schemas.audit_rows import AuditRow
+from pgc.schemas.audit_rows import OneRunRow
 from pgc.schemas.channels import ChannelFamily, ChannelKind
 
 ONE_RUN_CHANNELS = ("gradient", "score", "all")
@@ -67,7 +67,7 @@ def one_run_audit(
     seed: int = 0,
     confidence: float = 0.95,
     scope: str | None = None,
-) -> list[AuditRow]:
+) -> list[OneRunRow]:
     """One judged row per channel: ε_LB of the one-run theorem from guesses on the M canaries ``observed``.
 
     ``observed[ch]``: (M, k) releases of the canaries (each played ``secret`` or ``secret_prime`` by a
@@ -195,14 +195,14 @@ def _one_run_row(
 
 def one_run_row(
     channel: str, fields: dict, *, covered: bool, confidence: float, scope: str | None = None, **context
-) -> AuditRow:
+) -> OneRunRow:
     """A one-run audit's judged row: its bounds, the power of its r guesses
     (:func:`audit.power.measured.one_run_detectable_epsilon`, at the Steinke bound's α) and the one verdict
     rule. No point-mass search runs in a one-run audit."""
     fields = dict(fields)
     if "fdp_mu_lower_bound" in fields:
         fields["mu_lower_bound"] = fields.pop("fdp_mu_lower_bound")
-    row = AuditRow.make(
+    row = OneRunRow.make(
         channel=channel,
         covered=covered,
         confidence=confidence,
@@ -312,7 +312,7 @@ def one_run_scores_audit(
     channel: str = "aggregate",
     scope: str | None = None,
     kind: ChannelKind | None = None,
-) -> AuditRow:
+) -> OneRunRow:
     """The one-run bounds from canary scores that an observer computed (higher: more likely coin 1).
 
     The guesses are the canaries whose score lies farthest from ``centre`` (above: coin 1, below: coin 0);

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .audit_rows import AuditRow
+from .audit_rows import AuditRow, OneRunRow, SelfTestRow
 from .base import JsonObject, Record, Result
 from .provenance import Invocation
 
@@ -342,6 +342,7 @@ class MechanismAudit(RowsAudit):
 class SelfTest(RowsAudit):
     KIND = "self-test"
     SCOPE = "self-test"
+    channels: list[SelfTestRow]  # type: ignore[assignment]  # a self-test's rows hold its cases
     self_test: list[SelfTestOutcome]
     honesty: list[HonestyOutcome] = field(default_factory=list)
 
@@ -376,6 +377,7 @@ class RunAudit(RowsAudit):
 class OneRunAudit(RowsAudit):
     KIND = "one-run-audit"
     SCOPE = "one-run"
+    channels: list[OneRunRow]  # type: ignore[assignment]  # a one-run audit's rows hold its counts
     audited_run: AuditedRun = _flat(required=True)
     canary_setup: CanarySetup
     canary_submissions: int

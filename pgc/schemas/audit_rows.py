@@ -14,9 +14,10 @@ the reports.
 :class:`AuditRow` — one channel of one audit, composed of small value types: what was audited (:class:`Audited`),
 the claim as the row holds it (:class:`RowClaim`, coverage as a :class:`Coverage`), the certificate
 (:class:`Certificate`, and where a curve or profile claim was tested :class:`CurveBound` / :class:`ProfilePoint`),
-the power of the test (:class:`Power`), the judgement (:class:`Judgement`), and the one-run audit's counts
-(:class:`OneRunCounts`) or the self-test's case (:class:`SelfTestCase`) where the row has them. In JSON the parts
-sit flat beside ``channel`` (each value type's JSON keys are unique across the row). The channel's kind
+the power of the test (:class:`Power`) and the judgement (:class:`Judgement`). Two kinds of audit hold rows with a
+part of their own: a one-run audit's :class:`OneRunRow` its counts (:class:`OneRunCounts`), a self-test's
+:class:`SelfTestRow` its case (:class:`SelfTestCase`); a key of those parts reads as None on any other row. In JSON
+the parts sit flat beside ``channel`` (each value type's JSON keys are unique across the row). The channel's kind
 (``channel_family``, ``composition``, ``base_channel``: :mod:`pgc.schemas.channels`) is written only where it differs
 from what the channel's label names; a row without them reads them off its label.
 
@@ -33,10 +34,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from .base import Record, flat_keys, is_flat, record_type
 from .channels import ChannelFamily, with_label_kind, without_label_kind
@@ -237,6 +239,9 @@ def _part(required: bool = False) -> Any:
     return field(default=None, metadata={"flat": True})
 
 
+_Row = TypeVar("_Row", bound="AuditRow")
+
+
 @dataclass(frozen=True, kw_only=True)
 class AuditRow(Record):
     """One certified channel of one audit, judged by the one rule (:func:`audit.verdicts.decide`). Build one with
@@ -251,8 +256,6 @@ class AuditRow(Record):
     profile: ProfilePoint | None = _part()
     power: Power | None = _part()
     judgement: Judgement | None = _part()
-    one_run: OneRunCounts | None = _part()
-    self_test: SelfTestCase | None = _part()
 
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -272,15 +275,32 @@ class AuditRow(Record):
         return without_label_kind(super().to_dict())
 
     @classmethod
-    def make(cls, channel: str, extra: dict[str, Any] | None = None, **flat: Any) -> AuditRow:
+    def make(cls: type[_Row], channel: str, extra: dict[str, Any] | None = None, **flat: Any) -> _Row:
         """A row from its flat keys (the JSON names; ``covered=`` / ``partly_covered=`` booleans are read as
         ``coverage``); ``extra``: keys beyond the row's parts, written as they are."""
-        return cls(channel=channel, extra=extra or {}, **_parts(None, _with_coverage(flat)))
+        return cls(channel=channel, extra=extra or {}, **_parts(cls, None, _with_coverage(flat)))
 
-    def updated(self, **flat: Any) -> AuditRow:
+    @classmethod
+    def of(cls: type[_Row], row: AuditRow, **flat: Any) -> _Row:
+        """``row`` as a row of this kind (its channel and parts kept), with some flat keys set."""
+        own = {f.name for f in fields(cls)}
+        kept = {f.name: getattr(row, f.name) for f in fields(row) if f.name in own}
+        return cls(**kept).updated(**flat)
+
+    def updated(self: _Row, **flat: Any) -> _Row:
         """This row with some flat keys (``channel`` among them) changed; None clears one."""
         channel = flat.pop("channel", self.channel)
-        return dataclasses.replace(self, channel=channel, **_parts(self, _with_coverage(flat, self)))
+        return dataclasses.replace(self, channel=channel, **_parts(type(self), self, _with_coverage(flat, self)))
+
+    def __getattr__(self, name: str) -> Any:
+        """A flat key as an attribute (:meth:`Record.__getattr__`); None for a key only another kind's row holds
+        (a one-run row's counts read on a mechanism's row)."""
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name in row_keys():
+                return None
+            raise
 
     @property
     def covered(self) -> bool | None:
@@ -311,6 +331,24 @@ class AuditRow(Record):
         return judgement.p_value
 
 
+@dataclass(frozen=True, kw_only=True)
+class OneRunRow(AuditRow):
+    """A one-run audit's row: the bound certified from guesses on the canaries of one run, with their counts."""
+
+    one_run: OneRunCounts | None = _part()
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelfTestRow(AuditRow):
+    """A self-test's row: a case's certified row with the case (its true ε, whether the mechanism is correct,
+    whether the audit judged it right); an honesty case's row says only whether it passed."""
+
+    self_test: SelfTestCase | None = _part()
+
+
+ROW_KINDS: tuple[type[AuditRow], ...] = (AuditRow, OneRunRow, SelfTestRow)
+
+
 def _coverage(covered: bool | None, partly: bool | None) -> Coverage | None:
     if covered is None:
         return None
@@ -330,25 +368,39 @@ def _with_coverage(flat: dict[str, Any], row: AuditRow | None = None) -> dict[st
     return out
 
 
-# the row's parts (field name -> value type), read off its flat fields' annotations
-_ROW_HINTS = typing.get_type_hints(AuditRow)
-_PART_TYPES: dict[str, type[Record]] = {f.name: record_type(_ROW_HINTS[f.name]) for f in fields(AuditRow) if is_flat(f)}
-# flat JSON key -> (the row's part, the part's field), derived from the parts' fields
-FLAT_KEYS: dict[str, tuple[str, str]] = flat_keys(AuditRow)
+_PART_TYPES: dict[type[AuditRow], dict[str, type[Record]]] = {}  # per row type, filled on first use
 
 
-def _parts(row: AuditRow | None, flat: dict[str, Any]) -> dict[str, Any]:
-    """The row's parts with the flat keys ``flat`` set: each touched part rebuilt, the others kept."""
+def part_types(cls: type[AuditRow]) -> dict[str, type[Record]]:
+    """A row type's parts (field name -> value type), read off its flat fields' annotations."""
+    if cls not in _PART_TYPES:
+        hints = typing.get_type_hints(cls)
+        _PART_TYPES[cls] = {f.name: record_type(hints[f.name]) for f in fields(cls) if is_flat(f)}
+    return _PART_TYPES[cls]
+
+
+@functools.cache
+def row_keys() -> frozenset[str]:
+    """Every flat JSON key a row of some kind (:data:`ROW_KINDS`) holds."""
+    return frozenset(key for kind in ROW_KINDS for key in flat_keys(kind))
+
+
+def _parts(cls: type[AuditRow], row: AuditRow | None, flat: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a row of type ``cls`` with the flat keys ``flat`` set: each touched part rebuilt, the others kept.
+    A key only another kind's row holds may be cleared (None), not set."""
+    keys, types = flat_keys(cls), part_types(cls)
     changes: dict[str, dict[str, Any]] = {}
     for key, value in flat.items():
-        where = FLAT_KEYS.get(key)
+        where = keys.get(key)
         if where is None:
-            raise TypeError(f"an audit row has no key {key!r}")
+            if value is None and key in row_keys():
+                continue
+            raise TypeError(f"a row of type {cls.__name__} has no key {key!r}")
         changes.setdefault(where[0], {})[where[1]] = value
     out: dict[str, Any] = {}
     for part, values in changes.items():
         old = None if row is None else getattr(row, part)
-        tp = _PART_TYPES[part]
+        tp = types[part]
         new = tp(**values) if old is None else dataclasses.replace(old, **values)
         empty = all(getattr(new, f.name) == f.default for f in fields(tp) if f.name != "extra")
         out[part] = None if empty and part != "certificate" else new

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .audit_rows import AuditRow
+from .audit_rows import OneRunRow
 from .base import Record, Result
 from .provenance import Invocation
 
@@ -35,6 +35,6 @@ class OpacusOneRunResult(Result):
     seed: int
     confidence: float
     training: OpacusTraining
-    rows: list[AuditRow]  # one judged row per observer (scope: the observer)
+    rows: list[OneRunRow]  # one judged row per observer (scope: the observer)
     training_s: float
     invocation: Invocation | None = field(default=None, metadata={"flat": True})

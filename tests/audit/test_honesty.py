@@ -170,16 +170,22 @@ def test_every_committed_row_recertifies_from_its_counts_with_its_verdict():
 
 
 def test_one_row_type_per_result_kind_and_one_verdict_function():
-    """Every result kind that holds audit rows holds schemas.AuditRow; the source decides a row's verdict in one
-    function (audit.verdicts.decide) and builds no other row record."""
+    """Every result kind that holds audit rows holds schemas.AuditRow, or the row of its own kind that adds its part
+    (a one-run audit's OneRunRow, a self-test's SelfTestRow); the source decides a row's verdict in one function
+    (audit.verdicts.decide) and builds no other row record."""
     import dataclasses
     import typing
 
+    from pgc.schemas.audit_rows import ROW_KINDS, OneRunRow, SelfTestRow
+
+    assert all(issubclass(kind, AuditRow) for kind in ROW_KINDS)
     holders = {}
     for kind, cls in schemas.SCHEMAS.items():
         for name, tp in typing.get_type_hints(cls).items():
-            if "AuditRow" in str(tp):
+            if any(row.__name__ in str(tp) for row in ROW_KINDS):
                 holders[kind] = name
+    assert typing.get_type_hints(schemas.OneRunAudit)["channels"] == list[OneRunRow]
+    assert typing.get_type_hints(schemas.SelfTest)["channels"] == list[SelfTestRow]
     own = {kind.KIND: "channels" for kind in schemas.AUDIT_KINDS}
     assert holders == {
         **own,
@@ -197,10 +203,11 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
         and dataclasses.is_dataclass(c)
         and {"epsilon_lower_bound", "verdict"} <= {f.name for f in dataclasses.fields(c)}
     }
-    # the one row record; a benchmark's or a study's per-audit summary copies its audit row's verdict and bound,
-    # typed as the one Verdict enum: pgc bench ldp's cell, pgc bench gaussian's shrunk noise, pgc bench flower's
-    # seeds, the small-ε Laplace cells, and the power study's miscalibrated, false-alarm and profile runs
-    summaries = {c for c in records if c is not AuditRow}
+    # the one row record (and its kinds); a benchmark's or a study's per-audit summary copies its audit row's verdict
+    # and bound, typed as the one Verdict enum: pgc bench ldp's cell, pgc bench gaussian's shrunk noise, pgc bench
+    # flower's seeds, the small-ε Laplace cells, the power study's miscalibrated, false-alarm and profile runs, and
+    # pgc bench catalogue's and pgc bench shapes' cells
+    summaries = {c for c in records if not issubclass(c, AuditRow)}
     assert {c.__name__ for c in summaries} <= {
         "LdpBenchCell",
         "ShrunkNoise",
@@ -209,8 +216,12 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
         "MiscalibratedRow",
         "FalseAlarmRow",
         "ProfileRun",
+        "FirstPairAudit",
+        "OursPairChoice",
+        "ShapeCell",
     }, records
-    assert all(typing.get_type_hints(c)["verdict"] is schemas.Verdict for c in summaries)
+    # (None where a cell was not audited: its status says why)
+    assert all(typing.get_type_hints(c)["verdict"] in (schemas.Verdict, schemas.Verdict | None) for c in summaries)
     deciders = []
     for path in ROOT.glob("*/**/*.py"):
         if path.parts[len(ROOT.parts)] in ("tests", ".venv", "results", "scripts"):

@@ -97,8 +97,6 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
 
 # fields of the row type shared by every kind (and of the adversarial audit shared by two kinds) that a kind never
 # sets: they belong to parts only other kinds fill; listed until those parts move out of the shared types
-_ONE_RUN_ONLY = {"AuditRow.one_run": "the one-run audit's counts: only one-run rows"}
-_SELF_TEST_ONLY = {"AuditRow.self_test": "the self-test's case: only self-test rows"}
 _ADVERSARIAL_ONLY = {
     "Audited.crafted_for": "PGC-A3C's adversarial rows only",
     "Audited.theta_file": "PGC-A3C's adversarial rows only",
@@ -106,8 +104,6 @@ _ADVERSARIAL_ONLY = {
 _SYSTEM_ONLY = {"Judgement.holm_rejected": "the system audit's Holm family; PGC-A3C's rows clear it"}
 NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
     "mechanism-audit": {
-        **_ONE_RUN_ONLY,
-        **_SELF_TEST_ONLY,
         **_ADVERSARIAL_ONLY,
         "AuditRow.profile": "a mechanism's claim states no privacy profile",
         "Audited.model": "PGC-A3C's audits only",
@@ -116,14 +112,11 @@ NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
         "RowClaim.held_to_claim": "system audits only",
     },
     "self-test": {
-        **_ONE_RUN_ONLY,
         **_ADVERSARIAL_ONLY,
         "Audited.model": "PGC-A3C's audits only",
         "Audited.protect": "PGC-A3C's audits only",
     },
     "run-audit": {
-        **_ONE_RUN_ONLY,
-        **_SELF_TEST_ONLY,
         **_ADVERSARIAL_ONLY,
         **_SYSTEM_ONLY,
         "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
@@ -132,7 +125,6 @@ NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
         "RowClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
     },
     "one-run-audit": {
-        **_SELF_TEST_ONLY,
         **_ADVERSARIAL_ONLY,
         **_SYSTEM_ONLY,
         "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
@@ -152,8 +144,6 @@ NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
         "RowClaim.held_to_claim": "system audits only",
     },
     "adversarial-audit": {
-        **_ONE_RUN_ONLY,
-        **_SELF_TEST_ONLY,
         **_SYSTEM_ONLY,
         "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
         "Audited.hypothesis": "mechanism and system rows only",
@@ -161,8 +151,6 @@ NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
         "RowClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
     },
     "adversarial-curve": {
-        **_ONE_RUN_ONLY,
-        **_SELF_TEST_ONLY,
         **_SYSTEM_ONLY,
         "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
         "Audited.hypothesis": "mechanism and system rows only",
@@ -205,13 +193,18 @@ def _empty(value: Any, f: dataclasses.Field[Any]) -> bool:
     return f.default_factory is not dataclasses.MISSING and value == f.default_factory()
 
 
+def _declaring(tp: type, name: str) -> str:
+    """The class that declares the field ``name``: a row kind's own part by its kind, a shared field by AuditRow."""
+    return next(c.__name__ for c in reversed(tp.__mro__) if name in getattr(c, "__dataclass_fields__", {}))
+
+
 def _seen(obj: Any, seen: dict[str, bool]) -> None:
     """For each field of every record reachable from ``obj`` ("Type.field"): whether some instance sets it."""
     if isinstance(obj, Record):
         for f in dataclasses.fields(obj):
             if f.name != "extra":
                 value = getattr(obj, f.name)
-                key = f"{type(obj).__name__}.{f.name}"
+                key = f"{_declaring(type(obj), f.name)}.{f.name}"
                 seen[key] = seen.get(key, False) or not _empty(value, f)
                 _seen(value, seen)
     elif isinstance(obj, (list, tuple)):

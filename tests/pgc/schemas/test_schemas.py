@@ -102,9 +102,9 @@ def test_a_format_2_audit_loads_migrated_and_round_trips_as_its_own_kind():
 
 
 def test_row_parts_hold_their_keys_and_coverage_is_an_enum():
-    from pgc.schemas.audit_rows import AuditRow, Coverage
+    from pgc.schemas.audit_rows import Coverage, OneRunRow
 
-    row = AuditRow.from_dict(
+    row = OneRunRow.from_dict(
         {
             "channel": "joint",
             "epsilon_lower_bound": 0.4,
@@ -118,7 +118,7 @@ def test_row_parts_hold_their_keys_and_coverage_is_an_enum():
     )
     assert row.claim is not None and row.claim.coverage is Coverage.PARTLY and row.claim.epsilon == 1.0
     assert row.curve is not None and row.curve.false_positives == 3 and row.profile is None
-    assert row.one_run is not None and row.one_run.canaries == 10 and row.self_test is None and row.power is None
+    assert row.one_run is not None and row.one_run.canaries == 10 and row.passed is None and row.power is None
     assert row.to_dict()["coverage"] == "partly covered" and "covered" not in row.to_dict()
     changed = row.updated(verdict_reason="x", covered=True)
     assert changed.judgement.reason == "x" and changed.claim.coverage is Coverage.COVERED
@@ -132,11 +132,32 @@ def test_no_row_part_has_more_than_15_fields_and_keys_are_unique():
 
     from pgc.schemas import audit_rows
 
-    parts = [audit_rows.AuditRow, *audit_rows._PART_TYPES.values()]
-    for tp in parts:
-        assert len([f for f in dataclasses.fields(tp) if f.name != "extra"]) <= 15, tp.__name__
-    keys = [k for tp in audit_rows._PART_TYPES.values() for k in tp.json_keys()]
-    assert len(keys) == len(set(keys)) and "channel" not in keys
+    for kind in audit_rows.ROW_KINDS:
+        types = audit_rows.part_types(kind)
+        for tp in [kind, *types.values()]:
+            assert len([f for f in dataclasses.fields(tp) if f.name != "extra"]) <= 15, tp.__name__
+        keys = [k for tp in types.values() for k in tp.json_keys()]
+        assert len(keys) == len(set(keys)) and "channel" not in keys
+    assert set(audit_rows.part_types(audit_rows.OneRunRow)) - set(audit_rows.part_types(audit_rows.AuditRow)) == {
+        "one_run"
+    }
+
+
+def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
+    from pgc.schemas.audit_rows import AuditRow, OneRunRow, SelfTestRow
+
+    row = AuditRow.make("c", epsilon_lower_bound=0.5)
+    assert row.canaries is None and row.passed is None  # a one-run row's count, a self-test case's outcome
+    with pytest.raises(AttributeError):
+        row.nonsense  # noqa: B018
+    with pytest.raises(TypeError, match="AuditRow has no key 'canaries'"):
+        row.updated(canaries=10)
+    assert row.updated(canaries=None) == row  # clearing a key the row cannot hold changes nothing
+    one_run = OneRunRow.of(row, canaries=10, correct=7)
+    assert (one_run.canaries, one_run.correct, one_run.epsilon_lower_bound) == (10, 7, 0.5)
+    assert OneRunRow.from_dict(one_run.to_dict()).to_dict() == one_run.to_dict() and "canaries" in one_run.to_dict()
+    case = SelfTestRow.of(row, passed=True)
+    assert case.passed is True and case.canaries is None
 
 
 def test_unnamed_keys_round_trip_unchanged():

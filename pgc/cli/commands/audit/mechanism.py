@@ -70,7 +70,8 @@ def self_test(args, progress: bool):
         print("honesty cases (each at its own sizes, 95% confidence): a verdict never says more than the audit saw")
         honesty = run_honesty_cases(args.seed, progress, only=args.only or None, on_case=_print_honesty)
     channels = [
-        r.result.row.updated(
+        schemas.SelfTestRow.of(
+            r.result.row,
             scope="self-test",
             channel=f"{r.case.name} ({r.case.mode})",
             base_channel=f"{r.case.name} ({r.case.mode})",
@@ -81,7 +82,7 @@ def self_test(args, progress: bool):
         for r in rows
     ]
     for o in honesty:
-        channels += [row.updated(scope=f"honesty: {o.case}", passed=o.passed) for row in o.rows]
+        channels += [schemas.SelfTestRow.of(row, scope=f"honesty: {o.case}", passed=o.passed) for row in o.rows]
     result = schemas.SelfTest(
         **header(args),
         channels=channels,
