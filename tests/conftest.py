@@ -2,10 +2,16 @@ import numpy as np
 import pytest
 
 
+def _uses_ray(item) -> bool:
+    return "ray_engine" in getattr(item, "fixturenames", ())
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``slow`` run first, in collection order: the two xdist workers then end on short tests instead of
-    one waiting on a long test collected last (the default run's wall time)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The tests that use the Ray cluster (``ray_engine``) run first, one after another, then the tests marked
+    ``slow``, each group in collection order. pytest-xdist's first worker takes the front of the collection, so one
+    worker starts the cluster once and closes it after the last of them (``ray_engine``); and the two workers end on
+    short tests instead of one waiting on a long test collected last (the default run's wall time)."""
+    items.sort(key=lambda item: (not _uses_ray(item), item.get_closest_marker("slow") is None))
 
 
 @pytest.fixture
@@ -33,16 +39,31 @@ def postgres_url():
         cluster.stop()
 
 
-@pytest.fixture(scope="session")
-def ray_engine():
-    """One local Ray cluster (2 CPUs) for the session: Ray's start-up is paid once."""
-    from pgc.engines import RayEngine
+_RAY_ENGINE: list = []  # the running local Ray cluster's engine, while one runs
 
-    engine = RayEngine(num_cpus=2)
-    try:
-        yield engine
-    finally:
-        engine.close()
+
+@pytest.fixture
+def ray_engine():
+    """One local Ray cluster (2 CPUs) shared by the tests that use it: the first of them starts it, and it is closed
+    after the last (pytest_runtest_teardown), so Ray's start-up is paid once (they run one after another:
+    pytest_collection_modifyitems) and its processes do not run beside the rest of the suite."""
+    if not _RAY_ENGINE:
+        from pgc.engines import RayEngine
+
+        _RAY_ENGINE.append(RayEngine(num_cpus=2))
+    return _RAY_ENGINE[0]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Close the Ray cluster once the next test does not use it (or none follows)."""
+    if _RAY_ENGINE and (nextitem is None or not _uses_ray(nextitem)):
+        _RAY_ENGINE.pop().close()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    while _RAY_ENGINE:  # an interrupted session
+        _RAY_ENGINE.pop().close()
 
 
 def _source_stamp(root) -> str:
