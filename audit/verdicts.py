@@ -33,14 +33,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypedDict
+from typing import Any, TypeAlias, TypedDict, TypeVar
 
 from audit.certification import bounds
 from audit.certification.accountant import gdp_mu_estimate
 from audit.certification.curves import curve_epsilon, curve_violation_pvalue, profile_violation_pvalue, split_alpha
 from audit.certification.tester import EpsilonBound
 from audit.power import measured as measured_power
-from pgc.schemas.audit_rows import AuditRow, Verdict, worst
+from pgc.schemas.audit_rows import AuditRow, CertifiedRow, Verdict, worst
 from pgc.schemas.channels import ChannelKind
 
 PROFILE_EXCESS_FLOOR = 0.0  # a certified ε above the claimed ε_i by more than this violates the profile
@@ -48,11 +48,14 @@ PROFILE_EXCESS_FLOOR = 0.0  # a certified ε above the claimed ε_i by more than
 Profile: TypeAlias = tuple[tuple[float, float], ...]  # a claimed privacy profile: (ε_i, δ_i) points
 
 
-def _held(row: AuditRow) -> bool:
+_Row = TypeVar("_Row", bound=CertifiedRow)
+
+
+def _held(row: CertifiedRow) -> bool:
     return row.covered is not False or bool(row.held_to_claim)
 
 
-def _violation(row: AuditRow) -> str | None:
+def _violation(row: CertifiedRow) -> str | None:
     """Why a certified bound exceeds the claim; None when none does."""
     covered, eps, lb = row.covered is not False, row.claimed_epsilon, row.epsilon_lower_bound
     if _held(row) and eps is not None and lb > eps:
@@ -77,14 +80,14 @@ def _violation(row: AuditRow) -> str | None:
     return None
 
 
-def is_separated(row: AuditRow) -> bool:
+def is_separated(row: CertifiedRow) -> bool:
     """The row's certified test told the two secrets apart (some certified bound above 0)."""
     return measured_power.separated(
         row.epsilon_lower_bound, row.mu_lower_bound, row.profile_epsilon_lower_bound, row.delta_lower_bound
     )
 
 
-def power_words(row: AuditRow) -> str:
+def power_words(row: CertifiedRow) -> str:
     """What the row's test could have caught, ε-type and δ-type, in one sentence."""
     delta_words = measured_power.detectable_delta_words(row.detectable_delta, row.claimed_delta, row.point_mass_search)
     if row.detectable_epsilon is None or not math.isfinite(row.detectable_epsilon):
@@ -98,7 +101,7 @@ def power_words(row: AuditRow) -> str:
 SHAPE_NAMES = ("location", "scale", "dependence", "structure", "learned")  # audit.statistics.shapes.SHAPES
 
 
-def shape_words(row: AuditRow) -> str:
+def shape_words(row: CertifiedRow) -> str:
     """Which leak shapes the selection's statistics covered and which it did not; the smallest planted leak of each
     shape the whole selection and certification flagged, where the audit measured it. Empty for a row that
     records neither."""
@@ -112,7 +115,7 @@ def shape_words(row: AuditRow) -> str:
     return words
 
 
-def decide(row: AuditRow) -> tuple[Verdict, str]:
+def decide(row: CertifiedRow) -> tuple[Verdict, str]:
     """The one verdict rule (module docstring): the verdict of ``row`` and its reason in words."""
     covered = row.covered is not False
     if covered and row.claim_contradiction:
@@ -150,7 +153,7 @@ def decide(row: AuditRow) -> tuple[Verdict, str]:
     return Verdict.CONSISTENT, f"nothing exceeds the claim; {power_words(row)}"
 
 
-def judge(row: AuditRow) -> AuditRow:
+def judge(row: _Row) -> _Row:
     """``row`` with ``separated``, its verdict and the verdict's reason (:func:`decide`)."""
     row = row.updated(separated=is_separated(row))
     verdict, reason = decide(row)
@@ -160,7 +163,7 @@ def judge(row: AuditRow) -> AuditRow:
 # --- power of the certified test, from the row's own counts ---------------------------------------------
 
 
-def test_alphas(row: AuditRow) -> tuple[float, float | None]:
+def test_alphas(row: CertifiedRow) -> tuple[float, float | None]:
     """(threshold test's α, curve test's α or None) of a row: its ``test_confidence`` and
     ``curve_confidence`` when recorded, else the engine's split of 1 − ``confidence``."""
     alpha = 1.0 - (row.confidence or 0.95)
@@ -181,7 +184,7 @@ class PowerFields(TypedDict):
     power_basis: str | None
 
 
-def measured_power_fields(row: AuditRow, claimed_profile: Profile | None = None) -> PowerFields:
+def measured_power_fields(row: CertifiedRow, claimed_profile: Profile | None = None) -> PowerFields:
     """``detectable_epsilon``, ``samples_to_decide`` and ``power_basis`` of a row held to its claim, from its
     counts (:mod:`audit.power.measured`); None where the row records no counts or no finite claim."""
     eps, n = row.claimed_epsilon, row.samples_per_side
@@ -249,9 +252,9 @@ class FamilyVerdict:
     size: int
 
 
-def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
+def family_verdict(rows: Sequence[CertifiedRow], alpha: float) -> FamilyVerdict:
     """Holm over the rows held to the claim (p-value of "the claim holds"; a contradicted claim: p = 0), and over
-    the uncovered rows (p-value of "no leak", :meth:`AuditRow.leak_p_value`); see the module docstring. A row's
+    the uncovered rows (p-value of "no leak", :meth:`CertifiedRow.leak_p_value`); see the module docstring. A row's
     ``rejected`` is Holm's outcome for the finding its own verdict states: its leak for an unprotected channel, its
     claim for any other row."""
     from pgc.schemas.shared import holm as holm_correction
@@ -260,12 +263,12 @@ def family_verdict(rows: Sequence[AuditRow], alpha: float) -> FamilyVerdict:
         reject, adjusted = holm_correction(pvalues, alpha)
         return {i: (r, a) for i, r, a in zip(members, reject, adjusted, strict=True)}
 
-    def claim_p(row: AuditRow) -> float:
+    def claim_p(row: CertifiedRow) -> float:
         p = 0.0 if row.claim_contradiction and row.covered is not False else row.p_value
         assert p is not None, "a row in the claims' family states its p-value"
         return p
 
-    def leak_p(row: AuditRow) -> float:
+    def leak_p(row: CertifiedRow) -> float:
         p = row.leak_p_value()
         assert p is not None, "a row in the leaks' family states its p-value"
         return p
@@ -307,7 +310,7 @@ def with_family(rows: Sequence[AuditRow], alpha: float) -> tuple[list[AuditRow],
     )
 
 
-def worst_verdict(rows: Sequence[AuditRow]) -> Verdict:
+def worst_verdict(rows: Sequence[CertifiedRow]) -> Verdict:
     """The most severe row verdict (rows each valid alone, before any correction)."""
     return worst(r.verdict for r in rows if r.verdict is not None)
 

@@ -11,12 +11,17 @@ the reports.
   its test did not separate the two secrets at all, or no leak through its test could exceed the claim;
 * ``consistent`` — nothing exceeds the claim, and a leak of ``detectable_epsilon`` would have been caught.
 
-:class:`AuditRow` — one channel of one audit, composed of small value types: what was audited (:class:`Audited`),
+:class:`CertifiedRow` — one channel of one audit, composed of small value types: what was audited (:class:`Audited`),
 the claim as the row holds it (:class:`RowClaim`, coverage as a :class:`Coverage`), the certificate
-(:class:`Certificate`, and where a curve or profile claim was tested :class:`CurveBound` / :class:`ProfilePoint`),
-the power of the test (:class:`Power`) and the judgement (:class:`Judgement`). Two kinds of audit hold rows with a
-part of their own: a one-run audit's :class:`OneRunRow` its counts (:class:`OneRunCounts`), a self-test's
-:class:`SelfTestRow` its case (:class:`SelfTestCase`); a key of those parts reads as None on any other row. In JSON
+(:class:`Certificate`, and where a curve claim was tested :class:`CurveBound`), the power of the test (:class:`Power`)
+and the judgement (:class:`Judgement`). Each kind of row holds what its audits fill: a channel audit's
+:class:`AuditRow` (mechanism, system, PGC-A3C's environment and adversarial audits) the threshold test's counts
+(:class:`ThresholdCertificate`), what the observer sent and the pair told apart (:class:`ChannelAudited`), the
+accountant's ε and whether an uncovered channel is held to the claim (:class:`ChannelClaim`), the point-mass search's
+power (:class:`PointMassPower`), the row's place in the Holm family (:class:`FamilyJudgement`) and a claimed
+profile's point (:class:`ProfilePoint`); a self-test's :class:`SelfTestRow` adds its case (:class:`SelfTestCase`); a
+one-run audit's :class:`OneRunRow` holds the common parts and its counts (:class:`OneRunCounts`). A key of another
+kind's part reads as None on a row. In JSON
 the parts sit flat beside ``channel`` (each value type's JSON keys are unique across the row). The channel's kind
 (``channel_family``, ``composition``, ``base_channel``: :mod:`pgc.schemas.channels`) is written only where it differs
 from what the channel's label names; a row without them reads them off its label.
@@ -24,7 +29,7 @@ from what the channel's label names; a row without them reads them off its label
 Stability policy (as dp-accounting states for its value types): the JSON keys named here keep their name, type and
 meaning within a ``format_version`` of the result kinds that hold rows; a new key is optional and ignored by older
 readers (unknown keys travel in ``extra``); renaming or re-typing a key bumps the holding kinds'
-``format_version``, and :meth:`AuditRow.migrate` reads the older layout (format_version 2: the booleans
+``format_version``, and :meth:`CertifiedRow.migrate` reads the older layout (format_version 2: the booleans
 ``covered`` / ``partly_covered`` instead of ``coverage``).
 
 Pure Python: imports nothing from the project beyond :mod:`pgc.schemas.base` and :mod:`pgc.schemas.channels`.
@@ -115,21 +120,27 @@ def _json(name: str) -> Any:
 
 @dataclass(frozen=True, kw_only=True)
 class Audited(Record):
-    """What the row audited: the subject, the channel's kind (:mod:`pgc.schemas.channels`), what the observer sent,
-    the model and the pair the test told apart."""
+    """What the row audited: the subject, the channel's kind (:mod:`pgc.schemas.channels`) and a note."""
 
     scope: str | None = None  # the audited subject: "mechanism", "environment 5 vs 15", a system's name, ...
+    channel_family: ChannelFamily | None = None  # the family the channel belongs to (OTHER: none of them)
+    composition: int | None = None  # k: the linked submissions of one participant the channel composes (1: one)
+    base_channel: str | None = None  # the channel without its composition ("gradient" for "gradient×3")
+    note: str | None = None  # what the observer was promised, or what else the row needs said
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChannelAudited(Audited):
+    """What a channel audit's row audited besides: what the observer sent, the model, the mechanism and the pair its
+    test told apart."""
+
     broadcast: str | None = None  # what the observer sent: honest, given, crafted, searched
     model: str | None = None  # PGC-A3C's audits: the model the channel was audited at (final, initial, adversarial)
     crafted_for: str | None = None  # PGC-A3C's adversarial audits: the channel the crafted model was searched for
     theta_file: str | None = None  # the crafted model this row was certified at, beside the result file
     mechanism: str | None = None
     hypothesis: str | None = None  # the canary pair or secrets the certified test told apart
-    note: str | None = None
     protect: list[str] | None = None  # PGC-A3C's mitigations of the audited configuration
-    channel_family: ChannelFamily | None = None  # the family the channel belongs to (OTHER: none of them)
-    composition: int | None = None  # k: the linked submissions of one participant the channel composes (1: one)
-    base_channel: str | None = None  # the channel without its composition ("gradient" for "gradient×3")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,15 +150,21 @@ class RowClaim(Record):
     epsilon: float | None = _json("claimed_epsilon")
     delta: float | None = _json("claimed_delta")
     coverage: Coverage | None = None  # None: the row does not say (a reader asks the claim's channels)
-    held_to_claim: bool | None = None  # an uncovered channel of a participant promised the claim as a whole
     mu: float | None = _json("claimed_mu")  # the claim's μ-GDP curve on this channel, if it states one
     contradiction: str | None = _json("claim_contradiction")  # its own curve or accounting implies more
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChannelClaim(RowClaim):
+    """A channel audit's claim: also whether an uncovered channel is held to the claim, and the accountant's ε."""
+
+    held_to_claim: bool | None = None  # an uncovered channel of a participant promised the claim as a whole
     accountant_epsilon: float | None = None  # ε at the claimed δ of the noise the system declares
 
 
 @dataclass(frozen=True, kw_only=True)
 class Certificate(Record):
-    """The certified threshold test [statistic ≥ threshold]: its counts and the bounds they certify."""
+    """The certified bound, its statistic, and the confidence and samples it holds at."""
 
     epsilon_lower_bound: float
     statistic: str | None = None
@@ -155,13 +172,19 @@ class Certificate(Record):
     confidence: float | None = None  # of the row as a whole (its tests' α shares add up to 1 − confidence)
     test_confidence: float | None = None  # the threshold test's own share: ε_LB and δ_LB hold at it
     samples_per_side: int | None = None
+    max_certifiable_epsilon: float | None = None
+    delta_lower_bound: float | None = None  # at the claimed ε
+    gdp_mu_estimate: float | None = None  # an estimate assuming a Gaussian curve; never used for a verdict
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThresholdCertificate(Certificate):
+    """The certified threshold test [statistic ≥ threshold] of a multi-sample audit: its counts and α split."""
+
     false_positives: int | None = None
     false_negatives: int | None = None
     fp_share: float | None = None
-    max_certifiable_epsilon: float | None = None
-    delta_lower_bound: float | None = None  # at the claimed ε
     ratio: float | None = None  # ε_LB / claimed ε
-    gdp_mu_estimate: float | None = None  # an estimate assuming a Gaussian curve; never used for a verdict
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,12 +213,18 @@ class Power(Record):
 
     separated: bool | None = None  # the certified test told the two secrets apart at the row's confidence
     detectable_epsilon: float | None = None  # a leak this large through the certified test is flagged w.p. ≥ 0.8
-    detectable_delta: float | None = None  # the smallest point mass (δ-type leak) this audit flags w.p. ≥ 0.8
     point_mass_search: bool | None = None  # a δ test searched the releases for point masses
     samples_to_decide: int | None = None  # samples per side from which the row would be decisive
     basis: str | None = _json("power_basis")  # how the power was computed, in words
     shapes_searched: list[str] | None = None  # leak shapes of the statistics the test was chosen among
     planted_power: list[PlantedLeak] | None = None  # per shape, the smallest planted leak the audit flagged
+
+
+@dataclass(frozen=True, kw_only=True)
+class PointMassPower(Power):
+    """A multi-sample audit's power, with that of its point-mass search."""
+
+    detectable_delta: float | None = None  # the smallest point mass (δ-type leak) this audit flags w.p. ≥ 0.8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,6 +235,12 @@ class Judgement(Record):
     reason: str | None = _json("verdict_reason")  # the verdict in words: what exceeded what, or what was not shown
     p_value: float | None = None
     p_value_leak: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyJudgement(Judgement):
+    """A channel audit's judgement, with its row's place in the audit's Holm family."""
+
     holm_rejected: bool | None = None
 
 
@@ -239,21 +274,21 @@ def _part(required: bool = False) -> Any:
     return field(default=None, metadata={"flat": True})
 
 
-_Row = TypeVar("_Row", bound="AuditRow")
+_Row = TypeVar("_Row", bound="CertifiedRow")
 
 
 @dataclass(frozen=True, kw_only=True)
-class AuditRow(Record):
-    """One certified channel of one audit, judged by the one rule (:func:`audit.verdicts.decide`). Build one with
-    :meth:`make` and change one with :meth:`updated` (both take the flat JSON keys); read its parts, or a flat key as
-    an attribute of the same name (``row.epsilon_lower_bound`` is ``row.certificate.epsilon_lower_bound``)."""
+class CertifiedRow(Record):
+    """One certified channel of one audit, judged by the one rule (:func:`audit.verdicts.decide`): the parts every
+    kind of row holds. Build one with :meth:`make` and change one with :meth:`updated` (both take the flat JSON
+    keys); read its parts, or a flat key as an attribute of the same name (``row.epsilon_lower_bound`` is
+    ``row.certificate.epsilon_lower_bound``; None for a key only another kind's row holds)."""
 
     channel: str
     certificate: Certificate = _part(required=True)
     audited: Audited | None = _part()
     claim: RowClaim | None = _part()
     curve: CurveBound | None = _part()
-    profile: ProfilePoint | None = _part()
     power: Power | None = _part()
     judgement: Judgement | None = _part()
 
@@ -281,7 +316,7 @@ class AuditRow(Record):
         return cls(channel=channel, extra=extra or {}, **_parts(cls, None, _with_coverage(flat)))
 
     @classmethod
-    def of(cls: type[_Row], row: AuditRow, **flat: Any) -> _Row:
+    def of(cls: type[_Row], row: CertifiedRow, **flat: Any) -> _Row:
         """``row`` as a row of this kind (its channel and parts kept), with some flat keys set."""
         own = {f.name for f in fields(cls)}
         kept = {f.name: getattr(row, f.name) for f in fields(row) if f.name in own}
@@ -325,14 +360,28 @@ class AuditRow(Record):
         """The p-value of the finding the row's verdict states: its leak (:meth:`leak_p_value`) for an uncovered row
         that is not held to the claim, or held and an unprotected channel; the claim (``p_value``) otherwise."""
         judgement = self.judgement or Judgement()
-        held = self.covered is not False or bool(self.claim is not None and self.claim.held_to_claim)
+        held = self.covered is not False or bool(self.held_to_claim)
         if not held or judgement.verdict == Verdict.UNPROTECTED:
             return self.leak_p_value()
         return judgement.p_value
 
 
 @dataclass(frozen=True, kw_only=True)
-class OneRunRow(AuditRow):
+class AuditRow(CertifiedRow):
+    """A channel audit's row (mechanism, system, PGC-A3C's environment and adversarial audits): a threshold test
+    certified on fresh releases, with its counts, what the observer sent, its point-mass search and its place in the
+    audit's Holm family; a claimed privacy profile's point where the claim states one."""
+
+    certificate: ThresholdCertificate = _part(required=True)
+    audited: ChannelAudited | None = _part()
+    claim: ChannelClaim | None = _part()
+    profile: ProfilePoint | None = _part()
+    power: PointMassPower | None = _part()
+    judgement: FamilyJudgement | None = _part()
+
+
+@dataclass(frozen=True, kw_only=True)
+class OneRunRow(CertifiedRow):
     """A one-run audit's row: the bound certified from guesses on the canaries of one run, with their counts."""
 
     one_run: OneRunCounts | None = _part()
@@ -346,7 +395,7 @@ class SelfTestRow(AuditRow):
     self_test: SelfTestCase | None = _part()
 
 
-ROW_KINDS: tuple[type[AuditRow], ...] = (AuditRow, OneRunRow, SelfTestRow)
+ROW_KINDS: tuple[type[CertifiedRow], ...] = (AuditRow, OneRunRow, SelfTestRow)
 
 
 def _coverage(covered: bool | None, partly: bool | None) -> Coverage | None:
@@ -357,7 +406,7 @@ def _coverage(covered: bool | None, partly: bool | None) -> Coverage | None:
     return Coverage.PARTLY if partly else Coverage.UNCOVERED
 
 
-def _with_coverage(flat: dict[str, Any], row: AuditRow | None = None) -> dict[str, Any]:
+def _with_coverage(flat: dict[str, Any], row: CertifiedRow | None = None) -> dict[str, Any]:
     """``flat`` with the booleans ``covered`` / ``partly_covered`` (either may be left to ``row``'s) as ``coverage``."""
     if "covered" not in flat and "partly_covered" not in flat:
         return flat
@@ -368,10 +417,10 @@ def _with_coverage(flat: dict[str, Any], row: AuditRow | None = None) -> dict[st
     return out
 
 
-_PART_TYPES: dict[type[AuditRow], dict[str, type[Record]]] = {}  # per row type, filled on first use
+_PART_TYPES: dict[type[CertifiedRow], dict[str, type[Record]]] = {}  # per row type, filled on first use
 
 
-def part_types(cls: type[AuditRow]) -> dict[str, type[Record]]:
+def part_types(cls: type[CertifiedRow]) -> dict[str, type[Record]]:
     """A row type's parts (field name -> value type), read off its flat fields' annotations."""
     if cls not in _PART_TYPES:
         hints = typing.get_type_hints(cls)
@@ -385,7 +434,7 @@ def row_keys() -> frozenset[str]:
     return frozenset(key for kind in ROW_KINDS for key in flat_keys(kind))
 
 
-def _parts(cls: type[AuditRow], row: AuditRow | None, flat: dict[str, Any]) -> dict[str, Any]:
+def _parts(cls: type[CertifiedRow], row: CertifiedRow | None, flat: dict[str, Any]) -> dict[str, Any]:
     """The parts of a row of type ``cls`` with the flat keys ``flat`` set: each touched part rebuilt, the others kept.
     A key only another kind's row holds may be cleared (None), not set."""
     keys, types = flat_keys(cls), part_types(cls)

@@ -170,15 +170,15 @@ def test_every_committed_row_recertifies_from_its_counts_with_its_verdict():
 
 
 def test_one_row_type_per_result_kind_and_one_verdict_function():
-    """Every result kind that holds audit rows holds schemas.AuditRow, or the row of its own kind that adds its part
-    (a one-run audit's OneRunRow, a self-test's SelfTestRow); the source decides a row's verdict in one function
-    (audit.verdicts.decide) and builds no other row record."""
+    """Every result kind that holds audit rows holds a kind of the one row record (schemas.CertifiedRow): a channel
+    audit's AuditRow, a self-test's SelfTestRow, a one-run audit's OneRunRow; the source decides a row's verdict in
+    one function (audit.verdicts.decide) and builds no other row record."""
     import dataclasses
     import typing
 
-    from pgc.schemas.audit_rows import ROW_KINDS, OneRunRow, SelfTestRow
+    from pgc.schemas.audit_rows import ROW_KINDS, CertifiedRow, OneRunRow, SelfTestRow
 
-    assert all(issubclass(kind, AuditRow) for kind in ROW_KINDS)
+    assert all(issubclass(kind, CertifiedRow) for kind in ROW_KINDS)
     holders = {}
     for kind, cls in schemas.SCHEMAS.items():
         for name, tp in typing.get_type_hints(cls).items():
@@ -207,7 +207,7 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
     # and bound, typed as the one Verdict enum: pgc bench ldp's cell, pgc bench gaussian's shrunk noise, pgc bench
     # flower's seeds, the small-ε Laplace cells, the power study's miscalibrated, false-alarm and profile runs, and
     # pgc bench catalogue's and pgc bench shapes' cells
-    summaries = {c for c in records if not issubclass(c, AuditRow)}
+    summaries = {c for c in records if not issubclass(c, CertifiedRow)}
     assert {c.__name__ for c in summaries} <= {
         "LdpBenchCell",
         "ShrunkNoise",

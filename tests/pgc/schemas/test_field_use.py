@@ -39,7 +39,7 @@ _ROW_OPTIONS = {
 }
 _GAUSSIAN = {
     "RowClaim.mu": "set when the audited mechanism's claim states a μ-GDP curve (a Gaussian mechanism)",
-    "AuditRow.curve": "set when the claim states a μ-GDP curve (a Gaussian mechanism)",
+    "CertifiedRow.curve": "set when the claim states a μ-GDP curve (a Gaussian mechanism)",
     "Certificate.gdp_mu_estimate": "set when the claim has δ > 0 (a Gaussian mechanism)",
 }
 
@@ -47,15 +47,15 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     "mechanism-audit": {  # produced here by the current CLI: provenance, selection and δ test recorded
         **{k: _ROW_OPTIONS[k] for k in ("RowClaim.contradiction", "Power.planted_power")},
         **_GAUSSIAN,
-        "Judgement.holm_rejected": "set when the audit's rows form a Holm family (several rows)",
+        "FamilyJudgement.holm_rejected": "set when the audit's rows form a Holm family (several rows)",
         "Power.samples_to_decide": "set when the row is undecided and its power says how many samples would decide",
-        "RowClaim.accountant_epsilon": "set when an accountant reads the mechanism's noise at the claimed δ > 0",
+        "ChannelClaim.accountant_epsilon": "set when an accountant reads the mechanism's noise at the claimed δ > 0",
     },
     "self-test": {
         **_PROVENANCE,
         **{k: v for k, v in _ROW_OPTIONS.items() if k != "RowClaim.contradiction"},
         "AuditRow.profile": "set for a case whose claim states a privacy profile",
-        "RowClaim.held_to_claim": "set for an honesty case audited with held_to_claim",
+        "ChannelClaim.held_to_claim": "set for an honesty case audited with held_to_claim",
     },
     "run-audit": {
         **_PROVENANCE,
@@ -80,86 +80,71 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "Protection.claim_covers": "set when --run names a protected run that records its claim's channels",
         "Protection.metrics_from": "set when --run names a protected run that records where its metrics came from",
         "Power.point_mass_search": "set when a δ test searched the releases (a claim with δ > 0)",
-        "Power.detectable_delta": "set when a δ test searched the releases (a claim with δ > 0)",
+        "PointMassPower.detectable_delta": "set when a δ test searched the releases (a claim with δ > 0)",
         "Power.samples_to_decide": "set when the row's power says how many samples would decide it",
     },
     "adversarial-curve": {
         **_PROVENANCE,
         **_ROW_OPTIONS,
         **_GAUSSIAN,
-        "Audited.protect": "set on the rows of a protected configuration's curve",
+        "ChannelAudited.protect": "set on the rows of a protected configuration's curve",
         "EnvironmentAudit.protection": "set for a protected configuration's curve",
         "AdversarialAudit.protection": "set for a protected configuration's curve",
         "Power.point_mass_search": "set when a δ test searched the releases (a claim with δ > 0)",
-        "Power.detectable_delta": "set when a δ test searched the releases (a claim with δ > 0)",
+        "PointMassPower.detectable_delta": "set when a δ test searched the releases (a claim with δ > 0)",
     },
 }
 
 # fields of the row type shared by every kind (and of the adversarial audit shared by two kinds) that a kind never
 # sets: they belong to parts only other kinds fill; listed until those parts move out of the shared types
 _ADVERSARIAL_ONLY = {
-    "Audited.crafted_for": "PGC-A3C's adversarial rows only",
-    "Audited.theta_file": "PGC-A3C's adversarial rows only",
+    "ChannelAudited.crafted_for": "PGC-A3C's adversarial rows only",
+    "ChannelAudited.theta_file": "PGC-A3C's adversarial rows only",
 }
-_SYSTEM_ONLY = {"Judgement.holm_rejected": "the system audit's Holm family; PGC-A3C's rows clear it"}
+_SYSTEM_ONLY = {"FamilyJudgement.holm_rejected": "the system audit's Holm family; PGC-A3C's rows clear it"}
 NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
     "mechanism-audit": {
         **_ADVERSARIAL_ONLY,
         "AuditRow.profile": "a mechanism's claim states no privacy profile",
-        "Audited.model": "PGC-A3C's audits only",
-        "Audited.protect": "PGC-A3C's audits only",
-        "Audited.broadcast": "system and adversarial audits only",
-        "RowClaim.held_to_claim": "system audits only",
+        "ChannelAudited.model": "PGC-A3C's audits only",
+        "ChannelAudited.protect": "PGC-A3C's audits only",
+        "ChannelAudited.broadcast": "system and adversarial audits only",
+        "ChannelClaim.held_to_claim": "system audits only",
     },
     "self-test": {
         **_ADVERSARIAL_ONLY,
-        "Audited.model": "PGC-A3C's audits only",
-        "Audited.protect": "PGC-A3C's audits only",
+        "ChannelAudited.model": "PGC-A3C's audits only",
+        "ChannelAudited.protect": "PGC-A3C's audits only",
     },
     "run-audit": {
         **_ADVERSARIAL_ONLY,
         **_SYSTEM_ONLY,
         "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
-        "Audited.model": "the run audit names its model on the result (model), not per row",
-        "Audited.broadcast": "the environment audit clears it (the honest model)",
-        "RowClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
+        "ChannelAudited.model": "the run audit names its model on the result (model), not per row",
+        "ChannelAudited.broadcast": "the environment audit clears it (the honest model)",
+        "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
     },
     "one-run-audit": {
-        **_ADVERSARIAL_ONLY,
-        **_SYSTEM_ONLY,
-        "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
-        "Audited.model": "PGC-A3C's run and adversarial audits only",
-        "Audited.protect": "the one-run audit records the run's mitigations on the result (protection)",
-        "Audited.broadcast": "system and adversarial audits only",
-        "Audited.hypothesis": "the one-run audit's guesses test no named pair",
-        "Audited.mechanism": "mechanism audits only",
-        "Audited.note": "Flower's and PGC-A3C's environment rows only",
+        "Audited.note": "Flower's one-run rows name what the observer was promised; PGC-A3C's need no note",
         "AuditedRun.mechanism_source": "the run audit only (the one-run audit reads the run's own)",
-        "Certificate.false_negatives": "the threshold test's counts: the one-run audit counts guesses",
-        "Certificate.false_positives": "the threshold test's counts: the one-run audit counts guesses",
-        "Certificate.fp_share": "the threshold test's α split: the one-run audit counts guesses",
-        "Certificate.ratio": "the multi-sample audits' ε_LB / ε",
-        "Power.detectable_delta": "no point-mass search in a one-run audit",
-        "RowClaim.accountant_epsilon": "the one-run audit asks no accountant",
-        "RowClaim.held_to_claim": "system audits only",
     },
     "adversarial-audit": {
         **_SYSTEM_ONLY,
         "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
-        "Audited.hypothesis": "mechanism and system rows only",
-        "Audited.mechanism": "mechanism audits only",
-        "RowClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
+        "ChannelAudited.hypothesis": "mechanism and system rows only",
+        "ChannelAudited.mechanism": "mechanism audits only",
+        "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
     },
     "adversarial-curve": {
         **_SYSTEM_ONLY,
         "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
-        "Audited.hypothesis": "mechanism and system rows only",
-        "Audited.mechanism": "mechanism audits only",
-        "Audited.theta_file": "the curve saves no crafted θ",
+        "ChannelAudited.hypothesis": "mechanism and system rows only",
+        "ChannelAudited.mechanism": "mechanism audits only",
+        "ChannelAudited.theta_file": "the curve saves no crafted θ",
         "AdversarialAudit.theta_file": "the curve saves no crafted θ",
         "AdversarialAudit.theta_files": "the curve saves no crafted θ",
         "AdversarialAudit.worst_pair_search": "the curve audits given pairs (no range searched)",
-        "RowClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
+        "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
     },
 }
 
