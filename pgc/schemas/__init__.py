@@ -28,6 +28,7 @@ from pgc.files import json_number
 
 from .audit_kinds import *  # noqa: F401,F403  (the schema classes)
 from .audit_kinds import legacy_audit_kind
+from .audit_rows import CertifiedRow
 from .bandit_kinds import *  # noqa: F401,F403
 from .base import Record, Result, SchemaError, json_ready, number
 from .bench_kinds import *  # noqa: F401,F403
@@ -46,6 +47,7 @@ from .thesis_kinds import *  # noqa: F401,F403
 
 __all__ = [
     "KINDS",
+    "CertifiedRow",
     "ChannelFamily",
     "ChannelKind",
     "SCHEMAS",
