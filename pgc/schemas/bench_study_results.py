@@ -41,37 +41,36 @@ class PairChoiceSplit(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class OursPairChoice(Record):
-    """Our audit choosing among the pairs on its search stream, then certifying the chosen one: its split, its
-    bound, verdict, statistic and p-value (null bound and p-value: not audited, ``status`` says why), the pair
-    chosen with the search's scores, and its wall time."""
+class CellAudit(Record):
+    """One of our audits in a catalogue cell: its bound, verdict, statistic and p-value (null bound and p-value: not
+    audited, ``status`` says why), the releases it certified on and its wall time."""
 
-    pairs: int
-    split: PairChoiceSplit
-    releases_per_side: int
     status: str
     epsilon_lower_bound: float | None = field(default=None, metadata=_NULL)
     verdict: Verdict | None = None
     statistic: str | None = None
     p_value: float | None = field(default=None, metadata=_NULL)
     samples_per_side: int | None = None
-    pair: str | None = None
-    pair_scores: str | None = None
     wall_s: float
 
 
 @dataclass(frozen=True, kw_only=True)
-class FirstPairAudit(Record):
-    """Our audit of DP-Sniper's first pair alone on the whole total (null bound and p-value: not audited)."""
+class OursPairChoice(CellAudit):
+    """Our audit choosing among the pairs on its search stream, then certifying the chosen one: its split, the pair
+    chosen with the search's scores."""
 
-    status: str
-    epsilon_lower_bound: float | None = field(default=None, metadata=_NULL)
-    verdict: Verdict | None = None
-    statistic: str | None = None
-    p_value: float | None = field(default=None, metadata=_NULL)
-    samples_per_side: int | None = None
+    pairs: int
+    split: PairChoiceSplit
+    releases_per_side: int
+    pair: str | None = None
+    pair_scores: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FirstPairAudit(CellAudit):
+    """Our audit of DP-Sniper's first pair alone on the whole total."""
+
     train_per_side: int | None = None
-    wall_s: float
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -216,6 +216,7 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
         "MiscalibratedRow",
         "FalseAlarmRow",
         "ProfileRun",
+        "CellAudit",
         "FirstPairAudit",
         "OursPairChoice",
         "ShapeCell",
