@@ -32,7 +32,7 @@ from pgc.a3c.protect import parse_protect
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.errors import UserError
 from pgc.mechanisms import Mechanism, NoNoise
-from pgc.schemas.audit_rows import AuditRow
+from pgc.schemas.audit_rows import A3CRow, AuditRow
 from pgc.tasks import map_tasks
 
 from .environment import EnvironmentSettings, environment_audit, protection_record
@@ -53,7 +53,7 @@ class AdversarialAuditResult:
     mechanism: str
     claimed_epsilon: float
     confidence: float
-    rows: list[AuditRow]  # judged rows (audit.verdicts), model "adversarial", crafted_for their θ's objective
+    rows: list[A3CRow]  # judged rows (audit.verdicts), model "adversarial", crafted_for their θ's objective
     thetas: dict[str, np.ndarray]  # objective → crafted θ
     searches: dict[str, SearchResult]
     noise_free_epsilon_lower_bound: float | None  # gradient channel at ε = ∞ (raw gradient), crafted θ
@@ -66,7 +66,7 @@ class AdversarialAuditResult:
         """The gradient-crafted θ (the headline model)."""
         return self.thetas.get("gradient", next(iter(self.thetas.values())))
 
-    def row(self, channel: str) -> AuditRow:
+    def row(self, channel: str) -> A3CRow:
         for r in self.rows:
             if r.channel == channel:
                 return r
@@ -94,9 +94,10 @@ class AdversarialAuditResult:
         }
 
 
-def crafted_row(row: AuditRow, objective: str, psi: float, psi_prime: float) -> AuditRow:
+def crafted_row(row: AuditRow, objective: str, psi: float, psi_prime: float) -> A3CRow:
     """An environment audit's row certified at the θ crafted for ``objective``."""
-    return row.updated(
+    return A3CRow.of(
+        row,
         scope=f"adversarial {psi:g} vs {psi_prime:g}",
         model="adversarial",
         broadcast="crafted",
@@ -175,7 +176,7 @@ def adversarial_audit(
     )
     score_epsilon = float(s.score_epsilon) if "score" in s.protect and s.score_epsilon else None
     claimed = float(mechanism.epsilon) + (score_epsilon or 0.0)
-    rows: list[AuditRow] = []
+    rows: list[A3CRow] = []
     means: dict[str, tuple[float, float]] = {}
     audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1), strict=True))
     environment = EnvironmentSettings(
@@ -371,7 +372,7 @@ def _pair_record(
 
 def adversarial_record(
     res: AdversarialAuditResult,
-    rows: Sequence[AuditRow] | None = None,
+    rows: Sequence[A3CRow] | None = None,
     theta_files: dict[str, str] | None = None,
     worst_pair: schemas.WorstPairSearch | None = None,
 ) -> schemas.AdversarialAudit:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .audit_rows import AuditRow, OneRunRow, SelfTestRow
+from .audit_rows import A3CRow, AuditRow, OneRunRow, SelfTestRow
 from .base import JsonObject, Record, Result
 from .provenance import Invocation
 
@@ -161,7 +161,7 @@ class EnvironmentAudit(Record):
     mechanism: str
     claimed_epsilon: float
     confidence: float
-    channels: list[AuditRow]
+    channels: list[A3CRow]
     score_means: list[float]
     wall_time_s: float
     protection: ProtectedClaim | None = _flat()
@@ -218,7 +218,7 @@ class AdversarialAudit(Record):
     psi: float
     psi_prime: float
     mechanism: str
-    channels: list[AuditRow]
+    channels: list[A3CRow]
     claimed_epsilon: float | None = None
     confidence: float | None = None
     noise_free_epsilon_lower_bound: float | None = None  # the gradient at ε = ∞ (the raw gradient), crafted θ
@@ -363,6 +363,7 @@ class SelfTest(RowsAudit):
 class RunAudit(RowsAudit):
     KIND = "run-audit"
     SCOPE = "run"
+    channels: list[A3CRow]  # type: ignore[assignment]  # a PGC-A3C audit's rows name its model
     audited_run: AuditedRun = _flat(required=True)
     model: Literal["final", "initial"]
     mechanism_audit: CanaryAudit
@@ -389,6 +390,7 @@ class OneRunAudit(RowsAudit):
 class AdversarialModelAudit(RowsAudit):
     KIND = "adversarial-audit"
     SCOPE = "adversarial"
+    channels: list[A3CRow]  # type: ignore[assignment]  # a PGC-A3C audit's rows name its model
     search_settings: CraftedSearchSettings
     adversarial_audits: list[AdversarialAudit]
     audited_run: AuditedRun | None = _flat()  # --run DIR: the run whose mechanism and settings were audited
@@ -403,6 +405,7 @@ class AdversarialModelAudit(RowsAudit):
 class AdversarialCurve(RowsAudit):
     KIND = "adversarial-curve"
     SCOPE = "adversarial"
+    channels: list[A3CRow]  # type: ignore[assignment]  # a PGC-A3C audit's rows name its model
     honest_model: str  # the honest θ the curve compares with, as ``--honest-model`` named it
     curve: list[CurvePoint]
     adversarial_audits: list[AdversarialAudit]

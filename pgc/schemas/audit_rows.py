@@ -19,7 +19,8 @@ and the judgement (:class:`Judgement`). Each kind of row holds what its audits f
 (:class:`ThresholdCertificate`), what the observer sent and the pair told apart (:class:`ChannelAudited`), the
 accountant's ε and whether an uncovered channel is held to the claim (:class:`ChannelClaim`), the point-mass search's
 power (:class:`PointMassPower`), the row's place in the Holm family (:class:`FamilyJudgement`) and a claimed
-profile's point (:class:`ProfilePoint`); a self-test's :class:`SelfTestRow` adds its case (:class:`SelfTestCase`); a
+profile's point (:class:`ProfilePoint`); a PGC-A3C audit's :class:`A3CRow` adds the model, the crafted model and the
+mitigations (:class:`A3CAudited`); a self-test's :class:`SelfTestRow` adds its case (:class:`SelfTestCase`); a
 one-run audit's :class:`OneRunRow` holds the common parts and its counts (:class:`OneRunCounts`). A key of another
 kind's part reads as None on a row. In JSON
 the parts sit flat beside ``channel`` (each value type's JSON keys are unique across the row). The channel's kind
@@ -135,12 +136,19 @@ class ChannelAudited(Audited):
     test told apart."""
 
     broadcast: str | None = None  # what the observer sent: honest, given, crafted, searched
-    model: str | None = None  # PGC-A3C's audits: the model the channel was audited at (final, initial, adversarial)
-    crafted_for: str | None = None  # PGC-A3C's adversarial audits: the channel the crafted model was searched for
-    theta_file: str | None = None  # the crafted model this row was certified at, beside the result file
     mechanism: str | None = None
     hypothesis: str | None = None  # the canary pair or secrets the certified test told apart
-    protect: list[str] | None = None  # PGC-A3C's mitigations of the audited configuration
+
+
+@dataclass(frozen=True, kw_only=True)
+class A3CAudited(ChannelAudited):
+    """What a PGC-A3C run or adversarial audit's row audited besides: the model, the crafted model's objective and
+    file, and the configuration's mitigations."""
+
+    model: str | None = None  # the model the channel was audited at (final, initial, adversarial, honest)
+    crafted_for: str | None = None  # adversarial audits: the channel the crafted model was searched for
+    theta_file: str | None = None  # the crafted model this row was certified at, beside the result file
+    protect: list[str] | None = None  # the mitigations of the audited configuration
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -317,9 +325,16 @@ class CertifiedRow(Record):
 
     @classmethod
     def of(cls: type[_Row], row: CertifiedRow, **flat: Any) -> _Row:
-        """``row`` as a row of this kind (its channel and parts kept), with some flat keys set."""
-        own = {f.name for f in fields(cls)}
-        kept = {f.name: getattr(row, f.name) for f in fields(row) if f.name in own}
+        """``row`` as a row of this kind (its channel and parts kept, each as this kind's part type), with some flat
+        keys set."""
+        types = part_types(cls)
+        kept: dict[str, Any] = {}
+        for f in fields(row):
+            value = getattr(row, f.name)
+            if f.name in types and value is not None and type(value) is not types[f.name]:
+                value = _as_part(value, types[f.name])
+            if f.name in types or f.name in ("channel", "extra"):
+                kept[f.name] = value
         return cls(**kept).updated(**flat)
 
     def updated(self: _Row, **flat: Any) -> _Row:
@@ -381,6 +396,14 @@ class AuditRow(CertifiedRow):
 
 
 @dataclass(frozen=True, kw_only=True)
+class A3CRow(AuditRow):
+    """A PGC-A3C run, environment or adversarial audit's row: also the model it was audited at, the crafted model's
+    objective and file, and the mitigations."""
+
+    audited: A3CAudited | None = _part()
+
+
+@dataclass(frozen=True, kw_only=True)
 class OneRunRow(CertifiedRow):
     """A one-run audit's row: the bound certified from guesses on the canaries of one run, with their counts."""
 
@@ -395,7 +418,7 @@ class SelfTestRow(AuditRow):
     self_test: SelfTestCase | None = _part()
 
 
-ROW_KINDS: tuple[type[CertifiedRow], ...] = (AuditRow, OneRunRow, SelfTestRow)
+ROW_KINDS: tuple[type[CertifiedRow], ...] = (AuditRow, A3CRow, OneRunRow, SelfTestRow)
 
 
 def _coverage(covered: bool | None, partly: bool | None) -> Coverage | None:
@@ -415,6 +438,15 @@ def _with_coverage(flat: dict[str, Any], row: CertifiedRow | None = None) -> dic
     covered = flat["covered"] if "covered" in flat else (None if row is None else row.covered)
     out["coverage"] = _coverage(False if partly and covered is None else covered, partly)
     return out
+
+
+def _as_part(value: Record, tp: type[Record]) -> Record:
+    """A part as another kind's part type: its fields the type holds, every other one unset (else a TypeError)."""
+    own = {f.name for f in fields(tp)}
+    lost = [f.name for f in fields(value) if f.name not in own and getattr(value, f.name) not in (None, {}, [])]
+    if lost:
+        raise TypeError(f"a {tp.__name__} has no {', '.join(lost)}")
+    return tp(**{f.name: getattr(value, f.name) for f in fields(value) if f.name in own})
 
 
 _PART_TYPES: dict[type[CertifiedRow], dict[str, type[Record]]] = {}  # per row type, filled on first use

@@ -87,7 +87,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         **_PROVENANCE,
         **_ROW_OPTIONS,
         **_GAUSSIAN,
-        "ChannelAudited.protect": "set on the rows of a protected configuration's curve",
+        "A3CAudited.protect": "set on the rows of a protected configuration's curve",
         "EnvironmentAudit.protection": "set for a protected configuration's curve",
         "AdversarialAudit.protection": "set for a protected configuration's curve",
         "Power.point_mass_search": "set when a δ test searched the releases (a claim with δ > 0)",
@@ -98,29 +98,22 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
 # fields of the row type shared by every kind (and of the adversarial audit shared by two kinds) that a kind never
 # sets: they belong to parts only other kinds fill; listed until those parts move out of the shared types
 _ADVERSARIAL_ONLY = {
-    "ChannelAudited.crafted_for": "PGC-A3C's adversarial rows only",
-    "ChannelAudited.theta_file": "PGC-A3C's adversarial rows only",
+    "A3CAudited.crafted_for": "PGC-A3C's adversarial rows only",
+    "A3CAudited.theta_file": "PGC-A3C's adversarial rows only",
 }
 _SYSTEM_ONLY = {"FamilyJudgement.holm_rejected": "the system audit's Holm family; PGC-A3C's rows clear it"}
 NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
     "mechanism-audit": {
-        **_ADVERSARIAL_ONLY,
         "AuditRow.profile": "a mechanism's claim states no privacy profile",
-        "ChannelAudited.model": "PGC-A3C's audits only",
-        "ChannelAudited.protect": "PGC-A3C's audits only",
         "ChannelAudited.broadcast": "system and adversarial audits only",
         "ChannelClaim.held_to_claim": "system audits only",
     },
-    "self-test": {
-        **_ADVERSARIAL_ONLY,
-        "ChannelAudited.model": "PGC-A3C's audits only",
-        "ChannelAudited.protect": "PGC-A3C's audits only",
-    },
+    "self-test": {},
     "run-audit": {
         **_ADVERSARIAL_ONLY,
         **_SYSTEM_ONLY,
         "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
-        "ChannelAudited.model": "the run audit names its model on the result (model), not per row",
+        "A3CAudited.model": "the run audit names its model on the result (model), not per row",
         "ChannelAudited.broadcast": "the environment audit clears it (the honest model)",
         "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
     },
@@ -140,7 +133,7 @@ NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
         "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
         "ChannelAudited.hypothesis": "mechanism and system rows only",
         "ChannelAudited.mechanism": "mechanism audits only",
-        "ChannelAudited.theta_file": "the curve saves no crafted θ",
+        "A3CAudited.theta_file": "the curve saves no crafted θ",
         "AdversarialAudit.theta_file": "the curve saves no crafted θ",
         "AdversarialAudit.theta_files": "the curve saves no crafted θ",
         "AdversarialAudit.worst_pair_search": "the curve audits given pairs (no range searched)",

@@ -144,7 +144,7 @@ def test_no_row_part_has_more_than_15_fields_and_keys_are_unique():
 
 
 def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
-    from pgc.schemas.audit_rows import AuditRow, OneRunRow, SelfTestRow
+    from pgc.schemas.audit_rows import A3CRow, AuditRow, OneRunRow, SelfTestRow
 
     row = AuditRow.make("c", epsilon_lower_bound=0.5)
     assert row.canaries is None and row.passed is None  # a one-run row's count, a self-test case's outcome
@@ -158,6 +158,12 @@ def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
     assert OneRunRow.from_dict(one_run.to_dict()).to_dict() == one_run.to_dict() and "canaries" in one_run.to_dict()
     case = SelfTestRow.of(row, passed=True)
     assert case.passed is True and case.canaries is None
+    # a part becomes the other kind's part type: widened with its fields kept, narrowed only where nothing is lost
+    channel = AuditRow.make("c", epsilon_lower_bound=0.5, broadcast="honest", false_positives=3)
+    a3c = A3CRow.of(channel, model="final")
+    assert (a3c.broadcast, a3c.model, a3c.false_positives) == ("honest", "final", 3)
+    with pytest.raises(TypeError, match="Certificate has no false_positives"):
+        OneRunRow.of(channel)
 
 
 def test_unnamed_keys_round_trip_unchanged():
