@@ -41,12 +41,11 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from .base import Record, flat_keys, is_flat, record_type
+from .base import Record, flat_keys, is_flat, record_type, type_hints
 from .channels import ChannelFamily, with_label_kind, without_label_kind
 
 
@@ -455,7 +454,7 @@ _PART_TYPES: dict[type[CertifiedRow], dict[str, type[Record]]] = {}  # per row t
 def part_types(cls: type[CertifiedRow]) -> dict[str, type[Record]]:
     """A row type's parts (field name -> value type), read off its flat fields' annotations."""
     if cls not in _PART_TYPES:
-        hints = typing.get_type_hints(cls)
+        hints = type_hints(cls)
         _PART_TYPES[cls] = {f.name: record_type(hints[f.name]) for f in fields(cls) if is_flat(f)}
     return _PART_TYPES[cls]
 

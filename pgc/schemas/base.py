@@ -89,6 +89,17 @@ def _sequence(value: Any) -> list[Any] | None:
     return None
 
 
+_TYPE_HINTS: dict[type, dict[str, Any]] = {}  # per class, resolved on first use
+
+
+def type_hints(cls: type) -> dict[str, Any]:
+    """``typing.get_type_hints(cls)``, resolved once per class (resolving the annotations' strings costs more than
+    parsing a record's values)."""
+    if cls not in _TYPE_HINTS:
+        _TYPE_HINTS[cls] = typing.get_type_hints(cls)
+    return _TYPE_HINTS[cls]
+
+
 def _convert(tp: Any, value: Any, where: str) -> Any:
     """``value`` checked against the annotation ``tp`` and converted (ints and strings to float, records
     to dataclasses); raises SchemaError naming ``where``."""
@@ -194,7 +205,7 @@ def _plain_dataclass(tp: type, value: Any, where: str) -> Any:
     their annotations, then its own constructor's validation, as a SchemaError naming ``where``."""
     if not isinstance(value, dict):
         raise SchemaError(f"{where} is {_show(value)}, expected an object")
-    hints = typing.get_type_hints(tp)
+    hints = type_hints(tp)
     values = {
         f.name: _convert(hints[f.name], value[f.name], f"{where}.{f.name}")
         for f in dataclasses.fields(tp)
@@ -256,7 +267,7 @@ class Record:
         if not isinstance(data, dict):
             raise SchemaError(f"{where or cls.__name__} is {_show(data)}, expected an object")
         data = cls.migrate(data)
-        hints = typing.get_type_hints(cls)
+        hints = type_hints(cls)
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name == "extra":
@@ -313,7 +324,7 @@ def flat_keys(cls: type[Record]) -> dict[str, tuple[str, str]]:
     """A record class's flat JSON keys: each key -> (the flat part's field, that part's own field); computed once
     per class."""
     if cls not in _FLAT_KEYS:
-        hints = typing.get_type_hints(cls)
+        hints = type_hints(cls)
         keys: dict[str, tuple[str, str]] = {}
         for f in dataclasses.fields(cls):
             if is_flat(f):
@@ -325,7 +336,7 @@ def flat_keys(cls: type[Record]) -> dict[str, tuple[str, str]]:
 
 def _json_keys(cls: type[Record]) -> frozenset[str]:
     if cls not in _JSON_KEYS:
-        hints = typing.get_type_hints(cls)
+        hints = type_hints(cls)
         keys: set[str] = set()
         for f in dataclasses.fields(cls):
             if f.name != "extra":
