@@ -102,6 +102,12 @@ def run(args: argparse.Namespace) -> int:
     oracle = oracle_bounds(
         reference.sigma, reference.clipping_norm, args.delta, args.samples, alpha_threshold, alpha_curve
     )
+    if oracle.threshold_epsilon <= 0.0 or oracle.curve_epsilon <= 0.0:
+        raise UserError(
+            f"--samples {args.samples:,}: even the oracle test certifies nothing at this size (threshold ε "
+            f"{oracle.threshold_epsilon:.3g}, curve ε {oracle.curve_epsilon:.3g}), so the audit/oracle ratio is "
+            "undefined; give more samples per side"
+        )
     row = audits["flower"].rows[0]
     tightness = OverOracle(
         threshold=row.epsilon_lower_bound / oracle.threshold_epsilon, curve=row.curve_epsilon / oracle.curve_epsilon
