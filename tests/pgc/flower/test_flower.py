@@ -233,7 +233,7 @@ def test_one_run_audit_inside_a_flower_simulation_central_dp():
     from pgc.audits.flower import flower_one_run
     from pgc.flower.simulation import OneRunSetup
 
-    setup = OneRunSetup(canaries=40, real_clients=2, rounds=1, mode="central-dp", noise_multiplier=2.0, seed=3)
+    setup = OneRunSetup(canaries=20, real_clients=2, rounds=1, mode="central-dp", noise_multiplier=2.0, seed=3)
     out = flower_one_run(setup)
     rows = {r.scope: r for r in out.rows}
     server, third = rows["server"], rows["third party (aggregate)"]
@@ -241,7 +241,7 @@ def test_one_run_audit_inside_a_flower_simulation_central_dp():
     assert server.claimed_epsilon == math.inf and server.accuracy == 1.0
     assert server.verdict == "unprotected channel" and server.epsilon_lower_bound > 0
     assert third.claimed_mu == pytest.approx(1.0) and third.epsilon_lower_bound <= third.claimed_epsilon
-    # 40 canaries tell the aggregate's coins apart only if some bound is positive: power is claimed only then
+    # 20 canaries tell the aggregate's coins apart only if some bound is positive: power is claimed only then
     assert third.verdict == ("consistent" if third.separated else "inconclusive"), third.verdict_reason
     for row in (server, third):  # the bound recomputed by an independent implementation
         alpha = 0.025
