@@ -1,6 +1,28 @@
-"""Result documents of three kinds as their commands write them, shared by the schema and report tests."""
+"""Result documents of three kinds as their commands write them, shared by the schema and report tests, and a walk
+over the records a loaded result holds."""
 
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+from pgc.schemas.base import Record
+
+
+def reachable_records(obj: Any) -> Iterator[Record]:
+    """Every record reachable from ``obj`` (itself included) through record fields, lists, tuples and dicts."""
+    if isinstance(obj, Record):
+        yield obj
+        for f in dataclasses.fields(obj):
+            if f.name != "extra":
+                yield from reachable_records(getattr(obj, f.name))
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from reachable_records(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from reachable_records(item)
 
 
 def _curve(algorithm: str, label: str, epsilon, regret: list[float], final: float) -> dict:

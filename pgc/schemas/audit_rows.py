@@ -22,8 +22,8 @@ power (:class:`PointMassPower`), the row's place in the Holm family (:class:`Fam
 profile's point (:class:`ProfilePoint`); a PGC-A3C audit's :class:`A3CRow` adds the model, the crafted model and the
 mitigations (:class:`A3CAudited`); a self-test's :class:`SelfTestRow` adds its case (:class:`SelfTestCase`); a
 one-run audit's :class:`OneRunRow` holds the common parts and its counts (:class:`OneRunCounts`). A key of another
-kind's part reads as None on a row. In JSON
-the parts sit flat beside ``channel`` (each value type's JSON keys are unique across the row). The channel's kind
+kind's part reads as None on a row. In JSON the parts sit flat beside ``channel`` (each value type's JSON keys are
+unique across the row). The channel's kind
 (``channel_family``, ``composition``, ``base_channel``: :mod:`pgc.schemas.channels`) is written only where it differs
 from what the channel's label names; a row without them reads them off its label.
 
@@ -325,15 +325,17 @@ class CertifiedRow(Record):
     @classmethod
     def of(cls: type[_Row], row: CertifiedRow, **flat: Any) -> _Row:
         """``row`` as a row of this kind (its channel and parts kept, each as this kind's part type), with some flat
-        keys set."""
+        keys set; a TypeError where this kind cannot hold a part or field ``row`` sets."""
         types = part_types(cls)
-        kept: dict[str, Any] = {}
-        for f in fields(row):
-            value = getattr(row, f.name)
-            if f.name in types and value is not None and type(value) is not types[f.name]:
-                value = _as_part(value, types[f.name])
-            if f.name in types or f.name in ("channel", "extra"):
-                kept[f.name] = value
+        kept: dict[str, Any] = {"channel": row.channel, "extra": row.extra}
+        for name, value in ((f.name, getattr(row, f.name)) for f in fields(row) if is_flat(f)):
+            if name not in types:
+                if value is not None:
+                    raise TypeError(f"a row of type {cls.__name__} has no {name}")
+                continue
+            if value is not None and type(value) is not types[name]:
+                value = _as_part(value, types[name])
+            kept[name] = value
         return cls(**kept).updated(**flat)
 
     def updated(self: _Row, **flat: Any) -> _Row:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from result_fixtures import reachable_records
 
 import pgc.schemas as schemas
 from pgc.schemas.audit_kinds import AUDIT_KINDS
-from pgc.schemas.base import Record
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -178,19 +178,11 @@ def _declaring(tp: type, name: str) -> str:
 
 def _seen(obj: Any, seen: dict[str, bool]) -> None:
     """For each field of every record reachable from ``obj`` ("Type.field"): whether some instance sets it."""
-    if isinstance(obj, Record):
-        for f in dataclasses.fields(obj):
+    for record in reachable_records(obj):
+        for f in dataclasses.fields(record):
             if f.name != "extra":
-                value = getattr(obj, f.name)
-                key = f"{_declaring(type(obj), f.name)}.{f.name}"
-                seen[key] = seen.get(key, False) or not _empty(value, f)
-                _seen(value, seen)
-    elif isinstance(obj, (list, tuple)):
-        for item in obj:
-            _seen(item, seen)
-    elif isinstance(obj, dict):
-        for item in obj.values():
-            _seen(item, seen)
+                key = f"{_declaring(type(record), f.name)}.{f.name}"
+                seen[key] = seen.get(key, False) or not _empty(getattr(record, f.name), f)
 
 
 def never_set(results: list[schemas.Result]) -> set[str]:

@@ -164,6 +164,8 @@ def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
     assert (a3c.broadcast, a3c.model, a3c.false_positives) == ("honest", "final", 3)
     with pytest.raises(TypeError, match="Certificate has no false_positives"):
         OneRunRow.of(channel)
+    with pytest.raises(TypeError, match="OneRunRow has no profile"):  # a part the kind lacks is refused as well
+        OneRunRow.of(AuditRow.make("c", epsilon_lower_bound=0.5, profile_delta=1e-5))
 
 
 def test_unnamed_keys_round_trip_unchanged():
