@@ -3,11 +3,13 @@ gradient at the initial model (what a gradient canary makes known), offered to t
 tests; like any candidate they are chosen on the training split, so they cannot bias a certified bound.
 
 * ``update``: the update's projection on the direction;
-* ``steps``: the sum of the steps' projections, and their maximum (a record in one batch of the round).
+* ``steps``: the sum of the steps' projections, and their maximum (a record in one batch of the round), oriented
+  towards the side that holds the record.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,10 +64,25 @@ class Projection:
         if np.asarray(pos).shape[-1] % len(self.direction):
             return None
         a, b = self._projections(pos), self._projections(neg)
-        sign = 1.0 if float(np.mean(a)) >= float(np.mean(b)) else -1.0  # which side holds the record
-        if self.reduce == "max":
-            return lambda y: (sign * self._projections(y)).max(axis=1)
-        return lambda y: sign * self._projections(y)
+        sign = 1.0 if float(np.mean(a)) >= float(np.mean(b)) else -1.0  # the side of the direction pos lies on
+        if self.reduce != "max":
+            return lambda y: sign * self._projections(y)
+        # the maximum over the steps finds the one step the record moved. Where pos holds the record, that step lies
+        # on pos's side, and the maximum there is high for pos; where neg holds it, the step lies on neg's side, and
+        # the negated maximum on that side is high for pos. The fit keeps the orientation that separates its
+        # releases more (the other one barely moves: one step in many).
+        candidates = (
+            lambda y: (sign * self._projections(y)).max(axis=1),
+            lambda y: -(-sign * self._projections(y)).max(axis=1),
+        )
+        return max(candidates, key=lambda score: separation(score(pos), score(neg)))
+
+
+def separation(s_pos: np.ndarray, s_neg: np.ndarray) -> float:
+    """How far a score puts pos above neg: the difference of its means over their pooled standard deviation."""
+    spread = math.sqrt(0.5 * (float(np.var(s_pos)) + float(np.var(s_neg))))
+    difference = float(np.mean(s_pos)) - float(np.mean(s_neg))
+    return difference / spread if spread > 0 else math.copysign(math.inf, difference) if difference else 0.0
 
 
 def projection_tests(channel: str, direction: np.ndarray, exact: bool = False) -> list:

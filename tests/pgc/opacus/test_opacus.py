@@ -211,13 +211,17 @@ def test_the_black_box_view_is_the_trained_models_loss_on_the_differing_record()
             OpacusSystem(client(), **bad)
 
 
-def test_the_large_example_client_has_about_100000_parameters_and_releases_them():
+def _example(name: str):
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("large_client", EXAMPLE.with_name("large_client.py"))
+    spec = importlib.util.spec_from_file_location(name, EXAMPLE.with_name(f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    system = OpacusSystem(module.make())
+    return module
+
+
+def test_the_large_example_client_has_about_100000_parameters_and_releases_them():
+    system = OpacusSystem(_example("large_client").make())
     out = system.release("with", 2, np.random.default_rng(0))
     assert out["update"].shape == (2, 100_942) and np.all(out["examples"] == 200)
 
@@ -237,6 +241,26 @@ def test_the_offered_tests_project_on_the_records_clipped_gradient():
     score = test.fit(pos, neg)
     fresh_pos, fresh_neg = system.release("with", 200, rng)["update"], system.release("without", 200, rng)["update"]
     assert score(fresh_pos).mean() > score(fresh_neg).mean()  # the record's side scores higher on fresh releases
+
+
+def test_the_opposed_data_set_moves_the_records_shuffled_batch_by_twice_its_gradient():
+    """examples/opacus/linear_client.py:make_opposed without noise: every other record's clipped gradient points
+    against record 0's; with shuffled batches of fixed size, record 0's batch moves by 2C along record 0's gradient
+    (its own +C and the −C of the record it pushed out of the pass) and no other step moves, unless record 0 was the
+    one left out of the pass (the 21st of 21 records: 1 round in 21)."""
+    from pgc.opacus.statistics import clipped_gradients
+
+    client = _example("linear_client").make_opposed(noise_multiplier=0.0, batches=10)
+    own, *others = clipped_gradients(client, client.features, client.labels)
+    assert max(float(g @ own) for g in others) < -0.98  # C = 1: cosines below −0.98
+    system = OpacusSystem(client, per_step=True)
+    rng = np.random.default_rng(3)
+    # each step's change projected on record 0's gradient, over −lr: the batch's clipped gradients summed on it
+    on_own = {s: system.release(s, 40, rng)["steps"].reshape(40, 10, -1) @ own / -1e-4 for s in ("with", "without")}
+    assert np.allclose(on_own["without"], -2.0, atol=0.05)  # two opposed records in every batch
+    moved = np.isclose(on_own["with"] + 2.0, 2.0, atol=0.05)  # record 0 and one opposed record: about 0
+    kept = np.isclose(on_own["with"] + 2.0, 0.0, atol=0.05)
+    assert np.all(moved | kept) and np.all(moved.sum(axis=1) <= 1) and moved.sum() >= 30
 
 
 def test_the_gradient_canary_adds_its_clipped_gradient_to_the_batches_that_sample_it():
