@@ -32,7 +32,7 @@ from pgc.a3c.protect import parse_protect
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.errors import UserError
 from pgc.mechanisms import Mechanism, NoNoise
-from pgc.schemas.audit_rows import A3CRow, AuditRow
+from pgc.schemas.audit_rows import A3CRow
 from pgc.tasks import map_tasks
 
 from .environment import EnvironmentSettings, environment_audit, protection_record
@@ -94,7 +94,7 @@ class AdversarialAuditResult:
         }
 
 
-def crafted_row(row: AuditRow, objective: str, psi: float, psi_prime: float) -> A3CRow:
+def crafted_row(row: A3CRow, objective: str, psi: float, psi_prime: float) -> A3CRow:
     """An environment audit's row certified at the θ crafted for ``objective``."""
     return A3CRow.of(
         row,

@@ -15,15 +15,15 @@ the reports.
 the claim as the row holds it (:class:`RowClaim`, coverage as a :class:`Coverage`), the certificate
 (:class:`Certificate`, and where a curve claim was tested :class:`CurveBound`), the power of the test (:class:`Power`)
 and the judgement (:class:`Judgement`). Each kind of row holds what its audits fill: a channel audit's
-:class:`AuditRow` (mechanism, system, PGC-A3C's environment and adversarial audits) the threshold test's counts
-(:class:`ThresholdCertificate`), what the observer sent and the pair told apart (:class:`ChannelAudited`), the
-accountant's ε and whether an uncovered channel is held to the claim (:class:`ChannelClaim`), the point-mass search's
-power (:class:`PointMassPower`), the row's place in the Holm family (:class:`FamilyJudgement`) and a claimed
-profile's point (:class:`ProfilePoint`); a PGC-A3C audit's :class:`A3CRow` adds the model, the crafted model and the
-mitigations (:class:`A3CAudited`); a self-test's :class:`SelfTestRow` adds its case (:class:`SelfTestCase`); a
-one-run audit's :class:`OneRunRow` holds the common parts and its counts (:class:`OneRunCounts`). A key of another
-kind's part reads as None on a row. In JSON the parts sit flat beside ``channel`` (each value type's JSON keys are
-unique across the row). The channel's kind
+:class:`AuditRow` (mechanism and system audits) the threshold test's counts (:class:`ThresholdCertificate`), what the
+observer sent and the pair told apart (:class:`ChannelAudited`), the accountant's ε and whether an uncovered channel
+is held to the claim (:class:`ChannelClaim`), the point-mass search's power (:class:`PointMassPower`), the row's
+place in the Holm family (:class:`FamilyJudgement`) and a claimed profile's point (:class:`ProfilePoint`); a PGC-A3C
+audit's :class:`A3CRow` holds the same but the Holm family and the profile, with the model, the crafted model and the
+mitigations (:class:`A3CAudited`); a self-test's :class:`SelfTestRow` adds its case to a channel audit's
+(:class:`SelfTestCase`); a one-run audit's :class:`OneRunRow` holds the common parts and its counts
+(:class:`OneRunCounts`). A key of another kind's part reads as None on a row. In JSON the parts sit flat beside
+``channel`` (each value type's JSON keys are unique across the row). The channel's kind
 (``channel_family``, ``composition``, ``base_channel``: :mod:`pgc.schemas.channels`) is written only where it differs
 from what the channel's label names; a row without them reads them off its label.
 
@@ -325,8 +325,11 @@ class CertifiedRow(Record):
     @classmethod
     def of(cls: type[_Row], row: CertifiedRow, **flat: Any) -> _Row:
         """``row`` as a row of this kind (its channel and parts kept, each as this kind's part type), with some flat
-        keys set; a TypeError where this kind cannot hold a part or field ``row`` sets."""
+        keys set (a key set to None is cleared before the conversion, so it may be one this kind lacks); a TypeError
+        where this kind cannot hold a part or field ``row`` sets."""
         types = part_types(cls)
+        cleared = {key: None for key, value in flat.items() if value is None and key in flat_keys(type(row))}
+        row = row.updated(**cleared) if cleared else row  # a key this kind lacks may be cleared on the way
         kept: dict[str, Any] = {"channel": row.channel, "extra": row.extra}
         for name, value in ((f.name, getattr(row, f.name)) for f in fields(row) if is_flat(f)):
             if name not in types:
@@ -397,11 +400,16 @@ class AuditRow(CertifiedRow):
 
 
 @dataclass(frozen=True, kw_only=True)
-class A3CRow(AuditRow):
-    """A PGC-A3C run, environment or adversarial audit's row: also the model it was audited at, the crafted model's
-    objective and file, and the mitigations."""
+class A3CRow(CertifiedRow):
+    """A PGC-A3C run, environment or adversarial audit's row: a channel audit's threshold test, point-mass search and
+    claim (:class:`AuditRow`'s), with the model it was audited at, the crafted model's objective and file, and the
+    mitigations; no Holm family (the run's channels are judged each against its own claim) and no privacy profile
+    (PGC-A3C's claims state none)."""
 
+    certificate: ThresholdCertificate = _part(required=True)
     audited: A3CAudited | None = _part()
+    claim: ChannelClaim | None = _part()
+    power: PointMassPower | None = _part()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -75,6 +75,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
     "adversarial-audit": {
         **_PROVENANCE,
+        "ChannelAudited.hypothesis": "written by the current audit (pair and channel); the committed ones predate it",
         **_ROW_OPTIONS,
         **_GAUSSIAN,
         "Protection.claim_covers": "set when --run names a protected run that records its claim's channels",
@@ -85,6 +86,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
     "adversarial-curve": {
         **_PROVENANCE,
+        "ChannelAudited.hypothesis": "written by the current audit (pair and channel); the committed ones predate it",
         **_ROW_OPTIONS,
         **_GAUSSIAN,
         "A3CAudited.protect": "set on the rows of a protected configuration's curve",
@@ -101,7 +103,6 @@ _ADVERSARIAL_ONLY = {
     "A3CAudited.crafted_for": "PGC-A3C's adversarial rows only",
     "A3CAudited.theta_file": "PGC-A3C's adversarial rows only",
 }
-_SYSTEM_ONLY = {"FamilyJudgement.holm_rejected": "the system audit's Holm family; PGC-A3C's rows clear it"}
 NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
     "mechanism-audit": {
         "AuditRow.profile": "a mechanism's claim states no privacy profile",
@@ -111,8 +112,8 @@ NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
     "self-test": {},
     "run-audit": {
         **_ADVERSARIAL_ONLY,
-        **_SYSTEM_ONLY,
-        "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
+        "AuditRow.profile": "the run's mechanism audit row (mechanism_audit.row): a mechanism states no profile",
+        "FamilyJudgement.holm_rejected": "the run's mechanism audit row: one row, no Holm family",
         "A3CAudited.model": "the run audit names its model on the result (model), not per row",
         "ChannelAudited.broadcast": "the environment audit clears it (the honest model)",
         "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
@@ -122,17 +123,11 @@ NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
         "AuditedRun.mechanism_source": "the run audit only (the one-run audit reads the run's own)",
     },
     "adversarial-audit": {
-        **_SYSTEM_ONLY,
-        "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
-        "ChannelAudited.hypothesis": "mechanism and system rows only",
-        "ChannelAudited.mechanism": "mechanism audits only",
+        "ChannelAudited.mechanism": "the audit names its mechanism (AdversarialAudit.mechanism), not each row",
         "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
     },
     "adversarial-curve": {
-        **_SYSTEM_ONLY,
-        "AuditRow.profile": "PGC-A3C's claims state no privacy profile",
-        "ChannelAudited.hypothesis": "mechanism and system rows only",
-        "ChannelAudited.mechanism": "mechanism audits only",
+        "ChannelAudited.mechanism": "the audit names its mechanism (AdversarialAudit.mechanism), not each row",
         "A3CAudited.theta_file": "the curve saves no crafted θ",
         "AdversarialAudit.theta_file": "the curve saves no crafted θ",
         "AdversarialAudit.theta_files": "the curve saves no crafted θ",

@@ -166,6 +166,12 @@ def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
         OneRunRow.of(channel)
     with pytest.raises(TypeError, match="OneRunRow has no profile"):  # a part the kind lacks is refused as well
         OneRunRow.of(AuditRow.make("c", epsilon_lower_bound=0.5, profile_delta=1e-5))
+    # a PGC-A3C row has no Holm family: a set place in one is refused, a cleared one converts
+    judged = channel.updated(holm_rejected=True)
+    with pytest.raises(TypeError, match="Judgement has no holm_rejected"):
+        A3CRow.of(judged)
+    cleared = A3CRow.of(judged, holm_rejected=None, model="final")
+    assert cleared.holm_rejected is None and cleared.model == "final" and "holm_rejected" not in cleared.to_dict()
 
 
 def test_unnamed_keys_round_trip_unchanged():

@@ -60,7 +60,9 @@ def audit_run(args, progress: bool):
     print_mechanism(mres)
     model = "initial" if args.initial else "final"
     audits = [_environment_record(res, config, model) for res in environments]
-    canary = schemas.A3CRow.of(mres.row, channel="canary (black-box)", base_channel="canary (black-box)")
+    canary = schemas.A3CRow.of(
+        mres.row, channel="canary (black-box)", base_channel="canary (black-box)", holm_rejected=None
+    )
     return schemas.RunAudit(
         **header(args),
         channels=[canary] + [row for a in audits for row in a.channels],
