@@ -1,5 +1,5 @@
 """The result of a mechanism's audit: its ε and δ tests (and curve test for a stated Gaussian curve) in one
-judged :class:`pgc.schemas.AuditRow` (:func:`mechanism_row`), beside the tests' own records."""
+judged :class:`pgc.schemas.audit_rows.MechanismRow` (:func:`mechanism_row`), beside the tests' own records."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from audit.certification.tester import EpsilonBound
 from pgc.contracts import PrivacyClaim
-from pgc.schemas.audit_rows import AuditRow, Verdict
+from pgc.schemas.audit_rows import MechanismRow, Verdict
 from pgc.schemas.channels import ChannelFamily, ChannelKind
 
 
@@ -53,7 +53,7 @@ class MechanismAuditResult:
     where no δ test ran: white-box audits, an infinite claim)."""
 
     mechanism: str
-    row: AuditRow
+    row: MechanismRow
     bound: EpsilonBound
     mode: str  # "black-box" or "white-box"
     wall_time_s: float
@@ -139,7 +139,7 @@ def mechanism_row(
     accountant: float | None,
     delta_test: DeltaTestResult | None = None,
     point_mass_power: float | None = None,
-) -> AuditRow:
+) -> MechanismRow:
     """The judged row of a mechanism's audit (channel ``output``): the ε test's certified bound (at its share
     of α, ``bound.confidence``), the curve test's for a stated curve, the δ test's δ_LB and its point-mass
     power, the claim's contradictions, and the verdict of the one rule."""
@@ -154,7 +154,7 @@ def mechanism_row(
             fields["p_value"], 1.0 - bound.confidence, delta_test_p_value(delta_test), 1.0 - delta_test.confidence
         )
         fields["delta_lower_bound"] = max(fields["delta_lower_bound"], delta_test.delta_lower_bound)
-    row = AuditRow.make(
+    row = MechanismRow.make(
         channel=MECHANISM_CHANNEL,
         scope="mechanism",
         mechanism=description,

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .audit_rows import A3CRow, AuditRow, OneRunRow, SelfTestRow
+from .audit_rows import A3CRow, AuditRow, MechanismRow, OneRunRow, SelfTestRow
 from .base import JsonObject, Record, Result
 from .provenance import Invocation
 
@@ -106,7 +106,7 @@ class CanaryAudit(Record):
 
     mechanism: str
     mode: Literal["black-box", "white-box"]
-    row: AuditRow
+    row: MechanismRow
     wall_time_s: float
     cpu_time_s: float  # process CPU time (the machine may be shared)
     delta_time_s: float = 0.0  # CPU seconds of the δ test (inside cpu_time_s)
@@ -331,6 +331,7 @@ class RowsAudit(Result):
 class MechanismAudit(RowsAudit):
     KIND = "mechanism-audit"
     SCOPE = "mechanism"
+    channels: list[MechanismRow]  # type: ignore[assignment]  # a mechanism audit's row has no observer's parts
     mechanism_audit: CanaryAudit
 
     @classmethod

@@ -14,16 +14,21 @@ the reports.
 :class:`CertifiedRow` — one channel of one audit, composed of small value types: what was audited (:class:`Audited`),
 the claim as the row holds it (:class:`RowClaim`, coverage as a :class:`Coverage`), the certificate
 (:class:`Certificate`, and where a curve claim was tested :class:`CurveBound`), the power of the test (:class:`Power`)
-and the judgement (:class:`Judgement`). Each kind of row holds what its audits fill: a channel audit's
-:class:`AuditRow` (mechanism and system audits) the threshold test's counts (:class:`ThresholdCertificate`), what the
-observer sent and the pair told apart (:class:`ChannelAudited`), the accountant's ε and whether an uncovered channel
-is held to the claim (:class:`ChannelClaim`), the point-mass search's power (:class:`PointMassPower`), the row's
-place in the Holm family (:class:`FamilyJudgement`) and a claimed profile's point (:class:`ProfilePoint`); a PGC-A3C
-audit's :class:`A3CRow` holds the same but the Holm family and the profile, with the model, the crafted model and the
-mitigations (:class:`A3CAudited`); a self-test's :class:`SelfTestRow` adds its case to a channel audit's
-(:class:`SelfTestCase`); a one-run audit's :class:`OneRunRow` holds the common parts and its counts
-(:class:`OneRunCounts`). A key of another kind's part reads as None on a row. In JSON the parts sit flat beside
-``channel`` (each value type's JSON keys are unique across the row). The channel's kind
+and the judgement (:class:`Judgement`). Each kind of row holds what its audits fill:
+
+* a system audit's :class:`AuditRow`: the threshold test's counts (:class:`ThresholdCertificate`), what the observer
+  sent and the pair told apart (:class:`ChannelAudited`), the accountant's ε and whether an uncovered channel is held
+  to the claim (:class:`ChannelClaim`), the point-mass search's power (:class:`PointMassPower`), the row's place in
+  the Holm family (:class:`FamilyJudgement`) and a claimed profile's point (:class:`ProfilePoint`);
+* a mechanism audit's :class:`MechanismRow`: the same but what only a system's observer has — no broadcast, no
+  uncovered channel, no profile (:class:`MechanismAudited`, :class:`MechanismClaim`);
+* a PGC-A3C audit's :class:`A3CRow`: the system audit's parts but the Holm family and the profile, with the model,
+  the crafted model and the mitigations (:class:`A3CAudited`);
+* a self-test's :class:`SelfTestRow`: a system audit's parts and its case (:class:`SelfTestCase`);
+* a one-run audit's :class:`OneRunRow`: the common parts and its counts (:class:`OneRunCounts`).
+
+A key of another kind's part reads as None on a row. In JSON the parts sit flat beside ``channel`` (each value type's
+JSON keys are unique across the row). The channel's kind
 (``channel_family``, ``composition``, ``base_channel``: :mod:`pgc.schemas.channels`) is written only where it differs
 from what the channel's label names; a row without them reads them off its label.
 
@@ -33,246 +38,75 @@ readers (unknown keys travel in ``extra``); renaming or re-typing a key bumps th
 ``format_version``, and :meth:`CertifiedRow.migrate` reads the older layout (format_version 2: the booleans
 ``covered`` / ``partly_covered`` instead of ``coverage``).
 
-Pure Python: imports nothing from the project beyond :mod:`pgc.schemas.base` and :mod:`pgc.schemas.channels`.
+Pure Python: imports nothing from the project beyond :mod:`pgc.schemas.base`, :mod:`pgc.schemas.channels` and the
+parts' module :mod:`pgc.schemas.row_parts`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 import functools
-from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from .base import Record, flat_keys, is_flat, record_type, type_hints
-from .channels import ChannelFamily, with_label_kind, without_label_kind
-
-
-class Verdict(str, enum.Enum):
-    """A row's or a family's verdict; its value is the word the JSON, the CLI and the reports show."""
-
-    CONSISTENT = "consistent"
-    INCONCLUSIVE = "inconclusive"
-    UNPROTECTED = "unprotected channel"
-    VIOLATED = "violated"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    @property
-    def severity(self) -> int:
-        """Order for "the worst verdict": consistent < inconclusive < unprotected channel < violated."""
-        return _SEVERITY[self]
-
-
-_SEVERITY = {Verdict.CONSISTENT: 0, Verdict.INCONCLUSIVE: 1, Verdict.UNPROTECTED: 2, Verdict.VIOLATED: 3}
-
-
-def worst(verdicts: Iterable[Verdict | str]) -> Verdict:
-    """The most severe of ``verdicts`` (consistent when there are none)."""
-    found = [Verdict(v) for v in verdicts]
-    return max(found, key=lambda v: v.severity) if found else Verdict.CONSISTENT
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlantedLeak(Record):
-    """The smallest leak of one shape that the whole selection and certification flagged with probability ≥ 0.8 when
-    planted in the audit's own training releases (:mod:`audit.power.planted`): ``smallest`` in the units ``parameter``
-    names, None when even ``largest_tried`` was not flagged that often."""
-
-    shape: str
-    parameter: str  # what the size means, e.g. "noise scale × (1 + size)"
-    smallest: float | None = None
-    largest_tried: float
-    repeats: int
-    samples_per_side: int  # of each planted audit (the training releases re-used)
-
-    def words(self) -> str:
-        if self.smallest is None:
-            return (
-                f"a {self.shape} leak up to {self.parameter} at size {self.largest_tried:.3g} was not flagged "
-                f"w.p. ≥ 0.8 ({self.repeats} planted audits at {self.samples_per_side:,} per side)"
-            )
-        return (
-            f"a planted {self.shape} leak of {self.parameter} at size {self.smallest:.3g} was flagged w.p. ≥ 0.8 "
-            f"({self.repeats} planted audits at {self.samples_per_side:,} per side)"
-        )
-
-
-class Coverage(str, enum.Enum):
-    """How far the claim covers a row's channel."""
-
-    COVERED = "covered"
-    UNCOVERED = "uncovered"
-    PARTLY = "partly covered"  # a joint row of channels the claim covers some of
-
-    def __str__(self) -> str:
-        return self.value
-
-
-def _json(name: str) -> Any:
-    return field(default=None, metadata={"json": name})
-
-
-@dataclass(frozen=True, kw_only=True)
-class Audited(Record):
-    """What the row audited: the subject, the channel's kind (:mod:`pgc.schemas.channels`) and a note."""
-
-    scope: str | None = None  # the audited subject: "mechanism", "environment 5 vs 15", a system's name, ...
-    channel_family: ChannelFamily | None = None  # the family the channel belongs to (OTHER: none of them)
-    composition: int | None = None  # k: the linked submissions of one participant the channel composes (1: one)
-    base_channel: str | None = None  # the channel without its composition ("gradient" for "gradient×3")
-    note: str | None = None  # what the observer was promised, or what else the row needs said
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChannelAudited(Audited):
-    """What a channel audit's row audited besides: what the observer sent, the model, the mechanism and the pair its
-    test told apart."""
-
-    broadcast: str | None = None  # what the observer sent: honest, given, crafted, searched
-    mechanism: str | None = None
-    hypothesis: str | None = None  # the canary pair or secrets the certified test told apart
-
-
-@dataclass(frozen=True, kw_only=True)
-class A3CAudited(ChannelAudited):
-    """What a PGC-A3C run or adversarial audit's row audited besides: the model, the crafted model's objective and
-    file, and the configuration's mitigations."""
-
-    model: str | None = None  # the model the channel was audited at (final, initial, adversarial, honest)
-    crafted_for: str | None = None  # adversarial audits: the channel the crafted model was searched for
-    theta_file: str | None = None  # the crafted model this row was certified at, beside the result file
-    protect: list[str] | None = None  # the mitigations of the audited configuration
-
-
-@dataclass(frozen=True, kw_only=True)
-class RowClaim(Record):
-    """The claim as this row holds it: the claimant's promise, never read back from the implementation."""
-
-    epsilon: float | None = _json("claimed_epsilon")
-    delta: float | None = _json("claimed_delta")
-    coverage: Coverage | None = None  # None: the row does not say (a reader asks the claim's channels)
-    mu: float | None = _json("claimed_mu")  # the claim's μ-GDP curve on this channel, if it states one
-    contradiction: str | None = _json("claim_contradiction")  # its own curve or accounting implies more
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChannelClaim(RowClaim):
-    """A channel audit's claim: also whether an uncovered channel is held to the claim, and the accountant's ε."""
-
-    held_to_claim: bool | None = None  # an uncovered channel of a participant promised the claim as a whole
-    accountant_epsilon: float | None = None  # ε at the claimed δ of the noise the system declares
-
-
-@dataclass(frozen=True, kw_only=True)
-class Certificate(Record):
-    """The certified bound, its statistic, and the confidence and samples it holds at."""
-
-    epsilon_lower_bound: float
-    statistic: str | None = None
-    threshold: float | None = None
-    confidence: float | None = None  # of the row as a whole (its tests' α shares add up to 1 − confidence)
-    test_confidence: float | None = None  # the threshold test's own share: ε_LB and δ_LB hold at it
-    samples_per_side: int | None = None
-    max_certifiable_epsilon: float | None = None
-    delta_lower_bound: float | None = None  # at the claimed ε
-    gdp_mu_estimate: float | None = None  # an estimate assuming a Gaussian curve; never used for a verdict
-
-
-@dataclass(frozen=True, kw_only=True)
-class ThresholdCertificate(Certificate):
-    """The certified threshold test [statistic ≥ threshold] of a multi-sample audit: its counts and α split."""
-
-    false_positives: int | None = None
-    false_negatives: int | None = None
-    fp_share: float | None = None
-    ratio: float | None = None  # ε_LB / claimed ε
-
-
-@dataclass(frozen=True, kw_only=True)
-class CurveBound(Record):
-    """The curve test of a claimed μ-GDP curve (or of a profile point): its share of α, counts and μ_LB."""
-
-    confidence: float | None = _json("curve_confidence")  # the curve test's own share: μ_LB holds at it
-    mu_lower_bound: float | None = None
-    epsilon: float | None = _json("curve_epsilon")  # ε at the claimed δ that μ_LB implies for a Gaussian curve
-    false_positives: int | None = _json("curve_false_positives")
-    false_negatives: int | None = _json("curve_false_negatives")
-
-
-@dataclass(frozen=True, kw_only=True)
-class ProfilePoint(Record):
-    """A claimed privacy profile: the point δ_i closest to (or past) its ε_i, and the ε certified there."""
-
-    delta: float | None = _json("profile_delta")
-    claimed_epsilon: float | None = _json("profile_claimed_epsilon")
-    epsilon_lower_bound: float | None = _json("profile_epsilon_lower_bound")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Power(Record):
-    """The power of the test that ran (:mod:`audit.power`)."""
-
-    separated: bool | None = None  # the certified test told the two secrets apart at the row's confidence
-    detectable_epsilon: float | None = None  # a leak this large through the certified test is flagged w.p. ≥ 0.8
-    point_mass_search: bool | None = None  # a δ test searched the releases for point masses
-    samples_to_decide: int | None = None  # samples per side from which the row would be decisive
-    basis: str | None = _json("power_basis")  # how the power was computed, in words
-    shapes_searched: list[str] | None = None  # leak shapes of the statistics the test was chosen among
-    planted_power: list[PlantedLeak] | None = None  # per shape, the smallest planted leak the audit flagged
-
-
-@dataclass(frozen=True, kw_only=True)
-class PointMassPower(Power):
-    """A multi-sample audit's power, with that of its point-mass search."""
-
-    detectable_delta: float | None = None  # the smallest point mass (δ-type leak) this audit flags w.p. ≥ 0.8
-
-
-@dataclass(frozen=True, kw_only=True)
-class Judgement(Record):
-    """The verdict of the one rule and the p-values (Holm) of "the claim holds" and "the channel does not leak"."""
-
-    verdict: Verdict | None = None
-    reason: str | None = _json("verdict_reason")  # the verdict in words: what exceeded what, or what was not shown
-    p_value: float | None = None
-    p_value_leak: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class FamilyJudgement(Judgement):
-    """A channel audit's judgement, with its row's place in the audit's Holm family."""
-
-    holm_rejected: bool | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class OneRunCounts(Record):
-    """The one-run audit's counts (canaries inserted, guesses made, correct guesses) and the bounds it took the
-    larger of: Steinke, Nasr and Jagielski's and the f-DP one (each at half the row's α)."""
-
-    canaries: int | None = None
-    guesses: int | None = None
-    correct: int | None = None
-    accuracy: float | None = None
-    steinke_epsilon_lower_bound: float | None = None
-    fdp_epsilon_lower_bound: float | None = None  # the ε at the claimed δ that the f-DP μ_LB implies
-    bounds: str | None = None  # which one-run bounds the row took the larger of, in words
-    simulated_epsilon_lower_bound: float | None = None  # the same guesses' bound on releases the auditor simulated
-
-
-@dataclass(frozen=True, kw_only=True)
-class SelfTestCase(Record):
-    """The self-test's case: the mechanism's true ε, whether it is correct, whether the audit judged it right."""
-
-    true_epsilon: float | None = None
-    correct_mechanism: bool | None = None
-    passed: bool | None = None
+from .channels import with_label_kind, without_label_kind
+from .row_parts import (
+    A3CAudited,
+    Audited,
+    Certificate,
+    ChannelAudited,
+    ChannelClaim,
+    Coverage,
+    CurveBound,
+    FamilyJudgement,
+    Judgement,
+    MechanismAudited,
+    MechanismClaim,
+    OneRunCounts,
+    PlantedLeak,
+    PointMassPower,
+    Power,
+    ProfilePoint,
+    RowClaim,
+    SelfTestCase,
+    ThresholdCertificate,
+    Verdict,
+    worst,
+)
+
+__all__ = [  # the row kinds, and the parts (:mod:`.row_parts`) every user of a row reads from here
+    "A3CAudited",
+    "A3CRow",
+    "AuditRow",
+    "Audited",
+    "Certificate",
+    "CertifiedRow",
+    "ChannelAudited",
+    "ChannelClaim",
+    "Coverage",
+    "CurveBound",
+    "FamilyJudgement",
+    "Judgement",
+    "MechanismAudited",
+    "MechanismClaim",
+    "MechanismRow",
+    "OneRunCounts",
+    "OneRunRow",
+    "PlantedLeak",
+    "PointMassPower",
+    "Power",
+    "ProfilePoint",
+    "ROW_KINDS",
+    "RowClaim",
+    "SelfTestCase",
+    "SelfTestRow",
+    "ThresholdCertificate",
+    "Verdict",
+    "part_types",
+    "row_keys",
+    "worst",
+]
 
 
 def _part(required: bool = False) -> Any:
@@ -400,6 +234,19 @@ class AuditRow(CertifiedRow):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MechanismRow(CertifiedRow):
+    """A mechanism audit's row (black-box or white-box canaries, channel ``output``): a channel audit's threshold
+    test, point-mass search and Holm family (:class:`AuditRow`'s), without what only a system's observer has (a
+    broadcast, an uncovered channel held to the claim, a claimed privacy profile)."""
+
+    certificate: ThresholdCertificate = _part(required=True)
+    audited: MechanismAudited | None = _part()
+    claim: MechanismClaim | None = _part()
+    power: PointMassPower | None = _part()
+    judgement: FamilyJudgement | None = _part()
+
+
+@dataclass(frozen=True, kw_only=True)
 class A3CRow(CertifiedRow):
     """A PGC-A3C run, environment or adversarial audit's row: a channel audit's threshold test, point-mass search and
     claim (:class:`AuditRow`'s), with the model it was audited at, the crafted model's objective and file, and the
@@ -427,7 +274,7 @@ class SelfTestRow(AuditRow):
     self_test: SelfTestCase | None = _part()
 
 
-ROW_KINDS: tuple[type[CertifiedRow], ...] = (AuditRow, A3CRow, OneRunRow, SelfTestRow)
+ROW_KINDS: tuple[type[CertifiedRow], ...] = (AuditRow, MechanismRow, A3CRow, OneRunRow, SelfTestRow)
 
 
 def _coverage(covered: bool | None, partly: bool | None) -> Coverage | None:

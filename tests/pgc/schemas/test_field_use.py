@@ -49,7 +49,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         **_GAUSSIAN,
         "FamilyJudgement.holm_rejected": "set when the audit's rows form a Holm family (several rows)",
         "Power.samples_to_decide": "set when the row is undecided and its power says how many samples would decide",
-        "ChannelClaim.accountant_epsilon": "set when an accountant reads the mechanism's noise at the claimed δ > 0",
+        "MechanismClaim.accountant_epsilon": "set when an accountant reads the mechanism's noise at the claimed δ > 0",
     },
     "self-test": {
         **_PROVENANCE,
@@ -59,6 +59,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
     "run-audit": {
         **_PROVENANCE,
+        "MechanismClaim.accountant_epsilon": "the mechanism audit's accountant, for a Gaussian run at δ > 0",
         **_ROW_OPTIONS,
         **_GAUSSIAN,
     },
@@ -104,16 +105,13 @@ _ADVERSARIAL_ONLY = {
     "A3CAudited.theta_file": "PGC-A3C's adversarial rows only",
 }
 NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
-    "mechanism-audit": {
-        "AuditRow.profile": "a mechanism's claim states no privacy profile",
-        "ChannelAudited.broadcast": "system and adversarial audits only",
-        "ChannelClaim.held_to_claim": "system audits only",
+    "mechanism-audit": {},
+    "self-test": {
+        "MechanismClaim.accountant_epsilon": "the mechanism cases (self_test[].audit.row) claim pure ε: no accountant",
     },
-    "self-test": {},
     "run-audit": {
         **_ADVERSARIAL_ONLY,
-        "AuditRow.profile": "the run's mechanism audit row (mechanism_audit.row): a mechanism states no profile",
-        "FamilyJudgement.holm_rejected": "the run's mechanism audit row: one row, no Holm family",
+        "FamilyJudgement.holm_rejected": "the run's mechanism audit row (mechanism_audit.row): one row, no Holm family",
         "A3CAudited.model": "the run audit names its model on the result (model), not per row",
         "ChannelAudited.broadcast": "the environment audit clears it (the honest model)",
         "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",

@@ -144,7 +144,7 @@ def test_no_row_part_has_more_than_15_fields_and_keys_are_unique():
 
 
 def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
-    from pgc.schemas.audit_rows import A3CRow, AuditRow, OneRunRow, SelfTestRow
+    from pgc.schemas.audit_rows import A3CRow, AuditRow, MechanismRow, OneRunRow, SelfTestRow
 
     row = AuditRow.make("c", epsilon_lower_bound=0.5)
     assert row.canaries is None and row.passed is None  # a one-run row's count, a self-test case's outcome
@@ -172,6 +172,12 @@ def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
         A3CRow.of(judged)
     cleared = A3CRow.of(judged, holm_rejected=None, model="final")
     assert cleared.holm_rejected is None and cleared.model == "final" and "holm_rejected" not in cleared.to_dict()
+    # a mechanism's row has no observer's parts; as a self-test case's row it keeps what it holds
+    mechanism = MechanismRow.make("output", epsilon_lower_bound=0.5, mechanism="laplace", hypothesis="a vs b")
+    with pytest.raises(TypeError, match="MechanismRow has no key 'broadcast'"):
+        mechanism.updated(broadcast="honest")
+    case = SelfTestRow.of(mechanism, passed=True)
+    assert (case.mechanism, case.hypothesis, case.broadcast, case.passed) == ("laplace", "a vs b", None, True)
 
 
 def test_unnamed_keys_round_trip_unchanged():
