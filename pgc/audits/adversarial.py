@@ -6,6 +6,7 @@ the neighbour distance and the false-alarm study in :mod:`pgc.audits.studies`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -372,13 +373,25 @@ def _pair_record(
 
 def adversarial_record(
     res: AdversarialAuditResult,
-    rows: Sequence[A3CRow] | None = None,
-    theta_files: dict[str, str] | None = None,
+    rows: Sequence[A3CRow],
+    theta_files: dict[str, str],
     worst_pair: schemas.WorstPairSearch | None = None,
 ) -> schemas.AdversarialAudit:
-    """One pair's adversarial audit as a result records it (``rows``: its rows as written, default its own)."""
-    searches = res.searches.values()
+    """One pair's adversarial audit as its result records it: its rows as written, the crafted models saved beside
+    the result (objective -> file) and the pair search, if any."""
+    pair = crafted_pair_record(res, rows)
     return schemas.AdversarialAudit(
+        **{f.name: getattr(pair, f.name) for f in dataclasses.fields(pair)},
+        theta_files=theta_files,
+        theta_file=None if not theta_files else theta_files.get("gradient", next(iter(theta_files.values()))),
+        worst_pair_search=worst_pair,
+    )
+
+
+def crafted_pair_record(res: AdversarialAuditResult, rows: Sequence[A3CRow] | None = None) -> schemas.CraftedPairAudit:
+    """One pair audited at its crafted models, as the adversarial curve records it (``rows``: default its own)."""
+    searches = res.searches.values()
+    return schemas.CraftedPairAudit(
         psi=res.psi,
         psi_prime=res.psi_prime,
         mechanism=res.mechanism,
@@ -393,9 +406,6 @@ def adversarial_record(
             per_objective={k: schemas.CraftedSearch(**s.to_dict()) for k, s in res.searches.items()},
         ),
         score_means={k: [float(x) for x in v] for k, v in res.score_means.items()},
-        theta_files=theta_files,
-        theta_file=None if not theta_files else theta_files.get("gradient", next(iter(theta_files.values()))),
-        worst_pair_search=worst_pair,
         wall_time_s=res.wall_time_s,
         protection=schemas.ProtectedClaim(**res.extra) if res.extra else None,
     )

@@ -16,7 +16,7 @@ from pgc.errors import UserError
 from pgc.mechanisms import Mechanism
 from pgc.tasks import map_tasks
 
-from .adversarial import AdversarialAuditResult, adversarial_audit, adversarial_record, bound_ratio
+from .adversarial import AdversarialAuditResult, adversarial_audit, bound_ratio, crafted_pair_record
 from .environment import EnvironmentAuditResult, environment_audit, environment_record
 
 CURVE_DISTANCES = (0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -35,7 +35,7 @@ class CurveStudy(NamedTuple):
     """The adversarial curve as its result records it: the points, and the audits behind them."""
 
     curve: list[schemas.CurvePoint]
-    adversarial_audits: list[schemas.AdversarialAudit]
+    adversarial_audits: list[schemas.CraftedPairAudit]
     honest_audits: list[schemas.EnvironmentAudit]
 
 
@@ -120,7 +120,7 @@ def adversarial_curve(
     points, adversarial, honest_audits = [], [], []
     for i, (distance, psi, psi_prime, eps, *_) in enumerate(jobs):
         adv, honest = results[i]
-        adversarial.append(adversarial_record(adv))
+        adversarial.append(crafted_pair_record(adv))
         honest_audits.append(environment_record(honest))
         for model, rows in (("adversarial", adv.rows), ("honest", honest.channels)):
             points += [

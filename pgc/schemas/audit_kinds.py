@@ -47,7 +47,7 @@ def _flat(required: bool = False) -> Any:
 # per record type: the keys of the older kind ``audit`` that it holds elsewhere (the module docstring says where)
 RETIRED_KEYS: dict[str, frozenset[str]] = {
     "RowsAudit": frozenset({"mode"}),
-    "adversarial": frozenset({"model"}),  # AdversarialAudit, AdversarialModelAudit, AdversarialCurve
+    "adversarial": frozenset({"model"}),  # CraftedPairAudit, AdversarialAudit, AdversarialModelAudit, AdversarialCurve
     "CanaryAudit": frozenset({"bound"}),
     "DeltaTest": frozenset({"claimed_epsilon", "claimed_delta"}),
     "SelfTestOutcome": frozenset({"epsilon_lower_bound", "delta_lower_bound", "verdict", "reason"}),
@@ -212,8 +212,9 @@ class WorstPairSearch(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AdversarialAudit(Record):
-    """One pair audited at the models the aggregator crafted for it (one per searched channel)."""
+class CraftedPairAudit(Record):
+    """One pair audited at the models the aggregator crafted for it (one per searched channel): a point of the
+    adversarial curve."""
 
     psi: float
     psi_prime: float
@@ -224,15 +225,22 @@ class AdversarialAudit(Record):
     noise_free_epsilon_lower_bound: float | None = None  # the gradient at ε = ∞ (the raw gradient), crafted θ
     search: AdversarialSearch | None = None
     score_means: dict[str, list[float]] | None = None  # per crafted θ: the mean score under ψ and ψ'
-    theta_files: dict[str, str] | None = None  # search objective -> the crafted θ's checkpoint beside the result
-    theta_file: str | None = None  # the gradient's (the headline model)
-    worst_pair_search: WorstPairSearch | None = None  # a range was given: the pair found in it
     wall_time_s: float | None = None
     protection: ProtectedClaim | None = _flat()
 
     @classmethod
     def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
         return without_retired(data, "adversarial")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialAudit(CraftedPairAudit):
+    """An adversarial audit's pair: also the crafted models saved beside the result, and the search that found the
+    pair where a range was given."""
+
+    theta_files: dict[str, str] | None = None  # search objective -> the crafted θ's checkpoint beside the result
+    theta_file: str | None = None  # the gradient's (the headline model)
+    worst_pair_search: WorstPairSearch | None = None  # a range was given: the pair found in it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -409,7 +417,7 @@ class AdversarialCurve(RowsAudit):
     channels: list[A3CRow]  # type: ignore[assignment]  # a PGC-A3C audit's rows name its model
     honest_model: str  # the honest θ the curve compares with, as ``--honest-model`` named it
     curve: list[CurvePoint]
-    adversarial_audits: list[AdversarialAudit]
+    adversarial_audits: list[CraftedPairAudit]  # the curve saves no crafted θ and searches no pair
     honest_audits: list[EnvironmentAudit]
 
     @classmethod

@@ -25,7 +25,9 @@ def adversarial_from_audit(src: Source) -> ReportAdversarial | None:
         search = a.search or schemas.AdversarialSearch()
         for ch in a.channels or [None]:
             objective = (ch.crafted_for if ch else None) or search.objective
-            theta = (a.theta_files or {}).get(objective) if objective else None
+            saved = a if isinstance(a, schemas.AdversarialAudit) else None  # a curve's pairs save no crafted θ
+            theta_files, theta_file = (saved.theta_files, saved.theta_file) if saved else (None, None)
+            theta = (theta_files or {}).get(objective) if objective else None
             audits.append(
                 ReportAdversarialAudit(
                     psi=a.psi,
@@ -40,7 +42,7 @@ def adversarial_from_audit(src: Source) -> ReportAdversarial | None:
                     objective=objective or "—",
                     evaluations=search.evaluations,
                     wall_time_s=search.wall_time_s,
-                    theta_file=theta or (a.theta_file if not a.theta_files else "") or "",
+                    theta_file=theta or (theta_file if not theta_files else "") or "",
                 )
             )
     curve = []

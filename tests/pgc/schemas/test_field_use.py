@@ -92,7 +92,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         **_GAUSSIAN,
         "A3CAudited.protect": "set on the rows of a protected configuration's curve",
         "EnvironmentAudit.protection": "set for a protected configuration's curve",
-        "AdversarialAudit.protection": "set for a protected configuration's curve",
+        "CraftedPairAudit.protection": "set for a protected configuration's curve",
         "Power.point_mass_search": "set when a δ test searched the releases (a claim with δ > 0)",
         "PointMassPower.detectable_delta": "set when a δ test searched the releases (a claim with δ > 0)",
     },
@@ -127,9 +127,6 @@ NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
     "adversarial-curve": {
         "ChannelAudited.mechanism": "the audit names its mechanism (AdversarialAudit.mechanism), not each row",
         "A3CAudited.theta_file": "the curve saves no crafted θ",
-        "AdversarialAudit.theta_file": "the curve saves no crafted θ",
-        "AdversarialAudit.theta_files": "the curve saves no crafted θ",
-        "AdversarialAudit.worst_pair_search": "the curve audits given pairs (no range searched)",
         "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
     },
 }
