@@ -33,7 +33,7 @@ from pgc.a3c.protect import parse_protect
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.errors import UserError
 from pgc.mechanisms import Mechanism, NoNoise
-from pgc.schemas.audit_rows import A3CRow
+from pgc.schemas.audit_rows import AdversarialRow, EnvironmentRow
 from pgc.tasks import map_tasks
 
 from .environment import EnvironmentSettings, environment_audit, protection_record
@@ -54,7 +54,7 @@ class AdversarialAuditResult:
     mechanism: str
     claimed_epsilon: float
     confidence: float
-    rows: list[A3CRow]  # judged rows (audit.verdicts), model "adversarial", crafted_for their θ's objective
+    rows: list[AdversarialRow]  # judged rows (audit.verdicts), model "adversarial", crafted_for their θ's objective
     thetas: dict[str, np.ndarray]  # objective → crafted θ
     searches: dict[str, SearchResult]
     noise_free_epsilon_lower_bound: float | None  # gradient channel at ε = ∞ (raw gradient), crafted θ
@@ -67,7 +67,7 @@ class AdversarialAuditResult:
         """The gradient-crafted θ (the headline model)."""
         return self.thetas.get("gradient", next(iter(self.thetas.values())))
 
-    def row(self, channel: str) -> A3CRow:
+    def row(self, channel: str) -> AdversarialRow:
         for r in self.rows:
             if r.channel == channel:
                 return r
@@ -95,9 +95,9 @@ class AdversarialAuditResult:
         }
 
 
-def crafted_row(row: A3CRow, objective: str, psi: float, psi_prime: float) -> A3CRow:
+def crafted_row(row: EnvironmentRow, objective: str, psi: float, psi_prime: float) -> AdversarialRow:
     """An environment audit's row certified at the θ crafted for ``objective``."""
-    return A3CRow.of(
+    return AdversarialRow.of(
         row,
         scope=f"adversarial {psi:g} vs {psi_prime:g}",
         model="adversarial",
@@ -177,7 +177,7 @@ def adversarial_audit(
     )
     score_epsilon = float(s.score_epsilon) if "score" in s.protect and s.score_epsilon else None
     claimed = float(mechanism.epsilon) + (score_epsilon or 0.0)
-    rows: list[A3CRow] = []
+    rows: list[AdversarialRow] = []
     means: dict[str, tuple[float, float]] = {}
     audit_seqs = dict(zip(SEARCH_CHANNELS + ("noise-free",), audit_seq.spawn(len(SEARCH_CHANNELS) + 1), strict=True))
     environment = EnvironmentSettings(
@@ -373,7 +373,7 @@ def _pair_record(
 
 def adversarial_record(
     res: AdversarialAuditResult,
-    rows: Sequence[A3CRow],
+    rows: Sequence[AdversarialRow],
     theta_files: dict[str, str],
     worst_pair: schemas.WorstPairSearch | None = None,
 ) -> schemas.AdversarialAudit:
@@ -388,7 +388,9 @@ def adversarial_record(
     )
 
 
-def crafted_pair_record(res: AdversarialAuditResult, rows: Sequence[A3CRow] | None = None) -> schemas.CraftedPairAudit:
+def crafted_pair_record(
+    res: AdversarialAuditResult, rows: Sequence[AdversarialRow] | None = None
+) -> schemas.CraftedPairAudit:
     """One pair audited at its crafted models, as the adversarial curve records it (``rows``: default its own)."""
     searches = res.searches.values()
     return schemas.CraftedPairAudit(

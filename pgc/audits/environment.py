@@ -67,7 +67,7 @@ from pgc.a3c.rollout import A3CHyperparams
 from pgc.a3c.system import PGCA3CSystem, ReleaseStreams
 from pgc.errors import UserError
 from pgc.mechanisms import Mechanism
-from pgc.schemas.audit_rows import A3CRow
+from pgc.schemas.audit_rows import EnvironmentRow
 
 ALL_CHANNEL_GROUPS = (slice(0, 1), slice(1, 2), slice(2, None))  # the "all" columns: score, arrival, gradient
 
@@ -113,12 +113,12 @@ class EnvironmentAuditResult:
     mechanism: str
     claimed_epsilon: float
     confidence: float
-    channels: list[A3CRow]  # one judged row per channel (audit.verdicts), scope "environment ψ vs ψ'"
+    channels: list[EnvironmentRow]  # one judged row per channel (audit.verdicts), scope "environment ψ vs ψ'"
     score_means: tuple[float, float]
     wall_time_s: float
     extra: dict = field(default_factory=dict)
 
-    def channel(self, name: str) -> A3CRow:
+    def channel(self, name: str) -> EnvironmentRow:
         for c in self.channels:
             if c.channel == name:
                 return c
@@ -327,7 +327,7 @@ def _audit_channel(
     confidence: float,
     psi: float,
     psi_prime: float,
-) -> A3CRow:
+) -> EnvironmentRow:
     """One channel through :func:`audit_system`: its test chosen on the first ``n_train`` rows per side,
     certified on the rest; the engine's judged row with this audit's scope and the channel's note."""
     samples = len(pos) - n_train
@@ -342,7 +342,7 @@ def _audit_channel(
         held_to_claim=True,
     )
     row = audit_system(served, psi, psi_prime, settings, channels=[name]).rows[0]
-    return A3CRow.of(
+    return EnvironmentRow.of(
         row,
         scope=f"environment {psi:g} vs {psi_prime:g}",
         broadcast=None,

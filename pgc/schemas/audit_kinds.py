@@ -22,7 +22,8 @@ Files of the older kind ``audit`` (one kind for every subcommand, told apart by 
 row's; a canary audit's ``bound`` copied its row's certificate (with rate bounds that follow from its counts); a δ
 test's ``claimed_epsilon`` / ``claimed_delta`` are its row's claim; a self-test case's bounds, verdict and reason
 are its audit's row; a curve point's ``verdict``, ``p_value`` and ``verdict_reason`` were judged apart from the
-point's row, without its counts, and the row in ``channels`` holds the verdict. Their ``run_config`` is the audited
+point's row, without its counts, and the row in ``channels`` holds the verdict; an honest environment audit's rows
+named their ``model``, which the curve's rows in ``channels`` hold (``honest``). Their ``run_config`` is the audited
 run's configuration (:attr:`AuditedRun.config`).
 
 Stability policy: as :mod:`pgc.schemas.audit_rows` states it for rows.
@@ -35,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .audit_rows import A3CRow, AuditRow, MechanismRow, OneRunRow, SelfTestRow
+from .audit_rows import AdversarialRow, AuditRow, EnvironmentRow, MechanismRow, OneRunRow, SelfTestRow
 from .base import JsonObject, Record, Result
 from .provenance import Invocation
 
@@ -52,6 +53,7 @@ RETIRED_KEYS: dict[str, frozenset[str]] = {
     "DeltaTest": frozenset({"claimed_epsilon", "claimed_delta"}),
     "SelfTestOutcome": frozenset({"epsilon_lower_bound", "delta_lower_bound", "verdict", "reason"}),
     "CurvePoint": frozenset({"verdict", "p_value", "verdict_reason"}),
+    "EnvironmentRow": frozenset({"model"}),  # an environment audit's row (EnvironmentAudit.migrate)
 }
 
 
@@ -161,10 +163,17 @@ class EnvironmentAudit(Record):
     mechanism: str
     claimed_epsilon: float
     confidence: float
-    channels: list[A3CRow]
+    channels: list[EnvironmentRow]
     score_means: list[float]
     wall_time_s: float
     protection: ProtectedClaim | None = _flat()
+
+    @classmethod
+    def migrate(cls, data: dict[str, Any]) -> dict[str, Any]:
+        rows = data.get("channels")
+        if not isinstance(rows, list):
+            return data
+        return {**data, "channels": [without_retired(r, "EnvironmentRow") if isinstance(r, dict) else r for r in rows]}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,7 +228,7 @@ class CraftedPairAudit(Record):
     psi: float
     psi_prime: float
     mechanism: str
-    channels: list[A3CRow]
+    channels: list[AdversarialRow]
     claimed_epsilon: float | None = None
     confidence: float | None = None
     noise_free_epsilon_lower_bound: float | None = None  # the gradient at ε = ∞ (the raw gradient), crafted θ
@@ -372,7 +381,7 @@ class SelfTest(RowsAudit):
 class RunAudit(RowsAudit):
     KIND = "run-audit"
     SCOPE = "run"
-    channels: list[A3CRow]  # type: ignore[assignment]  # a PGC-A3C audit's rows name its model
+    channels: list[EnvironmentRow]  # type: ignore[assignment]  # a PGC-A3C run's rows: its environment and canary
     audited_run: AuditedRun = _flat(required=True)
     model: Literal["final", "initial"]
     mechanism_audit: CanaryAudit
@@ -399,7 +408,7 @@ class OneRunAudit(RowsAudit):
 class AdversarialModelAudit(RowsAudit):
     KIND = "adversarial-audit"
     SCOPE = "adversarial"
-    channels: list[A3CRow]  # type: ignore[assignment]  # a PGC-A3C audit's rows name its model
+    channels: list[AdversarialRow]  # type: ignore[assignment]  # an adversarial audit's rows name their model
     search_settings: CraftedSearchSettings
     adversarial_audits: list[AdversarialAudit]
     audited_run: AuditedRun | None = _flat()  # --run DIR: the run whose mechanism and settings were audited
@@ -414,7 +423,7 @@ class AdversarialModelAudit(RowsAudit):
 class AdversarialCurve(RowsAudit):
     KIND = "adversarial-curve"
     SCOPE = "adversarial"
-    channels: list[A3CRow]  # type: ignore[assignment]  # a PGC-A3C audit's rows name its model
+    channels: list[AdversarialRow]  # type: ignore[assignment]  # an adversarial audit's rows name their model
     honest_model: str  # the honest θ the curve compares with, as ``--honest-model`` named it
     curve: list[CurvePoint]
     adversarial_audits: list[CraftedPairAudit]  # the curve saves no crafted θ and searches no pair

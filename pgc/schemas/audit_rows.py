@@ -22,8 +22,10 @@ and the judgement (:class:`Judgement`). Each kind of row holds what its audits f
   the Holm family (:class:`FamilyJudgement`) and a claimed profile's point (:class:`ProfilePoint`);
 * a mechanism audit's :class:`MechanismRow`: the same but what only a system's observer has — no broadcast, no
   uncovered channel, no profile (:class:`MechanismAudited`, :class:`MechanismClaim`);
-* a PGC-A3C audit's :class:`A3CRow`: the system audit's parts but the Holm family and the profile, with the model,
-  the crafted model and the mitigations (:class:`A3CAudited`);
+* a PGC-A3C run audit's :class:`EnvironmentRow`: the system audit's parts but the Holm family, the profile and the
+  broadcast, with the mitigations (:class:`EnvironmentAudited`);
+* a PGC-A3C adversarial audit's :class:`AdversarialRow`: the same without the mechanism and the accountant
+  (:class:`HeldClaim`), with the model, the crafted model and the mitigations (:class:`AdversarialAudited`);
 * a self-test's :class:`SelfTestRow`: a system audit's parts and its case (:class:`SelfTestCase`);
 * a one-run audit's :class:`OneRunRow`: the common parts and its counts (:class:`OneRunCounts`).
 
@@ -52,14 +54,16 @@ from typing import Any, TypeVar
 from .base import Record, flat_keys, is_flat, record_type, type_hints
 from .channels import with_label_kind, without_label_kind
 from .row_parts import (
-    A3CAudited,
+    AdversarialAudited,
     Audited,
     Certificate,
     ChannelAudited,
     ChannelClaim,
     Coverage,
     CurveBound,
+    EnvironmentAudited,
     FamilyJudgement,
+    HeldClaim,
     Judgement,
     MechanismAudited,
     MechanismClaim,
@@ -76,8 +80,11 @@ from .row_parts import (
 )
 
 __all__ = [  # the row kinds, and the parts (:mod:`.row_parts`) every user of a row reads from here
-    "A3CAudited",
-    "A3CRow",
+    "AdversarialAudited",
+    "AdversarialRow",
+    "EnvironmentAudited",
+    "EnvironmentRow",
+    "HeldClaim",
     "AuditRow",
     "Audited",
     "Certificate",
@@ -247,15 +254,26 @@ class MechanismRow(CertifiedRow):
 
 
 @dataclass(frozen=True, kw_only=True)
-class A3CRow(CertifiedRow):
-    """A PGC-A3C run, environment or adversarial audit's row: a channel audit's threshold test, point-mass search and
-    claim (:class:`AuditRow`'s), with the model it was audited at, the crafted model's objective and file, and the
-    mitigations; no Holm family (the run's channels are judged each against its own claim) and no privacy profile
-    (PGC-A3C's claims state none)."""
+class EnvironmentRow(CertifiedRow):
+    """A PGC-A3C run audit's row (an environment audit at the run's model, or the mechanism's canary audit): a channel
+    audit's threshold test, point-mass search and claim, with the mechanism, the pair and the mitigations; no Holm
+    family (each channel is judged against its own claim) and no privacy profile (PGC-A3C's claims state none)."""
 
     certificate: ThresholdCertificate = _part(required=True)
-    audited: A3CAudited | None = _part()
+    audited: EnvironmentAudited | None = _part()
     claim: ChannelClaim | None = _part()
+    power: PointMassPower | None = _part()
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdversarialRow(CertifiedRow):
+    """A PGC-A3C adversarial audit's or adversarial curve's row: an environment audit's row certified at a crafted
+    model (or, on a curve, at the honest one), with what the aggregator sent, the model, the crafted model's objective
+    and file, and the mitigations."""
+
+    certificate: ThresholdCertificate = _part(required=True)
+    audited: AdversarialAudited | None = _part()
+    claim: HeldClaim | None = _part()
     power: PointMassPower | None = _part()
 
 
@@ -274,7 +292,14 @@ class SelfTestRow(AuditRow):
     self_test: SelfTestCase | None = _part()
 
 
-ROW_KINDS: tuple[type[CertifiedRow], ...] = (AuditRow, MechanismRow, A3CRow, OneRunRow, SelfTestRow)
+ROW_KINDS: tuple[type[CertifiedRow], ...] = (
+    AuditRow,
+    MechanismRow,
+    EnvironmentRow,
+    AdversarialRow,
+    OneRunRow,
+    SelfTestRow,
+)
 
 
 def _coverage(covered: bool | None, partly: bool | None) -> Coverage | None:

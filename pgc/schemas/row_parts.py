@@ -116,13 +116,25 @@ class MechanismAudited(Audited):
 
 
 @dataclass(frozen=True, kw_only=True)
-class A3CAudited(ChannelAudited):
-    """What a PGC-A3C run or adversarial audit's row audited besides: the model, the crafted model's objective and
-    file, and the configuration's mitigations."""
+class AdversarialAudited(Audited):
+    """What a PGC-A3C adversarial audit's row audited besides: what the aggregator sent, the pair its test told apart,
+    the model, the crafted model's objective and file, and the configuration's mitigations."""
 
-    model: str | None = None  # the model the channel was audited at (final, initial, adversarial, honest)
-    crafted_for: str | None = None  # adversarial audits: the channel the crafted model was searched for
+    broadcast: str | None = None  # what the observer sent: crafted (or honest, on a curve's honest rows)
+    hypothesis: str | None = None  # the secrets the certified test told apart
+    model: str | None = None  # the model the channel was audited at (adversarial, honest)
+    crafted_for: str | None = None  # the channel the crafted model was searched for
     theta_file: str | None = None  # the crafted model this row was certified at, beside the result file
+    protect: list[str] | None = None  # the mitigations of the audited configuration
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvironmentAudited(Audited):
+    """What a PGC-A3C run audit's row audited besides (an environment audit at the run's model, or its mechanism's
+    canary audit): the mechanism, the pair its test told apart and the configuration's mitigations."""
+
+    mechanism: str | None = None  # the canary row's mechanism
+    hypothesis: str | None = None  # the secrets or canary pair the certified test told apart
     protect: list[str] | None = None  # the mitigations of the audited configuration
 
 
@@ -143,6 +155,14 @@ class ChannelClaim(RowClaim):
 
     held_to_claim: bool | None = None  # an uncovered channel of a participant promised the claim as a whole
     accountant_epsilon: float | None = None  # ε at the claimed δ of the noise the system declares
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeldClaim(RowClaim):
+    """An adversarial audit's claim: also whether an uncovered channel is held to the claim (the environment's
+    releases declare no noise to an accountant)."""
+
+    held_to_claim: bool | None = None  # an uncovered channel of a participant promised the claim as a whole
 
 
 @dataclass(frozen=True, kw_only=True)

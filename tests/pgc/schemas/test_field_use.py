@@ -59,6 +59,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
     "run-audit": {
         **_PROVENANCE,
+        "ChannelClaim.accountant_epsilon": "the canary row's accountant, for a Gaussian run at δ > 0",
         "MechanismClaim.accountant_epsilon": "the mechanism audit's accountant, for a Gaussian run at δ > 0",
         **_ROW_OPTIONS,
         **_GAUSSIAN,
@@ -76,7 +77,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
     "adversarial-audit": {
         **_PROVENANCE,
-        "ChannelAudited.hypothesis": "written by the current audit (pair and channel); the committed ones predate it",
+        "AdversarialAudited.hypothesis": "written by the current audit (pair, channel); the committed ones predate it",
         **_ROW_OPTIONS,
         **_GAUSSIAN,
         "Protection.claim_covers": "set when --run names a protected run that records its claim's channels",
@@ -87,10 +88,12 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
     "adversarial-curve": {
         **_PROVENANCE,
-        "ChannelAudited.hypothesis": "written by the current audit (pair and channel); the committed ones predate it",
+        "AdversarialAudited.hypothesis": "written by the current audit (pair, channel); the committed ones predate it",
+        "EnvironmentAudited.hypothesis": "written by the current audit (pair, channel); the committed ones predate it",
+        "EnvironmentAudited.protect": "set on the honest rows of a protected configuration's curve",
         **_ROW_OPTIONS,
         **_GAUSSIAN,
-        "A3CAudited.protect": "set on the rows of a protected configuration's curve",
+        "AdversarialAudited.protect": "set on the rows of a protected configuration's curve",
         "EnvironmentAudit.protection": "set for a protected configuration's curve",
         "CraftedPairAudit.protection": "set for a protected configuration's curve",
         "Power.point_mass_search": "set when a δ test searched the releases (a claim with δ > 0)",
@@ -98,36 +101,24 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
 }
 
-# fields of the row type shared by every kind (and of the adversarial audit shared by two kinds) that a kind never
-# sets: they belong to parts only other kinds fill; listed until those parts move out of the shared types
-_ADVERSARIAL_ONLY = {
-    "A3CAudited.crafted_for": "PGC-A3C's adversarial rows only",
-    "A3CAudited.theta_file": "PGC-A3C's adversarial rows only",
-}
+# fields that a kind never sets, each with the reason
 NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
     "mechanism-audit": {},
     "self-test": {
         "MechanismClaim.accountant_epsilon": "the mechanism cases (self_test[].audit.row) claim pure ε: no accountant",
     },
     "run-audit": {
-        **_ADVERSARIAL_ONLY,
         "FamilyJudgement.holm_rejected": "the run's mechanism audit row (mechanism_audit.row): one row, no Holm family",
-        "A3CAudited.model": "the run audit names its model on the result (model), not per row",
-        "ChannelAudited.broadcast": "the environment audit clears it (the honest model)",
-        "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
     },
     "one-run-audit": {
         "Audited.note": "Flower's one-run rows name what the observer was promised; PGC-A3C's need no note",
         "AuditedRun.mechanism_source": "the run audit only (the one-run audit reads the run's own)",
     },
-    "adversarial-audit": {
-        "ChannelAudited.mechanism": "the audit names its mechanism (AdversarialAudit.mechanism), not each row",
-        "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
-    },
+    "adversarial-audit": {},
     "adversarial-curve": {
-        "ChannelAudited.mechanism": "the audit names its mechanism (AdversarialAudit.mechanism), not each row",
-        "A3CAudited.theta_file": "the curve saves no crafted θ",
-        "ChannelClaim.accountant_epsilon": "the environment audit's releases declare no noise to an accountant",
+        "AdversarialAudited.theta_file": "the curve saves no crafted θ",
+        "EnvironmentAudited.mechanism": "a run audit's canary row only: the curve's honest audits have none",
+        "ChannelClaim.accountant_epsilon": "the honest environment audits' releases declare no noise to an accountant",
     },
 }
 

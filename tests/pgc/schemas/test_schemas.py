@@ -144,7 +144,7 @@ def test_no_row_part_has_more_than_15_fields_and_keys_are_unique():
 
 
 def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
-    from pgc.schemas.audit_rows import A3CRow, AuditRow, MechanismRow, OneRunRow, SelfTestRow
+    from pgc.schemas.audit_rows import AdversarialRow, AuditRow, MechanismRow, OneRunRow, SelfTestRow
 
     row = AuditRow.make("c", epsilon_lower_bound=0.5)
     assert row.canaries is None and row.passed is None  # a one-run row's count, a self-test case's outcome
@@ -160,7 +160,7 @@ def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
     assert case.passed is True and case.canaries is None
     # a part becomes the other kind's part type: widened with its fields kept, narrowed only where nothing is lost
     channel = AuditRow.make("c", epsilon_lower_bound=0.5, broadcast="honest", false_positives=3)
-    a3c = A3CRow.of(channel, model="final")
+    a3c = AdversarialRow.of(channel, model="final")
     assert (a3c.broadcast, a3c.model, a3c.false_positives) == ("honest", "final", 3)
     with pytest.raises(TypeError, match="Certificate has no false_positives"):
         OneRunRow.of(channel)
@@ -169,8 +169,8 @@ def test_a_key_of_another_kinds_row_reads_as_none_and_cannot_be_set():
     # a PGC-A3C row has no Holm family: a set place in one is refused, a cleared one converts
     judged = channel.updated(holm_rejected=True)
     with pytest.raises(TypeError, match="Judgement has no holm_rejected"):
-        A3CRow.of(judged)
-    cleared = A3CRow.of(judged, holm_rejected=None, model="final")
+        AdversarialRow.of(judged)
+    cleared = AdversarialRow.of(judged, holm_rejected=None, model="final")
     assert cleared.holm_rejected is None and cleared.model == "final" and "holm_rejected" not in cleared.to_dict()
     # a mechanism's row has no observer's parts; as a self-test case's row it keeps what it holds
     mechanism = MechanismRow.make("output", epsilon_lower_bound=0.5, mechanism="laplace", hypothesis="a vs b")

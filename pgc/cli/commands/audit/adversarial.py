@@ -128,7 +128,7 @@ def adversarial_curve(args, progress: bool):
     for model, audits in (("adversarial", res.adversarial_audits), ("honest", res.honest_audits)):
         for audit in audits:
             scope = f"{model} {audit.psi:g} vs {audit.psi_prime:g} ε={audit.claimed_epsilon:g}"
-            channels += [row.updated(scope=scope, model=model) for row in audit.channels]
+            channels += [schemas.AdversarialRow.of(row, scope=scope, model=model) for row in audit.channels]
     return schemas.AdversarialCurve(
         **header(args),
         channels=channels,

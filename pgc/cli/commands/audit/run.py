@@ -60,7 +60,7 @@ def audit_run(args, progress: bool):
     print_mechanism(mres)
     model = "initial" if args.initial else "final"
     audits = [_environment_record(res, config, model) for res in environments]
-    canary = schemas.A3CRow.of(
+    canary = schemas.EnvironmentRow.of(
         mres.row, channel="canary (black-box)", base_channel="canary (black-box)", holm_rejected=None
     )
     return schemas.RunAudit(
