@@ -21,7 +21,8 @@ and the judgement (:class:`Judgement`). Each kind of row holds what its audits f
   to the claim (:class:`ChannelClaim`), the point-mass search's power (:class:`PointMassPower`), the row's place in
   the Holm family (:class:`FamilyJudgement`) and a claimed profile's point (:class:`ProfilePoint`);
 * a mechanism audit's :class:`MechanismRow`: the same but what only a system's observer has — no broadcast, no
-  uncovered channel, no profile (:class:`MechanismAudited`, :class:`MechanismClaim`);
+  uncovered channel, no profile (:class:`MechanismAudited`, :class:`MechanismClaim`) — and the Holm family (its
+  audit has one row);
 * a PGC-A3C run audit's :class:`EnvironmentRow`: the system audit's parts but the Holm family, the profile and the
   broadcast, with the mitigations (:class:`EnvironmentAudited`);
 * a PGC-A3C adversarial audit's :class:`AdversarialRow`: the same without the mechanism and the accountant
@@ -243,14 +244,13 @@ class AuditRow(CertifiedRow):
 @dataclass(frozen=True, kw_only=True)
 class MechanismRow(CertifiedRow):
     """A mechanism audit's row (black-box or white-box canaries, channel ``output``): a channel audit's threshold
-    test, point-mass search and Holm family (:class:`AuditRow`'s), without what only a system's observer has (a
-    broadcast, an uncovered channel held to the claim, a claimed privacy profile)."""
+    test and point-mass search (:class:`AuditRow`'s), without what only a system's observer has (a broadcast, an
+    uncovered channel held to the claim, a claimed privacy profile) and without a Holm family (the audit's one row)."""
 
     certificate: ThresholdCertificate = _part(required=True)
     audited: MechanismAudited | None = _part()
     claim: MechanismClaim | None = _part()
     power: PointMassPower | None = _part()
-    judgement: FamilyJudgement | None = _part()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -47,7 +47,6 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     "mechanism-audit": {  # produced here by the current CLI: provenance, selection and δ test recorded
         **{k: _ROW_OPTIONS[k] for k in ("RowClaim.contradiction", "Power.planted_power")},
         **_GAUSSIAN,
-        "FamilyJudgement.holm_rejected": "set when the audit's rows form a Holm family (several rows)",
         "Power.samples_to_decide": "set when the row is undecided and its power says how many samples would decide",
         "MechanismClaim.accountant_epsilon": "set when an accountant reads the mechanism's noise at the claimed δ > 0",
     },
@@ -107,9 +106,7 @@ NEVER_SET_BY_THE_KIND: dict[str, dict[str, str]] = {
     "self-test": {
         "MechanismClaim.accountant_epsilon": "the mechanism cases (self_test[].audit.row) claim pure ε: no accountant",
     },
-    "run-audit": {
-        "FamilyJudgement.holm_rejected": "the run's mechanism audit row (mechanism_audit.row): one row, no Holm family",
-    },
+    "run-audit": {},
     "one-run-audit": {
         "Audited.note": "Flower's one-run rows name what the observer was promised; PGC-A3C's need no note",
         "AuditedRun.mechanism_source": "the run audit only (the one-run audit reads the run's own)",
