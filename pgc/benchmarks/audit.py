@@ -101,6 +101,19 @@ def _audited_rows(eps_values, audit, target, row, line) -> tuple[list[AuditTight
     return rows, ok
 
 
+def _tightness(eps: float, r, goal: float, met: bool, **more) -> AuditTightness:
+    """The row of one audited ε: its bound, ratio, target, outcome and wall time, with a benchmark's ``more``."""
+    return AuditTightness(
+        epsilon=eps,
+        epsilon_lower_bound=r.epsilon_lower_bound,
+        ratio=r.ratio,
+        target=goal,
+        met=met,
+        seconds=r.wall_time_s,
+        **more,
+    )
+
+
 def _laplace(args: argparse.Namespace) -> tuple[list[AuditTightness], bool]:
     from audit import audit_mechanism
     from pgc.mechanisms import Laplace
@@ -116,15 +129,7 @@ def _laplace(args: argparse.Namespace) -> tuple[list[AuditTightness], bool]:
         LAPLACE_EPS,
         lambda eps: audit_mechanism(Laplace(eps), samples=args.samples, confidence=args.confidence, seed=args.seed),
         target,
-        lambda eps, r, goal, met: AuditTightness(
-            epsilon=eps,
-            epsilon_lower_bound=r.epsilon_lower_bound,
-            ratio=r.ratio,
-            target=goal,
-            met=met,
-            seconds=r.wall_time_s,
-            cpu_seconds=r.cpu_time_s,
-        ),
+        lambda eps, r, goal, met: _tightness(eps, r, goal, met, cpu_seconds=r.cpu_time_s),
         lambda eps, r, mark: (
             f"{eps:5g}  {r.epsilon_lower_bound:6.3f}  {r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}  "
             f"{r.cpu_time_s:6.1f}   {r.bound.hypothesis} / {r.bound.statistic}"
@@ -159,16 +164,14 @@ def _prs_black_box(args: argparse.Namespace) -> tuple[list[AuditTightness], bool
         PRS_EPS,
         audit,
         lambda eps, r: (0.95, r.ratio >= 0.95),
-        lambda eps, r, goal, met: AuditTightness(
-            epsilon=eps,
+        lambda eps, r, goal, met: _tightness(
+            eps,
+            r,
+            goal,
+            met,
             reduced_dim=prs_reduced_dim(eps, 112),
-            epsilon_lower_bound=r.epsilon_lower_bound,
-            ratio=r.ratio,
             naive_epsilon_lower_bound=r.naive.epsilon_lower_bound,
             naive_ratio=r.naive.ratio,
-            target=goal,
-            met=met,
-            seconds=r.wall_time_s,
             test=f"{r.bound.hypothesis} / {r.bound.statistic}",
         ),
         lambda eps, r, mark: (
@@ -191,14 +194,7 @@ def _prs_white_box(args: argparse.Namespace) -> tuple[list[AuditTightness], bool
             ProjectedRandomSign(eps), samples=args.samples, confidence=args.confidence, seed=args.seed
         ),
         lambda eps, r: (0.97, r.ratio >= 0.97),
-        lambda eps, r, goal, met: AuditTightness(
-            epsilon=eps,
-            epsilon_lower_bound=r.epsilon_lower_bound,
-            ratio=r.ratio,
-            target=goal,
-            met=met,
-            seconds=r.wall_time_s,
-        ),
+        _tightness,
         lambda eps, r, mark: (
             f"{eps:4g}  {prs_reduced_dim(eps, 112):2d}  {r.epsilon_lower_bound:6.3f}  "
             f"{r.ratio:6.3f}  {mark}  {r.wall_time_s:6.1f}"
