@@ -11,7 +11,6 @@ Every value is read from a typed result (:mod:`pgc.schemas`); each row keeps the
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -180,6 +179,7 @@ class AttackRow:
     given_verdict: str = ""
     given_below_chance: bool | None = None
     reference: bool = False
+    uses_side_channel: bool = False  # the attacker saw something besides the privatized gradient (score, timing)
 
     @property
     def attacker_defect(self) -> bool:
@@ -187,11 +187,6 @@ class AttackRow:
         if self.given_below_chance or self.given_verdict == "attacker-defect":
             return True
         return bool(self.chance is not None and self.ci_high is not None and self.ci_high < self.chance - 1e-12)
-
-    @property
-    def uses_side_channel(self) -> bool:
-        """The attacker saw something besides the privatized gradient (score, timing, arrival)."""
-        return bool(re.search(r"score|timing|arrival|time", self.channels, re.I))
 
     @property
     def above_ceiling(self) -> bool:

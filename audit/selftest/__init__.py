@@ -1,8 +1,9 @@
 """``pgc audit --self-test``: the auditor against every correct mechanism and every planted bug.
 
-A correct mechanism must come out "consistent" (ε_LB ≤ claimed ε and δ_LB ≤ claimed δ = 0; by
+A correct mechanism must come out "consistent" (ε_LB ≤ claimed ε and δ_LB ≤ claimed δ at the claimed ε; by
 construction this fails with probability ≤ α = 1 − confidence), every mutant "violated" (ε_LB > claim,
-or, for the δ-type leak, δ_LB > 0 at the claimed ε).
+or, for the δ-type leak, δ_LB above the claimed δ at the claimed ε). The cases claim pure ε but two Gaussian
+mechanisms claiming (ε, δ), whose rows also read the noise they declare through the accountant.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from audit.engine.blackbox import MechanismAuditResult, audit_mechanism
 from audit.engine.whitebox import audit_prs_whitebox
 from audit.selftest import mutants
 from pgc.errors import UserError
-from pgc.mechanisms import Laplace, ProjectedRandomSign, split_rounds
+from pgc.mechanisms import Gaussian, Laplace, ProjectedRandomSign, split_rounds
 from pgc.tasks import map_tasks
 
 
@@ -63,6 +64,13 @@ def self_test_cases() -> list[SelfTestCase]:
             mutants.RareNoiselessRelease(1.0),
             False,
             note="1 in 1,000 released without noise: caught by the δ test (ε_LB ≈ ε)",
+        ),
+        SelfTestCase("gaussian", Gaussian(2.0, delta=1e-5), True),
+        SelfTestCase(
+            "gaussian-noise-shrunk",
+            mutants.GaussianNoiseShrunk(2.0),
+            False,
+            note="σ/1.5 under a (2, 1e-5) claim: its declared noise gives the accountant ε ≈ 3.16",
         ),
     ]
 

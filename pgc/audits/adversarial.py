@@ -33,7 +33,7 @@ from pgc.a3c.protect import parse_protect
 from pgc.a3c.rollout import A3CHyperparams
 from pgc.errors import UserError
 from pgc.mechanisms import Mechanism, NoNoise
-from pgc.schemas.audit_rows import AdversarialRow, EnvironmentRow
+from pgc.schemas.audit_rows import AdversarialModelRow, AdversarialRow, EnvironmentRow
 from pgc.tasks import map_tasks
 
 from .environment import EnvironmentSettings, environment_audit, protection_record
@@ -367,13 +367,13 @@ def _pair_record(
         path = companion(f"-theta-{psi:g}-{psi_prime:g}-{objective}.pt")
         save_checkpoint(theta, path, {"crafted_for": f"{psi:g} vs {psi_prime:g}", "objective": objective})
         theta_files[objective] = path.name
-    rows = [r.updated(theta_file=theta_files.get(r.crafted_for)) for r in res.rows]
+    rows = [AdversarialModelRow.of(r, theta_file=theta_files.get(r.crafted_for)) for r in res.rows]
     return adversarial_record(res, rows, theta_files, None if found is None else worst_pair_record(pair, found))
 
 
 def adversarial_record(
     res: AdversarialAuditResult,
-    rows: Sequence[AdversarialRow],
+    rows: Sequence[AdversarialModelRow],
     theta_files: dict[str, str],
     worst_pair: schemas.WorstPairSearch | None = None,
 ) -> schemas.AdversarialAudit:

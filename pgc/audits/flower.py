@@ -41,7 +41,7 @@ def flower_one_run(setup, progress: bool = False) -> schemas.FlowerOneRunResult:
             confidence=setup.confidence,
             scope=observer,
         )
-        rows.append(row.updated(note=promise["basis"]))
+        rows.append(schemas.ObserverOneRunRow.of(row, note=promise["basis"]))
     return schemas.FlowerOneRunResult(
         setup=schemas.FlowerOneRunSetup(**dataclasses.asdict(setup)),
         rows=rows,

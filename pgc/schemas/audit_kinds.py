@@ -7,7 +7,7 @@ kind                   written by                 its own parts
 =====================  =========================  =================================================================
 ``mechanism-audit``    ``pgc audit mechanism``    the mechanism's canary audit (:class:`CanaryAudit`)
 ``self-test``          ``pgc audit self-test``    each case's outcome, the honesty cases
-``run-audit``          ``pgc audit run``          the run (:class:`AuditedRun`), its canary audit, one
+``run-audit``          ``pgc audit run``          the run (:class:`AuditedRunMechanism`), its canary audit, one
                                                   :class:`EnvironmentAudit` per pair
 ``one-run-audit``      ``pgc audit one-run``      the run, its canaries (:class:`CanarySetup`), the models simulated
 ``adversarial-audit``  ``pgc audit adversarial-   the crafted-model search's budget, one :class:`AdversarialAudit`
@@ -36,7 +36,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .audit_rows import AdversarialRow, AuditRow, EnvironmentRow, MechanismRow, OneRunRow, SelfTestRow
+from .audit_rows import (
+    AdversarialModelRow,
+    AdversarialRow,
+    AuditRow,
+    EnvironmentRow,
+    MechanismRow,
+    OneRunRow,
+    RunRow,
+    SelfTestRow,
+)
 from .base import JsonObject, Record, Result
 from .provenance import Invocation
 
@@ -122,14 +131,21 @@ class CanaryAudit(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class AuditedRun(Record):
-    """The training run an audit read: its folder, the trial, and where the audited mechanism came from."""
+    """The training run an audit read: its folder and the trial (a one-run audit audits the run's own mechanism)."""
 
     run: str
     trial: int
-    mechanism_source: Literal["run", "override"] | None = None  # None: the one-run audit (the run's own)
     # the trial's configuration as its run recorded it (TrainConfig.to_dict()): what was audited, after the run's
     # folder is gone
     config: JsonObject | None = field(default=None, metadata={"json": "run_config"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditedRunMechanism(AuditedRun):
+    """The training run a run or adversarial audit read, and where the mechanism it audited came from: the run's
+    own, or one the command line gave in its place."""
+
+    mechanism_source: Literal["run", "override"] | None = None  # None: a file written before it was recorded
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -247,6 +263,7 @@ class AdversarialAudit(CraftedPairAudit):
     """An adversarial audit's pair: also the crafted models saved beside the result, and the search that found the
     pair where a range was given."""
 
+    channels: list[AdversarialModelRow]  # type: ignore[assignment]  # its rows name their crafted model's file
     theta_files: dict[str, str] | None = None  # search objective -> the crafted θ's checkpoint beside the result
     theta_file: str | None = None  # the gradient's (the headline model)
     worst_pair_search: WorstPairSearch | None = None  # a range was given: the pair found in it
@@ -381,8 +398,8 @@ class SelfTest(RowsAudit):
 class RunAudit(RowsAudit):
     KIND = "run-audit"
     SCOPE = "run"
-    channels: list[EnvironmentRow]  # type: ignore[assignment]  # a PGC-A3C run's rows: its environment and canary
-    audited_run: AuditedRun = _flat(required=True)
+    channels: list[RunRow]  # type: ignore[assignment]  # a PGC-A3C run's rows: its environment and canary
+    audited_run: AuditedRunMechanism = _flat(required=True)
     model: Literal["final", "initial"]
     mechanism_audit: CanaryAudit
     environment_audits: list[EnvironmentAudit]
@@ -408,10 +425,10 @@ class OneRunAudit(RowsAudit):
 class AdversarialModelAudit(RowsAudit):
     KIND = "adversarial-audit"
     SCOPE = "adversarial"
-    channels: list[AdversarialRow]  # type: ignore[assignment]  # an adversarial audit's rows name their model
+    channels: list[AdversarialModelRow]  # type: ignore[assignment]  # its rows name their model and θ file
     search_settings: CraftedSearchSettings
     adversarial_audits: list[AdversarialAudit]
-    audited_run: AuditedRun | None = _flat()  # --run DIR: the run whose mechanism and settings were audited
+    audited_run: AuditedRunMechanism | None = _flat()  # --run DIR: the run whose mechanism and settings were audited
     protection: Protection | None = None  # that run's mitigations
 
     @classmethod

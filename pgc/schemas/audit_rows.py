@@ -23,12 +23,15 @@ and the judgement (:class:`Judgement`). Each kind of row holds what its audits f
 * a mechanism audit's :class:`MechanismRow`: the same but what only a system's observer has — no broadcast, no
   uncovered channel, no profile (:class:`MechanismAudited`, :class:`MechanismClaim`) — and the Holm family (its
   audit has one row);
-* a PGC-A3C run audit's :class:`EnvironmentRow`: the system audit's parts but the Holm family, the profile and the
-  broadcast, with the mitigations (:class:`EnvironmentAudited`);
-* a PGC-A3C adversarial audit's :class:`AdversarialRow`: the same without the mechanism and the accountant
-  (:class:`HeldClaim`), with the model, the crafted model and the mitigations (:class:`AdversarialAudited`);
+* a PGC-A3C environment audit's :class:`EnvironmentRow`: the system audit's parts but the Holm family, the profile,
+  the broadcast and the accountant (:class:`HeldClaim`), with the mitigations (:class:`EnvironmentAudited`); a run
+  audit's :class:`RunRow` adds its canary row's mechanism and accountant (:class:`RunAudited`, :class:`ChannelClaim`);
+* a PGC-A3C adversarial curve's :class:`AdversarialRow`: an environment row with the model, the crafted model and the
+  mitigations (:class:`AdversarialAudited`); an adversarial audit's :class:`AdversarialModelRow` adds the crafted
+  model's file (:class:`CraftedModelAudited`);
 * a self-test's :class:`SelfTestRow`: a system audit's parts and its case (:class:`SelfTestCase`);
-* a one-run audit's :class:`OneRunRow`: the common parts and its counts (:class:`OneRunCounts`).
+* a one-run audit's :class:`OneRunRow`: the common parts and its counts (:class:`OneRunCounts`); an observer's
+  (Flower's) :class:`ObserverOneRunRow` adds what it was promised (:class:`NotedAudited`).
 
 A key of another kind's part reads as None on a row. In JSON the parts sit flat beside ``channel`` (each value type's
 JSON keys are unique across the row). The channel's kind
@@ -61,6 +64,7 @@ from .row_parts import (
     ChannelAudited,
     ChannelClaim,
     Coverage,
+    CraftedModelAudited,
     CurveBound,
     EnvironmentAudited,
     FamilyJudgement,
@@ -68,12 +72,14 @@ from .row_parts import (
     Judgement,
     MechanismAudited,
     MechanismClaim,
+    NotedAudited,
     OneRunCounts,
     PlantedLeak,
     PointMassPower,
     Power,
     ProfilePoint,
     RowClaim,
+    RunAudited,
     SelfTestCase,
     ThresholdCertificate,
     Verdict,
@@ -82,7 +88,9 @@ from .row_parts import (
 
 __all__ = [  # the row kinds, and the parts (:mod:`.row_parts`) every user of a row reads from here
     "AdversarialAudited",
+    "AdversarialModelRow",
     "AdversarialRow",
+    "CraftedModelAudited",
     "EnvironmentAudited",
     "EnvironmentRow",
     "HeldClaim",
@@ -99,6 +107,8 @@ __all__ = [  # the row kinds, and the parts (:mod:`.row_parts`) every user of a 
     "MechanismAudited",
     "MechanismClaim",
     "MechanismRow",
+    "NotedAudited",
+    "ObserverOneRunRow",
     "OneRunCounts",
     "OneRunRow",
     "PlantedLeak",
@@ -107,6 +117,8 @@ __all__ = [  # the row kinds, and the parts (:mod:`.row_parts`) every user of a 
     "ProfilePoint",
     "ROW_KINDS",
     "RowClaim",
+    "RunAudited",
+    "RunRow",
     "SelfTestCase",
     "SelfTestRow",
     "ThresholdCertificate",
@@ -255,21 +267,30 @@ class MechanismRow(CertifiedRow):
 
 @dataclass(frozen=True, kw_only=True)
 class EnvironmentRow(CertifiedRow):
-    """A PGC-A3C run audit's row (an environment audit at the run's model, or the mechanism's canary audit): a channel
-    audit's threshold test, point-mass search and claim, with the mechanism, the pair and the mitigations; no Holm
-    family (each channel is judged against its own claim) and no privacy profile (PGC-A3C's claims state none)."""
+    """A PGC-A3C environment audit's row (at a run's model, or a curve's honest one): a channel audit's threshold
+    test, point-mass search and claim, with the pair and the mitigations; no Holm family (each channel is judged
+    against its own claim), no privacy profile (PGC-A3C's claims state none) and no accountant (the environment's
+    releases declare no noise)."""
 
     certificate: ThresholdCertificate = _part(required=True)
     audited: EnvironmentAudited | None = _part()
-    claim: ChannelClaim | None = _part()
+    claim: HeldClaim | None = _part()
     power: PointMassPower | None = _part()
 
 
 @dataclass(frozen=True, kw_only=True)
+class RunRow(EnvironmentRow):
+    """A PGC-A3C run audit's row: its environment rows and its mechanism's canary row, whose mechanism and whose
+    accountant's ε (of a mechanism that declares its noise) the row records."""
+
+    audited: RunAudited | None = _part()
+    claim: ChannelClaim | None = _part()
+
+
+@dataclass(frozen=True, kw_only=True)
 class AdversarialRow(CertifiedRow):
-    """A PGC-A3C adversarial audit's or adversarial curve's row: an environment audit's row certified at a crafted
-    model (or, on a curve, at the honest one), with what the aggregator sent, the model, the crafted model's objective
-    and file, and the mitigations."""
+    """A PGC-A3C adversarial curve's row: an environment audit's row certified at a crafted model (or at the honest
+    one), with what the aggregator sent, the model, the crafted model's objective and the mitigations."""
 
     certificate: ThresholdCertificate = _part(required=True)
     audited: AdversarialAudited | None = _part()
@@ -278,10 +299,26 @@ class AdversarialRow(CertifiedRow):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AdversarialModelRow(AdversarialRow):
+    """A PGC-A3C adversarial audit's row: an adversarial curve's row with the file of the crafted model it was
+    certified at, saved beside the result."""
+
+    audited: CraftedModelAudited | None = _part()
+
+
+@dataclass(frozen=True, kw_only=True)
 class OneRunRow(CertifiedRow):
     """A one-run audit's row: the bound certified from guesses on the canaries of one run, with their counts."""
 
     one_run: OneRunCounts | None = _part()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObserverOneRunRow(OneRunRow):
+    """A one-run row of an observer held to a promise (a Flower run's server, peer or client): the promise in words
+    in its note."""
+
+    audited: NotedAudited | None = _part()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -296,8 +333,11 @@ ROW_KINDS: tuple[type[CertifiedRow], ...] = (
     AuditRow,
     MechanismRow,
     EnvironmentRow,
+    RunRow,
     AdversarialRow,
+    AdversarialModelRow,
     OneRunRow,
+    ObserverOneRunRow,
     SelfTestRow,
 )
 

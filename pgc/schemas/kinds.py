@@ -28,7 +28,7 @@ from .attack_kinds import (  # noqa: F401
     SweepSetting,
 )
 from .audit_kinds import AUDIT_KINDS
-from .audit_rows import AuditRow, OneRunRow, Verdict
+from .audit_rows import AuditRow, ObserverOneRunRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result
 from .bench_kinds import BENCH_KINDS, AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline
@@ -85,7 +85,7 @@ class FlowerOneRunResult(Result):
     FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
     OLDER_VERSIONS = (2,)
     setup: FlowerOneRunSetup
-    rows: list[OneRunRow]  # one judged row per observer (scope: the observer; note: what it was promised)
+    rows: list[ObserverOneRunRow]  # one judged row per observer (scope: the observer; note: what it was promised)
     simulation_s: float
     dimension: int
     invocation: Invocation | None = field(default=None, metadata={"flat": True})

@@ -87,17 +87,23 @@ def _json(name: str) -> Any:
 
 @dataclass(frozen=True, kw_only=True)
 class Audited(Record):
-    """What the row audited: the subject, the channel's kind (:mod:`pgc.schemas.channels`) and a note."""
+    """What the row audited: the subject and the channel's kind (:mod:`pgc.schemas.channels`)."""
 
     scope: str | None = None  # the audited subject: "mechanism", "environment 5 vs 15", a system's name, ...
     channel_family: ChannelFamily | None = None  # the family the channel belongs to (OTHER: none of them)
     composition: int | None = None  # k: the linked submissions of one participant the channel composes (1: one)
     base_channel: str | None = None  # the channel without its composition ("gradient" for "gradient×3")
-    note: str | None = None  # what the observer was promised, or what else the row needs said
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChannelAudited(Audited):
+class NotedAudited(Audited):
+    """What the row audited, with a note: what the observer was promised, or what else the row needs said."""
+
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChannelAudited(NotedAudited):
     """What a channel audit's row audited besides: what the observer sent, the model, the mechanism and the pair its
     test told apart."""
 
@@ -107,7 +113,7 @@ class ChannelAudited(Audited):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MechanismAudited(Audited):
+class MechanismAudited(NotedAudited):
     """What a mechanism audit audited: the mechanism and the pair its test told apart (an observer of a mechanism
     sends nothing)."""
 
@@ -116,26 +122,40 @@ class MechanismAudited(Audited):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AdversarialAudited(Audited):
+class AdversarialAudited(NotedAudited):
     """What a PGC-A3C adversarial audit's row audited besides: what the aggregator sent, the pair its test told apart,
-    the model, the crafted model's objective and file, and the configuration's mitigations."""
+    the model, the crafted model's objective and the configuration's mitigations."""
 
     broadcast: str | None = None  # what the observer sent: crafted (or honest, on a curve's honest rows)
     hypothesis: str | None = None  # the secrets the certified test told apart
     model: str | None = None  # the model the channel was audited at (adversarial, honest)
     crafted_for: str | None = None  # the channel the crafted model was searched for
-    theta_file: str | None = None  # the crafted model this row was certified at, beside the result file
     protect: list[str] | None = None  # the mitigations of the audited configuration
 
 
 @dataclass(frozen=True, kw_only=True)
-class EnvironmentAudited(Audited):
-    """What a PGC-A3C run audit's row audited besides (an environment audit at the run's model, or its mechanism's
-    canary audit): the mechanism, the pair its test told apart and the configuration's mitigations."""
+class CraftedModelAudited(AdversarialAudited):
+    """What an adversarial audit's row audited, with the file of the crafted model it was certified at (an
+    adversarial curve saves none)."""
 
-    mechanism: str | None = None  # the canary row's mechanism
+    theta_file: str | None = None  # beside the result file
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvironmentAudited(NotedAudited):
+    """What a PGC-A3C environment audit's row audited besides: the pair its test told apart and the configuration's
+    mitigations."""
+
     hypothesis: str | None = None  # the secrets or canary pair the certified test told apart
     protect: list[str] | None = None  # the mitigations of the audited configuration
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunAudited(EnvironmentAudited):
+    """What a PGC-A3C run audit's row audited (an environment audit at the run's model, or its mechanism's canary
+    audit), with the canary row's mechanism."""
+
+    mechanism: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,19 +170,18 @@ class RowClaim(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChannelClaim(RowClaim):
-    """A channel audit's claim: also whether an uncovered channel is held to the claim, and the accountant's ε."""
+class HeldClaim(RowClaim):
+    """An environment or adversarial audit's claim: also whether an uncovered channel is held to the claim (the
+    environment's releases declare no noise to an accountant)."""
 
     held_to_claim: bool | None = None  # an uncovered channel of a participant promised the claim as a whole
-    accountant_epsilon: float | None = None  # ε at the claimed δ of the noise the system declares
 
 
 @dataclass(frozen=True, kw_only=True)
-class HeldClaim(RowClaim):
-    """An adversarial audit's claim: also whether an uncovered channel is held to the claim (the environment's
-    releases declare no noise to an accountant)."""
+class ChannelClaim(HeldClaim):
+    """A channel audit's claim: also the accountant's ε of the noise the system declares."""
 
-    held_to_claim: bool | None = None  # an uncovered channel of a participant promised the claim as a whole
+    accountant_epsilon: float | None = None  # ε at the claimed δ of the noise the system declares
 
 
 @dataclass(frozen=True, kw_only=True)

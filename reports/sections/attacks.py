@@ -12,6 +12,11 @@ from ..document import Document, num
 from ..loaders import Source
 from ..section import Section
 
+# the channel families beside the privatized gradient: an attack that reads one uses a side channel
+SIDE_CHANNEL_FAMILIES = frozenset(
+    {schemas.ChannelFamily.SCORE, schemas.ChannelFamily.TIMING, schemas.ChannelFamily.ALL}
+)
+
 
 def attacks_from_result(src: Source) -> list[AttackRow]:
     result = src.result
@@ -38,6 +43,7 @@ def attacks_from_result(src: Source) -> list[AttackRow]:
                 given_verdict=r.verdict or "",
                 given_below_chance=r.below_chance,
                 reference=src.reference,
+                uses_side_channel=any(schemas.kind_from_label(c).family in SIDE_CHANNEL_FAMILIES for c in r.channels),
             )
         )
     return rows

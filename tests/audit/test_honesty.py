@@ -194,7 +194,7 @@ def test_one_row_type_per_result_kind_and_one_verdict_function():
         "opacus-one-run": "rows",
         "bench-flower": "rows",  # the Flower path's row and the numpy reference's, whole
     }
-    assert typing.get_type_hints(schemas.AdversarialAudit)["channels"] == list[schemas.AdversarialRow]
+    assert typing.get_type_hints(schemas.AdversarialAudit)["channels"] == list[schemas.AdversarialModelRow]
     assert typing.get_type_hints(schemas.FlowerBench)["rows"] == dict[str, AuditRow]
     records = {
         c

@@ -391,6 +391,7 @@ CONFIGURATION = {
     ("TrainTrial", "config"),
     ("TrainRun", "reading"),
     ("AuditedRun", "config"),
+    ("AuditedRunMechanism", "config"),
     ("MechanismRecord", "params"),
     ("MechanismRecord", "factory_args"),
     ("TuneTrial", "params"),

@@ -33,7 +33,7 @@ def audit_run(args, progress: bool):
         )
     else:
         mech, source = recorded_mechanism(trial), "run"
-    audited_run = schemas.AuditedRun(
+    audited_run = schemas.AuditedRunMechanism(
         run=str(run_dir), trial=args.trial, mechanism_source=source, config=config.to_dict()
     )
     pairs = args.pairs or [gravity_pair(p) for p in DEFAULT_PAIRS]
@@ -60,12 +60,12 @@ def audit_run(args, progress: bool):
     print_mechanism(mres)
     model = "initial" if args.initial else "final"
     audits = [_environment_record(res, config, model) for res in environments]
-    canary = schemas.EnvironmentRow.of(
+    canary = schemas.RunRow.of(
         mres.row, channel="canary (black-box)", base_channel="canary (black-box)", holm_rejected=None
     )
     return schemas.RunAudit(
         **header(args),
-        channels=[canary] + [row for a in audits for row in a.channels],
+        channels=[canary] + [schemas.RunRow.of(row) for a in audits for row in a.channels],
         audited_run=audited_run,
         model=model,
         mechanism_audit=canary_record(mres),
