@@ -91,7 +91,7 @@ def test_guard_refuses_unwritable_location_before_the_work(tmp_path, monkeypatch
         return real(*args, dir=dir, **kw)
 
     monkeypatch.setattr(tempfile, "mkstemp", read_only)
-    monkeypatch.setattr("pgc.cli.commands.train.train_batch", lambda *a, **k: pytest.fail("trained first"))
+    monkeypatch.setattr("pgc.a3c.trainer.train_batch", lambda *a, **k: pytest.fail("trained first"))
     rc = _train(tmp_path / "run")
     err = capsys.readouterr().err
     _one_line_error(err, rc)

@@ -17,9 +17,9 @@ from pgc.files import json_number
 from pgc.mechanisms import MECHANISMS, Mechanism, ProjectedRandomSign, make_mechanism, split_rounds
 
 from .env import PAPER_GRAVITIES, TARGET_SCORE, CartPoleParams
+from .hyper import A3CHyperparams
 from .metrics import WINDOW
 from .protect import ScoreLaplace, parse_protect, split_budget
-from .rollout import A3CHyperparams
 
 
 @dataclass(frozen=True)

@@ -62,10 +62,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from pgc.a3c.config import TrainConfig
 from pgc.a3c.env import PAPER_GRAVITIES
+from pgc.a3c.hyper import A3CHyperparams
 from pgc.a3c.metrics import average_scores
-from pgc.a3c.rollout import A3CHyperparams
-from pgc.a3c.trainer import TrainConfig, train_batch
 from pgc.errors import UserError
 from pgc.schemas.shared import PAPER, PAPER_HORIZON
 from pgc.schemas.shared import PAPER_TRIALS as SHARED_PAPER_TRIALS
@@ -500,6 +500,8 @@ def _curve_points(n: int, points: int = 400) -> np.ndarray:
 
 def run_grid(spec: GridSpec, *, progress: bool = False) -> GridRun:
     """Run every setting of ``spec`` in one :func:`train_batch` call."""
+    from pgc.a3c.trainer import train_batch  # the trainer (torch, the kernel) loads where a grid runs
+
     settings = grid_settings(spec)
     configs: list[TrainConfig] = []
     owner: list[int] = []

@@ -6,10 +6,9 @@ import argparse
 import math
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pgc.a3c.protect import CHANNELS, parse_protect
-from pgc.a3c.rundir import check_output_dir, output_lock, save_run
-from pgc.a3c.trainer import MAX_TRIALS, TrainConfig, check_batch_size, train_batch
 from pgc.errors import UserError
 from pgc.files import read_json
 from pgc.mechanisms import MECHANISMS
@@ -23,6 +22,10 @@ from pgc.options import (
     positive_int,
     probability,
 )
+from pgc.outdirs import check_output_dir, output_lock
+
+if TYPE_CHECKING:  # the trainer (torch, the kernel) loads only where a command trains
+    from pgc.a3c.trainer import TrainConfig
 
 # CLI flag -> TrainConfig field
 _FLAGS = {
@@ -61,6 +64,8 @@ def canary_pair(text: str) -> tuple[float, float]:
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
     """Config file (JSON, TrainConfig fields) first, explicit flags on top."""
+    from pgc.a3c.trainer import TrainConfig
+
     data: dict = {}
     if args.config:
         data = read_json(Path(args.config))
@@ -193,6 +198,9 @@ class TrainCommand:
         add_progress(p, help="progress (default on): a bar on a terminal, a dated line every 30 s otherwise")
 
     def run(self, args: argparse.Namespace) -> int:
+        from pgc.a3c.rundir import save_run
+        from pgc.a3c.trainer import MAX_TRIALS, check_batch_size, train_batch
+
         if args.seed < 0:
             raise UserError("--seed must be >= 0")
         if args.canaries is not None and args.canaries < 0:

@@ -10,12 +10,13 @@ import sys
 import pytest
 
 from pgc.cli.commands.audit.subcommands import SUBCOMMANDS
+from pgc.cli.main import COMMANDS
 
 HEAVY = ("torch", "numba", "pgc.a3c", "statsmodels", "scipy", "pgc.audits")
 
 
-def _loaded_after(argv: list[str], cwd) -> tuple[int, list[str], str]:
-    """Run ``pgc ARGV`` in a fresh interpreter: its exit code, which HEAVY modules it loaded, its stderr."""
+def _loaded_after(argv: list[str], cwd, modules: tuple[str, ...] = HEAVY) -> tuple[int, list[str], str]:
+    """Run ``pgc ARGV`` in a fresh interpreter: its exit code, which of ``modules`` it loaded, its stderr."""
     code = (
         "import json, sys\n"
         "from pgc.cli.main import main\n"
@@ -23,7 +24,7 @@ def _loaded_after(argv: list[str], cwd) -> tuple[int, list[str], str]:
         f"    rc = main({argv!r})\n"
         "except SystemExit as exc:\n"
         "    rc = exc.code\n"
-        f"print(json.dumps([rc, [m for m in {HEAVY!r} if m in sys.modules]]), file=sys.stderr)\n"
+        f"print(json.dumps([rc, [m for m in {modules!r} if m in sys.modules]]), file=sys.stderr)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300)
     rc, loaded = json.loads(proc.stderr.strip().splitlines()[-1])
@@ -33,6 +34,12 @@ def _loaded_after(argv: list[str], cwd) -> tuple[int, list[str], str]:
 @pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
 def test_a_subcommands_help_imports_no_audit_and_no_torch(name, tmp_path):
     rc, loaded, err = _loaded_after(["audit", name, "--help"], tmp_path)
+    assert rc == 0 and loaded == [], (loaded, err)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_commands_help_imports_neither_torch_nor_numba_nor_the_kernel(command, tmp_path):
+    rc, loaded, err = _loaded_after([command, "--help"], tmp_path, modules=("torch", "numba", "pgc.a3c.kernel"))
     assert rc == 0 and loaded == [], (loaded, err)
 
 
