@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from pgc.schemas import ChannelKind, channel_kind
+from pgc.schemas import ChannelFamily, ChannelKind, channel_kind, kind_from_label
+from pgc.schemas.attack_kinds import AttackRow as AttackResultRow
 from pgc.schemas.audit_rows import AuditRow, Verdict
 from pgc.schemas.audit_rows import worst as worst_verdict
 from pgc.schemas.report_parts import (
@@ -28,6 +29,8 @@ from pgc.schemas.report_parts import (
 
 from .loaders import Source
 
+# the channel families beside the privatized gradient: an attack that reads one uses a side channel
+SIDE_CHANNEL_FAMILIES = frozenset({ChannelFamily.SCORE, ChannelFamily.TIMING, ChannelFamily.ALL})
 BUDGET_LIMIT_FRACTION = 0.9  # a bound within 10% of the certifiable cap is limited by the sample budget
 SUMMARY_MAX_ROWS = 15
 
@@ -163,23 +166,33 @@ class BoundRow:
 
 @dataclass
 class AttackRow:
+    """Where one attack row sits in the report: its source, the candidates its result names and whether it is a
+    committed reference. Its numbers and verdict are the attack row's own, read through it (:attr:`row`)."""
+
     source: str
-    attacker: str
-    channels: str
-    epsilon: float | None
-    k: int | None
-    candidates: int | None
-    accuracy: float
-    ci_low: float | None
-    ci_high: float | None
-    chance: float | None
-    ceiling: float | None
-    setting: str = ""
-    budget: int | None = None
-    given_verdict: str = ""
-    given_below_chance: bool | None = None
+    row: AttackResultRow  # the attack's row itself: its attacker, channels, score and verdict
+    candidates: int | None = None  # |Ψ| of the attack's result
     reference: bool = False
-    uses_side_channel: bool = False  # the attacker saw something besides the privatized gradient (score, timing)
+
+    attacker = property(lambda self: self.row.attacker)
+    channels = property(lambda self: "+".join(self.row.channels))  # as the tables name them
+    epsilon = property(lambda self: self.row.epsilon)
+    k = property(lambda self: self.row.k)
+    budget = property(lambda self: self.row.budget)
+    accuracy = property(lambda self: self.row.accuracy)
+    chance = property(lambda self: self.row.chance)
+    ceiling = property(lambda self: self.row.ceiling)
+    setting = property(lambda self: self.row.model or "")  # a sweep's model
+    given_verdict = property(lambda self: self.row.verdict or "")
+    given_below_chance = property(lambda self: self.row.below_chance)
+    ci_low = property(lambda self: self.row.ci[0] if self.row.ci and len(self.row.ci) == 2 else None)
+    ci_high = property(lambda self: self.row.ci[1] if self.row.ci and len(self.row.ci) == 2 else None)
+
+    @property
+    def uses_side_channel(self) -> bool:
+        """The attacker saw something besides the privatized gradient: a channel of the score, timing or joint
+        family (:data:`SIDE_CHANNEL_FAMILIES`)."""
+        return any(kind_from_label(c).family in SIDE_CHANNEL_FAMILIES for c in self.row.channels)
 
     @property
     def attacker_defect(self) -> bool:

@@ -12,11 +12,6 @@ from ..document import Document, num
 from ..loaders import Source
 from ..section import Section
 
-# the channel families beside the privatized gradient: an attack that reads one uses a side channel
-SIDE_CHANNEL_FAMILIES = frozenset(
-    {schemas.ChannelFamily.SCORE, schemas.ChannelFamily.TIMING, schemas.ChannelFamily.ALL}
-)
-
 
 def attacks_from_result(src: Source) -> list[AttackRow]:
     result = src.result
@@ -24,28 +19,7 @@ def attacks_from_result(src: Source) -> list[AttackRow]:
     n_cands = result.candidate_count
     rows = []
     for r in result.rows:
-        lo, hi = (r.ci[0], r.ci[1]) if r.ci and len(r.ci) == 2 else (None, None)
-        rows.append(
-            AttackRow(
-                source=src.label,
-                attacker=r.attacker,
-                channels="+".join(r.channels),
-                epsilon=r.epsilon,
-                k=r.k,
-                candidates=n_cands,
-                accuracy=r.accuracy,
-                ci_low=lo,
-                ci_high=hi,
-                chance=r.chance,
-                ceiling=r.ceiling,
-                setting=r.model or "",
-                budget=r.budget,
-                given_verdict=r.verdict or "",
-                given_below_chance=r.below_chance,
-                reference=src.reference,
-                uses_side_channel=any(schemas.kind_from_label(c).family in SIDE_CHANNEL_FAMILIES for c in r.channels),
-            )
-        )
+        rows.append(AttackRow(source=src.label, row=r, candidates=n_cands, reference=src.reference))
     return rows
 
 
