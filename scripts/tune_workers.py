@@ -13,6 +13,7 @@ killed trial's retry (same parameters, same seeds). tests/pgc/tuning/test_postgr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -21,6 +22,10 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pgc.schemas import TuneWorkers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,7 +34,7 @@ def _env() -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
 
 
-def _kill_one_training_worker(proc, storage, study: str, start: float, deadline_s: float) -> dict | None:
+def _kill_one_training_worker(proc, storage, study: str, start: float, deadline_s: float) -> tuple | None:
     """SIGKILL the first worker seen training an original trial (parameters drawn, not a retry)."""
     import optuna
     from optuna.trial import TrialState
@@ -58,7 +63,7 @@ def _kill_one_training_worker(proc, storage, study: str, start: float, deadline_
                 os.kill(w["pid"], signal.SIGKILL)
                 # its parameters are read after the run: this snapshot may predate them (PostgreSQL
                 # reads a trial's tables in separate statements, each seeing the latest commits)
-                return {"trial": t.number, "pid": w["pid"], "after_s": round(time.monotonic() - start, 2)}
+                return t.number, w["pid"], round(time.monotonic() - start, 2)  # trial, process, seconds
     return None
 
 
@@ -74,12 +79,14 @@ def tune_workers_killed(
     submissions: int = 4000,
     seed: int = 5,
     deadline_s: float = 150,
-) -> dict:
+) -> TuneWorkers:
     """``pgc tune --workers N`` on one study; with ``kill``, one worker process is SIGKILLed while its
-    trial trains. Returns what happened (also used to record results/tune/)."""
+    trial trains. Returns what happened, as results/tune/ records it (``ok``: every requested trial finished
+    once, none stuck, the killed one retried once to the end)."""
     import optuna
     from optuna.trial import TrialState
 
+    from pgc.schemas import KilledWorker, RetriedTrial, TuneWorkers
     from pgc.tuning import trial_seeds
     from pgc.tuning.storage import make_storage
 
@@ -119,10 +126,10 @@ def tune_workers_killed(
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=_env())
     storage = make_storage(url)
-    killed: dict | None = None
+    seen: tuple | None = None
     try:
         if kill:
-            killed = _kill_one_training_worker(proc, storage, study, start, deadline_s)
+            seen = _kill_one_training_worker(proc, storage, study, start, deadline_s)
         stdout, stderr = proc.communicate(timeout=max(1.0, deadline_s - (time.monotonic() - start)))
     finally:
         if proc.poll() is None:
@@ -132,36 +139,50 @@ def tune_workers_killed(
     trials_all = optuna.load_study(study_name=study, storage=storage).get_trials(deepcopy=False)
     finished = [t for t in trials_all if t.state in done]
     params = [json.dumps(t.params, sort_keys=True) for t in finished]
-    if killed:
-        killed["params"] = next(t.params for t in trials_all if t.number == killed["trial"])
-    retried = [t for t in trials_all if killed and t.system_attrs.get("failed_trial") == killed["trial"]]
+    killed = None
+    if seen:
+        trial, pid, after_s = seen
+        killed_params = next(t.params for t in trials_all if t.number == trial)
+        killed = KilledWorker(trial=trial, pid=pid, after_s=after_s, params=killed_params)
+    retries = [
+        RetriedTrial(
+            number=t.number,
+            state=t.state.name,
+            same_params=t.params == killed.params,
+            seeds_from_killed_trial=t.user_attrs.get("seeds") == trial_seeds(seed, killed.trial, runs),
+        )
+        for t in trials_all
+        if killed and t.system_attrs.get("failed_trial") == killed.trial
+    ]
     storage.engine.dispose()
-    return {
-        "returncode": proc.returncode,
-        "stderr": stderr.decode()[-3000:],
-        "stdout": stdout.decode()[-2000:],
-        "workers": workers,
-        "trials_requested": trials,
-        "wall_s": round(wall, 2),
+    counted = {
         "finished": len(finished),
         "duplicates": len(params) - len(set(params)),
         "stuck": sum(t.state in (TrialState.RUNNING, TrialState.WAITING) for t in trials_all),
-        "failed": sorted(t.number for t in trials_all if t.state == TrialState.FAIL),
-        "surplus": sorted(t.number for t in trials_all if t.user_attrs.get("surplus")),
-        "killed": killed,
-        "retries_of_killed": [
-            {
-                "number": t.number,
-                "state": t.state.name,
-                "same_params": t.params == killed["params"],
-                "seeds_from_killed_trial": t.user_attrs.get("seeds") == trial_seeds(seed, killed["trial"], runs),
-            }
-            for t in retried
-        ]
-        if killed
-        else [],
-        "command": " ".join(cmd[1:]),
     }
+    ok = (
+        proc.returncode == 0
+        and counted["finished"] == trials
+        and counted["duplicates"] == 0
+        and counted["stuck"] == 0
+        and killed is not None
+        and len(retries) == 1
+        and retries[0].state in ("COMPLETE", "PRUNED")
+    )
+    return TuneWorkers(
+        workers=workers,
+        trials_requested=trials,
+        ok=ok,
+        **counted,
+        failed=sorted(t.number for t in trials_all if t.state == TrialState.FAIL),
+        surplus=sorted(t.number for t in trials_all if t.user_attrs.get("surplus")),
+        killed=killed,
+        retries_of_killed=retries,
+        returncode=proc.returncode,
+        wall_s=round(wall, 2),
+        command=" ".join(cmd[1:]),
+        stderr=stderr.decode()[-3000:],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,24 +225,14 @@ def main(argv: list[str] | None = None) -> int:
                     submissions=args.submissions,
                     deadline_s=540,
                 )
-    r["script"] = "python scripts/tune_workers.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    r["ok"] = (
-        r["returncode"] == 0
-        and r["finished"] == args.trials
-        and r["duplicates"] == 0
-        and r["stuck"] == 0
-        and r["killed"] is not None
-        and len(r["retries_of_killed"]) == 1
-        and r["retries_of_killed"][0]["state"] in ("COMPLETE", "PRUNED")
-    )
-    import pgc.schemas as schemas
-    from pgc.files import write_json_atomic
-
-    outcome = schemas.TuneWorkers.from_dict({k: v for k, v in r.items() if k != "stdout"}, "tune_workers")
+    script = "python scripts/tune_workers.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    outcome = dataclasses.replace(r, script=script)
     print(json.dumps(outcome.to_dict(), indent=1))
     if args.json:
+        from pgc.files import write_json_atomic
+
         write_json_atomic(args.json, outcome.to_dict())
-    return 0 if r["ok"] else 1
+    return 0 if outcome.ok else 1
 
 
 if __name__ == "__main__":

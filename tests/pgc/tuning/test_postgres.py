@@ -298,18 +298,19 @@ def _tune_workers():
 @pytest.mark.slow
 def test_postgres_three_workers_one_killed_mid_trial_exact_trials_no_duplicates(postgres_url, tmp_path):
     r = _tune_workers().tune_workers_killed(postgres_url, _name("w"), tmp_path / "tune", workers=3, trials=12)
-    assert r["returncode"] == 0, r["stderr"]
-    assert r["killed"] is not None and r["killed"]["params"], r["killed"]  # killed while its trial trained
-    assert f"did not finish cleanly (pid, exit code): [({r['killed']['pid']}, -9)]" in r["stderr"], r["stderr"]
-    assert r["finished"] == 12, r
-    assert r["duplicates"] == 0 and r["stuck"] == 0
-    assert r["surplus"] == [] and r["failed"] == [r["killed"]["trial"]], r  # workers ask one at a time
-    assert len(r["retries_of_killed"]) == 1, r
-    retry = r["retries_of_killed"][0]
-    assert retry["state"] in ("COMPLETE", "PRUNED") and retry["same_params"] and retry["seeds_from_killed_trial"], (
+    assert r.returncode == 0, r.stderr
+    assert r.killed is not None and r.killed.params, r.killed  # killed while its trial trained
+    assert f"did not finish cleanly (pid, exit code): [({r.killed.pid}, -9)]" in r.stderr, r.stderr
+    assert r.finished == 12, r
+    assert r.duplicates == 0 and r.stuck == 0
+    assert r.surplus == [] and r.failed == [r.killed.trial], r  # workers ask one at a time
+    assert r.retries_of_killed is not None and len(r.retries_of_killed) == 1, r
+    retry = r.retries_of_killed[0]
+    assert retry.state in ("COMPLETE", "PRUNED") and retry.same_params and retry.seeds_from_killed_trial, (
         retry,
-        r["killed"],
+        r.killed,
     )
+    assert r.ok
     result = json.loads((tmp_path / "tune" / "tune.json").read_text())
     assert result["storage"].startswith("postgresql+psycopg://")
     assert sum(result["counts"].get(k, 0) for k in ("COMPLETE", "PRUNED")) == 12
