@@ -19,6 +19,8 @@ import sys
 
 import numpy as np
 
+from pgc.options import positive_int
+
 
 def _seeds(text: str) -> list[int]:
     first, _, last = text.partition("-")
@@ -28,16 +30,25 @@ def _seeds(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("factory", help="MODULE:FACTORY returning a pgc.opacus.OpacusClient")
-    parser.add_argument("--canaries", type=int, nargs="+", default=[1000, 5000])
+    parser.add_argument("--canaries", type=positive_int, nargs="+", default=[1000, 5000])
     parser.add_argument("--seeds", type=_seeds, default=_seeds("0-8"), help="a range, e.g. 0-8")
     args = parser.parse_args(argv)
+    from pgc.cli.main import report_exception
 
+    try:
+        return _run(args)
+    except Exception as exc:  # bad input, or the user's factory: one line (exit 2); a bug: the traceback (exit 3)
+        return report_exception(exc, "one_run_ideal_canaries.py")
+
+
+def _run(args: argparse.Namespace) -> int:
     from pgc.audits.opacus import one_run_rows
+    from pgc.cli.commands.audit.opacus import _client
     from pgc.opacus.claims import opacus_epsilon
     from pgc.opacus.one_run import OneRunObservation, simulate_promise
-    from pgc.systems.registry import system_factory
 
-    client = system_factory(args.factory, option="scripts/one_run_ideal_canaries.py")()
+    # the factory as pgc audit opacus-one-run loads it: the user's exceptions are theirs, a non-client refused
+    client = _client(argparse.Namespace(opacus=args.factory, setting=None), "opacus-one-run")
     claimed = opacus_epsilon(
         client.accountant, client.sample_rate, client.noise_multiplier, client.local_steps, client.delta
     )

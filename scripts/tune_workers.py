@@ -155,16 +155,13 @@ def tune_workers_killed(
         if killed and t.system_attrs.get("failed_trial") == killed.trial
     ]
     storage.engine.dispose()
-    counted = {
-        "finished": len(finished),
-        "duplicates": len(params) - len(set(params)),
-        "stuck": sum(t.state in (TrialState.RUNNING, TrialState.WAITING) for t in trials_all),
-    }
+    duplicates = len(params) - len(set(params))
+    stuck = sum(t.state in (TrialState.RUNNING, TrialState.WAITING) for t in trials_all)
     ok = (
         proc.returncode == 0
-        and counted["finished"] == trials
-        and counted["duplicates"] == 0
-        and counted["stuck"] == 0
+        and len(finished) == trials
+        and duplicates == 0
+        and stuck == 0
         and killed is not None
         and len(retries) == 1
         and retries[0].state in ("COMPLETE", "PRUNED")
@@ -173,7 +170,9 @@ def tune_workers_killed(
         workers=workers,
         trials_requested=trials,
         ok=ok,
-        **counted,
+        finished=len(finished),
+        duplicates=duplicates,
+        stuck=stuck,
         failed=sorted(t.number for t in trials_all if t.state == TrialState.FAIL),
         surplus=sorted(t.number for t in trials_all if t.user_attrs.get("surplus")),
         killed=killed,
