@@ -1,6 +1,7 @@
 """The results of the robustness checks: scripts/reliability_run.py (hostile input, kills and restarts,
 concurrent writers, the walk through a user's own code) and scripts/tune_workers.py (several tuning workers on
-one PostgreSQL study, one of them killed). Both files carry no kind field and are loaded with ``kind=``.
+one PostgreSQL study, one of them killed) — both files carry no kind field and are loaded with ``kind=`` — and
+scripts/shape_goals.py (the command line's start-up, its widest subcommand and the test run's time).
 
 Pure Python: imports nothing from the project beyond :mod:`pgc.schemas`.
 """
@@ -150,3 +151,22 @@ class TuneWorkers(Result):
     command: str | None = None  # the workers' command line
     script: str | None = None  # the command that made this file
     stderr: str | None = None  # the end of the workers' stderr
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShapeGoals(Result):
+    """scripts/shape_goals.py: the measured goals of the command line's shape — a subcommand's help time (warm, the
+    median of several runs), the most options one ``pgc audit`` subcommand takes, and the default test run's time as
+    a fresh clone's CI log reports it."""
+
+    KIND = "shape-goals"
+    help_command: str
+    help_seconds: list[float]  # each warm run, in order
+    help_median_s: float
+    widest_subcommand: str  # the ``pgc audit`` subcommand with the most options
+    widest_subcommand_options: int
+    test_log: str | None = None  # the CI log the test time was read from
+    tests_passed: int | None = None
+    test_seconds: float | None = None  # pytest's own wall time of the default run (set-up, lint and types aside)
+    goals_met: bool  # help ≤ 1 s, ≤ 25 options, and (when a log was given) tests ≤ 480 s with no failure
+    script: str | None = None  # the command that made this file

@@ -32,7 +32,7 @@ from .audit_rows import AuditRow, ObserverOneRunRow, Verdict
 from .bandit_kinds import BanditAttack, BanditBench, BanditRegret, LayoutGap
 from .base import JsonObject, Record, Result
 from .bench_kinds import BENCH_KINDS, AuditBenchmark, Bench, BenchNumbers, LdpBench, Pipeline
-from .check_kinds import Reliability, TuneWorkers
+from .check_kinds import Reliability, ShapeGoals, TuneWorkers
 from .opacus_kinds import OpacusOneRunResult
 from .power_kinds import PowerStudy
 from .provenance import Invocation
@@ -272,6 +272,7 @@ _RESULT_TYPES: tuple[type[Result], ...] = (
     BenchNumbers,
     Reliability,
     TuneWorkers,
+    ShapeGoals,
     Pipeline,
     Report,
     ThesisMembership,
