@@ -54,7 +54,13 @@ from audit.engine.broadcast_search import (
     adversarial_candidates,
     projected_by_channel,
 )
-from audit.engine.pair_search import PAIR_SEARCH_SHARE, FoundPair, choose_named_pair, search_secret_pair
+from audit.engine.pair_search import (
+    NAMED_PAIR_RACE_SHARE,
+    PAIR_SEARCH_SHARE,
+    FoundPair,
+    choose_named_pair,
+    search_secret_pair,
+)
 from audit.engine.progress import progress_bar
 from audit.engine.releases import (
     AuditTarget,
@@ -183,6 +189,7 @@ class AuditSettings:
     )
     search_samples: int = SEARCH_SAMPLES
     search_generations: int = SEARCH_GENERATIONS
+    pair_race_share: int = NAMED_PAIR_RACE_SHARE  # named pairs race on max(search_samples, samples / this) each
     float_exact: bool = False
     progress: bool = False
     train_minimum: int = 1_000
@@ -208,6 +215,8 @@ class AuditSettings:
             raise UserError(f"certification_seed must be a non-negative integer, got {self.certification_seed!r}")
         if self.search_samples < 2 or self.search_generations < 1:
             raise UserError("search_samples must be >= 2 and search_generations >= 1")
+        if not isinstance(self.pair_race_share, (int, np.integer)) or self.pair_race_share < 1:
+            raise UserError(f"pair_race_share must be an integer >= 1, got {self.pair_race_share!r}")
 
     @property
     def train_samples(self) -> int:
@@ -369,8 +378,8 @@ def _chosen_pair(
         raise UserError("give either named pairs to choose among or search_pair=True, not both")
     pair_seq, search_seq = search_seq.spawn(2)
     channels = [ch for ch in wanted if covered[ch]] or wanted
-    n = max(settings.search_samples, settings.samples // PAIR_SEARCH_SHARE)
     if pairs is not None:
+        n = max(settings.search_samples, settings.samples // settings.pair_race_share)
         name, found, searched = choose_named_pair(
             system,
             base,
@@ -389,7 +398,7 @@ def _chosen_pair(
         base,
         channels,
         pair_seq,
-        n=n,
+        n=max(settings.search_samples, settings.samples // PAIR_SEARCH_SHARE),
         n_cert=settings.samples,
         alpha=1.0 - settings.confidence,
         deltas=deltas,

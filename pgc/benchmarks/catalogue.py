@@ -4,7 +4,7 @@
 Per cell (algorithm, seed), each tool spends ``--total`` releases per side, training included:
 
 * ours, the chosen pair: ``audit_system(..., pairs=system.canaries())`` ranks the P pairs on its search stream
-  (max(search_samples, n // 10) releases per side per pair, n the certification size) and certifies the chosen
+  (max(search_samples, n // 25) releases per side per pair, n the certification size) and certifies the chosen
   pair on fresh releases at the full confidence; :func:`pair_choice_split` sizes search + training + n to fit
   ``total`` (the search aimed at a quarter of it, the training split a quarter of n, ``--train-split``); this is
   the row that flags and enters Holm;
@@ -122,7 +122,7 @@ def _audit(system, pair: tuple, total: int, confidence: float, seed: int) -> Fir
     )
 
 
-SEARCH_SHARE = 0.25  # the pair search's target share of the total; the audit draws at least samples // 10 per pair
+SEARCH_SHARE = 0.25  # the pair search's target share of the total; the audit's race draws at least samples // 25 a pair
 SPLITS = ("quarter", "auto", "half")  # the training split: a quarter, the audit's rule for the claim, a half
 
 
@@ -136,19 +136,25 @@ def train_fraction_for(rule: str, samples: int, claimed_epsilon: float) -> float
 
 
 def pair_choice_split(
-    total: int, pairs: int, claimed_epsilon: float, rule: str = SPLITS[0], search_share: float = SEARCH_SHARE
+    total: int,
+    pairs: int,
+    claimed_epsilon: float,
+    rule: str = SPLITS[0],
+    search_share: float = SEARCH_SHARE,
+    race_share: int | None = None,
 ) -> PairChoiceSplit:
     """Releases per side of the pair-choice audit within ``total``: the largest certification size n with
-    P · max(search_samples, n // 10) (the search, :func:`audit.engine.system_audit._chosen_pair`) + the training split
+    P · max(search_samples, n // 25) (the search, :func:`audit.engine.system_audit._chosen_pair`) + the training split
     (:data:`audit.certification.tester.SYSTEM_SPLIT` at the rule's fraction) + n ≤ total."""
     from audit.certification.tester import SYSTEM_SPLIT
-    from audit.engine.pair_search import PAIR_SEARCH_SHARE
+    from audit.engine.pair_search import NAMED_PAIR_RACE_SHARE
 
     search_samples = max(2, int(search_share * total / pairs))
+    floor = NAMED_PAIR_RACE_SHARE if race_share is None else race_share
 
     def parts(n: int) -> tuple[int, int, float]:
         fraction = train_fraction_for(rule, n, claimed_epsilon)
-        return pairs * max(search_samples, n // PAIR_SEARCH_SHARE), SYSTEM_SPLIT.size(n, fraction), fraction
+        return pairs * max(search_samples, n // floor), SYSTEM_SPLIT.size(n, fraction), fraction
 
     low, high = 0, total
     while low < high:  # the largest n whose parts fit: every part grows with n
@@ -170,14 +176,16 @@ def pair_choice_split(
 
 
 def ours_pair_choice(
-    system, pairs: dict, total: int, confidence: float, seed: int, rule: str = SPLITS[0]
+    system, pairs: dict, total: int, confidence: float, seed: int, rule: str = SPLITS[0], race_share: int | None = None
 ) -> OursPairChoice:
     """audit_system choosing among the named pairs on its search stream and certifying the chosen one, search,
     training and certification within ``total`` releases per side (:func:`pair_choice_split`)."""
+    from audit.engine.pair_search import NAMED_PAIR_RACE_SHARE
     from audit.engine.system_audit import audit_system
     from pgc.catalogue import CHANNEL
 
-    split = pair_choice_split(total, len(pairs), float(system.claim.epsilon), rule)
+    race_share = NAMED_PAIR_RACE_SHARE if race_share is None else race_share
+    split = pair_choice_split(total, len(pairs), float(system.claim.epsilon), rule, race_share=race_share)
     start = time.perf_counter()
     releases = split.search + split.train + split.samples
     try:
@@ -191,6 +199,7 @@ def ours_pair_choice(
             confidence=confidence,
             train_fraction=split.train_fraction,
             search_samples=split.search_samples,
+            pair_race_share=race_share,
             channels=[CHANNEL],
         )
     except UserError as exc:

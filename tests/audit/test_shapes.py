@@ -225,6 +225,38 @@ def test_the_audit_chooses_among_named_pairs_on_its_search_stream():
         audit_system(ScaleLeak(), None, None, samples=2_000, pairs=pairs, search_pair=True)
 
 
+class CountingScaleLeak(ScaleLeak):
+    """ScaleLeak that counts the releases drawn per secret."""
+
+    def __init__(self):
+        super().__init__()
+        self.drawn = {0: 0, 1: 0}
+
+    def release(self, secret, n, rng, *, broadcast=None):
+        self.drawn[secret] += n
+        return super().release(secret, n, rng, broadcast=broadcast)
+
+
+def test_the_named_pair_race_spends_its_floor_per_pair():
+    """Two pairs race for one round on max(search_samples, samples / pair_race_share) releases per side each; the
+    rest of the audit (training split, certification) draws the same whatever the floor."""
+    pairs = {"same": (0, 0), "leaking": (0, 1)}
+    drawn = {}
+    for race_share in (10, 25):
+        system = CountingScaleLeak()
+        res = audit_system(
+            system, None, None, samples=4_000, seed=7, pairs=pairs, search_samples=20, pair_race_share=race_share
+        )
+        assert res.pair.startswith("leaking (chosen among 2")
+        drawn[race_share] = system.drawn
+    per_pair = {share: 4_000 // share for share in drawn}  # 400 and 160 releases per side of each pair
+    # the pair "same" draws secret 0 on both sides, "leaking" secret 0 and secret 1
+    assert drawn[10][1] - drawn[25][1] == per_pair[10] - per_pair[25]
+    assert drawn[10][0] - drawn[25][0] == 3 * (per_pair[10] - per_pair[25])
+    with pytest.raises(ValueError, match="pair_race_share"):
+        AuditSettings(pair_race_share=0)
+
+
 def test_a_certification_seed_keeps_the_selection_and_draws_fresh_releases():
     first = audit_system(ScaleLeak(ratio=1.1), 0, 1, samples=2_000, seed=8).rows[0]
     again = audit_system(ScaleLeak(ratio=1.1), 0, 1, samples=2_000, seed=8, certification_seed=1).rows[0]

@@ -102,7 +102,7 @@ def test_the_laplace_small_epsilon_script_writes_its_typed_kind(tmp_path, no_res
         ("results/flower/bench.json", schemas.FlowerBench),
         ("results/versions/matrix.json", schemas.VersionsBench),
         ("results/catalogue/oracle/oracle.json", schemas.CatalogueOracle),
-        ("results/catalogue/catalogue.json", schemas.CatalogueBench),
+        ("results/catalogue/race/catalogue-floor10.json", schemas.CatalogueBench),
         ("results/catalogue/dpsniper-check/dpsniper-check.json", schemas.DpsniperCheck),
         ("results/shapes/shapes.json", schemas.ShapesBench),
         ("results/audit/one-run/bench.json", schemas.OneRunBench),
@@ -131,7 +131,7 @@ def test_the_older_kinds_parts_are_typed():
     flower = schemas.load(json.loads((ROOT / "results/flower/bench.json").read_text()))
     assert flower.rows["flower"].epsilon_lower_bound == flower.rows["numpy reference"].epsilon_lower_bound
     assert flower.false_alarms.flagged == 0 and flower.audit_over_oracle_over_seeds.curve.share_at_least_09 >= 0
-    catalogue = schemas.load(json.loads((ROOT / "results/catalogue/catalogue.json").read_text()))
+    catalogue = schemas.load(json.loads((ROOT / "results/catalogue/race/catalogue-floor10.json").read_text()))
     assert catalogue.cells[0].ours.split.rule == "quarter" and catalogue.cells[0].dpsniper.stages.n_final > 0
     assert sum(c.broken_flagged for c in catalogue.summary.ours_holm_per_seed.values()) >= 0
     shapes = schemas.load(json.loads((ROOT / "results/shapes/shapes.json").read_text()))
