@@ -37,18 +37,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except Exception as exc:  # bad input: one line (exit 2); a bug: the traceback (exit 3)
-        return report_exception(exc)
+        return report_exception(exc, "catalogue_race_floor.py")
 
 
 def _run(args: argparse.Namespace) -> int:
     from pgc.benchmarks.catalogue import cell_seed, ours_pair_choice
     from pgc.catalogue import catalogue_system
 
+    systems = [catalogue_system(name) for name in args.algorithms]  # an unknown name fails before any output
     print(f"releases per side per audit: {args.total:,} (race, training and certification); confidence 0.95")
     print("| algorithm | floor | certified n | median ε_LB | seeds above the claim | ε_LB per seed (chosen pair) |")
     print("|---|---|---|---|---|---|")
-    for name in args.algorithms:
-        system = catalogue_system(name)
+    for name, system in zip(args.algorithms, systems, strict=True):
         pairs = system.canaries()
         claim = float(system.claim.epsilon)
         for floor in args.floors:
