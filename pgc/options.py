@@ -50,6 +50,17 @@ def positive_int(text: str) -> int:
     return _int_at_least(text, 1)
 
 
+def seed_range(text: str) -> list[int]:
+    """Seeds as a range ``first-last`` (both included) or one seed: ``0-8``, ``3``."""
+    first, dash, last = text.partition("-")
+    try:
+        low = _int_at_least(first, 0)
+        high = _int_at_least(last, low) if dash else low
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seed or a range of seeds (first-last, e.g. 0-8)") from None
+    return list(range(low, high + 1))
+
+
 def sample_count(text: str) -> int:
     """A positive whole number, also written as 1e6 or 2.5e5."""
     try:

@@ -17,18 +17,13 @@ import argparse
 import statistics
 import sys
 
-from pgc.options import positive_int
-
-
-def _seeds(text: str) -> list[int]:
-    first, _, last = text.partition("-")
-    return list(range(int(first), int(last or first) + 1))
+from pgc.options import positive_int, seed_range
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--floors", type=positive_int, nargs="+", default=[10, 25])
-    parser.add_argument("--seeds", type=_seeds, default=_seeds("0-11"), help="a range, e.g. 0-11")
+    parser.add_argument("--seeds", type=seed_range, default=seed_range("0-11"), help="a range, e.g. 0-11")
     parser.add_argument("--algorithms", nargs="+", default=["ReportNoisyMax3", "ReportNoisyMax4", "SVT6"])
     parser.add_argument("--total", type=positive_int, default=100_000)
     args = parser.parse_args(argv)

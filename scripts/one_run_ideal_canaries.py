@@ -19,19 +19,14 @@ import sys
 
 import numpy as np
 
-from pgc.options import positive_int
-
-
-def _seeds(text: str) -> list[int]:
-    first, _, last = text.partition("-")
-    return list(range(int(first), int(last or first) + 1))
+from pgc.options import positive_int, seed_range
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("factory", help="MODULE:FACTORY returning a pgc.opacus.OpacusClient")
     parser.add_argument("--canaries", type=positive_int, nargs="+", default=[1000, 5000])
-    parser.add_argument("--seeds", type=_seeds, default=_seeds("0-8"), help="a range, e.g. 0-8")
+    parser.add_argument("--seeds", type=seed_range, default=seed_range("0-8"), help="a range, e.g. 0-8")
     args = parser.parse_args(argv)
     from pgc.cli.main import report_exception
 
