@@ -58,7 +58,7 @@ def compare(old: schemas.LdpBench, new: schemas.LdpBench, tolerance: float) -> l
         "| cell | first ε_LB | second ε_LB | ratio | first statistic | second statistic |",
         "|---|---|---|---|---|---|",
     ]
-    for key in sorted(set(lost) | {k for k in shared if after[k].epsilon_lower_bound != before[k].epsilon_lower_bound}):
+    for key in sorted(k for k in shared if after[k].epsilon_lower_bound != before[k].epsilon_lower_bound):
         b, a = before[key], after[key]
         ratio = a.epsilon_lower_bound / b.epsilon_lower_bound if b.epsilon_lower_bound > 0 else float("inf")
         mark = " (lost)" if key in lost else ""
@@ -92,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("second", help="the later bench result (JSON)")
     parser.add_argument("--tolerance", type=float, default=0.02, help="relative loss allowed per cell (default 0.02)")
     args = parser.parse_args(argv)
+    if not 0.0 <= args.tolerance < 1.0:
+        parser.error(f"--tolerance must lie in [0, 1), got {args.tolerance!r}")
     from pgc.cli.main import report_exception
 
     try:

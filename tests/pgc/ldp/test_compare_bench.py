@@ -4,6 +4,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -32,3 +34,6 @@ def test_a_cell_that_lost_more_than_the_tolerance_is_named(tmp_path, capsys):
     assert "lower by more than 5%: 0" in capsys.readouterr().out
     assert script.main([str(tmp_path / "missing.json"), str(tmp_path / "second.json")]) == 2
     assert "no bench result" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        script.main([str(tmp_path / "second.json"), str(tmp_path / "second.json"), "--tolerance", "-0.1"])
+    assert refused.value.code == 2 and "--tolerance must lie in [0, 1)" in capsys.readouterr().err
