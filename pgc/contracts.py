@@ -294,6 +294,15 @@ class Scorer(Protocol):
 
 @runtime_checkable
 class Statistic(Protocol):
+    """A test statistic: fitted on half the training split, ranked on the other half, certified on fresh releases.
+
+    Optional attributes the selection reads (:func:`audit.statistics.selection.select_statistic`): ``shape`` (the
+    leak shape it reads, one of :data:`audit.statistics.shapes.SHAPES`; ``"location"`` when absent);
+    ``selection_margin`` (a fraction: it replaces an earlier statistic only by projecting that much more — a
+    flexible, fitted statistic must win clearly); ``held_out_ranking`` (True: ranked by its held-out projection even
+    when it takes few values — a sum of many coordinates, whose values are no events known in advance);
+    ``preferred_margin`` (see :class:`OffersStatistics`)."""
+
     name: str
 
     def fit(self, train_pos: Any, train_neg: Any) -> Scorer | None:

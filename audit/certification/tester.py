@@ -219,8 +219,8 @@ def fit_candidate(
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
     by_curve = curve and profile is None  # a μ-GDP claim: its row is judged on the curve, ranked by projected μ
 
-    def project(s_pos: FloatArray, s_neg: FloatArray) -> tuple[float, ...]:
-        threshold_test = choose_threshold(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates)
+    def project(s_pos: FloatArray, s_neg: FloatArray, held_out_ranking: bool) -> tuple[float, ...]:
+        threshold_test = choose_threshold(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates, held_out_ranking)
         if not by_curve:
             return threshold_test
         assert curve_alpha is not None, "a curve test is selected at its curve_alpha"

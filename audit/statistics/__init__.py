@@ -455,7 +455,7 @@ class ChannelSumLikelihoodRatio:
                 fit_n,
                 cal_p,
                 cal_n,
-                lambda s_p, s_n, n=n_cal: choose_threshold(s_p, s_n, n, 0.05, 0.0),
+                lambda s_p, s_n, held_out, n=n_cal: choose_threshold(s_p, s_n, n, 0.05, 0.0, False, held_out),
             )
             if best is None:
                 continue

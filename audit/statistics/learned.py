@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from audit.statistics.shapes import standardizer
+from audit.statistics.shapes import FITTED_FORM_MARGIN, standardizer
 
 RAW_COLUMNS = 48  # raw columns fed to the classifier: by |z| of the mean difference, then of the spread ratio
 PRESENCE_COLUMNS = 32
@@ -95,7 +95,7 @@ class LearnedClassifier:
 
     name = "learned-gbt"
     shape = "learned"
-    selection_margin = 0.1  # replaces an earlier statistic only when it projects 10 % more
+    selection_margin = FITTED_FORM_MARGIN  # replaces an earlier statistic only when it projects 10 % more
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         from sklearn.ensemble import HistGradientBoostingClassifier

@@ -7,7 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.statistics.selection import FEW_ATOMS, _scan, choose_threshold, gamma_quantile, held_out_projection
+from audit.statistics.selection import (
+    FEW_ATOMS,
+    _scan,
+    choose_threshold,
+    gamma_quantile,
+    held_out_projection,
+    select_statistic,
+)
 
 N_CERT = 1_000_000
 ALPHA = 0.05
@@ -137,7 +144,7 @@ def test_an_exact_discrete_test_outranks_a_lumpy_sum_of_bits():
         fit_n,
         sel_p,
         sel_n,
-        lambda a, b: choose_threshold(a, b, N_CERT, ALPHA, 0.0, two_sided=True),
+        lambda a, b, held_out: choose_threshold(a, b, N_CERT, ALPHA, 0.0, True, held_out),
         tie_margin=0.01,
     )
     assert chosen[0].name == "two-bit-llr"
@@ -204,7 +211,7 @@ def test_a_fitted_histogram_of_hundreds_of_cells_does_not_outrank_the_exact_deco
             reports(h_w, fit_n),
             reports(h_v, sel_n),
             reports(h_w, sel_n),
-            lambda a, b: choose_threshold(a, b, N_CERT, ALPHA, 0.0, two_sided=True),
+            lambda a, b, held_out: choose_threshold(a, b, N_CERT, ALPHA, 0.0, True, held_out),
             tie_margin=0.01,
         )
         kept += chosen[0].name == "support"
@@ -273,3 +280,51 @@ def test_a_tie_of_the_threshold_rules_at_the_held_out_level_is_decided_at_the_me
         monkeypatch.setattr(selection, "held_out_rules", rules(at_median))
         threshold, _, _ = choose_threshold(s_pos, s_neg, 40_000, 0.05, 0.0, True)
         assert threshold == expected and calls == [None, selection.RULE_TIE_PESSIMISM]
+
+
+def test_a_sum_of_many_coordinates_with_few_values_is_ranked_by_its_held_out_projection():
+    """A norm of a discrete release takes ~80 values: few atoms, but no events known before the selection. Without
+    a leak (both sides Binomial(400, ½) sums) its best in-sample tail projects ε > 0 in 78 of 100 seeds; held out,
+    in 4 of 100. Over these 10 seeds: false failure below 10⁻³ (at most 3 held-out projections above 0 at rate
+    0.04, at least 4 in-sample ones at rate 0.78)."""
+    held_out_positive = in_sample_positive = 0
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        s_pos, s_neg = (rng.binomial(400, 0.5, 20_000).astype(float) for _ in range(2))
+        assert np.unique(np.concatenate([s_pos, s_neg])).size <= FEW_ATOMS
+        t_in, share_in, in_sample = choose_threshold(s_pos, s_neg, N_CERT, ALPHA, 0.0, True)
+        t_held, share_held, held = choose_threshold(s_pos, s_neg, N_CERT, ALPHA, 0.0, True, held_out_ranking=True)
+        assert (t_in, share_in) == (t_held, share_held)  # the same test, ranked differently
+        assert held == held_out_projection(s_pos, s_neg, N_CERT, ALPHA, 0.0, True)
+        held_out_positive += held > 0
+        in_sample_positive += in_sample > 0
+    assert held_out_positive <= 3 and in_sample_positive >= 4
+
+
+class _Fixed:
+    """A statistic whose scores are one constant: the projection the test's ``project`` reads from them."""
+
+    def __init__(self, name, projection, selection_margin=0.0, held_out_ranking=False):
+        self.name, self.projection = name, projection
+        self.selection_margin, self.held_out_ranking = selection_margin, held_out_ranking
+
+    def fit(self, pos, neg):
+        return lambda y: np.full(len(y), self.projection)
+
+
+def test_a_later_statistic_must_beat_the_kept_one_by_its_own_margin_and_gets_its_ranking_rule():
+    data = np.zeros((4, 10, 2))
+    asked = []
+
+    def project(s_pos, s_neg, held_out_ranking):
+        asked.append(held_out_ranking)
+        return (float(s_pos[0]),)
+
+    def chosen(*statistics):
+        return select_statistic(list(statistics), *data, project, tie_margin=0.01)[0].name
+
+    assert chosen(_Fixed("event", 1.0), _Fixed("quadratic", 1.09, selection_margin=0.1)) == "event"
+    assert chosen(_Fixed("event", 1.0), _Fixed("quadratic", 1.11, selection_margin=0.1)) == "quadratic"
+    assert chosen(_Fixed("event", 1.0), _Fixed("sum", 1.011, held_out_ranking=True)) == "sum"
+    assert chosen(_Fixed("event", 1.0), _Fixed("sum", 1.009, held_out_ranking=True)) == "event"
+    assert asked[-2:] == [False, True]

@@ -16,6 +16,7 @@ from audit.statistics import SparseProjection, default_statistics, location_stat
 from audit.statistics.learned import LearnedClassifier
 from audit.statistics.selection import select_statistic
 from audit.statistics.shapes import (
+    FITTED_FORM_MARGIN,
     SHAPES,
     AbsencePattern,
     AbsentAware,
@@ -24,6 +25,7 @@ from audit.statistics.shapes import (
     NormStatistic,
     PresenceCount,
     SquaredDeviation,
+    SquaredStandardizedSum,
     covariance_difference_directions,
     for_absent_entries,
     shapes_of,
@@ -156,6 +158,24 @@ def test_scale_statistics_orient_themselves_and_read_the_scale():
     assert CovarianceDirections().shape == "dependence" and PresenceCount().shape == "structure"
 
 
+def test_sums_are_ranked_held_out_and_a_fitted_quadratic_form_must_win_clearly_even_behind_absent_entries():
+    """The sums (norms, squared deviation, squared standardized sum) are ranked by their held-out projection
+    whatever their number of values, and the covariance directions replace an earlier statistic only when they
+    project :data:`FITTED_FORM_MARGIN` more: the wrapper that reads absent entries keeps both."""
+    sums = [NormStatistic(1), NormStatistic(2), SquaredDeviation(), SquaredStandardizedSum()]
+    assert all(stat.held_out_ranking for stat in sums)
+    assert not getattr(GaussianScaleLikelihoodRatio(), "held_out_ranking", False)
+    full = np.random.default_rng(4).standard_normal((400, 3))
+    holes = full.copy()
+    holes[:200, 2] = np.nan
+    wrapped = for_absent_entries([NormStatistic(1), CovarianceDirections(), SparseProjection()], full, holes)
+    assert [(w.held_out_ranking, w.selection_margin) for w in wrapped] == [
+        (True, 0.0),
+        (False, FITTED_FORM_MARGIN),
+        (False, 0.0),
+    ]
+
+
 def test_structure_statistics_apply_only_to_releases_with_absent_entries():
     rng = np.random.default_rng(1)
     full = rng.standard_normal((500, 4))
@@ -201,7 +221,7 @@ def test_selection_records_the_shapes_it_could_fit_and_the_defaults_hold_every_s
         data[1],
         data[2],
         data[3],
-        lambda s_p, s_n: (float(np.mean(s_p) - np.mean(s_n)),),
+        lambda s_p, s_n, _held_out: (float(np.mean(s_p) - np.mean(s_n)),),
         applied=applied,
     )
     assert "presence-count" not in [s.name for s in applied] and "norm-l2" in [s.name for s in applied]
