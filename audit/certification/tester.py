@@ -32,7 +32,6 @@ from audit.certification.curves import (
     curve_projection,
     mu_lower_bound,
     profile_excess,
-    select_curve_threshold,
     split_alpha,
 )
 from audit.statistics import default_statistics, search_statistics
@@ -184,6 +183,41 @@ class CandidateTest:
     ] = ()  # the leak shapes of the statistics the selection could fit (audit.statistics.shapes.SHAPES)
 
 
+# a row judged on its privacy profile ranks its statistics lexicographically: by the projected ε excess over the
+# profile where one projects a violation, then by the threshold test's projected ε, weighted this little (far below
+# any excess a certificate resolves) so that it decides only among statistics that project no excess
+PROFILE_TIE_WEIGHT = 1e-6
+
+
+def _projector(
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided_rates: bool,
+    curve_alpha: float | None,
+    profile: tuple[tuple[float, float], ...] | None,
+) -> Callable[[FloatArray, FloatArray, bool], tuple[float, ...]]:
+    """The selection's projection of one statistic's scores on the selection half: the threshold test's
+    (threshold, α share, projected ε) (:func:`choose_threshold`), and with a ``curve_alpha`` (a row with a curve)
+    the curve test's threshold and its ranking value — the projected μ bound of a μ-GDP claim, or for a claimed
+    privacy ``profile`` the projected ε excess over it where positive, ties broken by the threshold test's ε
+    (:data:`PROFILE_TIE_WEIGHT`). The last entry ranks the statistics (:func:`select_statistic`). A profile claim
+    ranked by the threshold test alone let a Gaussian scale statistic or the learned classifier win with a tail
+    event and miss shuffled batches accounted as Poisson that the system's own likelihood ratios catch
+    (results/power/privacy-profiles.json: 16 of 20 flagged so, 18 of 20 ranked by the excess)."""
+
+    def project(s_pos: FloatArray, s_neg: FloatArray, held_out_ranking: bool) -> tuple[float, ...]:
+        threshold_test = choose_threshold(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates, held_out_ranking)
+        if curve_alpha is None:
+            return threshold_test
+        curve_threshold, projected = curve_projection(s_pos, s_neg, n_cert, curve_alpha, profile)
+        if profile is not None:
+            projected = max(projected, 0.0) + PROFILE_TIE_WEIGHT * threshold_test[2]
+        return (*threshold_test, curve_threshold, projected)
+
+    return project
+
+
 def fit_candidate(
     label: str,
     train_pos: npt.ArrayLike,
@@ -201,9 +235,9 @@ def fit_candidate(
     (``two_sided_rates``: see :func:`audit.statistics.selection.rate_upper`). With ``curve`` (a claim with a μ-GDP
     curve, or the privacy ``profile`` given) the chosen statistic also gets the threshold that maximises the
     projected certified μ (or ε excess over the profile) at ``curve_alpha``
-    (:func:`audit.certification.curves.select_curve_threshold`), chosen on the same selection half. A μ-GDP claim's
-    row is judged on its curve first, so there the statistics are ranked by their projected μ bound, not by the
-    threshold test's ε (a tail event can project a high ε and a poor μ)."""
+    (:func:`audit.certification.curves.select_curve_threshold`), chosen on the same selection half. A row with a
+    curve is judged on it first, so there the statistics are ranked by what its curve test projects, not by the
+    threshold test's ε (a tail event can project a high ε and a poor μ): see :func:`_projector`."""
     statistics = default_statistics() if statistics is None else statistics
     train_pos, train_neg = _as_2d(train_pos), _as_2d(train_neg)
     if train_pos.shape[1] != train_neg.shape[1]:
@@ -217,36 +251,25 @@ def fit_candidate(
     half_p, half_n = len(train_pos) // 2, len(train_neg) // 2
     fit_p, sel_p = train_pos[:half_p], train_pos[half_p:]
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
-    by_curve = curve and profile is None  # a μ-GDP claim: its row is judged on the curve, ranked by projected μ
-
-    def project(s_pos: FloatArray, s_neg: FloatArray, held_out_ranking: bool) -> tuple[float, ...]:
-        threshold_test = choose_threshold(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates, held_out_ranking)
-        if not by_curve:
-            return threshold_test
-        assert curve_alpha is not None, "a curve test is selected at its curve_alpha"
-        return (*threshold_test, *curve_projection(s_pos, s_neg, n_cert, curve_alpha))  # ..., curve t, projected μ
-
+    assert curve_alpha is not None or not curve, "a curve test is selected at its curve_alpha"
     chosen = select_statistic(
         statistics,
         fit_p,
         fit_n,
         sel_p,
         sel_n,
-        project,
+        _projector(n_cert, alpha, delta, two_sided_rates, curve_alpha if curve else None, profile),
         tie_margin=TIE_MARGIN,
         applied=applied,
         screen=None
-        if by_curve
+        if curve
         else lambda s_pos, s_neg: in_sample_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates),
     )
     if chosen is None:
         return None
     stat, scorer, s_pos, s_neg, projection = chosen
     t, share, eps = projection[:3]
-    curve_threshold = projection[3] if by_curve else None  # chosen with the statistic, on the same selection half
-    if curve and not by_curve:
-        assert curve_alpha is not None, "a curve test is selected at its curve_alpha"
-        curve_threshold = select_curve_threshold(s_pos, s_neg, n_cert, curve_alpha, profile)
+    curve_threshold = projection[3] if curve else None  # chosen with the statistic, on the same selection half
     return CandidateTest(
         label,
         stat.name,
