@@ -262,34 +262,52 @@ def _diffprivlib_noise(cls, eps: float, delta: float):
     return noise
 
 
-def false_alarms(n: int = 20_000, root: int = 3) -> pw.FalseAlarmStudy:
+FALSE_ALARM_SEEDS = 3  # audits per correct mechanism, each on its own seed
+
+
+def _false_alarm_seeds(root: int, mechanisms: int, per_mechanism: int) -> list[list[int]]:
+    """Per mechanism, ``per_mechanism`` audit seeds: the first is the mechanism's own child of ``root`` (the seed a
+    one-seed study uses), the others that child's children."""
+    out = []
+    for child in np.random.SeedSequence(root).spawn(mechanisms):
+        first = int(child.generate_state(1)[0])
+        out.append([first, *(int(c.generate_state(1)[0]) for c in child.spawn(per_mechanism - 1))])
+    return out
+
+
+def false_alarms(n: int = 20_000, root: int = 3, seeds: int = FALSE_ALARM_SEEDS) -> pw.FalseAlarmStudy:
+    """Every correctly calibrated Gaussian of :func:`_false_alarm_systems` audited on ``seeds`` seeds each: how many
+    audits are flagged (each at most α by the certificate's confidence)."""
     systems = _false_alarm_systems()
-    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(root).spawn(len(systems))]
     rows = []
-    for system, seed in zip(systems, seeds, strict=True):
-        row = _audit(system, n, seed).rows[0]
-        rows.append(
-            pw.FalseAlarmRow(
-                mechanism=system.name,
-                sigma=system.sigma,
-                claimed_epsilon=row.claimed_epsilon,
-                claimed_delta=row.claimed_delta,
-                claimed_mu=row.claimed_mu,
-                verdict=row.verdict,
-                epsilon_lower_bound=row.epsilon_lower_bound,
-                mu_lower_bound=row.mu_lower_bound,
-                curve_epsilon=row.curve_epsilon,
-                detectable_epsilon=row.detectable_epsilon,
-            )
-        )
+    for system, system_seeds in zip(systems, _false_alarm_seeds(root, len(systems), seeds), strict=True):
+        for index, seed in enumerate(system_seeds):
+            rows.append(_false_alarm_row(system, index, _audit(system, n, seed).rows[0]))
     flagged = sum(r.verdict == "violated" for r in rows)
     return pw.FalseAlarmStudy(
         n_per_side=n,
         alpha=ALPHA,
-        mechanisms=len(rows),
+        mechanisms=len(systems),
+        seeds=seeds,
         flagged=flagged,
         diffprivlib=_diffprivlib_version(),
         rows=rows,
+    )
+
+
+def _false_alarm_row(system, seed_index: int, row) -> pw.FalseAlarmRow:
+    return pw.FalseAlarmRow(
+        mechanism=system.name,
+        sigma=system.sigma,
+        claimed_epsilon=row.claimed_epsilon,
+        claimed_delta=row.claimed_delta,
+        claimed_mu=row.claimed_mu,
+        verdict=row.verdict,
+        epsilon_lower_bound=row.epsilon_lower_bound,
+        mu_lower_bound=row.mu_lower_bound,
+        curve_epsilon=row.curve_epsilon,
+        detectable_epsilon=row.detectable_epsilon,
+        seed=seed_index,
     )
 
 

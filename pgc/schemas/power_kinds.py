@@ -112,16 +112,18 @@ class FalseAlarmRow(Record):
     mu_lower_bound: float | None = None
     curve_epsilon: float | None = None
     detectable_epsilon: float | None = None
+    seed: int = 0  # which of the study's seeds for this mechanism (0: the one a one-seed study used)
 
 
 @dataclass(frozen=True, kw_only=True)
 class FalseAlarmStudy(Record):
-    """Correctly calibrated Gaussians: how many of ``mechanisms`` are flagged (diffprivlib's version, None when it
-    is not installed and its rows are left out)."""
+    """Correctly calibrated Gaussians, each audited on ``seeds`` seeds: how many of the ``mechanisms`` × ``seeds``
+    audits are flagged (diffprivlib's version, None when it is not installed and its rows are left out)."""
 
     n_per_side: int
     alpha: float
     mechanisms: int
+    seeds: int = 1
     flagged: int
     diffprivlib: str | None = field(default=None, metadata=_NULL)
     rows: list[FalseAlarmRow]

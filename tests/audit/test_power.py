@@ -39,3 +39,13 @@ def test_detectable_leak_flagged_by_simulation():
         fp, fn = int((neg[1] >= threshold).sum()), int((pos[1] < threshold).sum())
         flags += mu_lower_bound(fp, fn, n, n, alpha) > claimed
     assert flags >= 150
+
+
+def test_false_alarm_seeds_keep_the_one_seed_study_first_and_draw_distinct_others():
+    from audit.power.study import _false_alarm_seeds
+
+    seeds = _false_alarm_seeds(3, 52, 3)
+    one_seed = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(3).spawn(52)]
+    assert [row[0] for row in seeds] == one_seed
+    assert all(len(set(row)) == 3 for row in seeds) and len({s for row in seeds for s in row}) == 156
+    assert _false_alarm_seeds(3, 52, 3) == seeds
