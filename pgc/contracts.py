@@ -299,7 +299,8 @@ class Statistic(Protocol):
     Optional attributes the selection reads (:func:`audit.statistics.selection.select_statistic`): ``shape`` (the
     leak shape it reads, one of :data:`audit.statistics.shapes.SHAPES`; ``"location"`` when absent);
     ``selection_margin`` (a fraction: it replaces an earlier statistic only by projecting that much more — a
-    flexible, fitted statistic must win clearly); ``held_out_ranking`` (True: ranked by its held-out projection even
+    flexible, fitted statistic must win clearly); ``event_margin`` (the same, only against a kept test of a few exact
+    events); ``held_out_ranking`` (True: ranked by its held-out projection even
     when it takes few values — a sum of many coordinates, whose values are no events known in advance);
     ``preferred_margin`` (see :class:`OffersStatistics`)."""
 

@@ -18,7 +18,8 @@ Three rules decide which test is certified (:func:`choose_threshold`):
   ``held_out_ranking`` (a sum of many coordinates: its few values are no events known in advance), which is ranked
   held out as a continuous statistic is;
 * :func:`select_statistic` keeps an earlier statistic unless a later one projects more by a margin: the selection's
-  own, or the later statistic's ``selection_margin`` where that is larger (a fitted, flexible statistic).
+  own, or the later statistic's ``selection_margin`` where that is larger (a fitted, flexible statistic), or its
+  ``event_margin`` against a kept test of a few exact events.
 """
 
 from __future__ import annotations
@@ -482,6 +483,14 @@ def choose_threshold(
     return float(grid[col]), FP_SHARES[row], best
 
 
+def _exact_events(stat: Statistic, s_pos: FloatArray, s_neg: FloatArray) -> bool:
+    """A kept test of a few exact events: a statistic of at most :data:`FEW_ATOMS` values ranked by its in-sample
+    projection (not a sum of coordinates, :func:`choose_threshold`'s ``held_out_ranking``)."""
+    if getattr(stat, "held_out_ranking", False):
+        return False
+    return bool(np.unique(np.concatenate([s_pos, s_neg])).size <= FEW_ATOMS)
+
+
 def select_statistic(
     statistics: Sequence[Statistic],
     fit_p: FloatArray,
@@ -498,7 +507,9 @@ def select_statistic(
     statistic's own attribute of that name, see :func:`choose_threshold`) is largest; a later statistic
     replaces an earlier one only if it projects more than (1 + ``tie_margin``) times its ε — or its own
     ``selection_margin`` where that is larger (a flexible statistic must win clearly: a learned classifier's
-    projection is noisier than a projection's), or the kept statistic's ``preferred_margin`` (a test of what the
+    projection is noisier than a projection's), or its ``event_margin`` where the kept statistic is a test of a few
+    exact events (:func:`_exact_events`: a held-out projection of a fitted form against an event's in-sample one),
+    or the kept statistic's ``preferred_margin`` (a test of what the
     auditor knows exactly, which noise on the selection half must not displace).
 
     Returns ``(statistic, scorer, s_pos, s_neg, projection)`` or None when no statistic gives finite
@@ -517,6 +528,9 @@ def select_statistic(
             applied.append(stat)
         held = float(getattr(best[0], "preferred_margin", None) or 0.0) if best is not None else 0.0
         margin = max(tie_margin, float(getattr(stat, "selection_margin", 0.0)), held)
+        event_margin = float(getattr(stat, "event_margin", 0.0))
+        if best is not None and event_margin > margin and _exact_events(best[0], best[2], best[3]):
+            margin = event_margin
         if best is not None and screen is not None and screen(s_pos, s_neg) <= best[4][-1] * (1.0 + margin):
             continue
         projection = project(s_pos, s_neg, bool(getattr(stat, "held_out_ranking", False)))

@@ -304,16 +304,18 @@ def test_a_sum_of_many_coordinates_with_few_values_is_ranked_by_its_held_out_pro
 class _Fixed:
     """A statistic whose scores are one constant: the projection the test's ``project`` reads from them."""
 
-    def __init__(self, name, projection, selection_margin=0.0, held_out_ranking=False):
+    def __init__(self, name, projection, selection_margin=0.0, held_out_ranking=False, event_margin=0.0, many=False):
         self.name, self.projection = name, projection
         self.selection_margin, self.held_out_ranking = selection_margin, held_out_ranking
+        self.event_margin, self.many = event_margin, many
 
     def fit(self, pos, neg):
-        return lambda y: np.full(len(y), self.projection)
+        # ``many``: as many values as releases (a continuous statistic), the first still the projection
+        return lambda y: np.full(len(y), self.projection) + (1e-9 * np.arange(len(y)) if self.many else 0.0)
 
 
 def test_a_later_statistic_must_beat_the_kept_one_by_its_own_margin_and_gets_its_ranking_rule():
-    data = np.zeros((4, 10, 2))
+    data = np.zeros((4, 300, 2))
     asked = []
 
     def project(s_pos, s_neg, held_out_ranking):
@@ -328,3 +330,7 @@ def test_a_later_statistic_must_beat_the_kept_one_by_its_own_margin_and_gets_its
     assert chosen(_Fixed("event", 1.0), _Fixed("sum", 1.011, held_out_ranking=True)) == "sum"
     assert chosen(_Fixed("event", 1.0), _Fixed("sum", 1.009, held_out_ranking=True)) == "event"
     assert asked[-2:] == [False, True]
+    # an event margin holds against a kept test of a few exact events only
+    assert chosen(_Fixed("event", 1.0), _Fixed("form", 1.09, event_margin=0.1)) == "event"
+    assert chosen(_Fixed("curve", 1.0, many=True), _Fixed("form", 1.09, event_margin=0.1)) == "form"
+    assert chosen(_Fixed("sum", 1.0, held_out_ranking=True), _Fixed("form", 1.09, event_margin=0.1)) == "form"

@@ -160,8 +160,8 @@ def test_scale_statistics_orient_themselves_and_read_the_scale():
 
 def test_sums_are_ranked_held_out_and_a_fitted_quadratic_form_must_win_clearly_even_behind_absent_entries():
     """The sums (norms, squared deviation, squared standardized sum) are ranked by their held-out projection
-    whatever their number of values, and the covariance directions replace an earlier statistic only when they
-    project :data:`FITTED_FORM_MARGIN` more: the wrapper that reads absent entries keeps both."""
+    whatever their number of values, and the covariance directions replace a test of a few exact events only when
+    they project :data:`FITTED_FORM_MARGIN` more: the wrapper that reads absent entries keeps both."""
     sums = [NormStatistic(1), NormStatistic(2), SquaredDeviation(), SquaredStandardizedSum()]
     assert all(stat.held_out_ranking for stat in sums)
     assert not getattr(GaussianScaleLikelihoodRatio(), "held_out_ranking", False)
@@ -169,10 +169,10 @@ def test_sums_are_ranked_held_out_and_a_fitted_quadratic_form_must_win_clearly_e
     holes = full.copy()
     holes[:200, 2] = np.nan
     wrapped = for_absent_entries([NormStatistic(1), CovarianceDirections(), SparseProjection()], full, holes)
-    assert [(w.held_out_ranking, w.selection_margin) for w in wrapped] == [
-        (True, 0.0),
-        (False, FITTED_FORM_MARGIN),
-        (False, 0.0),
+    assert [(w.held_out_ranking, w.selection_margin, w.event_margin) for w in wrapped] == [
+        (True, 0.0, 0.0),
+        (False, 0.0, FITTED_FORM_MARGIN),
+        (False, 0.0, 0.0),
     ]
 
 
