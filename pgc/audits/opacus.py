@@ -29,7 +29,7 @@ def one_run_rows(client: OpacusClient, seen: OneRunObservation, seed: int, confi
         simulated = step_scores(sim, client, observer)
         centre = 0.5 * (np.median(simulated[sim_coins == 1]) + np.median(simulated[sim_coins == 0]))
         row = one_run_scores_audit(
-            step_scores(seen.per_step, client, observer),
+            step_scores(seen.every_step() if observer == "steps" else seen.per_step, client, observer),
             seen.coins,
             simulated,
             sim_coins,

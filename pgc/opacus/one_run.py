@@ -7,13 +7,20 @@ batches as one more record would be. The client trains once, by Opacus as shippe
 model (white-box). Canary k's per-step observation is the step's change on its coordinate in units of the canary's
 contribution, ``x = −Δθ · b / (lr · C)`` (b: Opacus's expected batch size under ``loss_reduction="mean"``, else 1):
 under the configuration's promise, ``x`` is the sampled count plus Gaussian noise of standard deviation σ, plus the
-data's own drift on that coordinate.
+data's own drift on that coordinate. The auditor trains the client and knows its data: at every step it sums the
+batch's records' clipped gradients at the canaries' coordinates before the canaries join the batch (Opacus's flat
+clipping, :meth:`pgc.opacus.system._Trainer._clipped_data_sum`) — the drift, in the same units. The records' batches
+are drawn independently of the canaries' coins (Poisson: each record by its own coin; shuffled: the canaries join
+batches without moving a record), and the subsampled Gaussian's privacy for one canary holds whatever the rest of
+the batch sums to, so the drift reveals nothing the promise does not already allow.
 
 Two observers, each a row at half the audit's α (Bonferroni over the two):
 
-* **every step** — Poisson batches: Σ over steps of log(1 − q + q·exp((x − ½)/σ²)), the likelihood ratio of one
-  step under the promise; shuffled batches (one appearance per pass): Σ x;
-* **the final model** — the final parameters only: Σ x (the sum of the steps' changes is the final model's).
+* **every step** — the drift removed (x − drift: the sampled count plus the promised noise); Poisson batches: Σ over
+  steps of log(1 − q + q·exp((x − ½)/σ²)), the likelihood ratio of one step under the promise; shuffled batches (one
+  appearance per pass): Σ x;
+* **the final model** — the final parameters only: Σ x, drift included (the sum of the steps' changes is the final
+  model's; the drift needs every step's model).
 
 How many canaries to guess on, and the centre that splits guesses into "in" and "out", are chosen on scores
 simulated under the promised noise (never on the real coins), by :mod:`pgc.audits.opacus`, which certifies the
@@ -39,12 +46,19 @@ SIMULATED_CANARIES = 10_000  # canaries simulated under the promise to choose th
 
 @dataclass(frozen=True)
 class OneRunObservation:
-    """What one training with canaries gave the auditor: each canary's per-step observation (steps, M), its coin."""
+    """What one training with canaries gave the auditor: each canary's per-step observation (steps, M), its coin;
+    ``data_drift`` (steps, M), where known, the data's clipped gradients at each canary's coordinate in the same
+    units."""
 
     per_step: np.ndarray
     coins: np.ndarray
     coordinates: list[int]
     training_s: float
+    data_drift: np.ndarray | None = None
+
+    def every_step(self) -> np.ndarray:
+        """The per-step observations the white-box observer reads: the data's drift removed where known."""
+        return self.per_step if self.data_drift is None else self.per_step - self.data_drift
 
 
 def train_with_canaries(client: OpacusClient, canaries: int, seed: int) -> OneRunObservation:
@@ -63,14 +77,22 @@ def train_with_canaries(client: OpacusClient, canaries: int, seed: int) -> OneRu
     initial = [p.detach().clone() for p in client.model.parameters() if p.requires_grad]
     start = time.perf_counter()
     trainer = _Trainer(
-        client, client.features, client.labels, initial, True, canary=included or None, watch=coordinates
+        client,
+        client.features,
+        client.labels,
+        initial,
+        True,
+        canary=included or None,
+        watch=coordinates,
+        data_drift=True,
     )
     with one_thread():
         release = trainer.release(int(train_seed.generate_state(1)[0]))
     steps = release[size:].reshape(client.local_steps, canaries)
     scale = float(trainer.optimizer.expected_batch_size) if client.loss_reduction == "mean" else 1.0
     per_step = -steps * scale / (client.lr * client.max_grad_norm)
-    return OneRunObservation(per_step, coins, coordinates, time.perf_counter() - start)
+    drift = np.stack(trainer.data_drift or [np.zeros(canaries)]) / client.max_grad_norm
+    return OneRunObservation(per_step, coins, coordinates, time.perf_counter() - start, drift)
 
 
 def step_scores(per_step: np.ndarray, client: OpacusClient, observer: str) -> np.ndarray:

@@ -73,6 +73,7 @@ class _Trainer:
         canary: list[int] | None = None,
         watch: list[int] | None = None,
         query: tuple[Any, Any] | None = None,
+        data_drift: bool = False,
     ) -> None:
         import torch
         from opacus import PrivacyEngine
@@ -109,6 +110,8 @@ class _Trainer:
             self.canary = GradientCanary(self.params, canary, client, len(self.loader))
         self.initial, self.initial_flat = initial, self._flat(initial)
         self.steps, self.per_step, self.watch = client.local_steps, per_step, watch
+        self.max_grad_norm = client.max_grad_norm
+        self.data_drift: list[np.ndarray] | None = [] if data_drift else None
         loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
         self.loss = functools.partial(loss, reduction=client.loss_reduction)  # as Opacus is told it reduces
         self.query_loss = functools.partial(loss, reduction="sum")
@@ -127,6 +130,8 @@ class _Trainer:
             for p, p0 in zip(self.params, self.initial, strict=True):
                 p.copy_(p0)
         done, trajectory = 0, []
+        if self.data_drift is not None:
+            self.data_drift = []
         while done < self.steps:
             if self.canary is not None:
                 self.canary.start_pass(self.generator)
@@ -137,6 +142,8 @@ class _Trainer:
                 else:  # an empty Poisson batch: the step adds noise only
                     for p in self.params:
                         p.grad_sample = torch.zeros((0, *p.shape), dtype=p.dtype)
+                if self.data_drift is not None:
+                    self.data_drift.append(self._clipped_data_sum())
                 if self.canary is not None:
                     self.canary.insert(self.params, self.canary.sampled(batch, self.generator))
                 self.optimizer.step()
@@ -154,6 +161,19 @@ class _Trainer:
             return update
         start = self.initial_flat if self.watch is None else self.initial_flat[self.watch]
         return np.concatenate([update, *np.diff(np.stack([start, *trajectory]), axis=0)])
+
+    def _clipped_data_sum(self) -> np.ndarray:
+        """The batch's records' clipped gradients summed at the watched coordinates, before any canary joins the
+        batch: each record's gradient scaled by Opacus's flat clipping factor min(1, C / (‖g‖₂ + 1e-6))."""
+        import torch
+
+        with torch.no_grad():
+            rows = torch.cat([p.grad_sample.reshape(len(p.grad_sample), -1) for p in self.params], dim=1)
+            watched = rows if self.watch is None else rows[:, self.watch]
+            if not len(rows):
+                return np.zeros(watched.shape[1])
+            factor = (self.max_grad_norm / (rows.norm(dim=1) + 1e-6)).clamp(max=1.0)
+            return (factor @ watched).double().numpy()
 
     @staticmethod
     def _flat(params: list) -> np.ndarray:

@@ -57,6 +57,23 @@ def test_shuffled_batches_sample_each_included_canary_once_per_pass():
     assert np.all(np.isclose(seen.per_step, 0, atol=1e-5) | np.isclose(seen.per_step, 1, atol=1e-5))
 
 
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+@pytest.mark.parametrize("poisson", [True, False])
+def test_removing_the_data_drift_leaves_exactly_the_canaries_sampled_counts(reduction, poisson):
+    """Every feature non-zero, so the data's gradients move every canary's coordinate: the raw observations are
+    far from the coins; with the data's clipped gradients removed they are the sampled counts (no noise), step by
+    step — every step of a full batch, once a pass of shuffled batches (12 steps of 6 batches: two passes)."""
+    x = torch.randn(60, 8, generator=torch.Generator().manual_seed(3))
+    shape = dict(batch_size=60, local_steps=3) if poisson else dict(batch_size=10, local_steps=12)
+    labels = (x[:, 0] > 0).long()
+    drifting = client(loss_reduction=reduction, features=x, labels=labels, poisson_sampling=poisson, **shape)
+    seen = train_with_canaries(drifting, canaries=6, seed=1)
+    counts = seen.every_step()
+    assert np.abs(seen.per_step - counts).max() > 0.5  # the drift is there, and large
+    assert np.all(np.isclose(counts, 0, atol=1e-4) | np.isclose(counts, 1, atol=1e-4))
+    np.testing.assert_allclose(counts.sum(axis=0), (3 if poisson else 2) * seen.coins, atol=1e-4)
+
+
 def test_a_noiseless_training_under_a_noisy_claim_is_violated_and_the_honest_one_is_not():
     """The MLP example at 1,000 records, batch 100, 10 steps, 300 canaries: trained without noise but judged
     against the claim of σ = 3, every guess is right and the bound exceeds the claim; trained at σ = 3, it does not
