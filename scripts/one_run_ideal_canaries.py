@@ -9,6 +9,8 @@ f-DP bound at α/2 each). The gap between the two is the cost of the drift; this
 procedure certifies with M canaries in the client's configuration. Usage, from the repository root:
 
     python scripts/one_run_ideal_canaries.py examples/opacus/mlp_client.py:make --canaries 1000 5000 --seeds 0-8
+
+``--setting KEY=VALUE`` (repeatable) passes keywords to the factory, as ``pgc audit opacus-one-run`` does.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("factory", help="MODULE:FACTORY returning a pgc.opacus.OpacusClient")
     parser.add_argument("--canaries", type=positive_int, nargs="+", default=[1000, 5000])
     parser.add_argument("--seeds", type=seed_range, default=seed_range("0-8"), help="a range, e.g. 0-8")
+    parser.add_argument(
+        "--setting", action="append", metavar="KEY=VALUE", help="a keyword for the factory (repeatable)"
+    )
     args = parser.parse_args(argv)
     from pgc.cli.main import report_exception
 
@@ -43,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
     from pgc.opacus.one_run import OneRunObservation, simulate_promise
 
     # the factory as pgc audit opacus-one-run loads it: the user's exceptions are theirs, a non-client refused
-    client = _client(argparse.Namespace(opacus=args.factory, setting=None), "opacus-one-run")
+    client = _client(argparse.Namespace(opacus=args.factory, setting=args.setting), "opacus-one-run")
     claimed = opacus_epsilon(
         client.accountant, client.sample_rate, client.noise_multiplier, client.local_steps, client.delta
     )
