@@ -84,7 +84,11 @@ def _orientation(score_pos: np.ndarray, score_neg: np.ndarray) -> float:
 
 class NormStatistic:
     """The ``order``-norm of the release itself (1, 2 or ``inf``), oriented on the fit half: a gradient whose norm
-    depends on the secret, noise whose scale does."""
+    depends on the secret, noise whose scale does. Not fitted to one-number releases: there every norm is |y|, a
+    monotone function of y², which the Gaussian scale likelihood ratio already reads about the fitted means, so the
+    norm would add nothing but one more draw to the selection's winner's curse (on a one-number Laplace release
+    leaking the ε its audit states it would catch, the norm won the re-selection in 31 of 200 audits and missed 21;
+    without it 156 of 200 are flagged against 147: ``audit.power.study`` detectability)."""
 
     shape = "scale"
     held_out_ranking = True  # its few values, if few, are sums, not events
@@ -101,8 +105,8 @@ class NormStatistic:
         return by_row_blocks(lambda block: np.linalg.norm(block, ord=self.order, axis=1))(y)
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
-        if pos.shape[1] == 1 and self.order != 1:
-            return None  # of one number every norm is |y|: the L1 norm's test already
+        if pos.shape[1] == 1:
+            return None  # of one number every norm is |y|: the Gaussian scale likelihood ratio's test already
         sign = _orientation(self.raw(pos), self.raw(neg))
         if sign == 0:
             return None
