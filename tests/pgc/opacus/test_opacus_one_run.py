@@ -62,12 +62,14 @@ def test_shuffled_batches_sample_each_included_canary_once_per_pass():
 def test_removing_the_data_drift_leaves_exactly_the_canaries_sampled_counts(reduction, poisson):
     """Every feature non-zero, so the data's gradients move every canary's coordinate: the raw observations are
     far from the coins; with the data's clipped gradients removed they are the sampled counts (no noise), step by
-    step — every step of a full batch, once a pass of shuffled batches (12 steps of 6 batches: two passes)."""
+    step — every step of a full batch, once a pass of shuffled batches (12 steps of 6 batches: two passes). Every
+    coordinate is a canary's, ordered by gradient size across the weight and the bias, so each canary's drift must be
+    read from its own parameter and put back in the canaries' order."""
     x = torch.randn(60, 8, generator=torch.Generator().manual_seed(3))
     shape = dict(batch_size=60, local_steps=3) if poisson else dict(batch_size=10, local_steps=12)
     labels = (x[:, 0] > 0).long()
     drifting = client(loss_reduction=reduction, features=x, labels=labels, poisson_sampling=poisson, **shape)
-    seen = train_with_canaries(drifting, canaries=6, seed=1)
+    seen = train_with_canaries(drifting, canaries=18, seed=1)  # every coordinate: the weights and the biases
     counts = seen.every_step()
     assert np.abs(seen.per_step - counts).max() > 0.5  # the drift is there, and large
     assert np.all(np.isclose(counts, 0, atol=1e-4) | np.isclose(counts, 1, atol=1e-4))
