@@ -456,7 +456,7 @@ def choose_threshold(
     best = float(table[row, col])
     if not best > 0.0:
         return float(grid[0]), EVEN_SHARE, 0.0
-    if grid.size > FEW_ATOMS:
+    if not _few_atoms(grid):
         central = _central_choice(
             table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha, delta, two_sided
         )
@@ -488,7 +488,13 @@ def _exact_events(stat: Statistic, s_pos: FloatArray, s_neg: FloatArray) -> bool
     projection (not a sum of coordinates, :func:`choose_threshold`'s ``held_out_ranking``)."""
     if getattr(stat, "held_out_ranking", False):
         return False
-    return bool(np.unique(np.concatenate([s_pos, s_neg])).size <= FEW_ATOMS)
+    return _few_atoms(_threshold_grid(np.concatenate([s_pos, s_neg])))
+
+
+def _few_atoms(grid: FloatArray) -> bool:
+    """A statistic of a few atoms: its threshold grid (:func:`_threshold_grid`, every distinct value up to
+    :data:`MAX_THRESHOLDS`) holds at most :data:`FEW_ATOMS` values."""
+    return bool(grid.size <= FEW_ATOMS)
 
 
 def select_statistic(
