@@ -91,7 +91,7 @@ def train_with_canaries(client: OpacusClient, canaries: int, seed: int) -> OneRu
     steps = release[size:].reshape(client.local_steps, canaries)
     scale = float(trainer.optimizer.expected_batch_size) if client.loss_reduction == "mean" else 1.0
     per_step = -steps * scale / (client.lr * client.max_grad_norm)
-    drift = np.stack(trainer.data_drift or [np.zeros(canaries)]) / client.max_grad_norm
+    drift = np.stack(trainer.data_drift or []) / client.max_grad_norm  # one row a step: local_steps ≥ 1
     return OneRunObservation(per_step, coins, coordinates, time.perf_counter() - start, drift)
 
 

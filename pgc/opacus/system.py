@@ -112,8 +112,7 @@ class _Trainer:
         self.steps, self.per_step, self.watch = client.local_steps, per_step, watch
         self.max_grad_norm = client.max_grad_norm
         self.data_drift: list[np.ndarray] | None = [] if data_drift else None
-        self._watched: list | None = None
-        self._watch_order = np.zeros(0, dtype=int)
+        self._watched, self._watch_order = self._watched_columns() if data_drift else ([], np.zeros(0, dtype=int))
         loss = torch.nn.functional.cross_entropy if client.loss == "cross_entropy" else torch.nn.functional.mse_loss
         self.loss = functools.partial(loss, reduction=client.loss_reduction)  # as Opacus is told it reduces
         self.query_loss = functools.partial(loss, reduction="sum")
@@ -171,8 +170,6 @@ class _Trainer:
 
         with torch.no_grad():
             flats = [p.grad_sample.reshape(len(p.grad_sample), -1) for p in self.params]
-            if self._watched is None:  # each parameter's watched columns, in the order of ``watch``
-                self._watched = self._watched_columns()
             watched = torch.cat([flat[:, columns] for flat, columns in zip(flats, self._watched, strict=True)], dim=1)
             if not len(watched):
                 return np.zeros(watched.shape[1])
@@ -180,9 +177,9 @@ class _Trainer:
             factor = (self.max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
             return (factor @ watched).double().numpy()[self._watch_order]
 
-    def _watched_columns(self) -> list:
+    def _watched_columns(self) -> tuple[list, np.ndarray]:
         """Per parameter, the local indices of the watched flat coordinates it holds (all of them without
-        ``watch``); ``_watch_order`` puts the concatenation back in the order of ``watch``."""
+        ``watch``), and the order that puts their concatenation back in the order of ``watch``."""
         import torch
 
         sizes = [p.numel() for p in self.params]
@@ -193,8 +190,7 @@ class _Trainer:
             held = np.flatnonzero((watch >= start) & (watch < end))
             columns.append(torch.as_tensor(watch[held] - start))
             order.append(held)
-        self._watch_order = np.argsort(np.concatenate(order), kind="stable")
-        return columns
+        return columns, np.argsort(np.concatenate(order), kind="stable")
 
     @staticmethod
     def _flat(params: list) -> np.ndarray:
