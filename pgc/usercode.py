@@ -5,8 +5,8 @@ An exception is classified by the frame that raised it: the innermost frame of i
 library's (the standard library's or an installed package's, other than pgc-audit's four packages) decides.
 Library frames take the side of the code that called them: ``len(3)`` in a user's factory is the user's, an
 adapter's call into a library that raises is pgc-audit's. A user's file is any source file outside pgc-audit's
-packages and outside the interpreter's library folders, plus the module a ``--system``/``--flower``/``--nvflare``
-SPEC named (:func:`note_user_module`), even when it is installed.
+packages, its repository's ``scripts/`` and the interpreter's library folders, plus the module a
+``--system``/``--flower``/``--nvflare`` SPEC named (:func:`note_user_module`), even when it is installed.
 
 Exceptions re-raised from a worker process (``concurrent.futures`` and ``multiprocessing`` attach the worker's
 traceback as text to ``__cause__``) are classified from that text.
@@ -29,8 +29,10 @@ from pathlib import Path
 from types import TracebackType
 
 OUR_PACKAGES = ("audit", "attacks", "pgc", "reports")
+# the repository's own command scripts (a source checkout only: the wheel ships the packages alone)
+OUR_SCRIPTS = "scripts"
 _ROOT = Path(__file__).resolve().parent.parent
-_OURS = tuple(str(_ROOT / name) + os.sep for name in OUR_PACKAGES)
+_OURS = tuple(str(_ROOT / name) + os.sep for name in (*OUR_PACKAGES, OUR_SCRIPTS))
 _LIBRARY = tuple(
     sorted(
         {

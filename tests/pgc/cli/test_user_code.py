@@ -119,6 +119,26 @@ def test_classification_follows_the_raising_frame_through_libraries():
     assert user_code_failure(ours.value) is None
 
 
+def test_a_project_scripts_frames_are_ours_and_only_the_factorys_are_the_users(tmp_path, capsys):
+    """scripts/ is the repository's own: a factory given to a script raises, and the report shows the factory's frame,
+    none of the script's, and exits 2; a script's own bug is not the user's."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[3]
+    spec = importlib.util.spec_from_file_location("one_run_ideal_canaries", root / "scripts/one_run_ideal_canaries.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    (tmp_path / "theirs.py").write_text("def make(records=10):\n    raise ValueError('no data at ' + str(records))\n")
+    assert script.main([f"{tmp_path / 'theirs.py'}:make", "--canaries", "1", "--setting", "records=3"]) == 2
+    err = capsys.readouterr().err
+    assert "theirs.py" in err and "no data at 3" in err and 'one_run_ideal_canaries.py"' not in err
+    namespace: dict = {}  # a function whose frame lies in scripts/: raised there, the failure is ours
+    exec(compile("def broken():\n    return 1 / 0\n", str(root / "scripts" / "a_script.py"), "exec"), namespace)
+    with pytest.raises(ZeroDivisionError) as caught:
+        namespace["broken"]()
+    assert user_code_failure(caught.value) is None
+
+
 def test_determinism_check_reads_nan_as_an_absent_entry():
     class WithAbsentEntries:
         name, channels, claim = "nan", ("x",), PrivacyClaim(1.0, 0.0, ("x",))
