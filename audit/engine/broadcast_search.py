@@ -94,6 +94,7 @@ def projected_by_channel(
             deltas[ch],
             two_sided_rates=True,
             statistics=search_statistics(),
+            threshold_on_whole_split=False,  # a search ranks on the selection half's projections
         )
         out[ch] = 0.0 if cand is None else float(cand.projected_epsilon)
     return out

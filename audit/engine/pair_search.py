@@ -88,7 +88,15 @@ def releases_objective(
     best, separation = 0.0, 0.0
     for ch in channels:
         cand = fit_candidate(
-            ch, pos[ch], neg[ch], n_cert, alpha, deltas[ch], two_sided_rates=True, statistics=search_statistics()
+            ch,
+            pos[ch],
+            neg[ch],
+            n_cert,
+            alpha,
+            deltas[ch],
+            two_sided_rates=True,
+            statistics=search_statistics(),
+            threshold_on_whole_split=False,  # a search ranks on the selection half's projections
         )
         best = max(best, 0.0 if cand is None else float(cand.projected_epsilon))
         separation = max(separation, mean_separation(pos[ch], neg[ch]))
@@ -211,7 +219,7 @@ def choose_named_pair(
         bar.update(1)
     bar.close()
     best = alive[0]
-    pool = SelectionPool()
+    pool = SelectionPool(raced=True)
     for side in (0, 1):
         pool.extend(side, _stacked(drawn[best][side]))
     secret, secret_prime = pairs[best]

@@ -258,11 +258,12 @@ def fit_channel_tests(
     two_sided_rates: bool | None = True,
     curves: Mapping[str, bool] | None = None,
     profiles: Mapping[str, tuple | None] | None = None,
+    threshold_on_whole_split: bool = True,
 ) -> dict[str, CandidateTest]:
     """One chosen test per channel, from the training split only; a channel in ``curves`` (its claim has a
     μ-GDP curve, or its privacy profile in ``profiles``) also gets a curve threshold, each of its two tests
     chosen at its share of α (:func:`audit.certification.curves.split_alpha`). ``two_sided_rates`` None: two-sided rate
-    bounds on the channels whose δ > 0 only."""
+    bounds on the channels whose δ > 0 only. ``threshold_on_whole_split``: see :func:`fit_candidate`."""
     tests = {}
     for ch in channels:
         curve = bool(curves and curves.get(ch))
@@ -280,6 +281,7 @@ def fit_channel_tests(
             curve,
             curve_alpha,
             (profiles or {}).get(ch),
+            threshold_on_whole_split,
         )
         if cand is None:
             raise UserError(f"no statistic applies to channel {ch!r}")
@@ -330,11 +332,14 @@ class SelectionPool:
     until decisive pools its stages this way, so that a later stage selects on everything drawn before it.
     Holds per side and channel at most ``max_rows`` releases and ``max_values`` numbers (the newest): the
     mechanism audit's cap on a training split (:data:`audit.certification.tester.MECHANISM_SPLIT`), selection beyond it
-    is
-    stable and only slower."""
+    is stable and only slower. ``raced``: the releases won a race among pairs
+    (:func:`audit.engine.pair_search.choose_named_pair`) — the pair was kept because they looked far apart, so their
+    tails overstate the pair's separation: they help fit a statistic, and its threshold is chosen on the training
+    split's fresh selection half alone."""
 
-    def __init__(self, max_rows: int = 200_000, max_values: int = 8_000_000):
+    def __init__(self, max_rows: int = 200_000, max_values: int = 8_000_000, raced: bool = False):
         self.max_rows, self.max_values = int(max_rows), int(max_values)
+        self.raced = bool(raced)
         self.sides: tuple[dict[str, list[np.ndarray]], dict[str, list[np.ndarray]]] = ({}, {})
 
     def capacity(self, width: int) -> int:

@@ -609,6 +609,7 @@ def _certify_broadcast(
             two_sided_rates=settings.two_sided_rates,
             curves={ch: curves[0][ch] is not None or curves[1][ch] is not None for ch in group},
             profiles=curves[1],
+            threshold_on_whole_split=not (pool is not None and pool.raced),
         )
     cp, cn = (np.random.Generator(np.random.PCG64(s)) for s in cert_seq.spawn(2))
 

@@ -79,6 +79,11 @@ class SparseProjection:
         self.dense = dense
         self.name = "projection-dense" if dense else "projection"
 
+    def orientation_only(self, width: int) -> bool:
+        """Of a one-number release the projection is ±y: its fit learns nothing but a sign, so its threshold may
+        be chosen on the whole training split (:func:`audit.certification.tester.fit_candidate`)."""
+        return width == 1
+
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         summary = ColumnSummary.of(pos, neg)
         cols = summary.columns(self.dense)

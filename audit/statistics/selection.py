@@ -491,6 +491,12 @@ def _exact_events(stat: Statistic, s_pos: FloatArray, s_neg: FloatArray) -> bool
     return _few_atoms(_threshold_grid(np.concatenate([s_pos, s_neg])))
 
 
+def continuous_scores(s_pos: FloatArray, s_neg: FloatArray) -> bool:
+    """Scores of more than :data:`FEW_ATOMS` distinct values: a curve of thresholds, not a handful of exact events
+    (whose test :func:`choose_threshold` takes by the one-standard-error rule)."""
+    return not _few_atoms(_threshold_grid(np.concatenate([s_pos, s_neg])))
+
+
 def _few_atoms(grid: FloatArray) -> bool:
     """A statistic of a few atoms: its threshold grid (:func:`_threshold_grid`, every distinct value up to
     :data:`MAX_THRESHOLDS`) holds at most :data:`FEW_ATOMS` values."""

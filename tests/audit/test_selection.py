@@ -334,3 +334,91 @@ def test_a_later_statistic_must_beat_the_kept_one_by_its_own_margin_and_gets_its
     assert chosen(_Fixed("event", 1.0), _Fixed("form", 1.09, event_margin=0.1)) == "event"
     assert chosen(_Fixed("curve", 1.0, many=True), _Fixed("form", 1.09, event_margin=0.1)) == "form"
     assert chosen(_Fixed("sum", 1.0, held_out_ranking=True), _Fixed("form", 1.09, event_margin=0.1)) == "form"
+
+
+def _one_number_candidate(s_pos, s_neg, whole: bool = True):
+    from audit.certification.tester import fit_candidate
+    from audit.statistics import SparseProjection
+
+    return fit_candidate(
+        "y",
+        s_pos,
+        s_neg,
+        200_000,
+        ALPHA,
+        0.0,
+        statistics=[SparseProjection()],
+        two_sided_rates=True,
+        threshold_on_whole_split=whole,
+    )
+
+
+def test_a_one_number_curve_takes_its_threshold_on_the_whole_training_split():
+    """The projection of a one-number release is ±y (its fit learns a sign): the threshold of its curve is chosen on
+    both halves of the training split, not on the selection half alone."""
+    rng = np.random.default_rng(11)
+    s_pos, s_neg = rng.laplace(0.3, 1.0, 20_000), rng.laplace(0.0, 1.0, 20_000)
+    candidate = _one_number_candidate(s_pos, s_neg)
+    assert candidate is not None
+    score_pos, score_neg = candidate.scorer(s_pos[:, None]), candidate.scorer(s_neg[:, None])  # w·y, w fitted
+    whole = choose_threshold(score_pos, score_neg, 200_000, ALPHA, 0.0, True)
+    half = choose_threshold(score_pos[10_000:], score_neg[10_000:], 200_000, ALPHA, 0.0, True)
+    assert whole[0] != half[0]
+    assert (candidate.threshold, candidate.fp_share) == whole[:2]
+    assert candidate.projected_epsilon == pytest.approx(whole[2])
+
+
+def test_a_one_number_release_of_few_values_keeps_the_selection_halfs_events():
+    """A one-number release of a few values (a randomized response's report) is a handful of exact events: the
+    one-standard-error choice on the selection half stands, whatever the whole split would pick."""
+    rng = np.random.default_rng(12)
+    p, q = _grr(1.0, 25)
+
+    def draw(first: bool, n: int) -> np.ndarray:
+        return np.where(rng.random(n) < (p if first else q), 0.0, rng.integers(1, 25, n).astype(float))
+
+    s_pos, s_neg = draw(True, 20_000), draw(False, 20_000)
+    candidate = _one_number_candidate(s_pos, s_neg)
+    assert candidate is not None
+    score_pos, score_neg = candidate.scorer(s_pos[:, None]), candidate.scorer(s_neg[:, None])
+    half = choose_threshold(score_pos[10_000:], score_neg[10_000:], 200_000, ALPHA, 0.0, True)
+    whole = choose_threshold(score_pos, score_neg, 200_000, ALPHA, 0.0, True)
+    assert whole[2] != pytest.approx(half[2])  # the two splits' projections differ: the test tells them apart
+    assert (candidate.threshold, candidate.fp_share) == half[:2]
+    assert candidate.projected_epsilon == pytest.approx(half[2])
+
+
+def test_a_training_split_that_begins_with_a_races_winners_keeps_the_selection_halfs_threshold():
+    """Releases that won a race among pairs overstate the pair's separation: with ``threshold_on_whole_split`` off
+    (the engine's choice for a raced pool, ``SelectionPool.raced``) the threshold is the selection half's."""
+    from audit.engine.pair_search import choose_named_pair
+    from audit.engine.releases import SelectionPool
+
+    rng = np.random.default_rng(11)
+    s_pos, s_neg = rng.laplace(0.3, 1.0, 20_000), rng.laplace(0.0, 1.0, 20_000)
+    candidate = _one_number_candidate(s_pos, s_neg, whole=False)
+    assert candidate is not None
+    score_pos, score_neg = candidate.scorer(s_pos[:, None]), candidate.scorer(s_neg[:, None])
+    half = choose_threshold(score_pos[10_000:], score_neg[10_000:], 200_000, ALPHA, 0.0, True)
+    assert (candidate.threshold, candidate.fp_share) == half[:2]
+    assert not SelectionPool().raced
+
+    class Shifted:
+        name, channels = "shifted", ("y",)
+
+        def release(self, secret, n, rng, *, broadcast=None):
+            return {"y": secret + rng.laplace(0.0, 1.0, n)}
+
+    pairs = {"near": (0.0, 0.1), "far": (0.0, 1.0)}
+    name, _, pool = choose_named_pair(
+        Shifted(),
+        ("y",),
+        ("y",),
+        pairs,
+        np.random.SeedSequence(1),
+        n=500,
+        n_cert=10_000,
+        alpha=ALPHA,
+        deltas={"y": 0.0},
+    )
+    assert name == "far" and pool.raced

@@ -96,7 +96,6 @@ def test_the_laplace_small_epsilon_script_writes_its_typed_kind(tmp_path, no_res
         ("results/audit/adversarial/bench.json", schemas.AdversarialBench),
         ("results/audit/adversarial/false-alarms.json", schemas.AdversarialFalseAlarms),
         ("results/audit/systems/bench.json", schemas.SystemsBench),
-        ("results/shapes/laplace-eps0.1.json", schemas.LaplaceSmallEpsilon),
         ("results/audit/planning/calibration.json", schemas.AuditTimeEstimates),
         ("results/opacus/bench.json", schemas.OpacusBench),
         ("results/flower/bench.json", schemas.FlowerBench),
