@@ -2,7 +2,7 @@
 # Re-runs the LDP bench (10⁶ releases per side per cell) on the engine of the commit that adds this folder, in parts
 # on the two cores, and compares every finished cell with ../engine-check/bench.json. The committed parts were
 # written by these commands (to /tmp/ldp-final/parts/, their `command` fields) from a checkout of that commit, beside
-# other work, and stopped when the session's time ran out: pure-ldp's first part after 162 of its 165 cells, SR and
+# other work, and stopped before they finished: pure-ldp's first part after 162 of its 165 cells, SR and
 # PCS after 23 of 30, HCMS not started. Their wall times and timing audits ran under contention and are not
 # comparable.
 set -e
