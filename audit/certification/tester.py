@@ -282,7 +282,7 @@ def fit_candidate(
             s_pos, s_neg, bool(getattr(stat, "held_out_ranking", False))
         )
     t, share, eps = projection[:3]
-    curve_threshold = projection[3] if curve else None  # chosen with the statistic, on the same selection half
+    curve_threshold = projection[3] if curve else None  # chosen with the threshold test, on the same releases
     return CandidateTest(
         label,
         stat.name,

@@ -488,7 +488,7 @@ def _exact_events(stat: Statistic, s_pos: FloatArray, s_neg: FloatArray) -> bool
     projection (not a sum of coordinates, :func:`choose_threshold`'s ``held_out_ranking``)."""
     if getattr(stat, "held_out_ranking", False):
         return False
-    return _few_atoms(_threshold_grid(np.concatenate([s_pos, s_neg])))
+    return not continuous_scores(s_pos, s_neg)
 
 
 def continuous_scores(s_pos: FloatArray, s_neg: FloatArray) -> bool:
