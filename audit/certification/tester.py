@@ -257,13 +257,14 @@ def fit_candidate(
     fit_p, sel_p = train_pos[:half_p], train_pos[half_p:]
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
     assert curve_alpha is not None or not curve, "a curve test is selected at its curve_alpha"
+    project = _projector(n_cert, alpha, delta, two_sided_rates, curve_alpha if curve else None, profile)
     chosen = select_statistic(
         statistics,
         fit_p,
         fit_n,
         sel_p,
         sel_n,
-        _projector(n_cert, alpha, delta, two_sided_rates, curve_alpha if curve else None, profile),
+        project,
         tie_margin=TIE_MARGIN,
         applied=applied,
         screen=None
@@ -276,11 +277,11 @@ def fit_candidate(
     orientation_only = getattr(stat, "orientation_only", None)
     whole = threshold_on_whole_split and callable(orientation_only) and orientation_only(train_pos.shape[1])
     if whole and continuous_scores(s_pos, s_neg):
-        # twice the releases; a few exact events keep the selection half's one-standard-error choice
-        s_pos, s_neg = np.asarray(scorer(train_pos), np.float64), np.asarray(scorer(train_neg), np.float64)
-        projection = _projector(n_cert, alpha, delta, two_sided_rates, curve_alpha if curve else None, profile)(
-            s_pos, s_neg, bool(getattr(stat, "held_out_ranking", False))
-        )
+        # twice the releases (the fit half's scores before the selection half's, in the split's order); a few exact
+        # events keep the selection half's one-standard-error choice
+        s_pos = np.concatenate([np.asarray(scorer(fit_p), np.float64), s_pos])
+        s_neg = np.concatenate([np.asarray(scorer(fit_n), np.float64), s_neg])
+        projection = project(s_pos, s_neg, bool(getattr(stat, "held_out_ranking", False)))
     t, share, eps = projection[:3]
     curve_threshold = projection[3] if curve else None  # chosen with the threshold test, on the same releases
     return CandidateTest(
