@@ -27,6 +27,7 @@ from audit.engine.system_audit import audit_system
 from audit.statistics import SparseProjection
 from pgc.catalogue import CHANNEL, catalogue_system
 from pgc.files import write_text_atomic
+from pgc.options import non_negative_int, positive_int
 
 # (algorithm, pair, certification releases per side, training fraction): the catalogue bench's sizes at 10⁵ per side
 # in total — 16 pairs: 52,915 certified and about 21,000 training (the race's survivor's releases included); 4 pairs:
@@ -124,10 +125,14 @@ class _UnracedPool:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=40, help="seeds 0 … N−1 per case and rule")
-    p.add_argument("--raced-seeds", type=int, default=0, help="also the bench's chosen-pair cells, seeds 0 … N−1")
+    p.add_argument("--seeds", type=positive_int, default=40, help="seeds 0 … N−1 per case and rule")
+    p.add_argument(
+        "--raced-seeds", type=non_negative_int, default=0, help="also the bench's chosen-pair cells, seeds 0 … N−1"
+    )
     p.add_argument("--out", default="results/catalogue/one-number-threshold/table.md")
     args = p.parse_args(argv)
+    if args.seeds < 2 or args.raced_seeds == 1:
+        p.error("--seeds and --raced-seeds need at least 2 seeds (a paired standard error); --raced-seeds 0 skips")
     command = "python " + " ".join(sys.argv if argv is None else [__file__, *argv])
     lines = [
         "# A one-number release's threshold: the whole training split against the selection half",
