@@ -2,20 +2,12 @@
 # The 25 cells run.sh left (pure-ldp HM's last three, PCS's last seven, HCMS's fifteen), at 10⁶ releases per side on
 # the engine of the commit that adds this file, one part after the other on one core, then each part against
 # ../engine-check/bench.json (appended to compare.md). The committed parts were written by these commands to
-# /tmp/ldp-rest/ (their `command` fields) from a checkout of that commit.
+# /tmp/ldp-rest/ (their `command` fields) from a checkout of that commit, at normal priority (parts.sh's `nice`
+# changes no number).
 set -e
-PGC=.venv/bin/pgc
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
-OUT=results/ldp/final-engine
-part() {
-  name=$1; shift
-  $PGC bench ldp "$@" --samples 1000000 --timing-samples 100000 --out $OUT/$name.json > $OUT/$name.log
-}
+. results/ldp/final-engine/parts.sh
 part pure-ldp-hm-rest --libraries pure-ldp --protocols HM --ks 100 --epsilons 2 4 8
 part pure-ldp-hcms --libraries pure-ldp --protocols HCMS
 part pure-ldp-pcs-rest --libraries pure-ldp --protocols PCS --ks 25 --epsilons 4 8
 part pure-ldp-pcs-rest-100 --libraries pure-ldp --protocols PCS --ks 100
-for p in pure-ldp-hm-rest pure-ldp-hcms pure-ldp-pcs-rest pure-ldp-pcs-rest-100; do
-  echo "## $p"
-  .venv/bin/python scripts/compare_ldp_bench.py results/ldp/engine-check/bench.json $OUT/$p.json --tolerance 0.02
-done >> $OUT/compare.md
+compare pure-ldp-hm-rest pure-ldp-hcms pure-ldp-pcs-rest pure-ldp-pcs-rest-100 >> $OUT/compare.md

@@ -6,20 +6,11 @@
 # PCS after 23 of 30, HCMS not started. Their wall times and timing audits ran under contention and are not
 # comparable.
 set -e
-PGC=.venv/bin/pgc
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
-OUT=results/ldp/final-engine
-part() {
-  name=$1; shift
-  nice -n 10 $PGC bench ldp "$@" --samples 1000000 --timing-samples 100000 --out $OUT/$name.json > $OUT/$name.log
-}
+. results/ldp/final-engine/parts.sh
 part pure-ldp --libraries pure-ldp --protocols DE SUE OUE BLH OLH FLH SHE THE RAPPOR HR HM & first=$!
 (part reference --libraries reference && part multi-freq-ldpy --libraries multi-freq-ldpy &&
   part pure-ldp-sr-pcs --libraries pure-ldp --protocols SR PCS && part pure-ldp-hcms --libraries pure-ldp --protocols HCMS) & second=$!
 part pure-ldp-cms --libraries pure-ldp --protocols CMS
 wait $first
 wait $second
-for p in reference multi-freq-ldpy pure-ldp pure-ldp-sr-pcs pure-ldp-cms pure-ldp-hcms; do
-  echo "## $p"
-  .venv/bin/python scripts/compare_ldp_bench.py results/ldp/engine-check/bench.json $OUT/$p.json --tolerance 0.02
-done > $OUT/compare.md
+compare reference multi-freq-ldpy pure-ldp pure-ldp-sr-pcs pure-ldp-cms pure-ldp-hcms > $OUT/compare.md
