@@ -39,7 +39,7 @@ TIE_BREAK = 1e-9
 CLASSIFIER_SEED = 0  # the booster's own validation split and binning: fixed, so a fit is a function of its data
 
 
-def _z_of_spread(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+def z_of_spread(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
     """Per column, how far apart the two sides' log-variances lie, in standard errors (≈ √(2/n) each)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.log(np.nanvar(pos, axis=0) + 1e-300) - np.log(np.nanvar(neg, axis=0) + 1e-300)
@@ -47,7 +47,8 @@ def _z_of_spread(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
     return np.nan_to_num(np.abs(ratio) / se)
 
 
-def _z_of_means(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+def z_of_means(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """Per column, how far apart the two sides' means lie, in standard errors."""
     with np.errstate(divide="ignore", invalid="ignore"):
         se = np.sqrt(np.nanvar(pos, axis=0) / len(pos) + np.nanvar(neg, axis=0) / len(neg))
         z = np.abs(np.nanmean(pos, axis=0) - np.nanmean(neg, axis=0)) / se
@@ -60,8 +61,8 @@ class FeatureMap:
     def __init__(self, pos: np.ndarray, neg: np.ndarray):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-            by_mean = np.argsort(-_z_of_means(pos, neg), kind="stable")
-            by_spread = np.argsort(-_z_of_spread(pos, neg), kind="stable")
+            by_mean = np.argsort(-z_of_means(pos, neg), kind="stable")
+            by_spread = np.argsort(-z_of_spread(pos, neg), kind="stable")
         half = RAW_COLUMNS // 2
         chosen = list(dict.fromkeys([*by_mean[:half], *by_spread[:half], *by_mean[half:RAW_COLUMNS]]))
         self.raw = np.asarray(chosen[:RAW_COLUMNS], dtype=np.int64)

@@ -152,7 +152,9 @@ class SearchedPair(Record):
 
     secret: Any  # a secret as the System takes it (JSON-ready)
     secret_prime: Any
-    search_objective: float  # the projected ε (plus the tie-breaking separation) on the search stream
+    # the search's score of the pair on its search stream: the projected ε (plus the tie-breaking separation) of a
+    # secret-space search, the held-out log-likelihood gain (nats per release) of a named-pair race
+    search_objective: float
     evaluations: int
     relation: str
 

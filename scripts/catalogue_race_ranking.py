@@ -1,0 +1,148 @@
+"""How well the named-pair race ranks DP-Sniper's pairs: the held-out gain against the projected ε.
+
+``pgc bench catalogue`` races an algorithm's named pairs by successive halving on P · max(search_samples, n / 25)
+releases per side (:func:`audit.engine.pair_search.choose_named_pair`). This script runs that race alone for every
+algorithm and seed at the bench's sizes (:func:`pgc.benchmarks.catalogue.pair_choice_split`), once ranked as the
+engine ranks (:func:`audit.engine.pair_search.race_score`: a decisive projected ε, then a classifier's held-out
+log-likelihood gain) and once by the threshold test's projected ε alone (that rule switched on in this process), and
+scores each chosen pair by what an oracle certifies on it (the exact-loss bound of ``oracle.json`` at the totals'
+certification size, :mod:`pgc.benchmarks.catalogue_oracle`): the mean over seeds, and in how many seeds the chosen
+pair reaches 90 % of the best pair's bound. Each seed's race stream is
+``SeedSequence([seed, crc32(algorithm's name)])``; both rankings see the same releases. Usage, from the repository root:
+
+    python scripts/catalogue_race_ranking.py --seeds 0-23 \\
+        --oracle results/catalogue/oracle/oracle.json --out results/catalogue/race-ranking/table.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from pgc.options import positive_int, seed_range
+
+BROKEN = (
+    "NoisyHist2",
+    "ReportNoisyMax3",
+    "ReportNoisyMax4",
+    "SVT3",
+    "SVT4",
+    "SVT5",
+    "SVT6",
+    "SVT34Parallel",
+    "PrefixSum",
+)
+RANKINGS = ("held-out gain (engine)", "projected ε alone")
+ORACLE_TOTAL = "50000"  # the oracle's bound at 5·10⁴ per side: the bench's 52,915 certified releases, rounded down
+NEAR_BEST = 0.9
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=seed_range, default=seed_range("0-23"), help="a range, e.g. 0-23")
+    parser.add_argument("--algorithms", nargs="+", default=list(BROKEN))
+    parser.add_argument("--total", type=positive_int, default=100_000)
+    parser.add_argument("--oracle", type=Path, default=Path("results/catalogue/oracle/oracle.json"))
+    parser.add_argument("--out", type=Path, default=None, help="write the Markdown table here too")
+    args = parser.parse_args(argv)
+    from pgc.cli.main import report_exception
+
+    try:
+        return _run(args)
+    except Exception as exc:  # bad input: one line (exit 2); a bug: the traceback (exit 3)
+        return report_exception(exc, "catalogue_race_ranking.py")
+
+
+def _oracle_bounds(path: Path) -> dict[str, dict[str, float]]:
+    """Per algorithm, per pair name: the oracle's bound at :data:`ORACLE_TOTAL` (typed through its schema)."""
+    from pgc.errors import UserError
+    from pgc.files import read_json
+    from pgc.schemas import load
+    from pgc.schemas.bench_library_results import CatalogueOracle
+
+    oracle = load(read_json(path), where=str(path))
+    if not isinstance(oracle, CatalogueOracle):
+        raise UserError(f"{path} is not a pgc bench catalogue-oracle result")
+    if int(ORACLE_TOTAL) not in oracle.totals:
+        raise UserError(f"{path} holds no bounds at {ORACLE_TOTAL} releases per side")
+    return {a.algorithm: {name: p.bound[ORACLE_TOTAL] for name, p in a.pairs.items()} for a in oracle.algorithms}
+
+
+def _race(system, pairs, split, seq, projection_only: bool) -> str:
+    from audit.engine import pair_search
+    from pgc.catalogue import CHANNEL
+
+    engine_score = pair_search.race_score
+    if projection_only:
+        pair_search.race_score = lambda *a: (pair_search.releases_objective(*a), 0.0)  # type: ignore[assignment]
+    try:
+        name, _, _ = pair_search.choose_named_pair(
+            system,
+            (CHANNEL,),
+            (CHANNEL,),
+            pairs,
+            seq,
+            n=max(split.search_samples, split.samples // pair_search.NAMED_PAIR_RACE_SHARE),
+            n_cert=split.samples,
+            alpha=0.05,
+            deltas={CHANNEL: 0.0},
+        )
+    finally:
+        pair_search.race_score = engine_score  # type: ignore[assignment]
+    return name
+
+
+def _run(args: argparse.Namespace) -> int:
+    import zlib
+
+    import numpy as np
+
+    from pgc.benchmarks.catalogue import pair_choice_split
+    from pgc.catalogue import catalogue_system
+    from pgc.errors import UserError
+    from pgc.files import write_text_atomic
+
+    oracle = _oracle_bounds(args.oracle)
+    unknown = [name for name in args.algorithms if name not in oracle]
+    if unknown:
+        raise UserError(f"no oracle bounds for {', '.join(unknown)} in {args.oracle} (the broken algorithms only)")
+    systems = [catalogue_system(name) for name in args.algorithms]
+    lines = [
+        f"Command: `python scripts/catalogue_race_ranking.py --seeds {args.seeds[0]}-{args.seeds[-1]} "
+        f"--total {args.total}`; oracle bounds at {int(ORACLE_TOTAL):,} per side from {args.oracle.as_posix()}",
+        "",
+        "| algorithm | best pair's oracle bound | chosen pair's oracle bound, mean: held-out gain | projected ε alone "
+        f"| seeds within {NEAR_BEST:.0%} of the best: held-out gain | projected ε alone | race time per seed, s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    print("\n".join(lines), flush=True)
+    for name, system in zip(args.algorithms, systems, strict=True):
+        pairs = system.canaries()
+        split = pair_choice_split(args.total, len(pairs), float(system.claim.epsilon))
+        best = max(oracle[name].values())
+        values: dict[str, list[float]] = {rule: [] for rule in RANKINGS}
+        start = time.perf_counter()
+        for seed in args.seeds:
+            for rule in RANKINGS:
+                seq = np.random.SeedSequence([seed, zlib.crc32(name.encode())])
+                chosen = _race(system, pairs, split, seq, projection_only=rule != RANKINGS[0])
+                values[rule].append(oracle[name][chosen])
+        per_seed = (time.perf_counter() - start) / len(args.seeds)
+        gain, projection = (values[rule] for rule in RANKINGS)
+        line = (
+            f"| {name} | {best:.3f} | {statistics.mean(gain):.3f} | {statistics.mean(projection):.3f} | "
+            f"{sum(v >= NEAR_BEST * best for v in gain)} of {len(gain)} | "
+            f"{sum(v >= NEAR_BEST * best for v in projection)} of {len(projection)} | {per_seed:.1f} |"
+        )
+        print(line, flush=True)
+        lines.append(line)
+    if args.out is not None:
+        write_text_atomic(args.out, "\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
