@@ -41,9 +41,9 @@ PAIR_SEARCH_SHARE = 10  # releases per side per candidate: at least the certific
 # the four algorithms measured less often above its claim (results/catalogue/race/)
 NAMED_PAIR_RACE_SHARE = 25
 # a named pair whose threshold test projects at least this ε from the race's releases has an event that (almost) never
-# happens under one of its inputs, and the race ranks such pairs by that projection; below it a tail event's
-# projection from a few hundred releases is mostly noise, and the held-out gain ranks (results/catalogue/race-ranking/:
-# SVT5's races choose a pair within 90 % of the best in 24 of 24 seeds so, 18 of 24 by the gain alone)
+# happens under one of its inputs, and the race ranks such pairs by that projection, so a catastrophic leak's pairs
+# (SVT5's, NoisyHist2's) are ranked by the ε they certify; below it a tail event's projection from a few hundred
+# releases is mostly noise, and the held-out gain ranks (results/catalogue/race-ranking/)
 DECISIVE_PROJECTION = 1.0
 
 
