@@ -89,6 +89,13 @@ def held_out_log_likelihood_gain(pos: np.ndarray, neg: np.ndarray) -> float:
     neg = np.asarray(neg, dtype=np.float64).reshape(len(neg), -1)
     if min(len(pos), len(neg)) < 4:
         return 0.0
+    # each column divided by its largest magnitude: the standardized features are the same, and the squares of a
+    # release of 1e200 stay finite
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-absent columns
+        largest = np.nanmax(np.abs(np.concatenate([pos, neg])), axis=0)
+    largest = np.where(np.isfinite(largest) & (largest > 0), largest, 1.0)
+    pos, neg = pos / largest, neg / largest
     gains = [_fold_gain(pos[a::2], neg[a::2], pos[1 - a :: 2], neg[1 - a :: 2]) for a in (0, 1)]
     gain = float(np.mean(gains))
     return gain if math.isfinite(gain) else 0.0

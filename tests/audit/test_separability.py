@@ -46,8 +46,12 @@ def test_a_wide_release_keeps_its_most_telling_columns_and_its_norm():
     assert _gain(pos, neg) > 0.05  # the squared norm sums a spread of 1.1 over 320 columns
 
 
-def test_too_few_releases_rank_nothing():
+def test_too_few_releases_rank_nothing_and_huge_ones_still_rank():
     assert held_out_log_likelihood_gain(np.ones((3, 2)), np.zeros((3, 2))) == 0.0
+    rng = np.random.default_rng(4)
+    huge = 1e200 * rng.standard_normal((500, 70))  # its squares and its squared norm overflow
+    gain = held_out_log_likelihood_gain(huge + 1e200, huge)
+    assert np.isfinite(gain) and gain > 0.1
 
 
 def test_a_decisive_projection_ranks_first_and_a_small_leak_leaves_it_to_the_gain():
