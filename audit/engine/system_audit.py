@@ -369,9 +369,9 @@ def _chosen_pair(
     pairs: Mapping[str, tuple[Any, Any]] | None,
     search_pair: bool,
 ) -> tuple[np.random.SeedSequence, FoundPair | None, str | None, SelectionPool | None]:
-    """Step 0, on its own child of the search stream: the named pair that projects most (``pairs``) or the worst pair
-    of the secret space (``search_pair``); (the rest of the search stream, the pair found, its label, the chosen
-    named pair's search releases for its selection)."""
+    """Step 0, on its own child of the search stream: the named pair whose releases lie furthest apart (``pairs``) or
+    the worst pair of the secret space (``search_pair``); (the rest of the search stream, the pair found, its label,
+    the chosen named pair's search releases for its selection)."""
     if pairs is None and not search_pair:
         return search_seq, None, None, None
     if pairs is not None and search_pair:

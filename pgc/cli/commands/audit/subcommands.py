@@ -122,8 +122,8 @@ class SystemSubcommand(AuditSubcommand):
         )
         p.add_argument(
             "--pair",
-            help="one of the system's named canary pairs (default: the first); any: the one that "
-            "projects most on a search stream, certified on fresh releases",
+            help="one of the system's named canary pairs (default: the first); any: the one whose "
+            "releases lie furthest apart on a search stream, certified on fresh releases",
         )
         p.add_argument(
             "--secrets",

@@ -12,7 +12,7 @@ from pgc.options import AutoSamples
 
 from .common import fmt
 
-ANY_PAIR = "any"  # --pair any: the named pair that projects most on the search stream
+ANY_PAIR = "any"  # --pair any: the named pair whose releases lie furthest apart on the search stream
 
 
 def audit_any_system(args, progress: bool):
@@ -73,7 +73,7 @@ def audit_system_object(system, args, progress: bool):
     what = (
         "the worst neighbouring pair it finds"
         if search_pair
-        else "the named pair that projects most on a search stream"
+        else "the named pair whose releases lie furthest apart on a search stream"
         if pair == ANY_PAIR
         else f"pair {pair!r}"
         if pair
