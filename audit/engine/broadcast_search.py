@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -83,6 +83,19 @@ def projected_by_channel(
 ) -> dict[str, float]:
     """Per channel, the bound a broadcast's best test would project at ``n_cert`` samples (search stream)."""
     pos, neg = target.release_pair(n, seq, broadcast, channels)
+    return projected_of_releases(pos, neg, channels, n_cert, 1.0 - confidence, deltas)
+
+
+def projected_of_releases(
+    pos: Mapping[str, np.ndarray],
+    neg: Mapping[str, np.ndarray],
+    channels: Sequence[str],
+    n_cert: int,
+    alpha: float,
+    deltas: Mapping[str, float],
+) -> dict[str, float]:
+    """Per channel, the bound the best test fitted on these search releases would project at ``n_cert`` samples (0
+    where no statistic applies): what a search ranks its candidates by."""
     out = {}
     for ch in channels:
         cand = fit_candidate(
@@ -90,7 +103,7 @@ def projected_by_channel(
             pos[ch],
             neg[ch],
             n_cert,
-            1.0 - confidence,
+            alpha,
             deltas[ch],
             two_sided_rates=True,
             statistics=search_statistics(),

@@ -20,12 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from audit.certification.tester import fit_candidate
-from audit.engine.broadcast_search import mean_separation
+from audit.engine.broadcast_search import mean_separation, projected_of_releases
 from audit.engine.progress import progress_bar
 from audit.engine.releases import AuditTarget, SelectionPool
 from audit.engine.separability import held_out_log_likelihood_gain
-from audit.statistics import search_statistics
 from pgc.contracts import ALL, HasSecretSpace
 from pgc.errors import UserError
 from pgc.optim import cmaes_maximize
@@ -94,21 +92,8 @@ def releases_objective(
 ) -> float:
     """max over ``channels`` of the ε a threshold test fitted on these releases would project at ``n_cert``
     releases, plus a tie-break in [0, 0.01) from the releases' separation."""
-    best, separation = 0.0, 0.0
-    for ch in channels:
-        cand = fit_candidate(
-            ch,
-            pos[ch],
-            neg[ch],
-            n_cert,
-            alpha,
-            deltas[ch],
-            two_sided_rates=True,
-            statistics=search_statistics(),
-            threshold_on_whole_split=False,  # a search ranks on the selection half's projections
-        )
-        best = max(best, 0.0 if cand is None else float(cand.projected_epsilon))
-        separation = max(separation, mean_separation(pos[ch], neg[ch]))
+    best = max([0.0, *projected_of_releases(pos, neg, channels, n_cert, alpha, deltas).values()])
+    separation = max([0.0, *(mean_separation(pos[ch], neg[ch]) for ch in channels)])
     return best + 0.01 * math.tanh(separation / 100.0)
 
 
@@ -256,8 +241,7 @@ def choose_named_pair(
             float(scores[best][1]),
             len(pairs),
             f"the named pair whose releases lie furthest apart among {len(pairs)} (successive halving, {rounds} "
-            "rounds; "
-            "each pair's last held-out log-likelihood gain, nats per release, and decisive projected ε): "
+            "rounds; each pair's last held-out log-likelihood gain, nats per release, and decisive projected ε): "
             + ", ".join(f"{k} {gain:.4f} / {decisive:.3f}" for k, (decisive, gain) in scores.items()),
         ),
         pool,
