@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from audit.statistics.learned import z_of_means, z_of_spread
+from audit.statistics.shapes import standardizer
 
 RACE_COLUMNS = 64  # columns of a release the classifier reads one by one; a wider release is summarized beyond them
 RACE_REGULARIZATION = 1.0  # the logistic regression's inverse L2 strength, on standardized features
@@ -47,9 +48,9 @@ class SeparabilityFeatures:
         absent = np.isnan(pos).any(axis=0) | np.isnan(neg).any(axis=0)
         self.presence = np.flatnonzero(absent[self.columns])
         self.any_absent = bool(absent.any())
-        picked = np.nan_to_num(np.concatenate([pos, neg])[:, self.columns])
-        spread = picked.std(axis=0)
-        self.centre, self.spread = picked.mean(axis=0), np.where(spread > 0, spread, 1.0)
+        self.centre, self.spread = standardizer(
+            np.nan_to_num(pos[:, self.columns]), np.nan_to_num(neg[:, self.columns])
+        )
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         picked = y[:, self.columns]
@@ -68,9 +69,9 @@ def _fold_gain(train_pos: np.ndarray, train_neg: np.ndarray, test_pos: np.ndarra
     from sklearn.linear_model import LogisticRegression
 
     features = SeparabilityFeatures(train_pos, train_neg)
-    x_train = np.concatenate([features(train_pos), features(train_neg)])
-    centre, spread = x_train.mean(axis=0), x_train.std(axis=0)
-    spread = np.where(spread > 0, spread, 1.0)
+    f_pos, f_neg = features(train_pos), features(train_neg)
+    centre, spread = standardizer(f_pos, f_neg)
+    x_train = np.concatenate([f_pos, f_neg])
     labels = np.concatenate([np.ones(len(train_pos)), np.zeros(len(train_neg))])
     model = LogisticRegression(C=RACE_REGULARIZATION, max_iter=500)
     with warnings.catch_warnings():
