@@ -101,7 +101,7 @@ def installed_pgc(tmp_path_factory):
         if not pgc.exists():
             import shutil
 
-            shutil.rmtree(home, ignore_errors=True)  # what an interrupted session left half-built
+            shutil.rmtree(home, ignore_errors=True)  # what an interrupted test run left half-built
             env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
             run = lambda *argv: subprocess.run(argv, cwd=home, env=env, check=True, capture_output=True)  # noqa: E731
             # built from a copy, so the checkout gets no build/ or egg-info folder
