@@ -74,7 +74,7 @@ def _race(system, pairs, split, seq, projection_only: bool) -> str:
             (CHANNEL,),
             pairs,
             seq,
-            n=max(split.search_samples, split.samples // pair_search.NAMED_PAIR_RACE_SHARE),
+            n=split.search_per_pair,  # max(search_samples, n // the race's floor), as the bench's audit races
             n_cert=split.samples,
             alpha=0.05,
             deltas={CHANNEL: 0.0},
