@@ -4,7 +4,9 @@ The bench's chosen-pair audits mix two losses: the race among pairs and the sele
 script takes the pair as given (``--pair``, one of the algorithm's DP-Sniper pairs) and audits it with the audit's
 own selection, ``--samples`` certification releases per side and a training split of ``--train-fraction`` of them,
 one audit per seed, and prints per seed the chosen statistic, its threshold, the certification counts and ε_LB, then
-the median and how many seeds certify above the claim. Usage, from the repository root:
+the median and how many seeds certify above the claim. ``--offer sign-vote-dense``: the system offers the dense sign
+vote (:class:`audit.statistics.SignVote`, tried after the audit's own statistics), as a user's system may. Usage, from
+the repository root:
 
     python scripts/catalogue_fixed_pair.py --algorithm SVT6 --pair "X shape" --seeds 0-7 \\
         --samples 52915 --train-fraction 0.4
@@ -26,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=seed_range, default=seed_range("0-7"), help="a range, e.g. 0-7")
     parser.add_argument("--samples", type=positive_int, default=52_915, help="certification releases per side")
     parser.add_argument("--train-fraction", type=probability, default=0.4)
+    parser.add_argument("--offer", choices=OFFERS, help="a statistic the system offers beside the audit's own")
     args = parser.parse_args(argv)
     from pgc.cli.main import report_exception
 
@@ -33,6 +36,30 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except Exception as exc:  # bad input: one line (exit 2); a bug: the traceback (exit 3)
         return report_exception(exc, "catalogue_fixed_pair.py")
+
+
+OFFERS = ("sign-vote-dense",)
+
+
+def offered_statistic(name: str) -> object:
+    """The statistic ``--offer`` names."""
+    from audit.statistics import SignVote
+
+    return {"sign-vote-dense": SignVote(dense=True)}[name]
+
+
+class OfferingSystem:
+    """A System that offers ``statistic`` for every channel (:class:`pgc.contracts.OffersStatistics`); everything
+    else is the wrapped system's."""
+
+    def __init__(self, system: object, statistic: object):
+        self._system, self._statistic = system, statistic
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._system, name)
+
+    def audit_statistics(self, channel: str) -> list:
+        return [self._statistic]
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -45,10 +72,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.pair not in pairs:
         raise UserError(f"{args.algorithm} names no pair {args.pair!r}; its pairs: {'; '.join(pairs)}")
     first, second = pairs[args.pair]
+    if args.offer:
+        system = OfferingSystem(system, offered_statistic(args.offer))
     claim = float(system.claim.epsilon)
     print(
         f"{args.algorithm} at {args.pair!r}: {args.samples:,} certified per side, "
-        f"training fraction {args.train_fraction}"
+        f"training fraction {args.train_fraction}" + (f", the system offering {args.offer}" if args.offer else "")
     )
     print("| seed | statistic | threshold | false positives | false negatives | ε_LB |")
     print("|---|---|---|---|---|---|")

@@ -11,7 +11,8 @@ positive hypothesis". The tester then thresholds it. Statistics that do not appl
 * :class:`LaplaceLogLikelihood` — Σ_j |y_j − m'_j| − |y_j − m_j| (Laplace log-likelihood ratio up
   to the scale) with m, m' the per-column medians (the Laplace location MLE): optimal for
   Laplace noise on a dense canary difference (e.g. an L2-clipped mechanism).
-* :class:`SignVote` — Σ_j sign(w_j)·sign(y_j − midpoint_j): robust to heavy tails.
+* :class:`SignVote` — Σ_j sign(w_j)·sign(y_j − midpoint_j): robust to heavy tails; dense (for a system to offer), a
+  count of the columns that lean towards the positive side (many boolean answers, each nudged a little).
 * :class:`HistogramLikelihoodRatio` — for discrete outputs (PRS, scores, arrival ranks): the
   empirical log-likelihood ratio of the joint value of the top-k informative columns.
 * :class:`SupportMembership` — was this exact output (a whole row, or the top column's value) seen
@@ -130,12 +131,25 @@ class LaplaceLogLikelihood:
 
 
 class SignVote:
+    """Σ_j sign(w_j)·sign(y_j − midpoint_j) on the informative columns (``dense=True``: on every column whose means
+    differ): a count of the columns that lean towards the positive side. Dense, it is the test of a release of many
+    boolean answers each nudged a little by the secret (SVT's ⊤/⊥ vector), where no column alone is informative and
+    a Laplace log-likelihood's per-column medians of 0/1 answers drop the columns whose medians agree.
+
+    The dense vote is for a system to offer (:class:`pgc.contracts.OffersStatistics`), not a default: ranked by its
+    best in-sample event like every few-valued statistic, a vote over columns whose signs are mostly noise can look
+    best on the selection half where one exact event certifies more (two cells of the LDP bench,
+    results/catalogue/dense-sign-vote/)."""
+
     shape = "location"
-    name = "sign-vote"
+
+    def __init__(self, dense: bool = False):
+        self.dense = dense
+        self.name = "sign-vote-dense" if dense else "sign-vote"
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         summary = ColumnSummary.of(pos, neg)
-        cols = summary.informative
+        cols = summary.order[summary.diff[summary.order] != 0] if self.dense else summary.informative
         if cols.size < 2:
             return None
         mid = 0.5 * (column_medians(pos[:, cols]) + column_medians(neg[:, cols]))
