@@ -45,4 +45,9 @@ done > $PARTS/compare.md  # ldp-as-default.md: these comparisons under one headi
 # 3. both dense sums ranked held out (held-out.patch on top)
 (cd $WT && git apply $OUT/held-out.patch)
 fixed_pair $WT held-out
+# 4. the dense vote among the defaults at a 10 % selection margin (margin.patch on as-default.patch)
+(cd $WT && git checkout -q -- . && git apply $OUT/as-default.patch $OUT/margin.patch)
+fixed_pair $WT margin
+(cd $WT && $PY -m pgc.cli bench ldp --libraries reference --protocols CMS HM --samples 1000000 \
+  --out $OUT/ldp-margin.json)
 git worktree remove --force $WT
