@@ -49,8 +49,8 @@ def offered_statistic(name: str) -> object:
 
 
 class OfferingSystem:
-    """A System that offers ``statistic`` for every channel (:class:`pgc.contracts.OffersStatistics`); everything
-    else is the wrapped system's."""
+    """A System that offers ``statistic`` for every channel (:class:`pgc.contracts.OffersStatistics`) after what the
+    wrapped system offers; everything else is the wrapped system's."""
 
     def __init__(self, system: object, statistic: object):
         self._system, self._statistic = system, statistic
@@ -59,7 +59,8 @@ class OfferingSystem:
         return getattr(self._system, name)
 
     def audit_statistics(self, channel: str) -> list:
-        return [self._statistic]
+        own = getattr(self._system, "audit_statistics", None)
+        return (list(own(channel)) if own is not None else []) + [self._statistic]
 
 
 def _run(args: argparse.Namespace) -> int:
