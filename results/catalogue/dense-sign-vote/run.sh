@@ -37,11 +37,17 @@ second=$!
 wait $first
 part pure-ldp-cms --libraries pure-ldp --protocols CMS
 wait $second
-for name in reference multi-freq-ldpy pure-ldp pure-ldp-sr-pcs pure-ldp-hcms pure-ldp-cms; do
-  echo "## $name"; echo
-  $PY scripts/compare_ldp_bench.py results/ldp/engine-check/bench.json $PARTS/$name.json --tolerance 0.02
-  echo
-done > $PARTS/compare.md  # ldp-as-default.md: these comparisons under one heading
+compared() {  # compared TITLE NAME=FILE...: each part beside results/ldp/engine-check/bench.json, one file
+  echo "# $1, beside results/ldp/engine-check/bench.json"; shift
+  echo; echo "Each part: \`python scripts/compare_ldp_bench.py results/ldp/engine-check/bench.json PART.json --tolerance 0.02\` (made by \`run.sh\`, 10⁶ per side, every cell from its own seed)."
+  for spec in "$@"; do
+    echo; echo "## ${spec%%=*}"; echo
+    $PY scripts/compare_ldp_bench.py results/ldp/engine-check/bench.json ${spec#*=} --tolerance 0.02 |
+      grep -v '^first:\|^second:\|only in the first'
+  done
+}
+compared "The LDP bench with the dense vote among the defaults" $(for name in reference multi-freq-ldpy pure-ldp \
+  pure-ldp-sr-pcs pure-ldp-hcms pure-ldp-cms; do echo $name=$PARTS/$name.json; done) > $OUT/ldp-as-default.md
 # 3. both dense sums ranked held out (held-out.patch on top)
 (cd $WT && git apply $OUT/held-out.patch)
 fixed_pair $WT held-out
@@ -50,4 +56,6 @@ fixed_pair $WT held-out
 fixed_pair $WT margin
 (cd $WT && $PY -m pgc.cli bench ldp --libraries reference --protocols CMS HM --samples 1000000 \
   --out $OUT/ldp-margin.json)
+compared "Reference CMS and HM with the dense vote among the defaults at a 10 % selection margin" \
+  reference=$OUT/ldp-margin.json > $OUT/ldp-margin.md
 git worktree remove --force $WT
