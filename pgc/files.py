@@ -15,6 +15,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from pgc.interrupts import raise_if_interrupted
+
 
 def json_number(x: float) -> float | str:
     """A float as JSON writes it: finite as is, infinite and NaN as "inf", "-inf", "nan"."""
@@ -55,6 +57,7 @@ def atomic_path(path: str | Path, suffix: str = "") -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        raise_if_interrupted()
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
@@ -73,6 +76,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        raise_if_interrupted()
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)

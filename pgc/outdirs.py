@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pgc.errors import UserError
 from pgc.files import json_safe
+from pgc.interrupts import raise_if_interrupted
 
 MARKER_FILE = ".pgc-output"  # written by pgc into every folder it creates; --force replaces only these
 # folders written before the marker existed (or before it named its command): file -> (key, prefix, command)
@@ -351,6 +352,7 @@ def replace_directory_atomically(target: str | Path, command: str | None = None)
         try:
             yield tmp
             write_marker(tmp, **({"command": command} if command else {}))
+            raise_if_interrupted()
             os.chmod(tmp, _folder_mode())
             check_output_dir(target, force=True, command=command)  # unchanged by anyone while we worked?
             if not os.path.lexists(target):

@@ -22,6 +22,7 @@ FLOORS = {
     "pgc.references": 0,  # the package root (its version only) and the output-folder guards
     "pgc.usercode": 0,  # whose code raised an exception: the user's or pgc-audit's
     "pgc.files": 0,  # atomic file writes and the JSON encoding of numbers
+    "pgc.interrupts": 0,  # Ctrl-C that always ends a command and stops its atomic writes
     "pgc.mechanisms": 0,
     "pgc.systems": 0,
     "pgc.tasks": 0,
@@ -51,12 +52,13 @@ FLOORS = {
 IMPORT_NAMES = {"audit", "attacks", "pgc", "reports"}
 SYSTEM_PACKAGES = {name for name, floor in FLOORS.items() if floor == 2}
 # allowed imports between two packages of one floor: the attackers use the auditor's bounds; every package of
-# floor 0 may import the contracts, the user-error exception, the user-code classification and the file writes
+# floor 0 may import the contracts, the user-error exception, the user-code classification, the file writes and the
+# interrupt guard
 SIDEWAYS = {("attacks", "audit")} | {
     (name, base)
     for name, floor in FLOORS.items()
     if floor == 0
-    for base in ("pgc.contracts", "pgc.errors", "pgc.usercode", "pgc.files")
+    for base in ("pgc.contracts", "pgc.errors", "pgc.usercode", "pgc.files", "pgc.interrupts")
 }
 
 

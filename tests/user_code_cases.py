@@ -49,6 +49,10 @@ FILES = {
                 return f"value {secret}"
     ''',
     "claims.py": """
+        import os
+        import signal
+        import time
+
         import numpy as np
         from base import RandomizedResponse  # a sibling module
 
@@ -65,6 +69,16 @@ FILES = {
                 out = super().release(secret, n, rng)["answer"]
                 out[::2] = np.nan
                 return {"answer": out}
+
+        class SwallowsCtrlC(RandomizedResponse):
+            # a library inside the user's release that catches every exception, KeyboardInterrupt included
+            def release(self, secret, n, rng, *, broadcast=None):
+                try:
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(0.01)
+                except:
+                    pass
+                return super().release(secret, n, rng)
 
         class BadDescription(RandomizedResponse):
             def describe_secret(self, secret):
@@ -96,6 +110,9 @@ FILES = {
 
         def with_nan():
             return WithNan()
+
+        def swallows_ctrl_c():
+            return SwallowsCtrlC()
 
         def bad_description():
             return BadDescription()
@@ -328,6 +345,13 @@ CASES: tuple[Case, ...] = (
         says=("interrupted",),
         interrupt_after_s=0.5,
         interrupt_when="auditing randomized-response",
+    ),
+    Case(
+        "Ctrl-C that the user's code swallows",
+        "Ctrl-C",
+        _audit("mine/claims.py:swallows_ctrl_c"),
+        130,
+        says=("interrupted",),
     ),
     Case(
         "a bug of pgc-audit's own stays ours",

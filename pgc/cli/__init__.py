@@ -3,16 +3,23 @@
 
 def entry() -> None:
     """The ``pgc`` console script: :func:`pgc.cli.main.main`, its imports inside, so that Ctrl-C at any moment of
-    start-up or shutdown is one line and exit code 130 too."""
+    start-up is one line and exit code 130 too, even where a library's callback swallowed it
+    (:mod:`pgc.interrupts`). Once the command has done its work and flushed its output, Ctrl-C no longer changes
+    its exit code."""
     import sys
 
+    from pgc import interrupts
+
+    interrupts.install()
     try:
         from .main import main
 
         code = main()
         sys.stdout.flush()
+        if code != 130:
+            interrupts.ignore_from_now_on()
     except KeyboardInterrupt:
-        print("pgc: interrupted", file=sys.stderr)
+        print(f"{interrupts.command_label(sys.argv[1:])}: interrupted", file=sys.stderr)
         code = 130
     if code == 130:
         _exit_interrupted()

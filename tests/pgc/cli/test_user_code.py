@@ -159,8 +159,10 @@ def _walk_cases(*names):
 
 
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
-    # during start-up (the command's imports) and during the audit itself
-    cases, chosen = _walk_cases("Ctrl-C during start-up", "Ctrl-C during the audit")
+    # during start-up (the command's imports), during the audit itself, and swallowed by a bare except
+    cases, chosen = _walk_cases(
+        "Ctrl-C during start-up", "Ctrl-C during the audit", "Ctrl-C that the user's code swallows"
+    )
     for i, case in enumerate(chosen):
         result = cases.run_case(case, tmp_path / f"walk{i}")
         assert result.problems == [] and result.err.strip().splitlines() == ["pgc audit: interrupted"], result.err
