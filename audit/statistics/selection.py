@@ -13,8 +13,9 @@ Three rules decide which test is certified (:func:`choose_threshold`):
   maximum over hundreds or thousands of thresholds is biased upward, and a deep tail would otherwise outrank an
   exact discrete test on the training split and lose to it on fresh samples;
 * a statistic of a few atoms (at most :data:`FEW_ATOMS` values) takes, among its tests within one standard error
-  of the best projection, the narrowest event at the α split nearest the even one
-  (:func:`_one_standard_error_choice`), and is ranked by that best projection — unless it declares
+  of the best projection, the narrowest event at the α split nearest the even one, unless its counts leave it more
+  than that standard error short of a wider event (:func:`_one_standard_error_choice`), and is ranked by
+  that best projection — unless it declares
   ``held_out_ranking`` (a sum of many coordinates: its few values are no events known in advance), which is ranked
   held out as a continuous statistic is;
 * :func:`select_statistic` keeps an earlier statistic unless a later one projects more by a margin: the selection's
@@ -341,27 +342,64 @@ def _one_standard_error_choice(
     are tied (the error of the best one's projection, from its binomial counts, propagated through
     :func:`projected_epsilon`); among them the narrowest event (the highest threshold) at the α split nearest the
     even one — the event and split of the LDP-auditing literature ("the guess is v", α/2 per rate), so that where
-    that event is already a best test the two certify the same counts. ``best_cell``: the (row, column) of the
-    largest projection.
+    that event is already a best test the two certify the same counts. The counts have the last word: where
+    the test whose projection less its own standard error is largest (:func:`_lower_projections`) is a wider
+    event, and the narrowest tied one falls more than that standard error short of it by the same measure, the
+    wider event is taken. A deep tail of a score of a dozen atoms (the log-likelihood of SVT's ⊤/⊥ answers)
+    projects high from a handful of counts and certifies little on fresh samples. ``best_cell``: the (row, column)
+    of the largest projection.
     """
     row, col = best_cell
     best = table[row, col]
     if not np.isfinite(best):
         return row, col
     share = FP_SHARES[row]
-    sd_fp = math.sqrt(fp[col] * max(0.0, 1.0 - fp[col] / n_neg))
-    sd_fn = math.sqrt(fn[col] * max(0.0, 1.0 - fn[col] / n_pos))
-    drops = [
-        best
-        - float(projected_epsilon(fp[col] + dfp, n_neg, fn[col] + dfn, n_pos, n_cert, alpha, delta, share, two_sided))
-        for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))
-    ]
-    standard_error = math.hypot(*drops) if all(np.isfinite(drops)) else 0.0
+    standard_error = _projection_standard_error(
+        float(best), share, float(fp[col]), float(fn[col]), n_pos, n_neg, n_cert, alpha, delta, two_sided
+    )
     tied = table >= best - standard_error
     col = int(np.flatnonzero(tied.any(axis=0))[-1])
     rows = np.flatnonzero(tied[:, col])
     row = int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))])
-    return row, col
+    lower = _lower_projections(table, fp, fn, n_pos, n_neg, n_cert, alpha, delta, two_sided)
+    lower_row, lower_col = np.unravel_index(int(np.argmax(lower)), lower.shape)
+    if lower_col >= col or lower[row, col] >= lower[lower_row, lower_col] - standard_error:
+        return row, col
+    rows = np.flatnonzero(tied[:, lower_col])  # the counts' own choice, at the even split where it is tied
+    if rows.size == 0:
+        return int(lower_row), int(lower_col)
+    return int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))]), int(lower_col)
+
+
+def _lower_projections(
+    table: FloatArray,
+    fp: CountArray,
+    fn: CountArray,
+    n_pos: float,
+    n_neg: float,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided: bool,
+) -> FloatArray:
+    """Each test's projection less its own standard error (from its binomial counts, as
+    :func:`_projection_standard_error`); −inf where the projection is not positive."""
+    fp_f, fn_f = fp.astype(np.float64), fn.astype(np.float64)
+    sd_fp = np.sqrt(fp_f * np.maximum(0.0, 1.0 - fp_f / n_neg))
+    sd_fn = np.sqrt(np.maximum(fn_f, 0.0) * np.maximum(0.0, 1.0 - fn_f / n_pos))
+    lower = np.full(table.shape, -np.inf)
+    for row, share in enumerate(FP_SHARES):
+        drops = [
+            table[row]
+            - np.asarray(
+                projected_epsilon(fp_f + dfp, n_neg, fn_f + dfn, n_pos, n_cert, alpha, delta, share, two_sided)
+            )
+            for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))
+        ]
+        error = np.hypot(*drops)
+        usable = np.isfinite(table[row]) & (table[row] > 0.0)
+        lower[row] = np.where(usable, table[row] - np.where(np.isfinite(error), error, 0.0), -np.inf)
+    return lower
 
 
 def _projection_standard_error(
