@@ -324,6 +324,11 @@ def held_out_rules(
     return float(np.mean(scores[0])), float(np.mean(scores[1]))
 
 
+def _nearest_even_share(rows: CountArray) -> int:
+    """Of the table rows ``rows`` (indices into :data:`FP_SHARES`), the one whose α split is nearest the even one."""
+    return int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))])
+
+
 def _one_standard_error_choice(
     table: FloatArray,
     best_cell: tuple[int, int],
@@ -360,7 +365,7 @@ def _one_standard_error_choice(
     tied = table >= best - standard_error
     col = int(np.flatnonzero(tied.any(axis=0))[-1])
     rows = np.flatnonzero(tied[:, col])
-    row = int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))])
+    row = _nearest_even_share(rows)
     lower = _lower_projections(table, fp, fn, n_pos, n_neg, n_cert, alpha, delta, two_sided)
     lower_row, lower_col = np.unravel_index(int(np.argmax(lower)), lower.shape)
     if lower_col >= col or lower[row, col] >= lower[lower_row, lower_col] - standard_error:
@@ -368,7 +373,7 @@ def _one_standard_error_choice(
     rows = np.flatnonzero(tied[:, lower_col])  # the counts' own choice, at the even split where it is tied
     if rows.size == 0:
         return int(lower_row), int(lower_col)
-    return int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))]), int(lower_col)
+    return _nearest_even_share(rows), int(lower_col)
 
 
 def _lower_projections(
@@ -384,22 +389,38 @@ def _lower_projections(
 ) -> FloatArray:
     """Each test's projection less its own standard error (from its binomial counts, as
     :func:`_projection_standard_error`); −inf where the projection is not positive."""
-    fp_f, fn_f = fp.astype(np.float64), fn.astype(np.float64)
-    sd_fp = np.sqrt(fp_f * np.maximum(0.0, 1.0 - fp_f / n_neg))
-    sd_fn = np.sqrt(np.maximum(fn_f, 0.0) * np.maximum(0.0, 1.0 - fn_f / n_pos))
     lower = np.full(table.shape, -np.inf)
     for row, share in enumerate(FP_SHARES):
-        drops = [
-            table[row]
-            - np.asarray(
-                projected_epsilon(fp_f + dfp, n_neg, fn_f + dfn, n_pos, n_cert, alpha, delta, share, two_sided)
-            )
-            for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))
-        ]
-        error = np.hypot(*drops)
+        error = np.hypot(*_projection_drops(table[row], share, fp, fn, n_pos, n_neg, n_cert, alpha, delta, two_sided))
         usable = np.isfinite(table[row]) & (table[row] > 0.0)
         lower[row] = np.where(usable, table[row] - np.where(np.isfinite(error), error, 0.0), -np.inf)
     return lower
+
+
+def _projection_drops(
+    projection: npt.ArrayLike,
+    share: float,
+    fp: npt.ArrayLike,
+    fn: npt.ArrayLike,
+    n_pos: float,
+    n_neg: float,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided: bool,
+) -> tuple[FloatArray, FloatArray]:
+    """How far a test's projection falls when its false-positive count, then its false-negative count, rises by one
+    binomial standard deviation (elementwise over arrays of tests)."""
+    base = np.asarray(projection, np.float64)
+    fp_f, fn_f = np.asarray(fp, np.float64), np.asarray(fn, np.float64)
+    sd_fp = np.sqrt(fp_f * np.maximum(0.0, 1.0 - fp_f / n_neg))
+    sd_fn = np.sqrt(np.maximum(fn_f, 0.0) * np.maximum(0.0, 1.0 - fn_f / n_pos))
+    fp_drop, fn_drop = (
+        base
+        - np.asarray(projected_epsilon(fp_f + dfp, n_neg, fn_f + dfn, n_pos, n_cert, alpha, delta, share, two_sided))
+        for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))
+    )
+    return fp_drop, fn_drop
 
 
 def _projection_standard_error(
@@ -416,12 +437,7 @@ def _projection_standard_error(
 ) -> float:
     """The standard error of a test's projection, from its binomial counts, propagated through
     :func:`projected_epsilon` (0 where the projection is not finite)."""
-    sd_fp = math.sqrt(fp * max(0.0, 1.0 - fp / n_neg))
-    sd_fn = math.sqrt(max(fn, 0.0) * max(0.0, 1.0 - fn / n_pos))
-    drops = [
-        best - float(projected_epsilon(fp + dfp, n_neg, fn + dfn, n_pos, n_cert, alpha, delta, share, two_sided))
-        for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))
-    ]
+    drops = [float(d) for d in _projection_drops(best, share, fp, fn, n_pos, n_neg, n_cert, alpha, delta, two_sided)]
     return math.hypot(*drops) if all(np.isfinite(drops)) else 0.0
 
 
@@ -458,7 +474,7 @@ def _central_choice(
     columns = np.flatnonzero(tied.any(axis=0))
     col = int(columns[np.argmax(np.minimum(fp[columns], fn[columns]))])
     rows = np.flatnonzero(tied[:, col])
-    return int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))]), col
+    return _nearest_even_share(rows), col
 
 
 def in_sample_projection(
