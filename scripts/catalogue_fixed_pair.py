@@ -45,7 +45,7 @@ def offered_statistic(name: str) -> object:
     """The statistic ``--offer`` names."""
     from audit.statistics import SignVote
 
-    return {"sign-vote-dense": SignVote(dense=True)}[name]
+    return {"sign-vote-dense": SignVote("every")}[name]
 
 
 class OfferingSystem:

@@ -11,8 +11,9 @@ positive hypothesis". The tester then thresholds it. Statistics that do not appl
 * :class:`LaplaceLogLikelihood` — Σ_j |y_j − m'_j| − |y_j − m_j| (Laplace log-likelihood ratio up
   to the scale) with m, m' the per-column medians (the Laplace location MLE): optimal for
   Laplace noise on a dense canary difference (e.g. an L2-clipped mechanism).
-* :class:`SignVote` — Σ_j sign(w_j)·sign(y_j − midpoint_j): robust to heavy tails; dense (for a system to offer), a
-  count of the columns that lean towards the positive side (many boolean answers, each nudged a little).
+* :class:`SignVote` — Σ_j sign(w_j)·sign(y_j − midpoint_j): robust to heavy tails; over the strongest columns (as
+  many as :func:`strongest_prefix` says), a count of the answers that lean towards the positive side (many boolean
+  answers, each nudged a little); over every column, for a system to offer.
 * :class:`HistogramLikelihoodRatio` — for discrete outputs (PRS, scores, arrival ranks): the
   empirical log-likelihood ratio of the joint value of the top-k informative columns.
 * :class:`SupportMembership` — was this exact output (a whole row, or the top column's value) seen
@@ -130,26 +131,59 @@ class LaplaceLogLikelihood:
         )
 
 
-class SignVote:
-    """Σ_j sign(w_j)·sign(y_j − midpoint_j) on the informative columns (``dense=True``: on every column whose means
-    differ): a count of the columns that lean towards the positive side. Dense, it is the test of a release of many
-    boolean answers each nudged a little by the secret (SVT's ⊤/⊥ vector), where no column alone is informative and
-    a Laplace log-likelihood's per-column medians of 0/1 answers drop the columns whose medians agree.
+def strongest_prefix(abs_z: np.ndarray) -> int:
+    """How many of the columns, taken by decreasing |z| (``abs_z``, sorted), a vote should count: the m that
+    maximizes Σ_{j≤m} |z|_(j) / √m, the z-score of the sum of m independent columns' standardized differences. A
+    column joins while its |z| adds more than the √m in the denominator takes away: a dozen answers nudged alike
+    join together, and beside one strong column (an LDP report's own item) noise columns never do. A non-finite
+    |z| (a column that separates the sides exactly) counts alone."""
+    z = np.where(np.isnan(abs_z), 0.0, np.asarray(abs_z, np.float64))
+    if z.size == 0:
+        return 0
+    return int(np.argmax(np.cumsum(z) / np.sqrt(np.arange(1, z.size + 1)))) + 1
 
-    The dense vote is for a system to offer (:class:`pgc.contracts.OffersStatistics`), not a default: ranked by its
-    best in-sample event like every few-valued statistic, a vote over columns whose signs are mostly noise can look
-    best on the selection half where one exact event certifies more (two cells of the LDP bench,
-    results/catalogue/dense-sign-vote/)."""
+
+def two_valued(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """Which columns take at most two values over both sides' releases (a boolean answer, a bit of a report)."""
+    both = np.concatenate([pos, neg])
+    low, high = both.min(axis=0), both.max(axis=0)
+    return np.all((both == low) | (both == high), axis=0)
+
+
+class SignVote:
+    """Σ_j sign(w_j)·sign(y_j − midpoint_j) over a set of columns, each with the sign of its mean difference: a count
+    of the columns that lean towards the positive side, robust to heavy tails. ``columns``:
+
+    * ``"informative"`` — the columns with |z| > :data:`Z_INFORMATIVE`;
+    * ``"strongest"`` — the strongest two-valued columns by |z|, as many as :func:`strongest_prefix` says: the test
+      of a release of many boolean answers each nudged a little by the secret (SVT's ⊤/⊥ vector), where no column
+      alone is informative and a Laplace log-likelihood's per-column medians of 0/1 answers drop the columns whose
+      medians agree. Of continuous columns the Laplace log-likelihood is the test (a vote of 2m + 1 values ranked by
+      its best in-sample event would displace it by the winner's curse);
+    * ``"every"`` — every column whose means differ, for a system to offer (:class:`pgc.contracts.OffersStatistics`),
+      not a default: where most columns' signs are noise (an LDP report of a hundred items) it can look best on the
+      selection half while one exact event certifies more (two cells of the LDP bench,
+      results/catalogue/dense-sign-vote/)."""
 
     shape = "location"
+    COLUMNS = ("informative", "strongest", "every")
+    NAMES = {"informative": "sign-vote", "strongest": "sign-vote-strongest", "every": "sign-vote-dense"}
 
-    def __init__(self, dense: bool = False):
-        self.dense = dense
-        self.name = "sign-vote-dense" if dense else "sign-vote"
+    def __init__(self, columns: str = "informative"):
+        if columns not in self.COLUMNS:
+            raise UserError(f"SignVote columns must be one of {', '.join(self.COLUMNS)}, not {columns!r}")
+        self.columns = columns
+        self.name = self.NAMES[columns]
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         summary = ColumnSummary.of(pos, neg)
-        cols = summary.order[summary.diff[summary.order] != 0] if self.dense else summary.informative
+        if self.columns == "informative":
+            cols = summary.informative
+        else:
+            cols = summary.order[summary.diff[summary.order] != 0]
+            if self.columns == "strongest":
+                cols = cols[two_valued(pos[:, cols], neg[:, cols])]
+                cols = cols[: strongest_prefix(np.abs(summary.z[cols]))]
         if cols.size < 2:
             return None
         mid = 0.5 * (column_medians(pos[:, cols]) + column_medians(neg[:, cols]))
@@ -226,6 +260,7 @@ def location_statistics() -> list:
         LaplaceLogLikelihood(),
         LaplaceLogLikelihood(dense=True),
         SignVote(),
+        SignVote("strongest"),
         HistogramLikelihoodRatio(1),
         HistogramLikelihoodRatio(2),
         HistogramLikelihoodRatio(3),

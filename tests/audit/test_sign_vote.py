@@ -5,7 +5,7 @@ in 19 of 20 seeds tried (0–19)."""
 import numpy as np
 
 from audit.engine.system_audit import audit_system
-from audit.statistics import SignVote
+from audit.statistics import SignVote, strongest_prefix
 from pgc.contracts import PrivacyClaim
 
 COLUMNS, BASE, NUDGE = 12, 0.3, 0.01
@@ -26,13 +26,13 @@ class NudgedAnswers:
         return {"answers": nudged_answers(secret, n, rng)}
 
     def audit_statistics(self, channel):
-        return [SignVote(dense=True)]
+        return [SignVote("every")]
 
 
 def test_the_dense_vote_counts_every_leaning_column_with_its_sign():
     rng = np.random.default_rng(0)
     pos, neg = nudged_answers(1, 10_000, rng), nudged_answers(0, 10_000, rng)
-    dense, sparse = SignVote(dense=True).fit(pos, neg), SignVote().fit(pos, neg)
+    dense, sparse = SignVote("every").fit(pos, neg), SignVote().fit(pos, neg)
     fresh = nudged_answers(1, 100, rng)
     signed_count = fresh[:, : COLUMNS // 2].sum(axis=1) - fresh[:, COLUMNS // 2 :].sum(axis=1)
     # every column's median is 0 on both sides: the vote is the count of the answers, each with its side's sign
@@ -43,10 +43,39 @@ def test_the_dense_vote_counts_every_leaning_column_with_its_sign():
 
 def test_one_column_has_no_dense_vote():
     rng = np.random.default_rng(1)
-    assert SignVote(dense=True).fit(rng.random((50, 1)), rng.random((50, 1)) + 0.1) is None
+    assert SignVote("every").fit(rng.random((50, 1)), rng.random((50, 1)) + 0.1) is None
 
 
 def test_many_answers_each_nudged_a_little_are_violated_through_the_offered_dense_vote():
     row = audit_system(NudgedAnswers(), 0, 1, samples=20_000, seed=5).rows[0]
     assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 0.05
     assert row.statistic == "sign-vote-dense"
+
+
+def test_the_strongest_prefix_maximizes_the_sum_of_z_over_root_m():
+    nudged_alike = np.array([3.48, 3.47, 2.9, 2.83, 2.57, 2.41, 1.76, 1.65, 1.44, 0.91])
+    gains = np.cumsum(nudged_alike) / np.sqrt(np.arange(1, 11))  # 7.50 at nine columns, 7.41 at ten
+    assert strongest_prefix(nudged_alike) == 9 == int(np.argmax(gains)) + 1
+    assert strongest_prefix(np.array([50.0, 2.5, 2.0, 1.0])) == 1  # one report's own item beside noise columns
+    assert strongest_prefix(np.array([2.0, 2.0, 2.0])) == 3
+    assert strongest_prefix(np.array([np.inf, 3.0])) == 1
+    assert strongest_prefix(np.array([])) == 0
+
+
+def test_beside_one_strong_column_noise_columns_give_no_vote():
+    """An LDP report of one item among a hundred: the item's column moves, the other 99 are noise; the vote of the
+    strongest columns keeps the item's alone, so no vote (every column's vote would count 99 signs of noise)."""
+    rng = np.random.default_rng(2)
+    pos, neg = (rng.random((20_000, 100)) < 0.25).astype(float), (rng.random((20_000, 100)) < 0.25).astype(float)
+    pos[:, 0] = rng.random(20_000) < 0.6
+    assert SignVote("strongest").fit(pos, neg) is None
+    assert SignVote("every").fit(pos, neg) is not None
+
+
+def test_many_answers_each_nudged_a_little_are_violated_by_the_default_statistics():
+    class Plain:
+        name, channels, claim = NudgedAnswers.name, NudgedAnswers.channels, NudgedAnswers.claim
+        release = NudgedAnswers.release
+
+    row = audit_system(Plain(), 0, 1, samples=20_000, seed=5).rows[0]
+    assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 0.05
