@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeAlias, TypeVar
+from dataclasses import dataclass
+from typing import NamedTuple, TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -199,13 +200,52 @@ NOISY_SELECTION = 0.25
 RULE_TIE_PESSIMISM = 0.5
 
 
+@dataclass(frozen=True)
+class Aim:
+    """What a projection aims at: the certification's releases per side, its α and δ, and whether the rate bounds
+    are two-sided (:func:`rate_upper`)."""
+
+    n_cert: int
+    alpha: float
+    delta: float
+    two_sided: bool = False
+
+    def epsilon(
+        self,
+        fp: npt.ArrayLike,
+        n_neg: float,
+        fn: npt.ArrayLike,
+        n_pos: float,
+        share: float,
+        pessimism: float | None = None,
+    ) -> FloatOrArray:
+        """:func:`projected_epsilon` of these counts at this aim."""
+        return projected_epsilon(
+            fp, n_neg, fn, n_pos, self.n_cert, self.alpha, self.delta, share, self.two_sided, pessimism
+        )
+
+
+class Scan(NamedTuple):
+    """A statistic's threshold scan on a split (:func:`_scan`): the grid, the projection per (α share, threshold)
+    — rows :data:`FP_SHARES`, smoothed for a continuous statistic under two-sided rates — the false-positive and
+    false-negative counts per threshold, the (row, column) of the largest projection, and the split's sizes."""
+
+    grid: FloatArray
+    table: FloatArray
+    fp: CountArray
+    fn: CountArray
+    best: tuple[int, int]
+    n_pos: float
+    n_neg: float
+
+
 def _dense(grid: FloatArray) -> bool:
     """A continuous statistic's threshold curve, not a few atoms."""
     return grid.size >= 20 * SMOOTHING_WINDOW
 
 
 def _projection_table(
-    s_pos: FloatArray, s_neg: FloatArray, grid: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool
+    s_pos: FloatArray, s_neg: FloatArray, grid: FloatArray, aim: Aim
 ) -> tuple[FloatArray, CountArray, CountArray]:
     """Projected ε per (α share, threshold) — rows :data:`FP_SHARES` — with the false-positive and false-negative
     counts per threshold."""
@@ -214,6 +254,7 @@ def _projection_table(
     fp = sn.size - np.searchsorted(sn, grid, side="left")
     fn = sp.size - tp
     # the training rates' pessimistic bounds do not depend on the α split: computed once for every row
+    n_cert, alpha, delta, two_sided = aim.n_cert, aim.alpha, aim.delta, aim.two_sided
     pessimism = SELECTION_PESSIMISM_TWO_SIDED if two_sided else SELECTION_PESSIMISM
     fpr, fnr = rate_upper(fp, sn.size, pessimism, two_sided), rate_upper(fn, sp.size, pessimism, two_sided)
     table = np.stack(
@@ -240,29 +281,17 @@ def _argmax(table: FloatArray) -> tuple[int, int]:
     return best[0], best[1]
 
 
-def _scan(
-    s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool
-) -> tuple[FloatArray, FloatArray, CountArray, CountArray, tuple[int, int]]:
-    """The grid, the projection table (smoothed for a continuous statistic under two-sided rates) and its
-    argmax."""
+def _scan(s_pos: FloatArray, s_neg: FloatArray, aim: Aim) -> Scan:
+    """The threshold scan of scores ``s_pos``, ``s_neg`` at ``aim``."""
     grid = _threshold_grid(np.concatenate([s_pos, s_neg]))
-    table, fp, fn = _projection_table(s_pos, s_neg, grid, n_cert, alpha, delta, two_sided)
-    if two_sided and _dense(grid):
+    table, fp, fn = _projection_table(s_pos, s_neg, grid, aim)
+    if aim.two_sided and _dense(grid):
         table = np.stack([moving_average(eps, SMOOTHING_WINDOW) for eps in table])
-    return grid, table, fp, fn, _argmax(table)
+    return Scan(grid, table, fp, fn, _argmax(table), float(s_pos.size), float(s_neg.size))
 
 
 def _held_out_score(
-    threshold: float,
-    share: float,
-    s_pos: FloatArray,
-    s_neg: FloatArray,
-    held: int,
-    n_cert: int,
-    alpha: float,
-    delta: float,
-    two_sided: bool,
-    pessimism: float | None = None,
+    threshold: float, share: float, s_pos: FloatArray, s_neg: FloatArray, held: int, aim: Aim, pessimism: float | None
 ) -> float:
     """The projection of the test [s ≥ threshold] from the rates on the held-out half ``held`` (0 or 1: alternate
     samples) of the selection split, scaled to the whole split's size, at ``pessimism`` (default
@@ -271,7 +300,7 @@ def _held_out_score(
     fp = np.count_nonzero(held_neg >= threshold) * (s_neg.size / held_neg.size)
     fn = np.count_nonzero(held_pos < threshold) * (s_pos.size / held_pos.size)
     level = HELD_OUT_PESSIMISM if pessimism is None else pessimism
-    projected = projected_epsilon(fp, s_neg.size, fn, s_pos.size, n_cert, alpha, delta, share, two_sided, level)
+    projected = aim.epsilon(fp, s_neg.size, fn, s_pos.size, share, level)
     return max(0.0, float(projected))
 
 
@@ -288,10 +317,11 @@ def held_out_projection(
     conservative: a Gaussian's deep-tail test projects below its in-sample value and certifies above both
     (tests/audit/test_selection.py).
     """
-    halves = []
+    aim, halves = Aim(n_cert, alpha, delta, two_sided), []
     for a, b in ((0, 1), (1, 0)):
-        grid, _, _, _, (row, col) = _scan(s_pos[a::2], s_neg[a::2], n_cert, alpha, delta, two_sided)
-        halves.append(_held_out_score(grid[col], FP_SHARES[row], s_pos, s_neg, b, n_cert, alpha, delta, two_sided))
+        scan = _scan(s_pos[a::2], s_neg[a::2], aim)
+        row, col = scan.best
+        halves.append(_held_out_score(scan.grid[col], FP_SHARES[row], s_pos, s_neg, b, aim, None))
     return float(np.mean(halves))
 
 
@@ -311,16 +341,12 @@ def held_out_rules(
     grows into a tail (the released maximum of noisy values) is not handed to the central rule because one half's
     maximum looked noisy, and a plateau (Laplace at small ε) keeps it. ``pessimism``: the held-out level (default
     :data:`HELD_OUT_PESSIMISM`)."""
+    aim = Aim(n_cert, alpha, delta, two_sided)
     scores: tuple[list[float], list[float]] = ([], [])
     for a, b in ((0, 1), (1, 0)):
-        sp, sn = s_pos[a::2], s_neg[a::2]
-        grid, table, fp, fn, best = _scan(sp, sn, n_cert, alpha, delta, two_sided)
-        central = _central_choice(table, best, fp, fn, float(sp.size), float(sn.size), n_cert, alpha, delta, two_sided)
-        for rule, (row, col) in enumerate((best, central)):
-            score = _held_out_score(
-                grid[col], FP_SHARES[row], s_pos, s_neg, b, n_cert, alpha, delta, two_sided, pessimism
-            )
-            scores[rule].append(score)
+        scan = _scan(s_pos[a::2], s_neg[a::2], aim)
+        for rule, (row, col) in enumerate((scan.best, _central_choice(scan, aim))):
+            scores[rule].append(_held_out_score(scan.grid[col], FP_SHARES[row], s_pos, s_neg, b, aim, pessimism))
     return float(np.mean(scores[0])), float(np.mean(scores[1]))
 
 
@@ -329,18 +355,7 @@ def _nearest_even_share(rows: CountArray) -> int:
     return int(rows[np.argmin(np.abs(np.asarray(FP_SHARES)[rows] - EVEN_SHARE))])
 
 
-def _one_standard_error_choice(
-    table: FloatArray,
-    best_cell: tuple[int, int],
-    fp: CountArray,
-    fn: CountArray,
-    n_pos: float,
-    n_neg: float,
-    n_cert: int,
-    alpha: float,
-    delta: float,
-    two_sided: bool,
-) -> tuple[int, int]:
+def _one_standard_error_choice(scan: Scan, aim: Aim) -> tuple[int, int]:
     """Among the tests of a few-atom statistic, the conventional one the selection cannot tell from the best.
 
     Breiman's one-standard-error rule: the tests whose projection lies within one standard error of the largest
@@ -351,22 +366,18 @@ def _one_standard_error_choice(
     the test whose projection less its own standard error is largest (:func:`_lower_projections`) is a wider
     event, and the narrowest tied one falls more than that standard error short of it by the same measure, the
     wider event is taken. A deep tail of a score of a dozen atoms (the log-likelihood of SVT's ⊤/⊥ answers)
-    projects high from a handful of counts and certifies little on fresh samples. ``best_cell``: the (row, column)
-    of the largest projection.
+    projects high from a handful of counts and certifies little on fresh samples.
     """
-    row, col = best_cell
-    best = table[row, col]
+    row, col = scan.best
+    best = scan.table[row, col]
     if not np.isfinite(best):
         return row, col
-    share = FP_SHARES[row]
-    standard_error = _projection_standard_error(
-        float(best), share, float(fp[col]), float(fn[col]), n_pos, n_neg, n_cert, alpha, delta, two_sided
-    )
-    tied = table >= best - standard_error
+    standard_error = _projection_standard_error(scan, aim)
+    tied = scan.table >= best - standard_error
     col = int(np.flatnonzero(tied.any(axis=0))[-1])
     rows = np.flatnonzero(tied[:, col])
     row = _nearest_even_share(rows)
-    lower = _lower_projections(table, fp, fn, n_pos, n_neg, n_cert, alpha, delta, two_sided)
+    lower = _lower_projections(scan, aim)
     lower_row, lower_col = np.unravel_index(int(np.argmax(lower)), lower.shape)
     if lower_col >= col or lower[row, col] >= lower[lower_row, lower_col] - standard_error:
         return row, col
@@ -376,83 +387,46 @@ def _one_standard_error_choice(
     return _nearest_even_share(rows), int(lower_col)
 
 
-def _lower_projections(
-    table: FloatArray,
-    fp: CountArray,
-    fn: CountArray,
-    n_pos: float,
-    n_neg: float,
-    n_cert: int,
-    alpha: float,
-    delta: float,
-    two_sided: bool,
-) -> FloatArray:
+def _lower_projections(scan: Scan, aim: Aim) -> FloatArray:
     """Each test's projection less its own standard error (from its binomial counts, as
     :func:`_projection_standard_error`); −inf where the projection is not positive."""
+    table = scan.table
     lower = np.full(table.shape, -np.inf)
     for row, share in enumerate(FP_SHARES):
-        error = np.hypot(*_projection_drops(table[row], share, fp, fn, n_pos, n_neg, n_cert, alpha, delta, two_sided))
+        error = np.hypot(*_projection_drops(table[row], share, scan.fp, scan.fn, scan, aim))
         usable = np.isfinite(table[row]) & (table[row] > 0.0)
         lower[row] = np.where(usable, table[row] - np.where(np.isfinite(error), error, 0.0), -np.inf)
     return lower
 
 
 def _projection_drops(
-    projection: npt.ArrayLike,
-    share: float,
-    fp: npt.ArrayLike,
-    fn: npt.ArrayLike,
-    n_pos: float,
-    n_neg: float,
-    n_cert: int,
-    alpha: float,
-    delta: float,
-    two_sided: bool,
+    projection: npt.ArrayLike, share: float, fp: npt.ArrayLike, fn: npt.ArrayLike, scan: Scan, aim: Aim
 ) -> tuple[FloatArray, FloatArray]:
     """How far a test's projection falls when its false-positive count, then its false-negative count, rises by one
-    binomial standard deviation (elementwise over arrays of tests)."""
+    binomial standard deviation (elementwise over arrays of tests; the split's sizes are ``scan``'s)."""
+    n_pos, n_neg = scan.n_pos, scan.n_neg
     base = np.asarray(projection, np.float64)
     fp_f, fn_f = np.asarray(fp, np.float64), np.asarray(fn, np.float64)
     sd_fp = np.sqrt(fp_f * np.maximum(0.0, 1.0 - fp_f / n_neg))
     sd_fn = np.sqrt(np.maximum(fn_f, 0.0) * np.maximum(0.0, 1.0 - fn_f / n_pos))
     fp_drop, fn_drop = (
-        base
-        - np.asarray(projected_epsilon(fp_f + dfp, n_neg, fn_f + dfn, n_pos, n_cert, alpha, delta, share, two_sided))
+        base - np.asarray(aim.epsilon(fp_f + dfp, n_neg, fn_f + dfn, n_pos, share))
         for dfp, dfn in ((sd_fp, 0.0), (0.0, sd_fn))
     )
     return fp_drop, fn_drop
 
 
-def _projection_standard_error(
-    best: float,
-    share: float,
-    fp: float,
-    fn: float,
-    n_pos: float,
-    n_neg: float,
-    n_cert: int,
-    alpha: float,
-    delta: float,
-    two_sided: bool,
-) -> float:
-    """The standard error of a test's projection, from its binomial counts, propagated through
+def _projection_standard_error(scan: Scan, aim: Aim) -> float:
+    """The standard error of the best test's projection, from its binomial counts, propagated through
     :func:`projected_epsilon` (0 where the projection is not finite)."""
-    drops = [float(d) for d in _projection_drops(best, share, fp, fn, n_pos, n_neg, n_cert, alpha, delta, two_sided)]
+    row, col = scan.best
+    best, share = float(scan.table[row, col]), FP_SHARES[row]
+    fp, fn = float(scan.fp[col]), float(scan.fn[col])
+    drops = [float(d) for d in _projection_drops(best, share, fp, fn, scan, aim)]
     return math.hypot(*drops) if all(np.isfinite(drops)) else 0.0
 
 
-def _central_choice(
-    table: FloatArray,
-    best_cell: tuple[int, int],
-    fp: CountArray,
-    fn: CountArray,
-    n_pos: float,
-    n_neg: float,
-    n_cert: int,
-    alpha: float,
-    delta: float,
-    two_sided: bool,
-) -> tuple[int, int]:
+def _central_choice(scan: Scan, aim: Aim) -> tuple[int, int]:
     """The threshold of a continuous statistic whose selection is dominated by noise: the most central one the
     selection cannot tell from the best.
 
@@ -461,18 +435,16 @@ def _central_choice(
     certify least on fresh samples: a Laplace test at small ε, whose likelihood ratio is e^ε on a wide plateau. There
     the one-standard-error rule (:func:`_one_standard_error_choice`) takes, among the thresholds within one standard
     error of the best, the one whose rarer error is most frequent. A well-determined selection keeps its maximum."""
-    row, col = best_cell
-    best = float(table[row, col])
+    row, col = scan.best
+    best = float(scan.table[row, col])
     if not (np.isfinite(best) and best > 0.0):
         return row, col
-    error = _projection_standard_error(
-        best, FP_SHARES[row], float(fp[col]), float(fn[col]), n_pos, n_neg, n_cert, alpha, delta, two_sided
-    )
+    error = _projection_standard_error(scan, aim)
     if error <= NOISY_SELECTION * best:
         return row, col
-    tied = table >= best - error
+    tied = scan.table >= best - error
     columns = np.flatnonzero(tied.any(axis=0))
-    col = int(columns[np.argmax(np.minimum(fp[columns], fn[columns]))])
+    col = int(columns[np.argmax(np.minimum(scan.fp[columns], scan.fn[columns]))])
     rows = np.flatnonzero(tied[:, col])
     return _nearest_even_share(rows), col
 
@@ -483,8 +455,9 @@ def in_sample_projection(
     """The largest projection over the statistic's thresholds on the selection split itself (smoothed for a continuous
     statistic under two-sided rates): what :func:`choose_threshold` ranks a few-atom statistic by, and more than the
     held-out projection it ranks a continuous one by — a screen that is never below the ranking."""
-    _, table, _, _, (row, col) = _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided)
-    return float(table[row, col])
+    scan = _scan(s_pos, s_neg, Aim(n_cert, alpha, delta, two_sided))
+    row, col = scan.best
+    return float(scan.table[row, col])
 
 
 def choose_threshold(
@@ -506,14 +479,14 @@ def choose_threshold(
     many coordinates (a norm of a discrete release, ~100 values) has no events known before the selection, and its
     best in-sample tail is the winner's curse of a curve (pure-ldp's SR at k = 2, ε = 2: the L1 norm's best in-sample
     projection 2.18, held out 1.70, certified 1.70 against the support projection's 1.98)."""
-    grid, table, fp, fn, (row, col) = _scan(s_pos, s_neg, n_cert, alpha, delta, two_sided)
-    best = float(table[row, col])
+    aim = Aim(n_cert, alpha, delta, two_sided)
+    scan = _scan(s_pos, s_neg, aim)
+    grid, (row, col) = scan.grid, scan.best
+    best = float(scan.table[row, col])
     if not best > 0.0:
         return float(grid[0]), EVEN_SHARE, 0.0
     if not _few_atoms(grid):
-        central = _central_choice(
-            table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha, delta, two_sided
-        )
+        central = _central_choice(scan, aim)
         if central == (row, col):
             return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
         # the first is held_out_projection's value: the statistic is ranked by it whichever rule is taken
@@ -529,9 +502,7 @@ def choose_threshold(
             row, col = central
         return float(grid[col]), FP_SHARES[row], largest
     # a few atoms: the chosen test is ranked by the best projection it is tied with (or held out: see above)
-    row, col = _one_standard_error_choice(
-        table, (row, col), fp, fn, float(s_pos.size), float(s_neg.size), n_cert, alpha, delta, two_sided
-    )
+    row, col = _one_standard_error_choice(scan, aim)
     if held_out_ranking:
         best = held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
     return float(grid[col]), FP_SHARES[row], best

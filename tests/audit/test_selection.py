@@ -9,6 +9,7 @@ import pytest
 
 from audit.statistics.selection import (
     FEW_ATOMS,
+    Aim,
     _scan,
     choose_threshold,
     gamma_quantile,
@@ -76,7 +77,8 @@ def test_held_out_projection_does_not_reward_a_lucky_tail():
     for seed in range(10):
         rng = np.random.default_rng(seed)
         s_pos, s_neg = rng.standard_normal(40_000), rng.standard_normal(40_000)
-        _, table, _, _, (row, col) = _scan(s_pos, s_neg, N_CERT, ALPHA, 0.0, True)
+        scan = _scan(s_pos, s_neg, Aim(N_CERT, ALPHA, 0.0, True))
+        table, (row, col) = scan.table, scan.best
         in_sample.append(table[row, col])
         held_out.append(held_out_projection(s_pos, s_neg, N_CERT, ALPHA, 0.0, True))
     assert np.mean(held_out) < 0.5 * np.mean(in_sample), (in_sample, held_out)
@@ -90,7 +92,8 @@ def test_held_out_projection_is_conservative_for_a_real_signal():
 
     rng = np.random.default_rng(3)
     s_pos, s_neg = rng.standard_normal(100_000) + 1.0, rng.standard_normal(100_000)
-    _, table, _, _, (row, col) = _scan(s_pos, s_neg, N_CERT, ALPHA, 0.0, True)
+    scan = _scan(s_pos, s_neg, Aim(N_CERT, ALPHA, 0.0, True))
+    table, (row, col) = scan.table, scan.best
     threshold, share, held = choose_threshold(s_pos, s_neg, N_CERT, ALPHA, 0.0, two_sided=True)
     assert 0.6 * table[row, col] <= held <= table[row, col]
     fresh_pos, fresh_neg = rng.standard_normal(N_CERT) + 1.0, rng.standard_normal(N_CERT)
@@ -256,10 +259,10 @@ def test_a_tie_of_the_threshold_rules_at_the_held_out_level_is_decided_at_the_me
 
     rng = np.random.default_rng(3)
     s_pos, s_neg = rng.normal(0.05, 1.0, 4_000), rng.normal(0.0, 1.0, 4_000)
-    _, _, _, _, (row, col) = _scan(s_pos, s_neg, 40_000, 0.05, 0.0, True)
+    row, col = _scan(s_pos, s_neg, Aim(40_000, 0.05, 0.0, True)).best
     central = (row, max(0, col - 50))
     monkeypatch.setattr(selection, "_central_choice", lambda *args: central)
-    grid = _scan(s_pos, s_neg, 40_000, 0.05, 0.0, True)[0]
+    grid = _scan(s_pos, s_neg, Aim(40_000, 0.05, 0.0, True)).grid
     calls = []
 
     def rules(at_median):
