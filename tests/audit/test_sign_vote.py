@@ -79,3 +79,15 @@ def test_many_answers_each_nudged_a_little_are_violated_by_the_default_statistic
 
     row = audit_system(Plain(), 0, 1, samples=20_000, seed=5).rows[0]
     assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 0.05
+
+
+def test_two_valued_columns_are_those_of_at_most_two_distinct_values():
+    from audit.statistics import TWO_VALUED_SCREEN, two_valued
+
+    rng = np.random.default_rng(4)
+    n = 3 * TWO_VALUED_SCREEN
+    pos = np.column_stack([rng.integers(0, 2, n), rng.normal(size=n), np.full(n, 7.0), rng.integers(0, 2, n)])
+    neg = np.column_stack([rng.integers(0, 2, n), rng.normal(size=n), np.full(n, 7.0), rng.integers(0, 2, n)])
+    neg[-1, 3] = 2.0  # a third value past the screened rows: only the full check sees it
+    expected = [np.unique(np.concatenate([pos[:, j], neg[:, j]])).size <= 2 for j in range(4)]
+    assert two_valued(pos, neg).tolist() == expected == [True, False, True, False]
