@@ -195,7 +195,7 @@ class SignVote:
         else:
             cols = summary.order[summary.diff[summary.order] != 0]
             if self.columns == "strongest":
-                cols = cols[two_valued(pos[:, cols], neg[:, cols])]
+                cols = cols[two_valued(pos, neg)[cols]]
                 cols = cols[: strongest_prefix(np.abs(summary.z[cols]))]
         if cols.size < 2:
             return None

@@ -1,6 +1,7 @@
-"""The dense sign vote: a count of the boolean answers that lean towards one secret, where each answer is nudged too
-little to be informative alone (SVT's ⊤/⊥ vector), offered by the system it suits. Fixed seeds; each assertion held
-in 19 of 20 seeds tried (0–19)."""
+"""Sign votes: a count of the boolean answers that lean towards one secret, where each answer is nudged too little
+to be informative alone (SVT's ⊤/⊥ vector) — over every column, offered by the system it suits, and over the
+strongest two-valued columns, a default. Fixed seeds; each statistical assertion held in at least 19 of 20 seeds
+tried (0–19)."""
 
 import numpy as np
 
@@ -73,12 +74,17 @@ def test_beside_one_strong_column_noise_columns_give_no_vote():
 
 
 def test_many_answers_each_nudged_a_little_are_violated_by_the_default_statistics():
+    """Not offered, the count comes from the default vote of the strongest answers: over seeds 0–19 it wins every
+    selection and certifies 0.118–0.257 (median 0.18); the other default statistics certify about 0.1 in the
+    median (0.024–0.24)."""
+
     class Plain:
         name, channels, claim = NudgedAnswers.name, NudgedAnswers.channels, NudgedAnswers.claim
         release = NudgedAnswers.release
 
     row = audit_system(Plain(), 0, 1, samples=20_000, seed=5).rows[0]
-    assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 0.05
+    assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 0.12
+    assert row.statistic == "sign-vote-strongest"
 
 
 def test_two_valued_columns_are_those_of_at_most_two_distinct_values():
