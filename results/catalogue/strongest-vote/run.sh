@@ -1,0 +1,50 @@
+#!/bin/sh
+# Regenerates results/catalogue/strongest-vote/ from the repository root after scripts/setup.sh, at the commit that
+# adds the vote of the strongest columns to the default statistics (audit.statistics.SignVote("strongest")), beside
+# its parent (about 1.5 h on the two cores, most of it the LDP bench's 615 cells).
+set -e
+OUT=$PWD/results/catalogue/strongest-vote
+PY=$PWD/.venv/bin/python
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
+COMMIT=${COMMIT:?the commit that adds the vote}
+NEW=/tmp/strongest-new; OLD=/tmp/strongest-old
+git worktree add -f $NEW $COMMIT && git worktree add -f $OLD $COMMIT~1
+fixed_pair() {  # fixed_pair ROOT SUFFIX: both algorithms at their best pair, seeds 0-31
+  root=$1; suffix=$2
+  for spec in "SVT6|X shape" "SVT34Parallel|half half"; do
+    alg=${spec%%|*}; pair=${spec#*|}
+    args="--algorithm $alg --pair \"$pair\" --seeds 0-31 --samples 52915 --train-fraction 0.4"
+    { echo "Command: \`python scripts/catalogue_fixed_pair.py $args\` (about 10 s)"; echo
+      eval "(cd $root && PYTHONPATH=$root $PY scripts/catalogue_fixed_pair.py $args)"; } > $OUT/$alg-$suffix.md
+  done
+}
+PARTS=/tmp/strongest-ldp
+mkdir -p $PARTS
+part() {
+  name=$1; shift
+  (cd $NEW && PYTHONPATH=$NEW $PY -m pgc.cli bench ldp "$@" --samples 1000000 --out $PARTS/$name.json > $PARTS/$name.log)
+}
+# one core: pure-ldp's Python-loop protocols, then CMS; the other: the fixed pairs and the catalogue, then the rest
+(part pure-ldp --libraries pure-ldp --protocols DE SUE OUE BLH OLH FLH SHE THE RAPPOR HR HM &&
+  part pure-ldp-cms --libraries pure-ldp --protocols CMS) & first=$!
+fixed_pair $OLD before
+fixed_pair $NEW after
+cp results/catalogue/catalogue.json results/catalogue/catalogue.md $OUT/  # the file the bench replaces
+for f in catalogue.json catalogue.md; do mv $OUT/$f $OUT/${f%.*}-before.${f#*.}; done
+(cd $NEW && PYTHONPATH=$NEW $PY -m pgc.cli bench catalogue --total 100000 --seeds 0 1 2 --out $OUT/catalogue.json)
+mv $OUT/catalogue.json $OUT/catalogue.md $OUT/..
+part reference --libraries reference
+part multi-freq-ldpy --libraries multi-freq-ldpy
+part pure-ldp-sr-pcs --libraries pure-ldp --protocols SR PCS
+part pure-ldp-hcms --libraries pure-ldp --protocols HCMS
+(cd $NEW && PYTHONPATH=$NEW $PY -m audit.power.study --out /tmp/strongest-power --only false-alarms detectability \
+  > $PARTS/power.log)
+wait $first
+{ echo "# The LDP bench with the vote of the strongest columns, beside results/ldp/engine-check/bench.json"
+  echo; echo "Each part: \`python scripts/compare_ldp_bench.py results/ldp/engine-check/bench.json PART.json --tolerance 0.02\` (made by \`run.sh\`, 10⁶ per side, every cell from its own seed)."
+  for name in reference multi-freq-ldpy pure-ldp pure-ldp-sr-pcs pure-ldp-hcms pure-ldp-cms; do
+    echo; echo "## $name"; echo
+    $PY scripts/compare_ldp_bench.py results/ldp/engine-check/bench.json $PARTS/$name.json --tolerance 0.02 |
+      grep -v '^first:\|^second:\|only in the first'
+  done; } > $OUT/ldp.md
+git worktree remove --force $NEW; git worktree remove --force $OLD
