@@ -68,23 +68,11 @@ def atomic_path(path: str | Path, suffix: str = "") -> Iterator[Path]:
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
-    """Write to a temporary file beside ``path``, then rename: readers never see half a file. The
-    file gets the usual permissions (0666 & ~umask), not mkstemp's 0600."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        raise_if_interrupted()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write to a temporary file beside ``path``, then rename (:func:`atomic_path`): readers never see half a file.
+    The file gets the usual permissions (0666 & ~umask), not mkstemp's 0600."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
