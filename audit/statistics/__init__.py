@@ -180,12 +180,11 @@ class SignVote:
       results/catalogue/dense-sign-vote/)."""
 
     shape = "location"
-    COLUMNS = ("informative", "strongest", "every")
     NAMES = {"informative": "sign-vote", "strongest": "sign-vote-strongest", "every": "sign-vote-dense"}
 
     def __init__(self, columns: str = "informative"):
-        if columns not in self.COLUMNS:
-            raise UserError(f"SignVote columns must be one of {', '.join(self.COLUMNS)}, not {columns!r}")
+        if columns not in self.NAMES:
+            raise UserError(f"SignVote columns must be one of {', '.join(self.NAMES)}, not {columns!r}")
         self.columns = columns
         self.name = self.NAMES[columns]
 

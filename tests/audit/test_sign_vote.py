@@ -97,3 +97,12 @@ def test_two_valued_columns_are_those_of_at_most_two_distinct_values():
     neg[-1, 3] = 2.0  # a third value past the screened rows: only the full check sees it
     expected = [np.unique(np.concatenate([pos[:, j], neg[:, j]])).size <= 2 for j in range(4)]
     assert two_valued(pos, neg).tolist() == expected == [True, False, True, False]
+
+
+def test_an_unknown_column_set_is_a_clear_error():
+    import pytest
+
+    from pgc.errors import UserError
+
+    with pytest.raises(UserError, match="informative, strongest, every"):
+        SignVote("dense")
