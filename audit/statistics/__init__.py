@@ -12,7 +12,7 @@ positive hypothesis". The tester then thresholds it. Statistics that do not appl
   to the scale) with m, m' the per-column medians (the Laplace location MLE): optimal for
   Laplace noise on a dense canary difference (e.g. an L2-clipped mechanism).
 * :class:`SignVote` — Σ_j sign(w_j)·sign(y_j − midpoint_j): robust to heavy tails; over the strongest columns (as
-  many as :func:`strongest_prefix` says), a count of the answers that lean towards the positive side (many boolean
+  many as :func:`vote_width` says), a count of the answers that lean towards the positive side (many boolean
   answers, each nudged a little); over every column, for a system to offer.
 * :class:`HistogramLikelihoodRatio` — for discrete outputs (PRS, scores, arrival ranks): the
   empirical log-likelihood ratio of the joint value of the top-k informative columns.
@@ -144,6 +144,16 @@ def strongest_prefix(abs_z: np.ndarray) -> int:
     return int(np.argmax(np.cumsum(z) / np.sqrt(np.arange(1, z.size + 1)))) + 1
 
 
+def vote_width(abs_z: np.ndarray) -> int:
+    """How many of the columns, taken by decreasing |z| (``abs_z``, sorted), the vote of the strongest counts: every
+    one where :func:`strongest_prefix` already takes at least two and at least half of them — the leak is spread
+    over the answers, and the prefix's cut among the weaker ones is mostly the noise of their |z| on the fit half
+    (SVT6's ten answers: results/catalogue/vote-width/) — else the prefix. A non-finite |z| keeps its prefix."""
+    m = strongest_prefix(abs_z)
+    spread = m >= 2 and 2 * m >= abs_z.size and bool(np.all(np.isfinite(abs_z)))
+    return int(abs_z.size) if spread else m
+
+
 TWO_VALUED_SCREEN = 64  # rows per side that screen out a column of three values or more before the full check
 
 
@@ -169,7 +179,7 @@ class SignVote:
     of the columns that lean towards the positive side, robust to heavy tails. ``columns``:
 
     * ``"informative"`` — the columns with |z| > :data:`Z_INFORMATIVE`;
-    * ``"strongest"`` — the strongest two-valued columns by |z|, as many as :func:`strongest_prefix` says: the test
+    * ``"strongest"`` — the strongest two-valued columns by |z|, as many as :func:`vote_width` says: the test
       of a release of many boolean answers each nudged a little by the secret (SVT's ⊤/⊥ vector), where no column
       alone is informative and a Laplace log-likelihood's per-column medians of 0/1 answers drop the columns whose
       medians agree. Of continuous columns the Laplace log-likelihood is the test (a vote of 2m + 1 values ranked by
@@ -196,7 +206,7 @@ class SignVote:
             cols = summary.order[summary.diff[summary.order] != 0]
             if self.columns == "strongest":
                 cols = cols[two_valued(pos, neg)[cols]]
-                cols = cols[: strongest_prefix(np.abs(summary.z[cols]))]
+                cols = cols[: vote_width(np.abs(summary.z[cols]))]
         if cols.size < 2:
             return None
         mid = 0.5 * (column_medians(pos[:, cols]) + column_medians(neg[:, cols]))

@@ -6,7 +6,7 @@ tried (0–19)."""
 import numpy as np
 
 from audit.engine.system_audit import audit_system
-from audit.statistics import SignVote, strongest_prefix
+from audit.statistics import SignVote, strongest_prefix, vote_width
 from pgc.contracts import PrivacyClaim
 
 COLUMNS, BASE, NUDGE = 12, 0.3, 0.01
@@ -47,10 +47,13 @@ def test_one_column_has_no_dense_vote():
     assert SignVote("every").fit(rng.random((50, 1)), rng.random((50, 1)) + 0.1) is None
 
 
-def test_many_answers_each_nudged_a_little_are_violated_through_the_offered_dense_vote():
+def test_an_offered_dense_vote_ties_the_default_vote_where_every_answer_is_nudged():
+    """Every answer is nudged alike, so the default vote of the strongest counts all twelve, as the offered dense
+    vote does: the default, tried first, is kept, and the violation is found (over seeds 0–19 the same 20 audits as
+    without the offer)."""
     row = audit_system(NudgedAnswers(), 0, 1, samples=20_000, seed=5).rows[0]
-    assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 0.05
-    assert row.statistic == "sign-vote-dense"
+    assert str(row.verdict) == "violated" and row.epsilon_lower_bound > 0.12
+    assert row.statistic == "sign-vote-strongest"
 
 
 def test_the_strongest_prefix_maximizes_the_sum_of_z_over_root_m():
@@ -61,6 +64,17 @@ def test_the_strongest_prefix_maximizes_the_sum_of_z_over_root_m():
     assert strongest_prefix(np.array([2.0, 2.0, 2.0])) == 3
     assert strongest_prefix(np.array([np.inf, 3.0])) == 1
     assert strongest_prefix(np.array([])) == 0
+
+
+def test_the_vote_counts_every_column_where_the_strongest_prefix_holds_half_of_them():
+    nudged_alike = np.array([3.48, 3.47, 2.9, 2.83, 2.57, 2.41, 1.76, 1.65, 1.44, 0.91])
+    assert vote_width(nudged_alike) == 10  # the prefix takes nine of ten
+    assert vote_width(np.array([4.0, 3.0, 0.2])) == 3  # prefix 2 (4.95 against 4.16 at three) of 3
+    assert vote_width(np.array([3.0, 2.9, 0.5, 0.4, 0.3, 0.2])) == 2  # prefix 2 of 6: the prefix
+    assert vote_width(np.array([50.0, 2.5, 2.0, 1.0])) == 1  # one report's own item: no vote
+    assert vote_width(np.array([5.0, 0.1])) == 1  # a prefix of one never grows into a vote
+    assert vote_width(np.array([np.inf, 3.0, 2.0])) == 1  # an exact separation counts alone
+    assert vote_width(np.array([])) == 0
 
 
 def test_beside_one_strong_column_noise_columns_give_no_vote():
@@ -75,7 +89,7 @@ def test_beside_one_strong_column_noise_columns_give_no_vote():
 
 def test_many_answers_each_nudged_a_little_are_violated_by_the_default_statistics():
     """Not offered, the count comes from the default vote of the strongest answers: over seeds 0–19 it wins every
-    selection and certifies 0.118–0.257 (median 0.18); the other default statistics certify about 0.1 in the
+    selection and certifies 0.141–0.233 (median 0.177); the other default statistics certify about 0.1 in the
     median (0.024–0.24)."""
 
     class Plain:
