@@ -25,7 +25,8 @@ from pathlib import Path
 from pgc.options import positive_int, seed_range
 
 RANKINGS = ("held-out gain (engine)", "projected ε alone")
-ORACLE_TOTAL = "50000"  # the oracle's bound at 5·10⁴ per side: the bench's 52,915 certified releases, rounded down
+# the oracle's bound at 5·10⁴ per side: the bench's 52,915 certified releases at 10⁵ in total, rounded down
+ORACLE_TOTAL = 50_000
 NEAR_BEST = 0.9
 
 
@@ -35,6 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--algorithms", nargs="+", default=None, help="default: the catalogue's broken algorithms")
     parser.add_argument("--total", type=positive_int, default=100_000)
     parser.add_argument("--oracle", type=Path, default=Path("results/catalogue/oracle/oracle.json"))
+    parser.add_argument(
+        "--oracle-total",
+        type=positive_int,
+        default=ORACLE_TOTAL,
+        help="score a chosen pair by the oracle's bound at this many releases per side (one of the oracle's totals)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown table here too")
     args = parser.parse_args(argv)
     from pgc.cli.main import report_exception
@@ -45,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         return report_exception(exc, "catalogue_race_ranking.py")
 
 
-def _oracle_bounds(path: Path) -> dict[str, dict[str, float]]:
-    """Per algorithm, per pair name: the oracle's bound at :data:`ORACLE_TOTAL` (typed through its schema)."""
+def _oracle_bounds(path: Path, total: int) -> dict[str, dict[str, float]]:
+    """Per algorithm, per pair name: the oracle's bound at ``total`` releases per side (typed through its schema)."""
     from pgc.errors import UserError
     from pgc.files import read_json
     from pgc.schemas import load
@@ -55,9 +62,9 @@ def _oracle_bounds(path: Path) -> dict[str, dict[str, float]]:
     oracle = load(read_json(path), where=str(path))
     if not isinstance(oracle, CatalogueOracle):
         raise UserError(f"{path} is not a pgc bench catalogue-oracle result")
-    if int(ORACLE_TOTAL) not in oracle.totals:
-        raise UserError(f"{path} holds no bounds at {ORACLE_TOTAL} releases per side")
-    return {a.algorithm: {name: p.bound[ORACLE_TOTAL] for name, p in a.pairs.items()} for a in oracle.algorithms}
+    if total not in oracle.totals:
+        raise UserError(f"{path} holds no bounds at {total} releases per side (it holds {oracle.totals})")
+    return {a.algorithm: {name: p.bound[str(total)] for name, p in a.pairs.items()} for a in oracle.algorithms}
 
 
 def _race(system, pairs, split, seq, projection_only: bool) -> str:
@@ -94,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
     from pgc.errors import UserError
     from pgc.files import write_text_atomic
 
-    oracle = _oracle_bounds(args.oracle)
+    oracle = _oracle_bounds(args.oracle, args.oracle_total)
     args.algorithms = list(BROKEN) if args.algorithms is None else args.algorithms
     unknown = [name for name in args.algorithms if name not in oracle]
     if unknown:
@@ -102,7 +109,14 @@ def _run(args: argparse.Namespace) -> int:
     systems = [catalogue_system(name) for name in args.algorithms]
     lines = [
         f"Command: `python scripts/catalogue_race_ranking.py --seeds {args.seeds[0]}-{args.seeds[-1]} "
-        f"--total {args.total}`; oracle bounds at {int(ORACLE_TOTAL):,} per side from {args.oracle.as_posix()}",
+        f"--total {args.total}"
+        + (f" --algorithms {' '.join(args.algorithms)}" if args.algorithms != list(BROKEN) else "")
+        + (
+            f" --oracle {args.oracle.as_posix()} --oracle-total {args.oracle_total}"
+            if args.oracle_total != ORACLE_TOTAL
+            else ""
+        )
+        + f"`; oracle bounds at {args.oracle_total:,} per side from {args.oracle.as_posix()}",
         "",
         "| algorithm | best pair's oracle bound | chosen pair's oracle bound, mean: held-out gain | projected ε alone "
         f"| seeds within {NEAR_BEST:.0%} of the best: held-out gain | projected ε alone | race time per seed, s |",
