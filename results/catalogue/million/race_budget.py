@@ -1,0 +1,39 @@
+"""The catalogue bench's chosen-pair audit of one algorithm (``pgc.benchmarks.catalogue.ours_pair_choice``, the bench's
+cell seeds) at TOTAL releases per side, with the race's floor per pair n // SHARE (the bench: 25): a larger share
+of the total spent on racing DP-Sniper's 16 pairs, less on certifying the winner. One line per seed (ε_LB, the
+chosen pair, the certification size), then the median and how many seeds certify above the claim. Usage, from the
+repository root:
+
+    python results/catalogue/million/race_budget.py SVT4 1000000 25 0 12
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+
+def main() -> None:
+    from pgc.benchmarks.catalogue import cell_seed, ours_pair_choice
+    from pgc.catalogue import catalogue_system
+
+    name, total, share = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    seeds = range(int(sys.argv[4]), int(sys.argv[5]))
+    system = catalogue_system(name)
+    claim = float(system.claim.epsilon)
+    print(f"{name} at {total:,} per side in total, the race's floor n // {share}\n")
+    print("| seed | ε_LB | chosen pair | certified per side |")
+    print("|---|---|---|---|")
+    bounds = []
+    for seed in seeds:
+        _, pairs_seq, _ = cell_seed(seed, name).spawn(3)
+        seed_value = int(pairs_seq.generate_state(1)[0])
+        r = ours_pair_choice(system, system.canaries(), total, 0.95, seed_value, race_share=share)
+        bounds.append(r.epsilon_lower_bound)
+        print(f"| {seed} | {r.epsilon_lower_bound:.3f} | {r.pair} | {r.split.samples:,} |", flush=True)
+    above = sum(b > claim for b in bounds)
+    print(f"\nmedian ε_LB {statistics.median(bounds):.3f}; {above} of {len(bounds)} seeds above the claim {claim:g}")
+
+
+if __name__ == "__main__":
+    main()
