@@ -9,16 +9,37 @@ repository root:
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 
+from pgc.options import non_negative_int, positive_int
 
-def main() -> None:
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("algorithm")
+    parser.add_argument("total", type=positive_int, help="releases per side in total")
+    parser.add_argument("share", type=positive_int, help="the race's floor per pair: total // share")
+    parser.add_argument("first_seed", type=non_negative_int)
+    parser.add_argument("end_seed", type=positive_int, help="one past the last seed")
+    args = parser.parse_args()
+    from pgc.cli.main import report_exception
+
+    try:
+        _run(args.algorithm, args.total, args.share, range(args.first_seed, args.end_seed))
+    except Exception as exc:  # bad input: one line (exit 2); a bug: the traceback (exit 3)
+        return report_exception(exc, "race_budget.py")
+    return 0
+
+
+def _run(name: str, total: int, share: int, seeds: range) -> None:
     from pgc.benchmarks.catalogue import cell_seed, ours_pair_choice
     from pgc.catalogue import catalogue_system
+    from pgc.errors import UserError
 
-    name, total, share = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    seeds = range(int(sys.argv[4]), int(sys.argv[5]))
+    if not seeds:
+        raise UserError(f"no seeds in {seeds.start}..{seeds.stop - 1}")
     system = catalogue_system(name)
     claim = float(system.claim.epsilon)
     print(f"{name} at {total:,} per side in total, the race's floor n // {share}\n")
@@ -36,4 +57,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

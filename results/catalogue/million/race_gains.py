@@ -7,6 +7,7 @@ as mean ± standard error in units of 10⁻⁴ nats per release. Usage, from the
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import numpy as np
@@ -14,10 +15,25 @@ import numpy as np
 from audit.engine.releases import AuditTarget
 from audit.engine.separability import held_out_log_likelihood_gain
 from pgc.catalogue import CHANNEL, catalogue_system
+from pgc.options import positive_int
 
 
-def main() -> None:
-    algorithm, n, draws = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("algorithm")
+    parser.add_argument("n", type=positive_int, help="releases per side per draw")
+    parser.add_argument("draws", type=positive_int)
+    args = parser.parse_args()
+    from pgc.cli.main import report_exception
+
+    try:
+        _run(args.algorithm, args.n, args.draws)
+    except Exception as exc:  # bad input: one line (exit 2); a bug: the traceback (exit 3)
+        return report_exception(exc, "race_gains.py")
+    return 0
+
+
+def _run(algorithm: str, n: int, draws: int) -> None:
     system = catalogue_system(algorithm)
     print(f"{algorithm}: held-out gain per pair on {n:,} releases per side, {draws} draws (10⁻⁴ nats per release)\n")
     print("| pair | mean | standard error |")
@@ -32,4 +48,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -7,6 +7,7 @@ repository root:
     python results/catalogue/million/svt3_joint.py "all above" 4 40
 """
 
+import argparse
 import sys
 
 import numpy as np
@@ -15,16 +16,13 @@ from audit.certification.bounds import epsilon_lower_bound
 from audit.engine.releases import AuditTarget
 from audit.statistics.selection import choose_threshold
 from pgc.catalogue import CHANNEL, catalogue_system
+from pgc.options import positive_int
 
-pairname = sys.argv[1]
-seeds = int(sys.argv[2])
-BINS = int(sys.argv[3]) if len(sys.argv) > 3 else 40
-system = catalogue_system("SVT3")
-a, b = system.canaries()[pairname]
-t = AuditTarget(system, a, b, (CHANNEL,), False)
+FIT, CERT = 105_500, 529_101  # releases per side: the histogram's fit (and as many to choose its threshold), certified
 
 
 def cells(y, edges):
+    """Each release's cell: its first present column (or none) × its value's bin among ``edges``."""
     present = ~np.isnan(y)
     pos = np.where(present.any(1), present.argmax(1), y.shape[1])  # first present column, or none
     val = np.where(present.any(1), np.nanmax(np.where(present, y, -np.inf), 1), 0.0)
@@ -32,25 +30,52 @@ def cells(y, edges):
     return pos * (len(edges) + 1) + np.where(pos == y.shape[1], 0, vb)
 
 
-out = []
-for s in range(seeds):
-    pos, neg = t.release_pair(211_000, np.random.SeedSequence(50 + s), None, [CHANNEL])
+def certified(target: AuditTarget, seed: int, bins: int) -> tuple[float, float, int, int]:
+    """(projected ε on the selection half, certified ε_LB, false positives, false negatives) of one seed."""
+    pos, neg = target.release_pair(2 * FIT, np.random.SeedSequence(50 + seed), None, [CHANNEL])
     p, q = pos[CHANNEL], neg[CHANNEL]
-    fp, fq, sp, sq = p[:105_500], q[:105_500], p[105_500:], q[105_500:]
+    fp, fq, sp, sq = p[:FIT], q[:FIT], p[FIT:], q[FIT:]
     vals = np.concatenate([fp, fq])
     vals = vals[~np.isnan(vals)]
-    edges = np.quantile(vals, np.linspace(0, 1, BINS + 1)[1:-1])
+    edges = np.quantile(vals, np.linspace(0, 1, bins + 1)[1:-1])
     k = (p.shape[1] + 1) * (len(edges) + 1)
     cp_ = np.bincount(cells(fp, edges), minlength=k) + 0.5
     cq_ = np.bincount(cells(fq, edges), minlength=k) + 0.5
     llr = np.log(cp_ / cp_.sum()) - np.log(cq_ / cq_.sum())
     s_pos, s_neg = llr[cells(sp, edges)], llr[cells(sq, edges)]
-    thr, share, proj = choose_threshold(s_pos, s_neg, 529_101, 0.05, 0.0, True)
-    cpos, cneg = t.release_pair(529_101, np.random.SeedSequence(900 + s), None, [CHANNEL])
+    thr, share, proj = choose_threshold(s_pos, s_neg, CERT, 0.05, 0.0, True)
+    cpos, cneg = target.release_pair(CERT, np.random.SeedSequence(900 + seed), None, [CHANNEL])
     c_pos, c_neg = llr[cells(cpos[CHANNEL], edges)], llr[cells(cneg[CHANNEL], edges)]
     fpn = int(np.count_nonzero(c_neg >= thr))
     fnn = int(np.count_nonzero(c_pos < thr))
-    e = float(epsilon_lower_bound(fpn, 529_101, fnn, 529_101, 0.05, 0.0, share))
-    out.append(e)
-    print(s, round(proj, 3), round(e, 3), fpn, fnn, flush=True)
-print(pairname, "median", round(float(np.median(out)), 3))
+    return proj, float(epsilon_lower_bound(fpn, CERT, fnn, CERT, 0.05, 0.0, share)), fpn, fnn
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("pair", help="one of SVT3's named pairs, e.g. 'all above'")
+    parser.add_argument("seeds", type=positive_int, help="seeds 0 .. SEEDS − 1")
+    parser.add_argument("bins", type=positive_int, nargs="?", default=40, help="value bins (default 40)")
+    args = parser.parse_args()
+    from pgc.cli.main import report_exception
+    from pgc.errors import UserError
+
+    try:
+        system = catalogue_system("SVT3")
+        pairs = system.canaries()
+        if args.pair not in pairs:
+            raise UserError(f"SVT3 names no pair {args.pair!r}; its pairs: {'; '.join(pairs)}")
+        target = AuditTarget(system, *pairs[args.pair], (CHANNEL,), False)
+        out = []
+        for seed in range(args.seeds):
+            proj, bound, fpn, fnn = certified(target, seed, args.bins)
+            out.append(bound)
+            print(seed, round(proj, 3), round(bound, 3), fpn, fnn, flush=True)
+    except Exception as exc:  # bad input: one line (exit 2); a bug: the traceback (exit 3)
+        return report_exception(exc, "svt3_joint.py")
+    print(args.pair, "median", round(float(np.median(out)), 3))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

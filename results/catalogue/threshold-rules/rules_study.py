@@ -23,6 +23,7 @@ import numpy as np
 
 from audit.certification.bounds import epsilon_lower_bound
 from audit.statistics.selection import choose_threshold
+from pgc.options import positive_int
 
 TRAIN, CERT, ALPHA = 35_277, 52_915, 0.05
 
@@ -49,7 +50,7 @@ def certified(case: str, seed: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=40)
+    parser.add_argument("--seeds", type=positive_int, default=40, help="seeds 0 .. SEEDS − 1 (default 40)")
     args = parser.parse_args()
     print("| case | median ε_LB | mean ε_LB | above 0.1 |")
     print("|---|---|---|---|")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -50,8 +51,24 @@ def paired(new: dict[int, float], old: dict[int, float]) -> str:
     return f"{d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(d.size):.4f} ({changed} change)"
 
 
-def main() -> None:
-    directory = Path(sys.argv[1])
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("directory", type=Path, help="the folder of run.sh's per-variant files")
+    args = parser.parse_args()
+    from pgc.cli.main import report_exception
+    from pgc.errors import UserError
+
+    try:
+        if not (args.directory / "base.md").is_file():
+            raise UserError(f"{args.directory} holds no base.md (run.sh writes it)")
+        write_table(args.directory)
+    except Exception as exc:  # bad input: one line (exit 2); a bug: the traceback (exit 3)
+        return report_exception(exc, "summary.py")
+    return 0
+
+
+def write_table(directory: Path) -> None:
+    """table.md's text on standard output, from ``directory``'s per-variant files."""
     runs = {name: load(directory, name) for name in VARIANTS if (directory / f"{name}.md").exists()}
     _, base_engine, base_quick = runs["base"]
     print("# Threshold rules of a continuous statistic: every variant beside the base\n")
@@ -76,4 +93,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
