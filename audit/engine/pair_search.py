@@ -7,7 +7,8 @@ at the certification sample size) on any covered channel, a smooth separation of
 ties, on max(search_samples, samples/10) releases per side. A finite set of named pairs (a system's ``canaries()``)
 is raced by successive halving instead (:func:`choose_named_pair`), on max(search_samples, samples/25) per pair
 (``AuditSettings.pair_race_share``), ranked by a classifier's held-out log-likelihood gain
-(:mod:`audit.engine.separability`) unless a threshold test already projects a decisive ε. Every candidate is scored
+(:mod:`audit.engine.separability`) unless a threshold test already projects a decisive ε, and, once a pair has drawn
+enough releases, by the ε the tail of that classifier's held-out score projects first. Every candidate is scored
 on a SEARCH stream only (common random numbers within a generation or round), so the pair it returns is certified
 afterwards on fresh releases, and the search costs the certificate nothing."""
 
@@ -23,7 +24,7 @@ import numpy as np
 from audit.engine.broadcast_search import mean_separation, projected_of_releases
 from audit.engine.progress import progress_bar
 from audit.engine.releases import AuditTarget, SelectionPool
-from audit.engine.separability import held_out_log_likelihood_gain
+from audit.engine.separability import separation
 from pgc.contracts import ALL, HasSecretSpace
 from pgc.errors import UserError
 from pgc.optim import cmaes_maximize
@@ -104,13 +105,15 @@ def race_score(
     n_cert: int,
     alpha: float,
     deltas: dict[str, float],
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """A named pair's rank in the race, the larger the better: (its :func:`releases_objective` where that is at
-    least :data:`DECISIVE_PROJECTION`, else 0; the largest held-out log-likelihood gain over ``channels``,
-    :func:`audit.engine.separability.held_out_log_likelihood_gain`)."""
+    least :data:`DECISIVE_PROJECTION`, else 0; the largest held-out tail projection over ``channels``, 0 until the pair
+    has drawn :data:`audit.engine.separability.TAIL_RANKING_RELEASES` per side; the largest held-out log-likelihood
+    gain; both from :func:`audit.engine.separability.separation`)."""
     projected = releases_objective(pos, neg, channels, n_cert, alpha, deltas)
-    gain = max(held_out_log_likelihood_gain(pos[ch], neg[ch]) for ch in channels)
-    return (projected if projected >= DECISIVE_PROJECTION else 0.0), gain
+    separations = [separation(pos[ch], neg[ch], n_cert, alpha) for ch in channels]
+    tail, gain = max(t for t, _ in separations), max(g for _, g in separations)
+    return (projected if projected >= DECISIVE_PROJECTION else 0.0), tail, gain
 
 
 def pair_objective(
@@ -197,7 +200,8 @@ def choose_named_pair(
     progress: bool = False,
 ) -> tuple[str, FoundPair, SelectionPool]:
     """The named pair (of a finite set: a system's ``canaries()``) whose releases lie furthest apart on a SEARCH
-    stream (:func:`race_score`: a decisive projected ε first, then a classifier's held-out log-likelihood gain),
+    stream (:func:`race_score`: a decisive projected ε first, then the held-out tail projection of a classifier's
+    score once a pair has drawn enough releases, then that classifier's held-out log-likelihood gain),
     found by successive halving (Karnin, Koren & Somekh, ICML 2013) within the releases that ranking every pair on
     ``n`` per side would cost: ⌈log2 P⌉ rounds share P·n releases per side equally; each round draws the same number
     of new releases for every pair still in the race (common random numbers: one child of ``seq`` per round), scores
@@ -213,7 +217,7 @@ def choose_named_pair(
     per_round = n * len(pairs) // rounds
     alive = list(pairs)
     drawn: dict[str, tuple[list, list]] = {name: ([], []) for name in pairs}
-    scores: dict[str, tuple[float, float]] = {}
+    scores: dict[str, tuple[float, float, float]] = {}
     bar = progress_bar(rounds, "round", f"racing {system.name}'s {len(pairs)} named pairs", progress)
     for round_seq in seq.spawn(rounds):
         m = max(2, per_round // len(alive))
@@ -224,7 +228,7 @@ def choose_named_pair(
             drawn[name][1].append(neg)
             scores[name] = race_score(*(_stacked(drawn[name][i]) for i in (0, 1)), wanted, n_cert, alpha, deltas)
         # stable: the first named wins exact ties
-        ranked = sorted(alive, key=lambda name: (-scores[name][0], -scores[name][1]))
+        ranked = sorted(alive, key=lambda name: tuple(-v for v in scores[name]))
         alive = ranked[: max(1, math.ceil(len(alive) / 2))]
         bar.update(1)
     bar.close()
@@ -238,11 +242,12 @@ def choose_named_pair(
         FoundPair(
             secret,
             secret_prime,
-            float(scores[best][1]),
+            float(scores[best][2]),
             len(pairs),
             f"the named pair whose releases lie furthest apart among {len(pairs)} (successive halving, {rounds} "
-            "rounds; each pair's last held-out log-likelihood gain, nats per release, and decisive projected ε): "
-            + ", ".join(f"{k} {gain:.4f} / {decisive:.3f}" for k, (decisive, gain) in scores.items()),
+            "rounds; each pair's last held-out log-likelihood gain, nats per release, held-out tail projection and "
+            "decisive projected ε): "
+            + ", ".join(f"{k} {g:.4f} / {t:.3f} / {d:.3f}" for k, (d, t, g) in scores.items()),
         ),
         pool,
     )
