@@ -98,8 +98,9 @@ def _fold_scores(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an unconverged fit still ranks
         model.fit((x_train - centre) / spread, labels)
-    scores = (model.decision_function((features(t) - centre) / spread) for t in (test_pos, test_neg))
-    return next(scores), next(scores)
+    s_pos = model.decision_function((features(test_pos) - centre) / spread)
+    s_neg = model.decision_function((features(test_neg) - centre) / spread)
+    return s_pos, s_neg
 
 
 def _gain_of_scores(s_pos: np.ndarray, s_neg: np.ndarray) -> float:
