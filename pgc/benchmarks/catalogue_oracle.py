@@ -10,8 +10,11 @@ epsilon_lower_bound`, exact Clopper–Pearson at the bench's confidence) that th
 event give, the α split included — what an auditor who knew the algorithm, the best pair and the best event in
 advance would certify, as a median, with all n releases spent on certification: no training and no search. The event
 and split are chosen on one half of the draws and their probabilities read on the other half, so that the choice
-cannot ride on the sampling noise of rare events (n at most half of ``--draws``). An algorithm whose oracle bound
-at n does not exceed its claim is flagged at n by no audit more than about half the time.
+cannot ride on the sampling noise of rare events (n at most half of ``--draws``); the choosing half reads each
+event's probabilities at their pessimistic bounds (:data:`CHOICE_PESSIMISM`), so that at n near the half's size a
+rare event whose counts happened to lie far apart there is not taken over a wider one. Beside each bound its
+standard error: the other half's binomial sampling error propagated through the bound. An algorithm whose oracle
+bound at n does not exceed its claim is flagged at n by no audit more than about half the time.
 
 The bench states, per algorithm, the oracle bound of its best pair at each of ``--totals`` (default 2e4, 5e4 and
 1e5 per side), the same at the first step of Holm's procedure over the 20-algorithm catalogue (α/20), and the
@@ -21,8 +24,11 @@ smallest n (a 1-2-5 grid) at which some pair's oracle bound exceeds the claim.
 from __future__ import annotations
 
 import argparse
+import math
+import shlex
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,6 +41,13 @@ help = "the best bound any test can certify on the catalogue's broken algorithms
 
 SHARES = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 CATALOGUE_SIZE = 20
+# the one-sided level of the bounds at which the choosing half's probabilities choose the event (the selection's
+# level, audit.statistics.selection.SELECTION_PESSIMISM): at n close to the half's size the plug-in probabilities of
+# a rare event are as noisy as the certification they choose for, and their maximum over thousands of events is a
+# winner's curse. Read as plug-in, 2·10⁶ draws per side chose for SVT3's pair "one above rest below" at 10⁶ per side an
+# event that bounded 0.047 against 0.099 at 5·10⁵ (results/catalogue/million/README.md); at n a tenth of the half's
+# size the pessimistic choice costs a few thousandths (ReportNoisyMax3, SVT4)
+CHOICE_PESSIMISM = 0.05
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -51,6 +64,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=1_000_000,
         help="outputs sampled per side per pair: half choose the event, half bound it",
+    )
+    p.add_argument(
+        "--pairs",
+        nargs="+",
+        default=None,
+        help="only these named pairs (e.g. 'all above'; default: all of each algorithm's pairs)",
     )
     p.add_argument("--seed", type=int, default=0)
     add_confidence(p, default=0.95)
@@ -80,23 +99,76 @@ def bound_table(p_a: np.ndarray, p_b: np.ndarray, n: int, alpha: float) -> np.nd
     return np.stack([epsilon_lower_bound(n * p_b, n, n * (1.0 - p_a), n, alpha, 0.0, s) for s in SHARES])
 
 
-def split_oracle_bound(chosen: tuple[np.ndarray, np.ndarray], fresh: tuple[np.ndarray, np.ndarray], n, alpha):
+def pessimistic_probabilities(p_a: np.ndarray, p_b: np.ndarray, draws: int) -> tuple[np.ndarray, np.ndarray]:
+    """Events' probabilities from ``draws`` outputs per side at the bounds that make them look least separated:
+    P_a at its lower, P_a′ at its upper :data:`CHOICE_PESSIMISM` bound (two-sided rate bounds, so that an event and
+    its complement are both read pessimistically)."""
+    from audit.statistics.selection import rate_upper
+
+    upper_b = rate_upper(np.asarray(p_b) * draws, draws, CHOICE_PESSIMISM, two_sided=True)
+    lower_a = 1.0 - np.asarray(rate_upper((1.0 - np.asarray(p_a)) * draws, draws, CHOICE_PESSIMISM, two_sided=True))
+    return np.clip(lower_a, 0.0, 1.0), np.clip(np.asarray(upper_b), 0.0, 1.0)
+
+
+class OracleBound(NamedTuple):
+    """One pair's oracle at one n: the bound the bounding half gives the chosen event, and its standard error (that
+    half's sampling error)."""
+
+    bound: float
+    standard_error: float
+
+
+def split_oracle_bound(
+    chosen: tuple[np.ndarray, np.ndarray],
+    fresh: tuple[np.ndarray, np.ndarray],
+    n: int,
+    alpha: float,
+    draws: int | None = None,
+) -> float:
     """The event and α split that are best on the ``chosen`` draws' probabilities, bounded with the ``fresh`` draws'
-    probabilities of the same event: the choice cannot ride on the sampling noise of rare events."""
-    share, event = np.unravel_index(int(np.argmax(bound_table(*chosen, n, alpha))), (len(SHARES), chosen[0].size))
-    table = bound_table(fresh[0][event : event + 1], fresh[1][event : event + 1], n, alpha)
-    return float(table[share, 0])
+    probabilities of the same event: the choice cannot ride on the sampling noise of rare events. ``draws``: the
+    outputs per side behind the ``chosen`` probabilities, read at their pessimistic bounds
+    (:func:`pessimistic_probabilities`); None: probabilities known exactly, read as they are."""
+    return oracle_bound(chosen, fresh, n, alpha, draws).bound
 
 
-def smallest_flagging_n(chosen, fresh, claim: float, alpha: float, largest: int) -> int | None:
+def oracle_bound(
+    chosen: tuple[np.ndarray, np.ndarray],
+    fresh: tuple[np.ndarray, np.ndarray],
+    n: int,
+    alpha: float,
+    draws: int | None = None,
+    fresh_draws: int | None = None,
+) -> OracleBound:
+    """:func:`split_oracle_bound` with its standard error — the ``fresh`` probabilities' binomial sampling error at
+    ``fresh_draws`` outputs per side (0 where None), each rate moved one standard deviation towards the other and
+    the two falls of the bound added in quadrature."""
+    choosing = chosen if draws is None else pessimistic_probabilities(*chosen, draws)
+    table = bound_table(*choosing, n, alpha)
+    share, event = np.unravel_index(int(np.argmax(table)), table.shape)
+    p_a, p_b = float(fresh[0][event]), float(fresh[1][event])
+    bound = float(bound_table(np.array([p_a]), np.array([p_b]), n, alpha)[share, 0])
+    if not fresh_draws or not np.isfinite(bound):
+        return OracleBound(bound, 0.0)
+    sd_a, sd_b = (math.sqrt(p * (1.0 - p) / fresh_draws) for p in (p_a, p_b))
+    falls = []
+    for moved_a, moved_b in ((p_a - sd_a, p_b), (p_a, p_b + sd_b)):
+        moved = bound_table(np.array([np.clip(moved_a, 0, 1)]), np.array([np.clip(moved_b, 0, 1)]), n, alpha)
+        falls.append(bound - float(moved[share, 0]))
+    return OracleBound(bound, float(math.hypot(*falls)) if all(np.isfinite(falls)) else 0.0)
+
+
+def smallest_flagging_n(
+    chosen, fresh, claim: float, alpha: float, largest: int, draws: int | None = None
+) -> int | None:
     """The smallest n per side (a 1-2-5 grid from 1,000 to ``largest``) whose split oracle bound exceeds
-    ``claim``."""
+    ``claim`` (``draws``: as :func:`split_oracle_bound`'s)."""
     for exponent in range(3, 10):
         for mantissa in (1, 2, 5):
             n = mantissa * 10**exponent
             if n > largest:
                 return None
-            if split_oracle_bound(chosen, fresh, n, alpha) > claim:
+            if split_oracle_bound(chosen, fresh, n, alpha, draws) > claim:
                 return n
     return None
 
@@ -113,25 +185,40 @@ def pair_losses(algorithm, pair: tuple, draws: int, rng: np.random.Generator) ->
 
 
 def algorithm_oracle(
-    algorithm, totals: list[int], draws: int, alpha: float, seed: np.random.SeedSequence
+    algorithm,
+    totals: list[int],
+    draws: int,
+    alpha: float,
+    seed: np.random.SeedSequence,
+    only: list[str] | None = None,
 ) -> AlgorithmOracle:
     """Per pair: losses of two independent halves of ``draws`` per side; events chosen on one, bounded on the
-    other (:func:`split_oracle_bound`); the best pair and its bounds at each of ``totals``."""
+    other (:func:`oracle_bound`); the best pair and its bounds at each of ``totals`` (the largest of the pairs'
+    bounds, each with its own sampling error: where several pairs lie within a standard error of each other, it
+    overstates the best pair's by up to about one). ``only``: these pairs (by name) and no others; each pair draws
+    from its own child of ``seed`` whichever are chosen."""
     from pgc.catalogue.patterns import input_pairs
 
     start = time.perf_counter()
     pairs = input_pairs(algorithm.domain)
     per_pair = {}
+    half = draws // 2
     for (name, pair), child in zip(pairs.items(), seed.spawn(len(pairs)), strict=True):
+        if only is not None and name not in only:
+            continue
         rng = np.random.default_rng(child)
-        first, second = (pair_losses(algorithm, pair, draws // 2, rng) for _ in range(2))
+        first, second = (pair_losses(algorithm, pair, half, rng) for _ in range(2))
         taus, *chosen = event_probabilities(*first)
         _, *fresh = event_probabilities(*second, taus=taus)
+        at_alpha = {str(n): oracle_bound(chosen, fresh, n, alpha, half, half) for n in totals}
         per_pair[name] = PairOracle(
-            bound={str(n): split_oracle_bound(chosen, fresh, n, alpha) for n in totals},
-            bound_holm_first={str(n): split_oracle_bound(chosen, fresh, n, alpha / CATALOGUE_SIZE) for n in totals},
+            bound={n: o.bound for n, o in at_alpha.items()},
+            bound_standard_error={n: o.standard_error for n, o in at_alpha.items()},
+            bound_holm_first={
+                str(n): split_oracle_bound(chosen, fresh, n, alpha / CATALOGUE_SIZE, half) for n in totals
+            },
             largest_loss=float(max(np.max(first[0]), -np.min(first[1]))),
-            flags_from=smallest_flagging_n(chosen, fresh, algorithm.claimed_epsilon, alpha, draws // 2),
+            flags_from=smallest_flagging_n(chosen, fresh, algorithm.claimed_epsilon, alpha, half, half),
         )
     best = {str(n): max(per_pair, key=lambda k: per_pair[k].bound[str(n)]) for n in totals}
     flags_from = [v.flags_from for v in per_pair.values() if v.flags_from is not None]
@@ -140,11 +227,24 @@ def algorithm_oracle(
         claimed_epsilon=algorithm.claimed_epsilon,
         best_pair=best,
         bound={n: per_pair[pair].bound[n] for n, pair in best.items()},
+        bound_standard_error={n: (per_pair[pair].bound_standard_error or {})[n] for n, pair in best.items()},
         bound_holm_first={n: per_pair[pair].bound_holm_first[n] for n, pair in best.items()},
         flags_from=min(flags_from) if flags_from else None,
         pairs=per_pair,
         wall_s=round(time.perf_counter() - start, 1),
     )
+
+
+def _check_pairs(names: list[str], pairs: list[str]) -> None:
+    """A clear error where one of ``pairs`` is not a pair of every algorithm in ``names``."""
+    from pgc.catalogue import BY_NAME
+    from pgc.catalogue.patterns import input_pairs
+
+    for name in names:
+        offered = input_pairs(BY_NAME[name].domain)
+        missing = [p for p in pairs if p not in offered]
+        if missing:
+            raise UserError(f"{name} has no pair {', '.join(map(repr, missing))}; its pairs: {'; '.join(offered)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -156,13 +256,16 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"not broken catalogue algorithms: {', '.join(unknown)} (broken: {', '.join(BROKEN)})")
     if max(args.totals) > args.draws // 2:
         raise UserError(f"--totals must be at most half of --draws ({args.draws // 2:,}), got {max(args.totals):,}")
+    if args.pairs:
+        _check_pairs(names, args.pairs)
     alpha = 1.0 - args.confidence
     root = np.random.SeedSequence(args.seed)
     rows = []
     for name, child in zip(names, root.spawn(len(names)), strict=True):
-        row = algorithm_oracle(BY_NAME[name], args.totals, args.draws, alpha, child)
+        row = algorithm_oracle(BY_NAME[name], args.totals, args.draws, alpha, child, args.pairs)
         rows.append(row)
-        bounds = ", ".join(f"{int(n):,}: {b:.3f}" for n, b in row.bound.items())
+        errors = row.bound_standard_error or {}
+        bounds = ", ".join(f"{int(n):,}: {b:.3f} ± {errors.get(n, 0.0):.3f}" for n, b in row.bound.items())
         last = str(args.totals[-1])
         above = (
             f"above the claim from n = {row.flags_from:,}"
@@ -198,4 +301,6 @@ def _argv(args: argparse.Namespace) -> list[str]:
     argv = ["--totals", *map(str, args.totals), "--draws", str(args.draws), "--seed", str(args.seed)]
     if args.algorithms:
         argv = ["--algorithms", *args.algorithms, *argv]
+    if args.pairs:
+        argv = [*argv, "--pairs", *map(shlex.quote, args.pairs)]
     return [*argv, "--confidence", str(args.confidence), "--out", str(args.out)]

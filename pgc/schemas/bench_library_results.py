@@ -155,10 +155,12 @@ class VersionsBench(Result):
 
 @dataclass(frozen=True, kw_only=True)
 class PairOracle(Record):
-    """One pair of neighbouring inputs: the oracle's bound per total (draws per side, as a string), at α and at
-    Holm's first step, the largest privacy loss drawn, and the smallest n that flags (None: none up to the draws)."""
+    """One pair of neighbouring inputs: the oracle's bound per total (draws per side, as a string), its standard
+    error (the bounding half's sampling error; absent in files written before it was kept), the bound at Holm's
+    first step, the largest privacy loss drawn, and the smallest n that flags (None: none up to the draws)."""
 
     bound: dict[str, float]
+    bound_standard_error: dict[str, float] | None = None
     bound_holm_first: dict[str, float]
     largest_loss: float
     flags_from: int | None = field(default=None, metadata={"keep_none": True})
@@ -166,12 +168,14 @@ class PairOracle(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class AlgorithmOracle(Record):
-    """One broken catalogue algorithm: per total its best pair and that pair's bounds, over every pair (by name)."""
+    """One broken catalogue algorithm: per total its best pair and that pair's bounds (with their standard errors
+    where kept), over every pair (by name)."""
 
     algorithm: str
     claimed_epsilon: float
     best_pair: dict[str, str]
     bound: dict[str, float]
+    bound_standard_error: dict[str, float] | None = None
     bound_holm_first: dict[str, float]
     flags_from: int | None = field(default=None, metadata={"keep_none": True})
     pairs: dict[str, PairOracle]

@@ -100,7 +100,6 @@ def test_the_laplace_small_epsilon_script_writes_its_typed_kind(tmp_path, no_res
         ("results/opacus/bench.json", schemas.OpacusBench),
         ("results/flower/bench.json", schemas.FlowerBench),
         ("results/versions/matrix.json", schemas.VersionsBench),
-        ("results/catalogue/oracle/oracle.json", schemas.CatalogueOracle),
         ("results/catalogue/race/catalogue-floor10.json", schemas.CatalogueBench),
         ("results/catalogue/dpsniper-check/dpsniper-check.json", schemas.DpsniperCheck),
         ("results/shapes/shapes.json", schemas.ShapesBench),
@@ -119,6 +118,33 @@ def test_an_older_bench_file_loads_as_its_typed_kind(path, kind):
         assert {k: v for k, v in back.items() if k != "format_version"} == {
             k: v for k, v in data.items() if k != "format_version"
         }
+
+
+def test_an_oracle_file_of_the_older_layout_loads_without_standard_errors():
+    """The oracle's file as written before its bounds carried standard errors: the older kind "bench" and no
+    ``bound_standard_error`` anywhere (made from the committed file by removing them) loads as CatalogueOracle, with
+    the errors None, and writes back as it was read."""
+    data = json.loads((ROOT / "results/catalogue/oracle/oracle.json").read_text())
+    assert data["kind"] == schemas.CatalogueOracle.KIND
+    older = {**data, "kind": "bench"}
+    older["algorithms"] = [
+        {
+            **{k: v for k, v in row.items() if k != "bound_standard_error"},
+            "pairs": {
+                name: {k: v for k, v in pair.items() if k != "bound_standard_error"}
+                for name, pair in row["pairs"].items()
+            },
+        }
+        for row in data["algorithms"]
+    ]
+    result = schemas.load(older)
+    assert isinstance(result, schemas.CatalogueOracle) and result.KIND == "bench" and not result.extra
+    assert all(row.bound_standard_error is None for row in result.algorithms)
+    assert all(pair.bound_standard_error is None for row in result.algorithms for pair in row.pairs.values())
+    back = json.loads(json.dumps(result.to_dict()))
+    assert {k: v for k, v in back.items() if k != "format_version"} == {
+        k: v for k, v in older.items() if k != "format_version"
+    }
 
 
 def test_the_older_kinds_parts_are_typed():
