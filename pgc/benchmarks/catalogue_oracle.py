@@ -41,12 +41,11 @@ help = "the best bound any test can certify on the catalogue's broken algorithms
 
 SHARES = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 CATALOGUE_SIZE = 20
-# the one-sided level of the bounds at which the choosing half's probabilities choose the event (the selection's
-# level, audit.statistics.selection.SELECTION_PESSIMISM): at n close to the half's size the plug-in probabilities of
-# a rare event are as noisy as the certification they choose for, and their maximum over thousands of events is a
-# winner's curse. Read as plug-in, 2·10⁶ draws per side chose for SVT3's pair "one above rest below" at 10⁶ per side an
-# event that bounded 0.047 against 0.099 at 5·10⁵ (results/catalogue/million/README.md); at n a tenth of the half's
-# size the pessimistic choice costs a few thousandths (ReportNoisyMax3, SVT4)
+# the one-sided level of the bounds at which the choosing half's probabilities choose the event: at n close to the
+# half's size the plug-in probabilities of a rare event are as noisy as the certification they choose for, and their
+# maximum over thousands of events is a winner's curse (results/catalogue/oracle/choice-pessimism.md: SVT3's "one
+# above rest below" at 10⁶ per side from halves of 10⁶ draws bounds 0.080 in the mean read as plug-in, 0.106 at 5 %
+# bounds; where the half is five to ten times n the 5 % reading costs at most about 0.01, ReportNoisyMax4's deep tail)
 CHOICE_PESSIMISM = 0.05
 
 
@@ -99,14 +98,16 @@ def bound_table(p_a: np.ndarray, p_b: np.ndarray, n: int, alpha: float) -> np.nd
     return np.stack([epsilon_lower_bound(n * p_b, n, n * (1.0 - p_a), n, alpha, 0.0, s) for s in SHARES])
 
 
-def pessimistic_probabilities(p_a: np.ndarray, p_b: np.ndarray, draws: int) -> tuple[np.ndarray, np.ndarray]:
+def pessimistic_probabilities(
+    p_a: np.ndarray, p_b: np.ndarray, draws: int, pessimism: float = CHOICE_PESSIMISM
+) -> tuple[np.ndarray, np.ndarray]:
     """Events' probabilities from ``draws`` outputs per side at the bounds that make them look least separated:
-    P_a at its lower, P_a′ at its upper :data:`CHOICE_PESSIMISM` bound (two-sided rate bounds, so that an event and
+    P_a at its lower, P_a′ at its upper one-sided ``pessimism`` bound (two-sided rate bounds, so that an event and
     its complement are both read pessimistically)."""
     from audit.statistics.selection import rate_upper
 
-    upper_b = rate_upper(np.asarray(p_b) * draws, draws, CHOICE_PESSIMISM, two_sided=True)
-    lower_a = 1.0 - np.asarray(rate_upper((1.0 - np.asarray(p_a)) * draws, draws, CHOICE_PESSIMISM, two_sided=True))
+    upper_b = rate_upper(np.asarray(p_b) * draws, draws, pessimism, two_sided=True)
+    lower_a = 1.0 - np.asarray(rate_upper((1.0 - np.asarray(p_a)) * draws, draws, pessimism, two_sided=True))
     return np.clip(lower_a, 0.0, 1.0), np.clip(np.asarray(upper_b), 0.0, 1.0)
 
 
@@ -124,12 +125,13 @@ def split_oracle_bound(
     n: int,
     alpha: float,
     draws: int | None = None,
+    pessimism: float = CHOICE_PESSIMISM,
 ) -> float:
     """The event and α split that are best on the ``chosen`` draws' probabilities, bounded with the ``fresh`` draws'
     probabilities of the same event: the choice cannot ride on the sampling noise of rare events. ``draws``: the
-    outputs per side behind the ``chosen`` probabilities, read at their pessimistic bounds
+    outputs per side behind the ``chosen`` probabilities, read at their ``pessimism`` bounds
     (:func:`pessimistic_probabilities`); None: probabilities known exactly, read as they are."""
-    return oracle_bound(chosen, fresh, n, alpha, draws).bound
+    return oracle_bound(chosen, fresh, n, alpha, draws, pessimism=pessimism).bound
 
 
 def oracle_bound(
@@ -139,11 +141,13 @@ def oracle_bound(
     alpha: float,
     draws: int | None = None,
     fresh_draws: int | None = None,
+    pessimism: float = CHOICE_PESSIMISM,
 ) -> OracleBound:
     """:func:`split_oracle_bound` with its standard error — the ``fresh`` probabilities' binomial sampling error at
     ``fresh_draws`` outputs per side (0 where None), each rate moved one standard deviation towards the other and
-    the two falls of the bound added in quadrature."""
-    choosing = chosen if draws is None else pessimistic_probabilities(*chosen, draws)
+    the two falls of the bound added in quadrature. A rate of 0 or 1 has no sampling error here (an event one input
+    never produced), and the error leaves out how the choice of the event itself varies from draw to draw."""
+    choosing = chosen if draws is None else pessimistic_probabilities(*chosen, draws, pessimism)
     table = bound_table(*choosing, n, alpha)
     share, event = np.unravel_index(int(np.argmax(table)), table.shape)
     p_a, p_b = float(fresh[0][event]), float(fresh[1][event])

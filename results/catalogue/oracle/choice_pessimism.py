@@ -61,11 +61,11 @@ def _run(args: argparse.Namespace) -> int:
         _, *fresh = oracle.event_probabilities(*second, taus=taus)
         for n in args.totals:
             for level in readings:
-                if level is not None:
-                    oracle.CHOICE_PESSIMISM = level
+                draws, pessimism = (None, oracle.CHOICE_PESSIMISM) if level is None else (half, level)
                 for choose, bound in ((chosen, fresh), (fresh, chosen)):
-                    draws = None if level is None else half
-                    bounds.setdefault((n, level), []).append(oracle.split_oracle_bound(choose, bound, n, 0.05, draws))
+                    bounds.setdefault((n, level), []).append(
+                        oracle.split_oracle_bound(choose, bound, n, 0.05, draws, pessimism)
+                    )
     print(
         f"{args.algorithm}, {args.pair!r}: {args.draws:,} draws per side, {args.repeats} repeats, each half choosing "
         "once\n\n| n per side | choice reads | mean | spread | least |\n|---|---|---|---|---|"
