@@ -2,6 +2,7 @@
 data entering one Gaussian node per tree level with replace-one-user sensitivity √6, and the σ that
 would meet the claimed ε exactly (searched in [σ/4, σ]; a ratio of 4.00 means "below σ/4").
 Run from the repository root: PYTHONPATH=. python results/fedlinucb/accountant_vs_theorem.py"""
+
 import math
 
 import dp_accounting
@@ -20,6 +21,9 @@ for e, dl, T, B in ((1, 0.1, 32, 4), (0.2, 0.1, 10000, 10), (1, 0.1, 10000, 10),
     s = private_fedlinucb_sigma(e, dl, T, B)
     L = tree_levels(T // B)
     lo = s / 4
-    need = lo if eps(lo, L, dl) < e else brentq(lambda x: eps(x, L, dl) - e, lo, s, xtol=1e-2)
-    print(f"eps={e} delta={dl} T={T} B={B}: theorem sigma={s:.2f}, nodes={L}, accountant eps={eps(s, L, dl):.3f}, "
-          f"sigma for exactly eps: {need:.2f} (theorem/needed = {s / need:.2f})", flush=True)
+    need = lo if eps(lo, L, dl) < e else brentq(lambda x, L=L, dl=dl, e=e: eps(x, L, dl) - e, lo, s, xtol=1e-2)
+    print(
+        f"eps={e} delta={dl} T={T} B={B}: theorem sigma={s:.2f}, nodes={L}, accountant eps={eps(s, L, dl):.3f}, "
+        f"sigma for exactly eps: {need:.2f} (theorem/needed = {s / need:.2f})",
+        flush=True,
+    )

@@ -46,8 +46,7 @@ from dpsniper.utils.torch import torch_initialize  # noqa: E402
 
 from audit.peers import dp_sniper as ours  # noqa: E402
 from pgc.catalogue import CATALOGUE, catalogue_system  # noqa: E402
-from pgc.schemas.bench_study_results import (  # noqa: E402
-    DdSearchWitness, DpsniperCheck, DpsniperCheckRow, DpsniperCheckSettings)
+from pgc.schemas.bench_study_results import DdSearchWitness, DpsniperCheck, DpsniperCheckRow, DpsniperCheckSettings  # noqa: E402
 
 N, N_FINAL, CONFIDENCE, SEED, CHUNK = 100_000, 1_000_000, 0.9, 20260512, 50_000
 
@@ -62,7 +61,7 @@ class Stream:
     def take(self, n):
         while sum(len(c) for c in self.chunks) - self.offset < n:
             self.chunks.append(self.system.to_dpsniper(self.system.release(self.secret, CHUNK, self.rng)["output"]))
-        data = np.concatenate(self.chunks)[self.offset:self.offset + n]
+        data = np.concatenate(self.chunks)[self.offset : self.offset + n]
         self.offset += n
         while self.chunks and self.offset >= len(self.chunks[0]):
             self.offset -= len(self.chunks.pop(0))
@@ -70,8 +69,10 @@ class Stream:
 
 
 def streams(system, pairs, index):
-    return {name: (Stream(system, a1, [SEED, index, i, 0]), Stream(system, a2, [SEED, index, i, 1]))
-            for i, (name, (a1, a2)) in enumerate(pairs.items())}
+    return {
+        name: (Stream(system, a1, [SEED, index, i, 0]), Stream(system, a2, [SEED, index, i, 1]))
+        for i, (name, (a1, a2)) in enumerate(pairs.items())
+    }
 
 
 class Replay(Mechanism):
@@ -86,8 +87,9 @@ class Replay(Mechanism):
 
 def their_pairs(algorithm):
     d = algorithm.domain
-    domain = InputDomain(d.dimensions, InputBaseType.FLOAT if d.base_type == "float" else InputBaseType.INT,
-                         [d.low, d.high])
+    domain = InputDomain(
+        d.dimensions, InputBaseType.FLOAT if d.base_type == "float" else InputBaseType.INT, [d.low, d.high]
+    )
     return list(PatternGenerator(domain, d.component_wise).get_input_pairs())
 
 
@@ -109,9 +111,13 @@ def run_theirs(algorithm, system, pairs, inits, index, config):
         a1, a2 = np.asarray(a1), np.asarray(a2)
         mech = Replay(a1, a2, pair_streams[name])
         factory = LogisticRegressionFactory(
-            feature_transform=FlagsFeatureTransformer(flags) if flags else None, in_dimensions=dim,
+            feature_transform=FlagsFeatureTransformer(flags) if flags else None,
+            in_dimensions=dim,
             optimizer_factory=SGDOptimizerFactory(learning_rate=0.3, momentum=0.3, step_size=500),
-            regularization_weight=0.001, epochs=10, label=algorithm.name)
+            regularization_weight=0.001,
+            epochs=10,
+            label=algorithm.name,
+        )
         torch.manual_seed(SEED + 1000 * index + i)  # the classifier is created under the seed of initial_weights
         attack = DPSniper(mech, factory, config).best_attack(a1, a2)
         witness = DDWitness(a1, a2, attack)
@@ -120,20 +126,37 @@ def run_theirs(algorithm, system, pairs, inits, index, config):
         if best is None or witness > best:
             best, best_mech, best_name = witness, mech, name
     best.compute_eps_using_estimator(EpsEstimator(PrEstimator(best_mech, config.n_final, config)))
-    return DdSearchWitness(pair=best_name, epsilon=float(best.eps), epsilon_lower_bound=float(best.lower_bound),
-                           threshold=float(best.attack.thresh), tie_probability=float(best.attack.q),
-                           per_pair=per_pair)
+    return DdSearchWitness(
+        pair=best_name,
+        epsilon=float(best.eps),
+        epsilon_lower_bound=float(best.lower_bound),
+        threshold=float(best.attack.thresh),
+        tie_probability=float(best.attack.q),
+        per_pair=per_pair,
+    )
 
 
 def run_ours(algorithm, system, pairs, inits, index):
     pair_streams = streams(system, pairs, index)
     config = ours.DPSniperConfig(n_train=N, n=N, n_check=N, n_final=N_FINAL, confidence=CONFIDENCE)
     queue = iter(inits)
-    result = ours.dd_search(list(pairs), lambda pair, side, n: pair_streams[pair][side].take(n), config,
-                            lambda d: next(queue), algorithm.flags)
-    return DdSearchWitness(pair=result.pair, epsilon=result.epsilon, epsilon_lower_bound=result.epsilon_lower_bound,
-                           p1=result.p1, p2=result.p2, threshold=result.threshold,
-                           tie_probability=result.tie_probability, per_pair=result.per_pair)
+    result = ours.dd_search(
+        list(pairs),
+        lambda pair, side, n: pair_streams[pair][side].take(n),
+        config,
+        lambda d: next(queue),
+        algorithm.flags,
+    )
+    return DdSearchWitness(
+        pair=result.pair,
+        epsilon=result.epsilon,
+        epsilon_lower_bound=result.epsilon_lower_bound,
+        p1=result.p1,
+        p2=result.p2,
+        threshold=result.threshold,
+        tie_probability=result.tie_probability,
+        per_pair=result.per_pair,
+    )
 
 
 def main():
@@ -148,23 +171,42 @@ def main():
         system = catalogue_system(algorithm.name)
         pairs = system.canaries()
         theirs_raw = their_pairs(algorithm)
-        assert [tuple(np.asarray(p[0]).tolist()) + tuple(np.asarray(p[1]).tolist()) for p in theirs_raw] == \
-            [a + b for a, b in pairs.values()], f"{algorithm.name}: input pairs differ"
+        assert [tuple(np.asarray(p[0]).tolist()) + tuple(np.asarray(p[1]).tolist()) for p in theirs_raw] == [
+            a + b for a, b in pairs.values()
+        ], f"{algorithm.name}: input pairs differ"
         inits = initial_weights(pairs, algorithm.width * (1 + len(algorithm.flags)), index)
         start = time.perf_counter()
         theirs = run_theirs(algorithm, system, pairs, inits, index, config)
         mid = time.perf_counter()
         mine = run_ours(algorithm, system, pairs, inits, index)
         lb_t, lb_o = theirs.epsilon_lower_bound, mine.epsilon_lower_bound
-        row = DpsniperCheckRow(algorithm=algorithm.name, broken=algorithm.broken,
-                               claimed_epsilon=algorithm.claimed_epsilon, dpsniper=theirs, ours=mine,
-                               dpsniper_s=mid - start, ours_s=time.perf_counter() - mid,
-                               within_10_percent=None if lb_t <= 0 else bool(abs(lb_o - lb_t) <= 0.1 * lb_t))
+        row = DpsniperCheckRow(
+            algorithm=algorithm.name,
+            broken=algorithm.broken,
+            claimed_epsilon=algorithm.claimed_epsilon,
+            dpsniper=theirs,
+            ours=mine,
+            dpsniper_s=mid - start,
+            ours_s=time.perf_counter() - mid,
+            within_10_percent=None if lb_t <= 0 else bool(abs(lb_o - lb_t) <= 0.1 * lb_t),
+        )
         rows.append(row)
-        print(f"{algorithm.name}: DP-Sniper {lb_t:.4f} [{theirs.pair}], ours {lb_o:.4f} [{mine.pair}] "
-              f"({row.dpsniper_s:.0f} s, {row.ours_s:.0f} s)", flush=True)
-    settings = DpsniperCheckSettings(n_train=N, n=N, n_check=N, n_final=N_FINAL, confidence=CONFIDENCE, seed=SEED,
-                                     chunk=CHUNK, torch=torch.__version__, numpy=np.__version__)
+        print(
+            f"{algorithm.name}: DP-Sniper {lb_t:.4f} [{theirs.pair}], ours {lb_o:.4f} [{mine.pair}] "
+            f"({row.dpsniper_s:.0f} s, {row.ours_s:.0f} s)",
+            flush=True,
+        )
+    settings = DpsniperCheckSettings(
+        n_train=N,
+        n=N,
+        n_check=N,
+        n_final=N_FINAL,
+        confidence=CONFIDENCE,
+        seed=SEED,
+        chunk=CHUNK,
+        torch=torch.__version__,
+        numpy=np.__version__,
+    )
     with open(out, "w") as f:
         json.dump(DpsniperCheck(settings=settings, rows=rows).to_dict(), f, indent=1)
 
