@@ -147,18 +147,21 @@ def oracle_bound(
     ``fresh_draws`` outputs per side (0 where None), each rate moved one standard deviation towards the other and
     the two falls of the bound added in quadrature. A rate of 0 or 1 has no sampling error here (an event one input
     never produced), and the error leaves out how the choice of the event itself varies from draw to draw."""
+    from audit.certification.bounds import epsilon_lower_bound
+
     choosing = chosen if draws is None else pessimistic_probabilities(*chosen, draws, pessimism)
     table = bound_table(*choosing, n, alpha)
     share, event = np.unravel_index(int(np.argmax(table)), table.shape)
+
+    def bound_of(p_a: float, p_b: float) -> float:  # the chosen event's bound at the chosen α split
+        return float(epsilon_lower_bound(n * p_b, n, n * (1.0 - p_a), n, alpha, 0.0, SHARES[share]))
+
     p_a, p_b = float(fresh[0][event]), float(fresh[1][event])
-    bound = float(bound_table(np.array([p_a]), np.array([p_b]), n, alpha)[share, 0])
+    bound = bound_of(p_a, p_b)
     if not fresh_draws or not np.isfinite(bound):
         return OracleBound(bound, 0.0)
     sd_a, sd_b = (math.sqrt(p * (1.0 - p) / fresh_draws) for p in (p_a, p_b))
-    falls = []
-    for moved_a, moved_b in ((p_a - sd_a, p_b), (p_a, p_b + sd_b)):
-        moved = bound_table(np.array([np.clip(moved_a, 0, 1)]), np.array([np.clip(moved_b, 0, 1)]), n, alpha)
-        falls.append(bound - float(moved[share, 0]))
+    falls = [bound - bound_of(max(p_a - sd_a, 0.0), p_b), bound - bound_of(p_a, min(p_b + sd_b, 1.0))]
     return OracleBound(bound, float(math.hypot(*falls)) if all(np.isfinite(falls)) else 0.0)
 
 
