@@ -107,7 +107,12 @@ def shape_words(row: CertifiedRow) -> str:
     records neither."""
     if row.shapes_searched is None:
         return ""
-    missed = [s for s in SHAPE_NAMES if s not in row.shapes_searched]
+    planted = {p.shape for p in row.planted_power or ()}
+    missed = [  # a structure leak planted makes entries absent: the structure statistics then apply
+        "structure: no absent entries or recurring values to read" if s == "structure" and s in planted else s
+        for s in SHAPE_NAMES
+        if s not in row.shapes_searched
+    ]
     words = f"; the test was chosen among statistics of {', '.join(row.shapes_searched)}"
     words += f" (not: {', '.join(missed)})" if missed else ""
     for planted in row.planted_power or ():
@@ -366,6 +371,7 @@ def bound_fields(
         hypothesis=b.hypothesis,
         shapes_searched=None if b.shapes_searched is None else list(b.shapes_searched),
         threshold=b.threshold,
+        event=b.event,
         delta_lower_bound=(
             bounds.delta_lower_bound(b.false_positives, n, b.false_negatives, n, threshold_alpha, eps, b.fp_share)
             if math.isfinite(eps)

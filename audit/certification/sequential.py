@@ -89,15 +89,21 @@ def run_stages(
     alpha: float,
     sizes: list[int],
     on_stage: Callable[[Stage], None] | None = None,
+    through: int | None = None,
 ) -> SequentialResult:
     """Stages k = 1, 2, ... of ``run_stage(k, n_k, α_k)`` until one is violated or decisive, or the planned
-    stages are spent."""
+    stages are spent; ``through``: stages 1 .. ``through`` whatever they decide (a recorded sequence re-run), at
+    the levels planned for all of ``sizes``."""
     stages = []
     for k, (n, alpha_k) in enumerate(zip(sizes, stage_alphas(alpha, sizes), strict=True), start=1):
         stage = run_stage(k, n, alpha_k)
         stages.append(stage)
         if on_stage is not None:
             on_stage(stage)
+        if through is not None:
+            if k == through:
+                return SequentialResult(stage.verdict, stage.decision in ("violated", "decisive"), tuple(stages))
+            continue
         if stage.decision in ("violated", "decisive"):
             return SequentialResult(stage.verdict, True, tuple(stages))
     return SequentialResult(stages[-1].verdict if stages else Verdict.INCONCLUSIVE, False, tuple(stages))
@@ -124,19 +130,28 @@ def audit_system_until_decisive(
     seed: int = 0,
     confidence: float = 0.95,
     progress: bool = False,
+    recertify_stage: int | None = None,
     **audit_options,
 ) -> SequentialResult:
     """:func:`audit.engine.system_audit.audit_system` in stages (see the module docstring). Stage k draws from the
     k-th child of ``SeedSequence(seed)``; ``audit_options`` go to every stage (channels, broadcast, ...).
     With ``progress``, the plan and a time estimate (:func:`estimate_seconds`) are printed first and a bar
-    counts the stages."""
+    counts the stages. ``recertify_stage`` k: a recorded sequence's deciding stage counted on fresh releases —
+    stages 1 .. k as recorded, whatever they decide, and only stage k's certification releases from the
+    ``certification_seed`` in ``audit_options`` (the earlier stages' releases are its selection pool)."""
+    certification_seed = audit_options.pop("certification_seed", None)
+    if recertify_stage is not None and (certification_seed is None or recertify_stage < 1):
+        raise UserError("recertify_stage needs a certification_seed and a stage number >= 1")
     from audit.engine.progress import progress_bar
     from audit.engine.releases import SelectionPool
     from audit.engine.system_audit import audit_system
 
     sizes = stage_sizes(n_first, budget)
+    if recertify_stage is not None and recertify_stage > len(sizes):
+        raise UserError(f"recertify_stage {recertify_stage}: the budget plans {len(sizes)} stages")
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(len(sizes))]
-    pool = None if audit_options.get("adversarial") or audit_options.get("search_pair") else SelectionPool()
+    one_pair = not (audit_options.get("adversarial") or audit_options.get("search_pair") or audit_options.get("pairs"))
+    pool = SelectionPool() if one_pair else None  # a pool serves one fixed pair and broadcast
     if progress:
         worst = estimate_seconds(system, secret, secret_prime, sizes, audit_options)
         print(
@@ -157,6 +172,7 @@ def audit_system_until_decisive(
             confidence=1.0 - alpha_k,
             progress=False,
             selection_pool=pool,
+            certification_seed=certification_seed if recertify_stage in (None, k) else None,
             **audit_options,
         )
         verdict = Verdict(result.verdict)
@@ -170,7 +186,9 @@ def audit_system_until_decisive(
         return Stage(n, alpha_k, decision, result, verdict)
 
     try:
-        return run_stages(run_stage, 1.0 - confidence, sizes, on_stage=lambda stage: bar.update(1))
+        return run_stages(
+            run_stage, 1.0 - confidence, sizes, on_stage=lambda stage: bar.update(1), through=recertify_stage
+        )
     finally:
         bar.close()
 

@@ -143,6 +143,7 @@ class EpsilonBound:
     profile_delta: float | None = None
     profile_claimed_epsilon: float | None = None
     shapes_searched: tuple[str, ...] | None = None  # the leak shapes the selection's statistics covered
+    event: str | None = None  # the certified event in words, where the fitted statistic says it
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -423,8 +424,15 @@ def bound_from_counts(
         threshold=float(test.threshold),
         projected_epsilon=float(test.projected_epsilon),
         shapes_searched=test.shapes or None,
+        event=event_words(test.scorer, test.threshold),
         **curve,
     )
+
+
+def event_words(scorer: Any, threshold: float) -> str | None:
+    """The event [score ≥ ``threshold``] in the words of a scorer that says it (``event``), else None."""
+    event = getattr(scorer, "event", None)
+    return str(event(threshold)) if callable(event) else None
 
 
 def sampled_chunks(

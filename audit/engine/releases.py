@@ -55,11 +55,50 @@ def _rounded(values: np.ndarray, bits: int) -> np.ndarray:
     return np.where(values == np.round(values), values, rounded)
 
 
+class ChannelWidths(dict):
+    """Per channel, the width its releases are read at (the longest row of its first draw in an audit), and what
+    the encoding met on the way: rows of different lengths, absent entries (NaN), the longest row and how many rows
+    were longer than the width and cut to it. :meth:`encoding` says it in words for the row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ragged: set[str] = set()
+        self.absent: set[str] = set()
+        self.longest: dict[str, int] = {}
+        self.cut: dict[str, int] = {}
+
+    def note(self, name: str, lengths: np.ndarray | None, width: int, holds_nan: bool) -> None:
+        if lengths is not None and lengths.size:
+            self.ragged.add(name)
+            self.longest[name] = max(self.longest.get(name, 0), int(lengths.max()))
+            self.cut[name] = self.cut.get(name, 0) + int(np.count_nonzero(lengths > width))
+        if holds_nan:
+            self.absent.add(name)
+
+    def encoding(self, channels: Sequence[str]) -> str | None:
+        """How ``channels``' releases were read, or None where each was a fixed-width array of numbers."""
+        parts = []
+        for name in channels:
+            if name in self.ragged:
+                text = f"{name}: variable length, padded with NaN (absent) to {self[name]} entries"
+                if self.cut.get(name):
+                    text += (
+                        f", {self.cut[name]:,} longer releases (up to {self.longest[name]} entries) cut to "
+                        f"{self[name]}: the entries beyond were not read"
+                    )
+                parts.append(text)
+            elif name in self.absent:
+                parts.append(f"{name}: absent entries as NaN, their presence read as information")
+        return "; ".join(parts) or None
+
+
 def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, int] | None = None) -> np.ndarray:
     """One channel's releases as an (n, k) float64 array. An absent entry (⊥, an optional field not sent) is NaN.
     Variable-length releases (a sequence of n rows of different lengths) are padded with NaN to the channel's
     width: the longest row of the channel's first draw in this audit (``widths`` keeps it), so that every
-    release is read by the same fixed encoding; a later row longer than that is cut to it."""
+    release is read by the same fixed encoding; a later row longer than that is cut to it (a
+    :class:`ChannelWidths` counts such rows, and the row's ``encoding`` says so)."""
+    lengths = None
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (ValueError, TypeError):
@@ -71,7 +110,8 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
             raise UserError(f"{system.name}.release: channel {name!r} is not numbers ({exc})") from None
         if len(rows) != n:
             raise UserError(f"{system.name}.release: channel {name!r} has {len(rows)} releases, expected {n}")
-        width = max((len(r) for r in rows), default=1)
+        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        width = int(lengths.max(initial=1))
         if widths is not None:
             width = widths.setdefault(name, max(width, 1))
         arr = np.full((n, max(width, 1)), np.nan)
@@ -85,11 +125,16 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
         raise UserError(f"{system.name}.release: channel {name!r} holds inf (an absent entry is NaN)")
     if widths is not None and name in widths and arr.shape[1] != widths[name]:
         width = widths[name]  # a padded channel keeps its first width
+        if lengths is None and arr.shape[1] > width:  # NaN-padded rows, wider than the width: their last entries
+            present = ~np.isnan(arr)
+            lengths = np.where(present.any(axis=1), arr.shape[1] - np.argmax(present[:, ::-1], axis=1), 0)
         arr = (
             arr[:, :width]
             if arr.shape[1] > width
             else np.pad(arr, ((0, 0), (0, width - arr.shape[1])), constant_values=np.nan)
         )
+    if isinstance(widths, ChannelWidths):
+        widths.note(name, lengths, arr.shape[1], bool(np.isnan(arr).any()))
     return arr
 
 
@@ -201,7 +246,7 @@ class AuditTarget:
     secret_prime: Any
     base: tuple[str, ...]
     float_exact: bool = False
-    widths: dict[str, int] = field(default_factory=dict, compare=False, repr=False)  # variable-length channels'
+    widths: ChannelWidths = field(default_factory=ChannelWidths, compare=False, repr=False)  # variable-length channels'
 
     def draw(
         self, secret: Any, n: int, rng: np.random.Generator, broadcast: Any, channels: Sequence[str]

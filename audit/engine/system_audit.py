@@ -87,6 +87,7 @@ from pgc.contracts import (
 )
 from pgc.errors import UserError
 from pgc.schemas import Accountant, AuditedSystem, ChannelFamily, ChannelKind, SystemAuditResult
+from pgc.schemas.kinds import TrainingSplitUsed
 from pgc.schemas.provenance import Invocation
 
 
@@ -184,9 +185,7 @@ class AuditSettings:
     samples: int = 100_000
     seed: int = 0
     confidence: float = 0.95
-    train_fraction: float | None = (
-        None  # None: audit.certification.tester.auto_train_fraction for the smallest claimed ε
-    )
+    train_fraction: float | str | None = None  # None or "auto": tester.auto_train_fraction for the smallest claimed ε
     search_samples: int = SEARCH_SAMPLES
     search_generations: int = SEARCH_GENERATIONS
     pair_race_share: int = NAMED_PAIR_RACE_SHARE  # named pairs race on max(search_samples, samples / this) each
@@ -205,8 +204,14 @@ class AuditSettings:
             raise UserError(f"samples must be an integer >= 100, got {self.samples!r}")
         if not (0.0 < self.confidence < 1.0):
             raise UserError(f"confidence must lie in (0, 1), got {self.confidence!r}")
-        if self.train_fraction is not None and not (0.0 < self.train_fraction <= 1.0):
-            raise UserError(f"train_fraction must lie in (0, 1], got {self.train_fraction!r}")
+        if isinstance(self.train_fraction, str) and self.train_fraction.strip() == "auto":
+            object.__setattr__(self, "train_fraction", None)  # the documented default, by its name
+        if self.train_fraction is not None and (
+            isinstance(self.train_fraction, bool)
+            or not isinstance(self.train_fraction, (int, float, np.integer, np.floating))
+            or not (0.0 < self.train_fraction <= 1.0)
+        ):
+            raise UserError(f"train_fraction must be a number in (0, 1] or 'auto', got {self.train_fraction!r}")
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise UserError(f"seed must be a non-negative integer, got {self.seed!r}")
         if self.certification_seed is not None and (
@@ -334,6 +339,8 @@ def audit_system(
             settings,
         )
         rows = with_planted_power(rows, bases, settings, search_seq.spawn(1)[0]) if bases else rows
+        widths = target.widths
+        rows = [r.updated(encoding=widths.encoding([r.channel, *(base if r.channel == ALL else ())])) for r in rows]
     audited = AuditedSystem(
         system=system.name,
         secret=target.describe(secret),
@@ -351,6 +358,10 @@ def audit_system(
         seed=int(settings.seed),
         rows=rows,
         verdict=verdict,
+        training=TrainingSplitUsed(
+            train_per_side=int(settings.train_samples),
+            train_fraction=None if settings.train_fraction is None else float(settings.train_fraction),
+        ),
         accountant=None if accountant is None else Accountant(**accountant),
         searched_pair=None if found is None else found.record(),
         timings=clock.seconds,
@@ -392,7 +403,15 @@ def _chosen_pair(
             deltas=deltas,
             progress=settings.progress,
         )
-        return search_seq, found, f"{name} (chosen among {len(pairs)} named pairs on the search stream)", searched
+        return (
+            search_seq,
+            found,
+            (
+                f"{name} (chosen among {len(pairs)} named pairs on the search stream, never on the certification "
+                f"releases: the confidence holds family-wise over all {len(pairs)})"
+            ),
+            searched,
+        )
     found = search_secret_pair(
         system,
         base,

@@ -108,6 +108,11 @@ def plant_structure(rows: FloatArray, size: float, cols: Columns, rng: np.random
     return np.where(rng.random(rows.shape) < size, np.nan, rows)
 
 
+def flags_needed(repeats: int) -> int:
+    """How many of ``repeats`` planted audits must be flagged for a size to count as flagged."""
+    return math.ceil(FLAG_RATE * repeats - 1e-9)
+
+
 @dataclass(frozen=True)
 class Planting:
     """How one shape's leak is planted: what its size means and the sizes searched."""
@@ -178,7 +183,7 @@ class PlantedAudits:
     def flagged(self, planting: Planting, index: int, size: float, repeats: int) -> bool:
         """Whether at least :data:`FLAG_RATE` of ``repeats`` planted audits at ``size`` are flagged (stops as soon
         as the answer is known)."""
-        need = math.ceil(FLAG_RATE * repeats - 1e-9)
+        need = flags_needed(repeats)
         hits = misses = 0
         for repeat in range(repeats):
             if self.epsilon(planting, index, size, repeat) > self.threshold:
@@ -229,8 +234,9 @@ def planted_power(
     shapes: Sequence[str] = ("location", "scale", "dependence", "structure"),
     repeats: int = 5,
 ) -> list[PlantedLeak]:
-    """Per shape, the smallest planted leak the audit's selection and certification flag w.p. ≥ 0.8 (module
-    docstring: the plantings, the planted audit, the search, the cost). ``base``: (n, k) releases of one side
+    """Per shape, the smallest planted leak the audit's selection and certification flag in at least
+    :func:`flags_needed` of ``repeats`` planted audits (module docstring: the plantings, the planted audit, the
+    search, the cost; dependence only where a release has two columns or more). ``base``: (n, k) releases of one side
     (NaN = absent), n ≥ 4·:data:`MIN_PART`; ``statistics``: the candidates the audit chose among (None: the
     default list)."""
     from threadpoolctl import threadpool_limits
@@ -252,6 +258,8 @@ def planted_power(
         data, Columns.of(data), statistics, flag_threshold(claimed_epsilon), confidence, delta, two_sided, seq
     )
     found = []
+    if data.shape[1] < 2:  # one column has no dependence to plant (a common factor would only reshape its marginal)
+        shapes = [s for s in shapes if s != "dependence"]
     with threadpool_limits(limits=1, user_api="blas"):  # several BLAS threads spin against each other on 2 cores
         for shape in shapes:
             planting = PLANTINGS[shape]
@@ -263,6 +271,7 @@ def planted_power(
                     largest_tried=planting.largest,
                     repeats=repeats,
                     samples_per_side=audits.part,
+                    flags_needed=flags_needed(repeats),
                 )
             )
     return found

@@ -26,7 +26,7 @@ like the first hypothesis); which way a norm or a count points is read from the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -82,6 +82,28 @@ def _orientation(score_pos: np.ndarray, score_neg: np.ndarray) -> float:
     return 0.0 if diff == 0 or not np.isfinite(diff) else float(np.sign(diff))
 
 
+class OrientedScore:
+    """A fitted score: a raw score times the sign the fit half gave it, and the certified event [score ≥ t] in the
+    raw score's own words (``what``), so that a witness reads as an event on the release."""
+
+    def __init__(self, raw: Callable[[np.ndarray], np.ndarray], sign: float, what: str, note: str = ""):
+        self.raw, self.sign, self.what, self.note = raw, sign, what, note
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self.sign * self.raw(y)
+
+    def event(self, threshold: float) -> str:
+        """[score ≥ ``threshold``] as an event on the raw score (and what the raw score needs said)."""
+        text = f"{self.what} ≥ {threshold:.6g}" if self.sign > 0 else f"{self.what} ≤ {-threshold:.6g}"
+        return f"{text} ({self.note})" if self.note else text
+
+
+STANDARDIZED = (
+    "m, s: the pooled column means and spreads of the training split, not recorded; pgc audit recertify fits them "
+    "again from the result's seed"
+)
+
+
 class NormStatistic:
     """The ``order``-norm of the release itself (1, 2 or ``inf``), oriented on the fit half: a gradient whose norm
     depends on the secret, noise whose scale does. Not fitted to one-number releases: there every norm is |y|, a
@@ -110,7 +132,7 @@ class NormStatistic:
         sign = _orientation(self.raw(pos), self.raw(neg))
         if sign == 0:
             return None
-        return lambda y: sign * self.raw(y)
+        return OrientedScore(self.raw, sign, {1: "‖y‖₁", 2: "‖y‖₂²"}.get(self.order, "‖y‖∞"))
 
 
 class SquaredDeviation:
@@ -133,7 +155,7 @@ class SquaredDeviation:
         sign = _orientation(raw(pos), raw(neg))
         if sign == 0:
             return None
-        return lambda y: sign * raw(y)
+        return OrientedScore(raw, sign, "Σ_j ((y_j − m_j)/s_j)²", STANDARDIZED)
 
 
 class GaussianScaleLikelihoodRatio:
@@ -270,7 +292,11 @@ class SquaredStandardizedSum:
         sign = _orientation(raw(pos), raw(neg))
         if sign == 0:
             return None
-        return lambda y: sign * raw(y)
+        return OrientedScore(raw, sign, "(Σ_j (y_j − m_j)/s_j)²", STANDARDIZED)
+
+
+def _present_entries(y: np.ndarray) -> np.ndarray:
+    return (~np.isnan(y)).sum(axis=1).astype(np.float64)
 
 
 class PresenceCount:
@@ -287,7 +313,7 @@ class PresenceCount:
         sign = _orientation((~np.isnan(pos)).sum(axis=1), (~np.isnan(neg)).sum(axis=1))
         if sign == 0:
             return None
-        return lambda y: sign * (~np.isnan(y)).sum(axis=1).astype(np.float64)
+        return OrientedScore(_present_entries, sign, "the number of present (not NaN) entries")
 
 
 class AbsencePattern:

@@ -15,6 +15,7 @@ it, exit code 3; Ctrl-C is one line and exit code 130 (start-up included: :func:
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import importlib.util
 import sys
@@ -102,6 +103,30 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         text = " ".join(message.split())
         self.exit(2, f"{self.prog}: error: {text} (see {self.prog} --help)\n")
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """As argparse's, but an unknown option is reported by the (sub)command it was given to, with the
+        closest of that command's options."""
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(argv, namespace)
+        if extras:
+            parser = self._command_parser(argv)
+            options = [o for action in parser._actions for o in action.option_strings]
+            near = [
+                m for e in extras if e.startswith("-") for m in difflib.get_close_matches(e.split("=")[0], options, 1)
+            ]
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            parser.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return parsed
+
+    def _command_parser(self, argv: list[str]) -> argparse.ArgumentParser:
+        """The deepest subcommand parser that ``argv`` names."""
+        parser: argparse.ArgumentParser = self
+        for token in argv:
+            subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if subs and token in subs[0].choices:
+                parser = subs[0].choices[token]
+        return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

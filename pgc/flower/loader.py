@@ -27,21 +27,21 @@ def flower_client_from_spec(spec: str, datasets: Sequence[str] | None = None) ->
     instead of the module's ``AUDIT_PAIRS``."""
     from flwr.clientapp import ClientApp
 
-    app = system_factory(spec, "--flower")
+    app = system_factory(spec, "flower")
     if not isinstance(app, ClientApp):
-        raise SystemSpecError(f"--flower {spec}: {type(app).__name__} is not a flwr ClientApp")
+        raise SystemSpecError(f"flower {spec}: {type(app).__name__} is not a flwr ClientApp")
     module = spec_module(spec)
     make_parameters = getattr(module, "initial_parameters", None)
     if not callable(make_parameters):
         raise SystemSpecError(
-            f"--flower {spec}: the module defines no initial_parameters() returning the global "
+            f"flower {spec}: the module defines no initial_parameters() returning the global "
             "parameters (a list of numpy arrays)"
         )
     pairs = dict(getattr(module, "AUDIT_PAIRS", {}) or {})
     if datasets:
         pairs = {f"{datasets[0]} vs {datasets[1]}": (datasets[0], datasets[1])}
     if not pairs:
-        raise SystemSpecError(f"--flower {spec}: give --datasets A B, or define AUDIT_PAIRS in the module")
+        raise SystemSpecError(f"flower {spec}: give --datasets A B, or define AUDIT_PAIRS in the module")
     return FlowerClientSystem(
         app,
         make_parameters(),

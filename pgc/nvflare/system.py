@@ -257,7 +257,7 @@ def filter_system_from_spec(spec: str, settings: dict, claim: PrivacyClaim | Non
     settings = dict(settings)
     data_kind, wire = settings.pop("data_kind", "WEIGHT_DIFF"), settings.pop("wire", True)
     try:
-        factory = system_factory(spec, "--nvflare")
+        factory = system_factory(spec, "nvflare")
         claim = claim if claim is not None else getattr(spec_module(spec), "AUDIT_CLAIM", None)
         flt = factory(**settings)
         return filter_system(flt, claim=claim, data_kind=data_kind, wire=bool(wire))
@@ -265,5 +265,5 @@ def filter_system_from_spec(spec: str, settings: dict, claim: PrivacyClaim | Non
         raise
     except (TypeError, ValueError) as exc:  # the filter refusing its settings (the user's frames shown if theirs)
         raise UserError(
-            f"--nvflare {spec} with {', '.join(f'{k}={v!r}' for k, v in settings.items()) or 'its defaults'}: {exc}"
+            f"nvflare {spec} with {', '.join(f'{k}={v!r}' for k, v in settings.items()) or 'its defaults'}: {exc}"
         ) from exc

@@ -160,6 +160,16 @@ class SearchedPair(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TrainingSplitUsed(Record):
+    """The training split a System audit drew per side to choose its tests, and the fraction of its samples per side
+    that set it (None: the automatic rule's); a named pair's race releases and a sequential audit's earlier stages
+    join the selection beside it. A flat part: its keys sit at the top of the result."""
+
+    train_per_side: int
+    train_fraction: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class SystemAuditResult(Result):
     KIND = "system-audit"
     FORMAT_VERSION = 3  # 2: rows' coverage as the booleans covered / partly_covered
@@ -171,6 +181,7 @@ class SystemAuditResult(Result):
     seed: int
     rows: list[AuditRow]
     verdict: Verdict
+    training: TrainingSplitUsed | None = field(default=None, metadata={"flat": True})
     accountant: Accountant | None = None
     searched_pair: SearchedPair | None = None  # --pair search: the worst pair found
     sequential: SequentialDecision | None = None  # --samples auto: the stages and the decision

@@ -47,9 +47,9 @@ def worst(verdicts: Iterable[Verdict | str]) -> Verdict:
 
 @dataclass(frozen=True, kw_only=True)
 class PlantedLeak(Record):
-    """The smallest leak of one shape that the whole selection and certification flagged with probability ≥ 0.8 when
-    planted in the audit's own training releases (:mod:`audit.power.planted`): ``smallest`` in the units ``parameter``
-    names, None when even ``largest_tried`` was not flagged that often."""
+    """The smallest leak of one shape that the whole selection and certification flagged in at least ``flags_needed``
+    of ``repeats`` audits when planted in the audit's own training releases (:mod:`audit.power.planted`):
+    ``smallest`` in the units ``parameter`` names, None when even ``largest_tried`` was not flagged that often."""
 
     shape: str
     parameter: str  # what the size means, e.g. "noise scale × (1 + size)"
@@ -57,16 +57,19 @@ class PlantedLeak(Record):
     largest_tried: float
     repeats: int
     samples_per_side: int  # of each planted audit (the training releases re-used)
+    flags_needed: int | None = None  # of the repeats, how many flagged count as flagged (None: ⌈0.8·repeats⌉)
 
     def words(self) -> str:
+        need = self.flags_needed if self.flags_needed is not None else -(-4 * self.repeats // 5)
+        audits = f"{self.repeats} planted audits at {self.samples_per_side:,} per side"
         if self.smallest is None:
             return (
-                f"a {self.shape} leak up to {self.parameter} at size {self.largest_tried:.3g} was not flagged "
-                f"w.p. ≥ 0.8 ({self.repeats} planted audits at {self.samples_per_side:,} per side)"
+                f"a planted {self.shape} leak ({self.parameter}) up to size {self.largest_tried:.3g} was flagged in "
+                f"fewer than {need} of {audits}"
             )
         return (
-            f"a planted {self.shape} leak of {self.parameter} at size {self.smallest:.3g} was flagged w.p. ≥ 0.8 "
-            f"({self.repeats} planted audits at {self.samples_per_side:,} per side)"
+            f"a planted {self.shape} leak ({self.parameter}) of size {self.smallest:.3g} was flagged in at least "
+            f"{need} of {audits}"
         )
 
 
@@ -110,6 +113,9 @@ class ChannelAudited(NotedAudited):
     broadcast: str | None = None  # what the observer sent: honest, given, crafted, searched
     mechanism: str | None = None
     hypothesis: str | None = None  # the canary pair or secrets the certified test told apart
+    # how the channel's releases were read where they were not fixed-width numbers: absent entries as NaN, the
+    # width variable-length releases were padded to, and how many longer ones were cut (None: fixed-width numbers)
+    encoding: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,6 +221,7 @@ class ThresholdCertificate(Certificate):
     false_negatives: int | None = None
     fp_share: float | None = None
     ratio: float | None = None  # ε_LB / claimed ε
+    event: str | None = None  # [statistic ≥ threshold] in words on the release, where the statistic says it
 
 
 @dataclass(frozen=True, kw_only=True)

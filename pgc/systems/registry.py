@@ -73,7 +73,7 @@ def register_system(name: str, target: str) -> None:
     SYSTEMS[name] = target
 
 
-def _from_file(path: Path, factory_name: str, option: str = "--system") -> Callable[..., Any]:
+def _from_file(path: Path, factory_name: str, option: str = "system") -> Callable[..., Any]:
     if not path.is_file():
         raise SystemSpecError(f"{option} {path}:{factory_name}: no file {path}")
     module_name = f"_pgc_user_system_{path.stem}"
@@ -96,7 +96,7 @@ def _from_file(path: Path, factory_name: str, option: str = "--system") -> Calla
     return _attribute(module, factory_name, f"{path}:{factory_name}", option)
 
 
-def _from_module(module_name: str, factory_name: str, option: str = "--system") -> Callable[..., Any]:
+def _from_module(module_name: str, factory_name: str, option: str = "system") -> Callable[..., Any]:
     cwd = os.getcwd()
     added = cwd not in sys.path
     if added:
@@ -130,7 +130,7 @@ def _is_prefix(missing: str, module_name: str) -> bool:
     return module_name == missing or module_name.startswith(missing + ".")
 
 
-def _attribute(module: Any, factory_name: str, spec: str, option: str = "--system") -> Callable[..., Any]:
+def _attribute(module: Any, factory_name: str, spec: str, option: str = "system") -> Callable[..., Any]:
     if not factory_name.isidentifier():
         raise SystemSpecError(f"{option} {spec}: {factory_name!r} is not a Python name")
     factory = getattr(module, factory_name, None)
@@ -141,9 +141,9 @@ def _attribute(module: Any, factory_name: str, spec: str, option: str = "--syste
     return factory
 
 
-def system_factory(spec: str, option: str = "--system") -> Callable[..., Any]:
+def system_factory(spec: str, option: str = "system") -> Callable[..., Any]:
     """The factory a SPEC names (see the module docstring); :class:`SystemSpecError` says which reading failed,
-    naming the ``option`` the SPEC was given to (``--system``, ``--flower``, ``--nvflare``)."""
+    naming the pgc audit subcommand the SPEC was given to (``system``, ``flower``, ``nvflare``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise SystemSpecError(f"{option} needs a registered name, MODULE:FACTORY or path/to/file.py:FACTORY")
     spec = spec.strip()
@@ -191,5 +191,5 @@ def check_settings(factory: Callable[..., Any], settings: dict[str, Any], spec: 
 def make_system(spec: str, **settings: Any) -> Any:
     """The system a SPEC names, built with ``settings``."""
     factory = system_factory(spec)
-    check_settings(factory, settings, f"--system {spec.strip()}")
+    check_settings(factory, settings, f"system {spec.strip()}")
     return factory(**settings)

@@ -81,6 +81,8 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
             row.notes.append("SELF-TEST MISJUDGED")
         if obj.note:
             row.notes.append(obj.note)
+        if obj.encoding:
+            row.notes.append(f"releases read as: {obj.encoding}")
         rows.append(row)
     return rows
 

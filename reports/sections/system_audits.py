@@ -41,7 +41,11 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], ReportSystemA
                 audit_confidence=r.confidence,
                 audit_model=str(r.broadcast),
                 claim_covers=x.channel in r.claim.covers,
-                notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"] + _curve_notes(x) + [x.verdict_reason or ""],
+                notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"]
+                + _curve_notes(x)
+                + [x.verdict_reason or ""]
+                + ([f"certified event: {x.event}"] if x.event else [])
+                + ([f"releases read as: {x.encoding}"] if x.encoding else []),
             )
         )
     setting = SystemAuditSetting(

@@ -93,6 +93,29 @@ def test_releases_with_absent_entries_are_planted_and_audited():
     assert "planted structure leak" in found["structure"].words()
 
 
+def test_the_words_state_the_count_of_planted_audits_and_one_column_has_no_dependence_to_plant():
+    base = _gaussian(2_000, 1, seed=5)
+    found = _power(base, ("location", "dependence"), np.random.SeedSequence(8))
+    assert [p.shape for p in found] == ["location"]  # one column: nothing correlates
+    words = found[0].words()
+    assert found[0].flags_needed == 4 and "was flagged in at least 4 of 5 planted audits at 500 per side" in words
+    assert "w.p." not in words
+
+
+def test_a_consistent_row_names_structure_as_not_covered_with_its_reason():
+    from audit.verdicts import shape_words
+    from pgc.schemas.audit_rows import AuditRow
+    from pgc.schemas.row_parts import PlantedLeak
+
+    row = AuditRow.from_dict({"channel": "x", "epsilon_lower_bound": 0.0, "shapes_searched": ["location", "scale"]})
+    assert shape_words(row).endswith("(not: dependence, structure, learned)")
+    planted = PlantedLeak(
+        shape="structure", parameter="p", smallest=0.01, largest_tried=0.9, repeats=5, samples_per_side=9
+    )
+    words = shape_words(row.updated(planted_power=[planted]))
+    assert "(not: dependence, structure: no absent entries or recurring values to read, learned); a planted" in words
+
+
 def test_planted_power_is_reproducible_from_its_seed():
     base = _gaussian(1_000, 2, seed=4)
     seq = np.random.SeedSequence(7)

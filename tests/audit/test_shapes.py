@@ -141,6 +141,38 @@ def test_variable_length_rows_keep_the_width_of_the_first_draw():
     assert np.isnan(first[0, 1:]).all() and np.isnan(later[1]).all() and list(later[0]) == [1.0, 2.0, 3.0]
 
 
+def test_the_encoding_of_absent_entries_and_cut_rows_is_stated():
+    from audit.engine.releases import ChannelWidths, release_array
+
+    class Named:
+        name = "ragged"
+
+    widths = ChannelWidths()
+    release_array(Named(), "x", [[1.0], [1.0, 2.0, 3.0]], 2, widths)
+    release_array(Named(), "x", [[1.0, 2.0, 3.0, 4.0, 5.0], [], [1.0] * 4], 3, widths)
+    padded = np.full((2, 6), np.nan)
+    padded[0, :5] = 1.0
+    release_array(Named(), "x", padded, 2, widths)  # a NaN-padded array wider than the width: one row cut
+    release_array(Named(), "y", np.array([[1.0, np.nan]]), 1, widths)
+    release_array(Named(), "z", np.ones((1, 2)), 1, widths)
+    assert widths.encoding(["x"]) == (
+        "x: variable length, padded with NaN (absent) to 3 entries, 3 longer releases (up to 5 entries) cut to 3: "
+        "the entries beyond were not read"
+    )
+    assert widths.encoding(["y", "z"]) == "y: absent entries as NaN, their presence read as information"
+    assert widths.encoding(["z"]) is None
+
+
+def test_an_audit_row_states_how_variable_length_releases_were_read():
+    res = audit_system(CountLeak(ragged=True), 0, 1, samples=2_000, seed=5)
+    assert res.rows[0].encoding.startswith("reports: variable length, padded with NaN (absent) to ")
+    assert res.training.train_per_side == 1_000 and res.training.train_fraction == 0.25
+    fixed = audit_system(DependenceLeak(), 0, 1, samples=2_000, seed=4, train_fraction="auto")
+    assert fixed.rows[0].encoding is None and fixed.training.train_fraction == 0.25
+    with pytest.raises(ValueError, match="a number in \\(0, 1\\] or 'auto'"):
+        audit_system(DependenceLeak(), 0, 1, samples=2_000, train_fraction="half")
+
+
 def test_scale_statistics_orient_themselves_and_read_the_scale():
     rng = np.random.default_rng(0)
     wide, narrow = 1.3 * rng.standard_normal((3000, 50)), rng.standard_normal((3000, 50))
@@ -310,3 +342,19 @@ def test_a_consistent_row_states_its_power_against_planted_leaks_of_every_shape(
     assert all(p.samples_per_side == 250 and p.repeats == 5 for p in row.planted_power)
     scale = next(p for p in row.planted_power if p.shape == "scale")
     assert scale.smallest is None or 0.0 < scale.smallest <= scale.largest_tried
+
+
+def test_an_oriented_score_states_its_event_on_the_release_itself():
+    from audit.certification.tester import event_words
+
+    rng = np.random.default_rng(2)
+    wide, narrow = 1.3 * rng.standard_normal((2000, 20)), rng.standard_normal((2000, 20))
+    scorer = NormStatistic(2).fit(narrow, wide)  # larger under the second: oriented by −1
+    threshold = float(np.median(scorer(narrow)))
+    words = event_words(scorer, threshold)
+    assert words == f"‖y‖₂² ≤ {-threshold:.6g}"
+    assert np.array_equal(scorer(wide) >= threshold, np.einsum("ij,ij->i", wide, wide) <= -threshold)
+    assert event_words(PresenceCount().fit(np.array([[1.0, np.nan]] * 4), np.ones((4, 2))), -1.0) == (
+        "the number of present (not NaN) entries ≤ 1"
+    )
+    assert event_words(lambda y: y[:, 0], 0.5) is None  # a scorer that does not say its event

@@ -68,8 +68,11 @@ def test_samples_default_is_stated_once_and_is_the_default(name):
 
 def test_shared_options_are_defined_once_for_every_subcommand():
     shared = {"--out", "--seed", "--confidence", "--fail-on", "--force", "--no-progress"}
-    for name in SUBCOMMANDS:
-        assert shared <= set(_options(_parser(name))), name
+    for name, subcommand in SUBCOMMANDS.items():
+        seeded = shared if subcommand.seeded else shared - {"--seed", "--confidence"}
+        assert seeded <= set(_options(_parser(name))), name
+        assert subcommand.seeded or not {"--seed", "--confidence"} & set(_options(_parser(name))), name
+    assert [name for name, s in SUBCOMMANDS.items() if not s.seeded] == ["recertify"]
     engines = {name for name in SUBCOMMANDS if "--engine" in _options(_parser(name))}
     assert engines == {"run", "self-test", "adversarial-model", "adversarial-curve"}
 

@@ -80,3 +80,63 @@ def test_pair_any_and_train_fraction_from_the_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_code:
         main(["audit", "system", "x.py:make", "--train-fraction", "1.5"])
     assert exit_code.value.code == 2 and "not in (0, 1]" in capsys.readouterr().err
+
+
+def test_recertify_finds_the_audited_file_from_any_folder_and_refuses_a_changed_one(tmp_path, capsys, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "leak.py").write_text(LEAK)
+    monkeypatch.chdir(project)
+    first = project / "first.json"
+    argv = ["audit", "system", "leak.py:make", "--pair", "leaking", "--samples", "2000", "--no-progress"]
+    assert main([*argv, "--out", str(first)]) == 0
+    data = json.loads(first.read_text())
+    assert data["train_per_side"] == 1000 and data["train_fraction"] == 0.25
+    as_module = project / "module.json"  # the same file named as a module of the current folder
+    assert main([*argv[:2], "leak:make", *argv[3:], "--out", str(as_module)]) == 0
+    monkeypatch.chdir(tmp_path)  # elsewhere: the spec's relative path no longer points at the file
+    for result in (first, as_module):
+        again = tmp_path / f"again-{result.stem}.json"
+        assert main(["audit", "recertify", str(result), "--out", str(again), "--no-progress"]) == 0
+        assert json.loads(again.read_text())["recertification"]["rows"][0]["fresh_verdict"] == "violated"
+    (project / "leak.py").write_text(LEAK.replace("1.3 if secret", "1.4 if secret"))
+    assert main(["audit", "recertify", str(first), "--out", str(tmp_path / "x.json"), "--no-progress"]) == 2
+    assert "has changed since the audit" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_recertify_counts_a_sequential_audits_deciding_stage_on_fresh_releases(tmp_path, capsys):
+    code, first = _audit(tmp_path, "--pair", "leaking", "--samples", "auto:30000")
+    assert code == 0
+    recorded = json.loads(first.read_text())
+    assert recorded["sequential"]["decision"] == "violated"
+    again = tmp_path / "again.json"
+    assert main(["audit", "recertify", str(first), "--out", str(again), "--no-progress"]) == 0
+    fresh = json.loads(again.read_text())
+    row_old, row_new = recorded["rows"][0], fresh["rows"][0]
+    assert (row_old["statistic"], row_old["threshold"]) == (row_new["statistic"], row_new["threshold"])
+    assert fresh["confidence"] == recorded["confidence"]  # the deciding stage's level
+    counts = ("false_positives", "false_negatives")
+    assert [row_old[k] for k in counts] != [row_new[k] for k in counts]  # fresh certification releases
+    assert fresh["recertification"]["rows"][0]["fresh_verdict"] == "violated"
+
+
+def test_named_pairs_are_searched_at_every_stage_of_an_audit_sampled_until_decisive(tmp_path):
+    code, first = _audit(tmp_path, "--pair", "any", "--samples", "auto:30000")
+    recorded = json.loads(first.read_text())
+    assert code == 0 and recorded["sequential"]["decision"] == "violated"
+    assert recorded["pair"].startswith("leaking (chosen among 2 named pairs")
+
+
+def test_recertify_takes_neither_seed_nor_confidence_and_options_name_their_command(tmp_path, capsys):
+    for option in ("--seed", "--confidence"):
+        with pytest.raises(SystemExit) as exit_code:
+            main(["audit", "recertify", "r.json", option, "5"])
+        assert exit_code.value.code == 2
+        assert f"pgc audit recertify: error: unrecognized arguments: {option} 5" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["audit", "system", "x.py:make", "--train-fractoin", "0.3"])
+    assert "did you mean --train-fraction?" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_code:
+        main(["audit", "system", "x.py:make", "--pair", "any", "--secrets", "0", "1"])
+    assert exit_code.value.code == 2 and "not allowed with argument --pair" in capsys.readouterr().err

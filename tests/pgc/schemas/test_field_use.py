@@ -37,6 +37,8 @@ _ROW_OPTIONS = {
     "Power.shapes_searched": "set when the selection ranks statistics of several leak shapes",
     "Certificate.threshold": "recorded by threshold tests that keep one threshold; committed rows predate it",
 }
+# the certified event in words, said by the statistics that can (norms, sums of squares, counts of present entries)
+_EVENT = {"ThresholdCertificate.event": "set when the certified statistic says its event (norms, sums, counts)"}
 _GAUSSIAN = {
     "RowClaim.mu": "set when the audited mechanism's claim states a μ-GDP curve (a Gaussian mechanism)",
     "CertifiedRow.curve": "set when the claim states a μ-GDP curve (a Gaussian mechanism)",
@@ -45,18 +47,22 @@ _GAUSSIAN = {
 
 SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     "mechanism-audit": {  # produced here by the current CLI: provenance, selection and δ test recorded
+        **_EVENT,
         **{k: _ROW_OPTIONS[k] for k in ("RowClaim.contradiction", "Power.planted_power")},
         **_GAUSSIAN,
         "Power.samples_to_decide": "set when the row is undecided and its power says how many samples would decide",
         "MechanismClaim.accountant_epsilon": "set when an accountant reads the mechanism's noise at the claimed δ > 0",
     },
     "self-test": {  # the Gaussian cases' file is written by the current CLI: provenance and thresholds recorded
+        **_EVENT,
         "Invocation.estimated_seconds": _PROVENANCE["Invocation.estimated_seconds"],
         "Power.planted_power": _ROW_OPTIONS["Power.planted_power"],
+        "ChannelAudited.encoding": "set where a channel's releases hold absent entries or rows of different lengths",
         "AuditRow.profile": "set for a case whose claim states a privacy profile",
         "HeldClaim.held_to_claim": "set for an honesty case audited with held_to_claim",
     },
     "run-audit": {
+        **_EVENT,
         **_PROVENANCE,
         "ChannelClaim.accountant_epsilon": "the canary row's accountant, for a Gaussian run at δ > 0",
         "MechanismClaim.accountant_epsilon": "the mechanism audit's accountant, for a Gaussian run at δ > 0",
@@ -75,6 +81,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "AuditedRun.config": "the run's configuration, written by the one-run audit; the committed ones predate it",
     },
     "adversarial-audit": {
+        **_EVENT,
         **_PROVENANCE,
         "AdversarialAudited.hypothesis": "written by the current audit (pair, channel); the committed ones predate it",
         **_ROW_OPTIONS,
@@ -86,6 +93,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "Power.samples_to_decide": "set when the row's power says how many samples would decide it",
     },
     "adversarial-curve": {
+        **_EVENT,
         **_PROVENANCE,
         "AdversarialAudited.hypothesis": "written by the current audit (pair, channel); the committed ones predate it",
         "EnvironmentAudited.hypothesis": "written by the current audit (pair, channel); the committed ones predate it",

@@ -75,17 +75,26 @@ class Samples:
 
 
 def add_shared_arguments(
-    p: argparse.ArgumentParser, default_file: str, samples: Samples | None, engine: str | None, estimates: bool
+    p: argparse.ArgumentParser,
+    default_file: str,
+    samples: Samples | None,
+    engine: str | None,
+    estimates: bool,
+    seeded: bool = True,
 ) -> None:
     """The options of every ``pgc audit`` subcommand, in one group: ``--out``, ``--force``, ``--seed``,
     ``--confidence``, ``--samples`` (with the subcommand's default), ``--engine``/``--address`` where the
     subcommand has independent audits to run as tasks (``engine``: which), ``--allow-long`` where it estimates
-    its wall time first, ``--progress``, ``--fail-on``."""
+    its wall time first, ``--progress``, ``--fail-on``. Not ``seeded``: no ``--seed`` or ``--confidence`` (a
+    subcommand that re-runs a recorded audit with the audit's own)."""
     group = p.add_argument_group("output, sizes and exit code")
     if samples is not None:
         samples.add(group)
-    add_confidence(group, default=0.95, help="confidence level of every certified bound (default 0.95)")
-    add_seed(group, default=0, help="root seed (default 0)")
+    if seeded:
+        add_confidence(group, default=0.95, help="confidence level of every certified bound (default 0.95)")
+        add_seed(group, default=0, help="root seed (default 0)")
+    else:
+        p.set_defaults(confidence=0.95, seed=0)
     add_out(
         group,
         help=f"JSON result file (default {default_file}, new for every run; a name ending in / is a folder for it)",
@@ -164,8 +173,9 @@ def add_selection_options(p) -> None:
         default=None,
         metavar="F|auto",
         help="the training split per side, spent on choosing the test, as a fraction of the certification "
-        "releases (auto unless given: a quarter, at least 1,000, and at least 20,000 when the claimed "
-        "ε < 0.5)",
+        "releases, at least 1,000 per side whatever F (auto unless given: a quarter, and for a claimed ε < 0.5 "
+        "at least 20,000 or as many as the certification releases if fewer); the result records the size "
+        "drawn (train_per_side)",
     )
     p.add_argument(
         "--shape-power",

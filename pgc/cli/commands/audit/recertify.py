@@ -5,8 +5,11 @@ fitted parameters, the threshold (``threshold``), the counts. The statistic is n
 pickled object (loading a result never executes anything from it); it is fitted again instead: the audit is
 re-run from the result's own command with the same root seed, so its search, training split and fit are the
 recorded ones, bit for bit, and only the certification releases come from ``--certification-seed``
-(:class:`audit.engine.system_audit.AuditSettings`). Every row must choose the recorded statistic at the recorded
-threshold — the check that the fit was reproduced — before its fresh counts are read.
+(:class:`audit.engine.system_audit.AuditSettings`); an audit sampled until decisive re-runs its stages as recorded
+and counts its deciding stage on fresh releases. The user's files are found where the audit read them (else from
+the current folder or the result's) and must be unchanged (their recorded SHA-256). Every row must choose the
+recorded statistic at the recorded threshold — the check that the fit was reproduced — before its fresh counts are
+read.
 """
 
 from __future__ import annotations
@@ -50,9 +53,47 @@ def recorded_argv(result: dict, path: str) -> list[str]:
             skip = DROPPED[name] if "=" not in item else 0
             continue
         kept.append(item)
-    if "--samples" in kept and kept[kept.index("--samples") + 1].startswith("auto"):
-        raise UserError(f"{path}: an audit sampled until decisive; recertify re-runs audits of a fixed size")
     return kept
+
+
+def located_argv(argv: list[str], result: dict, path: Path) -> list[str]:
+    """``argv`` with each file of the user's code it names (the result's ``user_files``) at the place where that
+    file now lies unchanged: where the audit read it, else where its SPEC points from the current folder or from
+    the result's folder; a file found only changed (its SHA-256 differs from the recorded one) or not found is
+    refused, before anything runs."""
+    from pgc.cli.provenance import file_sha256
+
+    files = (result.get("provenance") or {}).get("user_files") or []
+    argv = list(argv)
+    for record in files:
+        spec, recorded, digest = record.get("spec"), record.get("path"), record.get("sha256")
+        if not (isinstance(spec, str) and isinstance(recorded, str) and isinstance(digest, str)):
+            continue
+        target, _, factory = spec.rpartition(":")
+        # a file, or a top-level module read from its folder (a dotted module is imported as installed)
+        is_file = target.endswith(".py") or "/" in target or (target.isidentifier() and Path(recorded).stem == target)
+        relative = target if target.endswith(".py") or "/" in target else f"{target}.py"
+        places = [Path(recorded)] + ([Path(relative), path.parent / relative] if is_file else [])
+        found = [p for p in dict.fromkeys(places) if p.is_file()]
+        same = next((p for p in found if file_sha256(str(p)) == digest), None)
+        if same is None and found:
+            raise UserError(
+                f"{path}: {found[0]} has changed since the audit (its SHA-256 differs from the recorded one): "
+                "recertify re-fits the recorded tests from the code that made them"
+            )
+        if same is None and is_file:
+            raise UserError(
+                f"{path}: the audited file {relative} is not found (looked at {', '.join(map(str, places))})"
+            )
+        if same is not None and is_file and spec in argv:
+            argv[argv.index(spec)] = f"{same.resolve()}:{factory}"
+    return argv
+
+
+def recorded_stages(result: dict) -> int | None:
+    """The number of stages a result sampled until decisive ran (None: a fixed-size audit)."""
+    stages = (result.get("sequential") or {}).get("stages")
+    return len(stages) if isinstance(stages, list) and stages else None
 
 
 def recertify_result(args, progress: bool):
@@ -66,7 +107,8 @@ def recertify_result(args, progress: bool):
         recorded = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserError(f"{path}: not a JSON result ({exc})") from None
-    argv = recorded_argv(recorded, str(path)) + ["--certification-seed", str(args.certification_seed)]
+    argv = located_argv(recorded_argv(recorded, str(path)), recorded, path)
+    argv += ["--certification-seed", str(args.certification_seed)]
     from . import AuditCommand
 
     parser = _Parser(prog="pgc")
@@ -75,6 +117,7 @@ def recertify_result(args, progress: bool):
     command.add_arguments(sub.add_parser("audit"))
     rerun = parser.parse_args(argv)
     rerun.result, rerun.announce = args.result, (lambda *a, **k: None)
+    rerun.recertify_stage = recorded_stages(recorded)  # a sequential audit: its deciding stage, fresh
     print(f"recertifying {path}: pgc {' '.join(argv)}", flush=True)
     from .subcommands import mode_function
 
@@ -114,7 +157,7 @@ def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int
             )
         )
         print(
-            f"  {new.channel:<20} {new.statistic} ≥ {new.threshold:.6g}: recorded ε_LB "
+            f"  {new.channel:<20} {new.statistic}, {new.event or f'score ≥ {new.threshold:.6g}'}: recorded ε_LB "
             f"{before.epsilon_lower_bound:.3f} ({before.verdict}), on fresh releases {new.epsilon_lower_bound:.3f} "
             f"({new.verdict})"
         )

@@ -71,11 +71,12 @@ class AuditSubcommand:
     samples: Samples | None = None
     engine: str | None = None  # what runs as Ray tasks with --engine ray (None: no --engine)
     estimates: bool = False  # prints its estimated wall time first (and takes --allow-long)
+    seeded: bool = True  # takes --seed and --confidence (False: re-runs a recorded audit with its own)
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         self.add_target(p)
         self.add_options(p.add_argument_group(f"{self.name} options"))
-        add_shared_arguments(p, self.default_file, self.samples, self.engine, self.estimates)
+        add_shared_arguments(p, self.default_file, self.samples, self.engine, self.estimates, self.seeded)
 
     @property
     def default_file(self) -> str:
@@ -120,18 +121,19 @@ class SystemSubcommand(AuditSubcommand):
             help="a keyword of the system's factory (VALUE as JSON, else as text), e.g. "
             "--setting epsilon=0.7 --setting relation=member; repeatable",
         )
-        p.add_argument(
+        which = p.add_mutually_exclusive_group()  # one way of naming the pair
+        which.add_argument(
             "--pair",
             help="one of the system's named canary pairs (default: the first); any: the one whose "
             "releases lie furthest apart on a search stream, certified on fresh releases",
         )
-        p.add_argument(
+        which.add_argument(
             "--secrets",
             nargs=2,
             metavar=("SECRET", "SECRET_PRIME"),
             help="the two neighbouring secrets as JSON values (e.g. 9.7 9.9) instead of --pair",
         )
-        p.add_argument(
+        which.add_argument(
             "--search-pair",
             action="store_true",
             help="search the system's secret_space for the worst neighbouring pair (CMA-ES on a search "
@@ -481,6 +483,7 @@ class AdversarialCurveSubcommand(AuditSubcommand):
 
 class RecertifySubcommand(AuditSubcommand):
     name, mode = "recertify", "recertify"
+    seeded = False
     help = "a System audit's chosen tests re-fitted from its seed and counted on fresh releases"
 
     def add_target(self, p):

@@ -24,7 +24,7 @@ def audit_any_system(args, progress: bool):
     try:
         system = make_system(args.system, **settings)
     except (TypeError, ValueError) as exc:  # a registered system refusing the settings given to it
-        raise UserError(f"--system {args.system} with {', '.join(args.setting) or 'no settings'}: {exc}") from None
+        raise UserError(f"system {args.system} with {', '.join(args.setting) or 'no settings'}: {exc}") from None
     return audit_system_object(system, args, progress)
 
 
@@ -48,7 +48,7 @@ def audit_flower_client(args, progress: bool):
         from pgc.flower.loader import flower_client_from_spec
     except ImportError as exc:
         raise UserError(
-            f"--flower needs Flower: pip install -e '.[flower]' (scripts/setup.sh installs it): {exc}"
+            f"pgc audit flower needs Flower: pip install -e '.[flower]' (scripts/setup.sh installs it): {exc}"
         ) from None
     system = flower_client_from_spec(args.flower, args.datasets)
     mods = [getattr(m, "__name__", type(m).__name__) for m in system.mods]
@@ -97,6 +97,7 @@ def audit_system_object(system, args, progress: bool):
             seed=args.seed,
             confidence=args.confidence,
             progress=progress,
+            recertify_stage=getattr(args, "recertify_stage", None),
             **options,
         )
         result = staged.stages[-1].detail
@@ -120,6 +121,10 @@ def audit_system_object(system, args, progress: bool):
             f"  worst pair found: {result.secret}  vs  {result.secret_prime}  (search score "
             f"{result.searched_pair.search_objective:.3f}, {result.searched_pair.evaluations} candidates)"
         )
+    if pair == ANY_PAIR:
+        print(f"  pair: {result.audited.pair}")
+    if result.training is not None:
+        print(f"  tests chosen on a training split of {result.training.train_per_side:,} releases per side")
     for r in result.rows:
         _print_row(r)
     level = f"{100 * (1 - staged.stages[-1].alpha if auto else args.confidence):.3g}%"
@@ -210,6 +215,10 @@ def _print_row(r) -> None:
         f"{r.verdict}{'  (Holm keeps it)' if r.holm_rejected else ''}{extra}"
     )
     print(f"      {r.verdict}: {r.verdict_reason}")
+    if r.event:
+        print(f"      certified event: {r.event}")
+    if r.encoding:
+        print(f"      releases read as: {r.encoding}")
 
 
 def _secrets(args, system):
