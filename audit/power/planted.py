@@ -272,6 +272,7 @@ def planted_power(
                     repeats=repeats,
                     samples_per_side=audits.part,
                     flags_needed=flags_needed(repeats),
+                    smallest_tried=planting.smallest,
                 )
             )
     return found

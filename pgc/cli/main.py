@@ -18,6 +18,7 @@ import argparse
 import difflib
 import importlib
 import importlib.util
+import re
 import sys
 from collections.abc import Sequence
 from typing import Protocol
@@ -102,6 +103,10 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         text = " ".join(message.split())
+        wrong = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", text)
+        if wrong:  # a mistyped command: the closest one
+            near = difflib.get_close_matches(wrong.group(1), re.findall(r"'([^']*)'", wrong.group(2)), 1)
+            text += f"; did you mean {near[0]}?" if near else ""
         self.exit(2, f"{self.prog}: error: {text} (see {self.prog} --help)\n")
 
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]

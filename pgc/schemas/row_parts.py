@@ -58,18 +58,20 @@ class PlantedLeak(Record):
     repeats: int
     samples_per_side: int  # of each planted audit (the training releases re-used)
     flags_needed: int | None = None  # of the repeats, how many flagged count as flagged (None: ⌈0.8·repeats⌉)
+    smallest_tried: float | None = None  # the grid's first size: a leak found there may be smaller still
 
     def words(self) -> str:
         need = self.flags_needed if self.flags_needed is not None else -(-4 * self.repeats // 5)
         audits = f"{self.repeats} planted audits at {self.samples_per_side:,} per side"
         if self.smallest is None:
             return (
-                f"a planted {self.shape} leak ({self.parameter}) up to size {self.largest_tried:.3g} was flagged in "
-                f"fewer than {need} of {audits}"
+                f"a planted {self.shape} leak up to size {self.largest_tried:.3g} — {self.parameter} — was flagged "
+                f"in fewer than {need} of {audits}"
             )
+        first = self.smallest_tried is not None and self.smallest <= self.smallest_tried
         return (
-            f"a planted {self.shape} leak ({self.parameter}) of size {self.smallest:.3g} was flagged in at least "
-            f"{need} of {audits}"
+            f"a planted {self.shape} leak of size {self.smallest:.3g}{' (the smallest tried)' if first else ''} — "
+            f"{self.parameter} — was flagged in at least {need} of {audits}"
         )
 
 

@@ -15,6 +15,7 @@ imports no system package. A module a user's SPEC names is recorded as the user'
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import inspect
@@ -107,8 +108,9 @@ def _from_module(module_name: str, factory_name: str, option: str = "system") ->
         if exc.name and _is_prefix(exc.name, module_name):
             raise SystemSpecError(
                 f"{option} {module_name}:{factory_name}: no module {module_name!r} is installed or "
-                f"in {cwd}; give a registered name ({', '.join(sorted(SYSTEMS))}), "
-                "MODULE:FACTORY or path/to/file.py:FACTORY"
+                f"in {cwd}; give "
+                + (f"a registered name ({', '.join(sorted(SYSTEMS))}), " if option == "system" else "")
+                + "MODULE:FACTORY or path/to/file.py:FACTORY"
             ) from exc
         raise SystemSpecError(
             f"{option} {module_name}:{factory_name}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
@@ -151,9 +153,15 @@ def system_factory(spec: str, option: str = "system") -> Callable[..., Any]:
         module_name, _, factory_name = SYSTEMS[spec].partition(":")
         return _from_module(module_name, factory_name, option)
     target, sep, factory_name = spec.rpartition(":")
+    if not sep and spec.endswith(".py"):
+        raise SystemSpecError(f"{option} {spec}: name the factory in the file too, as {spec}:FACTORY")
     if not sep or not target or not factory_name:
+        if option != "system":  # the registered names are systems
+            raise SystemSpecError(f"{option} {spec!r}: not MODULE:NAME or path/to/file.py:NAME")
+        near = difflib.get_close_matches(spec, list(SYSTEMS), 1)
         raise SystemSpecError(
-            f"{option} {spec!r}: not a registered name ({', '.join(sorted(SYSTEMS))}), and not "
+            (f"{option} {spec!r}: did you mean {near[0]}? " if near else f"{option} {spec!r}: ")
+            + f"not a registered name ({', '.join(sorted(SYSTEMS))}), and not "
             "MODULE:FACTORY or path/to/file.py:FACTORY"
         )
     if target.endswith(".py") or os.sep in target or "/" in target:

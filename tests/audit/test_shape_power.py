@@ -99,7 +99,9 @@ def test_the_words_state_the_count_of_planted_audits_and_one_column_has_no_depen
     assert [p.shape for p in found] == ["location"]  # one column: nothing correlates
     words = found[0].words()
     assert found[0].flags_needed == 4 and "was flagged in at least 4 of 5 planted audits at 500 per side" in words
-    assert "w.p." not in words
+    assert words.startswith(f"a planted location leak of size {found[0].smallest:.3g}") and "w.p." not in words
+    first = found[0].__class__(**{**found[0].to_dict(), "smallest": PLANTINGS["location"].smallest})
+    assert f"of size {PLANTINGS['location'].smallest:.3g} (the smallest tried) — d′" in first.words()
 
 
 def test_a_consistent_row_names_structure_as_not_covered_with_its_reason():

@@ -140,3 +140,13 @@ def test_recertify_takes_neither_seed_nor_confidence_and_options_name_their_comm
     with pytest.raises(SystemExit) as exit_code:
         main(["audit", "system", "x.py:make", "--pair", "any", "--secrets", "0", "1"])
     assert exit_code.value.code == 2 and "not allowed with argument --pair" in capsys.readouterr().err
+
+
+def test_a_mistyped_subcommand_or_system_names_the_closest(capsys):
+    with pytest.raises(SystemExit) as exit_code:
+        main(["audit", "sytem", "x.py:make"])
+    assert exit_code.value.code == 2 and "did you mean system?" in capsys.readouterr().err
+    assert main(["audit", "system", "toy-laplace-cont", "--no-progress"]) == 2
+    assert "did you mean toy-laplace-count?" in capsys.readouterr().err
+    assert main(["audit", "system", "leak.py", "--no-progress"]) == 2
+    assert "name the factory in the file too, as leak.py:FACTORY" in capsys.readouterr().err
