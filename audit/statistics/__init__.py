@@ -92,7 +92,39 @@ class SparseProjection:
         cols = summary.columns(self.dense)
         # dense: the summary's difference of means of every column (no copy of the releases in |z| order)
         w = summary.diff[cols] if self.dense else pos[:, cols].mean(axis=0) - neg[:, cols].mean(axis=0)
-        return lambda y: y[:, cols] @ w
+        return LinearScore(cols, w, pos.shape[1])
+
+
+class LinearScore:
+    """⟨y, w⟩ on the columns ``cols`` of a release of ``width`` numbers, and the certified event [⟨y, w⟩ ≥ t] in words:
+    a threshold on the release itself where it is one column, the weighted sum where it is a few, its size where
+    it is many (the weights, the two sides' difference of training means, are not recorded)."""
+
+    WRITTEN_OUT = 4  # at most this many weighted columns are written out
+
+    def __init__(self, cols: np.ndarray, w: np.ndarray, width: int):
+        self.cols, self.w, self.width = cols, w, width
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return y[:, self.cols] @ self.w
+
+    def event(self, threshold: float) -> str:
+        def name(column: int) -> str:
+            return "y" if self.width == 1 else f"y[{column}]"
+
+        if len(self.cols) == 1 and self.w[0] != 0:
+            bound = threshold / float(self.w[0])
+            return f"{name(int(self.cols[0]))} {'≥' if self.w[0] > 0 else '≤'} {bound:.6g}"
+        if len(self.cols) <= self.WRITTEN_OUT:
+            terms = "".join(
+                f"{('−' if w < 0 else '') if i == 0 else (' − ' if w < 0 else ' + ')}{abs(w):.4g}·{name(int(c))}"
+                for i, (c, w) in enumerate(zip(self.cols, self.w, strict=True))
+            )
+            return f"{terms} ≥ {threshold:.6g}"
+        return (
+            f"Σ_j w_j·y[j] ≥ {threshold:.6g} over {len(self.cols)} columns (w: the two sides' difference of training "
+            "means, not recorded; pgc audit recertify fits it again from the result's seed)"
+        )
 
 
 class LaplaceLogLikelihood:

@@ -358,3 +358,19 @@ def test_an_oriented_score_states_its_event_on_the_release_itself():
         "the number of present (not NaN) entries ≤ 1"
     )
     assert event_words(lambda y: y[:, 0], 0.5) is None  # a scorer that does not say its event
+
+
+def test_a_projection_states_its_event_on_the_release():
+    from audit.certification.tester import event_words
+    from audit.statistics import LinearScore
+
+    rng = np.random.default_rng(3)
+    low, high = rng.laplace(0.0, 1.0, (3000, 1)), rng.laplace(1.0, 1.0, (3000, 1))
+    scorer = SparseProjection().fit(low, high)  # larger under the second: a negative weight
+    threshold = float(np.quantile(scorer(low), 0.9))
+    words = event_words(scorer, threshold)
+    bound = float(words.removeprefix("y ≤ "))
+    assert words.startswith("y ≤ ") and np.array_equal(scorer(high) >= threshold, high[:, 0] <= bound)
+    two = LinearScore(np.array([3, 7]), np.array([-0.5, 0.25]), 10)
+    assert two.event(0.2) == "−0.5·y[3] + 0.25·y[7] ≥ 0.2"
+    assert LinearScore(np.arange(9), np.ones(9), 10).event(0.2).startswith("Σ_j w_j·y[j] ≥ 0.2 over 9 columns")
