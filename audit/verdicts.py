@@ -107,9 +107,9 @@ def shape_words(row: CertifiedRow) -> str:
     records neither."""
     if row.shapes_searched is None:
         return ""
-    planted = {p.shape for p in row.planted_power or ()}
+    planted_shapes = {p.shape for p in row.planted_power or ()}
     missed = [  # a structure leak planted makes entries absent: the structure statistics then apply
-        "structure: no absent entries or recurring values to read" if s == "structure" and s in planted else s
+        "structure: no absent entries or recurring values to read" if s == "structure" and s in planted_shapes else s
         for s in SHAPE_NAMES
         if s not in row.shapes_searched
     ]

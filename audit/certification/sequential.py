@@ -131,6 +131,7 @@ def audit_system_until_decisive(
     confidence: float = 0.95,
     progress: bool = False,
     recertify_stage: int | None = None,
+    earlier_certification_seed: int | None = None,
     **audit_options,
 ) -> SequentialResult:
     """:func:`audit.engine.system_audit.audit_system` in stages (see the module docstring). Stage k draws from the
@@ -138,7 +139,8 @@ def audit_system_until_decisive(
     With ``progress``, the plan and a time estimate (:func:`estimate_seconds`) are printed first and a bar
     counts the stages. ``recertify_stage`` k: a recorded sequence's deciding stage counted on fresh releases —
     stages 1 .. k as recorded, whatever they decide, and only stage k's certification releases from the
-    ``certification_seed`` in ``audit_options`` (the earlier stages' releases are its selection pool)."""
+    ``certification_seed`` in ``audit_options`` (the earlier stages' releases are its selection pool; they draw their
+    certification releases from ``earlier_certification_seed`` as the recorded audit did, None: the stages' own)."""
     certification_seed = audit_options.pop("certification_seed", None)
     if recertify_stage is not None and (certification_seed is None or recertify_stage < 1):
         raise UserError("recertify_stage needs a certification_seed and a stage number >= 1")
@@ -172,7 +174,7 @@ def audit_system_until_decisive(
             confidence=1.0 - alpha_k,
             progress=False,
             selection_pool=pool,
-            certification_seed=certification_seed if recertify_stage in (None, k) else None,
+            certification_seed=certification_seed if recertify_stage in (None, k) else earlier_certification_seed,
             **audit_options,
         )
         verdict = Verdict(result.verdict)

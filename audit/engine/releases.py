@@ -121,7 +121,8 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != n:
         raise UserError(f"{system.name}.release: channel {name!r} has shape {arr.shape}, expected ({n}, k)")
-    if np.isinf(arr).any():
+    finite = bool(np.isfinite(arr).all())  # one pass where every entry is a number
+    if not finite and np.isinf(arr).any():
         raise UserError(f"{system.name}.release: channel {name!r} holds inf (an absent entry is NaN)")
     if widths is not None and name in widths and arr.shape[1] != widths[name]:
         width = widths[name]  # a padded channel keeps its first width
@@ -134,7 +135,7 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
             else np.pad(arr, ((0, 0), (0, width - arr.shape[1])), constant_values=np.nan)
         )
     if isinstance(widths, ChannelWidths):
-        widths.note(name, lengths, arr.shape[1], bool(np.isnan(arr).any()))
+        widths.note(name, lengths, arr.shape[1], not finite or bool(np.isnan(arr).any()))
     return arr
 
 

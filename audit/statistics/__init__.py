@@ -120,7 +120,7 @@ class LinearScore:
                 f"{('−' if w < 0 else '') if i == 0 else (' − ' if w < 0 else ' + ')}{abs(w):.4g}·{name(int(c))}"
                 for i, (c, w) in enumerate(zip(self.cols, self.w, strict=True))
             )
-            return f"{terms} ≥ {threshold:.6g}"
+            return f"{terms} ≥ {threshold:.6g} (weights to 4 significant digits)"
         return (
             f"Σ_j w_j·y[j] ≥ {threshold:.6g} over {len(self.cols)} columns (w: the two sides' difference of training "
             "means, not recorded; pgc audit recertify fits it again from the result's seed)"

@@ -103,9 +103,10 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         text = " ".join(message.split())
-        wrong = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", text)
-        if wrong:  # a mistyped command: the closest one
-            near = difflib.get_close_matches(wrong.group(1), re.findall(r"'([^']*)'", wrong.group(2)), 1)
+        wrong = re.search(r"invalid choice: '([^']*)'", text)
+        commands = [c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices]
+        if wrong and commands:  # a mistyped command: the closest one
+            near = difflib.get_close_matches(wrong.group(1), commands, 1)
             text += f"; did you mean {near[0]}?" if near else ""
         self.exit(2, f"{self.prog}: error: {text} (see {self.prog} --help)\n")
 

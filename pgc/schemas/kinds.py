@@ -162,8 +162,9 @@ class SearchedPair(Record):
 @dataclass(frozen=True, kw_only=True)
 class TrainingSplitUsed(Record):
     """The training split a System audit drew per side to choose its tests, and the fraction of its samples per side
-    that set it (None: the automatic rule's); a named pair's race releases and a sequential audit's earlier stages
-    join the selection beside it. A flat part: its keys sit at the top of the result."""
+    that set it (the one given, else the automatic rule's for the claim); a named pair's race releases and a
+    sequential audit's earlier stages join the selection beside it. A flat part: its keys sit at the top of the
+    result."""
 
     train_per_side: int
     train_fraction: float | None = None

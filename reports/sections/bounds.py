@@ -81,7 +81,9 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
             row.notes.append("SELF-TEST MISJUDGED")
         if obj.note:
             row.notes.append(obj.note)
-        if obj.encoding:
+        if getattr(obj, "event", None):
+            row.notes.append(f"certified event: {obj.event}")
+        if getattr(obj, "encoding", None):
             row.notes.append(f"releases read as: {obj.encoding}")
         rows.append(row)
     return rows

@@ -372,5 +372,5 @@ def test_a_projection_states_its_event_on_the_release():
     bound = float(words.removeprefix("y ≤ "))
     assert words.startswith("y ≤ ") and np.array_equal(scorer(high) >= threshold, high[:, 0] <= bound)
     two = LinearScore(np.array([3, 7]), np.array([-0.5, 0.25]), 10)
-    assert two.event(0.2) == "−0.5·y[3] + 0.25·y[7] ≥ 0.2"
+    assert two.event(0.2) == "−0.5·y[3] + 0.25·y[7] ≥ 0.2 (weights to 4 significant digits)"
     assert LinearScore(np.arange(9), np.ones(9), 10).event(0.2).startswith("Σ_j w_j·y[j] ≥ 0.2 over 9 columns")

@@ -94,7 +94,7 @@ def test_recertify_finds_the_audited_file_from_any_folder_and_refuses_a_changed_
     assert data["train_per_side"] == 1000 and data["train_fraction"] == 0.25
     as_module = project / "module.json"  # the same file named as a module of the current folder
     assert main([*argv[:2], "leak:make", *argv[3:], "--out", str(as_module)]) == 0
-    monkeypatch.chdir(tmp_path)  # elsewhere: the spec's relative path no longer points at the file
+    monkeypatch.chdir(tmp_path)  # elsewhere: the spec's relative path points at no file
     for result in (first, as_module):
         again = tmp_path / f"again-{result.stem}.json"
         assert main(["audit", "recertify", str(result), "--out", str(again), "--no-progress"]) == 0
@@ -150,3 +150,49 @@ def test_a_mistyped_subcommand_or_system_names_the_closest(capsys):
     assert "did you mean toy-laplace-count?" in capsys.readouterr().err
     assert main(["audit", "system", "leak.py", "--no-progress"]) == 2
     assert "name the factory in the file too, as leak.py:FACTORY" in capsys.readouterr().err
+
+
+def test_a_sequential_audit_with_its_own_certification_seed_recertifies_its_later_deciding_stage(tmp_path):
+    """Its earlier stages' certification releases join the later stages' selection: they are drawn as recorded."""
+    (tmp_path / "leak.py").write_text(LEAK.replace("1.3 if secret", "1.1 if secret").replace("(n, 50)", "(n, 5)"))
+    first, again = tmp_path / "first.json", tmp_path / "again.json"
+    spec = f"{tmp_path / 'leak.py'}:make"
+    argv = ["audit", "system", spec, "--pair", "leaking", "--samples", "auto:70000", "--certification-seed", "7"]
+    assert main([*argv, "--out", str(first), "--no-progress"]) == 0
+    stages = json.loads(first.read_text())["sequential"]["stages"]
+    assert len(stages) == 3 and stages[-1]["decision"] == "violated"
+    assert main(["audit", "recertify", str(first), "--out", str(again), "--no-progress"]) == 0
+    fresh = json.loads(again.read_text())
+    assert fresh["sequential"]["stages"][-1]["samples_per_side"] == stages[-1]["samples_per_side"]
+
+
+def test_recertify_names_files_as_the_loader_does_and_checks_the_stage_and_the_loaded_code(tmp_path):
+    from pgc.cli.commands.audit import recertify
+    from pgc.cli.provenance import file_sha256
+    from pgc.errors import UserError
+
+    (tmp_path / "leak.py").write_text(LEAK)
+    record = {"spec": "leak.py:make", "path": str(tmp_path / "leak.py"), "sha256": file_sha256(tmp_path / "leak.py")}
+    result = {"provenance": {"user_files": [record]}, "argv": ["audit", "system", "./leak.py:make", "--x=1"]}
+    argv = recertify.located_argv(["audit", "system", "./leak.py:make"], result, tmp_path / "r.json")
+    assert argv[2] == f"{(tmp_path / 'leak.py').resolve()}:make"
+    assert recertify.recorded_certification_seed({"argv": ["--certification-seed", "7"]}) == 7
+    assert recertify.recorded_certification_seed({"argv": ["--certification-seed=3"]}) == 3
+    assert recertify.recorded_certification_seed(result) is None
+
+    class Fresh:
+        sequential = type("S", (), {"stages": [type("Stage", (), {"samples_per_side": 20_000, "alpha": 0.01})()]})
+
+    recorded = {"sequential": {"stages": [{"samples_per_side": 10_000, "alpha": 0.01}]}}
+    with pytest.raises(UserError, match="is not the recorded one"):
+        recertify.check_stage(recorded, Fresh(), tmp_path / "r.json")
+
+    import types
+
+    from pgc.usercode import note_user_module
+
+    (tmp_path / "changed.py").write_text(LEAK.replace("1.3", "1.4"))  # imported under the recorded module's name
+    note_user_module(types.SimpleNamespace(__file__=str(tmp_path / "changed.py")), "leak_module:make")
+    recertify.check_loaded_files(result, tmp_path / "r.json", ["audit", "system", "other:make"])  # not re-run
+    with pytest.raises(UserError, match="not the code the audit read"):
+        recertify.check_loaded_files(result, tmp_path / "r.json", ["audit", "system", "leak_module:make"])

@@ -75,7 +75,7 @@ def nvflare_system(spec: str, settings: dict, claim: tuple[float, float] | None 
         from pgc.nvflare.system import filter_system_from_spec
     except ImportError as exc:
         raise UserError(
-            f"--nvflare needs NVFlare: pip install -e '.[nvflare]' (scripts/setup.sh installs it): {exc}"
+            f"pgc audit nvflare needs NVFlare: pip install -e '.[nvflare]' (scripts/setup.sh installs it): {exc}"
         ) from None
     if claim is not None:
         from pgc.contracts import PrivacyClaim

@@ -56,11 +56,22 @@ def recorded_argv(result: dict, path: str) -> list[str]:
     return kept
 
 
+def recorded_certification_seed(result: dict) -> int | None:
+    """The ``--certification-seed`` the result was made with (a recertified result's), else None."""
+    argv = [str(a) for a in result.get("argv") or []]
+    for i, item in enumerate(argv):
+        name, eq, value = item.partition("=")
+        if name == "--certification-seed":
+            text = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+            return int(text) if text.lstrip("-").isdigit() else None
+    return None
+
+
 def located_argv(argv: list[str], result: dict, path: Path) -> list[str]:
-    """``argv`` with each file of the user's code it names (the result's ``user_files``) at the place where that
-    file now lies unchanged: where the audit read it, else where its SPEC points from the current folder or from
-    the result's folder; a file found only changed (its SHA-256 differs from the recorded one) or not found is
-    refused, before anything runs."""
+    """``argv`` with each file of the user's code it names (the result's ``user_files``) at a place where that file
+    lies unchanged: where the audit read it, else where its SPEC points from the current folder or from the
+    result's folder; a file found only changed (its SHA-256 differs from the recorded one) or not found is refused,
+    before anything runs. (:func:`check_loaded_files` checks what the re-run loaded.)"""
     from pgc.cli.provenance import file_sha256
 
     files = (result.get("provenance") or {}).get("user_files") or []
@@ -85,9 +96,31 @@ def located_argv(argv: list[str], result: dict, path: Path) -> list[str]:
             raise UserError(
                 f"{path}: the audited file {relative} is not found (looked at {', '.join(map(str, places))})"
             )
-        if same is not None and is_file and spec in argv:
-            argv[argv.index(spec)] = f"{same.resolve()}:{factory}"
+        named = [i for i, item in enumerate(argv) if _same_spec(item, spec)]
+        if same is not None and is_file and named:
+            argv[named[0]] = f"{same.resolve()}:{factory}"
     return argv
+
+
+def _same_spec(item: str, spec: str) -> bool:
+    """Whether the argument ``item`` names the recorded ``spec`` (a file's path as the loader normalises it)."""
+    target, sep, factory = item.rpartition(":")
+    return item == spec or (bool(sep) and f"{Path(target)}:{factory}" == spec)
+
+
+def check_loaded_files(result: dict, path: Path, argv: list[str]) -> None:
+    """Refuses a re-run whose SPECs (in ``argv``) loaded a file of the user's code whose SHA-256 is none of the
+    recorded ones (a changed module imported from the current folder)."""
+    from pgc.cli.provenance import file_sha256
+    from pgc.usercode import user_module_files
+
+    recorded = {f.get("sha256") for f in (result.get("provenance") or {}).get("user_files") or []}
+    for loaded, spec in user_module_files().items():
+        if recorded and spec in argv and file_sha256(loaded) not in recorded:
+            raise UserError(
+                f"{path}: the re-run loaded {loaded}, which is not the code the audit read (its SHA-256 is none of "
+                "the recorded ones): recertify re-fits the recorded tests from the code that made them"
+            )
 
 
 def recorded_stages(result: dict) -> int | None:
@@ -118,14 +151,32 @@ def recertify_result(args, progress: bool):
     rerun = parser.parse_args(argv)
     rerun.result, rerun.announce = args.result, (lambda *a, **k: None)
     rerun.recertify_stage = recorded_stages(recorded)  # a sequential audit: its deciding stage, fresh
+    rerun.earlier_certification_seed = recorded_certification_seed(recorded)  # its earlier stages, as recorded
     print(f"recertifying {path}: pgc {' '.join(argv)}", flush=True)
     from .subcommands import mode_function
 
     mode = rerun._audit.mode_of(rerun)
     result = mode_function(mode)(rerun, progress)
+    check_loaded_files(recorded, path, argv)
+    check_stage(recorded, result, path)
     recertification = compare_rows(recorded.get("rows") or [], result.rows, str(path), args.certification_seed)
     invocation = Invocation(command="pgc " + " ".join(argv), argv=argv)
     return dataclasses.replace(result, recertification=recertification, invocation=invocation)
+
+
+def check_stage(recorded: dict, result, path: Path) -> None:
+    """Refuses a sequential re-run whose counted stage differs in size or level from the recorded deciding one."""
+    stages = (recorded.get("sequential") or {}).get("stages") or []
+    fresh = result.sequential.stages if result.sequential is not None else []
+    if stages and (
+        not fresh
+        or fresh[-1].samples_per_side != stages[-1].get("samples_per_side")
+        or abs(fresh[-1].alpha - float(stages[-1].get("alpha", -1.0))) > 1e-12
+    ):
+        raise UserError(
+            f"{path}: the re-run's stage {len(stages)} is not the recorded one (its size or level differs: the "
+            "stage plan changed); recertify counts the recorded deciding stage only"
+        )
 
 
 def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int):

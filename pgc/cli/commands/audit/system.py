@@ -98,6 +98,7 @@ def audit_system_object(system, args, progress: bool):
             confidence=args.confidence,
             progress=progress,
             recertify_stage=getattr(args, "recertify_stage", None),
+            earlier_certification_seed=getattr(args, "earlier_certification_seed", None),
             **options,
         )
         result = staged.stages[-1].detail
