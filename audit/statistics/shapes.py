@@ -172,12 +172,55 @@ class GaussianScaleLikelihoodRatio:
         v_pos, v_neg = np.maximum(pos.var(axis=0), MIN_VARIANCE), np.maximum(neg.var(axis=0), MIN_VARIANCE)
         if np.allclose(v_pos, v_neg, rtol=0, atol=0) and np.array_equal(m_pos, m_neg):
             return None
-        offset = -0.5 * float(np.sum(np.log(v_pos / v_neg)))
+        return GaussianRatioScore(m_pos, v_pos, m_neg, v_neg)
 
-        def score(y: np.ndarray) -> np.ndarray:
-            return offset + 0.5 * (((y - m_neg) ** 2 / v_neg) - ((y - m_pos) ** 2 / v_pos)).sum(axis=1)
 
-        return by_row_blocks(score)
+class GaussianRatioScore:
+    """The fitted Gaussian log-likelihood ratio, and its event [score ≥ t] in words: on one number, the interval or
+    the two tails of y it is (the ratio is quadratic in y); on more, the sum, whose fitted means and variances are
+    not recorded."""
+
+    def __init__(self, m_pos: np.ndarray, v_pos: np.ndarray, m_neg: np.ndarray, v_neg: np.ndarray):
+        self.m_pos, self.v_pos, self.m_neg, self.v_neg = m_pos, v_pos, m_neg, v_neg
+        self.offset = -0.5 * float(np.sum(np.log(v_pos / v_neg)))
+        self._score = by_row_blocks(self._rows)
+
+    def _rows(self, y: np.ndarray) -> np.ndarray:
+        terms = ((y - self.m_neg) ** 2 / self.v_neg) - ((y - self.m_pos) ** 2 / self.v_pos)
+        return self.offset + 0.5 * terms.sum(axis=1)
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self._score(y)
+
+    def event(self, threshold: float) -> str:
+        if self.m_pos.size != 1:
+            return (
+                f"Σ_j [log N(y_j; m⁺_j, v⁺_j) − log N(y_j; m⁻_j, v⁻_j)] ≥ {threshold:.6g} (each side's training "
+                "means and variances, not recorded; pgc audit recertify fits them again from the result's seed)"
+            )
+        return quadratic_event(*gaussian_ratio_coefficients(self, threshold))
+
+
+def gaussian_ratio_coefficients(score: GaussianRatioScore, threshold: float) -> tuple[float, float, float]:
+    """(a, b, c) with [score(y) ≥ threshold] ⟺ a·y² + b·y + c ≥ 0 for a one-number release."""
+    mp, vp, mn, vn = (float(x[0]) for x in (score.m_pos, score.v_pos, score.m_neg, score.v_neg))
+    a = 0.5 * (1.0 / vn - 1.0 / vp)
+    b = mp / vp - mn / vn
+    c = 0.5 * (mn * mn / vn - mp * mp / vp) + score.offset - threshold
+    return a, b, c
+
+
+def quadratic_event(a: float, b: float, c: float) -> str:
+    """[a·y² + b·y + c ≥ 0] in words: a half-line, two tails or an interval of y."""
+    if a == 0.0:
+        if b == 0.0:
+            return "every release" if c >= 0 else "no release"
+        return f"y {'≥' if b > 0 else '≤'} {-c / b:.6g}"
+    disc = b * b - 4.0 * a * c
+    if disc < 0:
+        return "every release" if a > 0 else "no release"
+    low, high = sorted(((-b - np.sqrt(disc)) / (2 * a), (-b + np.sqrt(disc)) / (2 * a)))
+    return f"y ≤ {low:.6g} or y ≥ {high:.6g}" if a > 0 else f"{low:.6g} ≤ y ≤ {high:.6g}"
 
 
 def covariance_difference_directions(pos: np.ndarray, neg: np.ndarray, count: int) -> np.ndarray:

@@ -374,3 +374,31 @@ def test_a_projection_states_its_event_on_the_release():
     two = LinearScore(np.array([3, 7]), np.array([-0.5, 0.25]), 10)
     assert two.event(0.2) == "−0.5·y[3] + 0.25·y[7] ≥ 0.2 (weights to 4 significant digits)"
     assert LinearScore(np.arange(9), np.ones(9), 10).event(0.2).startswith("Σ_j w_j·y[j] ≥ 0.2 over 9 columns")
+
+
+@pytest.mark.parametrize(
+    "first, second, shape",
+    [((0.0, 1.5), (0.0, 1.0), "two tails"), ((0.0, 1.0), (0.0, 1.5), "interval"), ((0.5, 1.0), (0.0, 1.0), None)],
+)
+def test_the_gaussian_ratio_on_one_number_states_its_event_as_an_interval_or_two_tails(first, second, shape):
+    """The event in words selects the same releases as the fitted score's test (10⁵ draws; the words round to six
+    significant digits, far finer than the draws' spacing near the edges)."""
+    from audit.certification.tester import event_words
+    from audit.statistics.shapes import quadratic_event
+
+    rng = np.random.default_rng(6)
+    pos, neg = rng.normal(*first, (4000, 1)), rng.normal(*second, (4000, 1))
+    scorer = GaussianScaleLikelihoodRatio().fit(pos, neg)
+    threshold = float(np.quantile(scorer(neg), 0.9))
+    words = event_words(scorer, threshold)
+    y = rng.normal(0.0, 1.3, 100_000)
+    assert shape is None or (" or " in words) == (shape == "two tails")  # a mean shift: either, as fitted
+    if " or " in words:
+        low, high = (float(x) for x in words.removeprefix("y ≤ ").split(" or y ≥ "))
+        event = (y <= low) | (y >= high)
+    else:
+        low, high = (float(x) for x in words.split(" ≤ y ≤ "))
+        event = (y >= low) & (y <= high)
+    assert np.array_equal(event, scorer(y[:, None]) >= threshold)
+    assert quadratic_event(0.0, 2.0, -1.0) == "y ≥ 0.5" and quadratic_event(-1.0, 0.0, -1.0) == "no release"
+    assert event_words(GaussianScaleLikelihoodRatio().fit(rng.normal(size=(50, 2)), rng.normal(size=(50, 2))), 1.0)
