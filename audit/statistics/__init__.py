@@ -34,6 +34,7 @@ from audit.statistics.hashing import row_hash
 from audit.statistics.memo import by_row_blocks, column_medians, once_per_split
 from audit.statistics.prs import MAX_LATTICE_CELLS as MAX_LATTICE_CELLS
 from audit.statistics.prs import PRSLexicographicLikelihoodRatio as PRSLexicographicLikelihoodRatio
+from audit.statistics.scores import LinearScore, VoteScore
 from pgc.errors import UserError
 
 Z_INFORMATIVE = 4.0  # |z| above which a column counts as informative
@@ -93,38 +94,6 @@ class SparseProjection:
         # dense: the summary's difference of means of every column (no copy of the releases in |z| order)
         w = summary.diff[cols] if self.dense else pos[:, cols].mean(axis=0) - neg[:, cols].mean(axis=0)
         return LinearScore(cols, w, pos.shape[1])
-
-
-class LinearScore:
-    """⟨y, w⟩ on the columns ``cols`` of a release of ``width`` numbers, and the certified event [⟨y, w⟩ ≥ t] in words:
-    a threshold on the release itself where it is one column, the weighted sum where it is a few, its size where
-    it is many (the weights, the two sides' difference of training means, are not recorded)."""
-
-    WRITTEN_OUT = 4  # at most this many weighted columns are written out
-
-    def __init__(self, cols: np.ndarray, w: np.ndarray, width: int):
-        self.cols, self.w, self.width = cols, w, width
-
-    def __call__(self, y: np.ndarray) -> np.ndarray:
-        return y[:, self.cols] @ self.w
-
-    def event(self, threshold: float) -> str:
-        def name(column: int) -> str:
-            return "y" if self.width == 1 else f"y[{column}]"
-
-        if len(self.cols) == 1 and self.w[0] != 0:
-            bound = threshold / float(self.w[0])
-            return f"{name(int(self.cols[0]))} {'≥' if self.w[0] > 0 else '≤'} {bound:.6g}"
-        if len(self.cols) <= self.WRITTEN_OUT:
-            terms = "".join(
-                f"{('−' if w < 0 else '') if i == 0 else (' − ' if w < 0 else ' + ')}{abs(w):.4g}·{name(int(c))}"
-                for i, (c, w) in enumerate(zip(self.cols, self.w, strict=True))
-            )
-            return f"{terms} ≥ {threshold:.6g} (weights to 4 significant digits)"
-        return (
-            f"Σ_j w_j·y[j] ≥ {threshold:.6g} over {len(self.cols)} columns (w: the two sides' difference of training "
-            "means, not recorded; pgc audit recertify fits it again from the result's seed)"
-        )
 
 
 class LaplaceLogLikelihood:
@@ -243,7 +212,7 @@ class SignVote:
             return None
         mid = 0.5 * (column_medians(pos[:, cols]) + column_medians(neg[:, cols]))
         sign = np.sign(summary.diff[cols])
-        return by_row_blocks(lambda y: (np.sign(y[:, cols] - mid) * sign).sum(axis=1))
+        return VoteScore(cols, mid, sign)
 
 
 class HistogramLikelihoodRatio:

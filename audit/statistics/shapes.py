@@ -26,12 +26,13 @@ like the first hypothesis); which way a norm or a count points is read from the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from audit.statistics.hashing import row_hash
 from audit.statistics.memo import by_row_blocks, once_per_split, row_blocks
+from audit.statistics.scores import STANDARDIZED, GaussianRatioScore, OrientedScore
 
 # the shapes a leak takes, each statistic's ``shape``: where releases lie; how widely they spread; how their entries
 # depend on each other; which entries are present and which exact values recur; a classifier's learned boundary
@@ -80,28 +81,6 @@ def _orientation(score_pos: np.ndarray, score_neg: np.ndarray) -> float:
     nothing)."""
     diff = float(np.mean(score_pos) - np.mean(score_neg))
     return 0.0 if diff == 0 or not np.isfinite(diff) else float(np.sign(diff))
-
-
-class OrientedScore:
-    """A fitted score: a raw score times the sign the fit half gave it, and the certified event [score ≥ t] in the
-    raw score's own words (``what``), so that a witness reads as an event on the release."""
-
-    def __init__(self, raw: Callable[[np.ndarray], np.ndarray], sign: float, what: str, note: str = ""):
-        self.raw, self.sign, self.what, self.note = raw, sign, what, note
-
-    def __call__(self, y: np.ndarray) -> np.ndarray:
-        return self.sign * self.raw(y)
-
-    def event(self, threshold: float) -> str:
-        """[score ≥ ``threshold``] as an event on the raw score (and what the raw score needs said)."""
-        text = f"{self.what} ≥ {threshold:.6g}" if self.sign > 0 else f"{self.what} ≤ {-threshold:.6g}"
-        return f"{text} ({self.note})" if self.note else text
-
-
-STANDARDIZED = (
-    "m, s: the pooled column means and spreads of the training split, not recorded; pgc audit recertify fits them "
-    "again from the result's seed"
-)
 
 
 class NormStatistic:
@@ -173,54 +152,6 @@ class GaussianScaleLikelihoodRatio:
         if np.allclose(v_pos, v_neg, rtol=0, atol=0) and np.array_equal(m_pos, m_neg):
             return None
         return GaussianRatioScore(m_pos, v_pos, m_neg, v_neg)
-
-
-class GaussianRatioScore:
-    """The fitted Gaussian log-likelihood ratio, and its event [score ≥ t] in words: on one number, the interval or
-    the two tails of y it is (the ratio is quadratic in y); on more, the sum, whose fitted means and variances are
-    not recorded."""
-
-    def __init__(self, m_pos: np.ndarray, v_pos: np.ndarray, m_neg: np.ndarray, v_neg: np.ndarray):
-        self.m_pos, self.v_pos, self.m_neg, self.v_neg = m_pos, v_pos, m_neg, v_neg
-        self.offset = -0.5 * float(np.sum(np.log(v_pos / v_neg)))
-        self._score = by_row_blocks(self._rows)
-
-    def _rows(self, y: np.ndarray) -> np.ndarray:
-        terms = ((y - self.m_neg) ** 2 / self.v_neg) - ((y - self.m_pos) ** 2 / self.v_pos)
-        return self.offset + 0.5 * terms.sum(axis=1)
-
-    def __call__(self, y: np.ndarray) -> np.ndarray:
-        return self._score(y)
-
-    def event(self, threshold: float) -> str:
-        if self.m_pos.size != 1:
-            return (
-                f"Σ_j [log N(y_j; m⁺_j, v⁺_j) − log N(y_j; m⁻_j, v⁻_j)] ≥ {threshold:.6g} (each side's training "
-                "means and variances, not recorded; pgc audit recertify fits them again from the result's seed)"
-            )
-        return quadratic_event(*gaussian_ratio_coefficients(self, threshold))
-
-
-def gaussian_ratio_coefficients(score: GaussianRatioScore, threshold: float) -> tuple[float, float, float]:
-    """(a, b, c) with [score(y) ≥ threshold] ⟺ a·y² + b·y + c ≥ 0 for a one-number release."""
-    mp, vp, mn, vn = (float(x[0]) for x in (score.m_pos, score.v_pos, score.m_neg, score.v_neg))
-    a = 0.5 * (1.0 / vn - 1.0 / vp)
-    b = mp / vp - mn / vn
-    c = 0.5 * (mn * mn / vn - mp * mp / vp) + score.offset - threshold
-    return a, b, c
-
-
-def quadratic_event(a: float, b: float, c: float) -> str:
-    """[a·y² + b·y + c ≥ 0] in words: a half-line, two tails or an interval of y."""
-    if a == 0.0:
-        if b == 0.0:
-            return "every release" if c >= 0 else "no release"
-        return f"y {'≥' if b > 0 else '≤'} {-c / b:.6g}"
-    disc = b * b - 4.0 * a * c
-    if disc < 0:
-        return "every release" if a > 0 else "no release"
-    low, high = sorted(((-b - np.sqrt(disc)) / (2 * a), (-b + np.sqrt(disc)) / (2 * a)))
-    return f"y ≤ {low:.6g} or y ≥ {high:.6g}" if a > 0 else f"{low:.6g} ≤ y ≤ {high:.6g}"
 
 
 def covariance_difference_directions(pos: np.ndarray, neg: np.ndarray, count: int) -> np.ndarray:

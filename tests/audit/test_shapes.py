@@ -7,6 +7,8 @@ needs at its size (seeded; the certified bound holds at 95 %, and each leak cert
 these sizes); every "consistent" or "not violated" assertion runs at STRICT = 1 − 1e-4.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -384,7 +386,7 @@ def test_the_gaussian_ratio_on_one_number_states_its_event_as_an_interval_or_two
     """The event in words selects the same releases as the fitted score's test (10⁵ draws; the words round to six
     significant digits, far finer than the draws' spacing near the edges)."""
     from audit.certification.tester import event_words
-    from audit.statistics.shapes import quadratic_event
+    from audit.statistics.scores import quadratic_event
 
     rng = np.random.default_rng(6)
     pos, neg = rng.normal(*first, (4000, 1)), rng.normal(*second, (4000, 1))
@@ -402,3 +404,23 @@ def test_the_gaussian_ratio_on_one_number_states_its_event_as_an_interval_or_two
     assert np.array_equal(event, scorer(y[:, None]) >= threshold)
     assert quadratic_event(0.0, 2.0, -1.0) == "y ≥ 0.5" and quadratic_event(-1.0, 0.0, -1.0) == "no release"
     assert event_words(GaussianScaleLikelihoodRatio().fit(rng.normal(size=(50, 2)), rng.normal(size=(50, 2))), 1.0)
+
+
+def test_a_vote_states_its_event_column_by_column():
+    from audit.certification.tester import event_words
+    from audit.statistics import SignVote
+
+    rng = np.random.default_rng(7)
+    pos = (rng.random((3000, 6)) < [0.6, 0.4, 0.5, 0.5, 0.6, 0.5]).astype(float)
+    neg = (rng.random((3000, 6)) < 0.5).astype(float)
+    scorer = SignVote("strongest").fit(pos, neg)
+    words = event_words(scorer, 2.0)
+    conditions = re.findall(r"y\[(\d+)\] ([<>]) ([\d.]+)", words)
+    assert words.startswith("votes ≥ 2, where each of y[") and len(conditions) == len(scorer.cols) >= 2
+    assert ("0", ">") in [(c, op) for c, op, _ in conditions] and ("1", "<") in [(c, op) for c, op, _ in conditions]
+    y = (rng.random((20_000, 6)) < 0.5).astype(float)
+    votes = sum(
+        np.where(y[:, int(c)] > float(m), 1, np.where(y[:, int(c)] < float(m), -1, 0)) * (1 if op == ">" else -1)
+        for c, op, m in conditions
+    )
+    assert np.array_equal(votes >= 2.0, scorer(y) >= 2.0)
