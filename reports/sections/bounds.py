@@ -82,7 +82,7 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
         if obj.note:
             row.notes.append(obj.note)
         if getattr(obj, "event", None):
-            row.notes.append(f"certified event: {obj.event}")
+            row.notes.append(f"the certified test's event: {obj.event}")
         if getattr(obj, "encoding", None):
             row.notes.append(f"releases read as: {obj.encoding}")
         rows.append(row)

@@ -44,7 +44,7 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], ReportSystemA
                 notes=[f"δ_LB {fmt_eps(x.delta_lower_bound)}"]
                 + _curve_notes(x)
                 + [x.verdict_reason or ""]
-                + ([f"certified event: {x.event}"] if x.event else [])
+                + ([f"the certified test's event: {x.event}"] if x.event else [])
                 + ([f"releases read as: {x.encoding}"] if x.encoding else []),
             )
         )

@@ -217,7 +217,7 @@ def _print_row(r) -> None:
     )
     print(f"      {r.verdict}: {r.verdict_reason}")
     if r.event:
-        print(f"      certified event: {r.event}")
+        print(f"      the certified test's event: {r.event}")
     if r.encoding:
         print(f"      releases read as: {r.encoding}")
 
