@@ -80,11 +80,14 @@ class ChannelWidths(dict):
         parts = []
         for name in channels:
             if name in self.ragged:
-                text = f"{name}: variable length, padded with NaN (absent) to {self[name]} entries"
+                text = (
+                    f"{name}: variable length, padded with NaN (absent) to {self[name]} entries, its length in one "
+                    "more column"
+                )
                 if self.cut.get(name):
                     text += (
-                        f", {self.cut[name]:,} longer releases (up to {self.longest[name]} entries) cut to "
-                        f"{self[name]}: the entries beyond were not read"
+                        f"; {self.cut[name]:,} longer releases (up to {self.longest[name]} entries) cut to "
+                        f"{self[name]} entries, their length kept: the entries beyond were not read"
                     )
                 parts.append(text)
             elif name in self.absent:
@@ -95,9 +98,10 @@ class ChannelWidths(dict):
 def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, int] | None = None) -> np.ndarray:
     """One channel's releases as an (n, k) float64 array. An absent entry (⊥, an optional field not sent) is NaN.
     Variable-length releases (a sequence of n rows of different lengths) are padded with NaN to the channel's
-    width: the longest row of the channel's first draw in this audit (``widths`` keeps it), so that every
-    release is read by the same fixed encoding; a later row longer than that is cut to it (a
-    :class:`ChannelWidths` counts such rows, and the row's ``encoding`` says so)."""
+    width, the longest row of the channel's first draw in this audit (``widths`` keeps it), and each row's length
+    follows in one more column, so that every release is read by the same fixed encoding; a later row longer than
+    the width is cut to it, its length kept (a :class:`ChannelWidths` counts such rows, and the row's ``encoding``
+    says so)."""
     lengths = None
     try:
         arr = np.asarray(value, dtype=np.float64)
@@ -114,9 +118,11 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
         width = int(lengths.max(initial=1))
         if widths is not None:
             width = widths.setdefault(name, max(width, 1))
-        arr = np.full((n, max(width, 1)), np.nan)
+        width = max(width, 1)
+        arr = np.full((n, width + 1), np.nan)
         for i, r in enumerate(rows):
             arr[i, : min(len(r), width)] = r[:width]
+        arr[:, width] = lengths  # the length itself, read beyond the width too
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] != n:
@@ -124,18 +130,20 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
     finite = bool(np.isfinite(arr).all())  # one pass where every entry is a number
     if not finite and np.isinf(arr).any():
         raise UserError(f"{system.name}.release: channel {name!r} holds inf (an absent entry is NaN)")
-    if widths is not None and name in widths and arr.shape[1] != widths[name]:
-        width = widths[name]  # a padded channel keeps its first width
-        if lengths is None and arr.shape[1] > width:  # NaN-padded rows, wider than the width: their last entries
-            present = ~np.isnan(arr)
-            lengths = np.where(present.any(axis=1), arr.shape[1] - np.argmax(present[:, ::-1], axis=1), 0)
-        arr = (
+    if widths is not None and name in widths and lengths is None:
+        # a channel first given as rows of different lengths, then as a NaN-padded array: the same encoding
+        width = widths[name]
+        present = ~np.isnan(arr)
+        lengths = np.where(present.any(axis=1), arr.shape[1] - np.argmax(present[:, ::-1], axis=1), 0)
+        entries = (
             arr[:, :width]
-            if arr.shape[1] > width
+            if arr.shape[1] >= width
             else np.pad(arr, ((0, 0), (0, width - arr.shape[1])), constant_values=np.nan)
         )
+        arr = np.column_stack([entries, lengths.astype(np.float64)])
     if isinstance(widths, ChannelWidths):
-        widths.note(name, lengths, arr.shape[1], not finite or bool(np.isnan(arr).any()))
+        entry_width = widths.get(name, arr.shape[1])
+        widths.note(name, lengths, entry_width, not finite or bool(np.isnan(arr).any()))
     return arr
 
 

@@ -139,8 +139,12 @@ def test_variable_length_rows_keep_the_width_of_the_first_draw():
     widths: dict[str, int] = {}
     first = release_array(Named(), "x", [[1.0], [1.0, 2.0, 3.0]], 2, widths)
     later = release_array(Named(), "x", [[1.0, 2.0, 3.0, 4.0, 5.0], []], 2, widths)
-    assert first.shape == later.shape == (2, 3) and widths == {"x": 3}
-    assert np.isnan(first[0, 1:]).all() and np.isnan(later[1]).all() and list(later[0]) == [1.0, 2.0, 3.0]
+    assert first.shape == later.shape == (2, 4) and widths == {"x": 3}  # three entries and the length
+    assert np.isnan(first[0, 1:3]).all() and list(first[:, 3]) == [1.0, 3.0]
+    assert list(later[0]) == [1.0, 2.0, 3.0, 5.0] and np.isnan(later[1, :3]).all() and later[1, 3] == 0.0
+    padded = np.array([[1.0, 2.0, 3.0, 4.0, np.nan], [np.nan] * 5])  # the same channel as a NaN-padded array
+    again = release_array(Named(), "x", padded, 2, widths)
+    assert list(again[0]) == [1.0, 2.0, 3.0, 4.0] and np.isnan(again[1, :3]).all() and again[1, 3] == 0.0
 
 
 def test_the_encoding_of_absent_entries_and_cut_rows_is_stated():
@@ -158,8 +162,8 @@ def test_the_encoding_of_absent_entries_and_cut_rows_is_stated():
     release_array(Named(), "y", np.array([[1.0, np.nan]]), 1, widths)
     release_array(Named(), "z", np.ones((1, 2)), 1, widths)
     assert widths.encoding(["x"]) == (
-        "x: variable length, padded with NaN (absent) to 3 entries, 3 longer releases (up to 5 entries) cut to 3: "
-        "the entries beyond were not read"
+        "x: variable length, padded with NaN (absent) to 3 entries, its length in one more column; 3 longer "
+        "releases (up to 5 entries) cut to 3 entries, their length kept: the entries beyond were not read"
     )
     assert widths.encoding(["y", "z"]) == "y: absent entries as NaN, their presence read as information"
     assert widths.encoding(["z"]) is None
