@@ -311,9 +311,15 @@ def _as_2d(x: npt.ArrayLike, width: int | None = None) -> npt.NDArray[np.float64
         raise UserError(f"outputs must be (n, k), got shape {x.shape}")
     if np.isinf(x).any():
         raise UserError("the audited outputs contain inf (an absent entry is NaN)")
-    if width is not None and x.shape[1] != width:
-        x = x[:, :width] if x.shape[1] > width else np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=np.nan)
-    return x
+    return x if width is None else to_width(x, width)
+
+
+def to_width(x: npt.NDArray[np.float64], width: int) -> npt.NDArray[np.float64]:
+    """(n, k) outputs as (n, ``width``): the first ``width`` entries of a wider batch, a narrower one padded with
+    absent entries (NaN)."""
+    if x.shape[1] == width:
+        return x
+    return x[:, :width] if x.shape[1] > width else np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=np.nan)
 
 
 def count_both(test: CandidateTest, chunk: npt.ArrayLike) -> tuple[int, int, int]:

@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 
 from audit.certification.curves import split_alpha
-from audit.certification.tester import CandidateTest, EpsilonBound, bound_from_counts, count_both, fit_candidate
+from audit.certification.tester import (
+    CandidateTest,
+    EpsilonBound,
+    bound_from_counts,
+    count_both,
+    fit_candidate,
+    to_width,
+)
 from audit.statistics import ChannelSumLikelihoodRatio, LaplaceLogLikelihood, default_statistics
 from audit.statistics.memo import row_blocks
 from pgc.contracts import ALL, DescribesSecrets
@@ -135,15 +142,10 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
         width = widths[name]
         present = ~np.isnan(arr)
         lengths = np.where(present.any(axis=1), arr.shape[1] - np.argmax(present[:, ::-1], axis=1), 0)
-        entries = (
-            arr[:, :width]
-            if arr.shape[1] >= width
-            else np.pad(arr, ((0, 0), (0, width - arr.shape[1])), constant_values=np.nan)
-        )
-        arr = np.column_stack([entries, lengths.astype(np.float64)])
+        arr = np.column_stack([to_width(arr, width), lengths.astype(np.float64)])
+        finite = bool(np.isfinite(arr).all())  # the padding may add absent entries
     if isinstance(widths, ChannelWidths):
-        entry_width = widths.get(name, arr.shape[1])
-        widths.note(name, lengths, entry_width, not finite or bool(np.isnan(arr).any()))
+        widths.note(name, lengths, widths.get(name, arr.shape[1]), not finite)
     return arr
 
 

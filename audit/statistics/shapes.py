@@ -284,7 +284,7 @@ class PresenceCount:
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         if not (np.isnan(pos).any() or np.isnan(neg).any()):
             return None
-        sign = _orientation((~np.isnan(pos)).sum(axis=1), (~np.isnan(neg)).sum(axis=1))
+        sign = _orientation(_present_entries(pos), _present_entries(neg))
         if sign == 0:
             return None
         return OrientedScore(_present_entries, sign, "the number of present (not NaN) entries")

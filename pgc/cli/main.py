@@ -104,7 +104,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         text = " ".join(message.split())
         wrong = re.search(r"invalid choice: '([^']*)'", text)
-        commands = [c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices]
+        commands = [c for a in _subcommand_actions(self) for c in a.choices]
         if wrong and commands:  # a mistyped command: the closest one
             near = difflib.get_close_matches(wrong.group(1), commands, 1)
             text += f"; did you mean {near[0]}?" if near else ""
@@ -129,10 +129,15 @@ class _Parser(argparse.ArgumentParser):
         """The deepest subcommand parser that ``argv`` names."""
         parser: argparse.ArgumentParser = self
         for token in argv:
-            subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            subs = _subcommand_actions(parser)
             if subs and token in subs[0].choices:
                 parser = subs[0].choices[token]
         return parser
+
+
+def _subcommand_actions(parser: argparse.ArgumentParser) -> list[argparse._SubParsersAction]:
+    """The parser's subcommand actions (its COMMAND or SUBCOMMAND argument)."""
+    return [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -74,9 +74,8 @@ def located_argv(argv: list[str], result: dict, path: Path) -> list[str]:
     before anything runs. (:func:`check_loaded_files` checks what the re-run loaded.)"""
     from pgc.cli.provenance import file_sha256
 
-    files = (result.get("provenance") or {}).get("user_files") or []
     argv = list(argv)
-    for record in files:
+    for record in _user_files(result):
         spec, recorded, digest = record.get("spec"), record.get("path"), record.get("sha256")
         if not (isinstance(spec, str) and isinstance(recorded, str) and isinstance(digest, str)):
             continue
@@ -114,7 +113,7 @@ def check_loaded_files(result: dict, path: Path, argv: list[str]) -> None:
     from pgc.cli.provenance import file_sha256
     from pgc.usercode import user_module_files
 
-    recorded = {f.get("sha256") for f in (result.get("provenance") or {}).get("user_files") or []}
+    recorded = {f.get("sha256") for f in _user_files(result)}
     for loaded, spec in user_module_files().items():
         if recorded and spec in argv and file_sha256(loaded) not in recorded:
             raise UserError(
@@ -123,10 +122,20 @@ def check_loaded_files(result: dict, path: Path, argv: list[str]) -> None:
             )
 
 
+def _user_files(result: dict) -> list:
+    """The result's records of the user's files (spec, path, sha256)."""
+    return (result.get("provenance") or {}).get("user_files") or []
+
+
+def _stage_records(result: dict) -> list:
+    """The stages a result sampled until decisive ran (empty: a fixed-size audit)."""
+    stages = (result.get("sequential") or {}).get("stages")
+    return stages if isinstance(stages, list) else []
+
+
 def recorded_stages(result: dict) -> int | None:
     """The number of stages a result sampled until decisive ran (None: a fixed-size audit)."""
-    stages = (result.get("sequential") or {}).get("stages")
-    return len(stages) if isinstance(stages, list) and stages else None
+    return len(_stage_records(result)) or None
 
 
 def recertify_result(args, progress: bool):
@@ -166,7 +175,7 @@ def recertify_result(args, progress: bool):
 
 def check_stage(recorded: dict, result, path: Path) -> None:
     """Refuses a sequential re-run whose counted stage differs in size or level from the recorded deciding one."""
-    stages = (recorded.get("sequential") or {}).get("stages") or []
+    stages = _stage_records(recorded)
     fresh = result.sequential.stages if result.sequential is not None else []
     if stages and (
         not fresh
