@@ -156,10 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if chosen is None:
             parser.print_help(sys.stderr if argv else sys.stdout)
             return ExitCode.USAGE if argv else ExitCode.OK
-        from pgc.tasks.progress import heartbeat
+        from pgc.tasks.progress import heartbeat, silenced
 
-        # a command that shows no progress of its own for 30 s says it is still working
-        with heartbeat(f"pgc {chosen}", enabled=getattr(args, "progress", True) is not False):
+        # a command that shows no progress of its own for 30 s says it is still working; --no-progress: none at all
+        with silenced(getattr(args, "progress", True) is False), heartbeat(f"pgc {chosen}"):
             return int(args._command.run(args) or 0)
     except KeyboardInterrupt:
         print(f"pgc{f' {chosen}' if chosen else ''}: interrupted", file=sys.stderr)
@@ -176,7 +176,21 @@ def _parser(names: list[str], chosen: str | None, command: Command | None) -> _P
         if name == chosen:
             command.add_arguments(p)
             p.set_defaults(_command=command)
+            _offer_progress(p)
     return parser
+
+
+def _offer_progress(parser: argparse.ArgumentParser) -> None:
+    """``--progress/--no-progress`` on every command and subcommand that runs (a parser without subcommands),
+    where it has not its own."""
+    subs = _subcommand_actions(parser)
+    for action in subs:
+        for child in dict.fromkeys(action.choices.values()):  # an alias names its parser twice
+            _offer_progress(child)
+    if not subs and "--progress" not in parser._option_string_actions:
+        from pgc.options import add_progress
+
+        add_progress(parser)
 
 
 def report_exception(exc: Exception, prog: str) -> int:

@@ -8,6 +8,9 @@ seconds — from a timer, so a step that reports rarely still shows it is alive:
 is, the time spent and an estimate of the time left. ``PGC_PROGRESS_INTERVAL_S`` in the environment sets another
 interval.
 
+``silenced()`` turns every progress bar, progress line and heartbeat off for a block (a command's ``--no-progress``),
+in this process and in the processes it starts (``PGC_PROGRESS=off`` in their environment).
+
 ``heartbeat(label)`` covers the rest of a command: while no progress of this module is open and nothing
 was written for :data:`LINE_INTERVAL_S` seconds, it writes ``[HH:MM:SS] label: working, … elapsed`` (a
 heartbeat inside another, as a pipeline's steps, adds nothing).
@@ -39,6 +42,29 @@ START_DELAY_S = min(2.0, LINE_INTERVAL_S)  # off a terminal, work that ends soon
 # when the last line was written
 _state = {"open": 0, "beating": 0, "last_line": 0.0}
 _lock = threading.Lock()
+SILENCE_VARIABLE = "PGC_PROGRESS"  # "off": no progress at all (set by silenced() for the processes it starts)
+
+
+def _silent() -> bool:
+    return os.environ.get(SILENCE_VARIABLE) == "off"
+
+
+@contextlib.contextmanager
+def silenced(on: bool = True) -> Iterator[None]:
+    """No progress bar, progress line or heartbeat inside the block (where ``on``), here and in the processes
+    started from it; the environment as it was afterwards."""
+    if not on:
+        yield
+        return
+    before = os.environ.get(SILENCE_VARIABLE)
+    os.environ[SILENCE_VARIABLE] = "off"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SILENCE_VARIABLE, None)
+        else:
+            os.environ[SILENCE_VARIABLE] = before
 
 
 def _write_line(stream, text: str) -> None:
@@ -159,8 +185,9 @@ class _Bar:
 
 
 def progress_bar(total: int, unit: str, desc: str, enabled: bool = True):
-    """A tqdm bar on a terminal, :class:`LineProgress` elsewhere, nothing when not ``enabled``."""
-    if not enabled:
+    """A tqdm bar on a terminal, :class:`LineProgress` elsewhere, nothing when not ``enabled`` or
+    :func:`silenced`."""
+    if not enabled or _silent():
         return NullProgress()
     if sys.stderr.isatty():
         from tqdm import tqdm
@@ -176,7 +203,7 @@ def heartbeat(label: str, enabled: bool = True, interval: float | None = None, s
     interval = LINE_INTERVAL_S if interval is None else interval
     with _lock:
         nested = _state["beating"] > 0
-    if not enabled or nested:
+    if not enabled or nested or _silent():
         yield
         return
     stream = stream if stream is not None else sys.stderr
@@ -205,7 +232,10 @@ def heartbeat(label: str, enabled: bool = True, interval: float | None = None, s
 
 
 def progress_line(text: str, stream=None) -> None:
-    """One dated line of what a command is doing, on standard error (as progress lines are)."""
+    """One dated line of what a command is doing, on standard error (as progress lines are); none when
+    :func:`silenced`."""
+    if _silent():
+        return
     _write_line(stream if stream is not None else sys.stderr, text)
 
 

@@ -178,6 +178,9 @@ class Cluster:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__.split("\n\n")[1] if __doc__ else "")
+        return 0
     if argv[:1] == ["--install"]:
         try:
             print(install())
@@ -186,6 +189,13 @@ def main(argv: list[str]) -> int:
             return 1
         return 0
     command = argv[1:] if argv[:1] == ["--"] else argv
+    if command and shutil.which(command[0]) is None:  # before a server starts for nothing
+        print(
+            f"postgres_cluster: error: no command {command[0]!r} (not on PATH: activate the environment that "
+            "installed it, or give its path, e.g. .venv/bin/pgc)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         with Cluster() as url:
             if not command:

@@ -5,7 +5,8 @@
   non-private group regret at T) against M with its fitted exponent beside M^{3/4} and √M. Writes a
   JSON result ("kind": "bandit-regret") and a PNG plot.
 * ``attack`` — a malicious silo guessing which of two users another silo served first, per channel,
-  against chance and the (ε, δ) ceiling ("kind": "bandit-attack").
+  against chance and the (ε, δ) ceiling ("kind": "bandit-attack"); exit code 1 where a channel's accuracy is above
+  its ceiling beyond its interval (a finding).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pgc.errors import ExitCode
 from pgc.options import add_force, add_out, add_progress, add_seed
 
 from ..outputs import ResultFile
@@ -156,4 +158,5 @@ def _attack(args: argparse.Namespace) -> int:
             "not hold for that channel (see above_ceiling in the JSON)",
             file=sys.stderr,
         )
-    return 0
+        return ExitCode.FINDING  # an attack above its bar
+    return ExitCode.OK

@@ -265,8 +265,10 @@ def test_cli_regret_and_attack_small(tmp_path):
     attack = ["bandit", "attack", "--systems", "dp20-feducb", "--epsilon", "0.5", "--train", "50", "--test", "60"]
     for _ in range(2):
         proc = _cli(*attack, cwd=tmp_path)
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode in (0, 1), proc.stderr
     first, second = sorted((tmp_path / "runs" / "bandit").glob("attack-*.json"))  # two runs, two results
+    above = any(r["above_ceiling"] for r in json.loads(second.read_text())["rows"])
+    assert proc.returncode == (1 if above else 0), proc.stderr  # an attack above its bar is a finding
     before = first.read_bytes()
     data = json.loads(before)
     assert data["kind"] == "bandit-attack" and {r["channel"] for r in data["rows"]} == {"messages", "schedule", "all"}
@@ -285,7 +287,8 @@ def test_cli_regret_and_attack_write_their_typed_results(tmp_path, no_result_par
     assert data["kind"] == "bandit-regret" and len(data["curves"]) == 5 and "lambda" in data["curves"][0]
     attack = tmp_path / "a.json"
     argv = ["--systems", "dp20-feducb", "--epsilon", "0.5", "--train", "20", "--test", "20", "--no-progress"]
-    assert main(["bandit", "attack", *argv, "--out", str(attack)]) == 0
+    code = main(["bandit", "attack", *argv, "--out", str(attack)])
     rows = json.loads(attack.read_text())["rows"]
+    assert code == (1 if any(r["above_ceiling"] for r in rows) else 0)
     assert {r["channel"] for r in rows} == {"messages", "schedule", "all"}
     assert {"accuracy", "interval", "ceiling", "claim", "above_ceiling"} <= set(rows[0])

@@ -45,3 +45,46 @@ def test_disabled_progress_writes_nothing(capsys):
     with heartbeat("pgc x", enabled=False, interval=0.01):
         time.sleep(0.05)
     assert capsys.readouterr().err == ""
+
+
+def test_silenced_turns_off_every_progress_and_restores_the_environment(capsys, monkeypatch):
+    import os
+
+    from pgc.tasks.progress import SILENCE_VARIABLE, progress_line, silenced
+
+    monkeypatch.delenv(SILENCE_VARIABLE, raising=False)
+    with silenced():
+        assert os.environ[SILENCE_VARIABLE] == "off"  # the processes a command starts are silent too
+        with progress_bar(5, "job", "nothing") as bar:
+            bar.update(5)
+            time.sleep(0.05)
+        with heartbeat("pgc x", interval=0.01):
+            time.sleep(0.05)
+        progress_line("searching ...")
+    assert SILENCE_VARIABLE not in os.environ
+    assert capsys.readouterr().err == ""
+    with silenced(False):
+        progress_line("searching ...")
+    assert "searching ..." in capsys.readouterr().err
+
+
+def test_every_command_that_runs_takes_no_progress():
+    """--progress/--no-progress on every command and subcommand that runs (a parser without subcommands)."""
+    from pgc.cli.main import _available, _load, _parser, _subcommand_actions
+
+    def leaves(parser):
+        subs = _subcommand_actions(parser)
+        if not subs:
+            yield parser
+        for action in subs:
+            for child in action.choices.values():
+                yield from leaves(child)
+
+    names = _available()
+    checked = 0
+    for name in names:
+        command_parser = _subcommand_actions(_parser(names, name, _load(name)))[0].choices[name]
+        for leaf in leaves(command_parser):
+            assert "--no-progress" in leaf._option_string_actions, leaf.prog
+            checked += 1
+    assert checked >= len(names)

@@ -361,3 +361,12 @@ def test_postgres_a_second_command_joins_the_same_study(postgres_url, tmp_path):
     assert len({t.user_attrs["sampler_seed"] for t in finished}) == 6
     assert len({json.dumps(t.params, sort_keys=True) for t in finished}) == 6
     assert not [t for t in study.trials if t.state == TrialState.FAIL]
+
+
+def test_cluster_script_help_and_a_missing_command_start_no_server(capsys):
+    from pgc.tuning.postgres_cluster import main
+
+    assert main(["--help"]) == 0 and "--install" in capsys.readouterr().out
+    assert main(["--", "no-such-command-here", "tune"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "no command 'no-such-command-here'" in err and "postgres:" not in err

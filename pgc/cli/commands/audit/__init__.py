@@ -83,7 +83,8 @@ class AuditCommand:
 
         mode = args._audit.mode_of(args)
         audit = mode_function(mode)
-        result = ResultFile(args.out, command="audit", name=mode.replace("_", "-"), force=args.force)
+        # named by the subcommand given (adversarial-model --run dispatches to the run's audit, named adversarial)
+        result = ResultFile(args.out, command="audit", name=args._audit.mode.replace("_", "-"), force=args.force)
         args.result = result
         args.estimated_seconds = None
         args.announce = lambda mechanism=None, episode_length=None: _announce_estimate(

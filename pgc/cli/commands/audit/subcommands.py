@@ -449,10 +449,6 @@ class AdversarialModelSubcommand(AuditSubcommand):
         args.channel_list = adversarial_channels(args)
         return "run" if args.run else "adversarial"  # a run: its audit function, at crafted models
 
-    @property
-    def default_file(self) -> str:
-        return "runs/audit/adversarial-<date>-<time>.json (with --run: run-<date>-<time>.json)"
-
 
 class AdversarialCurveSubcommand(AuditSubcommand):
     name, mode = "adversarial-curve", "adversarial_curve"
