@@ -5,7 +5,7 @@ Every audit path — mechanism, system, PGC-A3C's environment and adversarial au
 decisive — fills one :class:`pgc.schemas.AuditRow` with its claim, certified bounds, counts and power, and
 :func:`judge` gives it its verdict with :func:`decide`, the one rule:
 
-* ``violated`` — the claim contradicts its own curve or accounting (:mod:`audit.certification.claims`), or a certified
+* ``violated`` — the claimant's own accounting contradicts the claim (:mod:`audit.certification.claims`), or a certified
   bound exceeds it: ε_LB > ε (a covered channel, or any channel of a participant held to the claim as a
   whole), δ_LB > δ, μ_LB > the claimed μ, or a certified ε above a claimed privacy profile's ε_i;
 * ``unprotected channel`` — a channel the claim does not cover leaks (ε_LB > 0); the joint row ``all`` of a

@@ -102,13 +102,21 @@ class ChannelWidths(dict):
         return "; ".join(parts) or None
 
 
+def _present_length(row: np.ndarray) -> int:
+    """A release's length as every encoding reads it: up to its last present (not NaN) entry. A trailing absent
+    entry cannot be told from padding, so it does not count, and the length of a release never depends on the
+    other releases of its call (a list of rows or a NaN-padded array alike)."""
+    present = np.flatnonzero(~np.isnan(row))
+    return int(present[-1]) + 1 if present.size else 0
+
+
 def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, int] | None = None) -> np.ndarray:
     """One channel's releases as an (n, k) float64 array. An absent entry (⊥, an optional field not sent) is NaN.
     Variable-length releases (a sequence of n rows of different lengths) are padded with NaN to the channel's
     width, the longest row of the channel's first draw in this audit (``widths`` keeps it), and each row's length
-    follows in one more column, so that every release is read by the same fixed encoding; a later row longer than
-    the width is cut to it, its length kept (a :class:`ChannelWidths` counts such rows, and the row's ``encoding``
-    says so)."""
+    (up to its last present entry: :func:`_present_length`) follows in one more column, so that every release is
+    read by the same fixed encoding; a later row longer than the width is cut to it, its length kept (a
+    :class:`ChannelWidths` counts such rows, and the row's ``encoding`` says so)."""
     lengths = None
     try:
         arr = np.asarray(value, dtype=np.float64)
@@ -121,7 +129,7 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
             raise UserError(f"{system.name}.release: channel {name!r} is not numbers ({exc})") from None
         if len(rows) != n:
             raise UserError(f"{system.name}.release: channel {name!r} has {len(rows)} releases, expected {n}")
-        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        lengths = np.fromiter((_present_length(r) for r in rows), dtype=np.int64, count=len(rows))
         width = int(lengths.max(initial=1))
         if widths is not None:
             width = widths.setdefault(name, max(width, 1))

@@ -113,6 +113,7 @@ def checked_system(system: Any) -> tuple[tuple[str, ...], PrivacyClaim]:
 
 
 _MISSING = object()
+CERTIFICATION_SEED_KEY = 0x63657274  # "cert": the spawn key of a given certification seed's stream
 
 
 def channel_kinds(system: Any, channels: Sequence[str]) -> dict[str, ChannelKind]:
@@ -232,10 +233,13 @@ class AuditSettings:
 
     def streams(self) -> tuple[np.random.SeedSequence, np.random.SeedSequence, np.random.SeedSequence]:
         """The search, training and certification streams: children of ``SeedSequence(seed)``; the certification
-        stream from ``certification_seed`` instead where one is given (the same selection, fresh releases)."""
+        stream from ``certification_seed`` instead where one is given (the same selection, fresh releases): a
+        child of the same root under :data:`CERTIFICATION_SEED_KEY`, which no stream of an audit of any seed
+        reaches (entropy words such as ``[certification_seed, seed]`` would not do: a trailing 0 adds nothing to
+        a SeedSequence's entropy, so seed 0's would be another audit's root, or this one's)."""
         search, train, cert = np.random.SeedSequence(self.seed).spawn(3)
         if self.certification_seed is not None:
-            cert = np.random.SeedSequence([self.certification_seed, self.seed])
+            cert = np.random.SeedSequence(self.seed, spawn_key=(CERTIFICATION_SEED_KEY, self.certification_seed))
         return search, train, cert
 
     def for_claim(self, claimed_epsilon: float) -> AuditSettings:

@@ -1,9 +1,10 @@
 """The honesty suite: four audits where a verdict could say more than the audit saw, each with the verdict it
 must give (part of ``pgc audit --self-test``).
 
-* ``gaussian-own-curve`` — a Gaussian (2, 1e-5) mechanism whose σ is 1.5 times too small and which states the
-  μ of the noise it really adds (0.752): at 5e4 per side it is **violated**, its claim contradicting its own
-  curve (μ = 0.752 means ε = 3.16 at δ = 1e-5), whatever the samples say.
+* ``gaussian-own-curve`` — a Gaussian (2, 1e-5) mechanism whose σ is 1.5 times too small, which declares that σ
+  and states the μ of the noise it really adds (0.752): at 5e4 per side it is **violated** by its own accounting
+  (the σ it declares gives ε = 3.16 at δ = 1e-5), whatever the samples say; the stated μ is a promise of its own,
+  tested by the curve test, never a contradiction of the (ε, δ) (module :mod:`audit.certification.claims`).
 * ``point-mass-gaussian`` — a correct Gaussian (2, 1e-5) that returns its input exactly 1 time in 1,000: at 5e4
   per side no statement may exclude a 10⁻³ point mass (the row's smallest catchable point mass is above it, or it
   is flagged), and at 2e5 per side it is **violated**.
@@ -44,10 +45,10 @@ def _own_curve(seed: int, progress: bool) -> HonestyOutcome:
         mutants.GaussianStatingItsOwnCurve(2.0, 1e-5, clip=1.0), samples=50_000, seed=seed, progress=progress
     )
     row = res.row
-    passed = row.verdict == Verdict.VIOLATED and bool(row.claim_contradiction)
+    passed = row.verdict == Verdict.VIOLATED and "its own accounting" in (row.claim_contradiction or "")
     return HonestyOutcome(
         "gaussian-own-curve",
-        "violated at 5e4: the claim contradicts its own curve",
+        "violated at 5e4: the claim contradicts its own accounting",
         passed,
         f"{row.verdict}: {row.verdict_reason}",
         (row,),

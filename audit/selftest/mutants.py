@@ -283,7 +283,8 @@ class RareNoiselessRelease:
 class GaussianStatingItsOwnCurve(GaussianNoiseShrunk):
     """The Gaussian mechanism with σ/``shrink`` while claiming (ε, δ), stating the μ-GDP curve of the noise it
     really adds (``gdp_mu`` = Δ₂/σ of the shrunk σ: μ ≈ 0.752 for σ/1.5 at (2, 1e-5)), as a library that reports μ
-    from its own σ does. Its claim contradicts its own curve: μ = 0.752 means ε ≈ 3.16 at δ = 1e-5."""
+    from its own σ does. The σ it declares (``noise_scale``) contradicts its claim: the accountant gives ε ≈ 3.16 at
+    δ = 1e-5. The stated μ alone contradicts nothing: it is a promise of its own, which the shrunk noise keeps."""
 
     epsilon: float = 2.0
     clip: float = 1.0

@@ -4,7 +4,7 @@ the reports.
 
 :class:`Verdict` — what one row (or a family of rows) shows:
 
-* ``violated`` — a certified bound exceeds the claim, or the claim contradicts its own curve or accounting;
+* ``violated`` — a certified bound exceeds the claim, or the claimant's own accounting contradicts it;
 * ``unprotected channel`` — a channel the claim does not cover leaks (ε_LB > 0; a joint row the claim covers in
   part: ε_LB above the claim, more than its covered part may leak);
 * ``inconclusive`` — nothing exceeds the claim, but the audit cannot say which leak it would have caught:

@@ -174,7 +174,7 @@ class RowClaim(Record):
     delta: float | None = _json("claimed_delta")
     coverage: Coverage | None = None  # None: the row does not say (a reader asks the claim's channels)
     mu: float | None = _json("claimed_mu")  # the claim's μ-GDP curve on this channel, if it states one
-    contradiction: str | None = _json("claim_contradiction")  # its own curve or accounting implies more
+    contradiction: str | None = _json("claim_contradiction")  # the accountant's ε of the declared noise is more
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,5 +1,6 @@
-"""A verdict never says more than the audit saw: the honesty cases, claims that contradict themselves, users'
-own claim objects, one row record and one verdict function, committed results recertified from their counts."""
+"""A verdict never says more than the audit saw: the honesty cases, claims their own accounting contradicts (a stated
+curve never does), users' own claim objects, one row record and one verdict function, committed results
+recertified from their counts."""
 
 import ast
 import json
@@ -7,11 +8,14 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy.stats import norm
 
 import pgc.schemas as schemas
-from audit.certification.claims import accountant_contradiction, contradiction, curve_contradiction, mechanism_claim
+from audit.certification.claims import accountant_contradiction, contradiction, mechanism_claim
 from audit.certification.curves import gdp_mu_for
+from audit.engine.blackbox import audit_mechanism
 from audit.engine.recertify import recertify
 from audit.selftest.honesty import HONESTY_CASES, run_honesty_cases
 from pgc.contracts import PrivacyClaim
@@ -39,26 +43,50 @@ def test_correct_frequency_oracles_at_small_epsilon_stay_consistent(name, epsilo
     assert epsilon < row.detectable_epsilon < 2 * epsilon
 
 
-def test_a_stated_curve_is_checked_against_its_claim_at_the_boundary():
-    exact = gdp_mu_for(2.0, 1e-5)
-    assert curve_contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=exact)) is None  # exactly (2, 1e-5): holds
-    words = curve_contradiction(PrivacyClaim(1.99, 1e-5, ("x",), gdp_mu=exact))  # just below: contradicted
-    assert words and "means ε = 2 at δ = 1e-05, not 1.99" in words
-    words = curve_contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752))
-    assert words == "the claim contradicts its own curve: μ = 0.752 means ε = 3.16 at δ = 1e-05, not 2"
-    assert "pure ε" in curve_contradiction(PrivacyClaim(2.0, 0.0, ("x",), gdp_mu=0.1))
+RR_MU = float(2 * norm.ppf(np.e / (1 + np.e)))  # randomized response at ε = 1 is μ-GDP at this μ (1.232)
 
 
-def test_a_stated_profile_and_the_accountant_contradict_a_claim_they_exceed():
+def test_pure_one_dp_is_the_stated_gdp_curve_so_both_promises_hold_at_once():
+    """f_{1,0} ≥ G_μ at μ = 2Φ⁻¹(e/(1+e)) (they touch at the symmetric point): a (1, 0)-DP mechanism is μ-GDP, though
+    μ-GDP alone allows no finite ε at δ = 0."""
+    alpha = np.linspace(0.0, 1.0, 200_001)
+    pure = np.maximum.reduce([np.zeros_like(alpha), 1 - np.e * alpha, np.exp(-1.0) * (1 - alpha)])
+    gaussian = norm.cdf(norm.ppf(1 - alpha) - RR_MU)
+    assert (pure - gaussian).min() > -1e-9 and abs(RR_MU - 1.2319) < 1e-3
+
+
+def test_a_stated_curve_never_contradicts_its_claim():
+    """Every stated promise bounds what the release reveals: a curve looser than the (ε, δ) at δ is no
+    contradiction (both hold for the mechanism above); each is tested by its own test."""
+    assert contradiction(PrivacyClaim(1.0, 0.0, ("x",), gdp_mu=RR_MU)) is None  # pure ε beside a true μ
+    assert contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752)) is None  # μ allows ε = 3.16 at 1e-5
+    assert contradiction(PrivacyClaim(1.99, 1e-5, ("x",), gdp_mu=gdp_mu_for(2.0, 1e-5))) is None
     profile = ((0.0, 0.3), (1.0, 1e-3), (2.0, 1e-5), (3.0, 1e-7))
-    assert curve_contradiction(PrivacyClaim(2.0, 1e-5, ("x",), privacy_profile=profile)) is None
-    words = curve_contradiction(PrivacyClaim(1.0, 1e-5, ("x",), privacy_profile=profile))
-    assert words and "at ε = 1 ≥ 1 the profile needs δ = 0.001" in words
+    assert contradiction(PrivacyClaim(1.0, 1e-5, ("x",), privacy_profile=profile)) is None
+
+
+def test_a_true_pure_claim_stating_its_true_curve_is_not_violated():
+    @dataclass(frozen=True)
+    class LaplaceStatingItsCurve:
+        epsilon: float = 1.0
+        clip: float = 0.01
+        gdp_mu: float = RR_MU  # true of this mechanism (the test above)
+
+        def __call__(self, g, rng):
+            clipped = g / np.maximum(1.0, np.abs(g).sum(axis=1, keepdims=True) / (self.clip / 2))
+            return clipped + rng.laplace(0.0, self.clip / self.epsilon, size=g.shape)
+
+    for seed in range(2):
+        res = audit_mechanism(LaplaceStatingItsCurve(), dim=2, samples=2000, seed=seed, delta_test_samples=0)
+        assert res.verdict != "violated" and res.row.claim_contradiction is None, res.reason
+
+
+def test_the_accountant_contradicts_a_claim_it_exceeds():
     assert accountant_contradiction(PrivacyClaim(2.0, 1e-5), 2.0 * (1 + 5e-4)) is None  # within the tolerance
     assert "gives ε = 3.16" in accountant_contradiction(PrivacyClaim(2.0, 1e-5), 3.158)
     assert "gives ε = 9 at δ = 0" in accountant_contradiction(PrivacyClaim(2.0, 0.0), 9.0)  # pure ε: accounted too
-    assert contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752), 1.0).startswith(
-        "the claim contradicts its own curve"
+    assert contradiction(PrivacyClaim(2.0, 1e-5, ("x",), gdp_mu=0.752), 3.16).startswith(
+        "the claim contradicts its own accounting"
     )
 
 

@@ -147,6 +147,23 @@ def test_variable_length_rows_keep_the_width_of_the_first_draw():
     assert list(again[0]) == [1.0, 2.0, 3.0, 4.0] and np.isnan(again[1, :3]).all() and again[1, 3] == 0.0
 
 
+def test_a_release_is_encoded_alike_whatever_else_its_call_returned():
+    """A release with a trailing absent entry reads the same in a call of rows of different lengths and in a call of
+    equal rows (an array): its length counts up to its last present entry, so the encoding is a function of the
+    release alone, as a certified event must be."""
+    from audit.engine.releases import release_array
+
+    class Named:
+        name = "ragged"
+
+    widths: dict[str, int] = {}
+    ragged = release_array(Named(), "x", [[1.0, np.nan], [1.0, 2.0, 3.0]], 2, widths)
+    equal = release_array(Named(), "x", [[1.0, np.nan], [1.0, np.nan]], 2, widths)  # rectangular: an array
+    assert ragged.shape == equal.shape == (2, 4)
+    np.testing.assert_array_equal(ragged[0], equal[0])
+    np.testing.assert_array_equal(ragged[0], [1.0, np.nan, np.nan, 1.0])  # length 1: the trailing ⊥ is padding
+
+
 def test_the_encoding_of_absent_entries_and_cut_rows_is_stated():
     from audit.engine.releases import ChannelWidths, release_array
 

@@ -14,7 +14,7 @@ import pytest
 from audit.certification import accountant
 from audit.engine.blackbox import audit_mechanism, canary_pairs
 from audit.engine.broadcast_search import mean_separation
-from audit.engine.system_audit import audit_system
+from audit.engine.system_audit import AuditSettings, audit_system
 from audit.selftest.mutants import GaussianNoiseShrunk
 from pgc.a3c.system import PGCA3CSystem
 from pgc.cli.main import main
@@ -523,3 +523,22 @@ def test_each_row_records_its_channel_kind_as_the_system_declares_it():
     assert a3c["gradient×4 split"] == ChannelKind(ChannelFamily.GRADIENT, 4, "gradient split")
     assert a3c["score×4"] == ChannelKind(ChannelFamily.SCORE, 4, "score")
     assert a3c["arrival-order"].family is ChannelFamily.TIMING and pgc_a3c_channel_kinds(())["all"].k == 1
+
+
+def test_a_certification_seed_never_draws_a_stream_of_the_audit_it_recertifies():
+    """Certification seed 0 of a seed-0 audit (and any other pair) is a stream of its own: not the root, not one
+    of the search, training or certification streams, nor their children (two levels), of an audit of seed 0 or 1."""
+
+    def first_words(seq: np.random.SeedSequence) -> tuple[int, ...]:
+        return tuple(int(w) for w in seq.generate_state(4))
+
+    def family(root: np.random.SeedSequence, depth: int = 2):
+        yield root
+        if depth:
+            for child in root.spawn(4):
+                yield from family(child, depth - 1)
+
+    taken = {first_words(s) for seed in (0, 1) for s in family(np.random.SeedSequence(seed), 3)}
+    fresh = [AuditSettings(seed=seed, certification_seed=cs).streams()[2] for seed in (0, 1) for cs in (0, 1, 2)]
+    assert len({first_words(s) for s in fresh}) == len(fresh)
+    assert not {first_words(s) for s in fresh} & taken

@@ -32,7 +32,7 @@ _PROVENANCE = {
 }
 # a row's optional outcomes that depend on the claim or the audit's options, in every kind that holds rows
 _ROW_OPTIONS = {
-    "RowClaim.contradiction": "set only when the claim contradicts its own curve or accounting",
+    "RowClaim.contradiction": "set only when the claimant's own accounting contradicts the claim",
     "Power.planted_power": "set only with planted-leak power (--shape-power)",
     "Power.shapes_searched": "set when the selection ranks statistics of several leak shapes",
     "Certificate.threshold": "recorded by threshold tests that keep one threshold; committed rows predate it",
@@ -54,7 +54,6 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "MechanismClaim.accountant_epsilon": "set when an accountant reads the mechanism's noise at the claimed δ > 0",
     },
     "self-test": {  # the Gaussian cases' file is written by the current CLI: provenance and thresholds recorded
-        **_EVENT,
         "Invocation.estimated_seconds": _PROVENANCE["Invocation.estimated_seconds"],
         "Power.planted_power": _ROW_OPTIONS["Power.planted_power"],
         "ChannelAudited.encoding": "set where a channel's releases hold absent entries or rows of different lengths",
