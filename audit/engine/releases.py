@@ -399,12 +399,26 @@ class SelectionPool:
     is stable and only slower. ``raced``: the releases won a race among pairs
     (:func:`audit.engine.pair_search.choose_named_pair`) — the pair was kept because they looked far apart, so their
     tails overstate the pair's separation: they help fit a statistic, and its threshold is chosen on the training
-    split's fresh selection half alone."""
+    split's fresh selection half alone. An audit that certifies on a stream whose releases the pool may already hold
+    is refused (:meth:`certify_from`): it would select on its own certification releases."""
 
     def __init__(self, max_rows: int = 200_000, max_values: int = 8_000_000, raced: bool = False):
         self.max_rows, self.max_values = int(max_rows), int(max_values)
         self.raced = bool(raced)
         self.sides: tuple[dict[str, list[np.ndarray]], dict[str, list[np.ndarray]]] = ({}, {})
+        self.certification_streams: set[tuple[str, tuple[int, ...]]] = set()
+
+    def certify_from(self, stream: np.random.SeedSequence) -> None:
+        """Note that an audit offered this pool certifies on ``stream`` (its releases may join the pool); refused
+        where an earlier audit offered it certified on the same stream (the same seed and certification seed)."""
+        key = (repr(stream.entropy), tuple(int(k) for k in stream.spawn_key))
+        if key in self.certification_streams:
+            raise UserError(
+                "this selection pool already holds the certification releases of this audit's stream (the same "
+                "seed and certification seed): the audit would select on its own certification releases; give "
+                "each audit of one pool its own seed"
+            )
+        self.certification_streams.add(key)
 
     def capacity(self, width: int) -> int:
         """Releases of ``width`` numbers the pool keeps per side and channel."""

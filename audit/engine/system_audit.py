@@ -287,6 +287,8 @@ def audit_system(
     settings = settings.for_claim(min(claims[ch][0] for ch in wanted))
     deltas = {ch: claims[ch][1] for ch in wanted}
     search_seq, train_seq, cert_seq = settings.streams()
+    if selection_pool is not None:
+        selection_pool.certify_from(cert_seq)
     search_seq, found, chosen, searched = _chosen_pair(
         system, base, wanted, covered, deltas, settings, search_seq, pairs, search_pair
     )

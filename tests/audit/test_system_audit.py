@@ -542,3 +542,19 @@ def test_a_certification_seed_never_draws_a_stream_of_the_audit_it_recertifies()
     fresh = [AuditSettings(seed=seed, certification_seed=cs).streams()[2] for seed in (0, 1) for cs in (0, 1, 2)]
     assert len({first_words(s) for s in fresh}) == len(fresh)
     assert not {first_words(s) for s in fresh} & taken
+
+
+def test_a_selection_pool_refuses_an_audit_that_would_select_on_its_own_certification_releases():
+    from audit.engine.releases import SelectionPool
+    from pgc.errors import UserError
+    from pgc.systems.registry import make_system
+
+    system = make_system("toy-laplace-count")
+    secret, secret_prime = system.canaries()[next(iter(system.canaries()))]
+    pool = SelectionPool()
+    settings = AuditSettings(samples=2_000, seed=5)
+    audit_system(system, secret, secret_prime, settings, selection_pool=pool)
+    assert sum(len(a) for a in pool.sides[0]["count"]) > 2_000  # its certification releases joined the pool
+    with pytest.raises(UserError, match="its own certification releases"):
+        audit_system(system, secret, secret_prime, settings, selection_pool=pool)
+    audit_system(system, secret, secret_prime, AuditSettings(samples=2_000, seed=6), selection_pool=pool)  # fresh
