@@ -8,8 +8,9 @@
 
 Modules: :mod:`audit.certification.bounds` (pure bound math), :mod:`pgc.contracts` (the auditor's Protocols:
 Sampler, Scorer, Statistic, Tester; a system's contract is :mod:`pgc.contracts`),
-:mod:`audit.certification.claims` (the claim audited, and where it contradicts itself), :mod:`audit.verdicts` (the one
-verdict rule and the one Holm rule), :mod:`audit.power.measured` (the power of the test that ran),
+:mod:`audit.certification.claims` (the claim audited, and where the claimant's accounting contradicts it),
+:mod:`audit.verdicts` (the one verdict rule and the one Holm rule), :mod:`audit.power.measured` (the power of the
+test that ran),
 :mod:`audit.statistics`, :mod:`audit.statistics.selection` and :mod:`audit.certification.tester` (select on a training
 split,
 certify on fresh samples), :mod:`audit.engine.system_audit` (any System, per channel, honest or adversarial

@@ -19,9 +19,9 @@ decisive — fills one :class:`pgc.schemas.AuditRow` with its claim, certified b
   the audit could have caught, and that smaller ones are not excluded.
 
 :func:`family_verdict` applies Holm's step-down procedure (statsmodels ``multipletests``) once: over the rows
-held to the claim, their p-values of "the claim holds" (a row whose claim contradicts itself is rejected
-outright); then over the uncovered rows, their p-values of "no leak" (a partly covered joint row: of "no leak beyond
-the claim"). No rejection: ``inconclusive`` when a row
+held to the claim, their p-values of "the claim holds" (a row whose claim the claimant's own accounting
+contradicts is rejected outright); then over the uncovered rows, their p-values of "no leak" (a partly covered
+joint row: of "no leak beyond the claim"). No rejection: ``inconclusive`` when a row
 held to the claim is, else ``consistent``. Each row's Holm outcome is the one for the finding its verdict states.
 Rows without a p-value stay outside both families; when no row
 states one, the family's verdict is the worst row verdict, uncorrected. The engine, the CLI and the reports all

@@ -27,7 +27,7 @@ from typing import Any
 
 from pgc.contracts import PrivacyClaim
 
-CLAIM_TOLERANCE = 1e-3  # relative slack of a contradiction (PLD discretisation 1e-4, brentq ~1e-12)
+CLAIM_TOLERANCE = 1e-3  # relative slack of a contradiction (PLD discretisation 1e-4)
 MECHANISM_CHANNEL = "output"
 
 
@@ -55,8 +55,8 @@ def contradiction(claim: PrivacyClaim, accountant_epsilon: float | None = None) 
 
 def mechanism_claim(mechanism: Any, delta: float | None = None) -> PrivacyClaim:
     """The claim of a mechanism: its ``epsilon``, the δ given (None: its own ``delta``, 0 for a pure ε
-    mechanism), covering its whole output, with the curve it states (``gdp_mu``, ``privacy_profile``) when
-    the claim has δ > 0 (a curve stated beside a pure ε claim is kept on the claim all the same)."""
+    mechanism), covering its whole output, with the curve it states (``gdp_mu``, ``privacy_profile``), if any,
+    whatever its δ."""
     from pgc.mechanisms import claimed_delta
 
     delta = claimed_delta(mechanism) if delta is None else float(delta)

@@ -102,22 +102,17 @@ class ChannelWidths(dict):
         return "; ".join(parts) or None
 
 
-def _present_length(row: np.ndarray) -> int:
-    """A release's length as every encoding reads it: up to its last present (not NaN) entry. A trailing absent
-    entry cannot be told from padding, so it does not count, and the length of a release never depends on the
-    other releases of its call (a list of rows or a NaN-padded array alike)."""
-    present = np.flatnonzero(~np.isnan(row))
-    return int(present[-1]) + 1 if present.size else 0
-
-
 def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, int] | None = None) -> np.ndarray:
     """One channel's releases as an (n, k) float64 array. An absent entry (⊥, an optional field not sent) is NaN.
     Variable-length releases (a sequence of n rows of different lengths) are padded with NaN to the channel's
     width, the longest row of the channel's first draw in this audit (``widths`` keeps it), and each row's length
-    (up to its last present entry: :func:`_present_length`) follows in one more column, so that every release is
-    read by the same fixed encoding; a later row longer than the width is cut to it, its length kept (a
-    :class:`ChannelWidths` counts such rows, and the row's ``encoding`` says so)."""
+    follows in one more column, so that every release is read by the same fixed encoding; a later row longer than
+    the width is cut to it, its length kept (a :class:`ChannelWidths` counts such rows, and the row's ``encoding``
+    says so). A row's length is what the system gave: ``len(row)`` of a sequence of rows (trailing absent entries
+    included), whether or not the other rows of its call had the same length; in a NaN-padded array, where a
+    trailing absent entry cannot be told from padding, up to its last present entry."""
     lengths = None
+    given_as_array = isinstance(value, np.ndarray)
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (ValueError, TypeError):
@@ -129,7 +124,7 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
             raise UserError(f"{system.name}.release: channel {name!r} is not numbers ({exc})") from None
         if len(rows) != n:
             raise UserError(f"{system.name}.release: channel {name!r} has {len(rows)} releases, expected {n}")
-        lengths = np.fromiter((_present_length(r) for r in rows), dtype=np.int64, count=len(rows))
+        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
         width = int(lengths.max(initial=1))
         if widths is not None:
             width = widths.setdefault(name, max(width, 1))
@@ -148,8 +143,11 @@ def release_array(system: Any, name: str, value: Any, n: int, widths: dict[str, 
     if widths is not None and name in widths and lengths is None:
         # a channel first given as rows of different lengths, then as a NaN-padded array: the same encoding
         width = widths[name]
-        present = ~np.isnan(arr)
-        lengths = np.where(present.any(axis=1), arr.shape[1] - np.argmax(present[:, ::-1], axis=1), 0)
+        if given_as_array:  # up to the last present entry: trailing NaN is padding
+            present = ~np.isnan(arr)
+            lengths = np.where(present.any(axis=1), arr.shape[1] - np.argmax(present[:, ::-1], axis=1), 0)
+        else:  # rows that happen to be as long as each other in this call: each its own len(row)
+            lengths = np.full(arr.shape[0], arr.shape[1], dtype=np.int64)
         arr = np.column_stack([to_width(arr, width), lengths.astype(np.float64)])
         finite = bool(np.isfinite(arr).all())  # the padding may add absent entries
     if isinstance(widths, ChannelWidths):

@@ -114,6 +114,7 @@ def checked_system(system: Any) -> tuple[tuple[str, ...], PrivacyClaim]:
 
 _MISSING = object()
 CERTIFICATION_SEED_KEY = 0x63657274  # "cert": the spawn key of a given certification seed's stream
+SEED_LIMIT = 2**64  # seeds below it: a seed's entropy words never reach the words a spawn key adds (from 2**128)
 
 
 def channel_kinds(system: Any, channels: Sequence[str]) -> dict[str, ChannelKind]:
@@ -213,12 +214,12 @@ class AuditSettings:
             or not (0.0 < self.train_fraction <= 1.0)
         ):
             raise UserError(f"train_fraction must be a number in (0, 1] or 'auto', got {self.train_fraction!r}")
-        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise UserError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < SEED_LIMIT:
+            raise UserError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
         if self.certification_seed is not None and (
-            not isinstance(self.certification_seed, (int, np.integer)) or self.certification_seed < 0
+            not isinstance(self.certification_seed, (int, np.integer)) or not 0 <= self.certification_seed < SEED_LIMIT
         ):
-            raise UserError(f"certification_seed must be a non-negative integer, got {self.certification_seed!r}")
+            raise UserError(f"certification_seed must be an integer in [0, 2**64), got {self.certification_seed!r}")
         if self.search_samples < 2 or self.search_generations < 1:
             raise UserError("search_samples must be >= 2 and search_generations >= 1")
         if not isinstance(self.pair_race_share, (int, np.integer)) or self.pair_race_share < 1:
@@ -234,9 +235,9 @@ class AuditSettings:
     def streams(self) -> tuple[np.random.SeedSequence, np.random.SeedSequence, np.random.SeedSequence]:
         """The search, training and certification streams: children of ``SeedSequence(seed)``; the certification
         stream from ``certification_seed`` instead where one is given (the same selection, fresh releases): a
-        child of the same root under :data:`CERTIFICATION_SEED_KEY`, which no stream of an audit of any seed
-        reaches (entropy words such as ``[certification_seed, seed]`` would not do: a trailing 0 adds nothing to
-        a SeedSequence's entropy, so seed 0's would be another audit's root, or this one's)."""
+        child of the same root under :data:`CERTIFICATION_SEED_KEY`, which no stream of an audit of a seed below
+        :data:`SEED_LIMIT` reaches (entropy words such as ``[certification_seed, seed]`` would not do: a trailing 0
+        adds nothing to a SeedSequence's entropy, so seed 0's would be another audit's root, or this one's)."""
         search, train, cert = np.random.SeedSequence(self.seed).spawn(3)
         if self.certification_seed is not None:
             cert = np.random.SeedSequence(self.seed, spawn_key=(CERTIFICATION_SEED_KEY, self.certification_seed))

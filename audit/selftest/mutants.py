@@ -28,8 +28,8 @@ rare-noiseless-release    1 in 1,000 submissions released without     ∞ (it is
                           rest Lap(C/ε); claims pure ε                projection barely sees)
 gaussian-noise-shrunk     Gaussian with σ/1.5 claiming (ε, δ), stating ≈ 3.16 at (2, 10⁻⁵)
                           the curve of the correct calibration
-gaussian-own-curve        the same, stating the μ of the noise it     ≈ 3.16; its claim contradicts its
-                          adds (μ = 0.752 at (2, 10⁻⁵))               own curve
+gaussian-own-curve        the same, stating the μ of the noise it     ≈ 3.16; the σ it declares
+                          adds (μ = 0.752 at (2, 10⁻⁵))               contradicts its claim
 point-mass-gaussian       a correct Gaussian (ε, δ) returning its     δ ≥ 10⁻³ at the claimed ε
                           input exactly 1 time in 1,000
 ========================  ==========================================  ==============================

@@ -49,22 +49,31 @@ def _silent() -> bool:
     return os.environ.get(SILENCE_VARIABLE) == "off"
 
 
+_silencing: dict = {"blocks": 0, "before": None}  # silenced() blocks open (any thread), the variable before the first
+
+
 @contextlib.contextmanager
 def silenced(on: bool = True) -> Iterator[None]:
     """No progress bar, progress line or heartbeat inside the block (where ``on``), here and in the processes
-    started from it; the environment as it was afterwards."""
+    started from it; the environment as it was once the last such block, of any thread, has ended."""
     if not on:
         yield
         return
-    before = os.environ.get(SILENCE_VARIABLE)
-    os.environ[SILENCE_VARIABLE] = "off"
+    with _lock:
+        if _silencing["blocks"] == 0:
+            _silencing["before"] = os.environ.get(SILENCE_VARIABLE)
+            os.environ[SILENCE_VARIABLE] = "off"
+        _silencing["blocks"] += 1
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop(SILENCE_VARIABLE, None)
-        else:
-            os.environ[SILENCE_VARIABLE] = before
+        with _lock:
+            _silencing["blocks"] -= 1
+            if _silencing["blocks"] == 0:
+                if _silencing["before"] is None:
+                    os.environ.pop(SILENCE_VARIABLE, None)
+                else:
+                    os.environ[SILENCE_VARIABLE] = _silencing["before"]
 
 
 def _write_line(stream, text: str) -> None:
@@ -217,7 +226,7 @@ def heartbeat(label: str, enabled: bool = True, interval: float | None = None, s
         while not stop.wait(min(1.0, max(0.05, interval / 4))):
             with _lock:
                 quiet = _state["open"] == 0 and time.monotonic() - _state["last_line"] >= interval
-            if quiet:
+            if quiet and not _silent():  # a step silenced inside the command
                 _write_line(stream, f"{label}: working, {_duration(time.perf_counter() - start)} elapsed")
 
     thread = threading.Thread(target=beat, daemon=True, name=f"heartbeat: {label}")

@@ -177,10 +177,18 @@ class Cluster:
         self.stop()
 
 
+def _usage() -> str:
+    """The usage lines of the module docstring."""
+    return (__doc__ or "").split("\n\n")[1] if __doc__ and "\n\n" in __doc__ else ""
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] in (["-h"], ["--help"]):
-        print(__doc__.split("\n\n")[1] if __doc__ else "")
+        print(_usage())
         return 0
+    if argv[:1] and argv[0].startswith("-") and argv[0] not in ("--", "--install"):
+        print(f"postgres_cluster: error: unknown option {argv[0]!r}; usage:\n{_usage()}", file=sys.stderr)
+        return 2
     if argv[:1] == ["--install"]:
         try:
             print(install())

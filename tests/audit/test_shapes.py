@@ -149,8 +149,8 @@ def test_variable_length_rows_keep_the_width_of_the_first_draw():
 
 def test_a_release_is_encoded_alike_whatever_else_its_call_returned():
     """A release with a trailing absent entry reads the same in a call of rows of different lengths and in a call of
-    equal rows (an array): its length counts up to its last present entry, so the encoding is a function of the
-    release alone, as a certified event must be."""
+    equal rows: its length is its own len(row) either way, so the encoding is a function of the release alone, as a
+    certified event must be; in a NaN-padded array, where trailing NaN is padding, up to its last present entry."""
     from audit.engine.releases import release_array
 
     class Named:
@@ -161,7 +161,11 @@ def test_a_release_is_encoded_alike_whatever_else_its_call_returned():
     equal = release_array(Named(), "x", [[1.0, np.nan], [1.0, np.nan]], 2, widths)  # rectangular: an array
     assert ragged.shape == equal.shape == (2, 4)
     np.testing.assert_array_equal(ragged[0], equal[0])
-    np.testing.assert_array_equal(ragged[0], [1.0, np.nan, np.nan, 1.0])  # length 1: the trailing ⊥ is padding
+    np.testing.assert_array_equal(ragged[0], [1.0, np.nan, np.nan, 2.0])  # [x, ⊥] is not [x]: its length is 2
+    short = release_array(Named(), "x", [[1.0], [1.0, 2.0, 3.0]], 2, widths)
+    assert short[0, 3] == 1.0  # a trailing ⊥ sent is information
+    padded = release_array(Named(), "x", np.array([[1.0, np.nan], [1.0, 2.0]]), 2, widths)
+    np.testing.assert_array_equal(padded[0], [1.0, np.nan, np.nan, 1.0])  # an array: trailing NaN is padding
 
 
 def test_the_encoding_of_absent_entries_and_cut_rows_is_stated():

@@ -527,7 +527,8 @@ def test_each_row_records_its_channel_kind_as_the_system_declares_it():
 
 def test_a_certification_seed_never_draws_a_stream_of_the_audit_it_recertifies():
     """Certification seed 0 of a seed-0 audit (and any other pair) is a stream of its own: not the root, not one
-    of the search, training or certification streams, nor their children (two levels), of an audit of seed 0 or 1."""
+    of the search, training or certification streams, nor their descendants (three levels), of an audit of seed 0 or
+    1."""
 
     def first_words(seq: np.random.SeedSequence) -> tuple[int, ...]:
         return tuple(int(w) for w in seq.generate_state(4))

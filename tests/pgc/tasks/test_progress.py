@@ -88,3 +88,29 @@ def test_every_command_that_runs_takes_no_progress():
             assert "--no-progress" in leaf._option_string_actions, leaf.prog
             checked += 1
     assert checked >= len(names)
+
+
+def test_silenced_blocks_of_two_threads_restore_the_environment_once_both_end(monkeypatch):
+    import os
+    import threading
+
+    from pgc.tasks.progress import SILENCE_VARIABLE, silenced
+
+    monkeypatch.delenv(SILENCE_VARIABLE, raising=False)
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+
+    def second():
+        first_in.wait()
+        with silenced():
+            second_in.set()
+            first_out.wait()  # the first block ends while this one runs
+            assert os.environ.get(SILENCE_VARIABLE) == "off"
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with silenced():
+        first_in.set()
+        second_in.wait()
+    first_out.set()
+    thread.join()
+    assert SILENCE_VARIABLE not in os.environ

@@ -367,6 +367,7 @@ def test_cluster_script_help_and_a_missing_command_start_no_server(capsys):
     from pgc.tuning.postgres_cluster import main
 
     assert main(["--help"]) == 0 and "--install" in capsys.readouterr().out
+    assert main(["--instal"]) == 2 and "unknown option '--instal'" in capsys.readouterr().err
     assert main(["--", "no-such-command-here", "tune"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "no command 'no-such-command-here'" in err and "postgres:" not in err
