@@ -18,6 +18,8 @@ from audit.one_run.bounds import (
     binned_log_ratio,
     correct_among_top,
     epsilon_lower_bound,
+    fdp_epsilon_lower_bound,
+    fdp_epsilon_p_value,
     fdp_mu_lower_bound,
     fdp_p_value,
     guess_canaries,
@@ -156,8 +158,8 @@ def _one_run_row(
     """One channel: the ratio and r chosen on the simulated canaries, then the real canaries guessed and counted.
 
     A claim with a μ-GDP curve gets both one-run bounds, each at α/2 (fixed before the data): Steinke–Nasr–
-    Jagielski's ε and the f-DP bound of Mahloujifar et al. (μ_LB, and the ε at δ it implies if the curve is
-    Gaussian); the row's ε_LB is the larger of the two, its p-value twice the smaller one's (Bonferroni)."""
+    Jagielski's ε and the f-DP bounds of Mahloujifar et al. (ε_LB at δ through the (ε, δ) curve and μ_LB, α/4
+    each: :func:`_fdp_bounds`); the row's ε_LB is the larger ε, its p-value the Bonferroni minimum."""
     claimed, delta = float(claim[0]), float(claim[1])
     m, n_sel = int(truth.size), int(sim_coins.size)
     if claimed_mu is not None:
@@ -189,7 +191,7 @@ def _one_run_row(
         "simulated_epsilon_lower_bound": eps_sim,
     }
     if claimed_mu is not None:
-        row.update(_fdp_bounds(m, r, correct, alpha, delta, claimed_mu, steinke, p_value))
+        row.update(_fdp_bounds(m, r, correct, alpha, delta, claimed, claimed_mu, steinke))
     return row
 
 
@@ -227,21 +229,30 @@ def one_run_row(
 
 
 def _fdp_bounds(
-    m: int, r: int, correct: int, alpha: float, delta: float, claimed_mu: float, steinke: float, p_value: float
+    m: int, r: int, correct: int, alpha: float, delta: float, claimed: float, claimed_mu: float | None, steinke: float
 ) -> dict:
-    """The f-DP one-run bound beside Steinke et al.'s (each at ``alpha``, half of the row's α)."""
-    from audit.certification.curves import gdp_epsilon
-
-    mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha)
-    fdp_eps = gdp_epsilon(delta, mu_lb) if delta > 0 and mu_lb > 0 else 0.0
+    """The f-DP one-run bounds beside Steinke et al.'s, on the f-DP half ``alpha`` of the row's α: ε_LB at δ through
+    the (ε, δ) curve's own recursion, and μ_LB through the μ-GDP curve, judged against a claimed μ only (a falsified
+    Gaussian curve says nothing of the (ε, δ) claim: :mod:`audit.one_run.bounds`). With a claimed μ the two are two
+    tests of the claim, at ``alpha``/2 each; without one μ_LB judges nothing and ε_LB takes ``alpha``. The row's
+    p-value of "the claim holds" is the Bonferroni minimum over its tests (Steinke's at the row's other half)."""
+    tests = 2 if claimed_mu is not None else 1
+    mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha / tests)
+    fdp_eps = fdp_epsilon_lower_bound(m, r, correct, alpha=alpha / tests, delta=delta)
+    p_values = [2.0 * (one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0)]
+    if math.isfinite(claimed):
+        p_values.append(2.0 * tests * fdp_epsilon_p_value(m, r, correct, claimed, delta))
+    if claimed_mu is not None:
+        p_values.append(2.0 * tests * fdp_p_value(m, r, correct, claimed_mu))
     return {
         "claimed_mu": claimed_mu,
         "fdp_mu_lower_bound": mu_lb,
         "fdp_epsilon_lower_bound": fdp_eps,
         "steinke_epsilon_lower_bound": steinke,
         "epsilon_lower_bound": max(steinke, fdp_eps),
-        "p_value": min(1.0, 2.0 * min(p_value, fdp_p_value(m, r, correct, claimed_mu))),
-        "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each",
+        "p_value": min(1.0, *p_values),
+        "bounds": "Steinke–Nasr–Jagielski at α/2 and f-DP (Mahloujifar et al.) at α/2"
+        + (", its ε and μ tests α/4 each" if claimed_mu is not None else ""),
     }
 
 
@@ -317,8 +328,8 @@ def one_run_scores_audit(
 
     The guesses are the canaries whose score lies farthest from ``centre`` (above: coin 1, below: coin 0);
     how many (r) is chosen on ``simulated`` scores with known coins (the observer's promised noise), never
-    on the real coins. Steinke et al.'s ε and the f-DP μ_LB (Mahloujifar et al.) each take α/2; the
-    headline ε_LB is the larger of Steinke's and the ε at δ that μ_LB implies if the curve is Gaussian.
+    on the real coins. Steinke et al.'s ε and the f-DP bounds (Mahloujifar et al.: :func:`_fdp_bounds`) each take
+    α/2; the headline ε_LB is the larger of Steinke's and the f-DP recursion's through the (ε, δ) curve.
     An observer promised only a curve is held to the ε it implies at δ. ``kind``: the channel's kind (default: one
     submission of a channel of no family)."""
     from audit.certification.curves import gdp_epsilon
@@ -350,19 +361,6 @@ def one_run_scores_audit(
         "test_confidence": 1.0 - alpha,
         "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
     }
-    if claimed_mu is not None:
-        fields.update(_fdp_bounds(m, r, correct, alpha, delta, claimed_mu, steinke, fields["p_value"]))
-    else:
-        mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha)
-        fdp = gdp_epsilon(claimed_delta, mu_lb) if mu_lb > 0 and 0 < claimed_delta < 1 else 0.0
-        fields.update(
-            {
-                "fdp_mu_lower_bound": mu_lb,
-                "fdp_epsilon_lower_bound": fdp,
-                "steinke_epsilon_lower_bound": steinke,
-                "epsilon_lower_bound": max(steinke, fdp),
-                "bounds": "Steinke–Nasr–Jagielski and f-DP (Mahloujifar et al.), α/2 each",
-            }
-        )
+    fields.update(_fdp_bounds(m, r, correct, alpha, delta, claimed, claimed_mu, steinke))
     kind = kind or ChannelKind.single(ChannelFamily.OTHER, channel)
     return one_run_row(channel, fields, covered=covered, confidence=confidence, scope=scope, **kind.fields())

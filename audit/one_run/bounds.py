@@ -20,7 +20,7 @@ jax-privacy's ``auditing._epsilon_one_run`` in ``tests/audit/test_one_run_bound.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -171,11 +171,13 @@ def max_certifiable_epsilon(canaries: int, *, alpha: float = 0.05, delta: float 
 
 # ---- the f-DP one-run bound ---------------------------------------------------------------------
 # Mahloujifar, Melis & Chaudhuri, "Auditing f-Differential Privacy in One Run" (ICML 2025), the
-# reconstruction bound with a cap (their "audit_rh_with_cap"), for a μ-GDP trade-off curve f_μ. With r
-# guesses of which v are correct out of M canaries, a claim of f_μ-DP is falsified at level α when the
-# recursion below — which follows how much probability mass an f_μ-DP algorithm can move towards correct
+# reconstruction bound with a cap (their "audit_rh_with_cap"), for a symmetric trade-off curve f. With r
+# guesses of which v are correct out of M canaries, a claim of f-DP is falsified at level α when the
+# recursion below — which follows how much probability mass an f-DP algorithm can move towards correct
 # guesses, one correct guess at a time — ends above r/M. The curve enters through its inverse blow-up
-# x ↦ Φ(Φ⁻¹(x) − μ).
+# x ↦ f(1 − x): for the μ-GDP curve Φ(Φ⁻¹(x) − μ), for the (ε, δ)-DP curve
+# max(0, 1 − δ − e^ε·(1 − x), e^−ε·(x − δ)). Each falsifies only the curve it is run with: a falsified
+# μ-GDP curve says nothing of an (ε, δ) claim, whose own curve is not Gaussian.
 
 
 def gdp_blow_up_inverse(x: float, mu: float) -> float:
@@ -187,19 +189,60 @@ def gdp_blow_up_inverse(x: float, mu: float) -> float:
     return float(stats.norm.cdf(stats.norm.ppf(x) - mu))
 
 
-def fdp_falsifies(mu: float, canaries: int, guesses: int, correct: int, alpha: float) -> bool:
-    """Whether v = ``correct`` of r = ``guesses`` falsify a μ-GDP claim at level ``alpha`` (the recursion of
-    the f-DP one-run audit over the correct guesses, from the last to the first)."""
+def approximate_dp_blow_up_inverse(x: float, epsilon: float, delta: float) -> float:
+    """f_{ε,δ}(1 − x) = max(0, 1 − δ − e^ε·(1 − x), e^−ε·(x − δ)): the inverse blow-up function of the (ε, δ)-DP
+    trade-off curve (Kairouz, Oh & Viswanath 2015; Dong, Roth & Su 2022, eq. 5)."""
+    x = min(max(x, 0.0), 1.0)
+    return max(0.0, 1.0 - delta - math.exp(epsilon) * (1.0 - x), math.exp(-epsilon) * (x - delta))
+
+
+def falsifies_curve(
+    blow_up_inverse: Callable[[float], float], canaries: int, guesses: int, correct: int, alpha: float
+) -> bool:
+    """Whether v = ``correct`` of r = ``guesses`` falsify the trade-off curve of ``blow_up_inverse`` at level
+    ``alpha`` (the recursion of the f-DP one-run audit over the correct guesses, from the last to the first)."""
     _check_counts(canaries, guesses, correct)
     mass_correct = alpha * correct / canaries
     mass_wrong = alpha * (guesses - correct) / canaries
     for i in reversed(range(correct)):
-        raised = max(mass_wrong, gdp_blow_up_inverse(mass_correct, mu))
+        raised = max(mass_wrong, blow_up_inverse(mass_correct))
         if raised == mass_wrong:  # neither mass can change any more
             break
         mass_correct = min(mass_correct + i / (guesses - i) * (raised - mass_wrong), 1.0)
         mass_wrong = raised
     return mass_correct + mass_wrong > guesses / canaries
+
+
+def fdp_falsifies(mu: float, canaries: int, guesses: int, correct: int, alpha: float) -> bool:
+    """Whether the guesses falsify a μ-GDP claim at level ``alpha`` (:func:`falsifies_curve`)."""
+    return falsifies_curve(lambda x: gdp_blow_up_inverse(x, mu), canaries, guesses, correct, alpha)
+
+
+def fdp_epsilon_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: float, delta: float) -> float:
+    """The largest ε whose (ε, δ)-DP claim the guesses falsify at level ``alpha`` through the (ε, δ) curve's own
+    recursion (0 when none is): an ε_LB at δ that holds with confidence 1 − α for any algorithm, Gaussian or not
+    (bisection; falsification is monotone in ε, the curve's inverse blow-up falling as ε grows)."""
+    _check_counts(canaries, guesses, correct)
+
+    def falsified(epsilon: float) -> bool:
+        return falsifies_curve(
+            lambda x: approximate_dp_blow_up_inverse(x, epsilon, delta), canaries, guesses, correct, alpha
+        )
+
+    if guesses == 0 or not falsified(0.0):
+        return 0.0
+    low, high = 0.0, 1.0
+    while falsified(high):
+        low, high = high, 2.0 * high
+        if high > EPSILON_CEILING:
+            return EPSILON_CEILING
+    while high - low > 1e-6 * high:
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if falsified(mid) else (low, mid)
+    return low
+
+
+EPSILON_CEILING = 64.0  # search ceiling for the f-DP recursion's ε_LB
 
 
 def fdp_mu_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: float = 0.05) -> float:
@@ -224,17 +267,31 @@ def fdp_mu_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: floa
 MU_CEILING = 40.0  # search ceiling for μ_LB
 
 
-def fdp_p_value(canaries: int, guesses: int, correct: int, claimed_mu: float) -> float:
-    """p-value of "the μ-GDP claim holds": the smallest α at which the guesses falsify it (1 when none
-    below 1 does; bisection in log α, falsification being monotone in α)."""
-    if not fdp_falsifies(claimed_mu, canaries, guesses, correct, 1.0 - 1e-12):
+def curve_p_value(blow_up_inverse: Callable[[float], float], canaries: int, guesses: int, correct: int) -> float:
+    """p-value of "the curve of ``blow_up_inverse`` holds": the smallest α at which the guesses falsify it (1 when
+    none below 1 does; bisection in log α, falsification being monotone in α)."""
+
+    def falsified(alpha: float) -> bool:
+        return falsifies_curve(blow_up_inverse, canaries, guesses, correct, alpha)
+
+    if not falsified(1.0 - 1e-12):
         return 1.0
     low, high = 1e-300, 1.0 - 1e-12
-    if fdp_falsifies(claimed_mu, canaries, guesses, correct, low):
+    if falsified(low):
         return low
     for _ in range(80):
         mid = math.exp(0.5 * (math.log(low) + math.log(high)))
-        low, high = (low, mid) if fdp_falsifies(claimed_mu, canaries, guesses, correct, mid) else (mid, high)
+        low, high = (low, mid) if falsified(mid) else (mid, high)
         if high / low < 1.0 + 1e-6:
             break
     return float(high)
+
+
+def fdp_p_value(canaries: int, guesses: int, correct: int, claimed_mu: float) -> float:
+    """p-value of "the μ-GDP claim holds" (:func:`curve_p_value`)."""
+    return curve_p_value(lambda x: gdp_blow_up_inverse(x, claimed_mu), canaries, guesses, correct)
+
+
+def fdp_epsilon_p_value(canaries: int, guesses: int, correct: int, epsilon: float, delta: float) -> float:
+    """p-value of "the (ε, δ) claim holds" through the (ε, δ) curve's own f-DP recursion (:func:`curve_p_value`)."""
+    return curve_p_value(lambda x: approximate_dp_blow_up_inverse(x, epsilon, delta), canaries, guesses, correct)

@@ -113,3 +113,61 @@ def test_fdp_bound_is_monotone_and_zero_at_chance():
     assert bounds == sorted(bounds) and bounds[0] > 0
     mu = fdp_mu_lower_bound(1000, 200, 150)
     assert fdp_falsifies(0.99 * mu, 1000, 200, 150, 0.05) and not fdp_falsifies(1.01 * mu, 1000, 200, 150, 0.05)
+
+
+def test_the_approximate_dp_curve_recursion_bounds_epsilon_at_its_boundary():
+    from audit.one_run.bounds import (
+        approximate_dp_blow_up_inverse,
+        falsifies_curve,
+        fdp_epsilon_lower_bound,
+        fdp_epsilon_p_value,
+    )
+
+    assert all(approximate_dp_blow_up_inverse(x, 0.0, 0.0) == pytest.approx(x) for x in (0.0, 0.2, 0.7, 1.0))
+    eps = fdp_epsilon_lower_bound(1000, 200, 170, alpha=0.05, delta=1e-5)
+    assert 0.5 < eps < 3.0
+
+    def falsified(e: float) -> bool:
+        return falsifies_curve(lambda x: approximate_dp_blow_up_inverse(x, e, 1e-5), 1000, 200, 170, 0.05)
+
+    assert falsified(0.99 * eps) and not falsified(1.01 * eps)
+    assert (
+        fdp_epsilon_p_value(1000, 200, 170, 0.99 * eps, 1e-5)
+        <= 0.05
+        < fdp_epsilon_p_value(1000, 200, 170, 1.01 * eps, 1e-5)
+    )
+    assert fdp_epsilon_lower_bound(1000, 100, 50, alpha=0.05, delta=1e-5) == 0.0  # chance
+
+
+def test_a_true_epsilon_dp_claim_is_not_violated_by_the_fdp_bound():
+    """Randomized response exactly 2-DP per canary, claim (2, 1e-5), no curve: each audit is violated with
+    probability at most α = 0.05, so 3 or more of 10 has probability 1.2 %; a μ_LB read as if the curve were
+    Gaussian called every one of them violated (ε ≈ 3.0–3.15)."""
+    import math
+
+    from audit.one_run import one_run_scores_audit
+
+    rng = np.random.default_rng(np.random.SeedSequence(2026))
+    keep = 1.0 / (1.0 + math.exp(-2.0))
+
+    def rr(n: int) -> tuple[np.ndarray, np.ndarray]:
+        coins = rng.integers(0, 2, n)
+        return np.where(rng.random(n) < keep, coins, 1 - coins).astype(float), coins
+
+    simulated, simulated_truth = rr(10_000)
+    violated = 0
+    for _ in range(10):
+        scores, truth = rr(1000)
+        row = one_run_scores_audit(
+            scores,
+            truth,
+            simulated,
+            simulated_truth,
+            centre=0.5,
+            claimed_epsilon=2.0,
+            claimed_delta=1e-5,
+            claimed_mu=None,
+        )
+        assert row.fdp_epsilon_lower_bound <= row.steinke_epsilon_lower_bound + 0.5
+        violated += row.verdict == "violated"
+    assert violated <= 2
