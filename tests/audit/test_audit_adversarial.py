@@ -192,3 +192,34 @@ def test_worst_pair_search_stays_in_the_range_and_prefers_wide_pairs():
     assert len(res.trials) == 4 and res.value == max(t["value"] for t in res.trials)
     with pytest.raises(ValueError):
         worst_pair_search(10.0, 9.0)
+
+
+def test_worst_pair_search_never_draws_a_stream_of_the_audit_that_certifies_its_pair(monkeypatch):
+    """The audit of the chosen pair draws from SeedSequence(seed)'s descendants; the search's trials and sampler
+    draw from streams under a spawn key none of them has."""
+    import types
+
+    import numpy as np
+
+    import pgc.a3c.crafted as crafted
+
+    used = []
+
+    def fake_search(a, b, *, seed, **_):
+        used.append(seed)
+        return types.SimpleNamespace(value=float(b - a), evaluations=1)
+
+    monkeypatch.setattr(crafted, "search_crafted_model", fake_search)
+    crafted.worst_pair_search(5.0, 15.0, objective="score", trials=3, seed=0)
+
+    def words(seq):
+        return tuple(int(w) for w in seq.generate_state(4))
+
+    def family(root, depth):
+        yield root
+        if depth:
+            for child in root.spawn(4):
+                yield from family(child, depth - 1)
+
+    audit_streams = {words(s) for s in family(np.random.SeedSequence(0), 3)}
+    assert len(used) == 3 and not {words(s) for s in used} & audit_streams
