@@ -79,15 +79,12 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "Power.samples_to_decide": "set when the row's power says how many samples would decide it",
         "AuditedRun.config": "the run's configuration, written by the one-run audit; the committed ones predate it",
     },
-    "adversarial-audit": {
+    "adversarial-audit": {  # the worst-pair file is written by the current CLI: provenance, hypothesis recorded
         **_EVENT,
-        **_PROVENANCE,
-        "AdversarialAudited.hypothesis": "written by the current audit (pair, channel); the committed ones predate it",
-        **_ROW_OPTIONS,
+        **{k: _ROW_OPTIONS[k] for k in ("RowClaim.contradiction", "Power.planted_power")},
         **_GAUSSIAN,
         "Protection.claim_covers": "set when --run names a protected run that records its claim's channels",
         "Protection.metrics_from": "set when --run names a protected run that records where its metrics came from",
-        "Power.point_mass_search": "set when a δ test searched the releases (a claim with δ > 0)",
         "PointMassPower.detectable_delta": "set when a δ test searched the releases (a claim with δ > 0)",
         "Power.samples_to_decide": "set when the row's power says how many samples would decide it",
     },
