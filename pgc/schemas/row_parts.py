@@ -293,7 +293,7 @@ class OneRunCounts(Record):
     correct: int | None = None
     accuracy: float | None = None
     steinke_epsilon_lower_bound: float | None = None
-    fdp_epsilon_lower_bound: float | None = None  # the ε at the claimed δ that the f-DP μ_LB implies
+    fdp_epsilon_lower_bound: float | None = None  # ε_LB at the claimed δ of the f-DP recursion on the (ε, δ) curve
     bounds: str | None = None  # which one-run bounds the row took the larger of, in words
     simulated_epsilon_lower_bound: float | None = None  # the same guesses' bound on releases the auditor simulated
 
