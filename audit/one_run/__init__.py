@@ -235,7 +235,8 @@ def _fdp_bounds(
     the (ε, δ) curve's own recursion, and μ_LB through the μ-GDP curve, judged against a claimed μ only (a falsified
     Gaussian curve says nothing of the (ε, δ) claim: :mod:`audit.one_run.bounds`). With a claimed μ the two are two
     tests of the claim, at ``alpha``/2 each; without one μ_LB judges nothing and ε_LB takes ``alpha``. The row's
-    p-value of "the claim holds" is the Bonferroni minimum over its tests (Steinke's at the row's other half)."""
+    p-values of "the claim holds" and of "no leak" (ε = 0) are the Bonferroni minimum over its tests (Steinke's at
+    the row's other half)."""
     tests = 2 if claimed_mu is not None else 1
     mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha / tests)
     fdp_eps = fdp_epsilon_lower_bound(m, r, correct, alpha=alpha / tests, delta=delta)
@@ -244,8 +245,10 @@ def _fdp_bounds(
         p_values.append(2.0 * tests * fdp_epsilon_p_value(m, r, correct, claimed, delta))
     if claimed_mu is not None:
         p_values.append(2.0 * tests * fdp_p_value(m, r, correct, claimed_mu))
+    leak = (one_run_p_value(m, r, correct, 0.0, delta), fdp_epsilon_p_value(m, r, correct, 0.0, delta))
     return {
         "claimed_mu": claimed_mu,
+        "p_value_leak": min(1.0, 2.0 * leak[0], 2.0 * tests * leak[1]),
         "fdp_mu_lower_bound": mu_lb,
         "fdp_epsilon_lower_bound": fdp_eps,
         "steinke_epsilon_lower_bound": steinke,

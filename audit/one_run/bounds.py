@@ -223,6 +223,8 @@ def fdp_epsilon_lower_bound(canaries: int, guesses: int, correct: int, *, alpha:
     recursion (0 when none is): an ε_LB at δ that holds with confidence 1 − α for any algorithm, Gaussian or not
     (bisection; falsification is monotone in ε, the curve's inverse blow-up falling as ε grows)."""
     _check_counts(canaries, guesses, correct)
+    if not 0.0 < alpha < 1.0:
+        raise UserError(f"alpha must lie in (0, 1), got {alpha!r}")
 
     def falsified(epsilon: float) -> bool:
         return falsifies_curve(
@@ -234,15 +236,15 @@ def fdp_epsilon_lower_bound(canaries: int, guesses: int, correct: int, *, alpha:
     low, high = 0.0, 1.0
     while falsified(high):
         low, high = high, 2.0 * high
-        if high > EPSILON_CEILING:
-            return EPSILON_CEILING
+        if high > FDP_EPSILON_CEILING:
+            return FDP_EPSILON_CEILING
     while high - low > 1e-6 * high:
         mid = 0.5 * (low + high)
         low, high = (mid, high) if falsified(mid) else (low, mid)
     return low
 
 
-EPSILON_CEILING = 64.0  # search ceiling for the f-DP recursion's ε_LB
+FDP_EPSILON_CEILING = 64.0  # search ceiling for the f-DP recursion's ε_LB
 
 
 def fdp_mu_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: float = 0.05) -> float:

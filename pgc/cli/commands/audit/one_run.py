@@ -75,8 +75,8 @@ def _print_row(r) -> None:
     )
     if r.mu_lower_bound is not None and r.claimed_mu is not None:
         print(
-            f"            f-DP: μ_LB {r.mu_lower_bound:.3f} vs claimed μ {r.claimed_mu:.3f} (ε "
-            f"{r.fdp_epsilon_lower_bound or 0.0:.3f} if the curve is Gaussian); Steinke ε_LB "
+            f"            f-DP: μ_LB {r.mu_lower_bound:.3f} vs claimed μ {r.claimed_mu:.3f}, ε_LB "
+            f"{r.fdp_epsilon_lower_bound or 0.0:.3f} through the (ε, δ) curve; Steinke ε_LB "
             f"{r.steinke_epsilon_lower_bound or r.epsilon_lower_bound:.3f}; {r.bounds or ''}"
         )
     print(f"            {r.verdict}: {r.verdict_reason}")
