@@ -214,12 +214,11 @@ class AuditSettings:
             or not (0.0 < self.train_fraction <= 1.0)
         ):
             raise UserError(f"train_fraction must be a number in (0, 1] or 'auto', got {self.train_fraction!r}")
-        if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < SEED_LIMIT:
-            raise UserError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
-        if self.certification_seed is not None and (
-            not isinstance(self.certification_seed, (int, np.integer)) or not 0 <= self.certification_seed < SEED_LIMIT
-        ):
-            raise UserError(f"certification_seed must be an integer in [0, 2**64), got {self.certification_seed!r}")
+        for name, value in (("seed", self.seed), ("certification_seed", self.certification_seed)):
+            if (value is not None or name == "seed") and (
+                not isinstance(value, (int, np.integer)) or not 0 <= value < SEED_LIMIT
+            ):
+                raise UserError(f"{name} must be an integer in [0, 2**64), got {value!r}")
         if self.search_samples < 2 or self.search_generations < 1:
             raise UserError("search_samples must be >= 2 and search_generations >= 1")
         if not isinstance(self.pair_race_share, (int, np.integer)) or self.pair_race_share < 1:

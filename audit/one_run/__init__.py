@@ -191,7 +191,7 @@ def _one_run_row(
         "simulated_epsilon_lower_bound": eps_sim,
     }
     if claimed_mu is not None:
-        row.update(_fdp_bounds(m, r, correct, alpha, delta, claimed, claimed_mu, steinke))
+        row.update(_fdp_bounds(row, alpha, claimed_mu))
     return row
 
 
@@ -228,31 +228,31 @@ def one_run_row(
     return judge(row)
 
 
-def _fdp_bounds(
-    m: int, r: int, correct: int, alpha: float, delta: float, claimed: float, claimed_mu: float | None, steinke: float
-) -> dict:
-    """The f-DP one-run bounds beside Steinke et al.'s, on the f-DP half ``alpha`` of the row's α: ε_LB at δ through
-    the (ε, δ) curve's own recursion, and μ_LB through the μ-GDP curve, judged against a claimed μ only (a falsified
-    Gaussian curve says nothing of the (ε, δ) claim: :mod:`audit.one_run.bounds`). With a claimed μ the two are two
-    tests of the claim, at ``alpha``/2 each; without one μ_LB judges nothing and ε_LB takes ``alpha``. The row's
-    p-values of "the claim holds" and of "no leak" (ε = 0) are the Bonferroni minimum over its tests (Steinke's at
-    the row's other half)."""
+def _fdp_bounds(steinke: dict, alpha: float, claimed_mu: float | None) -> dict:
+    """The f-DP one-run bounds beside Steinke et al.'s row ``steinke`` (its counts, claim, ε_LB and p-values), on the
+    f-DP half ``alpha`` of the row's α: ε_LB at δ through the (ε, δ) curve's own recursion, and μ_LB through the
+    μ-GDP curve, judged against a claimed μ only (a falsified Gaussian curve says nothing of the (ε, δ) claim:
+    :mod:`audit.one_run.bounds`). With a claimed μ the two are two tests of the claim, at ``alpha``/2 each; without
+    one μ_LB judges nothing and ε_LB takes ``alpha``. The row's p-values of "the claim holds" and of "no leak"
+    (ε = 0) are the Bonferroni minimum over its tests (Steinke's at the row's other half)."""
+    m, r, correct = steinke["canaries"], steinke["guesses"], steinke["correct"]
+    claimed, delta = steinke["claimed_epsilon"], steinke["claimed_delta"]
     tests = 2 if claimed_mu is not None else 1
     mu_lb = fdp_mu_lower_bound(m, r, correct, alpha=alpha / tests)
     fdp_eps = fdp_epsilon_lower_bound(m, r, correct, alpha=alpha / tests, delta=delta)
-    p_values = [2.0 * (one_run_p_value(m, r, correct, claimed, delta) if math.isfinite(claimed) else 1.0)]
+    p_values = [2.0 * steinke["p_value"]]
     if math.isfinite(claimed):
         p_values.append(2.0 * tests * fdp_epsilon_p_value(m, r, correct, claimed, delta))
     if claimed_mu is not None:
         p_values.append(2.0 * tests * fdp_p_value(m, r, correct, claimed_mu))
-    leak = (one_run_p_value(m, r, correct, 0.0, delta), fdp_epsilon_p_value(m, r, correct, 0.0, delta))
+    leak = 2.0 * tests * fdp_epsilon_p_value(m, r, correct, 0.0, delta)
     return {
         "claimed_mu": claimed_mu,
-        "p_value_leak": min(1.0, 2.0 * leak[0], 2.0 * tests * leak[1]),
+        "p_value_leak": min(1.0, 2.0 * steinke["p_value_leak"], leak),
         "fdp_mu_lower_bound": mu_lb,
         "fdp_epsilon_lower_bound": fdp_eps,
-        "steinke_epsilon_lower_bound": steinke,
-        "epsilon_lower_bound": max(steinke, fdp_eps),
+        "steinke_epsilon_lower_bound": steinke["epsilon_lower_bound"],
+        "epsilon_lower_bound": max(steinke["epsilon_lower_bound"], fdp_eps),
         "p_value": min(1.0, *p_values),
         "bounds": "Steinke–Nasr–Jagielski at α/2 and f-DP (Mahloujifar et al.) at α/2"
         + (", its ε and μ tests α/4 each" if claimed_mu is not None else ""),
@@ -364,6 +364,6 @@ def one_run_scores_audit(
         "test_confidence": 1.0 - alpha,
         "max_certifiable_epsilon": max_certifiable_epsilon(m, alpha=alpha, delta=delta),
     }
-    fields.update(_fdp_bounds(m, r, correct, alpha, delta, claimed, claimed_mu, steinke))
+    fields.update(_fdp_bounds(fields, alpha, claimed_mu))
     kind = kind or ChannelKind.single(ChannelFamily.OTHER, channel)
     return one_run_row(channel, fields, covered=covered, confidence=confidence, scope=scope, **kind.fields())

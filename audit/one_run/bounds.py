@@ -231,20 +231,26 @@ def fdp_epsilon_lower_bound(canaries: int, guesses: int, correct: int, *, alpha:
             lambda x: approximate_dp_blow_up_inverse(x, epsilon, delta), canaries, guesses, correct, alpha
         )
 
-    if guesses == 0 or not falsified(0.0):
+    return 0.0 if guesses == 0 else _largest_falsified(falsified, 0.0, FDP_EPSILON_CEILING, FDP_EPSILON_CEILING)
+
+
+FDP_EPSILON_CEILING = 64.0  # search ceiling for the f-DP recursion's ε_LB
+
+
+def _largest_falsified(falsified: Callable[[float], bool], floor: float, ceiling: float, limit: float) -> float:
+    """The largest parameter a monotone ``falsified`` holds at, to a relative 10⁻⁶ (0 where it fails at ``floor``):
+    doubling from 1 until it fails (``ceiling`` once the doubling passes ``limit``), then bisection."""
+    if not falsified(floor):
         return 0.0
-    low, high = 0.0, 1.0
+    low, high = floor, 1.0
     while falsified(high):
         low, high = high, 2.0 * high
-        if high > FDP_EPSILON_CEILING:
-            return FDP_EPSILON_CEILING
+        if high > limit:
+            return ceiling
     while high - low > 1e-6 * high:
         mid = 0.5 * (low + high)
         low, high = (mid, high) if falsified(mid) else (low, mid)
     return low
-
-
-FDP_EPSILON_CEILING = 64.0  # search ceiling for the f-DP recursion's ε_LB
 
 
 def fdp_mu_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: float = 0.05) -> float:
@@ -253,17 +259,11 @@ def fdp_mu_lower_bound(canaries: int, guesses: int, correct: int, *, alpha: floa
     _check_counts(canaries, guesses, correct)
     if not 0.0 < alpha < 1.0:
         raise UserError(f"alpha must lie in (0, 1), got {alpha!r}")
-    if guesses == 0 or not fdp_falsifies(1e-9, canaries, guesses, correct, alpha):
+    if guesses == 0:
         return 0.0
-    low, high = 1e-9, 1.0
-    while fdp_falsifies(high, canaries, guesses, correct, alpha):
-        low, high = high, 2.0 * high
-        if high > 2.0 * MU_CEILING:
-            return MU_CEILING
-    while high - low > 1e-6 * high:
-        mid = 0.5 * (low + high)
-        low, high = (mid, high) if fdp_falsifies(mid, canaries, guesses, correct, alpha) else (low, mid)
-    return low
+    return _largest_falsified(
+        lambda mu: fdp_falsifies(mu, canaries, guesses, correct, alpha), 1e-9, MU_CEILING, 2.0 * MU_CEILING
+    )
 
 
 MU_CEILING = 40.0  # search ceiling for μ_LB
