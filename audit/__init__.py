@@ -52,6 +52,7 @@ _EXPORTS = {
     **dict.fromkeys(["decide", "family_verdict", "judge"], ".verdicts"),
     **dict.fromkeys(["AuditRow", "Verdict"], "pgc.schemas.audit_rows"),
     "audit_prs_whitebox": ".engine.whitebox",
+    "scorer_from_witness": ".statistics.fitted",
 }
 
 __all__ = [
@@ -80,6 +81,7 @@ __all__ = [
     "epsilon_lower_bound",
     "max_certifiable_epsilon",
     "smallest_detectable_delta",
+    "scorer_from_witness",
 ]
 
 

@@ -432,6 +432,7 @@ def make_row(
         broadcast=broadcast,
         claim_contradiction=contradiction if covered else None,
         point_mass_search=False,
+        witness=b.witness,
         **bound_fields(b, claim, confidence, claimed_mu, claimed_profile),
         **context,
     )

@@ -88,7 +88,7 @@ def _argv(command: str, samples: int) -> list[str]:
     argv = shlex.split(command)
     head = {"pgc": [str(BIN / "pgc")], "python": [sys.executable], "pytest": [sys.executable, "-m", "pytest"]}
     assert argv[0] in head, f"a step runs pgc, python or pytest, not {argv[0]!r}: {command}"
-    if argv[:2] == ["pgc", "audit"]:
+    if argv[:2] == ["pgc", "audit"] and argv[2:3] != ["recertify"]:  # recertify re-runs the result's own sizes
         argv = [a for i, a in enumerate(argv) if a != "--samples" and (i == 0 or argv[i - 1] != "--samples")]
         argv += ["--samples", str(samples)]
     return head[argv[0]] + argv[1:]

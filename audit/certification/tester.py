@@ -35,6 +35,7 @@ from audit.certification.curves import (
     split_alpha,
 )
 from audit.statistics import default_statistics, search_statistics
+from audit.statistics.fitted import witness_of
 from audit.statistics.selection import choose_threshold, continuous_scores, in_sample_projection, select_statistic
 from audit.statistics.shapes import for_absent_entries, shapes_of
 from pgc.contracts import Sampler, Scorer, Statistic
@@ -144,9 +145,11 @@ class EpsilonBound:
     profile_claimed_epsilon: float | None = None
     shapes_searched: tuple[str, ...] | None = None  # the leak shapes the selection's statistics covered
     event: str | None = None  # the certified event in words, where the fitted statistic says it
+    witness: dict[str, Any] | None = None  # the fitted statistic saved (audit.statistics.fitted), where it can be
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        """Every field but the witness (a row saves it: :class:`pgc.schemas.audit_rows.FittedStatistic`)."""
+        return {k: v for k, v in self.__dict__.items() if k != "witness"}
 
 
 class _CurveFields(TypedDict, total=False):
@@ -431,6 +434,7 @@ def bound_from_counts(
         projected_epsilon=float(test.projected_epsilon),
         shapes_searched=test.shapes or None,
         event=event_words(test.scorer, test.threshold),
+        witness=witness_of(test.scorer),
         **curve,
     )
 

@@ -166,6 +166,7 @@ def mechanism_row(
         claim_contradiction=contradiction(claim, accountant),
         point_mass_search=delta_test is not None,
         detectable_delta=point_mass_power,
+        witness=bound.witness,
         **{**fields, "confidence": confidence},
         ratio=bound.epsilon_lower_bound / eps if math.isfinite(eps) else 0.0,
         **ChannelKind.single(ChannelFamily.OUTPUT, MECHANISM_CHANNEL).fields(),

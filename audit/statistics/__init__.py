@@ -30,8 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit.certification.bounds import exp_or_inf
+from audit.statistics.fitted_scores import CellLikelihoodRatio, ChannelSumScore, LaplaceRatioScore, MembershipScore
 from audit.statistics.hashing import row_hash
-from audit.statistics.memo import by_row_blocks, column_medians, once_per_split
+from audit.statistics.memo import column_medians, once_per_split
 from audit.statistics.prs import MAX_LATTICE_CELLS as MAX_LATTICE_CELLS
 from audit.statistics.prs import PRSLexicographicLikelihoodRatio as PRSLexicographicLikelihoodRatio
 from audit.statistics.scores import LinearScore, VoteScore
@@ -120,17 +121,7 @@ class LaplaceLogLikelihood:
             pooled = np.concatenate([pos[:, cols], neg[:, cols]])
             mad = np.abs(pooled - column_medians(pooled)).mean(axis=0)
             scale = np.where(mad > 0, mad, 1.0)
-        if not self.dense:
-            return by_row_blocks(
-                lambda y: ((np.abs(y[:, cols] - m_neg) - np.abs(y[:, cols] - m_pos)) / scale).sum(axis=1)
-            )
-        # each column's term in the columns' own order, then summed in the order of |z|: the same numbers as
-        # gathering the columns first, with one gather (of the terms) instead of two
-        natural = np.empty((3, cols.size))
-        natural[:, cols] = m_neg, m_pos, scale
-        return by_row_blocks(
-            lambda y: ((np.abs(y - natural[0]) - np.abs(y - natural[1])) / natural[2])[:, cols].sum(axis=1)
-        )
+        return LaplaceRatioScore(cols, m_pos, m_neg, scale, self.dense)
 
 
 def strongest_prefix(abs_z: np.ndarray) -> int:
@@ -242,13 +233,7 @@ class HistogramLikelihoodRatio:
         c_neg = np.bincount(inverse[len(pos) :], minlength=keys.size) / len(neg)
         smooth = 0.5 / max(len(pos), len(neg))
         llr = np.log(c_pos + smooth) - np.log(c_neg + smooth)
-
-        def score(y: np.ndarray) -> np.ndarray:
-            h = row_hash(y[:, cols])
-            idx = np.clip(np.searchsorted(keys, h), 0, keys.size - 1)
-            return np.where(keys[idx] == h, llr[idx], 0.0)
-
-        return score
+        return CellLikelihoodRatio(cols, keys, llr)
 
 
 class SupportMembership:
@@ -263,17 +248,13 @@ class SupportMembership:
         self.name = f"support-{scope}"
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
-        cols = slice(None) if self.scope == "row" else ColumnSummary.of(pos, neg).order[:1]
-        set_pos = np.unique(row_hash(pos[:, cols]))
-        set_neg = np.unique(row_hash(neg[:, cols]))
+        cols = None if self.scope == "row" else ColumnSummary.of(pos, neg).order[:1]
+        index = slice(None) if cols is None else cols
+        set_pos = np.unique(row_hash(pos[:, index]))
+        set_neg = np.unique(row_hash(neg[:, index]))
         if set_pos.size > 0.999 * len(pos) and set_neg.size > 0.999 * len(neg):
             return None  # (almost) no repeats: continuous, fresh noise
-
-        def score(y: np.ndarray) -> np.ndarray:
-            h = row_hash(y[:, cols])
-            return np.isin(h, set_pos).astype(np.float64) - np.isin(h, set_neg)
-
-        return score
+        return MembershipScore(cols, set_pos, set_neg)
 
 
 def location_statistics() -> list:
@@ -364,19 +345,16 @@ class ExactRelease:
         self.scope, self.eta, self.epsilon = scope, float(eta), float(epsilon)
         self.name = f"exact-release-{scope}" + (f"-eta{eta:g}" if eta > 0 else "")
 
-    def cells(self, y: np.ndarray, cols, width) -> np.ndarray:
-        v = y[:, cols]
-        return row_hash(v if width is None else np.round(v / width))
-
     def fit(self, pos: np.ndarray, neg: np.ndarray):
-        if self.scope == "row":
-            cols = slice(None)
-        else:  # the top column, from at most 16 SCALE_ROWS rows per side (it is only a choice)
+        cols = None
+        if self.scope == "column":  # the top column, from at most 16 SCALE_ROWS rows per side (it is only a choice)
             step = max(1, -(-max(len(pos), len(neg)) // (16 * SCALE_ROWS)))
             cols = ColumnSummary.of(pos[::step], neg[::step]).order[:1]
-        width = None if self.eta == 0 else self.eta * column_scales(np.concatenate([pos[:, cols], neg[:, cols]]))
-        k_pos, c_pos = np.unique(self.cells(pos, cols, width), return_counts=True)
-        k_neg, c_neg = np.unique(self.cells(neg, cols, width), return_counts=True)
+        index = slice(None) if cols is None else cols
+        width = None if self.eta == 0 else self.eta * column_scales(np.concatenate([pos[:, index], neg[:, index]]))
+        cells = MembershipScore(cols, np.empty(0, np.uint64), np.empty(0, np.uint64), width).cells
+        k_pos, c_pos = np.unique(cells(pos), return_counts=True)
+        k_neg, c_neg = np.unique(cells(neg), return_counts=True)
         ratio = exp_or_inf(self.epsilon)
 
         def point_masses(keys, counts, other_keys, other_counts):
@@ -387,16 +365,9 @@ class ExactRelease:
             scaled = np.multiply(ratio, other, out=np.zeros(other.shape), where=other > 0)  # never inf·0
             return keys[(counts >= POINT_MASS_MIN_REPEATS) & (counts > scaled)]
 
-        set_pos = point_masses(k_pos, c_pos, k_neg, c_neg)
-        set_neg = point_masses(k_neg, c_neg, k_pos, c_pos)
-
-        def score(y: np.ndarray) -> np.ndarray:
-            h = self.cells(y, cols, width)
-            return np.isin(h, set_pos, assume_unique=False).astype(np.float64) - np.isin(
-                h, set_neg, assume_unique=False
-            )
-
-        score.point_masses = (int(set_pos.size), int(set_neg.size))
+        set_pos, set_neg = point_masses(k_pos, c_pos, k_neg, c_neg), point_masses(k_neg, c_neg, k_pos, c_pos)
+        score = MembershipScore(cols, set_pos, set_neg, width)
+        score.point_masses = (int(score.set_pos.size), int(score.set_neg.size))
         return score
 
 
@@ -487,11 +458,4 @@ class ChannelSumLikelihoodRatio:
             parts.append((group, scorer, edges, _pava_llr(c_p, c_n, len(s_p), len(s_n))))
         if not parts:
             return None
-
-        def score(y: np.ndarray) -> np.ndarray:
-            total = np.zeros(len(y))
-            for group, scorer, edges, llr in parts:
-                total += llr[np.searchsorted(edges, np.asarray(scorer(y[:, group]), np.float64), side="right")]
-            return total
-
-        return score
+        return ChannelSumScore(*(list(part) for part in zip(*parts, strict=True)))

@@ -24,7 +24,9 @@ import warnings
 
 import numpy as np
 
+from audit.statistics.fitted import FittedScore
 from audit.statistics.shapes import FITTED_FORM_MARGIN, standardizer
+from audit.statistics.trees import TreeEnsemble
 
 RAW_COLUMNS = 48  # raw columns fed to the classifier: by |z| of the mean difference, then of the spread ratio
 PRESENCE_COLUMNS = 32
@@ -55,22 +57,41 @@ def z_of_means(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
     return np.nan_to_num(z, nan=0.0, posinf=1e12)
 
 
-class FeatureMap:
-    """The classifier's features of a release (module docstring), fixed by the fit half."""
+class FeatureMap(FittedScore):
+    """The classifier's features of a release (module docstring), fixed by the fit half (:meth:`fitted`): the raw
+    columns ``raw``, the derived shapes about the pooled ``centre`` and ``spread``, and where entries are absent
+    (``any_absent``) the presence of the columns ``presence`` and the count of present entries."""
 
-    def __init__(self, pos: np.ndarray, neg: np.ndarray):
+    KIND = "learned-features"
+
+    def __init__(self, raw: np.ndarray, presence: np.ndarray, any_absent: bool, centre: np.ndarray, spread: np.ndarray):
+        self.raw, self.presence, self.any_absent = raw, presence, bool(any_absent)
+        self.centre, self.spread = centre, spread
+
+    @classmethod
+    def fitted(cls, pos: np.ndarray, neg: np.ndarray) -> FeatureMap:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
             by_mean = np.argsort(-z_of_means(pos, neg), kind="stable")
             by_spread = np.argsort(-z_of_spread(pos, neg), kind="stable")
         half = RAW_COLUMNS // 2
         chosen = list(dict.fromkeys([*by_mean[:half], *by_spread[:half], *by_mean[half:RAW_COLUMNS]]))
-        self.raw = np.asarray(chosen[:RAW_COLUMNS], dtype=np.int64)
         absent = np.isnan(pos).any(axis=0) | np.isnan(neg).any(axis=0)
-        self.presence = np.flatnonzero(absent)[:PRESENCE_COLUMNS]
-        self.any_absent = bool(absent.any())
-        filled_pos, filled_neg = np.nan_to_num(pos), np.nan_to_num(neg)
-        self.centre, self.spread = standardizer(filled_pos, filled_neg)
+        return cls(
+            np.asarray(chosen[:RAW_COLUMNS], dtype=np.int64),
+            np.flatnonzero(absent)[:PRESENCE_COLUMNS],
+            bool(absent.any()),
+            *standardizer(np.nan_to_num(pos), np.nan_to_num(neg)),
+        )
+
+    def parameters(self) -> dict:
+        return {
+            "raw": self.raw,
+            "presence": self.presence,
+            "any_absent": self.any_absent,
+            "centre": self.centre,
+            "spread": self.spread,
+        }
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         filled = np.nan_to_num(y)
@@ -107,7 +128,7 @@ class LearnedClassifier:
             return None  # too few to learn a boundary the simpler statistics would not find with less noise; one
             # number per release: its likelihood ratio is a function of that number, which the histogram, the
             # projection and the norms already threshold
-        features = FeatureMap(pos, neg)
+        features = FeatureMap.fitted(pos, neg)
         x = np.concatenate([features(pos), features(neg)])
         labels = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
         model = HistGradientBoostingClassifier(
@@ -124,12 +145,46 @@ class LearnedClassifier:
         centre, spread = x.mean(axis=0), np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)
         direction = ((features(pos) - centre) / spread).mean(axis=0) - ((features(neg) - centre) / spread).mean(axis=0)
         direction /= max(float(np.linalg.norm(direction)), 1e-300)
+        return LearnedScore(features, TreeEnsemble.of_model(model), centre, spread, direction, model)
 
-        def score(y: np.ndarray) -> np.ndarray:
-            f = features(y)
+
+class LearnedScore(FittedScore):
+    """The classifier's log-odds of the first hypothesis on :class:`FeatureMap`'s ``features`` (``trees``), ties
+    broken by the features' standardized (``centre``, ``spread``) projection on the mean difference ``direction``.
+    Fitted, it scores through scikit-learn's own ``model`` (threaded code); rebuilt from a witness, through the
+    trees' arrays: the same log-odds to the last bit."""
+
+    KIND = "learned"
+
+    def __init__(
+        self,
+        features: FeatureMap,
+        trees: TreeEnsemble,
+        centre: np.ndarray,
+        spread: np.ndarray,
+        direction: np.ndarray,
+        model: object | None = None,
+    ):
+        self.features, self.trees, self.model = features, trees, model
+        self.centre, self.spread, self.direction = centre, spread, direction
+
+    def parameters(self) -> dict:
+        return {
+            "features": self.features,
+            "trees": self.trees,
+            "centre": self.centre,
+            "spread": self.spread,
+            "direction": self.direction,
+        }
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        f = self.features(y)
+        if self.model is None:
+            log_odds = self.trees(f)
+        else:
+            from threadpoolctl import threadpool_limits
+
             with threadpool_limits(limits=1, user_api="openmp"):
-                log_odds = np.asarray(model.decision_function(f), dtype=np.float64)
-            tie = ((f - centre) / spread) @ direction
-            return log_odds + TIE_BREAK * tie / (1.0 + np.abs(tie))
-
-        return score
+                log_odds = np.asarray(self.model.decision_function(f), dtype=np.float64)  # type: ignore[attr-defined]
+        tie = ((f - self.centre) / self.spread) @ self.direction
+        return log_odds + TIE_BREAK * tie / (1.0 + np.abs(tie))

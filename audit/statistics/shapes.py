@@ -30,9 +30,23 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from audit.statistics.fitted_scores import (
+    AbsentAwareScore,
+    CellLikelihoodRatio,
+    CovarianceProjection,
+    CovarianceScore,
+)
 from audit.statistics.hashing import row_hash
-from audit.statistics.memo import by_row_blocks, once_per_split, row_blocks
-from audit.statistics.scores import STANDARDIZED, GaussianRatioScore, OrientedScore
+from audit.statistics.memo import once_per_split, row_blocks
+from audit.statistics.scores import (
+    STANDARDIZED,
+    GaussianRatioScore,
+    NormRaw,
+    OrientedScore,
+    PresentEntries,
+    StandardizedSquares,
+    StandardizedSumSquared,
+)
 
 # the shapes a leak takes, each statistic's ``shape``: where releases lie; how widely they spread; how their entries
 # depend on each other; which entries are present and which exact values recur; a classifier's learned boundary
@@ -100,18 +114,14 @@ class NormStatistic:
         self.order = order
         self.name = "norm-l" + ("inf" if order == np.inf else str(int(order)))
 
-    def raw(self, y: np.ndarray) -> np.ndarray:
-        if self.order == 2:
-            return np.einsum("ij,ij->i", y, y)  # the squared norm: monotone in the norm, cheaper
-        return by_row_blocks(lambda block: np.linalg.norm(block, ord=self.order, axis=1))(y)
-
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         if pos.shape[1] == 1:
             return None  # of one number every norm is |y|: the Gaussian scale likelihood ratio's test already
-        sign = _orientation(self.raw(pos), self.raw(neg))
+        raw = NormRaw(self.order)  # of order 2 the squared norm: monotone in the norm, cheaper
+        sign = _orientation(raw(pos), raw(neg))
         if sign == 0:
             return None
-        return OrientedScore(self.raw, sign, {1: "‖y‖₁", 2: "‖y‖₂²"}.get(self.order, "‖y‖∞"))
+        return OrientedScore(raw, sign, {1: "‖y‖₁", 2: "‖y‖₂²"}.get(self.order, "‖y‖∞"))
 
 
 class SquaredDeviation:
@@ -124,13 +134,7 @@ class SquaredDeviation:
     name = "squared-deviation"
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
-        centre, spread = standardizer(pos, neg)
-
-        @by_row_blocks
-        def raw(y: np.ndarray) -> np.ndarray:
-            z = (y - centre) / spread
-            return np.einsum("ij,ij->i", z, z)
-
+        raw = StandardizedSquares(*standardizer(pos, neg))
         sign = _orientation(raw(pos), raw(neg))
         if sign == 0:
             return None
@@ -226,23 +230,11 @@ class CovarianceDirections:
                 basis = wide_covariance_difference_directions(pos, neg, centre, spread, self.directions)
         if basis.shape[1] == 0:
             return None
-        wide = pos.shape[1] > DENSE_EIGEN_MAX
-        weights = basis / spread[:, None]  # p = ((y − centre)/spread) @ basis = y @ weights − shift
-        shift = centre @ weights
-
-        def project(y: np.ndarray) -> np.ndarray:
-            return y @ weights - shift if wide else ((y - centre) / spread) @ basis
-
-        pp, pn = project(pos), project(neg)
+        projection = CovarianceProjection(centre, spread, basis, pos.shape[1] > DENSE_EIGEN_MAX)
+        pp, pn = projection(pos), projection(neg)
         m_pos, m_neg = pp.mean(axis=0), pn.mean(axis=0)
         v_pos, v_neg = np.maximum(pp.var(axis=0), MIN_VARIANCE), np.maximum(pn.var(axis=0), MIN_VARIANCE)
-        offset = -0.5 * float(np.sum(np.log(v_pos / v_neg)))
-
-        def score(y: np.ndarray) -> np.ndarray:
-            p = project(y)
-            return offset + 0.5 * (((p - m_neg) ** 2 / v_neg) - ((p - m_pos) ** 2 / v_pos)).sum(axis=1)
-
-        return score
+        return CovarianceScore(projection, m_pos, v_pos, m_neg, v_neg)
 
 
 class SquaredStandardizedSum:
@@ -257,20 +249,11 @@ class SquaredStandardizedSum:
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         if pos.shape[1] < 2:
             return None
-        centre, spread = standardizer(pos, neg)
-
-        @by_row_blocks
-        def raw(y: np.ndarray) -> np.ndarray:
-            return (((y - centre) / spread).sum(axis=1)) ** 2
-
+        raw = StandardizedSumSquared(*standardizer(pos, neg))
         sign = _orientation(raw(pos), raw(neg))
         if sign == 0:
             return None
         return OrientedScore(raw, sign, "(Σ_j (y_j − m_j)/s_j)²", STANDARDIZED)
-
-
-def _present_entries(y: np.ndarray) -> np.ndarray:
-    return (~np.isnan(y)).sum(axis=1).astype(np.float64)
 
 
 class PresenceCount:
@@ -284,10 +267,11 @@ class PresenceCount:
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         if not (np.isnan(pos).any() or np.isnan(neg).any()):
             return None
-        sign = _orientation(_present_entries(pos), _present_entries(neg))
+        raw = PresentEntries()
+        sign = _orientation(raw(pos), raw(neg))
         if sign == 0:
             return None
-        return OrientedScore(_present_entries, sign, "the number of present (not NaN) entries")
+        return OrientedScore(raw, sign, "the number of present (not NaN) entries")
 
 
 class AbsencePattern:
@@ -313,42 +297,14 @@ class AbsencePattern:
         c_neg = np.bincount(inverse[len(pos) :], minlength=keys.size) / len(neg)
         smooth = 0.5 / max(len(pos), len(neg))
         llr = np.log(c_pos + smooth) - np.log(c_neg + smooth)
-
-        def score(y: np.ndarray) -> np.ndarray:
-            h = row_hash(np.isnan(y))
-            idx = np.clip(np.searchsorted(keys, h), 0, keys.size - 1)
-            return np.where(keys[idx] == h, llr[idx], 0.0)
-
-        return score
-
-
-class AbsentEncoding:
-    """Releases with absent entries as the value statistics read them: each NaN replaced by its column's training
-    median of present values (0 where none is present), and a presence indicator (1 present, 0 absent) appended
-    for every column with an absent entry in training."""
-
-    def __init__(self, pos: np.ndarray, neg: np.ndarray):
-        pooled = np.concatenate([pos, neg])
-        absent = np.isnan(pooled)
-        self.columns = np.flatnonzero(absent.any(axis=0))
-        with np.errstate(all="ignore"):
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column has no median
-                fill = np.nanmedian(pooled, axis=0)
-        self.fill = np.where(np.isfinite(fill), fill, 0.0)
-
-    def __call__(self, y: np.ndarray) -> np.ndarray:
-        absent = np.isnan(y)
-        filled = np.where(absent, self.fill, y)
-        if self.columns.size == 0:
-            return filled
-        return np.concatenate([filled, (~absent[:, self.columns]).astype(np.float64)], axis=1)
+        return CellLikelihoodRatio(None, keys, llr, absence=True)
 
 
 class AbsentAware:
-    """A value statistic fitted and scored on :class:`AbsentEncoding`'s encoding of releases with absent entries."""
+    """A value statistic fitted and scored on releases with absent entries as
+    :class:`~audit.statistics.fitted_scores.AbsentAwareScore` encodes them: each NaN replaced by its column's
+    training median of present values (0 where none is present), and a presence indicator appended for every column
+    with an absent entry in training."""
 
     def __init__(self, inner):
         self.inner = inner
@@ -359,11 +315,12 @@ class AbsentAware:
         self.held_out_ranking = bool(getattr(inner, "held_out_ranking", False))
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
-        encode = AbsentEncoding(pos, neg)
+        fill, columns = AbsentAwareScore.fitted(pos, neg)
+        encode = AbsentAwareScore.encoding(fill, columns)
         scorer = self.inner.fit(encode(pos), encode(neg))
         if scorer is None:
             return None
-        return lambda y: scorer(encode(y))
+        return AbsentAwareScore(fill, columns, scorer)
 
 
 def shape_statistics() -> list:

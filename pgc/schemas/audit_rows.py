@@ -19,16 +19,18 @@ and the judgement (:class:`Judgement`). Each kind of row holds what its audits f
 * a system audit's :class:`AuditRow`: the threshold test's counts (:class:`ThresholdCertificate`), what the observer
   sent and the pair told apart (:class:`ChannelAudited`), the accountant's ε and whether an uncovered channel is held
   to the claim (:class:`ChannelClaim`), the point-mass search's power (:class:`PointMassPower`), the row's place in
-  the Holm family (:class:`FamilyJudgement`) and a claimed profile's point (:class:`ProfilePoint`);
+  the Holm family (:class:`FamilyJudgement`), a claimed profile's point (:class:`ProfilePoint`) and the certified
+  statistic as it was fitted (:class:`FittedStatistic`, the ``witness``);
 * a mechanism audit's :class:`MechanismRow`: the same but what only a system's observer has — no broadcast, no
   uncovered channel, no profile (:class:`MechanismAudited`, :class:`MechanismClaim`) — and the Holm family (its
-  audit has one row);
+  audit has one row); its fitted statistic where it can be saved;
 * a PGC-A3C environment audit's :class:`EnvironmentRow`: the system audit's parts but the Holm family, the profile,
-  the broadcast and the accountant (:class:`HeldClaim`), with the mitigations (:class:`EnvironmentAudited`); a run
+  the broadcast and the accountant (:class:`HeldClaim`), with the mitigations (:class:`EnvironmentAudited`) and the
+  fitted statistic; a run
   audit's :class:`RunRow` adds its canary row's mechanism and accountant (:class:`RunAudited`, :class:`ChannelClaim`);
-* a PGC-A3C adversarial curve's :class:`AdversarialRow`: an environment row with the model, the crafted model and the
-  mitigations (:class:`AdversarialAudited`); an adversarial audit's :class:`AdversarialModelRow` adds the crafted
-  model's file (:class:`CraftedModelAudited`);
+* a PGC-A3C adversarial curve's :class:`AdversarialRow`: an environment row with the model, the crafted model, the
+  mitigations (:class:`AdversarialAudited`) and the fitted statistic; an adversarial audit's
+  :class:`AdversarialModelRow` adds the crafted model's file (:class:`CraftedModelAudited`);
 * a self-test's :class:`SelfTestRow`: a system audit's parts and its case (:class:`SelfTestCase`);
 * a one-run audit's :class:`OneRunRow`: the common parts and its counts (:class:`OneRunCounts`); an observer's
   (Flower's) :class:`ObserverOneRunRow` adds what it was promised (:class:`NotedAudited`).
@@ -68,6 +70,7 @@ from .row_parts import (
     CurveBound,
     EnvironmentAudited,
     FamilyJudgement,
+    FittedStatistic,
     HeldClaim,
     Judgement,
     MechanismAudited,
@@ -93,6 +96,7 @@ __all__ = [  # the row kinds, and the parts (:mod:`.row_parts`) every user of a 
     "CraftedModelAudited",
     "EnvironmentAudited",
     "EnvironmentRow",
+    "FittedStatistic",
     "HeldClaim",
     "AuditRow",
     "Audited",
@@ -246,6 +250,7 @@ class AuditRow(CertifiedRow):
     audit's Holm family; a claimed privacy profile's point where the claim states one."""
 
     certificate: ThresholdCertificate = _part(required=True)
+    fitted: FittedStatistic | None = _part()
     audited: ChannelAudited | None = _part()
     claim: ChannelClaim | None = _part()
     profile: ProfilePoint | None = _part()
@@ -260,6 +265,7 @@ class MechanismRow(CertifiedRow):
     uncovered channel held to the claim, a claimed privacy profile) and without a Holm family (the audit's one row)."""
 
     certificate: ThresholdCertificate = _part(required=True)
+    fitted: FittedStatistic | None = _part()
     audited: MechanismAudited | None = _part()
     claim: MechanismClaim | None = _part()
     power: PointMassPower | None = _part()
@@ -273,6 +279,7 @@ class EnvironmentRow(CertifiedRow):
     releases declare no noise)."""
 
     certificate: ThresholdCertificate = _part(required=True)
+    fitted: FittedStatistic | None = _part()
     audited: EnvironmentAudited | None = _part()
     claim: HeldClaim | None = _part()
     power: PointMassPower | None = _part()
@@ -293,6 +300,7 @@ class AdversarialRow(CertifiedRow):
     one), with what the aggregator sent, the model, the crafted model's objective and the mitigations."""
 
     certificate: ThresholdCertificate = _part(required=True)
+    fitted: FittedStatistic | None = _part()
     audited: AdversarialAudited | None = _part()
     claim: HeldClaim | None = _part()
     power: PointMassPower | None = _part()

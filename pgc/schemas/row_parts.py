@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Record
+from .base import JsonObject, Record
 from .channels import ChannelFamily
 
 
@@ -224,6 +224,15 @@ class ThresholdCertificate(Certificate):
     fp_share: float | None = None
     ratio: float | None = None  # ε_LB / claimed ε
     event: str | None = None  # [statistic ≥ threshold] in words on the release, where the statistic says it
+
+
+@dataclass(frozen=True, kw_only=True)
+class FittedStatistic(Record):
+    """The certified statistic as it was fitted (``witness``): its kind and parameters, arrays exact in base64
+    (:mod:`audit.statistics.fitted`), so that its score of any release can be computed again without fitting. None
+    where the statistic cannot be saved (one a system or a user brings)."""
+
+    witness: JsonObject | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

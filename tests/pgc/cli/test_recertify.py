@@ -72,6 +72,28 @@ def test_recertify_refuses_a_result_whose_selection_does_not_reproduce(tmp_path,
     assert "recertify reads System audits" in capsys.readouterr().err
 
 
+def test_a_row_saves_its_fitted_statistic_and_recertify_checks_the_fit_against_it(tmp_path, capsys):
+    import numpy as np
+
+    from audit import scorer_from_witness
+
+    code, first = _audit(tmp_path, "--pair", "leaking")
+    data = json.loads(first.read_text())
+    row = data["rows"][0]
+    score = scorer_from_witness(row["witness"])  # the certified statistic, rebuilt from the result alone
+    rng = np.random.default_rng(3)
+    same, scaled = rng.standard_normal((4_000, 50)), 1.3 * rng.standard_normal((4_000, 50))
+    hits = [(score(y) >= row["threshold"]).mean() for y in (same, scaled)]  # the event favours the first secret
+    assert hits[0] > 0.99 and hits[1] < 0.7, hits
+    assert main(["audit", "recertify", str(first), "--out", str(tmp_path / "ok.json"), "--no-progress"]) == 0
+    assert "the saved fit reproduced" in capsys.readouterr().out
+    row["witness"]["parameters"]["sign"] = {"number": -row["witness"]["parameters"]["sign"]["number"]}
+    first.write_text(json.dumps(data))
+    assert main(["audit", "recertify", str(first), "--out", str(tmp_path / "x.json"), "--no-progress"]) == 2
+    assert "parameters other than the saved ones" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
+
+
 def test_pair_any_and_train_fraction_from_the_command_line(tmp_path, capsys):
     code, first = _audit(tmp_path, "--pair", "any", "--train-fraction", "0.5")
     assert code == 0

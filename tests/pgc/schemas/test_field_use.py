@@ -39,6 +39,8 @@ _ROW_OPTIONS = {
 }
 # the certified event in words, said by the statistics that can (norms, sums of squares, counts of present entries)
 _EVENT = {"ThresholdCertificate.event": "set when the certified statistic says its event (norms, sums, counts)"}
+# the certified statistic as fitted, saved on each row whose statistic can be (audit.statistics.fitted)
+_WITNESS = "written by every audit now (the row's statistic as fitted); the committed rows predate it"
 _GAUSSIAN = {
     "RowClaim.mu": "set when the audited mechanism's claim states a μ-GDP curve (a Gaussian mechanism)",
     "CertifiedRow.curve": "set when the claim states a μ-GDP curve (a Gaussian mechanism)",
@@ -54,6 +56,8 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "MechanismClaim.accountant_epsilon": "set when an accountant reads the mechanism's noise at the claimed δ > 0",
     },
     "self-test": {  # the Gaussian cases' file is written by the current CLI: provenance and thresholds recorded
+        "AuditRow.fitted": _WITNESS,
+        "MechanismRow.fitted": _WITNESS,
         "Invocation.estimated_seconds": _PROVENANCE["Invocation.estimated_seconds"],
         "Power.planted_power": _ROW_OPTIONS["Power.planted_power"],
         "ChannelAudited.encoding": "set where a channel's releases hold absent entries or rows of different lengths",
@@ -62,6 +66,8 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
     "run-audit": {
         **_EVENT,
+        "EnvironmentRow.fitted": _WITNESS,
+        "MechanismRow.fitted": _WITNESS,
         **_PROVENANCE,
         "ChannelClaim.accountant_epsilon": "the canary row's accountant, for a Gaussian run at δ > 0",
         "MechanismClaim.accountant_epsilon": "the mechanism audit's accountant, for a Gaussian run at δ > 0",
@@ -81,6 +87,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
     "adversarial-audit": {  # the worst-pair file is written by the current CLI: provenance, hypothesis recorded
         **_EVENT,
+        "AdversarialRow.fitted": _WITNESS,
         **{k: _ROW_OPTIONS[k] for k in ("RowClaim.contradiction", "Power.planted_power")},
         **_GAUSSIAN,
         "Protection.claim_covers": "set when --run names a protected run that records its claim's channels",
@@ -90,6 +97,8 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     },
     "adversarial-curve": {
         **_EVENT,
+        "AdversarialRow.fitted": _WITNESS,
+        "EnvironmentRow.fitted": _WITNESS,
         **_PROVENANCE,
         "AdversarialAudited.hypothesis": "written by the current audit (pair, channel); the committed ones predate it",
         "EnvironmentAudited.hypothesis": "written by the current audit (pair, channel); the committed ones predate it",

@@ -385,6 +385,8 @@ def test_shared_helpers_hand_values():
 
 # values a System or a library defines, not pgc-audit: a secret as the System takes it, a library's own parameters
 OPEN_VALUES = {("SearchedPair", "secret"), ("SearchedPair", "secret_prime"), ("LibraryRun", "parameters")}
+# a fitted statistic's parameters: their names and shapes are its kind's (audit.statistics.fitted), one per statistic
+OPEN_VALUES |= {("FittedStatistic", "witness")}
 # configuration a result records as it was given (a run's settings, a mechanism's or library's parameters, optuna's
 # parameters, the command's arguments): open by nature
 CONFIGURATION = {

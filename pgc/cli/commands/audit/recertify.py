@@ -1,15 +1,15 @@
 """``pgc audit recertify RESULT``: a System audit's certified tests run again on fresh releases.
 
 A row's witness is what reproduces it: the pair of secrets (the row's ``hypothesis``), the statistic and its
-fitted parameters, the threshold (``threshold``), the counts. The statistic is not stored as code or as a
-pickled object (loading a result never executes anything from it); it is fitted again instead: the audit is
-re-run from the result's own command with the same root seed, so its search, training split and fit are the
-recorded ones, bit for bit, and only the certification releases come from ``--certification-seed``
+fitted parameters (``witness``: saved as data, never as code or a pickled object, :mod:`audit.statistics.fitted`),
+the threshold (``threshold``), the counts. The audit is re-run from the result's own command with the same root
+seed, so its search, training split and fit are the recorded ones, bit for bit, and only the certification releases
+come from ``--certification-seed``
 (:class:`audit.engine.system_audit.AuditSettings`); an audit sampled until decisive re-runs its stages as recorded
 and counts its deciding stage on fresh releases. The user's files are found where the audit read them (else from
 the current folder or the result's) and must be unchanged (their recorded SHA-256). Every row must choose the
-recorded statistic at the recorded threshold — the check that the fit was reproduced — before its fresh counts are
-read.
+recorded statistic at the recorded threshold, fitted to the saved parameters bit for bit where the row saved them —
+the check that the fit was reproduced — before its fresh counts are read.
 """
 
 from __future__ import annotations
@@ -190,6 +190,7 @@ def check_stage(recorded: dict, result, path: Path) -> None:
 
 def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int):
     """Per channel: the recorded and the fresh ε_LB and verdicts; refuses a row whose fit was not reproduced."""
+    from audit.statistics.fitted import same_witness
     from pgc.schemas.audit_rows import AuditRow
     from pgc.schemas.kinds import Recertification, RecertifiedRow
 
@@ -205,6 +206,11 @@ def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int
                 f"records {before.statistic} at {before.threshold!r}: the audit did not reproduce its "
                 "selection (a different system, version or setting)"
             )
+        if before.witness is not None and not same_witness(before.witness, new.witness):
+            raise UserError(
+                f"{path}: channel {new.channel!r} fitted {new.statistic} to parameters other than the saved ones: "
+                "the audit did not reproduce its fit (a different system, version or setting)"
+            )
         rows.append(
             RecertifiedRow(
                 channel=new.channel,
@@ -219,6 +225,6 @@ def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int
         print(
             f"  {new.channel:<20} {new.statistic}, {new.event or f'score ≥ {new.threshold:.6g}'}: recorded ε_LB "
             f"{before.epsilon_lower_bound:.3f} ({before.verdict}), on fresh releases {new.epsilon_lower_bound:.3f} "
-            f"({new.verdict})"
+            f"({new.verdict})" + (", the saved fit reproduced" if before.witness is not None else "")
         )
     return Recertification(result=path, certification_seed=certification_seed, rows=rows)

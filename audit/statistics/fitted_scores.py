@@ -1,0 +1,210 @@
+"""The fitted scores of the statistics that state no event in words: Laplace log-likelihood ratios, empirical ratios
+of exact cells, support membership, the covariance directions' Gaussian ratio, the encoding of absent entries and
+the sum of calibrated channel ratios. Each is a :class:`~audit.statistics.fitted.FittedScore`, so a row's witness
+saves what it was fitted to and rebuilds the same score bit for bit."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from audit.statistics.fitted import FittedScore
+from audit.statistics.hashing import row_hash
+from audit.statistics.memo import by_row_blocks
+from audit.statistics.scores import GaussianRatioScore
+
+
+def _columns(cols: Any) -> Any:
+    """Saved columns as an index: None (every column) as ``slice(None)``."""
+    return slice(None) if cols is None else cols
+
+
+class LaplaceRatioScore(FittedScore):
+    """Σ_j (|y_j − m⁻_j| − |y_j − m⁺_j|) / s_j over the columns ``cols``: each side's training medians and the
+    columns' Laplace scales (1 unscaled). ``dense``: ``cols`` orders every column (by |z|), and the terms are
+    computed in the columns' own order and summed in that one (one gather instead of two; the same numbers)."""
+
+    KIND = "laplace-ratio"
+
+    def __init__(self, cols: np.ndarray, m_pos: np.ndarray, m_neg: np.ndarray, scale: np.ndarray, dense: bool):
+        self.cols, self.m_pos, self.m_neg, self.scale, self.dense = cols, m_pos, m_neg, scale, bool(dense)
+        if not self.dense:
+            self._score = by_row_blocks(
+                lambda y: ((np.abs(y[:, cols] - m_neg) - np.abs(y[:, cols] - m_pos)) / scale).sum(axis=1)
+            )
+            return
+        natural = np.empty((3, cols.size))
+        natural[:, cols] = m_neg, m_pos, scale
+        self._score = by_row_blocks(
+            lambda y: ((np.abs(y - natural[0]) - np.abs(y - natural[1])) / natural[2])[:, cols].sum(axis=1)
+        )
+
+    def parameters(self) -> dict:
+        return {"cols": self.cols, "m_pos": self.m_pos, "m_neg": self.m_neg, "scale": self.scale, "dense": self.dense}
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self._score(y)
+
+
+class CellLikelihoodRatio(FittedScore):
+    """The empirical log-likelihood ratio ``llr`` of a release's cell — the exact values of the columns ``cols``
+    (None: every column), or with ``absence`` the pattern of its absent entries — looked up by its
+    :func:`~audit.statistics.hashing.row_hash` among the training cells ``keys`` (sorted); an unseen cell scores 0."""
+
+    KIND = "cell-ratio"
+
+    def __init__(self, cols: np.ndarray | None, keys: np.ndarray, llr: np.ndarray, absence: bool = False):
+        self.cols, self.keys, self.llr, self.absence = cols, keys, llr, bool(absence)
+
+    def parameters(self) -> dict:
+        return {"cols": self.cols, "keys": self.keys, "llr": self.llr, "absence": self.absence}
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        h = row_hash(np.isnan(y)) if self.absence else row_hash(y[:, _columns(self.cols)])
+        idx = np.clip(np.searchsorted(self.keys, h), 0, self.keys.size - 1)
+        return np.where(self.keys[idx] == h, self.llr[idx], 0.0)
+
+
+class MembershipScore(FittedScore):
+    """+1 where a release's cell is among ``set_pos``, −1 where among ``set_neg`` (both, 0): the cell is the exact
+    values of the columns ``cols`` (None: every column), or with a ``width`` per column those values rounded to
+    cells of that width, hashed by :func:`~audit.statistics.hashing.row_hash`."""
+
+    KIND = "membership"
+    point_masses: tuple[int, int] = (0, 0)  # the cells of each set, where the δ test's statistic counts them
+
+    def __init__(
+        self, cols: np.ndarray | None, set_pos: np.ndarray, set_neg: np.ndarray, width: np.ndarray | None = None
+    ):
+        self.cols, self.set_pos, self.set_neg, self.width = cols, set_pos, set_neg, width
+
+    def parameters(self) -> dict:
+        return {"cols": self.cols, "set_pos": self.set_pos, "set_neg": self.set_neg, "width": self.width}
+
+    def cells(self, y: np.ndarray) -> np.ndarray:
+        v = y[:, _columns(self.cols)]
+        return row_hash(v if self.width is None else np.round(v / self.width))
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        h = self.cells(y)
+        return np.isin(h, self.set_pos).astype(np.float64) - np.isin(h, self.set_neg)
+
+
+class CovarianceProjection(FittedScore):
+    """A release's coordinates on the fitted directions ``basis`` (columns) of its standardized form
+    ((y − centre)/spread); ``wide``: computed as y·W − shift with W = basis/spread, without standardizing the
+    release."""
+
+    KIND = "covariance-projection"
+
+    def __init__(self, centre: np.ndarray, spread: np.ndarray, basis: np.ndarray, wide: bool):
+        self.centre, self.spread, self.basis, self.wide = centre, spread, basis, bool(wide)
+        self.weights = basis / spread[:, None]  # p = ((y − centre)/spread) @ basis = y @ weights − shift
+        self.shift = centre @ self.weights
+
+    def parameters(self) -> dict:
+        return {"centre": self.centre, "spread": self.spread, "basis": self.basis, "wide": self.wide}
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return y @ self.weights - self.shift if self.wide else ((y - self.centre) / self.spread) @ self.basis
+
+
+class CovarianceScore(FittedScore):
+    """The Gaussian log-likelihood ratio (each side's mean and variance per direction) of a release's coordinates
+    on the covariance difference's leading directions (``projection``)."""
+
+    KIND = "covariance-ratio"
+
+    def __init__(
+        self,
+        projection: CovarianceProjection,
+        m_pos: np.ndarray,
+        v_pos: np.ndarray,
+        m_neg: np.ndarray,
+        v_neg: np.ndarray,
+    ):
+        self.projection = projection
+        self.ratio = GaussianRatioScore(m_pos, v_pos, m_neg, v_neg)
+
+    def parameters(self) -> dict:
+        return {"projection": self.projection, **self.ratio.parameters()}
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self.ratio(self.projection(y))
+
+
+class AbsentAwareScore(FittedScore):
+    """A value statistic's score (``inner``) of releases with absent entries as it was fitted to read them: each NaN
+    replaced by its column's training median of present values (``fill``), and a presence indicator (1 present,
+    0 absent) appended for each of ``columns``, the columns with an absent entry in training."""
+
+    KIND = "absent-aware"
+
+    def __init__(self, fill: np.ndarray, columns: np.ndarray, inner: Any):
+        self.fill, self.columns, self.inner = fill, columns, inner
+        self.encode = self.encoding(fill, columns)
+
+    @staticmethod
+    def fitted(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fill, columns) of the pooled training releases (0 fills a column with no present value)."""
+        pooled = np.concatenate([pos, neg])
+        columns = np.flatnonzero(np.isnan(pooled).any(axis=0))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column has no median
+            fill = np.nanmedian(pooled, axis=0)
+        return np.where(np.isfinite(fill), fill, 0.0), columns
+
+    @staticmethod
+    def encoding(fill: np.ndarray, columns: np.ndarray):
+        """The releases as the inner statistic reads them (class docstring)."""
+
+        def encode(y: np.ndarray) -> np.ndarray:
+            absent = np.isnan(y)
+            filled = np.where(absent, fill, y)
+            if columns.size == 0:
+                return filled
+            return np.concatenate([filled, (~absent[:, columns]).astype(np.float64)], axis=1)
+
+        return encode
+
+    def parameters(self) -> dict:
+        return {"fill": self.fill, "columns": self.columns, "inner": self.inner}
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        return self.inner(self.encode(y))
+
+
+def _saved_group(group: Any) -> Any:
+    return ["slice", group.start, group.stop] if isinstance(group, slice) else group
+
+
+def _group(saved: Any) -> Any:
+    return slice(saved[1], saved[2]) if isinstance(saved, list) and saved[:1] == ["slice"] else saved
+
+
+class ChannelSumScore(FittedScore):
+    """Σ over column groups of each group's calibrated log-likelihood ratio: the group's fitted score (``scorers``),
+    binned at ``edges`` and read off its non-decreasing ratios ``llrs`` (one per bin)."""
+
+    KIND = "channel-sum"
+
+    def __init__(self, groups: Sequence[Any], scorers: Sequence[Any], edges: Sequence[Any], llrs: Sequence[Any]):
+        self.groups = [_group(g) for g in groups]
+        self.scorers, self.edges, self.llrs = list(scorers), list(edges), list(llrs)
+
+    def parameters(self) -> dict:
+        return {
+            "groups": [_saved_group(g) for g in self.groups],
+            "scorers": self.scorers,
+            "edges": self.edges,
+            "llrs": self.llrs,
+        }
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        total = np.zeros(len(y))
+        for group, scorer, edges, llr in zip(self.groups, self.scorers, self.edges, self.llrs, strict=True):
+            total += llr[np.searchsorted(edges, np.asarray(scorer(y[:, group]), np.float64), side="right")]
+        return total
