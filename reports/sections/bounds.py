@@ -85,8 +85,18 @@ def bounds_from_audit(src: Source) -> list[BoundRow]:
             row.notes.append(f"the certified test's event: {obj.event}")
         if getattr(obj, "encoding", None):
             row.notes.append(f"releases read as: {obj.encoding}")
+        if getattr(obj, "witness", None):
+            row.notes.append(witness_note(obj.witness))
         rows.append(row)
     return rows
+
+
+def witness_note(witness: dict) -> str:
+    """A row's note that its fitted statistic is saved, and how to rebuild it."""
+    return (
+        f"the fitted statistic ({witness.get('kind')}) is saved in the row's witness: "
+        "audit.scorer_from_witness rebuilds it"
+    )
 
 
 def render_bounds(doc: Document, f: Findings, anchor: str = "headline", level: int = 2) -> None:

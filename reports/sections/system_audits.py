@@ -15,6 +15,7 @@ from ..content import BoundRow, Findings, ReportContent, fmt_eps, has_own_sectio
 from ..document import Document, num, vclass
 from ..loaders import Source
 from ..section import Section
+from .bounds import witness_note
 
 
 def _short(text: str, width: int = 60) -> str:
@@ -45,7 +46,8 @@ def bounds_from_system_audit(src: Source) -> tuple[list[BoundRow], ReportSystemA
                 + _curve_notes(x)
                 + [x.verdict_reason or ""]
                 + ([f"the certified test's event: {x.event}"] if x.event else [])
-                + ([f"releases read as: {x.encoding}"] if x.encoding else []),
+                + ([f"releases read as: {x.encoding}"] if x.encoding else [])
+                + ([witness_note(x.witness)] if x.witness else []),
             )
         )
     setting = SystemAuditSetting(
