@@ -28,6 +28,15 @@ class LaplaceRatioScore(FittedScore):
     computed in the columns' own order and summed in that one (one gather instead of two; the same numbers)."""
 
     KIND = "laplace-ratio"
+    ARRAYS = {"cols": "i:m", "m_pos": "f:m", "m_neg": "f:m", "scale": "f:m"}
+
+    @classmethod
+    def check(cls, parameters: dict) -> str | None:
+        cols = parameters["cols"]
+        dense = parameters.get("dense") is True
+        return (
+            "a dense ratio's cols must order every column" if dense and cols.size and cols.max() >= cols.size else None
+        )
 
     def __init__(self, cols: np.ndarray, m_pos: np.ndarray, m_neg: np.ndarray, scale: np.ndarray, dense: bool):
         self.cols, self.m_pos, self.m_neg, self.scale, self.dense = cols, m_pos, m_neg, scale, bool(dense)
@@ -55,6 +64,11 @@ class CellLikelihoodRatio(FittedScore):
     :func:`~audit.statistics.hashing.row_hash` among the training cells ``keys`` (sorted); an unseen cell scores 0."""
 
     KIND = "cell-ratio"
+    ARRAYS = {"cols": "?i:c", "keys": "u:k", "llr": "f:k"}
+
+    @classmethod
+    def check(cls, parameters: dict) -> str | None:
+        return "no cells" if parameters["keys"].size == 0 else None
 
     def __init__(self, cols: np.ndarray | None, keys: np.ndarray, llr: np.ndarray, absence: bool = False):
         self.cols, self.keys, self.llr, self.absence = cols, keys, llr, bool(absence)
@@ -74,6 +88,7 @@ class MembershipScore(FittedScore):
     cells of that width, hashed by :func:`~audit.statistics.hashing.row_hash`."""
 
     KIND = "membership"
+    ARRAYS = {"cols": "?i:c", "set_pos": "u:p", "set_neg": "u:q", "width": "?f:w"}
     point_masses: tuple[int, int] = (0, 0)  # the cells of each set, where the δ test's statistic counts them
 
     def __init__(
@@ -99,6 +114,7 @@ class CovarianceProjection(FittedScore):
     release."""
 
     KIND = "covariance-projection"
+    ARRAYS = {"centre": "f:k", "spread": "f:k", "basis": "f:k,d"}
 
     def __init__(self, centre: np.ndarray, spread: np.ndarray, basis: np.ndarray, wide: bool):
         self.centre, self.spread, self.basis, self.wide = centre, spread, basis, bool(wide)
@@ -117,6 +133,7 @@ class CovarianceScore(FittedScore):
     on the covariance difference's leading directions (``projection``)."""
 
     KIND = "covariance-ratio"
+    ARRAYS = {"m_pos": "f:n", "v_pos": "f:n", "m_neg": "f:n", "v_neg": "f:n"}
 
     def __init__(
         self,
@@ -142,6 +159,7 @@ class AbsentAwareScore(FittedScore):
     0 absent) appended for each of ``columns``, the columns with an absent entry in training."""
 
     KIND = "absent-aware"
+    ARRAYS = {"fill": "f:k", "columns": "i:c"}
 
     def __init__(self, fill: np.ndarray, columns: np.ndarray, inner: Any):
         self.fill, self.columns, self.inner = fill, columns, inner
@@ -178,11 +196,16 @@ class AbsentAwareScore(FittedScore):
 
 
 def _saved_group(group: Any) -> Any:
-    return ["slice", group.start, group.stop] if isinstance(group, slice) else group
+    """A channel's columns as a witness holds them: a slice as ["slice", start, stop, step], else the indices."""
+    if isinstance(group, slice):
+        return ["slice", *(None if v is None else int(v) for v in (group.start, group.stop, group.step))]
+    return np.asarray(group, np.int64)
 
 
 def _group(saved: Any) -> Any:
-    return slice(saved[1], saved[2]) if isinstance(saved, list) and saved[:1] == ["slice"] else saved
+    if isinstance(saved, list) and saved[:1] == ["slice"]:
+        return slice(*saved[1:])
+    return saved
 
 
 class ChannelSumScore(FittedScore):
@@ -190,6 +213,27 @@ class ChannelSumScore(FittedScore):
     binned at ``edges`` and read off its non-decreasing ratios ``llrs`` (one per bin)."""
 
     KIND = "channel-sum"
+
+    @classmethod
+    def check(cls, parameters: dict) -> str | None:
+        groups, scorers, edges, llrs = (parameters.get(k) for k in ("groups", "scorers", "edges", "llrs"))
+        if not all(isinstance(v, list) for v in (groups, scorers, edges, llrs)):
+            return "groups, scorers, edges and llrs must be lists"
+        if not len(groups) == len(scorers) == len(edges) == len(llrs):
+            return "one group, scorer, edges and ratios per channel"
+        for group in groups:
+            is_slice = isinstance(group, list) and len(group) == 4 and group[0] == "slice"
+            bounds = group[1:] if is_slice else []
+            if is_slice and not all(v is None or (type(v) is int and v >= 0) for v in bounds):
+                return "a slice's bounds must be non-negative integers or None"
+            if not is_slice and not (isinstance(group, np.ndarray) and group.ndim == 1 and group.dtype.kind in "iu"):
+                return "a group must be a slice or column indices"
+        for e, llr in zip(edges, llrs, strict=True):
+            if not (isinstance(e, np.ndarray) and isinstance(llr, np.ndarray) and e.ndim == llr.ndim == 1):
+                return "edges and ratios must be vectors"
+            if llr.size != e.size + 1 or e.dtype.kind != "f" or llr.dtype.kind != "f":
+                return "a channel's ratios must number one more than its edges"
+        return None
 
     def __init__(self, groups: Sequence[Any], scorers: Sequence[Any], edges: Sequence[Any], llrs: Sequence[Any]):
         self.groups = [_group(g) for g in groups]

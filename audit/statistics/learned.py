@@ -63,6 +63,7 @@ class FeatureMap(FittedScore):
     (``any_absent``) the presence of the columns ``presence`` and the count of present entries."""
 
     KIND = "learned-features"
+    ARRAYS = {"raw": "i:r", "presence": "i:p", "centre": "f:c", "spread": "f:c"}
 
     def __init__(self, raw: np.ndarray, presence: np.ndarray, any_absent: bool, centre: np.ndarray, spread: np.ndarray):
         self.raw, self.presence, self.any_absent = raw, presence, bool(any_absent)
@@ -155,6 +156,7 @@ class LearnedScore(FittedScore):
     trees' arrays: the same log-odds to the last bit."""
 
     KIND = "learned"
+    ARRAYS = {"centre": "f:k", "spread": "f:k", "direction": "f:k"}
 
     def __init__(
         self,

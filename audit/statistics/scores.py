@@ -24,6 +24,7 @@ class LinearScore(FittedScore):
     it is many (the weights, the two sides' difference of training means, are in the row's witness)."""
 
     KIND = "linear"
+    ARRAYS = {"cols": "i:m", "w": "f:m"}
     WRITTEN_OUT = 4  # at most this many weighted columns are written out
 
     def __init__(self, cols: np.ndarray, w: np.ndarray, width: int):
@@ -59,6 +60,7 @@ class VoteScore(FittedScore):
     ``sign`` is +1, below where −1), −1 on the other, 0 at it; and the event [votes ≥ t] in words."""
 
     KIND = "vote"
+    ARRAYS = {"cols": "i:m", "mid": "f:m", "sign": "f:m"}
     WRITTEN_OUT = 10  # at most this many columns' conditions are written out
 
     def __init__(self, cols: np.ndarray, mid: np.ndarray, sign: np.ndarray):
@@ -132,6 +134,7 @@ class StandardizedSquares(FittedScore):
     """Σ_j ((y_j − m_j)/s_j)² with the fitted column means m (``centre``) and spreads s (``spread``)."""
 
     KIND = "standardized-squares"
+    ARRAYS = {"centre": "f:k", "spread": "f:k"}
 
     def __init__(self, centre: np.ndarray, spread: np.ndarray):
         self.centre, self.spread = centre, spread
@@ -175,6 +178,7 @@ class GaussianRatioScore(FittedScore):
     in the row's witness."""
 
     KIND = "gaussian-ratio"
+    ARRAYS = {"m_pos": "f:n", "v_pos": "f:n", "m_neg": "f:n", "v_neg": "f:n"}
 
     def __init__(self, m_pos: np.ndarray, v_pos: np.ndarray, m_neg: np.ndarray, v_neg: np.ndarray):
         self.m_pos, self.v_pos, self.m_neg, self.v_neg = m_pos, v_pos, m_neg, v_neg

@@ -19,6 +19,28 @@ class TreeEnsemble(FittedScore):
     says), else to ``right``; a leaf (``is_leaf``) adds its ``value``. Node indices are global over all trees."""
 
     KIND = "tree-ensemble"
+    ARRAYS = {
+        "roots": "i:t",
+        "feature": "i:v",
+        "threshold": "f:v",
+        "missing_left": "b:v",
+        "left": "i:v",
+        "right": "i:v",
+        "is_leaf": "b:v",
+        "value": "f:v",
+    }
+
+    @classmethod
+    def check(cls, parameters: dict) -> str | None:
+        """Every node's children lie after it (so a walk down a tree ends), every index among the nodes."""
+        nodes = parameters["value"].size
+        split = np.flatnonzero(~parameters["is_leaf"])
+        roots, left, right = parameters["roots"], parameters["left"][split], parameters["right"][split]
+        if roots.size and roots.max() >= nodes:
+            return "a root outside the nodes"
+        if np.any(left <= split) or np.any(right <= split) or np.any(left >= nodes) or np.any(right >= nodes):
+            return "a split node's children must lie after it, among the nodes"
+        return None
 
     def __init__(
         self,

@@ -4,13 +4,19 @@ scikit-learn; a malformed witness is refused in one line; a system audit's row c
 
 from __future__ import annotations
 
+import base64
 import json
+import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from audit.statistics import ChannelSumLikelihoodRatio, ExactRelease, LaplaceLogLikelihood, default_statistics
 from audit.statistics.fitted import REGISTRY, same_witness, scorer_from_witness, witness_of
+from audit.statistics.learned import LearnedClassifier
+from audit.statistics.scores import GaussianRatioScore, LinearScore, OrientedScore
 from audit.statistics.shapes import for_absent_entries
 from pgc.errors import UserError
 
@@ -79,26 +85,97 @@ def test_the_learned_trees_give_scikit_learns_log_odds_to_the_last_bit_missing_v
     assert np.array_equal(trees(test), model.decision_function(test))
 
 
-def test_a_malformed_witness_is_refused_in_one_line():
+def _array(values, dtype) -> dict:
+    array = np.asarray(values, dtype)
+    return {"dtype": array.dtype.str, "shape": list(array.shape), "base64": base64.b64encode(array.tobytes()).decode()}
+
+
+def test_a_malformed_witness_is_refused_in_one_line_before_it_allocates_or_loops():
     good = witness_of(ExactRelease("row", 0.0, 1.0).fit(np.zeros((50, 2)), np.ones((50, 2))))
     assert good is not None
+    ratio = witness_of(GaussianRatioScore(*(np.ones(3) for _ in range(4))))
+    tree = {"baseline": {"number": 0.0}, "roots": _array([0], np.int64), "feature": _array([0, 0], np.int64)}
+    tree |= {"threshold": _array([0.0, 0.0], np.float64), "missing_left": _array([True, True], bool)}
+    tree |= {"left": _array([0, 0], np.int64), "right": _array([0, 0], np.int64)}
+    tree |= {"is_leaf": _array([False, True], bool), "value": _array([0.0, 1.0], np.float64)}
     cases = {
         "unknown fitted score kind": {**good, "kind": "pickle"},
         "not a saved fitted score": {"kind": "membership"},
         "does not fit its": {
             **good,
-            "parameters": {**good["parameters"], "set_pos": {"dtype": "<u8", "shape": [3], "base64": "AAAA"}},
+            "parameters": {**good["parameters"], "set_pos": {**_array([1], np.uint64), "shape": [3]}},
         },
-        "an array of object": {
+        "dtype object": {
             **good,
-            "parameters": {**good["parameters"], "set_pos": {"dtype": "|O", "shape": [1], "base64": "AAAAAAAAAAA="}},
+            "parameters": {**good["parameters"], "set_pos": {**_array([0], np.uint64), "dtype": "|O"}},
         },
+        "not a finite number": {"kind": "norm", "parameters": {"order": {"number": 10**400}}},
+        "not a saved array": {
+            **good,
+            "parameters": {**good["parameters"], "set_pos": {**_array([0], np.uint64), "shape": [math.inf]}},
+        },
+        r"shape \(1, 1, 1\)": {**good, "parameters": {**good["parameters"], "set_pos": _array([[[0]]], np.uint64)}},
+        "negative index": {**good, "parameters": {**good["parameters"], "cols": _array([-1], np.int64)}},
+        # a (m, 1) and a (1, m) variance would broadcast to m × m: refused by its shape
+        "must be a 1-dimensional array": {
+            **ratio,
+            "parameters": {**ratio["parameters"], "v_neg": _array(np.ones((1, 3)), np.float64)},
+        },
+        "has 2 entries where": {
+            **ratio,
+            "parameters": {**ratio["parameters"], "v_neg": _array(np.ones(2), np.float64)},
+        },
+        # a split node that is its own child would never end a walk down the tree
+        "children must lie after it": {"kind": "tree-ensemble", "parameters": tree},
         "cannot be built": {**good, "parameters": {"cols": {"value": None}}},
     }
     for words, witness in cases.items():
         with pytest.raises(UserError, match=words):
             scorer_from_witness(witness, "row update")
+    nested = {"kind": "absent-aware", "parameters": {}}
+    for _ in range(12):
+        nested = {"kind": "absent-aware", "parameters": {"inner": {"score": nested}}}
+    with pytest.raises(UserError, match="nested more than"):
+        scorer_from_witness(nested)
     assert witness_of(lambda y: y[:, 0]) is None  # a statistic a system brings: its code, no witness
+
+
+def test_a_subclass_a_system_defines_has_no_witness_and_takes_no_kind():
+    class Squared(LinearScore):  # a system's own score: its code, not ours
+        KIND = "linear"
+
+        def __call__(self, y):
+            return super().__call__(y) ** 2
+
+    score = Squared(np.array([0]), np.array([1.0]), 1)
+    assert witness_of(score) is None
+    assert witness_of(OrientedScore(score, 1.0, "y²")) is None  # nor a fitted score holding it
+    assert REGISTRY["linear"] is LinearScore
+
+
+def test_channel_groups_keep_their_step():
+    rng = np.random.default_rng(11)
+    pos, neg = rng.normal(size=(4_000, 6)), rng.normal(size=(4_000, 6)) + np.array([0.3, 0, 0.3, 0, 0.3, 0])
+    scorer = ChannelSumLikelihoodRatio((slice(0, None, 2), slice(1, None, 2))).fit(pos, neg)
+    rebuilt = scorer_from_witness(json.loads(json.dumps(witness_of(scorer))))
+    assert np.array_equal(rebuilt(neg), scorer(neg))
+
+
+def test_a_learned_witness_rebuilds_in_a_fresh_process(tmp_path):
+    """The kinds register when the witness is read, whatever the process imported before."""
+    rng = np.random.default_rng(5)
+    pos, neg = rng.normal(size=(5_000, 4)), rng.normal(size=(5_000, 4))
+    neg[:, 1] = np.abs(neg[:, 1]) * np.sign(neg[:, 0])
+    scorer = LearnedClassifier().fit(pos, neg)
+    (tmp_path / "w.json").write_text(json.dumps(witness_of(scorer)))
+    np.save(tmp_path / "y.npy", neg[:100])
+    code = (
+        "import json, sys, numpy as np; from audit import scorer_from_witness; "
+        f"s = scorer_from_witness(json.load(open({str(tmp_path / 'w.json')!r}))); "
+        f"np.save({str(tmp_path / 'out.npy')!r}, s(np.load({str(tmp_path / 'y.npy')!r})))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+    assert np.array_equal(np.load(tmp_path / "out.npy"), scorer(neg[:100]))
 
 
 def test_every_fitted_score_kind_is_registered_once():

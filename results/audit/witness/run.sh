@@ -1,6 +1,6 @@
 #!/bin/sh
 # Case 1 of a scale leak audited, recertified against its saved witness, and the witness read back alone.
-# From the repository root: sh results/audit/witness/run.sh  (about 15 s on a 2-core machine)
+# From the repository root: sh results/audit/witness/run.sh  (about 10 s on a 2-core machine)
 set -e
 cd "$(dirname "$0")"
 PGC=../../../.venv/bin/pgc

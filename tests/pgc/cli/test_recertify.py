@@ -92,6 +92,10 @@ def test_a_row_saves_its_fitted_statistic_and_recertify_checks_the_fit_against_i
     assert main(["audit", "recertify", str(first), "--out", str(tmp_path / "x.json"), "--no-progress"]) == 2
     assert "parameters other than the saved ones" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
+    del row["witness"]  # a result written without one: checked by its statistic and threshold, and said so
+    first.write_text(json.dumps(data))
+    assert main(["audit", "recertify", str(first), "--out", str(tmp_path / "y.json"), "--no-progress"]) == 0
+    assert "no saved fit: checked by its statistic and threshold" in capsys.readouterr().out
 
 
 def test_pair_any_and_train_fraction_from_the_command_line(tmp_path, capsys):

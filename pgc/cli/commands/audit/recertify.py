@@ -225,6 +225,11 @@ def compare_rows(recorded: list, fresh: list, path: str, certification_seed: int
         print(
             f"  {new.channel:<20} {new.statistic}, {new.event or f'score ≥ {new.threshold:.6g}'}: recorded ε_LB "
             f"{before.epsilon_lower_bound:.3f} ({before.verdict}), on fresh releases {new.epsilon_lower_bound:.3f} "
-            f"({new.verdict})" + (", the saved fit reproduced" if before.witness is not None else "")
+            f"({new.verdict}); "
+            + (
+                "the saved fit reproduced"
+                if before.witness is not None
+                else "no saved fit: checked by its statistic and threshold"
+            )
         )
     return Recertification(result=path, certification_seed=certification_seed, rows=rows)
