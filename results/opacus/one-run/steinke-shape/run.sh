@@ -3,7 +3,7 @@
 # of one real Opacus 1.6.0 training in the shape of Steinke, Nasr & Jagielski's white-box experiment — 50,000 records,
 # Poisson batches of expected size 50,000/13 ≈ 3,846 (Opacus samples at 1/len(loader): batch_size 4,096 gives 13
 # batches), 2,500 steps, σ = 4.25, C = 1: Opacus's PRV ε = 4.00 at δ = 1e-5 — with 1,000 and 5,000 gradient canaries,
-# seed 0 (10 and 17 min on a 2-core machine, each beside other work), and the procedure's bound on ideal canaries in
+# seed 0 (8 and 13 min on a 2-core machine, each beside other work), and the procedure's bound on ideal canaries in
 # the same configuration, seeds 0–8 (52 s).
 set -e
 PGC=.venv/bin/pgc
