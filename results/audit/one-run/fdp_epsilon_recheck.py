@@ -1,7 +1,7 @@
-"""Every committed one-run row's f-DP ε_LB recomputed from its counts (canaries, guesses, correct) through the (ε, δ)
-curve's own recursion (audit.one_run.bounds.fdp_epsilon_lower_bound), beside the ε the rows recorded, which converted
-the μ-GDP μ_LB to ε as if the curve were Gaussian; and the headline ε_LB max(Steinke, f-DP) with each verdict it
-would give against the row's claimed ε. From the repository root:
+"""Every committed one-run row that records both bounds: its f-DP ε_LB recomputed from its counts (canaries, guesses,
+correct) through the (ε, δ) curve's own recursion (audit.one_run.bounds.fdp_epsilon_lower_bound), beside the ε the
+row recorded, and the headline ε_LB max(Steinke, f-DP) with each verdict it would give against the row's claimed ε.
+From the repository root:
 .venv/bin/python results/audit/one-run/fdp_epsilon_recheck.py > results/audit/one-run/fdp-epsilon-recheck.txt"""
 
 import glob
@@ -24,7 +24,7 @@ def rows(x):
 
 def main() -> None:
     print(
-        "file | channel | claim (ε, δ) | μ claimed | M, r, v | Steinke | f-DP recorded (Gaussian) | "
+        "file | channel | claim (ε, δ) | μ claimed | M, r, v | Steinke | f-DP recorded | "
         "f-DP (ε, δ) curve | headline recorded → now | verdict recorded → above the claim now?"
     )
     changed_verdicts = 0
