@@ -30,8 +30,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit.certification.bounds import exp_or_inf
-from audit.statistics.fitted_scores import CellLikelihoodRatio, ChannelSumScore, LaplaceRatioScore, MembershipScore
-from audit.statistics.hashing import row_hash
+from audit.statistics.fitted_scores import (
+    CellLikelihoodRatio,
+    ChannelSumScore,
+    LaplaceRatioScore,
+    MembershipScore,
+    cell_hashes,
+    column_index,
+)
 from audit.statistics.memo import column_medians, once_per_split
 from audit.statistics.prs import MAX_LATTICE_CELLS as MAX_LATTICE_CELLS
 from audit.statistics.prs import PRSLexicographicLikelihoodRatio as PRSLexicographicLikelihoodRatio
@@ -225,7 +231,7 @@ class HistogramLikelihoodRatio:
             if summary.order.size < self.columns:
                 return None
             cols = summary.order[: self.columns]
-        h_pos, h_neg = row_hash(pos[:, cols]), row_hash(neg[:, cols])
+        h_pos, h_neg = cell_hashes(pos, cols), cell_hashes(neg, cols)
         keys, inverse = np.unique(np.concatenate([h_pos, h_neg]), return_inverse=True)
         if keys.size > max(50, self.max_cells_fraction * (len(pos) + len(neg))):
             return None  # continuous-looking data: no useful histogram
@@ -249,9 +255,7 @@ class SupportMembership:
 
     def fit(self, pos: np.ndarray, neg: np.ndarray):
         cols = None if self.scope == "row" else ColumnSummary.of(pos, neg).order[:1]
-        index = slice(None) if cols is None else cols
-        set_pos = np.unique(row_hash(pos[:, index]))
-        set_neg = np.unique(row_hash(neg[:, index]))
+        set_pos, set_neg = np.unique(cell_hashes(pos, cols)), np.unique(cell_hashes(neg, cols))
         if set_pos.size > 0.999 * len(pos) and set_neg.size > 0.999 * len(neg):
             return None  # (almost) no repeats: continuous, fresh noise
         return MembershipScore(cols, set_pos, set_neg)
@@ -325,8 +329,8 @@ class ExactRelease:
     (``scope="row"``) or informative-column value (``scope="column"``) that recurs under one
     hypothesis is a point mass: a release without noise (or with negligible noise), reused noise,
     or a finite lattice. Cells are the outputs quantised to η·s_j per column (s_j: a robust spread
-    from the fit data, :func:`column_scales`) and hashed with :func:`row_hash`; η = 0 hashes the
-    exact values. Scores: +1 for cells that recur under the positive hypothesis and are more than
+    from the fit data, :func:`column_scales`) and hashed (:func:`~audit.statistics.fitted_scores.cell_hashes`);
+    η = 0 hashes the exact values. Scores: +1 for cells that recur under the positive hypothesis and are more than
     e^ε times as frequent there as under the negative one, −1 for the mirror set, 0 otherwise.
 
     The event {score = +1} (or {score = −1}) is what the δ test certifies: for an ε-DP mechanism
@@ -350,11 +354,10 @@ class ExactRelease:
         if self.scope == "column":  # the top column, from at most 16 SCALE_ROWS rows per side (it is only a choice)
             step = max(1, -(-max(len(pos), len(neg)) // (16 * SCALE_ROWS)))
             cols = ColumnSummary.of(pos[::step], neg[::step]).order[:1]
-        index = slice(None) if cols is None else cols
+        index = column_index(cols)
         width = None if self.eta == 0 else self.eta * column_scales(np.concatenate([pos[:, index], neg[:, index]]))
-        cells = MembershipScore(cols, np.empty(0, np.uint64), np.empty(0, np.uint64), width).cells
-        k_pos, c_pos = np.unique(cells(pos), return_counts=True)
-        k_neg, c_neg = np.unique(cells(neg), return_counts=True)
+        k_pos, c_pos = np.unique(cell_hashes(pos, cols, width), return_counts=True)
+        k_neg, c_neg = np.unique(cell_hashes(neg, cols, width), return_counts=True)
         ratio = exp_or_inf(self.epsilon)
 
         def point_masses(keys, counts, other_keys, other_counts):

@@ -17,9 +17,16 @@ from audit.statistics.memo import by_row_blocks
 from audit.statistics.scores import GaussianRatioScore
 
 
-def _columns(cols: Any) -> Any:
-    """Saved columns as an index: None (every column) as ``slice(None)``."""
+def column_index(cols: Any) -> Any:
+    """Columns as an index: None (every column) as ``slice(None)``."""
     return slice(None) if cols is None else cols
+
+
+def cell_hashes(y: np.ndarray, cols: Any, width: np.ndarray | None = None) -> np.ndarray:
+    """Each release's cell: the exact values of the columns ``cols`` (None: every column), or with a ``width`` per
+    column those values rounded to cells of that width, hashed by :func:`~audit.statistics.hashing.row_hash`."""
+    v = y[:, column_index(cols)]
+    return row_hash(v if width is None else np.round(v / width))
 
 
 class LaplaceRatioScore(FittedScore):
@@ -77,15 +84,14 @@ class CellLikelihoodRatio(FittedScore):
         return {"cols": self.cols, "keys": self.keys, "llr": self.llr, "absence": self.absence}
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        h = row_hash(np.isnan(y)) if self.absence else row_hash(y[:, _columns(self.cols)])
+        h = row_hash(np.isnan(y)) if self.absence else cell_hashes(y, self.cols)
         idx = np.clip(np.searchsorted(self.keys, h), 0, self.keys.size - 1)
         return np.where(self.keys[idx] == h, self.llr[idx], 0.0)
 
 
 class MembershipScore(FittedScore):
-    """+1 where a release's cell is among ``set_pos``, −1 where among ``set_neg`` (both, 0): the cell is the exact
-    values of the columns ``cols`` (None: every column), or with a ``width`` per column those values rounded to
-    cells of that width, hashed by :func:`~audit.statistics.hashing.row_hash`."""
+    """+1 where a release's cell (:func:`cell_hashes` of the columns ``cols`` at ``width``) is among ``set_pos``, −1
+    where among ``set_neg`` (both, 0)."""
 
     KIND = "membership"
     ARRAYS = {"cols": "?i:c", "set_pos": "u:p", "set_neg": "u:q", "width": "?f:w"}
@@ -99,12 +105,8 @@ class MembershipScore(FittedScore):
     def parameters(self) -> dict:
         return {"cols": self.cols, "set_pos": self.set_pos, "set_neg": self.set_neg, "width": self.width}
 
-    def cells(self, y: np.ndarray) -> np.ndarray:
-        v = y[:, _columns(self.cols)]
-        return row_hash(v if self.width is None else np.round(v / self.width))
-
     def __call__(self, y: np.ndarray) -> np.ndarray:
-        h = self.cells(y)
+        h = cell_hashes(y, self.cols, self.width)
         return np.isin(h, self.set_pos).astype(np.float64) - np.isin(h, self.set_neg)
 
 
