@@ -179,7 +179,7 @@ def add_progress(p, **kwargs) -> None:
         "--progress",
         **{
             "action": argparse.BooleanOptionalAction,
-            "default": True,
+            "default": None,  # neither flag: on unless the environment holds PGC_PROGRESS=off
             "help": "progress (default on): a bar on a terminal, a dated line every 30 s otherwise",
             **kwargs,
         },

@@ -1,7 +1,8 @@
-"""The fitted scores of the statistics that state no event in words: Laplace log-likelihood ratios, empirical ratios
-of exact cells, support membership, the covariance directions' Gaussian ratio, the encoding of absent entries and
-the sum of calibrated channel ratios. Each is a :class:`~audit.statistics.fitted.FittedScore`, so a row's witness
-saves what it was fitted to and rebuilds the same score bit for bit."""
+"""The fitted scores of the likelihood-ratio statistics: Laplace log-likelihood ratios, empirical ratios of exact
+cells, support membership, the covariance directions' Gaussian ratio, the encoding of absent entries and the sum of
+calibrated channel ratios. Each is a :class:`~audit.statistics.fitted.FittedScore`, so a row's witness saves what it
+was fitted to and rebuilds the same score bit for bit, and each states its certified event [score ≥ t] in words
+(``event``), with what the words leave out in the witness."""
 
 from __future__ import annotations
 
@@ -14,7 +15,19 @@ import numpy as np
 from audit.statistics.fitted import FittedScore
 from audit.statistics.hashing import row_hash
 from audit.statistics.memo import by_row_blocks
-from audit.statistics.scores import GaussianRatioScore
+from audit.statistics.scores import SAVED, GaussianRatioScore
+
+
+def columns_named(cols: Any) -> str:
+    """``cols`` in words: every column, one, or how many."""
+    if cols is None:
+        return "every column"
+    return f"column {int(cols[0])}" if len(cols) == 1 else f"{len(cols)} columns"
+
+
+def counted(n: int, thing: str) -> str:
+    """``n`` things in words: "1 cell", "3 cells"."""
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
 def column_index(cols: Any) -> Any:
@@ -64,6 +77,12 @@ class LaplaceRatioScore(FittedScore):
     def __call__(self, y: np.ndarray) -> np.ndarray:
         return self._score(y)
 
+    def event(self, threshold: float) -> str:
+        return (
+            f"Σ_j (|y[j] − m⁻_j| − |y[j] − m⁺_j|)/s_j ≥ {threshold:.6g} over {columns_named(self.cols)} (m⁺, m⁻: the "
+            f"two sides' training medians, s: the Laplace scales, {SAVED})"
+        )
+
 
 class CellLikelihoodRatio(FittedScore):
     """The empirical log-likelihood ratio ``llr`` of a release's cell — the exact values of the columns ``cols``
@@ -88,6 +107,15 @@ class CellLikelihoodRatio(FittedScore):
         idx = np.clip(np.searchsorted(self.keys, h), 0, self.keys.size - 1)
         return np.where(self.keys[idx] == h, self.llr[idx], 0.0)
 
+    def event(self, threshold: float) -> str:
+        cell = "pattern of absent entries" if self.absence else f"exact values on {columns_named(self.cols)}"
+        chosen = int(np.count_nonzero(self.llr >= threshold))
+        unseen = ", or a cell unseen in training" if threshold <= 0 else ""
+        return (
+            f"the release's cell (its {cell}) is one of the {chosen} of {counted(self.keys.size, 'training cell')} "
+            f"whose log-likelihood ratio is ≥ {threshold:.6g}{unseen} (the cells' hashes and ratios {SAVED})"
+        )
+
 
 class MembershipScore(FittedScore):
     """+1 where a release's cell (:func:`cell_hashes` of the columns ``cols`` at ``width``) is among ``set_pos``, −1
@@ -108,6 +136,19 @@ class MembershipScore(FittedScore):
     def __call__(self, y: np.ndarray) -> np.ndarray:
         h = cell_hashes(y, self.cols, self.width)
         return np.isin(h, self.set_pos).astype(np.float64) - np.isin(h, self.set_neg)
+
+    def event(self, threshold: float) -> str:
+        cell = f"the release's cell (its {'rounded' if self.width is not None else 'exact'} values on "
+        cell += f"{columns_named(self.cols)})"
+        first = f"the first side's {counted(self.set_pos.size, 'training cell')}"
+        second = f"the second side's {counted(self.set_neg.size, 'training cell')}"
+        if threshold > 1 or (threshold > 0 and self.set_pos.size == 0):
+            return "never (no release scores that high)"
+        if threshold <= -1 or (threshold <= 0 and self.set_neg.size == 0):
+            return "always (every release scores that high)"
+        if threshold > 0:
+            return f"{cell} is one of {first} and none of {second} (the cells {SAVED})"
+        return f"{cell} is none of {second}, or one of {first} too (the cells {SAVED})"
 
 
 class CovarianceProjection(FittedScore):
@@ -154,6 +195,13 @@ class CovarianceScore(FittedScore):
     def __call__(self, y: np.ndarray) -> np.ndarray:
         return self.ratio(self.projection(y))
 
+    def event(self, threshold: float) -> str:
+        return (
+            f"the Gaussian log-likelihood ratio of the release's coordinates on {self.ratio.m_pos.size} leading "
+            f"directions of the two sides' covariance difference ≥ {threshold:.6g} (the standardizer, the "
+            f"directions and each side's mean and variance along them {SAVED})"
+        )
+
 
 class AbsentAwareScore(FittedScore):
     """A value statistic's score (``inner``) of releases with absent entries as it was fitted to read them: each NaN
@@ -195,6 +243,18 @@ class AbsentAwareScore(FittedScore):
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         return self.inner(self.encode(y))
+
+    def event(self, threshold: float) -> str:
+        inner = getattr(self.inner, "event", None)
+        words = str(inner(threshold)) if callable(inner) else f"the score ≥ {threshold:.6g}"
+        width = self.fill.size
+        appended = (
+            f"; y[{width}] onward: 1 where the entry of column {', '.join(str(int(c)) for c in self.columns[:5])}"
+            f"{', …' if self.columns.size > 5 else ''} is present, 0 where absent"
+            if self.columns.size
+            else ""
+        )
+        return f"{words}, on the release with each absent entry filled by its column's training median{appended}"
 
 
 def _saved_group(group: Any) -> Any:
@@ -254,3 +314,9 @@ class ChannelSumScore(FittedScore):
         for group, scorer, edges, llr in zip(self.groups, self.scorers, self.edges, self.llrs, strict=True):
             total += llr[np.searchsorted(edges, np.asarray(scorer(y[:, group]), np.float64), side="right")]
         return total
+
+    def event(self, threshold: float) -> str:
+        return (
+            f"Σ over {counted(len(self.groups), 'channel')} of each channel's calibrated log-likelihood ratio (its "
+            f"fitted score, binned) ≥ {threshold:.6g} (each channel's columns, score, bins and ratios {SAVED})"
+        )

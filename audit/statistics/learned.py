@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from audit.statistics.fitted import FittedScore
+from audit.statistics.scores import SAVED
 from audit.statistics.shapes import FITTED_FORM_MARGIN, standardizer
 from audit.statistics.trees import TreeEnsemble
 
@@ -190,3 +191,9 @@ class LearnedScore(FittedScore):
                 log_odds = np.asarray(self.model.decision_function(f), dtype=np.float64)  # type: ignore[attr-defined]
         tie = ((f - self.centre) / self.spread) @ self.direction
         return log_odds + TIE_BREAK * tie / (1.0 + np.abs(tie))
+
+    def event(self, threshold: float) -> str:
+        return (
+            f"the learned classifier's log-odds of the first side ≥ {threshold:.6g} ({self.trees.roots.size} trees on "
+            f"{self.features.raw.size} raw columns and the derived shapes; features, trees and tie-break {SAVED})"
+        )

@@ -156,10 +156,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if chosen is None:
             parser.print_help(sys.stderr if argv else sys.stdout)
             return ExitCode.USAGE if argv else ExitCode.OK
-        from pgc.tasks.progress import heartbeat, silenced
+        from pgc.tasks.progress import chosen as chosen_progress
+        from pgc.tasks.progress import heartbeat, wanted
 
-        # a command that shows no progress of its own for 30 s says it is still working; --no-progress: none at all
-        with silenced(getattr(args, "progress", True) is False), heartbeat(f"pgc {chosen}"):
+        # a command that shows no progress of its own for 30 s says it is still working; --no-progress: none at
+        # all; --progress: shown even where the environment holds PGC_PROGRESS=off; neither: as the environment says
+        flag = getattr(args, "progress", None)
+        if hasattr(args, "progress"):
+            args.progress = wanted(flag)
+        with chosen_progress(flag), heartbeat(f"pgc {chosen}"):
             return int(args._command.run(args) or 0)
     except KeyboardInterrupt:
         print(f"pgc{f' {chosen}' if chosen else ''}: interrupted", file=sys.stderr)

@@ -9,7 +9,8 @@ is, the time spent and an estimate of the time left. ``PGC_PROGRESS_INTERVAL_S``
 interval.
 
 ``silenced()`` turns every progress bar, progress line and heartbeat off for a block (a command's ``--no-progress``),
-in this process and in the processes it starts (``PGC_PROGRESS=off`` in their environment).
+in this process and in the processes it starts (``PGC_PROGRESS=off`` in their environment); ``chosen(flag)`` applies
+a command's choice, where an explicit ``--progress`` overrides an inherited ``PGC_PROGRESS=off``.
 
 ``heartbeat(label)`` covers the rest of a command: while no progress of this module is open and nothing
 was written for :data:`LINE_INTERVAL_S` seconds, it writes ``[HH:MM:SS] label: working, … elapsed`` (a
@@ -74,6 +75,34 @@ def silenced(on: bool = True) -> Iterator[None]:
                     os.environ.pop(SILENCE_VARIABLE, None)
                 else:
                     os.environ[SILENCE_VARIABLE] = _silencing["before"]
+
+
+@contextlib.contextmanager
+def chosen(flag: bool | None) -> Iterator[None]:
+    """A command's ``--progress`` (True), ``--no-progress`` (False) or neither (None) for a block: False silences
+    it (:func:`silenced`); True shows progress even where the environment holds ``PGC_PROGRESS=off`` (the
+    variable is removed for the block, here and in the processes started from it, and restored after); None
+    leaves the environment to decide."""
+    if flag is False:
+        with silenced():
+            yield
+        return
+    with _lock:
+        before = os.environ.get(SILENCE_VARIABLE) if flag else None
+        if before is not None:
+            os.environ.pop(SILENCE_VARIABLE)
+    try:
+        yield
+    finally:
+        if before is not None:
+            with _lock:
+                os.environ[SILENCE_VARIABLE] = before
+
+
+def wanted(flag: bool | None) -> bool:
+    """Whether a command shows progress: its ``--progress``/``--no-progress``, else the environment's
+    ``PGC_PROGRESS``."""
+    return (not _silent()) if flag is None else bool(flag)
 
 
 def _write_line(stream, text: str) -> None:

@@ -182,3 +182,43 @@ def test_every_fitted_score_kind_is_registered_once():
     scorer_from_witness(witness_of(ExactRelease("row", 0.0, 1.0).fit(np.zeros((50, 2)), np.ones((50, 2)))))
     assert {"linear", "vote", "oriented", "gaussian-ratio", "learned", "tree-ensemble", "channel-sum"} <= set(REGISTRY)
     assert all(cls.KIND == kind for kind, cls in REGISTRY.items())
+
+
+@pytest.mark.parametrize("shape", list(_pairs(np.random.default_rng(0), 10)))
+def test_every_statistic_of_the_audit_states_its_event_in_words(shape):
+    """Each fitted score of the audit's own says its event [score ≥ t] as a comparison (or that it always or never
+    holds); a release with absent entries says how they were read."""
+    from audit.certification.tester import event_words
+
+    rng = np.random.default_rng(20261208)
+    pos, neg = _pairs(rng)[shape]
+    for statistic in for_absent_entries(STATISTICS, pos, neg):
+        scorer = statistic.fit(pos, neg)
+        if scorer is None:
+            continue
+        threshold = float(np.median(scorer(np.concatenate([pos, neg]))))
+        words = event_words(scorer, threshold)
+        assert words, (shape, statistic.name)
+        assert words.startswith(("always", "never")) or any(w in words for w in ("≥", "≤", "is one of", "none of")), (
+            words
+        )
+        if shape == "absent" and statistic.name not in ("presence-count", "absence-pattern"):
+            assert "absent entry filled by its column's training median" in words, (statistic.name, words)
+
+
+def test_a_membership_event_in_words_holds_exactly_where_the_score_reaches_the_threshold():
+    from audit.statistics.fitted_scores import MembershipScore, cell_hashes
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 4, (2_000, 1)).astype(np.float64)
+    hashes = cell_hashes(y[:3], None)
+    score = MembershipScore(None, np.unique(hashes[:2]), np.unique(hashes[1:]))
+    s = score(y)
+    for threshold, words in [(1.5, "never"), (-1.0, "always"), (1.0, "is one of"), (0.0, "is none of")]:
+        assert score.event(threshold).startswith(words) or words in score.event(threshold), threshold
+        if words == "never":
+            assert not (s >= threshold).any()
+        if words == "always":
+            assert (s >= threshold).all()
+    empty = MembershipScore(None, np.unique(hashes[:2]), np.array([], np.uint64))
+    assert empty.event(0.0).startswith("always") and (empty(y) >= 0.0).all()

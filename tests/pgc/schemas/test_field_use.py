@@ -37,8 +37,9 @@ _ROW_OPTIONS = {
     "Power.shapes_searched": "set when the selection ranks statistics of several leak shapes",
     "Certificate.threshold": "recorded by threshold tests that keep one threshold; committed rows predate it",
 }
-# the certified event in words, said by the statistics that can (norms, sums of squares, counts of present entries)
-_EVENT = {"ThresholdCertificate.event": "set when the certified statistic says its event (norms, sums, counts)"}
+# the certified event in words, said by every statistic of the audit's own; committed rows of a likelihood-ratio
+# statistic predate it
+_EVENT = {"ThresholdCertificate.event": "set when the certified statistic says its event; committed rows predate it"}
 # the certified statistic as fitted, saved on each row whose statistic can be (audit.statistics.fitted)
 _WITNESS = "written by every audit now (the row's statistic as fitted); the committed rows predate it"
 _GAUSSIAN = {
@@ -49,7 +50,6 @@ _GAUSSIAN = {
 
 SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     "mechanism-audit": {  # produced here by the current CLI: provenance, selection and δ test recorded
-        **_EVENT,
         **{k: _ROW_OPTIONS[k] for k in ("RowClaim.contradiction", "Power.planted_power")},
         **_GAUSSIAN,
         "Power.samples_to_decide": "set when the row is undecided and its power says how many samples would decide",

@@ -114,3 +114,34 @@ def test_silenced_blocks_of_two_threads_restore_the_environment_once_both_end(mo
     first_out.set()
     thread.join()
     assert SILENCE_VARIABLE not in os.environ
+
+
+def test_an_explicit_progress_overrides_an_inherited_silence(monkeypatch):
+    """--progress shows progress where the environment says PGC_PROGRESS=off; neither flag leaves it silent;
+    the environment is as it was once the command ends."""
+    import os
+
+    from pgc.cli import main as cli
+    from pgc.tasks.progress import SILENCE_VARIABLE
+
+    seen = []
+
+    class Probe:
+        def add_arguments(self, p):
+            pass
+
+        def run(self, args):
+            seen.append((args.progress, os.environ.get(SILENCE_VARIABLE)))
+            return 0
+
+    monkeypatch.setattr(cli, "_available", lambda: ["probe"])
+    monkeypatch.setattr(cli, "_load", lambda name: Probe())
+    monkeypatch.setitem(cli.COMMANDS, "probe", (None, "a probe"))
+    monkeypatch.setenv(SILENCE_VARIABLE, "off")
+    assert cli.main(["probe"]) == 0
+    assert cli.main(["probe", "--progress"]) == 0
+    assert cli.main(["probe", "--no-progress"]) == 0
+    assert os.environ[SILENCE_VARIABLE] == "off"
+    monkeypatch.delenv(SILENCE_VARIABLE)
+    assert cli.main(["probe"]) == 0
+    assert seen == [(False, "off"), (True, None), (False, "off"), (True, None)]

@@ -158,7 +158,7 @@ def recertify_result(args, progress: bool):
     command = AuditCommand()
     command.add_arguments(sub.add_parser("audit"))
     rerun = parser.parse_args(argv)
-    rerun.result, rerun.announce = args.result, (lambda *a, **k: None)
+    rerun.result, rerun.announce, rerun.progress = args.result, (lambda *a, **k: None), progress
     rerun.recertify_stage = recorded_stages(recorded)  # a sequential audit: its deciding stage, fresh
     rerun.earlier_certification_seed = recorded_certification_seed(recorded)  # its earlier stages, as recorded
     print(f"recertifying {path}: pgc {' '.join(argv)}", flush=True)
