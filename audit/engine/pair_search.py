@@ -1,19 +1,20 @@
 """The worst neighbouring pair of a System, found by the auditor itself.
 
-A system may offer ``secret_space``: ``dim``, ``relation`` and ``pair(x)`` → a neighbouring pair for any
-point x of the unit box [0, 1]^dim. :func:`search_secret_pair` runs CMA-ES (the ``cmaes`` package) over that
-box for the pair whose releases project the largest certified ε (:func:`audit.certification.tester.fit_candidate`,
-at the certification sample size) on any covered channel, a smooth separation of the release distributions breaking
-ties, on max(search_samples, samples/10) releases per side. A finite set of named pairs (a system's ``canaries()``)
-is raced by successive halving instead (:func:`choose_named_pair`), on max(search_samples, samples/25) per pair
-(``AuditSettings.pair_race_share``), ranked by a classifier's held-out log-likelihood gain
+A system may offer ``secret_space``: ``dim``, ``relation`` and ``pair(x)`` → a neighbouring pair for any point x of the
+unit box [0, 1]^dim. :func:`search_secret_pair` runs CMA-ES (the ``cmaes`` package) over that box for the pair whose
+releases project the largest certified ε (:func:`audit.certification.tester.fit_candidate`, at the certification sample
+size) on any covered channel, a smooth separation of the release distributions breaking ties, on max(search_samples,
+samples/10) releases per side. A finite set of named pairs (a system's ``canaries()``) is raced by successive halving
+instead (:func:`choose_named_pair`), on max(search_samples, samples/50) per pair (``AuditSettings.pair_race_share``),
+drawn per input (pairs that share an input share its releases), ranked by a classifier's held-out log-likelihood gain
 (:mod:`audit.engine.separability`) unless a threshold test already projects a decisive ε, and, once a pair has drawn
-enough releases, by the ε the tail of that classifier's held-out score projects first. Every candidate is scored
-on a SEARCH stream only (common random numbers within a generation or round), so the pair it returns is certified
+enough releases, by the ε the tail of that classifier's held-out score projects first. Every candidate is scored on a
+SEARCH stream only (common random numbers within a generation or round), so the pair it returns is certified
 afterwards on fresh releases, and the search costs the certificate nothing."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,10 +36,12 @@ PAIR_SEARCH_POPULATION = 12
 PAIR_SEARCH_SHARE = 10  # releases per side per candidate: at least the certification size / this
 # the named-pair race's floor: P pairs share P·max(search_samples, certification size / this) releases per side. The
 # survivor's race releases join its training split, so a cheaper race leaves more of a fixed budget to the
-# certificate: on the catalogue at 10⁵ per side in total (16 pairs), a floor of n/25 instead of n/10 certifies
-# 52,915 instead of 35,089 releases, ReportNoisyMax4's median over 12 seeds 0.157 instead of 0.110, and none of
-# the four algorithms measured less often above its claim (results/catalogue/race/)
-NAMED_PAIR_RACE_SHARE = 25
+# certificate: on the catalogue at 10⁵ per side in total (16 pairs of 10 inputs, drawn per input), a floor of n/50
+# instead of n/25 certifies 60,007 instead of 52,915 releases, and over seeds 0–35 ReportNoisyMax3, ReportNoisyMax4
+# and SVT6 certify above their claim in 23, 23 and 20 audits (at n/25: 18, 20 and 17; drawn per pair at n/25: 16, 24
+# and 10; results/catalogue/shared-inputs/). Drawn per pair, the floor n/50 had cost ReportNoisyMax4 its median
+# (results/catalogue/race-ranking/floors.md)
+NAMED_PAIR_RACE_SHARE = 50
 # a named pair whose threshold test projects at least this ε from the race's releases has an event that (almost) never
 # happens under one of its inputs, and the race ranks such pairs by that projection, so a catastrophic leak's pairs
 # (SVT5's, NoisyHist2's) are ranked by the ε they certify; below it a tail event's projection from a few hundred
@@ -186,6 +189,47 @@ def halving_rounds(pairs: int) -> int:
     return max(1, math.ceil(math.log2(max(pairs, 1))))
 
 
+def secret_key(secret: Any) -> Any:
+    """A key under which equal secrets meet: numbers (by their exact bits: 0.0 and −0.0 differ), strings, booleans,
+    None, numpy arrays (by a digest of their dtype, shape and bytes) and scalars, and tuples, lists and dicts of them by
+    value (with their types: 1 and 1.0 differ; dicts whatever the order of their items); any other object by identity,
+    so two secrets share releases only where they are certainly the same input."""
+    if isinstance(secret, float):
+        return ("float", secret.hex())
+    if secret is None or isinstance(secret, (bool, int, str)):
+        return (type(secret).__name__, secret)
+    if isinstance(secret, np.generic):
+        return ("numpy", secret.dtype.str, secret.tobytes())
+    if isinstance(secret, np.ndarray):
+        digest = hashlib.blake2b(np.ascontiguousarray(secret).tobytes(), digest_size=16)
+        digest.update(repr((secret.dtype.str, secret.shape)).encode())
+        return ("ndarray", digest.hexdigest())
+    if isinstance(secret, (tuple, list)):
+        return (type(secret).__name__, tuple(secret_key(v) for v in secret))
+    if isinstance(secret, dict):
+        items = sorted(secret.items(), key=lambda kv: repr(kv[0]))
+        return (type(secret).__name__, tuple((repr(k), secret_key(v)) for k, v in items))
+    return ("object", id(secret))
+
+
+def input_streams(pairs: Sequence[tuple[Any, Any]]) -> dict[Any, int]:
+    """Each input's stream within a race round: a colouring of the inputs (nodes) joined by the pairs (edges), greedy
+    in the order the pairs name them, so that the two inputs of a pair always draw from different streams (their
+    releases are independent) while inputs of one colour share a stream (common random numbers: where the releases
+    are a function of the input and the noise, inputs compared against the same input are compared on the same noise
+    wherever the colouring gives them one colour). On pairs of a base input and its neighbours the base takes stream
+    0 and every neighbour stream 1, as a race drawn pair by pair would."""
+    neighbours: dict[Any, set] = {}
+    for a, b in pairs:
+        neighbours.setdefault(a, set()).add(b)
+        neighbours.setdefault(b, set()).add(a)
+    colour: dict[Any, int] = {}
+    for key in neighbours:
+        taken = {colour[other] for other in neighbours[key] if other in colour and other != key}
+        colour[key] = next(c for c in range(len(neighbours) + 1) if c not in taken)
+    return colour
+
+
 def choose_named_pair(
     system: Any,
     base: Sequence[str],
@@ -199,34 +243,49 @@ def choose_named_pair(
     deltas: dict[str, float],
     progress: bool = False,
 ) -> tuple[str, FoundPair, SelectionPool]:
-    """The named pair (of a finite set: a system's ``canaries()``) whose releases lie furthest apart on a SEARCH
-    stream (:func:`race_score`: a decisive projected ε first, then the held-out tail projection of a classifier's
-    score once a pair has drawn enough releases, then that classifier's held-out log-likelihood gain),
-    found by successive halving (Karnin, Koren & Somekh, ICML 2013) within the releases that ranking every pair on
-    ``n`` per side would cost: ⌈log2 P⌉ rounds share P·n releases per side equally; each round draws the same number
-    of new releases for every pair still in the race (common random numbers: one child of ``seq`` per round), scores
-    each on all it has drawn (:func:`race_score`) and keeps the better half; the last round keeps one. The
-    pair that survives has drawn about P·n/⌈log2 P⌉ releases per side instead of n, and they come back as a
-    :class:`SelectionPool` for its training split. The certification that follows draws fresh releases of the one
-    chosen pair, so neither the choice among any number of pairs nor the pooled selection costs the certificate
-    anything: the family-wise error over the pairs is the certified test's own α."""
+    """The named pair (of a finite set: a system's ``canaries()``) whose releases lie furthest apart on a SEARCH stream
+    (:func:`race_score`: a decisive projected ε first, then the held-out tail projection of a classifier's score once a
+    pair has drawn enough releases, then that classifier's held-out log-likelihood gain), found by successive halving
+    (Karnin, Koren & Somekh, ICML 2013) within the releases that ranking every pair on ``n`` per side would cost: ⌈log2
+    P⌉ rounds share 2·P·n releases equally. The releases are drawn per input, not per pair: an input that several pairs
+    share (a base dataset beside its neighbours) is drawn once for all of them (:func:`secret_key`), so a round's
+    releases are spread over the distinct inputs of the pairs still in the race — on DP-Sniper's 16 pairs of 10 inputs,
+    3.2 times as many releases per pair in the first round. Each round draws the same number of new releases of every
+    such input (one child of ``seq`` per round, and within it the streams of :func:`input_streams`), scores each pair
+    still in the race on all its two inputs have drawn (:func:`race_score`) and keeps the better half; the last round
+    keeps one. The releases of the pair that survives come back as a :class:`SelectionPool` for its training split. The
+    certification that follows draws fresh releases of the one chosen pair, so neither the choice among any number of
+    pairs nor the pooled selection costs the certificate anything: the family-wise error over the pairs is the certified
+    test's own α."""
     if not pairs:
         raise UserError(f"{system.name} names no canary pairs to choose among")
     wanted = [c for c in channels if c != ALL] or list(base)
     rounds = halving_rounds(len(pairs))
-    per_round = n * len(pairs) // rounds
+    per_round = 2 * n * len(pairs) // rounds  # releases of both sides together
+    inputs: dict[Any, Any] = {}  # key → the secret, in the order the pairs name them
+    keys = {}
+    for name, pair in pairs.items():
+        keys[name] = tuple(secret_key(s) for s in pair)
+        for key, secret in zip(keys[name], pair, strict=True):
+            inputs.setdefault(key, secret)
+    stream = input_streams(list(keys.values()))
+    target = AuditTarget(system, None, None, tuple(base), False)
     alive = list(pairs)
-    drawn: dict[str, tuple[list, list]] = {name: ([], []) for name in pairs}
+    drawn: dict[Any, list] = {key: [] for key in inputs}
     scores: dict[str, tuple[float, float, float]] = {}
     bar = progress_bar(rounds, "round", f"racing {system.name}'s {len(pairs)} named pairs", progress)
     for round_seq in seq.spawn(rounds):
-        m = max(2, per_round // len(alive))
+        live = list(dict.fromkeys(key for name in alive for key in keys[name]))
+        m = max(2, per_round // len(live))
+        for key in live:
+            rng = np.random.Generator(
+                np.random.PCG64(
+                    np.random.SeedSequence(round_seq.entropy, spawn_key=round_seq.spawn_key + (stream[key],))
+                )
+            )
+            drawn[key].append(target.draw(inputs[key], m, rng, None, wanted))
         for name in alive:
-            target = AuditTarget(system, *pairs[name], tuple(base), False)
-            pos, neg = target.release_pair(m, round_seq, None, wanted)
-            drawn[name][0].append(pos)
-            drawn[name][1].append(neg)
-            scores[name] = race_score(*(_stacked(drawn[name][i]) for i in (0, 1)), wanted, n_cert, alpha, deltas)
+            scores[name] = race_score(*(_stacked(drawn[key]) for key in keys[name]), wanted, n_cert, alpha, deltas)
         # stable: the first named wins exact ties
         ranked = sorted(alive, key=lambda name: tuple(-v for v in scores[name]))
         alive = ranked[: max(1, math.ceil(len(alive) / 2))]
@@ -234,8 +293,8 @@ def choose_named_pair(
     bar.close()
     best = alive[0]
     pool = SelectionPool(raced=True)
-    for side in (0, 1):
-        pool.extend(side, _stacked(drawn[best][side]))
+    for side, key in enumerate(keys[best]):
+        pool.extend(side, _stacked(drawn[key]))
     secret, secret_prime = pairs[best]
     return (
         best,
@@ -244,9 +303,9 @@ def choose_named_pair(
             secret_prime,
             float(scores[best][2]),
             len(pairs),
-            f"the named pair whose releases lie furthest apart among {len(pairs)} (successive halving, {rounds} "
-            "rounds; each pair's last held-out log-likelihood gain, nats per release, held-out tail projection and "
-            "decisive projected ε): "
+            f"the named pair whose releases lie furthest apart among {len(pairs)} pairs of {len(inputs)} inputs "
+            f"(successive halving, {rounds} rounds, releases drawn per input; each pair's last held-out log-likelihood "
+            "gain, nats per release, held-out tail projection and decisive projected ε): "
             + ", ".join(f"{k} {g:.4f} / {t:.3f} / {d:.3f}" for k, (d, t, g) in scores.items()),
         ),
         pool,

@@ -140,8 +140,8 @@ class MembershipScore(FittedScore):
     def event(self, threshold: float) -> str:
         cell = f"the release's cell (its {'rounded' if self.width is not None else 'exact'} values on "
         cell += f"{columns_named(self.cols)})"
-        first = f"the first side's {counted(self.set_pos.size, 'training cell')}"
-        second = f"the second side's {counted(self.set_neg.size, 'training cell')}"
+        first = f"the first side's {counted(self.set_pos.size, 'saved cell')}"
+        second = f"the second side's {counted(self.set_neg.size, 'saved cell')}"
         if threshold > 1 or (threshold > 0 and self.set_pos.size == 0):
             return "never (no release scores that high)"
         if threshold <= -1 or (threshold <= 0 and self.set_neg.size == 0):

@@ -194,6 +194,7 @@ class LearnedScore(FittedScore):
 
     def event(self, threshold: float) -> str:
         return (
-            f"the learned classifier's log-odds of the first side ≥ {threshold:.6g} ({self.trees.roots.size} trees on "
+            f"the learned classifier's log-odds of the first side (plus a tie-break under 10⁻⁹) ≥ {threshold:.6g} "
+            f"({self.trees.roots.size} trees on "
             f"{self.features.raw.size} raw columns and the derived shapes; features, trees and tie-break {SAVED})"
         )

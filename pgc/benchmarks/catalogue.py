@@ -4,10 +4,10 @@
 Per cell (algorithm, seed), each tool spends ``--total`` releases per side, training included:
 
 * ours, the chosen pair: ``audit_system(..., pairs=system.canaries())`` ranks the P pairs on its search stream
-  (max(search_samples, n // 25) releases per side per pair, n the certification size) and certifies the chosen
-  pair on fresh releases at the full confidence; :func:`pair_choice_split` sizes search + training + n to fit
-  ``total`` (the search aimed at a quarter of it, the training split a quarter of n, ``--train-split``); this is
-  the row that flags and enters Holm;
+  (max(search_samples, n // 50) releases per side per pair, n the certification size, drawn per input) and
+  certifies the chosen pair on fresh releases at the full confidence; :func:`pair_choice_split` sizes search +
+  training + n to fit ``total`` (the search aimed at a quarter of it, the training split a quarter of n,
+  ``--train-split``); this is the row that flags and enters Holm;
 * ours, first pair: DP-Sniper's first pair alone on the whole ``total`` (no search: the largest certification n
   with n + the System audit's training split, a quarter of n and at least 1,000, ≤ ``total``);
 * DP-Sniper: DD-Search over the P pairs with its stage sizes scaled to ``total`` (:func:`audit.peers.dp_sniper.
@@ -122,7 +122,7 @@ def _audit(system, pair: tuple, total: int, confidence: float, seed: int) -> Fir
     )
 
 
-SEARCH_SHARE = 0.25  # the pair search's target share of the total; the audit's race draws at least samples // 25 a pair
+SEARCH_SHARE = 0.25  # the pair search's target share of the total; the audit's race draws at least samples // 50 a pair
 SPLITS = ("quarter", "auto", "half")  # the training split: a quarter, the audit's rule for the claim, a half
 
 
@@ -144,7 +144,8 @@ def pair_choice_split(
     race_share: int | None = None,
 ) -> PairChoiceSplit:
     """Releases per side of the pair-choice audit within ``total``: the largest certification size n with
-    P · max(search_samples, n // 25) (the search, :func:`audit.engine.system_audit._chosen_pair`) + the training split
+    P · max(search_samples, n // floor) (the search, :func:`audit.engine.system_audit._chosen_pair`; the floor
+    :data:`audit.engine.pair_search.NAMED_PAIR_RACE_SHARE` unless ``race_share``) + the training split
     (:data:`audit.certification.tester.SYSTEM_SPLIT` at the rule's fraction) + n ≤ total."""
     from audit.certification.tester import SYSTEM_SPLIT
     from audit.engine.pair_search import NAMED_PAIR_RACE_SHARE

@@ -90,7 +90,8 @@ def test_the_tail_projection_prefers_the_tail_that_certifies_over_the_larger_who
     means 0.0003 and 0.0011 nats), the tail projection at 2·10⁵ certified releases the tail in all 40 (means 0.39 and
     0.16)."""
     rng = np.random.default_rng(5)
-    n = 4 * TAIL_RANKING_RELEASES
+    n = 40_000
+    assert n >= TAIL_RANKING_RELEASES
     tail = _with_tail_leak(rng.standard_normal(n), rng)
     shift = rng.standard_normal(n) + 0.095
     tail_score, tail_gain = separation(tail[:, None], rng.standard_normal((n, 1)), 200_000, ALPHA)
@@ -165,7 +166,7 @@ def test_a_race_of_enough_releases_keeps_the_pair_whose_tail_certifies():
         ("y",),
         pairs,
         np.random.SeedSequence(7),
-        n=4 * TAIL_RANKING_RELEASES,
+        n=40_000,
         n_cert=200_000,
         alpha=ALPHA,
         deltas={"y": 0.0},
@@ -176,3 +177,62 @@ def test_a_race_of_enough_releases_keeps_the_pair_whose_tail_certifies():
     }
     assert scores["shift"][0] > scores["tail"][0]  # gain
     assert scores["tail"][1] > scores["shift"][1]  # tail projection
+
+
+class CountingDraws(Shifted):
+    """:class:`Shifted`, counting the releases drawn of each secret."""
+
+    def __init__(self):
+        self.drawn: dict[float, list[int]] = {}
+
+    def release(self, secret, n, rng, *, broadcast=None):
+        self.drawn.setdefault(secret, []).append(n)
+        return super().release(secret, n, rng)
+
+
+def test_pairs_that_share_an_input_share_its_releases_within_the_same_budget():
+    """Four pairs of one base input and its four neighbours: the race draws each of the five inputs once per round
+    (the base for all four pairs), all within the 2·P·n releases ranking each pair on n per side would cost, and the
+    survivor's pool holds every release its two inputs drew."""
+    system = CountingDraws()
+    pairs = {name: (0.0, shift) for name, shift in (("a", 0.02), ("b", 0.04), ("c", 0.3), ("d", 0.06))}
+    n = 1_000
+    name, _, pool = choose_named_pair(
+        system, ("y",), ("y",), pairs, np.random.SeedSequence(5), n=n, n_cert=20_000, alpha=ALPHA, deltas={"y": 0.0}
+    )
+    assert name == "c"
+    assert len(system.drawn[0.0]) == 2  # one draw of the base per round (two rounds), not one per pair
+    assert system.drawn[0.0][0] == 2 * n * 4 // 2 // 5  # the first round's releases over the five inputs
+    assert sum(sum(v) for v in system.drawn.values()) <= 2 * n * len(pairs)
+    pooled = [sum(len(rows) for rows in pool.sides[side]["y"]) for side in (0, 1)]
+    assert pooled == [sum(system.drawn[0.0]), sum(system.drawn[0.3])]
+
+
+def test_a_secret_key_meets_equal_values_and_only_the_same_object():
+    from audit.engine.pair_search import secret_key
+
+    class Opaque:
+        def __repr__(self):
+            return "same"
+
+    one, other = Opaque(), Opaque()
+    assert secret_key((1, 2)) == secret_key((1, 2)) != secret_key((1.0, 2))
+    assert secret_key(np.array([0.5, 1.0])) == secret_key(np.array([0.5, 1.0])) != secret_key(np.array([0.5, 2.0]))
+    assert secret_key({"b": [1], "a": 2}) == secret_key({"a": 2, "b": [1]})
+    assert secret_key(one) == secret_key(one) != secret_key(other)
+
+
+def test_a_pairs_two_inputs_draw_on_different_streams_and_its_neighbours_share_one():
+    """DP-Sniper's 16 pairs (each pattern and its swap, 10 inputs): the two inputs of every pair on different
+    streams; the base on stream 0, every input it is paired with on stream 1; a triangle needs a third."""
+    from audit.engine.pair_search import input_streams, secret_key
+    from pgc.catalogue import catalogue_system
+
+    pairs = [tuple(secret_key(s) for s in pair) for pair in catalogue_system("SVT6").canaries().values()]
+    streams = input_streams(pairs)
+    assert len(streams) == 10
+    assert all(streams[a] != streams[b] for a, b in pairs)
+    base = secret_key((1.0,) * 10)  # the all-ones input, in 14 of the 16 pairs
+    assert streams[base] == 0
+    assert {streams[b] for a, b in pairs if a == base} == {1}
+    assert sorted(set(input_streams([("a", "b"), ("b", "c"), ("c", "a")]).values())) == [0, 1, 2]

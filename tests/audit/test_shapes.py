@@ -332,8 +332,9 @@ class CountingScaleLeak(ScaleLeak):
 
 
 def test_the_named_pair_race_spends_its_floor_per_pair():
-    """Two pairs race for one round on max(search_samples, samples / pair_race_share) releases per side each; the
-    rest of the audit (training split, certification) draws the same whatever the floor."""
+    """Two pairs race for one round on the releases that max(search_samples, samples / pair_race_share) per side each
+    would cost, drawn per input (their two inputs, 0 and 1, draw half of them each); the rest of the audit (training
+    split, certification) draws the same whatever the floor."""
     pairs = {"same": (0, 0), "leaking": (0, 1)}
     drawn = {}
     for race_share in (10, 25):
@@ -344,9 +345,9 @@ def test_the_named_pair_race_spends_its_floor_per_pair():
         assert res.pair.startswith("leaking (chosen among 2")
         drawn[race_share] = system.drawn
     per_pair = {share: 4_000 // share for share in drawn}  # 400 and 160 releases per side of each pair
-    # the pair "same" draws secret 0 on both sides, "leaking" secret 0 and secret 1
-    assert drawn[10][1] - drawn[25][1] == per_pair[10] - per_pair[25]
-    assert drawn[10][0] - drawn[25][0] == 3 * (per_pair[10] - per_pair[25])
+    # 2 pairs × 2 sides × per_pair releases in all, over the two inputs: secret 0 (in both pairs) and secret 1
+    assert drawn[10][1] - drawn[25][1] == 2 * (per_pair[10] - per_pair[25])
+    assert drawn[10][0] - drawn[25][0] == 2 * (per_pair[10] - per_pair[25])
     with pytest.raises(ValueError, match="pair_race_share"):
         AuditSettings(pair_race_share=0)
 

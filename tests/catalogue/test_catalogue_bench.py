@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from audit.engine.pair_search import NAMED_PAIR_RACE_SHARE
 from pgc.benchmarks import catalogue as bench
 from pgc.catalogue import catalogue_system
 from pgc.errors import UserError
@@ -24,10 +25,10 @@ def test_tiny_bench_writes_a_valid_result(tmp_path, capsys):
     assert result["complete"] and [c["algorithm"] for c in result["cells"]] == ["NoisyHist2", "TruncatedGeometric"]
     for cell in result["cells"]:
         ours, first, sniper = cell["ours"], cell["ours_first_pair"], cell["dpsniper"]
-        # 4 pairs raced on max(search_samples, n // 25) each, then the training split, the certification
+        # 4 pairs raced on max(search_samples, n // floor) each, then the training split, the certification
         pairs, split = catalogue_system(cell["algorithm"]).canaries(), ours["split"]
         assert ours["pairs"] == 4 and ours["pair"] in pairs and ours["samples_per_side"] == split["samples"]
-        assert split["search"] == 4 * max(split["search_samples"], split["samples"] // 25)
+        assert split["search"] == 4 * max(split["search_samples"], split["samples"] // NAMED_PAIR_RACE_SHARE)
         assert split["search"] + split["train"] + split["samples"] == ours["releases_per_side"] <= 6000
         assert first["samples_per_side"] + first["train_per_side"] <= 6000
         assert sniper["releases_per_side"] <= 6000 and sniper["pair"] in pairs
@@ -55,7 +56,7 @@ def test_pair_choice_split_counts_every_release():
     """The search, the training split and the certification fit the total, and a larger total certifies more."""
     for pairs, rule in ((4, "quarter"), (16, "quarter"), (16, "auto"), (4, "half")):
         s = bench.pair_choice_split(100_000, pairs, 0.1, rule)
-        assert s.search == pairs * max(s.search_samples, s.samples // 25)
+        assert s.search == pairs * max(s.search_samples, s.samples // NAMED_PAIR_RACE_SHARE)
         assert s.search + s.train + s.samples <= 100_000
         bigger = bench.pair_choice_split(100_000 + 1_000, pairs, 0.1, rule)
         assert bigger.samples > s.samples
