@@ -24,7 +24,7 @@ import numpy as np
 
 from audit.engine.broadcast_search import mean_separation, projected_of_releases
 from audit.engine.progress import progress_bar
-from audit.engine.releases import AuditTarget, SelectionPool
+from audit.engine.releases import AuditTarget, SelectionPool, fixed_child_generator
 from audit.engine.separability import separation
 from pgc.contracts import ALL, HasSecretSpace
 from pgc.errors import UserError
@@ -278,14 +278,10 @@ def choose_named_pair(
         live = list(dict.fromkeys(key for name in alive for key in keys[name]))
         m = max(2, per_round // len(live))
         for key in live:
-            rng = np.random.Generator(
-                np.random.PCG64(
-                    np.random.SeedSequence(round_seq.entropy, spawn_key=round_seq.spawn_key + (stream[key],))
-                )
-            )
-            drawn[key].append(target.draw(inputs[key], m, rng, None, wanted))
+            drawn[key].append(target.draw(inputs[key], m, fixed_child_generator(round_seq, stream[key]), None, wanted))
+        stacked = {key: _stacked(drawn[key]) for key in live}  # once per input, however many pairs share it
         for name in alive:
-            scores[name] = race_score(*(_stacked(drawn[key]) for key in keys[name]), wanted, n_cert, alpha, deltas)
+            scores[name] = race_score(*(stacked[key] for key in keys[name]), wanted, n_cert, alpha, deltas)
         # stable: the first named wins exact ties
         ranked = sorted(alive, key=lambda name: tuple(-v for v in scores[name]))
         alive = ranked[: max(1, math.ceil(len(alive) / 2))]
@@ -294,7 +290,7 @@ def choose_named_pair(
     best = alive[0]
     pool = SelectionPool(raced=True)
     for side, key in enumerate(keys[best]):
-        pool.extend(side, _stacked(drawn[key]))
+        pool.extend(side, stacked[key])  # the last round's, which holds every release of the survivor's inputs
     secret, secret_prime = pairs[best]
     return (
         best,

@@ -274,12 +274,10 @@ class AuditTarget:
     def release_pair(
         self, n: int, seq: np.random.SeedSequence, broadcast: Any, channels: Sequence[str]
     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """n releases of each secret from the two fixed children of ``seq`` (not spawned: every call with the
-        same ``seq`` draws the same numbers, so candidates compared on one ``seq`` share common random numbers)."""
-        rp, rn = (
-            np.random.Generator(np.random.PCG64(np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (i,))))
-            for i in (0, 1)
-        )
+        """n releases of each secret from the two fixed children 0 and 1 of ``seq`` (:func:`fixed_child_generator`:
+        every call with the same ``seq`` draws the same numbers, so candidates compared on one ``seq`` share common
+        random numbers)."""
+        rp, rn = (fixed_child_generator(seq, i) for i in (0, 1))
         return (
             self.draw(self.secret, n, rp, broadcast, channels),
             self.draw(self.secret_prime, n, rn, broadcast, channels),
@@ -287,6 +285,14 @@ class AuditTarget:
 
     def describe(self, secret: Any) -> str:
         return describe_secret(self.system, secret)
+
+
+def fixed_child_generator(seq: np.random.SeedSequence, index: int) -> np.random.Generator:
+    """A generator on the child ``index`` of ``seq``, made without spawning it: every call with the same ``seq`` and
+    ``index`` gives the same stream (``seq.spawn`` would give the next child instead)."""
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(seq.entropy, spawn_key=seq.spawn_key + (int(index),)))
+    )
 
 
 def describe_secret(system: Any, secret: Any, limit: int = 80) -> str:
