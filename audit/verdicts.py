@@ -38,6 +38,7 @@ from typing import Any, TypeAlias, TypedDict, TypeVar
 from audit.certification import bounds
 from audit.certification.accountant import gdp_mu_estimate
 from audit.certification.curves import curve_epsilon, curve_violation_pvalue, profile_violation_pvalue, split_alpha
+from audit.certification.paired import certified_p_value
 from audit.certification.tester import EpsilonBound
 from audit.power import measured as measured_power
 from pgc.schemas.audit_rows import AuditRow, CertifiedRow, Verdict, worst
@@ -199,7 +200,7 @@ def measured_power_fields(row: CertifiedRow, claimed_profile: Profile | None = N
         or not math.isfinite(eps)
         or row.false_positives is None
         or not n
-        or row.fp_share is None
+        or (row.fp_share is None and row.discordant_pairs is None)
     ):
         return {
             "detectable_epsilon": None,
@@ -215,7 +216,7 @@ def measured_power_fields(row: CertifiedRow, claimed_profile: Profile | None = N
     delta = row.claimed_delta or 0.0
     threshold_alpha, curve_alpha = test_alphas(row)
     gaussian = delta > 0
-    false_positives, fp_share = row.false_positives, row.fp_share  # both recorded (checked above)
+    false_positives, fp_share = row.false_positives, row.fp_share  # None: the paired certificate ran
 
     def detectable_at(size: int) -> float:
         fp = int(round(false_positives * size / n))
@@ -329,7 +330,7 @@ def claim_p_values(
     """(p-value of "the claim holds", p-value of "no leak") from a certified test's counts; a row with a curve
     test combines its two tests by weighted Bonferroni (each at its share of α)."""
     n = b.samples_per_side
-    p = bounds.claim_p_value(b.false_positives, n, b.false_negatives, n, eps, delta, b.fp_share)
+    p = certified_p_value(b.false_positives, b.false_negatives, n, eps, delta, b.fp_share, b.discordant_pairs)
     if claimed_mu is not None or claimed_profile is not None:
         assert b.curve_false_positives is not None and b.curve_false_negatives is not None, (
             "a certified test with a curve claim records its curve counts"
@@ -341,8 +342,19 @@ def claim_p_values(
             p_curve = profile_violation_pvalue(*counts, claimed_profile)
         share_threshold, share_curve = split_alpha(1.0)
         p = min(1.0, p / share_threshold, p_curve / share_curve)
-    p_leak = bounds.claim_p_value(b.false_positives, n, b.false_negatives, n, 0.0, delta, b.fp_share)
+    p_leak = certified_p_value(b.false_positives, b.false_negatives, n, 0.0, delta, b.fp_share, b.discordant_pairs)
     return p, p_leak
+
+
+def _threshold_delta_bound(b: EpsilonBound, alpha: float, eps: float) -> float | None:
+    """δ_LB at the claimed ε from the threshold test's counts; None where the paired certificate ran (a pure ε
+    claim, whose one test is its ε_LB: a second bound from the same counts would be a second test)."""
+    if b.fp_share is None:
+        return None
+    if not math.isfinite(eps):
+        return 0.0
+    n = b.samples_per_side
+    return bounds.delta_lower_bound(b.false_positives, n, b.false_negatives, n, alpha, eps, b.fp_share)
 
 
 def bound_fields(
@@ -366,17 +378,14 @@ def bound_fields(
         false_positives=b.false_positives,
         false_negatives=b.false_negatives,
         fp_share=b.fp_share,
+        discordant_pairs=None if b.discordant_pairs is None else list(b.discordant_pairs),
         max_certifiable_epsilon=b.max_certifiable_epsilon,
         statistic=b.statistic,
         hypothesis=b.hypothesis,
         shapes_searched=None if b.shapes_searched is None else list(b.shapes_searched),
         threshold=b.threshold,
         event=b.event,
-        delta_lower_bound=(
-            bounds.delta_lower_bound(b.false_positives, n, b.false_negatives, n, threshold_alpha, eps, b.fp_share)
-            if math.isfinite(eps)
-            else 0.0
-        ),
+        delta_lower_bound=_threshold_delta_bound(b, threshold_alpha, eps),
         gdp_mu_estimate=gdp_mu_estimate(b.fpr_upper, b.fnr_upper) if delta > 0 else None,
     )
     fields["p_value"], fields["p_value_leak"] = claim_p_values(

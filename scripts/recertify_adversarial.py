@@ -23,6 +23,7 @@ COMPARED = (
     "false_positives",
     "false_negatives",
     "fp_share",
+    "discordant_pairs",
     "statistic",
     "verdict",
     "samples_per_side",

@@ -41,6 +41,7 @@ SAME_TEST = (
     "false_positives",
     "false_negatives",
     "fp_share",
+    "discordant_pairs",
     "curve_false_positives",
     "curve_false_negatives",
     "broadcast",

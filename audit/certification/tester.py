@@ -34,6 +34,12 @@ from audit.certification.curves import (
     profile_excess,
     split_alpha,
 )
+from audit.certification.paired import (
+    NUISANCE_SHARE,
+    discordant_pairs,
+    paired_epsilon_lower_bound,
+    projected_certificates,
+)
 from audit.statistics import default_statistics, search_statistics
 from audit.statistics.fitted import witness_of
 from audit.statistics.selection import choose_threshold, continuous_scores, in_sample_projection, select_statistic
@@ -124,7 +130,7 @@ class EpsilonBound:
     false_negatives: int
     fpr_upper: float
     fnr_upper: float
-    fp_share: float
+    fp_share: float | None  # the α split of the split certificate; None where the paired one ran
     max_certifiable_epsilon: float  # a perfect test's bound with this n and α
     smallest_detectable_delta: float  # at ε = 0 ... see detectable_delta_at
     detectable_delta_at: float  # the ε at which smallest_detectable_delta was computed
@@ -146,6 +152,9 @@ class EpsilonBound:
     shapes_searched: tuple[str, ...] | None = None  # the leak shapes the selection's statistics covered
     event: str | None = None  # the certified event in words, where the fitted statistic says it
     witness: dict[str, Any] | None = None  # the fitted statistic saved (audit.statistics.fitted), where it can be
+    # the paired certificate (audit.certification.paired): pairs with only the x-release, only the x'-release in
+    # the event; None where the split certificate ran
+    discordant_pairs: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Every field but the witness (a row saves it: :class:`pgc.schemas.audit_rows.FittedStatistic`)."""
@@ -185,6 +194,7 @@ class CandidateTest:
     shapes: tuple[
         str, ...
     ] = ()  # the leak shapes of the statistics the selection could fit (audit.statistics.shapes.SHAPES)
+    paired: bool = False  # certified by the paired certificate (audit.certification.paired), not the split one
 
 
 # a row judged on its privacy profile ranks its statistics lexicographically: by the projected ε excess over the
@@ -288,6 +298,7 @@ def fit_candidate(
         projection = project(s_pos, s_neg, bool(getattr(stat, "held_out_ranking", False)))
     t, share, eps = projection[:3]
     curve_threshold = projection[3] if curve else None  # chosen with the threshold test, on the same releases
+    split, paired = projected_certificates(s_pos, s_neg, t, share, n_cert, alpha, two_sided_rates)
     return CandidateTest(
         label,
         stat.name,
@@ -300,6 +311,7 @@ def fit_candidate(
         profile if curve else None,
         train_pos.shape[1],
         shapes_of(applied),
+        delta == 0.0 and not curve and paired > split,
     )
 
 
@@ -325,21 +337,12 @@ def to_width(x: npt.NDArray[np.float64], width: int) -> npt.NDArray[np.float64]:
     return x[:, :width] if x.shape[1] > width else np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=np.nan)
 
 
-def count_both(test: CandidateTest, chunk: npt.ArrayLike) -> tuple[int, int, int]:
-    """(score ≥ threshold, score ≥ curve threshold, total) on one chunk; the second 0 without a curve test."""
+def count_both(test: CandidateTest, chunk: npt.ArrayLike) -> tuple[npt.NDArray[np.bool_], int]:
+    """(score ≥ threshold, one per release; the count of score ≥ curve threshold) on one chunk; the second 0
+    without a curve test."""
     s = np.asarray(test.scorer(_as_2d(chunk, test.width)))
     curve = 0 if test.curve_threshold is None else int(np.count_nonzero(s >= test.curve_threshold))
-    return int(np.count_nonzero(s >= test.threshold)), curve, len(s)
-
-
-def count_accepts(test: CandidateTest, chunks: Iterable[npt.ArrayLike]) -> tuple[int, int]:
-    """(number with score ≥ threshold, total) over an iterable of output chunks."""
-    hits = total = 0
-    for chunk in chunks:
-        s = np.asarray(test.scorer(_as_2d(chunk, test.width)))
-        hits += int(np.count_nonzero(s >= test.threshold))
-        total += len(s)
-    return hits, total
+    return np.asarray(s >= test.threshold, dtype=bool).reshape(-1), curve
 
 
 def certify(
@@ -352,12 +355,15 @@ def certify(
 ) -> EpsilonBound:
     """Run the chosen test (and its curve test, if it has one) once on fresh samples and turn its error
     counts into a bound."""
-    counts = []
+    counts, events = [], []
     for chunks in (cert_pos, cert_neg):
-        hits = curve_hits = total = 0
+        hits, curve_hits, total, kept = 0, 0, 0, [np.zeros(0, dtype=bool)]
         for chunk in chunks:
-            h, c, t = count_both(test, chunk)
-            hits, curve_hits, total = hits + h, curve_hits + c, total + t
+            h, c = count_both(test, chunk)
+            hits, curve_hits, total = hits + int(np.count_nonzero(h)), curve_hits + c, total + h.size
+            if test.paired:  # each release's hit, for the pairs (one byte per release)
+                kept.append(h)
+        events.append(np.concatenate(kept))
         counts.append((hits, curve_hits, total))
     (tp, curve_tp, n_pos), (fp, curve_fp, n_neg) = counts
     return bound_from_counts(
@@ -370,6 +376,7 @@ def certify(
         delta,
         detectable_delta_at,
         (curve_tp, curve_fp) if test.curve_threshold is not None else None,
+        discordant_pairs(*events) if test.paired else None,
     )
 
 
@@ -383,8 +390,12 @@ def bound_from_counts(
     delta: float = 0.0,
     detectable_delta_at: float = 0.0,
     curve_counts: tuple[int, int] | None = None,
+    pairs: tuple[int, int] | None = None,
 ) -> EpsilonBound:
     """The certified bound of a chosen test from its counts on fresh samples (same n per side).
+
+    ``pairs`` (a test certified by the paired certificate, :mod:`audit.certification.paired`): the pairs with only
+    the x-release and only the x'-release in the event, the i-th release of each side paired with the i-th.
 
     ``curve_counts`` (true positives, false positives at the curve threshold, for a test with one) add the
     certified μ; α is then split between the threshold bound and the curve bound
@@ -409,8 +420,15 @@ def bound_from_counts(
             excess, delta_i, eps_i = profile_excess(c_fp, c_fn, n_neg, n_pos, curve_alpha, test.profile)
             curve.update({"profile_excess": excess, "profile_delta": delta_i, "profile_claimed_epsilon": eps_i})
     fp, fn = false_positives, n_pos - true_positives
+    if test.paired != (pairs is not None) or (test.paired and delta != 0.0):
+        raise UserError("a test certified by the paired certificate (pure ε) needs its discordant pairs, and only it")
     share = test.fp_share
-    eps = bounds.epsilon_lower_bound(fp, n_neg, fn, n_pos, alpha, delta, share)
+    # the rates' upper bounds at their shares of α; where the paired certificate ran, at its nuisance level γ/2
+    fp_alpha, fn_alpha = (share * alpha, (1 - share) * alpha) if pairs is None else (NUISANCE_SHARE * alpha / 2,) * 2
+    if pairs is None:
+        eps = bounds.epsilon_lower_bound(fp, n_neg, fn, n_pos, alpha, delta, share)
+    else:
+        eps = paired_epsilon_lower_bound(pairs[0], pairs[1], fp, n_neg, alpha)
     return EpsilonBound(
         epsilon_lower_bound=float(eps),
         confidence=confidence,
@@ -418,9 +436,10 @@ def bound_from_counts(
         samples_per_side=n_pos,
         false_positives=fp,
         false_negatives=fn,
-        fpr_upper=float(bounds.cp_upper(fp, n_neg, share * alpha)),
-        fnr_upper=float(bounds.cp_upper(fn, n_pos, (1 - share) * alpha)),
-        fp_share=share,
+        fpr_upper=float(bounds.cp_upper(fp, n_neg, fp_alpha)),
+        fnr_upper=float(bounds.cp_upper(fn, n_pos, fn_alpha)),
+        fp_share=None if pairs is not None else share,
+        discordant_pairs=pairs,
         max_certifiable_epsilon=float(bounds.max_certifiable_epsilon(n_pos, alpha, delta, share)),
         smallest_detectable_delta=float(
             bounds.smallest_detectable_delta(

@@ -153,7 +153,7 @@ def mechanism_row(
         fields["p_value"] = combined_p_value(
             fields["p_value"], 1.0 - bound.confidence, delta_test_p_value(delta_test), 1.0 - delta_test.confidence
         )
-        fields["delta_lower_bound"] = max(fields["delta_lower_bound"], delta_test.delta_lower_bound)
+        fields["delta_lower_bound"] = max(fields["delta_lower_bound"] or 0.0, delta_test.delta_lower_bound)
     row = MechanismRow.make(
         channel=MECHANISM_CHANNEL,
         scope="mechanism",

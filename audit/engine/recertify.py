@@ -2,7 +2,8 @@
 from them and its verdict decided again by the one rule.
 
 A row written by any audit path records what its bounds came from: the threshold test's counts (false
-positives and negatives out of n per side, the α split ``fp_share``, the confidence it ran at), the curve
+positives and negatives out of n per side, the α split ``fp_share`` or the paired certificate's discordant pairs,
+the confidence it ran at), the curve
 test's counts, a one-run audit's guesses. :func:`recertify` recomputes every bound from them — a committed
 result recertifies bit for bit when the recomputed bounds equal the recorded ones
 (:func:`recomputed_bounds`) — and judges the row again (:func:`audit.verdicts.judge`). A row without counts
@@ -15,6 +16,7 @@ import math
 
 from audit.certification import bounds
 from audit.certification.curves import curve_epsilon, mu_lower_bound, profile_excess
+from audit.certification.paired import certified_epsilon
 from audit.verdicts import judge, measured_power_fields, test_alphas
 from pgc.schemas.audit_rows import AuditRow
 
@@ -23,12 +25,13 @@ def recomputed_bounds(row: AuditRow, claimed_profile: tuple | None = None) -> di
     """The certified bounds of ``row`` recomputed from its counts (empty where it records none): ε_LB at the
     claimed δ and δ_LB at the claimed ε from the threshold test, μ_LB (or the profile point) from the curve test."""
     n, fp, fn = row.samples_per_side, row.false_positives, row.false_negatives
-    if not n or fp is None or fn is None or row.fp_share is None or row.claimed_epsilon is None:
+    pairs = None if row.discordant_pairs is None else (row.discordant_pairs[0], row.discordant_pairs[1])
+    if not n or fp is None or fn is None or (row.fp_share is None and pairs is None) or row.claimed_epsilon is None:
         return {}
     threshold_alpha, curve_alpha = test_alphas(row)
     delta, eps = row.claimed_delta or 0.0, row.claimed_epsilon
-    out = {"epsilon_lower_bound": float(bounds.epsilon_lower_bound(fp, n, fn, n, threshold_alpha, delta, row.fp_share))}
-    if math.isfinite(eps):
+    out = {"epsilon_lower_bound": certified_epsilon(fp, fn, n, threshold_alpha, delta, row.fp_share, pairs)}
+    if math.isfinite(eps) and row.fp_share is not None:
         out["delta_lower_bound_threshold"] = bounds.delta_lower_bound(fp, n, fn, n, threshold_alpha, eps, row.fp_share)
     if curve_alpha is not None and row.curve_false_positives is not None:
         cfp, cfn = row.curve_false_positives, row.curve_false_negatives

@@ -37,6 +37,7 @@ from scipy.stats import binom, norm, poisson
 
 from audit.certification import bounds
 from audit.certification.curves import gdp_epsilon, gdp_mu_for, mu_lower_bound, profile_excess
+from audit.certification.paired import paired_epsilon_lower_bound
 from audit.power import POWER, oracle_power, smallest_sample_size
 
 LARGEST_LEAK = 60.0  # ε beyond which no leak is searched
@@ -79,6 +80,15 @@ def _threshold_bound(a: float, tpr: float, n: int, alpha: float, share: float, d
     )
 
 
+def _paired_threshold_bound(a: float, tpr: float, n: int, alpha: float, q: float) -> float:
+    """The paired certificate's bound (:mod:`audit.certification.paired`) at pessimistic counts: the false
+    positives and the x'-only pairs at their q quantiles, the x-only pairs at their 1 − q quantile."""
+    fp = _quantile_count(a, n, q)
+    only_positive = float(binom.ppf(1.0 - q, n, min(max(tpr * (1.0 - a), 0.0), 1.0)))
+    only_negative = _quantile_count(a * (1.0 - tpr), n, q)
+    return float(paired_epsilon_lower_bound(only_positive, only_negative, fp, n, alpha))
+
+
 def _smallest(flags, low: float) -> float:
     """Smallest leak ≥ ``low`` that ``flags`` (monotone); ∞ when none up to LARGEST_LEAK does."""
     if not flags(LARGEST_LEAK):
@@ -97,21 +107,26 @@ def event_detectable_epsilon(
     false_positives: int,
     n: int,
     alpha: float,
-    fp_share: float,
+    fp_share: float | None,
     claimed_epsilon: float,
     delta: float,
     gaussian: bool,
     power: float = POWER,
 ) -> float:
     """Smallest ε of a leak through the certified event (second-secret rate ``false_positives``/n) that its
-    certification flags against ``claimed_epsilon`` with probability ≥ ``power`` (module docstring)."""
+    certification flags against ``claimed_epsilon`` with probability ≥ ``power`` (module docstring); ``fp_share``
+    None: the event was certified by the paired certificate (:mod:`audit.certification.paired`)."""
     if not (math.isfinite(claimed_epsilon) and claimed_epsilon > 0):
         return math.inf
     a, q = _base_rate(false_positives, n), math.sqrt(oracle_power(power))
-    return _smallest(
-        lambda x: _threshold_bound(a, leak_tpr(a, x, delta, gaussian), n, alpha, fp_share, delta, q) > claimed_epsilon,
-        claimed_epsilon,
-    )
+
+    def bound(x: float) -> float:
+        tpr = leak_tpr(a, x, delta, gaussian)
+        if fp_share is None:
+            return _paired_threshold_bound(a, tpr, n, alpha, q)
+        return _threshold_bound(a, tpr, n, alpha, fp_share, delta, q)
+
+    return _smallest(lambda x: bound(x) > claimed_epsilon, claimed_epsilon)
 
 
 def _curve_counts(a: float, mu: float, n: int, q: float) -> tuple[float, float]:

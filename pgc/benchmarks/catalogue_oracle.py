@@ -1,24 +1,25 @@
 """``pgc bench catalogue-oracle``: the most any threshold test can certify on the catalogue's broken algorithms at a
 given number of releases per side — the reference for what an audit of them can be asked to flag.
 
-For each broken algorithm (:data:`pgc.catalogue.BROKEN`) and each of its DP-Sniper input pairs, ``--draws``
-outputs per side are sampled from the algorithm and their exact privacy loss L = ln p_a(o) − ln p_a′(o) is computed
-from its definition (:mod:`pgc.catalogue.likelihood`). By the Neyman–Pearson lemma the most powerful test of a
-given false-positive rate thresholds L, so the events {L ≥ τ} (and their complements) hold the best test of every
-size. The *oracle bound* at n releases per side is the certified ε_LB (:func:`audit.certification.bounds.
-epsilon_lower_bound`, exact Clopper–Pearson at the bench's confidence) that the expected counts n·P of the best such
-event give, the α split included — what an auditor who knew the algorithm, the best pair and the best event in
-advance would certify, as a median, with all n releases spent on certification: no training and no search. The event
-and split are chosen on one half of the draws and their probabilities read on the other half, so that the choice
-cannot ride on the sampling noise of rare events (n at most half of ``--draws``); the choosing half reads each
-event's probabilities at their pessimistic bounds (:data:`CHOICE_PESSIMISM`), so that at n near the half's size a
-rare event whose counts happened to lie far apart there is not taken over a wider one. Beside each bound its
+For each broken algorithm (:data:`pgc.catalogue.BROKEN`) and each of its DP-Sniper input pairs, ``--draws`` outputs
+per side are sampled from the algorithm and their exact privacy loss L = ln p_a(o) − ln p_a′(o) is computed from its
+definition (:mod:`pgc.catalogue.likelihood`). By the Neyman–Pearson lemma the most powerful test of a given
+false-positive rate thresholds L, so the events {L ≥ τ} (and their complements) hold the best test of every size. The
+*oracle bound* at n releases per side is the certified ε_LB (exact Clopper–Pearson at the bench's confidence, by the
+audit's two certificates: :func:`audit.certification.bounds.epsilon_lower_bound` at its α split and
+:mod:`audit.certification.paired` at the pairs' expected discordant counts) that the expected counts n·P of the best
+such event give, the certificate and α split included — what an auditor who knew the algorithm, the best pair and the
+best event in advance would certify, as a median, with all n releases spent on certification: no training and no
+search. The event and split are chosen on one half of the draws and their probabilities read on the other half, so
+that the choice cannot ride on the sampling noise of rare events (n at most half of ``--draws``); the choosing half
+reads each event's probabilities at their pessimistic bounds (:data:`CHOICE_PESSIMISM`), so that at n near the half's
+size a rare event whose counts happened to lie far apart there is not taken over a wider one. Beside each bound its
 standard error: the other half's binomial sampling error propagated through the bound. An algorithm whose oracle
 bound at n does not exceed its claim is flagged at n by no audit more than about half the time.
 
-The bench states, per algorithm, the oracle bound of its best pair at each of ``--totals`` (default 2e4, 5e4 and
-1e5 per side), the same at the first step of Holm's procedure over the 20-algorithm catalogue (α/20), and the
-smallest n (a 1-2-5 grid) at which some pair's oracle bound exceeds the claim.
+The bench states, per algorithm, the oracle bound of its best pair at each of ``--totals`` (default 2e4, 5e4 and 1e5
+per side), the same at the first step of Holm's procedure over the 20-algorithm catalogue (α/20), and the smallest n
+(a 1-2-5 grid) at which some pair's oracle bound exceeds the claim.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from pgc.schemas.bench_library_results import AlgorithmOracle, CatalogueOracle, 
 help = "the best bound any test can certify on the catalogue's broken algorithms, per releases per side"
 
 SHARES = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+PAIRED_ROW = len(SHARES)  # bound_table's row of the paired certificate, after the split certificate's α splits
 CATALOGUE_SIZE = 20
 # the one-sided level of the bounds at which the choosing half's probabilities choose the event: at n close to the
 # half's size the plug-in probabilities of a rare event are as noisy as the certification they choose for, and their
@@ -91,11 +93,16 @@ def event_probabilities(
 
 
 def bound_table(p_a: np.ndarray, p_b: np.ndarray, n: int, alpha: float) -> np.ndarray:
-    """Certified ε_LB per (α split in :data:`SHARES`, event) at the expected counts of n releases per side: the
-    event says "a", so its false positives are n·p_b and its false negatives n·(1 − p_a); both directions count."""
+    """Certified ε_LB per (certificate, event) at the expected counts of n releases per side: a row per α split in
+    :data:`SHARES` of the split certificate, then the paired certificate's (:data:`PAIRED_ROW`,
+    :mod:`audit.certification.paired`, at the pairs' expected discordant counts). The event says "a", so its false
+    positives are n·p_b and its false negatives n·(1 − p_a); both directions count."""
     from audit.certification.bounds import epsilon_lower_bound
+    from audit.certification.paired import expected_discordant, paired_epsilon_lower_bound
 
-    return np.stack([epsilon_lower_bound(n * p_b, n, n * (1.0 - p_a), n, alpha, 0.0, s) for s in SHARES])
+    split = [epsilon_lower_bound(n * p_b, n, n * (1.0 - p_a), n, alpha, 0.0, s) for s in SHARES]
+    only_a, only_b = expected_discordant(n * np.asarray(p_a), n * np.asarray(p_b), n)
+    return np.stack([*split, paired_epsilon_lower_bound(only_a, only_b, n * np.asarray(p_b), n, alpha)])
 
 
 def pessimistic_probabilities(
@@ -147,14 +154,12 @@ def oracle_bound(
     ``fresh_draws`` outputs per side (0 where None), each rate moved one standard deviation towards the other and
     the two falls of the bound added in quadrature. A rate of 0 or 1 has no sampling error here (an event one input
     never produced), and the error leaves out how the choice of the event itself varies from draw to draw."""
-    from audit.certification.bounds import epsilon_lower_bound
-
     choosing = chosen if draws is None else pessimistic_probabilities(*chosen, draws, pessimism)
     table = bound_table(*choosing, n, alpha)
     share, event = np.unravel_index(int(np.argmax(table)), table.shape)
 
-    def bound_of(p_a: float, p_b: float) -> float:  # the chosen event's bound at the chosen α split
-        return float(epsilon_lower_bound(n * p_b, n, n * (1.0 - p_a), n, alpha, 0.0, SHARES[share]))
+    def bound_of(p_a: float, p_b: float) -> float:  # the chosen event's bound by the chosen certificate
+        return float(bound_table(np.array([p_a]), np.array([p_b]), n, alpha)[share, 0])
 
     p_a, p_b = float(fresh[0][event]), float(fresh[1][event])
     bound = bound_of(p_a, p_b)

@@ -221,7 +221,10 @@ class ThresholdCertificate(Certificate):
 
     false_positives: int | None = None
     false_negatives: int | None = None
-    fp_share: float | None = None
+    fp_share: float | None = None  # the split certificate's α split; None where the paired one ran
+    # the paired certificate (audit.certification.paired): [pairs with only the first secret's release in the
+    # event, pairs with only the second's]
+    discordant_pairs: list[int] | None = None
     ratio: float | None = None  # ε_LB / claimed ε
     event: str | None = None  # [statistic ≥ threshold] in words on the release, where the statistic says it
 

@@ -300,7 +300,8 @@ def test_bad_systems_and_inputs_get_clear_errors():
 @pytest.mark.slow
 def test_committed_adversarial_audit_reproduces_through_the_contract():
     """results/audit/adversarial/laplace-eps1.json, ψ = 5 vs 15, gradient channel at the saved crafted θ:
-    the certification runs on PGCA3CSystem.release and the shared engine and gives the committed bound."""
+    the certification runs on PGCA3CSystem.release and the shared engine and counts the committed test's errors."""
+    from audit.certification.paired import certified_epsilon
     from pgc.a3c.model import load_checkpoint
     from pgc.audits.adversarial import adversarial_audit
 
@@ -320,8 +321,16 @@ def test_committed_adversarial_audit_reproduces_through_the_contract():
         noise_free=False,
     )
     got = res.to_dict()["channels"][0]
-    for key in ("epsilon_lower_bound", "false_positives", "false_negatives", "fp_share", "statistic", "verdict"):
+    for key in ("false_positives", "false_negatives", "statistic", "verdict"):
         assert got[key] == expected[key], key
+    # the same test on the same releases; the committed row's certificate (the split one, at its recorded α split)
+    # recomputed from these counts gives the committed bound, and the row now certifies by the paired one where it
+    # projects more, from its own recorded pairs
+    n, alpha = got["samples_per_side"], 1.0 - got.get("test_confidence", got["confidence"])
+    counts = (got["false_positives"], got["false_negatives"], n, alpha, 0.0)
+    assert certified_epsilon(*counts, expected["fp_share"], None) == expected["epsilon_lower_bound"]
+    pairs = None if got.get("discordant_pairs") is None else tuple(got["discordant_pairs"])
+    assert certified_epsilon(*counts, got.get("fp_share"), pairs) == got["epsilon_lower_bound"]
 
 
 def test_pgc_system_through_audit_system_sees_the_score_leak_at_a_wide_pair():

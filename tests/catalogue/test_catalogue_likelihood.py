@@ -47,15 +47,20 @@ def test_svt4_pattern_masses_match_the_sampler():
 
 
 def test_oracle_bound_of_a_known_event_matches_clopper_pearson():
-    """An event of probability 0.5 under a and 0.5·e^−1 under a′ at 10⁴ per side: the bound is the exact
-    Clopper–Pearson ε_LB of the expected counts, a little below 1, and grows towards 1 with n."""
+    """An event of probability 0.5 under a and 0.5·e^−1 under a′ at 10⁴ per side: the bound is the larger of the
+    two exact certificates of the expected counts (the split one at its best α split, the paired one at the
+    expected discordant pairs), a little below 1, and grows towards 1 with n."""
     from audit.certification.bounds import epsilon_lower_bound
+    from audit.certification.paired import expected_discordant, paired_epsilon_lower_bound
 
     p_a, p_b = np.array([0.5]), np.array([0.5 * math.exp(-1)])
-    expected = max(
+    split = max(
         epsilon_lower_bound(1e4 * p_b[0], 1e4, 5e3, 1e4, 0.05, 0.0, share)
         for share in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
     )
+    paired = paired_epsilon_lower_bound(*expected_discordant(5e3, 1e4 * p_b[0], 1e4), 1e4 * p_b[0], 1e4, 0.05)
+    expected = max(split, paired)
+    assert paired > split
     known = (p_a, p_b)  # the same probabilities choose the event and bound it
 
     def bound(n: int) -> float:

@@ -40,6 +40,11 @@ _ROW_OPTIONS = {
 # the certified event in words, said by every statistic of the audit's own; committed rows of a likelihood-ratio
 # statistic predate it
 _EVENT = {"ThresholdCertificate.event": "set when the certified statistic says its event; committed rows predate it"}
+# the paired certificate's counts, on a row of a pure ε claim whose chosen test projects more paired than split
+_PAIRED = {
+    "ThresholdCertificate.discordant_pairs": "set where the paired certificate ran (a pure ε claim whose chosen test "
+    "projects more by it); the committed rows predate it or ran the split one"
+}
 # the certified statistic as fitted, saved on each row whose statistic can be (audit.statistics.fitted)
 _WITNESS = "written by every audit now (the row's statistic as fitted); the committed rows predate it"
 _GAUSSIAN = {
@@ -50,12 +55,14 @@ _GAUSSIAN = {
 
 SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
     "mechanism-audit": {  # produced here by the current CLI: provenance, selection and δ test recorded
+        **_PAIRED,
         **{k: _ROW_OPTIONS[k] for k in ("RowClaim.contradiction", "Power.planted_power")},
         **_GAUSSIAN,
         "Power.samples_to_decide": "set when the row is undecided and its power says how many samples would decide",
         "MechanismClaim.accountant_epsilon": "set when an accountant reads the mechanism's noise at the claimed δ > 0",
     },
     "self-test": {  # the Gaussian cases' file is written by the current CLI: provenance and thresholds recorded
+        **_PAIRED,
         "AuditRow.fitted": _WITNESS,
         "MechanismRow.fitted": _WITNESS,
         "Invocation.estimated_seconds": _PROVENANCE["Invocation.estimated_seconds"],
@@ -65,6 +72,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "HeldClaim.held_to_claim": "set for an honesty case audited with held_to_claim",
     },
     "run-audit": {
+        **_PAIRED,
         **_EVENT,
         "EnvironmentRow.fitted": _WITNESS,
         "MechanismRow.fitted": _WITNESS,
@@ -86,6 +94,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "AuditedRun.config": "the run's configuration, written by the one-run audit; the committed ones predate it",
     },
     "adversarial-audit": {  # the worst-pair file is written by the current CLI: provenance, hypothesis recorded
+        **_PAIRED,
         **_EVENT,
         "AdversarialRow.fitted": _WITNESS,
         **{k: _ROW_OPTIONS[k] for k in ("RowClaim.contradiction", "Power.planted_power")},
@@ -96,6 +105,7 @@ SET_IN_OTHER_CONFIGURATIONS: dict[str, dict[str, str]] = {
         "Power.samples_to_decide": "set when the row's power says how many samples would decide it",
     },
     "adversarial-curve": {
+        **_PAIRED,
         **_EVENT,
         "AdversarialRow.fitted": _WITNESS,
         "EnvironmentRow.fitted": _WITNESS,

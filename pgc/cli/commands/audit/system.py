@@ -210,14 +210,21 @@ def _print_row(r) -> None:
         )
     elif r.gdp_mu_estimate is not None:
         extra += f"  μ̂ {r.gdp_mu_estimate:.3f} (estimate)"
+    delta_lb = "—" if r.delta_lower_bound is None else f"{r.delta_lower_bound:.2e}"
     print(
         f"  {r.channel:<20} claim ({fmt(r.claimed_epsilon)}, {r.claimed_delta:g})  ε_LB {r.epsilon_lower_bound:7.3f}"
-        f"  δ_LB {r.delta_lower_bound:.2e}  p {r.p_value:.2g}  [{r.broadcast}, {r.statistic}]  "
+        f"  δ_LB {delta_lb}  p {r.p_value:.2g}  [{r.broadcast}, {r.statistic}]  "
         f"{r.verdict}{'  (Holm keeps it)' if r.holm_rejected else ''}{extra}"
     )
     print(f"      {r.verdict}: {r.verdict_reason}")
     if r.event:
         print(f"      the certified test's event: {r.event}")
+    if r.discordant_pairs:
+        only_first, only_second = r.discordant_pairs
+        print(
+            f"      certified from discordant pairs: {only_first:,} with only the first secret's release in the "
+            f"event, {only_second:,} with only the second's"
+        )
     if r.encoding:
         print(f"      releases read as: {r.encoding}")
 
