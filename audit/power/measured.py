@@ -15,7 +15,9 @@ statistics may not even read:
   tight, as a Laplace tail is), TPR = Φ̄(Φ̄⁻¹(a) − μ_X) with μ_X the Gaussian curve that is exactly (X, δ)
   for a claim with δ > 0. The detectable ε is the smallest X whose counts (n per side, each at its √p'
   binomial quantile, p' = :func:`audit.power.oracle_power` of the promised 0.8: room for the re-selection a
-  leaky release would get) give the certified bound above the claim; ∞ when no leak through E can.
+  leaky release would get) give the certified bound above the claim; ∞ when no leak through E can. A row certified
+  by the paired certificate (:mod:`audit.certification.paired`) is read by it: its x-only and x'-only pairs and its
+  false positives at quantiles that hold together with probability ≥ p' (four tails at (1 − p')/4 each).
 * **The curve test** (claims with a μ-GDP curve or a privacy profile): the same through its own event E_c
   and α share, against the claimed μ (:func:`curve_event_detectable_epsilon`) or the profile.
 * **δ-type leaks** (:func:`point_mass_detectable`): the smallest point mass w (releases under the first
@@ -37,7 +39,7 @@ from scipy.stats import binom, norm, poisson
 
 from audit.certification import bounds
 from audit.certification.curves import gdp_epsilon, gdp_mu_for, mu_lower_bound, profile_excess
-from audit.certification.paired import paired_epsilon_lower_bound
+from audit.certification.paired import NUISANCE_SHARE, odds_ratio_epsilon
 from audit.power import POWER, oracle_power, smallest_sample_size
 
 LARGEST_LEAK = 60.0  # ε beyond which no leak is searched
@@ -80,13 +82,23 @@ def _threshold_bound(a: float, tpr: float, n: int, alpha: float, share: float, d
     )
 
 
-def _paired_threshold_bound(a: float, tpr: float, n: int, alpha: float, q: float) -> float:
-    """The paired certificate's bound (:mod:`audit.certification.paired`) at pessimistic counts: the false
-    positives and the x'-only pairs at their q quantiles, the x-only pairs at their 1 − q quantile."""
-    fp = _quantile_count(a, n, q)
-    only_positive = float(binom.ppf(1.0 - q, n, min(max(tpr * (1.0 - a), 0.0), 1.0)))
-    only_negative = _quantile_count(a * (1.0 - tpr), n, q)
-    return float(paired_epsilon_lower_bound(only_positive, only_negative, fp, n, alpha))
+def _paired_threshold_bound(a: float, tpr: float, n: int, alpha: float, p: float) -> float:
+    """The paired certificate's bound (:mod:`audit.certification.paired`) at counts that hold together with
+    probability ≥ ``p`` (a union bound over four tails, each at (1 − p)/4): the x-only pairs at their low quantile,
+    the x'-only pairs at their high one, and the nuisance interval widened to both quantiles of the false positives
+    (the bound falls and rises with them)."""
+    tail = (1.0 - p) / 4.0
+    only_positive = float(binom.ppf(tail, n, min(max(tpr * (1.0 - a), 0.0), 1.0)))
+    only_negative = _quantile_count(a * (1.0 - tpr), n, 1.0 - tail)
+    fp_low, fp_high = float(binom.ppf(tail, n, a)), _quantile_count(a, n, 1.0 - tail)
+    gamma = NUISANCE_SHARE * alpha
+    pairs = only_positive + only_negative
+    if pairs <= 0:
+        return 0.0
+    q = bounds.cp_lower(only_positive, pairs, alpha - gamma)
+    psi = q / (1.0 - q) if q < 1.0 else math.inf
+    low, high = bounds.cp_lower(fp_low, n, gamma / 2.0), bounds.cp_upper(fp_high, n, gamma / 2.0)
+    return float(odds_ratio_epsilon(psi, low, high))
 
 
 def _smallest(flags, low: float) -> float:
@@ -123,7 +135,7 @@ def event_detectable_epsilon(
     def bound(x: float) -> float:
         tpr = leak_tpr(a, x, delta, gaussian)
         if fp_share is None:
-            return _paired_threshold_bound(a, tpr, n, alpha, q)
+            return _paired_threshold_bound(a, tpr, n, alpha, oracle_power(power))
         return _threshold_bound(a, tpr, n, alpha, fp_share, delta, q)
 
     return _smallest(lambda x: bound(x) > claimed_epsilon, claimed_epsilon)
