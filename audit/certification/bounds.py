@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import Protocol, TypeAlias, overload
 
 import numpy as np
@@ -201,6 +202,24 @@ def smallest_detectable_delta(n: int, alpha: float, epsilon: float, fp_share: fl
 P_VALUE_FLOOR = 1e-300
 
 
+def smallest_rejecting_alpha(exceeds: Callable[[float], bool]) -> float:
+    """The p-value of a bound that grows with α: the smallest α at which ``exceeds(log α)`` holds (the bound exceeds
+    the claim), by bisection on log α (relative precision ~1e-12); the returned α itself satisfies it. 1.0 when even
+    α → 1 does not, :data:`P_VALUE_FLOOR` when every representable α does."""
+    lo, hi = math.log(P_VALUE_FLOOR), math.log1p(-1e-12)
+    if not exceeds(hi):
+        return 1.0
+    if exceeds(lo):
+        return P_VALUE_FLOOR
+    while hi - lo > 1e-12 * max(1.0, abs(lo)):  # invariant: not exceeds(lo), exceeds(hi)
+        mid = 0.5 * (lo + hi)
+        if exceeds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return float(math.exp(hi))
+
+
 def claim_p_value(
     false_positives: float,
     negatives: float,
@@ -239,18 +258,7 @@ def claim_p_value(
                 > claimed_epsilon
             )
 
-    lo, hi = math.log(P_VALUE_FLOOR), math.log1p(-1e-12)
-    if not exceeds(hi):
-        return 1.0
-    if exceeds(lo):
-        return P_VALUE_FLOOR
-    while hi - lo > 1e-12 * max(1.0, abs(lo)):  # invariant: not exceeds(lo), exceeds(hi)
-        mid = 0.5 * (lo + hi)
-        if exceeds(mid):
-            hi = mid
-        else:
-            lo = mid
-    return float(math.exp(hi))
+    return smallest_rejecting_alpha(exceeds)
 
 
 class ErrorCounts(Protocol):
@@ -311,15 +319,4 @@ def delta_claim_p_value(
                 > claimed_delta
             )
 
-    lo, hi = math.log(P_VALUE_FLOOR), math.log1p(-1e-12)
-    if not exceeds(hi):
-        return 1.0
-    if exceeds(lo):
-        return P_VALUE_FLOOR
-    while hi - lo > 1e-12 * max(1.0, abs(lo)):
-        mid = 0.5 * (lo + hi)
-        if exceeds(mid):
-            hi = mid
-        else:
-            lo = mid
-    return math.exp(hi)
+    return smallest_rejecting_alpha(exceeds)

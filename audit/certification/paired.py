@@ -38,12 +38,12 @@ import numpy as np
 import numpy.typing as npt
 
 from audit.certification.bounds import (
-    P_VALUE_FLOOR,
     FloatOrArray,
     claim_p_value,
     cp_lower,
     cp_upper,
     epsilon_lower_bound,
+    smallest_rejecting_alpha,
 )
 from pgc.errors import UserError
 
@@ -135,18 +135,7 @@ def paired_claim_p_value(
             bound = paired_epsilon_lower_bound(only_positive, only_negative, false_positives, n, math.exp(log_alpha))
         return bool(bound > claimed_epsilon)
 
-    lo, hi = math.log(P_VALUE_FLOOR), math.log1p(-1e-12)
-    if not exceeds(hi):
-        return 1.0
-    if exceeds(lo):
-        return P_VALUE_FLOOR
-    while hi - lo > 1e-12 * max(1.0, abs(lo)):
-        mid = 0.5 * (lo + hi)
-        if exceeds(mid):
-            hi = mid
-        else:
-            lo = mid
-    return float(math.exp(hi))
+    return smallest_rejecting_alpha(exceeds)
 
 
 def projected_certificates(
