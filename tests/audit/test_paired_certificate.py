@@ -75,8 +75,9 @@ def test_false_rejections_at_the_boundary_stay_below_alpha(eps, p_neg):
 
 
 def test_a_rare_event_certifies_more_than_the_split_bound():
-    """On a rare event the two margins combine as √(1/k + 1/k′) instead of adding: SVT3 beside SVT4's best event at
-    52,915 releases per side (rates 2.10 % and 1.61 %) certifies 0.142 split and 0.190 paired."""
+    """On a rare event the two margins combine as √(1/k + 1/k′) instead of adding: the expected counts of 52,915
+    releases per side of SVT34Parallel's best event at "half half" (rates 2.10 % and 1.61 %) certify 0.142 split and
+    0.190 paired."""
     n = 52_915
     tp, fp = 0.020970 * n, 0.01605 * n
     only_pos, only_neg = expected_discordant(tp, fp, n)

@@ -324,8 +324,8 @@ def test_committed_adversarial_audit_reproduces_through_the_contract():
     for key in ("false_positives", "false_negatives", "statistic", "verdict"):
         assert got[key] == expected[key], key
     # the same test on the same releases; the committed row's certificate (the split one, at its recorded α split)
-    # recomputed from these counts gives the committed bound, and the row now certifies by the paired one where it
-    # projects more, from its own recorded pairs
+    # recomputed from these counts gives the committed bound, and the row's own certificate (the paired one where it
+    # projects more) gives its bound from its recorded counts
     n, alpha = got["samples_per_side"], 1.0 - got.get("test_confidence", got["confidence"])
     counts = (got["false_positives"], got["false_negatives"], n, alpha, 0.0)
     assert certified_epsilon(*counts, expected["fp_share"], None) == expected["epsilon_lower_bound"]
