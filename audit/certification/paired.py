@@ -107,13 +107,28 @@ def paired_epsilon_lower_bound(
         raise UserError(f"need discordant pairs >= 0 and at most n = {n}, got {a} and {b}")
     if np.any(b > np.asarray(false_positives, np.float64)):
         raise UserError("the x'-only pairs are among the false positives: at most as many")
+    return paired_epsilon_over(a, b, false_positives, false_positives, n, alpha)
+
+
+def paired_epsilon_over(
+    only_positive: npt.ArrayLike,
+    only_negative: npt.ArrayLike,
+    false_positives_low: npt.ArrayLike,
+    false_positives_high: npt.ArrayLike,
+    n: float,
+    alpha: float,
+) -> FloatOrArray:
+    """:func:`paired_epsilon_lower_bound` with the nuisance interval spanning the false positives from
+    ``false_positives_low`` (its lower end) to ``false_positives_high`` (its upper end): the least the certificate
+    gives for any count between them (the bound falls and rises with the count); equal ends: the certificate itself."""
     gamma = NUISANCE_SHARE * alpha
+    a, b = np.asarray(only_positive, np.float64), np.asarray(only_negative, np.float64)
     m = a + b
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         q = np.where(m > 0, cp_lower(a, np.maximum(m, 1.0), alpha - gamma), 0.0)
     psi = np.where(q < 1.0, q / np.maximum(1.0 - q, 1e-300), np.inf)
-    low, high = cp_lower(false_positives, n, gamma / 2.0), cp_upper(false_positives, n, gamma / 2.0)
+    low, high = cp_lower(false_positives_low, n, gamma / 2.0), cp_upper(false_positives_high, n, gamma / 2.0)
     return odds_ratio_epsilon(psi, low, high)
 
 
@@ -150,19 +165,12 @@ def projected_certificates(
     """(split, paired) certified ε that ``n_cert`` fresh releases per side would give the test [s ≥ ``threshold``]
     at the selection split's pessimistic rates (:func:`audit.statistics.selection.projected_epsilon`'s), the split
     bound at ``fp_share``: the selection certifies with the larger (pure ε only)."""
-    from audit.statistics.selection import (
-        SELECTION_PESSIMISM,
-        SELECTION_PESSIMISM_TWO_SIDED,
-        projected_epsilon,
-        rate_upper,
-    )
+    from audit.statistics.selection import pessimistic_rates, projected_epsilon
 
     s_pos, s_neg = np.asarray(s_pos, np.float64), np.asarray(s_neg, np.float64)
     fp = float(np.count_nonzero(s_neg >= threshold))
     fn = float(s_pos.size - np.count_nonzero(s_pos >= threshold))
-    pessimism = SELECTION_PESSIMISM_TWO_SIDED if two_sided else SELECTION_PESSIMISM
-    fpr = min(1.0, float(rate_upper(fp, s_neg.size, pessimism, two_sided)))
-    fnr = min(1.0, float(rate_upper(fn, s_pos.size, pessimism, two_sided)))
+    fpr, fnr = (min(1.0, float(r)) for r in pessimistic_rates(fp, s_neg.size, fn, s_pos.size, two_sided))
     split = float(projected_epsilon(fp, s_neg.size, fn, s_pos.size, n_cert, alpha, 0.0, fp_share, two_sided))
     only_positive, only_negative = expected_discordant((1.0 - fnr) * n_cert, fpr * n_cert, n_cert)
     paired = float(paired_epsilon_lower_bound(only_positive, only_negative, fpr * n_cert, n_cert, alpha))

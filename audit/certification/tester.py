@@ -36,8 +36,8 @@ from audit.certification.curves import (
 )
 from audit.certification.paired import (
     NUISANCE_SHARE,
+    certified_epsilon,
     discordant_pairs,
-    paired_epsilon_lower_bound,
     projected_certificates,
 )
 from audit.statistics import default_statistics, search_statistics
@@ -298,7 +298,12 @@ def fit_candidate(
         projection = project(s_pos, s_neg, bool(getattr(stat, "held_out_ranking", False)))
     t, share, eps = projection[:3]
     curve_threshold = projection[3] if curve else None  # chosen with the threshold test, on the same releases
-    split, paired = projected_certificates(s_pos, s_neg, t, share, n_cert, alpha, two_sided_rates)
+    paired = delta == 0.0 and not curve  # the paired certificate bounds pure ε, where it projects more
+    if paired:
+        split_projection, paired_projection = projected_certificates(
+            s_pos, s_neg, t, share, n_cert, alpha, two_sided_rates
+        )
+        paired = paired_projection > split_projection
     return CandidateTest(
         label,
         stat.name,
@@ -311,7 +316,7 @@ def fit_candidate(
         profile if curve else None,
         train_pos.shape[1],
         shapes_of(applied),
-        delta == 0.0 and not curve and paired > split,
+        paired,
     )
 
 
@@ -425,10 +430,7 @@ def bound_from_counts(
     share = test.fp_share
     # the rates' upper bounds at their shares of α; where the paired certificate ran, at its nuisance level γ/2
     fp_alpha, fn_alpha = (share * alpha, (1 - share) * alpha) if pairs is None else (NUISANCE_SHARE * alpha / 2,) * 2
-    if pairs is None:
-        eps = bounds.epsilon_lower_bound(fp, n_neg, fn, n_pos, alpha, delta, share)
-    else:
-        eps = paired_epsilon_lower_bound(pairs[0], pairs[1], fp, n_neg, alpha)
+    eps = certified_epsilon(fp, fn, n_pos, alpha, delta, share, pairs)
     return EpsilonBound(
         epsilon_lower_bound=float(eps),
         confidence=confidence,

@@ -39,7 +39,7 @@ from scipy.stats import binom, norm, poisson
 
 from audit.certification import bounds
 from audit.certification.curves import gdp_epsilon, gdp_mu_for, mu_lower_bound, profile_excess
-from audit.certification.paired import NUISANCE_SHARE, odds_ratio_epsilon
+from audit.certification.paired import paired_epsilon_over
 from audit.power import POWER, oracle_power, smallest_sample_size
 
 LARGEST_LEAK = 60.0  # ε beyond which no leak is searched
@@ -91,14 +91,7 @@ def _paired_threshold_bound(a: float, tpr: float, n: int, alpha: float, p: float
     only_positive = float(binom.ppf(tail, n, min(max(tpr * (1.0 - a), 0.0), 1.0)))
     only_negative = _quantile_count(a * (1.0 - tpr), n, 1.0 - tail)
     fp_low, fp_high = float(binom.ppf(tail, n, a)), _quantile_count(a, n, 1.0 - tail)
-    gamma = NUISANCE_SHARE * alpha
-    pairs = only_positive + only_negative
-    if pairs <= 0:
-        return 0.0
-    q = bounds.cp_lower(only_positive, pairs, alpha - gamma)
-    psi = q / (1.0 - q) if q < 1.0 else math.inf
-    low, high = bounds.cp_lower(fp_low, n, gamma / 2.0), bounds.cp_upper(fp_high, n, gamma / 2.0)
-    return float(odds_ratio_epsilon(psi, low, high))
+    return float(paired_epsilon_over(only_positive, only_negative, fp_low, fp_high, n, alpha))
 
 
 def _smallest(flags, low: float) -> float:

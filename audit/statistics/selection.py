@@ -143,6 +143,17 @@ def rate_upper(k: npt.ArrayLike, n: float, alpha: float, two_sided: bool = False
     return np.minimum(upper, 1.0 - approximate_lower(n - k, n, alpha))
 
 
+def pessimistic_rates(
+    fp: npt.ArrayLike, n_neg: float, fn: npt.ArrayLike, n_pos: float, two_sided: bool, pessimism: float | None = None
+) -> tuple[FloatOrArray, FloatOrArray]:
+    """(FPR, FNR) read at their pessimistic training bounds (:func:`rate_upper` at ``pessimism``, default
+    :data:`SELECTION_PESSIMISM_TWO_SIDED` or :data:`SELECTION_PESSIMISM`): what a projection assumes of fresh
+    releases."""
+    if pessimism is None:
+        pessimism = SELECTION_PESSIMISM_TWO_SIDED if two_sided else SELECTION_PESSIMISM
+    return rate_upper(fp, n_neg, pessimism, two_sided), rate_upper(fn, n_pos, pessimism, two_sided)
+
+
 def projected_epsilon(
     fp: npt.ArrayLike,
     n_neg: float,
@@ -162,10 +173,7 @@ def projected_epsilon(
     below 1 for rates near 1 (:func:`rate_upper`). ``pessimism``: the training rates' one-sided level
     (default :data:`SELECTION_PESSIMISM_TWO_SIDED` or :data:`SELECTION_PESSIMISM`).
     """
-    if pessimism is None:
-        pessimism = SELECTION_PESSIMISM_TWO_SIDED if two_sided else SELECTION_PESSIMISM
-    fpr = rate_upper(fp, n_neg, pessimism, two_sided)
-    fnr = rate_upper(fn, n_pos, pessimism, two_sided)
+    fpr, fnr = pessimistic_rates(fp, n_neg, fn, n_pos, two_sided, pessimism)
     fpr_ub = rate_upper(fpr * n_cert, n_cert, share * alpha, two_sided)
     fnr_ub = rate_upper(fnr * n_cert, n_cert, (1 - share) * alpha, two_sided)
     return bounds.epsilon_from_rates(fpr_ub, fnr_ub, delta)
@@ -255,8 +263,7 @@ def _projection_table(
     fn = sp.size - tp
     # the training rates' pessimistic bounds do not depend on the α split: computed once for every row
     n_cert, alpha, delta, two_sided = aim.n_cert, aim.alpha, aim.delta, aim.two_sided
-    pessimism = SELECTION_PESSIMISM_TWO_SIDED if two_sided else SELECTION_PESSIMISM
-    fpr, fnr = rate_upper(fp, sn.size, pessimism, two_sided), rate_upper(fn, sp.size, pessimism, two_sided)
+    fpr, fnr = pessimistic_rates(fp, sn.size, fn, sp.size, two_sided)
     table = np.stack(
         [
             bounds.epsilon_from_rates(
