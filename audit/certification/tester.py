@@ -40,6 +40,7 @@ from audit.certification.paired import (
     discordant_pairs,
     projected_certificates,
 )
+from audit.certification.paired import max_certifiable_epsilon as paired_max_certifiable_epsilon
 from audit.statistics import default_statistics, search_statistics
 from audit.statistics.fitted import witness_of
 from audit.statistics.selection import choose_threshold, continuous_scores, in_sample_projection, select_statistic
@@ -131,7 +132,7 @@ class EpsilonBound:
     fpr_upper: float
     fnr_upper: float
     fp_share: float | None  # the α split of the split certificate; None where the paired one ran
-    max_certifiable_epsilon: float  # a perfect test's bound with this n and α
+    max_certifiable_epsilon: float  # a perfect test's bound with this n and α, by the certificate that ran
     smallest_detectable_delta: float  # at ε = 0 ... see detectable_delta_at
     detectable_delta_at: float  # the ε at which smallest_detectable_delta was computed
     hypothesis: str  # which pair / channel
@@ -442,7 +443,11 @@ def bound_from_counts(
         fnr_upper=float(bounds.cp_upper(fn, n_pos, fn_alpha)),
         fp_share=None if pairs is not None else share,
         discordant_pairs=pairs,
-        max_certifiable_epsilon=float(bounds.max_certifiable_epsilon(n_pos, alpha, delta, share)),
+        max_certifiable_epsilon=float(
+            bounds.max_certifiable_epsilon(n_pos, alpha, delta, share)
+            if pairs is None
+            else paired_max_certifiable_epsilon(n_pos, alpha)
+        ),
         smallest_detectable_delta=float(
             bounds.smallest_detectable_delta(
                 n_pos, alpha, detectable_delta_at if math.isfinite(detectable_delta_at) else 0.0, share

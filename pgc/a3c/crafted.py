@@ -276,7 +276,7 @@ def screen_controllers(sim: _Simulator, settings: SearchSettings, seq: np.random
     separation = np.empty(len(ks))
     for i, k in enumerate(ks):
         theta = crafted_theta(k, np.ones(4), 2.0)
-        a, b = sim.play(theta, settings.screen_episodes, np.random.SeedSequence(crn.entropy, spawn_key=(0,)))
+        a, b = sim.play(theta, settings.screen_episodes, np.random.SeedSequence(crn.entropy, spawn_key=crn.spawn_key))
         separation[i] = ks_distance(a.scores, b.scores)
     return ks[np.argsort(-separation, kind="stable")]
 
@@ -345,7 +345,7 @@ def _rank_controllers(
         a, b = sim.play(
             crafted_theta(x, np.ones(4), 2.0),
             settings.episodes,
-            np.random.SeedSequence(search_seq.entropy, spawn_key=(gen,)),
+            np.random.SeedSequence(search_seq.entropy, spawn_key=search_seq.spawn_key + (gen,)),
         )
         return ks_distance(a.scores, b.scores)
 
@@ -389,7 +389,7 @@ def _search_detector(
         a, b = sim.play(
             theta_from_vector(x),
             settings.episodes,
-            np.random.SeedSequence(search_seq.entropy, spawn_key=(1_000 + gen,)),
+            np.random.SeedSequence(search_seq.entropy, spawn_key=search_seq.spawn_key + (1_000 + gen,)),
         )
         return gradient_objective(detector_share(a.gradients), detector_share(b.gradients))
 
@@ -401,7 +401,7 @@ def _search_detector(
         for _ in range(settings.detector_screen):
             w0 = wrng.normal(size=4)
             starts.append(np.concatenate([ranked[r % len(ranked)], w0 / np.abs(w0).sum(), [wrng.uniform(0.0, 4.0)]]))
-        crn = np.random.SeedSequence(search_seq.entropy, spawn_key=(10_000 + r,))
+        crn = np.random.SeedSequence(search_seq.entropy, spawn_key=search_seq.spawn_key + (10_000 + r,))
         values = []
         for x in starts:
             a, b = sim.play(theta_from_vector(x), settings.screen_episodes // 2, crn)

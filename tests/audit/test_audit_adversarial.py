@@ -93,6 +93,33 @@ def crafted_5_15():
     return search_crafted_model(5.0, 15.0, objective="gradient", settings=SMALL, seed=3)
 
 
+def test_every_stream_of_the_search_lies_under_its_own_seed(monkeypatch):
+    """A search seeded by a spawned child draws every episode from that child's subtree: streams that dropped the
+    child's spawn key would be its siblings' (and the same for every child of one root)."""
+    from pgc.a3c import crafted
+
+    seen: list[tuple[int, tuple[int, ...]]] = []
+    play = crafted._Simulator.play
+
+    def recording_play(self, theta, n, seed):
+        seen.append((seed.entropy, tuple(seed.spawn_key)))
+        return play(self, theta, n, seed)
+
+    monkeypatch.setattr(crafted._Simulator, "play", recording_play)
+    tiny = SearchSettings(
+        screen_controllers=4,
+        screen_episodes=20,
+        generations=2,
+        population=4,
+        episodes=20,
+        restarts=1,
+        detector_screen=2,
+    )
+    child = np.random.SeedSequence(11).spawn(3)[2]
+    search_crafted_model(5.0, 15.0, objective="gradient", settings=tiny, seed=child)
+    assert seen and all(entropy == 11 and key[:1] == (2,) for entropy, key in seen)
+
+
 def test_search_is_reproducible_and_finds_a_separating_model(crafted_5_15):
     again = search_crafted_model(5.0, 15.0, objective="gradient", settings=SMALL, seed=3)
     assert np.array_equal(again.theta, crafted_5_15.theta)

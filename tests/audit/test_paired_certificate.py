@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from audit.certification.bounds import cp_upper, epsilon_lower_bound
+from audit.certification.bounds import cp_upper, epsilon_lower_bound, max_certifiable_epsilon
 from audit.certification.paired import (
     NUISANCE_SHARE,
     certified_epsilon,
@@ -20,6 +20,7 @@ from audit.certification.paired import (
     paired_epsilon_lower_bound,
     projected_certificates,
 )
+from audit.certification.paired import max_certifiable_epsilon as paired_max_certifiable_epsilon
 from audit.certification.tester import CandidateTest, bound_from_counts, certify
 from pgc.errors import UserError
 
@@ -137,6 +138,11 @@ def test_a_paired_test_is_certified_from_its_pairs_and_says_so():
     split = certify(_threshold_test(False), [pos], [neg], 0.95)
     assert split.discordant_pairs is None and split.fp_share == 0.5
     assert split.epsilon_lower_bound < bound.epsilon_lower_bound
+    # each row's cap is its own certificate's: a perfect test's bound (every pair on the x side, no false positive)
+    assert bound.max_certifiable_epsilon == paired_max_certifiable_epsilon(30_000, ALPHA)
+    assert bound.max_certifiable_epsilon == pytest.approx(paired_epsilon_lower_bound(30_000, 0, 0, 30_000, ALPHA))
+    assert split.max_certifiable_epsilon == pytest.approx(max_certifiable_epsilon(30_000, ALPHA, 0.0, 0.5))
+    assert bound.max_certifiable_epsilon < split.max_certifiable_epsilon
     with pytest.raises(UserError, match="discordant pairs"):
         bound_from_counts(_threshold_test(True), 900, 30_000, 600, 30_000, 0.95)
 
