@@ -169,17 +169,19 @@ def projected_certificates(
     n_cert: int,
     alpha: float,
     two_sided: bool = False,
+    pessimism: float | None = None,
 ) -> tuple[float, float]:
     """(split, paired) certified ε that ``n_cert`` fresh releases per side would give the test [s ≥ ``threshold``]
-    at the selection split's pessimistic rates (:func:`audit.statistics.selection.projected_epsilon`'s), the split
-    bound at ``fp_share``: the selection certifies with the larger (pure ε only)."""
+    at the selection split's pessimistic rates (:func:`audit.statistics.selection.projected_epsilon`'s, at
+    ``pessimism`` where given), the split bound at ``fp_share``: the selection certifies with the larger (pure ε
+    only)."""
     from audit.statistics.selection import pessimistic_rates, projected_epsilon
 
     s_pos, s_neg = np.asarray(s_pos, np.float64), np.asarray(s_neg, np.float64)
     fp = float(np.count_nonzero(s_neg >= threshold))
     fn = float(s_pos.size - np.count_nonzero(s_pos >= threshold))
-    fpr, fnr = (min(1.0, float(r)) for r in pessimistic_rates(fp, s_neg.size, fn, s_pos.size, two_sided))
-    split = float(projected_epsilon(fp, s_neg.size, fn, s_pos.size, n_cert, alpha, 0.0, fp_share, two_sided))
+    fpr, fnr = (min(1.0, float(r)) for r in pessimistic_rates(fp, s_neg.size, fn, s_pos.size, two_sided, pessimism))
+    split = float(projected_epsilon(fp, s_neg.size, fn, s_pos.size, n_cert, alpha, 0.0, fp_share, two_sided, pessimism))
     only_positive, only_negative = expected_discordant((1.0 - fnr) * n_cert, fpr * n_cert, n_cert)
     paired = float(paired_epsilon_lower_bound(only_positive, only_negative, fpr * n_cert, n_cert, alpha))
     return split, paired

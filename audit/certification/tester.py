@@ -27,13 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from audit.certification import bounds
-from audit.certification.bounds import FloatArray
-from audit.certification.curves import (
-    curve_projection,
-    mu_lower_bound,
-    profile_excess,
-    split_alpha,
-)
+from audit.certification.choice import TIE_MARGIN, select_test
+from audit.certification.curves import mu_lower_bound, profile_excess, split_alpha
 from audit.certification.paired import (
     NUISANCE_SHARE,
     certified_epsilon,
@@ -43,7 +38,7 @@ from audit.certification.paired import (
 from audit.certification.paired import max_certifiable_epsilon as paired_max_certifiable_epsilon
 from audit.statistics import default_statistics, search_statistics
 from audit.statistics.fitted import witness_of
-from audit.statistics.selection import choose_threshold, continuous_scores, in_sample_projection, select_statistic
+from audit.statistics.selection import PLUG_IN_LEVEL, continuous_scores
 from audit.statistics.shapes import for_absent_entries, shapes_of
 from pgc.contracts import Sampler, Scorer, Statistic
 from pgc.errors import UserError
@@ -52,7 +47,6 @@ from pgc.tasks.progress import progress_bar
 CHUNK = 65_536
 CHUNK_BYTES = 1 << 30  # releases of which CHUNK fit in this many bytes come CHUNK at a time
 WIDE_CHUNK_BYTES = 1 << 25  # wider releases come in chunks of at most this many bytes
-TIE_MARGIN = 0.01  # a later (more complex) candidate must beat the current one by 1% to replace it
 FINALISTS = 2  # pairs that get the full training split after the pilot ranking
 TRAIN_CALLS = 4  # the training split of each side is drawn in this many mechanism calls
 
@@ -198,41 +192,6 @@ class CandidateTest:
     paired: bool = False  # certified by the paired certificate (audit.certification.paired), not the split one
 
 
-# a row judged on its privacy profile ranks its statistics lexicographically: by the projected ε excess over the
-# profile where one projects a violation, then by the threshold test's projected ε, weighted this little (far below
-# any excess a certificate resolves) so that it decides only among statistics that project no excess
-PROFILE_TIE_WEIGHT = 1e-6
-
-
-def _projector(
-    n_cert: int,
-    alpha: float,
-    delta: float,
-    two_sided_rates: bool,
-    curve_alpha: float | None,
-    profile: tuple[tuple[float, float], ...] | None,
-) -> Callable[[FloatArray, FloatArray, bool], tuple[float, ...]]:
-    """The selection's projection of one statistic's scores on the selection half: the threshold test's
-    (threshold, α share, projected ε) (:func:`choose_threshold`), and with a ``curve_alpha`` (a row with a curve)
-    the curve test's threshold and its ranking value — the projected μ bound of a μ-GDP claim, or for a claimed
-    privacy ``profile`` the projected ε excess over it where positive, ties broken by the threshold test's ε
-    (:data:`PROFILE_TIE_WEIGHT`). The last entry ranks the statistics (:func:`select_statistic`). A profile claim
-    ranked by the threshold test alone let a Gaussian scale statistic or the learned classifier win with a tail
-    event and miss shuffled batches accounted as Poisson that the system's own likelihood ratios catch
-    (results/power/privacy-profiles.json: 16 of 20 flagged so, 18 of 20 ranked by the excess)."""
-
-    def project(s_pos: FloatArray, s_neg: FloatArray, held_out_ranking: bool) -> tuple[float, ...]:
-        threshold_test = choose_threshold(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates, held_out_ranking)
-        if curve_alpha is None:
-            return threshold_test
-        curve_threshold, projected = curve_projection(s_pos, s_neg, n_cert, curve_alpha, profile)
-        if profile is not None:
-            projected = max(projected, 0.0) + PROFILE_TIE_WEIGHT * threshold_test[2]
-        return (*threshold_test, curve_threshold, projected)
-
-    return project
-
-
 def fit_candidate(
     label: str,
     train_pos: npt.ArrayLike,
@@ -253,7 +212,8 @@ def fit_candidate(
     projected certified μ (or ε excess over the profile) at ``curve_alpha``
     (:func:`audit.certification.curves.select_curve_threshold`), chosen on the same selection half. A row with a
     curve is judged on it first, so there the statistics are ranked by what its curve test projects, not by the
-    threshold test's ε (a tail event can project a high ε and a poor μ): see :func:`_projector`. A statistic whose
+    threshold test's ε (a tail event can project a high ε and a poor μ): see
+    :func:`audit.certification.choice.projector`. A statistic whose
     fit learns only an orientation (its ``orientation_only(width)``: the projection of one number) overfits neither
     half: the thresholds of its curve are chosen on the whole training split, unless ``threshold_on_whole_split`` is
     False (a training split that begins with releases that won a race among pairs: their tails overstate the pair's
@@ -272,19 +232,13 @@ def fit_candidate(
     fit_p, sel_p = train_pos[:half_p], train_pos[half_p:]
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
     assert curve_alpha is not None or not curve, "a curve test is selected at its curve_alpha"
-    project = _projector(n_cert, alpha, delta, two_sided_rates, curve_alpha if curve else None, profile)
-    chosen = select_statistic(
+    chosen, project, plug_in = select_test(
         statistics,
-        fit_p,
-        fit_n,
-        sel_p,
-        sel_n,
-        project,
-        tie_margin=TIE_MARGIN,
-        applied=applied,
-        screen=None
-        if curve
-        else lambda s_pos, s_neg: in_sample_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided_rates),
+        (fit_p, fit_n, sel_p, sel_n),
+        (n_cert, alpha, delta, two_sided_rates),
+        curve_alpha if curve else None,
+        profile,
+        applied,
     )
     if chosen is None:
         return None
@@ -297,12 +251,12 @@ def fit_candidate(
         s_pos = np.concatenate([np.asarray(scorer(fit_p), np.float64), s_pos])
         s_neg = np.concatenate([np.asarray(scorer(fit_n), np.float64), s_neg])
         projection = project(s_pos, s_neg, bool(getattr(stat, "held_out_ranking", False)))
-    t, share, eps = projection[:3]
+    t, share, eps = projection[0], projection[1], 0.0 if plug_in else projection[2]
     curve_threshold = projection[3] if curve else None  # chosen with the threshold test, on the same releases
     paired = delta == 0.0 and not curve  # the paired certificate bounds pure ε, where it projects more
     if paired:
         split_projection, paired_projection = projected_certificates(
-            s_pos, s_neg, t, share, n_cert, alpha, two_sided_rates
+            s_pos, s_neg, t, share, n_cert, alpha, two_sided_rates, PLUG_IN_LEVEL if plug_in else None
         )
         paired = paired_projection > split_projection
     return CandidateTest(

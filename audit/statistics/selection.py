@@ -206,6 +206,10 @@ NOISY_SELECTION = 0.25
 # (both 0 included: a half of ~10⁴ releases projects nothing for a deep tail at 5 %): held out there is no winner's
 # curse to correct, and the median-rate projection says which rule's test certifies more (ReportNoisyMax4's tail)
 RULE_TIE_PESSIMISM = 0.5
+# a selection in which no statistic projects above 0 at the levels above (a leak too weak for the training split to
+# vouch for) is made again with the training rates read as they are (Aim.plug_in): its test is then the one the
+# training releases favour, not the trivial event, and its projected ε stays 0 (tester.fit_candidate)
+PLUG_IN_LEVEL = 0.5
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,12 @@ class Aim:
     alpha: float
     delta: float
     two_sided: bool = False
+    plug_in: bool = False  # read every training rate at PLUG_IN_LEVEL (the fallback of a selection that found nothing)
+
+    @property
+    def level(self) -> float | None:
+        """The one-sided level of the training rates' bounds: PLUG_IN_LEVEL, or None for the selection's default."""
+        return PLUG_IN_LEVEL if self.plug_in else None
 
     def epsilon(
         self,
@@ -228,8 +238,9 @@ class Aim:
         pessimism: float | None = None,
     ) -> FloatOrArray:
         """:func:`projected_epsilon` of these counts at this aim."""
+        level = self.level if pessimism is None else pessimism
         return projected_epsilon(
-            fp, n_neg, fn, n_pos, self.n_cert, self.alpha, self.delta, share, self.two_sided, pessimism
+            fp, n_neg, fn, n_pos, self.n_cert, self.alpha, self.delta, share, self.two_sided, level
         )
 
 
@@ -263,7 +274,7 @@ def _projection_table(
     fn = sp.size - tp
     # the training rates' pessimistic bounds do not depend on the α split: computed once for every row
     n_cert, alpha, delta, two_sided = aim.n_cert, aim.alpha, aim.delta, aim.two_sided
-    fpr, fnr = pessimistic_rates(fp, sn.size, fn, sp.size, two_sided)
+    fpr, fnr = pessimistic_rates(fp, sn.size, fn, sp.size, two_sided, aim.level)
     table = np.stack(
         [
             bounds.epsilon_from_rates(
@@ -306,13 +317,19 @@ def _held_out_score(
     held_pos, held_neg = s_pos[held::2], s_neg[held::2]
     fp = np.count_nonzero(held_neg >= threshold) * (s_neg.size / held_neg.size)
     fn = np.count_nonzero(held_pos < threshold) * (s_pos.size / held_pos.size)
-    level = HELD_OUT_PESSIMISM if pessimism is None else pessimism
+    level = pessimism if pessimism is not None else PLUG_IN_LEVEL if aim.plug_in else HELD_OUT_PESSIMISM
     projected = aim.epsilon(fp, s_neg.size, fn, s_pos.size, share, level)
     return max(0.0, float(projected))
 
 
 def held_out_projection(
-    s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool = False
+    s_pos: FloatArray,
+    s_neg: FloatArray,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided: bool = False,
+    plug_in: bool = False,
 ) -> float:
     """Two-fold estimate of the bound a threshold chosen on the selection split certifies on fresh samples.
 
@@ -324,7 +341,7 @@ def held_out_projection(
     conservative: a Gaussian's deep-tail test projects below its in-sample value and certifies above both
     (tests/audit/test_selection.py).
     """
-    aim, halves = Aim(n_cert, alpha, delta, two_sided), []
+    aim, halves = Aim(n_cert, alpha, delta, two_sided, plug_in), []
     for a, b in ((0, 1), (1, 0)):
         scan = _scan(s_pos[a::2], s_neg[a::2], aim)
         row, col = scan.best
@@ -340,6 +357,7 @@ def held_out_rules(
     delta: float,
     two_sided: bool = False,
     pessimism: float | None = None,
+    plug_in: bool = False,
 ) -> tuple[float, float]:
     """Two-fold held-out projections of the two threshold rules of a continuous statistic: the largest projection
     (:func:`_scan`'s argmax) and the most central test tied with it (:func:`_central_choice`). Each half of the
@@ -347,8 +365,8 @@ def held_out_rules(
     :func:`held_out_projection` does, and each rule's two projections are averaged: a leak whose likelihood ratio
     grows into a tail (the released maximum of noisy values) is not handed to the central rule because one half's
     maximum looked noisy, and a plateau (Laplace at small ε) keeps it. ``pessimism``: the held-out level (default
-    :data:`HELD_OUT_PESSIMISM`)."""
-    aim = Aim(n_cert, alpha, delta, two_sided)
+    :data:`HELD_OUT_PESSIMISM`; ``plug_in``: :data:`PLUG_IN_LEVEL` throughout)."""
+    aim = Aim(n_cert, alpha, delta, two_sided, plug_in)
     scores: tuple[list[float], list[float]] = ([], [])
     for a, b in ((0, 1), (1, 0)):
         scan = _scan(s_pos[a::2], s_neg[a::2], aim)
@@ -457,12 +475,18 @@ def _central_choice(scan: Scan, aim: Aim) -> tuple[int, int]:
 
 
 def in_sample_projection(
-    s_pos: FloatArray, s_neg: FloatArray, n_cert: int, alpha: float, delta: float, two_sided: bool = False
+    s_pos: FloatArray,
+    s_neg: FloatArray,
+    n_cert: int,
+    alpha: float,
+    delta: float,
+    two_sided: bool = False,
+    plug_in: bool = False,
 ) -> float:
     """The largest projection over the statistic's thresholds on the selection split itself (smoothed for a continuous
     statistic under two-sided rates): what :func:`choose_threshold` ranks a few-atom statistic by, and more than the
     held-out projection it ranks a continuous one by — a screen that is never below the ranking."""
-    scan = _scan(s_pos, s_neg, Aim(n_cert, alpha, delta, two_sided))
+    scan = _scan(s_pos, s_neg, Aim(n_cert, alpha, delta, two_sided, plug_in))
     row, col = scan.best
     return float(scan.table[row, col])
 
@@ -475,6 +499,7 @@ def choose_threshold(
     delta: float,
     two_sided: bool = False,
     held_out_ranking: bool = False,
+    plug_in: bool = False,
 ) -> tuple[float, float, float]:
     """(threshold, fp_share, projected ε) of the test chosen on the selection split; T = [s ≥ t].
 
@@ -485,8 +510,9 @@ def choose_threshold(
     ``held_out_ranking`` by :func:`held_out_projection` as a continuous one: a statistic whose few values are sums of
     many coordinates (a norm of a discrete release, ~100 values) has no events known before the selection, and its
     best in-sample tail is the winner's curse of a curve (pure-ldp's SR at k = 2, ε = 2: the L1 norm's best in-sample
-    projection 2.18, held out 1.70, certified 1.70 against the support projection's 1.98)."""
-    aim = Aim(n_cert, alpha, delta, two_sided)
+    projection 2.18, held out 1.70, certified 1.70 against the support projection's 1.98). ``plug_in``: every
+    training rate read at :data:`PLUG_IN_LEVEL` (:class:`Aim`)."""
+    aim = Aim(n_cert, alpha, delta, two_sided, plug_in)
     scan = _scan(s_pos, s_neg, aim)
     grid, (row, col) = scan.grid, scan.best
     best = float(scan.table[row, col])
@@ -495,9 +521,13 @@ def choose_threshold(
     if not _few_atoms(grid):
         central = _central_choice(scan, aim)
         if central == (row, col):
-            return float(grid[col]), FP_SHARES[row], held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+            return (
+                float(grid[col]),
+                FP_SHARES[row],
+                held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided, plug_in),
+            )
         # the first is held_out_projection's value: the statistic is ranked by it whichever rule is taken
-        largest, most_central = held_out_rules(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+        largest, most_central = held_out_rules(s_pos, s_neg, n_cert, alpha, delta, two_sided, plug_in=plug_in)
         take_central = largest < most_central
         # a tie (both 0: a half's deep-tail counts project nothing at 5 %) is decided at the median rates
         if largest == most_central:
@@ -511,7 +541,7 @@ def choose_threshold(
     # a few atoms: the chosen test is ranked by the best projection it is tied with (or held out: see above)
     row, col = _one_standard_error_choice(scan, aim)
     if held_out_ranking:
-        best = held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided)
+        best = held_out_projection(s_pos, s_neg, n_cert, alpha, delta, two_sided, plug_in)
     return float(grid[col]), FP_SHARES[row], best
 
 

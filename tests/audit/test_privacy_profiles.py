@@ -154,7 +154,7 @@ def test_a_profile_claim_ranks_its_statistics_by_the_projected_excess_over_the_p
     column 1 a small shift (N(0.5, 1) vs N(0, 1): a threshold ε near 1, a total variation of 0.2). Against the
     profile point (ε, δ) = (0, 0.1) only column 1 projects an excess: ranked by the threshold test the tail wins,
     ranked for the profile the shift does. Seeded; the projections differ by far more than their noise."""
-    from audit.certification.tester import _projector
+    from audit.certification.choice import projector
     from audit.statistics.selection import select_statistic
 
     rng = np.random.default_rng(11)
@@ -168,7 +168,7 @@ def test_a_profile_claim_ranks_its_statistics_by_the_projected_excess_over_the_p
     statistics = [_Column("tail", 0), _Column("shift", 1)]
 
     def chosen(curve_alpha, profile):
-        project = _projector(100_000, 0.05, 0.0, True, curve_alpha, profile)
+        project = projector(100_000, 0.05, 0.0, True, curve_alpha, profile)
         return select_statistic(statistics, pos, neg, pos, neg, project, tie_margin=0.01)
 
     by_threshold = chosen(None, None)

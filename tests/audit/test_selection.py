@@ -266,7 +266,7 @@ def test_a_tie_of_the_threshold_rules_at_the_held_out_level_is_decided_at_the_me
     calls = []
 
     def rules(at_median):
-        def held_out_rules(s_pos, s_neg, n_cert, alpha, delta, two_sided=False, pessimism=None):
+        def held_out_rules(s_pos, s_neg, n_cert, alpha, delta, two_sided=False, pessimism=None, plug_in=False):
             calls.append(pessimism)
             if pessimism is None:
                 return 0.0, 0.0
