@@ -67,8 +67,8 @@ def select_test(
     statistic of a row without a curve projects above 0 at the selection's levels and the chosen statistic's test is
     the trivial event (not even its best in-sample projection is above 0), the selection is made again with
     every training rate at :data:`audit.statistics.selection.PLUG_IN_LEVEL`: the test the training releases favour is
-    certified instead of the trivial event (at SVT4's best pair, 16 seeds: 2 → 4 above the claim; the candidate's
-    projected ε stays 0, so a search ranks it as before)."""
+    certified instead of the trivial event (results/catalogue/plug-in-fallback/); the candidate's projected ε stays 0,
+    so a search ranks it as before."""
     for plug_in in (False, True):
         project = projector(*aim, curve_alpha, profile, plug_in)
         screen = None if curve_alpha is not None else partial(_screen, aim=aim, plug_in=plug_in)
