@@ -37,7 +37,10 @@ def projector(
     (:data:`PROFILE_TIE_WEIGHT`). The last entry ranks the statistics (:func:`select_statistic`). A profile claim
     ranked by the threshold test alone let a Gaussian scale statistic or the learned classifier win with a tail
     event and miss shuffled batches accounted as Poisson that the system's own likelihood ratios catch
-    (results/power/privacy-profiles.json: 16 of 20 flagged so, 18 of 20 ranked by the excess)."""
+    (results/power/privacy-profiles.json: 16 of 20 flagged so, 18 of 20 ranked by the excess). ``plug_in``: the
+    threshold test's training rates read at :data:`audit.statistics.selection.PLUG_IN_LEVEL` (a row without a curve
+    only)."""
+    assert not (plug_in and curve_alpha is not None), "a curve test is chosen at the selection's own levels"
 
     def project(s_pos: FloatArray, s_neg: FloatArray, held_out_ranking: bool) -> tuple[float, ...]:
         threshold_test = choose_threshold(
@@ -69,13 +72,31 @@ def select_test(
     every training rate at :data:`audit.statistics.selection.PLUG_IN_LEVEL`: the test the training releases favour is
     certified instead of the trivial event (results/catalogue/plug-in-fallback/); the candidate's projected ε stays 0,
     so a search ranks it as before."""
+    remembered = [_FittedOnce(statistic) for statistic in statistics]  # the second pass refits nothing
     for plug_in in (False, True):
         project = projector(*aim, curve_alpha, profile, plug_in)
         screen = None if curve_alpha is not None else partial(_screen, aim=aim, plug_in=plug_in)
-        chosen = select_statistic(statistics, *halves, project, TIE_MARGIN, None if plug_in else applied, screen)
+        chosen = select_statistic(remembered, *halves, project, TIE_MARGIN, None if plug_in else applied, screen)
         if chosen is None or screen is None or chosen[4][-1] > 0.0 or screen(chosen[2], chosen[3]) > 0.0:
             break  # a test was chosen: one projecting above 0, or a real event whose held-out projection is 0
     return chosen, project, plug_in
+
+
+class _FittedOnce:
+    """A statistic whose fit runs once: a second selection on the same fit halves gets the first fit's scorer (a
+    statistic's fit depends only on the halves it is given). Every other attribute is the statistic's own."""
+
+    def __init__(self, statistic: Statistic):
+        self._statistic, self._fitted = statistic, False
+        self._scorer: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._statistic, name)
+
+    def fit(self, pos: FloatArray, neg: FloatArray) -> Any:
+        if not self._fitted:
+            self._scorer, self._fitted = self._statistic.fit(pos, neg), True
+        return self._scorer
 
 
 def _screen(s_pos: FloatArray, s_neg: FloatArray, aim: tuple[int, float, float, bool], plug_in: bool) -> float:

@@ -207,8 +207,9 @@ NOISY_SELECTION = 0.25
 # curse to correct, and the median-rate projection says which rule's test certifies more (ReportNoisyMax4's tail)
 RULE_TIE_PESSIMISM = 0.5
 # a selection in which no statistic projects above 0 at the levels above (a leak too weak for the training split to
-# vouch for) is made again with the training rates read as they are (Aim.plug_in): its test is then the one the
-# training releases favour, not the trivial event, and its projected ε stays 0 (tester.fit_candidate)
+# vouch for) is made again with the training rates read as they are (Aim.plug_in): at their median bounds, about
+# (k + 2/3)/n for k of n, without pessimism; its test is then the one the training releases favour, not the trivial
+# event, and its projected ε stays 0 (audit.certification.choice.select_test)
 PLUG_IN_LEVEL = 0.5
 
 
@@ -313,7 +314,7 @@ def _held_out_score(
 ) -> float:
     """The projection of the test [s ≥ threshold] from the rates on the held-out half ``held`` (0 or 1: alternate
     samples) of the selection split, scaled to the whole split's size, at ``pessimism`` (default
-    :data:`HELD_OUT_PESSIMISM`)."""
+    :data:`HELD_OUT_PESSIMISM`, or :data:`PLUG_IN_LEVEL` where ``aim.plug_in``)."""
     held_pos, held_neg = s_pos[held::2], s_neg[held::2]
     fp = np.count_nonzero(held_neg >= threshold) * (s_neg.size / held_neg.size)
     fn = np.count_nonzero(held_pos < threshold) * (s_pos.size / held_pos.size)
@@ -337,9 +338,9 @@ def held_out_projection(
     continuous statistic's deep tail projects more than it certifies, and would win the statistic selection
     against an exact discrete test it cannot beat. Here each half of the selection split (alternate samples)
     chooses a threshold and α split, the other half estimates that one test's rates, projected at the size of the
-    whole split and the stricter :data:`HELD_OUT_PESSIMISM`, and the two projections are averaged. The estimate is
-    conservative: a Gaussian's deep-tail test projects below its in-sample value and certifies above both
-    (tests/audit/test_selection.py).
+    whole split and the stricter :data:`HELD_OUT_PESSIMISM` (:data:`PLUG_IN_LEVEL` with ``plug_in``), and the two
+    projections are averaged. The estimate is conservative: a Gaussian's deep-tail test projects below its in-sample
+    value and certifies above both (tests/audit/test_selection.py).
     """
     aim, halves = Aim(n_cert, alpha, delta, two_sided, plug_in), []
     for a, b in ((0, 1), (1, 0)):
@@ -532,7 +533,7 @@ def choose_threshold(
         # a tie (both 0: a half's deep-tail counts project nothing at 5 %) is decided at the median rates
         if largest == most_central:
             tied_largest, tied_central = held_out_rules(
-                s_pos, s_neg, n_cert, alpha, delta, two_sided, RULE_TIE_PESSIMISM
+                s_pos, s_neg, n_cert, alpha, delta, two_sided, RULE_TIE_PESSIMISM, plug_in
             )
             take_central = tied_largest <= tied_central
         if take_central:  # else the noise-dominated look was wrong: the tail holds the leak

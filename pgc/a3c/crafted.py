@@ -269,6 +269,12 @@ def _seed_of(seq: np.random.SeedSequence) -> int:
     return int(seq.generate_state(1, np.uint32)[0])
 
 
+def _copy(seed: np.random.SeedSequence) -> np.random.SeedSequence:
+    """A fresh SeedSequence of the same stream: :meth:`_Simulator.play` spawns from the one it is given, so every call
+    that must play the same episodes as another (common random numbers) gets its own copy."""
+    return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key)
+
+
 def screen_controllers(sim: _Simulator, settings: SearchSettings, seq: np.random.SeedSequence) -> np.ndarray:
     """Random bang-bang controllers, best first by the KS distance of their score distributions."""
     rng_seq, crn = seq.spawn(2)
@@ -276,7 +282,7 @@ def screen_controllers(sim: _Simulator, settings: SearchSettings, seq: np.random
     separation = np.empty(len(ks))
     for i, k in enumerate(ks):
         theta = crafted_theta(k, np.ones(4), 2.0)
-        a, b = sim.play(theta, settings.screen_episodes, np.random.SeedSequence(crn.entropy, spawn_key=crn.spawn_key))
+        a, b = sim.play(theta, settings.screen_episodes, _copy(crn))
         separation[i] = ks_distance(a.scores, b.scores)
     return ks[np.argsort(-separation, kind="stable")]
 
@@ -350,7 +356,7 @@ def _rank_controllers(
         return ks_distance(a.scores, b.scores)
 
     def validate_score(theta: np.ndarray) -> float:
-        a, b = sim.play(theta, 10 * settings.episodes, validation)
+        a, b = sim.play(theta, 10 * settings.episodes, _copy(validation))
         return ks_distance(a.scores, b.scores)
 
     controllers = list(ks[:10])
@@ -404,7 +410,7 @@ def _search_detector(
         crn = np.random.SeedSequence(search_seq.entropy, spawn_key=search_seq.spawn_key + (10_000 + r,))
         values = []
         for x in starts:
-            a, b = sim.play(theta_from_vector(x), settings.screen_episodes // 2, crn)
+            a, b = sim.play(theta_from_vector(x), settings.screen_episodes // 2, _copy(crn))
             values.append(gradient_objective(detector_share(a.gradients), detector_share(b.gradients)))
         evals += len(starts)
         x0 = starts[int(np.argmax(values))]
@@ -425,7 +431,7 @@ def _search_detector(
         candidates.append(np.concatenate([x[:8], [float(np.clip(x[8], *LOG_THRESHOLD_RANGE))]]))
     validated = []
     for x in candidates:
-        a, b = sim.play(theta_from_vector(x), 10 * settings.episodes, validation)
+        a, b = sim.play(theta_from_vector(x), 10 * settings.episodes, _copy(validation))
         validated.append(gradient_objective(detector_share(a.gradients), detector_share(b.gradients)))
     best = int(np.argmax(validated))
     return candidates[best], float(validated[best]), evals + len(candidates), history

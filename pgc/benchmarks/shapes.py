@@ -181,7 +181,9 @@ def oracle_bound(
     recorder: OracleRecorder, train: int, certification: int, confidence: float, delta: float, two_sided: bool
 ) -> ShapeOracle:
     """The oracle statistic's certified bound: orientation and threshold chosen on the audit's training releases,
-    counted on its certification releases."""
+    counted on its certification releases. The threshold is chosen at the selection's own levels only: where no
+    threshold projects above 0 the oracle keeps the trivial event and certifies 0, where the audit would select again
+    at the plug-in level (:func:`audit.certification.choice.select_test`)."""
     from audit.certification.tester import CandidateTest, bound_from_counts
     from audit.statistics.selection import choose_threshold
 

@@ -143,6 +143,16 @@ def test_a_paired_test_is_certified_from_its_pairs_and_says_so():
     assert bound.max_certifiable_epsilon == pytest.approx(paired_epsilon_lower_bound(30_000, 0, 0, 30_000, ALPHA))
     assert split.max_certifiable_epsilon == pytest.approx(max_certifiable_epsilon(30_000, ALPHA, 0.0, 0.5))
     assert bound.max_certifiable_epsilon < split.max_certifiable_epsilon
+
+
+def test_no_counts_certify_more_than_the_paired_cap():
+    """The cap is the largest bound over every possible outcome of n pairs: every split of the discordant pairs and
+    every false-positive count they allow (n = 30, brute force)."""
+    n = 30
+    a, b, fp = (grid.ravel() for grid in np.meshgrid(*(np.arange(n + 1),) * 3, indexing="ij"))
+    possible = (a + b <= n) & (b <= fp) & (fp <= n - a)
+    bounds = paired_epsilon_lower_bound(a[possible], b[possible], fp[possible], n, ALPHA)
+    assert float(np.max(bounds)) == pytest.approx(paired_max_certifiable_epsilon(n, ALPHA))
     with pytest.raises(UserError, match="discordant pairs"):
         bound_from_counts(_threshold_test(True), 900, 30_000, 600, 30_000, 0.95)
 

@@ -267,7 +267,7 @@ def test_a_tie_of_the_threshold_rules_at_the_held_out_level_is_decided_at_the_me
 
     def rules(at_median):
         def held_out_rules(s_pos, s_neg, n_cert, alpha, delta, two_sided=False, pessimism=None, plug_in=False):
-            calls.append(pessimism)
+            calls.append((pessimism, plug_in))
             if pessimism is None:
                 return 0.0, 0.0
             return at_median
@@ -282,7 +282,11 @@ def test_a_tie_of_the_threshold_rules_at_the_held_out_level_is_decided_at_the_me
         calls.clear()
         monkeypatch.setattr(selection, "held_out_rules", rules(at_median))
         threshold, _, _ = choose_threshold(s_pos, s_neg, 40_000, 0.05, 0.0, True)
-        assert threshold == expected and calls == [None, selection.RULE_TIE_PESSIMISM]
+        assert threshold == expected and calls == [(None, False), (selection.RULE_TIE_PESSIMISM, False)]
+    # a selection at the plug-in level reads both comparisons there too
+    calls.clear()
+    choose_threshold(s_pos, s_neg, 40_000, 0.05, 0.0, True, plug_in=True)
+    assert [plug_in for _, plug_in in calls] == [True] * len(calls) and calls
 
 
 def test_a_sum_of_many_coordinates_with_few_values_is_ranked_by_its_held_out_projection():

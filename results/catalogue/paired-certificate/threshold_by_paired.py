@@ -18,6 +18,7 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "scripts")]
 
 import numpy as np  # noqa: E402
 
+import audit.certification.choice as choice  # noqa: E402
 import audit.certification.tester as tester  # noqa: E402
 import audit.engine.releases as releases  # noqa: E402
 from audit.certification.paired import (  # noqa: E402
@@ -34,7 +35,7 @@ from audit.statistics.selection import (  # noqa: E402
 
 MODE = os.environ.get("MODE", "insample")
 CAPTURED: dict = {}
-ENGINE_SELECT, ENGINE_FIT = tester.select_statistic, tester.fit_candidate
+ENGINE_SELECT, ENGINE_FIT = choice.select_statistic, tester.fit_candidate
 
 
 def select(*args, **kwargs):
@@ -82,7 +83,7 @@ def fit(label, train_pos, train_neg, n_cert, alpha, delta, statistics=None, two_
     return cand
 
 
-tester.select_statistic = select
+choice.select_statistic = select
 tester.fit_candidate = releases.fit_candidate = fit
 
 if __name__ == "__main__":

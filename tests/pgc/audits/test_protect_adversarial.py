@@ -105,7 +105,10 @@ def test_pipeline_protect_all_quick_end_to_end(tmp_path, capsys):
         c["verdict"]
         == (
             "consistent"
-            if c["separated"] and c["max_certifiable_epsilon"] >= 5.0 and math.isfinite(float(c["detectable_epsilon"]))
+            if c["separated"]
+            and c["max_certifiable_epsilon"] >= 5.0
+            and c["detectable_epsilon"] is not None
+            and math.isfinite(float(c["detectable_epsilon"]))
             else "inconclusive"
         )
         for c in rows.values()
