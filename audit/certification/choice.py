@@ -5,12 +5,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from audit.certification.bounds import FloatArray
 from audit.certification.curves import curve_projection
-from audit.statistics.selection import choose_threshold, in_sample_projection, select_statistic
+from audit.statistics.selection import Aim, choose_threshold, in_sample_projection, select_statistic
 from pgc.contracts import Statistic
 
 TIE_MARGIN = 0.01  # a later (more complex) candidate must beat the current one by 1% to replace it
@@ -59,14 +60,14 @@ def projector(
 def select_test(
     statistics: Sequence[Statistic],
     halves: tuple[FloatArray, FloatArray, FloatArray, FloatArray],
-    aim: tuple[int, float, float, bool],
+    aim: Aim,
     curve_alpha: float | None,
     profile: tuple[tuple[float, float], ...] | None,
     applied: list[Statistic],
-) -> tuple[Any, Callable[[FloatArray, FloatArray, bool], tuple[float, ...]], bool]:
-    """(the chosen statistic as :func:`select_statistic` returns it, the projection it was chosen by, whether the
-    training rates were read as they are) for the fit and selection ``halves`` (fit_p, fit_n, sel_p, sel_n) and the
-    certification's ``aim`` (n_cert, α, δ, two-sided rates). Where no
+) -> tuple[Any, Callable[[FloatArray, FloatArray, bool], tuple[float, ...]], Aim]:
+    """(the chosen statistic as :func:`select_statistic` returns it, the projection it was chosen by, the aim it was
+    chosen at: ``aim`` itself, or with ``plug_in`` where the training rates were read as they are) for the fit and
+    selection ``halves`` (fit_p, fit_n, sel_p, sel_n) and the certification's ``aim``. Where no
     statistic of a row without a curve projects above 0 at the selection's levels and the chosen statistic's test is
     the trivial event (not even its best in-sample projection is above 0), the selection is made again with
     every training rate at :data:`audit.statistics.selection.PLUG_IN_LEVEL`: the test the training releases favour is
@@ -74,12 +75,13 @@ def select_test(
     so a search ranks it as before."""
     remembered = [_FittedOnce(statistic) for statistic in statistics]  # the second pass refits nothing
     for plug_in in (False, True):
-        project = projector(*aim, curve_alpha, profile, plug_in)
-        screen = None if curve_alpha is not None else partial(_screen, aim=aim, plug_in=plug_in)
+        at = replace(aim, plug_in=plug_in)
+        project = projector(at.n_cert, at.alpha, at.delta, at.two_sided, curve_alpha, profile, plug_in)
+        screen = None if curve_alpha is not None else partial(_screen, aim=at)
         chosen = select_statistic(remembered, *halves, project, TIE_MARGIN, None if plug_in else applied, screen)
         if chosen is None or screen is None or chosen[4][-1] > 0.0 or screen(chosen[2], chosen[3]) > 0.0:
             break  # a test was chosen: one projecting above 0, or a real event whose held-out projection is 0
-    return chosen, project, plug_in
+    return chosen, project, at
 
 
 class _FittedOnce:
@@ -99,6 +101,6 @@ class _FittedOnce:
         return self._scorer
 
 
-def _screen(s_pos: FloatArray, s_neg: FloatArray, aim: tuple[int, float, float, bool], plug_in: bool) -> float:
-    """:func:`in_sample_projection` at the certification's ``aim`` (n_cert, α, δ, two-sided rates)."""
-    return in_sample_projection(s_pos, s_neg, *aim, plug_in)
+def _screen(s_pos: FloatArray, s_neg: FloatArray, aim: Aim) -> float:
+    """:func:`in_sample_projection` at ``aim``."""
+    return in_sample_projection(s_pos, s_neg, aim.n_cert, aim.alpha, aim.delta, aim.two_sided, aim.plug_in)

@@ -38,7 +38,7 @@ from audit.certification.paired import (
 from audit.certification.paired import max_certifiable_epsilon as paired_max_certifiable_epsilon
 from audit.statistics import default_statistics, search_statistics
 from audit.statistics.fitted import witness_of
-from audit.statistics.selection import PLUG_IN_LEVEL, continuous_scores
+from audit.statistics.selection import Aim, continuous_scores
 from audit.statistics.shapes import for_absent_entries, shapes_of
 from pgc.contracts import Sampler, Scorer, Statistic
 from pgc.errors import UserError
@@ -232,10 +232,10 @@ def fit_candidate(
     fit_p, sel_p = train_pos[:half_p], train_pos[half_p:]
     fit_n, sel_n = train_neg[:half_n], train_neg[half_n:]
     assert curve_alpha is not None or not curve, "a curve test is selected at its curve_alpha"
-    chosen, project, plug_in = select_test(
+    chosen, project, aim = select_test(
         statistics,
         (fit_p, fit_n, sel_p, sel_n),
-        (n_cert, alpha, delta, two_sided_rates),
+        Aim(n_cert, alpha, delta, two_sided_rates),
         curve_alpha if curve else None,
         profile,
         applied,
@@ -251,12 +251,12 @@ def fit_candidate(
         s_pos = np.concatenate([np.asarray(scorer(fit_p), np.float64), s_pos])
         s_neg = np.concatenate([np.asarray(scorer(fit_n), np.float64), s_neg])
         projection = project(s_pos, s_neg, bool(getattr(stat, "held_out_ranking", False)))
-    t, share, eps = projection[0], projection[1], 0.0 if plug_in else projection[2]
+    t, share, eps = projection[0], projection[1], 0.0 if aim.plug_in else projection[2]
     curve_threshold = projection[3] if curve else None  # chosen with the threshold test, on the same releases
     paired = delta == 0.0 and not curve  # the paired certificate bounds pure ε, where it projects more
     if paired:
         split_projection, paired_projection = projected_certificates(
-            s_pos, s_neg, t, share, n_cert, alpha, two_sided_rates, PLUG_IN_LEVEL if plug_in else None
+            s_pos, s_neg, t, share, n_cert, alpha, two_sided_rates, aim.level
         )
         paired = paired_projection > split_projection
     return CandidateTest(
@@ -305,6 +305,36 @@ def count_both(test: CandidateTest, chunk: npt.ArrayLike) -> tuple[npt.NDArray[n
     return np.asarray(s >= test.threshold, dtype=bool).reshape(-1), curve
 
 
+class CertificationTally:
+    """What one chosen test counts on its certification releases, chunk by chunk, per side (0: the first secret's
+    releases, 1: the second's): its hits, its curve test's hits and the releases seen, and where the paired
+    certificate runs each release's hit (one byte per release), paired in order when the bound is taken."""
+
+    def __init__(self, test: CandidateTest):
+        self.test = test
+        self.hits, self.curve_hits, self.totals = [0, 0], [0, 0], [0, 0]
+        self.events: tuple[list[npt.NDArray[np.bool_]], list[npt.NDArray[np.bool_]]] = ([], [])
+
+    def add(self, side: int, chunk: npt.ArrayLike) -> None:
+        """Count the test on one chunk of ``side``'s releases."""
+        hits, curve = count_both(self.test, chunk)
+        self.hits[side] += int(np.count_nonzero(hits))
+        self.curve_hits[side] += curve
+        self.totals[side] += hits.size
+        if self.test.paired:
+            self.events[side].append(hits)
+
+    def bound(self, confidence: float, delta: float = 0.0, detectable_delta_at: float = 0.0) -> EpsilonBound:
+        """The certified bound of the counts so far (:func:`bound_from_counts`)."""
+        pairs = None
+        if self.test.paired:
+            pairs = discordant_pairs(*(np.concatenate([np.zeros(0, dtype=bool), *kept]) for kept in self.events))
+        curve = (self.curve_hits[0], self.curve_hits[1]) if self.test.curve_threshold is not None else None
+        tp, fp = self.hits
+        n_pos, n_neg = self.totals
+        return bound_from_counts(self.test, tp, n_pos, fp, n_neg, confidence, delta, detectable_delta_at, curve, pairs)
+
+
 def certify(
     test: CandidateTest,
     cert_pos: Iterable[npt.ArrayLike],
@@ -315,29 +345,11 @@ def certify(
 ) -> EpsilonBound:
     """Run the chosen test (and its curve test, if it has one) once on fresh samples and turn its error
     counts into a bound."""
-    counts, events = [], []
-    for chunks in (cert_pos, cert_neg):
-        hits, curve_hits, total, kept = 0, 0, 0, [np.zeros(0, dtype=bool)]
+    tally = CertificationTally(test)
+    for side, chunks in enumerate((cert_pos, cert_neg)):
         for chunk in chunks:
-            h, c = count_both(test, chunk)
-            hits, curve_hits, total = hits + int(np.count_nonzero(h)), curve_hits + c, total + h.size
-            if test.paired:  # each release's hit, for the pairs (one byte per release)
-                kept.append(h)
-        events.append(np.concatenate(kept))
-        counts.append((hits, curve_hits, total))
-    (tp, curve_tp, n_pos), (fp, curve_fp, n_neg) = counts
-    return bound_from_counts(
-        test,
-        tp,
-        n_pos,
-        fp,
-        n_neg,
-        confidence,
-        delta,
-        detectable_delta_at,
-        (curve_tp, curve_fp) if test.curve_threshold is not None else None,
-        discordant_pairs(*events) if test.paired else None,
-    )
+            tally.add(side, chunk)
+    return tally.bound(confidence, delta, detectable_delta_at)
 
 
 def bound_from_counts(

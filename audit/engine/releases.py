@@ -17,12 +17,10 @@ from typing import Any
 import numpy as np
 
 from audit.certification.curves import split_alpha
-from audit.certification.paired import discordant_pairs
 from audit.certification.tester import (
     CandidateTest,
+    CertificationTally,
     EpsilonBound,
-    bound_from_counts,
-    count_both,
     fit_candidate,
     to_width,
 )
@@ -368,31 +366,12 @@ def certify_channel_tests(
 ) -> dict[str, EpsilonBound]:
     """Count every channel's test (and its curve test, if any) on the same fresh chunks of releases; one
     bound per channel."""
-    accepts = {ch: [0, 0, 0, 0] for ch in tests}  # tp, n_pos, fp, n_neg
-    curve_hits = {ch: [0, 0] for ch in tests}  # tp, fp at the curve threshold
-    events: dict[str, tuple[list, list]] = {ch: ([], []) for ch in tests}  # a paired test's hits, one per release
-    for side, chunks in ((0, chunks_pos), (1, chunks_neg)):
+    tallies = {ch: CertificationTally(test) for ch, test in tests.items()}
+    for side, chunks in enumerate((chunks_pos, chunks_neg)):
         for chunk in chunks:
-            for ch, test in tests.items():
-                hits, curve = count_both(test, chunk[ch])
-                accepts[ch][2 * side] += int(np.count_nonzero(hits))
-                accepts[ch][2 * side + 1] += hits.size
-                curve_hits[ch][side] += curve
-                if test.paired:
-                    events[ch][side].append(hits)
-    certified = {}
-    for ch, test in tests.items():
-        pos, neg = (np.concatenate([np.zeros(0, dtype=bool), *hits]) for hits in events[ch])
-        certified[ch] = bound_from_counts(
-            test,
-            *accepts[ch],
-            confidence,
-            deltas[ch],
-            detectable_at[ch],
-            tuple(curve_hits[ch]) if test.curve_threshold is not None else None,
-            discordant_pairs(pos, neg) if test.paired else None,
-        )
-    return certified
+            for ch, tally in tallies.items():
+                tally.add(side, chunk[ch])
+    return {ch: tally.bound(confidence, deltas[ch], detectable_at[ch]) for ch, tally in tallies.items()}
 
 
 def split_evenly(n: int, parts: int) -> list[int]:

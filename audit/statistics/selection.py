@@ -318,7 +318,7 @@ def _held_out_score(
     held_pos, held_neg = s_pos[held::2], s_neg[held::2]
     fp = np.count_nonzero(held_neg >= threshold) * (s_neg.size / held_neg.size)
     fn = np.count_nonzero(held_pos < threshold) * (s_pos.size / held_pos.size)
-    level = pessimism if pessimism is not None else PLUG_IN_LEVEL if aim.plug_in else HELD_OUT_PESSIMISM
+    level = pessimism if pessimism is not None else aim.level if aim.plug_in else HELD_OUT_PESSIMISM
     projected = aim.epsilon(fp, s_neg.size, fn, s_pos.size, share, level)
     return max(0.0, float(projected))
 
